@@ -1,0 +1,106 @@
+// Finds and opens a CUDA library on first use: an override variable, CUDA_HOME/CUDA_PATH, the
+// system search by soname, then the toolkit's default folder. Nothing is opened at import.
+import koffi, { type LibraryHandle } from 'koffi';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** What to look for. */
+export interface LibrarySpec {
+  /** What users call it in messages: 'libcudart'. */
+  label: string;
+  /** Environment variable with an explicit path. */
+  envVar: string;
+  /** File names on Linux (soname first) and on Windows. */
+  linuxNames: string[];
+  windowsNames: string[];
+  /** Checks the opened library; returns its version, or throws with the reason to refuse it. */
+  check: (lib: LibraryHandle, file: string) => number;
+}
+
+export interface LoadedLibrary {
+  lib: LibraryHandle;
+  /** The path or soname that was opened. */
+  file: string;
+  /** The path the dynamic linker resolved it to, where it can tell. */
+  resolvedPath: string;
+  version: number;
+}
+
+/** Raised when no candidate could be opened; lists every one and why it failed. */
+export class LibraryLoadError extends Error {
+  constructor(
+    readonly label: string,
+    readonly attempts: { candidate: string; reason: string }[],
+  ) {
+    super(
+      `${label}: could not load the library. Tried:\n` +
+        attempts.map((a) => `  - ${a.candidate}: ${a.reason}`).join('\n') +
+        `\nInstall the CUDA 13 toolkit or runtime, or point the variable named above at the library file.`,
+    );
+    this.name = 'LibraryLoadError';
+  }
+}
+
+/** The candidates, in the order they are tried. */
+export function candidates(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.env, platform = process.platform): string[] {
+  const out: string[] = [];
+  const names = platform === 'win32' ? spec.windowsNames : spec.linuxNames;
+  if (env[spec.envVar]) out.push(env[spec.envVar]!);
+  for (const v of ['CUDA_HOME', 'CUDA_PATH']) {
+    const home = env[v];
+    if (!home) continue;
+    for (const sub of ['lib64', 'lib', 'bin', path.join('bin', 'x64')]) for (const n of names) out.push(path.join(home, sub, n));
+  }
+  out.push(...names);
+  if (platform !== 'win32') for (const n of names) out.push(path.join('/usr/local/cuda/lib64', n));
+  return [...new Set(out)];
+}
+
+export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.env): LoadedLibrary {
+  const attempts: { candidate: string; reason: string }[] = [];
+  for (const c of candidates(spec, env)) {
+    const isPath = c.includes('/') || c.includes('\\');
+    if (isPath && !fs.existsSync(c)) {
+      attempts.push({ candidate: c, reason: 'no such file' });
+      continue;
+    }
+    let lib: LibraryHandle;
+    try {
+      lib = koffi.load(c);
+    } catch (e) {
+      attempts.push({ candidate: c, reason: firstLine((e as Error).message) });
+      continue;
+    }
+    let version: number;
+    try {
+      version = spec.check(lib, c);
+    } catch (e) {
+      attempts.push({ candidate: c, reason: (e as Error).message });
+      try {
+        lib.unload();
+      } catch {
+        /* the library stays mapped; nothing else to do */
+      }
+      continue;
+    }
+    return { lib, file: c, resolvedPath: resolvedPath(c), version };
+  }
+  throw new LibraryLoadError(spec.label, attempts);
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0];
+}
+
+/** Where the dynamic linker found a library, read from /proc/self/maps on Linux. */
+function resolvedPath(file: string): string {
+  if (path.isAbsolute(file)) return fs.realpathSync(file);
+  try {
+    const base = path.basename(file);
+    const maps = fs.readFileSync('/proc/self/maps', 'utf8');
+    const m = maps.split('\n').map((l) => l.slice(l.indexOf('/'))).find((p) => p.includes('/') && path.basename(p).startsWith(base));
+    return m ?? file;
+  } catch {
+    return file;
+  }
+}

@@ -1,0 +1,26 @@
+// Reusable memory for output parameters. A call writes its outputs into these slots and the facade
+// reads them back at once, so the hot path allocates nothing. Each worker thread loads its own copy.
+
+/** Number of 8-byte slots; no runtime function has more output parameters than this. */
+export const SLOTS = 8;
+const store = new ArrayBuffer(SLOTS * 8);
+/** slot[i] is passed to C as the address of the i-th 8-byte slot. */
+export const slot: Uint8Array[] = Array.from({ length: SLOTS }, (_, i) => new Uint8Array(store, i * 8, 8));
+export const I32 = new Int32Array(store);
+export const U32 = new Uint32Array(store);
+export const F32 = new Float32Array(store);
+export const F64 = new Float64Array(store);
+export const I64 = new BigInt64Array(store);
+export const U64 = new BigUint64Array(store);
+
+/** Reads slot i as a size_t: a number, exact below 2^53. */
+export function readSize(i: number): number {
+  return U32[2 * i] + U32[2 * i + 1] * 4294967296;
+}
+
+/** Reads slot i as a pointer or handle: 0 becomes null. */
+export function readHandle(i: number): bigint | null {
+  const v = U64[i];
+  return v === 0n ? null : v;
+}
+export const DV = new DataView(store);

@@ -1,0 +1,2 @@
+// cuda-bindings: the CUDA APIs for Node.js, loaded at run time through koffi.
+export * as cudart from './runtime';

@@ -1,0 +1,18 @@
+// The header's static inline constructors, which libcudart does not export.
+import { cudaExtent, cudaPitchedPtr, cudaPos } from '../structs/runtime';
+import type { Pointer } from '../ffi/marshal';
+
+/** Returns a cudaExtent from its width, height and depth (make_cudaExtent). */
+export function make_cudaExtent(w: number, h: number, d: number): cudaExtent {
+  return new cudaExtent({ width: w, height: h, depth: d });
+}
+
+/** Returns a cudaPitchedPtr from a pointer, pitch, width and height (make_cudaPitchedPtr). */
+export function make_cudaPitchedPtr(d: Exclude<Pointer, null> | null, p: number, xsz: number, ysz: number): cudaPitchedPtr {
+  return new cudaPitchedPtr({ ptr: d, pitch: p, xsize: xsz, ysize: ysz });
+}
+
+/** Returns a cudaPos from x, y and z (make_cudaPos). */
+export function make_cudaPos(x: number, y: number, z: number): cudaPos {
+  return new cudaPos({ x, y, z });
+}

@@ -1,0 +1,25 @@
+// cuda-bindings/runtime: the CUDA runtime API as cuda-python's tuple facade.
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export * from './helpers';
+export * from '../structs/runtime';
+export { CStruct, type StructLayout, type StructClass } from '../structs/base';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+export { perThreadDefaultStream } from '../ffi/cudart-lib';
+import { cudartLibraryInfo } from '../ffi/cudart-lib';
+import { cudart } from '../ffi/cudart-lib';
+
+/** Which libcudart file is loaded, where it resolved, and its version (loads it on first call). */
+export function libraryInfo(): { file: string; path: string; version: number; perThreadDefaultStream: boolean } {
+  return cudartLibraryInfo();
+}
+
+/** The version of the libcudart that is loaded, as cuda-python's getLocalRuntimeVersion(). */
+export function getLocalRuntimeVersion(): [number, number | null] {
+  const v = new Int32Array(1);
+  const err = cudart().cudaRuntimeGetVersion(v) as number;
+  return err === 0 ? [err, v[0]] : [err, null];
+}

@@ -1,0 +1,112 @@
+// Hand-written helpers the generated facade calls for structs, arrays and typed attribute values.
+import koffi from 'koffi';
+import { bytes, rangeError, typeError, arrayArg } from '../ffi/marshal';
+import { U64, I32 } from '../ffi/scratch';
+import { CStruct, type StructClass, setNested } from '../structs/base';
+import { W } from '../ffi/memory';
+
+/** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
+export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
+  if (v instanceof cls) return v._u8;
+  if (v === null || v === undefined) return null;
+  if (v instanceof CStruct) typeError(fn, p, `a ${cls.name}`, v);
+  if (typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
+    try {
+      return new cls(v)._u8;
+    } catch (e) {
+      throw new TypeError(`${fn}: parameter '${p}': ${(e as Error).message}`);
+    }
+  }
+  return typeError(fn, p, `a ${cls.name}, a plain object of its fields, or null`, v);
+}
+
+/** A struct passed by value: the instance itself (koffi reads its fields). */
+export function byValue<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): T {
+  if (v instanceof cls) return v;
+  if (typeof v === 'object' && v !== null && !(v instanceof CStruct) && !Array.isArray(v)) {
+    try {
+      return new cls(v);
+    } catch (e) {
+      throw new TypeError(`${fn}: parameter '${p}': ${(e as Error).message}`);
+    }
+  }
+  return typeError(fn, p, `a ${cls.name} or a plain object of its fields`, v);
+}
+
+/** Packs the first `count` elements of a JS array into C memory. */
+export function packArray(
+  v: unknown, count: number, elemSize: number, fn: string, p: string, nullable: boolean,
+  write: (dv: DataView, at: number, x: unknown, name: string) => void,
+): Uint8Array | null {
+  const a = arrayArg(v, count, fn, p, nullable);
+  if (a === null) return null;
+  const mem = bytes(Math.max(1, count * elemSize));
+  const dv = new DataView(mem.buffer);
+  for (let i = 0; i < count; i++) write(dv, i * elemSize, a[i], `${p}[${i}]`);
+  return mem;
+}
+
+/** Writes one struct (instance or initializer) into packed memory. */
+export function packStruct<T extends CStruct>(dv: DataView, at: number, x: unknown, cls: StructClass<T>, name: string): void {
+  setNested(cls.view(new Uint8Array(dv.buffer, dv.byteOffset + at, cls.layout.size)), x, cls, name);
+}
+
+/** Reads `n` packed values. */
+export function readArray<T>(mem: Uint8Array | null, n: number, elemSize: number, read: (dv: DataView, at: number) => T): T[] {
+  if (mem === null || n <= 0) return [];
+  const dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
+  const out: T[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = read(dv, i * elemSize);
+  return out;
+}
+
+/** Reads `n` packed structs as copies. */
+export function readStructs<T extends CStruct>(mem: Uint8Array | null, n: number, cls: StructClass<T>): T[] {
+  if (mem === null || n <= 0) return [];
+  const size = cls.layout.size;
+  return Array.from({ length: n }, (_, i) => new cls(cls.view(mem.subarray(i * size, (i + 1) * size))));
+}
+
+/** A copy of memory CUDA owns (an array it returned a pointer to). */
+export function borrowed(addr: bigint, n: number): Uint8Array | null {
+  if (addr === 0n || n <= 0) return null;
+  return new Uint8Array(koffi.view(addr, n).slice(0));
+}
+
+/** A C string CUDA returned a pointer to; null for NULL. */
+export function readCString(addr: bigint): string | null {
+  if (addr === 0n) return null;
+  return koffi.decode(addr, 'char', -1) as string;
+}
+
+/** Which values of an attribute enum are 64-bit; the others are int. */
+export interface AttrTable {
+  u64: ReadonlySet<number>;
+}
+
+/** Writes an attribute value into scratch slot i as the attribute's C type. */
+export function attrIn(t: AttrTable, attr: number, v: unknown, i: number, fn: string, p: string): void {
+  if (t.u64.has(attr)) {
+    if (typeof v !== 'bigint' && typeof v !== 'number') typeError(fn, p, 'a bigint or a non-negative integer (this attribute is 64-bit)', v);
+    W.u64(new DataView(U64.buffer), i * 8, v, `${fn}: parameter '${p}'`);
+    return;
+  }
+  if (typeof v !== 'number' || (v | 0) !== v) {
+    if (typeof v === 'number') rangeError(fn, p, `must be a 32-bit integer for this attribute, got ${v}`);
+    typeError(fn, p, 'an integer (this attribute is an int)', v);
+  }
+  I32[2 * i] = v;
+}
+
+/** Reads an attribute value from scratch slot i as the attribute's C type. */
+export function attrOut(t: AttrTable, attr: number, i: number): number | bigint {
+  return t.u64.has(attr) ? U64[i] : I32[2 * i];
+}
+
+/** cudaMemRangeAttributeAccessedBy is a list of devices; the other range attributes are one int. */
+const RANGE_ACCESSED_BY = 3;
+export function rangeAttrOut(mem: Uint8Array, attr: number, dataSize: number): number | number[] {
+  const ints = new Int32Array(mem.buffer, mem.byteOffset, Math.floor(mem.byteLength / 4));
+  if (attr === RANGE_ACCESSED_BY) return Array.from(ints.subarray(0, Math.floor(dataSize / 4)));
+  return ints[0];
+}

@@ -1,0 +1,184 @@
+// The base of every generated struct class: a class over its own bytes (or a window on a parent's),
+// with typed accessors written by the generator.
+import koffi from 'koffi';
+import { bytes, cString, describe, type HostMemory } from '../ffi/marshal';
+
+/** Where each field sits, as the generator computed it (checked against g++ by the tests). */
+export interface StructLayout {
+  /** The C type, `struct cudaExtent`, or for an unnamed member the named struct that holds it. */
+  cType: string;
+  /** For an unnamed member: its path inside `cType` (`res.array`); '' otherwise. */
+  path: string;
+  size: number;
+  align: number;
+  union: boolean;
+  fields: Record<string, { offset: number; size: number }>;
+}
+
+export interface StructClass<T extends CStruct = CStruct> {
+  new (init?: any): T;
+  readonly layout: StructLayout;
+  /** Makes a view on existing bytes (a nested field, an element of an array). */
+  view(mem: Uint8Array): T;
+}
+
+const U64_LIMIT = 2n ** 64n;
+
+export abstract class CStruct {
+  /** The struct's bytes: its own, or a window on the struct that holds it. */
+  readonly _u8: Uint8Array;
+  /** @internal */ readonly _dv: DataView;
+  /** @internal Host memory and arrays that pointer fields point into, kept alive with the struct. */
+  _keep: Record<string, unknown> | undefined;
+  /** @internal The struct whose bytes this view shares, kept alive with it. */
+  _owner: CStruct | undefined;
+
+  constructor(size: number, mem?: Uint8Array) {
+    this._u8 = mem ?? bytes(size);
+    this._dv = new DataView(this._u8.buffer, this._u8.byteOffset, size);
+  }
+
+  /** The address of the struct's bytes, for C fields that take a pointer to it. */
+  getPtr(): bigint {
+    return koffi.address(this._u8) as bigint;
+  }
+
+  /** The struct's bytes (a live view, not a copy). */
+  get bytes(): Uint8Array {
+    return this._u8;
+  }
+
+  /** Sets fields from a plain object; unknown names are an error. */
+  protected _init(init: object | undefined, keys: ReadonlySet<string>): void {
+    if (init === undefined || init === null) return;
+    if (typeof init !== 'object') throw new TypeError(`${this.constructor.name}: the initializer must be an object, got ${describe(init)}`);
+    if (init instanceof CStruct) {
+      this._copyFrom(init);
+      return;
+    }
+    for (const k of Object.keys(init)) {
+      if (!keys.has(k)) throw new TypeError(`${this.constructor.name}: no field named '${k}' (fields: ${[...keys].join(', ')})`);
+      (this as any)[k] = (init as any)[k];
+    }
+  }
+
+  /** @internal Copies another struct of the same class into this one (assignment semantics). */
+  _copyFrom(src: CStruct): void {
+    if (src.constructor !== this.constructor) {
+      throw new TypeError(`${this.constructor.name}: cannot copy from ${src.constructor.name}`);
+    }
+    this._u8.set(src._u8);
+    if (src._keep) this._keep = { ...(this._keep ?? {}), ...src._keep };
+  }
+
+  /** @internal */
+  _hold(field: string, v: unknown): void {
+    (this._keep ??= {})[field] = v;
+    let o = this._owner;
+    while (o) {
+      (o._keep ??= {})[`${this.constructor.name}.${field}`] = v;
+      o = o._owner;
+    }
+  }
+
+  /** A plain object with every field, for printing and JSON. */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys((this.constructor as unknown as StructClass).layout.fields)) {
+      const v = (this as any)[k];
+      out[k] = v instanceof CStruct ? v.toJSON() : typeof v === 'bigint' ? `0x${v.toString(16)}` : v;
+    }
+    return out;
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `${this.constructor.name} ${JSON.stringify(this.toJSON(), (_k, v) => (v instanceof Uint8Array ? Array.from(v) : v))}`;
+  }
+}
+
+// Field accessors. Each setter names the struct and field in its error.
+
+/** A pointer field: a bigint address, host memory (kept alive with the struct), a struct, or null. */
+export function setPointer(s: CStruct, off: number, v: unknown, name: string, field: string): void {
+  let addr: bigint;
+  if (v === null || v === undefined) addr = 0n;
+  else if (typeof v === 'bigint') {
+    if (v < 0n || v >= U64_LIMIT) throw new RangeError(`${name}: address ${v}n is out of range`);
+    addr = v;
+  } else if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) {
+    addr = koffi.address(v as HostMemory) as bigint;
+  } else if (v instanceof CStruct) {
+    addr = v.getPtr();
+  } else {
+    throw new TypeError(`${name}: must be an address (bigint), host memory, a struct or null, got ${describe(v)}`);
+  }
+  if (typeof v === 'object' && v !== null) s._hold(field, v);
+  else if (s._keep) delete s._keep[field];
+  s._dv.setBigUint64(off, addr, true);
+}
+
+/** A pointer field set from a JS array: the elements are packed into memory the struct keeps alive. */
+export function setPointerArray(
+  s: CStruct, off: number, v: unknown, name: string, field: string,
+  elemSize: number, write: (dv: DataView, at: number, x: unknown, name: string) => void,
+): void {
+  if (!Array.isArray(v)) return setPointer(s, off, v, name, field);
+  const mem = bytes(Math.max(1, v.length * elemSize));
+  const dv = new DataView(mem.buffer);
+  v.forEach((x, i) => write(dv, i * elemSize, x, `${name}[${i}]`));
+  s._hold(field, { mem, items: v });
+  s._dv.setBigUint64(off, koffi.address(mem) as bigint, true);
+}
+
+export function getString(s: CStruct, off: number, n: number): string {
+  return cString(s._u8.subarray(off, off + n));
+}
+
+export function setString(s: CStruct, off: number, n: number, v: unknown, name: string): void {
+  if (typeof v !== 'string') throw new TypeError(`${name}: must be a string, got ${describe(v)}`);
+  const b = Buffer.from(v, 'utf8');
+  if (b.length >= n) throw new RangeError(`${name}: ${b.length} bytes do not fit in char[${n}] with its NUL`);
+  s._u8.fill(0, off, off + n);
+  s._u8.set(b, off);
+}
+
+export function setBytes(s: CStruct, off: number, n: number, v: unknown, name: string): void {
+  if (!(v instanceof Uint8Array) && !Array.isArray(v)) throw new TypeError(`${name}: must be a Uint8Array or an array of bytes, got ${describe(v)}`);
+  if (v.length > n) throw new RangeError(`${name}: ${v.length} bytes do not fit in ${n}`);
+  const src = v instanceof Uint8Array ? v : Uint8Array.from(v as number[], (x, i) => {
+    if (!Number.isInteger(x) || x < -128 || x > 255) throw new RangeError(`${name}[${i}]: ${x} is not a byte`);
+    return x & 0xff;
+  });
+  s._u8.fill(0, off, off + n);
+  s._u8.set(src, off);
+}
+
+/** A fixed array field written from a JS array of at most `n` elements. */
+export function setArray(s: CStruct, n: number, v: unknown, name: string, write: (i: number, x: unknown, name: string) => void): void {
+  if (!Array.isArray(v) && !ArrayBuffer.isView(v)) throw new TypeError(`${name}: must be an array, got ${describe(v)}`);
+  const a = v as ArrayLike<unknown>;
+  if (a.length > n) throw new RangeError(`${name}: ${a.length} elements do not fit in [${n}]`);
+  for (let i = 0; i < n; i++) write(i, i < a.length ? a[i] : 0, `${name}[${i}]`);
+}
+
+/** Copies a struct (or a plain initializer) into a nested struct field. */
+export function setNested<T extends CStruct>(target: T, v: unknown, cls: StructClass<T>, name: string): void {
+  if (v instanceof cls) {
+    target._copyFrom(v);
+    return;
+  }
+  if (v instanceof CStruct) throw new TypeError(`${name}: must be a ${cls.name}, got a ${v.constructor.name}`);
+  if (typeof v !== 'object' || v === null) throw new TypeError(`${name}: must be a ${cls.name} or a plain object, got ${describe(v)}`);
+  target._u8.fill(0);
+  for (const k of Object.keys(v)) {
+    if (!(k in cls.layout.fields)) throw new TypeError(`${name}: ${cls.name} has no field named '${k}'`);
+    (target as any)[k] = (v as any)[k];
+  }
+}
+
+/** Makes a view of a nested struct that keeps its parent alive. */
+export function nestedView<T extends CStruct>(parent: CStruct, cls: StructClass<T>, off: number, size: number): T {
+  const v = cls.view(parent._u8.subarray(off, off + size));
+  v._owner = parent;
+  return v;
+}

@@ -1,0 +1,511 @@
+// Writes the runtime API's enums, constants, handles, koffi declarations and tuple facade.
+import { type CType, resolve } from './ctype';
+import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
+import { TypeMap, type ValueKind } from './types';
+import { paramSpecs, extents, attrTables, docs, type ParamSpec } from './runtime-spec';
+import { banner, doc, q } from './util';
+import { scalarIO, tsQ } from './emit-structs';
+
+// ---------------------------------------------------------------------------------------------
+// enums
+
+export function emitEnums(model: Model, typeAliases: [string, string][]): string {
+  const o = [banner('enums of the CUDA runtime API')];
+  for (const e of model.enums.values()) {
+    o.push(doc(e.doc || `enum ${e.name}`));
+    o.push(`// enum ${e.name} — ${e.loc.file}:${e.loc.line}`);
+    o.push(`export enum ${e.name} {`);
+    for (const v of e.values) {
+      if (v.doc) o.push(`  ${doc(v.doc)}`);
+      o.push(`  ${v.name} = ${v.value},`);
+    }
+    o.push('}');
+    for (const t of e.typedefs) {
+      if (t !== e.name) o.push(`/** Alias of {@link ${e.name}} (C typedef \`${t}\`). */\nexport const ${t} = ${e.name};\nexport type ${t} = ${e.name};`);
+    }
+    o.push('');
+  }
+  for (const [alias, target] of typeAliases) {
+    o.push(`/** Alias of {@link ${target}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${target};\nexport type ${alias} = ${target};`);
+  }
+  return o.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------------------------------------
+// #define constants
+
+export interface ConstantModel {
+  name: string;
+  /** JS expression of the value */
+  expr: string;
+  /** the value as g++ prints it, for the tests */
+  value: string;
+  kind: 'number' | 'handle' | 'enumerator';
+  file: string;
+}
+
+export function collectConstants(model: Model, tm: TypeMap): { constants: ConstantModel[]; enumAliases: [string, string][]; structAliases: [string, string][] } {
+  const constants: ConstantModel[] = [];
+  const enumAliases: [string, string][] = [];
+  const structAliases: [string, string][] = [];
+  const enumNames = new Set<string>([...model.enums.values()].flatMap((e) => [e.name, ...e.typedefs]));
+  for (const m of model.macros) {
+    if (m.name.startsWith('__') || !m.body) continue;
+    const lit = /^\(*\s*(?:\((\w+)\)\s*)?(-?(?:0x[0-9a-fA-F]+|\d+))[uUlL]*\s*\)*$/.exec(m.body);
+    if (lit) {
+      const cast = lit[1];
+      const n = BigInt(lit[2]);
+      const brand = cast ? tm.handleTypedefs.get(cast) : undefined;
+      if (brand) constants.push({ name: m.name, expr: `${n}n as H.${brand}`, value: String(n), kind: 'handle', file: m.file });
+      else constants.push({ name: m.name, expr: String(n), value: String(n), kind: 'number', file: m.file });
+      continue;
+    }
+    if (/^\w+$/.test(m.body)) {
+      const en = model.enumerators.get(m.body);
+      if (en) constants.push({ name: m.name, expr: `E.${en.enumName}.${m.body}`, value: String(en.value), kind: 'enumerator', file: m.file });
+      else if (enumNames.has(m.body)) enumAliases.push([m.name, m.body]);
+      else if (model.typedefs.has(m.body) || model.records.has(m.body)) structAliases.push([m.name, m.body]);
+    }
+  }
+  return { constants, enumAliases, structAliases };
+}
+
+export function emitConstants(constants: ConstantModel[]): string {
+  const o = [banner('#define constants of the CUDA runtime API'), `import * as E from './enums';`, `import type * as H from './handles';`, ''];
+  for (const c of constants) o.push(`/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
+  return o.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------------------------------------
+// handles
+
+export function emitHandles(model: Model, tm: TypeMap): string {
+  const o = [banner('handle types of the CUDA runtime API'), `import { handleFrom } from '../ffi/marshal';`, ''];
+  const brands = new Set(tm.handleTypedefs.values());
+  for (const b of brands) {
+    const td = model.typedefs.get(b);
+    o.push(doc(td?.doc || `The C handle type ${b}`));
+    o.push(`export type ${b} = bigint & { readonly __brand: ${q(b)} };`);
+    o.push(`/** Makes a ${b} from an integer, as cuda-python's \`${b}(value)\`. */`);
+    o.push(`export function ${b}(value: bigint | number): ${b} {\n  return handleFrom(value, ${q(b)}) as ${b};\n}`);
+  }
+  for (const [name, b] of tm.handleTypedefs) {
+    if (name !== b) o.push(`/** Alias of {@link ${b}} (C typedef \`${name}\`). */\nexport type ${name} = ${b};\nexport const ${name} = ${b};`);
+  }
+  return o.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------------------------------------
+// functions: the plan of each parameter
+
+interface Plan {
+  fn: FunctionModel;
+  jsParams: { name: string; ts: string; doc: string }[];
+  pre: string[];
+  late: string[];
+  args: string[];
+  koffiTypes: string[];
+  outs: { expr: string; ts: string }[];
+  post: string[];
+  /** How each parameter was treated, for the report. */
+  notes: string[];
+  needsLib: Set<string>;
+}
+
+/** C parameter names that would shadow a JS keyword or a name the generated code uses. */
+const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'cudartFns']);
+const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
+
+export function planFunction(model: Model, tm: TypeMap, fn: FunctionModel): Plan {
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], outs: [], post: [], notes: [], needsLib: new Set() };
+  const specs = paramSpecs[fn.name] ?? {};
+  const ext = extents[fn.name] ?? {};
+  let slotN = 0;
+  const F = fn.name;
+  const local = (p: ParamModel) => `a_${p.name}`;
+  const isCountOfOutArray = new Set(Object.values(specs).filter((s): s is Extract<ParamSpec, { k: 'outArray' }> => s.k === 'outArray' && s.countMode === 'inout').map((s) => s.count));
+  const borrowedCounts = new Set(Object.values(specs).filter((s): s is Extract<ParamSpec, { k: 'borrowedArray' }> => s.k === 'borrowedArray').map((s) => s.count));
+  const countSlot = new Map<string, number>();
+
+  for (const [name, s] of Object.entries(specs)) {
+    if (!fn.params.some((p) => p.name === name)) throw new Error(`codegen: ${F} has no parameter ${name} (spec)`);
+    if ('count' in s && !fn.params.some((p) => p.name === s.count)) throw new Error(`codegen: ${F} has no count ${s.count}`);
+  }
+
+  const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '' });
+
+  for (const p of fn.params) {
+    const spec = specs[p.name];
+    const L = local(p);
+    const J = jsName(p.name);
+    const r = resolve(p.type);
+    const slot = () => slotN++;
+    if (slotN > 8) throw new Error(`codegen: ${F} needs more than 8 output slots`);
+
+    // In/out counts of output arrays: passed in and returned.
+    if (isCountOfOutArray.has(p.name)) {
+      const i = slot();
+      countSlot.set(p.name, i);
+      addJs(p, 'number');
+      plan.pre.push(`const ${L} = M.size(${J}, '${F}', '${p.name}');`, `K.U32[${2 * i}] = ${L} % 4294967296; K.U32[${2 * i + 1}] = Math.floor(${L} / 4294967296);`);
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      plan.post.push(`const n_${p.name} = K.readSize(${i});`);
+      plan.outs.push({ expr: `n_${p.name}`, ts: 'number' });
+      plan.notes.push(`${p.name}: in/out count`);
+      continue;
+    }
+    if (spec?.k === 'inArray') {
+      const elemT = (r as { to: CType }).to;
+      const ek = tm.value(elemT);
+      const esz = tm.sizeOf(ek);
+      const elemTs = ek.k === 'record' ? `S.${ek.rec.name} | S.${ek.rec.name}Init` : ek.k === 'addr' ? 'Pointer' : tsQ(tm, tm.tsIn(ek));
+      addJs(p, `(${elemTs})[]${spec.nullable ? ' | null' : ''}`);
+      const writer = ek.k === 'record'
+        ? `(dv, at, x, n) => X.packStruct(dv, at, x, S.${ek.rec.name}, n)`
+        : ek.k === 'addr'
+          ? `(dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, '${F}', n)), true)`
+          : `(dv, at, x, n) => ${scalarIO(ek).write}(dv, at, x, n)`;
+      plan.late.push(`const ${L} = X.packArray(${J}, ${local({ name: spec.count } as ParamModel)}, ${esz}, '${F}', '${p.name}', ${!!spec.nullable}, ${writer});`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.notes.push(`${p.name}: array of ${spec.count}`);
+      continue;
+    }
+    if (spec?.k === 'outArray') {
+      const elemT = (r as { to: CType }).to;
+      const ek = tm.value(elemT);
+      const esz = tm.sizeOf(ek);
+      const cnt = local({ name: spec.count } as ParamModel);
+      plan.late.push(`const ${L} = ${cnt} > 0 ? M.bytes(${cnt} * ${esz}) : null;`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      const n = spec.countMode === 'inout' ? `Math.min(${cnt}, n_${spec.count})` : cnt;
+      const read = ek.k === 'record'
+        ? `X.readStructs(${L}, ${n}, S.${ek.rec.name})`
+        : `X.readArray(${L}, ${n}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
+      plan.outs.push({ expr: read, ts: `${ek.k === 'record' ? 'S.' + ek.rec.name : tsQ(tm, tm.tsOut(ek))}[]` });
+      plan.notes.push(`${p.name}: output array of ${spec.count}`);
+      continue;
+    }
+    if (spec?.k === 'borrowedArray') {
+      const i = slot();
+      const inner = resolve((r as { to: CType }).to) as { to: CType };
+      const ek = tm.value(inner.to);
+      const esz = tm.sizeOf(ek);
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      const read = ek.k === 'record'
+        ? `X.readStructs(X.borrowed(K.U64[${i}], n_${spec.count} * ${esz}), n_${spec.count}, S.${ek.rec.name})`
+        : `X.readArray(X.borrowed(K.U64[${i}], n_${spec.count} * ${esz}), n_${spec.count}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
+      plan.outs.push({ expr: read, ts: `${ek.k === 'record' ? 'S.' + ek.rec.name : tsQ(tm, tm.tsOut(ek))}[]` });
+      plan.notes.push(`${p.name}: array owned by CUDA, copied out`);
+      continue;
+    }
+    if (borrowedCounts.has(p.name)) {
+      const i = slot();
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      plan.post.push(`const n_${p.name} = K.readSize(${i});`);
+      plan.outs.push({ expr: `n_${p.name}`, ts: 'number' });
+      continue;
+    }
+    if (spec?.k === 'attr') {
+      const i = slot();
+      const t = attrTables[spec.table];
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      const tsT = 'number | bigint';
+      if (spec.dir === 'in') {
+        addJs(p, tsT);
+        plan.late.push(`X.attrIn(${spec.table}, ${local({ name: spec.attr } as ParamModel)}, ${J}, ${i}, '${F}', '${p.name}');`);
+      } else {
+        plan.outs.push({ expr: `X.attrOut(${spec.table}, ${local({ name: spec.attr } as ParamModel)}, ${i})`, ts: tsT });
+      }
+      plan.notes.push(`${p.name}: value typed by ${spec.attr}`);
+      continue;
+    }
+    if (spec?.k === 'rangeAttr') {
+      plan.late.push(`const ${L} = M.bytes(Math.max(4, ${local({ name: spec.size } as ParamModel)}));`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `X.rangeAttrOut(${L}, ${local({ name: spec.attr } as ParamModel)}, ${local({ name: spec.size } as ParamModel)})`, ts: 'number | number[]' });
+      plan.notes.push(`${p.name}: value typed by ${spec.attr}`);
+      continue;
+    }
+    if (spec?.k === 'outString') {
+      plan.late.push(`const ${L} = M.bytes(Math.max(1, ${local({ name: spec.len } as ParamModel)}));`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `M.cString(${L})`, ts: 'string' });
+      plan.notes.push(`${p.name}: output string of ${spec.len} bytes`);
+      continue;
+    }
+    if (spec?.k === 'outAddr') {
+      const i = slot();
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `K.U64[${i}]`, ts: 'bigint' });
+      continue;
+    }
+    if (spec?.k === 'pointer') {
+      addJs(p, 'Pointer');
+      plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      continue;
+    }
+    if (spec?.k === 'inout') {
+      const ek = tm.value((r as { to: CType }).to);
+      const i = slot();
+      addJs(p, tsQ(tm, tm.tsIn(ek)));
+      plan.pre.push(`${slotWrite(ek, i, tm.check(ek, J, F, p.name))}`);
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: slotRead(ek, i), ts: tsQ(tm, tm.tsOut(ek)) });
+      plan.notes.push(`${p.name}: in/out`);
+      continue;
+    }
+    if (spec?.k === 'inStruct' || (r.k === 'ptr' && !tm.handle(p.type) && isRecordPtr(model, r) && r.constTo)) {
+      const rec = model.records.get((resolve((r as { to: CType }).to) as { key: string }).key)!;
+      addJs(p, `S.${rec.name} | S.${rec.name}Init | null`);
+      plan.pre.push(`const ${L} = X.structArg(${J}, S.${rec.name}, '${F}', '${p.name}');`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      continue;
+    }
+
+    // Defaults, from the C type alone.
+    const v = tm.value(p.type);
+    if (r.k !== 'ptr' || v.k === 'handle' || v.k === 'fnptr') {
+      if (v.k === 'record') {
+        addJs(p, `S.${v.rec.name} | S.${v.rec.name}Init`);
+        plan.pre.push(`const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
+        plan.needsLib.add(v.rec.name);
+      } else {
+        addJs(p, tsQ(tm, tm.tsIn(v)));
+        plan.pre.push(`const ${L} = ${tm.check(v, J, F, p.name)};`);
+      }
+      plan.args.push(L);
+      plan.koffiTypes.push(tm.koffi(v));
+      continue;
+    }
+    const to = resolve(r.to);
+    const toV = to.k === 'fn' ? null : tm.value(r.to);
+    if (to.k === 'prim' && to.name === 'void') {
+      addJs(p, 'Pointer');
+      plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
+      if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      continue;
+    }
+    if (to.k === 'prim' && to.name === 'char' && r.constTo) {
+      addJs(p, 'string');
+      plan.pre.push(`const ${L} = M.str(${J}, '${F}', '${p.name}');`);
+      plan.args.push(L);
+      plan.koffiTypes.push('const char *');
+      continue;
+    }
+    if (to.k === 'ptr' && resolve(to.to).k === 'prim' && (resolve(to.to) as { name: string }).name === 'char') {
+      const i = slot();
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string' });
+      continue;
+    }
+    if (to.k === 'ptr' && !tm.handle(r.to)) {
+      // void ** and the like: an output address.
+      const i = slot();
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `K.U64[${i}]`, ts: 'bigint' });
+      continue;
+    }
+    if (to.k === 'record' && !r.constTo && toV?.k === 'record') {
+      const rec = toV.rec;
+      plan.late.push(`const ${L} = new S.${rec.name}();`);
+      plan.args.push(`${L}._u8`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: L, ts: `S.${rec.name}` });
+      continue;
+    }
+    if (toV && toV.k !== 'record' && toV.k !== 'void' && !r.constTo) {
+      const i = slot();
+      plan.args.push(`K.slot[${i}]`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: slotRead(toV, i), ts: tsQ(tm, tm.tsOut(toV)) });
+      continue;
+    }
+    // Anything else is passed through as a pointer.
+    addJs(p, 'Pointer');
+    plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
+    plan.args.push(L);
+    plan.koffiTypes.push('void *');
+    plan.notes.push(`${p.name}: raw pointer`);
+  }
+  return plan;
+}
+
+function isRecordPtr(model: Model, r: Extract<CType, { k: 'ptr' }>): boolean {
+  const to = resolve(r.to);
+  return to.k === 'record' && model.records.get(to.key)?.opaque === false;
+}
+
+
+function extentExpr(e: string, fn: FunctionModel): string {
+  let s = e.replace(/\bspan2D\(/g, 'M.span2D(');
+  for (const p of fn.params) s = s.replace(new RegExp(`\\b${p.name}\\b`, 'g'), `a_${p.name}`);
+  return s;
+}
+
+function slotWrite(v: ValueKind, i: number, value: string): string {
+  switch (v.k) {
+    case 'int': case 'enum':
+      return v.k === 'int' && v.bits !== 32 ? `K.DV.set${v.signed ? 'Int' : 'Uint'}${v.bits}(${8 * i}, ${value}${v.bits > 8 ? ', true' : ''});` : `K.I32[${2 * i}] = ${value};`;
+    case 'size': return `{ const x = ${value}; K.U32[${2 * i}] = x % 4294967296; K.U32[${2 * i + 1}] = Math.floor(x / 4294967296); }`;
+    case 'i64': return `K.I64[${i}] = BigInt(${value});`;
+    case 'u64': return `K.U64[${i}] = BigInt(${value});`;
+    case 'float': return `K.F32[${2 * i}] = ${value};`;
+    case 'double': return `K.F64[${i}] = ${value};`;
+    case 'bool': return `K.DV.setUint8(${8 * i}, ${value} ? 1 : 0);`;
+    case 'handle': case 'addr': case 'fnptr': return `K.U64[${i}] = ${value} ?? 0n;`;
+    default: throw new Error(`codegen: no slot write for ${v.k}`);
+  }
+}
+
+function slotRead(v: ValueKind, i: number): string {
+  switch (v.k) {
+    case 'int':
+      if (v.bits === 32) return v.signed ? `K.I32[${2 * i}]` : `K.U32[${2 * i}]`;
+      return `K.DV.get${v.signed ? 'Int' : 'Uint'}${v.bits}(${8 * i}${v.bits > 8 ? ', true' : ''})`;
+    case 'enum': return `K.${v.signed ? 'I32' : 'U32'}[${2 * i}] as E.${v.ts}`;
+    case 'size': return `K.readSize(${i})`;
+    case 'i64': return `K.I64[${i}]`;
+    case 'u64': return `K.U64[${i}]`;
+    case 'float': return `K.F32[${2 * i}]`;
+    case 'double': return `K.F64[${i}]`;
+    case 'bool': return `K.DV.getUint8(${8 * i}) !== 0`;
+    case 'handle': return `K.U64[${i}] as H.${v.ts}`;
+    case 'addr': case 'fnptr': return `K.U64[${i}]`;
+    default: throw new Error(`codegen: no slot read for ${v.k}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// koffi declarations
+
+export function cProto(fn: FunctionModel): string {
+  return `${fn.retSpelled} ${fn.name}(${fn.params.map((p) => `${p.spelled.replace(/ \*/g, ' *')} ${p.name}`).join(', ') || 'void'})`;
+}
+
+export function emitFfi(model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[]): string {
+  const o = [banner('koffi declarations of libcudart'), `import koffi, { type TypeObject, type LibraryHandle } from 'koffi';`, ''];
+  o.push('/** koffi types of the structs passed or returned by value. */');
+  o.push('export const T = {');
+  for (const rec of byValue) o.push(`  ${rec.name}: ${koffiRecord(model, tm, rec)},`);
+  o.push('};');
+  o.push('');
+  o.push('type Decl = [result: string | TypeObject, params: (string | TypeObject)[]];');
+  o.push('/** Every bound function: its koffi result and parameter types, after its C prototype. */');
+  o.push('export const declarations = {');
+  for (const p of plans) {
+    o.push(`  // ${cProto(p.fn)} — ${p.fn.loc.file}:${p.fn.loc.line}`);
+    o.push(`  ${p.fn.name}: [${retKoffi(tm, p.fn)}, [${p.koffiTypes.map((t) => (t.startsWith('T.') ? t : q(t))).join(', ')}]] as Decl,`);
+  }
+  o.push('};');
+  o.push('');
+  o.push('/** The symbol each function is bound to when the per-thread default stream is chosen. */');
+  o.push(`export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>> = ${JSON.stringify(Object.fromEntries(perThread), null, 2).replace(/"/g, "'")};`);
+  o.push('');
+  o.push(`export type CudartFunctions = { [K in keyof typeof declarations]: ReturnType<LibraryHandle['func']> };`);
+  return o.join('\n') + '\n';
+}
+
+function retKoffi(tm: TypeMap, fn: FunctionModel): string {
+  const r = resolve(fn.ret);
+  if (r.k === 'ptr') return q('const char *');
+  const v = tm.value(fn.ret);
+  return v.k === 'record' ? `T.${v.rec.name}` : q(tm.koffi(v));
+}
+
+function koffiRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
+  const f = rec.fields.map((fl) => `${fl.name}: ${koffiField(model, tm, fl.type)}`).join(', ');
+  return `koffi.${rec.kind === 'union' ? 'union' : 'struct'}({ ${f} })`;
+}
+
+function koffiField(model: Model, tm: TypeMap, t: CType): string {
+  const r = resolve(t);
+  if (r.k === 'array') {
+    const e = resolve(r.of);
+    return `koffi.array(${koffiField(model, tm, r.of)}, ${r.n}, '${e.k === 'prim' || e.k === 'enum' ? 'Typed' : 'Array'}')`;
+  }
+  const v = tm.value(t);
+  if (v.k === 'record') return koffiRecord(model, tm, v.rec);
+  return q(tm.koffi(v));
+}
+
+// ---------------------------------------------------------------------------------------------
+// the facade
+
+export function emitFacade(model: Model, tm: TypeMap, plans: Plan[]): string {
+  const o = [banner('tuple facade of the CUDA runtime API')];
+  o.push(`import * as M from '../ffi/marshal';`);
+  o.push(`import type { Pointer } from '../ffi/marshal';`);
+  o.push(`import * as K from '../ffi/scratch';`);
+  o.push(`import { W } from '../ffi/memory';`);
+  o.push(`import { cudart as cudartFns } from '../ffi/cudart-lib';`);
+  o.push(`import * as X from './support';`);
+  o.push(`import * as S from '../structs/runtime';`);
+  o.push(`import * as E from './enums';`);
+  o.push(`import type * as H from './handles';`);
+  o.push('');
+  o.push('void W;');
+  o.push('');
+  for (const [name, t] of Object.entries(attrTables)) {
+    const e = model.enums.get(t.enumName)!;
+    const u64 = e.values.filter((v) => (t.types[v.name] ?? t.defaultType) === 'u64').map((v) => Number(v.value));
+    o.push(`/** Which values of ${t.enumName} are 64-bit (the rest are int). */`);
+    o.push(`const ${name}: X.AttrTable = { u64: new Set(${JSON.stringify(u64)}) };`);
+  }
+  o.push('');
+  for (const p of plans) o.push(emitFunction(tm, p));
+  return o.join('\n') + '\n';
+}
+
+function emitFunction(tm: TypeMap, p: Plan): string {
+  const fn = p.fn;
+  const o: string[] = [];
+  const isErr = tm.value(fn.ret).k === 'enum' && fn.retSpelled === 'cudaError_t';
+  const outTs = p.outs.map((x) => `${x.ts} | null`);
+  const ret = `[E.cudaError_t${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
+  o.push(doc(docs[fn.name] ?? fn.doc));
+  o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
+  const params = p.jsParams.map((j) => `${j.name}: ${j.ts}`).join(', ');
+  if (!isErr) {
+    // cudaGetErrorName, cudaGetErrorString, cudaCreateChannelDesc: values, not statuses.
+    const r = resolve(fn.ret);
+    const conv = r.k === 'record' ? `new S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}(v)` : 'v as string';
+    const ts = r.k === 'record' ? `S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}` : 'string';
+    o.push(`export function ${fn.name}(${params}): [E.cudaError_t, ${ts}] {`);
+    for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
+    o.push(`  const v = cudartFns().${fn.name}(${p.args.join(', ')});`);
+    o.push(`  return [E.cudaError_t.cudaSuccess, ${conv}];`);
+    o.push('}');
+    return o.join('\n') + '\n';
+  }
+  o.push(`export function ${fn.name}(${params}): ${ret} {`);
+  for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
+  o.push(`  const err = cudartFns().${fn.name}(${p.args.join(', ')}) as E.cudaError_t;`);
+  if (p.outs.length) {
+    o.push(`  if (err !== 0) return [err${', null'.repeat(p.outs.length)}];`);
+    for (const s of p.post) o.push(`  ${s}`);
+    o.push(`  return [err, ${p.outs.map((x) => x.expr).join(', ')}];`);
+  } else {
+    o.push('  return [err];');
+  }
+  o.push('}');
+  return o.join('\n') + '\n';
+}
+
+export type { Plan };

@@ -1,0 +1,182 @@
+// Writes src/structs/runtime.ts: one class per C struct or union, over its own bytes.
+import { type CType, resolve } from './ctype';
+import type { Model, RecordModel, FieldModel } from './model';
+import { TypeMap, type ValueKind } from './types';
+import { banner, doc, q } from './util';
+
+/** Reader and writer code of a scalar value kind at `off` of DataView `dv`. */
+export function scalarIO(v: ValueKind): { read: (dv: string, off: string) => string; write: string } {
+  switch (v.k) {
+    case 'int': {
+      const n = `${v.signed ? 'Int' : 'Uint'}${v.bits}`;
+      const le = v.bits > 8 ? ', true' : '';
+      // 8-bit DataView accessors take no endianness.
+      return { read: (dv, o) => `${dv}.get${n}(${o}${le})`, write: `W.${v.signed ? 'i' : 'u'}${v.bits}` };
+    }
+    case 'enum':
+      return { read: (dv, o) => `${dv}.get${v.signed ? 'Int32' : 'Uint32'}(${o}, true) as E.${v.ts}`, write: v.signed ? 'W.i32' : 'W.u32' };
+    case 'size':
+      return { read: (dv, o) => `readSize(${dv}, ${o})`, write: 'W.size' };
+    case 'i64':
+      return { read: (dv, o) => `${dv}.getBigInt64(${o}, true)`, write: 'W.i64' };
+    case 'u64':
+      return { read: (dv, o) => `${dv}.getBigUint64(${o}, true)`, write: 'W.u64' };
+    case 'float':
+      return { read: (dv, o) => `${dv}.getFloat32(${o}, true)`, write: 'W.f32' };
+    case 'double':
+      return { read: (dv, o) => `${dv}.getFloat64(${o}, true)`, write: 'W.f64' };
+    case 'bool':
+      return { read: (dv, o) => `${dv}.getUint8(${o}) !== 0`, write: 'W.bool' };
+    case 'handle':
+      return { read: (dv, o) => `${dv}.getBigUint64(${o}, true) as H.${v.ts}`, write: 'W.ptr' };
+    case 'addr':
+    case 'fnptr':
+      return { read: (dv, o) => `${dv}.getBigUint64(${o}, true)`, write: 'W.ptr' };
+    default:
+      throw new Error(`codegen: no scalar IO for ${v.k}`);
+  }
+}
+
+/** Which char arrays are text; the rest are bytes (UUIDs, LUIDs, IPC handles, padding). */
+const textFields = new Set(['name']);
+
+function isCharArray(t: CType): boolean {
+  const r = resolve(t);
+  if (r.k !== 'array') return false;
+  const e = resolve(r.of);
+  return e.k === 'prim' && (e.name === 'char' || e.name === 'schar' || e.name === 'uchar');
+}
+
+export function emitStructs(model: Model, tm: TypeMap, records: RecordModel[]): string {
+  const out: string[] = [banner('struct classes of the CUDA runtime API')];
+  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView } from './base';`);
+  out.push(`import { W, readSize } from '../ffi/memory';`);
+  out.push(`import type { Pointer } from '../ffi/marshal';`);
+  out.push(`import type * as E from '../runtime/enums';`);
+  out.push(`import type * as H from '../runtime/handles';`);
+  out.push('');
+  for (const rec of records) out.push(emitRecord(model, tm, rec));
+  // Typedef aliases: cudaUUID_t for struct CUuuid_st and the like.
+  for (const rec of records) {
+    for (const t of rec.typedefs) {
+      if (t === rec.name) continue;
+      out.push(`/** Alias of {@link ${rec.name}} (C typedef \`${t}\`). */`);
+      out.push(`export const ${t} = ${rec.name};\nexport type ${t} = ${rec.name};\nexport type ${t}Init = ${rec.name}Init;`);
+    }
+  }
+  return out.join('\n') + '\n';
+}
+
+function fieldKind(tm: TypeMap, f: FieldModel): ValueKind {
+  return tm.value(f.type);
+}
+
+/** Qualifies enum and handle type names with their module namespace. */
+export function tsQ(tm: TypeMap, ts: string): string {
+  const brands = new Set(tm.handleTypedefs.values());
+  return ts.replace(/\b\w+\b/g, (w) => (brands.has(w) ? `H.${w}` : tm.enumTs.has(w) ? `E.${w}` : w));
+}
+const tsEnumsHandles = (ts: string, tm: TypeMap) => tsQ(tm, ts);
+
+function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
+  const o: string[] = [];
+  const init: string[] = [];
+  const cls = rec.name;
+  const cType = rec.owner ? model.records.get(rec.owner.key)!.cName : rec.cName;
+  const layout = {
+    cType, path: rec.owner?.path ?? '', size: rec.size, align: rec.align, union: rec.kind === 'union',
+    fields: Object.fromEntries(rec.fields.map((f) => [f.name, { offset: f.offset, size: f.size }])),
+  };
+  o.push(doc(rec.doc || `${rec.kind} ${rec.cName || cType + '.' + rec.owner?.path}`));
+  o.push(`// ${rec.owner ? `member ${rec.owner.path} of ${cType}` : rec.cName} — ${rec.loc.file}:${rec.loc.line}`);
+  o.push(`export class ${cls} extends CStruct {`);
+  o.push(`  static readonly layout: StructLayout = ${JSON.stringify(layout)};`);
+  o.push(`  private static readonly keys: ReadonlySet<string> = new Set(${JSON.stringify(rec.fields.map((f) => f.name))});`);
+  o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
+  o.push(`  static view(mem: Uint8Array): ${cls} {\n    return new ${cls}(undefined, mem);\n  }`);
+  o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);
+  o.push(`  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array) {\n    super(${rec.size}, mem);\n    this._init(init, ${cls}.keys);\n  }`);
+  for (const f of rec.fields) {
+    const name = `${cls}.${f.name}`;
+    const off = f.offset;
+    const fd = f.doc ? `  ${doc(f.doc).replace(/\n/g, '\n  ')}` : '';
+    const t = resolve(f.type);
+    let get: string;
+    let set: string;
+    let tsGet: string;
+    let tsSet: string;
+    if (t.k === 'array' && isCharArray(f.type) && textFields.has(f.name)) {
+      tsGet = tsSet = 'string';
+      get = `return getString(this, ${off}, ${t.n});`;
+      set = `setString(this, ${off}, ${t.n}, v, ${q(name)});`;
+    } else if (t.k === 'array' && isCharArray(f.type)) {
+      tsGet = 'Uint8Array';
+      tsSet = 'Uint8Array | number[]';
+      get = `return this._u8.slice(${off}, ${off + t.n});`;
+      set = `setBytes(this, ${off}, ${t.n}, v, ${q(name)});`;
+    } else if (t.k === 'array') {
+      const ek = tm.value(t.of);
+      const esz = f.size / t.n;
+      if (ek.k === 'record') {
+        tsGet = `${ek.rec.name}[]`;
+        tsSet = `(${ek.rec.name} | ${ek.rec.name}Init)[]`;
+        get = `return Array.from({ length: ${t.n} }, (_, i) => new ${ek.rec.name}(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz}))));`;
+        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => setNested(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz})), x === 0 ? {} : x, ${ek.rec.name}, n));`;
+      } else if (resolve(t.of).k === 'array') {
+        // Two-dimensional arrays read as their bytes.
+        tsGet = 'Uint8Array';
+        tsSet = 'Uint8Array | number[]';
+        get = `return this._u8.slice(${off}, ${off + f.size});`;
+        set = `setBytes(this, ${off}, ${f.size}, v, ${q(name)});`;
+      } else {
+        const io = scalarIO(ek);
+        const et = tsEnumsHandles(tm.tsOut(ek), tm);
+        tsGet = `${et}[]`;
+        tsSet = `(${tsQ(tm, tm.tsIn(ek))})[]`;
+        get = `return Array.from({ length: ${t.n} }, (_, i) => ${io.read('this._dv', `${off} + i * ${esz}`)});`;
+        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => ${io.write}(this._dv, ${off} + i * ${esz}, x, n));`;
+      }
+    } else if (t.k === 'record') {
+      const r = model.records.get(t.key)!;
+      tsGet = r.name;
+      tsSet = `${r.name} | ${r.name}Init`;
+      get = `return (this._n_${f.name} ??= nestedView(this, ${r.name}, ${off}, ${r.size}));`;
+      set = `setNested(this.${f.name}, v, ${r.name}, ${q(name)});`;
+      o.push(`  private _n_${f.name}?: ${r.name};`);
+    } else {
+      const k = fieldKind(tm, f);
+      const io = scalarIO(k);
+      tsGet = tsEnumsHandles(tm.tsOut(k), tm);
+      tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : tsGet;
+      get = `return ${io.read('this._dv', String(off))};`;
+      if (k.k === 'addr' || k.k === 'fnptr') {
+        const pt = t.k === 'ptr' ? resolve(t.to) : null;
+        const pointee = pt && pt.k !== 'fn' && !(pt.k === 'prim' && pt.name === 'void') ? tm.value((t as { to: CType }).to) : null;
+        if (pointee && pointee.k !== 'void' && pointee.k !== 'fnptr') {
+          // A pointer to values or structs: takes an address, host memory, or a JS array that is packed.
+          const esz = tm.sizeOf(pointee);
+          const elemTs = pointee.k === 'record' ? `${pointee.rec.name} | ${pointee.rec.name}Init` : tsEnumsHandles(tm.tsIn(pointee), tm);
+          tsSet = `bigint | Uint8Array | ArrayBufferView | CStruct | (${elemTs})[] | null`;
+          const write = pointee.k === 'record'
+            ? `(dv, at, x, n) => setNested(${pointee.rec.name}.view(new Uint8Array(dv.buffer, at, ${esz})), x, ${pointee.rec.name}, n)`
+            : `(dv, at, x, n) => ${scalarIO(pointee).write}(dv, at, x, n)`;
+          set = `setPointerArray(this, ${off}, v, ${q(name)}, ${q(f.name)}, ${esz}, ${write});`;
+        } else {
+          tsSet = 'bigint | ArrayBufferView | ArrayBuffer | CStruct | null';
+          set = `setPointer(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
+        }
+      } else {
+        set = `${io.write}(this._dv, ${off}, v, ${q(name)});`;
+      }
+    }
+    if (fd) o.push(fd);
+    o.push(`  get ${f.name}(): ${tsGet} {\n    ${get}\n  }`);
+    o.push(`  set ${f.name}(v: ${tsSet}) {\n    ${set}\n  }`);
+    init.push(`  ${f.name}?: ${tsSet};`);
+  }
+  o.push('}');
+  o.push(`/** Fields accepted by \`new ${cls}({...})\`. */`);
+  o.push(`export interface ${cls}Init {\n${init.join('\n')}\n}`);
+  o.push('');
+  return o.join('\n');
+}

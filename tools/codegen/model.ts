@@ -1,0 +1,354 @@
+// Turns clang's AST of the CUDA headers into the generator's model: enums, records with their
+// x86-64 layout, typedefs, functions with their doc brief, and the #define constants.
+import type { AstNode, ClangResult, SourceLoc } from './clang';
+import { type CType, type TypeEnv, parseCType, resolve, PRIM_SIZE } from './ctype';
+
+export interface EnumModel {
+  name: string;
+  typedefs: string[];
+  values: { name: string; value: bigint; doc: string }[];
+  loc: SourceLoc;
+  doc: string;
+  /** Bytes the enum takes in a struct or as an argument. */
+  size: number;
+}
+
+export interface FieldModel {
+  name: string;
+  type: CType;
+  spelled: string;
+  offset: number;
+  size: number;
+  doc: string;
+  /** The path g++ needs in offsetof: `res.array.array` for a member of an unnamed member. */
+  cPath: string;
+}
+
+export interface RecordModel {
+  key: string;
+  /** TypeScript class name. */
+  name: string;
+  kind: 'struct' | 'union';
+  fields: FieldModel[];
+  size: number;
+  align: number;
+  loc: SourceLoc;
+  doc: string;
+  typedefs: string[];
+  /** Declared but never defined (the handles' targets). */
+  opaque: boolean;
+  /** How C names it: `struct cudaExtent`, or a typedef name for a record that has no tag. */
+  cName: string;
+  /** For an unnamed record: the named record it sits in and the member path to it. */
+  owner?: { key: string; path: string };
+  /** An unnamed member without a name: its fields were folded into the record that holds it. */
+  flattened?: boolean;
+}
+
+export interface ParamModel {
+  name: string;
+  type: CType;
+  spelled: string;
+}
+
+export interface FunctionModel {
+  name: string;
+  ret: CType;
+  retSpelled: string;
+  params: ParamModel[];
+  loc: SourceLoc;
+  doc: string;
+  /** Documentation of each parameter, from the header's \param lines. */
+  paramDocs: Record<string, string>;
+}
+
+export interface MacroModel {
+  name: string;
+  body: string;
+  file: string;
+}
+
+export interface Model {
+  enums: Map<string, EnumModel>;
+  /** enumerator name -> its enum */
+  enumerators: Map<string, { enumName: string; value: bigint }>;
+  records: Map<string, RecordModel>;
+  typedefs: Map<string, { spelled: string; type: CType; loc: SourceLoc; doc: string }>;
+  functions: Map<string, FunctionModel>;
+  macros: MacroModel[];
+  env: TypeEnv;
+  clangVersion: string;
+}
+
+export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
+  const top = cr.ast.inner ?? [];
+  const env: TypeEnv = { typedefs: new Map(), anonRecords: new Map() };
+  const loc = (n: AstNode): SourceLoc => cr.locs.get(n.id) ?? { file: '?', line: 0, col: 0, path: '?' };
+  const inCuda = (n: AstNode) => !loc(n).file.startsWith('stdint') && loc(n).path.includes('/include/') && !loc(n).path.includes('/stubs/')
+    && !loc(n).path.startsWith('/usr/include') && !loc(n).path.startsWith('/usr/lib');
+
+  // Pass 1: name every record (unnamed ones after the typedef or member that owns them) and
+  // collect typedefs, so that types can be parsed in pass 2.
+  const recordNodes = new Map<string, { node: AstNode; name: string; owner?: { key: string; path: string }; cName: string }>();
+  const recordById = new Map<string, string>();
+  const nameRecord = (n: AstNode, name: string, owner?: { key: string; path: string }) => {
+    const key = n.name ?? `${name}`;
+    const cName = n.name ? `${n.tagUsed} ${n.name}` : owner ? '' : name;
+    recordById.set(n.id, key);
+    const l = loc(n);
+    if (!n.name) env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, key);
+    const prev = recordNodes.get(key);
+    if (!prev || (n.completeDefinition && !prev.node.completeDefinition)) recordNodes.set(key, { node: n, name, owner, cName });
+    // Members that are themselves unnamed records take the member's name.
+    const inner = n.inner ?? [];
+    for (let i = 0; i < inner.length; i++) {
+      const c = inner[i];
+      if (c.kind !== 'RecordDecl') continue;
+      if (c.name) {
+        nameRecord(c, c.name);
+        continue;
+      }
+      const f = inner.slice(i + 1).find((x) => x.kind === 'FieldDecl');
+      const member = f?.name && /\((unnamed|anonymous) /.test(f.type?.qualType ?? '') ? f.name : `anon${i}`;
+      const parentPath = owner ? `${owner.path}.` : '';
+      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}` });
+    }
+  };
+  for (let i = 0; i < top.length; i++) {
+    const n = top[i];
+    if (n.kind === 'RecordDecl') {
+      if (n.name) nameRecord(n, n.name);
+      else {
+        // typedef struct { ... } Name;
+        const td = top.slice(i + 1, i + 3).find((x) => x.kind === 'TypedefDecl' && ownedTag(x) === n.id);
+        nameRecord(n, td?.name ?? `anon_${n.id}`);
+      }
+    } else if (n.kind === 'TypedefDecl' && !n.isImplicit) {
+      env.typedefs.set(n.name!, n.type!.qualType);
+    }
+  }
+
+  const model: Model = {
+    enums: new Map(), enumerators: new Map(), records: new Map(), typedefs: new Map(), functions: new Map(),
+    macros: cr.macros, env, clangVersion: cr.version,
+  };
+
+  // Enums.
+  for (const n of top) {
+    if (n.kind !== 'EnumDecl' || !n.name || !inCuda(n)) continue;
+    const values: EnumModel['values'] = [];
+    let next = 0n;
+    for (const c of n.inner ?? []) {
+      if (c.kind !== 'EnumConstantDecl') continue;
+      const ce = (c.inner ?? []).find((x) => x.kind === 'ConstantExpr');
+      const v = ce?.value !== undefined ? BigInt(ce.value) : next;
+      values.push({ name: c.name!, value: v, doc: docText(c) });
+      model.enumerators.set(c.name!, { enumName: n.name, value: v });
+      next = v + 1n;
+    }
+    const min = values.reduce((a, b) => (b.value < a ? b.value : a), 0n);
+    const max = values.reduce((a, b) => (b.value > a ? b.value : a), 0n);
+    const size = min >= -(2n ** 31n) && max <= 2n ** 32n - 1n ? 4 : 8;
+    model.enums.set(n.name, { name: n.name, typedefs: [], values, loc: loc(n), doc: docText(n), size });
+  }
+
+  // Typedefs (parsed now that every record has a key).
+  for (const n of top) {
+    if (n.kind !== 'TypedefDecl' || n.isImplicit || !inCuda(n)) continue;
+    const type = parseCType(n.type!.qualType, env);
+    model.typedefs.set(n.name!, { spelled: n.type!.qualType, type, loc: loc(n), doc: docText(n) });
+    const r = resolve(type);
+    if (r.k === 'enum' && model.enums.has(r.name)) model.enums.get(r.name)!.typedefs.push(n.name!);
+  }
+
+  // Records, with layout.
+  const layoutDone = new Map<string, RecordModel>();
+  const layOut = (key: string): RecordModel => {
+    const done = layoutDone.get(key);
+    if (done) return done;
+    const ent = recordNodes.get(key);
+    if (!ent) throw new Error(`codegen: unknown record ${key}`);
+    const { node, name, owner, cName } = ent;
+    const kind = node.tagUsed === 'union' ? 'union' : 'struct';
+    const rec: RecordModel = {
+      key, name, cName, kind, fields: [], size: 0, align: 1, loc: loc(node), doc: docText(node), typedefs: [],
+      opaque: !node.completeDefinition, owner,
+    };
+    layoutDone.set(key, rec);
+    if (rec.opaque) return rec;
+    let off = 0;
+    let align = alignAttr(node) ?? 1;
+    let size = 0;
+    for (const f of node.inner ?? []) {
+      if (f.kind !== 'FieldDecl') continue;
+      if (f.isBitfield) throw new Error(`codegen: bit-field ${key}.${f.name} is not supported`);
+      const type = parseCType(f.type!.qualType, env);
+      const { size: fs, align: fa0 } = sizeAlign(type);
+      const fa = Math.max(fa0, alignAttr(f) ?? 1);
+      const at = kind === 'union' ? 0 : roundUp(off, fa);
+      align = Math.max(align, fa);
+      if (!f.name) {
+        // An unnamed struct or union member: its fields belong to this record.
+        const sub = layOut((resolve(type) as { key: string }).key);
+        sub.flattened = true;
+        for (const sf of sub.fields) rec.fields.push({ ...sf, offset: at + sf.offset, cPath: sf.cPath });
+      } else {
+        rec.fields.push({ name: f.name, type, spelled: f.type!.qualType, offset: at, size: fs, doc: docText(f), cPath: f.name });
+      }
+      off = at + fs;
+      size = Math.max(size, off);
+    }
+    rec.size = roundUp(size, align);
+    rec.align = align;
+    return rec;
+  };
+  const sizeAlign = (t: CType): { size: number; align: number } => {
+    const r = resolve(t);
+    switch (r.k) {
+      case 'prim':
+        return { size: PRIM_SIZE[r.name], align: PRIM_SIZE[r.name] };
+      case 'enum': {
+        const s = model.enums.get(r.name)?.size ?? 4;
+        return { size: s, align: s };
+      }
+      case 'ptr':
+        return { size: 8, align: 8 };
+      case 'array': {
+        const e = sizeAlign(r.of);
+        return { size: e.size * r.n, align: e.align };
+      }
+      case 'record': {
+        const rec = layOut(r.key);
+        return { size: rec.size, align: rec.align };
+      }
+      case 'fn':
+        throw new Error(`codegen: a function type has no size (${r.spelled})`);
+    }
+  };
+  for (const key of recordNodes.keys()) {
+    if (!inCuda(recordNodes.get(key)!.node)) continue;
+    model.records.set(key, layOut(key));
+  }
+  for (const [name, td] of model.typedefs) {
+    const r = td.type.k === 'typedef' ? null : td.type;
+    if (r?.k === 'record' && model.records.has(r.key) && r.key !== name) model.records.get(r.key)!.typedefs.push(name);
+  }
+
+  // Functions declared by the chosen headers.
+  for (const n of top) {
+    if (n.kind !== 'FunctionDecl' || !headerFiles.has(loc(n).file)) continue;
+    if ((n.inner ?? []).some((x) => x.kind === 'CompoundStmt')) continue; // static inline helpers
+    const qt = n.type!.qualType;
+    const retSpelled = qt.slice(0, qt.indexOf('(')).trim();
+    const params: ParamModel[] = (n.inner ?? [])
+      .filter((p) => p.kind === 'ParmVarDecl')
+      .map((p, i) => ({ name: p.name ?? `arg${i}`, type: parseCType(p.type!.qualType, env), spelled: p.type!.qualType }));
+    const { brief: astBrief, params: paramDocs } = functionDoc(n);
+    const brief = astBrief || briefFromSource(loc(n));
+    model.functions.set(n.name!, { name: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs });
+  }
+  return model;
+}
+
+function ownedTag(td: AstNode): string | undefined {
+  const walk = (n: AstNode): string | undefined => {
+    if (n.ownedTagDecl) return n.ownedTagDecl.id;
+    if (n.decl && n.kind === 'RecordType') return n.decl.id;
+    for (const c of n.inner ?? []) {
+      const r = walk(c);
+      if (r) return r;
+    }
+    return undefined;
+  };
+  return walk(td);
+}
+
+function alignAttr(n: AstNode): number | undefined {
+  const a = (n.inner ?? []).find((x) => x.kind === 'AlignedAttr');
+  if (!a) return undefined;
+  const v = findValue(a);
+  return v === undefined ? 16 : Number(v);
+}
+function findValue(n: AstNode): string | undefined {
+  if (n.value !== undefined && n.kind === 'ConstantExpr') return n.value;
+  for (const c of n.inner ?? []) {
+    const v = findValue(c);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+const roundUp = (n: number, a: number) => Math.ceil(n / a) * a;
+
+/** The plain text of a doc comment, whitespace folded. */
+export function docText(n: AstNode): string {
+  const fc = (n.inner ?? []).find((x) => x.kind === 'FullComment');
+  if (!fc) return '';
+  const parts: string[] = [];
+  const walk = (c: AstNode) => {
+    if (c.kind === 'TextComment') parts.push(c.text ?? '');
+    if (c.kind === 'ParamCommandComment' || c.kind === 'BlockCommandComment' && c.name !== 'brief') return;
+    for (const x of c.inner ?? []) walk(x);
+  };
+  walk(fc);
+  return fold(parts.join(' '));
+}
+
+function functionDoc(n: AstNode): { brief: string; params: Record<string, string> } {
+  const fc = (n.inner ?? []).find((x) => x.kind === 'FullComment');
+  const params: Record<string, string> = {};
+  let brief = '';
+  const text = (c: AstNode): string => {
+    const parts: string[] = [];
+    const walk = (x: AstNode) => {
+      if (x.kind === 'TextComment') parts.push(x.text ?? '');
+      for (const y of x.inner ?? []) walk(y);
+    };
+    walk(c);
+    return fold(parts.join(' '));
+  };
+  for (const c of fc?.inner ?? []) {
+    if (c.kind === 'BlockCommandComment' && c.name === 'brief') brief = text(c);
+    if (c.kind === 'ParamCommandComment' && c.param) params[c.param] = text(c).replace(/^- /, '');
+  }
+  if (!brief) {
+    const para = (fc?.inner ?? []).find((c) => c.kind === 'ParagraphComment' && text(c));
+    if (para) brief = text(para).split(/(?<=\.)\s/)[0];
+  }
+  return { brief, params };
+}
+
+const sourceCache = new Map<string, string[]>();
+/** The `\brief` of the doc comment just above a declaration, read from the header itself (clang
+ * does not attach a comment to every declaration that a macro spells). */
+function briefFromSource(l: SourceLoc): string {
+  let lines = sourceCache.get(l.path);
+  if (!lines) {
+    try {
+      lines = require('node:fs').readFileSync(l.path, 'utf8').split('\n') as string[];
+    } catch {
+      lines = [];
+    }
+    sourceCache.set(l.path, lines);
+  }
+  let i = l.line - 2;
+  while (i >= 0 && !lines[i].includes('*/')) {
+    if (/[;}]\s*$/.test(lines[i])) return '';
+    i--;
+  }
+  while (i >= 0 && !lines[i].includes('/**')) i--;
+  const out: string[] = [];
+  for (let j = i; j < l.line && j >= 0; j++) {
+    const b = /\\brief\s+(.*)$/.exec(lines[j]);
+    if (b || out.length) {
+      const t = b ? b[1] : lines[j].replace(/^\s*\*\s?/, '');
+      if (!t.trim() || t.includes('*/')) break;
+      out.push(t);
+    }
+  }
+  return fold(out.join(' '));
+}
+
+export function fold(s: string): string {
+  return s.replace(/\s+/g, ' ').replace(/\s([.,;:])/g, '$1').trim();
+}

@@ -1,0 +1,165 @@
+// What the headers cannot say: which pointer parameters are arrays and which count goes with them,
+// which are in/out, which `void *` takes a value typed by an attribute, and how many bytes of host
+// memory a call touches. Everything else the generator infers from the C types.
+
+/** How a parameter is treated where the default (inferred from its C type) is wrong. */
+export type ParamSpec =
+  | { k: 'inArray'; count: string; nullable?: boolean }
+  | { k: 'outArray'; count: string; countMode: 'inout' | 'in' }
+  | { k: 'borrowedArray'; count: string }
+  | { k: 'inout' }
+  | { k: 'inStruct'; nullable?: boolean }
+  | { k: 'outAddr' }
+  | { k: 'outString'; len: string }
+  | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
+  | { k: 'rangeAttr'; size: string; attr: string }
+  | { k: 'pointer' };
+
+const dep = (count = 'numDependencies') => ({ pDependencies: { k: 'inArray', count, nullable: true } as ParamSpec });
+const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
+const outArr = (count: string, countMode: 'inout' | 'in' = 'inout'): ParamSpec => ({ k: 'outArray', count, countMode });
+
+export const paramSpecs: Record<string, Record<string, ParamSpec>> = {
+  cudaDeviceGetPCIBusId: { pciBusId: { k: 'outString', len: 'len' } },
+  cudaDeviceGetHostAtomicCapabilities: { capabilities: outArr('count', 'in'), operations: inArr('count', false) },
+  cudaDeviceGetP2PAtomicCapabilities: { capabilities: outArr('count', 'in'), operations: inArr('count', false) },
+  cudaSetValidDevices: { device_arr: inArr('len') },
+  cudaStreamBeginCaptureToGraph: { dependencies: inArr('numDependencies'), dependencyData: inArr('numDependencies') },
+  cudaThreadExchangeStreamCaptureMode: { mode: { k: 'inout' } },
+  cudaStreamGetCaptureInfo: {
+    dependencies_out: { k: 'borrowedArray', count: 'numDependencies_out' },
+    edgeData_out: { k: 'borrowedArray', count: 'numDependencies_out' },
+  },
+  cudaStreamUpdateCaptureDependencies: { dependencies: inArr('numDependencies'), dependencyData: inArr('numDependencies') },
+  cudaSignalExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
+  cudaWaitExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
+  cudaLaunchKernel: { args: { k: 'pointer' } },
+  cudaLaunchCooperativeKernel: { args: { k: 'pointer' } },
+  cudaLaunchKernelExC: { args: { k: 'pointer' } },
+  cudaMemcpyBatchAsync: {
+    dsts: inArr('count', false), srcs: inArr('count', false), sizes: inArr('count', false),
+    attrs: inArr('numAttrs', false), attrsIdxs: inArr('numAttrs', false),
+  },
+  cudaMemcpy3DBatchAsync: { opList: inArr('numOps', false) },
+  cudaMemPrefetchBatchAsync: {
+    dptrs: inArr('count', false), sizes: inArr('count', false),
+    prefetchLocs: inArr('numPrefetchLocs', false), prefetchLocIdxs: inArr('numPrefetchLocs', false),
+  },
+  cudaMemDiscardBatchAsync: { dptrs: inArr('count', false), sizes: inArr('count', false) },
+  cudaMemDiscardAndPrefetchBatchAsync: {
+    dptrs: inArr('count', false), sizes: inArr('count', false),
+    prefetchLocs: inArr('numPrefetchLocs', false), prefetchLocIdxs: inArr('numPrefetchLocs', false),
+  },
+  cudaMemRangeGetAttribute: { data: { k: 'rangeAttr', size: 'dataSize', attr: 'attribute' } },
+  cudaMemRangeGetAttributes: { data: inArr('numAttributes', false), dataSizes: inArr('numAttributes', false), attributes: inArr('numAttributes', false) },
+  cudaMemPoolSetAccess: { descList: inArr('count', false) },
+  cudaMemPoolGetAccess: { location: { k: 'inStruct' } },
+  cudaMemPoolSetAttribute: { value: { k: 'attr', attr: 'attr', table: 'memPoolAttr', dir: 'in' } },
+  cudaMemPoolGetAttribute: { value: { k: 'attr', attr: 'attr', table: 'memPoolAttr', dir: 'out' } },
+  cudaDeviceSetGraphMemAttribute: { value: { k: 'attr', attr: 'attr', table: 'graphMemAttr', dir: 'in' } },
+  cudaDeviceGetGraphMemAttribute: { value: { k: 'attr', attr: 'attr', table: 'graphMemAttr', dir: 'out' } },
+  cudaMemGetDefaultMemPool: { location: { k: 'inStruct' } },
+  cudaMemGetMemPool: { location: { k: 'inStruct' } },
+  cudaMemSetMemPool: { location: { k: 'inStruct' } },
+  cudaMemPoolImportPointer: { exportData: { k: 'inStruct' } },
+  cudaGraphicsMapResources: { resources: inArr('count', false) },
+  cudaGraphicsUnmapResources: { resources: inArr('count', false) },
+  cudaLogsDumpToFile: { iterator: { k: 'inout' } },
+  cudaLogsDumpToMemory: { iterator: { k: 'inout' }, size: { k: 'inout' } },
+  cudaGraphAddKernelNode: dep(),
+  cudaGraphAddMemcpyNode: dep(),
+  cudaGraphAddMemcpyNodeToSymbol: dep(),
+  cudaGraphAddMemcpyNodeFromSymbol: dep(),
+  cudaGraphAddMemcpyNode1D: dep(),
+  cudaGraphAddMemsetNode: dep(),
+  cudaGraphAddHostNode: dep(),
+  cudaGraphAddChildGraphNode: dep(),
+  cudaGraphAddEmptyNode: dep(),
+  cudaGraphAddEventRecordNode: dep(),
+  cudaGraphAddEventWaitNode: dep(),
+  cudaGraphAddExternalSemaphoresSignalNode: dep(),
+  cudaGraphAddExternalSemaphoresWaitNode: dep(),
+  cudaGraphAddMemAllocNode: { ...dep(), nodeParams: { k: 'inStruct' } },
+  cudaGraphAddMemFreeNode: dep(),
+  cudaGraphAddNode: { ...dep(), dependencyData: inArr('numDependencies'), nodeParams: { k: 'inStruct' } },
+  cudaGraphNodeSetParams: { nodeParams: { k: 'inStruct' } },
+  cudaGraphExecNodeSetParams: { nodeParams: { k: 'inStruct' } },
+  cudaGraphInstantiateWithParams: { instantiateParams: { k: 'inStruct' } },
+  cudaGraphMemFreeNodeGetParams: { dptr_out: { k: 'outAddr' } },
+  cudaGraphGetNodes: { nodes: outArr('numNodes') },
+  cudaGraphGetRootNodes: { pRootNodes: outArr('pNumRootNodes') },
+  cudaGraphGetEdges: { from: outArr('numEdges'), to: outArr('numEdges'), edgeData: outArr('numEdges') },
+  cudaGraphNodeGetDependencies: { pDependencies: outArr('pNumDependencies'), edgeData: outArr('pNumDependencies') },
+  cudaGraphNodeGetDependentNodes: { pDependentNodes: outArr('pNumDependentNodes'), edgeData: outArr('pNumDependentNodes') },
+  cudaGraphAddDependencies: { from: inArr('numDependencies', false), to: inArr('numDependencies', false), edgeData: inArr('numDependencies') },
+  cudaGraphRemoveDependencies: { from: inArr('numDependencies', false), to: inArr('numDependencies', false), edgeData: inArr('numDependencies') },
+  cudaLibraryLoadData: {
+    jitOptions: inArr('numJitOptions'), jitOptionsValues: inArr('numJitOptions'),
+    libraryOptions: inArr('numLibraryOptions'), libraryOptionValues: inArr('numLibraryOptions'),
+  },
+  cudaLibraryLoadFromFile: {
+    jitOptions: inArr('numJitOptions'), jitOptionsValues: inArr('numJitOptions'),
+    libraryOptions: inArr('numLibraryOptions'), libraryOptionValues: inArr('numLibraryOptions'),
+  },
+  cudaLibraryEnumerateKernels: { kernels: outArr('numKernels', 'in') },
+  cudaGetExportTable: { ppExportTable: { k: 'outAddr' }, pExportTableId: { k: 'inStruct' } },
+  cudaGLGetDevices: { pCudaDevices: outArr('cudaDeviceCount', 'in') },
+  cudaEGLStreamConsumerDisconnect: { conn: { k: 'inout' } },
+  cudaEGLStreamConsumerAcquireFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
+  cudaEGLStreamConsumerReleaseFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
+  cudaEGLStreamProducerDisconnect: { conn: { k: 'inout' } },
+  cudaEGLStreamProducerPresentFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
+  cudaEGLStreamProducerReturnFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
+};
+
+/**
+ * Host memory a call reads or writes, as a JS expression over the call's (checked) parameters:
+ * a host buffer passed there must hold at least that many bytes.
+ */
+const copy = { dst: 'count', src: 'count' };
+const toSym = { src: 'count' };
+const fromSym = { dst: 'count' };
+const d2 = 'span2D(dpitch, width, height)';
+const s2 = 'span2D(spitch, width, height)';
+export const extents: Record<string, Record<string, string>> = {
+  cudaMemcpy: copy, cudaMemcpyAsync: copy, cudaMemcpyPeer: copy, cudaMemcpyPeerAsync: copy,
+  cudaMemcpy2D: { dst: d2, src: s2 }, cudaMemcpy2DAsync: { dst: d2, src: s2 },
+  cudaMemcpy2DToArray: { src: s2 }, cudaMemcpy2DToArrayAsync: { src: s2 },
+  cudaMemcpy2DFromArray: { dst: d2 }, cudaMemcpy2DFromArrayAsync: { dst: d2 },
+  cudaMemcpyToSymbol: toSym, cudaMemcpyToSymbolAsync: toSym, cudaMemcpyFromSymbol: fromSym, cudaMemcpyFromSymbolAsync: fromSym,
+  cudaMemcpyToArray: toSym, cudaMemcpyToArrayAsync: toSym, cudaMemcpyFromArray: fromSym, cudaMemcpyFromArrayAsync: fromSym,
+  cudaMemset: { devPtr: 'count' }, cudaMemsetAsync: { devPtr: 'count' },
+  cudaMemset2D: { devPtr: 'span2D(pitch, width, height)' }, cudaMemset2DAsync: { devPtr: 'span2D(pitch, width, height)' },
+  cudaHostRegister: { ptr: 'size' },
+  cudaMemPrefetchAsync: { devPtr: 'count' }, cudaMemAdvise: { devPtr: 'count' }, cudaStreamAttachMemAsync: { devPtr: 'length' },
+  cudaMemRangeGetAttributes: { devPtr: 'count' },
+  cudaGraphAddMemcpyNode1D: copy, cudaGraphMemcpyNodeSetParams1D: copy, cudaGraphExecMemcpyNodeSetParams1D: copy,
+  cudaGraphAddMemcpyNodeToSymbol: toSym, cudaGraphMemcpyNodeSetParamsToSymbol: toSym, cudaGraphExecMemcpyNodeSetParamsToSymbol: toSym,
+  cudaGraphAddMemcpyNodeFromSymbol: fromSym, cudaGraphMemcpyNodeSetParamsFromSymbol: fromSym, cudaGraphExecMemcpyNodeSetParamsFromSymbol: fromSym,
+  cudaLogsDumpToMemory: { buffer: 'size' },
+};
+
+/** `unsigned long long` typedefs that are handles rather than numbers. */
+export const integerHandles = new Set(['cudaTextureObject_t', 'cudaSurfaceObject_t', 'cudaGraphConditionalHandle']);
+
+/** The C type of the value behind `void *value` for each attribute of an attribute getter/setter. */
+export const attrTables: Record<string, { enumName: string; defaultType: 'int' | 'u64'; types: Record<string, 'int' | 'u64'> }> = {
+  memPoolAttr: {
+    enumName: 'cudaMemPoolAttr',
+    defaultType: 'int',
+    types: {
+      cudaMemPoolAttrReleaseThreshold: 'u64', cudaMemPoolAttrReservedMemCurrent: 'u64', cudaMemPoolAttrReservedMemHigh: 'u64',
+      cudaMemPoolAttrUsedMemCurrent: 'u64', cudaMemPoolAttrUsedMemHigh: 'u64',
+    },
+  },
+  graphMemAttr: { enumName: 'cudaGraphMemAttributeType', defaultType: 'u64', types: {} },
+};
+
+/** Doc lines for functions whose header comment has no brief. */
+export const docs: Record<string, string> = {
+  cudaStreamAttachMemAsync: 'Attach memory to a stream asynchronously',
+  cudaMallocManaged: 'Allocates memory that will be automatically managed by the Unified Memory system',
+  cudaGetDriverEntryPoint: 'Returns the requested driver API function pointer',
+  cudaGetDriverEntryPointByVersion: 'Returns the requested driver API function pointer by CUDA version',
+  cudaGetExportTable: 'Returns an internal export table of the runtime (undocumented by NVIDIA)',
+};
