@@ -1,5 +1,5 @@
 // Two suites: `cpu` runs anywhere (CI has no GPU); `gpu` needs a CUDA device and skips elsewhere.
-const common = { preset: 'ts-jest', testEnvironment: 'node', transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: { warnOnly: false }, isolatedModules: true }] } };
+const common = { preset: 'ts-jest', testEnvironment: 'node', transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: { warnOnly: false } }] } };
 module.exports = {
   projects: [
     { ...common, displayName: 'cpu', testMatch: ['<rootDir>/test/cpu/**/*.test.ts'] },

@@ -1167,13 +1167,13 @@ export enum cudaAtomicOperation {
 /** CUDA-valid Atomic Operation capabilities */
 // enum cudaAtomicOperationCapability — driver_types.h:2440
 export enum cudaAtomicOperationCapability {
-  cudaAtomicCapabilitySigned = 0,
-  cudaAtomicCapabilityUnsigned = 1,
-  cudaAtomicCapabilityReduction = 2,
-  cudaAtomicCapabilityScalar32 = 3,
-  cudaAtomicCapabilityScalar64 = 4,
-  cudaAtomicCapabilityScalar128 = 5,
-  cudaAtomicCapabilityVector32x4 = 6,
+  cudaAtomicCapabilitySigned = 1,
+  cudaAtomicCapabilityUnsigned = 2,
+  cudaAtomicCapabilityReduction = 4,
+  cudaAtomicCapabilityScalar32 = 8,
+  cudaAtomicCapabilityScalar64 = 16,
+  cudaAtomicCapabilityScalar128 = 32,
+  cudaAtomicCapabilityVector32x4 = 64,
 }
 
 /** External memory handle types */

@@ -53,6 +53,7 @@ export function generate(): Generated {
   files.set('src/structs/runtime.ts', structs);
   files.set('src/ffi/cudart.ts', emitFfi(model, tm, plans, perThread, [...byValue.values()]));
   files.set('src/runtime/api.ts', emitFacade(model, tm, plans));
+  files.set('test/cpu/fixtures/runtime-signatures.json', JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts })) })), null, 1) + '\n');
   files.set('tools/codegen/report-runtime.md', report(model, plans, records.length, constants.length, perThread, cr.version));
   return { files, model, constants };
 }

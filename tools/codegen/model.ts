@@ -140,8 +140,8 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     let next = 0n;
     for (const c of n.inner ?? []) {
       if (c.kind !== 'EnumConstantDecl') continue;
-      const ce = (c.inner ?? []).find((x) => x.kind === 'ConstantExpr');
-      const v = ce?.value !== undefined ? BigInt(ce.value) : next;
+      const init = findValue(c);
+      const v = init !== undefined ? BigInt(init) : next;
       values.push({ name: c.name!, value: v, doc: docText(c) });
       model.enumerators.set(c.name!, { enumName: n.name, value: v });
       next = v + 1n;
