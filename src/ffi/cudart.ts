@@ -4,14 +4,14 @@ import koffi, { type TypeObject, type LibraryHandle } from 'koffi';
 
 /** koffi types of the structs passed or returned by value. */
 export const T = {
-  cudaIpcEventHandle_st: koffi.struct({ reserved: koffi.array('int8_t', 64, 'Typed') }),
-  cudaIpcMemHandle_st: koffi.struct({ reserved: koffi.array('int8_t', 64, 'Typed') }),
+  cudaIpcEventHandle_st: koffi.struct({ bytes: [1, koffi.array('uint8_t', 64, 'Typed')] }),
+  cudaIpcMemHandle_st: koffi.struct({ bytes: [1, koffi.array('uint8_t', 64, 'Typed')] }),
   dim3: koffi.struct({ x: 'uint32_t', y: 'uint32_t', z: 'uint32_t' }),
-  cudaExtent: koffi.struct({ width: 'size_t', height: 'size_t', depth: 'size_t' }),
-  cudaPitchedPtr: koffi.struct({ ptr: 'void *', pitch: 'size_t', xsize: 'size_t', ysize: 'size_t' }),
+  cudaExtent: koffi.struct({ bytes: [8, koffi.array('uint8_t', 24, 'Typed')] }),
+  cudaPitchedPtr: koffi.struct({ bytes: [8, koffi.array('uint8_t', 32, 'Typed')] }),
   cudaMemLocation: koffi.struct({ type: 'int32_t', id: 'int32_t' }),
-  cudaChannelFormatDesc: koffi.struct({ x: 'int32_t', y: 'int32_t', z: 'int32_t', w: 'int32_t', f: 'int32_t' }),
-  cudaEglFrame_st: koffi.struct({ frame: koffi.union({ pArray: koffi.array('void *', 3, 'Array'), pPitch: koffi.array(koffi.struct({ ptr: 'void *', pitch: 'size_t', xsize: 'size_t', ysize: 'size_t' }), 3, 'Array') }), planeDesc: koffi.array(koffi.struct({ width: 'uint32_t', height: 'uint32_t', depth: 'uint32_t', pitch: 'uint32_t', numChannels: 'uint32_t', channelDesc: koffi.struct({ x: 'int32_t', y: 'int32_t', z: 'int32_t', w: 'int32_t', f: 'int32_t' }), reserved: koffi.array('uint32_t', 4, 'Typed') }), 3, 'Array'), planeCount: 'uint32_t', frameType: 'int32_t', eglColorFormat: 'int32_t' }),
+  cudaChannelFormatDesc: koffi.struct({ bytes: [4, koffi.array('uint8_t', 20, 'Typed')] }),
+  cudaEglFrame_st: koffi.struct({ bytes: [8, koffi.array('uint8_t', 280, 'Typed')] }),
 };
 
 type Decl = [result: string | TypeObject, params: (string | TypeObject)[]];

@@ -116,7 +116,7 @@ export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError
 /** Opens an interprocess event handle for use in the current process */
 // cudaError_t cudaIpcOpenEventHandle(cudaEvent_t * event, cudaIpcEventHandle_t handle) — cuda_runtime_api.h:764
 export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaIpcEventHandle_stInit): [E.cudaError_t, H.cudaEvent_t | null] {
-  const a_handle = X.byValue(handle, S.cudaIpcEventHandle_st, 'cudaIpcOpenEventHandle', 'handle');
+  const a_handle = { bytes: X.byValue(handle, S.cudaIpcEventHandle_st, 'cudaIpcOpenEventHandle', 'handle')._u8 };
   const err = cudartFns().cudaIpcOpenEventHandle(K.slot[0], a_handle) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
@@ -135,7 +135,7 @@ export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcM
 /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
 // cudaError_t cudaIpcOpenMemHandle(void ** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) — cuda_runtime_api.h:876
 export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMemHandle_stInit, flags: number): [E.cudaError_t, bigint | null] {
-  const a_handle = X.byValue(handle, S.cudaIpcMemHandle_st, 'cudaIpcOpenMemHandle', 'handle');
+  const a_handle = { bytes: X.byValue(handle, S.cudaIpcMemHandle_st, 'cudaIpcOpenMemHandle', 'handle')._u8 };
   const a_flags = M.u32(flags, 'cudaIpcOpenMemHandle', 'flags');
   const err = cudartFns().cudaIpcOpenMemHandle(K.slot[0], a_handle, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1050,7 +1050,7 @@ export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null]
 /** Allocates logical 1D, 2D, or 3D memory objects on the device */
 // cudaError_t cudaMalloc3D(struct cudaPitchedPtr * pitchedDevPtr, struct cudaExtent extent) — cuda_runtime_api.h:5113
 export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t, S.cudaPitchedPtr | null] {
-  const a_extent = X.byValue(extent, S.cudaExtent, 'cudaMalloc3D', 'extent');
+  const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3D', 'extent')._u8 };
   const a_pitchedDevPtr = new S.cudaPitchedPtr();
   const err = cudartFns().cudaMalloc3D(a_pitchedDevPtr._u8, a_extent) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1061,7 +1061,7 @@ export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaEr
 // cudaError_t cudaMalloc3DArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int flags) — cuda_runtime_api.h:5258
 export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMalloc3DArray', 'desc');
-  const a_extent = X.byValue(extent, S.cudaExtent, 'cudaMalloc3DArray', 'extent');
+  const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3DArray', 'extent')._u8 };
   const a_flags = M.u32(flags, 'cudaMalloc3DArray', 'flags');
   const err = cudartFns().cudaMalloc3DArray(K.slot[0], a_desc, a_extent, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1072,7 +1072,7 @@ export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelF
 // cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t * mipmappedArray, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags) — cuda_runtime_api.h:5403
 export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, numLevels: number, flags: number): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMallocMipmappedArray', 'desc');
-  const a_extent = X.byValue(extent, S.cudaExtent, 'cudaMallocMipmappedArray', 'extent');
+  const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMallocMipmappedArray', 'extent')._u8 };
   const a_numLevels = M.u32(numLevels, 'cudaMallocMipmappedArray', 'numLevels');
   const a_flags = M.u32(flags, 'cudaMallocMipmappedArray', 'flags');
   const err = cudartFns().cudaMallocMipmappedArray(K.slot[0], a_desc, a_extent, a_numLevels, a_flags) as E.cudaError_t;
@@ -1473,9 +1473,9 @@ export function cudaMemset2D(devPtr: Pointer, pitch: number, value: number, widt
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) — cuda_runtime_api.h:6887
 export function cudaMemset3D(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrInit, value: number, extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t] {
-  const a_pitchedDevPtr = X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3D', 'pitchedDevPtr');
+  const a_pitchedDevPtr = { bytes: X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3D', 'pitchedDevPtr')._u8 };
   const a_value = M.i32(value, 'cudaMemset3D', 'value');
-  const a_extent = X.byValue(extent, S.cudaExtent, 'cudaMemset3D', 'extent');
+  const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3D', 'extent')._u8 };
   const err = cudartFns().cudaMemset3D(a_pitchedDevPtr, a_value, a_extent) as E.cudaError_t;
   return [err];
 }
@@ -1509,9 +1509,9 @@ export function cudaMemset2DAsync(devPtr: Pointer, pitch: number, value: number,
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream) — cuda_runtime_api.h:7017
 export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrInit, value: number, extent: S.cudaExtent | S.cudaExtentInit, stream: H.cudaStream_t | null): [E.cudaError_t] {
-  const a_pitchedDevPtr = X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3DAsync', 'pitchedDevPtr');
+  const a_pitchedDevPtr = { bytes: X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3DAsync', 'pitchedDevPtr')._u8 };
   const a_value = M.i32(value, 'cudaMemset3DAsync', 'value');
-  const a_extent = X.byValue(extent, S.cudaExtent, 'cudaMemset3DAsync', 'extent');
+  const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3DAsync', 'extent')._u8 };
   const a_stream = M.handle(stream, 'cudaMemset3DAsync', 'stream');
   const err = cudartFns().cudaMemset3DAsync(a_pitchedDevPtr, a_value, a_extent, a_stream) as E.cudaError_t;
   return [err];
@@ -1992,7 +1992,7 @@ export function cudaCreateChannelDesc(x: number, y: number, z: number, w: number
   const a_w = M.i32(w, 'cudaCreateChannelDesc', 'w');
   const a_f = M.i32(f, 'cudaCreateChannelDesc', 'f');
   const v = cudartFns().cudaCreateChannelDesc(a_x, a_y, a_z, a_w, a_f);
-  return [E.cudaError_t.cudaSuccess, new S.cudaChannelFormatDesc(v)];
+  return [E.cudaError_t.cudaSuccess, X.fromBytes(S.cudaChannelFormatDesc, v.bytes)];
 }
 
 /** Creates a texture object */
@@ -2009,7 +2009,7 @@ export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaRes
 /** Destroys a texture object */
 // cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) — cuda_runtime_api.h:9133
 export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null): [E.cudaError_t] {
-  const a_texObject = M.u64(texObject, 'cudaDestroyTextureObject', 'texObject');
+  const a_texObject = (M.handle(texObject, 'cudaDestroyTextureObject', 'texObject') ?? 0n);
   const err = cudartFns().cudaDestroyTextureObject(a_texObject) as E.cudaError_t;
   return [err];
 }
@@ -2017,7 +2017,7 @@ export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null
 /** Returns a texture object's resource descriptor */
 // cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9153
 export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
-  const a_texObject = M.u64(texObject, 'cudaGetTextureObjectResourceDesc', 'texObject');
+  const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
   const err = cudartFns().cudaGetTextureObjectResourceDesc(a_pResDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2027,7 +2027,7 @@ export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_
 /** Returns a texture object's texture descriptor */
 // cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc * pTexDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9173
 export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaTextureDesc | null] {
-  const a_texObject = M.u64(texObject, 'cudaGetTextureObjectTextureDesc', 'texObject');
+  const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.cudaTextureDesc();
   const err = cudartFns().cudaGetTextureObjectTextureDesc(a_pTexDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2037,7 +2037,7 @@ export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t
 /** Returns a texture object's resource view descriptor */
 // cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc * pResViewDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9194
 export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceViewDesc | null] {
-  const a_texObject = M.u64(texObject, 'cudaGetTextureObjectResourceViewDesc', 'texObject');
+  const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.cudaResourceViewDesc();
   const err = cudartFns().cudaGetTextureObjectResourceViewDesc(a_pResViewDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2056,7 +2056,7 @@ export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaRes
 /** Destroys a surface object */
 // cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9259
 export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t] {
-  const a_surfObject = M.u64(surfObject, 'cudaDestroySurfaceObject', 'surfObject');
+  const a_surfObject = (M.handle(surfObject, 'cudaDestroySurfaceObject', 'surfObject') ?? 0n);
   const err = cudartFns().cudaDestroySurfaceObject(a_surfObject) as E.cudaError_t;
   return [err];
 }
@@ -2064,7 +2064,7 @@ export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | nul
 /** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by */
 // cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9278
 export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
-  const a_surfObject = M.u64(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject');
+  const a_surfObject = (M.handle(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
   const err = cudartFns().cudaGetSurfaceObjectResourceDesc(a_pResDesc._u8, a_surfObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3445,7 +3445,7 @@ export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection 
 // cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection * conn, cudaEglFrame eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:534
 export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnection | null, eglframe: S.cudaEglFrame_st | S.cudaEglFrame_stInit, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
   K.U64[0] = M.handle(conn, 'cudaEGLStreamProducerPresentFrame', 'conn') ?? 0n;
-  const a_eglframe = X.byValue(eglframe, S.cudaEglFrame_st, 'cudaEGLStreamProducerPresentFrame', 'eglframe');
+  const a_eglframe = { bytes: X.byValue(eglframe, S.cudaEglFrame_st, 'cudaEGLStreamProducerPresentFrame', 'eglframe')._u8 };
   K.U64[1] = M.handle(pStream, 'cudaEGLStreamProducerPresentFrame', 'pStream') ?? 0n;
   const err = cudartFns().cudaEGLStreamProducerPresentFrame(K.slot[0], a_eglframe, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];

@@ -110,3 +110,10 @@ export function rangeAttrOut(mem: Uint8Array, attr: number, dataSize: number): n
   if (attr === RANGE_ACCESSED_BY) return Array.from(ints.subarray(0, Math.floor(dataSize / 4)));
   return ints[0];
 }
+
+/** A struct returned by value, from the bytes koffi hands back. */
+export function fromBytes<T extends CStruct>(cls: StructClass<T>, b: ArrayLike<number>): T {
+  const s = new cls();
+  s._u8.set(b);
+  return s;
+}

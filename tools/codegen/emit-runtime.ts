@@ -280,7 +280,9 @@ export function planFunction(model: Model, tm: TypeMap, fn: FunctionModel): Plan
     if (r.k !== 'ptr' || v.k === 'handle' || v.k === 'fnptr') {
       if (v.k === 'record') {
         addJs(p, `S.${v.rec.name} | S.${v.rec.name}Init`);
-        plan.pre.push(`const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
+        plan.pre.push(v.rec.size > 16
+          ? `const ${L} = { bytes: X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}')._u8 };`
+          : `const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
         plan.needsLib.add(v.rec.name);
       } else {
         addJs(p, tsQ(tm, tm.tsIn(v)));
@@ -403,7 +405,11 @@ export function emitFfi(model: Model, tm: TypeMap, plans: Plan[], perThread: Map
   const o = [banner('koffi declarations of libcudart'), `import koffi, { type TypeObject, type LibraryHandle } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
-  for (const rec of byValue) o.push(`  ${rec.name}: ${koffiRecord(model, tm, rec)},`);
+  // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
+  // as they are. Smaller ones are classified by their fields, so koffi gets the real fields.
+  for (const rec of byValue) {
+    o.push(`  ${rec.name}: ${rec.size > 16 ? `koffi.struct({ bytes: [${rec.align}, koffi.array('uint8_t', ${rec.size}, 'Typed')] })` : koffiRecord(model, tm, rec)},`);
+  }
   o.push('};');
   o.push('');
   o.push('type Decl = [result: string | TypeObject, params: (string | TypeObject)[]];');
@@ -485,7 +491,8 @@ function emitFunction(tm: TypeMap, p: Plan): string {
   if (!isErr) {
     // cudaGetErrorName, cudaGetErrorString, cudaCreateChannelDesc: values, not statuses.
     const r = resolve(fn.ret);
-    const conv = r.k === 'record' ? `new S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}(v)` : 'v as string';
+    const rrec = r.k === 'record' ? (tm.value(fn.ret) as { rec: RecordModel }).rec : null;
+    const conv = rrec ? (rrec.size > 16 ? `X.fromBytes(S.${rrec.name}, v.bytes)` : `new S.${rrec.name}(v)`) : 'v as string';
     const ts = r.k === 'record' ? `S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}` : 'string';
     o.push(`export function ${fn.name}(${params}): [E.cudaError_t, ${ts}] {`);
     for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);

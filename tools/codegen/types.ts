@@ -161,7 +161,7 @@ export class TypeMap {
       case 'float': case 'double': return `M.f64(${a})`;
       case 'bool': return `M.bool(${a})`;
       case 'enum': return v.signed ? `M.i32(${a})` : `M.u32(${a})`;
-      case 'handle': return v.integer ? `M.u64(${a})` : `M.handle(${a})`;
+      case 'handle': return v.integer ? `(M.handle(${a}) ?? 0n)` : `M.handle(${a})`;
       case 'addr': return `M.pointer(${a})`;
       case 'fnptr': return `M.handle(${a})`;
       case 'record': return `X.byValue(${x}, S.${v.rec.name}, '${fn}', '${p}')`;

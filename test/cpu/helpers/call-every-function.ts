@@ -1,0 +1,34 @@
+// Calls every bound runtime function once with well-typed arguments and prints one JSON line per
+// call, so a parent process can tell which call, if any, crashed the process.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { cudart } from '../../../src';
+
+const sigs: { name: string; params: { name: string; ts: string }[] }[] = JSON.parse(
+  fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'runtime-signatures.json'), 'utf8'),
+);
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-all-'));
+
+/** A well-typed value for a parameter of TypeScript type `ts`. */
+function sample(fn: string, p: { name: string; ts: string }): unknown {
+  const ts = p.ts;
+  if (ts.endsWith('[] | null')) return null;
+  if (ts.endsWith('[]')) return [];
+  if (ts === 'string') return /path|file/i.test(p.name) ? path.join(tmp, `${fn}.out`) : 'x';
+  if (ts === 'number' || /^E\.\w+$/.test(ts)) return 0;
+  if (ts === 'Pointer' || ts.endsWith('| null')) return null;
+  if (ts === 'bigint | number') return 0n;
+  if (ts === 'number | bigint') return 0;
+  const s = /^S\.(\w+) \| S\.\w+Init$/.exec(ts);
+  if (s) return new (cudart as any)[s[1]]();
+  throw new Error(`no sample for ${fn}(${p.name}: ${ts})`);
+}
+
+for (const sig of sigs) {
+  process.stdout.write(JSON.stringify({ start: sig.name }) + '\n');
+  const args = sig.params.map((p) => sample(sig.name, p));
+  const r = (cudart as any)[sig.name](...args);
+  process.stdout.write(JSON.stringify({ name: sig.name, status: Array.isArray(r) ? r[0] : 'not a tuple', n: Array.isArray(r) ? r.length : -1 }) + '\n');
+}
+fs.rmSync(tmp, { recursive: true, force: true });

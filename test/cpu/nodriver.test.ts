@@ -1,0 +1,59 @@
+// Without a driver (this machine, CI) every call returns its status; none crashes the process.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { cudart } from '../../src';
+import sigs from './fixtures/runtime-signatures.json';
+
+const hasDriver = cudart.cudaGetDeviceCount()[0] !== cudart.cudaError_t.cudaErrorInsufficientDriver;
+
+describe('every bound function, called once in a child process', () => {
+  let results: { name: string; status: number; n: number }[] = [];
+  let child: ReturnType<typeof spawnSync>;
+  beforeAll(() => {
+    child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'call-every-function.ts')], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
+    results = String(child.stdout).split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.name);
+  }, 120_000);
+
+  test('the child ran every call and exited normally', () => {
+    const lines = String(child.stdout).trim().split('\n');
+    const last = lines.length ? JSON.parse(lines[lines.length - 1]) : {};
+    expect({ signal: child.signal, status: child.status, lastCall: last.name ?? last.start, stderr: String(child.stderr).slice(0, 500) })
+      .toEqual({ signal: null, status: 0, lastCall: sigs[sigs.length - 1].name, stderr: expect.any(String) });
+    expect(results.length).toBe(sigs.length);
+  });
+
+  test('each call returned a tuple whose first element is a status', () => {
+    const bad = results.filter((r) => typeof r.status !== 'number' || r.n < 1);
+    expect(bad).toEqual([]);
+  });
+
+  (hasDriver ? test.skip : test)('without a driver, calls that need the GPU report cudaErrorInsufficientDriver', () => {
+    const byName = new Map(results.map((r) => [r.name, r.status]));
+    for (const n of ['cudaGetDeviceCount', 'cudaMalloc', 'cudaStreamCreate', 'cudaEventCreate', 'cudaDeviceSynchronize', 'cudaGraphCreate', 'cudaLaunchKernel', 'cudaMemcpy']) {
+      expect([n, byName.get(n)]).toEqual([n, cudart.cudaError_t.cudaErrorInsufficientDriver]);
+    }
+    for (const n of ['cudaRuntimeGetVersion', 'cudaGetErrorName', 'cudaGetErrorString', 'cudaCreateChannelDesc']) {
+      expect([n, byName.get(n)]).toEqual([n, cudart.cudaError_t.cudaSuccess]);
+    }
+  });
+});
+
+(hasDriver ? describe.skip : describe)('no-driver results as the issue states them', () => {
+  test('cudaGetDeviceCount() → [cudaErrorInsufficientDriver, null]', () => {
+    expect(cudart.cudaGetDeviceCount()).toEqual([cudart.cudaError_t.cudaErrorInsufficientDriver, null]);
+  });
+  test('cudaRuntimeGetVersion() → [cudaSuccess, 13000]', () => {
+    expect(cudart.cudaRuntimeGetVersion()).toEqual([cudart.cudaError_t.cudaSuccess, 13000]);
+  });
+  test("cudaGetErrorName(35) → [cudaSuccess, 'cudaErrorInsufficientDriver']", () => {
+    expect(cudart.cudaGetErrorName(35)).toEqual([cudart.cudaError_t.cudaSuccess, 'cudaErrorInsufficientDriver']);
+  });
+  test('libraryInfo() names the file and version loaded', () => {
+    const info = cudart.libraryInfo();
+    expect(info.version).toBe(13000);
+    expect(info.path).toMatch(/libcudart\.so\.13/);
+  });
+});
