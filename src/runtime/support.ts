@@ -42,7 +42,7 @@ export function packArray(
   if (a === null) return null;
   const mem = bytes(Math.max(1, count * elemSize));
   const dv = new DataView(mem.buffer);
-  for (let i = 0; i < count; i++) write(dv, i * elemSize, a[i], `${p}[${i}]`);
+  for (let i = 0; i < count; i++) write(dv, i * elemSize, a[i], `${fn}: parameter '${p}[${i}]'`);
   return mem;
 }
 

@@ -1,0 +1,122 @@
+// Struct classes: own bytes, live nested views, copies on assignment, arrays, strings, pointers.
+import koffi from 'koffi';
+import { cudart } from '../../src';
+
+test('a struct is made from a plain object of its fields', () => {
+  const e = new cudart.cudaExtent({ width: 4 });
+  expect([e.width, e.height, e.depth]).toEqual([4, 0, 0]);
+  expect(e.bytes.length).toBe(cudart.cudaExtent.layout.size);
+});
+
+test('an unknown field is a TypeError naming the struct and the field', () => {
+  expect(() => new cudart.cudaExtent({ widht: 4 } as any)).toThrow(/cudaExtent: no field named 'widht'/);
+});
+
+test('a field rejects values outside its C type', () => {
+  const d = new cudart.dim3();
+  expect(() => (d.x = -1)).toThrow(new RangeError('dim3.x: must be an integer within [0, 4294967295], got -1'));
+  expect(() => ((d as any).x = 'a')).toThrow(TypeError);
+});
+
+test('getPtr() is the address of the bytes', () => {
+  const e = new cudart.cudaExtent({ width: 7 });
+  expect(koffi.decode(e.getPtr(), 'size_t')).toBe(7);
+});
+
+test('a nested struct field is a live view', () => {
+  const p = new cudart.cudaMemcpy3DParms();
+  p.extent.width = 16;
+  expect(p.extent.width).toBe(16);
+  const view = p.extent;
+  p.extent = new cudart.cudaExtent({ width: 32, height: 2, depth: 1 });
+  expect(view.width).toBe(32);
+});
+
+test('assigning a struct copies it', () => {
+  const p = new cudart.cudaMemcpy3DParms();
+  const e = new cudart.cudaExtent({ width: 8 });
+  p.extent = e;
+  e.width = 9;
+  expect(p.extent.width).toBe(8);
+});
+
+test('an unnamed union member reads through its path', () => {
+  const r = new cudart.cudaResourceDesc({ resType: cudart.cudaResourceType.cudaResourceTypeLinear });
+  r.res.linear.devPtr = 0x1000n;
+  r.res.linear.sizeInBytes = 256;
+  expect(r.res.linear.devPtr).toBe(0x1000n);
+  expect(r.res.array.array).toBe(0x1000n);
+  expect(r.res.linear.sizeInBytes).toBe(256);
+});
+
+test('fixed arrays read and write as arrays', () => {
+  const p = new cudart.cudaDeviceProp();
+  p.maxThreadsDim = [1024, 1024, 64];
+  expect(p.maxThreadsDim).toEqual([1024, 1024, 64]);
+  expect(() => (p.maxThreadsDim = [1, 2, 3, 4])).toThrow(/cudaDeviceProp.maxThreadsDim: 4 elements do not fit in \[3\]/);
+});
+
+test('char[] text fields read as strings, binary ones as bytes', () => {
+  const p = new cudart.cudaDeviceProp();
+  p.name = 'NVIDIA H100 80GB HBM3';
+  expect(p.name).toBe('NVIDIA H100 80GB HBM3');
+  expect(() => (p.name = 'x'.repeat(256))).toThrow(/do not fit in char\[256\]/);
+  expect(p.uuid.bytes).toBeInstanceOf(Uint8Array);
+  expect(p.uuid.bytes.length).toBe(16);
+  const h = new cudart.cudaIpcMemHandle_t({ reserved: new Uint8Array(64).fill(7) });
+  expect(Array.from(h.reserved.slice(0, 3))).toEqual([7, 7, 7]);
+});
+
+test('64-bit fields are bigints, sizes are numbers', () => {
+  const a = new cudart.cudaAccessPolicyWindow({ base_ptr: 0x10n, num_bytes: 4096 });
+  expect(a.base_ptr).toBe(0x10n);
+  expect(a.num_bytes).toBe(4096);
+  const m = new cudart.cudaExternalSemaphoreSignalParams();
+  m.params.fence.value = 5;
+  expect(m.params.fence.value).toBe(5n);
+});
+
+test('a pointer field holding host memory keeps it alive and points at it', () => {
+  const buf = Buffer.from([1, 2, 3, 4]);
+  const p = new cudart.cudaPitchedPtr({ ptr: buf, pitch: 4, xsize: 4, ysize: 1 });
+  expect(p.ptr).toBe(koffi.address(buf));
+  expect(p._keep?.ptr).toBe(buf);
+});
+
+test('a pointer field with a count takes an array of structs', () => {
+  const sems = [cudart.cudaExternalSemaphore_t(1), cudart.cudaExternalSemaphore_t(2)];
+  const params = new cudart.cudaExternalSemaphoreSignalNodeParams({ extSemArray: sems, numExtSems: 2 });
+  expect(Array.from(koffi.decode(params.extSemArray, 'uint64_t', 2) as ArrayLike<bigint>)).toEqual([1n, 2n]);
+  params.paramsArray = [{ flags: 3 }, new cudart.cudaExternalSemaphoreSignalParams({ flags: 4 })];
+  const size = cudart.cudaExternalSemaphoreSignalParams.layout.size;
+  const flagsAt = cudart.cudaExternalSemaphoreSignalParams.layout.fields.flags.offset;
+  expect(koffi.decode(params.paramsArray + BigInt(size + flagsAt), 'uint32_t')).toBe(4);
+});
+
+test('a fixed array of structs reads as copies', () => {
+  const f = new cudart.cudaEglFrame();
+  const planes = f.planeDesc;
+  planes[0].width = 5;
+  expect(f.planeDesc[0].width).toBe(0);
+  f.planeDesc = [{ width: 5 }];
+  expect(f.planeDesc[0].width).toBe(5);
+});
+
+test('typedef names are aliases of the class', () => {
+  expect(cudart.cudaUUID_t).toBe(cudart.CUuuid_st);
+  expect(cudart.cudaStreamAttrValue).toBe(cudart.cudaLaunchAttributeValue);
+});
+
+test('make_cudaExtent, make_cudaPitchedPtr and make_cudaPos build the structs', () => {
+  expect(cudart.make_cudaExtent(1, 2, 3).toJSON()).toEqual({ width: 1, height: 2, depth: 3 });
+  expect(cudart.make_cudaPos(4, 5, 6).toJSON()).toEqual({ x: 4, y: 5, z: 6 });
+  const p = cudart.make_cudaPitchedPtr(0x100n, 64, 16, 4);
+  expect([p.ptr, p.pitch, p.xsize, p.ysize]).toEqual([0x100n, 64, 16, 4]);
+});
+
+test('output structs come back as instances', () => {
+  const [err, desc] = cudart.cudaCreateChannelDesc(32, 0, 0, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat);
+  expect(err).toBe(cudart.cudaError_t.cudaSuccess);
+  expect(desc).toBeInstanceOf(cudart.cudaChannelFormatDesc);
+  expect([desc.x, desc.f]).toEqual([32, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat]);
+});
