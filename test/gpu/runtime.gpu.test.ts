@@ -56,12 +56,15 @@ function patternMismatches(a: Uint32Array, seed: number): number {
   return bad;
 }
 
+/** The sum of all words, exact (summed in chunks that stay below 2^53). */
 function sum32(a: Uint32Array): bigint {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s = (s + a[i]) % 4294967296;
-  let x = 0n;
-  for (let i = 0; i < a.length; i += 4096) x += BigInt(a[i]);
-  return BigInt(s) * 1000003n + x;
+  let total = 0n;
+  for (let at = 0; at < a.length; at += 1 << 20) {
+    let s = 0;
+    for (let i = at; i < Math.min(a.length, at + (1 << 20)); i++) s += a[i];
+    total += BigInt(s);
+  }
+  return total;
 }
 
 /** Rows of `nvidia-smi --query-gpu=...`, one object a GPU. */
@@ -221,7 +224,7 @@ describeGpu(gpu.title, () => {
       try {
         expect(pitch).toBeGreaterThanOrEqual(width);
         const host = new Uint8Array(width * height);
-        for (let i = 0; i < host.length; i++) host[i] = (i * 7 + (i / width) | 0) & 0xff;
+        for (let i = 0; i < host.length; i++) host[i] = (i * 7 + Math.floor(i / width)) & 0xff;
         ok(cudart.cudaMemset(d, 0xee, pitch * height), 'cudaMemset');
         ok(cudart.cudaMemcpy2D(d, pitch, host, width, width, height, H2D), 'cudaMemcpy2D H2D');
 
@@ -331,8 +334,9 @@ describeGpu(gpu.title, () => {
         ok(cudart.cudaMemcpy(back, d, n, D2H), 'cudaMemcpy D2H');
         expect(patternMismatches(back, 0xabcdef)).toBe(0);
 
-        // And write it from the device: the host sees it.
-        ok(cudart.cudaMemset(dp, 0x11, 64), 'cudaMemset through the mapped pointer');
+        // And write it from the device through the same pointer: the host sees it.
+        ok(cudart.cudaMemset(d, 0x11, 64), 'cudaMemset');
+        ok(cudart.cudaMemcpy(dp, d, 64, D2D), 'cudaMemcpy D2D to the mapped pointer');
         ok(cudart.cudaDeviceSynchronize(), 'cudaDeviceSynchronize');
         expect(view[0]).toBe(0x11111111);
         expect(view[15]).toBe(0x11111111);
@@ -360,9 +364,12 @@ describeGpu(gpu.title, () => {
         const [dp] = ok(cudart.cudaHostGetDevicePointer(buf, 0), 'cudaHostGetDevicePointer');
         expect(dp).toBe(attr.devicePointer);
 
-        [d] = ok(cudart.cudaMalloc(n), 'cudaMalloc');
+        [d] = ok(cudart.cudaMalloc(2 * n), 'cudaMalloc');
+        const zeros = d + BigInt(n);
         ok(cudart.cudaMemcpy(d, buf, n, H2D), 'cudaMemcpy H2D from registered');
-        ok(cudart.cudaMemset(dp, 0, n), 'cudaMemset of the registered memory through its device pointer');
+        // The device writes zeros into the Buffer through its mapped device pointer.
+        ok(cudart.cudaMemset(zeros, 0, n), 'cudaMemset');
+        ok(cudart.cudaMemcpy(dp, zeros, n, D2D), 'cudaMemcpy D2D to the mapped pointer');
         ok(cudart.cudaDeviceSynchronize(), 'cudaDeviceSynchronize');
         expect(buf.every((b) => b === 0)).toBe(true);
         ok(cudart.cudaMemcpy(buf, d, n, D2H), 'cudaMemcpy D2H into registered');

@@ -1,0 +1,94 @@
+// The loader: search order, the error that lists every path tried, the version check, lazy loading.
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { candidates, openLibrary, LibraryLoadError } from '../../src/ffi/loader';
+import { cudartSpec } from '../../src/ffi/cudart-lib';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-loader-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+/** A shared library that says it is CUDA runtime `version`. */
+function fakeCudart(version: number): string {
+  const src = path.join(tmp, `fake${version}.c`);
+  const lib = path.join(tmp, `libcudart-fake${version}.so`);
+  fs.writeFileSync(src, `int cudaRuntimeGetVersion(int *v) { *v = ${version}; return 0; }\n`);
+  execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
+  return lib;
+}
+
+test('the search order: the override variable, CUDA_HOME, CUDA_PATH, the soname, the toolkit folder', () => {
+  const c = candidates(cudartSpec, { CUDA_BINDINGS_CUDART: '/x/libcudart.so', CUDA_HOME: '/h', CUDA_PATH: '/p' }, 'linux');
+  expect(c).toEqual([
+    '/x/libcudart.so',
+    '/h/lib64/libcudart.so.13', '/h/lib/libcudart.so.13', '/h/bin/libcudart.so.13', '/h/bin/x64/libcudart.so.13',
+    '/p/lib64/libcudart.so.13', '/p/lib/libcudart.so.13', '/p/bin/libcudart.so.13', '/p/bin/x64/libcudart.so.13',
+    'libcudart.so.13', '/usr/local/cuda/lib64/libcudart.so.13',
+  ]);
+});
+
+test('on Windows the DLL names are searched', () => {
+  expect(candidates(cudartSpec, {}, 'win32')).toEqual(['cudart64_13.dll', 'cudart64_130.dll']);
+});
+
+test('when nothing loads, the error lists every path tried and why each failed', () => {
+  const spec = { ...cudartSpec, linuxNames: ['libcudart-does-not-exist.so.13'] };
+  let err: unknown;
+  try {
+    openLibrary(spec, { CUDA_BINDINGS_CUDART: '/nonexistent/libcudart.so.13', CUDA_HOME: '/nonexistent-home' });
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(LibraryLoadError);
+  const msg = (err as Error).message;
+  expect(msg).toMatch(/^libcudart: could not load the library. Tried:/);
+  expect(msg).toContain('  - /nonexistent/libcudart.so.13: no such file');
+  expect(msg).toContain('  - /nonexistent-home/lib64/libcudart-does-not-exist.so.13: no such file');
+  expect(msg).toMatch(/ {2}- libcudart-does-not-exist\.so\.13: .+/);
+  expect((err as LibraryLoadError).attempts.length).toBe(7);
+});
+
+test('a library of another CUDA major is refused with a clear reason', () => {
+  const fake = fakeCudart(12080);
+  const spec = { ...cudartSpec, linuxNames: ['libcudart-does-not-exist.so.13'] };
+  expect(() => openLibrary(spec, { CUDA_BINDINGS_CUDART: fake })).toThrow(`${fake}: CUDA runtime 12.8 found, but these bindings need CUDA 13.x`);
+});
+
+test('a library that is not the CUDA runtime is refused', () => {
+  const spec = { ...cudartSpec, linuxNames: ['libcudart-does-not-exist.so.13'] };
+  expect(() => openLibrary(spec, { CUDA_BINDINGS_CUDART: 'libc.so.6' })).toThrow('libc.so.6: not a CUDA runtime library (no cudaRuntimeGetVersion)');
+});
+
+test('the override variable picks the file', () => {
+  const fake = fakeCudart(13020);
+  const lib = openLibrary(cudartSpec, { CUDA_BINDINGS_CUDART: fake });
+  expect([lib.file, lib.version]).toEqual([fake, 13020]);
+});
+
+/** Runs a script in a fresh Node process (so nothing is loaded yet) and returns its stdout. */
+function node(script: string, env: NodeJS.ProcessEnv = {}): string {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: path.join(__dirname, '..', '..') });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return r.stdout.trim();
+}
+
+test('importing the package opens no library; the first call does', () => {
+  const out = node(`
+    const fs = require('fs');
+    const { cudart } = require('./src');
+    const before = fs.readFileSync('/proc/self/maps', 'utf8').includes('libcudart');
+    cudart.cudaGetDeviceCount();
+    const after = fs.readFileSync('/proc/self/maps', 'utf8').includes('libcudart');
+    console.log(JSON.stringify([before, after]));`);
+  expect(JSON.parse(out)).toEqual([false, true]);
+});
+
+test('CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM=1 binds the _ptsz/_ptds symbols', () => {
+  const script = `
+    const { cudart } = require('./src');
+    const { cudart: fns } = require('./src/ffi/cudart-lib');
+    console.log(JSON.stringify([cudart.libraryInfo().perThreadDefaultStream, fns().cudaMemcpy.info.name, fns().cudaStreamQuery.info.name, fns().cudaMalloc.info.name]));`;
+  expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '1' }))).toEqual([true, 'cudaMemcpy_ptds', 'cudaStreamQuery_ptsz', 'cudaMalloc']);
+  expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '' }))).toEqual([false, 'cudaMemcpy', 'cudaStreamQuery', 'cudaMalloc']);
+});
