@@ -14,687 +14,687 @@ export const T = {
   cudaEglFrame_st: koffi.struct({ bytes: [8, koffi.array('uint8_t', 280, 'Typed')] }),
 };
 
-type Decl = [result: string | TypeObject, params: (string | TypeObject)[]];
-/** Every bound function: its koffi result and parameter types, after its C prototype. */
+type Decl = [symbol: string, result: string | TypeObject, params: (string | TypeObject)[]];
+/** Every bound function: its C symbol, koffi result and parameter types, after its C prototype. */
 export const declarations = {
   // cudaError_t cudaDeviceReset(void) — cuda_runtime_api.h:330
-  cudaDeviceReset: ['int32_t', []] as Decl,
+  cudaDeviceReset: ['cudaDeviceReset', 'int32_t', []] as Decl,
   // cudaError_t cudaDeviceSynchronize(void) — cuda_runtime_api.h:352
-  cudaDeviceSynchronize: ['int32_t', []] as Decl,
+  cudaDeviceSynchronize: ['cudaDeviceSynchronize', 'int32_t', []] as Decl,
   // cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) — cuda_runtime_api.h:438
-  cudaDeviceSetLimit: ['int32_t', ['int32_t', 'size_t']] as Decl,
+  cudaDeviceSetLimit: ['cudaDeviceSetLimit', 'int32_t', ['int32_t', 'size_t']] as Decl,
   // cudaError_t cudaDeviceGetLimit(size_t * pValue, enum cudaLimit limit) — cuda_runtime_api.h:474
-  cudaDeviceGetLimit: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaDeviceGetLimit: ['cudaDeviceGetLimit', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, const struct cudaChannelFormatDesc * fmtDesc, int device) — cuda_runtime_api.h:497
-  cudaDeviceGetTexture1DLinearMaxWidth: ['int32_t', ['void *', 'void *', 'int32_t']] as Decl,
+  cudaDeviceGetTexture1DLinearMaxWidth: ['cudaDeviceGetTexture1DLinearMaxWidth', 'int32_t', ['void *', 'void *', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache * pCacheConfig) — cuda_runtime_api.h:531
-  cudaDeviceGetCacheConfig: ['int32_t', ['void *']] as Decl,
+  cudaDeviceGetCacheConfig: ['cudaDeviceGetCacheConfig', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaDeviceGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda_runtime_api.h:568
-  cudaDeviceGetStreamPriorityRange: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaDeviceGetStreamPriorityRange: ['cudaDeviceGetStreamPriorityRange', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:612
-  cudaDeviceSetCacheConfig: ['int32_t', ['int32_t']] as Decl,
+  cudaDeviceSetCacheConfig: ['cudaDeviceSetCacheConfig', 'int32_t', ['int32_t']] as Decl,
   // cudaError_t cudaDeviceGetByPCIBusId(int * device, const char * pciBusId) — cuda_runtime_api.h:639
-  cudaDeviceGetByPCIBusId: ['int32_t', ['void *', 'const char *']] as Decl,
+  cudaDeviceGetByPCIBusId: ['cudaDeviceGetByPCIBusId', 'int32_t', ['void *', 'const char *']] as Decl,
   // cudaError_t cudaDeviceGetPCIBusId(char * pciBusId, int len, int device) — cuda_runtime_api.h:669
-  cudaDeviceGetPCIBusId: ['int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
+  cudaDeviceGetPCIBusId: ['cudaDeviceGetPCIBusId', 'int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t * handle, cudaEvent_t event) — cuda_runtime_api.h:720
-  cudaIpcGetEventHandle: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaIpcGetEventHandle: ['cudaIpcGetEventHandle', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaIpcOpenEventHandle(cudaEvent_t * event, cudaIpcEventHandle_t handle) — cuda_runtime_api.h:764
-  cudaIpcOpenEventHandle: ['int32_t', ['void *', T.cudaIpcEventHandle_st]] as Decl,
+  cudaIpcOpenEventHandle: ['cudaIpcOpenEventHandle', 'int32_t', ['void *', T.cudaIpcEventHandle_st]] as Decl,
   // cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t * handle, void * devPtr) — cuda_runtime_api.h:809
-  cudaIpcGetMemHandle: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaIpcGetMemHandle: ['cudaIpcGetMemHandle', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaIpcOpenMemHandle(void ** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) — cuda_runtime_api.h:876
-  cudaIpcOpenMemHandle: ['int32_t', ['void *', T.cudaIpcMemHandle_st, 'uint32_t']] as Decl,
+  cudaIpcOpenMemHandle: ['cudaIpcOpenMemHandle', 'int32_t', ['void *', T.cudaIpcMemHandle_st, 'uint32_t']] as Decl,
   // cudaError_t cudaIpcCloseMemHandle(void * devPtr) — cuda_runtime_api.h:915
-  cudaIpcCloseMemHandle: ['int32_t', ['void *']] as Decl,
+  cudaIpcCloseMemHandle: ['cudaIpcCloseMemHandle', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope) — cuda_runtime_api.h:947
-  cudaDeviceFlushGPUDirectRDMAWrites: ['int32_t', ['int32_t', 'int32_t']] as Decl,
+  cudaDeviceFlushGPUDirectRDMAWrites: ['cudaDeviceFlushGPUDirectRDMAWrites', 'int32_t', ['int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void * userData, cudaAsyncCallbackHandle_t * callback) — cuda_runtime_api.h:985
-  cudaDeviceRegisterAsyncNotification: ['int32_t', ['int32_t', 'void *', 'void *', 'void *']] as Decl,
+  cudaDeviceRegisterAsyncNotification: ['cudaDeviceRegisterAsyncNotification', 'int32_t', ['int32_t', 'void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) — cuda_runtime_api.h:1008
-  cudaDeviceUnregisterAsyncNotification: ['int32_t', ['int32_t', 'void *']] as Decl,
+  cudaDeviceUnregisterAsyncNotification: ['cudaDeviceUnregisterAsyncNotification', 'int32_t', ['int32_t', 'void *']] as Decl,
   // cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig * pConfig) — cuda_runtime_api.h:1055
-  cudaDeviceGetSharedMemConfig: ['int32_t', ['void *']] as Decl,
+  cudaDeviceGetSharedMemConfig: ['cudaDeviceGetSharedMemConfig', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) — cuda_runtime_api.h:1101
-  cudaDeviceSetSharedMemConfig: ['int32_t', ['int32_t']] as Decl,
+  cudaDeviceSetSharedMemConfig: ['cudaDeviceSetSharedMemConfig', 'int32_t', ['int32_t']] as Decl,
   // cudaError_t cudaGetLastError(void) — cuda_runtime_api.h:1165
-  cudaGetLastError: ['int32_t', []] as Decl,
+  cudaGetLastError: ['cudaGetLastError', 'int32_t', []] as Decl,
   // cudaError_t cudaPeekAtLastError(void) — cuda_runtime_api.h:1216
-  cudaPeekAtLastError: ['int32_t', []] as Decl,
+  cudaPeekAtLastError: ['cudaPeekAtLastError', 'int32_t', []] as Decl,
   // const char * cudaGetErrorName(cudaError_t error) — cuda_runtime_api.h:1232
-  cudaGetErrorName: ['const char *', ['int32_t']] as Decl,
+  cudaGetErrorName: ['cudaGetErrorName', 'const char *', ['int32_t']] as Decl,
   // const char * cudaGetErrorString(cudaError_t error) — cuda_runtime_api.h:1248
-  cudaGetErrorString: ['const char *', ['int32_t']] as Decl,
+  cudaGetErrorString: ['cudaGetErrorString', 'const char *', ['int32_t']] as Decl,
   // cudaError_t cudaGetDeviceCount(int * count) — cuda_runtime_api.h:1277
-  cudaGetDeviceCount: ['int32_t', ['void *']] as Decl,
+  cudaGetDeviceCount: ['cudaGetDeviceCount', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp * prop, int device) — cuda_runtime_api.h:1299
-  cudaGetDeviceProperties: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaGetDeviceProperties: ['cudaGetDeviceProperties', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetAttribute(int * value, enum cudaDeviceAttr attr, int device) — cuda_runtime_api.h:1324
-  cudaDeviceGetAttribute: ['int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
+  cudaDeviceGetAttribute: ['cudaDeviceGetAttribute', 'int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int device) — cuda_runtime_api.h:1357
-  cudaDeviceGetHostAtomicCapabilities: ['int32_t', ['void *', 'void *', 'uint32_t', 'int32_t']] as Decl,
+  cudaDeviceGetHostAtomicCapabilities: ['cudaDeviceGetHostAtomicCapabilities', 'int32_t', ['void *', 'void *', 'uint32_t', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1375
-  cudaDeviceGetDefaultMemPool: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaDeviceGetDefaultMemPool: ['cudaDeviceGetDefaultMemPool', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) — cuda_runtime_api.h:1399
-  cudaDeviceSetMemPool: ['int32_t', ['int32_t', 'void *']] as Decl,
+  cudaDeviceSetMemPool: ['cudaDeviceSetMemPool', 'int32_t', ['int32_t', 'void *']] as Decl,
   // cudaError_t cudaDeviceGetMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1419
-  cudaDeviceGetMemPool: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaDeviceGetMemPool: ['cudaDeviceGetMemPool', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int device, int flags) — cuda_runtime_api.h:1481
-  cudaDeviceGetNvSciSyncAttributes: ['int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
+  cudaDeviceGetNvSciSyncAttributes: ['cudaDeviceGetNvSciSyncAttributes', 'int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetP2PAttribute(int * value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) — cuda_runtime_api.h:1525
-  cudaDeviceGetP2PAttribute: ['int32_t', ['void *', 'int32_t', 'int32_t', 'int32_t']] as Decl,
+  cudaDeviceGetP2PAttribute: ['cudaDeviceGetP2PAttribute', 'int32_t', ['void *', 'int32_t', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int srcDevice, int dstDevice) — cuda_runtime_api.h:1561
-  cudaDeviceGetP2PAtomicCapabilities: ['int32_t', ['void *', 'void *', 'uint32_t', 'int32_t', 'int32_t']] as Decl,
+  cudaDeviceGetP2PAtomicCapabilities: ['cudaDeviceGetP2PAtomicCapabilities', 'int32_t', ['void *', 'void *', 'uint32_t', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaChooseDevice(int * device, const struct cudaDeviceProp * prop) — cuda_runtime_api.h:1584
-  cudaChooseDevice: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaChooseDevice: ['cudaChooseDevice', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) — cuda_runtime_api.h:1613
-  cudaInitDevice: ['int32_t', ['int32_t', 'uint32_t', 'uint32_t']] as Decl,
+  cudaInitDevice: ['cudaInitDevice', 'int32_t', ['int32_t', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaSetDevice(int device) — cuda_runtime_api.h:1659
-  cudaSetDevice: ['int32_t', ['int32_t']] as Decl,
+  cudaSetDevice: ['cudaSetDevice', 'int32_t', ['int32_t']] as Decl,
   // cudaError_t cudaGetDevice(int * device) — cuda_runtime_api.h:1681
-  cudaGetDevice: ['int32_t', ['void *']] as Decl,
+  cudaGetDevice: ['cudaGetDevice', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaSetValidDevices(int * device_arr, int len) — cuda_runtime_api.h:1712
-  cudaSetValidDevices: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaSetValidDevices: ['cudaSetValidDevices', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaSetDeviceFlags(unsigned int flags) — cuda_runtime_api.h:1782
-  cudaSetDeviceFlags: ['int32_t', ['uint32_t']] as Decl,
+  cudaSetDeviceFlags: ['cudaSetDeviceFlags', 'int32_t', ['uint32_t']] as Decl,
   // cudaError_t cudaGetDeviceFlags(unsigned int * flags) — cuda_runtime_api.h:1827
-  cudaGetDeviceFlags: ['int32_t', ['void *']] as Decl,
+  cudaGetDeviceFlags: ['cudaGetDeviceFlags', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaStreamCreate(cudaStream_t * pStream) — cuda_runtime_api.h:1871
-  cudaStreamCreate: ['int32_t', ['void *']] as Decl,
+  cudaStreamCreate: ['cudaStreamCreate', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaStreamCreateWithFlags(cudaStream_t * pStream, unsigned int flags) — cuda_runtime_api.h:1907
-  cudaStreamCreateWithFlags: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaStreamCreateWithFlags: ['cudaStreamCreateWithFlags', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaStreamCreateWithPriority(cudaStream_t * pStream, unsigned int flags, int priority) — cuda_runtime_api.h:1959
-  cudaStreamCreateWithPriority: ['int32_t', ['void *', 'uint32_t', 'int32_t']] as Decl,
+  cudaStreamCreateWithPriority: ['cudaStreamCreateWithPriority', 'int32_t', ['void *', 'uint32_t', 'int32_t']] as Decl,
   // cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int * priority) — cuda_runtime_api.h:1987
-  cudaStreamGetPriority: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaStreamGetPriority: ['cudaStreamGetPriority', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int * flags) — cuda_runtime_api.h:2013
-  cudaStreamGetFlags: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaStreamGetFlags: ['cudaStreamGetFlags', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long * streamId) — cuda_runtime_api.h:2050
-  cudaStreamGetId: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaStreamGetId: ['cudaStreamGetId', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int * device) — cuda_runtime_api.h:2076
-  cudaStreamGetDevice: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaStreamGetDevice: ['cudaStreamGetDevice', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaCtxResetPersistingL2Cache(void) — cuda_runtime_api.h:2091
-  cudaCtxResetPersistingL2Cache: ['int32_t', []] as Decl,
+  cudaCtxResetPersistingL2Cache: ['cudaCtxResetPersistingL2Cache', 'int32_t', []] as Decl,
   // cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) — cuda_runtime_api.h:2111
-  cudaStreamCopyAttributes: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaStreamCopyAttributes: ['cudaStreamCopyAttributes', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:2132
-  cudaStreamGetAttribute: ['int32_t', ['void *', 'int32_t', 'void *']] as Decl,
+  cudaStreamGetAttribute: ['cudaStreamGetAttribute', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue * value) — cuda_runtime_api.h:2156
-  cudaStreamSetAttribute: ['int32_t', ['void *', 'int32_t', 'void *']] as Decl,
+  cudaStreamSetAttribute: ['cudaStreamSetAttribute', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaStreamDestroy(cudaStream_t stream) — cuda_runtime_api.h:2190
-  cudaStreamDestroy: ['int32_t', ['void *']] as Decl,
+  cudaStreamDestroy: ['cudaStreamDestroy', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) — cuda_runtime_api.h:2221
-  cudaStreamWaitEvent: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaStreamWaitEvent: ['cudaStreamWaitEvent', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void * userData, unsigned int flags) — cuda_runtime_api.h:2296
-  cudaStreamAddCallback: ['int32_t', ['void *', 'void *', 'void *', 'uint32_t']] as Decl,
+  cudaStreamAddCallback: ['cudaStreamAddCallback', 'int32_t', ['void *', 'void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaStreamSynchronize(cudaStream_t stream) — cuda_runtime_api.h:2320
-  cudaStreamSynchronize: ['int32_t', ['void *']] as Decl,
+  cudaStreamSynchronize: ['cudaStreamSynchronize', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaStreamQuery(cudaStream_t stream) — cuda_runtime_api.h:2345
-  cudaStreamQuery: ['int32_t', ['void *']] as Decl,
+  cudaStreamQuery: ['cudaStreamQuery', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void * devPtr, size_t length, unsigned int flags) — cuda_runtime_api.h:2431
-  cudaStreamAttachMemAsync: ['int32_t', ['void *', 'void *', 'size_t', 'uint32_t']] as Decl,
+  cudaStreamAttachMemAsync: ['cudaStreamAttachMemAsync', 'int32_t', ['void *', 'void *', 'size_t', 'uint32_t']] as Decl,
   // cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2468
-  cudaStreamBeginCapture: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaStreamBeginCapture: ['cudaStreamBeginCapture', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2509
-  cudaStreamBeginCaptureToGraph: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
+  cudaStreamBeginCaptureToGraph: ['cudaStreamBeginCaptureToGraph', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode * mode) — cuda_runtime_api.h:2560
-  cudaThreadExchangeStreamCaptureMode: ['int32_t', ['void *']] as Decl,
+  cudaThreadExchangeStreamCaptureMode: ['cudaThreadExchangeStreamCaptureMode', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t * pGraph) — cuda_runtime_api.h:2589
-  cudaStreamEndCapture: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaStreamEndCapture: ['cudaStreamEndCapture', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus * pCaptureStatus) — cuda_runtime_api.h:2627
-  cudaStreamIsCapturing: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaStreamIsCapturing: ['cudaStreamIsCapturing', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus * captureStatus_out, unsigned long long * id_out, cudaGraph_t * graph_out, const cudaGraphNode_t ** dependencies_out, const cudaGraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda_runtime_api.h:2686
-  cudaStreamGetCaptureInfo: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'void *', 'void *', 'void *']] as Decl,
+  cudaStreamGetCaptureInfo: ['cudaStreamGetCaptureInfo', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda_runtime_api.h:2724
-  cudaStreamUpdateCaptureDependencies: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'uint32_t']] as Decl,
+  cudaStreamUpdateCaptureDependencies: ['cudaStreamUpdateCaptureDependencies', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'uint32_t']] as Decl,
   // cudaError_t cudaEventCreate(cudaEvent_t * event) — cuda_runtime_api.h:2761
-  cudaEventCreate: ['int32_t', ['void *']] as Decl,
+  cudaEventCreate: ['cudaEventCreate', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaEventCreateWithFlags(cudaEvent_t * event, unsigned int flags) — cuda_runtime_api.h:2798
-  cudaEventCreateWithFlags: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaEventCreateWithFlags: ['cudaEventCreateWithFlags', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) — cuda_runtime_api.h:2839
-  cudaEventRecord: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaEventRecord: ['cudaEventRecord', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) — cuda_runtime_api.h:2887
-  cudaEventRecordWithFlags: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaEventRecordWithFlags: ['cudaEventRecordWithFlags', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaEventQuery(cudaEvent_t event) — cuda_runtime_api.h:2920
-  cudaEventQuery: ['int32_t', ['void *']] as Decl,
+  cudaEventQuery: ['cudaEventQuery', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaEventSynchronize(cudaEvent_t event) — cuda_runtime_api.h:2951
-  cudaEventSynchronize: ['int32_t', ['void *']] as Decl,
+  cudaEventSynchronize: ['cudaEventSynchronize', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaEventDestroy(cudaEvent_t event) — cuda_runtime_api.h:2981
-  cudaEventDestroy: ['int32_t', ['void *']] as Decl,
+  cudaEventDestroy: ['cudaEventDestroy', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaEventElapsedTime(float * ms, cudaEvent_t start, cudaEvent_t end) — cuda_runtime_api.h:3029
-  cudaEventElapsedTime: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaEventElapsedTime: ['cudaEventElapsedTime', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaImportExternalMemory(cudaExternalMemory_t * extMem_out, const struct cudaExternalMemoryHandleDesc * memHandleDesc) — cuda_runtime_api.h:3210
-  cudaImportExternalMemory: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaImportExternalMemory: ['cudaImportExternalMemory', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaExternalMemoryGetMappedBuffer(void ** devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc * bufferDesc) — cuda_runtime_api.h:3265
-  cudaExternalMemoryGetMappedBuffer: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaExternalMemoryGetMappedBuffer: ['cudaExternalMemoryGetMappedBuffer', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t * mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc * mipmapDesc) — cuda_runtime_api.h:3325
-  cudaExternalMemoryGetMappedMipmappedArray: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaExternalMemoryGetMappedMipmappedArray: ['cudaExternalMemoryGetMappedMipmappedArray', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem) — cuda_runtime_api.h:3349
-  cudaDestroyExternalMemory: ['int32_t', ['void *']] as Decl,
+  cudaDestroyExternalMemory: ['cudaDestroyExternalMemory', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t * extSem_out, const struct cudaExternalSemaphoreHandleDesc * semHandleDesc) — cuda_runtime_api.h:3503
-  cudaImportExternalSemaphore: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaImportExternalSemaphore: ['cudaImportExternalSemaphore', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreSignalParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3599
-  cudaSignalExternalSemaphoresAsync: ['int32_t', ['void *', 'void *', 'uint32_t', 'void *']] as Decl,
+  cudaSignalExternalSemaphoresAsync: ['cudaSignalExternalSemaphoresAsync', 'int32_t', ['void *', 'void *', 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreWaitParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3675
-  cudaWaitExternalSemaphoresAsync: ['int32_t', ['void *', 'void *', 'uint32_t', 'void *']] as Decl,
+  cudaWaitExternalSemaphoresAsync: ['cudaWaitExternalSemaphoresAsync', 'int32_t', ['void *', 'void *', 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) — cuda_runtime_api.h:3698
-  cudaDestroyExternalSemaphore: ['int32_t', ['void *']] as Decl,
+  cudaDestroyExternalSemaphore: ['cudaDestroyExternalSemaphore', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaLaunchKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3766
-  cudaLaunchKernel: ['int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *']] as Decl,
+  cudaLaunchKernel: ['cudaLaunchKernel', 'int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t * config, const void * func, void ** args) — cuda_runtime_api.h:3829
-  cudaLaunchKernelExC: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaLaunchKernelExC: ['cudaLaunchKernelExC', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaLaunchCooperativeKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3886
-  cudaLaunchCooperativeKernel: ['int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *']] as Decl,
+  cudaLaunchCooperativeKernel: ['cudaLaunchCooperativeKernel', 'int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaFuncSetCacheConfig(const void * func, enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:3936
-  cudaFuncSetCacheConfig: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaFuncSetCacheConfig: ['cudaFuncSetCacheConfig', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes * attr, const void * func) — cuda_runtime_api.h:3971
-  cudaFuncGetAttributes: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaFuncGetAttributes: ['cudaFuncGetAttributes', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaFuncSetAttribute(const void * func, enum cudaFuncAttribute attr, int value) — cuda_runtime_api.h:4030
-  cudaFuncSetAttribute: ['int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
+  cudaFuncSetAttribute: ['cudaFuncSetAttribute', 'int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaFuncGetName(const char ** name, const void * func) — cuda_runtime_api.h:4056
-  cudaFuncGetName: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaFuncGetName: ['cudaFuncGetName', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaFuncGetParamInfo(const void * func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda_runtime_api.h:4079
-  cudaFuncGetParamInfo: ['int32_t', ['void *', 'size_t', 'void *', 'void *']] as Decl,
+  cudaFuncGetParamInfo: ['cudaFuncGetParamInfo', 'int32_t', ['void *', 'size_t', 'void *', 'void *']] as Decl,
   // cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void * userData) — cuda_runtime_api.h:4145
-  cudaLaunchHostFunc: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaLaunchHostFunc: ['cudaLaunchHostFunc', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaFuncSetSharedMemConfig(const void * func, enum cudaSharedMemConfig config) — cuda_runtime_api.h:4219
-  cudaFuncSetSharedMemConfig: ['int32_t', ['void *', 'int32_t']] as Decl,
+  cudaFuncSetSharedMemConfig: ['cudaFuncSetSharedMemConfig', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize) — cuda_runtime_api.h:4276
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor: ['int32_t', ['void *', 'void *', 'int32_t', 'size_t']] as Decl,
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor: ['cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'int32_t', ['void *', 'void *', 'int32_t', 'size_t']] as Decl,
   // cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, const void * func, int numBlocks, int blockSize) — cuda_runtime_api.h:4306
-  cudaOccupancyAvailableDynamicSMemPerBlock: ['int32_t', ['void *', 'void *', 'int32_t', 'int32_t']] as Decl,
+  cudaOccupancyAvailableDynamicSMemPerBlock: ['cudaOccupancyAvailableDynamicSMemPerBlock', 'int32_t', ['void *', 'void *', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda_runtime_api.h:4352
-  cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: ['int32_t', ['void *', 'void *', 'int32_t', 'size_t', 'uint32_t']] as Decl,
+  cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: ['cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'int32_t', ['void *', 'void *', 'int32_t', 'size_t', 'uint32_t']] as Decl,
   // cudaError_t cudaOccupancyMaxPotentialClusterSize(int * clusterSize, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4388
-  cudaOccupancyMaxPotentialClusterSize: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaOccupancyMaxPotentialClusterSize: ['cudaOccupancyMaxPotentialClusterSize', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaOccupancyMaxActiveClusters(int * numClusters, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4428
-  cudaOccupancyMaxActiveClusters: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaOccupancyMaxActiveClusters: ['cudaOccupancyMaxActiveClusters', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaMallocManaged(void ** devPtr, size_t size, unsigned int flags) — cuda_runtime_api.h:4550
-  cudaMallocManaged: ['int32_t', ['void *', 'size_t', 'uint32_t']] as Decl,
+  cudaMallocManaged: ['cudaMallocManaged', 'int32_t', ['void *', 'size_t', 'uint32_t']] as Decl,
   // cudaError_t cudaMalloc(void ** devPtr, size_t size) — cuda_runtime_api.h:4581
-  cudaMalloc: ['int32_t', ['void *', 'size_t']] as Decl,
+  cudaMalloc: ['cudaMalloc', 'int32_t', ['void *', 'size_t']] as Decl,
   // cudaError_t cudaMallocHost(void ** ptr, size_t size) — cuda_runtime_api.h:4618
-  cudaMallocHost: ['int32_t', ['void *', 'size_t']] as Decl,
+  cudaMallocHost: ['cudaMallocHost', 'int32_t', ['void *', 'size_t']] as Decl,
   // cudaError_t cudaMallocPitch(void ** devPtr, size_t * pitch, size_t width, size_t height) — cuda_runtime_api.h:4661
-  cudaMallocPitch: ['int32_t', ['void *', 'void *', 'size_t', 'size_t']] as Decl,
+  cudaMallocPitch: ['cudaMallocPitch', 'int32_t', ['void *', 'void *', 'size_t', 'size_t']] as Decl,
   // cudaError_t cudaMallocArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, size_t width, size_t height, unsigned int flags) — cuda_runtime_api.h:4713
-  cudaMallocArray: ['int32_t', ['void *', 'void *', 'size_t', 'size_t', 'uint32_t']] as Decl,
+  cudaMallocArray: ['cudaMallocArray', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'uint32_t']] as Decl,
   // cudaError_t cudaFree(void * devPtr) — cuda_runtime_api.h:4752
-  cudaFree: ['int32_t', ['void *']] as Decl,
+  cudaFree: ['cudaFree', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaFreeHost(void * ptr) — cuda_runtime_api.h:4775
-  cudaFreeHost: ['int32_t', ['void *']] as Decl,
+  cudaFreeHost: ['cudaFreeHost', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaFreeArray(cudaArray_t array) — cuda_runtime_api.h:4798
-  cudaFreeArray: ['int32_t', ['void *']] as Decl,
+  cudaFreeArray: ['cudaFreeArray', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) — cuda_runtime_api.h:4821
-  cudaFreeMipmappedArray: ['int32_t', ['void *']] as Decl,
+  cudaFreeMipmappedArray: ['cudaFreeMipmappedArray', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaHostAlloc(void ** pHost, size_t size, unsigned int flags) — cuda_runtime_api.h:4887
-  cudaHostAlloc: ['int32_t', ['void *', 'size_t', 'uint32_t']] as Decl,
+  cudaHostAlloc: ['cudaHostAlloc', 'int32_t', ['void *', 'size_t', 'uint32_t']] as Decl,
   // cudaError_t cudaHostRegister(void * ptr, size_t size, unsigned int flags) — cuda_runtime_api.h:4984
-  cudaHostRegister: ['int32_t', ['void *', 'size_t', 'uint32_t']] as Decl,
+  cudaHostRegister: ['cudaHostRegister', 'int32_t', ['void *', 'size_t', 'uint32_t']] as Decl,
   // cudaError_t cudaHostUnregister(void * ptr) — cuda_runtime_api.h:5007
-  cudaHostUnregister: ['int32_t', ['void *']] as Decl,
+  cudaHostUnregister: ['cudaHostUnregister', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaHostGetDevicePointer(void ** pDevice, void * pHost, unsigned int flags) — cuda_runtime_api.h:5052
-  cudaHostGetDevicePointer: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaHostGetDevicePointer: ['cudaHostGetDevicePointer', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaHostGetFlags(unsigned int * pFlags, void * pHost) — cuda_runtime_api.h:5074
-  cudaHostGetFlags: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaHostGetFlags: ['cudaHostGetFlags', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMalloc3D(struct cudaPitchedPtr * pitchedDevPtr, struct cudaExtent extent) — cuda_runtime_api.h:5113
-  cudaMalloc3D: ['int32_t', ['void *', T.cudaExtent]] as Decl,
+  cudaMalloc3D: ['cudaMalloc3D', 'int32_t', ['void *', T.cudaExtent]] as Decl,
   // cudaError_t cudaMalloc3DArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int flags) — cuda_runtime_api.h:5258
-  cudaMalloc3DArray: ['int32_t', ['void *', 'void *', T.cudaExtent, 'uint32_t']] as Decl,
+  cudaMalloc3DArray: ['cudaMalloc3DArray', 'int32_t', ['void *', 'void *', T.cudaExtent, 'uint32_t']] as Decl,
   // cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t * mipmappedArray, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags) — cuda_runtime_api.h:5403
-  cudaMallocMipmappedArray: ['int32_t', ['void *', 'void *', T.cudaExtent, 'uint32_t', 'uint32_t']] as Decl,
+  cudaMallocMipmappedArray: ['cudaMallocMipmappedArray', 'int32_t', ['void *', 'void *', T.cudaExtent, 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t * levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level) — cuda_runtime_api.h:5436
-  cudaGetMipmappedArrayLevel: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaGetMipmappedArrayLevel: ['cudaGetMipmappedArrayLevel', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms * p) — cuda_runtime_api.h:5541
-  cudaMemcpy3D: ['int32_t', ['void *']] as Decl,
+  cudaMemcpy3D: ['cudaMemcpy3D', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms * p) — cuda_runtime_api.h:5573
-  cudaMemcpy3DPeer: ['int32_t', ['void *']] as Decl,
+  cudaMemcpy3DPeer: ['cudaMemcpy3DPeer', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms * p, cudaStream_t stream) — cuda_runtime_api.h:5691
-  cudaMemcpy3DAsync: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaMemcpy3DAsync: ['cudaMemcpy3DAsync', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms * p, cudaStream_t stream) — cuda_runtime_api.h:5718
-  cudaMemcpy3DPeerAsync: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaMemcpy3DPeerAsync: ['cudaMemcpy3DPeerAsync', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemGetInfo(size_t * free, size_t * total) — cuda_runtime_api.h:5752
-  cudaMemGetInfo: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaMemGetInfo: ['cudaMemGetInfo', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc * desc, struct cudaExtent * extent, unsigned int * flags, cudaArray_t array) — cuda_runtime_api.h:5778
-  cudaArrayGetInfo: ['int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
+  cudaArrayGetInfo: ['cudaArrayGetInfo', 'int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaArrayGetPlane(cudaArray_t * pPlaneArray, cudaArray_t hArray, unsigned int planeIdx) — cuda_runtime_api.h:5807
-  cudaArrayGetPlane: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaArrayGetPlane: ['cudaArrayGetPlane', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaArray_t array, int device) — cuda_runtime_api.h:5830
-  cudaArrayGetMemoryRequirements: ['int32_t', ['void *', 'void *', 'int32_t']] as Decl,
+  cudaArrayGetMemoryRequirements: ['cudaArrayGetMemoryRequirements', 'int32_t', ['void *', 'void *', 'int32_t']] as Decl,
   // cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaMipmappedArray_t mipmap, int device) — cuda_runtime_api.h:5854
-  cudaMipmappedArrayGetMemoryRequirements: ['int32_t', ['void *', 'void *', 'int32_t']] as Decl,
+  cudaMipmappedArrayGetMemoryRequirements: ['cudaMipmappedArrayGetMemoryRequirements', 'int32_t', ['void *', 'void *', 'int32_t']] as Decl,
   // cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaArray_t array) — cuda_runtime_api.h:5882
-  cudaArrayGetSparseProperties: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaArrayGetSparseProperties: ['cudaArrayGetSparseProperties', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaMipmappedArray_t mipmap) — cuda_runtime_api.h:5912
-  cudaMipmappedArrayGetSparseProperties: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaMipmappedArrayGetSparseProperties: ['cudaMipmappedArrayGetSparseProperties', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemcpy(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:5957
-  cudaMemcpy: ['int32_t', ['void *', 'void *', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpy: ['cudaMemcpy', 'int32_t', ['void *', 'void *', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpyPeer(void * dst, int dstDevice, const void * src, int srcDevice, size_t count) — cuda_runtime_api.h:5992
-  cudaMemcpyPeer: ['int32_t', ['void *', 'int32_t', 'void *', 'int32_t', 'size_t']] as Decl,
+  cudaMemcpyPeer: ['cudaMemcpyPeer', 'int32_t', ['void *', 'int32_t', 'void *', 'int32_t', 'size_t']] as Decl,
   // cudaError_t cudaMemcpy2D(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6041
-  cudaMemcpy2D: ['int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpy2D: ['cudaMemcpy2D', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6091
-  cudaMemcpy2DToArray: ['int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpy2DToArray: ['cudaMemcpy2DToArray', 'int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpy2DFromArray(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6141
-  cudaMemcpy2DFromArray: ['int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpy2DFromArray: ['cudaMemcpy2DFromArray', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6188
-  cudaMemcpy2DArrayToArray: ['int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpy2DArrayToArray: ['cudaMemcpy2DArrayToArray', 'int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpyToSymbol(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6231
-  cudaMemcpyToSymbol: ['int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpyToSymbol: ['cudaMemcpyToSymbol', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpyFromSymbol(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6275
-  cudaMemcpyFromSymbol: ['int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpyFromSymbol: ['cudaMemcpyFromSymbol', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpyAsync(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6332
-  cudaMemcpyAsync: ['int32_t', ['void *', 'void *', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpyAsync: ['cudaMemcpyAsync', 'int32_t', ['void *', 'void *', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpyPeerAsync(void * dst, int dstDevice, const void * src, int srcDevice, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6367
-  cudaMemcpyPeerAsync: ['int32_t', ['void *', 'int32_t', 'void *', 'int32_t', 'size_t', 'void *']] as Decl,
+  cudaMemcpyPeerAsync: ['cudaMemcpyPeerAsync', 'int32_t', ['void *', 'int32_t', 'void *', 'int32_t', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpyBatchAsync(void *const * dsts, const void *const * srcs, const size_t * sizes, size_t count, struct cudaMemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, cudaStream_t stream) — cuda_runtime_api.h:6435
-  cudaMemcpyBatchAsync: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaMemcpyBatchAsync: ['cudaMemcpyBatchAsync', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp * opList, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:6499
-  cudaMemcpy3DBatchAsync: ['int32_t', ['size_t', 'void *', 'uint64_t', 'void *']] as Decl,
+  cudaMemcpy3DBatchAsync: ['cudaMemcpy3DBatchAsync', 'int32_t', ['size_t', 'void *', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpy2DAsync(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6561
-  cudaMemcpy2DAsync: ['int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpy2DAsync: ['cudaMemcpy2DAsync', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6619
-  cudaMemcpy2DToArrayAsync: ['int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpy2DToArrayAsync: ['cudaMemcpy2DToArrayAsync', 'int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpy2DFromArrayAsync(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6676
-  cudaMemcpy2DFromArrayAsync: ['int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpy2DFromArrayAsync: ['cudaMemcpy2DFromArrayAsync', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpyToSymbolAsync(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6727
-  cudaMemcpyToSymbolAsync: ['int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpyToSymbolAsync: ['cudaMemcpyToSymbolAsync', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpyFromSymbolAsync(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6778
-  cudaMemcpyFromSymbolAsync: ['int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpyFromSymbolAsync: ['cudaMemcpyFromSymbolAsync', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemset(void * devPtr, int value, size_t count) — cuda_runtime_api.h:6807
-  cudaMemset: ['int32_t', ['void *', 'int32_t', 'size_t']] as Decl,
+  cudaMemset: ['cudaMemset', 'int32_t', ['void *', 'int32_t', 'size_t']] as Decl,
   // cudaError_t cudaMemset2D(void * devPtr, size_t pitch, int value, size_t width, size_t height) — cuda_runtime_api.h:6841
-  cudaMemset2D: ['int32_t', ['void *', 'size_t', 'int32_t', 'size_t', 'size_t']] as Decl,
+  cudaMemset2D: ['cudaMemset2D', 'int32_t', ['void *', 'size_t', 'int32_t', 'size_t', 'size_t']] as Decl,
   // cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) — cuda_runtime_api.h:6887
-  cudaMemset3D: ['int32_t', [T.cudaPitchedPtr, 'int32_t', T.cudaExtent]] as Decl,
+  cudaMemset3D: ['cudaMemset3D', 'int32_t', [T.cudaPitchedPtr, 'int32_t', T.cudaExtent]] as Decl,
   // cudaError_t cudaMemsetAsync(void * devPtr, int value, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6923
-  cudaMemsetAsync: ['int32_t', ['void *', 'int32_t', 'size_t', 'void *']] as Decl,
+  cudaMemsetAsync: ['cudaMemsetAsync', 'int32_t', ['void *', 'int32_t', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaMemset2DAsync(void * devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) — cuda_runtime_api.h:6964
-  cudaMemset2DAsync: ['int32_t', ['void *', 'size_t', 'int32_t', 'size_t', 'size_t', 'void *']] as Decl,
+  cudaMemset2DAsync: ['cudaMemset2DAsync', 'int32_t', ['void *', 'size_t', 'int32_t', 'size_t', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream) — cuda_runtime_api.h:7017
-  cudaMemset3DAsync: ['int32_t', [T.cudaPitchedPtr, 'int32_t', T.cudaExtent, 'void *']] as Decl,
+  cudaMemset3DAsync: ['cudaMemset3DAsync', 'int32_t', [T.cudaPitchedPtr, 'int32_t', T.cudaExtent, 'void *']] as Decl,
   // cudaError_t cudaGetSymbolAddress(void ** devPtr, const void * symbol) — cuda_runtime_api.h:7045
-  cudaGetSymbolAddress: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGetSymbolAddress: ['cudaGetSymbolAddress', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGetSymbolSize(size_t * size, const void * symbol) — cuda_runtime_api.h:7072
-  cudaGetSymbolSize: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGetSymbolSize: ['cudaGetSymbolSize', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemPrefetchAsync(const void * devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream) — cuda_runtime_api.h:7152
-  cudaMemPrefetchAsync: ['int32_t', ['void *', 'size_t', T.cudaMemLocation, 'uint32_t', 'void *']] as Decl,
+  cudaMemPrefetchAsync: ['cudaMemPrefetchAsync', 'int32_t', ['void *', 'size_t', T.cudaMemLocation, 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaMemPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7193
-  cudaMemPrefetchBatchAsync: ['int32_t', ['void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
+  cudaMemPrefetchBatchAsync: ['cudaMemPrefetchBatchAsync', 'int32_t', ['void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaMemDiscardBatchAsync(void ** dptrs, size_t * sizes, size_t count, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7226
-  cudaMemDiscardBatchAsync: ['int32_t', ['void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
+  cudaMemDiscardBatchAsync: ['cudaMemDiscardBatchAsync', 'int32_t', ['void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7274
-  cudaMemDiscardAndPrefetchBatchAsync: ['int32_t', ['void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
+  cudaMemDiscardAndPrefetchBatchAsync: ['cudaMemDiscardAndPrefetchBatchAsync', 'int32_t', ['void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaMemAdvise(const void * devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) — cuda_runtime_api.h:7399
-  cudaMemAdvise: ['int32_t', ['void *', 'size_t', 'int32_t', T.cudaMemLocation]] as Decl,
+  cudaMemAdvise: ['cudaMemAdvise', 'int32_t', ['void *', 'size_t', 'int32_t', T.cudaMemLocation]] as Decl,
   // cudaError_t cudaMemRangeGetAttribute(void * data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void * devPtr, size_t count) — cuda_runtime_api.h:7481
-  cudaMemRangeGetAttribute: ['int32_t', ['void *', 'size_t', 'int32_t', 'void *', 'size_t']] as Decl,
+  cudaMemRangeGetAttribute: ['cudaMemRangeGetAttribute', 'int32_t', ['void *', 'size_t', 'int32_t', 'void *', 'size_t']] as Decl,
   // cudaError_t cudaMemRangeGetAttributes(void ** data, size_t * dataSizes, enum cudaMemRangeAttribute * attributes, size_t numAttributes, const void * devPtr, size_t count) — cuda_runtime_api.h:7524
-  cudaMemRangeGetAttributes: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'size_t']] as Decl,
+  cudaMemRangeGetAttributes: ['cudaMemRangeGetAttributes', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'size_t']] as Decl,
   // cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7584
-  cudaMemcpyToArray: ['int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpyToArray: ['cudaMemcpyToArray', 'int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpyFromArray(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7626
-  cudaMemcpyFromArray: ['int32_t', ['void *', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpyFromArray: ['cudaMemcpyFromArray', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7669
-  cudaMemcpyArrayToArray: ['int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaMemcpyArrayToArray: ['cudaMemcpyArrayToArray', 'int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7720
-  cudaMemcpyToArrayAsync: ['int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpyToArrayAsync: ['cudaMemcpyToArrayAsync', 'int32_t', ['void *', 'size_t', 'size_t', 'void *', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemcpyFromArrayAsync(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7770
-  cudaMemcpyFromArrayAsync: ['int32_t', ['void *', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
+  cudaMemcpyFromArrayAsync: ['cudaMemcpyFromArrayAsync', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'size_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMallocAsync(void ** devPtr, size_t size, cudaStream_t hStream) — cuda_runtime_api.h:7839
-  cudaMallocAsync: ['int32_t', ['void *', 'size_t', 'void *']] as Decl,
+  cudaMallocAsync: ['cudaMallocAsync', 'int32_t', ['void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaFreeAsync(void * devPtr, cudaStream_t hStream) — cuda_runtime_api.h:7865
-  cudaFreeAsync: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaFreeAsync: ['cudaFreeAsync', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) — cuda_runtime_api.h:7890
-  cudaMemPoolTrimTo: ['int32_t', ['void *', 'size_t']] as Decl,
+  cudaMemPoolTrimTo: ['cudaMemPoolTrimTo', 'int32_t', ['void *', 'size_t']] as Decl,
   // cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void * value) — cuda_runtime_api.h:7934
-  cudaMemPoolSetAttribute: ['int32_t', ['void *', 'int32_t', 'void *']] as Decl,
+  cudaMemPoolSetAttribute: ['cudaMemPoolSetAttribute', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void * value) — cuda_runtime_api.h:7982
-  cudaMemPoolGetAttribute: ['int32_t', ['void *', 'int32_t', 'void *']] as Decl,
+  cudaMemPoolGetAttribute: ['cudaMemPoolGetAttribute', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc * descList, size_t count) — cuda_runtime_api.h:7997
-  cudaMemPoolSetAccess: ['int32_t', ['void *', 'void *', 'size_t']] as Decl,
+  cudaMemPoolSetAccess: ['cudaMemPoolSetAccess', 'int32_t', ['void *', 'void *', 'size_t']] as Decl,
   // cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags * flags, cudaMemPool_t memPool, struct cudaMemLocation * location) — cuda_runtime_api.h:8010
-  cudaMemPoolGetAccess: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaMemPoolGetAccess: ['cudaMemPoolGetAccess', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaMemPoolCreate(cudaMemPool_t * memPool, const struct cudaMemPoolProps * poolProps) — cuda_runtime_api.h:8061
-  cudaMemPoolCreate: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaMemPoolCreate: ['cudaMemPoolCreate', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) — cuda_runtime_api.h:8083
-  cudaMemPoolDestroy: ['int32_t', ['void *']] as Decl,
+  cudaMemPoolDestroy: ['cudaMemPoolDestroy', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8102
-  cudaMemGetDefaultMemPool: ['int32_t', ['void *', 'void *', 'int32_t']] as Decl,
+  cudaMemGetDefaultMemPool: ['cudaMemGetDefaultMemPool', 'int32_t', ['void *', 'void *', 'int32_t']] as Decl,
   // cudaError_t cudaMemGetMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8125
-  cudaMemGetMemPool: ['int32_t', ['void *', 'void *', 'int32_t']] as Decl,
+  cudaMemGetMemPool: ['cudaMemGetMemPool', 'int32_t', ['void *', 'void *', 'int32_t']] as Decl,
   // cudaError_t cudaMemSetMemPool(struct cudaMemLocation * location, enum cudaMemAllocationType type, cudaMemPool_t memPool) — cuda_runtime_api.h:8153
-  cudaMemSetMemPool: ['int32_t', ['void *', 'int32_t', 'void *']] as Decl,
+  cudaMemSetMemPool: ['cudaMemSetMemPool', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaMallocFromPoolAsync(void ** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) — cuda_runtime_api.h:8189
-  cudaMallocFromPoolAsync: ['int32_t', ['void *', 'size_t', 'void *', 'void *']] as Decl,
+  cudaMallocFromPoolAsync: ['cudaMallocFromPoolAsync', 'int32_t', ['void *', 'size_t', 'void *', 'void *']] as Decl,
   // cudaError_t cudaMemPoolExportToShareableHandle(void * shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags) — cuda_runtime_api.h:8214
-  cudaMemPoolExportToShareableHandle: ['int32_t', ['void *', 'void *', 'int32_t', 'uint32_t']] as Decl,
+  cudaMemPoolExportToShareableHandle: ['cudaMemPoolExportToShareableHandle', 'int32_t', ['void *', 'void *', 'int32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t * memPool, void * shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags) — cuda_runtime_api.h:8241
-  cudaMemPoolImportFromShareableHandle: ['int32_t', ['void *', 'void *', 'int32_t', 'uint32_t']] as Decl,
+  cudaMemPoolImportFromShareableHandle: ['cudaMemPoolImportFromShareableHandle', 'int32_t', ['void *', 'void *', 'int32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData * exportData, void * ptr) — cuda_runtime_api.h:8264
-  cudaMemPoolExportPointer: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaMemPoolExportPointer: ['cudaMemPoolExportPointer', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemPoolImportPointer(void ** ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData * exportData) — cuda_runtime_api.h:8293
-  cudaMemPoolImportPointer: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaMemPoolImportPointer: ['cudaMemPoolImportPointer', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes * attributes, const void * ptr) — cuda_runtime_api.h:8446
-  cudaPointerGetAttributes: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaPointerGetAttributes: ['cudaPointerGetAttributes', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaDeviceCanAccessPeer(int * canAccessPeer, int device, int peerDevice) — cuda_runtime_api.h:8487
-  cudaDeviceCanAccessPeer: ['int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
+  cudaDeviceCanAccessPeer: ['cudaDeviceCanAccessPeer', 'int32_t', ['void *', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) — cuda_runtime_api.h:8529
-  cudaDeviceEnablePeerAccess: ['int32_t', ['int32_t', 'uint32_t']] as Decl,
+  cudaDeviceEnablePeerAccess: ['cudaDeviceEnablePeerAccess', 'int32_t', ['int32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) — cuda_runtime_api.h:8551
-  cudaDeviceDisablePeerAccess: ['int32_t', ['int32_t']] as Decl,
+  cudaDeviceDisablePeerAccess: ['cudaDeviceDisablePeerAccess', 'int32_t', ['int32_t']] as Decl,
   // cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource) — cuda_runtime_api.h:8615
-  cudaGraphicsUnregisterResource: ['int32_t', ['void *']] as Decl,
+  cudaGraphicsUnregisterResource: ['cudaGraphicsUnregisterResource', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags) — cuda_runtime_api.h:8650
-  cudaGraphicsResourceSetMapFlags: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaGraphicsResourceSetMapFlags: ['cudaGraphicsResourceSetMapFlags', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8689
-  cudaGraphicsMapResources: ['int32_t', ['int32_t', 'void *', 'void *']] as Decl,
+  cudaGraphicsMapResources: ['cudaGraphicsMapResources', 'int32_t', ['int32_t', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8724
-  cudaGraphicsUnmapResources: ['int32_t', ['int32_t', 'void *', 'void *']] as Decl,
+  cudaGraphicsUnmapResources: ['cudaGraphicsUnmapResources', 'int32_t', ['int32_t', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphicsResourceGetMappedPointer(void ** devPtr, size_t * size, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8756
-  cudaGraphicsResourceGetMappedPointer: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphicsResourceGetMappedPointer: ['cudaGraphicsResourceGetMappedPointer', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t * array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel) — cuda_runtime_api.h:8794
-  cudaGraphicsSubResourceGetMappedArray: ['int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphicsSubResourceGetMappedArray: ['cudaGraphicsSubResourceGetMappedArray', 'int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t * mipmappedArray, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8823
-  cudaGraphicsResourceGetMappedMipmappedArray: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphicsResourceGetMappedMipmappedArray: ['cudaGraphicsResourceGetMappedMipmappedArray', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc * desc, cudaArray_const_t array) — cuda_runtime_api.h:8858
-  cudaGetChannelDesc: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGetChannelDesc: ['cudaGetChannelDesc', 'int32_t', ['void *', 'void *']] as Decl,
   // struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) — cuda_runtime_api.h:8888
-  cudaCreateChannelDesc: [T.cudaChannelFormatDesc, ['int32_t', 'int32_t', 'int32_t', 'int32_t', 'int32_t']] as Decl,
+  cudaCreateChannelDesc: ['cudaCreateChannelDesc', T.cudaChannelFormatDesc, ['int32_t', 'int32_t', 'int32_t', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaCreateTextureObject(cudaTextureObject_t * pTexObject, const struct cudaResourceDesc * pResDesc, const struct cudaTextureDesc * pTexDesc, const struct cudaResourceViewDesc * pResViewDesc) — cuda_runtime_api.h:9113
-  cudaCreateTextureObject: ['int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
+  cudaCreateTextureObject: ['cudaCreateTextureObject', 'int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) — cuda_runtime_api.h:9133
-  cudaDestroyTextureObject: ['int32_t', ['uint64_t']] as Decl,
+  cudaDestroyTextureObject: ['cudaDestroyTextureObject', 'int32_t', ['uint64_t']] as Decl,
   // cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9153
-  cudaGetTextureObjectResourceDesc: ['int32_t', ['void *', 'uint64_t']] as Decl,
+  cudaGetTextureObjectResourceDesc: ['cudaGetTextureObjectResourceDesc', 'int32_t', ['void *', 'uint64_t']] as Decl,
   // cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc * pTexDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9173
-  cudaGetTextureObjectTextureDesc: ['int32_t', ['void *', 'uint64_t']] as Decl,
+  cudaGetTextureObjectTextureDesc: ['cudaGetTextureObjectTextureDesc', 'int32_t', ['void *', 'uint64_t']] as Decl,
   // cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc * pResViewDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9194
-  cudaGetTextureObjectResourceViewDesc: ['int32_t', ['void *', 'uint64_t']] as Decl,
+  cudaGetTextureObjectResourceViewDesc: ['cudaGetTextureObjectResourceViewDesc', 'int32_t', ['void *', 'uint64_t']] as Decl,
   // cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t * pSurfObject, const struct cudaResourceDesc * pResDesc) — cuda_runtime_api.h:9239
-  cudaCreateSurfaceObject: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaCreateSurfaceObject: ['cudaCreateSurfaceObject', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9259
-  cudaDestroySurfaceObject: ['int32_t', ['uint64_t']] as Decl,
+  cudaDestroySurfaceObject: ['cudaDestroySurfaceObject', 'int32_t', ['uint64_t']] as Decl,
   // cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9278
-  cudaGetSurfaceObjectResourceDesc: ['int32_t', ['void *', 'uint64_t']] as Decl,
+  cudaGetSurfaceObjectResourceDesc: ['cudaGetSurfaceObjectResourceDesc', 'int32_t', ['void *', 'uint64_t']] as Decl,
   // cudaError_t cudaDriverGetVersion(int * driverVersion) — cuda_runtime_api.h:9312
-  cudaDriverGetVersion: ['int32_t', ['void *']] as Decl,
+  cudaDriverGetVersion: ['cudaDriverGetVersion', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaRuntimeGetVersion(int * runtimeVersion) — cuda_runtime_api.h:9341
-  cudaRuntimeGetVersion: ['int32_t', ['void *']] as Decl,
+  cudaRuntimeGetVersion: ['cudaRuntimeGetVersion', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void * userData, cudaLogsCallbackHandle * callback_out) — cuda_runtime_api.h:9378
-  cudaLogsRegisterCallback: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaLogsRegisterCallback: ['cudaLogsRegisterCallback', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) — cuda_runtime_api.h:9389
-  cudaLogsUnregisterCallback: ['int32_t', ['void *']] as Decl,
+  cudaLogsUnregisterCallback: ['cudaLogsUnregisterCallback', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaLogsCurrent(cudaLogIterator * iterator_out, unsigned int flags) — cuda_runtime_api.h:9401
-  cudaLogsCurrent: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaLogsCurrent: ['cudaLogsCurrent', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaLogsDumpToFile(cudaLogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda_runtime_api.h:9425
-  cudaLogsDumpToFile: ['int32_t', ['void *', 'const char *', 'uint32_t']] as Decl,
+  cudaLogsDumpToFile: ['cudaLogsDumpToFile', 'int32_t', ['void *', 'const char *', 'uint32_t']] as Decl,
   // cudaError_t cudaLogsDumpToMemory(cudaLogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda_runtime_api.h:9461
-  cudaLogsDumpToMemory: ['int32_t', ['void *', 'void *', 'void *', 'uint32_t']] as Decl,
+  cudaLogsDumpToMemory: ['cudaLogsDumpToMemory', 'int32_t', ['void *', 'void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphCreate(cudaGraph_t * pGraph, unsigned int flags) — cuda_runtime_api.h:9508
-  cudaGraphCreate: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaGraphCreate: ['cudaGraphCreate', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9607
-  cudaGraphAddKernelNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddKernelNode: ['cudaGraphAddKernelNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9640
-  cudaGraphKernelNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphKernelNodeGetParams: ['cudaGraphKernelNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9667
-  cudaGraphKernelNodeSetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphKernelNodeSetParams: ['cudaGraphKernelNodeSetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) — cuda_runtime_api.h:9687
-  cudaGraphKernelNodeCopyAttributes: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphKernelNodeCopyAttributes: ['cudaGraphKernelNodeCopyAttributes', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:9710
-  cudaGraphKernelNodeGetAttribute: ['int32_t', ['void *', 'int32_t', 'void *']] as Decl,
+  cudaGraphKernelNodeGetAttribute: ['cudaGraphKernelNodeGetAttribute', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue * value) — cuda_runtime_api.h:9734
-  cudaGraphKernelNodeSetAttribute: ['int32_t', ['void *', 'int32_t', 'void *']] as Decl,
+  cudaGraphKernelNodeSetAttribute: ['cudaGraphKernelNodeSetAttribute', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms * pCopyParams) — cuda_runtime_api.h:9785
-  cudaGraphAddMemcpyNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddMemcpyNode: ['cudaGraphAddMemcpyNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9844
-  cudaGraphAddMemcpyNodeToSymbol: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaGraphAddMemcpyNodeToSymbol: ['cudaGraphAddMemcpyNodeToSymbol', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9913
-  cudaGraphAddMemcpyNodeFromSymbol: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaGraphAddMemcpyNodeFromSymbol: ['cudaGraphAddMemcpyNodeFromSymbol', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9981
-  cudaGraphAddMemcpyNode1D: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
+  cudaGraphAddMemcpyNode1D: ['cudaGraphAddMemcpyNode1D', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:10013
-  cudaGraphMemcpyNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphMemcpyNodeGetParams: ['cudaGraphMemcpyNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:10040
-  cudaGraphMemcpyNodeSetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphMemcpyNodeSetParams: ['cudaGraphMemcpyNodeSetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10079
-  cudaGraphMemcpyNodeSetParamsToSymbol: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaGraphMemcpyNodeSetParamsToSymbol: ['cudaGraphMemcpyNodeSetParamsToSymbol', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10125
-  cudaGraphMemcpyNodeSetParamsFromSymbol: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaGraphMemcpyNodeSetParamsFromSymbol: ['cudaGraphMemcpyNodeSetParamsFromSymbol', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10171
-  cudaGraphMemcpyNodeSetParams1D: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
+  cudaGraphMemcpyNodeSetParams1D: ['cudaGraphMemcpyNodeSetParams1D', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemsetParams * pMemsetParams) — cuda_runtime_api.h:10219
-  cudaGraphAddMemsetNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddMemsetNode: ['cudaGraphAddMemsetNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:10242
-  cudaGraphMemsetNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphMemsetNodeGetParams: ['cudaGraphMemsetNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:10266
-  cudaGraphMemsetNodeSetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphMemsetNodeSetParams: ['cudaGraphMemsetNodeSetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddHostNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10308
-  cudaGraphAddHostNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddHostNode: ['cudaGraphAddHostNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10331
-  cudaGraphHostNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphHostNodeGetParams: ['cudaGraphHostNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10355
-  cudaGraphHostNodeSetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphHostNodeSetParams: ['cudaGraphHostNodeSetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaGraph_t childGraph) — cuda_runtime_api.h:10397
-  cudaGraphAddChildGraphNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddChildGraphNode: ['cudaGraphAddChildGraphNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t * pGraph) — cuda_runtime_api.h:10424
-  cudaGraphChildGraphNodeGetGraph: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphChildGraphNodeGetGraph: ['cudaGraphChildGraphNodeGetGraph', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies) — cuda_runtime_api.h:10462
-  cudaGraphAddEmptyNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t']] as Decl,
+  cudaGraphAddEmptyNode: ['cudaGraphAddEmptyNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t']] as Decl,
   // cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10506
-  cudaGraphAddEventRecordNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddEventRecordNode: ['cudaGraphAddEventRecordNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10533
-  cudaGraphEventRecordNodeGetEvent: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphEventRecordNodeGetEvent: ['cudaGraphEventRecordNodeGetEvent', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) — cuda_runtime_api.h:10561
-  cudaGraphEventRecordNodeSetEvent: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphEventRecordNodeSetEvent: ['cudaGraphEventRecordNodeSetEvent', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10608
-  cudaGraphAddEventWaitNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddEventWaitNode: ['cudaGraphAddEventWaitNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10635
-  cudaGraphEventWaitNodeGetEvent: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphEventWaitNodeGetEvent: ['cudaGraphEventWaitNodeGetEvent', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) — cuda_runtime_api.h:10663
-  cudaGraphEventWaitNodeSetEvent: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphEventWaitNodeSetEvent: ['cudaGraphEventWaitNodeSetEvent', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10713
-  cudaGraphAddExternalSemaphoresSignalNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddExternalSemaphoresSignalNode: ['cudaGraphAddExternalSemaphoresSignalNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams * params_out) — cuda_runtime_api.h:10746
-  cudaGraphExternalSemaphoresSignalNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphExternalSemaphoresSignalNodeGetParams: ['cudaGraphExternalSemaphoresSignalNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10774
-  cudaGraphExternalSemaphoresSignalNodeSetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphExternalSemaphoresSignalNodeSetParams: ['cudaGraphExternalSemaphoresSignalNodeSetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10824
-  cudaGraphAddExternalSemaphoresWaitNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddExternalSemaphoresWaitNode: ['cudaGraphAddExternalSemaphoresWaitNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams * params_out) — cuda_runtime_api.h:10857
-  cudaGraphExternalSemaphoresWaitNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphExternalSemaphoresWaitNodeGetParams: ['cudaGraphExternalSemaphoresWaitNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10885
-  cudaGraphExternalSemaphoresWaitNodeSetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphExternalSemaphoresWaitNodeSetParams: ['cudaGraphExternalSemaphoresWaitNodeSetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams * nodeParams) — cuda_runtime_api.h:10963
-  cudaGraphAddMemAllocNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddMemAllocNode: ['cudaGraphAddMemAllocNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams * params_out) — cuda_runtime_api.h:10990
-  cudaGraphMemAllocNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphMemAllocNodeGetParams: ['cudaGraphMemAllocNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dptr) — cuda_runtime_api.h:11051
-  cudaGraphAddMemFreeNode: ['int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddMemFreeNode: ['cudaGraphAddMemFreeNode', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void * dptr_out) — cuda_runtime_api.h:11075
-  cudaGraphMemFreeNodeGetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphMemFreeNodeGetParams: ['cudaGraphMemFreeNodeGetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaDeviceGraphMemTrim(int device) — cuda_runtime_api.h:11103
-  cudaDeviceGraphMemTrim: ['int32_t', ['int32_t']] as Decl,
+  cudaDeviceGraphMemTrim: ['cudaDeviceGraphMemTrim', 'int32_t', ['int32_t']] as Decl,
   // cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void * value) — cuda_runtime_api.h:11140
-  cudaDeviceGetGraphMemAttribute: ['int32_t', ['int32_t', 'int32_t', 'void *']] as Decl,
+  cudaDeviceGetGraphMemAttribute: ['cudaDeviceGetGraphMemAttribute', 'int32_t', ['int32_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void * value) — cuda_runtime_api.h:11174
-  cudaDeviceSetGraphMemAttribute: ['int32_t', ['int32_t', 'int32_t', 'void *']] as Decl,
+  cudaDeviceSetGraphMemAttribute: ['cudaDeviceSetGraphMemAttribute', 'int32_t', ['int32_t', 'int32_t', 'void *']] as Decl,
   // cudaError_t cudaGraphClone(cudaGraph_t * pGraphClone, cudaGraph_t originalGraph) — cuda_runtime_api.h:11205
-  cudaGraphClone: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphClone: ['cudaGraphClone', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t * pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph) — cuda_runtime_api.h:11233
-  cudaGraphNodeFindInClone: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphNodeFindInClone: ['cudaGraphNodeFindInClone', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType * pType) — cuda_runtime_api.h:11264
-  cudaGraphNodeGetType: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphNodeGetType: ['cudaGraphNodeGetType', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t * nodes, size_t * numNodes) — cuda_runtime_api.h:11295
-  cudaGraphGetNodes: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphGetNodes: ['cudaGraphGetNodes', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t * pRootNodes, size_t * pNumRootNodes) — cuda_runtime_api.h:11326
-  cudaGraphGetRootNodes: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphGetRootNodes: ['cudaGraphGetRootNodes', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t * from, cudaGraphNode_t * to, cudaGraphEdgeData * edgeData, size_t * numEdges) — cuda_runtime_api.h:11366
-  cudaGraphGetEdges: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'void *']] as Decl,
+  cudaGraphGetEdges: ['cudaGraphGetEdges', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t * pDependencies, cudaGraphEdgeData * edgeData, size_t * pNumDependencies) — cuda_runtime_api.h:11403
-  cudaGraphNodeGetDependencies: ['int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
+  cudaGraphNodeGetDependencies: ['cudaGraphNodeGetDependencies', 'int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t * pDependentNodes, cudaGraphEdgeData * edgeData, size_t * pNumDependentNodes) — cuda_runtime_api.h:11441
-  cudaGraphNodeGetDependentNodes: ['int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
+  cudaGraphNodeGetDependentNodes: ['cudaGraphNodeGetDependentNodes', 'int32_t', ['void *', 'void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11473
-  cudaGraphAddDependencies: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t']] as Decl,
+  cudaGraphAddDependencies: ['cudaGraphAddDependencies', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t']] as Decl,
   // cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11508
-  cudaGraphRemoveDependencies: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t']] as Decl,
+  cudaGraphRemoveDependencies: ['cudaGraphRemoveDependencies', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t']] as Decl,
   // cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) — cuda_runtime_api.h:11538
-  cudaGraphDestroyNode: ['int32_t', ['void *']] as Decl,
+  cudaGraphDestroyNode: ['cudaGraphDestroyNode', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaGraphInstantiate(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11609
-  cudaGraphInstantiate: ['int32_t', ['void *', 'void *', 'uint64_t']] as Decl,
+  cudaGraphInstantiate: ['cudaGraphInstantiate', 'int32_t', ['void *', 'void *', 'uint64_t']] as Decl,
   // cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11682
-  cudaGraphInstantiateWithFlags: ['int32_t', ['void *', 'void *', 'uint64_t']] as Decl,
+  cudaGraphInstantiateWithFlags: ['cudaGraphInstantiateWithFlags', 'int32_t', ['void *', 'void *', 'uint64_t']] as Decl,
   // cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams * instantiateParams) — cuda_runtime_api.h:11789
-  cudaGraphInstantiateWithParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphInstantiateWithParams: ['cudaGraphInstantiateWithParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long * flags) — cuda_runtime_api.h:11814
-  cudaGraphExecGetFlags: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphExecGetFlags: ['cudaGraphExecGetFlags', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:11874
-  cudaGraphExecKernelNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecKernelNodeSetParams: ['cudaGraphExecKernelNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:11925
-  cudaGraphExecMemcpyNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecMemcpyNodeSetParams: ['cudaGraphExecMemcpyNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:11980
-  cudaGraphExecMemcpyNodeSetParamsToSymbol: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaGraphExecMemcpyNodeSetParamsToSymbol: ['cudaGraphExecMemcpyNodeSetParamsToSymbol', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12043
-  cudaGraphExecMemcpyNodeSetParamsFromSymbol: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
+  cudaGraphExecMemcpyNodeSetParamsFromSymbol: ['cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12104
-  cudaGraphExecMemcpyNodeSetParams1D: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
+  cudaGraphExecMemcpyNodeSetParams1D: ['cudaGraphExecMemcpyNodeSetParams1D', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:12163
-  cudaGraphExecMemsetNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecMemsetNodeSetParams: ['cudaGraphExecMemsetNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:12203
-  cudaGraphExecHostNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecHostNodeSetParams: ['cudaGraphExecHostNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph) — cuda_runtime_api.h:12250
-  cudaGraphExecChildGraphNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecChildGraphNodeSetParams: ['cudaGraphExecChildGraphNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) — cuda_runtime_api.h:12295
-  cudaGraphExecEventRecordNodeSetEvent: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecEventRecordNodeSetEvent: ['cudaGraphExecEventRecordNodeSetEvent', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) — cuda_runtime_api.h:12340
-  cudaGraphExecEventWaitNodeSetEvent: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecEventWaitNodeSetEvent: ['cudaGraphExecEventWaitNodeSetEvent', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:12388
-  cudaGraphExecExternalSemaphoresSignalNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecExternalSemaphoresSignalNodeSetParams: ['cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:12436
-  cudaGraphExecExternalSemaphoresWaitNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecExternalSemaphoresWaitNodeSetParams: ['cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled) — cuda_runtime_api.h:12476
-  cudaGraphNodeSetEnabled: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaGraphNodeSetEnabled: ['cudaGraphNodeSetEnabled', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int * isEnabled) — cuda_runtime_api.h:12510
-  cudaGraphNodeGetEnabled: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphNodeGetEnabled: ['cudaGraphNodeGetEnabled', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo * resultInfo) — cuda_runtime_api.h:12604
-  cudaGraphExecUpdate: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecUpdate: ['cudaGraphExecUpdate', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) — cuda_runtime_api.h:12629
-  cudaGraphUpload: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphUpload: ['cudaGraphUpload', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) — cuda_runtime_api.h:12660
-  cudaGraphLaunch: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphLaunch: ['cudaGraphLaunch', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) — cuda_runtime_api.h:12683
-  cudaGraphExecDestroy: ['int32_t', ['void *']] as Decl,
+  cudaGraphExecDestroy: ['cudaGraphExecDestroy', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaGraphDestroy(cudaGraph_t graph) — cuda_runtime_api.h:12704
-  cudaGraphDestroy: ['int32_t', ['void *']] as Decl,
+  cudaGraphDestroy: ['cudaGraphDestroy', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char * path, unsigned int flags) — cuda_runtime_api.h:12723
-  cudaGraphDebugDotPrint: ['int32_t', ['void *', 'const char *', 'uint32_t']] as Decl,
+  cudaGraphDebugDotPrint: ['cudaGraphDebugDotPrint', 'int32_t', ['void *', 'const char *', 'uint32_t']] as Decl,
   // cudaError_t cudaUserObjectCreate(cudaUserObject_t * object_out, void * ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) — cuda_runtime_api.h:12759
-  cudaUserObjectCreate: ['int32_t', ['void *', 'void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaUserObjectCreate: ['cudaUserObjectCreate', 'int32_t', ['void *', 'void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12783
-  cudaUserObjectRetain: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaUserObjectRetain: ['cudaUserObjectRetain', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12811
-  cudaUserObjectRelease: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaUserObjectRelease: ['cudaUserObjectRelease', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags) — cuda_runtime_api.h:12839
-  cudaGraphRetainUserObject: ['int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphRetainUserObject: ['cudaGraphRetainUserObject', 'int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12864
-  cudaGraphReleaseUserObject: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaGraphReleaseUserObject: ['cudaGraphReleaseUserObject', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphAddNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12908
-  cudaGraphAddNode: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cudaGraphAddNode: ['cudaGraphAddNode', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12937
-  cudaGraphNodeSetParams: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGraphNodeSetParams: ['cudaGraphNodeSetParams', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12986
-  cudaGraphExecNodeSetParams: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaGraphExecNodeSetParams: ['cudaGraphExecNodeSetParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle * pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags) — cuda_runtime_api.h:13013
-  cudaGraphConditionalHandleCreate: ['int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphConditionalHandleCreate: ['cudaGraphConditionalHandleCreate', 'int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGetDriverEntryPoint(const char * symbol, void ** funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13103
-  cudaGetDriverEntryPoint: ['int32_t', ['const char *', 'void *', 'uint64_t', 'void *']] as Decl,
+  cudaGetDriverEntryPoint: ['cudaGetDriverEntryPoint', 'int32_t', ['const char *', 'void *', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaGetDriverEntryPointByVersion(const char * symbol, void ** funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13180
-  cudaGetDriverEntryPointByVersion: ['int32_t', ['const char *', 'void *', 'uint32_t', 'uint64_t', 'void *']] as Decl,
+  cudaGetDriverEntryPointByVersion: ['cudaGetDriverEntryPointByVersion', 'int32_t', ['const char *', 'void *', 'uint32_t', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaLibraryLoadData(cudaLibrary_t * library, const void * code, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13253
-  cudaLibraryLoadData: ['int32_t', ['void *', 'void *', 'void *', 'void *', 'uint32_t', 'void *', 'void *', 'uint32_t']] as Decl,
+  cudaLibraryLoadData: ['cudaLibraryLoadData', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'uint32_t', 'void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t * library, const char * fileName, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13313
-  cudaLibraryLoadFromFile: ['int32_t', ['void *', 'const char *', 'void *', 'void *', 'uint32_t', 'void *', 'void *', 'uint32_t']] as Decl,
+  cudaLibraryLoadFromFile: ['cudaLibraryLoadFromFile', 'int32_t', ['void *', 'const char *', 'void *', 'void *', 'uint32_t', 'void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaLibraryUnload(cudaLibrary_t library) — cuda_runtime_api.h:13334
-  cudaLibraryUnload: ['int32_t', ['void *']] as Decl,
+  cudaLibraryUnload: ['cudaLibraryUnload', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaLibraryGetKernel(cudaKernel_t * pKernel, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13359
-  cudaLibraryGetKernel: ['int32_t', ['void *', 'void *', 'const char *']] as Decl,
+  cudaLibraryGetKernel: ['cudaLibraryGetKernel', 'int32_t', ['void *', 'void *', 'const char *']] as Decl,
   // cudaError_t cudaLibraryGetGlobal(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13393
-  cudaLibraryGetGlobal: ['int32_t', ['void *', 'void *', 'void *', 'const char *']] as Decl,
+  cudaLibraryGetGlobal: ['cudaLibraryGetGlobal', 'int32_t', ['void *', 'void *', 'void *', 'const char *']] as Decl,
   // cudaError_t cudaLibraryGetManaged(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13426
-  cudaLibraryGetManaged: ['int32_t', ['void *', 'void *', 'void *', 'const char *']] as Decl,
+  cudaLibraryGetManaged: ['cudaLibraryGetManaged', 'int32_t', ['void *', 'void *', 'void *', 'const char *']] as Decl,
   // cudaError_t cudaLibraryGetUnifiedFunction(void ** fptr, cudaLibrary_t library, const char * symbol) — cuda_runtime_api.h:13453
-  cudaLibraryGetUnifiedFunction: ['int32_t', ['void *', 'void *', 'const char *']] as Decl,
+  cudaLibraryGetUnifiedFunction: ['cudaLibraryGetUnifiedFunction', 'int32_t', ['void *', 'void *', 'const char *']] as Decl,
   // cudaError_t cudaLibraryGetKernelCount(unsigned int * count, cudaLibrary_t lib) — cuda_runtime_api.h:13475
-  cudaLibraryGetKernelCount: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaLibraryGetKernelCount: ['cudaLibraryGetKernelCount', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t * kernels, unsigned int numKernels, cudaLibrary_t lib) — cuda_runtime_api.h:13497
-  cudaLibraryEnumerateKernels: ['int32_t', ['void *', 'uint32_t', 'void *']] as Decl,
+  cudaLibraryEnumerateKernels: ['cudaLibraryEnumerateKernels', 'int32_t', ['void *', 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device) — cuda_runtime_api.h:13566
-  cudaKernelSetAttributeForDevice: ['int32_t', ['void *', 'int32_t', 'int32_t', 'int32_t']] as Decl,
+  cudaKernelSetAttributeForDevice: ['cudaKernelSetAttributeForDevice', 'int32_t', ['void *', 'int32_t', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaGetExportTable(const void ** ppExportTable, const cudaUUID_t * pExportTableId) — cuda_runtime_api.h:13571
-  cudaGetExportTable: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGetExportTable: ['cudaGetExportTable', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGetFuncBySymbol(cudaFunction_t * functionPtr, const void * symbolPtr) — cuda_runtime_api.h:13757
-  cudaGetFuncBySymbol: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGetFuncBySymbol: ['cudaGetFuncBySymbol', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaGetKernel(cudaKernel_t * kernelPtr, const void * entryFuncAddr) — cuda_runtime_api.h:13781
-  cudaGetKernel: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaGetKernel: ['cudaGetKernel', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaProfilerStart(void) — cuda_profiler_api.h:102
-  cudaProfilerStart: ['int32_t', []] as Decl,
+  cudaProfilerStart: ['cudaProfilerStart', 'int32_t', []] as Decl,
   // cudaError_t cudaProfilerStop(void) — cuda_profiler_api.h:123
-  cudaProfilerStop: ['int32_t', []] as Decl,
+  cudaProfilerStop: ['cudaProfilerStop', 'int32_t', []] as Decl,
   // cudaError_t cudaGLGetDevices(unsigned int * pCudaDeviceCount, int * pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList) — cuda_gl_interop.h:145
-  cudaGLGetDevices: ['int32_t', ['void *', 'void *', 'uint32_t', 'int32_t']] as Decl,
+  cudaGLGetDevices: ['cudaGLGetDevices', 'int32_t', ['void *', 'void *', 'uint32_t', 'int32_t']] as Decl,
   // cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource ** resource, GLuint image, GLenum target, unsigned int flags) — cuda_gl_interop.h:204
-  cudaGraphicsGLRegisterImage: ['int32_t', ['void *', 'uint32_t', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphicsGLRegisterImage: ['cudaGraphicsGLRegisterImage', 'int32_t', ['void *', 'uint32_t', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource ** resource, GLuint buffer, unsigned int flags) — cuda_gl_interop.h:243
-  cudaGraphicsGLRegisterBuffer: ['int32_t', ['void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphicsGLRegisterBuffer: ['cudaGraphicsGLRegisterBuffer', 'int32_t', ['void *', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGLSetGLDevice(int device) — cuda_gl_interop.h:311
-  cudaGLSetGLDevice: ['int32_t', ['int32_t']] as Decl,
+  cudaGLSetGLDevice: ['cudaGLSetGLDevice', 'int32_t', ['int32_t']] as Decl,
   // cudaError_t cudaGLRegisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:333
-  cudaGLRegisterBufferObject: ['int32_t', ['uint32_t']] as Decl,
+  cudaGLRegisterBufferObject: ['cudaGLRegisterBufferObject', 'int32_t', ['uint32_t']] as Decl,
   // cudaError_t cudaGLMapBufferObject(void ** devPtr, GLuint bufObj) — cuda_gl_interop.h:362
-  cudaGLMapBufferObject: ['int32_t', ['void *', 'uint32_t']] as Decl,
+  cudaGLMapBufferObject: ['cudaGLMapBufferObject', 'int32_t', ['void *', 'uint32_t']] as Decl,
   // cudaError_t cudaGLUnmapBufferObject(GLuint bufObj) — cuda_gl_interop.h:388
-  cudaGLUnmapBufferObject: ['int32_t', ['uint32_t']] as Decl,
+  cudaGLUnmapBufferObject: ['cudaGLUnmapBufferObject', 'int32_t', ['uint32_t']] as Decl,
   // cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:410
-  cudaGLUnregisterBufferObject: ['int32_t', ['uint32_t']] as Decl,
+  cudaGLUnregisterBufferObject: ['cudaGLUnregisterBufferObject', 'int32_t', ['uint32_t']] as Decl,
   // cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags) — cuda_gl_interop.h:448
-  cudaGLSetBufferObjectMapFlags: ['int32_t', ['uint32_t', 'uint32_t']] as Decl,
+  cudaGLSetBufferObjectMapFlags: ['cudaGLSetBufferObjectMapFlags', 'int32_t', ['uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGLMapBufferObjectAsync(void ** devPtr, GLuint bufObj, cudaStream_t stream) — cuda_gl_interop.h:477
-  cudaGLMapBufferObjectAsync: ['int32_t', ['void *', 'uint32_t', 'void *']] as Decl,
+  cudaGLMapBufferObjectAsync: ['cudaGLMapBufferObjectAsync', 'int32_t', ['void *', 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream) — cuda_gl_interop.h:503
-  cudaGLUnmapBufferObjectAsync: ['int32_t', ['uint32_t', 'void *']] as Decl,
+  cudaGLUnmapBufferObjectAsync: ['cudaGLUnmapBufferObjectAsync', 'int32_t', ['uint32_t', 'void *']] as Decl,
   // cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource ** pCudaResource, EGLImageKHR image, unsigned int flags) — cuda_egl_interop.h:328
-  cudaGraphicsEGLRegisterImage: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaGraphicsEGLRegisterImage: ['cudaGraphicsEGLRegisterImage', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream) — cuda_egl_interop.h:352
-  cudaEGLStreamConsumerConnect: ['int32_t', ['void *', 'void *']] as Decl,
+  cudaEGLStreamConsumerConnect: ['cudaEGLStreamConsumerConnect', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, unsigned int flags) — cuda_egl_interop.h:378
-  cudaEGLStreamConsumerConnectWithFlags: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaEGLStreamConsumerConnectWithFlags: ['cudaEGLStreamConsumerConnectWithFlags', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:398
-  cudaEGLStreamConsumerDisconnect: ['int32_t', ['void *']] as Decl,
+  cudaEGLStreamConsumerDisconnect: ['cudaEGLStreamConsumerDisconnect', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t * pCudaResource, cudaStream_t * pStream, unsigned int timeout) — cuda_egl_interop.h:426
-  cudaEGLStreamConsumerAcquireFrame: ['int32_t', ['void *', 'void *', 'void *', 'uint32_t']] as Decl,
+  cudaEGLStreamConsumerAcquireFrame: ['cudaEGLStreamConsumerAcquireFrame', 'int32_t', ['void *', 'void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t pCudaResource, cudaStream_t * pStream) — cuda_egl_interop.h:448
-  cudaEGLStreamConsumerReleaseFrame: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaEGLStreamConsumerReleaseFrame: ['cudaEGLStreamConsumerReleaseFrame', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, EGLint width, EGLint height) — cuda_egl_interop.h:475
-  cudaEGLStreamProducerConnect: ['int32_t', ['void *', 'void *', 'int32_t', 'int32_t']] as Decl,
+  cudaEGLStreamProducerConnect: ['cudaEGLStreamProducerConnect', 'int32_t', ['void *', 'void *', 'int32_t', 'int32_t']] as Decl,
   // cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:496
-  cudaEGLStreamProducerDisconnect: ['int32_t', ['void *']] as Decl,
+  cudaEGLStreamProducerDisconnect: ['cudaEGLStreamProducerDisconnect', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection * conn, cudaEglFrame eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:534
-  cudaEGLStreamProducerPresentFrame: ['int32_t', ['void *', T.cudaEglFrame_st, 'void *']] as Decl,
+  cudaEGLStreamProducerPresentFrame: ['cudaEGLStreamProducerPresentFrame', 'int32_t', ['void *', T.cudaEglFrame_st, 'void *']] as Decl,
   // cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection * conn, cudaEglFrame * eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:559
-  cudaEGLStreamProducerReturnFrame: ['int32_t', ['void *', 'void *', 'void *']] as Decl,
+  cudaEGLStreamProducerReturnFrame: ['cudaEGLStreamProducerReturnFrame', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame * eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel) — cuda_egl_interop.h:601
-  cudaGraphicsResourceGetMappedEglFrame: ['int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphicsResourceGetMappedEglFrame: ['cudaGraphicsResourceGetMappedEglFrame', 'int32_t', ['void *', 'void *', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t * phEvent, EGLSyncKHR eglSync, unsigned int flags) — cuda_egl_interop.h:636
-  cudaEventCreateFromEGLSync: ['int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cudaEventCreateFromEGLSync: ['cudaEventCreateFromEGLSync', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // cudaError_t cudaVDPAUGetDevice(int * device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cuda_vdpau_interop.h:87
-  cudaVDPAUGetDevice: ['int32_t', ['void *', 'uint32_t', 'void *']] as Decl,
+  cudaVDPAUGetDevice: ['cudaVDPAUGetDevice', 'int32_t', ['void *', 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cuda_vdpau_interop.h:118
-  cudaVDPAUSetVDPAUDevice: ['int32_t', ['int32_t', 'uint32_t', 'void *']] as Decl,
+  cudaVDPAUSetVDPAUDevice: ['cudaVDPAUSetVDPAUDevice', 'int32_t', ['int32_t', 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource ** resource, VdpVideoSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:155
-  cudaGraphicsVDPAURegisterVideoSurface: ['int32_t', ['void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphicsVDPAURegisterVideoSurface: ['cudaGraphicsVDPAURegisterVideoSurface', 'int32_t', ['void *', 'uint32_t', 'uint32_t']] as Decl,
   // cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource ** resource, VdpOutputSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:192
-  cudaGraphicsVDPAURegisterOutputSurface: ['int32_t', ['void *', 'uint32_t', 'uint32_t']] as Decl,
+  cudaGraphicsVDPAURegisterOutputSurface: ['cudaGraphicsVDPAURegisterOutputSurface', 'int32_t', ['void *', 'uint32_t', 'uint32_t']] as Decl,
 };
 
 /** The symbol each function is bound to when the per-thread default stream is chosen. */
@@ -769,4 +769,4 @@ export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>
   'cudaGetDriverEntryPointByVersion': 'cudaGetDriverEntryPointByVersion_ptsz'
 };
 
-export type CudartFunctions = { [K in keyof typeof declarations]: ReturnType<LibraryHandle['func']> };
+export type Functions = { [K in keyof typeof declarations]: ReturnType<LibraryHandle['func']> };

@@ -13,6 +13,8 @@ export interface LibrarySpec {
   /** File names on Linux (soname first) and on Windows. */
   linuxNames: string[];
   windowsNames: string[];
+  /** What to do when nothing loads: 'Install the NVIDIA driver', … */
+  hint: string;
   /** Checks the opened library; returns its version, or throws with the reason to refuse it. */
   check: (lib: LibraryHandle, file: string) => number;
 }
@@ -31,11 +33,12 @@ export class LibraryLoadError extends Error {
   constructor(
     readonly label: string,
     readonly attempts: { candidate: string; reason: string }[],
+    spec?: Pick<LibrarySpec, 'envVar' | 'hint'>,
   ) {
     super(
       `${label}: could not load the library. Tried:\n` +
         attempts.map((a) => `  - ${a.candidate}: ${a.reason}`).join('\n') +
-        `\nInstall the CUDA 13 toolkit or runtime, or point the variable named above at the library file.`,
+        (spec ? `\n${spec.hint}, or set ${spec.envVar} to the library's path.` : ''),
     );
     this.name = 'LibraryLoadError';
   }
@@ -85,7 +88,7 @@ export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.
     }
     return { lib, file: c, resolvedPath: resolvedPath(c), version };
   }
-  throw new LibraryLoadError(spec.label, attempts);
+  throw new LibraryLoadError(spec.label, attempts, spec);
 }
 
 function firstLine(s: string): string {

@@ -4,8 +4,8 @@ import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import { W } from '../ffi/memory';
-import { cudart as cudartFns } from '../ffi/cudart-lib';
-import * as X from './support';
+import { cudart as fns } from '../ffi/cudart-lib';
+import * as X from '../structs/support';
 import * as S from '../structs/runtime';
 import * as E from './enums';
 import type * as H from './handles';
@@ -20,14 +20,14 @@ const graphMemAttr: X.AttrTable = { u64: new Set([0,1,2,3]) };
 /** Destroy all allocations and reset all state on the current device in the current process. */
 // cudaError_t cudaDeviceReset(void) — cuda_runtime_api.h:330
 export function cudaDeviceReset(): [E.cudaError_t] {
-  const err = cudartFns().cudaDeviceReset() as E.cudaError_t;
+  const err = fns().cudaDeviceReset() as E.cudaError_t;
   return [err];
 }
 
 /** Wait for compute device to finish */
 // cudaError_t cudaDeviceSynchronize(void) — cuda_runtime_api.h:352
 export function cudaDeviceSynchronize(): [E.cudaError_t] {
-  const err = cudartFns().cudaDeviceSynchronize() as E.cudaError_t;
+  const err = fns().cudaDeviceSynchronize() as E.cudaError_t;
   return [err];
 }
 
@@ -36,7 +36,7 @@ export function cudaDeviceSynchronize(): [E.cudaError_t] {
 export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number): [E.cudaError_t] {
   const a_limit = M.i32(limit, 'cudaDeviceSetLimit', 'limit');
   const a_value = M.size(value, 'cudaDeviceSetLimit', 'value');
-  const err = cudartFns().cudaDeviceSetLimit(a_limit, a_value) as E.cudaError_t;
+  const err = fns().cudaDeviceSetLimit(a_limit, a_value) as E.cudaError_t;
   return [err];
 }
 
@@ -44,7 +44,7 @@ export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number): [E.cudaEr
 // cudaError_t cudaDeviceGetLimit(size_t * pValue, enum cudaLimit limit) — cuda_runtime_api.h:474
 export function cudaDeviceGetLimit(limit: E.cudaLimit): [E.cudaError_t, number | null] {
   const a_limit = M.i32(limit, 'cudaDeviceGetLimit', 'limit');
-  const err = cudartFns().cudaDeviceGetLimit(K.slot[0], a_limit) as E.cudaError_t;
+  const err = fns().cudaDeviceGetLimit(K.slot[0], a_limit) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
@@ -54,7 +54,7 @@ export function cudaDeviceGetLimit(limit: E.cudaLimit): [E.cudaError_t, number |
 export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, device: number): [E.cudaError_t, number | null] {
   const a_fmtDesc = X.structArg(fmtDesc, S.cudaChannelFormatDesc, 'cudaDeviceGetTexture1DLinearMaxWidth', 'fmtDesc');
   const a_device = M.i32(device, 'cudaDeviceGetTexture1DLinearMaxWidth', 'device');
-  const err = cudartFns().cudaDeviceGetTexture1DLinearMaxWidth(K.slot[0], a_fmtDesc, a_device) as E.cudaError_t;
+  const err = fns().cudaDeviceGetTexture1DLinearMaxWidth(K.slot[0], a_fmtDesc, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
@@ -62,7 +62,7 @@ export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelForma
 /** Returns the preferred cache configuration for the current device. */
 // cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache * pCacheConfig) — cuda_runtime_api.h:531
 export function cudaDeviceGetCacheConfig(): [E.cudaError_t, E.cudaFuncCache | null] {
-  const err = cudartFns().cudaDeviceGetCacheConfig(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaDeviceGetCacheConfig(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaFuncCache];
 }
@@ -70,7 +70,7 @@ export function cudaDeviceGetCacheConfig(): [E.cudaError_t, E.cudaFuncCache | nu
 /** Returns numerical values that correspond to the least and greatest stream priorities. */
 // cudaError_t cudaDeviceGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda_runtime_api.h:568
 export function cudaDeviceGetStreamPriorityRange(): [E.cudaError_t, number | null, number | null] {
-  const err = cudartFns().cudaDeviceGetStreamPriorityRange(K.slot[0], K.slot[1]) as E.cudaError_t;
+  const err = fns().cudaDeviceGetStreamPriorityRange(K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
 }
@@ -79,7 +79,7 @@ export function cudaDeviceGetStreamPriorityRange(): [E.cudaError_t, number | nul
 // cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:612
 export function cudaDeviceSetCacheConfig(cacheConfig: E.cudaFuncCache): [E.cudaError_t] {
   const a_cacheConfig = M.i32(cacheConfig, 'cudaDeviceSetCacheConfig', 'cacheConfig');
-  const err = cudartFns().cudaDeviceSetCacheConfig(a_cacheConfig) as E.cudaError_t;
+  const err = fns().cudaDeviceSetCacheConfig(a_cacheConfig) as E.cudaError_t;
   return [err];
 }
 
@@ -87,7 +87,7 @@ export function cudaDeviceSetCacheConfig(cacheConfig: E.cudaFuncCache): [E.cudaE
 // cudaError_t cudaDeviceGetByPCIBusId(int * device, const char * pciBusId) — cuda_runtime_api.h:639
 export function cudaDeviceGetByPCIBusId(pciBusId: string): [E.cudaError_t, number | null] {
   const a_pciBusId = M.str(pciBusId, 'cudaDeviceGetByPCIBusId', 'pciBusId');
-  const err = cudartFns().cudaDeviceGetByPCIBusId(K.slot[0], a_pciBusId) as E.cudaError_t;
+  const err = fns().cudaDeviceGetByPCIBusId(K.slot[0], a_pciBusId) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -98,7 +98,7 @@ export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError
   const a_len = M.i32(len, 'cudaDeviceGetPCIBusId', 'len');
   const a_device = M.i32(device, 'cudaDeviceGetPCIBusId', 'device');
   const a_pciBusId = M.bytes(Math.max(1, a_len));
-  const err = cudartFns().cudaDeviceGetPCIBusId(a_pciBusId, a_len, a_device) as E.cudaError_t;
+  const err = fns().cudaDeviceGetPCIBusId(a_pciBusId, a_len, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, M.cString(a_pciBusId)];
 }
@@ -108,7 +108,7 @@ export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError
 export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError_t, S.cudaIpcEventHandle_st | null] {
   const a_event = M.handle(event, 'cudaIpcGetEventHandle', 'event');
   const a_handle = new S.cudaIpcEventHandle_st();
-  const err = cudartFns().cudaIpcGetEventHandle(a_handle._u8, a_event) as E.cudaError_t;
+  const err = fns().cudaIpcGetEventHandle(a_handle._u8, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_handle];
 }
@@ -117,7 +117,7 @@ export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError
 // cudaError_t cudaIpcOpenEventHandle(cudaEvent_t * event, cudaIpcEventHandle_t handle) — cuda_runtime_api.h:764
 export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaIpcEventHandle_stInit): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcEventHandle_st, 'cudaIpcOpenEventHandle', 'handle')._u8 };
-  const err = cudartFns().cudaIpcOpenEventHandle(K.slot[0], a_handle) as E.cudaError_t;
+  const err = fns().cudaIpcOpenEventHandle(K.slot[0], a_handle) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
@@ -127,7 +127,7 @@ export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaI
 export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcMemHandle_st | null] {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcGetMemHandle', 'devPtr');
   const a_handle = new S.cudaIpcMemHandle_st();
-  const err = cudartFns().cudaIpcGetMemHandle(a_handle._u8, a_devPtr) as E.cudaError_t;
+  const err = fns().cudaIpcGetMemHandle(a_handle._u8, a_devPtr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_handle];
 }
@@ -137,7 +137,7 @@ export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcM
 export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMemHandle_stInit, flags: number): [E.cudaError_t, bigint | null] {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcMemHandle_st, 'cudaIpcOpenMemHandle', 'handle')._u8 };
   const a_flags = M.u32(flags, 'cudaIpcOpenMemHandle', 'flags');
-  const err = cudartFns().cudaIpcOpenMemHandle(K.slot[0], a_handle, a_flags) as E.cudaError_t;
+  const err = fns().cudaIpcOpenMemHandle(K.slot[0], a_handle, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -146,7 +146,7 @@ export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMe
 // cudaError_t cudaIpcCloseMemHandle(void * devPtr) — cuda_runtime_api.h:915
 export function cudaIpcCloseMemHandle(devPtr: Pointer): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcCloseMemHandle', 'devPtr');
-  const err = cudartFns().cudaIpcCloseMemHandle(a_devPtr) as E.cudaError_t;
+  const err = fns().cudaIpcCloseMemHandle(a_devPtr) as E.cudaError_t;
   return [err];
 }
 
@@ -155,7 +155,7 @@ export function cudaIpcCloseMemHandle(devPtr: Pointer): [E.cudaError_t] {
 export function cudaDeviceFlushGPUDirectRDMAWrites(target: E.cudaFlushGPUDirectRDMAWritesTarget, scope: E.cudaFlushGPUDirectRDMAWritesScope): [E.cudaError_t] {
   const a_target = M.i32(target, 'cudaDeviceFlushGPUDirectRDMAWrites', 'target');
   const a_scope = M.i32(scope, 'cudaDeviceFlushGPUDirectRDMAWrites', 'scope');
-  const err = cudartFns().cudaDeviceFlushGPUDirectRDMAWrites(a_target, a_scope) as E.cudaError_t;
+  const err = fns().cudaDeviceFlushGPUDirectRDMAWrites(a_target, a_scope) as E.cudaError_t;
   return [err];
 }
 
@@ -165,7 +165,7 @@ export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc
   const a_device = M.i32(device, 'cudaDeviceRegisterAsyncNotification', 'device');
   const a_callbackFunc = M.handle(callbackFunc, 'cudaDeviceRegisterAsyncNotification', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaDeviceRegisterAsyncNotification', 'userData');
-  const err = cudartFns().cudaDeviceRegisterAsyncNotification(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaDeviceRegisterAsyncNotification(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaAsyncCallbackHandle_t];
 }
@@ -175,14 +175,14 @@ export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc
 export function cudaDeviceUnregisterAsyncNotification(device: number, callback: H.cudaAsyncCallbackHandle_t | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceUnregisterAsyncNotification', 'device');
   const a_callback = M.handle(callback, 'cudaDeviceUnregisterAsyncNotification', 'callback');
-  const err = cudartFns().cudaDeviceUnregisterAsyncNotification(a_device, a_callback) as E.cudaError_t;
+  const err = fns().cudaDeviceUnregisterAsyncNotification(a_device, a_callback) as E.cudaError_t;
   return [err];
 }
 
 /** Returns the shared memory configuration for the current device. */
 // cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig * pConfig) — cuda_runtime_api.h:1055
 export function cudaDeviceGetSharedMemConfig(): [E.cudaError_t, E.cudaSharedMemConfig | null] {
-  const err = cudartFns().cudaDeviceGetSharedMemConfig(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaDeviceGetSharedMemConfig(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaSharedMemConfig];
 }
@@ -191,21 +191,21 @@ export function cudaDeviceGetSharedMemConfig(): [E.cudaError_t, E.cudaSharedMemC
 // cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) — cuda_runtime_api.h:1101
 export function cudaDeviceSetSharedMemConfig(config: E.cudaSharedMemConfig): [E.cudaError_t] {
   const a_config = M.i32(config, 'cudaDeviceSetSharedMemConfig', 'config');
-  const err = cudartFns().cudaDeviceSetSharedMemConfig(a_config) as E.cudaError_t;
+  const err = fns().cudaDeviceSetSharedMemConfig(a_config) as E.cudaError_t;
   return [err];
 }
 
 /** Returns the last error from a runtime call */
 // cudaError_t cudaGetLastError(void) — cuda_runtime_api.h:1165
 export function cudaGetLastError(): [E.cudaError_t] {
-  const err = cudartFns().cudaGetLastError() as E.cudaError_t;
+  const err = fns().cudaGetLastError() as E.cudaError_t;
   return [err];
 }
 
 /** Returns the last error from a runtime call */
 // cudaError_t cudaPeekAtLastError(void) — cuda_runtime_api.h:1216
 export function cudaPeekAtLastError(): [E.cudaError_t] {
-  const err = cudartFns().cudaPeekAtLastError() as E.cudaError_t;
+  const err = fns().cudaPeekAtLastError() as E.cudaError_t;
   return [err];
 }
 
@@ -213,7 +213,7 @@ export function cudaPeekAtLastError(): [E.cudaError_t] {
 // const char * cudaGetErrorName(cudaError_t error) — cuda_runtime_api.h:1232
 export function cudaGetErrorName(error: E.cudaError): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorName', 'error');
-  const v = cudartFns().cudaGetErrorName(a_error);
+  const v = fns().cudaGetErrorName(a_error);
   return [E.cudaError_t.cudaSuccess, v as string];
 }
 
@@ -221,14 +221,14 @@ export function cudaGetErrorName(error: E.cudaError): [E.cudaError_t, string] {
 // const char * cudaGetErrorString(cudaError_t error) — cuda_runtime_api.h:1248
 export function cudaGetErrorString(error: E.cudaError): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorString', 'error');
-  const v = cudartFns().cudaGetErrorString(a_error);
+  const v = fns().cudaGetErrorString(a_error);
   return [E.cudaError_t.cudaSuccess, v as string];
 }
 
 /** Returns the number of compute-capable devices */
 // cudaError_t cudaGetDeviceCount(int * count) — cuda_runtime_api.h:1277
 export function cudaGetDeviceCount(): [E.cudaError_t, number | null] {
-  const err = cudartFns().cudaGetDeviceCount(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGetDeviceCount(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -238,7 +238,7 @@ export function cudaGetDeviceCount(): [E.cudaError_t, number | null] {
 export function cudaGetDeviceProperties(device: number): [E.cudaError_t, S.cudaDeviceProp | null] {
   const a_device = M.i32(device, 'cudaGetDeviceProperties', 'device');
   const a_prop = new S.cudaDeviceProp();
-  const err = cudartFns().cudaGetDeviceProperties(a_prop._u8, a_device) as E.cudaError_t;
+  const err = fns().cudaGetDeviceProperties(a_prop._u8, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_prop];
 }
@@ -248,7 +248,7 @@ export function cudaGetDeviceProperties(device: number): [E.cudaError_t, S.cudaD
 export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): [E.cudaError_t, number | null] {
   const a_attr = M.i32(attr, 'cudaDeviceGetAttribute', 'attr');
   const a_device = M.i32(device, 'cudaDeviceGetAttribute', 'device');
-  const err = cudartFns().cudaDeviceGetAttribute(K.slot[0], a_attr, a_device) as E.cudaError_t;
+  const err = fns().cudaDeviceGetAttribute(K.slot[0], a_attr, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -260,7 +260,7 @@ export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOpe
   const a_device = M.i32(device, 'cudaDeviceGetHostAtomicCapabilities', 'device');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetHostAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = cudartFns().cudaDeviceGetHostAtomicCapabilities(a_capabilities, a_operations, a_count, a_device) as E.cudaError_t;
+  const err = fns().cudaDeviceGetHostAtomicCapabilities(a_capabilities, a_operations, a_count, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -269,7 +269,7 @@ export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOpe
 // cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1375
 export function cudaDeviceGetDefaultMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_device = M.i32(device, 'cudaDeviceGetDefaultMemPool', 'device');
-  const err = cudartFns().cudaDeviceGetDefaultMemPool(K.slot[0], a_device) as E.cudaError_t;
+  const err = fns().cudaDeviceGetDefaultMemPool(K.slot[0], a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
@@ -279,7 +279,7 @@ export function cudaDeviceGetDefaultMemPool(device: number): [E.cudaError_t, H.c
 export function cudaDeviceSetMemPool(device: number, memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceSetMemPool', 'device');
   const a_memPool = M.handle(memPool, 'cudaDeviceSetMemPool', 'memPool');
-  const err = cudartFns().cudaDeviceSetMemPool(a_device, a_memPool) as E.cudaError_t;
+  const err = fns().cudaDeviceSetMemPool(a_device, a_memPool) as E.cudaError_t;
   return [err];
 }
 
@@ -287,7 +287,7 @@ export function cudaDeviceSetMemPool(device: number, memPool: H.cudaMemPool_t | 
 // cudaError_t cudaDeviceGetMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1419
 export function cudaDeviceGetMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_device = M.i32(device, 'cudaDeviceGetMemPool', 'device');
-  const err = cudartFns().cudaDeviceGetMemPool(K.slot[0], a_device) as E.cudaError_t;
+  const err = fns().cudaDeviceGetMemPool(K.slot[0], a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
@@ -298,7 +298,7 @@ export function cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev
   const a_nvSciSyncAttrList = M.pointer(nvSciSyncAttrList, 'cudaDeviceGetNvSciSyncAttributes', 'nvSciSyncAttrList');
   const a_device = M.i32(device, 'cudaDeviceGetNvSciSyncAttributes', 'device');
   const a_flags = M.i32(flags, 'cudaDeviceGetNvSciSyncAttributes', 'flags');
-  const err = cudartFns().cudaDeviceGetNvSciSyncAttributes(a_nvSciSyncAttrList, a_device, a_flags) as E.cudaError_t;
+  const err = fns().cudaDeviceGetNvSciSyncAttributes(a_nvSciSyncAttrList, a_device, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -308,7 +308,7 @@ export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: 
   const a_attr = M.i32(attr, 'cudaDeviceGetP2PAttribute', 'attr');
   const a_srcDevice = M.i32(srcDevice, 'cudaDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAttribute', 'dstDevice');
-  const err = cudartFns().cudaDeviceGetP2PAttribute(K.slot[0], a_attr, a_srcDevice, a_dstDevice) as E.cudaError_t;
+  const err = fns().cudaDeviceGetP2PAttribute(K.slot[0], a_attr, a_srcDevice, a_dstDevice) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -321,7 +321,7 @@ export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOper
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'dstDevice');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetP2PAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = cudartFns().cudaDeviceGetP2PAtomicCapabilities(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.cudaError_t;
+  const err = fns().cudaDeviceGetP2PAtomicCapabilities(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
@@ -330,7 +330,7 @@ export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOper
 // cudaError_t cudaChooseDevice(int * device, const struct cudaDeviceProp * prop) — cuda_runtime_api.h:1584
 export function cudaChooseDevice(prop: S.cudaDeviceProp | S.cudaDevicePropInit | null): [E.cudaError_t, number | null] {
   const a_prop = X.structArg(prop, S.cudaDeviceProp, 'cudaChooseDevice', 'prop');
-  const err = cudartFns().cudaChooseDevice(K.slot[0], a_prop) as E.cudaError_t;
+  const err = fns().cudaChooseDevice(K.slot[0], a_prop) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -341,7 +341,7 @@ export function cudaInitDevice(device: number, deviceFlags: number, flags: numbe
   const a_device = M.i32(device, 'cudaInitDevice', 'device');
   const a_deviceFlags = M.u32(deviceFlags, 'cudaInitDevice', 'deviceFlags');
   const a_flags = M.u32(flags, 'cudaInitDevice', 'flags');
-  const err = cudartFns().cudaInitDevice(a_device, a_deviceFlags, a_flags) as E.cudaError_t;
+  const err = fns().cudaInitDevice(a_device, a_deviceFlags, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -349,14 +349,14 @@ export function cudaInitDevice(device: number, deviceFlags: number, flags: numbe
 // cudaError_t cudaSetDevice(int device) — cuda_runtime_api.h:1659
 export function cudaSetDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaSetDevice', 'device');
-  const err = cudartFns().cudaSetDevice(a_device) as E.cudaError_t;
+  const err = fns().cudaSetDevice(a_device) as E.cudaError_t;
   return [err];
 }
 
 /** Returns which device is currently being used */
 // cudaError_t cudaGetDevice(int * device) — cuda_runtime_api.h:1681
 export function cudaGetDevice(): [E.cudaError_t, number | null] {
-  const err = cudartFns().cudaGetDevice(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGetDevice(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -366,7 +366,7 @@ export function cudaGetDevice(): [E.cudaError_t, number | null] {
 export function cudaSetValidDevices(device_arr: (number)[] | null, len: number): [E.cudaError_t] {
   const a_len = M.i32(len, 'cudaSetValidDevices', 'len');
   const a_device_arr = X.packArray(device_arr, a_len, 4, 'cudaSetValidDevices', 'device_arr', true, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = cudartFns().cudaSetValidDevices(a_device_arr, a_len) as E.cudaError_t;
+  const err = fns().cudaSetValidDevices(a_device_arr, a_len) as E.cudaError_t;
   return [err];
 }
 
@@ -374,14 +374,14 @@ export function cudaSetValidDevices(device_arr: (number)[] | null, len: number):
 // cudaError_t cudaSetDeviceFlags(unsigned int flags) — cuda_runtime_api.h:1782
 export function cudaSetDeviceFlags(flags: number): [E.cudaError_t] {
   const a_flags = M.u32(flags, 'cudaSetDeviceFlags', 'flags');
-  const err = cudartFns().cudaSetDeviceFlags(a_flags) as E.cudaError_t;
+  const err = fns().cudaSetDeviceFlags(a_flags) as E.cudaError_t;
   return [err];
 }
 
 /** Gets the flags for the current device */
 // cudaError_t cudaGetDeviceFlags(unsigned int * flags) — cuda_runtime_api.h:1827
 export function cudaGetDeviceFlags(): [E.cudaError_t, number | null] {
-  const err = cudartFns().cudaGetDeviceFlags(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGetDeviceFlags(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
@@ -389,7 +389,7 @@ export function cudaGetDeviceFlags(): [E.cudaError_t, number | null] {
 /** Create an asynchronous stream */
 // cudaError_t cudaStreamCreate(cudaStream_t * pStream) — cuda_runtime_api.h:1871
 export function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null] {
-  const err = cudartFns().cudaStreamCreate(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaStreamCreate(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaStream_t];
 }
@@ -398,7 +398,7 @@ export function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null] {
 // cudaError_t cudaStreamCreateWithFlags(cudaStream_t * pStream, unsigned int flags) — cuda_runtime_api.h:1907
 export function cudaStreamCreateWithFlags(flags: number): [E.cudaError_t, H.cudaStream_t | null] {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithFlags', 'flags');
-  const err = cudartFns().cudaStreamCreateWithFlags(K.slot[0], a_flags) as E.cudaError_t;
+  const err = fns().cudaStreamCreateWithFlags(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaStream_t];
 }
@@ -408,7 +408,7 @@ export function cudaStreamCreateWithFlags(flags: number): [E.cudaError_t, H.cuda
 export function cudaStreamCreateWithPriority(flags: number, priority: number): [E.cudaError_t, H.cudaStream_t | null] {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithPriority', 'flags');
   const a_priority = M.i32(priority, 'cudaStreamCreateWithPriority', 'priority');
-  const err = cudartFns().cudaStreamCreateWithPriority(K.slot[0], a_flags, a_priority) as E.cudaError_t;
+  const err = fns().cudaStreamCreateWithPriority(K.slot[0], a_flags, a_priority) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaStream_t];
 }
@@ -417,7 +417,7 @@ export function cudaStreamCreateWithPriority(flags: number, priority: number): [
 // cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int * priority) — cuda_runtime_api.h:1987
 export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetPriority', 'hStream');
-  const err = cudartFns().cudaStreamGetPriority(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaStreamGetPriority(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -426,7 +426,7 @@ export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): [E.cudaEr
 // cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int * flags) — cuda_runtime_api.h:2013
 export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetFlags', 'hStream');
-  const err = cudartFns().cudaStreamGetFlags(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaStreamGetFlags(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
@@ -435,7 +435,7 @@ export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): [E.cudaError
 // cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long * streamId) — cuda_runtime_api.h:2050
 export function cudaStreamGetId(hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetId', 'hStream');
-  const err = cudartFns().cudaStreamGetId(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaStreamGetId(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -444,7 +444,7 @@ export function cudaStreamGetId(hStream: H.cudaStream_t | null): [E.cudaError_t,
 // cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int * device) — cuda_runtime_api.h:2076
 export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetDevice', 'hStream');
-  const err = cudartFns().cudaStreamGetDevice(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaStreamGetDevice(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -452,7 +452,7 @@ export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): [E.cudaErro
 /** Resets all persisting lines in cache to normal status. */
 // cudaError_t cudaCtxResetPersistingL2Cache(void) — cuda_runtime_api.h:2091
 export function cudaCtxResetPersistingL2Cache(): [E.cudaError_t] {
-  const err = cudartFns().cudaCtxResetPersistingL2Cache() as E.cudaError_t;
+  const err = fns().cudaCtxResetPersistingL2Cache() as E.cudaError_t;
   return [err];
 }
 
@@ -461,7 +461,7 @@ export function cudaCtxResetPersistingL2Cache(): [E.cudaError_t] {
 export function cudaStreamCopyAttributes(dst: H.cudaStream_t | null, src: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaStreamCopyAttributes', 'dst');
   const a_src = M.handle(src, 'cudaStreamCopyAttributes', 'src');
-  const err = cudartFns().cudaStreamCopyAttributes(a_dst, a_src) as E.cudaError_t;
+  const err = fns().cudaStreamCopyAttributes(a_dst, a_src) as E.cudaError_t;
   return [err];
 }
 
@@ -471,7 +471,7 @@ export function cudaStreamGetAttribute(hStream: H.cudaStream_t | null, attr: E.c
   const a_hStream = M.handle(hStream, 'cudaStreamGetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cudaStreamGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
-  const err = cudartFns().cudaStreamGetAttribute(a_hStream, a_attr, a_value_out._u8) as E.cudaError_t;
+  const err = fns().cudaStreamGetAttribute(a_hStream, a_attr, a_value_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_value_out];
 }
@@ -482,7 +482,7 @@ export function cudaStreamSetAttribute(hStream: H.cudaStream_t | null, attr: E.c
   const a_hStream = M.handle(hStream, 'cudaStreamSetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cudaStreamSetAttribute', 'attr');
   const a_value = X.structArg(value, S.cudaLaunchAttributeValue, 'cudaStreamSetAttribute', 'value');
-  const err = cudartFns().cudaStreamSetAttribute(a_hStream, a_attr, a_value) as E.cudaError_t;
+  const err = fns().cudaStreamSetAttribute(a_hStream, a_attr, a_value) as E.cudaError_t;
   return [err];
 }
 
@@ -490,7 +490,7 @@ export function cudaStreamSetAttribute(hStream: H.cudaStream_t | null, attr: E.c
 // cudaError_t cudaStreamDestroy(cudaStream_t stream) — cuda_runtime_api.h:2190
 export function cudaStreamDestroy(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamDestroy', 'stream');
-  const err = cudartFns().cudaStreamDestroy(a_stream) as E.cudaError_t;
+  const err = fns().cudaStreamDestroy(a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -500,7 +500,7 @@ export function cudaStreamWaitEvent(stream: H.cudaStream_t | null, event: H.cuda
   const a_stream = M.handle(stream, 'cudaStreamWaitEvent', 'stream');
   const a_event = M.handle(event, 'cudaStreamWaitEvent', 'event');
   const a_flags = M.u32(flags, 'cudaStreamWaitEvent', 'flags');
-  const err = cudartFns().cudaStreamWaitEvent(a_stream, a_event, a_flags) as E.cudaError_t;
+  const err = fns().cudaStreamWaitEvent(a_stream, a_event, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -511,7 +511,7 @@ export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: b
   const a_callback = M.handle(callback, 'cudaStreamAddCallback', 'callback');
   const a_userData = M.pointer(userData, 'cudaStreamAddCallback', 'userData');
   const a_flags = M.u32(flags, 'cudaStreamAddCallback', 'flags');
-  const err = cudartFns().cudaStreamAddCallback(a_stream, a_callback, a_userData, a_flags) as E.cudaError_t;
+  const err = fns().cudaStreamAddCallback(a_stream, a_callback, a_userData, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -519,7 +519,7 @@ export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: b
 // cudaError_t cudaStreamSynchronize(cudaStream_t stream) — cuda_runtime_api.h:2320
 export function cudaStreamSynchronize(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamSynchronize', 'stream');
-  const err = cudartFns().cudaStreamSynchronize(a_stream) as E.cudaError_t;
+  const err = fns().cudaStreamSynchronize(a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -527,7 +527,7 @@ export function cudaStreamSynchronize(stream: H.cudaStream_t | null): [E.cudaErr
 // cudaError_t cudaStreamQuery(cudaStream_t stream) — cuda_runtime_api.h:2345
 export function cudaStreamQuery(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamQuery', 'stream');
-  const err = cudartFns().cudaStreamQuery(a_stream) as E.cudaError_t;
+  const err = fns().cudaStreamQuery(a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -539,7 +539,7 @@ export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: 
   const a_length = M.size(length, 'cudaStreamAttachMemAsync', 'length');
   const a_flags = M.u32(flags, 'cudaStreamAttachMemAsync', 'flags');
   M.checkExtent(a_devPtr, a_length, 'cudaStreamAttachMemAsync', 'devPtr', 'length');
-  const err = cudartFns().cudaStreamAttachMemAsync(a_stream, a_devPtr, a_length, a_flags) as E.cudaError_t;
+  const err = fns().cudaStreamAttachMemAsync(a_stream, a_devPtr, a_length, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -548,7 +548,7 @@ export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: 
 export function cudaStreamBeginCapture(stream: H.cudaStream_t | null, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamBeginCapture', 'stream');
   const a_mode = M.i32(mode, 'cudaStreamBeginCapture', 'mode');
-  const err = cudartFns().cudaStreamBeginCapture(a_stream, a_mode) as E.cudaError_t;
+  const err = fns().cudaStreamBeginCapture(a_stream, a_mode) as E.cudaError_t;
   return [err];
 }
 
@@ -561,15 +561,16 @@ export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, gra
   const a_mode = M.i32(mode, 'cudaStreamBeginCaptureToGraph', 'mode');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = cudartFns().cudaStreamBeginCaptureToGraph(a_stream, a_graph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.cudaError_t;
+  const err = fns().cudaStreamBeginCaptureToGraph(a_stream, a_graph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.cudaError_t;
   return [err];
 }
 
 /** Swaps the stream capture interaction mode for a thread */
 // cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode * mode) — cuda_runtime_api.h:2560
 export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMode): [E.cudaError_t, E.cudaStreamCaptureMode | null] {
-  K.I32[0] = M.i32(mode, 'cudaThreadExchangeStreamCaptureMode', 'mode');
-  const err = cudartFns().cudaThreadExchangeStreamCaptureMode(K.slot[0]) as E.cudaError_t;
+  const a_mode = M.i32(mode, 'cudaThreadExchangeStreamCaptureMode', 'mode');
+  K.I32[0] = a_mode;
+  const err = fns().cudaThreadExchangeStreamCaptureMode(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaStreamCaptureMode];
 }
@@ -578,7 +579,7 @@ export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMod
 // cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t * pGraph) — cuda_runtime_api.h:2589
 export function cudaStreamEndCapture(stream: H.cudaStream_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_stream = M.handle(stream, 'cudaStreamEndCapture', 'stream');
-  const err = cudartFns().cudaStreamEndCapture(a_stream, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaStreamEndCapture(a_stream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
@@ -587,7 +588,7 @@ export function cudaStreamEndCapture(stream: H.cudaStream_t | null): [E.cudaErro
 // cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus * pCaptureStatus) — cuda_runtime_api.h:2627
 export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null] {
   const a_stream = M.handle(stream, 'cudaStreamIsCapturing', 'stream');
-  const err = cudartFns().cudaStreamIsCapturing(a_stream, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaStreamIsCapturing(a_stream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaStreamCaptureStatus];
 }
@@ -596,7 +597,7 @@ export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): [E.cudaErr
 // cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus * captureStatus_out, unsigned long long * id_out, cudaGraph_t * graph_out, const cudaGraphNode_t ** dependencies_out, const cudaGraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda_runtime_api.h:2686
 export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null, bigint | null, H.cudaGraph_t | null, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
   const a_stream = M.handle(stream, 'cudaStreamGetCaptureInfo', 'stream');
-  const err = cudartFns().cudaStreamGetCaptureInfo(a_stream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.cudaError_t;
+  const err = fns().cudaStreamGetCaptureInfo(a_stream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null, null, null, null];
   const n_numDependencies_out = K.readSize(5);
   return [err, K.I32[0] as E.cudaStreamCaptureStatus, K.U64[1], K.U64[2] as H.cudaGraph_t, X.readArray(X.borrowed(K.U64[3], n_numDependencies_out * 8), n_numDependencies_out, 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(X.borrowed(K.U64[4], n_numDependencies_out * 8), n_numDependencies_out, S.cudaGraphEdgeData_st), n_numDependencies_out];
@@ -610,14 +611,14 @@ export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | nul
   const a_flags = M.u32(flags, 'cudaStreamUpdateCaptureDependencies', 'flags');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = cudartFns().cudaStreamUpdateCaptureDependencies(a_stream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.cudaError_t;
+  const err = fns().cudaStreamUpdateCaptureDependencies(a_stream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.cudaError_t;
   return [err];
 }
 
 /** Creates an event object */
 // cudaError_t cudaEventCreate(cudaEvent_t * event) — cuda_runtime_api.h:2761
 export function cudaEventCreate(): [E.cudaError_t, H.cudaEvent_t | null] {
-  const err = cudartFns().cudaEventCreate(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaEventCreate(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
@@ -626,7 +627,7 @@ export function cudaEventCreate(): [E.cudaError_t, H.cudaEvent_t | null] {
 // cudaError_t cudaEventCreateWithFlags(cudaEvent_t * event, unsigned int flags) — cuda_runtime_api.h:2798
 export function cudaEventCreateWithFlags(flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_flags = M.u32(flags, 'cudaEventCreateWithFlags', 'flags');
-  const err = cudartFns().cudaEventCreateWithFlags(K.slot[0], a_flags) as E.cudaError_t;
+  const err = fns().cudaEventCreateWithFlags(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
@@ -636,7 +637,7 @@ export function cudaEventCreateWithFlags(flags: number): [E.cudaError_t, H.cudaE
 export function cudaEventRecord(event: H.cudaEvent_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventRecord', 'event');
   const a_stream = M.handle(stream, 'cudaEventRecord', 'stream');
-  const err = cudartFns().cudaEventRecord(a_event, a_stream) as E.cudaError_t;
+  const err = fns().cudaEventRecord(a_event, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -646,7 +647,7 @@ export function cudaEventRecordWithFlags(event: H.cudaEvent_t | null, stream: H.
   const a_event = M.handle(event, 'cudaEventRecordWithFlags', 'event');
   const a_stream = M.handle(stream, 'cudaEventRecordWithFlags', 'stream');
   const a_flags = M.u32(flags, 'cudaEventRecordWithFlags', 'flags');
-  const err = cudartFns().cudaEventRecordWithFlags(a_event, a_stream, a_flags) as E.cudaError_t;
+  const err = fns().cudaEventRecordWithFlags(a_event, a_stream, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -654,7 +655,7 @@ export function cudaEventRecordWithFlags(event: H.cudaEvent_t | null, stream: H.
 // cudaError_t cudaEventQuery(cudaEvent_t event) — cuda_runtime_api.h:2920
 export function cudaEventQuery(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventQuery', 'event');
-  const err = cudartFns().cudaEventQuery(a_event) as E.cudaError_t;
+  const err = fns().cudaEventQuery(a_event) as E.cudaError_t;
   return [err];
 }
 
@@ -662,7 +663,7 @@ export function cudaEventQuery(event: H.cudaEvent_t | null): [E.cudaError_t] {
 // cudaError_t cudaEventSynchronize(cudaEvent_t event) — cuda_runtime_api.h:2951
 export function cudaEventSynchronize(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventSynchronize', 'event');
-  const err = cudartFns().cudaEventSynchronize(a_event) as E.cudaError_t;
+  const err = fns().cudaEventSynchronize(a_event) as E.cudaError_t;
   return [err];
 }
 
@@ -670,7 +671,7 @@ export function cudaEventSynchronize(event: H.cudaEvent_t | null): [E.cudaError_
 // cudaError_t cudaEventDestroy(cudaEvent_t event) — cuda_runtime_api.h:2981
 export function cudaEventDestroy(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventDestroy', 'event');
-  const err = cudartFns().cudaEventDestroy(a_event) as E.cudaError_t;
+  const err = fns().cudaEventDestroy(a_event) as E.cudaError_t;
   return [err];
 }
 
@@ -679,7 +680,7 @@ export function cudaEventDestroy(event: H.cudaEvent_t | null): [E.cudaError_t] {
 export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEvent_t | null): [E.cudaError_t, number | null] {
   const a_start = M.handle(start, 'cudaEventElapsedTime', 'start');
   const a_end = M.handle(end, 'cudaEventElapsedTime', 'end');
-  const err = cudartFns().cudaEventElapsedTime(K.slot[0], a_start, a_end) as E.cudaError_t;
+  const err = fns().cudaEventElapsedTime(K.slot[0], a_start, a_end) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.F32[0]];
 }
@@ -688,7 +689,7 @@ export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEve
 // cudaError_t cudaImportExternalMemory(cudaExternalMemory_t * extMem_out, const struct cudaExternalMemoryHandleDesc * memHandleDesc) — cuda_runtime_api.h:3210
 export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHandleDesc | S.cudaExternalMemoryHandleDescInit | null): [E.cudaError_t, H.cudaExternalMemory_t | null] {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.cudaExternalMemoryHandleDesc, 'cudaImportExternalMemory', 'memHandleDesc');
-  const err = cudartFns().cudaImportExternalMemory(K.slot[0], a_memHandleDesc) as E.cudaError_t;
+  const err = fns().cudaImportExternalMemory(K.slot[0], a_memHandleDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaExternalMemory_t];
 }
@@ -698,7 +699,7 @@ export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHand
 export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t | null, bufferDesc: S.cudaExternalMemoryBufferDesc | S.cudaExternalMemoryBufferDescInit | null): [E.cudaError_t, bigint | null] {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedBuffer', 'extMem');
   const a_bufferDesc = X.structArg(bufferDesc, S.cudaExternalMemoryBufferDesc, 'cudaExternalMemoryGetMappedBuffer', 'bufferDesc');
-  const err = cudartFns().cudaExternalMemoryGetMappedBuffer(K.slot[0], a_extMem, a_bufferDesc) as E.cudaError_t;
+  const err = fns().cudaExternalMemoryGetMappedBuffer(K.slot[0], a_extMem, a_bufferDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -708,7 +709,7 @@ export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t
 export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternalMemory_t | null, mipmapDesc: S.cudaExternalMemoryMipmappedArrayDesc | S.cudaExternalMemoryMipmappedArrayDescInit | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedMipmappedArray', 'extMem');
   const a_mipmapDesc = X.structArg(mipmapDesc, S.cudaExternalMemoryMipmappedArrayDesc, 'cudaExternalMemoryGetMappedMipmappedArray', 'mipmapDesc');
-  const err = cudartFns().cudaExternalMemoryGetMappedMipmappedArray(K.slot[0], a_extMem, a_mipmapDesc) as E.cudaError_t;
+  const err = fns().cudaExternalMemoryGetMappedMipmappedArray(K.slot[0], a_extMem, a_mipmapDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
@@ -717,7 +718,7 @@ export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternal
 // cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem) — cuda_runtime_api.h:3349
 export function cudaDestroyExternalMemory(extMem: H.cudaExternalMemory_t | null): [E.cudaError_t] {
   const a_extMem = M.handle(extMem, 'cudaDestroyExternalMemory', 'extMem');
-  const err = cudartFns().cudaDestroyExternalMemory(a_extMem) as E.cudaError_t;
+  const err = fns().cudaDestroyExternalMemory(a_extMem) as E.cudaError_t;
   return [err];
 }
 
@@ -725,7 +726,7 @@ export function cudaDestroyExternalMemory(extMem: H.cudaExternalMemory_t | null)
 // cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t * extSem_out, const struct cudaExternalSemaphoreHandleDesc * semHandleDesc) — cuda_runtime_api.h:3503
 export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemaphoreHandleDesc | S.cudaExternalSemaphoreHandleDescInit | null): [E.cudaError_t, H.cudaExternalSemaphore_t | null] {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.cudaExternalSemaphoreHandleDesc, 'cudaImportExternalSemaphore', 'semHandleDesc');
-  const err = cudartFns().cudaImportExternalSemaphore(K.slot[0], a_semHandleDesc) as E.cudaError_t;
+  const err = fns().cudaImportExternalSemaphore(K.slot[0], a_semHandleDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaExternalSemaphore_t];
 }
@@ -737,7 +738,7 @@ export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSe
   const a_stream = M.handle(stream, 'cudaSignalExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaSignalExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreSignalParams, n));
-  const err = cudartFns().cudaSignalExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
+  const err = fns().cudaSignalExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -748,7 +749,7 @@ export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSema
   const a_stream = M.handle(stream, 'cudaWaitExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaWaitExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreWaitParams, n));
-  const err = cudartFns().cudaWaitExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
+  const err = fns().cudaWaitExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -756,7 +757,7 @@ export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSema
 // cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) — cuda_runtime_api.h:3698
 export function cudaDestroyExternalSemaphore(extSem: H.cudaExternalSemaphore_t | null): [E.cudaError_t] {
   const a_extSem = M.handle(extSem, 'cudaDestroyExternalSemaphore', 'extSem');
-  const err = cudartFns().cudaDestroyExternalSemaphore(a_extSem) as E.cudaError_t;
+  const err = fns().cudaDestroyExternalSemaphore(a_extSem) as E.cudaError_t;
   return [err];
 }
 
@@ -769,7 +770,7 @@ export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, bl
   const a_args = M.pointer(args, 'cudaLaunchKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchKernel', 'stream');
-  const err = cudartFns().cudaLaunchKernel(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
+  const err = fns().cudaLaunchKernel(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -779,7 +780,7 @@ export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunch
   const a_config = X.structArg(config, S.cudaLaunchConfig_st, 'cudaLaunchKernelExC', 'config');
   const a_func = M.pointer(func, 'cudaLaunchKernelExC', 'func');
   const a_args = M.pointer(args, 'cudaLaunchKernelExC', 'args');
-  const err = cudartFns().cudaLaunchKernelExC(a_config, a_func, a_args) as E.cudaError_t;
+  const err = fns().cudaLaunchKernelExC(a_config, a_func, a_args) as E.cudaError_t;
   return [err];
 }
 
@@ -792,7 +793,7 @@ export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.d
   const a_args = M.pointer(args, 'cudaLaunchCooperativeKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchCooperativeKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchCooperativeKernel', 'stream');
-  const err = cudartFns().cudaLaunchCooperativeKernel(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
+  const err = fns().cudaLaunchCooperativeKernel(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -801,7 +802,7 @@ export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.d
 export function cudaFuncSetCacheConfig(func: Pointer, cacheConfig: E.cudaFuncCache): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetCacheConfig', 'func');
   const a_cacheConfig = M.i32(cacheConfig, 'cudaFuncSetCacheConfig', 'cacheConfig');
-  const err = cudartFns().cudaFuncSetCacheConfig(a_func, a_cacheConfig) as E.cudaError_t;
+  const err = fns().cudaFuncSetCacheConfig(a_func, a_cacheConfig) as E.cudaError_t;
   return [err];
 }
 
@@ -810,7 +811,7 @@ export function cudaFuncSetCacheConfig(func: Pointer, cacheConfig: E.cudaFuncCac
 export function cudaFuncGetAttributes(func: Pointer): [E.cudaError_t, S.cudaFuncAttributes | null] {
   const a_func = M.pointer(func, 'cudaFuncGetAttributes', 'func');
   const a_attr = new S.cudaFuncAttributes();
-  const err = cudartFns().cudaFuncGetAttributes(a_attr._u8, a_func) as E.cudaError_t;
+  const err = fns().cudaFuncGetAttributes(a_attr._u8, a_func) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_attr];
 }
@@ -821,7 +822,7 @@ export function cudaFuncSetAttribute(func: Pointer, attr: E.cudaFuncAttribute, v
   const a_func = M.pointer(func, 'cudaFuncSetAttribute', 'func');
   const a_attr = M.i32(attr, 'cudaFuncSetAttribute', 'attr');
   const a_value = M.i32(value, 'cudaFuncSetAttribute', 'value');
-  const err = cudartFns().cudaFuncSetAttribute(a_func, a_attr, a_value) as E.cudaError_t;
+  const err = fns().cudaFuncSetAttribute(a_func, a_attr, a_value) as E.cudaError_t;
   return [err];
 }
 
@@ -829,7 +830,7 @@ export function cudaFuncSetAttribute(func: Pointer, attr: E.cudaFuncAttribute, v
 // cudaError_t cudaFuncGetName(const char ** name, const void * func) — cuda_runtime_api.h:4056
 export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
   const a_func = M.pointer(func, 'cudaFuncGetName', 'func');
-  const err = cudartFns().cudaFuncGetName(K.slot[0], a_func) as E.cudaError_t;
+  const err = fns().cudaFuncGetName(K.slot[0], a_func) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readCString(K.U64[0])];
 }
@@ -839,7 +840,7 @@ export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
 export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number): [E.cudaError_t, number | null, number | null] {
   const a_func = M.pointer(func, 'cudaFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cudaFuncGetParamInfo', 'paramIndex');
-  const err = cudartFns().cudaFuncGetParamInfo(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.cudaError_t;
+  const err = fns().cudaFuncGetParamInfo(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
 }
@@ -850,7 +851,7 @@ export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: bigint | n
   const a_stream = M.handle(stream, 'cudaLaunchHostFunc', 'stream');
   const a_fn = M.handle(fn, 'cudaLaunchHostFunc', 'fn');
   const a_userData = M.pointer(userData, 'cudaLaunchHostFunc', 'userData');
-  const err = cudartFns().cudaLaunchHostFunc(a_stream, a_fn, a_userData) as E.cudaError_t;
+  const err = fns().cudaLaunchHostFunc(a_stream, a_fn, a_userData) as E.cudaError_t;
   return [err];
 }
 
@@ -859,7 +860,7 @@ export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: bigint | n
 export function cudaFuncSetSharedMemConfig(func: Pointer, config: E.cudaSharedMemConfig): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetSharedMemConfig', 'func');
   const a_config = M.i32(config, 'cudaFuncSetSharedMemConfig', 'config');
-  const err = cudartFns().cudaFuncSetSharedMemConfig(a_func, a_config) as E.cudaError_t;
+  const err = fns().cudaFuncSetSharedMemConfig(a_func, a_config) as E.cudaError_t;
   return [err];
 }
 
@@ -869,7 +870,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blo
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
-  const err = cudartFns().cudaOccupancyMaxActiveBlocksPerMultiprocessor(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.cudaError_t;
+  const err = fns().cudaOccupancyMaxActiveBlocksPerMultiprocessor(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -880,7 +881,7 @@ export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBloc
   const a_func = M.pointer(func, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'func');
   const a_numBlocks = M.i32(numBlocks, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'numBlocks');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'blockSize');
-  const err = cudartFns().cudaOccupancyAvailableDynamicSMemPerBlock(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.cudaError_t;
+  const err = fns().cudaOccupancyAvailableDynamicSMemPerBlock(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
@@ -892,7 +893,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Poi
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
   const a_flags = M.u32(flags, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'flags');
-  const err = cudartFns().cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.cudaError_t;
+  const err = fns().cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -902,7 +903,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Poi
 export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxPotentialClusterSize', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxPotentialClusterSize', 'launchConfig');
-  const err = cudartFns().cudaOccupancyMaxPotentialClusterSize(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
+  const err = fns().cudaOccupancyMaxPotentialClusterSize(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -912,7 +913,7 @@ export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig
 export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveClusters', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxActiveClusters', 'launchConfig');
-  const err = cudartFns().cudaOccupancyMaxActiveClusters(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
+  const err = fns().cudaOccupancyMaxActiveClusters(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -922,7 +923,7 @@ export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cu
 export function cudaMallocManaged(size: number, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocManaged', 'size');
   const a_flags = M.u32(flags, 'cudaMallocManaged', 'flags');
-  const err = cudartFns().cudaMallocManaged(K.slot[0], a_size, a_flags) as E.cudaError_t;
+  const err = fns().cudaMallocManaged(K.slot[0], a_size, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -931,7 +932,7 @@ export function cudaMallocManaged(size: number, flags: number): [E.cudaError_t, 
 // cudaError_t cudaMalloc(void ** devPtr, size_t size) — cuda_runtime_api.h:4581
 export function cudaMalloc(size: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMalloc', 'size');
-  const err = cudartFns().cudaMalloc(K.slot[0], a_size) as E.cudaError_t;
+  const err = fns().cudaMalloc(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -940,7 +941,7 @@ export function cudaMalloc(size: number): [E.cudaError_t, bigint | null] {
 // cudaError_t cudaMallocHost(void ** ptr, size_t size) — cuda_runtime_api.h:4618
 export function cudaMallocHost(size: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocHost', 'size');
-  const err = cudartFns().cudaMallocHost(K.slot[0], a_size) as E.cudaError_t;
+  const err = fns().cudaMallocHost(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -950,7 +951,7 @@ export function cudaMallocHost(size: number): [E.cudaError_t, bigint | null] {
 export function cudaMallocPitch(width: number, height: number): [E.cudaError_t, bigint | null, number | null] {
   const a_width = M.size(width, 'cudaMallocPitch', 'width');
   const a_height = M.size(height, 'cudaMallocPitch', 'height');
-  const err = cudartFns().cudaMallocPitch(K.slot[0], K.slot[1], a_width, a_height) as E.cudaError_t;
+  const err = fns().cudaMallocPitch(K.slot[0], K.slot[1], a_width, a_height) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
@@ -962,7 +963,7 @@ export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFor
   const a_width = M.size(width, 'cudaMallocArray', 'width');
   const a_height = M.size(height, 'cudaMallocArray', 'height');
   const a_flags = M.u32(flags, 'cudaMallocArray', 'flags');
-  const err = cudartFns().cudaMallocArray(K.slot[0], a_desc, a_width, a_height, a_flags) as E.cudaError_t;
+  const err = fns().cudaMallocArray(K.slot[0], a_desc, a_width, a_height, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
@@ -971,7 +972,7 @@ export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFor
 // cudaError_t cudaFree(void * devPtr) — cuda_runtime_api.h:4752
 export function cudaFree(devPtr: Pointer): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaFree', 'devPtr');
-  const err = cudartFns().cudaFree(a_devPtr) as E.cudaError_t;
+  const err = fns().cudaFree(a_devPtr) as E.cudaError_t;
   return [err];
 }
 
@@ -979,7 +980,7 @@ export function cudaFree(devPtr: Pointer): [E.cudaError_t] {
 // cudaError_t cudaFreeHost(void * ptr) — cuda_runtime_api.h:4775
 export function cudaFreeHost(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaFreeHost', 'ptr');
-  const err = cudartFns().cudaFreeHost(a_ptr) as E.cudaError_t;
+  const err = fns().cudaFreeHost(a_ptr) as E.cudaError_t;
   return [err];
 }
 
@@ -987,7 +988,7 @@ export function cudaFreeHost(ptr: Pointer): [E.cudaError_t] {
 // cudaError_t cudaFreeArray(cudaArray_t array) — cuda_runtime_api.h:4798
 export function cudaFreeArray(array: H.cudaArray_t | null): [E.cudaError_t] {
   const a_array = M.handle(array, 'cudaFreeArray', 'array');
-  const err = cudartFns().cudaFreeArray(a_array) as E.cudaError_t;
+  const err = fns().cudaFreeArray(a_array) as E.cudaError_t;
   return [err];
 }
 
@@ -995,7 +996,7 @@ export function cudaFreeArray(array: H.cudaArray_t | null): [E.cudaError_t] {
 // cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) — cuda_runtime_api.h:4821
 export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | null): [E.cudaError_t] {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaFreeMipmappedArray', 'mipmappedArray');
-  const err = cudartFns().cudaFreeMipmappedArray(a_mipmappedArray) as E.cudaError_t;
+  const err = fns().cudaFreeMipmappedArray(a_mipmappedArray) as E.cudaError_t;
   return [err];
 }
 
@@ -1004,7 +1005,7 @@ export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | 
 export function cudaHostAlloc(size: number, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaHostAlloc', 'size');
   const a_flags = M.u32(flags, 'cudaHostAlloc', 'flags');
-  const err = cudartFns().cudaHostAlloc(K.slot[0], a_size, a_flags) as E.cudaError_t;
+  const err = fns().cudaHostAlloc(K.slot[0], a_size, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -1016,7 +1017,7 @@ export function cudaHostRegister(ptr: Pointer, size: number, flags: number): [E.
   const a_size = M.size(size, 'cudaHostRegister', 'size');
   const a_flags = M.u32(flags, 'cudaHostRegister', 'flags');
   M.checkExtent(a_ptr, a_size, 'cudaHostRegister', 'ptr', 'size');
-  const err = cudartFns().cudaHostRegister(a_ptr, a_size, a_flags) as E.cudaError_t;
+  const err = fns().cudaHostRegister(a_ptr, a_size, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -1024,7 +1025,7 @@ export function cudaHostRegister(ptr: Pointer, size: number, flags: number): [E.
 // cudaError_t cudaHostUnregister(void * ptr) — cuda_runtime_api.h:5007
 export function cudaHostUnregister(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaHostUnregister', 'ptr');
-  const err = cudartFns().cudaHostUnregister(a_ptr) as E.cudaError_t;
+  const err = fns().cudaHostUnregister(a_ptr) as E.cudaError_t;
   return [err];
 }
 
@@ -1033,7 +1034,7 @@ export function cudaHostUnregister(ptr: Pointer): [E.cudaError_t] {
 export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): [E.cudaError_t, bigint | null] {
   const a_pHost = M.pointer(pHost, 'cudaHostGetDevicePointer', 'pHost');
   const a_flags = M.u32(flags, 'cudaHostGetDevicePointer', 'flags');
-  const err = cudartFns().cudaHostGetDevicePointer(K.slot[0], a_pHost, a_flags) as E.cudaError_t;
+  const err = fns().cudaHostGetDevicePointer(K.slot[0], a_pHost, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -1042,7 +1043,7 @@ export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): [E.cuda
 // cudaError_t cudaHostGetFlags(unsigned int * pFlags, void * pHost) — cuda_runtime_api.h:5074
 export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null] {
   const a_pHost = M.pointer(pHost, 'cudaHostGetFlags', 'pHost');
-  const err = cudartFns().cudaHostGetFlags(K.slot[0], a_pHost) as E.cudaError_t;
+  const err = fns().cudaHostGetFlags(K.slot[0], a_pHost) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
@@ -1052,7 +1053,7 @@ export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null]
 export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t, S.cudaPitchedPtr | null] {
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3D', 'extent')._u8 };
   const a_pitchedDevPtr = new S.cudaPitchedPtr();
-  const err = cudartFns().cudaMalloc3D(a_pitchedDevPtr._u8, a_extent) as E.cudaError_t;
+  const err = fns().cudaMalloc3D(a_pitchedDevPtr._u8, a_extent) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pitchedDevPtr];
 }
@@ -1063,7 +1064,7 @@ export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelF
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMalloc3DArray', 'desc');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3DArray', 'extent')._u8 };
   const a_flags = M.u32(flags, 'cudaMalloc3DArray', 'flags');
-  const err = cudartFns().cudaMalloc3DArray(K.slot[0], a_desc, a_extent, a_flags) as E.cudaError_t;
+  const err = fns().cudaMalloc3DArray(K.slot[0], a_desc, a_extent, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
@@ -1075,7 +1076,7 @@ export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaC
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMallocMipmappedArray', 'extent')._u8 };
   const a_numLevels = M.u32(numLevels, 'cudaMallocMipmappedArray', 'numLevels');
   const a_flags = M.u32(flags, 'cudaMallocMipmappedArray', 'flags');
-  const err = cudartFns().cudaMallocMipmappedArray(K.slot[0], a_desc, a_extent, a_numLevels, a_flags) as E.cudaError_t;
+  const err = fns().cudaMallocMipmappedArray(K.slot[0], a_desc, a_extent, a_numLevels, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
@@ -1085,7 +1086,7 @@ export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaC
 export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_t | null, level: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaGetMipmappedArrayLevel', 'mipmappedArray');
   const a_level = M.u32(level, 'cudaGetMipmappedArrayLevel', 'level');
-  const err = cudartFns().cudaGetMipmappedArrayLevel(K.slot[0], a_mipmappedArray, a_level) as E.cudaError_t;
+  const err = fns().cudaGetMipmappedArrayLevel(K.slot[0], a_mipmappedArray, a_level) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
@@ -1094,7 +1095,7 @@ export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_
 // cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms * p) — cuda_runtime_api.h:5541
 export function cudaMemcpy3D(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3D', 'p');
-  const err = cudartFns().cudaMemcpy3D(a_p) as E.cudaError_t;
+  const err = fns().cudaMemcpy3D(a_p) as E.cudaError_t;
   return [err];
 }
 
@@ -1102,7 +1103,7 @@ export function cudaMemcpy3D(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | 
 // cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms * p) — cuda_runtime_api.h:5573
 export function cudaMemcpy3DPeer(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeerParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeer', 'p');
-  const err = cudartFns().cudaMemcpy3DPeer(a_p) as E.cudaError_t;
+  const err = fns().cudaMemcpy3DPeer(a_p) as E.cudaError_t;
   return [err];
 }
 
@@ -1111,7 +1112,7 @@ export function cudaMemcpy3DPeer(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeer
 export function cudaMemcpy3DAsync(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3DAsync', 'p');
   const a_stream = M.handle(stream, 'cudaMemcpy3DAsync', 'stream');
-  const err = cudartFns().cudaMemcpy3DAsync(a_p, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpy3DAsync(a_p, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1120,14 +1121,14 @@ export function cudaMemcpy3DAsync(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsIn
 export function cudaMemcpy3DPeerAsync(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeerParmsInit | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeerAsync', 'p');
   const a_stream = M.handle(stream, 'cudaMemcpy3DPeerAsync', 'stream');
-  const err = cudartFns().cudaMemcpy3DPeerAsync(a_p, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpy3DPeerAsync(a_p, a_stream) as E.cudaError_t;
   return [err];
 }
 
 /** Gets free and total device memory */
 // cudaError_t cudaMemGetInfo(size_t * free, size_t * total) — cuda_runtime_api.h:5752
 export function cudaMemGetInfo(): [E.cudaError_t, number | null, number | null] {
-  const err = cudartFns().cudaMemGetInfo(K.slot[0], K.slot[1]) as E.cudaError_t;
+  const err = fns().cudaMemGetInfo(K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
 }
@@ -1138,7 +1139,7 @@ export function cudaArrayGetInfo(array: H.cudaArray_t | null): [E.cudaError_t, S
   const a_array = M.handle(array, 'cudaArrayGetInfo', 'array');
   const a_desc = new S.cudaChannelFormatDesc();
   const a_extent = new S.cudaExtent();
-  const err = cudartFns().cudaArrayGetInfo(a_desc._u8, a_extent._u8, K.slot[0], a_array) as E.cudaError_t;
+  const err = fns().cudaArrayGetInfo(a_desc._u8, a_extent._u8, K.slot[0], a_array) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   return [err, a_desc, a_extent, K.U32[0]];
 }
@@ -1148,7 +1149,7 @@ export function cudaArrayGetInfo(array: H.cudaArray_t | null): [E.cudaError_t, S
 export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_hArray = M.handle(hArray, 'cudaArrayGetPlane', 'hArray');
   const a_planeIdx = M.u32(planeIdx, 'cudaArrayGetPlane', 'planeIdx');
-  const err = cudartFns().cudaArrayGetPlane(K.slot[0], a_hArray, a_planeIdx) as E.cudaError_t;
+  const err = fns().cudaArrayGetPlane(K.slot[0], a_hArray, a_planeIdx) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
@@ -1159,7 +1160,7 @@ export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, devi
   const a_array = M.handle(array, 'cudaArrayGetMemoryRequirements', 'array');
   const a_device = M.i32(device, 'cudaArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
-  const err = cudartFns().cudaArrayGetMemoryRequirements(a_memoryRequirements._u8, a_array, a_device) as E.cudaError_t;
+  const err = fns().cudaArrayGetMemoryRequirements(a_memoryRequirements._u8, a_array, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_memoryRequirements];
 }
@@ -1170,7 +1171,7 @@ export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedA
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetMemoryRequirements', 'mipmap');
   const a_device = M.i32(device, 'cudaMipmappedArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
-  const err = cudartFns().cudaMipmappedArrayGetMemoryRequirements(a_memoryRequirements._u8, a_mipmap, a_device) as E.cudaError_t;
+  const err = fns().cudaMipmappedArrayGetMemoryRequirements(a_memoryRequirements._u8, a_mipmap, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_memoryRequirements];
 }
@@ -1180,7 +1181,7 @@ export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedA
 export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
   const a_array = M.handle(array, 'cudaArrayGetSparseProperties', 'array');
   const a_sparseProperties = new S.cudaArraySparseProperties();
-  const err = cudartFns().cudaArrayGetSparseProperties(a_sparseProperties._u8, a_array) as E.cudaError_t;
+  const err = fns().cudaArrayGetSparseProperties(a_sparseProperties._u8, a_array) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_sparseProperties];
 }
@@ -1190,7 +1191,7 @@ export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): [E.cu
 export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetSparseProperties', 'mipmap');
   const a_sparseProperties = new S.cudaArraySparseProperties();
-  const err = cudartFns().cudaMipmappedArrayGetSparseProperties(a_sparseProperties._u8, a_mipmap) as E.cudaError_t;
+  const err = fns().cudaMipmappedArrayGetSparseProperties(a_sparseProperties._u8, a_mipmap) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_sparseProperties];
 }
@@ -1204,7 +1205,7 @@ export function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: E.cu
   const a_kind = M.i32(kind, 'cudaMemcpy', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaMemcpy', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpy', 'src', 'count');
-  const err = cudartFns().cudaMemcpy(a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpy(a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1218,7 +1219,7 @@ export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, sr
   const a_count = M.size(count, 'cudaMemcpyPeer', 'count');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyPeer', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpyPeer', 'src', 'count');
-  const err = cudartFns().cudaMemcpyPeer(a_dst, a_dstDevice, a_src, a_srcDevice, a_count) as E.cudaError_t;
+  const err = fns().cudaMemcpyPeer(a_dst, a_dstDevice, a_src, a_srcDevice, a_count) as E.cudaError_t;
   return [err];
 }
 
@@ -1234,7 +1235,7 @@ export function cudaMemcpy2D(dst: Pointer, dpitch: number, src: Pointer, spitch:
   const a_kind = M.i32(kind, 'cudaMemcpy2D', 'kind');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2D', 'dst', 'span2D(dpitch, width, height)');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2D', 'src', 'span2D(spitch, width, height)');
-  const err = cudartFns().cudaMemcpy2D(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpy2D(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1250,7 +1251,7 @@ export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number, 
   const a_height = M.size(height, 'cudaMemcpy2DToArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DToArray', 'kind');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArray', 'src', 'span2D(spitch, width, height)');
-  const err = cudartFns().cudaMemcpy2DToArray(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpy2DToArray(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1266,7 +1267,7 @@ export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number, src: H.cudaA
   const a_height = M.size(height, 'cudaMemcpy2DFromArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DFromArray', 'kind');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArray', 'dst', 'span2D(dpitch, width, height)');
-  const err = cudartFns().cudaMemcpy2DFromArray(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpy2DFromArray(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1282,7 +1283,7 @@ export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: 
   const a_width = M.size(width, 'cudaMemcpy2DArrayToArray', 'width');
   const a_height = M.size(height, 'cudaMemcpy2DArrayToArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DArrayToArray', 'kind');
-  const err = cudartFns().cudaMemcpy2DArrayToArray(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpy2DArrayToArray(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1295,7 +1296,7 @@ export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number,
   const a_offset = M.size(offset, 'cudaMemcpyToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyToSymbol', 'kind');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbol', 'src', 'count');
-  const err = cudartFns().cudaMemcpyToSymbol(a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpyToSymbol(a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1308,7 +1309,7 @@ export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: numbe
   const a_offset = M.size(offset, 'cudaMemcpyFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyFromSymbol', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbol', 'dst', 'count');
-  const err = cudartFns().cudaMemcpyFromSymbol(a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpyFromSymbol(a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1322,7 +1323,7 @@ export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number, kind:
   const a_stream = M.handle(stream, 'cudaMemcpyAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyAsync', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpyAsync', 'src', 'count');
-  const err = cudartFns().cudaMemcpyAsync(a_dst, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpyAsync(a_dst, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1337,7 +1338,7 @@ export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointe
   const a_stream = M.handle(stream, 'cudaMemcpyPeerAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyPeerAsync', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpyPeerAsync', 'src', 'count');
-  const err = cudartFns().cudaMemcpyPeerAsync(a_dst, a_dstDevice, a_src, a_srcDevice, a_count, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpyPeerAsync(a_dst, a_dstDevice, a_src, a_srcDevice, a_count, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1352,7 +1353,7 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[], srcs: (Pointer)[], sizes
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemcpyBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cudaMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpyAttributes, n));
   const a_attrsIdxs = X.packArray(attrsIdxs, a_numAttrs, 8, 'cudaMemcpyBatchAsync', 'attrsIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = cudartFns().cudaMemcpyBatchAsync(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpyBatchAsync(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1363,7 +1364,7 @@ export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBa
   const a_flags = M.u64(flags, 'cudaMemcpy3DBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemcpy3DBatchAsync', 'stream');
   const a_opList = X.packArray(opList, a_numOps, 112, 'cudaMemcpy3DBatchAsync', 'opList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpy3DBatchOp, n));
-  const err = cudartFns().cudaMemcpy3DBatchAsync(a_numOps, a_opList, a_flags, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpy3DBatchAsync(a_numOps, a_opList, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1380,7 +1381,7 @@ export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number, src: Pointer, sp
   const a_stream = M.handle(stream, 'cudaMemcpy2DAsync', 'stream');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DAsync', 'dst', 'span2D(dpitch, width, height)');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DAsync', 'src', 'span2D(spitch, width, height)');
-  const err = cudartFns().cudaMemcpy2DAsync(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpy2DAsync(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1397,7 +1398,7 @@ export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: num
   const a_kind = M.i32(kind, 'cudaMemcpy2DToArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpy2DToArrayAsync', 'stream');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArrayAsync', 'src', 'span2D(spitch, width, height)');
-  const err = cudartFns().cudaMemcpy2DToArrayAsync(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpy2DToArrayAsync(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1414,7 +1415,7 @@ export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number, src: H.
   const a_kind = M.i32(kind, 'cudaMemcpy2DFromArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpy2DFromArrayAsync', 'stream');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArrayAsync', 'dst', 'span2D(dpitch, width, height)');
-  const err = cudartFns().cudaMemcpy2DFromArrayAsync(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpy2DFromArrayAsync(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1428,7 +1429,7 @@ export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: nu
   const a_kind = M.i32(kind, 'cudaMemcpyToSymbolAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyToSymbolAsync', 'stream');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbolAsync', 'src', 'count');
-  const err = cudartFns().cudaMemcpyToSymbolAsync(a_symbol, a_src, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpyToSymbolAsync(a_symbol, a_src, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1442,7 +1443,7 @@ export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: 
   const a_kind = M.i32(kind, 'cudaMemcpyFromSymbolAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyFromSymbolAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbolAsync', 'dst', 'count');
-  const err = cudartFns().cudaMemcpyFromSymbolAsync(a_dst, a_symbol, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpyFromSymbolAsync(a_dst, a_symbol, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1453,7 +1454,7 @@ export function cudaMemset(devPtr: Pointer, value: number, count: number): [E.cu
   const a_value = M.i32(value, 'cudaMemset', 'value');
   const a_count = M.size(count, 'cudaMemset', 'count');
   M.checkExtent(a_devPtr, a_count, 'cudaMemset', 'devPtr', 'count');
-  const err = cudartFns().cudaMemset(a_devPtr, a_value, a_count) as E.cudaError_t;
+  const err = fns().cudaMemset(a_devPtr, a_value, a_count) as E.cudaError_t;
   return [err];
 }
 
@@ -1466,7 +1467,7 @@ export function cudaMemset2D(devPtr: Pointer, pitch: number, value: number, widt
   const a_width = M.size(width, 'cudaMemset2D', 'width');
   const a_height = M.size(height, 'cudaMemset2D', 'height');
   M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2D', 'devPtr', 'span2D(pitch, width, height)');
-  const err = cudartFns().cudaMemset2D(a_devPtr, a_pitch, a_value, a_width, a_height) as E.cudaError_t;
+  const err = fns().cudaMemset2D(a_devPtr, a_pitch, a_value, a_width, a_height) as E.cudaError_t;
   return [err];
 }
 
@@ -1476,7 +1477,7 @@ export function cudaMemset3D(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrI
   const a_pitchedDevPtr = { bytes: X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3D', 'pitchedDevPtr')._u8 };
   const a_value = M.i32(value, 'cudaMemset3D', 'value');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3D', 'extent')._u8 };
-  const err = cudartFns().cudaMemset3D(a_pitchedDevPtr, a_value, a_extent) as E.cudaError_t;
+  const err = fns().cudaMemset3D(a_pitchedDevPtr, a_value, a_extent) as E.cudaError_t;
   return [err];
 }
 
@@ -1488,7 +1489,7 @@ export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number, s
   const a_count = M.size(count, 'cudaMemsetAsync', 'count');
   const a_stream = M.handle(stream, 'cudaMemsetAsync', 'stream');
   M.checkExtent(a_devPtr, a_count, 'cudaMemsetAsync', 'devPtr', 'count');
-  const err = cudartFns().cudaMemsetAsync(a_devPtr, a_value, a_count, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemsetAsync(a_devPtr, a_value, a_count, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1502,7 +1503,7 @@ export function cudaMemset2DAsync(devPtr: Pointer, pitch: number, value: number,
   const a_height = M.size(height, 'cudaMemset2DAsync', 'height');
   const a_stream = M.handle(stream, 'cudaMemset2DAsync', 'stream');
   M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2DAsync', 'devPtr', 'span2D(pitch, width, height)');
-  const err = cudartFns().cudaMemset2DAsync(a_devPtr, a_pitch, a_value, a_width, a_height, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemset2DAsync(a_devPtr, a_pitch, a_value, a_width, a_height, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1513,7 +1514,7 @@ export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitche
   const a_value = M.i32(value, 'cudaMemset3DAsync', 'value');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3DAsync', 'extent')._u8 };
   const a_stream = M.handle(stream, 'cudaMemset3DAsync', 'stream');
-  const err = cudartFns().cudaMemset3DAsync(a_pitchedDevPtr, a_value, a_extent, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemset3DAsync(a_pitchedDevPtr, a_value, a_extent, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1521,7 +1522,7 @@ export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitche
 // cudaError_t cudaGetSymbolAddress(void ** devPtr, const void * symbol) — cuda_runtime_api.h:7045
 export function cudaGetSymbolAddress(symbol: Pointer): [E.cudaError_t, bigint | null] {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolAddress', 'symbol');
-  const err = cudartFns().cudaGetSymbolAddress(K.slot[0], a_symbol) as E.cudaError_t;
+  const err = fns().cudaGetSymbolAddress(K.slot[0], a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -1530,7 +1531,7 @@ export function cudaGetSymbolAddress(symbol: Pointer): [E.cudaError_t, bigint | 
 // cudaError_t cudaGetSymbolSize(size_t * size, const void * symbol) — cuda_runtime_api.h:7072
 export function cudaGetSymbolSize(symbol: Pointer): [E.cudaError_t, number | null] {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolSize', 'symbol');
-  const err = cudartFns().cudaGetSymbolSize(K.slot[0], a_symbol) as E.cudaError_t;
+  const err = fns().cudaGetSymbolSize(K.slot[0], a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
@@ -1544,7 +1545,7 @@ export function cudaMemPrefetchAsync(devPtr: Pointer, count: number, location: S
   const a_flags = M.u32(flags, 'cudaMemPrefetchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemPrefetchAsync', 'stream');
   M.checkExtent(a_devPtr, a_count, 'cudaMemPrefetchAsync', 'devPtr', 'count');
-  const err = cudartFns().cudaMemPrefetchAsync(a_devPtr, a_count, a_location, a_flags, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemPrefetchAsync(a_devPtr, a_count, a_location, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1559,7 +1560,7 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (number)[],
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = cudartFns().cudaMemPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1571,7 +1572,7 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[], sizes: (number)[], 
   const a_stream = M.handle(stream, 'cudaMemDiscardBatchAsync', 'stream');
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemDiscardBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemDiscardBatchAsync', n)), true));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = cudartFns().cudaMemDiscardBatchAsync(a_dptrs, a_sizes, a_count, a_flags, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemDiscardBatchAsync(a_dptrs, a_sizes, a_count, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1586,7 +1587,7 @@ export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = cudartFns().cudaMemDiscardAndPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemDiscardAndPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1598,7 +1599,7 @@ export function cudaMemAdvise(devPtr: Pointer, count: number, advice: E.cudaMemo
   const a_advice = M.i32(advice, 'cudaMemAdvise', 'advice');
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemAdvise', 'location');
   M.checkExtent(a_devPtr, a_count, 'cudaMemAdvise', 'devPtr', 'count');
-  const err = cudartFns().cudaMemAdvise(a_devPtr, a_count, a_advice, a_location) as E.cudaError_t;
+  const err = fns().cudaMemAdvise(a_devPtr, a_count, a_advice, a_location) as E.cudaError_t;
   return [err];
 }
 
@@ -1610,7 +1611,7 @@ export function cudaMemRangeGetAttribute(dataSize: number, attribute: E.cudaMemR
   const a_devPtr = M.pointer(devPtr, 'cudaMemRangeGetAttribute', 'devPtr');
   const a_count = M.size(count, 'cudaMemRangeGetAttribute', 'count');
   const a_data = M.bytes(Math.max(4, a_dataSize));
-  const err = cudartFns().cudaMemRangeGetAttribute(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.cudaError_t;
+  const err = fns().cudaMemRangeGetAttribute(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.rangeAttrOut(a_data, a_attribute, a_dataSize)];
 }
@@ -1625,7 +1626,7 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[], dataSizes: (number)
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cudaMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cudaMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   M.checkExtent(a_devPtr, a_count, 'cudaMemRangeGetAttributes', 'devPtr', 'count');
-  const err = cudartFns().cudaMemRangeGetAttributes(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.cudaError_t;
+  const err = fns().cudaMemRangeGetAttributes(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.cudaError_t;
   return [err];
 }
 
@@ -1639,7 +1640,7 @@ export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number, hO
   const a_count = M.size(count, 'cudaMemcpyToArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyToArray', 'kind');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToArray', 'src', 'count');
-  const err = cudartFns().cudaMemcpyToArray(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpyToArray(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1653,7 +1654,7 @@ export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOf
   const a_count = M.size(count, 'cudaMemcpyFromArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyFromArray', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArray', 'dst', 'count');
-  const err = cudartFns().cudaMemcpyFromArray(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpyFromArray(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1668,7 +1669,7 @@ export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: nu
   const a_hOffsetSrc = M.size(hOffsetSrc, 'cudaMemcpyArrayToArray', 'hOffsetSrc');
   const a_count = M.size(count, 'cudaMemcpyArrayToArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyArrayToArray', 'kind');
-  const err = cudartFns().cudaMemcpyArrayToArray(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_count, a_kind) as E.cudaError_t;
+  const err = fns().cudaMemcpyArrayToArray(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -1683,7 +1684,7 @@ export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: numbe
   const a_kind = M.i32(kind, 'cudaMemcpyToArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyToArrayAsync', 'stream');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToArrayAsync', 'src', 'count');
-  const err = cudartFns().cudaMemcpyToArrayAsync(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpyToArrayAsync(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1698,7 +1699,7 @@ export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null
   const a_kind = M.i32(kind, 'cudaMemcpyFromArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyFromArrayAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArrayAsync', 'dst', 'count');
-  const err = cudartFns().cudaMemcpyFromArrayAsync(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind, a_stream) as E.cudaError_t;
+  const err = fns().cudaMemcpyFromArrayAsync(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1707,7 +1708,7 @@ export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null
 export function cudaMallocAsync(size: number, hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocAsync', 'size');
   const a_hStream = M.handle(hStream, 'cudaMallocAsync', 'hStream');
-  const err = cudartFns().cudaMallocAsync(K.slot[0], a_size, a_hStream) as E.cudaError_t;
+  const err = fns().cudaMallocAsync(K.slot[0], a_size, a_hStream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -1717,7 +1718,7 @@ export function cudaMallocAsync(size: number, hStream: H.cudaStream_t | null): [
 export function cudaFreeAsync(devPtr: Pointer, hStream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaFreeAsync', 'devPtr');
   const a_hStream = M.handle(hStream, 'cudaFreeAsync', 'hStream');
-  const err = cudartFns().cudaFreeAsync(a_devPtr, a_hStream) as E.cudaError_t;
+  const err = fns().cudaFreeAsync(a_devPtr, a_hStream) as E.cudaError_t;
   return [err];
 }
 
@@ -1726,7 +1727,7 @@ export function cudaFreeAsync(devPtr: Pointer, hStream: H.cudaStream_t | null): 
 export function cudaMemPoolTrimTo(memPool: H.cudaMemPool_t | null, minBytesToKeep: number): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolTrimTo', 'memPool');
   const a_minBytesToKeep = M.size(minBytesToKeep, 'cudaMemPoolTrimTo', 'minBytesToKeep');
-  const err = cudartFns().cudaMemPoolTrimTo(a_memPool, a_minBytesToKeep) as E.cudaError_t;
+  const err = fns().cudaMemPoolTrimTo(a_memPool, a_minBytesToKeep) as E.cudaError_t;
   return [err];
 }
 
@@ -1736,7 +1737,7 @@ export function cudaMemPoolSetAttribute(memPool: H.cudaMemPool_t | null, attr: E
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAttribute', 'memPool');
   const a_attr = M.i32(attr, 'cudaMemPoolSetAttribute', 'attr');
   X.attrIn(memPoolAttr, a_attr, value, 0, 'cudaMemPoolSetAttribute', 'value');
-  const err = cudartFns().cudaMemPoolSetAttribute(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaMemPoolSetAttribute(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
   return [err];
 }
 
@@ -1745,7 +1746,7 @@ export function cudaMemPoolSetAttribute(memPool: H.cudaMemPool_t | null, attr: E
 export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr): [E.cudaError_t, number | bigint | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAttribute', 'memPool');
   const a_attr = M.i32(attr, 'cudaMemPoolGetAttribute', 'attr');
-  const err = cudartFns().cudaMemPoolGetAttribute(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaMemPoolGetAttribute(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(memPoolAttr, a_attr, 0)];
 }
@@ -1756,7 +1757,7 @@ export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: 
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAccess', 'memPool');
   const a_count = M.size(count, 'cudaMemPoolSetAccess', 'count');
   const a_descList = X.packArray(descList, a_count, 12, 'cudaMemPoolSetAccess', 'descList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemAccessDesc, n));
-  const err = cudartFns().cudaMemPoolSetAccess(a_memPool, a_descList, a_count) as E.cudaError_t;
+  const err = fns().cudaMemPoolSetAccess(a_memPool, a_descList, a_count) as E.cudaError_t;
   return [err];
 }
 
@@ -1765,7 +1766,7 @@ export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: 
 export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: S.cudaMemLocation | S.cudaMemLocationInit | null): [E.cudaError_t, E.cudaMemAccessFlags | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemPoolGetAccess', 'location');
-  const err = cudartFns().cudaMemPoolGetAccess(K.slot[0], a_memPool, a_location) as E.cudaError_t;
+  const err = fns().cudaMemPoolGetAccess(K.slot[0], a_memPool, a_location) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaMemAccessFlags];
 }
@@ -1774,7 +1775,7 @@ export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: 
 // cudaError_t cudaMemPoolCreate(cudaMemPool_t * memPool, const struct cudaMemPoolProps * poolProps) — cuda_runtime_api.h:8061
 export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolPropsInit | null): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_poolProps = X.structArg(poolProps, S.cudaMemPoolProps, 'cudaMemPoolCreate', 'poolProps');
-  const err = cudartFns().cudaMemPoolCreate(K.slot[0], a_poolProps) as E.cudaError_t;
+  const err = fns().cudaMemPoolCreate(K.slot[0], a_poolProps) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
@@ -1783,7 +1784,7 @@ export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolP
 // cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) — cuda_runtime_api.h:8083
 export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolDestroy', 'memPool');
-  const err = cudartFns().cudaMemPoolDestroy(a_memPool) as E.cudaError_t;
+  const err = fns().cudaMemPoolDestroy(a_memPool) as E.cudaError_t;
   return [err];
 }
 
@@ -1792,7 +1793,7 @@ export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaErro
 export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetDefaultMemPool', 'type');
-  const err = cudartFns().cudaMemGetDefaultMemPool(K.slot[0], a_location, a_type) as E.cudaError_t;
+  const err = fns().cudaMemGetDefaultMemPool(K.slot[0], a_location, a_type) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
@@ -1802,7 +1803,7 @@ export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMem
 export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetMemPool', 'type');
-  const err = cudartFns().cudaMemGetMemPool(K.slot[0], a_location, a_type) as E.cudaError_t;
+  const err = fns().cudaMemGetMemPool(K.slot[0], a_location, a_type) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
@@ -1813,7 +1814,7 @@ export function cudaMemSetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemSetMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemSetMemPool', 'type');
   const a_memPool = M.handle(memPool, 'cudaMemSetMemPool', 'memPool');
-  const err = cudartFns().cudaMemSetMemPool(a_location, a_type, a_memPool) as E.cudaError_t;
+  const err = fns().cudaMemSetMemPool(a_location, a_type, a_memPool) as E.cudaError_t;
   return [err];
 }
 
@@ -1823,7 +1824,7 @@ export function cudaMallocFromPoolAsync(size: number, memPool: H.cudaMemPool_t |
   const a_size = M.size(size, 'cudaMallocFromPoolAsync', 'size');
   const a_memPool = M.handle(memPool, 'cudaMallocFromPoolAsync', 'memPool');
   const a_stream = M.handle(stream, 'cudaMallocFromPoolAsync', 'stream');
-  const err = cudartFns().cudaMallocFromPoolAsync(K.slot[0], a_size, a_memPool, a_stream) as E.cudaError_t;
+  const err = fns().cudaMallocFromPoolAsync(K.slot[0], a_size, a_memPool, a_stream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -1835,7 +1836,7 @@ export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, mem
   const a_memPool = M.handle(memPool, 'cudaMemPoolExportToShareableHandle', 'memPool');
   const a_handleType = M.i32(handleType, 'cudaMemPoolExportToShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolExportToShareableHandle', 'flags');
-  const err = cudartFns().cudaMemPoolExportToShareableHandle(a_shareableHandle, a_memPool, a_handleType, a_flags) as E.cudaError_t;
+  const err = fns().cudaMemPoolExportToShareableHandle(a_shareableHandle, a_memPool, a_handleType, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -1845,7 +1846,7 @@ export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, h
   const a_shareableHandle = M.pointer(shareableHandle, 'cudaMemPoolImportFromShareableHandle', 'shareableHandle');
   const a_handleType = M.i32(handleType, 'cudaMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolImportFromShareableHandle', 'flags');
-  const err = cudartFns().cudaMemPoolImportFromShareableHandle(K.slot[0], a_shareableHandle, a_handleType, a_flags) as E.cudaError_t;
+  const err = fns().cudaMemPoolImportFromShareableHandle(K.slot[0], a_shareableHandle, a_handleType, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
@@ -1855,7 +1856,7 @@ export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, h
 export function cudaMemPoolExportPointer(ptr: Pointer): [E.cudaError_t, S.cudaMemPoolPtrExportData | null] {
   const a_ptr = M.pointer(ptr, 'cudaMemPoolExportPointer', 'ptr');
   const a_exportData = new S.cudaMemPoolPtrExportData();
-  const err = cudartFns().cudaMemPoolExportPointer(a_exportData._u8, a_ptr) as E.cudaError_t;
+  const err = fns().cudaMemPoolExportPointer(a_exportData._u8, a_ptr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_exportData];
 }
@@ -1865,7 +1866,7 @@ export function cudaMemPoolExportPointer(ptr: Pointer): [E.cudaError_t, S.cudaMe
 export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, exportData: S.cudaMemPoolPtrExportData | S.cudaMemPoolPtrExportDataInit | null): [E.cudaError_t, bigint | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolImportPointer', 'memPool');
   const a_exportData = X.structArg(exportData, S.cudaMemPoolPtrExportData, 'cudaMemPoolImportPointer', 'exportData');
-  const err = cudartFns().cudaMemPoolImportPointer(K.slot[0], a_memPool, a_exportData) as E.cudaError_t;
+  const err = fns().cudaMemPoolImportPointer(K.slot[0], a_memPool, a_exportData) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -1875,7 +1876,7 @@ export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, export
 export function cudaPointerGetAttributes(ptr: Pointer): [E.cudaError_t, S.cudaPointerAttributes | null] {
   const a_ptr = M.pointer(ptr, 'cudaPointerGetAttributes', 'ptr');
   const a_attributes = new S.cudaPointerAttributes();
-  const err = cudartFns().cudaPointerGetAttributes(a_attributes._u8, a_ptr) as E.cudaError_t;
+  const err = fns().cudaPointerGetAttributes(a_attributes._u8, a_ptr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_attributes];
 }
@@ -1885,7 +1886,7 @@ export function cudaPointerGetAttributes(ptr: Pointer): [E.cudaError_t, S.cudaPo
 export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): [E.cudaError_t, number | null] {
   const a_device = M.i32(device, 'cudaDeviceCanAccessPeer', 'device');
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceCanAccessPeer', 'peerDevice');
-  const err = cudartFns().cudaDeviceCanAccessPeer(K.slot[0], a_device, a_peerDevice) as E.cudaError_t;
+  const err = fns().cudaDeviceCanAccessPeer(K.slot[0], a_device, a_peerDevice) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -1895,7 +1896,7 @@ export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): [E.
 export function cudaDeviceEnablePeerAccess(peerDevice: number, flags: number): [E.cudaError_t] {
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceEnablePeerAccess', 'peerDevice');
   const a_flags = M.u32(flags, 'cudaDeviceEnablePeerAccess', 'flags');
-  const err = cudartFns().cudaDeviceEnablePeerAccess(a_peerDevice, a_flags) as E.cudaError_t;
+  const err = fns().cudaDeviceEnablePeerAccess(a_peerDevice, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -1903,7 +1904,7 @@ export function cudaDeviceEnablePeerAccess(peerDevice: number, flags: number): [
 // cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) — cuda_runtime_api.h:8551
 export function cudaDeviceDisablePeerAccess(peerDevice: number): [E.cudaError_t] {
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceDisablePeerAccess', 'peerDevice');
-  const err = cudartFns().cudaDeviceDisablePeerAccess(a_peerDevice) as E.cudaError_t;
+  const err = fns().cudaDeviceDisablePeerAccess(a_peerDevice) as E.cudaError_t;
   return [err];
 }
 
@@ -1911,7 +1912,7 @@ export function cudaDeviceDisablePeerAccess(peerDevice: number): [E.cudaError_t]
 // cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource) — cuda_runtime_api.h:8615
 export function cudaGraphicsUnregisterResource(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t] {
   const a_resource = M.handle(resource, 'cudaGraphicsUnregisterResource', 'resource');
-  const err = cudartFns().cudaGraphicsUnregisterResource(a_resource) as E.cudaError_t;
+  const err = fns().cudaGraphicsUnregisterResource(a_resource) as E.cudaError_t;
   return [err];
 }
 
@@ -1920,7 +1921,7 @@ export function cudaGraphicsUnregisterResource(resource: H.cudaGraphicsResource_
 export function cudaGraphicsResourceSetMapFlags(resource: H.cudaGraphicsResource_t | null, flags: number): [E.cudaError_t] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceSetMapFlags', 'resource');
   const a_flags = M.u32(flags, 'cudaGraphicsResourceSetMapFlags', 'flags');
-  const err = cudartFns().cudaGraphicsResourceSetMapFlags(a_resource, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphicsResourceSetMapFlags(a_resource, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -1930,7 +1931,7 @@ export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphi
   const a_count = M.i32(count, 'cudaGraphicsMapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsMapResources', 'stream');
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphicsMapResources(a_count, a_resources, a_stream) as E.cudaError_t;
+  const err = fns().cudaGraphicsMapResources(a_count, a_resources, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1940,7 +1941,7 @@ export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGrap
   const a_count = M.i32(count, 'cudaGraphicsUnmapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsUnmapResources', 'stream');
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphicsUnmapResources(a_count, a_resources, a_stream) as E.cudaError_t;
+  const err = fns().cudaGraphicsUnmapResources(a_count, a_resources, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -1948,7 +1949,7 @@ export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGrap
 // cudaError_t cudaGraphicsResourceGetMappedPointer(void ** devPtr, size_t * size, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8756
 export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, bigint | null, number | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedPointer', 'resource');
-  const err = cudartFns().cudaGraphicsResourceGetMappedPointer(K.slot[0], K.slot[1], a_resource) as E.cudaError_t;
+  const err = fns().cudaGraphicsResourceGetMappedPointer(K.slot[0], K.slot[1], a_resource) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
@@ -1959,7 +1960,7 @@ export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsRe
   const a_resource = M.handle(resource, 'cudaGraphicsSubResourceGetMappedArray', 'resource');
   const a_arrayIndex = M.u32(arrayIndex, 'cudaGraphicsSubResourceGetMappedArray', 'arrayIndex');
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsSubResourceGetMappedArray', 'mipLevel');
-  const err = cudartFns().cudaGraphicsSubResourceGetMappedArray(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.cudaError_t;
+  const err = fns().cudaGraphicsSubResourceGetMappedArray(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
@@ -1968,7 +1969,7 @@ export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsRe
 // cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t * mipmappedArray, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8823
 export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedMipmappedArray', 'resource');
-  const err = cudartFns().cudaGraphicsResourceGetMappedMipmappedArray(K.slot[0], a_resource) as E.cudaError_t;
+  const err = fns().cudaGraphicsResourceGetMappedMipmappedArray(K.slot[0], a_resource) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
@@ -1978,7 +1979,7 @@ export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGrap
 export function cudaGetChannelDesc(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaChannelFormatDesc | null] {
   const a_array = M.handle(array, 'cudaGetChannelDesc', 'array');
   const a_desc = new S.cudaChannelFormatDesc();
-  const err = cudartFns().cudaGetChannelDesc(a_desc._u8, a_array) as E.cudaError_t;
+  const err = fns().cudaGetChannelDesc(a_desc._u8, a_array) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_desc];
 }
@@ -1991,7 +1992,7 @@ export function cudaCreateChannelDesc(x: number, y: number, z: number, w: number
   const a_z = M.i32(z, 'cudaCreateChannelDesc', 'z');
   const a_w = M.i32(w, 'cudaCreateChannelDesc', 'w');
   const a_f = M.i32(f, 'cudaCreateChannelDesc', 'f');
-  const v = cudartFns().cudaCreateChannelDesc(a_x, a_y, a_z, a_w, a_f);
+  const v = fns().cudaCreateChannelDesc(a_x, a_y, a_z, a_w, a_f);
   return [E.cudaError_t.cudaSuccess, X.fromBytes(S.cudaChannelFormatDesc, v.bytes)];
 }
 
@@ -2001,7 +2002,7 @@ export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaRes
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateTextureObject', 'pResDesc');
   const a_pTexDesc = X.structArg(pTexDesc, S.cudaTextureDesc, 'cudaCreateTextureObject', 'pTexDesc');
   const a_pResViewDesc = X.structArg(pResViewDesc, S.cudaResourceViewDesc, 'cudaCreateTextureObject', 'pResViewDesc');
-  const err = cudartFns().cudaCreateTextureObject(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.cudaError_t;
+  const err = fns().cudaCreateTextureObject(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaTextureObject_t];
 }
@@ -2010,7 +2011,7 @@ export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaRes
 // cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) — cuda_runtime_api.h:9133
 export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null): [E.cudaError_t] {
   const a_texObject = (M.handle(texObject, 'cudaDestroyTextureObject', 'texObject') ?? 0n);
-  const err = cudartFns().cudaDestroyTextureObject(a_texObject) as E.cudaError_t;
+  const err = fns().cudaDestroyTextureObject(a_texObject) as E.cudaError_t;
   return [err];
 }
 
@@ -2019,7 +2020,7 @@ export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null
 export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
-  const err = cudartFns().cudaGetTextureObjectResourceDesc(a_pResDesc._u8, a_texObject) as E.cudaError_t;
+  const err = fns().cudaGetTextureObjectResourceDesc(a_pResDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pResDesc];
 }
@@ -2029,7 +2030,7 @@ export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_
 export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaTextureDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.cudaTextureDesc();
-  const err = cudartFns().cudaGetTextureObjectTextureDesc(a_pTexDesc._u8, a_texObject) as E.cudaError_t;
+  const err = fns().cudaGetTextureObjectTextureDesc(a_pTexDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pTexDesc];
 }
@@ -2039,7 +2040,7 @@ export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t
 export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceViewDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.cudaResourceViewDesc();
-  const err = cudartFns().cudaGetTextureObjectResourceViewDesc(a_pResViewDesc._u8, a_texObject) as E.cudaError_t;
+  const err = fns().cudaGetTextureObjectResourceViewDesc(a_pResViewDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pResViewDesc];
 }
@@ -2048,7 +2049,7 @@ export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObj
 // cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t * pSurfObject, const struct cudaResourceDesc * pResDesc) — cuda_runtime_api.h:9239
 export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null): [E.cudaError_t, H.cudaSurfaceObject_t | null] {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateSurfaceObject', 'pResDesc');
-  const err = cudartFns().cudaCreateSurfaceObject(K.slot[0], a_pResDesc) as E.cudaError_t;
+  const err = fns().cudaCreateSurfaceObject(K.slot[0], a_pResDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaSurfaceObject_t];
 }
@@ -2057,7 +2058,7 @@ export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaRes
 // cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9259
 export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t] {
   const a_surfObject = (M.handle(surfObject, 'cudaDestroySurfaceObject', 'surfObject') ?? 0n);
-  const err = cudartFns().cudaDestroySurfaceObject(a_surfObject) as E.cudaError_t;
+  const err = fns().cudaDestroySurfaceObject(a_surfObject) as E.cudaError_t;
   return [err];
 }
 
@@ -2066,7 +2067,7 @@ export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | nul
 export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
   const a_surfObject = (M.handle(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
-  const err = cudartFns().cudaGetSurfaceObjectResourceDesc(a_pResDesc._u8, a_surfObject) as E.cudaError_t;
+  const err = fns().cudaGetSurfaceObjectResourceDesc(a_pResDesc._u8, a_surfObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pResDesc];
 }
@@ -2074,7 +2075,7 @@ export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject
 /** Returns the latest version of CUDA supported by the driver */
 // cudaError_t cudaDriverGetVersion(int * driverVersion) — cuda_runtime_api.h:9312
 export function cudaDriverGetVersion(): [E.cudaError_t, number | null] {
-  const err = cudartFns().cudaDriverGetVersion(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaDriverGetVersion(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -2082,7 +2083,7 @@ export function cudaDriverGetVersion(): [E.cudaError_t, number | null] {
 /** Returns the CUDA Runtime version */
 // cudaError_t cudaRuntimeGetVersion(int * runtimeVersion) — cuda_runtime_api.h:9341
 export function cudaRuntimeGetVersion(): [E.cudaError_t, number | null] {
-  const err = cudartFns().cudaRuntimeGetVersion(K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaRuntimeGetVersion(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -2092,7 +2093,7 @@ export function cudaRuntimeGetVersion(): [E.cudaError_t, number | null] {
 export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): [E.cudaError_t, H.cudaLogsCallbackHandle | null] {
   const a_callbackFunc = M.handle(callbackFunc, 'cudaLogsRegisterCallback', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaLogsRegisterCallback', 'userData');
-  const err = cudartFns().cudaLogsRegisterCallback(a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaLogsRegisterCallback(a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaLogsCallbackHandle];
 }
@@ -2101,7 +2102,7 @@ export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: 
 // cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) — cuda_runtime_api.h:9389
 export function cudaLogsUnregisterCallback(callback: H.cudaLogsCallbackHandle | null): [E.cudaError_t] {
   const a_callback = M.handle(callback, 'cudaLogsUnregisterCallback', 'callback');
-  const err = cudartFns().cudaLogsUnregisterCallback(a_callback) as E.cudaError_t;
+  const err = fns().cudaLogsUnregisterCallback(a_callback) as E.cudaError_t;
   return [err];
 }
 
@@ -2109,7 +2110,7 @@ export function cudaLogsUnregisterCallback(callback: H.cudaLogsCallbackHandle | 
 // cudaError_t cudaLogsCurrent(cudaLogIterator * iterator_out, unsigned int flags) — cuda_runtime_api.h:9401
 export function cudaLogsCurrent(flags: number): [E.cudaError_t, number | null] {
   const a_flags = M.u32(flags, 'cudaLogsCurrent', 'flags');
-  const err = cudartFns().cudaLogsCurrent(K.slot[0], a_flags) as E.cudaError_t;
+  const err = fns().cudaLogsCurrent(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
@@ -2117,30 +2118,35 @@ export function cudaLogsCurrent(flags: number): [E.cudaError_t, number | null] {
 /** Dump accumulated driver logs into a file */
 // cudaError_t cudaLogsDumpToFile(cudaLogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda_runtime_api.h:9425
 export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: number): [E.cudaError_t, number | null] {
-  K.I32[0] = M.u32(iterator, 'cudaLogsDumpToFile', 'iterator');
+  const a_iterator = M.u32(iterator, 'cudaLogsDumpToFile', 'iterator');
+  K.U32[0] = a_iterator;
   const a_pathToFile = M.str(pathToFile, 'cudaLogsDumpToFile', 'pathToFile');
   const a_flags = M.u32(flags, 'cudaLogsDumpToFile', 'flags');
-  const err = cudartFns().cudaLogsDumpToFile(K.slot[0], a_pathToFile, a_flags) as E.cudaError_t;
+  const err = fns().cudaLogsDumpToFile(K.slot[0], a_pathToFile, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
 /** Dump accumulated driver logs into a buffer */
 // cudaError_t cudaLogsDumpToMemory(cudaLogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda_runtime_api.h:9461
-export function cudaLogsDumpToMemory(iterator: number, size: number, flags: number): [E.cudaError_t, number | null, number | null, number | null] {
-  K.I32[0] = M.u32(iterator, 'cudaLogsDumpToMemory', 'iterator');
-  { const x = M.size(size, 'cudaLogsDumpToMemory', 'size'); K.U32[4] = x % 4294967296; K.U32[5] = Math.floor(x / 4294967296); }
+export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: number, flags: number): [E.cudaError_t, number | null, number | null] {
+  const a_iterator = M.u32(iterator, 'cudaLogsDumpToMemory', 'iterator');
+  K.U32[0] = a_iterator;
+  const a_buffer = M.pointer(buffer, 'cudaLogsDumpToMemory', 'buffer');
+  const a_size = M.size(size, 'cudaLogsDumpToMemory', 'size');
+  { const x = a_size; K.U32[2] = x % 4294967296; K.U32[3] = Math.floor(x / 4294967296); }
   const a_flags = M.u32(flags, 'cudaLogsDumpToMemory', 'flags');
-  const err = cudartFns().cudaLogsDumpToMemory(K.slot[0], K.slot[1], K.slot[2], a_flags) as E.cudaError_t;
-  if (err !== 0) return [err, null, null, null];
-  return [err, K.U32[0], K.DV.getInt8(8), K.readSize(2)];
+  M.checkExtent(a_buffer, a_size, 'cudaLogsDumpToMemory', 'buffer', 'size');
+  const err = fns().cudaLogsDumpToMemory(K.slot[0], a_buffer, K.slot[1], a_flags) as E.cudaError_t;
+  if (err !== 0) return [err, null, null];
+  return [err, K.U32[0], K.readSize(1)];
 }
 
 /** Creates a graph */
 // cudaError_t cudaGraphCreate(cudaGraph_t * pGraph, unsigned int flags) — cuda_runtime_api.h:9508
 export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_flags = M.u32(flags, 'cudaGraphCreate', 'flags');
-  const err = cudartFns().cudaGraphCreate(K.slot[0], a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphCreate(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
@@ -2152,7 +2158,7 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddKernelNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphAddKernelNode', 'pNodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddKernelNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddKernelNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddKernelNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2162,7 +2168,7 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
 export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaKernelNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphKernelNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaKernelNodeParams();
-  const err = cudartFns().cudaGraphKernelNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = fns().cudaGraphKernelNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
@@ -2172,7 +2178,7 @@ export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): [E
 export function cudaGraphKernelNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphKernelNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphKernelNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphKernelNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphKernelNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2181,7 +2187,7 @@ export function cudaGraphKernelNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 export function cudaGraphKernelNodeCopyAttributes(hDst: H.cudaGraphNode_t | null, hSrc: H.cudaGraphNode_t | null): [E.cudaError_t] {
   const a_hDst = M.handle(hDst, 'cudaGraphKernelNodeCopyAttributes', 'hDst');
   const a_hSrc = M.handle(hSrc, 'cudaGraphKernelNodeCopyAttributes', 'hSrc');
-  const err = cudartFns().cudaGraphKernelNodeCopyAttributes(a_hDst, a_hSrc) as E.cudaError_t;
+  const err = fns().cudaGraphKernelNodeCopyAttributes(a_hDst, a_hSrc) as E.cudaError_t;
   return [err];
 }
 
@@ -2191,7 +2197,7 @@ export function cudaGraphKernelNodeGetAttribute(hNode: H.cudaGraphNode_t | null,
   const a_hNode = M.handle(hNode, 'cudaGraphKernelNodeGetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cudaGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
-  const err = cudartFns().cudaGraphKernelNodeGetAttribute(a_hNode, a_attr, a_value_out._u8) as E.cudaError_t;
+  const err = fns().cudaGraphKernelNodeGetAttribute(a_hNode, a_attr, a_value_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_value_out];
 }
@@ -2202,7 +2208,7 @@ export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null,
   const a_hNode = M.handle(hNode, 'cudaGraphKernelNodeSetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cudaGraphKernelNodeSetAttribute', 'attr');
   const a_value = X.structArg(value, S.cudaLaunchAttributeValue, 'cudaGraphKernelNodeSetAttribute', 'value');
-  const err = cudartFns().cudaGraphKernelNodeSetAttribute(a_hNode, a_attr, a_value) as E.cudaError_t;
+  const err = fns().cudaGraphKernelNodeSetAttribute(a_hNode, a_attr, a_value) as E.cudaError_t;
   return [err];
 }
 
@@ -2213,7 +2219,7 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode', 'numDependencies');
   const a_pCopyParams = X.structArg(pCopyParams, S.cudaMemcpy3DParms, 'cudaGraphAddMemcpyNode', 'pCopyParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddMemcpyNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pCopyParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddMemcpyNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pCopyParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2230,7 +2236,7 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeToSymbol', 'kind');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeToSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNodeToSymbol', 'src', 'count');
-  const err = cudartFns().cudaGraphAddMemcpyNodeToSymbol(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphAddMemcpyNodeToSymbol(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2247,7 +2253,7 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeFromSymbol', 'kind');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeFromSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst', 'count');
-  const err = cudartFns().cudaGraphAddMemcpyNodeFromSymbol(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphAddMemcpyNodeFromSymbol(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2264,7 +2270,7 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode1D', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNode1D', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNode1D', 'src', 'count');
-  const err = cudartFns().cudaGraphAddMemcpyNode1D(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphAddMemcpyNode1D(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2274,7 +2280,7 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
 export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemcpy3DParms | null] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemcpy3DParms();
-  const err = cudartFns().cudaGraphMemcpyNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = fns().cudaGraphMemcpyNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
@@ -2284,7 +2290,7 @@ export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): [E
 export function cudaGraphMemcpyNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemcpy3DParms, 'cudaGraphMemcpyNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphMemcpyNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphMemcpyNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2298,7 +2304,7 @@ export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | n
   const a_offset = M.size(offset, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'kind');
   M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'src', 'count');
-  const err = cudartFns().cudaGraphMemcpyNodeSetParamsToSymbol(a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphMemcpyNodeSetParamsToSymbol(a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -2312,7 +2318,7 @@ export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t |
   const a_offset = M.size(offset, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
-  const err = cudartFns().cudaGraphMemcpyNodeSetParamsFromSymbol(a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphMemcpyNodeSetParamsFromSymbol(a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -2326,7 +2332,7 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParams1D', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'src', 'count');
-  const err = cudartFns().cudaGraphMemcpyNodeSetParams1D(a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphMemcpyNodeSetParams1D(a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -2337,7 +2343,7 @@ export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencie
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemsetNode', 'numDependencies');
   const a_pMemsetParams = X.structArg(pMemsetParams, S.cudaMemsetParams, 'cudaGraphAddMemsetNode', 'pMemsetParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemsetNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddMemsetNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pMemsetParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddMemsetNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pMemsetParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2347,7 +2353,7 @@ export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencie
 export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemsetParams | null] {
   const a_node = M.handle(node, 'cudaGraphMemsetNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemsetParams();
-  const err = cudartFns().cudaGraphMemsetNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = fns().cudaGraphMemsetNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
@@ -2357,7 +2363,7 @@ export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): [E
 export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemsetNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemsetParams, 'cudaGraphMemsetNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphMemsetNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphMemsetNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2368,7 +2374,7 @@ export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies:
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddHostNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphAddHostNode', 'pNodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddHostNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddHostNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddHostNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2378,7 +2384,7 @@ export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies:
 export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaHostNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphHostNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaHostNodeParams();
-  const err = cudartFns().cudaGraphHostNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = fns().cudaGraphHostNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
@@ -2388,7 +2394,7 @@ export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): [E.c
 export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphHostNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphHostNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphHostNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphHostNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2399,7 +2405,7 @@ export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDepende
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cudaGraphAddChildGraphNode', 'childGraph');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddChildGraphNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddChildGraphNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_childGraph) as E.cudaError_t;
+  const err = fns().cudaGraphAddChildGraphNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_childGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2408,7 +2414,7 @@ export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDepende
 // cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t * pGraph) — cuda_runtime_api.h:10424
 export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_node = M.handle(node, 'cudaGraphChildGraphNodeGetGraph', 'node');
-  const err = cudartFns().cudaGraphChildGraphNodeGetGraph(a_node, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphChildGraphNodeGetGraph(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
@@ -2419,7 +2425,7 @@ export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies
   const a_graph = M.handle(graph, 'cudaGraphAddEmptyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEmptyNode', 'numDependencies');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEmptyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddEmptyNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies) as E.cudaError_t;
+  const err = fns().cudaGraphAddEmptyNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2431,7 +2437,7 @@ export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDepend
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventRecordNode', 'event');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventRecordNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddEventRecordNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
+  const err = fns().cudaGraphAddEventRecordNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2440,7 +2446,7 @@ export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDepend
 // cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10533
 export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeGetEvent', 'node');
-  const err = cudartFns().cudaGraphEventRecordNodeGetEvent(a_node, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphEventRecordNodeGetEvent(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
@@ -2450,7 +2456,7 @@ export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null)
 export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeSetEvent', 'node');
   const a_event = M.handle(event, 'cudaGraphEventRecordNodeSetEvent', 'event');
-  const err = cudartFns().cudaGraphEventRecordNodeSetEvent(a_node, a_event) as E.cudaError_t;
+  const err = fns().cudaGraphEventRecordNodeSetEvent(a_node, a_event) as E.cudaError_t;
   return [err];
 }
 
@@ -2461,7 +2467,7 @@ export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependen
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventWaitNode', 'event');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddEventWaitNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
+  const err = fns().cudaGraphAddEventWaitNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2470,7 +2476,7 @@ export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependen
 // cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10635
 export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeGetEvent', 'node');
-  const err = cudartFns().cudaGraphEventWaitNodeGetEvent(a_node, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphEventWaitNodeGetEvent(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
@@ -2480,7 +2486,7 @@ export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): 
 export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeSetEvent', 'node');
   const a_event = M.handle(event, 'cudaGraphEventWaitNodeSetEvent', 'event');
-  const err = cudartFns().cudaGraphEventWaitNodeSetEvent(a_node, a_event) as E.cudaError_t;
+  const err = fns().cudaGraphEventWaitNodeSetEvent(a_node, a_event) as E.cudaError_t;
   return [err];
 }
 
@@ -2491,7 +2497,7 @@ export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | 
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphAddExternalSemaphoresSignalNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresSignalNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddExternalSemaphoresSignalNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddExternalSemaphoresSignalNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2501,7 +2507,7 @@ export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | 
 export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreSignalNodeParams | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreSignalNodeParams();
-  const err = cudartFns().cudaGraphExternalSemaphoresSignalNodeGetParams(a_hNode, a_params_out._u8) as E.cudaError_t;
+  const err = fns().cudaGraphExternalSemaphoresSignalNodeGetParams(a_hNode, a_params_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
@@ -2511,7 +2517,7 @@ export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGrap
 export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphExternalSemaphoresSignalNodeSetParams', 'nodeParams');
-  const err = cudartFns().cudaGraphExternalSemaphoresSignalNodeSetParams(a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExternalSemaphoresSignalNodeSetParams(a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2522,7 +2528,7 @@ export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | nu
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphAddExternalSemaphoresWaitNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddExternalSemaphoresWaitNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddExternalSemaphoresWaitNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2532,7 +2538,7 @@ export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | nu
 export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreWaitNodeParams | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreWaitNodeParams();
-  const err = cudartFns().cudaGraphExternalSemaphoresWaitNodeGetParams(a_hNode, a_params_out._u8) as E.cudaError_t;
+  const err = fns().cudaGraphExternalSemaphoresWaitNodeGetParams(a_hNode, a_params_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
@@ -2542,7 +2548,7 @@ export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphN
 export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphExternalSemaphoresWaitNodeSetParams', 'nodeParams');
-  const err = cudartFns().cudaGraphExternalSemaphoresWaitNodeSetParams(a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExternalSemaphoresWaitNodeSetParams(a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2553,7 +2559,7 @@ export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependenc
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaMemAllocNodeParams, 'cudaGraphAddMemAllocNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemAllocNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddMemAllocNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddMemAllocNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2563,7 +2569,7 @@ export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependenc
 export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemAllocNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphMemAllocNodeGetParams', 'node');
   const a_params_out = new S.cudaMemAllocNodeParams();
-  const err = cudartFns().cudaGraphMemAllocNodeGetParams(a_node, a_params_out._u8) as E.cudaError_t;
+  const err = fns().cudaGraphMemAllocNodeGetParams(a_node, a_params_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
@@ -2575,7 +2581,7 @@ export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependenci
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.pointer(dptr, 'cudaGraphAddMemFreeNode', 'dptr');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemFreeNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = cudartFns().cudaGraphAddMemFreeNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dptr) as E.cudaError_t;
+  const err = fns().cudaGraphAddMemFreeNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dptr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2584,7 +2590,7 @@ export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependenci
 // cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void * dptr_out) — cuda_runtime_api.h:11075
 export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, bigint | null] {
   const a_node = M.handle(node, 'cudaGraphMemFreeNodeGetParams', 'node');
-  const err = cudartFns().cudaGraphMemFreeNodeGetParams(a_node, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphMemFreeNodeGetParams(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -2593,7 +2599,7 @@ export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): [
 // cudaError_t cudaDeviceGraphMemTrim(int device) — cuda_runtime_api.h:11103
 export function cudaDeviceGraphMemTrim(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceGraphMemTrim', 'device');
-  const err = cudartFns().cudaDeviceGraphMemTrim(a_device) as E.cudaError_t;
+  const err = fns().cudaDeviceGraphMemTrim(a_device) as E.cudaError_t;
   return [err];
 }
 
@@ -2602,7 +2608,7 @@ export function cudaDeviceGraphMemTrim(device: number): [E.cudaError_t] {
 export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType): [E.cudaError_t, number | bigint | null] {
   const a_device = M.i32(device, 'cudaDeviceGetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cudaDeviceGetGraphMemAttribute', 'attr');
-  const err = cudartFns().cudaDeviceGetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaDeviceGetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(graphMemAttr, a_attr, 0)];
 }
@@ -2613,7 +2619,7 @@ export function cudaDeviceSetGraphMemAttribute(device: number, attr: E.cudaGraph
   const a_device = M.i32(device, 'cudaDeviceSetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cudaDeviceSetGraphMemAttribute', 'attr');
   X.attrIn(graphMemAttr, a_attr, value, 0, 'cudaDeviceSetGraphMemAttribute', 'value');
-  const err = cudartFns().cudaDeviceSetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaDeviceSetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.cudaError_t;
   return [err];
 }
 
@@ -2621,7 +2627,7 @@ export function cudaDeviceSetGraphMemAttribute(device: number, attr: E.cudaGraph
 // cudaError_t cudaGraphClone(cudaGraph_t * pGraphClone, cudaGraph_t originalGraph) — cuda_runtime_api.h:11205
 export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_originalGraph = M.handle(originalGraph, 'cudaGraphClone', 'originalGraph');
-  const err = cudartFns().cudaGraphClone(K.slot[0], a_originalGraph) as E.cudaError_t;
+  const err = fns().cudaGraphClone(K.slot[0], a_originalGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
@@ -2631,7 +2637,7 @@ export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): [E.cudaErro
 export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null, clonedGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_originalNode = M.handle(originalNode, 'cudaGraphNodeFindInClone', 'originalNode');
   const a_clonedGraph = M.handle(clonedGraph, 'cudaGraphNodeFindInClone', 'clonedGraph');
-  const err = cudartFns().cudaGraphNodeFindInClone(K.slot[0], a_originalNode, a_clonedGraph) as E.cudaError_t;
+  const err = fns().cudaGraphNodeFindInClone(K.slot[0], a_originalNode, a_clonedGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -2640,7 +2646,7 @@ export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null,
 // cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType * pType) — cuda_runtime_api.h:11264
 export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): [E.cudaError_t, E.cudaGraphNodeType | null] {
   const a_node = M.handle(node, 'cudaGraphNodeGetType', 'node');
-  const err = cudartFns().cudaGraphNodeGetType(a_node, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphNodeGetType(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaGraphNodeType];
 }
@@ -2652,7 +2658,7 @@ export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number)
   const a_numNodes = M.size(numNodes, 'cudaGraphGetNodes', 'numNodes');
   K.U32[0] = a_numNodes % 4294967296; K.U32[1] = Math.floor(a_numNodes / 4294967296);
   const a_nodes = a_numNodes > 0 ? M.bytes(a_numNodes * 8) : null;
-  const err = cudartFns().cudaGraphGetNodes(a_graph, a_nodes, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphGetNodes(a_graph, a_nodes, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   const n_numNodes = K.readSize(0);
   return [err, X.readArray(a_nodes, Math.min(a_numNodes, n_numNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), n_numNodes];
@@ -2665,7 +2671,7 @@ export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes
   const a_pNumRootNodes = M.size(pNumRootNodes, 'cudaGraphGetRootNodes', 'pNumRootNodes');
   K.U32[0] = a_pNumRootNodes % 4294967296; K.U32[1] = Math.floor(a_pNumRootNodes / 4294967296);
   const a_pRootNodes = a_pNumRootNodes > 0 ? M.bytes(a_pNumRootNodes * 8) : null;
-  const err = cudartFns().cudaGraphGetRootNodes(a_graph, a_pRootNodes, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphGetRootNodes(a_graph, a_pRootNodes, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   const n_pNumRootNodes = K.readSize(0);
   return [err, X.readArray(a_pRootNodes, Math.min(a_pNumRootNodes, n_pNumRootNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), n_pNumRootNodes];
@@ -2680,7 +2686,7 @@ export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number)
   const a_from = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_to = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_edgeData = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
-  const err = cudartFns().cudaGraphGetEdges(a_graph, a_from, a_to, a_edgeData, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphGetEdges(a_graph, a_from, a_to, a_edgeData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null, null];
   const n_numEdges = K.readSize(0);
   return [err, X.readArray(a_from, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readArray(a_to, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_numEdges, n_numEdges), S.cudaGraphEdgeData_st), n_numEdges];
@@ -2694,7 +2700,7 @@ export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNu
   K.U32[0] = a_pNumDependencies % 4294967296; K.U32[1] = Math.floor(a_pNumDependencies / 4294967296);
   const a_pDependencies = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
   const a_edgeData = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
-  const err = cudartFns().cudaGraphNodeGetDependencies(a_node, a_pDependencies, a_edgeData, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphNodeGetDependencies(a_node, a_pDependencies, a_edgeData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   const n_pNumDependencies = K.readSize(0);
   return [err, X.readArray(a_pDependencies, Math.min(a_pNumDependencies, n_pNumDependencies), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_pNumDependencies, n_pNumDependencies), S.cudaGraphEdgeData_st), n_pNumDependencies];
@@ -2708,7 +2714,7 @@ export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, p
   K.U32[0] = a_pNumDependentNodes % 4294967296; K.U32[1] = Math.floor(a_pNumDependentNodes / 4294967296);
   const a_pDependentNodes = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
   const a_edgeData = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
-  const err = cudartFns().cudaGraphNodeGetDependentNodes(a_node, a_pDependentNodes, a_edgeData, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphNodeGetDependentNodes(a_node, a_pDependentNodes, a_edgeData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   const n_pNumDependentNodes = K.readSize(0);
   return [err, X.readArray(a_pDependentNodes, Math.min(a_pNumDependentNodes, n_pNumDependentNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_pNumDependentNodes, n_pNumDependentNodes), S.cudaGraphEdgeData_st), n_pNumDependentNodes];
@@ -2722,7 +2728,7 @@ export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.c
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphAddDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphAddDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphAddDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = cudartFns().cudaGraphAddDependencies(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
+  const err = fns().cudaGraphAddDependencies(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
   return [err];
 }
 
@@ -2734,7 +2740,7 @@ export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = cudartFns().cudaGraphRemoveDependencies(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
+  const err = fns().cudaGraphRemoveDependencies(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
   return [err];
 }
 
@@ -2742,7 +2748,7 @@ export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (
 // cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) — cuda_runtime_api.h:11538
 export function cudaGraphDestroyNode(node: H.cudaGraphNode_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphDestroyNode', 'node');
-  const err = cudartFns().cudaGraphDestroyNode(a_node) as E.cudaError_t;
+  const err = fns().cudaGraphDestroyNode(a_node) as E.cudaError_t;
   return [err];
 }
 
@@ -2751,7 +2757,7 @@ export function cudaGraphDestroyNode(node: H.cudaGraphNode_t | null): [E.cudaErr
 export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiate', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiate', 'flags');
-  const err = cudartFns().cudaGraphInstantiate(K.slot[0], a_graph, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphInstantiate(K.slot[0], a_graph, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
@@ -2761,7 +2767,7 @@ export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint 
 export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithFlags', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiateWithFlags', 'flags');
-  const err = cudartFns().cudaGraphInstantiateWithFlags(K.slot[0], a_graph, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphInstantiateWithFlags(K.slot[0], a_graph, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
@@ -2771,7 +2777,7 @@ export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags
 export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, instantiateParams: S.cudaGraphInstantiateParams_st | S.cudaGraphInstantiateParams_stInit | null): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithParams', 'graph');
   const a_instantiateParams = X.structArg(instantiateParams, S.cudaGraphInstantiateParams_st, 'cudaGraphInstantiateWithParams', 'instantiateParams');
-  const err = cudartFns().cudaGraphInstantiateWithParams(K.slot[0], a_graph, a_instantiateParams) as E.cudaError_t;
+  const err = fns().cudaGraphInstantiateWithParams(K.slot[0], a_graph, a_instantiateParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
@@ -2780,7 +2786,7 @@ export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, inst
 // cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long * flags) — cuda_runtime_api.h:11814
 export function cudaGraphExecGetFlags(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t, bigint | null] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecGetFlags', 'graphExec');
-  const err = cudartFns().cudaGraphExecGetFlags(a_graphExec, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphExecGetFlags(a_graphExec, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -2791,7 +2797,7 @@ export function cudaGraphExecKernelNodeSetParams(hGraphExec: H.cudaGraphExec_t |
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecKernelNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecKernelNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphExecKernelNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphExecKernelNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExecKernelNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2801,7 +2807,7 @@ export function cudaGraphExecMemcpyNodeSetParams(hGraphExec: H.cudaGraphExec_t |
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecMemcpyNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemcpy3DParms, 'cudaGraphExecMemcpyNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphExecMemcpyNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExecMemcpyNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2816,7 +2822,7 @@ export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraph
   const a_offset = M.size(offset, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'kind');
   M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'src', 'count');
-  const err = cudartFns().cudaGraphExecMemcpyNodeSetParamsToSymbol(a_hGraphExec, a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphExecMemcpyNodeSetParamsToSymbol(a_hGraphExec, a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -2831,7 +2837,7 @@ export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGra
   const a_offset = M.size(offset, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
-  const err = cudartFns().cudaGraphExecMemcpyNodeSetParamsFromSymbol(a_hGraphExec, a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphExecMemcpyNodeSetParamsFromSymbol(a_hGraphExec, a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -2846,7 +2852,7 @@ export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParams1D', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'src', 'count');
-  const err = cudartFns().cudaGraphExecMemcpyNodeSetParams1D(a_hGraphExec, a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = fns().cudaGraphExecMemcpyNodeSetParams1D(a_hGraphExec, a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
@@ -2856,7 +2862,7 @@ export function cudaGraphExecMemsetNodeSetParams(hGraphExec: H.cudaGraphExec_t |
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemsetNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecMemsetNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemsetParams, 'cudaGraphExecMemsetNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphExecMemsetNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExecMemsetNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2866,7 +2872,7 @@ export function cudaGraphExecHostNodeSetParams(hGraphExec: H.cudaGraphExec_t | n
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecHostNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecHostNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphExecHostNodeSetParams', 'pNodeParams');
-  const err = cudartFns().cudaGraphExecHostNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExecHostNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2876,7 +2882,7 @@ export function cudaGraphExecChildGraphNodeSetParams(hGraphExec: H.cudaGraphExec
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecChildGraphNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecChildGraphNodeSetParams', 'node');
   const a_childGraph = M.handle(childGraph, 'cudaGraphExecChildGraphNodeSetParams', 'childGraph');
-  const err = cudartFns().cudaGraphExecChildGraphNodeSetParams(a_hGraphExec, a_node, a_childGraph) as E.cudaError_t;
+  const err = fns().cudaGraphExecChildGraphNodeSetParams(a_hGraphExec, a_node, a_childGraph) as E.cudaError_t;
   return [err];
 }
 
@@ -2886,7 +2892,7 @@ export function cudaGraphExecEventRecordNodeSetEvent(hGraphExec: H.cudaGraphExec
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecEventRecordNodeSetEvent', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecEventRecordNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cudaGraphExecEventRecordNodeSetEvent', 'event');
-  const err = cudartFns().cudaGraphExecEventRecordNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
+  const err = fns().cudaGraphExecEventRecordNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
   return [err];
 }
 
@@ -2896,7 +2902,7 @@ export function cudaGraphExecEventWaitNodeSetEvent(hGraphExec: H.cudaGraphExec_t
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecEventWaitNodeSetEvent', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecEventWaitNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cudaGraphExecEventWaitNodeSetEvent', 'event');
-  const err = cudartFns().cudaGraphExecEventWaitNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
+  const err = fns().cudaGraphExecEventWaitNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
   return [err];
 }
 
@@ -2906,7 +2912,7 @@ export function cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'nodeParams');
-  const err = cudartFns().cudaGraphExecExternalSemaphoresSignalNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExecExternalSemaphoresSignalNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2916,7 +2922,7 @@ export function cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.c
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'nodeParams');
-  const err = cudartFns().cudaGraphExecExternalSemaphoresWaitNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExecExternalSemaphoresWaitNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -2926,7 +2932,7 @@ export function cudaGraphNodeSetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeSetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphNodeSetEnabled', 'hNode');
   const a_isEnabled = M.u32(isEnabled, 'cudaGraphNodeSetEnabled', 'isEnabled');
-  const err = cudartFns().cudaGraphNodeSetEnabled(a_hGraphExec, a_hNode, a_isEnabled) as E.cudaError_t;
+  const err = fns().cudaGraphNodeSetEnabled(a_hGraphExec, a_hNode, a_isEnabled) as E.cudaError_t;
   return [err];
 }
 
@@ -2935,7 +2941,7 @@ export function cudaGraphNodeSetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
 export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null): [E.cudaError_t, number | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeGetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphNodeGetEnabled', 'hNode');
-  const err = cudartFns().cudaGraphNodeGetEnabled(a_hGraphExec, a_hNode, K.slot[0]) as E.cudaError_t;
+  const err = fns().cudaGraphNodeGetEnabled(a_hGraphExec, a_hNode, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
@@ -2946,7 +2952,7 @@ export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecUpdate', 'hGraphExec');
   const a_hGraph = M.handle(hGraph, 'cudaGraphExecUpdate', 'hGraph');
   const a_resultInfo = new S.cudaGraphExecUpdateResultInfo_st();
-  const err = cudartFns().cudaGraphExecUpdate(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.cudaError_t;
+  const err = fns().cudaGraphExecUpdate(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_resultInfo];
 }
@@ -2956,7 +2962,7 @@ export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph
 export function cudaGraphUpload(graphExec: H.cudaGraphExec_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphUpload', 'graphExec');
   const a_stream = M.handle(stream, 'cudaGraphUpload', 'stream');
-  const err = cudartFns().cudaGraphUpload(a_graphExec, a_stream) as E.cudaError_t;
+  const err = fns().cudaGraphUpload(a_graphExec, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -2965,7 +2971,7 @@ export function cudaGraphUpload(graphExec: H.cudaGraphExec_t | null, stream: H.c
 export function cudaGraphLaunch(graphExec: H.cudaGraphExec_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphLaunch', 'graphExec');
   const a_stream = M.handle(stream, 'cudaGraphLaunch', 'stream');
-  const err = cudartFns().cudaGraphLaunch(a_graphExec, a_stream) as E.cudaError_t;
+  const err = fns().cudaGraphLaunch(a_graphExec, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -2973,7 +2979,7 @@ export function cudaGraphLaunch(graphExec: H.cudaGraphExec_t | null, stream: H.c
 // cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) — cuda_runtime_api.h:12683
 export function cudaGraphExecDestroy(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecDestroy', 'graphExec');
-  const err = cudartFns().cudaGraphExecDestroy(a_graphExec) as E.cudaError_t;
+  const err = fns().cudaGraphExecDestroy(a_graphExec) as E.cudaError_t;
   return [err];
 }
 
@@ -2981,7 +2987,7 @@ export function cudaGraphExecDestroy(graphExec: H.cudaGraphExec_t | null): [E.cu
 // cudaError_t cudaGraphDestroy(cudaGraph_t graph) — cuda_runtime_api.h:12704
 export function cudaGraphDestroy(graph: H.cudaGraph_t | null): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphDestroy', 'graph');
-  const err = cudartFns().cudaGraphDestroy(a_graph) as E.cudaError_t;
+  const err = fns().cudaGraphDestroy(a_graph) as E.cudaError_t;
   return [err];
 }
 
@@ -2991,7 +2997,7 @@ export function cudaGraphDebugDotPrint(graph: H.cudaGraph_t | null, path: string
   const a_graph = M.handle(graph, 'cudaGraphDebugDotPrint', 'graph');
   const a_path = M.str(path, 'cudaGraphDebugDotPrint', 'path');
   const a_flags = M.u32(flags, 'cudaGraphDebugDotPrint', 'flags');
-  const err = cudartFns().cudaGraphDebugDotPrint(a_graph, a_path, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphDebugDotPrint(a_graph, a_path, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -3002,7 +3008,7 @@ export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initi
   const a_destroy = M.handle(destroy, 'cudaUserObjectCreate', 'destroy');
   const a_initialRefcount = M.u32(initialRefcount, 'cudaUserObjectCreate', 'initialRefcount');
   const a_flags = M.u32(flags, 'cudaUserObjectCreate', 'flags');
-  const err = cudartFns().cudaUserObjectCreate(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.cudaError_t;
+  const err = fns().cudaUserObjectCreate(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaUserObject_t];
 }
@@ -3012,7 +3018,7 @@ export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initi
 export function cudaUserObjectRetain(object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_object = M.handle(object, 'cudaUserObjectRetain', 'object');
   const a_count = M.u32(count, 'cudaUserObjectRetain', 'count');
-  const err = cudartFns().cudaUserObjectRetain(a_object, a_count) as E.cudaError_t;
+  const err = fns().cudaUserObjectRetain(a_object, a_count) as E.cudaError_t;
   return [err];
 }
 
@@ -3021,7 +3027,7 @@ export function cudaUserObjectRetain(object: H.cudaUserObject_t | null, count: n
 export function cudaUserObjectRelease(object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_object = M.handle(object, 'cudaUserObjectRelease', 'object');
   const a_count = M.u32(count, 'cudaUserObjectRelease', 'count');
-  const err = cudartFns().cudaUserObjectRelease(a_object, a_count) as E.cudaError_t;
+  const err = fns().cudaUserObjectRelease(a_object, a_count) as E.cudaError_t;
   return [err];
 }
 
@@ -3032,7 +3038,7 @@ export function cudaGraphRetainUserObject(graph: H.cudaGraph_t | null, object: H
   const a_object = M.handle(object, 'cudaGraphRetainUserObject', 'object');
   const a_count = M.u32(count, 'cudaGraphRetainUserObject', 'count');
   const a_flags = M.u32(flags, 'cudaGraphRetainUserObject', 'flags');
-  const err = cudartFns().cudaGraphRetainUserObject(a_graph, a_object, a_count, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphRetainUserObject(a_graph, a_object, a_count, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -3042,7 +3048,7 @@ export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: 
   const a_graph = M.handle(graph, 'cudaGraphReleaseUserObject', 'graph');
   const a_object = M.handle(object, 'cudaGraphReleaseUserObject', 'object');
   const a_count = M.u32(count, 'cudaGraphReleaseUserObject', 'count');
-  const err = cudartFns().cudaGraphReleaseUserObject(a_graph, a_object, a_count) as E.cudaError_t;
+  const err = fns().cudaGraphReleaseUserObject(a_graph, a_object, a_count) as E.cudaError_t;
   return [err];
 }
 
@@ -3054,7 +3060,7 @@ export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphAddNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaGraphAddNode', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = cudartFns().cudaGraphAddNode(K.slot[0], a_graph, a_pDependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphAddNode(K.slot[0], a_graph, a_pDependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
@@ -3064,7 +3070,7 @@ export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.
 export function cudaGraphNodeSetParams(node: H.cudaGraphNode_t | null, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphNodeSetParams', 'node');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphNodeSetParams', 'nodeParams');
-  const err = cudartFns().cudaGraphNodeSetParams(a_node, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphNodeSetParams(a_node, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -3074,7 +3080,7 @@ export function cudaGraphExecNodeSetParams(graphExec: H.cudaGraphExec_t | null, 
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecNodeSetParams', 'graphExec');
   const a_node = M.handle(node, 'cudaGraphExecNodeSetParams', 'node');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphExecNodeSetParams', 'nodeParams');
-  const err = cudartFns().cudaGraphExecNodeSetParams(a_graphExec, a_node, a_nodeParams) as E.cudaError_t;
+  const err = fns().cudaGraphExecNodeSetParams(a_graphExec, a_node, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
@@ -3084,7 +3090,7 @@ export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, de
   const a_graph = M.handle(graph, 'cudaGraphConditionalHandleCreate', 'graph');
   const a_defaultLaunchValue = M.u32(defaultLaunchValue, 'cudaGraphConditionalHandleCreate', 'defaultLaunchValue');
   const a_flags = M.u32(flags, 'cudaGraphConditionalHandleCreate', 'flags');
-  const err = cudartFns().cudaGraphConditionalHandleCreate(K.slot[0], a_graph, a_defaultLaunchValue, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphConditionalHandleCreate(K.slot[0], a_graph, a_defaultLaunchValue, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphConditionalHandle];
 }
@@ -3094,7 +3100,7 @@ export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, de
 export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number): [E.cudaError_t, bigint | null, E.cudaDriverEntryPointQueryResult | null] {
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPoint', 'symbol');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPoint', 'flags');
-  const err = cudartFns().cudaGetDriverEntryPoint(a_symbol, K.slot[0], a_flags, K.slot[1]) as E.cudaError_t;
+  const err = fns().cudaGetDriverEntryPoint(a_symbol, K.slot[0], a_flags, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.I32[2] as E.cudaDriverEntryPointQueryResult];
 }
@@ -3105,7 +3111,7 @@ export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: nu
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPointByVersion', 'symbol');
   const a_cudaVersion = M.u32(cudaVersion, 'cudaGetDriverEntryPointByVersion', 'cudaVersion');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPointByVersion', 'flags');
-  const err = cudartFns().cudaGetDriverEntryPointByVersion(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.cudaError_t;
+  const err = fns().cudaGetDriverEntryPointByVersion(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.I32[2] as E.cudaDriverEntryPointQueryResult];
 }
@@ -3120,7 +3126,7 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadData', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
-  const err = cudartFns().cudaLibraryLoadData(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
+  const err = fns().cudaLibraryLoadData(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaLibrary_t];
 }
@@ -3135,7 +3141,7 @@ export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJit
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadFromFile', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
-  const err = cudartFns().cudaLibraryLoadFromFile(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
+  const err = fns().cudaLibraryLoadFromFile(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaLibrary_t];
 }
@@ -3144,7 +3150,7 @@ export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJit
 // cudaError_t cudaLibraryUnload(cudaLibrary_t library) — cuda_runtime_api.h:13334
 export function cudaLibraryUnload(library: H.cudaLibrary_t | null): [E.cudaError_t] {
   const a_library = M.handle(library, 'cudaLibraryUnload', 'library');
-  const err = cudartFns().cudaLibraryUnload(a_library) as E.cudaError_t;
+  const err = fns().cudaLibraryUnload(a_library) as E.cudaError_t;
   return [err];
 }
 
@@ -3153,7 +3159,7 @@ export function cudaLibraryUnload(library: H.cudaLibrary_t | null): [E.cudaError
 export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, H.cudaKernel_t | null] {
   const a_library = M.handle(library, 'cudaLibraryGetKernel', 'library');
   const a_name = M.str(name, 'cudaLibraryGetKernel', 'name');
-  const err = cudartFns().cudaLibraryGetKernel(K.slot[0], a_library, a_name) as E.cudaError_t;
+  const err = fns().cudaLibraryGetKernel(K.slot[0], a_library, a_name) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaKernel_t];
 }
@@ -3163,7 +3169,7 @@ export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: stri
 export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
   const a_library = M.handle(library, 'cudaLibraryGetGlobal', 'library');
   const a_name = M.str(name, 'cudaLibraryGetGlobal', 'name');
-  const err = cudartFns().cudaLibraryGetGlobal(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
+  const err = fns().cudaLibraryGetGlobal(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
@@ -3173,7 +3179,7 @@ export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: stri
 export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
   const a_library = M.handle(library, 'cudaLibraryGetManaged', 'library');
   const a_name = M.str(name, 'cudaLibraryGetManaged', 'name');
-  const err = cudartFns().cudaLibraryGetManaged(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
+  const err = fns().cudaLibraryGetManaged(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
@@ -3183,7 +3189,7 @@ export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: str
 export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, symbol: string): [E.cudaError_t, bigint | null] {
   const a_library = M.handle(library, 'cudaLibraryGetUnifiedFunction', 'library');
   const a_symbol = M.str(symbol, 'cudaLibraryGetUnifiedFunction', 'symbol');
-  const err = cudartFns().cudaLibraryGetUnifiedFunction(K.slot[0], a_library, a_symbol) as E.cudaError_t;
+  const err = fns().cudaLibraryGetUnifiedFunction(K.slot[0], a_library, a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -3192,7 +3198,7 @@ export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, s
 // cudaError_t cudaLibraryGetKernelCount(unsigned int * count, cudaLibrary_t lib) — cuda_runtime_api.h:13475
 export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): [E.cudaError_t, number | null] {
   const a_lib = M.handle(lib, 'cudaLibraryGetKernelCount', 'lib');
-  const err = cudartFns().cudaLibraryGetKernelCount(K.slot[0], a_lib) as E.cudaError_t;
+  const err = fns().cudaLibraryGetKernelCount(K.slot[0], a_lib) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
@@ -3203,7 +3209,7 @@ export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibra
   const a_numKernels = M.u32(numKernels, 'cudaLibraryEnumerateKernels', 'numKernels');
   const a_lib = M.handle(lib, 'cudaLibraryEnumerateKernels', 'lib');
   const a_kernels = a_numKernels > 0 ? M.bytes(a_numKernels * 8) : null;
-  const err = cudartFns().cudaLibraryEnumerateKernels(a_kernels, a_numKernels, a_lib) as E.cudaError_t;
+  const err = fns().cudaLibraryEnumerateKernels(a_kernels, a_numKernels, a_lib) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_kernels, a_numKernels, 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaKernel_t)];
 }
@@ -3215,7 +3221,7 @@ export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, a
   const a_attr = M.i32(attr, 'cudaKernelSetAttributeForDevice', 'attr');
   const a_value = M.i32(value, 'cudaKernelSetAttributeForDevice', 'value');
   const a_device = M.i32(device, 'cudaKernelSetAttributeForDevice', 'device');
-  const err = cudartFns().cudaKernelSetAttributeForDevice(a_kernel, a_attr, a_value, a_device) as E.cudaError_t;
+  const err = fns().cudaKernelSetAttributeForDevice(a_kernel, a_attr, a_value, a_device) as E.cudaError_t;
   return [err];
 }
 
@@ -3223,7 +3229,7 @@ export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, a
 // cudaError_t cudaGetExportTable(const void ** ppExportTable, const cudaUUID_t * pExportTableId) — cuda_runtime_api.h:13571
 export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): [E.cudaError_t, bigint | null] {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cudaGetExportTable', 'pExportTableId');
-  const err = cudartFns().cudaGetExportTable(K.slot[0], a_pExportTableId) as E.cudaError_t;
+  const err = fns().cudaGetExportTable(K.slot[0], a_pExportTableId) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -3232,7 +3238,7 @@ export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit
 // cudaError_t cudaGetFuncBySymbol(cudaFunction_t * functionPtr, const void * symbolPtr) — cuda_runtime_api.h:13757
 export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaFunction_t | null] {
   const a_symbolPtr = M.pointer(symbolPtr, 'cudaGetFuncBySymbol', 'symbolPtr');
-  const err = cudartFns().cudaGetFuncBySymbol(K.slot[0], a_symbolPtr) as E.cudaError_t;
+  const err = fns().cudaGetFuncBySymbol(K.slot[0], a_symbolPtr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaFunction_t];
 }
@@ -3241,7 +3247,7 @@ export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaF
 // cudaError_t cudaGetKernel(cudaKernel_t * kernelPtr, const void * entryFuncAddr) — cuda_runtime_api.h:13781
 export function cudaGetKernel(entryFuncAddr: Pointer): [E.cudaError_t, H.cudaKernel_t | null] {
   const a_entryFuncAddr = M.pointer(entryFuncAddr, 'cudaGetKernel', 'entryFuncAddr');
-  const err = cudartFns().cudaGetKernel(K.slot[0], a_entryFuncAddr) as E.cudaError_t;
+  const err = fns().cudaGetKernel(K.slot[0], a_entryFuncAddr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaKernel_t];
 }
@@ -3249,14 +3255,14 @@ export function cudaGetKernel(entryFuncAddr: Pointer): [E.cudaError_t, H.cudaKer
 /** Enable profiling. */
 // cudaError_t cudaProfilerStart(void) — cuda_profiler_api.h:102
 export function cudaProfilerStart(): [E.cudaError_t] {
-  const err = cudartFns().cudaProfilerStart() as E.cudaError_t;
+  const err = fns().cudaProfilerStart() as E.cudaError_t;
   return [err];
 }
 
 /** Disable profiling. */
 // cudaError_t cudaProfilerStop(void) — cuda_profiler_api.h:123
 export function cudaProfilerStop(): [E.cudaError_t] {
-  const err = cudartFns().cudaProfilerStop() as E.cudaError_t;
+  const err = fns().cudaProfilerStop() as E.cudaError_t;
   return [err];
 }
 
@@ -3266,7 +3272,7 @@ export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDe
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cudaGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cudaGLGetDevices', 'deviceList');
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;
-  const err = cudartFns().cudaGLGetDevices(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.cudaError_t;
+  const err = fns().cudaGLGetDevices(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], X.readArray(a_pCudaDevices, a_cudaDeviceCount, 4, (dv, at) => dv.getInt32(at, true))];
 }
@@ -3277,7 +3283,7 @@ export function cudaGraphicsGLRegisterImage(image: number, target: number, flags
   const a_image = M.u32(image, 'cudaGraphicsGLRegisterImage', 'image');
   const a_target = M.u32(target, 'cudaGraphicsGLRegisterImage', 'target');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterImage', 'flags');
-  const err = cudartFns().cudaGraphicsGLRegisterImage(K.slot[0], a_image, a_target, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphicsGLRegisterImage(K.slot[0], a_image, a_target, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
@@ -3287,7 +3293,7 @@ export function cudaGraphicsGLRegisterImage(image: number, target: number, flags
 export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_buffer = M.u32(buffer, 'cudaGraphicsGLRegisterBuffer', 'buffer');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterBuffer', 'flags');
-  const err = cudartFns().cudaGraphicsGLRegisterBuffer(K.slot[0], a_buffer, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphicsGLRegisterBuffer(K.slot[0], a_buffer, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
@@ -3296,7 +3302,7 @@ export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): [E.
 // cudaError_t cudaGLSetGLDevice(int device) — cuda_gl_interop.h:311
 export function cudaGLSetGLDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaGLSetGLDevice', 'device');
-  const err = cudartFns().cudaGLSetGLDevice(a_device) as E.cudaError_t;
+  const err = fns().cudaGLSetGLDevice(a_device) as E.cudaError_t;
   return [err];
 }
 
@@ -3304,7 +3310,7 @@ export function cudaGLSetGLDevice(device: number): [E.cudaError_t] {
 // cudaError_t cudaGLRegisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:333
 export function cudaGLRegisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLRegisterBufferObject', 'bufObj');
-  const err = cudartFns().cudaGLRegisterBufferObject(a_bufObj) as E.cudaError_t;
+  const err = fns().cudaGLRegisterBufferObject(a_bufObj) as E.cudaError_t;
   return [err];
 }
 
@@ -3312,7 +3318,7 @@ export function cudaGLRegisterBufferObject(bufObj: number): [E.cudaError_t] {
 // cudaError_t cudaGLMapBufferObject(void ** devPtr, GLuint bufObj) — cuda_gl_interop.h:362
 export function cudaGLMapBufferObject(bufObj: number): [E.cudaError_t, bigint | null] {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObject', 'bufObj');
-  const err = cudartFns().cudaGLMapBufferObject(K.slot[0], a_bufObj) as E.cudaError_t;
+  const err = fns().cudaGLMapBufferObject(K.slot[0], a_bufObj) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -3321,7 +3327,7 @@ export function cudaGLMapBufferObject(bufObj: number): [E.cudaError_t, bigint | 
 // cudaError_t cudaGLUnmapBufferObject(GLuint bufObj) — cuda_gl_interop.h:388
 export function cudaGLUnmapBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObject', 'bufObj');
-  const err = cudartFns().cudaGLUnmapBufferObject(a_bufObj) as E.cudaError_t;
+  const err = fns().cudaGLUnmapBufferObject(a_bufObj) as E.cudaError_t;
   return [err];
 }
 
@@ -3329,7 +3335,7 @@ export function cudaGLUnmapBufferObject(bufObj: number): [E.cudaError_t] {
 // cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:410
 export function cudaGLUnregisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnregisterBufferObject', 'bufObj');
-  const err = cudartFns().cudaGLUnregisterBufferObject(a_bufObj) as E.cudaError_t;
+  const err = fns().cudaGLUnregisterBufferObject(a_bufObj) as E.cudaError_t;
   return [err];
 }
 
@@ -3338,7 +3344,7 @@ export function cudaGLUnregisterBufferObject(bufObj: number): [E.cudaError_t] {
 export function cudaGLSetBufferObjectMapFlags(bufObj: number, flags: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLSetBufferObjectMapFlags', 'bufObj');
   const a_flags = M.u32(flags, 'cudaGLSetBufferObjectMapFlags', 'flags');
-  const err = cudartFns().cudaGLSetBufferObjectMapFlags(a_bufObj, a_flags) as E.cudaError_t;
+  const err = fns().cudaGLSetBufferObjectMapFlags(a_bufObj, a_flags) as E.cudaError_t;
   return [err];
 }
 
@@ -3347,7 +3353,7 @@ export function cudaGLSetBufferObjectMapFlags(bufObj: number, flags: number): [E
 export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObjectAsync', 'bufObj');
   const a_stream = M.handle(stream, 'cudaGLMapBufferObjectAsync', 'stream');
-  const err = cudartFns().cudaGLMapBufferObjectAsync(K.slot[0], a_bufObj, a_stream) as E.cudaError_t;
+  const err = fns().cudaGLMapBufferObjectAsync(K.slot[0], a_bufObj, a_stream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
@@ -3357,7 +3363,7 @@ export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_
 export function cudaGLUnmapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObjectAsync', 'bufObj');
   const a_stream = M.handle(stream, 'cudaGLUnmapBufferObjectAsync', 'stream');
-  const err = cudartFns().cudaGLUnmapBufferObjectAsync(a_bufObj, a_stream) as E.cudaError_t;
+  const err = fns().cudaGLUnmapBufferObjectAsync(a_bufObj, a_stream) as E.cudaError_t;
   return [err];
 }
 
@@ -3366,7 +3372,7 @@ export function cudaGLUnmapBufferObjectAsync(bufObj: number, stream: H.cudaStrea
 export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_image = M.pointer(image, 'cudaGraphicsEGLRegisterImage', 'image');
   const a_flags = M.u32(flags, 'cudaGraphicsEGLRegisterImage', 'flags');
-  const err = cudartFns().cudaGraphicsEGLRegisterImage(K.slot[0], a_image, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphicsEGLRegisterImage(K.slot[0], a_image, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
@@ -3375,7 +3381,7 @@ export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.
 // cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream) — cuda_egl_interop.h:352
 export function cudaEGLStreamConsumerConnect(eglStream: Pointer): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnect', 'eglStream');
-  const err = cudartFns().cudaEGLStreamConsumerConnect(K.slot[0], a_eglStream) as E.cudaError_t;
+  const err = fns().cudaEGLStreamConsumerConnect(K.slot[0], a_eglStream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
@@ -3385,7 +3391,7 @@ export function cudaEGLStreamConsumerConnect(eglStream: Pointer): [E.cudaError_t
 export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags: number): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnectWithFlags', 'eglStream');
   const a_flags = M.u32(flags, 'cudaEGLStreamConsumerConnectWithFlags', 'flags');
-  const err = cudartFns().cudaEGLStreamConsumerConnectWithFlags(K.slot[0], a_eglStream, a_flags) as E.cudaError_t;
+  const err = fns().cudaEGLStreamConsumerConnectWithFlags(K.slot[0], a_eglStream, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
@@ -3393,8 +3399,9 @@ export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags:
 /** Disconnect CUDA as a consumer to EGLStream. */
 // cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:398
 export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
-  K.U64[0] = M.handle(conn, 'cudaEGLStreamConsumerDisconnect', 'conn') ?? 0n;
-  const err = cudartFns().cudaEGLStreamConsumerDisconnect(K.slot[0]) as E.cudaError_t;
+  const a_conn = M.handle(conn, 'cudaEGLStreamConsumerDisconnect', 'conn');
+  K.U64[0] = a_conn ?? 0n;
+  const err = fns().cudaEGLStreamConsumerDisconnect(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
@@ -3402,10 +3409,12 @@ export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection 
 /** Acquire an image frame from the EGLStream with CUDA as a consumer. */
 // cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t * pCudaResource, cudaStream_t * pStream, unsigned int timeout) — cuda_egl_interop.h:426
 export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null, timeout: number): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaGraphicsResource_t | null, H.cudaStream_t | null] {
-  K.U64[0] = M.handle(conn, 'cudaEGLStreamConsumerAcquireFrame', 'conn') ?? 0n;
-  K.U64[2] = M.handle(pStream, 'cudaEGLStreamConsumerAcquireFrame', 'pStream') ?? 0n;
+  const a_conn = M.handle(conn, 'cudaEGLStreamConsumerAcquireFrame', 'conn');
+  K.U64[0] = a_conn ?? 0n;
+  const a_pStream = M.handle(pStream, 'cudaEGLStreamConsumerAcquireFrame', 'pStream');
+  K.U64[2] = a_pStream ?? 0n;
   const a_timeout = M.u32(timeout, 'cudaEGLStreamConsumerAcquireFrame', 'timeout');
-  const err = cudartFns().cudaEGLStreamConsumerAcquireFrame(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.cudaError_t;
+  const err = fns().cudaEGLStreamConsumerAcquireFrame(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaGraphicsResource_t, K.U64[2] as H.cudaStream_t];
 }
@@ -3413,10 +3422,12 @@ export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnectio
 /** Releases the last frame acquired from the EGLStream. */
 // cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t pCudaResource, cudaStream_t * pStream) — cuda_egl_interop.h:448
 export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnection | null, pCudaResource: H.cudaGraphicsResource_t | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
-  K.U64[0] = M.handle(conn, 'cudaEGLStreamConsumerReleaseFrame', 'conn') ?? 0n;
+  const a_conn = M.handle(conn, 'cudaEGLStreamConsumerReleaseFrame', 'conn');
+  K.U64[0] = a_conn ?? 0n;
   const a_pCudaResource = M.handle(pCudaResource, 'cudaEGLStreamConsumerReleaseFrame', 'pCudaResource');
-  K.U64[1] = M.handle(pStream, 'cudaEGLStreamConsumerReleaseFrame', 'pStream') ?? 0n;
-  const err = cudartFns().cudaEGLStreamConsumerReleaseFrame(K.slot[0], a_pCudaResource, K.slot[1]) as E.cudaError_t;
+  const a_pStream = M.handle(pStream, 'cudaEGLStreamConsumerReleaseFrame', 'pStream');
+  K.U64[1] = a_pStream ?? 0n;
+  const err = fns().cudaEGLStreamConsumerReleaseFrame(K.slot[0], a_pCudaResource, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaStream_t];
 }
@@ -3427,7 +3438,7 @@ export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, 
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamProducerConnect', 'eglStream');
   const a_width = M.i32(width, 'cudaEGLStreamProducerConnect', 'width');
   const a_height = M.i32(height, 'cudaEGLStreamProducerConnect', 'height');
-  const err = cudartFns().cudaEGLStreamProducerConnect(K.slot[0], a_eglStream, a_width, a_height) as E.cudaError_t;
+  const err = fns().cudaEGLStreamProducerConnect(K.slot[0], a_eglStream, a_width, a_height) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
@@ -3435,8 +3446,9 @@ export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, 
 /** Disconnect CUDA as a producer to EGLStream. */
 // cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:496
 export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
-  K.U64[0] = M.handle(conn, 'cudaEGLStreamProducerDisconnect', 'conn') ?? 0n;
-  const err = cudartFns().cudaEGLStreamProducerDisconnect(K.slot[0]) as E.cudaError_t;
+  const a_conn = M.handle(conn, 'cudaEGLStreamProducerDisconnect', 'conn');
+  K.U64[0] = a_conn ?? 0n;
+  const err = fns().cudaEGLStreamProducerDisconnect(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
@@ -3444,10 +3456,12 @@ export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection 
 /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer. */
 // cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection * conn, cudaEglFrame eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:534
 export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnection | null, eglframe: S.cudaEglFrame_st | S.cudaEglFrame_stInit, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
-  K.U64[0] = M.handle(conn, 'cudaEGLStreamProducerPresentFrame', 'conn') ?? 0n;
+  const a_conn = M.handle(conn, 'cudaEGLStreamProducerPresentFrame', 'conn');
+  K.U64[0] = a_conn ?? 0n;
   const a_eglframe = { bytes: X.byValue(eglframe, S.cudaEglFrame_st, 'cudaEGLStreamProducerPresentFrame', 'eglframe')._u8 };
-  K.U64[1] = M.handle(pStream, 'cudaEGLStreamProducerPresentFrame', 'pStream') ?? 0n;
-  const err = cudartFns().cudaEGLStreamProducerPresentFrame(K.slot[0], a_eglframe, K.slot[1]) as E.cudaError_t;
+  const a_pStream = M.handle(pStream, 'cudaEGLStreamProducerPresentFrame', 'pStream');
+  K.U64[1] = a_pStream ?? 0n;
+  const err = fns().cudaEGLStreamProducerPresentFrame(K.slot[0], a_eglframe, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaStream_t];
 }
@@ -3455,10 +3469,12 @@ export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnectio
 /** Return the CUDA eglFrame to the EGLStream last released by the consumer. */
 // cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection * conn, cudaEglFrame * eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:559
 export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, S.cudaEglFrame_st | null, H.cudaStream_t | null] {
-  K.U64[0] = M.handle(conn, 'cudaEGLStreamProducerReturnFrame', 'conn') ?? 0n;
-  K.U64[1] = M.handle(pStream, 'cudaEGLStreamProducerReturnFrame', 'pStream') ?? 0n;
+  const a_conn = M.handle(conn, 'cudaEGLStreamProducerReturnFrame', 'conn');
+  K.U64[0] = a_conn ?? 0n;
+  const a_pStream = M.handle(pStream, 'cudaEGLStreamProducerReturnFrame', 'pStream');
+  K.U64[1] = a_pStream ?? 0n;
   const a_eglframe = new S.cudaEglFrame_st();
-  const err = cudartFns().cudaEGLStreamProducerReturnFrame(K.slot[0], a_eglframe._u8, K.slot[1]) as E.cudaError_t;
+  const err = fns().cudaEGLStreamProducerReturnFrame(K.slot[0], a_eglframe._u8, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, a_eglframe, K.U64[1] as H.cudaStream_t];
 }
@@ -3470,7 +3486,7 @@ export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsRe
   const a_index = M.u32(index, 'cudaGraphicsResourceGetMappedEglFrame', 'index');
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsResourceGetMappedEglFrame', 'mipLevel');
   const a_eglFrame = new S.cudaEglFrame_st();
-  const err = cudartFns().cudaGraphicsResourceGetMappedEglFrame(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.cudaError_t;
+  const err = fns().cudaGraphicsResourceGetMappedEglFrame(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_eglFrame];
 }
@@ -3480,7 +3496,7 @@ export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsRe
 export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_eglSync = M.pointer(eglSync, 'cudaEventCreateFromEGLSync', 'eglSync');
   const a_flags = M.u32(flags, 'cudaEventCreateFromEGLSync', 'flags');
-  const err = cudartFns().cudaEventCreateFromEGLSync(K.slot[0], a_eglSync, a_flags) as E.cudaError_t;
+  const err = fns().cudaEventCreateFromEGLSync(K.slot[0], a_eglSync, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
@@ -3490,7 +3506,7 @@ export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.
 export function cudaVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.cudaError_t, number | null] {
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUGetDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cudaVDPAUGetDevice', 'vdpGetProcAddress');
-  const err = cudartFns().cudaVDPAUGetDevice(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
+  const err = fns().cudaVDPAUGetDevice(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
@@ -3501,7 +3517,7 @@ export function cudaVDPAUSetVDPAUDevice(device: number, vdpDevice: number, vdpGe
   const a_device = M.i32(device, 'cudaVDPAUSetVDPAUDevice', 'device');
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUSetVDPAUDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cudaVDPAUSetVDPAUDevice', 'vdpGetProcAddress');
-  const err = cudartFns().cudaVDPAUSetVDPAUDevice(a_device, a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
+  const err = fns().cudaVDPAUSetVDPAUDevice(a_device, a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
   return [err];
 }
 
@@ -3510,7 +3526,7 @@ export function cudaVDPAUSetVDPAUDevice(device: number, vdpDevice: number, vdpGe
 export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterVideoSurface', 'flags');
-  const err = cudartFns().cudaGraphicsVDPAURegisterVideoSurface(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphicsVDPAURegisterVideoSurface(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
@@ -3520,7 +3536,7 @@ export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags:
 export function cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterOutputSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterOutputSurface', 'flags');
-  const err = cudartFns().cudaGraphicsVDPAURegisterOutputSurface(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
+  const err = fns().cudaGraphicsVDPAURegisterOutputSurface(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }

@@ -8,12 +8,12 @@ export * from '../structs/runtime';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
-export { perThreadDefaultStream } from '../ffi/cudart-lib';
-import { cudartLibraryInfo } from '../ffi/cudart-lib';
-import { cudart } from '../ffi/cudart-lib';
+export { perThreadDefaultStream } from '../ffi/binding';
+import { cudart, cudartLibraryInfo } from '../ffi/cudart-lib';
+import type { LibraryInfo } from '../ffi/binding';
 
 /** Which libcudart file is loaded, where it resolved, and its version (loads it on first call). */
-export function libraryInfo(): { file: string; path: string; version: number; perThreadDefaultStream: boolean } {
+export function libraryInfo(): LibraryInfo {
   return cudartLibraryInfo();
 }
 

@@ -44,7 +44,7 @@ export abstract class CStruct {
   }
 
   /** The struct's bytes (a live view, not a copy). */
-  get bytes(): Uint8Array {
+  getBytes(): Uint8Array {
     return this._u8;
   }
 

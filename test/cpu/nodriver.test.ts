@@ -1,8 +1,9 @@
 // Without a driver (this machine, CI) every call returns its status; none crashes the process.
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { cudart } from '../../src';
+import { cudart, cuda } from '../../src';
 import sigs from './fixtures/runtime-signatures.json';
+import driverSigs from './fixtures/driver-signatures.json';
 
 const hasDriver = cudart.cudaGetDeviceCount()[0] !== cudart.cudaError_t.cudaErrorInsufficientDriver;
 
@@ -56,4 +57,28 @@ describe('every bound function, called once in a child process', () => {
     expect(info.version).toBe(13000);
     expect(info.path).toMatch(/libcudart\.so\.13/);
   });
+});
+
+describe('the driver API without libcuda', () => {
+  const hasLibcuda = (() => {
+    try {
+      cuda.libraryInfo();
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  (hasLibcuda ? test.skip : test)('a call throws the loader error, which names every path tried', () => {
+    expect(() => cuda.cuInit(0)).toThrow(/^libcuda: could not load the library\. Tried:\n {2}- libcuda\.so\.1: .+\n {2}- \/usr\/local\/cuda\/lib64\/libcuda\.so\.1: no such file\nInstall the NVIDIA driver \(libcuda ships with it\), or set CUDA_BINDINGS_CUDA to the library's path\.$/);
+  });
+
+  test('every driver function, called once in a child process, returns a status or throws only the loader error', () => {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'call-every-function.ts'), 'driver'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    expect({ signal: child.signal, status: child.status, stderr: child.stderr.slice(0, 300) }).toEqual({ signal: null, status: 0, stderr: '' });
+    const results = child.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.name);
+    expect(results.length).toBe(driverSigs.length);
+    const expected = hasLibcuda ? 'number' : 'LibraryLoadError';
+    expect(results.filter((r) => (hasLibcuda ? typeof r.status !== 'number' : r.status !== expected))).toEqual([]);
+  }, 120_000);
 });

@@ -5,7 +5,7 @@ import { cudart } from '../../src';
 test('a struct is made from a plain object of its fields', () => {
   const e = new cudart.cudaExtent({ width: 4 });
   expect([e.width, e.height, e.depth]).toEqual([4, 0, 0]);
-  expect(e.bytes.length).toBe(cudart.cudaExtent.layout.size);
+  expect(e.getBytes().length).toBe(cudart.cudaExtent.layout.size);
 });
 
 test('an unknown field is a TypeError naming the struct and the field', () => {

@@ -26,7 +26,7 @@ const PRIMS: Record<string, PrimName> = {
 export interface TypeEnv {
   /** typedef name -> the qualType it stands for */
   typedefs: Map<string, string>;
-  /** `PATH:LINE:COL` of an unnamed record -> its record key */
+  /** `PATH:LINE:COL` of an unnamed record or enum -> its key (the typedef that names it) */
   anonRecords: Map<string, string>;
 }
 
@@ -44,7 +44,7 @@ export function parseCType(spelled: string, env: TypeEnv, seen: Set<string> = ne
   if (anon) {
     const key = env.anonRecords.get(anon[2]);
     if (!key) throw new Error(`codegen: no record found for ${s}`);
-    return { k: 'record', key };
+    return anon[1] === 'enum' ? { k: 'enum', name: key } : { k: 'record', key };
   }
   // Function types and pointers to them: `void (*)(int)`, `int (uint32_t, ...)`.
   if (/\(\*\)\s*\(/.test(s)) return { k: 'ptr', to: { k: 'fn', spelled: s }, constTo: false };

@@ -3,6 +3,7 @@ import { type CType, resolve } from './ctype';
 import type { Model, RecordModel, FieldModel } from './model';
 import { TypeMap, type ValueKind } from './types';
 import { banner, doc, q } from './util';
+import type { ApiConfig } from './apis';
 
 /** Reader and writer code of a scalar value kind at `off` of DataView `dv`. */
 export function scalarIO(v: ValueKind): { read: (dv: string, off: string) => string; write: string } {
@@ -47,13 +48,13 @@ function isCharArray(t: CType): boolean {
   return e.k === 'prim' && (e.name === 'char' || e.name === 'schar' || e.name === 'uchar');
 }
 
-export function emitStructs(model: Model, tm: TypeMap, records: RecordModel[]): string {
-  const out: string[] = [banner('struct classes of the CUDA runtime API')];
+export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[]): string {
+  const out: string[] = [banner(`struct classes of the ${api.title}`)];
   out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView } from './base';`);
   out.push(`import { W, readSize } from '../ffi/memory';`);
   out.push(`import type { Pointer } from '../ffi/marshal';`);
-  out.push(`import type * as E from '../runtime/enums';`);
-  out.push(`import type * as H from '../runtime/handles';`);
+  out.push(`import type * as E from '../${api.id}/enums';`);
+  out.push(`import type * as H from '../${api.id}/handles';`);
   out.push('');
   for (const rec of records) out.push(emitRecord(model, tm, rec));
   // Typedef aliases: cudaUUID_t for struct CUuuid_st and the like.

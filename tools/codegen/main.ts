@@ -1,4 +1,4 @@
-// The generator: reads the CUDA 13.0 headers through clang and writes the runtime bindings.
+// The generator: reads the CUDA 13.0 headers through clang and writes the bindings.
 //   npm run generate            writes the files
 //   npm run generate -- --check exits 1 with a diff when the committed files are stale
 import * as fs from 'node:fs';
@@ -7,34 +7,49 @@ import { runClang } from './clang';
 import { buildModel, type Model } from './model';
 import { TypeMap } from './types';
 import { emitStructs } from './emit-structs';
-import { emitEnums, collectConstants, emitConstants, emitHandles, planFunction, emitFfi, emitFacade, cProto, type ConstantModel } from './emit-runtime';
+import { emitEnums, collectConstants, emitConstants, emitHandles, planFunction, emitFfi, emitFacade, type ConstantModel, type Plan } from './emit-api';
 import { resolve } from './ctype';
+import type { ApiConfig } from './apis';
+import { runtimeApi } from './runtime-spec';
+import { driverApi } from './driver-spec';
 
-export const RUNTIME_HEADERS = ['cuda_runtime_api.h', 'cuda_profiler_api.h', 'cuda_gl_interop.h', 'cuda_egl_interop.h', 'cuda_vdpau_interop.h'];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
   files: Map<string, string>;
-  model: Model;
-  constants: ConstantModel[];
+  models: Map<string, Model>;
+  constants: Map<string, ConstantModel[]>;
 }
 
 /** Everything the generator writes, in memory: relative path -> contents. */
-export function generate(): Generated {
-  const cr = runClang(RUNTIME_HEADERS);
-  const model = buildModel(cr, new Set(RUNTIME_HEADERS));
+export function generate(apis: ApiConfig[] = APIS): Generated {
+  const gen: Generated = { files: new Map(), models: new Map(), constants: new Map() };
+  for (const api of apis) generateApi(api, gen);
+  return gen;
+}
+
+function generateApi(api: ApiConfig, gen: Generated): void {
+  const cr = runClang(api.headers);
+  const bind = new Set(api.bindHeaders);
+  const model = buildModel(cr, bind);
+  if (api.versionedSymbols) followRenames(model);
   // The same headers with the per-thread default stream: which symbol each name maps to.
-  const pt = buildModel(runClang(RUNTIME_HEADERS, ['CUDA_API_PER_THREAD_DEFAULT_STREAM']), new Set(RUNTIME_HEADERS));
   const perThread = new Map<string, string>();
-  for (const name of pt.functions.keys()) {
-    const m = /^(\w+)_(ptsz|ptds)$/.exec(name);
-    if (m && model.functions.has(m[1])) perThread.set(m[1], name);
+  if (api.perThreadDefine) {
+    const pt = buildModel(runClang(api.headers, [api.perThreadDefine]), bind);
+    const bySymbol = new Map([...model.functions.values()].map((f) => [f.symbol, f.name]));
+    for (const sym of pt.functions.keys()) {
+      const m = /^(\w+)_(ptsz|ptds)$/.exec(sym);
+      const name = m && bySymbol.get(m[1]);
+      if (name) perThread.set(name, sym);
+    }
   }
-  const tm = new TypeMap(model);
+  const tm = new TypeMap(model, api.spec.integerHandles);
   const records = [...model.records.values()].filter((r) => !r.opaque && !r.flattened);
   const { constants, enumAliases, structAliases } = collectConstants(model, tm);
   const fns = [...model.functions.values()];
-  const plans = fns.map((f) => planFunction(model, tm, f));
+  const plans = fns.map((f) => planFunction(api, model, tm, f));
   const byValue = new Map<string, (typeof records)[number]>();
   for (const f of fns) {
     for (const t of [f.ret, ...f.params.map((p) => p.type)]) {
@@ -42,47 +57,58 @@ export function generate(): Generated {
       if (r.k === 'record') byValue.set(r.key, model.records.get(r.key)!);
     }
   }
-  const files = new Map<string, string>();
-  files.set('src/runtime/enums.ts', emitEnums(model, enumAliases));
-  files.set('src/runtime/constants.ts', emitConstants(constants));
-  files.set('src/runtime/handles.ts', emitHandles(model, tm));
-  let structs = emitStructs(model, tm, records);
+  const dir = `src/${api.id}`;
+  gen.files.set(`${dir}/enums.ts`, emitEnums(api, model, enumAliases));
+  gen.files.set(`${dir}/constants.ts`, emitConstants(api, constants));
+  gen.files.set(`${dir}/handles.ts`, emitHandles(api, model, tm));
+  let structs = emitStructs(api, model, tm, records);
   for (const [alias, target] of structAliases) {
-    structs += `/** Alias of {@link ${target}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${target};\nexport type ${alias} = ${target};\n`;
+    const t = model.records.get(target)?.name ?? target;
+    structs += `/** Alias of {@link ${t}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${t};\nexport type ${alias} = ${t};\n`;
   }
-  files.set('src/structs/runtime.ts', structs);
-  files.set('src/ffi/cudart.ts', emitFfi(model, tm, plans, perThread, [...byValue.values()]));
-  files.set('src/runtime/api.ts', emitFacade(model, tm, plans));
-  files.set('test/cpu/fixtures/runtime-signatures.json', JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts })) })), null, 1) + '\n');
-  files.set('tools/codegen/report-runtime.md', report(model, plans, records.length, constants.length, perThread, cr.version));
-  return { files, model, constants };
+  gen.files.set(`src/structs/${api.id}.ts`, structs);
+  gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()]));
+  gen.files.set(`${dir}/api.ts`, emitFacade(api, model, tm, plans));
+  gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts })) })), null, 1) + '\n');
+  gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, cr.version));
+  gen.models.set(api.id, model);
+  gen.constants.set(api.id, constants);
 }
 
-function report(model: Model, plans: ReturnType<typeof planFunction>[], nRecords: number, nConst: number, perThread: Map<string, string>, clang: string): string {
-  const o: string[] = ['# Runtime bindings: coverage report', '', 'Generated by `npm run generate` from the CUDA 13.0 headers — do not edit.', ''];
+/** `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2. */
+function followRenames(model: Model): void {
+  const renamed = new Map<string, string>();
+  for (const m of model.macros) if (/^\w+$/.test(m.body) && model.functions.has(m.body) && m.name !== m.body) renamed.set(m.body, m.name);
+  const fns = [...model.functions.values()];
+  model.functions.clear();
+  for (const f of fns) {
+    const name = renamed.get(f.name) ?? f.name;
+    model.functions.set(name, { ...f, name, symbol: f.name });
+  }
+}
+
+function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, nConst: number, perThread: Map<string, string>, clang: string): string {
+  const o: string[] = [`# ${api.title}: coverage report`, '', 'Generated by `npm run generate` from the CUDA 13.0 headers — do not edit.', ''];
   const byFile = new Map<string, number>();
   for (const p of plans) byFile.set(p.fn.loc.file, (byFile.get(p.fn.loc.file) ?? 0) + 1);
-  const status = plans.filter((p) => p.fn.retSpelled === 'cudaError_t').length;
+  const status = plans.filter((p) => p.fn.retSpelled === api.status.type).length;
   o.push(`Parsed with ${clang.replace(/\s*\(.*$/, '')}.`, '');
   o.push('| what | count |', '|---|---|');
   o.push(`| functions bound | ${plans.length} |`);
   for (const [f, n] of byFile) o.push(`| … declared in \`${f}\` | ${n} |`);
-  o.push(`| … returning \`cudaError_t\` | ${status} |`);
-  o.push(`| … with a per-thread default stream variant | ${perThread.size} |`);
+  o.push(`| … returning \`${api.status.type}\` | ${status} |`);
+  if (api.versionedSymbols) o.push(`| … bound to a versioned symbol (\`_v2\`, …) | ${plans.filter((p) => p.fn.symbol !== p.fn.name).length} |`);
+  if (api.perThreadDefine) o.push(`| … with a per-thread default stream variant | ${perThread.size} |`);
   o.push(`| enums | ${model.enums.size} (${[...model.enums.values()].reduce((a, e) => a + e.values.length, 0)} enumerators) |`);
   o.push(`| structs and unions (nested unnamed ones included) | ${nRecords} |`);
   o.push(`| #define constants | ${nConst} |`);
-  o.push('');
-  o.push('## Skipped', '');
-  o.push('| name | why |', '|---|---|');
-  o.push('| `make_cudaExtent`, `make_cudaPitchedPtr`, `make_cudaPos` | static inline in `driver_functions.h`, not exported: written by hand in `src/runtime/helpers.ts` |');
-  o.push('| `cudaCreateChannelDesc<T>()` | C++ template in `channel_descriptor.h`; the C function `cudaCreateChannelDesc` is bound |');
-  o.push('| `__cudaRegisterFatBinary` and the other `__cuda*` exports | internal to nvcc-generated code, not declared by the public headers |');
-  o.push('');
-  o.push('## Bound functions', '');
-  o.push('| function | header | notes |', '|---|---|---|');
-  for (const p of plans) o.push(`| \`${p.fn.name}\` | ${p.fn.loc.file}:${p.fn.loc.line} | ${[perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '', ...p.notes].filter(Boolean).join('; ')} |`);
-  void cProto;
+  o.push('', '## Skipped', '', '| name | why |', '|---|---|');
+  for (const [n, why] of api.skipped) o.push(`| ${n} | ${why} |`);
+  o.push('', '## Bound functions', '', '| function | symbol | header | notes |', '|---|---|---|---|');
+  for (const p of plans) {
+    const notes = [perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '', ...p.notes].filter(Boolean).join('; ');
+    o.push(`| \`${p.fn.name}\` | \`${p.fn.symbol}\` | ${p.fn.loc.file}:${p.fn.loc.line} | ${notes} |`);
+  }
   return o.join('\n') + '\n';
 }
 
@@ -100,7 +126,6 @@ export function stale(gen: Generated): { file: string; diff: string }[] {
 function lineDiff(a: string, b: string): string {
   const A = a.split('\n');
   const B = b.split('\n');
-  const out: string[] = [];
   let i = 0;
   while (i < A.length && i < B.length && A[i] === B[i]) i++;
   let ja = A.length - 1;
@@ -109,7 +134,7 @@ function lineDiff(a: string, b: string): string {
     ja--;
     jb--;
   }
-  out.push(`@@ line ${i + 1} @@`);
+  const out = [`@@ line ${i + 1} @@`];
   for (const l of A.slice(i, Math.min(ja + 1, i + 20))) out.push(`- ${l}`);
   for (const l of B.slice(i, Math.min(jb + 1, i + 20))) out.push(`+ ${l}`);
   return out.join('\n');

@@ -52,7 +52,10 @@ export interface ParamModel {
 }
 
 export interface FunctionModel {
+  /** The name users call it by (cuMemAlloc). */
   name: string;
+  /** The symbol the library exports (cuMemAlloc_v2): the header #defines the name to it. */
+  symbol: string;
   ret: CType;
   retSpelled: string;
   params: ParamModel[];
@@ -91,9 +94,11 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
   // collect typedefs, so that types can be parsed in pass 2.
   const recordNodes = new Map<string, { node: AstNode; name: string; owner?: { key: string; path: string }; cName: string }>();
   const recordById = new Map<string, string>();
-  const nameRecord = (n: AstNode, name: string, owner?: { key: string; path: string }) => {
+  // `scope` is the C++ scope a named nested record lives in (C puts it at file scope; the g++
+  // checks need the C++ name).
+  const nameRecord = (n: AstNode, name: string, owner?: { key: string; path: string }, scope = '') => {
     const key = n.name ?? `${name}`;
-    const cName = n.name ? `${n.tagUsed} ${n.name}` : owner ? '' : name;
+    const cName = n.name ? `${n.tagUsed} ${scope}${n.name}` : owner ? '' : name;
     recordById.set(n.id, key);
     const l = loc(n);
     if (!n.name) env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, key);
@@ -105,17 +110,26 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       const c = inner[i];
       if (c.kind !== 'RecordDecl') continue;
       if (c.name) {
-        nameRecord(c, c.name);
+        nameRecord(c, c.name, undefined, n.name ? `${scope}${n.name}::` : scope);
         continue;
       }
       const f = inner.slice(i + 1).find((x) => x.kind === 'FieldDecl');
       const member = f?.name && /\((unnamed|anonymous) /.test(f.type?.qualType ?? '') ? f.name : `anon${i}`;
       const parentPath = owner ? `${owner.path}.` : '';
-      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}` });
+      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}` }, scope);
     }
   };
   for (let i = 0; i < top.length; i++) {
     const n = top[i];
+    if (n.kind === 'EnumDecl' && !n.name) {
+      // typedef enum { ... } Name;
+      const td = top.slice(i + 1, i + 3).find((x) => x.kind === 'TypedefDecl' && ownedTag(x) === n.id);
+      if (td) {
+        const l = loc(n);
+        env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, td.name!);
+        n.name = td.name;
+      }
+    }
     if (n.kind === 'RecordDecl') {
       if (n.name) nameRecord(n, n.name);
       else {
@@ -230,8 +244,8 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     model.records.set(key, layOut(key));
   }
   for (const [name, td] of model.typedefs) {
-    const r = td.type.k === 'typedef' ? null : td.type;
-    if (r?.k === 'record' && model.records.has(r.key) && r.key !== name) model.records.get(r.key)!.typedefs.push(name);
+    const r = resolve(td.type);
+    if (r.k === 'record' && model.records.has(r.key) && r.key !== name) model.records.get(r.key)!.typedefs.push(name);
   }
 
   // Functions declared by the chosen headers.
@@ -245,7 +259,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       .map((p, i) => ({ name: p.name ?? `arg${i}`, type: parseCType(p.type!.qualType, env), spelled: p.type!.qualType }));
     const { brief: astBrief, params: paramDocs } = functionDoc(n);
     const brief = astBrief || briefFromSource(loc(n));
-    model.functions.set(n.name!, { name: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs });
+    model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs });
   }
   return model;
 }

@@ -11,6 +11,7 @@ export type ParamSpec =
   | { k: 'inStruct'; nullable?: boolean }
   | { k: 'outAddr' }
   | { k: 'outString'; len: string }
+  | { k: 'outBytes'; size: number }
   | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
   | { k: 'rangeAttr'; size: string; attr: string }
   | { k: 'pointer' };
@@ -65,7 +66,7 @@ export const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cudaGraphicsMapResources: { resources: inArr('count', false) },
   cudaGraphicsUnmapResources: { resources: inArr('count', false) },
   cudaLogsDumpToFile: { iterator: { k: 'inout' } },
-  cudaLogsDumpToMemory: { iterator: { k: 'inout' }, size: { k: 'inout' } },
+  cudaLogsDumpToMemory: { iterator: { k: 'inout' }, buffer: { k: 'pointer' }, size: { k: 'inout' } },
   cudaGraphAddKernelNode: dep(),
   cudaGraphAddMemcpyNode: dep(),
   cudaGraphAddMemcpyNodeToSymbol: dep(),
@@ -162,4 +163,25 @@ export const docs: Record<string, string> = {
   cudaGetDriverEntryPoint: 'Returns the requested driver API function pointer',
   cudaGetDriverEntryPointByVersion: 'Returns the requested driver API function pointer by CUDA version',
   cudaGetExportTable: 'Returns an internal export table of the runtime (undocumented by NVIDIA)',
+};
+
+import type { ApiConfig } from './apis';
+
+export const runtimeApi: ApiConfig = {
+  id: 'runtime',
+  title: 'CUDA runtime API',
+  headers: ['cuda_runtime_api.h', 'cuda_profiler_api.h', 'cuda_gl_interop.h', 'cuda_egl_interop.h', 'cuda_vdpau_interop.h'],
+  bindHeaders: ['cuda_runtime_api.h', 'cuda_profiler_api.h', 'cuda_gl_interop.h', 'cuda_egl_interop.h', 'cuda_vdpau_interop.h'],
+  perThreadDefine: 'CUDA_API_PER_THREAD_DEFAULT_STREAM',
+  versionedSymbols: false,
+  status: { type: 'cudaError_t', enumTs: 'cudaError_t', success: 'cudaSuccess' },
+  ffi: 'src/ffi/cudart.ts',
+  lib: { module: '../ffi/cudart-lib', fn: 'cudart' },
+  libLabel: 'libcudart',
+  spec: { paramSpecs, extents, integerHandles, attrTables, docs },
+  skipped: [
+    ['`make_cudaExtent`, `make_cudaPitchedPtr`, `make_cudaPos`', 'static inline in `driver_functions.h`, not exported: written by hand in `src/runtime/helpers.ts`'],
+    ['`cudaCreateChannelDesc<T>()`', 'C++ template in `channel_descriptor.h`; the C function `cudaCreateChannelDesc` is bound'],
+    ['`__cudaRegisterFatBinary` and the other `__cuda*` exports', 'internal to nvcc-generated code, not declared by the public headers'],
+  ],
 };

@@ -2,7 +2,6 @@
 // checked on the way in and read on the way out.
 import { type CType, resolve, isSignedPrim, PRIM_SIZE } from './ctype';
 import type { Model, RecordModel } from './model';
-import { integerHandles } from './runtime-spec';
 
 export type ValueKind =
   | { k: 'int'; bits: 8 | 16 | 32; signed: boolean }
@@ -27,7 +26,10 @@ export class TypeMap {
   /** enum tag -> TS enum name */
   readonly enumTs = new Map<string, string>();
 
-  constructor(readonly model: Model) {
+  constructor(
+    readonly model: Model,
+    readonly integerHandles: ReadonlySet<string>,
+  ) {
     for (const [name, td] of model.typedefs) {
       if (integerHandles.has(name)) {
         this.handleTypedefs.set(name, name);
@@ -76,7 +78,7 @@ export class TypeMap {
 
   value(t: CType): ValueKind {
     const h = this.handle(t);
-    if (h) return { k: 'handle', ts: h, integer: integerHandles.has(h) };
+    if (h) return { k: 'handle', ts: h, integer: this.integerHandles.has(h) };
     if (this.isSizeT(t)) return { k: 'size' };
     const r = resolve(t);
     switch (r.k) {

@@ -3,10 +3,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { cudart } from '../../../src';
+import { cudart, cuda } from '../../../src';
 
+// Which API: 'runtime' (the default) or 'driver'.
+const api = process.argv[2] ?? 'runtime';
+const ns: Record<string, any> = api === 'driver' ? cuda : cudart;
 const sigs: { name: string; params: { name: string; ts: string }[] }[] = JSON.parse(
-  fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'runtime-signatures.json'), 'utf8'),
+  fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'),
 );
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-all-'));
 
@@ -21,14 +24,22 @@ function sample(fn: string, p: { name: string; ts: string }): unknown {
   if (ts === 'bigint | number') return 0n;
   if (ts === 'number | bigint') return 0;
   const s = /^S\.(\w+) \| S\.\w+Init$/.exec(ts);
-  if (s) return new (cudart as any)[s[1]]();
+  if (s) return new ns[s[1]]();
   throw new Error(`no sample for ${fn}(${p.name}: ${ts})`);
 }
 
 for (const sig of sigs) {
   process.stdout.write(JSON.stringify({ start: sig.name }) + '\n');
   const args = sig.params.map((p) => sample(sig.name, p));
-  const r = (cudart as any)[sig.name](...args);
+  let r: unknown;
+  try {
+    r = ns[sig.name](...args);
+  } catch (e) {
+    // Only the loader's error is expected: it means the library is absent, not a bad call.
+    if ((e as Error).name !== 'LibraryLoadError') throw e;
+    process.stdout.write(JSON.stringify({ name: sig.name, status: 'LibraryLoadError', n: -1 }) + '\n');
+    continue;
+  }
   process.stdout.write(JSON.stringify({ name: sig.name, status: Array.isArray(r) ? r[0] : 'not a tuple', n: Array.isArray(r) ? r.length : -1 }) + '\n');
 }
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -1,16 +1,17 @@
-// Writes the runtime API's enums, constants, handles, koffi declarations and tuple facade.
+// Writes an API's enums, constants, handles, koffi declarations and tuple facade.
 import { type CType, resolve } from './ctype';
 import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
 import { TypeMap, type ValueKind } from './types';
-import { paramSpecs, extents, attrTables, docs, type ParamSpec } from './runtime-spec';
+import type { ParamSpec } from './runtime-spec';
+import type { ApiConfig } from './apis';
 import { banner, doc, q } from './util';
 import { scalarIO, tsQ } from './emit-structs';
 
 // ---------------------------------------------------------------------------------------------
 // enums
 
-export function emitEnums(model: Model, typeAliases: [string, string][]): string {
-  const o = [banner('enums of the CUDA runtime API')];
+export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, string][]): string {
+  const o = [banner(`enums of the ${api.title}`)];
   for (const e of model.enums.values()) {
     o.push(doc(e.doc || `enum ${e.name}`));
     o.push(`// enum ${e.name} — ${e.loc.file}:${e.loc.line}`);
@@ -60,6 +61,13 @@ export function collectConstants(model: Model, tm: TypeMap): { constants: Consta
       else constants.push({ name: m.name, expr: String(n), value: String(n), kind: 'number', file: m.file });
       continue;
     }
+    const voidCast = /^\(\(void\s*\*\)\s*(\w+)\)$/.exec(m.body);
+    const ref = voidCast && constants.find((c) => c.name === voidCast[1] && c.kind === 'number');
+    if (ref) {
+      // ((void*)CU_LAUNCH_PARAM_END_AS_INT): an address constant.
+      constants.push({ name: m.name, expr: `${ref.value}n`, value: ref.value, kind: 'handle', file: m.file });
+      continue;
+    }
     if (/^\w+$/.test(m.body)) {
       const en = model.enumerators.get(m.body);
       if (en) constants.push({ name: m.name, expr: `E.${en.enumName}.${m.body}`, value: String(en.value), kind: 'enumerator', file: m.file });
@@ -70,8 +78,8 @@ export function collectConstants(model: Model, tm: TypeMap): { constants: Consta
   return { constants, enumAliases, structAliases };
 }
 
-export function emitConstants(constants: ConstantModel[]): string {
-  const o = [banner('#define constants of the CUDA runtime API'), `import * as E from './enums';`, `import type * as H from './handles';`, ''];
+export function emitConstants(api: ApiConfig, constants: ConstantModel[]): string {
+  const o = [banner(`#define constants of the ${api.title}`), `import * as E from './enums';`, `import type * as H from './handles';`, ''];
   for (const c of constants) o.push(`/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
   return o.join('\n') + '\n';
 }
@@ -79,8 +87,8 @@ export function emitConstants(constants: ConstantModel[]): string {
 // ---------------------------------------------------------------------------------------------
 // handles
 
-export function emitHandles(model: Model, tm: TypeMap): string {
-  const o = [banner('handle types of the CUDA runtime API'), `import { handleFrom } from '../ffi/marshal';`, ''];
+export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap): string {
+  const o = [banner(`handle types of the ${api.title}`), `import { handleFrom } from '../ffi/marshal';`, ''];
   const brands = new Set(tm.handleTypedefs.values());
   for (const b of brands) {
     const td = model.typedefs.get(b);
@@ -113,10 +121,11 @@ interface Plan {
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
-const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'cudartFns']);
+const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'fns']);
 const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
-export function planFunction(model: Model, tm: TypeMap, fn: FunctionModel): Plan {
+export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
+  const { paramSpecs, extents, attrTables } = api.spec;
   const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], outs: [], post: [], notes: [], needsLib: new Set() };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
@@ -241,6 +250,13 @@ export function planFunction(model: Model, tm: TypeMap, fn: FunctionModel): Plan
       plan.notes.push(`${p.name}: output string of ${spec.len} bytes`);
       continue;
     }
+    if (spec?.k === 'outBytes') {
+      plan.late.push(`const ${L} = M.bytes(${spec.size});`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: L, ts: 'Uint8Array' });
+      continue;
+    }
     if (spec?.k === 'outAddr') {
       const i = slot();
       plan.args.push(`K.slot[${i}]`);
@@ -251,6 +267,7 @@ export function planFunction(model: Model, tm: TypeMap, fn: FunctionModel): Plan
     if (spec?.k === 'pointer') {
       addJs(p, 'Pointer');
       plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
+      if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       continue;
@@ -259,7 +276,7 @@ export function planFunction(model: Model, tm: TypeMap, fn: FunctionModel): Plan
       const ek = tm.value((r as { to: CType }).to);
       const i = slot();
       addJs(p, tsQ(tm, tm.tsIn(ek)));
-      plan.pre.push(`${slotWrite(ek, i, tm.check(ek, J, F, p.name))}`);
+      plan.pre.push(`const ${L} = ${tm.check(ek, J, F, p.name)};`, slotWrite(ek, i, L));
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: slotRead(ek, i), ts: tsQ(tm, tm.tsOut(ek)) });
@@ -294,7 +311,7 @@ export function planFunction(model: Model, tm: TypeMap, fn: FunctionModel): Plan
     }
     const to = resolve(r.to);
     const toV = to.k === 'fn' ? null : tm.value(r.to);
-    if (to.k === 'prim' && to.name === 'void') {
+    if (to.k === 'prim' && (to.name === 'void' || (to.name === 'char' && !r.constTo))) {
       addJs(p, 'Pointer');
       plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
       if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
@@ -364,7 +381,8 @@ function extentExpr(e: string, fn: FunctionModel): string {
 function slotWrite(v: ValueKind, i: number, value: string): string {
   switch (v.k) {
     case 'int': case 'enum':
-      return v.k === 'int' && v.bits !== 32 ? `K.DV.set${v.signed ? 'Int' : 'Uint'}${v.bits}(${8 * i}, ${value}${v.bits > 8 ? ', true' : ''});` : `K.I32[${2 * i}] = ${value};`;
+      if (v.k === 'int' && v.bits !== 32) return `K.DV.set${v.signed ? 'Int' : 'Uint'}${v.bits}(${8 * i}, ${value}${v.bits > 8 ? ', true' : ''});`;
+      return `K.${v.signed ? 'I32' : 'U32'}[${2 * i}] = ${value};`;
     case 'size': return `{ const x = ${value}; K.U32[${2 * i}] = x % 4294967296; K.U32[${2 * i + 1}] = Math.floor(x / 4294967296); }`;
     case 'i64': return `K.I64[${i}] = BigInt(${value});`;
     case 'u64': return `K.U64[${i}] = BigInt(${value});`;
@@ -398,11 +416,11 @@ function slotRead(v: ValueKind, i: number): string {
 // koffi declarations
 
 export function cProto(fn: FunctionModel): string {
-  return `${fn.retSpelled} ${fn.name}(${fn.params.map((p) => `${p.spelled.replace(/ \*/g, ' *')} ${p.name}`).join(', ') || 'void'})`;
+  return `${fn.retSpelled} ${fn.symbol}(${fn.params.map((p) => `${p.spelled.replace(/ \*/g, ' *')} ${p.name}`).join(', ') || 'void'})`;
 }
 
-export function emitFfi(model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[]): string {
-  const o = [banner('koffi declarations of libcudart'), `import koffi, { type TypeObject, type LibraryHandle } from 'koffi';`, ''];
+export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[]): string {
+  const o = [banner(`koffi declarations of ${api.libLabel}`), `import koffi, { type TypeObject, type LibraryHandle } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
   // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
@@ -412,19 +430,19 @@ export function emitFfi(model: Model, tm: TypeMap, plans: Plan[], perThread: Map
   }
   o.push('};');
   o.push('');
-  o.push('type Decl = [result: string | TypeObject, params: (string | TypeObject)[]];');
-  o.push('/** Every bound function: its koffi result and parameter types, after its C prototype. */');
+  o.push('type Decl = [symbol: string, result: string | TypeObject, params: (string | TypeObject)[]];');
+  o.push('/** Every bound function: its C symbol, koffi result and parameter types, after its C prototype. */');
   o.push('export const declarations = {');
   for (const p of plans) {
     o.push(`  // ${cProto(p.fn)} — ${p.fn.loc.file}:${p.fn.loc.line}`);
-    o.push(`  ${p.fn.name}: [${retKoffi(tm, p.fn)}, [${p.koffiTypes.map((t) => (t.startsWith('T.') ? t : q(t))).join(', ')}]] as Decl,`);
+    o.push(`  ${p.fn.name}: [${q(p.fn.symbol)}, ${retKoffi(tm, p.fn)}, [${p.koffiTypes.map((t) => (t.startsWith('T.') ? t : q(t))).join(', ')}]] as Decl,`);
   }
   o.push('};');
   o.push('');
   o.push('/** The symbol each function is bound to when the per-thread default stream is chosen. */');
   o.push(`export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>> = ${JSON.stringify(Object.fromEntries(perThread), null, 2).replace(/"/g, "'")};`);
   o.push('');
-  o.push(`export type CudartFunctions = { [K in keyof typeof declarations]: ReturnType<LibraryHandle['func']> };`);
+  o.push(`export type Functions = { [K in keyof typeof declarations]: ReturnType<LibraryHandle['func']> };`);
   return o.join('\n') + '\n';
 }
 
@@ -454,38 +472,41 @@ function koffiField(model: Model, tm: TypeMap, t: CType): string {
 // ---------------------------------------------------------------------------------------------
 // the facade
 
-export function emitFacade(model: Model, tm: TypeMap, plans: Plan[]): string {
-  const o = [banner('tuple facade of the CUDA runtime API')];
+export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[]): string {
+  const { attrTables } = api.spec;
+  const o = [banner(`tuple facade of the ${api.title}`)];
   o.push(`import * as M from '../ffi/marshal';`);
   o.push(`import type { Pointer } from '../ffi/marshal';`);
   o.push(`import * as K from '../ffi/scratch';`);
   o.push(`import { W } from '../ffi/memory';`);
-  o.push(`import { cudart as cudartFns } from '../ffi/cudart-lib';`);
-  o.push(`import * as X from './support';`);
-  o.push(`import * as S from '../structs/runtime';`);
+  o.push(`import { ${api.lib.fn} as fns } from '${api.lib.module}';`);
+  o.push(`import * as X from '../structs/support';`);
+  o.push(`import * as S from '../structs/${api.id}';`);
   o.push(`import * as E from './enums';`);
   o.push(`import type * as H from './handles';`);
   o.push('');
   o.push('void W;');
   o.push('');
   for (const [name, t] of Object.entries(attrTables)) {
-    const e = model.enums.get(t.enumName)!;
+    const e = [...model.enums.values()].find((x) => x.name === t.enumName || x.typedefs.includes(t.enumName));
+    if (!e) throw new Error(`codegen: no enum ${t.enumName} for the attribute table ${name}`);
     const u64 = e.values.filter((v) => (t.types[v.name] ?? t.defaultType) === 'u64').map((v) => Number(v.value));
     o.push(`/** Which values of ${t.enumName} are 64-bit (the rest are int). */`);
     o.push(`const ${name}: X.AttrTable = { u64: new Set(${JSON.stringify(u64)}) };`);
   }
   o.push('');
-  for (const p of plans) o.push(emitFunction(tm, p));
+  for (const p of plans) o.push(emitFunction(api, tm, p));
   return o.join('\n') + '\n';
 }
 
-function emitFunction(tm: TypeMap, p: Plan): string {
+function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
+  const st = `E.${api.status.enumTs}`;
   const fn = p.fn;
   const o: string[] = [];
-  const isErr = tm.value(fn.ret).k === 'enum' && fn.retSpelled === 'cudaError_t';
+  const isErr = tm.value(fn.ret).k === 'enum' && fn.retSpelled === api.status.type;
   const outTs = p.outs.map((x) => `${x.ts} | null`);
-  const ret = `[E.cudaError_t${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
-  o.push(doc(docs[fn.name] ?? fn.doc));
+  const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
+  o.push(doc(api.spec.docs[fn.name] ?? fn.doc));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   const params = p.jsParams.map((j) => `${j.name}: ${j.ts}`).join(', ');
   if (!isErr) {
@@ -494,16 +515,16 @@ function emitFunction(tm: TypeMap, p: Plan): string {
     const rrec = r.k === 'record' ? (tm.value(fn.ret) as { rec: RecordModel }).rec : null;
     const conv = rrec ? (rrec.size > 16 ? `X.fromBytes(S.${rrec.name}, v.bytes)` : `new S.${rrec.name}(v)`) : 'v as string';
     const ts = r.k === 'record' ? `S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}` : 'string';
-    o.push(`export function ${fn.name}(${params}): [E.cudaError_t, ${ts}] {`);
+    o.push(`export function ${fn.name}(${params}): [${st}, ${ts}] {`);
     for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
-    o.push(`  const v = cudartFns().${fn.name}(${p.args.join(', ')});`);
-    o.push(`  return [E.cudaError_t.cudaSuccess, ${conv}];`);
+    o.push(`  const v = fns().${fn.name}(${p.args.join(', ')});`);
+    o.push(`  return [${st}.${api.status.success}, ${conv}];`);
     o.push('}');
     return o.join('\n') + '\n';
   }
   o.push(`export function ${fn.name}(${params}): ${ret} {`);
   for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
-  o.push(`  const err = cudartFns().${fn.name}(${p.args.join(', ')}) as E.cudaError_t;`);
+  o.push(`  const err = fns().${fn.name}(${p.args.join(', ')}) as ${st};`);
   if (p.outs.length) {
     o.push(`  if (err !== 0) return [err${', null'.repeat(p.outs.length)}];`);
     for (const s of p.post) o.push(`  ${s}`);

@@ -2,7 +2,7 @@
 import koffi from 'koffi';
 import { bytes, rangeError, typeError, arrayArg } from '../ffi/marshal';
 import { U64, I32 } from '../ffi/scratch';
-import { CStruct, type StructClass, setNested } from '../structs/base';
+import { CStruct, type StructClass, setNested } from './base';
 import { W } from '../ffi/memory';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */

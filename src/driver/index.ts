@@ -1,0 +1,16 @@
+// cuda-bindings/driver: the CUDA driver API as cuda-python's tuple facade.
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export * from '../structs/driver';
+export { CStruct, type StructLayout, type StructClass } from '../structs/base';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+import { cudaLibraryInfo } from '../ffi/cuda-lib';
+import type { LibraryInfo } from '../ffi/binding';
+
+/** Which libcuda file is loaded, where it resolved, and the CUDA version its driver supports (loads it on first call). */
+export function libraryInfo(): LibraryInfo {
+  return cudaLibraryInfo();
+}

@@ -1,0 +1,34 @@
+// The APIs the generator writes, each from its headers into its own folder.
+import type { ParamSpec } from './runtime-spec';
+
+/** What the headers cannot say about an API (see runtime-spec.ts for what each table means). */
+export interface ApiSpec {
+  paramSpecs: Record<string, Record<string, ParamSpec>>;
+  extents: Record<string, Record<string, string>>;
+  integerHandles: ReadonlySet<string>;
+  attrTables: Record<string, { enumName: string; defaultType: 'int' | 'u64'; types: Record<string, 'int' | 'u64'> }>;
+  docs: Record<string, string>;
+}
+
+export interface ApiConfig {
+  /** folder under src/ and the name of its structs file: 'runtime', 'driver', 'nvrtc' */
+  id: string;
+  title: string;
+  /** Headers parsed, in order (stand-ins for foreign headers first where a header needs them). */
+  headers: string[];
+  /** Headers whose functions are bound. */
+  bindHeaders: string[];
+  /** -D that selects the per-thread default stream variants. */
+  perThreadDefine?: string;
+  /** Whether `#define name name_vN` renames (the driver's versioned symbols) are followed. */
+  versionedSymbols: boolean;
+  status: { type: string; enumTs: string; success: string };
+  /** The generated koffi declarations file. */
+  ffi: string;
+  /** The hand-written module that opens the library, and its accessor. */
+  lib: { module: string; fn: string };
+  libLabel: string;
+  spec: ApiSpec;
+  /** Report rows: what was not bound and why. */
+  skipped: [string, string][];
+}

@@ -1,0 +1,161 @@
+// What cuda.h cannot say about the driver API (see runtime-spec.ts for what each table means).
+import type { ApiConfig } from './apis';
+import type { ParamSpec } from './runtime-spec';
+
+const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
+const outArr = (count: string, countMode: 'inout' | 'in' = 'inout'): ParamSpec => ({ k: 'outArray', count, countMode });
+const dep = { dependencies: inArr('numDependencies') };
+const jit = { options: inArr('numOptions'), optionValues: inArr('numOptions') };
+const lib = {
+  jitOptions: inArr('numJitOptions'), jitOptionsValues: inArr('numJitOptions'),
+  libraryOptions: inArr('numLibraryOptions'), libraryOptionValues: inArr('numLibraryOptions'),
+};
+const batch = { dptrs: inArr('count', false), sizes: inArr('count', false) };
+const prefetch = { ...batch, prefetchLocs: inArr('numPrefetchLocs', false), prefetchLocIdxs: inArr('numPrefetchLocs', false) };
+
+const paramSpecs: Record<string, Record<string, ParamSpec>> = {
+  cuDeviceGetName: { name: { k: 'outString', len: 'len' } },
+  cuDeviceGetPCIBusId: { pciBusId: { k: 'outString', len: 'len' } },
+  cuDeviceGetLuid: { luid: { k: 'outBytes', size: 8 } },
+  cuDeviceGetHostAtomicCapabilities: { capabilities: outArr('count', 'in'), operations: inArr('count', false) },
+  cuDeviceGetP2PAtomicCapabilities: { capabilities: outArr('count', 'in'), operations: inArr('count', false) },
+  cuCtxCreate: { ctxCreateParams: { k: 'inStruct' } },
+  cuModuleLoadDataEx: jit,
+  cuModuleEnumerateFunctions: { functions: outArr('numFunctions', 'in') },
+  cuLinkCreate: jit,
+  cuLinkAddData: jit,
+  cuLinkAddFile: jit,
+  cuLibraryLoadData: lib,
+  cuLibraryLoadFromFile: lib,
+  cuLibraryEnumerateKernels: { kernels: outArr('numKernels', 'in') },
+  cuMemcpyBatchAsync: { dsts: inArr('count', false), srcs: inArr('count', false), sizes: inArr('count', false), attrs: inArr('numAttrs', false), attrsIdxs: inArr('numAttrs', false) },
+  cuMemcpy3DBatchAsync: { opList: inArr('numOps', false) },
+  cuMemBatchDecompressAsync: { paramsArray: inArr('count', false) },
+  cuMemMapArrayAsync: { mapInfoList: inArr('count', false) },
+  cuMemSetAccess: { desc: inArr('count', false) },
+  cuMemPoolSetAccess: { map: inArr('count', false) },
+  cuMemPoolGetAccess: { location: { k: 'inStruct' } },
+  cuMemGetDefaultMemPool: { location: { k: 'inStruct' } },
+  cuMemGetMemPool: { location: { k: 'inStruct' } },
+  cuMemSetMemPool: { location: { k: 'inStruct' } },
+  cuMemPoolImportPointer: { shareData: { k: 'inStruct' } },
+  cuMemPoolSetAttribute: { value: { k: 'attr', attr: 'attr', table: 'memPoolAttr', dir: 'in' } },
+  cuMemPoolGetAttribute: { value: { k: 'attr', attr: 'attr', table: 'memPoolAttr', dir: 'out' } },
+  cuDeviceSetGraphMemAttribute: { value: { k: 'attr', attr: 'attr', table: 'graphMemAttr', dir: 'in' } },
+  cuDeviceGetGraphMemAttribute: { value: { k: 'attr', attr: 'attr', table: 'graphMemAttr', dir: 'out' } },
+  cuPointerGetAttribute: { data: { k: 'attr', attr: 'attribute', table: 'pointerAttr', dir: 'out' } },
+  cuPointerGetAttributes: { attributes: inArr('numAttributes', false), data: inArr('numAttributes', false) },
+  cuMemPrefetchBatchAsync: prefetch,
+  cuMemDiscardBatchAsync: batch,
+  cuMemDiscardAndPrefetchBatchAsync: prefetch,
+  cuMemRangeGetAttribute: { data: { k: 'rangeAttr', size: 'dataSize', attr: 'attribute' } },
+  cuMemRangeGetAttributes: { data: inArr('numAttributes', false), dataSizes: inArr('numAttributes', false), attributes: inArr('numAttributes', false) },
+  cuStreamBeginCaptureToGraph: { dependencies: inArr('numDependencies'), dependencyData: inArr('numDependencies') },
+  cuStreamGetCaptureInfo: {
+    dependencies_out: { k: 'borrowedArray', count: 'numDependencies_out' },
+    edgeData_out: { k: 'borrowedArray', count: 'numDependencies_out' },
+  },
+  cuStreamUpdateCaptureDependencies: { dependencies: inArr('numDependencies'), dependencyData: inArr('numDependencies') },
+  cuThreadExchangeStreamCaptureMode: { mode: { k: 'inout' } },
+  cuSignalExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
+  cuWaitExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
+  cuStreamBatchMemOp: { paramArray: inArr('count', false) },
+  cuLaunchKernel: { kernelParams: { k: 'pointer' }, extra: { k: 'pointer' } },
+  cuLaunchCooperativeKernel: { kernelParams: { k: 'pointer' } },
+  cuLaunchKernelEx: { kernelParams: { k: 'pointer' }, extra: { k: 'pointer' } },
+  cuLaunchCooperativeKernelMultiDevice: { launchParamsList: inArr('numDevices', false) },
+  cuGraphAddKernelNode: dep,
+  cuGraphAddMemcpyNode: dep,
+  cuGraphAddMemsetNode: dep,
+  cuGraphAddHostNode: dep,
+  cuGraphAddChildGraphNode: dep,
+  cuGraphAddEmptyNode: dep,
+  cuGraphAddEventRecordNode: dep,
+  cuGraphAddEventWaitNode: dep,
+  cuGraphAddExternalSemaphoresSignalNode: dep,
+  cuGraphAddExternalSemaphoresWaitNode: dep,
+  cuGraphAddBatchMemOpNode: dep,
+  cuGraphAddMemAllocNode: { ...dep, nodeParams: { k: 'inStruct' } },
+  cuGraphAddMemFreeNode: dep,
+  cuGraphAddNode: { ...dep, dependencyData: inArr('numDependencies'), nodeParams: { k: 'inStruct' } },
+  cuGraphNodeSetParams: { nodeParams: { k: 'inStruct' } },
+  cuGraphExecNodeSetParams: { nodeParams: { k: 'inStruct' } },
+  cuGraphInstantiateWithParams: { instantiateParams: { k: 'inStruct' } },
+  cuGraphGetNodes: { nodes: outArr('numNodes') },
+  cuGraphGetRootNodes: { rootNodes: outArr('numRootNodes') },
+  cuGraphGetEdges: { from: outArr('numEdges'), to: outArr('numEdges'), edgeData: outArr('numEdges') },
+  cuGraphNodeGetDependencies: { dependencies: outArr('numDependencies'), edgeData: outArr('numDependencies') },
+  cuGraphNodeGetDependentNodes: { dependentNodes: outArr('numDependentNodes'), edgeData: outArr('numDependentNodes') },
+  cuGraphAddDependencies: { from: inArr('numDependencies', false), to: inArr('numDependencies', false), edgeData: inArr('numDependencies') },
+  cuGraphRemoveDependencies: { from: inArr('numDependencies', false), to: inArr('numDependencies', false), edgeData: inArr('numDependencies') },
+  cuGraphicsMapResources: { resources: inArr('count', false) },
+  cuGraphicsUnmapResources: { resources: inArr('count', false) },
+  cuLogsDumpToFile: { iterator: { k: 'inout' } },
+  cuLogsDumpToMemory: { iterator: { k: 'inout' }, buffer: { k: 'pointer' }, size: { k: 'inout' } },
+  cuDevSmResourceSplitByCount: { result: { k: 'pointer' }, nbGroups: { k: 'inout' }, input: { k: 'inStruct' } },
+  cuGLGetDevices: { pCudaDevices: outArr('cudaDeviceCount', 'in') },
+  cuCoredumpGetAttribute: { value: { k: 'pointer' }, size: { k: 'inout' } },
+  cuCoredumpGetAttributeGlobal: { value: { k: 'pointer' }, size: { k: 'inout' } },
+  cuCoredumpSetAttribute: { value: { k: 'pointer' }, size: { k: 'inout' } },
+  cuCoredumpSetAttributeGlobal: { value: { k: 'pointer' }, size: { k: 'inout' } },
+  cuEGLStreamConsumerDisconnect: { conn: { k: 'inout' } },
+  cuEGLStreamConsumerAcquireFrame: { conn: { k: 'inout' }, pCudaResource: { k: 'inout' }, pStream: { k: 'inout' } },
+  cuEGLStreamConsumerReleaseFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
+  cuEGLStreamProducerDisconnect: { conn: { k: 'inout' } },
+  cuEGLStreamProducerPresentFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
+  cuEGLStreamProducerReturnFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
+};
+
+const copy = (dst: string, src: string) => ({ [dst]: 'ByteCount', [src]: 'ByteCount' });
+const extents: Record<string, Record<string, string>> = {
+  cuMemcpyHtoD: { srcHost: 'ByteCount' }, cuMemcpyHtoDAsync: { srcHost: 'ByteCount' },
+  cuMemcpyDtoH: { dstHost: 'ByteCount' }, cuMemcpyDtoHAsync: { dstHost: 'ByteCount' },
+  cuMemcpyHtoA: { srcHost: 'ByteCount' }, cuMemcpyHtoAAsync: { srcHost: 'ByteCount' },
+  cuMemcpyAtoH: { dstHost: 'ByteCount' }, cuMemcpyAtoHAsync: { dstHost: 'ByteCount' },
+  cuMemHostRegister: { p: 'bytesize' },
+  cuLinkAddData: { data: 'size' },
+  cuLogsDumpToMemory: { buffer: 'size' },
+  cuParamSetv: { ptr: 'numbytes' },
+};
+void copy;
+
+export const driverApi: ApiConfig = {
+  id: 'driver',
+  title: 'CUDA driver API',
+  headers: ['cuda.h', 'cudaProfiler.h', 'GL/gl.h', 'cudaGL.h', 'EGL/egl.h', 'EGL/eglext.h', 'cudaEGL.h', 'vdpau/vdpau.h', 'cudaVDPAU.h'],
+  bindHeaders: ['cuda.h', 'cudaProfiler.h', 'cudaGL.h', 'cudaEGL.h', 'cudaVDPAU.h'],
+  perThreadDefine: 'CUDA_API_PER_THREAD_DEFAULT_STREAM',
+  versionedSymbols: true,
+  status: { type: 'CUresult', enumTs: 'CUresult', success: 'CUDA_SUCCESS' },
+  ffi: 'src/ffi/cuda.ts',
+  lib: { module: '../ffi/cuda-lib', fn: 'cuda' },
+  libLabel: 'libcuda',
+  spec: {
+    paramSpecs,
+    extents,
+    integerHandles: new Set(['CUtexObject', 'CUsurfObject', 'CUgraphConditionalHandle', 'CUtexObject_v1', 'CUsurfObject_v1']),
+    attrTables: {
+      memPoolAttr: {
+        enumName: 'CUmemPool_attribute', defaultType: 'int',
+        types: {
+          CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: 'u64', CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: 'u64', CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: 'u64',
+          CU_MEMPOOL_ATTR_USED_MEM_CURRENT: 'u64', CU_MEMPOOL_ATTR_USED_MEM_HIGH: 'u64',
+        },
+      },
+      graphMemAttr: { enumName: 'CUgraphMem_attribute', defaultType: 'u64', types: {} },
+      pointerAttr: {
+        enumName: 'CUpointer_attribute', defaultType: 'int',
+        types: {
+          CU_POINTER_ATTRIBUTE_CONTEXT: 'u64', CU_POINTER_ATTRIBUTE_DEVICE_POINTER: 'u64', CU_POINTER_ATTRIBUTE_HOST_POINTER: 'u64',
+          CU_POINTER_ATTRIBUTE_BUFFER_ID: 'u64', CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: 'u64', CU_POINTER_ATTRIBUTE_RANGE_SIZE: 'u64',
+          CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: 'u64', CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: 'u64', CU_POINTER_ATTRIBUTE_MAPPING_SIZE: 'u64',
+          CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: 'u64', CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: 'u64', CU_POINTER_ATTRIBUTE_P2P_TOKENS: 'u64',
+        },
+      },
+    },
+    docs: {},
+  },
+  skipped: [
+    ['`cuGetProcAddress` results', 'bound as a function that returns the address; calling the returned pointer is up to the caller'],
+  ],
+};
