@@ -1,0 +1,75 @@
+// Per-call cost of common runtime calls through the tuple facade, printed as CSV lines
+// `facade,<operation>,<ns per call>` beside the anchors (.gpu/anchors/run.sh) of the same run.
+//   npx tsx bench/facade.ts [kern.cubin]
+import { cudart } from '../src';
+
+function bench(fn: () => unknown, n: number): number {
+  const r: number[] = [];
+  for (let rep = 0; rep < 5; rep++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) fn();
+    r.push(Number(process.hrtime.bigint() - t) / n);
+  }
+  return r.sort((a, b) => a - b)[2];
+}
+const out = (name: string, v: number) => console.log(`facade,${name},${v.toFixed(1)}`);
+function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
+  if (r[0] !== 0) throw new Error(`${what}: ${cudart.cudaError_t[r[0]]}`);
+  return r.slice(1) as T;
+}
+
+ok(cudart.cudaSetDevice(0) as [number], 'cudaSetDevice');
+cudart.cudaFree(null);
+const [s] = ok(cudart.cudaStreamCreate(), 'cudaStreamCreate');
+const [ev] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
+cudart.cudaEventRecord(ev!, s);
+cudart.cudaStreamSynchronize(s);
+const [d] = ok(cudart.cudaMalloc(1 << 20), 'cudaMalloc');
+
+out('cudaGetDevice', bench(() => cudart.cudaGetDevice(), 1_000_000));
+out('cudaPeekAtLastError', bench(() => cudart.cudaPeekAtLastError(), 1_000_000));
+out('cudaStreamQuery', bench(() => cudart.cudaStreamQuery(s), 200_000));
+out('cudaEventQuery', bench(() => cudart.cudaEventQuery(ev), 200_000));
+out('cudaEventRecord', bench(() => cudart.cudaEventRecord(ev, s), 200_000));
+cudart.cudaStreamSynchronize(s);
+out('cudaGetDeviceProperties', bench(() => cudart.cudaGetDeviceProperties(0), 2000));
+out('cudaGetDeviceProperties+5fields', bench(() => {
+  const p = cudart.cudaGetDeviceProperties(0)[1]!;
+  return p.name.length + p.totalGlobalMem + p.multiProcessorCount + p.major + p.minor;
+}, 2000));
+out('cudaMalloc+cudaFree_1MiB', bench(() => cudart.cudaFree(cudart.cudaMalloc(1 << 20)[1]), 2000));
+out('cudaMallocAsync+cudaFreeAsync_1MiB', bench(() => cudart.cudaFreeAsync(cudart.cudaMallocAsync(1 << 20, s)[1], s), 20000));
+cudart.cudaStreamSynchronize(s);
+const hv = new Int32Array([1]);
+out('cudaMemcpy_H2D_4B', bench(() => cudart.cudaMemcpy(d!, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice), 20000));
+out('cudaMemcpy_D2H_4B', bench(() => cudart.cudaMemcpy(hv, d!, 4, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost), 20000));
+out('cudaMemcpyAsync_H2D_4B', bench(() => cudart.cudaMemcpyAsync(d!, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s), 20000));
+cudart.cudaStreamSynchronize(s);
+
+const cubin = process.argv[2];
+if (cubin) {
+  const [lib] = ok(cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadFromFile');
+  const [k] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty'), 'cudaLibraryGetKernel');
+  const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
+  ok(cudart.cudaLaunchKernel(k!, g, g, null, 0, s) as [number], 'cudaLaunchKernel');
+  cudart.cudaStreamSynchronize(s);
+  out('cudaLaunchKernel_empty', bench(() => cudart.cudaLaunchKernel(k!, g, g, null, 0, s), 100_000));
+  cudart.cudaStreamSynchronize(s);
+  out('launch+sync_empty', bench(() => { cudart.cudaLaunchKernel(k!, g, g, null, 0, s); cudart.cudaStreamSynchronize(s); }, 20000));
+}
+
+const B = 256 * 1024 * 1024;
+const [h] = ok(cudart.cudaMallocHost(B), 'cudaMallocHost');
+const [db] = ok(cudart.cudaMalloc(B), 'cudaMalloc');
+cudart.cudaMemcpy(db!, h!, B, 1);
+let t = process.hrtime.bigint();
+for (let i = 0; i < 10; i++) cudart.cudaMemcpy(db!, h!, B, 1);
+out('H2D_pinned_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));
+t = process.hrtime.bigint();
+for (let i = 0; i < 10; i++) cudart.cudaMemcpy(h!, db!, B, 2);
+out('D2H_pinned_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));
+const nb = Buffer.alloc(B);
+cudart.cudaMemcpy(db!, nb, B, 1);
+t = process.hrtime.bigint();
+for (let i = 0; i < 10; i++) cudart.cudaMemcpy(db!, nb, B, 1);
+out('H2D_pageable_nodebuffer_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));
