@@ -4,7 +4,8 @@ import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import { W } from '../ffi/memory';
-import { cuda as fns } from '../ffi/cuda-lib';
+import { cuda as L } from '../ffi/cuda-lib';
+import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/driver';
 import * as E from './enums';
@@ -19,118 +20,131 @@ const graphMemAttr: X.AttrTable = { u64: new Set([0,1,2,3]) };
 /** Which values of CUpointer_attribute are 64-bit (the rest are int). */
 const pointerAttr: X.AttrTable = { u64: new Set([1,3,4,5,7,11,12,14,17,18,19,20]) };
 
+let f_cuGetErrorString: KoffiFunction | undefined;
 /** Gets the string description of an error code */
 // CUresult cuGetErrorString(CUresult error, const char ** pStr) — cuda.h:5149
 export function cuGetErrorString(error: E.cudaError_enum): [E.CUresult, string | null] {
   const a_error = M.i32(error, 'cuGetErrorString', 'error');
-  const err = fns().cuGetErrorString(a_error, K.slot[0]) as E.CUresult;
+  const err = (f_cuGetErrorString ??= L.bind('cuGetErrorString'))(a_error, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readCString(K.U64[0])];
 }
 
+let f_cuGetErrorName: KoffiFunction | undefined;
 /** Gets the string representation of an error code enum name */
 // CUresult cuGetErrorName(CUresult error, const char ** pStr) — cuda.h:5170
 export function cuGetErrorName(error: E.cudaError_enum): [E.CUresult, string | null] {
   const a_error = M.i32(error, 'cuGetErrorName', 'error');
-  const err = fns().cuGetErrorName(a_error, K.slot[0]) as E.CUresult;
+  const err = (f_cuGetErrorName ??= L.bind('cuGetErrorName'))(a_error, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readCString(K.U64[0])];
 }
 
+let f_cuInit: KoffiFunction | undefined;
 /** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the parameter must be 0. If::cuInit() has not been called, any function from the driver API will return::CUDA_ERROR_NOT_INITIALIZED. */
 // CUresult cuInit(unsigned int Flags) — cuda.h:5207
 export function cuInit(Flags: number): [E.CUresult] {
   const a_Flags = M.u32(Flags, 'cuInit', 'Flags');
-  const err = fns().cuInit(a_Flags) as E.CUresult;
+  const err = (f_cuInit ??= L.bind('cuInit'))(a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuDriverGetVersion: KoffiFunction | undefined;
 /** Returns the latest CUDA version supported by driver */
 // CUresult cuDriverGetVersion(int * driverVersion) — cuda.h:5245
 export function cuDriverGetVersion(): [E.CUresult, number | null] {
-  const err = fns().cuDriverGetVersion(K.slot[0]) as E.CUresult;
+  const err = (f_cuDriverGetVersion ??= L.bind('cuDriverGetVersion'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuDeviceGet: KoffiFunction | undefined;
 /** Returns a handle to a compute device */
 // CUresult cuDeviceGet(CUdevice * device, int ordinal) — cuda.h:5288
 export function cuDeviceGet(ordinal: number): [E.CUresult, number | null] {
   const a_ordinal = M.i32(ordinal, 'cuDeviceGet', 'ordinal');
-  const err = fns().cuDeviceGet(K.slot[0], a_ordinal) as E.CUresult;
+  const err = (f_cuDeviceGet ??= L.bind('cuDeviceGet'))(K.slot[0], a_ordinal) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuDeviceGetCount: KoffiFunction | undefined;
 /** Returns the number of compute-capable devices */
 // CUresult cuDeviceGetCount(int * count) — cuda.h:5317
 export function cuDeviceGetCount(): [E.CUresult, number | null] {
-  const err = fns().cuDeviceGetCount(K.slot[0]) as E.CUresult;
+  const err = (f_cuDeviceGetCount ??= L.bind('cuDeviceGetCount'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuDeviceGetName: KoffiFunction | undefined;
 /** Returns an identifier string for the device */
 // CUresult cuDeviceGetName(char * name, int len, CUdevice dev) — cuda.h:5349
 export function cuDeviceGetName(len: number, dev: number): [E.CUresult, string | null] {
   const a_len = M.i32(len, 'cuDeviceGetName', 'len');
   const a_dev = M.i32(dev, 'cuDeviceGetName', 'dev');
   const a_name = M.bytes(Math.max(1, a_len));
-  const err = fns().cuDeviceGetName(a_name, a_len, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetName ??= L.bind('cuDeviceGetName'))(a_name, a_len, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, M.cString(a_name)];
 }
 
+let f_cuDeviceGetUuid: KoffiFunction | undefined;
 /** Return an UUID for the device */
 // CUresult cuDeviceGetUuid_v2(CUuuid * uuid, CUdevice dev) — cuda.h:5378
 export function cuDeviceGetUuid(dev: number): [E.CUresult, S.CUuuid_st | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetUuid', 'dev');
   const a_uuid = new S.CUuuid_st();
-  const err = fns().cuDeviceGetUuid(a_uuid._u8, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetUuid ??= L.bind('cuDeviceGetUuid'))(a_uuid._u8, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_uuid];
 }
 
+let f_cuDeviceGetLuid: KoffiFunction | undefined;
 /** Return an LUID and device node mask for the device */
 // CUresult cuDeviceGetLuid(char * luid, unsigned int * deviceNodeMask, CUdevice dev) — cuda.h:5407
 export function cuDeviceGetLuid(dev: number): [E.CUresult, Uint8Array | null, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetLuid', 'dev');
   const a_luid = M.bytes(8);
-  const err = fns().cuDeviceGetLuid(a_luid, K.slot[0], a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetLuid ??= L.bind('cuDeviceGetLuid'))(a_luid, K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, a_luid, K.U32[0]];
 }
 
+let f_cuDeviceTotalMem: KoffiFunction | undefined;
 /** Returns the total amount of memory on the device */
 // CUresult cuDeviceTotalMem_v2(size_t * bytes, CUdevice dev) — cuda.h:5436
 export function cuDeviceTotalMem(dev: number): [E.CUresult, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceTotalMem', 'dev');
-  const err = fns().cuDeviceTotalMem(K.slot[0], a_dev) as E.CUresult;
+  const err = (f_cuDeviceTotalMem ??= L.bind('cuDeviceTotalMem'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuDeviceGetTexture1DLinearMaxWidth: KoffiFunction | undefined;
 /** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size. */
 // CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) — cuda.h:5467
 export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format_enum, numChannels: number, dev: number): [E.CUresult, number | null] {
   const a_format = M.i32(format, 'cuDeviceGetTexture1DLinearMaxWidth', 'format');
   const a_numChannels = M.u32(numChannels, 'cuDeviceGetTexture1DLinearMaxWidth', 'numChannels');
   const a_dev = M.i32(dev, 'cuDeviceGetTexture1DLinearMaxWidth', 'dev');
-  const err = fns().cuDeviceGetTexture1DLinearMaxWidth(K.slot[0], a_format, a_numChannels, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetTexture1DLinearMaxWidth ??= L.bind('cuDeviceGetTexture1DLinearMaxWidth'))(K.slot[0], a_format, a_numChannels, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuDeviceGetAttribute: KoffiFunction | undefined;
 /** Returns information about the device */
 // CUresult cuDeviceGetAttribute(int * pi, CUdevice_attribute attrib, CUdevice dev) — cuda.h:5498
 export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute_enum, dev: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuDeviceGetAttribute', 'attrib');
   const a_dev = M.i32(dev, 'cuDeviceGetAttribute', 'dev');
-  const err = fns().cuDeviceGetAttribute(K.slot[0], a_attrib, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetAttribute ??= L.bind('cuDeviceGetAttribute'))(K.slot[0], a_attrib, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between the device and host. */
 // CUresult cuDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice dev) — cuda.h:5531
 export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation_enum)[], count: number, dev: number): [E.CUresult, number[] | null] {
@@ -138,374 +152,417 @@ export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperati
   const a_dev = M.i32(dev, 'cuDeviceGetHostAtomicCapabilities', 'dev');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cuDeviceGetHostAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = fns().cuDeviceGetHostAtomicCapabilities(a_capabilities, a_operations, a_count, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetHostAtomicCapabilities ??= L.bind('cuDeviceGetHostAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
+let f_cuDeviceGetNvSciSyncAttributes: KoffiFunction | undefined;
 /** Return NvSciSync attributes that this device can support. */
 // CUresult cuDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, CUdevice dev, int flags) — cuda.h:5594
 export function cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev: number, flags: number): [E.CUresult] {
   const a_nvSciSyncAttrList = M.pointer(nvSciSyncAttrList, 'cuDeviceGetNvSciSyncAttributes', 'nvSciSyncAttrList');
   const a_dev = M.i32(dev, 'cuDeviceGetNvSciSyncAttributes', 'dev');
   const a_flags = M.i32(flags, 'cuDeviceGetNvSciSyncAttributes', 'flags');
-  const err = fns().cuDeviceGetNvSciSyncAttributes(a_nvSciSyncAttrList, a_dev, a_flags) as E.CUresult;
+  const err = (f_cuDeviceGetNvSciSyncAttributes ??= L.bind('cuDeviceGetNvSciSyncAttributes'))(a_nvSciSyncAttrList, a_dev, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuDeviceSetMemPool: KoffiFunction | undefined;
 /** Sets the current memory pool of a device */
 // CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) — cuda.h:5612
 export function cuDeviceSetMemPool(dev: number, pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDeviceSetMemPool', 'dev');
   const a_pool = M.handle(pool, 'cuDeviceSetMemPool', 'pool');
-  const err = fns().cuDeviceSetMemPool(a_dev, a_pool) as E.CUresult;
+  const err = (f_cuDeviceSetMemPool ??= L.bind('cuDeviceSetMemPool'))(a_dev, a_pool) as E.CUresult;
   return [err];
 }
 
+let f_cuDeviceGetMemPool: KoffiFunction | undefined;
 /** Gets the current mempool for a device */
 // CUresult cuDeviceGetMemPool(CUmemoryPool * pool, CUdevice dev) — cuda.h:5628
 export function cuDeviceGetMemPool(dev: number): [E.CUresult, H.CUmemoryPool | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetMemPool', 'dev');
-  const err = fns().cuDeviceGetMemPool(K.slot[0], a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetMemPool ??= L.bind('cuDeviceGetMemPool'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
+let f_cuDeviceGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default mempool of a device */
 // CUresult cuDeviceGetDefaultMemPool(CUmemoryPool * pool_out, CUdevice dev) — cuda.h:5646
 export function cuDeviceGetDefaultMemPool(dev: number): [E.CUresult, H.CUmemoryPool | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetDefaultMemPool', 'dev');
-  const err = fns().cuDeviceGetDefaultMemPool(K.slot[0], a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetDefaultMemPool ??= L.bind('cuDeviceGetDefaultMemPool'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
+let f_cuDeviceGetExecAffinitySupport: KoffiFunction | undefined;
 /** Returns information about the execution affinity support of the device. */
 // CUresult cuDeviceGetExecAffinitySupport(int * pi, CUexecAffinityType type, CUdevice dev) — cuda.h:5677
 export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType_enum, dev: number): [E.CUresult, number | null] {
   const a_type = M.i32(type, 'cuDeviceGetExecAffinitySupport', 'type');
   const a_dev = M.i32(dev, 'cuDeviceGetExecAffinitySupport', 'dev');
-  const err = fns().cuDeviceGetExecAffinitySupport(K.slot[0], a_type, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetExecAffinitySupport ??= L.bind('cuDeviceGetExecAffinitySupport'))(K.slot[0], a_type, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuFlushGPUDirectRDMAWrites: KoffiFunction | undefined;
 /** Blocks until remote writes are visible to the specified scope */
 // CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) — cuda.h:5717
 export function cuFlushGPUDirectRDMAWrites(target: E.CUflushGPUDirectRDMAWritesTarget_enum, scope: E.CUflushGPUDirectRDMAWritesScope_enum): [E.CUresult] {
   const a_target = M.i32(target, 'cuFlushGPUDirectRDMAWrites', 'target');
   const a_scope = M.i32(scope, 'cuFlushGPUDirectRDMAWrites', 'scope');
-  const err = fns().cuFlushGPUDirectRDMAWrites(a_target, a_scope) as E.CUresult;
+  const err = (f_cuFlushGPUDirectRDMAWrites ??= L.bind('cuFlushGPUDirectRDMAWrites'))(a_target, a_scope) as E.CUresult;
   return [err];
 }
 
+let f_cuDeviceGetProperties: KoffiFunction | undefined;
 /** Returns properties for a selected device */
 // CUresult cuDeviceGetProperties(CUdevprop * prop, CUdevice dev) — cuda.h:5795
 export function cuDeviceGetProperties(dev: number): [E.CUresult, S.CUdevprop_st | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetProperties', 'dev');
   const a_prop = new S.CUdevprop_st();
-  const err = fns().cuDeviceGetProperties(a_prop._u8, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetProperties ??= L.bind('cuDeviceGetProperties'))(a_prop._u8, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_prop];
 }
 
+let f_cuDeviceComputeCapability: KoffiFunction | undefined;
 /** Returns the compute capability of the device */
 // CUresult cuDeviceComputeCapability(int * major, int * minor, CUdevice dev) — cuda.h:5829
 export function cuDeviceComputeCapability(dev: number): [E.CUresult, number | null, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceComputeCapability', 'dev');
-  const err = fns().cuDeviceComputeCapability(K.slot[0], K.slot[1], a_dev) as E.CUresult;
+  const err = (f_cuDeviceComputeCapability ??= L.bind('cuDeviceComputeCapability'))(K.slot[0], K.slot[1], a_dev) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
 }
 
+let f_cuDevicePrimaryCtxRetain: KoffiFunction | undefined;
 /** Retain the primary context on the GPU */
 // CUresult cuDevicePrimaryCtxRetain(CUcontext * pctx, CUdevice dev) — cuda.h:5896
 export function cuDevicePrimaryCtxRetain(dev: number): [E.CUresult, H.CUcontext | null] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxRetain', 'dev');
-  const err = fns().cuDevicePrimaryCtxRetain(K.slot[0], a_dev) as E.CUresult;
+  const err = (f_cuDevicePrimaryCtxRetain ??= L.bind('cuDevicePrimaryCtxRetain'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuDevicePrimaryCtxRelease: KoffiFunction | undefined;
 /** Release the primary context on the GPU */
 // CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) — cuda.h:5937
 export function cuDevicePrimaryCtxRelease(dev: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxRelease', 'dev');
-  const err = fns().cuDevicePrimaryCtxRelease(a_dev) as E.CUresult;
+  const err = (f_cuDevicePrimaryCtxRelease ??= L.bind('cuDevicePrimaryCtxRelease'))(a_dev) as E.CUresult;
   return [err];
 }
 
+let f_cuDevicePrimaryCtxSetFlags: KoffiFunction | undefined;
 /** Set flags for the primary context */
 // CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) — cuda.h:6033
 export function cuDevicePrimaryCtxSetFlags(dev: number, flags: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxSetFlags', 'dev');
   const a_flags = M.u32(flags, 'cuDevicePrimaryCtxSetFlags', 'flags');
-  const err = fns().cuDevicePrimaryCtxSetFlags(a_dev, a_flags) as E.CUresult;
+  const err = (f_cuDevicePrimaryCtxSetFlags ??= L.bind('cuDevicePrimaryCtxSetFlags'))(a_dev, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuDevicePrimaryCtxGetState: KoffiFunction | undefined;
 /** Get the state of the primary context */
 // CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int * flags, int * active) — cuda.h:6060
 export function cuDevicePrimaryCtxGetState(dev: number): [E.CUresult, number | null, number | null] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxGetState', 'dev');
-  const err = fns().cuDevicePrimaryCtxGetState(a_dev, K.slot[0], K.slot[1]) as E.CUresult;
+  const err = (f_cuDevicePrimaryCtxGetState ??= L.bind('cuDevicePrimaryCtxGetState'))(a_dev, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.I32[2]];
 }
 
+let f_cuDevicePrimaryCtxReset: KoffiFunction | undefined;
 /** Destroy all allocations and reset all state on the primary context */
 // CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) — cuda.h:6100
 export function cuDevicePrimaryCtxReset(dev: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxReset', 'dev');
-  const err = fns().cuDevicePrimaryCtxReset(a_dev) as E.CUresult;
+  const err = (f_cuDevicePrimaryCtxReset ??= L.bind('cuDevicePrimaryCtxReset'))(a_dev) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxCreate: KoffiFunction | undefined;
 /** Create a CUDA context */
 // CUresult cuCtxCreate_v4(CUcontext * pctx, CUctxCreateParams * ctxCreateParams, unsigned int flags, CUdevice dev) — cuda.h:6275
 export function cuCtxCreate(ctxCreateParams: S.CUctxCreateParams_st | S.CUctxCreateParams_stInit | null, flags: number, dev: number): [E.CUresult, H.CUcontext | null] {
   const a_ctxCreateParams = X.structArg(ctxCreateParams, S.CUctxCreateParams_st, 'cuCtxCreate', 'ctxCreateParams');
   const a_flags = M.u32(flags, 'cuCtxCreate', 'flags');
   const a_dev = M.i32(dev, 'cuCtxCreate', 'dev');
-  const err = fns().cuCtxCreate(K.slot[0], a_ctxCreateParams, a_flags, a_dev) as E.CUresult;
+  const err = (f_cuCtxCreate ??= L.bind('cuCtxCreate'))(K.slot[0], a_ctxCreateParams, a_flags, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuCtxDestroy: KoffiFunction | undefined;
 /** Destroy a CUDA context */
 // CUresult cuCtxDestroy_v2(CUcontext ctx) — cuda.h:6325
 export function cuCtxDestroy(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxDestroy', 'ctx');
-  const err = fns().cuCtxDestroy(a_ctx) as E.CUresult;
+  const err = (f_cuCtxDestroy ??= L.bind('cuCtxDestroy'))(a_ctx) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxPushCurrent: KoffiFunction | undefined;
 /** Pushes a context on the current CPU thread */
 // CUresult cuCtxPushCurrent_v2(CUcontext ctx) — cuda.h:6359
 export function cuCtxPushCurrent(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxPushCurrent', 'ctx');
-  const err = fns().cuCtxPushCurrent(a_ctx) as E.CUresult;
+  const err = (f_cuCtxPushCurrent ??= L.bind('cuCtxPushCurrent'))(a_ctx) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxPopCurrent: KoffiFunction | undefined;
 /** Pops the current CUDA context from the current CPU thread. */
 // CUresult cuCtxPopCurrent_v2(CUcontext * pctx) — cuda.h:6393
 export function cuCtxPopCurrent(): [E.CUresult, H.CUcontext | null] {
-  const err = fns().cuCtxPopCurrent(K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxPopCurrent ??= L.bind('cuCtxPopCurrent'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuCtxSetCurrent: KoffiFunction | undefined;
 /** Binds the specified CUDA context to the calling CPU thread */
 // CUresult cuCtxSetCurrent(CUcontext ctx) — cuda.h:6423
 export function cuCtxSetCurrent(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxSetCurrent', 'ctx');
-  const err = fns().cuCtxSetCurrent(a_ctx) as E.CUresult;
+  const err = (f_cuCtxSetCurrent ??= L.bind('cuCtxSetCurrent'))(a_ctx) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxGetCurrent: KoffiFunction | undefined;
 /** Returns the CUDA context bound to the calling CPU thread. */
 // CUresult cuCtxGetCurrent(CUcontext * pctx) — cuda.h:6446
 export function cuCtxGetCurrent(): [E.CUresult, H.CUcontext | null] {
-  const err = fns().cuCtxGetCurrent(K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxGetCurrent ??= L.bind('cuCtxGetCurrent'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuCtxGetDevice: KoffiFunction | undefined;
 /** Returns the device handle for the current context */
 // CUresult cuCtxGetDevice(CUdevice * device) — cuda.h:6476
 export function cuCtxGetDevice(): [E.CUresult, number | null] {
-  const err = fns().cuCtxGetDevice(K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxGetDevice ??= L.bind('cuCtxGetDevice'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuCtxGetDevice_v2: KoffiFunction | undefined;
 /** Returns the device handle for the specified context */
 // CUresult cuCtxGetDevice_v2(CUdevice * device, CUcontext ctx) — cuda.h:6499
 export function cuCtxGetDevice_v2(ctx: H.CUcontext | null): [E.CUresult, number | null] {
   const a_ctx = M.handle(ctx, 'cuCtxGetDevice_v2', 'ctx');
-  const err = fns().cuCtxGetDevice_v2(K.slot[0], a_ctx) as E.CUresult;
+  const err = (f_cuCtxGetDevice_v2 ??= L.bind('cuCtxGetDevice_v2'))(K.slot[0], a_ctx) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuCtxGetFlags: KoffiFunction | undefined;
 /** Returns the flags for the current context */
 // CUresult cuCtxGetFlags(unsigned int * flags) — cuda.h:6528
 export function cuCtxGetFlags(): [E.CUresult, number | null] {
-  const err = fns().cuCtxGetFlags(K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxGetFlags ??= L.bind('cuCtxGetFlags'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuCtxSetFlags: KoffiFunction | undefined;
 /** Sets the flags for the current context */
 // CUresult cuCtxSetFlags(unsigned int flags) — cuda.h:6558
 export function cuCtxSetFlags(flags: number): [E.CUresult] {
   const a_flags = M.u32(flags, 'cuCtxSetFlags', 'flags');
-  const err = fns().cuCtxSetFlags(a_flags) as E.CUresult;
+  const err = (f_cuCtxSetFlags ??= L.bind('cuCtxSetFlags'))(a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxGetId: KoffiFunction | undefined;
 /** Returns the unique Id associated with the context supplied */
 // CUresult cuCtxGetId(CUcontext ctx, unsigned long long * ctxId) — cuda.h:6589
 export function cuCtxGetId(ctx: H.CUcontext | null): [E.CUresult, bigint | null] {
   const a_ctx = M.handle(ctx, 'cuCtxGetId', 'ctx');
-  const err = fns().cuCtxGetId(a_ctx, K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxGetId ??= L.bind('cuCtxGetId'))(a_ctx, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuCtxSynchronize: KoffiFunction | undefined;
 /** Block for the current context's tasks to complete */
 // CUresult cuCtxSynchronize(void) — cuda.h:6621
 export function cuCtxSynchronize(): [E.CUresult] {
-  const err = fns().cuCtxSynchronize() as E.CUresult;
+  const err = (f_cuCtxSynchronize ??= L.bind('cuCtxSynchronize'))() as E.CUresult;
   return [err];
 }
 
+let f_cuCtxSynchronize_v2: KoffiFunction | undefined;
 /** Block for the specified context's tasks to complete */
 // CUresult cuCtxSynchronize_v2(CUcontext ctx) — cuda.h:6653
 export function cuCtxSynchronize_v2(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxSynchronize_v2', 'ctx');
-  const err = fns().cuCtxSynchronize_v2(a_ctx) as E.CUresult;
+  const err = (f_cuCtxSynchronize_v2 ??= L.bind('cuCtxSynchronize_v2'))(a_ctx) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxSetLimit: KoffiFunction | undefined;
 /** Set resource limits */
 // CUresult cuCtxSetLimit(CUlimit limit, size_t value) — cuda.h:6752
 export function cuCtxSetLimit(limit: E.CUlimit_enum, value: number): [E.CUresult] {
   const a_limit = M.i32(limit, 'cuCtxSetLimit', 'limit');
   const a_value = M.size(value, 'cuCtxSetLimit', 'value');
-  const err = fns().cuCtxSetLimit(a_limit, a_value) as E.CUresult;
+  const err = (f_cuCtxSetLimit ??= L.bind('cuCtxSetLimit'))(a_limit, a_value) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxGetLimit: KoffiFunction | undefined;
 /** Returns resource limits */
 // CUresult cuCtxGetLimit(size_t * pvalue, CUlimit limit) — cuda.h:6794
 export function cuCtxGetLimit(limit: E.CUlimit_enum): [E.CUresult, number | null] {
   const a_limit = M.i32(limit, 'cuCtxGetLimit', 'limit');
-  const err = fns().cuCtxGetLimit(K.slot[0], a_limit) as E.CUresult;
+  const err = (f_cuCtxGetLimit ??= L.bind('cuCtxGetLimit'))(K.slot[0], a_limit) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuCtxGetCacheConfig: KoffiFunction | undefined;
 /** Returns the preferred cache configuration for the current context. */
 // CUresult cuCtxGetCacheConfig(CUfunc_cache * pconfig) — cuda.h:6838
 export function cuCtxGetCacheConfig(): [E.CUresult, E.CUfunc_cache_enum | null] {
-  const err = fns().cuCtxGetCacheConfig(K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxGetCacheConfig ??= L.bind('cuCtxGetCacheConfig'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUfunc_cache_enum];
 }
 
+let f_cuCtxSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for the current context. */
 // CUresult cuCtxSetCacheConfig(CUfunc_cache config) — cuda.h:6890
 export function cuCtxSetCacheConfig(config: E.CUfunc_cache_enum): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetCacheConfig', 'config');
-  const err = fns().cuCtxSetCacheConfig(a_config) as E.CUresult;
+  const err = (f_cuCtxSetCacheConfig ??= L.bind('cuCtxSetCacheConfig'))(a_config) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxGetApiVersion: KoffiFunction | undefined;
 /** Gets the context's API version. */
 // CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int * version) — cuda.h:6928
 export function cuCtxGetApiVersion(ctx: H.CUcontext | null): [E.CUresult, number | null] {
   const a_ctx = M.handle(ctx, 'cuCtxGetApiVersion', 'ctx');
-  const err = fns().cuCtxGetApiVersion(a_ctx, K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxGetApiVersion ??= L.bind('cuCtxGetApiVersion'))(a_ctx, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuCtxGetStreamPriorityRange: KoffiFunction | undefined;
 /** Returns numerical values that correspond to the least and greatest stream priorities. */
 // CUresult cuCtxGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda.h:6968
 export function cuCtxGetStreamPriorityRange(): [E.CUresult, number | null, number | null] {
-  const err = fns().cuCtxGetStreamPriorityRange(K.slot[0], K.slot[1]) as E.CUresult;
+  const err = (f_cuCtxGetStreamPriorityRange ??= L.bind('cuCtxGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
 }
 
+let f_cuCtxResetPersistingL2Cache: KoffiFunction | undefined;
 /** Resets all persisting lines in cache to normal status. */
 // CUresult cuCtxResetPersistingL2Cache(void) — cuda.h:6984
 export function cuCtxResetPersistingL2Cache(): [E.CUresult] {
-  const err = fns().cuCtxResetPersistingL2Cache() as E.CUresult;
+  const err = (f_cuCtxResetPersistingL2Cache ??= L.bind('cuCtxResetPersistingL2Cache'))() as E.CUresult;
   return [err];
 }
 
+let f_cuCtxGetExecAffinity: KoffiFunction | undefined;
 /** Returns the execution affinity setting for the current context. */
 // CUresult cuCtxGetExecAffinity(CUexecAffinityParam * pExecAffinity, CUexecAffinityType type) — cuda.h:7008
 export function cuCtxGetExecAffinity(type: E.CUexecAffinityType_enum): [E.CUresult, S.CUexecAffinityParam_st | null] {
   const a_type = M.i32(type, 'cuCtxGetExecAffinity', 'type');
   const a_pExecAffinity = new S.CUexecAffinityParam_st();
-  const err = fns().cuCtxGetExecAffinity(a_pExecAffinity._u8, a_type) as E.CUresult;
+  const err = (f_cuCtxGetExecAffinity ??= L.bind('cuCtxGetExecAffinity'))(a_pExecAffinity._u8, a_type) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pExecAffinity];
 }
 
+let f_cuCtxRecordEvent: KoffiFunction | undefined;
 /** Records an event. */
 // CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) — cuda.h:7045
 export function cuCtxRecordEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuCtxRecordEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuCtxRecordEvent', 'hEvent');
-  const err = fns().cuCtxRecordEvent(a_hCtx, a_hEvent) as E.CUresult;
+  const err = (f_cuCtxRecordEvent ??= L.bind('cuCtxRecordEvent'))(a_hCtx, a_hEvent) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxWaitEvent: KoffiFunction | undefined;
 /** Make a context wait on an event */
 // CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) — cuda.h:7082
 export function cuCtxWaitEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuCtxWaitEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuCtxWaitEvent', 'hEvent');
-  const err = fns().cuCtxWaitEvent(a_hCtx, a_hEvent) as E.CUresult;
+  const err = (f_cuCtxWaitEvent ??= L.bind('cuCtxWaitEvent'))(a_hCtx, a_hEvent) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxAttach: KoffiFunction | undefined;
 /** Increment a context's usage-count */
 // CUresult cuCtxAttach(CUcontext * pctx, unsigned int flags) — cuda.h:7137
 export function cuCtxAttach(flags: number): [E.CUresult, H.CUcontext | null] {
   const a_flags = M.u32(flags, 'cuCtxAttach', 'flags');
-  const err = fns().cuCtxAttach(K.slot[0], a_flags) as E.CUresult;
+  const err = (f_cuCtxAttach ??= L.bind('cuCtxAttach'))(K.slot[0], a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuCtxDetach: KoffiFunction | undefined;
 /** Decrement a context's usage-count */
 // CUresult cuCtxDetach(CUcontext ctx) — cuda.h:7173
 export function cuCtxDetach(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxDetach', 'ctx');
-  const err = fns().cuCtxDetach(a_ctx) as E.CUresult;
+  const err = (f_cuCtxDetach ??= L.bind('cuCtxDetach'))(a_ctx) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxGetSharedMemConfig: KoffiFunction | undefined;
 /** Returns the current shared memory configuration for the current context. */
 // CUresult cuCtxGetSharedMemConfig(CUsharedconfig * pConfig) — cuda.h:7218
 export function cuCtxGetSharedMemConfig(): [E.CUresult, E.CUsharedconfig_enum | null] {
-  const err = fns().cuCtxGetSharedMemConfig(K.slot[0]) as E.CUresult;
+  const err = (f_cuCtxGetSharedMemConfig ??= L.bind('cuCtxGetSharedMemConfig'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUsharedconfig_enum];
 }
 
+let f_cuCtxSetSharedMemConfig: KoffiFunction | undefined;
 /** Sets the shared memory configuration for the current context. */
 // CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) — cuda.h:7273
 export function cuCtxSetSharedMemConfig(config: E.CUsharedconfig_enum): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetSharedMemConfig', 'config');
-  const err = fns().cuCtxSetSharedMemConfig(a_config) as E.CUresult;
+  const err = (f_cuCtxSetSharedMemConfig ??= L.bind('cuCtxSetSharedMemConfig'))(a_config) as E.CUresult;
   return [err];
 }
 
+let f_cuModuleLoad: KoffiFunction | undefined;
 /** Loads a compute module */
 // CUresult cuModuleLoad(CUmodule * module, const char * fname) — cuda.h:7329
 export function cuModuleLoad(fname: string): [E.CUresult, H.CUmodule | null] {
   const a_fname = M.str(fname, 'cuModuleLoad', 'fname');
-  const err = fns().cuModuleLoad(K.slot[0], a_fname) as E.CUresult;
+  const err = (f_cuModuleLoad ??= L.bind('cuModuleLoad'))(K.slot[0], a_fname) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmodule];
 }
 
+let f_cuModuleLoadData: KoffiFunction | undefined;
 /** Load a module's data */
 // CUresult cuModuleLoadData(CUmodule * module, const void * image) — cuda.h:7365
 export function cuModuleLoadData(image: Pointer): [E.CUresult, H.CUmodule | null] {
   const a_image = M.pointer(image, 'cuModuleLoadData', 'image');
-  const err = fns().cuModuleLoadData(K.slot[0], a_image) as E.CUresult;
+  const err = (f_cuModuleLoadData ??= L.bind('cuModuleLoadData'))(K.slot[0], a_image) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmodule];
 }
 
+let f_cuModuleLoadDataEx: KoffiFunction | undefined;
 /** Load a module's data with options */
 // CUresult cuModuleLoadDataEx(CUmodule * module, const void * image, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7404
 export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult, H.CUmodule | null] {
@@ -513,87 +570,96 @@ export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: 
   const a_numOptions = M.u32(numOptions, 'cuModuleLoadDataEx', 'numOptions');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuModuleLoadDataEx', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuModuleLoadDataEx', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuModuleLoadDataEx', n)), true));
-  const err = fns().cuModuleLoadDataEx(K.slot[0], a_image, a_numOptions, a_options, a_optionValues) as E.CUresult;
+  const err = (f_cuModuleLoadDataEx ??= L.bind('cuModuleLoadDataEx'))(K.slot[0], a_image, a_numOptions, a_options, a_optionValues) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmodule];
 }
 
+let f_cuModuleLoadFatBinary: KoffiFunction | undefined;
 /** Load a module's data */
 // CUresult cuModuleLoadFatBinary(CUmodule * module, const void * fatCubin) — cuda.h:7447
 export function cuModuleLoadFatBinary(fatCubin: Pointer): [E.CUresult, H.CUmodule | null] {
   const a_fatCubin = M.pointer(fatCubin, 'cuModuleLoadFatBinary', 'fatCubin');
-  const err = fns().cuModuleLoadFatBinary(K.slot[0], a_fatCubin) as E.CUresult;
+  const err = (f_cuModuleLoadFatBinary ??= L.bind('cuModuleLoadFatBinary'))(K.slot[0], a_fatCubin) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmodule];
 }
 
+let f_cuModuleUnload: KoffiFunction | undefined;
 /** Unloads a module */
 // CUresult cuModuleUnload(CUmodule hmod) — cuda.h:7476
 export function cuModuleUnload(hmod: H.CUmodule | null): [E.CUresult] {
   const a_hmod = M.handle(hmod, 'cuModuleUnload', 'hmod');
-  const err = fns().cuModuleUnload(a_hmod) as E.CUresult;
+  const err = (f_cuModuleUnload ??= L.bind('cuModuleUnload'))(a_hmod) as E.CUresult;
   return [err];
 }
 
+let f_cuModuleGetLoadingMode: KoffiFunction | undefined;
 /** Query lazy loading mode */
 // CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode * mode) — cuda.h:7502
 export function cuModuleGetLoadingMode(): [E.CUresult, E.CUmoduleLoadingMode_enum | null] {
-  const err = fns().cuModuleGetLoadingMode(K.slot[0]) as E.CUresult;
+  const err = (f_cuModuleGetLoadingMode ??= L.bind('cuModuleGetLoadingMode'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUmoduleLoadingMode_enum];
 }
 
+let f_cuModuleGetFunction: KoffiFunction | undefined;
 /** Returns a function handle */
 // CUresult cuModuleGetFunction(CUfunction * hfunc, CUmodule hmod, const char * name) — cuda.h:7532
 export function cuModuleGetFunction(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUfunction | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetFunction', 'hmod');
   const a_name = M.str(name, 'cuModuleGetFunction', 'name');
-  const err = fns().cuModuleGetFunction(K.slot[0], a_hmod, a_name) as E.CUresult;
+  const err = (f_cuModuleGetFunction ??= L.bind('cuModuleGetFunction'))(K.slot[0], a_hmod, a_name) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUfunction];
 }
 
+let f_cuModuleGetFunctionCount: KoffiFunction | undefined;
 /** Returns the number of functions within a module */
 // CUresult cuModuleGetFunctionCount(unsigned int * count, CUmodule mod) — cuda.h:7547
 export function cuModuleGetFunctionCount(mod: H.CUmodule | null): [E.CUresult, number | null] {
   const a_mod = M.handle(mod, 'cuModuleGetFunctionCount', 'mod');
-  const err = fns().cuModuleGetFunctionCount(K.slot[0], a_mod) as E.CUresult;
+  const err = (f_cuModuleGetFunctionCount ??= L.bind('cuModuleGetFunctionCount'))(K.slot[0], a_mod) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuModuleEnumerateFunctions: KoffiFunction | undefined;
 /** Returns the function handles within a module. */
 // CUresult cuModuleEnumerateFunctions(CUfunction * functions, unsigned int numFunctions, CUmodule mod) — cuda.h:7574
 export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule | null): [E.CUresult, H.CUfunction[] | null] {
   const a_numFunctions = M.u32(numFunctions, 'cuModuleEnumerateFunctions', 'numFunctions');
   const a_mod = M.handle(mod, 'cuModuleEnumerateFunctions', 'mod');
   const a_functions = a_numFunctions > 0 ? M.bytes(a_numFunctions * 8) : null;
-  const err = fns().cuModuleEnumerateFunctions(a_functions, a_numFunctions, a_mod) as E.CUresult;
+  const err = (f_cuModuleEnumerateFunctions ??= L.bind('cuModuleEnumerateFunctions'))(a_functions, a_numFunctions, a_mod) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_functions, a_numFunctions, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUfunction)];
 }
 
+let f_cuModuleGetGlobal: KoffiFunction | undefined;
 /** Returns a global pointer from a module */
 // CUresult cuModuleGetGlobal_v2(CUdeviceptr * dptr, size_t * bytes, CUmodule hmod, const char * name) — cuda.h:7609
 export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): [E.CUresult, bigint | null, number | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetGlobal', 'hmod');
   const a_name = M.str(name, 'cuModuleGetGlobal', 'name');
-  const err = fns().cuModuleGetGlobal(K.slot[0], K.slot[1], a_hmod, a_name) as E.CUresult;
+  const err = (f_cuModuleGetGlobal ??= L.bind('cuModuleGetGlobal'))(K.slot[0], K.slot[1], a_hmod, a_name) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuLinkCreate: KoffiFunction | undefined;
 /** Creates a pending JIT linker invocation. */
 // CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option * options, void ** optionValues, CUlinkState * stateOut) — cuda.h:7657
 export function cuLinkCreate(numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult, H.CUlinkState | null] {
   const a_numOptions = M.u32(numOptions, 'cuLinkCreate', 'numOptions');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkCreate', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkCreate', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkCreate', n)), true));
-  const err = fns().cuLinkCreate(a_numOptions, a_options, a_optionValues, K.slot[0]) as E.CUresult;
+  const err = (f_cuLinkCreate ??= L.bind('cuLinkCreate'))(a_numOptions, a_options, a_optionValues, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUlinkState];
 }
 
+let f_cuLinkAddData: KoffiFunction | undefined;
 /** Add an input to a pending linker invocation */
 // CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void * data, size_t size, const char * name, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7697
 export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType_enum, data: Pointer, size: number, name: string, numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult] {
@@ -606,10 +672,11 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
   M.checkExtent(a_data, a_size, 'cuLinkAddData', 'data', 'size');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkAddData', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddData', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddData', n)), true));
-  const err = fns().cuLinkAddData(a_state, a_type, a_data, a_size, a_name, a_numOptions, a_options, a_optionValues) as E.CUresult;
+  const err = (f_cuLinkAddData ??= L.bind('cuLinkAddData'))(a_state, a_type, a_data, a_size, a_name, a_numOptions, a_options, a_optionValues) as E.CUresult;
   return [err];
 }
 
+let f_cuLinkAddFile: KoffiFunction | undefined;
 /** Add a file input to a pending linker invocation */
 // CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char * path, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7739
 export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputType_enum, path: string, numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult] {
@@ -619,47 +686,52 @@ export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputTyp
   const a_numOptions = M.u32(numOptions, 'cuLinkAddFile', 'numOptions');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkAddFile', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddFile', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddFile', n)), true));
-  const err = fns().cuLinkAddFile(a_state, a_type, a_path, a_numOptions, a_options, a_optionValues) as E.CUresult;
+  const err = (f_cuLinkAddFile ??= L.bind('cuLinkAddFile'))(a_state, a_type, a_path, a_numOptions, a_options, a_optionValues) as E.CUresult;
   return [err];
 }
 
+let f_cuLinkComplete: KoffiFunction | undefined;
 /** Complete a pending linker invocation */
 // CUresult cuLinkComplete(CUlinkState state, void ** cubinOut, size_t * sizeOut) — cuda.h:7766
 export function cuLinkComplete(state: H.CUlinkState | null): [E.CUresult, bigint | null, number | null] {
   const a_state = M.handle(state, 'cuLinkComplete', 'state');
-  const err = fns().cuLinkComplete(a_state, K.slot[0], K.slot[1]) as E.CUresult;
+  const err = (f_cuLinkComplete ??= L.bind('cuLinkComplete'))(a_state, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuLinkDestroy: KoffiFunction | undefined;
 /** Destroys state for a JIT linker invocation. */
 // CUresult cuLinkDestroy(CUlinkState state) — cuda.h:7780
 export function cuLinkDestroy(state: H.CUlinkState | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkDestroy', 'state');
-  const err = fns().cuLinkDestroy(a_state) as E.CUresult;
+  const err = (f_cuLinkDestroy ??= L.bind('cuLinkDestroy'))(a_state) as E.CUresult;
   return [err];
 }
 
+let f_cuModuleGetTexRef: KoffiFunction | undefined;
 /** Returns a handle to a texture reference */
 // CUresult cuModuleGetTexRef(CUtexref * pTexRef, CUmodule hmod, const char * name) — cuda.h:7830
 export function cuModuleGetTexRef(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUtexref | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetTexRef', 'hmod');
   const a_name = M.str(name, 'cuModuleGetTexRef', 'name');
-  const err = fns().cuModuleGetTexRef(K.slot[0], a_hmod, a_name) as E.CUresult;
+  const err = (f_cuModuleGetTexRef ??= L.bind('cuModuleGetTexRef'))(K.slot[0], a_hmod, a_name) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUtexref];
 }
 
+let f_cuModuleGetSurfRef: KoffiFunction | undefined;
 /** Returns a handle to a surface reference */
 // CUresult cuModuleGetSurfRef(CUsurfref * pSurfRef, CUmodule hmod, const char * name) — cuda.h:7864
 export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUsurfref | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetSurfRef', 'hmod');
   const a_name = M.str(name, 'cuModuleGetSurfRef', 'name');
-  const err = fns().cuModuleGetSurfRef(K.slot[0], a_hmod, a_name) as E.CUresult;
+  const err = (f_cuModuleGetSurfRef ??= L.bind('cuModuleGetSurfRef'))(K.slot[0], a_hmod, a_name) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUsurfref];
 }
 
+let f_cuLibraryLoadData: KoffiFunction | undefined;
 /** Load a library with specified code and options */
 // CUresult cuLibraryLoadData(CUlibrary * library, const void * code, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:7938
 export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option_enum)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
@@ -670,11 +742,12 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option_enu
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cuLibraryLoadData', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadData', n)), true));
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadData', n)), true));
-  const err = fns().cuLibraryLoadData(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
+  const err = (f_cuLibraryLoadData ??= L.bind('cuLibraryLoadData'))(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUlibrary];
 }
 
+let f_cuLibraryLoadFromFile: KoffiFunction | undefined;
 /** Load a library with specified file and options */
 // CUresult cuLibraryLoadFromFile(CUlibrary * library, const char * fileName, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:8000
 export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option_enum)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
@@ -685,117 +758,129 @@ export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_opt
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cuLibraryLoadFromFile', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadFromFile', n)), true));
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadFromFile', n)), true));
-  const err = fns().cuLibraryLoadFromFile(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
+  const err = (f_cuLibraryLoadFromFile ??= L.bind('cuLibraryLoadFromFile'))(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUlibrary];
 }
 
+let f_cuLibraryUnload: KoffiFunction | undefined;
 /** Unloads a library */
 // CUresult cuLibraryUnload(CUlibrary library) — cuda.h:8021
 export function cuLibraryUnload(library: H.CUlibrary | null): [E.CUresult] {
   const a_library = M.handle(library, 'cuLibraryUnload', 'library');
-  const err = fns().cuLibraryUnload(a_library) as E.CUresult;
+  const err = (f_cuLibraryUnload ??= L.bind('cuLibraryUnload'))(a_library) as E.CUresult;
   return [err];
 }
 
+let f_cuLibraryGetKernel: KoffiFunction | undefined;
 /** Returns a kernel handle */
 // CUresult cuLibraryGetKernel(CUkernel * pKernel, CUlibrary library, const char * name) — cuda.h:8048
 export function cuLibraryGetKernel(library: H.CUlibrary | null, name: string): [E.CUresult, H.CUkernel | null] {
   const a_library = M.handle(library, 'cuLibraryGetKernel', 'library');
   const a_name = M.str(name, 'cuLibraryGetKernel', 'name');
-  const err = fns().cuLibraryGetKernel(K.slot[0], a_library, a_name) as E.CUresult;
+  const err = (f_cuLibraryGetKernel ??= L.bind('cuLibraryGetKernel'))(K.slot[0], a_library, a_name) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUkernel];
 }
 
+let f_cuLibraryGetKernelCount: KoffiFunction | undefined;
 /** Returns the number of kernels within a library */
 // CUresult cuLibraryGetKernelCount(unsigned int * count, CUlibrary lib) — cuda.h:8063
 export function cuLibraryGetKernelCount(lib: H.CUlibrary | null): [E.CUresult, number | null] {
   const a_lib = M.handle(lib, 'cuLibraryGetKernelCount', 'lib');
-  const err = fns().cuLibraryGetKernelCount(K.slot[0], a_lib) as E.CUresult;
+  const err = (f_cuLibraryGetKernelCount ??= L.bind('cuLibraryGetKernelCount'))(K.slot[0], a_lib) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuLibraryEnumerateKernels: KoffiFunction | undefined;
 /** Retrieve the kernel handles within a library. */
 // CUresult cuLibraryEnumerateKernels(CUkernel * kernels, unsigned int numKernels, CUlibrary lib) — cuda.h:8082
 export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary | null): [E.CUresult, H.CUkernel[] | null] {
   const a_numKernels = M.u32(numKernels, 'cuLibraryEnumerateKernels', 'numKernels');
   const a_lib = M.handle(lib, 'cuLibraryEnumerateKernels', 'lib');
   const a_kernels = a_numKernels > 0 ? M.bytes(a_numKernels * 8) : null;
-  const err = fns().cuLibraryEnumerateKernels(a_kernels, a_numKernels, a_lib) as E.CUresult;
+  const err = (f_cuLibraryEnumerateKernels ??= L.bind('cuLibraryEnumerateKernels'))(a_kernels, a_numKernels, a_lib) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_kernels, a_numKernels, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUkernel)];
 }
 
+let f_cuLibraryGetModule: KoffiFunction | undefined;
 /** Returns a module handle */
 // CUresult cuLibraryGetModule(CUmodule * pMod, CUlibrary library) — cuda.h:8108
 export function cuLibraryGetModule(library: H.CUlibrary | null): [E.CUresult, H.CUmodule | null] {
   const a_library = M.handle(library, 'cuLibraryGetModule', 'library');
-  const err = fns().cuLibraryGetModule(K.slot[0], a_library) as E.CUresult;
+  const err = (f_cuLibraryGetModule ??= L.bind('cuLibraryGetModule'))(K.slot[0], a_library) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmodule];
 }
 
+let f_cuKernelGetFunction: KoffiFunction | undefined;
 /** Returns a function handle */
 // CUresult cuKernelGetFunction(CUfunction * pFunc, CUkernel kernel) — cuda.h:8136
 export function cuKernelGetFunction(kernel: H.CUkernel | null): [E.CUresult, H.CUfunction | null] {
   const a_kernel = M.handle(kernel, 'cuKernelGetFunction', 'kernel');
-  const err = fns().cuKernelGetFunction(K.slot[0], a_kernel) as E.CUresult;
+  const err = (f_cuKernelGetFunction ??= L.bind('cuKernelGetFunction'))(K.slot[0], a_kernel) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUfunction];
 }
 
+let f_cuKernelGetLibrary: KoffiFunction | undefined;
 /** Returns a library handle */
 // CUresult cuKernelGetLibrary(CUlibrary * pLib, CUkernel kernel) — cuda.h:8159
 export function cuKernelGetLibrary(kernel: H.CUkernel | null): [E.CUresult, H.CUlibrary | null] {
   const a_kernel = M.handle(kernel, 'cuKernelGetLibrary', 'kernel');
-  const err = fns().cuKernelGetLibrary(K.slot[0], a_kernel) as E.CUresult;
+  const err = (f_cuKernelGetLibrary ??= L.bind('cuKernelGetLibrary'))(K.slot[0], a_kernel) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUlibrary];
 }
 
+let f_cuLibraryGetGlobal: KoffiFunction | undefined;
 /** Returns a global device pointer */
 // CUresult cuLibraryGetGlobal(CUdeviceptr * dptr, size_t * bytes, CUlibrary library, const char * name) — cuda.h:8191
 export function cuLibraryGetGlobal(library: H.CUlibrary | null, name: string): [E.CUresult, bigint | null, number | null] {
   const a_library = M.handle(library, 'cuLibraryGetGlobal', 'library');
   const a_name = M.str(name, 'cuLibraryGetGlobal', 'name');
-  const err = fns().cuLibraryGetGlobal(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
+  const err = (f_cuLibraryGetGlobal ??= L.bind('cuLibraryGetGlobal'))(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuLibraryGetManaged: KoffiFunction | undefined;
 /** Returns a pointer to managed memory */
 // CUresult cuLibraryGetManaged(CUdeviceptr * dptr, size_t * bytes, CUlibrary library, const char * name) — cuda.h:8220
 export function cuLibraryGetManaged(library: H.CUlibrary | null, name: string): [E.CUresult, bigint | null, number | null] {
   const a_library = M.handle(library, 'cuLibraryGetManaged', 'library');
   const a_name = M.str(name, 'cuLibraryGetManaged', 'name');
-  const err = fns().cuLibraryGetManaged(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
+  const err = (f_cuLibraryGetManaged ??= L.bind('cuLibraryGetManaged'))(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuLibraryGetUnifiedFunction: KoffiFunction | undefined;
 /** Returns a pointer to a unified function */
 // CUresult cuLibraryGetUnifiedFunction(void ** fptr, CUlibrary library, const char * symbol) — cuda.h:8246
 export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol: string): [E.CUresult, bigint | null] {
   const a_library = M.handle(library, 'cuLibraryGetUnifiedFunction', 'library');
   const a_symbol = M.str(symbol, 'cuLibraryGetUnifiedFunction', 'symbol');
-  const err = fns().cuLibraryGetUnifiedFunction(K.slot[0], a_library, a_symbol) as E.CUresult;
+  const err = (f_cuLibraryGetUnifiedFunction ??= L.bind('cuLibraryGetUnifiedFunction'))(K.slot[0], a_library, a_symbol) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuKernelGetAttribute: KoffiFunction | undefined;
 /** Returns information about a kernel */
 // CUresult cuKernelGetAttribute(int * pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) — cuda.h:8334
 export function cuKernelGetAttribute(attrib: E.CUfunction_attribute_enum, kernel: H.CUkernel | null, dev: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuKernelGetAttribute', 'attrib');
   const a_kernel = M.handle(kernel, 'cuKernelGetAttribute', 'kernel');
   const a_dev = M.i32(dev, 'cuKernelGetAttribute', 'dev');
-  const err = fns().cuKernelGetAttribute(K.slot[0], a_attrib, a_kernel, a_dev) as E.CUresult;
+  const err = (f_cuKernelGetAttribute ??= L.bind('cuKernelGetAttribute'))(K.slot[0], a_attrib, a_kernel, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuKernelSetAttribute: KoffiFunction | undefined;
 /** Sets information about a kernel */
 // CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) — cuda.h:8415
 export function cuKernelSetAttribute(attrib: E.CUfunction_attribute_enum, val: number, kernel: H.CUkernel | null, dev: number): [E.CUresult] {
@@ -803,227 +888,251 @@ export function cuKernelSetAttribute(attrib: E.CUfunction_attribute_enum, val: n
   const a_val = M.i32(val, 'cuKernelSetAttribute', 'val');
   const a_kernel = M.handle(kernel, 'cuKernelSetAttribute', 'kernel');
   const a_dev = M.i32(dev, 'cuKernelSetAttribute', 'dev');
-  const err = fns().cuKernelSetAttribute(a_attrib, a_val, a_kernel, a_dev) as E.CUresult;
+  const err = (f_cuKernelSetAttribute ??= L.bind('cuKernelSetAttribute'))(a_attrib, a_val, a_kernel, a_dev) as E.CUresult;
   return [err];
 }
 
+let f_cuKernelSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for a device kernel. */
 // CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) — cuda.h:8474
 export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfunc_cache_enum, dev: number): [E.CUresult] {
   const a_kernel = M.handle(kernel, 'cuKernelSetCacheConfig', 'kernel');
   const a_config = M.i32(config, 'cuKernelSetCacheConfig', 'config');
   const a_dev = M.i32(dev, 'cuKernelSetCacheConfig', 'dev');
-  const err = fns().cuKernelSetCacheConfig(a_kernel, a_config, a_dev) as E.CUresult;
+  const err = (f_cuKernelSetCacheConfig ??= L.bind('cuKernelSetCacheConfig'))(a_kernel, a_config, a_dev) as E.CUresult;
   return [err];
 }
 
+let f_cuKernelGetName: KoffiFunction | undefined;
 /** Returns the function name for a::CUkernel handle */
 // CUresult cuKernelGetName(const char ** name, CUkernel hfunc) — cuda.h:8495
 export function cuKernelGetName(hfunc: H.CUkernel | null): [E.CUresult, string | null] {
   const a_hfunc = M.handle(hfunc, 'cuKernelGetName', 'hfunc');
-  const err = fns().cuKernelGetName(K.slot[0], a_hfunc) as E.CUresult;
+  const err = (f_cuKernelGetName ??= L.bind('cuKernelGetName'))(K.slot[0], a_hfunc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readCString(K.U64[0])];
 }
 
+let f_cuKernelGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout */
 // CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:8519
 export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: number): [E.CUresult, number | null, number | null] {
   const a_kernel = M.handle(kernel, 'cuKernelGetParamInfo', 'kernel');
   const a_paramIndex = M.size(paramIndex, 'cuKernelGetParamInfo', 'paramIndex');
-  const err = fns().cuKernelGetParamInfo(a_kernel, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
+  const err = (f_cuKernelGetParamInfo ??= L.bind('cuKernelGetParamInfo'))(a_kernel, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
 }
 
+let f_cuMemGetInfo: KoffiFunction | undefined;
 /** Gets free and total memory */
 // CUresult cuMemGetInfo_v2(size_t * free, size_t * total) — cuda.h:8575
 export function cuMemGetInfo(): [E.CUresult, number | null, number | null] {
-  const err = fns().cuMemGetInfo(K.slot[0], K.slot[1]) as E.CUresult;
+  const err = (f_cuMemGetInfo ??= L.bind('cuMemGetInfo'))(K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
 }
 
+let f_cuMemAlloc: KoffiFunction | undefined;
 /** Allocates device memory */
 // CUresult cuMemAlloc_v2(CUdeviceptr * dptr, size_t bytesize) — cuda.h:8609
 export function cuMemAlloc(bytesize: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAlloc', 'bytesize');
-  const err = fns().cuMemAlloc(K.slot[0], a_bytesize) as E.CUresult;
+  const err = (f_cuMemAlloc ??= L.bind('cuMemAlloc'))(K.slot[0], a_bytesize) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemAllocPitch: KoffiFunction | undefined;
 /** Allocates pitched device memory */
 // CUresult cuMemAllocPitch_v2(CUdeviceptr * dptr, size_t * pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) — cuda.h:8671
 export function cuMemAllocPitch(WidthInBytes: number, Height: number, ElementSizeBytes: number): [E.CUresult, bigint | null, number | null] {
   const a_WidthInBytes = M.size(WidthInBytes, 'cuMemAllocPitch', 'WidthInBytes');
   const a_Height = M.size(Height, 'cuMemAllocPitch', 'Height');
   const a_ElementSizeBytes = M.u32(ElementSizeBytes, 'cuMemAllocPitch', 'ElementSizeBytes');
-  const err = fns().cuMemAllocPitch(K.slot[0], K.slot[1], a_WidthInBytes, a_Height, a_ElementSizeBytes) as E.CUresult;
+  const err = (f_cuMemAllocPitch ??= L.bind('cuMemAllocPitch'))(K.slot[0], K.slot[1], a_WidthInBytes, a_Height, a_ElementSizeBytes) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuMemFree: KoffiFunction | undefined;
 /** Frees device memory */
 // CUresult cuMemFree_v2(CUdeviceptr dptr) — cuda.h:8708
 export function cuMemFree(dptr: bigint | number): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuMemFree', 'dptr');
-  const err = fns().cuMemFree(a_dptr) as E.CUresult;
+  const err = (f_cuMemFree ??= L.bind('cuMemFree'))(a_dptr) as E.CUresult;
   return [err];
 }
 
+let f_cuMemGetAddressRange: KoffiFunction | undefined;
 /** Get information on memory allocations */
 // CUresult cuMemGetAddressRange_v2(CUdeviceptr * pbase, size_t * psize, CUdeviceptr dptr) — cuda.h:8742
 export function cuMemGetAddressRange(dptr: bigint | number): [E.CUresult, bigint | null, number | null] {
   const a_dptr = M.u64(dptr, 'cuMemGetAddressRange', 'dptr');
-  const err = fns().cuMemGetAddressRange(K.slot[0], K.slot[1], a_dptr) as E.CUresult;
+  const err = (f_cuMemGetAddressRange ??= L.bind('cuMemGetAddressRange'))(K.slot[0], K.slot[1], a_dptr) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuMemAllocHost: KoffiFunction | undefined;
 /** Allocates page-locked host memory */
 // CUresult cuMemAllocHost_v2(void ** pp, size_t bytesize) — cuda.h:8793
 export function cuMemAllocHost(bytesize: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocHost', 'bytesize');
-  const err = fns().cuMemAllocHost(K.slot[0], a_bytesize) as E.CUresult;
+  const err = (f_cuMemAllocHost ??= L.bind('cuMemAllocHost'))(K.slot[0], a_bytesize) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemFreeHost: KoffiFunction | undefined;
 /** Frees page-locked host memory */
 // CUresult cuMemFreeHost(void * p) — cuda.h:8823
 export function cuMemFreeHost(p: Pointer): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemFreeHost', 'p');
-  const err = fns().cuMemFreeHost(a_p) as E.CUresult;
+  const err = (f_cuMemFreeHost ??= L.bind('cuMemFreeHost'))(a_p) as E.CUresult;
   return [err];
 }
 
+let f_cuMemHostAlloc: KoffiFunction | undefined;
 /** Allocates page-locked host memory */
 // CUresult cuMemHostAlloc(void ** pp, size_t bytesize, unsigned int Flags) — cuda.h:8906
 export function cuMemHostAlloc(bytesize: number, Flags: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemHostAlloc', 'bytesize');
   const a_Flags = M.u32(Flags, 'cuMemHostAlloc', 'Flags');
-  const err = fns().cuMemHostAlloc(K.slot[0], a_bytesize, a_Flags) as E.CUresult;
+  const err = (f_cuMemHostAlloc ??= L.bind('cuMemHostAlloc'))(K.slot[0], a_bytesize, a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemHostGetDevicePointer: KoffiFunction | undefined;
 /** Passes back device pointer of mapped pinned memory */
 // CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr * pdptr, void * p, unsigned int Flags) — cuda.h:8959
 export function cuMemHostGetDevicePointer(p: Pointer, Flags: number): [E.CUresult, bigint | null] {
   const a_p = M.pointer(p, 'cuMemHostGetDevicePointer', 'p');
   const a_Flags = M.u32(Flags, 'cuMemHostGetDevicePointer', 'Flags');
-  const err = fns().cuMemHostGetDevicePointer(K.slot[0], a_p, a_Flags) as E.CUresult;
+  const err = (f_cuMemHostGetDevicePointer ??= L.bind('cuMemHostGetDevicePointer'))(K.slot[0], a_p, a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemHostGetFlags: KoffiFunction | undefined;
 /** Passes back flags that were used for a pinned allocation */
 // CUresult cuMemHostGetFlags(unsigned int * pFlags, void * p) — cuda.h:8986
 export function cuMemHostGetFlags(p: Pointer): [E.CUresult, number | null] {
   const a_p = M.pointer(p, 'cuMemHostGetFlags', 'p');
-  const err = fns().cuMemHostGetFlags(K.slot[0], a_p) as E.CUresult;
+  const err = (f_cuMemHostGetFlags ??= L.bind('cuMemHostGetFlags'))(K.slot[0], a_p) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuMemAllocManaged: KoffiFunction | undefined;
 /** Allocates memory that will be automatically managed by the Unified Memory system */
 // CUresult cuMemAllocManaged(CUdeviceptr * dptr, size_t bytesize, unsigned int flags) — cuda.h:9096
 export function cuMemAllocManaged(bytesize: number, flags: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocManaged', 'bytesize');
   const a_flags = M.u32(flags, 'cuMemAllocManaged', 'flags');
-  const err = fns().cuMemAllocManaged(K.slot[0], a_bytesize, a_flags) as E.CUresult;
+  const err = (f_cuMemAllocManaged ??= L.bind('cuMemAllocManaged'))(K.slot[0], a_bytesize, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuDeviceRegisterAsyncNotification: KoffiFunction | undefined;
 /** Registers a callback function to receive async notifications */
 // CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void * userData, CUasyncCallbackHandle * callback) — cuda.h:9133
 export function cuDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): [E.CUresult, H.CUasyncCallbackHandle | null] {
   const a_device = M.i32(device, 'cuDeviceRegisterAsyncNotification', 'device');
   const a_callbackFunc = M.handle(callbackFunc, 'cuDeviceRegisterAsyncNotification', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cuDeviceRegisterAsyncNotification', 'userData');
-  const err = fns().cuDeviceRegisterAsyncNotification(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.CUresult;
+  const err = (f_cuDeviceRegisterAsyncNotification ??= L.bind('cuDeviceRegisterAsyncNotification'))(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUasyncCallbackHandle];
 }
 
+let f_cuDeviceUnregisterAsyncNotification: KoffiFunction | undefined;
 /** Unregisters an async notification callback */
 // CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) — cuda.h:9156
 export function cuDeviceUnregisterAsyncNotification(device: number, callback: H.CUasyncCallbackHandle | null): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceUnregisterAsyncNotification', 'device');
   const a_callback = M.handle(callback, 'cuDeviceUnregisterAsyncNotification', 'callback');
-  const err = fns().cuDeviceUnregisterAsyncNotification(a_device, a_callback) as E.CUresult;
+  const err = (f_cuDeviceUnregisterAsyncNotification ??= L.bind('cuDeviceUnregisterAsyncNotification'))(a_device, a_callback) as E.CUresult;
   return [err];
 }
 
+let f_cuDeviceGetByPCIBusId: KoffiFunction | undefined;
 /** Returns a handle to a compute device */
 // CUresult cuDeviceGetByPCIBusId(CUdevice * dev, const char * pciBusId) — cuda.h:9185
 export function cuDeviceGetByPCIBusId(pciBusId: string): [E.CUresult, number | null] {
   const a_pciBusId = M.str(pciBusId, 'cuDeviceGetByPCIBusId', 'pciBusId');
-  const err = fns().cuDeviceGetByPCIBusId(K.slot[0], a_pciBusId) as E.CUresult;
+  const err = (f_cuDeviceGetByPCIBusId ??= L.bind('cuDeviceGetByPCIBusId'))(K.slot[0], a_pciBusId) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuDeviceGetPCIBusId: KoffiFunction | undefined;
 /** Returns a PCI Bus Id string for the device */
 // CUresult cuDeviceGetPCIBusId(char * pciBusId, int len, CUdevice dev) — cuda.h:9217
 export function cuDeviceGetPCIBusId(len: number, dev: number): [E.CUresult, string | null] {
   const a_len = M.i32(len, 'cuDeviceGetPCIBusId', 'len');
   const a_dev = M.i32(dev, 'cuDeviceGetPCIBusId', 'dev');
   const a_pciBusId = M.bytes(Math.max(1, a_len));
-  const err = fns().cuDeviceGetPCIBusId(a_pciBusId, a_len, a_dev) as E.CUresult;
+  const err = (f_cuDeviceGetPCIBusId ??= L.bind('cuDeviceGetPCIBusId'))(a_pciBusId, a_len, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, M.cString(a_pciBusId)];
 }
 
+let f_cuIpcGetEventHandle: KoffiFunction | undefined;
 /** Gets an interprocess handle for a previously allocated event */
 // CUresult cuIpcGetEventHandle(CUipcEventHandle * pHandle, CUevent event) — cuda.h:9265
 export function cuIpcGetEventHandle(event: H.CUevent | null): [E.CUresult, S.CUipcEventHandle_st | null] {
   const a_event = M.handle(event, 'cuIpcGetEventHandle', 'event');
   const a_pHandle = new S.CUipcEventHandle_st();
-  const err = fns().cuIpcGetEventHandle(a_pHandle._u8, a_event) as E.CUresult;
+  const err = (f_cuIpcGetEventHandle ??= L.bind('cuIpcGetEventHandle'))(a_pHandle._u8, a_event) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pHandle];
 }
 
+let f_cuIpcOpenEventHandle: KoffiFunction | undefined;
 /** Opens an interprocess event handle for use in the current process */
 // CUresult cuIpcOpenEventHandle(CUevent * phEvent, CUipcEventHandle handle) — cuda.h:9308
 export function cuIpcOpenEventHandle(handle: S.CUipcEventHandle_st | S.CUipcEventHandle_stInit): [E.CUresult, H.CUevent | null] {
   const a_handle = { bytes: X.byValue(handle, S.CUipcEventHandle_st, 'cuIpcOpenEventHandle', 'handle')._u8 };
-  const err = fns().cuIpcOpenEventHandle(K.slot[0], a_handle) as E.CUresult;
+  const err = (f_cuIpcOpenEventHandle ??= L.bind('cuIpcOpenEventHandle'))(K.slot[0], a_handle) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUevent];
 }
 
+let f_cuIpcGetMemHandle: KoffiFunction | undefined;
 /** Gets an interprocess memory handle for an existing device memory allocation */
 // CUresult cuIpcGetMemHandle(CUipcMemHandle * pHandle, CUdeviceptr dptr) — cuda.h:9352
 export function cuIpcGetMemHandle(dptr: bigint | number): [E.CUresult, S.CUipcMemHandle_st | null] {
   const a_dptr = M.u64(dptr, 'cuIpcGetMemHandle', 'dptr');
   const a_pHandle = new S.CUipcMemHandle_st();
-  const err = fns().cuIpcGetMemHandle(a_pHandle._u8, a_dptr) as E.CUresult;
+  const err = (f_cuIpcGetMemHandle ??= L.bind('cuIpcGetMemHandle'))(a_pHandle._u8, a_dptr) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pHandle];
 }
 
+let f_cuIpcOpenMemHandle: KoffiFunction | undefined;
 /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
 // CUresult cuIpcOpenMemHandle_v2(CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags) — cuda.h:9413
 export function cuIpcOpenMemHandle(handle: S.CUipcMemHandle_st | S.CUipcMemHandle_stInit, Flags: number): [E.CUresult, bigint | null] {
   const a_handle = { bytes: X.byValue(handle, S.CUipcMemHandle_st, 'cuIpcOpenMemHandle', 'handle')._u8 };
   const a_Flags = M.u32(Flags, 'cuIpcOpenMemHandle', 'Flags');
-  const err = fns().cuIpcOpenMemHandle(K.slot[0], a_handle, a_Flags) as E.CUresult;
+  const err = (f_cuIpcOpenMemHandle ??= L.bind('cuIpcOpenMemHandle'))(K.slot[0], a_handle, a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuIpcCloseMemHandle: KoffiFunction | undefined;
 /** Attempts to close memory mapped with::cuIpcOpenMemHandle */
 // CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) — cuda.h:9450
 export function cuIpcCloseMemHandle(dptr: bigint | number): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuIpcCloseMemHandle', 'dptr');
-  const err = fns().cuIpcCloseMemHandle(a_dptr) as E.CUresult;
+  const err = (f_cuIpcCloseMemHandle ??= L.bind('cuIpcCloseMemHandle'))(a_dptr) as E.CUresult;
   return [err];
 }
 
+let f_cuMemHostRegister: KoffiFunction | undefined;
 /** Registers an existing host memory range for use by CUDA */
 // CUresult cuMemHostRegister_v2(void * p, size_t bytesize, unsigned int Flags) — cuda.h:9541
 export function cuMemHostRegister(p: Pointer, bytesize: number, Flags: number): [E.CUresult] {
@@ -1031,28 +1140,31 @@ export function cuMemHostRegister(p: Pointer, bytesize: number, Flags: number): 
   const a_bytesize = M.size(bytesize, 'cuMemHostRegister', 'bytesize');
   const a_Flags = M.u32(Flags, 'cuMemHostRegister', 'Flags');
   M.checkExtent(a_p, a_bytesize, 'cuMemHostRegister', 'p', 'bytesize');
-  const err = fns().cuMemHostRegister(a_p, a_bytesize, a_Flags) as E.CUresult;
+  const err = (f_cuMemHostRegister ??= L.bind('cuMemHostRegister'))(a_p, a_bytesize, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuMemHostUnregister: KoffiFunction | undefined;
 /** Unregisters a memory range that was registered with cuMemHostRegister. */
 // CUresult cuMemHostUnregister(void * p) — cuda.h:9567
 export function cuMemHostUnregister(p: Pointer): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemHostUnregister', 'p');
-  const err = fns().cuMemHostUnregister(a_p) as E.CUresult;
+  const err = (f_cuMemHostUnregister ??= L.bind('cuMemHostUnregister'))(a_p) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy: KoffiFunction | undefined;
 /** Copies memory */
 // CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) — cuda.h:9607
 export function cuMemcpy(dst: bigint | number, src: bigint | number, ByteCount: number): [E.CUresult] {
   const a_dst = M.u64(dst, 'cuMemcpy', 'dst');
   const a_src = M.u64(src, 'cuMemcpy', 'src');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpy', 'ByteCount');
-  const err = fns().cuMemcpy(a_dst, a_src, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpy ??= L.bind('cuMemcpy'))(a_dst, a_src, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyPeer: KoffiFunction | undefined;
 /** Copies device memory between two contexts */
 // CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) — cuda.h:9637
 export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number): [E.CUresult] {
@@ -1061,40 +1173,44 @@ export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyPeer', 'srcDevice');
   const a_srcContext = M.handle(srcContext, 'cuMemcpyPeer', 'srcContext');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyPeer', 'ByteCount');
-  const err = fns().cuMemcpyPeer(a_dstDevice, a_dstContext, a_srcDevice, a_srcContext, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyPeer ??= L.bind('cuMemcpyPeer'))(a_dstDevice, a_dstContext, a_srcDevice, a_srcContext, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyHtoD_v2: KoffiFunction | undefined;
 /** Copies memory from Host to Device */
 // CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount) — cuda.h:9673
 export function cuMemcpyHtoD_v2(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoD_v2', 'dstDevice');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoD_v2', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoD_v2', 'ByteCount');
-  const err = fns().cuMemcpyHtoD_v2(a_dstDevice, a_srcHost, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyHtoD_v2 ??= L.bind('cuMemcpyHtoD_v2'))(a_dstDevice, a_srcHost, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyDtoH_v2: KoffiFunction | undefined;
 /** Copies memory from Device to Host */
 // CUresult cuMemcpyDtoH_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9709
 export function cuMemcpyDtoH_v2(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoH_v2', 'dstHost');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoH_v2', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoH_v2', 'ByteCount');
-  const err = fns().cuMemcpyDtoH_v2(a_dstHost, a_srcDevice, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyDtoH_v2 ??= L.bind('cuMemcpyDtoH_v2'))(a_dstHost, a_srcDevice, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyDtoD_v2: KoffiFunction | undefined;
 /** Copies memory from Device to Device */
 // CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9745
 export function cuMemcpyDtoD_v2(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoD_v2', 'dstDevice');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoD_v2', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoD_v2', 'ByteCount');
-  const err = fns().cuMemcpyDtoD_v2(a_dstDevice, a_srcDevice, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyDtoD_v2 ??= L.bind('cuMemcpyDtoD_v2'))(a_dstDevice, a_srcDevice, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyDtoA_v2: KoffiFunction | undefined;
 /** Copies memory from Device to Array */
 // CUresult cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9781
 export function cuMemcpyDtoA_v2(dstArray: H.CUarray | null, dstOffset: number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
@@ -1102,10 +1218,11 @@ export function cuMemcpyDtoA_v2(dstArray: H.CUarray | null, dstOffset: number, s
   const a_dstOffset = M.size(dstOffset, 'cuMemcpyDtoA_v2', 'dstOffset');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoA_v2', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoA_v2', 'ByteCount');
-  const err = fns().cuMemcpyDtoA_v2(a_dstArray, a_dstOffset, a_srcDevice, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyDtoA_v2 ??= L.bind('cuMemcpyDtoA_v2'))(a_dstArray, a_dstOffset, a_srcDevice, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyAtoD_v2: KoffiFunction | undefined;
 /** Copies memory from Array to Device */
 // CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9819
 export function cuMemcpyAtoD_v2(dstDevice: bigint | number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
@@ -1113,10 +1230,11 @@ export function cuMemcpyAtoD_v2(dstDevice: bigint | number, srcArray: H.CUarray 
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoD_v2', 'srcArray');
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoD_v2', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoD_v2', 'ByteCount');
-  const err = fns().cuMemcpyAtoD_v2(a_dstDevice, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyAtoD_v2 ??= L.bind('cuMemcpyAtoD_v2'))(a_dstDevice, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyHtoA_v2: KoffiFunction | undefined;
 /** Copies memory from Host to Array */
 // CUresult cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount) — cuda.h:9856
 export function cuMemcpyHtoA_v2(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
@@ -1124,10 +1242,11 @@ export function cuMemcpyHtoA_v2(dstArray: H.CUarray | null, dstOffset: number, s
   const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoA_v2', 'dstOffset');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoA_v2', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoA_v2', 'ByteCount');
-  const err = fns().cuMemcpyHtoA_v2(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyHtoA_v2 ??= L.bind('cuMemcpyHtoA_v2'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyAtoH_v2: KoffiFunction | undefined;
 /** Copies memory from Array to Host */
 // CUresult cuMemcpyAtoH_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9893
 export function cuMemcpyAtoH_v2(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
@@ -1135,10 +1254,11 @@ export function cuMemcpyAtoH_v2(dstHost: Pointer, srcArray: H.CUarray | null, sr
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoH_v2', 'srcArray');
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoH_v2', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoH_v2', 'ByteCount');
-  const err = fns().cuMemcpyAtoH_v2(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyAtoH_v2 ??= L.bind('cuMemcpyAtoH_v2'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyAtoA_v2: KoffiFunction | undefined;
 /** Copies memory from Array to Array */
 // CUresult cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9933
 export function cuMemcpyAtoA_v2(dstArray: H.CUarray | null, dstOffset: number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
@@ -1147,42 +1267,47 @@ export function cuMemcpyAtoA_v2(dstArray: H.CUarray | null, dstOffset: number, s
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoA_v2', 'srcArray');
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoA_v2', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoA_v2', 'ByteCount');
-  const err = fns().cuMemcpyAtoA_v2(a_dstArray, a_dstOffset, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+  const err = (f_cuMemcpyAtoA_v2 ??= L.bind('cuMemcpyAtoA_v2'))(a_dstArray, a_dstOffset, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy2D_v2: KoffiFunction | undefined;
 /** Copies memory for 2D arrays */
 // CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10097
 export function cuMemcpy2D_v2(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2D_v2', 'pCopy');
-  const err = fns().cuMemcpy2D_v2(a_pCopy) as E.CUresult;
+  const err = (f_cuMemcpy2D_v2 ??= L.bind('cuMemcpy2D_v2'))(a_pCopy) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy2DUnaligned_v2: KoffiFunction | undefined;
 /** Copies memory for 2D arrays */
 // CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10259
 export function cuMemcpy2DUnaligned_v2(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DUnaligned_v2', 'pCopy');
-  const err = fns().cuMemcpy2DUnaligned_v2(a_pCopy) as E.CUresult;
+  const err = (f_cuMemcpy2DUnaligned_v2 ??= L.bind('cuMemcpy2DUnaligned_v2'))(a_pCopy) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy3D_v2: KoffiFunction | undefined;
 /** Copies memory for 3D arrays */
 // CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D * pCopy) — cuda.h:10428
 export function cuMemcpy3D_v2(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3D_v2', 'pCopy');
-  const err = fns().cuMemcpy3D_v2(a_pCopy) as E.CUresult;
+  const err = (f_cuMemcpy3D_v2 ??= L.bind('cuMemcpy3D_v2'))(a_pCopy) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy3DPeer: KoffiFunction | undefined;
 /** Copies memory between contexts */
 // CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER * pCopy) — cuda.h:10452
 export function cuMemcpy3DPeer(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_PEER_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_PEER_st, 'cuMemcpy3DPeer', 'pCopy');
-  const err = fns().cuMemcpy3DPeer(a_pCopy) as E.CUresult;
+  const err = (f_cuMemcpy3DPeer ??= L.bind('cuMemcpy3DPeer'))(a_pCopy) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyAsync: KoffiFunction | undefined;
 /** Copies memory asynchronously */
 // CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) — cuda.h:10497
 export function cuMemcpyAsync(dst: bigint | number, src: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1190,10 +1315,11 @@ export function cuMemcpyAsync(dst: bigint | number, src: bigint | number, ByteCo
   const a_src = M.u64(src, 'cuMemcpyAsync', 'src');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyAsync', 'hStream');
-  const err = fns().cuMemcpyAsync(a_dst, a_src, a_ByteCount, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyAsync ??= L.bind('cuMemcpyAsync'))(a_dst, a_src, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyPeerAsync: KoffiFunction | undefined;
 /** Copies device memory between two contexts asynchronously. */
 // CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) — cuda.h:10530
 export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1203,10 +1329,11 @@ export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUco
   const a_srcContext = M.handle(srcContext, 'cuMemcpyPeerAsync', 'srcContext');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyPeerAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyPeerAsync', 'hStream');
-  const err = fns().cuMemcpyPeerAsync(a_dstDevice, a_dstContext, a_srcDevice, a_srcContext, a_ByteCount, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyPeerAsync ??= L.bind('cuMemcpyPeerAsync'))(a_dstDevice, a_dstContext, a_srcDevice, a_srcContext, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyHtoDAsync_v2: KoffiFunction | undefined;
 /** Copies memory from Host to Device */
 // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10571
 export function cuMemcpyHtoDAsync_v2(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1214,10 +1341,11 @@ export function cuMemcpyHtoDAsync_v2(dstDevice: bigint | number, srcHost: Pointe
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoDAsync_v2', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoDAsync_v2', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyHtoDAsync_v2', 'hStream');
-  const err = fns().cuMemcpyHtoDAsync_v2(a_dstDevice, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyHtoDAsync_v2 ??= L.bind('cuMemcpyHtoDAsync_v2'))(a_dstDevice, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyDtoHAsync_v2: KoffiFunction | undefined;
 /** Copies memory from Device to Host */
 // CUresult cuMemcpyDtoHAsync_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10612
 export function cuMemcpyDtoHAsync_v2(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1225,10 +1353,11 @@ export function cuMemcpyDtoHAsync_v2(dstHost: Pointer, srcDevice: bigint | numbe
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoHAsync_v2', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoHAsync_v2', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyDtoHAsync_v2', 'hStream');
-  const err = fns().cuMemcpyDtoHAsync_v2(a_dstHost, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyDtoHAsync_v2 ??= L.bind('cuMemcpyDtoHAsync_v2'))(a_dstHost, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyDtoDAsync_v2: KoffiFunction | undefined;
 /** Copies memory from Device to Device */
 // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10653
 export function cuMemcpyDtoDAsync_v2(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1236,10 +1365,11 @@ export function cuMemcpyDtoDAsync_v2(dstDevice: bigint | number, srcDevice: bigi
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoDAsync_v2', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoDAsync_v2', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyDtoDAsync_v2', 'hStream');
-  const err = fns().cuMemcpyDtoDAsync_v2(a_dstDevice, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyDtoDAsync_v2 ??= L.bind('cuMemcpyDtoDAsync_v2'))(a_dstDevice, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyHtoAAsync_v2: KoffiFunction | undefined;
 /** Copies memory from Host to Array */
 // CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10695
 export function cuMemcpyHtoAAsync_v2(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1248,10 +1378,11 @@ export function cuMemcpyHtoAAsync_v2(dstArray: H.CUarray | null, dstOffset: numb
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoAAsync_v2', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoAAsync_v2', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyHtoAAsync_v2', 'hStream');
-  const err = fns().cuMemcpyHtoAAsync_v2(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyHtoAAsync_v2 ??= L.bind('cuMemcpyHtoAAsync_v2'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyAtoHAsync_v2: KoffiFunction | undefined;
 /** Copies memory from Array to Host */
 // CUresult cuMemcpyAtoHAsync_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) — cuda.h:10737
 export function cuMemcpyAtoHAsync_v2(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1260,37 +1391,41 @@ export function cuMemcpyAtoHAsync_v2(dstHost: Pointer, srcArray: H.CUarray | nul
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoHAsync_v2', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoHAsync_v2', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyAtoHAsync_v2', 'hStream');
-  const err = fns().cuMemcpyAtoHAsync_v2(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyAtoHAsync_v2 ??= L.bind('cuMemcpyAtoHAsync_v2'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy2DAsync_v2: KoffiFunction | undefined;
 /** Copies memory for 2D arrays */
 // CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D * pCopy, CUstream hStream) — cuda.h:10906
 export function cuMemcpy2DAsync_v2(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DAsync_v2', 'pCopy');
   const a_hStream = M.handle(hStream, 'cuMemcpy2DAsync_v2', 'hStream');
-  const err = fns().cuMemcpy2DAsync_v2(a_pCopy, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpy2DAsync_v2 ??= L.bind('cuMemcpy2DAsync_v2'))(a_pCopy, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy3DAsync_v2: KoffiFunction | undefined;
 /** Copies memory for 3D arrays */
 // CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D * pCopy, CUstream hStream) — cuda.h:11080
 export function cuMemcpy3DAsync_v2(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3DAsync_v2', 'pCopy');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DAsync_v2', 'hStream');
-  const err = fns().cuMemcpy3DAsync_v2(a_pCopy, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpy3DAsync_v2 ??= L.bind('cuMemcpy3DAsync_v2'))(a_pCopy, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpy3DPeerAsync: KoffiFunction | undefined;
 /** Copies memory between contexts asynchronously. */
 // CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER * pCopy, CUstream hStream) — cuda.h:11106
 export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_PEER_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_PEER_st, 'cuMemcpy3DPeerAsync', 'pCopy');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DPeerAsync', 'hStream');
-  const err = fns().cuMemcpy3DPeerAsync(a_pCopy, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpy3DPeerAsync ??= L.bind('cuMemcpy3DPeerAsync'))(a_pCopy, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemcpyBatchAsync_v2: KoffiFunction | undefined;
 /** Performs a batch of memory copies asynchronously. */
 // CUresult cuMemcpyBatchAsync_v2(CUdeviceptr * dsts, CUdeviceptr * srcs, size_t * sizes, size_t count, CUmemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, CUstream hStream) — cuda.h:11176
 export function cuMemcpyBatchAsync_v2(count: number, numAttrs: number, hStream: H.CUstream | null): [E.CUresult, bigint | null, bigint | null, number | null, S.CUmemcpyAttributes_st | null, number | null] {
@@ -1298,11 +1433,12 @@ export function cuMemcpyBatchAsync_v2(count: number, numAttrs: number, hStream: 
   const a_numAttrs = M.size(numAttrs, 'cuMemcpyBatchAsync_v2', 'numAttrs');
   const a_hStream = M.handle(hStream, 'cuMemcpyBatchAsync_v2', 'hStream');
   const a_attrs = new S.CUmemcpyAttributes_st();
-  const err = fns().cuMemcpyBatchAsync_v2(K.slot[0], K.slot[1], K.slot[2], a_count, a_attrs._u8, K.slot[3], a_numAttrs, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpyBatchAsync_v2 ??= L.bind('cuMemcpyBatchAsync_v2'))(K.slot[0], K.slot[1], K.slot[2], a_count, a_attrs._u8, K.slot[3], a_numAttrs, a_hStream) as E.CUresult;
   if (err !== 0) return [err, null, null, null, null, null];
   return [err, K.U64[0], K.U64[1], K.readSize(2), a_attrs, K.readSize(3)];
 }
 
+let f_cuMemcpy3DBatchAsync_v2: KoffiFunction | undefined;
 /** Performs a batch of 3D memory copies asynchronously. */
 // CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP * opList, unsigned long long flags, CUstream hStream) — cuda.h:11243
 export function cuMemcpy3DBatchAsync_v2(numOps: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult, S.CUDA_MEMCPY3D_BATCH_OP_st | null] {
@@ -1310,41 +1446,45 @@ export function cuMemcpy3DBatchAsync_v2(numOps: number, flags: bigint | number, 
   const a_flags = M.u64(flags, 'cuMemcpy3DBatchAsync_v2', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DBatchAsync_v2', 'hStream');
   const a_opList = new S.CUDA_MEMCPY3D_BATCH_OP_st();
-  const err = fns().cuMemcpy3DBatchAsync_v2(a_numOps, a_opList._u8, a_flags, a_hStream) as E.CUresult;
+  const err = (f_cuMemcpy3DBatchAsync_v2 ??= L.bind('cuMemcpy3DBatchAsync_v2'))(a_numOps, a_opList._u8, a_flags, a_hStream) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_opList];
 }
 
+let f_cuMemsetD8_v2: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) — cuda.h:11278
 export function cuMemsetD8_v2(dstDevice: bigint | number, uc: number, N: number): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD8_v2', 'dstDevice');
   const a_uc = M.intN(uc, 'cuMemsetD8_v2', 'uc', 8, false);
   const a_N = M.size(N, 'cuMemsetD8_v2', 'N');
-  const err = fns().cuMemsetD8_v2(a_dstDevice, a_uc, a_N) as E.CUresult;
+  const err = (f_cuMemsetD8_v2 ??= L.bind('cuMemsetD8_v2'))(a_dstDevice, a_uc, a_N) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD16_v2: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) — cuda.h:11313
 export function cuMemsetD16_v2(dstDevice: bigint | number, us: number, N: number): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD16_v2', 'dstDevice');
   const a_us = M.intN(us, 'cuMemsetD16_v2', 'us', 16, false);
   const a_N = M.size(N, 'cuMemsetD16_v2', 'N');
-  const err = fns().cuMemsetD16_v2(a_dstDevice, a_us, a_N) as E.CUresult;
+  const err = (f_cuMemsetD16_v2 ??= L.bind('cuMemsetD16_v2'))(a_dstDevice, a_us, a_N) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD32_v2: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) — cuda.h:11348
 export function cuMemsetD32_v2(dstDevice: bigint | number, ui: number, N: number): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD32_v2', 'dstDevice');
   const a_ui = M.u32(ui, 'cuMemsetD32_v2', 'ui');
   const a_N = M.size(N, 'cuMemsetD32_v2', 'N');
-  const err = fns().cuMemsetD32_v2(a_dstDevice, a_ui, a_N) as E.CUresult;
+  const err = (f_cuMemsetD32_v2 ??= L.bind('cuMemsetD32_v2'))(a_dstDevice, a_ui, a_N) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD2D8_v2: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) — cuda.h:11388
 export function cuMemsetD2D8_v2(dstDevice: bigint | number, dstPitch: number, uc: number, Width: number, Height: number): [E.CUresult] {
@@ -1353,10 +1493,11 @@ export function cuMemsetD2D8_v2(dstDevice: bigint | number, dstPitch: number, uc
   const a_uc = M.intN(uc, 'cuMemsetD2D8_v2', 'uc', 8, false);
   const a_Width = M.size(Width, 'cuMemsetD2D8_v2', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D8_v2', 'Height');
-  const err = fns().cuMemsetD2D8_v2(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height) as E.CUresult;
+  const err = (f_cuMemsetD2D8_v2 ??= L.bind('cuMemsetD2D8_v2'))(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD2D16_v2: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) — cuda.h:11429
 export function cuMemsetD2D16_v2(dstDevice: bigint | number, dstPitch: number, us: number, Width: number, Height: number): [E.CUresult] {
@@ -1365,10 +1506,11 @@ export function cuMemsetD2D16_v2(dstDevice: bigint | number, dstPitch: number, u
   const a_us = M.intN(us, 'cuMemsetD2D16_v2', 'us', 16, false);
   const a_Width = M.size(Width, 'cuMemsetD2D16_v2', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D16_v2', 'Height');
-  const err = fns().cuMemsetD2D16_v2(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height) as E.CUresult;
+  const err = (f_cuMemsetD2D16_v2 ??= L.bind('cuMemsetD2D16_v2'))(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD2D32_v2: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) — cuda.h:11470
 export function cuMemsetD2D32_v2(dstDevice: bigint | number, dstPitch: number, ui: number, Width: number, Height: number): [E.CUresult] {
@@ -1377,10 +1519,11 @@ export function cuMemsetD2D32_v2(dstDevice: bigint | number, dstPitch: number, u
   const a_ui = M.u32(ui, 'cuMemsetD2D32_v2', 'ui');
   const a_Width = M.size(Width, 'cuMemsetD2D32_v2', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D32_v2', 'Height');
-  const err = fns().cuMemsetD2D32_v2(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height) as E.CUresult;
+  const err = (f_cuMemsetD2D32_v2 ??= L.bind('cuMemsetD2D32_v2'))(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD8Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) — cuda.h:11507
 export function cuMemsetD8Async(dstDevice: bigint | number, uc: number, N: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1388,10 +1531,11 @@ export function cuMemsetD8Async(dstDevice: bigint | number, uc: number, N: numbe
   const a_uc = M.intN(uc, 'cuMemsetD8Async', 'uc', 8, false);
   const a_N = M.size(N, 'cuMemsetD8Async', 'N');
   const a_hStream = M.handle(hStream, 'cuMemsetD8Async', 'hStream');
-  const err = fns().cuMemsetD8Async(a_dstDevice, a_uc, a_N, a_hStream) as E.CUresult;
+  const err = (f_cuMemsetD8Async ??= L.bind('cuMemsetD8Async'))(a_dstDevice, a_uc, a_N, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD16Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) — cuda.h:11544
 export function cuMemsetD16Async(dstDevice: bigint | number, us: number, N: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1399,10 +1543,11 @@ export function cuMemsetD16Async(dstDevice: bigint | number, us: number, N: numb
   const a_us = M.intN(us, 'cuMemsetD16Async', 'us', 16, false);
   const a_N = M.size(N, 'cuMemsetD16Async', 'N');
   const a_hStream = M.handle(hStream, 'cuMemsetD16Async', 'hStream');
-  const err = fns().cuMemsetD16Async(a_dstDevice, a_us, a_N, a_hStream) as E.CUresult;
+  const err = (f_cuMemsetD16Async ??= L.bind('cuMemsetD16Async'))(a_dstDevice, a_us, a_N, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD32Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) — cuda.h:11580
 export function cuMemsetD32Async(dstDevice: bigint | number, ui: number, N: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1410,10 +1555,11 @@ export function cuMemsetD32Async(dstDevice: bigint | number, ui: number, N: numb
   const a_ui = M.u32(ui, 'cuMemsetD32Async', 'ui');
   const a_N = M.size(N, 'cuMemsetD32Async', 'N');
   const a_hStream = M.handle(hStream, 'cuMemsetD32Async', 'hStream');
-  const err = fns().cuMemsetD32Async(a_dstDevice, a_ui, a_N, a_hStream) as E.CUresult;
+  const err = (f_cuMemsetD32Async ??= L.bind('cuMemsetD32Async'))(a_dstDevice, a_ui, a_N, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD2D8Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) — cuda.h:11622
 export function cuMemsetD2D8Async(dstDevice: bigint | number, dstPitch: number, uc: number, Width: number, Height: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1423,10 +1569,11 @@ export function cuMemsetD2D8Async(dstDevice: bigint | number, dstPitch: number, 
   const a_Width = M.size(Width, 'cuMemsetD2D8Async', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D8Async', 'Height');
   const a_hStream = M.handle(hStream, 'cuMemsetD2D8Async', 'hStream');
-  const err = fns().cuMemsetD2D8Async(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height, a_hStream) as E.CUresult;
+  const err = (f_cuMemsetD2D8Async ??= L.bind('cuMemsetD2D8Async'))(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD2D16Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) — cuda.h:11665
 export function cuMemsetD2D16Async(dstDevice: bigint | number, dstPitch: number, us: number, Width: number, Height: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1436,10 +1583,11 @@ export function cuMemsetD2D16Async(dstDevice: bigint | number, dstPitch: number,
   const a_Width = M.size(Width, 'cuMemsetD2D16Async', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D16Async', 'Height');
   const a_hStream = M.handle(hStream, 'cuMemsetD2D16Async', 'hStream');
-  const err = fns().cuMemsetD2D16Async(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height, a_hStream) as E.CUresult;
+  const err = (f_cuMemsetD2D16Async ??= L.bind('cuMemsetD2D16Async'))(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemsetD2D32Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) — cuda.h:11708
 export function cuMemsetD2D32Async(dstDevice: bigint | number, dstPitch: number, ui: number, Width: number, Height: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1449,136 +1597,150 @@ export function cuMemsetD2D32Async(dstDevice: bigint | number, dstPitch: number,
   const a_Width = M.size(Width, 'cuMemsetD2D32Async', 'Width');
   const a_Height = M.size(Height, 'cuMemsetD2D32Async', 'Height');
   const a_hStream = M.handle(hStream, 'cuMemsetD2D32Async', 'hStream');
-  const err = fns().cuMemsetD2D32Async(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height, a_hStream) as E.CUresult;
+  const err = (f_cuMemsetD2D32Async ??= L.bind('cuMemsetD2D32Async'))(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuArrayCreate: KoffiFunction | undefined;
 /** Creates a 1D or 2D CUDA array */
 // CUresult cuArrayCreate_v2(CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR * pAllocateArray) — cuda.h:11855
 export function cuArrayCreate(pAllocateArray: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null): [E.CUresult, H.CUarray | null] {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY_DESCRIPTOR_st, 'cuArrayCreate', 'pAllocateArray');
-  const err = fns().cuArrayCreate(K.slot[0], a_pAllocateArray) as E.CUresult;
+  const err = (f_cuArrayCreate ??= L.bind('cuArrayCreate'))(K.slot[0], a_pAllocateArray) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUarray];
 }
 
+let f_cuArrayGetDescriptor: KoffiFunction | undefined;
 /** Get a 1D or 2D CUDA array descriptor */
 // CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR * pArrayDescriptor, CUarray hArray) — cuda.h:11889
 export function cuArrayGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY_DESCRIPTOR_st | null] {
   const a_hArray = M.handle(hArray, 'cuArrayGetDescriptor', 'hArray');
   const a_pArrayDescriptor = new S.CUDA_ARRAY_DESCRIPTOR_st();
-  const err = fns().cuArrayGetDescriptor(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
+  const err = (f_cuArrayGetDescriptor ??= L.bind('cuArrayGetDescriptor'))(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pArrayDescriptor];
 }
 
+let f_cuArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA array */
 // CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUarray array) — cuda.h:11913
 export function cuArrayGetSparseProperties(array: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY_SPARSE_PROPERTIES_st | null] {
   const a_array = M.handle(array, 'cuArrayGetSparseProperties', 'array');
   const a_sparseProperties = new S.CUDA_ARRAY_SPARSE_PROPERTIES_st();
-  const err = fns().cuArrayGetSparseProperties(a_sparseProperties._u8, a_array) as E.CUresult;
+  const err = (f_cuArrayGetSparseProperties ??= L.bind('cuArrayGetSparseProperties'))(a_sparseProperties._u8, a_array) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_sparseProperties];
 }
 
+let f_cuMipmappedArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA mipmapped array */
 // CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUmipmappedArray mipmap) — cuda.h:11938
 export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray | null): [E.CUresult, S.CUDA_ARRAY_SPARSE_PROPERTIES_st | null] {
   const a_mipmap = M.handle(mipmap, 'cuMipmappedArrayGetSparseProperties', 'mipmap');
   const a_sparseProperties = new S.CUDA_ARRAY_SPARSE_PROPERTIES_st();
-  const err = fns().cuMipmappedArrayGetSparseProperties(a_sparseProperties._u8, a_mipmap) as E.CUresult;
+  const err = (f_cuMipmappedArrayGetSparseProperties ??= L.bind('cuMipmappedArrayGetSparseProperties'))(a_sparseProperties._u8, a_mipmap) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_sparseProperties];
 }
 
+let f_cuArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA array */
 // CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUarray array, CUdevice device) — cuda.h:11961
 export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: number): [E.CUresult, S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st | null] {
   const a_array = M.handle(array, 'cuArrayGetMemoryRequirements', 'array');
   const a_device = M.i32(device, 'cuArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st();
-  const err = fns().cuArrayGetMemoryRequirements(a_memoryRequirements._u8, a_array, a_device) as E.CUresult;
+  const err = (f_cuArrayGetMemoryRequirements ??= L.bind('cuArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_array, a_device) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_memoryRequirements];
 }
 
+let f_cuMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA mipmapped array */
 // CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUmipmappedArray mipmap, CUdevice device) — cuda.h:11985
 export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray | null, device: number): [E.CUresult, S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st | null] {
   const a_mipmap = M.handle(mipmap, 'cuMipmappedArrayGetMemoryRequirements', 'mipmap');
   const a_device = M.i32(device, 'cuMipmappedArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st();
-  const err = fns().cuMipmappedArrayGetMemoryRequirements(a_memoryRequirements._u8, a_mipmap, a_device) as E.CUresult;
+  const err = (f_cuMipmappedArrayGetMemoryRequirements ??= L.bind('cuMipmappedArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_mipmap, a_device) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_memoryRequirements];
 }
 
+let f_cuArrayGetPlane: KoffiFunction | undefined;
 /** Gets a CUDA array plane from a CUDA array */
 // CUresult cuArrayGetPlane(CUarray * pPlaneArray, CUarray hArray, unsigned int planeIdx) — cuda.h:12018
 export function cuArrayGetPlane(hArray: H.CUarray | null, planeIdx: number): [E.CUresult, H.CUarray | null] {
   const a_hArray = M.handle(hArray, 'cuArrayGetPlane', 'hArray');
   const a_planeIdx = M.u32(planeIdx, 'cuArrayGetPlane', 'planeIdx');
-  const err = fns().cuArrayGetPlane(K.slot[0], a_hArray, a_planeIdx) as E.CUresult;
+  const err = (f_cuArrayGetPlane ??= L.bind('cuArrayGetPlane'))(K.slot[0], a_hArray, a_planeIdx) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUarray];
 }
 
+let f_cuArrayDestroy: KoffiFunction | undefined;
 /** Destroys a CUDA array */
 // CUresult cuArrayDestroy(CUarray hArray) — cuda.h:12049
 export function cuArrayDestroy(hArray: H.CUarray | null): [E.CUresult] {
   const a_hArray = M.handle(hArray, 'cuArrayDestroy', 'hArray');
-  const err = fns().cuArrayDestroy(a_hArray) as E.CUresult;
+  const err = (f_cuArrayDestroy ??= L.bind('cuArrayDestroy'))(a_hArray) as E.CUresult;
   return [err];
 }
 
+let f_cuArray3DCreate: KoffiFunction | undefined;
 /** Creates a 3D CUDA array */
 // CUresult cuArray3DCreate_v2(CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR * pAllocateArray) — cuda.h:12272
 export function cuArray3DCreate(pAllocateArray: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null): [E.CUresult, H.CUarray | null] {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuArray3DCreate', 'pAllocateArray');
-  const err = fns().cuArray3DCreate(K.slot[0], a_pAllocateArray) as E.CUresult;
+  const err = (f_cuArray3DCreate ??= L.bind('cuArray3DCreate'))(K.slot[0], a_pAllocateArray) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUarray];
 }
 
+let f_cuArray3DGetDescriptor: KoffiFunction | undefined;
 /** Get a 3D CUDA array descriptor */
 // CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR * pArrayDescriptor, CUarray hArray) — cuda.h:12310
 export function cuArray3DGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY3D_DESCRIPTOR_st | null] {
   const a_hArray = M.handle(hArray, 'cuArray3DGetDescriptor', 'hArray');
   const a_pArrayDescriptor = new S.CUDA_ARRAY3D_DESCRIPTOR_st();
-  const err = fns().cuArray3DGetDescriptor(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
+  const err = (f_cuArray3DGetDescriptor ??= L.bind('cuArray3DGetDescriptor'))(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pArrayDescriptor];
 }
 
+let f_cuMipmappedArrayCreate: KoffiFunction | undefined;
 /** Creates a CUDA mipmapped array */
 // CUresult cuMipmappedArrayCreate(CUmipmappedArray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR * pMipmappedArrayDesc, unsigned int numMipmapLevels) — cuda.h:12495
 export function cuMipmappedArrayCreate(pMipmappedArrayDesc: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null, numMipmapLevels: number): [E.CUresult, H.CUmipmappedArray | null] {
   const a_pMipmappedArrayDesc = X.structArg(pMipmappedArrayDesc, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuMipmappedArrayCreate', 'pMipmappedArrayDesc');
   const a_numMipmapLevels = M.u32(numMipmapLevels, 'cuMipmappedArrayCreate', 'numMipmapLevels');
-  const err = fns().cuMipmappedArrayCreate(K.slot[0], a_pMipmappedArrayDesc, a_numMipmapLevels) as E.CUresult;
+  const err = (f_cuMipmappedArrayCreate ??= L.bind('cuMipmappedArrayCreate'))(K.slot[0], a_pMipmappedArrayDesc, a_numMipmapLevels) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
+let f_cuMipmappedArrayGetLevel: KoffiFunction | undefined;
 /** Gets a mipmap level of a CUDA mipmapped array */
 // CUresult cuMipmappedArrayGetLevel(CUarray * pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) — cuda.h:12525
 export function cuMipmappedArrayGetLevel(hMipmappedArray: H.CUmipmappedArray | null, level: number): [E.CUresult, H.CUarray | null] {
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuMipmappedArrayGetLevel', 'hMipmappedArray');
   const a_level = M.u32(level, 'cuMipmappedArrayGetLevel', 'level');
-  const err = fns().cuMipmappedArrayGetLevel(K.slot[0], a_hMipmappedArray, a_level) as E.CUresult;
+  const err = (f_cuMipmappedArrayGetLevel ??= L.bind('cuMipmappedArrayGetLevel'))(K.slot[0], a_hMipmappedArray, a_level) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUarray];
 }
 
+let f_cuMipmappedArrayDestroy: KoffiFunction | undefined;
 /** Destroys a CUDA mipmapped array */
 // CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) — cuda.h:12550
 export function cuMipmappedArrayDestroy(hMipmappedArray: H.CUmipmappedArray | null): [E.CUresult] {
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuMipmappedArrayDestroy', 'hMipmappedArray');
-  const err = fns().cuMipmappedArrayDestroy(a_hMipmappedArray) as E.CUresult;
+  const err = (f_cuMipmappedArrayDestroy ??= L.bind('cuMipmappedArrayDestroy'))(a_hMipmappedArray) as E.CUresult;
   return [err];
 }
 
+let f_cuMemGetHandleForAddressRange: KoffiFunction | undefined;
 /** Retrieve handle for an address range */
 // CUresult cuMemGetHandleForAddressRange(void * handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) — cuda.h:12597
 export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | number, size: number, handleType: E.CUmemRangeHandleType_enum, flags: bigint | number): [E.CUresult] {
@@ -1587,10 +1749,11 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | nu
   const a_size = M.size(size, 'cuMemGetHandleForAddressRange', 'size');
   const a_handleType = M.i32(handleType, 'cuMemGetHandleForAddressRange', 'handleType');
   const a_flags = M.u64(flags, 'cuMemGetHandleForAddressRange', 'flags');
-  const err = fns().cuMemGetHandleForAddressRange(a_handle, a_dptr, a_size, a_handleType, a_flags) as E.CUresult;
+  const err = (f_cuMemGetHandleForAddressRange ??= L.bind('cuMemGetHandleForAddressRange'))(a_handle, a_dptr, a_size, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuMemBatchDecompressAsync: KoffiFunction | undefined;
 /** Submit a batch of \p count independent decompression operations. */
 // CUresult cuMemBatchDecompressAsync(CUmemDecompressParams * paramsArray, size_t count, unsigned int flags, size_t * errorIndex, CUstream stream) — cuda.h:12698
 export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[], count: number, flags: number, stream: H.CUstream | null): [E.CUresult, number | null] {
@@ -1598,11 +1761,12 @@ export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_
   const a_flags = M.u32(flags, 'cuMemBatchDecompressAsync', 'flags');
   const a_stream = M.handle(stream, 'cuMemBatchDecompressAsync', 'stream');
   const a_paramsArray = X.packArray(paramsArray, a_count, 64, 'cuMemBatchDecompressAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemDecompressParams_st, n));
-  const err = fns().cuMemBatchDecompressAsync(a_paramsArray, a_count, a_flags, K.slot[0], a_stream) as E.CUresult;
+  const err = (f_cuMemBatchDecompressAsync ??= L.bind('cuMemBatchDecompressAsync'))(a_paramsArray, a_count, a_flags, K.slot[0], a_stream) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuMemAddressReserve: KoffiFunction | undefined;
 /** Allocate an address range reservation. */
 // CUresult cuMemAddressReserve(CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) — cuda.h:12747
 export function cuMemAddressReserve(size: number, alignment: number, addr: bigint | number, flags: bigint | number): [E.CUresult, bigint | null] {
@@ -1610,39 +1774,43 @@ export function cuMemAddressReserve(size: number, alignment: number, addr: bigin
   const a_alignment = M.size(alignment, 'cuMemAddressReserve', 'alignment');
   const a_addr = M.u64(addr, 'cuMemAddressReserve', 'addr');
   const a_flags = M.u64(flags, 'cuMemAddressReserve', 'flags');
-  const err = fns().cuMemAddressReserve(K.slot[0], a_size, a_alignment, a_addr, a_flags) as E.CUresult;
+  const err = (f_cuMemAddressReserve ??= L.bind('cuMemAddressReserve'))(K.slot[0], a_size, a_alignment, a_addr, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemAddressFree: KoffiFunction | undefined;
 /** Free an address range reservation. */
 // CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) — cuda.h:12768
 export function cuMemAddressFree(ptr: bigint | number, size: number): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemAddressFree', 'ptr');
   const a_size = M.size(size, 'cuMemAddressFree', 'size');
-  const err = fns().cuMemAddressFree(a_ptr, a_size) as E.CUresult;
+  const err = (f_cuMemAddressFree ??= L.bind('cuMemAddressFree'))(a_ptr, a_size) as E.CUresult;
   return [err];
 }
 
+let f_cuMemCreate: KoffiFunction | undefined;
 /** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties */
 // CUresult cuMemCreate(CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp * prop, unsigned long long flags) — cuda.h:12834
 export function cuMemCreate(size: number, prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, flags: bigint | number): [E.CUresult, bigint | null] {
   const a_size = M.size(size, 'cuMemCreate', 'size');
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemCreate', 'prop');
   const a_flags = M.u64(flags, 'cuMemCreate', 'flags');
-  const err = fns().cuMemCreate(K.slot[0], a_size, a_prop, a_flags) as E.CUresult;
+  const err = (f_cuMemCreate ??= L.bind('cuMemCreate'))(K.slot[0], a_size, a_prop, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemRelease: KoffiFunction | undefined;
 /** Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate. */
 // CUresult cuMemRelease(CUmemGenericAllocationHandle handle) — cuda.h:12861
 export function cuMemRelease(handle: bigint | number): [E.CUresult] {
   const a_handle = M.u64(handle, 'cuMemRelease', 'handle');
-  const err = fns().cuMemRelease(a_handle) as E.CUresult;
+  const err = (f_cuMemRelease ??= L.bind('cuMemRelease'))(a_handle) as E.CUresult;
   return [err];
 }
 
+let f_cuMemMap: KoffiFunction | undefined;
 /** Maps an allocation handle to a reserved virtual address range. */
 // CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) — cuda.h:12918
 export function cuMemMap(ptr: bigint | number, size: number, offset: number, handle: bigint | number, flags: bigint | number): [E.CUresult] {
@@ -1651,29 +1819,32 @@ export function cuMemMap(ptr: bigint | number, size: number, offset: number, han
   const a_offset = M.size(offset, 'cuMemMap', 'offset');
   const a_handle = M.u64(handle, 'cuMemMap', 'handle');
   const a_flags = M.u64(flags, 'cuMemMap', 'flags');
-  const err = fns().cuMemMap(a_ptr, a_size, a_offset, a_handle, a_flags) as E.CUresult;
+  const err = (f_cuMemMap ??= L.bind('cuMemMap'))(a_ptr, a_size, a_offset, a_handle, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuMemMapArrayAsync: KoffiFunction | undefined;
 /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays */
 // CUresult cuMemMapArrayAsync(CUarrayMapInfo * mapInfoList, unsigned int count, CUstream hStream) — cuda.h:13053
 export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarrayMapInfo_stInit)[], count: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuMemMapArrayAsync', 'count');
   const a_hStream = M.handle(hStream, 'cuMemMapArrayAsync', 'hStream');
   const a_mapInfoList = X.packArray(mapInfoList, a_count, 96, 'cuMemMapArrayAsync', 'mapInfoList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUarrayMapInfo_st, n));
-  const err = fns().cuMemMapArrayAsync(a_mapInfoList, a_count, a_hStream) as E.CUresult;
+  const err = (f_cuMemMapArrayAsync ??= L.bind('cuMemMapArrayAsync'))(a_mapInfoList, a_count, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemUnmap: KoffiFunction | undefined;
 /** Unmap the backing memory of a given address range. */
 // CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) — cuda.h:13082
 export function cuMemUnmap(ptr: bigint | number, size: number): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemUnmap', 'ptr');
   const a_size = M.size(size, 'cuMemUnmap', 'size');
-  const err = fns().cuMemUnmap(a_ptr, a_size) as E.CUresult;
+  const err = (f_cuMemUnmap ??= L.bind('cuMemUnmap'))(a_ptr, a_size) as E.CUresult;
   return [err];
 }
 
+let f_cuMemSetAccess: KoffiFunction | undefined;
 /** Set the access flags for each location specified in for the given virtual address range */
 // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc * desc, size_t count) — cuda.h:13116
 export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[], count: number): [E.CUresult] {
@@ -1681,20 +1852,22 @@ export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUme
   const a_size = M.size(size, 'cuMemSetAccess', 'size');
   const a_count = M.size(count, 'cuMemSetAccess', 'count');
   const a_desc = X.packArray(desc, a_count, 12, 'cuMemSetAccess', 'desc', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemAccessDesc_st, n));
-  const err = fns().cuMemSetAccess(a_ptr, a_size, a_desc, a_count) as E.CUresult;
+  const err = (f_cuMemSetAccess ??= L.bind('cuMemSetAccess'))(a_ptr, a_size, a_desc, a_count) as E.CUresult;
   return [err];
 }
 
+let f_cuMemGetAccess: KoffiFunction | undefined;
 /** Get the access set for the given and */
 // CUresult cuMemGetAccess(unsigned long long * flags, const CUmemLocation * location, CUdeviceptr ptr) — cuda.h:13135
 export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, ptr: bigint | number): [E.CUresult, bigint | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetAccess', 'location');
   const a_ptr = M.u64(ptr, 'cuMemGetAccess', 'ptr');
-  const err = fns().cuMemGetAccess(K.slot[0], a_location, a_ptr) as E.CUresult;
+  const err = (f_cuMemGetAccess ??= L.bind('cuMemGetAccess'))(K.slot[0], a_location, a_ptr) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemExportToShareableHandle: KoffiFunction | undefined;
 /** Exports an allocation to a requested shareable handle type */
 // CUresult cuMemExportToShareableHandle(void * shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13168
 export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: bigint | number, handleType: E.CUmemAllocationHandleType_enum, flags: bigint | number): [E.CUresult] {
@@ -1702,175 +1875,193 @@ export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: b
   const a_handle = M.u64(handle, 'cuMemExportToShareableHandle', 'handle');
   const a_handleType = M.i32(handleType, 'cuMemExportToShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemExportToShareableHandle', 'flags');
-  const err = fns().cuMemExportToShareableHandle(a_shareableHandle, a_handle, a_handleType, a_flags) as E.CUresult;
+  const err = (f_cuMemExportToShareableHandle ??= L.bind('cuMemExportToShareableHandle'))(a_shareableHandle, a_handle, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuMemImportFromShareableHandle: KoffiFunction | undefined;
 /** Imports an allocation from a requested shareable handle type. */
 // CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle * handle, void * osHandle, CUmemAllocationHandleType shHandleType) — cuda.h:13199
 export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: E.CUmemAllocationHandleType_enum): [E.CUresult, bigint | null] {
   const a_osHandle = M.pointer(osHandle, 'cuMemImportFromShareableHandle', 'osHandle');
   const a_shHandleType = M.i32(shHandleType, 'cuMemImportFromShareableHandle', 'shHandleType');
-  const err = fns().cuMemImportFromShareableHandle(K.slot[0], a_osHandle, a_shHandleType) as E.CUresult;
+  const err = (f_cuMemImportFromShareableHandle ??= L.bind('cuMemImportFromShareableHandle'))(K.slot[0], a_osHandle, a_shHandleType) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemGetAllocationGranularity: KoffiFunction | undefined;
 /** Calculates either the minimal or recommended granularity */
 // CUresult cuMemGetAllocationGranularity(size_t * granularity, const CUmemAllocationProp * prop, CUmemAllocationGranularity_flags option) — cuda.h:13221
 export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, option: E.CUmemAllocationGranularity_flags_enum): [E.CUresult, number | null] {
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemGetAllocationGranularity', 'prop');
   const a_option = M.i32(option, 'cuMemGetAllocationGranularity', 'option');
-  const err = fns().cuMemGetAllocationGranularity(K.slot[0], a_prop, a_option) as E.CUresult;
+  const err = (f_cuMemGetAllocationGranularity ??= L.bind('cuMemGetAllocationGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuMemGetAllocationPropertiesFromHandle: KoffiFunction | undefined;
 /** Retrieve the contents of the property structure defining properties for this handle */
 // CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp * prop, CUmemGenericAllocationHandle handle) — cuda.h:13238
 export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number): [E.CUresult, S.CUmemAllocationProp_st | null] {
   const a_handle = M.u64(handle, 'cuMemGetAllocationPropertiesFromHandle', 'handle');
   const a_prop = new S.CUmemAllocationProp_st();
-  const err = fns().cuMemGetAllocationPropertiesFromHandle(a_prop._u8, a_handle) as E.CUresult;
+  const err = (f_cuMemGetAllocationPropertiesFromHandle ??= L.bind('cuMemGetAllocationPropertiesFromHandle'))(a_prop._u8, a_handle) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_prop];
 }
 
+let f_cuMemRetainAllocationHandle: KoffiFunction | undefined;
 /** Given an address returns the allocation handle of the backing memory allocation. */
 // CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle * handle, void * addr) — cuda.h:13262
 export function cuMemRetainAllocationHandle(addr: Pointer): [E.CUresult, bigint | null] {
   const a_addr = M.pointer(addr, 'cuMemRetainAllocationHandle', 'addr');
-  const err = fns().cuMemRetainAllocationHandle(K.slot[0], a_addr) as E.CUresult;
+  const err = (f_cuMemRetainAllocationHandle ??= L.bind('cuMemRetainAllocationHandle'))(K.slot[0], a_addr) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemFreeAsync: KoffiFunction | undefined;
 /** Frees memory with stream ordered semantics */
 // CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) — cuda.h:13319
 export function cuMemFreeAsync(dptr: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuMemFreeAsync', 'dptr');
   const a_hStream = M.handle(hStream, 'cuMemFreeAsync', 'hStream');
-  const err = fns().cuMemFreeAsync(a_dptr, a_hStream) as E.CUresult;
+  const err = (f_cuMemFreeAsync ??= L.bind('cuMemFreeAsync'))(a_dptr, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemAllocAsync: KoffiFunction | undefined;
 /** Allocates memory with stream ordered semantics */
 // CUresult cuMemAllocAsync(CUdeviceptr * dptr, size_t bytesize, CUstream hStream) — cuda.h:13352
 export function cuMemAllocAsync(bytesize: number, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocAsync', 'bytesize');
   const a_hStream = M.handle(hStream, 'cuMemAllocAsync', 'hStream');
-  const err = fns().cuMemAllocAsync(K.slot[0], a_bytesize, a_hStream) as E.CUresult;
+  const err = (f_cuMemAllocAsync ??= L.bind('cuMemAllocAsync'))(K.slot[0], a_bytesize, a_hStream) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemPoolTrimTo: KoffiFunction | undefined;
 /** Tries to release memory back to the OS */
 // CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) — cuda.h:13378
 export function cuMemPoolTrimTo(pool: H.CUmemoryPool | null, minBytesToKeep: number): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolTrimTo', 'pool');
   const a_minBytesToKeep = M.size(minBytesToKeep, 'cuMemPoolTrimTo', 'minBytesToKeep');
-  const err = fns().cuMemPoolTrimTo(a_pool, a_minBytesToKeep) as E.CUresult;
+  const err = (f_cuMemPoolTrimTo ??= L.bind('cuMemPoolTrimTo'))(a_pool, a_minBytesToKeep) as E.CUresult;
   return [err];
 }
 
+let f_cuMemPoolSetAttribute: KoffiFunction | undefined;
 /** Sets attributes of a memory pool */
 // CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void * value) — cuda.h:13421
 export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute_enum, value: number | bigint): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAttribute', 'pool');
   const a_attr = M.i32(attr, 'cuMemPoolSetAttribute', 'attr');
   X.attrIn(memPoolAttr, a_attr, value, 0, 'cuMemPoolSetAttribute', 'value');
-  const err = fns().cuMemPoolSetAttribute(a_pool, a_attr, K.slot[0]) as E.CUresult;
+  const err = (f_cuMemPoolSetAttribute ??= L.bind('cuMemPoolSetAttribute'))(a_pool, a_attr, K.slot[0]) as E.CUresult;
   return [err];
 }
 
+let f_cuMemPoolGetAttribute: KoffiFunction | undefined;
 /** Gets attributes of a memory pool */
 // CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void * value) — cuda.h:13468
 export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute_enum): [E.CUresult, number | bigint | null] {
   const a_pool = M.handle(pool, 'cuMemPoolGetAttribute', 'pool');
   const a_attr = M.i32(attr, 'cuMemPoolGetAttribute', 'attr');
-  const err = fns().cuMemPoolGetAttribute(a_pool, a_attr, K.slot[0]) as E.CUresult;
+  const err = (f_cuMemPoolGetAttribute ??= L.bind('cuMemPoolGetAttribute'))(a_pool, a_attr, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(memPoolAttr, a_attr, 0)];
 }
 
+let f_cuMemPoolSetAccess: KoffiFunction | undefined;
 /** Controls visibility of pools between devices */
 // CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc * map, size_t count) — cuda.h:13485
 export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[], count: number): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAccess', 'pool');
   const a_count = M.size(count, 'cuMemPoolSetAccess', 'count');
   const a_map = X.packArray(map, a_count, 12, 'cuMemPoolSetAccess', 'map', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemAccessDesc_st, n));
-  const err = fns().cuMemPoolSetAccess(a_pool, a_map, a_count) as E.CUresult;
+  const err = (f_cuMemPoolSetAccess ??= L.bind('cuMemPoolSetAccess'))(a_pool, a_map, a_count) as E.CUresult;
   return [err];
 }
 
+let f_cuMemPoolGetAccess: KoffiFunction | undefined;
 /** Returns the accessibility of a pool from a device */
 // CUresult cuMemPoolGetAccess(CUmemAccess_flags * flags, CUmemoryPool memPool, CUmemLocation * location) — cuda.h:13499
 export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.CUmemLocation_st | S.CUmemLocation_stInit | null): [E.CUresult, E.CUmemAccess_flags_enum | null] {
   const a_memPool = M.handle(memPool, 'cuMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemPoolGetAccess', 'location');
-  const err = fns().cuMemPoolGetAccess(K.slot[0], a_memPool, a_location) as E.CUresult;
+  const err = (f_cuMemPoolGetAccess ??= L.bind('cuMemPoolGetAccess'))(K.slot[0], a_memPool, a_location) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUmemAccess_flags_enum];
 }
 
+let f_cuMemPoolCreate: KoffiFunction | undefined;
 /** Creates a memory pool */
 // CUresult cuMemPoolCreate(CUmemoryPool * pool, const CUmemPoolProps * poolProps) — cuda.h:13553
 export function cuMemPoolCreate(poolProps: S.CUmemPoolProps_st | S.CUmemPoolProps_stInit | null): [E.CUresult, H.CUmemoryPool | null] {
   const a_poolProps = X.structArg(poolProps, S.CUmemPoolProps_st, 'cuMemPoolCreate', 'poolProps');
-  const err = fns().cuMemPoolCreate(K.slot[0], a_poolProps) as E.CUresult;
+  const err = (f_cuMemPoolCreate ??= L.bind('cuMemPoolCreate'))(K.slot[0], a_poolProps) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
+let f_cuMemPoolDestroy: KoffiFunction | undefined;
 /** Destroys the specified memory pool */
 // CUresult cuMemPoolDestroy(CUmemoryPool pool) — cuda.h:13576
 export function cuMemPoolDestroy(pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolDestroy', 'pool');
-  const err = fns().cuMemPoolDestroy(a_pool) as E.CUresult;
+  const err = (f_cuMemPoolDestroy ??= L.bind('cuMemPoolDestroy'))(a_pool) as E.CUresult;
   return [err];
 }
 
+let f_cuMemGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default memory pool for a given location and allocation type */
 // CUresult cuMemGetDefaultMemPool(CUmemoryPool * pool_out, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13598
 export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType_enum): [E.CUresult, H.CUmemoryPool | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetDefaultMemPool', 'type');
-  const err = fns().cuMemGetDefaultMemPool(K.slot[0], a_location, a_type) as E.CUresult;
+  const err = (f_cuMemGetDefaultMemPool ??= L.bind('cuMemGetDefaultMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
+let f_cuMemGetMemPool: KoffiFunction | undefined;
 /** Gets the current memory pool for a memory location and of a particular allocation type */
 // CUresult cuMemGetMemPool(CUmemoryPool * pool, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13620
 export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType_enum): [E.CUresult, H.CUmemoryPool | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetMemPool', 'type');
-  const err = fns().cuMemGetMemPool(K.slot[0], a_location, a_type) as E.CUresult;
+  const err = (f_cuMemGetMemPool ??= L.bind('cuMemGetMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
+let f_cuMemSetMemPool: KoffiFunction | undefined;
 /** Sets the current memory pool for a memory location and allocation type */
 // CUresult cuMemSetMemPool(CUmemLocation * location, CUmemAllocationType type, CUmemoryPool pool) — cuda.h:13647
 export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType_enum, pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemSetMemPool', 'location');
   const a_type = M.i32(type, 'cuMemSetMemPool', 'type');
   const a_pool = M.handle(pool, 'cuMemSetMemPool', 'pool');
-  const err = fns().cuMemSetMemPool(a_location, a_type, a_pool) as E.CUresult;
+  const err = (f_cuMemSetMemPool ??= L.bind('cuMemSetMemPool'))(a_location, a_type, a_pool) as E.CUresult;
   return [err];
 }
 
+let f_cuMemAllocFromPoolAsync: KoffiFunction | undefined;
 /** Allocates memory from a specified pool with stream ordered semantics. */
 // CUresult cuMemAllocFromPoolAsync(CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) — cuda.h:13685
 export function cuMemAllocFromPoolAsync(bytesize: number, pool: H.CUmemoryPool | null, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocFromPoolAsync', 'bytesize');
   const a_pool = M.handle(pool, 'cuMemAllocFromPoolAsync', 'pool');
   const a_hStream = M.handle(hStream, 'cuMemAllocFromPoolAsync', 'hStream');
-  const err = fns().cuMemAllocFromPoolAsync(K.slot[0], a_bytesize, a_pool, a_hStream) as E.CUresult;
+  const err = (f_cuMemAllocFromPoolAsync ??= L.bind('cuMemAllocFromPoolAsync'))(K.slot[0], a_bytesize, a_pool, a_hStream) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMemPoolExportToShareableHandle: KoffiFunction | undefined;
 /** Exports a memory pool to the requested handle type. */
 // CUresult cuMemPoolExportToShareableHandle(void * handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13714
 export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CUmemoryPool | null, handleType: E.CUmemAllocationHandleType_enum, flags: bigint | number): [E.CUresult] {
@@ -1878,59 +2069,65 @@ export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CU
   const a_pool = M.handle(pool, 'cuMemPoolExportToShareableHandle', 'pool');
   const a_handleType = M.i32(handleType, 'cuMemPoolExportToShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemPoolExportToShareableHandle', 'flags');
-  const err = fns().cuMemPoolExportToShareableHandle(a_handle_out, a_pool, a_handleType, a_flags) as E.CUresult;
+  const err = (f_cuMemPoolExportToShareableHandle ??= L.bind('cuMemPoolExportToShareableHandle'))(a_handle_out, a_pool, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuMemPoolImportFromShareableHandle: KoffiFunction | undefined;
 /** imports a memory pool from a shared handle. */
 // CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool * pool_out, void * handle, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13743
 export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: E.CUmemAllocationHandleType_enum, flags: bigint | number): [E.CUresult, H.CUmemoryPool | null] {
   const a_handle = M.pointer(handle, 'cuMemPoolImportFromShareableHandle', 'handle');
   const a_handleType = M.i32(handleType, 'cuMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemPoolImportFromShareableHandle', 'flags');
-  const err = fns().cuMemPoolImportFromShareableHandle(K.slot[0], a_handle, a_handleType, a_flags) as E.CUresult;
+  const err = (f_cuMemPoolImportFromShareableHandle ??= L.bind('cuMemPoolImportFromShareableHandle'))(K.slot[0], a_handle, a_handleType, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmemoryPool];
 }
 
+let f_cuMemPoolExportPointer: KoffiFunction | undefined;
 /** Export data to share a memory pool allocation between processes. */
 // CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData * shareData_out, CUdeviceptr ptr) — cuda.h:13767
 export function cuMemPoolExportPointer(ptr: bigint | number): [E.CUresult, S.CUmemPoolPtrExportData_st | null] {
   const a_ptr = M.u64(ptr, 'cuMemPoolExportPointer', 'ptr');
   const a_shareData_out = new S.CUmemPoolPtrExportData_st();
-  const err = fns().cuMemPoolExportPointer(a_shareData_out._u8, a_ptr) as E.CUresult;
+  const err = (f_cuMemPoolExportPointer ??= L.bind('cuMemPoolExportPointer'))(a_shareData_out._u8, a_ptr) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_shareData_out];
 }
 
+let f_cuMemPoolImportPointer: KoffiFunction | undefined;
 /** Import a memory pool allocation from another process. */
 // CUresult cuMemPoolImportPointer(CUdeviceptr * ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData * shareData) — cuda.h:13796
 export function cuMemPoolImportPointer(pool: H.CUmemoryPool | null, shareData: S.CUmemPoolPtrExportData_st | S.CUmemPoolPtrExportData_stInit | null): [E.CUresult, bigint | null] {
   const a_pool = M.handle(pool, 'cuMemPoolImportPointer', 'pool');
   const a_shareData = X.structArg(shareData, S.CUmemPoolPtrExportData_st, 'cuMemPoolImportPointer', 'shareData');
-  const err = fns().cuMemPoolImportPointer(K.slot[0], a_pool, a_shareData) as E.CUresult;
+  const err = (f_cuMemPoolImportPointer ??= L.bind('cuMemPoolImportPointer'))(K.slot[0], a_pool, a_shareData) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMulticastCreate: KoffiFunction | undefined;
 /** Create a generic allocation handle representing a multicast object described by the given properties. */
 // CUresult cuMulticastCreate(CUmemGenericAllocationHandle * mcHandle, const CUmulticastObjectProp * prop) — cuda.h:13867
 export function cuMulticastCreate(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null): [E.CUresult, bigint | null] {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastCreate', 'prop');
-  const err = fns().cuMulticastCreate(K.slot[0], a_prop) as E.CUresult;
+  const err = (f_cuMulticastCreate ??= L.bind('cuMulticastCreate'))(K.slot[0], a_prop) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuMulticastAddDevice: KoffiFunction | undefined;
 /** Associate a device to a multicast object. */
 // CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) — cuda.h:13900
 export function cuMulticastAddDevice(mcHandle: bigint | number, dev: number): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastAddDevice', 'mcHandle');
   const a_dev = M.i32(dev, 'cuMulticastAddDevice', 'dev');
-  const err = fns().cuMulticastAddDevice(a_mcHandle, a_dev) as E.CUresult;
+  const err = (f_cuMulticastAddDevice ??= L.bind('cuMulticastAddDevice'))(a_mcHandle, a_dev) as E.CUresult;
   return [err];
 }
 
+let f_cuMulticastBindMem: KoffiFunction | undefined;
 /** Bind a memory allocation represented by a handle to a multicast object. */
 // CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) — cuda.h:13955
 export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number, memHandle: bigint | number, memOffset: number, size: number, flags: bigint | number): [E.CUresult] {
@@ -1940,10 +2137,11 @@ export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number, 
   const a_memOffset = M.size(memOffset, 'cuMulticastBindMem', 'memOffset');
   const a_size = M.size(size, 'cuMulticastBindMem', 'size');
   const a_flags = M.u64(flags, 'cuMulticastBindMem', 'flags');
-  const err = fns().cuMulticastBindMem(a_mcHandle, a_mcOffset, a_memHandle, a_memOffset, a_size, a_flags) as E.CUresult;
+  const err = (f_cuMulticastBindMem ??= L.bind('cuMulticastBindMem'))(a_mcHandle, a_mcOffset, a_memHandle, a_memOffset, a_size, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuMulticastBindAddr: KoffiFunction | undefined;
 /** Bind a memory allocation represented by a virtual address to a multicast object. */
 // CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) — cuda.h:14008
 export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number, memptr: bigint | number, size: number, flags: bigint | number): [E.CUresult] {
@@ -1952,10 +2150,11 @@ export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number,
   const a_memptr = M.u64(memptr, 'cuMulticastBindAddr', 'memptr');
   const a_size = M.size(size, 'cuMulticastBindAddr', 'size');
   const a_flags = M.u64(flags, 'cuMulticastBindAddr', 'flags');
-  const err = fns().cuMulticastBindAddr(a_mcHandle, a_mcOffset, a_memptr, a_size, a_flags) as E.CUresult;
+  const err = (f_cuMulticastBindAddr ??= L.bind('cuMulticastBindAddr'))(a_mcHandle, a_mcOffset, a_memptr, a_size, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuMulticastUnbind: KoffiFunction | undefined;
 /** Unbind any memory allocations bound to a multicast object at a given offset and upto a given size. */
 // CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) — cuda.h:14042
 export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffset: number, size: number): [E.CUresult] {
@@ -1963,30 +2162,33 @@ export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffs
   const a_dev = M.i32(dev, 'cuMulticastUnbind', 'dev');
   const a_mcOffset = M.size(mcOffset, 'cuMulticastUnbind', 'mcOffset');
   const a_size = M.size(size, 'cuMulticastUnbind', 'size');
-  const err = fns().cuMulticastUnbind(a_mcHandle, a_dev, a_mcOffset, a_size) as E.CUresult;
+  const err = (f_cuMulticastUnbind ??= L.bind('cuMulticastUnbind'))(a_mcHandle, a_dev, a_mcOffset, a_size) as E.CUresult;
   return [err];
 }
 
+let f_cuMulticastGetGranularity: KoffiFunction | undefined;
 /** Calculates either the minimal or recommended granularity for multicast object */
 // CUresult cuMulticastGetGranularity(size_t * granularity, const CUmulticastObjectProp * prop, CUmulticastGranularity_flags option) — cuda.h:14066
 export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null, option: E.CUmulticastGranularity_flags_enum): [E.CUresult, number | null] {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastGetGranularity', 'prop');
   const a_option = M.i32(option, 'cuMulticastGetGranularity', 'option');
-  const err = fns().cuMulticastGetGranularity(K.slot[0], a_prop, a_option) as E.CUresult;
+  const err = (f_cuMulticastGetGranularity ??= L.bind('cuMulticastGetGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuPointerGetAttribute: KoffiFunction | undefined;
 /** Returns information about a pointer */
 // CUresult cuPointerGetAttribute(void * data, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14357
 export function cuPointerGetAttribute(attribute: E.CUpointer_attribute_enum, ptr: bigint | number): [E.CUresult, number | bigint | null] {
   const a_attribute = M.i32(attribute, 'cuPointerGetAttribute', 'attribute');
   const a_ptr = M.u64(ptr, 'cuPointerGetAttribute', 'ptr');
-  const err = fns().cuPointerGetAttribute(K.slot[0], a_attribute, a_ptr) as E.CUresult;
+  const err = (f_cuPointerGetAttribute ??= L.bind('cuPointerGetAttribute'))(K.slot[0], a_attribute, a_ptr) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(pointerAttr, a_attribute, 0)];
 }
 
+let f_cuMemPrefetchAsync_v2: KoffiFunction | undefined;
 /** Prefetches memory to the specified destination location */
 // CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) — cuda.h:14434
 export function cuMemPrefetchAsync_v2(devPtr: bigint | number, count: number, location: S.CUmemLocation_st | S.CUmemLocation_stInit, flags: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -1995,10 +2197,11 @@ export function cuMemPrefetchAsync_v2(devPtr: bigint | number, count: number, lo
   const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemPrefetchAsync_v2', 'location');
   const a_flags = M.u32(flags, 'cuMemPrefetchAsync_v2', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemPrefetchAsync_v2', 'hStream');
-  const err = fns().cuMemPrefetchAsync_v2(a_devPtr, a_count, a_location, a_flags, a_hStream) as E.CUresult;
+  const err = (f_cuMemPrefetchAsync_v2 ??= L.bind('cuMemPrefetchAsync_v2'))(a_devPtr, a_count, a_location, a_flags, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemAdvise: KoffiFunction | undefined;
 /** Advise about the usage of a given memory range */
 // CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) — cuda.h:14555
 export function cuMemAdvise(devPtr: bigint | number, count: number, advice: E.CUmem_advise_enum, location: S.CUmemLocation_st | S.CUmemLocation_stInit): [E.CUresult] {
@@ -2006,10 +2209,11 @@ export function cuMemAdvise(devPtr: bigint | number, count: number, advice: E.CU
   const a_count = M.size(count, 'cuMemAdvise', 'count');
   const a_advice = M.i32(advice, 'cuMemAdvise', 'advice');
   const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemAdvise', 'location');
-  const err = fns().cuMemAdvise(a_devPtr, a_count, a_advice, a_location) as E.CUresult;
+  const err = (f_cuMemAdvise ??= L.bind('cuMemAdvise'))(a_devPtr, a_count, a_advice, a_location) as E.CUresult;
   return [err];
 }
 
+let f_cuMemPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory prefetches asynchronously */
 // CUresult cuMemPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14596
 export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[], sizes: (number)[], count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
@@ -2021,10 +2225,11 @@ export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[], sizes: (numb
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cuMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemLocation_st, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cuMemPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = fns().cuMemPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
+  const err = (f_cuMemPrefetchBatchAsync ??= L.bind('cuMemPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemDiscardBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards asynchronously */
 // CUresult cuMemDiscardBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, unsigned long long flags, CUstream hStream) — cuda.h:14629
 export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[], sizes: (number)[], count: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
@@ -2033,10 +2238,11 @@ export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[], sizes: (numbe
   const a_hStream = M.handle(hStream, 'cuMemDiscardBatchAsync', 'hStream');
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cuMemDiscardBatchAsync', 'dptrs', false, (dv, at, x, n) => W.u64(dv, at, x, n));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = fns().cuMemDiscardBatchAsync(a_dptrs, a_sizes, a_count, a_flags, a_hStream) as E.CUresult;
+  const err = (f_cuMemDiscardBatchAsync ??= L.bind('cuMemDiscardBatchAsync'))(a_dptrs, a_sizes, a_count, a_flags, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards and prefetches asynchronously */
 // CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14677
 export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[], sizes: (number)[], count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
@@ -2048,10 +2254,11 @@ export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[], si
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemLocation_st, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = fns().cuMemDiscardAndPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
+  const err = (f_cuMemDiscardAndPrefetchBatchAsync ??= L.bind('cuMemDiscardAndPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuMemRangeGetAttribute: KoffiFunction | undefined;
 /** Query an attribute of a given memory range */
 // CUresult cuMemRangeGetAttribute(void * data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) — cuda.h:14760
 export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_range_attribute_enum, devPtr: bigint | number, count: number): [E.CUresult, number | number[] | null] {
@@ -2060,11 +2267,12 @@ export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_rang
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttribute', 'devPtr');
   const a_count = M.size(count, 'cuMemRangeGetAttribute', 'count');
   const a_data = M.bytes(Math.max(4, a_dataSize));
-  const err = fns().cuMemRangeGetAttribute(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.CUresult;
+  const err = (f_cuMemRangeGetAttribute ??= L.bind('cuMemRangeGetAttribute'))(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.rangeAttrOut(a_data, a_attribute, a_dataSize)];
 }
 
+let f_cuMemRangeGetAttributes: KoffiFunction | undefined;
 /** Query attributes of a given memory range. */
 // CUresult cuMemRangeGetAttributes(void ** data, size_t * dataSizes, CUmem_range_attribute * attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) — cuda.h:14804
 export function cuMemRangeGetAttributes(data: (Pointer)[], dataSizes: (number)[], attributes: (E.CUmem_range_attribute_enum)[], numAttributes: number, devPtr: bigint | number, count: number): [E.CUresult] {
@@ -2074,20 +2282,22 @@ export function cuMemRangeGetAttributes(data: (Pointer)[], dataSizes: (number)[]
   const a_data = X.packArray(data, a_numAttributes, 8, 'cuMemRangeGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuMemRangeGetAttributes', n)), true));
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cuMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = fns().cuMemRangeGetAttributes(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.CUresult;
+  const err = (f_cuMemRangeGetAttributes ??= L.bind('cuMemRangeGetAttributes'))(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.CUresult;
   return [err];
 }
 
+let f_cuPointerSetAttribute: KoffiFunction | undefined;
 /** Set attributes on a previously allocated memory region */
 // CUresult cuPointerSetAttribute(const void * value, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14846
 export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_attribute_enum, ptr: bigint | number): [E.CUresult] {
   const a_value = M.pointer(value, 'cuPointerSetAttribute', 'value');
   const a_attribute = M.i32(attribute, 'cuPointerSetAttribute', 'attribute');
   const a_ptr = M.u64(ptr, 'cuPointerSetAttribute', 'ptr');
-  const err = fns().cuPointerSetAttribute(a_value, a_attribute, a_ptr) as E.CUresult;
+  const err = (f_cuPointerSetAttribute ??= L.bind('cuPointerSetAttribute'))(a_value, a_attribute, a_ptr) as E.CUresult;
   return [err];
 }
 
+let f_cuPointerGetAttributes: KoffiFunction | undefined;
 /** Returns information about a pointer. */
 // CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute * attributes, void ** data, CUdeviceptr ptr) — cuda.h:14896
 export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUpointer_attribute_enum)[], data: (Pointer)[], ptr: bigint | number): [E.CUresult] {
@@ -2095,93 +2305,103 @@ export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUp
   const a_ptr = M.u64(ptr, 'cuPointerGetAttributes', 'ptr');
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuPointerGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_data = X.packArray(data, a_numAttributes, 8, 'cuPointerGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuPointerGetAttributes', n)), true));
-  const err = fns().cuPointerGetAttributes(a_numAttributes, a_attributes, a_data, a_ptr) as E.CUresult;
+  const err = (f_cuPointerGetAttributes ??= L.bind('cuPointerGetAttributes'))(a_numAttributes, a_attributes, a_data, a_ptr) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamCreate: KoffiFunction | undefined;
 /** Create a stream */
 // CUresult cuStreamCreate(CUstream * phStream, unsigned int Flags) — cuda.h:14949
 export function cuStreamCreate(Flags: number): [E.CUresult, H.CUstream | null] {
   const a_Flags = M.u32(Flags, 'cuStreamCreate', 'Flags');
-  const err = fns().cuStreamCreate(K.slot[0], a_Flags) as E.CUresult;
+  const err = (f_cuStreamCreate ??= L.bind('cuStreamCreate'))(K.slot[0], a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUstream];
 }
 
+let f_cuStreamCreateWithPriority: KoffiFunction | undefined;
 /** Create a stream with the given priority */
 // CUresult cuStreamCreateWithPriority(CUstream * phStream, unsigned int flags, int priority) — cuda.h:15002
 export function cuStreamCreateWithPriority(flags: number, priority: number): [E.CUresult, H.CUstream | null] {
   const a_flags = M.u32(flags, 'cuStreamCreateWithPriority', 'flags');
   const a_priority = M.i32(priority, 'cuStreamCreateWithPriority', 'priority');
-  const err = fns().cuStreamCreateWithPriority(K.slot[0], a_flags, a_priority) as E.CUresult;
+  const err = (f_cuStreamCreateWithPriority ??= L.bind('cuStreamCreateWithPriority'))(K.slot[0], a_flags, a_priority) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUstream];
 }
 
+let f_cuStreamGetPriority: KoffiFunction | undefined;
 /** Query the priority of a given stream */
 // CUresult cuStreamGetPriority(CUstream hStream, int * priority) — cuda.h:15034
 export function cuStreamGetPriority(hStream: H.CUstream | null): [E.CUresult, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetPriority', 'hStream');
-  const err = fns().cuStreamGetPriority(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamGetPriority ??= L.bind('cuStreamGetPriority'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuStreamGetDevice: KoffiFunction | undefined;
 /** Returns the device handle of the stream */
 // CUresult cuStreamGetDevice(CUstream hStream, CUdevice * device) — cuda.h:15060
 export function cuStreamGetDevice(hStream: H.CUstream | null): [E.CUresult, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetDevice', 'hStream');
-  const err = fns().cuStreamGetDevice(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamGetDevice ??= L.bind('cuStreamGetDevice'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuStreamGetFlags: KoffiFunction | undefined;
 /** Query the flags of a given stream */
 // CUresult cuStreamGetFlags(CUstream hStream, unsigned int * flags) — cuda.h:15090
 export function cuStreamGetFlags(hStream: H.CUstream | null): [E.CUresult, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetFlags', 'hStream');
-  const err = fns().cuStreamGetFlags(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamGetFlags ??= L.bind('cuStreamGetFlags'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuStreamGetId: KoffiFunction | undefined;
 /** Returns the unique Id associated with the stream handle supplied */
 // CUresult cuStreamGetId(CUstream hStream, unsigned long long * streamId) — cuda.h:15123
 export function cuStreamGetId(hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetId', 'hStream');
-  const err = fns().cuStreamGetId(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamGetId ??= L.bind('cuStreamGetId'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuStreamGetCtx: KoffiFunction | undefined;
 /** Query the context associated with a stream */
 // CUresult cuStreamGetCtx(CUstream hStream, CUcontext * pctx) — cuda.h:15173
 export function cuStreamGetCtx(hStream: H.CUstream | null): [E.CUresult, H.CUcontext | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx', 'hStream');
-  const err = fns().cuStreamGetCtx(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamGetCtx ??= L.bind('cuStreamGetCtx'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuStreamGetCtx_v2: KoffiFunction | undefined;
 /** Query the contexts associated with a stream */
 // CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext * pCtx, CUgreenCtx * pGreenCtx) — cuda.h:15231
 export function cuStreamGetCtx_v2(hStream: H.CUstream | null): [E.CUresult, H.CUcontext | null, H.CUgreenCtx | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx_v2', 'hStream');
-  const err = fns().cuStreamGetCtx_v2(a_hStream, K.slot[0], K.slot[1]) as E.CUresult;
+  const err = (f_cuStreamGetCtx_v2 ??= L.bind('cuStreamGetCtx_v2'))(a_hStream, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.CUcontext, K.U64[1] as H.CUgreenCtx];
 }
 
+let f_cuStreamWaitEvent: KoffiFunction | undefined;
 /** Make a compute stream wait on an event */
 // CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) — cuda.h:15268
 export function cuStreamWaitEvent(hStream: H.CUstream | null, hEvent: H.CUevent | null, Flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamWaitEvent', 'hStream');
   const a_hEvent = M.handle(hEvent, 'cuStreamWaitEvent', 'hEvent');
   const a_Flags = M.u32(Flags, 'cuStreamWaitEvent', 'Flags');
-  const err = fns().cuStreamWaitEvent(a_hStream, a_hEvent, a_Flags) as E.CUresult;
+  const err = (f_cuStreamWaitEvent ??= L.bind('cuStreamWaitEvent'))(a_hStream, a_hEvent, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamAddCallback: KoffiFunction | undefined;
 /** Add a callback to a compute stream */
 // CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void * userData, unsigned int flags) — cuda.h:15343
 export function cuStreamAddCallback(hStream: H.CUstream | null, callback: bigint | null, userData: Pointer, flags: number): [E.CUresult] {
@@ -2189,19 +2409,21 @@ export function cuStreamAddCallback(hStream: H.CUstream | null, callback: bigint
   const a_callback = M.handle(callback, 'cuStreamAddCallback', 'callback');
   const a_userData = M.pointer(userData, 'cuStreamAddCallback', 'userData');
   const a_flags = M.u32(flags, 'cuStreamAddCallback', 'flags');
-  const err = fns().cuStreamAddCallback(a_hStream, a_callback, a_userData, a_flags) as E.CUresult;
+  const err = (f_cuStreamAddCallback ??= L.bind('cuStreamAddCallback'))(a_hStream, a_callback, a_userData, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamBeginCapture_v2: KoffiFunction | undefined;
 /** Begins graph capture on a stream */
 // CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) — cuda.h:15381
 export function cuStreamBeginCapture_v2(hStream: H.CUstream | null, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamBeginCapture_v2', 'hStream');
   const a_mode = M.i32(mode, 'cuStreamBeginCapture_v2', 'mode');
-  const err = fns().cuStreamBeginCapture_v2(a_hStream, a_mode) as E.CUresult;
+  const err = (f_cuStreamBeginCapture_v2 ??= L.bind('cuStreamBeginCapture_v2'))(a_hStream, a_mode) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamBeginCaptureToGraph: KoffiFunction | undefined;
 /** Begins graph capture on a stream to an existing graph */
 // CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUstreamCaptureMode mode) — cuda.h:15427
 export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
@@ -2211,47 +2433,52 @@ export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: 
   const a_mode = M.i32(mode, 'cuStreamBeginCaptureToGraph', 'mode');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuStreamBeginCaptureToGraph', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuStreamBeginCaptureToGraph', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
-  const err = fns().cuStreamBeginCaptureToGraph(a_hStream, a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.CUresult;
+  const err = (f_cuStreamBeginCaptureToGraph ??= L.bind('cuStreamBeginCaptureToGraph'))(a_hStream, a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.CUresult;
   return [err];
 }
 
+let f_cuThreadExchangeStreamCaptureMode: KoffiFunction | undefined;
 /** Swaps the stream capture interaction mode for a thread */
 // CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode * mode) — cuda.h:15480
 export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode_enum): [E.CUresult, E.CUstreamCaptureMode_enum | null] {
   const a_mode = M.i32(mode, 'cuThreadExchangeStreamCaptureMode', 'mode');
   K.I32[0] = a_mode;
-  const err = fns().cuThreadExchangeStreamCaptureMode(K.slot[0]) as E.CUresult;
+  const err = (f_cuThreadExchangeStreamCaptureMode ??= L.bind('cuThreadExchangeStreamCaptureMode'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUstreamCaptureMode_enum];
 }
 
+let f_cuStreamEndCapture: KoffiFunction | undefined;
 /** Ends capture on a stream, returning the captured graph */
 // CUresult cuStreamEndCapture(CUstream hStream, CUgraph * phGraph) — cuda.h:15511
 export function cuStreamEndCapture(hStream: H.CUstream | null): [E.CUresult, H.CUgraph | null] {
   const a_hStream = M.handle(hStream, 'cuStreamEndCapture', 'hStream');
-  const err = fns().cuStreamEndCapture(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamEndCapture ??= L.bind('cuStreamEndCapture'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraph];
 }
 
+let f_cuStreamIsCapturing: KoffiFunction | undefined;
 /** Returns a stream's capture status */
 // CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus * captureStatus) — cuda.h:15551
 export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus_enum | null] {
   const a_hStream = M.handle(hStream, 'cuStreamIsCapturing', 'hStream');
-  const err = fns().cuStreamIsCapturing(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamIsCapturing ??= L.bind('cuStreamIsCapturing'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUstreamCaptureStatus_enum];
 }
 
+let f_cuStreamGetCaptureInfo_v3: KoffiFunction | undefined;
 /** Query a stream's capture state */
 // CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus * captureStatus_out, cuuint64_t * id_out, CUgraph * graph_out, const CUgraphNode ** dependencies_out, const CUgraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda.h:15610
 export function cuStreamGetCaptureInfo_v3(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus_enum | null, bigint | null, H.CUgraph | null, bigint | null, bigint | null, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetCaptureInfo_v3', 'hStream');
-  const err = fns().cuStreamGetCaptureInfo_v3(a_hStream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.CUresult;
+  const err = (f_cuStreamGetCaptureInfo_v3 ??= L.bind('cuStreamGetCaptureInfo_v3'))(a_hStream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.CUresult;
   if (err !== 0) return [err, null, null, null, null, null, null];
   return [err, K.I32[0] as E.CUstreamCaptureStatus_enum, K.U64[1], K.U64[2] as H.CUgraph, K.U64[3], K.U64[4], K.readSize(5)];
 }
 
+let f_cuStreamUpdateCaptureDependencies_v2: KoffiFunction | undefined;
 /** Update the set of dependencies in a capturing stream */
 // CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda.h:15647
 export function cuStreamUpdateCaptureDependencies_v2(hStream: H.CUstream | null, dependencyData: S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit | null, numDependencies: number, flags: number): [E.CUresult, H.CUgraphNode | null] {
@@ -2259,11 +2486,12 @@ export function cuStreamUpdateCaptureDependencies_v2(hStream: H.CUstream | null,
   const a_dependencyData = X.structArg(dependencyData, S.CUgraphEdgeData_st, 'cuStreamUpdateCaptureDependencies_v2', 'dependencyData');
   const a_numDependencies = M.size(numDependencies, 'cuStreamUpdateCaptureDependencies_v2', 'numDependencies');
   const a_flags = M.u32(flags, 'cuStreamUpdateCaptureDependencies_v2', 'flags');
-  const err = fns().cuStreamUpdateCaptureDependencies_v2(a_hStream, K.slot[0], a_dependencyData, a_numDependencies, a_flags) as E.CUresult;
+  const err = (f_cuStreamUpdateCaptureDependencies_v2 ??= L.bind('cuStreamUpdateCaptureDependencies_v2'))(a_hStream, K.slot[0], a_dependencyData, a_numDependencies, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuStreamAttachMemAsync: KoffiFunction | undefined;
 /** Attach memory to a stream asynchronously */
 // CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) — cuda.h:15736
 export function cuStreamAttachMemAsync(hStream: H.CUstream | null, dptr: bigint | number, length: number, flags: number): [E.CUresult] {
@@ -2271,172 +2499,191 @@ export function cuStreamAttachMemAsync(hStream: H.CUstream | null, dptr: bigint 
   const a_dptr = M.u64(dptr, 'cuStreamAttachMemAsync', 'dptr');
   const a_length = M.size(length, 'cuStreamAttachMemAsync', 'length');
   const a_flags = M.u32(flags, 'cuStreamAttachMemAsync', 'flags');
-  const err = fns().cuStreamAttachMemAsync(a_hStream, a_dptr, a_length, a_flags) as E.CUresult;
+  const err = (f_cuStreamAttachMemAsync ??= L.bind('cuStreamAttachMemAsync'))(a_hStream, a_dptr, a_length, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamQuery: KoffiFunction | undefined;
 /** Determine status of a compute stream */
 // CUresult cuStreamQuery(CUstream hStream) — cuda.h:15766
 export function cuStreamQuery(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamQuery', 'hStream');
-  const err = fns().cuStreamQuery(a_hStream) as E.CUresult;
+  const err = (f_cuStreamQuery ??= L.bind('cuStreamQuery'))(a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamSynchronize: KoffiFunction | undefined;
 /** Wait until a stream's tasks are completed */
 // CUresult cuStreamSynchronize(CUstream hStream) — cuda.h:15795
 export function cuStreamSynchronize(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamSynchronize', 'hStream');
-  const err = fns().cuStreamSynchronize(a_hStream) as E.CUresult;
+  const err = (f_cuStreamSynchronize ??= L.bind('cuStreamSynchronize'))(a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamDestroy: KoffiFunction | undefined;
 /** Destroys a stream */
 // CUresult cuStreamDestroy_v2(CUstream hStream) — cuda.h:15825
 export function cuStreamDestroy(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamDestroy', 'hStream');
-  const err = fns().cuStreamDestroy(a_hStream) as E.CUresult;
+  const err = (f_cuStreamDestroy ??= L.bind('cuStreamDestroy'))(a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamCopyAttributes: KoffiFunction | undefined;
 /** Copies attributes from source stream to destination stream. */
 // CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) — cuda.h:15845
 export function cuStreamCopyAttributes(dst: H.CUstream | null, src: H.CUstream | null): [E.CUresult] {
   const a_dst = M.handle(dst, 'cuStreamCopyAttributes', 'dst');
   const a_src = M.handle(src, 'cuStreamCopyAttributes', 'src');
-  const err = fns().cuStreamCopyAttributes(a_dst, a_src) as E.CUresult;
+  const err = (f_cuStreamCopyAttributes ??= L.bind('cuStreamCopyAttributes'))(a_dst, a_src) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamGetAttribute: KoffiFunction | undefined;
 /** Queries stream attribute. */
 // CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue * value_out) — cuda.h:15866
 export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID_enum): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cuStreamGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
-  const err = fns().cuStreamGetAttribute(a_hStream, a_attr, a_value_out._u8) as E.CUresult;
+  const err = (f_cuStreamGetAttribute ??= L.bind('cuStreamGetAttribute'))(a_hStream, a_attr, a_value_out._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_value_out];
 }
 
+let f_cuStreamSetAttribute: KoffiFunction | undefined;
 /** Sets stream attribute. */
 // CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue * value) — cuda.h:15889
 export function cuStreamSetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID_enum, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamSetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cuStreamSetAttribute', 'attr');
   const a_value = X.structArg(value, S.CUlaunchAttributeValue_union, 'cuStreamSetAttribute', 'value');
-  const err = fns().cuStreamSetAttribute(a_hStream, a_attr, a_value) as E.CUresult;
+  const err = (f_cuStreamSetAttribute ??= L.bind('cuStreamSetAttribute'))(a_hStream, a_attr, a_value) as E.CUresult;
   return [err];
 }
 
+let f_cuEventCreate: KoffiFunction | undefined;
 /** Creates an event */
 // CUresult cuEventCreate(CUevent * phEvent, unsigned int Flags) — cuda.h:15946
 export function cuEventCreate(Flags: number): [E.CUresult, H.CUevent | null] {
   const a_Flags = M.u32(Flags, 'cuEventCreate', 'Flags');
-  const err = fns().cuEventCreate(K.slot[0], a_Flags) as E.CUresult;
+  const err = (f_cuEventCreate ??= L.bind('cuEventCreate'))(K.slot[0], a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUevent];
 }
 
+let f_cuEventRecord: KoffiFunction | undefined;
 /** Records an event */
 // CUresult cuEventRecord(CUevent hEvent, CUstream hStream) — cuda.h:15989
 export function cuEventRecord(hEvent: H.CUevent | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventRecord', 'hEvent');
   const a_hStream = M.handle(hStream, 'cuEventRecord', 'hStream');
-  const err = fns().cuEventRecord(a_hEvent, a_hStream) as E.CUresult;
+  const err = (f_cuEventRecord ??= L.bind('cuEventRecord'))(a_hEvent, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuEventRecordWithFlags: KoffiFunction | undefined;
 /** Records an event */
 // CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) — cuda.h:16039
 export function cuEventRecordWithFlags(hEvent: H.CUevent | null, hStream: H.CUstream | null, flags: number): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventRecordWithFlags', 'hEvent');
   const a_hStream = M.handle(hStream, 'cuEventRecordWithFlags', 'hStream');
   const a_flags = M.u32(flags, 'cuEventRecordWithFlags', 'flags');
-  const err = fns().cuEventRecordWithFlags(a_hEvent, a_hStream, a_flags) as E.CUresult;
+  const err = (f_cuEventRecordWithFlags ??= L.bind('cuEventRecordWithFlags'))(a_hEvent, a_hStream, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuEventQuery: KoffiFunction | undefined;
 /** Queries an event's status */
 // CUresult cuEventQuery(CUevent hEvent) — cuda.h:16071
 export function cuEventQuery(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventQuery', 'hEvent');
-  const err = fns().cuEventQuery(a_hEvent) as E.CUresult;
+  const err = (f_cuEventQuery ??= L.bind('cuEventQuery'))(a_hEvent) as E.CUresult;
   return [err];
 }
 
+let f_cuEventSynchronize: KoffiFunction | undefined;
 /** Waits for an event to complete */
 // CUresult cuEventSynchronize(CUevent hEvent) — cuda.h:16102
 export function cuEventSynchronize(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventSynchronize', 'hEvent');
-  const err = fns().cuEventSynchronize(a_hEvent) as E.CUresult;
+  const err = (f_cuEventSynchronize ??= L.bind('cuEventSynchronize'))(a_hEvent) as E.CUresult;
   return [err];
 }
 
+let f_cuEventDestroy: KoffiFunction | undefined;
 /** Destroys an event */
 // CUresult cuEventDestroy_v2(CUevent hEvent) — cuda.h:16131
 export function cuEventDestroy(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventDestroy', 'hEvent');
-  const err = fns().cuEventDestroy(a_hEvent) as E.CUresult;
+  const err = (f_cuEventDestroy ??= L.bind('cuEventDestroy'))(a_hEvent) as E.CUresult;
   return [err];
 }
 
+let f_cuEventElapsedTime: KoffiFunction | undefined;
 /** Computes the elapsed time between two events */
 // CUresult cuEventElapsedTime_v2(float * pMilliseconds, CUevent hStart, CUevent hEnd) — cuda.h:16179
 export function cuEventElapsedTime(hStart: H.CUevent | null, hEnd: H.CUevent | null): [E.CUresult, number | null] {
   const a_hStart = M.handle(hStart, 'cuEventElapsedTime', 'hStart');
   const a_hEnd = M.handle(hEnd, 'cuEventElapsedTime', 'hEnd');
-  const err = fns().cuEventElapsedTime(K.slot[0], a_hStart, a_hEnd) as E.CUresult;
+  const err = (f_cuEventElapsedTime ??= L.bind('cuEventElapsedTime'))(K.slot[0], a_hStart, a_hEnd) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.F32[0]];
 }
 
+let f_cuImportExternalMemory: KoffiFunction | undefined;
 /** Imports an external memory object */
 // CUresult cuImportExternalMemory(CUexternalMemory * extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC * memHandleDesc) — cuda.h:16368
 export function cuImportExternalMemory(memHandleDesc: S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st | S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | null): [E.CUresult, H.CUexternalMemory | null] {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, 'cuImportExternalMemory', 'memHandleDesc');
-  const err = fns().cuImportExternalMemory(K.slot[0], a_memHandleDesc) as E.CUresult;
+  const err = (f_cuImportExternalMemory ??= L.bind('cuImportExternalMemory'))(K.slot[0], a_memHandleDesc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUexternalMemory];
 }
 
+let f_cuExternalMemoryGetMappedBuffer: KoffiFunction | undefined;
 /** Maps a buffer onto an imported memory object */
 // CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr * devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC * bufferDesc) — cuda.h:16422
 export function cuExternalMemoryGetMappedBuffer(extMem: H.CUexternalMemory | null, bufferDesc: S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st | S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | null): [E.CUresult, bigint | null] {
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedBuffer', 'extMem');
   const a_bufferDesc = X.structArg(bufferDesc, S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, 'cuExternalMemoryGetMappedBuffer', 'bufferDesc');
-  const err = fns().cuExternalMemoryGetMappedBuffer(K.slot[0], a_extMem, a_bufferDesc) as E.CUresult;
+  const err = (f_cuExternalMemoryGetMappedBuffer ??= L.bind('cuExternalMemoryGetMappedBuffer'))(K.slot[0], a_extMem, a_bufferDesc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuExternalMemoryGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Maps a CUDA mipmapped array onto an external memory object */
 // CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray * mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC * mipmapDesc) — cuda.h:16478
 export function cuExternalMemoryGetMappedMipmappedArray(extMem: H.CUexternalMemory | null, mipmapDesc: S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st | S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | null): [E.CUresult, H.CUmipmappedArray | null] {
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedMipmappedArray', 'extMem');
   const a_mipmapDesc = X.structArg(mipmapDesc, S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, 'cuExternalMemoryGetMappedMipmappedArray', 'mipmapDesc');
-  const err = fns().cuExternalMemoryGetMappedMipmappedArray(K.slot[0], a_extMem, a_mipmapDesc) as E.CUresult;
+  const err = (f_cuExternalMemoryGetMappedMipmappedArray ??= L.bind('cuExternalMemoryGetMappedMipmappedArray'))(K.slot[0], a_extMem, a_mipmapDesc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
+let f_cuDestroyExternalMemory: KoffiFunction | undefined;
 /** Destroys an external memory object. */
 // CUresult cuDestroyExternalMemory(CUexternalMemory extMem) — cuda.h:16500
 export function cuDestroyExternalMemory(extMem: H.CUexternalMemory | null): [E.CUresult] {
   const a_extMem = M.handle(extMem, 'cuDestroyExternalMemory', 'extMem');
-  const err = fns().cuDestroyExternalMemory(a_extMem) as E.CUresult;
+  const err = (f_cuDestroyExternalMemory ??= L.bind('cuDestroyExternalMemory'))(a_extMem) as E.CUresult;
   return [err];
 }
 
+let f_cuImportExternalSemaphore: KoffiFunction | undefined;
 /** Imports an external semaphore */
 // CUresult cuImportExternalSemaphore(CUexternalSemaphore * extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC * semHandleDesc) — cuda.h:16658
 export function cuImportExternalSemaphore(semHandleDesc: S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st | S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | null): [E.CUresult, H.CUexternalSemaphore | null] {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, 'cuImportExternalSemaphore', 'semHandleDesc');
-  const err = fns().cuImportExternalSemaphore(K.slot[0], a_semHandleDesc) as E.CUresult;
+  const err = (f_cuImportExternalSemaphore ??= L.bind('cuImportExternalSemaphore'))(K.slot[0], a_semHandleDesc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUexternalSemaphore];
 }
 
+let f_cuSignalExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Signals a set of external semaphore objects */
 // CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore * extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS * paramsArray, unsigned int numExtSems, CUstream stream) — cuda.h:16753
 export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[], paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[], numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
@@ -2444,10 +2691,11 @@ export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaph
   const a_stream = M.handle(stream, 'cuSignalExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cuSignalExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
-  const err = fns().cuSignalExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
+  const err = (f_cuSignalExternalSemaphoresAsync ??= L.bind('cuSignalExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
   return [err];
 }
 
+let f_cuWaitExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Waits on a set of external semaphore objects */
 // CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore * extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS * paramsArray, unsigned int numExtSems, CUstream stream) — cuda.h:16829
 export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[], paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[], numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
@@ -2455,18 +2703,20 @@ export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphor
   const a_stream = M.handle(stream, 'cuWaitExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cuWaitExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
-  const err = fns().cuWaitExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
+  const err = (f_cuWaitExternalSemaphoresAsync ??= L.bind('cuWaitExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
   return [err];
 }
 
+let f_cuDestroyExternalSemaphore: KoffiFunction | undefined;
 /** Destroys an external semaphore */
 // CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) — cuda.h:16850
 export function cuDestroyExternalSemaphore(extSem: H.CUexternalSemaphore | null): [E.CUresult] {
   const a_extSem = M.handle(extSem, 'cuDestroyExternalSemaphore', 'extSem');
-  const err = fns().cuDestroyExternalSemaphore(a_extSem) as E.CUresult;
+  const err = (f_cuDestroyExternalSemaphore ??= L.bind('cuDestroyExternalSemaphore'))(a_extSem) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamWaitValue32_v2: KoffiFunction | undefined;
 /** Wait on a memory location */
 // CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:16936
 export function cuStreamWaitValue32_v2(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
@@ -2474,10 +2724,11 @@ export function cuStreamWaitValue32_v2(stream: H.CUstream | null, addr: bigint |
   const a_addr = M.u64(addr, 'cuStreamWaitValue32_v2', 'addr');
   const a_value = M.u32(value, 'cuStreamWaitValue32_v2', 'value');
   const a_flags = M.u32(flags, 'cuStreamWaitValue32_v2', 'flags');
-  const err = fns().cuStreamWaitValue32_v2(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  const err = (f_cuStreamWaitValue32_v2 ??= L.bind('cuStreamWaitValue32_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamWaitValue64_v2: KoffiFunction | undefined;
 /** Wait on a memory location */
 // CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:16979
 export function cuStreamWaitValue64_v2(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
@@ -2485,10 +2736,11 @@ export function cuStreamWaitValue64_v2(stream: H.CUstream | null, addr: bigint |
   const a_addr = M.u64(addr, 'cuStreamWaitValue64_v2', 'addr');
   const a_value = M.u64(value, 'cuStreamWaitValue64_v2', 'value');
   const a_flags = M.u32(flags, 'cuStreamWaitValue64_v2', 'flags');
-  const err = fns().cuStreamWaitValue64_v2(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  const err = (f_cuStreamWaitValue64_v2 ??= L.bind('cuStreamWaitValue64_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamWriteValue32_v2: KoffiFunction | undefined;
 /** Write a value to memory */
 // CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:17008
 export function cuStreamWriteValue32_v2(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
@@ -2496,10 +2748,11 @@ export function cuStreamWriteValue32_v2(stream: H.CUstream | null, addr: bigint 
   const a_addr = M.u64(addr, 'cuStreamWriteValue32_v2', 'addr');
   const a_value = M.u32(value, 'cuStreamWriteValue32_v2', 'value');
   const a_flags = M.u32(flags, 'cuStreamWriteValue32_v2', 'flags');
-  const err = fns().cuStreamWriteValue32_v2(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  const err = (f_cuStreamWriteValue32_v2 ??= L.bind('cuStreamWriteValue32_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamWriteValue64_v2: KoffiFunction | undefined;
 /** Write a value to memory */
 // CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:17039
 export function cuStreamWriteValue64_v2(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
@@ -2507,10 +2760,11 @@ export function cuStreamWriteValue64_v2(stream: H.CUstream | null, addr: bigint 
   const a_addr = M.u64(addr, 'cuStreamWriteValue64_v2', 'addr');
   const a_value = M.u64(value, 'cuStreamWriteValue64_v2', 'value');
   const a_flags = M.u32(flags, 'cuStreamWriteValue64_v2', 'flags');
-  const err = fns().cuStreamWriteValue64_v2(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+  const err = (f_cuStreamWriteValue64_v2 ??= L.bind('cuStreamWriteValue64_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamBatchMemOp_v2: KoffiFunction | undefined;
 /** Batch operations to synchronize the stream via memory operations */
 // CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams * paramArray, unsigned int flags) — cuda.h:17080
 export function cuStreamBatchMemOp_v2(stream: H.CUstream | null, count: number, flags: number): [E.CUresult, S.CUstreamBatchMemOpParams_union | null] {
@@ -2518,85 +2772,94 @@ export function cuStreamBatchMemOp_v2(stream: H.CUstream | null, count: number, 
   const a_count = M.u32(count, 'cuStreamBatchMemOp_v2', 'count');
   const a_flags = M.u32(flags, 'cuStreamBatchMemOp_v2', 'flags');
   const a_paramArray = new S.CUstreamBatchMemOpParams_union();
-  const err = fns().cuStreamBatchMemOp_v2(a_stream, a_count, a_paramArray._u8, a_flags) as E.CUresult;
+  const err = (f_cuStreamBatchMemOp_v2 ??= L.bind('cuStreamBatchMemOp_v2'))(a_stream, a_count, a_paramArray._u8, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_paramArray];
 }
 
+let f_cuFuncGetAttribute: KoffiFunction | undefined;
 /** Returns information about a function */
 // CUresult cuFuncGetAttribute(int * pi, CUfunction_attribute attrib, CUfunction hfunc) — cuda.h:17190
 export function cuFuncGetAttribute(attrib: E.CUfunction_attribute_enum, hfunc: H.CUfunction | null): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuFuncGetAttribute', 'attrib');
   const a_hfunc = M.handle(hfunc, 'cuFuncGetAttribute', 'hfunc');
-  const err = fns().cuFuncGetAttribute(K.slot[0], a_attrib, a_hfunc) as E.CUresult;
+  const err = (f_cuFuncGetAttribute ??= L.bind('cuFuncGetAttribute'))(K.slot[0], a_attrib, a_hfunc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuFuncSetAttribute: KoffiFunction | undefined;
 /** Sets information about a function */
 // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) — cuda.h:17257
 export function cuFuncSetAttribute(hfunc: H.CUfunction | null, attrib: E.CUfunction_attribute_enum, value: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetAttribute', 'hfunc');
   const a_attrib = M.i32(attrib, 'cuFuncSetAttribute', 'attrib');
   const a_value = M.i32(value, 'cuFuncSetAttribute', 'value');
-  const err = fns().cuFuncSetAttribute(a_hfunc, a_attrib, a_value) as E.CUresult;
+  const err = (f_cuFuncSetAttribute ??= L.bind('cuFuncSetAttribute'))(a_hfunc, a_attrib, a_value) as E.CUresult;
   return [err];
 }
 
+let f_cuFuncSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for a device function */
 // CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) — cuda.h:17302
 export function cuFuncSetCacheConfig(hfunc: H.CUfunction | null, config: E.CUfunc_cache_enum): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetCacheConfig', 'hfunc');
   const a_config = M.i32(config, 'cuFuncSetCacheConfig', 'config');
-  const err = fns().cuFuncSetCacheConfig(a_hfunc, a_config) as E.CUresult;
+  const err = (f_cuFuncSetCacheConfig ??= L.bind('cuFuncSetCacheConfig'))(a_hfunc, a_config) as E.CUresult;
   return [err];
 }
 
+let f_cuFuncGetModule: KoffiFunction | undefined;
 /** Returns a module handle */
 // CUresult cuFuncGetModule(CUmodule * hmod, CUfunction hfunc) — cuda.h:17329
 export function cuFuncGetModule(hfunc: H.CUfunction | null): [E.CUresult, H.CUmodule | null] {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetModule', 'hfunc');
-  const err = fns().cuFuncGetModule(K.slot[0], a_hfunc) as E.CUresult;
+  const err = (f_cuFuncGetModule ??= L.bind('cuFuncGetModule'))(K.slot[0], a_hfunc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmodule];
 }
 
+let f_cuFuncGetName: KoffiFunction | undefined;
 /** Returns the function name for a::CUfunction handle */
 // CUresult cuFuncGetName(const char ** name, CUfunction hfunc) — cuda.h:17350
 export function cuFuncGetName(hfunc: H.CUfunction | null): [E.CUresult, string | null] {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetName', 'hfunc');
-  const err = fns().cuFuncGetName(K.slot[0], a_hfunc) as E.CUresult;
+  const err = (f_cuFuncGetName ??= L.bind('cuFuncGetName'))(K.slot[0], a_hfunc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readCString(K.U64[0])];
 }
 
+let f_cuFuncGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout */
 // CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:17374
 export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number): [E.CUresult, number | null, number | null] {
   const a_func = M.handle(func, 'cuFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cuFuncGetParamInfo', 'paramIndex');
-  const err = fns().cuFuncGetParamInfo(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
+  const err = (f_cuFuncGetParamInfo ??= L.bind('cuFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
 }
 
+let f_cuFuncIsLoaded: KoffiFunction | undefined;
 /** Returns if the function is loaded */
 // CUresult cuFuncIsLoaded(CUfunctionLoadingState * state, CUfunction function) — cuda.h:17398
 export function cuFuncIsLoaded(function_: H.CUfunction | null): [E.CUresult, E.CUfunctionLoadingState_enum | null] {
   const a_function = M.handle(function_, 'cuFuncIsLoaded', 'function');
-  const err = fns().cuFuncIsLoaded(K.slot[0], a_function) as E.CUresult;
+  const err = (f_cuFuncIsLoaded ??= L.bind('cuFuncIsLoaded'))(K.slot[0], a_function) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUfunctionLoadingState_enum];
 }
 
+let f_cuFuncLoad: KoffiFunction | undefined;
 /** Loads a function */
 // CUresult cuFuncLoad(CUfunction function) — cuda.h:17416
 export function cuFuncLoad(function_: H.CUfunction | null): [E.CUresult] {
   const a_function = M.handle(function_, 'cuFuncLoad', 'function');
-  const err = fns().cuFuncLoad(a_function) as E.CUresult;
+  const err = (f_cuFuncLoad ??= L.bind('cuFuncLoad'))(a_function) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunchKernel: KoffiFunction | undefined;
 /** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel */
 // CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void ** kernelParams, void ** extra) — cuda.h:17537
 export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: Pointer, extra: Pointer): [E.CUresult] {
@@ -2611,10 +2874,11 @@ export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDim
   const a_hStream = M.handle(hStream, 'cuLaunchKernel', 'hStream');
   const a_kernelParams = M.pointer(kernelParams, 'cuLaunchKernel', 'kernelParams');
   const a_extra = M.pointer(extra, 'cuLaunchKernel', 'extra');
-  const err = fns().cuLaunchKernel(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams, a_extra) as E.CUresult;
+  const err = (f_cuLaunchKernel ??= L.bind('cuLaunchKernel'))(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams, a_extra) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunchKernelEx: KoffiFunction | undefined;
 /** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel with launch-time configuration */
 // CUresult cuLaunchKernelEx(const CUlaunchConfig * config, CUfunction f, void ** kernelParams, void ** extra) — cuda.h:17820
 export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null, f: H.CUfunction | null, kernelParams: Pointer, extra: Pointer): [E.CUresult] {
@@ -2622,10 +2886,11 @@ export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_
   const a_f = M.handle(f, 'cuLaunchKernelEx', 'f');
   const a_kernelParams = M.pointer(kernelParams, 'cuLaunchKernelEx', 'kernelParams');
   const a_extra = M.pointer(extra, 'cuLaunchKernelEx', 'extra');
-  const err = fns().cuLaunchKernelEx(a_config, a_f, a_kernelParams, a_extra) as E.CUresult;
+  const err = (f_cuLaunchKernelEx ??= L.bind('cuLaunchKernelEx'))(a_config, a_f, a_kernelParams, a_extra) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunchCooperativeKernel: KoffiFunction | undefined;
 /** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel where thread blocks can cooperate and synchronize as they execute */
 // CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void ** kernelParams) — cuda.h:17913
 export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: Pointer): [E.CUresult] {
@@ -2639,30 +2904,33 @@ export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: numb
   const a_sharedMemBytes = M.u32(sharedMemBytes, 'cuLaunchCooperativeKernel', 'sharedMemBytes');
   const a_hStream = M.handle(hStream, 'cuLaunchCooperativeKernel', 'hStream');
   const a_kernelParams = M.pointer(kernelParams, 'cuLaunchCooperativeKernel', 'kernelParams');
-  const err = fns().cuLaunchCooperativeKernel(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams) as E.CUresult;
+  const err = (f_cuLaunchCooperativeKernel ??= L.bind('cuLaunchCooperativeKernel'))(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunchCooperativeKernelMultiDevice: KoffiFunction | undefined;
 /** Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute */
 // CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS * launchParamsList, unsigned int numDevices, unsigned int flags) — cuda.h:18062
 export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_LAUNCH_PARAMS_st | S.CUDA_LAUNCH_PARAMS_stInit)[], numDevices: number, flags: number): [E.CUresult] {
   const a_numDevices = M.u32(numDevices, 'cuLaunchCooperativeKernelMultiDevice', 'numDevices');
   const a_flags = M.u32(flags, 'cuLaunchCooperativeKernelMultiDevice', 'flags');
   const a_launchParamsList = X.packArray(launchParamsList, a_numDevices, 56, 'cuLaunchCooperativeKernelMultiDevice', 'launchParamsList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_LAUNCH_PARAMS_st, n));
-  const err = fns().cuLaunchCooperativeKernelMultiDevice(a_launchParamsList, a_numDevices, a_flags) as E.CUresult;
+  const err = (f_cuLaunchCooperativeKernelMultiDevice ??= L.bind('cuLaunchCooperativeKernelMultiDevice'))(a_launchParamsList, a_numDevices, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunchHostFunc: KoffiFunction | undefined;
 /** Enqueues a host function call in a stream */
 // CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void * userData) — cuda.h:18127
 export function cuLaunchHostFunc(hStream: H.CUstream | null, fn: bigint | null, userData: Pointer): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuLaunchHostFunc', 'hStream');
   const a_fn = M.handle(fn, 'cuLaunchHostFunc', 'fn');
   const a_userData = M.pointer(userData, 'cuLaunchHostFunc', 'userData');
-  const err = fns().cuLaunchHostFunc(a_hStream, a_fn, a_userData) as E.CUresult;
+  const err = (f_cuLaunchHostFunc ??= L.bind('cuLaunchHostFunc'))(a_hStream, a_fn, a_userData) as E.CUresult;
   return [err];
 }
 
+let f_cuFuncSetBlockShape: KoffiFunction | undefined;
 /** Sets the block-dimensions for the function */
 // CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) — cuda.h:18177
 export function cuFuncSetBlockShape(hfunc: H.CUfunction | null, x: number, y: number, z: number): [E.CUresult] {
@@ -2670,48 +2938,53 @@ export function cuFuncSetBlockShape(hfunc: H.CUfunction | null, x: number, y: nu
   const a_x = M.i32(x, 'cuFuncSetBlockShape', 'x');
   const a_y = M.i32(y, 'cuFuncSetBlockShape', 'y');
   const a_z = M.i32(z, 'cuFuncSetBlockShape', 'z');
-  const err = fns().cuFuncSetBlockShape(a_hfunc, a_x, a_y, a_z) as E.CUresult;
+  const err = (f_cuFuncSetBlockShape ??= L.bind('cuFuncSetBlockShape'))(a_hfunc, a_x, a_y, a_z) as E.CUresult;
   return [err];
 }
 
+let f_cuFuncSetSharedSize: KoffiFunction | undefined;
 /** Sets the dynamic shared-memory size for the function */
 // CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) — cuda.h:18211
 export function cuFuncSetSharedSize(hfunc: H.CUfunction | null, bytes: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetSharedSize', 'hfunc');
   const a_bytes = M.u32(bytes, 'cuFuncSetSharedSize', 'bytes');
-  const err = fns().cuFuncSetSharedSize(a_hfunc, a_bytes) as E.CUresult;
+  const err = (f_cuFuncSetSharedSize ??= L.bind('cuFuncSetSharedSize'))(a_hfunc, a_bytes) as E.CUresult;
   return [err];
 }
 
+let f_cuParamSetSize: KoffiFunction | undefined;
 /** Sets the parameter size for the function */
 // CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) — cuda.h:18243
 export function cuParamSetSize(hfunc: H.CUfunction | null, numbytes: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSetSize', 'hfunc');
   const a_numbytes = M.u32(numbytes, 'cuParamSetSize', 'numbytes');
-  const err = fns().cuParamSetSize(a_hfunc, a_numbytes) as E.CUresult;
+  const err = (f_cuParamSetSize ??= L.bind('cuParamSetSize'))(a_hfunc, a_numbytes) as E.CUresult;
   return [err];
 }
 
+let f_cuParamSeti: KoffiFunction | undefined;
 /** Adds an integer parameter to the function's argument list */
 // CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) — cuda.h:18276
 export function cuParamSeti(hfunc: H.CUfunction | null, offset: number, value: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSeti', 'hfunc');
   const a_offset = M.i32(offset, 'cuParamSeti', 'offset');
   const a_value = M.u32(value, 'cuParamSeti', 'value');
-  const err = fns().cuParamSeti(a_hfunc, a_offset, a_value) as E.CUresult;
+  const err = (f_cuParamSeti ??= L.bind('cuParamSeti'))(a_hfunc, a_offset, a_value) as E.CUresult;
   return [err];
 }
 
+let f_cuParamSetf: KoffiFunction | undefined;
 /** Adds a floating-point parameter to the function's argument list */
 // CUresult cuParamSetf(CUfunction hfunc, int offset, float value) — cuda.h:18309
 export function cuParamSetf(hfunc: H.CUfunction | null, offset: number, value: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSetf', 'hfunc');
   const a_offset = M.i32(offset, 'cuParamSetf', 'offset');
   const a_value = M.f64(value, 'cuParamSetf', 'value');
-  const err = fns().cuParamSetf(a_hfunc, a_offset, a_value) as E.CUresult;
+  const err = (f_cuParamSetf ??= L.bind('cuParamSetf'))(a_hfunc, a_offset, a_value) as E.CUresult;
   return [err];
 }
 
+let f_cuParamSetv: KoffiFunction | undefined;
 /** Adds arbitrary data to the function's argument list */
 // CUresult cuParamSetv(CUfunction hfunc, int offset, void * ptr, unsigned int numbytes) — cuda.h:18344
 export function cuParamSetv(hfunc: H.CUfunction | null, offset: number, ptr: Pointer, numbytes: number): [E.CUresult] {
@@ -2720,28 +2993,31 @@ export function cuParamSetv(hfunc: H.CUfunction | null, offset: number, ptr: Poi
   const a_ptr = M.pointer(ptr, 'cuParamSetv', 'ptr');
   const a_numbytes = M.u32(numbytes, 'cuParamSetv', 'numbytes');
   M.checkExtent(a_ptr, a_numbytes, 'cuParamSetv', 'ptr', 'numbytes');
-  const err = fns().cuParamSetv(a_hfunc, a_offset, a_ptr, a_numbytes) as E.CUresult;
+  const err = (f_cuParamSetv ??= L.bind('cuParamSetv'))(a_hfunc, a_offset, a_ptr, a_numbytes) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunch: KoffiFunction | undefined;
 /** Launches a CUDA function */
 // CUresult cuLaunch(CUfunction f) — cuda.h:18396
 export function cuLaunch(f: H.CUfunction | null): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunch', 'f');
-  const err = fns().cuLaunch(a_f) as E.CUresult;
+  const err = (f_cuLaunch ??= L.bind('cuLaunch'))(a_f) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunchGrid: KoffiFunction | undefined;
 /** Launches a CUDA function */
 // CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) — cuda.h:18450
 export function cuLaunchGrid(f: H.CUfunction | null, grid_width: number, grid_height: number): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunchGrid', 'f');
   const a_grid_width = M.i32(grid_width, 'cuLaunchGrid', 'grid_width');
   const a_grid_height = M.i32(grid_height, 'cuLaunchGrid', 'grid_height');
-  const err = fns().cuLaunchGrid(a_f, a_grid_width, a_grid_height) as E.CUresult;
+  const err = (f_cuLaunchGrid ??= L.bind('cuLaunchGrid'))(a_f, a_grid_width, a_grid_height) as E.CUresult;
   return [err];
 }
 
+let f_cuLaunchGridAsync: KoffiFunction | undefined;
 /** Launches a CUDA function */
 // CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) — cuda.h:18512
 export function cuLaunchGridAsync(f: H.CUfunction | null, grid_width: number, grid_height: number, hStream: H.CUstream | null): [E.CUresult] {
@@ -2749,38 +3025,42 @@ export function cuLaunchGridAsync(f: H.CUfunction | null, grid_width: number, gr
   const a_grid_width = M.i32(grid_width, 'cuLaunchGridAsync', 'grid_width');
   const a_grid_height = M.i32(grid_height, 'cuLaunchGridAsync', 'grid_height');
   const a_hStream = M.handle(hStream, 'cuLaunchGridAsync', 'hStream');
-  const err = fns().cuLaunchGridAsync(a_f, a_grid_width, a_grid_height, a_hStream) as E.CUresult;
+  const err = (f_cuLaunchGridAsync ??= L.bind('cuLaunchGridAsync'))(a_f, a_grid_width, a_grid_height, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuParamSetTexRef: KoffiFunction | undefined;
 /** Adds a texture-reference to the function's argument list */
 // CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) — cuda.h:18537
 export function cuParamSetTexRef(hfunc: H.CUfunction | null, texunit: number, hTexRef: H.CUtexref | null): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSetTexRef', 'hfunc');
   const a_texunit = M.i32(texunit, 'cuParamSetTexRef', 'texunit');
   const a_hTexRef = M.handle(hTexRef, 'cuParamSetTexRef', 'hTexRef');
-  const err = fns().cuParamSetTexRef(a_hfunc, a_texunit, a_hTexRef) as E.CUresult;
+  const err = (f_cuParamSetTexRef ??= L.bind('cuParamSetTexRef'))(a_hfunc, a_texunit, a_hTexRef) as E.CUresult;
   return [err];
 }
 
+let f_cuFuncSetSharedMemConfig: KoffiFunction | undefined;
 /** Sets the shared memory configuration for a device function. */
 // CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) — cuda.h:18591
 export function cuFuncSetSharedMemConfig(hfunc: H.CUfunction | null, config: E.CUsharedconfig_enum): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetSharedMemConfig', 'hfunc');
   const a_config = M.i32(config, 'cuFuncSetSharedMemConfig', 'config');
-  const err = fns().cuFuncSetSharedMemConfig(a_hfunc, a_config) as E.CUresult;
+  const err = (f_cuFuncSetSharedMemConfig ??= L.bind('cuFuncSetSharedMemConfig'))(a_hfunc, a_config) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphCreate: KoffiFunction | undefined;
 /** Creates a graph */
 // CUresult cuGraphCreate(CUgraph * phGraph, unsigned int flags) — cuda.h:18638
 export function cuGraphCreate(flags: number): [E.CUresult, H.CUgraph | null] {
   const a_flags = M.u32(flags, 'cuGraphCreate', 'flags');
-  const err = fns().cuGraphCreate(K.slot[0], a_flags) as E.CUresult;
+  const err = (f_cuGraphCreate ??= L.bind('cuGraphCreate'))(K.slot[0], a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraph];
 }
 
+let f_cuGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // CUresult cuGraphAddKernelNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18741
 export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult, H.CUgraphNode | null] {
@@ -2788,30 +3068,33 @@ export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddKernelNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphAddKernelNode', 'nodeParams');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddKernelNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddKernelNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphAddKernelNode ??= L.bind('cuGraphAddKernelNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphKernelNodeGetParams: KoffiFunction | undefined;
 /** Returns a kernel node's parameters */
 // CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18773
 export function cuGraphKernelNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_KERNEL_NODE_PARAMS_v2_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_KERNEL_NODE_PARAMS_v2_st();
-  const err = fns().cuGraphKernelNodeGetParams(a_hNode, a_nodeParams._u8) as E.CUresult;
+  const err = (f_cuGraphKernelNodeGetParams ??= L.bind('cuGraphKernelNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_nodeParams];
 }
 
+let f_cuGraphKernelNodeSetParams: KoffiFunction | undefined;
 /** Sets a kernel node's parameters */
 // CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18797
 export function cuGraphKernelNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphKernelNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphKernelNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphKernelNodeSetParams ??= L.bind('cuGraphKernelNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // CUresult cuGraphAddMemcpyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMCPY3D * copyParams, CUcontext ctx) — cuda.h:18846
 export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
@@ -2820,30 +3103,33 @@ export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.
   const a_copyParams = X.structArg(copyParams, S.CUDA_MEMCPY3D_st, 'cuGraphAddMemcpyNode', 'copyParams');
   const a_ctx = M.handle(ctx, 'cuGraphAddMemcpyNode', 'ctx');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemcpyNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddMemcpyNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_copyParams, a_ctx) as E.CUresult;
+  const err = (f_cuGraphAddMemcpyNode ??= L.bind('cuGraphAddMemcpyNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_copyParams, a_ctx) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphMemcpyNodeGetParams: KoffiFunction | undefined;
 /** Returns a memcpy node's parameters */
 // CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D * nodeParams) — cuda.h:18869
 export function cuGraphMemcpyNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEMCPY3D_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemcpyNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_MEMCPY3D_st();
-  const err = fns().cuGraphMemcpyNodeGetParams(a_hNode, a_nodeParams._u8) as E.CUresult;
+  const err = (f_cuGraphMemcpyNodeGetParams ??= L.bind('cuGraphMemcpyNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_nodeParams];
 }
 
+let f_cuGraphMemcpyNodeSetParams: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters */
 // CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D * nodeParams) — cuda.h:18893
 export function cuGraphMemcpyNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphMemcpyNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEMCPY3D_st, 'cuGraphMemcpyNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphMemcpyNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphMemcpyNodeSetParams ??= L.bind('cuGraphMemcpyNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // CUresult cuGraphAddMemsetNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS * memsetParams, CUcontext ctx) — cuda.h:18936
 export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
@@ -2852,30 +3138,33 @@ export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.
   const a_memsetParams = X.structArg(memsetParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphAddMemsetNode', 'memsetParams');
   const a_ctx = M.handle(ctx, 'cuGraphAddMemsetNode', 'ctx');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemsetNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddMemsetNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_memsetParams, a_ctx) as E.CUresult;
+  const err = (f_cuGraphAddMemsetNode ??= L.bind('cuGraphAddMemsetNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_memsetParams, a_ctx) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphMemsetNodeGetParams: KoffiFunction | undefined;
 /** Returns a memset node's parameters */
 // CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS * nodeParams) — cuda.h:18959
 export function cuGraphMemsetNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEMSET_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemsetNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_MEMSET_NODE_PARAMS_st();
-  const err = fns().cuGraphMemsetNodeGetParams(a_hNode, a_nodeParams._u8) as E.CUresult;
+  const err = (f_cuGraphMemsetNodeGetParams ??= L.bind('cuGraphMemsetNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_nodeParams];
 }
 
+let f_cuGraphMemsetNodeSetParams: KoffiFunction | undefined;
 /** Sets a memset node's parameters */
 // CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS * nodeParams) — cuda.h:18983
 export function cuGraphMemsetNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphMemsetNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphMemsetNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphMemsetNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphMemsetNodeSetParams ??= L.bind('cuGraphMemsetNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // CUresult cuGraphAddHostNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19025
 export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
@@ -2883,30 +3172,33 @@ export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CU
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddHostNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphAddHostNode', 'nodeParams');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddHostNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddHostNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphAddHostNode ??= L.bind('cuGraphAddHostNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphHostNodeGetParams: KoffiFunction | undefined;
 /** Returns a host node's parameters */
 // CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19048
 export function cuGraphHostNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_HOST_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphHostNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_HOST_NODE_PARAMS_st();
-  const err = fns().cuGraphHostNodeGetParams(a_hNode, a_nodeParams._u8) as E.CUresult;
+  const err = (f_cuGraphHostNodeGetParams ??= L.bind('cuGraphHostNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_nodeParams];
 }
 
+let f_cuGraphHostNodeSetParams: KoffiFunction | undefined;
 /** Sets a host node's parameters */
 // CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19072
 export function cuGraphHostNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphHostNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphHostNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphHostNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphHostNodeSetParams ??= L.bind('cuGraphHostNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // CUresult cuGraphAddChildGraphNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUgraph childGraph) — cuda.h:19114
 export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, childGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
@@ -2914,31 +3206,34 @@ export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies:
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cuGraphAddChildGraphNode', 'childGraph');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddChildGraphNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddChildGraphNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_childGraph) as E.CUresult;
+  const err = (f_cuGraphAddChildGraphNode ??= L.bind('cuGraphAddChildGraphNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_childGraph) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
 /** Gets a handle to the embedded graph of a child graph node */
 // CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph * phGraph) — cuda.h:19141
 export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): [E.CUresult, H.CUgraph | null] {
   const a_hNode = M.handle(hNode, 'cuGraphChildGraphNodeGetGraph', 'hNode');
-  const err = fns().cuGraphChildGraphNodeGetGraph(a_hNode, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphChildGraphNodeGetGraph ??= L.bind('cuGraphChildGraphNodeGetGraph'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraph];
 }
 
+let f_cuGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // CUresult cuGraphAddEmptyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies) — cuda.h:19180
 export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEmptyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEmptyNode', 'numDependencies');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEmptyNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddEmptyNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies) as E.CUresult;
+  const err = (f_cuGraphAddEmptyNode ??= L.bind('cuGraphAddEmptyNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // CUresult cuGraphAddEventRecordNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19222
 export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
@@ -2946,29 +3241,32 @@ export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventRecordNode', 'event');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEventRecordNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddEventRecordNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
+  const err = (f_cuGraphAddEventRecordNode ??= L.bind('cuGraphAddEventRecordNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event record node */
 // CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent * event_out) — cuda.h:19247
 export function cuGraphEventRecordNodeGetEvent(hNode: H.CUgraphNode | null): [E.CUresult, H.CUevent | null] {
   const a_hNode = M.handle(hNode, 'cuGraphEventRecordNodeGetEvent', 'hNode');
-  const err = fns().cuGraphEventRecordNodeGetEvent(a_hNode, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphEventRecordNodeGetEvent ??= L.bind('cuGraphEventRecordNodeGetEvent'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUevent];
 }
 
+let f_cuGraphEventRecordNodeSetEvent: KoffiFunction | undefined;
 /** Sets an event record node's event */
 // CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) — cuda.h:19273
 export function cuGraphEventRecordNodeSetEvent(hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphEventRecordNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphEventRecordNodeSetEvent', 'event');
-  const err = fns().cuGraphEventRecordNodeSetEvent(a_hNode, a_event) as E.CUresult;
+  const err = (f_cuGraphEventRecordNodeSetEvent ??= L.bind('cuGraphEventRecordNodeSetEvent'))(a_hNode, a_event) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // CUresult cuGraphAddEventWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19316
 export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
@@ -2976,29 +3274,32 @@ export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: 
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventWaitNode', 'event');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEventWaitNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddEventWaitNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
+  const err = (f_cuGraphAddEventWaitNode ??= L.bind('cuGraphAddEventWaitNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event wait node */
 // CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent * event_out) — cuda.h:19341
 export function cuGraphEventWaitNodeGetEvent(hNode: H.CUgraphNode | null): [E.CUresult, H.CUevent | null] {
   const a_hNode = M.handle(hNode, 'cuGraphEventWaitNodeGetEvent', 'hNode');
-  const err = fns().cuGraphEventWaitNodeGetEvent(a_hNode, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphEventWaitNodeGetEvent ??= L.bind('cuGraphEventWaitNodeGetEvent'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUevent];
 }
 
+let f_cuGraphEventWaitNodeSetEvent: KoffiFunction | undefined;
 /** Sets an event wait node's event */
 // CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) — cuda.h:19367
 export function cuGraphEventWaitNodeSetEvent(hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphEventWaitNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphEventWaitNodeSetEvent', 'event');
-  const err = fns().cuGraphEventWaitNodeSetEvent(a_hNode, a_event) as E.CUresult;
+  const err = (f_cuGraphEventWaitNodeSetEvent ??= L.bind('cuGraphEventWaitNodeSetEvent'))(a_hNode, a_event) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:19416
 export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
@@ -3006,30 +3307,33 @@ export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null,
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresSignalNode', 'nodeParams');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddExternalSemaphoresSignalNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddExternalSemaphoresSignalNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphAddExternalSemaphoresSignalNode ??= L.bind('cuGraphAddExternalSemaphoresSignalNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphExternalSemaphoresSignalNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore signal node's parameters */
 // CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * params_out) — cuda.h:19447
 export function cuGraphExternalSemaphoresSignalNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st();
-  const err = fns().cuGraphExternalSemaphoresSignalNodeGetParams(a_hNode, a_params_out._u8) as E.CUresult;
+  const err = (f_cuGraphExternalSemaphoresSignalNodeGetParams ??= L.bind('cuGraphExternalSemaphoresSignalNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
 
+let f_cuGraphExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
 /** Sets an external semaphore signal node's parameters */
 // CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:19473
 export function cuGraphExternalSemaphoresSignalNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphExternalSemaphoresSignalNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExternalSemaphoresSignalNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExternalSemaphoresSignalNodeSetParams ??= L.bind('cuGraphExternalSemaphoresSignalNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:19522
 export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
@@ -3037,30 +3341,33 @@ export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, d
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresWaitNode', 'nodeParams');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddExternalSemaphoresWaitNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddExternalSemaphoresWaitNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphAddExternalSemaphoresWaitNode ??= L.bind('cuGraphAddExternalSemaphoresWaitNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphExternalSemaphoresWaitNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore wait node's parameters */
 // CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS * params_out) — cuda.h:19553
 export function cuGraphExternalSemaphoresWaitNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st();
-  const err = fns().cuGraphExternalSemaphoresWaitNodeGetParams(a_hNode, a_params_out._u8) as E.CUresult;
+  const err = (f_cuGraphExternalSemaphoresWaitNodeGetParams ??= L.bind('cuGraphExternalSemaphoresWaitNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
 
+let f_cuGraphExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
 /** Sets an external semaphore wait node's parameters */
 // CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:19579
 export function cuGraphExternalSemaphoresWaitNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphExternalSemaphoresWaitNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExternalSemaphoresWaitNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExternalSemaphoresWaitNodeSetParams ??= L.bind('cuGraphExternalSemaphoresWaitNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddBatchMemOpNode: KoffiFunction | undefined;
 /** Creates a batch memory operation node and adds it to a graph */
 // CUresult cuGraphAddBatchMemOpNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19633
 export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
@@ -3068,40 +3375,44 @@ export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies:
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddBatchMemOpNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphAddBatchMemOpNode', 'nodeParams');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddBatchMemOpNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddBatchMemOpNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphAddBatchMemOpNode ??= L.bind('cuGraphAddBatchMemOpNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphBatchMemOpNodeGetParams: KoffiFunction | undefined;
 /** Returns a batch mem op node's parameters */
 // CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams_out) — cuda.h:19661
 export function cuGraphBatchMemOpNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphBatchMemOpNodeGetParams', 'hNode');
   const a_nodeParams_out = new S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st();
-  const err = fns().cuGraphBatchMemOpNodeGetParams(a_hNode, a_nodeParams_out._u8) as E.CUresult;
+  const err = (f_cuGraphBatchMemOpNodeGetParams ??= L.bind('cuGraphBatchMemOpNodeGetParams'))(a_hNode, a_nodeParams_out._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_nodeParams_out];
 }
 
+let f_cuGraphBatchMemOpNodeSetParams: KoffiFunction | undefined;
 /** Sets a batch mem op node's parameters */
 // CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19688
 export function cuGraphBatchMemOpNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphBatchMemOpNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphBatchMemOpNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphBatchMemOpNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphBatchMemOpNodeSetParams ??= L.bind('cuGraphBatchMemOpNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecBatchMemOpNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a batch mem op node in the given graphExec */
 // CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19735
 export function cuGraphExecBatchMemOpNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecBatchMemOpNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecBatchMemOpNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphExecBatchMemOpNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExecBatchMemOpNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExecBatchMemOpNodeSetParams ??= L.bind('cuGraphExecBatchMemOpNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // CUresult cuGraphAddMemAllocNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS * nodeParams) — cuda.h:19810
 export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
@@ -3109,21 +3420,23 @@ export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, 'cuGraphAddMemAllocNode', 'nodeParams');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemAllocNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddMemAllocNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphAddMemAllocNode ??= L.bind('cuGraphAddMemAllocNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphMemAllocNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory alloc node's parameters */
 // CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS * params_out) — cuda.h:19835
 export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemAllocNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st();
-  const err = fns().cuGraphMemAllocNodeGetParams(a_hNode, a_params_out._u8) as E.CUresult;
+  const err = (f_cuGraphMemAllocNodeGetParams ??= L.bind('cuGraphMemAllocNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
 
+let f_cuGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // CUresult cuGraphAddMemFreeNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUdeviceptr dptr) — cuda.h:19893
 export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, dptr: bigint | number): [E.CUresult, H.CUgraphNode | null] {
@@ -3131,76 +3444,84 @@ export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.u64(dptr, 'cuGraphAddMemFreeNode', 'dptr');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemFreeNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphAddMemFreeNode(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_dptr) as E.CUresult;
+  const err = (f_cuGraphAddMemFreeNode ??= L.bind('cuGraphAddMemFreeNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_dptr) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphMemFreeNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory free node's parameters */
 // CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr * dptr_out) — cuda.h:19915
 export function cuGraphMemFreeNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, bigint | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemFreeNodeGetParams', 'hNode');
-  const err = fns().cuGraphMemFreeNodeGetParams(a_hNode, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphMemFreeNodeGetParams ??= L.bind('cuGraphMemFreeNodeGetParams'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuDeviceGraphMemTrim: KoffiFunction | undefined;
 /** Free unused memory that was cached on the specified device for use with graphs back to the OS. */
 // CUresult cuDeviceGraphMemTrim(CUdevice device) — cuda.h:19935
 export function cuDeviceGraphMemTrim(device: number): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceGraphMemTrim', 'device');
-  const err = fns().cuDeviceGraphMemTrim(a_device) as E.CUresult;
+  const err = (f_cuDeviceGraphMemTrim ??= L.bind('cuDeviceGraphMemTrim'))(a_device) as E.CUresult;
   return [err];
 }
 
+let f_cuDeviceGetGraphMemAttribute: KoffiFunction | undefined;
 /** Query asynchronous allocation attributes related to graphs */
 // CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void * value) — cuda.h:19963
 export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute_enum): [E.CUresult, number | bigint | null] {
   const a_device = M.i32(device, 'cuDeviceGetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cuDeviceGetGraphMemAttribute', 'attr');
-  const err = fns().cuDeviceGetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.CUresult;
+  const err = (f_cuDeviceGetGraphMemAttribute ??= L.bind('cuDeviceGetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(graphMemAttr, a_attr, 0)];
 }
 
+let f_cuDeviceSetGraphMemAttribute: KoffiFunction | undefined;
 /** Set asynchronous allocation attributes related to graphs */
 // CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void * value) — cuda.h:19988
 export function cuDeviceSetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute_enum, value: number | bigint): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceSetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cuDeviceSetGraphMemAttribute', 'attr');
   X.attrIn(graphMemAttr, a_attr, value, 0, 'cuDeviceSetGraphMemAttribute', 'value');
-  const err = fns().cuDeviceSetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.CUresult;
+  const err = (f_cuDeviceSetGraphMemAttribute ??= L.bind('cuDeviceSetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphClone: KoffiFunction | undefined;
 /** Clones a graph */
 // CUresult cuGraphClone(CUgraph * phGraphClone, CUgraph originalGraph) — cuda.h:20016
 export function cuGraphClone(originalGraph: H.CUgraph | null): [E.CUresult, H.CUgraph | null] {
   const a_originalGraph = M.handle(originalGraph, 'cuGraphClone', 'originalGraph');
-  const err = fns().cuGraphClone(K.slot[0], a_originalGraph) as E.CUresult;
+  const err = (f_cuGraphClone ??= L.bind('cuGraphClone'))(K.slot[0], a_originalGraph) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraph];
 }
 
+let f_cuGraphNodeFindInClone: KoffiFunction | undefined;
 /** Finds a cloned version of a node */
 // CUresult cuGraphNodeFindInClone(CUgraphNode * phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) — cuda.h:20042
 export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClonedGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hOriginalNode = M.handle(hOriginalNode, 'cuGraphNodeFindInClone', 'hOriginalNode');
   const a_hClonedGraph = M.handle(hClonedGraph, 'cuGraphNodeFindInClone', 'hClonedGraph');
-  const err = fns().cuGraphNodeFindInClone(K.slot[0], a_hOriginalNode, a_hClonedGraph) as E.CUresult;
+  const err = (f_cuGraphNodeFindInClone ??= L.bind('cuGraphNodeFindInClone'))(K.slot[0], a_hOriginalNode, a_hClonedGraph) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphNodeGetType: KoffiFunction | undefined;
 /** Returns a node's type */
 // CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType * type) — cuda.h:20073
 export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): [E.CUresult, E.CUgraphNodeType_enum | null] {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetType', 'hNode');
-  const err = fns().cuGraphNodeGetType(a_hNode, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphNodeGetType ??= L.bind('cuGraphNodeGetType'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUgraphNodeType_enum];
 }
 
+let f_cuGraphGetNodes: KoffiFunction | undefined;
 /** Returns a graph's nodes */
 // CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode * nodes, size_t * numNodes) — cuda.h:20104
 export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): [E.CUresult, H.CUgraphNode[] | null, number | null] {
@@ -3208,12 +3529,13 @@ export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): [E.
   const a_numNodes = M.size(numNodes, 'cuGraphGetNodes', 'numNodes');
   K.U32[0] = a_numNodes % 4294967296; K.U32[1] = Math.floor(a_numNodes / 4294967296);
   const a_nodes = a_numNodes > 0 ? M.bytes(a_numNodes * 8) : null;
-  const err = fns().cuGraphGetNodes(a_hGraph, a_nodes, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphGetNodes ??= L.bind('cuGraphGetNodes'))(a_hGraph, a_nodes, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   const n_numNodes = K.readSize(0);
   return [err, X.readArray(a_nodes, Math.min(a_numNodes, n_numNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), n_numNodes];
 }
 
+let f_cuGraphGetRootNodes: KoffiFunction | undefined;
 /** Returns a graph's root nodes */
 // CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode * rootNodes, size_t * numRootNodes) — cuda.h:20135
 export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: number): [E.CUresult, H.CUgraphNode[] | null, number | null] {
@@ -3221,12 +3543,13 @@ export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: numb
   const a_numRootNodes = M.size(numRootNodes, 'cuGraphGetRootNodes', 'numRootNodes');
   K.U32[0] = a_numRootNodes % 4294967296; K.U32[1] = Math.floor(a_numRootNodes / 4294967296);
   const a_rootNodes = a_numRootNodes > 0 ? M.bytes(a_numRootNodes * 8) : null;
-  const err = fns().cuGraphGetRootNodes(a_hGraph, a_rootNodes, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphGetRootNodes ??= L.bind('cuGraphGetRootNodes'))(a_hGraph, a_rootNodes, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   const n_numRootNodes = K.readSize(0);
   return [err, X.readArray(a_rootNodes, Math.min(a_numRootNodes, n_numRootNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), n_numRootNodes];
 }
 
+let f_cuGraphGetEdges: KoffiFunction | undefined;
 /** Returns a graph's dependency edges */
 // CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode * from, CUgraphNode * to, CUgraphEdgeData * edgeData, size_t * numEdges) — cuda.h:20175
 export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): [E.CUresult, H.CUgraphNode[] | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
@@ -3236,12 +3559,13 @@ export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): [E.
   const a_from = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_to = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_edgeData = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
-  const err = fns().cuGraphGetEdges(a_hGraph, a_from, a_to, a_edgeData, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphGetEdges ??= L.bind('cuGraphGetEdges'))(a_hGraph, a_from, a_to, a_edgeData, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null, null, null, null];
   const n_numEdges = K.readSize(0);
   return [err, X.readArray(a_from, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readArray(a_to, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(a_edgeData, Math.min(a_numEdges, n_numEdges), S.CUgraphEdgeData_st), n_numEdges];
 }
 
+let f_cuGraphNodeGetDependencies: KoffiFunction | undefined;
 /** Returns a node's dependencies */
 // CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode * dependencies, CUgraphEdgeData * edgeData, size_t * numDependencies) — cuda.h:20212
 export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDependencies: number): [E.CUresult, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
@@ -3250,12 +3574,13 @@ export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDepen
   K.U32[0] = a_numDependencies % 4294967296; K.U32[1] = Math.floor(a_numDependencies / 4294967296);
   const a_dependencies = a_numDependencies > 0 ? M.bytes(a_numDependencies * 8) : null;
   const a_edgeData = a_numDependencies > 0 ? M.bytes(a_numDependencies * 8) : null;
-  const err = fns().cuGraphNodeGetDependencies(a_hNode, a_dependencies, a_edgeData, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphNodeGetDependencies ??= L.bind('cuGraphNodeGetDependencies'))(a_hNode, a_dependencies, a_edgeData, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null, null, null];
   const n_numDependencies = K.readSize(0);
   return [err, X.readArray(a_dependencies, Math.min(a_numDependencies, n_numDependencies), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(a_edgeData, Math.min(a_numDependencies, n_numDependencies), S.CUgraphEdgeData_st), n_numDependencies];
 }
 
+let f_cuGraphNodeGetDependentNodes: KoffiFunction | undefined;
 /** Returns a node's dependent nodes */
 // CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode * dependentNodes, CUgraphEdgeData * edgeData, size_t * numDependentNodes) — cuda.h:20250
 export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDependentNodes: number): [E.CUresult, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
@@ -3264,12 +3589,13 @@ export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDep
   K.U32[0] = a_numDependentNodes % 4294967296; K.U32[1] = Math.floor(a_numDependentNodes / 4294967296);
   const a_dependentNodes = a_numDependentNodes > 0 ? M.bytes(a_numDependentNodes * 8) : null;
   const a_edgeData = a_numDependentNodes > 0 ? M.bytes(a_numDependentNodes * 8) : null;
-  const err = fns().cuGraphNodeGetDependentNodes(a_hNode, a_dependentNodes, a_edgeData, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphNodeGetDependentNodes ??= L.bind('cuGraphNodeGetDependentNodes'))(a_hNode, a_dependentNodes, a_edgeData, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null, null, null];
   const n_numDependentNodes = K.readSize(0);
   return [err, X.readArray(a_dependentNodes, Math.min(a_numDependentNodes, n_numDependentNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(a_edgeData, Math.min(a_numDependentNodes, n_numDependentNodes), S.CUgraphEdgeData_st), n_numDependentNodes];
 }
 
+let f_cuGraphAddDependencies: KoffiFunction | undefined;
 /** Adds dependency edges to a graph */
 // CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20280
 export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[], to: (H.CUgraphNode | null)[], edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number): [E.CUresult] {
@@ -3278,10 +3604,11 @@ export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgrap
   const a_from = X.packArray(from, a_numDependencies, 8, 'cuGraphAddDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cuGraphAddDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cuGraphAddDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
-  const err = fns().cuGraphAddDependencies(a_hGraph, a_from, a_to, a_edgeData, a_numDependencies) as E.CUresult;
+  const err = (f_cuGraphAddDependencies ??= L.bind('cuGraphAddDependencies'))(a_hGraph, a_from, a_to, a_edgeData, a_numDependencies) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphRemoveDependencies: KoffiFunction | undefined;
 /** Removes dependency edges from a graph */
 // CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20316
 export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[], to: (H.CUgraphNode | null)[], edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number): [E.CUresult] {
@@ -3290,57 +3617,63 @@ export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUg
   const a_from = X.packArray(from, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
-  const err = fns().cuGraphRemoveDependencies(a_hGraph, a_from, a_to, a_edgeData, a_numDependencies) as E.CUresult;
+  const err = (f_cuGraphRemoveDependencies ??= L.bind('cuGraphRemoveDependencies'))(a_hGraph, a_from, a_to, a_edgeData, a_numDependencies) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphDestroyNode: KoffiFunction | undefined;
 /** Remove a node from the graph */
 // CUresult cuGraphDestroyNode(CUgraphNode hNode) — cuda.h:20343
 export function cuGraphDestroyNode(hNode: H.CUgraphNode | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphDestroyNode', 'hNode');
-  const err = fns().cuGraphDestroyNode(a_hNode) as E.CUresult;
+  const err = (f_cuGraphDestroyNode ??= L.bind('cuGraphDestroyNode'))(a_hNode) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphInstantiate: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
 export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | number): [E.CUresult, H.CUgraphExec | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiate', 'hGraph');
   const a_flags = M.u64(flags, 'cuGraphInstantiate', 'flags');
-  const err = fns().cuGraphInstantiate(K.slot[0], a_hGraph, a_flags) as E.CUresult;
+  const err = (f_cuGraphInstantiate ??= L.bind('cuGraphInstantiate'))(K.slot[0], a_hGraph, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphExec];
 }
 
+let f_cuGraphInstantiateWithParams: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // CUresult cuGraphInstantiateWithParams(CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams) — cuda.h:20518
 export function cuGraphInstantiateWithParams(hGraph: H.CUgraph | null, instantiateParams: S.CUDA_GRAPH_INSTANTIATE_PARAMS_st | S.CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | null): [E.CUresult, H.CUgraphExec | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithParams', 'hGraph');
   const a_instantiateParams = X.structArg(instantiateParams, S.CUDA_GRAPH_INSTANTIATE_PARAMS_st, 'cuGraphInstantiateWithParams', 'instantiateParams');
-  const err = fns().cuGraphInstantiateWithParams(K.slot[0], a_hGraph, a_instantiateParams) as E.CUresult;
+  const err = (f_cuGraphInstantiateWithParams ??= L.bind('cuGraphInstantiateWithParams'))(K.slot[0], a_hGraph, a_instantiateParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphExec];
 }
 
+let f_cuGraphExecGetFlags: KoffiFunction | undefined;
 /** Query the instantiation flags of an executable graph */
 // CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t * flags) — cuda.h:20540
 export function cuGraphExecGetFlags(hGraphExec: H.CUgraphExec | null): [E.CUresult, bigint | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecGetFlags', 'hGraphExec');
-  const err = fns().cuGraphExecGetFlags(a_hGraphExec, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphExecGetFlags ??= L.bind('cuGraphExecGetFlags'))(a_hGraphExec, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuGraphExecKernelNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a kernel node in the given graphExec */
 // CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:20597
 export function cuGraphExecKernelNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecKernelNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecKernelNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphExecKernelNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExecKernelNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExecKernelNodeSetParams ??= L.bind('cuGraphExecKernelNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecMemcpyNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec. */
 // CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D * copyParams, CUcontext ctx) — cuda.h:20644
 export function cuGraphExecMemcpyNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult] {
@@ -3348,10 +3681,11 @@ export function cuGraphExecMemcpyNodeSetParams(hGraphExec: H.CUgraphExec | null,
   const a_hNode = M.handle(hNode, 'cuGraphExecMemcpyNodeSetParams', 'hNode');
   const a_copyParams = X.structArg(copyParams, S.CUDA_MEMCPY3D_st, 'cuGraphExecMemcpyNodeSetParams', 'copyParams');
   const a_ctx = M.handle(ctx, 'cuGraphExecMemcpyNodeSetParams', 'ctx');
-  const err = fns().cuGraphExecMemcpyNodeSetParams(a_hGraphExec, a_hNode, a_copyParams, a_ctx) as E.CUresult;
+  const err = (f_cuGraphExecMemcpyNodeSetParams ??= L.bind('cuGraphExecMemcpyNodeSetParams'))(a_hGraphExec, a_hNode, a_copyParams, a_ctx) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecMemsetNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a memset node in the given graphExec. */
 // CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS * memsetParams, CUcontext ctx) — cuda.h:20695
 export function cuGraphExecMemsetNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult] {
@@ -3359,175 +3693,193 @@ export function cuGraphExecMemsetNodeSetParams(hGraphExec: H.CUgraphExec | null,
   const a_hNode = M.handle(hNode, 'cuGraphExecMemsetNodeSetParams', 'hNode');
   const a_memsetParams = X.structArg(memsetParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphExecMemsetNodeSetParams', 'memsetParams');
   const a_ctx = M.handle(ctx, 'cuGraphExecMemsetNodeSetParams', 'ctx');
-  const err = fns().cuGraphExecMemsetNodeSetParams(a_hGraphExec, a_hNode, a_memsetParams, a_ctx) as E.CUresult;
+  const err = (f_cuGraphExecMemsetNodeSetParams ??= L.bind('cuGraphExecMemsetNodeSetParams'))(a_hGraphExec, a_hNode, a_memsetParams, a_ctx) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecHostNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a host node in the given graphExec. */
 // CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:20733
 export function cuGraphExecHostNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecHostNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecHostNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphExecHostNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExecHostNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExecHostNodeSetParams ??= L.bind('cuGraphExecHostNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecChildGraphNodeSetParams: KoffiFunction | undefined;
 /** Updates node parameters in the child graph node in the given graphExec. */
 // CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) — cuda.h:20777
 export function cuGraphExecChildGraphNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, childGraph: H.CUgraph | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecChildGraphNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecChildGraphNodeSetParams', 'hNode');
   const a_childGraph = M.handle(childGraph, 'cuGraphExecChildGraphNodeSetParams', 'childGraph');
-  const err = fns().cuGraphExecChildGraphNodeSetParams(a_hGraphExec, a_hNode, a_childGraph) as E.CUresult;
+  const err = (f_cuGraphExecChildGraphNodeSetParams ??= L.bind('cuGraphExecChildGraphNodeSetParams'))(a_hGraphExec, a_hNode, a_childGraph) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecEventRecordNodeSetEvent: KoffiFunction | undefined;
 /** Sets the event for an event record node in the given graphExec */
 // CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) — cuda.h:20818
 export function cuGraphExecEventRecordNodeSetEvent(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecEventRecordNodeSetEvent', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecEventRecordNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphExecEventRecordNodeSetEvent', 'event');
-  const err = fns().cuGraphExecEventRecordNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.CUresult;
+  const err = (f_cuGraphExecEventRecordNodeSetEvent ??= L.bind('cuGraphExecEventRecordNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecEventWaitNodeSetEvent: KoffiFunction | undefined;
 /** Sets the event for an event wait node in the given graphExec */
 // CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) — cuda.h:20859
 export function cuGraphExecEventWaitNodeSetEvent(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecEventWaitNodeSetEvent', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecEventWaitNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cuGraphExecEventWaitNodeSetEvent', 'event');
-  const err = fns().cuGraphExecEventWaitNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.CUresult;
+  const err = (f_cuGraphExecEventWaitNodeSetEvent ??= L.bind('cuGraphExecEventWaitNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for an external semaphore signal node in the given graphExec */
 // CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:20903
 export function cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecExternalSemaphoresSignalNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphExecExternalSemaphoresSignalNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExecExternalSemaphoresSignalNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExecExternalSemaphoresSignalNodeSetParams ??= L.bind('cuGraphExecExternalSemaphoresSignalNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for an external semaphore wait node in the given graphExec */
 // CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:20947
 export function cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecExternalSemaphoresWaitNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphExecExternalSemaphoresWaitNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExecExternalSemaphoresWaitNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExecExternalSemaphoresWaitNodeSetParams ??= L.bind('cuGraphExecExternalSemaphoresWaitNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphNodeSetEnabled: KoffiFunction | undefined;
 /** Enables or disables the specified node in the given graphExec */
 // CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) — cuda.h:20988
 export function cuGraphNodeSetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, isEnabled: number): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphNodeSetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphNodeSetEnabled', 'hNode');
   const a_isEnabled = M.u32(isEnabled, 'cuGraphNodeSetEnabled', 'isEnabled');
-  const err = fns().cuGraphNodeSetEnabled(a_hGraphExec, a_hNode, a_isEnabled) as E.CUresult;
+  const err = (f_cuGraphNodeSetEnabled ??= L.bind('cuGraphNodeSetEnabled'))(a_hGraphExec, a_hNode, a_isEnabled) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphNodeGetEnabled: KoffiFunction | undefined;
 /** Query whether a node in the given graphExec is enabled */
 // CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int * isEnabled) — cuda.h:21019
 export function cuGraphNodeGetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null): [E.CUresult, number | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphNodeGetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetEnabled', 'hNode');
-  const err = fns().cuGraphNodeGetEnabled(a_hGraphExec, a_hNode, K.slot[0]) as E.CUresult;
+  const err = (f_cuGraphNodeGetEnabled ??= L.bind('cuGraphNodeGetEnabled'))(a_hGraphExec, a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuGraphUpload: KoffiFunction | undefined;
 /** Uploads an executable graph in a stream */
 // CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) — cuda.h:21045
 export function cuGraphUpload(hGraphExec: H.CUgraphExec | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphUpload', 'hGraphExec');
   const a_hStream = M.handle(hStream, 'cuGraphUpload', 'hStream');
-  const err = fns().cuGraphUpload(a_hGraphExec, a_hStream) as E.CUresult;
+  const err = (f_cuGraphUpload ??= L.bind('cuGraphUpload'))(a_hGraphExec, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphLaunch: KoffiFunction | undefined;
 /** Launches an executable graph in a stream */
 // CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) — cuda.h:21075
 export function cuGraphLaunch(hGraphExec: H.CUgraphExec | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphLaunch', 'hGraphExec');
   const a_hStream = M.handle(hStream, 'cuGraphLaunch', 'hStream');
-  const err = fns().cuGraphLaunch(a_hGraphExec, a_hStream) as E.CUresult;
+  const err = (f_cuGraphLaunch ??= L.bind('cuGraphLaunch'))(a_hGraphExec, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecDestroy: KoffiFunction | undefined;
 /** Destroys an executable graph */
 // CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) — cuda.h:21100
 export function cuGraphExecDestroy(hGraphExec: H.CUgraphExec | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecDestroy', 'hGraphExec');
-  const err = fns().cuGraphExecDestroy(a_hGraphExec) as E.CUresult;
+  const err = (f_cuGraphExecDestroy ??= L.bind('cuGraphExecDestroy'))(a_hGraphExec) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphDestroy: KoffiFunction | undefined;
 /** Destroys a graph */
 // CUresult cuGraphDestroy(CUgraph hGraph) — cuda.h:21120
 export function cuGraphDestroy(hGraph: H.CUgraph | null): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphDestroy', 'hGraph');
-  const err = fns().cuGraphDestroy(a_hGraph) as E.CUresult;
+  const err = (f_cuGraphDestroy ??= L.bind('cuGraphDestroy'))(a_hGraph) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecUpdate: KoffiFunction | undefined;
 /** Check whether an executable graph can be updated with a graph and perform the update if possible */
 // CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo * resultInfo) — cuda.h:21212
 export function cuGraphExecUpdate(hGraphExec: H.CUgraphExec | null, hGraph: H.CUgraph | null): [E.CUresult, S.CUgraphExecUpdateResultInfo_st | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecUpdate', 'hGraphExec');
   const a_hGraph = M.handle(hGraph, 'cuGraphExecUpdate', 'hGraph');
   const a_resultInfo = new S.CUgraphExecUpdateResultInfo_st();
-  const err = fns().cuGraphExecUpdate(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.CUresult;
+  const err = (f_cuGraphExecUpdate ??= L.bind('cuGraphExecUpdate'))(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_resultInfo];
 }
 
+let f_cuGraphKernelNodeCopyAttributes: KoffiFunction | undefined;
 /** Copies attributes from source node to destination node. */
 // CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) — cuda.h:21232
 export function cuGraphKernelNodeCopyAttributes(dst: H.CUgraphNode | null, src: H.CUgraphNode | null): [E.CUresult] {
   const a_dst = M.handle(dst, 'cuGraphKernelNodeCopyAttributes', 'dst');
   const a_src = M.handle(src, 'cuGraphKernelNodeCopyAttributes', 'src');
-  const err = fns().cuGraphKernelNodeCopyAttributes(a_dst, a_src) as E.CUresult;
+  const err = (f_cuGraphKernelNodeCopyAttributes ??= L.bind('cuGraphKernelNodeCopyAttributes'))(a_dst, a_src) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphKernelNodeGetAttribute: KoffiFunction | undefined;
 /** Queries node attribute. */
 // CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue * value_out) — cuda.h:21253
 export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID_enum): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cuGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
-  const err = fns().cuGraphKernelNodeGetAttribute(a_hNode, a_attr, a_value_out._u8) as E.CUresult;
+  const err = (f_cuGraphKernelNodeGetAttribute ??= L.bind('cuGraphKernelNodeGetAttribute'))(a_hNode, a_attr, a_value_out._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_value_out];
 }
 
+let f_cuGraphKernelNodeSetAttribute: KoffiFunction | undefined;
 /** Sets node attribute. */
 // CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue * value) — cuda.h:21275
 export function cuGraphKernelNodeSetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID_enum, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeSetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cuGraphKernelNodeSetAttribute', 'attr');
   const a_value = X.structArg(value, S.CUlaunchAttributeValue_union, 'cuGraphKernelNodeSetAttribute', 'value');
-  const err = fns().cuGraphKernelNodeSetAttribute(a_hNode, a_attr, a_value) as E.CUresult;
+  const err = (f_cuGraphKernelNodeSetAttribute ??= L.bind('cuGraphKernelNodeSetAttribute'))(a_hNode, a_attr, a_value) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphDebugDotPrint: KoffiFunction | undefined;
 /** Write a DOT file describing graph structure */
 // CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char * path, unsigned int flags) — cuda.h:21295
 export function cuGraphDebugDotPrint(hGraph: H.CUgraph | null, path: string, flags: number): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphDebugDotPrint', 'hGraph');
   const a_path = M.str(path, 'cuGraphDebugDotPrint', 'path');
   const a_flags = M.u32(flags, 'cuGraphDebugDotPrint', 'flags');
-  const err = fns().cuGraphDebugDotPrint(a_hGraph, a_path, a_flags) as E.CUresult;
+  const err = (f_cuGraphDebugDotPrint ??= L.bind('cuGraphDebugDotPrint'))(a_hGraph, a_path, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuUserObjectCreate: KoffiFunction | undefined;
 /** Create a user object */
 // CUresult cuUserObjectCreate(CUuserObject * object_out, void * ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) — cuda.h:21331
 export function cuUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): [E.CUresult, H.CUuserObject | null] {
@@ -3535,29 +3887,32 @@ export function cuUserObjectCreate(ptr: Pointer, destroy: bigint | null, initial
   const a_destroy = M.handle(destroy, 'cuUserObjectCreate', 'destroy');
   const a_initialRefcount = M.u32(initialRefcount, 'cuUserObjectCreate', 'initialRefcount');
   const a_flags = M.u32(flags, 'cuUserObjectCreate', 'flags');
-  const err = fns().cuUserObjectCreate(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.CUresult;
+  const err = (f_cuUserObjectCreate ??= L.bind('cuUserObjectCreate'))(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUuserObject];
 }
 
+let f_cuUserObjectRetain: KoffiFunction | undefined;
 /** Retain a reference to a user object */
 // CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) — cuda.h:21356
 export function cuUserObjectRetain(object: H.CUuserObject | null, count: number): [E.CUresult] {
   const a_object = M.handle(object, 'cuUserObjectRetain', 'object');
   const a_count = M.u32(count, 'cuUserObjectRetain', 'count');
-  const err = fns().cuUserObjectRetain(a_object, a_count) as E.CUresult;
+  const err = (f_cuUserObjectRetain ??= L.bind('cuUserObjectRetain'))(a_object, a_count) as E.CUresult;
   return [err];
 }
 
+let f_cuUserObjectRelease: KoffiFunction | undefined;
 /** Release a reference to a user object */
 // CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) — cuda.h:21384
 export function cuUserObjectRelease(object: H.CUuserObject | null, count: number): [E.CUresult] {
   const a_object = M.handle(object, 'cuUserObjectRelease', 'object');
   const a_count = M.u32(count, 'cuUserObjectRelease', 'count');
-  const err = fns().cuUserObjectRelease(a_object, a_count) as E.CUresult;
+  const err = (f_cuUserObjectRelease ??= L.bind('cuUserObjectRelease'))(a_object, a_count) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphRetainUserObject: KoffiFunction | undefined;
 /** Retain a reference to a user object from a graph */
 // CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) — cuda.h:21412
 export function cuGraphRetainUserObject(graph: H.CUgraph | null, object: H.CUuserObject | null, count: number, flags: number): [E.CUresult] {
@@ -3565,20 +3920,22 @@ export function cuGraphRetainUserObject(graph: H.CUgraph | null, object: H.CUuse
   const a_object = M.handle(object, 'cuGraphRetainUserObject', 'object');
   const a_count = M.u32(count, 'cuGraphRetainUserObject', 'count');
   const a_flags = M.u32(flags, 'cuGraphRetainUserObject', 'flags');
-  const err = fns().cuGraphRetainUserObject(a_graph, a_object, a_count, a_flags) as E.CUresult;
+  const err = (f_cuGraphRetainUserObject ??= L.bind('cuGraphRetainUserObject'))(a_graph, a_object, a_count, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphReleaseUserObject: KoffiFunction | undefined;
 /** Release a user object reference from a graph */
 // CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) — cuda.h:21437
 export function cuGraphReleaseUserObject(graph: H.CUgraph | null, object: H.CUuserObject | null, count: number): [E.CUresult] {
   const a_graph = M.handle(graph, 'cuGraphReleaseUserObject', 'graph');
   const a_object = M.handle(object, 'cuGraphReleaseUserObject', 'object');
   const a_count = M.u32(count, 'cuGraphReleaseUserObject', 'count');
-  const err = fns().cuGraphReleaseUserObject(a_graph, a_object, a_count) as E.CUresult;
+  const err = (f_cuGraphReleaseUserObject ??= L.bind('cuGraphReleaseUserObject'))(a_graph, a_object, a_count) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // CUresult cuGraphAddNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUgraphNodeParams * nodeParams) — cuda.h:21479
 export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult, H.CUgraphNode | null] {
@@ -3587,30 +3944,33 @@ export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgrap
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphAddNode', 'nodeParams');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuGraphAddNode', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
-  const err = fns().cuGraphAddNode(K.slot[0], a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphAddNode ??= L.bind('cuGraphAddNode'))(K.slot[0], a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphNode];
 }
 
+let f_cuGraphNodeSetParams: KoffiFunction | undefined;
 /** Update's a graph node's parameters */
 // CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams * nodeParams) — cuda.h:21505
 export function cuGraphNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphNodeSetParams(a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphNodeSetParams ??= L.bind('cuGraphNodeSetParams'))(a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphExecNodeSetParams: KoffiFunction | undefined;
 /** Update's a graph node's parameters in an instantiated graph */
 // CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams * nodeParams) — cuda.h:21552
 export function cuGraphExecNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphExecNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphExecNodeSetParams', 'nodeParams');
-  const err = fns().cuGraphExecNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
+  const err = (f_cuGraphExecNodeSetParams ??= L.bind('cuGraphExecNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphConditionalHandleCreate: KoffiFunction | undefined;
 /** Create a conditional handle */
 // CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle * pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) — cuda.h:21582
 export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.CUcontext | null, defaultLaunchValue: number, flags: number): [E.CUresult, H.CUgraphConditionalHandle | null] {
@@ -3618,22 +3978,24 @@ export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.
   const a_ctx = M.handle(ctx, 'cuGraphConditionalHandleCreate', 'ctx');
   const a_defaultLaunchValue = M.u32(defaultLaunchValue, 'cuGraphConditionalHandleCreate', 'defaultLaunchValue');
   const a_flags = M.u32(flags, 'cuGraphConditionalHandleCreate', 'flags');
-  const err = fns().cuGraphConditionalHandleCreate(K.slot[0], a_hGraph, a_ctx, a_defaultLaunchValue, a_flags) as E.CUresult;
+  const err = (f_cuGraphConditionalHandleCreate ??= L.bind('cuGraphConditionalHandleCreate'))(K.slot[0], a_hGraph, a_ctx, a_defaultLaunchValue, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphConditionalHandle];
 }
 
+let f_cuOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
 /** Returns occupancy of a function */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) — cuda.h:21626
 export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
-  const err = fns().cuOccupancyMaxActiveBlocksPerMultiprocessor(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.CUresult;
+  const err = (f_cuOccupancyMaxActiveBlocksPerMultiprocessor ??= L.bind('cuOccupancyMaxActiveBlocksPerMultiprocessor'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
 /** Returns occupancy of a function */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda.h:21673
 export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number, flags: number): [E.CUresult, number | null] {
@@ -3641,11 +4003,12 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUf
   const a_blockSize = M.i32(blockSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
   const a_flags = M.u32(flags, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'flags');
-  const err = fns().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.CUresult;
+  const err = (f_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags ??= L.bind('cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuOccupancyMaxPotentialBlockSize: KoffiFunction | undefined;
 /** Suggest a launch configuration with reasonable occupancy */
 // CUresult cuOccupancyMaxPotentialBlockSize(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) — cuda.h:21730
 export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number, blockSizeLimit: number): [E.CUresult, number | null, number | null] {
@@ -3653,11 +4016,12 @@ export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, bloc
   const a_blockSizeToDynamicSMemSize = M.handle(blockSizeToDynamicSMemSize, 'cuOccupancyMaxPotentialBlockSize', 'blockSizeToDynamicSMemSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxPotentialBlockSize', 'dynamicSMemSize');
   const a_blockSizeLimit = M.i32(blockSizeLimit, 'cuOccupancyMaxPotentialBlockSize', 'blockSizeLimit');
-  const err = fns().cuOccupancyMaxPotentialBlockSize(K.slot[0], K.slot[1], a_func, a_blockSizeToDynamicSMemSize, a_dynamicSMemSize, a_blockSizeLimit) as E.CUresult;
+  const err = (f_cuOccupancyMaxPotentialBlockSize ??= L.bind('cuOccupancyMaxPotentialBlockSize'))(K.slot[0], K.slot[1], a_func, a_blockSizeToDynamicSMemSize, a_dynamicSMemSize, a_blockSizeLimit) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
 }
 
+let f_cuOccupancyMaxPotentialBlockSizeWithFlags: KoffiFunction | undefined;
 /** Suggest a launch configuration with reasonable occupancy */
 // CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) — cuda.h:21781
 export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number, blockSizeLimit: number, flags: number): [E.CUresult, number | null, number | null] {
@@ -3666,73 +4030,80 @@ export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | n
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'dynamicSMemSize');
   const a_blockSizeLimit = M.i32(blockSizeLimit, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'blockSizeLimit');
   const a_flags = M.u32(flags, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'flags');
-  const err = fns().cuOccupancyMaxPotentialBlockSizeWithFlags(K.slot[0], K.slot[1], a_func, a_blockSizeToDynamicSMemSize, a_dynamicSMemSize, a_blockSizeLimit, a_flags) as E.CUresult;
+  const err = (f_cuOccupancyMaxPotentialBlockSizeWithFlags ??= L.bind('cuOccupancyMaxPotentialBlockSizeWithFlags'))(K.slot[0], K.slot[1], a_func, a_blockSizeToDynamicSMemSize, a_dynamicSMemSize, a_blockSizeLimit, a_flags) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
 }
 
+let f_cuOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
 /** Returns dynamic shared memory available per block when launching blocks on SM */
 // CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) — cuda.h:21807
 export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | null, numBlocks: number, blockSize: number): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyAvailableDynamicSMemPerBlock', 'func');
   const a_numBlocks = M.i32(numBlocks, 'cuOccupancyAvailableDynamicSMemPerBlock', 'numBlocks');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyAvailableDynamicSMemPerBlock', 'blockSize');
-  const err = fns().cuOccupancyAvailableDynamicSMemPerBlock(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.CUresult;
+  const err = (f_cuOccupancyAvailableDynamicSMemPerBlock ??= L.bind('cuOccupancyAvailableDynamicSMemPerBlock'))(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
 /** Given the kernel function ( and launch configuration ( return the maximum cluster size in */
 // CUresult cuOccupancyMaxPotentialClusterSize(int * clusterSize, CUfunction func, const CUlaunchConfig * config) — cuda.h:21848
 export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialClusterSize', 'func');
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuOccupancyMaxPotentialClusterSize', 'config');
-  const err = fns().cuOccupancyMaxPotentialClusterSize(K.slot[0], a_func, a_config) as E.CUresult;
+  const err = (f_cuOccupancyMaxPotentialClusterSize ??= L.bind('cuOccupancyMaxPotentialClusterSize'))(K.slot[0], a_func, a_config) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuOccupancyMaxActiveClusters: KoffiFunction | undefined;
 /** Given the kernel function ( and launch configuration ( return the maximum number of clusters that could co-exist on the target device in */
 // CUresult cuOccupancyMaxActiveClusters(int * numClusters, CUfunction func, const CUlaunchConfig * config) — cuda.h:21891
 export function cuOccupancyMaxActiveClusters(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveClusters', 'func');
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuOccupancyMaxActiveClusters', 'config');
-  const err = fns().cuOccupancyMaxActiveClusters(K.slot[0], a_func, a_config) as E.CUresult;
+  const err = (f_cuOccupancyMaxActiveClusters ??= L.bind('cuOccupancyMaxActiveClusters'))(K.slot[0], a_func, a_config) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuTexRefSetArray: KoffiFunction | undefined;
 /** Binds an array as a texture reference */
 // CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) — cuda.h:21935
 export function cuTexRefSetArray(hTexRef: H.CUtexref | null, hArray: H.CUarray | null, Flags: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetArray', 'hTexRef');
   const a_hArray = M.handle(hArray, 'cuTexRefSetArray', 'hArray');
   const a_Flags = M.u32(Flags, 'cuTexRefSetArray', 'Flags');
-  const err = fns().cuTexRefSetArray(a_hTexRef, a_hArray, a_Flags) as E.CUresult;
+  const err = (f_cuTexRefSetArray ??= L.bind('cuTexRefSetArray'))(a_hTexRef, a_hArray, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetMipmappedArray: KoffiFunction | undefined;
 /** Binds a mipmapped array to a texture reference */
 // CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) — cuda.h:21965
 export function cuTexRefSetMipmappedArray(hTexRef: H.CUtexref | null, hMipmappedArray: H.CUmipmappedArray | null, Flags: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmappedArray', 'hTexRef');
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuTexRefSetMipmappedArray', 'hMipmappedArray');
   const a_Flags = M.u32(Flags, 'cuTexRefSetMipmappedArray', 'Flags');
-  const err = fns().cuTexRefSetMipmappedArray(a_hTexRef, a_hMipmappedArray, a_Flags) as E.CUresult;
+  const err = (f_cuTexRefSetMipmappedArray ??= L.bind('cuTexRefSetMipmappedArray'))(a_hTexRef, a_hMipmappedArray, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetAddress: KoffiFunction | undefined;
 /** Binds an address as a texture reference */
 // CUresult cuTexRefSetAddress_v2(size_t * ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) — cuda.h:22011
 export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | number, bytes: number): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddress', 'hTexRef');
   const a_dptr = M.u64(dptr, 'cuTexRefSetAddress', 'dptr');
   const a_bytes = M.size(bytes, 'cuTexRefSetAddress', 'bytes');
-  const err = fns().cuTexRefSetAddress(K.slot[0], a_hTexRef, a_dptr, a_bytes) as E.CUresult;
+  const err = (f_cuTexRefSetAddress ??= L.bind('cuTexRefSetAddress'))(K.slot[0], a_hTexRef, a_dptr, a_bytes) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuTexRefSetAddress2D: KoffiFunction | undefined;
 /** Binds an address as a 2D texture reference */
 // CUresult cuTexRefSetAddress2D_v3(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR * desc, CUdeviceptr dptr, size_t Pitch) — cuda.h:22066
 export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null, dptr: bigint | number, Pitch: number): [E.CUresult] {
@@ -3740,314 +4111,348 @@ export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_AR
   const a_desc = X.structArg(desc, S.CUDA_ARRAY_DESCRIPTOR_st, 'cuTexRefSetAddress2D', 'desc');
   const a_dptr = M.u64(dptr, 'cuTexRefSetAddress2D', 'dptr');
   const a_Pitch = M.size(Pitch, 'cuTexRefSetAddress2D', 'Pitch');
-  const err = fns().cuTexRefSetAddress2D(a_hTexRef, a_desc, a_dptr, a_Pitch) as E.CUresult;
+  const err = (f_cuTexRefSetAddress2D ??= L.bind('cuTexRefSetAddress2D'))(a_hTexRef, a_desc, a_dptr, a_Pitch) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetFormat: KoffiFunction | undefined;
 /** Sets the format for a texture reference */
 // CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) — cuda.h:22098
 export function cuTexRefSetFormat(hTexRef: H.CUtexref | null, fmt: E.CUarray_format_enum, NumPackedComponents: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFormat', 'hTexRef');
   const a_fmt = M.i32(fmt, 'cuTexRefSetFormat', 'fmt');
   const a_NumPackedComponents = M.i32(NumPackedComponents, 'cuTexRefSetFormat', 'NumPackedComponents');
-  const err = fns().cuTexRefSetFormat(a_hTexRef, a_fmt, a_NumPackedComponents) as E.CUresult;
+  const err = (f_cuTexRefSetFormat ??= L.bind('cuTexRefSetFormat'))(a_hTexRef, a_fmt, a_NumPackedComponents) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetAddressMode: KoffiFunction | undefined;
 /** Sets the addressing mode for a texture reference */
 // CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) — cuda.h:22141
 export function cuTexRefSetAddressMode(hTexRef: H.CUtexref | null, dim: number, am: E.CUaddress_mode_enum): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddressMode', 'hTexRef');
   const a_dim = M.i32(dim, 'cuTexRefSetAddressMode', 'dim');
   const a_am = M.i32(am, 'cuTexRefSetAddressMode', 'am');
-  const err = fns().cuTexRefSetAddressMode(a_hTexRef, a_dim, a_am) as E.CUresult;
+  const err = (f_cuTexRefSetAddressMode ??= L.bind('cuTexRefSetAddressMode'))(a_hTexRef, a_dim, a_am) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetFilterMode: KoffiFunction | undefined;
 /** Sets the filtering mode for a texture reference */
 // CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) — cuda.h:22177
 export function cuTexRefSetFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode_enum): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFilterMode', 'hTexRef');
   const a_fm = M.i32(fm, 'cuTexRefSetFilterMode', 'fm');
-  const err = fns().cuTexRefSetFilterMode(a_hTexRef, a_fm) as E.CUresult;
+  const err = (f_cuTexRefSetFilterMode ??= L.bind('cuTexRefSetFilterMode'))(a_hTexRef, a_fm) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetMipmapFilterMode: KoffiFunction | undefined;
 /** Sets the mipmap filtering mode for a texture reference */
 // CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) — cuda.h:22213
 export function cuTexRefSetMipmapFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode_enum): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapFilterMode', 'hTexRef');
   const a_fm = M.i32(fm, 'cuTexRefSetMipmapFilterMode', 'fm');
-  const err = fns().cuTexRefSetMipmapFilterMode(a_hTexRef, a_fm) as E.CUresult;
+  const err = (f_cuTexRefSetMipmapFilterMode ??= L.bind('cuTexRefSetMipmapFilterMode'))(a_hTexRef, a_fm) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetMipmapLevelBias: KoffiFunction | undefined;
 /** Sets the mipmap level bias for a texture reference */
 // CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) — cuda.h:22242
 export function cuTexRefSetMipmapLevelBias(hTexRef: H.CUtexref | null, bias: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapLevelBias', 'hTexRef');
   const a_bias = M.f64(bias, 'cuTexRefSetMipmapLevelBias', 'bias');
-  const err = fns().cuTexRefSetMipmapLevelBias(a_hTexRef, a_bias) as E.CUresult;
+  const err = (f_cuTexRefSetMipmapLevelBias ??= L.bind('cuTexRefSetMipmapLevelBias'))(a_hTexRef, a_bias) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetMipmapLevelClamp: KoffiFunction | undefined;
 /** Sets the mipmap min/max mipmap level clamps for a texture reference */
 // CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) — cuda.h:22273
 export function cuTexRefSetMipmapLevelClamp(hTexRef: H.CUtexref | null, minMipmapLevelClamp: number, maxMipmapLevelClamp: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapLevelClamp', 'hTexRef');
   const a_minMipmapLevelClamp = M.f64(minMipmapLevelClamp, 'cuTexRefSetMipmapLevelClamp', 'minMipmapLevelClamp');
   const a_maxMipmapLevelClamp = M.f64(maxMipmapLevelClamp, 'cuTexRefSetMipmapLevelClamp', 'maxMipmapLevelClamp');
-  const err = fns().cuTexRefSetMipmapLevelClamp(a_hTexRef, a_minMipmapLevelClamp, a_maxMipmapLevelClamp) as E.CUresult;
+  const err = (f_cuTexRefSetMipmapLevelClamp ??= L.bind('cuTexRefSetMipmapLevelClamp'))(a_hTexRef, a_minMipmapLevelClamp, a_maxMipmapLevelClamp) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetMaxAnisotropy: KoffiFunction | undefined;
 /** Sets the maximum anisotropy for a texture reference */
 // CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) — cuda.h:22302
 export function cuTexRefSetMaxAnisotropy(hTexRef: H.CUtexref | null, maxAniso: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMaxAnisotropy', 'hTexRef');
   const a_maxAniso = M.u32(maxAniso, 'cuTexRefSetMaxAnisotropy', 'maxAniso');
-  const err = fns().cuTexRefSetMaxAnisotropy(a_hTexRef, a_maxAniso) as E.CUresult;
+  const err = (f_cuTexRefSetMaxAnisotropy ??= L.bind('cuTexRefSetMaxAnisotropy'))(a_hTexRef, a_maxAniso) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefSetBorderColor: KoffiFunction | undefined;
 /** Sets the border color for a texture reference */
 // CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float * pBorderColor) — cuda.h:22335
 export function cuTexRefSetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetBorderColor', 'hTexRef');
-  const err = fns().cuTexRefSetBorderColor(a_hTexRef, K.slot[0]) as E.CUresult;
+  const err = (f_cuTexRefSetBorderColor ??= L.bind('cuTexRefSetBorderColor'))(a_hTexRef, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.F32[0]];
 }
 
+let f_cuTexRefSetFlags: KoffiFunction | undefined;
 /** Sets the flags for a texture reference */
 // CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) — cuda.h:22377
 export function cuTexRefSetFlags(hTexRef: H.CUtexref | null, Flags: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFlags', 'hTexRef');
   const a_Flags = M.u32(Flags, 'cuTexRefSetFlags', 'Flags');
-  const err = fns().cuTexRefSetFlags(a_hTexRef, a_Flags) as E.CUresult;
+  const err = (f_cuTexRefSetFlags ??= L.bind('cuTexRefSetFlags'))(a_hTexRef, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuTexRefGetAddress: KoffiFunction | undefined;
 /** Gets the address associated with a texture reference */
 // CUresult cuTexRefGetAddress_v2(CUdeviceptr * pdptr, CUtexref hTexRef) — cuda.h:22404
 export function cuTexRefGetAddress(hTexRef: H.CUtexref | null): [E.CUresult, bigint | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddress', 'hTexRef');
-  const err = fns().cuTexRefGetAddress(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetAddress ??= L.bind('cuTexRefGetAddress'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuTexRefGetArray: KoffiFunction | undefined;
 /** Gets the array bound to a texture reference */
 // CUresult cuTexRefGetArray(CUarray * phArray, CUtexref hTexRef) — cuda.h:22431
 export function cuTexRefGetArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUarray | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetArray', 'hTexRef');
-  const err = fns().cuTexRefGetArray(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetArray ??= L.bind('cuTexRefGetArray'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUarray];
 }
 
+let f_cuTexRefGetMipmappedArray: KoffiFunction | undefined;
 /** Gets the mipmapped array bound to a texture reference */
 // CUresult cuTexRefGetMipmappedArray(CUmipmappedArray * phMipmappedArray, CUtexref hTexRef) — cuda.h:22458
 export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUmipmappedArray | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmappedArray', 'hTexRef');
-  const err = fns().cuTexRefGetMipmappedArray(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetMipmappedArray ??= L.bind('cuTexRefGetMipmappedArray'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
+let f_cuTexRefGetAddressMode: KoffiFunction | undefined;
 /** Gets the addressing mode used by a texture reference */
 // CUresult cuTexRefGetAddressMode(CUaddress_mode * pam, CUtexref hTexRef, int dim) — cuda.h:22486
 export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number): [E.CUresult, E.CUaddress_mode_enum | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddressMode', 'hTexRef');
   const a_dim = M.i32(dim, 'cuTexRefGetAddressMode', 'dim');
-  const err = fns().cuTexRefGetAddressMode(K.slot[0], a_hTexRef, a_dim) as E.CUresult;
+  const err = (f_cuTexRefGetAddressMode ??= L.bind('cuTexRefGetAddressMode'))(K.slot[0], a_hTexRef, a_dim) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUaddress_mode_enum];
 }
 
+let f_cuTexRefGetFilterMode: KoffiFunction | undefined;
 /** Gets the filter-mode used by a texture reference */
 // CUresult cuTexRefGetFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22512
 export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode_enum | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFilterMode', 'hTexRef');
-  const err = fns().cuTexRefGetFilterMode(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetFilterMode ??= L.bind('cuTexRefGetFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUfilter_mode_enum];
 }
 
+let f_cuTexRefGetFormat: KoffiFunction | undefined;
 /** Gets the format used by a texture reference */
 // CUresult cuTexRefGetFormat(CUarray_format * pFormat, int * pNumChannels, CUtexref hTexRef) — cuda.h:22540
 export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): [E.CUresult, E.CUarray_format_enum | null, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFormat', 'hTexRef');
-  const err = fns().cuTexRefGetFormat(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetFormat ??= L.bind('cuTexRefGetFormat'))(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0] as E.CUarray_format_enum, K.I32[2]];
 }
 
+let f_cuTexRefGetMipmapFilterMode: KoffiFunction | undefined;
 /** Gets the mipmap filtering mode for a texture reference */
 // CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22566
 export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode_enum | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapFilterMode', 'hTexRef');
-  const err = fns().cuTexRefGetMipmapFilterMode(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetMipmapFilterMode ??= L.bind('cuTexRefGetMipmapFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUfilter_mode_enum];
 }
 
+let f_cuTexRefGetMipmapLevelBias: KoffiFunction | undefined;
 /** Gets the mipmap level bias for a texture reference */
 // CUresult cuTexRefGetMipmapLevelBias(float * pbias, CUtexref hTexRef) — cuda.h:22592
 export function cuTexRefGetMipmapLevelBias(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelBias', 'hTexRef');
-  const err = fns().cuTexRefGetMipmapLevelBias(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetMipmapLevelBias ??= L.bind('cuTexRefGetMipmapLevelBias'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.F32[0]];
 }
 
+let f_cuTexRefGetMipmapLevelClamp: KoffiFunction | undefined;
 /** Gets the min/max mipmap level clamps for a texture reference */
 // CUresult cuTexRefGetMipmapLevelClamp(float * pminMipmapLevelClamp, float * pmaxMipmapLevelClamp, CUtexref hTexRef) — cuda.h:22619
 export function cuTexRefGetMipmapLevelClamp(hTexRef: H.CUtexref | null): [E.CUresult, number | null, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelClamp', 'hTexRef');
-  const err = fns().cuTexRefGetMipmapLevelClamp(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetMipmapLevelClamp ??= L.bind('cuTexRefGetMipmapLevelClamp'))(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.F32[0], K.F32[2]];
 }
 
+let f_cuTexRefGetMaxAnisotropy: KoffiFunction | undefined;
 /** Gets the maximum anisotropy for a texture reference */
 // CUresult cuTexRefGetMaxAnisotropy(int * pmaxAniso, CUtexref hTexRef) — cuda.h:22645
 export function cuTexRefGetMaxAnisotropy(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMaxAnisotropy', 'hTexRef');
-  const err = fns().cuTexRefGetMaxAnisotropy(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetMaxAnisotropy ??= L.bind('cuTexRefGetMaxAnisotropy'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuTexRefGetBorderColor: KoffiFunction | undefined;
 /** Gets the border color used by a texture reference */
 // CUresult cuTexRefGetBorderColor(float * pBorderColor, CUtexref hTexRef) — cuda.h:22674
 export function cuTexRefGetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetBorderColor', 'hTexRef');
-  const err = fns().cuTexRefGetBorderColor(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetBorderColor ??= L.bind('cuTexRefGetBorderColor'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.F32[0]];
 }
 
+let f_cuTexRefGetFlags: KoffiFunction | undefined;
 /** Gets the flags used by a texture reference */
 // CUresult cuTexRefGetFlags(unsigned int * pFlags, CUtexref hTexRef) — cuda.h:22699
 export function cuTexRefGetFlags(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFlags', 'hTexRef');
-  const err = fns().cuTexRefGetFlags(K.slot[0], a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefGetFlags ??= L.bind('cuTexRefGetFlags'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuTexRefCreate: KoffiFunction | undefined;
 /** Creates a texture reference */
 // CUresult cuTexRefCreate(CUtexref * pTexRef) — cuda.h:22724
 export function cuTexRefCreate(): [E.CUresult, H.CUtexref | null] {
-  const err = fns().cuTexRefCreate(K.slot[0]) as E.CUresult;
+  const err = (f_cuTexRefCreate ??= L.bind('cuTexRefCreate'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUtexref];
 }
 
+let f_cuTexRefDestroy: KoffiFunction | undefined;
 /** Destroys a texture reference */
 // CUresult cuTexRefDestroy(CUtexref hTexRef) — cuda.h:22744
 export function cuTexRefDestroy(hTexRef: H.CUtexref | null): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefDestroy', 'hTexRef');
-  const err = fns().cuTexRefDestroy(a_hTexRef) as E.CUresult;
+  const err = (f_cuTexRefDestroy ??= L.bind('cuTexRefDestroy'))(a_hTexRef) as E.CUresult;
   return [err];
 }
 
+let f_cuSurfRefSetArray: KoffiFunction | undefined;
 /** Sets the CUDA array for a surface reference. */
 // CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) — cuda.h:22787
 export function cuSurfRefSetArray(hSurfRef: H.CUsurfref | null, hArray: H.CUarray | null, Flags: number): [E.CUresult] {
   const a_hSurfRef = M.handle(hSurfRef, 'cuSurfRefSetArray', 'hSurfRef');
   const a_hArray = M.handle(hArray, 'cuSurfRefSetArray', 'hArray');
   const a_Flags = M.u32(Flags, 'cuSurfRefSetArray', 'Flags');
-  const err = fns().cuSurfRefSetArray(a_hSurfRef, a_hArray, a_Flags) as E.CUresult;
+  const err = (f_cuSurfRefSetArray ??= L.bind('cuSurfRefSetArray'))(a_hSurfRef, a_hArray, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuSurfRefGetArray: KoffiFunction | undefined;
 /** Passes back the CUDA array bound to a surface reference. */
 // CUresult cuSurfRefGetArray(CUarray * phArray, CUsurfref hSurfRef) — cuda.h:22810
 export function cuSurfRefGetArray(hSurfRef: H.CUsurfref | null): [E.CUresult, H.CUarray | null] {
   const a_hSurfRef = M.handle(hSurfRef, 'cuSurfRefGetArray', 'hSurfRef');
-  const err = fns().cuSurfRefGetArray(K.slot[0], a_hSurfRef) as E.CUresult;
+  const err = (f_cuSurfRefGetArray ??= L.bind('cuSurfRefGetArray'))(K.slot[0], a_hSurfRef) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUarray];
 }
 
+let f_cuTexObjectCreate: KoffiFunction | undefined;
 /** Creates a texture object */
 // CUresult cuTexObjectCreate(CUtexObject * pTexObject, const CUDA_RESOURCE_DESC * pResDesc, const CUDA_TEXTURE_DESC * pTexDesc, const CUDA_RESOURCE_VIEW_DESC * pResViewDesc) — cuda.h:23051
 export function cuTexObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null, pTexDesc: S.CUDA_TEXTURE_DESC_st | S.CUDA_TEXTURE_DESC_stInit | null, pResViewDesc: S.CUDA_RESOURCE_VIEW_DESC_st | S.CUDA_RESOURCE_VIEW_DESC_stInit | null): [E.CUresult, H.CUtexObject | null] {
   const a_pResDesc = X.structArg(pResDesc, S.CUDA_RESOURCE_DESC_st, 'cuTexObjectCreate', 'pResDesc');
   const a_pTexDesc = X.structArg(pTexDesc, S.CUDA_TEXTURE_DESC_st, 'cuTexObjectCreate', 'pTexDesc');
   const a_pResViewDesc = X.structArg(pResViewDesc, S.CUDA_RESOURCE_VIEW_DESC_st, 'cuTexObjectCreate', 'pResViewDesc');
-  const err = fns().cuTexObjectCreate(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.CUresult;
+  const err = (f_cuTexObjectCreate ??= L.bind('cuTexObjectCreate'))(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUtexObject];
 }
 
+let f_cuTexObjectDestroy: KoffiFunction | undefined;
 /** Destroys a texture object */
 // CUresult cuTexObjectDestroy(CUtexObject texObject) — cuda.h:23071
 export function cuTexObjectDestroy(texObject: H.CUtexObject | null): [E.CUresult] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectDestroy', 'texObject') ?? 0n);
-  const err = fns().cuTexObjectDestroy(a_texObject) as E.CUresult;
+  const err = (f_cuTexObjectDestroy ??= L.bind('cuTexObjectDestroy'))(a_texObject) as E.CUresult;
   return [err];
 }
 
+let f_cuTexObjectGetResourceDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource descriptor */
 // CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC * pResDesc, CUtexObject texObject) — cuda.h:23092
 export function cuTexObjectGetResourceDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_RESOURCE_DESC_st | null] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.CUDA_RESOURCE_DESC_st();
-  const err = fns().cuTexObjectGetResourceDesc(a_pResDesc._u8, a_texObject) as E.CUresult;
+  const err = (f_cuTexObjectGetResourceDesc ??= L.bind('cuTexObjectGetResourceDesc'))(a_pResDesc._u8, a_texObject) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pResDesc];
 }
 
+let f_cuTexObjectGetTextureDesc: KoffiFunction | undefined;
 /** Returns a texture object's texture descriptor */
 // CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC * pTexDesc, CUtexObject texObject) — cuda.h:23113
 export function cuTexObjectGetTextureDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_TEXTURE_DESC_st | null] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.CUDA_TEXTURE_DESC_st();
-  const err = fns().cuTexObjectGetTextureDesc(a_pTexDesc._u8, a_texObject) as E.CUresult;
+  const err = (f_cuTexObjectGetTextureDesc ??= L.bind('cuTexObjectGetTextureDesc'))(a_pTexDesc._u8, a_texObject) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pTexDesc];
 }
 
+let f_cuTexObjectGetResourceViewDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource view descriptor */
 // CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC * pResViewDesc, CUtexObject texObject) — cuda.h:23135
 export function cuTexObjectGetResourceViewDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_RESOURCE_VIEW_DESC_st | null] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.CUDA_RESOURCE_VIEW_DESC_st();
-  const err = fns().cuTexObjectGetResourceViewDesc(a_pResViewDesc._u8, a_texObject) as E.CUresult;
+  const err = (f_cuTexObjectGetResourceViewDesc ??= L.bind('cuTexObjectGetResourceViewDesc'))(a_pResViewDesc._u8, a_texObject) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pResViewDesc];
 }
 
+let f_cuSurfObjectCreate: KoffiFunction | undefined;
 /** Creates a surface object */
 // CUresult cuSurfObjectCreate(CUsurfObject * pSurfObject, const CUDA_RESOURCE_DESC * pResDesc) — cuda.h:23178
 export function cuSurfObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null): [E.CUresult, H.CUsurfObject | null] {
   const a_pResDesc = X.structArg(pResDesc, S.CUDA_RESOURCE_DESC_st, 'cuSurfObjectCreate', 'pResDesc');
-  const err = fns().cuSurfObjectCreate(K.slot[0], a_pResDesc) as E.CUresult;
+  const err = (f_cuSurfObjectCreate ??= L.bind('cuSurfObjectCreate'))(K.slot[0], a_pResDesc) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUsurfObject];
 }
 
+let f_cuSurfObjectDestroy: KoffiFunction | undefined;
 /** Destroys a surface object */
 // CUresult cuSurfObjectDestroy(CUsurfObject surfObject) — cuda.h:23198
 export function cuSurfObjectDestroy(surfObject: H.CUsurfObject | null): [E.CUresult] {
   const a_surfObject = (M.handle(surfObject, 'cuSurfObjectDestroy', 'surfObject') ?? 0n);
-  const err = fns().cuSurfObjectDestroy(a_surfObject) as E.CUresult;
+  const err = (f_cuSurfObjectDestroy ??= L.bind('cuSurfObjectDestroy'))(a_surfObject) as E.CUresult;
   return [err];
 }
 
+let f_cuSurfObjectGetResourceDesc: KoffiFunction | undefined;
 /** Returns a surface object's resource descriptor */
 // CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC * pResDesc, CUsurfObject surfObject) — cuda.h:23219
 export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): [E.CUresult, S.CUDA_RESOURCE_DESC_st | null] {
   const a_surfObject = (M.handle(surfObject, 'cuSurfObjectGetResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.CUDA_RESOURCE_DESC_st();
-  const err = fns().cuSurfObjectGetResourceDesc(a_pResDesc._u8, a_surfObject) as E.CUresult;
+  const err = (f_cuSurfObjectGetResourceDesc ??= L.bind('cuSurfObjectGetResourceDesc'))(a_pResDesc._u8, a_surfObject) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_pResDesc];
 }
 
+let f_cuTensorMapEncodeTiled: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing tiled memory region */
 // CUresult cuTensorMapEncodeTiled(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const cuuint32_t * boxDim, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23403
 export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType_enum, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, boxDim: Pointer, elementStrides: Pointer, interleave: E.CUtensorMapInterleave_enum, swizzle: E.CUtensorMapSwizzle_enum, l2Promotion: E.CUtensorMapL2promotion_enum, oobFill: E.CUtensorMapFloatOOBfill_enum): [E.CUresult, S.CUtensorMap_st | null] {
@@ -4063,11 +4468,12 @@ export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType_enu
   const a_l2Promotion = M.i32(l2Promotion, 'cuTensorMapEncodeTiled', 'l2Promotion');
   const a_oobFill = M.i32(oobFill, 'cuTensorMapEncodeTiled', 'oobFill');
   const a_tensorMap = new S.CUtensorMap_st();
-  const err = fns().cuTensorMapEncodeTiled(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_boxDim, a_elementStrides, a_interleave, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
+  const err = (f_cuTensorMapEncodeTiled ??= L.bind('cuTensorMapEncodeTiled'))(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_boxDim, a_elementStrides, a_interleave, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_tensorMap];
 }
 
+let f_cuTensorMapEncodeIm2col: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing im2col memory region */
 // CUresult cuTensorMapEncodeIm2col(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const int * pixelBoxLowerCorner, const int * pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23588
 export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType_enum, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCorner: Pointer, pixelBoxUpperCorner: Pointer, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave_enum, swizzle: E.CUtensorMapSwizzle_enum, l2Promotion: E.CUtensorMapL2promotion_enum, oobFill: E.CUtensorMapFloatOOBfill_enum): [E.CUresult, S.CUtensorMap_st | null] {
@@ -4086,11 +4492,12 @@ export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType_en
   const a_l2Promotion = M.i32(l2Promotion, 'cuTensorMapEncodeIm2col', 'l2Promotion');
   const a_oobFill = M.i32(oobFill, 'cuTensorMapEncodeIm2col', 'oobFill');
   const a_tensorMap = new S.CUtensorMap_st();
-  const err = fns().cuTensorMapEncodeIm2col(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_pixelBoxLowerCorner, a_pixelBoxUpperCorner, a_channelsPerPixel, a_pixelsPerColumn, a_elementStrides, a_interleave, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
+  const err = (f_cuTensorMapEncodeIm2col ??= L.bind('cuTensorMapEncodeIm2col'))(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_pixelBoxLowerCorner, a_pixelBoxUpperCorner, a_channelsPerPixel, a_pixelsPerColumn, a_elementStrides, a_interleave, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_tensorMap];
 }
 
+let f_cuTensorMapEncodeIm2colWide: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension. */
 // CUresult cuTensorMapEncodeIm2colWide(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23772
 export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataType_enum, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCornerWidth: number, pixelBoxUpperCornerWidth: number, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave_enum, mode: E.CUtensorMapIm2ColWideMode_enum, swizzle: E.CUtensorMapSwizzle_enum, l2Promotion: E.CUtensorMapL2promotion_enum, oobFill: E.CUtensorMapFloatOOBfill_enum): [E.CUresult, S.CUtensorMap_st | null] {
@@ -4110,59 +4517,65 @@ export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataTyp
   const a_l2Promotion = M.i32(l2Promotion, 'cuTensorMapEncodeIm2colWide', 'l2Promotion');
   const a_oobFill = M.i32(oobFill, 'cuTensorMapEncodeIm2colWide', 'oobFill');
   const a_tensorMap = new S.CUtensorMap_st();
-  const err = fns().cuTensorMapEncodeIm2colWide(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_pixelBoxLowerCornerWidth, a_pixelBoxUpperCornerWidth, a_channelsPerPixel, a_pixelsPerColumn, a_elementStrides, a_interleave, a_mode, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
+  const err = (f_cuTensorMapEncodeIm2colWide ??= L.bind('cuTensorMapEncodeIm2colWide'))(a_tensorMap._u8, a_tensorDataType, a_tensorRank, a_globalAddress, a_globalDim, a_globalStrides, a_pixelBoxLowerCornerWidth, a_pixelBoxUpperCornerWidth, a_channelsPerPixel, a_pixelsPerColumn, a_elementStrides, a_interleave, a_mode, a_swizzle, a_l2Promotion, a_oobFill) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_tensorMap];
 }
 
+let f_cuTensorMapReplaceAddress: KoffiFunction | undefined;
 /** Modify an existing tensor map descriptor with an updated global address */
 // CUresult cuTensorMapReplaceAddress(CUtensorMap * tensorMap, void * globalAddress) — cuda.h:23799
 export function cuTensorMapReplaceAddress(globalAddress: Pointer): [E.CUresult, S.CUtensorMap_st | null] {
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapReplaceAddress', 'globalAddress');
   const a_tensorMap = new S.CUtensorMap_st();
-  const err = fns().cuTensorMapReplaceAddress(a_tensorMap._u8, a_globalAddress) as E.CUresult;
+  const err = (f_cuTensorMapReplaceAddress ??= L.bind('cuTensorMapReplaceAddress'))(a_tensorMap._u8, a_globalAddress) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_tensorMap];
 }
 
+let f_cuDeviceCanAccessPeer: KoffiFunction | undefined;
 /** Queries if a device may directly access a peer device's memory. */
 // CUresult cuDeviceCanAccessPeer(int * canAccessPeer, CUdevice dev, CUdevice peerDev) — cuda.h:23842
 export function cuDeviceCanAccessPeer(dev: number, peerDev: number): [E.CUresult, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceCanAccessPeer', 'dev');
   const a_peerDev = M.i32(peerDev, 'cuDeviceCanAccessPeer', 'peerDev');
-  const err = fns().cuDeviceCanAccessPeer(K.slot[0], a_dev, a_peerDev) as E.CUresult;
+  const err = (f_cuDeviceCanAccessPeer ??= L.bind('cuDeviceCanAccessPeer'))(K.slot[0], a_dev, a_peerDev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuCtxEnablePeerAccess: KoffiFunction | undefined;
 /** Enables direct access to memory allocations in a peer context. */
 // CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) — cuda.h:23895
 export function cuCtxEnablePeerAccess(peerContext: H.CUcontext | null, Flags: number): [E.CUresult] {
   const a_peerContext = M.handle(peerContext, 'cuCtxEnablePeerAccess', 'peerContext');
   const a_Flags = M.u32(Flags, 'cuCtxEnablePeerAccess', 'Flags');
-  const err = fns().cuCtxEnablePeerAccess(a_peerContext, a_Flags) as E.CUresult;
+  const err = (f_cuCtxEnablePeerAccess ??= L.bind('cuCtxEnablePeerAccess'))(a_peerContext, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxDisablePeerAccess: KoffiFunction | undefined;
 /** Disables direct access to memory allocations in a peer context and unregisters any registered allocations. */
 // CUresult cuCtxDisablePeerAccess(CUcontext peerContext) — cuda.h:23922
 export function cuCtxDisablePeerAccess(peerContext: H.CUcontext | null): [E.CUresult] {
   const a_peerContext = M.handle(peerContext, 'cuCtxDisablePeerAccess', 'peerContext');
-  const err = fns().cuCtxDisablePeerAccess(a_peerContext) as E.CUresult;
+  const err = (f_cuCtxDisablePeerAccess ??= L.bind('cuCtxDisablePeerAccess'))(a_peerContext) as E.CUresult;
   return [err];
 }
 
+let f_cuDeviceGetP2PAttribute: KoffiFunction | undefined;
 /** Queries attributes of the link between two devices. */
 // CUresult cuDeviceGetP2PAttribute(int * value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:23966
 export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute_enum, srcDevice: number, dstDevice: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuDeviceGetP2PAttribute', 'attrib');
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAttribute', 'dstDevice');
-  const err = fns().cuDeviceGetP2PAttribute(K.slot[0], a_attrib, a_srcDevice, a_dstDevice) as E.CUresult;
+  const err = (f_cuDeviceGetP2PAttribute ??= L.bind('cuDeviceGetP2PAttribute'))(K.slot[0], a_attrib, a_srcDevice, a_dstDevice) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between two devices */
 // CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:24002
 export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation_enum)[], count: number, srcDevice: number, dstDevice: number): [E.CUresult, number[] | null] {
@@ -4171,88 +4584,97 @@ export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperatio
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAtomicCapabilities', 'dstDevice');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cuDeviceGetP2PAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = fns().cuDeviceGetP2PAtomicCapabilities(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.CUresult;
+  const err = (f_cuDeviceGetP2PAtomicCapabilities ??= L.bind('cuDeviceGetP2PAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
+let f_cuGraphicsUnregisterResource: KoffiFunction | undefined;
 /** Unregisters a graphics resource for access by CUDA */
 // CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) — cuda.h:24046
 export function cuGraphicsUnregisterResource(resource: H.CUgraphicsResource | null): [E.CUresult] {
   const a_resource = M.handle(resource, 'cuGraphicsUnregisterResource', 'resource');
-  const err = fns().cuGraphicsUnregisterResource(a_resource) as E.CUresult;
+  const err = (f_cuGraphicsUnregisterResource ??= L.bind('cuGraphicsUnregisterResource'))(a_resource) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
 /** Get an array through which to access a subresource of a mapped graphics resource. */
 // CUresult cuGraphicsSubResourceGetMappedArray(CUarray * pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) — cuda.h:24086
 export function cuGraphicsSubResourceGetMappedArray(resource: H.CUgraphicsResource | null, arrayIndex: number, mipLevel: number): [E.CUresult, H.CUarray | null] {
   const a_resource = M.handle(resource, 'cuGraphicsSubResourceGetMappedArray', 'resource');
   const a_arrayIndex = M.u32(arrayIndex, 'cuGraphicsSubResourceGetMappedArray', 'arrayIndex');
   const a_mipLevel = M.u32(mipLevel, 'cuGraphicsSubResourceGetMappedArray', 'mipLevel');
-  const err = fns().cuGraphicsSubResourceGetMappedArray(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.CUresult;
+  const err = (f_cuGraphicsSubResourceGetMappedArray ??= L.bind('cuGraphicsSubResourceGetMappedArray'))(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUarray];
 }
 
+let f_cuGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Get a mipmapped array through which to access a mapped graphics resource. */
 // CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray * pMipmappedArray, CUgraphicsResource resource) — cuda.h:24117
 export function cuGraphicsResourceGetMappedMipmappedArray(resource: H.CUgraphicsResource | null): [E.CUresult, H.CUmipmappedArray | null] {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedMipmappedArray', 'resource');
-  const err = fns().cuGraphicsResourceGetMappedMipmappedArray(K.slot[0], a_resource) as E.CUresult;
+  const err = (f_cuGraphicsResourceGetMappedMipmappedArray ??= L.bind('cuGraphicsResourceGetMappedMipmappedArray'))(K.slot[0], a_resource) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmipmappedArray];
 }
 
+let f_cuGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
 /** Get a device pointer through which to access a mapped graphics resource. */
 // CUresult cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr * pDevPtr, size_t * pSize, CUgraphicsResource resource) — cuda.h:24151
 export function cuGraphicsResourceGetMappedPointer(resource: H.CUgraphicsResource | null): [E.CUresult, bigint | null, number | null] {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedPointer', 'resource');
-  const err = fns().cuGraphicsResourceGetMappedPointer(K.slot[0], K.slot[1], a_resource) as E.CUresult;
+  const err = (f_cuGraphicsResourceGetMappedPointer ??= L.bind('cuGraphicsResourceGetMappedPointer'))(K.slot[0], K.slot[1], a_resource) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuGraphicsResourceSetMapFlags: KoffiFunction | undefined;
 /** Set usage flags for mapping a graphics resource */
 // CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags) — cuda.h:24192
 export function cuGraphicsResourceSetMapFlags(resource: H.CUgraphicsResource | null, flags: number): [E.CUresult] {
   const a_resource = M.handle(resource, 'cuGraphicsResourceSetMapFlags', 'resource');
   const a_flags = M.u32(flags, 'cuGraphicsResourceSetMapFlags', 'flags');
-  const err = fns().cuGraphicsResourceSetMapFlags(a_resource, a_flags) as E.CUresult;
+  const err = (f_cuGraphicsResourceSetMapFlags ??= L.bind('cuGraphicsResourceSetMapFlags'))(a_resource, a_flags) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphicsMapResources: KoffiFunction | undefined;
 /** Map graphics resources for access by CUDA */
 // CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource * resources, CUstream hStream) — cuda.h:24232
 export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsResource | null)[], hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsMapResources', 'count');
   const a_hStream = M.handle(hStream, 'cuGraphicsMapResources', 'hStream');
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphicsMapResources(a_count, a_resources, a_hStream) as E.CUresult;
+  const err = (f_cuGraphicsMapResources ??= L.bind('cuGraphicsMapResources'))(a_count, a_resources, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphicsUnmapResources: KoffiFunction | undefined;
 /** Unmap graphics resources. */
 // CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource * resources, CUstream hStream) — cuda.h:24269
 export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphicsResource | null)[], hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsUnmapResources', 'count');
   const a_hStream = M.handle(hStream, 'cuGraphicsUnmapResources', 'hStream');
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cuGraphicsUnmapResources(a_count, a_resources, a_hStream) as E.CUresult;
+  const err = (f_cuGraphicsUnmapResources ??= L.bind('cuGraphicsUnmapResources'))(a_count, a_resources, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuGetProcAddress: KoffiFunction | undefined;
 /** Returns the requested driver API function pointer */
 // CUresult cuGetProcAddress_v2(const char * symbol, void ** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult * symbolStatus) — cuda.h:24347
 export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: bigint | number): [E.CUresult, bigint | null, E.CUdriverProcAddressQueryResult_enum | null] {
   const a_symbol = M.str(symbol, 'cuGetProcAddress', 'symbol');
   const a_cudaVersion = M.i32(cudaVersion, 'cuGetProcAddress', 'cudaVersion');
   const a_flags = M.u64(flags, 'cuGetProcAddress', 'flags');
-  const err = fns().cuGetProcAddress(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.CUresult;
+  const err = (f_cuGetProcAddress ??= L.bind('cuGetProcAddress'))(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.I32[2] as E.CUdriverProcAddressQueryResult_enum];
 }
 
+let f_cuCoredumpGetAttribute: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the current context */
 // CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24464
 export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
@@ -4260,11 +4682,12 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings_enum, value:
   const a_value = M.pointer(value, 'cuCoredumpGetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttribute', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  const err = fns().cuCoredumpGetAttribute(a_attrib, a_value, K.slot[0]) as E.CUresult;
+  const err = (f_cuCoredumpGetAttribute ??= L.bind('cuCoredumpGetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuCoredumpGetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the entire application */
 // CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24528
 export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
@@ -4272,11 +4695,12 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings_enum, 
   const a_value = M.pointer(value, 'cuCoredumpGetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttributeGlobal', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  const err = fns().cuCoredumpGetAttributeGlobal(a_attrib, a_value, K.slot[0]) as E.CUresult;
+  const err = (f_cuCoredumpGetAttributeGlobal ??= L.bind('cuCoredumpGetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuCoredumpSetAttribute: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value for the current context */
 // CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24605
 export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
@@ -4284,11 +4708,12 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings_enum, value:
   const a_value = M.pointer(value, 'cuCoredumpSetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttribute', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  const err = fns().cuCoredumpSetAttribute(a_attrib, a_value, K.slot[0]) as E.CUresult;
+  const err = (f_cuCoredumpSetAttribute ??= L.bind('cuCoredumpSetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuCoredumpSetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value globally */
 // CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24679
 export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
@@ -4296,81 +4721,89 @@ export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings_enum, 
   const a_value = M.pointer(value, 'cuCoredumpSetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttributeGlobal', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  const err = fns().cuCoredumpSetAttributeGlobal(a_attrib, a_value, K.slot[0]) as E.CUresult;
+  const err = (f_cuCoredumpSetAttributeGlobal ??= L.bind('cuCoredumpSetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cuGetExportTable: KoffiFunction | undefined;
 /** @ } */
 // CUresult cuGetExportTable(const void ** ppExportTable, const CUuuid * pExportTableId) — cuda.h:24683
 export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): [E.CUresult, bigint | null] {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cuGetExportTable', 'pExportTableId');
-  const err = fns().cuGetExportTable(K.slot[0], a_pExportTableId) as E.CUresult;
+  const err = (f_cuGetExportTable ??= L.bind('cuGetExportTable'))(K.slot[0], a_pExportTableId) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuGreenCtxCreate: KoffiFunction | undefined;
 /** Creates a green context with a specified set of resources. */
 // CUresult cuGreenCtxCreate(CUgreenCtx * phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) — cuda.h:24853
 export function cuGreenCtxCreate(desc: H.CUdevResourceDesc | null, dev: number, flags: number): [E.CUresult, H.CUgreenCtx | null] {
   const a_desc = M.handle(desc, 'cuGreenCtxCreate', 'desc');
   const a_dev = M.i32(dev, 'cuGreenCtxCreate', 'dev');
   const a_flags = M.u32(flags, 'cuGreenCtxCreate', 'flags');
-  const err = fns().cuGreenCtxCreate(K.slot[0], a_desc, a_dev, a_flags) as E.CUresult;
+  const err = (f_cuGreenCtxCreate ??= L.bind('cuGreenCtxCreate'))(K.slot[0], a_desc, a_dev, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgreenCtx];
 }
 
+let f_cuGreenCtxDestroy: KoffiFunction | undefined;
 /** Destroys a green context */
 // CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) — cuda.h:24879
 export function cuGreenCtxDestroy(hCtx: H.CUgreenCtx | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxDestroy', 'hCtx');
-  const err = fns().cuGreenCtxDestroy(a_hCtx) as E.CUresult;
+  const err = (f_cuGreenCtxDestroy ??= L.bind('cuGreenCtxDestroy'))(a_hCtx) as E.CUresult;
   return [err];
 }
 
+let f_cuCtxFromGreenCtx: KoffiFunction | undefined;
 /** Converts a green context into the primary context */
 // CUresult cuCtxFromGreenCtx(CUcontext * pContext, CUgreenCtx hCtx) — cuda.h:24906
 export function cuCtxFromGreenCtx(hCtx: H.CUgreenCtx | null): [E.CUresult, H.CUcontext | null] {
   const a_hCtx = M.handle(hCtx, 'cuCtxFromGreenCtx', 'hCtx');
-  const err = fns().cuCtxFromGreenCtx(K.slot[0], a_hCtx) as E.CUresult;
+  const err = (f_cuCtxFromGreenCtx ??= L.bind('cuCtxFromGreenCtx'))(K.slot[0], a_hCtx) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuDeviceGetDevResource: KoffiFunction | undefined;
 /** Get device resources */
 // CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource * resource, CUdevResourceType type) — cuda.h:24931
 export function cuDeviceGetDevResource(device: number, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
   const a_device = M.i32(device, 'cuDeviceGetDevResource', 'device');
   const a_type = M.i32(type, 'cuDeviceGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
-  const err = fns().cuDeviceGetDevResource(a_device, a_resource._u8, a_type) as E.CUresult;
+  const err = (f_cuDeviceGetDevResource ??= L.bind('cuDeviceGetDevResource'))(a_device, a_resource._u8, a_type) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_resource];
 }
 
+let f_cuCtxGetDevResource: KoffiFunction | undefined;
 /** Get context resources */
 // CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource * resource, CUdevResourceType type) — cuda.h:24955
 export function cuCtxGetDevResource(hCtx: H.CUcontext | null, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
   const a_hCtx = M.handle(hCtx, 'cuCtxGetDevResource', 'hCtx');
   const a_type = M.i32(type, 'cuCtxGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
-  const err = fns().cuCtxGetDevResource(a_hCtx, a_resource._u8, a_type) as E.CUresult;
+  const err = (f_cuCtxGetDevResource ??= L.bind('cuCtxGetDevResource'))(a_hCtx, a_resource._u8, a_type) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_resource];
 }
 
+let f_cuGreenCtxGetDevResource: KoffiFunction | undefined;
 /** Get green context resources */
 // CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource * resource, CUdevResourceType type) — cuda.h:24976
 export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxGetDevResource', 'hCtx');
   const a_type = M.i32(type, 'cuGreenCtxGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
-  const err = fns().cuGreenCtxGetDevResource(a_hCtx, a_resource._u8, a_type) as E.CUresult;
+  const err = (f_cuGreenCtxGetDevResource ??= L.bind('cuGreenCtxGetDevResource'))(a_hCtx, a_resource._u8, a_type) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_resource];
 }
 
+let f_cuDevSmResourceSplitByCount: KoffiFunction | undefined;
 /** Splits resources. */
 // CUresult cuDevSmResourceSplitByCount(CUdevResource * result, unsigned int * nbGroups, const CUdevResource * input, CUdevResource * remaining, unsigned int useFlags, unsigned int minCount) — cuda.h:25040
 export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, input: S.CUdevResource_st | S.CUdevResource_stInit | null, useFlags: number, minCount: number): [E.CUresult, number | null, S.CUdevResource_st | null] {
@@ -4381,95 +4814,105 @@ export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, i
   const a_useFlags = M.u32(useFlags, 'cuDevSmResourceSplitByCount', 'useFlags');
   const a_minCount = M.u32(minCount, 'cuDevSmResourceSplitByCount', 'minCount');
   const a_remaining = new S.CUdevResource_st();
-  const err = fns().cuDevSmResourceSplitByCount(a_result, K.slot[0], a_input, a_remaining._u8, a_useFlags, a_minCount) as E.CUresult;
+  const err = (f_cuDevSmResourceSplitByCount ??= L.bind('cuDevSmResourceSplitByCount'))(a_result, K.slot[0], a_input, a_remaining._u8, a_useFlags, a_minCount) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], a_remaining];
 }
 
+let f_cuDevResourceGenerateDesc: KoffiFunction | undefined;
 /** Generate a resource descriptor */
 // CUresult cuDevResourceGenerateDesc(CUdevResourceDesc * phDesc, CUdevResource * resources, unsigned int nbResources) — cuda.h:25076
 export function cuDevResourceGenerateDesc(nbResources: number): [E.CUresult, H.CUdevResourceDesc | null, S.CUdevResource_st | null] {
   const a_nbResources = M.u32(nbResources, 'cuDevResourceGenerateDesc', 'nbResources');
   const a_resources = new S.CUdevResource_st();
-  const err = fns().cuDevResourceGenerateDesc(K.slot[0], a_resources._u8, a_nbResources) as E.CUresult;
+  const err = (f_cuDevResourceGenerateDesc ??= L.bind('cuDevResourceGenerateDesc'))(K.slot[0], a_resources._u8, a_nbResources) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.CUdevResourceDesc, a_resources];
 }
 
+let f_cuGreenCtxRecordEvent: KoffiFunction | undefined;
 /** Records an event. */
 // CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) — cuda.h:25109
 export function cuGreenCtxRecordEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxRecordEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuGreenCtxRecordEvent', 'hEvent');
-  const err = fns().cuGreenCtxRecordEvent(a_hCtx, a_hEvent) as E.CUresult;
+  const err = (f_cuGreenCtxRecordEvent ??= L.bind('cuGreenCtxRecordEvent'))(a_hCtx, a_hEvent) as E.CUresult;
   return [err];
 }
 
+let f_cuGreenCtxWaitEvent: KoffiFunction | undefined;
 /** Make a green context wait on an event */
 // CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) — cuda.h:25143
 export function cuGreenCtxWaitEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxWaitEvent', 'hCtx');
   const a_hEvent = M.handle(hEvent, 'cuGreenCtxWaitEvent', 'hEvent');
-  const err = fns().cuGreenCtxWaitEvent(a_hCtx, a_hEvent) as E.CUresult;
+  const err = (f_cuGreenCtxWaitEvent ??= L.bind('cuGreenCtxWaitEvent'))(a_hCtx, a_hEvent) as E.CUresult;
   return [err];
 }
 
+let f_cuStreamGetGreenCtx: KoffiFunction | undefined;
 /** Query the green context associated with a stream */
 // CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx * phCtx) — cuda.h:25196
 export function cuStreamGetGreenCtx(hStream: H.CUstream | null): [E.CUresult, H.CUgreenCtx | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetGreenCtx', 'hStream');
-  const err = fns().cuStreamGetGreenCtx(a_hStream, K.slot[0]) as E.CUresult;
+  const err = (f_cuStreamGetGreenCtx ??= L.bind('cuStreamGetGreenCtx'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgreenCtx];
 }
 
+let f_cuGreenCtxStreamCreate: KoffiFunction | undefined;
 /** Create a stream for use in the green context */
 // CUresult cuGreenCtxStreamCreate(CUstream * phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) — cuda.h:25252
 export function cuGreenCtxStreamCreate(greenCtx: H.CUgreenCtx | null, flags: number, priority: number): [E.CUresult, H.CUstream | null] {
   const a_greenCtx = M.handle(greenCtx, 'cuGreenCtxStreamCreate', 'greenCtx');
   const a_flags = M.u32(flags, 'cuGreenCtxStreamCreate', 'flags');
   const a_priority = M.i32(priority, 'cuGreenCtxStreamCreate', 'priority');
-  const err = fns().cuGreenCtxStreamCreate(K.slot[0], a_greenCtx, a_flags, a_priority) as E.CUresult;
+  const err = (f_cuGreenCtxStreamCreate ??= L.bind('cuGreenCtxStreamCreate'))(K.slot[0], a_greenCtx, a_flags, a_priority) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUstream];
 }
 
+let f_cuGreenCtxGetId: KoffiFunction | undefined;
 /** Returns the unique Id associated with the green context supplied */
 // CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long * greenCtxId) — cuda.h:25278
 export function cuGreenCtxGetId(greenCtx: H.CUgreenCtx | null): [E.CUresult, bigint | null] {
   const a_greenCtx = M.handle(greenCtx, 'cuGreenCtxGetId', 'greenCtx');
-  const err = fns().cuGreenCtxGetId(a_greenCtx, K.slot[0]) as E.CUresult;
+  const err = (f_cuGreenCtxGetId ??= L.bind('cuGreenCtxGetId'))(a_greenCtx, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cuLogsRegisterCallback: KoffiFunction | undefined;
 /** Register a callback function to receive error log messages */
 // CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void * userData, CUlogsCallbackHandle * callback_out) — cuda.h:25317
 export function cuLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): [E.CUresult, H.CUlogsCallbackHandle | null] {
   const a_callbackFunc = M.handle(callbackFunc, 'cuLogsRegisterCallback', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cuLogsRegisterCallback', 'userData');
-  const err = fns().cuLogsRegisterCallback(a_callbackFunc, a_userData, K.slot[0]) as E.CUresult;
+  const err = (f_cuLogsRegisterCallback ??= L.bind('cuLogsRegisterCallback'))(a_callbackFunc, a_userData, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUlogsCallbackHandle];
 }
 
+let f_cuLogsUnregisterCallback: KoffiFunction | undefined;
 /** Unregister a log message callback */
 // CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) — cuda.h:25328
 export function cuLogsUnregisterCallback(callback: H.CUlogsCallbackHandle | null): [E.CUresult] {
   const a_callback = M.handle(callback, 'cuLogsUnregisterCallback', 'callback');
-  const err = fns().cuLogsUnregisterCallback(a_callback) as E.CUresult;
+  const err = (f_cuLogsUnregisterCallback ??= L.bind('cuLogsUnregisterCallback'))(a_callback) as E.CUresult;
   return [err];
 }
 
+let f_cuLogsCurrent: KoffiFunction | undefined;
 /** Sets log iterator to point to the end of log buffer, where the next message would be written. */
 // CUresult cuLogsCurrent(CUlogIterator * iterator_out, unsigned int flags) — cuda.h:25340
 export function cuLogsCurrent(flags: number): [E.CUresult, number | null] {
   const a_flags = M.u32(flags, 'cuLogsCurrent', 'flags');
-  const err = fns().cuLogsCurrent(K.slot[0], a_flags) as E.CUresult;
+  const err = (f_cuLogsCurrent ??= L.bind('cuLogsCurrent'))(K.slot[0], a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuLogsDumpToFile: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a file */
 // CUresult cuLogsDumpToFile(CUlogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda.h:25364
 export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: number): [E.CUresult, number | null] {
@@ -4477,11 +4920,12 @@ export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: nu
   K.U32[0] = a_iterator;
   const a_pathToFile = M.str(pathToFile, 'cuLogsDumpToFile', 'pathToFile');
   const a_flags = M.u32(flags, 'cuLogsDumpToFile', 'flags');
-  const err = fns().cuLogsDumpToFile(K.slot[0], a_pathToFile, a_flags) as E.CUresult;
+  const err = (f_cuLogsDumpToFile ??= L.bind('cuLogsDumpToFile'))(K.slot[0], a_pathToFile, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cuLogsDumpToMemory: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a buffer */
 // CUresult cuLogsDumpToMemory(CUlogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda.h:25400
 export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: number, flags: number): [E.CUresult, number | null, number | null] {
@@ -4492,242 +4936,268 @@ export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: numb
   { const x = a_size; K.U32[2] = x % 4294967296; K.U32[3] = Math.floor(x / 4294967296); }
   const a_flags = M.u32(flags, 'cuLogsDumpToMemory', 'flags');
   M.checkExtent(a_buffer, a_size, 'cuLogsDumpToMemory', 'buffer', 'size');
-  const err = fns().cuLogsDumpToMemory(K.slot[0], a_buffer, K.slot[1], a_flags) as E.CUresult;
+  const err = (f_cuLogsDumpToMemory ??= L.bind('cuLogsDumpToMemory'))(K.slot[0], a_buffer, K.slot[1], a_flags) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.readSize(1)];
 }
 
+let f_cuCheckpointProcessGetRestoreThreadId: KoffiFunction | undefined;
 /** Returns the restore thread ID for a CUDA process */
 // CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int * tid) — cuda.h:25878
 export function cuCheckpointProcessGetRestoreThreadId(pid: number): [E.CUresult, number | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetRestoreThreadId', 'pid');
-  const err = fns().cuCheckpointProcessGetRestoreThreadId(a_pid, K.slot[0]) as E.CUresult;
+  const err = (f_cuCheckpointProcessGetRestoreThreadId ??= L.bind('cuCheckpointProcessGetRestoreThreadId'))(a_pid, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuCheckpointProcessGetState: KoffiFunction | undefined;
 /** Returns the process state of a CUDA process */
 // CUresult cuCheckpointProcessGetState(int pid, CUprocessState * state) — cuda.h:25894
 export function cuCheckpointProcessGetState(pid: number): [E.CUresult, E.CUprocessState_enum | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetState', 'pid');
-  const err = fns().cuCheckpointProcessGetState(a_pid, K.slot[0]) as E.CUresult;
+  const err = (f_cuCheckpointProcessGetState ??= L.bind('cuCheckpointProcessGetState'))(a_pid, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUprocessState_enum];
 }
 
+let f_cuCheckpointProcessLock: KoffiFunction | undefined;
 /** Lock a running CUDA process */
 // CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs * args) — cuda.h:25918
 export function cuCheckpointProcessLock(pid: number): [E.CUresult, S.CUcheckpointLockArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessLock', 'pid');
   const a_args = new S.CUcheckpointLockArgs_st();
-  const err = fns().cuCheckpointProcessLock(a_pid, a_args._u8) as E.CUresult;
+  const err = (f_cuCheckpointProcessLock ??= L.bind('cuCheckpointProcessLock'))(a_pid, a_args._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_args];
 }
 
+let f_cuCheckpointProcessCheckpoint: KoffiFunction | undefined;
 /** Checkpoint a CUDA process's GPU memory contents */
 // CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs * args) — cuda.h:25940
 export function cuCheckpointProcessCheckpoint(pid: number): [E.CUresult, S.CUcheckpointCheckpointArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessCheckpoint', 'pid');
   const a_args = new S.CUcheckpointCheckpointArgs_st();
-  const err = fns().cuCheckpointProcessCheckpoint(a_pid, a_args._u8) as E.CUresult;
+  const err = (f_cuCheckpointProcessCheckpoint ??= L.bind('cuCheckpointProcessCheckpoint'))(a_pid, a_args._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_args];
 }
 
+let f_cuCheckpointProcessRestore: KoffiFunction | undefined;
 /** Restore a CUDA process's GPU memory contents from its last checkpoint */
 // CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs * args) — cuda.h:25971
 export function cuCheckpointProcessRestore(pid: number): [E.CUresult, S.CUcheckpointRestoreArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessRestore', 'pid');
   const a_args = new S.CUcheckpointRestoreArgs_st();
-  const err = fns().cuCheckpointProcessRestore(a_pid, a_args._u8) as E.CUresult;
+  const err = (f_cuCheckpointProcessRestore ??= L.bind('cuCheckpointProcessRestore'))(a_pid, a_args._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_args];
 }
 
+let f_cuCheckpointProcessUnlock: KoffiFunction | undefined;
 /** Unlock a CUDA process to allow CUDA API calls */
 // CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs * args) — cuda.h:25991
 export function cuCheckpointProcessUnlock(pid: number): [E.CUresult, S.CUcheckpointUnlockArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessUnlock', 'pid');
   const a_args = new S.CUcheckpointUnlockArgs_st();
-  const err = fns().cuCheckpointProcessUnlock(a_pid, a_args._u8) as E.CUresult;
+  const err = (f_cuCheckpointProcessUnlock ??= L.bind('cuCheckpointProcessUnlock'))(a_pid, a_args._u8) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_args];
 }
 
+let f_cuProfilerInitialize: KoffiFunction | undefined;
 /** Initialize the profiling. */
 // CUresult cuProfilerInitialize(const char * configFile, const char * outputFile, CUoutput_mode outputMode) — cudaProfiler.h:143
 export function cuProfilerInitialize(configFile: string, outputFile: string, outputMode: E.CUoutput_mode_enum): [E.CUresult] {
   const a_configFile = M.str(configFile, 'cuProfilerInitialize', 'configFile');
   const a_outputFile = M.str(outputFile, 'cuProfilerInitialize', 'outputFile');
   const a_outputMode = M.i32(outputMode, 'cuProfilerInitialize', 'outputMode');
-  const err = fns().cuProfilerInitialize(a_configFile, a_outputFile, a_outputMode) as E.CUresult;
+  const err = (f_cuProfilerInitialize ??= L.bind('cuProfilerInitialize'))(a_configFile, a_outputFile, a_outputMode) as E.CUresult;
   return [err];
 }
 
+let f_cuProfilerStart: KoffiFunction | undefined;
 /** Enable profiling. */
 // CUresult cuProfilerStart(void) — cudaProfiler.h:182
 export function cuProfilerStart(): [E.CUresult] {
-  const err = fns().cuProfilerStart() as E.CUresult;
+  const err = (f_cuProfilerStart ??= L.bind('cuProfilerStart'))() as E.CUresult;
   return [err];
 }
 
+let f_cuProfilerStop: KoffiFunction | undefined;
 /** Disable profiling. */
 // CUresult cuProfilerStop(void) — cudaProfiler.h:205
 export function cuProfilerStop(): [E.CUresult] {
-  const err = fns().cuProfilerStop() as E.CUresult;
+  const err = (f_cuProfilerStop ??= L.bind('cuProfilerStop'))() as E.CUresult;
   return [err];
 }
 
+let f_cuGraphicsGLRegisterBuffer: KoffiFunction | undefined;
 /** Registers an OpenGL buffer object */
 // CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource * pCudaResource, GLuint buffer, unsigned int Flags) — cudaGL.h:151
 export function cuGraphicsGLRegisterBuffer(buffer: number, Flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_buffer = M.u32(buffer, 'cuGraphicsGLRegisterBuffer', 'buffer');
   const a_Flags = M.u32(Flags, 'cuGraphicsGLRegisterBuffer', 'Flags');
-  const err = fns().cuGraphicsGLRegisterBuffer(K.slot[0], a_buffer, a_Flags) as E.CUresult;
+  const err = (f_cuGraphicsGLRegisterBuffer ??= L.bind('cuGraphicsGLRegisterBuffer'))(K.slot[0], a_buffer, a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
+let f_cuGraphicsGLRegisterImage: KoffiFunction | undefined;
 /** Register an OpenGL texture or renderbuffer object */
 // CUresult cuGraphicsGLRegisterImage(CUgraphicsResource * pCudaResource, GLuint image, GLenum target, unsigned int Flags) — cudaGL.h:210
 export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_image = M.u32(image, 'cuGraphicsGLRegisterImage', 'image');
   const a_target = M.u32(target, 'cuGraphicsGLRegisterImage', 'target');
   const a_Flags = M.u32(Flags, 'cuGraphicsGLRegisterImage', 'Flags');
-  const err = fns().cuGraphicsGLRegisterImage(K.slot[0], a_image, a_target, a_Flags) as E.CUresult;
+  const err = (f_cuGraphicsGLRegisterImage ??= L.bind('cuGraphicsGLRegisterImage'))(K.slot[0], a_image, a_target, a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
+let f_cuGLGetDevices: KoffiFunction | undefined;
 /** Gets the CUDA devices associated with the current OpenGL context */
 // CUresult cuGLGetDevices_v2(unsigned int * pCudaDeviceCount, CUdevice * pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList) — cudaGL.h:284
 export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDeviceList_enum): [E.CUresult, number | null, number[] | null] {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cuGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cuGLGetDevices', 'deviceList');
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;
-  const err = fns().cuGLGetDevices(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.CUresult;
+  const err = (f_cuGLGetDevices ??= L.bind('cuGLGetDevices'))(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], X.readArray(a_pCudaDevices, a_cudaDeviceCount, 4, (dv, at) => dv.getInt32(at, true))];
 }
 
+let f_cuGLCtxCreate: KoffiFunction | undefined;
 /** Create a CUDA context for interoperability with OpenGL */
 // CUresult cuGLCtxCreate_v2(CUcontext * pCtx, unsigned int Flags, CUdevice device) — cudaGL.h:332
 export function cuGLCtxCreate(Flags: number, device: number): [E.CUresult, H.CUcontext | null] {
   const a_Flags = M.u32(Flags, 'cuGLCtxCreate', 'Flags');
   const a_device = M.i32(device, 'cuGLCtxCreate', 'device');
-  const err = fns().cuGLCtxCreate(K.slot[0], a_Flags, a_device) as E.CUresult;
+  const err = (f_cuGLCtxCreate ??= L.bind('cuGLCtxCreate'))(K.slot[0], a_Flags, a_device) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuGLInit: KoffiFunction | undefined;
 /** Initializes OpenGL interoperability */
 // CUresult cuGLInit(void) — cudaGL.h:357
 export function cuGLInit(): [E.CUresult] {
-  const err = fns().cuGLInit() as E.CUresult;
+  const err = (f_cuGLInit ??= L.bind('cuGLInit'))() as E.CUresult;
   return [err];
 }
 
+let f_cuGLRegisterBufferObject: KoffiFunction | undefined;
 /** Registers an OpenGL buffer object */
 // CUresult cuGLRegisterBufferObject(GLuint buffer) — cudaGL.h:382
 export function cuGLRegisterBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLRegisterBufferObject', 'buffer');
-  const err = fns().cuGLRegisterBufferObject(a_buffer) as E.CUresult;
+  const err = (f_cuGLRegisterBufferObject ??= L.bind('cuGLRegisterBufferObject'))(a_buffer) as E.CUresult;
   return [err];
 }
 
+let f_cuGLMapBufferObject_v2: KoffiFunction | undefined;
 /** Maps an OpenGL buffer object */
 // CUresult cuGLMapBufferObject_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer) — cudaGL.h:416
 export function cuGLMapBufferObject_v2(buffer: number): [E.CUresult, bigint | null, number | null] {
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObject_v2', 'buffer');
-  const err = fns().cuGLMapBufferObject_v2(K.slot[0], K.slot[1], a_buffer) as E.CUresult;
+  const err = (f_cuGLMapBufferObject_v2 ??= L.bind('cuGLMapBufferObject_v2'))(K.slot[0], K.slot[1], a_buffer) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuGLUnmapBufferObject: KoffiFunction | undefined;
 /** Unmaps an OpenGL buffer object */
 // CUresult cuGLUnmapBufferObject(GLuint buffer) — cudaGL.h:445
 export function cuGLUnmapBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnmapBufferObject', 'buffer');
-  const err = fns().cuGLUnmapBufferObject(a_buffer) as E.CUresult;
+  const err = (f_cuGLUnmapBufferObject ??= L.bind('cuGLUnmapBufferObject'))(a_buffer) as E.CUresult;
   return [err];
 }
 
+let f_cuGLUnregisterBufferObject: KoffiFunction | undefined;
 /** Unregister an OpenGL buffer object */
 // CUresult cuGLUnregisterBufferObject(GLuint buffer) — cudaGL.h:474
 export function cuGLUnregisterBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnregisterBufferObject', 'buffer');
-  const err = fns().cuGLUnregisterBufferObject(a_buffer) as E.CUresult;
+  const err = (f_cuGLUnregisterBufferObject ??= L.bind('cuGLUnregisterBufferObject'))(a_buffer) as E.CUresult;
   return [err];
 }
 
+let f_cuGLSetBufferObjectMapFlags: KoffiFunction | undefined;
 /** Set the map flags for an OpenGL buffer object */
 // CUresult cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags) — cudaGL.h:517
 export function cuGLSetBufferObjectMapFlags(buffer: number, Flags: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLSetBufferObjectMapFlags', 'buffer');
   const a_Flags = M.u32(Flags, 'cuGLSetBufferObjectMapFlags', 'Flags');
-  const err = fns().cuGLSetBufferObjectMapFlags(a_buffer, a_Flags) as E.CUresult;
+  const err = (f_cuGLSetBufferObjectMapFlags ??= L.bind('cuGLSetBufferObjectMapFlags'))(a_buffer, a_Flags) as E.CUresult;
   return [err];
 }
 
+let f_cuGLMapBufferObjectAsync_v2: KoffiFunction | undefined;
 /** Maps an OpenGL buffer object */
 // CUresult cuGLMapBufferObjectAsync_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer, CUstream hStream) — cudaGL.h:552
 export function cuGLMapBufferObjectAsync_v2(buffer: number, hStream: H.CUstream | null): [E.CUresult, bigint | null, number | null] {
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObjectAsync_v2', 'buffer');
   const a_hStream = M.handle(hStream, 'cuGLMapBufferObjectAsync_v2', 'hStream');
-  const err = fns().cuGLMapBufferObjectAsync_v2(K.slot[0], K.slot[1], a_buffer, a_hStream) as E.CUresult;
+  const err = (f_cuGLMapBufferObjectAsync_v2 ??= L.bind('cuGLMapBufferObjectAsync_v2'))(K.slot[0], K.slot[1], a_buffer, a_hStream) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cuGLUnmapBufferObjectAsync: KoffiFunction | undefined;
 /** Unmaps an OpenGL buffer object */
 // CUresult cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream) — cudaGL.h:582
 export function cuGLUnmapBufferObjectAsync(buffer: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnmapBufferObjectAsync', 'buffer');
   const a_hStream = M.handle(hStream, 'cuGLUnmapBufferObjectAsync', 'hStream');
-  const err = fns().cuGLUnmapBufferObjectAsync(a_buffer, a_hStream) as E.CUresult;
+  const err = (f_cuGLUnmapBufferObjectAsync ??= L.bind('cuGLUnmapBufferObjectAsync'))(a_buffer, a_hStream) as E.CUresult;
   return [err];
 }
 
+let f_cuGraphicsEGLRegisterImage: KoffiFunction | undefined;
 /** Registers an EGL image */
 // CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource * pCudaResource, EGLImageKHR image, unsigned int flags) — cudaEGL.h:335
 export function cuGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_image = M.pointer(image, 'cuGraphicsEGLRegisterImage', 'image');
   const a_flags = M.u32(flags, 'cuGraphicsEGLRegisterImage', 'flags');
-  const err = fns().cuGraphicsEGLRegisterImage(K.slot[0], a_image, a_flags) as E.CUresult;
+  const err = (f_cuGraphicsEGLRegisterImage ??= L.bind('cuGraphicsEGLRegisterImage'))(K.slot[0], a_image, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
+let f_cuEGLStreamConsumerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer. */
 // CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection * conn, EGLStreamKHR stream) — cudaEGL.h:357
 export function cuEGLStreamConsumerConnect(stream: Pointer): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnect', 'stream');
-  const err = fns().cuEGLStreamConsumerConnect(K.slot[0], a_stream) as E.CUresult;
+  const err = (f_cuEGLStreamConsumerConnect ??= L.bind('cuEGLStreamConsumerConnect'))(K.slot[0], a_stream) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
+let f_cuEGLStreamConsumerConnectWithFlags: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer with given flags. */
 // CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection * conn, EGLStreamKHR stream, unsigned int flags) — cudaEGL.h:381
 export function cuEGLStreamConsumerConnectWithFlags(stream: Pointer, flags: number): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnectWithFlags', 'stream');
   const a_flags = M.u32(flags, 'cuEGLStreamConsumerConnectWithFlags', 'flags');
-  const err = fns().cuEGLStreamConsumerConnectWithFlags(K.slot[0], a_stream, a_flags) as E.CUresult;
+  const err = (f_cuEGLStreamConsumerConnectWithFlags ??= L.bind('cuEGLStreamConsumerConnectWithFlags'))(K.slot[0], a_stream, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
+let f_cuEGLStreamConsumerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a consumer to EGLStream. */
 // CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection * conn) — cudaEGL.h:399
 export function cuEGLStreamConsumerDisconnect(conn: H.CUeglStreamConnection | null): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
-  const err = fns().cuEGLStreamConsumerDisconnect(K.slot[0]) as E.CUresult;
+  const err = (f_cuEGLStreamConsumerDisconnect ??= L.bind('cuEGLStreamConsumerDisconnect'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
+let f_cuEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
 /** Acquire an image frame from the EGLStream with CUDA as a consumer. */
 // CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection * conn, CUgraphicsResource * pCudaResource, CUstream * pStream, unsigned int timeout) — cudaEGL.h:428
 export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null, timeout: number): [E.CUresult, H.CUeglStreamConnection | null, H.CUgraphicsResource | null, H.CUstream | null] {
@@ -4738,11 +5208,12 @@ export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | 
   const a_pStream = M.handle(pStream, 'cuEGLStreamConsumerAcquireFrame', 'pStream');
   K.U64[2] = a_pStream ?? 0n;
   const a_timeout = M.u32(timeout, 'cuEGLStreamConsumerAcquireFrame', 'timeout');
-  const err = fns().cuEGLStreamConsumerAcquireFrame(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.CUresult;
+  const err = (f_cuEGLStreamConsumerAcquireFrame ??= L.bind('cuEGLStreamConsumerAcquireFrame'))(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.CUresult;
   if (err !== 0) return [err, null, null, null];
   return [err, K.U64[0] as H.CUeglStreamConnection, K.U64[1] as H.CUgraphicsResource, K.U64[2] as H.CUstream];
 }
 
+let f_cuEGLStreamConsumerReleaseFrame: KoffiFunction | undefined;
 /** Releases the last frame acquired from the EGLStream. */
 // CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection * conn, CUgraphicsResource pCudaResource, CUstream * pStream) — cudaEGL.h:450
 export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, H.CUstream | null] {
@@ -4751,32 +5222,35 @@ export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | 
   const a_pCudaResource = M.handle(pCudaResource, 'cuEGLStreamConsumerReleaseFrame', 'pCudaResource');
   const a_pStream = M.handle(pStream, 'cuEGLStreamConsumerReleaseFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
-  const err = fns().cuEGLStreamConsumerReleaseFrame(K.slot[0], a_pCudaResource, K.slot[1]) as E.CUresult;
+  const err = (f_cuEGLStreamConsumerReleaseFrame ??= L.bind('cuEGLStreamConsumerReleaseFrame'))(K.slot[0], a_pCudaResource, K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.CUeglStreamConnection, K.U64[1] as H.CUstream];
 }
 
+let f_cuEGLStreamProducerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a producer. */
 // CUresult cuEGLStreamProducerConnect(CUeglStreamConnection * conn, EGLStreamKHR stream, EGLint width, EGLint height) — cudaEGL.h:475
 export function cuEGLStreamProducerConnect(stream: Pointer, width: number, height: number): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_stream = M.pointer(stream, 'cuEGLStreamProducerConnect', 'stream');
   const a_width = M.i32(width, 'cuEGLStreamProducerConnect', 'width');
   const a_height = M.i32(height, 'cuEGLStreamProducerConnect', 'height');
-  const err = fns().cuEGLStreamProducerConnect(K.slot[0], a_stream, a_width, a_height) as E.CUresult;
+  const err = (f_cuEGLStreamProducerConnect ??= L.bind('cuEGLStreamProducerConnect'))(K.slot[0], a_stream, a_width, a_height) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
+let f_cuEGLStreamProducerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a producer to EGLStream. */
 // CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection * conn) — cudaEGL.h:494
 export function cuEGLStreamProducerDisconnect(conn: H.CUeglStreamConnection | null): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamProducerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
-  const err = fns().cuEGLStreamProducerDisconnect(K.slot[0]) as E.CUresult;
+  const err = (f_cuEGLStreamProducerDisconnect ??= L.bind('cuEGLStreamProducerDisconnect'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUeglStreamConnection];
 }
 
+let f_cuEGLStreamProducerPresentFrame: KoffiFunction | undefined;
 /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer. */
 // CUresult cuEGLStreamProducerPresentFrame(CUeglStreamConnection * conn, CUeglFrame eglframe, CUstream * pStream) — cudaEGL.h:542
 export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | null, eglframe: S.CUeglFrame_st | S.CUeglFrame_stInit, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, H.CUstream | null] {
@@ -4785,11 +5259,12 @@ export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | 
   const a_eglframe = { bytes: X.byValue(eglframe, S.CUeglFrame_st, 'cuEGLStreamProducerPresentFrame', 'eglframe')._u8 };
   const a_pStream = M.handle(pStream, 'cuEGLStreamProducerPresentFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
-  const err = fns().cuEGLStreamProducerPresentFrame(K.slot[0], a_eglframe, K.slot[1]) as E.CUresult;
+  const err = (f_cuEGLStreamProducerPresentFrame ??= L.bind('cuEGLStreamProducerPresentFrame'))(K.slot[0], a_eglframe, K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.CUeglStreamConnection, K.U64[1] as H.CUstream];
 }
 
+let f_cuEGLStreamProducerReturnFrame: KoffiFunction | undefined;
 /** Return the CUDA eglFrame to the EGLStream released by the consumer. */
 // CUresult cuEGLStreamProducerReturnFrame(CUeglStreamConnection * conn, CUeglFrame * eglframe, CUstream * pStream) — cudaEGL.h:564
 export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | null, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, S.CUeglFrame_st | null, H.CUstream | null] {
@@ -4798,11 +5273,12 @@ export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | n
   const a_pStream = M.handle(pStream, 'cuEGLStreamProducerReturnFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
   const a_eglframe = new S.CUeglFrame_st();
-  const err = fns().cuEGLStreamProducerReturnFrame(K.slot[0], a_eglframe._u8, K.slot[1]) as E.CUresult;
+  const err = (f_cuEGLStreamProducerReturnFrame ??= L.bind('cuEGLStreamProducerReturnFrame'))(K.slot[0], a_eglframe._u8, K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null, null];
   return [err, K.U64[0] as H.CUeglStreamConnection, a_eglframe, K.U64[1] as H.CUstream];
 }
 
+let f_cuGraphicsResourceGetMappedEglFrame: KoffiFunction | undefined;
 /** Get an eglFrame through which to access a registered EGL graphics resource. */
 // CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame * eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel) — cudaEGL.h:615
 export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResource | null, index: number, mipLevel: number): [E.CUresult, S.CUeglFrame_st | null] {
@@ -4810,31 +5286,34 @@ export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResour
   const a_index = M.u32(index, 'cuGraphicsResourceGetMappedEglFrame', 'index');
   const a_mipLevel = M.u32(mipLevel, 'cuGraphicsResourceGetMappedEglFrame', 'mipLevel');
   const a_eglFrame = new S.CUeglFrame_st();
-  const err = fns().cuGraphicsResourceGetMappedEglFrame(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.CUresult;
+  const err = (f_cuGraphicsResourceGetMappedEglFrame ??= L.bind('cuGraphicsResourceGetMappedEglFrame'))(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, a_eglFrame];
 }
 
+let f_cuEventCreateFromEGLSync: KoffiFunction | undefined;
 /** Creates an event from EGLSync object */
 // CUresult cuEventCreateFromEGLSync(CUevent * phEvent, EGLSyncKHR eglSync, unsigned int flags) — cudaEGL.h:653
 export function cuEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.CUresult, H.CUevent | null] {
   const a_eglSync = M.pointer(eglSync, 'cuEventCreateFromEGLSync', 'eglSync');
   const a_flags = M.u32(flags, 'cuEventCreateFromEGLSync', 'flags');
-  const err = fns().cuEventCreateFromEGLSync(K.slot[0], a_eglSync, a_flags) as E.CUresult;
+  const err = (f_cuEventCreateFromEGLSync ??= L.bind('cuEventCreateFromEGLSync'))(K.slot[0], a_eglSync, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUevent];
 }
 
+let f_cuVDPAUGetDevice: KoffiFunction | undefined;
 /** Gets the CUDA device associated with a VDPAU device */
 // CUresult cuVDPAUGetDevice(CUdevice * pDevice, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cudaVDPAU.h:100
 export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.CUresult, number | null] {
   const a_vdpDevice = M.u32(vdpDevice, 'cuVDPAUGetDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cuVDPAUGetDevice', 'vdpGetProcAddress');
-  const err = fns().cuVDPAUGetDevice(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
+  const err = (f_cuVDPAUGetDevice ??= L.bind('cuVDPAUGetDevice'))(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cuVDPAUCtxCreate: KoffiFunction | undefined;
 /** Create a CUDA context for interoperability with VDPAU */
 // CUresult cuVDPAUCtxCreate_v2(CUcontext * pCtx, unsigned int flags, CUdevice device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cudaVDPAU.h:132
 export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: number, vdpGetProcAddress: bigint | null): [E.CUresult, H.CUcontext | null] {
@@ -4842,27 +5321,29 @@ export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: numbe
   const a_device = M.i32(device, 'cuVDPAUCtxCreate', 'device');
   const a_vdpDevice = M.u32(vdpDevice, 'cuVDPAUCtxCreate', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cuVDPAUCtxCreate', 'vdpGetProcAddress');
-  const err = fns().cuVDPAUCtxCreate(K.slot[0], a_flags, a_device, a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
+  const err = (f_cuVDPAUCtxCreate ??= L.bind('cuVDPAUCtxCreate'))(K.slot[0], a_flags, a_device, a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
 }
 
+let f_cuGraphicsVDPAURegisterVideoSurface: KoffiFunction | undefined;
 /** Registers a VDPAU VdpVideoSurface object */
 // CUresult cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource * pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags) — cudaVDPAU.h:206
 export function cuGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cuGraphicsVDPAURegisterVideoSurface', 'flags');
-  const err = fns().cuGraphicsVDPAURegisterVideoSurface(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;
+  const err = (f_cuGraphicsVDPAURegisterVideoSurface ??= L.bind('cuGraphicsVDPAURegisterVideoSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
+let f_cuGraphicsVDPAURegisterOutputSurface: KoffiFunction | undefined;
 /** Registers a VDPAU VdpOutputSurface object */
 // CUresult cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource * pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags) — cudaVDPAU.h:267
 export function cuGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterOutputSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cuGraphicsVDPAURegisterOutputSurface', 'flags');
-  const err = fns().cuGraphicsVDPAURegisterOutputSurface(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;
+  const err = (f_cuGraphicsVDPAURegisterOutputSurface ??= L.bind('cuGraphicsVDPAURegisterOutputSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUgraphicsResource];
 }

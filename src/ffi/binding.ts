@@ -2,7 +2,7 @@
 import type { LibraryHandle, TypeObject } from 'koffi';
 import { openLibrary, type LibrarySpec, type LoadedLibrary } from './loader';
 
-type KoffiFunction = ReturnType<LibraryHandle['func']>;
+export type KoffiFunction = ReturnType<LibraryHandle['func']>;
 type Decl = readonly [symbol: string, result: string | TypeObject, params: (string | TypeObject)[]];
 
 export interface LibraryInfo {
@@ -19,27 +19,37 @@ export function perThreadDefaultStream(): boolean {
   return process.env.CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM === '1';
 }
 
-/** A library whose functions are bound on the first call of `fns()`. */
+/** A library opened on first use, whose functions are bound one by one on their first call. */
+export interface LazyLibrary<D> {
+  /** The koffi function for `name`; one whose symbol the library lacks throws when called. */
+  bind(name: keyof D & string): KoffiFunction;
+  info(): LibraryInfo;
+}
+
 export function lazyLibrary<D extends Record<string, Decl>>(
   spec: LibrarySpec,
   declarations: D,
   perThreadSymbols: Partial<Record<keyof D, string>>,
-): { fns: () => { [K in keyof D]: KoffiFunction }; info: () => LibraryInfo } {
+): LazyLibrary<D> {
   let loaded: LoadedLibrary | undefined;
-  let fns: { [K in keyof D]: KoffiFunction } | undefined;
   const load = () => (loaded ??= openLibrary(spec));
-  const bind = () => {
-    const lib = load().lib;
-    const pt = perThreadDefaultStream();
-    const out: Record<string, KoffiFunction> = {};
-    for (const [name, [symbol, ret, params]] of Object.entries(declarations)) {
-      out[name] = lib.func((pt && perThreadSymbols[name]) || symbol, ret, params);
-    }
-    return (fns = out as { [K in keyof D]: KoffiFunction });
-  };
   return {
-    fns: () => fns ?? bind(),
-    info: () => {
+    bind(name) {
+      const { lib, resolvedPath } = load();
+      const [symbol, ret, params] = declarations[name];
+      const sym = (perThreadDefaultStream() && perThreadSymbols[name]) || symbol;
+      try {
+        return lib.func(sym, ret, params);
+      } catch (e) {
+        // An older library that lacks a newer function: the rest of the API still works.
+        const why = (e as Error).message;
+        const missing = (() => {
+          throw new Error(`${name}: ${spec.label} at ${resolvedPath} does not export ${sym} (${why})`);
+        }) as unknown as KoffiFunction;
+        return missing;
+      }
+    },
+    info() {
       const l = load();
       return { file: l.file, path: l.resolvedPath, version: l.version, perThreadDefaultStream: perThreadDefaultStream() };
     },

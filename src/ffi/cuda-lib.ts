@@ -14,9 +14,7 @@ export const cudaSpec: LibrarySpec = {
   check: (lib) => checkMajor(lib, 'cuDriverGetVersion', 'CUDA driver', CUDA_MAJOR, true),
 };
 
-const cudaLib = lazyLibrary(cudaSpec, declarations, perThreadSymbols);
-
-/** The bound functions of libcuda, loading it on the first call. */
-export const cuda = cudaLib.fns;
-/** Which libcuda file is in use and the CUDA version its driver supports (loads it if needed). */
-export const cudaLibraryInfo = cudaLib.info;
+/** libcuda's functions, bound on first call (the library opens on the first of them). */
+export const cuda = lazyLibrary(cudaSpec, declarations, perThreadSymbols);
+/** Which file is in use and its version (loads it if needed). */
+export const cudaLibraryInfo = () => cuda.info();

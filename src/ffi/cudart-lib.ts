@@ -15,9 +15,7 @@ export const cudartSpec: LibrarySpec = {
   check: (lib) => checkMajor(lib, 'cudaRuntimeGetVersion', 'CUDA runtime', CUDA_MAJOR),
 };
 
-const cudartLib = lazyLibrary(cudartSpec, declarations, perThreadSymbols);
-
-/** The bound functions of libcudart, loading it on the first call. */
-export const cudart = cudartLib.fns;
-/** Which libcudart file is in use and its version (loads it if needed). */
-export const cudartLibraryInfo = cudartLib.info;
+/** libcudart's functions, bound on first call (the library opens on the first of them). */
+export const cudart = lazyLibrary(cudartSpec, declarations, perThreadSymbols);
+/** Which file is in use and its version (loads it if needed). */
+export const cudartLibraryInfo = () => cudart.info();

@@ -4,7 +4,8 @@ import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import { W } from '../ffi/memory';
-import { cudart as fns } from '../ffi/cudart-lib';
+import { cudart as L } from '../ffi/cudart-lib';
+import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/runtime';
 import * as E from './enums';
@@ -17,242 +18,270 @@ const memPoolAttr: X.AttrTable = { u64: new Set([4,5,6,7,8]) };
 /** Which values of cudaGraphMemAttributeType are 64-bit (the rest are int). */
 const graphMemAttr: X.AttrTable = { u64: new Set([0,1,2,3]) };
 
+let f_cudaDeviceReset: KoffiFunction | undefined;
 /** Destroy all allocations and reset all state on the current device in the current process. */
 // cudaError_t cudaDeviceReset(void) — cuda_runtime_api.h:330
 export function cudaDeviceReset(): [E.cudaError_t] {
-  const err = fns().cudaDeviceReset() as E.cudaError_t;
+  const err = (f_cudaDeviceReset ??= L.bind('cudaDeviceReset'))() as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceSynchronize: KoffiFunction | undefined;
 /** Wait for compute device to finish */
 // cudaError_t cudaDeviceSynchronize(void) — cuda_runtime_api.h:352
 export function cudaDeviceSynchronize(): [E.cudaError_t] {
-  const err = fns().cudaDeviceSynchronize() as E.cudaError_t;
+  const err = (f_cudaDeviceSynchronize ??= L.bind('cudaDeviceSynchronize'))() as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceSetLimit: KoffiFunction | undefined;
 /** Set resource limits */
 // cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) — cuda_runtime_api.h:438
 export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number): [E.cudaError_t] {
   const a_limit = M.i32(limit, 'cudaDeviceSetLimit', 'limit');
   const a_value = M.size(value, 'cudaDeviceSetLimit', 'value');
-  const err = fns().cudaDeviceSetLimit(a_limit, a_value) as E.cudaError_t;
+  const err = (f_cudaDeviceSetLimit ??= L.bind('cudaDeviceSetLimit'))(a_limit, a_value) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceGetLimit: KoffiFunction | undefined;
 /** Return resource limits */
 // cudaError_t cudaDeviceGetLimit(size_t * pValue, enum cudaLimit limit) — cuda_runtime_api.h:474
 export function cudaDeviceGetLimit(limit: E.cudaLimit): [E.cudaError_t, number | null] {
   const a_limit = M.i32(limit, 'cudaDeviceGetLimit', 'limit');
-  const err = fns().cudaDeviceGetLimit(K.slot[0], a_limit) as E.cudaError_t;
+  const err = (f_cudaDeviceGetLimit ??= L.bind('cudaDeviceGetLimit'))(K.slot[0], a_limit) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cudaDeviceGetTexture1DLinearMaxWidth: KoffiFunction | undefined;
 /** Returns the maximum number of elements allocatable in a 1D linear texture for a given element size. */
 // cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, const struct cudaChannelFormatDesc * fmtDesc, int device) — cuda_runtime_api.h:497
 export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, device: number): [E.cudaError_t, number | null] {
   const a_fmtDesc = X.structArg(fmtDesc, S.cudaChannelFormatDesc, 'cudaDeviceGetTexture1DLinearMaxWidth', 'fmtDesc');
   const a_device = M.i32(device, 'cudaDeviceGetTexture1DLinearMaxWidth', 'device');
-  const err = fns().cudaDeviceGetTexture1DLinearMaxWidth(K.slot[0], a_fmtDesc, a_device) as E.cudaError_t;
+  const err = (f_cudaDeviceGetTexture1DLinearMaxWidth ??= L.bind('cudaDeviceGetTexture1DLinearMaxWidth'))(K.slot[0], a_fmtDesc, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cudaDeviceGetCacheConfig: KoffiFunction | undefined;
 /** Returns the preferred cache configuration for the current device. */
 // cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache * pCacheConfig) — cuda_runtime_api.h:531
 export function cudaDeviceGetCacheConfig(): [E.cudaError_t, E.cudaFuncCache | null] {
-  const err = fns().cudaDeviceGetCacheConfig(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaDeviceGetCacheConfig ??= L.bind('cudaDeviceGetCacheConfig'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaFuncCache];
 }
 
+let f_cudaDeviceGetStreamPriorityRange: KoffiFunction | undefined;
 /** Returns numerical values that correspond to the least and greatest stream priorities. */
 // cudaError_t cudaDeviceGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda_runtime_api.h:568
 export function cudaDeviceGetStreamPriorityRange(): [E.cudaError_t, number | null, number | null] {
-  const err = fns().cudaDeviceGetStreamPriorityRange(K.slot[0], K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaDeviceGetStreamPriorityRange ??= L.bind('cudaDeviceGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
 }
 
+let f_cudaDeviceSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for the current device. */
 // cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:612
 export function cudaDeviceSetCacheConfig(cacheConfig: E.cudaFuncCache): [E.cudaError_t] {
   const a_cacheConfig = M.i32(cacheConfig, 'cudaDeviceSetCacheConfig', 'cacheConfig');
-  const err = fns().cudaDeviceSetCacheConfig(a_cacheConfig) as E.cudaError_t;
+  const err = (f_cudaDeviceSetCacheConfig ??= L.bind('cudaDeviceSetCacheConfig'))(a_cacheConfig) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceGetByPCIBusId: KoffiFunction | undefined;
 /** Returns a handle to a compute device */
 // cudaError_t cudaDeviceGetByPCIBusId(int * device, const char * pciBusId) — cuda_runtime_api.h:639
 export function cudaDeviceGetByPCIBusId(pciBusId: string): [E.cudaError_t, number | null] {
   const a_pciBusId = M.str(pciBusId, 'cudaDeviceGetByPCIBusId', 'pciBusId');
-  const err = fns().cudaDeviceGetByPCIBusId(K.slot[0], a_pciBusId) as E.cudaError_t;
+  const err = (f_cudaDeviceGetByPCIBusId ??= L.bind('cudaDeviceGetByPCIBusId'))(K.slot[0], a_pciBusId) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaDeviceGetPCIBusId: KoffiFunction | undefined;
 /** Returns a PCI Bus Id string for the device */
 // cudaError_t cudaDeviceGetPCIBusId(char * pciBusId, int len, int device) — cuda_runtime_api.h:669
 export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError_t, string | null] {
   const a_len = M.i32(len, 'cudaDeviceGetPCIBusId', 'len');
   const a_device = M.i32(device, 'cudaDeviceGetPCIBusId', 'device');
   const a_pciBusId = M.bytes(Math.max(1, a_len));
-  const err = fns().cudaDeviceGetPCIBusId(a_pciBusId, a_len, a_device) as E.cudaError_t;
+  const err = (f_cudaDeviceGetPCIBusId ??= L.bind('cudaDeviceGetPCIBusId'))(a_pciBusId, a_len, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, M.cString(a_pciBusId)];
 }
 
+let f_cudaIpcGetEventHandle: KoffiFunction | undefined;
 /** Gets an interprocess handle for a previously allocated event */
 // cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t * handle, cudaEvent_t event) — cuda_runtime_api.h:720
 export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError_t, S.cudaIpcEventHandle_st | null] {
   const a_event = M.handle(event, 'cudaIpcGetEventHandle', 'event');
   const a_handle = new S.cudaIpcEventHandle_st();
-  const err = fns().cudaIpcGetEventHandle(a_handle._u8, a_event) as E.cudaError_t;
+  const err = (f_cudaIpcGetEventHandle ??= L.bind('cudaIpcGetEventHandle'))(a_handle._u8, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_handle];
 }
 
+let f_cudaIpcOpenEventHandle: KoffiFunction | undefined;
 /** Opens an interprocess event handle for use in the current process */
 // cudaError_t cudaIpcOpenEventHandle(cudaEvent_t * event, cudaIpcEventHandle_t handle) — cuda_runtime_api.h:764
 export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaIpcEventHandle_stInit): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcEventHandle_st, 'cudaIpcOpenEventHandle', 'handle')._u8 };
-  const err = fns().cudaIpcOpenEventHandle(K.slot[0], a_handle) as E.cudaError_t;
+  const err = (f_cudaIpcOpenEventHandle ??= L.bind('cudaIpcOpenEventHandle'))(K.slot[0], a_handle) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
+let f_cudaIpcGetMemHandle: KoffiFunction | undefined;
 /** Gets an interprocess memory handle for an existing device memory allocation */
 // cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t * handle, void * devPtr) — cuda_runtime_api.h:809
 export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcMemHandle_st | null] {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcGetMemHandle', 'devPtr');
   const a_handle = new S.cudaIpcMemHandle_st();
-  const err = fns().cudaIpcGetMemHandle(a_handle._u8, a_devPtr) as E.cudaError_t;
+  const err = (f_cudaIpcGetMemHandle ??= L.bind('cudaIpcGetMemHandle'))(a_handle._u8, a_devPtr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_handle];
 }
 
+let f_cudaIpcOpenMemHandle: KoffiFunction | undefined;
 /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
 // cudaError_t cudaIpcOpenMemHandle(void ** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) — cuda_runtime_api.h:876
 export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMemHandle_stInit, flags: number): [E.cudaError_t, bigint | null] {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcMemHandle_st, 'cudaIpcOpenMemHandle', 'handle')._u8 };
   const a_flags = M.u32(flags, 'cudaIpcOpenMemHandle', 'flags');
-  const err = fns().cudaIpcOpenMemHandle(K.slot[0], a_handle, a_flags) as E.cudaError_t;
+  const err = (f_cudaIpcOpenMemHandle ??= L.bind('cudaIpcOpenMemHandle'))(K.slot[0], a_handle, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaIpcCloseMemHandle: KoffiFunction | undefined;
 /** Attempts to close memory mapped with cudaIpcOpenMemHandle */
 // cudaError_t cudaIpcCloseMemHandle(void * devPtr) — cuda_runtime_api.h:915
 export function cudaIpcCloseMemHandle(devPtr: Pointer): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcCloseMemHandle', 'devPtr');
-  const err = fns().cudaIpcCloseMemHandle(a_devPtr) as E.cudaError_t;
+  const err = (f_cudaIpcCloseMemHandle ??= L.bind('cudaIpcCloseMemHandle'))(a_devPtr) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceFlushGPUDirectRDMAWrites: KoffiFunction | undefined;
 /** Blocks until remote writes are visible to the specified scope */
 // cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope) — cuda_runtime_api.h:947
 export function cudaDeviceFlushGPUDirectRDMAWrites(target: E.cudaFlushGPUDirectRDMAWritesTarget, scope: E.cudaFlushGPUDirectRDMAWritesScope): [E.cudaError_t] {
   const a_target = M.i32(target, 'cudaDeviceFlushGPUDirectRDMAWrites', 'target');
   const a_scope = M.i32(scope, 'cudaDeviceFlushGPUDirectRDMAWrites', 'scope');
-  const err = fns().cudaDeviceFlushGPUDirectRDMAWrites(a_target, a_scope) as E.cudaError_t;
+  const err = (f_cudaDeviceFlushGPUDirectRDMAWrites ??= L.bind('cudaDeviceFlushGPUDirectRDMAWrites'))(a_target, a_scope) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceRegisterAsyncNotification: KoffiFunction | undefined;
 /** Registers a callback function to receive async notifications */
 // cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void * userData, cudaAsyncCallbackHandle_t * callback) — cuda_runtime_api.h:985
 export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): [E.cudaError_t, H.cudaAsyncCallbackHandle_t | null] {
   const a_device = M.i32(device, 'cudaDeviceRegisterAsyncNotification', 'device');
   const a_callbackFunc = M.handle(callbackFunc, 'cudaDeviceRegisterAsyncNotification', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaDeviceRegisterAsyncNotification', 'userData');
-  const err = fns().cudaDeviceRegisterAsyncNotification(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaDeviceRegisterAsyncNotification ??= L.bind('cudaDeviceRegisterAsyncNotification'))(a_device, a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaAsyncCallbackHandle_t];
 }
 
+let f_cudaDeviceUnregisterAsyncNotification: KoffiFunction | undefined;
 /** Unregisters an async notification callback */
 // cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) — cuda_runtime_api.h:1008
 export function cudaDeviceUnregisterAsyncNotification(device: number, callback: H.cudaAsyncCallbackHandle_t | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceUnregisterAsyncNotification', 'device');
   const a_callback = M.handle(callback, 'cudaDeviceUnregisterAsyncNotification', 'callback');
-  const err = fns().cudaDeviceUnregisterAsyncNotification(a_device, a_callback) as E.cudaError_t;
+  const err = (f_cudaDeviceUnregisterAsyncNotification ??= L.bind('cudaDeviceUnregisterAsyncNotification'))(a_device, a_callback) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceGetSharedMemConfig: KoffiFunction | undefined;
 /** Returns the shared memory configuration for the current device. */
 // cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig * pConfig) — cuda_runtime_api.h:1055
 export function cudaDeviceGetSharedMemConfig(): [E.cudaError_t, E.cudaSharedMemConfig | null] {
-  const err = fns().cudaDeviceGetSharedMemConfig(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaDeviceGetSharedMemConfig ??= L.bind('cudaDeviceGetSharedMemConfig'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaSharedMemConfig];
 }
 
+let f_cudaDeviceSetSharedMemConfig: KoffiFunction | undefined;
 /** Sets the shared memory configuration for the current device. */
 // cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) — cuda_runtime_api.h:1101
 export function cudaDeviceSetSharedMemConfig(config: E.cudaSharedMemConfig): [E.cudaError_t] {
   const a_config = M.i32(config, 'cudaDeviceSetSharedMemConfig', 'config');
-  const err = fns().cudaDeviceSetSharedMemConfig(a_config) as E.cudaError_t;
+  const err = (f_cudaDeviceSetSharedMemConfig ??= L.bind('cudaDeviceSetSharedMemConfig'))(a_config) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetLastError: KoffiFunction | undefined;
 /** Returns the last error from a runtime call */
 // cudaError_t cudaGetLastError(void) — cuda_runtime_api.h:1165
 export function cudaGetLastError(): [E.cudaError_t] {
-  const err = fns().cudaGetLastError() as E.cudaError_t;
+  const err = (f_cudaGetLastError ??= L.bind('cudaGetLastError'))() as E.cudaError_t;
   return [err];
 }
 
+let f_cudaPeekAtLastError: KoffiFunction | undefined;
 /** Returns the last error from a runtime call */
 // cudaError_t cudaPeekAtLastError(void) — cuda_runtime_api.h:1216
 export function cudaPeekAtLastError(): [E.cudaError_t] {
-  const err = fns().cudaPeekAtLastError() as E.cudaError_t;
+  const err = (f_cudaPeekAtLastError ??= L.bind('cudaPeekAtLastError'))() as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetErrorName: KoffiFunction | undefined;
 /** Returns the string representation of an error code enum name */
 // const char * cudaGetErrorName(cudaError_t error) — cuda_runtime_api.h:1232
 export function cudaGetErrorName(error: E.cudaError): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorName', 'error');
-  const v = fns().cudaGetErrorName(a_error);
+  const v = (f_cudaGetErrorName ??= L.bind('cudaGetErrorName'))(a_error);
   return [E.cudaError_t.cudaSuccess, v as string];
 }
 
+let f_cudaGetErrorString: KoffiFunction | undefined;
 /** Returns the description string for an error code */
 // const char * cudaGetErrorString(cudaError_t error) — cuda_runtime_api.h:1248
 export function cudaGetErrorString(error: E.cudaError): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorString', 'error');
-  const v = fns().cudaGetErrorString(a_error);
+  const v = (f_cudaGetErrorString ??= L.bind('cudaGetErrorString'))(a_error);
   return [E.cudaError_t.cudaSuccess, v as string];
 }
 
+let f_cudaGetDeviceCount: KoffiFunction | undefined;
 /** Returns the number of compute-capable devices */
 // cudaError_t cudaGetDeviceCount(int * count) — cuda_runtime_api.h:1277
 export function cudaGetDeviceCount(): [E.cudaError_t, number | null] {
-  const err = fns().cudaGetDeviceCount(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGetDeviceCount ??= L.bind('cudaGetDeviceCount'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaGetDeviceProperties: KoffiFunction | undefined;
 /** Returns information about the compute-device */
 // cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp * prop, int device) — cuda_runtime_api.h:1299
 export function cudaGetDeviceProperties(device: number): [E.cudaError_t, S.cudaDeviceProp | null] {
   const a_device = M.i32(device, 'cudaGetDeviceProperties', 'device');
   const a_prop = new S.cudaDeviceProp();
-  const err = fns().cudaGetDeviceProperties(a_prop._u8, a_device) as E.cudaError_t;
+  const err = (f_cudaGetDeviceProperties ??= L.bind('cudaGetDeviceProperties'))(a_prop._u8, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_prop];
 }
 
+let f_cudaDeviceGetAttribute: KoffiFunction | undefined;
 /** Returns information about the device */
 // cudaError_t cudaDeviceGetAttribute(int * value, enum cudaDeviceAttr attr, int device) — cuda_runtime_api.h:1324
 export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): [E.cudaError_t, number | null] {
   const a_attr = M.i32(attr, 'cudaDeviceGetAttribute', 'attr');
   const a_device = M.i32(device, 'cudaDeviceGetAttribute', 'device');
-  const err = fns().cudaDeviceGetAttribute(K.slot[0], a_attr, a_device) as E.cudaError_t;
+  const err = (f_cudaDeviceGetAttribute ??= L.bind('cudaDeviceGetAttribute'))(K.slot[0], a_attr, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between the device and host. */
 // cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int device) — cuda_runtime_api.h:1357
 export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOperation)[], count: number, device: number): [E.cudaError_t, number[] | null] {
@@ -260,59 +289,65 @@ export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOpe
   const a_device = M.i32(device, 'cudaDeviceGetHostAtomicCapabilities', 'device');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetHostAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = fns().cudaDeviceGetHostAtomicCapabilities(a_capabilities, a_operations, a_count, a_device) as E.cudaError_t;
+  const err = (f_cudaDeviceGetHostAtomicCapabilities ??= L.bind('cudaDeviceGetHostAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
+let f_cudaDeviceGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default mempool of a device */
 // cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1375
 export function cudaDeviceGetDefaultMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_device = M.i32(device, 'cudaDeviceGetDefaultMemPool', 'device');
-  const err = fns().cudaDeviceGetDefaultMemPool(K.slot[0], a_device) as E.cudaError_t;
+  const err = (f_cudaDeviceGetDefaultMemPool ??= L.bind('cudaDeviceGetDefaultMemPool'))(K.slot[0], a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
+let f_cudaDeviceSetMemPool: KoffiFunction | undefined;
 /** Sets the current memory pool of a device */
 // cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) — cuda_runtime_api.h:1399
 export function cudaDeviceSetMemPool(device: number, memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceSetMemPool', 'device');
   const a_memPool = M.handle(memPool, 'cudaDeviceSetMemPool', 'memPool');
-  const err = fns().cudaDeviceSetMemPool(a_device, a_memPool) as E.cudaError_t;
+  const err = (f_cudaDeviceSetMemPool ??= L.bind('cudaDeviceSetMemPool'))(a_device, a_memPool) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceGetMemPool: KoffiFunction | undefined;
 /** Gets the current mempool for a device */
 // cudaError_t cudaDeviceGetMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1419
 export function cudaDeviceGetMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_device = M.i32(device, 'cudaDeviceGetMemPool', 'device');
-  const err = fns().cudaDeviceGetMemPool(K.slot[0], a_device) as E.cudaError_t;
+  const err = (f_cudaDeviceGetMemPool ??= L.bind('cudaDeviceGetMemPool'))(K.slot[0], a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
+let f_cudaDeviceGetNvSciSyncAttributes: KoffiFunction | undefined;
 /** Return NvSciSync attributes that this device can support. */
 // cudaError_t cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int device, int flags) — cuda_runtime_api.h:1481
 export function cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, device: number, flags: number): [E.cudaError_t] {
   const a_nvSciSyncAttrList = M.pointer(nvSciSyncAttrList, 'cudaDeviceGetNvSciSyncAttributes', 'nvSciSyncAttrList');
   const a_device = M.i32(device, 'cudaDeviceGetNvSciSyncAttributes', 'device');
   const a_flags = M.i32(flags, 'cudaDeviceGetNvSciSyncAttributes', 'flags');
-  const err = fns().cudaDeviceGetNvSciSyncAttributes(a_nvSciSyncAttrList, a_device, a_flags) as E.cudaError_t;
+  const err = (f_cudaDeviceGetNvSciSyncAttributes ??= L.bind('cudaDeviceGetNvSciSyncAttributes'))(a_nvSciSyncAttrList, a_device, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceGetP2PAttribute: KoffiFunction | undefined;
 /** Queries attributes of the link between two devices. */
 // cudaError_t cudaDeviceGetP2PAttribute(int * value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) — cuda_runtime_api.h:1525
 export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: number, dstDevice: number): [E.cudaError_t, number | null] {
   const a_attr = M.i32(attr, 'cudaDeviceGetP2PAttribute', 'attr');
   const a_srcDevice = M.i32(srcDevice, 'cudaDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAttribute', 'dstDevice');
-  const err = fns().cudaDeviceGetP2PAttribute(K.slot[0], a_attr, a_srcDevice, a_dstDevice) as E.cudaError_t;
+  const err = (f_cudaDeviceGetP2PAttribute ??= L.bind('cudaDeviceGetP2PAttribute'))(K.slot[0], a_attr, a_srcDevice, a_dstDevice) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between two devices */
 // cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int srcDevice, int dstDevice) — cuda_runtime_api.h:1561
 export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOperation)[], count: number, srcDevice: number, dstDevice: number): [E.cudaError_t, number[] | null] {
@@ -321,189 +356,210 @@ export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOper
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'dstDevice');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetP2PAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = fns().cudaDeviceGetP2PAtomicCapabilities(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.cudaError_t;
+  const err = (f_cudaDeviceGetP2PAtomicCapabilities ??= L.bind('cudaDeviceGetP2PAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_capabilities, a_count, 4, (dv, at) => dv.getUint32(at, true))];
 }
 
+let f_cudaChooseDevice: KoffiFunction | undefined;
 /** Select compute-device which best matches criteria */
 // cudaError_t cudaChooseDevice(int * device, const struct cudaDeviceProp * prop) — cuda_runtime_api.h:1584
 export function cudaChooseDevice(prop: S.cudaDeviceProp | S.cudaDevicePropInit | null): [E.cudaError_t, number | null] {
   const a_prop = X.structArg(prop, S.cudaDeviceProp, 'cudaChooseDevice', 'prop');
-  const err = fns().cudaChooseDevice(K.slot[0], a_prop) as E.cudaError_t;
+  const err = (f_cudaChooseDevice ??= L.bind('cudaChooseDevice'))(K.slot[0], a_prop) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaInitDevice: KoffiFunction | undefined;
 /** Initialize device to be used for GPU executions */
 // cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) — cuda_runtime_api.h:1613
 export function cudaInitDevice(device: number, deviceFlags: number, flags: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaInitDevice', 'device');
   const a_deviceFlags = M.u32(deviceFlags, 'cudaInitDevice', 'deviceFlags');
   const a_flags = M.u32(flags, 'cudaInitDevice', 'flags');
-  const err = fns().cudaInitDevice(a_device, a_deviceFlags, a_flags) as E.cudaError_t;
+  const err = (f_cudaInitDevice ??= L.bind('cudaInitDevice'))(a_device, a_deviceFlags, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaSetDevice: KoffiFunction | undefined;
 /** Set device to be used for GPU executions */
 // cudaError_t cudaSetDevice(int device) — cuda_runtime_api.h:1659
 export function cudaSetDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaSetDevice', 'device');
-  const err = fns().cudaSetDevice(a_device) as E.cudaError_t;
+  const err = (f_cudaSetDevice ??= L.bind('cudaSetDevice'))(a_device) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetDevice: KoffiFunction | undefined;
 /** Returns which device is currently being used */
 // cudaError_t cudaGetDevice(int * device) — cuda_runtime_api.h:1681
 export function cudaGetDevice(): [E.cudaError_t, number | null] {
-  const err = fns().cudaGetDevice(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGetDevice ??= L.bind('cudaGetDevice'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaSetValidDevices: KoffiFunction | undefined;
 /** Set a list of devices that can be used for CUDA */
 // cudaError_t cudaSetValidDevices(int * device_arr, int len) — cuda_runtime_api.h:1712
 export function cudaSetValidDevices(device_arr: (number)[] | null, len: number): [E.cudaError_t] {
   const a_len = M.i32(len, 'cudaSetValidDevices', 'len');
   const a_device_arr = X.packArray(device_arr, a_len, 4, 'cudaSetValidDevices', 'device_arr', true, (dv, at, x, n) => W.i32(dv, at, x, n));
-  const err = fns().cudaSetValidDevices(a_device_arr, a_len) as E.cudaError_t;
+  const err = (f_cudaSetValidDevices ??= L.bind('cudaSetValidDevices'))(a_device_arr, a_len) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaSetDeviceFlags: KoffiFunction | undefined;
 /** Sets flags to be used for device executions */
 // cudaError_t cudaSetDeviceFlags(unsigned int flags) — cuda_runtime_api.h:1782
 export function cudaSetDeviceFlags(flags: number): [E.cudaError_t] {
   const a_flags = M.u32(flags, 'cudaSetDeviceFlags', 'flags');
-  const err = fns().cudaSetDeviceFlags(a_flags) as E.cudaError_t;
+  const err = (f_cudaSetDeviceFlags ??= L.bind('cudaSetDeviceFlags'))(a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetDeviceFlags: KoffiFunction | undefined;
 /** Gets the flags for the current device */
 // cudaError_t cudaGetDeviceFlags(unsigned int * flags) — cuda_runtime_api.h:1827
 export function cudaGetDeviceFlags(): [E.cudaError_t, number | null] {
-  const err = fns().cudaGetDeviceFlags(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGetDeviceFlags ??= L.bind('cudaGetDeviceFlags'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cudaStreamCreate: KoffiFunction | undefined;
 /** Create an asynchronous stream */
 // cudaError_t cudaStreamCreate(cudaStream_t * pStream) — cuda_runtime_api.h:1871
 export function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null] {
-  const err = fns().cudaStreamCreate(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaStreamCreate ??= L.bind('cudaStreamCreate'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaStream_t];
 }
 
+let f_cudaStreamCreateWithFlags: KoffiFunction | undefined;
 /** Create an asynchronous stream */
 // cudaError_t cudaStreamCreateWithFlags(cudaStream_t * pStream, unsigned int flags) — cuda_runtime_api.h:1907
 export function cudaStreamCreateWithFlags(flags: number): [E.cudaError_t, H.cudaStream_t | null] {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithFlags', 'flags');
-  const err = fns().cudaStreamCreateWithFlags(K.slot[0], a_flags) as E.cudaError_t;
+  const err = (f_cudaStreamCreateWithFlags ??= L.bind('cudaStreamCreateWithFlags'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaStream_t];
 }
 
+let f_cudaStreamCreateWithPriority: KoffiFunction | undefined;
 /** Create an asynchronous stream with the specified priority */
 // cudaError_t cudaStreamCreateWithPriority(cudaStream_t * pStream, unsigned int flags, int priority) — cuda_runtime_api.h:1959
 export function cudaStreamCreateWithPriority(flags: number, priority: number): [E.cudaError_t, H.cudaStream_t | null] {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithPriority', 'flags');
   const a_priority = M.i32(priority, 'cudaStreamCreateWithPriority', 'priority');
-  const err = fns().cudaStreamCreateWithPriority(K.slot[0], a_flags, a_priority) as E.cudaError_t;
+  const err = (f_cudaStreamCreateWithPriority ??= L.bind('cudaStreamCreateWithPriority'))(K.slot[0], a_flags, a_priority) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaStream_t];
 }
 
+let f_cudaStreamGetPriority: KoffiFunction | undefined;
 /** Query the priority of a stream */
 // cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int * priority) — cuda_runtime_api.h:1987
 export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetPriority', 'hStream');
-  const err = fns().cudaStreamGetPriority(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaStreamGetPriority ??= L.bind('cudaStreamGetPriority'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaStreamGetFlags: KoffiFunction | undefined;
 /** Query the flags of a stream */
 // cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int * flags) — cuda_runtime_api.h:2013
 export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetFlags', 'hStream');
-  const err = fns().cudaStreamGetFlags(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaStreamGetFlags ??= L.bind('cudaStreamGetFlags'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cudaStreamGetId: KoffiFunction | undefined;
 /** Query the Id of a stream */
 // cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long * streamId) — cuda_runtime_api.h:2050
 export function cudaStreamGetId(hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetId', 'hStream');
-  const err = fns().cudaStreamGetId(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaStreamGetId ??= L.bind('cudaStreamGetId'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaStreamGetDevice: KoffiFunction | undefined;
 /** Query the device of a stream */
 // cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int * device) — cuda_runtime_api.h:2076
 export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetDevice', 'hStream');
-  const err = fns().cudaStreamGetDevice(a_hStream, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaStreamGetDevice ??= L.bind('cudaStreamGetDevice'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaCtxResetPersistingL2Cache: KoffiFunction | undefined;
 /** Resets all persisting lines in cache to normal status. */
 // cudaError_t cudaCtxResetPersistingL2Cache(void) — cuda_runtime_api.h:2091
 export function cudaCtxResetPersistingL2Cache(): [E.cudaError_t] {
-  const err = fns().cudaCtxResetPersistingL2Cache() as E.cudaError_t;
+  const err = (f_cudaCtxResetPersistingL2Cache ??= L.bind('cudaCtxResetPersistingL2Cache'))() as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamCopyAttributes: KoffiFunction | undefined;
 /** Copies attributes from source stream to destination stream. */
 // cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) — cuda_runtime_api.h:2111
 export function cudaStreamCopyAttributes(dst: H.cudaStream_t | null, src: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaStreamCopyAttributes', 'dst');
   const a_src = M.handle(src, 'cudaStreamCopyAttributes', 'src');
-  const err = fns().cudaStreamCopyAttributes(a_dst, a_src) as E.cudaError_t;
+  const err = (f_cudaStreamCopyAttributes ??= L.bind('cudaStreamCopyAttributes'))(a_dst, a_src) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamGetAttribute: KoffiFunction | undefined;
 /** Queries stream attribute. */
 // cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:2132
 export function cudaStreamGetAttribute(hStream: H.cudaStream_t | null, attr: E.cudaLaunchAttributeID): [E.cudaError_t, S.cudaLaunchAttributeValue | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cudaStreamGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
-  const err = fns().cudaStreamGetAttribute(a_hStream, a_attr, a_value_out._u8) as E.cudaError_t;
+  const err = (f_cudaStreamGetAttribute ??= L.bind('cudaStreamGetAttribute'))(a_hStream, a_attr, a_value_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_value_out];
 }
 
+let f_cudaStreamSetAttribute: KoffiFunction | undefined;
 /** Sets stream attribute. */
 // cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue * value) — cuda_runtime_api.h:2156
 export function cudaStreamSetAttribute(hStream: H.cudaStream_t | null, attr: E.cudaLaunchAttributeID, value: S.cudaLaunchAttributeValue | S.cudaLaunchAttributeValueInit | null): [E.cudaError_t] {
   const a_hStream = M.handle(hStream, 'cudaStreamSetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cudaStreamSetAttribute', 'attr');
   const a_value = X.structArg(value, S.cudaLaunchAttributeValue, 'cudaStreamSetAttribute', 'value');
-  const err = fns().cudaStreamSetAttribute(a_hStream, a_attr, a_value) as E.cudaError_t;
+  const err = (f_cudaStreamSetAttribute ??= L.bind('cudaStreamSetAttribute'))(a_hStream, a_attr, a_value) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamDestroy: KoffiFunction | undefined;
 /** Destroys and cleans up an asynchronous stream */
 // cudaError_t cudaStreamDestroy(cudaStream_t stream) — cuda_runtime_api.h:2190
 export function cudaStreamDestroy(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamDestroy', 'stream');
-  const err = fns().cudaStreamDestroy(a_stream) as E.cudaError_t;
+  const err = (f_cudaStreamDestroy ??= L.bind('cudaStreamDestroy'))(a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamWaitEvent: KoffiFunction | undefined;
 /** Make a compute stream wait on an event */
 // cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) — cuda_runtime_api.h:2221
 export function cudaStreamWaitEvent(stream: H.cudaStream_t | null, event: H.cudaEvent_t | null, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamWaitEvent', 'stream');
   const a_event = M.handle(event, 'cudaStreamWaitEvent', 'event');
   const a_flags = M.u32(flags, 'cudaStreamWaitEvent', 'flags');
-  const err = fns().cudaStreamWaitEvent(a_stream, a_event, a_flags) as E.cudaError_t;
+  const err = (f_cudaStreamWaitEvent ??= L.bind('cudaStreamWaitEvent'))(a_stream, a_event, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamAddCallback: KoffiFunction | undefined;
 /** Add a callback to a compute stream */
 // cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void * userData, unsigned int flags) — cuda_runtime_api.h:2296
 export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: bigint | null, userData: Pointer, flags: number): [E.cudaError_t] {
@@ -511,26 +567,29 @@ export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: b
   const a_callback = M.handle(callback, 'cudaStreamAddCallback', 'callback');
   const a_userData = M.pointer(userData, 'cudaStreamAddCallback', 'userData');
   const a_flags = M.u32(flags, 'cudaStreamAddCallback', 'flags');
-  const err = fns().cudaStreamAddCallback(a_stream, a_callback, a_userData, a_flags) as E.cudaError_t;
+  const err = (f_cudaStreamAddCallback ??= L.bind('cudaStreamAddCallback'))(a_stream, a_callback, a_userData, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamSynchronize: KoffiFunction | undefined;
 /** Waits for stream tasks to complete */
 // cudaError_t cudaStreamSynchronize(cudaStream_t stream) — cuda_runtime_api.h:2320
 export function cudaStreamSynchronize(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamSynchronize', 'stream');
-  const err = fns().cudaStreamSynchronize(a_stream) as E.cudaError_t;
+  const err = (f_cudaStreamSynchronize ??= L.bind('cudaStreamSynchronize'))(a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamQuery: KoffiFunction | undefined;
 /** Queries an asynchronous stream for completion status */
 // cudaError_t cudaStreamQuery(cudaStream_t stream) — cuda_runtime_api.h:2345
 export function cudaStreamQuery(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamQuery', 'stream');
-  const err = fns().cudaStreamQuery(a_stream) as E.cudaError_t;
+  const err = (f_cudaStreamQuery ??= L.bind('cudaStreamQuery'))(a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamAttachMemAsync: KoffiFunction | undefined;
 /** Attach memory to a stream asynchronously */
 // cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void * devPtr, size_t length, unsigned int flags) — cuda_runtime_api.h:2431
 export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: Pointer, length: number, flags: number): [E.cudaError_t] {
@@ -539,19 +598,21 @@ export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: 
   const a_length = M.size(length, 'cudaStreamAttachMemAsync', 'length');
   const a_flags = M.u32(flags, 'cudaStreamAttachMemAsync', 'flags');
   M.checkExtent(a_devPtr, a_length, 'cudaStreamAttachMemAsync', 'devPtr', 'length');
-  const err = fns().cudaStreamAttachMemAsync(a_stream, a_devPtr, a_length, a_flags) as E.cudaError_t;
+  const err = (f_cudaStreamAttachMemAsync ??= L.bind('cudaStreamAttachMemAsync'))(a_stream, a_devPtr, a_length, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamBeginCapture: KoffiFunction | undefined;
 /** Begins graph capture on a stream */
 // cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2468
 export function cudaStreamBeginCapture(stream: H.cudaStream_t | null, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamBeginCapture', 'stream');
   const a_mode = M.i32(mode, 'cudaStreamBeginCapture', 'mode');
-  const err = fns().cudaStreamBeginCapture(a_stream, a_mode) as E.cudaError_t;
+  const err = (f_cudaStreamBeginCapture ??= L.bind('cudaStreamBeginCapture'))(a_stream, a_mode) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaStreamBeginCaptureToGraph: KoffiFunction | undefined;
 /** Begins graph capture on a stream to an existing graph */
 // cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2509
 export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, graph: H.cudaGraph_t | null, dependencies: (H.cudaGraphNode_t | null)[] | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
@@ -561,48 +622,53 @@ export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, gra
   const a_mode = M.i32(mode, 'cudaStreamBeginCaptureToGraph', 'mode');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = fns().cudaStreamBeginCaptureToGraph(a_stream, a_graph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.cudaError_t;
+  const err = (f_cudaStreamBeginCaptureToGraph ??= L.bind('cudaStreamBeginCaptureToGraph'))(a_stream, a_graph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaThreadExchangeStreamCaptureMode: KoffiFunction | undefined;
 /** Swaps the stream capture interaction mode for a thread */
 // cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode * mode) — cuda_runtime_api.h:2560
 export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMode): [E.cudaError_t, E.cudaStreamCaptureMode | null] {
   const a_mode = M.i32(mode, 'cudaThreadExchangeStreamCaptureMode', 'mode');
   K.I32[0] = a_mode;
-  const err = fns().cudaThreadExchangeStreamCaptureMode(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaThreadExchangeStreamCaptureMode ??= L.bind('cudaThreadExchangeStreamCaptureMode'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaStreamCaptureMode];
 }
 
+let f_cudaStreamEndCapture: KoffiFunction | undefined;
 /** Ends capture on a stream, returning the captured graph */
 // cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t * pGraph) — cuda_runtime_api.h:2589
 export function cudaStreamEndCapture(stream: H.cudaStream_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_stream = M.handle(stream, 'cudaStreamEndCapture', 'stream');
-  const err = fns().cudaStreamEndCapture(a_stream, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaStreamEndCapture ??= L.bind('cudaStreamEndCapture'))(a_stream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
+let f_cudaStreamIsCapturing: KoffiFunction | undefined;
 /** Returns a stream's capture status */
 // cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus * pCaptureStatus) — cuda_runtime_api.h:2627
 export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null] {
   const a_stream = M.handle(stream, 'cudaStreamIsCapturing', 'stream');
-  const err = fns().cudaStreamIsCapturing(a_stream, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaStreamIsCapturing ??= L.bind('cudaStreamIsCapturing'))(a_stream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaStreamCaptureStatus];
 }
 
+let f_cudaStreamGetCaptureInfo: KoffiFunction | undefined;
 /** Query a stream's capture state */
 // cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus * captureStatus_out, unsigned long long * id_out, cudaGraph_t * graph_out, const cudaGraphNode_t ** dependencies_out, const cudaGraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda_runtime_api.h:2686
 export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null, bigint | null, H.cudaGraph_t | null, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
   const a_stream = M.handle(stream, 'cudaStreamGetCaptureInfo', 'stream');
-  const err = fns().cudaStreamGetCaptureInfo(a_stream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.cudaError_t;
+  const err = (f_cudaStreamGetCaptureInfo ??= L.bind('cudaStreamGetCaptureInfo'))(a_stream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null, null, null, null];
   const n_numDependencies_out = K.readSize(5);
   return [err, K.I32[0] as E.cudaStreamCaptureStatus, K.U64[1], K.U64[2] as H.cudaGraph_t, X.readArray(X.borrowed(K.U64[3], n_numDependencies_out * 8), n_numDependencies_out, 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(X.borrowed(K.U64[4], n_numDependencies_out * 8), n_numDependencies_out, S.cudaGraphEdgeData_st), n_numDependencies_out];
 }
 
+let f_cudaStreamUpdateCaptureDependencies: KoffiFunction | undefined;
 /** Update the set of dependencies in a capturing stream */
 // cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda_runtime_api.h:2724
 export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | null, dependencies: (H.cudaGraphNode_t | null)[] | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number, flags: number): [E.cudaError_t] {
@@ -611,126 +677,140 @@ export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | nul
   const a_flags = M.u32(flags, 'cudaStreamUpdateCaptureDependencies', 'flags');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = fns().cudaStreamUpdateCaptureDependencies(a_stream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.cudaError_t;
+  const err = (f_cudaStreamUpdateCaptureDependencies ??= L.bind('cudaStreamUpdateCaptureDependencies'))(a_stream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaEventCreate: KoffiFunction | undefined;
 /** Creates an event object */
 // cudaError_t cudaEventCreate(cudaEvent_t * event) — cuda_runtime_api.h:2761
 export function cudaEventCreate(): [E.cudaError_t, H.cudaEvent_t | null] {
-  const err = fns().cudaEventCreate(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaEventCreate ??= L.bind('cudaEventCreate'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
+let f_cudaEventCreateWithFlags: KoffiFunction | undefined;
 /** Creates an event object with the specified flags */
 // cudaError_t cudaEventCreateWithFlags(cudaEvent_t * event, unsigned int flags) — cuda_runtime_api.h:2798
 export function cudaEventCreateWithFlags(flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_flags = M.u32(flags, 'cudaEventCreateWithFlags', 'flags');
-  const err = fns().cudaEventCreateWithFlags(K.slot[0], a_flags) as E.cudaError_t;
+  const err = (f_cudaEventCreateWithFlags ??= L.bind('cudaEventCreateWithFlags'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
+let f_cudaEventRecord: KoffiFunction | undefined;
 /** Records an event */
 // cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) — cuda_runtime_api.h:2839
 export function cudaEventRecord(event: H.cudaEvent_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventRecord', 'event');
   const a_stream = M.handle(stream, 'cudaEventRecord', 'stream');
-  const err = fns().cudaEventRecord(a_event, a_stream) as E.cudaError_t;
+  const err = (f_cudaEventRecord ??= L.bind('cudaEventRecord'))(a_event, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaEventRecordWithFlags: KoffiFunction | undefined;
 /** Records an event */
 // cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) — cuda_runtime_api.h:2887
 export function cudaEventRecordWithFlags(event: H.cudaEvent_t | null, stream: H.cudaStream_t | null, flags: number): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventRecordWithFlags', 'event');
   const a_stream = M.handle(stream, 'cudaEventRecordWithFlags', 'stream');
   const a_flags = M.u32(flags, 'cudaEventRecordWithFlags', 'flags');
-  const err = fns().cudaEventRecordWithFlags(a_event, a_stream, a_flags) as E.cudaError_t;
+  const err = (f_cudaEventRecordWithFlags ??= L.bind('cudaEventRecordWithFlags'))(a_event, a_stream, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaEventQuery: KoffiFunction | undefined;
 /** Queries an event's status */
 // cudaError_t cudaEventQuery(cudaEvent_t event) — cuda_runtime_api.h:2920
 export function cudaEventQuery(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventQuery', 'event');
-  const err = fns().cudaEventQuery(a_event) as E.cudaError_t;
+  const err = (f_cudaEventQuery ??= L.bind('cudaEventQuery'))(a_event) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaEventSynchronize: KoffiFunction | undefined;
 /** Waits for an event to complete */
 // cudaError_t cudaEventSynchronize(cudaEvent_t event) — cuda_runtime_api.h:2951
 export function cudaEventSynchronize(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventSynchronize', 'event');
-  const err = fns().cudaEventSynchronize(a_event) as E.cudaError_t;
+  const err = (f_cudaEventSynchronize ??= L.bind('cudaEventSynchronize'))(a_event) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaEventDestroy: KoffiFunction | undefined;
 /** Destroys an event object */
 // cudaError_t cudaEventDestroy(cudaEvent_t event) — cuda_runtime_api.h:2981
 export function cudaEventDestroy(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventDestroy', 'event');
-  const err = fns().cudaEventDestroy(a_event) as E.cudaError_t;
+  const err = (f_cudaEventDestroy ??= L.bind('cudaEventDestroy'))(a_event) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaEventElapsedTime: KoffiFunction | undefined;
 /** Computes the elapsed time between events */
 // cudaError_t cudaEventElapsedTime(float * ms, cudaEvent_t start, cudaEvent_t end) — cuda_runtime_api.h:3029
 export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEvent_t | null): [E.cudaError_t, number | null] {
   const a_start = M.handle(start, 'cudaEventElapsedTime', 'start');
   const a_end = M.handle(end, 'cudaEventElapsedTime', 'end');
-  const err = fns().cudaEventElapsedTime(K.slot[0], a_start, a_end) as E.cudaError_t;
+  const err = (f_cudaEventElapsedTime ??= L.bind('cudaEventElapsedTime'))(K.slot[0], a_start, a_end) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.F32[0]];
 }
 
+let f_cudaImportExternalMemory: KoffiFunction | undefined;
 /** Imports an external memory object */
 // cudaError_t cudaImportExternalMemory(cudaExternalMemory_t * extMem_out, const struct cudaExternalMemoryHandleDesc * memHandleDesc) — cuda_runtime_api.h:3210
 export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHandleDesc | S.cudaExternalMemoryHandleDescInit | null): [E.cudaError_t, H.cudaExternalMemory_t | null] {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.cudaExternalMemoryHandleDesc, 'cudaImportExternalMemory', 'memHandleDesc');
-  const err = fns().cudaImportExternalMemory(K.slot[0], a_memHandleDesc) as E.cudaError_t;
+  const err = (f_cudaImportExternalMemory ??= L.bind('cudaImportExternalMemory'))(K.slot[0], a_memHandleDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaExternalMemory_t];
 }
 
+let f_cudaExternalMemoryGetMappedBuffer: KoffiFunction | undefined;
 /** Maps a buffer onto an imported memory object */
 // cudaError_t cudaExternalMemoryGetMappedBuffer(void ** devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc * bufferDesc) — cuda_runtime_api.h:3265
 export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t | null, bufferDesc: S.cudaExternalMemoryBufferDesc | S.cudaExternalMemoryBufferDescInit | null): [E.cudaError_t, bigint | null] {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedBuffer', 'extMem');
   const a_bufferDesc = X.structArg(bufferDesc, S.cudaExternalMemoryBufferDesc, 'cudaExternalMemoryGetMappedBuffer', 'bufferDesc');
-  const err = fns().cudaExternalMemoryGetMappedBuffer(K.slot[0], a_extMem, a_bufferDesc) as E.cudaError_t;
+  const err = (f_cudaExternalMemoryGetMappedBuffer ??= L.bind('cudaExternalMemoryGetMappedBuffer'))(K.slot[0], a_extMem, a_bufferDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaExternalMemoryGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Maps a CUDA mipmapped array onto an external memory object */
 // cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t * mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc * mipmapDesc) — cuda_runtime_api.h:3325
 export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternalMemory_t | null, mipmapDesc: S.cudaExternalMemoryMipmappedArrayDesc | S.cudaExternalMemoryMipmappedArrayDescInit | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedMipmappedArray', 'extMem');
   const a_mipmapDesc = X.structArg(mipmapDesc, S.cudaExternalMemoryMipmappedArrayDesc, 'cudaExternalMemoryGetMappedMipmappedArray', 'mipmapDesc');
-  const err = fns().cudaExternalMemoryGetMappedMipmappedArray(K.slot[0], a_extMem, a_mipmapDesc) as E.cudaError_t;
+  const err = (f_cudaExternalMemoryGetMappedMipmappedArray ??= L.bind('cudaExternalMemoryGetMappedMipmappedArray'))(K.slot[0], a_extMem, a_mipmapDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
 
+let f_cudaDestroyExternalMemory: KoffiFunction | undefined;
 /** Destroys an external memory object. */
 // cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem) — cuda_runtime_api.h:3349
 export function cudaDestroyExternalMemory(extMem: H.cudaExternalMemory_t | null): [E.cudaError_t] {
   const a_extMem = M.handle(extMem, 'cudaDestroyExternalMemory', 'extMem');
-  const err = fns().cudaDestroyExternalMemory(a_extMem) as E.cudaError_t;
+  const err = (f_cudaDestroyExternalMemory ??= L.bind('cudaDestroyExternalMemory'))(a_extMem) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaImportExternalSemaphore: KoffiFunction | undefined;
 /** Imports an external semaphore */
 // cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t * extSem_out, const struct cudaExternalSemaphoreHandleDesc * semHandleDesc) — cuda_runtime_api.h:3503
 export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemaphoreHandleDesc | S.cudaExternalSemaphoreHandleDescInit | null): [E.cudaError_t, H.cudaExternalSemaphore_t | null] {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.cudaExternalSemaphoreHandleDesc, 'cudaImportExternalSemaphore', 'semHandleDesc');
-  const err = fns().cudaImportExternalSemaphore(K.slot[0], a_semHandleDesc) as E.cudaError_t;
+  const err = (f_cudaImportExternalSemaphore ??= L.bind('cudaImportExternalSemaphore'))(K.slot[0], a_semHandleDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaExternalSemaphore_t];
 }
 
+let f_cudaSignalExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Signals a set of external semaphore objects */
 // cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreSignalParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3599
 export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[], paramsArray: (S.cudaExternalSemaphoreSignalParams | S.cudaExternalSemaphoreSignalParamsInit)[], numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -738,10 +818,11 @@ export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSe
   const a_stream = M.handle(stream, 'cudaSignalExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaSignalExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreSignalParams, n));
-  const err = fns().cudaSignalExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
+  const err = (f_cudaSignalExternalSemaphoresAsync ??= L.bind('cudaSignalExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaWaitExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Waits on a set of external semaphore objects */
 // cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreWaitParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3675
 export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[], paramsArray: (S.cudaExternalSemaphoreWaitParams | S.cudaExternalSemaphoreWaitParamsInit)[], numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -749,18 +830,20 @@ export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSema
   const a_stream = M.handle(stream, 'cudaWaitExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaWaitExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreWaitParams, n));
-  const err = fns().cudaWaitExternalSemaphoresAsync(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
+  const err = (f_cudaWaitExternalSemaphoresAsync ??= L.bind('cudaWaitExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDestroyExternalSemaphore: KoffiFunction | undefined;
 /** Destroys an external semaphore */
 // cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) — cuda_runtime_api.h:3698
 export function cudaDestroyExternalSemaphore(extSem: H.cudaExternalSemaphore_t | null): [E.cudaError_t] {
   const a_extSem = M.handle(extSem, 'cudaDestroyExternalSemaphore', 'extSem');
-  const err = fns().cudaDestroyExternalSemaphore(a_extSem) as E.cudaError_t;
+  const err = (f_cudaDestroyExternalSemaphore ??= L.bind('cudaDestroyExternalSemaphore'))(a_extSem) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaLaunchKernel: KoffiFunction | undefined;
 /** Launches a device function */
 // cudaError_t cudaLaunchKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3766
 export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -770,20 +853,22 @@ export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, bl
   const a_args = M.pointer(args, 'cudaLaunchKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchKernel', 'stream');
-  const err = fns().cudaLaunchKernel(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
+  const err = (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaLaunchKernelExC: KoffiFunction | undefined;
 /** Launches a CUDA function with launch-time configuration */
 // cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t * config, const void * func, void ** args) — cuda_runtime_api.h:3829
 export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null, func: Pointer, args: Pointer): [E.cudaError_t] {
   const a_config = X.structArg(config, S.cudaLaunchConfig_st, 'cudaLaunchKernelExC', 'config');
   const a_func = M.pointer(func, 'cudaLaunchKernelExC', 'func');
   const a_args = M.pointer(args, 'cudaLaunchKernelExC', 'args');
-  const err = fns().cudaLaunchKernelExC(a_config, a_func, a_args) as E.cudaError_t;
+  const err = (f_cudaLaunchKernelExC ??= L.bind('cudaLaunchKernelExC'))(a_config, a_func, a_args) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaLaunchCooperativeKernel: KoffiFunction | undefined;
 /** Launches a device function where thread blocks can cooperate and synchronize as they execute */
 // cudaError_t cudaLaunchCooperativeKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3886
 export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -793,99 +878,109 @@ export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.d
   const a_args = M.pointer(args, 'cudaLaunchCooperativeKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchCooperativeKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchCooperativeKernel', 'stream');
-  const err = fns().cudaLaunchCooperativeKernel(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
+  const err = (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaFuncSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for a device function */
 // cudaError_t cudaFuncSetCacheConfig(const void * func, enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:3936
 export function cudaFuncSetCacheConfig(func: Pointer, cacheConfig: E.cudaFuncCache): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetCacheConfig', 'func');
   const a_cacheConfig = M.i32(cacheConfig, 'cudaFuncSetCacheConfig', 'cacheConfig');
-  const err = fns().cudaFuncSetCacheConfig(a_func, a_cacheConfig) as E.cudaError_t;
+  const err = (f_cudaFuncSetCacheConfig ??= L.bind('cudaFuncSetCacheConfig'))(a_func, a_cacheConfig) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaFuncGetAttributes: KoffiFunction | undefined;
 /** Find out attributes for a given function */
 // cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes * attr, const void * func) — cuda_runtime_api.h:3971
 export function cudaFuncGetAttributes(func: Pointer): [E.cudaError_t, S.cudaFuncAttributes | null] {
   const a_func = M.pointer(func, 'cudaFuncGetAttributes', 'func');
   const a_attr = new S.cudaFuncAttributes();
-  const err = fns().cudaFuncGetAttributes(a_attr._u8, a_func) as E.cudaError_t;
+  const err = (f_cudaFuncGetAttributes ??= L.bind('cudaFuncGetAttributes'))(a_attr._u8, a_func) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_attr];
 }
 
+let f_cudaFuncSetAttribute: KoffiFunction | undefined;
 /** Set attributes for a given function */
 // cudaError_t cudaFuncSetAttribute(const void * func, enum cudaFuncAttribute attr, int value) — cuda_runtime_api.h:4030
 export function cudaFuncSetAttribute(func: Pointer, attr: E.cudaFuncAttribute, value: number): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetAttribute', 'func');
   const a_attr = M.i32(attr, 'cudaFuncSetAttribute', 'attr');
   const a_value = M.i32(value, 'cudaFuncSetAttribute', 'value');
-  const err = fns().cudaFuncSetAttribute(a_func, a_attr, a_value) as E.cudaError_t;
+  const err = (f_cudaFuncSetAttribute ??= L.bind('cudaFuncSetAttribute'))(a_func, a_attr, a_value) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaFuncGetName: KoffiFunction | undefined;
 /** Returns the function name for a device entry function pointer. */
 // cudaError_t cudaFuncGetName(const char ** name, const void * func) — cuda_runtime_api.h:4056
 export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
   const a_func = M.pointer(func, 'cudaFuncGetName', 'func');
-  const err = fns().cudaFuncGetName(K.slot[0], a_func) as E.cudaError_t;
+  const err = (f_cudaFuncGetName ??= L.bind('cudaFuncGetName'))(K.slot[0], a_func) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readCString(K.U64[0])];
 }
 
+let f_cudaFuncGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout. */
 // cudaError_t cudaFuncGetParamInfo(const void * func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda_runtime_api.h:4079
 export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number): [E.cudaError_t, number | null, number | null] {
   const a_func = M.pointer(func, 'cudaFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cudaFuncGetParamInfo', 'paramIndex');
-  const err = fns().cudaFuncGetParamInfo(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaFuncGetParamInfo ??= L.bind('cudaFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
 }
 
+let f_cudaLaunchHostFunc: KoffiFunction | undefined;
 /** Enqueues a host function call in a stream */
 // cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void * userData) — cuda_runtime_api.h:4145
 export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: bigint | null, userData: Pointer): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaLaunchHostFunc', 'stream');
   const a_fn = M.handle(fn, 'cudaLaunchHostFunc', 'fn');
   const a_userData = M.pointer(userData, 'cudaLaunchHostFunc', 'userData');
-  const err = fns().cudaLaunchHostFunc(a_stream, a_fn, a_userData) as E.cudaError_t;
+  const err = (f_cudaLaunchHostFunc ??= L.bind('cudaLaunchHostFunc'))(a_stream, a_fn, a_userData) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaFuncSetSharedMemConfig: KoffiFunction | undefined;
 /** Sets the shared memory configuration for a device function */
 // cudaError_t cudaFuncSetSharedMemConfig(const void * func, enum cudaSharedMemConfig config) — cuda_runtime_api.h:4219
 export function cudaFuncSetSharedMemConfig(func: Pointer, config: E.cudaSharedMemConfig): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetSharedMemConfig', 'func');
   const a_config = M.i32(config, 'cudaFuncSetSharedMemConfig', 'config');
-  const err = fns().cudaFuncSetSharedMemConfig(a_func, a_config) as E.cudaError_t;
+  const err = (f_cudaFuncSetSharedMemConfig ??= L.bind('cudaFuncSetSharedMemConfig'))(a_func, a_config) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
 /** Returns occupancy for a device function */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize) — cuda_runtime_api.h:4276
 export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blockSize: number, dynamicSMemSize: number): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
-  const err = fns().cudaOccupancyMaxActiveBlocksPerMultiprocessor(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.cudaError_t;
+  const err = (f_cudaOccupancyMaxActiveBlocksPerMultiprocessor ??= L.bind('cudaOccupancyMaxActiveBlocksPerMultiprocessor'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
 /** Returns dynamic shared memory available per block when launching blocks on SM. */
 // cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, const void * func, int numBlocks, int blockSize) — cuda_runtime_api.h:4306
 export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBlocks: number, blockSize: number): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'func');
   const a_numBlocks = M.i32(numBlocks, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'numBlocks');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'blockSize');
-  const err = fns().cudaOccupancyAvailableDynamicSMemPerBlock(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.cudaError_t;
+  const err = (f_cudaOccupancyAvailableDynamicSMemPerBlock ??= L.bind('cudaOccupancyAvailableDynamicSMemPerBlock'))(K.slot[0], a_func, a_numBlocks, a_blockSize) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
 /** Returns occupancy for a device function with the specified flags */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda_runtime_api.h:4352
 export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Pointer, blockSize: number, dynamicSMemSize: number, flags: number): [E.cudaError_t, number | null] {
@@ -893,69 +988,76 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Poi
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
   const a_flags = M.u32(flags, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'flags');
-  const err = fns().cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.cudaError_t;
+  const err = (f_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags ??= L.bind('cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags'))(K.slot[0], a_func, a_blockSize, a_dynamicSMemSize, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
 /** Given the kernel function ( and launch configuration ( return the maximum cluster size in */
 // cudaError_t cudaOccupancyMaxPotentialClusterSize(int * clusterSize, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4388
 export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxPotentialClusterSize', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxPotentialClusterSize', 'launchConfig');
-  const err = fns().cudaOccupancyMaxPotentialClusterSize(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
+  const err = (f_cudaOccupancyMaxPotentialClusterSize ??= L.bind('cudaOccupancyMaxPotentialClusterSize'))(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaOccupancyMaxActiveClusters: KoffiFunction | undefined;
 /** Given the kernel function ( and launch configuration ( return the maximum number of clusters that could co-exist on the target device in */
 // cudaError_t cudaOccupancyMaxActiveClusters(int * numClusters, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4428
 export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveClusters', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxActiveClusters', 'launchConfig');
-  const err = fns().cudaOccupancyMaxActiveClusters(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
+  const err = (f_cudaOccupancyMaxActiveClusters ??= L.bind('cudaOccupancyMaxActiveClusters'))(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaMallocManaged: KoffiFunction | undefined;
 /** Allocates memory that will be automatically managed by the Unified Memory system */
 // cudaError_t cudaMallocManaged(void ** devPtr, size_t size, unsigned int flags) — cuda_runtime_api.h:4550
 export function cudaMallocManaged(size: number, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocManaged', 'size');
   const a_flags = M.u32(flags, 'cudaMallocManaged', 'flags');
-  const err = fns().cudaMallocManaged(K.slot[0], a_size, a_flags) as E.cudaError_t;
+  const err = (f_cudaMallocManaged ??= L.bind('cudaMallocManaged'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaMalloc: KoffiFunction | undefined;
 /** Allocate memory on the device */
 // cudaError_t cudaMalloc(void ** devPtr, size_t size) — cuda_runtime_api.h:4581
 export function cudaMalloc(size: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMalloc', 'size');
-  const err = fns().cudaMalloc(K.slot[0], a_size) as E.cudaError_t;
+  const err = (f_cudaMalloc ??= L.bind('cudaMalloc'))(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaMallocHost: KoffiFunction | undefined;
 /** Allocates page-locked memory on the host */
 // cudaError_t cudaMallocHost(void ** ptr, size_t size) — cuda_runtime_api.h:4618
 export function cudaMallocHost(size: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocHost', 'size');
-  const err = fns().cudaMallocHost(K.slot[0], a_size) as E.cudaError_t;
+  const err = (f_cudaMallocHost ??= L.bind('cudaMallocHost'))(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaMallocPitch: KoffiFunction | undefined;
 /** Allocates pitched memory on the device */
 // cudaError_t cudaMallocPitch(void ** devPtr, size_t * pitch, size_t width, size_t height) — cuda_runtime_api.h:4661
 export function cudaMallocPitch(width: number, height: number): [E.cudaError_t, bigint | null, number | null] {
   const a_width = M.size(width, 'cudaMallocPitch', 'width');
   const a_height = M.size(height, 'cudaMallocPitch', 'height');
-  const err = fns().cudaMallocPitch(K.slot[0], K.slot[1], a_width, a_height) as E.cudaError_t;
+  const err = (f_cudaMallocPitch ??= L.bind('cudaMallocPitch'))(K.slot[0], K.slot[1], a_width, a_height) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cudaMallocArray: KoffiFunction | undefined;
 /** Allocate an array on the device */
 // cudaError_t cudaMallocArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, size_t width, size_t height, unsigned int flags) — cuda_runtime_api.h:4713
 export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, width: number, height: number, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
@@ -963,53 +1065,59 @@ export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFor
   const a_width = M.size(width, 'cudaMallocArray', 'width');
   const a_height = M.size(height, 'cudaMallocArray', 'height');
   const a_flags = M.u32(flags, 'cudaMallocArray', 'flags');
-  const err = fns().cudaMallocArray(K.slot[0], a_desc, a_width, a_height, a_flags) as E.cudaError_t;
+  const err = (f_cudaMallocArray ??= L.bind('cudaMallocArray'))(K.slot[0], a_desc, a_width, a_height, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
+let f_cudaFree: KoffiFunction | undefined;
 /** Frees memory on the device */
 // cudaError_t cudaFree(void * devPtr) — cuda_runtime_api.h:4752
 export function cudaFree(devPtr: Pointer): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaFree', 'devPtr');
-  const err = fns().cudaFree(a_devPtr) as E.cudaError_t;
+  const err = (f_cudaFree ??= L.bind('cudaFree'))(a_devPtr) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaFreeHost: KoffiFunction | undefined;
 /** Frees page-locked memory */
 // cudaError_t cudaFreeHost(void * ptr) — cuda_runtime_api.h:4775
 export function cudaFreeHost(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaFreeHost', 'ptr');
-  const err = fns().cudaFreeHost(a_ptr) as E.cudaError_t;
+  const err = (f_cudaFreeHost ??= L.bind('cudaFreeHost'))(a_ptr) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaFreeArray: KoffiFunction | undefined;
 /** Frees an array on the device */
 // cudaError_t cudaFreeArray(cudaArray_t array) — cuda_runtime_api.h:4798
 export function cudaFreeArray(array: H.cudaArray_t | null): [E.cudaError_t] {
   const a_array = M.handle(array, 'cudaFreeArray', 'array');
-  const err = fns().cudaFreeArray(a_array) as E.cudaError_t;
+  const err = (f_cudaFreeArray ??= L.bind('cudaFreeArray'))(a_array) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaFreeMipmappedArray: KoffiFunction | undefined;
 /** Frees a mipmapped array on the device */
 // cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) — cuda_runtime_api.h:4821
 export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | null): [E.cudaError_t] {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaFreeMipmappedArray', 'mipmappedArray');
-  const err = fns().cudaFreeMipmappedArray(a_mipmappedArray) as E.cudaError_t;
+  const err = (f_cudaFreeMipmappedArray ??= L.bind('cudaFreeMipmappedArray'))(a_mipmappedArray) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaHostAlloc: KoffiFunction | undefined;
 /** Allocates page-locked memory on the host */
 // cudaError_t cudaHostAlloc(void ** pHost, size_t size, unsigned int flags) — cuda_runtime_api.h:4887
 export function cudaHostAlloc(size: number, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaHostAlloc', 'size');
   const a_flags = M.u32(flags, 'cudaHostAlloc', 'flags');
-  const err = fns().cudaHostAlloc(K.slot[0], a_size, a_flags) as E.cudaError_t;
+  const err = (f_cudaHostAlloc ??= L.bind('cudaHostAlloc'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaHostRegister: KoffiFunction | undefined;
 /** Registers an existing host memory range for use by CUDA */
 // cudaError_t cudaHostRegister(void * ptr, size_t size, unsigned int flags) — cuda_runtime_api.h:4984
 export function cudaHostRegister(ptr: Pointer, size: number, flags: number): [E.cudaError_t] {
@@ -1017,58 +1125,64 @@ export function cudaHostRegister(ptr: Pointer, size: number, flags: number): [E.
   const a_size = M.size(size, 'cudaHostRegister', 'size');
   const a_flags = M.u32(flags, 'cudaHostRegister', 'flags');
   M.checkExtent(a_ptr, a_size, 'cudaHostRegister', 'ptr', 'size');
-  const err = fns().cudaHostRegister(a_ptr, a_size, a_flags) as E.cudaError_t;
+  const err = (f_cudaHostRegister ??= L.bind('cudaHostRegister'))(a_ptr, a_size, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaHostUnregister: KoffiFunction | undefined;
 /** Unregisters a memory range that was registered with cudaHostRegister */
 // cudaError_t cudaHostUnregister(void * ptr) — cuda_runtime_api.h:5007
 export function cudaHostUnregister(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaHostUnregister', 'ptr');
-  const err = fns().cudaHostUnregister(a_ptr) as E.cudaError_t;
+  const err = (f_cudaHostUnregister ??= L.bind('cudaHostUnregister'))(a_ptr) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaHostGetDevicePointer: KoffiFunction | undefined;
 /** Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister */
 // cudaError_t cudaHostGetDevicePointer(void ** pDevice, void * pHost, unsigned int flags) — cuda_runtime_api.h:5052
 export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): [E.cudaError_t, bigint | null] {
   const a_pHost = M.pointer(pHost, 'cudaHostGetDevicePointer', 'pHost');
   const a_flags = M.u32(flags, 'cudaHostGetDevicePointer', 'flags');
-  const err = fns().cudaHostGetDevicePointer(K.slot[0], a_pHost, a_flags) as E.cudaError_t;
+  const err = (f_cudaHostGetDevicePointer ??= L.bind('cudaHostGetDevicePointer'))(K.slot[0], a_pHost, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaHostGetFlags: KoffiFunction | undefined;
 /** Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc */
 // cudaError_t cudaHostGetFlags(unsigned int * pFlags, void * pHost) — cuda_runtime_api.h:5074
 export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null] {
   const a_pHost = M.pointer(pHost, 'cudaHostGetFlags', 'pHost');
-  const err = fns().cudaHostGetFlags(K.slot[0], a_pHost) as E.cudaError_t;
+  const err = (f_cudaHostGetFlags ??= L.bind('cudaHostGetFlags'))(K.slot[0], a_pHost) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cudaMalloc3D: KoffiFunction | undefined;
 /** Allocates logical 1D, 2D, or 3D memory objects on the device */
 // cudaError_t cudaMalloc3D(struct cudaPitchedPtr * pitchedDevPtr, struct cudaExtent extent) — cuda_runtime_api.h:5113
 export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t, S.cudaPitchedPtr | null] {
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3D', 'extent')._u8 };
   const a_pitchedDevPtr = new S.cudaPitchedPtr();
-  const err = fns().cudaMalloc3D(a_pitchedDevPtr._u8, a_extent) as E.cudaError_t;
+  const err = (f_cudaMalloc3D ??= L.bind('cudaMalloc3D'))(a_pitchedDevPtr._u8, a_extent) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pitchedDevPtr];
 }
 
+let f_cudaMalloc3DArray: KoffiFunction | undefined;
 /** Allocate an array on the device */
 // cudaError_t cudaMalloc3DArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int flags) — cuda_runtime_api.h:5258
 export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMalloc3DArray', 'desc');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3DArray', 'extent')._u8 };
   const a_flags = M.u32(flags, 'cudaMalloc3DArray', 'flags');
-  const err = fns().cudaMalloc3DArray(K.slot[0], a_desc, a_extent, a_flags) as E.cudaError_t;
+  const err = (f_cudaMalloc3DArray ??= L.bind('cudaMalloc3DArray'))(K.slot[0], a_desc, a_extent, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
+let f_cudaMallocMipmappedArray: KoffiFunction | undefined;
 /** Allocate a mipmapped array on the device */
 // cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t * mipmappedArray, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags) — cuda_runtime_api.h:5403
 export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, numLevels: number, flags: number): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
@@ -1076,126 +1190,139 @@ export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaC
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMallocMipmappedArray', 'extent')._u8 };
   const a_numLevels = M.u32(numLevels, 'cudaMallocMipmappedArray', 'numLevels');
   const a_flags = M.u32(flags, 'cudaMallocMipmappedArray', 'flags');
-  const err = fns().cudaMallocMipmappedArray(K.slot[0], a_desc, a_extent, a_numLevels, a_flags) as E.cudaError_t;
+  const err = (f_cudaMallocMipmappedArray ??= L.bind('cudaMallocMipmappedArray'))(K.slot[0], a_desc, a_extent, a_numLevels, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
 
+let f_cudaGetMipmappedArrayLevel: KoffiFunction | undefined;
 /** Gets a mipmap level of a CUDA mipmapped array */
 // cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t * levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level) — cuda_runtime_api.h:5436
 export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_t | null, level: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaGetMipmappedArrayLevel', 'mipmappedArray');
   const a_level = M.u32(level, 'cudaGetMipmappedArrayLevel', 'level');
-  const err = fns().cudaGetMipmappedArrayLevel(K.slot[0], a_mipmappedArray, a_level) as E.cudaError_t;
+  const err = (f_cudaGetMipmappedArrayLevel ??= L.bind('cudaGetMipmappedArrayLevel'))(K.slot[0], a_mipmappedArray, a_level) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
+let f_cudaMemcpy3D: KoffiFunction | undefined;
 /** Copies data between 3D objects */
 // cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms * p) — cuda_runtime_api.h:5541
 export function cudaMemcpy3D(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3D', 'p');
-  const err = fns().cudaMemcpy3D(a_p) as E.cudaError_t;
+  const err = (f_cudaMemcpy3D ??= L.bind('cudaMemcpy3D'))(a_p) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy3DPeer: KoffiFunction | undefined;
 /** Copies memory between devices */
 // cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms * p) — cuda_runtime_api.h:5573
 export function cudaMemcpy3DPeer(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeerParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeer', 'p');
-  const err = fns().cudaMemcpy3DPeer(a_p) as E.cudaError_t;
+  const err = (f_cudaMemcpy3DPeer ??= L.bind('cudaMemcpy3DPeer'))(a_p) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy3DAsync: KoffiFunction | undefined;
 /** Copies data between 3D objects */
 // cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms * p, cudaStream_t stream) — cuda_runtime_api.h:5691
 export function cudaMemcpy3DAsync(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3DAsync', 'p');
   const a_stream = M.handle(stream, 'cudaMemcpy3DAsync', 'stream');
-  const err = fns().cudaMemcpy3DAsync(a_p, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpy3DAsync ??= L.bind('cudaMemcpy3DAsync'))(a_p, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy3DPeerAsync: KoffiFunction | undefined;
 /** Copies memory between devices asynchronously. */
 // cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms * p, cudaStream_t stream) — cuda_runtime_api.h:5718
 export function cudaMemcpy3DPeerAsync(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeerParmsInit | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeerAsync', 'p');
   const a_stream = M.handle(stream, 'cudaMemcpy3DPeerAsync', 'stream');
-  const err = fns().cudaMemcpy3DPeerAsync(a_p, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpy3DPeerAsync ??= L.bind('cudaMemcpy3DPeerAsync'))(a_p, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemGetInfo: KoffiFunction | undefined;
 /** Gets free and total device memory */
 // cudaError_t cudaMemGetInfo(size_t * free, size_t * total) — cuda_runtime_api.h:5752
 export function cudaMemGetInfo(): [E.cudaError_t, number | null, number | null] {
-  const err = fns().cudaMemGetInfo(K.slot[0], K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaMemGetInfo ??= L.bind('cudaMemGetInfo'))(K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
 }
 
+let f_cudaArrayGetInfo: KoffiFunction | undefined;
 /** Gets info about the specified cudaArray */
 // cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc * desc, struct cudaExtent * extent, unsigned int * flags, cudaArray_t array) — cuda_runtime_api.h:5778
 export function cudaArrayGetInfo(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaChannelFormatDesc | null, S.cudaExtent | null, number | null] {
   const a_array = M.handle(array, 'cudaArrayGetInfo', 'array');
   const a_desc = new S.cudaChannelFormatDesc();
   const a_extent = new S.cudaExtent();
-  const err = fns().cudaArrayGetInfo(a_desc._u8, a_extent._u8, K.slot[0], a_array) as E.cudaError_t;
+  const err = (f_cudaArrayGetInfo ??= L.bind('cudaArrayGetInfo'))(a_desc._u8, a_extent._u8, K.slot[0], a_array) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   return [err, a_desc, a_extent, K.U32[0]];
 }
 
+let f_cudaArrayGetPlane: KoffiFunction | undefined;
 /** Gets a CUDA array plane from a CUDA array */
 // cudaError_t cudaArrayGetPlane(cudaArray_t * pPlaneArray, cudaArray_t hArray, unsigned int planeIdx) — cuda_runtime_api.h:5807
 export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_hArray = M.handle(hArray, 'cudaArrayGetPlane', 'hArray');
   const a_planeIdx = M.u32(planeIdx, 'cudaArrayGetPlane', 'planeIdx');
-  const err = fns().cudaArrayGetPlane(K.slot[0], a_hArray, a_planeIdx) as E.cudaError_t;
+  const err = (f_cudaArrayGetPlane ??= L.bind('cudaArrayGetPlane'))(K.slot[0], a_hArray, a_planeIdx) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
+let f_cudaArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA array */
 // cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaArray_t array, int device) — cuda_runtime_api.h:5830
 export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, device: number): [E.cudaError_t, S.cudaArrayMemoryRequirements | null] {
   const a_array = M.handle(array, 'cudaArrayGetMemoryRequirements', 'array');
   const a_device = M.i32(device, 'cudaArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
-  const err = fns().cudaArrayGetMemoryRequirements(a_memoryRequirements._u8, a_array, a_device) as E.cudaError_t;
+  const err = (f_cudaArrayGetMemoryRequirements ??= L.bind('cudaArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_array, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_memoryRequirements];
 }
 
+let f_cudaMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA mipmapped array */
 // cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaMipmappedArray_t mipmap, int device) — cuda_runtime_api.h:5854
 export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedArray_t | null, device: number): [E.cudaError_t, S.cudaArrayMemoryRequirements | null] {
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetMemoryRequirements', 'mipmap');
   const a_device = M.i32(device, 'cudaMipmappedArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
-  const err = fns().cudaMipmappedArrayGetMemoryRequirements(a_memoryRequirements._u8, a_mipmap, a_device) as E.cudaError_t;
+  const err = (f_cudaMipmappedArrayGetMemoryRequirements ??= L.bind('cudaMipmappedArrayGetMemoryRequirements'))(a_memoryRequirements._u8, a_mipmap, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_memoryRequirements];
 }
 
+let f_cudaArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA array */
 // cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaArray_t array) — cuda_runtime_api.h:5882
 export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
   const a_array = M.handle(array, 'cudaArrayGetSparseProperties', 'array');
   const a_sparseProperties = new S.cudaArraySparseProperties();
-  const err = fns().cudaArrayGetSparseProperties(a_sparseProperties._u8, a_array) as E.cudaError_t;
+  const err = (f_cudaArrayGetSparseProperties ??= L.bind('cudaArrayGetSparseProperties'))(a_sparseProperties._u8, a_array) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_sparseProperties];
 }
 
+let f_cudaMipmappedArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA mipmapped array */
 // cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaMipmappedArray_t mipmap) — cuda_runtime_api.h:5912
 export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetSparseProperties', 'mipmap');
   const a_sparseProperties = new S.cudaArraySparseProperties();
-  const err = fns().cudaMipmappedArrayGetSparseProperties(a_sparseProperties._u8, a_mipmap) as E.cudaError_t;
+  const err = (f_cudaMipmappedArrayGetSparseProperties ??= L.bind('cudaMipmappedArrayGetSparseProperties'))(a_sparseProperties._u8, a_mipmap) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_sparseProperties];
 }
 
+let f_cudaMemcpy: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:5957
 export function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1205,10 +1332,11 @@ export function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: E.cu
   const a_kind = M.i32(kind, 'cudaMemcpy', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaMemcpy', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpy', 'src', 'count');
-  const err = fns().cudaMemcpy(a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpy ??= L.bind('cudaMemcpy'))(a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyPeer: KoffiFunction | undefined;
 /** Copies memory between two devices */
 // cudaError_t cudaMemcpyPeer(void * dst, int dstDevice, const void * src, int srcDevice, size_t count) — cuda_runtime_api.h:5992
 export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number): [E.cudaError_t] {
@@ -1219,10 +1347,11 @@ export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, sr
   const a_count = M.size(count, 'cudaMemcpyPeer', 'count');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyPeer', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpyPeer', 'src', 'count');
-  const err = fns().cudaMemcpyPeer(a_dst, a_dstDevice, a_src, a_srcDevice, a_count) as E.cudaError_t;
+  const err = (f_cudaMemcpyPeer ??= L.bind('cudaMemcpyPeer'))(a_dst, a_dstDevice, a_src, a_srcDevice, a_count) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy2D: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2D(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6041
 export function cudaMemcpy2D(dst: Pointer, dpitch: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1235,10 +1364,11 @@ export function cudaMemcpy2D(dst: Pointer, dpitch: number, src: Pointer, spitch:
   const a_kind = M.i32(kind, 'cudaMemcpy2D', 'kind');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2D', 'dst', 'span2D(dpitch, width, height)');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2D', 'src', 'span2D(spitch, width, height)');
-  const err = fns().cudaMemcpy2D(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpy2D ??= L.bind('cudaMemcpy2D'))(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy2DToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6091
 export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1251,10 +1381,11 @@ export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number, 
   const a_height = M.size(height, 'cudaMemcpy2DToArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DToArray', 'kind');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArray', 'src', 'span2D(spitch, width, height)');
-  const err = fns().cudaMemcpy2DToArray(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpy2DToArray ??= L.bind('cudaMemcpy2DToArray'))(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy2DFromArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DFromArray(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6141
 export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number, src: H.cudaArray_t | null, wOffset: number, hOffset: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1267,10 +1398,11 @@ export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number, src: H.cudaA
   const a_height = M.size(height, 'cudaMemcpy2DFromArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DFromArray', 'kind');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArray', 'dst', 'span2D(dpitch, width, height)');
-  const err = fns().cudaMemcpy2DFromArray(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpy2DFromArray ??= L.bind('cudaMemcpy2DFromArray'))(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy2DArrayToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6188
 export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number, hOffsetDst: number, src: H.cudaArray_t | null, wOffsetSrc: number, hOffsetSrc: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1283,10 +1415,11 @@ export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: 
   const a_width = M.size(width, 'cudaMemcpy2DArrayToArray', 'width');
   const a_height = M.size(height, 'cudaMemcpy2DArrayToArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DArrayToArray', 'kind');
-  const err = fns().cudaMemcpy2DArrayToArray(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_width, a_height, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpy2DArrayToArray ??= L.bind('cudaMemcpy2DArrayToArray'))(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyToSymbol: KoffiFunction | undefined;
 /** Copies data to the given symbol on the device */
 // cudaError_t cudaMemcpyToSymbol(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6231
 export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1296,10 +1429,11 @@ export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number,
   const a_offset = M.size(offset, 'cudaMemcpyToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyToSymbol', 'kind');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbol', 'src', 'count');
-  const err = fns().cudaMemcpyToSymbol(a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpyToSymbol ??= L.bind('cudaMemcpyToSymbol'))(a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyFromSymbol: KoffiFunction | undefined;
 /** Copies data from the given symbol on the device */
 // cudaError_t cudaMemcpyFromSymbol(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6275
 export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1309,10 +1443,11 @@ export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: numbe
   const a_offset = M.size(offset, 'cudaMemcpyFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyFromSymbol', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbol', 'dst', 'count');
-  const err = fns().cudaMemcpyFromSymbol(a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpyFromSymbol ??= L.bind('cudaMemcpyFromSymbol'))(a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyAsync(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6332
 export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1323,10 +1458,11 @@ export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number, kind:
   const a_stream = M.handle(stream, 'cudaMemcpyAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyAsync', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpyAsync', 'src', 'count');
-  const err = fns().cudaMemcpyAsync(a_dst, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpyAsync ??= L.bind('cudaMemcpyAsync'))(a_dst, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyPeerAsync: KoffiFunction | undefined;
 /** Copies memory between two devices asynchronously. */
 // cudaError_t cudaMemcpyPeerAsync(void * dst, int dstDevice, const void * src, int srcDevice, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6367
 export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1338,10 +1474,11 @@ export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointe
   const a_stream = M.handle(stream, 'cudaMemcpyPeerAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyPeerAsync', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaMemcpyPeerAsync', 'src', 'count');
-  const err = fns().cudaMemcpyPeerAsync(a_dst, a_dstDevice, a_src, a_srcDevice, a_count, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpyPeerAsync ??= L.bind('cudaMemcpyPeerAsync'))(a_dst, a_dstDevice, a_src, a_srcDevice, a_count, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory copies asynchronously. */
 // cudaError_t cudaMemcpyBatchAsync(void *const * dsts, const void *const * srcs, const size_t * sizes, size_t count, struct cudaMemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, cudaStream_t stream) — cuda_runtime_api.h:6435
 export function cudaMemcpyBatchAsync(dsts: (Pointer)[], srcs: (Pointer)[], sizes: (number)[], count: number, attrs: (S.cudaMemcpyAttributes | S.cudaMemcpyAttributesInit)[], attrsIdxs: (number)[], numAttrs: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1353,10 +1490,11 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[], srcs: (Pointer)[], sizes
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemcpyBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cudaMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpyAttributes, n));
   const a_attrsIdxs = X.packArray(attrsIdxs, a_numAttrs, 8, 'cudaMemcpyBatchAsync', 'attrsIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = fns().cudaMemcpyBatchAsync(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpyBatchAsync ??= L.bind('cudaMemcpyBatchAsync'))(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy3DBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of 3D memory copies asynchronously. */
 // cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp * opList, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:6499
 export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBatchOp | S.cudaMemcpy3DBatchOpInit)[], flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1364,10 +1502,11 @@ export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBa
   const a_flags = M.u64(flags, 'cudaMemcpy3DBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemcpy3DBatchAsync', 'stream');
   const a_opList = X.packArray(opList, a_numOps, 112, 'cudaMemcpy3DBatchAsync', 'opList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpy3DBatchOp, n));
-  const err = fns().cudaMemcpy3DBatchAsync(a_numOps, a_opList, a_flags, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpy3DBatchAsync ??= L.bind('cudaMemcpy3DBatchAsync'))(a_numOps, a_opList, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy2DAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DAsync(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6561
 export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1381,10 +1520,11 @@ export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number, src: Pointer, sp
   const a_stream = M.handle(stream, 'cudaMemcpy2DAsync', 'stream');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DAsync', 'dst', 'span2D(dpitch, width, height)');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DAsync', 'src', 'span2D(spitch, width, height)');
-  const err = fns().cudaMemcpy2DAsync(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpy2DAsync ??= L.bind('cudaMemcpy2DAsync'))(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy2DToArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6619
 export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1398,10 +1538,11 @@ export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: num
   const a_kind = M.i32(kind, 'cudaMemcpy2DToArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpy2DToArrayAsync', 'stream');
   M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArrayAsync', 'src', 'span2D(spitch, width, height)');
-  const err = fns().cudaMemcpy2DToArrayAsync(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpy2DToArrayAsync ??= L.bind('cudaMemcpy2DToArrayAsync'))(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpy2DFromArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DFromArrayAsync(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6676
 export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number, src: H.cudaArray_t | null, wOffset: number, hOffset: number, width: number, height: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1415,10 +1556,11 @@ export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number, src: H.
   const a_kind = M.i32(kind, 'cudaMemcpy2DFromArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpy2DFromArrayAsync', 'stream');
   M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArrayAsync', 'dst', 'span2D(dpitch, width, height)');
-  const err = fns().cudaMemcpy2DFromArrayAsync(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpy2DFromArrayAsync ??= L.bind('cudaMemcpy2DFromArrayAsync'))(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyToSymbolAsync: KoffiFunction | undefined;
 /** Copies data to the given symbol on the device */
 // cudaError_t cudaMemcpyToSymbolAsync(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6727
 export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1429,10 +1571,11 @@ export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: nu
   const a_kind = M.i32(kind, 'cudaMemcpyToSymbolAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyToSymbolAsync', 'stream');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbolAsync', 'src', 'count');
-  const err = fns().cudaMemcpyToSymbolAsync(a_symbol, a_src, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpyToSymbolAsync ??= L.bind('cudaMemcpyToSymbolAsync'))(a_symbol, a_src, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyFromSymbolAsync: KoffiFunction | undefined;
 /** Copies data from the given symbol on the device */
 // cudaError_t cudaMemcpyFromSymbolAsync(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6778
 export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1443,10 +1586,11 @@ export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: 
   const a_kind = M.i32(kind, 'cudaMemcpyFromSymbolAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyFromSymbolAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbolAsync', 'dst', 'count');
-  const err = fns().cudaMemcpyFromSymbolAsync(a_dst, a_symbol, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpyFromSymbolAsync ??= L.bind('cudaMemcpyFromSymbolAsync'))(a_dst, a_symbol, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemset: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset(void * devPtr, int value, size_t count) — cuda_runtime_api.h:6807
 export function cudaMemset(devPtr: Pointer, value: number, count: number): [E.cudaError_t] {
@@ -1454,10 +1598,11 @@ export function cudaMemset(devPtr: Pointer, value: number, count: number): [E.cu
   const a_value = M.i32(value, 'cudaMemset', 'value');
   const a_count = M.size(count, 'cudaMemset', 'count');
   M.checkExtent(a_devPtr, a_count, 'cudaMemset', 'devPtr', 'count');
-  const err = fns().cudaMemset(a_devPtr, a_value, a_count) as E.cudaError_t;
+  const err = (f_cudaMemset ??= L.bind('cudaMemset'))(a_devPtr, a_value, a_count) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemset2D: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset2D(void * devPtr, size_t pitch, int value, size_t width, size_t height) — cuda_runtime_api.h:6841
 export function cudaMemset2D(devPtr: Pointer, pitch: number, value: number, width: number, height: number): [E.cudaError_t] {
@@ -1467,20 +1612,22 @@ export function cudaMemset2D(devPtr: Pointer, pitch: number, value: number, widt
   const a_width = M.size(width, 'cudaMemset2D', 'width');
   const a_height = M.size(height, 'cudaMemset2D', 'height');
   M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2D', 'devPtr', 'span2D(pitch, width, height)');
-  const err = fns().cudaMemset2D(a_devPtr, a_pitch, a_value, a_width, a_height) as E.cudaError_t;
+  const err = (f_cudaMemset2D ??= L.bind('cudaMemset2D'))(a_devPtr, a_pitch, a_value, a_width, a_height) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemset3D: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) — cuda_runtime_api.h:6887
 export function cudaMemset3D(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrInit, value: number, extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t] {
   const a_pitchedDevPtr = { bytes: X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3D', 'pitchedDevPtr')._u8 };
   const a_value = M.i32(value, 'cudaMemset3D', 'value');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3D', 'extent')._u8 };
-  const err = fns().cudaMemset3D(a_pitchedDevPtr, a_value, a_extent) as E.cudaError_t;
+  const err = (f_cudaMemset3D ??= L.bind('cudaMemset3D'))(a_pitchedDevPtr, a_value, a_extent) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemsetAsync: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemsetAsync(void * devPtr, int value, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6923
 export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1489,10 +1636,11 @@ export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number, s
   const a_count = M.size(count, 'cudaMemsetAsync', 'count');
   const a_stream = M.handle(stream, 'cudaMemsetAsync', 'stream');
   M.checkExtent(a_devPtr, a_count, 'cudaMemsetAsync', 'devPtr', 'count');
-  const err = fns().cudaMemsetAsync(a_devPtr, a_value, a_count, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemsetAsync ??= L.bind('cudaMemsetAsync'))(a_devPtr, a_value, a_count, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemset2DAsync: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset2DAsync(void * devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) — cuda_runtime_api.h:6964
 export function cudaMemset2DAsync(devPtr: Pointer, pitch: number, value: number, width: number, height: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1503,10 +1651,11 @@ export function cudaMemset2DAsync(devPtr: Pointer, pitch: number, value: number,
   const a_height = M.size(height, 'cudaMemset2DAsync', 'height');
   const a_stream = M.handle(stream, 'cudaMemset2DAsync', 'stream');
   M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2DAsync', 'devPtr', 'span2D(pitch, width, height)');
-  const err = fns().cudaMemset2DAsync(a_devPtr, a_pitch, a_value, a_width, a_height, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemset2DAsync ??= L.bind('cudaMemset2DAsync'))(a_devPtr, a_pitch, a_value, a_width, a_height, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemset3DAsync: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream) — cuda_runtime_api.h:7017
 export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrInit, value: number, extent: S.cudaExtent | S.cudaExtentInit, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1514,28 +1663,31 @@ export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitche
   const a_value = M.i32(value, 'cudaMemset3DAsync', 'value');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMemset3DAsync', 'extent')._u8 };
   const a_stream = M.handle(stream, 'cudaMemset3DAsync', 'stream');
-  const err = fns().cudaMemset3DAsync(a_pitchedDevPtr, a_value, a_extent, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemset3DAsync ??= L.bind('cudaMemset3DAsync'))(a_pitchedDevPtr, a_value, a_extent, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetSymbolAddress: KoffiFunction | undefined;
 /** Finds the address associated with a CUDA symbol */
 // cudaError_t cudaGetSymbolAddress(void ** devPtr, const void * symbol) — cuda_runtime_api.h:7045
 export function cudaGetSymbolAddress(symbol: Pointer): [E.cudaError_t, bigint | null] {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolAddress', 'symbol');
-  const err = fns().cudaGetSymbolAddress(K.slot[0], a_symbol) as E.cudaError_t;
+  const err = (f_cudaGetSymbolAddress ??= L.bind('cudaGetSymbolAddress'))(K.slot[0], a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaGetSymbolSize: KoffiFunction | undefined;
 /** Finds the size of the object associated with a CUDA symbol */
 // cudaError_t cudaGetSymbolSize(size_t * size, const void * symbol) — cuda_runtime_api.h:7072
 export function cudaGetSymbolSize(symbol: Pointer): [E.cudaError_t, number | null] {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolSize', 'symbol');
-  const err = fns().cudaGetSymbolSize(K.slot[0], a_symbol) as E.cudaError_t;
+  const err = (f_cudaGetSymbolSize ??= L.bind('cudaGetSymbolSize'))(K.slot[0], a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
 }
 
+let f_cudaMemPrefetchAsync: KoffiFunction | undefined;
 /** Prefetches memory to the specified destination location */
 // cudaError_t cudaMemPrefetchAsync(const void * devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream) — cuda_runtime_api.h:7152
 export function cudaMemPrefetchAsync(devPtr: Pointer, count: number, location: S.cudaMemLocation | S.cudaMemLocationInit, flags: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1545,10 +1697,11 @@ export function cudaMemPrefetchAsync(devPtr: Pointer, count: number, location: S
   const a_flags = M.u32(flags, 'cudaMemPrefetchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemPrefetchAsync', 'stream');
   M.checkExtent(a_devPtr, a_count, 'cudaMemPrefetchAsync', 'devPtr', 'count');
-  const err = fns().cudaMemPrefetchAsync(a_devPtr, a_count, a_location, a_flags, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory prefetches asynchronously */
 // cudaError_t cudaMemPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7193
 export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (number)[], count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1560,10 +1713,11 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (number)[],
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = fns().cudaMemPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemPrefetchBatchAsync ??= L.bind('cudaMemPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemDiscardBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards asynchronously */
 // cudaError_t cudaMemDiscardBatchAsync(void ** dptrs, size_t * sizes, size_t count, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7226
 export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[], sizes: (number)[], count: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1572,10 +1726,11 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[], sizes: (number)[], 
   const a_stream = M.handle(stream, 'cudaMemDiscardBatchAsync', 'stream');
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemDiscardBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemDiscardBatchAsync', n)), true));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = fns().cudaMemDiscardBatchAsync(a_dptrs, a_sizes, a_count, a_flags, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemDiscardBatchAsync ??= L.bind('cudaMemDiscardBatchAsync'))(a_dptrs, a_sizes, a_count, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards and prefetches asynchronously */
 // cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7274
 export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (number)[], count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1587,10 +1742,11 @@ export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
-  const err = fns().cudaMemDiscardAndPrefetchBatchAsync(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemDiscardAndPrefetchBatchAsync ??= L.bind('cudaMemDiscardAndPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemAdvise: KoffiFunction | undefined;
 /** Advise about the usage of a given memory range */
 // cudaError_t cudaMemAdvise(const void * devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) — cuda_runtime_api.h:7399
 export function cudaMemAdvise(devPtr: Pointer, count: number, advice: E.cudaMemoryAdvise, location: S.cudaMemLocation | S.cudaMemLocationInit): [E.cudaError_t] {
@@ -1599,10 +1755,11 @@ export function cudaMemAdvise(devPtr: Pointer, count: number, advice: E.cudaMemo
   const a_advice = M.i32(advice, 'cudaMemAdvise', 'advice');
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemAdvise', 'location');
   M.checkExtent(a_devPtr, a_count, 'cudaMemAdvise', 'devPtr', 'count');
-  const err = fns().cudaMemAdvise(a_devPtr, a_count, a_advice, a_location) as E.cudaError_t;
+  const err = (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, a_location) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemRangeGetAttribute: KoffiFunction | undefined;
 /** Query an attribute of a given memory range */
 // cudaError_t cudaMemRangeGetAttribute(void * data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void * devPtr, size_t count) — cuda_runtime_api.h:7481
 export function cudaMemRangeGetAttribute(dataSize: number, attribute: E.cudaMemRangeAttribute, devPtr: Pointer, count: number): [E.cudaError_t, number | number[] | null] {
@@ -1611,11 +1768,12 @@ export function cudaMemRangeGetAttribute(dataSize: number, attribute: E.cudaMemR
   const a_devPtr = M.pointer(devPtr, 'cudaMemRangeGetAttribute', 'devPtr');
   const a_count = M.size(count, 'cudaMemRangeGetAttribute', 'count');
   const a_data = M.bytes(Math.max(4, a_dataSize));
-  const err = fns().cudaMemRangeGetAttribute(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.cudaError_t;
+  const err = (f_cudaMemRangeGetAttribute ??= L.bind('cudaMemRangeGetAttribute'))(a_data, a_dataSize, a_attribute, a_devPtr, a_count) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.rangeAttrOut(a_data, a_attribute, a_dataSize)];
 }
 
+let f_cudaMemRangeGetAttributes: KoffiFunction | undefined;
 /** Query attributes of a given memory range. */
 // cudaError_t cudaMemRangeGetAttributes(void ** data, size_t * dataSizes, enum cudaMemRangeAttribute * attributes, size_t numAttributes, const void * devPtr, size_t count) — cuda_runtime_api.h:7524
 export function cudaMemRangeGetAttributes(data: (Pointer)[], dataSizes: (number)[], attributes: (E.cudaMemRangeAttribute)[], numAttributes: number, devPtr: Pointer, count: number): [E.cudaError_t] {
@@ -1626,10 +1784,11 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[], dataSizes: (number)
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cudaMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cudaMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   M.checkExtent(a_devPtr, a_count, 'cudaMemRangeGetAttributes', 'devPtr', 'count');
-  const err = fns().cudaMemRangeGetAttributes(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.cudaError_t;
+  const err = (f_cudaMemRangeGetAttributes ??= L.bind('cudaMemRangeGetAttributes'))(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7584
 export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1640,10 +1799,11 @@ export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number, hO
   const a_count = M.size(count, 'cudaMemcpyToArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyToArray', 'kind');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToArray', 'src', 'count');
-  const err = fns().cudaMemcpyToArray(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpyToArray ??= L.bind('cudaMemcpyToArray'))(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyFromArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyFromArray(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7626
 export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOffset: number, hOffset: number, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1654,10 +1814,11 @@ export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOf
   const a_count = M.size(count, 'cudaMemcpyFromArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyFromArray', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArray', 'dst', 'count');
-  const err = fns().cudaMemcpyFromArray(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpyFromArray ??= L.bind('cudaMemcpyFromArray'))(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyArrayToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7669
 export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number, hOffsetDst: number, src: H.cudaArray_t | null, wOffsetSrc: number, hOffsetSrc: number, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -1669,10 +1830,11 @@ export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: nu
   const a_hOffsetSrc = M.size(hOffsetSrc, 'cudaMemcpyArrayToArray', 'hOffsetSrc');
   const a_count = M.size(count, 'cudaMemcpyArrayToArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyArrayToArray', 'kind');
-  const err = fns().cudaMemcpyArrayToArray(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_count, a_kind) as E.cudaError_t;
+  const err = (f_cudaMemcpyArrayToArray ??= L.bind('cudaMemcpyArrayToArray'))(a_dst, a_wOffsetDst, a_hOffsetDst, a_src, a_wOffsetSrc, a_hOffsetSrc, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyToArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7720
 export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, count: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1684,10 +1846,11 @@ export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: numbe
   const a_kind = M.i32(kind, 'cudaMemcpyToArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyToArrayAsync', 'stream');
   M.checkExtent(a_src, a_count, 'cudaMemcpyToArrayAsync', 'src', 'count');
-  const err = fns().cudaMemcpyToArrayAsync(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpyToArrayAsync ??= L.bind('cudaMemcpyToArrayAsync'))(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemcpyFromArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyFromArrayAsync(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7770
 export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null, wOffset: number, hOffset: number, count: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
@@ -1699,136 +1862,150 @@ export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null
   const a_kind = M.i32(kind, 'cudaMemcpyFromArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyFromArrayAsync', 'stream');
   M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArrayAsync', 'dst', 'count');
-  const err = fns().cudaMemcpyFromArrayAsync(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind, a_stream) as E.cudaError_t;
+  const err = (f_cudaMemcpyFromArrayAsync ??= L.bind('cudaMemcpyFromArrayAsync'))(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMallocAsync: KoffiFunction | undefined;
 /** Allocates memory with stream ordered semantics */
 // cudaError_t cudaMallocAsync(void ** devPtr, size_t size, cudaStream_t hStream) — cuda_runtime_api.h:7839
 export function cudaMallocAsync(size: number, hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocAsync', 'size');
   const a_hStream = M.handle(hStream, 'cudaMallocAsync', 'hStream');
-  const err = fns().cudaMallocAsync(K.slot[0], a_size, a_hStream) as E.cudaError_t;
+  const err = (f_cudaMallocAsync ??= L.bind('cudaMallocAsync'))(K.slot[0], a_size, a_hStream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaFreeAsync: KoffiFunction | undefined;
 /** Frees memory with stream ordered semantics */
 // cudaError_t cudaFreeAsync(void * devPtr, cudaStream_t hStream) — cuda_runtime_api.h:7865
 export function cudaFreeAsync(devPtr: Pointer, hStream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaFreeAsync', 'devPtr');
   const a_hStream = M.handle(hStream, 'cudaFreeAsync', 'hStream');
-  const err = fns().cudaFreeAsync(a_devPtr, a_hStream) as E.cudaError_t;
+  const err = (f_cudaFreeAsync ??= L.bind('cudaFreeAsync'))(a_devPtr, a_hStream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemPoolTrimTo: KoffiFunction | undefined;
 /** Tries to release memory back to the OS */
 // cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) — cuda_runtime_api.h:7890
 export function cudaMemPoolTrimTo(memPool: H.cudaMemPool_t | null, minBytesToKeep: number): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolTrimTo', 'memPool');
   const a_minBytesToKeep = M.size(minBytesToKeep, 'cudaMemPoolTrimTo', 'minBytesToKeep');
-  const err = fns().cudaMemPoolTrimTo(a_memPool, a_minBytesToKeep) as E.cudaError_t;
+  const err = (f_cudaMemPoolTrimTo ??= L.bind('cudaMemPoolTrimTo'))(a_memPool, a_minBytesToKeep) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemPoolSetAttribute: KoffiFunction | undefined;
 /** Sets attributes of a memory pool */
 // cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void * value) — cuda_runtime_api.h:7934
 export function cudaMemPoolSetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr, value: number | bigint): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAttribute', 'memPool');
   const a_attr = M.i32(attr, 'cudaMemPoolSetAttribute', 'attr');
   X.attrIn(memPoolAttr, a_attr, value, 0, 'cudaMemPoolSetAttribute', 'value');
-  const err = fns().cudaMemPoolSetAttribute(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaMemPoolSetAttribute ??= L.bind('cudaMemPoolSetAttribute'))(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemPoolGetAttribute: KoffiFunction | undefined;
 /** Gets attributes of a memory pool */
 // cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void * value) — cuda_runtime_api.h:7982
 export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr): [E.cudaError_t, number | bigint | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAttribute', 'memPool');
   const a_attr = M.i32(attr, 'cudaMemPoolGetAttribute', 'attr');
-  const err = fns().cudaMemPoolGetAttribute(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaMemPoolGetAttribute ??= L.bind('cudaMemPoolGetAttribute'))(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(memPoolAttr, a_attr, 0)];
 }
 
+let f_cudaMemPoolSetAccess: KoffiFunction | undefined;
 /** Controls visibility of pools between devices */
 // cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc * descList, size_t count) — cuda_runtime_api.h:7997
 export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: (S.cudaMemAccessDesc | S.cudaMemAccessDescInit)[], count: number): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAccess', 'memPool');
   const a_count = M.size(count, 'cudaMemPoolSetAccess', 'count');
   const a_descList = X.packArray(descList, a_count, 12, 'cudaMemPoolSetAccess', 'descList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemAccessDesc, n));
-  const err = fns().cudaMemPoolSetAccess(a_memPool, a_descList, a_count) as E.cudaError_t;
+  const err = (f_cudaMemPoolSetAccess ??= L.bind('cudaMemPoolSetAccess'))(a_memPool, a_descList, a_count) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemPoolGetAccess: KoffiFunction | undefined;
 /** Returns the accessibility of a pool from a device */
 // cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags * flags, cudaMemPool_t memPool, struct cudaMemLocation * location) — cuda_runtime_api.h:8010
 export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: S.cudaMemLocation | S.cudaMemLocationInit | null): [E.cudaError_t, E.cudaMemAccessFlags | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemPoolGetAccess', 'location');
-  const err = fns().cudaMemPoolGetAccess(K.slot[0], a_memPool, a_location) as E.cudaError_t;
+  const err = (f_cudaMemPoolGetAccess ??= L.bind('cudaMemPoolGetAccess'))(K.slot[0], a_memPool, a_location) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaMemAccessFlags];
 }
 
+let f_cudaMemPoolCreate: KoffiFunction | undefined;
 /** Creates a memory pool */
 // cudaError_t cudaMemPoolCreate(cudaMemPool_t * memPool, const struct cudaMemPoolProps * poolProps) — cuda_runtime_api.h:8061
 export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolPropsInit | null): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_poolProps = X.structArg(poolProps, S.cudaMemPoolProps, 'cudaMemPoolCreate', 'poolProps');
-  const err = fns().cudaMemPoolCreate(K.slot[0], a_poolProps) as E.cudaError_t;
+  const err = (f_cudaMemPoolCreate ??= L.bind('cudaMemPoolCreate'))(K.slot[0], a_poolProps) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
+let f_cudaMemPoolDestroy: KoffiFunction | undefined;
 /** Destroys the specified memory pool */
 // cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) — cuda_runtime_api.h:8083
 export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolDestroy', 'memPool');
-  const err = fns().cudaMemPoolDestroy(a_memPool) as E.cudaError_t;
+  const err = (f_cudaMemPoolDestroy ??= L.bind('cudaMemPoolDestroy'))(a_memPool) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default memory pool for a given location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * */
 // cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8102
 export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetDefaultMemPool', 'type');
-  const err = fns().cudaMemGetDefaultMemPool(K.slot[0], a_location, a_type) as E.cudaError_t;
+  const err = (f_cudaMemGetDefaultMemPool ??= L.bind('cudaMemGetDefaultMemPool'))(K.slot[0], a_location, a_type) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
+let f_cudaMemGetMemPool: KoffiFunction | undefined;
 /** Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * Returns the last pool provided to::cudaMemSetMemPool or::cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if::cudaMemSetMemPool or::cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with::cudaDeviceSetMemPool. * * */
 // cudaError_t cudaMemGetMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8125
 export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetMemPool', 'type');
-  const err = fns().cudaMemGetMemPool(K.slot[0], a_location, a_type) as E.cudaError_t;
+  const err = (f_cudaMemGetMemPool ??= L.bind('cudaMemGetMemPool'))(K.slot[0], a_location, a_type) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
+let f_cudaMemSetMemPool: KoffiFunction | undefined;
 /** Sets the current memory pool for a memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool. * If the location type or index don't match, the call returns::cudaErrorInvalidValue. * The type of memory pool should also match the parameter allocType. Else the call returns::cudaErrorInvalidValue. * By default, a memory location's current memory pool is its default memory pool. * If the location type is::cudaMemLocationTypeDevice and the allocation type is::cudaMemAllocationTypePinned, then * this API is the equivalent of calling::cudaDeviceSetMemPool with the location id as the device. * For further details on the implications, please refer to the documentation for::cudaDeviceSetMemPool. * * */
 // cudaError_t cudaMemSetMemPool(struct cudaMemLocation * location, enum cudaMemAllocationType type, cudaMemPool_t memPool) — cuda_runtime_api.h:8153
 export function cudaMemSetMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType, memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemSetMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemSetMemPool', 'type');
   const a_memPool = M.handle(memPool, 'cudaMemSetMemPool', 'memPool');
-  const err = fns().cudaMemSetMemPool(a_location, a_type, a_memPool) as E.cudaError_t;
+  const err = (f_cudaMemSetMemPool ??= L.bind('cudaMemSetMemPool'))(a_location, a_type, a_memPool) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMallocFromPoolAsync: KoffiFunction | undefined;
 /** Allocates memory from a specified pool with stream ordered semantics. */
 // cudaError_t cudaMallocFromPoolAsync(void ** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) — cuda_runtime_api.h:8189
 export function cudaMallocFromPoolAsync(size: number, memPool: H.cudaMemPool_t | null, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocFromPoolAsync', 'size');
   const a_memPool = M.handle(memPool, 'cudaMallocFromPoolAsync', 'memPool');
   const a_stream = M.handle(stream, 'cudaMallocFromPoolAsync', 'stream');
-  const err = fns().cudaMallocFromPoolAsync(K.slot[0], a_size, a_memPool, a_stream) as E.cudaError_t;
+  const err = (f_cudaMallocFromPoolAsync ??= L.bind('cudaMallocFromPoolAsync'))(K.slot[0], a_size, a_memPool, a_stream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaMemPoolExportToShareableHandle: KoffiFunction | undefined;
 /** Exports a memory pool to the requested handle type. */
 // cudaError_t cudaMemPoolExportToShareableHandle(void * shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags) — cuda_runtime_api.h:8214
 export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, memPool: H.cudaMemPool_t | null, handleType: E.cudaMemAllocationHandleType, flags: number): [E.cudaError_t] {
@@ -1836,154 +2013,170 @@ export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, mem
   const a_memPool = M.handle(memPool, 'cudaMemPoolExportToShareableHandle', 'memPool');
   const a_handleType = M.i32(handleType, 'cudaMemPoolExportToShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolExportToShareableHandle', 'flags');
-  const err = fns().cudaMemPoolExportToShareableHandle(a_shareableHandle, a_memPool, a_handleType, a_flags) as E.cudaError_t;
+  const err = (f_cudaMemPoolExportToShareableHandle ??= L.bind('cudaMemPoolExportToShareableHandle'))(a_shareableHandle, a_memPool, a_handleType, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaMemPoolImportFromShareableHandle: KoffiFunction | undefined;
 /** imports a memory pool from a shared handle. */
 // cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t * memPool, void * shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags) — cuda_runtime_api.h:8241
 export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, handleType: E.cudaMemAllocationHandleType, flags: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_shareableHandle = M.pointer(shareableHandle, 'cudaMemPoolImportFromShareableHandle', 'shareableHandle');
   const a_handleType = M.i32(handleType, 'cudaMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolImportFromShareableHandle', 'flags');
-  const err = fns().cudaMemPoolImportFromShareableHandle(K.slot[0], a_shareableHandle, a_handleType, a_flags) as E.cudaError_t;
+  const err = (f_cudaMemPoolImportFromShareableHandle ??= L.bind('cudaMemPoolImportFromShareableHandle'))(K.slot[0], a_shareableHandle, a_handleType, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMemPool_t];
 }
 
+let f_cudaMemPoolExportPointer: KoffiFunction | undefined;
 /** Export data to share a memory pool allocation between processes. */
 // cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData * exportData, void * ptr) — cuda_runtime_api.h:8264
 export function cudaMemPoolExportPointer(ptr: Pointer): [E.cudaError_t, S.cudaMemPoolPtrExportData | null] {
   const a_ptr = M.pointer(ptr, 'cudaMemPoolExportPointer', 'ptr');
   const a_exportData = new S.cudaMemPoolPtrExportData();
-  const err = fns().cudaMemPoolExportPointer(a_exportData._u8, a_ptr) as E.cudaError_t;
+  const err = (f_cudaMemPoolExportPointer ??= L.bind('cudaMemPoolExportPointer'))(a_exportData._u8, a_ptr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_exportData];
 }
 
+let f_cudaMemPoolImportPointer: KoffiFunction | undefined;
 /** Import a memory pool allocation from another process. */
 // cudaError_t cudaMemPoolImportPointer(void ** ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData * exportData) — cuda_runtime_api.h:8293
 export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, exportData: S.cudaMemPoolPtrExportData | S.cudaMemPoolPtrExportDataInit | null): [E.cudaError_t, bigint | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolImportPointer', 'memPool');
   const a_exportData = X.structArg(exportData, S.cudaMemPoolPtrExportData, 'cudaMemPoolImportPointer', 'exportData');
-  const err = fns().cudaMemPoolImportPointer(K.slot[0], a_memPool, a_exportData) as E.cudaError_t;
+  const err = (f_cudaMemPoolImportPointer ??= L.bind('cudaMemPoolImportPointer'))(K.slot[0], a_memPool, a_exportData) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaPointerGetAttributes: KoffiFunction | undefined;
 /** Returns attributes about a specified pointer */
 // cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes * attributes, const void * ptr) — cuda_runtime_api.h:8446
 export function cudaPointerGetAttributes(ptr: Pointer): [E.cudaError_t, S.cudaPointerAttributes | null] {
   const a_ptr = M.pointer(ptr, 'cudaPointerGetAttributes', 'ptr');
   const a_attributes = new S.cudaPointerAttributes();
-  const err = fns().cudaPointerGetAttributes(a_attributes._u8, a_ptr) as E.cudaError_t;
+  const err = (f_cudaPointerGetAttributes ??= L.bind('cudaPointerGetAttributes'))(a_attributes._u8, a_ptr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_attributes];
 }
 
+let f_cudaDeviceCanAccessPeer: KoffiFunction | undefined;
 /** Queries if a device may directly access a peer device's memory. */
 // cudaError_t cudaDeviceCanAccessPeer(int * canAccessPeer, int device, int peerDevice) — cuda_runtime_api.h:8487
 export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): [E.cudaError_t, number | null] {
   const a_device = M.i32(device, 'cudaDeviceCanAccessPeer', 'device');
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceCanAccessPeer', 'peerDevice');
-  const err = fns().cudaDeviceCanAccessPeer(K.slot[0], a_device, a_peerDevice) as E.cudaError_t;
+  const err = (f_cudaDeviceCanAccessPeer ??= L.bind('cudaDeviceCanAccessPeer'))(K.slot[0], a_device, a_peerDevice) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaDeviceEnablePeerAccess: KoffiFunction | undefined;
 /** Enables direct access to memory allocations on a peer device. */
 // cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) — cuda_runtime_api.h:8529
 export function cudaDeviceEnablePeerAccess(peerDevice: number, flags: number): [E.cudaError_t] {
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceEnablePeerAccess', 'peerDevice');
   const a_flags = M.u32(flags, 'cudaDeviceEnablePeerAccess', 'flags');
-  const err = fns().cudaDeviceEnablePeerAccess(a_peerDevice, a_flags) as E.cudaError_t;
+  const err = (f_cudaDeviceEnablePeerAccess ??= L.bind('cudaDeviceEnablePeerAccess'))(a_peerDevice, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceDisablePeerAccess: KoffiFunction | undefined;
 /** Disables direct access to memory allocations on a peer device. */
 // cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) — cuda_runtime_api.h:8551
 export function cudaDeviceDisablePeerAccess(peerDevice: number): [E.cudaError_t] {
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceDisablePeerAccess', 'peerDevice');
-  const err = fns().cudaDeviceDisablePeerAccess(a_peerDevice) as E.cudaError_t;
+  const err = (f_cudaDeviceDisablePeerAccess ??= L.bind('cudaDeviceDisablePeerAccess'))(a_peerDevice) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphicsUnregisterResource: KoffiFunction | undefined;
 /** Unregisters a graphics resource for access by CUDA */
 // cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource) — cuda_runtime_api.h:8615
 export function cudaGraphicsUnregisterResource(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t] {
   const a_resource = M.handle(resource, 'cudaGraphicsUnregisterResource', 'resource');
-  const err = fns().cudaGraphicsUnregisterResource(a_resource) as E.cudaError_t;
+  const err = (f_cudaGraphicsUnregisterResource ??= L.bind('cudaGraphicsUnregisterResource'))(a_resource) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphicsResourceSetMapFlags: KoffiFunction | undefined;
 /** Set usage flags for mapping a graphics resource */
 // cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags) — cuda_runtime_api.h:8650
 export function cudaGraphicsResourceSetMapFlags(resource: H.cudaGraphicsResource_t | null, flags: number): [E.cudaError_t] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceSetMapFlags', 'resource');
   const a_flags = M.u32(flags, 'cudaGraphicsResourceSetMapFlags', 'flags');
-  const err = fns().cudaGraphicsResourceSetMapFlags(a_resource, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphicsResourceSetMapFlags ??= L.bind('cudaGraphicsResourceSetMapFlags'))(a_resource, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphicsMapResources: KoffiFunction | undefined;
 /** Map graphics resources for access by CUDA */
 // cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8689
 export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[], stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsMapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsMapResources', 'stream');
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphicsMapResources(a_count, a_resources, a_stream) as E.cudaError_t;
+  const err = (f_cudaGraphicsMapResources ??= L.bind('cudaGraphicsMapResources'))(a_count, a_resources, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphicsUnmapResources: KoffiFunction | undefined;
 /** Unmap graphics resources. */
 // cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8724
 export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[], stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsUnmapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsUnmapResources', 'stream');
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphicsUnmapResources(a_count, a_resources, a_stream) as E.cudaError_t;
+  const err = (f_cudaGraphicsUnmapResources ??= L.bind('cudaGraphicsUnmapResources'))(a_count, a_resources, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
 /** Get an device pointer through which to access a mapped graphics resource. */
 // cudaError_t cudaGraphicsResourceGetMappedPointer(void ** devPtr, size_t * size, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8756
 export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, bigint | null, number | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedPointer', 'resource');
-  const err = fns().cudaGraphicsResourceGetMappedPointer(K.slot[0], K.slot[1], a_resource) as E.cudaError_t;
+  const err = (f_cudaGraphicsResourceGetMappedPointer ??= L.bind('cudaGraphicsResourceGetMappedPointer'))(K.slot[0], K.slot[1], a_resource) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cudaGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
 /** Get an array through which to access a subresource of a mapped graphics resource. */
 // cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t * array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel) — cuda_runtime_api.h:8794
 export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsResource_t | null, arrayIndex: number, mipLevel: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsSubResourceGetMappedArray', 'resource');
   const a_arrayIndex = M.u32(arrayIndex, 'cudaGraphicsSubResourceGetMappedArray', 'arrayIndex');
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsSubResourceGetMappedArray', 'mipLevel');
-  const err = fns().cudaGraphicsSubResourceGetMappedArray(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.cudaError_t;
+  const err = (f_cudaGraphicsSubResourceGetMappedArray ??= L.bind('cudaGraphicsSubResourceGetMappedArray'))(K.slot[0], a_resource, a_arrayIndex, a_mipLevel) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaArray_t];
 }
 
+let f_cudaGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Get a mipmapped array through which to access a mapped graphics resource. */
 // cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t * mipmappedArray, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8823
 export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedMipmappedArray', 'resource');
-  const err = fns().cudaGraphicsResourceGetMappedMipmappedArray(K.slot[0], a_resource) as E.cudaError_t;
+  const err = (f_cudaGraphicsResourceGetMappedMipmappedArray ??= L.bind('cudaGraphicsResourceGetMappedMipmappedArray'))(K.slot[0], a_resource) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaMipmappedArray_t];
 }
 
+let f_cudaGetChannelDesc: KoffiFunction | undefined;
 /** Get the channel descriptor of an array */
 // cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc * desc, cudaArray_const_t array) — cuda_runtime_api.h:8858
 export function cudaGetChannelDesc(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaChannelFormatDesc | null] {
   const a_array = M.handle(array, 'cudaGetChannelDesc', 'array');
   const a_desc = new S.cudaChannelFormatDesc();
-  const err = fns().cudaGetChannelDesc(a_desc._u8, a_array) as E.cudaError_t;
+  const err = (f_cudaGetChannelDesc ??= L.bind('cudaGetChannelDesc'))(a_desc._u8, a_array) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_desc];
 }
 
+let f_cudaCreateChannelDesc: KoffiFunction | undefined;
 /** Returns a channel descriptor using the specified format */
 // struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) — cuda_runtime_api.h:8888
 export function cudaCreateChannelDesc(x: number, y: number, z: number, w: number, f: E.cudaChannelFormatKind): [E.cudaError_t, S.cudaChannelFormatDesc] {
@@ -1992,129 +2185,143 @@ export function cudaCreateChannelDesc(x: number, y: number, z: number, w: number
   const a_z = M.i32(z, 'cudaCreateChannelDesc', 'z');
   const a_w = M.i32(w, 'cudaCreateChannelDesc', 'w');
   const a_f = M.i32(f, 'cudaCreateChannelDesc', 'f');
-  const v = fns().cudaCreateChannelDesc(a_x, a_y, a_z, a_w, a_f);
+  const v = (f_cudaCreateChannelDesc ??= L.bind('cudaCreateChannelDesc'))(a_x, a_y, a_z, a_w, a_f);
   return [E.cudaError_t.cudaSuccess, X.fromBytes(S.cudaChannelFormatDesc, v.bytes)];
 }
 
+let f_cudaCreateTextureObject: KoffiFunction | undefined;
 /** Creates a texture object */
 // cudaError_t cudaCreateTextureObject(cudaTextureObject_t * pTexObject, const struct cudaResourceDesc * pResDesc, const struct cudaTextureDesc * pTexDesc, const struct cudaResourceViewDesc * pResViewDesc) — cuda_runtime_api.h:9113
 export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null, pTexDesc: S.cudaTextureDesc | S.cudaTextureDescInit | null, pResViewDesc: S.cudaResourceViewDesc | S.cudaResourceViewDescInit | null): [E.cudaError_t, H.cudaTextureObject_t | null] {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateTextureObject', 'pResDesc');
   const a_pTexDesc = X.structArg(pTexDesc, S.cudaTextureDesc, 'cudaCreateTextureObject', 'pTexDesc');
   const a_pResViewDesc = X.structArg(pResViewDesc, S.cudaResourceViewDesc, 'cudaCreateTextureObject', 'pResViewDesc');
-  const err = fns().cudaCreateTextureObject(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.cudaError_t;
+  const err = (f_cudaCreateTextureObject ??= L.bind('cudaCreateTextureObject'))(K.slot[0], a_pResDesc, a_pTexDesc, a_pResViewDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaTextureObject_t];
 }
 
+let f_cudaDestroyTextureObject: KoffiFunction | undefined;
 /** Destroys a texture object */
 // cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) — cuda_runtime_api.h:9133
 export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null): [E.cudaError_t] {
   const a_texObject = (M.handle(texObject, 'cudaDestroyTextureObject', 'texObject') ?? 0n);
-  const err = fns().cudaDestroyTextureObject(a_texObject) as E.cudaError_t;
+  const err = (f_cudaDestroyTextureObject ??= L.bind('cudaDestroyTextureObject'))(a_texObject) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetTextureObjectResourceDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource descriptor */
 // cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9153
 export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
-  const err = fns().cudaGetTextureObjectResourceDesc(a_pResDesc._u8, a_texObject) as E.cudaError_t;
+  const err = (f_cudaGetTextureObjectResourceDesc ??= L.bind('cudaGetTextureObjectResourceDesc'))(a_pResDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pResDesc];
 }
 
+let f_cudaGetTextureObjectTextureDesc: KoffiFunction | undefined;
 /** Returns a texture object's texture descriptor */
 // cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc * pTexDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9173
 export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaTextureDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.cudaTextureDesc();
-  const err = fns().cudaGetTextureObjectTextureDesc(a_pTexDesc._u8, a_texObject) as E.cudaError_t;
+  const err = (f_cudaGetTextureObjectTextureDesc ??= L.bind('cudaGetTextureObjectTextureDesc'))(a_pTexDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pTexDesc];
 }
 
+let f_cudaGetTextureObjectResourceViewDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource view descriptor */
 // cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc * pResViewDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9194
 export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceViewDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.cudaResourceViewDesc();
-  const err = fns().cudaGetTextureObjectResourceViewDesc(a_pResViewDesc._u8, a_texObject) as E.cudaError_t;
+  const err = (f_cudaGetTextureObjectResourceViewDesc ??= L.bind('cudaGetTextureObjectResourceViewDesc'))(a_pResViewDesc._u8, a_texObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pResViewDesc];
 }
 
+let f_cudaCreateSurfaceObject: KoffiFunction | undefined;
 /** Creates a surface object */
 // cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t * pSurfObject, const struct cudaResourceDesc * pResDesc) — cuda_runtime_api.h:9239
 export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null): [E.cudaError_t, H.cudaSurfaceObject_t | null] {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateSurfaceObject', 'pResDesc');
-  const err = fns().cudaCreateSurfaceObject(K.slot[0], a_pResDesc) as E.cudaError_t;
+  const err = (f_cudaCreateSurfaceObject ??= L.bind('cudaCreateSurfaceObject'))(K.slot[0], a_pResDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaSurfaceObject_t];
 }
 
+let f_cudaDestroySurfaceObject: KoffiFunction | undefined;
 /** Destroys a surface object */
 // cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9259
 export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t] {
   const a_surfObject = (M.handle(surfObject, 'cudaDestroySurfaceObject', 'surfObject') ?? 0n);
-  const err = fns().cudaDestroySurfaceObject(a_surfObject) as E.cudaError_t;
+  const err = (f_cudaDestroySurfaceObject ??= L.bind('cudaDestroySurfaceObject'))(a_surfObject) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetSurfaceObjectResourceDesc: KoffiFunction | undefined;
 /** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by */
 // cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9278
 export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
   const a_surfObject = (M.handle(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
-  const err = fns().cudaGetSurfaceObjectResourceDesc(a_pResDesc._u8, a_surfObject) as E.cudaError_t;
+  const err = (f_cudaGetSurfaceObjectResourceDesc ??= L.bind('cudaGetSurfaceObjectResourceDesc'))(a_pResDesc._u8, a_surfObject) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pResDesc];
 }
 
+let f_cudaDriverGetVersion: KoffiFunction | undefined;
 /** Returns the latest version of CUDA supported by the driver */
 // cudaError_t cudaDriverGetVersion(int * driverVersion) — cuda_runtime_api.h:9312
 export function cudaDriverGetVersion(): [E.cudaError_t, number | null] {
-  const err = fns().cudaDriverGetVersion(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaDriverGetVersion ??= L.bind('cudaDriverGetVersion'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaRuntimeGetVersion: KoffiFunction | undefined;
 /** Returns the CUDA Runtime version */
 // cudaError_t cudaRuntimeGetVersion(int * runtimeVersion) — cuda_runtime_api.h:9341
 export function cudaRuntimeGetVersion(): [E.cudaError_t, number | null] {
-  const err = fns().cudaRuntimeGetVersion(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaRuntimeGetVersion ??= L.bind('cudaRuntimeGetVersion'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaLogsRegisterCallback: KoffiFunction | undefined;
 /** Register a callback function to receive error log messages */
 // cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void * userData, cudaLogsCallbackHandle * callback_out) — cuda_runtime_api.h:9378
 export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): [E.cudaError_t, H.cudaLogsCallbackHandle | null] {
   const a_callbackFunc = M.handle(callbackFunc, 'cudaLogsRegisterCallback', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaLogsRegisterCallback', 'userData');
-  const err = fns().cudaLogsRegisterCallback(a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaLogsRegisterCallback ??= L.bind('cudaLogsRegisterCallback'))(a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaLogsCallbackHandle];
 }
 
+let f_cudaLogsUnregisterCallback: KoffiFunction | undefined;
 /** Unregister a log message callback */
 // cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) — cuda_runtime_api.h:9389
 export function cudaLogsUnregisterCallback(callback: H.cudaLogsCallbackHandle | null): [E.cudaError_t] {
   const a_callback = M.handle(callback, 'cudaLogsUnregisterCallback', 'callback');
-  const err = fns().cudaLogsUnregisterCallback(a_callback) as E.cudaError_t;
+  const err = (f_cudaLogsUnregisterCallback ??= L.bind('cudaLogsUnregisterCallback'))(a_callback) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaLogsCurrent: KoffiFunction | undefined;
 /** Sets log iterator to point to the end of log buffer, where the next message would be written. */
 // cudaError_t cudaLogsCurrent(cudaLogIterator * iterator_out, unsigned int flags) — cuda_runtime_api.h:9401
 export function cudaLogsCurrent(flags: number): [E.cudaError_t, number | null] {
   const a_flags = M.u32(flags, 'cudaLogsCurrent', 'flags');
-  const err = fns().cudaLogsCurrent(K.slot[0], a_flags) as E.cudaError_t;
+  const err = (f_cudaLogsCurrent ??= L.bind('cudaLogsCurrent'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cudaLogsDumpToFile: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a file */
 // cudaError_t cudaLogsDumpToFile(cudaLogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda_runtime_api.h:9425
 export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: number): [E.cudaError_t, number | null] {
@@ -2122,11 +2329,12 @@ export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: 
   K.U32[0] = a_iterator;
   const a_pathToFile = M.str(pathToFile, 'cudaLogsDumpToFile', 'pathToFile');
   const a_flags = M.u32(flags, 'cudaLogsDumpToFile', 'flags');
-  const err = fns().cudaLogsDumpToFile(K.slot[0], a_pathToFile, a_flags) as E.cudaError_t;
+  const err = (f_cudaLogsDumpToFile ??= L.bind('cudaLogsDumpToFile'))(K.slot[0], a_pathToFile, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cudaLogsDumpToMemory: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a buffer */
 // cudaError_t cudaLogsDumpToMemory(cudaLogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda_runtime_api.h:9461
 export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: number, flags: number): [E.cudaError_t, number | null, number | null] {
@@ -2137,20 +2345,22 @@ export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: nu
   { const x = a_size; K.U32[2] = x % 4294967296; K.U32[3] = Math.floor(x / 4294967296); }
   const a_flags = M.u32(flags, 'cudaLogsDumpToMemory', 'flags');
   M.checkExtent(a_buffer, a_size, 'cudaLogsDumpToMemory', 'buffer', 'size');
-  const err = fns().cudaLogsDumpToMemory(K.slot[0], a_buffer, K.slot[1], a_flags) as E.cudaError_t;
+  const err = (f_cudaLogsDumpToMemory ??= L.bind('cudaLogsDumpToMemory'))(K.slot[0], a_buffer, K.slot[1], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.readSize(1)];
 }
 
+let f_cudaGraphCreate: KoffiFunction | undefined;
 /** Creates a graph */
 // cudaError_t cudaGraphCreate(cudaGraph_t * pGraph, unsigned int flags) — cuda_runtime_api.h:9508
 export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_flags = M.u32(flags, 'cudaGraphCreate', 'flags');
-  const err = fns().cudaGraphCreate(K.slot[0], a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphCreate ??= L.bind('cudaGraphCreate'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
+let f_cudaGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9607
 export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2158,60 +2368,66 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddKernelNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphAddKernelNode', 'pNodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddKernelNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddKernelNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddKernelNode ??= L.bind('cudaGraphAddKernelNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphKernelNodeGetParams: KoffiFunction | undefined;
 /** Returns a kernel node's parameters */
 // cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9640
 export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaKernelNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphKernelNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaKernelNodeParams();
-  const err = fns().cudaGraphKernelNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = (f_cudaGraphKernelNodeGetParams ??= L.bind('cudaGraphKernelNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
 
+let f_cudaGraphKernelNodeSetParams: KoffiFunction | undefined;
 /** Sets a kernel node's parameters */
 // cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9667
 export function cudaGraphKernelNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphKernelNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphKernelNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphKernelNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphKernelNodeSetParams ??= L.bind('cudaGraphKernelNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphKernelNodeCopyAttributes: KoffiFunction | undefined;
 /** Copies attributes from source node to destination node. */
 // cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) — cuda_runtime_api.h:9687
 export function cudaGraphKernelNodeCopyAttributes(hDst: H.cudaGraphNode_t | null, hSrc: H.cudaGraphNode_t | null): [E.cudaError_t] {
   const a_hDst = M.handle(hDst, 'cudaGraphKernelNodeCopyAttributes', 'hDst');
   const a_hSrc = M.handle(hSrc, 'cudaGraphKernelNodeCopyAttributes', 'hSrc');
-  const err = fns().cudaGraphKernelNodeCopyAttributes(a_hDst, a_hSrc) as E.cudaError_t;
+  const err = (f_cudaGraphKernelNodeCopyAttributes ??= L.bind('cudaGraphKernelNodeCopyAttributes'))(a_hDst, a_hSrc) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphKernelNodeGetAttribute: KoffiFunction | undefined;
 /** Queries node attribute. */
 // cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:9710
 export function cudaGraphKernelNodeGetAttribute(hNode: H.cudaGraphNode_t | null, attr: E.cudaLaunchAttributeID): [E.cudaError_t, S.cudaLaunchAttributeValue | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphKernelNodeGetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cudaGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
-  const err = fns().cudaGraphKernelNodeGetAttribute(a_hNode, a_attr, a_value_out._u8) as E.cudaError_t;
+  const err = (f_cudaGraphKernelNodeGetAttribute ??= L.bind('cudaGraphKernelNodeGetAttribute'))(a_hNode, a_attr, a_value_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_value_out];
 }
 
+let f_cudaGraphKernelNodeSetAttribute: KoffiFunction | undefined;
 /** Sets node attribute. */
 // cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue * value) — cuda_runtime_api.h:9734
 export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null, attr: E.cudaLaunchAttributeID, value: S.cudaLaunchAttributeValue | S.cudaLaunchAttributeValueInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphKernelNodeSetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cudaGraphKernelNodeSetAttribute', 'attr');
   const a_value = X.structArg(value, S.cudaLaunchAttributeValue, 'cudaGraphKernelNodeSetAttribute', 'value');
-  const err = fns().cudaGraphKernelNodeSetAttribute(a_hNode, a_attr, a_value) as E.cudaError_t;
+  const err = (f_cudaGraphKernelNodeSetAttribute ??= L.bind('cudaGraphKernelNodeSetAttribute'))(a_hNode, a_attr, a_value) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms * pCopyParams) — cuda_runtime_api.h:9785
 export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2219,11 +2435,12 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode', 'numDependencies');
   const a_pCopyParams = X.structArg(pCopyParams, S.cudaMemcpy3DParms, 'cudaGraphAddMemcpyNode', 'pCopyParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddMemcpyNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pCopyParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddMemcpyNode ??= L.bind('cudaGraphAddMemcpyNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pCopyParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphAddMemcpyNodeToSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy to a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9844
 export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2236,11 +2453,12 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeToSymbol', 'kind');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeToSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNodeToSymbol', 'src', 'count');
-  const err = fns().cudaGraphAddMemcpyNodeToSymbol(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphAddMemcpyNodeToSymbol ??= L.bind('cudaGraphAddMemcpyNodeToSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphAddMemcpyNodeFromSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy from a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9913
 export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2253,11 +2471,12 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeFromSymbol', 'kind');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeFromSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst', 'count');
-  const err = fns().cudaGraphAddMemcpyNodeFromSymbol(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphAddMemcpyNodeFromSymbol ??= L.bind('cudaGraphAddMemcpyNodeFromSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphAddMemcpyNode1D: KoffiFunction | undefined;
 /** Creates a 1D memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9981
 export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2270,30 +2489,33 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode1D', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNode1D', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNode1D', 'src', 'count');
-  const err = fns().cudaGraphAddMemcpyNode1D(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphAddMemcpyNode1D ??= L.bind('cudaGraphAddMemcpyNode1D'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphMemcpyNodeGetParams: KoffiFunction | undefined;
 /** Returns a memcpy node's parameters */
 // cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:10013
 export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemcpy3DParms | null] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemcpy3DParms();
-  const err = fns().cudaGraphMemcpyNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = (f_cudaGraphMemcpyNodeGetParams ??= L.bind('cudaGraphMemcpyNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
 
+let f_cudaGraphMemcpyNodeSetParams: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters */
 // cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:10040
 export function cudaGraphMemcpyNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemcpy3DParms, 'cudaGraphMemcpyNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphMemcpyNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphMemcpyNodeSetParams ??= L.bind('cudaGraphMemcpyNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphMemcpyNodeSetParamsToSymbol: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters to copy to a symbol on the device */
 // cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10079
 export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -2304,10 +2526,11 @@ export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | n
   const a_offset = M.size(offset, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'kind');
   M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'src', 'count');
-  const err = fns().cudaGraphMemcpyNodeSetParamsToSymbol(a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphMemcpyNodeSetParamsToSymbol ??= L.bind('cudaGraphMemcpyNodeSetParamsToSymbol'))(a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphMemcpyNodeSetParamsFromSymbol: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters to copy from a symbol on the device */
 // cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10125
 export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -2318,10 +2541,11 @@ export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t |
   const a_offset = M.size(offset, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
-  const err = fns().cudaGraphMemcpyNodeSetParamsFromSymbol(a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphMemcpyNodeSetParamsFromSymbol ??= L.bind('cudaGraphMemcpyNodeSetParamsFromSymbol'))(a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphMemcpyNodeSetParams1D: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters to perform a 1-dimensional copy */
 // cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10171
 export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -2332,10 +2556,11 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParams1D', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'src', 'count');
-  const err = fns().cudaGraphMemcpyNodeSetParams1D(a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphMemcpyNodeSetParams1D ??= L.bind('cudaGraphMemcpyNodeSetParams1D'))(a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemsetParams * pMemsetParams) — cuda_runtime_api.h:10219
 export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2343,30 +2568,33 @@ export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencie
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemsetNode', 'numDependencies');
   const a_pMemsetParams = X.structArg(pMemsetParams, S.cudaMemsetParams, 'cudaGraphAddMemsetNode', 'pMemsetParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemsetNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddMemsetNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pMemsetParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddMemsetNode ??= L.bind('cudaGraphAddMemsetNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pMemsetParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphMemsetNodeGetParams: KoffiFunction | undefined;
 /** Returns a memset node's parameters */
 // cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:10242
 export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemsetParams | null] {
   const a_node = M.handle(node, 'cudaGraphMemsetNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemsetParams();
-  const err = fns().cudaGraphMemsetNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = (f_cudaGraphMemsetNodeGetParams ??= L.bind('cudaGraphMemsetNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
 
+let f_cudaGraphMemsetNodeSetParams: KoffiFunction | undefined;
 /** Sets a memset node's parameters */
 // cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:10266
 export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemsetNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemsetParams, 'cudaGraphMemsetNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphMemsetNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphMemsetNodeSetParams ??= L.bind('cudaGraphMemsetNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // cudaError_t cudaGraphAddHostNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10308
 export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2374,30 +2602,33 @@ export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies:
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddHostNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphAddHostNode', 'pNodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddHostNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddHostNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddHostNode ??= L.bind('cudaGraphAddHostNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphHostNodeGetParams: KoffiFunction | undefined;
 /** Returns a host node's parameters */
 // cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10331
 export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaHostNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphHostNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaHostNodeParams();
-  const err = fns().cudaGraphHostNodeGetParams(a_node, a_pNodeParams._u8) as E.cudaError_t;
+  const err = (f_cudaGraphHostNodeGetParams ??= L.bind('cudaGraphHostNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_pNodeParams];
 }
 
+let f_cudaGraphHostNodeSetParams: KoffiFunction | undefined;
 /** Sets a host node's parameters */
 // cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10355
 export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphHostNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphHostNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphHostNodeSetParams(a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphHostNodeSetParams ??= L.bind('cudaGraphHostNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaGraph_t childGraph) — cuda_runtime_api.h:10397
 export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, childGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2405,31 +2636,34 @@ export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDepende
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cudaGraphAddChildGraphNode', 'childGraph');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddChildGraphNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddChildGraphNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_childGraph) as E.cudaError_t;
+  const err = (f_cudaGraphAddChildGraphNode ??= L.bind('cudaGraphAddChildGraphNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_childGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
 /** Gets a handle to the embedded graph of a child graph node */
 // cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t * pGraph) — cuda_runtime_api.h:10424
 export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_node = M.handle(node, 'cudaGraphChildGraphNodeGetGraph', 'node');
-  const err = fns().cudaGraphChildGraphNodeGetGraph(a_node, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphChildGraphNodeGetGraph ??= L.bind('cudaGraphChildGraphNodeGetGraph'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
+let f_cudaGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies) — cuda_runtime_api.h:10462
 export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEmptyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEmptyNode', 'numDependencies');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEmptyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddEmptyNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies) as E.cudaError_t;
+  const err = (f_cudaGraphAddEmptyNode ??= L.bind('cudaGraphAddEmptyNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10506
 export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2437,29 +2671,32 @@ export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDepend
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventRecordNode', 'event');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventRecordNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddEventRecordNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
+  const err = (f_cudaGraphAddEventRecordNode ??= L.bind('cudaGraphAddEventRecordNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event record node */
 // cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10533
 export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeGetEvent', 'node');
-  const err = fns().cudaGraphEventRecordNodeGetEvent(a_node, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphEventRecordNodeGetEvent ??= L.bind('cudaGraphEventRecordNodeGetEvent'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
+let f_cudaGraphEventRecordNodeSetEvent: KoffiFunction | undefined;
 /** Sets an event record node's event */
 // cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) — cuda_runtime_api.h:10561
 export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeSetEvent', 'node');
   const a_event = M.handle(event, 'cudaGraphEventRecordNodeSetEvent', 'event');
-  const err = fns().cudaGraphEventRecordNodeSetEvent(a_node, a_event) as E.cudaError_t;
+  const err = (f_cudaGraphEventRecordNodeSetEvent ??= L.bind('cudaGraphEventRecordNodeSetEvent'))(a_node, a_event) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10608
 export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2467,29 +2704,32 @@ export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependen
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventWaitNode', 'event');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddEventWaitNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
+  const err = (f_cudaGraphAddEventWaitNode ??= L.bind('cudaGraphAddEventWaitNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event wait node */
 // cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10635
 export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeGetEvent', 'node');
-  const err = fns().cudaGraphEventWaitNodeGetEvent(a_node, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphEventWaitNodeGetEvent ??= L.bind('cudaGraphEventWaitNodeGetEvent'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
+let f_cudaGraphEventWaitNodeSetEvent: KoffiFunction | undefined;
 /** Sets an event wait node's event */
 // cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) — cuda_runtime_api.h:10663
 export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeSetEvent', 'node');
   const a_event = M.handle(event, 'cudaGraphEventWaitNodeSetEvent', 'event');
-  const err = fns().cudaGraphEventWaitNodeSetEvent(a_node, a_event) as E.cudaError_t;
+  const err = (f_cudaGraphEventWaitNodeSetEvent ??= L.bind('cudaGraphEventWaitNodeSetEvent'))(a_node, a_event) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10713
 export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2497,30 +2737,33 @@ export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | 
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphAddExternalSemaphoresSignalNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresSignalNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddExternalSemaphoresSignalNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddExternalSemaphoresSignalNode ??= L.bind('cudaGraphAddExternalSemaphoresSignalNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphExternalSemaphoresSignalNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore signal node's parameters */
 // cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams * params_out) — cuda_runtime_api.h:10746
 export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreSignalNodeParams | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreSignalNodeParams();
-  const err = fns().cudaGraphExternalSemaphoresSignalNodeGetParams(a_hNode, a_params_out._u8) as E.cudaError_t;
+  const err = (f_cudaGraphExternalSemaphoresSignalNodeGetParams ??= L.bind('cudaGraphExternalSemaphoresSignalNodeGetParams'))(a_hNode, a_params_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
 
+let f_cudaGraphExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
 /** Sets an external semaphore signal node's parameters */
 // cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10774
 export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphExternalSemaphoresSignalNodeSetParams', 'nodeParams');
-  const err = fns().cudaGraphExternalSemaphoresSignalNodeSetParams(a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExternalSemaphoresSignalNodeSetParams ??= L.bind('cudaGraphExternalSemaphoresSignalNodeSetParams'))(a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10824
 export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2528,30 +2771,33 @@ export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | nu
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphAddExternalSemaphoresWaitNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddExternalSemaphoresWaitNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddExternalSemaphoresWaitNode ??= L.bind('cudaGraphAddExternalSemaphoresWaitNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphExternalSemaphoresWaitNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore wait node's parameters */
 // cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams * params_out) — cuda_runtime_api.h:10857
 export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreWaitNodeParams | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreWaitNodeParams();
-  const err = fns().cudaGraphExternalSemaphoresWaitNodeGetParams(a_hNode, a_params_out._u8) as E.cudaError_t;
+  const err = (f_cudaGraphExternalSemaphoresWaitNodeGetParams ??= L.bind('cudaGraphExternalSemaphoresWaitNodeGetParams'))(a_hNode, a_params_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
 
+let f_cudaGraphExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
 /** Sets an external semaphore wait node's parameters */
 // cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10885
 export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphExternalSemaphoresWaitNodeSetParams', 'nodeParams');
-  const err = fns().cudaGraphExternalSemaphoresWaitNodeSetParams(a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExternalSemaphoresWaitNodeSetParams ??= L.bind('cudaGraphExternalSemaphoresWaitNodeSetParams'))(a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams * nodeParams) — cuda_runtime_api.h:10963
 export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2559,21 +2805,23 @@ export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependenc
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaMemAllocNodeParams, 'cudaGraphAddMemAllocNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemAllocNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddMemAllocNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddMemAllocNode ??= L.bind('cudaGraphAddMemAllocNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphMemAllocNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory alloc node's parameters */
 // cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams * params_out) — cuda_runtime_api.h:10990
 export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemAllocNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphMemAllocNodeGetParams', 'node');
   const a_params_out = new S.cudaMemAllocNodeParams();
-  const err = fns().cudaGraphMemAllocNodeGetParams(a_node, a_params_out._u8) as E.cudaError_t;
+  const err = (f_cudaGraphMemAllocNodeGetParams ??= L.bind('cudaGraphMemAllocNodeGetParams'))(a_node, a_params_out._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_params_out];
 }
 
+let f_cudaGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dptr) — cuda_runtime_api.h:11051
 export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, dptr: Pointer): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -2581,76 +2829,84 @@ export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependenci
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.pointer(dptr, 'cudaGraphAddMemFreeNode', 'dptr');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemFreeNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  const err = fns().cudaGraphAddMemFreeNode(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dptr) as E.cudaError_t;
+  const err = (f_cudaGraphAddMemFreeNode ??= L.bind('cudaGraphAddMemFreeNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dptr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphMemFreeNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory free node's parameters */
 // cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void * dptr_out) — cuda_runtime_api.h:11075
 export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, bigint | null] {
   const a_node = M.handle(node, 'cudaGraphMemFreeNodeGetParams', 'node');
-  const err = fns().cudaGraphMemFreeNodeGetParams(a_node, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphMemFreeNodeGetParams ??= L.bind('cudaGraphMemFreeNodeGetParams'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaDeviceGraphMemTrim: KoffiFunction | undefined;
 /** Free unused memory that was cached on the specified device for use with graphs back to the OS. */
 // cudaError_t cudaDeviceGraphMemTrim(int device) — cuda_runtime_api.h:11103
 export function cudaDeviceGraphMemTrim(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceGraphMemTrim', 'device');
-  const err = fns().cudaDeviceGraphMemTrim(a_device) as E.cudaError_t;
+  const err = (f_cudaDeviceGraphMemTrim ??= L.bind('cudaDeviceGraphMemTrim'))(a_device) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaDeviceGetGraphMemAttribute: KoffiFunction | undefined;
 /** Query asynchronous allocation attributes related to graphs */
 // cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void * value) — cuda_runtime_api.h:11140
 export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType): [E.cudaError_t, number | bigint | null] {
   const a_device = M.i32(device, 'cudaDeviceGetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cudaDeviceGetGraphMemAttribute', 'attr');
-  const err = fns().cudaDeviceGetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaDeviceGetGraphMemAttribute ??= L.bind('cudaDeviceGetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(graphMemAttr, a_attr, 0)];
 }
 
+let f_cudaDeviceSetGraphMemAttribute: KoffiFunction | undefined;
 /** Set asynchronous allocation attributes related to graphs */
 // cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void * value) — cuda_runtime_api.h:11174
 export function cudaDeviceSetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType, value: number | bigint): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceSetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cudaDeviceSetGraphMemAttribute', 'attr');
   X.attrIn(graphMemAttr, a_attr, value, 0, 'cudaDeviceSetGraphMemAttribute', 'value');
-  const err = fns().cudaDeviceSetGraphMemAttribute(a_device, a_attr, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaDeviceSetGraphMemAttribute ??= L.bind('cudaDeviceSetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphClone: KoffiFunction | undefined;
 /** Clones a graph */
 // cudaError_t cudaGraphClone(cudaGraph_t * pGraphClone, cudaGraph_t originalGraph) — cuda_runtime_api.h:11205
 export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_originalGraph = M.handle(originalGraph, 'cudaGraphClone', 'originalGraph');
-  const err = fns().cudaGraphClone(K.slot[0], a_originalGraph) as E.cudaError_t;
+  const err = (f_cudaGraphClone ??= L.bind('cudaGraphClone'))(K.slot[0], a_originalGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraph_t];
 }
 
+let f_cudaGraphNodeFindInClone: KoffiFunction | undefined;
 /** Finds a cloned version of a node */
 // cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t * pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph) — cuda_runtime_api.h:11233
 export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null, clonedGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_originalNode = M.handle(originalNode, 'cudaGraphNodeFindInClone', 'originalNode');
   const a_clonedGraph = M.handle(clonedGraph, 'cudaGraphNodeFindInClone', 'clonedGraph');
-  const err = fns().cudaGraphNodeFindInClone(K.slot[0], a_originalNode, a_clonedGraph) as E.cudaError_t;
+  const err = (f_cudaGraphNodeFindInClone ??= L.bind('cudaGraphNodeFindInClone'))(K.slot[0], a_originalNode, a_clonedGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphNodeGetType: KoffiFunction | undefined;
 /** Returns a node's type */
 // cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType * pType) — cuda_runtime_api.h:11264
 export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): [E.cudaError_t, E.cudaGraphNodeType | null] {
   const a_node = M.handle(node, 'cudaGraphNodeGetType', 'node');
-  const err = fns().cudaGraphNodeGetType(a_node, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphNodeGetType ??= L.bind('cudaGraphNodeGetType'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaGraphNodeType];
 }
 
+let f_cudaGraphGetNodes: KoffiFunction | undefined;
 /** Returns a graph's nodes */
 // cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t * nodes, size_t * numNodes) — cuda_runtime_api.h:11295
 export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, number | null] {
@@ -2658,12 +2914,13 @@ export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number)
   const a_numNodes = M.size(numNodes, 'cudaGraphGetNodes', 'numNodes');
   K.U32[0] = a_numNodes % 4294967296; K.U32[1] = Math.floor(a_numNodes / 4294967296);
   const a_nodes = a_numNodes > 0 ? M.bytes(a_numNodes * 8) : null;
-  const err = fns().cudaGraphGetNodes(a_graph, a_nodes, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphGetNodes ??= L.bind('cudaGraphGetNodes'))(a_graph, a_nodes, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   const n_numNodes = K.readSize(0);
   return [err, X.readArray(a_nodes, Math.min(a_numNodes, n_numNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), n_numNodes];
 }
 
+let f_cudaGraphGetRootNodes: KoffiFunction | undefined;
 /** Returns a graph's root nodes */
 // cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t * pRootNodes, size_t * pNumRootNodes) — cuda_runtime_api.h:11326
 export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, number | null] {
@@ -2671,12 +2928,13 @@ export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes
   const a_pNumRootNodes = M.size(pNumRootNodes, 'cudaGraphGetRootNodes', 'pNumRootNodes');
   K.U32[0] = a_pNumRootNodes % 4294967296; K.U32[1] = Math.floor(a_pNumRootNodes / 4294967296);
   const a_pRootNodes = a_pNumRootNodes > 0 ? M.bytes(a_pNumRootNodes * 8) : null;
-  const err = fns().cudaGraphGetRootNodes(a_graph, a_pRootNodes, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphGetRootNodes ??= L.bind('cudaGraphGetRootNodes'))(a_graph, a_pRootNodes, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   const n_pNumRootNodes = K.readSize(0);
   return [err, X.readArray(a_pRootNodes, Math.min(a_pNumRootNodes, n_pNumRootNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), n_pNumRootNodes];
 }
 
+let f_cudaGraphGetEdges: KoffiFunction | undefined;
 /** Returns a graph's dependency edges */
 // cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t * from, cudaGraphNode_t * to, cudaGraphEdgeData * edgeData, size_t * numEdges) — cuda_runtime_api.h:11366
 export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
@@ -2686,12 +2944,13 @@ export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number)
   const a_from = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_to = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_edgeData = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
-  const err = fns().cudaGraphGetEdges(a_graph, a_from, a_to, a_edgeData, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphGetEdges ??= L.bind('cudaGraphGetEdges'))(a_graph, a_from, a_to, a_edgeData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null, null];
   const n_numEdges = K.readSize(0);
   return [err, X.readArray(a_from, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readArray(a_to, Math.min(a_numEdges, n_numEdges), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_numEdges, n_numEdges), S.cudaGraphEdgeData_st), n_numEdges];
 }
 
+let f_cudaGraphNodeGetDependencies: KoffiFunction | undefined;
 /** Returns a node's dependencies */
 // cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t * pDependencies, cudaGraphEdgeData * edgeData, size_t * pNumDependencies) — cuda_runtime_api.h:11403
 export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNumDependencies: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
@@ -2700,12 +2959,13 @@ export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNu
   K.U32[0] = a_pNumDependencies % 4294967296; K.U32[1] = Math.floor(a_pNumDependencies / 4294967296);
   const a_pDependencies = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
   const a_edgeData = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
-  const err = fns().cudaGraphNodeGetDependencies(a_node, a_pDependencies, a_edgeData, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphNodeGetDependencies ??= L.bind('cudaGraphNodeGetDependencies'))(a_node, a_pDependencies, a_edgeData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   const n_pNumDependencies = K.readSize(0);
   return [err, X.readArray(a_pDependencies, Math.min(a_pNumDependencies, n_pNumDependencies), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_pNumDependencies, n_pNumDependencies), S.cudaGraphEdgeData_st), n_pNumDependencies];
 }
 
+let f_cudaGraphNodeGetDependentNodes: KoffiFunction | undefined;
 /** Returns a node's dependent nodes */
 // cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t * pDependentNodes, cudaGraphEdgeData * edgeData, size_t * pNumDependentNodes) — cuda_runtime_api.h:11441
 export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, pNumDependentNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
@@ -2714,12 +2974,13 @@ export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, p
   K.U32[0] = a_pNumDependentNodes % 4294967296; K.U32[1] = Math.floor(a_pNumDependentNodes / 4294967296);
   const a_pDependentNodes = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
   const a_edgeData = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
-  const err = fns().cudaGraphNodeGetDependentNodes(a_node, a_pDependentNodes, a_edgeData, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphNodeGetDependentNodes ??= L.bind('cudaGraphNodeGetDependentNodes'))(a_node, a_pDependentNodes, a_edgeData, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   const n_pNumDependentNodes = K.readSize(0);
   return [err, X.readArray(a_pDependentNodes, Math.min(a_pNumDependentNodes, n_pNumDependentNodes), 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaGraphNode_t), X.readStructs(a_edgeData, Math.min(a_pNumDependentNodes, n_pNumDependentNodes), S.cudaGraphEdgeData_st), n_pNumDependentNodes];
 }
 
+let f_cudaGraphAddDependencies: KoffiFunction | undefined;
 /** Adds dependency edges to a graph. */
 // cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11473
 export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[], to: (H.cudaGraphNode_t | null)[], edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number): [E.cudaError_t] {
@@ -2728,10 +2989,11 @@ export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.c
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphAddDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphAddDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphAddDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = fns().cudaGraphAddDependencies(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
+  const err = (f_cudaGraphAddDependencies ??= L.bind('cudaGraphAddDependencies'))(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphRemoveDependencies: KoffiFunction | undefined;
 /** Removes dependency edges from a graph. */
 // cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11508
 export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[], to: (H.cudaGraphNode_t | null)[], edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number): [E.cudaError_t] {
@@ -2740,77 +3002,85 @@ export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = fns().cudaGraphRemoveDependencies(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
+  const err = (f_cudaGraphRemoveDependencies ??= L.bind('cudaGraphRemoveDependencies'))(a_graph, a_from, a_to, a_edgeData, a_numDependencies) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphDestroyNode: KoffiFunction | undefined;
 /** Remove a node from the graph */
 // cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) — cuda_runtime_api.h:11538
 export function cudaGraphDestroyNode(node: H.cudaGraphNode_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphDestroyNode', 'node');
-  const err = fns().cudaGraphDestroyNode(a_node) as E.cudaError_t;
+  const err = (f_cudaGraphDestroyNode ??= L.bind('cudaGraphDestroyNode'))(a_node) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphInstantiate: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // cudaError_t cudaGraphInstantiate(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11609
 export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiate', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiate', 'flags');
-  const err = fns().cudaGraphInstantiate(K.slot[0], a_graph, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphInstantiate ??= L.bind('cudaGraphInstantiate'))(K.slot[0], a_graph, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
 
+let f_cudaGraphInstantiateWithFlags: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11682
 export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithFlags', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiateWithFlags', 'flags');
-  const err = fns().cudaGraphInstantiateWithFlags(K.slot[0], a_graph, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphInstantiateWithFlags ??= L.bind('cudaGraphInstantiateWithFlags'))(K.slot[0], a_graph, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
 
+let f_cudaGraphInstantiateWithParams: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams * instantiateParams) — cuda_runtime_api.h:11789
 export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, instantiateParams: S.cudaGraphInstantiateParams_st | S.cudaGraphInstantiateParams_stInit | null): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithParams', 'graph');
   const a_instantiateParams = X.structArg(instantiateParams, S.cudaGraphInstantiateParams_st, 'cudaGraphInstantiateWithParams', 'instantiateParams');
-  const err = fns().cudaGraphInstantiateWithParams(K.slot[0], a_graph, a_instantiateParams) as E.cudaError_t;
+  const err = (f_cudaGraphInstantiateWithParams ??= L.bind('cudaGraphInstantiateWithParams'))(K.slot[0], a_graph, a_instantiateParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphExec_t];
 }
 
+let f_cudaGraphExecGetFlags: KoffiFunction | undefined;
 /** Query the instantiation flags of an executable graph */
 // cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long * flags) — cuda_runtime_api.h:11814
 export function cudaGraphExecGetFlags(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t, bigint | null] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecGetFlags', 'graphExec');
-  const err = fns().cudaGraphExecGetFlags(a_graphExec, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphExecGetFlags ??= L.bind('cudaGraphExecGetFlags'))(a_graphExec, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaGraphExecKernelNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a kernel node in the given graphExec */
 // cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:11874
 export function cudaGraphExecKernelNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecKernelNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecKernelNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphExecKernelNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphExecKernelNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExecKernelNodeSetParams ??= L.bind('cudaGraphExecKernelNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecMemcpyNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec. */
 // cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:11925
 export function cudaGraphExecMemcpyNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecMemcpyNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemcpy3DParms, 'cudaGraphExecMemcpyNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphExecMemcpyNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExecMemcpyNodeSetParams ??= L.bind('cudaGraphExecMemcpyNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecMemcpyNodeSetParamsToSymbol: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device */
 // cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:11980
 export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -2822,10 +3092,11 @@ export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraph
   const a_offset = M.size(offset, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'kind');
   M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'src', 'count');
-  const err = fns().cudaGraphExecMemcpyNodeSetParamsToSymbol(a_hGraphExec, a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphExecMemcpyNodeSetParamsToSymbol ??= L.bind('cudaGraphExecMemcpyNodeSetParamsToSymbol'))(a_hGraphExec, a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecMemcpyNodeSetParamsFromSymbol: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device */
 // cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12043
 export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -2837,10 +3108,11 @@ export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGra
   const a_offset = M.size(offset, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
-  const err = fns().cudaGraphExecMemcpyNodeSetParamsFromSymbol(a_hGraphExec, a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphExecMemcpyNodeSetParamsFromSymbol ??= L.bind('cudaGraphExecMemcpyNodeSetParamsFromSymbol'))(a_hGraphExec, a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecMemcpyNodeSetParams1D: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy */
 // cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12104
 export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
@@ -2852,155 +3124,171 @@ export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParams1D', 'kind');
   M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'src', 'count');
-  const err = fns().cudaGraphExecMemcpyNodeSetParams1D(a_hGraphExec, a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
+  const err = (f_cudaGraphExecMemcpyNodeSetParams1D ??= L.bind('cudaGraphExecMemcpyNodeSetParams1D'))(a_hGraphExec, a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecMemsetNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a memset node in the given graphExec. */
 // cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:12163
 export function cudaGraphExecMemsetNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemsetNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecMemsetNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaMemsetParams, 'cudaGraphExecMemsetNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphExecMemsetNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExecMemsetNodeSetParams ??= L.bind('cudaGraphExecMemsetNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecHostNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for a host node in the given graphExec. */
 // cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:12203
 export function cudaGraphExecHostNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecHostNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecHostNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphExecHostNodeSetParams', 'pNodeParams');
-  const err = fns().cudaGraphExecHostNodeSetParams(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExecHostNodeSetParams ??= L.bind('cudaGraphExecHostNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecChildGraphNodeSetParams: KoffiFunction | undefined;
 /** Updates node parameters in the child graph node in the given graphExec. */
 // cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph) — cuda_runtime_api.h:12250
 export function cudaGraphExecChildGraphNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, childGraph: H.cudaGraph_t | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecChildGraphNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecChildGraphNodeSetParams', 'node');
   const a_childGraph = M.handle(childGraph, 'cudaGraphExecChildGraphNodeSetParams', 'childGraph');
-  const err = fns().cudaGraphExecChildGraphNodeSetParams(a_hGraphExec, a_node, a_childGraph) as E.cudaError_t;
+  const err = (f_cudaGraphExecChildGraphNodeSetParams ??= L.bind('cudaGraphExecChildGraphNodeSetParams'))(a_hGraphExec, a_node, a_childGraph) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecEventRecordNodeSetEvent: KoffiFunction | undefined;
 /** Sets the event for an event record node in the given graphExec */
 // cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) — cuda_runtime_api.h:12295
 export function cudaGraphExecEventRecordNodeSetEvent(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecEventRecordNodeSetEvent', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecEventRecordNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cudaGraphExecEventRecordNodeSetEvent', 'event');
-  const err = fns().cudaGraphExecEventRecordNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
+  const err = (f_cudaGraphExecEventRecordNodeSetEvent ??= L.bind('cudaGraphExecEventRecordNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecEventWaitNodeSetEvent: KoffiFunction | undefined;
 /** Sets the event for an event wait node in the given graphExec */
 // cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) — cuda_runtime_api.h:12340
 export function cudaGraphExecEventWaitNodeSetEvent(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecEventWaitNodeSetEvent', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecEventWaitNodeSetEvent', 'hNode');
   const a_event = M.handle(event, 'cudaGraphExecEventWaitNodeSetEvent', 'event');
-  const err = fns().cudaGraphExecEventWaitNodeSetEvent(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
+  const err = (f_cudaGraphExecEventWaitNodeSetEvent ??= L.bind('cudaGraphExecEventWaitNodeSetEvent'))(a_hGraphExec, a_hNode, a_event) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for an external semaphore signal node in the given graphExec */
 // cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:12388
 export function cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'nodeParams');
-  const err = fns().cudaGraphExecExternalSemaphoresSignalNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExecExternalSemaphoresSignalNodeSetParams ??= L.bind('cudaGraphExecExternalSemaphoresSignalNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
 /** Sets the parameters for an external semaphore wait node in the given graphExec */
 // cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:12436
 export function cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'hNode');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'nodeParams');
-  const err = fns().cudaGraphExecExternalSemaphoresWaitNodeSetParams(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExecExternalSemaphoresWaitNodeSetParams ??= L.bind('cudaGraphExecExternalSemaphoresWaitNodeSetParams'))(a_hGraphExec, a_hNode, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphNodeSetEnabled: KoffiFunction | undefined;
 /** Enables or disables the specified node in the given graphExec */
 // cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled) — cuda_runtime_api.h:12476
 export function cudaGraphNodeSetEnabled(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, isEnabled: number): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeSetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphNodeSetEnabled', 'hNode');
   const a_isEnabled = M.u32(isEnabled, 'cudaGraphNodeSetEnabled', 'isEnabled');
-  const err = fns().cudaGraphNodeSetEnabled(a_hGraphExec, a_hNode, a_isEnabled) as E.cudaError_t;
+  const err = (f_cudaGraphNodeSetEnabled ??= L.bind('cudaGraphNodeSetEnabled'))(a_hGraphExec, a_hNode, a_isEnabled) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphNodeGetEnabled: KoffiFunction | undefined;
 /** Query whether a node in the given graphExec is enabled */
 // cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int * isEnabled) — cuda_runtime_api.h:12510
 export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null): [E.cudaError_t, number | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeGetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphNodeGetEnabled', 'hNode');
-  const err = fns().cudaGraphNodeGetEnabled(a_hGraphExec, a_hNode, K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaGraphNodeGetEnabled ??= L.bind('cudaGraphNodeGetEnabled'))(a_hGraphExec, a_hNode, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cudaGraphExecUpdate: KoffiFunction | undefined;
 /** Check whether an executable graph can be updated with a graph and perform the update if possible */
 // cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo * resultInfo) — cuda_runtime_api.h:12604
 export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph: H.cudaGraph_t | null): [E.cudaError_t, S.cudaGraphExecUpdateResultInfo_st | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecUpdate', 'hGraphExec');
   const a_hGraph = M.handle(hGraph, 'cudaGraphExecUpdate', 'hGraph');
   const a_resultInfo = new S.cudaGraphExecUpdateResultInfo_st();
-  const err = fns().cudaGraphExecUpdate(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.cudaError_t;
+  const err = (f_cudaGraphExecUpdate ??= L.bind('cudaGraphExecUpdate'))(a_hGraphExec, a_hGraph, a_resultInfo._u8) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_resultInfo];
 }
 
+let f_cudaGraphUpload: KoffiFunction | undefined;
 /** Uploads an executable graph in a stream */
 // cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) — cuda_runtime_api.h:12629
 export function cudaGraphUpload(graphExec: H.cudaGraphExec_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphUpload', 'graphExec');
   const a_stream = M.handle(stream, 'cudaGraphUpload', 'stream');
-  const err = fns().cudaGraphUpload(a_graphExec, a_stream) as E.cudaError_t;
+  const err = (f_cudaGraphUpload ??= L.bind('cudaGraphUpload'))(a_graphExec, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphLaunch: KoffiFunction | undefined;
 /** Launches an executable graph in a stream */
 // cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) — cuda_runtime_api.h:12660
 export function cudaGraphLaunch(graphExec: H.cudaGraphExec_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphLaunch', 'graphExec');
   const a_stream = M.handle(stream, 'cudaGraphLaunch', 'stream');
-  const err = fns().cudaGraphLaunch(a_graphExec, a_stream) as E.cudaError_t;
+  const err = (f_cudaGraphLaunch ??= L.bind('cudaGraphLaunch'))(a_graphExec, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecDestroy: KoffiFunction | undefined;
 /** Destroys an executable graph */
 // cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) — cuda_runtime_api.h:12683
 export function cudaGraphExecDestroy(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecDestroy', 'graphExec');
-  const err = fns().cudaGraphExecDestroy(a_graphExec) as E.cudaError_t;
+  const err = (f_cudaGraphExecDestroy ??= L.bind('cudaGraphExecDestroy'))(a_graphExec) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphDestroy: KoffiFunction | undefined;
 /** Destroys a graph */
 // cudaError_t cudaGraphDestroy(cudaGraph_t graph) — cuda_runtime_api.h:12704
 export function cudaGraphDestroy(graph: H.cudaGraph_t | null): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphDestroy', 'graph');
-  const err = fns().cudaGraphDestroy(a_graph) as E.cudaError_t;
+  const err = (f_cudaGraphDestroy ??= L.bind('cudaGraphDestroy'))(a_graph) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphDebugDotPrint: KoffiFunction | undefined;
 /** Write a DOT file describing graph structure */
 // cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char * path, unsigned int flags) — cuda_runtime_api.h:12723
 export function cudaGraphDebugDotPrint(graph: H.cudaGraph_t | null, path: string, flags: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphDebugDotPrint', 'graph');
   const a_path = M.str(path, 'cudaGraphDebugDotPrint', 'path');
   const a_flags = M.u32(flags, 'cudaGraphDebugDotPrint', 'flags');
-  const err = fns().cudaGraphDebugDotPrint(a_graph, a_path, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphDebugDotPrint ??= L.bind('cudaGraphDebugDotPrint'))(a_graph, a_path, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaUserObjectCreate: KoffiFunction | undefined;
 /** Create a user object */
 // cudaError_t cudaUserObjectCreate(cudaUserObject_t * object_out, void * ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) — cuda_runtime_api.h:12759
 export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): [E.cudaError_t, H.cudaUserObject_t | null] {
@@ -3008,29 +3296,32 @@ export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initi
   const a_destroy = M.handle(destroy, 'cudaUserObjectCreate', 'destroy');
   const a_initialRefcount = M.u32(initialRefcount, 'cudaUserObjectCreate', 'initialRefcount');
   const a_flags = M.u32(flags, 'cudaUserObjectCreate', 'flags');
-  const err = fns().cudaUserObjectCreate(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.cudaError_t;
+  const err = (f_cudaUserObjectCreate ??= L.bind('cudaUserObjectCreate'))(K.slot[0], a_ptr, a_destroy, a_initialRefcount, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaUserObject_t];
 }
 
+let f_cudaUserObjectRetain: KoffiFunction | undefined;
 /** Retain a reference to a user object */
 // cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12783
 export function cudaUserObjectRetain(object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_object = M.handle(object, 'cudaUserObjectRetain', 'object');
   const a_count = M.u32(count, 'cudaUserObjectRetain', 'count');
-  const err = fns().cudaUserObjectRetain(a_object, a_count) as E.cudaError_t;
+  const err = (f_cudaUserObjectRetain ??= L.bind('cudaUserObjectRetain'))(a_object, a_count) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaUserObjectRelease: KoffiFunction | undefined;
 /** Release a reference to a user object */
 // cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12811
 export function cudaUserObjectRelease(object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_object = M.handle(object, 'cudaUserObjectRelease', 'object');
   const a_count = M.u32(count, 'cudaUserObjectRelease', 'count');
-  const err = fns().cudaUserObjectRelease(a_object, a_count) as E.cudaError_t;
+  const err = (f_cudaUserObjectRelease ??= L.bind('cudaUserObjectRelease'))(a_object, a_count) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphRetainUserObject: KoffiFunction | undefined;
 /** Retain a reference to a user object from a graph */
 // cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags) — cuda_runtime_api.h:12839
 export function cudaGraphRetainUserObject(graph: H.cudaGraph_t | null, object: H.cudaUserObject_t | null, count: number, flags: number): [E.cudaError_t] {
@@ -3038,20 +3329,22 @@ export function cudaGraphRetainUserObject(graph: H.cudaGraph_t | null, object: H
   const a_object = M.handle(object, 'cudaGraphRetainUserObject', 'object');
   const a_count = M.u32(count, 'cudaGraphRetainUserObject', 'count');
   const a_flags = M.u32(flags, 'cudaGraphRetainUserObject', 'flags');
-  const err = fns().cudaGraphRetainUserObject(a_graph, a_object, a_count, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphRetainUserObject ??= L.bind('cudaGraphRetainUserObject'))(a_graph, a_object, a_count, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphReleaseUserObject: KoffiFunction | undefined;
 /** Release a user object reference from a graph */
 // cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12864
 export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphReleaseUserObject', 'graph');
   const a_object = M.handle(object, 'cudaGraphReleaseUserObject', 'object');
   const a_count = M.u32(count, 'cudaGraphReleaseUserObject', 'count');
-  const err = fns().cudaGraphReleaseUserObject(a_graph, a_object, a_count) as E.cudaError_t;
+  const err = (f_cudaGraphReleaseUserObject ??= L.bind('cudaGraphReleaseUserObject'))(a_graph, a_object, a_count) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // cudaError_t cudaGraphAddNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12908
 export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
@@ -3060,62 +3353,68 @@ export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphAddNode', 'nodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaGraphAddNode', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
-  const err = fns().cudaGraphAddNode(K.slot[0], a_graph, a_pDependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphAddNode ??= L.bind('cudaGraphAddNode'))(K.slot[0], a_graph, a_pDependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
 }
 
+let f_cudaGraphNodeSetParams: KoffiFunction | undefined;
 /** Update's a graph node's parameters */
 // cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12937
 export function cudaGraphNodeSetParams(node: H.cudaGraphNode_t | null, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphNodeSetParams', 'node');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphNodeSetParams', 'nodeParams');
-  const err = fns().cudaGraphNodeSetParams(a_node, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphNodeSetParams ??= L.bind('cudaGraphNodeSetParams'))(a_node, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphExecNodeSetParams: KoffiFunction | undefined;
 /** Update's a graph node's parameters in an instantiated graph */
 // cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12986
 export function cudaGraphExecNodeSetParams(graphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecNodeSetParams', 'graphExec');
   const a_node = M.handle(node, 'cudaGraphExecNodeSetParams', 'node');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphExecNodeSetParams', 'nodeParams');
-  const err = fns().cudaGraphExecNodeSetParams(a_graphExec, a_node, a_nodeParams) as E.cudaError_t;
+  const err = (f_cudaGraphExecNodeSetParams ??= L.bind('cudaGraphExecNodeSetParams'))(a_graphExec, a_node, a_nodeParams) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphConditionalHandleCreate: KoffiFunction | undefined;
 /** Create a conditional handle */
 // cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle * pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags) — cuda_runtime_api.h:13013
 export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, defaultLaunchValue: number, flags: number): [E.cudaError_t, H.cudaGraphConditionalHandle | null] {
   const a_graph = M.handle(graph, 'cudaGraphConditionalHandleCreate', 'graph');
   const a_defaultLaunchValue = M.u32(defaultLaunchValue, 'cudaGraphConditionalHandleCreate', 'defaultLaunchValue');
   const a_flags = M.u32(flags, 'cudaGraphConditionalHandleCreate', 'flags');
-  const err = fns().cudaGraphConditionalHandleCreate(K.slot[0], a_graph, a_defaultLaunchValue, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphConditionalHandleCreate ??= L.bind('cudaGraphConditionalHandleCreate'))(K.slot[0], a_graph, a_defaultLaunchValue, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphConditionalHandle];
 }
 
+let f_cudaGetDriverEntryPoint: KoffiFunction | undefined;
 /** Returns the requested driver API function pointer */
 // cudaError_t cudaGetDriverEntryPoint(const char * symbol, void ** funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13103
 export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number): [E.cudaError_t, bigint | null, E.cudaDriverEntryPointQueryResult | null] {
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPoint', 'symbol');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPoint', 'flags');
-  const err = fns().cudaGetDriverEntryPoint(a_symbol, K.slot[0], a_flags, K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaGetDriverEntryPoint ??= L.bind('cudaGetDriverEntryPoint'))(a_symbol, K.slot[0], a_flags, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.I32[2] as E.cudaDriverEntryPointQueryResult];
 }
 
+let f_cudaGetDriverEntryPointByVersion: KoffiFunction | undefined;
 /** Returns the requested driver API function pointer by CUDA version */
 // cudaError_t cudaGetDriverEntryPointByVersion(const char * symbol, void ** funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13180
 export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: number, flags: bigint | number): [E.cudaError_t, bigint | null, E.cudaDriverEntryPointQueryResult | null] {
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPointByVersion', 'symbol');
   const a_cudaVersion = M.u32(cudaVersion, 'cudaGetDriverEntryPointByVersion', 'cudaVersion');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPointByVersion', 'flags');
-  const err = fns().cudaGetDriverEntryPointByVersion(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaGetDriverEntryPointByVersion ??= L.bind('cudaGetDriverEntryPointByVersion'))(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.I32[2] as E.cudaDriverEntryPointQueryResult];
 }
 
+let f_cudaLibraryLoadData: KoffiFunction | undefined;
 /** Load a library with specified code and options */
 // cudaError_t cudaLibraryLoadData(cudaLibrary_t * library, const void * code, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13253
 export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
@@ -3126,11 +3425,12 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadData', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
-  const err = fns().cudaLibraryLoadData(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
+  const err = (f_cudaLibraryLoadData ??= L.bind('cudaLibraryLoadData'))(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaLibrary_t];
 }
 
+let f_cudaLibraryLoadFromFile: KoffiFunction | undefined;
 /** Load a library with specified file and options */
 // cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t * library, const char * fileName, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13313
 export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJitOption)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
@@ -3141,79 +3441,87 @@ export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJit
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadFromFile', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
-  const err = fns().cudaLibraryLoadFromFile(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
+  const err = (f_cudaLibraryLoadFromFile ??= L.bind('cudaLibraryLoadFromFile'))(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaLibrary_t];
 }
 
+let f_cudaLibraryUnload: KoffiFunction | undefined;
 /** Unloads a library */
 // cudaError_t cudaLibraryUnload(cudaLibrary_t library) — cuda_runtime_api.h:13334
 export function cudaLibraryUnload(library: H.cudaLibrary_t | null): [E.cudaError_t] {
   const a_library = M.handle(library, 'cudaLibraryUnload', 'library');
-  const err = fns().cudaLibraryUnload(a_library) as E.cudaError_t;
+  const err = (f_cudaLibraryUnload ??= L.bind('cudaLibraryUnload'))(a_library) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaLibraryGetKernel: KoffiFunction | undefined;
 /** Returns a kernel handle */
 // cudaError_t cudaLibraryGetKernel(cudaKernel_t * pKernel, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13359
 export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, H.cudaKernel_t | null] {
   const a_library = M.handle(library, 'cudaLibraryGetKernel', 'library');
   const a_name = M.str(name, 'cudaLibraryGetKernel', 'name');
-  const err = fns().cudaLibraryGetKernel(K.slot[0], a_library, a_name) as E.cudaError_t;
+  const err = (f_cudaLibraryGetKernel ??= L.bind('cudaLibraryGetKernel'))(K.slot[0], a_library, a_name) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaKernel_t];
 }
 
+let f_cudaLibraryGetGlobal: KoffiFunction | undefined;
 /** Returns a global device pointer */
 // cudaError_t cudaLibraryGetGlobal(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13393
 export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
   const a_library = M.handle(library, 'cudaLibraryGetGlobal', 'library');
   const a_name = M.str(name, 'cudaLibraryGetGlobal', 'name');
-  const err = fns().cudaLibraryGetGlobal(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
+  const err = (f_cudaLibraryGetGlobal ??= L.bind('cudaLibraryGetGlobal'))(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cudaLibraryGetManaged: KoffiFunction | undefined;
 /** Returns a pointer to managed memory */
 // cudaError_t cudaLibraryGetManaged(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13426
 export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
   const a_library = M.handle(library, 'cudaLibraryGetManaged', 'library');
   const a_name = M.str(name, 'cudaLibraryGetManaged', 'name');
-  const err = fns().cudaLibraryGetManaged(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
+  const err = (f_cudaLibraryGetManaged ??= L.bind('cudaLibraryGetManaged'))(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
 
+let f_cudaLibraryGetUnifiedFunction: KoffiFunction | undefined;
 /** Returns a pointer to a unified function */
 // cudaError_t cudaLibraryGetUnifiedFunction(void ** fptr, cudaLibrary_t library, const char * symbol) — cuda_runtime_api.h:13453
 export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, symbol: string): [E.cudaError_t, bigint | null] {
   const a_library = M.handle(library, 'cudaLibraryGetUnifiedFunction', 'library');
   const a_symbol = M.str(symbol, 'cudaLibraryGetUnifiedFunction', 'symbol');
-  const err = fns().cudaLibraryGetUnifiedFunction(K.slot[0], a_library, a_symbol) as E.cudaError_t;
+  const err = (f_cudaLibraryGetUnifiedFunction ??= L.bind('cudaLibraryGetUnifiedFunction'))(K.slot[0], a_library, a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaLibraryGetKernelCount: KoffiFunction | undefined;
 /** Returns the number of kernels within a library */
 // cudaError_t cudaLibraryGetKernelCount(unsigned int * count, cudaLibrary_t lib) — cuda_runtime_api.h:13475
 export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): [E.cudaError_t, number | null] {
   const a_lib = M.handle(lib, 'cudaLibraryGetKernelCount', 'lib');
-  const err = fns().cudaLibraryGetKernelCount(K.slot[0], a_lib) as E.cudaError_t;
+  const err = (f_cudaLibraryGetKernelCount ??= L.bind('cudaLibraryGetKernelCount'))(K.slot[0], a_lib) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
 }
 
+let f_cudaLibraryEnumerateKernels: KoffiFunction | undefined;
 /** Retrieve the kernel handles within a library. */
 // cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t * kernels, unsigned int numKernels, cudaLibrary_t lib) — cuda_runtime_api.h:13497
 export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibrary_t | null): [E.cudaError_t, H.cudaKernel_t[] | null] {
   const a_numKernels = M.u32(numKernels, 'cudaLibraryEnumerateKernels', 'numKernels');
   const a_lib = M.handle(lib, 'cudaLibraryEnumerateKernels', 'lib');
   const a_kernels = a_numKernels > 0 ? M.bytes(a_numKernels * 8) : null;
-  const err = fns().cudaLibraryEnumerateKernels(a_kernels, a_numKernels, a_lib) as E.cudaError_t;
+  const err = (f_cudaLibraryEnumerateKernels ??= L.bind('cudaLibraryEnumerateKernels'))(a_kernels, a_numKernels, a_lib) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.readArray(a_kernels, a_numKernels, 8, (dv, at) => dv.getBigUint64(at, true) as H.cudaKernel_t)];
 }
 
+let f_cudaKernelSetAttributeForDevice: KoffiFunction | undefined;
 /** Sets information about a kernel */
 // cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device) — cuda_runtime_api.h:13566
 export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, attr: E.cudaFuncAttribute, value: number, device: number): [E.cudaError_t] {
@@ -3221,191 +3529,212 @@ export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, a
   const a_attr = M.i32(attr, 'cudaKernelSetAttributeForDevice', 'attr');
   const a_value = M.i32(value, 'cudaKernelSetAttributeForDevice', 'value');
   const a_device = M.i32(device, 'cudaKernelSetAttributeForDevice', 'device');
-  const err = fns().cudaKernelSetAttributeForDevice(a_kernel, a_attr, a_value, a_device) as E.cudaError_t;
+  const err = (f_cudaKernelSetAttributeForDevice ??= L.bind('cudaKernelSetAttributeForDevice'))(a_kernel, a_attr, a_value, a_device) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGetExportTable: KoffiFunction | undefined;
 /** Returns an internal export table of the runtime (undocumented by NVIDIA) */
 // cudaError_t cudaGetExportTable(const void ** ppExportTable, const cudaUUID_t * pExportTableId) — cuda_runtime_api.h:13571
 export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): [E.cudaError_t, bigint | null] {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cudaGetExportTable', 'pExportTableId');
-  const err = fns().cudaGetExportTable(K.slot[0], a_pExportTableId) as E.cudaError_t;
+  const err = (f_cudaGetExportTable ??= L.bind('cudaGetExportTable'))(K.slot[0], a_pExportTableId) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaGetFuncBySymbol: KoffiFunction | undefined;
 /** Get pointer to device entry function that matches entry function */
 // cudaError_t cudaGetFuncBySymbol(cudaFunction_t * functionPtr, const void * symbolPtr) — cuda_runtime_api.h:13757
 export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaFunction_t | null] {
   const a_symbolPtr = M.pointer(symbolPtr, 'cudaGetFuncBySymbol', 'symbolPtr');
-  const err = fns().cudaGetFuncBySymbol(K.slot[0], a_symbolPtr) as E.cudaError_t;
+  const err = (f_cudaGetFuncBySymbol ??= L.bind('cudaGetFuncBySymbol'))(K.slot[0], a_symbolPtr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaFunction_t];
 }
 
+let f_cudaGetKernel: KoffiFunction | undefined;
 /** Get pointer to device kernel that matches entry function */
 // cudaError_t cudaGetKernel(cudaKernel_t * kernelPtr, const void * entryFuncAddr) — cuda_runtime_api.h:13781
 export function cudaGetKernel(entryFuncAddr: Pointer): [E.cudaError_t, H.cudaKernel_t | null] {
   const a_entryFuncAddr = M.pointer(entryFuncAddr, 'cudaGetKernel', 'entryFuncAddr');
-  const err = fns().cudaGetKernel(K.slot[0], a_entryFuncAddr) as E.cudaError_t;
+  const err = (f_cudaGetKernel ??= L.bind('cudaGetKernel'))(K.slot[0], a_entryFuncAddr) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaKernel_t];
 }
 
+let f_cudaProfilerStart: KoffiFunction | undefined;
 /** Enable profiling. */
 // cudaError_t cudaProfilerStart(void) — cuda_profiler_api.h:102
 export function cudaProfilerStart(): [E.cudaError_t] {
-  const err = fns().cudaProfilerStart() as E.cudaError_t;
+  const err = (f_cudaProfilerStart ??= L.bind('cudaProfilerStart'))() as E.cudaError_t;
   return [err];
 }
 
+let f_cudaProfilerStop: KoffiFunction | undefined;
 /** Disable profiling. */
 // cudaError_t cudaProfilerStop(void) — cuda_profiler_api.h:123
 export function cudaProfilerStop(): [E.cudaError_t] {
-  const err = fns().cudaProfilerStop() as E.cudaError_t;
+  const err = (f_cudaProfilerStop ??= L.bind('cudaProfilerStop'))() as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGLGetDevices: KoffiFunction | undefined;
 /** Gets the CUDA devices associated with the current OpenGL context */
 // cudaError_t cudaGLGetDevices(unsigned int * pCudaDeviceCount, int * pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList) — cuda_gl_interop.h:145
 export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDeviceList): [E.cudaError_t, number | null, number[] | null] {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cudaGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cudaGLGetDevices', 'deviceList');
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;
-  const err = fns().cudaGLGetDevices(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.cudaError_t;
+  const err = (f_cudaGLGetDevices ??= L.bind('cudaGLGetDevices'))(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], X.readArray(a_pCudaDevices, a_cudaDeviceCount, 4, (dv, at) => dv.getInt32(at, true))];
 }
 
+let f_cudaGraphicsGLRegisterImage: KoffiFunction | undefined;
 /** Register an OpenGL texture or renderbuffer object */
 // cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource ** resource, GLuint image, GLenum target, unsigned int flags) — cuda_gl_interop.h:204
 export function cudaGraphicsGLRegisterImage(image: number, target: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_image = M.u32(image, 'cudaGraphicsGLRegisterImage', 'image');
   const a_target = M.u32(target, 'cudaGraphicsGLRegisterImage', 'target');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterImage', 'flags');
-  const err = fns().cudaGraphicsGLRegisterImage(K.slot[0], a_image, a_target, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphicsGLRegisterImage ??= L.bind('cudaGraphicsGLRegisterImage'))(K.slot[0], a_image, a_target, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
+let f_cudaGraphicsGLRegisterBuffer: KoffiFunction | undefined;
 /** Registers an OpenGL buffer object */
 // cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource ** resource, GLuint buffer, unsigned int flags) — cuda_gl_interop.h:243
 export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_buffer = M.u32(buffer, 'cudaGraphicsGLRegisterBuffer', 'buffer');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterBuffer', 'flags');
-  const err = fns().cudaGraphicsGLRegisterBuffer(K.slot[0], a_buffer, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphicsGLRegisterBuffer ??= L.bind('cudaGraphicsGLRegisterBuffer'))(K.slot[0], a_buffer, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
+let f_cudaGLSetGLDevice: KoffiFunction | undefined;
 /** Sets a CUDA device to use OpenGL interoperability */
 // cudaError_t cudaGLSetGLDevice(int device) — cuda_gl_interop.h:311
 export function cudaGLSetGLDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaGLSetGLDevice', 'device');
-  const err = fns().cudaGLSetGLDevice(a_device) as E.cudaError_t;
+  const err = (f_cudaGLSetGLDevice ??= L.bind('cudaGLSetGLDevice'))(a_device) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGLRegisterBufferObject: KoffiFunction | undefined;
 /** Registers a buffer object for access by CUDA */
 // cudaError_t cudaGLRegisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:333
 export function cudaGLRegisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLRegisterBufferObject', 'bufObj');
-  const err = fns().cudaGLRegisterBufferObject(a_bufObj) as E.cudaError_t;
+  const err = (f_cudaGLRegisterBufferObject ??= L.bind('cudaGLRegisterBufferObject'))(a_bufObj) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGLMapBufferObject: KoffiFunction | undefined;
 /** Maps a buffer object for access by CUDA */
 // cudaError_t cudaGLMapBufferObject(void ** devPtr, GLuint bufObj) — cuda_gl_interop.h:362
 export function cudaGLMapBufferObject(bufObj: number): [E.cudaError_t, bigint | null] {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObject', 'bufObj');
-  const err = fns().cudaGLMapBufferObject(K.slot[0], a_bufObj) as E.cudaError_t;
+  const err = (f_cudaGLMapBufferObject ??= L.bind('cudaGLMapBufferObject'))(K.slot[0], a_bufObj) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaGLUnmapBufferObject: KoffiFunction | undefined;
 /** Unmaps a buffer object for access by CUDA */
 // cudaError_t cudaGLUnmapBufferObject(GLuint bufObj) — cuda_gl_interop.h:388
 export function cudaGLUnmapBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObject', 'bufObj');
-  const err = fns().cudaGLUnmapBufferObject(a_bufObj) as E.cudaError_t;
+  const err = (f_cudaGLUnmapBufferObject ??= L.bind('cudaGLUnmapBufferObject'))(a_bufObj) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGLUnregisterBufferObject: KoffiFunction | undefined;
 /** Unregisters a buffer object for access by CUDA */
 // cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:410
 export function cudaGLUnregisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnregisterBufferObject', 'bufObj');
-  const err = fns().cudaGLUnregisterBufferObject(a_bufObj) as E.cudaError_t;
+  const err = (f_cudaGLUnregisterBufferObject ??= L.bind('cudaGLUnregisterBufferObject'))(a_bufObj) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGLSetBufferObjectMapFlags: KoffiFunction | undefined;
 /** Set usage flags for mapping an OpenGL buffer */
 // cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags) — cuda_gl_interop.h:448
 export function cudaGLSetBufferObjectMapFlags(bufObj: number, flags: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLSetBufferObjectMapFlags', 'bufObj');
   const a_flags = M.u32(flags, 'cudaGLSetBufferObjectMapFlags', 'flags');
-  const err = fns().cudaGLSetBufferObjectMapFlags(a_bufObj, a_flags) as E.cudaError_t;
+  const err = (f_cudaGLSetBufferObjectMapFlags ??= L.bind('cudaGLSetBufferObjectMapFlags'))(a_bufObj, a_flags) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGLMapBufferObjectAsync: KoffiFunction | undefined;
 /** Maps a buffer object for access by CUDA */
 // cudaError_t cudaGLMapBufferObjectAsync(void ** devPtr, GLuint bufObj, cudaStream_t stream) — cuda_gl_interop.h:477
 export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObjectAsync', 'bufObj');
   const a_stream = M.handle(stream, 'cudaGLMapBufferObjectAsync', 'stream');
-  const err = fns().cudaGLMapBufferObjectAsync(K.slot[0], a_bufObj, a_stream) as E.cudaError_t;
+  const err = (f_cudaGLMapBufferObjectAsync ??= L.bind('cudaGLMapBufferObjectAsync'))(K.slot[0], a_bufObj, a_stream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0]];
 }
 
+let f_cudaGLUnmapBufferObjectAsync: KoffiFunction | undefined;
 /** Unmaps a buffer object for access by CUDA */
 // cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream) — cuda_gl_interop.h:503
 export function cudaGLUnmapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObjectAsync', 'bufObj');
   const a_stream = M.handle(stream, 'cudaGLUnmapBufferObjectAsync', 'stream');
-  const err = fns().cudaGLUnmapBufferObjectAsync(a_bufObj, a_stream) as E.cudaError_t;
+  const err = (f_cudaGLUnmapBufferObjectAsync ??= L.bind('cudaGLUnmapBufferObjectAsync'))(a_bufObj, a_stream) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphicsEGLRegisterImage: KoffiFunction | undefined;
 /** Registers an EGL image */
 // cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource ** pCudaResource, EGLImageKHR image, unsigned int flags) — cuda_egl_interop.h:328
 export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_image = M.pointer(image, 'cudaGraphicsEGLRegisterImage', 'image');
   const a_flags = M.u32(flags, 'cudaGraphicsEGLRegisterImage', 'flags');
-  const err = fns().cudaGraphicsEGLRegisterImage(K.slot[0], a_image, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphicsEGLRegisterImage ??= L.bind('cudaGraphicsEGLRegisterImage'))(K.slot[0], a_image, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
+let f_cudaEGLStreamConsumerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer. */
 // cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream) — cuda_egl_interop.h:352
 export function cudaEGLStreamConsumerConnect(eglStream: Pointer): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnect', 'eglStream');
-  const err = fns().cudaEGLStreamConsumerConnect(K.slot[0], a_eglStream) as E.cudaError_t;
+  const err = (f_cudaEGLStreamConsumerConnect ??= L.bind('cudaEGLStreamConsumerConnect'))(K.slot[0], a_eglStream) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
+let f_cudaEGLStreamConsumerConnectWithFlags: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer with given flags. */
 // cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, unsigned int flags) — cuda_egl_interop.h:378
 export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags: number): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnectWithFlags', 'eglStream');
   const a_flags = M.u32(flags, 'cudaEGLStreamConsumerConnectWithFlags', 'flags');
-  const err = fns().cudaEGLStreamConsumerConnectWithFlags(K.slot[0], a_eglStream, a_flags) as E.cudaError_t;
+  const err = (f_cudaEGLStreamConsumerConnectWithFlags ??= L.bind('cudaEGLStreamConsumerConnectWithFlags'))(K.slot[0], a_eglStream, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
+let f_cudaEGLStreamConsumerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a consumer to EGLStream. */
 // cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:398
 export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
-  const err = fns().cudaEGLStreamConsumerDisconnect(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaEGLStreamConsumerDisconnect ??= L.bind('cudaEGLStreamConsumerDisconnect'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
+let f_cudaEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
 /** Acquire an image frame from the EGLStream with CUDA as a consumer. */
 // cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t * pCudaResource, cudaStream_t * pStream, unsigned int timeout) — cuda_egl_interop.h:426
 export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null, timeout: number): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaGraphicsResource_t | null, H.cudaStream_t | null] {
@@ -3414,11 +3743,12 @@ export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnectio
   const a_pStream = M.handle(pStream, 'cudaEGLStreamConsumerAcquireFrame', 'pStream');
   K.U64[2] = a_pStream ?? 0n;
   const a_timeout = M.u32(timeout, 'cudaEGLStreamConsumerAcquireFrame', 'timeout');
-  const err = fns().cudaEGLStreamConsumerAcquireFrame(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.cudaError_t;
+  const err = (f_cudaEGLStreamConsumerAcquireFrame ??= L.bind('cudaEGLStreamConsumerAcquireFrame'))(K.slot[0], K.slot[1], K.slot[2], a_timeout) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaGraphicsResource_t, K.U64[2] as H.cudaStream_t];
 }
 
+let f_cudaEGLStreamConsumerReleaseFrame: KoffiFunction | undefined;
 /** Releases the last frame acquired from the EGLStream. */
 // cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t pCudaResource, cudaStream_t * pStream) — cuda_egl_interop.h:448
 export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnection | null, pCudaResource: H.cudaGraphicsResource_t | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
@@ -3427,32 +3757,35 @@ export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnectio
   const a_pCudaResource = M.handle(pCudaResource, 'cudaEGLStreamConsumerReleaseFrame', 'pCudaResource');
   const a_pStream = M.handle(pStream, 'cudaEGLStreamConsumerReleaseFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
-  const err = fns().cudaEGLStreamConsumerReleaseFrame(K.slot[0], a_pCudaResource, K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaEGLStreamConsumerReleaseFrame ??= L.bind('cudaEGLStreamConsumerReleaseFrame'))(K.slot[0], a_pCudaResource, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaStream_t];
 }
 
+let f_cudaEGLStreamProducerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a producer. */
 // cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, EGLint width, EGLint height) — cuda_egl_interop.h:475
 export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, height: number): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamProducerConnect', 'eglStream');
   const a_width = M.i32(width, 'cudaEGLStreamProducerConnect', 'width');
   const a_height = M.i32(height, 'cudaEGLStreamProducerConnect', 'height');
-  const err = fns().cudaEGLStreamProducerConnect(K.slot[0], a_eglStream, a_width, a_height) as E.cudaError_t;
+  const err = (f_cudaEGLStreamProducerConnect ??= L.bind('cudaEGLStreamProducerConnect'))(K.slot[0], a_eglStream, a_width, a_height) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
+let f_cudaEGLStreamProducerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a producer to EGLStream. */
 // cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:496
 export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
-  const err = fns().cudaEGLStreamProducerDisconnect(K.slot[0]) as E.cudaError_t;
+  const err = (f_cudaEGLStreamProducerDisconnect ??= L.bind('cudaEGLStreamProducerDisconnect'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection];
 }
 
+let f_cudaEGLStreamProducerPresentFrame: KoffiFunction | undefined;
 /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer. */
 // cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection * conn, cudaEglFrame eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:534
 export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnection | null, eglframe: S.cudaEglFrame_st | S.cudaEglFrame_stInit, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
@@ -3461,11 +3794,12 @@ export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnectio
   const a_eglframe = { bytes: X.byValue(eglframe, S.cudaEglFrame_st, 'cudaEGLStreamProducerPresentFrame', 'eglframe')._u8 };
   const a_pStream = M.handle(pStream, 'cudaEGLStreamProducerPresentFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
-  const err = fns().cudaEGLStreamProducerPresentFrame(K.slot[0], a_eglframe, K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaEGLStreamProducerPresentFrame ??= L.bind('cudaEGLStreamProducerPresentFrame'))(K.slot[0], a_eglframe, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, K.U64[1] as H.cudaStream_t];
 }
 
+let f_cudaEGLStreamProducerReturnFrame: KoffiFunction | undefined;
 /** Return the CUDA eglFrame to the EGLStream last released by the consumer. */
 // cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection * conn, cudaEglFrame * eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:559
 export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, S.cudaEglFrame_st | null, H.cudaStream_t | null] {
@@ -3474,11 +3808,12 @@ export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection
   const a_pStream = M.handle(pStream, 'cudaEGLStreamProducerReturnFrame', 'pStream');
   K.U64[1] = a_pStream ?? 0n;
   const a_eglframe = new S.cudaEglFrame_st();
-  const err = fns().cudaEGLStreamProducerReturnFrame(K.slot[0], a_eglframe._u8, K.slot[1]) as E.cudaError_t;
+  const err = (f_cudaEGLStreamProducerReturnFrame ??= L.bind('cudaEGLStreamProducerReturnFrame'))(K.slot[0], a_eglframe._u8, K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null];
   return [err, K.U64[0] as H.cudaEglStreamConnection, a_eglframe, K.U64[1] as H.cudaStream_t];
 }
 
+let f_cudaGraphicsResourceGetMappedEglFrame: KoffiFunction | undefined;
 /** Get an eglFrame through which to access a registered EGL graphics resource. */
 // cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame * eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel) — cuda_egl_interop.h:601
 export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsResource_t | null, index: number, mipLevel: number): [E.cudaError_t, S.cudaEglFrame_st | null] {
@@ -3486,57 +3821,62 @@ export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsRe
   const a_index = M.u32(index, 'cudaGraphicsResourceGetMappedEglFrame', 'index');
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsResourceGetMappedEglFrame', 'mipLevel');
   const a_eglFrame = new S.cudaEglFrame_st();
-  const err = fns().cudaGraphicsResourceGetMappedEglFrame(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.cudaError_t;
+  const err = (f_cudaGraphicsResourceGetMappedEglFrame ??= L.bind('cudaGraphicsResourceGetMappedEglFrame'))(a_eglFrame._u8, a_resource, a_index, a_mipLevel) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, a_eglFrame];
 }
 
+let f_cudaEventCreateFromEGLSync: KoffiFunction | undefined;
 /** Creates an event from EGLSync object */
 // cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t * phEvent, EGLSyncKHR eglSync, unsigned int flags) — cuda_egl_interop.h:636
 export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_eglSync = M.pointer(eglSync, 'cudaEventCreateFromEGLSync', 'eglSync');
   const a_flags = M.u32(flags, 'cudaEventCreateFromEGLSync', 'flags');
-  const err = fns().cudaEventCreateFromEGLSync(K.slot[0], a_eglSync, a_flags) as E.cudaError_t;
+  const err = (f_cudaEventCreateFromEGLSync ??= L.bind('cudaEventCreateFromEGLSync'))(K.slot[0], a_eglSync, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
 }
 
+let f_cudaVDPAUGetDevice: KoffiFunction | undefined;
 /** Gets the CUDA device associated with a VdpDevice. */
 // cudaError_t cudaVDPAUGetDevice(int * device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cuda_vdpau_interop.h:87
 export function cudaVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.cudaError_t, number | null] {
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUGetDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cudaVDPAUGetDevice', 'vdpGetProcAddress');
-  const err = fns().cudaVDPAUGetDevice(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
+  const err = (f_cudaVDPAUGetDevice ??= L.bind('cudaVDPAUGetDevice'))(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
 }
 
+let f_cudaVDPAUSetVDPAUDevice: KoffiFunction | undefined;
 /** Sets a CUDA device to use VDPAU interoperability */
 // cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cuda_vdpau_interop.h:118
 export function cudaVDPAUSetVDPAUDevice(device: number, vdpDevice: number, vdpGetProcAddress: bigint | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaVDPAUSetVDPAUDevice', 'device');
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUSetVDPAUDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cudaVDPAUSetVDPAUDevice', 'vdpGetProcAddress');
-  const err = fns().cudaVDPAUSetVDPAUDevice(a_device, a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
+  const err = (f_cudaVDPAUSetVDPAUDevice ??= L.bind('cudaVDPAUSetVDPAUDevice'))(a_device, a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
   return [err];
 }
 
+let f_cudaGraphicsVDPAURegisterVideoSurface: KoffiFunction | undefined;
 /** Register a VdpVideoSurface object */
 // cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource ** resource, VdpVideoSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:155
 export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterVideoSurface', 'flags');
-  const err = fns().cudaGraphicsVDPAURegisterVideoSurface(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphicsVDPAURegisterVideoSurface ??= L.bind('cudaGraphicsVDPAURegisterVideoSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
+let f_cudaGraphicsVDPAURegisterOutputSurface: KoffiFunction | undefined;
 /** Register a VdpOutputSurface object */
 // cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource ** resource, VdpOutputSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:192
 export function cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterOutputSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterOutputSurface', 'flags');
-  const err = fns().cudaGraphicsVDPAURegisterOutputSurface(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
+  const err = (f_cudaGraphicsVDPAURegisterOutputSurface ??= L.bind('cudaGraphicsVDPAURegisterOutputSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }

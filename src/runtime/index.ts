@@ -20,6 +20,6 @@ export function libraryInfo(): LibraryInfo {
 /** The version of the libcudart that is loaded, as cuda-python's getLocalRuntimeVersion(). */
 export function getLocalRuntimeVersion(): [number, number | null] {
   const v = new Int32Array(1);
-  const err = cudart().cudaRuntimeGetVersion(v) as number;
+  const err = cudart.bind('cudaRuntimeGetVersion')(v) as number;
   return err === 0 ? [err, v[0]] : [err, null];
 }

@@ -87,8 +87,20 @@ test('importing the package opens no library; the first call does', () => {
 test('CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM=1 binds the _ptsz/_ptds symbols', () => {
   const script = `
     const { cudart } = require('./src');
-    const { cudart: fns } = require('./src/ffi/cudart-lib');
-    console.log(JSON.stringify([cudart.libraryInfo().perThreadDefaultStream, fns().cudaMemcpy.info.name, fns().cudaStreamQuery.info.name, fns().cudaMalloc.info.name]));`;
+    const { cudart: L } = require('./src/ffi/cudart-lib');
+    console.log(JSON.stringify([cudart.libraryInfo().perThreadDefaultStream, L.bind('cudaMemcpy').info.name, L.bind('cudaStreamQuery').info.name, L.bind('cudaMalloc').info.name]));`;
   expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '1' }))).toEqual([true, 'cudaMemcpy_ptds', 'cudaStreamQuery_ptsz', 'cudaMalloc']);
   expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '' }))).toEqual([false, 'cudaMemcpy', 'cudaStreamQuery', 'cudaMalloc']);
+});
+
+test('a function the library lacks throws when called; the others still work', () => {
+  const fake = fakeCudart(13000);
+  const out = node(`
+    const { cudart } = require('./src');
+    let msg = '';
+    try { cudart.cudaGetDeviceCount(); } catch (e) { msg = e.message; }
+    console.log(JSON.stringify([cudart.cudaRuntimeGetVersion(), msg]));`, { CUDA_BINDINGS_CUDART: fake });
+  const [ver, msg] = JSON.parse(out);
+  expect(ver).toEqual([0, 13000]);
+  expect(msg).toMatch(new RegExp(`^cudaGetDeviceCount: libcudart at ${fake.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} does not export cudaGetDeviceCount`));
 });

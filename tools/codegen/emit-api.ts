@@ -121,7 +121,7 @@ interface Plan {
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
-const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'fns']);
+const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'L']);
 const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
@@ -420,7 +420,7 @@ export function cProto(fn: FunctionModel): string {
 }
 
 export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[]): string {
-  const o = [banner(`koffi declarations of ${api.libLabel}`), `import koffi, { type TypeObject, type LibraryHandle } from 'koffi';`, ''];
+  const o = [banner(`koffi declarations of ${api.libLabel}`), `import koffi, { type TypeObject } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
   // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
@@ -441,8 +441,7 @@ export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[]
   o.push('');
   o.push('/** The symbol each function is bound to when the per-thread default stream is chosen. */');
   o.push(`export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>> = ${JSON.stringify(Object.fromEntries(perThread), null, 2).replace(/"/g, "'")};`);
-  o.push('');
-  o.push(`export type Functions = { [K in keyof typeof declarations]: ReturnType<LibraryHandle['func']> };`);
+
   return o.join('\n') + '\n';
 }
 
@@ -479,7 +478,8 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   o.push(`import type { Pointer } from '../ffi/marshal';`);
   o.push(`import * as K from '../ffi/scratch';`);
   o.push(`import { W } from '../ffi/memory';`);
-  o.push(`import { ${api.lib.fn} as fns } from '${api.lib.module}';`);
+  o.push(`import { ${api.lib.fn} as L } from '${api.lib.module}';`);
+  o.push(`import type { KoffiFunction } from '../ffi/binding';`);
   o.push(`import * as X from '../structs/support';`);
   o.push(`import * as S from '../structs/${api.id}';`);
   o.push(`import * as E from './enums';`);
@@ -506,6 +506,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const isErr = tm.value(fn.ret).k === 'enum' && fn.retSpelled === api.status.type;
   const outTs = p.outs.map((x) => `${x.ts} | null`);
   const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
+  o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
   o.push(doc(api.spec.docs[fn.name] ?? fn.doc));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   const params = p.jsParams.map((j) => `${j.name}: ${j.ts}`).join(', ');
@@ -517,14 +518,14 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     const ts = r.k === 'record' ? `S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}` : 'string';
     o.push(`export function ${fn.name}(${params}): [${st}, ${ts}] {`);
     for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
-    o.push(`  const v = fns().${fn.name}(${p.args.join(', ')});`);
+    o.push(`  const v = (f_${fn.name} ??= L.bind('${fn.name}'))(${p.args.join(', ')});`);
     o.push(`  return [${st}.${api.status.success}, ${conv}];`);
     o.push('}');
     return o.join('\n') + '\n';
   }
   o.push(`export function ${fn.name}(${params}): ${ret} {`);
   for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
-  o.push(`  const err = fns().${fn.name}(${p.args.join(', ')}) as ${st};`);
+  o.push(`  const err = (f_${fn.name} ??= L.bind('${fn.name}'))(${p.args.join(', ')}) as ${st};`);
   if (p.outs.length) {
     o.push(`  if (err !== 0) return [err${', null'.repeat(p.outs.length)}];`);
     for (const s of p.post) o.push(`  ${s}`);
