@@ -1177,124 +1177,128 @@ export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext
   return [err];
 }
 
-let f_cuMemcpyHtoD_v2: KoffiFunction | undefined;
+let f_cuMemcpyHtoD: KoffiFunction | undefined;
 /** Copies memory from Host to Device */
 // CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount) — cuda.h:9673
-export function cuMemcpyHtoD_v2(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoD_v2', 'dstDevice');
-  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoD_v2', 'srcHost');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoD_v2', 'ByteCount');
-  const err = (f_cuMemcpyHtoD_v2 ??= L.bind('cuMemcpyHtoD_v2'))(a_dstDevice, a_srcHost, a_ByteCount) as E.CUresult;
+export function cuMemcpyHtoD(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoD', 'dstDevice');
+  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoD', 'srcHost');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoD', 'ByteCount');
+  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoD', 'srcHost', 'ByteCount');
+  const err = (f_cuMemcpyHtoD ??= L.bind('cuMemcpyHtoD'))(a_dstDevice, a_srcHost, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyDtoH_v2: KoffiFunction | undefined;
+let f_cuMemcpyDtoH: KoffiFunction | undefined;
 /** Copies memory from Device to Host */
 // CUresult cuMemcpyDtoH_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9709
-export function cuMemcpyDtoH_v2(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
-  const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoH_v2', 'dstHost');
-  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoH_v2', 'srcDevice');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoH_v2', 'ByteCount');
-  const err = (f_cuMemcpyDtoH_v2 ??= L.bind('cuMemcpyDtoH_v2'))(a_dstHost, a_srcDevice, a_ByteCount) as E.CUresult;
+export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
+  const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoH', 'dstHost');
+  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoH', 'srcDevice');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoH', 'ByteCount');
+  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoH', 'dstHost', 'ByteCount');
+  const err = (f_cuMemcpyDtoH ??= L.bind('cuMemcpyDtoH'))(a_dstHost, a_srcDevice, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyDtoD_v2: KoffiFunction | undefined;
+let f_cuMemcpyDtoD: KoffiFunction | undefined;
 /** Copies memory from Device to Device */
 // CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9745
-export function cuMemcpyDtoD_v2(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoD_v2', 'dstDevice');
-  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoD_v2', 'srcDevice');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoD_v2', 'ByteCount');
-  const err = (f_cuMemcpyDtoD_v2 ??= L.bind('cuMemcpyDtoD_v2'))(a_dstDevice, a_srcDevice, a_ByteCount) as E.CUresult;
+export function cuMemcpyDtoD(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoD', 'dstDevice');
+  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoD', 'srcDevice');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoD', 'ByteCount');
+  const err = (f_cuMemcpyDtoD ??= L.bind('cuMemcpyDtoD'))(a_dstDevice, a_srcDevice, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyDtoA_v2: KoffiFunction | undefined;
+let f_cuMemcpyDtoA: KoffiFunction | undefined;
 /** Copies memory from Device to Array */
 // CUresult cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9781
-export function cuMemcpyDtoA_v2(dstArray: H.CUarray | null, dstOffset: number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
-  const a_dstArray = M.handle(dstArray, 'cuMemcpyDtoA_v2', 'dstArray');
-  const a_dstOffset = M.size(dstOffset, 'cuMemcpyDtoA_v2', 'dstOffset');
-  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoA_v2', 'srcDevice');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoA_v2', 'ByteCount');
-  const err = (f_cuMemcpyDtoA_v2 ??= L.bind('cuMemcpyDtoA_v2'))(a_dstArray, a_dstOffset, a_srcDevice, a_ByteCount) as E.CUresult;
+export function cuMemcpyDtoA(dstArray: H.CUarray | null, dstOffset: number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
+  const a_dstArray = M.handle(dstArray, 'cuMemcpyDtoA', 'dstArray');
+  const a_dstOffset = M.size(dstOffset, 'cuMemcpyDtoA', 'dstOffset');
+  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoA', 'srcDevice');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoA', 'ByteCount');
+  const err = (f_cuMemcpyDtoA ??= L.bind('cuMemcpyDtoA'))(a_dstArray, a_dstOffset, a_srcDevice, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyAtoD_v2: KoffiFunction | undefined;
+let f_cuMemcpyAtoD: KoffiFunction | undefined;
 /** Copies memory from Array to Device */
 // CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9819
-export function cuMemcpyAtoD_v2(dstDevice: bigint | number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyAtoD_v2', 'dstDevice');
-  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoD_v2', 'srcArray');
-  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoD_v2', 'srcOffset');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoD_v2', 'ByteCount');
-  const err = (f_cuMemcpyAtoD_v2 ??= L.bind('cuMemcpyAtoD_v2'))(a_dstDevice, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+export function cuMemcpyAtoD(dstDevice: bigint | number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyAtoD', 'dstDevice');
+  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoD', 'srcArray');
+  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoD', 'srcOffset');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoD', 'ByteCount');
+  const err = (f_cuMemcpyAtoD ??= L.bind('cuMemcpyAtoD'))(a_dstDevice, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyHtoA_v2: KoffiFunction | undefined;
+let f_cuMemcpyHtoA: KoffiFunction | undefined;
 /** Copies memory from Host to Array */
 // CUresult cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount) — cuda.h:9856
-export function cuMemcpyHtoA_v2(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
-  const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoA_v2', 'dstArray');
-  const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoA_v2', 'dstOffset');
-  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoA_v2', 'srcHost');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoA_v2', 'ByteCount');
-  const err = (f_cuMemcpyHtoA_v2 ??= L.bind('cuMemcpyHtoA_v2'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount) as E.CUresult;
+export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
+  const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoA', 'dstArray');
+  const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoA', 'dstOffset');
+  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoA', 'srcHost');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoA', 'ByteCount');
+  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoA', 'srcHost', 'ByteCount');
+  const err = (f_cuMemcpyHtoA ??= L.bind('cuMemcpyHtoA'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyAtoH_v2: KoffiFunction | undefined;
+let f_cuMemcpyAtoH: KoffiFunction | undefined;
 /** Copies memory from Array to Host */
 // CUresult cuMemcpyAtoH_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9893
-export function cuMemcpyAtoH_v2(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
-  const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoH_v2', 'dstHost');
-  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoH_v2', 'srcArray');
-  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoH_v2', 'srcOffset');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoH_v2', 'ByteCount');
-  const err = (f_cuMemcpyAtoH_v2 ??= L.bind('cuMemcpyAtoH_v2'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
+  const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoH', 'dstHost');
+  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoH', 'srcArray');
+  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoH', 'srcOffset');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoH', 'ByteCount');
+  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoH', 'dstHost', 'ByteCount');
+  const err = (f_cuMemcpyAtoH ??= L.bind('cuMemcpyAtoH'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyAtoA_v2: KoffiFunction | undefined;
+let f_cuMemcpyAtoA: KoffiFunction | undefined;
 /** Copies memory from Array to Array */
 // CUresult cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9933
-export function cuMemcpyAtoA_v2(dstArray: H.CUarray | null, dstOffset: number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
-  const a_dstArray = M.handle(dstArray, 'cuMemcpyAtoA_v2', 'dstArray');
-  const a_dstOffset = M.size(dstOffset, 'cuMemcpyAtoA_v2', 'dstOffset');
-  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoA_v2', 'srcArray');
-  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoA_v2', 'srcOffset');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoA_v2', 'ByteCount');
-  const err = (f_cuMemcpyAtoA_v2 ??= L.bind('cuMemcpyAtoA_v2'))(a_dstArray, a_dstOffset, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
+export function cuMemcpyAtoA(dstArray: H.CUarray | null, dstOffset: number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
+  const a_dstArray = M.handle(dstArray, 'cuMemcpyAtoA', 'dstArray');
+  const a_dstOffset = M.size(dstOffset, 'cuMemcpyAtoA', 'dstOffset');
+  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoA', 'srcArray');
+  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoA', 'srcOffset');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoA', 'ByteCount');
+  const err = (f_cuMemcpyAtoA ??= L.bind('cuMemcpyAtoA'))(a_dstArray, a_dstOffset, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpy2D_v2: KoffiFunction | undefined;
+let f_cuMemcpy2D: KoffiFunction | undefined;
 /** Copies memory for 2D arrays */
 // CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10097
-export function cuMemcpy2D_v2(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
-  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2D_v2', 'pCopy');
-  const err = (f_cuMemcpy2D_v2 ??= L.bind('cuMemcpy2D_v2'))(a_pCopy) as E.CUresult;
+export function cuMemcpy2D(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
+  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2D', 'pCopy');
+  const err = (f_cuMemcpy2D ??= L.bind('cuMemcpy2D'))(a_pCopy) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpy2DUnaligned_v2: KoffiFunction | undefined;
+let f_cuMemcpy2DUnaligned: KoffiFunction | undefined;
 /** Copies memory for 2D arrays */
 // CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10259
-export function cuMemcpy2DUnaligned_v2(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
-  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DUnaligned_v2', 'pCopy');
-  const err = (f_cuMemcpy2DUnaligned_v2 ??= L.bind('cuMemcpy2DUnaligned_v2'))(a_pCopy) as E.CUresult;
+export function cuMemcpy2DUnaligned(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
+  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DUnaligned', 'pCopy');
+  const err = (f_cuMemcpy2DUnaligned ??= L.bind('cuMemcpy2DUnaligned'))(a_pCopy) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpy3D_v2: KoffiFunction | undefined;
+let f_cuMemcpy3D: KoffiFunction | undefined;
 /** Copies memory for 3D arrays */
 // CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D * pCopy) — cuda.h:10428
-export function cuMemcpy3D_v2(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null): [E.CUresult] {
-  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3D_v2', 'pCopy');
-  const err = (f_cuMemcpy3D_v2 ??= L.bind('cuMemcpy3D_v2'))(a_pCopy) as E.CUresult;
+export function cuMemcpy3D(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null): [E.CUresult] {
+  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3D', 'pCopy');
+  const err = (f_cuMemcpy3D ??= L.bind('cuMemcpy3D'))(a_pCopy) as E.CUresult;
   return [err];
 }
 
@@ -1333,85 +1337,89 @@ export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUco
   return [err];
 }
 
-let f_cuMemcpyHtoDAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpyHtoDAsync: KoffiFunction | undefined;
 /** Copies memory from Host to Device */
 // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10571
-export function cuMemcpyHtoDAsync_v2(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoDAsync_v2', 'dstDevice');
-  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoDAsync_v2', 'srcHost');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoDAsync_v2', 'ByteCount');
-  const a_hStream = M.handle(hStream, 'cuMemcpyHtoDAsync_v2', 'hStream');
-  const err = (f_cuMemcpyHtoDAsync_v2 ??= L.bind('cuMemcpyHtoDAsync_v2'))(a_dstDevice, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
+export function cuMemcpyHtoDAsync(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoDAsync', 'dstDevice');
+  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoDAsync', 'srcHost');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoDAsync', 'ByteCount');
+  const a_hStream = M.handle(hStream, 'cuMemcpyHtoDAsync', 'hStream');
+  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoDAsync', 'srcHost', 'ByteCount');
+  const err = (f_cuMemcpyHtoDAsync ??= L.bind('cuMemcpyHtoDAsync'))(a_dstDevice, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyDtoHAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpyDtoHAsync: KoffiFunction | undefined;
 /** Copies memory from Device to Host */
 // CUresult cuMemcpyDtoHAsync_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10612
-export function cuMemcpyDtoHAsync_v2(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
-  const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoHAsync_v2', 'dstHost');
-  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoHAsync_v2', 'srcDevice');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoHAsync_v2', 'ByteCount');
-  const a_hStream = M.handle(hStream, 'cuMemcpyDtoHAsync_v2', 'hStream');
-  const err = (f_cuMemcpyDtoHAsync_v2 ??= L.bind('cuMemcpyDtoHAsync_v2'))(a_dstHost, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
+export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoHAsync', 'dstHost');
+  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoHAsync', 'srcDevice');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoHAsync', 'ByteCount');
+  const a_hStream = M.handle(hStream, 'cuMemcpyDtoHAsync', 'hStream');
+  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoHAsync', 'dstHost', 'ByteCount');
+  const err = (f_cuMemcpyDtoHAsync ??= L.bind('cuMemcpyDtoHAsync'))(a_dstHost, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyDtoDAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpyDtoDAsync: KoffiFunction | undefined;
 /** Copies memory from Device to Device */
 // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10653
-export function cuMemcpyDtoDAsync_v2(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoDAsync_v2', 'dstDevice');
-  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoDAsync_v2', 'srcDevice');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoDAsync_v2', 'ByteCount');
-  const a_hStream = M.handle(hStream, 'cuMemcpyDtoDAsync_v2', 'hStream');
-  const err = (f_cuMemcpyDtoDAsync_v2 ??= L.bind('cuMemcpyDtoDAsync_v2'))(a_dstDevice, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
+export function cuMemcpyDtoDAsync(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoDAsync', 'dstDevice');
+  const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoDAsync', 'srcDevice');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoDAsync', 'ByteCount');
+  const a_hStream = M.handle(hStream, 'cuMemcpyDtoDAsync', 'hStream');
+  const err = (f_cuMemcpyDtoDAsync ??= L.bind('cuMemcpyDtoDAsync'))(a_dstDevice, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyHtoAAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpyHtoAAsync: KoffiFunction | undefined;
 /** Copies memory from Host to Array */
 // CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10695
-export function cuMemcpyHtoAAsync_v2(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
-  const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoAAsync_v2', 'dstArray');
-  const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoAAsync_v2', 'dstOffset');
-  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoAAsync_v2', 'srcHost');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoAAsync_v2', 'ByteCount');
-  const a_hStream = M.handle(hStream, 'cuMemcpyHtoAAsync_v2', 'hStream');
-  const err = (f_cuMemcpyHtoAAsync_v2 ??= L.bind('cuMemcpyHtoAAsync_v2'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
+export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoAAsync', 'dstArray');
+  const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoAAsync', 'dstOffset');
+  const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoAAsync', 'srcHost');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoAAsync', 'ByteCount');
+  const a_hStream = M.handle(hStream, 'cuMemcpyHtoAAsync', 'hStream');
+  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoAAsync', 'srcHost', 'ByteCount');
+  const err = (f_cuMemcpyHtoAAsync ??= L.bind('cuMemcpyHtoAAsync'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpyAtoHAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpyAtoHAsync: KoffiFunction | undefined;
 /** Copies memory from Array to Host */
 // CUresult cuMemcpyAtoHAsync_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) — cuda.h:10737
-export function cuMemcpyAtoHAsync_v2(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
-  const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoHAsync_v2', 'dstHost');
-  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoHAsync_v2', 'srcArray');
-  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoHAsync_v2', 'srcOffset');
-  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoHAsync_v2', 'ByteCount');
-  const a_hStream = M.handle(hStream, 'cuMemcpyAtoHAsync_v2', 'hStream');
-  const err = (f_cuMemcpyAtoHAsync_v2 ??= L.bind('cuMemcpyAtoHAsync_v2'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount, a_hStream) as E.CUresult;
+export function cuMemcpyAtoHAsync(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoHAsync', 'dstHost');
+  const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoHAsync', 'srcArray');
+  const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoHAsync', 'srcOffset');
+  const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoHAsync', 'ByteCount');
+  const a_hStream = M.handle(hStream, 'cuMemcpyAtoHAsync', 'hStream');
+  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoHAsync', 'dstHost', 'ByteCount');
+  const err = (f_cuMemcpyAtoHAsync ??= L.bind('cuMemcpyAtoHAsync'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpy2DAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpy2DAsync: KoffiFunction | undefined;
 /** Copies memory for 2D arrays */
 // CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D * pCopy, CUstream hStream) — cuda.h:10906
-export function cuMemcpy2DAsync_v2(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
-  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DAsync_v2', 'pCopy');
-  const a_hStream = M.handle(hStream, 'cuMemcpy2DAsync_v2', 'hStream');
-  const err = (f_cuMemcpy2DAsync_v2 ??= L.bind('cuMemcpy2DAsync_v2'))(a_pCopy, a_hStream) as E.CUresult;
+export function cuMemcpy2DAsync(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
+  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DAsync', 'pCopy');
+  const a_hStream = M.handle(hStream, 'cuMemcpy2DAsync', 'hStream');
+  const err = (f_cuMemcpy2DAsync ??= L.bind('cuMemcpy2DAsync'))(a_pCopy, a_hStream) as E.CUresult;
   return [err];
 }
 
-let f_cuMemcpy3DAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpy3DAsync: KoffiFunction | undefined;
 /** Copies memory for 3D arrays */
 // CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D * pCopy, CUstream hStream) — cuda.h:11080
-export function cuMemcpy3DAsync_v2(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
-  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3DAsync_v2', 'pCopy');
-  const a_hStream = M.handle(hStream, 'cuMemcpy3DAsync_v2', 'hStream');
-  const err = (f_cuMemcpy3DAsync_v2 ??= L.bind('cuMemcpy3DAsync_v2'))(a_pCopy, a_hStream) as E.CUresult;
+export function cuMemcpy3DAsync(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
+  const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3DAsync', 'pCopy');
+  const a_hStream = M.handle(hStream, 'cuMemcpy3DAsync', 'hStream');
+  const err = (f_cuMemcpy3DAsync ??= L.bind('cuMemcpy3DAsync'))(a_pCopy, a_hStream) as E.CUresult;
   return [err];
 }
 
@@ -1425,101 +1433,103 @@ export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMC
   return [err];
 }
 
-let f_cuMemcpyBatchAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpyBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory copies asynchronously. */
 // CUresult cuMemcpyBatchAsync_v2(CUdeviceptr * dsts, CUdeviceptr * srcs, size_t * sizes, size_t count, CUmemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, CUstream hStream) — cuda.h:11176
-export function cuMemcpyBatchAsync_v2(count: number, numAttrs: number, hStream: H.CUstream | null): [E.CUresult, bigint | null, bigint | null, number | null, S.CUmemcpyAttributes_st | null, number | null] {
-  const a_count = M.size(count, 'cuMemcpyBatchAsync_v2', 'count');
-  const a_numAttrs = M.size(numAttrs, 'cuMemcpyBatchAsync_v2', 'numAttrs');
-  const a_hStream = M.handle(hStream, 'cuMemcpyBatchAsync_v2', 'hStream');
-  const a_attrs = new S.CUmemcpyAttributes_st();
-  const err = (f_cuMemcpyBatchAsync_v2 ??= L.bind('cuMemcpyBatchAsync_v2'))(K.slot[0], K.slot[1], K.slot[2], a_count, a_attrs._u8, K.slot[3], a_numAttrs, a_hStream) as E.CUresult;
-  if (err !== 0) return [err, null, null, null, null, null];
-  return [err, K.U64[0], K.U64[1], K.readSize(2), a_attrs, K.readSize(3)];
+export function cuMemcpyBatchAsync(dsts: (bigint | number)[], srcs: (bigint | number)[], sizes: (number)[], count: number, attrs: (S.CUmemcpyAttributes_st | S.CUmemcpyAttributes_stInit)[], attrsIdxs: (number)[], numAttrs: number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_count = M.size(count, 'cuMemcpyBatchAsync', 'count');
+  const a_numAttrs = M.size(numAttrs, 'cuMemcpyBatchAsync', 'numAttrs');
+  const a_hStream = M.handle(hStream, 'cuMemcpyBatchAsync', 'hStream');
+  const a_dsts = X.packArray(dsts, a_count, 8, 'cuMemcpyBatchAsync', 'dsts', false, (dv, at, x, n) => W.u64(dv, at, x, n));
+  const a_srcs = X.packArray(srcs, a_count, 8, 'cuMemcpyBatchAsync', 'srcs', false, (dv, at, x, n) => W.u64(dv, at, x, n));
+  const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemcpyBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cuMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemcpyAttributes_st, n));
+  const a_attrsIdxs = X.packArray(attrsIdxs, a_numAttrs, 8, 'cuMemcpyBatchAsync', 'attrsIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  const err = (f_cuMemcpyBatchAsync ??= L.bind('cuMemcpyBatchAsync'))(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_hStream) as E.CUresult;
+  return [err];
 }
 
-let f_cuMemcpy3DBatchAsync_v2: KoffiFunction | undefined;
+let f_cuMemcpy3DBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of 3D memory copies asynchronously. */
 // CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP * opList, unsigned long long flags, CUstream hStream) — cuda.h:11243
-export function cuMemcpy3DBatchAsync_v2(numOps: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult, S.CUDA_MEMCPY3D_BATCH_OP_st | null] {
-  const a_numOps = M.size(numOps, 'cuMemcpy3DBatchAsync_v2', 'numOps');
-  const a_flags = M.u64(flags, 'cuMemcpy3DBatchAsync_v2', 'flags');
-  const a_hStream = M.handle(hStream, 'cuMemcpy3DBatchAsync_v2', 'hStream');
-  const a_opList = new S.CUDA_MEMCPY3D_BATCH_OP_st();
-  const err = (f_cuMemcpy3DBatchAsync_v2 ??= L.bind('cuMemcpy3DBatchAsync_v2'))(a_numOps, a_opList._u8, a_flags, a_hStream) as E.CUresult;
-  if (err !== 0) return [err, null];
-  return [err, a_opList];
+export function cuMemcpy3DBatchAsync(numOps: number, opList: (S.CUDA_MEMCPY3D_BATCH_OP_st | S.CUDA_MEMCPY3D_BATCH_OP_stInit)[], flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_numOps = M.size(numOps, 'cuMemcpy3DBatchAsync', 'numOps');
+  const a_flags = M.u64(flags, 'cuMemcpy3DBatchAsync', 'flags');
+  const a_hStream = M.handle(hStream, 'cuMemcpy3DBatchAsync', 'hStream');
+  const a_opList = X.packArray(opList, a_numOps, 112, 'cuMemcpy3DBatchAsync', 'opList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_MEMCPY3D_BATCH_OP_st, n));
+  const err = (f_cuMemcpy3DBatchAsync ??= L.bind('cuMemcpy3DBatchAsync'))(a_numOps, a_opList, a_flags, a_hStream) as E.CUresult;
+  return [err];
 }
 
-let f_cuMemsetD8_v2: KoffiFunction | undefined;
+let f_cuMemsetD8: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) — cuda.h:11278
-export function cuMemsetD8_v2(dstDevice: bigint | number, uc: number, N: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD8_v2', 'dstDevice');
-  const a_uc = M.intN(uc, 'cuMemsetD8_v2', 'uc', 8, false);
-  const a_N = M.size(N, 'cuMemsetD8_v2', 'N');
-  const err = (f_cuMemsetD8_v2 ??= L.bind('cuMemsetD8_v2'))(a_dstDevice, a_uc, a_N) as E.CUresult;
+export function cuMemsetD8(dstDevice: bigint | number, uc: number, N: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD8', 'dstDevice');
+  const a_uc = M.intN(uc, 'cuMemsetD8', 'uc', 8, false);
+  const a_N = M.size(N, 'cuMemsetD8', 'N');
+  const err = (f_cuMemsetD8 ??= L.bind('cuMemsetD8'))(a_dstDevice, a_uc, a_N) as E.CUresult;
   return [err];
 }
 
-let f_cuMemsetD16_v2: KoffiFunction | undefined;
+let f_cuMemsetD16: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) — cuda.h:11313
-export function cuMemsetD16_v2(dstDevice: bigint | number, us: number, N: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD16_v2', 'dstDevice');
-  const a_us = M.intN(us, 'cuMemsetD16_v2', 'us', 16, false);
-  const a_N = M.size(N, 'cuMemsetD16_v2', 'N');
-  const err = (f_cuMemsetD16_v2 ??= L.bind('cuMemsetD16_v2'))(a_dstDevice, a_us, a_N) as E.CUresult;
+export function cuMemsetD16(dstDevice: bigint | number, us: number, N: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD16', 'dstDevice');
+  const a_us = M.intN(us, 'cuMemsetD16', 'us', 16, false);
+  const a_N = M.size(N, 'cuMemsetD16', 'N');
+  const err = (f_cuMemsetD16 ??= L.bind('cuMemsetD16'))(a_dstDevice, a_us, a_N) as E.CUresult;
   return [err];
 }
 
-let f_cuMemsetD32_v2: KoffiFunction | undefined;
+let f_cuMemsetD32: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) — cuda.h:11348
-export function cuMemsetD32_v2(dstDevice: bigint | number, ui: number, N: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD32_v2', 'dstDevice');
-  const a_ui = M.u32(ui, 'cuMemsetD32_v2', 'ui');
-  const a_N = M.size(N, 'cuMemsetD32_v2', 'N');
-  const err = (f_cuMemsetD32_v2 ??= L.bind('cuMemsetD32_v2'))(a_dstDevice, a_ui, a_N) as E.CUresult;
+export function cuMemsetD32(dstDevice: bigint | number, ui: number, N: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD32', 'dstDevice');
+  const a_ui = M.u32(ui, 'cuMemsetD32', 'ui');
+  const a_N = M.size(N, 'cuMemsetD32', 'N');
+  const err = (f_cuMemsetD32 ??= L.bind('cuMemsetD32'))(a_dstDevice, a_ui, a_N) as E.CUresult;
   return [err];
 }
 
-let f_cuMemsetD2D8_v2: KoffiFunction | undefined;
+let f_cuMemsetD2D8: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) — cuda.h:11388
-export function cuMemsetD2D8_v2(dstDevice: bigint | number, dstPitch: number, uc: number, Width: number, Height: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D8_v2', 'dstDevice');
-  const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D8_v2', 'dstPitch');
-  const a_uc = M.intN(uc, 'cuMemsetD2D8_v2', 'uc', 8, false);
-  const a_Width = M.size(Width, 'cuMemsetD2D8_v2', 'Width');
-  const a_Height = M.size(Height, 'cuMemsetD2D8_v2', 'Height');
-  const err = (f_cuMemsetD2D8_v2 ??= L.bind('cuMemsetD2D8_v2'))(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height) as E.CUresult;
+export function cuMemsetD2D8(dstDevice: bigint | number, dstPitch: number, uc: number, Width: number, Height: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D8', 'dstDevice');
+  const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D8', 'dstPitch');
+  const a_uc = M.intN(uc, 'cuMemsetD2D8', 'uc', 8, false);
+  const a_Width = M.size(Width, 'cuMemsetD2D8', 'Width');
+  const a_Height = M.size(Height, 'cuMemsetD2D8', 'Height');
+  const err = (f_cuMemsetD2D8 ??= L.bind('cuMemsetD2D8'))(a_dstDevice, a_dstPitch, a_uc, a_Width, a_Height) as E.CUresult;
   return [err];
 }
 
-let f_cuMemsetD2D16_v2: KoffiFunction | undefined;
+let f_cuMemsetD2D16: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) — cuda.h:11429
-export function cuMemsetD2D16_v2(dstDevice: bigint | number, dstPitch: number, us: number, Width: number, Height: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D16_v2', 'dstDevice');
-  const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D16_v2', 'dstPitch');
-  const a_us = M.intN(us, 'cuMemsetD2D16_v2', 'us', 16, false);
-  const a_Width = M.size(Width, 'cuMemsetD2D16_v2', 'Width');
-  const a_Height = M.size(Height, 'cuMemsetD2D16_v2', 'Height');
-  const err = (f_cuMemsetD2D16_v2 ??= L.bind('cuMemsetD2D16_v2'))(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height) as E.CUresult;
+export function cuMemsetD2D16(dstDevice: bigint | number, dstPitch: number, us: number, Width: number, Height: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D16', 'dstDevice');
+  const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D16', 'dstPitch');
+  const a_us = M.intN(us, 'cuMemsetD2D16', 'us', 16, false);
+  const a_Width = M.size(Width, 'cuMemsetD2D16', 'Width');
+  const a_Height = M.size(Height, 'cuMemsetD2D16', 'Height');
+  const err = (f_cuMemsetD2D16 ??= L.bind('cuMemsetD2D16'))(a_dstDevice, a_dstPitch, a_us, a_Width, a_Height) as E.CUresult;
   return [err];
 }
 
-let f_cuMemsetD2D32_v2: KoffiFunction | undefined;
+let f_cuMemsetD2D32: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) — cuda.h:11470
-export function cuMemsetD2D32_v2(dstDevice: bigint | number, dstPitch: number, ui: number, Width: number, Height: number): [E.CUresult] {
-  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D32_v2', 'dstDevice');
-  const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D32_v2', 'dstPitch');
-  const a_ui = M.u32(ui, 'cuMemsetD2D32_v2', 'ui');
-  const a_Width = M.size(Width, 'cuMemsetD2D32_v2', 'Width');
-  const a_Height = M.size(Height, 'cuMemsetD2D32_v2', 'Height');
-  const err = (f_cuMemsetD2D32_v2 ??= L.bind('cuMemsetD2D32_v2'))(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height) as E.CUresult;
+export function cuMemsetD2D32(dstDevice: bigint | number, dstPitch: number, ui: number, Width: number, Height: number): [E.CUresult] {
+  const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D32', 'dstDevice');
+  const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D32', 'dstPitch');
+  const a_ui = M.u32(ui, 'cuMemsetD2D32', 'ui');
+  const a_Width = M.size(Width, 'cuMemsetD2D32', 'Width');
+  const a_Height = M.size(Height, 'cuMemsetD2D32', 'Height');
+  const err = (f_cuMemsetD2D32 ??= L.bind('cuMemsetD2D32'))(a_dstDevice, a_dstPitch, a_ui, a_Width, a_Height) as E.CUresult;
   return [err];
 }
 
@@ -2188,16 +2198,16 @@ export function cuPointerGetAttribute(attribute: E.CUpointer_attribute_enum, ptr
   return [err, X.attrOut(pointerAttr, a_attribute, 0)];
 }
 
-let f_cuMemPrefetchAsync_v2: KoffiFunction | undefined;
+let f_cuMemPrefetchAsync: KoffiFunction | undefined;
 /** Prefetches memory to the specified destination location */
 // CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) — cuda.h:14434
-export function cuMemPrefetchAsync_v2(devPtr: bigint | number, count: number, location: S.CUmemLocation_st | S.CUmemLocation_stInit, flags: number, hStream: H.CUstream | null): [E.CUresult] {
-  const a_devPtr = M.u64(devPtr, 'cuMemPrefetchAsync_v2', 'devPtr');
-  const a_count = M.size(count, 'cuMemPrefetchAsync_v2', 'count');
-  const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemPrefetchAsync_v2', 'location');
-  const a_flags = M.u32(flags, 'cuMemPrefetchAsync_v2', 'flags');
-  const a_hStream = M.handle(hStream, 'cuMemPrefetchAsync_v2', 'hStream');
-  const err = (f_cuMemPrefetchAsync_v2 ??= L.bind('cuMemPrefetchAsync_v2'))(a_devPtr, a_count, a_location, a_flags, a_hStream) as E.CUresult;
+export function cuMemPrefetchAsync(devPtr: bigint | number, count: number, location: S.CUmemLocation_st | S.CUmemLocation_stInit, flags: number, hStream: H.CUstream | null): [E.CUresult] {
+  const a_devPtr = M.u64(devPtr, 'cuMemPrefetchAsync', 'devPtr');
+  const a_count = M.size(count, 'cuMemPrefetchAsync', 'count');
+  const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemPrefetchAsync', 'location');
+  const a_flags = M.u32(flags, 'cuMemPrefetchAsync', 'flags');
+  const a_hStream = M.handle(hStream, 'cuMemPrefetchAsync', 'hStream');
+  const err = (f_cuMemPrefetchAsync ??= L.bind('cuMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_hStream) as E.CUresult;
   return [err];
 }
 
@@ -2413,13 +2423,13 @@ export function cuStreamAddCallback(hStream: H.CUstream | null, callback: bigint
   return [err];
 }
 
-let f_cuStreamBeginCapture_v2: KoffiFunction | undefined;
+let f_cuStreamBeginCapture: KoffiFunction | undefined;
 /** Begins graph capture on a stream */
 // CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) — cuda.h:15381
-export function cuStreamBeginCapture_v2(hStream: H.CUstream | null, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
-  const a_hStream = M.handle(hStream, 'cuStreamBeginCapture_v2', 'hStream');
-  const a_mode = M.i32(mode, 'cuStreamBeginCapture_v2', 'mode');
-  const err = (f_cuStreamBeginCapture_v2 ??= L.bind('cuStreamBeginCapture_v2'))(a_hStream, a_mode) as E.CUresult;
+export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
+  const a_hStream = M.handle(hStream, 'cuStreamBeginCapture', 'hStream');
+  const a_mode = M.i32(mode, 'cuStreamBeginCapture', 'mode');
+  const err = (f_cuStreamBeginCapture ??= L.bind('cuStreamBeginCapture'))(a_hStream, a_mode) as E.CUresult;
   return [err];
 }
 
@@ -2468,27 +2478,28 @@ export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.
   return [err, K.I32[0] as E.CUstreamCaptureStatus_enum];
 }
 
-let f_cuStreamGetCaptureInfo_v3: KoffiFunction | undefined;
+let f_cuStreamGetCaptureInfo: KoffiFunction | undefined;
 /** Query a stream's capture state */
 // CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus * captureStatus_out, cuuint64_t * id_out, CUgraph * graph_out, const CUgraphNode ** dependencies_out, const CUgraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda.h:15610
-export function cuStreamGetCaptureInfo_v3(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus_enum | null, bigint | null, H.CUgraph | null, bigint | null, bigint | null, number | null] {
-  const a_hStream = M.handle(hStream, 'cuStreamGetCaptureInfo_v3', 'hStream');
-  const err = (f_cuStreamGetCaptureInfo_v3 ??= L.bind('cuStreamGetCaptureInfo_v3'))(a_hStream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.CUresult;
+export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus_enum | null, bigint | null, H.CUgraph | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
+  const a_hStream = M.handle(hStream, 'cuStreamGetCaptureInfo', 'hStream');
+  const err = (f_cuStreamGetCaptureInfo ??= L.bind('cuStreamGetCaptureInfo'))(a_hStream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.CUresult;
   if (err !== 0) return [err, null, null, null, null, null, null];
-  return [err, K.I32[0] as E.CUstreamCaptureStatus_enum, K.U64[1], K.U64[2] as H.CUgraph, K.U64[3], K.U64[4], K.readSize(5)];
+  const n_numDependencies_out = K.readSize(5);
+  return [err, K.I32[0] as E.CUstreamCaptureStatus_enum, K.U64[1], K.U64[2] as H.CUgraph, X.readArray(X.borrowed(K.U64[3], n_numDependencies_out * 8), n_numDependencies_out, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(X.borrowed(K.U64[4], n_numDependencies_out * 8), n_numDependencies_out, S.CUgraphEdgeData_st), n_numDependencies_out];
 }
 
-let f_cuStreamUpdateCaptureDependencies_v2: KoffiFunction | undefined;
+let f_cuStreamUpdateCaptureDependencies: KoffiFunction | undefined;
 /** Update the set of dependencies in a capturing stream */
 // CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda.h:15647
-export function cuStreamUpdateCaptureDependencies_v2(hStream: H.CUstream | null, dependencyData: S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit | null, numDependencies: number, flags: number): [E.CUresult, H.CUgraphNode | null] {
-  const a_hStream = M.handle(hStream, 'cuStreamUpdateCaptureDependencies_v2', 'hStream');
-  const a_dependencyData = X.structArg(dependencyData, S.CUgraphEdgeData_st, 'cuStreamUpdateCaptureDependencies_v2', 'dependencyData');
-  const a_numDependencies = M.size(numDependencies, 'cuStreamUpdateCaptureDependencies_v2', 'numDependencies');
-  const a_flags = M.u32(flags, 'cuStreamUpdateCaptureDependencies_v2', 'flags');
-  const err = (f_cuStreamUpdateCaptureDependencies_v2 ??= L.bind('cuStreamUpdateCaptureDependencies_v2'))(a_hStream, K.slot[0], a_dependencyData, a_numDependencies, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
-  return [err, K.U64[0] as H.CUgraphNode];
+export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, dependencies: (H.CUgraphNode | null)[] | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number, flags: number): [E.CUresult] {
+  const a_hStream = M.handle(hStream, 'cuStreamUpdateCaptureDependencies', 'hStream');
+  const a_numDependencies = M.size(numDependencies, 'cuStreamUpdateCaptureDependencies', 'numDependencies');
+  const a_flags = M.u32(flags, 'cuStreamUpdateCaptureDependencies', 'flags');
+  const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuStreamUpdateCaptureDependencies', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
+  const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuStreamUpdateCaptureDependencies', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
+  const err = (f_cuStreamUpdateCaptureDependencies ??= L.bind('cuStreamUpdateCaptureDependencies'))(a_hStream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.CUresult;
+  return [err];
 }
 
 let f_cuStreamAttachMemAsync: KoffiFunction | undefined;
@@ -2716,65 +2727,64 @@ export function cuDestroyExternalSemaphore(extSem: H.CUexternalSemaphore | null)
   return [err];
 }
 
-let f_cuStreamWaitValue32_v2: KoffiFunction | undefined;
+let f_cuStreamWaitValue32: KoffiFunction | undefined;
 /** Wait on a memory location */
 // CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:16936
-export function cuStreamWaitValue32_v2(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
-  const a_stream = M.handle(stream, 'cuStreamWaitValue32_v2', 'stream');
-  const a_addr = M.u64(addr, 'cuStreamWaitValue32_v2', 'addr');
-  const a_value = M.u32(value, 'cuStreamWaitValue32_v2', 'value');
-  const a_flags = M.u32(flags, 'cuStreamWaitValue32_v2', 'flags');
-  const err = (f_cuStreamWaitValue32_v2 ??= L.bind('cuStreamWaitValue32_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+export function cuStreamWaitValue32(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
+  const a_stream = M.handle(stream, 'cuStreamWaitValue32', 'stream');
+  const a_addr = M.u64(addr, 'cuStreamWaitValue32', 'addr');
+  const a_value = M.u32(value, 'cuStreamWaitValue32', 'value');
+  const a_flags = M.u32(flags, 'cuStreamWaitValue32', 'flags');
+  const err = (f_cuStreamWaitValue32 ??= L.bind('cuStreamWaitValue32'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
-let f_cuStreamWaitValue64_v2: KoffiFunction | undefined;
+let f_cuStreamWaitValue64: KoffiFunction | undefined;
 /** Wait on a memory location */
 // CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:16979
-export function cuStreamWaitValue64_v2(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
-  const a_stream = M.handle(stream, 'cuStreamWaitValue64_v2', 'stream');
-  const a_addr = M.u64(addr, 'cuStreamWaitValue64_v2', 'addr');
-  const a_value = M.u64(value, 'cuStreamWaitValue64_v2', 'value');
-  const a_flags = M.u32(flags, 'cuStreamWaitValue64_v2', 'flags');
-  const err = (f_cuStreamWaitValue64_v2 ??= L.bind('cuStreamWaitValue64_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+export function cuStreamWaitValue64(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
+  const a_stream = M.handle(stream, 'cuStreamWaitValue64', 'stream');
+  const a_addr = M.u64(addr, 'cuStreamWaitValue64', 'addr');
+  const a_value = M.u64(value, 'cuStreamWaitValue64', 'value');
+  const a_flags = M.u32(flags, 'cuStreamWaitValue64', 'flags');
+  const err = (f_cuStreamWaitValue64 ??= L.bind('cuStreamWaitValue64'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
-let f_cuStreamWriteValue32_v2: KoffiFunction | undefined;
+let f_cuStreamWriteValue32: KoffiFunction | undefined;
 /** Write a value to memory */
 // CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:17008
-export function cuStreamWriteValue32_v2(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
-  const a_stream = M.handle(stream, 'cuStreamWriteValue32_v2', 'stream');
-  const a_addr = M.u64(addr, 'cuStreamWriteValue32_v2', 'addr');
-  const a_value = M.u32(value, 'cuStreamWriteValue32_v2', 'value');
-  const a_flags = M.u32(flags, 'cuStreamWriteValue32_v2', 'flags');
-  const err = (f_cuStreamWriteValue32_v2 ??= L.bind('cuStreamWriteValue32_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+export function cuStreamWriteValue32(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
+  const a_stream = M.handle(stream, 'cuStreamWriteValue32', 'stream');
+  const a_addr = M.u64(addr, 'cuStreamWriteValue32', 'addr');
+  const a_value = M.u32(value, 'cuStreamWriteValue32', 'value');
+  const a_flags = M.u32(flags, 'cuStreamWriteValue32', 'flags');
+  const err = (f_cuStreamWriteValue32 ??= L.bind('cuStreamWriteValue32'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
-let f_cuStreamWriteValue64_v2: KoffiFunction | undefined;
+let f_cuStreamWriteValue64: KoffiFunction | undefined;
 /** Write a value to memory */
 // CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:17039
-export function cuStreamWriteValue64_v2(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
-  const a_stream = M.handle(stream, 'cuStreamWriteValue64_v2', 'stream');
-  const a_addr = M.u64(addr, 'cuStreamWriteValue64_v2', 'addr');
-  const a_value = M.u64(value, 'cuStreamWriteValue64_v2', 'value');
-  const a_flags = M.u32(flags, 'cuStreamWriteValue64_v2', 'flags');
-  const err = (f_cuStreamWriteValue64_v2 ??= L.bind('cuStreamWriteValue64_v2'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
+export function cuStreamWriteValue64(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
+  const a_stream = M.handle(stream, 'cuStreamWriteValue64', 'stream');
+  const a_addr = M.u64(addr, 'cuStreamWriteValue64', 'addr');
+  const a_value = M.u64(value, 'cuStreamWriteValue64', 'value');
+  const a_flags = M.u32(flags, 'cuStreamWriteValue64', 'flags');
+  const err = (f_cuStreamWriteValue64 ??= L.bind('cuStreamWriteValue64'))(a_stream, a_addr, a_value, a_flags) as E.CUresult;
   return [err];
 }
 
-let f_cuStreamBatchMemOp_v2: KoffiFunction | undefined;
+let f_cuStreamBatchMemOp: KoffiFunction | undefined;
 /** Batch operations to synchronize the stream via memory operations */
 // CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams * paramArray, unsigned int flags) — cuda.h:17080
-export function cuStreamBatchMemOp_v2(stream: H.CUstream | null, count: number, flags: number): [E.CUresult, S.CUstreamBatchMemOpParams_union | null] {
-  const a_stream = M.handle(stream, 'cuStreamBatchMemOp_v2', 'stream');
-  const a_count = M.u32(count, 'cuStreamBatchMemOp_v2', 'count');
-  const a_flags = M.u32(flags, 'cuStreamBatchMemOp_v2', 'flags');
-  const a_paramArray = new S.CUstreamBatchMemOpParams_union();
-  const err = (f_cuStreamBatchMemOp_v2 ??= L.bind('cuStreamBatchMemOp_v2'))(a_stream, a_count, a_paramArray._u8, a_flags) as E.CUresult;
-  if (err !== 0) return [err, null];
-  return [err, a_paramArray];
+export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, paramArray: (S.CUstreamBatchMemOpParams_union | S.CUstreamBatchMemOpParams_unionInit)[], flags: number): [E.CUresult] {
+  const a_stream = M.handle(stream, 'cuStreamBatchMemOp', 'stream');
+  const a_count = M.u32(count, 'cuStreamBatchMemOp', 'count');
+  const a_flags = M.u32(flags, 'cuStreamBatchMemOp', 'flags');
+  const a_paramArray = X.packArray(paramArray, a_count, 48, 'cuStreamBatchMemOp', 'paramArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUstreamBatchMemOpParams_union, n));
+  const err = (f_cuStreamBatchMemOp ??= L.bind('cuStreamBatchMemOp'))(a_stream, a_count, a_paramArray, a_flags) as E.CUresult;
+  return [err];
 }
 
 let f_cuFuncGetAttribute: KoffiFunction | undefined;
@@ -5095,12 +5105,12 @@ export function cuGLRegisterBufferObject(buffer: number): [E.CUresult] {
   return [err];
 }
 
-let f_cuGLMapBufferObject_v2: KoffiFunction | undefined;
+let f_cuGLMapBufferObject: KoffiFunction | undefined;
 /** Maps an OpenGL buffer object */
 // CUresult cuGLMapBufferObject_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer) — cudaGL.h:416
-export function cuGLMapBufferObject_v2(buffer: number): [E.CUresult, bigint | null, number | null] {
-  const a_buffer = M.u32(buffer, 'cuGLMapBufferObject_v2', 'buffer');
-  const err = (f_cuGLMapBufferObject_v2 ??= L.bind('cuGLMapBufferObject_v2'))(K.slot[0], K.slot[1], a_buffer) as E.CUresult;
+export function cuGLMapBufferObject(buffer: number): [E.CUresult, bigint | null, number | null] {
+  const a_buffer = M.u32(buffer, 'cuGLMapBufferObject', 'buffer');
+  const err = (f_cuGLMapBufferObject ??= L.bind('cuGLMapBufferObject'))(K.slot[0], K.slot[1], a_buffer) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }
@@ -5133,13 +5143,13 @@ export function cuGLSetBufferObjectMapFlags(buffer: number, Flags: number): [E.C
   return [err];
 }
 
-let f_cuGLMapBufferObjectAsync_v2: KoffiFunction | undefined;
+let f_cuGLMapBufferObjectAsync: KoffiFunction | undefined;
 /** Maps an OpenGL buffer object */
 // CUresult cuGLMapBufferObjectAsync_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer, CUstream hStream) — cudaGL.h:552
-export function cuGLMapBufferObjectAsync_v2(buffer: number, hStream: H.CUstream | null): [E.CUresult, bigint | null, number | null] {
-  const a_buffer = M.u32(buffer, 'cuGLMapBufferObjectAsync_v2', 'buffer');
-  const a_hStream = M.handle(hStream, 'cuGLMapBufferObjectAsync_v2', 'hStream');
-  const err = (f_cuGLMapBufferObjectAsync_v2 ??= L.bind('cuGLMapBufferObjectAsync_v2'))(K.slot[0], K.slot[1], a_buffer, a_hStream) as E.CUresult;
+export function cuGLMapBufferObjectAsync(buffer: number, hStream: H.CUstream | null): [E.CUresult, bigint | null, number | null] {
+  const a_buffer = M.u32(buffer, 'cuGLMapBufferObjectAsync', 'buffer');
+  const a_hStream = M.handle(hStream, 'cuGLMapBufferObjectAsync', 'hStream');
+  const err = (f_cuGLMapBufferObjectAsync ??= L.bind('cuGLMapBufferObjectAsync'))(K.slot[0], K.slot[1], a_buffer, a_hStream) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U64[0], K.readSize(1)];
 }

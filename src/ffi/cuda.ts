@@ -236,27 +236,27 @@ export const declarations = {
   // CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) — cuda.h:9637
   cuMemcpyPeer: ['cuMemcpyPeer', 'int32_t', ['uint64_t', 'void *', 'uint64_t', 'void *', 'size_t']] as Decl,
   // CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount) — cuda.h:9673
-  cuMemcpyHtoD_v2: ['cuMemcpyHtoD_v2', 'int32_t', ['uint64_t', 'void *', 'size_t']] as Decl,
+  cuMemcpyHtoD: ['cuMemcpyHtoD_v2', 'int32_t', ['uint64_t', 'void *', 'size_t']] as Decl,
   // CUresult cuMemcpyDtoH_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9709
-  cuMemcpyDtoH_v2: ['cuMemcpyDtoH_v2', 'int32_t', ['void *', 'uint64_t', 'size_t']] as Decl,
+  cuMemcpyDtoH: ['cuMemcpyDtoH_v2', 'int32_t', ['void *', 'uint64_t', 'size_t']] as Decl,
   // CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9745
-  cuMemcpyDtoD_v2: ['cuMemcpyDtoD_v2', 'int32_t', ['uint64_t', 'uint64_t', 'size_t']] as Decl,
+  cuMemcpyDtoD: ['cuMemcpyDtoD_v2', 'int32_t', ['uint64_t', 'uint64_t', 'size_t']] as Decl,
   // CUresult cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9781
-  cuMemcpyDtoA_v2: ['cuMemcpyDtoA_v2', 'int32_t', ['void *', 'size_t', 'uint64_t', 'size_t']] as Decl,
+  cuMemcpyDtoA: ['cuMemcpyDtoA_v2', 'int32_t', ['void *', 'size_t', 'uint64_t', 'size_t']] as Decl,
   // CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9819
-  cuMemcpyAtoD_v2: ['cuMemcpyAtoD_v2', 'int32_t', ['uint64_t', 'void *', 'size_t', 'size_t']] as Decl,
+  cuMemcpyAtoD: ['cuMemcpyAtoD_v2', 'int32_t', ['uint64_t', 'void *', 'size_t', 'size_t']] as Decl,
   // CUresult cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount) — cuda.h:9856
-  cuMemcpyHtoA_v2: ['cuMemcpyHtoA_v2', 'int32_t', ['void *', 'size_t', 'void *', 'size_t']] as Decl,
+  cuMemcpyHtoA: ['cuMemcpyHtoA_v2', 'int32_t', ['void *', 'size_t', 'void *', 'size_t']] as Decl,
   // CUresult cuMemcpyAtoH_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9893
-  cuMemcpyAtoH_v2: ['cuMemcpyAtoH_v2', 'int32_t', ['void *', 'void *', 'size_t', 'size_t']] as Decl,
+  cuMemcpyAtoH: ['cuMemcpyAtoH_v2', 'int32_t', ['void *', 'void *', 'size_t', 'size_t']] as Decl,
   // CUresult cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9933
-  cuMemcpyAtoA_v2: ['cuMemcpyAtoA_v2', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t']] as Decl,
+  cuMemcpyAtoA: ['cuMemcpyAtoA_v2', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'size_t']] as Decl,
   // CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10097
-  cuMemcpy2D_v2: ['cuMemcpy2D_v2', 'int32_t', ['void *']] as Decl,
+  cuMemcpy2D: ['cuMemcpy2D_v2', 'int32_t', ['void *']] as Decl,
   // CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10259
-  cuMemcpy2DUnaligned_v2: ['cuMemcpy2DUnaligned_v2', 'int32_t', ['void *']] as Decl,
+  cuMemcpy2DUnaligned: ['cuMemcpy2DUnaligned_v2', 'int32_t', ['void *']] as Decl,
   // CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D * pCopy) — cuda.h:10428
-  cuMemcpy3D_v2: ['cuMemcpy3D_v2', 'int32_t', ['void *']] as Decl,
+  cuMemcpy3D: ['cuMemcpy3D_v2', 'int32_t', ['void *']] as Decl,
   // CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER * pCopy) — cuda.h:10452
   cuMemcpy3DPeer: ['cuMemcpy3DPeer', 'int32_t', ['void *']] as Decl,
   // CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) — cuda.h:10497
@@ -264,37 +264,37 @@ export const declarations = {
   // CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) — cuda.h:10530
   cuMemcpyPeerAsync: ['cuMemcpyPeerAsync', 'int32_t', ['uint64_t', 'void *', 'uint64_t', 'void *', 'size_t', 'void *']] as Decl,
   // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10571
-  cuMemcpyHtoDAsync_v2: ['cuMemcpyHtoDAsync_v2', 'int32_t', ['uint64_t', 'void *', 'size_t', 'void *']] as Decl,
+  cuMemcpyHtoDAsync: ['cuMemcpyHtoDAsync_v2', 'int32_t', ['uint64_t', 'void *', 'size_t', 'void *']] as Decl,
   // CUresult cuMemcpyDtoHAsync_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10612
-  cuMemcpyDtoHAsync_v2: ['cuMemcpyDtoHAsync_v2', 'int32_t', ['void *', 'uint64_t', 'size_t', 'void *']] as Decl,
+  cuMemcpyDtoHAsync: ['cuMemcpyDtoHAsync_v2', 'int32_t', ['void *', 'uint64_t', 'size_t', 'void *']] as Decl,
   // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10653
-  cuMemcpyDtoDAsync_v2: ['cuMemcpyDtoDAsync_v2', 'int32_t', ['uint64_t', 'uint64_t', 'size_t', 'void *']] as Decl,
+  cuMemcpyDtoDAsync: ['cuMemcpyDtoDAsync_v2', 'int32_t', ['uint64_t', 'uint64_t', 'size_t', 'void *']] as Decl,
   // CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10695
-  cuMemcpyHtoAAsync_v2: ['cuMemcpyHtoAAsync_v2', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'void *']] as Decl,
+  cuMemcpyHtoAAsync: ['cuMemcpyHtoAAsync_v2', 'int32_t', ['void *', 'size_t', 'void *', 'size_t', 'void *']] as Decl,
   // CUresult cuMemcpyAtoHAsync_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) — cuda.h:10737
-  cuMemcpyAtoHAsync_v2: ['cuMemcpyAtoHAsync_v2', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'void *']] as Decl,
+  cuMemcpyAtoHAsync: ['cuMemcpyAtoHAsync_v2', 'int32_t', ['void *', 'void *', 'size_t', 'size_t', 'void *']] as Decl,
   // CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D * pCopy, CUstream hStream) — cuda.h:10906
-  cuMemcpy2DAsync_v2: ['cuMemcpy2DAsync_v2', 'int32_t', ['void *', 'void *']] as Decl,
+  cuMemcpy2DAsync: ['cuMemcpy2DAsync_v2', 'int32_t', ['void *', 'void *']] as Decl,
   // CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D * pCopy, CUstream hStream) — cuda.h:11080
-  cuMemcpy3DAsync_v2: ['cuMemcpy3DAsync_v2', 'int32_t', ['void *', 'void *']] as Decl,
+  cuMemcpy3DAsync: ['cuMemcpy3DAsync_v2', 'int32_t', ['void *', 'void *']] as Decl,
   // CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER * pCopy, CUstream hStream) — cuda.h:11106
   cuMemcpy3DPeerAsync: ['cuMemcpy3DPeerAsync', 'int32_t', ['void *', 'void *']] as Decl,
   // CUresult cuMemcpyBatchAsync_v2(CUdeviceptr * dsts, CUdeviceptr * srcs, size_t * sizes, size_t count, CUmemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, CUstream hStream) — cuda.h:11176
-  cuMemcpyBatchAsync_v2: ['cuMemcpyBatchAsync_v2', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'void *']] as Decl,
+  cuMemcpyBatchAsync: ['cuMemcpyBatchAsync_v2', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'void *']] as Decl,
   // CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP * opList, unsigned long long flags, CUstream hStream) — cuda.h:11243
-  cuMemcpy3DBatchAsync_v2: ['cuMemcpy3DBatchAsync_v2', 'int32_t', ['size_t', 'void *', 'uint64_t', 'void *']] as Decl,
+  cuMemcpy3DBatchAsync: ['cuMemcpy3DBatchAsync_v2', 'int32_t', ['size_t', 'void *', 'uint64_t', 'void *']] as Decl,
   // CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) — cuda.h:11278
-  cuMemsetD8_v2: ['cuMemsetD8_v2', 'int32_t', ['uint64_t', 'uint8_t', 'size_t']] as Decl,
+  cuMemsetD8: ['cuMemsetD8_v2', 'int32_t', ['uint64_t', 'uint8_t', 'size_t']] as Decl,
   // CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) — cuda.h:11313
-  cuMemsetD16_v2: ['cuMemsetD16_v2', 'int32_t', ['uint64_t', 'uint16_t', 'size_t']] as Decl,
+  cuMemsetD16: ['cuMemsetD16_v2', 'int32_t', ['uint64_t', 'uint16_t', 'size_t']] as Decl,
   // CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) — cuda.h:11348
-  cuMemsetD32_v2: ['cuMemsetD32_v2', 'int32_t', ['uint64_t', 'uint32_t', 'size_t']] as Decl,
+  cuMemsetD32: ['cuMemsetD32_v2', 'int32_t', ['uint64_t', 'uint32_t', 'size_t']] as Decl,
   // CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) — cuda.h:11388
-  cuMemsetD2D8_v2: ['cuMemsetD2D8_v2', 'int32_t', ['uint64_t', 'size_t', 'uint8_t', 'size_t', 'size_t']] as Decl,
+  cuMemsetD2D8: ['cuMemsetD2D8_v2', 'int32_t', ['uint64_t', 'size_t', 'uint8_t', 'size_t', 'size_t']] as Decl,
   // CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) — cuda.h:11429
-  cuMemsetD2D16_v2: ['cuMemsetD2D16_v2', 'int32_t', ['uint64_t', 'size_t', 'uint16_t', 'size_t', 'size_t']] as Decl,
+  cuMemsetD2D16: ['cuMemsetD2D16_v2', 'int32_t', ['uint64_t', 'size_t', 'uint16_t', 'size_t', 'size_t']] as Decl,
   // CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) — cuda.h:11470
-  cuMemsetD2D32_v2: ['cuMemsetD2D32_v2', 'int32_t', ['uint64_t', 'size_t', 'uint32_t', 'size_t', 'size_t']] as Decl,
+  cuMemsetD2D32: ['cuMemsetD2D32_v2', 'int32_t', ['uint64_t', 'size_t', 'uint32_t', 'size_t', 'size_t']] as Decl,
   // CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) — cuda.h:11507
   cuMemsetD8Async: ['cuMemsetD8Async', 'int32_t', ['uint64_t', 'uint8_t', 'size_t', 'void *']] as Decl,
   // CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) — cuda.h:11544
@@ -414,7 +414,7 @@ export const declarations = {
   // CUresult cuPointerGetAttribute(void * data, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14357
   cuPointerGetAttribute: ['cuPointerGetAttribute', 'int32_t', ['void *', 'int32_t', 'uint64_t']] as Decl,
   // CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) — cuda.h:14434
-  cuMemPrefetchAsync_v2: ['cuMemPrefetchAsync_v2', 'int32_t', ['uint64_t', 'size_t', T.CUmemLocation_st, 'uint32_t', 'void *']] as Decl,
+  cuMemPrefetchAsync: ['cuMemPrefetchAsync_v2', 'int32_t', ['uint64_t', 'size_t', T.CUmemLocation_st, 'uint32_t', 'void *']] as Decl,
   // CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) — cuda.h:14555
   cuMemAdvise: ['cuMemAdvise_v2', 'int32_t', ['uint64_t', 'size_t', 'int32_t', T.CUmemLocation_st]] as Decl,
   // CUresult cuMemPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14596
@@ -452,7 +452,7 @@ export const declarations = {
   // CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void * userData, unsigned int flags) — cuda.h:15343
   cuStreamAddCallback: ['cuStreamAddCallback', 'int32_t', ['void *', 'void *', 'void *', 'uint32_t']] as Decl,
   // CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) — cuda.h:15381
-  cuStreamBeginCapture_v2: ['cuStreamBeginCapture_v2', 'int32_t', ['void *', 'int32_t']] as Decl,
+  cuStreamBeginCapture: ['cuStreamBeginCapture_v2', 'int32_t', ['void *', 'int32_t']] as Decl,
   // CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUstreamCaptureMode mode) — cuda.h:15427
   cuStreamBeginCaptureToGraph: ['cuStreamBeginCaptureToGraph', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'size_t', 'int32_t']] as Decl,
   // CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode * mode) — cuda.h:15480
@@ -462,9 +462,9 @@ export const declarations = {
   // CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus * captureStatus) — cuda.h:15551
   cuStreamIsCapturing: ['cuStreamIsCapturing', 'int32_t', ['void *', 'void *']] as Decl,
   // CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus * captureStatus_out, cuuint64_t * id_out, CUgraph * graph_out, const CUgraphNode ** dependencies_out, const CUgraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda.h:15610
-  cuStreamGetCaptureInfo_v3: ['cuStreamGetCaptureInfo_v3', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'void *', 'void *', 'void *']] as Decl,
+  cuStreamGetCaptureInfo: ['cuStreamGetCaptureInfo_v3', 'int32_t', ['void *', 'void *', 'void *', 'void *', 'void *', 'void *', 'void *']] as Decl,
   // CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda.h:15647
-  cuStreamUpdateCaptureDependencies_v2: ['cuStreamUpdateCaptureDependencies_v2', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'uint32_t']] as Decl,
+  cuStreamUpdateCaptureDependencies: ['cuStreamUpdateCaptureDependencies_v2', 'int32_t', ['void *', 'void *', 'void *', 'size_t', 'uint32_t']] as Decl,
   // CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) — cuda.h:15736
   cuStreamAttachMemAsync: ['cuStreamAttachMemAsync', 'int32_t', ['void *', 'uint64_t', 'size_t', 'uint32_t']] as Decl,
   // CUresult cuStreamQuery(CUstream hStream) — cuda.h:15766
@@ -510,15 +510,15 @@ export const declarations = {
   // CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) — cuda.h:16850
   cuDestroyExternalSemaphore: ['cuDestroyExternalSemaphore', 'int32_t', ['void *']] as Decl,
   // CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:16936
-  cuStreamWaitValue32_v2: ['cuStreamWaitValue32_v2', 'int32_t', ['void *', 'uint64_t', 'uint32_t', 'uint32_t']] as Decl,
+  cuStreamWaitValue32: ['cuStreamWaitValue32_v2', 'int32_t', ['void *', 'uint64_t', 'uint32_t', 'uint32_t']] as Decl,
   // CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:16979
-  cuStreamWaitValue64_v2: ['cuStreamWaitValue64_v2', 'int32_t', ['void *', 'uint64_t', 'uint64_t', 'uint32_t']] as Decl,
+  cuStreamWaitValue64: ['cuStreamWaitValue64_v2', 'int32_t', ['void *', 'uint64_t', 'uint64_t', 'uint32_t']] as Decl,
   // CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:17008
-  cuStreamWriteValue32_v2: ['cuStreamWriteValue32_v2', 'int32_t', ['void *', 'uint64_t', 'uint32_t', 'uint32_t']] as Decl,
+  cuStreamWriteValue32: ['cuStreamWriteValue32_v2', 'int32_t', ['void *', 'uint64_t', 'uint32_t', 'uint32_t']] as Decl,
   // CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:17039
-  cuStreamWriteValue64_v2: ['cuStreamWriteValue64_v2', 'int32_t', ['void *', 'uint64_t', 'uint64_t', 'uint32_t']] as Decl,
+  cuStreamWriteValue64: ['cuStreamWriteValue64_v2', 'int32_t', ['void *', 'uint64_t', 'uint64_t', 'uint32_t']] as Decl,
   // CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams * paramArray, unsigned int flags) — cuda.h:17080
-  cuStreamBatchMemOp_v2: ['cuStreamBatchMemOp_v2', 'int32_t', ['void *', 'uint32_t', 'void *', 'uint32_t']] as Decl,
+  cuStreamBatchMemOp: ['cuStreamBatchMemOp_v2', 'int32_t', ['void *', 'uint32_t', 'void *', 'uint32_t']] as Decl,
   // CUresult cuFuncGetAttribute(int * pi, CUfunction_attribute attrib, CUfunction hfunc) — cuda.h:17190
   cuFuncGetAttribute: ['cuFuncGetAttribute', 'int32_t', ['void *', 'int32_t', 'void *']] as Decl,
   // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) — cuda.h:17257
@@ -930,7 +930,7 @@ export const declarations = {
   // CUresult cuGLRegisterBufferObject(GLuint buffer) — cudaGL.h:382
   cuGLRegisterBufferObject: ['cuGLRegisterBufferObject', 'int32_t', ['uint32_t']] as Decl,
   // CUresult cuGLMapBufferObject_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer) — cudaGL.h:416
-  cuGLMapBufferObject_v2: ['cuGLMapBufferObject_v2', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
+  cuGLMapBufferObject: ['cuGLMapBufferObject_v2', 'int32_t', ['void *', 'void *', 'uint32_t']] as Decl,
   // CUresult cuGLUnmapBufferObject(GLuint buffer) — cudaGL.h:445
   cuGLUnmapBufferObject: ['cuGLUnmapBufferObject', 'int32_t', ['uint32_t']] as Decl,
   // CUresult cuGLUnregisterBufferObject(GLuint buffer) — cudaGL.h:474
@@ -938,7 +938,7 @@ export const declarations = {
   // CUresult cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags) — cudaGL.h:517
   cuGLSetBufferObjectMapFlags: ['cuGLSetBufferObjectMapFlags', 'int32_t', ['uint32_t', 'uint32_t']] as Decl,
   // CUresult cuGLMapBufferObjectAsync_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer, CUstream hStream) — cudaGL.h:552
-  cuGLMapBufferObjectAsync_v2: ['cuGLMapBufferObjectAsync_v2', 'int32_t', ['void *', 'void *', 'uint32_t', 'void *']] as Decl,
+  cuGLMapBufferObjectAsync: ['cuGLMapBufferObjectAsync_v2', 'int32_t', ['void *', 'void *', 'uint32_t', 'void *']] as Decl,
   // CUresult cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream) — cudaGL.h:582
   cuGLUnmapBufferObjectAsync: ['cuGLUnmapBufferObjectAsync', 'int32_t', ['uint32_t', 'void *']] as Decl,
   // CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource * pCudaResource, EGLImageKHR image, unsigned int flags) — cudaEGL.h:335
@@ -979,36 +979,36 @@ export const declarations = {
 export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>> = {
   'cuMemcpy': 'cuMemcpy_ptds',
   'cuMemcpyPeer': 'cuMemcpyPeer_ptds',
-  'cuMemcpyHtoD_v2': 'cuMemcpyHtoD_v2_ptds',
-  'cuMemcpyDtoH_v2': 'cuMemcpyDtoH_v2_ptds',
-  'cuMemcpyDtoD_v2': 'cuMemcpyDtoD_v2_ptds',
-  'cuMemcpyDtoA_v2': 'cuMemcpyDtoA_v2_ptds',
-  'cuMemcpyAtoD_v2': 'cuMemcpyAtoD_v2_ptds',
-  'cuMemcpyHtoA_v2': 'cuMemcpyHtoA_v2_ptds',
-  'cuMemcpyAtoH_v2': 'cuMemcpyAtoH_v2_ptds',
-  'cuMemcpyAtoA_v2': 'cuMemcpyAtoA_v2_ptds',
-  'cuMemcpy2D_v2': 'cuMemcpy2D_v2_ptds',
-  'cuMemcpy2DUnaligned_v2': 'cuMemcpy2DUnaligned_v2_ptds',
-  'cuMemcpy3D_v2': 'cuMemcpy3D_v2_ptds',
+  'cuMemcpyHtoD': 'cuMemcpyHtoD_v2_ptds',
+  'cuMemcpyDtoH': 'cuMemcpyDtoH_v2_ptds',
+  'cuMemcpyDtoD': 'cuMemcpyDtoD_v2_ptds',
+  'cuMemcpyDtoA': 'cuMemcpyDtoA_v2_ptds',
+  'cuMemcpyAtoD': 'cuMemcpyAtoD_v2_ptds',
+  'cuMemcpyHtoA': 'cuMemcpyHtoA_v2_ptds',
+  'cuMemcpyAtoH': 'cuMemcpyAtoH_v2_ptds',
+  'cuMemcpyAtoA': 'cuMemcpyAtoA_v2_ptds',
+  'cuMemcpy2D': 'cuMemcpy2D_v2_ptds',
+  'cuMemcpy2DUnaligned': 'cuMemcpy2DUnaligned_v2_ptds',
+  'cuMemcpy3D': 'cuMemcpy3D_v2_ptds',
   'cuMemcpy3DPeer': 'cuMemcpy3DPeer_ptds',
   'cuMemcpyAsync': 'cuMemcpyAsync_ptsz',
   'cuMemcpyPeerAsync': 'cuMemcpyPeerAsync_ptsz',
-  'cuMemcpyHtoDAsync_v2': 'cuMemcpyHtoDAsync_v2_ptsz',
-  'cuMemcpyDtoHAsync_v2': 'cuMemcpyDtoHAsync_v2_ptsz',
-  'cuMemcpyDtoDAsync_v2': 'cuMemcpyDtoDAsync_v2_ptsz',
-  'cuMemcpyHtoAAsync_v2': 'cuMemcpyHtoAAsync_v2_ptsz',
-  'cuMemcpyAtoHAsync_v2': 'cuMemcpyAtoHAsync_v2_ptsz',
-  'cuMemcpy2DAsync_v2': 'cuMemcpy2DAsync_v2_ptsz',
-  'cuMemcpy3DAsync_v2': 'cuMemcpy3DAsync_v2_ptsz',
+  'cuMemcpyHtoDAsync': 'cuMemcpyHtoDAsync_v2_ptsz',
+  'cuMemcpyDtoHAsync': 'cuMemcpyDtoHAsync_v2_ptsz',
+  'cuMemcpyDtoDAsync': 'cuMemcpyDtoDAsync_v2_ptsz',
+  'cuMemcpyHtoAAsync': 'cuMemcpyHtoAAsync_v2_ptsz',
+  'cuMemcpyAtoHAsync': 'cuMemcpyAtoHAsync_v2_ptsz',
+  'cuMemcpy2DAsync': 'cuMemcpy2DAsync_v2_ptsz',
+  'cuMemcpy3DAsync': 'cuMemcpy3DAsync_v2_ptsz',
   'cuMemcpy3DPeerAsync': 'cuMemcpy3DPeerAsync_ptsz',
-  'cuMemcpyBatchAsync_v2': 'cuMemcpyBatchAsync_v2_ptsz',
-  'cuMemcpy3DBatchAsync_v2': 'cuMemcpy3DBatchAsync_v2_ptsz',
-  'cuMemsetD8_v2': 'cuMemsetD8_v2_ptds',
-  'cuMemsetD16_v2': 'cuMemsetD16_v2_ptds',
-  'cuMemsetD32_v2': 'cuMemsetD32_v2_ptds',
-  'cuMemsetD2D8_v2': 'cuMemsetD2D8_v2_ptds',
-  'cuMemsetD2D16_v2': 'cuMemsetD2D16_v2_ptds',
-  'cuMemsetD2D32_v2': 'cuMemsetD2D32_v2_ptds',
+  'cuMemcpyBatchAsync': 'cuMemcpyBatchAsync_v2_ptsz',
+  'cuMemcpy3DBatchAsync': 'cuMemcpy3DBatchAsync_v2_ptsz',
+  'cuMemsetD8': 'cuMemsetD8_v2_ptds',
+  'cuMemsetD16': 'cuMemsetD16_v2_ptds',
+  'cuMemsetD32': 'cuMemsetD32_v2_ptds',
+  'cuMemsetD2D8': 'cuMemsetD2D8_v2_ptds',
+  'cuMemsetD2D16': 'cuMemsetD2D16_v2_ptds',
+  'cuMemsetD2D32': 'cuMemsetD2D32_v2_ptds',
   'cuMemsetD8Async': 'cuMemsetD8Async_ptsz',
   'cuMemsetD16Async': 'cuMemsetD16Async_ptsz',
   'cuMemsetD32Async': 'cuMemsetD32Async_ptsz',
@@ -1020,7 +1020,7 @@ export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>
   'cuMemFreeAsync': 'cuMemFreeAsync_ptsz',
   'cuMemAllocAsync': 'cuMemAllocAsync_ptsz',
   'cuMemAllocFromPoolAsync': 'cuMemAllocFromPoolAsync_ptsz',
-  'cuMemPrefetchAsync_v2': 'cuMemPrefetchAsync_v2_ptsz',
+  'cuMemPrefetchAsync': 'cuMemPrefetchAsync_v2_ptsz',
   'cuMemPrefetchBatchAsync': 'cuMemPrefetchBatchAsync_ptsz',
   'cuMemDiscardBatchAsync': 'cuMemDiscardBatchAsync_ptsz',
   'cuMemDiscardAndPrefetchBatchAsync': 'cuMemDiscardAndPrefetchBatchAsync_ptsz',
@@ -1032,12 +1032,12 @@ export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>
   'cuStreamGetCtx_v2': 'cuStreamGetCtx_v2_ptsz',
   'cuStreamWaitEvent': 'cuStreamWaitEvent_ptsz',
   'cuStreamAddCallback': 'cuStreamAddCallback_ptsz',
-  'cuStreamBeginCapture_v2': 'cuStreamBeginCapture_v2_ptsz',
+  'cuStreamBeginCapture': 'cuStreamBeginCapture_v2_ptsz',
   'cuStreamBeginCaptureToGraph': 'cuStreamBeginCaptureToGraph_ptsz',
   'cuStreamEndCapture': 'cuStreamEndCapture_ptsz',
   'cuStreamIsCapturing': 'cuStreamIsCapturing_ptsz',
-  'cuStreamGetCaptureInfo_v3': 'cuStreamGetCaptureInfo_v3_ptsz',
-  'cuStreamUpdateCaptureDependencies_v2': 'cuStreamUpdateCaptureDependencies_v2_ptsz',
+  'cuStreamGetCaptureInfo': 'cuStreamGetCaptureInfo_v3_ptsz',
+  'cuStreamUpdateCaptureDependencies': 'cuStreamUpdateCaptureDependencies_v2_ptsz',
   'cuStreamAttachMemAsync': 'cuStreamAttachMemAsync_ptsz',
   'cuStreamQuery': 'cuStreamQuery_ptsz',
   'cuStreamSynchronize': 'cuStreamSynchronize_ptsz',
@@ -1048,11 +1048,11 @@ export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>
   'cuEventRecordWithFlags': 'cuEventRecordWithFlags_ptsz',
   'cuSignalExternalSemaphoresAsync': 'cuSignalExternalSemaphoresAsync_ptsz',
   'cuWaitExternalSemaphoresAsync': 'cuWaitExternalSemaphoresAsync_ptsz',
-  'cuStreamWaitValue32_v2': 'cuStreamWaitValue32_v2_ptsz',
-  'cuStreamWaitValue64_v2': 'cuStreamWaitValue64_v2_ptsz',
-  'cuStreamWriteValue32_v2': 'cuStreamWriteValue32_v2_ptsz',
-  'cuStreamWriteValue64_v2': 'cuStreamWriteValue64_v2_ptsz',
-  'cuStreamBatchMemOp_v2': 'cuStreamBatchMemOp_v2_ptsz',
+  'cuStreamWaitValue32': 'cuStreamWaitValue32_v2_ptsz',
+  'cuStreamWaitValue64': 'cuStreamWaitValue64_v2_ptsz',
+  'cuStreamWriteValue32': 'cuStreamWriteValue32_v2_ptsz',
+  'cuStreamWriteValue64': 'cuStreamWriteValue64_v2_ptsz',
+  'cuStreamBatchMemOp': 'cuStreamBatchMemOp_v2_ptsz',
   'cuLaunchKernel': 'cuLaunchKernel_ptsz',
   'cuLaunchKernelEx': 'cuLaunchKernelEx_ptsz',
   'cuLaunchCooperativeKernel': 'cuLaunchCooperativeKernel_ptsz',
@@ -1062,6 +1062,6 @@ export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>
   'cuGraphLaunch': 'cuGraphLaunch_ptsz',
   'cuGraphicsMapResources': 'cuGraphicsMapResources_ptsz',
   'cuGraphicsUnmapResources': 'cuGraphicsUnmapResources_ptsz',
-  'cuGLMapBufferObject_v2': 'cuGLMapBufferObject_v2_ptds',
-  'cuGLMapBufferObjectAsync_v2': 'cuGLMapBufferObjectAsync_v2_ptsz'
+  'cuGLMapBufferObject': 'cuGLMapBufferObject_v2_ptds',
+  'cuGLMapBufferObjectAsync': 'cuGLMapBufferObjectAsync_v2_ptsz'
 };

@@ -78,7 +78,11 @@ function generateApi(api: ApiConfig, gen: Generated): void {
 /** `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2. */
 function followRenames(model: Model): void {
   const renamed = new Map<string, string>();
-  for (const m of model.macros) if (/^\w+$/.test(m.body) && model.functions.has(m.body) && m.name !== m.body) renamed.set(m.body, m.name);
+  for (const m of model.macros) {
+    // `#define cuMemAlloc cuMemAlloc_v2`, or through the per-thread macro: `__CUDA_API_PTDS(cuMemcpyHtoD_v2)`.
+    const target = /^(?:__CUDA_API_PT(?:DS|SZ)\(\s*)?(\w+)\s*\)?$/.exec(m.body)?.[1];
+    if (target && model.functions.has(target) && m.name !== target && !m.name.startsWith('__')) renamed.set(target, m.name);
+  }
   const fns = [...model.functions.values()];
   model.functions.clear();
   for (const f of fns) {
