@@ -1,7 +1,7 @@
 // The base of every generated struct class: a class over its own bytes (or a window on a parent's),
 // with typed accessors written by the generator.
 import koffi from 'koffi';
-import { bytes, cString, describe, type HostMemory } from '../ffi/marshal';
+import { alloc, bytes, cString, describe, type HostMemory } from '../ffi/marshal';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
 export interface StructLayout {
@@ -18,8 +18,8 @@ export interface StructLayout {
 export interface StructClass<T extends CStruct = CStruct> {
   new (init?: any): T;
   readonly layout: StructLayout;
-  /** Makes a view on existing bytes (a nested field, an element of an array). */
-  view(mem: Uint8Array): T;
+  /** Makes a view on existing bytes (a nested field, an element of an array); `dv` spans mem's buffer. */
+  view(mem: Uint8Array, dv?: DataView): T;
 }
 
 const U64_LIMIT = 2n ** 64n;
@@ -27,15 +27,25 @@ const U64_LIMIT = 2n ** 64n;
 export abstract class CStruct {
   /** The struct's bytes: its own, or a window on the struct that holds it. */
   readonly _u8: Uint8Array;
-  /** @internal */ readonly _dv: DataView;
+  /** @internal A DataView over the whole buffer that holds the bytes (shared with other structs). */
+  readonly _dv: DataView;
+  /** @internal Where the struct's bytes start in `_dv`. */
+  readonly _o: number;
   /** @internal Host memory and arrays that pointer fields point into, kept alive with the struct. */
   _keep: Record<string, unknown> | undefined;
   /** @internal The struct whose bytes this view shares, kept alive with it. */
   _owner: CStruct | undefined;
 
-  constructor(size: number, mem?: Uint8Array) {
-    this._u8 = mem ?? bytes(size);
-    this._dv = new DataView(this._u8.buffer, this._u8.byteOffset, size);
+  constructor(size: number, mem?: Uint8Array, dv?: DataView) {
+    if (mem) {
+      this._u8 = mem;
+      this._dv = dv ?? new DataView(mem.buffer);
+    } else {
+      const a = alloc(size);
+      this._u8 = a.u8;
+      this._dv = a.dv;
+    }
+    this._o = this._u8.byteOffset;
   }
 
   /** The address of the struct's bytes, for C fields that take a pointer to it. */
@@ -114,7 +124,7 @@ export function setPointer(s: CStruct, off: number, v: unknown, name: string, fi
   }
   if (typeof v === 'object' && v !== null) s._hold(field, v);
   else if (s._keep) delete s._keep[field];
-  s._dv.setBigUint64(off, addr, true);
+  s._dv.setBigUint64(s._o + off, addr, true);
 }
 
 /** A pointer field set from a JS array: the elements are packed into memory the struct keeps alive. */
@@ -124,10 +134,10 @@ export function setPointerArray(
 ): void {
   if (!Array.isArray(v)) return setPointer(s, off, v, name, field);
   const mem = bytes(Math.max(1, v.length * elemSize));
-  const dv = new DataView(mem.buffer);
+  const dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
   v.forEach((x, i) => write(dv, i * elemSize, x, `${name}[${i}]`));
   s._hold(field, { mem, items: v });
-  s._dv.setBigUint64(off, koffi.address(mem) as bigint, true);
+  s._dv.setBigUint64(s._o + off, koffi.address(mem) as bigint, true);
 }
 
 export function getString(s: CStruct, off: number, n: number): string {
@@ -178,7 +188,7 @@ export function setNested<T extends CStruct>(target: T, v: unknown, cls: StructC
 
 /** Makes a view of a nested struct that keeps its parent alive. */
 export function nestedView<T extends CStruct>(parent: CStruct, cls: StructClass<T>, off: number, size: number): T {
-  const v = cls.view(parent._u8.subarray(off, off + size));
+  const v = cls.view(parent._u8.subarray(off, off + size), parent._dv);
   v._owner = parent;
   return v;
 }

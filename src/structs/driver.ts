@@ -12,12 +12,12 @@ export class CUuuid_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUuuid_st","path":"","size":16,"align":1,"union":false,"fields":{"bytes":{"offset":0,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["bytes"]);
   /** A view of existing bytes as a CUuuid_st (no copy). */
-  static view(mem: Uint8Array): CUuuid_st {
-    return new CUuuid_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUuuid_st {
+    return new CUuuid_st(undefined, mem, dv);
   }
   /** A new zeroed CUuuid_st, with the given fields set. */
-  constructor(init?: CUuuid_stInit | CUuuid_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUuuid_stInit | CUuuid_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUuuid_st.keys);
   }
   get bytes(): Uint8Array {
@@ -38,12 +38,12 @@ export class CUmemFabricHandle_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemFabricHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"data":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["data"]);
   /** A view of existing bytes as a CUmemFabricHandle_st (no copy). */
-  static view(mem: Uint8Array): CUmemFabricHandle_st {
-    return new CUmemFabricHandle_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemFabricHandle_st {
+    return new CUmemFabricHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemFabricHandle_st, with the given fields set. */
-  constructor(init?: CUmemFabricHandle_stInit | CUmemFabricHandle_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUmemFabricHandle_stInit | CUmemFabricHandle_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUmemFabricHandle_st.keys);
   }
   get data(): Uint8Array {
@@ -64,12 +64,12 @@ export class CUipcEventHandle_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUipcEventHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a CUipcEventHandle_st (no copy). */
-  static view(mem: Uint8Array): CUipcEventHandle_st {
-    return new CUipcEventHandle_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUipcEventHandle_st {
+    return new CUipcEventHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUipcEventHandle_st, with the given fields set. */
-  constructor(init?: CUipcEventHandle_stInit | CUipcEventHandle_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUipcEventHandle_stInit | CUipcEventHandle_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUipcEventHandle_st.keys);
   }
   get reserved(): Uint8Array {
@@ -90,12 +90,12 @@ export class CUipcMemHandle_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUipcMemHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a CUipcMemHandle_st (no copy). */
-  static view(mem: Uint8Array): CUipcMemHandle_st {
-    return new CUipcMemHandle_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUipcMemHandle_st {
+    return new CUipcMemHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUipcMemHandle_st, with the given fields set. */
-  constructor(init?: CUipcMemHandle_stInit | CUipcMemHandle_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUipcMemHandle_stInit | CUipcMemHandle_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUipcMemHandle_st.keys);
   }
   get reserved(): Uint8Array {
@@ -116,20 +116,20 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUstreamBatchMemOpParams_union","path":"","size":48,"align":8,"union":true,"fields":{"operation":{"offset":0,"size":4},"waitValue":{"offset":0,"size":40},"writeValue":{"offset":0,"size":40},"flushRemoteWrites":{"offset":0,"size":8},"memoryBarrier":{"offset":0,"size":8},"pad":{"offset":0,"size":48}}};
   private static readonly keys: ReadonlySet<string> = new Set(["operation","waitValue","writeValue","flushRemoteWrites","memoryBarrier","pad"]);
   /** A view of existing bytes as a CUstreamBatchMemOpParams_union (no copy). */
-  static view(mem: Uint8Array): CUstreamBatchMemOpParams_union {
-    return new CUstreamBatchMemOpParams_union(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUstreamBatchMemOpParams_union {
+    return new CUstreamBatchMemOpParams_union(undefined, mem, dv);
   }
   /** A new zeroed CUstreamBatchMemOpParams_union, with the given fields set. */
-  constructor(init?: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union, mem?: Uint8Array) {
-    super(48, mem);
+  constructor(init?: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union, mem?: Uint8Array, dv?: DataView) {
+    super(48, mem, dv);
     this._init(init, CUstreamBatchMemOpParams_union.keys);
   }
   /** Operation. This is the first field of all the union elemets and acts as a TAG to determine which union member is valid. */
   get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(0, true) as E.CUstreamBatchMemOpType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
   }
   set operation(v: E.CUstreamBatchMemOpType_enum) {
-    W.i32(this._dv, 0, v, 'CUstreamBatchMemOpParams_union.operation');
+    W.i32(this._dv, this._o + 0, v, 'CUstreamBatchMemOpParams_union.operation');
   }
   private _n_waitValue?: CUstreamMemOpWaitValueParams_st;
   /** Params for::CU_STREAM_MEM_OP_WAIT_VALUE_32 and::CU_STREAM_MEM_OP_WAIT_VALUE_64 operations. */
@@ -164,10 +164,10 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     setNested(this.memoryBarrier, v, CUstreamMemOpMemoryBarrierParams_st, 'CUstreamBatchMemOpParams_union.memoryBarrier');
   }
   get pad(): bigint[] {
-    return Array.from({ length: 6 }, (_, i) => this._dv.getBigUint64(0 + i * 8, true));
+    return Array.from({ length: 6 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
   set pad(v: (bigint | number)[]) {
-    setArray(this, 6, v, 'CUstreamBatchMemOpParams_union.pad', (i, x, n) => W.u64(this._dv, 0 + i * 8, x, n));
+    setArray(this, 6, v, 'CUstreamBatchMemOpParams_union.pad', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUstreamBatchMemOpParams_union({...})`. */
@@ -186,51 +186,51 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpWaitValueParams_st","path":"","size":40,"align":8,"union":false,"fields":{"operation":{"offset":0,"size":4},"address":{"offset":8,"size":8},"value":{"offset":16,"size":4},"value64":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"alias":{"offset":32,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["operation","address","value","value64","flags","alias"]);
   /** A view of existing bytes as a CUstreamMemOpWaitValueParams_st (no copy). */
-  static view(mem: Uint8Array): CUstreamMemOpWaitValueParams_st {
-    return new CUstreamMemOpWaitValueParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUstreamMemOpWaitValueParams_st {
+    return new CUstreamMemOpWaitValueParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpWaitValueParams_st, with the given fields set. */
-  constructor(init?: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, CUstreamMemOpWaitValueParams_st.keys);
   }
   get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(0, true) as E.CUstreamBatchMemOpType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
   }
   set operation(v: E.CUstreamBatchMemOpType_enum) {
-    W.i32(this._dv, 0, v, 'CUstreamMemOpWaitValueParams_st.operation');
+    W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpWaitValueParams_st.operation');
   }
   get address(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set address(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'CUstreamMemOpWaitValueParams_st.address');
+    W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWaitValueParams_st.address');
   }
   get value(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set value(v: number) {
-    W.u32(this._dv, 16, v, 'CUstreamMemOpWaitValueParams_st.value');
+    W.u32(this._dv, this._o + 16, v, 'CUstreamMemOpWaitValueParams_st.value');
   }
   get value64(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set value64(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'CUstreamMemOpWaitValueParams_st.value64');
+    W.u64(this._dv, this._o + 16, v, 'CUstreamMemOpWaitValueParams_st.value64');
   }
   /** See::CUstreamWaitValue_flags. */
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'CUstreamMemOpWaitValueParams_st.flags');
+    W.u32(this._dv, this._o + 24, v, 'CUstreamMemOpWaitValueParams_st.flags');
   }
   /** For driver internal use. Initial value is unimportant. */
   get alias(): bigint {
-    return this._dv.getBigUint64(32, true);
+    return this._dv.getBigUint64(this._o + 32, true);
   }
   set alias(v: bigint | number) {
-    W.u64(this._dv, 32, v, 'CUstreamMemOpWaitValueParams_st.alias');
+    W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWaitValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWaitValueParams_st({...})`. */
@@ -249,51 +249,51 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st","path":"","size":40,"align":8,"union":false,"fields":{"operation":{"offset":0,"size":4},"address":{"offset":8,"size":8},"value":{"offset":16,"size":4},"value64":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"alias":{"offset":32,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["operation","address","value","value64","flags","alias"]);
   /** A view of existing bytes as a CUstreamMemOpWriteValueParams_st (no copy). */
-  static view(mem: Uint8Array): CUstreamMemOpWriteValueParams_st {
-    return new CUstreamMemOpWriteValueParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUstreamMemOpWriteValueParams_st {
+    return new CUstreamMemOpWriteValueParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpWriteValueParams_st, with the given fields set. */
-  constructor(init?: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, CUstreamMemOpWriteValueParams_st.keys);
   }
   get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(0, true) as E.CUstreamBatchMemOpType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
   }
   set operation(v: E.CUstreamBatchMemOpType_enum) {
-    W.i32(this._dv, 0, v, 'CUstreamMemOpWriteValueParams_st.operation');
+    W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpWriteValueParams_st.operation');
   }
   get address(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set address(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'CUstreamMemOpWriteValueParams_st.address');
+    W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWriteValueParams_st.address');
   }
   get value(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set value(v: number) {
-    W.u32(this._dv, 16, v, 'CUstreamMemOpWriteValueParams_st.value');
+    W.u32(this._dv, this._o + 16, v, 'CUstreamMemOpWriteValueParams_st.value');
   }
   get value64(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set value64(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'CUstreamMemOpWriteValueParams_st.value64');
+    W.u64(this._dv, this._o + 16, v, 'CUstreamMemOpWriteValueParams_st.value64');
   }
   /** See::CUstreamWriteValue_flags. */
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'CUstreamMemOpWriteValueParams_st.flags');
+    W.u32(this._dv, this._o + 24, v, 'CUstreamMemOpWriteValueParams_st.flags');
   }
   /** For driver internal use. Initial value is unimportant. */
   get alias(): bigint {
-    return this._dv.getBigUint64(32, true);
+    return this._dv.getBigUint64(this._o + 32, true);
   }
   set alias(v: bigint | number) {
-    W.u64(this._dv, 32, v, 'CUstreamMemOpWriteValueParams_st.alias');
+    W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWriteValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWriteValueParams_st({...})`. */
@@ -312,26 +312,26 @@ export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st","path":"","size":8,"align":4,"union":false,"fields":{"operation":{"offset":0,"size":4},"flags":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["operation","flags"]);
   /** A view of existing bytes as a CUstreamMemOpFlushRemoteWritesParams_st (no copy). */
-  static view(mem: Uint8Array): CUstreamMemOpFlushRemoteWritesParams_st {
-    return new CUstreamMemOpFlushRemoteWritesParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUstreamMemOpFlushRemoteWritesParams_st {
+    return new CUstreamMemOpFlushRemoteWritesParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpFlushRemoteWritesParams_st, with the given fields set. */
-  constructor(init?: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUstreamMemOpFlushRemoteWritesParams_st.keys);
   }
   get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(0, true) as E.CUstreamBatchMemOpType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
   }
   set operation(v: E.CUstreamBatchMemOpType_enum) {
-    W.i32(this._dv, 0, v, 'CUstreamMemOpFlushRemoteWritesParams_st.operation');
+    W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpFlushRemoteWritesParams_st.operation');
   }
   /** Must be 0. */
   get flags(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 4, v, 'CUstreamMemOpFlushRemoteWritesParams_st.flags');
+    W.u32(this._dv, this._o + 4, v, 'CUstreamMemOpFlushRemoteWritesParams_st.flags');
   }
 }
 /** Fields accepted by `new CUstreamMemOpFlushRemoteWritesParams_st({...})`. */
@@ -346,26 +346,26 @@ export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUstreamBatchMemOpParams_union::CUstreamMemOpMemoryBarrierParams_st","path":"","size":8,"align":4,"union":false,"fields":{"operation":{"offset":0,"size":4},"flags":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["operation","flags"]);
   /** A view of existing bytes as a CUstreamMemOpMemoryBarrierParams_st (no copy). */
-  static view(mem: Uint8Array): CUstreamMemOpMemoryBarrierParams_st {
-    return new CUstreamMemOpMemoryBarrierParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUstreamMemOpMemoryBarrierParams_st {
+    return new CUstreamMemOpMemoryBarrierParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpMemoryBarrierParams_st, with the given fields set. */
-  constructor(init?: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUstreamMemOpMemoryBarrierParams_st.keys);
   }
   get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(0, true) as E.CUstreamBatchMemOpType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
   }
   set operation(v: E.CUstreamBatchMemOpType_enum) {
-    W.i32(this._dv, 0, v, 'CUstreamMemOpMemoryBarrierParams_st.operation');
+    W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpMemoryBarrierParams_st.operation');
   }
   /** See::CUstreamMemoryBarrier_flags */
   get flags(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 4, v, 'CUstreamMemOpMemoryBarrierParams_st.flags');
+    W.u32(this._dv, this._o + 4, v, 'CUstreamMemOpMemoryBarrierParams_st.flags');
   }
 }
 /** Fields accepted by `new CUstreamMemOpMemoryBarrierParams_st({...})`. */
@@ -380,37 +380,37 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st","path":"","size":32,"align":8,"union":false,"fields":{"ctx":{"offset":0,"size":8},"count":{"offset":8,"size":4},"paramArray":{"offset":16,"size":8},"flags":{"offset":24,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["ctx","count","paramArray","flags"]);
   /** A view of existing bytes as a CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st (no copy). */
-  static view(mem: Uint8Array): CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st {
-    return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st {
+    return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, with the given fields set. */
-  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.keys);
   }
   get ctx(): H.CUcontext {
-    return this._dv.getBigUint64(0, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUcontext;
   }
   set ctx(v: H.CUcontext | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.ctx');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.ctx');
   }
   get count(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set count(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.count');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.count');
   }
   get paramArray(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set paramArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUstreamBatchMemOpParams_union | CUstreamBatchMemOpParams_unionInit)[] | null) {
-    setPointerArray(this, 16, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.paramArray', 'paramArray', 48, (dv, at, x, n) => setNested(CUstreamBatchMemOpParams_union.view(new Uint8Array(dv.buffer, at, 48)), x, CUstreamBatchMemOpParams_union, n));
+    setPointerArray(this, 16, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.paramArray', 'paramArray', 48, (dv, at, x, n) => setNested(CUstreamBatchMemOpParams_union.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 48)), x, CUstreamBatchMemOpParams_union, n));
   }
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.flags');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st({...})`. */
@@ -427,41 +427,41 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st","path":"","size":32,"align":8,"union":false,"fields":{"ctx":{"offset":0,"size":8},"count":{"offset":8,"size":4},"paramArray":{"offset":16,"size":8},"flags":{"offset":24,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["ctx","count","paramArray","flags"]);
   /** A view of existing bytes as a CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st (no copy). */
-  static view(mem: Uint8Array): CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
-    return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
+    return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, with the given fields set. */
-  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.keys);
   }
   /** Context to use for the operations. */
   get ctx(): H.CUcontext {
-    return this._dv.getBigUint64(0, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUcontext;
   }
   set ctx(v: H.CUcontext | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.ctx');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.ctx');
   }
   /** Number of operations in paramArray. */
   get count(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set count(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.count');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.count');
   }
   /** Array of batch memory operations. */
   get paramArray(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set paramArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUstreamBatchMemOpParams_union | CUstreamBatchMemOpParams_unionInit)[] | null) {
-    setPointerArray(this, 16, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.paramArray', 'paramArray', 48, (dv, at, x, n) => setNested(CUstreamBatchMemOpParams_union.view(new Uint8Array(dv.buffer, at, 48)), x, CUstreamBatchMemOpParams_union, n));
+    setPointerArray(this, 16, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.paramArray', 'paramArray', 48, (dv, at, x, n) => setNested(CUstreamBatchMemOpParams_union.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 48)), x, CUstreamBatchMemOpParams_union, n));
   }
   /** Flags to control the node. */
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.flags');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st({...})`. */
@@ -478,20 +478,20 @@ export class CUasyncNotificationInfo_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUasyncNotificationInfo_st","path":"","size":16,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"info":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","info"]);
   /** A view of existing bytes as a CUasyncNotificationInfo_st (no copy). */
-  static view(mem: Uint8Array): CUasyncNotificationInfo_st {
-    return new CUasyncNotificationInfo_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUasyncNotificationInfo_st {
+    return new CUasyncNotificationInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st, with the given fields set. */
-  constructor(init?: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUasyncNotificationInfo_st.keys);
   }
   /** The type of notification being sent */
   get type(): E.CUasyncNotificationType_enum {
-    return this._dv.getInt32(0, true) as E.CUasyncNotificationType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUasyncNotificationType_enum;
   }
   set type(v: E.CUasyncNotificationType_enum) {
-    W.i32(this._dv, 0, v, 'CUasyncNotificationInfo_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUasyncNotificationInfo_st.type');
   }
   private _n_info?: CUasyncNotificationInfo_st_info;
   /** Information about the notification. must be checked in order to interpret this field. */
@@ -514,12 +514,12 @@ export class CUasyncNotificationInfo_st_info extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUasyncNotificationInfo_st","path":"info","size":8,"align":8,"union":true,"fields":{"overBudget":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["overBudget"]);
   /** A view of existing bytes as a CUasyncNotificationInfo_st_info (no copy). */
-  static view(mem: Uint8Array): CUasyncNotificationInfo_st_info {
-    return new CUasyncNotificationInfo_st_info(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUasyncNotificationInfo_st_info {
+    return new CUasyncNotificationInfo_st_info(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st_info, with the given fields set. */
-  constructor(init?: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUasyncNotificationInfo_st_info.keys);
   }
   private _n_overBudget?: CUasyncNotificationInfo_st_info_overBudget;
@@ -542,20 +542,20 @@ export class CUasyncNotificationInfo_st_info_overBudget extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUasyncNotificationInfo_st","path":"info.overBudget","size":8,"align":8,"union":false,"fields":{"bytesOverBudget":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["bytesOverBudget"]);
   /** A view of existing bytes as a CUasyncNotificationInfo_st_info_overBudget (no copy). */
-  static view(mem: Uint8Array): CUasyncNotificationInfo_st_info_overBudget {
-    return new CUasyncNotificationInfo_st_info_overBudget(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUasyncNotificationInfo_st_info_overBudget {
+    return new CUasyncNotificationInfo_st_info_overBudget(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st_info_overBudget, with the given fields set. */
-  constructor(init?: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUasyncNotificationInfo_st_info_overBudget.keys);
   }
   /** The number of bytes that the process has allocated above its device memory budget */
   get bytesOverBudget(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set bytesOverBudget(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUasyncNotificationInfo_st_info_overBudget.bytesOverBudget');
+    W.u64(this._dv, this._o + 0, v, 'CUasyncNotificationInfo_st_info_overBudget.bytesOverBudget');
   }
 }
 /** Fields accepted by `new CUasyncNotificationInfo_st_info_overBudget({...})`. */
@@ -569,83 +569,83 @@ export class CUdevprop_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUdevprop_st","path":"","size":56,"align":4,"union":false,"fields":{"maxThreadsPerBlock":{"offset":0,"size":4},"maxThreadsDim":{"offset":4,"size":12},"maxGridSize":{"offset":16,"size":12},"sharedMemPerBlock":{"offset":28,"size":4},"totalConstantMemory":{"offset":32,"size":4},"SIMDWidth":{"offset":36,"size":4},"memPitch":{"offset":40,"size":4},"regsPerBlock":{"offset":44,"size":4},"clockRate":{"offset":48,"size":4},"textureAlign":{"offset":52,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["maxThreadsPerBlock","maxThreadsDim","maxGridSize","sharedMemPerBlock","totalConstantMemory","SIMDWidth","memPitch","regsPerBlock","clockRate","textureAlign"]);
   /** A view of existing bytes as a CUdevprop_st (no copy). */
-  static view(mem: Uint8Array): CUdevprop_st {
-    return new CUdevprop_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUdevprop_st {
+    return new CUdevprop_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevprop_st, with the given fields set. */
-  constructor(init?: CUdevprop_stInit | CUdevprop_st, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: CUdevprop_stInit | CUdevprop_st, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, CUdevprop_st.keys);
   }
   /** Maximum number of threads per block */
   get maxThreadsPerBlock(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set maxThreadsPerBlock(v: number) {
-    W.i32(this._dv, 0, v, 'CUdevprop_st.maxThreadsPerBlock');
+    W.i32(this._dv, this._o + 0, v, 'CUdevprop_st.maxThreadsPerBlock');
   }
   /** Maximum size of each dimension of a block */
   get maxThreadsDim(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(4 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
   set maxThreadsDim(v: (number)[]) {
-    setArray(this, 3, v, 'CUdevprop_st.maxThreadsDim', (i, x, n) => W.i32(this._dv, 4 + i * 4, x, n));
+    setArray(this, 3, v, 'CUdevprop_st.maxThreadsDim', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
   /** Maximum size of each dimension of a grid */
   get maxGridSize(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(16 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 16 + i * 4, true));
   }
   set maxGridSize(v: (number)[]) {
-    setArray(this, 3, v, 'CUdevprop_st.maxGridSize', (i, x, n) => W.i32(this._dv, 16 + i * 4, x, n));
+    setArray(this, 3, v, 'CUdevprop_st.maxGridSize', (i, x, n) => W.i32(this._dv, this._o + 16 + i * 4, x, n));
   }
   /** Shared memory available per block in bytes */
   get sharedMemPerBlock(): number {
-    return this._dv.getInt32(28, true);
+    return this._dv.getInt32(this._o + 28, true);
   }
   set sharedMemPerBlock(v: number) {
-    W.i32(this._dv, 28, v, 'CUdevprop_st.sharedMemPerBlock');
+    W.i32(this._dv, this._o + 28, v, 'CUdevprop_st.sharedMemPerBlock');
   }
   /** Constant memory available on device in bytes */
   get totalConstantMemory(): number {
-    return this._dv.getInt32(32, true);
+    return this._dv.getInt32(this._o + 32, true);
   }
   set totalConstantMemory(v: number) {
-    W.i32(this._dv, 32, v, 'CUdevprop_st.totalConstantMemory');
+    W.i32(this._dv, this._o + 32, v, 'CUdevprop_st.totalConstantMemory');
   }
   /** Warp size in threads */
   get SIMDWidth(): number {
-    return this._dv.getInt32(36, true);
+    return this._dv.getInt32(this._o + 36, true);
   }
   set SIMDWidth(v: number) {
-    W.i32(this._dv, 36, v, 'CUdevprop_st.SIMDWidth');
+    W.i32(this._dv, this._o + 36, v, 'CUdevprop_st.SIMDWidth');
   }
   /** Maximum pitch in bytes allowed by memory copies */
   get memPitch(): number {
-    return this._dv.getInt32(40, true);
+    return this._dv.getInt32(this._o + 40, true);
   }
   set memPitch(v: number) {
-    W.i32(this._dv, 40, v, 'CUdevprop_st.memPitch');
+    W.i32(this._dv, this._o + 40, v, 'CUdevprop_st.memPitch');
   }
   /** 32-bit registers available per block */
   get regsPerBlock(): number {
-    return this._dv.getInt32(44, true);
+    return this._dv.getInt32(this._o + 44, true);
   }
   set regsPerBlock(v: number) {
-    W.i32(this._dv, 44, v, 'CUdevprop_st.regsPerBlock');
+    W.i32(this._dv, this._o + 44, v, 'CUdevprop_st.regsPerBlock');
   }
   /** Clock frequency in kilohertz */
   get clockRate(): number {
-    return this._dv.getInt32(48, true);
+    return this._dv.getInt32(this._o + 48, true);
   }
   set clockRate(v: number) {
-    W.i32(this._dv, 48, v, 'CUdevprop_st.clockRate');
+    W.i32(this._dv, this._o + 48, v, 'CUdevprop_st.clockRate');
   }
   /** Alignment requirement for textures */
   get textureAlign(): number {
-    return this._dv.getInt32(52, true);
+    return this._dv.getInt32(this._o + 52, true);
   }
   set textureAlign(v: number) {
-    W.i32(this._dv, 52, v, 'CUdevprop_st.textureAlign');
+    W.i32(this._dv, this._o + 52, v, 'CUdevprop_st.textureAlign');
   }
 }
 /** Fields accepted by `new CUdevprop_st({...})`. */
@@ -668,48 +668,48 @@ export class CUaccessPolicyWindow_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUaccessPolicyWindow_st","path":"","size":32,"align":8,"union":false,"fields":{"base_ptr":{"offset":0,"size":8},"num_bytes":{"offset":8,"size":8},"hitRatio":{"offset":16,"size":4},"hitProp":{"offset":20,"size":4},"missProp":{"offset":24,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["base_ptr","num_bytes","hitRatio","hitProp","missProp"]);
   /** A view of existing bytes as a CUaccessPolicyWindow_st (no copy). */
-  static view(mem: Uint8Array): CUaccessPolicyWindow_st {
-    return new CUaccessPolicyWindow_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUaccessPolicyWindow_st {
+    return new CUaccessPolicyWindow_st(undefined, mem, dv);
   }
   /** A new zeroed CUaccessPolicyWindow_st, with the given fields set. */
-  constructor(init?: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUaccessPolicyWindow_st.keys);
   }
   /** Starting address of the access policy window. CUDA driver may align it. */
   get base_ptr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set base_ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUaccessPolicyWindow_st.base_ptr', 'base_ptr');
   }
   /** Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment. */
   get num_bytes(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set num_bytes(v: number) {
-    W.size(this._dv, 8, v, 'CUaccessPolicyWindow_st.num_bytes');
+    W.size(this._dv, this._o + 8, v, 'CUaccessPolicyWindow_st.num_bytes');
   }
   /** hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp. */
   get hitRatio(): number {
-    return this._dv.getFloat32(16, true);
+    return this._dv.getFloat32(this._o + 16, true);
   }
   set hitRatio(v: number) {
-    W.f32(this._dv, 16, v, 'CUaccessPolicyWindow_st.hitRatio');
+    W.f32(this._dv, this._o + 16, v, 'CUaccessPolicyWindow_st.hitRatio');
   }
   /** ::CUaccessProperty set for hit. */
   get hitProp(): E.CUaccessProperty_enum {
-    return this._dv.getInt32(20, true) as E.CUaccessProperty_enum;
+    return this._dv.getInt32(this._o + 20, true) as E.CUaccessProperty_enum;
   }
   set hitProp(v: E.CUaccessProperty_enum) {
-    W.i32(this._dv, 20, v, 'CUaccessPolicyWindow_st.hitProp');
+    W.i32(this._dv, this._o + 20, v, 'CUaccessPolicyWindow_st.hitProp');
   }
   /** ::CUaccessProperty set for miss. Must be either NORMAL or STREAMING */
   get missProp(): E.CUaccessProperty_enum {
-    return this._dv.getInt32(24, true) as E.CUaccessProperty_enum;
+    return this._dv.getInt32(this._o + 24, true) as E.CUaccessProperty_enum;
   }
   set missProp(v: E.CUaccessProperty_enum) {
-    W.i32(this._dv, 24, v, 'CUaccessPolicyWindow_st.missProp');
+    W.i32(this._dv, this._o + 24, v, 'CUaccessPolicyWindow_st.missProp');
   }
 }
 /** Fields accepted by `new CUaccessPolicyWindow_st({...})`. */
@@ -727,80 +727,80 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_KERNEL_NODE_PARAMS_st","path":"","size":56,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["func","gridDimX","gridDimY","gridDimZ","blockDimX","blockDimY","blockDimZ","sharedMemBytes","kernelParams","extra"]);
   /** A view of existing bytes as a CUDA_KERNEL_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_KERNEL_NODE_PARAMS_st {
-    return new CUDA_KERNEL_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_KERNEL_NODE_PARAMS_st {
+    return new CUDA_KERNEL_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_st.keys);
   }
   /** Kernel to launch */
   get func(): H.CUfunction {
-    return this._dv.getBigUint64(0, true) as H.CUfunction;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
   set func(v: H.CUfunction | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_KERNEL_NODE_PARAMS_st.func');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_KERNEL_NODE_PARAMS_st.func');
   }
   /** Width of grid in blocks */
   get gridDimX(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set gridDimX(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimX');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimX');
   }
   /** Height of grid in blocks */
   get gridDimY(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set gridDimY(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimY');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimY');
   }
   /** Depth of grid in blocks */
   get gridDimZ(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set gridDimZ(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimZ');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_KERNEL_NODE_PARAMS_st.gridDimZ');
   }
   /** X dimension of each thread block */
   get blockDimX(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set blockDimX(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimX');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimX');
   }
   /** Y dimension of each thread block */
   get blockDimY(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set blockDimY(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimY');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimY');
   }
   /** Z dimension of each thread block */
   get blockDimZ(): number {
-    return this._dv.getUint32(28, true);
+    return this._dv.getUint32(this._o + 28, true);
   }
   set blockDimZ(v: number) {
-    W.u32(this._dv, 28, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimZ');
+    W.u32(this._dv, this._o + 28, v, 'CUDA_KERNEL_NODE_PARAMS_st.blockDimZ');
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get sharedMemBytes(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set sharedMemBytes(v: number) {
-    W.u32(this._dv, 32, v, 'CUDA_KERNEL_NODE_PARAMS_st.sharedMemBytes');
+    W.u32(this._dv, this._o + 32, v, 'CUDA_KERNEL_NODE_PARAMS_st.sharedMemBytes');
   }
   /** Array of pointers to kernel parameters */
   get kernelParams(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set kernelParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 40, v, 'CUDA_KERNEL_NODE_PARAMS_st.kernelParams', 'kernelParams', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Extra options */
   get extra(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'CUDA_KERNEL_NODE_PARAMS_st.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -826,97 +826,97 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_KERNEL_NODE_PARAMS_v2_st","path":"","size":72,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8},"kern":{"offset":56,"size":8},"ctx":{"offset":64,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["func","gridDimX","gridDimY","gridDimZ","blockDimX","blockDimY","blockDimZ","sharedMemBytes","kernelParams","extra","kern","ctx"]);
   /** A view of existing bytes as a CUDA_KERNEL_NODE_PARAMS_v2_st (no copy). */
-  static view(mem: Uint8Array): CUDA_KERNEL_NODE_PARAMS_v2_st {
-    return new CUDA_KERNEL_NODE_PARAMS_v2_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_KERNEL_NODE_PARAMS_v2_st {
+    return new CUDA_KERNEL_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_v2_st, with the given fields set. */
-  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_v2_st.keys);
   }
   /** Kernel to launch */
   get func(): H.CUfunction {
-    return this._dv.getBigUint64(0, true) as H.CUfunction;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
   set func(v: H.CUfunction | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.func');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.func');
   }
   /** Width of grid in blocks */
   get gridDimX(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set gridDimX(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimX');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimX');
   }
   /** Height of grid in blocks */
   get gridDimY(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set gridDimY(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimY');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimY');
   }
   /** Depth of grid in blocks */
   get gridDimZ(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set gridDimZ(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimZ');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.gridDimZ');
   }
   /** X dimension of each thread block */
   get blockDimX(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set blockDimX(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimX');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimX');
   }
   /** Y dimension of each thread block */
   get blockDimY(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set blockDimY(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimY');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimY');
   }
   /** Z dimension of each thread block */
   get blockDimZ(): number {
-    return this._dv.getUint32(28, true);
+    return this._dv.getUint32(this._o + 28, true);
   }
   set blockDimZ(v: number) {
-    W.u32(this._dv, 28, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimZ');
+    W.u32(this._dv, this._o + 28, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.blockDimZ');
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get sharedMemBytes(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set sharedMemBytes(v: number) {
-    W.u32(this._dv, 32, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.sharedMemBytes');
+    W.u32(this._dv, this._o + 32, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.sharedMemBytes');
   }
   /** Array of pointers to kernel parameters */
   get kernelParams(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set kernelParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 40, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.kernelParams', 'kernelParams', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Extra options */
   get extra(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Kernel to launch, will only be referenced if func is NULL */
   get kern(): H.CUkernel {
-    return this._dv.getBigUint64(56, true) as H.CUkernel;
+    return this._dv.getBigUint64(this._o + 56, true) as H.CUkernel;
   }
   set kern(v: H.CUkernel | null) {
-    W.ptr(this._dv, 56, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.kern');
+    W.ptr(this._dv, this._o + 56, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.kern');
   }
   /** Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set. */
   get ctx(): H.CUcontext {
-    return this._dv.getBigUint64(64, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 64, true) as H.CUcontext;
   }
   set ctx(v: H.CUcontext | null) {
-    W.ptr(this._dv, 64, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.ctx');
+    W.ptr(this._dv, this._o + 64, v, 'CUDA_KERNEL_NODE_PARAMS_v2_st.ctx');
   }
 }
 /** Fields accepted by `new CUDA_KERNEL_NODE_PARAMS_v2_st({...})`. */
@@ -941,97 +941,97 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_KERNEL_NODE_PARAMS_v3_st","path":"","size":72,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8},"kern":{"offset":56,"size":8},"ctx":{"offset":64,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["func","gridDimX","gridDimY","gridDimZ","blockDimX","blockDimY","blockDimZ","sharedMemBytes","kernelParams","extra","kern","ctx"]);
   /** A view of existing bytes as a CUDA_KERNEL_NODE_PARAMS_v3_st (no copy). */
-  static view(mem: Uint8Array): CUDA_KERNEL_NODE_PARAMS_v3_st {
-    return new CUDA_KERNEL_NODE_PARAMS_v3_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_KERNEL_NODE_PARAMS_v3_st {
+    return new CUDA_KERNEL_NODE_PARAMS_v3_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_v3_st, with the given fields set. */
-  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_v3_st.keys);
   }
   /** Kernel to launch */
   get func(): H.CUfunction {
-    return this._dv.getBigUint64(0, true) as H.CUfunction;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
   set func(v: H.CUfunction | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.func');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.func');
   }
   /** Width of grid in blocks */
   get gridDimX(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set gridDimX(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimX');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimX');
   }
   /** Height of grid in blocks */
   get gridDimY(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set gridDimY(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimY');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimY');
   }
   /** Depth of grid in blocks */
   get gridDimZ(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set gridDimZ(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimZ');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.gridDimZ');
   }
   /** X dimension of each thread block */
   get blockDimX(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set blockDimX(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimX');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimX');
   }
   /** Y dimension of each thread block */
   get blockDimY(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set blockDimY(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimY');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimY');
   }
   /** Z dimension of each thread block */
   get blockDimZ(): number {
-    return this._dv.getUint32(28, true);
+    return this._dv.getUint32(this._o + 28, true);
   }
   set blockDimZ(v: number) {
-    W.u32(this._dv, 28, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimZ');
+    W.u32(this._dv, this._o + 28, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.blockDimZ');
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get sharedMemBytes(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set sharedMemBytes(v: number) {
-    W.u32(this._dv, 32, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.sharedMemBytes');
+    W.u32(this._dv, this._o + 32, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.sharedMemBytes');
   }
   /** Array of pointers to kernel parameters */
   get kernelParams(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set kernelParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 40, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.kernelParams', 'kernelParams', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Extra options */
   get extra(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Kernel to launch, will only be referenced if func is NULL */
   get kern(): H.CUkernel {
-    return this._dv.getBigUint64(56, true) as H.CUkernel;
+    return this._dv.getBigUint64(this._o + 56, true) as H.CUkernel;
   }
   set kern(v: H.CUkernel | null) {
-    W.ptr(this._dv, 56, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.kern');
+    W.ptr(this._dv, this._o + 56, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.kern');
   }
   /** Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set. */
   get ctx(): H.CUcontext {
-    return this._dv.getBigUint64(64, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 64, true) as H.CUcontext;
   }
   set ctx(v: H.CUcontext | null) {
-    W.ptr(this._dv, 64, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.ctx');
+    W.ptr(this._dv, this._o + 64, v, 'CUDA_KERNEL_NODE_PARAMS_v3_st.ctx');
   }
 }
 /** Fields accepted by `new CUDA_KERNEL_NODE_PARAMS_v3_st({...})`. */
@@ -1056,55 +1056,55 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEMSET_NODE_PARAMS_st","path":"","size":40,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["dst","pitch","value","elementSize","width","height"]);
   /** A view of existing bytes as a CUDA_MEMSET_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEMSET_NODE_PARAMS_st {
-    return new CUDA_MEMSET_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEMSET_NODE_PARAMS_st {
+    return new CUDA_MEMSET_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMSET_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, CUDA_MEMSET_NODE_PARAMS_st.keys);
   }
   /** Destination device pointer */
   get dst(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set dst(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_MEMSET_NODE_PARAMS_st.dst');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_st.dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
   get pitch(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set pitch(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_MEMSET_NODE_PARAMS_st.pitch');
+    W.size(this._dv, this._o + 8, v, 'CUDA_MEMSET_NODE_PARAMS_st.pitch');
   }
   /** Value to be set */
   get value(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set value(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_MEMSET_NODE_PARAMS_st.value');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_MEMSET_NODE_PARAMS_st.value');
   }
   /** Size of each element in bytes. Must be 1, 2, or 4. */
   get elementSize(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set elementSize(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_MEMSET_NODE_PARAMS_st.elementSize');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_MEMSET_NODE_PARAMS_st.elementSize');
   }
   /** Width of the row in elements */
   get width(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set width(v: number) {
-    W.size(this._dv, 24, v, 'CUDA_MEMSET_NODE_PARAMS_st.width');
+    W.size(this._dv, this._o + 24, v, 'CUDA_MEMSET_NODE_PARAMS_st.width');
   }
   /** Number of rows */
   get height(): number {
-    return readSize(this._dv, 32);
+    return readSize(this._dv, this._o + 32);
   }
   set height(v: number) {
-    W.size(this._dv, 32, v, 'CUDA_MEMSET_NODE_PARAMS_st.height');
+    W.size(this._dv, this._o + 32, v, 'CUDA_MEMSET_NODE_PARAMS_st.height');
   }
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_st({...})`. */
@@ -1123,62 +1123,62 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEMSET_NODE_PARAMS_v2_st","path":"","size":48,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8},"ctx":{"offset":40,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["dst","pitch","value","elementSize","width","height","ctx"]);
   /** A view of existing bytes as a CUDA_MEMSET_NODE_PARAMS_v2_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEMSET_NODE_PARAMS_v2_st {
-    return new CUDA_MEMSET_NODE_PARAMS_v2_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEMSET_NODE_PARAMS_v2_st {
+    return new CUDA_MEMSET_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMSET_NODE_PARAMS_v2_st, with the given fields set. */
-  constructor(init?: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st, mem?: Uint8Array) {
-    super(48, mem);
+  constructor(init?: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
+    super(48, mem, dv);
     this._init(init, CUDA_MEMSET_NODE_PARAMS_v2_st.keys);
   }
   /** Destination device pointer */
   get dst(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set dst(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.dst');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
   get pitch(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set pitch(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.pitch');
+    W.size(this._dv, this._o + 8, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.pitch');
   }
   /** Value to be set */
   get value(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set value(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.value');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.value');
   }
   /** Size of each element in bytes. Must be 1, 2, or 4. */
   get elementSize(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set elementSize(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.elementSize');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.elementSize');
   }
   /** Width of the row in elements */
   get width(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set width(v: number) {
-    W.size(this._dv, 24, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.width');
+    W.size(this._dv, this._o + 24, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.width');
   }
   /** Number of rows */
   get height(): number {
-    return readSize(this._dv, 32);
+    return readSize(this._dv, this._o + 32);
   }
   set height(v: number) {
-    W.size(this._dv, 32, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.height');
+    W.size(this._dv, this._o + 32, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.height');
   }
   /** Context on which to run the node */
   get ctx(): H.CUcontext {
-    return this._dv.getBigUint64(40, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 40, true) as H.CUcontext;
   }
   set ctx(v: H.CUcontext | null) {
-    W.ptr(this._dv, 40, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.ctx');
+    W.ptr(this._dv, this._o + 40, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.ctx');
   }
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_v2_st({...})`. */
@@ -1198,24 +1198,24 @@ export class CUDA_HOST_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_HOST_NODE_PARAMS_st","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fn","userData"]);
   /** A view of existing bytes as a CUDA_HOST_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_HOST_NODE_PARAMS_st {
-    return new CUDA_HOST_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_HOST_NODE_PARAMS_st {
+    return new CUDA_HOST_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_HOST_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_HOST_NODE_PARAMS_st.keys);
   }
   /** The function to call when the node executes */
   get fn(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fn(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_HOST_NODE_PARAMS_st.fn', 'fn');
   }
   /** Argument to pass to the function */
   get userData(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUDA_HOST_NODE_PARAMS_st.userData', 'userData');
@@ -1233,24 +1233,24 @@ export class CUDA_HOST_NODE_PARAMS_v2_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_HOST_NODE_PARAMS_v2_st","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fn","userData"]);
   /** A view of existing bytes as a CUDA_HOST_NODE_PARAMS_v2_st (no copy). */
-  static view(mem: Uint8Array): CUDA_HOST_NODE_PARAMS_v2_st {
-    return new CUDA_HOST_NODE_PARAMS_v2_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_HOST_NODE_PARAMS_v2_st {
+    return new CUDA_HOST_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_HOST_NODE_PARAMS_v2_st, with the given fields set. */
-  constructor(init?: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_HOST_NODE_PARAMS_v2_st.keys);
   }
   /** The function to call when the node executes */
   get fn(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fn(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_HOST_NODE_PARAMS_v2_st.fn', 'fn');
   }
   /** Argument to pass to the function */
   get userData(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUDA_HOST_NODE_PARAMS_v2_st.userData', 'userData');
@@ -1268,48 +1268,48 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_CONDITIONAL_NODE_PARAMS","path":"","size":32,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"type":{"offset":8,"size":4},"size":{"offset":12,"size":4},"phGraph_out":{"offset":16,"size":8},"ctx":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["handle","type","size","phGraph_out","ctx"]);
   /** A view of existing bytes as a CUDA_CONDITIONAL_NODE_PARAMS (no copy). */
-  static view(mem: Uint8Array): CUDA_CONDITIONAL_NODE_PARAMS {
-    return new CUDA_CONDITIONAL_NODE_PARAMS(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_CONDITIONAL_NODE_PARAMS {
+    return new CUDA_CONDITIONAL_NODE_PARAMS(undefined, mem, dv);
   }
   /** A new zeroed CUDA_CONDITIONAL_NODE_PARAMS, with the given fields set. */
-  constructor(init?: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUDA_CONDITIONAL_NODE_PARAMS.keys);
   }
   /** Conditional node handle. Handles must be created in advance of creating the node using::cuGraphConditionalHandleCreate. */
   get handle(): H.CUgraphConditionalHandle {
-    return this._dv.getBigUint64(0, true) as H.CUgraphConditionalHandle;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUgraphConditionalHandle;
   }
   set handle(v: H.CUgraphConditionalHandle | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_CONDITIONAL_NODE_PARAMS.handle');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_CONDITIONAL_NODE_PARAMS.handle');
   }
   /** Type of conditional node. */
   get type(): E.CUgraphConditionalNodeType_enum {
-    return this._dv.getInt32(8, true) as E.CUgraphConditionalNodeType_enum;
+    return this._dv.getInt32(this._o + 8, true) as E.CUgraphConditionalNodeType_enum;
   }
   set type(v: E.CUgraphConditionalNodeType_enum) {
-    W.i32(this._dv, 8, v, 'CUDA_CONDITIONAL_NODE_PARAMS.type');
+    W.i32(this._dv, this._o + 8, v, 'CUDA_CONDITIONAL_NODE_PARAMS.type');
   }
   /** Size of graph output array. Allowed values are 1 for CU_GRAPH_COND_TYPE_WHILE, 1 or 2 for CU_GRAPH_COND_TYPE_IF, or any value greater than zero for CU_GRAPH_COND_TYPE_SWITCH. */
   get size(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set size(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_CONDITIONAL_NODE_PARAMS.size');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_CONDITIONAL_NODE_PARAMS.size');
   }
   /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= no body graph is executed. */
   get phGraph_out(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set phGraph_out(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUgraph | null)[] | null) {
     setPointerArray(this, 16, v, 'CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out', 'phGraph_out', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Context on which to run the node. Must match context used to create the handle and all body nodes. */
   get ctx(): H.CUcontext {
-    return this._dv.getBigUint64(24, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 24, true) as H.CUcontext;
   }
   set ctx(v: H.CUcontext | null) {
-    W.ptr(this._dv, 24, v, 'CUDA_CONDITIONAL_NODE_PARAMS.ctx');
+    W.ptr(this._dv, this._o + 24, v, 'CUDA_CONDITIONAL_NODE_PARAMS.ctx');
   }
 }
 /** Fields accepted by `new CUDA_CONDITIONAL_NODE_PARAMS({...})`. */
@@ -1327,34 +1327,34 @@ export class CUgraphEdgeData_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUgraphEdgeData_st","path":"","size":8,"align":1,"union":false,"fields":{"from_port":{"offset":0,"size":1},"to_port":{"offset":1,"size":1},"type":{"offset":2,"size":1},"reserved":{"offset":3,"size":5}}};
   private static readonly keys: ReadonlySet<string> = new Set(["from_port","to_port","type","reserved"]);
   /** A view of existing bytes as a CUgraphEdgeData_st (no copy). */
-  static view(mem: Uint8Array): CUgraphEdgeData_st {
-    return new CUgraphEdgeData_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUgraphEdgeData_st {
+    return new CUgraphEdgeData_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphEdgeData_st, with the given fields set. */
-  constructor(init?: CUgraphEdgeData_stInit | CUgraphEdgeData_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUgraphEdgeData_stInit | CUgraphEdgeData_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUgraphEdgeData_st.keys);
   }
   /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::CU_GRAPH_KERNEL_NODE_PORT_DEFAULT,::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
   get from_port(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set from_port(v: number) {
-    W.u8(this._dv, 0, v, 'CUgraphEdgeData_st.from_port');
+    W.u8(this._dv, this._o + 0, v, 'CUgraphEdgeData_st.from_port');
   }
   /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
   get to_port(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set to_port(v: number) {
-    W.u8(this._dv, 1, v, 'CUgraphEdgeData_st.to_port');
+    W.u8(this._dv, this._o + 1, v, 'CUgraphEdgeData_st.to_port');
   }
   /** This should be populated with a value from::CUgraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See::CUgraphDependencyType. */
   get type(): number {
-    return this._dv.getUint8(2);
+    return this._dv.getUint8(this._o + 2);
   }
   set type(v: number) {
-    W.u8(this._dv, 2, v, 'CUgraphEdgeData_st.type');
+    W.u8(this._dv, this._o + 2, v, 'CUgraphEdgeData_st.type');
   }
   /** These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future. */
   get reserved(): Uint8Array {
@@ -1378,41 +1378,41 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_GRAPH_INSTANTIATE_PARAMS_st","path":"","size":32,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":8},"hUploadStream":{"offset":8,"size":8},"hErrNode_out":{"offset":16,"size":8},"result_out":{"offset":24,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["flags","hUploadStream","hErrNode_out","result_out"]);
   /** A view of existing bytes as a CUDA_GRAPH_INSTANTIATE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_GRAPH_INSTANTIATE_PARAMS_st {
-    return new CUDA_GRAPH_INSTANTIATE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+    return new CUDA_GRAPH_INSTANTIATE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_GRAPH_INSTANTIATE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUDA_GRAPH_INSTANTIATE_PARAMS_st.keys);
   }
   /** Instantiation flags */
   get flags(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set flags(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.flags');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.flags');
   }
   /** Upload stream */
   get hUploadStream(): H.CUstream {
-    return this._dv.getBigUint64(8, true) as H.CUstream;
+    return this._dv.getBigUint64(this._o + 8, true) as H.CUstream;
   }
   set hUploadStream(v: H.CUstream | null) {
-    W.ptr(this._dv, 8, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.hUploadStream');
+    W.ptr(this._dv, this._o + 8, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.hUploadStream');
   }
   /** The node which caused instantiation to fail, if any */
   get hErrNode_out(): H.CUgraphNode {
-    return this._dv.getBigUint64(16, true) as H.CUgraphNode;
+    return this._dv.getBigUint64(this._o + 16, true) as H.CUgraphNode;
   }
   set hErrNode_out(v: H.CUgraphNode | null) {
-    W.ptr(this._dv, 16, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.hErrNode_out');
+    W.ptr(this._dv, this._o + 16, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.hErrNode_out');
   }
   /** Whether instantiation was successful. If it failed, the reason why */
   get result_out(): E.CUgraphInstantiateResult_enum {
-    return this._dv.getInt32(24, true) as E.CUgraphInstantiateResult_enum;
+    return this._dv.getInt32(this._o + 24, true) as E.CUgraphInstantiateResult_enum;
   }
   set result_out(v: E.CUgraphInstantiateResult_enum) {
-    W.i32(this._dv, 24, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.result_out');
+    W.i32(this._dv, this._o + 24, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.result_out');
   }
 }
 /** Fields accepted by `new CUDA_GRAPH_INSTANTIATE_PARAMS_st({...})`. */
@@ -1429,27 +1429,27 @@ export class CUlaunchMemSyncDomainMap_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUlaunchMemSyncDomainMap_st","path":"","size":2,"align":1,"union":false,"fields":{"default_":{"offset":0,"size":1},"remote":{"offset":1,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["default_","remote"]);
   /** A view of existing bytes as a CUlaunchMemSyncDomainMap_st (no copy). */
-  static view(mem: Uint8Array): CUlaunchMemSyncDomainMap_st {
-    return new CUlaunchMemSyncDomainMap_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchMemSyncDomainMap_st {
+    return new CUlaunchMemSyncDomainMap_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchMemSyncDomainMap_st, with the given fields set. */
-  constructor(init?: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st, mem?: Uint8Array) {
-    super(2, mem);
+  constructor(init?: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st, mem?: Uint8Array, dv?: DataView) {
+    super(2, mem, dv);
     this._init(init, CUlaunchMemSyncDomainMap_st.keys);
   }
   /** The default domain ID to use for designated kernels */
   get default_(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set default_(v: number) {
-    W.u8(this._dv, 0, v, 'CUlaunchMemSyncDomainMap_st.default_');
+    W.u8(this._dv, this._o + 0, v, 'CUlaunchMemSyncDomainMap_st.default_');
   }
   /** The remote domain ID to use for designated kernels */
   get remote(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set remote(v: number) {
-    W.u8(this._dv, 1, v, 'CUlaunchMemSyncDomainMap_st.remote');
+    W.u8(this._dv, this._o + 1, v, 'CUlaunchMemSyncDomainMap_st.remote');
   }
 }
 /** Fields accepted by `new CUlaunchMemSyncDomainMap_st({...})`. */
@@ -1464,12 +1464,12 @@ export class CUlaunchAttributeValue_union extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"","size":64,"align":8,"union":true,"fields":{"pad":{"offset":0,"size":64},"accessPolicyWindow":{"offset":0,"size":32},"cooperative":{"offset":0,"size":4},"syncPolicy":{"offset":0,"size":4},"clusterDim":{"offset":0,"size":12},"clusterSchedulingPolicyPreference":{"offset":0,"size":4},"programmaticStreamSerializationAllowed":{"offset":0,"size":4},"programmaticEvent":{"offset":0,"size":16},"launchCompletionEvent":{"offset":0,"size":16},"priority":{"offset":0,"size":4},"memSyncDomainMap":{"offset":0,"size":2},"memSyncDomain":{"offset":0,"size":4},"preferredClusterDim":{"offset":0,"size":12},"deviceUpdatableKernelNode":{"offset":0,"size":16},"sharedMemCarveout":{"offset":0,"size":4},"nvlinkUtilCentricScheduling":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["pad","accessPolicyWindow","cooperative","syncPolicy","clusterDim","clusterSchedulingPolicyPreference","programmaticStreamSerializationAllowed","programmaticEvent","launchCompletionEvent","priority","memSyncDomainMap","memSyncDomain","preferredClusterDim","deviceUpdatableKernelNode","sharedMemCarveout","nvlinkUtilCentricScheduling"]);
   /** A view of existing bytes as a CUlaunchAttributeValue_union (no copy). */
-  static view(mem: Uint8Array): CUlaunchAttributeValue_union {
-    return new CUlaunchAttributeValue_union(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchAttributeValue_union {
+    return new CUlaunchAttributeValue_union(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union, with the given fields set. */
-  constructor(init?: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUlaunchAttributeValue_union.keys);
   }
   get pad(): Uint8Array {
@@ -1488,17 +1488,17 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_COOPERATIVE. Nonzero indicates a cooperative kernel (see::cuLaunchCooperativeKernel). */
   get cooperative(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set cooperative(v: number) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttributeValue_union.cooperative');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.cooperative');
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY.::CUsynchronizationPolicy for work queued up in this stream */
   get syncPolicy(): E.CUsynchronizationPolicy_enum {
-    return this._dv.getInt32(0, true) as E.CUsynchronizationPolicy_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUsynchronizationPolicy_enum;
   }
   set syncPolicy(v: E.CUsynchronizationPolicy_enum) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttributeValue_union.syncPolicy');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.syncPolicy');
   }
   private _n_clusterDim?: CUlaunchAttributeValue_union_clusterDim;
   get clusterDim(): CUlaunchAttributeValue_union_clusterDim {
@@ -1509,17 +1509,17 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE. Cluster scheduling policy preference for the kernel. */
   get clusterSchedulingPolicyPreference(): E.CUclusterSchedulingPolicy_enum {
-    return this._dv.getInt32(0, true) as E.CUclusterSchedulingPolicy_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUclusterSchedulingPolicy_enum;
   }
   set clusterSchedulingPolicyPreference(v: E.CUclusterSchedulingPolicy_enum) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttributeValue_union.clusterSchedulingPolicyPreference');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.clusterSchedulingPolicyPreference');
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
   get programmaticStreamSerializationAllowed(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set programmaticStreamSerializationAllowed(v: number) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttributeValue_union.programmaticStreamSerializationAllowed');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.programmaticStreamSerializationAllowed');
   }
   private _n_programmaticEvent?: CUlaunchAttributeValue_union_programmaticEvent;
   get programmaticEvent(): CUlaunchAttributeValue_union_programmaticEvent {
@@ -1537,10 +1537,10 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PRIORITY. Execution priority of the kernel. */
   get priority(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set priority(v: number) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttributeValue_union.priority');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.priority');
   }
   private _n_memSyncDomainMap?: CUlaunchMemSyncDomainMap_st;
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. See::CUlaunchMemSyncDomainMap. */
@@ -1552,10 +1552,10 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN. See::CUlaunchMemSyncDomain */
   get memSyncDomain(): E.CUlaunchMemSyncDomain_enum {
-    return this._dv.getInt32(0, true) as E.CUlaunchMemSyncDomain_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUlaunchMemSyncDomain_enum;
   }
   set memSyncDomain(v: E.CUlaunchMemSyncDomain_enum) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttributeValue_union.memSyncDomain');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.memSyncDomain');
   }
   private _n_preferredClusterDim?: CUlaunchAttributeValue_union_preferredClusterDim;
   get preferredClusterDim(): CUlaunchAttributeValue_union_preferredClusterDim {
@@ -1573,16 +1573,16 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. */
   get sharedMemCarveout(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set sharedMemCarveout(v: number) {
-    W.u32(this._dv, 0, v, 'CUlaunchAttributeValue_union.sharedMemCarveout');
+    W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.sharedMemCarveout');
   }
   get nvlinkUtilCentricScheduling(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set nvlinkUtilCentricScheduling(v: number) {
-    W.u32(this._dv, 0, v, 'CUlaunchAttributeValue_union.nvlinkUtilCentricScheduling');
+    W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.nvlinkUtilCentricScheduling');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union({...})`. */
@@ -1611,31 +1611,31 @@ export class CUlaunchAttributeValue_union_clusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"clusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a CUlaunchAttributeValue_union_clusterDim (no copy). */
-  static view(mem: Uint8Array): CUlaunchAttributeValue_union_clusterDim {
-    return new CUlaunchAttributeValue_union_clusterDim(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchAttributeValue_union_clusterDim {
+    return new CUlaunchAttributeValue_union_clusterDim(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_clusterDim, with the given fields set. */
-  constructor(init?: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_clusterDim.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'CUlaunchAttributeValue_union_clusterDim.x');
+    W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_clusterDim.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'CUlaunchAttributeValue_union_clusterDim.y');
+    W.u32(this._dv, this._o + 4, v, 'CUlaunchAttributeValue_union_clusterDim.y');
   }
   get z(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set z(v: number) {
-    W.u32(this._dv, 8, v, 'CUlaunchAttributeValue_union_clusterDim.z');
+    W.u32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_clusterDim.z');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_clusterDim({...})`. */
@@ -1651,31 +1651,31 @@ export class CUlaunchAttributeValue_union_programmaticEvent extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"programmaticEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4},"triggerAtBlockStart":{"offset":12,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event","flags","triggerAtBlockStart"]);
   /** A view of existing bytes as a CUlaunchAttributeValue_union_programmaticEvent (no copy). */
-  static view(mem: Uint8Array): CUlaunchAttributeValue_union_programmaticEvent {
-    return new CUlaunchAttributeValue_union_programmaticEvent(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchAttributeValue_union_programmaticEvent {
+    return new CUlaunchAttributeValue_union_programmaticEvent(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_programmaticEvent, with the given fields set. */
-  constructor(init?: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_programmaticEvent.keys);
   }
   get event(): H.CUevent {
-    return this._dv.getBigUint64(0, true) as H.CUevent;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
   set event(v: H.CUevent | null) {
-    W.ptr(this._dv, 0, v, 'CUlaunchAttributeValue_union_programmaticEvent.event');
+    W.ptr(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_programmaticEvent.event');
   }
   get flags(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set flags(v: number) {
-    W.i32(this._dv, 8, v, 'CUlaunchAttributeValue_union_programmaticEvent.flags');
+    W.i32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_programmaticEvent.flags');
   }
   get triggerAtBlockStart(): number {
-    return this._dv.getInt32(12, true);
+    return this._dv.getInt32(this._o + 12, true);
   }
   set triggerAtBlockStart(v: number) {
-    W.i32(this._dv, 12, v, 'CUlaunchAttributeValue_union_programmaticEvent.triggerAtBlockStart');
+    W.i32(this._dv, this._o + 12, v, 'CUlaunchAttributeValue_union_programmaticEvent.triggerAtBlockStart');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_programmaticEvent({...})`. */
@@ -1691,25 +1691,25 @@ export class CUlaunchAttributeValue_union_launchCompletionEvent extends CStruct 
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"launchCompletionEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event","flags"]);
   /** A view of existing bytes as a CUlaunchAttributeValue_union_launchCompletionEvent (no copy). */
-  static view(mem: Uint8Array): CUlaunchAttributeValue_union_launchCompletionEvent {
-    return new CUlaunchAttributeValue_union_launchCompletionEvent(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchAttributeValue_union_launchCompletionEvent {
+    return new CUlaunchAttributeValue_union_launchCompletionEvent(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_launchCompletionEvent, with the given fields set. */
-  constructor(init?: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_launchCompletionEvent.keys);
   }
   get event(): H.CUevent {
-    return this._dv.getBigUint64(0, true) as H.CUevent;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
   set event(v: H.CUevent | null) {
-    W.ptr(this._dv, 0, v, 'CUlaunchAttributeValue_union_launchCompletionEvent.event');
+    W.ptr(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_launchCompletionEvent.event');
   }
   get flags(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set flags(v: number) {
-    W.i32(this._dv, 8, v, 'CUlaunchAttributeValue_union_launchCompletionEvent.flags');
+    W.i32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_launchCompletionEvent.flags');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_launchCompletionEvent({...})`. */
@@ -1724,31 +1724,31 @@ export class CUlaunchAttributeValue_union_preferredClusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"preferredClusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a CUlaunchAttributeValue_union_preferredClusterDim (no copy). */
-  static view(mem: Uint8Array): CUlaunchAttributeValue_union_preferredClusterDim {
-    return new CUlaunchAttributeValue_union_preferredClusterDim(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchAttributeValue_union_preferredClusterDim {
+    return new CUlaunchAttributeValue_union_preferredClusterDim(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_preferredClusterDim, with the given fields set. */
-  constructor(init?: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_preferredClusterDim.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'CUlaunchAttributeValue_union_preferredClusterDim.x');
+    W.u32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_preferredClusterDim.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'CUlaunchAttributeValue_union_preferredClusterDim.y');
+    W.u32(this._dv, this._o + 4, v, 'CUlaunchAttributeValue_union_preferredClusterDim.y');
   }
   get z(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set z(v: number) {
-    W.u32(this._dv, 8, v, 'CUlaunchAttributeValue_union_preferredClusterDim.z');
+    W.u32(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_preferredClusterDim.z');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_preferredClusterDim({...})`. */
@@ -1764,25 +1764,25 @@ export class CUlaunchAttributeValue_union_deviceUpdatableKernelNode extends CStr
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"deviceUpdatableKernelNode","size":16,"align":8,"union":false,"fields":{"deviceUpdatable":{"offset":0,"size":4},"devNode":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["deviceUpdatable","devNode"]);
   /** A view of existing bytes as a CUlaunchAttributeValue_union_deviceUpdatableKernelNode (no copy). */
-  static view(mem: Uint8Array): CUlaunchAttributeValue_union_deviceUpdatableKernelNode {
-    return new CUlaunchAttributeValue_union_deviceUpdatableKernelNode(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchAttributeValue_union_deviceUpdatableKernelNode {
+    return new CUlaunchAttributeValue_union_deviceUpdatableKernelNode(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_deviceUpdatableKernelNode, with the given fields set. */
-  constructor(init?: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_deviceUpdatableKernelNode.keys);
   }
   get deviceUpdatable(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set deviceUpdatable(v: number) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttributeValue_union_deviceUpdatableKernelNode.deviceUpdatable');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union_deviceUpdatableKernelNode.deviceUpdatable');
   }
   get devNode(): H.CUgraphDeviceNode {
-    return this._dv.getBigUint64(8, true) as H.CUgraphDeviceNode;
+    return this._dv.getBigUint64(this._o + 8, true) as H.CUgraphDeviceNode;
   }
   set devNode(v: H.CUgraphDeviceNode | null) {
-    W.ptr(this._dv, 8, v, 'CUlaunchAttributeValue_union_deviceUpdatableKernelNode.devNode');
+    W.ptr(this._dv, this._o + 8, v, 'CUlaunchAttributeValue_union_deviceUpdatableKernelNode.devNode');
   }
 }
 /** Fields accepted by `new CUlaunchAttributeValue_union_deviceUpdatableKernelNode({...})`. */
@@ -1797,20 +1797,20 @@ export class CUlaunchAttribute_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUlaunchAttribute_st","path":"","size":72,"align":8,"union":false,"fields":{"id":{"offset":0,"size":4},"pad":{"offset":4,"size":4},"value":{"offset":8,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["id","pad","value"]);
   /** A view of existing bytes as a CUlaunchAttribute_st (no copy). */
-  static view(mem: Uint8Array): CUlaunchAttribute_st {
-    return new CUlaunchAttribute_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchAttribute_st {
+    return new CUlaunchAttribute_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttribute_st, with the given fields set. */
-  constructor(init?: CUlaunchAttribute_stInit | CUlaunchAttribute_st, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: CUlaunchAttribute_stInit | CUlaunchAttribute_st, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, CUlaunchAttribute_st.keys);
   }
   /** Attribute to set */
   get id(): E.CUlaunchAttributeID_enum {
-    return this._dv.getInt32(0, true) as E.CUlaunchAttributeID_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUlaunchAttributeID_enum;
   }
   set id(v: E.CUlaunchAttributeID_enum) {
-    W.i32(this._dv, 0, v, 'CUlaunchAttribute_st.id');
+    W.i32(this._dv, this._o + 0, v, 'CUlaunchAttribute_st.id');
   }
   get pad(): Uint8Array {
     return this._u8.slice(4, 8);
@@ -1840,83 +1840,83 @@ export class CUlaunchConfig_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUlaunchConfig_st","path":"","size":56,"align":8,"union":false,"fields":{"gridDimX":{"offset":0,"size":4},"gridDimY":{"offset":4,"size":4},"gridDimZ":{"offset":8,"size":4},"blockDimX":{"offset":12,"size":4},"blockDimY":{"offset":16,"size":4},"blockDimZ":{"offset":20,"size":4},"sharedMemBytes":{"offset":24,"size":4},"hStream":{"offset":32,"size":8},"attrs":{"offset":40,"size":8},"numAttrs":{"offset":48,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["gridDimX","gridDimY","gridDimZ","blockDimX","blockDimY","blockDimZ","sharedMemBytes","hStream","attrs","numAttrs"]);
   /** A view of existing bytes as a CUlaunchConfig_st (no copy). */
-  static view(mem: Uint8Array): CUlaunchConfig_st {
-    return new CUlaunchConfig_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlaunchConfig_st {
+    return new CUlaunchConfig_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchConfig_st, with the given fields set. */
-  constructor(init?: CUlaunchConfig_stInit | CUlaunchConfig_st, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: CUlaunchConfig_stInit | CUlaunchConfig_st, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, CUlaunchConfig_st.keys);
   }
   /** Width of grid in blocks */
   get gridDimX(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set gridDimX(v: number) {
-    W.u32(this._dv, 0, v, 'CUlaunchConfig_st.gridDimX');
+    W.u32(this._dv, this._o + 0, v, 'CUlaunchConfig_st.gridDimX');
   }
   /** Height of grid in blocks */
   get gridDimY(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set gridDimY(v: number) {
-    W.u32(this._dv, 4, v, 'CUlaunchConfig_st.gridDimY');
+    W.u32(this._dv, this._o + 4, v, 'CUlaunchConfig_st.gridDimY');
   }
   /** Depth of grid in blocks */
   get gridDimZ(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set gridDimZ(v: number) {
-    W.u32(this._dv, 8, v, 'CUlaunchConfig_st.gridDimZ');
+    W.u32(this._dv, this._o + 8, v, 'CUlaunchConfig_st.gridDimZ');
   }
   /** X dimension of each thread block */
   get blockDimX(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set blockDimX(v: number) {
-    W.u32(this._dv, 12, v, 'CUlaunchConfig_st.blockDimX');
+    W.u32(this._dv, this._o + 12, v, 'CUlaunchConfig_st.blockDimX');
   }
   /** Y dimension of each thread block */
   get blockDimY(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set blockDimY(v: number) {
-    W.u32(this._dv, 16, v, 'CUlaunchConfig_st.blockDimY');
+    W.u32(this._dv, this._o + 16, v, 'CUlaunchConfig_st.blockDimY');
   }
   /** Z dimension of each thread block */
   get blockDimZ(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set blockDimZ(v: number) {
-    W.u32(this._dv, 20, v, 'CUlaunchConfig_st.blockDimZ');
+    W.u32(this._dv, this._o + 20, v, 'CUlaunchConfig_st.blockDimZ');
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get sharedMemBytes(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set sharedMemBytes(v: number) {
-    W.u32(this._dv, 24, v, 'CUlaunchConfig_st.sharedMemBytes');
+    W.u32(this._dv, this._o + 24, v, 'CUlaunchConfig_st.sharedMemBytes');
   }
   /** Stream identifier */
   get hStream(): H.CUstream {
-    return this._dv.getBigUint64(32, true) as H.CUstream;
+    return this._dv.getBigUint64(this._o + 32, true) as H.CUstream;
   }
   set hStream(v: H.CUstream | null) {
-    W.ptr(this._dv, 32, v, 'CUlaunchConfig_st.hStream');
+    W.ptr(this._dv, this._o + 32, v, 'CUlaunchConfig_st.hStream');
   }
   /** List of attributes; nullable if::CUlaunchConfig::numAttrs == 0 */
   get attrs(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set attrs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUlaunchAttribute_st | CUlaunchAttribute_stInit)[] | null) {
-    setPointerArray(this, 40, v, 'CUlaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => setNested(CUlaunchAttribute_st.view(new Uint8Array(dv.buffer, at, 72)), x, CUlaunchAttribute_st, n));
+    setPointerArray(this, 40, v, 'CUlaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => setNested(CUlaunchAttribute_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 72)), x, CUlaunchAttribute_st, n));
   }
   /** Number of attributes populated in::CUlaunchConfig::attrs */
   get numAttrs(): number {
-    return this._dv.getUint32(48, true);
+    return this._dv.getUint32(this._o + 48, true);
   }
   set numAttrs(v: number) {
-    W.u32(this._dv, 48, v, 'CUlaunchConfig_st.numAttrs');
+    W.u32(this._dv, this._o + 48, v, 'CUlaunchConfig_st.numAttrs');
   }
 }
 /** Fields accepted by `new CUlaunchConfig_st({...})`. */
@@ -1939,20 +1939,20 @@ export class CUexecAffinitySmCount_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUexecAffinitySmCount_st","path":"","size":4,"align":4,"union":false,"fields":{"val":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["val"]);
   /** A view of existing bytes as a CUexecAffinitySmCount_st (no copy). */
-  static view(mem: Uint8Array): CUexecAffinitySmCount_st {
-    return new CUexecAffinitySmCount_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUexecAffinitySmCount_st {
+    return new CUexecAffinitySmCount_st(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinitySmCount_st, with the given fields set. */
-  constructor(init?: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, CUexecAffinitySmCount_st.keys);
   }
   /** The number of SMs the context is limited to use. */
   get val(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set val(v: number) {
-    W.u32(this._dv, 0, v, 'CUexecAffinitySmCount_st.val');
+    W.u32(this._dv, this._o + 0, v, 'CUexecAffinitySmCount_st.val');
   }
 }
 /** Fields accepted by `new CUexecAffinitySmCount_st({...})`. */
@@ -1966,19 +1966,19 @@ export class CUexecAffinityParam_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUexecAffinityParam_st","path":"","size":8,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"param":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","param"]);
   /** A view of existing bytes as a CUexecAffinityParam_st (no copy). */
-  static view(mem: Uint8Array): CUexecAffinityParam_st {
-    return new CUexecAffinityParam_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUexecAffinityParam_st {
+    return new CUexecAffinityParam_st(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinityParam_st, with the given fields set. */
-  constructor(init?: CUexecAffinityParam_stInit | CUexecAffinityParam_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUexecAffinityParam_stInit | CUexecAffinityParam_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUexecAffinityParam_st.keys);
   }
   get type(): E.CUexecAffinityType_enum {
-    return this._dv.getInt32(0, true) as E.CUexecAffinityType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUexecAffinityType_enum;
   }
   set type(v: E.CUexecAffinityType_enum) {
-    W.i32(this._dv, 0, v, 'CUexecAffinityParam_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUexecAffinityParam_st.type');
   }
   private _n_param?: CUexecAffinityParam_st_param;
   get param(): CUexecAffinityParam_st_param {
@@ -2000,12 +2000,12 @@ export class CUexecAffinityParam_st_param extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUexecAffinityParam_st","path":"param","size":4,"align":4,"union":true,"fields":{"smCount":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["smCount"]);
   /** A view of existing bytes as a CUexecAffinityParam_st_param (no copy). */
-  static view(mem: Uint8Array): CUexecAffinityParam_st_param {
-    return new CUexecAffinityParam_st_param(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUexecAffinityParam_st_param {
+    return new CUexecAffinityParam_st_param(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinityParam_st_param, with the given fields set. */
-  constructor(init?: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, CUexecAffinityParam_st_param.keys);
   }
   private _n_smCount?: CUexecAffinitySmCount_st;
@@ -2027,22 +2027,22 @@ export class CUctxCigParam_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUctxCigParam_st","path":"","size":16,"align":8,"union":false,"fields":{"sharedDataType":{"offset":0,"size":4},"sharedData":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["sharedDataType","sharedData"]);
   /** A view of existing bytes as a CUctxCigParam_st (no copy). */
-  static view(mem: Uint8Array): CUctxCigParam_st {
-    return new CUctxCigParam_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUctxCigParam_st {
+    return new CUctxCigParam_st(undefined, mem, dv);
   }
   /** A new zeroed CUctxCigParam_st, with the given fields set. */
-  constructor(init?: CUctxCigParam_stInit | CUctxCigParam_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUctxCigParam_stInit | CUctxCigParam_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUctxCigParam_st.keys);
   }
   get sharedDataType(): E.CUcigDataType_enum {
-    return this._dv.getInt32(0, true) as E.CUcigDataType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUcigDataType_enum;
   }
   set sharedDataType(v: E.CUcigDataType_enum) {
-    W.i32(this._dv, 0, v, 'CUctxCigParam_st.sharedDataType');
+    W.i32(this._dv, this._o + 0, v, 'CUctxCigParam_st.sharedDataType');
   }
   get sharedData(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set sharedData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUctxCigParam_st.sharedData', 'sharedData');
@@ -2060,31 +2060,31 @@ export class CUctxCreateParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUctxCreateParams_st","path":"","size":24,"align":8,"union":false,"fields":{"execAffinityParams":{"offset":0,"size":8},"numExecAffinityParams":{"offset":8,"size":4},"cigParams":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["execAffinityParams","numExecAffinityParams","cigParams"]);
   /** A view of existing bytes as a CUctxCreateParams_st (no copy). */
-  static view(mem: Uint8Array): CUctxCreateParams_st {
-    return new CUctxCreateParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUctxCreateParams_st {
+    return new CUctxCreateParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUctxCreateParams_st, with the given fields set. */
-  constructor(init?: CUctxCreateParams_stInit | CUctxCreateParams_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUctxCreateParams_stInit | CUctxCreateParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUctxCreateParams_st.keys);
   }
   get execAffinityParams(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set execAffinityParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUexecAffinityParam_st | CUexecAffinityParam_stInit)[] | null) {
-    setPointerArray(this, 0, v, 'CUctxCreateParams_st.execAffinityParams', 'execAffinityParams', 8, (dv, at, x, n) => setNested(CUexecAffinityParam_st.view(new Uint8Array(dv.buffer, at, 8)), x, CUexecAffinityParam_st, n));
+    setPointerArray(this, 0, v, 'CUctxCreateParams_st.execAffinityParams', 'execAffinityParams', 8, (dv, at, x, n) => setNested(CUexecAffinityParam_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 8)), x, CUexecAffinityParam_st, n));
   }
   get numExecAffinityParams(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set numExecAffinityParams(v: number) {
-    W.i32(this._dv, 8, v, 'CUctxCreateParams_st.numExecAffinityParams');
+    W.i32(this._dv, this._o + 8, v, 'CUctxCreateParams_st.numExecAffinityParams');
   }
   get cigParams(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set cigParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUctxCigParam_st | CUctxCigParam_stInit)[] | null) {
-    setPointerArray(this, 16, v, 'CUctxCreateParams_st.cigParams', 'cigParams', 16, (dv, at, x, n) => setNested(CUctxCigParam_st.view(new Uint8Array(dv.buffer, at, 16)), x, CUctxCigParam_st, n));
+    setPointerArray(this, 16, v, 'CUctxCreateParams_st.cigParams', 'cigParams', 16, (dv, at, x, n) => setNested(CUctxCigParam_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 16)), x, CUctxCigParam_st, n));
   }
 }
 /** Fields accepted by `new CUctxCreateParams_st({...})`. */
@@ -2100,37 +2100,37 @@ export class CUlibraryHostUniversalFunctionAndDataTable_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUlibraryHostUniversalFunctionAndDataTable_st","path":"","size":32,"align":8,"union":false,"fields":{"functionTable":{"offset":0,"size":8},"functionWindowSize":{"offset":8,"size":8},"dataTable":{"offset":16,"size":8},"dataWindowSize":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["functionTable","functionWindowSize","dataTable","dataWindowSize"]);
   /** A view of existing bytes as a CUlibraryHostUniversalFunctionAndDataTable_st (no copy). */
-  static view(mem: Uint8Array): CUlibraryHostUniversalFunctionAndDataTable_st {
-    return new CUlibraryHostUniversalFunctionAndDataTable_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUlibraryHostUniversalFunctionAndDataTable_st {
+    return new CUlibraryHostUniversalFunctionAndDataTable_st(undefined, mem, dv);
   }
   /** A new zeroed CUlibraryHostUniversalFunctionAndDataTable_st, with the given fields set. */
-  constructor(init?: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUlibraryHostUniversalFunctionAndDataTable_st.keys);
   }
   get functionTable(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set functionTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.functionTable', 'functionTable');
   }
   get functionWindowSize(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set functionWindowSize(v: number) {
-    W.size(this._dv, 8, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.functionWindowSize');
+    W.size(this._dv, this._o + 8, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.functionWindowSize');
   }
   get dataTable(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set dataTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.dataTable', 'dataTable');
   }
   get dataWindowSize(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set dataWindowSize(v: number) {
-    W.size(this._dv, 24, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.dataWindowSize');
+    W.size(this._dv, this._o + 24, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.dataWindowSize');
   }
 }
 /** Fields accepted by `new CUlibraryHostUniversalFunctionAndDataTable_st({...})`. */
@@ -2147,125 +2147,125 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEMCPY2D_st","path":"","size":128,"align":8,"union":false,"fields":{"srcXInBytes":{"offset":0,"size":8},"srcY":{"offset":8,"size":8},"srcMemoryType":{"offset":16,"size":4},"srcHost":{"offset":24,"size":8},"srcDevice":{"offset":32,"size":8},"srcArray":{"offset":40,"size":8},"srcPitch":{"offset":48,"size":8},"dstXInBytes":{"offset":56,"size":8},"dstY":{"offset":64,"size":8},"dstMemoryType":{"offset":72,"size":4},"dstHost":{"offset":80,"size":8},"dstDevice":{"offset":88,"size":8},"dstArray":{"offset":96,"size":8},"dstPitch":{"offset":104,"size":8},"WidthInBytes":{"offset":112,"size":8},"Height":{"offset":120,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcXInBytes","srcY","srcMemoryType","srcHost","srcDevice","srcArray","srcPitch","dstXInBytes","dstY","dstMemoryType","dstHost","dstDevice","dstArray","dstPitch","WidthInBytes","Height"]);
   /** A view of existing bytes as a CUDA_MEMCPY2D_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEMCPY2D_st {
-    return new CUDA_MEMCPY2D_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY2D_st {
+    return new CUDA_MEMCPY2D_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY2D_st, with the given fields set. */
-  constructor(init?: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st, mem?: Uint8Array) {
-    super(128, mem);
+  constructor(init?: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st, mem?: Uint8Array, dv?: DataView) {
+    super(128, mem, dv);
     this._init(init, CUDA_MEMCPY2D_st.keys);
   }
   /** Source X in bytes */
   get srcXInBytes(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set srcXInBytes(v: number) {
-    W.size(this._dv, 0, v, 'CUDA_MEMCPY2D_st.srcXInBytes');
+    W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY2D_st.srcXInBytes');
   }
   /** Source Y */
   get srcY(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set srcY(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_MEMCPY2D_st.srcY');
+    W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY2D_st.srcY');
   }
   /** Source memory type (host, device, array) */
   get srcMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(16, true) as E.CUmemorytype_enum;
+    return this._dv.getInt32(this._o + 16, true) as E.CUmemorytype_enum;
   }
   set srcMemoryType(v: E.CUmemorytype_enum) {
-    W.i32(this._dv, 16, v, 'CUDA_MEMCPY2D_st.srcMemoryType');
+    W.i32(this._dv, this._o + 16, v, 'CUDA_MEMCPY2D_st.srcMemoryType');
   }
   /** Source host pointer */
   get srcHost(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set srcHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 24, v, 'CUDA_MEMCPY2D_st.srcHost', 'srcHost');
   }
   /** Source device pointer */
   get srcDevice(): bigint {
-    return this._dv.getBigUint64(32, true);
+    return this._dv.getBigUint64(this._o + 32, true);
   }
   set srcDevice(v: bigint | number) {
-    W.u64(this._dv, 32, v, 'CUDA_MEMCPY2D_st.srcDevice');
+    W.u64(this._dv, this._o + 32, v, 'CUDA_MEMCPY2D_st.srcDevice');
   }
   /** Source array reference */
   get srcArray(): H.CUarray {
-    return this._dv.getBigUint64(40, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 40, true) as H.CUarray;
   }
   set srcArray(v: H.CUarray | null) {
-    W.ptr(this._dv, 40, v, 'CUDA_MEMCPY2D_st.srcArray');
+    W.ptr(this._dv, this._o + 40, v, 'CUDA_MEMCPY2D_st.srcArray');
   }
   /** Source pitch (ignored when src is array) */
   get srcPitch(): number {
-    return readSize(this._dv, 48);
+    return readSize(this._dv, this._o + 48);
   }
   set srcPitch(v: number) {
-    W.size(this._dv, 48, v, 'CUDA_MEMCPY2D_st.srcPitch');
+    W.size(this._dv, this._o + 48, v, 'CUDA_MEMCPY2D_st.srcPitch');
   }
   /** Destination X in bytes */
   get dstXInBytes(): number {
-    return readSize(this._dv, 56);
+    return readSize(this._dv, this._o + 56);
   }
   set dstXInBytes(v: number) {
-    W.size(this._dv, 56, v, 'CUDA_MEMCPY2D_st.dstXInBytes');
+    W.size(this._dv, this._o + 56, v, 'CUDA_MEMCPY2D_st.dstXInBytes');
   }
   /** Destination Y */
   get dstY(): number {
-    return readSize(this._dv, 64);
+    return readSize(this._dv, this._o + 64);
   }
   set dstY(v: number) {
-    W.size(this._dv, 64, v, 'CUDA_MEMCPY2D_st.dstY');
+    W.size(this._dv, this._o + 64, v, 'CUDA_MEMCPY2D_st.dstY');
   }
   /** Destination memory type (host, device, array) */
   get dstMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(72, true) as E.CUmemorytype_enum;
+    return this._dv.getInt32(this._o + 72, true) as E.CUmemorytype_enum;
   }
   set dstMemoryType(v: E.CUmemorytype_enum) {
-    W.i32(this._dv, 72, v, 'CUDA_MEMCPY2D_st.dstMemoryType');
+    W.i32(this._dv, this._o + 72, v, 'CUDA_MEMCPY2D_st.dstMemoryType');
   }
   /** Destination host pointer */
   get dstHost(): bigint {
-    return this._dv.getBigUint64(80, true);
+    return this._dv.getBigUint64(this._o + 80, true);
   }
   set dstHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 80, v, 'CUDA_MEMCPY2D_st.dstHost', 'dstHost');
   }
   /** Destination device pointer */
   get dstDevice(): bigint {
-    return this._dv.getBigUint64(88, true);
+    return this._dv.getBigUint64(this._o + 88, true);
   }
   set dstDevice(v: bigint | number) {
-    W.u64(this._dv, 88, v, 'CUDA_MEMCPY2D_st.dstDevice');
+    W.u64(this._dv, this._o + 88, v, 'CUDA_MEMCPY2D_st.dstDevice');
   }
   /** Destination array reference */
   get dstArray(): H.CUarray {
-    return this._dv.getBigUint64(96, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 96, true) as H.CUarray;
   }
   set dstArray(v: H.CUarray | null) {
-    W.ptr(this._dv, 96, v, 'CUDA_MEMCPY2D_st.dstArray');
+    W.ptr(this._dv, this._o + 96, v, 'CUDA_MEMCPY2D_st.dstArray');
   }
   /** Destination pitch (ignored when dst is array) */
   get dstPitch(): number {
-    return readSize(this._dv, 104);
+    return readSize(this._dv, this._o + 104);
   }
   set dstPitch(v: number) {
-    W.size(this._dv, 104, v, 'CUDA_MEMCPY2D_st.dstPitch');
+    W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY2D_st.dstPitch');
   }
   /** Width of 2D memory copy in bytes */
   get WidthInBytes(): number {
-    return readSize(this._dv, 112);
+    return readSize(this._dv, this._o + 112);
   }
   set WidthInBytes(v: number) {
-    W.size(this._dv, 112, v, 'CUDA_MEMCPY2D_st.WidthInBytes');
+    W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY2D_st.WidthInBytes');
   }
   /** Height of 2D memory copy */
   get Height(): number {
-    return readSize(this._dv, 120);
+    return readSize(this._dv, this._o + 120);
   }
   set Height(v: number) {
-    W.size(this._dv, 120, v, 'CUDA_MEMCPY2D_st.Height');
+    W.size(this._dv, this._o + 120, v, 'CUDA_MEMCPY2D_st.Height');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY2D_st({...})`. */
@@ -2294,188 +2294,188 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEMCPY3D_st","path":"","size":200,"align":8,"union":false,"fields":{"srcXInBytes":{"offset":0,"size":8},"srcY":{"offset":8,"size":8},"srcZ":{"offset":16,"size":8},"srcLOD":{"offset":24,"size":8},"srcMemoryType":{"offset":32,"size":4},"srcHost":{"offset":40,"size":8},"srcDevice":{"offset":48,"size":8},"srcArray":{"offset":56,"size":8},"reserved0":{"offset":64,"size":8},"srcPitch":{"offset":72,"size":8},"srcHeight":{"offset":80,"size":8},"dstXInBytes":{"offset":88,"size":8},"dstY":{"offset":96,"size":8},"dstZ":{"offset":104,"size":8},"dstLOD":{"offset":112,"size":8},"dstMemoryType":{"offset":120,"size":4},"dstHost":{"offset":128,"size":8},"dstDevice":{"offset":136,"size":8},"dstArray":{"offset":144,"size":8},"reserved1":{"offset":152,"size":8},"dstPitch":{"offset":160,"size":8},"dstHeight":{"offset":168,"size":8},"WidthInBytes":{"offset":176,"size":8},"Height":{"offset":184,"size":8},"Depth":{"offset":192,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcXInBytes","srcY","srcZ","srcLOD","srcMemoryType","srcHost","srcDevice","srcArray","reserved0","srcPitch","srcHeight","dstXInBytes","dstY","dstZ","dstLOD","dstMemoryType","dstHost","dstDevice","dstArray","reserved1","dstPitch","dstHeight","WidthInBytes","Height","Depth"]);
   /** A view of existing bytes as a CUDA_MEMCPY3D_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEMCPY3D_st {
-    return new CUDA_MEMCPY3D_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY3D_st {
+    return new CUDA_MEMCPY3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_st, with the given fields set. */
-  constructor(init?: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st, mem?: Uint8Array) {
-    super(200, mem);
+  constructor(init?: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st, mem?: Uint8Array, dv?: DataView) {
+    super(200, mem, dv);
     this._init(init, CUDA_MEMCPY3D_st.keys);
   }
   /** Source X in bytes */
   get srcXInBytes(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set srcXInBytes(v: number) {
-    W.size(this._dv, 0, v, 'CUDA_MEMCPY3D_st.srcXInBytes');
+    W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY3D_st.srcXInBytes');
   }
   /** Source Y */
   get srcY(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set srcY(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_MEMCPY3D_st.srcY');
+    W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY3D_st.srcY');
   }
   /** Source Z */
   get srcZ(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set srcZ(v: number) {
-    W.size(this._dv, 16, v, 'CUDA_MEMCPY3D_st.srcZ');
+    W.size(this._dv, this._o + 16, v, 'CUDA_MEMCPY3D_st.srcZ');
   }
   /** Source LOD */
   get srcLOD(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set srcLOD(v: number) {
-    W.size(this._dv, 24, v, 'CUDA_MEMCPY3D_st.srcLOD');
+    W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_st.srcLOD');
   }
   /** Source memory type (host, device, array) */
   get srcMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(32, true) as E.CUmemorytype_enum;
+    return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype_enum;
   }
   set srcMemoryType(v: E.CUmemorytype_enum) {
-    W.i32(this._dv, 32, v, 'CUDA_MEMCPY3D_st.srcMemoryType');
+    W.i32(this._dv, this._o + 32, v, 'CUDA_MEMCPY3D_st.srcMemoryType');
   }
   /** Source host pointer */
   get srcHost(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set srcHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 40, v, 'CUDA_MEMCPY3D_st.srcHost', 'srcHost');
   }
   /** Source device pointer */
   get srcDevice(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set srcDevice(v: bigint | number) {
-    W.u64(this._dv, 48, v, 'CUDA_MEMCPY3D_st.srcDevice');
+    W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_st.srcDevice');
   }
   /** Source array reference */
   get srcArray(): H.CUarray {
-    return this._dv.getBigUint64(56, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 56, true) as H.CUarray;
   }
   set srcArray(v: H.CUarray | null) {
-    W.ptr(this._dv, 56, v, 'CUDA_MEMCPY3D_st.srcArray');
+    W.ptr(this._dv, this._o + 56, v, 'CUDA_MEMCPY3D_st.srcArray');
   }
   /** Must be NULL */
   get reserved0(): bigint {
-    return this._dv.getBigUint64(64, true);
+    return this._dv.getBigUint64(this._o + 64, true);
   }
   set reserved0(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 64, v, 'CUDA_MEMCPY3D_st.reserved0', 'reserved0');
   }
   /** Source pitch (ignored when src is array) */
   get srcPitch(): number {
-    return readSize(this._dv, 72);
+    return readSize(this._dv, this._o + 72);
   }
   set srcPitch(v: number) {
-    W.size(this._dv, 72, v, 'CUDA_MEMCPY3D_st.srcPitch');
+    W.size(this._dv, this._o + 72, v, 'CUDA_MEMCPY3D_st.srcPitch');
   }
   /** Source height (ignored when src is array; may be 0 if Depth==1) */
   get srcHeight(): number {
-    return readSize(this._dv, 80);
+    return readSize(this._dv, this._o + 80);
   }
   set srcHeight(v: number) {
-    W.size(this._dv, 80, v, 'CUDA_MEMCPY3D_st.srcHeight');
+    W.size(this._dv, this._o + 80, v, 'CUDA_MEMCPY3D_st.srcHeight');
   }
   /** Destination X in bytes */
   get dstXInBytes(): number {
-    return readSize(this._dv, 88);
+    return readSize(this._dv, this._o + 88);
   }
   set dstXInBytes(v: number) {
-    W.size(this._dv, 88, v, 'CUDA_MEMCPY3D_st.dstXInBytes');
+    W.size(this._dv, this._o + 88, v, 'CUDA_MEMCPY3D_st.dstXInBytes');
   }
   /** Destination Y */
   get dstY(): number {
-    return readSize(this._dv, 96);
+    return readSize(this._dv, this._o + 96);
   }
   set dstY(v: number) {
-    W.size(this._dv, 96, v, 'CUDA_MEMCPY3D_st.dstY');
+    W.size(this._dv, this._o + 96, v, 'CUDA_MEMCPY3D_st.dstY');
   }
   /** Destination Z */
   get dstZ(): number {
-    return readSize(this._dv, 104);
+    return readSize(this._dv, this._o + 104);
   }
   set dstZ(v: number) {
-    W.size(this._dv, 104, v, 'CUDA_MEMCPY3D_st.dstZ');
+    W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_st.dstZ');
   }
   /** Destination LOD */
   get dstLOD(): number {
-    return readSize(this._dv, 112);
+    return readSize(this._dv, this._o + 112);
   }
   set dstLOD(v: number) {
-    W.size(this._dv, 112, v, 'CUDA_MEMCPY3D_st.dstLOD');
+    W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_st.dstLOD');
   }
   /** Destination memory type (host, device, array) */
   get dstMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(120, true) as E.CUmemorytype_enum;
+    return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype_enum;
   }
   set dstMemoryType(v: E.CUmemorytype_enum) {
-    W.i32(this._dv, 120, v, 'CUDA_MEMCPY3D_st.dstMemoryType');
+    W.i32(this._dv, this._o + 120, v, 'CUDA_MEMCPY3D_st.dstMemoryType');
   }
   /** Destination host pointer */
   get dstHost(): bigint {
-    return this._dv.getBigUint64(128, true);
+    return this._dv.getBigUint64(this._o + 128, true);
   }
   set dstHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 128, v, 'CUDA_MEMCPY3D_st.dstHost', 'dstHost');
   }
   /** Destination device pointer */
   get dstDevice(): bigint {
-    return this._dv.getBigUint64(136, true);
+    return this._dv.getBigUint64(this._o + 136, true);
   }
   set dstDevice(v: bigint | number) {
-    W.u64(this._dv, 136, v, 'CUDA_MEMCPY3D_st.dstDevice');
+    W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_st.dstDevice');
   }
   /** Destination array reference */
   get dstArray(): H.CUarray {
-    return this._dv.getBigUint64(144, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 144, true) as H.CUarray;
   }
   set dstArray(v: H.CUarray | null) {
-    W.ptr(this._dv, 144, v, 'CUDA_MEMCPY3D_st.dstArray');
+    W.ptr(this._dv, this._o + 144, v, 'CUDA_MEMCPY3D_st.dstArray');
   }
   /** Must be NULL */
   get reserved1(): bigint {
-    return this._dv.getBigUint64(152, true);
+    return this._dv.getBigUint64(this._o + 152, true);
   }
   set reserved1(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 152, v, 'CUDA_MEMCPY3D_st.reserved1', 'reserved1');
   }
   /** Destination pitch (ignored when dst is array) */
   get dstPitch(): number {
-    return readSize(this._dv, 160);
+    return readSize(this._dv, this._o + 160);
   }
   set dstPitch(v: number) {
-    W.size(this._dv, 160, v, 'CUDA_MEMCPY3D_st.dstPitch');
+    W.size(this._dv, this._o + 160, v, 'CUDA_MEMCPY3D_st.dstPitch');
   }
   /** Destination height (ignored when dst is array; may be 0 if Depth==1) */
   get dstHeight(): number {
-    return readSize(this._dv, 168);
+    return readSize(this._dv, this._o + 168);
   }
   set dstHeight(v: number) {
-    W.size(this._dv, 168, v, 'CUDA_MEMCPY3D_st.dstHeight');
+    W.size(this._dv, this._o + 168, v, 'CUDA_MEMCPY3D_st.dstHeight');
   }
   /** Width of 3D memory copy in bytes */
   get WidthInBytes(): number {
-    return readSize(this._dv, 176);
+    return readSize(this._dv, this._o + 176);
   }
   set WidthInBytes(v: number) {
-    W.size(this._dv, 176, v, 'CUDA_MEMCPY3D_st.WidthInBytes');
+    W.size(this._dv, this._o + 176, v, 'CUDA_MEMCPY3D_st.WidthInBytes');
   }
   /** Height of 3D memory copy */
   get Height(): number {
-    return readSize(this._dv, 184);
+    return readSize(this._dv, this._o + 184);
   }
   set Height(v: number) {
-    W.size(this._dv, 184, v, 'CUDA_MEMCPY3D_st.Height');
+    W.size(this._dv, this._o + 184, v, 'CUDA_MEMCPY3D_st.Height');
   }
   /** Depth of 3D memory copy */
   get Depth(): number {
-    return readSize(this._dv, 192);
+    return readSize(this._dv, this._o + 192);
   }
   set Depth(v: number) {
-    W.size(this._dv, 192, v, 'CUDA_MEMCPY3D_st.Depth');
+    W.size(this._dv, this._o + 192, v, 'CUDA_MEMCPY3D_st.Depth');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_st({...})`. */
@@ -2513,188 +2513,188 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEMCPY3D_PEER_st","path":"","size":200,"align":8,"union":false,"fields":{"srcXInBytes":{"offset":0,"size":8},"srcY":{"offset":8,"size":8},"srcZ":{"offset":16,"size":8},"srcLOD":{"offset":24,"size":8},"srcMemoryType":{"offset":32,"size":4},"srcHost":{"offset":40,"size":8},"srcDevice":{"offset":48,"size":8},"srcArray":{"offset":56,"size":8},"srcContext":{"offset":64,"size":8},"srcPitch":{"offset":72,"size":8},"srcHeight":{"offset":80,"size":8},"dstXInBytes":{"offset":88,"size":8},"dstY":{"offset":96,"size":8},"dstZ":{"offset":104,"size":8},"dstLOD":{"offset":112,"size":8},"dstMemoryType":{"offset":120,"size":4},"dstHost":{"offset":128,"size":8},"dstDevice":{"offset":136,"size":8},"dstArray":{"offset":144,"size":8},"dstContext":{"offset":152,"size":8},"dstPitch":{"offset":160,"size":8},"dstHeight":{"offset":168,"size":8},"WidthInBytes":{"offset":176,"size":8},"Height":{"offset":184,"size":8},"Depth":{"offset":192,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcXInBytes","srcY","srcZ","srcLOD","srcMemoryType","srcHost","srcDevice","srcArray","srcContext","srcPitch","srcHeight","dstXInBytes","dstY","dstZ","dstLOD","dstMemoryType","dstHost","dstDevice","dstArray","dstContext","dstPitch","dstHeight","WidthInBytes","Height","Depth"]);
   /** A view of existing bytes as a CUDA_MEMCPY3D_PEER_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEMCPY3D_PEER_st {
-    return new CUDA_MEMCPY3D_PEER_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY3D_PEER_st {
+    return new CUDA_MEMCPY3D_PEER_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_PEER_st, with the given fields set. */
-  constructor(init?: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st, mem?: Uint8Array) {
-    super(200, mem);
+  constructor(init?: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st, mem?: Uint8Array, dv?: DataView) {
+    super(200, mem, dv);
     this._init(init, CUDA_MEMCPY3D_PEER_st.keys);
   }
   /** Source X in bytes */
   get srcXInBytes(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set srcXInBytes(v: number) {
-    W.size(this._dv, 0, v, 'CUDA_MEMCPY3D_PEER_st.srcXInBytes');
+    W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY3D_PEER_st.srcXInBytes');
   }
   /** Source Y */
   get srcY(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set srcY(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_MEMCPY3D_PEER_st.srcY');
+    W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY3D_PEER_st.srcY');
   }
   /** Source Z */
   get srcZ(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set srcZ(v: number) {
-    W.size(this._dv, 16, v, 'CUDA_MEMCPY3D_PEER_st.srcZ');
+    W.size(this._dv, this._o + 16, v, 'CUDA_MEMCPY3D_PEER_st.srcZ');
   }
   /** Source LOD */
   get srcLOD(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set srcLOD(v: number) {
-    W.size(this._dv, 24, v, 'CUDA_MEMCPY3D_PEER_st.srcLOD');
+    W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_PEER_st.srcLOD');
   }
   /** Source memory type (host, device, array) */
   get srcMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(32, true) as E.CUmemorytype_enum;
+    return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype_enum;
   }
   set srcMemoryType(v: E.CUmemorytype_enum) {
-    W.i32(this._dv, 32, v, 'CUDA_MEMCPY3D_PEER_st.srcMemoryType');
+    W.i32(this._dv, this._o + 32, v, 'CUDA_MEMCPY3D_PEER_st.srcMemoryType');
   }
   /** Source host pointer */
   get srcHost(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set srcHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 40, v, 'CUDA_MEMCPY3D_PEER_st.srcHost', 'srcHost');
   }
   /** Source device pointer */
   get srcDevice(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set srcDevice(v: bigint | number) {
-    W.u64(this._dv, 48, v, 'CUDA_MEMCPY3D_PEER_st.srcDevice');
+    W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_PEER_st.srcDevice');
   }
   /** Source array reference */
   get srcArray(): H.CUarray {
-    return this._dv.getBigUint64(56, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 56, true) as H.CUarray;
   }
   set srcArray(v: H.CUarray | null) {
-    W.ptr(this._dv, 56, v, 'CUDA_MEMCPY3D_PEER_st.srcArray');
+    W.ptr(this._dv, this._o + 56, v, 'CUDA_MEMCPY3D_PEER_st.srcArray');
   }
   /** Source context (ignored with srcMemoryType is::CU_MEMORYTYPE_ARRAY) */
   get srcContext(): H.CUcontext {
-    return this._dv.getBigUint64(64, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 64, true) as H.CUcontext;
   }
   set srcContext(v: H.CUcontext | null) {
-    W.ptr(this._dv, 64, v, 'CUDA_MEMCPY3D_PEER_st.srcContext');
+    W.ptr(this._dv, this._o + 64, v, 'CUDA_MEMCPY3D_PEER_st.srcContext');
   }
   /** Source pitch (ignored when src is array) */
   get srcPitch(): number {
-    return readSize(this._dv, 72);
+    return readSize(this._dv, this._o + 72);
   }
   set srcPitch(v: number) {
-    W.size(this._dv, 72, v, 'CUDA_MEMCPY3D_PEER_st.srcPitch');
+    W.size(this._dv, this._o + 72, v, 'CUDA_MEMCPY3D_PEER_st.srcPitch');
   }
   /** Source height (ignored when src is array; may be 0 if Depth==1) */
   get srcHeight(): number {
-    return readSize(this._dv, 80);
+    return readSize(this._dv, this._o + 80);
   }
   set srcHeight(v: number) {
-    W.size(this._dv, 80, v, 'CUDA_MEMCPY3D_PEER_st.srcHeight');
+    W.size(this._dv, this._o + 80, v, 'CUDA_MEMCPY3D_PEER_st.srcHeight');
   }
   /** Destination X in bytes */
   get dstXInBytes(): number {
-    return readSize(this._dv, 88);
+    return readSize(this._dv, this._o + 88);
   }
   set dstXInBytes(v: number) {
-    W.size(this._dv, 88, v, 'CUDA_MEMCPY3D_PEER_st.dstXInBytes');
+    W.size(this._dv, this._o + 88, v, 'CUDA_MEMCPY3D_PEER_st.dstXInBytes');
   }
   /** Destination Y */
   get dstY(): number {
-    return readSize(this._dv, 96);
+    return readSize(this._dv, this._o + 96);
   }
   set dstY(v: number) {
-    W.size(this._dv, 96, v, 'CUDA_MEMCPY3D_PEER_st.dstY');
+    W.size(this._dv, this._o + 96, v, 'CUDA_MEMCPY3D_PEER_st.dstY');
   }
   /** Destination Z */
   get dstZ(): number {
-    return readSize(this._dv, 104);
+    return readSize(this._dv, this._o + 104);
   }
   set dstZ(v: number) {
-    W.size(this._dv, 104, v, 'CUDA_MEMCPY3D_PEER_st.dstZ');
+    W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_PEER_st.dstZ');
   }
   /** Destination LOD */
   get dstLOD(): number {
-    return readSize(this._dv, 112);
+    return readSize(this._dv, this._o + 112);
   }
   set dstLOD(v: number) {
-    W.size(this._dv, 112, v, 'CUDA_MEMCPY3D_PEER_st.dstLOD');
+    W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_PEER_st.dstLOD');
   }
   /** Destination memory type (host, device, array) */
   get dstMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(120, true) as E.CUmemorytype_enum;
+    return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype_enum;
   }
   set dstMemoryType(v: E.CUmemorytype_enum) {
-    W.i32(this._dv, 120, v, 'CUDA_MEMCPY3D_PEER_st.dstMemoryType');
+    W.i32(this._dv, this._o + 120, v, 'CUDA_MEMCPY3D_PEER_st.dstMemoryType');
   }
   /** Destination host pointer */
   get dstHost(): bigint {
-    return this._dv.getBigUint64(128, true);
+    return this._dv.getBigUint64(this._o + 128, true);
   }
   set dstHost(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 128, v, 'CUDA_MEMCPY3D_PEER_st.dstHost', 'dstHost');
   }
   /** Destination device pointer */
   get dstDevice(): bigint {
-    return this._dv.getBigUint64(136, true);
+    return this._dv.getBigUint64(this._o + 136, true);
   }
   set dstDevice(v: bigint | number) {
-    W.u64(this._dv, 136, v, 'CUDA_MEMCPY3D_PEER_st.dstDevice');
+    W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_PEER_st.dstDevice');
   }
   /** Destination array reference */
   get dstArray(): H.CUarray {
-    return this._dv.getBigUint64(144, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 144, true) as H.CUarray;
   }
   set dstArray(v: H.CUarray | null) {
-    W.ptr(this._dv, 144, v, 'CUDA_MEMCPY3D_PEER_st.dstArray');
+    W.ptr(this._dv, this._o + 144, v, 'CUDA_MEMCPY3D_PEER_st.dstArray');
   }
   /** Destination context (ignored with dstMemoryType is::CU_MEMORYTYPE_ARRAY) */
   get dstContext(): H.CUcontext {
-    return this._dv.getBigUint64(152, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 152, true) as H.CUcontext;
   }
   set dstContext(v: H.CUcontext | null) {
-    W.ptr(this._dv, 152, v, 'CUDA_MEMCPY3D_PEER_st.dstContext');
+    W.ptr(this._dv, this._o + 152, v, 'CUDA_MEMCPY3D_PEER_st.dstContext');
   }
   /** Destination pitch (ignored when dst is array) */
   get dstPitch(): number {
-    return readSize(this._dv, 160);
+    return readSize(this._dv, this._o + 160);
   }
   set dstPitch(v: number) {
-    W.size(this._dv, 160, v, 'CUDA_MEMCPY3D_PEER_st.dstPitch');
+    W.size(this._dv, this._o + 160, v, 'CUDA_MEMCPY3D_PEER_st.dstPitch');
   }
   /** Destination height (ignored when dst is array; may be 0 if Depth==1) */
   get dstHeight(): number {
-    return readSize(this._dv, 168);
+    return readSize(this._dv, this._o + 168);
   }
   set dstHeight(v: number) {
-    W.size(this._dv, 168, v, 'CUDA_MEMCPY3D_PEER_st.dstHeight');
+    W.size(this._dv, this._o + 168, v, 'CUDA_MEMCPY3D_PEER_st.dstHeight');
   }
   /** Width of 3D memory copy in bytes */
   get WidthInBytes(): number {
-    return readSize(this._dv, 176);
+    return readSize(this._dv, this._o + 176);
   }
   set WidthInBytes(v: number) {
-    W.size(this._dv, 176, v, 'CUDA_MEMCPY3D_PEER_st.WidthInBytes');
+    W.size(this._dv, this._o + 176, v, 'CUDA_MEMCPY3D_PEER_st.WidthInBytes');
   }
   /** Height of 3D memory copy */
   get Height(): number {
-    return readSize(this._dv, 184);
+    return readSize(this._dv, this._o + 184);
   }
   set Height(v: number) {
-    W.size(this._dv, 184, v, 'CUDA_MEMCPY3D_PEER_st.Height');
+    W.size(this._dv, this._o + 184, v, 'CUDA_MEMCPY3D_PEER_st.Height');
   }
   /** Depth of 3D memory copy */
   get Depth(): number {
-    return readSize(this._dv, 192);
+    return readSize(this._dv, this._o + 192);
   }
   set Depth(v: number) {
-    W.size(this._dv, 192, v, 'CUDA_MEMCPY3D_PEER_st.Depth');
+    W.size(this._dv, this._o + 192, v, 'CUDA_MEMCPY3D_PEER_st.Depth');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_PEER_st({...})`. */
@@ -2732,34 +2732,34 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEMCPY_NODE_PARAMS_st","path":"","size":216,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":4},"reserved":{"offset":4,"size":4},"copyCtx":{"offset":8,"size":8},"copyParams":{"offset":16,"size":200}}};
   private static readonly keys: ReadonlySet<string> = new Set(["flags","reserved","copyCtx","copyParams"]);
   /** A view of existing bytes as a CUDA_MEMCPY_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEMCPY_NODE_PARAMS_st {
-    return new CUDA_MEMCPY_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY_NODE_PARAMS_st {
+    return new CUDA_MEMCPY_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(216, mem);
+  constructor(init?: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(216, mem, dv);
     this._init(init, CUDA_MEMCPY_NODE_PARAMS_st.keys);
   }
   /** Must be zero */
   get flags(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set flags(v: number) {
-    W.i32(this._dv, 0, v, 'CUDA_MEMCPY_NODE_PARAMS_st.flags');
+    W.i32(this._dv, this._o + 0, v, 'CUDA_MEMCPY_NODE_PARAMS_st.flags');
   }
   /** Must be zero */
   get reserved(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set reserved(v: number) {
-    W.i32(this._dv, 4, v, 'CUDA_MEMCPY_NODE_PARAMS_st.reserved');
+    W.i32(this._dv, this._o + 4, v, 'CUDA_MEMCPY_NODE_PARAMS_st.reserved');
   }
   /** Context on which to run the node */
   get copyCtx(): H.CUcontext {
-    return this._dv.getBigUint64(8, true) as H.CUcontext;
+    return this._dv.getBigUint64(this._o + 8, true) as H.CUcontext;
   }
   set copyCtx(v: H.CUcontext | null) {
-    W.ptr(this._dv, 8, v, 'CUDA_MEMCPY_NODE_PARAMS_st.copyCtx');
+    W.ptr(this._dv, this._o + 8, v, 'CUDA_MEMCPY_NODE_PARAMS_st.copyCtx');
   }
   private _n_copyParams?: CUDA_MEMCPY3D_st;
   /** Parameters for the memory copy */
@@ -2784,41 +2784,41 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_ARRAY_DESCRIPTOR_st","path":"","size":24,"align":8,"union":false,"fields":{"Width":{"offset":0,"size":8},"Height":{"offset":8,"size":8},"Format":{"offset":16,"size":4},"NumChannels":{"offset":20,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["Width","Height","Format","NumChannels"]);
   /** A view of existing bytes as a CUDA_ARRAY_DESCRIPTOR_st (no copy). */
-  static view(mem: Uint8Array): CUDA_ARRAY_DESCRIPTOR_st {
-    return new CUDA_ARRAY_DESCRIPTOR_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_ARRAY_DESCRIPTOR_st {
+    return new CUDA_ARRAY_DESCRIPTOR_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_DESCRIPTOR_st, with the given fields set. */
-  constructor(init?: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUDA_ARRAY_DESCRIPTOR_st.keys);
   }
   /** Width of array */
   get Width(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set Width(v: number) {
-    W.size(this._dv, 0, v, 'CUDA_ARRAY_DESCRIPTOR_st.Width');
+    W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY_DESCRIPTOR_st.Width');
   }
   /** Height of array */
   get Height(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set Height(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_ARRAY_DESCRIPTOR_st.Height');
+    W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY_DESCRIPTOR_st.Height');
   }
   /** Array format */
   get Format(): E.CUarray_format_enum {
-    return this._dv.getInt32(16, true) as E.CUarray_format_enum;
+    return this._dv.getInt32(this._o + 16, true) as E.CUarray_format_enum;
   }
   set Format(v: E.CUarray_format_enum) {
-    W.i32(this._dv, 16, v, 'CUDA_ARRAY_DESCRIPTOR_st.Format');
+    W.i32(this._dv, this._o + 16, v, 'CUDA_ARRAY_DESCRIPTOR_st.Format');
   }
   /** Channels per array element */
   get NumChannels(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set NumChannels(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_ARRAY_DESCRIPTOR_st.NumChannels');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_ARRAY_DESCRIPTOR_st.NumChannels');
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_DESCRIPTOR_st({...})`. */
@@ -2835,55 +2835,55 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_ARRAY3D_DESCRIPTOR_st","path":"","size":40,"align":8,"union":false,"fields":{"Width":{"offset":0,"size":8},"Height":{"offset":8,"size":8},"Depth":{"offset":16,"size":8},"Format":{"offset":24,"size":4},"NumChannels":{"offset":28,"size":4},"Flags":{"offset":32,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["Width","Height","Depth","Format","NumChannels","Flags"]);
   /** A view of existing bytes as a CUDA_ARRAY3D_DESCRIPTOR_st (no copy). */
-  static view(mem: Uint8Array): CUDA_ARRAY3D_DESCRIPTOR_st {
-    return new CUDA_ARRAY3D_DESCRIPTOR_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_ARRAY3D_DESCRIPTOR_st {
+    return new CUDA_ARRAY3D_DESCRIPTOR_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY3D_DESCRIPTOR_st, with the given fields set. */
-  constructor(init?: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, CUDA_ARRAY3D_DESCRIPTOR_st.keys);
   }
   /** Width of 3D array */
   get Width(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set Width(v: number) {
-    W.size(this._dv, 0, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Width');
+    W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Width');
   }
   /** Height of 3D array */
   get Height(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set Height(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Height');
+    W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Height');
   }
   /** Depth of 3D array */
   get Depth(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set Depth(v: number) {
-    W.size(this._dv, 16, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Depth');
+    W.size(this._dv, this._o + 16, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Depth');
   }
   /** Array format */
   get Format(): E.CUarray_format_enum {
-    return this._dv.getInt32(24, true) as E.CUarray_format_enum;
+    return this._dv.getInt32(this._o + 24, true) as E.CUarray_format_enum;
   }
   set Format(v: E.CUarray_format_enum) {
-    W.i32(this._dv, 24, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Format');
+    W.i32(this._dv, this._o + 24, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Format');
   }
   /** Channels per array element */
   get NumChannels(): number {
-    return this._dv.getUint32(28, true);
+    return this._dv.getUint32(this._o + 28, true);
   }
   set NumChannels(v: number) {
-    W.u32(this._dv, 28, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.NumChannels');
+    W.u32(this._dv, this._o + 28, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.NumChannels');
   }
   /** Flags */
   get Flags(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set Flags(v: number) {
-    W.u32(this._dv, 32, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Flags');
+    W.u32(this._dv, this._o + 32, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Flags');
   }
 }
 /** Fields accepted by `new CUDA_ARRAY3D_DESCRIPTOR_st({...})`. */
@@ -2902,12 +2902,12 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_ARRAY_SPARSE_PROPERTIES_st","path":"","size":48,"align":8,"union":false,"fields":{"tileExtent":{"offset":0,"size":12},"miptailFirstLevel":{"offset":12,"size":4},"miptailSize":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["tileExtent","miptailFirstLevel","miptailSize","flags","reserved"]);
   /** A view of existing bytes as a CUDA_ARRAY_SPARSE_PROPERTIES_st (no copy). */
-  static view(mem: Uint8Array): CUDA_ARRAY_SPARSE_PROPERTIES_st {
-    return new CUDA_ARRAY_SPARSE_PROPERTIES_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_ARRAY_SPARSE_PROPERTIES_st {
+    return new CUDA_ARRAY_SPARSE_PROPERTIES_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_SPARSE_PROPERTIES_st, with the given fields set. */
-  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st, mem?: Uint8Array) {
-    super(48, mem);
+  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st, mem?: Uint8Array, dv?: DataView) {
+    super(48, mem, dv);
     this._init(init, CUDA_ARRAY_SPARSE_PROPERTIES_st.keys);
   }
   private _n_tileExtent?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent;
@@ -2919,30 +2919,30 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
   }
   /** First mip level at which the mip tail begins. */
   get miptailFirstLevel(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set miptailFirstLevel(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.miptailFirstLevel');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.miptailFirstLevel');
   }
   /** Total size of the mip tail. */
   get miptailSize(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set miptailSize(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.miptailSize');
+    W.u64(this._dv, this._o + 16, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.miptailSize');
   }
   /** Flags will either be zero or::CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL */
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.flags');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(28 + i * 4, true));
+    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 4, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.reserved', (i, x, n) => W.u32(this._dv, 28 + i * 4, x, n));
+    setArray(this, 4, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_SPARSE_PROPERTIES_st({...})`. */
@@ -2960,34 +2960,34 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_ARRAY_SPARSE_PROPERTIES_st","path":"tileExtent","size":12,"align":4,"union":false,"fields":{"width":{"offset":0,"size":4},"height":{"offset":4,"size":4},"depth":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["width","height","depth"]);
   /** A view of existing bytes as a CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent (no copy). */
-  static view(mem: Uint8Array): CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent {
-    return new CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent {
+    return new CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, with the given fields set. */
-  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.keys);
   }
   /** Width of sparse tile in elements */
   get width(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set width(v: number) {
-    W.u32(this._dv, 0, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.width');
+    W.u32(this._dv, this._o + 0, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.width');
   }
   /** Height of sparse tile in elements */
   get height(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set height(v: number) {
-    W.u32(this._dv, 4, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.height');
+    W.u32(this._dv, this._o + 4, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.height');
   }
   /** Depth of sparse tile in elements */
   get depth(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set depth(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.depth');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.depth');
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent({...})`. */
@@ -3003,33 +3003,33 @@ export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st","path":"","size":32,"align":8,"union":false,"fields":{"size":{"offset":0,"size":8},"alignment":{"offset":8,"size":8},"reserved":{"offset":16,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["size","alignment","reserved"]);
   /** A view of existing bytes as a CUDA_ARRAY_MEMORY_REQUIREMENTS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_ARRAY_MEMORY_REQUIREMENTS_st {
-    return new CUDA_ARRAY_MEMORY_REQUIREMENTS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_ARRAY_MEMORY_REQUIREMENTS_st {
+    return new CUDA_ARRAY_MEMORY_REQUIREMENTS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_MEMORY_REQUIREMENTS_st, with the given fields set. */
-  constructor(init?: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUDA_ARRAY_MEMORY_REQUIREMENTS_st.keys);
   }
   /** Total required memory size */
   get size(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set size(v: number) {
-    W.size(this._dv, 0, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.size');
+    W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.size');
   }
   /** alignment requirement */
   get alignment(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set alignment(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.alignment');
+    W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.alignment');
   }
   get reserved(): number[] {
-    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(16 + i * 4, true));
+    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 16 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 4, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.reserved', (i, x, n) => W.u32(this._dv, 16 + i * 4, x, n));
+    setArray(this, 4, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 16 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_ARRAY_MEMORY_REQUIREMENTS_st({...})`. */
@@ -3045,20 +3045,20 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_DESC_st","path":"","size":144,"align":8,"union":false,"fields":{"resType":{"offset":0,"size":4},"res":{"offset":8,"size":128},"flags":{"offset":136,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["resType","res","flags"]);
   /** A view of existing bytes as a CUDA_RESOURCE_DESC_st (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_DESC_st {
-    return new CUDA_RESOURCE_DESC_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_DESC_st {
+    return new CUDA_RESOURCE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st.keys);
   }
   /** Resource type */
   get resType(): E.CUresourcetype_enum {
-    return this._dv.getInt32(0, true) as E.CUresourcetype_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype_enum;
   }
   set resType(v: E.CUresourcetype_enum) {
-    W.i32(this._dv, 0, v, 'CUDA_RESOURCE_DESC_st.resType');
+    W.i32(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st.resType');
   }
   private _n_res?: CUDA_RESOURCE_DESC_st_res;
   get res(): CUDA_RESOURCE_DESC_st_res {
@@ -3069,10 +3069,10 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
   }
   /** Flags (must be zero) */
   get flags(): number {
-    return this._dv.getUint32(136, true);
+    return this._dv.getUint32(this._o + 136, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 136, v, 'CUDA_RESOURCE_DESC_st.flags');
+    W.u32(this._dv, this._o + 136, v, 'CUDA_RESOURCE_DESC_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st({...})`. */
@@ -3088,12 +3088,12 @@ export class CUDA_RESOURCE_DESC_st_res extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res","size":128,"align":8,"union":true,"fields":{"array":{"offset":0,"size":8},"mipmap":{"offset":0,"size":8},"linear":{"offset":0,"size":24},"pitch2D":{"offset":0,"size":40},"reserved":{"offset":0,"size":128}}};
   private static readonly keys: ReadonlySet<string> = new Set(["array","mipmap","linear","pitch2D","reserved"]);
   /** A view of existing bytes as a CUDA_RESOURCE_DESC_st_res (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_DESC_st_res {
-    return new CUDA_RESOURCE_DESC_st_res(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_DESC_st_res {
+    return new CUDA_RESOURCE_DESC_st_res(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res, mem?: Uint8Array) {
-    super(128, mem);
+  constructor(init?: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res, mem?: Uint8Array, dv?: DataView) {
+    super(128, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res.keys);
   }
   private _n_array?: CUDA_RESOURCE_DESC_st_res_array;
@@ -3147,20 +3147,20 @@ export class CUDA_RESOURCE_DESC_st_res_array extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.array","size":8,"align":8,"union":false,"fields":{"hArray":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["hArray"]);
   /** A view of existing bytes as a CUDA_RESOURCE_DESC_st_res_array (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_DESC_st_res_array {
-    return new CUDA_RESOURCE_DESC_st_res_array(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_DESC_st_res_array {
+    return new CUDA_RESOURCE_DESC_st_res_array(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_array, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_array.keys);
   }
   /** CUDA array */
   get hArray(): H.CUarray {
-    return this._dv.getBigUint64(0, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUarray;
   }
   set hArray(v: H.CUarray | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_RESOURCE_DESC_st_res_array.hArray');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_array.hArray');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_array({...})`. */
@@ -3174,20 +3174,20 @@ export class CUDA_RESOURCE_DESC_st_res_mipmap extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.mipmap","size":8,"align":8,"union":false,"fields":{"hMipmappedArray":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["hMipmappedArray"]);
   /** A view of existing bytes as a CUDA_RESOURCE_DESC_st_res_mipmap (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_DESC_st_res_mipmap {
-    return new CUDA_RESOURCE_DESC_st_res_mipmap(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_DESC_st_res_mipmap {
+    return new CUDA_RESOURCE_DESC_st_res_mipmap(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_mipmap, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_mipmap.keys);
   }
   /** CUDA mipmapped array */
   get hMipmappedArray(): H.CUmipmappedArray {
-    return this._dv.getBigUint64(0, true) as H.CUmipmappedArray;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUmipmappedArray;
   }
   set hMipmappedArray(v: H.CUmipmappedArray | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_RESOURCE_DESC_st_res_mipmap.hMipmappedArray');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_mipmap.hMipmappedArray');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_mipmap({...})`. */
@@ -3201,41 +3201,41 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.linear","size":24,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"format":{"offset":8,"size":4},"numChannels":{"offset":12,"size":4},"sizeInBytes":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["devPtr","format","numChannels","sizeInBytes"]);
   /** A view of existing bytes as a CUDA_RESOURCE_DESC_st_res_linear (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_DESC_st_res_linear {
-    return new CUDA_RESOURCE_DESC_st_res_linear(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_DESC_st_res_linear {
+    return new CUDA_RESOURCE_DESC_st_res_linear(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_linear, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_linear.keys);
   }
   /** Device pointer */
   get devPtr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set devPtr(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_RESOURCE_DESC_st_res_linear.devPtr');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_linear.devPtr');
   }
   /** Array format */
   get format(): E.CUarray_format_enum {
-    return this._dv.getInt32(8, true) as E.CUarray_format_enum;
+    return this._dv.getInt32(this._o + 8, true) as E.CUarray_format_enum;
   }
   set format(v: E.CUarray_format_enum) {
-    W.i32(this._dv, 8, v, 'CUDA_RESOURCE_DESC_st_res_linear.format');
+    W.i32(this._dv, this._o + 8, v, 'CUDA_RESOURCE_DESC_st_res_linear.format');
   }
   /** Channels per array element */
   get numChannels(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set numChannels(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_RESOURCE_DESC_st_res_linear.numChannels');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_RESOURCE_DESC_st_res_linear.numChannels');
   }
   /** Size in bytes */
   get sizeInBytes(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set sizeInBytes(v: number) {
-    W.size(this._dv, 16, v, 'CUDA_RESOURCE_DESC_st_res_linear.sizeInBytes');
+    W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_DESC_st_res_linear.sizeInBytes');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_linear({...})`. */
@@ -3252,55 +3252,55 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.pitch2D","size":40,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"format":{"offset":8,"size":4},"numChannels":{"offset":12,"size":4},"width":{"offset":16,"size":8},"height":{"offset":24,"size":8},"pitchInBytes":{"offset":32,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["devPtr","format","numChannels","width","height","pitchInBytes"]);
   /** A view of existing bytes as a CUDA_RESOURCE_DESC_st_res_pitch2D (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_DESC_st_res_pitch2D {
-    return new CUDA_RESOURCE_DESC_st_res_pitch2D(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_DESC_st_res_pitch2D {
+    return new CUDA_RESOURCE_DESC_st_res_pitch2D(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_pitch2D, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_pitch2D.keys);
   }
   /** Device pointer */
   get devPtr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set devPtr(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.devPtr');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.devPtr');
   }
   /** Array format */
   get format(): E.CUarray_format_enum {
-    return this._dv.getInt32(8, true) as E.CUarray_format_enum;
+    return this._dv.getInt32(this._o + 8, true) as E.CUarray_format_enum;
   }
   set format(v: E.CUarray_format_enum) {
-    W.i32(this._dv, 8, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.format');
+    W.i32(this._dv, this._o + 8, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.format');
   }
   /** Channels per array element */
   get numChannels(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set numChannels(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.numChannels');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.numChannels');
   }
   /** Width of the array in elements */
   get width(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set width(v: number) {
-    W.size(this._dv, 16, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.width');
+    W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.width');
   }
   /** Height of the array in elements */
   get height(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set height(v: number) {
-    W.size(this._dv, 24, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.height');
+    W.size(this._dv, this._o + 24, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.height');
   }
   /** Pitch between two rows in bytes */
   get pitchInBytes(): number {
-    return readSize(this._dv, 32);
+    return readSize(this._dv, this._o + 32);
   }
   set pitchInBytes(v: number) {
-    W.size(this._dv, 32, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.pitchInBytes');
+    W.size(this._dv, this._o + 32, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.pitchInBytes');
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_pitch2D({...})`. */
@@ -3319,19 +3319,19 @@ export class CUDA_RESOURCE_DESC_st_res_reserved extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_DESC_st","path":"res.reserved","size":128,"align":4,"union":false,"fields":{"reserved":{"offset":0,"size":128}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a CUDA_RESOURCE_DESC_st_res_reserved (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_DESC_st_res_reserved {
-    return new CUDA_RESOURCE_DESC_st_res_reserved(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_DESC_st_res_reserved {
+    return new CUDA_RESOURCE_DESC_st_res_reserved(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_reserved, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved, mem?: Uint8Array) {
-    super(128, mem);
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved, mem?: Uint8Array, dv?: DataView) {
+    super(128, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_reserved.keys);
   }
   get reserved(): number[] {
-    return Array.from({ length: 32 }, (_, i) => this._dv.getInt32(0 + i * 4, true));
+    return Array.from({ length: 32 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 32, v, 'CUDA_RESOURCE_DESC_st_res_reserved.reserved', (i, x, n) => W.i32(this._dv, 0 + i * 4, x, n));
+    setArray(this, 32, v, 'CUDA_RESOURCE_DESC_st_res_reserved.reserved', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_reserved({...})`. */
@@ -3345,82 +3345,82 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_TEXTURE_DESC_st","path":"","size":104,"align":4,"union":false,"fields":{"addressMode":{"offset":0,"size":12},"filterMode":{"offset":12,"size":4},"flags":{"offset":16,"size":4},"maxAnisotropy":{"offset":20,"size":4},"mipmapFilterMode":{"offset":24,"size":4},"mipmapLevelBias":{"offset":28,"size":4},"minMipmapLevelClamp":{"offset":32,"size":4},"maxMipmapLevelClamp":{"offset":36,"size":4},"borderColor":{"offset":40,"size":16},"reserved":{"offset":56,"size":48}}};
   private static readonly keys: ReadonlySet<string> = new Set(["addressMode","filterMode","flags","maxAnisotropy","mipmapFilterMode","mipmapLevelBias","minMipmapLevelClamp","maxMipmapLevelClamp","borderColor","reserved"]);
   /** A view of existing bytes as a CUDA_TEXTURE_DESC_st (no copy). */
-  static view(mem: Uint8Array): CUDA_TEXTURE_DESC_st {
-    return new CUDA_TEXTURE_DESC_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_TEXTURE_DESC_st {
+    return new CUDA_TEXTURE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_TEXTURE_DESC_st, with the given fields set. */
-  constructor(init?: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st, mem?: Uint8Array) {
-    super(104, mem);
+  constructor(init?: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st, mem?: Uint8Array, dv?: DataView) {
+    super(104, mem, dv);
     this._init(init, CUDA_TEXTURE_DESC_st.keys);
   }
   /** Address modes */
   get addressMode(): E.CUaddress_mode_enum[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(0 + i * 4, true) as E.CUaddress_mode_enum);
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true) as E.CUaddress_mode_enum);
   }
   set addressMode(v: (E.CUaddress_mode_enum)[]) {
-    setArray(this, 3, v, 'CUDA_TEXTURE_DESC_st.addressMode', (i, x, n) => W.i32(this._dv, 0 + i * 4, x, n));
+    setArray(this, 3, v, 'CUDA_TEXTURE_DESC_st.addressMode', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
   /** Filter mode */
   get filterMode(): E.CUfilter_mode_enum {
-    return this._dv.getInt32(12, true) as E.CUfilter_mode_enum;
+    return this._dv.getInt32(this._o + 12, true) as E.CUfilter_mode_enum;
   }
   set filterMode(v: E.CUfilter_mode_enum) {
-    W.i32(this._dv, 12, v, 'CUDA_TEXTURE_DESC_st.filterMode');
+    W.i32(this._dv, this._o + 12, v, 'CUDA_TEXTURE_DESC_st.filterMode');
   }
   /** Flags */
   get flags(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_TEXTURE_DESC_st.flags');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_TEXTURE_DESC_st.flags');
   }
   /** Maximum anisotropy ratio */
   get maxAnisotropy(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set maxAnisotropy(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_TEXTURE_DESC_st.maxAnisotropy');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_TEXTURE_DESC_st.maxAnisotropy');
   }
   /** Mipmap filter mode */
   get mipmapFilterMode(): E.CUfilter_mode_enum {
-    return this._dv.getInt32(24, true) as E.CUfilter_mode_enum;
+    return this._dv.getInt32(this._o + 24, true) as E.CUfilter_mode_enum;
   }
   set mipmapFilterMode(v: E.CUfilter_mode_enum) {
-    W.i32(this._dv, 24, v, 'CUDA_TEXTURE_DESC_st.mipmapFilterMode');
+    W.i32(this._dv, this._o + 24, v, 'CUDA_TEXTURE_DESC_st.mipmapFilterMode');
   }
   /** Mipmap level bias */
   get mipmapLevelBias(): number {
-    return this._dv.getFloat32(28, true);
+    return this._dv.getFloat32(this._o + 28, true);
   }
   set mipmapLevelBias(v: number) {
-    W.f32(this._dv, 28, v, 'CUDA_TEXTURE_DESC_st.mipmapLevelBias');
+    W.f32(this._dv, this._o + 28, v, 'CUDA_TEXTURE_DESC_st.mipmapLevelBias');
   }
   /** Mipmap minimum level clamp */
   get minMipmapLevelClamp(): number {
-    return this._dv.getFloat32(32, true);
+    return this._dv.getFloat32(this._o + 32, true);
   }
   set minMipmapLevelClamp(v: number) {
-    W.f32(this._dv, 32, v, 'CUDA_TEXTURE_DESC_st.minMipmapLevelClamp');
+    W.f32(this._dv, this._o + 32, v, 'CUDA_TEXTURE_DESC_st.minMipmapLevelClamp');
   }
   /** Mipmap maximum level clamp */
   get maxMipmapLevelClamp(): number {
-    return this._dv.getFloat32(36, true);
+    return this._dv.getFloat32(this._o + 36, true);
   }
   set maxMipmapLevelClamp(v: number) {
-    W.f32(this._dv, 36, v, 'CUDA_TEXTURE_DESC_st.maxMipmapLevelClamp');
+    W.f32(this._dv, this._o + 36, v, 'CUDA_TEXTURE_DESC_st.maxMipmapLevelClamp');
   }
   /** Border Color */
   get borderColor(): number[] {
-    return Array.from({ length: 4 }, (_, i) => this._dv.getFloat32(40 + i * 4, true));
+    return Array.from({ length: 4 }, (_, i) => this._dv.getFloat32(this._o + 40 + i * 4, true));
   }
   set borderColor(v: (number)[]) {
-    setArray(this, 4, v, 'CUDA_TEXTURE_DESC_st.borderColor', (i, x, n) => W.f32(this._dv, 40 + i * 4, x, n));
+    setArray(this, 4, v, 'CUDA_TEXTURE_DESC_st.borderColor', (i, x, n) => W.f32(this._dv, this._o + 40 + i * 4, x, n));
   }
   get reserved(): number[] {
-    return Array.from({ length: 12 }, (_, i) => this._dv.getInt32(56 + i * 4, true));
+    return Array.from({ length: 12 }, (_, i) => this._dv.getInt32(this._o + 56 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 12, v, 'CUDA_TEXTURE_DESC_st.reserved', (i, x, n) => W.i32(this._dv, 56 + i * 4, x, n));
+    setArray(this, 12, v, 'CUDA_TEXTURE_DESC_st.reserved', (i, x, n) => W.i32(this._dv, this._o + 56 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_TEXTURE_DESC_st({...})`. */
@@ -3443,75 +3443,75 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_RESOURCE_VIEW_DESC_st","path":"","size":112,"align":8,"union":false,"fields":{"format":{"offset":0,"size":4},"width":{"offset":8,"size":8},"height":{"offset":16,"size":8},"depth":{"offset":24,"size":8},"firstMipmapLevel":{"offset":32,"size":4},"lastMipmapLevel":{"offset":36,"size":4},"firstLayer":{"offset":40,"size":4},"lastLayer":{"offset":44,"size":4},"reserved":{"offset":48,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["format","width","height","depth","firstMipmapLevel","lastMipmapLevel","firstLayer","lastLayer","reserved"]);
   /** A view of existing bytes as a CUDA_RESOURCE_VIEW_DESC_st (no copy). */
-  static view(mem: Uint8Array): CUDA_RESOURCE_VIEW_DESC_st {
-    return new CUDA_RESOURCE_VIEW_DESC_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_RESOURCE_VIEW_DESC_st {
+    return new CUDA_RESOURCE_VIEW_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_VIEW_DESC_st, with the given fields set. */
-  constructor(init?: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st, mem?: Uint8Array) {
-    super(112, mem);
+  constructor(init?: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st, mem?: Uint8Array, dv?: DataView) {
+    super(112, mem, dv);
     this._init(init, CUDA_RESOURCE_VIEW_DESC_st.keys);
   }
   /** Resource view format */
   get format(): E.CUresourceViewFormat_enum {
-    return this._dv.getInt32(0, true) as E.CUresourceViewFormat_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUresourceViewFormat_enum;
   }
   set format(v: E.CUresourceViewFormat_enum) {
-    W.i32(this._dv, 0, v, 'CUDA_RESOURCE_VIEW_DESC_st.format');
+    W.i32(this._dv, this._o + 0, v, 'CUDA_RESOURCE_VIEW_DESC_st.format');
   }
   /** Width of the resource view */
   get width(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set width(v: number) {
-    W.size(this._dv, 8, v, 'CUDA_RESOURCE_VIEW_DESC_st.width');
+    W.size(this._dv, this._o + 8, v, 'CUDA_RESOURCE_VIEW_DESC_st.width');
   }
   /** Height of the resource view */
   get height(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set height(v: number) {
-    W.size(this._dv, 16, v, 'CUDA_RESOURCE_VIEW_DESC_st.height');
+    W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_VIEW_DESC_st.height');
   }
   /** Depth of the resource view */
   get depth(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set depth(v: number) {
-    W.size(this._dv, 24, v, 'CUDA_RESOURCE_VIEW_DESC_st.depth');
+    W.size(this._dv, this._o + 24, v, 'CUDA_RESOURCE_VIEW_DESC_st.depth');
   }
   /** First defined mipmap level */
   get firstMipmapLevel(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set firstMipmapLevel(v: number) {
-    W.u32(this._dv, 32, v, 'CUDA_RESOURCE_VIEW_DESC_st.firstMipmapLevel');
+    W.u32(this._dv, this._o + 32, v, 'CUDA_RESOURCE_VIEW_DESC_st.firstMipmapLevel');
   }
   /** Last defined mipmap level */
   get lastMipmapLevel(): number {
-    return this._dv.getUint32(36, true);
+    return this._dv.getUint32(this._o + 36, true);
   }
   set lastMipmapLevel(v: number) {
-    W.u32(this._dv, 36, v, 'CUDA_RESOURCE_VIEW_DESC_st.lastMipmapLevel');
+    W.u32(this._dv, this._o + 36, v, 'CUDA_RESOURCE_VIEW_DESC_st.lastMipmapLevel');
   }
   /** First layer index */
   get firstLayer(): number {
-    return this._dv.getUint32(40, true);
+    return this._dv.getUint32(this._o + 40, true);
   }
   set firstLayer(v: number) {
-    W.u32(this._dv, 40, v, 'CUDA_RESOURCE_VIEW_DESC_st.firstLayer');
+    W.u32(this._dv, this._o + 40, v, 'CUDA_RESOURCE_VIEW_DESC_st.firstLayer');
   }
   /** Last layer index */
   get lastLayer(): number {
-    return this._dv.getUint32(44, true);
+    return this._dv.getUint32(this._o + 44, true);
   }
   set lastLayer(v: number) {
-    W.u32(this._dv, 44, v, 'CUDA_RESOURCE_VIEW_DESC_st.lastLayer');
+    W.u32(this._dv, this._o + 44, v, 'CUDA_RESOURCE_VIEW_DESC_st.lastLayer');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(48 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 48 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'CUDA_RESOURCE_VIEW_DESC_st.reserved', (i, x, n) => W.u32(this._dv, 48 + i * 4, x, n));
+    setArray(this, 16, v, 'CUDA_RESOURCE_VIEW_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 48 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_RESOURCE_VIEW_DESC_st({...})`. */
@@ -3533,19 +3533,19 @@ export class CUtensorMap_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUtensorMap_st","path":"","size":128,"align":128,"union":false,"fields":{"opaque":{"offset":0,"size":128}}};
   private static readonly keys: ReadonlySet<string> = new Set(["opaque"]);
   /** A view of existing bytes as a CUtensorMap_st (no copy). */
-  static view(mem: Uint8Array): CUtensorMap_st {
-    return new CUtensorMap_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUtensorMap_st {
+    return new CUtensorMap_st(undefined, mem, dv);
   }
   /** A new zeroed CUtensorMap_st, with the given fields set. */
-  constructor(init?: CUtensorMap_stInit | CUtensorMap_st, mem?: Uint8Array) {
-    super(128, mem);
+  constructor(init?: CUtensorMap_stInit | CUtensorMap_st, mem?: Uint8Array, dv?: DataView) {
+    super(128, mem, dv);
     this._init(init, CUtensorMap_st.keys);
   }
   get opaque(): bigint[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getBigUint64(0 + i * 8, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
   set opaque(v: (bigint | number)[]) {
-    setArray(this, 16, v, 'CUtensorMap_st.opaque', (i, x, n) => W.u64(this._dv, 0 + i * 8, x, n));
+    setArray(this, 16, v, 'CUtensorMap_st.opaque', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUtensorMap_st({...})`. */
@@ -3559,25 +3559,25 @@ export class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st","path":"","size":16,"align":8,"union":false,"fields":{"p2pToken":{"offset":0,"size":8},"vaSpaceToken":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["p2pToken","vaSpaceToken"]);
   /** A view of existing bytes as a CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st {
-    return new CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st {
+    return new CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, with the given fields set. */
-  constructor(init?: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.keys);
   }
   get p2pToken(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set p2pToken(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.p2pToken');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.p2pToken');
   }
   get vaSpaceToken(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set vaSpaceToken(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.vaSpaceToken');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.vaSpaceToken');
   }
 }
 /** Fields accepted by `new CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st({...})`. */
@@ -3592,80 +3592,80 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_LAUNCH_PARAMS_st","path":"","size":56,"align":8,"union":false,"fields":{"function":{"offset":0,"size":8},"gridDimX":{"offset":8,"size":4},"gridDimY":{"offset":12,"size":4},"gridDimZ":{"offset":16,"size":4},"blockDimX":{"offset":20,"size":4},"blockDimY":{"offset":24,"size":4},"blockDimZ":{"offset":28,"size":4},"sharedMemBytes":{"offset":32,"size":4},"hStream":{"offset":40,"size":8},"kernelParams":{"offset":48,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["function","gridDimX","gridDimY","gridDimZ","blockDimX","blockDimY","blockDimZ","sharedMemBytes","hStream","kernelParams"]);
   /** A view of existing bytes as a CUDA_LAUNCH_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_LAUNCH_PARAMS_st {
-    return new CUDA_LAUNCH_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_LAUNCH_PARAMS_st {
+    return new CUDA_LAUNCH_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_LAUNCH_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, CUDA_LAUNCH_PARAMS_st.keys);
   }
   /** Kernel to launch */
   get function(): H.CUfunction {
-    return this._dv.getBigUint64(0, true) as H.CUfunction;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUfunction;
   }
   set function(v: H.CUfunction | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_LAUNCH_PARAMS_st.function');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_LAUNCH_PARAMS_st.function');
   }
   /** Width of grid in blocks */
   get gridDimX(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set gridDimX(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_LAUNCH_PARAMS_st.gridDimX');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_LAUNCH_PARAMS_st.gridDimX');
   }
   /** Height of grid in blocks */
   get gridDimY(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set gridDimY(v: number) {
-    W.u32(this._dv, 12, v, 'CUDA_LAUNCH_PARAMS_st.gridDimY');
+    W.u32(this._dv, this._o + 12, v, 'CUDA_LAUNCH_PARAMS_st.gridDimY');
   }
   /** Depth of grid in blocks */
   get gridDimZ(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set gridDimZ(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_LAUNCH_PARAMS_st.gridDimZ');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_LAUNCH_PARAMS_st.gridDimZ');
   }
   /** X dimension of each thread block */
   get blockDimX(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set blockDimX(v: number) {
-    W.u32(this._dv, 20, v, 'CUDA_LAUNCH_PARAMS_st.blockDimX');
+    W.u32(this._dv, this._o + 20, v, 'CUDA_LAUNCH_PARAMS_st.blockDimX');
   }
   /** Y dimension of each thread block */
   get blockDimY(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set blockDimY(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_LAUNCH_PARAMS_st.blockDimY');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_LAUNCH_PARAMS_st.blockDimY');
   }
   /** Z dimension of each thread block */
   get blockDimZ(): number {
-    return this._dv.getUint32(28, true);
+    return this._dv.getUint32(this._o + 28, true);
   }
   set blockDimZ(v: number) {
-    W.u32(this._dv, 28, v, 'CUDA_LAUNCH_PARAMS_st.blockDimZ');
+    W.u32(this._dv, this._o + 28, v, 'CUDA_LAUNCH_PARAMS_st.blockDimZ');
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get sharedMemBytes(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set sharedMemBytes(v: number) {
-    W.u32(this._dv, 32, v, 'CUDA_LAUNCH_PARAMS_st.sharedMemBytes');
+    W.u32(this._dv, this._o + 32, v, 'CUDA_LAUNCH_PARAMS_st.sharedMemBytes');
   }
   /** Stream identifier */
   get hStream(): H.CUstream {
-    return this._dv.getBigUint64(40, true) as H.CUstream;
+    return this._dv.getBigUint64(this._o + 40, true) as H.CUstream;
   }
   set hStream(v: H.CUstream | null) {
-    W.ptr(this._dv, 40, v, 'CUDA_LAUNCH_PARAMS_st.hStream');
+    W.ptr(this._dv, this._o + 40, v, 'CUDA_LAUNCH_PARAMS_st.hStream');
   }
   /** Array of pointers to kernel parameters */
   get kernelParams(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set kernelParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'CUDA_LAUNCH_PARAMS_st.kernelParams', 'kernelParams', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -3691,20 +3691,20 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st","path":"","size":104,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"size":{"offset":24,"size":8},"flags":{"offset":32,"size":4},"reserved":{"offset":36,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","handle","size","flags","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
-    return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
+    return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, mem?: Uint8Array) {
-    super(104, mem);
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, mem?: Uint8Array, dv?: DataView) {
+    super(104, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.keys);
   }
   /** Type of the handle */
   get type(): E.CUexternalMemoryHandleType_enum {
-    return this._dv.getInt32(0, true) as E.CUexternalMemoryHandleType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUexternalMemoryHandleType_enum;
   }
   set type(v: E.CUexternalMemoryHandleType_enum) {
-    W.i32(this._dv, 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.type');
   }
   private _n_handle?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle;
   get handle(): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle {
@@ -3715,23 +3715,23 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
   }
   /** Size of the memory allocation */
   get size(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set size(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.size');
+    W.u64(this._dv, this._o + 24, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.size');
   }
   /** Flags must either be zero or::CUDA_EXTERNAL_MEMORY_DEDICATED */
   get flags(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 32, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.flags');
+    W.u32(this._dv, this._o + 32, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(36 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 36 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.reserved', (i, x, n) => W.u32(this._dv, 36 + i * 4, x, n));
+    setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 36 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st({...})`. */
@@ -3749,20 +3749,20 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciBufObject":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fd","win32","nvSciBufObject"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle {
-    return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle {
+    return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.keys);
   }
   /** File descriptor referencing the memory object. Valid when type is::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD */
   get fd(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set fd(v: number) {
-    W.i32(this._dv, 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.fd');
+    W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.fd');
   }
   private _n_win32?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32;
   get win32(): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 {
@@ -3773,7 +3773,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
   }
   /** A handle representing an NvSciBuf Object. Valid when type is::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF */
   get nvSciBufObject(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set nvSciBufObject(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.nvSciBufObject', 'nvSciBufObject');
@@ -3792,24 +3792,24 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["handle","name"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 {
-    return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 {
+    return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32.keys);
   }
   /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   get handle(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32.handle', 'handle');
   }
   /** Name of a valid memory object. Must be NULL if 'handle' is non-NULL. */
   get name(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32.name', 'name');
@@ -3827,40 +3827,40 @@ export class CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st","path":"","size":88,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"size":{"offset":8,"size":8},"flags":{"offset":16,"size":4},"reserved":{"offset":20,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["offset","size","flags","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
-    return new CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
+    return new CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, mem?: Uint8Array) {
-    super(88, mem);
+  constructor(init?: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, mem?: Uint8Array, dv?: DataView) {
+    super(88, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.keys);
   }
   /** Offset into the memory object where the buffer's base is */
   get offset(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set offset(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.offset');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.offset');
   }
   /** Size of the buffer */
   get size(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set size(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.size');
+    W.u64(this._dv, this._o + 8, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.size');
   }
   /** Flags reserved for future use. Must be zero. */
   get flags(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.flags');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(20 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 20 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.reserved', (i, x, n) => W.u32(this._dv, 20 + i * 4, x, n));
+    setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 20 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st({...})`. */
@@ -3877,20 +3877,20 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st","path":"","size":120,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"arrayDesc":{"offset":8,"size":40},"numLevels":{"offset":48,"size":4},"reserved":{"offset":52,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["offset","arrayDesc","numLevels","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
-    return new CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
+    return new CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, mem?: Uint8Array) {
-    super(120, mem);
+  constructor(init?: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, mem?: Uint8Array, dv?: DataView) {
+    super(120, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.keys);
   }
   /** Offset into the memory object where the base level of the mipmap chain is. */
   get offset(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set offset(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.offset');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.offset');
   }
   private _n_arrayDesc?: CUDA_ARRAY3D_DESCRIPTOR_st;
   /** Format, dimension and type of base level of the mipmap chain */
@@ -3902,16 +3902,16 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
   }
   /** Total number of levels in the mipmap chain */
   get numLevels(): number {
-    return this._dv.getUint32(48, true);
+    return this._dv.getUint32(this._o + 48, true);
   }
   set numLevels(v: number) {
-    W.u32(this._dv, 48, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.numLevels');
+    W.u32(this._dv, this._o + 48, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.numLevels');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(52 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 52 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.reserved', (i, x, n) => W.u32(this._dv, 52 + i * 4, x, n));
+    setArray(this, 16, v, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 52 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st({...})`. */
@@ -3928,20 +3928,20 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st","path":"","size":96,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","handle","flags","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
-    return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
+    return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, mem?: Uint8Array) {
-    super(96, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, mem?: Uint8Array, dv?: DataView) {
+    super(96, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.keys);
   }
   /** Type of the handle */
   get type(): E.CUexternalSemaphoreHandleType_enum {
-    return this._dv.getInt32(0, true) as E.CUexternalSemaphoreHandleType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUexternalSemaphoreHandleType_enum;
   }
   set type(v: E.CUexternalSemaphoreHandleType_enum) {
-    W.i32(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.type');
   }
   private _n_handle?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle;
   get handle(): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle {
@@ -3952,16 +3952,16 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
   }
   /** Flags reserved for the future. Must be zero. */
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.flags');
+    W.u32(this._dv, this._o + 24, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(28 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.reserved', (i, x, n) => W.u32(this._dv, 28 + i * 4, x, n));
+    setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st({...})`. */
@@ -3978,20 +3978,20 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciSyncObj":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fd","win32","nvSciSyncObj"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle {
-    return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle {
+    return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.keys);
   }
   /** File descriptor referencing the semaphore object. Valid when type is one of the following: -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD -::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD */
   get fd(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set fd(v: number) {
-    W.i32(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.fd');
+    W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.fd');
   }
   private _n_win32?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32;
   get win32(): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 {
@@ -4002,7 +4002,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
   }
   /** Valid NvSciSyncObj. Must be non NULL */
   get nvSciSyncObj(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set nvSciSyncObj(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.nvSciSyncObj', 'nvSciSyncObj');
@@ -4021,24 +4021,24 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 extends CStruct
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["handle","name"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 {
-    return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 {
+    return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32.keys);
   }
   /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   get handle(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32.handle', 'handle');
   }
   /** Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL. */
   get name(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32.name', 'name');
@@ -4056,12 +4056,12 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["params","flags","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st {
-    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st {
+    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.keys);
   }
   private _n_params?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params;
@@ -4073,16 +4073,16 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
   }
   /** Only when::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS is used to signal a::CUexternalSemaphore of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC which indicates that while signaling the::CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of::CUexternalSemaphore, flags must be zero. */
   get flags(): number {
-    return this._dv.getUint32(72, true);
+    return this._dv.getUint32(this._o + 72, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 72, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.flags');
+    W.u32(this._dv, this._o + 72, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(76 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.reserved', (i, x, n) => W.u32(this._dv, 76 + i * 4, x, n));
+    setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st({...})`. */
@@ -4098,12 +4098,12 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":8},"reserved":{"offset":24,"size":48}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","nvSciSync","keyedMutex","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params {
-    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params {
+    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.keys);
   }
   private _n_fence?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence;
@@ -4128,10 +4128,10 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params extends CStruct {
     setNested(this.keyedMutex, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.keyedMutex');
   }
   get reserved(): number[] {
-    return Array.from({ length: 12 }, (_, i) => this._dv.getUint32(24 + i * 4, true));
+    return Array.from({ length: 12 }, (_, i) => this._dv.getUint32(this._o + 24 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 12, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.reserved', (i, x, n) => W.u32(this._dv, 24 + i * 4, x, n));
+    setArray(this, 12, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 24 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params({...})`. */
@@ -4148,20 +4148,20 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence extends CStru
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["value"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence {
-    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence {
+    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence.keys);
   }
   /** Value of fence to be signaled */
   get value(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set value(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence.value');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence.value');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence({...})`. */
@@ -4175,26 +4175,26 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync extends C
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync {
-    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync {
+    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.keys);
   }
   /** Pointer to NvSciSyncFence. Valid if::CUexternalSemaphoreHandleType is of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC. */
   get fence(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.fence', 'fence');
   }
   get reserved(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set reserved(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.reserved');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync({...})`. */
@@ -4209,20 +4209,20 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex extends 
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st","path":"params.keyedMutex","size":8,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["key"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex {
-    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex {
+    return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex.keys);
   }
   /** Value of key to release the mutex with */
   get key(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set key(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex.key');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex.key');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex({...})`. */
@@ -4236,12 +4236,12 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["params","flags","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st {
-    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st {
+    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.keys);
   }
   private _n_params?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params;
@@ -4253,16 +4253,16 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
   }
   /** Only when::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS is used to wait on a::CUexternalSemaphore of type::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, the valid flag is::CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC which indicates that while waiting for the::CUexternalSemaphore, no memory synchronization operations should be performed for any external memory object imported as::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. For all other types of::CUexternalSemaphore, flags must be zero. */
   get flags(): number {
-    return this._dv.getUint32(72, true);
+    return this._dv.getUint32(this._o + 72, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 72, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.flags');
+    W.u32(this._dv, this._o + 72, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(76 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.reserved', (i, x, n) => W.u32(this._dv, 76 + i * 4, x, n));
+    setArray(this, 16, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st({...})`. */
@@ -4278,12 +4278,12 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":16},"reserved":{"offset":32,"size":40}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","nvSciSync","keyedMutex","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params {
-    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params {
+    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.keys);
   }
   private _n_fence?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence;
@@ -4308,10 +4308,10 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params extends CStruct {
     setNested(this.keyedMutex, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.keyedMutex');
   }
   get reserved(): number[] {
-    return Array.from({ length: 10 }, (_, i) => this._dv.getUint32(32 + i * 4, true));
+    return Array.from({ length: 10 }, (_, i) => this._dv.getUint32(this._o + 32 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 10, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.reserved', (i, x, n) => W.u32(this._dv, 32 + i * 4, x, n));
+    setArray(this, 10, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 32 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params({...})`. */
@@ -4328,20 +4328,20 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence extends CStruct
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["value"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence {
-    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence {
+    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence.keys);
   }
   /** Value of fence to be waited on */
   get value(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set value(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence.value');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence.value');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence({...})`. */
@@ -4355,25 +4355,25 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync extends CSt
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","reserved"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync {
-    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync {
+    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.keys);
   }
   get fence(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.fence', 'fence');
   }
   get reserved(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set reserved(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.reserved');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync({...})`. */
@@ -4388,27 +4388,27 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex extends CS
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st","path":"params.keyedMutex","size":16,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8},"timeoutMs":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["key","timeoutMs"]);
   /** A view of existing bytes as a CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex (no copy). */
-  static view(mem: Uint8Array): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex {
-    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex {
+    return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, with the given fields set. */
-  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.keys);
   }
   /** Value of key to acquire the mutex with */
   get key(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set key(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.key');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.key');
   }
   /** Timeout in milliseconds to wait to acquire the mutex */
   get timeoutMs(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set timeoutMs(v: number) {
-    W.u32(this._dv, 8, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.timeoutMs');
+    W.u32(this._dv, this._o + 8, v, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.timeoutMs');
   }
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex({...})`. */
@@ -4423,34 +4423,34 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st {
-    return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st {
+    return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore signal parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | null) {
-    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.view(new Uint8Array(dv.buffer, at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
+    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st({...})`. */
@@ -4466,34 +4466,34 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
-    return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
+    return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, with the given fields set. */
-  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore signal parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | null) {
-    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.view(new Uint8Array(dv.buffer, at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
+    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st({...})`. */
@@ -4509,34 +4509,34 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a CUDA_EXT_SEM_WAIT_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXT_SEM_WAIT_NODE_PARAMS_st {
-    return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXT_SEM_WAIT_NODE_PARAMS_st {
+    return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore wait parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | null) {
-    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.view(new Uint8Array(dv.buffer, at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
+    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_WAIT_NODE_PARAMS_st({...})`. */
@@ -4552,34 +4552,34 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
-    return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
+    return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, with the given fields set. */
-  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUexternalSemaphore | null)[] | null) {
     setPointerArray(this, 0, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore wait parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | null) {
-    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.view(new Uint8Array(dv.buffer, at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
+    setPointerArray(this, 8, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.numExtSems');
   }
 }
 /** Fields accepted by `new CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st({...})`. */
@@ -4595,20 +4595,20 @@ export class CUarrayMapInfo_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUarrayMapInfo_st","path":"","size":96,"align":8,"union":false,"fields":{"resourceType":{"offset":0,"size":4},"resource":{"offset":8,"size":8},"subresourceType":{"offset":16,"size":4},"subresource":{"offset":24,"size":32},"memOperationType":{"offset":56,"size":4},"memHandleType":{"offset":60,"size":4},"memHandle":{"offset":64,"size":8},"offset":{"offset":72,"size":8},"deviceBitMask":{"offset":80,"size":4},"flags":{"offset":84,"size":4},"reserved":{"offset":88,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["resourceType","resource","subresourceType","subresource","memOperationType","memHandleType","memHandle","offset","deviceBitMask","flags","reserved"]);
   /** A view of existing bytes as a CUarrayMapInfo_st (no copy). */
-  static view(mem: Uint8Array): CUarrayMapInfo_st {
-    return new CUarrayMapInfo_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUarrayMapInfo_st {
+    return new CUarrayMapInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st, with the given fields set. */
-  constructor(init?: CUarrayMapInfo_stInit | CUarrayMapInfo_st, mem?: Uint8Array) {
-    super(96, mem);
+  constructor(init?: CUarrayMapInfo_stInit | CUarrayMapInfo_st, mem?: Uint8Array, dv?: DataView) {
+    super(96, mem, dv);
     this._init(init, CUarrayMapInfo_st.keys);
   }
   /** Resource type */
   get resourceType(): E.CUresourcetype_enum {
-    return this._dv.getInt32(0, true) as E.CUresourcetype_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype_enum;
   }
   set resourceType(v: E.CUresourcetype_enum) {
-    W.i32(this._dv, 0, v, 'CUarrayMapInfo_st.resourceType');
+    W.i32(this._dv, this._o + 0, v, 'CUarrayMapInfo_st.resourceType');
   }
   private _n_resource?: CUarrayMapInfo_st_resource;
   get resource(): CUarrayMapInfo_st_resource {
@@ -4619,10 +4619,10 @@ export class CUarrayMapInfo_st extends CStruct {
   }
   /** Sparse subresource type */
   get subresourceType(): E.CUarraySparseSubresourceType_enum {
-    return this._dv.getInt32(16, true) as E.CUarraySparseSubresourceType_enum;
+    return this._dv.getInt32(this._o + 16, true) as E.CUarraySparseSubresourceType_enum;
   }
   set subresourceType(v: E.CUarraySparseSubresourceType_enum) {
-    W.i32(this._dv, 16, v, 'CUarrayMapInfo_st.subresourceType');
+    W.i32(this._dv, this._o + 16, v, 'CUarrayMapInfo_st.subresourceType');
   }
   private _n_subresource?: CUarrayMapInfo_st_subresource;
   get subresource(): CUarrayMapInfo_st_subresource {
@@ -4633,17 +4633,17 @@ export class CUarrayMapInfo_st extends CStruct {
   }
   /** Memory operation type */
   get memOperationType(): E.CUmemOperationType_enum {
-    return this._dv.getInt32(56, true) as E.CUmemOperationType_enum;
+    return this._dv.getInt32(this._o + 56, true) as E.CUmemOperationType_enum;
   }
   set memOperationType(v: E.CUmemOperationType_enum) {
-    W.i32(this._dv, 56, v, 'CUarrayMapInfo_st.memOperationType');
+    W.i32(this._dv, this._o + 56, v, 'CUarrayMapInfo_st.memOperationType');
   }
   /** Memory handle type */
   get memHandleType(): E.CUmemHandleType_enum {
-    return this._dv.getInt32(60, true) as E.CUmemHandleType_enum;
+    return this._dv.getInt32(this._o + 60, true) as E.CUmemHandleType_enum;
   }
   set memHandleType(v: E.CUmemHandleType_enum) {
-    W.i32(this._dv, 60, v, 'CUarrayMapInfo_st.memHandleType');
+    W.i32(this._dv, this._o + 60, v, 'CUarrayMapInfo_st.memHandleType');
   }
   private _n_memHandle?: CUarrayMapInfo_st_memHandle;
   get memHandle(): CUarrayMapInfo_st_memHandle {
@@ -4654,31 +4654,31 @@ export class CUarrayMapInfo_st extends CStruct {
   }
   /** Offset within the memory */
   get offset(): bigint {
-    return this._dv.getBigUint64(72, true);
+    return this._dv.getBigUint64(this._o + 72, true);
   }
   set offset(v: bigint | number) {
-    W.u64(this._dv, 72, v, 'CUarrayMapInfo_st.offset');
+    W.u64(this._dv, this._o + 72, v, 'CUarrayMapInfo_st.offset');
   }
   /** Device ordinal bit mask */
   get deviceBitMask(): number {
-    return this._dv.getUint32(80, true);
+    return this._dv.getUint32(this._o + 80, true);
   }
   set deviceBitMask(v: number) {
-    W.u32(this._dv, 80, v, 'CUarrayMapInfo_st.deviceBitMask');
+    W.u32(this._dv, this._o + 80, v, 'CUarrayMapInfo_st.deviceBitMask');
   }
   /** flags for future use, must be zero now. */
   get flags(): number {
-    return this._dv.getUint32(84, true);
+    return this._dv.getUint32(this._o + 84, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 84, v, 'CUarrayMapInfo_st.flags');
+    W.u32(this._dv, this._o + 84, v, 'CUarrayMapInfo_st.flags');
   }
   /** Reserved for future use, must be zero now. */
   get reserved(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getUint32(88 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getUint32(this._o + 88 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 2, v, 'CUarrayMapInfo_st.reserved', (i, x, n) => W.u32(this._dv, 88 + i * 4, x, n));
+    setArray(this, 2, v, 'CUarrayMapInfo_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 88 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st({...})`. */
@@ -4702,25 +4702,25 @@ export class CUarrayMapInfo_st_resource extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUarrayMapInfo_st","path":"resource","size":8,"align":8,"union":true,"fields":{"mipmap":{"offset":0,"size":8},"array":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["mipmap","array"]);
   /** A view of existing bytes as a CUarrayMapInfo_st_resource (no copy). */
-  static view(mem: Uint8Array): CUarrayMapInfo_st_resource {
-    return new CUarrayMapInfo_st_resource(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUarrayMapInfo_st_resource {
+    return new CUarrayMapInfo_st_resource(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_resource, with the given fields set. */
-  constructor(init?: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_resource.keys);
   }
   get mipmap(): H.CUmipmappedArray {
-    return this._dv.getBigUint64(0, true) as H.CUmipmappedArray;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUmipmappedArray;
   }
   set mipmap(v: H.CUmipmappedArray | null) {
-    W.ptr(this._dv, 0, v, 'CUarrayMapInfo_st_resource.mipmap');
+    W.ptr(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_resource.mipmap');
   }
   get array(): H.CUarray {
-    return this._dv.getBigUint64(0, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUarray;
   }
   set array(v: H.CUarray | null) {
-    W.ptr(this._dv, 0, v, 'CUarrayMapInfo_st_resource.array');
+    W.ptr(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_resource.array');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_resource({...})`. */
@@ -4735,12 +4735,12 @@ export class CUarrayMapInfo_st_subresource extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUarrayMapInfo_st","path":"subresource","size":32,"align":8,"union":true,"fields":{"sparseLevel":{"offset":0,"size":32},"miptail":{"offset":0,"size":24}}};
   private static readonly keys: ReadonlySet<string> = new Set(["sparseLevel","miptail"]);
   /** A view of existing bytes as a CUarrayMapInfo_st_subresource (no copy). */
-  static view(mem: Uint8Array): CUarrayMapInfo_st_subresource {
-    return new CUarrayMapInfo_st_subresource(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUarrayMapInfo_st_subresource {
+    return new CUarrayMapInfo_st_subresource(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource, with the given fields set. */
-  constructor(init?: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource.keys);
   }
   private _n_sparseLevel?: CUarrayMapInfo_st_subresource_sparseLevel;
@@ -4770,69 +4770,69 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUarrayMapInfo_st","path":"subresource.sparseLevel","size":32,"align":4,"union":false,"fields":{"level":{"offset":0,"size":4},"layer":{"offset":4,"size":4},"offsetX":{"offset":8,"size":4},"offsetY":{"offset":12,"size":4},"offsetZ":{"offset":16,"size":4},"extentWidth":{"offset":20,"size":4},"extentHeight":{"offset":24,"size":4},"extentDepth":{"offset":28,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["level","layer","offsetX","offsetY","offsetZ","extentWidth","extentHeight","extentDepth"]);
   /** A view of existing bytes as a CUarrayMapInfo_st_subresource_sparseLevel (no copy). */
-  static view(mem: Uint8Array): CUarrayMapInfo_st_subresource_sparseLevel {
-    return new CUarrayMapInfo_st_subresource_sparseLevel(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUarrayMapInfo_st_subresource_sparseLevel {
+    return new CUarrayMapInfo_st_subresource_sparseLevel(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource_sparseLevel, with the given fields set. */
-  constructor(init?: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource_sparseLevel.keys);
   }
   /** For CUDA mipmapped arrays must a valid mipmap level. For CUDA arrays must be zero */
   get level(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set level(v: number) {
-    W.u32(this._dv, 0, v, 'CUarrayMapInfo_st_subresource_sparseLevel.level');
+    W.u32(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_subresource_sparseLevel.level');
   }
   /** For CUDA layered arrays must be a valid layer index. Otherwise, must be zero */
   get layer(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set layer(v: number) {
-    W.u32(this._dv, 4, v, 'CUarrayMapInfo_st_subresource_sparseLevel.layer');
+    W.u32(this._dv, this._o + 4, v, 'CUarrayMapInfo_st_subresource_sparseLevel.layer');
   }
   /** Starting X offset in elements */
   get offsetX(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set offsetX(v: number) {
-    W.u32(this._dv, 8, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetX');
+    W.u32(this._dv, this._o + 8, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetX');
   }
   /** Starting Y offset in elements */
   get offsetY(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set offsetY(v: number) {
-    W.u32(this._dv, 12, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetY');
+    W.u32(this._dv, this._o + 12, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetY');
   }
   /** Starting Z offset in elements */
   get offsetZ(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set offsetZ(v: number) {
-    W.u32(this._dv, 16, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetZ');
+    W.u32(this._dv, this._o + 16, v, 'CUarrayMapInfo_st_subresource_sparseLevel.offsetZ');
   }
   /** Width in elements */
   get extentWidth(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set extentWidth(v: number) {
-    W.u32(this._dv, 20, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentWidth');
+    W.u32(this._dv, this._o + 20, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentWidth');
   }
   /** Height in elements */
   get extentHeight(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set extentHeight(v: number) {
-    W.u32(this._dv, 24, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentHeight');
+    W.u32(this._dv, this._o + 24, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentHeight');
   }
   /** Depth in elements */
   get extentDepth(): number {
-    return this._dv.getUint32(28, true);
+    return this._dv.getUint32(this._o + 28, true);
   }
   set extentDepth(v: number) {
-    W.u32(this._dv, 28, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentDepth');
+    W.u32(this._dv, this._o + 28, v, 'CUarrayMapInfo_st_subresource_sparseLevel.extentDepth');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_subresource_sparseLevel({...})`. */
@@ -4853,34 +4853,34 @@ export class CUarrayMapInfo_st_subresource_miptail extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUarrayMapInfo_st","path":"subresource.miptail","size":24,"align":8,"union":false,"fields":{"layer":{"offset":0,"size":4},"offset":{"offset":8,"size":8},"size":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["layer","offset","size"]);
   /** A view of existing bytes as a CUarrayMapInfo_st_subresource_miptail (no copy). */
-  static view(mem: Uint8Array): CUarrayMapInfo_st_subresource_miptail {
-    return new CUarrayMapInfo_st_subresource_miptail(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUarrayMapInfo_st_subresource_miptail {
+    return new CUarrayMapInfo_st_subresource_miptail(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource_miptail, with the given fields set. */
-  constructor(init?: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource_miptail.keys);
   }
   /** For CUDA layered arrays must be a valid layer index. Otherwise, must be zero */
   get layer(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set layer(v: number) {
-    W.u32(this._dv, 0, v, 'CUarrayMapInfo_st_subresource_miptail.layer');
+    W.u32(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_subresource_miptail.layer');
   }
   /** Offset within mip tail */
   get offset(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set offset(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'CUarrayMapInfo_st_subresource_miptail.offset');
+    W.u64(this._dv, this._o + 8, v, 'CUarrayMapInfo_st_subresource_miptail.offset');
   }
   /** Extent in bytes */
   get size(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set size(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'CUarrayMapInfo_st_subresource_miptail.size');
+    W.u64(this._dv, this._o + 16, v, 'CUarrayMapInfo_st_subresource_miptail.size');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_subresource_miptail({...})`. */
@@ -4896,19 +4896,19 @@ export class CUarrayMapInfo_st_memHandle extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUarrayMapInfo_st","path":"memHandle","size":8,"align":8,"union":true,"fields":{"memHandle":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["memHandle"]);
   /** A view of existing bytes as a CUarrayMapInfo_st_memHandle (no copy). */
-  static view(mem: Uint8Array): CUarrayMapInfo_st_memHandle {
-    return new CUarrayMapInfo_st_memHandle(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUarrayMapInfo_st_memHandle {
+    return new CUarrayMapInfo_st_memHandle(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_memHandle, with the given fields set. */
-  constructor(init?: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_memHandle.keys);
   }
   get memHandle(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set memHandle(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUarrayMapInfo_st_memHandle.memHandle');
+    W.u64(this._dv, this._o + 0, v, 'CUarrayMapInfo_st_memHandle.memHandle');
   }
 }
 /** Fields accepted by `new CUarrayMapInfo_st_memHandle({...})`. */
@@ -4922,27 +4922,27 @@ export class CUmemLocation_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemLocation_st","path":"","size":8,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"id":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","id"]);
   /** A view of existing bytes as a CUmemLocation_st (no copy). */
-  static view(mem: Uint8Array): CUmemLocation_st {
-    return new CUmemLocation_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemLocation_st {
+    return new CUmemLocation_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemLocation_st, with the given fields set. */
-  constructor(init?: CUmemLocation_stInit | CUmemLocation_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUmemLocation_stInit | CUmemLocation_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUmemLocation_st.keys);
   }
   /** Specifies the location type, which modifies the meaning of id. */
   get type(): E.CUmemLocationType_enum {
-    return this._dv.getInt32(0, true) as E.CUmemLocationType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemLocationType_enum;
   }
   set type(v: E.CUmemLocationType_enum) {
-    W.i32(this._dv, 0, v, 'CUmemLocation_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUmemLocation_st.type');
   }
   /** identifier for a given this location's::CUmemLocationType. */
   get id(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set id(v: number) {
-    W.i32(this._dv, 4, v, 'CUmemLocation_st.id');
+    W.i32(this._dv, this._o + 4, v, 'CUmemLocation_st.id');
   }
 }
 /** Fields accepted by `new CUmemLocation_st({...})`. */
@@ -4957,27 +4957,27 @@ export class CUmemAllocationProp_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemAllocationProp_st","path":"","size":32,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"requestedHandleTypes":{"offset":4,"size":4},"location":{"offset":8,"size":8},"win32HandleMetaData":{"offset":16,"size":8},"allocFlags":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","requestedHandleTypes","location","win32HandleMetaData","allocFlags"]);
   /** A view of existing bytes as a CUmemAllocationProp_st (no copy). */
-  static view(mem: Uint8Array): CUmemAllocationProp_st {
-    return new CUmemAllocationProp_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemAllocationProp_st {
+    return new CUmemAllocationProp_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemAllocationProp_st, with the given fields set. */
-  constructor(init?: CUmemAllocationProp_stInit | CUmemAllocationProp_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUmemAllocationProp_stInit | CUmemAllocationProp_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUmemAllocationProp_st.keys);
   }
   /** Allocation type */
   get type(): E.CUmemAllocationType_enum {
-    return this._dv.getInt32(0, true) as E.CUmemAllocationType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType_enum;
   }
   set type(v: E.CUmemAllocationType_enum) {
-    W.i32(this._dv, 0, v, 'CUmemAllocationProp_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUmemAllocationProp_st.type');
   }
   /** requested::CUmemAllocationHandleType */
   get requestedHandleTypes(): E.CUmemAllocationHandleType_enum {
-    return this._dv.getInt32(4, true) as E.CUmemAllocationHandleType_enum;
+    return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType_enum;
   }
   set requestedHandleTypes(v: E.CUmemAllocationHandleType_enum) {
-    W.i32(this._dv, 4, v, 'CUmemAllocationProp_st.requestedHandleTypes');
+    W.i32(this._dv, this._o + 4, v, 'CUmemAllocationProp_st.requestedHandleTypes');
   }
   private _n_location?: CUmemLocation_st;
   /** Location of allocation */
@@ -4989,7 +4989,7 @@ export class CUmemAllocationProp_st extends CStruct {
   }
   /** Windows-specific POBJECT_ATTRIBUTES required when::CU_MEM_HANDLE_TYPE_WIN32 is specified. This object attributes structure includes security attributes that define the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   get win32HandleMetaData(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set win32HandleMetaData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'CUmemAllocationProp_st.win32HandleMetaData', 'win32HandleMetaData');
@@ -5017,33 +5017,33 @@ export class CUmemAllocationProp_st_allocFlags extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemAllocationProp_st","path":"allocFlags","size":8,"align":2,"union":false,"fields":{"compressionType":{"offset":0,"size":1},"gpuDirectRDMACapable":{"offset":1,"size":1},"usage":{"offset":2,"size":2},"reserved":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["compressionType","gpuDirectRDMACapable","usage","reserved"]);
   /** A view of existing bytes as a CUmemAllocationProp_st_allocFlags (no copy). */
-  static view(mem: Uint8Array): CUmemAllocationProp_st_allocFlags {
-    return new CUmemAllocationProp_st_allocFlags(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemAllocationProp_st_allocFlags {
+    return new CUmemAllocationProp_st_allocFlags(undefined, mem, dv);
   }
   /** A new zeroed CUmemAllocationProp_st_allocFlags, with the given fields set. */
-  constructor(init?: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUmemAllocationProp_st_allocFlags.keys);
   }
   /** Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with::cuMemCreate using::cuMemGetAllocationPropertiesFromHandle to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices. */
   get compressionType(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set compressionType(v: number) {
-    W.u8(this._dv, 0, v, 'CUmemAllocationProp_st_allocFlags.compressionType');
+    W.u8(this._dv, this._o + 0, v, 'CUmemAllocationProp_st_allocFlags.compressionType');
   }
   get gpuDirectRDMACapable(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set gpuDirectRDMACapable(v: number) {
-    W.u8(this._dv, 1, v, 'CUmemAllocationProp_st_allocFlags.gpuDirectRDMACapable');
+    W.u8(this._dv, this._o + 1, v, 'CUmemAllocationProp_st_allocFlags.gpuDirectRDMACapable');
   }
   /** Bitmask indicating intended usage for this allocation */
   get usage(): number {
-    return this._dv.getUint16(2, true);
+    return this._dv.getUint16(this._o + 2, true);
   }
   set usage(v: number) {
-    W.u16(this._dv, 2, v, 'CUmemAllocationProp_st_allocFlags.usage');
+    W.u16(this._dv, this._o + 2, v, 'CUmemAllocationProp_st_allocFlags.usage');
   }
   get reserved(): Uint8Array {
     return this._u8.slice(4, 8);
@@ -5066,41 +5066,41 @@ export class CUmulticastObjectProp_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmulticastObjectProp_st","path":"","size":32,"align":8,"union":false,"fields":{"numDevices":{"offset":0,"size":4},"size":{"offset":8,"size":8},"handleTypes":{"offset":16,"size":8},"flags":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["numDevices","size","handleTypes","flags"]);
   /** A view of existing bytes as a CUmulticastObjectProp_st (no copy). */
-  static view(mem: Uint8Array): CUmulticastObjectProp_st {
-    return new CUmulticastObjectProp_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmulticastObjectProp_st {
+    return new CUmulticastObjectProp_st(undefined, mem, dv);
   }
   /** A new zeroed CUmulticastObjectProp_st, with the given fields set. */
-  constructor(init?: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUmulticastObjectProp_st.keys);
   }
   /** The number of devices in the multicast team that will bind memory to this object */
   get numDevices(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set numDevices(v: number) {
-    W.u32(this._dv, 0, v, 'CUmulticastObjectProp_st.numDevices');
+    W.u32(this._dv, this._o + 0, v, 'CUmulticastObjectProp_st.numDevices');
   }
   /** The maximum amount of memory that can be bound to this multicast object per device */
   get size(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set size(v: number) {
-    W.size(this._dv, 8, v, 'CUmulticastObjectProp_st.size');
+    W.size(this._dv, this._o + 8, v, 'CUmulticastObjectProp_st.size');
   }
   /** Bitmask of exportable handle types (see::CUmemAllocationHandleType) for this object */
   get handleTypes(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set handleTypes(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'CUmulticastObjectProp_st.handleTypes');
+    W.u64(this._dv, this._o + 16, v, 'CUmulticastObjectProp_st.handleTypes');
   }
   /** Flags for future use, must be zero now */
   get flags(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set flags(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'CUmulticastObjectProp_st.flags');
+    W.u64(this._dv, this._o + 24, v, 'CUmulticastObjectProp_st.flags');
   }
 }
 /** Fields accepted by `new CUmulticastObjectProp_st({...})`. */
@@ -5117,12 +5117,12 @@ export class CUmemAccessDesc_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemAccessDesc_st","path":"","size":12,"align":4,"union":false,"fields":{"location":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["location","flags"]);
   /** A view of existing bytes as a CUmemAccessDesc_st (no copy). */
-  static view(mem: Uint8Array): CUmemAccessDesc_st {
-    return new CUmemAccessDesc_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemAccessDesc_st {
+    return new CUmemAccessDesc_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemAccessDesc_st, with the given fields set. */
-  constructor(init?: CUmemAccessDesc_stInit | CUmemAccessDesc_st, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: CUmemAccessDesc_stInit | CUmemAccessDesc_st, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, CUmemAccessDesc_st.keys);
   }
   private _n_location?: CUmemLocation_st;
@@ -5135,10 +5135,10 @@ export class CUmemAccessDesc_st extends CStruct {
   }
   /** ::CUmemProt accessibility flags to set on the request */
   get flags(): E.CUmemAccess_flags_enum {
-    return this._dv.getInt32(8, true) as E.CUmemAccess_flags_enum;
+    return this._dv.getInt32(this._o + 8, true) as E.CUmemAccess_flags_enum;
   }
   set flags(v: E.CUmemAccess_flags_enum) {
-    W.i32(this._dv, 8, v, 'CUmemAccessDesc_st.flags');
+    W.i32(this._dv, this._o + 8, v, 'CUmemAccessDesc_st.flags');
   }
 }
 /** Fields accepted by `new CUmemAccessDesc_st({...})`. */
@@ -5153,34 +5153,34 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUgraphExecUpdateResultInfo_st","path":"","size":24,"align":8,"union":false,"fields":{"result":{"offset":0,"size":4},"errorNode":{"offset":8,"size":8},"errorFromNode":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["result","errorNode","errorFromNode"]);
   /** A view of existing bytes as a CUgraphExecUpdateResultInfo_st (no copy). */
-  static view(mem: Uint8Array): CUgraphExecUpdateResultInfo_st {
-    return new CUgraphExecUpdateResultInfo_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUgraphExecUpdateResultInfo_st {
+    return new CUgraphExecUpdateResultInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphExecUpdateResultInfo_st, with the given fields set. */
-  constructor(init?: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUgraphExecUpdateResultInfo_st.keys);
   }
   /** Gives more specific detail when a cuda graph update fails. */
   get result(): E.CUgraphExecUpdateResult_enum {
-    return this._dv.getInt32(0, true) as E.CUgraphExecUpdateResult_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUgraphExecUpdateResult_enum;
   }
   set result(v: E.CUgraphExecUpdateResult_enum) {
-    W.i32(this._dv, 0, v, 'CUgraphExecUpdateResultInfo_st.result');
+    W.i32(this._dv, this._o + 0, v, 'CUgraphExecUpdateResultInfo_st.result');
   }
   /** The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic. */
   get errorNode(): H.CUgraphNode {
-    return this._dv.getBigUint64(8, true) as H.CUgraphNode;
+    return this._dv.getBigUint64(this._o + 8, true) as H.CUgraphNode;
   }
   set errorNode(v: H.CUgraphNode | null) {
-    W.ptr(this._dv, 8, v, 'CUgraphExecUpdateResultInfo_st.errorNode');
+    W.ptr(this._dv, this._o + 8, v, 'CUgraphExecUpdateResultInfo_st.errorNode');
   }
   /** The from node of error edge when the topologies do not match. Otherwise NULL. */
   get errorFromNode(): H.CUgraphNode {
-    return this._dv.getBigUint64(16, true) as H.CUgraphNode;
+    return this._dv.getBigUint64(this._o + 16, true) as H.CUgraphNode;
   }
   set errorFromNode(v: H.CUgraphNode | null) {
-    W.ptr(this._dv, 16, v, 'CUgraphExecUpdateResultInfo_st.errorFromNode');
+    W.ptr(this._dv, this._o + 16, v, 'CUgraphExecUpdateResultInfo_st.errorFromNode');
   }
 }
 /** Fields accepted by `new CUgraphExecUpdateResultInfo_st({...})`. */
@@ -5196,27 +5196,27 @@ export class CUmemPoolProps_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemPoolProps_st","path":"","size":88,"align":8,"union":false,"fields":{"allocType":{"offset":0,"size":4},"handleTypes":{"offset":4,"size":4},"location":{"offset":8,"size":8},"win32SecurityAttributes":{"offset":16,"size":8},"maxSize":{"offset":24,"size":8},"usage":{"offset":32,"size":2},"reserved":{"offset":34,"size":54}}};
   private static readonly keys: ReadonlySet<string> = new Set(["allocType","handleTypes","location","win32SecurityAttributes","maxSize","usage","reserved"]);
   /** A view of existing bytes as a CUmemPoolProps_st (no copy). */
-  static view(mem: Uint8Array): CUmemPoolProps_st {
-    return new CUmemPoolProps_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemPoolProps_st {
+    return new CUmemPoolProps_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemPoolProps_st, with the given fields set. */
-  constructor(init?: CUmemPoolProps_stInit | CUmemPoolProps_st, mem?: Uint8Array) {
-    super(88, mem);
+  constructor(init?: CUmemPoolProps_stInit | CUmemPoolProps_st, mem?: Uint8Array, dv?: DataView) {
+    super(88, mem, dv);
     this._init(init, CUmemPoolProps_st.keys);
   }
   /** Allocation type. Currently must be specified as CU_MEM_ALLOCATION_TYPE_PINNED */
   get allocType(): E.CUmemAllocationType_enum {
-    return this._dv.getInt32(0, true) as E.CUmemAllocationType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType_enum;
   }
   set allocType(v: E.CUmemAllocationType_enum) {
-    W.i32(this._dv, 0, v, 'CUmemPoolProps_st.allocType');
+    W.i32(this._dv, this._o + 0, v, 'CUmemPoolProps_st.allocType');
   }
   /** Handle types that will be supported by allocations from the pool. */
   get handleTypes(): E.CUmemAllocationHandleType_enum {
-    return this._dv.getInt32(4, true) as E.CUmemAllocationHandleType_enum;
+    return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType_enum;
   }
   set handleTypes(v: E.CUmemAllocationHandleType_enum) {
-    W.i32(this._dv, 4, v, 'CUmemPoolProps_st.handleTypes');
+    W.i32(this._dv, this._o + 4, v, 'CUmemPoolProps_st.handleTypes');
   }
   private _n_location?: CUmemLocation_st;
   /** Location where allocations should reside. */
@@ -5228,24 +5228,24 @@ export class CUmemPoolProps_st extends CStruct {
   }
   /** Windows-specific LPSECURITYATTRIBUTES required when::CU_MEM_HANDLE_TYPE_WIN32 is specified. This security attribute defines the scope of which exported allocations may be transferred to other processes. In all other cases, this field is required to be zero. */
   get win32SecurityAttributes(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set win32SecurityAttributes(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'CUmemPoolProps_st.win32SecurityAttributes', 'win32SecurityAttributes');
   }
   /** Maximum pool size. When set to 0, defaults to a system dependent value. */
   get maxSize(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set maxSize(v: number) {
-    W.size(this._dv, 24, v, 'CUmemPoolProps_st.maxSize');
+    W.size(this._dv, this._o + 24, v, 'CUmemPoolProps_st.maxSize');
   }
   /** Bitmask indicating intended usage for the pool. */
   get usage(): number {
-    return this._dv.getUint16(32, true);
+    return this._dv.getUint16(this._o + 32, true);
   }
   set usage(v: number) {
-    W.u16(this._dv, 32, v, 'CUmemPoolProps_st.usage');
+    W.u16(this._dv, this._o + 32, v, 'CUmemPoolProps_st.usage');
   }
   /** reserved for future use, must be 0 */
   get reserved(): Uint8Array {
@@ -5272,12 +5272,12 @@ export class CUmemPoolPtrExportData_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemPoolPtrExportData_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a CUmemPoolPtrExportData_st (no copy). */
-  static view(mem: Uint8Array): CUmemPoolPtrExportData_st {
-    return new CUmemPoolPtrExportData_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemPoolPtrExportData_st {
+    return new CUmemPoolPtrExportData_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemPoolPtrExportData_st, with the given fields set. */
-  constructor(init?: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUmemPoolPtrExportData_st.keys);
   }
   get reserved(): Uint8Array {
@@ -5298,20 +5298,20 @@ export class CUmemcpyAttributes_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemcpyAttributes_st","path":"","size":24,"align":4,"union":false,"fields":{"srcAccessOrder":{"offset":0,"size":4},"srcLocHint":{"offset":4,"size":8},"dstLocHint":{"offset":12,"size":8},"flags":{"offset":20,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcAccessOrder","srcLocHint","dstLocHint","flags"]);
   /** A view of existing bytes as a CUmemcpyAttributes_st (no copy). */
-  static view(mem: Uint8Array): CUmemcpyAttributes_st {
-    return new CUmemcpyAttributes_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemcpyAttributes_st {
+    return new CUmemcpyAttributes_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpyAttributes_st, with the given fields set. */
-  constructor(init?: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUmemcpyAttributes_st.keys);
   }
   /** Source access ordering to be observed for copies with this attribute. */
   get srcAccessOrder(): E.CUmemcpySrcAccessOrder_enum {
-    return this._dv.getInt32(0, true) as E.CUmemcpySrcAccessOrder_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemcpySrcAccessOrder_enum;
   }
   set srcAccessOrder(v: E.CUmemcpySrcAccessOrder_enum) {
-    W.i32(this._dv, 0, v, 'CUmemcpyAttributes_st.srcAccessOrder');
+    W.i32(this._dv, this._o + 0, v, 'CUmemcpyAttributes_st.srcAccessOrder');
   }
   private _n_srcLocHint?: CUmemLocation_st;
   /** Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
@@ -5331,10 +5331,10 @@ export class CUmemcpyAttributes_st extends CStruct {
   }
   /** Additional flags for copies with this attribute. See::CUmemcpyFlags */
   get flags(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 20, v, 'CUmemcpyAttributes_st.flags');
+    W.u32(this._dv, this._o + 20, v, 'CUmemcpyAttributes_st.flags');
   }
 }
 /** Fields accepted by `new CUmemcpyAttributes_st({...})`. */
@@ -5351,31 +5351,31 @@ export class CUoffset3D_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUoffset3D_st","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a CUoffset3D_st (no copy). */
-  static view(mem: Uint8Array): CUoffset3D_st {
-    return new CUoffset3D_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUoffset3D_st {
+    return new CUoffset3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUoffset3D_st, with the given fields set. */
-  constructor(init?: CUoffset3D_stInit | CUoffset3D_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUoffset3D_stInit | CUoffset3D_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUoffset3D_st.keys);
   }
   get x(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set x(v: number) {
-    W.size(this._dv, 0, v, 'CUoffset3D_st.x');
+    W.size(this._dv, this._o + 0, v, 'CUoffset3D_st.x');
   }
   get y(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set y(v: number) {
-    W.size(this._dv, 8, v, 'CUoffset3D_st.y');
+    W.size(this._dv, this._o + 8, v, 'CUoffset3D_st.y');
   }
   get z(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set z(v: number) {
-    W.size(this._dv, 16, v, 'CUoffset3D_st.z');
+    W.size(this._dv, this._o + 16, v, 'CUoffset3D_st.z');
   }
 }
 /** Fields accepted by `new CUoffset3D_st({...})`. */
@@ -5391,31 +5391,31 @@ export class CUextent3D_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUextent3D_st","path":"","size":24,"align":8,"union":false,"fields":{"width":{"offset":0,"size":8},"height":{"offset":8,"size":8},"depth":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["width","height","depth"]);
   /** A view of existing bytes as a CUextent3D_st (no copy). */
-  static view(mem: Uint8Array): CUextent3D_st {
-    return new CUextent3D_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUextent3D_st {
+    return new CUextent3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUextent3D_st, with the given fields set. */
-  constructor(init?: CUextent3D_stInit | CUextent3D_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUextent3D_stInit | CUextent3D_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUextent3D_st.keys);
   }
   get width(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set width(v: number) {
-    W.size(this._dv, 0, v, 'CUextent3D_st.width');
+    W.size(this._dv, this._o + 0, v, 'CUextent3D_st.width');
   }
   get height(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set height(v: number) {
-    W.size(this._dv, 8, v, 'CUextent3D_st.height');
+    W.size(this._dv, this._o + 8, v, 'CUextent3D_st.height');
   }
   get depth(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set depth(v: number) {
-    W.size(this._dv, 16, v, 'CUextent3D_st.depth');
+    W.size(this._dv, this._o + 16, v, 'CUextent3D_st.depth');
   }
 }
 /** Fields accepted by `new CUextent3D_st({...})`. */
@@ -5431,19 +5431,19 @@ export class CUmemcpy3DOperand_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemcpy3DOperand_st","path":"","size":40,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"op":{"offset":8,"size":32}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","op"]);
   /** A view of existing bytes as a CUmemcpy3DOperand_st (no copy). */
-  static view(mem: Uint8Array): CUmemcpy3DOperand_st {
-    return new CUmemcpy3DOperand_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemcpy3DOperand_st {
+    return new CUmemcpy3DOperand_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st, with the given fields set. */
-  constructor(init?: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, CUmemcpy3DOperand_st.keys);
   }
   get type(): E.CUmemcpy3DOperandType_enum {
-    return this._dv.getInt32(0, true) as E.CUmemcpy3DOperandType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemcpy3DOperandType_enum;
   }
   set type(v: E.CUmemcpy3DOperandType_enum) {
-    W.i32(this._dv, 0, v, 'CUmemcpy3DOperand_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st.type');
   }
   private _n_op?: CUmemcpy3DOperand_st_op;
   get op(): CUmemcpy3DOperand_st_op {
@@ -5465,12 +5465,12 @@ export class CUmemcpy3DOperand_st_op extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemcpy3DOperand_st","path":"op","size":32,"align":8,"union":true,"fields":{"ptr":{"offset":0,"size":32},"array":{"offset":0,"size":32}}};
   private static readonly keys: ReadonlySet<string> = new Set(["ptr","array"]);
   /** A view of existing bytes as a CUmemcpy3DOperand_st_op (no copy). */
-  static view(mem: Uint8Array): CUmemcpy3DOperand_st_op {
-    return new CUmemcpy3DOperand_st_op(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemcpy3DOperand_st_op {
+    return new CUmemcpy3DOperand_st_op(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op, with the given fields set. */
-  constructor(init?: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op.keys);
   }
   private _n_ptr?: CUmemcpy3DOperand_st_op_ptr;
@@ -5500,33 +5500,33 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemcpy3DOperand_st","path":"op.ptr","size":32,"align":8,"union":false,"fields":{"ptr":{"offset":0,"size":8},"rowLength":{"offset":8,"size":8},"layerHeight":{"offset":16,"size":8},"locHint":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["ptr","rowLength","layerHeight","locHint"]);
   /** A view of existing bytes as a CUmemcpy3DOperand_st_op_ptr (no copy). */
-  static view(mem: Uint8Array): CUmemcpy3DOperand_st_op_ptr {
-    return new CUmemcpy3DOperand_st_op_ptr(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemcpy3DOperand_st_op_ptr {
+    return new CUmemcpy3DOperand_st_op_ptr(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op_ptr, with the given fields set. */
-  constructor(init?: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_ptr.keys);
   }
   get ptr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set ptr(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUmemcpy3DOperand_st_op_ptr.ptr');
+    W.u64(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st_op_ptr.ptr');
   }
   /** Length of each row in elements. */
   get rowLength(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set rowLength(v: number) {
-    W.size(this._dv, 8, v, 'CUmemcpy3DOperand_st_op_ptr.rowLength');
+    W.size(this._dv, this._o + 8, v, 'CUmemcpy3DOperand_st_op_ptr.rowLength');
   }
   /** Height of each layer in elements. */
   get layerHeight(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set layerHeight(v: number) {
-    W.size(this._dv, 16, v, 'CUmemcpy3DOperand_st_op_ptr.layerHeight');
+    W.size(this._dv, this._o + 16, v, 'CUmemcpy3DOperand_st_op_ptr.layerHeight');
   }
   private _n_locHint?: CUmemLocation_st;
   /** Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
@@ -5551,19 +5551,19 @@ export class CUmemcpy3DOperand_st_op_array extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemcpy3DOperand_st","path":"op.array","size":32,"align":8,"union":false,"fields":{"array":{"offset":0,"size":8},"offset":{"offset":8,"size":24}}};
   private static readonly keys: ReadonlySet<string> = new Set(["array","offset"]);
   /** A view of existing bytes as a CUmemcpy3DOperand_st_op_array (no copy). */
-  static view(mem: Uint8Array): CUmemcpy3DOperand_st_op_array {
-    return new CUmemcpy3DOperand_st_op_array(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemcpy3DOperand_st_op_array {
+    return new CUmemcpy3DOperand_st_op_array(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op_array, with the given fields set. */
-  constructor(init?: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_array.keys);
   }
   get array(): H.CUarray {
-    return this._dv.getBigUint64(0, true) as H.CUarray;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUarray;
   }
   set array(v: H.CUarray | null) {
-    W.ptr(this._dv, 0, v, 'CUmemcpy3DOperand_st_op_array.array');
+    W.ptr(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st_op_array.array');
   }
   private _n_offset?: CUoffset3D_st;
   get offset(): CUoffset3D_st {
@@ -5585,12 +5585,12 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEMCPY3D_BATCH_OP_st","path":"","size":112,"align":8,"union":false,"fields":{"src":{"offset":0,"size":40},"dst":{"offset":40,"size":40},"extent":{"offset":80,"size":24},"srcAccessOrder":{"offset":104,"size":4},"flags":{"offset":108,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["src","dst","extent","srcAccessOrder","flags"]);
   /** A view of existing bytes as a CUDA_MEMCPY3D_BATCH_OP_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEMCPY3D_BATCH_OP_st {
-    return new CUDA_MEMCPY3D_BATCH_OP_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY3D_BATCH_OP_st {
+    return new CUDA_MEMCPY3D_BATCH_OP_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_BATCH_OP_st, with the given fields set. */
-  constructor(init?: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st, mem?: Uint8Array) {
-    super(112, mem);
+  constructor(init?: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st, mem?: Uint8Array, dv?: DataView) {
+    super(112, mem, dv);
     this._init(init, CUDA_MEMCPY3D_BATCH_OP_st.keys);
   }
   private _n_src?: CUmemcpy3DOperand_st;
@@ -5619,17 +5619,17 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   }
   /** Source access ordering to be observed for copy from src to dst. */
   get srcAccessOrder(): E.CUmemcpySrcAccessOrder_enum {
-    return this._dv.getInt32(104, true) as E.CUmemcpySrcAccessOrder_enum;
+    return this._dv.getInt32(this._o + 104, true) as E.CUmemcpySrcAccessOrder_enum;
   }
   set srcAccessOrder(v: E.CUmemcpySrcAccessOrder_enum) {
-    W.i32(this._dv, 104, v, 'CUDA_MEMCPY3D_BATCH_OP_st.srcAccessOrder');
+    W.i32(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_BATCH_OP_st.srcAccessOrder');
   }
   /** Additional flags for copies with this attribute. See::CUmemcpyFlags */
   get flags(): number {
-    return this._dv.getUint32(108, true);
+    return this._dv.getUint32(this._o + 108, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 108, v, 'CUDA_MEMCPY3D_BATCH_OP_st.flags');
+    W.u32(this._dv, this._o + 108, v, 'CUDA_MEMCPY3D_BATCH_OP_st.flags');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_BATCH_OP_st({...})`. */
@@ -5647,12 +5647,12 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["poolProps","accessDescs","accessDescCount","bytesize","dptr"]);
   /** A view of existing bytes as a CUDA_MEM_ALLOC_NODE_PARAMS_v1_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
-    return new CUDA_MEM_ALLOC_NODE_PARAMS_v1_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    return new CUDA_MEM_ALLOC_NODE_PARAMS_v1_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, with the given fields set. */
-  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, mem?: Uint8Array) {
-    super(120, mem);
+  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, mem?: Uint8Array, dv?: DataView) {
+    super(120, mem, dv);
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.keys);
   }
   private _n_poolProps?: CUmemPoolProps_st;
@@ -5665,31 +5665,31 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   }
   /** in: array of memory access descriptors. Used to describe peer GPU access */
   get accessDescs(): bigint {
-    return this._dv.getBigUint64(88, true);
+    return this._dv.getBigUint64(this._o + 88, true);
   }
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null) {
-    setPointerArray(this, 88, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(CUmemAccessDesc_st.view(new Uint8Array(dv.buffer, at, 12)), x, CUmemAccessDesc_st, n));
+    setPointerArray(this, 88, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(CUmemAccessDesc_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 12)), x, CUmemAccessDesc_st, n));
   }
   /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   get accessDescCount(): number {
-    return readSize(this._dv, 96);
+    return readSize(this._dv, this._o + 96);
   }
   set accessDescCount(v: number) {
-    W.size(this._dv, 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.accessDescCount');
+    W.size(this._dv, this._o + 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
-    return readSize(this._dv, 104);
+    return readSize(this._dv, this._o + 104);
   }
   set bytesize(v: number) {
-    W.size(this._dv, 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.bytesize');
+    W.size(this._dv, this._o + 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
   get dptr(): bigint {
-    return this._dv.getBigUint64(112, true);
+    return this._dv.getBigUint64(this._o + 112, true);
   }
   set dptr(v: bigint | number) {
-    W.u64(this._dv, 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.dptr');
+    W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_ALLOC_NODE_PARAMS_v1_st({...})`. */
@@ -5707,12 +5707,12 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["poolProps","accessDescs","accessDescCount","bytesize","dptr"]);
   /** A view of existing bytes as a CUDA_MEM_ALLOC_NODE_PARAMS_v2_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
-    return new CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
+    return new CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, with the given fields set. */
-  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, mem?: Uint8Array) {
-    super(120, mem);
+  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
+    super(120, mem, dv);
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.keys);
   }
   private _n_poolProps?: CUmemPoolProps_st;
@@ -5725,31 +5725,31 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   }
   /** in: array of memory access descriptors. Used to describe peer GPU access */
   get accessDescs(): bigint {
-    return this._dv.getBigUint64(88, true);
+    return this._dv.getBigUint64(this._o + 88, true);
   }
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null) {
-    setPointerArray(this, 88, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(CUmemAccessDesc_st.view(new Uint8Array(dv.buffer, at, 12)), x, CUmemAccessDesc_st, n));
+    setPointerArray(this, 88, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(CUmemAccessDesc_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 12)), x, CUmemAccessDesc_st, n));
   }
   /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   get accessDescCount(): number {
-    return readSize(this._dv, 96);
+    return readSize(this._dv, this._o + 96);
   }
   set accessDescCount(v: number) {
-    W.size(this._dv, 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.accessDescCount');
+    W.size(this._dv, this._o + 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
-    return readSize(this._dv, 104);
+    return readSize(this._dv, this._o + 104);
   }
   set bytesize(v: number) {
-    W.size(this._dv, 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.bytesize');
+    W.size(this._dv, this._o + 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
   get dptr(): bigint {
-    return this._dv.getBigUint64(112, true);
+    return this._dv.getBigUint64(this._o + 112, true);
   }
   set dptr(v: bigint | number) {
-    W.u64(this._dv, 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.dptr');
+    W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_ALLOC_NODE_PARAMS_v2_st({...})`. */
@@ -5767,20 +5767,20 @@ export class CUDA_MEM_FREE_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_MEM_FREE_NODE_PARAMS_st","path":"","size":8,"align":8,"union":false,"fields":{"dptr":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["dptr"]);
   /** A view of existing bytes as a CUDA_MEM_FREE_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_MEM_FREE_NODE_PARAMS_st {
-    return new CUDA_MEM_FREE_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_MEM_FREE_NODE_PARAMS_st {
+    return new CUDA_MEM_FREE_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_FREE_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_MEM_FREE_NODE_PARAMS_st.keys);
   }
   /** in: the pointer to free */
   get dptr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set dptr(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'CUDA_MEM_FREE_NODE_PARAMS_st.dptr');
+    W.u64(this._dv, this._o + 0, v, 'CUDA_MEM_FREE_NODE_PARAMS_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_FREE_NODE_PARAMS_st({...})`. */
@@ -5794,27 +5794,27 @@ export class CUDA_CHILD_GRAPH_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_CHILD_GRAPH_NODE_PARAMS_st","path":"","size":16,"align":8,"union":false,"fields":{"graph":{"offset":0,"size":8},"ownership":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["graph","ownership"]);
   /** A view of existing bytes as a CUDA_CHILD_GRAPH_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_CHILD_GRAPH_NODE_PARAMS_st {
-    return new CUDA_CHILD_GRAPH_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_CHILD_GRAPH_NODE_PARAMS_st {
+    return new CUDA_CHILD_GRAPH_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_CHILD_GRAPH_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUDA_CHILD_GRAPH_NODE_PARAMS_st.keys);
   }
   /** The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query. The graph must not contain conditional nodes. Graphs containing memory allocation or memory free nodes must set the ownership to be moved to the parent. */
   get graph(): H.CUgraph {
-    return this._dv.getBigUint64(0, true) as H.CUgraph;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUgraph;
   }
   set graph(v: H.CUgraph | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.graph');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.graph');
   }
   /** The ownership relationship of the child graph node. */
   get ownership(): E.CUgraphChildGraphNodeOwnership_enum {
-    return this._dv.getInt32(8, true) as E.CUgraphChildGraphNodeOwnership_enum;
+    return this._dv.getInt32(this._o + 8, true) as E.CUgraphChildGraphNodeOwnership_enum;
   }
   set ownership(v: E.CUgraphChildGraphNodeOwnership_enum) {
-    W.i32(this._dv, 8, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.ownership');
+    W.i32(this._dv, this._o + 8, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.ownership');
   }
 }
 /** Fields accepted by `new CUDA_CHILD_GRAPH_NODE_PARAMS_st({...})`. */
@@ -5829,20 +5829,20 @@ export class CUDA_EVENT_RECORD_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EVENT_RECORD_NODE_PARAMS_st","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event"]);
   /** A view of existing bytes as a CUDA_EVENT_RECORD_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EVENT_RECORD_NODE_PARAMS_st {
-    return new CUDA_EVENT_RECORD_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EVENT_RECORD_NODE_PARAMS_st {
+    return new CUDA_EVENT_RECORD_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EVENT_RECORD_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_EVENT_RECORD_NODE_PARAMS_st.keys);
   }
   /** The event to record when the node executes */
   get event(): H.CUevent {
-    return this._dv.getBigUint64(0, true) as H.CUevent;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
   set event(v: H.CUevent | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_EVENT_RECORD_NODE_PARAMS_st.event');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_EVENT_RECORD_NODE_PARAMS_st.event');
   }
 }
 /** Fields accepted by `new CUDA_EVENT_RECORD_NODE_PARAMS_st({...})`. */
@@ -5856,20 +5856,20 @@ export class CUDA_EVENT_WAIT_NODE_PARAMS_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUDA_EVENT_WAIT_NODE_PARAMS_st","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event"]);
   /** A view of existing bytes as a CUDA_EVENT_WAIT_NODE_PARAMS_st (no copy). */
-  static view(mem: Uint8Array): CUDA_EVENT_WAIT_NODE_PARAMS_st {
-    return new CUDA_EVENT_WAIT_NODE_PARAMS_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUDA_EVENT_WAIT_NODE_PARAMS_st {
+    return new CUDA_EVENT_WAIT_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EVENT_WAIT_NODE_PARAMS_st, with the given fields set. */
-  constructor(init?: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, CUDA_EVENT_WAIT_NODE_PARAMS_st.keys);
   }
   /** The event to wait on from the node */
   get event(): H.CUevent {
-    return this._dv.getBigUint64(0, true) as H.CUevent;
+    return this._dv.getBigUint64(this._o + 0, true) as H.CUevent;
   }
   set event(v: H.CUevent | null) {
-    W.ptr(this._dv, 0, v, 'CUDA_EVENT_WAIT_NODE_PARAMS_st.event');
+    W.ptr(this._dv, this._o + 0, v, 'CUDA_EVENT_WAIT_NODE_PARAMS_st.event');
   }
 }
 /** Fields accepted by `new CUDA_EVENT_WAIT_NODE_PARAMS_st({...})`. */
@@ -5883,34 +5883,34 @@ export class CUgraphNodeParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUgraphNodeParams_st","path":"","size":256,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"reserved0":{"offset":4,"size":12},"reserved1":{"offset":16,"size":232},"kernel":{"offset":16,"size":72},"memcpy":{"offset":16,"size":216},"memset":{"offset":16,"size":48},"host":{"offset":16,"size":16},"graph":{"offset":16,"size":16},"eventWait":{"offset":16,"size":8},"eventRecord":{"offset":16,"size":8},"extSemSignal":{"offset":16,"size":24},"extSemWait":{"offset":16,"size":24},"alloc":{"offset":16,"size":120},"free":{"offset":16,"size":8},"memOp":{"offset":16,"size":32},"conditional":{"offset":16,"size":32},"reserved2":{"offset":248,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","reserved0","reserved1","kernel","memcpy","memset","host","graph","eventWait","eventRecord","extSemSignal","extSemWait","alloc","free","memOp","conditional","reserved2"]);
   /** A view of existing bytes as a CUgraphNodeParams_st (no copy). */
-  static view(mem: Uint8Array): CUgraphNodeParams_st {
-    return new CUgraphNodeParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUgraphNodeParams_st {
+    return new CUgraphNodeParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphNodeParams_st, with the given fields set. */
-  constructor(init?: CUgraphNodeParams_stInit | CUgraphNodeParams_st, mem?: Uint8Array) {
-    super(256, mem);
+  constructor(init?: CUgraphNodeParams_stInit | CUgraphNodeParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(256, mem, dv);
     this._init(init, CUgraphNodeParams_st.keys);
   }
   /** Type of the node */
   get type(): E.CUgraphNodeType_enum {
-    return this._dv.getInt32(0, true) as E.CUgraphNodeType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.CUgraphNodeType_enum;
   }
   set type(v: E.CUgraphNodeType_enum) {
-    W.i32(this._dv, 0, v, 'CUgraphNodeParams_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUgraphNodeParams_st.type');
   }
   /** Reserved. Must be zero. */
   get reserved0(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(4 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
   set reserved0(v: (number)[]) {
-    setArray(this, 3, v, 'CUgraphNodeParams_st.reserved0', (i, x, n) => W.i32(this._dv, 4 + i * 4, x, n));
+    setArray(this, 3, v, 'CUgraphNodeParams_st.reserved0', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
   /** Padding. Unused bytes must be zero. */
   get reserved1(): bigint[] {
-    return Array.from({ length: 29 }, (_, i) => this._dv.getBigInt64(16 + i * 8, true));
+    return Array.from({ length: 29 }, (_, i) => this._dv.getBigInt64(this._o + 16 + i * 8, true));
   }
   set reserved1(v: (bigint | number)[]) {
-    setArray(this, 29, v, 'CUgraphNodeParams_st.reserved1', (i, x, n) => W.i64(this._dv, 16 + i * 8, x, n));
+    setArray(this, 29, v, 'CUgraphNodeParams_st.reserved1', (i, x, n) => W.i64(this._dv, this._o + 16 + i * 8, x, n));
   }
   private _n_kernel?: CUDA_KERNEL_NODE_PARAMS_v3_st;
   /** Kernel node parameters. */
@@ -6018,10 +6018,10 @@ export class CUgraphNodeParams_st extends CStruct {
   }
   /** Reserved bytes. Must be zero. */
   get reserved2(): bigint {
-    return this._dv.getBigInt64(248, true);
+    return this._dv.getBigInt64(this._o + 248, true);
   }
   set reserved2(v: bigint | number) {
-    W.i64(this._dv, 248, v, 'CUgraphNodeParams_st.reserved2');
+    W.i64(this._dv, this._o + 248, v, 'CUgraphNodeParams_st.reserved2');
   }
 }
 /** Fields accepted by `new CUgraphNodeParams_st({...})`. */
@@ -6051,34 +6051,34 @@ export class CUcheckpointLockArgs_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUcheckpointLockArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"timeoutMs":{"offset":0,"size":4},"reserved0":{"offset":4,"size":4},"reserved1":{"offset":8,"size":56}}};
   private static readonly keys: ReadonlySet<string> = new Set(["timeoutMs","reserved0","reserved1"]);
   /** A view of existing bytes as a CUcheckpointLockArgs_st (no copy). */
-  static view(mem: Uint8Array): CUcheckpointLockArgs_st {
-    return new CUcheckpointLockArgs_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUcheckpointLockArgs_st {
+    return new CUcheckpointLockArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointLockArgs_st, with the given fields set. */
-  constructor(init?: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUcheckpointLockArgs_st.keys);
   }
   /** Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout */
   get timeoutMs(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set timeoutMs(v: number) {
-    W.u32(this._dv, 0, v, 'CUcheckpointLockArgs_st.timeoutMs');
+    W.u32(this._dv, this._o + 0, v, 'CUcheckpointLockArgs_st.timeoutMs');
   }
   /** Reserved for future use, must be zero */
   get reserved0(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set reserved0(v: number) {
-    W.u32(this._dv, 4, v, 'CUcheckpointLockArgs_st.reserved0');
+    W.u32(this._dv, this._o + 4, v, 'CUcheckpointLockArgs_st.reserved0');
   }
   /** Reserved for future use, must be zeroed */
   get reserved1(): bigint[] {
-    return Array.from({ length: 7 }, (_, i) => this._dv.getBigUint64(8 + i * 8, true));
+    return Array.from({ length: 7 }, (_, i) => this._dv.getBigUint64(this._o + 8 + i * 8, true));
   }
   set reserved1(v: (bigint | number)[]) {
-    setArray(this, 7, v, 'CUcheckpointLockArgs_st.reserved1', (i, x, n) => W.u64(this._dv, 8 + i * 8, x, n));
+    setArray(this, 7, v, 'CUcheckpointLockArgs_st.reserved1', (i, x, n) => W.u64(this._dv, this._o + 8 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUcheckpointLockArgs_st({...})`. */
@@ -6094,20 +6094,20 @@ export class CUcheckpointCheckpointArgs_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUcheckpointCheckpointArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a CUcheckpointCheckpointArgs_st (no copy). */
-  static view(mem: Uint8Array): CUcheckpointCheckpointArgs_st {
-    return new CUcheckpointCheckpointArgs_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUcheckpointCheckpointArgs_st {
+    return new CUcheckpointCheckpointArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointCheckpointArgs_st, with the given fields set. */
-  constructor(init?: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUcheckpointCheckpointArgs_st.keys);
   }
   /** Reserved for future use, must be zeroed */
   get reserved(): bigint[] {
-    return Array.from({ length: 8 }, (_, i) => this._dv.getBigUint64(0 + i * 8, true));
+    return Array.from({ length: 8 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
   set reserved(v: (bigint | number)[]) {
-    setArray(this, 8, v, 'CUcheckpointCheckpointArgs_st.reserved', (i, x, n) => W.u64(this._dv, 0 + i * 8, x, n));
+    setArray(this, 8, v, 'CUcheckpointCheckpointArgs_st.reserved', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUcheckpointCheckpointArgs_st({...})`. */
@@ -6121,12 +6121,12 @@ export class CUcheckpointGpuPair_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUcheckpointGpuPair_st","path":"","size":32,"align":1,"union":false,"fields":{"oldUuid":{"offset":0,"size":16},"newUuid":{"offset":16,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["oldUuid","newUuid"]);
   /** A view of existing bytes as a CUcheckpointGpuPair_st (no copy). */
-  static view(mem: Uint8Array): CUcheckpointGpuPair_st {
-    return new CUcheckpointGpuPair_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUcheckpointGpuPair_st {
+    return new CUcheckpointGpuPair_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointGpuPair_st, with the given fields set. */
-  constructor(init?: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, CUcheckpointGpuPair_st.keys);
   }
   private _n_oldUuid?: CUuuid_st;
@@ -6158,27 +6158,27 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUcheckpointRestoreArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"gpuPairs":{"offset":0,"size":8},"gpuPairsCount":{"offset":8,"size":4},"reserved":{"offset":12,"size":44},"reserved1":{"offset":56,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["gpuPairs","gpuPairsCount","reserved","reserved1"]);
   /** A view of existing bytes as a CUcheckpointRestoreArgs_st (no copy). */
-  static view(mem: Uint8Array): CUcheckpointRestoreArgs_st {
-    return new CUcheckpointRestoreArgs_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUcheckpointRestoreArgs_st {
+    return new CUcheckpointRestoreArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointRestoreArgs_st, with the given fields set. */
-  constructor(init?: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUcheckpointRestoreArgs_st.keys);
   }
   /** Pointer to array of gpu pairs that indicate how to remap GPUs during restore */
   get gpuPairs(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set gpuPairs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (CUcheckpointGpuPair_st | CUcheckpointGpuPair_stInit)[] | null) {
-    setPointerArray(this, 0, v, 'CUcheckpointRestoreArgs_st.gpuPairs', 'gpuPairs', 32, (dv, at, x, n) => setNested(CUcheckpointGpuPair_st.view(new Uint8Array(dv.buffer, at, 32)), x, CUcheckpointGpuPair_st, n));
+    setPointerArray(this, 0, v, 'CUcheckpointRestoreArgs_st.gpuPairs', 'gpuPairs', 32, (dv, at, x, n) => setNested(CUcheckpointGpuPair_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 32)), x, CUcheckpointGpuPair_st, n));
   }
   /** Number of gpu pairs to remap */
   get gpuPairsCount(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set gpuPairsCount(v: number) {
-    W.u32(this._dv, 8, v, 'CUcheckpointRestoreArgs_st.gpuPairsCount');
+    W.u32(this._dv, this._o + 8, v, 'CUcheckpointRestoreArgs_st.gpuPairsCount');
   }
   /** Reserved for future use, must be zeroed */
   get reserved(): Uint8Array {
@@ -6189,10 +6189,10 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
   }
   /** Reserved for future use, must be zeroed */
   get reserved1(): bigint {
-    return this._dv.getBigUint64(56, true);
+    return this._dv.getBigUint64(this._o + 56, true);
   }
   set reserved1(v: bigint | number) {
-    W.u64(this._dv, 56, v, 'CUcheckpointRestoreArgs_st.reserved1');
+    W.u64(this._dv, this._o + 56, v, 'CUcheckpointRestoreArgs_st.reserved1');
   }
 }
 /** Fields accepted by `new CUcheckpointRestoreArgs_st({...})`. */
@@ -6209,20 +6209,20 @@ export class CUcheckpointUnlockArgs_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUcheckpointUnlockArgs_st","path":"","size":64,"align":8,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a CUcheckpointUnlockArgs_st (no copy). */
-  static view(mem: Uint8Array): CUcheckpointUnlockArgs_st {
-    return new CUcheckpointUnlockArgs_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUcheckpointUnlockArgs_st {
+    return new CUcheckpointUnlockArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointUnlockArgs_st, with the given fields set. */
-  constructor(init?: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUcheckpointUnlockArgs_st.keys);
   }
   /** Reserved for future use, must be zeroed */
   get reserved(): bigint[] {
-    return Array.from({ length: 8 }, (_, i) => this._dv.getBigUint64(0 + i * 8, true));
+    return Array.from({ length: 8 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
   set reserved(v: (bigint | number)[]) {
-    setArray(this, 8, v, 'CUcheckpointUnlockArgs_st.reserved', (i, x, n) => W.u64(this._dv, 0 + i * 8, x, n));
+    setArray(this, 8, v, 'CUcheckpointUnlockArgs_st.reserved', (i, x, n) => W.u64(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUcheckpointUnlockArgs_st({...})`. */
@@ -6236,55 +6236,55 @@ export class CUmemDecompressParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUmemDecompressParams_st","path":"","size":64,"align":8,"union":false,"fields":{"srcNumBytes":{"offset":0,"size":8},"dstNumBytes":{"offset":8,"size":8},"dstActBytes":{"offset":16,"size":8},"src":{"offset":24,"size":8},"dst":{"offset":32,"size":8},"algo":{"offset":40,"size":4},"padding":{"offset":44,"size":20}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcNumBytes","dstNumBytes","dstActBytes","src","dst","algo","padding"]);
   /** A view of existing bytes as a CUmemDecompressParams_st (no copy). */
-  static view(mem: Uint8Array): CUmemDecompressParams_st {
-    return new CUmemDecompressParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUmemDecompressParams_st {
+    return new CUmemDecompressParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemDecompressParams_st, with the given fields set. */
-  constructor(init?: CUmemDecompressParams_stInit | CUmemDecompressParams_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUmemDecompressParams_stInit | CUmemDecompressParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUmemDecompressParams_st.keys);
   }
   /** The number of bytes to be read and decompressed from::CUmemDecompressParams_st.src. */
   get srcNumBytes(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set srcNumBytes(v: number) {
-    W.size(this._dv, 0, v, 'CUmemDecompressParams_st.srcNumBytes');
+    W.size(this._dv, this._o + 0, v, 'CUmemDecompressParams_st.srcNumBytes');
   }
   /** The number of bytes that the decompression operation will be expected to write to::CUmemDecompressParams_st.dst. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations. */
   get dstNumBytes(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set dstNumBytes(v: number) {
-    W.size(this._dv, 8, v, 'CUmemDecompressParams_st.dstNumBytes');
+    W.size(this._dv, this._o + 8, v, 'CUmemDecompressParams_st.dstNumBytes');
   }
   /** After the decompression operation has completed, the actual number of bytes written to::CUmemDecompressParams.dst will be recorded as a 32-bit unsigned integer in the memory at this address. */
   get dstActBytes(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set dstActBytes(v: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null) {
     setPointerArray(this, 16, v, 'CUmemDecompressParams_st.dstActBytes', 'dstActBytes', 4, (dv, at, x, n) => W.u32(dv, at, x, n));
   }
   /** Pointer to a buffer of at least::CUmemDecompressParams_st.srcNumBytes compressed bytes. */
   get src(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set src(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 24, v, 'CUmemDecompressParams_st.src', 'src');
   }
   /** Pointer to a buffer where the decompressed data will be written. The number of bytes written to this location will be recorded in the memory pointed to by::CUmemDecompressParams_st.dstActBytes */
   get dst(): bigint {
-    return this._dv.getBigUint64(32, true);
+    return this._dv.getBigUint64(this._o + 32, true);
   }
   set dst(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 32, v, 'CUmemDecompressParams_st.dst', 'dst');
   }
   /** The decompression algorithm to use. */
   get algo(): E.CUmemDecompressAlgorithm_enum {
-    return this._dv.getInt32(40, true) as E.CUmemDecompressAlgorithm_enum;
+    return this._dv.getInt32(this._o + 40, true) as E.CUmemDecompressAlgorithm_enum;
   }
   set algo(v: E.CUmemDecompressAlgorithm_enum) {
-    W.i32(this._dv, 40, v, 'CUmemDecompressParams_st.algo');
+    W.i32(this._dv, this._o + 40, v, 'CUmemDecompressParams_st.algo');
   }
   get padding(): Uint8Array {
     return this._u8.slice(44, 64);
@@ -6310,34 +6310,34 @@ export class CUdevSmResource_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUdevSmResource_st","path":"","size":12,"align":4,"union":false,"fields":{"smCount":{"offset":0,"size":4},"minSmPartitionSize":{"offset":4,"size":4},"smCoscheduledAlignment":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["smCount","minSmPartitionSize","smCoscheduledAlignment"]);
   /** A view of existing bytes as a CUdevSmResource_st (no copy). */
-  static view(mem: Uint8Array): CUdevSmResource_st {
-    return new CUdevSmResource_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUdevSmResource_st {
+    return new CUdevSmResource_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevSmResource_st, with the given fields set. */
-  constructor(init?: CUdevSmResource_stInit | CUdevSmResource_st, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: CUdevSmResource_stInit | CUdevSmResource_st, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, CUdevSmResource_st.keys);
   }
   /** The amount of streaming multiprocessors available in this resource. This is an output parameter only, do not write to this field. */
   get smCount(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set smCount(v: number) {
-    W.u32(this._dv, 0, v, 'CUdevSmResource_st.smCount');
+    W.u32(this._dv, this._o + 0, v, 'CUdevSmResource_st.smCount');
   }
   /** The minimum number of streaming multiprocessors required to partition this resource. This is an output parameter only, do not write to this field. */
   get minSmPartitionSize(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set minSmPartitionSize(v: number) {
-    W.u32(this._dv, 4, v, 'CUdevSmResource_st.minSmPartitionSize');
+    W.u32(this._dv, this._o + 4, v, 'CUdevSmResource_st.minSmPartitionSize');
   }
   /** The number of streaming multiprocessors in this resource that are guaranteed to be co-scheduled on the same GPU processing cluster. smCount is a multiple of this value. This is an output parameter only, do not write to this field. */
   get smCoscheduledAlignment(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set smCoscheduledAlignment(v: number) {
-    W.u32(this._dv, 8, v, 'CUdevSmResource_st.smCoscheduledAlignment');
+    W.u32(this._dv, this._o + 8, v, 'CUdevSmResource_st.smCoscheduledAlignment');
   }
 }
 /** Fields accepted by `new CUdevSmResource_st({...})`. */
@@ -6353,20 +6353,20 @@ export class CUdevResource_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUdevResource_st","path":"","size":144,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"_internal_padding":{"offset":4,"size":92},"sm":{"offset":96,"size":12},"_oversize":{"offset":96,"size":48}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","_internal_padding","sm","_oversize"]);
   /** A view of existing bytes as a CUdevResource_st (no copy). */
-  static view(mem: Uint8Array): CUdevResource_st {
-    return new CUdevResource_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUdevResource_st {
+    return new CUdevResource_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevResource_st, with the given fields set. */
-  constructor(init?: CUdevResource_stInit | CUdevResource_st, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: CUdevResource_stInit | CUdevResource_st, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, CUdevResource_st.keys);
   }
   /** Type of resource, dictates which union field was last set */
   get type(): E.CUdevResourceType {
-    return this._dv.getInt32(0, true) as E.CUdevResourceType;
+    return this._dv.getInt32(this._o + 0, true) as E.CUdevResourceType;
   }
   set type(v: E.CUdevResourceType) {
-    W.i32(this._dv, 0, v, 'CUdevResource_st.type');
+    W.i32(this._dv, this._o + 0, v, 'CUdevResource_st.type');
   }
   get _internal_padding(): Uint8Array {
     return this._u8.slice(4, 96);
@@ -6403,12 +6403,12 @@ export class CUeglFrame_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUeglFrame_st","path":"","size":64,"align":8,"union":false,"fields":{"frame":{"offset":0,"size":24},"width":{"offset":24,"size":4},"height":{"offset":28,"size":4},"depth":{"offset":32,"size":4},"pitch":{"offset":36,"size":4},"planeCount":{"offset":40,"size":4},"numChannels":{"offset":44,"size":4},"frameType":{"offset":48,"size":4},"eglColorFormat":{"offset":52,"size":4},"cuFormat":{"offset":56,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["frame","width","height","depth","pitch","planeCount","numChannels","frameType","eglColorFormat","cuFormat"]);
   /** A view of existing bytes as a CUeglFrame_st (no copy). */
-  static view(mem: Uint8Array): CUeglFrame_st {
-    return new CUeglFrame_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUeglFrame_st {
+    return new CUeglFrame_st(undefined, mem, dv);
   }
   /** A new zeroed CUeglFrame_st, with the given fields set. */
-  constructor(init?: CUeglFrame_stInit | CUeglFrame_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: CUeglFrame_stInit | CUeglFrame_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, CUeglFrame_st.keys);
   }
   private _n_frame?: CUeglFrame_st_frame;
@@ -6420,66 +6420,66 @@ export class CUeglFrame_st extends CStruct {
   }
   /** Width of first plane */
   get width(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set width(v: number) {
-    W.u32(this._dv, 24, v, 'CUeglFrame_st.width');
+    W.u32(this._dv, this._o + 24, v, 'CUeglFrame_st.width');
   }
   /** Height of first plane */
   get height(): number {
-    return this._dv.getUint32(28, true);
+    return this._dv.getUint32(this._o + 28, true);
   }
   set height(v: number) {
-    W.u32(this._dv, 28, v, 'CUeglFrame_st.height');
+    W.u32(this._dv, this._o + 28, v, 'CUeglFrame_st.height');
   }
   /** Depth of first plane */
   get depth(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set depth(v: number) {
-    W.u32(this._dv, 32, v, 'CUeglFrame_st.depth');
+    W.u32(this._dv, this._o + 32, v, 'CUeglFrame_st.depth');
   }
   /** Pitch of first plane */
   get pitch(): number {
-    return this._dv.getUint32(36, true);
+    return this._dv.getUint32(this._o + 36, true);
   }
   set pitch(v: number) {
-    W.u32(this._dv, 36, v, 'CUeglFrame_st.pitch');
+    W.u32(this._dv, this._o + 36, v, 'CUeglFrame_st.pitch');
   }
   /** Number of planes */
   get planeCount(): number {
-    return this._dv.getUint32(40, true);
+    return this._dv.getUint32(this._o + 40, true);
   }
   set planeCount(v: number) {
-    W.u32(this._dv, 40, v, 'CUeglFrame_st.planeCount');
+    W.u32(this._dv, this._o + 40, v, 'CUeglFrame_st.planeCount');
   }
   /** Number of channels for the plane */
   get numChannels(): number {
-    return this._dv.getUint32(44, true);
+    return this._dv.getUint32(this._o + 44, true);
   }
   set numChannels(v: number) {
-    W.u32(this._dv, 44, v, 'CUeglFrame_st.numChannels');
+    W.u32(this._dv, this._o + 44, v, 'CUeglFrame_st.numChannels');
   }
   /** Array or Pitch */
   get frameType(): E.CUeglFrameType_enum {
-    return this._dv.getInt32(48, true) as E.CUeglFrameType_enum;
+    return this._dv.getInt32(this._o + 48, true) as E.CUeglFrameType_enum;
   }
   set frameType(v: E.CUeglFrameType_enum) {
-    W.i32(this._dv, 48, v, 'CUeglFrame_st.frameType');
+    W.i32(this._dv, this._o + 48, v, 'CUeglFrame_st.frameType');
   }
   /** CUDA EGL Color Format */
   get eglColorFormat(): E.CUeglColorFormat_enum {
-    return this._dv.getInt32(52, true) as E.CUeglColorFormat_enum;
+    return this._dv.getInt32(this._o + 52, true) as E.CUeglColorFormat_enum;
   }
   set eglColorFormat(v: E.CUeglColorFormat_enum) {
-    W.i32(this._dv, 52, v, 'CUeglFrame_st.eglColorFormat');
+    W.i32(this._dv, this._o + 52, v, 'CUeglFrame_st.eglColorFormat');
   }
   /** CUDA Array Format */
   get cuFormat(): E.CUarray_format_enum {
-    return this._dv.getInt32(56, true) as E.CUarray_format_enum;
+    return this._dv.getInt32(this._o + 56, true) as E.CUarray_format_enum;
   }
   set cuFormat(v: E.CUarray_format_enum) {
-    W.i32(this._dv, 56, v, 'CUeglFrame_st.cuFormat');
+    W.i32(this._dv, this._o + 56, v, 'CUeglFrame_st.cuFormat');
   }
 }
 /** Fields accepted by `new CUeglFrame_st({...})`. */
@@ -6502,27 +6502,27 @@ export class CUeglFrame_st_frame extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUeglFrame_st","path":"frame","size":24,"align":8,"union":true,"fields":{"pArray":{"offset":0,"size":24},"pPitch":{"offset":0,"size":24}}};
   private static readonly keys: ReadonlySet<string> = new Set(["pArray","pPitch"]);
   /** A view of existing bytes as a CUeglFrame_st_frame (no copy). */
-  static view(mem: Uint8Array): CUeglFrame_st_frame {
-    return new CUeglFrame_st_frame(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUeglFrame_st_frame {
+    return new CUeglFrame_st_frame(undefined, mem, dv);
   }
   /** A new zeroed CUeglFrame_st_frame, with the given fields set. */
-  constructor(init?: CUeglFrame_st_frameInit | CUeglFrame_st_frame, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: CUeglFrame_st_frameInit | CUeglFrame_st_frame, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, CUeglFrame_st_frame.keys);
   }
   /** Array of CUarray corresponding to each plane */
   get pArray(): H.CUarray[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(0 + i * 8, true) as H.CUarray);
+    return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true) as H.CUarray);
   }
   set pArray(v: (H.CUarray | null)[]) {
-    setArray(this, 3, v, 'CUeglFrame_st_frame.pArray', (i, x, n) => W.ptr(this._dv, 0 + i * 8, x, n));
+    setArray(this, 3, v, 'CUeglFrame_st_frame.pArray', (i, x, n) => W.ptr(this._dv, this._o + 0 + i * 8, x, n));
   }
   /** Array of Pointers corresponding to each plane */
   get pPitch(): bigint[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(0 + i * 8, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true));
   }
   set pPitch(v: (Pointer)[]) {
-    setArray(this, 3, v, 'CUeglFrame_st_frame.pPitch', (i, x, n) => W.ptr(this._dv, 0 + i * 8, x, n));
+    setArray(this, 3, v, 'CUeglFrame_st_frame.pPitch', (i, x, n) => W.ptr(this._dv, this._o + 0 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new CUeglFrame_st_frame({...})`. */

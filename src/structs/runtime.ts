@@ -12,19 +12,19 @@ export class char1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct char1","path":"","size":1,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a char1 (no copy). */
-  static view(mem: Uint8Array): char1 {
-    return new char1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): char1 {
+    return new char1(undefined, mem, dv);
   }
   /** A new zeroed char1, with the given fields set. */
-  constructor(init?: char1Init | char1, mem?: Uint8Array) {
-    super(1, mem);
+  constructor(init?: char1Init | char1, mem?: Uint8Array, dv?: DataView) {
+    super(1, mem, dv);
     this._init(init, char1.keys);
   }
   get x(): number {
-    return this._dv.getInt8(0);
+    return this._dv.getInt8(this._o + 0);
   }
   set x(v: number) {
-    W.i8(this._dv, 0, v, 'char1.x');
+    W.i8(this._dv, this._o + 0, v, 'char1.x');
   }
 }
 /** Fields accepted by `new char1({...})`. */
@@ -38,19 +38,19 @@ export class uchar1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uchar1","path":"","size":1,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a uchar1 (no copy). */
-  static view(mem: Uint8Array): uchar1 {
-    return new uchar1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uchar1 {
+    return new uchar1(undefined, mem, dv);
   }
   /** A new zeroed uchar1, with the given fields set. */
-  constructor(init?: uchar1Init | uchar1, mem?: Uint8Array) {
-    super(1, mem);
+  constructor(init?: uchar1Init | uchar1, mem?: Uint8Array, dv?: DataView) {
+    super(1, mem, dv);
     this._init(init, uchar1.keys);
   }
   get x(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set x(v: number) {
-    W.u8(this._dv, 0, v, 'uchar1.x');
+    W.u8(this._dv, this._o + 0, v, 'uchar1.x');
   }
 }
 /** Fields accepted by `new uchar1({...})`. */
@@ -64,25 +64,25 @@ export class char2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct char2","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a char2 (no copy). */
-  static view(mem: Uint8Array): char2 {
-    return new char2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): char2 {
+    return new char2(undefined, mem, dv);
   }
   /** A new zeroed char2, with the given fields set. */
-  constructor(init?: char2Init | char2, mem?: Uint8Array) {
-    super(2, mem);
+  constructor(init?: char2Init | char2, mem?: Uint8Array, dv?: DataView) {
+    super(2, mem, dv);
     this._init(init, char2.keys);
   }
   get x(): number {
-    return this._dv.getInt8(0);
+    return this._dv.getInt8(this._o + 0);
   }
   set x(v: number) {
-    W.i8(this._dv, 0, v, 'char2.x');
+    W.i8(this._dv, this._o + 0, v, 'char2.x');
   }
   get y(): number {
-    return this._dv.getInt8(1);
+    return this._dv.getInt8(this._o + 1);
   }
   set y(v: number) {
-    W.i8(this._dv, 1, v, 'char2.y');
+    W.i8(this._dv, this._o + 1, v, 'char2.y');
   }
 }
 /** Fields accepted by `new char2({...})`. */
@@ -97,25 +97,25 @@ export class uchar2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uchar2","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a uchar2 (no copy). */
-  static view(mem: Uint8Array): uchar2 {
-    return new uchar2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uchar2 {
+    return new uchar2(undefined, mem, dv);
   }
   /** A new zeroed uchar2, with the given fields set. */
-  constructor(init?: uchar2Init | uchar2, mem?: Uint8Array) {
-    super(2, mem);
+  constructor(init?: uchar2Init | uchar2, mem?: Uint8Array, dv?: DataView) {
+    super(2, mem, dv);
     this._init(init, uchar2.keys);
   }
   get x(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set x(v: number) {
-    W.u8(this._dv, 0, v, 'uchar2.x');
+    W.u8(this._dv, this._o + 0, v, 'uchar2.x');
   }
   get y(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set y(v: number) {
-    W.u8(this._dv, 1, v, 'uchar2.y');
+    W.u8(this._dv, this._o + 1, v, 'uchar2.y');
   }
 }
 /** Fields accepted by `new uchar2({...})`. */
@@ -130,31 +130,31 @@ export class char3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct char3","path":"","size":3,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a char3 (no copy). */
-  static view(mem: Uint8Array): char3 {
-    return new char3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): char3 {
+    return new char3(undefined, mem, dv);
   }
   /** A new zeroed char3, with the given fields set. */
-  constructor(init?: char3Init | char3, mem?: Uint8Array) {
-    super(3, mem);
+  constructor(init?: char3Init | char3, mem?: Uint8Array, dv?: DataView) {
+    super(3, mem, dv);
     this._init(init, char3.keys);
   }
   get x(): number {
-    return this._dv.getInt8(0);
+    return this._dv.getInt8(this._o + 0);
   }
   set x(v: number) {
-    W.i8(this._dv, 0, v, 'char3.x');
+    W.i8(this._dv, this._o + 0, v, 'char3.x');
   }
   get y(): number {
-    return this._dv.getInt8(1);
+    return this._dv.getInt8(this._o + 1);
   }
   set y(v: number) {
-    W.i8(this._dv, 1, v, 'char3.y');
+    W.i8(this._dv, this._o + 1, v, 'char3.y');
   }
   get z(): number {
-    return this._dv.getInt8(2);
+    return this._dv.getInt8(this._o + 2);
   }
   set z(v: number) {
-    W.i8(this._dv, 2, v, 'char3.z');
+    W.i8(this._dv, this._o + 2, v, 'char3.z');
   }
 }
 /** Fields accepted by `new char3({...})`. */
@@ -170,31 +170,31 @@ export class uchar3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uchar3","path":"","size":3,"align":1,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a uchar3 (no copy). */
-  static view(mem: Uint8Array): uchar3 {
-    return new uchar3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uchar3 {
+    return new uchar3(undefined, mem, dv);
   }
   /** A new zeroed uchar3, with the given fields set. */
-  constructor(init?: uchar3Init | uchar3, mem?: Uint8Array) {
-    super(3, mem);
+  constructor(init?: uchar3Init | uchar3, mem?: Uint8Array, dv?: DataView) {
+    super(3, mem, dv);
     this._init(init, uchar3.keys);
   }
   get x(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set x(v: number) {
-    W.u8(this._dv, 0, v, 'uchar3.x');
+    W.u8(this._dv, this._o + 0, v, 'uchar3.x');
   }
   get y(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set y(v: number) {
-    W.u8(this._dv, 1, v, 'uchar3.y');
+    W.u8(this._dv, this._o + 1, v, 'uchar3.y');
   }
   get z(): number {
-    return this._dv.getUint8(2);
+    return this._dv.getUint8(this._o + 2);
   }
   set z(v: number) {
-    W.u8(this._dv, 2, v, 'uchar3.z');
+    W.u8(this._dv, this._o + 2, v, 'uchar3.z');
   }
 }
 /** Fields accepted by `new uchar3({...})`. */
@@ -210,37 +210,37 @@ export class char4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct char4","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1},"w":{"offset":3,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a char4 (no copy). */
-  static view(mem: Uint8Array): char4 {
-    return new char4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): char4 {
+    return new char4(undefined, mem, dv);
   }
   /** A new zeroed char4, with the given fields set. */
-  constructor(init?: char4Init | char4, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: char4Init | char4, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, char4.keys);
   }
   get x(): number {
-    return this._dv.getInt8(0);
+    return this._dv.getInt8(this._o + 0);
   }
   set x(v: number) {
-    W.i8(this._dv, 0, v, 'char4.x');
+    W.i8(this._dv, this._o + 0, v, 'char4.x');
   }
   get y(): number {
-    return this._dv.getInt8(1);
+    return this._dv.getInt8(this._o + 1);
   }
   set y(v: number) {
-    W.i8(this._dv, 1, v, 'char4.y');
+    W.i8(this._dv, this._o + 1, v, 'char4.y');
   }
   get z(): number {
-    return this._dv.getInt8(2);
+    return this._dv.getInt8(this._o + 2);
   }
   set z(v: number) {
-    W.i8(this._dv, 2, v, 'char4.z');
+    W.i8(this._dv, this._o + 2, v, 'char4.z');
   }
   get w(): number {
-    return this._dv.getInt8(3);
+    return this._dv.getInt8(this._o + 3);
   }
   set w(v: number) {
-    W.i8(this._dv, 3, v, 'char4.w');
+    W.i8(this._dv, this._o + 3, v, 'char4.w');
   }
 }
 /** Fields accepted by `new char4({...})`. */
@@ -257,37 +257,37 @@ export class uchar4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uchar4","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":1},"y":{"offset":1,"size":1},"z":{"offset":2,"size":1},"w":{"offset":3,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a uchar4 (no copy). */
-  static view(mem: Uint8Array): uchar4 {
-    return new uchar4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uchar4 {
+    return new uchar4(undefined, mem, dv);
   }
   /** A new zeroed uchar4, with the given fields set. */
-  constructor(init?: uchar4Init | uchar4, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: uchar4Init | uchar4, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, uchar4.keys);
   }
   get x(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set x(v: number) {
-    W.u8(this._dv, 0, v, 'uchar4.x');
+    W.u8(this._dv, this._o + 0, v, 'uchar4.x');
   }
   get y(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set y(v: number) {
-    W.u8(this._dv, 1, v, 'uchar4.y');
+    W.u8(this._dv, this._o + 1, v, 'uchar4.y');
   }
   get z(): number {
-    return this._dv.getUint8(2);
+    return this._dv.getUint8(this._o + 2);
   }
   set z(v: number) {
-    W.u8(this._dv, 2, v, 'uchar4.z');
+    W.u8(this._dv, this._o + 2, v, 'uchar4.z');
   }
   get w(): number {
-    return this._dv.getUint8(3);
+    return this._dv.getUint8(this._o + 3);
   }
   set w(v: number) {
-    W.u8(this._dv, 3, v, 'uchar4.w');
+    W.u8(this._dv, this._o + 3, v, 'uchar4.w');
   }
 }
 /** Fields accepted by `new uchar4({...})`. */
@@ -304,19 +304,19 @@ export class short1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct short1","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a short1 (no copy). */
-  static view(mem: Uint8Array): short1 {
-    return new short1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): short1 {
+    return new short1(undefined, mem, dv);
   }
   /** A new zeroed short1, with the given fields set. */
-  constructor(init?: short1Init | short1, mem?: Uint8Array) {
-    super(2, mem);
+  constructor(init?: short1Init | short1, mem?: Uint8Array, dv?: DataView) {
+    super(2, mem, dv);
     this._init(init, short1.keys);
   }
   get x(): number {
-    return this._dv.getInt16(0, true);
+    return this._dv.getInt16(this._o + 0, true);
   }
   set x(v: number) {
-    W.i16(this._dv, 0, v, 'short1.x');
+    W.i16(this._dv, this._o + 0, v, 'short1.x');
   }
 }
 /** Fields accepted by `new short1({...})`. */
@@ -330,19 +330,19 @@ export class ushort1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ushort1","path":"","size":2,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a ushort1 (no copy). */
-  static view(mem: Uint8Array): ushort1 {
-    return new ushort1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ushort1 {
+    return new ushort1(undefined, mem, dv);
   }
   /** A new zeroed ushort1, with the given fields set. */
-  constructor(init?: ushort1Init | ushort1, mem?: Uint8Array) {
-    super(2, mem);
+  constructor(init?: ushort1Init | ushort1, mem?: Uint8Array, dv?: DataView) {
+    super(2, mem, dv);
     this._init(init, ushort1.keys);
   }
   get x(): number {
-    return this._dv.getUint16(0, true);
+    return this._dv.getUint16(this._o + 0, true);
   }
   set x(v: number) {
-    W.u16(this._dv, 0, v, 'ushort1.x');
+    W.u16(this._dv, this._o + 0, v, 'ushort1.x');
   }
 }
 /** Fields accepted by `new ushort1({...})`. */
@@ -356,25 +356,25 @@ export class short2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct short2","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a short2 (no copy). */
-  static view(mem: Uint8Array): short2 {
-    return new short2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): short2 {
+    return new short2(undefined, mem, dv);
   }
   /** A new zeroed short2, with the given fields set. */
-  constructor(init?: short2Init | short2, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: short2Init | short2, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, short2.keys);
   }
   get x(): number {
-    return this._dv.getInt16(0, true);
+    return this._dv.getInt16(this._o + 0, true);
   }
   set x(v: number) {
-    W.i16(this._dv, 0, v, 'short2.x');
+    W.i16(this._dv, this._o + 0, v, 'short2.x');
   }
   get y(): number {
-    return this._dv.getInt16(2, true);
+    return this._dv.getInt16(this._o + 2, true);
   }
   set y(v: number) {
-    W.i16(this._dv, 2, v, 'short2.y');
+    W.i16(this._dv, this._o + 2, v, 'short2.y');
   }
 }
 /** Fields accepted by `new short2({...})`. */
@@ -389,25 +389,25 @@ export class ushort2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ushort2","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a ushort2 (no copy). */
-  static view(mem: Uint8Array): ushort2 {
-    return new ushort2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ushort2 {
+    return new ushort2(undefined, mem, dv);
   }
   /** A new zeroed ushort2, with the given fields set. */
-  constructor(init?: ushort2Init | ushort2, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: ushort2Init | ushort2, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, ushort2.keys);
   }
   get x(): number {
-    return this._dv.getUint16(0, true);
+    return this._dv.getUint16(this._o + 0, true);
   }
   set x(v: number) {
-    W.u16(this._dv, 0, v, 'ushort2.x');
+    W.u16(this._dv, this._o + 0, v, 'ushort2.x');
   }
   get y(): number {
-    return this._dv.getUint16(2, true);
+    return this._dv.getUint16(this._o + 2, true);
   }
   set y(v: number) {
-    W.u16(this._dv, 2, v, 'ushort2.y');
+    W.u16(this._dv, this._o + 2, v, 'ushort2.y');
   }
 }
 /** Fields accepted by `new ushort2({...})`. */
@@ -422,31 +422,31 @@ export class short3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct short3","path":"","size":6,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a short3 (no copy). */
-  static view(mem: Uint8Array): short3 {
-    return new short3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): short3 {
+    return new short3(undefined, mem, dv);
   }
   /** A new zeroed short3, with the given fields set. */
-  constructor(init?: short3Init | short3, mem?: Uint8Array) {
-    super(6, mem);
+  constructor(init?: short3Init | short3, mem?: Uint8Array, dv?: DataView) {
+    super(6, mem, dv);
     this._init(init, short3.keys);
   }
   get x(): number {
-    return this._dv.getInt16(0, true);
+    return this._dv.getInt16(this._o + 0, true);
   }
   set x(v: number) {
-    W.i16(this._dv, 0, v, 'short3.x');
+    W.i16(this._dv, this._o + 0, v, 'short3.x');
   }
   get y(): number {
-    return this._dv.getInt16(2, true);
+    return this._dv.getInt16(this._o + 2, true);
   }
   set y(v: number) {
-    W.i16(this._dv, 2, v, 'short3.y');
+    W.i16(this._dv, this._o + 2, v, 'short3.y');
   }
   get z(): number {
-    return this._dv.getInt16(4, true);
+    return this._dv.getInt16(this._o + 4, true);
   }
   set z(v: number) {
-    W.i16(this._dv, 4, v, 'short3.z');
+    W.i16(this._dv, this._o + 4, v, 'short3.z');
   }
 }
 /** Fields accepted by `new short3({...})`. */
@@ -462,31 +462,31 @@ export class ushort3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ushort3","path":"","size":6,"align":2,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a ushort3 (no copy). */
-  static view(mem: Uint8Array): ushort3 {
-    return new ushort3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ushort3 {
+    return new ushort3(undefined, mem, dv);
   }
   /** A new zeroed ushort3, with the given fields set. */
-  constructor(init?: ushort3Init | ushort3, mem?: Uint8Array) {
-    super(6, mem);
+  constructor(init?: ushort3Init | ushort3, mem?: Uint8Array, dv?: DataView) {
+    super(6, mem, dv);
     this._init(init, ushort3.keys);
   }
   get x(): number {
-    return this._dv.getUint16(0, true);
+    return this._dv.getUint16(this._o + 0, true);
   }
   set x(v: number) {
-    W.u16(this._dv, 0, v, 'ushort3.x');
+    W.u16(this._dv, this._o + 0, v, 'ushort3.x');
   }
   get y(): number {
-    return this._dv.getUint16(2, true);
+    return this._dv.getUint16(this._o + 2, true);
   }
   set y(v: number) {
-    W.u16(this._dv, 2, v, 'ushort3.y');
+    W.u16(this._dv, this._o + 2, v, 'ushort3.y');
   }
   get z(): number {
-    return this._dv.getUint16(4, true);
+    return this._dv.getUint16(this._o + 4, true);
   }
   set z(v: number) {
-    W.u16(this._dv, 4, v, 'ushort3.z');
+    W.u16(this._dv, this._o + 4, v, 'ushort3.z');
   }
 }
 /** Fields accepted by `new ushort3({...})`. */
@@ -502,37 +502,37 @@ export class short4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct short4","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2},"w":{"offset":6,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a short4 (no copy). */
-  static view(mem: Uint8Array): short4 {
-    return new short4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): short4 {
+    return new short4(undefined, mem, dv);
   }
   /** A new zeroed short4, with the given fields set. */
-  constructor(init?: short4Init | short4, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: short4Init | short4, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, short4.keys);
   }
   get x(): number {
-    return this._dv.getInt16(0, true);
+    return this._dv.getInt16(this._o + 0, true);
   }
   set x(v: number) {
-    W.i16(this._dv, 0, v, 'short4.x');
+    W.i16(this._dv, this._o + 0, v, 'short4.x');
   }
   get y(): number {
-    return this._dv.getInt16(2, true);
+    return this._dv.getInt16(this._o + 2, true);
   }
   set y(v: number) {
-    W.i16(this._dv, 2, v, 'short4.y');
+    W.i16(this._dv, this._o + 2, v, 'short4.y');
   }
   get z(): number {
-    return this._dv.getInt16(4, true);
+    return this._dv.getInt16(this._o + 4, true);
   }
   set z(v: number) {
-    W.i16(this._dv, 4, v, 'short4.z');
+    W.i16(this._dv, this._o + 4, v, 'short4.z');
   }
   get w(): number {
-    return this._dv.getInt16(6, true);
+    return this._dv.getInt16(this._o + 6, true);
   }
   set w(v: number) {
-    W.i16(this._dv, 6, v, 'short4.w');
+    W.i16(this._dv, this._o + 6, v, 'short4.w');
   }
 }
 /** Fields accepted by `new short4({...})`. */
@@ -549,37 +549,37 @@ export class ushort4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ushort4","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":2},"y":{"offset":2,"size":2},"z":{"offset":4,"size":2},"w":{"offset":6,"size":2}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a ushort4 (no copy). */
-  static view(mem: Uint8Array): ushort4 {
-    return new ushort4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ushort4 {
+    return new ushort4(undefined, mem, dv);
   }
   /** A new zeroed ushort4, with the given fields set. */
-  constructor(init?: ushort4Init | ushort4, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: ushort4Init | ushort4, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, ushort4.keys);
   }
   get x(): number {
-    return this._dv.getUint16(0, true);
+    return this._dv.getUint16(this._o + 0, true);
   }
   set x(v: number) {
-    W.u16(this._dv, 0, v, 'ushort4.x');
+    W.u16(this._dv, this._o + 0, v, 'ushort4.x');
   }
   get y(): number {
-    return this._dv.getUint16(2, true);
+    return this._dv.getUint16(this._o + 2, true);
   }
   set y(v: number) {
-    W.u16(this._dv, 2, v, 'ushort4.y');
+    W.u16(this._dv, this._o + 2, v, 'ushort4.y');
   }
   get z(): number {
-    return this._dv.getUint16(4, true);
+    return this._dv.getUint16(this._o + 4, true);
   }
   set z(v: number) {
-    W.u16(this._dv, 4, v, 'ushort4.z');
+    W.u16(this._dv, this._o + 4, v, 'ushort4.z');
   }
   get w(): number {
-    return this._dv.getUint16(6, true);
+    return this._dv.getUint16(this._o + 6, true);
   }
   set w(v: number) {
-    W.u16(this._dv, 6, v, 'ushort4.w');
+    W.u16(this._dv, this._o + 6, v, 'ushort4.w');
   }
 }
 /** Fields accepted by `new ushort4({...})`. */
@@ -596,19 +596,19 @@ export class int1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct int1","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a int1 (no copy). */
-  static view(mem: Uint8Array): int1 {
-    return new int1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): int1 {
+    return new int1(undefined, mem, dv);
   }
   /** A new zeroed int1, with the given fields set. */
-  constructor(init?: int1Init | int1, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: int1Init | int1, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, int1.keys);
   }
   get x(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set x(v: number) {
-    W.i32(this._dv, 0, v, 'int1.x');
+    W.i32(this._dv, this._o + 0, v, 'int1.x');
   }
 }
 /** Fields accepted by `new int1({...})`. */
@@ -622,19 +622,19 @@ export class uint1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uint1","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a uint1 (no copy). */
-  static view(mem: Uint8Array): uint1 {
-    return new uint1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uint1 {
+    return new uint1(undefined, mem, dv);
   }
   /** A new zeroed uint1, with the given fields set. */
-  constructor(init?: uint1Init | uint1, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: uint1Init | uint1, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, uint1.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'uint1.x');
+    W.u32(this._dv, this._o + 0, v, 'uint1.x');
   }
 }
 /** Fields accepted by `new uint1({...})`. */
@@ -648,25 +648,25 @@ export class int2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct int2","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a int2 (no copy). */
-  static view(mem: Uint8Array): int2 {
-    return new int2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): int2 {
+    return new int2(undefined, mem, dv);
   }
   /** A new zeroed int2, with the given fields set. */
-  constructor(init?: int2Init | int2, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: int2Init | int2, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, int2.keys);
   }
   get x(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set x(v: number) {
-    W.i32(this._dv, 0, v, 'int2.x');
+    W.i32(this._dv, this._o + 0, v, 'int2.x');
   }
   get y(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set y(v: number) {
-    W.i32(this._dv, 4, v, 'int2.y');
+    W.i32(this._dv, this._o + 4, v, 'int2.y');
   }
 }
 /** Fields accepted by `new int2({...})`. */
@@ -681,25 +681,25 @@ export class uint2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uint2","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a uint2 (no copy). */
-  static view(mem: Uint8Array): uint2 {
-    return new uint2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uint2 {
+    return new uint2(undefined, mem, dv);
   }
   /** A new zeroed uint2, with the given fields set. */
-  constructor(init?: uint2Init | uint2, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: uint2Init | uint2, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, uint2.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'uint2.x');
+    W.u32(this._dv, this._o + 0, v, 'uint2.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'uint2.y');
+    W.u32(this._dv, this._o + 4, v, 'uint2.y');
   }
 }
 /** Fields accepted by `new uint2({...})`. */
@@ -714,31 +714,31 @@ export class int3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct int3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a int3 (no copy). */
-  static view(mem: Uint8Array): int3 {
-    return new int3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): int3 {
+    return new int3(undefined, mem, dv);
   }
   /** A new zeroed int3, with the given fields set. */
-  constructor(init?: int3Init | int3, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: int3Init | int3, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, int3.keys);
   }
   get x(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set x(v: number) {
-    W.i32(this._dv, 0, v, 'int3.x');
+    W.i32(this._dv, this._o + 0, v, 'int3.x');
   }
   get y(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set y(v: number) {
-    W.i32(this._dv, 4, v, 'int3.y');
+    W.i32(this._dv, this._o + 4, v, 'int3.y');
   }
   get z(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set z(v: number) {
-    W.i32(this._dv, 8, v, 'int3.z');
+    W.i32(this._dv, this._o + 8, v, 'int3.z');
   }
 }
 /** Fields accepted by `new int3({...})`. */
@@ -754,31 +754,31 @@ export class uint3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uint3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a uint3 (no copy). */
-  static view(mem: Uint8Array): uint3 {
-    return new uint3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uint3 {
+    return new uint3(undefined, mem, dv);
   }
   /** A new zeroed uint3, with the given fields set. */
-  constructor(init?: uint3Init | uint3, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: uint3Init | uint3, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, uint3.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'uint3.x');
+    W.u32(this._dv, this._o + 0, v, 'uint3.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'uint3.y');
+    W.u32(this._dv, this._o + 4, v, 'uint3.y');
   }
   get z(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set z(v: number) {
-    W.u32(this._dv, 8, v, 'uint3.z');
+    W.u32(this._dv, this._o + 8, v, 'uint3.z');
   }
 }
 /** Fields accepted by `new uint3({...})`. */
@@ -794,37 +794,37 @@ export class int4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct int4","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a int4 (no copy). */
-  static view(mem: Uint8Array): int4 {
-    return new int4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): int4 {
+    return new int4(undefined, mem, dv);
   }
   /** A new zeroed int4, with the given fields set. */
-  constructor(init?: int4Init | int4, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: int4Init | int4, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, int4.keys);
   }
   get x(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set x(v: number) {
-    W.i32(this._dv, 0, v, 'int4.x');
+    W.i32(this._dv, this._o + 0, v, 'int4.x');
   }
   get y(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set y(v: number) {
-    W.i32(this._dv, 4, v, 'int4.y');
+    W.i32(this._dv, this._o + 4, v, 'int4.y');
   }
   get z(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set z(v: number) {
-    W.i32(this._dv, 8, v, 'int4.z');
+    W.i32(this._dv, this._o + 8, v, 'int4.z');
   }
   get w(): number {
-    return this._dv.getInt32(12, true);
+    return this._dv.getInt32(this._o + 12, true);
   }
   set w(v: number) {
-    W.i32(this._dv, 12, v, 'int4.w');
+    W.i32(this._dv, this._o + 12, v, 'int4.w');
   }
 }
 /** Fields accepted by `new int4({...})`. */
@@ -841,37 +841,37 @@ export class uint4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct uint4","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a uint4 (no copy). */
-  static view(mem: Uint8Array): uint4 {
-    return new uint4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): uint4 {
+    return new uint4(undefined, mem, dv);
   }
   /** A new zeroed uint4, with the given fields set. */
-  constructor(init?: uint4Init | uint4, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: uint4Init | uint4, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, uint4.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'uint4.x');
+    W.u32(this._dv, this._o + 0, v, 'uint4.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'uint4.y');
+    W.u32(this._dv, this._o + 4, v, 'uint4.y');
   }
   get z(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set z(v: number) {
-    W.u32(this._dv, 8, v, 'uint4.z');
+    W.u32(this._dv, this._o + 8, v, 'uint4.z');
   }
   get w(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set w(v: number) {
-    W.u32(this._dv, 12, v, 'uint4.w');
+    W.u32(this._dv, this._o + 12, v, 'uint4.w');
   }
 }
 /** Fields accepted by `new uint4({...})`. */
@@ -888,19 +888,19 @@ export class long1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct long1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a long1 (no copy). */
-  static view(mem: Uint8Array): long1 {
-    return new long1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): long1 {
+    return new long1(undefined, mem, dv);
   }
   /** A new zeroed long1, with the given fields set. */
-  constructor(init?: long1Init | long1, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: long1Init | long1, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, long1.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'long1.x');
+    W.i64(this._dv, this._o + 0, v, 'long1.x');
   }
 }
 /** Fields accepted by `new long1({...})`. */
@@ -914,19 +914,19 @@ export class ulong1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulong1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a ulong1 (no copy). */
-  static view(mem: Uint8Array): ulong1 {
-    return new ulong1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulong1 {
+    return new ulong1(undefined, mem, dv);
   }
   /** A new zeroed ulong1, with the given fields set. */
-  constructor(init?: ulong1Init | ulong1, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: ulong1Init | ulong1, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, ulong1.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulong1.x');
+    W.u64(this._dv, this._o + 0, v, 'ulong1.x');
   }
 }
 /** Fields accepted by `new ulong1({...})`. */
@@ -940,25 +940,25 @@ export class long2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct long2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a long2 (no copy). */
-  static view(mem: Uint8Array): long2 {
-    return new long2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): long2 {
+    return new long2(undefined, mem, dv);
   }
   /** A new zeroed long2, with the given fields set. */
-  constructor(init?: long2Init | long2, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: long2Init | long2, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, long2.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'long2.x');
+    W.i64(this._dv, this._o + 0, v, 'long2.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'long2.y');
+    W.i64(this._dv, this._o + 8, v, 'long2.y');
   }
 }
 /** Fields accepted by `new long2({...})`. */
@@ -973,25 +973,25 @@ export class ulong2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulong2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a ulong2 (no copy). */
-  static view(mem: Uint8Array): ulong2 {
-    return new ulong2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulong2 {
+    return new ulong2(undefined, mem, dv);
   }
   /** A new zeroed ulong2, with the given fields set. */
-  constructor(init?: ulong2Init | ulong2, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: ulong2Init | ulong2, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, ulong2.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulong2.x');
+    W.u64(this._dv, this._o + 0, v, 'ulong2.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulong2.y');
+    W.u64(this._dv, this._o + 8, v, 'ulong2.y');
   }
 }
 /** Fields accepted by `new ulong2({...})`. */
@@ -1006,31 +1006,31 @@ export class long3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct long3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a long3 (no copy). */
-  static view(mem: Uint8Array): long3 {
-    return new long3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): long3 {
+    return new long3(undefined, mem, dv);
   }
   /** A new zeroed long3, with the given fields set. */
-  constructor(init?: long3Init | long3, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: long3Init | long3, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, long3.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'long3.x');
+    W.i64(this._dv, this._o + 0, v, 'long3.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'long3.y');
+    W.i64(this._dv, this._o + 8, v, 'long3.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'long3.z');
+    W.i64(this._dv, this._o + 16, v, 'long3.z');
   }
 }
 /** Fields accepted by `new long3({...})`. */
@@ -1046,31 +1046,31 @@ export class ulong3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulong3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a ulong3 (no copy). */
-  static view(mem: Uint8Array): ulong3 {
-    return new ulong3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulong3 {
+    return new ulong3(undefined, mem, dv);
   }
   /** A new zeroed ulong3, with the given fields set. */
-  constructor(init?: ulong3Init | ulong3, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: ulong3Init | ulong3, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, ulong3.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulong3.x');
+    W.u64(this._dv, this._o + 0, v, 'ulong3.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulong3.y');
+    W.u64(this._dv, this._o + 8, v, 'ulong3.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulong3.z');
+    W.u64(this._dv, this._o + 16, v, 'ulong3.z');
   }
 }
 /** Fields accepted by `new ulong3({...})`. */
@@ -1086,37 +1086,37 @@ export class long4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct long4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a long4 (no copy). */
-  static view(mem: Uint8Array): long4 {
-    return new long4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): long4 {
+    return new long4(undefined, mem, dv);
   }
   /** A new zeroed long4, with the given fields set. */
-  constructor(init?: long4Init | long4, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: long4Init | long4, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, long4.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'long4.x');
+    W.i64(this._dv, this._o + 0, v, 'long4.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'long4.y');
+    W.i64(this._dv, this._o + 8, v, 'long4.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'long4.z');
+    W.i64(this._dv, this._o + 16, v, 'long4.z');
   }
   get w(): bigint {
-    return this._dv.getBigInt64(24, true);
+    return this._dv.getBigInt64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.i64(this._dv, 24, v, 'long4.w');
+    W.i64(this._dv, this._o + 24, v, 'long4.w');
   }
 }
 /** Fields accepted by `new long4({...})`. */
@@ -1133,37 +1133,37 @@ export class ulong4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulong4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a ulong4 (no copy). */
-  static view(mem: Uint8Array): ulong4 {
-    return new ulong4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulong4 {
+    return new ulong4(undefined, mem, dv);
   }
   /** A new zeroed ulong4, with the given fields set. */
-  constructor(init?: ulong4Init | ulong4, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: ulong4Init | ulong4, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, ulong4.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulong4.x');
+    W.u64(this._dv, this._o + 0, v, 'ulong4.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulong4.y');
+    W.u64(this._dv, this._o + 8, v, 'ulong4.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulong4.z');
+    W.u64(this._dv, this._o + 16, v, 'ulong4.z');
   }
   get w(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'ulong4.w');
+    W.u64(this._dv, this._o + 24, v, 'ulong4.w');
   }
 }
 /** Fields accepted by `new ulong4({...})`. */
@@ -1180,37 +1180,37 @@ export class long4_16a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct long4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a long4_16a (no copy). */
-  static view(mem: Uint8Array): long4_16a {
-    return new long4_16a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): long4_16a {
+    return new long4_16a(undefined, mem, dv);
   }
   /** A new zeroed long4_16a, with the given fields set. */
-  constructor(init?: long4_16aInit | long4_16a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: long4_16aInit | long4_16a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, long4_16a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'long4_16a.x');
+    W.i64(this._dv, this._o + 0, v, 'long4_16a.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'long4_16a.y');
+    W.i64(this._dv, this._o + 8, v, 'long4_16a.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'long4_16a.z');
+    W.i64(this._dv, this._o + 16, v, 'long4_16a.z');
   }
   get w(): bigint {
-    return this._dv.getBigInt64(24, true);
+    return this._dv.getBigInt64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.i64(this._dv, 24, v, 'long4_16a.w');
+    W.i64(this._dv, this._o + 24, v, 'long4_16a.w');
   }
 }
 /** Fields accepted by `new long4_16a({...})`. */
@@ -1227,37 +1227,37 @@ export class ulong4_16a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulong4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a ulong4_16a (no copy). */
-  static view(mem: Uint8Array): ulong4_16a {
-    return new ulong4_16a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulong4_16a {
+    return new ulong4_16a(undefined, mem, dv);
   }
   /** A new zeroed ulong4_16a, with the given fields set. */
-  constructor(init?: ulong4_16aInit | ulong4_16a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: ulong4_16aInit | ulong4_16a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, ulong4_16a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulong4_16a.x');
+    W.u64(this._dv, this._o + 0, v, 'ulong4_16a.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulong4_16a.y');
+    W.u64(this._dv, this._o + 8, v, 'ulong4_16a.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulong4_16a.z');
+    W.u64(this._dv, this._o + 16, v, 'ulong4_16a.z');
   }
   get w(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'ulong4_16a.w');
+    W.u64(this._dv, this._o + 24, v, 'ulong4_16a.w');
   }
 }
 /** Fields accepted by `new ulong4_16a({...})`. */
@@ -1274,37 +1274,37 @@ export class long4_32a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct long4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a long4_32a (no copy). */
-  static view(mem: Uint8Array): long4_32a {
-    return new long4_32a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): long4_32a {
+    return new long4_32a(undefined, mem, dv);
   }
   /** A new zeroed long4_32a, with the given fields set. */
-  constructor(init?: long4_32aInit | long4_32a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: long4_32aInit | long4_32a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, long4_32a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'long4_32a.x');
+    W.i64(this._dv, this._o + 0, v, 'long4_32a.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'long4_32a.y');
+    W.i64(this._dv, this._o + 8, v, 'long4_32a.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'long4_32a.z');
+    W.i64(this._dv, this._o + 16, v, 'long4_32a.z');
   }
   get w(): bigint {
-    return this._dv.getBigInt64(24, true);
+    return this._dv.getBigInt64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.i64(this._dv, 24, v, 'long4_32a.w');
+    W.i64(this._dv, this._o + 24, v, 'long4_32a.w');
   }
 }
 /** Fields accepted by `new long4_32a({...})`. */
@@ -1321,37 +1321,37 @@ export class ulong4_32a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulong4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a ulong4_32a (no copy). */
-  static view(mem: Uint8Array): ulong4_32a {
-    return new ulong4_32a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulong4_32a {
+    return new ulong4_32a(undefined, mem, dv);
   }
   /** A new zeroed ulong4_32a, with the given fields set. */
-  constructor(init?: ulong4_32aInit | ulong4_32a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: ulong4_32aInit | ulong4_32a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, ulong4_32a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulong4_32a.x');
+    W.u64(this._dv, this._o + 0, v, 'ulong4_32a.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulong4_32a.y');
+    W.u64(this._dv, this._o + 8, v, 'ulong4_32a.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulong4_32a.z');
+    W.u64(this._dv, this._o + 16, v, 'ulong4_32a.z');
   }
   get w(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'ulong4_32a.w');
+    W.u64(this._dv, this._o + 24, v, 'ulong4_32a.w');
   }
 }
 /** Fields accepted by `new ulong4_32a({...})`. */
@@ -1368,19 +1368,19 @@ export class float1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct float1","path":"","size":4,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a float1 (no copy). */
-  static view(mem: Uint8Array): float1 {
-    return new float1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): float1 {
+    return new float1(undefined, mem, dv);
   }
   /** A new zeroed float1, with the given fields set. */
-  constructor(init?: float1Init | float1, mem?: Uint8Array) {
-    super(4, mem);
+  constructor(init?: float1Init | float1, mem?: Uint8Array, dv?: DataView) {
+    super(4, mem, dv);
     this._init(init, float1.keys);
   }
   get x(): number {
-    return this._dv.getFloat32(0, true);
+    return this._dv.getFloat32(this._o + 0, true);
   }
   set x(v: number) {
-    W.f32(this._dv, 0, v, 'float1.x');
+    W.f32(this._dv, this._o + 0, v, 'float1.x');
   }
 }
 /** Fields accepted by `new float1({...})`. */
@@ -1394,25 +1394,25 @@ export class float2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct float2","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a float2 (no copy). */
-  static view(mem: Uint8Array): float2 {
-    return new float2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): float2 {
+    return new float2(undefined, mem, dv);
   }
   /** A new zeroed float2, with the given fields set. */
-  constructor(init?: float2Init | float2, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: float2Init | float2, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, float2.keys);
   }
   get x(): number {
-    return this._dv.getFloat32(0, true);
+    return this._dv.getFloat32(this._o + 0, true);
   }
   set x(v: number) {
-    W.f32(this._dv, 0, v, 'float2.x');
+    W.f32(this._dv, this._o + 0, v, 'float2.x');
   }
   get y(): number {
-    return this._dv.getFloat32(4, true);
+    return this._dv.getFloat32(this._o + 4, true);
   }
   set y(v: number) {
-    W.f32(this._dv, 4, v, 'float2.y');
+    W.f32(this._dv, this._o + 4, v, 'float2.y');
   }
 }
 /** Fields accepted by `new float2({...})`. */
@@ -1427,31 +1427,31 @@ export class float3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct float3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a float3 (no copy). */
-  static view(mem: Uint8Array): float3 {
-    return new float3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): float3 {
+    return new float3(undefined, mem, dv);
   }
   /** A new zeroed float3, with the given fields set. */
-  constructor(init?: float3Init | float3, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: float3Init | float3, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, float3.keys);
   }
   get x(): number {
-    return this._dv.getFloat32(0, true);
+    return this._dv.getFloat32(this._o + 0, true);
   }
   set x(v: number) {
-    W.f32(this._dv, 0, v, 'float3.x');
+    W.f32(this._dv, this._o + 0, v, 'float3.x');
   }
   get y(): number {
-    return this._dv.getFloat32(4, true);
+    return this._dv.getFloat32(this._o + 4, true);
   }
   set y(v: number) {
-    W.f32(this._dv, 4, v, 'float3.y');
+    W.f32(this._dv, this._o + 4, v, 'float3.y');
   }
   get z(): number {
-    return this._dv.getFloat32(8, true);
+    return this._dv.getFloat32(this._o + 8, true);
   }
   set z(v: number) {
-    W.f32(this._dv, 8, v, 'float3.z');
+    W.f32(this._dv, this._o + 8, v, 'float3.z');
   }
 }
 /** Fields accepted by `new float3({...})`. */
@@ -1467,37 +1467,37 @@ export class float4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct float4","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a float4 (no copy). */
-  static view(mem: Uint8Array): float4 {
-    return new float4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): float4 {
+    return new float4(undefined, mem, dv);
   }
   /** A new zeroed float4, with the given fields set. */
-  constructor(init?: float4Init | float4, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: float4Init | float4, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, float4.keys);
   }
   get x(): number {
-    return this._dv.getFloat32(0, true);
+    return this._dv.getFloat32(this._o + 0, true);
   }
   set x(v: number) {
-    W.f32(this._dv, 0, v, 'float4.x');
+    W.f32(this._dv, this._o + 0, v, 'float4.x');
   }
   get y(): number {
-    return this._dv.getFloat32(4, true);
+    return this._dv.getFloat32(this._o + 4, true);
   }
   set y(v: number) {
-    W.f32(this._dv, 4, v, 'float4.y');
+    W.f32(this._dv, this._o + 4, v, 'float4.y');
   }
   get z(): number {
-    return this._dv.getFloat32(8, true);
+    return this._dv.getFloat32(this._o + 8, true);
   }
   set z(v: number) {
-    W.f32(this._dv, 8, v, 'float4.z');
+    W.f32(this._dv, this._o + 8, v, 'float4.z');
   }
   get w(): number {
-    return this._dv.getFloat32(12, true);
+    return this._dv.getFloat32(this._o + 12, true);
   }
   set w(v: number) {
-    W.f32(this._dv, 12, v, 'float4.w');
+    W.f32(this._dv, this._o + 12, v, 'float4.w');
   }
 }
 /** Fields accepted by `new float4({...})`. */
@@ -1514,19 +1514,19 @@ export class longlong1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct longlong1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a longlong1 (no copy). */
-  static view(mem: Uint8Array): longlong1 {
-    return new longlong1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): longlong1 {
+    return new longlong1(undefined, mem, dv);
   }
   /** A new zeroed longlong1, with the given fields set. */
-  constructor(init?: longlong1Init | longlong1, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: longlong1Init | longlong1, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, longlong1.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'longlong1.x');
+    W.i64(this._dv, this._o + 0, v, 'longlong1.x');
   }
 }
 /** Fields accepted by `new longlong1({...})`. */
@@ -1540,19 +1540,19 @@ export class ulonglong1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulonglong1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a ulonglong1 (no copy). */
-  static view(mem: Uint8Array): ulonglong1 {
-    return new ulonglong1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulonglong1 {
+    return new ulonglong1(undefined, mem, dv);
   }
   /** A new zeroed ulonglong1, with the given fields set. */
-  constructor(init?: ulonglong1Init | ulonglong1, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: ulonglong1Init | ulonglong1, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, ulonglong1.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulonglong1.x');
+    W.u64(this._dv, this._o + 0, v, 'ulonglong1.x');
   }
 }
 /** Fields accepted by `new ulonglong1({...})`. */
@@ -1566,25 +1566,25 @@ export class longlong2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct longlong2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a longlong2 (no copy). */
-  static view(mem: Uint8Array): longlong2 {
-    return new longlong2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): longlong2 {
+    return new longlong2(undefined, mem, dv);
   }
   /** A new zeroed longlong2, with the given fields set. */
-  constructor(init?: longlong2Init | longlong2, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: longlong2Init | longlong2, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, longlong2.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'longlong2.x');
+    W.i64(this._dv, this._o + 0, v, 'longlong2.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'longlong2.y');
+    W.i64(this._dv, this._o + 8, v, 'longlong2.y');
   }
 }
 /** Fields accepted by `new longlong2({...})`. */
@@ -1599,25 +1599,25 @@ export class ulonglong2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulonglong2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a ulonglong2 (no copy). */
-  static view(mem: Uint8Array): ulonglong2 {
-    return new ulonglong2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulonglong2 {
+    return new ulonglong2(undefined, mem, dv);
   }
   /** A new zeroed ulonglong2, with the given fields set. */
-  constructor(init?: ulonglong2Init | ulonglong2, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: ulonglong2Init | ulonglong2, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, ulonglong2.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulonglong2.x');
+    W.u64(this._dv, this._o + 0, v, 'ulonglong2.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulonglong2.y');
+    W.u64(this._dv, this._o + 8, v, 'ulonglong2.y');
   }
 }
 /** Fields accepted by `new ulonglong2({...})`. */
@@ -1632,31 +1632,31 @@ export class longlong3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct longlong3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a longlong3 (no copy). */
-  static view(mem: Uint8Array): longlong3 {
-    return new longlong3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): longlong3 {
+    return new longlong3(undefined, mem, dv);
   }
   /** A new zeroed longlong3, with the given fields set. */
-  constructor(init?: longlong3Init | longlong3, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: longlong3Init | longlong3, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, longlong3.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'longlong3.x');
+    W.i64(this._dv, this._o + 0, v, 'longlong3.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'longlong3.y');
+    W.i64(this._dv, this._o + 8, v, 'longlong3.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'longlong3.z');
+    W.i64(this._dv, this._o + 16, v, 'longlong3.z');
   }
 }
 /** Fields accepted by `new longlong3({...})`. */
@@ -1672,31 +1672,31 @@ export class ulonglong3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulonglong3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a ulonglong3 (no copy). */
-  static view(mem: Uint8Array): ulonglong3 {
-    return new ulonglong3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulonglong3 {
+    return new ulonglong3(undefined, mem, dv);
   }
   /** A new zeroed ulonglong3, with the given fields set. */
-  constructor(init?: ulonglong3Init | ulonglong3, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: ulonglong3Init | ulonglong3, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, ulonglong3.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulonglong3.x');
+    W.u64(this._dv, this._o + 0, v, 'ulonglong3.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulonglong3.y');
+    W.u64(this._dv, this._o + 8, v, 'ulonglong3.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulonglong3.z');
+    W.u64(this._dv, this._o + 16, v, 'ulonglong3.z');
   }
 }
 /** Fields accepted by `new ulonglong3({...})`. */
@@ -1712,37 +1712,37 @@ export class longlong4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct longlong4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a longlong4 (no copy). */
-  static view(mem: Uint8Array): longlong4 {
-    return new longlong4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): longlong4 {
+    return new longlong4(undefined, mem, dv);
   }
   /** A new zeroed longlong4, with the given fields set. */
-  constructor(init?: longlong4Init | longlong4, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: longlong4Init | longlong4, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, longlong4.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'longlong4.x');
+    W.i64(this._dv, this._o + 0, v, 'longlong4.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'longlong4.y');
+    W.i64(this._dv, this._o + 8, v, 'longlong4.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'longlong4.z');
+    W.i64(this._dv, this._o + 16, v, 'longlong4.z');
   }
   get w(): bigint {
-    return this._dv.getBigInt64(24, true);
+    return this._dv.getBigInt64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.i64(this._dv, 24, v, 'longlong4.w');
+    W.i64(this._dv, this._o + 24, v, 'longlong4.w');
   }
 }
 /** Fields accepted by `new longlong4({...})`. */
@@ -1759,37 +1759,37 @@ export class longlong4_16a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct longlong4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a longlong4_16a (no copy). */
-  static view(mem: Uint8Array): longlong4_16a {
-    return new longlong4_16a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): longlong4_16a {
+    return new longlong4_16a(undefined, mem, dv);
   }
   /** A new zeroed longlong4_16a, with the given fields set. */
-  constructor(init?: longlong4_16aInit | longlong4_16a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: longlong4_16aInit | longlong4_16a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, longlong4_16a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'longlong4_16a.x');
+    W.i64(this._dv, this._o + 0, v, 'longlong4_16a.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'longlong4_16a.y');
+    W.i64(this._dv, this._o + 8, v, 'longlong4_16a.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'longlong4_16a.z');
+    W.i64(this._dv, this._o + 16, v, 'longlong4_16a.z');
   }
   get w(): bigint {
-    return this._dv.getBigInt64(24, true);
+    return this._dv.getBigInt64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.i64(this._dv, 24, v, 'longlong4_16a.w');
+    W.i64(this._dv, this._o + 24, v, 'longlong4_16a.w');
   }
 }
 /** Fields accepted by `new longlong4_16a({...})`. */
@@ -1806,37 +1806,37 @@ export class longlong4_32a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct longlong4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a longlong4_32a (no copy). */
-  static view(mem: Uint8Array): longlong4_32a {
-    return new longlong4_32a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): longlong4_32a {
+    return new longlong4_32a(undefined, mem, dv);
   }
   /** A new zeroed longlong4_32a, with the given fields set. */
-  constructor(init?: longlong4_32aInit | longlong4_32a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: longlong4_32aInit | longlong4_32a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, longlong4_32a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigInt64(0, true);
+    return this._dv.getBigInt64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.i64(this._dv, 0, v, 'longlong4_32a.x');
+    W.i64(this._dv, this._o + 0, v, 'longlong4_32a.x');
   }
   get y(): bigint {
-    return this._dv.getBigInt64(8, true);
+    return this._dv.getBigInt64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.i64(this._dv, 8, v, 'longlong4_32a.y');
+    W.i64(this._dv, this._o + 8, v, 'longlong4_32a.y');
   }
   get z(): bigint {
-    return this._dv.getBigInt64(16, true);
+    return this._dv.getBigInt64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.i64(this._dv, 16, v, 'longlong4_32a.z');
+    W.i64(this._dv, this._o + 16, v, 'longlong4_32a.z');
   }
   get w(): bigint {
-    return this._dv.getBigInt64(24, true);
+    return this._dv.getBigInt64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.i64(this._dv, 24, v, 'longlong4_32a.w');
+    W.i64(this._dv, this._o + 24, v, 'longlong4_32a.w');
   }
 }
 /** Fields accepted by `new longlong4_32a({...})`. */
@@ -1853,37 +1853,37 @@ export class ulonglong4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulonglong4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a ulonglong4 (no copy). */
-  static view(mem: Uint8Array): ulonglong4 {
-    return new ulonglong4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulonglong4 {
+    return new ulonglong4(undefined, mem, dv);
   }
   /** A new zeroed ulonglong4, with the given fields set. */
-  constructor(init?: ulonglong4Init | ulonglong4, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: ulonglong4Init | ulonglong4, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, ulonglong4.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulonglong4.x');
+    W.u64(this._dv, this._o + 0, v, 'ulonglong4.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulonglong4.y');
+    W.u64(this._dv, this._o + 8, v, 'ulonglong4.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulonglong4.z');
+    W.u64(this._dv, this._o + 16, v, 'ulonglong4.z');
   }
   get w(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'ulonglong4.w');
+    W.u64(this._dv, this._o + 24, v, 'ulonglong4.w');
   }
 }
 /** Fields accepted by `new ulonglong4({...})`. */
@@ -1900,37 +1900,37 @@ export class ulonglong4_16a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulonglong4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a ulonglong4_16a (no copy). */
-  static view(mem: Uint8Array): ulonglong4_16a {
-    return new ulonglong4_16a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulonglong4_16a {
+    return new ulonglong4_16a(undefined, mem, dv);
   }
   /** A new zeroed ulonglong4_16a, with the given fields set. */
-  constructor(init?: ulonglong4_16aInit | ulonglong4_16a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: ulonglong4_16aInit | ulonglong4_16a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, ulonglong4_16a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulonglong4_16a.x');
+    W.u64(this._dv, this._o + 0, v, 'ulonglong4_16a.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulonglong4_16a.y');
+    W.u64(this._dv, this._o + 8, v, 'ulonglong4_16a.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulonglong4_16a.z');
+    W.u64(this._dv, this._o + 16, v, 'ulonglong4_16a.z');
   }
   get w(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'ulonglong4_16a.w');
+    W.u64(this._dv, this._o + 24, v, 'ulonglong4_16a.w');
   }
 }
 /** Fields accepted by `new ulonglong4_16a({...})`. */
@@ -1947,37 +1947,37 @@ export class ulonglong4_32a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct ulonglong4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a ulonglong4_32a (no copy). */
-  static view(mem: Uint8Array): ulonglong4_32a {
-    return new ulonglong4_32a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): ulonglong4_32a {
+    return new ulonglong4_32a(undefined, mem, dv);
   }
   /** A new zeroed ulonglong4_32a, with the given fields set. */
-  constructor(init?: ulonglong4_32aInit | ulonglong4_32a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: ulonglong4_32aInit | ulonglong4_32a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, ulonglong4_32a.keys);
   }
   get x(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set x(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'ulonglong4_32a.x');
+    W.u64(this._dv, this._o + 0, v, 'ulonglong4_32a.x');
   }
   get y(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set y(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'ulonglong4_32a.y');
+    W.u64(this._dv, this._o + 8, v, 'ulonglong4_32a.y');
   }
   get z(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set z(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'ulonglong4_32a.z');
+    W.u64(this._dv, this._o + 16, v, 'ulonglong4_32a.z');
   }
   get w(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set w(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'ulonglong4_32a.w');
+    W.u64(this._dv, this._o + 24, v, 'ulonglong4_32a.w');
   }
 }
 /** Fields accepted by `new ulonglong4_32a({...})`. */
@@ -1994,19 +1994,19 @@ export class double1 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct double1","path":"","size":8,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x"]);
   /** A view of existing bytes as a double1 (no copy). */
-  static view(mem: Uint8Array): double1 {
-    return new double1(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): double1 {
+    return new double1(undefined, mem, dv);
   }
   /** A new zeroed double1, with the given fields set. */
-  constructor(init?: double1Init | double1, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: double1Init | double1, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, double1.keys);
   }
   get x(): number {
-    return this._dv.getFloat64(0, true);
+    return this._dv.getFloat64(this._o + 0, true);
   }
   set x(v: number) {
-    W.f64(this._dv, 0, v, 'double1.x');
+    W.f64(this._dv, this._o + 0, v, 'double1.x');
   }
 }
 /** Fields accepted by `new double1({...})`. */
@@ -2020,25 +2020,25 @@ export class double2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct double2","path":"","size":16,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y"]);
   /** A view of existing bytes as a double2 (no copy). */
-  static view(mem: Uint8Array): double2 {
-    return new double2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): double2 {
+    return new double2(undefined, mem, dv);
   }
   /** A new zeroed double2, with the given fields set. */
-  constructor(init?: double2Init | double2, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: double2Init | double2, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, double2.keys);
   }
   get x(): number {
-    return this._dv.getFloat64(0, true);
+    return this._dv.getFloat64(this._o + 0, true);
   }
   set x(v: number) {
-    W.f64(this._dv, 0, v, 'double2.x');
+    W.f64(this._dv, this._o + 0, v, 'double2.x');
   }
   get y(): number {
-    return this._dv.getFloat64(8, true);
+    return this._dv.getFloat64(this._o + 8, true);
   }
   set y(v: number) {
-    W.f64(this._dv, 8, v, 'double2.y');
+    W.f64(this._dv, this._o + 8, v, 'double2.y');
   }
 }
 /** Fields accepted by `new double2({...})`. */
@@ -2053,31 +2053,31 @@ export class double3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct double3","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a double3 (no copy). */
-  static view(mem: Uint8Array): double3 {
-    return new double3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): double3 {
+    return new double3(undefined, mem, dv);
   }
   /** A new zeroed double3, with the given fields set. */
-  constructor(init?: double3Init | double3, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: double3Init | double3, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, double3.keys);
   }
   get x(): number {
-    return this._dv.getFloat64(0, true);
+    return this._dv.getFloat64(this._o + 0, true);
   }
   set x(v: number) {
-    W.f64(this._dv, 0, v, 'double3.x');
+    W.f64(this._dv, this._o + 0, v, 'double3.x');
   }
   get y(): number {
-    return this._dv.getFloat64(8, true);
+    return this._dv.getFloat64(this._o + 8, true);
   }
   set y(v: number) {
-    W.f64(this._dv, 8, v, 'double3.y');
+    W.f64(this._dv, this._o + 8, v, 'double3.y');
   }
   get z(): number {
-    return this._dv.getFloat64(16, true);
+    return this._dv.getFloat64(this._o + 16, true);
   }
   set z(v: number) {
-    W.f64(this._dv, 16, v, 'double3.z');
+    W.f64(this._dv, this._o + 16, v, 'double3.z');
   }
 }
 /** Fields accepted by `new double3({...})`. */
@@ -2093,37 +2093,37 @@ export class double4 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct double4","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a double4 (no copy). */
-  static view(mem: Uint8Array): double4 {
-    return new double4(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): double4 {
+    return new double4(undefined, mem, dv);
   }
   /** A new zeroed double4, with the given fields set. */
-  constructor(init?: double4Init | double4, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: double4Init | double4, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, double4.keys);
   }
   get x(): number {
-    return this._dv.getFloat64(0, true);
+    return this._dv.getFloat64(this._o + 0, true);
   }
   set x(v: number) {
-    W.f64(this._dv, 0, v, 'double4.x');
+    W.f64(this._dv, this._o + 0, v, 'double4.x');
   }
   get y(): number {
-    return this._dv.getFloat64(8, true);
+    return this._dv.getFloat64(this._o + 8, true);
   }
   set y(v: number) {
-    W.f64(this._dv, 8, v, 'double4.y');
+    W.f64(this._dv, this._o + 8, v, 'double4.y');
   }
   get z(): number {
-    return this._dv.getFloat64(16, true);
+    return this._dv.getFloat64(this._o + 16, true);
   }
   set z(v: number) {
-    W.f64(this._dv, 16, v, 'double4.z');
+    W.f64(this._dv, this._o + 16, v, 'double4.z');
   }
   get w(): number {
-    return this._dv.getFloat64(24, true);
+    return this._dv.getFloat64(this._o + 24, true);
   }
   set w(v: number) {
-    W.f64(this._dv, 24, v, 'double4.w');
+    W.f64(this._dv, this._o + 24, v, 'double4.w');
   }
 }
 /** Fields accepted by `new double4({...})`. */
@@ -2140,37 +2140,37 @@ export class double4_16a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct double4_16a","path":"","size":32,"align":16,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a double4_16a (no copy). */
-  static view(mem: Uint8Array): double4_16a {
-    return new double4_16a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): double4_16a {
+    return new double4_16a(undefined, mem, dv);
   }
   /** A new zeroed double4_16a, with the given fields set. */
-  constructor(init?: double4_16aInit | double4_16a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: double4_16aInit | double4_16a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, double4_16a.keys);
   }
   get x(): number {
-    return this._dv.getFloat64(0, true);
+    return this._dv.getFloat64(this._o + 0, true);
   }
   set x(v: number) {
-    W.f64(this._dv, 0, v, 'double4_16a.x');
+    W.f64(this._dv, this._o + 0, v, 'double4_16a.x');
   }
   get y(): number {
-    return this._dv.getFloat64(8, true);
+    return this._dv.getFloat64(this._o + 8, true);
   }
   set y(v: number) {
-    W.f64(this._dv, 8, v, 'double4_16a.y');
+    W.f64(this._dv, this._o + 8, v, 'double4_16a.y');
   }
   get z(): number {
-    return this._dv.getFloat64(16, true);
+    return this._dv.getFloat64(this._o + 16, true);
   }
   set z(v: number) {
-    W.f64(this._dv, 16, v, 'double4_16a.z');
+    W.f64(this._dv, this._o + 16, v, 'double4_16a.z');
   }
   get w(): number {
-    return this._dv.getFloat64(24, true);
+    return this._dv.getFloat64(this._o + 24, true);
   }
   set w(v: number) {
-    W.f64(this._dv, 24, v, 'double4_16a.w');
+    W.f64(this._dv, this._o + 24, v, 'double4_16a.w');
   }
 }
 /** Fields accepted by `new double4_16a({...})`. */
@@ -2187,37 +2187,37 @@ export class double4_32a extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct double4_32a","path":"","size":32,"align":32,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8},"w":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w"]);
   /** A view of existing bytes as a double4_32a (no copy). */
-  static view(mem: Uint8Array): double4_32a {
-    return new double4_32a(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): double4_32a {
+    return new double4_32a(undefined, mem, dv);
   }
   /** A new zeroed double4_32a, with the given fields set. */
-  constructor(init?: double4_32aInit | double4_32a, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: double4_32aInit | double4_32a, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, double4_32a.keys);
   }
   get x(): number {
-    return this._dv.getFloat64(0, true);
+    return this._dv.getFloat64(this._o + 0, true);
   }
   set x(v: number) {
-    W.f64(this._dv, 0, v, 'double4_32a.x');
+    W.f64(this._dv, this._o + 0, v, 'double4_32a.x');
   }
   get y(): number {
-    return this._dv.getFloat64(8, true);
+    return this._dv.getFloat64(this._o + 8, true);
   }
   set y(v: number) {
-    W.f64(this._dv, 8, v, 'double4_32a.y');
+    W.f64(this._dv, this._o + 8, v, 'double4_32a.y');
   }
   get z(): number {
-    return this._dv.getFloat64(16, true);
+    return this._dv.getFloat64(this._o + 16, true);
   }
   set z(v: number) {
-    W.f64(this._dv, 16, v, 'double4_32a.z');
+    W.f64(this._dv, this._o + 16, v, 'double4_32a.z');
   }
   get w(): number {
-    return this._dv.getFloat64(24, true);
+    return this._dv.getFloat64(this._o + 24, true);
   }
   set w(v: number) {
-    W.f64(this._dv, 24, v, 'double4_32a.w');
+    W.f64(this._dv, this._o + 24, v, 'double4_32a.w');
   }
 }
 /** Fields accepted by `new double4_32a({...})`. */
@@ -2234,31 +2234,31 @@ export class dim3 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct dim3","path":"","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a dim3 (no copy). */
-  static view(mem: Uint8Array): dim3 {
-    return new dim3(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): dim3 {
+    return new dim3(undefined, mem, dv);
   }
   /** A new zeroed dim3, with the given fields set. */
-  constructor(init?: dim3Init | dim3, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: dim3Init | dim3, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, dim3.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'dim3.x');
+    W.u32(this._dv, this._o + 0, v, 'dim3.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'dim3.y');
+    W.u32(this._dv, this._o + 4, v, 'dim3.y');
   }
   get z(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set z(v: number) {
-    W.u32(this._dv, 8, v, 'dim3.z');
+    W.u32(this._dv, this._o + 8, v, 'dim3.z');
   }
 }
 /** Fields accepted by `new dim3({...})`. */
@@ -2274,48 +2274,48 @@ export class cudaChannelFormatDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaChannelFormatDesc","path":"","size":20,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4},"w":{"offset":12,"size":4},"f":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z","w","f"]);
   /** A view of existing bytes as a cudaChannelFormatDesc (no copy). */
-  static view(mem: Uint8Array): cudaChannelFormatDesc {
-    return new cudaChannelFormatDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaChannelFormatDesc {
+    return new cudaChannelFormatDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaChannelFormatDesc, with the given fields set. */
-  constructor(init?: cudaChannelFormatDescInit | cudaChannelFormatDesc, mem?: Uint8Array) {
-    super(20, mem);
+  constructor(init?: cudaChannelFormatDescInit | cudaChannelFormatDesc, mem?: Uint8Array, dv?: DataView) {
+    super(20, mem, dv);
     this._init(init, cudaChannelFormatDesc.keys);
   }
   /** x */
   get x(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set x(v: number) {
-    W.i32(this._dv, 0, v, 'cudaChannelFormatDesc.x');
+    W.i32(this._dv, this._o + 0, v, 'cudaChannelFormatDesc.x');
   }
   /** y */
   get y(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set y(v: number) {
-    W.i32(this._dv, 4, v, 'cudaChannelFormatDesc.y');
+    W.i32(this._dv, this._o + 4, v, 'cudaChannelFormatDesc.y');
   }
   /** z */
   get z(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set z(v: number) {
-    W.i32(this._dv, 8, v, 'cudaChannelFormatDesc.z');
+    W.i32(this._dv, this._o + 8, v, 'cudaChannelFormatDesc.z');
   }
   /** w */
   get w(): number {
-    return this._dv.getInt32(12, true);
+    return this._dv.getInt32(this._o + 12, true);
   }
   set w(v: number) {
-    W.i32(this._dv, 12, v, 'cudaChannelFormatDesc.w');
+    W.i32(this._dv, this._o + 12, v, 'cudaChannelFormatDesc.w');
   }
   /** Channel format kind */
   get f(): E.cudaChannelFormatKind {
-    return this._dv.getInt32(16, true) as E.cudaChannelFormatKind;
+    return this._dv.getInt32(this._o + 16, true) as E.cudaChannelFormatKind;
   }
   set f(v: E.cudaChannelFormatKind) {
-    W.i32(this._dv, 16, v, 'cudaChannelFormatDesc.f');
+    W.i32(this._dv, this._o + 16, v, 'cudaChannelFormatDesc.f');
   }
 }
 /** Fields accepted by `new cudaChannelFormatDesc({...})`. */
@@ -2333,12 +2333,12 @@ export class cudaArraySparseProperties extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaArraySparseProperties","path":"","size":48,"align":8,"union":false,"fields":{"tileExtent":{"offset":0,"size":12},"miptailFirstLevel":{"offset":12,"size":4},"miptailSize":{"offset":16,"size":8},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["tileExtent","miptailFirstLevel","miptailSize","flags","reserved"]);
   /** A view of existing bytes as a cudaArraySparseProperties (no copy). */
-  static view(mem: Uint8Array): cudaArraySparseProperties {
-    return new cudaArraySparseProperties(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaArraySparseProperties {
+    return new cudaArraySparseProperties(undefined, mem, dv);
   }
   /** A new zeroed cudaArraySparseProperties, with the given fields set. */
-  constructor(init?: cudaArraySparsePropertiesInit | cudaArraySparseProperties, mem?: Uint8Array) {
-    super(48, mem);
+  constructor(init?: cudaArraySparsePropertiesInit | cudaArraySparseProperties, mem?: Uint8Array, dv?: DataView) {
+    super(48, mem, dv);
     this._init(init, cudaArraySparseProperties.keys);
   }
   private _n_tileExtent?: cudaArraySparseProperties_tileExtent;
@@ -2350,30 +2350,30 @@ export class cudaArraySparseProperties extends CStruct {
   }
   /** First mip level at which the mip tail begins */
   get miptailFirstLevel(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set miptailFirstLevel(v: number) {
-    W.u32(this._dv, 12, v, 'cudaArraySparseProperties.miptailFirstLevel');
+    W.u32(this._dv, this._o + 12, v, 'cudaArraySparseProperties.miptailFirstLevel');
   }
   /** Total size of the mip tail. */
   get miptailSize(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set miptailSize(v: bigint | number) {
-    W.u64(this._dv, 16, v, 'cudaArraySparseProperties.miptailSize');
+    W.u64(this._dv, this._o + 16, v, 'cudaArraySparseProperties.miptailSize');
   }
   /** Flags will either be zero or::cudaArraySparsePropertiesSingleMipTail */
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'cudaArraySparseProperties.flags');
+    W.u32(this._dv, this._o + 24, v, 'cudaArraySparseProperties.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(28 + i * 4, true));
+    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 4, v, 'cudaArraySparseProperties.reserved', (i, x, n) => W.u32(this._dv, 28 + i * 4, x, n));
+    setArray(this, 4, v, 'cudaArraySparseProperties.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaArraySparseProperties({...})`. */
@@ -2391,34 +2391,34 @@ export class cudaArraySparseProperties_tileExtent extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaArraySparseProperties","path":"tileExtent","size":12,"align":4,"union":false,"fields":{"width":{"offset":0,"size":4},"height":{"offset":4,"size":4},"depth":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["width","height","depth"]);
   /** A view of existing bytes as a cudaArraySparseProperties_tileExtent (no copy). */
-  static view(mem: Uint8Array): cudaArraySparseProperties_tileExtent {
-    return new cudaArraySparseProperties_tileExtent(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaArraySparseProperties_tileExtent {
+    return new cudaArraySparseProperties_tileExtent(undefined, mem, dv);
   }
   /** A new zeroed cudaArraySparseProperties_tileExtent, with the given fields set. */
-  constructor(init?: cudaArraySparseProperties_tileExtentInit | cudaArraySparseProperties_tileExtent, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: cudaArraySparseProperties_tileExtentInit | cudaArraySparseProperties_tileExtent, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, cudaArraySparseProperties_tileExtent.keys);
   }
   /** Tile width in elements */
   get width(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set width(v: number) {
-    W.u32(this._dv, 0, v, 'cudaArraySparseProperties_tileExtent.width');
+    W.u32(this._dv, this._o + 0, v, 'cudaArraySparseProperties_tileExtent.width');
   }
   /** Tile height in elements */
   get height(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set height(v: number) {
-    W.u32(this._dv, 4, v, 'cudaArraySparseProperties_tileExtent.height');
+    W.u32(this._dv, this._o + 4, v, 'cudaArraySparseProperties_tileExtent.height');
   }
   /** Tile depth in elements */
   get depth(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set depth(v: number) {
-    W.u32(this._dv, 8, v, 'cudaArraySparseProperties_tileExtent.depth');
+    W.u32(this._dv, this._o + 8, v, 'cudaArraySparseProperties_tileExtent.depth');
   }
 }
 /** Fields accepted by `new cudaArraySparseProperties_tileExtent({...})`. */
@@ -2434,33 +2434,33 @@ export class cudaArrayMemoryRequirements extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaArrayMemoryRequirements","path":"","size":32,"align":8,"union":false,"fields":{"size":{"offset":0,"size":8},"alignment":{"offset":8,"size":8},"reserved":{"offset":16,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["size","alignment","reserved"]);
   /** A view of existing bytes as a cudaArrayMemoryRequirements (no copy). */
-  static view(mem: Uint8Array): cudaArrayMemoryRequirements {
-    return new cudaArrayMemoryRequirements(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaArrayMemoryRequirements {
+    return new cudaArrayMemoryRequirements(undefined, mem, dv);
   }
   /** A new zeroed cudaArrayMemoryRequirements, with the given fields set. */
-  constructor(init?: cudaArrayMemoryRequirementsInit | cudaArrayMemoryRequirements, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudaArrayMemoryRequirementsInit | cudaArrayMemoryRequirements, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudaArrayMemoryRequirements.keys);
   }
   /** Total size of the array. */
   get size(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set size(v: number) {
-    W.size(this._dv, 0, v, 'cudaArrayMemoryRequirements.size');
+    W.size(this._dv, this._o + 0, v, 'cudaArrayMemoryRequirements.size');
   }
   /** Alignment necessary for mapping the array. */
   get alignment(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set alignment(v: number) {
-    W.size(this._dv, 8, v, 'cudaArrayMemoryRequirements.alignment');
+    W.size(this._dv, this._o + 8, v, 'cudaArrayMemoryRequirements.alignment');
   }
   get reserved(): number[] {
-    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(16 + i * 4, true));
+    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 16 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 4, v, 'cudaArrayMemoryRequirements.reserved', (i, x, n) => W.u32(this._dv, 16 + i * 4, x, n));
+    setArray(this, 4, v, 'cudaArrayMemoryRequirements.reserved', (i, x, n) => W.u32(this._dv, this._o + 16 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaArrayMemoryRequirements({...})`. */
@@ -2476,41 +2476,41 @@ export class cudaPitchedPtr extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaPitchedPtr","path":"","size":32,"align":8,"union":false,"fields":{"ptr":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"xsize":{"offset":16,"size":8},"ysize":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["ptr","pitch","xsize","ysize"]);
   /** A view of existing bytes as a cudaPitchedPtr (no copy). */
-  static view(mem: Uint8Array): cudaPitchedPtr {
-    return new cudaPitchedPtr(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaPitchedPtr {
+    return new cudaPitchedPtr(undefined, mem, dv);
   }
   /** A new zeroed cudaPitchedPtr, with the given fields set. */
-  constructor(init?: cudaPitchedPtrInit | cudaPitchedPtr, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudaPitchedPtrInit | cudaPitchedPtr, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudaPitchedPtr.keys);
   }
   /** Pointer to allocated memory */
   get ptr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaPitchedPtr.ptr', 'ptr');
   }
   /** Pitch of allocated memory in bytes */
   get pitch(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set pitch(v: number) {
-    W.size(this._dv, 8, v, 'cudaPitchedPtr.pitch');
+    W.size(this._dv, this._o + 8, v, 'cudaPitchedPtr.pitch');
   }
   /** Logical width of allocation in elements */
   get xsize(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set xsize(v: number) {
-    W.size(this._dv, 16, v, 'cudaPitchedPtr.xsize');
+    W.size(this._dv, this._o + 16, v, 'cudaPitchedPtr.xsize');
   }
   /** Logical height of allocation in elements */
   get ysize(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set ysize(v: number) {
-    W.size(this._dv, 24, v, 'cudaPitchedPtr.ysize');
+    W.size(this._dv, this._o + 24, v, 'cudaPitchedPtr.ysize');
   }
 }
 /** Fields accepted by `new cudaPitchedPtr({...})`. */
@@ -2527,34 +2527,34 @@ export class cudaExtent extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExtent","path":"","size":24,"align":8,"union":false,"fields":{"width":{"offset":0,"size":8},"height":{"offset":8,"size":8},"depth":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["width","height","depth"]);
   /** A view of existing bytes as a cudaExtent (no copy). */
-  static view(mem: Uint8Array): cudaExtent {
-    return new cudaExtent(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExtent {
+    return new cudaExtent(undefined, mem, dv);
   }
   /** A new zeroed cudaExtent, with the given fields set. */
-  constructor(init?: cudaExtentInit | cudaExtent, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaExtentInit | cudaExtent, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaExtent.keys);
   }
   /** Width in elements when referring to array memory, in bytes when referring to linear memory */
   get width(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set width(v: number) {
-    W.size(this._dv, 0, v, 'cudaExtent.width');
+    W.size(this._dv, this._o + 0, v, 'cudaExtent.width');
   }
   /** Height in elements */
   get height(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set height(v: number) {
-    W.size(this._dv, 8, v, 'cudaExtent.height');
+    W.size(this._dv, this._o + 8, v, 'cudaExtent.height');
   }
   /** Depth in elements */
   get depth(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set depth(v: number) {
-    W.size(this._dv, 16, v, 'cudaExtent.depth');
+    W.size(this._dv, this._o + 16, v, 'cudaExtent.depth');
   }
 }
 /** Fields accepted by `new cudaExtent({...})`. */
@@ -2570,34 +2570,34 @@ export class cudaPos extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaPos","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a cudaPos (no copy). */
-  static view(mem: Uint8Array): cudaPos {
-    return new cudaPos(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaPos {
+    return new cudaPos(undefined, mem, dv);
   }
   /** A new zeroed cudaPos, with the given fields set. */
-  constructor(init?: cudaPosInit | cudaPos, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaPosInit | cudaPos, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaPos.keys);
   }
   /** x */
   get x(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set x(v: number) {
-    W.size(this._dv, 0, v, 'cudaPos.x');
+    W.size(this._dv, this._o + 0, v, 'cudaPos.x');
   }
   /** y */
   get y(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set y(v: number) {
-    W.size(this._dv, 8, v, 'cudaPos.y');
+    W.size(this._dv, this._o + 8, v, 'cudaPos.y');
   }
   /** z */
   get z(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set z(v: number) {
-    W.size(this._dv, 16, v, 'cudaPos.z');
+    W.size(this._dv, this._o + 16, v, 'cudaPos.z');
   }
 }
 /** Fields accepted by `new cudaPos({...})`. */
@@ -2613,20 +2613,20 @@ export class cudaMemcpy3DParms extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpy3DParms","path":"","size":160,"align":8,"union":false,"fields":{"srcArray":{"offset":0,"size":8},"srcPos":{"offset":8,"size":24},"srcPtr":{"offset":32,"size":32},"dstArray":{"offset":64,"size":8},"dstPos":{"offset":72,"size":24},"dstPtr":{"offset":96,"size":32},"extent":{"offset":128,"size":24},"kind":{"offset":152,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcArray","srcPos","srcPtr","dstArray","dstPos","dstPtr","extent","kind"]);
   /** A view of existing bytes as a cudaMemcpy3DParms (no copy). */
-  static view(mem: Uint8Array): cudaMemcpy3DParms {
-    return new cudaMemcpy3DParms(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DParms {
+    return new cudaMemcpy3DParms(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DParms, with the given fields set. */
-  constructor(init?: cudaMemcpy3DParmsInit | cudaMemcpy3DParms, mem?: Uint8Array) {
-    super(160, mem);
+  constructor(init?: cudaMemcpy3DParmsInit | cudaMemcpy3DParms, mem?: Uint8Array, dv?: DataView) {
+    super(160, mem, dv);
     this._init(init, cudaMemcpy3DParms.keys);
   }
   /** Source memory address */
   get srcArray(): H.cudaArray_t {
-    return this._dv.getBigUint64(0, true) as H.cudaArray_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
   set srcArray(v: H.cudaArray_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaMemcpy3DParms.srcArray');
+    W.ptr(this._dv, this._o + 0, v, 'cudaMemcpy3DParms.srcArray');
   }
   private _n_srcPos?: cudaPos;
   /** Source position offset */
@@ -2646,10 +2646,10 @@ export class cudaMemcpy3DParms extends CStruct {
   }
   /** Destination memory address */
   get dstArray(): H.cudaArray_t {
-    return this._dv.getBigUint64(64, true) as H.cudaArray_t;
+    return this._dv.getBigUint64(this._o + 64, true) as H.cudaArray_t;
   }
   set dstArray(v: H.cudaArray_t | null) {
-    W.ptr(this._dv, 64, v, 'cudaMemcpy3DParms.dstArray');
+    W.ptr(this._dv, this._o + 64, v, 'cudaMemcpy3DParms.dstArray');
   }
   private _n_dstPos?: cudaPos;
   /** Destination position offset */
@@ -2677,10 +2677,10 @@ export class cudaMemcpy3DParms extends CStruct {
   }
   /** Type of transfer */
   get kind(): E.cudaMemcpyKind {
-    return this._dv.getInt32(152, true) as E.cudaMemcpyKind;
+    return this._dv.getInt32(this._o + 152, true) as E.cudaMemcpyKind;
   }
   set kind(v: E.cudaMemcpyKind) {
-    W.i32(this._dv, 152, v, 'cudaMemcpy3DParms.kind');
+    W.i32(this._dv, this._o + 152, v, 'cudaMemcpy3DParms.kind');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DParms({...})`. */
@@ -2701,27 +2701,27 @@ export class cudaMemcpyNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpyNodeParams","path":"","size":176,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":4},"reserved":{"offset":4,"size":12},"copyParams":{"offset":16,"size":160}}};
   private static readonly keys: ReadonlySet<string> = new Set(["flags","reserved","copyParams"]);
   /** A view of existing bytes as a cudaMemcpyNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaMemcpyNodeParams {
-    return new cudaMemcpyNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpyNodeParams {
+    return new cudaMemcpyNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpyNodeParams, with the given fields set. */
-  constructor(init?: cudaMemcpyNodeParamsInit | cudaMemcpyNodeParams, mem?: Uint8Array) {
-    super(176, mem);
+  constructor(init?: cudaMemcpyNodeParamsInit | cudaMemcpyNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(176, mem, dv);
     this._init(init, cudaMemcpyNodeParams.keys);
   }
   /** Must be zero */
   get flags(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set flags(v: number) {
-    W.i32(this._dv, 0, v, 'cudaMemcpyNodeParams.flags');
+    W.i32(this._dv, this._o + 0, v, 'cudaMemcpyNodeParams.flags');
   }
   /** Must be zero */
   get reserved(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(4 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 3, v, 'cudaMemcpyNodeParams.reserved', (i, x, n) => W.i32(this._dv, 4 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaMemcpyNodeParams.reserved', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
   private _n_copyParams?: cudaMemcpy3DParms;
   /** Parameters for the memory copy */
@@ -2745,20 +2745,20 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpy3DPeerParms","path":"","size":168,"align":8,"union":false,"fields":{"srcArray":{"offset":0,"size":8},"srcPos":{"offset":8,"size":24},"srcPtr":{"offset":32,"size":32},"srcDevice":{"offset":64,"size":4},"dstArray":{"offset":72,"size":8},"dstPos":{"offset":80,"size":24},"dstPtr":{"offset":104,"size":32},"dstDevice":{"offset":136,"size":4},"extent":{"offset":144,"size":24}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcArray","srcPos","srcPtr","srcDevice","dstArray","dstPos","dstPtr","dstDevice","extent"]);
   /** A view of existing bytes as a cudaMemcpy3DPeerParms (no copy). */
-  static view(mem: Uint8Array): cudaMemcpy3DPeerParms {
-    return new cudaMemcpy3DPeerParms(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DPeerParms {
+    return new cudaMemcpy3DPeerParms(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DPeerParms, with the given fields set. */
-  constructor(init?: cudaMemcpy3DPeerParmsInit | cudaMemcpy3DPeerParms, mem?: Uint8Array) {
-    super(168, mem);
+  constructor(init?: cudaMemcpy3DPeerParmsInit | cudaMemcpy3DPeerParms, mem?: Uint8Array, dv?: DataView) {
+    super(168, mem, dv);
     this._init(init, cudaMemcpy3DPeerParms.keys);
   }
   /** Source memory address */
   get srcArray(): H.cudaArray_t {
-    return this._dv.getBigUint64(0, true) as H.cudaArray_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
   set srcArray(v: H.cudaArray_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaMemcpy3DPeerParms.srcArray');
+    W.ptr(this._dv, this._o + 0, v, 'cudaMemcpy3DPeerParms.srcArray');
   }
   private _n_srcPos?: cudaPos;
   /** Source position offset */
@@ -2778,17 +2778,17 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   }
   /** Source device */
   get srcDevice(): number {
-    return this._dv.getInt32(64, true);
+    return this._dv.getInt32(this._o + 64, true);
   }
   set srcDevice(v: number) {
-    W.i32(this._dv, 64, v, 'cudaMemcpy3DPeerParms.srcDevice');
+    W.i32(this._dv, this._o + 64, v, 'cudaMemcpy3DPeerParms.srcDevice');
   }
   /** Destination memory address */
   get dstArray(): H.cudaArray_t {
-    return this._dv.getBigUint64(72, true) as H.cudaArray_t;
+    return this._dv.getBigUint64(this._o + 72, true) as H.cudaArray_t;
   }
   set dstArray(v: H.cudaArray_t | null) {
-    W.ptr(this._dv, 72, v, 'cudaMemcpy3DPeerParms.dstArray');
+    W.ptr(this._dv, this._o + 72, v, 'cudaMemcpy3DPeerParms.dstArray');
   }
   private _n_dstPos?: cudaPos;
   /** Destination position offset */
@@ -2808,10 +2808,10 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   }
   /** Destination device */
   get dstDevice(): number {
-    return this._dv.getInt32(136, true);
+    return this._dv.getInt32(this._o + 136, true);
   }
   set dstDevice(v: number) {
-    W.i32(this._dv, 136, v, 'cudaMemcpy3DPeerParms.dstDevice');
+    W.i32(this._dv, this._o + 136, v, 'cudaMemcpy3DPeerParms.dstDevice');
   }
   private _n_extent?: cudaExtent;
   /** Requested memory copy size */
@@ -2841,55 +2841,55 @@ export class cudaMemsetParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemsetParams","path":"","size":40,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["dst","pitch","value","elementSize","width","height"]);
   /** A view of existing bytes as a cudaMemsetParams (no copy). */
-  static view(mem: Uint8Array): cudaMemsetParams {
-    return new cudaMemsetParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemsetParams {
+    return new cudaMemsetParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemsetParams, with the given fields set. */
-  constructor(init?: cudaMemsetParamsInit | cudaMemsetParams, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: cudaMemsetParamsInit | cudaMemsetParams, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, cudaMemsetParams.keys);
   }
   /** Destination device pointer */
   get dst(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set dst(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemsetParams.dst', 'dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
   get pitch(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set pitch(v: number) {
-    W.size(this._dv, 8, v, 'cudaMemsetParams.pitch');
+    W.size(this._dv, this._o + 8, v, 'cudaMemsetParams.pitch');
   }
   /** Value to be set */
   get value(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set value(v: number) {
-    W.u32(this._dv, 16, v, 'cudaMemsetParams.value');
+    W.u32(this._dv, this._o + 16, v, 'cudaMemsetParams.value');
   }
   /** Size of each element in bytes. Must be 1, 2, or 4. */
   get elementSize(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set elementSize(v: number) {
-    W.u32(this._dv, 20, v, 'cudaMemsetParams.elementSize');
+    W.u32(this._dv, this._o + 20, v, 'cudaMemsetParams.elementSize');
   }
   /** Width of the row in elements */
   get width(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set width(v: number) {
-    W.size(this._dv, 24, v, 'cudaMemsetParams.width');
+    W.size(this._dv, this._o + 24, v, 'cudaMemsetParams.width');
   }
   /** Number of rows */
   get height(): number {
-    return readSize(this._dv, 32);
+    return readSize(this._dv, this._o + 32);
   }
   set height(v: number) {
-    W.size(this._dv, 32, v, 'cudaMemsetParams.height');
+    W.size(this._dv, this._o + 32, v, 'cudaMemsetParams.height');
   }
 }
 /** Fields accepted by `new cudaMemsetParams({...})`. */
@@ -2908,55 +2908,55 @@ export class cudaMemsetParamsV2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemsetParamsV2","path":"","size":40,"align":8,"union":false,"fields":{"dst":{"offset":0,"size":8},"pitch":{"offset":8,"size":8},"value":{"offset":16,"size":4},"elementSize":{"offset":20,"size":4},"width":{"offset":24,"size":8},"height":{"offset":32,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["dst","pitch","value","elementSize","width","height"]);
   /** A view of existing bytes as a cudaMemsetParamsV2 (no copy). */
-  static view(mem: Uint8Array): cudaMemsetParamsV2 {
-    return new cudaMemsetParamsV2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemsetParamsV2 {
+    return new cudaMemsetParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaMemsetParamsV2, with the given fields set. */
-  constructor(init?: cudaMemsetParamsV2Init | cudaMemsetParamsV2, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: cudaMemsetParamsV2Init | cudaMemsetParamsV2, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, cudaMemsetParamsV2.keys);
   }
   /** Destination device pointer */
   get dst(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set dst(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemsetParamsV2.dst', 'dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
   get pitch(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set pitch(v: number) {
-    W.size(this._dv, 8, v, 'cudaMemsetParamsV2.pitch');
+    W.size(this._dv, this._o + 8, v, 'cudaMemsetParamsV2.pitch');
   }
   /** Value to be set */
   get value(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set value(v: number) {
-    W.u32(this._dv, 16, v, 'cudaMemsetParamsV2.value');
+    W.u32(this._dv, this._o + 16, v, 'cudaMemsetParamsV2.value');
   }
   /** Size of each element in bytes. Must be 1, 2, or 4. */
   get elementSize(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set elementSize(v: number) {
-    W.u32(this._dv, 20, v, 'cudaMemsetParamsV2.elementSize');
+    W.u32(this._dv, this._o + 20, v, 'cudaMemsetParamsV2.elementSize');
   }
   /** Width of the row in elements */
   get width(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set width(v: number) {
-    W.size(this._dv, 24, v, 'cudaMemsetParamsV2.width');
+    W.size(this._dv, this._o + 24, v, 'cudaMemsetParamsV2.width');
   }
   /** Number of rows */
   get height(): number {
-    return readSize(this._dv, 32);
+    return readSize(this._dv, this._o + 32);
   }
   set height(v: number) {
-    W.size(this._dv, 32, v, 'cudaMemsetParamsV2.height');
+    W.size(this._dv, this._o + 32, v, 'cudaMemsetParamsV2.height');
   }
 }
 /** Fields accepted by `new cudaMemsetParamsV2({...})`. */
@@ -2975,48 +2975,48 @@ export class cudaAccessPolicyWindow extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaAccessPolicyWindow","path":"","size":32,"align":8,"union":false,"fields":{"base_ptr":{"offset":0,"size":8},"num_bytes":{"offset":8,"size":8},"hitRatio":{"offset":16,"size":4},"hitProp":{"offset":20,"size":4},"missProp":{"offset":24,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["base_ptr","num_bytes","hitRatio","hitProp","missProp"]);
   /** A view of existing bytes as a cudaAccessPolicyWindow (no copy). */
-  static view(mem: Uint8Array): cudaAccessPolicyWindow {
-    return new cudaAccessPolicyWindow(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaAccessPolicyWindow {
+    return new cudaAccessPolicyWindow(undefined, mem, dv);
   }
   /** A new zeroed cudaAccessPolicyWindow, with the given fields set. */
-  constructor(init?: cudaAccessPolicyWindowInit | cudaAccessPolicyWindow, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudaAccessPolicyWindowInit | cudaAccessPolicyWindow, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudaAccessPolicyWindow.keys);
   }
   /** Starting address of the access policy window. CUDA driver may align it. */
   get base_ptr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set base_ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaAccessPolicyWindow.base_ptr', 'base_ptr');
   }
   /** Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment. */
   get num_bytes(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set num_bytes(v: number) {
-    W.size(this._dv, 8, v, 'cudaAccessPolicyWindow.num_bytes');
+    W.size(this._dv, this._o + 8, v, 'cudaAccessPolicyWindow.num_bytes');
   }
   /** hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp. */
   get hitRatio(): number {
-    return this._dv.getFloat32(16, true);
+    return this._dv.getFloat32(this._o + 16, true);
   }
   set hitRatio(v: number) {
-    W.f32(this._dv, 16, v, 'cudaAccessPolicyWindow.hitRatio');
+    W.f32(this._dv, this._o + 16, v, 'cudaAccessPolicyWindow.hitRatio');
   }
   /** ::CUaccessProperty set for hit. */
   get hitProp(): E.cudaAccessProperty {
-    return this._dv.getInt32(20, true) as E.cudaAccessProperty;
+    return this._dv.getInt32(this._o + 20, true) as E.cudaAccessProperty;
   }
   set hitProp(v: E.cudaAccessProperty) {
-    W.i32(this._dv, 20, v, 'cudaAccessPolicyWindow.hitProp');
+    W.i32(this._dv, this._o + 20, v, 'cudaAccessPolicyWindow.hitProp');
   }
   /** ::CUaccessProperty set for miss. Must be either NORMAL or STREAMING. */
   get missProp(): E.cudaAccessProperty {
-    return this._dv.getInt32(24, true) as E.cudaAccessProperty;
+    return this._dv.getInt32(this._o + 24, true) as E.cudaAccessProperty;
   }
   set missProp(v: E.cudaAccessProperty) {
-    W.i32(this._dv, 24, v, 'cudaAccessPolicyWindow.missProp');
+    W.i32(this._dv, this._o + 24, v, 'cudaAccessPolicyWindow.missProp');
   }
 }
 /** Fields accepted by `new cudaAccessPolicyWindow({...})`. */
@@ -3034,24 +3034,24 @@ export class cudaHostNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaHostNodeParams","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fn","userData"]);
   /** A view of existing bytes as a cudaHostNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaHostNodeParams {
-    return new cudaHostNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaHostNodeParams {
+    return new cudaHostNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaHostNodeParams, with the given fields set. */
-  constructor(init?: cudaHostNodeParamsInit | cudaHostNodeParams, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaHostNodeParamsInit | cudaHostNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaHostNodeParams.keys);
   }
   /** The function to call when the node executes */
   get fn(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fn(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaHostNodeParams.fn', 'fn');
   }
   /** Argument to pass to the function */
   get userData(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaHostNodeParams.userData', 'userData');
@@ -3069,24 +3069,24 @@ export class cudaHostNodeParamsV2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaHostNodeParamsV2","path":"","size":16,"align":8,"union":false,"fields":{"fn":{"offset":0,"size":8},"userData":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fn","userData"]);
   /** A view of existing bytes as a cudaHostNodeParamsV2 (no copy). */
-  static view(mem: Uint8Array): cudaHostNodeParamsV2 {
-    return new cudaHostNodeParamsV2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaHostNodeParamsV2 {
+    return new cudaHostNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaHostNodeParamsV2, with the given fields set. */
-  constructor(init?: cudaHostNodeParamsV2Init | cudaHostNodeParamsV2, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaHostNodeParamsV2Init | cudaHostNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaHostNodeParamsV2.keys);
   }
   /** The function to call when the node executes */
   get fn(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fn(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaHostNodeParamsV2.fn', 'fn');
   }
   /** Argument to pass to the function */
   get userData(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set userData(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaHostNodeParamsV2.userData', 'userData');
@@ -3104,20 +3104,20 @@ export class cudaResourceDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceDesc","path":"","size":144,"align":8,"union":false,"fields":{"resType":{"offset":0,"size":4},"res":{"offset":8,"size":128},"flags":{"offset":136,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["resType","res","flags"]);
   /** A view of existing bytes as a cudaResourceDesc (no copy). */
-  static view(mem: Uint8Array): cudaResourceDesc {
-    return new cudaResourceDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceDesc {
+    return new cudaResourceDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc, with the given fields set. */
-  constructor(init?: cudaResourceDescInit | cudaResourceDesc, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: cudaResourceDescInit | cudaResourceDesc, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, cudaResourceDesc.keys);
   }
   /** Resource type */
   get resType(): E.cudaResourceType {
-    return this._dv.getInt32(0, true) as E.cudaResourceType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaResourceType;
   }
   set resType(v: E.cudaResourceType) {
-    W.i32(this._dv, 0, v, 'cudaResourceDesc.resType');
+    W.i32(this._dv, this._o + 0, v, 'cudaResourceDesc.resType');
   }
   private _n_res?: cudaResourceDesc_res;
   get res(): cudaResourceDesc_res {
@@ -3128,10 +3128,10 @@ export class cudaResourceDesc extends CStruct {
   }
   /** Flags (must be zero) */
   get flags(): number {
-    return this._dv.getUint32(136, true);
+    return this._dv.getUint32(this._o + 136, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 136, v, 'cudaResourceDesc.flags');
+    W.u32(this._dv, this._o + 136, v, 'cudaResourceDesc.flags');
   }
 }
 /** Fields accepted by `new cudaResourceDesc({...})`. */
@@ -3147,12 +3147,12 @@ export class cudaResourceDesc_res extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceDesc","path":"res","size":128,"align":8,"union":true,"fields":{"array":{"offset":0,"size":8},"mipmap":{"offset":0,"size":8},"linear":{"offset":0,"size":40},"pitch2D":{"offset":0,"size":56},"reserved":{"offset":0,"size":128}}};
   private static readonly keys: ReadonlySet<string> = new Set(["array","mipmap","linear","pitch2D","reserved"]);
   /** A view of existing bytes as a cudaResourceDesc_res (no copy). */
-  static view(mem: Uint8Array): cudaResourceDesc_res {
-    return new cudaResourceDesc_res(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceDesc_res {
+    return new cudaResourceDesc_res(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res, with the given fields set. */
-  constructor(init?: cudaResourceDesc_resInit | cudaResourceDesc_res, mem?: Uint8Array) {
-    super(128, mem);
+  constructor(init?: cudaResourceDesc_resInit | cudaResourceDesc_res, mem?: Uint8Array, dv?: DataView) {
+    super(128, mem, dv);
     this._init(init, cudaResourceDesc_res.keys);
   }
   private _n_array?: cudaResourceDesc_res_array;
@@ -3206,20 +3206,20 @@ export class cudaResourceDesc_res_array extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceDesc","path":"res.array","size":8,"align":8,"union":false,"fields":{"array":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["array"]);
   /** A view of existing bytes as a cudaResourceDesc_res_array (no copy). */
-  static view(mem: Uint8Array): cudaResourceDesc_res_array {
-    return new cudaResourceDesc_res_array(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceDesc_res_array {
+    return new cudaResourceDesc_res_array(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_array, with the given fields set. */
-  constructor(init?: cudaResourceDesc_res_arrayInit | cudaResourceDesc_res_array, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaResourceDesc_res_arrayInit | cudaResourceDesc_res_array, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaResourceDesc_res_array.keys);
   }
   /** CUDA array */
   get array(): H.cudaArray_t {
-    return this._dv.getBigUint64(0, true) as H.cudaArray_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
   set array(v: H.cudaArray_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaResourceDesc_res_array.array');
+    W.ptr(this._dv, this._o + 0, v, 'cudaResourceDesc_res_array.array');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_array({...})`. */
@@ -3233,20 +3233,20 @@ export class cudaResourceDesc_res_mipmap extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceDesc","path":"res.mipmap","size":8,"align":8,"union":false,"fields":{"mipmap":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["mipmap"]);
   /** A view of existing bytes as a cudaResourceDesc_res_mipmap (no copy). */
-  static view(mem: Uint8Array): cudaResourceDesc_res_mipmap {
-    return new cudaResourceDesc_res_mipmap(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceDesc_res_mipmap {
+    return new cudaResourceDesc_res_mipmap(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_mipmap, with the given fields set. */
-  constructor(init?: cudaResourceDesc_res_mipmapInit | cudaResourceDesc_res_mipmap, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaResourceDesc_res_mipmapInit | cudaResourceDesc_res_mipmap, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaResourceDesc_res_mipmap.keys);
   }
   /** CUDA mipmapped array */
   get mipmap(): H.cudaMipmappedArray_t {
-    return this._dv.getBigUint64(0, true) as H.cudaMipmappedArray_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaMipmappedArray_t;
   }
   set mipmap(v: H.cudaMipmappedArray_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaResourceDesc_res_mipmap.mipmap');
+    W.ptr(this._dv, this._o + 0, v, 'cudaResourceDesc_res_mipmap.mipmap');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_mipmap({...})`. */
@@ -3260,17 +3260,17 @@ export class cudaResourceDesc_res_linear extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceDesc","path":"res.linear","size":40,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"desc":{"offset":8,"size":20},"sizeInBytes":{"offset":32,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["devPtr","desc","sizeInBytes"]);
   /** A view of existing bytes as a cudaResourceDesc_res_linear (no copy). */
-  static view(mem: Uint8Array): cudaResourceDesc_res_linear {
-    return new cudaResourceDesc_res_linear(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceDesc_res_linear {
+    return new cudaResourceDesc_res_linear(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_linear, with the given fields set. */
-  constructor(init?: cudaResourceDesc_res_linearInit | cudaResourceDesc_res_linear, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: cudaResourceDesc_res_linearInit | cudaResourceDesc_res_linear, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, cudaResourceDesc_res_linear.keys);
   }
   /** Device pointer */
   get devPtr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set devPtr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaResourceDesc_res_linear.devPtr', 'devPtr');
@@ -3285,10 +3285,10 @@ export class cudaResourceDesc_res_linear extends CStruct {
   }
   /** Size in bytes */
   get sizeInBytes(): number {
-    return readSize(this._dv, 32);
+    return readSize(this._dv, this._o + 32);
   }
   set sizeInBytes(v: number) {
-    W.size(this._dv, 32, v, 'cudaResourceDesc_res_linear.sizeInBytes');
+    W.size(this._dv, this._o + 32, v, 'cudaResourceDesc_res_linear.sizeInBytes');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_linear({...})`. */
@@ -3304,17 +3304,17 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceDesc","path":"res.pitch2D","size":56,"align":8,"union":false,"fields":{"devPtr":{"offset":0,"size":8},"desc":{"offset":8,"size":20},"width":{"offset":32,"size":8},"height":{"offset":40,"size":8},"pitchInBytes":{"offset":48,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["devPtr","desc","width","height","pitchInBytes"]);
   /** A view of existing bytes as a cudaResourceDesc_res_pitch2D (no copy). */
-  static view(mem: Uint8Array): cudaResourceDesc_res_pitch2D {
-    return new cudaResourceDesc_res_pitch2D(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceDesc_res_pitch2D {
+    return new cudaResourceDesc_res_pitch2D(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_pitch2D, with the given fields set. */
-  constructor(init?: cudaResourceDesc_res_pitch2DInit | cudaResourceDesc_res_pitch2D, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: cudaResourceDesc_res_pitch2DInit | cudaResourceDesc_res_pitch2D, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, cudaResourceDesc_res_pitch2D.keys);
   }
   /** Device pointer */
   get devPtr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set devPtr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaResourceDesc_res_pitch2D.devPtr', 'devPtr');
@@ -3329,24 +3329,24 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   }
   /** Width of the array in elements */
   get width(): number {
-    return readSize(this._dv, 32);
+    return readSize(this._dv, this._o + 32);
   }
   set width(v: number) {
-    W.size(this._dv, 32, v, 'cudaResourceDesc_res_pitch2D.width');
+    W.size(this._dv, this._o + 32, v, 'cudaResourceDesc_res_pitch2D.width');
   }
   /** Height of the array in elements */
   get height(): number {
-    return readSize(this._dv, 40);
+    return readSize(this._dv, this._o + 40);
   }
   set height(v: number) {
-    W.size(this._dv, 40, v, 'cudaResourceDesc_res_pitch2D.height');
+    W.size(this._dv, this._o + 40, v, 'cudaResourceDesc_res_pitch2D.height');
   }
   /** Pitch between two rows in bytes */
   get pitchInBytes(): number {
-    return readSize(this._dv, 48);
+    return readSize(this._dv, this._o + 48);
   }
   set pitchInBytes(v: number) {
-    W.size(this._dv, 48, v, 'cudaResourceDesc_res_pitch2D.pitchInBytes');
+    W.size(this._dv, this._o + 48, v, 'cudaResourceDesc_res_pitch2D.pitchInBytes');
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_pitch2D({...})`. */
@@ -3364,19 +3364,19 @@ export class cudaResourceDesc_res_reserved extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceDesc","path":"res.reserved","size":128,"align":4,"union":false,"fields":{"reserved":{"offset":0,"size":128}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a cudaResourceDesc_res_reserved (no copy). */
-  static view(mem: Uint8Array): cudaResourceDesc_res_reserved {
-    return new cudaResourceDesc_res_reserved(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceDesc_res_reserved {
+    return new cudaResourceDesc_res_reserved(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_reserved, with the given fields set. */
-  constructor(init?: cudaResourceDesc_res_reservedInit | cudaResourceDesc_res_reserved, mem?: Uint8Array) {
-    super(128, mem);
+  constructor(init?: cudaResourceDesc_res_reservedInit | cudaResourceDesc_res_reserved, mem?: Uint8Array, dv?: DataView) {
+    super(128, mem, dv);
     this._init(init, cudaResourceDesc_res_reserved.keys);
   }
   get reserved(): number[] {
-    return Array.from({ length: 32 }, (_, i) => this._dv.getInt32(0 + i * 4, true));
+    return Array.from({ length: 32 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 32, v, 'cudaResourceDesc_res_reserved.reserved', (i, x, n) => W.i32(this._dv, 0 + i * 4, x, n));
+    setArray(this, 32, v, 'cudaResourceDesc_res_reserved.reserved', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaResourceDesc_res_reserved({...})`. */
@@ -3390,76 +3390,76 @@ export class cudaResourceViewDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaResourceViewDesc","path":"","size":112,"align":8,"union":false,"fields":{"format":{"offset":0,"size":4},"width":{"offset":8,"size":8},"height":{"offset":16,"size":8},"depth":{"offset":24,"size":8},"firstMipmapLevel":{"offset":32,"size":4},"lastMipmapLevel":{"offset":36,"size":4},"firstLayer":{"offset":40,"size":4},"lastLayer":{"offset":44,"size":4},"reserved":{"offset":48,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["format","width","height","depth","firstMipmapLevel","lastMipmapLevel","firstLayer","lastLayer","reserved"]);
   /** A view of existing bytes as a cudaResourceViewDesc (no copy). */
-  static view(mem: Uint8Array): cudaResourceViewDesc {
-    return new cudaResourceViewDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaResourceViewDesc {
+    return new cudaResourceViewDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceViewDesc, with the given fields set. */
-  constructor(init?: cudaResourceViewDescInit | cudaResourceViewDesc, mem?: Uint8Array) {
-    super(112, mem);
+  constructor(init?: cudaResourceViewDescInit | cudaResourceViewDesc, mem?: Uint8Array, dv?: DataView) {
+    super(112, mem, dv);
     this._init(init, cudaResourceViewDesc.keys);
   }
   /** Resource view format */
   get format(): E.cudaResourceViewFormat {
-    return this._dv.getInt32(0, true) as E.cudaResourceViewFormat;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaResourceViewFormat;
   }
   set format(v: E.cudaResourceViewFormat) {
-    W.i32(this._dv, 0, v, 'cudaResourceViewDesc.format');
+    W.i32(this._dv, this._o + 0, v, 'cudaResourceViewDesc.format');
   }
   /** Width of the resource view */
   get width(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set width(v: number) {
-    W.size(this._dv, 8, v, 'cudaResourceViewDesc.width');
+    W.size(this._dv, this._o + 8, v, 'cudaResourceViewDesc.width');
   }
   /** Height of the resource view */
   get height(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set height(v: number) {
-    W.size(this._dv, 16, v, 'cudaResourceViewDesc.height');
+    W.size(this._dv, this._o + 16, v, 'cudaResourceViewDesc.height');
   }
   /** Depth of the resource view */
   get depth(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set depth(v: number) {
-    W.size(this._dv, 24, v, 'cudaResourceViewDesc.depth');
+    W.size(this._dv, this._o + 24, v, 'cudaResourceViewDesc.depth');
   }
   /** First defined mipmap level */
   get firstMipmapLevel(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set firstMipmapLevel(v: number) {
-    W.u32(this._dv, 32, v, 'cudaResourceViewDesc.firstMipmapLevel');
+    W.u32(this._dv, this._o + 32, v, 'cudaResourceViewDesc.firstMipmapLevel');
   }
   /** Last defined mipmap level */
   get lastMipmapLevel(): number {
-    return this._dv.getUint32(36, true);
+    return this._dv.getUint32(this._o + 36, true);
   }
   set lastMipmapLevel(v: number) {
-    W.u32(this._dv, 36, v, 'cudaResourceViewDesc.lastMipmapLevel');
+    W.u32(this._dv, this._o + 36, v, 'cudaResourceViewDesc.lastMipmapLevel');
   }
   /** First layer index */
   get firstLayer(): number {
-    return this._dv.getUint32(40, true);
+    return this._dv.getUint32(this._o + 40, true);
   }
   set firstLayer(v: number) {
-    W.u32(this._dv, 40, v, 'cudaResourceViewDesc.firstLayer');
+    W.u32(this._dv, this._o + 40, v, 'cudaResourceViewDesc.firstLayer');
   }
   /** Last layer index */
   get lastLayer(): number {
-    return this._dv.getUint32(44, true);
+    return this._dv.getUint32(this._o + 44, true);
   }
   set lastLayer(v: number) {
-    W.u32(this._dv, 44, v, 'cudaResourceViewDesc.lastLayer');
+    W.u32(this._dv, this._o + 44, v, 'cudaResourceViewDesc.lastLayer');
   }
   /** Must be zero */
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(48 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 48 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaResourceViewDesc.reserved', (i, x, n) => W.u32(this._dv, 48 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaResourceViewDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 48 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaResourceViewDesc({...})`. */
@@ -3481,48 +3481,48 @@ export class cudaPointerAttributes extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaPointerAttributes","path":"","size":88,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"device":{"offset":4,"size":4},"devicePointer":{"offset":8,"size":8},"hostPointer":{"offset":16,"size":8},"reserved":{"offset":24,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","device","devicePointer","hostPointer","reserved"]);
   /** A view of existing bytes as a cudaPointerAttributes (no copy). */
-  static view(mem: Uint8Array): cudaPointerAttributes {
-    return new cudaPointerAttributes(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaPointerAttributes {
+    return new cudaPointerAttributes(undefined, mem, dv);
   }
   /** A new zeroed cudaPointerAttributes, with the given fields set. */
-  constructor(init?: cudaPointerAttributesInit | cudaPointerAttributes, mem?: Uint8Array) {
-    super(88, mem);
+  constructor(init?: cudaPointerAttributesInit | cudaPointerAttributes, mem?: Uint8Array, dv?: DataView) {
+    super(88, mem, dv);
     this._init(init, cudaPointerAttributes.keys);
   }
   /** The type of memory -::cudaMemoryTypeUnregistered,::cudaMemoryTypeHost,::cudaMemoryTypeDevice or::cudaMemoryTypeManaged. */
   get type(): E.cudaMemoryType {
-    return this._dv.getInt32(0, true) as E.cudaMemoryType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaMemoryType;
   }
   set type(v: E.cudaMemoryType) {
-    W.i32(this._dv, 0, v, 'cudaPointerAttributes.type');
+    W.i32(this._dv, this._o + 0, v, 'cudaPointerAttributes.type');
   }
   /** The device against which the memory was allocated or registered. If the memory type is::cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is::cudaMemoryTypeHost or::cudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state). */
   get device(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set device(v: number) {
-    W.i32(this._dv, 4, v, 'cudaPointerAttributes.device');
+    W.i32(this._dv, this._o + 4, v, 'cudaPointerAttributes.device');
   }
   /** The address which may be dereferenced on the current device to access the memory or NULL if no such address exists. */
   get devicePointer(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set devicePointer(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaPointerAttributes.devicePointer', 'devicePointer');
   }
   /** The address which may be dereferenced on the host to access the memory or NULL if no such address exists. */
   get hostPointer(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set hostPointer(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'cudaPointerAttributes.hostPointer', 'hostPointer');
   }
   /** Must be zero */
   get reserved(): bigint[] {
-    return Array.from({ length: 8 }, (_, i) => this._dv.getBigInt64(24 + i * 8, true));
+    return Array.from({ length: 8 }, (_, i) => this._dv.getBigInt64(this._o + 24 + i * 8, true));
   }
   set reserved(v: (bigint | number)[]) {
-    setArray(this, 8, v, 'cudaPointerAttributes.reserved', (i, x, n) => W.i64(this._dv, 24 + i * 8, x, n));
+    setArray(this, 8, v, 'cudaPointerAttributes.reserved', (i, x, n) => W.i64(this._dv, this._o + 24 + i * 8, x, n));
   }
 }
 /** Fields accepted by `new cudaPointerAttributes({...})`. */
@@ -3540,130 +3540,130 @@ export class cudaFuncAttributes extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaFuncAttributes","path":"","size":144,"align":8,"union":false,"fields":{"sharedSizeBytes":{"offset":0,"size":8},"constSizeBytes":{"offset":8,"size":8},"localSizeBytes":{"offset":16,"size":8},"maxThreadsPerBlock":{"offset":24,"size":4},"numRegs":{"offset":28,"size":4},"ptxVersion":{"offset":32,"size":4},"binaryVersion":{"offset":36,"size":4},"cacheModeCA":{"offset":40,"size":4},"maxDynamicSharedSizeBytes":{"offset":44,"size":4},"preferredShmemCarveout":{"offset":48,"size":4},"clusterDimMustBeSet":{"offset":52,"size":4},"requiredClusterWidth":{"offset":56,"size":4},"requiredClusterHeight":{"offset":60,"size":4},"requiredClusterDepth":{"offset":64,"size":4},"clusterSchedulingPolicyPreference":{"offset":68,"size":4},"nonPortableClusterSizeAllowed":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["sharedSizeBytes","constSizeBytes","localSizeBytes","maxThreadsPerBlock","numRegs","ptxVersion","binaryVersion","cacheModeCA","maxDynamicSharedSizeBytes","preferredShmemCarveout","clusterDimMustBeSet","requiredClusterWidth","requiredClusterHeight","requiredClusterDepth","clusterSchedulingPolicyPreference","nonPortableClusterSizeAllowed","reserved"]);
   /** A view of existing bytes as a cudaFuncAttributes (no copy). */
-  static view(mem: Uint8Array): cudaFuncAttributes {
-    return new cudaFuncAttributes(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaFuncAttributes {
+    return new cudaFuncAttributes(undefined, mem, dv);
   }
   /** A new zeroed cudaFuncAttributes, with the given fields set. */
-  constructor(init?: cudaFuncAttributesInit | cudaFuncAttributes, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: cudaFuncAttributesInit | cudaFuncAttributes, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, cudaFuncAttributes.keys);
   }
   /** The size in bytes of statically-allocated shared memory per block required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime. */
   get sharedSizeBytes(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set sharedSizeBytes(v: number) {
-    W.size(this._dv, 0, v, 'cudaFuncAttributes.sharedSizeBytes');
+    W.size(this._dv, this._o + 0, v, 'cudaFuncAttributes.sharedSizeBytes');
   }
   /** The size in bytes of user-allocated constant memory required by this function. */
   get constSizeBytes(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set constSizeBytes(v: number) {
-    W.size(this._dv, 8, v, 'cudaFuncAttributes.constSizeBytes');
+    W.size(this._dv, this._o + 8, v, 'cudaFuncAttributes.constSizeBytes');
   }
   /** The size in bytes of local memory used by each thread of this function. */
   get localSizeBytes(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set localSizeBytes(v: number) {
-    W.size(this._dv, 16, v, 'cudaFuncAttributes.localSizeBytes');
+    W.size(this._dv, this._o + 16, v, 'cudaFuncAttributes.localSizeBytes');
   }
   /** The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded. */
   get maxThreadsPerBlock(): number {
-    return this._dv.getInt32(24, true);
+    return this._dv.getInt32(this._o + 24, true);
   }
   set maxThreadsPerBlock(v: number) {
-    W.i32(this._dv, 24, v, 'cudaFuncAttributes.maxThreadsPerBlock');
+    W.i32(this._dv, this._o + 24, v, 'cudaFuncAttributes.maxThreadsPerBlock');
   }
   /** The number of registers used by each thread of this function. */
   get numRegs(): number {
-    return this._dv.getInt32(28, true);
+    return this._dv.getInt32(this._o + 28, true);
   }
   set numRegs(v: number) {
-    W.i32(this._dv, 28, v, 'cudaFuncAttributes.numRegs');
+    W.i32(this._dv, this._o + 28, v, 'cudaFuncAttributes.numRegs');
   }
   /** The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. */
   get ptxVersion(): number {
-    return this._dv.getInt32(32, true);
+    return this._dv.getInt32(this._o + 32, true);
   }
   set ptxVersion(v: number) {
-    W.i32(this._dv, 32, v, 'cudaFuncAttributes.ptxVersion');
+    W.i32(this._dv, this._o + 32, v, 'cudaFuncAttributes.ptxVersion');
   }
   /** The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13. */
   get binaryVersion(): number {
-    return this._dv.getInt32(36, true);
+    return this._dv.getInt32(this._o + 36, true);
   }
   set binaryVersion(v: number) {
-    W.i32(this._dv, 36, v, 'cudaFuncAttributes.binaryVersion');
+    W.i32(this._dv, this._o + 36, v, 'cudaFuncAttributes.binaryVersion');
   }
   /** The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set. */
   get cacheModeCA(): number {
-    return this._dv.getInt32(40, true);
+    return this._dv.getInt32(this._o + 40, true);
   }
   set cacheModeCA(v: number) {
-    W.i32(this._dv, 40, v, 'cudaFuncAttributes.cacheModeCA');
+    W.i32(this._dv, this._o + 40, v, 'cudaFuncAttributes.cacheModeCA');
   }
   /** The maximum size in bytes of dynamic shared memory per block for this function. Any launch must have a dynamic shared memory size smaller than this value. */
   get maxDynamicSharedSizeBytes(): number {
-    return this._dv.getInt32(44, true);
+    return this._dv.getInt32(this._o + 44, true);
   }
   set maxDynamicSharedSizeBytes(v: number) {
-    W.i32(this._dv, 44, v, 'cudaFuncAttributes.maxDynamicSharedSizeBytes');
+    W.i32(this._dv, this._o + 44, v, 'cudaFuncAttributes.maxDynamicSharedSizeBytes');
   }
   /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to::cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See::cudaFuncSetAttribute */
   get preferredShmemCarveout(): number {
-    return this._dv.getInt32(48, true);
+    return this._dv.getInt32(this._o + 48, true);
   }
   set preferredShmemCarveout(v: number) {
-    W.i32(this._dv, 48, v, 'cudaFuncAttributes.preferredShmemCarveout');
+    W.i32(this._dv, this._o + 48, v, 'cudaFuncAttributes.preferredShmemCarveout');
   }
   /** If this attribute is set, the kernel must launch with a valid cluster dimension specified. */
   get clusterDimMustBeSet(): number {
-    return this._dv.getInt32(52, true);
+    return this._dv.getInt32(this._o + 52, true);
   }
   set clusterDimMustBeSet(v: number) {
-    W.i32(this._dv, 52, v, 'cudaFuncAttributes.clusterDimMustBeSet');
+    W.i32(this._dv, this._o + 52, v, 'cudaFuncAttributes.clusterDimMustBeSet');
   }
   /** The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See::cudaFuncSetAttribute */
   get requiredClusterWidth(): number {
-    return this._dv.getInt32(56, true);
+    return this._dv.getInt32(this._o + 56, true);
   }
   set requiredClusterWidth(v: number) {
-    W.i32(this._dv, 56, v, 'cudaFuncAttributes.requiredClusterWidth');
+    W.i32(this._dv, this._o + 56, v, 'cudaFuncAttributes.requiredClusterWidth');
   }
   get requiredClusterHeight(): number {
-    return this._dv.getInt32(60, true);
+    return this._dv.getInt32(this._o + 60, true);
   }
   set requiredClusterHeight(v: number) {
-    W.i32(this._dv, 60, v, 'cudaFuncAttributes.requiredClusterHeight');
+    W.i32(this._dv, this._o + 60, v, 'cudaFuncAttributes.requiredClusterHeight');
   }
   get requiredClusterDepth(): number {
-    return this._dv.getInt32(64, true);
+    return this._dv.getInt32(this._o + 64, true);
   }
   set requiredClusterDepth(v: number) {
-    W.i32(this._dv, 64, v, 'cudaFuncAttributes.requiredClusterDepth');
+    W.i32(this._dv, this._o + 64, v, 'cudaFuncAttributes.requiredClusterDepth');
   }
   /** The block scheduling policy of a function. See::cudaFuncSetAttribute */
   get clusterSchedulingPolicyPreference(): number {
-    return this._dv.getInt32(68, true);
+    return this._dv.getInt32(this._o + 68, true);
   }
   set clusterSchedulingPolicyPreference(v: number) {
-    W.i32(this._dv, 68, v, 'cudaFuncAttributes.clusterSchedulingPolicyPreference');
+    W.i32(this._dv, this._o + 68, v, 'cudaFuncAttributes.clusterSchedulingPolicyPreference');
   }
   /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides::cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See::cudaFuncSetAttribute */
   get nonPortableClusterSizeAllowed(): number {
-    return this._dv.getInt32(72, true);
+    return this._dv.getInt32(this._o + 72, true);
   }
   set nonPortableClusterSizeAllowed(v: number) {
-    W.i32(this._dv, 72, v, 'cudaFuncAttributes.nonPortableClusterSizeAllowed');
+    W.i32(this._dv, this._o + 72, v, 'cudaFuncAttributes.nonPortableClusterSizeAllowed');
   }
   /** Reserved for future use. */
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getInt32(76 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getInt32(this._o + 76 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaFuncAttributes.reserved', (i, x, n) => W.i32(this._dv, 76 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaFuncAttributes.reserved', (i, x, n) => W.i32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaFuncAttributes({...})`. */
@@ -3693,27 +3693,27 @@ export class cudaMemLocation extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemLocation","path":"","size":8,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"id":{"offset":4,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","id"]);
   /** A view of existing bytes as a cudaMemLocation (no copy). */
-  static view(mem: Uint8Array): cudaMemLocation {
-    return new cudaMemLocation(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemLocation {
+    return new cudaMemLocation(undefined, mem, dv);
   }
   /** A new zeroed cudaMemLocation, with the given fields set. */
-  constructor(init?: cudaMemLocationInit | cudaMemLocation, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaMemLocationInit | cudaMemLocation, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaMemLocation.keys);
   }
   /** Specifies the location type, which modifies the meaning of id. */
   get type(): E.cudaMemLocationType {
-    return this._dv.getInt32(0, true) as E.cudaMemLocationType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaMemLocationType;
   }
   set type(v: E.cudaMemLocationType) {
-    W.i32(this._dv, 0, v, 'cudaMemLocation.type');
+    W.i32(this._dv, this._o + 0, v, 'cudaMemLocation.type');
   }
   /** identifier for a given this location's::CUmemLocationType. */
   get id(): number {
-    return this._dv.getInt32(4, true);
+    return this._dv.getInt32(this._o + 4, true);
   }
   set id(v: number) {
-    W.i32(this._dv, 4, v, 'cudaMemLocation.id');
+    W.i32(this._dv, this._o + 4, v, 'cudaMemLocation.id');
   }
 }
 /** Fields accepted by `new cudaMemLocation({...})`. */
@@ -3728,12 +3728,12 @@ export class cudaMemAccessDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemAccessDesc","path":"","size":12,"align":4,"union":false,"fields":{"location":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["location","flags"]);
   /** A view of existing bytes as a cudaMemAccessDesc (no copy). */
-  static view(mem: Uint8Array): cudaMemAccessDesc {
-    return new cudaMemAccessDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemAccessDesc {
+    return new cudaMemAccessDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaMemAccessDesc, with the given fields set. */
-  constructor(init?: cudaMemAccessDescInit | cudaMemAccessDesc, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: cudaMemAccessDescInit | cudaMemAccessDesc, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, cudaMemAccessDesc.keys);
   }
   private _n_location?: cudaMemLocation;
@@ -3746,10 +3746,10 @@ export class cudaMemAccessDesc extends CStruct {
   }
   /** ::CUmemProt accessibility flags to set on the request */
   get flags(): E.cudaMemAccessFlags {
-    return this._dv.getInt32(8, true) as E.cudaMemAccessFlags;
+    return this._dv.getInt32(this._o + 8, true) as E.cudaMemAccessFlags;
   }
   set flags(v: E.cudaMemAccessFlags) {
-    W.i32(this._dv, 8, v, 'cudaMemAccessDesc.flags');
+    W.i32(this._dv, this._o + 8, v, 'cudaMemAccessDesc.flags');
   }
 }
 /** Fields accepted by `new cudaMemAccessDesc({...})`. */
@@ -3764,27 +3764,27 @@ export class cudaMemPoolProps extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemPoolProps","path":"","size":88,"align":8,"union":false,"fields":{"allocType":{"offset":0,"size":4},"handleTypes":{"offset":4,"size":4},"location":{"offset":8,"size":8},"win32SecurityAttributes":{"offset":16,"size":8},"maxSize":{"offset":24,"size":8},"usage":{"offset":32,"size":2},"reserved":{"offset":34,"size":54}}};
   private static readonly keys: ReadonlySet<string> = new Set(["allocType","handleTypes","location","win32SecurityAttributes","maxSize","usage","reserved"]);
   /** A view of existing bytes as a cudaMemPoolProps (no copy). */
-  static view(mem: Uint8Array): cudaMemPoolProps {
-    return new cudaMemPoolProps(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemPoolProps {
+    return new cudaMemPoolProps(undefined, mem, dv);
   }
   /** A new zeroed cudaMemPoolProps, with the given fields set. */
-  constructor(init?: cudaMemPoolPropsInit | cudaMemPoolProps, mem?: Uint8Array) {
-    super(88, mem);
+  constructor(init?: cudaMemPoolPropsInit | cudaMemPoolProps, mem?: Uint8Array, dv?: DataView) {
+    super(88, mem, dv);
     this._init(init, cudaMemPoolProps.keys);
   }
   /** Allocation type. Currently must be specified as cudaMemAllocationTypePinned */
   get allocType(): E.cudaMemAllocationType {
-    return this._dv.getInt32(0, true) as E.cudaMemAllocationType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaMemAllocationType;
   }
   set allocType(v: E.cudaMemAllocationType) {
-    W.i32(this._dv, 0, v, 'cudaMemPoolProps.allocType');
+    W.i32(this._dv, this._o + 0, v, 'cudaMemPoolProps.allocType');
   }
   /** Handle types that will be supported by allocations from the pool. */
   get handleTypes(): E.cudaMemAllocationHandleType {
-    return this._dv.getInt32(4, true) as E.cudaMemAllocationHandleType;
+    return this._dv.getInt32(this._o + 4, true) as E.cudaMemAllocationHandleType;
   }
   set handleTypes(v: E.cudaMemAllocationHandleType) {
-    W.i32(this._dv, 4, v, 'cudaMemPoolProps.handleTypes');
+    W.i32(this._dv, this._o + 4, v, 'cudaMemPoolProps.handleTypes');
   }
   private _n_location?: cudaMemLocation;
   /** Location allocations should reside. */
@@ -3796,24 +3796,24 @@ export class cudaMemPoolProps extends CStruct {
   }
   /** Windows-specific LPSECURITYATTRIBUTES required when::cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero. */
   get win32SecurityAttributes(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set win32SecurityAttributes(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'cudaMemPoolProps.win32SecurityAttributes', 'win32SecurityAttributes');
   }
   /** Maximum pool size. When set to 0, defaults to a system dependent value. */
   get maxSize(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set maxSize(v: number) {
-    W.size(this._dv, 24, v, 'cudaMemPoolProps.maxSize');
+    W.size(this._dv, this._o + 24, v, 'cudaMemPoolProps.maxSize');
   }
   /** Bitmask indicating intended usage for the pool. */
   get usage(): number {
-    return this._dv.getUint16(32, true);
+    return this._dv.getUint16(this._o + 32, true);
   }
   set usage(v: number) {
-    W.u16(this._dv, 32, v, 'cudaMemPoolProps.usage');
+    W.u16(this._dv, this._o + 32, v, 'cudaMemPoolProps.usage');
   }
   /** reserved for future use, must be 0 */
   get reserved(): Uint8Array {
@@ -3840,12 +3840,12 @@ export class cudaMemPoolPtrExportData extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemPoolPtrExportData","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a cudaMemPoolPtrExportData (no copy). */
-  static view(mem: Uint8Array): cudaMemPoolPtrExportData {
-    return new cudaMemPoolPtrExportData(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemPoolPtrExportData {
+    return new cudaMemPoolPtrExportData(undefined, mem, dv);
   }
   /** A new zeroed cudaMemPoolPtrExportData, with the given fields set. */
-  constructor(init?: cudaMemPoolPtrExportDataInit | cudaMemPoolPtrExportData, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: cudaMemPoolPtrExportDataInit | cudaMemPoolPtrExportData, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, cudaMemPoolPtrExportData.keys);
   }
   get reserved(): Uint8Array {
@@ -3866,12 +3866,12 @@ export class cudaMemAllocNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemAllocNodeParams","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["poolProps","accessDescs","accessDescCount","bytesize","dptr"]);
   /** A view of existing bytes as a cudaMemAllocNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaMemAllocNodeParams {
-    return new cudaMemAllocNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemAllocNodeParams {
+    return new cudaMemAllocNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemAllocNodeParams, with the given fields set. */
-  constructor(init?: cudaMemAllocNodeParamsInit | cudaMemAllocNodeParams, mem?: Uint8Array) {
-    super(120, mem);
+  constructor(init?: cudaMemAllocNodeParamsInit | cudaMemAllocNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(120, mem, dv);
     this._init(init, cudaMemAllocNodeParams.keys);
   }
   private _n_poolProps?: cudaMemPoolProps;
@@ -3884,28 +3884,28 @@ export class cudaMemAllocNodeParams extends CStruct {
   }
   /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   get accessDescs(): bigint {
-    return this._dv.getBigUint64(88, true);
+    return this._dv.getBigUint64(this._o + 88, true);
   }
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null) {
-    setPointerArray(this, 88, v, 'cudaMemAllocNodeParams.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(cudaMemAccessDesc.view(new Uint8Array(dv.buffer, at, 12)), x, cudaMemAccessDesc, n));
+    setPointerArray(this, 88, v, 'cudaMemAllocNodeParams.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(cudaMemAccessDesc.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 12)), x, cudaMemAccessDesc, n));
   }
   /** in: Number of `accessDescs`s */
   get accessDescCount(): number {
-    return readSize(this._dv, 96);
+    return readSize(this._dv, this._o + 96);
   }
   set accessDescCount(v: number) {
-    W.size(this._dv, 96, v, 'cudaMemAllocNodeParams.accessDescCount');
+    W.size(this._dv, this._o + 96, v, 'cudaMemAllocNodeParams.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
-    return readSize(this._dv, 104);
+    return readSize(this._dv, this._o + 104);
   }
   set bytesize(v: number) {
-    W.size(this._dv, 104, v, 'cudaMemAllocNodeParams.bytesize');
+    W.size(this._dv, this._o + 104, v, 'cudaMemAllocNodeParams.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
   get dptr(): bigint {
-    return this._dv.getBigUint64(112, true);
+    return this._dv.getBigUint64(this._o + 112, true);
   }
   set dptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 112, v, 'cudaMemAllocNodeParams.dptr', 'dptr');
@@ -3926,12 +3926,12 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemAllocNodeParamsV2","path":"","size":120,"align":8,"union":false,"fields":{"poolProps":{"offset":0,"size":88},"accessDescs":{"offset":88,"size":8},"accessDescCount":{"offset":96,"size":8},"bytesize":{"offset":104,"size":8},"dptr":{"offset":112,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["poolProps","accessDescs","accessDescCount","bytesize","dptr"]);
   /** A view of existing bytes as a cudaMemAllocNodeParamsV2 (no copy). */
-  static view(mem: Uint8Array): cudaMemAllocNodeParamsV2 {
-    return new cudaMemAllocNodeParamsV2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemAllocNodeParamsV2 {
+    return new cudaMemAllocNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaMemAllocNodeParamsV2, with the given fields set. */
-  constructor(init?: cudaMemAllocNodeParamsV2Init | cudaMemAllocNodeParamsV2, mem?: Uint8Array) {
-    super(120, mem);
+  constructor(init?: cudaMemAllocNodeParamsV2Init | cudaMemAllocNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
+    super(120, mem, dv);
     this._init(init, cudaMemAllocNodeParamsV2.keys);
   }
   private _n_poolProps?: cudaMemPoolProps;
@@ -3944,28 +3944,28 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   }
   /** in: number of memory access descriptors. Must not exceed the number of GPUs. */
   get accessDescs(): bigint {
-    return this._dv.getBigUint64(88, true);
+    return this._dv.getBigUint64(this._o + 88, true);
   }
   set accessDescs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null) {
-    setPointerArray(this, 88, v, 'cudaMemAllocNodeParamsV2.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(cudaMemAccessDesc.view(new Uint8Array(dv.buffer, at, 12)), x, cudaMemAccessDesc, n));
+    setPointerArray(this, 88, v, 'cudaMemAllocNodeParamsV2.accessDescs', 'accessDescs', 12, (dv, at, x, n) => setNested(cudaMemAccessDesc.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 12)), x, cudaMemAccessDesc, n));
   }
   /** in: Number of `accessDescs`s */
   get accessDescCount(): number {
-    return readSize(this._dv, 96);
+    return readSize(this._dv, this._o + 96);
   }
   set accessDescCount(v: number) {
-    W.size(this._dv, 96, v, 'cudaMemAllocNodeParamsV2.accessDescCount');
+    W.size(this._dv, this._o + 96, v, 'cudaMemAllocNodeParamsV2.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
-    return readSize(this._dv, 104);
+    return readSize(this._dv, this._o + 104);
   }
   set bytesize(v: number) {
-    W.size(this._dv, 104, v, 'cudaMemAllocNodeParamsV2.bytesize');
+    W.size(this._dv, this._o + 104, v, 'cudaMemAllocNodeParamsV2.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
   get dptr(): bigint {
-    return this._dv.getBigUint64(112, true);
+    return this._dv.getBigUint64(this._o + 112, true);
   }
   set dptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 112, v, 'cudaMemAllocNodeParamsV2.dptr', 'dptr');
@@ -3986,17 +3986,17 @@ export class cudaMemFreeNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemFreeNodeParams","path":"","size":8,"align":8,"union":false,"fields":{"dptr":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["dptr"]);
   /** A view of existing bytes as a cudaMemFreeNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaMemFreeNodeParams {
-    return new cudaMemFreeNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemFreeNodeParams {
+    return new cudaMemFreeNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemFreeNodeParams, with the given fields set. */
-  constructor(init?: cudaMemFreeNodeParamsInit | cudaMemFreeNodeParams, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaMemFreeNodeParamsInit | cudaMemFreeNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaMemFreeNodeParams.keys);
   }
   /** in: the pointer to free */
   get dptr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set dptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemFreeNodeParams.dptr', 'dptr');
@@ -4013,20 +4013,20 @@ export class cudaMemcpyAttributes extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpyAttributes","path":"","size":24,"align":4,"union":false,"fields":{"srcAccessOrder":{"offset":0,"size":4},"srcLocHint":{"offset":4,"size":8},"dstLocHint":{"offset":12,"size":8},"flags":{"offset":20,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["srcAccessOrder","srcLocHint","dstLocHint","flags"]);
   /** A view of existing bytes as a cudaMemcpyAttributes (no copy). */
-  static view(mem: Uint8Array): cudaMemcpyAttributes {
-    return new cudaMemcpyAttributes(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpyAttributes {
+    return new cudaMemcpyAttributes(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpyAttributes, with the given fields set. */
-  constructor(init?: cudaMemcpyAttributesInit | cudaMemcpyAttributes, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaMemcpyAttributesInit | cudaMemcpyAttributes, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaMemcpyAttributes.keys);
   }
   /** Source access ordering to be observed for copies with this attribute. */
   get srcAccessOrder(): E.cudaMemcpySrcAccessOrder {
-    return this._dv.getInt32(0, true) as E.cudaMemcpySrcAccessOrder;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaMemcpySrcAccessOrder;
   }
   set srcAccessOrder(v: E.cudaMemcpySrcAccessOrder) {
-    W.i32(this._dv, 0, v, 'cudaMemcpyAttributes.srcAccessOrder');
+    W.i32(this._dv, this._o + 0, v, 'cudaMemcpyAttributes.srcAccessOrder');
   }
   private _n_srcLocHint?: cudaMemLocation;
   /** Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
@@ -4046,10 +4046,10 @@ export class cudaMemcpyAttributes extends CStruct {
   }
   /** Additional flags for copies with this attribute. See::cudaMemcpyFlags. */
   get flags(): number {
-    return this._dv.getUint32(20, true);
+    return this._dv.getUint32(this._o + 20, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 20, v, 'cudaMemcpyAttributes.flags');
+    W.u32(this._dv, this._o + 20, v, 'cudaMemcpyAttributes.flags');
   }
 }
 /** Fields accepted by `new cudaMemcpyAttributes({...})`. */
@@ -4066,31 +4066,31 @@ export class cudaOffset3D extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaOffset3D","path":"","size":24,"align":8,"union":false,"fields":{"x":{"offset":0,"size":8},"y":{"offset":8,"size":8},"z":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a cudaOffset3D (no copy). */
-  static view(mem: Uint8Array): cudaOffset3D {
-    return new cudaOffset3D(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaOffset3D {
+    return new cudaOffset3D(undefined, mem, dv);
   }
   /** A new zeroed cudaOffset3D, with the given fields set. */
-  constructor(init?: cudaOffset3DInit | cudaOffset3D, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaOffset3DInit | cudaOffset3D, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaOffset3D.keys);
   }
   get x(): number {
-    return readSize(this._dv, 0);
+    return readSize(this._dv, this._o + 0);
   }
   set x(v: number) {
-    W.size(this._dv, 0, v, 'cudaOffset3D.x');
+    W.size(this._dv, this._o + 0, v, 'cudaOffset3D.x');
   }
   get y(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set y(v: number) {
-    W.size(this._dv, 8, v, 'cudaOffset3D.y');
+    W.size(this._dv, this._o + 8, v, 'cudaOffset3D.y');
   }
   get z(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set z(v: number) {
-    W.size(this._dv, 16, v, 'cudaOffset3D.z');
+    W.size(this._dv, this._o + 16, v, 'cudaOffset3D.z');
   }
 }
 /** Fields accepted by `new cudaOffset3D({...})`. */
@@ -4106,19 +4106,19 @@ export class cudaMemcpy3DOperand extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpy3DOperand","path":"","size":40,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"op":{"offset":8,"size":32}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","op"]);
   /** A view of existing bytes as a cudaMemcpy3DOperand (no copy). */
-  static view(mem: Uint8Array): cudaMemcpy3DOperand {
-    return new cudaMemcpy3DOperand(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DOperand {
+    return new cudaMemcpy3DOperand(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand, with the given fields set. */
-  constructor(init?: cudaMemcpy3DOperandInit | cudaMemcpy3DOperand, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: cudaMemcpy3DOperandInit | cudaMemcpy3DOperand, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, cudaMemcpy3DOperand.keys);
   }
   get type(): E.cudaMemcpy3DOperandType {
-    return this._dv.getInt32(0, true) as E.cudaMemcpy3DOperandType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaMemcpy3DOperandType;
   }
   set type(v: E.cudaMemcpy3DOperandType) {
-    W.i32(this._dv, 0, v, 'cudaMemcpy3DOperand.type');
+    W.i32(this._dv, this._o + 0, v, 'cudaMemcpy3DOperand.type');
   }
   private _n_op?: cudaMemcpy3DOperand_op;
   get op(): cudaMemcpy3DOperand_op {
@@ -4140,12 +4140,12 @@ export class cudaMemcpy3DOperand_op extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpy3DOperand","path":"op","size":32,"align":8,"union":true,"fields":{"ptr":{"offset":0,"size":32},"array":{"offset":0,"size":32}}};
   private static readonly keys: ReadonlySet<string> = new Set(["ptr","array"]);
   /** A view of existing bytes as a cudaMemcpy3DOperand_op (no copy). */
-  static view(mem: Uint8Array): cudaMemcpy3DOperand_op {
-    return new cudaMemcpy3DOperand_op(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DOperand_op {
+    return new cudaMemcpy3DOperand_op(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand_op, with the given fields set. */
-  constructor(init?: cudaMemcpy3DOperand_opInit | cudaMemcpy3DOperand_op, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudaMemcpy3DOperand_opInit | cudaMemcpy3DOperand_op, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op.keys);
   }
   private _n_ptr?: cudaMemcpy3DOperand_op_ptr;
@@ -4175,33 +4175,33 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpy3DOperand","path":"op.ptr","size":32,"align":8,"union":false,"fields":{"ptr":{"offset":0,"size":8},"rowLength":{"offset":8,"size":8},"layerHeight":{"offset":16,"size":8},"locHint":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["ptr","rowLength","layerHeight","locHint"]);
   /** A view of existing bytes as a cudaMemcpy3DOperand_op_ptr (no copy). */
-  static view(mem: Uint8Array): cudaMemcpy3DOperand_op_ptr {
-    return new cudaMemcpy3DOperand_op_ptr(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DOperand_op_ptr {
+    return new cudaMemcpy3DOperand_op_ptr(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand_op_ptr, with the given fields set. */
-  constructor(init?: cudaMemcpy3DOperand_op_ptrInit | cudaMemcpy3DOperand_op_ptr, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudaMemcpy3DOperand_op_ptrInit | cudaMemcpy3DOperand_op_ptr, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op_ptr.keys);
   }
   get ptr(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set ptr(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaMemcpy3DOperand_op_ptr.ptr', 'ptr');
   }
   /** Length of each row in elements. */
   get rowLength(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set rowLength(v: number) {
-    W.size(this._dv, 8, v, 'cudaMemcpy3DOperand_op_ptr.rowLength');
+    W.size(this._dv, this._o + 8, v, 'cudaMemcpy3DOperand_op_ptr.rowLength');
   }
   /** Height of each layer in elements. */
   get layerHeight(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set layerHeight(v: number) {
-    W.size(this._dv, 16, v, 'cudaMemcpy3DOperand_op_ptr.layerHeight');
+    W.size(this._dv, this._o + 16, v, 'cudaMemcpy3DOperand_op_ptr.layerHeight');
   }
   private _n_locHint?: cudaMemLocation;
   /** Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
@@ -4226,19 +4226,19 @@ export class cudaMemcpy3DOperand_op_array extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpy3DOperand","path":"op.array","size":32,"align":8,"union":false,"fields":{"array":{"offset":0,"size":8},"offset":{"offset":8,"size":24}}};
   private static readonly keys: ReadonlySet<string> = new Set(["array","offset"]);
   /** A view of existing bytes as a cudaMemcpy3DOperand_op_array (no copy). */
-  static view(mem: Uint8Array): cudaMemcpy3DOperand_op_array {
-    return new cudaMemcpy3DOperand_op_array(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DOperand_op_array {
+    return new cudaMemcpy3DOperand_op_array(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand_op_array, with the given fields set. */
-  constructor(init?: cudaMemcpy3DOperand_op_arrayInit | cudaMemcpy3DOperand_op_array, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudaMemcpy3DOperand_op_arrayInit | cudaMemcpy3DOperand_op_array, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op_array.keys);
   }
   get array(): H.cudaArray_t {
-    return this._dv.getBigUint64(0, true) as H.cudaArray_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaArray_t;
   }
   set array(v: H.cudaArray_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaMemcpy3DOperand_op_array.array');
+    W.ptr(this._dv, this._o + 0, v, 'cudaMemcpy3DOperand_op_array.array');
   }
   private _n_offset?: cudaOffset3D;
   get offset(): cudaOffset3D {
@@ -4260,12 +4260,12 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemcpy3DBatchOp","path":"","size":112,"align":8,"union":false,"fields":{"src":{"offset":0,"size":40},"dst":{"offset":40,"size":40},"extent":{"offset":80,"size":24},"srcAccessOrder":{"offset":104,"size":4},"flags":{"offset":108,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["src","dst","extent","srcAccessOrder","flags"]);
   /** A view of existing bytes as a cudaMemcpy3DBatchOp (no copy). */
-  static view(mem: Uint8Array): cudaMemcpy3DBatchOp {
-    return new cudaMemcpy3DBatchOp(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DBatchOp {
+    return new cudaMemcpy3DBatchOp(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DBatchOp, with the given fields set. */
-  constructor(init?: cudaMemcpy3DBatchOpInit | cudaMemcpy3DBatchOp, mem?: Uint8Array) {
-    super(112, mem);
+  constructor(init?: cudaMemcpy3DBatchOpInit | cudaMemcpy3DBatchOp, mem?: Uint8Array, dv?: DataView) {
+    super(112, mem, dv);
     this._init(init, cudaMemcpy3DBatchOp.keys);
   }
   private _n_src?: cudaMemcpy3DOperand;
@@ -4294,17 +4294,17 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   }
   /** Source access ordering to be observed for copy from src to dst. */
   get srcAccessOrder(): E.cudaMemcpySrcAccessOrder {
-    return this._dv.getInt32(104, true) as E.cudaMemcpySrcAccessOrder;
+    return this._dv.getInt32(this._o + 104, true) as E.cudaMemcpySrcAccessOrder;
   }
   set srcAccessOrder(v: E.cudaMemcpySrcAccessOrder) {
-    W.i32(this._dv, 104, v, 'cudaMemcpy3DBatchOp.srcAccessOrder');
+    W.i32(this._dv, this._o + 104, v, 'cudaMemcpy3DBatchOp.srcAccessOrder');
   }
   /** Additional flags for copy from src to dst. See::cudaMemcpyFlags. */
   get flags(): number {
-    return this._dv.getUint32(108, true);
+    return this._dv.getUint32(this._o + 108, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 108, v, 'cudaMemcpy3DBatchOp.flags');
+    W.u32(this._dv, this._o + 108, v, 'cudaMemcpy3DBatchOp.flags');
   }
 }
 /** Fields accepted by `new cudaMemcpy3DBatchOp({...})`. */
@@ -4322,12 +4322,12 @@ export class CUuuid_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUuuid_st","path":"","size":16,"align":1,"union":false,"fields":{"bytes":{"offset":0,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["bytes"]);
   /** A view of existing bytes as a CUuuid_st (no copy). */
-  static view(mem: Uint8Array): CUuuid_st {
-    return new CUuuid_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): CUuuid_st {
+    return new CUuuid_st(undefined, mem, dv);
   }
   /** A new zeroed CUuuid_st, with the given fields set. */
-  constructor(init?: CUuuid_stInit | CUuuid_st, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: CUuuid_stInit | CUuuid_st, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, CUuuid_st.keys);
   }
   get bytes(): Uint8Array {
@@ -4348,12 +4348,12 @@ export class cudaDeviceProp extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaDeviceProp","path":"","size":1008,"align":8,"union":false,"fields":{"name":{"offset":0,"size":256},"uuid":{"offset":256,"size":16},"luid":{"offset":272,"size":8},"luidDeviceNodeMask":{"offset":280,"size":4},"totalGlobalMem":{"offset":288,"size":8},"sharedMemPerBlock":{"offset":296,"size":8},"regsPerBlock":{"offset":304,"size":4},"warpSize":{"offset":308,"size":4},"memPitch":{"offset":312,"size":8},"maxThreadsPerBlock":{"offset":320,"size":4},"maxThreadsDim":{"offset":324,"size":12},"maxGridSize":{"offset":336,"size":12},"totalConstMem":{"offset":352,"size":8},"major":{"offset":360,"size":4},"minor":{"offset":364,"size":4},"textureAlignment":{"offset":368,"size":8},"texturePitchAlignment":{"offset":376,"size":8},"multiProcessorCount":{"offset":384,"size":4},"integrated":{"offset":388,"size":4},"canMapHostMemory":{"offset":392,"size":4},"maxTexture1D":{"offset":396,"size":4},"maxTexture1DMipmap":{"offset":400,"size":4},"maxTexture2D":{"offset":404,"size":8},"maxTexture2DMipmap":{"offset":412,"size":8},"maxTexture2DLinear":{"offset":420,"size":12},"maxTexture2DGather":{"offset":432,"size":8},"maxTexture3D":{"offset":440,"size":12},"maxTexture3DAlt":{"offset":452,"size":12},"maxTextureCubemap":{"offset":464,"size":4},"maxTexture1DLayered":{"offset":468,"size":8},"maxTexture2DLayered":{"offset":476,"size":12},"maxTextureCubemapLayered":{"offset":488,"size":8},"maxSurface1D":{"offset":496,"size":4},"maxSurface2D":{"offset":500,"size":8},"maxSurface3D":{"offset":508,"size":12},"maxSurface1DLayered":{"offset":520,"size":8},"maxSurface2DLayered":{"offset":528,"size":12},"maxSurfaceCubemap":{"offset":540,"size":4},"maxSurfaceCubemapLayered":{"offset":544,"size":8},"surfaceAlignment":{"offset":552,"size":8},"concurrentKernels":{"offset":560,"size":4},"ECCEnabled":{"offset":564,"size":4},"pciBusID":{"offset":568,"size":4},"pciDeviceID":{"offset":572,"size":4},"pciDomainID":{"offset":576,"size":4},"tccDriver":{"offset":580,"size":4},"asyncEngineCount":{"offset":584,"size":4},"unifiedAddressing":{"offset":588,"size":4},"memoryBusWidth":{"offset":592,"size":4},"l2CacheSize":{"offset":596,"size":4},"persistingL2CacheMaxSize":{"offset":600,"size":4},"maxThreadsPerMultiProcessor":{"offset":604,"size":4},"streamPrioritiesSupported":{"offset":608,"size":4},"globalL1CacheSupported":{"offset":612,"size":4},"localL1CacheSupported":{"offset":616,"size":4},"sharedMemPerMultiprocessor":{"offset":624,"size":8},"regsPerMultiprocessor":{"offset":632,"size":4},"managedMemory":{"offset":636,"size":4},"isMultiGpuBoard":{"offset":640,"size":4},"multiGpuBoardGroupID":{"offset":644,"size":4},"hostNativeAtomicSupported":{"offset":648,"size":4},"pageableMemoryAccess":{"offset":652,"size":4},"concurrentManagedAccess":{"offset":656,"size":4},"computePreemptionSupported":{"offset":660,"size":4},"canUseHostPointerForRegisteredMem":{"offset":664,"size":4},"cooperativeLaunch":{"offset":668,"size":4},"sharedMemPerBlockOptin":{"offset":672,"size":8},"pageableMemoryAccessUsesHostPageTables":{"offset":680,"size":4},"directManagedMemAccessFromHost":{"offset":684,"size":4},"maxBlocksPerMultiProcessor":{"offset":688,"size":4},"accessPolicyMaxWindowSize":{"offset":692,"size":4},"reservedSharedMemPerBlock":{"offset":696,"size":8},"hostRegisterSupported":{"offset":704,"size":4},"sparseCudaArraySupported":{"offset":708,"size":4},"hostRegisterReadOnlySupported":{"offset":712,"size":4},"timelineSemaphoreInteropSupported":{"offset":716,"size":4},"memoryPoolsSupported":{"offset":720,"size":4},"gpuDirectRDMASupported":{"offset":724,"size":4},"gpuDirectRDMAFlushWritesOptions":{"offset":728,"size":4},"gpuDirectRDMAWritesOrdering":{"offset":732,"size":4},"memoryPoolSupportedHandleTypes":{"offset":736,"size":4},"deferredMappingCudaArraySupported":{"offset":740,"size":4},"ipcEventSupported":{"offset":744,"size":4},"clusterLaunch":{"offset":748,"size":4},"unifiedFunctionPointers":{"offset":752,"size":4},"deviceNumaConfig":{"offset":756,"size":4},"deviceNumaId":{"offset":760,"size":4},"mpsEnabled":{"offset":764,"size":4},"hostNumaId":{"offset":768,"size":4},"gpuPciDeviceID":{"offset":772,"size":4},"gpuPciSubsystemID":{"offset":776,"size":4},"hostNumaMultinodeIpcSupported":{"offset":780,"size":4},"reserved":{"offset":784,"size":224}}};
   private static readonly keys: ReadonlySet<string> = new Set(["name","uuid","luid","luidDeviceNodeMask","totalGlobalMem","sharedMemPerBlock","regsPerBlock","warpSize","memPitch","maxThreadsPerBlock","maxThreadsDim","maxGridSize","totalConstMem","major","minor","textureAlignment","texturePitchAlignment","multiProcessorCount","integrated","canMapHostMemory","maxTexture1D","maxTexture1DMipmap","maxTexture2D","maxTexture2DMipmap","maxTexture2DLinear","maxTexture2DGather","maxTexture3D","maxTexture3DAlt","maxTextureCubemap","maxTexture1DLayered","maxTexture2DLayered","maxTextureCubemapLayered","maxSurface1D","maxSurface2D","maxSurface3D","maxSurface1DLayered","maxSurface2DLayered","maxSurfaceCubemap","maxSurfaceCubemapLayered","surfaceAlignment","concurrentKernels","ECCEnabled","pciBusID","pciDeviceID","pciDomainID","tccDriver","asyncEngineCount","unifiedAddressing","memoryBusWidth","l2CacheSize","persistingL2CacheMaxSize","maxThreadsPerMultiProcessor","streamPrioritiesSupported","globalL1CacheSupported","localL1CacheSupported","sharedMemPerMultiprocessor","regsPerMultiprocessor","managedMemory","isMultiGpuBoard","multiGpuBoardGroupID","hostNativeAtomicSupported","pageableMemoryAccess","concurrentManagedAccess","computePreemptionSupported","canUseHostPointerForRegisteredMem","cooperativeLaunch","sharedMemPerBlockOptin","pageableMemoryAccessUsesHostPageTables","directManagedMemAccessFromHost","maxBlocksPerMultiProcessor","accessPolicyMaxWindowSize","reservedSharedMemPerBlock","hostRegisterSupported","sparseCudaArraySupported","hostRegisterReadOnlySupported","timelineSemaphoreInteropSupported","memoryPoolsSupported","gpuDirectRDMASupported","gpuDirectRDMAFlushWritesOptions","gpuDirectRDMAWritesOrdering","memoryPoolSupportedHandleTypes","deferredMappingCudaArraySupported","ipcEventSupported","clusterLaunch","unifiedFunctionPointers","deviceNumaConfig","deviceNumaId","mpsEnabled","hostNumaId","gpuPciDeviceID","gpuPciSubsystemID","hostNumaMultinodeIpcSupported","reserved"]);
   /** A view of existing bytes as a cudaDeviceProp (no copy). */
-  static view(mem: Uint8Array): cudaDeviceProp {
-    return new cudaDeviceProp(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaDeviceProp {
+    return new cudaDeviceProp(undefined, mem, dv);
   }
   /** A new zeroed cudaDeviceProp, with the given fields set. */
-  constructor(init?: cudaDevicePropInit | cudaDeviceProp, mem?: Uint8Array) {
-    super(1008, mem);
+  constructor(init?: cudaDevicePropInit | cudaDeviceProp, mem?: Uint8Array, dv?: DataView) {
+    super(1008, mem, dv);
     this._init(init, cudaDeviceProp.keys);
   }
   /** ASCII string identifying device */
@@ -4380,633 +4380,633 @@ export class cudaDeviceProp extends CStruct {
   }
   /** LUID device node mask. Value is undefined on TCC and non-Windows platforms */
   get luidDeviceNodeMask(): number {
-    return this._dv.getUint32(280, true);
+    return this._dv.getUint32(this._o + 280, true);
   }
   set luidDeviceNodeMask(v: number) {
-    W.u32(this._dv, 280, v, 'cudaDeviceProp.luidDeviceNodeMask');
+    W.u32(this._dv, this._o + 280, v, 'cudaDeviceProp.luidDeviceNodeMask');
   }
   /** Global memory available on device in bytes */
   get totalGlobalMem(): number {
-    return readSize(this._dv, 288);
+    return readSize(this._dv, this._o + 288);
   }
   set totalGlobalMem(v: number) {
-    W.size(this._dv, 288, v, 'cudaDeviceProp.totalGlobalMem');
+    W.size(this._dv, this._o + 288, v, 'cudaDeviceProp.totalGlobalMem');
   }
   /** Shared memory available per block in bytes */
   get sharedMemPerBlock(): number {
-    return readSize(this._dv, 296);
+    return readSize(this._dv, this._o + 296);
   }
   set sharedMemPerBlock(v: number) {
-    W.size(this._dv, 296, v, 'cudaDeviceProp.sharedMemPerBlock');
+    W.size(this._dv, this._o + 296, v, 'cudaDeviceProp.sharedMemPerBlock');
   }
   /** 32-bit registers available per block */
   get regsPerBlock(): number {
-    return this._dv.getInt32(304, true);
+    return this._dv.getInt32(this._o + 304, true);
   }
   set regsPerBlock(v: number) {
-    W.i32(this._dv, 304, v, 'cudaDeviceProp.regsPerBlock');
+    W.i32(this._dv, this._o + 304, v, 'cudaDeviceProp.regsPerBlock');
   }
   /** Warp size in threads */
   get warpSize(): number {
-    return this._dv.getInt32(308, true);
+    return this._dv.getInt32(this._o + 308, true);
   }
   set warpSize(v: number) {
-    W.i32(this._dv, 308, v, 'cudaDeviceProp.warpSize');
+    W.i32(this._dv, this._o + 308, v, 'cudaDeviceProp.warpSize');
   }
   /** Maximum pitch in bytes allowed by memory copies */
   get memPitch(): number {
-    return readSize(this._dv, 312);
+    return readSize(this._dv, this._o + 312);
   }
   set memPitch(v: number) {
-    W.size(this._dv, 312, v, 'cudaDeviceProp.memPitch');
+    W.size(this._dv, this._o + 312, v, 'cudaDeviceProp.memPitch');
   }
   /** Maximum number of threads per block */
   get maxThreadsPerBlock(): number {
-    return this._dv.getInt32(320, true);
+    return this._dv.getInt32(this._o + 320, true);
   }
   set maxThreadsPerBlock(v: number) {
-    W.i32(this._dv, 320, v, 'cudaDeviceProp.maxThreadsPerBlock');
+    W.i32(this._dv, this._o + 320, v, 'cudaDeviceProp.maxThreadsPerBlock');
   }
   /** Maximum size of each dimension of a block */
   get maxThreadsDim(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(324 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 324 + i * 4, true));
   }
   set maxThreadsDim(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxThreadsDim', (i, x, n) => W.i32(this._dv, 324 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxThreadsDim', (i, x, n) => W.i32(this._dv, this._o + 324 + i * 4, x, n));
   }
   /** Maximum size of each dimension of a grid */
   get maxGridSize(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(336 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 336 + i * 4, true));
   }
   set maxGridSize(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxGridSize', (i, x, n) => W.i32(this._dv, 336 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxGridSize', (i, x, n) => W.i32(this._dv, this._o + 336 + i * 4, x, n));
   }
   /** Constant memory available on device in bytes */
   get totalConstMem(): number {
-    return readSize(this._dv, 352);
+    return readSize(this._dv, this._o + 352);
   }
   set totalConstMem(v: number) {
-    W.size(this._dv, 352, v, 'cudaDeviceProp.totalConstMem');
+    W.size(this._dv, this._o + 352, v, 'cudaDeviceProp.totalConstMem');
   }
   /** Major compute capability */
   get major(): number {
-    return this._dv.getInt32(360, true);
+    return this._dv.getInt32(this._o + 360, true);
   }
   set major(v: number) {
-    W.i32(this._dv, 360, v, 'cudaDeviceProp.major');
+    W.i32(this._dv, this._o + 360, v, 'cudaDeviceProp.major');
   }
   /** Minor compute capability */
   get minor(): number {
-    return this._dv.getInt32(364, true);
+    return this._dv.getInt32(this._o + 364, true);
   }
   set minor(v: number) {
-    W.i32(this._dv, 364, v, 'cudaDeviceProp.minor');
+    W.i32(this._dv, this._o + 364, v, 'cudaDeviceProp.minor');
   }
   /** Alignment requirement for textures */
   get textureAlignment(): number {
-    return readSize(this._dv, 368);
+    return readSize(this._dv, this._o + 368);
   }
   set textureAlignment(v: number) {
-    W.size(this._dv, 368, v, 'cudaDeviceProp.textureAlignment');
+    W.size(this._dv, this._o + 368, v, 'cudaDeviceProp.textureAlignment');
   }
   /** Pitch alignment requirement for texture references bound to pitched memory */
   get texturePitchAlignment(): number {
-    return readSize(this._dv, 376);
+    return readSize(this._dv, this._o + 376);
   }
   set texturePitchAlignment(v: number) {
-    W.size(this._dv, 376, v, 'cudaDeviceProp.texturePitchAlignment');
+    W.size(this._dv, this._o + 376, v, 'cudaDeviceProp.texturePitchAlignment');
   }
   /** Number of multiprocessors on device */
   get multiProcessorCount(): number {
-    return this._dv.getInt32(384, true);
+    return this._dv.getInt32(this._o + 384, true);
   }
   set multiProcessorCount(v: number) {
-    W.i32(this._dv, 384, v, 'cudaDeviceProp.multiProcessorCount');
+    W.i32(this._dv, this._o + 384, v, 'cudaDeviceProp.multiProcessorCount');
   }
   /** Device is integrated as opposed to discrete */
   get integrated(): number {
-    return this._dv.getInt32(388, true);
+    return this._dv.getInt32(this._o + 388, true);
   }
   set integrated(v: number) {
-    W.i32(this._dv, 388, v, 'cudaDeviceProp.integrated');
+    W.i32(this._dv, this._o + 388, v, 'cudaDeviceProp.integrated');
   }
   /** Device can map host memory with cudaHostAlloc/cudaHostGetDevicePointer */
   get canMapHostMemory(): number {
-    return this._dv.getInt32(392, true);
+    return this._dv.getInt32(this._o + 392, true);
   }
   set canMapHostMemory(v: number) {
-    W.i32(this._dv, 392, v, 'cudaDeviceProp.canMapHostMemory');
+    W.i32(this._dv, this._o + 392, v, 'cudaDeviceProp.canMapHostMemory');
   }
   /** Maximum 1D texture size */
   get maxTexture1D(): number {
-    return this._dv.getInt32(396, true);
+    return this._dv.getInt32(this._o + 396, true);
   }
   set maxTexture1D(v: number) {
-    W.i32(this._dv, 396, v, 'cudaDeviceProp.maxTexture1D');
+    W.i32(this._dv, this._o + 396, v, 'cudaDeviceProp.maxTexture1D');
   }
   /** Maximum 1D mipmapped texture size */
   get maxTexture1DMipmap(): number {
-    return this._dv.getInt32(400, true);
+    return this._dv.getInt32(this._o + 400, true);
   }
   set maxTexture1DMipmap(v: number) {
-    W.i32(this._dv, 400, v, 'cudaDeviceProp.maxTexture1DMipmap');
+    W.i32(this._dv, this._o + 400, v, 'cudaDeviceProp.maxTexture1DMipmap');
   }
   /** Maximum 2D texture dimensions */
   get maxTexture2D(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(404 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 404 + i * 4, true));
   }
   set maxTexture2D(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxTexture2D', (i, x, n) => W.i32(this._dv, 404 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxTexture2D', (i, x, n) => W.i32(this._dv, this._o + 404 + i * 4, x, n));
   }
   /** Maximum 2D mipmapped texture dimensions */
   get maxTexture2DMipmap(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(412 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 412 + i * 4, true));
   }
   set maxTexture2DMipmap(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxTexture2DMipmap', (i, x, n) => W.i32(this._dv, 412 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxTexture2DMipmap', (i, x, n) => W.i32(this._dv, this._o + 412 + i * 4, x, n));
   }
   /** Maximum dimensions (width, height, pitch) for 2D textures bound to pitched memory */
   get maxTexture2DLinear(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(420 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 420 + i * 4, true));
   }
   set maxTexture2DLinear(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxTexture2DLinear', (i, x, n) => W.i32(this._dv, 420 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxTexture2DLinear', (i, x, n) => W.i32(this._dv, this._o + 420 + i * 4, x, n));
   }
   /** Maximum 2D texture dimensions if texture gather operations have to be performed */
   get maxTexture2DGather(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(432 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 432 + i * 4, true));
   }
   set maxTexture2DGather(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxTexture2DGather', (i, x, n) => W.i32(this._dv, 432 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxTexture2DGather', (i, x, n) => W.i32(this._dv, this._o + 432 + i * 4, x, n));
   }
   /** Maximum 3D texture dimensions */
   get maxTexture3D(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(440 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 440 + i * 4, true));
   }
   set maxTexture3D(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxTexture3D', (i, x, n) => W.i32(this._dv, 440 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxTexture3D', (i, x, n) => W.i32(this._dv, this._o + 440 + i * 4, x, n));
   }
   /** Maximum alternate 3D texture dimensions */
   get maxTexture3DAlt(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(452 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 452 + i * 4, true));
   }
   set maxTexture3DAlt(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxTexture3DAlt', (i, x, n) => W.i32(this._dv, 452 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxTexture3DAlt', (i, x, n) => W.i32(this._dv, this._o + 452 + i * 4, x, n));
   }
   /** Maximum Cubemap texture dimensions */
   get maxTextureCubemap(): number {
-    return this._dv.getInt32(464, true);
+    return this._dv.getInt32(this._o + 464, true);
   }
   set maxTextureCubemap(v: number) {
-    W.i32(this._dv, 464, v, 'cudaDeviceProp.maxTextureCubemap');
+    W.i32(this._dv, this._o + 464, v, 'cudaDeviceProp.maxTextureCubemap');
   }
   /** Maximum 1D layered texture dimensions */
   get maxTexture1DLayered(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(468 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 468 + i * 4, true));
   }
   set maxTexture1DLayered(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxTexture1DLayered', (i, x, n) => W.i32(this._dv, 468 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxTexture1DLayered', (i, x, n) => W.i32(this._dv, this._o + 468 + i * 4, x, n));
   }
   /** Maximum 2D layered texture dimensions */
   get maxTexture2DLayered(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(476 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 476 + i * 4, true));
   }
   set maxTexture2DLayered(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxTexture2DLayered', (i, x, n) => W.i32(this._dv, 476 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxTexture2DLayered', (i, x, n) => W.i32(this._dv, this._o + 476 + i * 4, x, n));
   }
   /** Maximum Cubemap layered texture dimensions */
   get maxTextureCubemapLayered(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(488 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 488 + i * 4, true));
   }
   set maxTextureCubemapLayered(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxTextureCubemapLayered', (i, x, n) => W.i32(this._dv, 488 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxTextureCubemapLayered', (i, x, n) => W.i32(this._dv, this._o + 488 + i * 4, x, n));
   }
   /** Maximum 1D surface size */
   get maxSurface1D(): number {
-    return this._dv.getInt32(496, true);
+    return this._dv.getInt32(this._o + 496, true);
   }
   set maxSurface1D(v: number) {
-    W.i32(this._dv, 496, v, 'cudaDeviceProp.maxSurface1D');
+    W.i32(this._dv, this._o + 496, v, 'cudaDeviceProp.maxSurface1D');
   }
   /** Maximum 2D surface dimensions */
   get maxSurface2D(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(500 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 500 + i * 4, true));
   }
   set maxSurface2D(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxSurface2D', (i, x, n) => W.i32(this._dv, 500 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxSurface2D', (i, x, n) => W.i32(this._dv, this._o + 500 + i * 4, x, n));
   }
   /** Maximum 3D surface dimensions */
   get maxSurface3D(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(508 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 508 + i * 4, true));
   }
   set maxSurface3D(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxSurface3D', (i, x, n) => W.i32(this._dv, 508 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxSurface3D', (i, x, n) => W.i32(this._dv, this._o + 508 + i * 4, x, n));
   }
   /** Maximum 1D layered surface dimensions */
   get maxSurface1DLayered(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(520 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 520 + i * 4, true));
   }
   set maxSurface1DLayered(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxSurface1DLayered', (i, x, n) => W.i32(this._dv, 520 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxSurface1DLayered', (i, x, n) => W.i32(this._dv, this._o + 520 + i * 4, x, n));
   }
   /** Maximum 2D layered surface dimensions */
   get maxSurface2DLayered(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(528 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 528 + i * 4, true));
   }
   set maxSurface2DLayered(v: (number)[]) {
-    setArray(this, 3, v, 'cudaDeviceProp.maxSurface2DLayered', (i, x, n) => W.i32(this._dv, 528 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaDeviceProp.maxSurface2DLayered', (i, x, n) => W.i32(this._dv, this._o + 528 + i * 4, x, n));
   }
   /** Maximum Cubemap surface dimensions */
   get maxSurfaceCubemap(): number {
-    return this._dv.getInt32(540, true);
+    return this._dv.getInt32(this._o + 540, true);
   }
   set maxSurfaceCubemap(v: number) {
-    W.i32(this._dv, 540, v, 'cudaDeviceProp.maxSurfaceCubemap');
+    W.i32(this._dv, this._o + 540, v, 'cudaDeviceProp.maxSurfaceCubemap');
   }
   /** Maximum Cubemap layered surface dimensions */
   get maxSurfaceCubemapLayered(): number[] {
-    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(544 + i * 4, true));
+    return Array.from({ length: 2 }, (_, i) => this._dv.getInt32(this._o + 544 + i * 4, true));
   }
   set maxSurfaceCubemapLayered(v: (number)[]) {
-    setArray(this, 2, v, 'cudaDeviceProp.maxSurfaceCubemapLayered', (i, x, n) => W.i32(this._dv, 544 + i * 4, x, n));
+    setArray(this, 2, v, 'cudaDeviceProp.maxSurfaceCubemapLayered', (i, x, n) => W.i32(this._dv, this._o + 544 + i * 4, x, n));
   }
   /** Alignment requirements for surfaces */
   get surfaceAlignment(): number {
-    return readSize(this._dv, 552);
+    return readSize(this._dv, this._o + 552);
   }
   set surfaceAlignment(v: number) {
-    W.size(this._dv, 552, v, 'cudaDeviceProp.surfaceAlignment');
+    W.size(this._dv, this._o + 552, v, 'cudaDeviceProp.surfaceAlignment');
   }
   /** Device can possibly execute multiple kernels concurrently */
   get concurrentKernels(): number {
-    return this._dv.getInt32(560, true);
+    return this._dv.getInt32(this._o + 560, true);
   }
   set concurrentKernels(v: number) {
-    W.i32(this._dv, 560, v, 'cudaDeviceProp.concurrentKernels');
+    W.i32(this._dv, this._o + 560, v, 'cudaDeviceProp.concurrentKernels');
   }
   /** Device has ECC support enabled */
   get ECCEnabled(): number {
-    return this._dv.getInt32(564, true);
+    return this._dv.getInt32(this._o + 564, true);
   }
   set ECCEnabled(v: number) {
-    W.i32(this._dv, 564, v, 'cudaDeviceProp.ECCEnabled');
+    W.i32(this._dv, this._o + 564, v, 'cudaDeviceProp.ECCEnabled');
   }
   /** PCI bus ID of the device */
   get pciBusID(): number {
-    return this._dv.getInt32(568, true);
+    return this._dv.getInt32(this._o + 568, true);
   }
   set pciBusID(v: number) {
-    W.i32(this._dv, 568, v, 'cudaDeviceProp.pciBusID');
+    W.i32(this._dv, this._o + 568, v, 'cudaDeviceProp.pciBusID');
   }
   /** PCI device ID of the device */
   get pciDeviceID(): number {
-    return this._dv.getInt32(572, true);
+    return this._dv.getInt32(this._o + 572, true);
   }
   set pciDeviceID(v: number) {
-    W.i32(this._dv, 572, v, 'cudaDeviceProp.pciDeviceID');
+    W.i32(this._dv, this._o + 572, v, 'cudaDeviceProp.pciDeviceID');
   }
   /** PCI domain ID of the device */
   get pciDomainID(): number {
-    return this._dv.getInt32(576, true);
+    return this._dv.getInt32(this._o + 576, true);
   }
   set pciDomainID(v: number) {
-    W.i32(this._dv, 576, v, 'cudaDeviceProp.pciDomainID');
+    W.i32(this._dv, this._o + 576, v, 'cudaDeviceProp.pciDomainID');
   }
   /** 1 if device is a Tesla device using TCC driver, 0 otherwise */
   get tccDriver(): number {
-    return this._dv.getInt32(580, true);
+    return this._dv.getInt32(this._o + 580, true);
   }
   set tccDriver(v: number) {
-    W.i32(this._dv, 580, v, 'cudaDeviceProp.tccDriver');
+    W.i32(this._dv, this._o + 580, v, 'cudaDeviceProp.tccDriver');
   }
   /** Number of asynchronous engines */
   get asyncEngineCount(): number {
-    return this._dv.getInt32(584, true);
+    return this._dv.getInt32(this._o + 584, true);
   }
   set asyncEngineCount(v: number) {
-    W.i32(this._dv, 584, v, 'cudaDeviceProp.asyncEngineCount');
+    W.i32(this._dv, this._o + 584, v, 'cudaDeviceProp.asyncEngineCount');
   }
   /** Device shares a unified address space with the host */
   get unifiedAddressing(): number {
-    return this._dv.getInt32(588, true);
+    return this._dv.getInt32(this._o + 588, true);
   }
   set unifiedAddressing(v: number) {
-    W.i32(this._dv, 588, v, 'cudaDeviceProp.unifiedAddressing');
+    W.i32(this._dv, this._o + 588, v, 'cudaDeviceProp.unifiedAddressing');
   }
   /** Global memory bus width in bits */
   get memoryBusWidth(): number {
-    return this._dv.getInt32(592, true);
+    return this._dv.getInt32(this._o + 592, true);
   }
   set memoryBusWidth(v: number) {
-    W.i32(this._dv, 592, v, 'cudaDeviceProp.memoryBusWidth');
+    W.i32(this._dv, this._o + 592, v, 'cudaDeviceProp.memoryBusWidth');
   }
   /** Size of L2 cache in bytes */
   get l2CacheSize(): number {
-    return this._dv.getInt32(596, true);
+    return this._dv.getInt32(this._o + 596, true);
   }
   set l2CacheSize(v: number) {
-    W.i32(this._dv, 596, v, 'cudaDeviceProp.l2CacheSize');
+    W.i32(this._dv, this._o + 596, v, 'cudaDeviceProp.l2CacheSize');
   }
   /** Device's maximum l2 persisting lines capacity setting in bytes */
   get persistingL2CacheMaxSize(): number {
-    return this._dv.getInt32(600, true);
+    return this._dv.getInt32(this._o + 600, true);
   }
   set persistingL2CacheMaxSize(v: number) {
-    W.i32(this._dv, 600, v, 'cudaDeviceProp.persistingL2CacheMaxSize');
+    W.i32(this._dv, this._o + 600, v, 'cudaDeviceProp.persistingL2CacheMaxSize');
   }
   /** Maximum resident threads per multiprocessor */
   get maxThreadsPerMultiProcessor(): number {
-    return this._dv.getInt32(604, true);
+    return this._dv.getInt32(this._o + 604, true);
   }
   set maxThreadsPerMultiProcessor(v: number) {
-    W.i32(this._dv, 604, v, 'cudaDeviceProp.maxThreadsPerMultiProcessor');
+    W.i32(this._dv, this._o + 604, v, 'cudaDeviceProp.maxThreadsPerMultiProcessor');
   }
   /** Device supports stream priorities */
   get streamPrioritiesSupported(): number {
-    return this._dv.getInt32(608, true);
+    return this._dv.getInt32(this._o + 608, true);
   }
   set streamPrioritiesSupported(v: number) {
-    W.i32(this._dv, 608, v, 'cudaDeviceProp.streamPrioritiesSupported');
+    W.i32(this._dv, this._o + 608, v, 'cudaDeviceProp.streamPrioritiesSupported');
   }
   /** Device supports caching globals in L1 */
   get globalL1CacheSupported(): number {
-    return this._dv.getInt32(612, true);
+    return this._dv.getInt32(this._o + 612, true);
   }
   set globalL1CacheSupported(v: number) {
-    W.i32(this._dv, 612, v, 'cudaDeviceProp.globalL1CacheSupported');
+    W.i32(this._dv, this._o + 612, v, 'cudaDeviceProp.globalL1CacheSupported');
   }
   /** Device supports caching locals in L1 */
   get localL1CacheSupported(): number {
-    return this._dv.getInt32(616, true);
+    return this._dv.getInt32(this._o + 616, true);
   }
   set localL1CacheSupported(v: number) {
-    W.i32(this._dv, 616, v, 'cudaDeviceProp.localL1CacheSupported');
+    W.i32(this._dv, this._o + 616, v, 'cudaDeviceProp.localL1CacheSupported');
   }
   /** Shared memory available per multiprocessor in bytes */
   get sharedMemPerMultiprocessor(): number {
-    return readSize(this._dv, 624);
+    return readSize(this._dv, this._o + 624);
   }
   set sharedMemPerMultiprocessor(v: number) {
-    W.size(this._dv, 624, v, 'cudaDeviceProp.sharedMemPerMultiprocessor');
+    W.size(this._dv, this._o + 624, v, 'cudaDeviceProp.sharedMemPerMultiprocessor');
   }
   /** 32-bit registers available per multiprocessor */
   get regsPerMultiprocessor(): number {
-    return this._dv.getInt32(632, true);
+    return this._dv.getInt32(this._o + 632, true);
   }
   set regsPerMultiprocessor(v: number) {
-    W.i32(this._dv, 632, v, 'cudaDeviceProp.regsPerMultiprocessor');
+    W.i32(this._dv, this._o + 632, v, 'cudaDeviceProp.regsPerMultiprocessor');
   }
   /** Device supports allocating managed memory on this system */
   get managedMemory(): number {
-    return this._dv.getInt32(636, true);
+    return this._dv.getInt32(this._o + 636, true);
   }
   set managedMemory(v: number) {
-    W.i32(this._dv, 636, v, 'cudaDeviceProp.managedMemory');
+    W.i32(this._dv, this._o + 636, v, 'cudaDeviceProp.managedMemory');
   }
   /** Device is on a multi-GPU board */
   get isMultiGpuBoard(): number {
-    return this._dv.getInt32(640, true);
+    return this._dv.getInt32(this._o + 640, true);
   }
   set isMultiGpuBoard(v: number) {
-    W.i32(this._dv, 640, v, 'cudaDeviceProp.isMultiGpuBoard');
+    W.i32(this._dv, this._o + 640, v, 'cudaDeviceProp.isMultiGpuBoard');
   }
   /** Unique identifier for a group of devices on the same multi-GPU board */
   get multiGpuBoardGroupID(): number {
-    return this._dv.getInt32(644, true);
+    return this._dv.getInt32(this._o + 644, true);
   }
   set multiGpuBoardGroupID(v: number) {
-    W.i32(this._dv, 644, v, 'cudaDeviceProp.multiGpuBoardGroupID');
+    W.i32(this._dv, this._o + 644, v, 'cudaDeviceProp.multiGpuBoardGroupID');
   }
   /** Link between the device and the host supports native atomic operations */
   get hostNativeAtomicSupported(): number {
-    return this._dv.getInt32(648, true);
+    return this._dv.getInt32(this._o + 648, true);
   }
   set hostNativeAtomicSupported(v: number) {
-    W.i32(this._dv, 648, v, 'cudaDeviceProp.hostNativeAtomicSupported');
+    W.i32(this._dv, this._o + 648, v, 'cudaDeviceProp.hostNativeAtomicSupported');
   }
   /** Device supports coherently accessing pageable memory without calling cudaHostRegister on it */
   get pageableMemoryAccess(): number {
-    return this._dv.getInt32(652, true);
+    return this._dv.getInt32(this._o + 652, true);
   }
   set pageableMemoryAccess(v: number) {
-    W.i32(this._dv, 652, v, 'cudaDeviceProp.pageableMemoryAccess');
+    W.i32(this._dv, this._o + 652, v, 'cudaDeviceProp.pageableMemoryAccess');
   }
   /** Device can coherently access managed memory concurrently with the CPU */
   get concurrentManagedAccess(): number {
-    return this._dv.getInt32(656, true);
+    return this._dv.getInt32(this._o + 656, true);
   }
   set concurrentManagedAccess(v: number) {
-    W.i32(this._dv, 656, v, 'cudaDeviceProp.concurrentManagedAccess');
+    W.i32(this._dv, this._o + 656, v, 'cudaDeviceProp.concurrentManagedAccess');
   }
   /** Device supports Compute Preemption */
   get computePreemptionSupported(): number {
-    return this._dv.getInt32(660, true);
+    return this._dv.getInt32(this._o + 660, true);
   }
   set computePreemptionSupported(v: number) {
-    W.i32(this._dv, 660, v, 'cudaDeviceProp.computePreemptionSupported');
+    W.i32(this._dv, this._o + 660, v, 'cudaDeviceProp.computePreemptionSupported');
   }
   /** Device can access host registered memory at the same virtual address as the CPU */
   get canUseHostPointerForRegisteredMem(): number {
-    return this._dv.getInt32(664, true);
+    return this._dv.getInt32(this._o + 664, true);
   }
   set canUseHostPointerForRegisteredMem(v: number) {
-    W.i32(this._dv, 664, v, 'cudaDeviceProp.canUseHostPointerForRegisteredMem');
+    W.i32(this._dv, this._o + 664, v, 'cudaDeviceProp.canUseHostPointerForRegisteredMem');
   }
   /** Device supports launching cooperative kernels via::cudaLaunchCooperativeKernel */
   get cooperativeLaunch(): number {
-    return this._dv.getInt32(668, true);
+    return this._dv.getInt32(this._o + 668, true);
   }
   set cooperativeLaunch(v: number) {
-    W.i32(this._dv, 668, v, 'cudaDeviceProp.cooperativeLaunch');
+    W.i32(this._dv, this._o + 668, v, 'cudaDeviceProp.cooperativeLaunch');
   }
   /** Per device maximum shared memory per block usable by special opt in */
   get sharedMemPerBlockOptin(): number {
-    return readSize(this._dv, 672);
+    return readSize(this._dv, this._o + 672);
   }
   set sharedMemPerBlockOptin(v: number) {
-    W.size(this._dv, 672, v, 'cudaDeviceProp.sharedMemPerBlockOptin');
+    W.size(this._dv, this._o + 672, v, 'cudaDeviceProp.sharedMemPerBlockOptin');
   }
   /** Device accesses pageable memory via the host's page tables */
   get pageableMemoryAccessUsesHostPageTables(): number {
-    return this._dv.getInt32(680, true);
+    return this._dv.getInt32(this._o + 680, true);
   }
   set pageableMemoryAccessUsesHostPageTables(v: number) {
-    W.i32(this._dv, 680, v, 'cudaDeviceProp.pageableMemoryAccessUsesHostPageTables');
+    W.i32(this._dv, this._o + 680, v, 'cudaDeviceProp.pageableMemoryAccessUsesHostPageTables');
   }
   /** Host can directly access managed memory on the device without migration. */
   get directManagedMemAccessFromHost(): number {
-    return this._dv.getInt32(684, true);
+    return this._dv.getInt32(this._o + 684, true);
   }
   set directManagedMemAccessFromHost(v: number) {
-    W.i32(this._dv, 684, v, 'cudaDeviceProp.directManagedMemAccessFromHost');
+    W.i32(this._dv, this._o + 684, v, 'cudaDeviceProp.directManagedMemAccessFromHost');
   }
   /** Maximum number of resident blocks per multiprocessor */
   get maxBlocksPerMultiProcessor(): number {
-    return this._dv.getInt32(688, true);
+    return this._dv.getInt32(this._o + 688, true);
   }
   set maxBlocksPerMultiProcessor(v: number) {
-    W.i32(this._dv, 688, v, 'cudaDeviceProp.maxBlocksPerMultiProcessor');
+    W.i32(this._dv, this._o + 688, v, 'cudaDeviceProp.maxBlocksPerMultiProcessor');
   }
   /** The maximum value of::cudaAccessPolicyWindow::num_bytes. */
   get accessPolicyMaxWindowSize(): number {
-    return this._dv.getInt32(692, true);
+    return this._dv.getInt32(this._o + 692, true);
   }
   set accessPolicyMaxWindowSize(v: number) {
-    W.i32(this._dv, 692, v, 'cudaDeviceProp.accessPolicyMaxWindowSize');
+    W.i32(this._dv, this._o + 692, v, 'cudaDeviceProp.accessPolicyMaxWindowSize');
   }
   /** Shared memory reserved by CUDA driver per block in bytes */
   get reservedSharedMemPerBlock(): number {
-    return readSize(this._dv, 696);
+    return readSize(this._dv, this._o + 696);
   }
   set reservedSharedMemPerBlock(v: number) {
-    W.size(this._dv, 696, v, 'cudaDeviceProp.reservedSharedMemPerBlock');
+    W.size(this._dv, this._o + 696, v, 'cudaDeviceProp.reservedSharedMemPerBlock');
   }
   /** Device supports host memory registration via::cudaHostRegister. */
   get hostRegisterSupported(): number {
-    return this._dv.getInt32(704, true);
+    return this._dv.getInt32(this._o + 704, true);
   }
   set hostRegisterSupported(v: number) {
-    W.i32(this._dv, 704, v, 'cudaDeviceProp.hostRegisterSupported');
+    W.i32(this._dv, this._o + 704, v, 'cudaDeviceProp.hostRegisterSupported');
   }
   /** 1 if the device supports sparse CUDA arrays and sparse CUDA mipmapped arrays, 0 otherwise */
   get sparseCudaArraySupported(): number {
-    return this._dv.getInt32(708, true);
+    return this._dv.getInt32(this._o + 708, true);
   }
   set sparseCudaArraySupported(v: number) {
-    W.i32(this._dv, 708, v, 'cudaDeviceProp.sparseCudaArraySupported');
+    W.i32(this._dv, this._o + 708, v, 'cudaDeviceProp.sparseCudaArraySupported');
   }
   /** Device supports using the::cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU */
   get hostRegisterReadOnlySupported(): number {
-    return this._dv.getInt32(712, true);
+    return this._dv.getInt32(this._o + 712, true);
   }
   set hostRegisterReadOnlySupported(v: number) {
-    W.i32(this._dv, 712, v, 'cudaDeviceProp.hostRegisterReadOnlySupported');
+    W.i32(this._dv, this._o + 712, v, 'cudaDeviceProp.hostRegisterReadOnlySupported');
   }
   /** External timeline semaphore interop is supported on the device */
   get timelineSemaphoreInteropSupported(): number {
-    return this._dv.getInt32(716, true);
+    return this._dv.getInt32(this._o + 716, true);
   }
   set timelineSemaphoreInteropSupported(v: number) {
-    W.i32(this._dv, 716, v, 'cudaDeviceProp.timelineSemaphoreInteropSupported');
+    W.i32(this._dv, this._o + 716, v, 'cudaDeviceProp.timelineSemaphoreInteropSupported');
   }
   /** 1 if the device supports using the cudaMallocAsync and cudaMemPool family of APIs, 0 otherwise */
   get memoryPoolsSupported(): number {
-    return this._dv.getInt32(720, true);
+    return this._dv.getInt32(this._o + 720, true);
   }
   set memoryPoolsSupported(v: number) {
-    W.i32(this._dv, 720, v, 'cudaDeviceProp.memoryPoolsSupported');
+    W.i32(this._dv, this._o + 720, v, 'cudaDeviceProp.memoryPoolsSupported');
   }
   /** 1 if the device supports GPUDirect RDMA APIs, 0 otherwise */
   get gpuDirectRDMASupported(): number {
-    return this._dv.getInt32(724, true);
+    return this._dv.getInt32(this._o + 724, true);
   }
   set gpuDirectRDMASupported(v: number) {
-    W.i32(this._dv, 724, v, 'cudaDeviceProp.gpuDirectRDMASupported');
+    W.i32(this._dv, this._o + 724, v, 'cudaDeviceProp.gpuDirectRDMASupported');
   }
   /** Bitmask to be interpreted according to the::cudaFlushGPUDirectRDMAWritesOptions enum */
   get gpuDirectRDMAFlushWritesOptions(): number {
-    return this._dv.getUint32(728, true);
+    return this._dv.getUint32(this._o + 728, true);
   }
   set gpuDirectRDMAFlushWritesOptions(v: number) {
-    W.u32(this._dv, 728, v, 'cudaDeviceProp.gpuDirectRDMAFlushWritesOptions');
+    W.u32(this._dv, this._o + 728, v, 'cudaDeviceProp.gpuDirectRDMAFlushWritesOptions');
   }
   /** See the::cudaGPUDirectRDMAWritesOrdering enum for numerical values */
   get gpuDirectRDMAWritesOrdering(): number {
-    return this._dv.getInt32(732, true);
+    return this._dv.getInt32(this._o + 732, true);
   }
   set gpuDirectRDMAWritesOrdering(v: number) {
-    W.i32(this._dv, 732, v, 'cudaDeviceProp.gpuDirectRDMAWritesOrdering');
+    W.i32(this._dv, this._o + 732, v, 'cudaDeviceProp.gpuDirectRDMAWritesOrdering');
   }
   /** Bitmask of handle types supported with mempool-based IPC */
   get memoryPoolSupportedHandleTypes(): number {
-    return this._dv.getUint32(736, true);
+    return this._dv.getUint32(this._o + 736, true);
   }
   set memoryPoolSupportedHandleTypes(v: number) {
-    W.u32(this._dv, 736, v, 'cudaDeviceProp.memoryPoolSupportedHandleTypes');
+    W.u32(this._dv, this._o + 736, v, 'cudaDeviceProp.memoryPoolSupportedHandleTypes');
   }
   /** 1 if the device supports deferred mapping CUDA arrays and CUDA mipmapped arrays */
   get deferredMappingCudaArraySupported(): number {
-    return this._dv.getInt32(740, true);
+    return this._dv.getInt32(this._o + 740, true);
   }
   set deferredMappingCudaArraySupported(v: number) {
-    W.i32(this._dv, 740, v, 'cudaDeviceProp.deferredMappingCudaArraySupported');
+    W.i32(this._dv, this._o + 740, v, 'cudaDeviceProp.deferredMappingCudaArraySupported');
   }
   /** Device supports IPC Events. */
   get ipcEventSupported(): number {
-    return this._dv.getInt32(744, true);
+    return this._dv.getInt32(this._o + 744, true);
   }
   set ipcEventSupported(v: number) {
-    W.i32(this._dv, 744, v, 'cudaDeviceProp.ipcEventSupported');
+    W.i32(this._dv, this._o + 744, v, 'cudaDeviceProp.ipcEventSupported');
   }
   /** Indicates device supports cluster launch */
   get clusterLaunch(): number {
-    return this._dv.getInt32(748, true);
+    return this._dv.getInt32(this._o + 748, true);
   }
   set clusterLaunch(v: number) {
-    W.i32(this._dv, 748, v, 'cudaDeviceProp.clusterLaunch');
+    W.i32(this._dv, this._o + 748, v, 'cudaDeviceProp.clusterLaunch');
   }
   /** Indicates device supports unified pointers */
   get unifiedFunctionPointers(): number {
-    return this._dv.getInt32(752, true);
+    return this._dv.getInt32(this._o + 752, true);
   }
   set unifiedFunctionPointers(v: number) {
-    W.i32(this._dv, 752, v, 'cudaDeviceProp.unifiedFunctionPointers');
+    W.i32(this._dv, this._o + 752, v, 'cudaDeviceProp.unifiedFunctionPointers');
   }
   /** NUMA configuration of a device: value is of type::cudaDeviceNumaConfig enum */
   get deviceNumaConfig(): number {
-    return this._dv.getInt32(756, true);
+    return this._dv.getInt32(this._o + 756, true);
   }
   set deviceNumaConfig(v: number) {
-    W.i32(this._dv, 756, v, 'cudaDeviceProp.deviceNumaConfig');
+    W.i32(this._dv, this._o + 756, v, 'cudaDeviceProp.deviceNumaConfig');
   }
   /** NUMA node ID of the GPU memory */
   get deviceNumaId(): number {
-    return this._dv.getInt32(760, true);
+    return this._dv.getInt32(this._o + 760, true);
   }
   set deviceNumaId(v: number) {
-    W.i32(this._dv, 760, v, 'cudaDeviceProp.deviceNumaId');
+    W.i32(this._dv, this._o + 760, v, 'cudaDeviceProp.deviceNumaId');
   }
   /** Indicates if contexts created on this device will be shared via MPS */
   get mpsEnabled(): number {
-    return this._dv.getInt32(764, true);
+    return this._dv.getInt32(this._o + 764, true);
   }
   set mpsEnabled(v: number) {
-    W.i32(this._dv, 764, v, 'cudaDeviceProp.mpsEnabled');
+    W.i32(this._dv, this._o + 764, v, 'cudaDeviceProp.mpsEnabled');
   }
   /** NUMA ID of the host node closest to the device or -1 when system does not support NUMA */
   get hostNumaId(): number {
-    return this._dv.getInt32(768, true);
+    return this._dv.getInt32(this._o + 768, true);
   }
   set hostNumaId(v: number) {
-    W.i32(this._dv, 768, v, 'cudaDeviceProp.hostNumaId');
+    W.i32(this._dv, this._o + 768, v, 'cudaDeviceProp.hostNumaId');
   }
   /** The combined 16-bit PCI device ID and 16-bit PCI vendor ID */
   get gpuPciDeviceID(): number {
-    return this._dv.getUint32(772, true);
+    return this._dv.getUint32(this._o + 772, true);
   }
   set gpuPciDeviceID(v: number) {
-    W.u32(this._dv, 772, v, 'cudaDeviceProp.gpuPciDeviceID');
+    W.u32(this._dv, this._o + 772, v, 'cudaDeviceProp.gpuPciDeviceID');
   }
   /** The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID */
   get gpuPciSubsystemID(): number {
-    return this._dv.getUint32(776, true);
+    return this._dv.getUint32(this._o + 776, true);
   }
   set gpuPciSubsystemID(v: number) {
-    W.u32(this._dv, 776, v, 'cudaDeviceProp.gpuPciSubsystemID');
+    W.u32(this._dv, this._o + 776, v, 'cudaDeviceProp.gpuPciSubsystemID');
   }
   /** 1 if the device supports HostNuma location IPC between nodes in a multi-node system. */
   get hostNumaMultinodeIpcSupported(): number {
-    return this._dv.getInt32(780, true);
+    return this._dv.getInt32(this._o + 780, true);
   }
   set hostNumaMultinodeIpcSupported(v: number) {
-    W.i32(this._dv, 780, v, 'cudaDeviceProp.hostNumaMultinodeIpcSupported');
+    W.i32(this._dv, this._o + 780, v, 'cudaDeviceProp.hostNumaMultinodeIpcSupported');
   }
   /** Reserved for future use */
   get reserved(): number[] {
-    return Array.from({ length: 56 }, (_, i) => this._dv.getInt32(784 + i * 4, true));
+    return Array.from({ length: 56 }, (_, i) => this._dv.getInt32(this._o + 784 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 56, v, 'cudaDeviceProp.reserved', (i, x, n) => W.i32(this._dv, 784 + i * 4, x, n));
+    setArray(this, 56, v, 'cudaDeviceProp.reserved', (i, x, n) => W.i32(this._dv, this._o + 784 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaDeviceProp({...})`. */
@@ -5112,12 +5112,12 @@ export class cudaIpcEventHandle_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaIpcEventHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a cudaIpcEventHandle_st (no copy). */
-  static view(mem: Uint8Array): cudaIpcEventHandle_st {
-    return new cudaIpcEventHandle_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaIpcEventHandle_st {
+    return new cudaIpcEventHandle_st(undefined, mem, dv);
   }
   /** A new zeroed cudaIpcEventHandle_st, with the given fields set. */
-  constructor(init?: cudaIpcEventHandle_stInit | cudaIpcEventHandle_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: cudaIpcEventHandle_stInit | cudaIpcEventHandle_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, cudaIpcEventHandle_st.keys);
   }
   get reserved(): Uint8Array {
@@ -5138,12 +5138,12 @@ export class cudaIpcMemHandle_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaIpcMemHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a cudaIpcMemHandle_st (no copy). */
-  static view(mem: Uint8Array): cudaIpcMemHandle_st {
-    return new cudaIpcMemHandle_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaIpcMemHandle_st {
+    return new cudaIpcMemHandle_st(undefined, mem, dv);
   }
   /** A new zeroed cudaIpcMemHandle_st, with the given fields set. */
-  constructor(init?: cudaIpcMemHandle_stInit | cudaIpcMemHandle_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: cudaIpcMemHandle_stInit | cudaIpcMemHandle_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, cudaIpcMemHandle_st.keys);
   }
   get reserved(): Uint8Array {
@@ -5164,12 +5164,12 @@ export class cudaMemFabricHandle_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaMemFabricHandle_st","path":"","size":64,"align":1,"union":false,"fields":{"reserved":{"offset":0,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["reserved"]);
   /** A view of existing bytes as a cudaMemFabricHandle_st (no copy). */
-  static view(mem: Uint8Array): cudaMemFabricHandle_st {
-    return new cudaMemFabricHandle_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaMemFabricHandle_st {
+    return new cudaMemFabricHandle_st(undefined, mem, dv);
   }
   /** A new zeroed cudaMemFabricHandle_st, with the given fields set. */
-  constructor(init?: cudaMemFabricHandle_stInit | cudaMemFabricHandle_st, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: cudaMemFabricHandle_stInit | cudaMemFabricHandle_st, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, cudaMemFabricHandle_st.keys);
   }
   get reserved(): Uint8Array {
@@ -5190,20 +5190,20 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalMemoryHandleDesc","path":"","size":104,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"size":{"offset":24,"size":8},"flags":{"offset":32,"size":4},"reserved":{"offset":36,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","handle","size","flags","reserved"]);
   /** A view of existing bytes as a cudaExternalMemoryHandleDesc (no copy). */
-  static view(mem: Uint8Array): cudaExternalMemoryHandleDesc {
-    return new cudaExternalMemoryHandleDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalMemoryHandleDesc {
+    return new cudaExternalMemoryHandleDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryHandleDesc, with the given fields set. */
-  constructor(init?: cudaExternalMemoryHandleDescInit | cudaExternalMemoryHandleDesc, mem?: Uint8Array) {
-    super(104, mem);
+  constructor(init?: cudaExternalMemoryHandleDescInit | cudaExternalMemoryHandleDesc, mem?: Uint8Array, dv?: DataView) {
+    super(104, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc.keys);
   }
   /** Type of the handle */
   get type(): E.cudaExternalMemoryHandleType {
-    return this._dv.getInt32(0, true) as E.cudaExternalMemoryHandleType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaExternalMemoryHandleType;
   }
   set type(v: E.cudaExternalMemoryHandleType) {
-    W.i32(this._dv, 0, v, 'cudaExternalMemoryHandleDesc.type');
+    W.i32(this._dv, this._o + 0, v, 'cudaExternalMemoryHandleDesc.type');
   }
   private _n_handle?: cudaExternalMemoryHandleDesc_handle;
   get handle(): cudaExternalMemoryHandleDesc_handle {
@@ -5214,24 +5214,24 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
   }
   /** Size of the memory allocation */
   get size(): bigint {
-    return this._dv.getBigUint64(24, true);
+    return this._dv.getBigUint64(this._o + 24, true);
   }
   set size(v: bigint | number) {
-    W.u64(this._dv, 24, v, 'cudaExternalMemoryHandleDesc.size');
+    W.u64(this._dv, this._o + 24, v, 'cudaExternalMemoryHandleDesc.size');
   }
   /** Flags must either be zero or::cudaExternalMemoryDedicated */
   get flags(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 32, v, 'cudaExternalMemoryHandleDesc.flags');
+    W.u32(this._dv, this._o + 32, v, 'cudaExternalMemoryHandleDesc.flags');
   }
   /** Must be zero */
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(36 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 36 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaExternalMemoryHandleDesc.reserved', (i, x, n) => W.u32(this._dv, 36 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaExternalMemoryHandleDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 36 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalMemoryHandleDesc({...})`. */
@@ -5249,20 +5249,20 @@ export class cudaExternalMemoryHandleDesc_handle extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalMemoryHandleDesc","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciBufObject":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fd","win32","nvSciBufObject"]);
   /** A view of existing bytes as a cudaExternalMemoryHandleDesc_handle (no copy). */
-  static view(mem: Uint8Array): cudaExternalMemoryHandleDesc_handle {
-    return new cudaExternalMemoryHandleDesc_handle(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalMemoryHandleDesc_handle {
+    return new cudaExternalMemoryHandleDesc_handle(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryHandleDesc_handle, with the given fields set. */
-  constructor(init?: cudaExternalMemoryHandleDesc_handleInit | cudaExternalMemoryHandleDesc_handle, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaExternalMemoryHandleDesc_handleInit | cudaExternalMemoryHandleDesc_handle, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc_handle.keys);
   }
   /** File descriptor referencing the memory object. Valid when type is::cudaExternalMemoryHandleTypeOpaqueFd */
   get fd(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set fd(v: number) {
-    W.i32(this._dv, 0, v, 'cudaExternalMemoryHandleDesc_handle.fd');
+    W.i32(this._dv, this._o + 0, v, 'cudaExternalMemoryHandleDesc_handle.fd');
   }
   private _n_win32?: cudaExternalMemoryHandleDesc_handle_win32;
   get win32(): cudaExternalMemoryHandleDesc_handle_win32 {
@@ -5273,7 +5273,7 @@ export class cudaExternalMemoryHandleDesc_handle extends CStruct {
   }
   /** A handle representing NvSciBuf Object. Valid when type is::cudaExternalMemoryHandleTypeNvSciBuf */
   get nvSciBufObject(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set nvSciBufObject(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalMemoryHandleDesc_handle.nvSciBufObject', 'nvSciBufObject');
@@ -5292,24 +5292,24 @@ export class cudaExternalMemoryHandleDesc_handle_win32 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalMemoryHandleDesc","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["handle","name"]);
   /** A view of existing bytes as a cudaExternalMemoryHandleDesc_handle_win32 (no copy). */
-  static view(mem: Uint8Array): cudaExternalMemoryHandleDesc_handle_win32 {
-    return new cudaExternalMemoryHandleDesc_handle_win32(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalMemoryHandleDesc_handle_win32 {
+    return new cudaExternalMemoryHandleDesc_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryHandleDesc_handle_win32, with the given fields set. */
-  constructor(init?: cudaExternalMemoryHandleDesc_handle_win32Init | cudaExternalMemoryHandleDesc_handle_win32, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaExternalMemoryHandleDesc_handle_win32Init | cudaExternalMemoryHandleDesc_handle_win32, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc_handle_win32.keys);
   }
   /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   get handle(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalMemoryHandleDesc_handle_win32.handle', 'handle');
   }
   /** Name of a valid memory object. Must be NULL if 'handle' is non-NULL. */
   get name(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaExternalMemoryHandleDesc_handle_win32.name', 'name');
@@ -5327,41 +5327,41 @@ export class cudaExternalMemoryBufferDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalMemoryBufferDesc","path":"","size":88,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"size":{"offset":8,"size":8},"flags":{"offset":16,"size":4},"reserved":{"offset":20,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["offset","size","flags","reserved"]);
   /** A view of existing bytes as a cudaExternalMemoryBufferDesc (no copy). */
-  static view(mem: Uint8Array): cudaExternalMemoryBufferDesc {
-    return new cudaExternalMemoryBufferDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalMemoryBufferDesc {
+    return new cudaExternalMemoryBufferDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryBufferDesc, with the given fields set. */
-  constructor(init?: cudaExternalMemoryBufferDescInit | cudaExternalMemoryBufferDesc, mem?: Uint8Array) {
-    super(88, mem);
+  constructor(init?: cudaExternalMemoryBufferDescInit | cudaExternalMemoryBufferDesc, mem?: Uint8Array, dv?: DataView) {
+    super(88, mem, dv);
     this._init(init, cudaExternalMemoryBufferDesc.keys);
   }
   /** Offset into the memory object where the buffer's base is */
   get offset(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set offset(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalMemoryBufferDesc.offset');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalMemoryBufferDesc.offset');
   }
   /** Size of the buffer */
   get size(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set size(v: bigint | number) {
-    W.u64(this._dv, 8, v, 'cudaExternalMemoryBufferDesc.size');
+    W.u64(this._dv, this._o + 8, v, 'cudaExternalMemoryBufferDesc.size');
   }
   /** Flags reserved for future use. Must be zero. */
   get flags(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 16, v, 'cudaExternalMemoryBufferDesc.flags');
+    W.u32(this._dv, this._o + 16, v, 'cudaExternalMemoryBufferDesc.flags');
   }
   /** Must be zero */
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(20 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 20 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaExternalMemoryBufferDesc.reserved', (i, x, n) => W.u32(this._dv, 20 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaExternalMemoryBufferDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 20 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalMemoryBufferDesc({...})`. */
@@ -5378,20 +5378,20 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalMemoryMipmappedArrayDesc","path":"","size":128,"align":8,"union":false,"fields":{"offset":{"offset":0,"size":8},"formatDesc":{"offset":8,"size":20},"extent":{"offset":32,"size":24},"flags":{"offset":56,"size":4},"numLevels":{"offset":60,"size":4},"reserved":{"offset":64,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["offset","formatDesc","extent","flags","numLevels","reserved"]);
   /** A view of existing bytes as a cudaExternalMemoryMipmappedArrayDesc (no copy). */
-  static view(mem: Uint8Array): cudaExternalMemoryMipmappedArrayDesc {
-    return new cudaExternalMemoryMipmappedArrayDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalMemoryMipmappedArrayDesc {
+    return new cudaExternalMemoryMipmappedArrayDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryMipmappedArrayDesc, with the given fields set. */
-  constructor(init?: cudaExternalMemoryMipmappedArrayDescInit | cudaExternalMemoryMipmappedArrayDesc, mem?: Uint8Array) {
-    super(128, mem);
+  constructor(init?: cudaExternalMemoryMipmappedArrayDescInit | cudaExternalMemoryMipmappedArrayDesc, mem?: Uint8Array, dv?: DataView) {
+    super(128, mem, dv);
     this._init(init, cudaExternalMemoryMipmappedArrayDesc.keys);
   }
   /** Offset into the memory object where the base level of the mipmap chain is. */
   get offset(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set offset(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalMemoryMipmappedArrayDesc.offset');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalMemoryMipmappedArrayDesc.offset');
   }
   private _n_formatDesc?: cudaChannelFormatDesc;
   /** Format of base level of the mipmap chain */
@@ -5411,24 +5411,24 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   }
   /** Flags associated with CUDA mipmapped arrays. See::cudaMallocMipmappedArray */
   get flags(): number {
-    return this._dv.getUint32(56, true);
+    return this._dv.getUint32(this._o + 56, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 56, v, 'cudaExternalMemoryMipmappedArrayDesc.flags');
+    W.u32(this._dv, this._o + 56, v, 'cudaExternalMemoryMipmappedArrayDesc.flags');
   }
   /** Total number of levels in the mipmap chain */
   get numLevels(): number {
-    return this._dv.getUint32(60, true);
+    return this._dv.getUint32(this._o + 60, true);
   }
   set numLevels(v: number) {
-    W.u32(this._dv, 60, v, 'cudaExternalMemoryMipmappedArrayDesc.numLevels');
+    W.u32(this._dv, this._o + 60, v, 'cudaExternalMemoryMipmappedArrayDesc.numLevels');
   }
   /** Must be zero */
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(64 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 64 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaExternalMemoryMipmappedArrayDesc.reserved', (i, x, n) => W.u32(this._dv, 64 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaExternalMemoryMipmappedArrayDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 64 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalMemoryMipmappedArrayDesc({...})`. */
@@ -5447,20 +5447,20 @@ export class cudaExternalSemaphoreHandleDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreHandleDesc","path":"","size":96,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"handle":{"offset":8,"size":16},"flags":{"offset":24,"size":4},"reserved":{"offset":28,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","handle","flags","reserved"]);
   /** A view of existing bytes as a cudaExternalSemaphoreHandleDesc (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreHandleDesc {
-    return new cudaExternalSemaphoreHandleDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreHandleDesc {
+    return new cudaExternalSemaphoreHandleDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreHandleDesc, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreHandleDescInit | cudaExternalSemaphoreHandleDesc, mem?: Uint8Array) {
-    super(96, mem);
+  constructor(init?: cudaExternalSemaphoreHandleDescInit | cudaExternalSemaphoreHandleDesc, mem?: Uint8Array, dv?: DataView) {
+    super(96, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc.keys);
   }
   /** Type of the handle */
   get type(): E.cudaExternalSemaphoreHandleType {
-    return this._dv.getInt32(0, true) as E.cudaExternalSemaphoreHandleType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaExternalSemaphoreHandleType;
   }
   set type(v: E.cudaExternalSemaphoreHandleType) {
-    W.i32(this._dv, 0, v, 'cudaExternalSemaphoreHandleDesc.type');
+    W.i32(this._dv, this._o + 0, v, 'cudaExternalSemaphoreHandleDesc.type');
   }
   private _n_handle?: cudaExternalSemaphoreHandleDesc_handle;
   get handle(): cudaExternalSemaphoreHandleDesc_handle {
@@ -5471,17 +5471,17 @@ export class cudaExternalSemaphoreHandleDesc extends CStruct {
   }
   /** Flags reserved for the future. Must be zero. */
   get flags(): number {
-    return this._dv.getUint32(24, true);
+    return this._dv.getUint32(this._o + 24, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 24, v, 'cudaExternalSemaphoreHandleDesc.flags');
+    W.u32(this._dv, this._o + 24, v, 'cudaExternalSemaphoreHandleDesc.flags');
   }
   /** Must be zero */
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(28 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 28 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaExternalSemaphoreHandleDesc.reserved', (i, x, n) => W.u32(this._dv, 28 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaExternalSemaphoreHandleDesc.reserved', (i, x, n) => W.u32(this._dv, this._o + 28 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreHandleDesc({...})`. */
@@ -5498,20 +5498,20 @@ export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreHandleDesc","path":"handle","size":16,"align":8,"union":true,"fields":{"fd":{"offset":0,"size":4},"win32":{"offset":0,"size":16},"nvSciSyncObj":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fd","win32","nvSciSyncObj"]);
   /** A view of existing bytes as a cudaExternalSemaphoreHandleDesc_handle (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreHandleDesc_handle {
-    return new cudaExternalSemaphoreHandleDesc_handle(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreHandleDesc_handle {
+    return new cudaExternalSemaphoreHandleDesc_handle(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreHandleDesc_handle, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreHandleDesc_handleInit | cudaExternalSemaphoreHandleDesc_handle, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaExternalSemaphoreHandleDesc_handleInit | cudaExternalSemaphoreHandleDesc_handle, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc_handle.keys);
   }
   /** File descriptor referencing the semaphore object. Valid when type is one of the following: -::cudaExternalSemaphoreHandleTypeOpaqueFd -::cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd */
   get fd(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set fd(v: number) {
-    W.i32(this._dv, 0, v, 'cudaExternalSemaphoreHandleDesc_handle.fd');
+    W.i32(this._dv, this._o + 0, v, 'cudaExternalSemaphoreHandleDesc_handle.fd');
   }
   private _n_win32?: cudaExternalSemaphoreHandleDesc_handle_win32;
   get win32(): cudaExternalSemaphoreHandleDesc_handle_win32 {
@@ -5522,7 +5522,7 @@ export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
   }
   /** Valid NvSciSyncObj. Must be non NULL */
   get nvSciSyncObj(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set nvSciSyncObj(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreHandleDesc_handle.nvSciSyncObj', 'nvSciSyncObj');
@@ -5541,24 +5541,24 @@ export class cudaExternalSemaphoreHandleDesc_handle_win32 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreHandleDesc","path":"handle.win32","size":16,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"name":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["handle","name"]);
   /** A view of existing bytes as a cudaExternalSemaphoreHandleDesc_handle_win32 (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreHandleDesc_handle_win32 {
-    return new cudaExternalSemaphoreHandleDesc_handle_win32(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreHandleDesc_handle_win32 {
+    return new cudaExternalSemaphoreHandleDesc_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreHandleDesc_handle_win32, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreHandleDesc_handle_win32Init | cudaExternalSemaphoreHandleDesc_handle_win32, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaExternalSemaphoreHandleDesc_handle_win32Init | cudaExternalSemaphoreHandleDesc_handle_win32, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc_handle_win32.keys);
   }
   /** Valid NT handle. Must be NULL if 'name' is non-NULL */
   get handle(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set handle(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreHandleDesc_handle_win32.handle', 'handle');
   }
   /** Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL. */
   get name(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set name(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 8, v, 'cudaExternalSemaphoreHandleDesc_handle_win32.name', 'name');
@@ -5576,12 +5576,12 @@ export class cudaExternalSemaphoreSignalParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreSignalParams","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["params","flags","reserved"]);
   /** A view of existing bytes as a cudaExternalSemaphoreSignalParams (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreSignalParams {
-    return new cudaExternalSemaphoreSignalParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreSignalParams {
+    return new cudaExternalSemaphoreSignalParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreSignalParamsInit | cudaExternalSemaphoreSignalParams, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: cudaExternalSemaphoreSignalParamsInit | cudaExternalSemaphoreSignalParams, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams.keys);
   }
   private _n_params?: cudaExternalSemaphoreSignalParams_params;
@@ -5593,16 +5593,16 @@ export class cudaExternalSemaphoreSignalParams extends CStruct {
   }
   /** Only when::cudaExternalSemaphoreSignalParams is used to signal a::cudaExternalSemaphore_t of type::cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is::cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the::cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as::cudaExternalMemoryHandleTypeNvSciBuf. For all other types of::cudaExternalSemaphore_t, flags must be zero. */
   get flags(): number {
-    return this._dv.getUint32(72, true);
+    return this._dv.getUint32(this._o + 72, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 72, v, 'cudaExternalSemaphoreSignalParams.flags');
+    W.u32(this._dv, this._o + 72, v, 'cudaExternalSemaphoreSignalParams.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(76 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaExternalSemaphoreSignalParams.reserved', (i, x, n) => W.u32(this._dv, 76 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaExternalSemaphoreSignalParams.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams({...})`. */
@@ -5618,12 +5618,12 @@ export class cudaExternalSemaphoreSignalParams_params extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":8},"reserved":{"offset":24,"size":48}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","nvSciSync","keyedMutex","reserved"]);
   /** A view of existing bytes as a cudaExternalSemaphoreSignalParams_params (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreSignalParams_params {
-    return new cudaExternalSemaphoreSignalParams_params(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreSignalParams_params {
+    return new cudaExternalSemaphoreSignalParams_params(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreSignalParams_paramsInit | cudaExternalSemaphoreSignalParams_params, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: cudaExternalSemaphoreSignalParams_paramsInit | cudaExternalSemaphoreSignalParams_params, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params.keys);
   }
   private _n_fence?: cudaExternalSemaphoreSignalParams_params_fence;
@@ -5648,10 +5648,10 @@ export class cudaExternalSemaphoreSignalParams_params extends CStruct {
     setNested(this.keyedMutex, v, cudaExternalSemaphoreSignalParams_params_keyedMutex, 'cudaExternalSemaphoreSignalParams_params.keyedMutex');
   }
   get reserved(): number[] {
-    return Array.from({ length: 12 }, (_, i) => this._dv.getUint32(24 + i * 4, true));
+    return Array.from({ length: 12 }, (_, i) => this._dv.getUint32(this._o + 24 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 12, v, 'cudaExternalSemaphoreSignalParams_params.reserved', (i, x, n) => W.u32(this._dv, 24 + i * 4, x, n));
+    setArray(this, 12, v, 'cudaExternalSemaphoreSignalParams_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 24 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params({...})`. */
@@ -5668,20 +5668,20 @@ export class cudaExternalSemaphoreSignalParams_params_fence extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["value"]);
   /** A view of existing bytes as a cudaExternalSemaphoreSignalParams_params_fence (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreSignalParams_params_fence {
-    return new cudaExternalSemaphoreSignalParams_params_fence(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreSignalParams_params_fence {
+    return new cudaExternalSemaphoreSignalParams_params_fence(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params_fence, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreSignalParams_params_fenceInit | cudaExternalSemaphoreSignalParams_params_fence, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaExternalSemaphoreSignalParams_params_fenceInit | cudaExternalSemaphoreSignalParams_params_fence, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_fence.keys);
   }
   /** Value of fence to be signaled */
   get value(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set value(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalSemaphoreSignalParams_params_fence.value');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreSignalParams_params_fence.value');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params_fence({...})`. */
@@ -5695,26 +5695,26 @@ export class cudaExternalSemaphoreSignalParams_params_nvSciSync extends CStruct 
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","reserved"]);
   /** A view of existing bytes as a cudaExternalSemaphoreSignalParams_params_nvSciSync (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreSignalParams_params_nvSciSync {
-    return new cudaExternalSemaphoreSignalParams_params_nvSciSync(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreSignalParams_params_nvSciSync {
+    return new cudaExternalSemaphoreSignalParams_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params_nvSciSync, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreSignalParams_params_nvSciSyncInit | cudaExternalSemaphoreSignalParams_params_nvSciSync, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaExternalSemaphoreSignalParams_params_nvSciSyncInit | cudaExternalSemaphoreSignalParams_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_nvSciSync.keys);
   }
   /** Pointer to NvSciSyncFence. Valid if::cudaExternalSemaphoreHandleType is of type::cudaExternalSemaphoreHandleTypeNvSciSync. */
   get fence(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreSignalParams_params_nvSciSync.fence', 'fence');
   }
   get reserved(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set reserved(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalSemaphoreSignalParams_params_nvSciSync.reserved');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreSignalParams_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params_nvSciSync({...})`. */
@@ -5729,19 +5729,19 @@ export class cudaExternalSemaphoreSignalParams_params_keyedMutex extends CStruct
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreSignalParams","path":"params.keyedMutex","size":8,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["key"]);
   /** A view of existing bytes as a cudaExternalSemaphoreSignalParams_params_keyedMutex (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreSignalParams_params_keyedMutex {
-    return new cudaExternalSemaphoreSignalParams_params_keyedMutex(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreSignalParams_params_keyedMutex {
+    return new cudaExternalSemaphoreSignalParams_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params_keyedMutex, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreSignalParams_params_keyedMutexInit | cudaExternalSemaphoreSignalParams_params_keyedMutex, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaExternalSemaphoreSignalParams_params_keyedMutexInit | cudaExternalSemaphoreSignalParams_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_keyedMutex.keys);
   }
   get key(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set key(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalSemaphoreSignalParams_params_keyedMutex.key');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreSignalParams_params_keyedMutex.key');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalParams_params_keyedMutex({...})`. */
@@ -5755,12 +5755,12 @@ export class cudaExternalSemaphoreWaitParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreWaitParams","path":"","size":144,"align":8,"union":false,"fields":{"params":{"offset":0,"size":72},"flags":{"offset":72,"size":4},"reserved":{"offset":76,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["params","flags","reserved"]);
   /** A view of existing bytes as a cudaExternalSemaphoreWaitParams (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreWaitParams {
-    return new cudaExternalSemaphoreWaitParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreWaitParams {
+    return new cudaExternalSemaphoreWaitParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreWaitParamsInit | cudaExternalSemaphoreWaitParams, mem?: Uint8Array) {
-    super(144, mem);
+  constructor(init?: cudaExternalSemaphoreWaitParamsInit | cudaExternalSemaphoreWaitParams, mem?: Uint8Array, dv?: DataView) {
+    super(144, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams.keys);
   }
   private _n_params?: cudaExternalSemaphoreWaitParams_params;
@@ -5772,16 +5772,16 @@ export class cudaExternalSemaphoreWaitParams extends CStruct {
   }
   /** Only when::cudaExternalSemaphoreSignalParams is used to signal a::cudaExternalSemaphore_t of type::cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is::cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the::cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as::cudaExternalMemoryHandleTypeNvSciBuf. For all other types of::cudaExternalSemaphore_t, flags must be zero. */
   get flags(): number {
-    return this._dv.getUint32(72, true);
+    return this._dv.getUint32(this._o + 72, true);
   }
   set flags(v: number) {
-    W.u32(this._dv, 72, v, 'cudaExternalSemaphoreWaitParams.flags');
+    W.u32(this._dv, this._o + 72, v, 'cudaExternalSemaphoreWaitParams.flags');
   }
   get reserved(): number[] {
-    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(76 + i * 4, true));
+    return Array.from({ length: 16 }, (_, i) => this._dv.getUint32(this._o + 76 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 16, v, 'cudaExternalSemaphoreWaitParams.reserved', (i, x, n) => W.u32(this._dv, 76 + i * 4, x, n));
+    setArray(this, 16, v, 'cudaExternalSemaphoreWaitParams.reserved', (i, x, n) => W.u32(this._dv, this._o + 76 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams({...})`. */
@@ -5797,12 +5797,12 @@ export class cudaExternalSemaphoreWaitParams_params extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params","size":72,"align":8,"union":false,"fields":{"fence":{"offset":0,"size":8},"nvSciSync":{"offset":8,"size":8},"keyedMutex":{"offset":16,"size":16},"reserved":{"offset":32,"size":40}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","nvSciSync","keyedMutex","reserved"]);
   /** A view of existing bytes as a cudaExternalSemaphoreWaitParams_params (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreWaitParams_params {
-    return new cudaExternalSemaphoreWaitParams_params(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreWaitParams_params {
+    return new cudaExternalSemaphoreWaitParams_params(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreWaitParams_paramsInit | cudaExternalSemaphoreWaitParams_params, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: cudaExternalSemaphoreWaitParams_paramsInit | cudaExternalSemaphoreWaitParams_params, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params.keys);
   }
   private _n_fence?: cudaExternalSemaphoreWaitParams_params_fence;
@@ -5827,10 +5827,10 @@ export class cudaExternalSemaphoreWaitParams_params extends CStruct {
     setNested(this.keyedMutex, v, cudaExternalSemaphoreWaitParams_params_keyedMutex, 'cudaExternalSemaphoreWaitParams_params.keyedMutex');
   }
   get reserved(): number[] {
-    return Array.from({ length: 10 }, (_, i) => this._dv.getUint32(32 + i * 4, true));
+    return Array.from({ length: 10 }, (_, i) => this._dv.getUint32(this._o + 32 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 10, v, 'cudaExternalSemaphoreWaitParams_params.reserved', (i, x, n) => W.u32(this._dv, 32 + i * 4, x, n));
+    setArray(this, 10, v, 'cudaExternalSemaphoreWaitParams_params.reserved', (i, x, n) => W.u32(this._dv, this._o + 32 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params({...})`. */
@@ -5847,20 +5847,20 @@ export class cudaExternalSemaphoreWaitParams_params_fence extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params.fence","size":8,"align":8,"union":false,"fields":{"value":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["value"]);
   /** A view of existing bytes as a cudaExternalSemaphoreWaitParams_params_fence (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreWaitParams_params_fence {
-    return new cudaExternalSemaphoreWaitParams_params_fence(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreWaitParams_params_fence {
+    return new cudaExternalSemaphoreWaitParams_params_fence(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params_fence, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreWaitParams_params_fenceInit | cudaExternalSemaphoreWaitParams_params_fence, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaExternalSemaphoreWaitParams_params_fenceInit | cudaExternalSemaphoreWaitParams_params_fence, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_fence.keys);
   }
   /** Value of fence to be waited on */
   get value(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set value(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalSemaphoreWaitParams_params_fence.value');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreWaitParams_params_fence.value');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params_fence({...})`. */
@@ -5874,26 +5874,26 @@ export class cudaExternalSemaphoreWaitParams_params_nvSciSync extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params.nvSciSync","size":8,"align":8,"union":true,"fields":{"fence":{"offset":0,"size":8},"reserved":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["fence","reserved"]);
   /** A view of existing bytes as a cudaExternalSemaphoreWaitParams_params_nvSciSync (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreWaitParams_params_nvSciSync {
-    return new cudaExternalSemaphoreWaitParams_params_nvSciSync(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreWaitParams_params_nvSciSync {
+    return new cudaExternalSemaphoreWaitParams_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params_nvSciSync, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreWaitParams_params_nvSciSyncInit | cudaExternalSemaphoreWaitParams_params_nvSciSync, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaExternalSemaphoreWaitParams_params_nvSciSyncInit | cudaExternalSemaphoreWaitParams_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_nvSciSync.keys);
   }
   /** Pointer to NvSciSyncFence. Valid if::cudaExternalSemaphoreHandleType is of type::cudaExternalSemaphoreHandleTypeNvSciSync. */
   get fence(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set fence(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaExternalSemaphoreWaitParams_params_nvSciSync.fence', 'fence');
   }
   get reserved(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set reserved(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalSemaphoreWaitParams_params_nvSciSync.reserved');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreWaitParams_params_nvSciSync.reserved');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params_nvSciSync({...})`. */
@@ -5908,27 +5908,27 @@ export class cudaExternalSemaphoreWaitParams_params_keyedMutex extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreWaitParams","path":"params.keyedMutex","size":16,"align":8,"union":false,"fields":{"key":{"offset":0,"size":8},"timeoutMs":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["key","timeoutMs"]);
   /** A view of existing bytes as a cudaExternalSemaphoreWaitParams_params_keyedMutex (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreWaitParams_params_keyedMutex {
-    return new cudaExternalSemaphoreWaitParams_params_keyedMutex(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreWaitParams_params_keyedMutex {
+    return new cudaExternalSemaphoreWaitParams_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params_keyedMutex, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreWaitParams_params_keyedMutexInit | cudaExternalSemaphoreWaitParams_params_keyedMutex, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaExternalSemaphoreWaitParams_params_keyedMutexInit | cudaExternalSemaphoreWaitParams_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_keyedMutex.keys);
   }
   /** Value of key to acquire the mutex with */
   get key(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set key(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaExternalSemaphoreWaitParams_params_keyedMutex.key');
+    W.u64(this._dv, this._o + 0, v, 'cudaExternalSemaphoreWaitParams_params_keyedMutex.key');
   }
   /** Timeout in milliseconds to wait to acquire the mutex */
   get timeoutMs(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set timeoutMs(v: number) {
-    W.u32(this._dv, 8, v, 'cudaExternalSemaphoreWaitParams_params_keyedMutex.timeoutMs');
+    W.u32(this._dv, this._o + 8, v, 'cudaExternalSemaphoreWaitParams_params_keyedMutex.timeoutMs');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitParams_params_keyedMutex({...})`. */
@@ -5943,37 +5943,37 @@ export class cudalibraryHostUniversalFunctionAndDataTable extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudalibraryHostUniversalFunctionAndDataTable","path":"","size":32,"align":8,"union":false,"fields":{"functionTable":{"offset":0,"size":8},"functionWindowSize":{"offset":8,"size":8},"dataTable":{"offset":16,"size":8},"dataWindowSize":{"offset":24,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["functionTable","functionWindowSize","dataTable","dataWindowSize"]);
   /** A view of existing bytes as a cudalibraryHostUniversalFunctionAndDataTable (no copy). */
-  static view(mem: Uint8Array): cudalibraryHostUniversalFunctionAndDataTable {
-    return new cudalibraryHostUniversalFunctionAndDataTable(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudalibraryHostUniversalFunctionAndDataTable {
+    return new cudalibraryHostUniversalFunctionAndDataTable(undefined, mem, dv);
   }
   /** A new zeroed cudalibraryHostUniversalFunctionAndDataTable, with the given fields set. */
-  constructor(init?: cudalibraryHostUniversalFunctionAndDataTableInit | cudalibraryHostUniversalFunctionAndDataTable, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudalibraryHostUniversalFunctionAndDataTableInit | cudalibraryHostUniversalFunctionAndDataTable, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudalibraryHostUniversalFunctionAndDataTable.keys);
   }
   get functionTable(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set functionTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudalibraryHostUniversalFunctionAndDataTable.functionTable', 'functionTable');
   }
   get functionWindowSize(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set functionWindowSize(v: number) {
-    W.size(this._dv, 8, v, 'cudalibraryHostUniversalFunctionAndDataTable.functionWindowSize');
+    W.size(this._dv, this._o + 8, v, 'cudalibraryHostUniversalFunctionAndDataTable.functionWindowSize');
   }
   get dataTable(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set dataTable(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 16, v, 'cudalibraryHostUniversalFunctionAndDataTable.dataTable', 'dataTable');
   }
   get dataWindowSize(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set dataWindowSize(v: number) {
-    W.size(this._dv, 24, v, 'cudalibraryHostUniversalFunctionAndDataTable.dataWindowSize');
+    W.size(this._dv, this._o + 24, v, 'cudalibraryHostUniversalFunctionAndDataTable.dataWindowSize');
   }
 }
 /** Fields accepted by `new cudalibraryHostUniversalFunctionAndDataTable({...})`. */
@@ -5990,17 +5990,17 @@ export class cudaKernelNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaKernelNodeParams","path":"","size":56,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDim":{"offset":8,"size":12},"blockDim":{"offset":20,"size":12},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["func","gridDim","blockDim","sharedMemBytes","kernelParams","extra"]);
   /** A view of existing bytes as a cudaKernelNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaKernelNodeParams {
-    return new cudaKernelNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaKernelNodeParams {
+    return new cudaKernelNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaKernelNodeParams, with the given fields set. */
-  constructor(init?: cudaKernelNodeParamsInit | cudaKernelNodeParams, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: cudaKernelNodeParamsInit | cudaKernelNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, cudaKernelNodeParams.keys);
   }
   /** Kernel to launch */
   get func(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set func(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaKernelNodeParams.func', 'func');
@@ -6023,21 +6023,21 @@ export class cudaKernelNodeParams extends CStruct {
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get sharedMemBytes(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set sharedMemBytes(v: number) {
-    W.u32(this._dv, 32, v, 'cudaKernelNodeParams.sharedMemBytes');
+    W.u32(this._dv, this._o + 32, v, 'cudaKernelNodeParams.sharedMemBytes');
   }
   /** Array of pointers to individual kernel arguments */
   get kernelParams(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set kernelParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 40, v, 'cudaKernelNodeParams.kernelParams', 'kernelParams', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Pointer to kernel arguments in the "extra" format */
   get extra(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'cudaKernelNodeParams.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -6059,17 +6059,17 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaKernelNodeParamsV2","path":"","size":56,"align":8,"union":false,"fields":{"func":{"offset":0,"size":8},"gridDim":{"offset":8,"size":12},"blockDim":{"offset":20,"size":12},"sharedMemBytes":{"offset":32,"size":4},"kernelParams":{"offset":40,"size":8},"extra":{"offset":48,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["func","gridDim","blockDim","sharedMemBytes","kernelParams","extra"]);
   /** A view of existing bytes as a cudaKernelNodeParamsV2 (no copy). */
-  static view(mem: Uint8Array): cudaKernelNodeParamsV2 {
-    return new cudaKernelNodeParamsV2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaKernelNodeParamsV2 {
+    return new cudaKernelNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaKernelNodeParamsV2, with the given fields set. */
-  constructor(init?: cudaKernelNodeParamsV2Init | cudaKernelNodeParamsV2, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: cudaKernelNodeParamsV2Init | cudaKernelNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, cudaKernelNodeParamsV2.keys);
   }
   /** Kernel to launch */
   get func(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set func(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaKernelNodeParamsV2.func', 'func');
@@ -6092,21 +6092,21 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get sharedMemBytes(): number {
-    return this._dv.getUint32(32, true);
+    return this._dv.getUint32(this._o + 32, true);
   }
   set sharedMemBytes(v: number) {
-    W.u32(this._dv, 32, v, 'cudaKernelNodeParamsV2.sharedMemBytes');
+    W.u32(this._dv, this._o + 32, v, 'cudaKernelNodeParamsV2.sharedMemBytes');
   }
   /** Array of pointers to individual kernel arguments */
   get kernelParams(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set kernelParams(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 40, v, 'cudaKernelNodeParamsV2.kernelParams', 'kernelParams', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Pointer to kernel arguments in the "extra" format */
   get extra(): bigint {
-    return this._dv.getBigUint64(48, true);
+    return this._dv.getBigUint64(this._o + 48, true);
   }
   set extra(v: bigint | Uint8Array | ArrayBufferView | CStruct | (Pointer)[] | null) {
     setPointerArray(this, 48, v, 'cudaKernelNodeParamsV2.extra', 'extra', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -6128,34 +6128,34 @@ export class cudaExternalSemaphoreSignalNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreSignalNodeParams","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a cudaExternalSemaphoreSignalNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreSignalNodeParams {
-    return new cudaExternalSemaphoreSignalNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreSignalNodeParams {
+    return new cudaExternalSemaphoreSignalNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalNodeParams, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreSignalNodeParamsInit | cudaExternalSemaphoreSignalNodeParams, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaExternalSemaphoreSignalNodeParamsInit | cudaExternalSemaphoreSignalNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalNodeParams.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreSignalNodeParams.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore signal parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreSignalParams | cudaExternalSemaphoreSignalParamsInit)[] | null) {
-    setPointerArray(this, 8, v, 'cudaExternalSemaphoreSignalNodeParams.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreSignalParams.view(new Uint8Array(dv.buffer, at, 144)), x, cudaExternalSemaphoreSignalParams, n));
+    setPointerArray(this, 8, v, 'cudaExternalSemaphoreSignalNodeParams.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreSignalParams.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, cudaExternalSemaphoreSignalParams, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'cudaExternalSemaphoreSignalNodeParams.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreSignalNodeParams.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalNodeParams({...})`. */
@@ -6171,34 +6171,34 @@ export class cudaExternalSemaphoreSignalNodeParamsV2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreSignalNodeParamsV2","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a cudaExternalSemaphoreSignalNodeParamsV2 (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreSignalNodeParamsV2 {
-    return new cudaExternalSemaphoreSignalNodeParamsV2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreSignalNodeParamsV2 {
+    return new cudaExternalSemaphoreSignalNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalNodeParamsV2, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreSignalNodeParamsV2Init | cudaExternalSemaphoreSignalNodeParamsV2, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaExternalSemaphoreSignalNodeParamsV2Init | cudaExternalSemaphoreSignalNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalNodeParamsV2.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreSignalNodeParamsV2.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore signal parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreSignalParams | cudaExternalSemaphoreSignalParamsInit)[] | null) {
-    setPointerArray(this, 8, v, 'cudaExternalSemaphoreSignalNodeParamsV2.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreSignalParams.view(new Uint8Array(dv.buffer, at, 144)), x, cudaExternalSemaphoreSignalParams, n));
+    setPointerArray(this, 8, v, 'cudaExternalSemaphoreSignalNodeParamsV2.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreSignalParams.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, cudaExternalSemaphoreSignalParams, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'cudaExternalSemaphoreSignalNodeParamsV2.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreSignalNodeParamsV2.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreSignalNodeParamsV2({...})`. */
@@ -6214,34 +6214,34 @@ export class cudaExternalSemaphoreWaitNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreWaitNodeParams","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a cudaExternalSemaphoreWaitNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreWaitNodeParams {
-    return new cudaExternalSemaphoreWaitNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreWaitNodeParams {
+    return new cudaExternalSemaphoreWaitNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitNodeParams, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreWaitNodeParamsInit | cudaExternalSemaphoreWaitNodeParams, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaExternalSemaphoreWaitNodeParamsInit | cudaExternalSemaphoreWaitNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitNodeParams.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreWaitNodeParams.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore wait parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreWaitParams | cudaExternalSemaphoreWaitParamsInit)[] | null) {
-    setPointerArray(this, 8, v, 'cudaExternalSemaphoreWaitNodeParams.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreWaitParams.view(new Uint8Array(dv.buffer, at, 144)), x, cudaExternalSemaphoreWaitParams, n));
+    setPointerArray(this, 8, v, 'cudaExternalSemaphoreWaitNodeParams.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreWaitParams.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, cudaExternalSemaphoreWaitParams, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'cudaExternalSemaphoreWaitNodeParams.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreWaitNodeParams.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitNodeParams({...})`. */
@@ -6257,34 +6257,34 @@ export class cudaExternalSemaphoreWaitNodeParamsV2 extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaExternalSemaphoreWaitNodeParamsV2","path":"","size":24,"align":8,"union":false,"fields":{"extSemArray":{"offset":0,"size":8},"paramsArray":{"offset":8,"size":8},"numExtSems":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["extSemArray","paramsArray","numExtSems"]);
   /** A view of existing bytes as a cudaExternalSemaphoreWaitNodeParamsV2 (no copy). */
-  static view(mem: Uint8Array): cudaExternalSemaphoreWaitNodeParamsV2 {
-    return new cudaExternalSemaphoreWaitNodeParamsV2(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaExternalSemaphoreWaitNodeParamsV2 {
+    return new cudaExternalSemaphoreWaitNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitNodeParamsV2, with the given fields set. */
-  constructor(init?: cudaExternalSemaphoreWaitNodeParamsV2Init | cudaExternalSemaphoreWaitNodeParamsV2, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaExternalSemaphoreWaitNodeParamsV2Init | cudaExternalSemaphoreWaitNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitNodeParamsV2.keys);
   }
   /** Array of external semaphore handles. */
   get extSemArray(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set extSemArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaExternalSemaphore_t | null)[] | null) {
     setPointerArray(this, 0, v, 'cudaExternalSemaphoreWaitNodeParamsV2.extSemArray', 'extSemArray', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
   }
   /** Array of external semaphore wait parameters. */
   get paramsArray(): bigint {
-    return this._dv.getBigUint64(8, true);
+    return this._dv.getBigUint64(this._o + 8, true);
   }
   set paramsArray(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaExternalSemaphoreWaitParams | cudaExternalSemaphoreWaitParamsInit)[] | null) {
-    setPointerArray(this, 8, v, 'cudaExternalSemaphoreWaitNodeParamsV2.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreWaitParams.view(new Uint8Array(dv.buffer, at, 144)), x, cudaExternalSemaphoreWaitParams, n));
+    setPointerArray(this, 8, v, 'cudaExternalSemaphoreWaitNodeParamsV2.paramsArray', 'paramsArray', 144, (dv, at, x, n) => setNested(cudaExternalSemaphoreWaitParams.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 144)), x, cudaExternalSemaphoreWaitParams, n));
   }
   /** Number of handles and parameters supplied in extSemArray and paramsArray. */
   get numExtSems(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numExtSems(v: number) {
-    W.u32(this._dv, 16, v, 'cudaExternalSemaphoreWaitNodeParamsV2.numExtSems');
+    W.u32(this._dv, this._o + 16, v, 'cudaExternalSemaphoreWaitNodeParamsV2.numExtSems');
   }
 }
 /** Fields accepted by `new cudaExternalSemaphoreWaitNodeParamsV2({...})`. */
@@ -6300,38 +6300,38 @@ export class cudaConditionalNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaConditionalNodeParams","path":"","size":24,"align":8,"union":false,"fields":{"handle":{"offset":0,"size":8},"type":{"offset":8,"size":4},"size":{"offset":12,"size":4},"phGraph_out":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["handle","type","size","phGraph_out"]);
   /** A view of existing bytes as a cudaConditionalNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaConditionalNodeParams {
-    return new cudaConditionalNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaConditionalNodeParams {
+    return new cudaConditionalNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaConditionalNodeParams, with the given fields set. */
-  constructor(init?: cudaConditionalNodeParamsInit | cudaConditionalNodeParams, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaConditionalNodeParamsInit | cudaConditionalNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaConditionalNodeParams.keys);
   }
   /** Conditional node handle. Handles must be created in advance of creating the node using::cudaGraphConditionalHandleCreate. */
   get handle(): H.cudaGraphConditionalHandle {
-    return this._dv.getBigUint64(0, true) as H.cudaGraphConditionalHandle;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaGraphConditionalHandle;
   }
   set handle(v: H.cudaGraphConditionalHandle | null) {
-    W.ptr(this._dv, 0, v, 'cudaConditionalNodeParams.handle');
+    W.ptr(this._dv, this._o + 0, v, 'cudaConditionalNodeParams.handle');
   }
   /** Type of conditional node. */
   get type(): E.cudaGraphConditionalNodeType {
-    return this._dv.getInt32(8, true) as E.cudaGraphConditionalNodeType;
+    return this._dv.getInt32(this._o + 8, true) as E.cudaGraphConditionalNodeType;
   }
   set type(v: E.cudaGraphConditionalNodeType) {
-    W.i32(this._dv, 8, v, 'cudaConditionalNodeParams.type');
+    W.i32(this._dv, this._o + 8, v, 'cudaConditionalNodeParams.type');
   }
   /** Size of graph output array. Allowed values are 1 for cudaGraphCondTypeWhile, 1 or 2 for cudaGraphCondTypeIf, or any value greater than zero for cudaGraphCondTypeSwitch. */
   get size(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set size(v: number) {
-    W.u32(this._dv, 12, v, 'cudaConditionalNodeParams.size');
+    W.u32(this._dv, this._o + 12, v, 'cudaConditionalNodeParams.size');
   }
   /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= no body graph is executed. */
   get phGraph_out(): bigint {
-    return this._dv.getBigUint64(16, true);
+    return this._dv.getBigUint64(this._o + 16, true);
   }
   set phGraph_out(v: bigint | Uint8Array | ArrayBufferView | CStruct | (H.cudaGraph_t | null)[] | null) {
     setPointerArray(this, 16, v, 'cudaConditionalNodeParams.phGraph_out', 'phGraph_out', 8, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -6351,27 +6351,27 @@ export class cudaChildGraphNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaChildGraphNodeParams","path":"","size":16,"align":8,"union":false,"fields":{"graph":{"offset":0,"size":8},"ownership":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["graph","ownership"]);
   /** A view of existing bytes as a cudaChildGraphNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaChildGraphNodeParams {
-    return new cudaChildGraphNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaChildGraphNodeParams {
+    return new cudaChildGraphNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaChildGraphNodeParams, with the given fields set. */
-  constructor(init?: cudaChildGraphNodeParamsInit | cudaChildGraphNodeParams, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaChildGraphNodeParamsInit | cudaChildGraphNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaChildGraphNodeParams.keys);
   }
   /** The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query. The graph must not contain conditional nodes. Graphs containing memory allocation or memory free nodes must set the ownership to be moved to the parent. */
   get graph(): H.cudaGraph_t {
-    return this._dv.getBigUint64(0, true) as H.cudaGraph_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaGraph_t;
   }
   set graph(v: H.cudaGraph_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaChildGraphNodeParams.graph');
+    W.ptr(this._dv, this._o + 0, v, 'cudaChildGraphNodeParams.graph');
   }
   /** The ownership relationship of the child graph node. */
   get ownership(): E.cudaGraphChildGraphNodeOwnership {
-    return this._dv.getInt32(8, true) as E.cudaGraphChildGraphNodeOwnership;
+    return this._dv.getInt32(this._o + 8, true) as E.cudaGraphChildGraphNodeOwnership;
   }
   set ownership(v: E.cudaGraphChildGraphNodeOwnership) {
-    W.i32(this._dv, 8, v, 'cudaChildGraphNodeParams.ownership');
+    W.i32(this._dv, this._o + 8, v, 'cudaChildGraphNodeParams.ownership');
   }
 }
 /** Fields accepted by `new cudaChildGraphNodeParams({...})`. */
@@ -6386,20 +6386,20 @@ export class cudaEventRecordNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaEventRecordNodeParams","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event"]);
   /** A view of existing bytes as a cudaEventRecordNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaEventRecordNodeParams {
-    return new cudaEventRecordNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaEventRecordNodeParams {
+    return new cudaEventRecordNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaEventRecordNodeParams, with the given fields set. */
-  constructor(init?: cudaEventRecordNodeParamsInit | cudaEventRecordNodeParams, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaEventRecordNodeParamsInit | cudaEventRecordNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaEventRecordNodeParams.keys);
   }
   /** The event to record when the node executes */
   get event(): H.cudaEvent_t {
-    return this._dv.getBigUint64(0, true) as H.cudaEvent_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
   set event(v: H.cudaEvent_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaEventRecordNodeParams.event');
+    W.ptr(this._dv, this._o + 0, v, 'cudaEventRecordNodeParams.event');
   }
 }
 /** Fields accepted by `new cudaEventRecordNodeParams({...})`. */
@@ -6413,20 +6413,20 @@ export class cudaEventWaitNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaEventWaitNodeParams","path":"","size":8,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event"]);
   /** A view of existing bytes as a cudaEventWaitNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaEventWaitNodeParams {
-    return new cudaEventWaitNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaEventWaitNodeParams {
+    return new cudaEventWaitNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaEventWaitNodeParams, with the given fields set. */
-  constructor(init?: cudaEventWaitNodeParamsInit | cudaEventWaitNodeParams, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaEventWaitNodeParamsInit | cudaEventWaitNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaEventWaitNodeParams.keys);
   }
   /** The event to wait on from the node */
   get event(): H.cudaEvent_t {
-    return this._dv.getBigUint64(0, true) as H.cudaEvent_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
   set event(v: H.cudaEvent_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaEventWaitNodeParams.event');
+    W.ptr(this._dv, this._o + 0, v, 'cudaEventWaitNodeParams.event');
   }
 }
 /** Fields accepted by `new cudaEventWaitNodeParams({...})`. */
@@ -6440,34 +6440,34 @@ export class cudaGraphNodeParams extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaGraphNodeParams","path":"","size":256,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"reserved0":{"offset":4,"size":12},"reserved1":{"offset":16,"size":232},"kernel":{"offset":16,"size":56},"memcpy":{"offset":16,"size":176},"memset":{"offset":16,"size":40},"host":{"offset":16,"size":16},"graph":{"offset":16,"size":16},"eventWait":{"offset":16,"size":8},"eventRecord":{"offset":16,"size":8},"extSemSignal":{"offset":16,"size":24},"extSemWait":{"offset":16,"size":24},"alloc":{"offset":16,"size":120},"free":{"offset":16,"size":8},"conditional":{"offset":16,"size":24},"reserved2":{"offset":248,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","reserved0","reserved1","kernel","memcpy","memset","host","graph","eventWait","eventRecord","extSemSignal","extSemWait","alloc","free","conditional","reserved2"]);
   /** A view of existing bytes as a cudaGraphNodeParams (no copy). */
-  static view(mem: Uint8Array): cudaGraphNodeParams {
-    return new cudaGraphNodeParams(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaGraphNodeParams {
+    return new cudaGraphNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphNodeParams, with the given fields set. */
-  constructor(init?: cudaGraphNodeParamsInit | cudaGraphNodeParams, mem?: Uint8Array) {
-    super(256, mem);
+  constructor(init?: cudaGraphNodeParamsInit | cudaGraphNodeParams, mem?: Uint8Array, dv?: DataView) {
+    super(256, mem, dv);
     this._init(init, cudaGraphNodeParams.keys);
   }
   /** Type of the node */
   get type(): E.cudaGraphNodeType {
-    return this._dv.getInt32(0, true) as E.cudaGraphNodeType;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaGraphNodeType;
   }
   set type(v: E.cudaGraphNodeType) {
-    W.i32(this._dv, 0, v, 'cudaGraphNodeParams.type');
+    W.i32(this._dv, this._o + 0, v, 'cudaGraphNodeParams.type');
   }
   /** Reserved. Must be zero. */
   get reserved0(): number[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(4 + i * 4, true));
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 4 + i * 4, true));
   }
   set reserved0(v: (number)[]) {
-    setArray(this, 3, v, 'cudaGraphNodeParams.reserved0', (i, x, n) => W.i32(this._dv, 4 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaGraphNodeParams.reserved0', (i, x, n) => W.i32(this._dv, this._o + 4 + i * 4, x, n));
   }
   /** Padding. Unused bytes must be zero. */
   get reserved1(): bigint[] {
-    return Array.from({ length: 29 }, (_, i) => this._dv.getBigInt64(16 + i * 8, true));
+    return Array.from({ length: 29 }, (_, i) => this._dv.getBigInt64(this._o + 16 + i * 8, true));
   }
   set reserved1(v: (bigint | number)[]) {
-    setArray(this, 29, v, 'cudaGraphNodeParams.reserved1', (i, x, n) => W.i64(this._dv, 16 + i * 8, x, n));
+    setArray(this, 29, v, 'cudaGraphNodeParams.reserved1', (i, x, n) => W.i64(this._dv, this._o + 16 + i * 8, x, n));
   }
   private _n_kernel?: cudaKernelNodeParamsV2;
   /** Kernel node parameters. */
@@ -6567,10 +6567,10 @@ export class cudaGraphNodeParams extends CStruct {
   }
   /** Reserved bytes. Must be zero. */
   get reserved2(): bigint {
-    return this._dv.getBigInt64(248, true);
+    return this._dv.getBigInt64(this._o + 248, true);
   }
   set reserved2(v: bigint | number) {
-    W.i64(this._dv, 248, v, 'cudaGraphNodeParams.reserved2');
+    W.i64(this._dv, this._o + 248, v, 'cudaGraphNodeParams.reserved2');
   }
 }
 /** Fields accepted by `new cudaGraphNodeParams({...})`. */
@@ -6599,34 +6599,34 @@ export class cudaGraphEdgeData_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaGraphEdgeData_st","path":"","size":8,"align":1,"union":false,"fields":{"from_port":{"offset":0,"size":1},"to_port":{"offset":1,"size":1},"type":{"offset":2,"size":1},"reserved":{"offset":3,"size":5}}};
   private static readonly keys: ReadonlySet<string> = new Set(["from_port","to_port","type","reserved"]);
   /** A view of existing bytes as a cudaGraphEdgeData_st (no copy). */
-  static view(mem: Uint8Array): cudaGraphEdgeData_st {
-    return new cudaGraphEdgeData_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaGraphEdgeData_st {
+    return new cudaGraphEdgeData_st(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphEdgeData_st, with the given fields set. */
-  constructor(init?: cudaGraphEdgeData_stInit | cudaGraphEdgeData_st, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaGraphEdgeData_stInit | cudaGraphEdgeData_st, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaGraphEdgeData_st.keys);
   }
   /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::cudaGraphKernelNodePortDefault,::cudaGraphKernelNodePortProgrammatic, or::cudaGraphKernelNodePortLaunchCompletion. */
   get from_port(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set from_port(v: number) {
-    W.u8(this._dv, 0, v, 'cudaGraphEdgeData_st.from_port');
+    W.u8(this._dv, this._o + 0, v, 'cudaGraphEdgeData_st.from_port');
   }
   /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
   get to_port(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set to_port(v: number) {
-    W.u8(this._dv, 1, v, 'cudaGraphEdgeData_st.to_port');
+    W.u8(this._dv, this._o + 1, v, 'cudaGraphEdgeData_st.to_port');
   }
   /** This should be populated with a value from::cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See::cudaGraphDependencyType. */
   get type(): number {
-    return this._dv.getUint8(2);
+    return this._dv.getUint8(this._o + 2);
   }
   set type(v: number) {
-    W.u8(this._dv, 2, v, 'cudaGraphEdgeData_st.type');
+    W.u8(this._dv, this._o + 2, v, 'cudaGraphEdgeData_st.type');
   }
   /** These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future. */
   get reserved(): Uint8Array {
@@ -6650,41 +6650,41 @@ export class cudaGraphInstantiateParams_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaGraphInstantiateParams_st","path":"","size":32,"align":8,"union":false,"fields":{"flags":{"offset":0,"size":8},"uploadStream":{"offset":8,"size":8},"errNode_out":{"offset":16,"size":8},"result_out":{"offset":24,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["flags","uploadStream","errNode_out","result_out"]);
   /** A view of existing bytes as a cudaGraphInstantiateParams_st (no copy). */
-  static view(mem: Uint8Array): cudaGraphInstantiateParams_st {
-    return new cudaGraphInstantiateParams_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaGraphInstantiateParams_st {
+    return new cudaGraphInstantiateParams_st(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphInstantiateParams_st, with the given fields set. */
-  constructor(init?: cudaGraphInstantiateParams_stInit | cudaGraphInstantiateParams_st, mem?: Uint8Array) {
-    super(32, mem);
+  constructor(init?: cudaGraphInstantiateParams_stInit | cudaGraphInstantiateParams_st, mem?: Uint8Array, dv?: DataView) {
+    super(32, mem, dv);
     this._init(init, cudaGraphInstantiateParams_st.keys);
   }
   /** Instantiation flags */
   get flags(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set flags(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaGraphInstantiateParams_st.flags');
+    W.u64(this._dv, this._o + 0, v, 'cudaGraphInstantiateParams_st.flags');
   }
   /** Upload stream */
   get uploadStream(): H.cudaStream_t {
-    return this._dv.getBigUint64(8, true) as H.cudaStream_t;
+    return this._dv.getBigUint64(this._o + 8, true) as H.cudaStream_t;
   }
   set uploadStream(v: H.cudaStream_t | null) {
-    W.ptr(this._dv, 8, v, 'cudaGraphInstantiateParams_st.uploadStream');
+    W.ptr(this._dv, this._o + 8, v, 'cudaGraphInstantiateParams_st.uploadStream');
   }
   /** The node which caused instantiation to fail, if any */
   get errNode_out(): H.cudaGraphNode_t {
-    return this._dv.getBigUint64(16, true) as H.cudaGraphNode_t;
+    return this._dv.getBigUint64(this._o + 16, true) as H.cudaGraphNode_t;
   }
   set errNode_out(v: H.cudaGraphNode_t | null) {
-    W.ptr(this._dv, 16, v, 'cudaGraphInstantiateParams_st.errNode_out');
+    W.ptr(this._dv, this._o + 16, v, 'cudaGraphInstantiateParams_st.errNode_out');
   }
   /** Whether instantiation was successful. If it failed, the reason why */
   get result_out(): E.cudaGraphInstantiateResult {
-    return this._dv.getInt32(24, true) as E.cudaGraphInstantiateResult;
+    return this._dv.getInt32(this._o + 24, true) as E.cudaGraphInstantiateResult;
   }
   set result_out(v: E.cudaGraphInstantiateResult) {
-    W.i32(this._dv, 24, v, 'cudaGraphInstantiateParams_st.result_out');
+    W.i32(this._dv, this._o + 24, v, 'cudaGraphInstantiateParams_st.result_out');
   }
 }
 /** Fields accepted by `new cudaGraphInstantiateParams_st({...})`. */
@@ -6701,34 +6701,34 @@ export class cudaGraphExecUpdateResultInfo_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaGraphExecUpdateResultInfo_st","path":"","size":24,"align":8,"union":false,"fields":{"result":{"offset":0,"size":4},"errorNode":{"offset":8,"size":8},"errorFromNode":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["result","errorNode","errorFromNode"]);
   /** A view of existing bytes as a cudaGraphExecUpdateResultInfo_st (no copy). */
-  static view(mem: Uint8Array): cudaGraphExecUpdateResultInfo_st {
-    return new cudaGraphExecUpdateResultInfo_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaGraphExecUpdateResultInfo_st {
+    return new cudaGraphExecUpdateResultInfo_st(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphExecUpdateResultInfo_st, with the given fields set. */
-  constructor(init?: cudaGraphExecUpdateResultInfo_stInit | cudaGraphExecUpdateResultInfo_st, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaGraphExecUpdateResultInfo_stInit | cudaGraphExecUpdateResultInfo_st, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaGraphExecUpdateResultInfo_st.keys);
   }
   /** Gives more specific detail when a cuda graph update fails. */
   get result(): E.cudaGraphExecUpdateResult {
-    return this._dv.getInt32(0, true) as E.cudaGraphExecUpdateResult;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaGraphExecUpdateResult;
   }
   set result(v: E.cudaGraphExecUpdateResult) {
-    W.i32(this._dv, 0, v, 'cudaGraphExecUpdateResultInfo_st.result');
+    W.i32(this._dv, this._o + 0, v, 'cudaGraphExecUpdateResultInfo_st.result');
   }
   /** The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic. */
   get errorNode(): H.cudaGraphNode_t {
-    return this._dv.getBigUint64(8, true) as H.cudaGraphNode_t;
+    return this._dv.getBigUint64(this._o + 8, true) as H.cudaGraphNode_t;
   }
   set errorNode(v: H.cudaGraphNode_t | null) {
-    W.ptr(this._dv, 8, v, 'cudaGraphExecUpdateResultInfo_st.errorNode');
+    W.ptr(this._dv, this._o + 8, v, 'cudaGraphExecUpdateResultInfo_st.errorNode');
   }
   /** The from node of error edge when the topologies do not match. Otherwise NULL. */
   get errorFromNode(): H.cudaGraphNode_t {
-    return this._dv.getBigUint64(16, true) as H.cudaGraphNode_t;
+    return this._dv.getBigUint64(this._o + 16, true) as H.cudaGraphNode_t;
   }
   set errorFromNode(v: H.cudaGraphNode_t | null) {
-    W.ptr(this._dv, 16, v, 'cudaGraphExecUpdateResultInfo_st.errorFromNode');
+    W.ptr(this._dv, this._o + 16, v, 'cudaGraphExecUpdateResultInfo_st.errorFromNode');
   }
 }
 /** Fields accepted by `new cudaGraphExecUpdateResultInfo_st({...})`. */
@@ -6744,27 +6744,27 @@ export class cudaGraphKernelNodeUpdate extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaGraphKernelNodeUpdate","path":"","size":40,"align":8,"union":false,"fields":{"node":{"offset":0,"size":8},"field":{"offset":8,"size":4},"updateData":{"offset":16,"size":24}}};
   private static readonly keys: ReadonlySet<string> = new Set(["node","field","updateData"]);
   /** A view of existing bytes as a cudaGraphKernelNodeUpdate (no copy). */
-  static view(mem: Uint8Array): cudaGraphKernelNodeUpdate {
-    return new cudaGraphKernelNodeUpdate(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaGraphKernelNodeUpdate {
+    return new cudaGraphKernelNodeUpdate(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphKernelNodeUpdate, with the given fields set. */
-  constructor(init?: cudaGraphKernelNodeUpdateInit | cudaGraphKernelNodeUpdate, mem?: Uint8Array) {
-    super(40, mem);
+  constructor(init?: cudaGraphKernelNodeUpdateInit | cudaGraphKernelNodeUpdate, mem?: Uint8Array, dv?: DataView) {
+    super(40, mem, dv);
     this._init(init, cudaGraphKernelNodeUpdate.keys);
   }
   /** Node to update */
   get node(): H.cudaGraphDeviceNode_t {
-    return this._dv.getBigUint64(0, true) as H.cudaGraphDeviceNode_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaGraphDeviceNode_t;
   }
   set node(v: H.cudaGraphDeviceNode_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaGraphKernelNodeUpdate.node');
+    W.ptr(this._dv, this._o + 0, v, 'cudaGraphKernelNodeUpdate.node');
   }
   /** Which type of update to apply. Determines how updateData is interpreted */
   get field(): E.cudaGraphKernelNodeField {
-    return this._dv.getInt32(8, true) as E.cudaGraphKernelNodeField;
+    return this._dv.getInt32(this._o + 8, true) as E.cudaGraphKernelNodeField;
   }
   set field(v: E.cudaGraphKernelNodeField) {
-    W.i32(this._dv, 8, v, 'cudaGraphKernelNodeUpdate.field');
+    W.i32(this._dv, this._o + 8, v, 'cudaGraphKernelNodeUpdate.field');
   }
   private _n_updateData?: cudaGraphKernelNodeUpdate_updateData;
   /** Update data to apply. Which field is used depends on field's value */
@@ -6788,12 +6788,12 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaGraphKernelNodeUpdate","path":"updateData","size":24,"align":8,"union":true,"fields":{"gridDim":{"offset":0,"size":12},"param":{"offset":0,"size":24},"isEnabled":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["gridDim","param","isEnabled"]);
   /** A view of existing bytes as a cudaGraphKernelNodeUpdate_updateData (no copy). */
-  static view(mem: Uint8Array): cudaGraphKernelNodeUpdate_updateData {
-    return new cudaGraphKernelNodeUpdate_updateData(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaGraphKernelNodeUpdate_updateData {
+    return new cudaGraphKernelNodeUpdate_updateData(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphKernelNodeUpdate_updateData, with the given fields set. */
-  constructor(init?: cudaGraphKernelNodeUpdate_updateDataInit | cudaGraphKernelNodeUpdate_updateData, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaGraphKernelNodeUpdate_updateDataInit | cudaGraphKernelNodeUpdate_updateData, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaGraphKernelNodeUpdate_updateData.keys);
   }
   private _n_gridDim?: dim3;
@@ -6814,10 +6814,10 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
   }
   /** Node enable/disable data. Nonzero if the node should be enabled, 0 if it should be disabled */
   get isEnabled(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set isEnabled(v: number) {
-    W.u32(this._dv, 0, v, 'cudaGraphKernelNodeUpdate_updateData.isEnabled');
+    W.u32(this._dv, this._o + 0, v, 'cudaGraphKernelNodeUpdate_updateData.isEnabled');
   }
 }
 /** Fields accepted by `new cudaGraphKernelNodeUpdate_updateData({...})`. */
@@ -6833,34 +6833,34 @@ export class cudaGraphKernelNodeUpdate_updateData_param extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaGraphKernelNodeUpdate","path":"updateData.param","size":24,"align":8,"union":false,"fields":{"pValue":{"offset":0,"size":8},"offset":{"offset":8,"size":8},"size":{"offset":16,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["pValue","offset","size"]);
   /** A view of existing bytes as a cudaGraphKernelNodeUpdate_updateData_param (no copy). */
-  static view(mem: Uint8Array): cudaGraphKernelNodeUpdate_updateData_param {
-    return new cudaGraphKernelNodeUpdate_updateData_param(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaGraphKernelNodeUpdate_updateData_param {
+    return new cudaGraphKernelNodeUpdate_updateData_param(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphKernelNodeUpdate_updateData_param, with the given fields set. */
-  constructor(init?: cudaGraphKernelNodeUpdate_updateData_paramInit | cudaGraphKernelNodeUpdate_updateData_param, mem?: Uint8Array) {
-    super(24, mem);
+  constructor(init?: cudaGraphKernelNodeUpdate_updateData_paramInit | cudaGraphKernelNodeUpdate_updateData_param, mem?: Uint8Array, dv?: DataView) {
+    super(24, mem, dv);
     this._init(init, cudaGraphKernelNodeUpdate_updateData_param.keys);
   }
   /** Kernel parameter data to write in */
   get pValue(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set pValue(v: bigint | ArrayBufferView | ArrayBuffer | CStruct | null) {
     setPointer(this, 0, v, 'cudaGraphKernelNodeUpdate_updateData_param.pValue', 'pValue');
   }
   /** Offset into the parameter buffer at which to apply the update */
   get offset(): number {
-    return readSize(this._dv, 8);
+    return readSize(this._dv, this._o + 8);
   }
   set offset(v: number) {
-    W.size(this._dv, 8, v, 'cudaGraphKernelNodeUpdate_updateData_param.offset');
+    W.size(this._dv, this._o + 8, v, 'cudaGraphKernelNodeUpdate_updateData_param.offset');
   }
   /** Number of bytes to update */
   get size(): number {
-    return readSize(this._dv, 16);
+    return readSize(this._dv, this._o + 16);
   }
   set size(v: number) {
-    W.size(this._dv, 16, v, 'cudaGraphKernelNodeUpdate_updateData_param.size');
+    W.size(this._dv, this._o + 16, v, 'cudaGraphKernelNodeUpdate_updateData_param.size');
   }
 }
 /** Fields accepted by `new cudaGraphKernelNodeUpdate_updateData_param({...})`. */
@@ -6876,27 +6876,27 @@ export class cudaLaunchMemSyncDomainMap_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaLaunchMemSyncDomainMap_st","path":"","size":2,"align":1,"union":false,"fields":{"default_":{"offset":0,"size":1},"remote":{"offset":1,"size":1}}};
   private static readonly keys: ReadonlySet<string> = new Set(["default_","remote"]);
   /** A view of existing bytes as a cudaLaunchMemSyncDomainMap_st (no copy). */
-  static view(mem: Uint8Array): cudaLaunchMemSyncDomainMap_st {
-    return new cudaLaunchMemSyncDomainMap_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchMemSyncDomainMap_st {
+    return new cudaLaunchMemSyncDomainMap_st(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchMemSyncDomainMap_st, with the given fields set. */
-  constructor(init?: cudaLaunchMemSyncDomainMap_stInit | cudaLaunchMemSyncDomainMap_st, mem?: Uint8Array) {
-    super(2, mem);
+  constructor(init?: cudaLaunchMemSyncDomainMap_stInit | cudaLaunchMemSyncDomainMap_st, mem?: Uint8Array, dv?: DataView) {
+    super(2, mem, dv);
     this._init(init, cudaLaunchMemSyncDomainMap_st.keys);
   }
   /** The default domain ID to use for designated kernels */
   get default_(): number {
-    return this._dv.getUint8(0);
+    return this._dv.getUint8(this._o + 0);
   }
   set default_(v: number) {
-    W.u8(this._dv, 0, v, 'cudaLaunchMemSyncDomainMap_st.default_');
+    W.u8(this._dv, this._o + 0, v, 'cudaLaunchMemSyncDomainMap_st.default_');
   }
   /** The remote domain ID to use for designated kernels */
   get remote(): number {
-    return this._dv.getUint8(1);
+    return this._dv.getUint8(this._o + 1);
   }
   set remote(v: number) {
-    W.u8(this._dv, 1, v, 'cudaLaunchMemSyncDomainMap_st.remote');
+    W.u8(this._dv, this._o + 1, v, 'cudaLaunchMemSyncDomainMap_st.remote');
   }
 }
 /** Fields accepted by `new cudaLaunchMemSyncDomainMap_st({...})`. */
@@ -6911,12 +6911,12 @@ export class cudaLaunchAttributeValue extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"","size":64,"align":8,"union":true,"fields":{"pad":{"offset":0,"size":64},"accessPolicyWindow":{"offset":0,"size":32},"cooperative":{"offset":0,"size":4},"syncPolicy":{"offset":0,"size":4},"clusterDim":{"offset":0,"size":12},"clusterSchedulingPolicyPreference":{"offset":0,"size":4},"programmaticStreamSerializationAllowed":{"offset":0,"size":4},"programmaticEvent":{"offset":0,"size":16},"priority":{"offset":0,"size":4},"memSyncDomainMap":{"offset":0,"size":2},"memSyncDomain":{"offset":0,"size":4},"preferredClusterDim":{"offset":0,"size":12},"launchCompletionEvent":{"offset":0,"size":16},"deviceUpdatableKernelNode":{"offset":0,"size":16},"sharedMemCarveout":{"offset":0,"size":4},"nvlinkUtilCentricScheduling":{"offset":0,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["pad","accessPolicyWindow","cooperative","syncPolicy","clusterDim","clusterSchedulingPolicyPreference","programmaticStreamSerializationAllowed","programmaticEvent","priority","memSyncDomainMap","memSyncDomain","preferredClusterDim","launchCompletionEvent","deviceUpdatableKernelNode","sharedMemCarveout","nvlinkUtilCentricScheduling"]);
   /** A view of existing bytes as a cudaLaunchAttributeValue (no copy). */
-  static view(mem: Uint8Array): cudaLaunchAttributeValue {
-    return new cudaLaunchAttributeValue(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchAttributeValue {
+    return new cudaLaunchAttributeValue(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue, with the given fields set. */
-  constructor(init?: cudaLaunchAttributeValueInit | cudaLaunchAttributeValue, mem?: Uint8Array) {
-    super(64, mem);
+  constructor(init?: cudaLaunchAttributeValueInit | cudaLaunchAttributeValue, mem?: Uint8Array, dv?: DataView) {
+    super(64, mem, dv);
     this._init(init, cudaLaunchAttributeValue.keys);
   }
   get pad(): Uint8Array {
@@ -6935,17 +6935,17 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   /** Value of launch attribute::cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see::cudaLaunchCooperativeKernel). */
   get cooperative(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set cooperative(v: number) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttributeValue.cooperative');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.cooperative');
   }
   /** Value of launch attribute::cudaLaunchAttributeSynchronizationPolicy.::cudaSynchronizationPolicy for work queued up in this stream. */
   get syncPolicy(): E.cudaSynchronizationPolicy {
-    return this._dv.getInt32(0, true) as E.cudaSynchronizationPolicy;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaSynchronizationPolicy;
   }
   set syncPolicy(v: E.cudaSynchronizationPolicy) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttributeValue.syncPolicy');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.syncPolicy');
   }
   private _n_clusterDim?: cudaLaunchAttributeValue_clusterDim;
   get clusterDim(): cudaLaunchAttributeValue_clusterDim {
@@ -6956,17 +6956,17 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   /** Value of launch attribute::cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel. */
   get clusterSchedulingPolicyPreference(): E.cudaClusterSchedulingPolicy {
-    return this._dv.getInt32(0, true) as E.cudaClusterSchedulingPolicy;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaClusterSchedulingPolicy;
   }
   set clusterSchedulingPolicyPreference(v: E.cudaClusterSchedulingPolicy) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttributeValue.clusterSchedulingPolicyPreference');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.clusterSchedulingPolicyPreference');
   }
   /** Value of launch attribute::cudaLaunchAttributeProgrammaticStreamSerialization. */
   get programmaticStreamSerializationAllowed(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set programmaticStreamSerializationAllowed(v: number) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttributeValue.programmaticStreamSerializationAllowed');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.programmaticStreamSerializationAllowed');
   }
   private _n_programmaticEvent?: cudaLaunchAttributeValue_programmaticEvent;
   get programmaticEvent(): cudaLaunchAttributeValue_programmaticEvent {
@@ -6977,10 +6977,10 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   /** Value of launch attribute::cudaLaunchAttributePriority. Execution priority of the kernel. */
   get priority(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set priority(v: number) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttributeValue.priority');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.priority');
   }
   private _n_memSyncDomainMap?: cudaLaunchMemSyncDomainMap_st;
   /** Value of launch attribute::cudaLaunchAttributeMemSyncDomainMap. See::cudaLaunchMemSyncDomainMap. */
@@ -6992,10 +6992,10 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   /** Value of launch attribute::cudaLaunchAttributeMemSyncDomain. See::cudaLaunchMemSyncDomain. */
   get memSyncDomain(): E.cudaLaunchMemSyncDomain {
-    return this._dv.getInt32(0, true) as E.cudaLaunchMemSyncDomain;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaLaunchMemSyncDomain;
   }
   set memSyncDomain(v: E.cudaLaunchMemSyncDomain) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttributeValue.memSyncDomain');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.memSyncDomain');
   }
   private _n_preferredClusterDim?: cudaLaunchAttributeValue_preferredClusterDim;
   get preferredClusterDim(): cudaLaunchAttributeValue_preferredClusterDim {
@@ -7020,17 +7020,17 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   /** Value of launch attribute::cudaLaunchAttributePreferredSharedMemoryCarveout. */
   get sharedMemCarveout(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set sharedMemCarveout(v: number) {
-    W.u32(this._dv, 0, v, 'cudaLaunchAttributeValue.sharedMemCarveout');
+    W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.sharedMemCarveout');
   }
   /** Value of launch attribute::cudaLaunchAttributeNvlinkUtilCentricScheduling. */
   get nvlinkUtilCentricScheduling(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set nvlinkUtilCentricScheduling(v: number) {
-    W.u32(this._dv, 0, v, 'cudaLaunchAttributeValue.nvlinkUtilCentricScheduling');
+    W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue.nvlinkUtilCentricScheduling');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue({...})`. */
@@ -7059,31 +7059,31 @@ export class cudaLaunchAttributeValue_clusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"clusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a cudaLaunchAttributeValue_clusterDim (no copy). */
-  static view(mem: Uint8Array): cudaLaunchAttributeValue_clusterDim {
-    return new cudaLaunchAttributeValue_clusterDim(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchAttributeValue_clusterDim {
+    return new cudaLaunchAttributeValue_clusterDim(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_clusterDim, with the given fields set. */
-  constructor(init?: cudaLaunchAttributeValue_clusterDimInit | cudaLaunchAttributeValue_clusterDim, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: cudaLaunchAttributeValue_clusterDimInit | cudaLaunchAttributeValue_clusterDim, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, cudaLaunchAttributeValue_clusterDim.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'cudaLaunchAttributeValue_clusterDim.x');
+    W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_clusterDim.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'cudaLaunchAttributeValue_clusterDim.y');
+    W.u32(this._dv, this._o + 4, v, 'cudaLaunchAttributeValue_clusterDim.y');
   }
   get z(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set z(v: number) {
-    W.u32(this._dv, 8, v, 'cudaLaunchAttributeValue_clusterDim.z');
+    W.u32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_clusterDim.z');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_clusterDim({...})`. */
@@ -7099,31 +7099,31 @@ export class cudaLaunchAttributeValue_programmaticEvent extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"programmaticEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4},"triggerAtBlockStart":{"offset":12,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event","flags","triggerAtBlockStart"]);
   /** A view of existing bytes as a cudaLaunchAttributeValue_programmaticEvent (no copy). */
-  static view(mem: Uint8Array): cudaLaunchAttributeValue_programmaticEvent {
-    return new cudaLaunchAttributeValue_programmaticEvent(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchAttributeValue_programmaticEvent {
+    return new cudaLaunchAttributeValue_programmaticEvent(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_programmaticEvent, with the given fields set. */
-  constructor(init?: cudaLaunchAttributeValue_programmaticEventInit | cudaLaunchAttributeValue_programmaticEvent, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaLaunchAttributeValue_programmaticEventInit | cudaLaunchAttributeValue_programmaticEvent, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_programmaticEvent.keys);
   }
   get event(): H.cudaEvent_t {
-    return this._dv.getBigUint64(0, true) as H.cudaEvent_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
   set event(v: H.cudaEvent_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaLaunchAttributeValue_programmaticEvent.event');
+    W.ptr(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_programmaticEvent.event');
   }
   get flags(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set flags(v: number) {
-    W.i32(this._dv, 8, v, 'cudaLaunchAttributeValue_programmaticEvent.flags');
+    W.i32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_programmaticEvent.flags');
   }
   get triggerAtBlockStart(): number {
-    return this._dv.getInt32(12, true);
+    return this._dv.getInt32(this._o + 12, true);
   }
   set triggerAtBlockStart(v: number) {
-    W.i32(this._dv, 12, v, 'cudaLaunchAttributeValue_programmaticEvent.triggerAtBlockStart');
+    W.i32(this._dv, this._o + 12, v, 'cudaLaunchAttributeValue_programmaticEvent.triggerAtBlockStart');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_programmaticEvent({...})`. */
@@ -7139,31 +7139,31 @@ export class cudaLaunchAttributeValue_preferredClusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"preferredClusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["x","y","z"]);
   /** A view of existing bytes as a cudaLaunchAttributeValue_preferredClusterDim (no copy). */
-  static view(mem: Uint8Array): cudaLaunchAttributeValue_preferredClusterDim {
-    return new cudaLaunchAttributeValue_preferredClusterDim(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchAttributeValue_preferredClusterDim {
+    return new cudaLaunchAttributeValue_preferredClusterDim(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_preferredClusterDim, with the given fields set. */
-  constructor(init?: cudaLaunchAttributeValue_preferredClusterDimInit | cudaLaunchAttributeValue_preferredClusterDim, mem?: Uint8Array) {
-    super(12, mem);
+  constructor(init?: cudaLaunchAttributeValue_preferredClusterDimInit | cudaLaunchAttributeValue_preferredClusterDim, mem?: Uint8Array, dv?: DataView) {
+    super(12, mem, dv);
     this._init(init, cudaLaunchAttributeValue_preferredClusterDim.keys);
   }
   get x(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set x(v: number) {
-    W.u32(this._dv, 0, v, 'cudaLaunchAttributeValue_preferredClusterDim.x');
+    W.u32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_preferredClusterDim.x');
   }
   get y(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set y(v: number) {
-    W.u32(this._dv, 4, v, 'cudaLaunchAttributeValue_preferredClusterDim.y');
+    W.u32(this._dv, this._o + 4, v, 'cudaLaunchAttributeValue_preferredClusterDim.y');
   }
   get z(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set z(v: number) {
-    W.u32(this._dv, 8, v, 'cudaLaunchAttributeValue_preferredClusterDim.z');
+    W.u32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_preferredClusterDim.z');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_preferredClusterDim({...})`. */
@@ -7179,25 +7179,25 @@ export class cudaLaunchAttributeValue_launchCompletionEvent extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"launchCompletionEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["event","flags"]);
   /** A view of existing bytes as a cudaLaunchAttributeValue_launchCompletionEvent (no copy). */
-  static view(mem: Uint8Array): cudaLaunchAttributeValue_launchCompletionEvent {
-    return new cudaLaunchAttributeValue_launchCompletionEvent(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchAttributeValue_launchCompletionEvent {
+    return new cudaLaunchAttributeValue_launchCompletionEvent(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_launchCompletionEvent, with the given fields set. */
-  constructor(init?: cudaLaunchAttributeValue_launchCompletionEventInit | cudaLaunchAttributeValue_launchCompletionEvent, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaLaunchAttributeValue_launchCompletionEventInit | cudaLaunchAttributeValue_launchCompletionEvent, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_launchCompletionEvent.keys);
   }
   get event(): H.cudaEvent_t {
-    return this._dv.getBigUint64(0, true) as H.cudaEvent_t;
+    return this._dv.getBigUint64(this._o + 0, true) as H.cudaEvent_t;
   }
   set event(v: H.cudaEvent_t | null) {
-    W.ptr(this._dv, 0, v, 'cudaLaunchAttributeValue_launchCompletionEvent.event');
+    W.ptr(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_launchCompletionEvent.event');
   }
   get flags(): number {
-    return this._dv.getInt32(8, true);
+    return this._dv.getInt32(this._o + 8, true);
   }
   set flags(v: number) {
-    W.i32(this._dv, 8, v, 'cudaLaunchAttributeValue_launchCompletionEvent.flags');
+    W.i32(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_launchCompletionEvent.flags');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_launchCompletionEvent({...})`. */
@@ -7212,25 +7212,25 @@ export class cudaLaunchAttributeValue_deviceUpdatableKernelNode extends CStruct 
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"deviceUpdatableKernelNode","size":16,"align":8,"union":false,"fields":{"deviceUpdatable":{"offset":0,"size":4},"devNode":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["deviceUpdatable","devNode"]);
   /** A view of existing bytes as a cudaLaunchAttributeValue_deviceUpdatableKernelNode (no copy). */
-  static view(mem: Uint8Array): cudaLaunchAttributeValue_deviceUpdatableKernelNode {
-    return new cudaLaunchAttributeValue_deviceUpdatableKernelNode(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchAttributeValue_deviceUpdatableKernelNode {
+    return new cudaLaunchAttributeValue_deviceUpdatableKernelNode(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_deviceUpdatableKernelNode, with the given fields set. */
-  constructor(init?: cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit | cudaLaunchAttributeValue_deviceUpdatableKernelNode, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit | cudaLaunchAttributeValue_deviceUpdatableKernelNode, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_deviceUpdatableKernelNode.keys);
   }
   get deviceUpdatable(): number {
-    return this._dv.getInt32(0, true);
+    return this._dv.getInt32(this._o + 0, true);
   }
   set deviceUpdatable(v: number) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttributeValue_deviceUpdatableKernelNode.deviceUpdatable');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttributeValue_deviceUpdatableKernelNode.deviceUpdatable');
   }
   get devNode(): H.cudaGraphDeviceNode_t {
-    return this._dv.getBigUint64(8, true) as H.cudaGraphDeviceNode_t;
+    return this._dv.getBigUint64(this._o + 8, true) as H.cudaGraphDeviceNode_t;
   }
   set devNode(v: H.cudaGraphDeviceNode_t | null) {
-    W.ptr(this._dv, 8, v, 'cudaLaunchAttributeValue_deviceUpdatableKernelNode.devNode');
+    W.ptr(this._dv, this._o + 8, v, 'cudaLaunchAttributeValue_deviceUpdatableKernelNode.devNode');
   }
 }
 /** Fields accepted by `new cudaLaunchAttributeValue_deviceUpdatableKernelNode({...})`. */
@@ -7245,20 +7245,20 @@ export class cudaLaunchAttribute_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaLaunchAttribute_st","path":"","size":72,"align":8,"union":false,"fields":{"id":{"offset":0,"size":4},"pad":{"offset":4,"size":4},"val":{"offset":8,"size":64}}};
   private static readonly keys: ReadonlySet<string> = new Set(["id","pad","val"]);
   /** A view of existing bytes as a cudaLaunchAttribute_st (no copy). */
-  static view(mem: Uint8Array): cudaLaunchAttribute_st {
-    return new cudaLaunchAttribute_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchAttribute_st {
+    return new cudaLaunchAttribute_st(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttribute_st, with the given fields set. */
-  constructor(init?: cudaLaunchAttribute_stInit | cudaLaunchAttribute_st, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: cudaLaunchAttribute_stInit | cudaLaunchAttribute_st, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, cudaLaunchAttribute_st.keys);
   }
   /** Attribute to set */
   get id(): E.cudaLaunchAttributeID {
-    return this._dv.getInt32(0, true) as E.cudaLaunchAttributeID;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaLaunchAttributeID;
   }
   set id(v: E.cudaLaunchAttributeID) {
-    W.i32(this._dv, 0, v, 'cudaLaunchAttribute_st.id');
+    W.i32(this._dv, this._o + 0, v, 'cudaLaunchAttribute_st.id');
   }
   get pad(): Uint8Array {
     return this._u8.slice(4, 8);
@@ -7288,12 +7288,12 @@ export class cudaLaunchConfig_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaLaunchConfig_st","path":"","size":56,"align":8,"union":false,"fields":{"gridDim":{"offset":0,"size":12},"blockDim":{"offset":12,"size":12},"dynamicSmemBytes":{"offset":24,"size":8},"stream":{"offset":32,"size":8},"attrs":{"offset":40,"size":8},"numAttrs":{"offset":48,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["gridDim","blockDim","dynamicSmemBytes","stream","attrs","numAttrs"]);
   /** A view of existing bytes as a cudaLaunchConfig_st (no copy). */
-  static view(mem: Uint8Array): cudaLaunchConfig_st {
-    return new cudaLaunchConfig_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaLaunchConfig_st {
+    return new cudaLaunchConfig_st(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchConfig_st, with the given fields set. */
-  constructor(init?: cudaLaunchConfig_stInit | cudaLaunchConfig_st, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: cudaLaunchConfig_stInit | cudaLaunchConfig_st, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, cudaLaunchConfig_st.keys);
   }
   private _n_gridDim?: dim3;
@@ -7314,31 +7314,31 @@ export class cudaLaunchConfig_st extends CStruct {
   }
   /** Dynamic shared-memory size per thread block in bytes */
   get dynamicSmemBytes(): number {
-    return readSize(this._dv, 24);
+    return readSize(this._dv, this._o + 24);
   }
   set dynamicSmemBytes(v: number) {
-    W.size(this._dv, 24, v, 'cudaLaunchConfig_st.dynamicSmemBytes');
+    W.size(this._dv, this._o + 24, v, 'cudaLaunchConfig_st.dynamicSmemBytes');
   }
   /** Stream identifier */
   get stream(): H.cudaStream_t {
-    return this._dv.getBigUint64(32, true) as H.cudaStream_t;
+    return this._dv.getBigUint64(this._o + 32, true) as H.cudaStream_t;
   }
   set stream(v: H.cudaStream_t | null) {
-    W.ptr(this._dv, 32, v, 'cudaLaunchConfig_st.stream');
+    W.ptr(this._dv, this._o + 32, v, 'cudaLaunchConfig_st.stream');
   }
   /** List of attributes; nullable if::cudaLaunchConfig_t::numAttrs == 0 */
   get attrs(): bigint {
-    return this._dv.getBigUint64(40, true);
+    return this._dv.getBigUint64(this._o + 40, true);
   }
   set attrs(v: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaLaunchAttribute_st | cudaLaunchAttribute_stInit)[] | null) {
-    setPointerArray(this, 40, v, 'cudaLaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => setNested(cudaLaunchAttribute_st.view(new Uint8Array(dv.buffer, at, 72)), x, cudaLaunchAttribute_st, n));
+    setPointerArray(this, 40, v, 'cudaLaunchConfig_st.attrs', 'attrs', 72, (dv, at, x, n) => setNested(cudaLaunchAttribute_st.view(new Uint8Array(dv.buffer, dv.byteOffset + at, 72)), x, cudaLaunchAttribute_st, n));
   }
   /** Number of attributes populated in::cudaLaunchConfig_t::attrs */
   get numAttrs(): number {
-    return this._dv.getUint32(48, true);
+    return this._dv.getUint32(this._o + 48, true);
   }
   set numAttrs(v: number) {
-    W.u32(this._dv, 48, v, 'cudaLaunchConfig_st.numAttrs');
+    W.u32(this._dv, this._o + 48, v, 'cudaLaunchConfig_st.numAttrs');
   }
 }
 /** Fields accepted by `new cudaLaunchConfig_st({...})`. */
@@ -7357,20 +7357,20 @@ export class cudaAsyncNotificationInfo extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaAsyncNotificationInfo","path":"","size":16,"align":8,"union":false,"fields":{"type":{"offset":0,"size":4},"info":{"offset":8,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["type","info"]);
   /** A view of existing bytes as a cudaAsyncNotificationInfo (no copy). */
-  static view(mem: Uint8Array): cudaAsyncNotificationInfo {
-    return new cudaAsyncNotificationInfo(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaAsyncNotificationInfo {
+    return new cudaAsyncNotificationInfo(undefined, mem, dv);
   }
   /** A new zeroed cudaAsyncNotificationInfo, with the given fields set. */
-  constructor(init?: cudaAsyncNotificationInfoInit | cudaAsyncNotificationInfo, mem?: Uint8Array) {
-    super(16, mem);
+  constructor(init?: cudaAsyncNotificationInfoInit | cudaAsyncNotificationInfo, mem?: Uint8Array, dv?: DataView) {
+    super(16, mem, dv);
     this._init(init, cudaAsyncNotificationInfo.keys);
   }
   /** The type of notification being sent */
   get type(): E.cudaAsyncNotificationType_enum {
-    return this._dv.getInt32(0, true) as E.cudaAsyncNotificationType_enum;
+    return this._dv.getInt32(this._o + 0, true) as E.cudaAsyncNotificationType_enum;
   }
   set type(v: E.cudaAsyncNotificationType_enum) {
-    W.i32(this._dv, 0, v, 'cudaAsyncNotificationInfo.type');
+    W.i32(this._dv, this._o + 0, v, 'cudaAsyncNotificationInfo.type');
   }
   private _n_info?: cudaAsyncNotificationInfo_info;
   /** Information about the notification. must be checked in order to interpret this field. */
@@ -7393,12 +7393,12 @@ export class cudaAsyncNotificationInfo_info extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaAsyncNotificationInfo","path":"info","size":8,"align":8,"union":true,"fields":{"overBudget":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["overBudget"]);
   /** A view of existing bytes as a cudaAsyncNotificationInfo_info (no copy). */
-  static view(mem: Uint8Array): cudaAsyncNotificationInfo_info {
-    return new cudaAsyncNotificationInfo_info(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaAsyncNotificationInfo_info {
+    return new cudaAsyncNotificationInfo_info(undefined, mem, dv);
   }
   /** A new zeroed cudaAsyncNotificationInfo_info, with the given fields set. */
-  constructor(init?: cudaAsyncNotificationInfo_infoInit | cudaAsyncNotificationInfo_info, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaAsyncNotificationInfo_infoInit | cudaAsyncNotificationInfo_info, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaAsyncNotificationInfo_info.keys);
   }
   private _n_overBudget?: cudaAsyncNotificationInfo_info_overBudget;
@@ -7421,20 +7421,20 @@ export class cudaAsyncNotificationInfo_info_overBudget extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaAsyncNotificationInfo","path":"info.overBudget","size":8,"align":8,"union":false,"fields":{"bytesOverBudget":{"offset":0,"size":8}}};
   private static readonly keys: ReadonlySet<string> = new Set(["bytesOverBudget"]);
   /** A view of existing bytes as a cudaAsyncNotificationInfo_info_overBudget (no copy). */
-  static view(mem: Uint8Array): cudaAsyncNotificationInfo_info_overBudget {
-    return new cudaAsyncNotificationInfo_info_overBudget(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaAsyncNotificationInfo_info_overBudget {
+    return new cudaAsyncNotificationInfo_info_overBudget(undefined, mem, dv);
   }
   /** A new zeroed cudaAsyncNotificationInfo_info_overBudget, with the given fields set. */
-  constructor(init?: cudaAsyncNotificationInfo_info_overBudgetInit | cudaAsyncNotificationInfo_info_overBudget, mem?: Uint8Array) {
-    super(8, mem);
+  constructor(init?: cudaAsyncNotificationInfo_info_overBudgetInit | cudaAsyncNotificationInfo_info_overBudget, mem?: Uint8Array, dv?: DataView) {
+    super(8, mem, dv);
     this._init(init, cudaAsyncNotificationInfo_info_overBudget.keys);
   }
   /** The number of bytes that the process has allocated above its device memory budget */
   get bytesOverBudget(): bigint {
-    return this._dv.getBigUint64(0, true);
+    return this._dv.getBigUint64(this._o + 0, true);
   }
   set bytesOverBudget(v: bigint | number) {
-    W.u64(this._dv, 0, v, 'cudaAsyncNotificationInfo_info_overBudget.bytesOverBudget');
+    W.u64(this._dv, this._o + 0, v, 'cudaAsyncNotificationInfo_info_overBudget.bytesOverBudget');
   }
 }
 /** Fields accepted by `new cudaAsyncNotificationInfo_info_overBudget({...})`. */
@@ -7448,104 +7448,104 @@ export class cudaTextureDesc extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaTextureDesc","path":"","size":72,"align":4,"union":false,"fields":{"addressMode":{"offset":0,"size":12},"filterMode":{"offset":12,"size":4},"readMode":{"offset":16,"size":4},"sRGB":{"offset":20,"size":4},"borderColor":{"offset":24,"size":16},"normalizedCoords":{"offset":40,"size":4},"maxAnisotropy":{"offset":44,"size":4},"mipmapFilterMode":{"offset":48,"size":4},"mipmapLevelBias":{"offset":52,"size":4},"minMipmapLevelClamp":{"offset":56,"size":4},"maxMipmapLevelClamp":{"offset":60,"size":4},"disableTrilinearOptimization":{"offset":64,"size":4},"seamlessCubemap":{"offset":68,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["addressMode","filterMode","readMode","sRGB","borderColor","normalizedCoords","maxAnisotropy","mipmapFilterMode","mipmapLevelBias","minMipmapLevelClamp","maxMipmapLevelClamp","disableTrilinearOptimization","seamlessCubemap"]);
   /** A view of existing bytes as a cudaTextureDesc (no copy). */
-  static view(mem: Uint8Array): cudaTextureDesc {
-    return new cudaTextureDesc(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaTextureDesc {
+    return new cudaTextureDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaTextureDesc, with the given fields set. */
-  constructor(init?: cudaTextureDescInit | cudaTextureDesc, mem?: Uint8Array) {
-    super(72, mem);
+  constructor(init?: cudaTextureDescInit | cudaTextureDesc, mem?: Uint8Array, dv?: DataView) {
+    super(72, mem, dv);
     this._init(init, cudaTextureDesc.keys);
   }
   /** Texture address mode for up to 3 dimensions */
   get addressMode(): E.cudaTextureAddressMode[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(0 + i * 4, true) as E.cudaTextureAddressMode);
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true) as E.cudaTextureAddressMode);
   }
   set addressMode(v: (E.cudaTextureAddressMode)[]) {
-    setArray(this, 3, v, 'cudaTextureDesc.addressMode', (i, x, n) => W.i32(this._dv, 0 + i * 4, x, n));
+    setArray(this, 3, v, 'cudaTextureDesc.addressMode', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
   /** Texture filter mode */
   get filterMode(): E.cudaTextureFilterMode {
-    return this._dv.getInt32(12, true) as E.cudaTextureFilterMode;
+    return this._dv.getInt32(this._o + 12, true) as E.cudaTextureFilterMode;
   }
   set filterMode(v: E.cudaTextureFilterMode) {
-    W.i32(this._dv, 12, v, 'cudaTextureDesc.filterMode');
+    W.i32(this._dv, this._o + 12, v, 'cudaTextureDesc.filterMode');
   }
   /** Texture read mode */
   get readMode(): E.cudaTextureReadMode {
-    return this._dv.getInt32(16, true) as E.cudaTextureReadMode;
+    return this._dv.getInt32(this._o + 16, true) as E.cudaTextureReadMode;
   }
   set readMode(v: E.cudaTextureReadMode) {
-    W.i32(this._dv, 16, v, 'cudaTextureDesc.readMode');
+    W.i32(this._dv, this._o + 16, v, 'cudaTextureDesc.readMode');
   }
   /** Perform sRGB->linear conversion during texture read */
   get sRGB(): number {
-    return this._dv.getInt32(20, true);
+    return this._dv.getInt32(this._o + 20, true);
   }
   set sRGB(v: number) {
-    W.i32(this._dv, 20, v, 'cudaTextureDesc.sRGB');
+    W.i32(this._dv, this._o + 20, v, 'cudaTextureDesc.sRGB');
   }
   /** Texture Border Color */
   get borderColor(): number[] {
-    return Array.from({ length: 4 }, (_, i) => this._dv.getFloat32(24 + i * 4, true));
+    return Array.from({ length: 4 }, (_, i) => this._dv.getFloat32(this._o + 24 + i * 4, true));
   }
   set borderColor(v: (number)[]) {
-    setArray(this, 4, v, 'cudaTextureDesc.borderColor', (i, x, n) => W.f32(this._dv, 24 + i * 4, x, n));
+    setArray(this, 4, v, 'cudaTextureDesc.borderColor', (i, x, n) => W.f32(this._dv, this._o + 24 + i * 4, x, n));
   }
   /** Indicates whether texture reads are normalized or not */
   get normalizedCoords(): number {
-    return this._dv.getInt32(40, true);
+    return this._dv.getInt32(this._o + 40, true);
   }
   set normalizedCoords(v: number) {
-    W.i32(this._dv, 40, v, 'cudaTextureDesc.normalizedCoords');
+    W.i32(this._dv, this._o + 40, v, 'cudaTextureDesc.normalizedCoords');
   }
   /** Limit to the anisotropy ratio */
   get maxAnisotropy(): number {
-    return this._dv.getUint32(44, true);
+    return this._dv.getUint32(this._o + 44, true);
   }
   set maxAnisotropy(v: number) {
-    W.u32(this._dv, 44, v, 'cudaTextureDesc.maxAnisotropy');
+    W.u32(this._dv, this._o + 44, v, 'cudaTextureDesc.maxAnisotropy');
   }
   /** Mipmap filter mode */
   get mipmapFilterMode(): E.cudaTextureFilterMode {
-    return this._dv.getInt32(48, true) as E.cudaTextureFilterMode;
+    return this._dv.getInt32(this._o + 48, true) as E.cudaTextureFilterMode;
   }
   set mipmapFilterMode(v: E.cudaTextureFilterMode) {
-    W.i32(this._dv, 48, v, 'cudaTextureDesc.mipmapFilterMode');
+    W.i32(this._dv, this._o + 48, v, 'cudaTextureDesc.mipmapFilterMode');
   }
   /** Offset applied to the supplied mipmap level */
   get mipmapLevelBias(): number {
-    return this._dv.getFloat32(52, true);
+    return this._dv.getFloat32(this._o + 52, true);
   }
   set mipmapLevelBias(v: number) {
-    W.f32(this._dv, 52, v, 'cudaTextureDesc.mipmapLevelBias');
+    W.f32(this._dv, this._o + 52, v, 'cudaTextureDesc.mipmapLevelBias');
   }
   /** Lower end of the mipmap level range to clamp access to */
   get minMipmapLevelClamp(): number {
-    return this._dv.getFloat32(56, true);
+    return this._dv.getFloat32(this._o + 56, true);
   }
   set minMipmapLevelClamp(v: number) {
-    W.f32(this._dv, 56, v, 'cudaTextureDesc.minMipmapLevelClamp');
+    W.f32(this._dv, this._o + 56, v, 'cudaTextureDesc.minMipmapLevelClamp');
   }
   /** Upper end of the mipmap level range to clamp access to */
   get maxMipmapLevelClamp(): number {
-    return this._dv.getFloat32(60, true);
+    return this._dv.getFloat32(this._o + 60, true);
   }
   set maxMipmapLevelClamp(v: number) {
-    W.f32(this._dv, 60, v, 'cudaTextureDesc.maxMipmapLevelClamp');
+    W.f32(this._dv, this._o + 60, v, 'cudaTextureDesc.maxMipmapLevelClamp');
   }
   /** Disable any trilinear filtering optimizations. */
   get disableTrilinearOptimization(): number {
-    return this._dv.getInt32(64, true);
+    return this._dv.getInt32(this._o + 64, true);
   }
   set disableTrilinearOptimization(v: number) {
-    W.i32(this._dv, 64, v, 'cudaTextureDesc.disableTrilinearOptimization');
+    W.i32(this._dv, this._o + 64, v, 'cudaTextureDesc.disableTrilinearOptimization');
   }
   /** Enable seamless cube map filtering. */
   get seamlessCubemap(): number {
-    return this._dv.getInt32(68, true);
+    return this._dv.getInt32(this._o + 68, true);
   }
   set seamlessCubemap(v: number) {
-    W.i32(this._dv, 68, v, 'cudaTextureDesc.seamlessCubemap');
+    W.i32(this._dv, this._o + 68, v, 'cudaTextureDesc.seamlessCubemap');
   }
 }
 /** Fields accepted by `new cudaTextureDesc({...})`. */
@@ -7571,48 +7571,48 @@ export class cudaEglPlaneDesc_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaEglPlaneDesc_st","path":"","size":56,"align":4,"union":false,"fields":{"width":{"offset":0,"size":4},"height":{"offset":4,"size":4},"depth":{"offset":8,"size":4},"pitch":{"offset":12,"size":4},"numChannels":{"offset":16,"size":4},"channelDesc":{"offset":20,"size":20},"reserved":{"offset":40,"size":16}}};
   private static readonly keys: ReadonlySet<string> = new Set(["width","height","depth","pitch","numChannels","channelDesc","reserved"]);
   /** A view of existing bytes as a cudaEglPlaneDesc_st (no copy). */
-  static view(mem: Uint8Array): cudaEglPlaneDesc_st {
-    return new cudaEglPlaneDesc_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaEglPlaneDesc_st {
+    return new cudaEglPlaneDesc_st(undefined, mem, dv);
   }
   /** A new zeroed cudaEglPlaneDesc_st, with the given fields set. */
-  constructor(init?: cudaEglPlaneDesc_stInit | cudaEglPlaneDesc_st, mem?: Uint8Array) {
-    super(56, mem);
+  constructor(init?: cudaEglPlaneDesc_stInit | cudaEglPlaneDesc_st, mem?: Uint8Array, dv?: DataView) {
+    super(56, mem, dv);
     this._init(init, cudaEglPlaneDesc_st.keys);
   }
   /** Width of plane */
   get width(): number {
-    return this._dv.getUint32(0, true);
+    return this._dv.getUint32(this._o + 0, true);
   }
   set width(v: number) {
-    W.u32(this._dv, 0, v, 'cudaEglPlaneDesc_st.width');
+    W.u32(this._dv, this._o + 0, v, 'cudaEglPlaneDesc_st.width');
   }
   /** Height of plane */
   get height(): number {
-    return this._dv.getUint32(4, true);
+    return this._dv.getUint32(this._o + 4, true);
   }
   set height(v: number) {
-    W.u32(this._dv, 4, v, 'cudaEglPlaneDesc_st.height');
+    W.u32(this._dv, this._o + 4, v, 'cudaEglPlaneDesc_st.height');
   }
   /** Depth of plane */
   get depth(): number {
-    return this._dv.getUint32(8, true);
+    return this._dv.getUint32(this._o + 8, true);
   }
   set depth(v: number) {
-    W.u32(this._dv, 8, v, 'cudaEglPlaneDesc_st.depth');
+    W.u32(this._dv, this._o + 8, v, 'cudaEglPlaneDesc_st.depth');
   }
   /** Pitch of plane */
   get pitch(): number {
-    return this._dv.getUint32(12, true);
+    return this._dv.getUint32(this._o + 12, true);
   }
   set pitch(v: number) {
-    W.u32(this._dv, 12, v, 'cudaEglPlaneDesc_st.pitch');
+    W.u32(this._dv, this._o + 12, v, 'cudaEglPlaneDesc_st.pitch');
   }
   /** Number of channels for the plane */
   get numChannels(): number {
-    return this._dv.getUint32(16, true);
+    return this._dv.getUint32(this._o + 16, true);
   }
   set numChannels(v: number) {
-    W.u32(this._dv, 16, v, 'cudaEglPlaneDesc_st.numChannels');
+    W.u32(this._dv, this._o + 16, v, 'cudaEglPlaneDesc_st.numChannels');
   }
   private _n_channelDesc?: cudaChannelFormatDesc;
   /** Channel Format Descriptor */
@@ -7624,10 +7624,10 @@ export class cudaEglPlaneDesc_st extends CStruct {
   }
   /** Reserved for future use */
   get reserved(): number[] {
-    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(40 + i * 4, true));
+    return Array.from({ length: 4 }, (_, i) => this._dv.getUint32(this._o + 40 + i * 4, true));
   }
   set reserved(v: (number)[]) {
-    setArray(this, 4, v, 'cudaEglPlaneDesc_st.reserved', (i, x, n) => W.u32(this._dv, 40 + i * 4, x, n));
+    setArray(this, 4, v, 'cudaEglPlaneDesc_st.reserved', (i, x, n) => W.u32(this._dv, this._o + 40 + i * 4, x, n));
   }
 }
 /** Fields accepted by `new cudaEglPlaneDesc_st({...})`. */
@@ -7647,12 +7647,12 @@ export class cudaEglFrame_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaEglFrame_st","path":"","size":280,"align":8,"union":false,"fields":{"frame":{"offset":0,"size":96},"planeDesc":{"offset":96,"size":168},"planeCount":{"offset":264,"size":4},"frameType":{"offset":268,"size":4},"eglColorFormat":{"offset":272,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["frame","planeDesc","planeCount","frameType","eglColorFormat"]);
   /** A view of existing bytes as a cudaEglFrame_st (no copy). */
-  static view(mem: Uint8Array): cudaEglFrame_st {
-    return new cudaEglFrame_st(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaEglFrame_st {
+    return new cudaEglFrame_st(undefined, mem, dv);
   }
   /** A new zeroed cudaEglFrame_st, with the given fields set. */
-  constructor(init?: cudaEglFrame_stInit | cudaEglFrame_st, mem?: Uint8Array) {
-    super(280, mem);
+  constructor(init?: cudaEglFrame_stInit | cudaEglFrame_st, mem?: Uint8Array, dv?: DataView) {
+    super(280, mem, dv);
     this._init(init, cudaEglFrame_st.keys);
   }
   private _n_frame?: cudaEglFrame_st_frame;
@@ -7664,31 +7664,31 @@ export class cudaEglFrame_st extends CStruct {
   }
   /** CUDA EGL Plane Descriptor::cudaEglPlaneDesc */
   get planeDesc(): cudaEglPlaneDesc_st[] {
-    return Array.from({ length: 3 }, (_, i) => new cudaEglPlaneDesc_st(cudaEglPlaneDesc_st.view(this._u8.subarray(96 + i * 56, 96 + (i + 1) * 56))));
+    return Array.from({ length: 3 }, (_, i) => new cudaEglPlaneDesc_st(cudaEglPlaneDesc_st.view(this._u8.subarray(96 + i * 56, 96 + (i + 1) * 56), this._dv)));
   }
   set planeDesc(v: (cudaEglPlaneDesc_st | cudaEglPlaneDesc_stInit)[]) {
-    setArray(this, 3, v, 'cudaEglFrame_st.planeDesc', (i, x, n) => setNested(cudaEglPlaneDesc_st.view(this._u8.subarray(96 + i * 56, 96 + (i + 1) * 56)), x === 0 ? {} : x, cudaEglPlaneDesc_st, n));
+    setArray(this, 3, v, 'cudaEglFrame_st.planeDesc', (i, x, n) => setNested(cudaEglPlaneDesc_st.view(this._u8.subarray(96 + i * 56, 96 + (i + 1) * 56), this._dv), x === 0 ? {} : x, cudaEglPlaneDesc_st, n));
   }
   /** Number of planes */
   get planeCount(): number {
-    return this._dv.getUint32(264, true);
+    return this._dv.getUint32(this._o + 264, true);
   }
   set planeCount(v: number) {
-    W.u32(this._dv, 264, v, 'cudaEglFrame_st.planeCount');
+    W.u32(this._dv, this._o + 264, v, 'cudaEglFrame_st.planeCount');
   }
   /** Array or Pitch */
   get frameType(): E.cudaEglFrameType_enum {
-    return this._dv.getInt32(268, true) as E.cudaEglFrameType_enum;
+    return this._dv.getInt32(this._o + 268, true) as E.cudaEglFrameType_enum;
   }
   set frameType(v: E.cudaEglFrameType_enum) {
-    W.i32(this._dv, 268, v, 'cudaEglFrame_st.frameType');
+    W.i32(this._dv, this._o + 268, v, 'cudaEglFrame_st.frameType');
   }
   /** CUDA EGL Color Format */
   get eglColorFormat(): E.cudaEglColorFormat_enum {
-    return this._dv.getInt32(272, true) as E.cudaEglColorFormat_enum;
+    return this._dv.getInt32(this._o + 272, true) as E.cudaEglColorFormat_enum;
   }
   set eglColorFormat(v: E.cudaEglColorFormat_enum) {
-    W.i32(this._dv, 272, v, 'cudaEglFrame_st.eglColorFormat');
+    W.i32(this._dv, this._o + 272, v, 'cudaEglFrame_st.eglColorFormat');
   }
 }
 /** Fields accepted by `new cudaEglFrame_st({...})`. */
@@ -7706,27 +7706,27 @@ export class cudaEglFrame_st_frame extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct cudaEglFrame_st","path":"frame","size":96,"align":8,"union":true,"fields":{"pArray":{"offset":0,"size":24},"pPitch":{"offset":0,"size":96}}};
   private static readonly keys: ReadonlySet<string> = new Set(["pArray","pPitch"]);
   /** A view of existing bytes as a cudaEglFrame_st_frame (no copy). */
-  static view(mem: Uint8Array): cudaEglFrame_st_frame {
-    return new cudaEglFrame_st_frame(undefined, mem);
+  static view(mem: Uint8Array, dv?: DataView): cudaEglFrame_st_frame {
+    return new cudaEglFrame_st_frame(undefined, mem, dv);
   }
   /** A new zeroed cudaEglFrame_st_frame, with the given fields set. */
-  constructor(init?: cudaEglFrame_st_frameInit | cudaEglFrame_st_frame, mem?: Uint8Array) {
-    super(96, mem);
+  constructor(init?: cudaEglFrame_st_frameInit | cudaEglFrame_st_frame, mem?: Uint8Array, dv?: DataView) {
+    super(96, mem, dv);
     this._init(init, cudaEglFrame_st_frame.keys);
   }
   /** Array of CUDA arrays corresponding to each plane */
   get pArray(): H.cudaArray_t[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(0 + i * 8, true) as H.cudaArray_t);
+    return Array.from({ length: 3 }, (_, i) => this._dv.getBigUint64(this._o + 0 + i * 8, true) as H.cudaArray_t);
   }
   set pArray(v: (H.cudaArray_t | null)[]) {
-    setArray(this, 3, v, 'cudaEglFrame_st_frame.pArray', (i, x, n) => W.ptr(this._dv, 0 + i * 8, x, n));
+    setArray(this, 3, v, 'cudaEglFrame_st_frame.pArray', (i, x, n) => W.ptr(this._dv, this._o + 0 + i * 8, x, n));
   }
   /** Array of Pointers corresponding to each plane */
   get pPitch(): cudaPitchedPtr[] {
-    return Array.from({ length: 3 }, (_, i) => new cudaPitchedPtr(cudaPitchedPtr.view(this._u8.subarray(0 + i * 32, 0 + (i + 1) * 32))));
+    return Array.from({ length: 3 }, (_, i) => new cudaPitchedPtr(cudaPitchedPtr.view(this._u8.subarray(0 + i * 32, 0 + (i + 1) * 32), this._dv)));
   }
   set pPitch(v: (cudaPitchedPtr | cudaPitchedPtrInit)[]) {
-    setArray(this, 3, v, 'cudaEglFrame_st_frame.pPitch', (i, x, n) => setNested(cudaPitchedPtr.view(this._u8.subarray(0 + i * 32, 0 + (i + 1) * 32)), x === 0 ? {} : x, cudaPitchedPtr, n));
+    setArray(this, 3, v, 'cudaEglFrame_st_frame.pPitch', (i, x, n) => setNested(cudaPitchedPtr.view(this._u8.subarray(0 + i * 32, 0 + (i + 1) * 32), this._dv), x === 0 ? {} : x, cudaPitchedPtr, n));
   }
 }
 /** Fields accepted by `new cudaEglFrame_st_frame({...})`. */

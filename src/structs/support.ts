@@ -41,7 +41,7 @@ export function packArray(
   const a = arrayArg(v, count, fn, p, nullable);
   if (a === null) return null;
   const mem = bytes(Math.max(1, count * elemSize));
-  const dv = new DataView(mem.buffer);
+  const dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
   for (let i = 0; i < count; i++) write(dv, i * elemSize, a[i], `${fn}: parameter '${p}[${i}]'`);
   return mem;
 }

@@ -94,9 +94,9 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
   o.push(`  static readonly layout: StructLayout = ${JSON.stringify(layout)};`);
   o.push(`  private static readonly keys: ReadonlySet<string> = new Set(${JSON.stringify(rec.fields.map((f) => f.name))});`);
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
-  o.push(`  static view(mem: Uint8Array): ${cls} {\n    return new ${cls}(undefined, mem);\n  }`);
+  o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
   o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);
-  o.push(`  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array) {\n    super(${rec.size}, mem);\n    this._init(init, ${cls}.keys);\n  }`);
+  o.push(`  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array, dv?: DataView) {\n    super(${rec.size}, mem, dv);\n    this._init(init, ${cls}.keys);\n  }`);
   for (const f of rec.fields) {
     const name = `${cls}.${f.name}`;
     const off = f.offset;
@@ -121,8 +121,8 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
       if (ek.k === 'record') {
         tsGet = `${ek.rec.name}[]`;
         tsSet = `(${ek.rec.name} | ${ek.rec.name}Init)[]`;
-        get = `return Array.from({ length: ${t.n} }, (_, i) => new ${ek.rec.name}(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz}))));`;
-        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => setNested(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz})), x === 0 ? {} : x, ${ek.rec.name}, n));`;
+        get = `return Array.from({ length: ${t.n} }, (_, i) => new ${ek.rec.name}(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz}), this._dv)));`;
+        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => setNested(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz}), this._dv), x === 0 ? {} : x, ${ek.rec.name}, n));`;
       } else if (resolve(t.of).k === 'array') {
         // Two-dimensional arrays read as their bytes.
         tsGet = 'Uint8Array';
@@ -134,8 +134,8 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
         const et = tsEnumsHandles(tm.tsOut(ek), tm);
         tsGet = `${et}[]`;
         tsSet = `(${tsQ(tm, tm.tsIn(ek))})[]`;
-        get = `return Array.from({ length: ${t.n} }, (_, i) => ${io.read('this._dv', `${off} + i * ${esz}`)});`;
-        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => ${io.write}(this._dv, ${off} + i * ${esz}, x, n));`;
+        get = `return Array.from({ length: ${t.n} }, (_, i) => ${io.read('this._dv', `this._o + ${off} + i * ${esz}`)});`;
+        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => ${io.write}(this._dv, this._o + ${off} + i * ${esz}, x, n));`;
       }
     } else if (t.k === 'record') {
       const r = model.records.get(t.key)!;
@@ -149,7 +149,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
       const io = scalarIO(k);
       tsGet = tsEnumsHandles(tm.tsOut(k), tm);
       tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : tsGet;
-      get = `return ${io.read('this._dv', String(off))};`;
+      get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
       if (k.k === 'addr' || k.k === 'fnptr') {
         const pt = t.k === 'ptr' ? resolve(t.to) : null;
         const pointee = pt && pt.k !== 'fn' && !(pt.k === 'prim' && pt.name === 'void') ? tm.value((t as { to: CType }).to) : null;
@@ -159,7 +159,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
           const elemTs = pointee.k === 'record' ? `${pointee.rec.name} | ${pointee.rec.name}Init` : tsEnumsHandles(tm.tsIn(pointee), tm);
           tsSet = `bigint | Uint8Array | ArrayBufferView | CStruct | (${elemTs})[] | null`;
           const write = pointee.k === 'record'
-            ? `(dv, at, x, n) => setNested(${pointee.rec.name}.view(new Uint8Array(dv.buffer, at, ${esz})), x, ${pointee.rec.name}, n)`
+            ? `(dv, at, x, n) => setNested(${pointee.rec.name}.view(new Uint8Array(dv.buffer, dv.byteOffset + at, ${esz})), x, ${pointee.rec.name}, n)`
             : `(dv, at, x, n) => ${scalarIO(pointee).write}(dv, at, x, n)`;
           set = `setPointerArray(this, ${off}, v, ${q(name)}, ${q(f.name)}, ${esz}, ${write});`;
         } else {
@@ -167,7 +167,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
           set = `setPointer(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
         }
       } else {
-        set = `${io.write}(this._dv, ${off}, v, ${q(name)});`;
+        set = `${io.write}(this._dv, this._o + ${off}, v, ${q(name)});`;
       }
     }
     if (fd) o.push(fd);

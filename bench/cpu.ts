@@ -1,0 +1,62 @@
+// The facade against raw koffi calls of the same functions, on whatever libcudart loads (without a
+// driver every call returns cudaErrorInsufficientDriver at once, so this measures marshalling).
+// Runs against the build (`npm run build` first): `npm run bench:cpu`.
+import koffi from 'koffi';
+import * as path from 'node:path';
+
+// The compiled package, as users load it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { cudart } = require(path.join(__dirname, '..', 'dist')) as typeof import('../src');
+
+function bench(fn: () => unknown, n: number): number {
+  const r: number[] = [];
+  for (let rep = 0; rep < 7; rep++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) fn();
+    r.push(Number(process.hrtime.bigint() - t) / n);
+  }
+  return r.sort((a, b) => a - b)[3];
+}
+
+const info = cudart.libraryInfo();
+const lib = koffi.load(info.path);
+const dim3 = koffi.struct({ x: 'uint32_t', y: 'uint32_t', z: 'uint32_t' });
+const raw = {
+  cudaGetDevice: lib.func('int cudaGetDevice(void *)'),
+  cudaPeekAtLastError: lib.func('int cudaPeekAtLastError()'),
+  cudaStreamQuery: lib.func('int cudaStreamQuery(void *)'),
+  cudaEventRecord: lib.func('int cudaEventRecord(void *, void *)'),
+  cudaMemcpy: lib.func('int cudaMemcpy(void *, void *, size_t, int)'),
+  cudaGetDeviceProperties: lib.func('int cudaGetDeviceProperties(void *, int)'),
+  cudaMallocAsync: lib.func('int cudaMallocAsync(void *, size_t, void *)'),
+  cudaLaunchKernel: lib.func('cudaLaunchKernel', 'int', ['void *', dim3, dim3, 'void *', 'size_t', 'void *']),
+};
+const i32 = new Int32Array(2);
+const u64 = new BigUint64Array(1);
+const prop = Buffer.alloc(1008);
+const host = new Int32Array(1);
+const s = cudart.cudaStream_t(0x1234);
+const e = cudart.cudaEvent_t(0x5678);
+const g = { x: 1, y: 1, z: 1 };
+const d3 = new cudart.dim3(g);
+
+const cases: [string, () => unknown, () => unknown, number][] = [
+  ['cudaPeekAtLastError', () => raw.cudaPeekAtLastError(), () => cudart.cudaPeekAtLastError(), 2_000_000],
+  ['cudaGetDevice', () => raw.cudaGetDevice(i32), () => cudart.cudaGetDevice(), 2_000_000],
+  ['cudaStreamQuery', () => raw.cudaStreamQuery(s), () => cudart.cudaStreamQuery(s), 2_000_000],
+  ['cudaEventRecord', () => raw.cudaEventRecord(e, s), () => cudart.cudaEventRecord(e, s), 2_000_000],
+  ['cudaMemcpy 4 B', () => raw.cudaMemcpy(0x1000n, host, 4, 1), () => cudart.cudaMemcpy(0x1000n, host, 4, 1), 1_000_000],
+  ['cudaMallocAsync', () => raw.cudaMallocAsync(u64, 1024, s), () => cudart.cudaMallocAsync(1024, s), 1_000_000],
+  ['cudaGetDeviceProperties', () => raw.cudaGetDeviceProperties(prop, 0), () => cudart.cudaGetDeviceProperties(0), 200_000],
+  ['cudaLaunchKernel', () => raw.cudaLaunchKernel(0x10n, g, g, null, 0, s), () => cudart.cudaLaunchKernel(0x10n, d3, d3, null, 0, s), 500_000],
+];
+
+console.log(`# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}`);
+console.log('| call | raw koffi ns | facade ns | facade − raw |');
+console.log('|---|---:|---:|---:|');
+for (const [name, r, f, n] of cases) {
+  r(); f();
+  const a = bench(r, n);
+  const b = bench(f, n);
+  console.log(`| ${name} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b - a).toFixed(1)} |`);
+}
