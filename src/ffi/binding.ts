@@ -3,7 +3,7 @@ import type { LibraryHandle, TypeObject } from 'koffi';
 import { openLibrary, type LibrarySpec, type LoadedLibrary } from './loader';
 
 export type KoffiFunction = ReturnType<LibraryHandle['func']>;
-type Decl = readonly [symbol: string, result: string | TypeObject, params: (string | TypeObject)[]];
+type Decl = readonly [symbol: string, result: string | TypeObject, params: (string | TypeObject)[], split?: string[]];
 
 export interface LibraryInfo {
   /** The candidate that loaded: a path or a soname. */
@@ -20,7 +20,16 @@ export function perThreadDefaultStream(): boolean {
 }
 
 /** A library opened on first use, whose functions are bound one by one on their first call. */
+/**
+ * Whether small structs of integers passed by value can be passed as their 8-byte words: true
+ * where the C calling convention passes them in integer registers word by word (x86-64 System V,
+ * AArch64), false on Windows, which passes a 12-byte struct by reference.
+ */
+export const splitSmallStructs = process.platform !== 'win32' && (process.arch === 'x64' || process.arch === 'arm64');
+
 export interface LazyLibrary<D> {
+  /** Whether bound functions take small integer structs as their 8-byte words (see splitSmallStructs). */
+  readonly splitSmallStructs: boolean;
   /** The koffi function for `name`; one whose symbol the library lacks throws when called. */
   bind(name: keyof D & string): KoffiFunction;
   info(): LibraryInfo;
@@ -34,9 +43,11 @@ export function lazyLibrary<D extends Record<string, Decl>>(
   let loaded: LoadedLibrary | undefined;
   const load = () => (loaded ??= openLibrary(spec));
   return {
+    splitSmallStructs,
     bind(name) {
       const { lib, resolvedPath } = load();
-      const [symbol, ret, params] = declarations[name];
+      const [symbol, ret, structParams, split] = declarations[name];
+      const params = splitSmallStructs && split ? split : structParams;
       const sym = (perThreadDefaultStream() && perThreadSymbols[name]) || symbol;
       try {
         return lib.func(sym, ret, params);

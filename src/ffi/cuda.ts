@@ -10,7 +10,7 @@ export const T = {
   CUeglFrame_st: koffi.struct({ bytes: [8, koffi.array('uint8_t', 64, 'Typed')] }),
 };
 
-type Decl = [symbol: string, result: string | TypeObject, params: (string | TypeObject)[]];
+type Decl = [symbol: string, result: string | TypeObject, params: (string | TypeObject)[], split?: string[]];
 /** Every bound function: its C symbol, koffi result and parameter types, after its C prototype. */
 export const declarations = {
   // CUresult cuGetErrorString(CUresult error, const char ** pStr) — cuda.h:5149
@@ -414,9 +414,9 @@ export const declarations = {
   // CUresult cuPointerGetAttribute(void * data, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14357
   cuPointerGetAttribute: ['cuPointerGetAttribute', 'int32_t', ['void *', 'int32_t', 'uint64_t']] as Decl,
   // CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) — cuda.h:14434
-  cuMemPrefetchAsync: ['cuMemPrefetchAsync_v2', 'int32_t', ['uint64_t', 'size_t', T.CUmemLocation_st, 'uint32_t', 'void *']] as Decl,
+  cuMemPrefetchAsync: ['cuMemPrefetchAsync_v2', 'int32_t', ['uint64_t', 'size_t', T.CUmemLocation_st, 'uint32_t', 'void *'], ['uint64_t', 'size_t', 'uint64_t', 'uint32_t', 'void *']] as Decl,
   // CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) — cuda.h:14555
-  cuMemAdvise: ['cuMemAdvise_v2', 'int32_t', ['uint64_t', 'size_t', 'int32_t', T.CUmemLocation_st]] as Decl,
+  cuMemAdvise: ['cuMemAdvise_v2', 'int32_t', ['uint64_t', 'size_t', 'int32_t', T.CUmemLocation_st], ['uint64_t', 'size_t', 'int32_t', 'uint64_t']] as Decl,
   // CUresult cuMemPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14596
   cuMemPrefetchBatchAsync: ['cuMemPrefetchBatchAsync', 'int32_t', ['void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
   // CUresult cuMemDiscardBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, unsigned long long flags, CUstream hStream) — cuda.h:14629

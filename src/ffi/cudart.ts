@@ -14,7 +14,7 @@ export const T = {
   cudaEglFrame_st: koffi.struct({ bytes: [8, koffi.array('uint8_t', 280, 'Typed')] }),
 };
 
-type Decl = [symbol: string, result: string | TypeObject, params: (string | TypeObject)[]];
+type Decl = [symbol: string, result: string | TypeObject, params: (string | TypeObject)[], split?: string[]];
 /** Every bound function: its C symbol, koffi result and parameter types, after its C prototype. */
 export const declarations = {
   // cudaError_t cudaDeviceReset(void) — cuda_runtime_api.h:330
@@ -180,11 +180,11 @@ export const declarations = {
   // cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) — cuda_runtime_api.h:3698
   cudaDestroyExternalSemaphore: ['cudaDestroyExternalSemaphore', 'int32_t', ['void *']] as Decl,
   // cudaError_t cudaLaunchKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3766
-  cudaLaunchKernel: ['cudaLaunchKernel', 'int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *']] as Decl,
+  cudaLaunchKernel: ['cudaLaunchKernel', 'int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *'], ['void *', 'uint64_t', 'uint64_t', 'uint64_t', 'uint64_t', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t * config, const void * func, void ** args) — cuda_runtime_api.h:3829
   cudaLaunchKernelExC: ['cudaLaunchKernelExC', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // cudaError_t cudaLaunchCooperativeKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3886
-  cudaLaunchCooperativeKernel: ['cudaLaunchCooperativeKernel', 'int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *']] as Decl,
+  cudaLaunchCooperativeKernel: ['cudaLaunchCooperativeKernel', 'int32_t', ['void *', T.dim3, T.dim3, 'void *', 'size_t', 'void *'], ['void *', 'uint64_t', 'uint64_t', 'uint64_t', 'uint64_t', 'void *', 'size_t', 'void *']] as Decl,
   // cudaError_t cudaFuncSetCacheConfig(const void * func, enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:3936
   cudaFuncSetCacheConfig: ['cudaFuncSetCacheConfig', 'int32_t', ['void *', 'int32_t']] as Decl,
   // cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes * attr, const void * func) — cuda_runtime_api.h:3971
@@ -318,7 +318,7 @@ export const declarations = {
   // cudaError_t cudaGetSymbolSize(size_t * size, const void * symbol) — cuda_runtime_api.h:7072
   cudaGetSymbolSize: ['cudaGetSymbolSize', 'int32_t', ['void *', 'void *']] as Decl,
   // cudaError_t cudaMemPrefetchAsync(const void * devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream) — cuda_runtime_api.h:7152
-  cudaMemPrefetchAsync: ['cudaMemPrefetchAsync', 'int32_t', ['void *', 'size_t', T.cudaMemLocation, 'uint32_t', 'void *']] as Decl,
+  cudaMemPrefetchAsync: ['cudaMemPrefetchAsync', 'int32_t', ['void *', 'size_t', T.cudaMemLocation, 'uint32_t', 'void *'], ['void *', 'size_t', 'uint64_t', 'uint32_t', 'void *']] as Decl,
   // cudaError_t cudaMemPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7193
   cudaMemPrefetchBatchAsync: ['cudaMemPrefetchBatchAsync', 'int32_t', ['void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaMemDiscardBatchAsync(void ** dptrs, size_t * sizes, size_t count, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7226
@@ -326,7 +326,7 @@ export const declarations = {
   // cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7274
   cudaMemDiscardAndPrefetchBatchAsync: ['cudaMemDiscardAndPrefetchBatchAsync', 'int32_t', ['void *', 'void *', 'size_t', 'void *', 'void *', 'size_t', 'uint64_t', 'void *']] as Decl,
   // cudaError_t cudaMemAdvise(const void * devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) — cuda_runtime_api.h:7399
-  cudaMemAdvise: ['cudaMemAdvise', 'int32_t', ['void *', 'size_t', 'int32_t', T.cudaMemLocation]] as Decl,
+  cudaMemAdvise: ['cudaMemAdvise', 'int32_t', ['void *', 'size_t', 'int32_t', T.cudaMemLocation], ['void *', 'size_t', 'int32_t', 'uint64_t']] as Decl,
   // cudaError_t cudaMemRangeGetAttribute(void * data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void * devPtr, size_t count) — cuda_runtime_api.h:7481
   cudaMemRangeGetAttribute: ['cudaMemRangeGetAttribute', 'int32_t', ['void *', 'size_t', 'int32_t', 'void *', 'size_t']] as Decl,
   // cudaError_t cudaMemRangeGetAttributes(void ** data, size_t * dataSizes, enum cudaMemRangeAttribute * attributes, size_t numAttributes, const void * devPtr, size_t count) — cuda_runtime_api.h:7524

@@ -853,7 +853,7 @@ export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, bl
   const a_args = M.pointer(args, 'cudaLaunchKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchKernel', 'stream');
-  const err = (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, X.eightbyte(a_gridDim, 0), X.eightbyte(a_gridDim, 1), X.eightbyte(a_blockDim, 0), X.eightbyte(a_blockDim, 1), a_args, a_sharedMem, a_stream) : (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
   return [err];
 }
 
@@ -878,7 +878,7 @@ export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.d
   const a_args = M.pointer(args, 'cudaLaunchCooperativeKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchCooperativeKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchCooperativeKernel', 'stream');
-  const err = (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, X.eightbyte(a_gridDim, 0), X.eightbyte(a_gridDim, 1), X.eightbyte(a_blockDim, 0), X.eightbyte(a_blockDim, 1), a_args, a_sharedMem, a_stream) : (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
   return [err];
 }
 
@@ -1697,7 +1697,7 @@ export function cudaMemPrefetchAsync(devPtr: Pointer, count: number, location: S
   const a_flags = M.u32(flags, 'cudaMemPrefetchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemPrefetchAsync', 'stream');
   M.checkExtent(a_devPtr, a_count, 'cudaMemPrefetchAsync', 'devPtr', 'count');
-  const err = (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_stream) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, X.eightbyte(a_location, 0), a_flags, a_stream) : (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_stream)) as E.cudaError_t;
   return [err];
 }
 
@@ -1755,7 +1755,7 @@ export function cudaMemAdvise(devPtr: Pointer, count: number, advice: E.cudaMemo
   const a_advice = M.i32(advice, 'cudaMemAdvise', 'advice');
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemAdvise', 'location');
   M.checkExtent(a_devPtr, a_count, 'cudaMemAdvise', 'devPtr', 'count');
-  const err = (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, a_location) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, X.eightbyte(a_location, 0)) : (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.cudaError_t;
   return [err];
 }
 

@@ -117,3 +117,16 @@ export function fromBytes<T extends CStruct>(cls: StructClass<T>, b: ArrayLike<n
   s._u8.set(b);
   return s;
 }
+
+/** The i-th 8-byte word of a struct (a small struct passed by value in integer registers). */
+export function eightbyte(s: CStruct, i: number): number | bigint {
+  const at = s._o + i * 8;
+  const n = Math.min(8, s._u8.length - i * 8);
+  const dv = s._dv;
+  let lo = 0;
+  for (let k = Math.min(n, 4) - 1; k >= 0; k--) lo = lo * 256 + dv.getUint8(at + k);
+  if (n <= 4) return lo;
+  let hi = 0;
+  for (let k = n - 1; k >= 4; k--) hi = hi * 256 + dv.getUint8(at + k);
+  return hi < 0x200000 ? hi * 4294967296 + lo : (BigInt(hi) << 32n) | BigInt(lo);
+}

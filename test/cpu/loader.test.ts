@@ -104,3 +104,27 @@ test('a function the library lacks throws when called; the others still work', (
   expect(ver).toEqual([0, 13000]);
   expect(msg).toMatch(new RegExp(`^cudaGetDeviceCount: libcudart at ${fake.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} does not export cudaGetDeviceCount`));
 });
+
+test('small structs passed by value reach C intact (dim3 in cudaLaunchKernel, as 8-byte words on x86-64)', () => {
+  const src = path.join(tmp, 'abi.c');
+  const lib = path.join(tmp, 'libcudart-abi.so');
+  fs.writeFileSync(src, `
+    typedef struct { unsigned x, y, z; } dim3;
+    static unsigned long long seen[10];
+    int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
+    int cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long sm, void *s) {
+      unsigned long long v[10] = { (unsigned long long)f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned long long)args, sm, (unsigned long long)s };
+      for (int i = 0; i < 10; i++) seen[i] = v[i];
+      return 0;
+    }
+    void last(unsigned long long *out) { for (int i = 0; i < 10; i++) out[i] = seen[i]; }`);
+  execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
+  const out = node(`
+    const koffi = require('koffi');
+    const { cudart } = require('./src');
+    const r = cudart.cudaLaunchKernel(0x1234n, { x: 4000000000, y: 3000000, z: 7 }, new cudart.dim3({ x: 256, y: 2, z: 1 }), 0x5678n, 4096, cudart.cudaStream_t(0x9abc));
+    const seen = new BigUint64Array(10);
+    koffi.load(${JSON.stringify(lib)}).func('void last(void *)')(seen);
+    console.log(JSON.stringify([r, Array.from(seen, String)]));`, { CUDA_BINDINGS_CUDART: lib });
+  expect(JSON.parse(out)).toEqual([[0], ['4660', '4000000000', '3000000', '7', '256', '2', '1', '22136', '4096', '39612']]);
+});
