@@ -1,7 +1,11 @@
 // Per-call cost of common runtime calls through the tuple facade, printed as CSV lines
 // `facade,<operation>,<ns per call>` beside the anchors (.gpu/anchors/run.sh) of the same run.
-//   npx tsx bench/facade.ts [kern.cubin]
-import { cudart } from '../src';
+// Runs against the build, as users load the package (`npm run build` first):
+//   node --import tsx bench/facade.ts [kern.cubin]
+import * as path from 'node:path';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { cudart } = require(path.join(__dirname, '..', 'dist')) as typeof import('../src');
 
 function bench(fn: () => unknown, n: number): number {
   const r: number[] = [];

@@ -8,15 +8,11 @@ mkdir -p "$OUT"
 export CI=true
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id --format=csv; node --version; } > "$OUT/machine.txt" 2>&1
 cp /usr/local/cuda/include/nvrtc.h "$OUT/" 2>/dev/null
-libcuda=$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')
-nm -D --defined-only "$libcuda" | awk '{print $3}' | sed 's/@.*//' | sort -u > "$OUT/libcuda-exports.txt"
-nm -D --defined-only /usr/local/cuda/lib64/libnvrtc.so.13 | awk '{print $3}' | sed 's/@.*//' | sort -u > "$OUT/libnvrtc-exports.txt"
+npm run --silent build > /dev/null
 timeout 120 npx tsx examples/deviceQuery.ts > "$OUT/deviceQuery.txt" 2>&1; echo "exit $?" >> "$OUT/deviceQuery.txt"
 timeout 300 npx jest --selectProjects gpu --runInBand > "$OUT/gpu-suite.txt" 2>&1; echo "exit $?" >> "$OUT/gpu-suite.txt"
-for api in runtime driver; do
-  timeout 120 node --import tsx test/cpu/helpers/call-every-function.ts $api > "$OUT/all-$api.txt" 2>&1; echo "exit $?" >> "$OUT/all-$api.txt"
-done
+for api in runtime driver; do timeout 250 bash tools/find-crashers.sh $api; done > "$OUT/crashers.txt" 2>&1
 nvcc -O2 -arch=native -cubin -o /tmp/kern.cubin .gpu/anchors/kern.cu
 timeout 200 bash .gpu/anchors/run.sh > "$OUT/anchors.csv" 2>&1
-timeout 200 npx tsx bench/facade.ts /tmp/kern.cubin > "$OUT/facade.csv" 2>&1
+timeout 200 node --import tsx bench/facade.ts /tmp/kern.cubin > "$OUT/facade.csv" 2>&1
 ls -la "$OUT"

@@ -5,8 +5,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { cudart, cuda } from '../../../src';
 
-// Which API: 'runtime' (the default) or 'driver'.
+// Which API: 'runtime' (the default) or 'driver'; `--after NAME` starts after that function (to go
+// on past a call that crashed the process).
 const api = process.argv[2] ?? 'runtime';
+const after = process.argv.indexOf('--after') > 0 ? process.argv[process.argv.indexOf('--after') + 1] : undefined;
 const ns: Record<string, any> = api === 'driver' ? cuda : cudart;
 const sigs: { name: string; params: { name: string; ts: string }[] }[] = JSON.parse(
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'),
@@ -28,7 +30,12 @@ function sample(fn: string, p: { name: string; ts: string }): unknown {
   throw new Error(`no sample for ${fn}(${p.name}: ${ts})`);
 }
 
+let skipping = after !== undefined;
 for (const sig of sigs) {
+  if (skipping) {
+    skipping = sig.name !== after;
+    continue;
+  }
   process.stdout.write(JSON.stringify({ start: sig.name }) + '\n');
   const args = sig.params.map((p) => sample(sig.name, p));
   let r: unknown;
