@@ -83,7 +83,8 @@ let f_cuDeviceGetName: KoffiFunction | undefined;
 export function cuDeviceGetName(len: number, dev: number): [E.CUresult, string | null] {
   const a_len = M.i32(len, 'cuDeviceGetName', 'len');
   const a_dev = M.i32(dev, 'cuDeviceGetName', 'dev');
-  const a_name = M.bytes(Math.max(1, a_len));
+  if (a_len < 1) M.rangeError('cuDeviceGetName', 'len', `must be at least 1, got ${a_len}`);
+  const a_name = M.bytes(a_len);
   const err = (f_cuDeviceGetName ??= L.bind('cuDeviceGetName'))(a_name, a_len, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, M.cString(a_name)];
@@ -1074,7 +1075,8 @@ let f_cuDeviceGetPCIBusId: KoffiFunction | undefined;
 export function cuDeviceGetPCIBusId(len: number, dev: number): [E.CUresult, string | null] {
   const a_len = M.i32(len, 'cuDeviceGetPCIBusId', 'len');
   const a_dev = M.i32(dev, 'cuDeviceGetPCIBusId', 'dev');
-  const a_pciBusId = M.bytes(Math.max(1, a_len));
+  if (a_len < 1) M.rangeError('cuDeviceGetPCIBusId', 'len', `must be at least 1, got ${a_len}`);
+  const a_pciBusId = M.bytes(a_len);
   const err = (f_cuDeviceGetPCIBusId ??= L.bind('cuDeviceGetPCIBusId'))(a_pciBusId, a_len, a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, M.cString(a_pciBusId)];
@@ -1307,6 +1309,7 @@ let f_cuMemcpy3DPeer: KoffiFunction | undefined;
 // CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER * pCopy) — cuda.h:10452
 export function cuMemcpy3DPeer(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_PEER_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_PEER_st, 'cuMemcpy3DPeer', 'pCopy');
+  if (a_pCopy === null || X.peerContextMissing(a_pCopy, S.CUDA_MEMCPY3D_PEER_st)) M.rangeError('cuMemcpy3DPeer', 'pCopy', 'must be a CUDA_MEMCPY3D_PEER with srcContext and dstContext set (or an array on that side)');
   const err = (f_cuMemcpy3DPeer ??= L.bind('cuMemcpy3DPeer'))(a_pCopy) as E.CUresult;
   return [err];
 }
@@ -1429,6 +1432,7 @@ let f_cuMemcpy3DPeerAsync: KoffiFunction | undefined;
 export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_PEER_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_PEER_st, 'cuMemcpy3DPeerAsync', 'pCopy');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DPeerAsync', 'hStream');
+  if (a_pCopy === null || X.peerContextMissing(a_pCopy, S.CUDA_MEMCPY3D_PEER_st)) M.rangeError('cuMemcpy3DPeerAsync', 'pCopy', 'must be a CUDA_MEMCPY3D_PEER with srcContext and dstContext set (or an array on that side)');
   const err = (f_cuMemcpy3DPeerAsync ??= L.bind('cuMemcpy3DPeerAsync'))(a_pCopy, a_hStream) as E.CUresult;
   return [err];
 }

@@ -108,7 +108,8 @@ let f_cudaDeviceGetPCIBusId: KoffiFunction | undefined;
 export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError_t, string | null] {
   const a_len = M.i32(len, 'cudaDeviceGetPCIBusId', 'len');
   const a_device = M.i32(device, 'cudaDeviceGetPCIBusId', 'device');
-  const a_pciBusId = M.bytes(Math.max(1, a_len));
+  if (a_len < 1) M.rangeError('cudaDeviceGetPCIBusId', 'len', `must be at least 1, got ${a_len}`);
+  const a_pciBusId = M.bytes(a_len);
   const err = (f_cudaDeviceGetPCIBusId ??= L.bind('cudaDeviceGetPCIBusId'))(a_pciBusId, a_len, a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, M.cString(a_pciBusId)];
@@ -864,6 +865,8 @@ export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunch
   const a_config = X.structArg(config, S.cudaLaunchConfig_st, 'cudaLaunchKernelExC', 'config');
   const a_func = M.pointer(func, 'cudaLaunchKernelExC', 'func');
   const a_args = M.pointer(args, 'cudaLaunchKernelExC', 'args');
+  if (a_config === null) M.rangeError('cudaLaunchKernelExC', 'config', 'must be a cudaLaunchConfig_t, not NULL');
+  if (a_func === null || a_func === 0n) M.rangeError('cudaLaunchKernelExC', 'func', 'must be a kernel, not NULL');
   const err = (f_cudaLaunchKernelExC ??= L.bind('cudaLaunchKernelExC'))(a_config, a_func, a_args) as E.cudaError_t;
   return [err];
 }
@@ -999,6 +1002,8 @@ let f_cudaOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
 export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxPotentialClusterSize', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxPotentialClusterSize', 'launchConfig');
+  if (a_func === null || a_func === 0n) M.rangeError('cudaOccupancyMaxPotentialClusterSize', 'func', 'must be a kernel, not NULL');
+  if (a_launchConfig === null) M.rangeError('cudaOccupancyMaxPotentialClusterSize', 'launchConfig', 'must be a cudaLaunchConfig_t, not NULL');
   const err = (f_cudaOccupancyMaxPotentialClusterSize ??= L.bind('cudaOccupancyMaxPotentialClusterSize'))(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -1010,6 +1015,8 @@ let f_cudaOccupancyMaxActiveClusters: KoffiFunction | undefined;
 export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveClusters', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxActiveClusters', 'launchConfig');
+  if (a_func === null || a_func === 0n) M.rangeError('cudaOccupancyMaxActiveClusters', 'func', 'must be a kernel, not NULL');
+  if (a_launchConfig === null) M.rangeError('cudaOccupancyMaxActiveClusters', 'launchConfig', 'must be a cudaLaunchConfig_t, not NULL');
   const err = (f_cudaOccupancyMaxActiveClusters ??= L.bind('cudaOccupancyMaxActiveClusters'))(K.slot[0], a_func, a_launchConfig) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -2368,6 +2375,7 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddKernelNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphAddKernelNode', 'pNodeParams');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddKernelNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
+  if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('cudaGraphAddKernelNode', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');
   const err = (f_cudaGraphAddKernelNode ??= L.bind('cudaGraphAddKernelNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
@@ -2390,6 +2398,7 @@ let f_cudaGraphKernelNodeSetParams: KoffiFunction | undefined;
 export function cudaGraphKernelNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphKernelNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphKernelNodeSetParams', 'pNodeParams');
+  if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('cudaGraphKernelNodeSetParams', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');
   const err = (f_cudaGraphKernelNodeSetParams ??= L.bind('cudaGraphKernelNodeSetParams'))(a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }
@@ -3065,6 +3074,7 @@ export function cudaGraphExecKernelNodeSetParams(hGraphExec: H.cudaGraphExec_t |
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecKernelNodeSetParams', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecKernelNodeSetParams', 'node');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphExecKernelNodeSetParams', 'pNodeParams');
+  if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('cudaGraphExecKernelNodeSetParams', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');
   const err = (f_cudaGraphExecKernelNodeSetParams ??= L.bind('cudaGraphExecKernelNodeSetParams'))(a_hGraphExec, a_node, a_pNodeParams) as E.cudaError_t;
   return [err];
 }

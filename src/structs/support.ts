@@ -130,3 +130,17 @@ export function eightbyte(s: CStruct, i: number): number | bigint {
   for (let k = n - 1; k >= 4; k--) hi = hi * 256 + dv.getUint8(at + k);
   return hi < 0x200000 ? hi * 4294967296 + lo : (BigInt(hi) << 32n) | BigInt(lo);
 }
+
+/** Whether a pointer field of a struct passed as bytes is NULL. */
+export function nullField<T extends CStruct>(u8: Uint8Array, cls: StructClass<T>, field: string): boolean {
+  const f = cls.layout.fields[field];
+  return new DataView(u8.buffer, u8.byteOffset + f.offset, 8).getBigUint64(0, true) === 0n;
+}
+
+/** CUDA_MEMCPY3D_PEER: a side that is not an array (CU_MEMORYTYPE_ARRAY = 3) needs its context. */
+export function peerContextMissing<T extends CStruct>(u8: Uint8Array, cls: StructClass<T>): boolean {
+  const f = cls.layout.fields;
+  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  const side = (type: string, ctx: string) => dv.getUint32(f[type].offset, true) !== 3 && dv.getBigUint64(f[ctx].offset, true) === 0n;
+  return side('srcMemoryType', 'srcContext') || side('dstMemoryType', 'dstContext');
+}

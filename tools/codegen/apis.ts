@@ -8,6 +8,12 @@ export interface ApiSpec {
   integerHandles: ReadonlySet<string>;
   attrTables: Record<string, { enumName: string; defaultType: 'int' | 'u64'; types: Record<string, 'int' | 'u64'> }>;
   docs: Record<string, string>;
+  /**
+   * Checks run before the call, for arguments the C function would crash on rather than reject
+   * (each found by tools/find-crashers.sh on a GPU). JS statements over the checked arguments
+   * (`a_<param>`), the marshal helpers (M) and the struct helpers (X, S).
+   */
+  checks?: Record<string, string[]>;
 }
 
 export interface ApiConfig {

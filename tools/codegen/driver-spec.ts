@@ -119,6 +119,10 @@ const extents: Record<string, Record<string, string>> = {
 };
 void copy;
 
+/** A peer copy needs both contexts unless that side is an array. */
+const peerContexts = (fn: string) =>
+  `if (a_pCopy === null || X.peerContextMissing(a_pCopy, S.CUDA_MEMCPY3D_PEER_st)) M.rangeError('${fn}', 'pCopy', 'must be a CUDA_MEMCPY3D_PEER with srcContext and dstContext set (or an array on that side)');`;
+
 export const driverApi: ApiConfig = {
   id: 'driver',
   title: 'CUDA driver API',
@@ -154,6 +158,11 @@ export const driverApi: ApiConfig = {
       },
     },
     docs: {},
+    // Arguments libcuda 580 crashes on instead of returning an error (found by tools/find-crashers.sh).
+    checks: {
+      cuMemcpy3DPeer: [peerContexts('cuMemcpy3DPeer')],
+      cuMemcpy3DPeerAsync: [peerContexts('cuMemcpy3DPeerAsync')],
+    },
   },
   skipped: [
     ['`cuGetProcAddress` results', 'bound as a function that returns the address; calling the returned pointer is up to the caller'],

@@ -247,7 +247,9 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       continue;
     }
     if (spec?.k === 'outString') {
-      plan.late.push(`const ${L} = M.bytes(Math.max(1, ${local({ name: spec.len } as ParamModel)}));`);
+      const len = local({ name: spec.len } as ParamModel);
+      plan.late.push(`if (${len} < 1) M.rangeError('${F}', '${spec.len}', \`must be at least 1, got \${${len}}\`);`);
+      plan.late.push(`const ${L} = M.bytes(${len});`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `M.cString(${L})`, ts: 'string' });
@@ -379,6 +381,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     plan.koffiTypes.push('void *');
     plan.notes.push(`${p.name}: raw pointer`);
   }
+  for (const c of api.spec.checks?.[fn.name] ?? []) plan.late.push(c);
   if (plan.splitTypes) {
     // Rebuild the split form from the whole list so every other argument keeps its place.
     const types: string[] = [];

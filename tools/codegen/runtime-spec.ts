@@ -167,6 +167,23 @@ export const docs: Record<string, string> = {
 
 import type { ApiConfig } from './apis';
 
+/** Arguments libcudart 13.0 crashes on instead of returning an error (found by tools/find-crashers.sh). */
+function runtimeChecks(): Record<string, string[]> {
+  const notNull = (fn: string, p: string, what: string) =>
+    `if (a_${p} === null || a_${p} === 0n) M.rangeError('${fn}', '${p}', 'must be ${what}, not NULL');`;
+  const cfg = (fn: string, p: string) => `if (a_${p} === null) M.rangeError('${fn}', '${p}', 'must be a cudaLaunchConfig_t, not NULL');`;
+  const kernelParams = (fn: string) =>
+    `if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('${fn}', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');`;
+  return {
+    cudaLaunchKernelExC: [cfg('cudaLaunchKernelExC', 'config'), notNull('cudaLaunchKernelExC', 'func', 'a kernel')],
+    cudaOccupancyMaxPotentialClusterSize: [notNull('cudaOccupancyMaxPotentialClusterSize', 'func', 'a kernel'), cfg('cudaOccupancyMaxPotentialClusterSize', 'launchConfig')],
+    cudaOccupancyMaxActiveClusters: [notNull('cudaOccupancyMaxActiveClusters', 'func', 'a kernel'), cfg('cudaOccupancyMaxActiveClusters', 'launchConfig')],
+    cudaGraphExecKernelNodeSetParams: [kernelParams('cudaGraphExecKernelNodeSetParams')],
+    cudaGraphKernelNodeSetParams: [kernelParams('cudaGraphKernelNodeSetParams')],
+    cudaGraphAddKernelNode: [kernelParams('cudaGraphAddKernelNode')],
+  };
+}
+
 export const runtimeApi: ApiConfig = {
   id: 'runtime',
   title: 'CUDA runtime API',
@@ -178,7 +195,7 @@ export const runtimeApi: ApiConfig = {
   ffi: 'src/ffi/cudart.ts',
   lib: { module: '../ffi/cudart-lib', fn: 'cudart' },
   libLabel: 'libcudart',
-  spec: { paramSpecs, extents, integerHandles, attrTables, docs },
+  spec: { paramSpecs, extents, integerHandles, attrTables, docs, checks: runtimeChecks() },
   skipped: [
     ['`make_cudaExtent`, `make_cudaPitchedPtr`, `make_cudaPos`', 'static inline in `driver_functions.h`, not exported: written by hand in `src/runtime/helpers.ts`'],
     ['`cudaCreateChannelDesc<T>()`', 'C++ template in `channel_descriptor.h`; the C function `cudaCreateChannelDesc` is bound'],
