@@ -8,7 +8,7 @@ import driverSigs from './fixtures/driver-signatures.json';
 const hasDriver = cudart.cudaGetDeviceCount()[0] !== cudart.cudaError_t.cudaErrorInsufficientDriver;
 
 describe('every bound function, called once in a child process', () => {
-  let results: { name: string; status: number; n: number }[] = [];
+  let results: { name: string; status: number | string; n: number }[] = [];
   let child: ReturnType<typeof spawnSync>;
   beforeAll(() => {
     child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'call-every-function.ts')], {
