@@ -1,3 +1,4 @@
 // cuda-bindings: the CUDA APIs for Node.js, loaded at run time through koffi.
 export * as cudart from './runtime';
 export * as cuda from './driver';
+export * as nvrtc from './nvrtc';

@@ -41,7 +41,7 @@ export function cuGetErrorName(error: E.cudaError_enum): [E.CUresult, string | n
 }
 
 let f_cuInit: KoffiFunction | undefined;
-/** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the parameter must be 0. If::cuInit() has not been called, any function from the driver API will return::CUDA_ERROR_NOT_INITIALIZED. */
+/** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If::cuInit() has not been called, any function from the driver API will return::CUDA_ERROR_NOT_INITIALIZED. */
 // CUresult cuInit(unsigned int Flags) — cuda.h:5207
 export function cuInit(Flags: number): [E.CUresult] {
   const a_Flags = M.u32(Flags, 'cuInit', 'Flags');
@@ -1859,7 +1859,7 @@ export function cuMemUnmap(ptr: bigint | number, size: number): [E.CUresult] {
 }
 
 let f_cuMemSetAccess: KoffiFunction | undefined;
-/** Set the access flags for each location specified in for the given virtual address range */
+/** Set the access flags for each location specified in desc for the given virtual address range */
 // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc * desc, size_t count) — cuda.h:13116
 export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[], count: number): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemSetAccess', 'ptr');
@@ -1871,7 +1871,7 @@ export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUme
 }
 
 let f_cuMemGetAccess: KoffiFunction | undefined;
-/** Get the access set for the given and */
+/** Get the access flags set for the given location and ptr */
 // CUresult cuMemGetAccess(unsigned long long * flags, const CUmemLocation * location, CUdeviceptr ptr) — cuda.h:13135
 export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, ptr: bigint | number): [E.CUresult, bigint | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetAccess', 'location');
@@ -1927,7 +1927,7 @@ export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number):
 }
 
 let f_cuMemRetainAllocationHandle: KoffiFunction | undefined;
-/** Given an address returns the allocation handle of the backing memory allocation. */
+/** Given an address addr, returns the allocation handle of the backing memory allocation. */
 // CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle * handle, void * addr) — cuda.h:13262
 export function cuMemRetainAllocationHandle(addr: Pointer): [E.CUresult, bigint | null] {
   const a_addr = M.pointer(addr, 'cuMemRetainAllocationHandle', 'addr');
@@ -4050,7 +4050,7 @@ export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | n
 }
 
 let f_cuOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
-/** Returns dynamic shared memory available per block when launching blocks on SM */
+/** Returns dynamic shared memory available per block when launching numBlocks blocks on SM */
 // CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) — cuda.h:21807
 export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | null, numBlocks: number, blockSize: number): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyAvailableDynamicSMemPerBlock', 'func');
@@ -4062,7 +4062,7 @@ export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | nul
 }
 
 let f_cuOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
-/** Given the kernel function ( and launch configuration ( return the maximum cluster size in */
+/** Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize. */
 // CUresult cuOccupancyMaxPotentialClusterSize(int * clusterSize, CUfunction func, const CUlaunchConfig * config) — cuda.h:21848
 export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialClusterSize', 'func');
@@ -4073,7 +4073,7 @@ export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, co
 }
 
 let f_cuOccupancyMaxActiveClusters: KoffiFunction | undefined;
-/** Given the kernel function ( and launch configuration ( return the maximum number of clusters that could co-exist on the target device in */
+/** Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters. */
 // CUresult cuOccupancyMaxActiveClusters(int * numClusters, CUfunction func, const CUlaunchConfig * config) — cuda.h:21891
 export function cuOccupancyMaxActiveClusters(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveClusters', 'func');
@@ -4818,7 +4818,7 @@ export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUde
 }
 
 let f_cuDevSmResourceSplitByCount: KoffiFunction | undefined;
-/** Splits resources. */
+/** Splits CU_DEV_RESOURCE_TYPE_SM resources. */
 // CUresult cuDevSmResourceSplitByCount(CUdevResource * result, unsigned int * nbGroups, const CUdevResource * input, CUdevResource * remaining, unsigned int useFlags, unsigned int minCount) — cuda.h:25040
 export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, input: S.CUdevResource_st | S.CUdevResource_stInit | null, useFlags: number, minCount: number): [E.CUresult, number | null, S.CUdevResource_st | null] {
   const a_result = M.pointer(result, 'cuDevSmResourceSplitByCount', 'result');

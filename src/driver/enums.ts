@@ -595,7 +595,7 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH = 96,
   /** Maximum optin shared memory per block */
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
-  /** The::CU_STREAM_WAIT_VALUE_FLUSH flag and the::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See for additional details. */
+  /** The::CU_STREAM_WAIT_VALUE_FLUSH flag and the::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See CUDA_MEMOP for additional details. */
   CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES = 98,
   /** Device supports host memory registration via::cudaHostRegister. */
   CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 99,
@@ -746,7 +746,7 @@ export enum CUpointer_attribute_enum {
   CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR = 19,
   /** A process-wide unique id corresponding to the physical allocation the pointer belongs to * */
   CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20,
-  /** Returns in a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression. */
+  /** Returns in *data a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression. */
   CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21,
 }
 /** Alias of {@link CUpointer_attribute_enum} (C typedef `CUpointer_attribute`). */
@@ -1211,7 +1211,7 @@ export type CUaccessProperty = CUaccessProperty_enum;
 /** Conditional node types */
 // enum CUgraphConditionalNodeType_enum — cuda.h:1861
 export enum CUgraphConditionalNodeType_enum {
-  /** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If == 2, an optional ELSE graph is created and this is executed if the condition is zero. */
+  /** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If size == 2, an optional ELSE graph is created and this is executed if the condition is zero. */
   CU_GRAPH_COND_TYPE_IF = 0,
   /** Conditional 'while' Node. Body executed repeatedly while condition value is non-zero. */
   CU_GRAPH_COND_TYPE_WHILE = 1,
@@ -1263,7 +1263,7 @@ export type CUgraphNodeType = CUgraphNodeType_enum;
 export enum CUgraphDependencyType_enum {
   /** This is an ordinary dependency. */
   CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0,
-  /** This dependency type allows the downstream node to use It may only be used between kernel nodes, and must be used with either the::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
+  /** This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
   CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1,
 }
 /** Alias of {@link CUgraphDependencyType_enum} (C typedef `CUgraphDependencyType`). */
@@ -1355,7 +1355,7 @@ export enum CUlaunchAttributeID_enum {
   CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10,
   /** Valid for graph nodes, launches. Set::CUlaunchAttributeValue::preferredClusterDim to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than `maxBlocksPerCluster`, if it is set in the kernel's `__launch_bounds__`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted. */
   CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11,
-  /** Valid for launches. Set::CUlaunchAttributeValue::launchCompletionEvent to record the event. Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. A launch completion event is nominally similar to a programmatic event with set except that it is not visible to and can be used with compute capability less than 9.0. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the::CU_EVENT_DISABLE_TIMING flag set). */
+  /** Valid for launches. Set::CUlaunchAttributeValue::launchCompletionEvent to record the event. Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. A launch completion event is nominally similar to a programmatic event with triggerAtBlockStart set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the::CU_EVENT_DISABLE_TIMING flag set). */
   CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12,
   /** Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error.::CUlaunchAttributeValue::deviceUpdatableKernelNode::deviceUpdatable can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via::CUlaunchAttributeValue::deviceUpdatableKernelNode::devNode which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see::cudaGraphKernelNodeUpdatesApply. Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via::cuGraphDestroyNode. Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via::cuGraphKernelNodeCopyAttributes. Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to::cuGraphExecUpdate. If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with::cuGraphUpload before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again. */
   CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13,
@@ -1453,9 +1453,9 @@ export type CUcigDataType = CUcigDataType_enum;
 // enum CUlibraryOption_enum — cuda.h:2482
 export enum CUlibraryOption_enum {
   CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0,
-  /** Specifes that the argument passed to::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with::cuLibraryLoadFromFile() is invalid and will return::CUDA_ERROR_INVALID_VALUE. */
+  /** Specifes that the argument code passed to::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with::cuLibraryLoadFromFile() is invalid and will return::CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_BINARY_IS_PRESERVED = 1,
-  /** Specifes that the argument passed to::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with::cuLibraryLoadFromFile() is invalid and will return::CUDA_ERROR_INVALID_VALUE. */
+  /** Specifes that the argument code passed to::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with::cuLibraryLoadFromFile() is invalid and will return::CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_NUM_OPTIONS = 2,
 }
 /** Alias of {@link CUlibraryOption_enum} (C typedef `CUlibraryOption`). */
@@ -2340,7 +2340,7 @@ export type CUuserObjectRetain_flags = CUuserObjectRetain_flags_enum;
 export enum CUgraphInstantiate_flags_enum {
   /** Automatically free memory allocated in a graph before relaunching. */
   CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1,
-  /** Automatically upload the graph after instantiation. Only supported by::cuGraphInstantiateWithParams. The upload will be performed using the stream provided in */
+  /** Automatically upload the graph after instantiation. Only supported by::cuGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams. */
   CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2,
   /** Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
   CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4,

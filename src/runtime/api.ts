@@ -972,7 +972,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blo
 }
 
 let f_cudaOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
-/** Returns dynamic shared memory available per block when launching blocks on SM. */
+/** Returns dynamic shared memory available per block when launching numBlocks blocks on SM. */
 // cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, const void * func, int numBlocks, int blockSize) — cuda_runtime_api.h:4306
 export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBlocks: number, blockSize: number): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'func');
@@ -997,7 +997,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Poi
 }
 
 let f_cudaOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
-/** Given the kernel function ( and launch configuration ( return the maximum cluster size in */
+/** Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize. */
 // cudaError_t cudaOccupancyMaxPotentialClusterSize(int * clusterSize, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4388
 export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxPotentialClusterSize', 'func');
@@ -1010,7 +1010,7 @@ export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig
 }
 
 let f_cudaOccupancyMaxActiveClusters: KoffiFunction | undefined;
-/** Given the kernel function ( and launch configuration ( return the maximum number of clusters that could co-exist on the target device in */
+/** Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters. */
 // cudaError_t cudaOccupancyMaxActiveClusters(int * numClusters, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4428
 export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveClusters', 'func');
@@ -2270,7 +2270,7 @@ export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | nul
 }
 
 let f_cudaGetSurfaceObjectResourceDesc: KoffiFunction | undefined;
-/** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by */
+/** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject. */
 // cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9278
 export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
   const a_surfObject = (M.handle(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject') ?? 0n);
@@ -3554,7 +3554,7 @@ export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit
 }
 
 let f_cudaGetFuncBySymbol: KoffiFunction | undefined;
-/** Get pointer to device entry function that matches entry function */
+/** Get pointer to device entry function that matches entry function symbolPtr */
 // cudaError_t cudaGetFuncBySymbol(cudaFunction_t * functionPtr, const void * symbolPtr) — cuda_runtime_api.h:13757
 export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaFunction_t | null] {
   const a_symbolPtr = M.pointer(symbolPtr, 'cudaGetFuncBySymbol', 'symbolPtr');
@@ -3564,7 +3564,7 @@ export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaF
 }
 
 let f_cudaGetKernel: KoffiFunction | undefined;
-/** Get pointer to device kernel that matches entry function */
+/** Get pointer to device kernel that matches entry function entryFuncAddr */
 // cudaError_t cudaGetKernel(cudaKernel_t * kernelPtr, const void * entryFuncAddr) — cuda_runtime_api.h:13781
 export function cudaGetKernel(entryFuncAddr: Pointer): [E.cudaError_t, H.cudaKernel_t | null] {
   const a_entryFuncAddr = M.pointer(entryFuncAddr, 'cudaGetKernel', 'entryFuncAddr');

@@ -494,7 +494,7 @@ export class CUasyncNotificationInfo_st extends CStruct {
     W.i32(this._dv, this._o + 0, v, 'CUasyncNotificationInfo_st.type');
   }
   private _n_info?: CUasyncNotificationInfo_st_info;
-  /** Information about the notification. must be checked in order to interpret this field. */
+  /** Information about the notification. type must be checked in order to interpret this field. */
   get info(): CUasyncNotificationInfo_st_info {
     return (this._n_info ??= nestedView(this, CUasyncNotificationInfo_st_info, 8, 8));
   }
@@ -523,7 +523,7 @@ export class CUasyncNotificationInfo_st_info extends CStruct {
     this._init(init, CUasyncNotificationInfo_st_info.keys);
   }
   private _n_overBudget?: CUasyncNotificationInfo_st_info_overBudget;
-  /** Information about notifications of type */
+  /** Information about notifications of type CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET */
   get overBudget(): CUasyncNotificationInfo_st_info_overBudget {
     return (this._n_overBudget ??= nestedView(this, CUasyncNotificationInfo_st_info_overBudget, 0, 8));
   }
@@ -1297,7 +1297,7 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
   set size(v: number) {
     W.u32(this._dv, this._o + 12, v, 'CUDA_CONDITIONAL_NODE_PARAMS.size');
   }
-  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= no body graph is executed. */
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cuStreamBeginCaptureToGraph. CU_GRAPH_COND_TYPE_IF: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. CU_GRAPH_COND_TYPE_WHILE: phGraph_out[0] is executed as long as the condition is non-zero. CU_GRAPH_COND_TYPE_SWITCH: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   get phGraph_out(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -1335,14 +1335,14 @@ export class CUgraphEdgeData_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUgraphEdgeData_st.keys);
   }
-  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::CU_GRAPH_KERNEL_NODE_PORT_DEFAULT,::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::CU_GRAPH_KERNEL_NODE_PORT_DEFAULT,::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER. */
   get from_port(): number {
     return this._dv.getUint8(this._o + 0);
   }
   set from_port(v: number) {
     W.u8(this._dv, this._o + 0, v, 'CUgraphEdgeData_st.from_port');
   }
-  /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
+  /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by from_port). The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
   get to_port(): number {
     return this._dv.getUint8(this._o + 1);
   }
@@ -1605,7 +1605,7 @@ export interface CUlaunchAttributeValue_unionInit {
   nvlinkUtilCentricScheduling?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
+/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
 // member clusterDim of union CUlaunchAttributeValue_union — cuda.h:2266
 export class CUlaunchAttributeValue_union_clusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"clusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
@@ -1645,7 +1645,7 @@ export interface CUlaunchAttributeValue_union_clusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT with the following fields: - event - Event to fire when all blocks trigger it. - record flags, see::cuEventRecordWithFlags. Does not accept:CU_EVENT_RECORD_EXTERNAL. - - If this is set to non-0, each block launch will automatically trigger the event. */
+/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT with the following fields: - CUevent event - Event to fire when all blocks trigger it. - Event record flags, see::cuEventRecordWithFlags. Does not accept:CU_EVENT_RECORD_EXTERNAL. - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
 // member programmaticEvent of union CUlaunchAttributeValue_union — cuda.h:2283
 export class CUlaunchAttributeValue_union_programmaticEvent extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"programmaticEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4},"triggerAtBlockStart":{"offset":12,"size":4}}};
@@ -1685,7 +1685,7 @@ export interface CUlaunchAttributeValue_union_programmaticEventInit {
   triggerAtBlockStart?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT with the following fields: - event - Event to fire when the last block launches - flags; - Event record flags, see::cuEventRecordWithFlags. Does not accept::CU_EVENT_RECORD_EXTERNAL. */
+/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT with the following fields: - CUevent event - Event to fire when the last block launches - int flags; - Event record flags, see::cuEventRecordWithFlags. Does not accept::CU_EVENT_RECORD_EXTERNAL. */
 // member launchCompletionEvent of union CUlaunchAttributeValue_union — cuda.h:2294
 export class CUlaunchAttributeValue_union_launchCompletionEvent extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"launchCompletionEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}};
@@ -1718,7 +1718,7 @@ export interface CUlaunchAttributeValue_union_launchCompletionEventInit {
   flags?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the field of::CUlaunchAttributeValue::clusterDim. - - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the field of::CUlaunchAttributeValue::clusterDim. - - The Z dimension of the preferred cluster, in blocks. Must be equal to the field of::CUlaunchAttributeValue::clusterDim. */
+/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of::CUlaunchAttributeValue::clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of::CUlaunchAttributeValue::clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of::CUlaunchAttributeValue::clusterDim. */
 // member preferredClusterDim of union CUlaunchAttributeValue_union — cuda.h:2317
 export class CUlaunchAttributeValue_union_preferredClusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"preferredClusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
@@ -1758,7 +1758,7 @@ export interface CUlaunchAttributeValue_union_preferredClusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE. with the following fields: - deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - devNode - Returns a handle to pass to the various device-side update functions. */
+/** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE. with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - CUgraphDeviceNode devNode - Returns a handle to pass to the various device-side update functions. */
 // member deviceUpdatableKernelNode of union CUlaunchAttributeValue_union — cuda.h:2329
 export class CUlaunchAttributeValue_union_deviceUpdatableKernelNode extends CStruct {
   static readonly layout: StructLayout = {"cType":"union CUlaunchAttributeValue_union","path":"deviceUpdatableKernelNode","size":16,"align":8,"union":false,"fields":{"deviceUpdatable":{"offset":0,"size":4},"devNode":{"offset":8,"size":8}}};
@@ -6347,7 +6347,7 @@ export interface CUdevSmResource_stInit {
   smCoscheduledAlignment?: number;
 }
 
-/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it. - If is this resoure is not valid and cannot be further accessed. - If is the::CUdevSmResource structure is filled in. For example, will reflect the amount of streaming multiprocessors available in this resource. */
+/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it. - If type is CU_DEV_RESOURCE_TYPE_INVALID, this resoure is not valid and cannot be further accessed. - If type is CU_DEV_RESOURCE_TYPE_SM, the::CUdevSmResource structure sm is filled in. For example, sm.smCount will reflect the amount of streaming multiprocessors available in this resource. */
 // struct CUdevResource_st — cuda.h:24794
 export class CUdevResource_st extends CStruct {
   static readonly layout: StructLayout = {"cType":"struct CUdevResource_st","path":"","size":144,"align":4,"union":false,"fields":{"type":{"offset":0,"size":4},"_internal_padding":{"offset":4,"size":92},"sm":{"offset":96,"size":12},"_oversize":{"offset":96,"size":48}}};
@@ -6375,7 +6375,7 @@ export class CUdevResource_st extends CStruct {
     setBytes(this, 4, 92, v, 'CUdevResource_st._internal_padding');
   }
   private _n_sm?: CUdevSmResource_st;
-  /** Resource corresponding to CU_DEV_RESOURCE_TYPE_SM */
+  /** Resource corresponding to CU_DEV_RESOURCE_TYPE_SM type. */
   get sm(): CUdevSmResource_st {
     return (this._n_sm ??= nestedView(this, CUdevSmResource_st, 96, 12));
   }

@@ -6329,7 +6329,7 @@ export class cudaConditionalNodeParams extends CStruct {
   set size(v: number) {
     W.u32(this._dv, this._o + 12, v, 'cudaConditionalNodeParams.size');
   }
-  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= no body graph is executed. */
+  /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or::cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed. */
   get phGraph_out(): bigint {
     return this._dv.getBigUint64(this._o + 16, true);
   }
@@ -6607,14 +6607,14 @@ export class cudaGraphEdgeData_st extends CStruct {
     super(8, mem, dv);
     this._init(init, cudaGraphEdgeData_st.keys);
   }
-  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::cudaGraphKernelNodePortDefault,::cudaGraphKernelNodePortProgrammatic, or::cudaGraphKernelNodePortLaunchCompletion. */
+  /** This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). Only kernel nodes define non-zero ports. A kernel node can use the following output port types:::cudaGraphKernelNodePortDefault,::cudaGraphKernelNodePortProgrammatic, or::cudaGraphKernelNodePortLaunchCompletion. */
   get from_port(): number {
     return this._dv.getUint8(this._o + 0);
   }
   set from_port(v: number) {
     W.u8(this._dv, this._o + 0, v, 'cudaGraphEdgeData_st.from_port');
   }
-  /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
+  /** This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by from_port). The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. Currently no node types define non-zero ports. Accordingly, this field must be set to zero. */
   get to_port(): number {
     return this._dv.getUint8(this._o + 1);
   }
@@ -7053,7 +7053,7 @@ export interface cudaLaunchAttributeValueInit {
   nvlinkUtilCentricScheduling?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
+/** Value of launch attribute::cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension. */
 // member clusterDim of union cudaLaunchAttributeValue — driver_types.h:3930
 export class cudaLaunchAttributeValue_clusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"clusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
@@ -7093,7 +7093,7 @@ export interface cudaLaunchAttributeValue_clusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeProgrammaticEvent with the following fields: - event - Event to fire when all blocks trigger it. - flags; - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
+/** Value of launch attribute::cudaLaunchAttributeProgrammaticEvent with the following fields: - cudaEvent_t event - Event to fire when all blocks trigger it. - int flags; - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. - int triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event. */
 // member programmaticEvent of union cudaLaunchAttributeValue — driver_types.h:3949
 export class cudaLaunchAttributeValue_programmaticEvent extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"programmaticEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4},"triggerAtBlockStart":{"offset":12,"size":4}}};
@@ -7133,7 +7133,7 @@ export interface cudaLaunchAttributeValue_programmaticEventInit {
   triggerAtBlockStart?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributePreferredClusterDimension that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the field of::cudaLaunchAttributeValue::clusterDim. - - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the field of::cudaLaunchAttributeValue::clusterDim. - - The Z dimension of the preferred cluster, in blocks. Must be equal to the field of::cudaLaunchAttributeValue::clusterDim. */
+/** Value of launch attribute::cudaLaunchAttributePreferredClusterDimension that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of::cudaLaunchAttributeValue::clusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of::cudaLaunchAttributeValue::clusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of::cudaLaunchAttributeValue::clusterDim. */
 // member preferredClusterDim of union cudaLaunchAttributeValue — driver_types.h:3973
 export class cudaLaunchAttributeValue_preferredClusterDim extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"preferredClusterDim","size":12,"align":4,"union":false,"fields":{"x":{"offset":0,"size":4},"y":{"offset":4,"size":4},"z":{"offset":8,"size":4}}};
@@ -7173,7 +7173,7 @@ export interface cudaLaunchAttributeValue_preferredClusterDimInit {
   z?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeLaunchCompletionEvent with the following fields: - event - Event to fire when the last block launches. - flags - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. */
+/** Value of launch attribute::cudaLaunchAttributeLaunchCompletionEvent with the following fields: - cudaEvent_t event - Event to fire when the last block launches. - int flags - Event record flags, see::cudaEventRecordWithFlags. Does not accept::cudaEventRecordExternal. */
 // member launchCompletionEvent of union cudaLaunchAttributeValue — driver_types.h:3986
 export class cudaLaunchAttributeValue_launchCompletionEvent extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"launchCompletionEvent","size":16,"align":8,"union":false,"fields":{"event":{"offset":0,"size":8},"flags":{"offset":8,"size":4}}};
@@ -7206,7 +7206,7 @@ export interface cudaLaunchAttributeValue_launchCompletionEventInit {
   flags?: number;
 }
 
-/** Value of launch attribute::cudaLaunchAttributeDeviceUpdatableKernelNode with the following fields: - deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - devNode - Returns a handle to pass to the various device-side update functions. */
+/** Value of launch attribute::cudaLaunchAttributeDeviceUpdatableKernelNode with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - cudaGraphDeviceNode_t devNode - Returns a handle to pass to the various device-side update functions. */
 // member deviceUpdatableKernelNode of union cudaLaunchAttributeValue — driver_types.h:3997
 export class cudaLaunchAttributeValue_deviceUpdatableKernelNode extends CStruct {
   static readonly layout: StructLayout = {"cType":"union cudaLaunchAttributeValue","path":"deviceUpdatableKernelNode","size":16,"align":8,"union":false,"fields":{"deviceUpdatable":{"offset":0,"size":4},"devNode":{"offset":8,"size":8}}};
@@ -7373,7 +7373,7 @@ export class cudaAsyncNotificationInfo extends CStruct {
     W.i32(this._dv, this._o + 0, v, 'cudaAsyncNotificationInfo.type');
   }
   private _n_info?: cudaAsyncNotificationInfo_info;
-  /** Information about the notification. must be checked in order to interpret this field. */
+  /** Information about the notification. type must be checked in order to interpret this field. */
   get info(): cudaAsyncNotificationInfo_info {
     return (this._n_info ??= nestedView(this, cudaAsyncNotificationInfo_info, 8, 8));
   }
@@ -7402,7 +7402,7 @@ export class cudaAsyncNotificationInfo_info extends CStruct {
     this._init(init, cudaAsyncNotificationInfo_info.keys);
   }
   private _n_overBudget?: cudaAsyncNotificationInfo_info_overBudget;
-  /** Information about notifications of type */
+  /** Information about notifications of type cudaAsyncNotificationTypeOverBudget */
   get overBudget(): cudaAsyncNotificationInfo_info_overBudget {
     return (this._n_overBudget ??= nestedView(this, cudaAsyncNotificationInfo_info_overBudget, 0, 8));
   }

@@ -144,3 +144,27 @@ export function peerContextMissing<T extends CStruct>(u8: Uint8Array, cls: Struc
   const side = (type: string, ctx: string) => dv.getUint32(f[type].offset, true) !== 3 && dv.getBigUint64(f[ctx].offset, true) === 0n;
   return side('srcMemoryType', 'srcContext') || side('dstMemoryType', 'dstContext');
 }
+
+/** An array of C strings: the pointers and the NUL-terminated bytes in one allocation, which the
+ * pointer view passed to C keeps alive for the call. */
+export function packStrings(v: unknown, count: number, fn: string, p: string, nullable: boolean): Uint8Array | null {
+  const a = arrayArg(v, count, fn, p, nullable);
+  if (a === null) return null;
+  const encoded = a.slice(0, count).map((x, i) => {
+    if (typeof x !== 'string') typeError(fn, `${p}[${i}]`, 'a string', x);
+    if (x.includes('\0')) rangeError(fn, `${p}[${i}]`, 'must not contain a NUL character');
+    return Buffer.from(x + '\0', 'utf8');
+  });
+  const ptrBytes = Math.max(8, count * 8);
+  const total = ptrBytes + encoded.reduce((n, b) => n + b.length, 0);
+  const all = new Uint8Array(new ArrayBuffer(total));
+  const base = koffi.address(all) as bigint;
+  const dv = new DataView(all.buffer);
+  let at = ptrBytes;
+  encoded.forEach((b, i) => {
+    dv.setBigUint64(i * 8, base + BigInt(at), true);
+    all.set(b, at);
+    at += b.length;
+  });
+  return all;
+}

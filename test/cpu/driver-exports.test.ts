@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { declarations, perThreadSymbols } from '../../src/ffi/cuda';
+import * as nvrtc from '../../src/ffi/nvrtc';
 
 const exported = new Set(fs.readFileSync(path.join(__dirname, 'fixtures', 'libcuda-580-exports.txt'), 'utf8').split('\n'));
 
@@ -23,4 +24,11 @@ test('every per-thread default stream variant is exported', () => {
   expect(names.length).toBeGreaterThan(50);
   expect(names.filter((s) => !exported.has(s))).toEqual([]);
   expect(perThreadSymbols.cuMemcpyHtoD).toBe('cuMemcpyHtoD_v2_ptds');
+});
+
+test('every NVRTC function of nvrtc.h is bound and exported by libnvrtc.so.13 (CUDA 13.0)', () => {
+  const nvrtcExports = new Set(fs.readFileSync(path.join(__dirname, 'fixtures', 'libnvrtc-13.0-exports.txt'), 'utf8').split('\n'));
+  const symbols = Object.values(nvrtc.declarations).map(([symbol]) => symbol);
+  expect(symbols.length).toBe(24);
+  expect(symbols.filter((s) => !nvrtcExports.has(s))).toEqual([]);
 });

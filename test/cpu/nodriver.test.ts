@@ -1,9 +1,10 @@
 // Without a driver (this machine, CI) every call returns its status; none crashes the process.
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { cudart, cuda } from '../../src';
+import { cudart, cuda, nvrtc } from '../../src';
 import sigs from './fixtures/runtime-signatures.json';
 import driverSigs from './fixtures/driver-signatures.json';
+import nvrtcSigs from './fixtures/nvrtc-signatures.json';
 
 const hasDriver = cudart.cudaGetDeviceCount()[0] !== cudart.cudaError_t.cudaErrorInsufficientDriver;
 
@@ -91,4 +92,27 @@ describe('the driver API without libcuda', () => {
     const rest = results.filter((r) => !refused.includes(r.name));
     expect(rest.filter((r) => (hasLibcuda ? typeof r.status !== 'number' && r.status !== 'not exported' : r.status !== 'LibraryLoadError'))).toEqual([]);
   }, 120_000);
+});
+
+describe('NVRTC without libnvrtc', () => {
+  const hasNvrtc = (() => {
+    try {
+      nvrtc.libraryInfo();
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+
+  (hasNvrtc ? test.skip : test)('a call throws the loader error, which names every path tried', () => {
+    expect(() => nvrtc.nvrtcVersion()).toThrow(/^libnvrtc: could not load the library\. Tried:\n {2}- libnvrtc\.so\.13: .+\n {2}- \/usr\/local\/cuda\/lib64\/libnvrtc\.so\.13: no such file\nInstall NVRTC from the CUDA 13 toolkit \(the cuda-nvrtc package\), or set CUDA_BINDINGS_NVRTC to the library's path\.$/);
+  });
+
+  test('every NVRTC function, called once in a child process, returns a status or throws only the loader error', () => {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'call-every-function.ts'), 'nvrtc'], { encoding: 'utf8' });
+    expect({ signal: child.signal, status: child.status, stderr: child.stderr.slice(0, 300) }).toEqual({ signal: null, status: 0, stderr: '' });
+    const results = child.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.name);
+    expect(results.length).toBe(nvrtcSigs.length);
+    expect(results.filter((r) => (hasNvrtc ? typeof r.status !== 'number' : r.status !== 'LibraryLoadError'))).toEqual([]);
+  }, 60_000);
 });

@@ -35,6 +35,11 @@ export interface ApiConfig {
   lib: { module: string; fn: string };
   libLabel: string;
   spec: ApiSpec;
+  /**
+   * For a header that the development machine lacks: the file the generator writes from it (its
+   * declarations, doc lines and #line marks), and parses instead when the header is absent.
+   */
+  reducedHeader?: string;
   /** Report rows: what was not bound and why. */
   skipped: [string, string][];
 }

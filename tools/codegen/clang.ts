@@ -66,11 +66,11 @@ export function cudaInclude(): string {
 }
 
 /** Parses `headers` (names under the CUDA include folder) as C with the given -D defines. */
-export function runClang(headers: string[], defines: string[] = []): ClangResult {
+export function runClang(headers: string[], defines: string[] = [], extraInclude: string[] = []): ClangResult {
   const clang = findClang();
   const inc = cudaInclude();
   const src = headers.map((h) => `#include <${h}>\n`).join('');
-  const args = ['-x', 'c', '-std=c11', `-I${stubDir}`, `-I${inc}`, ...defines.map((d) => `-D${d}`), '-'];
+  const args = ['-x', 'c', '-std=c11', `-I${stubDir}`, ...extraInclude.map((d) => `-I${d}`), `-I${inc}`, ...defines.map((d) => `-D${d}`), '-'];
   const json = execFileSync(clang, ['-Xclang', '-ast-dump=json', '-fsyntax-only', ...args], {
     input: src,
     maxBuffer: 1 << 30,

@@ -168,6 +168,15 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.notes.push(`${p.name}: in/out count`);
       continue;
     }
+    if (spec?.k === 'inArray' && isCString(elemOf(r))) {
+      // const char *const *: an array of strings, packed with their bytes in one allocation.
+      addJs(p, `string[]${spec.nullable ? ' | null' : ''}`);
+      plan.late.push(`const ${L} = X.packStrings(${J}, ${local({ name: spec.count } as ParamModel)}, '${F}', '${p.name}', ${!!spec.nullable});`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.notes.push(`${p.name}: array of ${spec.count} strings`);
+      continue;
+    }
     if (spec?.k === 'inArray') {
       const elemT = (r as { to: CType }).to;
       const ek = tm.value(elemT);
@@ -275,6 +284,16 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
       if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
       plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      continue;
+    }
+    if (spec?.k === 'inRef') {
+      // A value passed by reference that C may clear (nvrtcDestroyProgram): in, not returned.
+      const ek = tm.value((r as { to: CType }).to);
+      const i = slot();
+      addJs(p, tsQ(tm, tm.tsIn(ek)));
+      plan.pre.push(`const ${L} = ${tm.check(ek, J, F, p.name)};`, slotWrite(ek, i, L));
+      plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       continue;
     }
@@ -410,6 +429,18 @@ function integerOnly(tm: TypeMap, rec: RecordModel): boolean {
     if (v.k === 'record') return integerOnly(tm, v.rec);
     return v.k !== 'float' && v.k !== 'double';
   });
+}
+
+function elemOf(r: CType): CType {
+  return resolve(r).k === 'ptr' ? (resolve(r) as { to: CType }).to : r;
+}
+
+/** `const char *` (what an array of strings holds). */
+function isCString(t: CType): boolean {
+  const r = resolve(t);
+  if (r.k !== 'ptr') return false;
+  const to = resolve(r.to);
+  return to.k === 'prim' && to.name === 'char';
 }
 
 function isRecordPtr(model: Model, r: Extract<CType, { k: 'ptr' }>): boolean {

@@ -12,8 +12,11 @@ import { resolve } from './ctype';
 import type { ApiConfig } from './apis';
 import { runtimeApi } from './runtime-spec';
 import { driverApi } from './driver-spec';
+import { nvrtcApi } from './nvrtc-spec';
+import { emitReducedHeader } from './emit-reduced';
+import { cudaInclude } from './clang';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -29,15 +32,27 @@ export function generate(apis: ApiConfig[] = APIS): Generated {
   return gen;
 }
 
+/** Where the real header of an API with a reduced header is, if this machine has it. */
+function realHeader(api: ApiConfig): string | undefined {
+  const env = process.env[`${api.id.toUpperCase()}_HEADER`];
+  const cands = [env, path.join(cudaInclude(), api.headers[0])].filter(Boolean) as string[];
+  return cands.find((c) => fs.existsSync(c));
+}
+
 function generateApi(api: ApiConfig, gen: Generated): void {
-  const cr = runClang(api.headers);
+  const real = api.reducedHeader ? realHeader(api) : undefined;
+  // Without the real header, parse the reduced one the generator wrote from it.
+  const headers = api.reducedHeader && !real ? [path.basename(api.reducedHeader)] : api.headers;
+  const extra = api.reducedHeader ? [real ? path.dirname(real) : path.join(root, path.dirname(api.reducedHeader))] : [];
+  const cr = runClang(headers, [], extra);
   const bind = new Set(api.bindHeaders);
   const model = buildModel(cr, bind);
+  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0]));
   if (api.versionedSymbols) followRenames(model);
   // The same headers with the per-thread default stream: which symbol each name maps to.
   const perThread = new Map<string, string>();
   if (api.perThreadDefine) {
-    const pt = buildModel(runClang(api.headers, [api.perThreadDefine]), bind);
+    const pt = buildModel(runClang(headers, [api.perThreadDefine], extra), bind);
     const bySymbol = new Map([...model.functions.values()].map((f) => [f.symbol, f.name]));
     for (const sym of pt.functions.keys()) {
       const m = /^(\w+)_(ptsz|ptds)$/.exec(sym);

@@ -86,9 +86,20 @@ export interface Model {
 export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
   const top = cr.ast.inner ?? [];
   const env: TypeEnv = { typedefs: new Map(), anonRecords: new Map() };
-  const loc = (n: AstNode): SourceLoc => cr.locs.get(n.id) ?? { file: '?', line: 0, col: 0, path: '?' };
-  const inCuda = (n: AstNode) => !loc(n).file.startsWith('stdint') && loc(n).path.includes('/include/') && !loc(n).path.includes('/stubs/')
-    && !loc(n).path.startsWith('/usr/include') && !loc(n).path.startsWith('/usr/lib');
+  const rawLoc = (n: AstNode): SourceLoc => cr.locs.get(n.id) ?? { file: '?', line: 0, col: 0, path: '?' };
+  // A reduced header (tools/codegen/*-decls.h) marks each line with where it sits in the original.
+  const loc = (n: AstNode): SourceLoc => {
+    const l = rawLoc(n);
+    if (!l.path.endsWith('-decls.h')) return l;
+    const m = /\/\* @([\w.]+):(\d+) \*\/\s*$/.exec(sourceLines(l.path)[l.line - 1] ?? '');
+    return m ? { ...l, file: m[1], line: Number(m[2]) } : l;
+  };
+  // Declarations of the CUDA headers (or of a reduced header's `#line "nvrtc.h"`), not of libc or
+  // the compiler or the stand-ins for foreign headers.
+  const inCuda = (n: AstNode) => {
+    const p = loc(n).path;
+    return p !== '?' && !p.startsWith('<') && !p.startsWith('/usr/include') && !p.startsWith('/usr/lib') && !p.includes('/stubs/');
+  };
 
   // Pass 1: name every record (unnamed ones after the typedef or member that owns them) and
   // collect typedefs, so that types can be parsed in pass 2.
@@ -100,7 +111,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     const key = n.name ?? `${name}`;
     const cName = n.name ? `${n.tagUsed} ${scope}${n.name}` : owner ? '' : name;
     recordById.set(n.id, key);
-    const l = loc(n);
+    const l = rawLoc(n);
     if (!n.name) env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, key);
     const prev = recordNodes.get(key);
     if (!prev || (n.completeDefinition && !prev.node.completeDefinition)) recordNodes.set(key, { node: n, name, owner, cName });
@@ -125,7 +136,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       // typedef enum { ... } Name;
       const td = top.slice(i + 1, i + 3).find((x) => x.kind === 'TypedefDecl' && ownedTag(x) === n.id);
       if (td) {
-        const l = loc(n);
+        const l = rawLoc(n);
         env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, td.name!);
         n.name = td.name;
       }
@@ -258,7 +269,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       .filter((p) => p.kind === 'ParmVarDecl')
       .map((p, i) => ({ name: p.name ?? `arg${i}`, type: parseCType(p.type!.qualType, env), spelled: p.type!.qualType }));
     const { brief: astBrief, params: paramDocs } = functionDoc(n);
-    const brief = astBrief || briefFromSource(loc(n));
+    const brief = astBrief || briefFromSource(rawLoc(n));
     model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs });
   }
   return model;
@@ -301,6 +312,7 @@ export function docText(n: AstNode): string {
   const parts: string[] = [];
   const walk = (c: AstNode) => {
     if (c.kind === 'TextComment') parts.push(c.text ?? '');
+    if (c.kind === 'InlineCommandComment') parts.push(inlineArgs(c));
     if (c.kind === 'ParamCommandComment' || c.kind === 'BlockCommandComment' && c.name !== 'brief') return;
     for (const x of c.inner ?? []) walk(x);
   };
@@ -316,6 +328,7 @@ function functionDoc(n: AstNode): { brief: string; params: Record<string, string
     const parts: string[] = [];
     const walk = (x: AstNode) => {
       if (x.kind === 'TextComment') parts.push(x.text ?? '');
+      if (x.kind === 'InlineCommandComment') parts.push(inlineArgs(x));
       for (const y of x.inner ?? []) walk(y);
     };
     walk(c);
@@ -335,16 +348,21 @@ function functionDoc(n: AstNode): { brief: string; params: Record<string, string
 const sourceCache = new Map<string, string[]>();
 /** The `\brief` of the doc comment just above a declaration, read from the header itself (clang
  * does not attach a comment to every declaration that a macro spells). */
-function briefFromSource(l: SourceLoc): string {
-  let lines = sourceCache.get(l.path);
+function sourceLines(file: string): string[] {
+  let lines = sourceCache.get(file);
   if (!lines) {
     try {
-      lines = require('node:fs').readFileSync(l.path, 'utf8').split('\n') as string[];
+      lines = require('node:fs').readFileSync(file, 'utf8').split('\n') as string[];
     } catch {
       lines = [];
     }
-    sourceCache.set(l.path, lines);
+    sourceCache.set(file, lines);
   }
+  return lines;
+}
+
+function briefFromSource(l: SourceLoc): string {
+  const lines = sourceLines(l.path);
   let i = l.line - 2;
   while (i >= 0 && !lines[i].includes('*/')) {
     if (/[;}]\s*$/.test(lines[i])) return '';
@@ -361,6 +379,11 @@ function briefFromSource(l: SourceLoc): string {
     }
   }
   return fold(out.join(' '));
+}
+
+/** `\\p name`, `\\c code`: the words a doc command stands for. */
+function inlineArgs(c: AstNode): string {
+  return ((c.args as string[] | undefined) ?? []).join(' ');
 }
 
 export function fold(s: string): string {

@@ -8,6 +8,7 @@ export type ParamSpec =
   | { k: 'outArray'; count: string; countMode: 'inout' | 'in' }
   | { k: 'borrowedArray'; count: string }
   | { k: 'inout' }
+  | { k: 'inRef' }
   | { k: 'inStruct'; nullable?: boolean }
   | { k: 'outAddr' }
   | { k: 'outString'; len: string }

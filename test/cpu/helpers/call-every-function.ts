@@ -3,13 +3,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { cudart, cuda } from '../../../src';
+import { cudart, cuda, nvrtc } from '../../../src';
 
-// Which API: 'runtime' (the default) or 'driver'; `--after NAME` starts after that function (to go
+// Which API: 'runtime' (the default), 'driver' or 'nvrtc'; `--after NAME` starts after that function (to go
 // on past a call that crashed the process).
 const api = process.argv[2] ?? 'runtime';
 const after = process.argv.indexOf('--after') > 0 ? process.argv[process.argv.indexOf('--after') + 1] : undefined;
-const ns: Record<string, any> = api === 'driver' ? cuda : cudart;
+const ns: Record<string, any> = api === 'driver' ? cuda : api === 'nvrtc' ? nvrtc : cudart;
 const sigs: { name: string; params: { name: string; ts: string }[] }[] = JSON.parse(
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'),
 );

@@ -1,0 +1,14 @@
+// cuda-bindings/nvrtc: NVRTC, the runtime compiler for CUDA C++, as cuda-python's tuple facade.
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+import { nvrtcLibraryInfo } from '../ffi/nvrtc-lib';
+import type { LibraryInfo } from '../ffi/binding';
+
+/** Which libnvrtc file is loaded, where it resolved, and its version (loads it on first call). */
+export function libraryInfo(): LibraryInfo {
+  return nvrtcLibraryInfo();
+}

@@ -1,0 +1,33 @@
+// NVRTC (nvrtc.h). The header is not on the development machine: when it is found (CUDA_HOME, or
+// NVRTC_HEADER naming the file), the generator parses it and writes tools/codegen/nvrtc-decls.h, the
+// declarations it bound with their doc lines and #line marks; elsewhere it parses that file instead,
+// so the bindings regenerate the same without the toolkit's header.
+import type { ApiConfig } from './apis';
+import type { ParamSpec } from './runtime-spec';
+
+const strings = (count: string): ParamSpec => ({ k: 'inArray', count, nullable: true });
+
+export const nvrtcApi: ApiConfig = {
+  id: 'nvrtc',
+  title: 'NVRTC API',
+  headers: ['nvrtc.h'],
+  bindHeaders: ['nvrtc.h'],
+  versionedSymbols: false,
+  status: { type: 'nvrtcResult', enumTs: 'nvrtcResult', success: 'NVRTC_SUCCESS' },
+  ffi: 'src/ffi/nvrtc.ts',
+  lib: { module: '../ffi/nvrtc-lib', fn: 'nvrtc' },
+  libLabel: 'libnvrtc',
+  reducedHeader: 'tools/codegen/nvrtc-decls.h',
+  spec: {
+    paramSpecs: {
+      nvrtcCreateProgram: { headers: strings('numHeaders'), includeNames: strings('numHeaders') },
+      nvrtcCompileProgram: { options: strings('numOptions') },
+      nvrtcDestroyProgram: { prog: { k: 'inRef' } },
+    },
+    extents: {},
+    integerHandles: new Set(),
+    attrTables: {},
+    docs: {},
+  },
+  skipped: [['`nvrtcGetTypeName`', 'a C++ inline template in the header (needs RTTI of a C++ type), not exported by libnvrtc']],
+};
