@@ -3,6 +3,8 @@
 import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
+import * as KA from '../ffi/kernel-args';
+import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
 import { cuda as L } from '../ffi/cuda-lib';
 import type { KoffiFunction } from '../ffi/binding';
@@ -148,7 +150,7 @@ export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute_enum, dev: num
 let f_cuDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between the device and host. */
 // CUresult cuDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice dev) — cuda.h:5531
-export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation_enum)[], count: number, dev: number): [E.CUresult, number[] | null] {
+export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation_enum)[] | ArrayBufferView, count: number, dev: number): [E.CUresult, number[] | null] {
   const a_count = M.u32(count, 'cuDeviceGetHostAtomicCapabilities', 'count');
   const a_dev = M.i32(dev, 'cuDeviceGetHostAtomicCapabilities', 'dev');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
@@ -566,7 +568,7 @@ export function cuModuleLoadData(image: Pointer): [E.CUresult, H.CUmodule | null
 let f_cuModuleLoadDataEx: KoffiFunction | undefined;
 /** Load a module's data with options */
 // CUresult cuModuleLoadDataEx(CUmodule * module, const void * image, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7404
-export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult, H.CUmodule | null] {
+export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUmodule | null] {
   const a_image = M.pointer(image, 'cuModuleLoadDataEx', 'image');
   const a_numOptions = M.u32(numOptions, 'cuModuleLoadDataEx', 'numOptions');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuModuleLoadDataEx', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
@@ -651,7 +653,7 @@ export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): [E.CUr
 let f_cuLinkCreate: KoffiFunction | undefined;
 /** Creates a pending JIT linker invocation. */
 // CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option * options, void ** optionValues, CUlinkState * stateOut) — cuda.h:7657
-export function cuLinkCreate(numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult, H.CUlinkState | null] {
+export function cuLinkCreate(numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUlinkState | null] {
   const a_numOptions = M.u32(numOptions, 'cuLinkCreate', 'numOptions');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkCreate', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkCreate', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkCreate', n)), true));
@@ -663,7 +665,7 @@ export function cuLinkCreate(numOptions: number, options: (E.CUjit_option_enum)[
 let f_cuLinkAddData: KoffiFunction | undefined;
 /** Add an input to a pending linker invocation */
 // CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void * data, size_t size, const char * name, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7697
-export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType_enum, data: Pointer, size: number, name: string, numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult] {
+export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType_enum, data: Pointer, size: number, name: string, numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkAddData', 'state');
   const a_type = M.i32(type, 'cuLinkAddData', 'type');
   const a_data = M.pointer(data, 'cuLinkAddData', 'data');
@@ -680,7 +682,7 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
 let f_cuLinkAddFile: KoffiFunction | undefined;
 /** Add a file input to a pending linker invocation */
 // CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char * path, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7739
-export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputType_enum, path: string, numOptions: number, options: (E.CUjit_option_enum)[] | null, optionValues: (Pointer)[] | null): [E.CUresult] {
+export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputType_enum, path: string, numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkAddFile', 'state');
   const a_type = M.i32(type, 'cuLinkAddFile', 'type');
   const a_path = M.str(path, 'cuLinkAddFile', 'path');
@@ -735,7 +737,7 @@ export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): [E.CU
 let f_cuLibraryLoadData: KoffiFunction | undefined;
 /** Load a library with specified code and options */
 // CUresult cuLibraryLoadData(CUlibrary * library, const void * code, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:7938
-export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option_enum)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
+export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option_enum)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
   const a_code = M.pointer(code, 'cuLibraryLoadData', 'code');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadData', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadData', 'numLibraryOptions');
@@ -751,7 +753,7 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option_enu
 let f_cuLibraryLoadFromFile: KoffiFunction | undefined;
 /** Load a library with specified file and options */
 // CUresult cuLibraryLoadFromFile(CUlibrary * library, const char * fileName, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:8000
-export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option_enum)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
+export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option_enum)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
   const a_fileName = M.str(fileName, 'cuLibraryLoadFromFile', 'fileName');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadFromFile', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadFromFile', 'numLibraryOptions');
@@ -1440,7 +1442,7 @@ export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMC
 let f_cuMemcpyBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory copies asynchronously. */
 // CUresult cuMemcpyBatchAsync_v2(CUdeviceptr * dsts, CUdeviceptr * srcs, size_t * sizes, size_t count, CUmemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, CUstream hStream) — cuda.h:11176
-export function cuMemcpyBatchAsync(dsts: (bigint | number)[], srcs: (bigint | number)[], sizes: (number)[], count: number, attrs: (S.CUmemcpyAttributes_st | S.CUmemcpyAttributes_stInit)[], attrsIdxs: (number)[], numAttrs: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, srcs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, attrs: (S.CUmemcpyAttributes_st | S.CUmemcpyAttributes_stInit)[] | ArrayBufferView, attrsIdxs: (number)[] | ArrayBufferView, numAttrs: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemcpyBatchAsync', 'count');
   const a_numAttrs = M.size(numAttrs, 'cuMemcpyBatchAsync', 'numAttrs');
   const a_hStream = M.handle(hStream, 'cuMemcpyBatchAsync', 'hStream');
@@ -1456,7 +1458,7 @@ export function cuMemcpyBatchAsync(dsts: (bigint | number)[], srcs: (bigint | nu
 let f_cuMemcpy3DBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of 3D memory copies asynchronously. */
 // CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP * opList, unsigned long long flags, CUstream hStream) — cuda.h:11243
-export function cuMemcpy3DBatchAsync(numOps: number, opList: (S.CUDA_MEMCPY3D_BATCH_OP_st | S.CUDA_MEMCPY3D_BATCH_OP_stInit)[], flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpy3DBatchAsync(numOps: number, opList: (S.CUDA_MEMCPY3D_BATCH_OP_st | S.CUDA_MEMCPY3D_BATCH_OP_stInit)[] | ArrayBufferView, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_numOps = M.size(numOps, 'cuMemcpy3DBatchAsync', 'numOps');
   const a_flags = M.u64(flags, 'cuMemcpy3DBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DBatchAsync', 'hStream');
@@ -1770,7 +1772,7 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | nu
 let f_cuMemBatchDecompressAsync: KoffiFunction | undefined;
 /** Submit a batch of \p count independent decompression operations. */
 // CUresult cuMemBatchDecompressAsync(CUmemDecompressParams * paramsArray, size_t count, unsigned int flags, size_t * errorIndex, CUstream stream) — cuda.h:12698
-export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[], count: number, flags: number, stream: H.CUstream | null): [E.CUresult, number | null] {
+export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[] | ArrayBufferView, count: number, flags: number, stream: H.CUstream | null): [E.CUresult, number | null] {
   const a_count = M.size(count, 'cuMemBatchDecompressAsync', 'count');
   const a_flags = M.u32(flags, 'cuMemBatchDecompressAsync', 'flags');
   const a_stream = M.handle(stream, 'cuMemBatchDecompressAsync', 'stream');
@@ -1840,7 +1842,7 @@ export function cuMemMap(ptr: bigint | number, size: number, offset: number, han
 let f_cuMemMapArrayAsync: KoffiFunction | undefined;
 /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays */
 // CUresult cuMemMapArrayAsync(CUarrayMapInfo * mapInfoList, unsigned int count, CUstream hStream) — cuda.h:13053
-export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarrayMapInfo_stInit)[], count: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarrayMapInfo_stInit)[] | ArrayBufferView, count: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuMemMapArrayAsync', 'count');
   const a_hStream = M.handle(hStream, 'cuMemMapArrayAsync', 'hStream');
   const a_mapInfoList = X.packArray(mapInfoList, a_count, 96, 'cuMemMapArrayAsync', 'mapInfoList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUarrayMapInfo_st, n));
@@ -1861,7 +1863,7 @@ export function cuMemUnmap(ptr: bigint | number, size: number): [E.CUresult] {
 let f_cuMemSetAccess: KoffiFunction | undefined;
 /** Set the access flags for each location specified in desc for the given virtual address range */
 // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc * desc, size_t count) — cuda.h:13116
-export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[], count: number): [E.CUresult] {
+export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemSetAccess', 'ptr');
   const a_size = M.size(size, 'cuMemSetAccess', 'size');
   const a_count = M.size(count, 'cuMemSetAccess', 'count');
@@ -1992,7 +1994,7 @@ export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
 let f_cuMemPoolSetAccess: KoffiFunction | undefined;
 /** Controls visibility of pools between devices */
 // CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc * map, size_t count) — cuda.h:13485
-export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[], count: number): [E.CUresult] {
+export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAccess', 'pool');
   const a_count = M.size(count, 'cuMemPoolSetAccess', 'count');
   const a_map = X.packArray(map, a_count, 12, 'cuMemPoolSetAccess', 'map', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemAccessDesc_st, n));
@@ -2230,7 +2232,7 @@ export function cuMemAdvise(devPtr: bigint | number, count: number, advice: E.CU
 let f_cuMemPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory prefetches asynchronously */
 // CUresult cuMemPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14596
-export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[], sizes: (number)[], count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cuMemPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cuMemPrefetchBatchAsync', 'flags');
@@ -2246,7 +2248,7 @@ export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[], sizes: (numb
 let f_cuMemDiscardBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards asynchronously */
 // CUresult cuMemDiscardBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, unsigned long long flags, CUstream hStream) — cuda.h:14629
-export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[], sizes: (number)[], count: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemDiscardBatchAsync', 'count');
   const a_flags = M.u64(flags, 'cuMemDiscardBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemDiscardBatchAsync', 'hStream');
@@ -2259,7 +2261,7 @@ export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[], sizes: (numbe
 let f_cuMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards and prefetches asynchronously */
 // CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14677
-export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[], sizes: (number)[], count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemDiscardAndPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cuMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cuMemDiscardAndPrefetchBatchAsync', 'flags');
@@ -2289,7 +2291,7 @@ export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_rang
 let f_cuMemRangeGetAttributes: KoffiFunction | undefined;
 /** Query attributes of a given memory range. */
 // CUresult cuMemRangeGetAttributes(void ** data, size_t * dataSizes, CUmem_range_attribute * attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) — cuda.h:14804
-export function cuMemRangeGetAttributes(data: (Pointer)[], dataSizes: (number)[], attributes: (E.CUmem_range_attribute_enum)[], numAttributes: number, devPtr: bigint | number, count: number): [E.CUresult] {
+export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number)[] | ArrayBufferView, attributes: (E.CUmem_range_attribute_enum)[] | ArrayBufferView, numAttributes: number, devPtr: bigint | number, count: number): [E.CUresult] {
   const a_numAttributes = M.size(numAttributes, 'cuMemRangeGetAttributes', 'numAttributes');
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttributes', 'devPtr');
   const a_count = M.size(count, 'cuMemRangeGetAttributes', 'count');
@@ -2314,7 +2316,7 @@ export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_att
 let f_cuPointerGetAttributes: KoffiFunction | undefined;
 /** Returns information about a pointer. */
 // CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute * attributes, void ** data, CUdeviceptr ptr) — cuda.h:14896
-export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUpointer_attribute_enum)[], data: (Pointer)[], ptr: bigint | number): [E.CUresult] {
+export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUpointer_attribute_enum)[] | ArrayBufferView, data: (Pointer)[] | ArrayBufferView, ptr: bigint | number): [E.CUresult] {
   const a_numAttributes = M.u32(numAttributes, 'cuPointerGetAttributes', 'numAttributes');
   const a_ptr = M.u64(ptr, 'cuPointerGetAttributes', 'ptr');
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuPointerGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
@@ -2440,7 +2442,7 @@ export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstrea
 let f_cuStreamBeginCaptureToGraph: KoffiFunction | undefined;
 /** Begins graph capture on a stream to an existing graph */
 // CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUstreamCaptureMode mode) — cuda.h:15427
-export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
+export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamBeginCaptureToGraph', 'hStream');
   const a_hGraph = M.handle(hGraph, 'cuStreamBeginCaptureToGraph', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuStreamBeginCaptureToGraph', 'numDependencies');
@@ -2496,7 +2498,7 @@ export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult,
 let f_cuStreamUpdateCaptureDependencies: KoffiFunction | undefined;
 /** Update the set of dependencies in a capturing stream */
 // CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda.h:15647
-export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, dependencies: (H.CUgraphNode | null)[] | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number, flags: number): [E.CUresult] {
+export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamUpdateCaptureDependencies', 'hStream');
   const a_numDependencies = M.size(numDependencies, 'cuStreamUpdateCaptureDependencies', 'numDependencies');
   const a_flags = M.u32(flags, 'cuStreamUpdateCaptureDependencies', 'flags');
@@ -2701,7 +2703,7 @@ export function cuImportExternalSemaphore(semHandleDesc: S.CUDA_EXTERNAL_SEMAPHO
 let f_cuSignalExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Signals a set of external semaphore objects */
 // CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore * extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS * paramsArray, unsigned int numExtSems, CUstream stream) — cuda.h:16753
-export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[], paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[], numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
+export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[] | ArrayBufferView, paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | ArrayBufferView, numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
   const a_numExtSems = M.u32(numExtSems, 'cuSignalExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cuSignalExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -2713,7 +2715,7 @@ export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaph
 let f_cuWaitExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Waits on a set of external semaphore objects */
 // CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore * extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS * paramsArray, unsigned int numExtSems, CUstream stream) — cuda.h:16829
-export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[], paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[], numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
+export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[] | ArrayBufferView, paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | ArrayBufferView, numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
   const a_numExtSems = M.u32(numExtSems, 'cuWaitExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cuWaitExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -2782,7 +2784,7 @@ export function cuStreamWriteValue64(stream: H.CUstream | null, addr: bigint | n
 let f_cuStreamBatchMemOp: KoffiFunction | undefined;
 /** Batch operations to synchronize the stream via memory operations */
 // CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams * paramArray, unsigned int flags) — cuda.h:17080
-export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, paramArray: (S.CUstreamBatchMemOpParams_union | S.CUstreamBatchMemOpParams_unionInit)[], flags: number): [E.CUresult] {
+export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, paramArray: (S.CUstreamBatchMemOpParams_union | S.CUstreamBatchMemOpParams_unionInit)[] | ArrayBufferView, flags: number): [E.CUresult] {
   const a_stream = M.handle(stream, 'cuStreamBatchMemOp', 'stream');
   const a_count = M.u32(count, 'cuStreamBatchMemOp', 'count');
   const a_flags = M.u32(flags, 'cuStreamBatchMemOp', 'flags');
@@ -2876,7 +2878,7 @@ export function cuFuncLoad(function_: H.CUfunction | null): [E.CUresult] {
 let f_cuLaunchKernel: KoffiFunction | undefined;
 /** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel */
 // CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void ** kernelParams, void ** extra) — cuda.h:17537
-export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: Pointer, extra: Pointer): [E.CUresult] {
+export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: KernelArgs | readonly KernelArgInput[] | Pointer, extra: Pointer): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunchKernel', 'f');
   const a_gridDimX = M.u32(gridDimX, 'cuLaunchKernel', 'gridDimX');
   const a_gridDimY = M.u32(gridDimY, 'cuLaunchKernel', 'gridDimY');
@@ -2886,7 +2888,7 @@ export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDim
   const a_blockDimZ = M.u32(blockDimZ, 'cuLaunchKernel', 'blockDimZ');
   const a_sharedMemBytes = M.u32(sharedMemBytes, 'cuLaunchKernel', 'sharedMemBytes');
   const a_hStream = M.handle(hStream, 'cuLaunchKernel', 'hStream');
-  const a_kernelParams = M.pointer(kernelParams, 'cuLaunchKernel', 'kernelParams');
+  const a_kernelParams = KA.kernelArgs(kernelParams, 'cuLaunchKernel', 'kernelParams');
   const a_extra = M.pointer(extra, 'cuLaunchKernel', 'extra');
   const err = (f_cuLaunchKernel ??= L.bind('cuLaunchKernel'))(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams, a_extra) as E.CUresult;
   return [err];
@@ -2895,10 +2897,10 @@ export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDim
 let f_cuLaunchKernelEx: KoffiFunction | undefined;
 /** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel with launch-time configuration */
 // CUresult cuLaunchKernelEx(const CUlaunchConfig * config, CUfunction f, void ** kernelParams, void ** extra) — cuda.h:17820
-export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null, f: H.CUfunction | null, kernelParams: Pointer, extra: Pointer): [E.CUresult] {
+export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null, f: H.CUfunction | null, kernelParams: KernelArgs | readonly KernelArgInput[] | Pointer, extra: Pointer): [E.CUresult] {
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuLaunchKernelEx', 'config');
   const a_f = M.handle(f, 'cuLaunchKernelEx', 'f');
-  const a_kernelParams = M.pointer(kernelParams, 'cuLaunchKernelEx', 'kernelParams');
+  const a_kernelParams = KA.kernelArgs(kernelParams, 'cuLaunchKernelEx', 'kernelParams');
   const a_extra = M.pointer(extra, 'cuLaunchKernelEx', 'extra');
   const err = (f_cuLaunchKernelEx ??= L.bind('cuLaunchKernelEx'))(a_config, a_f, a_kernelParams, a_extra) as E.CUresult;
   return [err];
@@ -2907,7 +2909,7 @@ export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_
 let f_cuLaunchCooperativeKernel: KoffiFunction | undefined;
 /** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel where thread blocks can cooperate and synchronize as they execute */
 // CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void ** kernelParams) — cuda.h:17913
-export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: Pointer): [E.CUresult] {
+export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: KernelArgs | readonly KernelArgInput[] | Pointer): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunchCooperativeKernel', 'f');
   const a_gridDimX = M.u32(gridDimX, 'cuLaunchCooperativeKernel', 'gridDimX');
   const a_gridDimY = M.u32(gridDimY, 'cuLaunchCooperativeKernel', 'gridDimY');
@@ -2917,7 +2919,7 @@ export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: numb
   const a_blockDimZ = M.u32(blockDimZ, 'cuLaunchCooperativeKernel', 'blockDimZ');
   const a_sharedMemBytes = M.u32(sharedMemBytes, 'cuLaunchCooperativeKernel', 'sharedMemBytes');
   const a_hStream = M.handle(hStream, 'cuLaunchCooperativeKernel', 'hStream');
-  const a_kernelParams = M.pointer(kernelParams, 'cuLaunchCooperativeKernel', 'kernelParams');
+  const a_kernelParams = KA.kernelArgs(kernelParams, 'cuLaunchCooperativeKernel', 'kernelParams');
   const err = (f_cuLaunchCooperativeKernel ??= L.bind('cuLaunchCooperativeKernel'))(a_f, a_gridDimX, a_gridDimY, a_gridDimZ, a_blockDimX, a_blockDimY, a_blockDimZ, a_sharedMemBytes, a_hStream, a_kernelParams) as E.CUresult;
   return [err];
 }
@@ -2925,7 +2927,7 @@ export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: numb
 let f_cuLaunchCooperativeKernelMultiDevice: KoffiFunction | undefined;
 /** Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute */
 // CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS * launchParamsList, unsigned int numDevices, unsigned int flags) — cuda.h:18062
-export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_LAUNCH_PARAMS_st | S.CUDA_LAUNCH_PARAMS_stInit)[], numDevices: number, flags: number): [E.CUresult] {
+export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_LAUNCH_PARAMS_st | S.CUDA_LAUNCH_PARAMS_stInit)[] | ArrayBufferView, numDevices: number, flags: number): [E.CUresult] {
   const a_numDevices = M.u32(numDevices, 'cuLaunchCooperativeKernelMultiDevice', 'numDevices');
   const a_flags = M.u32(flags, 'cuLaunchCooperativeKernelMultiDevice', 'flags');
   const a_launchParamsList = X.packArray(launchParamsList, a_numDevices, 56, 'cuLaunchCooperativeKernelMultiDevice', 'launchParamsList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_LAUNCH_PARAMS_st, n));
@@ -3077,7 +3079,7 @@ export function cuGraphCreate(flags: number): [E.CUresult, H.CUgraph | null] {
 let f_cuGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // CUresult cuGraphAddKernelNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18741
-export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddKernelNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddKernelNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphAddKernelNode', 'nodeParams');
@@ -3111,7 +3113,7 @@ export function cuGraphKernelNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // CUresult cuGraphAddMemcpyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMCPY3D * copyParams, CUcontext ctx) — cuda.h:18846
-export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemcpyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemcpyNode', 'numDependencies');
   const a_copyParams = X.structArg(copyParams, S.CUDA_MEMCPY3D_st, 'cuGraphAddMemcpyNode', 'copyParams');
@@ -3146,7 +3148,7 @@ export function cuGraphMemcpyNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // CUresult cuGraphAddMemsetNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS * memsetParams, CUcontext ctx) — cuda.h:18936
-export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemsetNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemsetNode', 'numDependencies');
   const a_memsetParams = X.structArg(memsetParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphAddMemsetNode', 'memsetParams');
@@ -3181,7 +3183,7 @@ export function cuGraphMemsetNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // CUresult cuGraphAddHostNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19025
-export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddHostNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddHostNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphAddHostNode', 'nodeParams');
@@ -3215,7 +3217,7 @@ export function cuGraphHostNodeSetParams(hNode: H.CUgraphNode | null, nodeParams
 let f_cuGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // CUresult cuGraphAddChildGraphNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUgraph childGraph) — cuda.h:19114
-export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, childGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, childGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddChildGraphNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cuGraphAddChildGraphNode', 'childGraph');
@@ -3238,7 +3240,7 @@ export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): [E.C
 let f_cuGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // CUresult cuGraphAddEmptyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies) — cuda.h:19180
-export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEmptyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEmptyNode', 'numDependencies');
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEmptyNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -3250,7 +3252,7 @@ export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.C
 let f_cuGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // CUresult cuGraphAddEventRecordNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19222
-export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventRecordNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventRecordNode', 'event');
@@ -3283,7 +3285,7 @@ export function cuGraphEventRecordNodeSetEvent(hNode: H.CUgraphNode | null, even
 let f_cuGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // CUresult cuGraphAddEventWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19316
-export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventWaitNode', 'event');
@@ -3316,7 +3318,7 @@ export function cuGraphEventWaitNodeSetEvent(hNode: H.CUgraphNode | null, event:
 let f_cuGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:19416
-export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresSignalNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresSignalNode', 'nodeParams');
@@ -3350,7 +3352,7 @@ export function cuGraphExternalSemaphoresSignalNodeSetParams(hNode: H.CUgraphNod
 let f_cuGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:19522
-export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresWaitNode', 'nodeParams');
@@ -3384,7 +3386,7 @@ export function cuGraphExternalSemaphoresWaitNodeSetParams(hNode: H.CUgraphNode 
 let f_cuGraphAddBatchMemOpNode: KoffiFunction | undefined;
 /** Creates a batch memory operation node and adds it to a graph */
 // CUresult cuGraphAddBatchMemOpNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19633
-export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddBatchMemOpNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddBatchMemOpNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphAddBatchMemOpNode', 'nodeParams');
@@ -3429,7 +3431,7 @@ export function cuGraphExecBatchMemOpNodeSetParams(hGraphExec: H.CUgraphExec | n
 let f_cuGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // CUresult cuGraphAddMemAllocNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS * nodeParams) — cuda.h:19810
-export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemAllocNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, 'cuGraphAddMemAllocNode', 'nodeParams');
@@ -3453,7 +3455,7 @@ export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): [E.CU
 let f_cuGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // CUresult cuGraphAddMemFreeNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUdeviceptr dptr) — cuda.h:19893
-export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, numDependencies: number, dptr: bigint | number): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, dptr: bigint | number): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemFreeNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.u64(dptr, 'cuGraphAddMemFreeNode', 'dptr');
@@ -3612,7 +3614,7 @@ export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDep
 let f_cuGraphAddDependencies: KoffiFunction | undefined;
 /** Adds dependency edges to a graph */
 // CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20280
-export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[], to: (H.CUgraphNode | null)[], edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number): [E.CUresult] {
+export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddDependencies', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddDependencies', 'numDependencies');
   const a_from = X.packArray(from, a_numDependencies, 8, 'cuGraphAddDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -3625,7 +3627,7 @@ export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgrap
 let f_cuGraphRemoveDependencies: KoffiFunction | undefined;
 /** Removes dependency edges from a graph */
 // CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20316
-export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[], to: (H.CUgraphNode | null)[], edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number): [E.CUresult] {
+export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphRemoveDependencies', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphRemoveDependencies', 'numDependencies');
   const a_from = X.packArray(from, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -3952,7 +3954,7 @@ export function cuGraphReleaseUserObject(graph: H.CUgraph | null, object: H.CUus
 let f_cuGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // CUresult cuGraphAddNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUgraphNodeParams * nodeParams) — cuda.h:21479
-export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | null, numDependencies: number, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphAddNode', 'nodeParams');
@@ -4592,7 +4594,7 @@ export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute_enum, sr
 let f_cuDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between two devices */
 // CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:24002
-export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation_enum)[], count: number, srcDevice: number, dstDevice: number): [E.CUresult, number[] | null] {
+export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation_enum)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.CUresult, number[] | null] {
   const a_count = M.u32(count, 'cuDeviceGetP2PAtomicCapabilities', 'count');
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAtomicCapabilities', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAtomicCapabilities', 'dstDevice');
@@ -4657,7 +4659,7 @@ export function cuGraphicsResourceSetMapFlags(resource: H.CUgraphicsResource | n
 let f_cuGraphicsMapResources: KoffiFunction | undefined;
 /** Map graphics resources for access by CUDA */
 // CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource * resources, CUstream hStream) — cuda.h:24232
-export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsResource | null)[], hStream: H.CUstream | null): [E.CUresult] {
+export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsResource | null)[] | ArrayBufferView, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsMapResources', 'count');
   const a_hStream = M.handle(hStream, 'cuGraphicsMapResources', 'hStream');
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -4668,7 +4670,7 @@ export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsRe
 let f_cuGraphicsUnmapResources: KoffiFunction | undefined;
 /** Unmap graphics resources. */
 // CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource * resources, CUstream hStream) — cuda.h:24269
-export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphicsResource | null)[], hStream: H.CUstream | null): [E.CUresult] {
+export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphicsResource | null)[] | ArrayBufferView, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsUnmapResources', 'count');
   const a_hStream = M.handle(hStream, 'cuGraphicsUnmapResources', 'hStream');
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));

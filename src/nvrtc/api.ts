@@ -3,6 +3,8 @@
 import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
+import * as KA from '../ffi/kernel-args';
+import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
 import { nvrtc as L } from '../ffi/nvrtc-lib';
 import type { KoffiFunction } from '../ffi/binding';

@@ -3,6 +3,8 @@
 import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
+import * as KA from '../ffi/kernel-args';
+import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
 import { cudart as L } from '../ffi/cudart-lib';
 import type { KoffiFunction } from '../ffi/binding';
@@ -285,7 +287,7 @@ export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): 
 let f_cudaDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between the device and host. */
 // cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int device) — cuda_runtime_api.h:1357
-export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOperation)[], count: number, device: number): [E.cudaError_t, number[] | null] {
+export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, device: number): [E.cudaError_t, number[] | null] {
   const a_count = M.u32(count, 'cudaDeviceGetHostAtomicCapabilities', 'count');
   const a_device = M.i32(device, 'cudaDeviceGetHostAtomicCapabilities', 'device');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
@@ -351,7 +353,7 @@ export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: 
 let f_cudaDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between two devices */
 // cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int srcDevice, int dstDevice) — cuda_runtime_api.h:1561
-export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOperation)[], count: number, srcDevice: number, dstDevice: number): [E.cudaError_t, number[] | null] {
+export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.cudaError_t, number[] | null] {
   const a_count = M.u32(count, 'cudaDeviceGetP2PAtomicCapabilities', 'count');
   const a_srcDevice = M.i32(srcDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'dstDevice');
@@ -404,7 +406,7 @@ export function cudaGetDevice(): [E.cudaError_t, number | null] {
 let f_cudaSetValidDevices: KoffiFunction | undefined;
 /** Set a list of devices that can be used for CUDA */
 // cudaError_t cudaSetValidDevices(int * device_arr, int len) — cuda_runtime_api.h:1712
-export function cudaSetValidDevices(device_arr: (number)[] | null, len: number): [E.cudaError_t] {
+export function cudaSetValidDevices(device_arr: (number)[] | ArrayBufferView | null, len: number): [E.cudaError_t] {
   const a_len = M.i32(len, 'cudaSetValidDevices', 'len');
   const a_device_arr = X.packArray(device_arr, a_len, 4, 'cudaSetValidDevices', 'device_arr', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cudaSetValidDevices ??= L.bind('cudaSetValidDevices'))(a_device_arr, a_len) as E.cudaError_t;
@@ -616,7 +618,7 @@ export function cudaStreamBeginCapture(stream: H.cudaStream_t | null, mode: E.cu
 let f_cudaStreamBeginCaptureToGraph: KoffiFunction | undefined;
 /** Begins graph capture on a stream to an existing graph */
 // cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2509
-export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, graph: H.cudaGraph_t | null, dependencies: (H.cudaGraphNode_t | null)[] | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
+export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, graph: H.cudaGraph_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamBeginCaptureToGraph', 'stream');
   const a_graph = M.handle(graph, 'cudaStreamBeginCaptureToGraph', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaStreamBeginCaptureToGraph', 'numDependencies');
@@ -672,7 +674,7 @@ export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): [E.cuda
 let f_cudaStreamUpdateCaptureDependencies: KoffiFunction | undefined;
 /** Update the set of dependencies in a capturing stream */
 // cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda_runtime_api.h:2724
-export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | null, dependencies: (H.cudaGraphNode_t | null)[] | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number, flags: number): [E.cudaError_t] {
+export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamUpdateCaptureDependencies', 'stream');
   const a_numDependencies = M.size(numDependencies, 'cudaStreamUpdateCaptureDependencies', 'numDependencies');
   const a_flags = M.u32(flags, 'cudaStreamUpdateCaptureDependencies', 'flags');
@@ -814,7 +816,7 @@ export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemapho
 let f_cudaSignalExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Signals a set of external semaphore objects */
 // cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreSignalParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3599
-export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[], paramsArray: (S.cudaExternalSemaphoreSignalParams | S.cudaExternalSemaphoreSignalParamsInit)[], numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[] | ArrayBufferView, paramsArray: (S.cudaExternalSemaphoreSignalParams | S.cudaExternalSemaphoreSignalParamsInit)[] | ArrayBufferView, numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numExtSems = M.u32(numExtSems, 'cudaSignalExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cudaSignalExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -826,7 +828,7 @@ export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSe
 let f_cudaWaitExternalSemaphoresAsync: KoffiFunction | undefined;
 /** Waits on a set of external semaphore objects */
 // cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreWaitParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3675
-export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[], paramsArray: (S.cudaExternalSemaphoreWaitParams | S.cudaExternalSemaphoreWaitParamsInit)[], numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[] | ArrayBufferView, paramsArray: (S.cudaExternalSemaphoreWaitParams | S.cudaExternalSemaphoreWaitParamsInit)[] | ArrayBufferView, numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numExtSems = M.u32(numExtSems, 'cudaWaitExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cudaWaitExternalSemaphoresAsync', 'stream');
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -847,11 +849,11 @@ export function cudaDestroyExternalSemaphore(extSem: H.cudaExternalSemaphore_t |
 let f_cudaLaunchKernel: KoffiFunction | undefined;
 /** Launches a device function */
 // cudaError_t cudaLaunchKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3766
-export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaLaunchKernel', 'func');
   const a_gridDim = X.byValue(gridDim, S.dim3, 'cudaLaunchKernel', 'gridDim');
   const a_blockDim = X.byValue(blockDim, S.dim3, 'cudaLaunchKernel', 'blockDim');
-  const a_args = M.pointer(args, 'cudaLaunchKernel', 'args');
+  const a_args = KA.kernelArgs(args, 'cudaLaunchKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchKernel', 'stream');
   const err = (L.splitSmallStructs ? (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, X.eightbyte(a_gridDim, 0), X.eightbyte(a_gridDim, 1), X.eightbyte(a_blockDim, 0), X.eightbyte(a_blockDim, 1), a_args, a_sharedMem, a_stream) : (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
@@ -861,10 +863,10 @@ export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, bl
 let f_cudaLaunchKernelExC: KoffiFunction | undefined;
 /** Launches a CUDA function with launch-time configuration */
 // cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t * config, const void * func, void ** args) — cuda_runtime_api.h:3829
-export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null, func: Pointer, args: Pointer): [E.cudaError_t] {
+export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null, func: Pointer, args: KernelArgs | readonly KernelArgInput[] | Pointer): [E.cudaError_t] {
   const a_config = X.structArg(config, S.cudaLaunchConfig_st, 'cudaLaunchKernelExC', 'config');
   const a_func = M.pointer(func, 'cudaLaunchKernelExC', 'func');
-  const a_args = M.pointer(args, 'cudaLaunchKernelExC', 'args');
+  const a_args = KA.kernelArgs(args, 'cudaLaunchKernelExC', 'args');
   if (a_config === null) M.rangeError('cudaLaunchKernelExC', 'config', 'must be a cudaLaunchConfig_t, not NULL');
   if (a_func === null || a_func === 0n) M.rangeError('cudaLaunchKernelExC', 'func', 'must be a kernel, not NULL');
   const err = (f_cudaLaunchKernelExC ??= L.bind('cudaLaunchKernelExC'))(a_config, a_func, a_args) as E.cudaError_t;
@@ -874,11 +876,11 @@ export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunch
 let f_cudaLaunchCooperativeKernel: KoffiFunction | undefined;
 /** Launches a device function where thread blocks can cooperate and synchronize as they execute */
 // cudaError_t cudaLaunchCooperativeKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3886
-export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaLaunchCooperativeKernel', 'func');
   const a_gridDim = X.byValue(gridDim, S.dim3, 'cudaLaunchCooperativeKernel', 'gridDim');
   const a_blockDim = X.byValue(blockDim, S.dim3, 'cudaLaunchCooperativeKernel', 'blockDim');
-  const a_args = M.pointer(args, 'cudaLaunchCooperativeKernel', 'args');
+  const a_args = KA.kernelArgs(args, 'cudaLaunchCooperativeKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchCooperativeKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchCooperativeKernel', 'stream');
   const err = (L.splitSmallStructs ? (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, X.eightbyte(a_gridDim, 0), X.eightbyte(a_gridDim, 1), X.eightbyte(a_blockDim, 0), X.eightbyte(a_blockDim, 1), a_args, a_sharedMem, a_stream) : (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
@@ -1488,7 +1490,7 @@ export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointe
 let f_cudaMemcpyBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory copies asynchronously. */
 // cudaError_t cudaMemcpyBatchAsync(void *const * dsts, const void *const * srcs, const size_t * sizes, size_t count, struct cudaMemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, cudaStream_t stream) — cuda_runtime_api.h:6435
-export function cudaMemcpyBatchAsync(dsts: (Pointer)[], srcs: (Pointer)[], sizes: (number)[], count: number, attrs: (S.cudaMemcpyAttributes | S.cudaMemcpyAttributesInit)[], attrsIdxs: (number)[], numAttrs: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, attrs: (S.cudaMemcpyAttributes | S.cudaMemcpyAttributesInit)[] | ArrayBufferView, attrsIdxs: (number)[] | ArrayBufferView, numAttrs: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemcpyBatchAsync', 'count');
   const a_numAttrs = M.size(numAttrs, 'cudaMemcpyBatchAsync', 'numAttrs');
   const a_stream = M.handle(stream, 'cudaMemcpyBatchAsync', 'stream');
@@ -1504,7 +1506,7 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[], srcs: (Pointer)[], sizes
 let f_cudaMemcpy3DBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of 3D memory copies asynchronously. */
 // cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp * opList, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:6499
-export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBatchOp | S.cudaMemcpy3DBatchOpInit)[], flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBatchOp | S.cudaMemcpy3DBatchOpInit)[] | ArrayBufferView, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numOps = M.size(numOps, 'cudaMemcpy3DBatchAsync', 'numOps');
   const a_flags = M.u64(flags, 'cudaMemcpy3DBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemcpy3DBatchAsync', 'stream');
@@ -1711,7 +1713,7 @@ export function cudaMemPrefetchAsync(devPtr: Pointer, count: number, location: S
 let f_cudaMemPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory prefetches asynchronously */
 // cudaError_t cudaMemPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7193
-export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (number)[], count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cudaMemPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cudaMemPrefetchBatchAsync', 'flags');
@@ -1727,7 +1729,7 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (number)[],
 let f_cudaMemDiscardBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards asynchronously */
 // cudaError_t cudaMemDiscardBatchAsync(void ** dptrs, size_t * sizes, size_t count, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7226
-export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[], sizes: (number)[], count: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemDiscardBatchAsync', 'count');
   const a_flags = M.u64(flags, 'cudaMemDiscardBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemDiscardBatchAsync', 'stream');
@@ -1740,7 +1742,7 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[], sizes: (number)[], 
 let f_cudaMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards and prefetches asynchronously */
 // cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7274
-export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[], sizes: (number)[], count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[], prefetchLocIdxs: (number)[], numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemDiscardAndPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cudaMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cudaMemDiscardAndPrefetchBatchAsync', 'flags');
@@ -1783,7 +1785,7 @@ export function cudaMemRangeGetAttribute(dataSize: number, attribute: E.cudaMemR
 let f_cudaMemRangeGetAttributes: KoffiFunction | undefined;
 /** Query attributes of a given memory range. */
 // cudaError_t cudaMemRangeGetAttributes(void ** data, size_t * dataSizes, enum cudaMemRangeAttribute * attributes, size_t numAttributes, const void * devPtr, size_t count) — cuda_runtime_api.h:7524
-export function cudaMemRangeGetAttributes(data: (Pointer)[], dataSizes: (number)[], attributes: (E.cudaMemRangeAttribute)[], numAttributes: number, devPtr: Pointer, count: number): [E.cudaError_t] {
+export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number)[] | ArrayBufferView, attributes: (E.cudaMemRangeAttribute)[] | ArrayBufferView, numAttributes: number, devPtr: Pointer, count: number): [E.cudaError_t] {
   const a_numAttributes = M.size(numAttributes, 'cudaMemRangeGetAttributes', 'numAttributes');
   const a_devPtr = M.pointer(devPtr, 'cudaMemRangeGetAttributes', 'devPtr');
   const a_count = M.size(count, 'cudaMemRangeGetAttributes', 'count');
@@ -1929,7 +1931,7 @@ export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E
 let f_cudaMemPoolSetAccess: KoffiFunction | undefined;
 /** Controls visibility of pools between devices */
 // cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc * descList, size_t count) — cuda_runtime_api.h:7997
-export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: (S.cudaMemAccessDesc | S.cudaMemAccessDescInit)[], count: number): [E.cudaError_t] {
+export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: (S.cudaMemAccessDesc | S.cudaMemAccessDescInit)[] | ArrayBufferView, count: number): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAccess', 'memPool');
   const a_count = M.size(count, 'cudaMemPoolSetAccess', 'count');
   const a_descList = X.packArray(descList, a_count, 12, 'cudaMemPoolSetAccess', 'descList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemAccessDesc, n));
@@ -2121,7 +2123,7 @@ export function cudaGraphicsResourceSetMapFlags(resource: H.cudaGraphicsResource
 let f_cudaGraphicsMapResources: KoffiFunction | undefined;
 /** Map graphics resources for access by CUDA */
 // cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8689
-export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[], stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[] | ArrayBufferView, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsMapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsMapResources', 'stream');
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -2132,7 +2134,7 @@ export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphi
 let f_cudaGraphicsUnmapResources: KoffiFunction | undefined;
 /** Unmap graphics resources. */
 // cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8724
-export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[], stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[] | ArrayBufferView, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsUnmapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsUnmapResources', 'stream');
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -2370,7 +2372,7 @@ export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | 
 let f_cudaGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9607
-export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddKernelNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddKernelNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphAddKernelNode', 'pNodeParams');
@@ -2439,7 +2441,7 @@ export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null,
 let f_cudaGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms * pCopyParams) — cuda_runtime_api.h:9785
-export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode', 'numDependencies');
   const a_pCopyParams = X.structArg(pCopyParams, S.cudaMemcpy3DParms, 'cudaGraphAddMemcpyNode', 'pCopyParams');
@@ -2452,7 +2454,7 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
 let f_cudaGraphAddMemcpyNodeToSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy to a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9844
-export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeToSymbol', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNodeToSymbol', 'numDependencies');
   const a_symbol = M.pointer(symbol, 'cudaGraphAddMemcpyNodeToSymbol', 'symbol');
@@ -2470,7 +2472,7 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
 let f_cudaGraphAddMemcpyNodeFromSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy from a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9913
-export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeFromSymbol', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNodeFromSymbol', 'numDependencies');
   const a_dst = M.pointer(dst, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst');
@@ -2488,7 +2490,7 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
 let f_cudaGraphAddMemcpyNode1D: KoffiFunction | undefined;
 /** Creates a 1D memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9981
-export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode1D', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode1D', 'numDependencies');
   const a_dst = M.pointer(dst, 'cudaGraphAddMemcpyNode1D', 'dst');
@@ -2572,7 +2574,7 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
 let f_cudaGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemsetParams * pMemsetParams) — cuda_runtime_api.h:10219
-export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemsetNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemsetNode', 'numDependencies');
   const a_pMemsetParams = X.structArg(pMemsetParams, S.cudaMemsetParams, 'cudaGraphAddMemsetNode', 'pMemsetParams');
@@ -2606,7 +2608,7 @@ export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 let f_cudaGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // cudaError_t cudaGraphAddHostNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10308
-export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddHostNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddHostNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphAddHostNode', 'pNodeParams');
@@ -2640,7 +2642,7 @@ export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNode
 let f_cudaGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaGraph_t childGraph) — cuda_runtime_api.h:10397
-export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, childGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, childGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddChildGraphNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cudaGraphAddChildGraphNode', 'childGraph');
@@ -2663,7 +2665,7 @@ export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null):
 let f_cudaGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies) — cuda_runtime_api.h:10462
-export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEmptyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEmptyNode', 'numDependencies');
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEmptyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -2675,7 +2677,7 @@ export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies
 let f_cudaGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10506
-export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEventRecordNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventRecordNode', 'event');
@@ -2708,7 +2710,7 @@ export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null,
 let f_cudaGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10608
-export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEventWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventWaitNode', 'event');
@@ -2741,7 +2743,7 @@ export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, e
 let f_cudaGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10713
-export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresSignalNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphAddExternalSemaphoresSignalNode', 'nodeParams');
@@ -2775,7 +2777,7 @@ export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGrap
 let f_cudaGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10824
-export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphAddExternalSemaphoresWaitNode', 'nodeParams');
@@ -2809,7 +2811,7 @@ export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphN
 let f_cudaGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams * nodeParams) — cuda_runtime_api.h:10963
-export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemAllocNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaMemAllocNodeParams, 'cudaGraphAddMemAllocNode', 'nodeParams');
@@ -2833,7 +2835,7 @@ export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): 
 let f_cudaGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dptr) — cuda_runtime_api.h:11051
-export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, numDependencies: number, dptr: Pointer): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, dptr: Pointer): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemFreeNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.pointer(dptr, 'cudaGraphAddMemFreeNode', 'dptr');
@@ -2992,7 +2994,7 @@ export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, p
 let f_cudaGraphAddDependencies: KoffiFunction | undefined;
 /** Adds dependency edges to a graph. */
 // cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11473
-export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[], to: (H.cudaGraphNode_t | null)[], edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number): [E.cudaError_t] {
+export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphAddDependencies', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddDependencies', 'numDependencies');
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphAddDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -3005,7 +3007,7 @@ export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.c
 let f_cudaGraphRemoveDependencies: KoffiFunction | undefined;
 /** Removes dependency edges from a graph. */
 // cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11508
-export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[], to: (H.cudaGraphNode_t | null)[], edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number): [E.cudaError_t] {
+export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphRemoveDependencies', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphRemoveDependencies', 'numDependencies');
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
@@ -3357,7 +3359,7 @@ export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: 
 let f_cudaGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // cudaError_t cudaGraphAddNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12908
-export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | null, numDependencies: number, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphAddNode', 'nodeParams');
@@ -3427,7 +3429,7 @@ export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: nu
 let f_cudaLibraryLoadData: KoffiFunction | undefined;
 /** Load a library with specified code and options */
 // cudaError_t cudaLibraryLoadData(cudaLibrary_t * library, const void * code, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13253
-export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
+export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
   const a_code = M.pointer(code, 'cudaLibraryLoadData', 'code');
   const a_numJitOptions = M.u32(numJitOptions, 'cudaLibraryLoadData', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cudaLibraryLoadData', 'numLibraryOptions');
@@ -3443,7 +3445,7 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
 let f_cudaLibraryLoadFromFile: KoffiFunction | undefined;
 /** Load a library with specified file and options */
 // cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t * library, const char * fileName, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13313
-export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJitOption)[] | null, jitOptionsValues: (Pointer)[] | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | null, libraryOptionValues: (Pointer)[] | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
+export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
   const a_fileName = M.str(fileName, 'cudaLibraryLoadFromFile', 'fileName');
   const a_numJitOptions = M.u32(numJitOptions, 'cudaLibraryLoadFromFile', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cudaLibraryLoadFromFile', 'numLibraryOptions');

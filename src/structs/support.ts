@@ -38,6 +38,11 @@ export function packArray(
   v: unknown, count: number, elemSize: number, fn: string, p: string, nullable: boolean,
   write: (dv: DataView, at: number, x: unknown, name: string) => void,
 ): Uint8Array | null {
+  if (ArrayBuffer.isView(v)) {
+    // Already packed by the caller (a typed array of the C elements).
+    if (v.byteLength < count * elemSize) rangeError(fn, p, `holds ${v.byteLength} bytes but ${count} elements need ${count * elemSize}`);
+    return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  }
   const a = arrayArg(v, count, fn, p, nullable);
   if (a === null) return null;
   const mem = bytes(Math.max(1, count * elemSize));

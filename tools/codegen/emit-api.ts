@@ -125,7 +125,7 @@ interface Plan {
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
-const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'L']);
+const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'L', 'KA']);
 const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
@@ -182,7 +182,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const ek = tm.value(elemT);
       const esz = tm.sizeOf(ek);
       const elemTs = ek.k === 'record' ? `S.${ek.rec.name} | S.${ek.rec.name}Init` : ek.k === 'addr' ? 'Pointer' : tsQ(tm, tm.tsIn(ek));
-      addJs(p, `(${elemTs})[]${spec.nullable ? ' | null' : ''}`);
+      addJs(p, `(${elemTs})[] | ArrayBufferView${spec.nullable ? ' | null' : ''}`);
       const writer = ek.k === 'record'
         ? `(dv, at, x, n) => X.packStruct(dv, at, x, S.${ek.rec.name}, n)`
         : ek.k === 'addr'
@@ -277,6 +277,14 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `K.U64[${i}]`, ts: 'bigint' });
+      continue;
+    }
+    if (spec?.k === 'kernelArgs') {
+      addJs(p, 'KernelArgs | readonly KernelArgInput[] | Pointer');
+      plan.pre.push(`const ${L} = KA.kernelArgs(${J}, '${F}', '${p.name}');`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.notes.push(`${p.name}: typed kernel arguments`);
       continue;
     }
     if (spec?.k === 'pointer') {
@@ -555,6 +563,8 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   o.push(`import * as M from '../ffi/marshal';`);
   o.push(`import type { Pointer } from '../ffi/marshal';`);
   o.push(`import * as K from '../ffi/scratch';`);
+  o.push(`import * as KA from '../ffi/kernel-args';`);
+  o.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   o.push(`import { W } from '../ffi/memory';`);
   o.push(`import { ${api.lib.fn} as L } from '${api.lib.module}';`);
   o.push(`import type { KoffiFunction } from '../ffi/binding';`);

@@ -15,7 +15,8 @@ export type ParamSpec =
   | { k: 'outBytes'; size: number }
   | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
   | { k: 'rangeAttr'; size: string; attr: string }
-  | { k: 'pointer' };
+  | { k: 'pointer' }
+  | { k: 'kernelArgs' };
 
 const dep = (count = 'numDependencies') => ({ pDependencies: { k: 'inArray', count, nullable: true } as ParamSpec });
 const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
@@ -35,9 +36,9 @@ export const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cudaStreamUpdateCaptureDependencies: { dependencies: inArr('numDependencies'), dependencyData: inArr('numDependencies') },
   cudaSignalExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
   cudaWaitExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
-  cudaLaunchKernel: { args: { k: 'pointer' } },
-  cudaLaunchCooperativeKernel: { args: { k: 'pointer' } },
-  cudaLaunchKernelExC: { args: { k: 'pointer' } },
+  cudaLaunchKernel: { args: { k: 'kernelArgs' } },
+  cudaLaunchCooperativeKernel: { args: { k: 'kernelArgs' } },
+  cudaLaunchKernelExC: { args: { k: 'kernelArgs' } },
   cudaMemcpyBatchAsync: {
     dsts: inArr('count', false), srcs: inArr('count', false), sizes: inArr('count', false),
     attrs: inArr('numAttrs', false), attrsIdxs: inArr('numAttrs', false),

@@ -1,0 +1,206 @@
+// Kernel arguments: typed values packed into the `void **args` array that cudaLaunchKernel,
+// cuLaunchKernel and kernel node params take. A plain JS number is never taken as an argument:
+// its C type is ambiguous, so it must be wrapped (i32(n), f32(x), …).
+import koffi from 'koffi';
+import { rangeError, typeError, type Pointer } from './marshal';
+
+export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'f32' | 'f64' | 'ptr';
+
+/** A kernel argument with its C type. */
+export class KernelArg {
+  constructor(
+    readonly type: ScalarType,
+    readonly value: number | bigint,
+  ) {}
+}
+
+/** Something that is a C struct passed by value: bytes with an alignment (the struct classes are). */
+export interface StructValue {
+  readonly _u8: Uint8Array;
+  constructor: { layout: { align: number; size: number } } | Function;
+}
+
+/** What a kernel launch takes per argument: a typed scalar, a device pointer (bigint), or a struct. */
+export type KernelArgInput = KernelArg | bigint | StructValue;
+
+const SIZE: Record<ScalarType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8 };
+
+function intArg(type: ScalarType, bits: number, signed: boolean) {
+  const lo = signed ? -(2 ** (bits - 1)) : 0;
+  const hi = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
+  return (v: number): KernelArg => {
+    if (typeof v !== 'number') typeError(`${type}()`, 'value', 'a number', v);
+    if (!Number.isInteger(v) || v < lo || v > hi) rangeError(`${type}()`, 'value', `must be an integer within [${lo}, ${hi}], got ${v}`);
+    return new KernelArg(type, v);
+  };
+}
+function bigArg(type: 'i64' | 'u64' | 'ptr') {
+  const lo = type === 'i64' ? -(2n ** 63n) : 0n;
+  const hi = type === 'i64' ? 2n ** 63n - 1n : 2n ** 64n - 1n;
+  return (v: bigint | number): KernelArg => {
+    if (typeof v === 'number' && !Number.isSafeInteger(v)) rangeError(`${type}()`, 'value', `must be a safe integer or a bigint, got ${v}`);
+    if (typeof v !== 'number' && typeof v !== 'bigint') typeError(`${type}()`, 'value', 'a bigint or an integer', v);
+    const b = BigInt(v);
+    if (b < lo || b > hi) rangeError(`${type}()`, 'value', `${b}n is out of range`);
+    return new KernelArg(type, b);
+  };
+}
+
+/** char / signed char argument. */
+export const i8 = intArg('i8', 8, true);
+/** unsigned char argument. */
+export const u8 = intArg('u8', 8, false);
+/** short argument. */
+export const i16 = intArg('i16', 16, true);
+/** unsigned short argument. */
+export const u16 = intArg('u16', 16, false);
+/** int argument. */
+export const i32 = intArg('i32', 32, true);
+/** unsigned int argument. */
+export const u32 = intArg('u32', 32, false);
+/** long long argument. */
+export const i64 = bigArg('i64');
+/** unsigned long long (and size_t) argument. */
+export const u64 = bigArg('u64');
+/** A pointer argument (a device address). */
+export const ptr = bigArg('ptr');
+/** __half argument, given as its 16 raw bits. */
+export const f16 = intArg('f16', 16, false);
+/** float argument. */
+export function f32(v: number): KernelArg {
+  if (typeof v !== 'number') typeError('f32()', 'value', 'a number', v);
+  return new KernelArg('f32', v);
+}
+/** double argument. */
+export function f64(v: number): KernelArg {
+  if (typeof v !== 'number') typeError('f64()', 'value', 'a number', v);
+  return new KernelArg('f64', v);
+}
+
+function sizeAlign(a: KernelArgInput): [number, number] {
+  if (a instanceof KernelArg) return [SIZE[a.type], SIZE[a.type]];
+  if (typeof a === 'bigint') return [8, 8];
+  const l = (a.constructor as { layout?: { size: number; align: number } }).layout;
+  return l ? [l.size, l.align] : [a._u8.length, 8];
+}
+
+function check(a: unknown, fn: string, p: string, i: number): KernelArgInput {
+  if (a instanceof KernelArg || typeof a === 'bigint') return a;
+  if (typeof a === 'object' && a !== null && (a as { _u8?: unknown })._u8 instanceof Uint8Array) return a as StructValue;
+  if (typeof a === 'number') {
+    typeError(fn, `${p}[${i}]`, 'a typed kernel argument: a plain number is ambiguous, wrap it as i32(n), u32(n), f32(x), f64(x), …', a);
+  }
+  return typeError(fn, `${p}[${i}]`, 'a typed kernel argument (i32(n), f32(x), …), a device pointer (bigint) or a struct', a);
+}
+
+/**
+ * Kernel arguments packed once, for launches in a hot loop: the `void *args[]` array and the values
+ * it points to, in one allocation that stays put. `set(i, value)` changes an argument in place.
+ */
+export class KernelArgs {
+  /** The `void **` array to pass to the launch. */
+  readonly pointers: Uint8Array;
+  /** The values, each at its C alignment, as the extra-buffer form (CU_LAUNCH_PARAM_BUFFER_POINTER) wants them. */
+  readonly buffer: Uint8Array;
+  private readonly dv: DataView;
+  private readonly offsets: number[];
+  private readonly types: (ScalarType | 'struct')[];
+
+  constructor(args: readonly unknown[], fn = 'KernelArgs', p = 'args') {
+    if (!Array.isArray(args)) typeError(fn, p, 'an array of kernel arguments', args);
+    const checked = args.map((a, i) => check(a, fn, p, i));
+    let size = 0;
+    this.offsets = checked.map((a) => {
+      const [s, al] = sizeAlign(a);
+      size = Math.ceil(size / al) * al;
+      const at = size;
+      size += s;
+      return at;
+    });
+    const ptrBytes = Math.max(8, checked.length * 8);
+    const store = new ArrayBuffer(ptrBytes + Math.max(8, Math.ceil(size / 16) * 16) + 16);
+    // Values start 16-aligned after the pointer array.
+    const base = Math.ceil(ptrBytes / 16) * 16;
+    this.pointers = new Uint8Array(store, 0, ptrBytes);
+    this.buffer = new Uint8Array(store, base, size);
+    this.dv = new DataView(store);
+    this.types = checked.map((a) => (a instanceof KernelArg ? a.type : typeof a === 'bigint' ? 'ptr' : 'struct'));
+    const addr = koffi.address(this.buffer) as bigint;
+    checked.forEach((a, i) => {
+      this.dv.setBigUint64(i * 8, addr + BigInt(this.offsets[i]), true);
+      this.write(i, a, fn, p);
+    });
+  }
+
+  /** Number of arguments. */
+  get length(): number {
+    return this.offsets.length;
+  }
+
+  /** Changes argument i in place; its type must stay the same. */
+  set(i: number, value: KernelArgInput | number): void {
+    if (!(i >= 0 && i < this.offsets.length)) rangeError('KernelArgs.set', 'i', `must be within [0, ${this.offsets.length}), got ${i}`);
+    const t = this.types[i];
+    // A number is fine here: the argument's type is already known.
+    const v = typeof value === 'number' && t !== 'struct' ? new KernelArg(t as ScalarType, t === 'i64' || t === 'u64' || t === 'ptr' ? BigInt(value) : value) : value;
+    this.write(i, check(v, 'KernelArgs.set', 'value', i), 'KernelArgs.set', 'value');
+  }
+
+  private write(i: number, a: KernelArgInput, fn: string, p: string): void {
+    const at = this.buffer.byteOffset + this.offsets[i];
+    const dv = this.dv;
+    const t = this.types[i];
+    if (a instanceof KernelArg) {
+      if (a.type !== t) typeError(fn, `${p}[${i}]`, `a ${t} argument`, a.type);
+      const v = a.value;
+      switch (a.type) {
+        case 'i8': return dv.setInt8(at, v as number);
+        case 'u8': return dv.setUint8(at, v as number);
+        case 'i16': return dv.setInt16(at, v as number, true);
+        case 'u16': case 'f16': return dv.setUint16(at, v as number, true);
+        case 'i32': return dv.setInt32(at, v as number, true);
+        case 'u32': return dv.setUint32(at, v as number, true);
+        case 'i64': return dv.setBigInt64(at, BigInt(v), true);
+        case 'u64': case 'ptr': return dv.setBigUint64(at, BigInt(v), true);
+        case 'f32': return dv.setFloat32(at, v as number, true);
+        case 'f64': return dv.setFloat64(at, v as number, true);
+      }
+    }
+    if (typeof a === 'bigint') {
+      if (t !== 'ptr') typeError(fn, `${p}[${i}]`, `a ${t} argument`, a);
+      if (a < 0n || a >= 2n ** 64n) rangeError(fn, `${p}[${i}]`, `address ${a}n is out of range`);
+      return dv.setBigUint64(at, a, true);
+    }
+    if (t !== 'struct' || a._u8.length !== sizeAlign(a)[0]) typeError(fn, `${p}[${i}]`, `a ${t} argument`, a);
+    new Uint8Array(dv.buffer).set(a._u8, at);
+  }
+}
+
+/** The `void **` to pass for an `args` parameter: KernelArgs, an array of arguments, or a raw pointer. */
+export function kernelArgs(v: unknown, fn: string, p: string): Pointer {
+  if (v instanceof KernelArgs) return v.pointers;
+  if (Array.isArray(v)) return v.length === 0 ? null : new KernelArgs(v, fn, p).pointers;
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v as Pointer;
+  return typeError(fn, p, 'kernel arguments (an array of i32(n), f32(x), …, or a KernelArgs), a pointer or null', v);
+}
+
+/**
+ * The `extra` array of cuLaunchKernel for arguments passed as one buffer:
+ * { CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END }.
+ * The result holds the arguments' memory alive as long as it is referenced.
+ */
+export function launchParamBuffer(args: KernelArgs | readonly unknown[]): Uint8Array {
+  const k = args instanceof KernelArgs ? args : new KernelArgs(args, 'launchParamBuffer', 'args');
+  const mem = new Uint8Array(new ArrayBuffer(48));
+  const dv = new DataView(mem.buffer);
+  const bufAddr = koffi.address(k.buffer) as bigint;
+  dv.setBigUint64(0, 1n, true); // CU_LAUNCH_PARAM_BUFFER_POINTER
+  dv.setBigUint64(8, bufAddr, true);
+  dv.setBigUint64(16, 2n, true); // CU_LAUNCH_PARAM_BUFFER_SIZE
+  dv.setBigUint64(24, (koffi.address(mem) as bigint) + 40n, true);
+  dv.setBigUint64(32, 0n, true); // CU_LAUNCH_PARAM_END
+  dv.setBigUint64(40, BigInt(k.buffer.length), true);
+  (mem as Uint8Array & { keep?: KernelArgs }).keep = k;
+  return mem;
+}
