@@ -18,8 +18,9 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-all-'));
 /** A well-typed value for a parameter of TypeScript type `ts`. */
 function sample(fn: string, p: { name: string; ts: string }): unknown {
   const ts = p.ts;
-  if (ts.endsWith('[] | null')) return null;
-  if (ts.endsWith('[]')) return [];
+  if (ts.endsWith('[] | null') || ts.endsWith('[] | ArrayBufferView | null')) return null;
+  if (ts.endsWith('[]') || ts.endsWith('[] | ArrayBufferView')) return [];
+  if (ts.startsWith('KernelArgs')) return [];
   if (ts === 'string') return /path|file/i.test(p.name) ? path.join(tmp, `${fn}.out`) : 'x';
   if (ts === 'number' || /^E\.\w+$/.test(ts)) return 0;
   if (ts === 'Pointer' || ts.endsWith('| null')) return null;
