@@ -1,5 +1,5 @@
 // The built package works for CommonJS and ES module consumers, with types.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -23,4 +23,14 @@ test('import from "cuda-bindings" and "cuda-bindings/runtime" work as ES modules
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
   expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');
+});
+
+test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 1 without a driver', () => {
+  const bin = path.join(root, 'dist', 'cli', 'main.js');
+  expect(fs.readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node')).toBe(true);
+  const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
+  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help]']);
+  const info = spawnSync(process.execPath, [bin, 'info'], { encoding: 'utf8' });
+  expect(info.status).toBe(1);
+  expect(info.stdout).toMatch(/^CUDA runtime 13\.0/);
 });

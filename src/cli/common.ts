@@ -1,0 +1,69 @@
+// What the commands share: output, tables, and the check that a driver and a GPU are there.
+import { cudart } from '../index';
+
+export interface Output {
+  log(s: string): void;
+  err(s: string): void;
+  /** Rewrites a progress line on a terminal; absent when stderr is not one. */
+  progress?: (s: string) => void;
+}
+
+/** No driver or no device: the CLI exits with status 1 and this one-line reason. */
+export class NoGpu extends Error {
+  constructor(
+    readonly code: number,
+    readonly codeName: string,
+    message: string,
+    /** What the command found before it stopped (versions, libraries), for --json. */
+    readonly partial: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** Throws NoGpu with a reason and what to do when the driver or the devices are missing. */
+export function requireGpu(partial: Record<string, unknown> = {}, device?: number): number {
+  const [err, count] = cudart.cudaGetDeviceCount();
+  const name = cudart.cudaError_t[err] ?? String(err);
+  if (err === cudart.cudaError_t.cudaErrorInsufficientDriver) {
+    throw new NoGpu(err, name, `no NVIDIA driver found (${name}): install the driver or check LD_LIBRARY_PATH`, partial);
+  }
+  if (err === cudart.cudaError_t.cudaErrorNoDevice || (err === 0 && count === 0)) {
+    throw new NoGpu(err, name || 'cudaErrorNoDevice', `no CUDA device found (${name || 'cudaErrorNoDevice'}): check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)`, partial);
+  }
+  if (err !== 0) throw new NoGpu(err, name, `cannot use the GPU (${name}): ${cudart.cudaGetErrorString(err)[1]}`, partial);
+  if (device !== undefined && device >= count!) {
+    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count! - 1})`, partial);
+  }
+  return count!;
+}
+
+/** Unwraps a facade tuple or throws with the function's name and the CUDA error. */
+export function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
+  if (r[0] !== 0) throw new Error(`${what} failed: ${cudart.cudaError_t[r[0]] ?? r[0]}`);
+  return r.slice(1) as T;
+}
+
+/** Aligned columns; numbers right-aligned. */
+export function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  const numeric = headers.map((_, i) => rows.every((r) => typeof r[i] === 'number'));
+  const line = (r: string[]) => r.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+/** `13000` -> `13.0`. */
+export function version(v: number): string {
+  return `${Math.floor(v / 1000)}.${(v % 1000) / 10}`;
+}
+
+export function bytesText(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1 && n % 1024 === 0) {
+    n /= 1024;
+    i++;
+  }
+  return `${n} ${units[i]}`;
+}
