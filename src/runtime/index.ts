@@ -4,6 +4,8 @@ export * from './enums';
 export * from './constants';
 export * from './handles';
 export * from './helpers';
+/** Promise forms of the waits, which run off the JS thread: `await cudart.async.cudaStreamSynchronize(s)`. */
+export * as async from './async';
 export * from '../structs/runtime';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory } from '../ffi/marshal';

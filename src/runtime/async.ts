@@ -1,0 +1,89 @@
+// Waits that do not block the event loop: the wait runs on libuv's thread pool and the promise
+// settles on the JS thread. A pool thread has its own current device and its own per-thread
+// default stream, so waits that depend on the caller's thread are first pinned down on it: a
+// special stream becomes an event recorded on the JS thread, a device becomes its context.
+import { cudart as L } from '../ffi/cudart-lib';
+import { cuda as D } from '../ffi/cuda-lib';
+import * as M from '../ffi/marshal';
+import * as K from '../ffi/scratch';
+import { cudaError_t } from './enums';
+import type { cudaEvent_t, cudaStream_t } from './handles';
+import type { KoffiFunction } from '../ffi/binding';
+
+const CUDA_STREAM_LEGACY = 1n;
+const CUDA_STREAM_PER_THREAD = 2n;
+const cudaEventDisableTiming = 2;
+
+/** Runs a bound function on the thread pool; resolves with its status as a facade tuple. */
+function onPool(f: KoffiFunction, ...args: unknown[]): Promise<[cudaError_t]> {
+  return new Promise((resolve, reject) => {
+    f.async(...args, (err: unknown, status: number) => (err ? reject(err) : resolve([status as cudaError_t])));
+  });
+}
+
+let eventCreate: KoffiFunction | undefined;
+let eventRecord: KoffiFunction | undefined;
+let eventDestroy: KoffiFunction | undefined;
+let eventSync: KoffiFunction | undefined;
+let streamSync: KoffiFunction | undefined;
+
+/** Records a fresh event into `stream` on this thread and waits for it on the pool. */
+async function waitThroughEvent(stream: bigint | null): Promise<[cudaError_t]> {
+  eventCreate ??= L.bind('cudaEventCreateWithFlags');
+  eventRecord ??= L.bind('cudaEventRecord');
+  eventDestroy ??= L.bind('cudaEventDestroy');
+  eventSync ??= L.bind('cudaEventSynchronize');
+  let err = eventCreate(K.slot[0], cudaEventDisableTiming) as cudaError_t;
+  if (err !== 0) return [err];
+  const ev = K.U64[0];
+  try {
+    err = eventRecord(ev, stream) as cudaError_t;
+    if (err !== 0) return [err];
+    return await onPool(eventSync, ev);
+  } finally {
+    eventDestroy(ev);
+  }
+}
+
+/** Waits until `stream` has finished its work, off the JS thread (cudaStreamSynchronize). */
+export function cudaStreamSynchronize(stream: cudaStream_t | null): Promise<[cudaError_t]> {
+  const s = M.handle(stream, 'async.cudaStreamSynchronize', 'stream');
+  // The legacy and per-thread default streams are those of the caller's thread and device.
+  if (s === null || s === 0n || s === CUDA_STREAM_LEGACY || s === CUDA_STREAM_PER_THREAD) return waitThroughEvent(s);
+  streamSync ??= L.bind('cudaStreamSynchronize');
+  return onPool(streamSync, s);
+}
+
+/** Waits until `event` has completed, off the JS thread (cudaEventSynchronize). */
+export function cudaEventSynchronize(event: cudaEvent_t): Promise<[cudaError_t]> {
+  const e = M.handle(event, 'async.cudaEventSynchronize', 'event');
+  eventSync ??= L.bind('cudaEventSynchronize');
+  return onPool(eventSync, e);
+}
+
+let ctxGetCurrent: KoffiFunction | undefined;
+let ctxSync: KoffiFunction | undefined;
+let free: KoffiFunction | undefined;
+
+/**
+ * Waits until the caller's current device has finished all its work, off the JS thread
+ * (cudaDeviceSynchronize). The pool thread synchronizes the device's context, read on this thread.
+ */
+export async function cudaDeviceSynchronize(): Promise<[cudaError_t]> {
+  free ??= L.bind('cudaFree');
+  // Makes the current device's primary context current on this thread, as any runtime call would.
+  let err = free(null) as cudaError_t;
+  if (err !== 0) return [err];
+  ctxGetCurrent ??= D.bind('cuCtxGetCurrent');
+  ctxSync ??= D.bind('cuCtxSynchronize_v2');
+  err = ctxGetCurrent(K.slot[0]) as number;
+  if (err !== 0) return [cudaError_t.cudaErrorUnknown];
+  const ctx = K.U64[0];
+  const [res] = await new Promise<[number]>((resolve, reject) => {
+    ctxSync!.async(ctx, (e: unknown, status: number) => (e ? reject(e) : resolve([status])));
+  });
+  if (res === 0) return [cudaError_t.cudaSuccess];
+  // The driver's status is not the runtime's: the work is over, so the runtime's own call returns
+  // at once with the runtime's error for the device.
+  return [(L.bind('cudaDeviceSynchronize')() as cudaError_t) || cudaError_t.cudaErrorUnknown];
+}

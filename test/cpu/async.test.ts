@@ -1,0 +1,20 @@
+// Promise forms of the waits: they settle with the same statuses as the blocking calls.
+import { cudart } from '../../src';
+
+const hasDriver = cudart.cudaGetDeviceCount()[0] !== cudart.cudaError_t.cudaErrorInsufficientDriver;
+
+(hasDriver ? describe.skip : describe)('without a driver', () => {
+  test('each wait resolves with the status the blocking call returns', async () => {
+    const s = cudart.cudaStream_t(0x10);
+    expect(await cudart.async.cudaStreamSynchronize(s)).toEqual(cudart.cudaStreamSynchronize(s));
+    expect(await cudart.async.cudaStreamSynchronize(null)).toEqual(cudart.cudaStreamSynchronize(null));
+    expect(await cudart.async.cudaStreamSynchronize(cudart.cudaStreamPerThread)).toEqual([cudart.cudaError_t.cudaErrorInsufficientDriver]);
+    expect(await cudart.async.cudaEventSynchronize(cudart.cudaEvent_t(0x20))).toEqual(cudart.cudaEventSynchronize(cudart.cudaEvent_t(0x20)));
+    expect(await cudart.async.cudaDeviceSynchronize()).toEqual(cudart.cudaDeviceSynchronize());
+  });
+});
+
+test('bad arguments throw at once, before anything runs on the pool', () => {
+  expect(() => cudart.async.cudaStreamSynchronize(3 as any)).toThrow(new TypeError("async.cudaStreamSynchronize: parameter 'stream' must be a handle (bigint) or null, got 3"));
+  expect(() => cudart.async.cudaEventSynchronize('e' as any)).toThrow(TypeError);
+});
