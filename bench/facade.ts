@@ -30,6 +30,22 @@ cudart.cudaEventRecord(ev!, s);
 cudart.cudaStreamSynchronize(s);
 const [d] = ok(cudart.cudaMalloc(1 << 20), 'cudaMalloc');
 
+// Raw koffi calls of the same functions in this process, to tell the facade's own cost apart.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const koffi = require('koffi') as typeof import('koffi');
+const rawLib = koffi.load(cudart.libraryInfo().path);
+const raw = {
+  getDevice: rawLib.func('int cudaGetDevice(void *)'),
+  peek: rawLib.func('int cudaPeekAtLastError()'),
+  query: rawLib.func('int cudaStreamQuery(void *)'),
+};
+const i32 = new Int32Array(1);
+const rawOut = (name: string, v: number) => console.log(`koffi-same-process,${name},${v.toFixed(1)}`);
+rawOut('cudaGetDevice', bench(() => raw.getDevice(i32), 1_000_000));
+rawOut('cudaPeekAtLastError', bench(() => raw.peek(), 1_000_000));
+rawOut('cudaStreamQuery', bench(() => raw.query(s), 200_000));
+const getDevice = cudart.cudaGetDevice;
+out('cudaGetDevice(local binding)', bench(() => getDevice(), 1_000_000));
 out('cudaGetDevice', bench(() => cudart.cudaGetDevice(), 1_000_000));
 out('cudaPeekAtLastError', bench(() => cudart.cudaPeekAtLastError(), 1_000_000));
 out('cudaStreamQuery', bench(() => cudart.cudaStreamQuery(s), 200_000));

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# npm run bench (on a GPU machine): the anchors (C, cuda-python, CuPy, raw koffi; .gpu/anchors, packed
+# by ../shared/gpu/pack.sh) and this library's facade, in one run, then one table of ns per call with
+# the ratio to C, and the same as JSON in bench/results.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+anchors=.gpu/anchors
+[ -d "$anchors" ] || { echo "bench: $anchors is missing: run ../shared/gpu/pack.sh first" >&2; exit 1; }
+out=$(mktemp -d)
+bash "$anchors/run.sh" > "$out/anchors.csv" 2>&1 || true
+nvcc -O2 -arch=native -cubin -o "$out/kern.cubin" "$anchors/kern.cu"
+node --import tsx bench/facade.ts "$out/kern.cubin" > "$out/facade.csv"
+node --import tsx bench/report.ts "$out/anchors.csv" "$out/facade.csv"
