@@ -25,7 +25,7 @@ const pointerAttr: X.AttrTable = { u64: new Set([1,3,4,5,7,11,12,14,17,18,19,20]
 let f_cuGetErrorString: KoffiFunction | undefined;
 /** Gets the string description of an error code */
 // CUresult cuGetErrorString(CUresult error, const char ** pStr) — cuda.h:5149
-export function cuGetErrorString(error: E.cudaError_enum): [E.CUresult, string | null] {
+export function cuGetErrorString(error: E.CUresult): [E.CUresult, string | null] {
   const a_error = M.i32(error, 'cuGetErrorString', 'error');
   const err = (f_cuGetErrorString ??= L.bind('cuGetErrorString'))(a_error, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -35,7 +35,7 @@ export function cuGetErrorString(error: E.cudaError_enum): [E.CUresult, string |
 let f_cuGetErrorName: KoffiFunction | undefined;
 /** Gets the string representation of an error code enum name */
 // CUresult cuGetErrorName(CUresult error, const char ** pStr) — cuda.h:5170
-export function cuGetErrorName(error: E.cudaError_enum): [E.CUresult, string | null] {
+export function cuGetErrorName(error: E.CUresult): [E.CUresult, string | null] {
   const a_error = M.i32(error, 'cuGetErrorName', 'error');
   const err = (f_cuGetErrorName ??= L.bind('cuGetErrorName'))(a_error, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -127,7 +127,7 @@ export function cuDeviceTotalMem(dev: number): [E.CUresult, number | null] {
 let f_cuDeviceGetTexture1DLinearMaxWidth: KoffiFunction | undefined;
 /** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size. */
 // CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) — cuda.h:5467
-export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format_enum, numChannels: number, dev: number): [E.CUresult, number | null] {
+export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format, numChannels: number, dev: number): [E.CUresult, number | null] {
   const a_format = M.i32(format, 'cuDeviceGetTexture1DLinearMaxWidth', 'format');
   const a_numChannels = M.u32(numChannels, 'cuDeviceGetTexture1DLinearMaxWidth', 'numChannels');
   const a_dev = M.i32(dev, 'cuDeviceGetTexture1DLinearMaxWidth', 'dev');
@@ -139,7 +139,7 @@ export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format_enum
 let f_cuDeviceGetAttribute: KoffiFunction | undefined;
 /** Returns information about the device */
 // CUresult cuDeviceGetAttribute(int * pi, CUdevice_attribute attrib, CUdevice dev) — cuda.h:5498
-export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute_enum, dev: number): [E.CUresult, number | null] {
+export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute, dev: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuDeviceGetAttribute', 'attrib');
   const a_dev = M.i32(dev, 'cuDeviceGetAttribute', 'dev');
   const err = (f_cuDeviceGetAttribute ??= L.bind('cuDeviceGetAttribute'))(K.slot[0], a_attrib, a_dev) as E.CUresult;
@@ -150,7 +150,7 @@ export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute_enum, dev: num
 let f_cuDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between the device and host. */
 // CUresult cuDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice dev) — cuda.h:5531
-export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation_enum)[] | ArrayBufferView, count: number, dev: number): [E.CUresult, number[] | null] {
+export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, dev: number): [E.CUresult, number[] | null] {
   const a_count = M.u32(count, 'cuDeviceGetHostAtomicCapabilities', 'count');
   const a_dev = M.i32(dev, 'cuDeviceGetHostAtomicCapabilities', 'dev');
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
@@ -204,7 +204,7 @@ export function cuDeviceGetDefaultMemPool(dev: number): [E.CUresult, H.CUmemoryP
 let f_cuDeviceGetExecAffinitySupport: KoffiFunction | undefined;
 /** Returns information about the execution affinity support of the device. */
 // CUresult cuDeviceGetExecAffinitySupport(int * pi, CUexecAffinityType type, CUdevice dev) — cuda.h:5677
-export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType_enum, dev: number): [E.CUresult, number | null] {
+export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType, dev: number): [E.CUresult, number | null] {
   const a_type = M.i32(type, 'cuDeviceGetExecAffinitySupport', 'type');
   const a_dev = M.i32(dev, 'cuDeviceGetExecAffinitySupport', 'dev');
   const err = (f_cuDeviceGetExecAffinitySupport ??= L.bind('cuDeviceGetExecAffinitySupport'))(K.slot[0], a_type, a_dev) as E.CUresult;
@@ -215,7 +215,7 @@ export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType_enum, 
 let f_cuFlushGPUDirectRDMAWrites: KoffiFunction | undefined;
 /** Blocks until remote writes are visible to the specified scope */
 // CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) — cuda.h:5717
-export function cuFlushGPUDirectRDMAWrites(target: E.CUflushGPUDirectRDMAWritesTarget_enum, scope: E.CUflushGPUDirectRDMAWritesScope_enum): [E.CUresult] {
+export function cuFlushGPUDirectRDMAWrites(target: E.CUflushGPUDirectRDMAWritesTarget, scope: E.CUflushGPUDirectRDMAWritesScope): [E.CUresult] {
   const a_target = M.i32(target, 'cuFlushGPUDirectRDMAWrites', 'target');
   const a_scope = M.i32(scope, 'cuFlushGPUDirectRDMAWrites', 'scope');
   const err = (f_cuFlushGPUDirectRDMAWrites ??= L.bind('cuFlushGPUDirectRDMAWrites'))(a_target, a_scope) as E.CUresult;
@@ -415,7 +415,7 @@ export function cuCtxSynchronize_v2(ctx: H.CUcontext | null): [E.CUresult] {
 let f_cuCtxSetLimit: KoffiFunction | undefined;
 /** Set resource limits */
 // CUresult cuCtxSetLimit(CUlimit limit, size_t value) — cuda.h:6752
-export function cuCtxSetLimit(limit: E.CUlimit_enum, value: number): [E.CUresult] {
+export function cuCtxSetLimit(limit: E.CUlimit, value: number): [E.CUresult] {
   const a_limit = M.i32(limit, 'cuCtxSetLimit', 'limit');
   const a_value = M.size(value, 'cuCtxSetLimit', 'value');
   const err = (f_cuCtxSetLimit ??= L.bind('cuCtxSetLimit'))(a_limit, a_value) as E.CUresult;
@@ -425,7 +425,7 @@ export function cuCtxSetLimit(limit: E.CUlimit_enum, value: number): [E.CUresult
 let f_cuCtxGetLimit: KoffiFunction | undefined;
 /** Returns resource limits */
 // CUresult cuCtxGetLimit(size_t * pvalue, CUlimit limit) — cuda.h:6794
-export function cuCtxGetLimit(limit: E.CUlimit_enum): [E.CUresult, number | null] {
+export function cuCtxGetLimit(limit: E.CUlimit): [E.CUresult, number | null] {
   const a_limit = M.i32(limit, 'cuCtxGetLimit', 'limit');
   const err = (f_cuCtxGetLimit ??= L.bind('cuCtxGetLimit'))(K.slot[0], a_limit) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -435,16 +435,16 @@ export function cuCtxGetLimit(limit: E.CUlimit_enum): [E.CUresult, number | null
 let f_cuCtxGetCacheConfig: KoffiFunction | undefined;
 /** Returns the preferred cache configuration for the current context. */
 // CUresult cuCtxGetCacheConfig(CUfunc_cache * pconfig) — cuda.h:6838
-export function cuCtxGetCacheConfig(): [E.CUresult, E.CUfunc_cache_enum | null] {
+export function cuCtxGetCacheConfig(): [E.CUresult, E.CUfunc_cache | null] {
   const err = (f_cuCtxGetCacheConfig ??= L.bind('cuCtxGetCacheConfig'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUfunc_cache_enum];
+  return [err, K.I32[0] as E.CUfunc_cache];
 }
 
 let f_cuCtxSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for the current context. */
 // CUresult cuCtxSetCacheConfig(CUfunc_cache config) — cuda.h:6890
-export function cuCtxSetCacheConfig(config: E.CUfunc_cache_enum): [E.CUresult] {
+export function cuCtxSetCacheConfig(config: E.CUfunc_cache): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetCacheConfig', 'config');
   const err = (f_cuCtxSetCacheConfig ??= L.bind('cuCtxSetCacheConfig'))(a_config) as E.CUresult;
   return [err];
@@ -480,7 +480,7 @@ export function cuCtxResetPersistingL2Cache(): [E.CUresult] {
 let f_cuCtxGetExecAffinity: KoffiFunction | undefined;
 /** Returns the execution affinity setting for the current context. */
 // CUresult cuCtxGetExecAffinity(CUexecAffinityParam * pExecAffinity, CUexecAffinityType type) — cuda.h:7008
-export function cuCtxGetExecAffinity(type: E.CUexecAffinityType_enum): [E.CUresult, S.CUexecAffinityParam_st | null] {
+export function cuCtxGetExecAffinity(type: E.CUexecAffinityType): [E.CUresult, S.CUexecAffinityParam_st | null] {
   const a_type = M.i32(type, 'cuCtxGetExecAffinity', 'type');
   const a_pExecAffinity = new S.CUexecAffinityParam_st();
   const err = (f_cuCtxGetExecAffinity ??= L.bind('cuCtxGetExecAffinity'))(a_pExecAffinity._u8, a_type) as E.CUresult;
@@ -530,16 +530,16 @@ export function cuCtxDetach(ctx: H.CUcontext | null): [E.CUresult] {
 let f_cuCtxGetSharedMemConfig: KoffiFunction | undefined;
 /** Returns the current shared memory configuration for the current context. */
 // CUresult cuCtxGetSharedMemConfig(CUsharedconfig * pConfig) — cuda.h:7218
-export function cuCtxGetSharedMemConfig(): [E.CUresult, E.CUsharedconfig_enum | null] {
+export function cuCtxGetSharedMemConfig(): [E.CUresult, E.CUsharedconfig | null] {
   const err = (f_cuCtxGetSharedMemConfig ??= L.bind('cuCtxGetSharedMemConfig'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUsharedconfig_enum];
+  return [err, K.I32[0] as E.CUsharedconfig];
 }
 
 let f_cuCtxSetSharedMemConfig: KoffiFunction | undefined;
 /** Sets the shared memory configuration for the current context. */
 // CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) — cuda.h:7273
-export function cuCtxSetSharedMemConfig(config: E.CUsharedconfig_enum): [E.CUresult] {
+export function cuCtxSetSharedMemConfig(config: E.CUsharedconfig): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetSharedMemConfig', 'config');
   const err = (f_cuCtxSetSharedMemConfig ??= L.bind('cuCtxSetSharedMemConfig'))(a_config) as E.CUresult;
   return [err];
@@ -568,7 +568,7 @@ export function cuModuleLoadData(image: Pointer): [E.CUresult, H.CUmodule | null
 let f_cuModuleLoadDataEx: KoffiFunction | undefined;
 /** Load a module's data with options */
 // CUresult cuModuleLoadDataEx(CUmodule * module, const void * image, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7404
-export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUmodule | null] {
+export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUmodule | null] {
   const a_image = M.pointer(image, 'cuModuleLoadDataEx', 'image');
   const a_numOptions = M.u32(numOptions, 'cuModuleLoadDataEx', 'numOptions');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuModuleLoadDataEx', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
@@ -600,10 +600,10 @@ export function cuModuleUnload(hmod: H.CUmodule | null): [E.CUresult] {
 let f_cuModuleGetLoadingMode: KoffiFunction | undefined;
 /** Query lazy loading mode */
 // CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode * mode) — cuda.h:7502
-export function cuModuleGetLoadingMode(): [E.CUresult, E.CUmoduleLoadingMode_enum | null] {
+export function cuModuleGetLoadingMode(): [E.CUresult, E.CUmoduleLoadingMode | null] {
   const err = (f_cuModuleGetLoadingMode ??= L.bind('cuModuleGetLoadingMode'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUmoduleLoadingMode_enum];
+  return [err, K.I32[0] as E.CUmoduleLoadingMode];
 }
 
 let f_cuModuleGetFunction: KoffiFunction | undefined;
@@ -653,7 +653,7 @@ export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): [E.CUr
 let f_cuLinkCreate: KoffiFunction | undefined;
 /** Creates a pending JIT linker invocation. */
 // CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option * options, void ** optionValues, CUlinkState * stateOut) — cuda.h:7657
-export function cuLinkCreate(numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUlinkState | null] {
+export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUlinkState | null] {
   const a_numOptions = M.u32(numOptions, 'cuLinkCreate', 'numOptions');
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkCreate', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkCreate', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkCreate', n)), true));
@@ -665,7 +665,7 @@ export function cuLinkCreate(numOptions: number, options: (E.CUjit_option_enum)[
 let f_cuLinkAddData: KoffiFunction | undefined;
 /** Add an input to a pending linker invocation */
 // CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void * data, size_t size, const char * name, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7697
-export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType_enum, data: Pointer, size: number, name: string, numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
+export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType, data: Pointer, size: number, name: string, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkAddData', 'state');
   const a_type = M.i32(type, 'cuLinkAddData', 'type');
   const a_data = M.pointer(data, 'cuLinkAddData', 'data');
@@ -682,7 +682,7 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
 let f_cuLinkAddFile: KoffiFunction | undefined;
 /** Add a file input to a pending linker invocation */
 // CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char * path, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7739
-export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputType_enum, path: string, numOptions: number, options: (E.CUjit_option_enum)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
+export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputType, path: string, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkAddFile', 'state');
   const a_type = M.i32(type, 'cuLinkAddFile', 'type');
   const a_path = M.str(path, 'cuLinkAddFile', 'path');
@@ -737,7 +737,7 @@ export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): [E.CU
 let f_cuLibraryLoadData: KoffiFunction | undefined;
 /** Load a library with specified code and options */
 // CUresult cuLibraryLoadData(CUlibrary * library, const void * code, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:7938
-export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option_enum)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
+export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
   const a_code = M.pointer(code, 'cuLibraryLoadData', 'code');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadData', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadData', 'numLibraryOptions');
@@ -753,7 +753,7 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option_enu
 let f_cuLibraryLoadFromFile: KoffiFunction | undefined;
 /** Load a library with specified file and options */
 // CUresult cuLibraryLoadFromFile(CUlibrary * library, const char * fileName, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:8000
-export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option_enum)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption_enum)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
+export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
   const a_fileName = M.str(fileName, 'cuLibraryLoadFromFile', 'fileName');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadFromFile', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadFromFile', 'numLibraryOptions');
@@ -874,7 +874,7 @@ export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol:
 let f_cuKernelGetAttribute: KoffiFunction | undefined;
 /** Returns information about a kernel */
 // CUresult cuKernelGetAttribute(int * pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) — cuda.h:8334
-export function cuKernelGetAttribute(attrib: E.CUfunction_attribute_enum, kernel: H.CUkernel | null, dev: number): [E.CUresult, number | null] {
+export function cuKernelGetAttribute(attrib: E.CUfunction_attribute, kernel: H.CUkernel | null, dev: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuKernelGetAttribute', 'attrib');
   const a_kernel = M.handle(kernel, 'cuKernelGetAttribute', 'kernel');
   const a_dev = M.i32(dev, 'cuKernelGetAttribute', 'dev');
@@ -886,7 +886,7 @@ export function cuKernelGetAttribute(attrib: E.CUfunction_attribute_enum, kernel
 let f_cuKernelSetAttribute: KoffiFunction | undefined;
 /** Sets information about a kernel */
 // CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) — cuda.h:8415
-export function cuKernelSetAttribute(attrib: E.CUfunction_attribute_enum, val: number, kernel: H.CUkernel | null, dev: number): [E.CUresult] {
+export function cuKernelSetAttribute(attrib: E.CUfunction_attribute, val: number, kernel: H.CUkernel | null, dev: number): [E.CUresult] {
   const a_attrib = M.i32(attrib, 'cuKernelSetAttribute', 'attrib');
   const a_val = M.i32(val, 'cuKernelSetAttribute', 'val');
   const a_kernel = M.handle(kernel, 'cuKernelSetAttribute', 'kernel');
@@ -898,7 +898,7 @@ export function cuKernelSetAttribute(attrib: E.CUfunction_attribute_enum, val: n
 let f_cuKernelSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for a device kernel. */
 // CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) — cuda.h:8474
-export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfunc_cache_enum, dev: number): [E.CUresult] {
+export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfunc_cache, dev: number): [E.CUresult] {
   const a_kernel = M.handle(kernel, 'cuKernelSetCacheConfig', 'kernel');
   const a_config = M.i32(config, 'cuKernelSetCacheConfig', 'config');
   const a_dev = M.i32(dev, 'cuKernelSetCacheConfig', 'dev');
@@ -1759,7 +1759,7 @@ export function cuMipmappedArrayDestroy(hMipmappedArray: H.CUmipmappedArray | nu
 let f_cuMemGetHandleForAddressRange: KoffiFunction | undefined;
 /** Retrieve handle for an address range */
 // CUresult cuMemGetHandleForAddressRange(void * handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) — cuda.h:12597
-export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | number, size: number, handleType: E.CUmemRangeHandleType_enum, flags: bigint | number): [E.CUresult] {
+export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | number, size: number, handleType: E.CUmemRangeHandleType, flags: bigint | number): [E.CUresult] {
   const a_handle = M.pointer(handle, 'cuMemGetHandleForAddressRange', 'handle');
   const a_dptr = M.u64(dptr, 'cuMemGetHandleForAddressRange', 'dptr');
   const a_size = M.size(size, 'cuMemGetHandleForAddressRange', 'size');
@@ -1886,7 +1886,7 @@ export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_st
 let f_cuMemExportToShareableHandle: KoffiFunction | undefined;
 /** Exports an allocation to a requested shareable handle type */
 // CUresult cuMemExportToShareableHandle(void * shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13168
-export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: bigint | number, handleType: E.CUmemAllocationHandleType_enum, flags: bigint | number): [E.CUresult] {
+export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: bigint | number, handleType: E.CUmemAllocationHandleType, flags: bigint | number): [E.CUresult] {
   const a_shareableHandle = M.pointer(shareableHandle, 'cuMemExportToShareableHandle', 'shareableHandle');
   const a_handle = M.u64(handle, 'cuMemExportToShareableHandle', 'handle');
   const a_handleType = M.i32(handleType, 'cuMemExportToShareableHandle', 'handleType');
@@ -1898,7 +1898,7 @@ export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: b
 let f_cuMemImportFromShareableHandle: KoffiFunction | undefined;
 /** Imports an allocation from a requested shareable handle type. */
 // CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle * handle, void * osHandle, CUmemAllocationHandleType shHandleType) — cuda.h:13199
-export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: E.CUmemAllocationHandleType_enum): [E.CUresult, bigint | null] {
+export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: E.CUmemAllocationHandleType): [E.CUresult, bigint | null] {
   const a_osHandle = M.pointer(osHandle, 'cuMemImportFromShareableHandle', 'osHandle');
   const a_shHandleType = M.i32(shHandleType, 'cuMemImportFromShareableHandle', 'shHandleType');
   const err = (f_cuMemImportFromShareableHandle ??= L.bind('cuMemImportFromShareableHandle'))(K.slot[0], a_osHandle, a_shHandleType) as E.CUresult;
@@ -1909,7 +1909,7 @@ export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: 
 let f_cuMemGetAllocationGranularity: KoffiFunction | undefined;
 /** Calculates either the minimal or recommended granularity */
 // CUresult cuMemGetAllocationGranularity(size_t * granularity, const CUmemAllocationProp * prop, CUmemAllocationGranularity_flags option) — cuda.h:13221
-export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, option: E.CUmemAllocationGranularity_flags_enum): [E.CUresult, number | null] {
+export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, option: E.CUmemAllocationGranularity_flags): [E.CUresult, number | null] {
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemGetAllocationGranularity', 'prop');
   const a_option = M.i32(option, 'cuMemGetAllocationGranularity', 'option');
   const err = (f_cuMemGetAllocationGranularity ??= L.bind('cuMemGetAllocationGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
@@ -1972,7 +1972,7 @@ export function cuMemPoolTrimTo(pool: H.CUmemoryPool | null, minBytesToKeep: num
 let f_cuMemPoolSetAttribute: KoffiFunction | undefined;
 /** Sets attributes of a memory pool */
 // CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void * value) — cuda.h:13421
-export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute_enum, value: number | bigint): [E.CUresult] {
+export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute, value: number | bigint): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAttribute', 'pool');
   const a_attr = M.i32(attr, 'cuMemPoolSetAttribute', 'attr');
   X.attrIn(memPoolAttr, a_attr, value, 0, 'cuMemPoolSetAttribute', 'value');
@@ -1983,9 +1983,10 @@ export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
 let f_cuMemPoolGetAttribute: KoffiFunction | undefined;
 /** Gets attributes of a memory pool */
 // CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void * value) — cuda.h:13468
-export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute_enum): [E.CUresult, number | bigint | null] {
+export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute): [E.CUresult, number | bigint | null] {
   const a_pool = M.handle(pool, 'cuMemPoolGetAttribute', 'pool');
   const a_attr = M.i32(attr, 'cuMemPoolGetAttribute', 'attr');
+  K.U64[0] = 0n;
   const err = (f_cuMemPoolGetAttribute ??= L.bind('cuMemPoolGetAttribute'))(a_pool, a_attr, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(memPoolAttr, a_attr, 0)];
@@ -2005,12 +2006,12 @@ export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAcc
 let f_cuMemPoolGetAccess: KoffiFunction | undefined;
 /** Returns the accessibility of a pool from a device */
 // CUresult cuMemPoolGetAccess(CUmemAccess_flags * flags, CUmemoryPool memPool, CUmemLocation * location) — cuda.h:13499
-export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.CUmemLocation_st | S.CUmemLocation_stInit | null): [E.CUresult, E.CUmemAccess_flags_enum | null] {
+export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.CUmemLocation_st | S.CUmemLocation_stInit | null): [E.CUresult, E.CUmemAccess_flags | null] {
   const a_memPool = M.handle(memPool, 'cuMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemPoolGetAccess', 'location');
   const err = (f_cuMemPoolGetAccess ??= L.bind('cuMemPoolGetAccess'))(K.slot[0], a_memPool, a_location) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUmemAccess_flags_enum];
+  return [err, K.I32[0] as E.CUmemAccess_flags];
 }
 
 let f_cuMemPoolCreate: KoffiFunction | undefined;
@@ -2035,7 +2036,7 @@ export function cuMemPoolDestroy(pool: H.CUmemoryPool | null): [E.CUresult] {
 let f_cuMemGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default memory pool for a given location and allocation type */
 // CUresult cuMemGetDefaultMemPool(CUmemoryPool * pool_out, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13598
-export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType_enum): [E.CUresult, H.CUmemoryPool | null] {
+export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): [E.CUresult, H.CUmemoryPool | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetDefaultMemPool', 'type');
   const err = (f_cuMemGetDefaultMemPool ??= L.bind('cuMemGetDefaultMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
@@ -2046,7 +2047,7 @@ export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLoc
 let f_cuMemGetMemPool: KoffiFunction | undefined;
 /** Gets the current memory pool for a memory location and of a particular allocation type */
 // CUresult cuMemGetMemPool(CUmemoryPool * pool, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13620
-export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType_enum): [E.CUresult, H.CUmemoryPool | null] {
+export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): [E.CUresult, H.CUmemoryPool | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetMemPool', 'type');
   const err = (f_cuMemGetMemPool ??= L.bind('cuMemGetMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
@@ -2057,7 +2058,7 @@ export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_s
 let f_cuMemSetMemPool: KoffiFunction | undefined;
 /** Sets the current memory pool for a memory location and allocation type */
 // CUresult cuMemSetMemPool(CUmemLocation * location, CUmemAllocationType type, CUmemoryPool pool) — cuda.h:13647
-export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType_enum, pool: H.CUmemoryPool | null): [E.CUresult] {
+export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType, pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemSetMemPool', 'location');
   const a_type = M.i32(type, 'cuMemSetMemPool', 'type');
   const a_pool = M.handle(pool, 'cuMemSetMemPool', 'pool');
@@ -2080,7 +2081,7 @@ export function cuMemAllocFromPoolAsync(bytesize: number, pool: H.CUmemoryPool |
 let f_cuMemPoolExportToShareableHandle: KoffiFunction | undefined;
 /** Exports a memory pool to the requested handle type. */
 // CUresult cuMemPoolExportToShareableHandle(void * handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13714
-export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CUmemoryPool | null, handleType: E.CUmemAllocationHandleType_enum, flags: bigint | number): [E.CUresult] {
+export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CUmemoryPool | null, handleType: E.CUmemAllocationHandleType, flags: bigint | number): [E.CUresult] {
   const a_handle_out = M.pointer(handle_out, 'cuMemPoolExportToShareableHandle', 'handle_out');
   const a_pool = M.handle(pool, 'cuMemPoolExportToShareableHandle', 'pool');
   const a_handleType = M.i32(handleType, 'cuMemPoolExportToShareableHandle', 'handleType');
@@ -2092,7 +2093,7 @@ export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CU
 let f_cuMemPoolImportFromShareableHandle: KoffiFunction | undefined;
 /** imports a memory pool from a shared handle. */
 // CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool * pool_out, void * handle, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13743
-export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: E.CUmemAllocationHandleType_enum, flags: bigint | number): [E.CUresult, H.CUmemoryPool | null] {
+export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: E.CUmemAllocationHandleType, flags: bigint | number): [E.CUresult, H.CUmemoryPool | null] {
   const a_handle = M.pointer(handle, 'cuMemPoolImportFromShareableHandle', 'handle');
   const a_handleType = M.i32(handleType, 'cuMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemPoolImportFromShareableHandle', 'flags');
@@ -2185,7 +2186,7 @@ export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffs
 let f_cuMulticastGetGranularity: KoffiFunction | undefined;
 /** Calculates either the minimal or recommended granularity for multicast object */
 // CUresult cuMulticastGetGranularity(size_t * granularity, const CUmulticastObjectProp * prop, CUmulticastGranularity_flags option) — cuda.h:14066
-export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null, option: E.CUmulticastGranularity_flags_enum): [E.CUresult, number | null] {
+export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null, option: E.CUmulticastGranularity_flags): [E.CUresult, number | null] {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastGetGranularity', 'prop');
   const a_option = M.i32(option, 'cuMulticastGetGranularity', 'option');
   const err = (f_cuMulticastGetGranularity ??= L.bind('cuMulticastGetGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
@@ -2196,9 +2197,10 @@ export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.C
 let f_cuPointerGetAttribute: KoffiFunction | undefined;
 /** Returns information about a pointer */
 // CUresult cuPointerGetAttribute(void * data, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14357
-export function cuPointerGetAttribute(attribute: E.CUpointer_attribute_enum, ptr: bigint | number): [E.CUresult, number | bigint | null] {
+export function cuPointerGetAttribute(attribute: E.CUpointer_attribute, ptr: bigint | number): [E.CUresult, number | bigint | null] {
   const a_attribute = M.i32(attribute, 'cuPointerGetAttribute', 'attribute');
   const a_ptr = M.u64(ptr, 'cuPointerGetAttribute', 'ptr');
+  K.U64[0] = 0n;
   const err = (f_cuPointerGetAttribute ??= L.bind('cuPointerGetAttribute'))(K.slot[0], a_attribute, a_ptr) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(pointerAttr, a_attribute, 0)];
@@ -2220,7 +2222,7 @@ export function cuMemPrefetchAsync(devPtr: bigint | number, count: number, locat
 let f_cuMemAdvise: KoffiFunction | undefined;
 /** Advise about the usage of a given memory range */
 // CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) — cuda.h:14555
-export function cuMemAdvise(devPtr: bigint | number, count: number, advice: E.CUmem_advise_enum, location: S.CUmemLocation_st | S.CUmemLocation_stInit): [E.CUresult] {
+export function cuMemAdvise(devPtr: bigint | number, count: number, advice: E.CUmem_advise, location: S.CUmemLocation_st | S.CUmemLocation_stInit): [E.CUresult] {
   const a_devPtr = M.u64(devPtr, 'cuMemAdvise', 'devPtr');
   const a_count = M.size(count, 'cuMemAdvise', 'count');
   const a_advice = M.i32(advice, 'cuMemAdvise', 'advice');
@@ -2277,7 +2279,7 @@ export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | A
 let f_cuMemRangeGetAttribute: KoffiFunction | undefined;
 /** Query an attribute of a given memory range */
 // CUresult cuMemRangeGetAttribute(void * data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) — cuda.h:14760
-export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_range_attribute_enum, devPtr: bigint | number, count: number): [E.CUresult, number | number[] | null] {
+export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_range_attribute, devPtr: bigint | number, count: number): [E.CUresult, number | number[] | null] {
   const a_dataSize = M.size(dataSize, 'cuMemRangeGetAttribute', 'dataSize');
   const a_attribute = M.i32(attribute, 'cuMemRangeGetAttribute', 'attribute');
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttribute', 'devPtr');
@@ -2291,7 +2293,7 @@ export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_rang
 let f_cuMemRangeGetAttributes: KoffiFunction | undefined;
 /** Query attributes of a given memory range. */
 // CUresult cuMemRangeGetAttributes(void ** data, size_t * dataSizes, CUmem_range_attribute * attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) — cuda.h:14804
-export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number)[] | ArrayBufferView, attributes: (E.CUmem_range_attribute_enum)[] | ArrayBufferView, numAttributes: number, devPtr: bigint | number, count: number): [E.CUresult] {
+export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number)[] | ArrayBufferView, attributes: (E.CUmem_range_attribute)[] | ArrayBufferView, numAttributes: number, devPtr: bigint | number, count: number): [E.CUresult] {
   const a_numAttributes = M.size(numAttributes, 'cuMemRangeGetAttributes', 'numAttributes');
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttributes', 'devPtr');
   const a_count = M.size(count, 'cuMemRangeGetAttributes', 'count');
@@ -2305,7 +2307,7 @@ export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dat
 let f_cuPointerSetAttribute: KoffiFunction | undefined;
 /** Set attributes on a previously allocated memory region */
 // CUresult cuPointerSetAttribute(const void * value, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14846
-export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_attribute_enum, ptr: bigint | number): [E.CUresult] {
+export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_attribute, ptr: bigint | number): [E.CUresult] {
   const a_value = M.pointer(value, 'cuPointerSetAttribute', 'value');
   const a_attribute = M.i32(attribute, 'cuPointerSetAttribute', 'attribute');
   const a_ptr = M.u64(ptr, 'cuPointerSetAttribute', 'ptr');
@@ -2316,7 +2318,7 @@ export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_att
 let f_cuPointerGetAttributes: KoffiFunction | undefined;
 /** Returns information about a pointer. */
 // CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute * attributes, void ** data, CUdeviceptr ptr) — cuda.h:14896
-export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUpointer_attribute_enum)[] | ArrayBufferView, data: (Pointer)[] | ArrayBufferView, ptr: bigint | number): [E.CUresult] {
+export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUpointer_attribute)[] | ArrayBufferView, data: (Pointer)[] | ArrayBufferView, ptr: bigint | number): [E.CUresult] {
   const a_numAttributes = M.u32(numAttributes, 'cuPointerGetAttributes', 'numAttributes');
   const a_ptr = M.u64(ptr, 'cuPointerGetAttributes', 'ptr');
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuPointerGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
@@ -2432,7 +2434,7 @@ export function cuStreamAddCallback(hStream: H.CUstream | null, callback: bigint
 let f_cuStreamBeginCapture: KoffiFunction | undefined;
 /** Begins graph capture on a stream */
 // CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) — cuda.h:15381
-export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
+export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstreamCaptureMode): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamBeginCapture', 'hStream');
   const a_mode = M.i32(mode, 'cuStreamBeginCapture', 'mode');
   const err = (f_cuStreamBeginCapture ??= L.bind('cuStreamBeginCapture'))(a_hStream, a_mode) as E.CUresult;
@@ -2442,7 +2444,7 @@ export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstrea
 let f_cuStreamBeginCaptureToGraph: KoffiFunction | undefined;
 /** Begins graph capture on a stream to an existing graph */
 // CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUstreamCaptureMode mode) — cuda.h:15427
-export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, mode: E.CUstreamCaptureMode_enum): [E.CUresult] {
+export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, mode: E.CUstreamCaptureMode): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamBeginCaptureToGraph', 'hStream');
   const a_hGraph = M.handle(hGraph, 'cuStreamBeginCaptureToGraph', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuStreamBeginCaptureToGraph', 'numDependencies');
@@ -2456,12 +2458,12 @@ export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: 
 let f_cuThreadExchangeStreamCaptureMode: KoffiFunction | undefined;
 /** Swaps the stream capture interaction mode for a thread */
 // CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode * mode) — cuda.h:15480
-export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode_enum): [E.CUresult, E.CUstreamCaptureMode_enum | null] {
+export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode): [E.CUresult, E.CUstreamCaptureMode | null] {
   const a_mode = M.i32(mode, 'cuThreadExchangeStreamCaptureMode', 'mode');
   K.I32[0] = a_mode;
   const err = (f_cuThreadExchangeStreamCaptureMode ??= L.bind('cuThreadExchangeStreamCaptureMode'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUstreamCaptureMode_enum];
+  return [err, K.I32[0] as E.CUstreamCaptureMode];
 }
 
 let f_cuStreamEndCapture: KoffiFunction | undefined;
@@ -2477,22 +2479,22 @@ export function cuStreamEndCapture(hStream: H.CUstream | null): [E.CUresult, H.C
 let f_cuStreamIsCapturing: KoffiFunction | undefined;
 /** Returns a stream's capture status */
 // CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus * captureStatus) — cuda.h:15551
-export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus_enum | null] {
+export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus | null] {
   const a_hStream = M.handle(hStream, 'cuStreamIsCapturing', 'hStream');
   const err = (f_cuStreamIsCapturing ??= L.bind('cuStreamIsCapturing'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUstreamCaptureStatus_enum];
+  return [err, K.I32[0] as E.CUstreamCaptureStatus];
 }
 
 let f_cuStreamGetCaptureInfo: KoffiFunction | undefined;
 /** Query a stream's capture state */
 // CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus * captureStatus_out, cuuint64_t * id_out, CUgraph * graph_out, const CUgraphNode ** dependencies_out, const CUgraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda.h:15610
-export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus_enum | null, bigint | null, H.CUgraph | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
+export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus | null, bigint | null, H.CUgraph | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetCaptureInfo', 'hStream');
   const err = (f_cuStreamGetCaptureInfo ??= L.bind('cuStreamGetCaptureInfo'))(a_hStream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.CUresult;
   if (err !== 0) return [err, null, null, null, null, null, null];
   const n_numDependencies_out = K.readSize(5);
-  return [err, K.I32[0] as E.CUstreamCaptureStatus_enum, K.U64[1], K.U64[2] as H.CUgraph, X.readArray(X.borrowed(K.U64[3], n_numDependencies_out * 8), n_numDependencies_out, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(X.borrowed(K.U64[4], n_numDependencies_out * 8), n_numDependencies_out, S.CUgraphEdgeData_st), n_numDependencies_out];
+  return [err, K.I32[0] as E.CUstreamCaptureStatus, K.U64[1], K.U64[2] as H.CUgraph, X.readArray(X.borrowed(K.U64[3], n_numDependencies_out * 8), n_numDependencies_out, 8, (dv, at) => dv.getBigUint64(at, true) as H.CUgraphNode), X.readStructs(X.borrowed(K.U64[4], n_numDependencies_out * 8), n_numDependencies_out, S.CUgraphEdgeData_st), n_numDependencies_out];
 }
 
 let f_cuStreamUpdateCaptureDependencies: KoffiFunction | undefined;
@@ -2560,7 +2562,7 @@ export function cuStreamCopyAttributes(dst: H.CUstream | null, src: H.CUstream |
 let f_cuStreamGetAttribute: KoffiFunction | undefined;
 /** Queries stream attribute. */
 // CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue * value_out) — cuda.h:15866
-export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID_enum): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
+export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cuStreamGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
@@ -2572,7 +2574,7 @@ export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunc
 let f_cuStreamSetAttribute: KoffiFunction | undefined;
 /** Sets stream attribute. */
 // CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue * value) — cuda.h:15889
-export function cuStreamSetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID_enum, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
+export function cuStreamSetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamSetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cuStreamSetAttribute', 'attr');
   const a_value = X.structArg(value, S.CUlaunchAttributeValue_union, 'cuStreamSetAttribute', 'value');
@@ -2796,7 +2798,7 @@ export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, par
 let f_cuFuncGetAttribute: KoffiFunction | undefined;
 /** Returns information about a function */
 // CUresult cuFuncGetAttribute(int * pi, CUfunction_attribute attrib, CUfunction hfunc) — cuda.h:17190
-export function cuFuncGetAttribute(attrib: E.CUfunction_attribute_enum, hfunc: H.CUfunction | null): [E.CUresult, number | null] {
+export function cuFuncGetAttribute(attrib: E.CUfunction_attribute, hfunc: H.CUfunction | null): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuFuncGetAttribute', 'attrib');
   const a_hfunc = M.handle(hfunc, 'cuFuncGetAttribute', 'hfunc');
   const err = (f_cuFuncGetAttribute ??= L.bind('cuFuncGetAttribute'))(K.slot[0], a_attrib, a_hfunc) as E.CUresult;
@@ -2807,7 +2809,7 @@ export function cuFuncGetAttribute(attrib: E.CUfunction_attribute_enum, hfunc: H
 let f_cuFuncSetAttribute: KoffiFunction | undefined;
 /** Sets information about a function */
 // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) — cuda.h:17257
-export function cuFuncSetAttribute(hfunc: H.CUfunction | null, attrib: E.CUfunction_attribute_enum, value: number): [E.CUresult] {
+export function cuFuncSetAttribute(hfunc: H.CUfunction | null, attrib: E.CUfunction_attribute, value: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetAttribute', 'hfunc');
   const a_attrib = M.i32(attrib, 'cuFuncSetAttribute', 'attrib');
   const a_value = M.i32(value, 'cuFuncSetAttribute', 'value');
@@ -2818,7 +2820,7 @@ export function cuFuncSetAttribute(hfunc: H.CUfunction | null, attrib: E.CUfunct
 let f_cuFuncSetCacheConfig: KoffiFunction | undefined;
 /** Sets the preferred cache configuration for a device function */
 // CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) — cuda.h:17302
-export function cuFuncSetCacheConfig(hfunc: H.CUfunction | null, config: E.CUfunc_cache_enum): [E.CUresult] {
+export function cuFuncSetCacheConfig(hfunc: H.CUfunction | null, config: E.CUfunc_cache): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetCacheConfig', 'hfunc');
   const a_config = M.i32(config, 'cuFuncSetCacheConfig', 'config');
   const err = (f_cuFuncSetCacheConfig ??= L.bind('cuFuncSetCacheConfig'))(a_hfunc, a_config) as E.CUresult;
@@ -2859,11 +2861,11 @@ export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number
 let f_cuFuncIsLoaded: KoffiFunction | undefined;
 /** Returns if the function is loaded */
 // CUresult cuFuncIsLoaded(CUfunctionLoadingState * state, CUfunction function) — cuda.h:17398
-export function cuFuncIsLoaded(function_: H.CUfunction | null): [E.CUresult, E.CUfunctionLoadingState_enum | null] {
+export function cuFuncIsLoaded(function_: H.CUfunction | null): [E.CUresult, E.CUfunctionLoadingState | null] {
   const a_function = M.handle(function_, 'cuFuncIsLoaded', 'function');
   const err = (f_cuFuncIsLoaded ??= L.bind('cuFuncIsLoaded'))(K.slot[0], a_function) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUfunctionLoadingState_enum];
+  return [err, K.I32[0] as E.CUfunctionLoadingState];
 }
 
 let f_cuFuncLoad: KoffiFunction | undefined;
@@ -3059,7 +3061,7 @@ export function cuParamSetTexRef(hfunc: H.CUfunction | null, texunit: number, hT
 let f_cuFuncSetSharedMemConfig: KoffiFunction | undefined;
 /** Sets the shared memory configuration for a device function. */
 // CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) — cuda.h:18591
-export function cuFuncSetSharedMemConfig(hfunc: H.CUfunction | null, config: E.CUsharedconfig_enum): [E.CUresult] {
+export function cuFuncSetSharedMemConfig(hfunc: H.CUfunction | null, config: E.CUsharedconfig): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetSharedMemConfig', 'hfunc');
   const a_config = M.i32(config, 'cuFuncSetSharedMemConfig', 'config');
   const err = (f_cuFuncSetSharedMemConfig ??= L.bind('cuFuncSetSharedMemConfig'))(a_hfunc, a_config) as E.CUresult;
@@ -3487,9 +3489,10 @@ export function cuDeviceGraphMemTrim(device: number): [E.CUresult] {
 let f_cuDeviceGetGraphMemAttribute: KoffiFunction | undefined;
 /** Query asynchronous allocation attributes related to graphs */
 // CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void * value) — cuda.h:19963
-export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute_enum): [E.CUresult, number | bigint | null] {
+export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute): [E.CUresult, number | bigint | null] {
   const a_device = M.i32(device, 'cuDeviceGetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cuDeviceGetGraphMemAttribute', 'attr');
+  K.U64[0] = 0n;
   const err = (f_cuDeviceGetGraphMemAttribute ??= L.bind('cuDeviceGetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(graphMemAttr, a_attr, 0)];
@@ -3498,7 +3501,7 @@ export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_
 let f_cuDeviceSetGraphMemAttribute: KoffiFunction | undefined;
 /** Set asynchronous allocation attributes related to graphs */
 // CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void * value) — cuda.h:19988
-export function cuDeviceSetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute_enum, value: number | bigint): [E.CUresult] {
+export function cuDeviceSetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute, value: number | bigint): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceSetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cuDeviceSetGraphMemAttribute', 'attr');
   X.attrIn(graphMemAttr, a_attr, value, 0, 'cuDeviceSetGraphMemAttribute', 'value');
@@ -3530,11 +3533,11 @@ export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClo
 let f_cuGraphNodeGetType: KoffiFunction | undefined;
 /** Returns a node's type */
 // CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType * type) — cuda.h:20073
-export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): [E.CUresult, E.CUgraphNodeType_enum | null] {
+export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): [E.CUresult, E.CUgraphNodeType | null] {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetType', 'hNode');
   const err = (f_cuGraphNodeGetType ??= L.bind('cuGraphNodeGetType'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUgraphNodeType_enum];
+  return [err, K.I32[0] as E.CUgraphNodeType];
 }
 
 let f_cuGraphGetNodes: KoffiFunction | undefined;
@@ -3864,7 +3867,7 @@ export function cuGraphKernelNodeCopyAttributes(dst: H.CUgraphNode | null, src: 
 let f_cuGraphKernelNodeGetAttribute: KoffiFunction | undefined;
 /** Queries node attribute. */
 // CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue * value_out) — cuda.h:21253
-export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID_enum): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
+export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cuGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
@@ -3876,7 +3879,7 @@ export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr:
 let f_cuGraphKernelNodeSetAttribute: KoffiFunction | undefined;
 /** Sets node attribute. */
 // CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue * value) — cuda.h:21275
-export function cuGraphKernelNodeSetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID_enum, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
+export function cuGraphKernelNodeSetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeSetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cuGraphKernelNodeSetAttribute', 'attr');
   const a_value = X.structArg(value, S.CUlaunchAttributeValue_union, 'cuGraphKernelNodeSetAttribute', 'value');
@@ -4134,7 +4137,7 @@ export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_AR
 let f_cuTexRefSetFormat: KoffiFunction | undefined;
 /** Sets the format for a texture reference */
 // CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) — cuda.h:22098
-export function cuTexRefSetFormat(hTexRef: H.CUtexref | null, fmt: E.CUarray_format_enum, NumPackedComponents: number): [E.CUresult] {
+export function cuTexRefSetFormat(hTexRef: H.CUtexref | null, fmt: E.CUarray_format, NumPackedComponents: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFormat', 'hTexRef');
   const a_fmt = M.i32(fmt, 'cuTexRefSetFormat', 'fmt');
   const a_NumPackedComponents = M.i32(NumPackedComponents, 'cuTexRefSetFormat', 'NumPackedComponents');
@@ -4145,7 +4148,7 @@ export function cuTexRefSetFormat(hTexRef: H.CUtexref | null, fmt: E.CUarray_for
 let f_cuTexRefSetAddressMode: KoffiFunction | undefined;
 /** Sets the addressing mode for a texture reference */
 // CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) — cuda.h:22141
-export function cuTexRefSetAddressMode(hTexRef: H.CUtexref | null, dim: number, am: E.CUaddress_mode_enum): [E.CUresult] {
+export function cuTexRefSetAddressMode(hTexRef: H.CUtexref | null, dim: number, am: E.CUaddress_mode): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddressMode', 'hTexRef');
   const a_dim = M.i32(dim, 'cuTexRefSetAddressMode', 'dim');
   const a_am = M.i32(am, 'cuTexRefSetAddressMode', 'am');
@@ -4156,7 +4159,7 @@ export function cuTexRefSetAddressMode(hTexRef: H.CUtexref | null, dim: number, 
 let f_cuTexRefSetFilterMode: KoffiFunction | undefined;
 /** Sets the filtering mode for a texture reference */
 // CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) — cuda.h:22177
-export function cuTexRefSetFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode_enum): [E.CUresult] {
+export function cuTexRefSetFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFilterMode', 'hTexRef');
   const a_fm = M.i32(fm, 'cuTexRefSetFilterMode', 'fm');
   const err = (f_cuTexRefSetFilterMode ??= L.bind('cuTexRefSetFilterMode'))(a_hTexRef, a_fm) as E.CUresult;
@@ -4166,7 +4169,7 @@ export function cuTexRefSetFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter
 let f_cuTexRefSetMipmapFilterMode: KoffiFunction | undefined;
 /** Sets the mipmap filtering mode for a texture reference */
 // CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) — cuda.h:22213
-export function cuTexRefSetMipmapFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode_enum): [E.CUresult] {
+export function cuTexRefSetMipmapFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapFilterMode', 'hTexRef');
   const a_fm = M.i32(fm, 'cuTexRefSetMipmapFilterMode', 'fm');
   const err = (f_cuTexRefSetMipmapFilterMode ??= L.bind('cuTexRefSetMipmapFilterMode'))(a_hTexRef, a_fm) as E.CUresult;
@@ -4257,42 +4260,42 @@ export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): [E.CUresu
 let f_cuTexRefGetAddressMode: KoffiFunction | undefined;
 /** Gets the addressing mode used by a texture reference */
 // CUresult cuTexRefGetAddressMode(CUaddress_mode * pam, CUtexref hTexRef, int dim) — cuda.h:22486
-export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number): [E.CUresult, E.CUaddress_mode_enum | null] {
+export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number): [E.CUresult, E.CUaddress_mode | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddressMode', 'hTexRef');
   const a_dim = M.i32(dim, 'cuTexRefGetAddressMode', 'dim');
   const err = (f_cuTexRefGetAddressMode ??= L.bind('cuTexRefGetAddressMode'))(K.slot[0], a_hTexRef, a_dim) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUaddress_mode_enum];
+  return [err, K.I32[0] as E.CUaddress_mode];
 }
 
 let f_cuTexRefGetFilterMode: KoffiFunction | undefined;
 /** Gets the filter-mode used by a texture reference */
 // CUresult cuTexRefGetFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22512
-export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode_enum | null] {
+export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFilterMode', 'hTexRef');
   const err = (f_cuTexRefGetFilterMode ??= L.bind('cuTexRefGetFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUfilter_mode_enum];
+  return [err, K.I32[0] as E.CUfilter_mode];
 }
 
 let f_cuTexRefGetFormat: KoffiFunction | undefined;
 /** Gets the format used by a texture reference */
 // CUresult cuTexRefGetFormat(CUarray_format * pFormat, int * pNumChannels, CUtexref hTexRef) — cuda.h:22540
-export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): [E.CUresult, E.CUarray_format_enum | null, number | null] {
+export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): [E.CUresult, E.CUarray_format | null, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFormat', 'hTexRef');
   const err = (f_cuTexRefGetFormat ??= L.bind('cuTexRefGetFormat'))(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null, null];
-  return [err, K.I32[0] as E.CUarray_format_enum, K.I32[2]];
+  return [err, K.I32[0] as E.CUarray_format, K.I32[2]];
 }
 
 let f_cuTexRefGetMipmapFilterMode: KoffiFunction | undefined;
 /** Gets the mipmap filtering mode for a texture reference */
 // CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22566
-export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode_enum | null] {
+export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapFilterMode', 'hTexRef');
   const err = (f_cuTexRefGetMipmapFilterMode ??= L.bind('cuTexRefGetMipmapFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUfilter_mode_enum];
+  return [err, K.I32[0] as E.CUfilter_mode];
 }
 
 let f_cuTexRefGetMipmapLevelBias: KoffiFunction | undefined;
@@ -4471,7 +4474,7 @@ export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): 
 let f_cuTensorMapEncodeTiled: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing tiled memory region */
 // CUresult cuTensorMapEncodeTiled(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const cuuint32_t * boxDim, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23403
-export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType_enum, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, boxDim: Pointer, elementStrides: Pointer, interleave: E.CUtensorMapInterleave_enum, swizzle: E.CUtensorMapSwizzle_enum, l2Promotion: E.CUtensorMapL2promotion_enum, oobFill: E.CUtensorMapFloatOOBfill_enum): [E.CUresult, S.CUtensorMap_st | null] {
+export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, boxDim: Pointer, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeTiled', 'tensorDataType');
   const a_tensorRank = M.u32(tensorRank, 'cuTensorMapEncodeTiled', 'tensorRank');
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapEncodeTiled', 'globalAddress');
@@ -4492,7 +4495,7 @@ export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType_enu
 let f_cuTensorMapEncodeIm2col: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing im2col memory region */
 // CUresult cuTensorMapEncodeIm2col(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const int * pixelBoxLowerCorner, const int * pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23588
-export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType_enum, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCorner: Pointer, pixelBoxUpperCorner: Pointer, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave_enum, swizzle: E.CUtensorMapSwizzle_enum, l2Promotion: E.CUtensorMapL2promotion_enum, oobFill: E.CUtensorMapFloatOOBfill_enum): [E.CUresult, S.CUtensorMap_st | null] {
+export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCorner: Pointer, pixelBoxUpperCorner: Pointer, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeIm2col', 'tensorDataType');
   const a_tensorRank = M.u32(tensorRank, 'cuTensorMapEncodeIm2col', 'tensorRank');
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapEncodeIm2col', 'globalAddress');
@@ -4516,7 +4519,7 @@ export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType_en
 let f_cuTensorMapEncodeIm2colWide: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension. */
 // CUresult cuTensorMapEncodeIm2colWide(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23772
-export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataType_enum, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCornerWidth: number, pixelBoxUpperCornerWidth: number, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave_enum, mode: E.CUtensorMapIm2ColWideMode_enum, swizzle: E.CUtensorMapSwizzle_enum, l2Promotion: E.CUtensorMapL2promotion_enum, oobFill: E.CUtensorMapFloatOOBfill_enum): [E.CUresult, S.CUtensorMap_st | null] {
+export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCornerWidth: number, pixelBoxUpperCornerWidth: number, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, mode: E.CUtensorMapIm2ColWideMode, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeIm2colWide', 'tensorDataType');
   const a_tensorRank = M.u32(tensorRank, 'cuTensorMapEncodeIm2colWide', 'tensorRank');
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapEncodeIm2colWide', 'globalAddress');
@@ -4582,7 +4585,7 @@ export function cuCtxDisablePeerAccess(peerContext: H.CUcontext | null): [E.CUre
 let f_cuDeviceGetP2PAttribute: KoffiFunction | undefined;
 /** Queries attributes of the link between two devices. */
 // CUresult cuDeviceGetP2PAttribute(int * value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:23966
-export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute_enum, srcDevice: number, dstDevice: number): [E.CUresult, number | null] {
+export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute, srcDevice: number, dstDevice: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuDeviceGetP2PAttribute', 'attrib');
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAttribute', 'dstDevice');
@@ -4594,7 +4597,7 @@ export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute_enum, sr
 let f_cuDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between two devices */
 // CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:24002
-export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation_enum)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.CUresult, number[] | null] {
+export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.CUresult, number[] | null] {
   const a_count = M.u32(count, 'cuDeviceGetP2PAtomicCapabilities', 'count');
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAtomicCapabilities', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAtomicCapabilities', 'dstDevice');
@@ -4681,19 +4684,19 @@ export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphics
 let f_cuGetProcAddress: KoffiFunction | undefined;
 /** Returns the requested driver API function pointer */
 // CUresult cuGetProcAddress_v2(const char * symbol, void ** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult * symbolStatus) — cuda.h:24347
-export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: bigint | number): [E.CUresult, bigint | null, E.CUdriverProcAddressQueryResult_enum | null] {
+export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: bigint | number): [E.CUresult, bigint | null, E.CUdriverProcAddressQueryResult | null] {
   const a_symbol = M.str(symbol, 'cuGetProcAddress', 'symbol');
   const a_cudaVersion = M.i32(cudaVersion, 'cuGetProcAddress', 'cudaVersion');
   const a_flags = M.u64(flags, 'cuGetProcAddress', 'flags');
   const err = (f_cuGetProcAddress ??= L.bind('cuGetProcAddress'))(a_symbol, K.slot[0], a_cudaVersion, a_flags, K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
-  return [err, K.U64[0], K.I32[2] as E.CUdriverProcAddressQueryResult_enum];
+  return [err, K.U64[0], K.I32[2] as E.CUdriverProcAddressQueryResult];
 }
 
 let f_cuCoredumpGetAttribute: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the current context */
 // CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24464
-export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttribute', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpGetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttribute', 'size');
@@ -4706,7 +4709,7 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings_enum, value:
 let f_cuCoredumpGetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the entire application */
 // CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24528
-export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttributeGlobal', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpGetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttributeGlobal', 'size');
@@ -4719,7 +4722,7 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings_enum, 
 let f_cuCoredumpSetAttribute: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value for the current context */
 // CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24605
-export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttribute', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpSetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttribute', 'size');
@@ -4732,7 +4735,7 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings_enum, value:
 let f_cuCoredumpSetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value globally */
 // CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24679
-export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings_enum, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttributeGlobal', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpSetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttributeGlobal', 'size');
@@ -4970,11 +4973,11 @@ export function cuCheckpointProcessGetRestoreThreadId(pid: number): [E.CUresult,
 let f_cuCheckpointProcessGetState: KoffiFunction | undefined;
 /** Returns the process state of a CUDA process */
 // CUresult cuCheckpointProcessGetState(int pid, CUprocessState * state) — cuda.h:25894
-export function cuCheckpointProcessGetState(pid: number): [E.CUresult, E.CUprocessState_enum | null] {
+export function cuCheckpointProcessGetState(pid: number): [E.CUresult, E.CUprocessState | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetState', 'pid');
   const err = (f_cuCheckpointProcessGetState ??= L.bind('cuCheckpointProcessGetState'))(a_pid, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
-  return [err, K.I32[0] as E.CUprocessState_enum];
+  return [err, K.I32[0] as E.CUprocessState];
 }
 
 let f_cuCheckpointProcessLock: KoffiFunction | undefined;
@@ -5024,7 +5027,7 @@ export function cuCheckpointProcessUnlock(pid: number): [E.CUresult, S.CUcheckpo
 let f_cuProfilerInitialize: KoffiFunction | undefined;
 /** Initialize the profiling. */
 // CUresult cuProfilerInitialize(const char * configFile, const char * outputFile, CUoutput_mode outputMode) — cudaProfiler.h:143
-export function cuProfilerInitialize(configFile: string, outputFile: string, outputMode: E.CUoutput_mode_enum): [E.CUresult] {
+export function cuProfilerInitialize(configFile: string, outputFile: string, outputMode: E.CUoutput_mode): [E.CUresult] {
   const a_configFile = M.str(configFile, 'cuProfilerInitialize', 'configFile');
   const a_outputFile = M.str(outputFile, 'cuProfilerInitialize', 'outputFile');
   const a_outputMode = M.i32(outputMode, 'cuProfilerInitialize', 'outputMode');
@@ -5074,7 +5077,7 @@ export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: 
 let f_cuGLGetDevices: KoffiFunction | undefined;
 /** Gets the CUDA devices associated with the current OpenGL context */
 // CUresult cuGLGetDevices_v2(unsigned int * pCudaDeviceCount, CUdevice * pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList) — cudaGL.h:284
-export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDeviceList_enum): [E.CUresult, number | null, number[] | null] {
+export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDeviceList): [E.CUresult, number | null, number[] | null] {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cuGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cuGLGetDevices', 'deviceList');
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;

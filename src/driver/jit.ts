@@ -47,7 +47,13 @@ export class JitOptions {
     return text(this.error, this.value(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES));
   }
 
-  /** The value slot of an option after the call (the driver writes some back, e.g. CU_JIT_WALL_TIME as a float). */
+  /** Milliseconds the JIT took (CU_JIT_WALL_TIME, which the driver writes back as a float); NaN if not asked for. */
+  get wallTime(): number {
+    const i = this.options.indexOf(CUjit_option.CU_JIT_WALL_TIME);
+    return i < 0 ? NaN : new Float32Array(this.values.buffer, this.values.byteOffset + i * 8, 1)[0];
+  }
+
+  /** The integer value slot of an option after the call (the driver writes some back, e.g. log sizes). */
   value(option: CUjit_option): number {
     const i = this.options.indexOf(option);
     return i < 0 ? NaN : Number(this.values[i] & 0xffffffffn);

@@ -3,7 +3,9 @@
 
 /** Number of 8-byte slots; no runtime function has more output parameters than this. */
 export const SLOTS = 8;
-const store = new ArrayBuffer(SLOTS * 8);
+// The slots sit at the start of a page-sized store: a C function that writes more than its slot
+// (an output array the headers type as one value) then lands in memory of ours, not the heap's.
+const store = new ArrayBuffer(4096);
 /** slot[i] is passed to C as the address of the i-th 8-byte slot. */
 export const slot: Uint8Array[] = Array.from({ length: SLOTS }, (_, i) => new Uint8Array(store, i * 8, 8));
 export const I32 = new Int32Array(store);

@@ -46,10 +46,10 @@ export function nvrtcGetNumSupportedArchs(): [E.nvrtcResult, number | null] {
 let f_nvrtcGetSupportedArchs: KoffiFunction | undefined;
 /** nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using::nvrtcGetNumSupportedArchs. */
 // nvrtcResult nvrtcGetSupportedArchs(int * supportedArchs) — nvrtc.h:132
-export function nvrtcGetSupportedArchs(): [E.nvrtcResult, number | null] {
-  const err = (f_nvrtcGetSupportedArchs ??= L.bind('nvrtcGetSupportedArchs'))(K.slot[0]) as E.nvrtcResult;
-  if (err !== 0) return [err, null];
-  return [err, K.I32[0]];
+export function nvrtcGetSupportedArchs(supportedArchs: Pointer): [E.nvrtcResult] {
+  const a_supportedArchs = M.pointer(supportedArchs, 'nvrtcGetSupportedArchs', 'supportedArchs');
+  const err = (f_nvrtcGetSupportedArchs ??= L.bind('nvrtcGetSupportedArchs'))(a_supportedArchs) as E.nvrtcResult;
+  return [err];
 }
 
 let f_nvrtcCreateProgram: KoffiFunction | undefined;

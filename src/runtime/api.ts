@@ -238,7 +238,7 @@ export function cudaPeekAtLastError(): [E.cudaError_t] {
 let f_cudaGetErrorName: KoffiFunction | undefined;
 /** Returns the string representation of an error code enum name */
 // const char * cudaGetErrorName(cudaError_t error) — cuda_runtime_api.h:1232
-export function cudaGetErrorName(error: E.cudaError): [E.cudaError_t, string] {
+export function cudaGetErrorName(error: E.cudaError_t): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorName', 'error');
   const v = (f_cudaGetErrorName ??= L.bind('cudaGetErrorName'))(a_error);
   return [E.cudaError_t.cudaSuccess, v as string];
@@ -247,7 +247,7 @@ export function cudaGetErrorName(error: E.cudaError): [E.cudaError_t, string] {
 let f_cudaGetErrorString: KoffiFunction | undefined;
 /** Returns the description string for an error code */
 // const char * cudaGetErrorString(cudaError_t error) — cuda_runtime_api.h:1248
-export function cudaGetErrorString(error: E.cudaError): [E.cudaError_t, string] {
+export function cudaGetErrorString(error: E.cudaError_t): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorString', 'error');
   const v = (f_cudaGetErrorString ??= L.bind('cudaGetErrorString'))(a_error);
   return [E.cudaError_t.cudaSuccess, v as string];
@@ -1923,6 +1923,7 @@ let f_cudaMemPoolGetAttribute: KoffiFunction | undefined;
 export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr): [E.cudaError_t, number | bigint | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAttribute', 'memPool');
   const a_attr = M.i32(attr, 'cudaMemPoolGetAttribute', 'attr');
+  K.U64[0] = 0n;
   const err = (f_cudaMemPoolGetAttribute ??= L.bind('cudaMemPoolGetAttribute'))(a_memPool, a_attr, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(memPoolAttr, a_attr, 0)];
@@ -2870,6 +2871,7 @@ let f_cudaDeviceGetGraphMemAttribute: KoffiFunction | undefined;
 export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType): [E.cudaError_t, number | bigint | null] {
   const a_device = M.i32(device, 'cudaDeviceGetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cudaDeviceGetGraphMemAttribute', 'attr');
+  K.U64[0] = 0n;
   const err = (f_cudaDeviceGetGraphMemAttribute ??= L.bind('cudaDeviceGetGraphMemAttribute'))(a_device, a_attr, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, X.attrOut(graphMemAttr, a_attr, 0)];

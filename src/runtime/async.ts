@@ -14,11 +14,33 @@ const CUDA_STREAM_LEGACY = 1n;
 const CUDA_STREAM_PER_THREAD = 2n;
 const cudaEventDisableTiming = 2;
 
-/** Runs a bound function on the thread pool; resolves with its status as a facade tuple. */
-function onPool(f: KoffiFunction, ...args: unknown[]): Promise<[cudaError_t]> {
+// koffi refuses more than 256 asynchronous calls queued at once; more waits than this wait here,
+// in order, for one in flight to finish. (The pool's threads are shared with fs and dns: a wait
+// holds one until its work is done.)
+const MAX_IN_FLIGHT = 128;
+let inFlight = 0;
+const queued: (() => void)[] = [];
+
+/** Runs a bound function on the thread pool; resolves with its status. */
+function poolCall(f: KoffiFunction, ...args: unknown[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    f.async(...args, (err: unknown, status: number) => (err ? reject(err) : resolve([status as cudaError_t])));
+    const start = () => {
+      inFlight++;
+      f.async(...args, (err: unknown, status: number) => {
+        inFlight--;
+        queued.shift()?.();
+        if (err) reject(err);
+        else resolve(status);
+      });
+    };
+    if (inFlight < MAX_IN_FLIGHT) start();
+    else queued.push(start);
   });
+}
+
+/** Runs a bound function on the thread pool; resolves with its status as a facade tuple. */
+async function onPool(f: KoffiFunction, ...args: unknown[]): Promise<[cudaError_t]> {
+  return [(await poolCall(f, ...args)) as cudaError_t];
 }
 
 let eventCreate: KoffiFunction | undefined;
@@ -79,9 +101,7 @@ export async function cudaDeviceSynchronize(): Promise<[cudaError_t]> {
   err = ctxGetCurrent(K.slot[0]) as number;
   if (err !== 0) return [cudaError_t.cudaErrorUnknown];
   const ctx = K.U64[0];
-  const [res] = await new Promise<[number]>((resolve, reject) => {
-    ctxSync!.async(ctx, (e: unknown, status: number) => (e ? reject(e) : resolve([status])));
-  });
+  const res = await poolCall(ctxSync, ctx);
   if (res === 0) return [cudaError_t.cudaSuccess];
   // The driver's status is not the runtime's: the work is over, so the runtime's own call returns
   // at once with the runtime's error for the device.

@@ -125,10 +125,10 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     this._init(init, CUstreamBatchMemOpParams_union.keys);
   }
   /** Operation. This is the first field of all the union elemets and acts as a TAG to determine which union member is valid. */
-  get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
+  get operation(): E.CUstreamBatchMemOpType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
-  set operation(v: E.CUstreamBatchMemOpType_enum) {
+  set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamBatchMemOpParams_union.operation');
   }
   private _n_waitValue?: CUstreamMemOpWaitValueParams_st;
@@ -172,7 +172,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
 }
 /** Fields accepted by `new CUstreamBatchMemOpParams_union({...})`. */
 export interface CUstreamBatchMemOpParams_unionInit {
-  operation?: E.CUstreamBatchMemOpType_enum;
+  operation?: E.CUstreamBatchMemOpType;
   waitValue?: CUstreamMemOpWaitValueParams_st | CUstreamMemOpWaitValueParams_stInit;
   writeValue?: CUstreamMemOpWriteValueParams_st | CUstreamMemOpWriteValueParams_stInit;
   flushRemoteWrites?: CUstreamMemOpFlushRemoteWritesParams_st | CUstreamMemOpFlushRemoteWritesParams_stInit;
@@ -194,10 +194,10 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWaitValueParams_st.keys);
   }
-  get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
+  get operation(): E.CUstreamBatchMemOpType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
-  set operation(v: E.CUstreamBatchMemOpType_enum) {
+  set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpWaitValueParams_st.operation');
   }
   get address(): bigint {
@@ -235,7 +235,7 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
 }
 /** Fields accepted by `new CUstreamMemOpWaitValueParams_st({...})`. */
 export interface CUstreamMemOpWaitValueParams_stInit {
-  operation?: E.CUstreamBatchMemOpType_enum;
+  operation?: E.CUstreamBatchMemOpType;
   address?: bigint | number;
   value?: number;
   value64?: bigint | number;
@@ -257,10 +257,10 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWriteValueParams_st.keys);
   }
-  get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
+  get operation(): E.CUstreamBatchMemOpType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
-  set operation(v: E.CUstreamBatchMemOpType_enum) {
+  set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpWriteValueParams_st.operation');
   }
   get address(): bigint {
@@ -298,7 +298,7 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
 }
 /** Fields accepted by `new CUstreamMemOpWriteValueParams_st({...})`. */
 export interface CUstreamMemOpWriteValueParams_stInit {
-  operation?: E.CUstreamBatchMemOpType_enum;
+  operation?: E.CUstreamBatchMemOpType;
   address?: bigint | number;
   value?: number;
   value64?: bigint | number;
@@ -320,10 +320,10 @@ export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpFlushRemoteWritesParams_st.keys);
   }
-  get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
+  get operation(): E.CUstreamBatchMemOpType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
-  set operation(v: E.CUstreamBatchMemOpType_enum) {
+  set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpFlushRemoteWritesParams_st.operation');
   }
   /** Must be 0. */
@@ -336,7 +336,7 @@ export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
 }
 /** Fields accepted by `new CUstreamMemOpFlushRemoteWritesParams_st({...})`. */
 export interface CUstreamMemOpFlushRemoteWritesParams_stInit {
-  operation?: E.CUstreamBatchMemOpType_enum;
+  operation?: E.CUstreamBatchMemOpType;
   flags?: number;
 }
 
@@ -354,10 +354,10 @@ export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpMemoryBarrierParams_st.keys);
   }
-  get operation(): E.CUstreamBatchMemOpType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType_enum;
+  get operation(): E.CUstreamBatchMemOpType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUstreamBatchMemOpType;
   }
-  set operation(v: E.CUstreamBatchMemOpType_enum) {
+  set operation(v: E.CUstreamBatchMemOpType) {
     W.i32(this._dv, this._o + 0, v, 'CUstreamMemOpMemoryBarrierParams_st.operation');
   }
   /** See::CUstreamMemoryBarrier_flags */
@@ -370,7 +370,7 @@ export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
 }
 /** Fields accepted by `new CUstreamMemOpMemoryBarrierParams_st({...})`. */
 export interface CUstreamMemOpMemoryBarrierParams_stInit {
-  operation?: E.CUstreamBatchMemOpType_enum;
+  operation?: E.CUstreamBatchMemOpType;
   flags?: number;
 }
 
@@ -487,10 +487,10 @@ export class CUasyncNotificationInfo_st extends CStruct {
     this._init(init, CUasyncNotificationInfo_st.keys);
   }
   /** The type of notification being sent */
-  get type(): E.CUasyncNotificationType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUasyncNotificationType_enum;
+  get type(): E.CUasyncNotificationType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUasyncNotificationType;
   }
-  set type(v: E.CUasyncNotificationType_enum) {
+  set type(v: E.CUasyncNotificationType) {
     W.i32(this._dv, this._o + 0, v, 'CUasyncNotificationInfo_st.type');
   }
   private _n_info?: CUasyncNotificationInfo_st_info;
@@ -504,7 +504,7 @@ export class CUasyncNotificationInfo_st extends CStruct {
 }
 /** Fields accepted by `new CUasyncNotificationInfo_st({...})`. */
 export interface CUasyncNotificationInfo_stInit {
-  type?: E.CUasyncNotificationType_enum;
+  type?: E.CUasyncNotificationType;
   info?: CUasyncNotificationInfo_st_info | CUasyncNotificationInfo_st_infoInit;
 }
 
@@ -698,17 +698,17 @@ export class CUaccessPolicyWindow_st extends CStruct {
     W.f32(this._dv, this._o + 16, v, 'CUaccessPolicyWindow_st.hitRatio');
   }
   /** ::CUaccessProperty set for hit. */
-  get hitProp(): E.CUaccessProperty_enum {
-    return this._dv.getInt32(this._o + 20, true) as E.CUaccessProperty_enum;
+  get hitProp(): E.CUaccessProperty {
+    return this._dv.getInt32(this._o + 20, true) as E.CUaccessProperty;
   }
-  set hitProp(v: E.CUaccessProperty_enum) {
+  set hitProp(v: E.CUaccessProperty) {
     W.i32(this._dv, this._o + 20, v, 'CUaccessPolicyWindow_st.hitProp');
   }
   /** ::CUaccessProperty set for miss. Must be either NORMAL or STREAMING */
-  get missProp(): E.CUaccessProperty_enum {
-    return this._dv.getInt32(this._o + 24, true) as E.CUaccessProperty_enum;
+  get missProp(): E.CUaccessProperty {
+    return this._dv.getInt32(this._o + 24, true) as E.CUaccessProperty;
   }
-  set missProp(v: E.CUaccessProperty_enum) {
+  set missProp(v: E.CUaccessProperty) {
     W.i32(this._dv, this._o + 24, v, 'CUaccessPolicyWindow_st.missProp');
   }
 }
@@ -717,8 +717,8 @@ export interface CUaccessPolicyWindow_stInit {
   base_ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   num_bytes?: number;
   hitRatio?: number;
-  hitProp?: E.CUaccessProperty_enum;
-  missProp?: E.CUaccessProperty_enum;
+  hitProp?: E.CUaccessProperty;
+  missProp?: E.CUaccessProperty;
 }
 
 /** GPU kernel node parameters */
@@ -1284,10 +1284,10 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_CONDITIONAL_NODE_PARAMS.handle');
   }
   /** Type of conditional node. */
-  get type(): E.CUgraphConditionalNodeType_enum {
-    return this._dv.getInt32(this._o + 8, true) as E.CUgraphConditionalNodeType_enum;
+  get type(): E.CUgraphConditionalNodeType {
+    return this._dv.getInt32(this._o + 8, true) as E.CUgraphConditionalNodeType;
   }
-  set type(v: E.CUgraphConditionalNodeType_enum) {
+  set type(v: E.CUgraphConditionalNodeType) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_CONDITIONAL_NODE_PARAMS.type');
   }
   /** Size of graph output array. Allowed values are 1 for CU_GRAPH_COND_TYPE_WHILE, 1 or 2 for CU_GRAPH_COND_TYPE_IF, or any value greater than zero for CU_GRAPH_COND_TYPE_SWITCH. */
@@ -1315,7 +1315,7 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
 /** Fields accepted by `new CUDA_CONDITIONAL_NODE_PARAMS({...})`. */
 export interface CUDA_CONDITIONAL_NODE_PARAMSInit {
   handle?: H.CUgraphConditionalHandle | null;
-  type?: E.CUgraphConditionalNodeType_enum;
+  type?: E.CUgraphConditionalNodeType;
   size?: number;
   phGraph_out?: bigint | Uint8Array | ArrayBufferView | CStruct | (H.CUgraph | null)[] | null;
   ctx?: H.CUcontext | null;
@@ -1408,10 +1408,10 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
     W.ptr(this._dv, this._o + 16, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.hErrNode_out');
   }
   /** Whether instantiation was successful. If it failed, the reason why */
-  get result_out(): E.CUgraphInstantiateResult_enum {
-    return this._dv.getInt32(this._o + 24, true) as E.CUgraphInstantiateResult_enum;
+  get result_out(): E.CUgraphInstantiateResult {
+    return this._dv.getInt32(this._o + 24, true) as E.CUgraphInstantiateResult;
   }
-  set result_out(v: E.CUgraphInstantiateResult_enum) {
+  set result_out(v: E.CUgraphInstantiateResult) {
     W.i32(this._dv, this._o + 24, v, 'CUDA_GRAPH_INSTANTIATE_PARAMS_st.result_out');
   }
 }
@@ -1420,7 +1420,7 @@ export interface CUDA_GRAPH_INSTANTIATE_PARAMS_stInit {
   flags?: bigint | number;
   hUploadStream?: H.CUstream | null;
   hErrNode_out?: H.CUgraphNode | null;
-  result_out?: E.CUgraphInstantiateResult_enum;
+  result_out?: E.CUgraphInstantiateResult;
 }
 
 /** Memory Synchronization Domain map See::cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with::CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. Domain ID range is available through::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT. */
@@ -1494,10 +1494,10 @@ export class CUlaunchAttributeValue_union extends CStruct {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.cooperative');
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY.::CUsynchronizationPolicy for work queued up in this stream */
-  get syncPolicy(): E.CUsynchronizationPolicy_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUsynchronizationPolicy_enum;
+  get syncPolicy(): E.CUsynchronizationPolicy {
+    return this._dv.getInt32(this._o + 0, true) as E.CUsynchronizationPolicy;
   }
-  set syncPolicy(v: E.CUsynchronizationPolicy_enum) {
+  set syncPolicy(v: E.CUsynchronizationPolicy) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.syncPolicy');
   }
   private _n_clusterDim?: CUlaunchAttributeValue_union_clusterDim;
@@ -1508,10 +1508,10 @@ export class CUlaunchAttributeValue_union extends CStruct {
     setNested(this.clusterDim, v, CUlaunchAttributeValue_union_clusterDim, 'CUlaunchAttributeValue_union.clusterDim');
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE. Cluster scheduling policy preference for the kernel. */
-  get clusterSchedulingPolicyPreference(): E.CUclusterSchedulingPolicy_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUclusterSchedulingPolicy_enum;
+  get clusterSchedulingPolicyPreference(): E.CUclusterSchedulingPolicy {
+    return this._dv.getInt32(this._o + 0, true) as E.CUclusterSchedulingPolicy;
   }
-  set clusterSchedulingPolicyPreference(v: E.CUclusterSchedulingPolicy_enum) {
+  set clusterSchedulingPolicyPreference(v: E.CUclusterSchedulingPolicy) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.clusterSchedulingPolicyPreference');
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
@@ -1551,10 +1551,10 @@ export class CUlaunchAttributeValue_union extends CStruct {
     setNested(this.memSyncDomainMap, v, CUlaunchMemSyncDomainMap_st, 'CUlaunchAttributeValue_union.memSyncDomainMap');
   }
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN. See::CUlaunchMemSyncDomain */
-  get memSyncDomain(): E.CUlaunchMemSyncDomain_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUlaunchMemSyncDomain_enum;
+  get memSyncDomain(): E.CUlaunchMemSyncDomain {
+    return this._dv.getInt32(this._o + 0, true) as E.CUlaunchMemSyncDomain;
   }
-  set memSyncDomain(v: E.CUlaunchMemSyncDomain_enum) {
+  set memSyncDomain(v: E.CUlaunchMemSyncDomain) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttributeValue_union.memSyncDomain');
   }
   private _n_preferredClusterDim?: CUlaunchAttributeValue_union_preferredClusterDim;
@@ -1590,15 +1590,15 @@ export interface CUlaunchAttributeValue_unionInit {
   pad?: Uint8Array | number[];
   accessPolicyWindow?: CUaccessPolicyWindow_st | CUaccessPolicyWindow_stInit;
   cooperative?: number;
-  syncPolicy?: E.CUsynchronizationPolicy_enum;
+  syncPolicy?: E.CUsynchronizationPolicy;
   clusterDim?: CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_clusterDimInit;
-  clusterSchedulingPolicyPreference?: E.CUclusterSchedulingPolicy_enum;
+  clusterSchedulingPolicyPreference?: E.CUclusterSchedulingPolicy;
   programmaticStreamSerializationAllowed?: number;
   programmaticEvent?: CUlaunchAttributeValue_union_programmaticEvent | CUlaunchAttributeValue_union_programmaticEventInit;
   launchCompletionEvent?: CUlaunchAttributeValue_union_launchCompletionEvent | CUlaunchAttributeValue_union_launchCompletionEventInit;
   priority?: number;
   memSyncDomainMap?: CUlaunchMemSyncDomainMap_st | CUlaunchMemSyncDomainMap_stInit;
-  memSyncDomain?: E.CUlaunchMemSyncDomain_enum;
+  memSyncDomain?: E.CUlaunchMemSyncDomain;
   preferredClusterDim?: CUlaunchAttributeValue_union_preferredClusterDim | CUlaunchAttributeValue_union_preferredClusterDimInit;
   deviceUpdatableKernelNode?: CUlaunchAttributeValue_union_deviceUpdatableKernelNode | CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit;
   sharedMemCarveout?: number;
@@ -1806,10 +1806,10 @@ export class CUlaunchAttribute_st extends CStruct {
     this._init(init, CUlaunchAttribute_st.keys);
   }
   /** Attribute to set */
-  get id(): E.CUlaunchAttributeID_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUlaunchAttributeID_enum;
+  get id(): E.CUlaunchAttributeID {
+    return this._dv.getInt32(this._o + 0, true) as E.CUlaunchAttributeID;
   }
-  set id(v: E.CUlaunchAttributeID_enum) {
+  set id(v: E.CUlaunchAttributeID) {
     W.i32(this._dv, this._o + 0, v, 'CUlaunchAttribute_st.id');
   }
   get pad(): Uint8Array {
@@ -1829,7 +1829,7 @@ export class CUlaunchAttribute_st extends CStruct {
 }
 /** Fields accepted by `new CUlaunchAttribute_st({...})`. */
 export interface CUlaunchAttribute_stInit {
-  id?: E.CUlaunchAttributeID_enum;
+  id?: E.CUlaunchAttributeID;
   pad?: Uint8Array | number[];
   value?: CUlaunchAttributeValue_union | CUlaunchAttributeValue_unionInit;
 }
@@ -1974,10 +1974,10 @@ export class CUexecAffinityParam_st extends CStruct {
     super(8, mem, dv);
     this._init(init, CUexecAffinityParam_st.keys);
   }
-  get type(): E.CUexecAffinityType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUexecAffinityType_enum;
+  get type(): E.CUexecAffinityType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUexecAffinityType;
   }
-  set type(v: E.CUexecAffinityType_enum) {
+  set type(v: E.CUexecAffinityType) {
     W.i32(this._dv, this._o + 0, v, 'CUexecAffinityParam_st.type');
   }
   private _n_param?: CUexecAffinityParam_st_param;
@@ -1990,7 +1990,7 @@ export class CUexecAffinityParam_st extends CStruct {
 }
 /** Fields accepted by `new CUexecAffinityParam_st({...})`. */
 export interface CUexecAffinityParam_stInit {
-  type?: E.CUexecAffinityType_enum;
+  type?: E.CUexecAffinityType;
   param?: CUexecAffinityParam_st_param | CUexecAffinityParam_st_paramInit;
 }
 
@@ -2035,10 +2035,10 @@ export class CUctxCigParam_st extends CStruct {
     super(16, mem, dv);
     this._init(init, CUctxCigParam_st.keys);
   }
-  get sharedDataType(): E.CUcigDataType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUcigDataType_enum;
+  get sharedDataType(): E.CUcigDataType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUcigDataType;
   }
-  set sharedDataType(v: E.CUcigDataType_enum) {
+  set sharedDataType(v: E.CUcigDataType) {
     W.i32(this._dv, this._o + 0, v, 'CUctxCigParam_st.sharedDataType');
   }
   get sharedData(): bigint {
@@ -2050,7 +2050,7 @@ export class CUctxCigParam_st extends CStruct {
 }
 /** Fields accepted by `new CUctxCigParam_st({...})`. */
 export interface CUctxCigParam_stInit {
-  sharedDataType?: E.CUcigDataType_enum;
+  sharedDataType?: E.CUcigDataType;
   sharedData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
@@ -2170,10 +2170,10 @@ export class CUDA_MEMCPY2D_st extends CStruct {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY2D_st.srcY');
   }
   /** Source memory type (host, device, array) */
-  get srcMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(this._o + 16, true) as E.CUmemorytype_enum;
+  get srcMemoryType(): E.CUmemorytype {
+    return this._dv.getInt32(this._o + 16, true) as E.CUmemorytype;
   }
-  set srcMemoryType(v: E.CUmemorytype_enum) {
+  set srcMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 16, v, 'CUDA_MEMCPY2D_st.srcMemoryType');
   }
   /** Source host pointer */
@@ -2219,10 +2219,10 @@ export class CUDA_MEMCPY2D_st extends CStruct {
     W.size(this._dv, this._o + 64, v, 'CUDA_MEMCPY2D_st.dstY');
   }
   /** Destination memory type (host, device, array) */
-  get dstMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(this._o + 72, true) as E.CUmemorytype_enum;
+  get dstMemoryType(): E.CUmemorytype {
+    return this._dv.getInt32(this._o + 72, true) as E.CUmemorytype;
   }
-  set dstMemoryType(v: E.CUmemorytype_enum) {
+  set dstMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 72, v, 'CUDA_MEMCPY2D_st.dstMemoryType');
   }
   /** Destination host pointer */
@@ -2272,14 +2272,14 @@ export class CUDA_MEMCPY2D_st extends CStruct {
 export interface CUDA_MEMCPY2D_stInit {
   srcXInBytes?: number;
   srcY?: number;
-  srcMemoryType?: E.CUmemorytype_enum;
+  srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcDevice?: bigint | number;
   srcArray?: H.CUarray | null;
   srcPitch?: number;
   dstXInBytes?: number;
   dstY?: number;
-  dstMemoryType?: E.CUmemorytype_enum;
+  dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstDevice?: bigint | number;
   dstArray?: H.CUarray | null;
@@ -2331,10 +2331,10 @@ export class CUDA_MEMCPY3D_st extends CStruct {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_st.srcLOD');
   }
   /** Source memory type (host, device, array) */
-  get srcMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype_enum;
+  get srcMemoryType(): E.CUmemorytype {
+    return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype;
   }
-  set srcMemoryType(v: E.CUmemorytype_enum) {
+  set srcMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 32, v, 'CUDA_MEMCPY3D_st.srcMemoryType');
   }
   /** Source host pointer */
@@ -2408,10 +2408,10 @@ export class CUDA_MEMCPY3D_st extends CStruct {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_st.dstLOD');
   }
   /** Destination memory type (host, device, array) */
-  get dstMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype_enum;
+  get dstMemoryType(): E.CUmemorytype {
+    return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype;
   }
-  set dstMemoryType(v: E.CUmemorytype_enum) {
+  set dstMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 120, v, 'CUDA_MEMCPY3D_st.dstMemoryType');
   }
   /** Destination host pointer */
@@ -2484,7 +2484,7 @@ export interface CUDA_MEMCPY3D_stInit {
   srcY?: number;
   srcZ?: number;
   srcLOD?: number;
-  srcMemoryType?: E.CUmemorytype_enum;
+  srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcDevice?: bigint | number;
   srcArray?: H.CUarray | null;
@@ -2495,7 +2495,7 @@ export interface CUDA_MEMCPY3D_stInit {
   dstY?: number;
   dstZ?: number;
   dstLOD?: number;
-  dstMemoryType?: E.CUmemorytype_enum;
+  dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstDevice?: bigint | number;
   dstArray?: H.CUarray | null;
@@ -2550,10 +2550,10 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_PEER_st.srcLOD');
   }
   /** Source memory type (host, device, array) */
-  get srcMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype_enum;
+  get srcMemoryType(): E.CUmemorytype {
+    return this._dv.getInt32(this._o + 32, true) as E.CUmemorytype;
   }
-  set srcMemoryType(v: E.CUmemorytype_enum) {
+  set srcMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 32, v, 'CUDA_MEMCPY3D_PEER_st.srcMemoryType');
   }
   /** Source host pointer */
@@ -2627,10 +2627,10 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_PEER_st.dstLOD');
   }
   /** Destination memory type (host, device, array) */
-  get dstMemoryType(): E.CUmemorytype_enum {
-    return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype_enum;
+  get dstMemoryType(): E.CUmemorytype {
+    return this._dv.getInt32(this._o + 120, true) as E.CUmemorytype;
   }
-  set dstMemoryType(v: E.CUmemorytype_enum) {
+  set dstMemoryType(v: E.CUmemorytype) {
     W.i32(this._dv, this._o + 120, v, 'CUDA_MEMCPY3D_PEER_st.dstMemoryType');
   }
   /** Destination host pointer */
@@ -2703,7 +2703,7 @@ export interface CUDA_MEMCPY3D_PEER_stInit {
   srcY?: number;
   srcZ?: number;
   srcLOD?: number;
-  srcMemoryType?: E.CUmemorytype_enum;
+  srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcDevice?: bigint | number;
   srcArray?: H.CUarray | null;
@@ -2714,7 +2714,7 @@ export interface CUDA_MEMCPY3D_PEER_stInit {
   dstY?: number;
   dstZ?: number;
   dstLOD?: number;
-  dstMemoryType?: E.CUmemorytype_enum;
+  dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstDevice?: bigint | number;
   dstArray?: H.CUarray | null;
@@ -2807,10 +2807,10 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
     W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY_DESCRIPTOR_st.Height');
   }
   /** Array format */
-  get Format(): E.CUarray_format_enum {
-    return this._dv.getInt32(this._o + 16, true) as E.CUarray_format_enum;
+  get Format(): E.CUarray_format {
+    return this._dv.getInt32(this._o + 16, true) as E.CUarray_format;
   }
-  set Format(v: E.CUarray_format_enum) {
+  set Format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 16, v, 'CUDA_ARRAY_DESCRIPTOR_st.Format');
   }
   /** Channels per array element */
@@ -2825,7 +2825,7 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
 export interface CUDA_ARRAY_DESCRIPTOR_stInit {
   Width?: number;
   Height?: number;
-  Format?: E.CUarray_format_enum;
+  Format?: E.CUarray_format;
   NumChannels?: number;
 }
 
@@ -2865,10 +2865,10 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
     W.size(this._dv, this._o + 16, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Depth');
   }
   /** Array format */
-  get Format(): E.CUarray_format_enum {
-    return this._dv.getInt32(this._o + 24, true) as E.CUarray_format_enum;
+  get Format(): E.CUarray_format {
+    return this._dv.getInt32(this._o + 24, true) as E.CUarray_format;
   }
-  set Format(v: E.CUarray_format_enum) {
+  set Format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 24, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Format');
   }
   /** Channels per array element */
@@ -2891,7 +2891,7 @@ export interface CUDA_ARRAY3D_DESCRIPTOR_stInit {
   Width?: number;
   Height?: number;
   Depth?: number;
-  Format?: E.CUarray_format_enum;
+  Format?: E.CUarray_format;
   NumChannels?: number;
   Flags?: number;
 }
@@ -3054,10 +3054,10 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
     this._init(init, CUDA_RESOURCE_DESC_st.keys);
   }
   /** Resource type */
-  get resType(): E.CUresourcetype_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype_enum;
+  get resType(): E.CUresourcetype {
+    return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype;
   }
-  set resType(v: E.CUresourcetype_enum) {
+  set resType(v: E.CUresourcetype) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st.resType');
   }
   private _n_res?: CUDA_RESOURCE_DESC_st_res;
@@ -3077,7 +3077,7 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st({...})`. */
 export interface CUDA_RESOURCE_DESC_stInit {
-  resType?: E.CUresourcetype_enum;
+  resType?: E.CUresourcetype;
   res?: CUDA_RESOURCE_DESC_st_res | CUDA_RESOURCE_DESC_st_resInit;
   flags?: number;
 }
@@ -3217,10 +3217,10 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_linear.devPtr');
   }
   /** Array format */
-  get format(): E.CUarray_format_enum {
-    return this._dv.getInt32(this._o + 8, true) as E.CUarray_format_enum;
+  get format(): E.CUarray_format {
+    return this._dv.getInt32(this._o + 8, true) as E.CUarray_format;
   }
-  set format(v: E.CUarray_format_enum) {
+  set format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_RESOURCE_DESC_st_res_linear.format');
   }
   /** Channels per array element */
@@ -3241,7 +3241,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_linear({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_linearInit {
   devPtr?: bigint | number;
-  format?: E.CUarray_format_enum;
+  format?: E.CUarray_format;
   numChannels?: number;
   sizeInBytes?: number;
 }
@@ -3268,10 +3268,10 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.devPtr');
   }
   /** Array format */
-  get format(): E.CUarray_format_enum {
-    return this._dv.getInt32(this._o + 8, true) as E.CUarray_format_enum;
+  get format(): E.CUarray_format {
+    return this._dv.getInt32(this._o + 8, true) as E.CUarray_format;
   }
-  set format(v: E.CUarray_format_enum) {
+  set format(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.format');
   }
   /** Channels per array element */
@@ -3306,7 +3306,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_pitch2D({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_pitch2DInit {
   devPtr?: bigint | number;
-  format?: E.CUarray_format_enum;
+  format?: E.CUarray_format;
   numChannels?: number;
   width?: number;
   height?: number;
@@ -3354,17 +3354,17 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
     this._init(init, CUDA_TEXTURE_DESC_st.keys);
   }
   /** Address modes */
-  get addressMode(): E.CUaddress_mode_enum[] {
-    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true) as E.CUaddress_mode_enum);
+  get addressMode(): E.CUaddress_mode[] {
+    return Array.from({ length: 3 }, (_, i) => this._dv.getInt32(this._o + 0 + i * 4, true) as E.CUaddress_mode);
   }
-  set addressMode(v: (E.CUaddress_mode_enum)[]) {
+  set addressMode(v: (E.CUaddress_mode)[]) {
     setArray(this, 3, v, 'CUDA_TEXTURE_DESC_st.addressMode', (i, x, n) => W.i32(this._dv, this._o + 0 + i * 4, x, n));
   }
   /** Filter mode */
-  get filterMode(): E.CUfilter_mode_enum {
-    return this._dv.getInt32(this._o + 12, true) as E.CUfilter_mode_enum;
+  get filterMode(): E.CUfilter_mode {
+    return this._dv.getInt32(this._o + 12, true) as E.CUfilter_mode;
   }
-  set filterMode(v: E.CUfilter_mode_enum) {
+  set filterMode(v: E.CUfilter_mode) {
     W.i32(this._dv, this._o + 12, v, 'CUDA_TEXTURE_DESC_st.filterMode');
   }
   /** Flags */
@@ -3382,10 +3382,10 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
     W.u32(this._dv, this._o + 20, v, 'CUDA_TEXTURE_DESC_st.maxAnisotropy');
   }
   /** Mipmap filter mode */
-  get mipmapFilterMode(): E.CUfilter_mode_enum {
-    return this._dv.getInt32(this._o + 24, true) as E.CUfilter_mode_enum;
+  get mipmapFilterMode(): E.CUfilter_mode {
+    return this._dv.getInt32(this._o + 24, true) as E.CUfilter_mode;
   }
-  set mipmapFilterMode(v: E.CUfilter_mode_enum) {
+  set mipmapFilterMode(v: E.CUfilter_mode) {
     W.i32(this._dv, this._o + 24, v, 'CUDA_TEXTURE_DESC_st.mipmapFilterMode');
   }
   /** Mipmap level bias */
@@ -3425,11 +3425,11 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_TEXTURE_DESC_st({...})`. */
 export interface CUDA_TEXTURE_DESC_stInit {
-  addressMode?: (E.CUaddress_mode_enum)[];
-  filterMode?: E.CUfilter_mode_enum;
+  addressMode?: (E.CUaddress_mode)[];
+  filterMode?: E.CUfilter_mode;
   flags?: number;
   maxAnisotropy?: number;
-  mipmapFilterMode?: E.CUfilter_mode_enum;
+  mipmapFilterMode?: E.CUfilter_mode;
   mipmapLevelBias?: number;
   minMipmapLevelClamp?: number;
   maxMipmapLevelClamp?: number;
@@ -3452,10 +3452,10 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
     this._init(init, CUDA_RESOURCE_VIEW_DESC_st.keys);
   }
   /** Resource view format */
-  get format(): E.CUresourceViewFormat_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUresourceViewFormat_enum;
+  get format(): E.CUresourceViewFormat {
+    return this._dv.getInt32(this._o + 0, true) as E.CUresourceViewFormat;
   }
-  set format(v: E.CUresourceViewFormat_enum) {
+  set format(v: E.CUresourceViewFormat) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_RESOURCE_VIEW_DESC_st.format');
   }
   /** Width of the resource view */
@@ -3516,7 +3516,7 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_RESOURCE_VIEW_DESC_st({...})`. */
 export interface CUDA_RESOURCE_VIEW_DESC_stInit {
-  format?: E.CUresourceViewFormat_enum;
+  format?: E.CUresourceViewFormat;
   width?: number;
   height?: number;
   depth?: number;
@@ -3700,10 +3700,10 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.keys);
   }
   /** Type of the handle */
-  get type(): E.CUexternalMemoryHandleType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUexternalMemoryHandleType_enum;
+  get type(): E.CUexternalMemoryHandleType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUexternalMemoryHandleType;
   }
-  set type(v: E.CUexternalMemoryHandleType_enum) {
+  set type(v: E.CUexternalMemoryHandleType) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.type');
   }
   private _n_handle?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle;
@@ -3736,7 +3736,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st({...})`. */
 export interface CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit {
-  type?: E.CUexternalMemoryHandleType_enum;
+  type?: E.CUexternalMemoryHandleType;
   handle?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit;
   size?: bigint | number;
   flags?: number;
@@ -3937,10 +3937,10 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.keys);
   }
   /** Type of the handle */
-  get type(): E.CUexternalSemaphoreHandleType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUexternalSemaphoreHandleType_enum;
+  get type(): E.CUexternalSemaphoreHandleType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUexternalSemaphoreHandleType;
   }
-  set type(v: E.CUexternalSemaphoreHandleType_enum) {
+  set type(v: E.CUexternalSemaphoreHandleType) {
     W.i32(this._dv, this._o + 0, v, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.type');
   }
   private _n_handle?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle;
@@ -3966,7 +3966,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st({...})`. */
 export interface CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit {
-  type?: E.CUexternalSemaphoreHandleType_enum;
+  type?: E.CUexternalSemaphoreHandleType;
   handle?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit;
   flags?: number;
   reserved?: (number)[];
@@ -4604,10 +4604,10 @@ export class CUarrayMapInfo_st extends CStruct {
     this._init(init, CUarrayMapInfo_st.keys);
   }
   /** Resource type */
-  get resourceType(): E.CUresourcetype_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype_enum;
+  get resourceType(): E.CUresourcetype {
+    return this._dv.getInt32(this._o + 0, true) as E.CUresourcetype;
   }
-  set resourceType(v: E.CUresourcetype_enum) {
+  set resourceType(v: E.CUresourcetype) {
     W.i32(this._dv, this._o + 0, v, 'CUarrayMapInfo_st.resourceType');
   }
   private _n_resource?: CUarrayMapInfo_st_resource;
@@ -4618,10 +4618,10 @@ export class CUarrayMapInfo_st extends CStruct {
     setNested(this.resource, v, CUarrayMapInfo_st_resource, 'CUarrayMapInfo_st.resource');
   }
   /** Sparse subresource type */
-  get subresourceType(): E.CUarraySparseSubresourceType_enum {
-    return this._dv.getInt32(this._o + 16, true) as E.CUarraySparseSubresourceType_enum;
+  get subresourceType(): E.CUarraySparseSubresourceType {
+    return this._dv.getInt32(this._o + 16, true) as E.CUarraySparseSubresourceType;
   }
-  set subresourceType(v: E.CUarraySparseSubresourceType_enum) {
+  set subresourceType(v: E.CUarraySparseSubresourceType) {
     W.i32(this._dv, this._o + 16, v, 'CUarrayMapInfo_st.subresourceType');
   }
   private _n_subresource?: CUarrayMapInfo_st_subresource;
@@ -4632,17 +4632,17 @@ export class CUarrayMapInfo_st extends CStruct {
     setNested(this.subresource, v, CUarrayMapInfo_st_subresource, 'CUarrayMapInfo_st.subresource');
   }
   /** Memory operation type */
-  get memOperationType(): E.CUmemOperationType_enum {
-    return this._dv.getInt32(this._o + 56, true) as E.CUmemOperationType_enum;
+  get memOperationType(): E.CUmemOperationType {
+    return this._dv.getInt32(this._o + 56, true) as E.CUmemOperationType;
   }
-  set memOperationType(v: E.CUmemOperationType_enum) {
+  set memOperationType(v: E.CUmemOperationType) {
     W.i32(this._dv, this._o + 56, v, 'CUarrayMapInfo_st.memOperationType');
   }
   /** Memory handle type */
-  get memHandleType(): E.CUmemHandleType_enum {
-    return this._dv.getInt32(this._o + 60, true) as E.CUmemHandleType_enum;
+  get memHandleType(): E.CUmemHandleType {
+    return this._dv.getInt32(this._o + 60, true) as E.CUmemHandleType;
   }
-  set memHandleType(v: E.CUmemHandleType_enum) {
+  set memHandleType(v: E.CUmemHandleType) {
     W.i32(this._dv, this._o + 60, v, 'CUarrayMapInfo_st.memHandleType');
   }
   private _n_memHandle?: CUarrayMapInfo_st_memHandle;
@@ -4683,12 +4683,12 @@ export class CUarrayMapInfo_st extends CStruct {
 }
 /** Fields accepted by `new CUarrayMapInfo_st({...})`. */
 export interface CUarrayMapInfo_stInit {
-  resourceType?: E.CUresourcetype_enum;
+  resourceType?: E.CUresourcetype;
   resource?: CUarrayMapInfo_st_resource | CUarrayMapInfo_st_resourceInit;
-  subresourceType?: E.CUarraySparseSubresourceType_enum;
+  subresourceType?: E.CUarraySparseSubresourceType;
   subresource?: CUarrayMapInfo_st_subresource | CUarrayMapInfo_st_subresourceInit;
-  memOperationType?: E.CUmemOperationType_enum;
-  memHandleType?: E.CUmemHandleType_enum;
+  memOperationType?: E.CUmemOperationType;
+  memHandleType?: E.CUmemHandleType;
   memHandle?: CUarrayMapInfo_st_memHandle | CUarrayMapInfo_st_memHandleInit;
   offset?: bigint | number;
   deviceBitMask?: number;
@@ -4931,10 +4931,10 @@ export class CUmemLocation_st extends CStruct {
     this._init(init, CUmemLocation_st.keys);
   }
   /** Specifies the location type, which modifies the meaning of id. */
-  get type(): E.CUmemLocationType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUmemLocationType_enum;
+  get type(): E.CUmemLocationType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemLocationType;
   }
-  set type(v: E.CUmemLocationType_enum) {
+  set type(v: E.CUmemLocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemLocation_st.type');
   }
   /** identifier for a given this location's::CUmemLocationType. */
@@ -4947,7 +4947,7 @@ export class CUmemLocation_st extends CStruct {
 }
 /** Fields accepted by `new CUmemLocation_st({...})`. */
 export interface CUmemLocation_stInit {
-  type?: E.CUmemLocationType_enum;
+  type?: E.CUmemLocationType;
   id?: number;
 }
 
@@ -4966,17 +4966,17 @@ export class CUmemAllocationProp_st extends CStruct {
     this._init(init, CUmemAllocationProp_st.keys);
   }
   /** Allocation type */
-  get type(): E.CUmemAllocationType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType_enum;
+  get type(): E.CUmemAllocationType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType;
   }
-  set type(v: E.CUmemAllocationType_enum) {
+  set type(v: E.CUmemAllocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemAllocationProp_st.type');
   }
   /** requested::CUmemAllocationHandleType */
-  get requestedHandleTypes(): E.CUmemAllocationHandleType_enum {
-    return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType_enum;
+  get requestedHandleTypes(): E.CUmemAllocationHandleType {
+    return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType;
   }
-  set requestedHandleTypes(v: E.CUmemAllocationHandleType_enum) {
+  set requestedHandleTypes(v: E.CUmemAllocationHandleType) {
     W.i32(this._dv, this._o + 4, v, 'CUmemAllocationProp_st.requestedHandleTypes');
   }
   private _n_location?: CUmemLocation_st;
@@ -5004,8 +5004,8 @@ export class CUmemAllocationProp_st extends CStruct {
 }
 /** Fields accepted by `new CUmemAllocationProp_st({...})`. */
 export interface CUmemAllocationProp_stInit {
-  type?: E.CUmemAllocationType_enum;
-  requestedHandleTypes?: E.CUmemAllocationHandleType_enum;
+  type?: E.CUmemAllocationType;
+  requestedHandleTypes?: E.CUmemAllocationHandleType;
   location?: CUmemLocation_st | CUmemLocation_stInit;
   win32HandleMetaData?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   allocFlags?: CUmemAllocationProp_st_allocFlags | CUmemAllocationProp_st_allocFlagsInit;
@@ -5134,17 +5134,17 @@ export class CUmemAccessDesc_st extends CStruct {
     setNested(this.location, v, CUmemLocation_st, 'CUmemAccessDesc_st.location');
   }
   /** ::CUmemProt accessibility flags to set on the request */
-  get flags(): E.CUmemAccess_flags_enum {
-    return this._dv.getInt32(this._o + 8, true) as E.CUmemAccess_flags_enum;
+  get flags(): E.CUmemAccess_flags {
+    return this._dv.getInt32(this._o + 8, true) as E.CUmemAccess_flags;
   }
-  set flags(v: E.CUmemAccess_flags_enum) {
+  set flags(v: E.CUmemAccess_flags) {
     W.i32(this._dv, this._o + 8, v, 'CUmemAccessDesc_st.flags');
   }
 }
 /** Fields accepted by `new CUmemAccessDesc_st({...})`. */
 export interface CUmemAccessDesc_stInit {
   location?: CUmemLocation_st | CUmemLocation_stInit;
-  flags?: E.CUmemAccess_flags_enum;
+  flags?: E.CUmemAccess_flags;
 }
 
 /** Result information returned by cuGraphExecUpdate */
@@ -5162,10 +5162,10 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
     this._init(init, CUgraphExecUpdateResultInfo_st.keys);
   }
   /** Gives more specific detail when a cuda graph update fails. */
-  get result(): E.CUgraphExecUpdateResult_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUgraphExecUpdateResult_enum;
+  get result(): E.CUgraphExecUpdateResult {
+    return this._dv.getInt32(this._o + 0, true) as E.CUgraphExecUpdateResult;
   }
-  set result(v: E.CUgraphExecUpdateResult_enum) {
+  set result(v: E.CUgraphExecUpdateResult) {
     W.i32(this._dv, this._o + 0, v, 'CUgraphExecUpdateResultInfo_st.result');
   }
   /** The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic. */
@@ -5185,7 +5185,7 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
 }
 /** Fields accepted by `new CUgraphExecUpdateResultInfo_st({...})`. */
 export interface CUgraphExecUpdateResultInfo_stInit {
-  result?: E.CUgraphExecUpdateResult_enum;
+  result?: E.CUgraphExecUpdateResult;
   errorNode?: H.CUgraphNode | null;
   errorFromNode?: H.CUgraphNode | null;
 }
@@ -5205,17 +5205,17 @@ export class CUmemPoolProps_st extends CStruct {
     this._init(init, CUmemPoolProps_st.keys);
   }
   /** Allocation type. Currently must be specified as CU_MEM_ALLOCATION_TYPE_PINNED */
-  get allocType(): E.CUmemAllocationType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType_enum;
+  get allocType(): E.CUmemAllocationType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemAllocationType;
   }
-  set allocType(v: E.CUmemAllocationType_enum) {
+  set allocType(v: E.CUmemAllocationType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemPoolProps_st.allocType');
   }
   /** Handle types that will be supported by allocations from the pool. */
-  get handleTypes(): E.CUmemAllocationHandleType_enum {
-    return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType_enum;
+  get handleTypes(): E.CUmemAllocationHandleType {
+    return this._dv.getInt32(this._o + 4, true) as E.CUmemAllocationHandleType;
   }
-  set handleTypes(v: E.CUmemAllocationHandleType_enum) {
+  set handleTypes(v: E.CUmemAllocationHandleType) {
     W.i32(this._dv, this._o + 4, v, 'CUmemPoolProps_st.handleTypes');
   }
   private _n_location?: CUmemLocation_st;
@@ -5257,8 +5257,8 @@ export class CUmemPoolProps_st extends CStruct {
 }
 /** Fields accepted by `new CUmemPoolProps_st({...})`. */
 export interface CUmemPoolProps_stInit {
-  allocType?: E.CUmemAllocationType_enum;
-  handleTypes?: E.CUmemAllocationHandleType_enum;
+  allocType?: E.CUmemAllocationType;
+  handleTypes?: E.CUmemAllocationHandleType;
   location?: CUmemLocation_st | CUmemLocation_stInit;
   win32SecurityAttributes?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   maxSize?: number;
@@ -5307,10 +5307,10 @@ export class CUmemcpyAttributes_st extends CStruct {
     this._init(init, CUmemcpyAttributes_st.keys);
   }
   /** Source access ordering to be observed for copies with this attribute. */
-  get srcAccessOrder(): E.CUmemcpySrcAccessOrder_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUmemcpySrcAccessOrder_enum;
+  get srcAccessOrder(): E.CUmemcpySrcAccessOrder {
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemcpySrcAccessOrder;
   }
-  set srcAccessOrder(v: E.CUmemcpySrcAccessOrder_enum) {
+  set srcAccessOrder(v: E.CUmemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 0, v, 'CUmemcpyAttributes_st.srcAccessOrder');
   }
   private _n_srcLocHint?: CUmemLocation_st;
@@ -5339,7 +5339,7 @@ export class CUmemcpyAttributes_st extends CStruct {
 }
 /** Fields accepted by `new CUmemcpyAttributes_st({...})`. */
 export interface CUmemcpyAttributes_stInit {
-  srcAccessOrder?: E.CUmemcpySrcAccessOrder_enum;
+  srcAccessOrder?: E.CUmemcpySrcAccessOrder;
   srcLocHint?: CUmemLocation_st | CUmemLocation_stInit;
   dstLocHint?: CUmemLocation_st | CUmemLocation_stInit;
   flags?: number;
@@ -5439,10 +5439,10 @@ export class CUmemcpy3DOperand_st extends CStruct {
     super(40, mem, dv);
     this._init(init, CUmemcpy3DOperand_st.keys);
   }
-  get type(): E.CUmemcpy3DOperandType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUmemcpy3DOperandType_enum;
+  get type(): E.CUmemcpy3DOperandType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUmemcpy3DOperandType;
   }
-  set type(v: E.CUmemcpy3DOperandType_enum) {
+  set type(v: E.CUmemcpy3DOperandType) {
     W.i32(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st.type');
   }
   private _n_op?: CUmemcpy3DOperand_st_op;
@@ -5455,7 +5455,7 @@ export class CUmemcpy3DOperand_st extends CStruct {
 }
 /** Fields accepted by `new CUmemcpy3DOperand_st({...})`. */
 export interface CUmemcpy3DOperand_stInit {
-  type?: E.CUmemcpy3DOperandType_enum;
+  type?: E.CUmemcpy3DOperandType;
   op?: CUmemcpy3DOperand_st_op | CUmemcpy3DOperand_st_opInit;
 }
 
@@ -5618,10 +5618,10 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
     setNested(this.extent, v, CUextent3D_st, 'CUDA_MEMCPY3D_BATCH_OP_st.extent');
   }
   /** Source access ordering to be observed for copy from src to dst. */
-  get srcAccessOrder(): E.CUmemcpySrcAccessOrder_enum {
-    return this._dv.getInt32(this._o + 104, true) as E.CUmemcpySrcAccessOrder_enum;
+  get srcAccessOrder(): E.CUmemcpySrcAccessOrder {
+    return this._dv.getInt32(this._o + 104, true) as E.CUmemcpySrcAccessOrder;
   }
-  set srcAccessOrder(v: E.CUmemcpySrcAccessOrder_enum) {
+  set srcAccessOrder(v: E.CUmemcpySrcAccessOrder) {
     W.i32(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_BATCH_OP_st.srcAccessOrder');
   }
   /** Additional flags for copies with this attribute. See::CUmemcpyFlags */
@@ -5637,7 +5637,7 @@ export interface CUDA_MEMCPY3D_BATCH_OP_stInit {
   src?: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit;
   dst?: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit;
   extent?: CUextent3D_st | CUextent3D_stInit;
-  srcAccessOrder?: E.CUmemcpySrcAccessOrder_enum;
+  srcAccessOrder?: E.CUmemcpySrcAccessOrder;
   flags?: number;
 }
 
@@ -5810,17 +5810,17 @@ export class CUDA_CHILD_GRAPH_NODE_PARAMS_st extends CStruct {
     W.ptr(this._dv, this._o + 0, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.graph');
   }
   /** The ownership relationship of the child graph node. */
-  get ownership(): E.CUgraphChildGraphNodeOwnership_enum {
-    return this._dv.getInt32(this._o + 8, true) as E.CUgraphChildGraphNodeOwnership_enum;
+  get ownership(): E.CUgraphChildGraphNodeOwnership {
+    return this._dv.getInt32(this._o + 8, true) as E.CUgraphChildGraphNodeOwnership;
   }
-  set ownership(v: E.CUgraphChildGraphNodeOwnership_enum) {
+  set ownership(v: E.CUgraphChildGraphNodeOwnership) {
     W.i32(this._dv, this._o + 8, v, 'CUDA_CHILD_GRAPH_NODE_PARAMS_st.ownership');
   }
 }
 /** Fields accepted by `new CUDA_CHILD_GRAPH_NODE_PARAMS_st({...})`. */
 export interface CUDA_CHILD_GRAPH_NODE_PARAMS_stInit {
   graph?: H.CUgraph | null;
-  ownership?: E.CUgraphChildGraphNodeOwnership_enum;
+  ownership?: E.CUgraphChildGraphNodeOwnership;
 }
 
 /** Event record node parameters */
@@ -5892,10 +5892,10 @@ export class CUgraphNodeParams_st extends CStruct {
     this._init(init, CUgraphNodeParams_st.keys);
   }
   /** Type of the node */
-  get type(): E.CUgraphNodeType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.CUgraphNodeType_enum;
+  get type(): E.CUgraphNodeType {
+    return this._dv.getInt32(this._o + 0, true) as E.CUgraphNodeType;
   }
-  set type(v: E.CUgraphNodeType_enum) {
+  set type(v: E.CUgraphNodeType) {
     W.i32(this._dv, this._o + 0, v, 'CUgraphNodeParams_st.type');
   }
   /** Reserved. Must be zero. */
@@ -6026,7 +6026,7 @@ export class CUgraphNodeParams_st extends CStruct {
 }
 /** Fields accepted by `new CUgraphNodeParams_st({...})`. */
 export interface CUgraphNodeParams_stInit {
-  type?: E.CUgraphNodeType_enum;
+  type?: E.CUgraphNodeType;
   reserved0?: (number)[];
   reserved1?: (bigint | number)[];
   kernel?: CUDA_KERNEL_NODE_PARAMS_v3_st | CUDA_KERNEL_NODE_PARAMS_v3_stInit;
@@ -6280,10 +6280,10 @@ export class CUmemDecompressParams_st extends CStruct {
     setPointer(this, 32, v, 'CUmemDecompressParams_st.dst', 'dst');
   }
   /** The decompression algorithm to use. */
-  get algo(): E.CUmemDecompressAlgorithm_enum {
-    return this._dv.getInt32(this._o + 40, true) as E.CUmemDecompressAlgorithm_enum;
+  get algo(): E.CUmemDecompressAlgorithm {
+    return this._dv.getInt32(this._o + 40, true) as E.CUmemDecompressAlgorithm;
   }
-  set algo(v: E.CUmemDecompressAlgorithm_enum) {
+  set algo(v: E.CUmemDecompressAlgorithm) {
     W.i32(this._dv, this._o + 40, v, 'CUmemDecompressParams_st.algo');
   }
   get padding(): Uint8Array {
@@ -6300,7 +6300,7 @@ export interface CUmemDecompressParams_stInit {
   dstActBytes?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
   src?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dst?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  algo?: E.CUmemDecompressAlgorithm_enum;
+  algo?: E.CUmemDecompressAlgorithm;
   padding?: Uint8Array | number[];
 }
 
@@ -6461,24 +6461,24 @@ export class CUeglFrame_st extends CStruct {
     W.u32(this._dv, this._o + 44, v, 'CUeglFrame_st.numChannels');
   }
   /** Array or Pitch */
-  get frameType(): E.CUeglFrameType_enum {
-    return this._dv.getInt32(this._o + 48, true) as E.CUeglFrameType_enum;
+  get frameType(): E.CUeglFrameType {
+    return this._dv.getInt32(this._o + 48, true) as E.CUeglFrameType;
   }
-  set frameType(v: E.CUeglFrameType_enum) {
+  set frameType(v: E.CUeglFrameType) {
     W.i32(this._dv, this._o + 48, v, 'CUeglFrame_st.frameType');
   }
   /** CUDA EGL Color Format */
-  get eglColorFormat(): E.CUeglColorFormat_enum {
-    return this._dv.getInt32(this._o + 52, true) as E.CUeglColorFormat_enum;
+  get eglColorFormat(): E.CUeglColorFormat {
+    return this._dv.getInt32(this._o + 52, true) as E.CUeglColorFormat;
   }
-  set eglColorFormat(v: E.CUeglColorFormat_enum) {
+  set eglColorFormat(v: E.CUeglColorFormat) {
     W.i32(this._dv, this._o + 52, v, 'CUeglFrame_st.eglColorFormat');
   }
   /** CUDA Array Format */
-  get cuFormat(): E.CUarray_format_enum {
-    return this._dv.getInt32(this._o + 56, true) as E.CUarray_format_enum;
+  get cuFormat(): E.CUarray_format {
+    return this._dv.getInt32(this._o + 56, true) as E.CUarray_format;
   }
-  set cuFormat(v: E.CUarray_format_enum) {
+  set cuFormat(v: E.CUarray_format) {
     W.i32(this._dv, this._o + 56, v, 'CUeglFrame_st.cuFormat');
   }
 }
@@ -6491,9 +6491,9 @@ export interface CUeglFrame_stInit {
   pitch?: number;
   planeCount?: number;
   numChannels?: number;
-  frameType?: E.CUeglFrameType_enum;
-  eglColorFormat?: E.CUeglColorFormat_enum;
-  cuFormat?: E.CUarray_format_enum;
+  frameType?: E.CUeglFrameType;
+  eglColorFormat?: E.CUeglColorFormat;
+  cuFormat?: E.CUarray_format;
 }
 
 /** union struct CUeglFrame_st.frame */

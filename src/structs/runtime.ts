@@ -7366,10 +7366,10 @@ export class cudaAsyncNotificationInfo extends CStruct {
     this._init(init, cudaAsyncNotificationInfo.keys);
   }
   /** The type of notification being sent */
-  get type(): E.cudaAsyncNotificationType_enum {
-    return this._dv.getInt32(this._o + 0, true) as E.cudaAsyncNotificationType_enum;
+  get type(): E.cudaAsyncNotificationType {
+    return this._dv.getInt32(this._o + 0, true) as E.cudaAsyncNotificationType;
   }
-  set type(v: E.cudaAsyncNotificationType_enum) {
+  set type(v: E.cudaAsyncNotificationType) {
     W.i32(this._dv, this._o + 0, v, 'cudaAsyncNotificationInfo.type');
   }
   private _n_info?: cudaAsyncNotificationInfo_info;
@@ -7383,7 +7383,7 @@ export class cudaAsyncNotificationInfo extends CStruct {
 }
 /** Fields accepted by `new cudaAsyncNotificationInfo({...})`. */
 export interface cudaAsyncNotificationInfoInit {
-  type?: E.cudaAsyncNotificationType_enum;
+  type?: E.cudaAsyncNotificationType;
   info?: cudaAsyncNotificationInfo_info | cudaAsyncNotificationInfo_infoInit;
 }
 
@@ -7677,17 +7677,17 @@ export class cudaEglFrame_st extends CStruct {
     W.u32(this._dv, this._o + 264, v, 'cudaEglFrame_st.planeCount');
   }
   /** Array or Pitch */
-  get frameType(): E.cudaEglFrameType_enum {
-    return this._dv.getInt32(this._o + 268, true) as E.cudaEglFrameType_enum;
+  get frameType(): E.cudaEglFrameType {
+    return this._dv.getInt32(this._o + 268, true) as E.cudaEglFrameType;
   }
-  set frameType(v: E.cudaEglFrameType_enum) {
+  set frameType(v: E.cudaEglFrameType) {
     W.i32(this._dv, this._o + 268, v, 'cudaEglFrame_st.frameType');
   }
   /** CUDA EGL Color Format */
-  get eglColorFormat(): E.cudaEglColorFormat_enum {
-    return this._dv.getInt32(this._o + 272, true) as E.cudaEglColorFormat_enum;
+  get eglColorFormat(): E.cudaEglColorFormat {
+    return this._dv.getInt32(this._o + 272, true) as E.cudaEglColorFormat;
   }
-  set eglColorFormat(v: E.cudaEglColorFormat_enum) {
+  set eglColorFormat(v: E.cudaEglColorFormat) {
     W.i32(this._dv, this._o + 272, v, 'cudaEglFrame_st.eglColorFormat');
   }
 }
@@ -7696,8 +7696,8 @@ export interface cudaEglFrame_stInit {
   frame?: cudaEglFrame_st_frame | cudaEglFrame_st_frameInit;
   planeDesc?: (cudaEglPlaneDesc_st | cudaEglPlaneDesc_stInit)[];
   planeCount?: number;
-  frameType?: E.cudaEglFrameType_enum;
-  eglColorFormat?: E.cudaEglColorFormat_enum;
+  frameType?: E.cudaEglFrameType;
+  eglColorFormat?: E.cudaEglColorFormat;
 }
 
 /** union struct cudaEglFrame_st.frame */

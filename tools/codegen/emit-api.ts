@@ -242,6 +242,8 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         addJs(p, tsT);
         plan.late.push(`X.attrIn(${spec.table}, ${local({ name: spec.attr } as ParamModel)}, ${J}, ${i}, '${F}', '${p.name}');`);
       } else {
+        // Cleared first: some attributes are written narrower than the slot is read.
+        plan.late.push(`K.U64[${i}] = 0n;`);
         plan.outs.push({ expr: `X.attrOut(${spec.table}, ${local({ name: spec.attr } as ParamModel)}, ${i})`, ts: tsT });
       }
       plan.notes.push(`${p.name}: value typed by ${spec.attr}`);

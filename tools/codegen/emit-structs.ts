@@ -75,7 +75,8 @@ function fieldKind(tm: TypeMap, f: FieldModel): ValueKind {
 /** Qualifies enum and handle type names with their module namespace. */
 export function tsQ(tm: TypeMap, ts: string): string {
   const brands = new Set(tm.handleTypedefs.values());
-  return ts.replace(/\b\w+\b/g, (w) => (brands.has(w) ? `H.${w}` : tm.enumTs.has(w) ? `E.${w}` : w));
+  const enums = new Set(tm.enumTs.values());
+  return ts.replace(/\b\w+\b/g, (w) => (brands.has(w) ? `H.${w}` : enums.has(w) ? `E.${w}` : w));
 }
 const tsEnumsHandles = (ts: string, tm: TypeMap) => tsQ(tm, ts);
 

@@ -23,6 +23,8 @@ export const nvrtcApi: ApiConfig = {
       nvrtcCreateProgram: { headers: strings('numHeaders'), includeNames: strings('numHeaders') },
       nvrtcCompileProgram: { options: strings('numOptions') },
       nvrtcDestroyProgram: { prog: { k: 'inRef' } },
+      // An array as long as nvrtcGetNumSupportedArchs says: the caller passes an Int32Array of that length.
+      nvrtcGetSupportedArchs: { supportedArchs: { k: 'pointer' } },
     },
     extents: {},
     integerHandles: new Set(),

@@ -53,7 +53,8 @@ export class TypeMap {
         if (to.k === 'record' && this.handleOfRecord.has(to.key)) this.handleTypedefs.set(name, this.handleOfRecord.get(to.key)!);
       }
     }
-    for (const e of model.enums.values()) this.enumTs.set(e.name, e.name);
+    // Signatures name an enum by its typedef where it has one (CUresult, not cudaError_enum).
+    for (const e of model.enums.values()) this.enumTs.set(e.name, e.typedefs.find((t) => t !== e.name) ?? e.name);
   }
 
   /** The brand of a handle type, when `t` is one. */
