@@ -4841,12 +4841,13 @@ export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, i
 let f_cuDevResourceGenerateDesc: KoffiFunction | undefined;
 /** Generate a resource descriptor */
 // CUresult cuDevResourceGenerateDesc(CUdevResourceDesc * phDesc, CUdevResource * resources, unsigned int nbResources) — cuda.h:25076
-export function cuDevResourceGenerateDesc(nbResources: number): [E.CUresult, H.CUdevResourceDesc | null, S.CUdevResource_st | null] {
+export function cuDevResourceGenerateDesc(resources: (S.CUdevResource_st | S.CUdevResource_stInit)[] | ArrayBufferView, nbResources: number): [E.CUresult, H.CUdevResourceDesc | null] {
   const a_nbResources = M.u32(nbResources, 'cuDevResourceGenerateDesc', 'nbResources');
-  const a_resources = new S.CUdevResource_st();
-  const err = (f_cuDevResourceGenerateDesc ??= L.bind('cuDevResourceGenerateDesc'))(K.slot[0], a_resources._u8, a_nbResources) as E.CUresult;
-  if (err !== 0) return [err, null, null];
-  return [err, K.U64[0] as H.CUdevResourceDesc, a_resources];
+  const a_resources = X.packArray(resources, a_nbResources, 144, 'cuDevResourceGenerateDesc', 'resources', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUdevResource_st, n));
+  if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');
+  const err = (f_cuDevResourceGenerateDesc ??= L.bind('cuDevResourceGenerateDesc'))(K.slot[0], a_resources, a_nbResources) as E.CUresult;
+  if (err !== 0) return [err, null];
+  return [err, K.U64[0] as H.CUdevResourceDesc];
 }
 
 let f_cuGreenCtxRecordEvent: KoffiFunction | undefined;

@@ -92,6 +92,7 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuGraphicsUnmapResources: { resources: inArr('count', false) },
   cuLogsDumpToFile: { iterator: { k: 'inout' } },
   cuLogsDumpToMemory: { iterator: { k: 'inout' }, buffer: { k: 'pointer' }, size: { k: 'inout' } },
+  cuDevResourceGenerateDesc: { resources: inArr('nbResources', false) },
   cuDevSmResourceSplitByCount: { result: { k: 'pointer' }, nbGroups: { k: 'inout' }, input: { k: 'inStruct' } },
   cuGLGetDevices: { pCudaDevices: outArr('cudaDeviceCount', 'in') },
   cuCoredumpGetAttribute: { value: { k: 'pointer' }, size: { k: 'inout' } },
@@ -160,6 +161,7 @@ export const driverApi: ApiConfig = {
     docs: {},
     // Arguments libcuda 580 crashes on instead of returning an error (found by tools/find-crashers.sh).
     checks: {
+      cuDevResourceGenerateDesc: [`if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');`],
       cuMemcpy3DPeer: [peerContexts('cuMemcpy3DPeer')],
       cuMemcpy3DPeerAsync: [peerContexts('cuMemcpy3DPeerAsync')],
     },
