@@ -1,12 +1,12 @@
 // The facade against raw koffi calls of the same functions, on whatever libcudart loads (without a
 // driver every call returns cudaErrorInsufficientDriver at once, so this measures marshalling).
-// Runs against the build (`npm run build` first): `npm run bench:cpu`.
+// Runs against the build from the repo root: `npm run bench:cpu`.
 import koffi from 'koffi';
 import * as path from 'node:path';
 
 // The compiled package, as users load it.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { cudart } = require(path.join(__dirname, '..', 'dist')) as typeof import('../src');
+const { cudart } = require(path.resolve('dist')) as typeof import('../src');
 
 function bench(fn: () => unknown, n: number): number {
   const r: number[] = [];

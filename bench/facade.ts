@@ -1,11 +1,12 @@
 // Per-call cost of common runtime calls through the tuple facade, printed as CSV lines
 // `facade,<operation>,<ns per call>` beside the anchors (.gpu/anchors/run.sh) of the same run.
 // Runs against the build, as users load the package (`npm run build` first):
-//   node --import tsx bench/facade.ts [kern.cubin]
+//   node dist-bench/bench/facade.js [kern.cubin]   (from the repo root; a TS loader such as tsx
+//   slows the calls it wraps, so the benchmark runs as plain compiled JavaScript)
 import * as path from 'node:path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { cudart } = require(path.join(__dirname, '..', 'dist')) as typeof import('../src');
+const { cudart } = require(path.resolve('dist')) as typeof import('../src');
 
 function bench(fn: () => unknown, n: number): number {
   const r: number[] = [];
@@ -45,7 +46,7 @@ rawOut('cudaGetDevice', bench(() => raw.getDevice(i32), 1_000_000));
 rawOut('cudaPeekAtLastError', bench(() => raw.peek(), 1_000_000));
 rawOut('cudaStreamQuery', bench(() => raw.query(s), 200_000));
 const getDevice = cudart.cudaGetDevice;
-out('cudaGetDevice(local binding)', bench(() => getDevice(), 1_000_000));
+out('cudaGetDevice_localBinding', bench(() => getDevice(), 1_000_000));
 out('cudaGetDevice', bench(() => cudart.cudaGetDevice(), 1_000_000));
 out('cudaPeekAtLastError', bench(() => cudart.cudaPeekAtLastError(), 1_000_000));
 out('cudaStreamQuery', bench(() => cudart.cudaStreamQuery(s), 200_000));

@@ -10,7 +10,7 @@ for (const f of process.argv.slice(2)) {
     if (line.startsWith('#')) notes.push(line);
     const m = /^([\w-]+),([^,]+),([\d.]+)$/.exec(line.trim());
     if (!m) continue;
-    const op = m[2].replace(/\(.*\)$/, '').trim();
+    const op = m[2].trim();
     if (!rows.has(op)) rows.set(op, new Map());
     rows.get(op)!.set(m[1], Number(m[3]));
   }
@@ -29,4 +29,4 @@ console.log(`|---|${impls.map(() => '---:').join('|')}|`);
 for (const op of rows.keys()) console.log(`| ${op}${gbps(op) ? ' (GB/s)' : ' (ns)'} | ${impls.map((i) => cell(op, i)).join(' | ')} |`);
 for (const n of notes) console.log(n);
 const json = Object.fromEntries([...rows].map(([op, m]) => [op, Object.fromEntries(m)]));
-fs.writeFileSync(path.join(__dirname, 'results.json'), JSON.stringify({ unit: 'ns per call, or GB/s for *_GBps', ratioTo: 'c', results: json }, null, 2) + '\n');
+fs.writeFileSync(path.resolve('bench', 'results.json'), JSON.stringify({ unit: 'ns per call, or GB/s for *_GBps', ratioTo: 'c', results: json }, null, 2) + '\n');

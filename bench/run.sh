@@ -9,5 +9,5 @@ anchors=.gpu/anchors
 out=$(mktemp -d)
 bash "$anchors/run.sh" > "$out/anchors.csv" 2>&1 || true
 nvcc -O2 -arch=native -cubin -o "$out/kern.cubin" "$anchors/kern.cu"
-node --import tsx bench/facade.ts "$out/kern.cubin" > "$out/facade.csv"
-node --import tsx bench/report.ts "$out/anchors.csv" "$out/facade.csv"
+node dist-bench/bench/facade.js "$out/kern.cubin" > "$out/facade.csv"
+node dist-bench/bench/report.js "$out/anchors.csv" "$out/facade.csv"
