@@ -153,6 +153,7 @@ let f_cuDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, dev: number): [E.CUresult, number[] | null] {
   const a_count = M.u32(count, 'cuDeviceGetHostAtomicCapabilities', 'count');
   const a_dev = M.i32(dev, 'cuDeviceGetHostAtomicCapabilities', 'dev');
+  if (a_count < 0) M.rangeError('cuDeviceGetHostAtomicCapabilities', 'count', `must not be negative, got ${a_count}`);
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cuDeviceGetHostAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cuDeviceGetHostAtomicCapabilities ??= L.bind('cuDeviceGetHostAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_dev) as E.CUresult;
@@ -571,6 +572,7 @@ let f_cuModuleLoadDataEx: KoffiFunction | undefined;
 export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUmodule | null] {
   const a_image = M.pointer(image, 'cuModuleLoadDataEx', 'image');
   const a_numOptions = M.u32(numOptions, 'cuModuleLoadDataEx', 'numOptions');
+  if (a_numOptions < 0) M.rangeError('cuModuleLoadDataEx', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuModuleLoadDataEx', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuModuleLoadDataEx', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuModuleLoadDataEx', n)), true));
   const err = (f_cuModuleLoadDataEx ??= L.bind('cuModuleLoadDataEx'))(K.slot[0], a_image, a_numOptions, a_options, a_optionValues) as E.CUresult;
@@ -633,6 +635,7 @@ let f_cuModuleEnumerateFunctions: KoffiFunction | undefined;
 export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule | null): [E.CUresult, H.CUfunction[] | null] {
   const a_numFunctions = M.u32(numFunctions, 'cuModuleEnumerateFunctions', 'numFunctions');
   const a_mod = M.handle(mod, 'cuModuleEnumerateFunctions', 'mod');
+  if (a_numFunctions < 0) M.rangeError('cuModuleEnumerateFunctions', 'numFunctions', `must not be negative, got ${a_numFunctions}`);
   const a_functions = a_numFunctions > 0 ? M.bytes(a_numFunctions * 8) : null;
   const err = (f_cuModuleEnumerateFunctions ??= L.bind('cuModuleEnumerateFunctions'))(a_functions, a_numFunctions, a_mod) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -655,6 +658,7 @@ let f_cuLinkCreate: KoffiFunction | undefined;
 // CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option * options, void ** optionValues, CUlinkState * stateOut) — cuda.h:7657
 export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUlinkState | null] {
   const a_numOptions = M.u32(numOptions, 'cuLinkCreate', 'numOptions');
+  if (a_numOptions < 0) M.rangeError('cuLinkCreate', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkCreate', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkCreate', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkCreate', n)), true));
   const err = (f_cuLinkCreate ??= L.bind('cuLinkCreate'))(a_numOptions, a_options, a_optionValues, K.slot[0]) as E.CUresult;
@@ -673,6 +677,7 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
   const a_name = M.str(name, 'cuLinkAddData', 'name');
   const a_numOptions = M.u32(numOptions, 'cuLinkAddData', 'numOptions');
   M.checkExtent(a_data, a_size, 'cuLinkAddData', 'data', 'size');
+  if (a_numOptions < 0) M.rangeError('cuLinkAddData', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkAddData', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddData', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddData', n)), true));
   const err = (f_cuLinkAddData ??= L.bind('cuLinkAddData'))(a_state, a_type, a_data, a_size, a_name, a_numOptions, a_options, a_optionValues) as E.CUresult;
@@ -687,6 +692,7 @@ export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputTyp
   const a_type = M.i32(type, 'cuLinkAddFile', 'type');
   const a_path = M.str(path, 'cuLinkAddFile', 'path');
   const a_numOptions = M.u32(numOptions, 'cuLinkAddFile', 'numOptions');
+  if (a_numOptions < 0) M.rangeError('cuLinkAddFile', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkAddFile', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddFile', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddFile', n)), true));
   const err = (f_cuLinkAddFile ??= L.bind('cuLinkAddFile'))(a_state, a_type, a_path, a_numOptions, a_options, a_optionValues) as E.CUresult;
@@ -741,8 +747,10 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] 
   const a_code = M.pointer(code, 'cuLibraryLoadData', 'code');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadData', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadData', 'numLibraryOptions');
+  if (a_numJitOptions < 0) M.rangeError('cuLibraryLoadData', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cuLibraryLoadData', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cuLibraryLoadData', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadData', n)), true));
+  if (a_numLibraryOptions < 0) M.rangeError('cuLibraryLoadData', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadData', n)), true));
   const err = (f_cuLibraryLoadData ??= L.bind('cuLibraryLoadData'))(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
@@ -757,8 +765,10 @@ export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_opt
   const a_fileName = M.str(fileName, 'cuLibraryLoadFromFile', 'fileName');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadFromFile', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadFromFile', 'numLibraryOptions');
+  if (a_numJitOptions < 0) M.rangeError('cuLibraryLoadFromFile', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cuLibraryLoadFromFile', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cuLibraryLoadFromFile', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadFromFile', n)), true));
+  if (a_numLibraryOptions < 0) M.rangeError('cuLibraryLoadFromFile', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadFromFile', n)), true));
   const err = (f_cuLibraryLoadFromFile ??= L.bind('cuLibraryLoadFromFile'))(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.CUresult;
@@ -802,6 +812,7 @@ let f_cuLibraryEnumerateKernels: KoffiFunction | undefined;
 export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary | null): [E.CUresult, H.CUkernel[] | null] {
   const a_numKernels = M.u32(numKernels, 'cuLibraryEnumerateKernels', 'numKernels');
   const a_lib = M.handle(lib, 'cuLibraryEnumerateKernels', 'lib');
+  if (a_numKernels < 0) M.rangeError('cuLibraryEnumerateKernels', 'numKernels', `must not be negative, got ${a_numKernels}`);
   const a_kernels = a_numKernels > 0 ? M.bytes(a_numKernels * 8) : null;
   const err = (f_cuLibraryEnumerateKernels ??= L.bind('cuLibraryEnumerateKernels'))(a_kernels, a_numKernels, a_lib) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1446,9 +1457,11 @@ export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, 
   const a_count = M.size(count, 'cuMemcpyBatchAsync', 'count');
   const a_numAttrs = M.size(numAttrs, 'cuMemcpyBatchAsync', 'numAttrs');
   const a_hStream = M.handle(hStream, 'cuMemcpyBatchAsync', 'hStream');
+  if (a_count < 0) M.rangeError('cuMemcpyBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dsts = X.packArray(dsts, a_count, 8, 'cuMemcpyBatchAsync', 'dsts', false, (dv, at, x, n) => W.u64(dv, at, x, n));
   const a_srcs = X.packArray(srcs, a_count, 8, 'cuMemcpyBatchAsync', 'srcs', false, (dv, at, x, n) => W.u64(dv, at, x, n));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemcpyBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  if (a_numAttrs < 0) M.rangeError('cuMemcpyBatchAsync', 'numAttrs', `must not be negative, got ${a_numAttrs}`);
   const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cuMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemcpyAttributes_st, n));
   const a_attrsIdxs = X.packArray(attrsIdxs, a_numAttrs, 8, 'cuMemcpyBatchAsync', 'attrsIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemcpyBatchAsync ??= L.bind('cuMemcpyBatchAsync'))(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_hStream) as E.CUresult;
@@ -1462,6 +1475,7 @@ export function cuMemcpy3DBatchAsync(numOps: number, opList: (S.CUDA_MEMCPY3D_BA
   const a_numOps = M.size(numOps, 'cuMemcpy3DBatchAsync', 'numOps');
   const a_flags = M.u64(flags, 'cuMemcpy3DBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DBatchAsync', 'hStream');
+  if (a_numOps < 0) M.rangeError('cuMemcpy3DBatchAsync', 'numOps', `must not be negative, got ${a_numOps}`);
   const a_opList = X.packArray(opList, a_numOps, 112, 'cuMemcpy3DBatchAsync', 'opList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_MEMCPY3D_BATCH_OP_st, n));
   const err = (f_cuMemcpy3DBatchAsync ??= L.bind('cuMemcpy3DBatchAsync'))(a_numOps, a_opList, a_flags, a_hStream) as E.CUresult;
   return [err];
@@ -1776,6 +1790,7 @@ export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_
   const a_count = M.size(count, 'cuMemBatchDecompressAsync', 'count');
   const a_flags = M.u32(flags, 'cuMemBatchDecompressAsync', 'flags');
   const a_stream = M.handle(stream, 'cuMemBatchDecompressAsync', 'stream');
+  if (a_count < 0) M.rangeError('cuMemBatchDecompressAsync', 'count', `must not be negative, got ${a_count}`);
   const a_paramsArray = X.packArray(paramsArray, a_count, 64, 'cuMemBatchDecompressAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemDecompressParams_st, n));
   const err = (f_cuMemBatchDecompressAsync ??= L.bind('cuMemBatchDecompressAsync'))(a_paramsArray, a_count, a_flags, K.slot[0], a_stream) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1845,6 +1860,7 @@ let f_cuMemMapArrayAsync: KoffiFunction | undefined;
 export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarrayMapInfo_stInit)[] | ArrayBufferView, count: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuMemMapArrayAsync', 'count');
   const a_hStream = M.handle(hStream, 'cuMemMapArrayAsync', 'hStream');
+  if (a_count < 0) M.rangeError('cuMemMapArrayAsync', 'count', `must not be negative, got ${a_count}`);
   const a_mapInfoList = X.packArray(mapInfoList, a_count, 96, 'cuMemMapArrayAsync', 'mapInfoList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUarrayMapInfo_st, n));
   const err = (f_cuMemMapArrayAsync ??= L.bind('cuMemMapArrayAsync'))(a_mapInfoList, a_count, a_hStream) as E.CUresult;
   return [err];
@@ -1867,6 +1883,7 @@ export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUme
   const a_ptr = M.u64(ptr, 'cuMemSetAccess', 'ptr');
   const a_size = M.size(size, 'cuMemSetAccess', 'size');
   const a_count = M.size(count, 'cuMemSetAccess', 'count');
+  if (a_count < 0) M.rangeError('cuMemSetAccess', 'count', `must not be negative, got ${a_count}`);
   const a_desc = X.packArray(desc, a_count, 12, 'cuMemSetAccess', 'desc', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemAccessDesc_st, n));
   const err = (f_cuMemSetAccess ??= L.bind('cuMemSetAccess'))(a_ptr, a_size, a_desc, a_count) as E.CUresult;
   return [err];
@@ -1891,6 +1908,7 @@ export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: b
   const a_handle = M.u64(handle, 'cuMemExportToShareableHandle', 'handle');
   const a_handleType = M.i32(handleType, 'cuMemExportToShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemExportToShareableHandle', 'flags');
+  M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cuMemExportToShareableHandle', 'shareableHandle', 'the handle type');
   const err = (f_cuMemExportToShareableHandle ??= L.bind('cuMemExportToShareableHandle'))(a_shareableHandle, a_handle, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
@@ -1998,6 +2016,7 @@ let f_cuMemPoolSetAccess: KoffiFunction | undefined;
 export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAccess', 'pool');
   const a_count = M.size(count, 'cuMemPoolSetAccess', 'count');
+  if (a_count < 0) M.rangeError('cuMemPoolSetAccess', 'count', `must not be negative, got ${a_count}`);
   const a_map = X.packArray(map, a_count, 12, 'cuMemPoolSetAccess', 'map', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemAccessDesc_st, n));
   const err = (f_cuMemPoolSetAccess ??= L.bind('cuMemPoolSetAccess'))(a_pool, a_map, a_count) as E.CUresult;
   return [err];
@@ -2086,6 +2105,7 @@ export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CU
   const a_pool = M.handle(pool, 'cuMemPoolExportToShareableHandle', 'pool');
   const a_handleType = M.i32(handleType, 'cuMemPoolExportToShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemPoolExportToShareableHandle', 'flags');
+  M.checkExtent(a_handle_out, X.shareableHandleBytes(a_handleType), 'cuMemPoolExportToShareableHandle', 'handle_out', 'the handle type');
   const err = (f_cuMemPoolExportToShareableHandle ??= L.bind('cuMemPoolExportToShareableHandle'))(a_handle_out, a_pool, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
@@ -2239,8 +2259,10 @@ export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBuffer
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cuMemPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cuMemPrefetchBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemPrefetchBatchAsync', 'hStream');
+  if (a_count < 0) M.rangeError('cuMemPrefetchBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cuMemPrefetchBatchAsync', 'dptrs', false, (dv, at, x, n) => W.u64(dv, at, x, n));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  if (a_numPrefetchLocs < 0) M.rangeError('cuMemPrefetchBatchAsync', 'numPrefetchLocs', `must not be negative, got ${a_numPrefetchLocs}`);
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cuMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemLocation_st, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cuMemPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemPrefetchBatchAsync ??= L.bind('cuMemPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
@@ -2254,6 +2276,7 @@ export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferV
   const a_count = M.size(count, 'cuMemDiscardBatchAsync', 'count');
   const a_flags = M.u64(flags, 'cuMemDiscardBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemDiscardBatchAsync', 'hStream');
+  if (a_count < 0) M.rangeError('cuMemDiscardBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cuMemDiscardBatchAsync', 'dptrs', false, (dv, at, x, n) => W.u64(dv, at, x, n));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemDiscardBatchAsync ??= L.bind('cuMemDiscardBatchAsync'))(a_dptrs, a_sizes, a_count, a_flags, a_hStream) as E.CUresult;
@@ -2268,8 +2291,10 @@ export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | A
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cuMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cuMemDiscardAndPrefetchBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemDiscardAndPrefetchBatchAsync', 'hStream');
+  if (a_count < 0) M.rangeError('cuMemDiscardAndPrefetchBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'dptrs', false, (dv, at, x, n) => W.u64(dv, at, x, n));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  if (a_numPrefetchLocs < 0) M.rangeError('cuMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs', `must not be negative, got ${a_numPrefetchLocs}`);
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUmemLocation_st, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cuMemDiscardAndPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cuMemDiscardAndPrefetchBatchAsync ??= L.bind('cuMemDiscardAndPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_hStream) as E.CUresult;
@@ -2297,6 +2322,7 @@ export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dat
   const a_numAttributes = M.size(numAttributes, 'cuMemRangeGetAttributes', 'numAttributes');
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttributes', 'devPtr');
   const a_count = M.size(count, 'cuMemRangeGetAttributes', 'count');
+  if (a_numAttributes < 0) M.rangeError('cuMemRangeGetAttributes', 'numAttributes', `must not be negative, got ${a_numAttributes}`);
   const a_data = X.packArray(data, a_numAttributes, 8, 'cuMemRangeGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuMemRangeGetAttributes', n)), true));
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cuMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
@@ -2321,6 +2347,7 @@ let f_cuPointerGetAttributes: KoffiFunction | undefined;
 export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUpointer_attribute)[] | ArrayBufferView, data: (Pointer)[] | ArrayBufferView, ptr: bigint | number): [E.CUresult] {
   const a_numAttributes = M.u32(numAttributes, 'cuPointerGetAttributes', 'numAttributes');
   const a_ptr = M.u64(ptr, 'cuPointerGetAttributes', 'ptr');
+  if (a_numAttributes < 0) M.rangeError('cuPointerGetAttributes', 'numAttributes', `must not be negative, got ${a_numAttributes}`);
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuPointerGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_data = X.packArray(data, a_numAttributes, 8, 'cuPointerGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuPointerGetAttributes', n)), true));
   const err = (f_cuPointerGetAttributes ??= L.bind('cuPointerGetAttributes'))(a_numAttributes, a_attributes, a_data, a_ptr) as E.CUresult;
@@ -2449,6 +2476,7 @@ export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: 
   const a_hGraph = M.handle(hGraph, 'cuStreamBeginCaptureToGraph', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuStreamBeginCaptureToGraph', 'numDependencies');
   const a_mode = M.i32(mode, 'cuStreamBeginCaptureToGraph', 'mode');
+  if (a_numDependencies < 0) M.rangeError('cuStreamBeginCaptureToGraph', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuStreamBeginCaptureToGraph', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuStreamBeginCaptureToGraph', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuStreamBeginCaptureToGraph ??= L.bind('cuStreamBeginCaptureToGraph'))(a_hStream, a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.CUresult;
@@ -2504,6 +2532,7 @@ export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, de
   const a_hStream = M.handle(hStream, 'cuStreamUpdateCaptureDependencies', 'hStream');
   const a_numDependencies = M.size(numDependencies, 'cuStreamUpdateCaptureDependencies', 'numDependencies');
   const a_flags = M.u32(flags, 'cuStreamUpdateCaptureDependencies', 'flags');
+  if (a_numDependencies < 0) M.rangeError('cuStreamUpdateCaptureDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuStreamUpdateCaptureDependencies', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuStreamUpdateCaptureDependencies', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuStreamUpdateCaptureDependencies ??= L.bind('cuStreamUpdateCaptureDependencies'))(a_hStream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.CUresult;
@@ -2708,6 +2737,7 @@ let f_cuSignalExternalSemaphoresAsync: KoffiFunction | undefined;
 export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[] | ArrayBufferView, paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | ArrayBufferView, numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
   const a_numExtSems = M.u32(numExtSems, 'cuSignalExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cuSignalExternalSemaphoresAsync', 'stream');
+  if (a_numExtSems < 0) M.rangeError('cuSignalExternalSemaphoresAsync', 'numExtSems', `must not be negative, got ${a_numExtSems}`);
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cuSignalExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, n));
   const err = (f_cuSignalExternalSemaphoresAsync ??= L.bind('cuSignalExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
@@ -2720,6 +2750,7 @@ let f_cuWaitExternalSemaphoresAsync: KoffiFunction | undefined;
 export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[] | ArrayBufferView, paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | ArrayBufferView, numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
   const a_numExtSems = M.u32(numExtSems, 'cuWaitExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cuWaitExternalSemaphoresAsync', 'stream');
+  if (a_numExtSems < 0) M.rangeError('cuWaitExternalSemaphoresAsync', 'numExtSems', `must not be negative, got ${a_numExtSems}`);
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cuWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cuWaitExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, n));
   const err = (f_cuWaitExternalSemaphoresAsync ??= L.bind('cuWaitExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.CUresult;
@@ -2790,6 +2821,7 @@ export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, par
   const a_stream = M.handle(stream, 'cuStreamBatchMemOp', 'stream');
   const a_count = M.u32(count, 'cuStreamBatchMemOp', 'count');
   const a_flags = M.u32(flags, 'cuStreamBatchMemOp', 'flags');
+  if (a_count < 0) M.rangeError('cuStreamBatchMemOp', 'count', `must not be negative, got ${a_count}`);
   const a_paramArray = X.packArray(paramArray, a_count, 48, 'cuStreamBatchMemOp', 'paramArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUstreamBatchMemOpParams_union, n));
   const err = (f_cuStreamBatchMemOp ??= L.bind('cuStreamBatchMemOp'))(a_stream, a_count, a_paramArray, a_flags) as E.CUresult;
   return [err];
@@ -2932,6 +2964,7 @@ let f_cuLaunchCooperativeKernelMultiDevice: KoffiFunction | undefined;
 export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_LAUNCH_PARAMS_st | S.CUDA_LAUNCH_PARAMS_stInit)[] | ArrayBufferView, numDevices: number, flags: number): [E.CUresult] {
   const a_numDevices = M.u32(numDevices, 'cuLaunchCooperativeKernelMultiDevice', 'numDevices');
   const a_flags = M.u32(flags, 'cuLaunchCooperativeKernelMultiDevice', 'flags');
+  if (a_numDevices < 0) M.rangeError('cuLaunchCooperativeKernelMultiDevice', 'numDevices', `must not be negative, got ${a_numDevices}`);
   const a_launchParamsList = X.packArray(launchParamsList, a_numDevices, 56, 'cuLaunchCooperativeKernelMultiDevice', 'launchParamsList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUDA_LAUNCH_PARAMS_st, n));
   const err = (f_cuLaunchCooperativeKernelMultiDevice ??= L.bind('cuLaunchCooperativeKernelMultiDevice'))(a_launchParamsList, a_numDevices, a_flags) as E.CUresult;
   return [err];
@@ -3085,6 +3118,7 @@ export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.
   const a_hGraph = M.handle(hGraph, 'cuGraphAddKernelNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddKernelNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphAddKernelNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddKernelNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddKernelNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddKernelNode ??= L.bind('cuGraphAddKernelNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3120,6 +3154,7 @@ export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemcpyNode', 'numDependencies');
   const a_copyParams = X.structArg(copyParams, S.CUDA_MEMCPY3D_st, 'cuGraphAddMemcpyNode', 'copyParams');
   const a_ctx = M.handle(ctx, 'cuGraphAddMemcpyNode', 'ctx');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddMemcpyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemcpyNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemcpyNode ??= L.bind('cuGraphAddMemcpyNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_copyParams, a_ctx) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3155,6 +3190,7 @@ export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemsetNode', 'numDependencies');
   const a_memsetParams = X.structArg(memsetParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphAddMemsetNode', 'memsetParams');
   const a_ctx = M.handle(ctx, 'cuGraphAddMemsetNode', 'ctx');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddMemsetNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemsetNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemsetNode ??= L.bind('cuGraphAddMemsetNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_memsetParams, a_ctx) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3189,6 +3225,7 @@ export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CU
   const a_hGraph = M.handle(hGraph, 'cuGraphAddHostNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddHostNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphAddHostNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddHostNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddHostNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddHostNode ??= L.bind('cuGraphAddHostNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3223,6 +3260,7 @@ export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies:
   const a_hGraph = M.handle(hGraph, 'cuGraphAddChildGraphNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cuGraphAddChildGraphNode', 'childGraph');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddChildGraphNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddChildGraphNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddChildGraphNode ??= L.bind('cuGraphAddChildGraphNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_childGraph) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3245,6 +3283,7 @@ let f_cuGraphAddEmptyNode: KoffiFunction | undefined;
 export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEmptyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEmptyNode', 'numDependencies');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEmptyNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddEmptyNode ??= L.bind('cuGraphAddEmptyNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3258,6 +3297,7 @@ export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventRecordNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventRecordNode', 'event');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddEventRecordNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEventRecordNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddEventRecordNode ??= L.bind('cuGraphAddEventRecordNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3291,6 +3331,7 @@ export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: 
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventWaitNode', 'event');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddEventWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddEventWaitNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddEventWaitNode ??= L.bind('cuGraphAddEventWaitNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_event) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3324,6 +3365,7 @@ export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null,
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresSignalNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresSignalNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddExternalSemaphoresSignalNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddExternalSemaphoresSignalNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddExternalSemaphoresSignalNode ??= L.bind('cuGraphAddExternalSemaphoresSignalNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3358,6 +3400,7 @@ export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, d
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresWaitNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddExternalSemaphoresWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddExternalSemaphoresWaitNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddExternalSemaphoresWaitNode ??= L.bind('cuGraphAddExternalSemaphoresWaitNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3392,6 +3435,7 @@ export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies:
   const a_hGraph = M.handle(hGraph, 'cuGraphAddBatchMemOpNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddBatchMemOpNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphAddBatchMemOpNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddBatchMemOpNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddBatchMemOpNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddBatchMemOpNode ??= L.bind('cuGraphAddBatchMemOpNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3437,6 +3481,7 @@ export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemAllocNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, 'cuGraphAddMemAllocNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddMemAllocNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemAllocNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemAllocNode ??= L.bind('cuGraphAddMemAllocNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_nodeParams) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3461,6 +3506,7 @@ export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemFreeNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.u64(dptr, 'cuGraphAddMemFreeNode', 'dptr');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddMemFreeNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddMemFreeNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphAddMemFreeNode ??= L.bind('cuGraphAddMemFreeNode'))(K.slot[0], a_hGraph, a_dependencies, a_numDependencies, a_dptr) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3547,6 +3593,7 @@ export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): [E.
   const a_hGraph = M.handle(hGraph, 'cuGraphGetNodes', 'hGraph');
   const a_numNodes = M.size(numNodes, 'cuGraphGetNodes', 'numNodes');
   K.U32[0] = a_numNodes % 4294967296; K.U32[1] = Math.floor(a_numNodes / 4294967296);
+  if (a_numNodes < 0) M.rangeError('cuGraphGetNodes', 'numNodes', `must not be negative, got ${a_numNodes}`);
   const a_nodes = a_numNodes > 0 ? M.bytes(a_numNodes * 8) : null;
   const err = (f_cuGraphGetNodes ??= L.bind('cuGraphGetNodes'))(a_hGraph, a_nodes, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -3561,6 +3608,7 @@ export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: numb
   const a_hGraph = M.handle(hGraph, 'cuGraphGetRootNodes', 'hGraph');
   const a_numRootNodes = M.size(numRootNodes, 'cuGraphGetRootNodes', 'numRootNodes');
   K.U32[0] = a_numRootNodes % 4294967296; K.U32[1] = Math.floor(a_numRootNodes / 4294967296);
+  if (a_numRootNodes < 0) M.rangeError('cuGraphGetRootNodes', 'numRootNodes', `must not be negative, got ${a_numRootNodes}`);
   const a_rootNodes = a_numRootNodes > 0 ? M.bytes(a_numRootNodes * 8) : null;
   const err = (f_cuGraphGetRootNodes ??= L.bind('cuGraphGetRootNodes'))(a_hGraph, a_rootNodes, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -3575,6 +3623,7 @@ export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): [E.
   const a_hGraph = M.handle(hGraph, 'cuGraphGetEdges', 'hGraph');
   const a_numEdges = M.size(numEdges, 'cuGraphGetEdges', 'numEdges');
   K.U32[0] = a_numEdges % 4294967296; K.U32[1] = Math.floor(a_numEdges / 4294967296);
+  if (a_numEdges < 0) M.rangeError('cuGraphGetEdges', 'numEdges', `must not be negative, got ${a_numEdges}`);
   const a_from = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_to = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_edgeData = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
@@ -3591,6 +3640,7 @@ export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDepen
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetDependencies', 'hNode');
   const a_numDependencies = M.size(numDependencies, 'cuGraphNodeGetDependencies', 'numDependencies');
   K.U32[0] = a_numDependencies % 4294967296; K.U32[1] = Math.floor(a_numDependencies / 4294967296);
+  if (a_numDependencies < 0) M.rangeError('cuGraphNodeGetDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = a_numDependencies > 0 ? M.bytes(a_numDependencies * 8) : null;
   const a_edgeData = a_numDependencies > 0 ? M.bytes(a_numDependencies * 8) : null;
   const err = (f_cuGraphNodeGetDependencies ??= L.bind('cuGraphNodeGetDependencies'))(a_hNode, a_dependencies, a_edgeData, K.slot[0]) as E.CUresult;
@@ -3606,6 +3656,7 @@ export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDep
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetDependentNodes', 'hNode');
   const a_numDependentNodes = M.size(numDependentNodes, 'cuGraphNodeGetDependentNodes', 'numDependentNodes');
   K.U32[0] = a_numDependentNodes % 4294967296; K.U32[1] = Math.floor(a_numDependentNodes / 4294967296);
+  if (a_numDependentNodes < 0) M.rangeError('cuGraphNodeGetDependentNodes', 'numDependentNodes', `must not be negative, got ${a_numDependentNodes}`);
   const a_dependentNodes = a_numDependentNodes > 0 ? M.bytes(a_numDependentNodes * 8) : null;
   const a_edgeData = a_numDependentNodes > 0 ? M.bytes(a_numDependentNodes * 8) : null;
   const err = (f_cuGraphNodeGetDependentNodes ??= L.bind('cuGraphNodeGetDependentNodes'))(a_hNode, a_dependentNodes, a_edgeData, K.slot[0]) as E.CUresult;
@@ -3620,6 +3671,7 @@ let f_cuGraphAddDependencies: KoffiFunction | undefined;
 export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddDependencies', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddDependencies', 'numDependencies');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_from = X.packArray(from, a_numDependencies, 8, 'cuGraphAddDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cuGraphAddDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cuGraphAddDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
@@ -3633,6 +3685,7 @@ let f_cuGraphRemoveDependencies: KoffiFunction | undefined;
 export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphRemoveDependencies', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphRemoveDependencies', 'numDependencies');
+  if (a_numDependencies < 0) M.rangeError('cuGraphRemoveDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_from = X.packArray(from, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cuGraphRemoveDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
@@ -3961,6 +4014,7 @@ export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgrap
   const a_hGraph = M.handle(hGraph, 'cuGraphAddNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphAddNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cuGraphAddNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cuGraphAddNode', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cuGraphAddNode', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUgraphEdgeData_st, n));
   const err = (f_cuGraphAddNode ??= L.bind('cuGraphAddNode'))(K.slot[0], a_hGraph, a_dependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.CUresult;
@@ -4601,6 +4655,7 @@ export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperatio
   const a_count = M.u32(count, 'cuDeviceGetP2PAtomicCapabilities', 'count');
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAtomicCapabilities', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAtomicCapabilities', 'dstDevice');
+  if (a_count < 0) M.rangeError('cuDeviceGetP2PAtomicCapabilities', 'count', `must not be negative, got ${a_count}`);
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cuDeviceGetP2PAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cuDeviceGetP2PAtomicCapabilities ??= L.bind('cuDeviceGetP2PAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.CUresult;
@@ -4665,6 +4720,7 @@ let f_cuGraphicsMapResources: KoffiFunction | undefined;
 export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsResource | null)[] | ArrayBufferView, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsMapResources', 'count');
   const a_hStream = M.handle(hStream, 'cuGraphicsMapResources', 'hStream');
+  if (a_count < 0) M.rangeError('cuGraphicsMapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphicsMapResources ??= L.bind('cuGraphicsMapResources'))(a_count, a_resources, a_hStream) as E.CUresult;
   return [err];
@@ -4676,6 +4732,7 @@ let f_cuGraphicsUnmapResources: KoffiFunction | undefined;
 export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphicsResource | null)[] | ArrayBufferView, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsUnmapResources', 'count');
   const a_hStream = M.handle(hStream, 'cuGraphicsUnmapResources', 'hStream');
+  if (a_count < 0) M.rangeError('cuGraphicsUnmapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cuGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cuGraphicsUnmapResources ??= L.bind('cuGraphicsUnmapResources'))(a_count, a_resources, a_hStream) as E.CUresult;
   return [err];
@@ -4843,6 +4900,7 @@ let f_cuDevResourceGenerateDesc: KoffiFunction | undefined;
 // CUresult cuDevResourceGenerateDesc(CUdevResourceDesc * phDesc, CUdevResource * resources, unsigned int nbResources) — cuda.h:25076
 export function cuDevResourceGenerateDesc(resources: (S.CUdevResource_st | S.CUdevResource_stInit)[] | ArrayBufferView, nbResources: number): [E.CUresult, H.CUdevResourceDesc | null] {
   const a_nbResources = M.u32(nbResources, 'cuDevResourceGenerateDesc', 'nbResources');
+  if (a_nbResources < 0) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', `must not be negative, got ${a_nbResources}`);
   const a_resources = X.packArray(resources, a_nbResources, 144, 'cuDevResourceGenerateDesc', 'resources', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUdevResource_st, n));
   if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');
   const err = (f_cuDevResourceGenerateDesc ??= L.bind('cuDevResourceGenerateDesc'))(K.slot[0], a_resources, a_nbResources) as E.CUresult;
@@ -5081,6 +5139,7 @@ let f_cuGLGetDevices: KoffiFunction | undefined;
 export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDeviceList): [E.CUresult, number | null, number[] | null] {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cuGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cuGLGetDevices', 'deviceList');
+  if (a_cudaDeviceCount < 0) M.rangeError('cuGLGetDevices', 'cudaDeviceCount', `must not be negative, got ${a_cudaDeviceCount}`);
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;
   const err = (f_cuGLGetDevices ??= L.bind('cuGLGetDevices'))(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.CUresult;
   if (err !== 0) return [err, null, null];

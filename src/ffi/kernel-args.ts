@@ -2,7 +2,7 @@
 // cuLaunchKernel and kernel node params take. A plain JS number is never taken as an argument:
 // its C type is ambiguous, so it must be wrapped (i32(n), f32(x), …).
 import koffi from 'koffi';
-import { rangeError, typeError, type Pointer } from './marshal';
+import { pointer, rangeError, typeError, type Pointer } from './marshal';
 
 export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'f32' | 'f64' | 'ptr';
 
@@ -180,8 +180,8 @@ export class KernelArgs {
 export function kernelArgs(v: unknown, fn: string, p: string): Pointer {
   if (v instanceof KernelArgs) return v.pointers;
   if (Array.isArray(v)) return v.length === 0 ? null : new KernelArgs(v, fn, p).pointers;
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v as Pointer;
+  if (v === null) return null;
+  if (typeof v === 'bigint' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return pointer(v, fn, p);
   return typeError(fn, p, 'kernel arguments (an array of i32(n), f32(x), …, or a KernelArgs), a pointer or null', v);
 }
 

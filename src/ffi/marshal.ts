@@ -171,7 +171,7 @@ export function addressOf(v: Pointer): bigint {
 /** A JS array argument whose first `count` elements C will read. */
 export function arrayArg(v: unknown, count: number, fn: string, p: string, nullable: boolean): unknown[] | null {
   if (count < 0) rangeError(fn, p, `cannot have a negative count (${count})`);
-  if (v === null || v === undefined) {
+  if (v === null) {
     if (count === 0 || nullable) return null;
     rangeError(fn, p, `is null but the count says ${count} elements`);
   }

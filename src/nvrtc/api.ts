@@ -59,6 +59,7 @@ export function nvrtcCreateProgram(src: string, name: string, numHeaders: number
   const a_src = M.str(src, 'nvrtcCreateProgram', 'src');
   const a_name = M.str(name, 'nvrtcCreateProgram', 'name');
   const a_numHeaders = M.i32(numHeaders, 'nvrtcCreateProgram', 'numHeaders');
+  if (a_numHeaders < 0) M.rangeError('nvrtcCreateProgram', 'numHeaders', `must not be negative, got ${a_numHeaders}`);
   const a_headers = X.packStrings(headers, a_numHeaders, 'nvrtcCreateProgram', 'headers', true);
   const a_includeNames = X.packStrings(includeNames, a_numHeaders, 'nvrtcCreateProgram', 'includeNames', true);
   const err = (f_nvrtcCreateProgram ??= L.bind('nvrtcCreateProgram'))(K.slot[0], a_src, a_name, a_numHeaders, a_headers, a_includeNames) as E.nvrtcResult;
@@ -82,6 +83,7 @@ let f_nvrtcCompileProgram: KoffiFunction | undefined;
 export function nvrtcCompileProgram(prog: H.nvrtcProgram | null, numOptions: number, options: string[] | null): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcCompileProgram', 'prog');
   const a_numOptions = M.i32(numOptions, 'nvrtcCompileProgram', 'numOptions');
+  if (a_numOptions < 0) M.rangeError('nvrtcCompileProgram', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packStrings(options, a_numOptions, 'nvrtcCompileProgram', 'options', true);
   const err = (f_nvrtcCompileProgram ??= L.bind('nvrtcCompileProgram'))(a_prog, a_numOptions, a_options) as E.nvrtcResult;
   return [err];
@@ -103,6 +105,7 @@ let f_nvrtcGetPTX: KoffiFunction | undefined;
 export function nvrtcGetPTX(prog: H.nvrtcProgram | null, ptx: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetPTX', 'prog');
   const a_ptx = M.pointer(ptx, 'nvrtcGetPTX', 'ptx');
+  X.needBytes(a_ptx, () => nvrtcGetPTXSize(a_prog as H.nvrtcProgram), 'nvrtcGetPTX', 'ptx', 'nvrtcGetPTXSize');
   const err = (f_nvrtcGetPTX ??= L.bind('nvrtcGetPTX'))(a_prog, a_ptx) as E.nvrtcResult;
   return [err];
 }
@@ -123,6 +126,7 @@ let f_nvrtcGetCUBIN: KoffiFunction | undefined;
 export function nvrtcGetCUBIN(prog: H.nvrtcProgram | null, cubin: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetCUBIN', 'prog');
   const a_cubin = M.pointer(cubin, 'nvrtcGetCUBIN', 'cubin');
+  X.needBytes(a_cubin, () => nvrtcGetCUBINSize(a_prog as H.nvrtcProgram), 'nvrtcGetCUBIN', 'cubin', 'nvrtcGetCUBINSize');
   const err = (f_nvrtcGetCUBIN ??= L.bind('nvrtcGetCUBIN'))(a_prog, a_cubin) as E.nvrtcResult;
   return [err];
 }
@@ -143,6 +147,7 @@ let f_nvrtcGetLTOIR: KoffiFunction | undefined;
 export function nvrtcGetLTOIR(prog: H.nvrtcProgram | null, LTOIR: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetLTOIR', 'prog');
   const a_LTOIR = M.pointer(LTOIR, 'nvrtcGetLTOIR', 'LTOIR');
+  X.needBytes(a_LTOIR, () => nvrtcGetLTOIRSize(a_prog as H.nvrtcProgram), 'nvrtcGetLTOIR', 'LTOIR', 'nvrtcGetLTOIRSize');
   const err = (f_nvrtcGetLTOIR ??= L.bind('nvrtcGetLTOIR'))(a_prog, a_LTOIR) as E.nvrtcResult;
   return [err];
 }
@@ -163,6 +168,7 @@ let f_nvrtcGetOptiXIR: KoffiFunction | undefined;
 export function nvrtcGetOptiXIR(prog: H.nvrtcProgram | null, optixir: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetOptiXIR', 'prog');
   const a_optixir = M.pointer(optixir, 'nvrtcGetOptiXIR', 'optixir');
+  X.needBytes(a_optixir, () => nvrtcGetOptiXIRSize(a_prog as H.nvrtcProgram), 'nvrtcGetOptiXIR', 'optixir', 'nvrtcGetOptiXIRSize');
   const err = (f_nvrtcGetOptiXIR ??= L.bind('nvrtcGetOptiXIR'))(a_prog, a_optixir) as E.nvrtcResult;
   return [err];
 }
@@ -183,6 +189,7 @@ let f_nvrtcGetProgramLog: KoffiFunction | undefined;
 export function nvrtcGetProgramLog(prog: H.nvrtcProgram | null, log: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetProgramLog', 'prog');
   const a_log = M.pointer(log, 'nvrtcGetProgramLog', 'log');
+  X.needBytes(a_log, () => nvrtcGetProgramLogSize(a_prog as H.nvrtcProgram), 'nvrtcGetProgramLog', 'log', 'nvrtcGetProgramLogSize');
   const err = (f_nvrtcGetProgramLog ??= L.bind('nvrtcGetProgramLog'))(a_prog, a_log) as E.nvrtcResult;
   return [err];
 }

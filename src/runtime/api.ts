@@ -290,6 +290,7 @@ let f_cudaDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, device: number): [E.cudaError_t, number[] | null] {
   const a_count = M.u32(count, 'cudaDeviceGetHostAtomicCapabilities', 'count');
   const a_device = M.i32(device, 'cudaDeviceGetHostAtomicCapabilities', 'device');
+  if (a_count < 0) M.rangeError('cudaDeviceGetHostAtomicCapabilities', 'count', `must not be negative, got ${a_count}`);
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetHostAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cudaDeviceGetHostAtomicCapabilities ??= L.bind('cudaDeviceGetHostAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_device) as E.cudaError_t;
@@ -357,6 +358,7 @@ export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOper
   const a_count = M.u32(count, 'cudaDeviceGetP2PAtomicCapabilities', 'count');
   const a_srcDevice = M.i32(srcDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'dstDevice');
+  if (a_count < 0) M.rangeError('cudaDeviceGetP2PAtomicCapabilities', 'count', `must not be negative, got ${a_count}`);
   const a_capabilities = a_count > 0 ? M.bytes(a_count * 4) : null;
   const a_operations = X.packArray(operations, a_count, 4, 'cudaDeviceGetP2PAtomicCapabilities', 'operations', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cudaDeviceGetP2PAtomicCapabilities ??= L.bind('cudaDeviceGetP2PAtomicCapabilities'))(a_capabilities, a_operations, a_count, a_srcDevice, a_dstDevice) as E.cudaError_t;
@@ -408,6 +410,7 @@ let f_cudaSetValidDevices: KoffiFunction | undefined;
 // cudaError_t cudaSetValidDevices(int * device_arr, int len) — cuda_runtime_api.h:1712
 export function cudaSetValidDevices(device_arr: (number)[] | ArrayBufferView | null, len: number): [E.cudaError_t] {
   const a_len = M.i32(len, 'cudaSetValidDevices', 'len');
+  if (a_len < 0) M.rangeError('cudaSetValidDevices', 'len', `must not be negative, got ${a_len}`);
   const a_device_arr = X.packArray(device_arr, a_len, 4, 'cudaSetValidDevices', 'device_arr', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cudaSetValidDevices ??= L.bind('cudaSetValidDevices'))(a_device_arr, a_len) as E.cudaError_t;
   return [err];
@@ -623,6 +626,7 @@ export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, gra
   const a_graph = M.handle(graph, 'cudaStreamBeginCaptureToGraph', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaStreamBeginCaptureToGraph', 'numDependencies');
   const a_mode = M.i32(mode, 'cudaStreamBeginCaptureToGraph', 'mode');
+  if (a_numDependencies < 0) M.rangeError('cudaStreamBeginCaptureToGraph', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamBeginCaptureToGraph', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaStreamBeginCaptureToGraph ??= L.bind('cudaStreamBeginCaptureToGraph'))(a_stream, a_graph, a_dependencies, a_dependencyData, a_numDependencies, a_mode) as E.cudaError_t;
@@ -678,6 +682,7 @@ export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | nul
   const a_stream = M.handle(stream, 'cudaStreamUpdateCaptureDependencies', 'stream');
   const a_numDependencies = M.size(numDependencies, 'cudaStreamUpdateCaptureDependencies', 'numDependencies');
   const a_flags = M.u32(flags, 'cudaStreamUpdateCaptureDependencies', 'flags');
+  if (a_numDependencies < 0) M.rangeError('cudaStreamUpdateCaptureDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_dependencies = X.packArray(dependencies, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaStreamUpdateCaptureDependencies', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaStreamUpdateCaptureDependencies ??= L.bind('cudaStreamUpdateCaptureDependencies'))(a_stream, a_dependencies, a_dependencyData, a_numDependencies, a_flags) as E.cudaError_t;
@@ -819,6 +824,7 @@ let f_cudaSignalExternalSemaphoresAsync: KoffiFunction | undefined;
 export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[] | ArrayBufferView, paramsArray: (S.cudaExternalSemaphoreSignalParams | S.cudaExternalSemaphoreSignalParamsInit)[] | ArrayBufferView, numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numExtSems = M.u32(numExtSems, 'cudaSignalExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cudaSignalExternalSemaphoresAsync', 'stream');
+  if (a_numExtSems < 0) M.rangeError('cudaSignalExternalSemaphoresAsync', 'numExtSems', `must not be negative, got ${a_numExtSems}`);
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaSignalExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaSignalExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreSignalParams, n));
   const err = (f_cudaSignalExternalSemaphoresAsync ??= L.bind('cudaSignalExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
@@ -831,6 +837,7 @@ let f_cudaWaitExternalSemaphoresAsync: KoffiFunction | undefined;
 export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[] | ArrayBufferView, paramsArray: (S.cudaExternalSemaphoreWaitParams | S.cudaExternalSemaphoreWaitParamsInit)[] | ArrayBufferView, numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numExtSems = M.u32(numExtSems, 'cudaWaitExternalSemaphoresAsync', 'numExtSems');
   const a_stream = M.handle(stream, 'cudaWaitExternalSemaphoresAsync', 'stream');
+  if (a_numExtSems < 0) M.rangeError('cudaWaitExternalSemaphoresAsync', 'numExtSems', `must not be negative, got ${a_numExtSems}`);
   const a_extSemArray = X.packArray(extSemArray, a_numExtSems, 8, 'cudaWaitExternalSemaphoresAsync', 'extSemArray', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_paramsArray = X.packArray(paramsArray, a_numExtSems, 144, 'cudaWaitExternalSemaphoresAsync', 'paramsArray', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaExternalSemaphoreWaitParams, n));
   const err = (f_cudaWaitExternalSemaphoresAsync ??= L.bind('cudaWaitExternalSemaphoresAsync'))(a_extSemArray, a_paramsArray, a_numExtSems, a_stream) as E.cudaError_t;
@@ -1494,9 +1501,11 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: 
   const a_count = M.size(count, 'cudaMemcpyBatchAsync', 'count');
   const a_numAttrs = M.size(numAttrs, 'cudaMemcpyBatchAsync', 'numAttrs');
   const a_stream = M.handle(stream, 'cudaMemcpyBatchAsync', 'stream');
+  if (a_count < 0) M.rangeError('cudaMemcpyBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dsts = X.packArray(dsts, a_count, 8, 'cudaMemcpyBatchAsync', 'dsts', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemcpyBatchAsync', n)), true));
   const a_srcs = X.packArray(srcs, a_count, 8, 'cudaMemcpyBatchAsync', 'srcs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemcpyBatchAsync', n)), true));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemcpyBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  if (a_numAttrs < 0) M.rangeError('cudaMemcpyBatchAsync', 'numAttrs', `must not be negative, got ${a_numAttrs}`);
   const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cudaMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpyAttributes, n));
   const a_attrsIdxs = X.packArray(attrsIdxs, a_numAttrs, 8, 'cudaMemcpyBatchAsync', 'attrsIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemcpyBatchAsync ??= L.bind('cudaMemcpyBatchAsync'))(a_dsts, a_srcs, a_sizes, a_count, a_attrs, a_attrsIdxs, a_numAttrs, a_stream) as E.cudaError_t;
@@ -1510,6 +1519,7 @@ export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBa
   const a_numOps = M.size(numOps, 'cudaMemcpy3DBatchAsync', 'numOps');
   const a_flags = M.u64(flags, 'cudaMemcpy3DBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemcpy3DBatchAsync', 'stream');
+  if (a_numOps < 0) M.rangeError('cudaMemcpy3DBatchAsync', 'numOps', `must not be negative, got ${a_numOps}`);
   const a_opList = X.packArray(opList, a_numOps, 112, 'cudaMemcpy3DBatchAsync', 'opList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpy3DBatchOp, n));
   const err = (f_cudaMemcpy3DBatchAsync ??= L.bind('cudaMemcpy3DBatchAsync'))(a_numOps, a_opList, a_flags, a_stream) as E.cudaError_t;
   return [err];
@@ -1718,8 +1728,10 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, 
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cudaMemPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cudaMemPrefetchBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemPrefetchBatchAsync', 'stream');
+  if (a_count < 0) M.rangeError('cudaMemPrefetchBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemPrefetchBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemPrefetchBatchAsync', n)), true));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  if (a_numPrefetchLocs < 0) M.rangeError('cudaMemPrefetchBatchAsync', 'numPrefetchLocs', `must not be negative, got ${a_numPrefetchLocs}`);
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemPrefetchBatchAsync ??= L.bind('cudaMemPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
@@ -1733,6 +1745,7 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, s
   const a_count = M.size(count, 'cudaMemDiscardBatchAsync', 'count');
   const a_flags = M.u64(flags, 'cudaMemDiscardBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemDiscardBatchAsync', 'stream');
+  if (a_count < 0) M.rangeError('cudaMemDiscardBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemDiscardBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemDiscardBatchAsync', n)), true));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemDiscardBatchAsync ??= L.bind('cudaMemDiscardBatchAsync'))(a_dptrs, a_sizes, a_count, a_flags, a_stream) as E.cudaError_t;
@@ -1747,8 +1760,10 @@ export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBu
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cudaMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cudaMemDiscardAndPrefetchBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemDiscardAndPrefetchBatchAsync', 'stream');
+  if (a_count < 0) M.rangeError('cudaMemDiscardAndPrefetchBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemDiscardAndPrefetchBatchAsync', n)), true));
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
+  if (a_numPrefetchLocs < 0) M.rangeError('cudaMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs', `must not be negative, got ${a_numPrefetchLocs}`);
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
   const a_prefetchLocIdxs = X.packArray(prefetchLocIdxs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocIdxs', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemDiscardAndPrefetchBatchAsync ??= L.bind('cudaMemDiscardAndPrefetchBatchAsync'))(a_dptrs, a_sizes, a_count, a_prefetchLocs, a_prefetchLocIdxs, a_numPrefetchLocs, a_flags, a_stream) as E.cudaError_t;
@@ -1789,6 +1804,7 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, d
   const a_numAttributes = M.size(numAttributes, 'cudaMemRangeGetAttributes', 'numAttributes');
   const a_devPtr = M.pointer(devPtr, 'cudaMemRangeGetAttributes', 'devPtr');
   const a_count = M.size(count, 'cudaMemRangeGetAttributes', 'count');
+  if (a_numAttributes < 0) M.rangeError('cudaMemRangeGetAttributes', 'numAttributes', `must not be negative, got ${a_numAttributes}`);
   const a_data = X.packArray(data, a_numAttributes, 8, 'cudaMemRangeGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemRangeGetAttributes', n)), true));
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cudaMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cudaMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
@@ -1935,6 +1951,7 @@ let f_cudaMemPoolSetAccess: KoffiFunction | undefined;
 export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: (S.cudaMemAccessDesc | S.cudaMemAccessDescInit)[] | ArrayBufferView, count: number): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAccess', 'memPool');
   const a_count = M.size(count, 'cudaMemPoolSetAccess', 'count');
+  if (a_count < 0) M.rangeError('cudaMemPoolSetAccess', 'count', `must not be negative, got ${a_count}`);
   const a_descList = X.packArray(descList, a_count, 12, 'cudaMemPoolSetAccess', 'descList', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemAccessDesc, n));
   const err = (f_cudaMemPoolSetAccess ??= L.bind('cudaMemPoolSetAccess'))(a_memPool, a_descList, a_count) as E.cudaError_t;
   return [err];
@@ -2023,6 +2040,7 @@ export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, mem
   const a_memPool = M.handle(memPool, 'cudaMemPoolExportToShareableHandle', 'memPool');
   const a_handleType = M.i32(handleType, 'cudaMemPoolExportToShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolExportToShareableHandle', 'flags');
+  M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cudaMemPoolExportToShareableHandle', 'shareableHandle', 'the handle type');
   const err = (f_cudaMemPoolExportToShareableHandle ??= L.bind('cudaMemPoolExportToShareableHandle'))(a_shareableHandle, a_memPool, a_handleType, a_flags) as E.cudaError_t;
   return [err];
 }
@@ -2127,6 +2145,7 @@ let f_cudaGraphicsMapResources: KoffiFunction | undefined;
 export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[] | ArrayBufferView, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsMapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsMapResources', 'stream');
+  if (a_count < 0) M.rangeError('cudaGraphicsMapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsMapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphicsMapResources ??= L.bind('cudaGraphicsMapResources'))(a_count, a_resources, a_stream) as E.cudaError_t;
   return [err];
@@ -2138,6 +2157,7 @@ let f_cudaGraphicsUnmapResources: KoffiFunction | undefined;
 export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[] | ArrayBufferView, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsUnmapResources', 'count');
   const a_stream = M.handle(stream, 'cudaGraphicsUnmapResources', 'stream');
+  if (a_count < 0) M.rangeError('cudaGraphicsUnmapResources', 'count', `must not be negative, got ${a_count}`);
   const a_resources = X.packArray(resources, a_count, 8, 'cudaGraphicsUnmapResources', 'resources', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphicsUnmapResources ??= L.bind('cudaGraphicsUnmapResources'))(a_count, a_resources, a_stream) as E.cudaError_t;
   return [err];
@@ -2377,6 +2397,7 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
   const a_graph = M.handle(graph, 'cudaGraphAddKernelNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddKernelNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphAddKernelNode', 'pNodeParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddKernelNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddKernelNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('cudaGraphAddKernelNode', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');
   const err = (f_cudaGraphAddKernelNode ??= L.bind('cudaGraphAddKernelNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
@@ -2446,6 +2467,7 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode', 'numDependencies');
   const a_pCopyParams = X.structArg(pCopyParams, S.cudaMemcpy3DParms, 'cudaGraphAddMemcpyNode', 'pCopyParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemcpyNode ??= L.bind('cudaGraphAddMemcpyNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pCopyParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2463,6 +2485,7 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
   const a_count = M.size(count, 'cudaGraphAddMemcpyNodeToSymbol', 'count');
   const a_offset = M.size(offset, 'cudaGraphAddMemcpyNodeToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeToSymbol', 'kind');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNodeToSymbol', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeToSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNodeToSymbol', 'src', 'count');
   const err = (f_cudaGraphAddMemcpyNodeToSymbol ??= L.bind('cudaGraphAddMemcpyNodeToSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
@@ -2481,6 +2504,7 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
   const a_count = M.size(count, 'cudaGraphAddMemcpyNodeFromSymbol', 'count');
   const a_offset = M.size(offset, 'cudaGraphAddMemcpyNodeFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeFromSymbol', 'kind');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNodeFromSymbol', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeFromSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst', 'count');
   const err = (f_cudaGraphAddMemcpyNodeFromSymbol ??= L.bind('cudaGraphAddMemcpyNodeFromSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
@@ -2498,6 +2522,7 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
   const a_src = M.pointer(src, 'cudaGraphAddMemcpyNode1D', 'src');
   const a_count = M.size(count, 'cudaGraphAddMemcpyNode1D', 'count');
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNode1D', 'kind');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNode1D', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode1D', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNode1D', 'dst', 'count');
   M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNode1D', 'src', 'count');
@@ -2579,6 +2604,7 @@ export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencie
   const a_graph = M.handle(graph, 'cudaGraphAddMemsetNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemsetNode', 'numDependencies');
   const a_pMemsetParams = X.structArg(pMemsetParams, S.cudaMemsetParams, 'cudaGraphAddMemsetNode', 'pMemsetParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemsetNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemsetNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemsetNode ??= L.bind('cudaGraphAddMemsetNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pMemsetParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2613,6 +2639,7 @@ export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies:
   const a_graph = M.handle(graph, 'cudaGraphAddHostNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddHostNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphAddHostNode', 'pNodeParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddHostNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddHostNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddHostNode ??= L.bind('cudaGraphAddHostNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_pNodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2647,6 +2674,7 @@ export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDepende
   const a_graph = M.handle(graph, 'cudaGraphAddChildGraphNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cudaGraphAddChildGraphNode', 'childGraph');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddChildGraphNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddChildGraphNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddChildGraphNode ??= L.bind('cudaGraphAddChildGraphNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_childGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2669,6 +2697,7 @@ let f_cudaGraphAddEmptyNode: KoffiFunction | undefined;
 export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEmptyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEmptyNode', 'numDependencies');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEmptyNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddEmptyNode ??= L.bind('cudaGraphAddEmptyNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2682,6 +2711,7 @@ export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDepend
   const a_graph = M.handle(graph, 'cudaGraphAddEventRecordNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventRecordNode', 'event');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddEventRecordNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventRecordNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddEventRecordNode ??= L.bind('cudaGraphAddEventRecordNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2715,6 +2745,7 @@ export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependen
   const a_graph = M.handle(graph, 'cudaGraphAddEventWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventWaitNode', 'event');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddEventWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddEventWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddEventWaitNode ??= L.bind('cudaGraphAddEventWaitNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_event) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2748,6 +2779,7 @@ export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | 
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresSignalNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphAddExternalSemaphoresSignalNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresSignalNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddExternalSemaphoresSignalNode ??= L.bind('cudaGraphAddExternalSemaphoresSignalNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2782,6 +2814,7 @@ export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | nu
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphAddExternalSemaphoresWaitNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddExternalSemaphoresWaitNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddExternalSemaphoresWaitNode ??= L.bind('cudaGraphAddExternalSemaphoresWaitNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2816,6 +2849,7 @@ export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependenc
   const a_graph = M.handle(graph, 'cudaGraphAddMemAllocNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaMemAllocNodeParams, 'cudaGraphAddMemAllocNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemAllocNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemAllocNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemAllocNode ??= L.bind('cudaGraphAddMemAllocNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_nodeParams) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2840,6 +2874,7 @@ export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependenci
   const a_graph = M.handle(graph, 'cudaGraphAddMemFreeNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.pointer(dptr, 'cudaGraphAddMemFreeNode', 'dptr');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemFreeNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemFreeNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const err = (f_cudaGraphAddMemFreeNode ??= L.bind('cudaGraphAddMemFreeNode'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dptr) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2926,6 +2961,7 @@ export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number)
   const a_graph = M.handle(graph, 'cudaGraphGetNodes', 'graph');
   const a_numNodes = M.size(numNodes, 'cudaGraphGetNodes', 'numNodes');
   K.U32[0] = a_numNodes % 4294967296; K.U32[1] = Math.floor(a_numNodes / 4294967296);
+  if (a_numNodes < 0) M.rangeError('cudaGraphGetNodes', 'numNodes', `must not be negative, got ${a_numNodes}`);
   const a_nodes = a_numNodes > 0 ? M.bytes(a_numNodes * 8) : null;
   const err = (f_cudaGraphGetNodes ??= L.bind('cudaGraphGetNodes'))(a_graph, a_nodes, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
@@ -2940,6 +2976,7 @@ export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes
   const a_graph = M.handle(graph, 'cudaGraphGetRootNodes', 'graph');
   const a_pNumRootNodes = M.size(pNumRootNodes, 'cudaGraphGetRootNodes', 'pNumRootNodes');
   K.U32[0] = a_pNumRootNodes % 4294967296; K.U32[1] = Math.floor(a_pNumRootNodes / 4294967296);
+  if (a_pNumRootNodes < 0) M.rangeError('cudaGraphGetRootNodes', 'pNumRootNodes', `must not be negative, got ${a_pNumRootNodes}`);
   const a_pRootNodes = a_pNumRootNodes > 0 ? M.bytes(a_pNumRootNodes * 8) : null;
   const err = (f_cudaGraphGetRootNodes ??= L.bind('cudaGraphGetRootNodes'))(a_graph, a_pRootNodes, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
@@ -2954,6 +2991,7 @@ export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number)
   const a_graph = M.handle(graph, 'cudaGraphGetEdges', 'graph');
   const a_numEdges = M.size(numEdges, 'cudaGraphGetEdges', 'numEdges');
   K.U32[0] = a_numEdges % 4294967296; K.U32[1] = Math.floor(a_numEdges / 4294967296);
+  if (a_numEdges < 0) M.rangeError('cudaGraphGetEdges', 'numEdges', `must not be negative, got ${a_numEdges}`);
   const a_from = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_to = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
   const a_edgeData = a_numEdges > 0 ? M.bytes(a_numEdges * 8) : null;
@@ -2970,6 +3008,7 @@ export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNu
   const a_node = M.handle(node, 'cudaGraphNodeGetDependencies', 'node');
   const a_pNumDependencies = M.size(pNumDependencies, 'cudaGraphNodeGetDependencies', 'pNumDependencies');
   K.U32[0] = a_pNumDependencies % 4294967296; K.U32[1] = Math.floor(a_pNumDependencies / 4294967296);
+  if (a_pNumDependencies < 0) M.rangeError('cudaGraphNodeGetDependencies', 'pNumDependencies', `must not be negative, got ${a_pNumDependencies}`);
   const a_pDependencies = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
   const a_edgeData = a_pNumDependencies > 0 ? M.bytes(a_pNumDependencies * 8) : null;
   const err = (f_cudaGraphNodeGetDependencies ??= L.bind('cudaGraphNodeGetDependencies'))(a_node, a_pDependencies, a_edgeData, K.slot[0]) as E.cudaError_t;
@@ -2985,6 +3024,7 @@ export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, p
   const a_node = M.handle(node, 'cudaGraphNodeGetDependentNodes', 'node');
   const a_pNumDependentNodes = M.size(pNumDependentNodes, 'cudaGraphNodeGetDependentNodes', 'pNumDependentNodes');
   K.U32[0] = a_pNumDependentNodes % 4294967296; K.U32[1] = Math.floor(a_pNumDependentNodes / 4294967296);
+  if (a_pNumDependentNodes < 0) M.rangeError('cudaGraphNodeGetDependentNodes', 'pNumDependentNodes', `must not be negative, got ${a_pNumDependentNodes}`);
   const a_pDependentNodes = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
   const a_edgeData = a_pNumDependentNodes > 0 ? M.bytes(a_pNumDependentNodes * 8) : null;
   const err = (f_cudaGraphNodeGetDependentNodes ??= L.bind('cudaGraphNodeGetDependentNodes'))(a_node, a_pDependentNodes, a_edgeData, K.slot[0]) as E.cudaError_t;
@@ -2999,6 +3039,7 @@ let f_cudaGraphAddDependencies: KoffiFunction | undefined;
 export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphAddDependencies', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddDependencies', 'numDependencies');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphAddDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphAddDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphAddDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
@@ -3012,6 +3053,7 @@ let f_cudaGraphRemoveDependencies: KoffiFunction | undefined;
 export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphRemoveDependencies', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphRemoveDependencies', 'numDependencies');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphRemoveDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_from = X.packArray(from, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'from', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_to = X.packArray(to, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'to', false, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_edgeData = X.packArray(edgeData, a_numDependencies, 8, 'cudaGraphRemoveDependencies', 'edgeData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
@@ -3365,6 +3407,7 @@ export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.
   const a_graph = M.handle(graph, 'cudaGraphAddNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphAddNode', 'nodeParams');
+  if (a_numDependencies < 0) M.rangeError('cudaGraphAddNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddNode', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
   const a_dependencyData = X.packArray(dependencyData, a_numDependencies, 8, 'cudaGraphAddNode', 'dependencyData', true, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaGraphEdgeData_st, n));
   const err = (f_cudaGraphAddNode ??= L.bind('cudaGraphAddNode'))(K.slot[0], a_graph, a_pDependencies, a_dependencyData, a_numDependencies, a_nodeParams) as E.cudaError_t;
@@ -3435,8 +3478,10 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
   const a_code = M.pointer(code, 'cudaLibraryLoadData', 'code');
   const a_numJitOptions = M.u32(numJitOptions, 'cudaLibraryLoadData', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cudaLibraryLoadData', 'numLibraryOptions');
+  if (a_numJitOptions < 0) M.rangeError('cudaLibraryLoadData', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cudaLibraryLoadData', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadData', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
+  if (a_numLibraryOptions < 0) M.rangeError('cudaLibraryLoadData', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
   const err = (f_cudaLibraryLoadData ??= L.bind('cudaLibraryLoadData'))(K.slot[0], a_code, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
@@ -3451,8 +3496,10 @@ export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJit
   const a_fileName = M.str(fileName, 'cudaLibraryLoadFromFile', 'fileName');
   const a_numJitOptions = M.u32(numJitOptions, 'cudaLibraryLoadFromFile', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cudaLibraryLoadFromFile', 'numLibraryOptions');
+  if (a_numJitOptions < 0) M.rangeError('cudaLibraryLoadFromFile', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cudaLibraryLoadFromFile', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadFromFile', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
+  if (a_numLibraryOptions < 0) M.rangeError('cudaLibraryLoadFromFile', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
   const err = (f_cudaLibraryLoadFromFile ??= L.bind('cudaLibraryLoadFromFile'))(K.slot[0], a_fileName, a_jitOptions, a_jitOptionsValues, a_numJitOptions, a_libraryOptions, a_libraryOptionValues, a_numLibraryOptions) as E.cudaError_t;
@@ -3529,6 +3576,7 @@ let f_cudaLibraryEnumerateKernels: KoffiFunction | undefined;
 export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibrary_t | null): [E.cudaError_t, H.cudaKernel_t[] | null] {
   const a_numKernels = M.u32(numKernels, 'cudaLibraryEnumerateKernels', 'numKernels');
   const a_lib = M.handle(lib, 'cudaLibraryEnumerateKernels', 'lib');
+  if (a_numKernels < 0) M.rangeError('cudaLibraryEnumerateKernels', 'numKernels', `must not be negative, got ${a_numKernels}`);
   const a_kernels = a_numKernels > 0 ? M.bytes(a_numKernels * 8) : null;
   const err = (f_cudaLibraryEnumerateKernels ??= L.bind('cudaLibraryEnumerateKernels'))(a_kernels, a_numKernels, a_lib) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3599,6 +3647,7 @@ let f_cudaGLGetDevices: KoffiFunction | undefined;
 export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDeviceList): [E.cudaError_t, number | null, number[] | null] {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cudaGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cudaGLGetDevices', 'deviceList');
+  if (a_cudaDeviceCount < 0) M.rangeError('cudaGLGetDevices', 'cudaDeviceCount', `must not be negative, got ${a_cudaDeviceCount}`);
   const a_pCudaDevices = a_cudaDeviceCount > 0 ? M.bytes(a_cudaDeviceCount * 4) : null;
   const err = (f_cudaGLGetDevices ??= L.bind('cudaGLGetDevices'))(K.slot[0], a_pCudaDevices, a_cudaDeviceCount, a_deviceList) as E.cudaError_t;
   if (err !== 0) return [err, null, null];

@@ -8,7 +8,7 @@ import { W } from '../ffi/memory';
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
   if (v instanceof cls) return v._u8;
-  if (v === null || v === undefined) return null;
+  if (v === null) return null;
   if (v instanceof CStruct) typeError(fn, p, `a ${cls.name}`, v);
   if (typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
     try {
@@ -172,4 +172,20 @@ export function packStrings(v: unknown, count: number, fn: string, p: string, nu
     at += b.length;
   });
   return all;
+}
+
+/**
+ * Host memory that C fills with as many bytes as another call reports (nvrtcGetPTX after
+ * nvrtcGetPTXSize): asks for the size and refuses a buffer that is too small.
+ */
+export function needBytes(v: unknown, size: () => [number, number | null], fn: string, p: string, sizeFn: string): void {
+  if (v === null || typeof v === 'bigint' || !(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) return;
+  const [err, n] = size();
+  if (err === 0 && n !== null && v.byteLength < n) rangeError(fn, p, `holds ${v.byteLength} bytes but ${sizeFn} says ${n} are written`);
+}
+
+/** Bytes an exported shareable handle takes, by CUmemAllocationHandleType / cudaMemAllocationHandleType. */
+export function shareableHandleBytes(handleType: number): number {
+  // 1: POSIX file descriptor (int), 2 and 4: Win32 handles, 8: fabric handle (64 bytes).
+  return handleType === 1 ? 4 : handleType === 8 ? 64 : 8;
 }

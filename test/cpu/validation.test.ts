@@ -134,3 +134,19 @@ describe('strings, structs and arrays', () => {
     expect(() => cudart.cudaMemPoolSetAttribute(null, A.cudaMemPoolAttrReleaseThreshold, -1n)).toThrow(/cudaMemPoolSetAttribute: parameter 'value'/);
   });
 });
+
+describe('crash guards', () => {
+  test('an output string of length 0 is refused (libcuda writes past it)', () => {
+    expect(() => cudart.cudaDeviceGetPCIBusId(0, 0)).toThrow(new RangeError("cudaDeviceGetPCIBusId: parameter 'len' must be at least 1, got 0"));
+  });
+  test('a NULL kernel in a launch config is refused', () => {
+    expect(() => cudart.cudaLaunchKernelExC(new cudart.cudaLaunchConfig_t(), null, [])).toThrow(/cudaLaunchKernelExC: parameter 'func' must be a kernel, not NULL/);
+  });
+  test('a negative count names the count', () => {
+    expect(() => cudart.cudaSetValidDevices([], -1)).toThrow(new RangeError("cudaSetValidDevices: parameter 'len' must not be negative, got -1"));
+  });
+  test('undefined is not NULL', () => {
+    expect(() => cudart.cudaMemcpy3D(undefined as any)).toThrow(/cudaMemcpy3D: parameter 'p' must be a cudaMemcpy3DParms/);
+    expect(() => cudart.cudaGraphAddEmptyNode(null, undefined as any, 0)).toThrow(/parameter 'pDependencies' must be an array/);
+  });
+});

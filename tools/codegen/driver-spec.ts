@@ -161,6 +161,8 @@ export const driverApi: ApiConfig = {
     docs: {},
     // Arguments libcuda 580 crashes on instead of returning an error (found by tools/find-crashers.sh).
     checks: {
+      cuMemPoolExportToShareableHandle: [`M.checkExtent(a_handle_out, X.shareableHandleBytes(a_handleType), 'cuMemPoolExportToShareableHandle', 'handle_out', 'the handle type');`],
+      cuMemExportToShareableHandle: [`M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cuMemExportToShareableHandle', 'shareableHandle', 'the handle type');`],
       cuDevResourceGenerateDesc: [`if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');`],
       cuMemcpy3DPeer: [peerContexts('cuMemcpy3DPeer')],
       cuMemcpy3DPeerAsync: [peerContexts('cuMemcpy3DPeerAsync')],

@@ -108,7 +108,7 @@ export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap): string {
 
 interface Plan {
   fn: FunctionModel;
-  jsParams: { name: string; ts: string; doc: string }[];
+  jsParams: { name: string; ts: string; doc: string; c: string }[];
   pre: string[];
   late: string[];
   args: string[];
@@ -139,13 +139,14 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   const isCountOfOutArray = new Set(Object.values(specs).filter((s): s is Extract<ParamSpec, { k: 'outArray' }> => s.k === 'outArray' && s.countMode === 'inout').map((s) => s.count));
   const borrowedCounts = new Set(Object.values(specs).filter((s): s is Extract<ParamSpec, { k: 'borrowedArray' }> => s.k === 'borrowedArray').map((s) => s.count));
   const countSlot = new Map<string, number>();
+  const countChecked = new Set<string>();
 
   for (const [name, s] of Object.entries(specs)) {
     if (!fn.params.some((p) => p.name === name)) throw new Error(`codegen: ${F} has no parameter ${name} (spec)`);
     if ('count' in s && !fn.params.some((p) => p.name === s.count)) throw new Error(`codegen: ${F} has no count ${s.count}`);
   }
 
-  const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '' });
+  const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type) });
 
   for (const p of fn.params) {
     const spec = specs[p.name];
@@ -167,6 +168,12 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.outs.push({ expr: `n_${p.name}`, ts: 'number' });
       plan.notes.push(`${p.name}: in/out count`);
       continue;
+    }
+    if ((spec?.k === 'inArray' || spec?.k === 'outArray') && !countChecked.has(spec.count)) {
+      // A negative count names the count, before any array is looked at.
+      countChecked.add(spec.count);
+      const c = local({ name: spec.count } as ParamModel);
+      plan.late.push(`if (${c} < 0) M.rangeError('${F}', '${spec.count}', \`must not be negative, got \${${c}}\`);`);
     }
     if (spec?.k === 'inArray' && isCString(elemOf(r))) {
       // const char *const *: an array of strings, packed with their bytes in one allocation.
@@ -439,6 +446,16 @@ function integerOnly(tm: TypeMap, rec: RecordModel): boolean {
     if (v.k === 'record') return integerOnly(tm, v.rec);
     return v.k !== 'float' && v.k !== 'double';
   });
+}
+
+/** The C type with typedefs resolved to what the checks go by: `unsigned int`, `size_t`, `void *`, … */
+function resolvedSpelling(t: CType): string {
+  for (let c: CType = t; c.k === 'typedef'; c = c.to) if (c.name === 'size_t') return 'size_t';
+  const r = resolve(t);
+  if (r.k === 'prim') return r.name;
+  if (r.k === 'enum') return 'enum';
+  if (r.k === 'record') return 'struct';
+  return r.k === 'ptr' ? 'pointer' : r.k;
 }
 
 function elemOf(r: CType): CType {

@@ -30,6 +30,13 @@ export const nvrtcApi: ApiConfig = {
     integerHandles: new Set(),
     attrTables: {},
     docs: {},
+    // The buffers these fill must be as large as the matching size call says.
+    checks: Object.fromEntries(
+      [['nvrtcGetPTX', 'ptx'], ['nvrtcGetCUBIN', 'cubin'], ['nvrtcGetLTOIR', 'LTOIR'], ['nvrtcGetOptiXIR', 'optixir'], ['nvrtcGetProgramLog', 'log']].map(([fn, p]) => {
+        const sizeFn = fn === 'nvrtcGetProgramLog' ? 'nvrtcGetProgramLogSize' : `${fn}Size`;
+        return [fn, [`X.needBytes(a_${p}, () => ${sizeFn}(a_prog as H.nvrtcProgram), '${fn}', '${p}', '${sizeFn}');`]];
+      }),
+    ),
   },
   skipped: [['`nvrtcGetTypeName`', 'a C++ inline template in the header (needs RTTI of a C++ type), not exported by libnvrtc']],
 };

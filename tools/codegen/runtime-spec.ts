@@ -177,6 +177,7 @@ function runtimeChecks(): Record<string, string[]> {
   const kernelParams = (fn: string) =>
     `if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('${fn}', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');`;
   return {
+    cudaMemPoolExportToShareableHandle: [`M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cudaMemPoolExportToShareableHandle', 'shareableHandle', 'the handle type');`],
     cudaLaunchKernelExC: [cfg('cudaLaunchKernelExC', 'config'), notNull('cudaLaunchKernelExC', 'func', 'a kernel')],
     cudaOccupancyMaxPotentialClusterSize: [notNull('cudaOccupancyMaxPotentialClusterSize', 'func', 'a kernel'), cfg('cudaOccupancyMaxPotentialClusterSize', 'launchConfig')],
     cudaOccupancyMaxActiveClusters: [notNull('cudaOccupancyMaxActiveClusters', 'func', 'a kernel'), cfg('cudaOccupancyMaxActiveClusters', 'launchConfig')],

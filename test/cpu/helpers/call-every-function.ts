@@ -1,35 +1,18 @@
 // Calls every bound runtime function once with well-typed arguments and prints one JSON line per
 // call, so a parent process can tell which call, if any, crashed the process.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { cudart, cuda, nvrtc } from '../../../src';
+import { sample, type Param } from './samples';
 
 // Which API: 'runtime' (the default), 'driver' or 'nvrtc'; `--after NAME` starts after that function (to go
 // on past a call that crashed the process).
 const api = process.argv[2] ?? 'runtime';
 const after = process.argv.indexOf('--after') > 0 ? process.argv[process.argv.indexOf('--after') + 1] : undefined;
 const ns: Record<string, any> = api === 'driver' ? cuda : api === 'nvrtc' ? nvrtc : cudart;
-const sigs: { name: string; params: { name: string; ts: string }[] }[] = JSON.parse(
+const sigs: { name: string; params: Param[] }[] = JSON.parse(
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'),
 );
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-all-'));
-
-/** A well-typed value for a parameter of TypeScript type `ts`. */
-function sample(fn: string, p: { name: string; ts: string }): unknown {
-  const ts = p.ts;
-  if (ts.endsWith('[] | null') || ts.endsWith('[] | ArrayBufferView | null')) return null;
-  if (ts.endsWith('[]') || ts.endsWith('[] | ArrayBufferView')) return [];
-  if (ts.startsWith('KernelArgs')) return [];
-  if (ts === 'string') return /path|file/i.test(p.name) ? path.join(tmp, `${fn}.out`) : 'x';
-  if (ts === 'number' || /^E\.\w+$/.test(ts)) return 0;
-  if (ts === 'Pointer' || ts.endsWith('| null')) return null;
-  if (ts === 'bigint | number') return 0n;
-  if (ts === 'number | bigint') return 0;
-  const s = /^S\.(\w+) \| S\.\w+Init$/.exec(ts);
-  if (s) return new ns[s[1]]();
-  throw new Error(`no sample for ${fn}(${p.name}: ${ts})`);
-}
 
 let skipping = after !== undefined;
 for (const sig of sigs) {
@@ -38,7 +21,7 @@ for (const sig of sigs) {
     continue;
   }
   process.stdout.write(JSON.stringify({ start: sig.name }) + '\n');
-  const args = sig.params.map((p) => sample(sig.name, p));
+  const args = sig.params.map((p) => sample(ns, sig.name, p));
   let r: unknown;
   try {
     r = ns[sig.name](...args);
@@ -53,4 +36,3 @@ for (const sig of sigs) {
   }
   process.stdout.write(JSON.stringify({ name: sig.name, status: Array.isArray(r) ? r[0] : 'not a tuple', n: Array.isArray(r) ? r.length : -1 }) + '\n');
 }
-fs.rmSync(tmp, { recursive: true, force: true });

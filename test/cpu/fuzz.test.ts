@@ -1,0 +1,71 @@
+// Argument fuzzing over every generated function of the runtime, driver and NVRTC facades: each
+// parameter gets each bad value with the other arguments well typed. Nothing may crash; what is
+// refused is refused with a TypeError or RangeError naming the function and the parameter; and
+// what C's type cannot hold is always refused. Runs in child processes so a crash is caught.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+
+interface Row {
+  fn: string;
+  param: string;
+  c: string;
+  ts: string;
+  kind: string;
+  returned?: string;
+  threw?: string;
+  message?: string;
+  baseRefused: boolean;
+}
+
+const UNSIGNED = new Set(['uint', 'size_t', 'uchar', 'ushort', 'ullong', 'ulong']);
+const INTEGER = new Set([...UNSIGNED, 'int', 'enum', 'schar', 'char', 'short', 'llong', 'long']);
+
+/** Whether C's type (or the facade's documented form) can take this bad value. */
+function mayAccept(r: Row): boolean {
+  const nullable = r.ts.includes('null') || r.ts.startsWith('KernelArgs');
+  switch (r.kind) {
+    case 'string': return r.ts === 'string';
+    case 'object': return false;
+    case 'array': return r.ts.includes('[]');
+    case 'undefined': return nullable;
+    case 'NaN': case 'Infinity': case 'fraction': return r.c === 'float' || r.c === 'double';
+    // An int or enum (also one passed by pointer, in and out) takes -1.
+    case 'minusOne': return (!UNSIGNED.has(r.c) && r.c !== 'pointer') || r.ts === 'number | bigint' || (r.c === 'pointer' && /^(E\.\w+|number)$/.test(r.ts));
+    case 'bigint2p64': return false;
+    // Handle brands are checked by the compiler; at run time any handle is a bigint.
+    case 'wrongHandle': return r.c === 'pointer' || r.ts.startsWith('H.') || r.ts.includes('bigint');
+    // Host memory where C reads or writes no size the facade knows.
+    case 'shortBuffer': return r.c === 'pointer';
+    default: throw new Error(`unknown kind ${r.kind}`);
+  }
+}
+
+describe.each(['runtime', 'driver', 'nvrtc'])('%s API', (api) => {
+  let rows: Row[] = [];
+  let child: ReturnType<typeof spawnSync>;
+  beforeAll(() => {
+    child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'fuzz-every-function.ts'), api], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    rows = String(child.stdout).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  }, 120_000);
+
+  test('the fuzzer ran to the end without a crash', () => {
+    // (How many calls a bad value reached C with, for the record: handles of another kind and short
+    // buffers where C's size is not known to the facade.)
+    expect({ signal: child.signal, status: child.status, stderr: String(child.stderr).slice(0, 500) }).toEqual({ signal: null, status: 0, stderr: '' });
+    expect(rows.length).toBeGreaterThan(100);
+  });
+
+  test('every refusal is a TypeError or RangeError that names the function and the parameter', () => {
+    const bad = rows.filter((r) => r.threw && r.threw !== 'LibraryLoadError' && !r.baseRefused).filter((r) =>
+      // (A C parameter named like a JS keyword, `function`, is `function_` in JS; errors use C's name.)
+      !['TypeError', 'RangeError'].includes(r.threw!) || !r.message!.startsWith(`${r.fn}: parameter '${r.param.replace(/_$/, '')}`));
+    expect(bad.slice(0, 10)).toEqual([]);
+  });
+
+  test("every value C's type cannot hold is refused", () => {
+    // Passing validation and reaching the (absent) library counts as accepted.
+    const accepted = rows.filter((r) => r.returned || r.threw === 'LibraryLoadError');
+    const wrong = accepted.filter((r) => !mayAccept(r));
+    expect(wrong.slice(0, 10).map((r) => `${r.fn}(${r.param}: ${r.c}) accepted ${r.kind}`)).toEqual([]);
+  });
+});
