@@ -4,6 +4,7 @@ import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import * as KA from '../ffi/kernel-args';
+import * as HC from '../ffi/host-callbacks';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
 import { cuda as L } from '../ffi/cuda-lib';
@@ -14,6 +15,7 @@ import * as E from './enums';
 import type * as H from './handles';
 
 void W;
+void HC;
 
 /** Which values of CUmemPool_attribute are 64-bit (the rest are int). */
 const memPoolAttr: X.AttrTable = { u64: new Set([4,5,6,7,8]) };
@@ -400,6 +402,7 @@ let f_cuCtxSynchronize: KoffiFunction | undefined;
 /** Block for the current context's tasks to complete */
 // CUresult cuCtxSynchronize(void) — cuda.h:6621
 export function cuCtxSynchronize(): [E.CUresult] {
+  HC.guardBlockingWait('cuCtxSynchronize');
   const err = (f_cuCtxSynchronize ??= L.bind('cuCtxSynchronize'))() as E.CUresult;
   return [err];
 }
@@ -2449,12 +2452,13 @@ export function cuStreamWaitEvent(hStream: H.CUstream | null, hEvent: H.CUevent 
 let f_cuStreamAddCallback: KoffiFunction | undefined;
 /** Add a callback to a compute stream */
 // CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void * userData, unsigned int flags) — cuda.h:15343
-export function cuStreamAddCallback(hStream: H.CUstream | null, callback: bigint | null, userData: Pointer, flags: number): [E.CUresult] {
+export function cuStreamAddCallback(hStream: H.CUstream | null, callback: ((stream: bigint, status: number, userData: bigint) => void) | bigint | null, userData: Pointer, flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamAddCallback', 'hStream');
-  const a_callback = M.handle(callback, 'cuStreamAddCallback', 'callback');
   const a_userData = M.pointer(userData, 'cuStreamAddCallback', 'userData');
   const a_flags = M.u32(flags, 'cuStreamAddCallback', 'flags');
-  const err = (f_cuStreamAddCallback ??= L.bind('cuStreamAddCallback'))(a_hStream, a_callback, a_userData, a_flags) as E.CUresult;
+  const r_callback = HC.registerHostFn(callback, a_userData, a_hStream, 'streamCallback', 'cuStreamAddCallback', 'callback');
+  const err = (f_cuStreamAddCallback ??= L.bind('cuStreamAddCallback'))(a_hStream, r_callback.ptr, r_callback.userData, a_flags) as E.CUresult;
+  if (err !== 0) r_callback.cancel();
   return [err];
 }
 
@@ -2565,6 +2569,7 @@ let f_cuStreamSynchronize: KoffiFunction | undefined;
 // CUresult cuStreamSynchronize(CUstream hStream) — cuda.h:15795
 export function cuStreamSynchronize(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamSynchronize', 'hStream');
+  HC.guardBlockingWait('cuStreamSynchronize', a_hStream);
   const err = (f_cuStreamSynchronize ??= L.bind('cuStreamSynchronize'))(a_hStream) as E.CUresult;
   return [err];
 }
@@ -2656,6 +2661,7 @@ let f_cuEventSynchronize: KoffiFunction | undefined;
 // CUresult cuEventSynchronize(CUevent hEvent) — cuda.h:16102
 export function cuEventSynchronize(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventSynchronize', 'hEvent');
+  HC.guardBlockingWait('cuEventSynchronize');
   const err = (f_cuEventSynchronize ??= L.bind('cuEventSynchronize'))(a_hEvent) as E.CUresult;
   return [err];
 }
@@ -2973,11 +2979,12 @@ export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_L
 let f_cuLaunchHostFunc: KoffiFunction | undefined;
 /** Enqueues a host function call in a stream */
 // CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void * userData) — cuda.h:18127
-export function cuLaunchHostFunc(hStream: H.CUstream | null, fn: bigint | null, userData: Pointer): [E.CUresult] {
+export function cuLaunchHostFunc(hStream: H.CUstream | null, fn: ((userData: bigint) => void) | bigint | null, userData: Pointer): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuLaunchHostFunc', 'hStream');
-  const a_fn = M.handle(fn, 'cuLaunchHostFunc', 'fn');
   const a_userData = M.pointer(userData, 'cuLaunchHostFunc', 'userData');
-  const err = (f_cuLaunchHostFunc ??= L.bind('cuLaunchHostFunc'))(a_hStream, a_fn, a_userData) as E.CUresult;
+  const r_fn = HC.registerHostFn(fn, a_userData, a_hStream, 'hostFn', 'cuLaunchHostFunc', 'fn');
+  const err = (f_cuLaunchHostFunc ??= L.bind('cuLaunchHostFunc'))(a_hStream, r_fn.ptr, r_fn.userData) as E.CUresult;
+  if (err !== 0) r_fn.cancel();
   return [err];
 }
 

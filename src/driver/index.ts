@@ -8,6 +8,7 @@ export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
+export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { launchParamBuffer } from '../ffi/kernel-args';
 export { JitOptions, type JitOptionValues } from './jit';
 import { cudaLibraryInfo } from '../ffi/cuda-lib';

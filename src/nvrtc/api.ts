@@ -4,6 +4,7 @@ import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import * as KA from '../ffi/kernel-args';
+import * as HC from '../ffi/host-callbacks';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
 import { nvrtc as L } from '../ffi/nvrtc-lib';
@@ -14,6 +15,7 @@ import * as E from './enums';
 import type * as H from './handles';
 
 void W;
+void HC;
 
 
 let f_nvrtcGetErrorString: KoffiFunction | undefined;

@@ -4,6 +4,7 @@ import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import * as KA from '../ffi/kernel-args';
+import * as HC from '../ffi/host-callbacks';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
 import { cudart as L } from '../ffi/cudart-lib';
@@ -14,6 +15,7 @@ import * as E from './enums';
 import type * as H from './handles';
 
 void W;
+void HC;
 
 /** Which values of cudaMemPoolAttr are 64-bit (the rest are int). */
 const memPoolAttr: X.AttrTable = { u64: new Set([4,5,6,7,8]) };
@@ -32,6 +34,7 @@ let f_cudaDeviceSynchronize: KoffiFunction | undefined;
 /** Wait for compute device to finish */
 // cudaError_t cudaDeviceSynchronize(void) — cuda_runtime_api.h:352
 export function cudaDeviceSynchronize(): [E.cudaError_t] {
+  HC.guardBlockingWait('cudaDeviceSynchronize');
   const err = (f_cudaDeviceSynchronize ??= L.bind('cudaDeviceSynchronize'))() as E.cudaError_t;
   return [err];
 }
@@ -568,12 +571,13 @@ export function cudaStreamWaitEvent(stream: H.cudaStream_t | null, event: H.cuda
 let f_cudaStreamAddCallback: KoffiFunction | undefined;
 /** Add a callback to a compute stream */
 // cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void * userData, unsigned int flags) — cuda_runtime_api.h:2296
-export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: bigint | null, userData: Pointer, flags: number): [E.cudaError_t] {
+export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: ((stream: bigint, status: number, userData: bigint) => void) | bigint | null, userData: Pointer, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamAddCallback', 'stream');
-  const a_callback = M.handle(callback, 'cudaStreamAddCallback', 'callback');
   const a_userData = M.pointer(userData, 'cudaStreamAddCallback', 'userData');
   const a_flags = M.u32(flags, 'cudaStreamAddCallback', 'flags');
-  const err = (f_cudaStreamAddCallback ??= L.bind('cudaStreamAddCallback'))(a_stream, a_callback, a_userData, a_flags) as E.cudaError_t;
+  const r_callback = HC.registerHostFn(callback, a_userData, a_stream, 'streamCallback', 'cudaStreamAddCallback', 'callback');
+  const err = (f_cudaStreamAddCallback ??= L.bind('cudaStreamAddCallback'))(a_stream, r_callback.ptr, r_callback.userData, a_flags) as E.cudaError_t;
+  if (err !== 0) r_callback.cancel();
   return [err];
 }
 
@@ -582,6 +586,7 @@ let f_cudaStreamSynchronize: KoffiFunction | undefined;
 // cudaError_t cudaStreamSynchronize(cudaStream_t stream) — cuda_runtime_api.h:2320
 export function cudaStreamSynchronize(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamSynchronize', 'stream');
+  HC.guardBlockingWait('cudaStreamSynchronize', a_stream);
   const err = (f_cudaStreamSynchronize ??= L.bind('cudaStreamSynchronize'))(a_stream) as E.cudaError_t;
   return [err];
 }
@@ -743,6 +748,7 @@ let f_cudaEventSynchronize: KoffiFunction | undefined;
 // cudaError_t cudaEventSynchronize(cudaEvent_t event) — cuda_runtime_api.h:2951
 export function cudaEventSynchronize(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventSynchronize', 'event');
+  HC.guardBlockingWait('cudaEventSynchronize');
   const err = (f_cudaEventSynchronize ??= L.bind('cudaEventSynchronize'))(a_event) as E.cudaError_t;
   return [err];
 }
@@ -950,11 +956,12 @@ export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number): [E.cuda
 let f_cudaLaunchHostFunc: KoffiFunction | undefined;
 /** Enqueues a host function call in a stream */
 // cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void * userData) — cuda_runtime_api.h:4145
-export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: bigint | null, userData: Pointer): [E.cudaError_t] {
+export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: ((userData: bigint) => void) | bigint | null, userData: Pointer): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaLaunchHostFunc', 'stream');
-  const a_fn = M.handle(fn, 'cudaLaunchHostFunc', 'fn');
   const a_userData = M.pointer(userData, 'cudaLaunchHostFunc', 'userData');
-  const err = (f_cudaLaunchHostFunc ??= L.bind('cudaLaunchHostFunc'))(a_stream, a_fn, a_userData) as E.cudaError_t;
+  const r_fn = HC.registerHostFn(fn, a_userData, a_stream, 'hostFn', 'cudaLaunchHostFunc', 'fn');
+  const err = (f_cudaLaunchHostFunc ??= L.bind('cudaLaunchHostFunc'))(a_stream, r_fn.ptr, r_fn.userData) as E.cudaError_t;
+  if (err !== 0) r_fn.cancel();
   return [err];
 }
 

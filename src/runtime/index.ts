@@ -11,6 +11,7 @@ export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
+export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
 import { cudart, cudartLibraryInfo } from '../ffi/cudart-lib';
 import type { LibraryInfo } from '../ffi/binding';

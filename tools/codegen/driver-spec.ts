@@ -60,6 +60,8 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuSignalExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
   cuWaitExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
   cuStreamBatchMemOp: { paramArray: inArr('count', false) },
+  cuLaunchHostFunc: { fn: { k: 'hostFn', kind: 'hostFn', stream: 'hStream' } },
+  cuStreamAddCallback: { callback: { k: 'hostFn', kind: 'streamCallback', stream: 'hStream' } },
   cuLaunchKernel: { kernelParams: { k: 'kernelArgs' }, extra: { k: 'pointer' } },
   cuLaunchCooperativeKernel: { kernelParams: { k: 'kernelArgs' } },
   cuLaunchKernelEx: { kernelParams: { k: 'kernelArgs' }, extra: { k: 'pointer' } },
@@ -161,6 +163,9 @@ export const driverApi: ApiConfig = {
     docs: {},
     // Arguments libcuda 580 crashes on instead of returning an error (found by tools/find-crashers.sh).
     checks: {
+      cuStreamSynchronize: [`HC.guardBlockingWait('cuStreamSynchronize', a_hStream);`],
+      cuEventSynchronize: [`HC.guardBlockingWait('cuEventSynchronize');`],
+      cuCtxSynchronize: [`HC.guardBlockingWait('cuCtxSynchronize');`],
       cuMemPoolExportToShareableHandle: [`M.checkExtent(a_handle_out, X.shareableHandleBytes(a_handleType), 'cuMemPoolExportToShareableHandle', 'handle_out', 'the handle type');`],
       cuMemExportToShareableHandle: [`M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cuMemExportToShareableHandle', 'shareableHandle', 'the handle type');`],
       cuDevResourceGenerateDesc: [`if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');`],

@@ -119,18 +119,20 @@ interface Plan {
   splitArgs: string[];
   outs: { expr: string; ts: string }[];
   post: string[];
+  /** Statements right after the call, whatever its status. */
+  after: string[];
   /** How each parameter was treated, for the report. */
   notes: string[];
   needsLib: Set<string>;
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
-const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'L', 'KA']);
+const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'L', 'KA', 'HC']);
 const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents, attrTables } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], notes: [], needsLib: new Set() };
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], needsLib: new Set() };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
@@ -140,6 +142,8 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   const borrowedCounts = new Set(Object.values(specs).filter((s): s is Extract<ParamSpec, { k: 'borrowedArray' }> => s.k === 'borrowedArray').map((s) => s.count));
   const countSlot = new Map<string, number>();
   const countChecked = new Set<string>();
+  // A JS host function passes a token as its user data in place of the caller's.
+  let hostFnReg: string | undefined;
 
   for (const [name, s] of Object.entries(specs)) {
     if (!fn.params.some((p) => p.name === name)) throw new Error(`codegen: ${F} has no parameter ${name} (spec)`);
@@ -288,6 +292,18 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.outs.push({ expr: `K.U64[${i}]`, ts: 'bigint' });
       continue;
     }
+    if (spec?.k === 'hostFn') {
+      // A JS function (run on the JS thread, see ffi/host-callbacks.ts) or a native pointer.
+      const sig = spec.kind === 'hostFn' ? '(userData: bigint) => void' : '(stream: bigint, status: number, userData: bigint) => void';
+      addJs(p, `(${sig}) | bigint | null`);
+      plan.late.push(`const r_${p.name} = HC.registerHostFn(${J}, a_userData, ${local({ name: spec.stream } as ParamModel)}, '${spec.kind}', '${F}', '${p.name}');`);
+      plan.args.push(`r_${p.name}.ptr`);
+      hostFnReg = `r_${p.name}`;
+      plan.koffiTypes.push('void *');
+      plan.after.push(`if (err !== 0) r_${p.name}.cancel();`);
+      plan.notes.push(`${p.name}: a JS function, run on the JS thread`);
+      continue;
+    }
     if (spec?.k === 'kernelArgs') {
       addJs(p, 'KernelArgs | readonly KernelArgInput[] | Pointer');
       plan.pre.push(`const ${L} = KA.kernelArgs(${J}, '${F}', '${p.name}');`);
@@ -417,6 +433,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     plan.koffiTypes.push('void *');
     plan.notes.push(`${p.name}: raw pointer`);
   }
+  if (hostFnReg) plan.args = plan.args.map((a) => (a === 'a_userData' ? `${hostFnReg}.userData` : a));
   for (const c of api.spec.checks?.[fn.name] ?? []) plan.late.push(c);
   if (plan.splitTypes) {
     // Rebuild the split form from the whole list so every other argument keeps its place.
@@ -583,6 +600,7 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   o.push(`import type { Pointer } from '../ffi/marshal';`);
   o.push(`import * as K from '../ffi/scratch';`);
   o.push(`import * as KA from '../ffi/kernel-args';`);
+  o.push(`import * as HC from '../ffi/host-callbacks';`);
   o.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   o.push(`import { W } from '../ffi/memory';`);
   o.push(`import { ${api.lib.fn} as L } from '${api.lib.module}';`);
@@ -593,6 +611,7 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   o.push(`import type * as H from './handles';`);
   o.push('');
   o.push('void W;');
+  o.push('void HC;');
   o.push('');
   for (const [name, t] of Object.entries(attrTables)) {
     const e = [...model.enums.values()].find((x) => x.name === t.enumName || x.typedefs.includes(t.enumName));
@@ -635,6 +654,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const call = (args: string[]) => `(f_${fn.name} ??= L.bind('${fn.name}'))(${args.join(', ')})`;
   if (p.splitTypes) o.push(`  const err = (L.splitSmallStructs ? ${call(p.splitArgs)} : ${call(p.args)}) as ${st};`);
   else o.push(`  const err = ${call(p.args)} as ${st};`);
+  for (const s of p.after) o.push(`  ${s}`);
   if (p.outs.length) {
     o.push(`  if (err !== 0) return [err${', null'.repeat(p.outs.length)}];`);
     for (const s of p.post) o.push(`  ${s}`);

@@ -16,7 +16,8 @@ export type ParamSpec =
   | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
   | { k: 'rangeAttr'; size: string; attr: string }
   | { k: 'pointer' }
-  | { k: 'kernelArgs' };
+  | { k: 'kernelArgs' }
+  | { k: 'hostFn'; kind: 'hostFn' | 'streamCallback'; stream: string };
 
 const dep = (count = 'numDependencies') => ({ pDependencies: { k: 'inArray', count, nullable: true } as ParamSpec });
 const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
@@ -36,6 +37,8 @@ export const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cudaStreamUpdateCaptureDependencies: { dependencies: inArr('numDependencies'), dependencyData: inArr('numDependencies') },
   cudaSignalExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
   cudaWaitExternalSemaphoresAsync: { extSemArray: inArr('numExtSems', false), paramsArray: inArr('numExtSems', false) },
+  cudaLaunchHostFunc: { fn: { k: 'hostFn', kind: 'hostFn', stream: 'stream' } },
+  cudaStreamAddCallback: { callback: { k: 'hostFn', kind: 'streamCallback', stream: 'stream' } },
   cudaLaunchKernel: { args: { k: 'kernelArgs' } },
   cudaLaunchCooperativeKernel: { args: { k: 'kernelArgs' } },
   cudaLaunchKernelExC: { args: { k: 'kernelArgs' } },
@@ -176,7 +179,11 @@ function runtimeChecks(): Record<string, string[]> {
   const cfg = (fn: string, p: string) => `if (a_${p} === null) M.rangeError('${fn}', '${p}', 'must be a cudaLaunchConfig_t, not NULL');`;
   const kernelParams = (fn: string) =>
     `if (a_pNodeParams === null || X.nullField(a_pNodeParams, S.cudaKernelNodeParams, 'func')) M.rangeError('${fn}', 'pNodeParams', 'must be a cudaKernelNodeParams whose func is a kernel, not NULL');`;
+  const guard = (fn: string, stream?: string) => `HC.guardBlockingWait('${fn}'${stream ? `, a_${stream}` : ''});`;
   return {
+    cudaStreamSynchronize: [guard('cudaStreamSynchronize', 'stream')],
+    cudaEventSynchronize: [guard('cudaEventSynchronize')],
+    cudaDeviceSynchronize: [guard('cudaDeviceSynchronize')],
     cudaMemPoolExportToShareableHandle: [`M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cudaMemPoolExportToShareableHandle', 'shareableHandle', 'the handle type');`],
     cudaLaunchKernelExC: [cfg('cudaLaunchKernelExC', 'config'), notNull('cudaLaunchKernelExC', 'func', 'a kernel')],
     cudaOccupancyMaxPotentialClusterSize: [notNull('cudaOccupancyMaxPotentialClusterSize', 'func', 'a kernel'), cfg('cudaOccupancyMaxPotentialClusterSize', 'launchConfig')],
