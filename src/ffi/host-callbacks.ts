@@ -12,7 +12,7 @@
 //    callback needs the thread that waits), so it is refused with an error that says what to use.
 import { EventEmitter } from 'node:events';
 import koffi from 'koffi';
-import { typeError } from './marshal';
+import { handle, typeError } from './marshal';
 
 /** Emits 'error' (error, details) when a JS host function throws. */
 export const hostCallbacks = new EventEmitter();
@@ -94,7 +94,7 @@ export interface HostFnRegistration {
 export function registerHostFn(
   fn: unknown, userData: unknown, stream: bigint | null, kind: 'hostFn' | 'streamCallback', where: string, param: string,
 ): HostFnRegistration {
-  if (typeof fn === 'bigint' || fn === null) return { ptr: fn ?? 0n, userData, cancel: () => undefined };
+  if (typeof fn === 'bigint' || fn === null) return { ptr: handle(fn, where, param) ?? 0n, userData, cancel: () => undefined };
   if (typeof fn !== 'function') typeError(where, param, 'a JS function or a native function pointer (bigint)', fn);
   const token = nextToken++;
   const key = stream ?? 0n;
