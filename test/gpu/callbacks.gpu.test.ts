@@ -44,9 +44,9 @@ const gpu = err === 0 && (count ?? 0) > 0;
   });
 
   test('a blocking cudaStreamSynchronize with a host function pending is refused, not a deadlock', async () => {
-    const [ev] = cudart.cudaEventCreate();
+    const [, ev] = cudart.cudaEventCreate();
     // Held back by an event recorded later, the host function cannot run before the check.
-    const [gate] = cudart.cudaStreamCreate();
+    const [, gate] = cudart.cudaStreamCreate();
     cudart.cudaStreamWaitEvent(s, ev!, 0);
     let ran = false;
     cudart.cudaLaunchHostFunc(s, () => { ran = true; }, null);
