@@ -6,7 +6,7 @@ set -u
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT"
 export CI=true
-npm run --silent build > /dev/null
+npm run --silent build > /dev/null && npx tsc -p tsconfig.bench.json
 {
   nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id --format=csv; node --version
   for ex in deviceQuery vectorAddDrv jitProgram; do

@@ -5394,6 +5394,7 @@ let f_cuVDPAUGetDevice: KoffiFunction | undefined;
 export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.CUresult, number | null] {
   const a_vdpDevice = M.u32(vdpDevice, 'cuVDPAUGetDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cuVDPAUGetDevice', 'vdpGetProcAddress');
+  if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUGetDevice', 'vdpGetProcAddress', 'must be VDPAU\'s VdpGetProcAddress, not NULL');
   const err = (f_cuVDPAUGetDevice ??= L.bind('cuVDPAUGetDevice'))(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -5407,6 +5408,7 @@ export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: numbe
   const a_device = M.i32(device, 'cuVDPAUCtxCreate', 'device');
   const a_vdpDevice = M.u32(vdpDevice, 'cuVDPAUCtxCreate', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cuVDPAUCtxCreate', 'vdpGetProcAddress');
+  if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUCtxCreate', 'vdpGetProcAddress', 'must be VDPAU\'s VdpGetProcAddress, not NULL');
   const err = (f_cuVDPAUCtxCreate ??= L.bind('cuVDPAUCtxCreate'))(K.slot[0], a_flags, a_device, a_vdpDevice, a_vdpGetProcAddress) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];

@@ -163,6 +163,8 @@ export const driverApi: ApiConfig = {
     docs: {},
     // Arguments libcuda 580 crashes on instead of returning an error (found by tools/find-crashers.sh).
     checks: {
+      cuVDPAUCtxCreate: [`if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUCtxCreate', 'vdpGetProcAddress', 'must be VDPAU\\'s VdpGetProcAddress, not NULL');`],
+      cuVDPAUGetDevice: [`if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUGetDevice', 'vdpGetProcAddress', 'must be VDPAU\\'s VdpGetProcAddress, not NULL');`],
       cuStreamSynchronize: [`HC.guardBlockingWait('cuStreamSynchronize', a_hStream);`],
       cuEventSynchronize: [`HC.guardBlockingWait('cuEventSynchronize');`],
       cuCtxSynchronize: [`HC.guardBlockingWait('cuCtxSynchronize');`],
