@@ -176,6 +176,7 @@ export const driverApi: ApiConfig = {
     },
   },
   skipped: [
-    ['`cuGetProcAddress` results', 'bound as a function that returns the address; calling the returned pointer is up to the caller'],
+    ['(none skipped)', 'every function the headers declare is bound'],
+    ['`cuEventCreateFromEGLSync`', 'bound, but libcuda 580 on x86-64 does not export it (Tegra only): calling it throws, naming the symbol'],
   ],
 };
