@@ -8,15 +8,10 @@ import * as path from 'node:path';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { cudart } = require(path.resolve('dist')) as typeof import('../src');
 
-function bench(fn: () => unknown, n: number): number {
-  const r: number[] = [];
-  for (let rep = 0; rep < 5; rep++) {
-    const t = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) fn();
-    r.push(Number(process.hrtime.bigint() - t) / n);
-  }
-  return r.sort((a, b) => a - b)[2];
-}
+// The CLI's timing loop: the median of 5 timed loops of n calls, in ns per call.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { time } = require(path.resolve('dist', 'cli', 'latency')) as typeof import('../src/cli/latency');
+const bench = (fn: () => unknown, n: number): number => time(fn, n, 5);
 const out = (name: string, v: number) => console.log(`facade,${name},${v.toFixed(1)}`);
 function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
   if (r[0] !== 0) throw new Error(`${what}: ${cudart.cudaError_t[r[0]]}`);

@@ -4,6 +4,7 @@
 // Exits with status 1, and one line on stderr saying why, when libcuda, libnvrtc or a device is missing.
 import { performance } from 'node:perf_hooks';
 import { cuda, nvrtc } from '../src';
+import { check, checkNvrtc, compile, CudaCallError, missingLibraries } from './lib/driver';
 
 const N = 1_000_003; // not a multiple of the block size: the last block is partly idle
 const THREADS_PER_BLOCK = 256;
@@ -15,75 +16,8 @@ extern "C" __global__ void fillIndex(int *out, int n) {
 }
 `;
 
-/** Thrown when a call fails; main() prints it and sets the exit status. */
-class CudaCallError extends Error {}
-
-function check<T extends unknown[]>(r: readonly [cuda.CUresult, ...T], what: string): { [K in keyof T]: NonNullable<T[K]> } {
-  const [err, ...out] = r;
-  if (err !== cuda.CUresult.CUDA_SUCCESS) {
-    const [, name] = cuda.cuGetErrorName(err);
-    const [, text] = cuda.cuGetErrorString(err);
-    throw new CudaCallError(`${what} failed: ${name ?? err} (${err}): ${text ?? 'unknown error'}`);
-  }
-  return out as { [K in keyof T]: NonNullable<T[K]> };
-}
-
-function checkNvrtc<T extends unknown[]>(r: readonly [nvrtc.nvrtcResult, ...T], what: string, log = ''): { [K in keyof T]: NonNullable<T[K]> } {
-  const [err, ...out] = r;
-  if (err !== nvrtc.nvrtcResult.NVRTC_SUCCESS) {
-    const [, text] = nvrtc.nvrtcGetErrorString(err);
-    throw new CudaCallError(`${what} failed: ${text} (${err})${log ? `\n${log}` : ''}`);
-  }
-  return out as { [K in keyof T]: NonNullable<T[K]> };
-}
-
-/** Which of libcuda and libnvrtc cannot be loaded, with what to do, in one line; null when both load. */
-function missingLibraries(): string | null {
-  const missing: string[] = [];
-  const hints: string[] = [];
-  const probe = (fn: () => unknown) => {
-    try {
-      fn();
-    } catch (e) {
-      if (!(e instanceof cuda.LibraryLoadError)) throw e;
-      missing.push(e.label);
-      hints.push(e.message.split('\n').pop() ?? '');
-    }
-  };
-  probe(() => cuda.cuDriverGetVersion());
-  probe(() => nvrtc.nvrtcVersion());
-  if (missing.length === 0) return null;
-  return `jitProgram needs ${missing.join(' and ')}, which could not be loaded: ${hints.join(' ')}`;
-}
-
-/** The program log of an NVRTC program. */
-function programLog(prog: nvrtc.nvrtcProgram): string {
-  const [, size] = nvrtc.nvrtcGetProgramLogSize(prog);
-  const log = Buffer.alloc(Math.max(1, size ?? 1));
-  nvrtc.nvrtcGetProgramLog(prog, log);
-  const end = log.indexOf(0);
-  return log.toString('utf8', 0, end < 0 ? log.length : end).trim();
-}
-
-/** NVRTC source → PTX for the virtual architecture `compute_XY`, NUL-terminated as the driver wants it. */
-function compilePtx(src: string, arch: string): Buffer {
-  const [prog] = checkNvrtc(nvrtc.nvrtcCreateProgram(src, 'fillIndex.cu', 0, null, null), 'nvrtcCreateProgram');
-  try {
-    const opts = [`--gpu-architecture=${arch}`, '--std=c++17'];
-    const [err] = nvrtc.nvrtcCompileProgram(prog, opts.length, opts);
-    if (err !== nvrtc.nvrtcResult.NVRTC_SUCCESS) checkNvrtc([err], `nvrtcCompileProgram(${opts.join(' ')})`, programLog(prog));
-    const [size] = checkNvrtc(nvrtc.nvrtcGetPTXSize(prog), 'nvrtcGetPTXSize');
-    const ptx = Buffer.alloc(size);
-    checkNvrtc(nvrtc.nvrtcGetPTX(prog, ptx), 'nvrtcGetPTX');
-    return ptx;
-  } finally {
-    nvrtc.nvrtcDestroyProgram(prog);
-  }
-}
-
-
 function main(): number {
-  const missing = missingLibraries();
+  const missing = missingLibraries('jitProgram');
   if (missing) {
     console.error(missing);
     return 1;
@@ -111,7 +45,7 @@ function main(): number {
     // 1. NVRTC: CUDA C++ → PTX.
     const arch = `compute_${major}${minor}`;
     const t0 = performance.now();
-    const ptx = compilePtx(KERNEL, arch);
+    const ptx = compile(KERNEL, 'fillIndex.cu', arch, 'ptx', ['--std=c++17']);
     const t1 = performance.now();
     const [nvMajor, nvMinor] = checkNvrtc(nvrtc.nvrtcVersion(), 'nvrtcVersion');
     console.log(`> NVRTC ${nvMajor}.${nvMinor} compiled fillIndex to ${ptx.length - 1} bytes of PTX for ${arch} in ${(t1 - t0).toFixed(1)} ms`);

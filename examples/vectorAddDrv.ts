@@ -3,6 +3,7 @@
 //   npx tsx examples/vectorAddDrv.ts
 // Exits with status 1, and one line on stderr saying why, when libcuda, libnvrtc or a device is missing.
 import { cuda, nvrtc } from '../src';
+import { check, checkNvrtc, compile, CudaCallError, missingLibraries } from './lib/driver';
 
 const N = 50000;
 const THREADS_PER_BLOCK = 256;
@@ -14,72 +15,8 @@ extern "C" __global__ void VecAdd_kernel(const float *A, const float *B, float *
 }
 `;
 
-/** Thrown when a call fails; main() prints it and sets the exit status. */
-class CudaCallError extends Error {}
-
-/** The outputs of a driver call that must succeed. */
-function check<T extends unknown[]>(r: readonly [cuda.CUresult, ...T], what: string): { [K in keyof T]: NonNullable<T[K]> } {
-  const [err, ...out] = r;
-  if (err !== cuda.CUresult.CUDA_SUCCESS) {
-    const [, name] = cuda.cuGetErrorName(err);
-    const [, text] = cuda.cuGetErrorString(err);
-    throw new CudaCallError(`${what} failed: ${name ?? err} (${err}): ${text ?? 'unknown error'}`);
-  }
-  return out as { [K in keyof T]: NonNullable<T[K]> };
-}
-
-/** The outputs of an NVRTC call that must succeed. */
-function checkNvrtc<T extends unknown[]>(r: readonly [nvrtc.nvrtcResult, ...T], what: string, log = ''): { [K in keyof T]: NonNullable<T[K]> } {
-  const [err, ...out] = r;
-  if (err !== nvrtc.nvrtcResult.NVRTC_SUCCESS) {
-    const [, text] = nvrtc.nvrtcGetErrorString(err);
-    throw new CudaCallError(`${what} failed: ${text} (${err})${log ? `\n${log}` : ''}`);
-  }
-  return out as { [K in keyof T]: NonNullable<T[K]> };
-}
-
-/** Which of libcuda and libnvrtc cannot be loaded, with what to do, in one line; null when both load. */
-function missingLibraries(): string | null {
-  const missing: string[] = [];
-  const hints: string[] = [];
-  const probe = (fn: () => unknown) => {
-    try {
-      fn();
-    } catch (e) {
-      if (!(e instanceof cuda.LibraryLoadError)) throw e;
-      missing.push(e.label);
-      hints.push(e.message.split('\n').pop() ?? '');
-    }
-  };
-  probe(() => cuda.cuDriverGetVersion());
-  probe(() => nvrtc.nvrtcVersion());
-  if (missing.length === 0) return null;
-  return `vectorAddDrv needs ${missing.join(' and ')}, which could not be loaded: ${hints.join(' ')}`;
-}
-
-/** NVRTC source → CUBIN for `sm_XY`. */
-function compileCubin(src: string, arch: string): Buffer {
-  const [prog] = checkNvrtc(nvrtc.nvrtcCreateProgram(src, 'vectorAdd_kernel.cu', 0, null, null), 'nvrtcCreateProgram');
-  try {
-    const opts = [`--gpu-architecture=${arch}`];
-    const [err] = nvrtc.nvrtcCompileProgram(prog, opts.length, opts);
-    if (err !== nvrtc.nvrtcResult.NVRTC_SUCCESS) {
-      const [, size] = nvrtc.nvrtcGetProgramLogSize(prog);
-      const log = Buffer.alloc(Math.max(1, size ?? 1));
-      nvrtc.nvrtcGetProgramLog(prog, log);
-      checkNvrtc([err], `nvrtcCompileProgram(${opts.join(' ')})`, log.toString('utf8').replace(/\0.*$/s, ''));
-    }
-    const [size] = checkNvrtc(nvrtc.nvrtcGetCUBINSize(prog), 'nvrtcGetCUBINSize');
-    const cubin = Buffer.alloc(size);
-    checkNvrtc(nvrtc.nvrtcGetCUBIN(prog, cubin), 'nvrtcGetCUBIN');
-    return cubin;
-  } finally {
-    nvrtc.nvrtcDestroyProgram(prog);
-  }
-}
-
 function main(): number {
-  const missing = missingLibraries();
+  const missing = missingLibraries('vectorAddDrv');
   if (missing) {
     console.error(missing);
     return 1;
@@ -113,7 +50,7 @@ function main(): number {
     [ctx] = check(cuda.cuCtxCreate(null, 0, dev), 'cuCtxCreate');
 
     const arch = `sm_${major}${minor}`;
-    const cubin = compileCubin(KERNEL, arch);
+    const cubin = compile(KERNEL, 'vectorAdd_kernel.cu', arch, 'cubin');
     console.log(`> NVRTC ${nvMajor}.${nvMinor} compiled VecAdd_kernel for ${arch} (${cubin.length} bytes of CUBIN)`);
     [mod] = check(cuda.cuModuleLoadData(cubin), 'cuModuleLoadData');
     const [vecAdd] = check(cuda.cuModuleGetFunction(mod, 'VecAdd_kernel'), 'cuModuleGetFunction(VecAdd_kernel)');

@@ -8,15 +8,15 @@ export interface LatencyRow {
   nsPerCall: number;
 }
 
-/** Median over 5 timed loops of n calls, in ns per call. */
-function time(fn: () => unknown, n: number): number {
+/** Median over `reps` timed loops of n calls, in ns per call (the benchmarks use it too). */
+export function time(fn: () => unknown, n: number, reps = 5): number {
   const r: number[] = [];
-  for (let rep = 0; rep < 5; rep++) {
+  for (let rep = 0; rep < reps; rep++) {
     const t = process.hrtime.bigint();
     for (let i = 0; i < n; i++) fn();
     r.push(Number(process.hrtime.bigint() - t) / n);
   }
-  return r.sort((a, b) => a - b)[2];
+  return r.sort((a, b) => a - b)[reps >> 1];
 }
 
 export function latencyRows(device: number, progress?: (s: string) => void): LatencyRow[] {

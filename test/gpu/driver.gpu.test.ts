@@ -3,6 +3,7 @@
 // compiler logs, mangled names). Without libcuda or a device the whole suite is skipped, and its title
 // says why; without libnvrtc only the parts that compile kernels are.
 import { cudart, cuda, nvrtc } from '../../src';
+import { fillPattern, patternMismatches, okFor } from './helpers';
 
 const { CUresult } = cuda;
 const SUCCESS = CUresult.CUDA_SUCCESS;
@@ -62,47 +63,14 @@ const nv: Probe = gpu.run ? probeNvrtc() : { run: false, title: 'NVRTC' };
 const describeGpu = gpu.run ? describe : describe.skip;
 const describeNvrtc = nv.run ? describe : describe.skip;
 
-type NonNull<T extends unknown[]> = { [K in keyof T]: NonNullable<T[K]> };
-
-/** Checks that a driver call returned CUDA_SUCCESS and gives back its outputs, known non-null. */
-function ok<T extends unknown[]>(r: readonly [cuda.CUresult, ...T], what: string): NonNull<T> {
-  const [err, ...rest] = r;
-  if (err !== SUCCESS) throw new Error(`${what} returned ${CUresult[err] ?? 'an unknown error'} (${err})`);
-  for (const [i, v] of rest.entries()) if (v === null) throw new Error(`${what} returned CUDA_SUCCESS but output ${i} is null`);
-  return rest as NonNull<T>;
-}
-
-/** The same for runtime calls. */
-function rtOk<T extends unknown[]>(r: readonly [cudart.cudaError_t, ...T], what: string): NonNull<T> {
-  const [err, ...rest] = r;
-  if (err !== cudart.cudaError_t.cudaSuccess) throw new Error(`${what} returned ${cudart.cudaError_t[err] ?? 'an unknown error'} (${err})`);
-  for (const [i, v] of rest.entries()) if (v === null) throw new Error(`${what} returned cudaSuccess but output ${i} is null`);
-  return rest as NonNull<T>;
-}
-
-/** The same for NVRTC calls. */
-function nvOk<T extends unknown[]>(r: readonly [nvrtc.nvrtcResult, ...T], what: string): NonNull<T> {
-  const [err, ...rest] = r;
-  if (err !== NVRTC_SUCCESS) throw new Error(`${what} returned ${nvrtc.nvrtcResult[err] ?? 'an unknown error'} (${err})`);
-  for (const [i, v] of rest.entries()) if (v === null) throw new Error(`${what} returned NVRTC_SUCCESS but output ${i} is null`);
-  return rest as NonNull<T>;
-}
+/** Check that a driver, runtime or NVRTC call succeeded and give back its outputs, known non-null. */
+const ok = okFor<cuda.CUresult>(SUCCESS, CUresult);
+const rtOk = okFor<cudart.cudaError_t>(cudart.cudaError_t.cudaSuccess, cudart.cudaError_t);
+const nvOk = okFor<nvrtc.nvrtcResult>(NVRTC_SUCCESS, nvrtc.nvrtcResult);
 
 /** The name of a driver status, so that a failed expectation shows names rather than numbers. */
 function errName(err: cuda.CUresult): string {
   return CUresult[err] ?? `CUresult ${err}`;
-}
-
-/** A deterministic pattern of 32-bit words. */
-function fillPattern(a: Uint32Array, seed: number): void {
-  for (let i = 0; i < a.length; i++) a[i] = (Math.imul(i, 2654435761) ^ seed) >>> 0;
-}
-
-/** How many words differ from the pattern (0 when all match). */
-function patternMismatches(a: Uint32Array, seed: number): number {
-  let bad = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== (Math.imul(i, 2654435761) ^ seed) >>> 0) bad++;
-  return bad;
 }
 
 /** Where `got` differs from `want(i)`: a count and the first few, for a readable failure. */

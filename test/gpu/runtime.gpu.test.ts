@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import koffi from 'koffi';
 import { cudart } from '../../src';
+import { fillPattern, patternMismatches, okFor } from './helpers';
 
 const { cudaError_t, cudaMemcpyKind } = cudart;
 const H2D = cudaMemcpyKind.cudaMemcpyHostToDevice;
@@ -29,31 +30,12 @@ function probe(): { run: true; title: string } | { run: false; title: string } {
 const gpu = probe();
 const describeGpu = gpu.run ? describe : describe.skip;
 
-type NonNull<T extends unknown[]> = { [K in keyof T]: NonNullable<T[K]> };
-
 /** Checks that a call returned cudaSuccess and gives back its outputs, known non-null. */
-function ok<T extends unknown[]>(r: readonly [cudart.cudaError_t, ...T], what: string): NonNull<T> {
-  const [err, ...rest] = r;
-  if (err !== cudaError_t.cudaSuccess) throw new Error(`${what} returned ${cudaError_t[err] ?? 'an unknown error'} (${err})`);
-  for (const [i, v] of rest.entries()) if (v === null) throw new Error(`${what} returned cudaSuccess but output ${i} is null`);
-  return rest as NonNull<T>;
-}
+const ok = okFor<cudart.cudaError_t>(cudaError_t.cudaSuccess, cudaError_t);
 
 /** The name of an error code, so that a failed expectation shows names rather than numbers. */
 function errName(err: cudart.cudaError_t): string {
   return cudaError_t[err] ?? `cudaError ${err}`;
-}
-
-/** A deterministic pattern of 32-bit words. */
-function fillPattern(a: Uint32Array, seed: number): void {
-  for (let i = 0; i < a.length; i++) a[i] = (Math.imul(i, 2654435761) ^ seed) >>> 0;
-}
-
-/** How many words differ from the pattern (0 when all match). */
-function patternMismatches(a: Uint32Array, seed: number): number {
-  let bad = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== (Math.imul(i, 2654435761) ^ seed) >>> 0) bad++;
-  return bad;
 }
 
 /** The sum of all words, exact (summed in chunks that stay below 2^53). */

@@ -320,25 +320,19 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       continue;
     }
-    if (spec?.k === 'inRef') {
-      // A value passed by reference that C may clear (nvrtcDestroyProgram): in, not returned.
+    if (spec?.k === 'inRef' || spec?.k === 'inout') {
+      // A value passed by reference: in/out comes back; inRef (nvrtcDestroyProgram, which clears
+      // the handle it is given) does not.
       const ek = tm.value((r as { to: CType }).to);
       const i = slot();
       addJs(p, tsQ(tm, tm.tsIn(ek)));
       plan.pre.push(`const ${L} = ${tm.check(ek, J, F, p.name)};`, slotWrite(ek, i, L));
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
-      continue;
-    }
-    if (spec?.k === 'inout') {
-      const ek = tm.value((r as { to: CType }).to);
-      const i = slot();
-      addJs(p, tsQ(tm, tm.tsIn(ek)));
-      plan.pre.push(`const ${L} = ${tm.check(ek, J, F, p.name)};`, slotWrite(ek, i, L));
-      plan.args.push(`K.slot[${i}]`);
-      plan.koffiTypes.push('void *');
-      plan.outs.push({ expr: slotRead(ek, i), ts: tsQ(tm, tm.tsOut(ek)) });
-      plan.notes.push(`${p.name}: in/out`);
+      if (spec.k === 'inout') {
+        plan.outs.push({ expr: slotRead(ek, i), ts: tsQ(tm, tm.tsOut(ek)) });
+        plan.notes.push(`${p.name}: in/out`);
+      }
       continue;
     }
     if (spec?.k === 'inStruct' || (r.k === 'ptr' && !tm.handle(p.type) && isRecordPtr(model, r) && r.constTo)) {

@@ -1,0 +1,28 @@
+// Helpers the GPU suites share.
+
+/** A deterministic pattern of 32-bit words. */
+export function fillPattern(a: Uint32Array, seed: number): void {
+  for (let i = 0; i < a.length; i++) a[i] = (Math.imul(i, 2654435761) ^ seed) >>> 0;
+}
+
+/** How many words differ from the pattern (0 when all match). */
+export function patternMismatches(a: Uint32Array, seed: number): number {
+  let bad = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== (Math.imul(i, 2654435761) ^ seed) >>> 0) bad++;
+  return bad;
+}
+
+export type NonNull<T extends unknown[]> = { [K in keyof T]: NonNullable<T[K]> };
+
+/**
+ * An `ok` for one API: checks that a call returned `success` and gives back its outputs, known
+ * non-null; a failure names the call and the status by name.
+ */
+export function okFor<S extends number>(success: NoInfer<S>, names: Record<number, string>) {
+  return <T extends unknown[]>(r: readonly [S, ...T], what: string): NonNull<T> => {
+    const [err, ...rest] = r;
+    if (err !== success) throw new Error(`${what} returned ${names[err] ?? 'an unknown error'} (${err})`);
+    for (const [i, v] of rest.entries()) if (v === null) throw new Error(`${what} returned ${names[success]} but output ${i} is null`);
+    return rest as NonNull<T>;
+  };
+}
