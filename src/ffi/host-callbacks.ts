@@ -69,12 +69,12 @@ function trampoline(kind: 'hostFn' | 'streamCallback'): bigint {
   if (kind === 'hostFn') {
     return (hostFnTrampoline ??= koffi.register(
       (token: bigint | number) => run(token, (u) => [u]),
-      koffi.pointer(koffi.proto('void cudaBindingsHostFn(uint64_t token)')),
+      koffi.pointer(koffi.proto('void', ['uint64_t'])),
     ) as bigint);
   }
   return (streamCallbackTrampoline ??= koffi.register(
     (stream: bigint | number, status: number, token: bigint | number) => run(token, (u) => [BigInt(stream), status, u]),
-    koffi.pointer(koffi.proto('void cudaBindingsStreamCallback(uint64_t stream, int status, uint64_t token)')),
+    koffi.pointer(koffi.proto('void', ['uint64_t', 'int', 'uint64_t'])),
   ) as bigint);
 }
 
@@ -127,4 +127,28 @@ export function guardBlockingWait(where: string, stream?: bigint | null): void {
 /** How many JS host functions have been launched and not run yet. */
 export function pendingHostFunctions(): number {
   return byToken.size;
+}
+
+// Unnamed: koffi's type names are per process, and a module can be loaded more than once in one.
+const HostFnProto = koffi.pointer(koffi.proto('void', ['void *']));
+const persistent = new WeakMap<object, bigint>();
+
+/**
+ * A native pointer that runs `fn(userData)` on the JS thread, for a graph host node: it may run at
+ * every launch of the graph, for as long as the graph lives, so the registration is kept for the
+ * life of the process (one per distinct function). An exception is reported like any host function's.
+ */
+export function persistentHostFn(fn: (userData: bigint) => void, where: string): bigint {
+  let ptr = persistent.get(fn);
+  if (ptr === undefined) {
+    ptr = koffi.register((userData: bigint) => {
+      try {
+        fn(userData);
+      } catch (e) {
+        report(e, where);
+      }
+    }, HostFnProto) as bigint;
+    persistent.set(fn, ptr);
+  }
+  return ptr;
 }

@@ -2,6 +2,8 @@
 // with typed accessors written by the generator.
 import koffi from 'koffi';
 import { alloc, bytes, cString, describe, type HostMemory } from '../ffi/marshal';
+import { kernelArgs } from '../ffi/kernel-args';
+import { persistentHostFn } from '../ffi/host-callbacks';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
 export interface StructLayout {
@@ -191,4 +193,21 @@ export function nestedView<T extends CStruct>(parent: CStruct, cls: StructClass<
   const v = cls.view(parent._u8.subarray(off, off + size), parent._dv);
   v._owner = parent;
   return v;
+}
+
+/** A kernelParams field: typed kernel arguments (packed and kept alive with the struct) or an address. */
+export function setKernelParamsField(s: CStruct, off: number, v: unknown, name: string, field: string): void {
+  const dot = name.lastIndexOf('.');
+  const packed = kernelArgs(v, name.slice(0, dot), name.slice(dot + 1));
+  setPointer(s, off, packed, name, field);
+}
+
+/** A host function field: a JS function (registered once, kept for the life of the process) or a native pointer. */
+export function setHostFnField(s: CStruct, off: number, v: unknown, name: string, field: string): void {
+  if (typeof v === 'function') {
+    s._dv.setBigUint64(s._o + off, persistentHostFn(v as (userData: bigint) => void, name), true);
+    s._hold(field, v);
+    return;
+  }
+  setPointer(s, off, v, name, field);
 }

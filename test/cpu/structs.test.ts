@@ -120,3 +120,21 @@ test('output structs come back as instances', () => {
   expect(desc).toBeInstanceOf(cudart.cudaChannelFormatDesc);
   expect([desc.x, desc.f]).toEqual([32, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat]);
 });
+
+test('a kernel node takes its arguments typed, packed and kept alive with the struct', () => {
+  const p = new cudart.cudaKernelNodeParams({ kernelParams: [cudart.ptr(0x1000n), cudart.i32(7)] });
+  const argv = Array.from(koffi.decode(p.kernelParams, 'uint64_t', 2) as ArrayLike<bigint>);
+  expect(koffi.decode(argv[0], 'uint64_t')).toBe(0x1000);
+  expect(koffi.decode(argv[1], 'int32_t')).toBe(7);
+  expect(() => (p.kernelParams = [5 as any])).toThrow(/cudaKernelNodeParams: parameter 'kernelParams\[0\]' must be a typed kernel argument/);
+});
+
+test('a graph host node takes a JS function, registered once however often it is set', () => {
+  const fn = () => undefined;
+  const a = new cudart.cudaHostNodeParams({ fn });
+  const b = new cudart.cudaHostNodeParams({ fn });
+  expect(typeof a.fn).toBe('bigint');
+  expect(a.fn).not.toBe(0n);
+  expect(b.fn).toBe(a.fn);
+  expect(() => ((a as any).fn = 'f')).toThrow(TypeError);
+});

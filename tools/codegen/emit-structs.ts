@@ -38,6 +38,9 @@ export function scalarIO(v: ValueKind): { read: (dv: string, off: string) => str
   }
 }
 
+/** Function pointer types of graph host nodes, whose fields take JS functions. */
+const HOST_FN_TYPES = new Set(['cudaHostFn_t', 'CUhostFn']);
+
 /** Which char arrays are text; the rest are bytes (UUIDs, LUIDs, IPC handles, padding). */
 const textFields = new Set(['name']);
 
@@ -50,7 +53,8 @@ function isCharArray(t: CType): boolean {
 
 export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[]): string {
   const out: string[] = [banner(`struct classes of the ${api.title}`)];
-  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView } from './base';`);
+  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, setKernelParamsField } from './base';`);
+  out.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   out.push(`import { W, readSize } from '../ffi/memory';`);
   out.push(`import type { Pointer } from '../ffi/marshal';`);
   out.push(`import type * as E from '../${api.id}/enums';`);
@@ -151,7 +155,16 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
       tsGet = tsEnumsHandles(tm.tsOut(k), tm);
       tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : tsGet;
       get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
-      if (k.k === 'addr' || k.k === 'fnptr') {
+      const typedefName = f.type.k === 'typedef' ? f.type.name : '';
+      if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {
+        // A graph host node's function: a JS function is run on the JS thread at every launch.
+        tsSet = '((userData: bigint) => void) | bigint | null';
+        set = `setHostFnField(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
+      } else if (f.name === 'kernelParams' && t.k === 'ptr') {
+        // The kernel's arguments: typed values, KernelArgs, or an address.
+        tsSet = 'KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null';
+        set = `setKernelParamsField(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
+      } else if (k.k === 'addr' || k.k === 'fnptr') {
         const pt = t.k === 'ptr' ? resolve(t.to) : null;
         const pointee = pt && pt.k !== 'fn' && !(pt.k === 'prim' && pt.name === 'void') ? tm.value((t as { to: CType }).to) : null;
         if (pointee && pointee.k !== 'void' && pointee.k !== 'fnptr') {
