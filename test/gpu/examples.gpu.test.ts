@@ -1,0 +1,63 @@
+// Every example in examples/ run as its user runs it (`node --import tsx examples/<name>.ts`, from the
+// repo root), in a child process: it must exit 0 and print `Result = PASS`. vectorAdd also runs
+// with 10,000,000 elements, each checked by the example. Without a device the suite is skipped,
+// and its title says why.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cudart } from '../../src';
+
+const root = path.join(__dirname, '..', '..');
+/** Examples that need two GPUs: they run only where there are two. */
+const NEEDS_TWO_GPUS = new Set<string>([]);
+const TIMEOUT_MS = 170_000;
+
+function probe(): { count: number; title: string } {
+  try {
+    const [err, count] = cudart.cudaGetDeviceCount();
+    if (err !== cudart.cudaError_t.cudaSuccess) return { count: 0, title: `no CUDA device: cudaGetDeviceCount returned ${cudart.cudaGetErrorName(err)[1]}` };
+    if (!count) return { count: 0, title: 'no CUDA device: cudaGetDeviceCount returned 0 devices' };
+    return { count, title: `the examples on ${count} device(s)` };
+  } catch (e) {
+    return { count: 0, title: `no CUDA runtime: ${(e as Error).message.split('\n')[0]}` };
+  }
+}
+
+const gpu = probe();
+const examples = fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.ts')).map((f) => f.replace(/\.ts$/, '')).sort();
+const runnable = examples.filter((e) => !NEEDS_TWO_GPUS.has(e) || gpu.count >= 2);
+
+function run(name: string, ...args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join('examples', `${name}.ts`), ...args], {
+    cwd: root, encoding: 'utf8', timeout: TIMEOUT_MS, maxBuffer: 1 << 26,
+  });
+  console.log(`== examples/${[`${name}.ts`, ...args].join(' ')}: exit ${r.status}${r.signal ? ` (${r.signal})` : ''}\n${r.stdout}${r.stderr}`);
+  // The whole of stderr and the end of stdout show in the diff when it fails.
+  return {
+    status: r.status,
+    signal: r.signal,
+    passed: /^Result = PASS$/m.test(r.stdout ?? ''),
+    stdoutTail: (r.stdout ?? '').split('\n').slice(-15).join('\n'),
+    stderr: r.stderr ?? '',
+  };
+}
+
+const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any(String), stderr: expect.any(String) };
+
+(gpu.count > 0 ? describe : describe.skip)(gpu.title, () => {
+  test('the examples are all here', () => {
+    for (const e of ['deviceQuery', 'vectorAddDrv', 'jitProgram', 'vectorAdd', 'bandwidthTest', 'streamsAndEvents', 'simpleCudaGraphs', 'hostCallback', 'zeroCopy', 'streamOrderedAllocation', 'clock']) {
+      expect(examples).toContain(e);
+    }
+  });
+
+  test.each(runnable)('examples/%s.ts exits 0 and prints Result = PASS', (name) => {
+    expect(run(name)).toEqual(expected);
+  }, TIMEOUT_MS + 10_000);
+
+  test('examples/vectorAdd.ts 10000000: ten million elements, each checked', () => {
+    const r = run('vectorAdd', '10000000');
+    expect(r).toEqual(expected);
+    expect(r.stdoutTail).toContain('[Vector addition of 10000000 elements]');
+  }, TIMEOUT_MS + 10_000);
+});
