@@ -129,11 +129,6 @@ export function pointer(v: unknown, fn: string, p: string): Pointer {
   return typeError(fn, p, 'an address (bigint), a Buffer, TypedArray, DataView, ArrayBuffer or null', v);
 }
 
-/** Bytes of host memory behind a pointer argument, or -1 when it is an address or null. */
-export function hostBytes(v: Pointer): number {
-  return v === null || typeof v === 'bigint' ? -1 : v.byteLength;
-}
-
 /** Throws when host memory passed as `p` holds fewer than `need` bytes. */
 export function checkExtent(v: Pointer, need: number, fn: string, p: string, what: string): void {
   if (v === null || typeof v === 'bigint') return;
@@ -154,11 +149,6 @@ export function str(v: unknown, fn: string, p: string): string {
     return v;
   }
   return typeError(fn, p, 'a string', v);
-}
-
-/** A C string argument that may be NULL. */
-export function strOrNull(v: unknown, fn: string, p: string): string | null {
-  return v === null ? null : str(v, fn, p);
 }
 
 /** The address of host memory or a bigint address, for C arrays of pointers. */

@@ -14,15 +14,9 @@ export const F32 = new Float32Array(store);
 export const F64 = new Float64Array(store);
 export const I64 = new BigInt64Array(store);
 export const U64 = new BigUint64Array(store);
+export const DV = new DataView(store);
 
 /** Reads slot i as a size_t: a number, exact below 2^53. */
 export function readSize(i: number): number {
   return U32[2 * i] + U32[2 * i + 1] * 4294967296;
 }
-
-/** Reads slot i as a pointer or handle: 0 becomes null. */
-export function readHandle(i: number): bigint | null {
-  const v = U64[i];
-  return v === 0n ? null : v;
-}
-export const DV = new DataView(store);

@@ -109,7 +109,6 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuEGLStreamProducerReturnFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
 };
 
-const copy = (dst: string, src: string) => ({ [dst]: 'ByteCount', [src]: 'ByteCount' });
 const extents: Record<string, Record<string, string>> = {
   cuMemcpyHtoD: { srcHost: 'ByteCount' }, cuMemcpyHtoDAsync: { srcHost: 'ByteCount' },
   cuMemcpyDtoH: { dstHost: 'ByteCount' }, cuMemcpyDtoHAsync: { dstHost: 'ByteCount' },
@@ -120,7 +119,6 @@ const extents: Record<string, Record<string, string>> = {
   cuLogsDumpToMemory: { buffer: 'size' },
   cuParamSetv: { ptr: 'numbytes' },
 };
-void copy;
 
 /** A peer copy needs both contexts unless that side is an array. */
 const peerContexts = (fn: string) =>

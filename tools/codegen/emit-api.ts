@@ -123,7 +123,6 @@ interface Plan {
   after: string[];
   /** How each parameter was treated, for the report. */
   notes: string[];
-  needsLib: Set<string>;
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
@@ -132,7 +131,7 @@ const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents, attrTables } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], needsLib: new Set() };
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [] };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
@@ -352,7 +351,6 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         plan.pre.push(v.rec.size > 16
           ? `const ${L} = { bytes: X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}')._u8 };`
           : `const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
-        plan.needsLib.add(v.rec.name);
       } else {
         addJs(p, tsQ(tm, tm.tsIn(v)));
         plan.pre.push(`const ${L} = ${tm.check(v, J, F, p.name)};`);
