@@ -55,3 +55,44 @@ extern "C" __global__ void timedReduction(const float *input, float *output, clo
   __syncthreads();
   if (tid == 0) timer[bid + gridDim.x] = clock();
 }
+
+// simpleCubemapTexture: CUDA's sample of that name. Thread (x, y) reads texel (x, y) of each of the
+// six faces with texCubemap, at the direction through that texel's centre, and writes it negated to
+// g_odata[face][y][x] (width * width floats a face).
+extern "C" __global__ void transformCubemap(float *g_odata, int width, cudaTextureObject_t tex) {
+  unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= (unsigned int)width || y >= (unsigned int)width) return;
+  // Texel centres on [-1, 1].
+  float u = ((x + 0.5f) / (float)width) * 2.f - 1.f;
+  float v = ((y + 0.5f) / (float)width) * 2.f - 1.f;
+  float cx, cy, cz;
+  for (unsigned int face = 0; face < 6; face++) {
+    if (face == 0) {         // +X
+      cx = 1; cy = -v; cz = -u;
+    } else if (face == 1) {  // -X
+      cx = -1; cy = -v; cz = u;
+    } else if (face == 2) {  // +Y
+      cx = u; cy = 1; cz = v;
+    } else if (face == 3) {  // -Y
+      cx = u; cy = -1; cz = -v;
+    } else if (face == 4) {  // +Z
+      cx = u; cy = -v; cz = 1;
+    } else {                 // -Z
+      cx = -u; cy = -v; cz = -1;
+    }
+    g_odata[face * width * width + y * width + x] = -texCubemap<float>(tex, cx, cy, cz);
+  }
+}
+
+// simpleP2P: dst = src * s, where src or dst may be memory of a peer GPU.
+extern "C" __global__ void scaleInto(float *dst, const float *src, float s, int n) {
+  int i = blockDim.x * blockIdx.x + threadIdx.x;
+  if (i < n) dst[i] = src[i] * s;
+}
+
+// simpleIPC: data[i] = byte i of the pattern of `seed`, as lib/ipcChild.ts computes it in JS.
+extern "C" __global__ void bytePattern(unsigned char *data, int n, unsigned int seed) {
+  int i = blockDim.x * blockIdx.x + threadIdx.x;
+  if (i < n) data[i] = (unsigned char)((unsigned int)i * 31u + ((unsigned int)i >> 8) + seed);
+}
