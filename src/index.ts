@@ -2,3 +2,4 @@
 export * as cudart from './runtime';
 export * as cuda from './driver';
 export * as nvrtc from './nvrtc';
+export * as core from './core';

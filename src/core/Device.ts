@@ -1,0 +1,122 @@
+// A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
+import { cudart } from '../index';
+import { check } from './errors';
+import { Stream, type StreamOptions } from './Stream';
+import { Event, type EventOptions } from './Event';
+import { DeviceBuffer } from './DeviceBuffer';
+
+const devices = new Map<number, Device>();
+
+export class Device {
+  private props?: cudart.cudaDeviceProp;
+
+  private constructor(readonly ordinal: number) {}
+
+  /** How many CUDA devices this process sees. */
+  static count(): number {
+    return check(cudart.cudaGetDeviceCount(), 'cudaGetDeviceCount');
+  }
+
+  /** Every device. */
+  static all(): Device[] {
+    return Array.from({ length: Device.count() }, (_, i) => Device.get(i));
+  }
+
+  /** Device n (one object per device). */
+  static get(n = 0): Device {
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`Device.get: parameter 'n' must be a device number, got ${n}`);
+    let d = devices.get(n);
+    if (!d) {
+      const count = Device.count();
+      if (n >= count) throw new RangeError(`Device.get: no device ${n}; this machine has ${count}`);
+      devices.set(n, (d = new Device(n)));
+    }
+    return d;
+  }
+
+  /** The device the calling thread uses now. */
+  static current(): Device {
+    return Device.get(check(cudart.cudaGetDevice(), 'cudaGetDevice'));
+  }
+
+  /** The properties, read once (cudaGetDeviceProperties). */
+  get properties(): cudart.cudaDeviceProp {
+    return (this.props ??= check(cudart.cudaGetDeviceProperties(this.ordinal), 'cudaGetDeviceProperties'));
+  }
+
+  get name(): string {
+    return this.properties.name;
+  }
+
+  /** `[major, minor]`. */
+  get computeCapability(): [number, number] {
+    return [this.properties.major, this.properties.minor];
+  }
+
+  /** `GPU-xxxxxxxx-…`, as nvidia-smi prints it. */
+  get uuid(): string {
+    const h = Array.from(this.properties.uuid.bytes, (x) => x.toString(16).padStart(2, '0')).join('');
+    return `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
+
+  get pciBusId(): string {
+    return check(cudart.cudaDeviceGetPCIBusId(32, this.ordinal), 'cudaDeviceGetPCIBusId');
+  }
+
+  /** An attribute by its name (`'cudaDevAttrMultiProcessorCount'` or `'MultiProcessorCount'`) or value. */
+  attribute(attr: keyof typeof cudart.cudaDeviceAttr | string | number): number {
+    const value = typeof attr === 'number' ? attr : (cudart.cudaDeviceAttr as unknown as Record<string, number>)[attr.startsWith('cudaDevAttr') ? attr : `cudaDevAttr${attr}`];
+    if (value === undefined) throw new RangeError(`Device.attribute: no attribute named '${attr}'`);
+    return check(cudart.cudaDeviceGetAttribute(value, this.ordinal), 'cudaDeviceGetAttribute');
+  }
+
+  /** Free and total memory in bytes (makes this device current). */
+  memoryInfo(): { free: number; total: number } {
+    this.makeCurrent();
+    const [free, total] = check(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
+    return { free, total };
+  }
+
+  /** Makes this the calling thread's current device. */
+  makeCurrent(): this {
+    check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
+    return this;
+  }
+
+  /** Waits, off the JS thread, until all work on this device is done. */
+  async synchronize(): Promise<void> {
+    this.makeCurrent();
+    check(await cudart.async.cudaDeviceSynchronize(), 'cudaDeviceSynchronize');
+  }
+
+  /** Whether this device can read and write `peer`'s memory directly. */
+  canAccessPeer(peer: Device): boolean {
+    return check(cudart.cudaDeviceCanAccessPeer(this.ordinal, peer.ordinal), 'cudaDeviceCanAccessPeer') === 1;
+  }
+
+  /** Lets this device access `peer`'s memory (already enabled is fine). */
+  enablePeerAccess(peer: Device): void {
+    this.makeCurrent();
+    const [err] = cudart.cudaDeviceEnablePeerAccess(peer.ordinal, 0);
+    if (err === cudart.cudaError_t.cudaErrorPeerAccessAlreadyEnabled) cudart.cudaGetLastError();
+    else check([err], 'cudaDeviceEnablePeerAccess');
+  }
+
+  /** A new stream on this device. */
+  createStream(options: StreamOptions = {}): Stream {
+    this.makeCurrent();
+    return Stream.create(this, options);
+  }
+
+  /** A new event on this device. */
+  createEvent(options: EventOptions = {}): Event {
+    this.makeCurrent();
+    return Event.create(this, options);
+  }
+
+  /** `size` bytes of device memory. */
+  allocate(size: number): DeviceBuffer {
+    this.makeCurrent();
+    return DeviceBuffer.allocate(this, size);
+  }
+}

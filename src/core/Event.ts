@@ -1,0 +1,59 @@
+// A CUDA event: a marker in a stream, for waits and timing.
+import { cudart } from '../index';
+import { check } from './errors';
+import { Resource } from './lifetime';
+import type { Device } from './Device';
+import type { Stream } from './Stream';
+
+export interface EventOptions {
+  /** Records timestamps for elapsedSince (on by default; off is cheaper). */
+  timing?: boolean;
+  /** Waits on it yield the CPU rather than spin (cudaEventBlockingSync). */
+  blockingSync?: boolean;
+}
+
+export class Event extends Resource {
+  private constructor(
+    readonly handle: cudart.cudaEvent_t,
+    readonly device: Device,
+    readonly timing: boolean,
+  ) {
+    super(() => void cudart.cudaEventDestroy(handle), [device]);
+  }
+
+  /** @internal Use device.createEvent(). */
+  static create(device: Device, o: EventOptions): Event {
+    const timing = o.timing ?? true;
+    const flags = (timing ? 0 : cudart.cudaEventDisableTiming) | (o.blockingSync ? cudart.cudaEventBlockingSync : 0);
+    return new Event(check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'), device, timing);
+  }
+
+  /** Marks the point in `stream` (the legacy default stream when absent). */
+  record(stream?: Stream): this {
+    this.live('record');
+    check(cudart.cudaEventRecord(this.handle, stream?.handle ?? null), 'cudaEventRecord');
+    return this;
+  }
+
+  /** Waits, off the JS thread, until the work before the event is done. */
+  async synchronize(): Promise<void> {
+    this.live('synchronize');
+    check(await cudart.async.cudaEventSynchronize(this.handle), 'cudaEventSynchronize');
+  }
+
+  /** Whether the work before the event is done. */
+  query(): boolean {
+    this.live('query');
+    const [err] = cudart.cudaEventQuery(this.handle);
+    if (err === cudart.cudaError_t.cudaErrorNotReady) return false;
+    check([err], 'cudaEventQuery');
+    return true;
+  }
+
+  /** Milliseconds from `start` to this event (both recorded and complete). */
+  elapsedSince(start: Event): number {
+    this.live('elapsedSince');
+    if (!this.timing || !start.timing) throw new Error('Event.elapsedSince: both events need timing (create them with { timing: true })');
+    return check(cudart.cudaEventElapsedTime(start.handle, this.handle), 'cudaEventElapsedTime');
+  }
+}

@@ -1,0 +1,69 @@
+// A CUDA stream: work queued in order; waits that do not block the event loop.
+import { cudart } from '../index';
+import { check } from './errors';
+import { Resource } from './lifetime';
+import type { Device } from './Device';
+import type { Event } from './Event';
+
+export interface StreamOptions {
+  /** Does not synchronize with the legacy default stream (cudaStreamNonBlocking). */
+  nonBlocking?: boolean;
+  /** Lower numbers run first; see cudaDeviceGetStreamPriorityRange. */
+  priority?: number;
+}
+
+export class Stream extends Resource {
+  private constructor(
+    readonly handle: cudart.cudaStream_t,
+    readonly device: Device,
+  ) {
+    super(() => void cudart.cudaStreamDestroy(handle), [device]);
+  }
+
+  /** @internal Use device.createStream(). */
+  static create(device: Device, o: StreamOptions): Stream {
+    const flags = o.nonBlocking ? cudart.cudaStreamNonBlocking : cudart.cudaStreamDefault;
+    const h = check(cudart.cudaStreamCreateWithPriority(flags, o.priority ?? 0), 'cudaStreamCreateWithPriority');
+    return new Stream(h, device);
+  }
+
+  /** Waits, off the JS thread, until the stream's work is done. */
+  async synchronize(): Promise<void> {
+    this.live('synchronize');
+    check(await cudart.async.cudaStreamSynchronize(this.handle), 'cudaStreamSynchronize');
+  }
+
+  /** Whether all the stream's work is done. */
+  query(): boolean {
+    this.live('query');
+    const [err] = cudart.cudaStreamQuery(this.handle);
+    if (err === cudart.cudaError_t.cudaErrorNotReady) return false;
+    check([err], 'cudaStreamQuery');
+    return true;
+  }
+
+  /** Makes later work on this stream wait for `event`. */
+  waitEvent(event: Event): void {
+    this.live('waitEvent');
+    check(cudart.cudaStreamWaitEvent(this.handle, event.handle, 0), 'cudaStreamWaitEvent');
+  }
+
+  /** Runs `fn` on the JS thread once the work queued so far is done. */
+  onComplete(fn: () => void): void {
+    this.live('onComplete');
+    check(cudart.cudaLaunchHostFunc(this.handle, () => fn(), null), 'cudaLaunchHostFunc');
+  }
+
+  /** Resolves with what `fn` returns once the work queued so far is done (a host function). */
+  hostCallback<T>(fn: () => T): Promise<T> {
+    return new Promise((resolve, reject) =>
+      this.onComplete(() => {
+        try {
+          resolve(fn());
+        } catch (e) {
+          reject(e);
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,53 @@
+// Errors of the core layer: a failed call throws instead of returning a status.
+import { cudart, cuda } from '../index';
+
+/** A CUDA call failed: `code` is the status, `name` its C name, `fn` the call. */
+export class CudaError extends Error {
+  constructor(
+    readonly code: number,
+    readonly codeName: string,
+    readonly fn: string,
+    explanation: string,
+  ) {
+    super(`${codeName}: ${explanation} (in ${fn})`);
+    this.name = 'CudaError';
+  }
+}
+
+/** NVRTC could not compile: the message names the error, `log` holds the compiler's log. */
+export class NvrtcError extends Error {
+  constructor(
+    readonly code: number,
+    readonly codeName: string,
+    readonly log: string,
+  ) {
+    super(`${codeName}: ${log.split('\n').find((l) => /error/.test(l))?.trim() ?? 'compilation failed'}`);
+    this.name = 'NvrtcError';
+  }
+}
+
+/** A CudaError for a runtime status. */
+export function runtimeError(code: number, fn: string): CudaError {
+  const [, name] = cudart.cudaGetErrorName(code);
+  const [, text] = cudart.cudaGetErrorString(code);
+  return new CudaError(code, name, fn, text);
+}
+
+/** A CudaError for a driver status. */
+export function driverError(code: number, fn: string): CudaError {
+  const [, name] = cuda.cuGetErrorName(code);
+  const [, text] = cuda.cuGetErrorString(code);
+  return new CudaError(code, name ?? `CUresult ${code}`, fn, text ?? 'unknown error');
+}
+
+type Unwrapped<T extends unknown[]> = T extends [] ? void : T extends [infer A] ? NonNullable<A> : { [K in keyof T]: NonNullable<T[K]> };
+
+/**
+ * Unwraps a runtime facade tuple: returns its one output (or its outputs as an array, or nothing),
+ * or throws a CudaError for the status. `fn` names the call in the error.
+ */
+export function check<T extends unknown[]>(r: readonly [number, ...T], fn = 'a CUDA call'): Unwrapped<T> {
+  if (r[0] !== 0) throw runtimeError(r[0], fn);
+  const out = r.slice(1);
+  return (out.length === 0 ? undefined : out.length === 1 ? out[0] : out) as Unwrapped<T>;
+}

@@ -1,0 +1,61 @@
+// The lifetime every core resource shares: close() (safe twice), isClosed, `using`, a finalizer.
+const finalizer = new FinalizationRegistry<() => void>((free) => {
+  try {
+    free();
+  } catch {
+    // A finalizer must not throw; the process may be exiting and CUDA gone.
+  }
+});
+
+let warnLeaks = false;
+/** Print a line to stderr when a resource is freed by the garbage collector rather than close(). */
+export function warnOnLeaks(on: boolean): void {
+  warnLeaks = on;
+}
+
+export abstract class Resource {
+  private closed = false;
+  private readonly token = {};
+
+  /**
+   * `free` releases the C resource; it is also registered with the garbage collector, so a
+   * resource nobody closes is freed when it is collected. `keep` are the resources this one needs
+   * (a buffer keeps its device's context), held as long as it lives.
+   */
+  protected constructor(
+    private readonly free: () => void,
+    protected readonly keep: unknown[] = [],
+  ) {
+    const what = this.constructor.name;
+    finalizer.register(this, () => {
+      if (warnLeaks) process.stderr.write(`cuda-bindings: a ${what} was not closed; the garbage collector freed it\n`);
+      free();
+    }, this.token);
+  }
+
+  /** Whether close() was called. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Frees the resource now; later calls do nothing. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    finalizer.unregister(this.token);
+    this.free();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.close();
+  }
+
+  /** Throws when the resource was closed: using it then would reach freed C memory. */
+  protected live(what: string): void {
+    if (this.closed) throw new Error(`${this.constructor.name}.${what}: the ${this.constructor.name} was closed`);
+  }
+}

@@ -1,0 +1,106 @@
+// The core layer on a GPU: devices, streams, events, device and pinned memory, lifetimes.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { core, cudart } from '../../src';
+
+const [err, count] = cudart.cudaGetDeviceCount();
+const gpu = err === 0 && (count ?? 0) > 0;
+const { Device, HostBuffer } = core;
+
+(gpu ? describe : describe.skip)(gpu ? 'core on a GPU' : `core: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+  test('devices: count, all, one object each, properties as the runtime gives them', () => {
+    expect(Device.count()).toBe(count);
+    expect(Device.all().length).toBe(count);
+    const d = Device.get(0);
+    expect(Device.get(0)).toBe(d);
+    const [, p] = cudart.cudaGetDeviceProperties(0);
+    expect([d.name, d.computeCapability]).toEqual([p!.name, [p!.major, p!.minor]]);
+    expect(d.uuid).toMatch(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(d.attribute('MultiProcessorCount')).toBe(p!.multiProcessorCount);
+    expect(d.attribute('cudaDevAttrWarpSize')).toBe(32);
+    const m = d.memoryInfo();
+    expect(m.free).toBeLessThanOrEqual(m.total);
+    expect(() => Device.get(count!)).toThrow(/no device/);
+  });
+
+  test('a stream, events and timing; waits that keep the event loop free', async () => {
+    const d = Device.get(0);
+    using s = d.createStream({ nonBlocking: true });
+    using start = d.createEvent();
+    using stop = d.createEvent();
+    using buf = d.allocate(256 << 20);
+    using other = d.allocate(256 << 20);
+    start.record(s);
+    other.copyFrom(buf, { stream: s });
+    stop.record(s);
+    await stop.synchronize();
+    expect(stop.query()).toBe(true);
+    expect(stop.elapsedSince(start)).toBeGreaterThan(0);
+    await s.synchronize();
+    expect(s.query()).toBe(true);
+    const order: string[] = [];
+    s.onComplete(() => order.push('first'));
+    const v = await s.hostCallback(() => (order.push('second'), 42));
+    expect([v, order]).toEqual([42, ['first', 'second']]);
+  });
+
+  test('device memory: copies both ways, slices as views, bounds checked, fill', () => {
+    const d = Device.get(0);
+    using buf = d.allocate(4096);
+    const src = Uint32Array.from({ length: 1024 }, (_, i) => i * 3);
+    buf.copyFrom(src);
+    const back = buf.copyTo(new Uint32Array(1024));
+    expect(back).toEqual(src);
+    const part = buf.slice(1024, 8);
+    expect(Array.from(part.copyTo(new Uint32Array(2)))).toEqual([768, 771]);
+    expect(() => buf.slice(4000, 200)).toThrow(/200 bytes from 4000 go past the buffer's 4096 bytes/);
+    expect(() => buf.copyFrom(new Uint8Array(5000))).toThrow(/the source has 5000 bytes, more than the buffer's 4096/);
+    part.fill(0xff);
+    expect(Array.from(buf.copyTo(new Uint32Array(258)).subarray(255, 258))).toEqual([765, 0xffffffff, 0xffffffff]);
+  });
+
+  test('use after close throws instead of reaching freed memory; close twice is fine; a view dies with its allocation', () => {
+    const d = Device.get(0);
+    const buf = d.allocate(64);
+    const view = buf.slice(0, 16);
+    buf.close();
+    buf.close();
+    expect(buf.isClosed).toBe(true);
+    expect(() => buf.ptr).toThrow('DeviceBuffer.ptr: the DeviceBuffer was closed');
+    expect(() => view.copyTo(new Uint8Array(16))).toThrow(/the allocation this view belongs to was closed/);
+    const s = d.createStream();
+    s.close();
+    expect(() => s.query()).toThrow('Stream.query: the Stream was closed');
+  });
+
+  test('pinned and mapped host memory seen from JS, copied through the device', () => {
+    const d = Device.get(0);
+    using host = new HostBuffer(1 << 20, { mapped: true });
+    const f = host.as(Float32Array);
+    f.forEach((_, i) => (f[i] = i / 2));
+    expect(host.devicePtr).not.toBeNull();
+    using buf = d.allocate(1 << 20);
+    buf.copyFrom(host.bytes);
+    const back = buf.copyTo(new Float32Array(1 << 18));
+    expect(back.every((x, i) => x === i / 2)).toBe(true);
+  });
+
+  test('buffers nobody closes are freed by the garbage collector', () => {
+    const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '-e', `
+      const { core, cudart } = require('./src');
+      const d = core.Device.get(0);
+      d.allocate(1);
+      const before = d.memoryInfo().free;
+      for (let i = 0; i < 64; i++) d.allocate(64 << 20);
+      const during = d.memoryInfo().free;
+      (async () => {
+        for (let i = 0; i < 10; i++) { global.gc(); await new Promise((r) => setTimeout(r, 20)); }
+        const after = d.memoryInfo().free;
+        console.log(JSON.stringify({ took: before - during, back: after - during }));
+      })();`], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 });
+    expect(r.stderr).toBe('');
+    const { took, back } = JSON.parse(r.stdout);
+    expect(took).toBeGreaterThanOrEqual(64 * (64 << 20));
+    expect(back).toBeGreaterThanOrEqual(took * 0.9);
+  }, 60_000);
+});
