@@ -1,5 +1,7 @@
 // The core layer on a GPU: devices, streams, events, device and pinned memory, lifetimes.
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { core, cudart } from '../../src';
 
@@ -77,11 +79,15 @@ const { Device, HostBuffer } = core;
   });
 
   test('`using` closes at the end of the block (in plain Node; the test sandbox lacks Symbol.dispose)', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
-      const { core } = require('./src');
-      let b;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'core-using-'));
+    const file = path.join(dir, 'using.ts');
+    fs.writeFileSync(file, `
+      import { core } from ${JSON.stringify(path.join(__dirname, '..', '..', 'src'))};
+      let b: InstanceType<typeof core.DeviceBuffer> | undefined;
       { using buf = core.Device.get(0).allocate(16); b = buf; }
-      console.log(b.isClosed);`], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 });
+      console.log(b!.isClosed);`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 });
+    fs.rmSync(dir, { recursive: true, force: true });
     expect([r.stderr, r.stdout.trim()]).toEqual(['', 'true']);
   }, 60_000);
 
