@@ -4,6 +4,7 @@
 import koffi from 'koffi';
 import { cudart } from '../index';
 import { check } from './errors';
+import { release } from './lifetime';
 
 export interface HostBufferOptions {
   /** Mapped into the device's address space (cudaHostAllocMapped); `devicePtr` is its device address. */
@@ -14,7 +15,7 @@ export interface HostBufferOptions {
   writeCombined?: boolean;
 }
 
-const freeWhenUnreachable = new FinalizationRegistry<bigint>((p) => void cudart.cudaFreeHost(p));
+const freeWhenUnreachable = new FinalizationRegistry<bigint>((p) => release(() => void cudart.cudaFreeHost(p)));
 
 export class HostBuffer {
   readonly ptr: bigint;

@@ -1,11 +1,18 @@
 // The lifetime every core resource shares: close() (safe twice), isClosed, `using`, a finalizer.
-const finalizer = new FinalizationRegistry<() => void>((free) => {
-  try {
-    free();
-  } catch {
-    // A finalizer must not throw; the process may be exiting and CUDA gone.
-  }
-});
+import { whenNoHostFunctionsPending } from '../ffi/host-callbacks';
+
+/** Frees now, or (when a JS host function is pending and the free could wait for the device) later. */
+export function release(free: () => void): void {
+  whenNoHostFunctionsPending(() => {
+    try {
+      free();
+    } catch {
+      // A free must not throw out of a finalizer; the process may be exiting and CUDA gone.
+    }
+  });
+}
+
+const finalizer = new FinalizationRegistry<() => void>(release);
 
 let warnLeaks = false;
 /** Print a line to stderr when a resource is freed by the garbage collector rather than close(). */
@@ -43,7 +50,7 @@ export abstract class Resource {
     if (this.closed) return;
     this.closed = true;
     finalizer.unregister(this.token);
-    this.free();
+    release(this.free);
   }
 
   [Symbol.dispose](): void {

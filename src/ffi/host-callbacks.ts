@@ -44,11 +44,30 @@ function settle(token: bigint): Pending | undefined {
   const n = (pendingByStream.get(p.stream) ?? 1) - 1;
   if (n > 0) pendingByStream.set(p.stream, n);
   else pendingByStream.delete(p.stream);
-  if (byToken.size === 0 && keepAlive) {
-    clearInterval(keepAlive);
-    keepAlive = undefined;
+  if (byToken.size === 0) {
+    if (keepAlive) {
+      clearInterval(keepAlive);
+      keepAlive = undefined;
+    }
+    // Out of the callback first: the frees may wait for the device.
+    if (deferred.length) setImmediate(runDeferred);
   }
   return p;
+}
+
+// Frees that wait for the device (cudaFree, cudaFreeHost) must not run while a JS host function is
+// pending: the device would wait for the callback and the callback for this thread. A finalizer can
+// run at any time, so such frees wait here until no host function is pending.
+const deferred: (() => void)[] = [];
+
+function runDeferred(): void {
+  while (deferred.length && byToken.size === 0) deferred.shift()!();
+}
+
+/** Runs `free` now, or once no JS host function is pending (see above). */
+export function whenNoHostFunctionsPending(free: () => void): void {
+  if (byToken.size === 0) free();
+  else deferred.push(free);
 }
 
 function run(token: bigint | number, args: (userData: unknown) => unknown[]): void {

@@ -128,3 +128,15 @@ test('a failed launch forgets its callback at once', () => {
     setTimeout(() => console.log(koffi.stats().callbacks), 5);`);
   expect(r.stdout.trim().split('\n')).toEqual(['[400] 0', '1']);
 });
+
+test('frees that wait for the device are held back while a host function is pending', () => {
+  const r = node(`
+    const { cudart } = require('./src');
+    const HC = require('./src/ffi/host-callbacks');
+    const order = [];
+    cudart.cudaLaunchHostFunc(cudart.cudaStream_t(0x10), () => order.push('callback'), null);
+    HC.whenNoHostFunctionsPending(() => order.push('free'));
+    order.push('after');
+    setTimeout(() => console.log(order.join(',')), 200);`);
+  expect(r.stdout.trim()).toBe('after,callback,free');
+});
