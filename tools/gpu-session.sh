@@ -13,7 +13,7 @@ npm run --silent build > /dev/null && npx tsc -p tsconfig.bench.json
     echo "== npx tsx examples/$ex.ts"; timeout 120 npx tsx "examples/$ex.ts" 2>&1; echo "exit $?"
   done
 } > "$OUT/examples.txt" 2>&1
-timeout 420 npx jest --selectProjects gpu --runInBand > "$OUT/gpu-suite.txt" 2>&1; echo "exit $?" >> "$OUT/gpu-suite.txt"
+timeout 420 npm run --silent test:gpu > "$OUT/gpu-suite.txt" 2>&1; echo "exit $?" >> "$OUT/gpu-suite.txt"
 {
   for c in info bandwidth latency; do echo "== npx cuda-bindings $c"; node dist/cli/main.js $c 2>&1; echo "exit $?"; done
 } > "$OUT/cli.txt" 2>&1
