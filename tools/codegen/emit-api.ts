@@ -149,6 +149,15 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     if ('count' in s && !fn.params.some((p) => p.name === s.count)) throw new Error(`codegen: ${F} has no count ${s.count}`);
   }
 
+  // Host or device memory, with the bytes a host buffer must hold where the spec knows them.
+  const pointerParam = (p: ParamModel) => {
+    const L = local(p);
+    addJs(p, 'Pointer');
+    plan.pre.push(`const ${L} = M.pointer(${jsName(p.name)}, '${F}', '${p.name}');`);
+    if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
+    plan.args.push(L);
+    plan.koffiTypes.push('void *');
+  };
   const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type) });
 
   for (const p of fn.params) {
@@ -312,11 +321,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       continue;
     }
     if (spec?.k === 'pointer') {
-      addJs(p, 'Pointer');
-      plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
-      if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
-      plan.args.push(L);
-      plan.koffiTypes.push('void *');
+      pointerParam(p);
       continue;
     }
     if (spec?.k === 'inRef' || spec?.k === 'inout') {
@@ -374,11 +379,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     const to = resolve(r.to);
     const toV = to.k === 'fn' ? null : tm.value(r.to);
     if (to.k === 'prim' && (to.name === 'void' || (to.name === 'char' && !r.constTo))) {
-      addJs(p, 'Pointer');
-      plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
-      if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
-      plan.args.push(L);
-      plan.koffiTypes.push('void *');
+      pointerParam(p);
       continue;
     }
     if (to.k === 'prim' && to.name === 'char' && r.constTo) {
