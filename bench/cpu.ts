@@ -55,3 +55,15 @@ for (const [name, r, f, n] of cases) {
   const b = bench(f, n);
   console.log(`| ${name} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b - a).toFixed(1)} |`);
 }
+
+// `require('cuda-bindings')` and the first call, in fresh processes (median of 5).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
+const startup = Array.from({ length: 5 }, () =>
+  Number(
+    execFileSync(process.execPath, ['-e', "const t = process.hrtime.bigint(); const { cudart } = require(process.argv[1]); cudart.cudaRuntimeGetVersion(); console.log(Number(process.hrtime.bigint() - t) / 1e6)", path.resolve('dist')])
+      .toString()
+      .trim(),
+  ),
+).sort((a, b) => a - b)[2];
+console.log(`\nrequire('cuda-bindings') + the first call: ${startup.toFixed(1)} ms (median of 5 fresh processes)`);
