@@ -19,7 +19,6 @@ export function perThreadDefaultStream(): boolean {
   return process.env.CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM === '1';
 }
 
-/** A library opened on first use, whose functions are bound one by one on their first call. */
 /**
  * Whether small structs of integers passed by value can be passed as their 8-byte words: true
  * where the C calling convention passes them in integer registers word by word (x86-64 System V,
@@ -27,6 +26,7 @@ export function perThreadDefaultStream(): boolean {
  */
 export const splitSmallStructs = process.platform !== 'win32' && (process.arch === 'x64' || process.arch === 'arm64');
 
+/** A library opened on first use, whose functions are bound one by one on their first call. */
 export interface LazyLibrary<D> {
   /** Whether bound functions take small integer structs as their 8-byte words (see splitSmallStructs). */
   readonly splitSmallStructs: boolean;

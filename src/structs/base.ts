@@ -129,15 +129,29 @@ export function setPointer(s: CStruct, off: number, v: unknown, name: string, fi
   s._dv.setBigUint64(s._o + off, addr, true);
 }
 
+/** Packs the first `count` of `items` into fresh C memory, each through `write` at i * elemSize. */
+export function packValues(
+  items: ArrayLike<unknown>, count: number, elemSize: number,
+  write: (dv: DataView, at: number, x: unknown, name: string) => void, nameOf: (i: number) => string,
+): Uint8Array {
+  const mem = bytes(Math.max(1, count * elemSize));
+  const dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
+  for (let i = 0; i < count; i++) write(dv, i * elemSize, items[i], nameOf(i));
+  return mem;
+}
+
+/** Writes one struct (an instance or a plain initializer) into packed memory. */
+export function packStruct<T extends CStruct>(dv: DataView, at: number, x: unknown, cls: StructClass<T>, name: string): void {
+  setNested(cls.view(new Uint8Array(dv.buffer, dv.byteOffset + at, cls.layout.size)), x, cls, name);
+}
+
 /** A pointer field set from a JS array: the elements are packed into memory the struct keeps alive. */
 export function setPointerArray(
   s: CStruct, off: number, v: unknown, name: string, field: string,
   elemSize: number, write: (dv: DataView, at: number, x: unknown, name: string) => void,
 ): void {
   if (!Array.isArray(v)) return setPointer(s, off, v, name, field);
-  const mem = bytes(Math.max(1, v.length * elemSize));
-  const dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
-  v.forEach((x, i) => write(dv, i * elemSize, x, `${name}[${i}]`));
+  const mem = packValues(v, v.length, elemSize, write, (i) => `${name}[${i}]`);
   s._hold(field, { mem, items: v });
   s._dv.setBigUint64(s._o + off, koffi.address(mem) as bigint, true);
 }

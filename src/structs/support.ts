@@ -1,8 +1,8 @@
 // Hand-written helpers the generated facade calls for structs, arrays and typed attribute values.
 import koffi from 'koffi';
-import { bytes, rangeError, typeError, arrayArg } from '../ffi/marshal';
+import { rangeError, typeError, arrayArg } from '../ffi/marshal';
 import { U64, I32 } from '../ffi/scratch';
-import { CStruct, type StructClass, setNested } from './base';
+import { CStruct, type StructClass, packValues } from './base';
 import { W } from '../ffi/memory';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
@@ -45,16 +45,10 @@ export function packArray(
   }
   const a = arrayArg(v, count, fn, p, nullable);
   if (a === null) return null;
-  const mem = bytes(Math.max(1, count * elemSize));
-  const dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
-  for (let i = 0; i < count; i++) write(dv, i * elemSize, a[i], `${fn}: parameter '${p}[${i}]'`);
-  return mem;
+  return packValues(a, count, elemSize, write, (i) => `${fn}: parameter '${p}[${i}]'`);
 }
 
-/** Writes one struct (instance or initializer) into packed memory. */
-export function packStruct<T extends CStruct>(dv: DataView, at: number, x: unknown, cls: StructClass<T>, name: string): void {
-  setNested(cls.view(new Uint8Array(dv.buffer, dv.byteOffset + at, cls.layout.size)), x, cls, name);
-}
+export { packStruct } from './base';
 
 /** Reads `n` packed values. */
 export function readArray<T>(mem: Uint8Array | null, n: number, elemSize: number, read: (dv: DataView, at: number) => T): T[] {

@@ -53,7 +53,7 @@ function isCharArray(t: CType): boolean {
 
 export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[]): string {
   const out: string[] = [banner(`struct classes of the ${api.title}`)];
-  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, setKernelParamsField } from './base';`);
+  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, setKernelParamsField, packStruct } from './base';`);
   out.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   out.push(`import { W, readSize } from '../ffi/memory';`);
   out.push(`import type { Pointer } from '../ffi/marshal';`);
@@ -173,7 +173,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
           const elemTs = pointee.k === 'record' ? `${pointee.rec.name} | ${pointee.rec.name}Init` : tsEnumsHandles(tm.tsIn(pointee), tm);
           tsSet = `bigint | Uint8Array | ArrayBufferView | CStruct | (${elemTs})[] | null`;
           const write = pointee.k === 'record'
-            ? `(dv, at, x, n) => setNested(${pointee.rec.name}.view(new Uint8Array(dv.buffer, dv.byteOffset + at, ${esz})), x, ${pointee.rec.name}, n)`
+            ? `(dv, at, x, n) => packStruct(dv, at, x, ${pointee.rec.name}, n)`
             : `(dv, at, x, n) => ${scalarIO(pointee).write}(dv, at, x, n)`;
           set = `setPointerArray(this, ${off}, v, ${q(name)}, ${q(f.name)}, ${esz}, ${write});`;
         } else {
