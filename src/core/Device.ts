@@ -4,11 +4,14 @@ import { check } from './errors';
 import { Stream, type StreamOptions } from './Stream';
 import { Event, type EventOptions } from './Event';
 import { DeviceBuffer } from './DeviceBuffer';
+import { MemoryPool, type MemoryPoolOptions } from './MemoryPool';
+import { getAllocator } from './CachingAllocator';
 
 const devices = new Map<number, Device>();
 
 export class Device {
   private props?: cudart.cudaDeviceProp;
+  private pool?: MemoryPool;
 
   private constructor(readonly ordinal: number) {}
 
@@ -114,9 +117,29 @@ export class Device {
     return Event.create(this, options);
   }
 
-  /** `size` bytes of device memory. */
+  /** `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc. */
   allocate(size: number): DeviceBuffer {
     this.makeCurrent();
-    return DeviceBuffer.allocate(this, size);
+    const allocator = getAllocator();
+    return allocator ? allocator.allocate(size, { device: this }) : DeviceBuffer.allocate(this, size);
+  }
+
+  /**
+   * `size` bytes of managed memory (cudaMallocManaged), reachable from the host and every device;
+   * `attachHost` starts it attached to the host rather than to all streams.
+   */
+  allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {
+    this.makeCurrent();
+    return DeviceBuffer.allocateManaged(this, size, options.attachHost ?? false);
+  }
+
+  /** The device's default stream-ordered memory pool (what cudaMallocAsync uses). */
+  get memoryPool(): MemoryPool {
+    return (this.pool ??= MemoryPool.defaultFor(this));
+  }
+
+  /** A new stream-ordered memory pool of this device's memory. */
+  createMemoryPool(options: MemoryPoolOptions = {}): MemoryPool {
+    return MemoryPool.create(this, options);
   }
 }

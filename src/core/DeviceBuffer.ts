@@ -17,6 +17,27 @@ const D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
+/** How a DeviceBuffer's memory came to be: it decides how it is freed and what it can do. */
+export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached';
+
+/** Where managed memory should live or be read from: a device, or the host. */
+export type MemoryLocation = Device | 'host';
+
+/** Hints for managed memory (cudaMemAdvise): set with `advise(hint, where)`, cleared with `advise(hint, where, false)`. */
+export type ManagedAdvice = 'readMostly' | 'preferredLocation' | 'accessedBy';
+
+const ADVICE: Record<ManagedAdvice, [cudart.cudaMemoryAdvise, cudart.cudaMemoryAdvise]> = {
+  readMostly: [cudart.cudaMemoryAdvise.cudaMemAdviseSetReadMostly, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetReadMostly],
+  preferredLocation: [cudart.cudaMemoryAdvise.cudaMemAdviseSetPreferredLocation, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetPreferredLocation],
+  accessedBy: [cudart.cudaMemoryAdvise.cudaMemAdviseSetAccessedBy, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetAccessedBy],
+};
+
+function location(where: MemoryLocation, what: string): cudart.cudaMemLocationInit {
+  if (where === 'host') return { type: cudart.cudaMemLocationType.cudaMemLocationTypeHost, id: 0 };
+  if (where && typeof where === 'object' && Number.isInteger((where as Device).ordinal)) return { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: where.ordinal };
+  throw new TypeError(`DeviceBuffer.${what}: parameter 'where' must be a Device or 'host', got ${typeof where === 'object' ? JSON.stringify(where) : String(where)}`);
+}
+
 export class DeviceBuffer extends Resource {
   private constructor(
     private readonly address: bigint,
@@ -24,14 +45,35 @@ export class DeviceBuffer extends Resource {
     readonly device: Device,
     /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
     readonly parent: DeviceBuffer | null,
+    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, or a caching allocator. */
+    readonly kind: MemoryKind,
+    free: () => void,
+    keep: unknown[],
   ) {
-    super(parent ? () => undefined : () => void cudart.cudaFree(address), parent ? [parent] : [device]);
+    super(free, keep);
   }
 
   /** @internal Use device.allocate(). */
   static allocate(device: Device, size: number): DeviceBuffer {
-    if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`Device.allocate: parameter 'size' must be a non-negative integer, got ${size}`);
-    return new DeviceBuffer(check(cudart.cudaMalloc(size), 'cudaMalloc'), size, device, null);
+    checkSize(size, 'Device.allocate');
+    const p = check(cudart.cudaMalloc(size), 'cudaMalloc');
+    return new DeviceBuffer(p, size, device, null, 'device', () => void cudart.cudaFree(p), [device]);
+  }
+
+  /** @internal Use device.allocateManaged(). */
+  static allocateManaged(device: Device, size: number, attachHost: boolean): DeviceBuffer {
+    checkSize(size, 'Device.allocateManaged');
+    if (size === 0) throw new RangeError("Device.allocateManaged: parameter 'size' must be positive (cudaMallocManaged refuses 0 bytes)");
+    const p = check(cudart.cudaMallocManaged(size, attachHost ? cudart.cudaMemAttachHost : cudart.cudaMemAttachGlobal), 'cudaMallocManaged');
+    return new DeviceBuffer(p, size, device, null, 'managed', () => void cudart.cudaFree(p), [device]);
+  }
+
+  /**
+   * @internal Wraps memory an allocator owns: `free` gives it back (called once, by close() or the
+   * garbage collector); `keep` are what the memory needs alive (its pool, its device).
+   */
+  static fromAllocation(address: bigint, size: number, device: Device, kind: MemoryKind, free: () => void, keep: unknown[]): DeviceBuffer {
+    return new DeviceBuffer(address, size, device, null, kind, free, keep);
   }
 
   /** The device address (throws once the buffer or its allocation is closed). */
@@ -50,7 +92,8 @@ export class DeviceBuffer extends Resource {
     this.alive('slice');
     if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.size) throw new RangeError(`DeviceBuffer.slice: offset ${offset} is outside the buffer's ${this.size} bytes`);
     if (!Number.isSafeInteger(length) || length < 0 || offset + length > this.size) throw new RangeError(`DeviceBuffer.slice: ${length} bytes from ${offset} go past the buffer's ${this.size} bytes`);
-    return new DeviceBuffer(this.address + BigInt(offset), length, this.device, this.parent ?? this);
+    const parent = this.parent ?? this;
+    return new DeviceBuffer(this.address + BigInt(offset), length, this.device, parent, this.kind, () => undefined, [parent]);
   }
 
   /** Copies `src` (host memory or another DeviceBuffer) into the start of this buffer. */
@@ -86,4 +129,31 @@ export class DeviceBuffer extends Resource {
     else check(cudart.cudaMemset(this.address, value, this.size), 'DeviceBuffer.fill (cudaMemset)');
     return this;
   }
+
+  /** Moves managed memory to `where` ahead of its use, queued on `stream` (the legacy default stream when absent). */
+  prefetch(where: MemoryLocation, stream?: Stream): this {
+    this.managedOnly('prefetch');
+    check(cudart.cudaMemPrefetchAsync(this.address, this.size, location(where, 'prefetch'), 0, stream?.handle ?? null), 'DeviceBuffer.prefetch (cudaMemPrefetchAsync)');
+    return this;
+  }
+
+  /** Gives the driver a hint about managed memory (on = false clears it); see ManagedAdvice. */
+  advise(advice: ManagedAdvice, where: MemoryLocation, on = true): this {
+    this.managedOnly('advise');
+    const pair = ADVICE[advice];
+    if (!pair) throw new RangeError(`DeviceBuffer.advise: parameter 'advice' must be one of ${Object.keys(ADVICE).join(', ')}, got ${String(advice)}`);
+    check(cudart.cudaMemAdvise(this.address, this.size, pair[on ? 0 : 1], location(where, 'advise')), 'DeviceBuffer.advise (cudaMemAdvise)');
+    return this;
+  }
+
+  private managedOnly(what: string): void {
+    this.alive(what);
+    if (this.kind !== 'managed') throw new Error(`DeviceBuffer.${what}: only managed memory (device.allocateManaged) can be ${what === 'advise' ? 'advised' : 'prefetched'}; this buffer is ${this.kind} memory`);
+  }
 }
+
+/** Throws unless `size` is a byte count. */
+export function checkSize(size: number, fn: string): void {
+  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
+}
+

@@ -4,6 +4,7 @@ import { check } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';
 import type { Event } from './Event';
+import { Graph } from './Graph';
 
 export interface StreamOptions {
   /** Does not synchronize with the legacy default stream (cudaStreamNonBlocking). */
@@ -11,6 +12,20 @@ export interface StreamOptions {
   /** Lower numbers run first; see cudaDeviceGetStreamPriorityRange. */
   priority?: number;
 }
+
+export interface CaptureOptions {
+  /**
+   * Which unsafe calls from other code are refused while capturing (cudaStreamCaptureMode):
+   * 'global' (the default), 'threadLocal' or 'relaxed'.
+   */
+  mode?: 'global' | 'threadLocal' | 'relaxed';
+}
+
+const CAPTURE_MODES = {
+  global: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal,
+  threadLocal: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal,
+  relaxed: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
+};
 
 export class Stream extends Resource {
   private constructor(
@@ -65,5 +80,31 @@ export class Stream extends Resource {
         }
       }),
     );
+  }
+
+  /**
+   * Records the work `work` queues on this stream (kernels, copies, host functions) into a Graph
+   * instead of running it. If `work` throws, the capture ends, its graph is dropped and the error
+   * is rethrown.
+   */
+  async capture(work: (stream: this) => unknown, options: CaptureOptions = {}): Promise<Graph> {
+    this.live('capture');
+    const mode = CAPTURE_MODES[options.mode ?? 'global'];
+    if (mode === undefined) throw new RangeError(`Stream.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
+    if (typeof work !== 'function') throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${String(work)}`);
+    check(cudart.cudaStreamBeginCapture(this.handle, mode), 'cudaStreamBeginCapture');
+    let failure: unknown = null;
+    try {
+      await work(this);
+    } catch (e) {
+      failure = e ?? new Error('Stream.capture: the work threw a nullish value');
+    }
+    const [err, graph] = cudart.cudaStreamEndCapture(this.handle);
+    if (failure !== null) {
+      if (graph !== null) cudart.cudaGraphDestroy(graph);
+      if (err !== cudart.cudaError_t.cudaSuccess) cudart.cudaGetLastError();
+      throw failure;
+    }
+    return new Graph(check([err, graph], 'cudaStreamEndCapture'), this.device);
   }
 }

@@ -14,14 +14,31 @@ export class CudaError extends Error {
   }
 }
 
+/** CUDA C++ did not compile: `log` holds the compiler's log, `compiler` says which ran ('nvrtc' or 'nvcc'). */
+export class CompileError extends Error {
+  constructor(
+    message: string,
+    readonly compiler: 'nvrtc' | 'nvcc',
+    readonly log: string,
+  ) {
+    super(message);
+    this.name = 'CompileError';
+  }
+}
+
+/** The first line of a compiler log that reports an error. */
+export function firstError(log: string): string | undefined {
+  return log.split('\n').find((l) => /error/.test(l))?.trim();
+}
+
 /** NVRTC could not compile: the message names the error, `log` holds the compiler's log. */
-export class NvrtcError extends Error {
+export class NvrtcError extends CompileError {
   constructor(
     readonly code: number,
     readonly codeName: string,
-    readonly log: string,
+    log: string,
   ) {
-    super(`${codeName}: ${log.split('\n').find((l) => /error/.test(l))?.trim() ?? 'compilation failed'}`);
+    super(`${codeName}: ${firstError(log) ?? 'compilation failed'}`, 'nvrtc', log);
     this.name = 'NvrtcError';
   }
 }
@@ -48,6 +65,9 @@ type Unwrapped<T extends unknown[]> = T extends [] ? void : T extends [infer A] 
  */
 export function check<T extends unknown[]>(r: readonly [number, ...T], fn = 'a CUDA call'): Unwrapped<T> {
   if (r[0] !== 0) throw runtimeError(r[0], fn);
+  // The common shapes without a copy: calls on hot paths go through here.
+  if (r.length === 1) return undefined as Unwrapped<T>;
+  if (r.length === 2) return r[1] as Unwrapped<T>;
   const out = r.slice(1);
   return (out.length === 0 ? undefined : out.length === 1 ? out[0] : out) as Unwrapped<T>;
 }

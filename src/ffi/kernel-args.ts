@@ -4,6 +4,7 @@
 import koffi from 'koffi';
 import { pointer, rangeError, typeError, type Pointer } from './marshal';
 
+/** The C type of a kernel argument, named as the wrappers that make one (i32(n), f32(x), …). */
 export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'f32' | 'f64' | 'ptr';
 
 /** A kernel argument with its C type. */
@@ -135,6 +136,11 @@ export class KernelArgs {
   /** Number of arguments. */
   get length(): number {
     return this.offsets.length;
+  }
+
+  /** The C type of argument i ('struct' for a struct passed by value). */
+  typeOf(i: number): ScalarType | 'struct' | undefined {
+    return this.types[i];
   }
 
   /** Changes argument i in place; its type must stay the same. */

@@ -1,0 +1,155 @@
+// A kernel of a loaded Module: its attributes, occupancy, and launches with typed arguments.
+import { cudart } from '../index';
+import { check } from './errors';
+import { DeviceBuffer } from './DeviceBuffer';
+import { HostBuffer } from './HostBuffer';
+import { Device } from './Device';
+import type { Module } from './Module';
+import type { Stream } from './Stream';
+
+/** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
+export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
+
+export interface LaunchConfig {
+  /** Blocks in the grid. */
+  grid: Dim;
+  /** Threads in a block. */
+  block: Dim;
+  /** Dynamic shared memory per block, in bytes (default 0). */
+  sharedMem?: number;
+  /** The stream to queue the launch on (default: the legacy default stream). */
+  stream?: Stream;
+}
+
+/**
+ * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
+ * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …) or a struct passed by value.
+ */
+export type KernelArgument = DeviceBuffer | HostBuffer | cudart.KernelArgInput;
+
+/** What cudaFuncGetAttributes says about a kernel on a device. */
+export interface KernelAttributes {
+  maxThreadsPerBlock: number;
+  numRegs: number;
+  sharedSizeBytes: number;
+  constSizeBytes: number;
+  localSizeBytes: number;
+  maxDynamicSharedSizeBytes: number;
+  ptxVersion: number;
+  binaryVersion: number;
+}
+
+/** Attributes a kernel can be given (cudaFuncAttribute without its prefix). */
+export type SettableKernelAttribute = 'MaxDynamicSharedMemorySize' | 'PreferredSharedMemoryCarveout' | 'RequiredClusterWidth' | 'RequiredClusterHeight' | 'RequiredClusterDepth' | 'NonPortableClusterSizeAllowed' | 'ClusterSchedulingPolicyPreference';
+
+/** Sets `d` from a Dim; returns it. */
+function setDim(d: cudart.dim3, v: Dim, what: string): cudart.dim3 {
+  let x: unknown, y: unknown = 1, z: unknown = 1;
+  if (typeof v === 'number') x = v;
+  else if (Array.isArray(v)) [x, y = 1, z = 1] = v;
+  else if (v && typeof v === 'object') ({ x, y = 1, z = 1 } = v as { x: number; y?: number; z?: number });
+  for (const n of [x, y, z]) {
+    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 0xffffffff) throw new RangeError(`Kernel.launch: '${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+  }
+  d.x = x as number;
+  d.y = y as number;
+  d.z = z as number;
+  return d;
+}
+
+export class Kernel {
+  private readonly grid = new cudart.dim3();
+  private readonly block = new cudart.dim3();
+  /** The arguments of the last launch, reused in place when the next has the same types. */
+  private packed: cudart.KernelArgs | null = null;
+
+  /** @internal Use module.kernel(name). */
+  constructor(
+    readonly handle: cudart.cudaKernel_t,
+    readonly name: string,
+    /** The module it is in (kept alive by the kernel). */
+    readonly module: Module,
+  ) {}
+
+  /** Queues the kernel with `args` (in the order of its C parameters). */
+  launch(config: LaunchConfig, ...args: KernelArgument[]): void {
+    this.module.assertLoaded(`Kernel.launch(${this.name})`);
+    if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    const sharedMem = config.sharedMem ?? 0;
+    const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);
+    check(err, `cudaLaunchKernel(${this.name})`);
+  }
+
+  /** What the compiler and the driver say about the kernel on `device` (default: the current one). */
+  attributes(device: Device = Device.current()): KernelAttributes {
+    device.makeCurrent();
+    const a = check(cudart.cudaFuncGetAttributes(this.handle), 'cudaFuncGetAttributes');
+    return {
+      maxThreadsPerBlock: a.maxThreadsPerBlock,
+      numRegs: a.numRegs,
+      sharedSizeBytes: a.sharedSizeBytes,
+      constSizeBytes: a.constSizeBytes,
+      localSizeBytes: a.localSizeBytes,
+      maxDynamicSharedSizeBytes: a.maxDynamicSharedSizeBytes,
+      ptxVersion: a.ptxVersion,
+      binaryVersion: a.binaryVersion,
+    };
+  }
+
+  /** Sets an attribute of the kernel for `device` (default: the current one), e.g. more dynamic shared memory. */
+  setAttribute(attr: SettableKernelAttribute, value: number, device: Device = Device.current()): this {
+    const code = (cudart.cudaFuncAttribute as unknown as Record<string, number>)[`cudaFuncAttribute${attr}`];
+    if (code === undefined) throw new RangeError(`Kernel.setAttribute: no attribute named '${attr}'`);
+    check(cudart.cudaKernelSetAttributeForDevice(this.handle, code, value, device.ordinal), 'cudaKernelSetAttributeForDevice');
+    return this;
+  }
+
+  /** How many blocks of `blockSize` threads fit on one multiprocessor of the current device at once. */
+  maxActiveBlocksPerMultiprocessor(blockSize: number, sharedMem = 0): number {
+    return check(cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.handle, blockSize, sharedMem), 'cudaOccupancyMaxActiveBlocksPerMultiprocessor');
+  }
+
+  /**
+   * The block size that keeps the most threads resident on the current device, and the smallest
+   * grid that fills it (what cudaOccupancyMaxPotentialBlockSize computes in C++).
+   */
+  suggestedBlockSize(sharedMem = 0): { blockSize: number; minGridSize: number } {
+    const device = Device.current();
+    const limit = this.attributes(device).maxThreadsPerBlock;
+    const warp = device.properties.warpSize;
+    let best = { blockSize: 0, blocks: 0 };
+    for (let size = Math.floor(limit / warp) * warp; size > 0; size -= warp) {
+      const blocks = this.maxActiveBlocksPerMultiprocessor(size, sharedMem);
+      if (blocks * size > best.blocks * best.blockSize) best = { blockSize: size, blocks };
+    }
+    return { blockSize: best.blockSize, minGridSize: best.blocks * device.properties.multiProcessorCount };
+  }
+
+  /** The `void **args` for a launch: the last one's memory rewritten in place when the types match. */
+  private pack(args: KernelArgument[]): cudart.KernelArgs | null {
+    if (args.length === 0) return null;
+    const values = args.map((a, i) => this.value(a, i));
+    const p = this.packed;
+    if (p && p.length === values.length && values.every((v, i) => p.typeOf(i) === kindOf(v))) {
+      for (let i = 0; i < values.length; i++) p.set(i, values[i]);
+      return p;
+    }
+    return (this.packed = new cudart.KernelArgs(values, `Kernel.launch(${this.name})`, 'args'));
+  }
+
+  private value(a: KernelArgument, i: number): cudart.KernelArgInput {
+    if (a instanceof DeviceBuffer) return a.ptr;
+    if (a instanceof HostBuffer) {
+      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that was closed`);
+      if (a.devicePtr === null) throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);
+      return a.devicePtr;
+    }
+    if (typeof a === 'number') throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
+    return a;
+  }
+}
+
+/** The KernelArgs type a value packs as. */
+function kindOf(v: cudart.KernelArgInput): string {
+  return v instanceof cudart.KernelArg ? v.type : typeof v === 'bigint' ? 'ptr' : 'struct';
+}

@@ -1,0 +1,116 @@
+// A stream-ordered memory pool (cudaMallocAsync): allocations and frees are queued on a stream, and
+// freed memory stays in the pool for the next allocation until it is trimmed.
+import { cudart } from '../index';
+import { check } from './errors';
+import { Resource } from './lifetime';
+import { DeviceBuffer, checkSize } from './DeviceBuffer';
+import type { Device } from './Device';
+import type { Stream } from './Stream';
+
+export interface MemoryPoolOptions {
+  /** Bytes the pool keeps reserved after a synchronize instead of giving them back (default 0). */
+  releaseThreshold?: number;
+  /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
+  maxSize?: number;
+}
+
+/** What a pool holds now and at most, in bytes. */
+export interface MemoryPoolStats {
+  /** Memory the pool has reserved from the device. */
+  reservedBytes: number;
+  /** The most it has reserved since the peaks were last reset. */
+  reservedHighBytes: number;
+  /** Memory in allocations the pool has handed out. */
+  usedBytes: number;
+  /** The most in use since the peaks were last reset. */
+  usedHighBytes: number;
+}
+
+const A = cudart.cudaMemPoolAttr;
+
+export class MemoryPool extends Resource {
+  private constructor(
+    readonly handle: cudart.cudaMemPool_t,
+    readonly device: Device,
+    /** Whether this is the device's default pool (shared by every cudaMallocAsync; close() leaves it be). */
+    readonly isDefault: boolean,
+  ) {
+    super(isDefault ? () => undefined : () => void cudart.cudaMemPoolDestroy(handle), [device]);
+  }
+
+  /** @internal Use device.memoryPool. */
+  static defaultFor(device: Device): MemoryPool {
+    return new MemoryPool(check(cudart.cudaDeviceGetDefaultMemPool(device.ordinal), 'cudaDeviceGetDefaultMemPool'), device, true);
+  }
+
+  /** @internal Use device.createMemoryPool(). */
+  static create(device: Device, o: MemoryPoolOptions): MemoryPool {
+    if (o.maxSize !== undefined) checkSize(o.maxSize, 'Device.createMemoryPool (maxSize)');
+    const props = new cudart.cudaMemPoolProps({
+      allocType: cudart.cudaMemAllocationType.cudaMemAllocationTypePinned,
+      handleTypes: cudart.cudaMemAllocationHandleType.cudaMemHandleTypeNone,
+      location: { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: device.ordinal },
+      maxSize: o.maxSize ?? 0,
+    });
+    const pool = new MemoryPool(check(cudart.cudaMemPoolCreate(props), 'cudaMemPoolCreate'), device, false);
+    if (o.releaseThreshold !== undefined) pool.releaseThreshold = o.releaseThreshold;
+    return pool;
+  }
+
+  /** `size` bytes from the pool, ready when the work queued on `stream` before it is done; close() frees it on the same stream. */
+  allocate(size: number, stream: Stream): DeviceBuffer {
+    this.live('allocate');
+    checkSize(size, 'MemoryPool.allocate');
+    if (!stream || typeof stream !== 'object' || !('handle' in stream)) throw new TypeError(`MemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
+    const p = check(cudart.cudaMallocFromPoolAsync(size, this.handle, stream.handle), 'cudaMallocFromPoolAsync');
+    // Freed in the stream's order; once the stream is closed, in the legacy default stream's.
+    const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
+    return DeviceBuffer.fromAllocation(p, size, this.device, 'pool', free, [this, stream]);
+  }
+
+  /** Gives reserved memory back to the device until the pool holds at most `keepBytes` (0: all it can). */
+  trim(keepBytes = 0): void {
+    this.live('trim');
+    checkSize(keepBytes, 'MemoryPool.trim');
+    check(cudart.cudaMemPoolTrimTo(this.handle, keepBytes), 'cudaMemPoolTrimTo');
+  }
+
+  /** Reserved and used bytes, now and at their peak. */
+  get stats(): MemoryPoolStats {
+    this.live('stats');
+    return {
+      reservedBytes: this.attribute(A.cudaMemPoolAttrReservedMemCurrent),
+      reservedHighBytes: this.attribute(A.cudaMemPoolAttrReservedMemHigh),
+      usedBytes: this.attribute(A.cudaMemPoolAttrUsedMemCurrent),
+      usedHighBytes: this.attribute(A.cudaMemPoolAttrUsedMemHigh),
+    };
+  }
+
+  /** Starts the peaks of `stats` again from the current figures. */
+  resetPeaks(): void {
+    this.live('resetPeaks');
+    check(cudart.cudaMemPoolSetAttribute(this.handle, A.cudaMemPoolAttrReservedMemHigh, 0n), 'cudaMemPoolSetAttribute');
+    check(cudart.cudaMemPoolSetAttribute(this.handle, A.cudaMemPoolAttrUsedMemHigh, 0n), 'cudaMemPoolSetAttribute');
+  }
+
+  /** Bytes the pool keeps reserved after a synchronize rather than give back. */
+  get releaseThreshold(): number {
+    this.live('releaseThreshold');
+    return this.attribute(A.cudaMemPoolAttrReleaseThreshold);
+  }
+
+  set releaseThreshold(bytes: number) {
+    this.live('releaseThreshold');
+    checkSize(bytes, 'MemoryPool.releaseThreshold');
+    check(cudart.cudaMemPoolSetAttribute(this.handle, A.cudaMemPoolAttrReleaseThreshold, BigInt(bytes)), 'cudaMemPoolSetAttribute');
+  }
+
+  /** Destroys a pool made by createMemoryPool(); the default pool stays (it is the device's). */
+  override close(): void {
+    if (!this.isDefault) super.close();
+  }
+
+  private attribute(attr: cudart.cudaMemPoolAttr): number {
+    return Number(check(cudart.cudaMemPoolGetAttribute(this.handle, attr), 'cudaMemPoolGetAttribute'));
+  }
+}

@@ -1,0 +1,82 @@
+// Loaded device code (cubin, PTX or fatbin) and the kernels in it. A module is a CUDA library
+// (cudaLibraryLoadData): it belongs to no context, so its kernels run on any device.
+import * as fs from 'node:fs';
+import { cudart } from '../index';
+import { check } from './errors';
+import { Resource } from './lifetime';
+import { Kernel } from './Kernel';
+
+export interface ModuleOptions {
+  /** Names to look kernels up by → the symbols they stand for (a Program's name expressions → lowered names). */
+  names?: Readonly<Record<string, string>>;
+}
+
+const ELF = [0x7f, 0x45, 0x4c, 0x46];
+const FATBIN = [0x50, 0xed, 0x55, 0xba];
+
+/** Whether `b` starts with `magic`. */
+function startsWith(b: Uint8Array, magic: number[]): boolean {
+  return magic.every((x, i) => b[i] === x);
+}
+
+export class Module extends Resource {
+  private readonly kernels = new Map<string, Kernel>();
+
+  private constructor(
+    readonly handle: cudart.cudaLibrary_t,
+    private readonly names: Readonly<Record<string, string>>,
+    image: Uint8Array | null,
+  ) {
+    super(() => void cudart.cudaLibraryUnload(handle), image ? [image] : []);
+  }
+
+  /** Loads device code: a file path, or the bytes of a cubin, a fatbin or PTX text. */
+  static load(code: string | Uint8Array, options: ModuleOptions = {}): Module {
+    const names = options.names ?? {};
+    if (typeof code === 'string') {
+      if (!fs.existsSync(code)) throw new Error(`Module.load: no file ${code}`);
+      return new Module(check(cudart.cudaLibraryLoadFromFile(code, null, null, 0, null, null, 0), `cudaLibraryLoadFromFile(${code})`), names, null);
+    }
+    if (!(code instanceof Uint8Array)) throw new TypeError(`Module.load: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`);
+    if (code.length === 0) throw new RangeError("Module.load: parameter 'code' is empty");
+    let image = code;
+    // PTX is C text: the loader reads it up to a NUL, which a JS buffer need not have.
+    if (!startsWith(code, ELF) && !startsWith(code, FATBIN) && code[code.length - 1] !== 0) {
+      image = new Uint8Array(code.length + 1);
+      image.set(code);
+    }
+    return new Module(check(cudart.cudaLibraryLoadData(image, null, null, 0, null, null, 0), 'cudaLibraryLoadData'), names, image);
+  }
+
+  /** The kernel called `name` (a C symbol, or a name expression of the Program it came from). */
+  kernel(name: string): Kernel {
+    this.live('kernel');
+    if (typeof name !== 'string' || name === '') throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);
+    let k = this.kernels.get(name);
+    if (!k) {
+      const symbol = this.names[name] ?? name;
+      const [err, h] = cudart.cudaLibraryGetKernel(this.handle, symbol);
+      if (err === cudart.cudaError_t.cudaErrorSymbolNotFound) {
+        cudart.cudaGetLastError();
+        throw new Error(`Module.kernel: no kernel '${name}'${symbol !== name ? ` (${symbol})` : ''} in this module; it has ${this.kernelNames().join(', ') || 'none'}`);
+      }
+      k = new Kernel(check([err, h], `cudaLibraryGetKernel(${name})`), name, this);
+      this.kernels.set(name, k);
+    }
+    return k;
+  }
+
+  /** The C names of the kernels in the module. */
+  kernelNames(): string[] {
+    this.live('kernelNames');
+    const n = check(cudart.cudaLibraryGetKernelCount(this.handle), 'cudaLibraryGetKernelCount');
+    if (n === 0) return [];
+    const handles = check(cudart.cudaLibraryEnumerateKernels(n, this.handle), 'cudaLibraryEnumerateKernels');
+    return handles.map((h) => check(cudart.cudaFuncGetName(h), 'cudaFuncGetName'));
+  }
+
+  /** @internal Throws when the module was unloaded (its kernels are gone with it). */
+  assertLoaded(what: string): void {
+    if (this.isClosed) throw new Error(`${what}: the Module it belongs to was closed`);
+  }
+}

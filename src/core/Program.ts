@@ -1,0 +1,275 @@
+// CUDA C++ compiled at run time: with NVRTC, or with nvcc when NVRTC is missing (as PyCUDA's
+// SourceModule does), and cached on disk by everything that decides the output (as CuPy does).
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { nvrtc } from '../index';
+import { CompileError, NvrtcError, firstError } from './errors';
+import { Device } from './Device';
+import { Module } from './Module';
+
+export interface ProgramOptions {
+  /** The source's file name in messages and `#line`s (default 'program.cu'). */
+  name?: string;
+  /** Compiler options, as NVRTC and nvcc both take them: '-std=c++17', '-DN=4', '--use_fast_math', … */
+  options?: readonly string[];
+  /** Headers the source may `#include`, by name → their text. */
+  headers?: Readonly<Record<string, string>>;
+  /** C++ names of kernels (template instances such as 'scale<float>') to look up after loading; NVRTC only. */
+  nameExpressions?: readonly string[];
+  /** The GPU to compile for: a Device, 'sm_90', 'compute_90' or '90' (default: the current device). */
+  arch?: Device | string;
+  /** 'cubin' (machine code for `arch`, the default) or 'ptx' (portable, JIT-compiled when loaded). */
+  target?: 'cubin' | 'ptx';
+  /** 'nvrtc', 'nvcc', or 'auto' (the default: NVRTC when it loads, else nvcc). */
+  compiler?: 'auto' | 'nvrtc' | 'nvcc';
+  /**
+   * The disk cache: true (the default) for CUDA_BINDINGS_CACHE_DIR or ~/.cache/cuda-bindings/kernels,
+   * a directory, or false for none. CUDA_BINDINGS_CACHE=0 turns it off too.
+   */
+  cache?: boolean | string;
+}
+
+interface Compiled {
+  code: Uint8Array;
+  log: string;
+  names: Record<string, string>;
+}
+
+/** What a compiler is and how it reports itself (part of the cache key). */
+interface Compiler {
+  kind: 'nvrtc' | 'nvcc';
+  version: string;
+  compile(source: string, o: Required<Pick<ProgramOptions, 'name' | 'options' | 'headers' | 'nameExpressions' | 'target'>>, arch: string): Compiled;
+}
+
+/** The format of the cache's files: bump it when what is stored changes. */
+const CACHE_FORMAT = 1;
+
+export class Program {
+  private constructor(
+    /** The compiled code: a cubin, or PTX text ending in a NUL. */
+    readonly code: Uint8Array,
+    readonly target: 'cubin' | 'ptx',
+    /** The architecture it was compiled for ('sm_90' / 'compute_90'). */
+    readonly arch: string,
+    /** The compiler's log (warnings); empty when it had nothing to say. */
+    readonly log: string,
+    /** Which compiler made it, and its version ('nvrtc 13.0', 'nvcc 13.0.88'). */
+    readonly compiler: string,
+    /** Whether it came from the disk cache rather than a compiler run. */
+    readonly fromCache: boolean,
+    private readonly names: Readonly<Record<string, string>>,
+  ) {}
+
+  /** Compiles CUDA C++ `source` (or takes it from the disk cache); throws a CompileError with the log on failure. */
+  static compile(source: string, options: ProgramOptions = {}): Program {
+    if (typeof source !== 'string' || source.trim() === '') throw new TypeError(`Program.compile: parameter 'source' must be CUDA C++ text, got ${typeof source === 'string' ? 'an empty string' : String(source)}`);
+    const target = options.target ?? 'cubin';
+    if (target !== 'cubin' && target !== 'ptx') throw new RangeError(`Program.compile: option 'target' must be 'cubin' or 'ptx', got ${String(target)}`);
+    const o = {
+      name: options.name ?? 'program.cu',
+      options: stringList(options.options, 'options'),
+      headers: headerMap(options.headers),
+      nameExpressions: stringList(options.nameExpressions, 'nameExpressions'),
+      target,
+    };
+    const arch = archName(options.arch, target);
+    const compiler = pickCompiler(options.compiler ?? 'auto', o.nameExpressions.length > 0);
+    const dir = cacheDir(options.cache);
+    const key = createHash('sha256')
+      .update(JSON.stringify([CACHE_FORMAT, compiler.kind, compiler.version, arch, source, o.name, o.options, Object.entries(o.headers).sort(), o.nameExpressions, target]))
+      .digest('hex');
+    const cached = dir ? readCache(dir, key, target) : null;
+    const out = cached ?? compiler.compile(source, o, arch);
+    if (dir && !cached) writeCache(dir, key, target, out);
+    return new Program(out.code, target, arch, out.log, `${compiler.kind} ${compiler.version}`, cached !== null, out.names);
+  }
+
+  /** The symbol a name expression became (the kernel's C name for an extern "C" kernel). */
+  loweredName(expression: string): string {
+    return this.names[expression] ?? expression;
+  }
+
+  /** Loads the code as a Module; its kernels can be looked up by name expression. */
+  load(): Module {
+    return Module.load(this.code, { names: this.names });
+  }
+}
+
+function stringList(v: readonly string[] | undefined, what: string): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new TypeError(`Program.compile: option '${what}' must be an array of strings, got ${JSON.stringify(v)}`);
+  return [...v];
+}
+
+function headerMap(h: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  if (h === undefined) return {};
+  if (typeof h !== 'object' || h === null || Object.values(h).some((x) => typeof x !== 'string')) throw new TypeError("Program.compile: option 'headers' must map include names to header text");
+  return { ...h };
+}
+
+/** 'sm_90' or 'compute_90' for the target, from a Device, '90', 'sm_90', 'sm_90a', 'compute_90'. */
+function archName(arch: Device | string | undefined, target: 'cubin' | 'ptx'): string {
+  let digits: string;
+  if (arch === undefined || arch instanceof Device) {
+    let d: Device;
+    try {
+      d = arch ?? Device.current();
+    } catch (e) {
+      throw new Error(`Program.compile: no 'arch' option and no device to take it from (${(e as Error).message}); pass { arch: 'sm_90' } or a Device`);
+    }
+    digits = d.computeCapability.join('');
+  } else {
+    const m = typeof arch === 'string' ? /^(?:sm_|compute_)?(\d{2,3}[af]?)$/.exec(arch) : null;
+    if (!m) throw new RangeError(`Program.compile: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got ${String(arch)}`);
+    digits = m[1];
+  }
+  return `${target === 'cubin' ? 'sm' : 'compute'}_${digits}`;
+}
+
+let nvrtcCompiler: Compiler | Error | undefined;
+let nvccCompiler: Compiler | Error | undefined;
+
+function pickCompiler(which: 'auto' | 'nvrtc' | 'nvcc', needNames: boolean): Compiler {
+  if (which !== 'auto' && which !== 'nvrtc' && which !== 'nvcc') throw new RangeError(`Program.compile: option 'compiler' must be 'auto', 'nvrtc' or 'nvcc', got ${String(which)}`);
+  const rtc = which === 'nvcc' ? null : (nvrtcCompiler ??= loadNvrtc());
+  if (rtc && !(rtc instanceof Error)) return rtc;
+  if (which === 'nvrtc') throw new Error(`Program.compile: NVRTC is not available: ${(rtc as Error).message}`);
+  const why = rtc ? `NVRTC is not available (${(rtc as Error).message.split('\n')[0]})` : "compiler: 'nvcc'";
+  if (needNames) throw new Error(`Program.compile: name expressions need NVRTC, and ${why}; with nvcc, declare the kernels extern "C" and look them up by their C names`);
+  const cc = (nvccCompiler ??= findNvcc());
+  if (cc instanceof Error) throw new Error(`Program.compile: no compiler: ${why}, and ${cc.message}`);
+  return cc;
+}
+
+function loadNvrtc(): Compiler | Error {
+  let version: string;
+  try {
+    const [, major, minor] = nvrtc.nvrtcVersion();
+    version = `${major}.${minor}`;
+  } catch (e) {
+    return e as Error;
+  }
+  return { kind: 'nvrtc', version, compile: compileWithNvrtc };
+}
+
+function nvrtcCheck(r: readonly [nvrtc.nvrtcResult, ...unknown[]], fn: string, log = ''): void {
+  if (r[0] !== nvrtc.nvrtcResult.NVRTC_SUCCESS) throw new NvrtcError(r[0], nvrtc.nvrtcResult[r[0]] ?? `nvrtcResult ${r[0]}`, log || `${fn} failed`);
+}
+
+function compileWithNvrtc(source: string, o: Parameters<Compiler['compile']>[1], arch: string): Compiled {
+  const includeNames = Object.keys(o.headers);
+  const [err, prog] = nvrtc.nvrtcCreateProgram(source, o.name, includeNames.length, includeNames.map((n) => o.headers[n]), includeNames);
+  nvrtcCheck([err], 'nvrtcCreateProgram');
+  try {
+    for (const e of o.nameExpressions) nvrtcCheck(nvrtc.nvrtcAddNameExpression(prog, e), `nvrtcAddNameExpression(${e})`);
+    const opts = [`--gpu-architecture=${arch}`, ...o.options];
+    const [compiled] = nvrtc.nvrtcCompileProgram(prog, opts.length, opts);
+    const [, logSize] = nvrtc.nvrtcGetProgramLogSize(prog);
+    const logBytes = new Uint8Array(Math.max(1, logSize ?? 1));
+    nvrtc.nvrtcGetProgramLog(prog, logBytes);
+    const log = Buffer.from(logBytes).toString('utf8').replace(/\0[\s\S]*$/, '').trim();
+    nvrtcCheck([compiled], 'nvrtcCompileProgram', log);
+    const cubin = o.target === 'cubin';
+    const [sizeErr, size] = cubin ? nvrtc.nvrtcGetCUBINSize(prog) : nvrtc.nvrtcGetPTXSize(prog);
+    nvrtcCheck([sizeErr], cubin ? 'nvrtcGetCUBINSize' : 'nvrtcGetPTXSize');
+    const code = new Uint8Array(size!);
+    nvrtcCheck(cubin ? nvrtc.nvrtcGetCUBIN(prog, code) : nvrtc.nvrtcGetPTX(prog, code), cubin ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX');
+    const names: Record<string, string> = {};
+    for (const e of o.nameExpressions) {
+      const [nameErr, lowered] = nvrtc.nvrtcGetLoweredName(prog, e);
+      nvrtcCheck([nameErr], `nvrtcGetLoweredName(${e})`);
+      names[e] = lowered!;
+    }
+    return { code, log, names };
+  } finally {
+    nvrtc.nvrtcDestroyProgram(prog);
+  }
+}
+
+function findNvcc(): Compiler | Error {
+  const candidates = [
+    process.env.CUDA_BINDINGS_NVCC,
+    ...['CUDA_HOME', 'CUDA_PATH'].map((v) => process.env[v] && path.join(process.env[v]!, 'bin', 'nvcc')),
+    ...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, 'nvcc')),
+    '/usr/local/cuda/bin/nvcc',
+  ].filter((c): c is string => !!c);
+  const nvcc = candidates.find((c) => fs.existsSync(c));
+  if (!nvcc) return new Error(`nvcc was not found (looked in CUDA_BINDINGS_NVCC, $CUDA_HOME/bin, $CUDA_PATH/bin, PATH, /usr/local/cuda/bin)`);
+  let version: string;
+  try {
+    const out = execFileSync(nvcc, ['--version'], { encoding: 'utf8' });
+    version = /release [\d.]+, V([\d.]+)/.exec(out)?.[1] ?? out.trim().split('\n').pop()!;
+  } catch (e) {
+    return new Error(`${nvcc} --version failed: ${(e as Error).message}`);
+  }
+  return { kind: 'nvcc', version, compile: (source, o, arch) => compileWithNvcc(nvcc, source, o, arch) };
+}
+
+function compileWithNvcc(nvcc: string, source: string, o: Parameters<Compiler['compile']>[1], arch: string): Compiled {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-bindings-nvcc-'));
+  try {
+    for (const [name, text] of Object.entries(o.headers)) {
+      const file = path.resolve(dir, name);
+      if (!file.startsWith(dir + path.sep)) throw new RangeError(`Program.compile: header name '${name}' leaves the include directory`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+    }
+    const src = path.join(dir, path.basename(o.name).replace(/[^\w.-]/g, '_').replace(/(\.cu)?$/, '.cu'));
+    fs.writeFileSync(src, source);
+    const out = path.join(dir, `out.${o.target}`);
+    const args = [o.target === 'cubin' ? '-cubin' : '-ptx', `-arch=${arch}`, ...o.options, '-I', dir, '-o', out, src];
+    let log: string;
+    try {
+      log = execFileSync(nvcc, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (e) {
+      const x = e as { stdout?: string; stderr?: string; status?: number };
+      const text = `${x.stdout ?? ''}${x.stderr ?? ''}`.trim();
+      throw new CompileError(`nvcc exited with status ${x.status}: ${firstError(text) ?? text.split('\n')[0]}`, 'nvcc', text);
+    }
+    let code = new Uint8Array(fs.readFileSync(out));
+    if (o.target === 'ptx') {
+      const z = new Uint8Array(code.length + 1);
+      z.set(code);
+      code = z;
+    }
+    return { code, log: log.trim(), names: {} };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function cacheDir(option: boolean | string | undefined): string | null {
+  if (option === false || (option === undefined && process.env.CUDA_BINDINGS_CACHE === '0')) return null;
+  if (typeof option === 'string') return option;
+  if (option !== undefined && option !== true) throw new TypeError(`Program.compile: option 'cache' must be a boolean or a directory, got ${String(option)}`);
+  return process.env.CUDA_BINDINGS_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'cuda-bindings', 'kernels');
+}
+
+function readCache(dir: string, key: string, target: string): Compiled | null {
+  try {
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, `${key}.json`), 'utf8')) as Omit<Compiled, 'code'>;
+    return { ...meta, code: new Uint8Array(fs.readFileSync(path.join(dir, `${key}.${target}`))) };
+  } catch {
+    return null;
+  }
+}
+
+/** Writes the entry (code first, then its metadata, each renamed into place); a cache that cannot be written is skipped. */
+function writeCache(dir: string, key: string, target: string, c: Compiled): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    const tmp = `.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    const put = (file: string, data: string | Uint8Array) => {
+      fs.writeFileSync(path.join(dir, file + tmp), data);
+      fs.renameSync(path.join(dir, file + tmp), path.join(dir, file));
+    };
+    put(`${key}.${target}`, c.code);
+    put(`${key}.json`, JSON.stringify({ log: c.log, names: c.names }));
+  } catch {
+    // A read-only home or a full disk costs a recompile next time, nothing more.
+  }
+}
