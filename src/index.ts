@@ -1,4 +1,7 @@
-// cuda-bindings: the CUDA APIs for Node.js, loaded at run time through koffi.
+/**
+ * The CUDA APIs for Node.js, loaded at run time through koffi.
+ * @module cuda-bindings
+ */
 export * as cudart from './runtime';
 export * as cuda from './driver';
 export * as nvrtc from './nvrtc';

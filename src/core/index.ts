@@ -1,4 +1,7 @@
-// cuda-bindings/core: objects that throw, free themselves and read like JavaScript, over the runtime.
+/**
+ * Objects that throw, free themselves and read like JavaScript, over the runtime.
+ * @module cuda-bindings/core
+ */
 export { CudaError, CompileError, NvrtcError, check } from './errors';
 export { warnOnLeaks } from './lifetime';
 export { Device } from './Device';

@@ -1,4 +1,7 @@
-// cuda-bindings/driver: the CUDA driver API as cuda-python's tuple facade.
+/**
+ * The CUDA driver API as cuda-python's tuple facade.
+ * @module cuda-bindings/driver
+ */
 export * from './api';
 export * from './enums';
 export * from './constants';
@@ -6,13 +9,14 @@ export * from './handles';
 export * from '../structs/driver';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory } from '../ffi/marshal';
-export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput } from '../ffi/kernel-args';
+export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput, type ScalarType, type StructValue } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { launchParamBuffer } from '../ffi/kernel-args';
 export { JitOptions, type JitOptionValues } from './jit';
 import { cudaLibraryInfo } from '../ffi/cuda-lib';
 import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
 
 /** Which libcuda file is loaded, where it resolved, and the CUDA version its driver supports (loads it on first call). */
 export function libraryInfo(): LibraryInfo {

@@ -5,6 +5,7 @@ import { openLibrary, type LibrarySpec, type LoadedLibrary } from './loader';
 export type KoffiFunction = ReturnType<LibraryHandle['func']>;
 type Decl = readonly [symbol: string, result: string | TypeObject, params: (string | TypeObject)[], split?: string[]];
 
+/** Which library file is loaded, where it resolved, and its version: what libraryInfo() returns. */
 export interface LibraryInfo {
   /** The candidate that loaded: a path or a soname. */
   file: string;

@@ -1,4 +1,7 @@
-// cuda-bindings/nvrtc: NVRTC, the runtime compiler for CUDA C++, as cuda-python's tuple facade.
+/**
+ * NVRTC, the runtime compiler for CUDA C++, as cuda-python's tuple facade.
+ * @module cuda-bindings/nvrtc
+ */
 export * from './api';
 export * from './enums';
 export * from './constants';
@@ -7,6 +10,7 @@ export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvrtcLibraryInfo } from '../ffi/nvrtc-lib';
 import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
 
 /** Which libnvrtc file is loaded, where it resolved, and its version (loads it on first call). */
 export function libraryInfo(): LibraryInfo {

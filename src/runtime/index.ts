@@ -1,4 +1,7 @@
-// cuda-bindings/runtime: the CUDA runtime API as cuda-python's tuple facade.
+/**
+ * The CUDA runtime API as cuda-python's tuple facade.
+ * @module cuda-bindings/runtime
+ */
 export * from './api';
 export * from './enums';
 export * from './constants';
@@ -9,12 +12,13 @@ export * as async from './async';
 export * from '../structs/runtime';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory } from '../ffi/marshal';
-export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput } from '../ffi/kernel-args';
+export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput, type ScalarType, type StructValue } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
 import { cudart, cudartLibraryInfo } from '../ffi/cudart-lib';
 import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
 
 /** Which libcudart file is loaded, where it resolved, and its version (loads it on first call). */
 export function libraryInfo(): LibraryInfo {
