@@ -62,6 +62,29 @@ out('cudaMemcpy_D2H_4B', bench(() => cudart.cudaMemcpy(hv, d!, 4, cudart.cudaMem
 out('cudaMemcpyAsync_H2D_4B', bench(() => cudart.cudaMemcpyAsync(d!, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s), 20000));
 cudart.cudaStreamSynchronize(s);
 
+const benchKernels = process.argv[3];
+if (benchKernels) {
+  const [lib] = ok(cudart.cudaLibraryLoadFromFile(benchKernels, null, null, 0, null, null, 0), 'cudaLibraryLoadFromFile');
+  const [k0] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty'), 'cudaLibraryGetKernel');
+  const [k8] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty8'), 'cudaLibraryGetKernel');
+  const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
+  out('cudaLaunchKernel_empty_lib', bench(() => cudart.cudaLaunchKernel(k0!, g, g, null, 0, s), 100_000));
+  cudart.cudaStreamSynchronize(s);
+  const { i32, u32, i64, f32, f64 } = cudart;
+  out('cudaLaunchKernel_8args', bench(() => cudart.cudaLaunchKernel(k8!, g, g, [d!, d!, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)], 0, s), 100_000));
+  cudart.cudaStreamSynchronize(s);
+  const packed = new cudart.KernelArgs([d!, d!, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
+  out('cudaLaunchKernel_8args_prepacked', bench(() => cudart.cudaLaunchKernel(k8!, g, g, packed, 0, s), 100_000));
+  cudart.cudaStreamSynchronize(s);
+  ok(cudart.cudaStreamBeginCapture(s, cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal) as [number], 'cudaStreamBeginCapture');
+  cudart.cudaLaunchKernel(k0!, g, g, null, 0, s);
+  const [graph] = ok(cudart.cudaStreamEndCapture(s), 'cudaStreamEndCapture');
+  const [exec] = ok(cudart.cudaGraphInstantiate(graph!, 0), 'cudaGraphInstantiate');
+  cudart.cudaGraphUpload(exec!, s);
+  out('cudaGraphLaunch_1kernel', bench(() => cudart.cudaGraphLaunch(exec!, s), 100_000));
+  cudart.cudaStreamSynchronize(s);
+}
+
 const cubin = process.argv[2];
 if (cubin) {
   const [lib] = ok(cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadFromFile');
@@ -88,4 +111,4 @@ const nb = Buffer.alloc(B);
 cudart.cudaMemcpy(db!, nb, B, 1);
 t = process.hrtime.bigint();
 for (let i = 0; i < 10; i++) cudart.cudaMemcpy(db!, nb, B, 1);
-out('H2D_pageable_nodebuffer_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));
+out('H2D_pageable_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));

@@ -15,7 +15,7 @@ for (const f of process.argv.slice(2)) {
     rows.get(op)!.set(m[1], Number(m[3]));
   }
 }
-const impls = ['c', 'facade', 'koffi-same-process', 'koffi-raw', 'cuda-python', 'cupy'];
+const impls = ['c', 'facade', 'core', 'koffi-same-process', 'koffi-raw', 'cuda-python', 'cupy'];
 const gbps = (op: string) => op.endsWith('GBps');
 const cell = (op: string, impl: string) => {
   const v = rows.get(op)!.get(impl);

@@ -9,5 +9,10 @@ anchors=.gpu/anchors
 out=$(mktemp -d)
 bash "$anchors/run.sh" > "$out/anchors.csv" 2>&1 || true
 nvcc -O2 -arch=native -cubin -o "$out/kern.cubin" "$anchors/kern.cu"
-node dist-bench/bench/facade.js "$out/kern.cubin" > "$out/facade.csv"
-node dist-bench/bench/report.js "$out/anchors.csv" "$out/facade.csv"
+nvcc -O2 -arch=native -cubin -o "$out/bench.cubin" bench/kernels.cu
+nvcc -O2 -o "$out/extra" bench/extra.cu
+"$out/extra" "$out/bench.cubin" > "$out/extra.csv"
+node dist-bench/bench/facade.js "$out/kern.cubin" "$out/bench.cubin" > "$out/facade.csv"
+node dist-bench/bench/core.js "$out/bench.cubin" > "$out/core.csv"
+node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv"
+if [ -n "${BENCH_CSV_DIR:-}" ]; then cp "$out"/*.csv "$BENCH_CSV_DIR"/; fi

@@ -121,6 +121,29 @@ export class DeviceBuffer extends Resource {
     else check(cudart.cudaMemcpy(dst, src, n, kind), `DeviceBuffer.${what} (cudaMemcpy)`);
   }
 
+  /**
+   * Copies host memory into the start of this buffer off the JS thread and resolves when it is in.
+   * A large source is cut into pieces copied at once by the thread pool's threads, which stage
+   * pageable memory in parallel (one cudaMemcpy stages it on one thread). `src` must stay
+   * untouched until the promise settles.
+   */
+  async copyFromAsync(src: HostData): Promise<this> {
+    this.alive('copyFromAsync');
+    const n = hostBytes(src, 'copyFromAsync', 'src');
+    if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
+    await inPieces(n, (at, len) => cudart.async.cudaMemcpy(this.address + BigInt(at), hostSlice(src, at, len), len, H2D), 'DeviceBuffer.copyFromAsync');
+    return this;
+  }
+
+  /** Copies the start of this buffer into `dst` off the JS thread, in parallel pieces like copyFromAsync; resolves with `dst`. */
+  async copyToAsync<T extends HostData>(dst: T): Promise<T> {
+    this.alive('copyToAsync');
+    const n = hostBytes(dst, 'copyToAsync', 'dst');
+    if (n > this.size) throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
+    await inPieces(n, (at, len) => cudart.async.cudaMemcpy(hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), 'DeviceBuffer.copyToAsync');
+    return dst;
+  }
+
   /** Sets every byte to `value` (0–255). */
   fill(value: number, options: CopyOptions = {}): this {
     this.alive('fill');
@@ -150,6 +173,29 @@ export class DeviceBuffer extends Resource {
     this.alive(what);
     if (this.kind !== 'managed') throw new Error(`DeviceBuffer.${what}: only managed memory (device.allocateManaged) can be ${what === 'advise' ? 'advised' : 'prefetched'}; this buffer is ${this.kind} memory`);
   }
+}
+
+/** Pieces a large host copy is cut into (the thread pool has 4 threads unless UV_THREADPOOL_SIZE says otherwise). */
+const PIECES = Math.max(1, Math.min(16, Number(process.env.UV_THREADPOOL_SIZE) || 4));
+/** Copies smaller than this go in one piece. */
+const PIECE_MIN = 4 << 20;
+
+/** Runs `copy` over [0, n) in up to PIECES pieces at once; throws the first failure as a CudaError. */
+async function inPieces(n: number, copy: (at: number, len: number) => Promise<[cudart.cudaError_t]>, what: string): Promise<void> {
+  const pieces = Math.max(1, Math.min(PIECES, Math.floor(n / PIECE_MIN)));
+  const step = Math.ceil(n / pieces / 4096) * 4096;
+  const results = await Promise.all(Array.from({ length: pieces }, (_, i) => (i * step < n ? copy(i * step, Math.min(step, n - i * step)) : Promise.resolve([0] as [cudart.cudaError_t]))));
+  for (const r of results) check(r, `${what} (cudaMemcpy)`);
+}
+
+function hostBytes(v: HostData, what: string, p: string): number {
+  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${Object.prototype.toString.call(v)}`);
+  return v.byteLength;
+}
+
+/** Bytes [at, at + len) of host memory, as a view (no copy). */
+function hostSlice(v: HostData, at: number, len: number): Uint8Array {
+  return ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset + at, len) : new Uint8Array(v, at, len);
 }
 
 /** Throws unless `size` is a byte count. */

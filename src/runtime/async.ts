@@ -6,9 +6,10 @@ import { cudart as L } from '../ffi/cudart-lib';
 import { cuda as D } from '../ffi/cuda-lib';
 import * as M from '../ffi/marshal';
 import * as K from '../ffi/scratch';
-import { cudaError_t } from './enums';
+import { cudaError_t, type cudaMemcpyKind } from './enums';
 import type { cudaEvent_t, cudaStream_t } from './handles';
 import type { KoffiFunction } from '../ffi/binding';
+import type { Pointer } from '../ffi/marshal';
 
 const CUDA_STREAM_LEGACY = 1n;
 const CUDA_STREAM_PER_THREAD = 2n;
@@ -106,4 +107,33 @@ export async function cudaDeviceSynchronize(): Promise<[cudaError_t]> {
   // The driver's status is not the runtime's: the work is over, so the runtime's own call returns
   // at once with the runtime's error for the device.
   return [(L.bind('cudaDeviceSynchronize')() as cudaError_t) || cudaError_t.cudaErrorUnknown];
+}
+
+let memcpy: KoffiFunction | undefined;
+/** Host memory that copies on the pool are reading or writing. */
+const inUse = new Set<unknown[]>();
+
+/**
+ * cudaMemcpy on the thread pool: the promise settles when the copy is done, and the host memory
+ * (kept alive until then) must stay untouched meanwhile. Pointers are used as they are (unified
+ * addressing), so the pool thread's current device does not matter.
+ */
+export async function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind): Promise<[cudaError_t]> {
+  const fn = 'async.cudaMemcpy';
+  const d = M.pointer(dst, fn, 'dst');
+  const s = M.pointer(src, fn, 'src');
+  const n = M.size(count, fn, 'count');
+  const k = M.i32(kind, fn, 'kind');
+  for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
+    if (v !== null && typeof v !== 'bigint' && v.byteLength < n) M.rangeError(fn, p, `holds ${v.byteLength} bytes, fewer than the ${n} to copy`);
+  }
+  memcpy ??= L.bind('cudaMemcpy');
+  // The pool thread gets raw addresses; the memory behind them is held here until the copy is over.
+  const held = [d, s];
+  inUse.add(held);
+  try {
+    return [(await poolCall(memcpy, M.addressOf(d), M.addressOf(s), n, k)) as cudaError_t];
+  } finally {
+    inUse.delete(held);
+  }
 }

@@ -18,3 +18,10 @@ test('bad arguments throw at once, before anything runs on the pool', () => {
   expect(() => cudart.async.cudaStreamSynchronize(3 as any)).toThrow(new TypeError("async.cudaStreamSynchronize: parameter 'stream' must be a handle (bigint) or null, got 3"));
   expect(() => cudart.async.cudaEventSynchronize('e' as any)).toThrow(TypeError);
 });
+
+test('async.cudaMemcpy: host extents checked before the pool call; the status as the blocking call gives it', async () => {
+  const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
+  await expect(cudart.async.cudaMemcpy(new Uint8Array(4), 0x1000n, 8, D2H)).rejects.toThrow(new RangeError("async.cudaMemcpy: parameter 'dst' holds 4 bytes, fewer than the 8 to copy"));
+  await expect(cudart.async.cudaMemcpy(0x1000n, 'text' as never, 4, D2H)).rejects.toThrow(TypeError);
+  expect(await cudart.async.cudaMemcpy(new Uint8Array(8), 0x1000n, 8, D2H)).toEqual(cudart.cudaMemcpy(new Uint8Array(8), 0x1000n, 8, D2H));
+});
