@@ -120,7 +120,29 @@ export function registerHostFn(
   byToken.set(token, { fn: fn as (...args: unknown[]) => void, kind, userData, stream: key, where });
   pendingByStream.set(key, (pendingByStream.get(key) ?? 0) + 1);
   keepAlive ??= setInterval(() => undefined, 1 << 30);
+  guardExit();
   return { ptr: trampoline(kind), userData: token, cancel: () => void settle(token) };
+}
+
+let exitGuarded = false;
+/**
+ * A process that exits (process.exit) while a JS host function is pending would never finish: the
+ * CUDA thread calling the function waits for this thread, and Node's exit joins the thread pool,
+ * where a wait on that stream may be blocked for good. So when the process exits with host
+ * functions pending, it ends at once with its exit code (_exit: no more JS and no atexit handlers;
+ * stdout and stderr to files and pipes are written synchronously on Linux, so nothing printed is lost).
+ */
+function guardExit(): void {
+  if (exitGuarded || process.platform !== 'linux') return;
+  exitGuarded = true;
+  process.on('exit', (code) => {
+    if (byToken.size === 0) return;
+    try {
+      koffi.load('libc.so.6').func('void _exit(int)')(typeof code === 'number' ? code : 0);
+    } catch {
+      // No libc to call: the exit goes on as Node does it.
+    }
+  });
 }
 
 const LEGACY = 1n;

@@ -21,7 +21,8 @@ beforeAll(() => {
     static struct job *head, *tail;
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-    static int started;
+    static int started, queued;
+    static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;
     static void *worker(void *p) {
       for (;;) {
         pthread_mutex_lock(&mu);
@@ -30,6 +31,9 @@ beforeAll(() => {
         pthread_mutex_unlock(&mu);
         if (j->f) j->f(j->user); else j->cb(j->stream, 0, j->user);
         free(j);
+        pthread_mutex_lock(&mu);
+        if (--queued == 0) pthread_cond_broadcast(&idle);
+        pthread_mutex_unlock(&mu);
       }
       return 0;
     }
@@ -38,13 +42,15 @@ beforeAll(() => {
       if (!started) { pthread_t t; pthread_create(&t, 0, worker, 0); pthread_detach(t); started = 1; usleep(1000); }
       if (tail) tail->next = j; else head = j;
       tail = j;
+      queued++;
       pthread_cond_signal(&cv);
       pthread_mutex_unlock(&mu);
     }
     int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
     int cudaLaunchHostFunc(void *s, hostfn f, void *u) { if (!s) return 400; struct job *j = calloc(1, sizeof *j); j->f = f; j->user = u; start(j); return 0; }
     int cudaStreamAddCallback(void *s, streamcb cb, void *u, unsigned flags) { struct job *j = calloc(1, sizeof *j); j->cb = cb; j->stream = s; j->user = u; start(j); return 0; }
-    int cudaStreamSynchronize(void *s) { return 0; }
+    /* Like CUDA, a synchronize waits until the host functions queued before it have run. */
+    int cudaStreamSynchronize(void *s) { pthread_mutex_lock(&mu); while (queued) pthread_cond_wait(&idle, &mu); pthread_mutex_unlock(&mu); return 0; }
     int cudaDeviceSynchronize(void) { return 0; }`);
   execFileSync('gcc', ['-shared', '-fPIC', '-pthread', '-o', lib, src]);
 });
@@ -139,4 +145,17 @@ test('frees that wait for the device are held back while a host function is pend
     order.push('after');
     setTimeout(() => console.log(order.join(',')), 200);`);
   expect(r.stdout.trim()).toBe('after,callback,free');
+});
+
+test('process.exit with a host function pending and a wait for it on the thread pool exits at once with its code', () => {
+  // Node's exit joins the thread pool, where the wait is blocked until the host function runs on the
+  // JS thread, which is exiting: without the library's exit guard this never ends.
+  const r = node(`
+    const { cudart } = require('./src');
+    const s = cudart.cudaStream_t(0x10);
+    cudart.cudaLaunchHostFunc(s, () => console.log('host function ran'), null);
+    void cudart.async.cudaStreamSynchronize(s);
+    console.log('exiting with', cudart.pendingHostFunctions(), 'pending');
+    process.exit(3);`);
+  expect([r.status, r.signal, r.stdout, r.stderr]).toEqual([3, null, 'exiting with 1 pending\n', '']);
 });

@@ -1,14 +1,18 @@
 // Helpers the GPU suites share.
 
+// A global read in a loop (Math.imul) is about 20 times slower in jest's sandbox than a module's
+// own constant: 2.6 s rather than 0.14 s for 64 MiB.
+const imul = Math.imul;
+
 /** A deterministic pattern of 32-bit words. */
 export function fillPattern(a: Uint32Array, seed: number): void {
-  for (let i = 0; i < a.length; i++) a[i] = (Math.imul(i, 2654435761) ^ seed) >>> 0;
+  for (let i = 0; i < a.length; i++) a[i] = (imul(i, 2654435761) ^ seed) >>> 0;
 }
 
 /** How many words differ from the pattern (0 when all match). */
 export function patternMismatches(a: Uint32Array, seed: number): number {
   let bad = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== (Math.imul(i, 2654435761) ^ seed) >>> 0) bad++;
+  for (let i = 0; i < a.length; i++) if (a[i] !== (imul(i, 2654435761) ^ seed) >>> 0) bad++;
   return bad;
 }
 
