@@ -4,6 +4,7 @@ import { check } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import { stagedUpload } from './staging';
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -123,19 +124,20 @@ export class DeviceBuffer extends Resource {
 
   /**
    * Copies host memory into the start of this buffer off the JS thread and resolves when it is in.
-   * A large source is cut into pieces copied at once by the thread pool's threads, which stage
-   * pageable memory in parallel (one cudaMemcpy stages it on one thread). `src` must stay
-   * untouched until the promise settles.
+   * From 32 MiB up, the thread pool's threads stage it through pinned memory in parallel (one
+   * cudaMemcpy from pageable memory stages it on one thread, at a fraction of the bus's speed).
+   * `src` must stay untouched until the promise settles.
    */
   async copyFromAsync(src: HostData): Promise<this> {
     this.alive('copyFromAsync');
     const n = hostBytes(src, 'copyFromAsync', 'src');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
-    await inPieces(n, (at, len) => cudart.async.cudaMemcpy(this.address + BigInt(at), hostSlice(src, at, len), len, H2D), 'DeviceBuffer.copyFromAsync');
+    if (n >= STAGED_MIN) await stagedUpload(this.device, this.address, hostSlice(src, 0, n));
+    else await inPieces(n, (at, len) => cudart.async.cudaMemcpy(this.address + BigInt(at), hostSlice(src, at, len), len, H2D), 'DeviceBuffer.copyFromAsync');
     return this;
   }
 
-  /** Copies the start of this buffer into `dst` off the JS thread, in parallel pieces like copyFromAsync; resolves with `dst`. */
+  /** Copies the start of this buffer into `dst` off the JS thread, in parallel pieces on the thread pool; resolves with `dst`. */
   async copyToAsync<T extends HostData>(dst: T): Promise<T> {
     this.alive('copyToAsync');
     const n = hostBytes(dst, 'copyToAsync', 'dst');
@@ -179,6 +181,8 @@ export class DeviceBuffer extends Resource {
 const PIECES = Math.max(1, Math.min(16, Number(process.env.UV_THREADPOOL_SIZE) || 4));
 /** Copies smaller than this go in one piece. */
 const PIECE_MIN = 4 << 20;
+/** Uploads from this size up are staged through pinned memory (see staging.ts). */
+const STAGED_MIN = 32 << 20;
 
 /** Runs `copy` over [0, n) in up to PIECES pieces at once; throws the first failure as a CudaError. */
 async function inPieces(n: number, copy: (at: number, len: number) => Promise<[cudart.cudaError_t]>, what: string): Promise<void> {

@@ -2,6 +2,7 @@
 // settles on the JS thread. A pool thread has its own current device and its own per-thread
 // default stream, so waits that depend on the caller's thread are first pinned down on it: a
 // special stream becomes an event recorded on the JS thread, a device becomes its context.
+import koffi from 'koffi';
 import { cudart as L } from '../ffi/cudart-lib';
 import { cuda as D } from '../ffi/cuda-lib';
 import * as M from '../ffi/marshal';
@@ -133,6 +134,31 @@ export async function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind
   inUse.add(held);
   try {
     return [(await poolCall(memcpy, M.addressOf(d), M.addressOf(s), n, k)) as cudaError_t];
+  } finally {
+    inUse.delete(held);
+  }
+}
+
+let hostMemcpy: KoffiFunction | undefined;
+
+/**
+ * Copies `count` bytes of host memory on the thread pool (the C library's memcpy); several at once
+ * copy in parallel. Both sides are held until the promise settles and must stay untouched meanwhile.
+ */
+export async function memcpyHost(dst: Pointer, src: Pointer, count: number): Promise<void> {
+  const fn = 'async.memcpyHost';
+  const d = M.pointer(dst, fn, 'dst');
+  const s = M.pointer(src, fn, 'src');
+  const n = M.size(count, fn, 'count');
+  for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
+    if (v === null) M.typeError(fn, p, 'host memory or an address', v);
+    if (typeof v !== 'bigint' && v.byteLength < n) M.rangeError(fn, p, `holds ${v.byteLength} bytes, fewer than the ${n} to copy`);
+  }
+  hostMemcpy ??= koffi.load(process.platform === 'win32' ? 'msvcrt.dll' : 'libc.so.6').func('void *memcpy(void *dst, const void *src, size_t n)');
+  const held = [d, s];
+  inUse.add(held);
+  try {
+    await poolCall(hostMemcpy, M.addressOf(d), M.addressOf(s), n);
   } finally {
     inUse.delete(held);
   }

@@ -25,3 +25,13 @@ test('async.cudaMemcpy: host extents checked before the pool call; the status as
   await expect(cudart.async.cudaMemcpy(0x1000n, 'text' as never, 4, D2H)).rejects.toThrow(TypeError);
   expect(await cudart.async.cudaMemcpy(new Uint8Array(8), 0x1000n, 8, D2H)).toEqual(cudart.cudaMemcpy(new Uint8Array(8), 0x1000n, 8, D2H));
 });
+
+test('async.memcpyHost copies host memory on the thread pool, several at once; extents checked', async () => {
+  const src = Buffer.from(Array.from({ length: 1 << 20 }, (_, i) => i & 0xff));
+  const dst = Buffer.alloc(1 << 20);
+  const q = 1 << 18;
+  await Promise.all([0, 1, 2, 3].map((k) => cudart.async.memcpyHost(dst.subarray(k * q), src.subarray(k * q, (k + 1) * q), q)));
+  expect(dst.equals(src)).toBe(true);
+  await expect(cudart.async.memcpyHost(new Uint8Array(2), src, 4)).rejects.toThrow(new RangeError("async.memcpyHost: parameter 'dst' holds 2 bytes, fewer than the 4 to copy"));
+  await expect(cudart.async.memcpyHost(null, src, 4)).rejects.toThrow(TypeError);
+});

@@ -21,18 +21,22 @@ beforeAll(() => {
     static struct job *head, *tail;
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-    static int started, queued;
+    static int started;
+    static void *running; /* the stream of the job being run */
     static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;
+    static int queued_on(void *s) { int n = running == s; for (struct job *j = head; j; j = j->next) n += j->stream == s; return n; }
     static void *worker(void *p) {
       for (;;) {
         pthread_mutex_lock(&mu);
         while (!head) pthread_cond_wait(&cv, &mu);
         struct job *j = head; head = j->next; if (!head) tail = 0;
+        running = j->stream;
         pthread_mutex_unlock(&mu);
         if (j->f) j->f(j->user); else j->cb(j->stream, 0, j->user);
         free(j);
         pthread_mutex_lock(&mu);
-        if (--queued == 0) pthread_cond_broadcast(&idle);
+        running = 0;
+        pthread_cond_broadcast(&idle);
         pthread_mutex_unlock(&mu);
       }
       return 0;
@@ -42,15 +46,14 @@ beforeAll(() => {
       if (!started) { pthread_t t; pthread_create(&t, 0, worker, 0); pthread_detach(t); started = 1; usleep(1000); }
       if (tail) tail->next = j; else head = j;
       tail = j;
-      queued++;
       pthread_cond_signal(&cv);
       pthread_mutex_unlock(&mu);
     }
     int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
-    int cudaLaunchHostFunc(void *s, hostfn f, void *u) { if (!s) return 400; struct job *j = calloc(1, sizeof *j); j->f = f; j->user = u; start(j); return 0; }
+    int cudaLaunchHostFunc(void *s, hostfn f, void *u) { if (!s) return 400; struct job *j = calloc(1, sizeof *j); j->f = f; j->stream = s; j->user = u; start(j); return 0; }
     int cudaStreamAddCallback(void *s, streamcb cb, void *u, unsigned flags) { struct job *j = calloc(1, sizeof *j); j->cb = cb; j->stream = s; j->user = u; start(j); return 0; }
-    /* Like CUDA, a synchronize waits until the host functions queued before it have run. */
-    int cudaStreamSynchronize(void *s) { pthread_mutex_lock(&mu); while (queued) pthread_cond_wait(&idle, &mu); pthread_mutex_unlock(&mu); return 0; }
+    /* Like CUDA, a synchronize waits until the host functions queued on the stream before it have run. */
+    int cudaStreamSynchronize(void *s) { pthread_mutex_lock(&mu); while (queued_on(s)) pthread_cond_wait(&idle, &mu); pthread_mutex_unlock(&mu); return 0; }
     int cudaDeviceSynchronize(void) { return 0; }`);
   execFileSync('gcc', ['-shared', '-fPIC', '-pthread', '-o', lib, src]);
 });
