@@ -48,20 +48,21 @@ function setDim(d: cudart.dim3, v: Dim, what: string): cudart.dim3 {
   if (typeof v === 'number') x = v;
   else if (Array.isArray(v)) [x, y = 1, z = 1] = v;
   else if (v && typeof v === 'object') ({ x, y = 1, z = 1 } = v as { x: number; y?: number; z?: number });
-  for (const n of [x, y, z]) {
-    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 0xffffffff) throw new RangeError(`Kernel.launch: '${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
-  }
-  d.x = x as number;
-  d.y = y as number;
-  d.z = z as number;
+  if (!isDim(x) || !isDim(y) || !isDim(z)) throw new RangeError(`Kernel.launch: '${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+  // Written only when changed: launches in a loop mostly repeat their sizes.
+  if (d.x !== x) d.x = x;
+  if (d.y !== y) d.y = y;
+  if (d.z !== z) d.z = z;
   return d;
+}
+
+function isDim(n: unknown): n is number {
+  return Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 0xffffffff;
 }
 
 export class Kernel {
   private readonly grid = new cudart.dim3();
   private readonly block = new cudart.dim3();
-  /** The arguments of the last launch, reused in place when the next has the same types. */
-  private packed: cudart.KernelArgs | null = null;
 
   /** @internal Use module.kernel(name). */
   constructor(
@@ -73,7 +74,7 @@ export class Kernel {
 
   /** Queues the kernel with `args` (in the order of its C parameters). */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
-    this.module.assertLoaded(`Kernel.launch(${this.name})`);
+    if (this.module.isClosed) this.module.assertLoaded(`Kernel.launch(${this.name})`);
     if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);
@@ -125,16 +126,12 @@ export class Kernel {
     return { blockSize: best.blockSize, minGridSize: best.blocks * device.properties.multiProcessorCount };
   }
 
-  /** The `void **args` for a launch: the last one's memory rewritten in place when the types match. */
-  private pack(args: KernelArgument[]): cudart.KernelArgs | null {
+  /** The arguments as the facade takes them (it packs them into the last launch's memory when the types match). */
+  private pack(args: KernelArgument[]): cudart.KernelArgInput[] | null {
     if (args.length === 0) return null;
-    const values = args.map((a, i) => this.value(a, i));
-    const p = this.packed;
-    if (p && p.length === values.length && values.every((v, i) => p.typeOf(i) === kindOf(v))) {
-      for (let i = 0; i < values.length; i++) p.set(i, values[i]);
-      return p;
-    }
-    return (this.packed = new cudart.KernelArgs(values, `Kernel.launch(${this.name})`, 'args'));
+    const values = new Array<cudart.KernelArgInput>(args.length);
+    for (let i = 0; i < args.length; i++) values[i] = this.value(args[i], i);
+    return values;
   }
 
   private value(a: KernelArgument, i: number): cudart.KernelArgInput {
@@ -147,9 +144,4 @@ export class Kernel {
     if (typeof a === 'number') throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
     return a;
   }
-}
-
-/** The KernelArgs type a value packs as. */
-function kindOf(v: cudart.KernelArgInput): string {
-  return v instanceof cudart.KernelArg ? v.type : typeof v === 'bigint' ? 'ptr' : 'struct';
 }

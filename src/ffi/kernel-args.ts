@@ -138,9 +138,19 @@ export class KernelArgs {
     return this.offsets.length;
   }
 
-  /** The C type of argument i ('struct' for a struct passed by value). */
-  typeOf(i: number): ScalarType | 'struct' | undefined {
-    return this.types[i];
+  /**
+   * Writes `values` over the arguments in place when they are typed scalars and pointers of exactly
+   * these types (structs never match) and returns true; otherwise changes nothing and returns false.
+   */
+  refill(values: readonly unknown[], fn: string, p: string): boolean {
+    if (values.length !== this.types.length) return false;
+    for (let i = 0; i < values.length; i++) {
+      const a = values[i];
+      const t = this.types[i];
+      if (a instanceof KernelArg ? a.type !== t : typeof a !== 'bigint' || t !== 'ptr') return false;
+    }
+    for (let i = 0; i < values.length; i++) this.write(i, values[i] as KernelArg | bigint, fn, p);
+    return true;
   }
 
   /** Changes argument i in place; its type must stay the same. */
@@ -182,8 +192,24 @@ export class KernelArgs {
   }
 }
 
-/** The `void **` to pass for an `args` parameter: KernelArgs, an array of arguments, or a raw pointer. */
+/** The arguments of the last launch given as an array: the next such launch packs into them when the types match. */
+let lastLaunch: KernelArgs | null = null;
+
+/**
+ * The `void **` for a launch's `args` parameter: KernelArgs, an array of arguments, a raw pointer or
+ * null. CUDA copies the arguments during the call, so an array is packed into the memory of the
+ * previous launch's array when its types match (no allocation per launch).
+ */
 export function kernelArgs(v: unknown, fn: string, p: string): Pointer {
+  if (Array.isArray(v) && v.length > 0) {
+    if (lastLaunch?.refill(v, fn, p)) return lastLaunch.pointers;
+    return (lastLaunch = new KernelArgs(v, fn, p)).pointers;
+  }
+  return keptKernelArgs(v, fn, p);
+}
+
+/** The `void **` for arguments that outlive the call (a kernelParams field of a struct): fresh memory for an array. */
+export function keptKernelArgs(v: unknown, fn: string, p: string): Pointer {
   if (v instanceof KernelArgs) return v.pointers;
   if (Array.isArray(v)) return v.length === 0 ? null : new KernelArgs(v, fn, p).pointers;
   if (v === null) return null;

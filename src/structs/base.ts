@@ -2,7 +2,7 @@
 // with typed accessors written by the generator.
 import koffi from 'koffi';
 import { alloc, bytes, cString, describe, type HostMemory } from '../ffi/marshal';
-import { kernelArgs } from '../ffi/kernel-args';
+import { keptKernelArgs } from '../ffi/kernel-args';
 import { persistentHostFn } from '../ffi/host-callbacks';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
@@ -212,7 +212,7 @@ export function nestedView<T extends CStruct>(parent: CStruct, cls: StructClass<
 /** A kernelParams field: typed kernel arguments (packed and kept alive with the struct) or an address. */
 export function setKernelParamsField(s: CStruct, off: number, v: unknown, name: string, field: string): void {
   const dot = name.lastIndexOf('.');
-  const packed = kernelArgs(v, name.slice(0, dot), name.slice(dot + 1));
+  const packed = keptKernelArgs(v, name.slice(0, dot), name.slice(dot + 1));
   setPointer(s, off, packed, name, field);
 }
 

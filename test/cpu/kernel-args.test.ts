@@ -4,7 +4,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import koffi from 'koffi';
 import { cudart, cuda } from '../../src';
+import { kernelArgs, keptKernelArgs } from '../../src/ffi/kernel-args';
 
 const { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArgs } = cudart;
 
@@ -88,4 +90,17 @@ test('the extra-buffer form points at the packed values and their size', () => {
   expect(dv.getBigUint64(16, true)).toBe(2n);
   expect(dv.getBigUint64(32, true)).toBe(0n);
   expect(dv.getBigUint64(40, true)).toBe(16n);
+});
+
+test('a launch given an array packs into the previous launch\'s memory when the types match; struct fields get their own', () => {
+  const first = kernelArgs([i32(1), f32(2), 0x1000n], 'cudaLaunchKernel', 'args') as Uint8Array;
+  const again = kernelArgs([i32(3), f32(4), 0x2000n], 'cudaLaunchKernel', 'args') as Uint8Array;
+  expect(again).toBe(first);
+  // The pointers still point at the values, which are now the new ones.
+  const values = new DataView(first.buffer, Number(new DataView(first.buffer).getBigUint64(0, true) - (koffi.address(first) as bigint)));
+  expect([values.getInt32(0, true), values.getFloat32(4, true), values.getBigUint64(8, true)]).toEqual([3, 4, 0x2000n]);
+  expect(kernelArgs([f32(1), f32(2), 0x1000n], 'cudaLaunchKernel', 'args')).not.toBe(first);
+  const kept = keptKernelArgs([i32(1)], 'cudaKernelNodeParams', 'kernelParams');
+  expect(keptKernelArgs([i32(1)], 'cudaKernelNodeParams', 'kernelParams')).not.toBe(kept);
+  expect(() => kernelArgs([i32(1), f32(2), -1n], 'cudaLaunchKernel', 'args')).toThrow(/^cudaLaunchKernel: parameter 'args\[2\]'/);
 });
