@@ -1,6 +1,6 @@
 // A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
-import { cudart } from '../index';
-import { check } from './errors';
+import { cudart, cuda } from '../index';
+import { check, driverError } from './errors';
 import { Stream, type StreamOptions } from './Stream';
 import { Event, type EventOptions } from './Event';
 import { DeviceBuffer } from './DeviceBuffer';
@@ -78,6 +78,18 @@ export class Device {
     this.makeCurrent();
     const [free, total] = check(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
     return { free, total };
+  }
+
+  /**
+   * The device's primary context (the one the runtime and this layer use), for driver API calls;
+   * it makes this device current and creates the context if it did not exist yet.
+   */
+  get primaryContext(): cuda.CUcontext {
+    this.makeCurrent();
+    check(cudart.cudaFree(null), 'cudaFree(NULL) (context creation)');
+    const [err, ctx] = cuda.cuCtxGetCurrent();
+    if (err !== cuda.CUresult.CUDA_SUCCESS || ctx === null) throw driverError(err, 'cuCtxGetCurrent');
+    return ctx;
   }
 
   /** Makes this the calling thread's current device. */

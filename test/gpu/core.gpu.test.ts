@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { core, cudart } from '../../src';
+import { core, cuda, cudart } from '../../src';
 
 const [err, count] = cudart.cudaGetDeviceCount();
 const gpu = err === 0 && (count ?? 0) > 0;
@@ -23,6 +23,14 @@ const { Device, HostBuffer } = core;
     const m = d.memoryInfo();
     expect(m.free).toBeLessThanOrEqual(m.total);
     expect(() => Device.get(count!)).toThrow(/no device/);
+  });
+
+  test('the primary context is the one the runtime uses, the same the driver retains', () => {
+    const d = Device.get(0);
+    const ctx = d.primaryContext;
+    const [err, retained] = cuda.cuDevicePrimaryCtxRetain(0);
+    expect([err, retained]).toEqual([cuda.CUresult.CUDA_SUCCESS, ctx]);
+    cuda.cuDevicePrimaryCtxRelease(0);
   });
 
   test('a stream, events and timing; waits that keep the event loop free', async () => {
