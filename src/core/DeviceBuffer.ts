@@ -4,7 +4,7 @@ import { check } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
-import { stagedUpload } from './staging';
+import { POOL_THREADS, stagedUpload } from './staging';
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -177,16 +177,14 @@ export class DeviceBuffer extends Resource {
   }
 }
 
-/** Pieces a large host copy is cut into (the thread pool has 4 threads unless UV_THREADPOOL_SIZE says otherwise). */
-const PIECES = Math.max(1, Math.min(16, Number(process.env.UV_THREADPOOL_SIZE) || 4));
 /** Copies smaller than this go in one piece. */
 const PIECE_MIN = 4 << 20;
 /** Uploads from this size up are staged through pinned memory (see staging.ts). */
 const STAGED_MIN = 32 << 20;
 
-/** Runs `copy` over [0, n) in up to PIECES pieces at once; throws the first failure as a CudaError. */
+/** Runs `copy` over [0, n) in up to one piece per pool thread at once; throws the first failure as a CudaError. */
 async function inPieces(n: number, copy: (at: number, len: number) => Promise<[cudart.cudaError_t]>, what: string): Promise<void> {
-  const pieces = Math.max(1, Math.min(PIECES, Math.floor(n / PIECE_MIN)));
+  const pieces = Math.max(1, Math.min(POOL_THREADS, Math.floor(n / PIECE_MIN)));
   const step = Math.ceil(n / pieces / 4096) * 4096;
   const results = await Promise.all(Array.from({ length: pieces }, (_, i) => (i * step < n ? copy(i * step, Math.min(step, n - i * step)) : Promise.resolve([0] as [cudart.cudaError_t]))));
   for (const r of results) check(r, `${what} (cudaMemcpy)`);

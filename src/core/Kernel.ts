@@ -1,6 +1,6 @@
 // A kernel of a loaded Module: its attributes, occupancy, and launches with typed arguments.
 import { cudart } from '../index';
-import { check } from './errors';
+import { check, runtimeError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';
 import { Device } from './Device';
@@ -74,11 +74,13 @@ export class Kernel {
 
   /** Queues the kernel with `args` (in the order of its C parameters). */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
-    if (this.module.isClosed) this.module.assertLoaded(`Kernel.launch(${this.name})`);
+    // The kernel is gone with its module.
+    if (this.module.isClosed) throw new Error(`Kernel.launch(${this.name}): the Module it belongs to was closed`);
     if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);
-    check(err, `cudaLaunchKernel(${this.name})`);
+    // The call's name is formatted only on failure: this is the launch's hot path.
+    if (err[0] !== cudart.cudaError_t.cudaSuccess) throw runtimeError(err[0], `cudaLaunchKernel(${this.name})`);
   }
 
   /** What the compiler and the driver say about the kernel on `device` (default: the current one). */

@@ -74,9 +74,4 @@ export class Module extends Resource {
     const handles = check(cudart.cudaLibraryEnumerateKernels(n, this.handle), 'cudaLibraryEnumerateKernels');
     return handles.map((h) => check(cudart.cudaFuncGetName(h), 'cudaFuncGetName'));
   }
-
-  /** @internal Throws when the module was unloaded (its kernels are gone with it). */
-  assertLoaded(what: string): void {
-    if (this.isClosed) throw new Error(`${what}: the Module it belongs to was closed`);
-  }
 }

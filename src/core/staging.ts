@@ -7,10 +7,11 @@ import { cudart } from '../index';
 import { check } from './errors';
 import type { Device } from './Device';
 
+/** The thread pool's threads: 4 unless UV_THREADPOOL_SIZE says otherwise (capped at 16 here). */
+export const POOL_THREADS = Math.max(1, Math.min(16, Number(process.env.UV_THREADPOOL_SIZE) || 4));
 /** Bytes per chunk, and chunks in flight per pool thread (two: one filling, one draining). */
 const CHUNK = 4 << 20;
-const THREADS = Math.max(1, Math.min(16, Number(process.env.UV_THREADPOOL_SIZE) || 4));
-const SLOTS = 2 * THREADS;
+const SLOTS = 2 * POOL_THREADS;
 
 interface Staging {
   pinned: bigint;
@@ -47,7 +48,7 @@ export function stagedUpload(device: Device, dst: bigint, src: Uint8Array): Prom
 async function upload(s: Staging, dst: bigint, src: Uint8Array): Promise<void> {
   const chunks = Math.ceil(src.length / CHUNK);
   let next = 0;
-  // Chunk c uses slot c % SLOTS. With at most THREADS chunks in flight and twice as many slots,
+  // Chunk c uses slot c % SLOTS. With at most POOL_THREADS chunks in flight and twice as many slots,
   // chunk c + SLOTS is taken only after chunk c was queued to the device, so waiting for its event
   // is enough to reuse the slot.
   const worker = async (): Promise<void> => {
@@ -64,6 +65,6 @@ async function upload(s: Staging, dst: bigint, src: Uint8Array): Promise<void> {
       check(cudart.cudaEventRecord(s.drained[slot], s.stream), 'cudaEventRecord (staging)');
     }
   };
-  await Promise.all(Array.from({ length: Math.min(THREADS, chunks) }, worker));
+  await Promise.all(Array.from({ length: Math.min(POOL_THREADS, chunks) }, worker));
   check(await cudart.async.cudaStreamSynchronize(s.stream), 'cudaStreamSynchronize (staging)');
 }

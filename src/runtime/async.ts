@@ -111,8 +111,32 @@ export async function cudaDeviceSynchronize(): Promise<[cudaError_t]> {
 }
 
 let memcpy: KoffiFunction | undefined;
+let hostMemcpy: KoffiFunction | undefined;
 /** Host memory that copies on the pool are reading or writing. */
 const inUse = new Set<unknown[]>();
+
+/** A copy's two sides and byte count, checked: host memory must hold `count` bytes; null only where `nullable`. */
+function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullable: boolean): [Pointer, Pointer, number] {
+  const d = M.pointer(dst, fn, 'dst');
+  const s = M.pointer(src, fn, 'src');
+  const n = M.size(count, fn, 'count');
+  for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
+    if (v === null && !nullable) M.typeError(fn, p, 'host memory or an address', v);
+    if (v !== null && typeof v !== 'bigint' && v.byteLength < n) M.rangeError(fn, p, `holds ${v.byteLength} bytes, fewer than the ${n} to copy`);
+  }
+  return [d, s, n];
+}
+
+/** Runs a copy on the pool with raw addresses; the memory behind `dst` and `src` is held until it is over. */
+async function copyOnPool(f: KoffiFunction, d: Pointer, s: Pointer, ...rest: unknown[]): Promise<number> {
+  const held = [d, s];
+  inUse.add(held);
+  try {
+    return await poolCall(f, M.addressOf(d), M.addressOf(s), ...rest);
+  } finally {
+    inUse.delete(held);
+  }
+}
 
 /**
  * cudaMemcpy on the thread pool: the promise settles when the copy is done, and the host memory
@@ -120,46 +144,18 @@ const inUse = new Set<unknown[]>();
  * addressing), so the pool thread's current device does not matter.
  */
 export async function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind): Promise<[cudaError_t]> {
-  const fn = 'async.cudaMemcpy';
-  const d = M.pointer(dst, fn, 'dst');
-  const s = M.pointer(src, fn, 'src');
-  const n = M.size(count, fn, 'count');
-  const k = M.i32(kind, fn, 'kind');
-  for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
-    if (v !== null && typeof v !== 'bigint' && v.byteLength < n) M.rangeError(fn, p, `holds ${v.byteLength} bytes, fewer than the ${n} to copy`);
-  }
+  const [d, s, n] = copyArgs('async.cudaMemcpy', dst, src, count, true);
+  const k = M.i32(kind, 'async.cudaMemcpy', 'kind');
   memcpy ??= L.bind('cudaMemcpy');
-  // The pool thread gets raw addresses; the memory behind them is held here until the copy is over.
-  const held = [d, s];
-  inUse.add(held);
-  try {
-    return [(await poolCall(memcpy, M.addressOf(d), M.addressOf(s), n, k)) as cudaError_t];
-  } finally {
-    inUse.delete(held);
-  }
+  return [(await copyOnPool(memcpy, d, s, n, k)) as cudaError_t];
 }
-
-let hostMemcpy: KoffiFunction | undefined;
 
 /**
  * Copies `count` bytes of host memory on the thread pool (the C library's memcpy); several at once
  * copy in parallel. Both sides are held until the promise settles and must stay untouched meanwhile.
  */
 export async function memcpyHost(dst: Pointer, src: Pointer, count: number): Promise<void> {
-  const fn = 'async.memcpyHost';
-  const d = M.pointer(dst, fn, 'dst');
-  const s = M.pointer(src, fn, 'src');
-  const n = M.size(count, fn, 'count');
-  for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
-    if (v === null) M.typeError(fn, p, 'host memory or an address', v);
-    if (typeof v !== 'bigint' && v.byteLength < n) M.rangeError(fn, p, `holds ${v.byteLength} bytes, fewer than the ${n} to copy`);
-  }
+  const [d, s, n] = copyArgs('async.memcpyHost', dst, src, count, false);
   hostMemcpy ??= koffi.load(process.platform === 'win32' ? 'msvcrt.dll' : 'libc.so.6').func('void *memcpy(void *dst, const void *src, size_t n)');
-  const held = [d, s];
-  inUse.add(held);
-  try {
-    await poolCall(hostMemcpy, M.addressOf(d), M.addressOf(s), n);
-  } finally {
-    inUse.delete(held);
-  }
+  await copyOnPool(hostMemcpy, d, s, n);
 }
