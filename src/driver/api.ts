@@ -3720,6 +3720,17 @@ export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | num
   return [err, K.U64[0] as H.CUgraphExec];
 }
 
+let f_cuGraphInstantiateWithFlags: KoffiFunction | undefined;
+/** Creates an executable graph from a graph */
+// CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
+export function cuGraphInstantiateWithFlags(hGraph: H.CUgraph | null, flags: bigint | number): [E.CUresult, H.CUgraphExec | null] {
+  const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithFlags', 'hGraph');
+  const a_flags = M.u64(flags, 'cuGraphInstantiateWithFlags', 'flags');
+  const err = (f_cuGraphInstantiateWithFlags ??= L.bind('cuGraphInstantiateWithFlags'))(K.slot[0], a_hGraph, a_flags) as E.CUresult;
+  if (err !== 0) return [err, null];
+  return [err, K.U64[0] as H.CUgraphExec];
+}
+
 let f_cuGraphInstantiateWithParams: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // CUresult cuGraphInstantiateWithParams(CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams) — cuda.h:20518

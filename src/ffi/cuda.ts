@@ -669,6 +669,8 @@ export const declarations = {
   cuGraphDestroyNode: ['cuGraphDestroyNode', 'int32_t', ['void *']] as Decl,
   // CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
   cuGraphInstantiate: ['cuGraphInstantiateWithFlags', 'int32_t', ['void *', 'void *', 'uint64_t']] as Decl,
+  // CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
+  cuGraphInstantiateWithFlags: ['cuGraphInstantiateWithFlags', 'int32_t', ['void *', 'void *', 'uint64_t']] as Decl,
   // CUresult cuGraphInstantiateWithParams(CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams) — cuda.h:20518
   cuGraphInstantiateWithParams: ['cuGraphInstantiateWithParams', 'int32_t', ['void *', 'void *', 'void *']] as Decl,
   // CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t * flags) — cuda.h:20540

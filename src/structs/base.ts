@@ -160,10 +160,11 @@ export function getString(s: CStruct, off: number, n: number): string {
   return cString(s._u8.subarray(off, off + n));
 }
 
+/** A `char[n]` field takes up to n bytes: shorter text is NUL-terminated, n bytes fill it with no NUL (as cuda-python allows). */
 export function setString(s: CStruct, off: number, n: number, v: unknown, name: string): void {
   if (typeof v !== 'string') throw new TypeError(`${name}: must be a string, got ${describe(v)}`);
   const b = Buffer.from(v, 'utf8');
-  if (b.length >= n) throw new RangeError(`${name}: ${b.length} bytes do not fit in char[${n}] with its NUL`);
+  if (b.length > n) throw new RangeError(`${name}: ${b.length} bytes do not fit in char[${n}]`);
   s._u8.fill(0, off, off + n);
   s._u8.set(b, off);
 }

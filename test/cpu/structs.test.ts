@@ -60,11 +60,26 @@ test('char[] text fields read as strings, binary ones as bytes', () => {
   const p = new cudart.cudaDeviceProp();
   p.name = 'NVIDIA H100 80GB HBM3';
   expect(p.name).toBe('NVIDIA H100 80GB HBM3');
-  expect(() => (p.name = 'x'.repeat(256))).toThrow(/do not fit in char\[256\]/);
+  expect(() => (p.name = 'x'.repeat(257))).toThrow(/^cudaDeviceProp\.name: 257 bytes do not fit in char\[256\]$/);
   expect(p.uuid.bytes).toBeInstanceOf(Uint8Array);
   expect(p.uuid.bytes.length).toBe(16);
   const h = new cudart.cudaIpcMemHandle_t({ reserved: new Uint8Array(64).fill(7) });
   expect(Array.from(h.reserved.slice(0, 3))).toEqual([7, 7, 7]);
+});
+
+test('a char[N] field takes exactly N characters with no NUL and reads all N back, as cuda-python allows', () => {
+  const p = new cudart.cudaDeviceProp();
+  const full = 'NVIDIA H100' + ' '.repeat(256 - 'NVIDIA H100'.length);
+  p.name = full;
+  expect(p.name).toBe(full);
+  expect(p.name.length).toBe(256);
+  // The next field is untouched: the full field has no terminator spilling over.
+  p.name = 'short';
+  expect(p.name).toBe('short');
+  // The bytes after the field are not written: the next field keeps its value.
+  p.uuid = new cudart.cudaUUID_t({ bytes: new Uint8Array(16).fill(9) });
+  p.name = full;
+  expect(Array.from(p.uuid.bytes)).toEqual(new Array(16).fill(9));
 });
 
 test('64-bit fields are bigints, sizes are numbers', () => {

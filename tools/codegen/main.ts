@@ -1,9 +1,11 @@
-// The generator: reads the CUDA 13.0 headers through clang and writes the bindings.
-//   npm run generate            writes the files
-//   npm run generate -- --check exits 1 with a diff when the committed files are stale
+// The generator: reads the CUDA 13.0 headers through clang into a model (committed as
+// tools/codegen/model/<api>.json) and writes the bindings from the model.
+//   npm run generate                    headers -> model -> files (needs clang-14)
+//   npm run generate -- --from-model    committed model -> files (no clang needed)
+//   npm run generate -- --check         exits 1 with a diff when the committed files are stale
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runClang } from './clang';
+import { runClang, findClang, cudaInclude } from './clang';
 import { buildModel, type Model } from './model';
 import { TypeMap } from './types';
 import { emitStructs } from './emit-structs';
@@ -14,7 +16,7 @@ import { runtimeApi } from './runtime-spec';
 import { driverApi } from './driver-spec';
 import { nvrtcApi } from './nvrtc-spec';
 import { emitReducedHeader } from './emit-reduced';
-import { cudaInclude } from './clang';
+import { type ParsedApi, inputsOf, serialize, deserialize, readParsed, modelDir } from './parsed';
 
 export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi];
 export const root = path.resolve(__dirname, '..', '..');
@@ -25,11 +27,28 @@ export interface Generated {
   constants: Map<string, ConstantModel[]>;
 }
 
+/**
+ * Where the model comes from: 'headers' parses the CUDA headers with clang (and writes the model file),
+ * 'model' reads the committed tools/codegen/model/<id>.json; 'auto' parses where clang is installed.
+ */
+export type Source = 'headers' | 'model' | 'auto';
+
 /** Everything the generator writes, in memory: relative path -> contents. */
-export function generate(apis: ApiConfig[] = APIS): Generated {
+export function generate(apis: ApiConfig[] = APIS, source: Source = 'auto'): Generated {
+  const fromHeaders = source === 'headers' || (source === 'auto' && hasClang());
   const gen: Generated = { files: new Map(), models: new Map(), constants: new Map() };
-  for (const api of apis) generateApi(api, gen);
+  for (const api of apis) emitApi(api, fromHeaders ? parseApi(api) : readParsed(root, api.id), gen);
   return gen;
+}
+
+/** Whether clang can be run here (the headers -> model step needs it). */
+export function hasClang(): boolean {
+  try {
+    findClang();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Where the real header of an API with a reduced header is, if this machine has it. */
@@ -39,7 +58,9 @@ function realHeader(api: ApiConfig): string | undefined {
   return cands.find((c) => fs.existsSync(c));
 }
 
-function generateApi(api: ApiConfig, gen: Generated): void {
+/** Headers -> model, through clang. The model goes through its committed form, so code made from a
+ * fresh parse and code made from the committed model cannot differ. */
+export function parseApi(api: ApiConfig): ParsedApi {
   const real = api.reducedHeader ? realHeader(api) : undefined;
   // Without the real header, parse the reduced one the generator wrote from it.
   const headers = api.reducedHeader && !real ? [path.basename(api.reducedHeader)] : api.headers;
@@ -47,18 +68,36 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   const cr = runClang(headers, [], extra);
   const bind = new Set(api.bindHeaders);
   const model = buildModel(cr, bind);
-  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0]));
-  if (api.versionedSymbols) followRenames(model);
-  // The same headers with the per-thread default stream: which symbol each name maps to.
-  const perThread = new Map<string, string>();
+  // The same headers with the per-thread default stream: which symbol each symbol maps to.
+  const perThread: [string, string][] = [];
+  const runs = [cr];
   if (api.perThreadDefine) {
-    const pt = buildModel(runClang(headers, [api.perThreadDefine], extra), bind);
-    const bySymbol = new Map([...model.functions.values()].map((f) => [f.symbol, f.name]));
+    const ptRun = runClang(headers, [api.perThreadDefine], extra);
+    runs.push(ptRun);
+    const pt = buildModel(ptRun, bind);
     for (const sym of pt.functions.keys()) {
       const m = /^(\w+)_(ptsz|ptds)$/.exec(sym);
-      const name = m && bySymbol.get(m[1]);
-      if (name) perThread.set(name, sym);
+      if (m && model.functions.has(m[1])) perThread.push([m[1], sym]);
     }
+  }
+  // A reduced header stands for the real one: the model depends on the reduced text.
+  const substitute = new Map<string, { label: string; text: string }>();
+  if (api.reducedHeader && real) substitute.set(real, { label: api.reducedHeader, text: emitReducedHeader(model, api.headers[0]) });
+  const parsed: ParsedApi = { model, perThread, clang: cr.version, inputs: inputsOf(runs, cudaInclude(), root, substitute) };
+  return deserialize(serialize(parsed));
+}
+
+/** Model -> code: every file of one API. */
+function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
+  const model = parsed.model;
+  gen.files.set(path.join(modelDir, `${api.id}.json`), serialize(parsed));
+  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0]));
+  const aliases = api.versionedSymbols ? followRenames(model) : new Map<string, string>();
+  const bySymbol = new Map([...model.functions.values()].map((f) => [f.symbol, f.name]));
+  const perThread = new Map<string, string>();
+  for (const [sym, pt] of parsed.perThread) {
+    const name = bySymbol.get(sym);
+    if (name) perThread.set(name, pt);
   }
   const tm = new TypeMap(model, api.spec.integerHandles);
   const records = [...model.records.values()].filter((r) => !r.opaque && !r.flattened);
@@ -85,28 +124,38 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()]));
   gen.files.set(`${dir}/api.ts`, emitFacade(api, model, tm, plans));
   gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c })) })), null, 1) + '\n');
-  gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, cr.version));
+  gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, aliases, parsed.clang));
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
 }
 
-/** `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2. */
-function followRenames(model: Model): void {
-  const renamed = new Map<string, string>();
+/**
+ * `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2.
+ * A #define of one plain name to another (`#define cuGraphInstantiate cuGraphInstantiateWithFlags`)
+ * keeps both names, as cuda-python does; the returned map lists those aliases (alias -> target).
+ */
+function followRenames(model: Model): Map<string, string> {
+  const renamed = new Map<string, string[]>();
+  const aliases = new Map<string, string>();
   for (const m of model.macros) {
     // `#define cuMemAlloc cuMemAlloc_v2`, or through the per-thread macro: `__CUDA_API_PTDS(cuMemcpyHtoD_v2)`.
     const target = /^(?:__CUDA_API_PT(?:DS|SZ)\(\s*)?(\w+)\s*\)?$/.exec(m.body)?.[1];
-    if (target && model.functions.has(target) && m.name !== target && !m.name.startsWith('__')) renamed.set(target, m.name);
+    if (!target || !model.functions.has(target) || m.name === target || m.name.startsWith('__')) continue;
+    renamed.set(target, [...(renamed.get(target) ?? []), m.name]);
+    if (!/_v\d+$/.test(target)) aliases.set(m.name, target);
   }
   const fns = [...model.functions.values()];
   model.functions.clear();
   for (const f of fns) {
-    const name = renamed.get(f.name) ?? f.name;
-    model.functions.set(name, { ...f, name, symbol: f.name });
+    const names = renamed.get(f.name) ?? [f.name];
+    // A plain target keeps its own name beside the alias.
+    if (names.some((n) => aliases.get(n) === f.name)) names.push(f.name);
+    for (const name of names) model.functions.set(name, { ...f, name, symbol: f.name });
   }
+  return aliases;
 }
 
-function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, nConst: number, perThread: Map<string, string>, clang: string): string {
+function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, nConst: number, perThread: Map<string, string>, aliases: Map<string, string>, clang: string): string {
   const o: string[] = [`# ${api.title}: coverage report`, '', 'Generated by `npm run generate` from the CUDA 13.0 headers — do not edit.', ''];
   const byFile = new Map<string, number>();
   for (const p of plans) byFile.set(p.fn.loc.file, (byFile.get(p.fn.loc.file) ?? 0) + 1);
@@ -118,6 +167,7 @@ function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, n
   o.push(`| … returning \`${api.status.type}\` | ${status} |`);
   if (api.versionedSymbols) o.push(`| … bound to a versioned symbol (\`_v2\`, …) | ${plans.filter((p) => p.fn.symbol !== p.fn.name).length} |`);
   if (api.perThreadDefine) o.push(`| … with a per-thread default stream variant | ${perThread.size} |`);
+  if (api.versionedSymbols) o.push(`| … names that alias another bound name (\`#define\` of a plain name) | ${aliases.size} |`);
   o.push(`| enums | ${model.enums.size} (${[...model.enums.values()].reduce((a, e) => a + e.values.length, 0)} enumerators) |`);
   o.push(`| structs and unions (nested unnamed ones included) | ${nRecords} |`);
   o.push(`| #define constants | ${nConst} |`);
@@ -125,7 +175,8 @@ function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, n
   for (const [n, why] of api.skipped) o.push(`| ${n} | ${why} |`);
   o.push('', '## Bound functions', '', '| function | symbol | header | notes |', '|---|---|---|---|');
   for (const p of plans) {
-    const notes = [perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '', ...p.notes].filter(Boolean).join('; ');
+    const alias = aliases.get(p.fn.name);
+    const notes = [alias ? `alias of \`${alias}\` (\`#define ${p.fn.name} ${alias}\`)` : '', perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '', ...p.notes].filter(Boolean).join('; ');
     o.push(`| \`${p.fn.name}\` | \`${p.fn.symbol}\` | ${p.fn.loc.file}:${p.fn.loc.line} | ${notes} |`);
   }
   return o.join('\n') + '\n';
@@ -160,7 +211,7 @@ function lineDiff(a: string, b: string): string {
 }
 
 if (require.main === module) {
-  const gen = generate();
+  const gen = generate(APIS, process.argv.includes('--from-model') ? 'model' : 'headers');
   if (process.argv.includes('--check')) {
     const s = stale(gen);
     for (const d of s) console.error(`stale: ${d.file}\n${d.diff}\n`);

@@ -80,7 +80,6 @@ export interface Model {
   functions: Map<string, FunctionModel>;
   macros: MacroModel[];
   env: TypeEnv;
-  clangVersion: string;
 }
 
 export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
@@ -155,7 +154,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
 
   const model: Model = {
     enums: new Map(), enumerators: new Map(), records: new Map(), typedefs: new Map(), functions: new Map(),
-    macros: cr.macros, env, clangVersion: cr.version,
+    macros: cr.macros, env,
   };
 
   // Enums.
