@@ -419,7 +419,7 @@ export function cuCtxSynchronize_v2(ctx: H.CUcontext | null): [E.CUresult] {
 let f_cuCtxSetLimit: KoffiFunction | undefined;
 /** Set resource limits */
 // CUresult cuCtxSetLimit(CUlimit limit, size_t value) — cuda.h:6752
-export function cuCtxSetLimit(limit: E.CUlimit, value: number): [E.CUresult] {
+export function cuCtxSetLimit(limit: E.CUlimit, value: number | bigint): [E.CUresult] {
   const a_limit = M.i32(limit, 'cuCtxSetLimit', 'limit');
   const a_value = M.size(value, 'cuCtxSetLimit', 'value');
   const err = (f_cuCtxSetLimit ??= L.bind('cuCtxSetLimit'))(a_limit, a_value) as E.CUresult;
@@ -672,7 +672,7 @@ export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | A
 let f_cuLinkAddData: KoffiFunction | undefined;
 /** Add an input to a pending linker invocation */
 // CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void * data, size_t size, const char * name, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7697
-export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType, data: Pointer, size: number, name: string, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
+export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType, data: Pointer, size: number | bigint, name: string, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkAddData', 'state');
   const a_type = M.i32(type, 'cuLinkAddData', 'type');
   const a_data = M.pointer(data, 'cuLinkAddData', 'data');
@@ -933,7 +933,7 @@ export function cuKernelGetName(hfunc: H.CUkernel | null): [E.CUresult, string |
 let f_cuKernelGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout */
 // CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:8519
-export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: number): [E.CUresult, number | null, number | null] {
+export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: number | bigint): [E.CUresult, number | null, number | null] {
   const a_kernel = M.handle(kernel, 'cuKernelGetParamInfo', 'kernel');
   const a_paramIndex = M.size(paramIndex, 'cuKernelGetParamInfo', 'paramIndex');
   const err = (f_cuKernelGetParamInfo ??= L.bind('cuKernelGetParamInfo'))(a_kernel, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
@@ -953,7 +953,7 @@ export function cuMemGetInfo(): [E.CUresult, number | null, number | null] {
 let f_cuMemAlloc: KoffiFunction | undefined;
 /** Allocates device memory */
 // CUresult cuMemAlloc_v2(CUdeviceptr * dptr, size_t bytesize) — cuda.h:8609
-export function cuMemAlloc(bytesize: number): [E.CUresult, bigint | null] {
+export function cuMemAlloc(bytesize: number | bigint): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAlloc', 'bytesize');
   const err = (f_cuMemAlloc ??= L.bind('cuMemAlloc'))(K.slot[0], a_bytesize) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -963,7 +963,7 @@ export function cuMemAlloc(bytesize: number): [E.CUresult, bigint | null] {
 let f_cuMemAllocPitch: KoffiFunction | undefined;
 /** Allocates pitched device memory */
 // CUresult cuMemAllocPitch_v2(CUdeviceptr * dptr, size_t * pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) — cuda.h:8671
-export function cuMemAllocPitch(WidthInBytes: number, Height: number, ElementSizeBytes: number): [E.CUresult, bigint | null, number | null] {
+export function cuMemAllocPitch(WidthInBytes: number | bigint, Height: number | bigint, ElementSizeBytes: number): [E.CUresult, bigint | null, number | null] {
   const a_WidthInBytes = M.size(WidthInBytes, 'cuMemAllocPitch', 'WidthInBytes');
   const a_Height = M.size(Height, 'cuMemAllocPitch', 'Height');
   const a_ElementSizeBytes = M.u32(ElementSizeBytes, 'cuMemAllocPitch', 'ElementSizeBytes');
@@ -994,7 +994,7 @@ export function cuMemGetAddressRange(dptr: bigint | number): [E.CUresult, bigint
 let f_cuMemAllocHost: KoffiFunction | undefined;
 /** Allocates page-locked host memory */
 // CUresult cuMemAllocHost_v2(void ** pp, size_t bytesize) — cuda.h:8793
-export function cuMemAllocHost(bytesize: number): [E.CUresult, bigint | null] {
+export function cuMemAllocHost(bytesize: number | bigint): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocHost', 'bytesize');
   const err = (f_cuMemAllocHost ??= L.bind('cuMemAllocHost'))(K.slot[0], a_bytesize) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1013,7 +1013,7 @@ export function cuMemFreeHost(p: Pointer): [E.CUresult] {
 let f_cuMemHostAlloc: KoffiFunction | undefined;
 /** Allocates page-locked host memory */
 // CUresult cuMemHostAlloc(void ** pp, size_t bytesize, unsigned int Flags) — cuda.h:8906
-export function cuMemHostAlloc(bytesize: number, Flags: number): [E.CUresult, bigint | null] {
+export function cuMemHostAlloc(bytesize: number | bigint, Flags: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemHostAlloc', 'bytesize');
   const a_Flags = M.u32(Flags, 'cuMemHostAlloc', 'Flags');
   const err = (f_cuMemHostAlloc ??= L.bind('cuMemHostAlloc'))(K.slot[0], a_bytesize, a_Flags) as E.CUresult;
@@ -1045,7 +1045,7 @@ export function cuMemHostGetFlags(p: Pointer): [E.CUresult, number | null] {
 let f_cuMemAllocManaged: KoffiFunction | undefined;
 /** Allocates memory that will be automatically managed by the Unified Memory system */
 // CUresult cuMemAllocManaged(CUdeviceptr * dptr, size_t bytesize, unsigned int flags) — cuda.h:9096
-export function cuMemAllocManaged(bytesize: number, flags: number): [E.CUresult, bigint | null] {
+export function cuMemAllocManaged(bytesize: number | bigint, flags: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocManaged', 'bytesize');
   const a_flags = M.u32(flags, 'cuMemAllocManaged', 'flags');
   const err = (f_cuMemAllocManaged ??= L.bind('cuMemAllocManaged'))(K.slot[0], a_bytesize, a_flags) as E.CUresult;
@@ -1153,7 +1153,7 @@ export function cuIpcCloseMemHandle(dptr: bigint | number): [E.CUresult] {
 let f_cuMemHostRegister: KoffiFunction | undefined;
 /** Registers an existing host memory range for use by CUDA */
 // CUresult cuMemHostRegister_v2(void * p, size_t bytesize, unsigned int Flags) — cuda.h:9541
-export function cuMemHostRegister(p: Pointer, bytesize: number, Flags: number): [E.CUresult] {
+export function cuMemHostRegister(p: Pointer, bytesize: number | bigint, Flags: number): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemHostRegister', 'p');
   const a_bytesize = M.size(bytesize, 'cuMemHostRegister', 'bytesize');
   const a_Flags = M.u32(Flags, 'cuMemHostRegister', 'Flags');
@@ -1174,7 +1174,7 @@ export function cuMemHostUnregister(p: Pointer): [E.CUresult] {
 let f_cuMemcpy: KoffiFunction | undefined;
 /** Copies memory */
 // CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) — cuda.h:9607
-export function cuMemcpy(dst: bigint | number, src: bigint | number, ByteCount: number): [E.CUresult] {
+export function cuMemcpy(dst: bigint | number, src: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dst = M.u64(dst, 'cuMemcpy', 'dst');
   const a_src = M.u64(src, 'cuMemcpy', 'src');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpy', 'ByteCount');
@@ -1185,7 +1185,7 @@ export function cuMemcpy(dst: bigint | number, src: bigint | number, ByteCount: 
 let f_cuMemcpyPeer: KoffiFunction | undefined;
 /** Copies device memory between two contexts */
 // CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) — cuda.h:9637
-export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number): [E.CUresult] {
+export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyPeer', 'dstDevice');
   const a_dstContext = M.handle(dstContext, 'cuMemcpyPeer', 'dstContext');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyPeer', 'srcDevice');
@@ -1198,7 +1198,7 @@ export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext
 let f_cuMemcpyHtoD: KoffiFunction | undefined;
 /** Copies memory from Host to Device */
 // CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount) — cuda.h:9673
-export function cuMemcpyHtoD(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
+export function cuMemcpyHtoD(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoD', 'dstDevice');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoD', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoD', 'ByteCount');
@@ -1210,7 +1210,7 @@ export function cuMemcpyHtoD(dstDevice: bigint | number, srcHost: Pointer, ByteC
 let f_cuMemcpyDtoH: KoffiFunction | undefined;
 /** Copies memory from Device to Host */
 // CUresult cuMemcpyDtoH_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9709
-export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
+export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoH', 'dstHost');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoH', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoH', 'ByteCount');
@@ -1222,7 +1222,7 @@ export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: bigint | number, ByteC
 let f_cuMemcpyDtoD: KoffiFunction | undefined;
 /** Copies memory from Device to Device */
 // CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9745
-export function cuMemcpyDtoD(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
+export function cuMemcpyDtoD(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoD', 'dstDevice');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoD', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoD', 'ByteCount');
@@ -1233,7 +1233,7 @@ export function cuMemcpyDtoD(dstDevice: bigint | number, srcDevice: bigint | num
 let f_cuMemcpyDtoA: KoffiFunction | undefined;
 /** Copies memory from Device to Array */
 // CUresult cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9781
-export function cuMemcpyDtoA(dstArray: H.CUarray | null, dstOffset: number, srcDevice: bigint | number, ByteCount: number): [E.CUresult] {
+export function cuMemcpyDtoA(dstArray: H.CUarray | null, dstOffset: number | bigint, srcDevice: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyDtoA', 'dstArray');
   const a_dstOffset = M.size(dstOffset, 'cuMemcpyDtoA', 'dstOffset');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoA', 'srcDevice');
@@ -1245,7 +1245,7 @@ export function cuMemcpyDtoA(dstArray: H.CUarray | null, dstOffset: number, srcD
 let f_cuMemcpyAtoD: KoffiFunction | undefined;
 /** Copies memory from Array to Device */
 // CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9819
-export function cuMemcpyAtoD(dstDevice: bigint | number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
+export function cuMemcpyAtoD(dstDevice: bigint | number, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyAtoD', 'dstDevice');
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoD', 'srcArray');
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoD', 'srcOffset');
@@ -1257,7 +1257,7 @@ export function cuMemcpyAtoD(dstDevice: bigint | number, srcArray: H.CUarray | n
 let f_cuMemcpyHtoA: KoffiFunction | undefined;
 /** Copies memory from Host to Array */
 // CUresult cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount) — cuda.h:9856
-export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number): [E.CUresult] {
+export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number | bigint, srcHost: Pointer, ByteCount: number | bigint): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoA', 'dstArray');
   const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoA', 'dstOffset');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoA', 'srcHost');
@@ -1270,7 +1270,7 @@ export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number, srcH
 let f_cuMemcpyAtoH: KoffiFunction | undefined;
 /** Copies memory from Array to Host */
 // CUresult cuMemcpyAtoH_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9893
-export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
+export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoH', 'dstHost');
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoH', 'srcArray');
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoH', 'srcOffset');
@@ -1283,7 +1283,7 @@ export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOf
 let f_cuMemcpyAtoA: KoffiFunction | undefined;
 /** Copies memory from Array to Array */
 // CUresult cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9933
-export function cuMemcpyAtoA(dstArray: H.CUarray | null, dstOffset: number, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number): [E.CUresult] {
+export function cuMemcpyAtoA(dstArray: H.CUarray | null, dstOffset: number | bigint, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyAtoA', 'dstArray');
   const a_dstOffset = M.size(dstOffset, 'cuMemcpyAtoA', 'dstOffset');
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoA', 'srcArray');
@@ -1333,7 +1333,7 @@ export function cuMemcpy3DPeer(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_
 let f_cuMemcpyAsync: KoffiFunction | undefined;
 /** Copies memory asynchronously */
 // CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) — cuda.h:10497
-export function cuMemcpyAsync(dst: bigint | number, src: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyAsync(dst: bigint | number, src: bigint | number, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dst = M.u64(dst, 'cuMemcpyAsync', 'dst');
   const a_src = M.u64(src, 'cuMemcpyAsync', 'src');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAsync', 'ByteCount');
@@ -1345,7 +1345,7 @@ export function cuMemcpyAsync(dst: bigint | number, src: bigint | number, ByteCo
 let f_cuMemcpyPeerAsync: KoffiFunction | undefined;
 /** Copies device memory between two contexts asynchronously. */
 // CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) — cuda.h:10530
-export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyPeerAsync', 'dstDevice');
   const a_dstContext = M.handle(dstContext, 'cuMemcpyPeerAsync', 'dstContext');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyPeerAsync', 'srcDevice');
@@ -1359,7 +1359,7 @@ export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUco
 let f_cuMemcpyHtoDAsync: KoffiFunction | undefined;
 /** Copies memory from Host to Device */
 // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10571
-export function cuMemcpyHtoDAsync(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyHtoDAsync(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoDAsync', 'dstDevice');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoDAsync', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoDAsync', 'ByteCount');
@@ -1372,7 +1372,7 @@ export function cuMemcpyHtoDAsync(dstDevice: bigint | number, srcHost: Pointer, 
 let f_cuMemcpyDtoHAsync: KoffiFunction | undefined;
 /** Copies memory from Device to Host */
 // CUresult cuMemcpyDtoHAsync_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10612
-export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoHAsync', 'dstHost');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoHAsync', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoHAsync', 'ByteCount');
@@ -1385,7 +1385,7 @@ export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: bigint | number, 
 let f_cuMemcpyDtoDAsync: KoffiFunction | undefined;
 /** Copies memory from Device to Device */
 // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10653
-export function cuMemcpyDtoDAsync(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyDtoDAsync(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoDAsync', 'dstDevice');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoDAsync', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoDAsync', 'ByteCount');
@@ -1397,7 +1397,7 @@ export function cuMemcpyDtoDAsync(dstDevice: bigint | number, srcDevice: bigint 
 let f_cuMemcpyHtoAAsync: KoffiFunction | undefined;
 /** Copies memory from Host to Array */
 // CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10695
-export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number, srcHost: Pointer, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number | bigint, srcHost: Pointer, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoAAsync', 'dstArray');
   const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoAAsync', 'dstOffset');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoAAsync', 'srcHost');
@@ -1411,7 +1411,7 @@ export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number,
 let f_cuMemcpyAtoHAsync: KoffiFunction | undefined;
 /** Copies memory from Array to Host */
 // CUresult cuMemcpyAtoHAsync_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) — cuda.h:10737
-export function cuMemcpyAtoHAsync(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number, ByteCount: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyAtoHAsync(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoHAsync', 'dstHost');
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoHAsync', 'srcArray');
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoHAsync', 'srcOffset');
@@ -1456,7 +1456,7 @@ export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMC
 let f_cuMemcpyBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory copies asynchronously. */
 // CUresult cuMemcpyBatchAsync_v2(CUdeviceptr * dsts, CUdeviceptr * srcs, size_t * sizes, size_t count, CUmemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, CUstream hStream) — cuda.h:11176
-export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, srcs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, attrs: (S.CUmemcpyAttributes_st | S.CUmemcpyAttributes_stInit)[] | ArrayBufferView, attrsIdxs: (number)[] | ArrayBufferView, numAttrs: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, srcs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, attrs: (S.CUmemcpyAttributes_st | S.CUmemcpyAttributes_stInit)[] | ArrayBufferView, attrsIdxs: (number | bigint)[] | ArrayBufferView, numAttrs: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemcpyBatchAsync', 'count');
   const a_numAttrs = M.size(numAttrs, 'cuMemcpyBatchAsync', 'numAttrs');
   const a_hStream = M.handle(hStream, 'cuMemcpyBatchAsync', 'hStream');
@@ -1474,7 +1474,7 @@ export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, 
 let f_cuMemcpy3DBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of 3D memory copies asynchronously. */
 // CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP * opList, unsigned long long flags, CUstream hStream) — cuda.h:11243
-export function cuMemcpy3DBatchAsync(numOps: number, opList: (S.CUDA_MEMCPY3D_BATCH_OP_st | S.CUDA_MEMCPY3D_BATCH_OP_stInit)[] | ArrayBufferView, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.CUDA_MEMCPY3D_BATCH_OP_st | S.CUDA_MEMCPY3D_BATCH_OP_stInit)[] | ArrayBufferView, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_numOps = M.size(numOps, 'cuMemcpy3DBatchAsync', 'numOps');
   const a_flags = M.u64(flags, 'cuMemcpy3DBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemcpy3DBatchAsync', 'hStream');
@@ -1487,7 +1487,7 @@ export function cuMemcpy3DBatchAsync(numOps: number, opList: (S.CUDA_MEMCPY3D_BA
 let f_cuMemsetD8: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) — cuda.h:11278
-export function cuMemsetD8(dstDevice: bigint | number, uc: number, N: number): [E.CUresult] {
+export function cuMemsetD8(dstDevice: bigint | number, uc: number, N: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD8', 'dstDevice');
   const a_uc = M.intN(uc, 'cuMemsetD8', 'uc', 8, false);
   const a_N = M.size(N, 'cuMemsetD8', 'N');
@@ -1498,7 +1498,7 @@ export function cuMemsetD8(dstDevice: bigint | number, uc: number, N: number): [
 let f_cuMemsetD16: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) — cuda.h:11313
-export function cuMemsetD16(dstDevice: bigint | number, us: number, N: number): [E.CUresult] {
+export function cuMemsetD16(dstDevice: bigint | number, us: number, N: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD16', 'dstDevice');
   const a_us = M.intN(us, 'cuMemsetD16', 'us', 16, false);
   const a_N = M.size(N, 'cuMemsetD16', 'N');
@@ -1509,7 +1509,7 @@ export function cuMemsetD16(dstDevice: bigint | number, us: number, N: number): 
 let f_cuMemsetD32: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) — cuda.h:11348
-export function cuMemsetD32(dstDevice: bigint | number, ui: number, N: number): [E.CUresult] {
+export function cuMemsetD32(dstDevice: bigint | number, ui: number, N: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD32', 'dstDevice');
   const a_ui = M.u32(ui, 'cuMemsetD32', 'ui');
   const a_N = M.size(N, 'cuMemsetD32', 'N');
@@ -1520,7 +1520,7 @@ export function cuMemsetD32(dstDevice: bigint | number, ui: number, N: number): 
 let f_cuMemsetD2D8: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) — cuda.h:11388
-export function cuMemsetD2D8(dstDevice: bigint | number, dstPitch: number, uc: number, Width: number, Height: number): [E.CUresult] {
+export function cuMemsetD2D8(dstDevice: bigint | number, dstPitch: number | bigint, uc: number, Width: number | bigint, Height: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D8', 'dstDevice');
   const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D8', 'dstPitch');
   const a_uc = M.intN(uc, 'cuMemsetD2D8', 'uc', 8, false);
@@ -1533,7 +1533,7 @@ export function cuMemsetD2D8(dstDevice: bigint | number, dstPitch: number, uc: n
 let f_cuMemsetD2D16: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) — cuda.h:11429
-export function cuMemsetD2D16(dstDevice: bigint | number, dstPitch: number, us: number, Width: number, Height: number): [E.CUresult] {
+export function cuMemsetD2D16(dstDevice: bigint | number, dstPitch: number | bigint, us: number, Width: number | bigint, Height: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D16', 'dstDevice');
   const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D16', 'dstPitch');
   const a_us = M.intN(us, 'cuMemsetD2D16', 'us', 16, false);
@@ -1546,7 +1546,7 @@ export function cuMemsetD2D16(dstDevice: bigint | number, dstPitch: number, us: 
 let f_cuMemsetD2D32: KoffiFunction | undefined;
 /** Initializes device memory */
 // CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) — cuda.h:11470
-export function cuMemsetD2D32(dstDevice: bigint | number, dstPitch: number, ui: number, Width: number, Height: number): [E.CUresult] {
+export function cuMemsetD2D32(dstDevice: bigint | number, dstPitch: number | bigint, ui: number, Width: number | bigint, Height: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D32', 'dstDevice');
   const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D32', 'dstPitch');
   const a_ui = M.u32(ui, 'cuMemsetD2D32', 'ui');
@@ -1559,7 +1559,7 @@ export function cuMemsetD2D32(dstDevice: bigint | number, dstPitch: number, ui: 
 let f_cuMemsetD8Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) — cuda.h:11507
-export function cuMemsetD8Async(dstDevice: bigint | number, uc: number, N: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemsetD8Async(dstDevice: bigint | number, uc: number, N: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD8Async', 'dstDevice');
   const a_uc = M.intN(uc, 'cuMemsetD8Async', 'uc', 8, false);
   const a_N = M.size(N, 'cuMemsetD8Async', 'N');
@@ -1571,7 +1571,7 @@ export function cuMemsetD8Async(dstDevice: bigint | number, uc: number, N: numbe
 let f_cuMemsetD16Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) — cuda.h:11544
-export function cuMemsetD16Async(dstDevice: bigint | number, us: number, N: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemsetD16Async(dstDevice: bigint | number, us: number, N: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD16Async', 'dstDevice');
   const a_us = M.intN(us, 'cuMemsetD16Async', 'us', 16, false);
   const a_N = M.size(N, 'cuMemsetD16Async', 'N');
@@ -1583,7 +1583,7 @@ export function cuMemsetD16Async(dstDevice: bigint | number, us: number, N: numb
 let f_cuMemsetD32Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) — cuda.h:11580
-export function cuMemsetD32Async(dstDevice: bigint | number, ui: number, N: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemsetD32Async(dstDevice: bigint | number, ui: number, N: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD32Async', 'dstDevice');
   const a_ui = M.u32(ui, 'cuMemsetD32Async', 'ui');
   const a_N = M.size(N, 'cuMemsetD32Async', 'N');
@@ -1595,7 +1595,7 @@ export function cuMemsetD32Async(dstDevice: bigint | number, ui: number, N: numb
 let f_cuMemsetD2D8Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) — cuda.h:11622
-export function cuMemsetD2D8Async(dstDevice: bigint | number, dstPitch: number, uc: number, Width: number, Height: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemsetD2D8Async(dstDevice: bigint | number, dstPitch: number | bigint, uc: number, Width: number | bigint, Height: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D8Async', 'dstDevice');
   const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D8Async', 'dstPitch');
   const a_uc = M.intN(uc, 'cuMemsetD2D8Async', 'uc', 8, false);
@@ -1609,7 +1609,7 @@ export function cuMemsetD2D8Async(dstDevice: bigint | number, dstPitch: number, 
 let f_cuMemsetD2D16Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) — cuda.h:11665
-export function cuMemsetD2D16Async(dstDevice: bigint | number, dstPitch: number, us: number, Width: number, Height: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemsetD2D16Async(dstDevice: bigint | number, dstPitch: number | bigint, us: number, Width: number | bigint, Height: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D16Async', 'dstDevice');
   const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D16Async', 'dstPitch');
   const a_us = M.intN(us, 'cuMemsetD2D16Async', 'us', 16, false);
@@ -1623,7 +1623,7 @@ export function cuMemsetD2D16Async(dstDevice: bigint | number, dstPitch: number,
 let f_cuMemsetD2D32Async: KoffiFunction | undefined;
 /** Sets device memory */
 // CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) — cuda.h:11708
-export function cuMemsetD2D32Async(dstDevice: bigint | number, dstPitch: number, ui: number, Width: number, Height: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemsetD2D32Async(dstDevice: bigint | number, dstPitch: number | bigint, ui: number, Width: number | bigint, Height: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D32Async', 'dstDevice');
   const a_dstPitch = M.size(dstPitch, 'cuMemsetD2D32Async', 'dstPitch');
   const a_ui = M.u32(ui, 'cuMemsetD2D32Async', 'ui');
@@ -1776,7 +1776,7 @@ export function cuMipmappedArrayDestroy(hMipmappedArray: H.CUmipmappedArray | nu
 let f_cuMemGetHandleForAddressRange: KoffiFunction | undefined;
 /** Retrieve handle for an address range */
 // CUresult cuMemGetHandleForAddressRange(void * handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) — cuda.h:12597
-export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | number, size: number, handleType: E.CUmemRangeHandleType, flags: bigint | number): [E.CUresult] {
+export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | number, size: number | bigint, handleType: E.CUmemRangeHandleType, flags: bigint | number): [E.CUresult] {
   const a_handle = M.pointer(handle, 'cuMemGetHandleForAddressRange', 'handle');
   const a_dptr = M.u64(dptr, 'cuMemGetHandleForAddressRange', 'dptr');
   const a_size = M.size(size, 'cuMemGetHandleForAddressRange', 'size');
@@ -1789,7 +1789,7 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | nu
 let f_cuMemBatchDecompressAsync: KoffiFunction | undefined;
 /** Submit a batch of \p count independent decompression operations. */
 // CUresult cuMemBatchDecompressAsync(CUmemDecompressParams * paramsArray, size_t count, unsigned int flags, size_t * errorIndex, CUstream stream) — cuda.h:12698
-export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[] | ArrayBufferView, count: number, flags: number, stream: H.CUstream | null): [E.CUresult, number | null] {
+export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[] | ArrayBufferView, count: number | bigint, flags: number, stream: H.CUstream | null): [E.CUresult, number | null] {
   const a_count = M.size(count, 'cuMemBatchDecompressAsync', 'count');
   const a_flags = M.u32(flags, 'cuMemBatchDecompressAsync', 'flags');
   const a_stream = M.handle(stream, 'cuMemBatchDecompressAsync', 'stream');
@@ -1803,7 +1803,7 @@ export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_
 let f_cuMemAddressReserve: KoffiFunction | undefined;
 /** Allocate an address range reservation. */
 // CUresult cuMemAddressReserve(CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) — cuda.h:12747
-export function cuMemAddressReserve(size: number, alignment: number, addr: bigint | number, flags: bigint | number): [E.CUresult, bigint | null] {
+export function cuMemAddressReserve(size: number | bigint, alignment: number | bigint, addr: bigint | number, flags: bigint | number): [E.CUresult, bigint | null] {
   const a_size = M.size(size, 'cuMemAddressReserve', 'size');
   const a_alignment = M.size(alignment, 'cuMemAddressReserve', 'alignment');
   const a_addr = M.u64(addr, 'cuMemAddressReserve', 'addr');
@@ -1816,7 +1816,7 @@ export function cuMemAddressReserve(size: number, alignment: number, addr: bigin
 let f_cuMemAddressFree: KoffiFunction | undefined;
 /** Free an address range reservation. */
 // CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) — cuda.h:12768
-export function cuMemAddressFree(ptr: bigint | number, size: number): [E.CUresult] {
+export function cuMemAddressFree(ptr: bigint | number, size: number | bigint): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemAddressFree', 'ptr');
   const a_size = M.size(size, 'cuMemAddressFree', 'size');
   const err = (f_cuMemAddressFree ??= L.bind('cuMemAddressFree'))(a_ptr, a_size) as E.CUresult;
@@ -1826,7 +1826,7 @@ export function cuMemAddressFree(ptr: bigint | number, size: number): [E.CUresul
 let f_cuMemCreate: KoffiFunction | undefined;
 /** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties */
 // CUresult cuMemCreate(CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp * prop, unsigned long long flags) — cuda.h:12834
-export function cuMemCreate(size: number, prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, flags: bigint | number): [E.CUresult, bigint | null] {
+export function cuMemCreate(size: number | bigint, prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, flags: bigint | number): [E.CUresult, bigint | null] {
   const a_size = M.size(size, 'cuMemCreate', 'size');
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemCreate', 'prop');
   const a_flags = M.u64(flags, 'cuMemCreate', 'flags');
@@ -1847,7 +1847,7 @@ export function cuMemRelease(handle: bigint | number): [E.CUresult] {
 let f_cuMemMap: KoffiFunction | undefined;
 /** Maps an allocation handle to a reserved virtual address range. */
 // CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) — cuda.h:12918
-export function cuMemMap(ptr: bigint | number, size: number, offset: number, handle: bigint | number, flags: bigint | number): [E.CUresult] {
+export function cuMemMap(ptr: bigint | number, size: number | bigint, offset: number | bigint, handle: bigint | number, flags: bigint | number): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemMap', 'ptr');
   const a_size = M.size(size, 'cuMemMap', 'size');
   const a_offset = M.size(offset, 'cuMemMap', 'offset');
@@ -1872,7 +1872,7 @@ export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarray
 let f_cuMemUnmap: KoffiFunction | undefined;
 /** Unmap the backing memory of a given address range. */
 // CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) — cuda.h:13082
-export function cuMemUnmap(ptr: bigint | number, size: number): [E.CUresult] {
+export function cuMemUnmap(ptr: bigint | number, size: number | bigint): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemUnmap', 'ptr');
   const a_size = M.size(size, 'cuMemUnmap', 'size');
   const err = (f_cuMemUnmap ??= L.bind('cuMemUnmap'))(a_ptr, a_size) as E.CUresult;
@@ -1882,7 +1882,7 @@ export function cuMemUnmap(ptr: bigint | number, size: number): [E.CUresult] {
 let f_cuMemSetAccess: KoffiFunction | undefined;
 /** Set the access flags for each location specified in desc for the given virtual address range */
 // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc * desc, size_t count) — cuda.h:13116
-export function cuMemSetAccess(ptr: bigint | number, size: number, desc: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number): [E.CUresult] {
+export function cuMemSetAccess(ptr: bigint | number, size: number | bigint, desc: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number | bigint): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemSetAccess', 'ptr');
   const a_size = M.size(size, 'cuMemSetAccess', 'size');
   const a_count = M.size(count, 'cuMemSetAccess', 'count');
@@ -1972,7 +1972,7 @@ export function cuMemFreeAsync(dptr: bigint | number, hStream: H.CUstream | null
 let f_cuMemAllocAsync: KoffiFunction | undefined;
 /** Allocates memory with stream ordered semantics */
 // CUresult cuMemAllocAsync(CUdeviceptr * dptr, size_t bytesize, CUstream hStream) — cuda.h:13352
-export function cuMemAllocAsync(bytesize: number, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
+export function cuMemAllocAsync(bytesize: number | bigint, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocAsync', 'bytesize');
   const a_hStream = M.handle(hStream, 'cuMemAllocAsync', 'hStream');
   const err = (f_cuMemAllocAsync ??= L.bind('cuMemAllocAsync'))(K.slot[0], a_bytesize, a_hStream) as E.CUresult;
@@ -1983,7 +1983,7 @@ export function cuMemAllocAsync(bytesize: number, hStream: H.CUstream | null): [
 let f_cuMemPoolTrimTo: KoffiFunction | undefined;
 /** Tries to release memory back to the OS */
 // CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) — cuda.h:13378
-export function cuMemPoolTrimTo(pool: H.CUmemoryPool | null, minBytesToKeep: number): [E.CUresult] {
+export function cuMemPoolTrimTo(pool: H.CUmemoryPool | null, minBytesToKeep: number | bigint): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolTrimTo', 'pool');
   const a_minBytesToKeep = M.size(minBytesToKeep, 'cuMemPoolTrimTo', 'minBytesToKeep');
   const err = (f_cuMemPoolTrimTo ??= L.bind('cuMemPoolTrimTo'))(a_pool, a_minBytesToKeep) as E.CUresult;
@@ -2016,7 +2016,7 @@ export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
 let f_cuMemPoolSetAccess: KoffiFunction | undefined;
 /** Controls visibility of pools between devices */
 // CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc * map, size_t count) — cuda.h:13485
-export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number): [E.CUresult] {
+export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number | bigint): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAccess', 'pool');
   const a_count = M.size(count, 'cuMemPoolSetAccess', 'count');
   if (a_count < 0) M.rangeError('cuMemPoolSetAccess', 'count', `must not be negative, got ${a_count}`);
@@ -2091,7 +2091,7 @@ export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_s
 let f_cuMemAllocFromPoolAsync: KoffiFunction | undefined;
 /** Allocates memory from a specified pool with stream ordered semantics. */
 // CUresult cuMemAllocFromPoolAsync(CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) — cuda.h:13685
-export function cuMemAllocFromPoolAsync(bytesize: number, pool: H.CUmemoryPool | null, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
+export function cuMemAllocFromPoolAsync(bytesize: number | bigint, pool: H.CUmemoryPool | null, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocFromPoolAsync', 'bytesize');
   const a_pool = M.handle(pool, 'cuMemAllocFromPoolAsync', 'pool');
   const a_hStream = M.handle(hStream, 'cuMemAllocFromPoolAsync', 'hStream');
@@ -2170,7 +2170,7 @@ export function cuMulticastAddDevice(mcHandle: bigint | number, dev: number): [E
 let f_cuMulticastBindMem: KoffiFunction | undefined;
 /** Bind a memory allocation represented by a handle to a multicast object. */
 // CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) — cuda.h:13955
-export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number, memHandle: bigint | number, memOffset: number, size: number, flags: bigint | number): [E.CUresult] {
+export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number | bigint, memHandle: bigint | number, memOffset: number | bigint, size: number | bigint, flags: bigint | number): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastBindMem', 'mcHandle');
   const a_mcOffset = M.size(mcOffset, 'cuMulticastBindMem', 'mcOffset');
   const a_memHandle = M.u64(memHandle, 'cuMulticastBindMem', 'memHandle');
@@ -2184,7 +2184,7 @@ export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number, 
 let f_cuMulticastBindAddr: KoffiFunction | undefined;
 /** Bind a memory allocation represented by a virtual address to a multicast object. */
 // CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) — cuda.h:14008
-export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number, memptr: bigint | number, size: number, flags: bigint | number): [E.CUresult] {
+export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number | bigint, memptr: bigint | number, size: number | bigint, flags: bigint | number): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastBindAddr', 'mcHandle');
   const a_mcOffset = M.size(mcOffset, 'cuMulticastBindAddr', 'mcOffset');
   const a_memptr = M.u64(memptr, 'cuMulticastBindAddr', 'memptr');
@@ -2197,7 +2197,7 @@ export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number,
 let f_cuMulticastUnbind: KoffiFunction | undefined;
 /** Unbind any memory allocations bound to a multicast object at a given offset and upto a given size. */
 // CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) — cuda.h:14042
-export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffset: number, size: number): [E.CUresult] {
+export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffset: number | bigint, size: number | bigint): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastUnbind', 'mcHandle');
   const a_dev = M.i32(dev, 'cuMulticastUnbind', 'dev');
   const a_mcOffset = M.size(mcOffset, 'cuMulticastUnbind', 'mcOffset');
@@ -2232,7 +2232,7 @@ export function cuPointerGetAttribute(attribute: E.CUpointer_attribute, ptr: big
 let f_cuMemPrefetchAsync: KoffiFunction | undefined;
 /** Prefetches memory to the specified destination location */
 // CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) — cuda.h:14434
-export function cuMemPrefetchAsync(devPtr: bigint | number, count: number, location: S.CUmemLocation_st | S.CUmemLocation_stInit, flags: number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemPrefetchAsync(devPtr: bigint | number, count: number | bigint, location: S.CUmemLocation_st | S.CUmemLocation_stInit, flags: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_devPtr = M.u64(devPtr, 'cuMemPrefetchAsync', 'devPtr');
   const a_count = M.size(count, 'cuMemPrefetchAsync', 'count');
   const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemPrefetchAsync', 'location');
@@ -2245,7 +2245,7 @@ export function cuMemPrefetchAsync(devPtr: bigint | number, count: number, locat
 let f_cuMemAdvise: KoffiFunction | undefined;
 /** Advise about the usage of a given memory range */
 // CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) — cuda.h:14555
-export function cuMemAdvise(devPtr: bigint | number, count: number, advice: E.CUmem_advise, location: S.CUmemLocation_st | S.CUmemLocation_stInit): [E.CUresult] {
+export function cuMemAdvise(devPtr: bigint | number, count: number | bigint, advice: E.CUmem_advise, location: S.CUmemLocation_st | S.CUmemLocation_stInit): [E.CUresult] {
   const a_devPtr = M.u64(devPtr, 'cuMemAdvise', 'devPtr');
   const a_count = M.size(count, 'cuMemAdvise', 'count');
   const a_advice = M.i32(advice, 'cuMemAdvise', 'advice');
@@ -2257,7 +2257,7 @@ export function cuMemAdvise(devPtr: bigint | number, count: number, advice: E.CU
 let f_cuMemPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory prefetches asynchronously */
 // CUresult cuMemPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14596
-export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cuMemPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cuMemPrefetchBatchAsync', 'flags');
@@ -2275,7 +2275,7 @@ export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBuffer
 let f_cuMemDiscardBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards asynchronously */
 // CUresult cuMemDiscardBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, unsigned long long flags, CUstream hStream) — cuda.h:14629
-export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemDiscardBatchAsync', 'count');
   const a_flags = M.u64(flags, 'cuMemDiscardBatchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemDiscardBatchAsync', 'hStream');
@@ -2289,7 +2289,7 @@ export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferV
 let f_cuMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards and prefetches asynchronously */
 // CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14677
-export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
+export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemDiscardAndPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cuMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cuMemDiscardAndPrefetchBatchAsync', 'flags');
@@ -2307,7 +2307,7 @@ export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | A
 let f_cuMemRangeGetAttribute: KoffiFunction | undefined;
 /** Query an attribute of a given memory range */
 // CUresult cuMemRangeGetAttribute(void * data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) — cuda.h:14760
-export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_range_attribute, devPtr: bigint | number, count: number): [E.CUresult, number | number[] | null] {
+export function cuMemRangeGetAttribute(dataSize: number | bigint, attribute: E.CUmem_range_attribute, devPtr: bigint | number, count: number | bigint): [E.CUresult, number | number[] | null] {
   const a_dataSize = M.size(dataSize, 'cuMemRangeGetAttribute', 'dataSize');
   const a_attribute = M.i32(attribute, 'cuMemRangeGetAttribute', 'attribute');
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttribute', 'devPtr');
@@ -2321,7 +2321,7 @@ export function cuMemRangeGetAttribute(dataSize: number, attribute: E.CUmem_rang
 let f_cuMemRangeGetAttributes: KoffiFunction | undefined;
 /** Query attributes of a given memory range. */
 // CUresult cuMemRangeGetAttributes(void ** data, size_t * dataSizes, CUmem_range_attribute * attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) — cuda.h:14804
-export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number)[] | ArrayBufferView, attributes: (E.CUmem_range_attribute)[] | ArrayBufferView, numAttributes: number, devPtr: bigint | number, count: number): [E.CUresult] {
+export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number | bigint)[] | ArrayBufferView, attributes: (E.CUmem_range_attribute)[] | ArrayBufferView, numAttributes: number | bigint, devPtr: bigint | number, count: number | bigint): [E.CUresult] {
   const a_numAttributes = M.size(numAttributes, 'cuMemRangeGetAttributes', 'numAttributes');
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttributes', 'devPtr');
   const a_count = M.size(count, 'cuMemRangeGetAttributes', 'count');
@@ -2475,7 +2475,7 @@ export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstrea
 let f_cuStreamBeginCaptureToGraph: KoffiFunction | undefined;
 /** Begins graph capture on a stream to an existing graph */
 // CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUstreamCaptureMode mode) — cuda.h:15427
-export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, mode: E.CUstreamCaptureMode): [E.CUresult] {
+export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, mode: E.CUstreamCaptureMode): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamBeginCaptureToGraph', 'hStream');
   const a_hGraph = M.handle(hGraph, 'cuStreamBeginCaptureToGraph', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuStreamBeginCaptureToGraph', 'numDependencies');
@@ -2532,7 +2532,7 @@ export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult,
 let f_cuStreamUpdateCaptureDependencies: KoffiFunction | undefined;
 /** Update the set of dependencies in a capturing stream */
 // CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda.h:15647
-export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, flags: number): [E.CUresult] {
+export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamUpdateCaptureDependencies', 'hStream');
   const a_numDependencies = M.size(numDependencies, 'cuStreamUpdateCaptureDependencies', 'numDependencies');
   const a_flags = M.u32(flags, 'cuStreamUpdateCaptureDependencies', 'flags');
@@ -2546,7 +2546,7 @@ export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, de
 let f_cuStreamAttachMemAsync: KoffiFunction | undefined;
 /** Attach memory to a stream asynchronously */
 // CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) — cuda.h:15736
-export function cuStreamAttachMemAsync(hStream: H.CUstream | null, dptr: bigint | number, length: number, flags: number): [E.CUresult] {
+export function cuStreamAttachMemAsync(hStream: H.CUstream | null, dptr: bigint | number, length: number | bigint, flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamAttachMemAsync', 'hStream');
   const a_dptr = M.u64(dptr, 'cuStreamAttachMemAsync', 'dptr');
   const a_length = M.size(length, 'cuStreamAttachMemAsync', 'length');
@@ -2888,7 +2888,7 @@ export function cuFuncGetName(hfunc: H.CUfunction | null): [E.CUresult, string |
 let f_cuFuncGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout */
 // CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:17374
-export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number): [E.CUresult, number | null, number | null] {
+export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number | bigint): [E.CUresult, number | null, number | null] {
   const a_func = M.handle(func, 'cuFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cuFuncGetParamInfo', 'paramIndex');
   const err = (f_cuFuncGetParamInfo ??= L.bind('cuFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
@@ -3121,7 +3121,7 @@ export function cuGraphCreate(flags: number): [E.CUresult, H.CUgraph | null] {
 let f_cuGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // CUresult cuGraphAddKernelNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18741
-export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddKernelNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddKernelNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphAddKernelNode', 'nodeParams');
@@ -3156,7 +3156,7 @@ export function cuGraphKernelNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // CUresult cuGraphAddMemcpyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMCPY3D * copyParams, CUcontext ctx) — cuda.h:18846
-export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemcpyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemcpyNode', 'numDependencies');
   const a_copyParams = X.structArg(copyParams, S.CUDA_MEMCPY3D_st, 'cuGraphAddMemcpyNode', 'copyParams');
@@ -3192,7 +3192,7 @@ export function cuGraphMemcpyNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // CUresult cuGraphAddMemsetNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS * memsetParams, CUcontext ctx) — cuda.h:18936
-export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemsetNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemsetNode', 'numDependencies');
   const a_memsetParams = X.structArg(memsetParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphAddMemsetNode', 'memsetParams');
@@ -3228,7 +3228,7 @@ export function cuGraphMemsetNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // CUresult cuGraphAddHostNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19025
-export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddHostNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddHostNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphAddHostNode', 'nodeParams');
@@ -3263,7 +3263,7 @@ export function cuGraphHostNodeSetParams(hNode: H.CUgraphNode | null, nodeParams
 let f_cuGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // CUresult cuGraphAddChildGraphNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUgraph childGraph) — cuda.h:19114
-export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, childGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddChildGraphNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cuGraphAddChildGraphNode', 'childGraph');
@@ -3287,7 +3287,7 @@ export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): [E.C
 let f_cuGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // CUresult cuGraphAddEmptyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies) — cuda.h:19180
-export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEmptyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEmptyNode', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cuGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -3300,7 +3300,7 @@ export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.C
 let f_cuGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // CUresult cuGraphAddEventRecordNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19222
-export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventRecordNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventRecordNode', 'event');
@@ -3334,7 +3334,7 @@ export function cuGraphEventRecordNodeSetEvent(hNode: H.CUgraphNode | null, even
 let f_cuGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // CUresult cuGraphAddEventWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19316
-export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventWaitNode', 'event');
@@ -3368,7 +3368,7 @@ export function cuGraphEventWaitNodeSetEvent(hNode: H.CUgraphNode | null, event:
 let f_cuGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:19416
-export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresSignalNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresSignalNode', 'nodeParams');
@@ -3403,7 +3403,7 @@ export function cuGraphExternalSemaphoresSignalNodeSetParams(hNode: H.CUgraphNod
 let f_cuGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:19522
-export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresWaitNode', 'nodeParams');
@@ -3438,7 +3438,7 @@ export function cuGraphExternalSemaphoresWaitNodeSetParams(hNode: H.CUgraphNode 
 let f_cuGraphAddBatchMemOpNode: KoffiFunction | undefined;
 /** Creates a batch memory operation node and adds it to a graph */
 // CUresult cuGraphAddBatchMemOpNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19633
-export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddBatchMemOpNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddBatchMemOpNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphAddBatchMemOpNode', 'nodeParams');
@@ -3484,7 +3484,7 @@ export function cuGraphExecBatchMemOpNodeSetParams(hGraphExec: H.CUgraphExec | n
 let f_cuGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // CUresult cuGraphAddMemAllocNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS * nodeParams) — cuda.h:19810
-export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemAllocNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, 'cuGraphAddMemAllocNode', 'nodeParams');
@@ -3509,7 +3509,7 @@ export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): [E.CU
 let f_cuGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // CUresult cuGraphAddMemFreeNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUdeviceptr dptr) — cuda.h:19893
-export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number, dptr: bigint | number): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: bigint | number): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemFreeNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.u64(dptr, 'cuGraphAddMemFreeNode', 'dptr');
@@ -3675,7 +3675,7 @@ export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDep
 let f_cuGraphAddDependencies: KoffiFunction | undefined;
 /** Adds dependency edges to a graph */
 // CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20280
-export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult] {
+export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddDependencies', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddDependencies', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cuGraphAddDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -3689,7 +3689,7 @@ export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgrap
 let f_cuGraphRemoveDependencies: KoffiFunction | undefined;
 /** Removes dependency edges from a graph */
 // CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20316
-export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.CUresult] {
+export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphRemoveDependencies', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphRemoveDependencies', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cuGraphRemoveDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -4028,7 +4028,7 @@ export function cuGraphReleaseUserObject(graph: H.CUgraph | null, object: H.CUus
 let f_cuGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // CUresult cuGraphAddNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUgraphNodeParams * nodeParams) — cuda.h:21479
-export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphAddNode', 'nodeParams');
@@ -4077,7 +4077,7 @@ export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.
 let f_cuOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
 /** Returns occupancy of a function */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) — cuda.h:21626
-export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number): [E.CUresult, number | null] {
+export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
@@ -4089,7 +4089,7 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction |
 let f_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
 /** Returns occupancy of a function */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda.h:21673
-export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number, flags: number): [E.CUresult, number | null] {
+export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint, flags: number): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'func');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
@@ -4102,7 +4102,7 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUf
 let f_cuOccupancyMaxPotentialBlockSize: KoffiFunction | undefined;
 /** Suggest a launch configuration with reasonable occupancy */
 // CUresult cuOccupancyMaxPotentialBlockSize(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) — cuda.h:21730
-export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number, blockSizeLimit: number): [E.CUresult, number | null, number | null] {
+export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number): [E.CUresult, number | null, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialBlockSize', 'func');
   const a_blockSizeToDynamicSMemSize = M.handle(blockSizeToDynamicSMemSize, 'cuOccupancyMaxPotentialBlockSize', 'blockSizeToDynamicSMemSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxPotentialBlockSize', 'dynamicSMemSize');
@@ -4115,7 +4115,7 @@ export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, bloc
 let f_cuOccupancyMaxPotentialBlockSizeWithFlags: KoffiFunction | undefined;
 /** Suggest a launch configuration with reasonable occupancy */
 // CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) — cuda.h:21781
-export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number, blockSizeLimit: number, flags: number): [E.CUresult, number | null, number | null] {
+export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number, flags: number): [E.CUresult, number | null, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'func');
   const a_blockSizeToDynamicSMemSize = M.handle(blockSizeToDynamicSMemSize, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'blockSizeToDynamicSMemSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'dynamicSMemSize');
@@ -4185,7 +4185,7 @@ export function cuTexRefSetMipmappedArray(hTexRef: H.CUtexref | null, hMipmapped
 let f_cuTexRefSetAddress: KoffiFunction | undefined;
 /** Binds an address as a texture reference */
 // CUresult cuTexRefSetAddress_v2(size_t * ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) — cuda.h:22011
-export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | number, bytes: number): [E.CUresult, number | null] {
+export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | number, bytes: number | bigint): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddress', 'hTexRef');
   const a_dptr = M.u64(dptr, 'cuTexRefSetAddress', 'dptr');
   const a_bytes = M.size(bytes, 'cuTexRefSetAddress', 'bytes');
@@ -4197,7 +4197,7 @@ export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | nu
 let f_cuTexRefSetAddress2D: KoffiFunction | undefined;
 /** Binds an address as a 2D texture reference */
 // CUresult cuTexRefSetAddress2D_v3(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR * desc, CUdeviceptr dptr, size_t Pitch) — cuda.h:22066
-export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null, dptr: bigint | number, Pitch: number): [E.CUresult] {
+export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null, dptr: bigint | number, Pitch: number | bigint): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddress2D', 'hTexRef');
   const a_desc = X.structArg(desc, S.CUDA_ARRAY_DESCRIPTOR_st, 'cuTexRefSetAddress2D', 'desc');
   const a_dptr = M.u64(dptr, 'cuTexRefSetAddress2D', 'dptr');
@@ -4771,7 +4771,7 @@ export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: big
 let f_cuCoredumpGetAttribute: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the current context */
 // CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24464
-export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttribute', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpGetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttribute', 'size');
@@ -4784,7 +4784,7 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Poin
 let f_cuCoredumpGetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the entire application */
 // CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24528
-export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttributeGlobal', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpGetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttributeGlobal', 'size');
@@ -4797,7 +4797,7 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value
 let f_cuCoredumpSetAttribute: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value for the current context */
 // CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24605
-export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttribute', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpSetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttribute', 'size');
@@ -4810,7 +4810,7 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Poin
 let f_cuCoredumpSetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value globally */
 // CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24679
-export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number): [E.CUresult, number | null] {
+export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttributeGlobal', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpSetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttributeGlobal', 'size');
@@ -5024,7 +5024,7 @@ export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: nu
 let f_cuLogsDumpToMemory: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a buffer */
 // CUresult cuLogsDumpToMemory(CUlogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda.h:25400
-export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: number, flags: number): [E.CUresult, number | null, number | null] {
+export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): [E.CUresult, number | null, number | null] {
   const a_iterator = M.u32(iterator, 'cuLogsDumpToMemory', 'iterator');
   K.U32[0] = a_iterator;
   const a_buffer = M.pointer(buffer, 'cuLogsDumpToMemory', 'buffer');

@@ -10,6 +10,7 @@ export type Pointer = bigint | HostMemory | null;
 const U64_LIMIT = 2n ** 64n;
 const I64_MIN = -(2n ** 63n);
 const I64_MAX = 2n ** 63n - 1n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 export function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -57,9 +58,13 @@ function intFail(v: unknown, fn: string, p: string, lo: number, hi: number, want
   rangeError(fn, p, `must be within [${lo}, ${hi}], got ${v}`);
 }
 
-/** A size or count (size_t): a non-negative safe integer. */
+/** A size or count (size_t): a non-negative safe integer, as a number or a bigint (as cuda-python takes any int). */
 export function size(v: unknown, fn: string, p: string): number {
   if (typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return v;
+  if (typeof v === 'bigint') {
+    if (v >= 0n && v <= MAX_SAFE) return Number(v);
+    rangeError(fn, p, `must be a non-negative safe integer (at most 2^53 - 1), got ${v}n`);
+  }
   if (typeof v !== 'number') typeError(fn, p, 'a non-negative integer (size)', v);
   if (!Number.isInteger(v)) rangeError(fn, p, `must be an integer, got ${v}`);
   rangeError(fn, p, `must be a non-negative safe integer, got ${v}`);

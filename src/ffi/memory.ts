@@ -4,6 +4,7 @@ import { describe } from './marshal';
 type Writer = (dv: DataView, off: number, v: unknown, name: string) => void;
 
 const U64_LIMIT = 2n ** 64n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 function intWriter(bits: 8 | 16 | 32, signed: boolean): Writer {
   const lo = signed ? -(2 ** (bits - 1)) : 0;
@@ -42,8 +43,12 @@ export const W = {
   u32: intWriter(32, false),
   i64: bigWriter(true),
   u64: bigWriter(false),
+  /** A size_t: a non-negative safe integer, as a number or a bigint (it reads back as a number). */
   size(dv: DataView, off: number, v: unknown, name: string): void {
-    if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return dv.setBigUint64(off, v, true);
+    if (typeof v === 'bigint') {
+      if (v < 0n || v > MAX_SAFE) throw new RangeError(`${name}: must be a non-negative safe integer (at most 2^53 - 1), got ${v}n`);
+      return dv.setBigUint64(off, v, true);
+    }
     if (typeof v !== 'number') throw new TypeError(`${name}: must be a non-negative integer, got ${describe(v)}`);
     if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name}: must be a non-negative safe integer, got ${v}`);
     dv.setUint32(off, v % 4294967296, true);

@@ -229,7 +229,7 @@ export function nvrtcGetPCHHeapSize(): [E.nvrtcResult, number | null] {
 let f_nvrtcSetPCHHeapSize: KoffiFunction | undefined;
 /** set the size of the PCH Heap. */
 // nvrtcResult nvrtcSetPCHHeapSize(size_t size) — nvrtc.h:506
-export function nvrtcSetPCHHeapSize(size: number): [E.nvrtcResult] {
+export function nvrtcSetPCHHeapSize(size: number | bigint): [E.nvrtcResult] {
   const a_size = M.size(size, 'nvrtcSetPCHHeapSize', 'size');
   const err = (f_nvrtcSetPCHHeapSize ??= L.bind('nvrtcSetPCHHeapSize'))(a_size) as E.nvrtcResult;
   return [err];

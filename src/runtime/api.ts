@@ -42,7 +42,7 @@ export function cudaDeviceSynchronize(): [E.cudaError_t] {
 let f_cudaDeviceSetLimit: KoffiFunction | undefined;
 /** Set resource limits */
 // cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) — cuda_runtime_api.h:438
-export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number): [E.cudaError_t] {
+export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number | bigint): [E.cudaError_t] {
   const a_limit = M.i32(limit, 'cudaDeviceSetLimit', 'limit');
   const a_value = M.size(value, 'cudaDeviceSetLimit', 'value');
   const err = (f_cudaDeviceSetLimit ??= L.bind('cudaDeviceSetLimit'))(a_limit, a_value) as E.cudaError_t;
@@ -603,7 +603,7 @@ export function cudaStreamQuery(stream: H.cudaStream_t | null): [E.cudaError_t] 
 let f_cudaStreamAttachMemAsync: KoffiFunction | undefined;
 /** Attach memory to a stream asynchronously */
 // cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void * devPtr, size_t length, unsigned int flags) — cuda_runtime_api.h:2431
-export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: Pointer, length: number, flags: number): [E.cudaError_t] {
+export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: Pointer, length: number | bigint, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamAttachMemAsync', 'stream');
   const a_devPtr = M.pointer(devPtr, 'cudaStreamAttachMemAsync', 'devPtr');
   const a_length = M.size(length, 'cudaStreamAttachMemAsync', 'length');
@@ -626,7 +626,7 @@ export function cudaStreamBeginCapture(stream: H.cudaStream_t | null, mode: E.cu
 let f_cudaStreamBeginCaptureToGraph: KoffiFunction | undefined;
 /** Begins graph capture on a stream to an existing graph */
 // cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2509
-export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, graph: H.cudaGraph_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
+export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, graph: H.cudaGraph_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamBeginCaptureToGraph', 'stream');
   const a_graph = M.handle(graph, 'cudaStreamBeginCaptureToGraph', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaStreamBeginCaptureToGraph', 'numDependencies');
@@ -683,7 +683,7 @@ export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): [E.cuda
 let f_cudaStreamUpdateCaptureDependencies: KoffiFunction | undefined;
 /** Update the set of dependencies in a capturing stream */
 // cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda_runtime_api.h:2724
-export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, flags: number): [E.cudaError_t] {
+export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamUpdateCaptureDependencies', 'stream');
   const a_numDependencies = M.size(numDependencies, 'cudaStreamUpdateCaptureDependencies', 'numDependencies');
   const a_flags = M.u32(flags, 'cudaStreamUpdateCaptureDependencies', 'flags');
@@ -862,7 +862,7 @@ export function cudaDestroyExternalSemaphore(extSem: H.cudaExternalSemaphore_t |
 let f_cudaLaunchKernel: KoffiFunction | undefined;
 /** Launches a device function */
 // cudaError_t cudaLaunchKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3766
-export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaLaunchKernel', 'func');
   const a_gridDim = X.byValue(gridDim, S.dim3, 'cudaLaunchKernel', 'gridDim');
   const a_blockDim = X.byValue(blockDim, S.dim3, 'cudaLaunchKernel', 'blockDim');
@@ -889,7 +889,7 @@ export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunch
 let f_cudaLaunchCooperativeKernel: KoffiFunction | undefined;
 /** Launches a device function where thread blocks can cooperate and synchronize as they execute */
 // cudaError_t cudaLaunchCooperativeKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3886
-export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaLaunchCooperativeKernel', 'func');
   const a_gridDim = X.byValue(gridDim, S.dim3, 'cudaLaunchCooperativeKernel', 'gridDim');
   const a_blockDim = X.byValue(blockDim, S.dim3, 'cudaLaunchCooperativeKernel', 'blockDim');
@@ -945,7 +945,7 @@ export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
 let f_cudaFuncGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout. */
 // cudaError_t cudaFuncGetParamInfo(const void * func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda_runtime_api.h:4079
-export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number): [E.cudaError_t, number | null, number | null] {
+export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number | bigint): [E.cudaError_t, number | null, number | null] {
   const a_func = M.pointer(func, 'cudaFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cudaFuncGetParamInfo', 'paramIndex');
   const err = (f_cudaFuncGetParamInfo ??= L.bind('cudaFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.cudaError_t;
@@ -978,7 +978,7 @@ export function cudaFuncSetSharedMemConfig(func: Pointer, config: E.cudaSharedMe
 let f_cudaOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
 /** Returns occupancy for a device function */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize) — cuda_runtime_api.h:4276
-export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blockSize: number, dynamicSMemSize: number): [E.cudaError_t, number | null] {
+export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
@@ -1002,7 +1002,7 @@ export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBloc
 let f_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
 /** Returns occupancy for a device function with the specified flags */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda_runtime_api.h:4352
-export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Pointer, blockSize: number, dynamicSMemSize: number, flags: number): [E.cudaError_t, number | null] {
+export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint, flags: number): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'func');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
@@ -1041,7 +1041,7 @@ export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cu
 let f_cudaMallocManaged: KoffiFunction | undefined;
 /** Allocates memory that will be automatically managed by the Unified Memory system */
 // cudaError_t cudaMallocManaged(void ** devPtr, size_t size, unsigned int flags) — cuda_runtime_api.h:4550
-export function cudaMallocManaged(size: number, flags: number): [E.cudaError_t, bigint | null] {
+export function cudaMallocManaged(size: number | bigint, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocManaged', 'size');
   const a_flags = M.u32(flags, 'cudaMallocManaged', 'flags');
   const err = (f_cudaMallocManaged ??= L.bind('cudaMallocManaged'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
@@ -1052,7 +1052,7 @@ export function cudaMallocManaged(size: number, flags: number): [E.cudaError_t, 
 let f_cudaMalloc: KoffiFunction | undefined;
 /** Allocate memory on the device */
 // cudaError_t cudaMalloc(void ** devPtr, size_t size) — cuda_runtime_api.h:4581
-export function cudaMalloc(size: number): [E.cudaError_t, bigint | null] {
+export function cudaMalloc(size: number | bigint): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMalloc', 'size');
   const err = (f_cudaMalloc ??= L.bind('cudaMalloc'))(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1062,7 +1062,7 @@ export function cudaMalloc(size: number): [E.cudaError_t, bigint | null] {
 let f_cudaMallocHost: KoffiFunction | undefined;
 /** Allocates page-locked memory on the host */
 // cudaError_t cudaMallocHost(void ** ptr, size_t size) — cuda_runtime_api.h:4618
-export function cudaMallocHost(size: number): [E.cudaError_t, bigint | null] {
+export function cudaMallocHost(size: number | bigint): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocHost', 'size');
   const err = (f_cudaMallocHost ??= L.bind('cudaMallocHost'))(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1072,7 +1072,7 @@ export function cudaMallocHost(size: number): [E.cudaError_t, bigint | null] {
 let f_cudaMallocPitch: KoffiFunction | undefined;
 /** Allocates pitched memory on the device */
 // cudaError_t cudaMallocPitch(void ** devPtr, size_t * pitch, size_t width, size_t height) — cuda_runtime_api.h:4661
-export function cudaMallocPitch(width: number, height: number): [E.cudaError_t, bigint | null, number | null] {
+export function cudaMallocPitch(width: number | bigint, height: number | bigint): [E.cudaError_t, bigint | null, number | null] {
   const a_width = M.size(width, 'cudaMallocPitch', 'width');
   const a_height = M.size(height, 'cudaMallocPitch', 'height');
   const err = (f_cudaMallocPitch ??= L.bind('cudaMallocPitch'))(K.slot[0], K.slot[1], a_width, a_height) as E.cudaError_t;
@@ -1083,7 +1083,7 @@ export function cudaMallocPitch(width: number, height: number): [E.cudaError_t, 
 let f_cudaMallocArray: KoffiFunction | undefined;
 /** Allocate an array on the device */
 // cudaError_t cudaMallocArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, size_t width, size_t height, unsigned int flags) — cuda_runtime_api.h:4713
-export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, width: number, height: number, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
+export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, width: number | bigint, height: number | bigint, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMallocArray', 'desc');
   const a_width = M.size(width, 'cudaMallocArray', 'width');
   const a_height = M.size(height, 'cudaMallocArray', 'height');
@@ -1132,7 +1132,7 @@ export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | 
 let f_cudaHostAlloc: KoffiFunction | undefined;
 /** Allocates page-locked memory on the host */
 // cudaError_t cudaHostAlloc(void ** pHost, size_t size, unsigned int flags) — cuda_runtime_api.h:4887
-export function cudaHostAlloc(size: number, flags: number): [E.cudaError_t, bigint | null] {
+export function cudaHostAlloc(size: number | bigint, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaHostAlloc', 'size');
   const a_flags = M.u32(flags, 'cudaHostAlloc', 'flags');
   const err = (f_cudaHostAlloc ??= L.bind('cudaHostAlloc'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
@@ -1143,7 +1143,7 @@ export function cudaHostAlloc(size: number, flags: number): [E.cudaError_t, bigi
 let f_cudaHostRegister: KoffiFunction | undefined;
 /** Registers an existing host memory range for use by CUDA */
 // cudaError_t cudaHostRegister(void * ptr, size_t size, unsigned int flags) — cuda_runtime_api.h:4984
-export function cudaHostRegister(ptr: Pointer, size: number, flags: number): [E.cudaError_t] {
+export function cudaHostRegister(ptr: Pointer, size: number | bigint, flags: number): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaHostRegister', 'ptr');
   const a_size = M.size(size, 'cudaHostRegister', 'size');
   const a_flags = M.u32(flags, 'cudaHostRegister', 'flags');
@@ -1348,7 +1348,7 @@ export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArr
 let f_cudaMemcpy: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:5957
-export function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpy(dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy', 'dst');
   const a_src = M.pointer(src, 'cudaMemcpy', 'src');
   const a_count = M.size(count, 'cudaMemcpy', 'count');
@@ -1362,7 +1362,7 @@ export function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: E.cu
 let f_cudaMemcpyPeer: KoffiFunction | undefined;
 /** Copies memory between two devices */
 // cudaError_t cudaMemcpyPeer(void * dst, int dstDevice, const void * src, int srcDevice, size_t count) — cuda_runtime_api.h:5992
-export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number): [E.cudaError_t] {
+export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number | bigint): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyPeer', 'dst');
   const a_dstDevice = M.i32(dstDevice, 'cudaMemcpyPeer', 'dstDevice');
   const a_src = M.pointer(src, 'cudaMemcpyPeer', 'src');
@@ -1377,7 +1377,7 @@ export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, sr
 let f_cudaMemcpy2D: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2D(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6041
-export function cudaMemcpy2D(dst: Pointer, dpitch: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpy2D(dst: Pointer, dpitch: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2D', 'dst');
   const a_dpitch = M.size(dpitch, 'cudaMemcpy2D', 'dpitch');
   const a_src = M.pointer(src, 'cudaMemcpy2D', 'src');
@@ -1394,7 +1394,7 @@ export function cudaMemcpy2D(dst: Pointer, dpitch: number, src: Pointer, spitch:
 let f_cudaMemcpy2DToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6091
-export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpy2DToArray', 'dst');
   const a_wOffset = M.size(wOffset, 'cudaMemcpy2DToArray', 'wOffset');
   const a_hOffset = M.size(hOffset, 'cudaMemcpy2DToArray', 'hOffset');
@@ -1411,7 +1411,7 @@ export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number, 
 let f_cudaMemcpy2DFromArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DFromArray(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6141
-export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number, src: H.cudaArray_t | null, wOffset: number, hOffset: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number | bigint, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2DFromArray', 'dst');
   const a_dpitch = M.size(dpitch, 'cudaMemcpy2DFromArray', 'dpitch');
   const a_src = M.handle(src, 'cudaMemcpy2DFromArray', 'src');
@@ -1428,7 +1428,7 @@ export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number, src: H.cudaA
 let f_cudaMemcpy2DArrayToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6188
-export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number, hOffsetDst: number, src: H.cudaArray_t | null, wOffsetSrc: number, hOffsetSrc: number, width: number, height: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number | bigint, hOffsetDst: number | bigint, src: H.cudaArray_t | null, wOffsetSrc: number | bigint, hOffsetSrc: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpy2DArrayToArray', 'dst');
   const a_wOffsetDst = M.size(wOffsetDst, 'cudaMemcpy2DArrayToArray', 'wOffsetDst');
   const a_hOffsetDst = M.size(hOffsetDst, 'cudaMemcpy2DArrayToArray', 'hOffsetDst');
@@ -1445,7 +1445,7 @@ export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: 
 let f_cudaMemcpyToSymbol: KoffiFunction | undefined;
 /** Copies data to the given symbol on the device */
 // cudaError_t cudaMemcpyToSymbol(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6231
-export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_symbol = M.pointer(symbol, 'cudaMemcpyToSymbol', 'symbol');
   const a_src = M.pointer(src, 'cudaMemcpyToSymbol', 'src');
   const a_count = M.size(count, 'cudaMemcpyToSymbol', 'count');
@@ -1459,7 +1459,7 @@ export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number,
 let f_cudaMemcpyFromSymbol: KoffiFunction | undefined;
 /** Copies data from the given symbol on the device */
 // cudaError_t cudaMemcpyFromSymbol(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6275
-export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromSymbol', 'dst');
   const a_symbol = M.pointer(symbol, 'cudaMemcpyFromSymbol', 'symbol');
   const a_count = M.size(count, 'cudaMemcpyFromSymbol', 'count');
@@ -1473,7 +1473,7 @@ export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: numbe
 let f_cudaMemcpyAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyAsync(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6332
-export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyAsync', 'dst');
   const a_src = M.pointer(src, 'cudaMemcpyAsync', 'src');
   const a_count = M.size(count, 'cudaMemcpyAsync', 'count');
@@ -1488,7 +1488,7 @@ export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number, kind:
 let f_cudaMemcpyPeerAsync: KoffiFunction | undefined;
 /** Copies memory between two devices asynchronously. */
 // cudaError_t cudaMemcpyPeerAsync(void * dst, int dstDevice, const void * src, int srcDevice, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6367
-export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyPeerAsync', 'dst');
   const a_dstDevice = M.i32(dstDevice, 'cudaMemcpyPeerAsync', 'dstDevice');
   const a_src = M.pointer(src, 'cudaMemcpyPeerAsync', 'src');
@@ -1504,7 +1504,7 @@ export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointe
 let f_cudaMemcpyBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory copies asynchronously. */
 // cudaError_t cudaMemcpyBatchAsync(void *const * dsts, const void *const * srcs, const size_t * sizes, size_t count, struct cudaMemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, cudaStream_t stream) — cuda_runtime_api.h:6435
-export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, attrs: (S.cudaMemcpyAttributes | S.cudaMemcpyAttributesInit)[] | ArrayBufferView, attrsIdxs: (number)[] | ArrayBufferView, numAttrs: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, attrs: (S.cudaMemcpyAttributes | S.cudaMemcpyAttributesInit)[] | ArrayBufferView, attrsIdxs: (number | bigint)[] | ArrayBufferView, numAttrs: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemcpyBatchAsync', 'count');
   const a_numAttrs = M.size(numAttrs, 'cudaMemcpyBatchAsync', 'numAttrs');
   const a_stream = M.handle(stream, 'cudaMemcpyBatchAsync', 'stream');
@@ -1522,7 +1522,7 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: 
 let f_cudaMemcpy3DBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of 3D memory copies asynchronously. */
 // cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp * opList, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:6499
-export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBatchOp | S.cudaMemcpy3DBatchOpInit)[] | ArrayBufferView, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.cudaMemcpy3DBatchOp | S.cudaMemcpy3DBatchOpInit)[] | ArrayBufferView, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numOps = M.size(numOps, 'cudaMemcpy3DBatchAsync', 'numOps');
   const a_flags = M.u64(flags, 'cudaMemcpy3DBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemcpy3DBatchAsync', 'stream');
@@ -1535,7 +1535,7 @@ export function cudaMemcpy3DBatchAsync(numOps: number, opList: (S.cudaMemcpy3DBa
 let f_cudaMemcpy2DAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DAsync(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6561
-export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2DAsync', 'dst');
   const a_dpitch = M.size(dpitch, 'cudaMemcpy2DAsync', 'dpitch');
   const a_src = M.pointer(src, 'cudaMemcpy2DAsync', 'src');
@@ -1553,7 +1553,7 @@ export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number, src: Pointer, sp
 let f_cudaMemcpy2DToArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6619
-export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, spitch: number, width: number, height: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpy2DToArrayAsync', 'dst');
   const a_wOffset = M.size(wOffset, 'cudaMemcpy2DToArrayAsync', 'wOffset');
   const a_hOffset = M.size(hOffset, 'cudaMemcpy2DToArrayAsync', 'hOffset');
@@ -1571,7 +1571,7 @@ export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: num
 let f_cudaMemcpy2DFromArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpy2DFromArrayAsync(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6676
-export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number, src: H.cudaArray_t | null, wOffset: number, hOffset: number, width: number, height: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number | bigint, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2DFromArrayAsync', 'dst');
   const a_dpitch = M.size(dpitch, 'cudaMemcpy2DFromArrayAsync', 'dpitch');
   const a_src = M.handle(src, 'cudaMemcpy2DFromArrayAsync', 'src');
@@ -1589,7 +1589,7 @@ export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number, src: H.
 let f_cudaMemcpyToSymbolAsync: KoffiFunction | undefined;
 /** Copies data to the given symbol on the device */
 // cudaError_t cudaMemcpyToSymbolAsync(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6727
-export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_symbol = M.pointer(symbol, 'cudaMemcpyToSymbolAsync', 'symbol');
   const a_src = M.pointer(src, 'cudaMemcpyToSymbolAsync', 'src');
   const a_count = M.size(count, 'cudaMemcpyToSymbolAsync', 'count');
@@ -1604,7 +1604,7 @@ export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: nu
 let f_cudaMemcpyFromSymbolAsync: KoffiFunction | undefined;
 /** Copies data from the given symbol on the device */
 // cudaError_t cudaMemcpyFromSymbolAsync(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6778
-export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromSymbolAsync', 'dst');
   const a_symbol = M.pointer(symbol, 'cudaMemcpyFromSymbolAsync', 'symbol');
   const a_count = M.size(count, 'cudaMemcpyFromSymbolAsync', 'count');
@@ -1619,7 +1619,7 @@ export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: 
 let f_cudaMemset: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset(void * devPtr, int value, size_t count) — cuda_runtime_api.h:6807
-export function cudaMemset(devPtr: Pointer, value: number, count: number): [E.cudaError_t] {
+export function cudaMemset(devPtr: Pointer, value: number, count: number | bigint): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemset', 'devPtr');
   const a_value = M.i32(value, 'cudaMemset', 'value');
   const a_count = M.size(count, 'cudaMemset', 'count');
@@ -1631,7 +1631,7 @@ export function cudaMemset(devPtr: Pointer, value: number, count: number): [E.cu
 let f_cudaMemset2D: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset2D(void * devPtr, size_t pitch, int value, size_t width, size_t height) — cuda_runtime_api.h:6841
-export function cudaMemset2D(devPtr: Pointer, pitch: number, value: number, width: number, height: number): [E.cudaError_t] {
+export function cudaMemset2D(devPtr: Pointer, pitch: number | bigint, value: number, width: number | bigint, height: number | bigint): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemset2D', 'devPtr');
   const a_pitch = M.size(pitch, 'cudaMemset2D', 'pitch');
   const a_value = M.i32(value, 'cudaMemset2D', 'value');
@@ -1656,7 +1656,7 @@ export function cudaMemset3D(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrI
 let f_cudaMemsetAsync: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemsetAsync(void * devPtr, int value, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6923
-export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemsetAsync', 'devPtr');
   const a_value = M.i32(value, 'cudaMemsetAsync', 'value');
   const a_count = M.size(count, 'cudaMemsetAsync', 'count');
@@ -1669,7 +1669,7 @@ export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number, s
 let f_cudaMemset2DAsync: KoffiFunction | undefined;
 /** Initializes or sets device memory to a value */
 // cudaError_t cudaMemset2DAsync(void * devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) — cuda_runtime_api.h:6964
-export function cudaMemset2DAsync(devPtr: Pointer, pitch: number, value: number, width: number, height: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemset2DAsync(devPtr: Pointer, pitch: number | bigint, value: number, width: number | bigint, height: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemset2DAsync', 'devPtr');
   const a_pitch = M.size(pitch, 'cudaMemset2DAsync', 'pitch');
   const a_value = M.i32(value, 'cudaMemset2DAsync', 'value');
@@ -1716,7 +1716,7 @@ export function cudaGetSymbolSize(symbol: Pointer): [E.cudaError_t, number | nul
 let f_cudaMemPrefetchAsync: KoffiFunction | undefined;
 /** Prefetches memory to the specified destination location */
 // cudaError_t cudaMemPrefetchAsync(const void * devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream) — cuda_runtime_api.h:7152
-export function cudaMemPrefetchAsync(devPtr: Pointer, count: number, location: S.cudaMemLocation | S.cudaMemLocationInit, flags: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemPrefetchAsync(devPtr: Pointer, count: number | bigint, location: S.cudaMemLocation | S.cudaMemLocationInit, flags: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemPrefetchAsync', 'devPtr');
   const a_count = M.size(count, 'cudaMemPrefetchAsync', 'count');
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemPrefetchAsync', 'location');
@@ -1730,7 +1730,7 @@ export function cudaMemPrefetchAsync(devPtr: Pointer, count: number, location: S
 let f_cudaMemPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory prefetches asynchronously */
 // cudaError_t cudaMemPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7193
-export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cudaMemPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cudaMemPrefetchBatchAsync', 'flags');
@@ -1748,7 +1748,7 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, 
 let f_cudaMemDiscardBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards asynchronously */
 // cudaError_t cudaMemDiscardBatchAsync(void ** dptrs, size_t * sizes, size_t count, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7226
-export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemDiscardBatchAsync', 'count');
   const a_flags = M.u64(flags, 'cudaMemDiscardBatchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemDiscardBatchAsync', 'stream');
@@ -1762,7 +1762,7 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, s
 let f_cudaMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
 /** Performs a batch of memory discards and prefetches asynchronously */
 // cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7274
-export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number)[] | ArrayBufferView, count: number, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number)[] | ArrayBufferView, numPrefetchLocs: number, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemDiscardAndPrefetchBatchAsync', 'count');
   const a_numPrefetchLocs = M.size(numPrefetchLocs, 'cudaMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs');
   const a_flags = M.u64(flags, 'cudaMemDiscardAndPrefetchBatchAsync', 'flags');
@@ -1780,7 +1780,7 @@ export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBu
 let f_cudaMemAdvise: KoffiFunction | undefined;
 /** Advise about the usage of a given memory range */
 // cudaError_t cudaMemAdvise(const void * devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) — cuda_runtime_api.h:7399
-export function cudaMemAdvise(devPtr: Pointer, count: number, advice: E.cudaMemoryAdvise, location: S.cudaMemLocation | S.cudaMemLocationInit): [E.cudaError_t] {
+export function cudaMemAdvise(devPtr: Pointer, count: number | bigint, advice: E.cudaMemoryAdvise, location: S.cudaMemLocation | S.cudaMemLocationInit): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemAdvise', 'devPtr');
   const a_count = M.size(count, 'cudaMemAdvise', 'count');
   const a_advice = M.i32(advice, 'cudaMemAdvise', 'advice');
@@ -1793,7 +1793,7 @@ export function cudaMemAdvise(devPtr: Pointer, count: number, advice: E.cudaMemo
 let f_cudaMemRangeGetAttribute: KoffiFunction | undefined;
 /** Query an attribute of a given memory range */
 // cudaError_t cudaMemRangeGetAttribute(void * data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void * devPtr, size_t count) — cuda_runtime_api.h:7481
-export function cudaMemRangeGetAttribute(dataSize: number, attribute: E.cudaMemRangeAttribute, devPtr: Pointer, count: number): [E.cudaError_t, number | number[] | null] {
+export function cudaMemRangeGetAttribute(dataSize: number | bigint, attribute: E.cudaMemRangeAttribute, devPtr: Pointer, count: number | bigint): [E.cudaError_t, number | number[] | null] {
   const a_dataSize = M.size(dataSize, 'cudaMemRangeGetAttribute', 'dataSize');
   const a_attribute = M.i32(attribute, 'cudaMemRangeGetAttribute', 'attribute');
   const a_devPtr = M.pointer(devPtr, 'cudaMemRangeGetAttribute', 'devPtr');
@@ -1807,7 +1807,7 @@ export function cudaMemRangeGetAttribute(dataSize: number, attribute: E.cudaMemR
 let f_cudaMemRangeGetAttributes: KoffiFunction | undefined;
 /** Query attributes of a given memory range. */
 // cudaError_t cudaMemRangeGetAttributes(void ** data, size_t * dataSizes, enum cudaMemRangeAttribute * attributes, size_t numAttributes, const void * devPtr, size_t count) — cuda_runtime_api.h:7524
-export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number)[] | ArrayBufferView, attributes: (E.cudaMemRangeAttribute)[] | ArrayBufferView, numAttributes: number, devPtr: Pointer, count: number): [E.cudaError_t] {
+export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number | bigint)[] | ArrayBufferView, attributes: (E.cudaMemRangeAttribute)[] | ArrayBufferView, numAttributes: number | bigint, devPtr: Pointer, count: number | bigint): [E.cudaError_t] {
   const a_numAttributes = M.size(numAttributes, 'cudaMemRangeGetAttributes', 'numAttributes');
   const a_devPtr = M.pointer(devPtr, 'cudaMemRangeGetAttributes', 'devPtr');
   const a_count = M.size(count, 'cudaMemRangeGetAttributes', 'count');
@@ -1823,7 +1823,7 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, d
 let f_cudaMemcpyToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7584
-export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpyToArray', 'dst');
   const a_wOffset = M.size(wOffset, 'cudaMemcpyToArray', 'wOffset');
   const a_hOffset = M.size(hOffset, 'cudaMemcpyToArray', 'hOffset');
@@ -1838,7 +1838,7 @@ export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number, hO
 let f_cudaMemcpyFromArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyFromArray(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7626
-export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOffset: number, hOffset: number, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromArray', 'dst');
   const a_src = M.handle(src, 'cudaMemcpyFromArray', 'src');
   const a_wOffset = M.size(wOffset, 'cudaMemcpyFromArray', 'wOffset');
@@ -1853,7 +1853,7 @@ export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOf
 let f_cudaMemcpyArrayToArray: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7669
-export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number, hOffsetDst: number, src: H.cudaArray_t | null, wOffsetSrc: number, hOffsetSrc: number, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number | bigint, hOffsetDst: number | bigint, src: H.cudaArray_t | null, wOffsetSrc: number | bigint, hOffsetSrc: number | bigint, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpyArrayToArray', 'dst');
   const a_wOffsetDst = M.size(wOffsetDst, 'cudaMemcpyArrayToArray', 'wOffsetDst');
   const a_hOffsetDst = M.size(hOffsetDst, 'cudaMemcpyArrayToArray', 'hOffsetDst');
@@ -1869,7 +1869,7 @@ export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: nu
 let f_cudaMemcpyToArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7720
-export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: number, hOffset: number, src: Pointer, count: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpyToArrayAsync', 'dst');
   const a_wOffset = M.size(wOffset, 'cudaMemcpyToArrayAsync', 'wOffset');
   const a_hOffset = M.size(hOffset, 'cudaMemcpyToArrayAsync', 'hOffset');
@@ -1885,7 +1885,7 @@ export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: numbe
 let f_cudaMemcpyFromArrayAsync: KoffiFunction | undefined;
 /** Copies data between host and device */
 // cudaError_t cudaMemcpyFromArrayAsync(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7770
-export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null, wOffset: number, hOffset: number, count: number, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
+export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, count: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromArrayAsync', 'dst');
   const a_src = M.handle(src, 'cudaMemcpyFromArrayAsync', 'src');
   const a_wOffset = M.size(wOffset, 'cudaMemcpyFromArrayAsync', 'wOffset');
@@ -1901,7 +1901,7 @@ export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null
 let f_cudaMallocAsync: KoffiFunction | undefined;
 /** Allocates memory with stream ordered semantics */
 // cudaError_t cudaMallocAsync(void ** devPtr, size_t size, cudaStream_t hStream) — cuda_runtime_api.h:7839
-export function cudaMallocAsync(size: number, hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
+export function cudaMallocAsync(size: number | bigint, hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocAsync', 'size');
   const a_hStream = M.handle(hStream, 'cudaMallocAsync', 'hStream');
   const err = (f_cudaMallocAsync ??= L.bind('cudaMallocAsync'))(K.slot[0], a_size, a_hStream) as E.cudaError_t;
@@ -1922,7 +1922,7 @@ export function cudaFreeAsync(devPtr: Pointer, hStream: H.cudaStream_t | null): 
 let f_cudaMemPoolTrimTo: KoffiFunction | undefined;
 /** Tries to release memory back to the OS */
 // cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) — cuda_runtime_api.h:7890
-export function cudaMemPoolTrimTo(memPool: H.cudaMemPool_t | null, minBytesToKeep: number): [E.cudaError_t] {
+export function cudaMemPoolTrimTo(memPool: H.cudaMemPool_t | null, minBytesToKeep: number | bigint): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolTrimTo', 'memPool');
   const a_minBytesToKeep = M.size(minBytesToKeep, 'cudaMemPoolTrimTo', 'minBytesToKeep');
   const err = (f_cudaMemPoolTrimTo ??= L.bind('cudaMemPoolTrimTo'))(a_memPool, a_minBytesToKeep) as E.cudaError_t;
@@ -1955,7 +1955,7 @@ export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E
 let f_cudaMemPoolSetAccess: KoffiFunction | undefined;
 /** Controls visibility of pools between devices */
 // cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc * descList, size_t count) — cuda_runtime_api.h:7997
-export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: (S.cudaMemAccessDesc | S.cudaMemAccessDescInit)[] | ArrayBufferView, count: number): [E.cudaError_t] {
+export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: (S.cudaMemAccessDesc | S.cudaMemAccessDescInit)[] | ArrayBufferView, count: number | bigint): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAccess', 'memPool');
   const a_count = M.size(count, 'cudaMemPoolSetAccess', 'count');
   if (a_count < 0) M.rangeError('cudaMemPoolSetAccess', 'count', `must not be negative, got ${a_count}`);
@@ -2030,7 +2030,7 @@ export function cudaMemSetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
 let f_cudaMallocFromPoolAsync: KoffiFunction | undefined;
 /** Allocates memory from a specified pool with stream ordered semantics. */
 // cudaError_t cudaMallocFromPoolAsync(void ** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) — cuda_runtime_api.h:8189
-export function cudaMallocFromPoolAsync(size: number, memPool: H.cudaMemPool_t | null, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
+export function cudaMallocFromPoolAsync(size: number | bigint, memPool: H.cudaMemPool_t | null, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocFromPoolAsync', 'size');
   const a_memPool = M.handle(memPool, 'cudaMallocFromPoolAsync', 'memPool');
   const a_stream = M.handle(stream, 'cudaMallocFromPoolAsync', 'stream');
@@ -2374,7 +2374,7 @@ export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: 
 let f_cudaLogsDumpToMemory: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a buffer */
 // cudaError_t cudaLogsDumpToMemory(cudaLogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda_runtime_api.h:9461
-export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: number, flags: number): [E.cudaError_t, number | null, number | null] {
+export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): [E.cudaError_t, number | null, number | null] {
   const a_iterator = M.u32(iterator, 'cudaLogsDumpToMemory', 'iterator');
   K.U32[0] = a_iterator;
   const a_buffer = M.pointer(buffer, 'cudaLogsDumpToMemory', 'buffer');
@@ -2400,7 +2400,7 @@ export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | 
 let f_cudaGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9607
-export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddKernelNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddKernelNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphAddKernelNode', 'pNodeParams');
@@ -2470,7 +2470,7 @@ export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null,
 let f_cudaGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms * pCopyParams) — cuda_runtime_api.h:9785
-export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode', 'numDependencies');
   const a_pCopyParams = X.structArg(pCopyParams, S.cudaMemcpy3DParms, 'cudaGraphAddMemcpyNode', 'pCopyParams');
@@ -2484,7 +2484,7 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
 let f_cudaGraphAddMemcpyNodeToSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy to a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9844
-export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeToSymbol', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNodeToSymbol', 'numDependencies');
   const a_symbol = M.pointer(symbol, 'cudaGraphAddMemcpyNodeToSymbol', 'symbol');
@@ -2503,7 +2503,7 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
 let f_cudaGraphAddMemcpyNodeFromSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy from a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9913
-export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeFromSymbol', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNodeFromSymbol', 'numDependencies');
   const a_dst = M.pointer(dst, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst');
@@ -2522,7 +2522,7 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
 let f_cudaGraphAddMemcpyNode1D: KoffiFunction | undefined;
 /** Creates a 1D memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9981
-export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode1D', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode1D', 'numDependencies');
   const a_dst = M.pointer(dst, 'cudaGraphAddMemcpyNode1D', 'dst');
@@ -2562,7 +2562,7 @@ export function cudaGraphMemcpyNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 let f_cudaGraphMemcpyNodeSetParamsToSymbol: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters to copy to a symbol on the device */
 // cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10079
-export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'node');
   const a_symbol = M.pointer(symbol, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'symbol');
   const a_src = M.pointer(src, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'src');
@@ -2577,7 +2577,7 @@ export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | n
 let f_cudaGraphMemcpyNodeSetParamsFromSymbol: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters to copy from a symbol on the device */
 // cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10125
-export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'node');
   const a_dst = M.pointer(dst, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'dst');
   const a_symbol = M.pointer(symbol, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'symbol');
@@ -2592,7 +2592,7 @@ export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t |
 let f_cudaGraphMemcpyNodeSetParams1D: KoffiFunction | undefined;
 /** Sets a memcpy node's parameters to perform a 1-dimensional copy */
 // cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10171
-export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParams1D', 'node');
   const a_dst = M.pointer(dst, 'cudaGraphMemcpyNodeSetParams1D', 'dst');
   const a_src = M.pointer(src, 'cudaGraphMemcpyNodeSetParams1D', 'src');
@@ -2607,7 +2607,7 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
 let f_cudaGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemsetParams * pMemsetParams) — cuda_runtime_api.h:10219
-export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemsetNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemsetNode', 'numDependencies');
   const a_pMemsetParams = X.structArg(pMemsetParams, S.cudaMemsetParams, 'cudaGraphAddMemsetNode', 'pMemsetParams');
@@ -2642,7 +2642,7 @@ export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 let f_cudaGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // cudaError_t cudaGraphAddHostNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10308
-export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddHostNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddHostNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphAddHostNode', 'pNodeParams');
@@ -2677,7 +2677,7 @@ export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNode
 let f_cudaGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaGraph_t childGraph) — cuda_runtime_api.h:10397
-export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, childGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddChildGraphNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cudaGraphAddChildGraphNode', 'childGraph');
@@ -2701,7 +2701,7 @@ export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null):
 let f_cudaGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies) — cuda_runtime_api.h:10462
-export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEmptyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEmptyNode', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -2714,7 +2714,7 @@ export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies
 let f_cudaGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10506
-export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEventRecordNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventRecordNode', 'event');
@@ -2748,7 +2748,7 @@ export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null,
 let f_cudaGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10608
-export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEventWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventWaitNode', 'event');
@@ -2782,7 +2782,7 @@ export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, e
 let f_cudaGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10713
-export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresSignalNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphAddExternalSemaphoresSignalNode', 'nodeParams');
@@ -2817,7 +2817,7 @@ export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGrap
 let f_cudaGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10824
-export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphAddExternalSemaphoresWaitNode', 'nodeParams');
@@ -2852,7 +2852,7 @@ export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphN
 let f_cudaGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams * nodeParams) — cuda_runtime_api.h:10963
-export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemAllocNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaMemAllocNodeParams, 'cudaGraphAddMemAllocNode', 'nodeParams');
@@ -2877,7 +2877,7 @@ export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): 
 let f_cudaGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dptr) — cuda_runtime_api.h:11051
-export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number, dptr: Pointer): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: Pointer): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemFreeNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.pointer(dptr, 'cudaGraphAddMemFreeNode', 'dptr');
@@ -3043,7 +3043,7 @@ export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, p
 let f_cudaGraphAddDependencies: KoffiFunction | undefined;
 /** Adds dependency edges to a graph. */
 // cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11473
-export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t] {
+export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphAddDependencies', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddDependencies', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -3057,7 +3057,7 @@ export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.c
 let f_cudaGraphRemoveDependencies: KoffiFunction | undefined;
 /** Removes dependency edges from a graph. */
 // cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11508
-export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number): [E.cudaError_t] {
+export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphRemoveDependencies', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphRemoveDependencies', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cudaGraphRemoveDependencies', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -3146,7 +3146,7 @@ export function cudaGraphExecMemcpyNodeSetParams(hGraphExec: H.cudaGraphExec_t |
 let f_cudaGraphExecMemcpyNodeSetParamsToSymbol: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device */
 // cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:11980
-export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'node');
   const a_symbol = M.pointer(symbol, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'symbol');
@@ -3162,7 +3162,7 @@ export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraph
 let f_cudaGraphExecMemcpyNodeSetParamsFromSymbol: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device */
 // cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12043
-export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number, offset: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'node');
   const a_dst = M.pointer(dst, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'dst');
@@ -3178,7 +3178,7 @@ export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGra
 let f_cudaGraphExecMemcpyNodeSetParams1D: KoffiFunction | undefined;
 /** Sets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy */
 // cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12104
-export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number, kind: E.cudaMemcpyKind): [E.cudaError_t] {
+export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParams1D', 'hGraphExec');
   const a_node = M.handle(node, 'cudaGraphExecMemcpyNodeSetParams1D', 'node');
   const a_dst = M.pointer(dst, 'cudaGraphExecMemcpyNodeSetParams1D', 'dst');
@@ -3410,7 +3410,7 @@ export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: 
 let f_cudaGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // cudaError_t cudaGraphAddNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12908
-export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphAddNode', 'nodeParams');

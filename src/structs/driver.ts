@@ -688,7 +688,7 @@ export class CUaccessPolicyWindow_st extends CStruct {
   get num_bytes(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set num_bytes(v: number) {
+  set num_bytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUaccessPolicyWindow_st.num_bytes');
   }
   /** hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp. */
@@ -716,7 +716,7 @@ export class CUaccessPolicyWindow_st extends CStruct {
 /** Fields accepted by `new CUaccessPolicyWindow_st({...})`. */
 export interface CUaccessPolicyWindow_stInit {
   base_ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  num_bytes?: number;
+  num_bytes?: number | bigint;
   hitRatio?: number;
   hitProp?: E.CUaccessProperty;
   missProp?: E.CUaccessProperty;
@@ -1076,7 +1076,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set pitch(v: number) {
+  set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMSET_NODE_PARAMS_st.pitch');
   }
   /** Value to be set */
@@ -1097,25 +1097,25 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMSET_NODE_PARAMS_st.width');
   }
   /** Number of rows */
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'CUDA_MEMSET_NODE_PARAMS_st.height');
   }
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_stInit {
   dst?: bigint | number;
-  pitch?: number;
+  pitch?: number | bigint;
   value?: number;
   elementSize?: number;
-  width?: number;
-  height?: number;
+  width?: number | bigint;
+  height?: number | bigint;
 }
 
 /** Memset node parameters */
@@ -1143,7 +1143,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set pitch(v: number) {
+  set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.pitch');
   }
   /** Value to be set */
@@ -1164,14 +1164,14 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.width');
   }
   /** Number of rows */
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.height');
   }
   /** Context on which to run the node */
@@ -1185,11 +1185,11 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_v2_stInit {
   dst?: bigint | number;
-  pitch?: number;
+  pitch?: number | bigint;
   value?: number;
   elementSize?: number;
-  width?: number;
-  height?: number;
+  width?: number | bigint;
+  height?: number | bigint;
   ctx?: H.CUcontext | null;
 }
 
@@ -2118,7 +2118,7 @@ export class CUlibraryHostUniversalFunctionAndDataTable_st extends CStruct {
   get functionWindowSize(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set functionWindowSize(v: number) {
+  set functionWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.functionWindowSize');
   }
   get dataTable(): bigint {
@@ -2130,16 +2130,16 @@ export class CUlibraryHostUniversalFunctionAndDataTable_st extends CStruct {
   get dataWindowSize(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set dataWindowSize(v: number) {
+  set dataWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUlibraryHostUniversalFunctionAndDataTable_st.dataWindowSize');
   }
 }
 /** Fields accepted by `new CUlibraryHostUniversalFunctionAndDataTable_st({...})`. */
 export interface CUlibraryHostUniversalFunctionAndDataTable_stInit {
   functionTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  functionWindowSize?: number;
+  functionWindowSize?: number | bigint;
   dataTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dataWindowSize?: number;
+  dataWindowSize?: number | bigint;
 }
 
 /** 2D memory copy parameters */
@@ -2160,14 +2160,14 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcXInBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set srcXInBytes(v: number) {
+  set srcXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY2D_st.srcXInBytes');
   }
   /** Source Y */
   get srcY(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set srcY(v: number) {
+  set srcY(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY2D_st.srcY');
   }
   /** Source memory type (host, device, array) */
@@ -2202,21 +2202,21 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcPitch(): number {
     return readSize(this._dv, this._o + 48);
   }
-  set srcPitch(v: number) {
+  set srcPitch(v: number | bigint) {
     W.size(this._dv, this._o + 48, v, 'CUDA_MEMCPY2D_st.srcPitch');
   }
   /** Destination X in bytes */
   get dstXInBytes(): number {
     return readSize(this._dv, this._o + 56);
   }
-  set dstXInBytes(v: number) {
+  set dstXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 56, v, 'CUDA_MEMCPY2D_st.dstXInBytes');
   }
   /** Destination Y */
   get dstY(): number {
     return readSize(this._dv, this._o + 64);
   }
-  set dstY(v: number) {
+  set dstY(v: number | bigint) {
     W.size(this._dv, this._o + 64, v, 'CUDA_MEMCPY2D_st.dstY');
   }
   /** Destination memory type (host, device, array) */
@@ -2251,42 +2251,42 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstPitch(): number {
     return readSize(this._dv, this._o + 104);
   }
-  set dstPitch(v: number) {
+  set dstPitch(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY2D_st.dstPitch');
   }
   /** Width of 2D memory copy in bytes */
   get WidthInBytes(): number {
     return readSize(this._dv, this._o + 112);
   }
-  set WidthInBytes(v: number) {
+  set WidthInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY2D_st.WidthInBytes');
   }
   /** Height of 2D memory copy */
   get Height(): number {
     return readSize(this._dv, this._o + 120);
   }
-  set Height(v: number) {
+  set Height(v: number | bigint) {
     W.size(this._dv, this._o + 120, v, 'CUDA_MEMCPY2D_st.Height');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY2D_st({...})`. */
 export interface CUDA_MEMCPY2D_stInit {
-  srcXInBytes?: number;
-  srcY?: number;
+  srcXInBytes?: number | bigint;
+  srcY?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcDevice?: bigint | number;
   srcArray?: H.CUarray | null;
-  srcPitch?: number;
-  dstXInBytes?: number;
-  dstY?: number;
+  srcPitch?: number | bigint;
+  dstXInBytes?: number | bigint;
+  dstY?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstDevice?: bigint | number;
   dstArray?: H.CUarray | null;
-  dstPitch?: number;
-  WidthInBytes?: number;
-  Height?: number;
+  dstPitch?: number | bigint;
+  WidthInBytes?: number | bigint;
+  Height?: number | bigint;
 }
 
 /** 3D memory copy parameters */
@@ -2307,28 +2307,28 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcXInBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set srcXInBytes(v: number) {
+  set srcXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY3D_st.srcXInBytes');
   }
   /** Source Y */
   get srcY(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set srcY(v: number) {
+  set srcY(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY3D_st.srcY');
   }
   /** Source Z */
   get srcZ(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set srcZ(v: number) {
+  set srcZ(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_MEMCPY3D_st.srcZ');
   }
   /** Source LOD */
   get srcLOD(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set srcLOD(v: number) {
+  set srcLOD(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_st.srcLOD');
   }
   /** Source memory type (host, device, array) */
@@ -2370,42 +2370,42 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcPitch(): number {
     return readSize(this._dv, this._o + 72);
   }
-  set srcPitch(v: number) {
+  set srcPitch(v: number | bigint) {
     W.size(this._dv, this._o + 72, v, 'CUDA_MEMCPY3D_st.srcPitch');
   }
   /** Source height (ignored when src is array; may be 0 if Depth==1) */
   get srcHeight(): number {
     return readSize(this._dv, this._o + 80);
   }
-  set srcHeight(v: number) {
+  set srcHeight(v: number | bigint) {
     W.size(this._dv, this._o + 80, v, 'CUDA_MEMCPY3D_st.srcHeight');
   }
   /** Destination X in bytes */
   get dstXInBytes(): number {
     return readSize(this._dv, this._o + 88);
   }
-  set dstXInBytes(v: number) {
+  set dstXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 88, v, 'CUDA_MEMCPY3D_st.dstXInBytes');
   }
   /** Destination Y */
   get dstY(): number {
     return readSize(this._dv, this._o + 96);
   }
-  set dstY(v: number) {
+  set dstY(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEMCPY3D_st.dstY');
   }
   /** Destination Z */
   get dstZ(): number {
     return readSize(this._dv, this._o + 104);
   }
-  set dstZ(v: number) {
+  set dstZ(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_st.dstZ');
   }
   /** Destination LOD */
   get dstLOD(): number {
     return readSize(this._dv, this._o + 112);
   }
-  set dstLOD(v: number) {
+  set dstLOD(v: number | bigint) {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_st.dstLOD');
   }
   /** Destination memory type (host, device, array) */
@@ -2447,65 +2447,65 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstPitch(): number {
     return readSize(this._dv, this._o + 160);
   }
-  set dstPitch(v: number) {
+  set dstPitch(v: number | bigint) {
     W.size(this._dv, this._o + 160, v, 'CUDA_MEMCPY3D_st.dstPitch');
   }
   /** Destination height (ignored when dst is array; may be 0 if Depth==1) */
   get dstHeight(): number {
     return readSize(this._dv, this._o + 168);
   }
-  set dstHeight(v: number) {
+  set dstHeight(v: number | bigint) {
     W.size(this._dv, this._o + 168, v, 'CUDA_MEMCPY3D_st.dstHeight');
   }
   /** Width of 3D memory copy in bytes */
   get WidthInBytes(): number {
     return readSize(this._dv, this._o + 176);
   }
-  set WidthInBytes(v: number) {
+  set WidthInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 176, v, 'CUDA_MEMCPY3D_st.WidthInBytes');
   }
   /** Height of 3D memory copy */
   get Height(): number {
     return readSize(this._dv, this._o + 184);
   }
-  set Height(v: number) {
+  set Height(v: number | bigint) {
     W.size(this._dv, this._o + 184, v, 'CUDA_MEMCPY3D_st.Height');
   }
   /** Depth of 3D memory copy */
   get Depth(): number {
     return readSize(this._dv, this._o + 192);
   }
-  set Depth(v: number) {
+  set Depth(v: number | bigint) {
     W.size(this._dv, this._o + 192, v, 'CUDA_MEMCPY3D_st.Depth');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_st({...})`. */
 export interface CUDA_MEMCPY3D_stInit {
-  srcXInBytes?: number;
-  srcY?: number;
-  srcZ?: number;
-  srcLOD?: number;
+  srcXInBytes?: number | bigint;
+  srcY?: number | bigint;
+  srcZ?: number | bigint;
+  srcLOD?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcDevice?: bigint | number;
   srcArray?: H.CUarray | null;
   reserved0?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  srcPitch?: number;
-  srcHeight?: number;
-  dstXInBytes?: number;
-  dstY?: number;
-  dstZ?: number;
-  dstLOD?: number;
+  srcPitch?: number | bigint;
+  srcHeight?: number | bigint;
+  dstXInBytes?: number | bigint;
+  dstY?: number | bigint;
+  dstZ?: number | bigint;
+  dstLOD?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstDevice?: bigint | number;
   dstArray?: H.CUarray | null;
   reserved1?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dstPitch?: number;
-  dstHeight?: number;
-  WidthInBytes?: number;
-  Height?: number;
-  Depth?: number;
+  dstPitch?: number | bigint;
+  dstHeight?: number | bigint;
+  WidthInBytes?: number | bigint;
+  Height?: number | bigint;
+  Depth?: number | bigint;
 }
 
 /** 3D memory cross-context copy parameters */
@@ -2526,28 +2526,28 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcXInBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set srcXInBytes(v: number) {
+  set srcXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_MEMCPY3D_PEER_st.srcXInBytes');
   }
   /** Source Y */
   get srcY(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set srcY(v: number) {
+  set srcY(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_MEMCPY3D_PEER_st.srcY');
   }
   /** Source Z */
   get srcZ(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set srcZ(v: number) {
+  set srcZ(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_MEMCPY3D_PEER_st.srcZ');
   }
   /** Source LOD */
   get srcLOD(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set srcLOD(v: number) {
+  set srcLOD(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_MEMCPY3D_PEER_st.srcLOD');
   }
   /** Source memory type (host, device, array) */
@@ -2589,42 +2589,42 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcPitch(): number {
     return readSize(this._dv, this._o + 72);
   }
-  set srcPitch(v: number) {
+  set srcPitch(v: number | bigint) {
     W.size(this._dv, this._o + 72, v, 'CUDA_MEMCPY3D_PEER_st.srcPitch');
   }
   /** Source height (ignored when src is array; may be 0 if Depth==1) */
   get srcHeight(): number {
     return readSize(this._dv, this._o + 80);
   }
-  set srcHeight(v: number) {
+  set srcHeight(v: number | bigint) {
     W.size(this._dv, this._o + 80, v, 'CUDA_MEMCPY3D_PEER_st.srcHeight');
   }
   /** Destination X in bytes */
   get dstXInBytes(): number {
     return readSize(this._dv, this._o + 88);
   }
-  set dstXInBytes(v: number) {
+  set dstXInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 88, v, 'CUDA_MEMCPY3D_PEER_st.dstXInBytes');
   }
   /** Destination Y */
   get dstY(): number {
     return readSize(this._dv, this._o + 96);
   }
-  set dstY(v: number) {
+  set dstY(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEMCPY3D_PEER_st.dstY');
   }
   /** Destination Z */
   get dstZ(): number {
     return readSize(this._dv, this._o + 104);
   }
-  set dstZ(v: number) {
+  set dstZ(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEMCPY3D_PEER_st.dstZ');
   }
   /** Destination LOD */
   get dstLOD(): number {
     return readSize(this._dv, this._o + 112);
   }
-  set dstLOD(v: number) {
+  set dstLOD(v: number | bigint) {
     W.size(this._dv, this._o + 112, v, 'CUDA_MEMCPY3D_PEER_st.dstLOD');
   }
   /** Destination memory type (host, device, array) */
@@ -2666,65 +2666,65 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstPitch(): number {
     return readSize(this._dv, this._o + 160);
   }
-  set dstPitch(v: number) {
+  set dstPitch(v: number | bigint) {
     W.size(this._dv, this._o + 160, v, 'CUDA_MEMCPY3D_PEER_st.dstPitch');
   }
   /** Destination height (ignored when dst is array; may be 0 if Depth==1) */
   get dstHeight(): number {
     return readSize(this._dv, this._o + 168);
   }
-  set dstHeight(v: number) {
+  set dstHeight(v: number | bigint) {
     W.size(this._dv, this._o + 168, v, 'CUDA_MEMCPY3D_PEER_st.dstHeight');
   }
   /** Width of 3D memory copy in bytes */
   get WidthInBytes(): number {
     return readSize(this._dv, this._o + 176);
   }
-  set WidthInBytes(v: number) {
+  set WidthInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 176, v, 'CUDA_MEMCPY3D_PEER_st.WidthInBytes');
   }
   /** Height of 3D memory copy */
   get Height(): number {
     return readSize(this._dv, this._o + 184);
   }
-  set Height(v: number) {
+  set Height(v: number | bigint) {
     W.size(this._dv, this._o + 184, v, 'CUDA_MEMCPY3D_PEER_st.Height');
   }
   /** Depth of 3D memory copy */
   get Depth(): number {
     return readSize(this._dv, this._o + 192);
   }
-  set Depth(v: number) {
+  set Depth(v: number | bigint) {
     W.size(this._dv, this._o + 192, v, 'CUDA_MEMCPY3D_PEER_st.Depth');
   }
 }
 /** Fields accepted by `new CUDA_MEMCPY3D_PEER_st({...})`. */
 export interface CUDA_MEMCPY3D_PEER_stInit {
-  srcXInBytes?: number;
-  srcY?: number;
-  srcZ?: number;
-  srcLOD?: number;
+  srcXInBytes?: number | bigint;
+  srcY?: number | bigint;
+  srcZ?: number | bigint;
+  srcLOD?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcDevice?: bigint | number;
   srcArray?: H.CUarray | null;
   srcContext?: H.CUcontext | null;
-  srcPitch?: number;
-  srcHeight?: number;
-  dstXInBytes?: number;
-  dstY?: number;
-  dstZ?: number;
-  dstLOD?: number;
+  srcPitch?: number | bigint;
+  srcHeight?: number | bigint;
+  dstXInBytes?: number | bigint;
+  dstY?: number | bigint;
+  dstZ?: number | bigint;
+  dstLOD?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstDevice?: bigint | number;
   dstArray?: H.CUarray | null;
   dstContext?: H.CUcontext | null;
-  dstPitch?: number;
-  dstHeight?: number;
-  WidthInBytes?: number;
-  Height?: number;
-  Depth?: number;
+  dstPitch?: number | bigint;
+  dstHeight?: number | bigint;
+  WidthInBytes?: number | bigint;
+  Height?: number | bigint;
+  Depth?: number | bigint;
 }
 
 /** Memcpy node parameters */
@@ -2797,14 +2797,14 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
   get Width(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set Width(v: number) {
+  set Width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY_DESCRIPTOR_st.Width');
   }
   /** Height of array */
   get Height(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set Height(v: number) {
+  set Height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY_DESCRIPTOR_st.Height');
   }
   /** Array format */
@@ -2824,8 +2824,8 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_ARRAY_DESCRIPTOR_st({...})`. */
 export interface CUDA_ARRAY_DESCRIPTOR_stInit {
-  Width?: number;
-  Height?: number;
+  Width?: number | bigint;
+  Height?: number | bigint;
   Format?: E.CUarray_format;
   NumChannels?: number;
 }
@@ -2848,21 +2848,21 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
   get Width(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set Width(v: number) {
+  set Width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Width');
   }
   /** Height of 3D array */
   get Height(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set Height(v: number) {
+  set Height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Height');
   }
   /** Depth of 3D array */
   get Depth(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set Depth(v: number) {
+  set Depth(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_ARRAY3D_DESCRIPTOR_st.Depth');
   }
   /** Array format */
@@ -2889,9 +2889,9 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_ARRAY3D_DESCRIPTOR_st({...})`. */
 export interface CUDA_ARRAY3D_DESCRIPTOR_stInit {
-  Width?: number;
-  Height?: number;
-  Depth?: number;
+  Width?: number | bigint;
+  Height?: number | bigint;
+  Depth?: number | bigint;
   Format?: E.CUarray_format;
   NumChannels?: number;
   Flags?: number;
@@ -3016,14 +3016,14 @@ export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
   get size(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set size(v: number) {
+  set size(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.size');
   }
   /** alignment requirement */
   get alignment(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set alignment(v: number) {
+  set alignment(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_ARRAY_MEMORY_REQUIREMENTS_st.alignment');
   }
   get reserved(): number[] {
@@ -3035,8 +3035,8 @@ export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_ARRAY_MEMORY_REQUIREMENTS_st({...})`. */
 export interface CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit {
-  size?: number;
-  alignment?: number;
+  size?: number | bigint;
+  alignment?: number | bigint;
   reserved?: (number)[];
 }
 
@@ -3235,7 +3235,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   get sizeInBytes(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set sizeInBytes(v: number) {
+  set sizeInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_DESC_st_res_linear.sizeInBytes');
   }
 }
@@ -3244,7 +3244,7 @@ export interface CUDA_RESOURCE_DESC_st_res_linearInit {
   devPtr?: bigint | number;
   format?: E.CUarray_format;
   numChannels?: number;
-  sizeInBytes?: number;
+  sizeInBytes?: number | bigint;
 }
 
 /** struct struct CUDA_RESOURCE_DESC_st.res.pitch2D */
@@ -3286,21 +3286,21 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.width');
   }
   /** Height of the array in elements */
   get height(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.height');
   }
   /** Pitch between two rows in bytes */
   get pitchInBytes(): number {
     return readSize(this._dv, this._o + 32);
   }
-  set pitchInBytes(v: number) {
+  set pitchInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.pitchInBytes');
   }
 }
@@ -3309,9 +3309,9 @@ export interface CUDA_RESOURCE_DESC_st_res_pitch2DInit {
   devPtr?: bigint | number;
   format?: E.CUarray_format;
   numChannels?: number;
-  width?: number;
-  height?: number;
-  pitchInBytes?: number;
+  width?: number | bigint;
+  height?: number | bigint;
+  pitchInBytes?: number | bigint;
 }
 
 /** struct struct CUDA_RESOURCE_DESC_st.res.reserved */
@@ -3463,21 +3463,21 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUDA_RESOURCE_VIEW_DESC_st.width');
   }
   /** Height of the resource view */
   get height(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUDA_RESOURCE_VIEW_DESC_st.height');
   }
   /** Depth of the resource view */
   get depth(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set depth(v: number) {
+  set depth(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUDA_RESOURCE_VIEW_DESC_st.depth');
   }
   /** First defined mipmap level */
@@ -3518,9 +3518,9 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
 /** Fields accepted by `new CUDA_RESOURCE_VIEW_DESC_st({...})`. */
 export interface CUDA_RESOURCE_VIEW_DESC_stInit {
   format?: E.CUresourceViewFormat;
-  width?: number;
-  height?: number;
-  depth?: number;
+  width?: number | bigint;
+  height?: number | bigint;
+  depth?: number | bigint;
   firstMipmapLevel?: number;
   lastMipmapLevel?: number;
   firstLayer?: number;
@@ -5086,7 +5086,7 @@ export class CUmulticastObjectProp_st extends CStruct {
   get size(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set size(v: number) {
+  set size(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmulticastObjectProp_st.size');
   }
   /** Bitmask of exportable handle types (see::CUmemAllocationHandleType) for this object */
@@ -5107,7 +5107,7 @@ export class CUmulticastObjectProp_st extends CStruct {
 /** Fields accepted by `new CUmulticastObjectProp_st({...})`. */
 export interface CUmulticastObjectProp_stInit {
   numDevices?: number;
-  size?: number;
+  size?: number | bigint;
   handleTypes?: bigint | number;
   flags?: bigint | number;
 }
@@ -5238,7 +5238,7 @@ export class CUmemPoolProps_st extends CStruct {
   get maxSize(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set maxSize(v: number) {
+  set maxSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'CUmemPoolProps_st.maxSize');
   }
   /** Bitmask indicating intended usage for the pool. */
@@ -5262,7 +5262,7 @@ export interface CUmemPoolProps_stInit {
   handleTypes?: E.CUmemAllocationHandleType;
   location?: CUmemLocation_st | CUmemLocation_stInit;
   win32SecurityAttributes?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  maxSize?: number;
+  maxSize?: number | bigint;
   usage?: number;
   reserved?: Uint8Array | number[];
 }
@@ -5363,27 +5363,27 @@ export class CUoffset3D_st extends CStruct {
   get x(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set x(v: number) {
+  set x(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUoffset3D_st.x');
   }
   get y(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set y(v: number) {
+  set y(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUoffset3D_st.y');
   }
   get z(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set z(v: number) {
+  set z(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUoffset3D_st.z');
   }
 }
 /** Fields accepted by `new CUoffset3D_st({...})`. */
 export interface CUoffset3D_stInit {
-  x?: number;
-  y?: number;
-  z?: number;
+  x?: number | bigint;
+  y?: number | bigint;
+  z?: number | bigint;
 }
 
 /** Struct representing width/height/depth of a CUarray in elements */
@@ -5403,27 +5403,27 @@ export class CUextent3D_st extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUextent3D_st.width');
   }
   get height(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUextent3D_st.height');
   }
   get depth(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set depth(v: number) {
+  set depth(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUextent3D_st.depth');
   }
 }
 /** Fields accepted by `new CUextent3D_st({...})`. */
 export interface CUextent3D_stInit {
-  width?: number;
-  height?: number;
-  depth?: number;
+  width?: number | bigint;
+  height?: number | bigint;
+  depth?: number | bigint;
 }
 
 /** Struct representing an operand for copy with::cuMemcpy3DBatchAsync */
@@ -5519,14 +5519,14 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   get rowLength(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set rowLength(v: number) {
+  set rowLength(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmemcpy3DOperand_st_op_ptr.rowLength');
   }
   /** Height of each layer in elements. */
   get layerHeight(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set layerHeight(v: number) {
+  set layerHeight(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'CUmemcpy3DOperand_st_op_ptr.layerHeight');
   }
   private _n_locHint?: CUmemLocation_st;
@@ -5541,8 +5541,8 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
 /** Fields accepted by `new CUmemcpy3DOperand_st_op_ptr({...})`. */
 export interface CUmemcpy3DOperand_st_op_ptrInit {
   ptr?: bigint | number;
-  rowLength?: number;
-  layerHeight?: number;
+  rowLength?: number | bigint;
+  layerHeight?: number | bigint;
   locHint?: CUmemLocation_st | CUmemLocation_stInit;
 }
 
@@ -5675,14 +5675,14 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
-  set accessDescCount(v: number) {
+  set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
-  set bytesize(v: number) {
+  set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
@@ -5697,8 +5697,8 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
 export interface CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit {
   poolProps?: CUmemPoolProps_st | CUmemPoolProps_stInit;
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
-  accessDescCount?: number;
-  bytesize?: number;
+  accessDescCount?: number | bigint;
+  bytesize?: number | bigint;
   dptr?: bigint | number;
 }
 
@@ -5735,14 +5735,14 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
-  set accessDescCount(v: number) {
+  set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
-  set bytesize(v: number) {
+  set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
@@ -5757,8 +5757,8 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
 export interface CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit {
   poolProps?: CUmemPoolProps_st | CUmemPoolProps_stInit;
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
-  accessDescCount?: number;
-  bytesize?: number;
+  accessDescCount?: number | bigint;
+  bytesize?: number | bigint;
   dptr?: bigint | number;
 }
 
@@ -6249,14 +6249,14 @@ export class CUmemDecompressParams_st extends CStruct {
   get srcNumBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set srcNumBytes(v: number) {
+  set srcNumBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'CUmemDecompressParams_st.srcNumBytes');
   }
   /** The number of bytes that the decompression operation will be expected to write to::CUmemDecompressParams_st.dst. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations. */
   get dstNumBytes(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set dstNumBytes(v: number) {
+  set dstNumBytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'CUmemDecompressParams_st.dstNumBytes');
   }
   /** After the decompression operation has completed, the actual number of bytes written to::CUmemDecompressParams.dst will be recorded as a 32-bit unsigned integer in the memory at this address. */
@@ -6296,8 +6296,8 @@ export class CUmemDecompressParams_st extends CStruct {
 }
 /** Fields accepted by `new CUmemDecompressParams_st({...})`. */
 export interface CUmemDecompressParams_stInit {
-  srcNumBytes?: number;
-  dstNumBytes?: number;
+  srcNumBytes?: number | bigint;
+  dstNumBytes?: number | bigint;
   dstActBytes?: bigint | Uint8Array | ArrayBufferView | CStruct | (number)[] | null;
   src?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dst?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;

@@ -2447,14 +2447,14 @@ export class cudaArrayMemoryRequirements extends CStruct {
   get size(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set size(v: number) {
+  set size(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaArrayMemoryRequirements.size');
   }
   /** Alignment necessary for mapping the array. */
   get alignment(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set alignment(v: number) {
+  set alignment(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaArrayMemoryRequirements.alignment');
   }
   get reserved(): number[] {
@@ -2466,8 +2466,8 @@ export class cudaArrayMemoryRequirements extends CStruct {
 }
 /** Fields accepted by `new cudaArrayMemoryRequirements({...})`. */
 export interface cudaArrayMemoryRequirementsInit {
-  size?: number;
-  alignment?: number;
+  size?: number | bigint;
+  alignment?: number | bigint;
   reserved?: (number)[];
 }
 
@@ -2496,30 +2496,30 @@ export class cudaPitchedPtr extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set pitch(v: number) {
+  set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaPitchedPtr.pitch');
   }
   /** Logical width of allocation in elements */
   get xsize(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set xsize(v: number) {
+  set xsize(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaPitchedPtr.xsize');
   }
   /** Logical height of allocation in elements */
   get ysize(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set ysize(v: number) {
+  set ysize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaPitchedPtr.ysize');
   }
 }
 /** Fields accepted by `new cudaPitchedPtr({...})`. */
 export interface cudaPitchedPtrInit {
   ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  pitch?: number;
-  xsize?: number;
-  ysize?: number;
+  pitch?: number | bigint;
+  xsize?: number | bigint;
+  ysize?: number | bigint;
 }
 
 /** CUDA extent */
@@ -2540,29 +2540,29 @@ export class cudaExtent extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaExtent.width');
   }
   /** Height in elements */
   get height(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaExtent.height');
   }
   /** Depth in elements */
   get depth(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set depth(v: number) {
+  set depth(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaExtent.depth');
   }
 }
 /** Fields accepted by `new cudaExtent({...})`. */
 export interface cudaExtentInit {
-  width?: number;
-  height?: number;
-  depth?: number;
+  width?: number | bigint;
+  height?: number | bigint;
+  depth?: number | bigint;
 }
 
 /** CUDA 3D position */
@@ -2583,29 +2583,29 @@ export class cudaPos extends CStruct {
   get x(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set x(v: number) {
+  set x(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaPos.x');
   }
   /** y */
   get y(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set y(v: number) {
+  set y(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaPos.y');
   }
   /** z */
   get z(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set z(v: number) {
+  set z(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaPos.z');
   }
 }
 /** Fields accepted by `new cudaPos({...})`. */
 export interface cudaPosInit {
-  x?: number;
-  y?: number;
-  z?: number;
+  x?: number | bigint;
+  y?: number | bigint;
+  z?: number | bigint;
 }
 
 /** CUDA 3D memory copying parameters */
@@ -2861,7 +2861,7 @@ export class cudaMemsetParams extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set pitch(v: number) {
+  set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaMemsetParams.pitch');
   }
   /** Value to be set */
@@ -2882,25 +2882,25 @@ export class cudaMemsetParams extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaMemsetParams.width');
   }
   /** Number of rows */
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaMemsetParams.height');
   }
 }
 /** Fields accepted by `new cudaMemsetParams({...})`. */
 export interface cudaMemsetParamsInit {
   dst?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  pitch?: number;
+  pitch?: number | bigint;
   value?: number;
   elementSize?: number;
-  width?: number;
-  height?: number;
+  width?: number | bigint;
+  height?: number | bigint;
 }
 
 /** CUDA Memset node parameters */
@@ -2928,7 +2928,7 @@ export class cudaMemsetParamsV2 extends CStruct {
   get pitch(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set pitch(v: number) {
+  set pitch(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaMemsetParamsV2.pitch');
   }
   /** Value to be set */
@@ -2949,25 +2949,25 @@ export class cudaMemsetParamsV2 extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaMemsetParamsV2.width');
   }
   /** Number of rows */
   get height(): number {
     return readSize(this._dv, this._o + 32);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaMemsetParamsV2.height');
   }
 }
 /** Fields accepted by `new cudaMemsetParamsV2({...})`. */
 export interface cudaMemsetParamsV2Init {
   dst?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  pitch?: number;
+  pitch?: number | bigint;
   value?: number;
   elementSize?: number;
-  width?: number;
-  height?: number;
+  width?: number | bigint;
+  height?: number | bigint;
 }
 
 /** Specifies an access policy for a window, a contiguous extent of memory beginning at base_ptr and ending at base_ptr + num_bytes. Partition into many segments and assign segments such that. sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy. */
@@ -2995,7 +2995,7 @@ export class cudaAccessPolicyWindow extends CStruct {
   get num_bytes(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set num_bytes(v: number) {
+  set num_bytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaAccessPolicyWindow.num_bytes');
   }
   /** hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp. */
@@ -3023,7 +3023,7 @@ export class cudaAccessPolicyWindow extends CStruct {
 /** Fields accepted by `new cudaAccessPolicyWindow({...})`. */
 export interface cudaAccessPolicyWindowInit {
   base_ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  num_bytes?: number;
+  num_bytes?: number | bigint;
   hitRatio?: number;
   hitProp?: E.cudaAccessProperty;
   missProp?: E.cudaAccessProperty;
@@ -3288,7 +3288,7 @@ export class cudaResourceDesc_res_linear extends CStruct {
   get sizeInBytes(): number {
     return readSize(this._dv, this._o + 32);
   }
-  set sizeInBytes(v: number) {
+  set sizeInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaResourceDesc_res_linear.sizeInBytes');
   }
 }
@@ -3296,7 +3296,7 @@ export class cudaResourceDesc_res_linear extends CStruct {
 export interface cudaResourceDesc_res_linearInit {
   devPtr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   desc?: cudaChannelFormatDesc | cudaChannelFormatDescInit;
-  sizeInBytes?: number;
+  sizeInBytes?: number | bigint;
 }
 
 /** struct struct cudaResourceDesc.res.pitch2D */
@@ -3332,21 +3332,21 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 32);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 32, v, 'cudaResourceDesc_res_pitch2D.width');
   }
   /** Height of the array in elements */
   get height(): number {
     return readSize(this._dv, this._o + 40);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 40, v, 'cudaResourceDesc_res_pitch2D.height');
   }
   /** Pitch between two rows in bytes */
   get pitchInBytes(): number {
     return readSize(this._dv, this._o + 48);
   }
-  set pitchInBytes(v: number) {
+  set pitchInBytes(v: number | bigint) {
     W.size(this._dv, this._o + 48, v, 'cudaResourceDesc_res_pitch2D.pitchInBytes');
   }
 }
@@ -3354,9 +3354,9 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
 export interface cudaResourceDesc_res_pitch2DInit {
   devPtr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   desc?: cudaChannelFormatDesc | cudaChannelFormatDescInit;
-  width?: number;
-  height?: number;
-  pitchInBytes?: number;
+  width?: number | bigint;
+  height?: number | bigint;
+  pitchInBytes?: number | bigint;
 }
 
 /** struct struct cudaResourceDesc.res.reserved */
@@ -3410,21 +3410,21 @@ export class cudaResourceViewDesc extends CStruct {
   get width(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set width(v: number) {
+  set width(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaResourceViewDesc.width');
   }
   /** Height of the resource view */
   get height(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set height(v: number) {
+  set height(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaResourceViewDesc.height');
   }
   /** Depth of the resource view */
   get depth(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set depth(v: number) {
+  set depth(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaResourceViewDesc.depth');
   }
   /** First defined mipmap level */
@@ -3466,9 +3466,9 @@ export class cudaResourceViewDesc extends CStruct {
 /** Fields accepted by `new cudaResourceViewDesc({...})`. */
 export interface cudaResourceViewDescInit {
   format?: E.cudaResourceViewFormat;
-  width?: number;
-  height?: number;
-  depth?: number;
+  width?: number | bigint;
+  height?: number | bigint;
+  depth?: number | bigint;
   firstMipmapLevel?: number;
   lastMipmapLevel?: number;
   firstLayer?: number;
@@ -3553,21 +3553,21 @@ export class cudaFuncAttributes extends CStruct {
   get sharedSizeBytes(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set sharedSizeBytes(v: number) {
+  set sharedSizeBytes(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaFuncAttributes.sharedSizeBytes');
   }
   /** The size in bytes of user-allocated constant memory required by this function. */
   get constSizeBytes(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set constSizeBytes(v: number) {
+  set constSizeBytes(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaFuncAttributes.constSizeBytes');
   }
   /** The size in bytes of local memory used by each thread of this function. */
   get localSizeBytes(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set localSizeBytes(v: number) {
+  set localSizeBytes(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaFuncAttributes.localSizeBytes');
   }
   /** The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded. */
@@ -3669,9 +3669,9 @@ export class cudaFuncAttributes extends CStruct {
 }
 /** Fields accepted by `new cudaFuncAttributes({...})`. */
 export interface cudaFuncAttributesInit {
-  sharedSizeBytes?: number;
-  constSizeBytes?: number;
-  localSizeBytes?: number;
+  sharedSizeBytes?: number | bigint;
+  constSizeBytes?: number | bigint;
+  localSizeBytes?: number | bigint;
   maxThreadsPerBlock?: number;
   numRegs?: number;
   ptxVersion?: number;
@@ -3806,7 +3806,7 @@ export class cudaMemPoolProps extends CStruct {
   get maxSize(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set maxSize(v: number) {
+  set maxSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaMemPoolProps.maxSize');
   }
   /** Bitmask indicating intended usage for the pool. */
@@ -3830,7 +3830,7 @@ export interface cudaMemPoolPropsInit {
   handleTypes?: E.cudaMemAllocationHandleType;
   location?: cudaMemLocation | cudaMemLocationInit;
   win32SecurityAttributes?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  maxSize?: number;
+  maxSize?: number | bigint;
   usage?: number;
   reserved?: Uint8Array | number[];
 }
@@ -3894,14 +3894,14 @@ export class cudaMemAllocNodeParams extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
-  set accessDescCount(v: number) {
+  set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'cudaMemAllocNodeParams.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
-  set bytesize(v: number) {
+  set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'cudaMemAllocNodeParams.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
@@ -3916,8 +3916,8 @@ export class cudaMemAllocNodeParams extends CStruct {
 export interface cudaMemAllocNodeParamsInit {
   poolProps?: cudaMemPoolProps | cudaMemPoolPropsInit;
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null;
-  accessDescCount?: number;
-  bytesize?: number;
+  accessDescCount?: number | bigint;
+  bytesize?: number | bigint;
   dptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
@@ -3954,14 +3954,14 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   get accessDescCount(): number {
     return readSize(this._dv, this._o + 96);
   }
-  set accessDescCount(v: number) {
+  set accessDescCount(v: number | bigint) {
     W.size(this._dv, this._o + 96, v, 'cudaMemAllocNodeParamsV2.accessDescCount');
   }
   /** in: size in bytes of the requested allocation */
   get bytesize(): number {
     return readSize(this._dv, this._o + 104);
   }
-  set bytesize(v: number) {
+  set bytesize(v: number | bigint) {
     W.size(this._dv, this._o + 104, v, 'cudaMemAllocNodeParamsV2.bytesize');
   }
   /** out: address of the allocation returned by CUDA */
@@ -3976,8 +3976,8 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
 export interface cudaMemAllocNodeParamsV2Init {
   poolProps?: cudaMemPoolProps | cudaMemPoolPropsInit;
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaMemAccessDesc | cudaMemAccessDescInit)[] | null;
-  accessDescCount?: number;
-  bytesize?: number;
+  accessDescCount?: number | bigint;
+  bytesize?: number | bigint;
   dptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
 }
 
@@ -4078,27 +4078,27 @@ export class cudaOffset3D extends CStruct {
   get x(): number {
     return readSize(this._dv, this._o + 0);
   }
-  set x(v: number) {
+  set x(v: number | bigint) {
     W.size(this._dv, this._o + 0, v, 'cudaOffset3D.x');
   }
   get y(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set y(v: number) {
+  set y(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaOffset3D.y');
   }
   get z(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set z(v: number) {
+  set z(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaOffset3D.z');
   }
 }
 /** Fields accepted by `new cudaOffset3D({...})`. */
 export interface cudaOffset3DInit {
-  x?: number;
-  y?: number;
-  z?: number;
+  x?: number | bigint;
+  y?: number | bigint;
+  z?: number | bigint;
 }
 
 /** Struct representing an operand for copy with::cudaMemcpy3DBatchAsync */
@@ -4194,14 +4194,14 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
   get rowLength(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set rowLength(v: number) {
+  set rowLength(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaMemcpy3DOperand_op_ptr.rowLength');
   }
   /** Height of each layer in elements. */
   get layerHeight(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set layerHeight(v: number) {
+  set layerHeight(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaMemcpy3DOperand_op_ptr.layerHeight');
   }
   private _n_locHint?: cudaMemLocation;
@@ -4216,8 +4216,8 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
 /** Fields accepted by `new cudaMemcpy3DOperand_op_ptr({...})`. */
 export interface cudaMemcpy3DOperand_op_ptrInit {
   ptr?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  rowLength?: number;
-  layerHeight?: number;
+  rowLength?: number | bigint;
+  layerHeight?: number | bigint;
   locHint?: cudaMemLocation | cudaMemLocationInit;
 }
 
@@ -4390,14 +4390,14 @@ export class cudaDeviceProp extends CStruct {
   get totalGlobalMem(): number {
     return readSize(this._dv, this._o + 288);
   }
-  set totalGlobalMem(v: number) {
+  set totalGlobalMem(v: number | bigint) {
     W.size(this._dv, this._o + 288, v, 'cudaDeviceProp.totalGlobalMem');
   }
   /** Shared memory available per block in bytes */
   get sharedMemPerBlock(): number {
     return readSize(this._dv, this._o + 296);
   }
-  set sharedMemPerBlock(v: number) {
+  set sharedMemPerBlock(v: number | bigint) {
     W.size(this._dv, this._o + 296, v, 'cudaDeviceProp.sharedMemPerBlock');
   }
   /** 32-bit registers available per block */
@@ -4418,7 +4418,7 @@ export class cudaDeviceProp extends CStruct {
   get memPitch(): number {
     return readSize(this._dv, this._o + 312);
   }
-  set memPitch(v: number) {
+  set memPitch(v: number | bigint) {
     W.size(this._dv, this._o + 312, v, 'cudaDeviceProp.memPitch');
   }
   /** Maximum number of threads per block */
@@ -4446,7 +4446,7 @@ export class cudaDeviceProp extends CStruct {
   get totalConstMem(): number {
     return readSize(this._dv, this._o + 352);
   }
-  set totalConstMem(v: number) {
+  set totalConstMem(v: number | bigint) {
     W.size(this._dv, this._o + 352, v, 'cudaDeviceProp.totalConstMem');
   }
   /** Major compute capability */
@@ -4467,14 +4467,14 @@ export class cudaDeviceProp extends CStruct {
   get textureAlignment(): number {
     return readSize(this._dv, this._o + 368);
   }
-  set textureAlignment(v: number) {
+  set textureAlignment(v: number | bigint) {
     W.size(this._dv, this._o + 368, v, 'cudaDeviceProp.textureAlignment');
   }
   /** Pitch alignment requirement for texture references bound to pitched memory */
   get texturePitchAlignment(): number {
     return readSize(this._dv, this._o + 376);
   }
-  set texturePitchAlignment(v: number) {
+  set texturePitchAlignment(v: number | bigint) {
     W.size(this._dv, this._o + 376, v, 'cudaDeviceProp.texturePitchAlignment');
   }
   /** Number of multiprocessors on device */
@@ -4635,7 +4635,7 @@ export class cudaDeviceProp extends CStruct {
   get surfaceAlignment(): number {
     return readSize(this._dv, this._o + 552);
   }
-  set surfaceAlignment(v: number) {
+  set surfaceAlignment(v: number | bigint) {
     W.size(this._dv, this._o + 552, v, 'cudaDeviceProp.surfaceAlignment');
   }
   /** Device can possibly execute multiple kernels concurrently */
@@ -4747,7 +4747,7 @@ export class cudaDeviceProp extends CStruct {
   get sharedMemPerMultiprocessor(): number {
     return readSize(this._dv, this._o + 624);
   }
-  set sharedMemPerMultiprocessor(v: number) {
+  set sharedMemPerMultiprocessor(v: number | bigint) {
     W.size(this._dv, this._o + 624, v, 'cudaDeviceProp.sharedMemPerMultiprocessor');
   }
   /** 32-bit registers available per multiprocessor */
@@ -4824,7 +4824,7 @@ export class cudaDeviceProp extends CStruct {
   get sharedMemPerBlockOptin(): number {
     return readSize(this._dv, this._o + 672);
   }
-  set sharedMemPerBlockOptin(v: number) {
+  set sharedMemPerBlockOptin(v: number | bigint) {
     W.size(this._dv, this._o + 672, v, 'cudaDeviceProp.sharedMemPerBlockOptin');
   }
   /** Device accesses pageable memory via the host's page tables */
@@ -4859,7 +4859,7 @@ export class cudaDeviceProp extends CStruct {
   get reservedSharedMemPerBlock(): number {
     return readSize(this._dv, this._o + 696);
   }
-  set reservedSharedMemPerBlock(v: number) {
+  set reservedSharedMemPerBlock(v: number | bigint) {
     W.size(this._dv, this._o + 696, v, 'cudaDeviceProp.reservedSharedMemPerBlock');
   }
   /** Device supports host memory registration via::cudaHostRegister. */
@@ -5016,19 +5016,19 @@ export interface cudaDevicePropInit {
   uuid?: CUuuid_st | CUuuid_stInit;
   luid?: Uint8Array | number[];
   luidDeviceNodeMask?: number;
-  totalGlobalMem?: number;
-  sharedMemPerBlock?: number;
+  totalGlobalMem?: number | bigint;
+  sharedMemPerBlock?: number | bigint;
   regsPerBlock?: number;
   warpSize?: number;
-  memPitch?: number;
+  memPitch?: number | bigint;
   maxThreadsPerBlock?: number;
   maxThreadsDim?: (number)[];
   maxGridSize?: (number)[];
-  totalConstMem?: number;
+  totalConstMem?: number | bigint;
   major?: number;
   minor?: number;
-  textureAlignment?: number;
-  texturePitchAlignment?: number;
+  textureAlignment?: number | bigint;
+  texturePitchAlignment?: number | bigint;
   multiProcessorCount?: number;
   integrated?: number;
   canMapHostMemory?: number;
@@ -5051,7 +5051,7 @@ export interface cudaDevicePropInit {
   maxSurface2DLayered?: (number)[];
   maxSurfaceCubemap?: number;
   maxSurfaceCubemapLayered?: (number)[];
-  surfaceAlignment?: number;
+  surfaceAlignment?: number | bigint;
   concurrentKernels?: number;
   ECCEnabled?: number;
   pciBusID?: number;
@@ -5067,7 +5067,7 @@ export interface cudaDevicePropInit {
   streamPrioritiesSupported?: number;
   globalL1CacheSupported?: number;
   localL1CacheSupported?: number;
-  sharedMemPerMultiprocessor?: number;
+  sharedMemPerMultiprocessor?: number | bigint;
   regsPerMultiprocessor?: number;
   managedMemory?: number;
   isMultiGpuBoard?: number;
@@ -5078,12 +5078,12 @@ export interface cudaDevicePropInit {
   computePreemptionSupported?: number;
   canUseHostPointerForRegisteredMem?: number;
   cooperativeLaunch?: number;
-  sharedMemPerBlockOptin?: number;
+  sharedMemPerBlockOptin?: number | bigint;
   pageableMemoryAccessUsesHostPageTables?: number;
   directManagedMemAccessFromHost?: number;
   maxBlocksPerMultiProcessor?: number;
   accessPolicyMaxWindowSize?: number;
-  reservedSharedMemPerBlock?: number;
+  reservedSharedMemPerBlock?: number | bigint;
   hostRegisterSupported?: number;
   sparseCudaArraySupported?: number;
   hostRegisterReadOnlySupported?: number;
@@ -5961,7 +5961,7 @@ export class cudalibraryHostUniversalFunctionAndDataTable extends CStruct {
   get functionWindowSize(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set functionWindowSize(v: number) {
+  set functionWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudalibraryHostUniversalFunctionAndDataTable.functionWindowSize');
   }
   get dataTable(): bigint {
@@ -5973,16 +5973,16 @@ export class cudalibraryHostUniversalFunctionAndDataTable extends CStruct {
   get dataWindowSize(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set dataWindowSize(v: number) {
+  set dataWindowSize(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudalibraryHostUniversalFunctionAndDataTable.dataWindowSize');
   }
 }
 /** Fields accepted by `new cudalibraryHostUniversalFunctionAndDataTable({...})`. */
 export interface cudalibraryHostUniversalFunctionAndDataTableInit {
   functionTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  functionWindowSize?: number;
+  functionWindowSize?: number | bigint;
   dataTable?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dataWindowSize?: number;
+  dataWindowSize?: number | bigint;
 }
 
 /** CUDA GPU kernel node parameters */
@@ -6853,22 +6853,22 @@ export class cudaGraphKernelNodeUpdate_updateData_param extends CStruct {
   get offset(): number {
     return readSize(this._dv, this._o + 8);
   }
-  set offset(v: number) {
+  set offset(v: number | bigint) {
     W.size(this._dv, this._o + 8, v, 'cudaGraphKernelNodeUpdate_updateData_param.offset');
   }
   /** Number of bytes to update */
   get size(): number {
     return readSize(this._dv, this._o + 16);
   }
-  set size(v: number) {
+  set size(v: number | bigint) {
     W.size(this._dv, this._o + 16, v, 'cudaGraphKernelNodeUpdate_updateData_param.size');
   }
 }
 /** Fields accepted by `new cudaGraphKernelNodeUpdate_updateData_param({...})`. */
 export interface cudaGraphKernelNodeUpdate_updateData_paramInit {
   pValue?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  offset?: number;
-  size?: number;
+  offset?: number | bigint;
+  size?: number | bigint;
 }
 
 /** Memory Synchronization Domain map See::cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with::cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with::cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::cudaLaunchAttributeMemSyncDomainMap. Domain ID range is available through::cudaDevAttrMemSyncDomainCount. */
@@ -7317,7 +7317,7 @@ export class cudaLaunchConfig_st extends CStruct {
   get dynamicSmemBytes(): number {
     return readSize(this._dv, this._o + 24);
   }
-  set dynamicSmemBytes(v: number) {
+  set dynamicSmemBytes(v: number | bigint) {
     W.size(this._dv, this._o + 24, v, 'cudaLaunchConfig_st.dynamicSmemBytes');
   }
   /** Stream identifier */
@@ -7346,7 +7346,7 @@ export class cudaLaunchConfig_st extends CStruct {
 export interface cudaLaunchConfig_stInit {
   gridDim?: dim3 | dim3Init;
   blockDim?: dim3 | dim3Init;
-  dynamicSmemBytes?: number;
+  dynamicSmemBytes?: number | bigint;
   stream?: H.cudaStream_t | null;
   attrs?: bigint | Uint8Array | ArrayBufferView | CStruct | (cudaLaunchAttribute_st | cudaLaunchAttribute_stInit)[] | null;
   numAttrs?: number;

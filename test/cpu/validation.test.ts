@@ -64,6 +64,17 @@ describe('integers', () => {
   test('a negative size is a RangeError', () => {
     expect(() => cudart.cudaMalloc(-1)).toThrow(new RangeError("cudaMalloc: parameter 'size' must be a non-negative safe integer, got -1"));
   });
+  test('a size or count takes a bigint too, as cuda-python takes any int', () => {
+    // Without a driver the call itself fails with 35: the argument passed the check.
+    expect(cudart.cudaMalloc(10n)[0]).toBe(INSUFFICIENT);
+    expect(cudart.cudaMemset(0x1000n, 0, 16n)[0]).toBe(INSUFFICIENT);
+    expect(() => cudart.cudaMalloc(-1n)).toThrow(new RangeError("cudaMalloc: parameter 'size' must be a non-negative safe integer (at most 2^53 - 1), got -1n"));
+    expect(() => cudart.cudaMalloc(2n ** 53n)).toThrow(new RangeError(`cudaMalloc: parameter 'size' must be a non-negative safe integer (at most 2^53 - 1), got ${2n ** 53n}n`));
+    // Struct size fields too; they read back as numbers.
+    const e = new cudart.cudaExtent({ width: 4n, height: 2, depth: 1n });
+    expect([e.width, e.height, e.depth]).toEqual([4, 2, 1]);
+    expect(() => (e.width = 2n ** 53n)).toThrow(/cudaExtent\.width: must be a non-negative safe integer \(at most 2\^53 - 1\), got 9007199254740992n/);
+  });
   test('a value out of the C type range is a RangeError', () => {
     expect(() => cudart.cudaSetDevice(2 ** 31)).toThrow(/cudaSetDevice: parameter 'device' must be within \[-2147483648, 2147483647\]/);
     expect(() => cudart.cudaStreamCreateWithFlags(-1)).toThrow(/cudaStreamCreateWithFlags: parameter 'flags' must be within \[0, 4294967295\]/);

@@ -153,7 +153,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
       const k = fieldKind(tm, f);
       const io = scalarIO(k);
       tsGet = tsEnumsHandles(tm.tsOut(k), tm);
-      tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : tsGet;
+      tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
       get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
       const typedefName = f.type.k === 'typedef' ? f.type.name : '';
       if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {

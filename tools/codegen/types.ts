@@ -124,6 +124,7 @@ export class TypeMap {
   tsIn(v: ValueKind): string {
     switch (v.k) {
       case 'i64': case 'u64': return 'bigint | number';
+      case 'size': return 'number | bigint';
       case 'handle': return `${v.ts} | null`;
       case 'addr': return 'Pointer';
       case 'fnptr': return 'bigint | null';
