@@ -1,12 +1,49 @@
 // The built package works for CommonJS and ES module consumers, with types.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 const root = path.join(__dirname, '..', '..');
+const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
+let tarball = '';
 
 beforeAll(() => {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'pipe' });
+  // What `npm publish` would upload (prepack builds; the build is fresh, so skip running it twice).
+  const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-pack-'));
+  const name = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop()!;
+  tarball = path.join(dest, name);
+}, 180_000);
+
+test('packing builds first, and the tarball holds every exports and bin target', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  expect(pkg.scripts.prepack).toBe('npm run build');
+  const files = new Set(execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, '')));
+  const targets: string[] = [...Object.values(pkg.bin as Record<string, string>)];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') targets.push(v.replace(/^\.\//, ''));
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  walk(pkg.exports);
+  walk(pkg.typesVersions);
+  expect(targets.length).toBeGreaterThan(20);
+  expect(targets.filter((t) => !files.has(t))).toEqual([]);
+});
+
+test('the types are right for every consumer: arethetypeswrong finds no problem in the tarball', () => {
+  const r = spawnSync(bin('attw'), [tarball, '--format', 'json'], { encoding: 'utf8' });
+  const report = JSON.parse(r.stdout);
+  expect(report.analysis.problems).toEqual([]);
+  // Every entry point resolves under node10, node16 from CJS and ESM, and bundlers.
+  const entries = Object.keys(report.analysis.entrypoints);
+  expect(entries).toEqual(expect.arrayContaining(['.', './runtime', './driver', './nvrtc', './core']));
+  expect(r.status).toBe(0);
+}, 120_000);
+
+test('publint --strict finds nothing in the tarball', () => {
+  const r = spawnSync(bin('publint'), ['run', tarball, '--strict'], { encoding: 'utf8' });
+  expect({ status: r.status, out: (r.stdout + r.stderr).trim().split('\n').pop() }).toEqual({ status: 0, out: 'All good!' });
 }, 120_000);
 
 test('require("cuda-bindings") gives the cudart namespace', () => {
