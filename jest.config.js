@@ -1,6 +1,8 @@
 // Three suites: `cpu` runs anywhere (CI has no GPU); `gpu` needs a CUDA device and skips elsewhere;
 // `soak` (npm run test:soak, tools/run-soak.cjs) is the GPU reliability soak, minutes long.
-const common = { preset: 'ts-jest', testEnvironment: 'node', transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: { warnOnly: false } }] } };
+// The timeout is a guard against hangs, not a measure: on a loaded 2-core machine a test that starts
+// processes can take many times its usual time, past jest's default of 5 s.
+const common = { preset: 'ts-jest', testEnvironment: 'node', testTimeout: 60_000, transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: { warnOnly: false } }] } };
 module.exports = {
   projects: [
     { ...common, displayName: 'cpu', testMatch: ['<rootDir>/test/cpu/**/*.test.ts'] },
