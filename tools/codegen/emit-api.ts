@@ -3,6 +3,7 @@ import { type CType, resolve } from './ctype';
 import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
 import { TypeMap, type ValueKind } from './types';
 import type { ParamSpec } from './runtime-spec';
+import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
 import { banner, doc, q } from './util';
 import { scalarIO, tsQ } from './emit-structs';
@@ -165,8 +166,10 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     const L = local(p);
     const J = jsName(p.name);
     const r = resolve(p.type);
-    const slot = () => slotN++;
-    if (slotN > 8) throw new Error(`codegen: ${F} needs more than 8 output slots`);
+    const slot = () => {
+      if (slotN >= SLOTS) throw new Error(`codegen: ${F} needs more than ${SLOTS} output slots (src/ffi/scratch.ts)`);
+      return slotN++;
+    };
 
     // In/out counts of output arrays: passed in and returned.
     if (isCountOfOutArray.has(p.name)) {
