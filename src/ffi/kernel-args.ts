@@ -26,6 +26,9 @@ export type KernelArgInput = KernelArg | bigint | StructValue;
 
 const SIZE: Record<ScalarType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8 };
 
+/** The values each integer argument type holds (f16 is given as its 16 raw bits). */
+const INT_RANGE = { i8: [-128, 127], u8: [0, 255], i16: [-32768, 32767], u16: [0, 65535], f16: [0, 65535], i32: [-(2 ** 31), 2 ** 31 - 1], u32: [0, 2 ** 32 - 1] } as const;
+
 function intArg(type: ScalarType, bits: number, signed: boolean) {
   const lo = signed ? -(2 ** (bits - 1)) : 0;
   const hi = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
@@ -153,13 +156,43 @@ export class KernelArgs {
     return true;
   }
 
-  /** Changes argument i in place; its type must stay the same. */
+  /**
+   * Changes argument i in place; its type must stay the same. A plain number (or a bigint for a 64-bit
+   * argument) is taken as the argument's type and checked as the i32()/u8()/… wrappers check it.
+   */
   set(i: number, value: KernelArgInput | number): void {
     if (!(i >= 0 && i < this.offsets.length)) rangeError('KernelArgs.set', 'i', `must be within [0, ${this.offsets.length}), got ${i}`);
     const t = this.types[i];
-    // A number is fine here: the argument's type is already known.
-    const v = typeof value === 'number' && t !== 'struct' ? new KernelArg(t as ScalarType, t === 'i64' || t === 'u64' || t === 'ptr' ? BigInt(value) : value) : value;
-    this.write(i, check(v, 'KernelArgs.set', 'value', i), 'KernelArgs.set', 'value');
+    if (t !== 'struct' && (typeof value === 'number' || (typeof value === 'bigint' && t !== 'ptr'))) return this.setScalar(i, t, value);
+    this.write(i, check(value, 'KernelArgs.set', 'value', i), 'KernelArgs.set', 'value');
+  }
+
+  /** A number or bigint written as argument i's type, range-checked, without allocating. */
+  private setScalar(i: number, t: ScalarType, v: number | bigint): void {
+    const at = this.buffer.byteOffset + this.offsets[i];
+    const dv = this.dv;
+    const bad = (what: string): never => rangeError('KernelArgs.set', 'value', `${what} for argument ${i} (${t}), got ${typeof v === 'bigint' ? `${v}n` : v}`);
+    if (t === 'f32' || t === 'f64') {
+      if (typeof v !== 'number') typeError('KernelArgs.set', 'value', `a number for argument ${i} (${t})`, v);
+      return t === 'f32' ? dv.setFloat32(at, v, true) : dv.setFloat64(at, v, true);
+    }
+    if (t === 'i64' || t === 'u64' || t === 'ptr') {
+      if (typeof v === 'number' && !Number.isSafeInteger(v)) bad('must be a safe integer or a bigint');
+      const b = BigInt(v);
+      if (t === 'i64' ? b < -(2n ** 63n) || b >= 2n ** 63n : b < 0n || b >= 2n ** 64n) bad(`must be within ${t === 'i64' ? '[-2^63, 2^63)' : '[0, 2^64)'}`);
+      return t === 'i64' ? dv.setBigInt64(at, b, true) : dv.setBigUint64(at, b, true);
+    }
+    if (typeof v !== 'number') typeError('KernelArgs.set', 'value', `a number for argument ${i} (${t})`, v);
+    const [lo, hi] = INT_RANGE[t];
+    if (!Number.isInteger(v) || v < lo || v > hi) bad(`must be an integer within [${lo}, ${hi}]`);
+    switch (t) {
+      case 'i8': return dv.setInt8(at, v);
+      case 'u8': return dv.setUint8(at, v);
+      case 'i16': return dv.setInt16(at, v, true);
+      case 'u16': case 'f16': return dv.setUint16(at, v, true);
+      case 'i32': return dv.setInt32(at, v, true);
+      case 'u32': return dv.setUint32(at, v, true);
+    }
   }
 
   private write(i: number, a: KernelArgInput, fn: string, p: string): void {

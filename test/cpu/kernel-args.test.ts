@@ -41,6 +41,30 @@ test('set() changes an argument in place and keeps its type', () => {
   expect(() => a.set(2, 1)).toThrow(RangeError);
 });
 
+test('set() with a plain number applies the same range checks as the wrappers, and changes nothing when it refuses', () => {
+  const a = new KernelArgs([i32(7), u8(1), i64(0n), u64(0n), f64(0), f16(0), ptr(0n)]);
+  const dv = new DataView(a.buffer.buffer, a.buffer.byteOffset, a.buffer.byteLength);
+  for (const bad of [1.5, 2 ** 32 + 7, NaN, 2 ** 31]) {
+    expect(() => a.set(0, bad)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be an integer within [-2147483648, 2147483647] for argument 0 (i32), got ${bad}`));
+  }
+  expect(dv.getInt32(0, true)).toBe(7);
+  expect(() => a.set(1, 300)).toThrow(new RangeError("KernelArgs.set: parameter 'value' must be an integer within [0, 255] for argument 1 (u8), got 300"));
+  expect(() => a.set(1, -1)).toThrow(RangeError);
+  expect(() => a.set(2, 2 ** 53)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be a safe integer or a bigint for argument 2 (i64), got ${2 ** 53}`));
+  expect(() => a.set(3, -1)).toThrow(/must be within \[0, 2\^64\) for argument 3 \(u64\), got -1/);
+  expect(() => a.set(2, 2n ** 63n)).toThrow(/must be within \[-2\^63, 2\^63\) for argument 2 \(i64\)/);
+  expect(() => a.set(5, 65536)).toThrow(/within \[0, 65535\] for argument 5 \(f16\)/);
+  expect(() => a.set(0, 'x' as never)).toThrow(TypeError);
+  // What the checks let through lands in place.
+  a.set(0, -5);
+  a.set(1, 255);
+  a.set(2, -(2n ** 63n));
+  a.set(3, 2n ** 64n - 1n);
+  a.set(4, 0.25);
+  a.set(2, 9);
+  expect([dv.getInt32(0, true), dv.getUint8(4), dv.getBigInt64(8, true), dv.getBigUint64(16, true), dv.getFloat64(24, true)]).toEqual([-5, 255, 9n, 2n ** 64n - 1n, 0.25]);
+});
+
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-kargs-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
