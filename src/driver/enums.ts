@@ -6,9 +6,8 @@ export enum CUipcMem_flags_enum {
   /** Automatically enable peer access between remote devices as needed */
   CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1,
 }
-/** Alias of {@link CUipcMem_flags_enum} (C typedef `CUipcMem_flags`). */
-export const CUipcMem_flags = CUipcMem_flags_enum;
-export type CUipcMem_flags = CUipcMem_flags_enum;
+/** Alias of {@link CUipcMem_flags_enum} (C typedef `CUipcMem_flags`): its members are types too. */
+export import CUipcMem_flags = CUipcMem_flags_enum;
 
 /** CUDA Mem Attach Flags */
 // enum CUmemAttach_flags_enum — cuda.h:365
@@ -20,9 +19,8 @@ export enum CUmemAttach_flags_enum {
   /** Memory can only be accessed by a single stream on the associated device */
   CU_MEM_ATTACH_SINGLE = 4,
 }
-/** Alias of {@link CUmemAttach_flags_enum} (C typedef `CUmemAttach_flags`). */
-export const CUmemAttach_flags = CUmemAttach_flags_enum;
-export type CUmemAttach_flags = CUmemAttach_flags_enum;
+/** Alias of {@link CUmemAttach_flags_enum} (C typedef `CUmemAttach_flags`): its members are types too. */
+export import CUmemAttach_flags = CUmemAttach_flags_enum;
 
 /** Context creation flags */
 // enum CUctx_flags_enum — cuda.h:374
@@ -49,9 +47,8 @@ export enum CUctx_flags_enum {
   CU_CTX_SYNC_MEMOPS = 128,
   CU_CTX_FLAGS_MASK = 255,
 }
-/** Alias of {@link CUctx_flags_enum} (C typedef `CUctx_flags`). */
-export const CUctx_flags = CUctx_flags_enum;
-export type CUctx_flags = CUctx_flags_enum;
+/** Alias of {@link CUctx_flags_enum} (C typedef `CUctx_flags`): its members are types too. */
+export import CUctx_flags = CUctx_flags_enum;
 
 /** Event sched flags */
 // enum CUevent_sched_flags_enum — cuda.h:396
@@ -65,9 +62,8 @@ export enum CUevent_sched_flags_enum {
   /** Set blocking synchronization as default scheduling */
   CU_EVENT_SCHED_BLOCKING_SYNC = 4,
 }
-/** Alias of {@link CUevent_sched_flags_enum} (C typedef `CUevent_sched_flags`). */
-export const CUevent_sched_flags = CUevent_sched_flags_enum;
-export type CUevent_sched_flags = CUevent_sched_flags_enum;
+/** Alias of {@link CUevent_sched_flags_enum} (C typedef `CUevent_sched_flags`): its members are types too. */
+export import CUevent_sched_flags = CUevent_sched_flags_enum;
 
 /** NVCL event scheduling flags */
 // enum cl_event_flags_enum — cuda.h:406
@@ -81,9 +77,8 @@ export enum cl_event_flags_enum {
   /** Set blocking synchronization as default scheduling */
   NVCL_EVENT_SCHED_BLOCKING_SYNC = 4,
 }
-/** Alias of {@link cl_event_flags_enum} (C typedef `cl_event_flags`). */
-export const cl_event_flags = cl_event_flags_enum;
-export type cl_event_flags = cl_event_flags_enum;
+/** Alias of {@link cl_event_flags_enum} (C typedef `cl_event_flags`): its members are types too. */
+export import cl_event_flags = cl_event_flags_enum;
 
 /** NVCL context scheduling flags */
 // enum cl_context_flags_enum — cuda.h:416
@@ -97,9 +92,8 @@ export enum cl_context_flags_enum {
   /** Set blocking synchronization as default scheduling */
   NVCL_CTX_SCHED_BLOCKING_SYNC = 4,
 }
-/** Alias of {@link cl_context_flags_enum} (C typedef `cl_context_flags`). */
-export const cl_context_flags = cl_context_flags_enum;
-export type cl_context_flags = cl_context_flags_enum;
+/** Alias of {@link cl_context_flags_enum} (C typedef `cl_context_flags`): its members are types too. */
+export import cl_context_flags = cl_context_flags_enum;
 
 /** Stream creation flags */
 // enum CUstream_flags_enum — cuda.h:427
@@ -109,9 +103,8 @@ export enum CUstream_flags_enum {
   /** Stream does not synchronize with stream 0 (the NULL stream) */
   CU_STREAM_NON_BLOCKING = 1,
 }
-/** Alias of {@link CUstream_flags_enum} (C typedef `CUstream_flags`). */
-export const CUstream_flags = CUstream_flags_enum;
-export type CUstream_flags = CUstream_flags_enum;
+/** Alias of {@link CUstream_flags_enum} (C typedef `CUstream_flags`): its members are types too. */
+export import CUstream_flags = CUstream_flags_enum;
 
 /** Event creation flags */
 // enum CUevent_flags_enum — cuda.h:455
@@ -125,9 +118,8 @@ export enum CUevent_flags_enum {
   /** Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set */
   CU_EVENT_INTERPROCESS = 4,
 }
-/** Alias of {@link CUevent_flags_enum} (C typedef `CUevent_flags`). */
-export const CUevent_flags = CUevent_flags_enum;
-export type CUevent_flags = CUevent_flags_enum;
+/** Alias of {@link CUevent_flags_enum} (C typedef `CUevent_flags`): its members are types too. */
+export import CUevent_flags = CUevent_flags_enum;
 
 /** Event record flags */
 // enum CUevent_record_flags_enum — cuda.h:465
@@ -137,9 +129,8 @@ export enum CUevent_record_flags_enum {
   /** When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture. */
   CU_EVENT_RECORD_EXTERNAL = 1,
 }
-/** Alias of {@link CUevent_record_flags_enum} (C typedef `CUevent_record_flags`). */
-export const CUevent_record_flags = CUevent_record_flags_enum;
-export type CUevent_record_flags = CUevent_record_flags_enum;
+/** Alias of {@link CUevent_record_flags_enum} (C typedef `CUevent_record_flags`): its members are types too. */
+export import CUevent_record_flags = CUevent_record_flags_enum;
 
 /** Event wait flags */
 // enum CUevent_wait_flags_enum — cuda.h:475
@@ -149,9 +140,8 @@ export enum CUevent_wait_flags_enum {
   /** When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture. */
   CU_EVENT_WAIT_EXTERNAL = 1,
 }
-/** Alias of {@link CUevent_wait_flags_enum} (C typedef `CUevent_wait_flags`). */
-export const CUevent_wait_flags = CUevent_wait_flags_enum;
-export type CUevent_wait_flags = CUevent_wait_flags_enum;
+/** Alias of {@link CUevent_wait_flags_enum} (C typedef `CUevent_wait_flags`): its members are types too. */
+export import CUevent_wait_flags = CUevent_wait_flags_enum;
 
 /** Flags for::cuStreamWaitValue32 and::cuStreamWaitValue64 */
 // enum CUstreamWaitValue_flags_enum — cuda.h:485
@@ -167,9 +157,8 @@ export enum CUstreamWaitValue_flags_enum {
   /** Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES. */
   CU_STREAM_WAIT_VALUE_FLUSH = 1073741824,
 }
-/** Alias of {@link CUstreamWaitValue_flags_enum} (C typedef `CUstreamWaitValue_flags`). */
-export const CUstreamWaitValue_flags = CUstreamWaitValue_flags_enum;
-export type CUstreamWaitValue_flags = CUstreamWaitValue_flags_enum;
+/** Alias of {@link CUstreamWaitValue_flags_enum} (C typedef `CUstreamWaitValue_flags`): its members are types too. */
+export import CUstreamWaitValue_flags = CUstreamWaitValue_flags_enum;
 
 /** Flags for::cuStreamWriteValue32 */
 // enum CUstreamWriteValue_flags_enum — cuda.h:508
@@ -179,9 +168,8 @@ export enum CUstreamWriteValue_flags_enum {
   /** Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally,::cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API. */
   CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 1,
 }
-/** Alias of {@link CUstreamWriteValue_flags_enum} (C typedef `CUstreamWriteValue_flags`). */
-export const CUstreamWriteValue_flags = CUstreamWriteValue_flags_enum;
-export type CUstreamWriteValue_flags = CUstreamWriteValue_flags_enum;
+/** Alias of {@link CUstreamWriteValue_flags_enum} (C typedef `CUstreamWriteValue_flags`): its members are types too. */
+export import CUstreamWriteValue_flags = CUstreamWriteValue_flags_enum;
 
 /** Operations for::cuStreamBatchMemOp */
 // enum CUstreamBatchMemOpType_enum — cuda.h:522
@@ -199,9 +187,8 @@ export enum CUstreamBatchMemOpType_enum {
   /** This has the same effect as::CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation. */
   CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3,
 }
-/** Alias of {@link CUstreamBatchMemOpType_enum} (C typedef `CUstreamBatchMemOpType`). */
-export const CUstreamBatchMemOpType = CUstreamBatchMemOpType_enum;
-export type CUstreamBatchMemOpType = CUstreamBatchMemOpType_enum;
+/** Alias of {@link CUstreamBatchMemOpType_enum} (C typedef `CUstreamBatchMemOpType`): its members are types too. */
+export import CUstreamBatchMemOpType = CUstreamBatchMemOpType_enum;
 
 /** Flags for::CUstreamBatchMemOpParams::memoryBarrier */
 // enum CUstreamMemoryBarrier_flags_enum — cuda.h:535
@@ -211,9 +198,8 @@ export enum CUstreamMemoryBarrier_flags_enum {
   /** Limit memory barrier scope to the GPU. */
   CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 1,
 }
-/** Alias of {@link CUstreamMemoryBarrier_flags_enum} (C typedef `CUstreamMemoryBarrier_flags`). */
-export const CUstreamMemoryBarrier_flags = CUstreamMemoryBarrier_flags_enum;
-export type CUstreamMemoryBarrier_flags = CUstreamMemoryBarrier_flags_enum;
+/** Alias of {@link CUstreamMemoryBarrier_flags_enum} (C typedef `CUstreamMemoryBarrier_flags`): its members are types too. */
+export import CUstreamMemoryBarrier_flags = CUstreamMemoryBarrier_flags_enum;
 
 /** Occupancy calculator flag */
 // enum CUoccupancy_flags_enum — cuda.h:604
@@ -223,9 +209,8 @@ export enum CUoccupancy_flags_enum {
   /** Assume global caching is enabled and cannot be automatically turned off */
   CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 1,
 }
-/** Alias of {@link CUoccupancy_flags_enum} (C typedef `CUoccupancy_flags`). */
-export const CUoccupancy_flags = CUoccupancy_flags_enum;
-export type CUoccupancy_flags = CUoccupancy_flags_enum;
+/** Alias of {@link CUoccupancy_flags_enum} (C typedef `CUoccupancy_flags`): its members are types too. */
+export import CUoccupancy_flags = CUoccupancy_flags_enum;
 
 /** Flags for::cuStreamUpdateCaptureDependencies */
 // enum CUstreamUpdateCaptureDependencies_flags_enum — cuda.h:612
@@ -235,9 +220,8 @@ export enum CUstreamUpdateCaptureDependencies_flags_enum {
   /** Replace the dependency set with the new nodes */
   CU_STREAM_SET_CAPTURE_DEPENDENCIES = 1,
 }
-/** Alias of {@link CUstreamUpdateCaptureDependencies_flags_enum} (C typedef `CUstreamUpdateCaptureDependencies_flags`). */
-export const CUstreamUpdateCaptureDependencies_flags = CUstreamUpdateCaptureDependencies_flags_enum;
-export type CUstreamUpdateCaptureDependencies_flags = CUstreamUpdateCaptureDependencies_flags_enum;
+/** Alias of {@link CUstreamUpdateCaptureDependencies_flags_enum} (C typedef `CUstreamUpdateCaptureDependencies_flags`): its members are types too. */
+export import CUstreamUpdateCaptureDependencies_flags = CUstreamUpdateCaptureDependencies_flags_enum;
 
 /** Types of async notification that can be sent */
 // enum CUasyncNotificationType_enum — cuda.h:620
@@ -245,9 +229,8 @@ export enum CUasyncNotificationType_enum {
   /** Sent when the process has exceeded its device memory budget */
   CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET = 1,
 }
-/** Alias of {@link CUasyncNotificationType_enum} (C typedef `CUasyncNotificationType`). */
-export const CUasyncNotificationType = CUasyncNotificationType_enum;
-export type CUasyncNotificationType = CUasyncNotificationType_enum;
+/** Alias of {@link CUasyncNotificationType_enum} (C typedef `CUasyncNotificationType`): its members are types too. */
+export import CUasyncNotificationType = CUasyncNotificationType_enum;
 
 /** Array formats */
 // enum CUarray_format_enum — cuda.h:647
@@ -356,9 +339,8 @@ export enum CUarray_format_enum {
   CU_AD_FORMAT_UNORM_INT_101010_2 = 80,
   CU_AD_FORMAT_MAX = 2147483647,
 }
-/** Alias of {@link CUarray_format_enum} (C typedef `CUarray_format`). */
-export const CUarray_format = CUarray_format_enum;
-export type CUarray_format = CUarray_format_enum;
+/** Alias of {@link CUarray_format_enum} (C typedef `CUarray_format`): its members are types too. */
+export import CUarray_format = CUarray_format_enum;
 
 /** Texture reference addressing modes */
 // enum CUaddress_mode_enum — cuda.h:705
@@ -372,9 +354,8 @@ export enum CUaddress_mode_enum {
   /** Border address mode */
   CU_TR_ADDRESS_MODE_BORDER = 3,
 }
-/** Alias of {@link CUaddress_mode_enum} (C typedef `CUaddress_mode`). */
-export const CUaddress_mode = CUaddress_mode_enum;
-export type CUaddress_mode = CUaddress_mode_enum;
+/** Alias of {@link CUaddress_mode_enum} (C typedef `CUaddress_mode`): its members are types too. */
+export import CUaddress_mode = CUaddress_mode_enum;
 
 /** Texture reference filtering modes */
 // enum CUfilter_mode_enum — cuda.h:715
@@ -384,9 +365,8 @@ export enum CUfilter_mode_enum {
   /** Linear filter mode */
   CU_TR_FILTER_MODE_LINEAR = 1,
 }
-/** Alias of {@link CUfilter_mode_enum} (C typedef `CUfilter_mode`). */
-export const CUfilter_mode = CUfilter_mode_enum;
-export type CUfilter_mode = CUfilter_mode_enum;
+/** Alias of {@link CUfilter_mode_enum} (C typedef `CUfilter_mode`): its members are types too. */
+export import CUfilter_mode = CUfilter_mode_enum;
 
 /** Device properties */
 // enum CUdevice_attribute_enum — cuda.h:723
@@ -699,9 +679,8 @@ export enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147,
   CU_DEVICE_ATTRIBUTE_MAX = 148,
 }
-/** Alias of {@link CUdevice_attribute_enum} (C typedef `CUdevice_attribute`). */
-export const CUdevice_attribute = CUdevice_attribute_enum;
-export type CUdevice_attribute = CUdevice_attribute_enum;
+/** Alias of {@link CUdevice_attribute_enum} (C typedef `CUdevice_attribute`): its members are types too. */
+export import CUdevice_attribute = CUdevice_attribute_enum;
 
 /** Pointer information */
 // enum CUpointer_attribute_enum — cuda.h:900
@@ -749,9 +728,8 @@ export enum CUpointer_attribute_enum {
   /** Returns in *data a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression. */
   CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21,
 }
-/** Alias of {@link CUpointer_attribute_enum} (C typedef `CUpointer_attribute`). */
-export const CUpointer_attribute = CUpointer_attribute_enum;
-export type CUpointer_attribute = CUpointer_attribute_enum;
+/** Alias of {@link CUpointer_attribute_enum} (C typedef `CUpointer_attribute`): its members are types too. */
+export import CUpointer_attribute = CUpointer_attribute_enum;
 
 /** Function properties */
 // enum CUfunction_attribute_enum — cuda.h:927
@@ -791,9 +769,8 @@ export enum CUfunction_attribute_enum {
   /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See::cuFuncSetAttribute,::cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_MAX = 16,
 }
-/** Alias of {@link CUfunction_attribute_enum} (C typedef `CUfunction_attribute`). */
-export const CUfunction_attribute = CUfunction_attribute_enum;
-export type CUfunction_attribute = CUfunction_attribute_enum;
+/** Alias of {@link CUfunction_attribute_enum} (C typedef `CUfunction_attribute`): its members are types too. */
+export import CUfunction_attribute = CUfunction_attribute_enum;
 
 /** Function cache configurations */
 // enum CUfunc_cache_enum — cuda.h:1080
@@ -807,9 +784,8 @@ export enum CUfunc_cache_enum {
   /** prefer equal sized L1 cache and shared memory */
   CU_FUNC_CACHE_PREFER_EQUAL = 3,
 }
-/** Alias of {@link CUfunc_cache_enum} (C typedef `CUfunc_cache`). */
-export const CUfunc_cache = CUfunc_cache_enum;
-export type CUfunc_cache = CUfunc_cache_enum;
+/** Alias of {@link CUfunc_cache_enum} (C typedef `CUfunc_cache`): its members are types too. */
+export import CUfunc_cache = CUfunc_cache_enum;
 
 /** Shared memory configurations */
 // enum CUsharedconfig_enum — cuda.h:1092
@@ -821,9 +797,8 @@ export enum CUsharedconfig_enum {
   /** set shared memory bank width to eight bytes */
   CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 2,
 }
-/** Alias of {@link CUsharedconfig_enum} (C typedef `CUsharedconfig`). */
-export const CUsharedconfig = CUsharedconfig_enum;
-export type CUsharedconfig = CUsharedconfig_enum;
+/** Alias of {@link CUsharedconfig_enum} (C typedef `CUsharedconfig`): its members are types too. */
+export import CUsharedconfig = CUsharedconfig_enum;
 
 /** Shared memory carveout configurations. These may be passed to::cuFuncSetAttribute or::cuKernelSetAttribute */
 // enum CUshared_carveout_enum — cuda.h:1101
@@ -835,9 +810,8 @@ export enum CUshared_carveout_enum {
   /** Prefer maximum available L1 cache, minimum shared memory */
   CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0,
 }
-/** Alias of {@link CUshared_carveout_enum} (C typedef `CUshared_carveout`). */
-export const CUshared_carveout = CUshared_carveout_enum;
-export type CUshared_carveout = CUshared_carveout_enum;
+/** Alias of {@link CUshared_carveout_enum} (C typedef `CUshared_carveout`): its members are types too. */
+export import CUshared_carveout = CUshared_carveout_enum;
 
 /** Memory types */
 // enum CUmemorytype_enum — cuda.h:1110
@@ -851,9 +825,8 @@ export enum CUmemorytype_enum {
   /** Unified device or host memory */
   CU_MEMORYTYPE_UNIFIED = 4,
 }
-/** Alias of {@link CUmemorytype_enum} (C typedef `CUmemorytype`). */
-export const CUmemorytype = CUmemorytype_enum;
-export type CUmemorytype = CUmemorytype_enum;
+/** Alias of {@link CUmemorytype_enum} (C typedef `CUmemorytype`): its members are types too. */
+export import CUmemorytype = CUmemorytype_enum;
 
 /** Compute Modes */
 // enum CUcomputemode_enum — cuda.h:1120
@@ -865,9 +838,8 @@ export enum CUcomputemode_enum {
   /** Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time) */
   CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
 }
-/** Alias of {@link CUcomputemode_enum} (C typedef `CUcomputemode`). */
-export const CUcomputemode = CUcomputemode_enum;
-export type CUcomputemode = CUcomputemode_enum;
+/** Alias of {@link CUcomputemode_enum} (C typedef `CUcomputemode`): its members are types too. */
+export import CUcomputemode = CUcomputemode_enum;
 
 /** Memory advise values */
 // enum CUmem_advise_enum — cuda.h:1129
@@ -885,9 +857,8 @@ export enum CUmem_advise_enum {
   /** Let the Unified Memory subsystem decide on the page faulting policy for the specified device */
   CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6,
 }
-/** Alias of {@link CUmem_advise_enum} (C typedef `CUmem_advise`). */
-export const CUmem_advise = CUmem_advise_enum;
-export type CUmem_advise = CUmem_advise_enum;
+/** Alias of {@link CUmem_advise_enum} (C typedef `CUmem_advise`): its members are types too. */
+export import CUmem_advise = CUmem_advise_enum;
 
 /** enum CUmem_range_attribute_enum */
 // enum CUmem_range_attribute_enum — cuda.h:1138
@@ -909,9 +880,8 @@ export enum CUmem_range_attribute_enum {
   /** The last location id to which the range was prefetched */
   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8,
 }
-/** Alias of {@link CUmem_range_attribute_enum} (C typedef `CUmem_range_attribute`). */
-export const CUmem_range_attribute = CUmem_range_attribute_enum;
-export type CUmem_range_attribute = CUmem_range_attribute_enum;
+/** Alias of {@link CUmem_range_attribute_enum} (C typedef `CUmem_range_attribute`): its members are types too. */
+export import CUmem_range_attribute = CUmem_range_attribute_enum;
 
 /** Online compiler and linker options */
 // enum CUjit_option_enum — cuda.h:1152
@@ -988,9 +958,8 @@ export enum CUjit_option_enum {
   /** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int Applies to: compiler only */
   CU_JIT_NUM_OPTIONS = 35,
 }
-/** Alias of {@link CUjit_option_enum} (C typedef `CUjit_option`). */
-export const CUjit_option = CUjit_option_enum;
-export type CUjit_option = CUjit_option_enum;
+/** Alias of {@link CUjit_option_enum} (C typedef `CUjit_option`): its members are types too. */
+export import CUjit_option = CUjit_option_enum;
 
 /** Online compilation targets */
 // enum CUjit_target_enum — cuda.h:1532
@@ -1053,9 +1022,8 @@ export enum CUjit_target_enum {
   CU_TARGET_COMPUTE_120F = 131192,
   CU_TARGET_COMPUTE_121F = 131193,
 }
-/** Alias of {@link CUjit_target_enum} (C typedef `CUjit_target`). */
-export const CUjit_target = CUjit_target_enum;
-export type CUjit_target = CUjit_target_enum;
+/** Alias of {@link CUjit_target_enum} (C typedef `CUjit_target`): its members are types too. */
+export import CUjit_target = CUjit_target_enum;
 
 /** Cubin matching fallback strategies */
 // enum CUjit_fallback_enum — cuda.h:1586
@@ -1065,9 +1033,8 @@ export enum CUjit_fallback_enum {
   /** Prefer to fall back to compatible binary code if exact match not found */
   CU_PREFER_BINARY = 1,
 }
-/** Alias of {@link CUjit_fallback_enum} (C typedef `CUjit_fallback`). */
-export const CUjit_fallback = CUjit_fallback_enum;
-export type CUjit_fallback = CUjit_fallback_enum;
+/** Alias of {@link CUjit_fallback_enum} (C typedef `CUjit_fallback`): its members are types too. */
+export import CUjit_fallback = CUjit_fallback_enum;
 
 /** Caching modes for dlcm */
 // enum CUjit_cacheMode_enum — cuda.h:1597
@@ -1079,9 +1046,8 @@ export enum CUjit_cacheMode_enum {
   /** Compile with L1 cache enabled */
   CU_JIT_CACHE_OPTION_CA = 2,
 }
-/** Alias of {@link CUjit_cacheMode_enum} (C typedef `CUjit_cacheMode`). */
-export const CUjit_cacheMode = CUjit_cacheMode_enum;
-export type CUjit_cacheMode = CUjit_cacheMode_enum;
+/** Alias of {@link CUjit_cacheMode_enum} (C typedef `CUjit_cacheMode`): its members are types too. */
+export import CUjit_cacheMode = CUjit_cacheMode_enum;
 
 /** Device code formats */
 // enum CUjitInputType_enum — cuda.h:1607
@@ -1101,9 +1067,8 @@ export enum CUjitInputType_enum {
   /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_NUM_INPUT_TYPES = 6,
 }
-/** Alias of {@link CUjitInputType_enum} (C typedef `CUjitInputType`). */
-export const CUjitInputType = CUjitInputType_enum;
-export type CUjitInputType = CUjitInputType_enum;
+/** Alias of {@link CUjitInputType_enum} (C typedef `CUjitInputType`): its members are types too. */
+export import CUjitInputType = CUjitInputType_enum;
 
 /** Flags to register a graphics resource */
 // enum CUgraphicsRegisterFlags_enum — cuda.h:1656
@@ -1114,9 +1079,8 @@ export enum CUgraphicsRegisterFlags_enum {
   CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST = 4,
   CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER = 8,
 }
-/** Alias of {@link CUgraphicsRegisterFlags_enum} (C typedef `CUgraphicsRegisterFlags`). */
-export const CUgraphicsRegisterFlags = CUgraphicsRegisterFlags_enum;
-export type CUgraphicsRegisterFlags = CUgraphicsRegisterFlags_enum;
+/** Alias of {@link CUgraphicsRegisterFlags_enum} (C typedef `CUgraphicsRegisterFlags`): its members are types too. */
+export import CUgraphicsRegisterFlags = CUgraphicsRegisterFlags_enum;
 
 /** Flags for mapping and unmapping interop resources */
 // enum CUgraphicsMapResourceFlags_enum — cuda.h:1667
@@ -1125,9 +1089,8 @@ export enum CUgraphicsMapResourceFlags_enum {
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 1,
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2,
 }
-/** Alias of {@link CUgraphicsMapResourceFlags_enum} (C typedef `CUgraphicsMapResourceFlags`). */
-export const CUgraphicsMapResourceFlags = CUgraphicsMapResourceFlags_enum;
-export type CUgraphicsMapResourceFlags = CUgraphicsMapResourceFlags_enum;
+/** Alias of {@link CUgraphicsMapResourceFlags_enum} (C typedef `CUgraphicsMapResourceFlags`): its members are types too. */
+export import CUgraphicsMapResourceFlags = CUgraphicsMapResourceFlags_enum;
 
 /** Array indices for cube faces */
 // enum CUarray_cubemap_face_enum — cuda.h:1676
@@ -1145,9 +1108,8 @@ export enum CUarray_cubemap_face_enum {
   /** Negative Z face of cubemap */
   CU_CUBEMAP_FACE_NEGATIVE_Z = 5,
 }
-/** Alias of {@link CUarray_cubemap_face_enum} (C typedef `CUarray_cubemap_face`). */
-export const CUarray_cubemap_face = CUarray_cubemap_face_enum;
-export type CUarray_cubemap_face = CUarray_cubemap_face_enum;
+/** Alias of {@link CUarray_cubemap_face_enum} (C typedef `CUarray_cubemap_face`): its members are types too. */
+export import CUarray_cubemap_face = CUarray_cubemap_face_enum;
 
 /** Limits */
 // enum CUlimit_enum — cuda.h:1688
@@ -1174,9 +1136,8 @@ export enum CUlimit_enum {
   CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 9,
   CU_LIMIT_MAX = 10,
 }
-/** Alias of {@link CUlimit_enum} (C typedef `CUlimit`). */
-export const CUlimit = CUlimit_enum;
-export type CUlimit = CUlimit_enum;
+/** Alias of {@link CUlimit_enum} (C typedef `CUlimit`): its members are types too. */
+export import CUlimit = CUlimit_enum;
 
 /** Resource types */
 // enum CUresourcetype_enum — cuda.h:1705
@@ -1190,9 +1151,8 @@ export enum CUresourcetype_enum {
   /** Pitch 2D resource */
   CU_RESOURCE_TYPE_PITCH2D = 3,
 }
-/** Alias of {@link CUresourcetype_enum} (C typedef `CUresourcetype`). */
-export const CUresourcetype = CUresourcetype_enum;
-export type CUresourcetype = CUresourcetype_enum;
+/** Alias of {@link CUresourcetype_enum} (C typedef `CUresourcetype`): its members are types too. */
+export import CUresourcetype = CUresourcetype_enum;
 
 /** Specifies performance hint with::CUaccessPolicyWindow for hitProp and missProp members. */
 // enum CUaccessProperty_enum — cuda.h:1727
@@ -1204,9 +1164,8 @@ export enum CUaccessProperty_enum {
   /** Persisting access is more likely to persist in cache. */
   CU_ACCESS_PROPERTY_PERSISTING = 2,
 }
-/** Alias of {@link CUaccessProperty_enum} (C typedef `CUaccessProperty`). */
-export const CUaccessProperty = CUaccessProperty_enum;
-export type CUaccessProperty = CUaccessProperty_enum;
+/** Alias of {@link CUaccessProperty_enum} (C typedef `CUaccessProperty`): its members are types too. */
+export import CUaccessProperty = CUaccessProperty_enum;
 
 /** Conditional node types */
 // enum CUgraphConditionalNodeType_enum — cuda.h:1861
@@ -1218,9 +1177,8 @@ export enum CUgraphConditionalNodeType_enum {
   /** Conditional 'switch' Node. Body[n] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched. */
   CU_GRAPH_COND_TYPE_SWITCH = 2,
 }
-/** Alias of {@link CUgraphConditionalNodeType_enum} (C typedef `CUgraphConditionalNodeType`). */
-export const CUgraphConditionalNodeType = CUgraphConditionalNodeType_enum;
-export type CUgraphConditionalNodeType = CUgraphConditionalNodeType_enum;
+/** Alias of {@link CUgraphConditionalNodeType_enum} (C typedef `CUgraphConditionalNodeType`): its members are types too. */
+export import CUgraphConditionalNodeType = CUgraphConditionalNodeType_enum;
 
 /** Graph node types */
 // enum CUgraphNodeType_enum — cuda.h:1903
@@ -1254,9 +1212,8 @@ export enum CUgraphNodeType_enum {
   /** Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using::cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call::cudaGraphSetConditional from device code. */
   CU_GRAPH_NODE_TYPE_CONDITIONAL = 13,
 }
-/** Alias of {@link CUgraphNodeType_enum} (C typedef `CUgraphNodeType`). */
-export const CUgraphNodeType = CUgraphNodeType_enum;
-export type CUgraphNodeType = CUgraphNodeType_enum;
+/** Alias of {@link CUgraphNodeType_enum} (C typedef `CUgraphNodeType`): its members are types too. */
+export import CUgraphNodeType = CUgraphNodeType_enum;
 
 /** Type annotations that can be applied to graph edges as part of::CUgraphEdgeData. */
 // enum CUgraphDependencyType_enum — cuda.h:1940
@@ -1266,9 +1223,8 @@ export enum CUgraphDependencyType_enum {
   /** This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
   CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1,
 }
-/** Alias of {@link CUgraphDependencyType_enum} (C typedef `CUgraphDependencyType`). */
-export const CUgraphDependencyType = CUgraphDependencyType_enum;
-export type CUgraphDependencyType = CUgraphDependencyType_enum;
+/** Alias of {@link CUgraphDependencyType_enum} (C typedef `CUgraphDependencyType`): its members are types too. */
+export import CUgraphDependencyType = CUgraphDependencyType_enum;
 
 /** Graph instantiation results */
 // enum CUgraphInstantiateResult_enum — cuda.h:1998
@@ -1286,9 +1242,8 @@ export enum CUgraphInstantiateResult_enum {
   /** One or more conditional handles are not associated with conditional nodes */
   CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED = 5,
 }
-/** Alias of {@link CUgraphInstantiateResult_enum} (C typedef `CUgraphInstantiateResult`). */
-export const CUgraphInstantiateResult = CUgraphInstantiateResult_enum;
-export type CUgraphInstantiateResult = CUgraphInstantiateResult_enum;
+/** Alias of {@link CUgraphInstantiateResult_enum} (C typedef `CUgraphInstantiateResult`): its members are types too. */
+export import CUgraphInstantiateResult = CUgraphInstantiateResult_enum;
 
 /** enum CUsynchronizationPolicy_enum */
 // enum CUsynchronizationPolicy_enum — cuda.h:2019
@@ -1298,9 +1253,8 @@ export enum CUsynchronizationPolicy_enum {
   CU_SYNC_POLICY_YIELD = 3,
   CU_SYNC_POLICY_BLOCKING_SYNC = 4,
 }
-/** Alias of {@link CUsynchronizationPolicy_enum} (C typedef `CUsynchronizationPolicy`). */
-export const CUsynchronizationPolicy = CUsynchronizationPolicy_enum;
-export type CUsynchronizationPolicy = CUsynchronizationPolicy_enum;
+/** Alias of {@link CUsynchronizationPolicy_enum} (C typedef `CUsynchronizationPolicy`): its members are types too. */
+export import CUsynchronizationPolicy = CUsynchronizationPolicy_enum;
 
 /** Cluster scheduling policies. These may be passed to::cuFuncSetAttribute or::cuKernelSetAttribute */
 // enum CUclusterSchedulingPolicy_enum — cuda.h:2029
@@ -1312,9 +1266,8 @@ export enum CUclusterSchedulingPolicy_enum {
   /** allow the hardware to load-balance the blocks in a cluster to the SMs */
   CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2,
 }
-/** Alias of {@link CUclusterSchedulingPolicy_enum} (C typedef `CUclusterSchedulingPolicy`). */
-export const CUclusterSchedulingPolicy = CUclusterSchedulingPolicy_enum;
-export type CUclusterSchedulingPolicy = CUclusterSchedulingPolicy_enum;
+/** Alias of {@link CUclusterSchedulingPolicy_enum} (C typedef `CUclusterSchedulingPolicy`): its members are types too. */
+export import CUclusterSchedulingPolicy = CUclusterSchedulingPolicy_enum;
 
 /** Memory Synchronization Domain A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating latency increase from memory barriers ordering unrelated traffic. By default, kernels are launched in domain 0. Kernel launched with::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a different domain ID. User may also alter the domain ID with::CUlaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN,::cuStreamSetAttribute,::cuLaunchKernelEx,::cuGraphKernelNodeSetAttribute. Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU. */
 // enum CUlaunchMemSyncDomain_enum — cuda.h:2051
@@ -1324,9 +1277,8 @@ export enum CUlaunchMemSyncDomain_enum {
   /** Launch kernels in the remote domain */
   CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE = 1,
 }
-/** Alias of {@link CUlaunchMemSyncDomain_enum} (C typedef `CUlaunchMemSyncDomain`). */
-export const CUlaunchMemSyncDomain = CUlaunchMemSyncDomain_enum;
-export type CUlaunchMemSyncDomain = CUlaunchMemSyncDomain_enum;
+/** Alias of {@link CUlaunchMemSyncDomain_enum} (C typedef `CUlaunchMemSyncDomain`): its members are types too. */
+export import CUlaunchMemSyncDomain = CUlaunchMemSyncDomain_enum;
 
 /** Launch attributes enum; used as id field of::CUlaunchAttribute */
 // enum CUlaunchAttributeID_enum — cuda.h:2075
@@ -1364,15 +1316,12 @@ export enum CUlaunchAttributeID_enum {
   /** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. Valid values for::CUlaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
   CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16,
 }
-/** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUlaunchAttributeID`). */
-export const CUlaunchAttributeID = CUlaunchAttributeID_enum;
-export type CUlaunchAttributeID = CUlaunchAttributeID_enum;
-/** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUkernelNodeAttrID`). */
-export const CUkernelNodeAttrID = CUlaunchAttributeID_enum;
-export type CUkernelNodeAttrID = CUlaunchAttributeID_enum;
-/** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUstreamAttrID`). */
-export const CUstreamAttrID = CUlaunchAttributeID_enum;
-export type CUstreamAttrID = CUlaunchAttributeID_enum;
+/** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUlaunchAttributeID`): its members are types too. */
+export import CUlaunchAttributeID = CUlaunchAttributeID_enum;
+/** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUkernelNodeAttrID`): its members are types too. */
+export import CUkernelNodeAttrID = CUlaunchAttributeID_enum;
+/** Alias of {@link CUlaunchAttributeID_enum} (C typedef `CUstreamAttrID`): its members are types too. */
+export import CUstreamAttrID = CUlaunchAttributeID_enum;
 
 /** Possible stream capture statuses returned by::cuStreamIsCapturing */
 // enum CUstreamCaptureStatus_enum — cuda.h:2380
@@ -1384,9 +1333,8 @@ export enum CUstreamCaptureStatus_enum {
   /** Stream is part of a capture sequence that has been invalidated, but not terminated */
   CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2,
 }
-/** Alias of {@link CUstreamCaptureStatus_enum} (C typedef `CUstreamCaptureStatus`). */
-export const CUstreamCaptureStatus = CUstreamCaptureStatus_enum;
-export type CUstreamCaptureStatus = CUstreamCaptureStatus_enum;
+/** Alias of {@link CUstreamCaptureStatus_enum} (C typedef `CUstreamCaptureStatus`): its members are types too. */
+export import CUstreamCaptureStatus = CUstreamCaptureStatus_enum;
 
 /** Possible modes for stream capture thread interactions. For more details see::cuStreamBeginCapture and::cuThreadExchangeStreamCaptureMode */
 // enum CUstreamCaptureMode_enum — cuda.h:2391
@@ -1395,9 +1343,8 @@ export enum CUstreamCaptureMode_enum {
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
   CU_STREAM_CAPTURE_MODE_RELAXED = 2,
 }
-/** Alias of {@link CUstreamCaptureMode_enum} (C typedef `CUstreamCaptureMode`). */
-export const CUstreamCaptureMode = CUstreamCaptureMode_enum;
-export type CUstreamCaptureMode = CUstreamCaptureMode_enum;
+/** Alias of {@link CUstreamCaptureMode_enum} (C typedef `CUstreamCaptureMode`): its members are types too. */
+export import CUstreamCaptureMode = CUstreamCaptureMode_enum;
 
 /** Flags to specify search options. For more details see::cuGetProcAddress */
 // enum CUdriverProcAddress_flags_enum — cuda.h:2410
@@ -1409,9 +1356,8 @@ export enum CUdriverProcAddress_flags_enum {
   /** Search for per-thread versions of driver symbols. */
   CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2,
 }
-/** Alias of {@link CUdriverProcAddress_flags_enum} (C typedef `CUdriverProcAddress_flags`). */
-export const CUdriverProcAddress_flags = CUdriverProcAddress_flags_enum;
-export type CUdriverProcAddress_flags = CUdriverProcAddress_flags_enum;
+/** Alias of {@link CUdriverProcAddress_flags_enum} (C typedef `CUdriverProcAddress_flags`): its members are types too. */
+export import CUdriverProcAddress_flags = CUdriverProcAddress_flags_enum;
 
 /** Flags to indicate search status. For more details see::cuGetProcAddress */
 // enum CUdriverProcAddressQueryResult_enum — cuda.h:2419
@@ -1423,9 +1369,8 @@ export enum CUdriverProcAddressQueryResult_enum {
   /** Symbol was found but version supplied was not sufficient */
   CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
 }
-/** Alias of {@link CUdriverProcAddressQueryResult_enum} (C typedef `CUdriverProcAddressQueryResult`). */
-export const CUdriverProcAddressQueryResult = CUdriverProcAddressQueryResult_enum;
-export type CUdriverProcAddressQueryResult = CUdriverProcAddressQueryResult_enum;
+/** Alias of {@link CUdriverProcAddressQueryResult_enum} (C typedef `CUdriverProcAddressQueryResult`): its members are types too. */
+export import CUdriverProcAddressQueryResult = CUdriverProcAddressQueryResult_enum;
 
 /** Execution Affinity Types */
 // enum CUexecAffinityType_enum — cuda.h:2428
@@ -1434,9 +1379,8 @@ export enum CUexecAffinityType_enum {
   CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0,
   CU_EXEC_AFFINITY_TYPE_MAX = 1,
 }
-/** Alias of {@link CUexecAffinityType_enum} (C typedef `CUexecAffinityType`). */
-export const CUexecAffinityType = CUexecAffinityType_enum;
-export type CUexecAffinityType = CUexecAffinityType_enum;
+/** Alias of {@link CUexecAffinityType_enum} (C typedef `CUexecAffinityType`): its members are types too. */
+export import CUexecAffinityType = CUexecAffinityType_enum;
 
 /** enum CUcigDataType_enum */
 // enum CUcigDataType_enum — cuda.h:2455
@@ -1445,9 +1389,8 @@ export enum CUcigDataType_enum {
   /** D3D12 Command Queue Handle */
   CIG_DATA_TYPE_NV_BLOB = 2,
 }
-/** Alias of {@link CUcigDataType_enum} (C typedef `CUcigDataType`). */
-export const CUcigDataType = CUcigDataType_enum;
-export type CUcigDataType = CUcigDataType_enum;
+/** Alias of {@link CUcigDataType_enum} (C typedef `CUcigDataType`): its members are types too. */
+export import CUcigDataType = CUcigDataType_enum;
 
 /** Library options to be specified with::cuLibraryLoadData() or::cuLibraryLoadFromFile() */
 // enum CUlibraryOption_enum — cuda.h:2482
@@ -1458,9 +1401,8 @@ export enum CUlibraryOption_enum {
   /** Specifes that the argument code passed to::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with::cuLibraryLoadFromFile() is invalid and will return::CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_NUM_OPTIONS = 2,
 }
-/** Alias of {@link CUlibraryOption_enum} (C typedef `CUlibraryOption`). */
-export const CUlibraryOption = CUlibraryOption_enum;
-export type CUlibraryOption = CUlibraryOption_enum;
+/** Alias of {@link CUlibraryOption_enum} (C typedef `CUlibraryOption`): its members are types too. */
+export import CUlibraryOption = CUlibraryOption_enum;
 
 /** Error codes */
 // enum cudaError_enum — cuda.h:2511
@@ -1665,9 +1607,8 @@ export enum cudaError_enum {
   /** This indicates that an unknown internal error has occurred. */
   CUDA_ERROR_UNKNOWN = 999,
 }
-/** Alias of {@link cudaError_enum} (C typedef `CUresult`). */
-export const CUresult = cudaError_enum;
-export type CUresult = cudaError_enum;
+/** Alias of {@link cudaError_enum} (C typedef `CUresult`): its members are types too. */
+export import CUresult = cudaError_enum;
 
 /** P2P Attributes */
 // enum CUdevice_P2PAttribute_enum — cuda.h:3184
@@ -1684,9 +1625,8 @@ export enum CUdevice_P2PAttribute_enum {
   /** Only some CUDA-valid atomic operations over the link are supported. */
   CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 5,
 }
-/** Alias of {@link CUdevice_P2PAttribute_enum} (C typedef `CUdevice_P2PAttribute`). */
-export const CUdevice_P2PAttribute = CUdevice_P2PAttribute_enum;
-export type CUdevice_P2PAttribute = CUdevice_P2PAttribute_enum;
+/** Alias of {@link CUdevice_P2PAttribute_enum} (C typedef `CUdevice_P2PAttribute`): its members are types too. */
+export import CUdevice_P2PAttribute = CUdevice_P2PAttribute_enum;
 
 /** CUDA-valid Atomic Operations */
 // enum CUatomicOperation_enum — cuda.h:3197
@@ -1706,9 +1646,8 @@ export enum CUatomicOperation_enum {
   CU_ATOMIC_OPERATION_FLOAT_MAX = 12,
   CU_ATOMIC_OPERATION_MAX = 13,
 }
-/** Alias of {@link CUatomicOperation_enum} (C typedef `CUatomicOperation`). */
-export const CUatomicOperation = CUatomicOperation_enum;
-export type CUatomicOperation = CUatomicOperation_enum;
+/** Alias of {@link CUatomicOperation_enum} (C typedef `CUatomicOperation`): its members are types too. */
+export import CUatomicOperation = CUatomicOperation_enum;
 
 /** CUDA-valid Atomic Operation capabilities */
 // enum CUatomicOperationCapability_enum — cuda.h:3217
@@ -1721,9 +1660,8 @@ export enum CUatomicOperationCapability_enum {
   CU_ATOMIC_CAPABILITY_SCALAR_128 = 32,
   CU_ATOMIC_CAPABILITY_VECTOR_32x4 = 64,
 }
-/** Alias of {@link CUatomicOperationCapability_enum} (C typedef `CUatomicOperationCapability`). */
-export const CUatomicOperationCapability = CUatomicOperationCapability_enum;
-export type CUatomicOperationCapability = CUatomicOperationCapability_enum;
+/** Alias of {@link CUatomicOperationCapability_enum} (C typedef `CUatomicOperationCapability`): its members are types too. */
+export import CUatomicOperationCapability = CUatomicOperationCapability_enum;
 
 /** Resource view format */
 // enum CUresourceViewFormat_enum — cuda.h:3534
@@ -1799,9 +1737,8 @@ export enum CUresourceViewFormat_enum {
   /** Block compressed 7 */
   CU_RES_VIEW_FORMAT_UNSIGNED_BC7 = 34,
 }
-/** Alias of {@link CUresourceViewFormat_enum} (C typedef `CUresourceViewFormat`). */
-export const CUresourceViewFormat = CUresourceViewFormat_enum;
-export type CUresourceViewFormat = CUresourceViewFormat_enum;
+/** Alias of {@link CUresourceViewFormat_enum} (C typedef `CUresourceViewFormat`): its members are types too. */
+export import CUresourceViewFormat = CUresourceViewFormat_enum;
 
 /** Tensor map data type */
 // enum CUtensorMapDataType_enum — cuda.h:3610
@@ -1823,9 +1760,8 @@ export enum CUtensorMapDataType_enum {
   CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14,
   CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15,
 }
-/** Alias of {@link CUtensorMapDataType_enum} (C typedef `CUtensorMapDataType`). */
-export const CUtensorMapDataType = CUtensorMapDataType_enum;
-export type CUtensorMapDataType = CUtensorMapDataType_enum;
+/** Alias of {@link CUtensorMapDataType_enum} (C typedef `CUtensorMapDataType`): its members are types too. */
+export import CUtensorMapDataType = CUtensorMapDataType_enum;
 
 /** Tensor map interleave layout type */
 // enum CUtensorMapInterleave_enum — cuda.h:3632
@@ -1834,9 +1770,8 @@ export enum CUtensorMapInterleave_enum {
   CU_TENSOR_MAP_INTERLEAVE_16B = 1,
   CU_TENSOR_MAP_INTERLEAVE_32B = 2,
 }
-/** Alias of {@link CUtensorMapInterleave_enum} (C typedef `CUtensorMapInterleave`). */
-export const CUtensorMapInterleave = CUtensorMapInterleave_enum;
-export type CUtensorMapInterleave = CUtensorMapInterleave_enum;
+/** Alias of {@link CUtensorMapInterleave_enum} (C typedef `CUtensorMapInterleave`): its members are types too. */
+export import CUtensorMapInterleave = CUtensorMapInterleave_enum;
 
 /** Tensor map swizzling mode of shared memory banks */
 // enum CUtensorMapSwizzle_enum — cuda.h:3641
@@ -1849,9 +1784,8 @@ export enum CUtensorMapSwizzle_enum {
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5,
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6,
 }
-/** Alias of {@link CUtensorMapSwizzle_enum} (C typedef `CUtensorMapSwizzle`). */
-export const CUtensorMapSwizzle = CUtensorMapSwizzle_enum;
-export type CUtensorMapSwizzle = CUtensorMapSwizzle_enum;
+/** Alias of {@link CUtensorMapSwizzle_enum} (C typedef `CUtensorMapSwizzle`): its members are types too. */
+export import CUtensorMapSwizzle = CUtensorMapSwizzle_enum;
 
 /** Tensor map L2 promotion type */
 // enum CUtensorMapL2promotion_enum — cuda.h:3654
@@ -1861,9 +1795,8 @@ export enum CUtensorMapL2promotion_enum {
   CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
   CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
 }
-/** Alias of {@link CUtensorMapL2promotion_enum} (C typedef `CUtensorMapL2promotion`). */
-export const CUtensorMapL2promotion = CUtensorMapL2promotion_enum;
-export type CUtensorMapL2promotion = CUtensorMapL2promotion_enum;
+/** Alias of {@link CUtensorMapL2promotion_enum} (C typedef `CUtensorMapL2promotion`): its members are types too. */
+export import CUtensorMapL2promotion = CUtensorMapL2promotion_enum;
 
 /** Tensor map out-of-bounds fill type */
 // enum CUtensorMapFloatOOBfill_enum — cuda.h:3664
@@ -1871,9 +1804,8 @@ export enum CUtensorMapFloatOOBfill_enum {
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1,
 }
-/** Alias of {@link CUtensorMapFloatOOBfill_enum} (C typedef `CUtensorMapFloatOOBfill`). */
-export const CUtensorMapFloatOOBfill = CUtensorMapFloatOOBfill_enum;
-export type CUtensorMapFloatOOBfill = CUtensorMapFloatOOBfill_enum;
+/** Alias of {@link CUtensorMapFloatOOBfill_enum} (C typedef `CUtensorMapFloatOOBfill`): its members are types too. */
+export import CUtensorMapFloatOOBfill = CUtensorMapFloatOOBfill_enum;
 
 /** Tensor map Im2Col wide mode */
 // enum CUtensorMapIm2ColWideMode_enum — cuda.h:3672
@@ -1881,9 +1813,8 @@ export enum CUtensorMapIm2ColWideMode_enum {
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W = 0,
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 = 1,
 }
-/** Alias of {@link CUtensorMapIm2ColWideMode_enum} (C typedef `CUtensorMapIm2ColWideMode`). */
-export const CUtensorMapIm2ColWideMode = CUtensorMapIm2ColWideMode_enum;
-export type CUtensorMapIm2ColWideMode = CUtensorMapIm2ColWideMode_enum;
+/** Alias of {@link CUtensorMapIm2ColWideMode_enum} (C typedef `CUtensorMapIm2ColWideMode`): its members are types too. */
+export import CUtensorMapIm2ColWideMode = CUtensorMapIm2ColWideMode_enum;
 
 /** Access flags that specify the level of access the current context's device has on the memory referenced. */
 // enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum — cuda.h:3690
@@ -1895,9 +1826,8 @@ export enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {
   /** Read-write access, the device has full read-write access to the memory */
   CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 3,
 }
-/** Alias of {@link CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum} (C typedef `CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS`). */
-export const CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum;
-export type CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum;
+/** Alias of {@link CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum} (C typedef `CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS`): its members are types too. */
+export import CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum;
 
 /** External memory handle types */
 // enum CUexternalMemoryHandleType_enum — cuda.h:3716
@@ -1921,9 +1851,8 @@ export enum CUexternalMemoryHandleType_enum {
   /** Handle is a dma_buf file descriptor */
   CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD = 9,
 }
-/** Alias of {@link CUexternalMemoryHandleType_enum} (C typedef `CUexternalMemoryHandleType`). */
-export const CUexternalMemoryHandleType = CUexternalMemoryHandleType_enum;
-export type CUexternalMemoryHandleType = CUexternalMemoryHandleType_enum;
+/** Alias of {@link CUexternalMemoryHandleType_enum} (C typedef `CUexternalMemoryHandleType`): its members are types too. */
+export import CUexternalMemoryHandleType = CUexternalMemoryHandleType_enum;
 
 /** External semaphore handle types */
 // enum CUexternalSemaphoreHandleType_enum — cuda.h:3894
@@ -1949,9 +1878,8 @@ export enum CUexternalSemaphoreHandleType_enum {
   /** Handle is an opaque shared NT handle referencing a timeline semaphore */
   CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10,
 }
-/** Alias of {@link CUexternalSemaphoreHandleType_enum} (C typedef `CUexternalSemaphoreHandleType`). */
-export const CUexternalSemaphoreHandleType = CUexternalSemaphoreHandleType_enum;
-export type CUexternalSemaphoreHandleType = CUexternalSemaphoreHandleType_enum;
+/** Alias of {@link CUexternalSemaphoreHandleType_enum} (C typedef `CUexternalSemaphoreHandleType`): its members are types too. */
+export import CUexternalSemaphoreHandleType = CUexternalSemaphoreHandleType_enum;
 
 /** Flags for specifying particular handle types */
 // enum CUmemAllocationHandleType_enum — cuda.h:4135
@@ -1968,9 +1896,8 @@ export enum CUmemAllocationHandleType_enum {
   CU_MEM_HANDLE_TYPE_FABRIC = 8,
   CU_MEM_HANDLE_TYPE_MAX = 2147483647,
 }
-/** Alias of {@link CUmemAllocationHandleType_enum} (C typedef `CUmemAllocationHandleType`). */
-export const CUmemAllocationHandleType = CUmemAllocationHandleType_enum;
-export type CUmemAllocationHandleType = CUmemAllocationHandleType_enum;
+/** Alias of {@link CUmemAllocationHandleType_enum} (C typedef `CUmemAllocationHandleType`): its members are types too. */
+export import CUmemAllocationHandleType = CUmemAllocationHandleType_enum;
 
 /** Specifies the memory protection flags for mapping. */
 // enum CUmemAccess_flags_enum — cuda.h:4147
@@ -1983,9 +1910,8 @@ export enum CUmemAccess_flags_enum {
   CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
   CU_MEM_ACCESS_FLAGS_PROT_MAX = 2147483647,
 }
-/** Alias of {@link CUmemAccess_flags_enum} (C typedef `CUmemAccess_flags`). */
-export const CUmemAccess_flags = CUmemAccess_flags_enum;
-export type CUmemAccess_flags = CUmemAccess_flags_enum;
+/** Alias of {@link CUmemAccess_flags_enum} (C typedef `CUmemAccess_flags`): its members are types too. */
+export import CUmemAccess_flags = CUmemAccess_flags_enum;
 
 /** Specifies the type of location */
 // enum CUmemLocationType_enum — cuda.h:4157
@@ -2003,9 +1929,8 @@ export enum CUmemLocationType_enum {
   CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 4,
   CU_MEM_LOCATION_TYPE_MAX = 2147483647,
 }
-/** Alias of {@link CUmemLocationType_enum} (C typedef `CUmemLocationType`). */
-export const CUmemLocationType = CUmemLocationType_enum;
-export type CUmemLocationType = CUmemLocationType_enum;
+/** Alias of {@link CUmemLocationType_enum} (C typedef `CUmemLocationType`): its members are types too. */
+export import CUmemLocationType = CUmemLocationType_enum;
 
 /** Defines the allocation types available */
 // enum CUmemAllocationType_enum — cuda.h:4170
@@ -2018,9 +1943,8 @@ export enum CUmemAllocationType_enum {
   /** This allocation type is managed memory */
   CU_MEM_ALLOCATION_TYPE_MAX = 2147483647,
 }
-/** Alias of {@link CUmemAllocationType_enum} (C typedef `CUmemAllocationType`). */
-export const CUmemAllocationType = CUmemAllocationType_enum;
-export type CUmemAllocationType = CUmemAllocationType_enum;
+/** Alias of {@link CUmemAllocationType_enum} (C typedef `CUmemAllocationType`): its members are types too. */
+export import CUmemAllocationType = CUmemAllocationType_enum;
 
 /** Flag for requesting different optimal and required granularities for an allocation. */
 // enum CUmemAllocationGranularity_flags_enum — cuda.h:4186
@@ -2030,9 +1954,8 @@ export enum CUmemAllocationGranularity_flags_enum {
   /** Recommended granularity for allocation for best performance */
   CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1,
 }
-/** Alias of {@link CUmemAllocationGranularity_flags_enum} (C typedef `CUmemAllocationGranularity_flags`). */
-export const CUmemAllocationGranularity_flags = CUmemAllocationGranularity_flags_enum;
-export type CUmemAllocationGranularity_flags = CUmemAllocationGranularity_flags_enum;
+/** Alias of {@link CUmemAllocationGranularity_flags_enum} (C typedef `CUmemAllocationGranularity_flags`): its members are types too. */
+export import CUmemAllocationGranularity_flags = CUmemAllocationGranularity_flags_enum;
 
 /** Specifies the handle type for address range */
 // enum CUmemRangeHandleType_enum — cuda.h:4194
@@ -2040,9 +1963,8 @@ export enum CUmemRangeHandleType_enum {
   CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1,
   CU_MEM_RANGE_HANDLE_TYPE_MAX = 2147483647,
 }
-/** Alias of {@link CUmemRangeHandleType_enum} (C typedef `CUmemRangeHandleType`). */
-export const CUmemRangeHandleType = CUmemRangeHandleType_enum;
-export type CUmemRangeHandleType = CUmemRangeHandleType_enum;
+/** Alias of {@link CUmemRangeHandleType_enum} (C typedef `CUmemRangeHandleType`): its members are types too. */
+export import CUmemRangeHandleType = CUmemRangeHandleType_enum;
 
 /** Flag for requesting handle type for address range. */
 // enum CUmemRangeFlags_enum — cuda.h:4203
@@ -2050,9 +1972,8 @@ export enum CUmemRangeFlags_enum {
   /** Indicates that DMA_BUF handle should be mapped via PCIe BAR1 */
   CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 1,
 }
-/** Alias of {@link CUmemRangeFlags_enum} (C typedef `CUmemRangeFlags`). */
-export const CUmemRangeFlags = CUmemRangeFlags_enum;
-export type CUmemRangeFlags = CUmemRangeFlags_enum;
+/** Alias of {@link CUmemRangeFlags_enum} (C typedef `CUmemRangeFlags`): its members are types too. */
+export import CUmemRangeFlags = CUmemRangeFlags_enum;
 
 /** Sparse subresource types */
 // enum CUarraySparseSubresourceType_enum — cuda.h:4210
@@ -2060,9 +1981,8 @@ export enum CUarraySparseSubresourceType_enum {
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0,
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1,
 }
-/** Alias of {@link CUarraySparseSubresourceType_enum} (C typedef `CUarraySparseSubresourceType`). */
-export const CUarraySparseSubresourceType = CUarraySparseSubresourceType_enum;
-export type CUarraySparseSubresourceType = CUarraySparseSubresourceType_enum;
+/** Alias of {@link CUarraySparseSubresourceType_enum} (C typedef `CUarraySparseSubresourceType`): its members are types too. */
+export import CUarraySparseSubresourceType = CUarraySparseSubresourceType_enum;
 
 /** Memory operation types */
 // enum CUmemOperationType_enum — cuda.h:4218
@@ -2070,18 +1990,16 @@ export enum CUmemOperationType_enum {
   CU_MEM_OPERATION_TYPE_MAP = 1,
   CU_MEM_OPERATION_TYPE_UNMAP = 2,
 }
-/** Alias of {@link CUmemOperationType_enum} (C typedef `CUmemOperationType`). */
-export const CUmemOperationType = CUmemOperationType_enum;
-export type CUmemOperationType = CUmemOperationType_enum;
+/** Alias of {@link CUmemOperationType_enum} (C typedef `CUmemOperationType`): its members are types too. */
+export import CUmemOperationType = CUmemOperationType_enum;
 
 /** Memory handle types */
 // enum CUmemHandleType_enum — cuda.h:4226
 export enum CUmemHandleType_enum {
   CU_MEM_HANDLE_TYPE_GENERIC = 0,
 }
-/** Alias of {@link CUmemHandleType_enum} (C typedef `CUmemHandleType`). */
-export const CUmemHandleType = CUmemHandleType_enum;
-export type CUmemHandleType = CUmemHandleType_enum;
+/** Alias of {@link CUmemHandleType_enum} (C typedef `CUmemHandleType`): its members are types too. */
+export import CUmemHandleType = CUmemHandleType_enum;
 
 /** Specifies compression attribute for an allocation. */
 // enum CUmemAllocationCompType_enum — cuda.h:4287
@@ -2091,9 +2009,8 @@ export enum CUmemAllocationCompType_enum {
   /** Allocating compressible memory */
   CU_MEM_ALLOCATION_COMP_GENERIC = 1,
 }
-/** Alias of {@link CUmemAllocationCompType_enum} (C typedef `CUmemAllocationCompType`). */
-export const CUmemAllocationCompType = CUmemAllocationCompType_enum;
-export type CUmemAllocationCompType = CUmemAllocationCompType_enum;
+/** Alias of {@link CUmemAllocationCompType_enum} (C typedef `CUmemAllocationCompType`): its members are types too. */
+export import CUmemAllocationCompType = CUmemAllocationCompType_enum;
 
 /** Flags for querying different granularities for a multicast object */
 // enum CUmulticastGranularity_flags_enum — cuda.h:4343
@@ -2103,9 +2020,8 @@ export enum CUmulticastGranularity_flags_enum {
   /** Recommended granularity for best performance */
   CU_MULTICAST_GRANULARITY_RECOMMENDED = 1,
 }
-/** Alias of {@link CUmulticastGranularity_flags_enum} (C typedef `CUmulticastGranularity_flags`). */
-export const CUmulticastGranularity_flags = CUmulticastGranularity_flags_enum;
-export type CUmulticastGranularity_flags = CUmulticastGranularity_flags_enum;
+/** Alias of {@link CUmulticastGranularity_flags_enum} (C typedef `CUmulticastGranularity_flags`): its members are types too. */
+export import CUmulticastGranularity_flags = CUmulticastGranularity_flags_enum;
 
 /** CUDA Graph Update error types */
 // enum CUgraphExecUpdateResult_enum — cuda.h:4386
@@ -2129,9 +2045,8 @@ export enum CUgraphExecUpdateResult_enum {
   /** The update failed because the node attributes changed in a way that is not supported */
   CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 8,
 }
-/** Alias of {@link CUgraphExecUpdateResult_enum} (C typedef `CUgraphExecUpdateResult`). */
-export const CUgraphExecUpdateResult = CUgraphExecUpdateResult_enum;
-export type CUgraphExecUpdateResult = CUgraphExecUpdateResult_enum;
+/** Alias of {@link CUgraphExecUpdateResult_enum} (C typedef `CUgraphExecUpdateResult`): its members are types too. */
+export import CUgraphExecUpdateResult = CUgraphExecUpdateResult_enum;
 
 /** CUDA memory pool attributes */
 // enum CUmemPool_attribute_enum — cuda.h:4424
@@ -2153,9 +2068,8 @@ export enum CUmemPool_attribute_enum {
   /** (value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero. */
   CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8,
 }
-/** Alias of {@link CUmemPool_attribute_enum} (C typedef `CUmemPool_attribute`). */
-export const CUmemPool_attribute = CUmemPool_attribute_enum;
-export type CUmemPool_attribute = CUmemPool_attribute_enum;
+/** Alias of {@link CUmemPool_attribute_enum} (C typedef `CUmemPool_attribute`): its members are types too. */
+export import CUmemPool_attribute = CUmemPool_attribute_enum;
 
 /** Flags to specify for copies within a batch. For more details see::cuMemcpyBatchAsync. */
 // enum CUmemcpyFlags_enum — cuda.h:4524
@@ -2164,9 +2078,8 @@ export enum CUmemcpyFlags_enum {
   /** Hint to the driver to try and overlap the copy with compute work on the SMs. */
   CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 1,
 }
-/** Alias of {@link CUmemcpyFlags_enum} (C typedef `CUmemcpyFlags`). */
-export const CUmemcpyFlags = CUmemcpyFlags_enum;
-export type CUmemcpyFlags = CUmemcpyFlags_enum;
+/** Alias of {@link CUmemcpyFlags_enum} (C typedef `CUmemcpyFlags`): its members are types too. */
+export import CUmemcpyFlags = CUmemcpyFlags_enum;
 
 /** These flags allow applications to convey the source access ordering CUDA must maintain. The destination will always be accessed in stream order. */
 // enum CUmemcpySrcAccessOrder_enum — cuda.h:4537
@@ -2182,9 +2095,8 @@ export enum CUmemcpySrcAccessOrder_enum {
   /** Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. */
   CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 2147483647,
 }
-/** Alias of {@link CUmemcpySrcAccessOrder_enum} (C typedef `CUmemcpySrcAccessOrder`). */
-export const CUmemcpySrcAccessOrder = CUmemcpySrcAccessOrder_enum;
-export type CUmemcpySrcAccessOrder = CUmemcpySrcAccessOrder_enum;
+/** Alias of {@link CUmemcpySrcAccessOrder_enum} (C typedef `CUmemcpySrcAccessOrder`): its members are types too. */
+export import CUmemcpySrcAccessOrder = CUmemcpySrcAccessOrder_enum;
 
 /** These flags allow applications to convey the operand type for individual copies specified in::cuMemcpy3DBatchAsync. */
 // enum CUmemcpy3DOperandType_enum — cuda.h:4585
@@ -2195,9 +2107,8 @@ export enum CUmemcpy3DOperandType_enum {
   CU_MEMCPY_OPERAND_TYPE_ARRAY = 2,
   CU_MEMCPY_OPERAND_TYPE_MAX = 2147483647,
 }
-/** Alias of {@link CUmemcpy3DOperandType_enum} (C typedef `CUmemcpy3DOperandType`). */
-export const CUmemcpy3DOperandType = CUmemcpy3DOperandType_enum;
-export type CUmemcpy3DOperandType = CUmemcpy3DOperandType_enum;
+/** Alias of {@link CUmemcpy3DOperandType_enum} (C typedef `CUmemcpy3DOperandType`): its members are types too. */
+export import CUmemcpy3DOperandType = CUmemcpy3DOperandType_enum;
 
 /** enum CUgraphMem_attribute_enum */
 // enum CUgraphMem_attribute_enum — cuda.h:4685
@@ -2211,9 +2122,8 @@ export enum CUgraphMem_attribute_enum {
   /** (value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator. */
   CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3,
 }
-/** Alias of {@link CUgraphMem_attribute_enum} (C typedef `CUgraphMem_attribute`). */
-export const CUgraphMem_attribute = CUgraphMem_attribute_enum;
-export type CUgraphMem_attribute = CUgraphMem_attribute_enum;
+/** Alias of {@link CUgraphMem_attribute_enum} (C typedef `CUgraphMem_attribute`): its members are types too. */
+export import CUgraphMem_attribute = CUgraphMem_attribute_enum;
 
 /** Child graph node ownership */
 // enum CUgraphChildGraphNodeOwnership_enum — cuda.h:4717
@@ -2223,9 +2133,8 @@ export enum CUgraphChildGraphNodeOwnership_enum {
   /** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. The following restrictions apply to child graphs after they have been moved: Cannot be independently instantiated or destroyed; Cannot be added as a child graph of a separate parent graph; Cannot be used as an argument to cuGraphExecUpdate; Cannot have additional memory allocation or free nodes added. */
   CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE = 1,
 }
-/** Alias of {@link CUgraphChildGraphNodeOwnership_enum} (C typedef `CUgraphChildGraphNodeOwnership`). */
-export const CUgraphChildGraphNodeOwnership = CUgraphChildGraphNodeOwnership_enum;
-export type CUgraphChildGraphNodeOwnership = CUgraphChildGraphNodeOwnership_enum;
+/** Alias of {@link CUgraphChildGraphNodeOwnership_enum} (C typedef `CUgraphChildGraphNodeOwnership`): its members are types too. */
+export import CUgraphChildGraphNodeOwnership = CUgraphChildGraphNodeOwnership_enum;
 
 /** Bitmasks for::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS */
 // enum CUflushGPUDirectRDMAWritesOptions_enum — cuda.h:4965
@@ -2235,9 +2144,8 @@ export enum CUflushGPUDirectRDMAWritesOptions_enum {
   /** The::CU_STREAM_WAIT_VALUE_FLUSH flag and the::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 2,
 }
-/** Alias of {@link CUflushGPUDirectRDMAWritesOptions_enum} (C typedef `CUflushGPUDirectRDMAWritesOptions`). */
-export const CUflushGPUDirectRDMAWritesOptions = CUflushGPUDirectRDMAWritesOptions_enum;
-export type CUflushGPUDirectRDMAWritesOptions = CUflushGPUDirectRDMAWritesOptions_enum;
+/** Alias of {@link CUflushGPUDirectRDMAWritesOptions_enum} (C typedef `CUflushGPUDirectRDMAWritesOptions`): its members are types too. */
+export import CUflushGPUDirectRDMAWritesOptions = CUflushGPUDirectRDMAWritesOptions_enum;
 
 /** Platform native ordering for GPUDirect RDMA writes */
 // enum CUGPUDirectRDMAWritesOrdering_enum — cuda.h:4973
@@ -2249,9 +2157,8 @@ export enum CUGPUDirectRDMAWritesOrdering_enum {
   /** Any CUDA device in the system can consistently consume remote writes to this device. */
   CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200,
 }
-/** Alias of {@link CUGPUDirectRDMAWritesOrdering_enum} (C typedef `CUGPUDirectRDMAWritesOrdering`). */
-export const CUGPUDirectRDMAWritesOrdering = CUGPUDirectRDMAWritesOrdering_enum;
-export type CUGPUDirectRDMAWritesOrdering = CUGPUDirectRDMAWritesOrdering_enum;
+/** Alias of {@link CUGPUDirectRDMAWritesOrdering_enum} (C typedef `CUGPUDirectRDMAWritesOrdering`): its members are types too. */
+export import CUGPUDirectRDMAWritesOrdering = CUGPUDirectRDMAWritesOrdering_enum;
 
 /** The scopes for::cuFlushGPUDirectRDMAWrites */
 // enum CUflushGPUDirectRDMAWritesScope_enum — cuda.h:4982
@@ -2261,9 +2168,8 @@ export enum CUflushGPUDirectRDMAWritesScope_enum {
   /** Blocks until remote writes are visible to all CUDA device contexts. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200,
 }
-/** Alias of {@link CUflushGPUDirectRDMAWritesScope_enum} (C typedef `CUflushGPUDirectRDMAWritesScope`). */
-export const CUflushGPUDirectRDMAWritesScope = CUflushGPUDirectRDMAWritesScope_enum;
-export type CUflushGPUDirectRDMAWritesScope = CUflushGPUDirectRDMAWritesScope_enum;
+/** Alias of {@link CUflushGPUDirectRDMAWritesScope_enum} (C typedef `CUflushGPUDirectRDMAWritesScope`): its members are types too. */
+export import CUflushGPUDirectRDMAWritesScope = CUflushGPUDirectRDMAWritesScope_enum;
 
 /** The targets for::cuFlushGPUDirectRDMAWrites */
 // enum CUflushGPUDirectRDMAWritesTarget_enum — cuda.h:4990
@@ -2271,9 +2177,8 @@ export enum CUflushGPUDirectRDMAWritesTarget_enum {
   /** Sets the target for::cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0,
 }
-/** Alias of {@link CUflushGPUDirectRDMAWritesTarget_enum} (C typedef `CUflushGPUDirectRDMAWritesTarget`). */
-export const CUflushGPUDirectRDMAWritesTarget = CUflushGPUDirectRDMAWritesTarget_enum;
-export type CUflushGPUDirectRDMAWritesTarget = CUflushGPUDirectRDMAWritesTarget_enum;
+/** Alias of {@link CUflushGPUDirectRDMAWritesTarget_enum} (C typedef `CUflushGPUDirectRDMAWritesTarget`): its members are types too. */
+export import CUflushGPUDirectRDMAWritesTarget = CUflushGPUDirectRDMAWritesTarget_enum;
 
 /** The additional write options for::cuGraphDebugDotPrint */
 // enum CUgraphDebugDot_flags_enum — cuda.h:4997
@@ -2311,9 +2216,8 @@ export enum CUgraphDebugDot_flags_enum {
   /** Adds conditional node parameters to output */
   CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS = 32768,
 }
-/** Alias of {@link CUgraphDebugDot_flags_enum} (C typedef `CUgraphDebugDot_flags`). */
-export const CUgraphDebugDot_flags = CUgraphDebugDot_flags_enum;
-export type CUgraphDebugDot_flags = CUgraphDebugDot_flags_enum;
+/** Alias of {@link CUgraphDebugDot_flags_enum} (C typedef `CUgraphDebugDot_flags`): its members are types too. */
+export import CUgraphDebugDot_flags = CUgraphDebugDot_flags_enum;
 
 /** Flags for user objects for graphs */
 // enum CUuserObject_flags_enum — cuda.h:5019
@@ -2321,9 +2225,8 @@ export enum CUuserObject_flags_enum {
   /** Indicates the destructor execution is not synchronized by any CUDA handle. */
   CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1,
 }
-/** Alias of {@link CUuserObject_flags_enum} (C typedef `CUuserObject_flags`). */
-export const CUuserObject_flags = CUuserObject_flags_enum;
-export type CUuserObject_flags = CUuserObject_flags_enum;
+/** Alias of {@link CUuserObject_flags_enum} (C typedef `CUuserObject_flags`): its members are types too. */
+export import CUuserObject_flags = CUuserObject_flags_enum;
 
 /** Flags for retaining user object references for graphs */
 // enum CUuserObjectRetain_flags_enum — cuda.h:5026
@@ -2331,9 +2234,8 @@ export enum CUuserObjectRetain_flags_enum {
   /** Transfer references from the caller rather than creating new references. */
   CU_GRAPH_USER_OBJECT_MOVE = 1,
 }
-/** Alias of {@link CUuserObjectRetain_flags_enum} (C typedef `CUuserObjectRetain_flags`). */
-export const CUuserObjectRetain_flags = CUuserObjectRetain_flags_enum;
-export type CUuserObjectRetain_flags = CUuserObjectRetain_flags_enum;
+/** Alias of {@link CUuserObjectRetain_flags_enum} (C typedef `CUuserObjectRetain_flags`): its members are types too. */
+export import CUuserObjectRetain_flags = CUuserObjectRetain_flags_enum;
 
 /** Flags for instantiating a graph */
 // enum CUgraphInstantiate_flags_enum — cuda.h:5033
@@ -2347,9 +2249,8 @@ export enum CUgraphInstantiate_flags_enum {
   /** Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into. */
   CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8,
 }
-/** Alias of {@link CUgraphInstantiate_flags_enum} (C typedef `CUgraphInstantiate_flags`). */
-export const CUgraphInstantiate_flags = CUgraphInstantiate_flags_enum;
-export type CUgraphInstantiate_flags = CUgraphInstantiate_flags_enum;
+/** Alias of {@link CUgraphInstantiate_flags_enum} (C typedef `CUgraphInstantiate_flags`): its members are types too. */
+export import CUgraphInstantiate_flags = CUgraphInstantiate_flags_enum;
 
 /** CUDA device NUMA configuration */
 // enum CUdeviceNumaConfig_enum — cuda.h:5048
@@ -2359,9 +2260,8 @@ export enum CUdeviceNumaConfig_enum {
   /** The GPU is a NUMA node, CU_DEVICE_ATTRIBUTE_NUMA_ID contains its NUMA ID */
   CU_DEVICE_NUMA_CONFIG_NUMA_NODE = 1,
 }
-/** Alias of {@link CUdeviceNumaConfig_enum} (C typedef `CUdeviceNumaConfig`). */
-export const CUdeviceNumaConfig = CUdeviceNumaConfig_enum;
-export type CUdeviceNumaConfig = CUdeviceNumaConfig_enum;
+/** Alias of {@link CUdeviceNumaConfig_enum} (C typedef `CUdeviceNumaConfig`): its members are types too. */
+export import CUdeviceNumaConfig = CUdeviceNumaConfig_enum;
 
 /** CUDA Process States */
 // enum CUprocessState_enum — cuda.h:5056
@@ -2375,9 +2275,8 @@ export enum CUprocessState_enum {
   /** Application entered an uncorrectable error during the checkpoint/restore process */
   CU_PROCESS_STATE_FAILED = 3,
 }
-/** Alias of {@link CUprocessState_enum} (C typedef `CUprocessState`). */
-export const CUprocessState = CUprocessState_enum;
-export type CUprocessState = CUprocessState_enum;
+/** Alias of {@link CUprocessState_enum} (C typedef `CUprocessState`): its members are types too. */
+export import CUprocessState = CUprocessState_enum;
 
 /** CUDA Lazy Loading status */
 // enum CUmoduleLoadingMode_enum — cuda.h:7481
@@ -2387,9 +2286,8 @@ export enum CUmoduleLoadingMode_enum {
   /** Lazy Kernel Loading is enabled */
   CU_MODULE_LAZY_LOADING = 2,
 }
-/** Alias of {@link CUmoduleLoadingMode_enum} (C typedef `CUmoduleLoadingMode`). */
-export const CUmoduleLoadingMode = CUmoduleLoadingMode_enum;
-export type CUmoduleLoadingMode = CUmoduleLoadingMode_enum;
+/** Alias of {@link CUmoduleLoadingMode_enum} (C typedef `CUmoduleLoadingMode`): its members are types too. */
+export import CUmoduleLoadingMode = CUmoduleLoadingMode_enum;
 
 /** Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK. */
 // enum CUmemDecompressAlgorithm_enum — cuda.h:12602
@@ -2403,9 +2301,8 @@ export enum CUmemDecompressAlgorithm_enum {
   /** LZ4 is supported. */
   CU_MEM_DECOMPRESS_ALGORITHM_LZ4 = 4,
 }
-/** Alias of {@link CUmemDecompressAlgorithm_enum} (C typedef `CUmemDecompressAlgorithm`). */
-export const CUmemDecompressAlgorithm = CUmemDecompressAlgorithm_enum;
-export type CUmemDecompressAlgorithm = CUmemDecompressAlgorithm_enum;
+/** Alias of {@link CUmemDecompressAlgorithm_enum} (C typedef `CUmemDecompressAlgorithm`): its members are types too. */
+export import CUmemDecompressAlgorithm = CUmemDecompressAlgorithm_enum;
 
 /** enum CUfunctionLoadingState_enum */
 // enum CUfunctionLoadingState_enum — cuda.h:17376
@@ -2414,9 +2311,8 @@ export enum CUfunctionLoadingState_enum {
   CU_FUNCTION_LOADING_STATE_LOADED = 1,
   CU_FUNCTION_LOADING_STATE_MAX = 2,
 }
-/** Alias of {@link CUfunctionLoadingState_enum} (C typedef `CUfunctionLoadingState`). */
-export const CUfunctionLoadingState = CUfunctionLoadingState_enum;
-export type CUfunctionLoadingState = CUfunctionLoadingState_enum;
+/** Alias of {@link CUfunctionLoadingState_enum} (C typedef `CUfunctionLoadingState`): its members are types too. */
+export import CUfunctionLoadingState = CUfunctionLoadingState_enum;
 
 /** Flags for choosing a coredump attribute to get/set */
 // enum CUcoredumpSettings_enum — cuda.h:24366
@@ -2430,9 +2326,8 @@ export enum CUcoredumpSettings_enum {
   CU_COREDUMP_GENERATION_FLAGS = 7,
   CU_COREDUMP_MAX = 8,
 }
-/** Alias of {@link CUcoredumpSettings_enum} (C typedef `CUcoredumpSettings`). */
-export const CUcoredumpSettings = CUcoredumpSettings_enum;
-export type CUcoredumpSettings = CUcoredumpSettings_enum;
+/** Alias of {@link CUcoredumpSettings_enum} (C typedef `CUcoredumpSettings`): its members are types too. */
+export import CUcoredumpSettings = CUcoredumpSettings_enum;
 
 /** Flags for controlling coredump contents */
 // enum CUCoredumpGenerationFlags — cuda.h:24380
@@ -2475,9 +2370,8 @@ export enum CUlogLevel_enum {
   CU_LOG_LEVEL_ERROR = 0,
   CU_LOG_LEVEL_WARNING = 1,
 }
-/** Alias of {@link CUlogLevel_enum} (C typedef `CUlogLevel`). */
-export const CUlogLevel = CUlogLevel_enum;
-export type CUlogLevel = CUlogLevel_enum;
+/** Alias of {@link CUlogLevel_enum} (C typedef `CUlogLevel`): its members are types too. */
+export import CUlogLevel = CUlogLevel_enum;
 
 /** Profiler Output Modes */
 // enum CUoutput_mode_enum — cudaProfiler.h:73
@@ -2487,9 +2381,8 @@ export enum CUoutput_mode_enum {
   /** Output mode Comma separated values format. */
   CU_OUT_CSV = 1,
 }
-/** Alias of {@link CUoutput_mode_enum} (C typedef `CUoutput_mode`). */
-export const CUoutput_mode = CUoutput_mode_enum;
-export type CUoutput_mode = CUoutput_mode_enum;
+/** Alias of {@link CUoutput_mode_enum} (C typedef `CUoutput_mode`): its members are types too. */
+export import CUoutput_mode = CUoutput_mode_enum;
 
 /** CUDA devices corresponding to an OpenGL device */
 // enum CUGLDeviceList_enum — cudaGL.h:242
@@ -2501,9 +2394,8 @@ export enum CUGLDeviceList_enum {
   /** The CUDA devices for the GPUs to be used by the current OpenGL context in the next frame */
   CU_GL_DEVICE_LIST_NEXT_FRAME = 3,
 }
-/** Alias of {@link CUGLDeviceList_enum} (C typedef `CUGLDeviceList`). */
-export const CUGLDeviceList = CUGLDeviceList_enum;
-export type CUGLDeviceList = CUGLDeviceList_enum;
+/** Alias of {@link CUGLDeviceList_enum} (C typedef `CUGLDeviceList`): its members are types too. */
+export import CUGLDeviceList = CUGLDeviceList_enum;
 
 /** Flags to map or unmap a resource */
 // enum CUGLmap_flags_enum — cudaGL.h:298
@@ -2512,9 +2404,8 @@ export enum CUGLmap_flags_enum {
   CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY = 1,
   CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2,
 }
-/** Alias of {@link CUGLmap_flags_enum} (C typedef `CUGLmap_flags`). */
-export const CUGLmap_flags = CUGLmap_flags_enum;
-export type CUGLmap_flags = CUGLmap_flags_enum;
+/** Alias of {@link CUGLmap_flags_enum} (C typedef `CUGLmap_flags`): its members are types too. */
+export import CUGLmap_flags = CUGLmap_flags_enum;
 
 /** CUDA EglFrame type - array or pointer */
 // enum CUeglFrameType_enum — cudaEGL.h:79
@@ -2524,9 +2415,8 @@ export enum CUeglFrameType_enum {
   /** Frame type pointer */
   CU_EGL_FRAME_TYPE_PITCH = 1,
 }
-/** Alias of {@link CUeglFrameType_enum} (C typedef `CUeglFrameType`). */
-export const CUeglFrameType = CUeglFrameType_enum;
-export type CUeglFrameType = CUeglFrameType_enum;
+/** Alias of {@link CUeglFrameType_enum} (C typedef `CUeglFrameType`): its members are types too. */
+export import CUeglFrameType = CUeglFrameType_enum;
 
 /** Resource location flags- sysmem or vidmem For CUDA context on iGPU, since video and system memory are equivalent - these flags will not have an effect on the execution. For CUDA context on dGPU, applications can use the flag::CUeglResourceLocationFlags to give a hint about the desired location.::CU_EGL_RESOURCE_LOCATION_SYSMEM - the frame data is made resident on the system memory to be accessed by CUDA.::CU_EGL_RESOURCE_LOCATION_VIDMEM - the frame data is made resident on the dedicated video memory to be accessed by CUDA. There may be an additional latency due to new allocation and data migration, if the frame is produced on a different memory. */
 // enum CUeglResourceLocationFlags_enum — cudaEGL.h:108
@@ -2536,9 +2426,8 @@ export enum CUeglResourceLocationFlags_enum {
   /** Resource location vidmem */
   CU_EGL_RESOURCE_LOCATION_VIDMEM = 1,
 }
-/** Alias of {@link CUeglResourceLocationFlags_enum} (C typedef `CUeglResourceLocationFlags`). */
-export const CUeglResourceLocationFlags = CUeglResourceLocationFlags_enum;
-export type CUeglResourceLocationFlags = CUeglResourceLocationFlags_enum;
+/** Alias of {@link CUeglResourceLocationFlags_enum} (C typedef `CUeglResourceLocationFlags`): its members are types too. */
+export import CUeglResourceLocationFlags = CUeglResourceLocationFlags_enum;
 
 /** CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops. Three channel formats are currently not supported for::CU_EGL_FRAME_TYPE_ARRAY */
 // enum CUeglColorFormat_enum — cudaEGL.h:117
@@ -2779,7 +2668,6 @@ export enum CUeglColorFormat_enum {
   CU_EGL_COLOR_FORMAT_UYVY_2020 = 116,
   CU_EGL_COLOR_FORMAT_MAX = 117,
 }
-/** Alias of {@link CUeglColorFormat_enum} (C typedef `CUeglColorFormat`). */
-export const CUeglColorFormat = CUeglColorFormat_enum;
-export type CUeglColorFormat = CUeglColorFormat_enum;
+/** Alias of {@link CUeglColorFormat_enum} (C typedef `CUeglColorFormat`): its members are types too. */
+export import CUeglColorFormat = CUeglColorFormat_enum;
 

@@ -278,9 +278,8 @@ export enum cudaError {
   /** Any unhandled CUDA driver error is added to this value and returned via the runtime. Production releases of CUDA should not return such errors. */
   cudaErrorApiFailureBase = 10000,
 }
-/** Alias of {@link cudaError} (C typedef `cudaError_t`). */
-export const cudaError_t = cudaError;
-export type cudaError_t = cudaError;
+/** Alias of {@link cudaError} (C typedef `cudaError_t`): its members are types too. */
+export import cudaError_t = cudaError;
 
 /** Channel format kind */
 // enum cudaChannelFormatKind — driver_types.h:1129
@@ -1367,9 +1366,8 @@ export enum cudaGraphDependencyType_enum {
   /** This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the::cudaGraphKernelNodePortProgrammatic or::cudaGraphKernelNodePortLaunchCompletion outgoing port. */
   cudaGraphDependencyTypeProgrammatic = 1,
 }
-/** Alias of {@link cudaGraphDependencyType_enum} (C typedef `cudaGraphDependencyType`). */
-export const cudaGraphDependencyType = cudaGraphDependencyType_enum;
-export type cudaGraphDependencyType = cudaGraphDependencyType_enum;
+/** Alias of {@link cudaGraphDependencyType_enum} (C typedef `cudaGraphDependencyType`): its members are types too. */
+export import cudaGraphDependencyType = cudaGraphDependencyType_enum;
 
 /** CUDA Graph Update error types */
 // enum cudaGraphExecUpdateResult — driver_types.h:3560
@@ -1547,9 +1545,8 @@ export enum cudaAsyncNotificationType_enum {
   /** Sent when the process has exceeded its device memory budget */
   cudaAsyncNotificationTypeOverBudget = 1,
 }
-/** Alias of {@link cudaAsyncNotificationType_enum} (C typedef `cudaAsyncNotificationType`). */
-export const cudaAsyncNotificationType = cudaAsyncNotificationType_enum;
-export type cudaAsyncNotificationType = cudaAsyncNotificationType_enum;
+/** Alias of {@link cudaAsyncNotificationType_enum} (C typedef `cudaAsyncNotificationType`): its members are types too. */
+export import cudaAsyncNotificationType = cudaAsyncNotificationType_enum;
 
 /** enum CUDAlogLevel_enum */
 // enum CUDAlogLevel_enum — driver_types.h:4088
@@ -1557,9 +1554,8 @@ export enum CUDAlogLevel_enum {
   cudaLogLevelError = 0,
   cudaLogLevelWarning = 1,
 }
-/** Alias of {@link CUDAlogLevel_enum} (C typedef `cudaLogLevel`). */
-export const cudaLogLevel = CUDAlogLevel_enum;
-export type cudaLogLevel = CUDAlogLevel_enum;
+/** Alias of {@link CUDAlogLevel_enum} (C typedef `cudaLogLevel`): its members are types too. */
+export import cudaLogLevel = CUDAlogLevel_enum;
 
 /** CUDA Surface boundary modes */
 // enum cudaSurfaceBoundaryMode — surface_types.h:86
@@ -1673,9 +1669,8 @@ export enum cudaDataType_t {
   CUDA_R_6F_E3M2 = 32,
   CUDA_R_4F_E2M1 = 33,
 }
-/** Alias of {@link cudaDataType_t} (C typedef `cudaDataType`). */
-export const cudaDataType = cudaDataType_t;
-export type cudaDataType = cudaDataType_t;
+/** Alias of {@link cudaDataType_t} (C typedef `cudaDataType`): its members are types too. */
+export import cudaDataType = cudaDataType_t;
 
 /** Enum for specifying how to leverage floating-point emulation algorithms */
 // enum cudaEmulationStrategy_t — library_types.h:98
@@ -1687,9 +1682,8 @@ export enum cudaEmulationStrategy_t {
   /** An emulation strategy which configures libraries to use emulation whenever possible */
   CUDA_EMULATION_STRATEGY_EAGER = 2,
 }
-/** Alias of {@link cudaEmulationStrategy_t} (C typedef `cudaEmulationStrategy`). */
-export const cudaEmulationStrategy = cudaEmulationStrategy_t;
-export type cudaEmulationStrategy = cudaEmulationStrategy_t;
+/** Alias of {@link cudaEmulationStrategy_t} (C typedef `cudaEmulationStrategy`): its members are types too. */
+export import cudaEmulationStrategy = cudaEmulationStrategy_t;
 
 /** Enum to configure the mantissa related parameters for floating-point emulation algorithms */
 // enum cudaEmulationMantissaControl_t — library_types.h:120
@@ -1699,9 +1693,8 @@ export enum cudaEmulationMantissaControl_t {
   /** The number of retained mantissa bits are known at runtime */
   CUDA_EMULATION_MANTISSA_CONTROL_FIXED = 1,
 }
-/** Alias of {@link cudaEmulationMantissaControl_t} (C typedef `cudaEmulationMantissaControl`). */
-export const cudaEmulationMantissaControl = cudaEmulationMantissaControl_t;
-export type cudaEmulationMantissaControl = cudaEmulationMantissaControl_t;
+/** Alias of {@link cudaEmulationMantissaControl_t} (C typedef `cudaEmulationMantissaControl`): its members are types too. */
+export import cudaEmulationMantissaControl = cudaEmulationMantissaControl_t;
 
 /** Enum to configure how special floating-point values will be handled by emulation algorithms */
 // enum cudaEmulationSpecialValuesSupport_t — library_types.h:136
@@ -1715,9 +1708,8 @@ export enum cudaEmulationSpecialValuesSupport_t {
   /** Require emulation algorithms to handle NaN inputs and outputs */
   CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_NAN = 2,
 }
-/** Alias of {@link cudaEmulationSpecialValuesSupport_t} (C typedef `cudaEmulationSpecialValuesSupport`). */
-export const cudaEmulationSpecialValuesSupport = cudaEmulationSpecialValuesSupport_t;
-export type cudaEmulationSpecialValuesSupport = cudaEmulationSpecialValuesSupport_t;
+/** Alias of {@link cudaEmulationSpecialValuesSupport_t} (C typedef `cudaEmulationSpecialValuesSupport`): its members are types too. */
+export import cudaEmulationSpecialValuesSupport = cudaEmulationSpecialValuesSupport_t;
 
 /** enum libraryPropertyType_t */
 // enum libraryPropertyType_t — library_types.h:158
@@ -1726,9 +1718,8 @@ export enum libraryPropertyType_t {
   MINOR_VERSION = 1,
   PATCH_LEVEL = 2,
 }
-/** Alias of {@link libraryPropertyType_t} (C typedef `libraryPropertyType`). */
-export const libraryPropertyType = libraryPropertyType_t;
-export type libraryPropertyType = libraryPropertyType_t;
+/** Alias of {@link libraryPropertyType_t} (C typedef `libraryPropertyType`): its members are types too. */
+export import libraryPropertyType = libraryPropertyType_t;
 
 /** CUDA EglFrame type - array or pointer */
 // enum cudaEglFrameType_enum — cuda_egl_interop.h:76
@@ -1738,9 +1729,8 @@ export enum cudaEglFrameType_enum {
   /** Frame type CUDA pointer */
   cudaEglFrameTypePitch = 1,
 }
-/** Alias of {@link cudaEglFrameType_enum} (C typedef `cudaEglFrameType`). */
-export const cudaEglFrameType = cudaEglFrameType_enum;
-export type cudaEglFrameType = cudaEglFrameType_enum;
+/** Alias of {@link cudaEglFrameType_enum} (C typedef `cudaEglFrameType`): its members are types too. */
+export import cudaEglFrameType = cudaEglFrameType_enum;
 
 /** Resource location flags- sysmem or vidmem For CUDA context on iGPU, since video and system memory are equivalent - these flags will not have an effect on the execution. For CUDA context on dGPU, applications can use the flag::cudaEglResourceLocationFlags to give a hint about the desired location.::cudaEglResourceLocationSysmem - the frame data is made resident on the system memory to be accessed by CUDA.::cudaEglResourceLocationVidmem - the frame data is made resident on the dedicated video memory to be accessed by CUDA. There may be an additional latency due to new allocation and data migration, if the frame is produced on a different memory. */
 // enum cudaEglResourceLocationFlags_enum — cuda_egl_interop.h:100
@@ -1750,9 +1740,8 @@ export enum cudaEglResourceLocationFlags_enum {
   /** Resource location vidmem */
   cudaEglResourceLocationVidmem = 1,
 }
-/** Alias of {@link cudaEglResourceLocationFlags_enum} (C typedef `cudaEglResourceLocationFlags`). */
-export const cudaEglResourceLocationFlags = cudaEglResourceLocationFlags_enum;
-export type cudaEglResourceLocationFlags = cudaEglResourceLocationFlags_enum;
+/** Alias of {@link cudaEglResourceLocationFlags_enum} (C typedef `cudaEglResourceLocationFlags`): its members are types too. */
+export import cudaEglResourceLocationFlags = cudaEglResourceLocationFlags_enum;
 
 /** CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops. */
 // enum cudaEglColorFormat_enum — cuda_egl_interop.h:108
@@ -1984,9 +1973,8 @@ export enum cudaEglColorFormat_enum {
   /** Y, U, V in one surface, interleaved as UYVY in one channel. */
   cudaEglColorFormatUYVY2020 = 116,
 }
-/** Alias of {@link cudaEglColorFormat_enum} (C typedef `cudaEglColorFormat`). */
-export const cudaEglColorFormat = cudaEglColorFormat_enum;
-export type cudaEglColorFormat = cudaEglColorFormat_enum;
+/** Alias of {@link cudaEglColorFormat_enum} (C typedef `cudaEglColorFormat`): its members are types too. */
+export import cudaEglColorFormat = cudaEglColorFormat_enum;
 
 /** Alias of {@link cudaLaunchAttributeID} (`#define cudaStreamAttrID cudaLaunchAttributeID`). */
 export const cudaStreamAttrID = cudaLaunchAttributeID;

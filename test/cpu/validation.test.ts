@@ -1,5 +1,5 @@
 // Bad input fails in JavaScript, before C, with an error that names the function and parameter.
-import { cudart } from '../../src';
+import { cudart, cuda } from '../../src';
 
 const INSUFFICIENT = cudart.cudaError_t.cudaErrorInsufficientDriver;
 
@@ -51,6 +51,14 @@ describe('host buffer extents', () => {
   test('an exact fit is accepted', () => {
     expect(cudart.cudaMemcpy(0n, Buffer.alloc(8), 8, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice)[0]).toBe(INSUFFICIENT);
   });
+});
+
+test("a C typedef of an enum is an alias whose members are types too (cudart.cudaError_t.cudaSuccess)", () => {
+  // This file is type-checked: the annotations below do not compile when the alias is only a const and a type.
+  const ok: cudart.cudaError_t.cudaSuccess = cudart.cudaError_t.cudaSuccess;
+  const notReady: cuda.CUresult.CUDA_ERROR_NOT_READY = cuda.CUresult.CUDA_ERROR_NOT_READY;
+  expect([ok, notReady]).toEqual([0, 600]);
+  expect(cudart.cudaError_t).toBe(cudart.cudaError);
 });
 
 describe('integers', () => {

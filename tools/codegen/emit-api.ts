@@ -23,7 +23,7 @@ export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, st
     }
     o.push('}');
     for (const t of e.typedefs) {
-      if (t !== e.name) o.push(`/** Alias of {@link ${e.name}} (C typedef \`${t}\`). */\nexport const ${t} = ${e.name};\nexport type ${t} = ${e.name};`);
+      if (t !== e.name) o.push(`/** Alias of {@link ${e.name}} (C typedef \`${t}\`): its members are types too. */\nexport import ${t} = ${e.name};`);
     }
     o.push('');
   }
