@@ -86,9 +86,38 @@ export function openLibrary(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.
       }
       continue;
     }
+    pinLoaded(c);
     return { lib, file: c, resolvedPath: resolvedPath(c), version };
   }
   throw new LibraryLoadError(spec.label, attempts, spec);
+}
+
+const RTLD_NOW = 2;
+const RTLD_NOLOAD = 4;
+const RTLD_NODELETE = 0x1000;
+let dlopen: ((file: string, flags: number) => unknown) | null | undefined;
+
+/**
+ * Keeps an accepted library mapped until the process ends. CUDA libraries run threads of their own
+ * (the one that calls host functions, among others); koffi closes its libraries while the process
+ * exits, and a library unmapped under its own running thread crashes the exit (a fake libcudart's
+ * host-function thread did, about one exit in five). RTLD_NODELETE on the already loaded object
+ * (RTLD_NOLOAD) makes the dynamic linker ignore that close. Linux only; elsewhere nothing to do.
+ */
+function pinLoaded(file: string): void {
+  if (process.platform !== 'linux') return;
+  if (dlopen === undefined) {
+    dlopen = null;
+    for (const libc of ['libc.so.6', 'libdl.so.2']) {
+      try {
+        dlopen = koffi.load(libc).func('void *dlopen(const char *file, int flags)') as (file: string, flags: number) => unknown;
+        break;
+      } catch {
+        /* try the next */
+      }
+    }
+  }
+  dlopen?.(file, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 function firstLine(s: string): string {

@@ -66,6 +66,19 @@ test('the override variable picks the file', () => {
   expect([lib.file, lib.version]).toEqual([fake, 13020]);
 });
 
+test('an accepted library stays mapped after koffi closes it (its threads may still run while the process exits)', () => {
+  // koffi closes its libraries as the process exits; a CUDA library's own thread (the host-function
+  // thread) then ran in unmapped code and crashed about one exit in five. A refused library is closed.
+  const accepted = fakeCudart(13030);
+  const refused = fakeCudart(12030);
+  const mapped = (f: string) => fs.readFileSync('/proc/self/maps', 'utf8').includes(f);
+  const lib = openLibrary(cudartSpec, { CUDA_BINDINGS_CUDART: accepted });
+  lib.lib.unload();
+  expect(mapped(accepted)).toBe(true);
+  expect(() => openLibrary({ ...cudartSpec, linuxNames: [] }, { CUDA_BINDINGS_CUDART: refused })).toThrow(/CUDA runtime 12\.3 found/);
+  expect(mapped(refused)).toBe(false);
+});
+
 /** Runs a script in a fresh Node process (so nothing is loaded yet) and returns its stdout. */
 function node(script: string, env: NodeJS.ProcessEnv = {}): string {
   const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: path.join(__dirname, '..', '..') });
