@@ -320,6 +320,20 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.notes.push(`${p.name}: typed kernel arguments`);
       continue;
     }
+    if (spec?.k === 'sizedOut') {
+      // Host memory checked against the size call, or null: the call sizes and allocates it.
+      const size = `(${spec.sizeFn} as (...a: unknown[]) => [number, number | null])(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
+      addJs(p, 'Pointer');
+      plan.pre.push(`const ${L} = ${J} === null ? null : M.pointer(${J}, '${F}', '${p.name}');`);
+      plan.late.push(`let o_${p.name}: Buffer | null = null;`);
+      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; o_${p.name} = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }`);
+      plan.late.push(`else X.needBytes(${L}, () => ${size}, '${F}', '${p.name}', '${spec.sizeFn}');`);
+      plan.args.push(`o_${p.name} ?? ${L}`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `o_${p.name}`, ts: 'Buffer' });
+      plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
+      continue;
+    }
     if (spec?.k === 'pointer') {
       pointerParam(p);
       continue;

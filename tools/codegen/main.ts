@@ -13,10 +13,13 @@ import type { ApiConfig } from './apis';
 import { runtimeApi } from './runtime-spec';
 import { driverApi } from './driver-spec';
 import { nvrtcApi } from './nvrtc-spec';
+import { nvjitlinkApi } from './nvjitlink-spec';
+import { nvfatbinApi } from './nvfatbin-spec';
+import { nvvmApi } from './nvvm-spec';
 import { emitReducedHeader } from './emit-reduced';
 import { cudaInclude } from './clang';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -47,6 +50,7 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   const cr = runClang(headers, [], extra);
   const bind = new Set(api.bindHeaders);
   const model = buildModel(cr, bind);
+  if (api.inlineWrappers) followInlineWrappers(model);
   if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0]));
   if (api.versionedSymbols) followRenames(model);
   // The same headers with the per-thread default stream: which symbol each name maps to.
@@ -88,6 +92,21 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, cr.version));
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
+}
+
+/**
+ * `static inline nvJitLinkCreate(...) { return __nvJitLinkCreate_13_0(...); }`: the function is bound
+ * as nvJitLinkCreate, with the wrapper's documentation, to the exported symbol it calls.
+ */
+function followInlineWrappers(model: Model): void {
+  const byCallee = new Map([...model.inlineWrappers].map(([name, w]) => [w.callee, { name, ...w }]));
+  const fns = [...model.functions.values()];
+  model.functions.clear();
+  for (const f of fns) {
+    const w = byCallee.get(f.name);
+    const g = w ? { ...f, name: w.name, symbol: f.name, loc: w.loc, doc: w.doc || f.doc, paramDocs: { ...f.paramDocs, ...w.paramDocs } } : f;
+    model.functions.set(g.name, g);
+  }
 }
 
 /** `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2. */
