@@ -1,7 +1,8 @@
 // libnvfatbin, opened on first use; its functions bound on their first call.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
-import { declarations, perThreadSymbols } from './nvfatbin';
+import { lazyDeclarations } from './lazy-declarations';
+import type { declarations as Declarations } from './nvfatbin';
 import { CUDA_MAJOR } from './cudart-lib';
 import { checkVersionPair } from './nvjitlink-lib';
 
@@ -17,6 +18,6 @@ export const nvfatbinSpec: LibrarySpec = {
 };
 
 /** libnvfatbin's functions, bound on first call (the library opens on the first of them). */
-export const nvfatbin = lazyLibrary(nvfatbinSpec, declarations, perThreadSymbols);
+export const nvfatbin = lazyLibrary(nvfatbinSpec, lazyDeclarations<typeof Declarations>(() => require('./nvfatbin').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
 export const nvfatbinLibraryInfo = () => nvfatbin.info();

@@ -1,7 +1,8 @@
 // libnvJitLink, opened on first use; its functions bound on their first call.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
-import { declarations, perThreadSymbols } from './nvjitlink';
+import { lazyDeclarations } from './lazy-declarations';
+import type { declarations as Declarations } from './nvjitlink';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const nvjitlinkSpec: LibrarySpec = {
@@ -35,6 +36,6 @@ export function checkVersionPair(lib: import('koffi').LibraryHandle, fnName: str
 }
 
 /** libnvJitLink's functions, bound on first call (the library opens on the first of them). */
-export const nvjitlink = lazyLibrary(nvjitlinkSpec, declarations, perThreadSymbols);
+export const nvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
 export const nvjitlinkLibraryInfo = () => nvjitlink.info();

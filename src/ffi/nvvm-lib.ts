@@ -2,7 +2,8 @@
 // nvvm/lib64 (nvvm/bin on Windows), where the system search does not look.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
-import { declarations, perThreadSymbols } from './nvvm';
+import { lazyDeclarations } from './lazy-declarations';
+import type { declarations as Declarations } from './nvvm';
 import { checkVersionPair } from './nvjitlink-lib';
 
 /** The soname of the libNVVM that CUDA 13 ships (its API version 2.x). */
@@ -21,6 +22,6 @@ export const nvvmSpec: LibrarySpec = {
 };
 
 /** libnvvm's functions, bound on first call (the library opens on the first of them). */
-export const nvvm = lazyLibrary(nvvmSpec, declarations, perThreadSymbols);
+export const nvvm = lazyLibrary(nvvmSpec, lazyDeclarations<typeof Declarations>(() => require('./nvvm').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
 export const nvvmLibraryInfo = () => nvvm.info();
