@@ -7,7 +7,7 @@ import * as cuda from '../driver';
 import { borrowed } from '../structs/support';
 import { Device } from './Device';
 import { LinkError, driverError } from './errors';
-import { ObjectCode, archDigits, type CodeKind } from './ObjectCode';
+import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
 import { cacheDir, readCache, writeCache } from './Program';
 
 export interface LinkerOptions {
@@ -142,7 +142,9 @@ export class Linker {
         throw new LinkError(e, nvjitlink.nvJitLinkResult[e] ?? `nvJitLinkResult ${e}`, 'nvJitLink', this.errorLog, this.infoLog, fn);
       };
       this.objects.forEach((obj, i) => {
-        const [e] = nvjitlink.nvJitLinkAddData(handle, NVJITLINK_INPUT[obj.kind], obj.code, obj.code.length, obj.name);
+        // PTX is passed by its length, with a NUL after it for readers that stop at one.
+        const data = obj.kind === 'ptx' ? withNul(obj.code) : obj.code;
+        const [e] = nvjitlink.nvJitLinkAddData(handle, NVJITLINK_INPUT[obj.kind], data, obj.code.length, obj.name);
         if (e !== 0) fail(e, `nvJitLinkAddData(objects[${i}] '${obj.name}', ${obj.kind})`);
       });
       const [e] = nvjitlink.nvJitLinkComplete(handle);
@@ -303,10 +305,4 @@ function cText(b: Uint8Array | null): string {
   if (!b) return '';
   const end = b.indexOf(0);
   return Buffer.from(b.buffer, b.byteOffset, end < 0 ? b.length : end).toString('utf8').trimEnd();
-}
-
-function withNul(b: Uint8Array): Uint8Array {
-  const z = new Uint8Array(b.length + 1);
-  z.set(b);
-  return z;
 }

@@ -97,7 +97,7 @@ export class ObjectCode {
         const arch = archDigits(o.arch!, 'ObjectCode.fatbin', `objects[${i}].arch`);
         const id = `${o.name}#${i}`;
         const r = o.kind === 'cubin' ? nvfatbin.nvFatbinAddCubin(handle, o.code, o.code.length, arch, id)
-          : o.kind === 'ptx' ? nvfatbin.nvFatbinAddPTX(handle, o.code, o.code.length, arch, id, '')
+          : o.kind === 'ptx' ? nvfatbin.nvFatbinAddPTX(handle, withNul(o.code), o.code.length, arch, id, '')
           : nvfatbin.nvFatbinAddLTOIR(handle, o.code, o.code.length, arch, id, '');
         fatbinCheck(r[0], `nvFatbinAdd${o.kind === 'cubin' ? 'Cubin' : o.kind === 'ptx' ? 'PTX' : 'LTOIR'}(objects[${i}] '${o.name}', arch ${arch})`);
       });
@@ -134,6 +134,13 @@ function sniff(b: Uint8Array): CodeKind | undefined {
   const head = new TextDecoder().decode(b.subarray(0, 4096));
   if (/^\s*(\/\/[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*\.version\s+\d/.test(head)) return 'ptx';
   return undefined;
+}
+
+/** PTX with a NUL after its `length` bytes, for readers that stop at one (as C strings do). */
+export function withNul(b: Uint8Array): Uint8Array {
+  const z = new Uint8Array(b.length + 1);
+  z.set(b);
+  return z;
 }
 
 function stripNul(b: Uint8Array): Uint8Array {
