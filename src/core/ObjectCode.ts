@@ -9,6 +9,7 @@ import { Module, type ModuleOptions } from './Module';
 
 /** What an ObjectCode holds. */
 export type CodeKind = 'cubin' | 'ptx' | 'ltoir' | 'fatbin' | 'object' | 'library';
+/** Every kind, in the order the messages list them. */
 export const CODE_KINDS: readonly CodeKind[] = ['cubin', 'ptx', 'ltoir', 'fatbin', 'object', 'library'];
 
 /** File name endings and the kind they stand for. */

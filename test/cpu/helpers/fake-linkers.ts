@@ -155,3 +155,31 @@ export function buildFakeLinkers(dir: string): { nvjitlink: string; nvfatbin: st
   }
   return out;
 }
+
+/**
+ * Libraries that export every symbol of nvJitLink, nvFatbin and libNVVM and refuse every call with
+ * status 99, touching no argument (their version calls answer, so the loader takes them): for the
+ * argument fuzzer, where a real library would crash on the bad handles it is given.
+ */
+export function buildRefusingStubs(dir: string): Record<'nvjitlink' | 'nvfatbin' | 'nvvm', string> {
+  const apis = {
+    nvjitlink: { file: 'libnvJitLink.so.13', version: 'nvJitLinkVersion', major: 13 },
+    nvfatbin: { file: 'libnvfatbin.so.13', version: 'nvFatbinVersion', major: 13 },
+    nvvm: { file: 'libnvvm.so.4', version: 'nvvmVersion', major: 2 },
+  };
+  const out = {} as Record<keyof typeof apis, string>;
+  for (const [id, a] of Object.entries(apis) as [keyof typeof apis, (typeof apis)[keyof typeof apis]][]) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const decls = require(`../../../src/ffi/${id}`).declarations as Record<string, [string, string]>;
+    const fns = Object.values(decls).map(([sym, ret]) => {
+      if (sym === a.version) return `int ${sym}(int *major, int *minor) { *major = ${a.major}; *minor = 0; return 0; }`;
+      if (ret === 'const char *') return `const char *${sym}() { return "stub"; }`;
+      return `int ${sym}() { return 99; }`;
+    });
+    const file = path.join(dir, a.file);
+    fs.writeFileSync(`${file}.c`, fns.join('\n') + '\n');
+    execFileSync('gcc', ['-shared', '-fPIC', '-o', file, `${file}.c`]);
+    out[id] = file;
+  }
+  return out;
+}
