@@ -290,8 +290,9 @@ function pickBackend(o: LinkerOptions, objects: readonly ObjectCode[], target: '
 /** cuLink* works in the current context: the current device's primary one when there is none. */
 function ensureContext(): void {
   const [err, ctx] = cuda.cuCtxGetCurrent();
-  if (err !== cuda.CUresult.CUDA_SUCCESS) throw driverError(err, 'cuCtxGetCurrent');
-  if (ctx === null || ctx === 0n) void Device.current().primaryContext;
+  // Not initialised yet: the runtime initialises the driver when it makes the primary context current.
+  if (err !== cuda.CUresult.CUDA_SUCCESS && err !== cuda.CUresult.CUDA_ERROR_NOT_INITIALIZED) throw driverError(err, 'cuCtxGetCurrent');
+  if (err !== cuda.CUresult.CUDA_SUCCESS || ctx === null || ctx === 0n) void Device.current().primaryContext;
 }
 
 function linked(target: 'cubin' | 'ptx', code: Uint8Array, arch: string, log: string): ObjectCode {

@@ -17,6 +17,7 @@ import { nvjitlink, nvfatbin } from '../../src';
 import { ObjectCode } from '../../src/core/ObjectCode';
 import { Linker, nvJitLinkOptions } from '../../src/core/Linker';
 import { LinkError } from '../../src/core/errors';
+import { Program } from '../../src/core/Program';
 
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -344,4 +345,16 @@ describe('Linker without nvJitLink', () => {
     );
     expect(() => new m.Linker(lto, { arch: 'sm_90', backend: 'nvjitlink' }).link()).toThrow(/^Linker\.link: nvJitLink is not available: libnvJitLink: could not load the library/);
   });
+});
+
+const nvcc = ['/usr/local/cuda/bin/nvcc', ...(process.env.PATH ?? '').split(':').map((d) => path.join(d, 'nvcc'))].some((p) => fs.existsSync(p));
+(nvcc ? describe : describe.skip)(nvcc ? "Program.compile({ target: 'ltoir' }) into the Linker" : 'Program to Linker: skipped, no nvcc on this machine', () => {
+  test('two units compiled to LTO-IR (NVRTC -dlto, or nvcc -dlto -ltoir) reach nvJitLink as LTO-IR, by name and size', () => {
+    const math = Program.compile('extern "C" __device__ float affine(float a, float x, float b) { return a * x + b; }\n', { name: 'math.cu', arch: 'sm_90', target: 'ltoir', cache: false });
+    const kernel = Program.compile('extern "C" __device__ float affine(float, float, float);\nextern "C" __global__ void k(float *y) { y[0] = affine(2, y[0], 1); }\n', { name: 'kernel.cu', arch: 'sm_90', target: 'ltoir', cache: false });
+    expect([math.target, math.arch, math.objectCode.kind, ObjectCode.fromBytes(math.code).kind]).toEqual(['ltoir', 'compute_90', 'ltoir', 'ltoir']);
+    expect(() => math.load()).toThrow("Program.load: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()");
+    const out = new Linker(math.objectCode, kernel.objectCode, { arch: 'sm_90', lto: true, cache: false }).link();
+    expect(text(out.code)).toBe(`\x7fELF-arch=sm_90 -lto|3:${math.code.length}:math.cu,3:${kernel.code.length}:kernel.cu`);
+  }, 60_000);
 });
