@@ -129,7 +129,7 @@ export function nvFatbinSize(handle: H.nvFatbinHandle | null): [E.nvFatbinResult
 }
 
 let f_nvFatbinGet: KoffiFunction | undefined;
-/** nvFatbinGet returns the completed fatbinary. */
+/** nvFatbinGet returns the completed fatbinary. `buffer`: a buffer of the size nvFatbinSize reports, or null to get a new Buffer of that size back. */
 // nvFatbinResult nvFatbinGet(nvFatbinHandle handle, void * buffer) — nvFatbin.h:343
 export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [E.nvFatbinResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvFatbinGet', 'handle');

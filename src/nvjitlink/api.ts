@@ -85,7 +85,7 @@ export function nvJitLinkGetLinkedCubinSize(handle: H.nvJitLinkHandle | null): [
 }
 
 let f_nvJitLinkGetLinkedCubin: KoffiFunction | undefined;
-/** nvJitLinkGetLinkedCubin gets the linked cubin. */
+/** nvJitLinkGetLinkedCubin gets the linked cubin. `cubin`: a buffer of the size nvJitLinkGetLinkedCubinSize reports, or null to get a new Buffer of that size back. */
 // nvJitLinkResult __nvJitLinkGetLinkedCubin_13_0(nvJitLinkHandle handle, void * cubin) — nvJitLink.h:339
 export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedCubin', 'handle');
@@ -109,7 +109,7 @@ export function nvJitLinkGetLinkedPtxSize(handle: H.nvJitLinkHandle | null): [E.
 }
 
 let f_nvJitLinkGetLinkedPtx: KoffiFunction | undefined;
-/** nvJitLinkGetLinkedPtx gets the linked ptx. */
+/** nvJitLinkGetLinkedPtx gets the linked ptx. `ptx`: a buffer of the size nvJitLinkGetLinkedPtxSize reports, or null to get a new Buffer of that size back. */
 // nvJitLinkResult __nvJitLinkGetLinkedPtx_13_0(nvJitLinkHandle handle, char * ptx) — nvJitLink.h:392
 export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedPtx', 'handle');
@@ -133,7 +133,7 @@ export function nvJitLinkGetErrorLogSize(handle: H.nvJitLinkHandle | null): [E.n
 }
 
 let f_nvJitLinkGetErrorLog: KoffiFunction | undefined;
-/** nvJitLinkGetErrorLog puts any error messages in the log. */
+/** nvJitLinkGetErrorLog puts any error messages in the log. `log`: a buffer of the size nvJitLinkGetErrorLogSize reports, or null to get a new Buffer of that size back. */
 // nvJitLinkResult __nvJitLinkGetErrorLog_13_0(nvJitLinkHandle handle, char * log) — nvJitLink.h:443
 export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetErrorLog', 'handle');
@@ -157,7 +157,7 @@ export function nvJitLinkGetInfoLogSize(handle: H.nvJitLinkHandle | null): [E.nv
 }
 
 let f_nvJitLinkGetInfoLog: KoffiFunction | undefined;
-/** nvJitLinkGetInfoLog puts any info messages in the log. */
+/** nvJitLinkGetInfoLog puts any info messages in the log. `log`: a buffer of the size nvJitLinkGetInfoLogSize reports, or null to get a new Buffer of that size back. */
 // nvJitLinkResult __nvJitLinkGetInfoLog_13_0(nvJitLinkHandle handle, char * log) — nvJitLink.h:494
 export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetInfoLog', 'handle');

@@ -125,7 +125,7 @@ export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): [E.nvvmRe
 }
 
 let f_nvvmGetCompiledResult: KoffiFunction | undefined;
-/** Get the compiled result. */
+/** Get the compiled result. `buffer`: a buffer of the size nvvmGetCompiledResultSize reports, or null to get a new Buffer of that size back. */
 // nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char * buffer) — nvvm.h:323
 export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResult', 'prog');
@@ -149,7 +149,7 @@ export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): [E.nvvmResult
 }
 
 let f_nvvmGetProgramLog: KoffiFunction | undefined;
-/** Get the Compiler/Verifier Message. */
+/** Get the Compiler/Verifier Message. `buffer`: a buffer of the size nvvmGetProgramLogSize reports, or null to get a new Buffer of that size back. */
 // nvvmResult nvvmGetProgramLog(nvvmProgram prog, char * buffer) — nvvm.h:354
 export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
   const a_prog = M.handle(prog, 'nvvmGetProgramLog', 'prog');

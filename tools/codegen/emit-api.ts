@@ -123,6 +123,8 @@ interface Plan {
   after: string[];
   /** How each parameter was treated, for the report. */
   notes: string[];
+  /** Sentences added to the function's doc comment (what the header cannot say about JS's forms). */
+  docSuffix?: string[];
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
@@ -332,6 +334,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `o_${p.name}`, ts: 'Buffer' });
       plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
+      (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
       continue;
     }
     if (spec?.k === 'pointer') {
@@ -640,7 +643,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const outTs = p.outs.map((x) => `${x.ts} | null`);
   const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
-  o.push(doc(api.spec.docs[fn.name] ?? fn.doc));
+  o.push(doc([api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ')));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   const params = p.jsParams.map((j) => `${j.name}: ${j.ts}`).join(', ');
   if (!isErr) {
