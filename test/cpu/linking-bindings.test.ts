@@ -15,6 +15,7 @@ import { candidates } from '../../src/ffi/loader';
 import { nvvmSpec } from '../../src/ffi/nvvm-lib';
 import { nvjitlinkSpec } from '../../src/ffi/nvjitlink-lib';
 import * as nvjitlink from '../../src/nvjitlink';
+import * as nvfatbin from '../../src/nvfatbin';
 
 const root = path.join(__dirname, '..', '..');
 const CUDA_INC = path.join(process.env.CUDA_HOME ?? '/usr/local/cuda', 'include');
@@ -73,16 +74,19 @@ test("libnvvm is also looked for in the toolkit's nvvm/lib64, after the usual pl
   expect(candidates(nvjitlinkSpec, { CUDA_BINDINGS_NVJITLINK: '/x/libnvJitLink.so.13' }, 'linux')).toEqual(['/x/libnvJitLink.so.13', 'libnvJitLink.so.13', '/usr/local/cuda/lib64/libnvJitLink.so.13']);
 });
 
-test('without the library, a call throws the loader error that lists every path tried and names the variable', () => {
-  // (This machine has no libnvJitLink; where one is installed the call succeeds instead.)
+test.each([
+  ['libnvJitLink', 'nvJitLink', 'libnvjitlink', 'CUDA_BINDINGS_NVJITLINK', () => nvjitlink.nvJitLinkVersion()],
+  ['libnvfatbin', 'nvFatbin', 'libnvfatbin', 'CUDA_BINDINGS_NVFATBIN', () => nvfatbin.nvFatbinVersion()],
+] as const)('without %s, a call throws the loader error that lists every path tried and names the variable', (label, what, pkg, envVar, call) => {
+  // (This machine has neither library; where one is installed the call succeeds instead.)
   let r: unknown;
   try {
-    r = nvjitlink.nvJitLinkVersion();
+    r = call();
   } catch (e) {
     r = e;
   }
   if (Array.isArray(r)) expect(r[0]).toBe(0);
-  else expect((r as Error).message).toMatch(/^libnvJitLink: could not load the library\. Tried:\n {2}- libnvJitLink\.so\.13: .+\n[\s\S]*Install nvJitLink from the CUDA 13 toolkit \(the libnvjitlink package\), or set CUDA_BINDINGS_NVJITLINK to the library's path\.$/);
+  else expect((r as Error).message).toMatch(new RegExp(`^${label}: could not load the library\\. Tried:\\n {2}- ${label}\\.so\\.13: .+\\n[\\s\\S]*Install ${what} from the CUDA 13 toolkit \\(the ${pkg} package\\), or set ${envVar} to the library's path\\.$`));
 });
 
 test('importing cuda-bindings reads none of the three libraries\' declarations and opens none of them', () => {
