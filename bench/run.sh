@@ -14,5 +14,12 @@ nvcc -O2 -o "$out/extra" bench/extra.cu
 "$out/extra" "$out/bench.cubin" > "$out/extra.csv"
 node dist-bench/bench/facade.js "$out/kern.cubin" "$out/bench.cubin" > "$out/facade.csv"
 node dist-bench/bench/core.js "$out/bench.cubin" > "$out/core.csv"
-node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv"
+# The LTO rows: compile + link of the two units of examples/ltoLink.ts, in C and through core.
+# A failure here costs these rows only (with its reason in the table's notes), not the run.
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | tr -d '.\n ')
+if ! { nvcc -O2 -o "$out/lto" bench/lto.cpp -lnvrtc -lnvJitLink && "$out/lto" bench/lto/math.cu bench/lto/kernel.cu "$arch" > "$out/lto.csv"; } 2> "$out/lto.err"; then
+  echo "# lto C anchor failed: $(head -c 300 "$out/lto.err" | tr '\n' ' ')" > "$out/lto.csv"
+fi
+node dist-bench/bench/linking.js > "$out/linking.csv" 2> "$out/linking.err" || echo "# lto core rows failed: $(head -c 300 "$out/linking.err" | tr '\n' ' ')" >> "$out/linking.csv"
+node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv" "$out/lto.csv" "$out/linking.csv"
 if [ -n "${BENCH_CSV_DIR:-}" ]; then cp "$out"/*.csv "$BENCH_CSV_DIR"/; fi

@@ -5,4 +5,7 @@
 export * as cudart from './runtime';
 export * as cuda from './driver';
 export * as nvrtc from './nvrtc';
+export * as nvjitlink from './nvjitlink';
+export * as nvfatbin from './nvfatbin';
+export * as nvvm from './nvvm';
 export * as core from './core';

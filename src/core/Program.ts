@@ -6,9 +6,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { nvrtc } from '../index';
-import { CompileError, NvrtcError, firstError } from './errors';
+import * as nvvm from '../nvvm';
+import { CompileError, NvrtcError, NvvmError, firstError } from './errors';
 import { Device } from './Device';
 import { Module } from './Module';
+import { ObjectCode } from './ObjectCode';
 
 export interface ProgramOptions {
   /** The source's file name in messages and `#line`s (default 'program.cu'). */
@@ -21,8 +23,16 @@ export interface ProgramOptions {
   nameExpressions?: readonly string[];
   /** The GPU to compile for: a Device, 'sm_90', 'compute_90' or '90' (default: the current device). */
   arch?: Device | string;
-  /** 'cubin' (machine code for `arch`, the default) or 'ptx' (portable, JIT-compiled when loaded). */
-  target?: 'cubin' | 'ptx';
+  /**
+   * 'cubin' (machine code for `arch`, the default for CUDA C++), 'ptx' (portable, JIT-compiled when
+   * loaded; the default for NVVM IR) or 'ltoir' (for a Linker with `lto`: NVRTC `-dlto`, nvcc
+   * `-dlto -ltoir`, NVVM `-gen-lto`).
+   */
+  target?: 'cubin' | 'ptx' | 'ltoir';
+  /** 'c++' (CUDA C++, the default) or 'nvvm' (NVVM IR, text or bitcode, compiled by libNVVM). */
+  language?: 'c++' | 'nvvm';
+  /** NVVM IR only: link libdevice (the math library, `__nv_sinf`, …): true for the toolkit's, or its path. */
+  libdevice?: boolean | string;
   /** 'nvrtc', 'nvcc', or 'auto' (the default: NVRTC when it loads, else nvcc). */
   compiler?: 'auto' | 'nvrtc' | 'nvcc';
   /**
@@ -32,7 +42,8 @@ export interface ProgramOptions {
   cache?: boolean | string;
 }
 
-interface Compiled {
+/** @internal What a compile (or a link) left: the code, the log, the lowered names. */
+export interface Compiled {
   code: Uint8Array;
   log: string;
   names: Record<string, string>;
@@ -40,7 +51,7 @@ interface Compiled {
 
 /** What a compiler is and how it reports itself (part of the cache key). */
 interface Compiler {
-  kind: 'nvrtc' | 'nvcc';
+  kind: 'nvrtc' | 'nvcc' | 'nvvm';
   version: string;
   compile(source: string, o: Required<Pick<ProgramOptions, 'name' | 'options' | 'headers' | 'nameExpressions' | 'target'>>, arch: string): Compiled;
 }
@@ -50,9 +61,9 @@ const CACHE_FORMAT = 1;
 
 export class Program {
   private constructor(
-    /** The compiled code: a cubin, or PTX text ending in a NUL. */
+    /** The compiled code: a cubin, LTO-IR, or PTX text ending in a NUL. */
     readonly code: Uint8Array,
-    readonly target: 'cubin' | 'ptx',
+    readonly target: 'cubin' | 'ptx' | 'ltoir',
     /** The architecture it was compiled for ('sm_90' / 'compute_90'). */
     readonly arch: string,
     /** The compiler's log (warnings); empty when it had nothing to say. */
@@ -64,11 +75,18 @@ export class Program {
     private readonly names: Readonly<Record<string, string>>,
   ) {}
 
-  /** Compiles CUDA C++ `source` (or takes it from the disk cache); throws a CompileError with the log on failure. */
-  static compile(source: string, options: ProgramOptions = {}): Program {
+  /**
+   * Compiles CUDA C++ `source` (or, with `language: 'nvvm'`, NVVM IR as text or bitcode), or takes
+   * it from the disk cache; throws a CompileError with the log on failure.
+   */
+  static compile(source: string | Uint8Array, options: ProgramOptions = {}): Program {
+    const language = options.language ?? 'c++';
+    if (language !== 'c++' && language !== 'nvvm') throw new RangeError(`Program.compile: option 'language' must be 'c++' or 'nvvm', got ${String(language)}`);
+    if (language === 'nvvm') return compileNvvmProgram(source, options);
+    if (options.libdevice !== undefined) throw new RangeError("Program.compile: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself");
     if (typeof source !== 'string' || source.trim() === '') throw new TypeError(`Program.compile: parameter 'source' must be CUDA C++ text, got ${typeof source === 'string' ? 'an empty string' : String(source)}`);
     const target = options.target ?? 'cubin';
-    if (target !== 'cubin' && target !== 'ptx') throw new RangeError(`Program.compile: option 'target' must be 'cubin' or 'ptx', got ${String(target)}`);
+    if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir') throw new RangeError(`Program.compile: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${String(target)}`);
     const o = {
       name: options.name ?? 'program.cu',
       options: stringList(options.options, 'options'),
@@ -85,7 +103,7 @@ export class Program {
     const cached = dir ? readCache(dir, key, target) : null;
     const out = cached ?? compiler.compile(source, o, arch);
     if (dir && !cached) writeCache(dir, key, target, out);
-    return new Program(out.code, target, arch, out.log, `${compiler.kind} ${compiler.version}`, cached !== null, out.names);
+    return Program.make(out.code, target, arch, out.log, `${compiler.kind} ${compiler.version}`, cached !== null, out.names, o.name);
   }
 
   /** The symbol a name expression became (the kernel's C name for an extern "C" kernel). */
@@ -93,10 +111,30 @@ export class Program {
     return this.names[expression] ?? expression;
   }
 
+  /** The compiled code as an ObjectCode (kind 'cubin', 'ptx' or 'ltoir'), to link or bundle. */
+  get objectCode(): ObjectCode {
+    return ObjectCode.fromBytes(this.code, this.target, { name: this.name, arch: this.arch, names: this.names });
+  }
+
+  /** The source's name (in link logs). */
+  get name(): string {
+    return this.sourceName;
+  }
+
   /** Loads the code as a Module; its kernels can be looked up by name expression. */
   load(): Module {
+    if (this.target === 'ltoir') throw new RangeError("Program.load: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()");
     return Module.load(this.code, { names: this.names });
   }
+
+  /** @internal */
+  static make(code: Uint8Array, target: 'cubin' | 'ptx' | 'ltoir', arch: string, log: string, compiler: string, fromCache: boolean, names: Readonly<Record<string, string>>, name: string): Program {
+    const p = new Program(code, target, arch, log, compiler, fromCache, names);
+    p.sourceName = name;
+    return p;
+  }
+
+  private sourceName = 'program';
 }
 
 function stringList(v: readonly string[] | undefined, what: string): string[] {
@@ -112,7 +150,7 @@ function headerMap(h: Readonly<Record<string, string>> | undefined): Record<stri
 }
 
 /** 'sm_90' or 'compute_90' for the target, from a Device, '90', 'sm_90', 'sm_90a', 'compute_90'. */
-function archName(arch: Device | string | undefined, target: 'cubin' | 'ptx'): string {
+function archName(arch: Device | string | undefined, target: 'cubin' | 'ptx' | 'ltoir'): string {
   let digits: string;
   if (arch === undefined || arch instanceof Device) {
     let d: Device;
@@ -166,7 +204,8 @@ function compileWithNvrtc(source: string, o: Parameters<Compiler['compile']>[1],
   nvrtcCheck([err], 'nvrtcCreateProgram');
   try {
     for (const e of o.nameExpressions) nvrtcCheck(nvrtc.nvrtcAddNameExpression(prog, e), `nvrtcAddNameExpression(${e})`);
-    const opts = [`--gpu-architecture=${arch}`, ...o.options];
+    // LTO-IR: relocatable device code, so that one unit may call another's device functions.
+    const opts = [`--gpu-architecture=${arch}`, ...(o.target === 'ltoir' ? ['-dlto', '--relocatable-device-code=true'] : []), ...o.options];
     const [compiled] = nvrtc.nvrtcCompileProgram(prog, opts.length, opts);
     const [, logSize] = nvrtc.nvrtcGetProgramLogSize(prog);
     const logBytes = new Uint8Array(Math.max(1, logSize ?? 1));
@@ -174,10 +213,18 @@ function compileWithNvrtc(source: string, o: Parameters<Compiler['compile']>[1],
     const log = Buffer.from(logBytes).toString('utf8').replace(/\0[\s\S]*$/, '').trim();
     nvrtcCheck([compiled], 'nvrtcCompileProgram', log);
     const cubin = o.target === 'cubin';
-    const [sizeErr, size] = cubin ? nvrtc.nvrtcGetCUBINSize(prog) : nvrtc.nvrtcGetPTXSize(prog);
-    nvrtcCheck([sizeErr], cubin ? 'nvrtcGetCUBINSize' : 'nvrtcGetPTXSize');
-    const code = new Uint8Array(size!);
-    nvrtcCheck(cubin ? nvrtc.nvrtcGetCUBIN(prog, code) : nvrtc.nvrtcGetPTX(prog, code), cubin ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX');
+    let code: Uint8Array;
+    if (o.target === 'ltoir') {
+      const [sizeErr, size] = nvrtc.nvrtcGetLTOIRSize(prog);
+      nvrtcCheck([sizeErr], 'nvrtcGetLTOIRSize');
+      code = new Uint8Array(size!);
+      nvrtcCheck(nvrtc.nvrtcGetLTOIR(prog, code), 'nvrtcGetLTOIR');
+    } else {
+      const [sizeErr, size] = cubin ? nvrtc.nvrtcGetCUBINSize(prog) : nvrtc.nvrtcGetPTXSize(prog);
+      nvrtcCheck([sizeErr], cubin ? 'nvrtcGetCUBINSize' : 'nvrtcGetPTXSize');
+      code = new Uint8Array(size!);
+      nvrtcCheck(cubin ? nvrtc.nvrtcGetCUBIN(prog, code) : nvrtc.nvrtcGetPTX(prog, code), cubin ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX');
+    }
     const names: Record<string, string> = {};
     for (const e of o.nameExpressions) {
       const [nameErr, lowered] = nvrtc.nvrtcGetLoweredName(prog, e);
@@ -221,7 +268,8 @@ function compileWithNvcc(nvcc: string, source: string, o: Parameters<Compiler['c
     const src = path.join(dir, path.basename(o.name).replace(/[^\w.-]/g, '_').replace(/(\.cu)?$/, '.cu'));
     fs.writeFileSync(src, source);
     const out = path.join(dir, `out.${o.target}`);
-    const args = [o.target === 'cubin' ? '-cubin' : '-ptx', `-arch=${arch}`, ...o.options, '-I', dir, '-o', out, src];
+    const mode = o.target === 'cubin' ? ['-cubin', `-arch=${arch}`] : o.target === 'ptx' ? ['-ptx', `-arch=${arch}`] : ['-dlto', '-ltoir', '-rdc=true', `-arch=${arch.replace(/^compute_/, 'lto_')}`];
+    const args = [...mode, ...o.options, '-I', dir, '-o', out, src];
     let log: string;
     try {
       log = execFileSync(nvcc, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -242,14 +290,16 @@ function compileWithNvcc(nvcc: string, source: string, o: Parameters<Compiler['c
   }
 }
 
-function cacheDir(option: boolean | string | undefined): string | null {
+/** @internal The cache directory an option names, or null for none. */
+export function cacheDir(option: boolean | string | undefined): string | null {
   if (option === false || (option === undefined && process.env.CUDA_BINDINGS_CACHE === '0')) return null;
   if (typeof option === 'string') return option;
   if (option !== undefined && option !== true) throw new TypeError(`Program.compile: option 'cache' must be a boolean or a directory, got ${String(option)}`);
   return process.env.CUDA_BINDINGS_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'cuda-bindings', 'kernels');
 }
 
-function readCache(dir: string, key: string, target: string): Compiled | null {
+/** @internal */
+export function readCache(dir: string, key: string, target: string): Compiled | null {
   try {
     const meta = JSON.parse(fs.readFileSync(path.join(dir, `${key}.json`), 'utf8')) as Omit<Compiled, 'code'>;
     return { ...meta, code: new Uint8Array(fs.readFileSync(path.join(dir, `${key}.${target}`))) };
@@ -259,7 +309,7 @@ function readCache(dir: string, key: string, target: string): Compiled | null {
 }
 
 /** Writes the entry (code first, then its metadata, each renamed into place); a cache that cannot be written is skipped. */
-function writeCache(dir: string, key: string, target: string, c: Compiled): void {
+export function writeCache(dir: string, key: string, target: string, c: Compiled): void {
   try {
     fs.mkdirSync(dir, { recursive: true });
     const tmp = `.${process.pid}.${Math.random().toString(36).slice(2)}`;
@@ -272,4 +322,100 @@ function writeCache(dir: string, key: string, target: string, c: Compiled): void
   } catch {
     // A read-only home or a full disk costs a recompile next time, nothing more.
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// NVVM IR, compiled by libNVVM
+
+let nvvmState: { version: string } | Error | undefined;
+
+function compileNvvmProgram(source: string | Uint8Array, options: ProgramOptions): Program {
+  const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0 || (typeof source === 'string' && source.trim() === '')) {
+    throw new TypeError(`Program.compile: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got ${typeof source === 'string' ? 'an empty string' : Object.prototype.toString.call(source)}`);
+  }
+  const target = options.target ?? 'ptx';
+  if (target !== 'ptx' && target !== 'ltoir') throw new RangeError(`Program.compile: NVVM IR compiles to 'ptx' or 'ltoir', not ${String(target)}; link the PTX for a cubin`);
+  if (options.headers !== undefined || options.nameExpressions !== undefined) throw new RangeError("Program.compile: options 'headers' and 'nameExpressions' are for CUDA C++, not NVVM IR");
+  if (options.compiler !== undefined && options.compiler !== 'auto') throw new RangeError(`Program.compile: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got ${String(options.compiler)}`);
+  const name = options.name ?? 'program.ll';
+  const userOptions = stringList(options.options, 'options');
+  const arch = archName(options.arch, 'ptx');
+  const state = (nvvmState ??= (() => {
+    try {
+      const [err, major, minor] = nvvm.nvvmVersion();
+      return err === 0 ? { version: `${major}.${minor}` } : new Error(`nvvmVersion returned ${nvvm.nvvmResult[err] ?? err}`);
+    } catch (e) {
+      return e as Error;
+    }
+  })());
+  if (state instanceof Error) throw new Error(`Program.compile: libNVVM is not available: ${state.message}`);
+  const lib = options.libdevice ? libdevicePath(options.libdevice) : null;
+  const opts = [`-arch=${arch}`, ...(target === 'ltoir' ? ['-gen-lto'] : []), ...userOptions];
+  const dir = cacheDir(options.cache);
+  const key = createHash('sha256')
+    .update(JSON.stringify([CACHE_FORMAT, 'nvvm', state.version, arch, name, opts, lib ? [lib, fs.statSync(lib).size] : null, target]))
+    .update(bytes)
+    .digest('hex');
+  const cached = dir ? readCache(dir, key, target) : null;
+  const out = cached ?? compileWithNvvm(bytes, name, opts, lib);
+  if (dir && !cached) writeCache(dir, key, target, out);
+  return Program.make(out.code, target, arch, out.log, `nvvm ${state.version}`, cached !== null, {}, name);
+}
+
+function compileWithNvvm(ir: Uint8Array, name: string, opts: string[], libdevice: string | null): Compiled {
+  const [err, prog] = nvvm.nvvmCreateProgram();
+  if (err !== 0) throw new NvvmError(err, nvvm.nvvmResult[err] ?? `nvvmResult ${err}`, 'nvvmCreateProgram', '');
+  try {
+    const fail = (e: nvvm.nvvmResult, fn: string): never => {
+      throw new NvvmError(e, nvvm.nvvmResult[e] ?? `nvvmResult ${e}`, fn, nvvmText(nvvm.nvvmGetProgramLog(prog, null)[1]));
+    };
+    const [ae] = nvvm.nvvmAddModuleToProgram(prog, ir, ir.length, name);
+    if (ae !== 0) fail(ae, `nvvmAddModuleToProgram(${name})`);
+    if (libdevice) {
+      const lib = fs.readFileSync(libdevice);
+      // Lazily: only the functions the program calls are linked in.
+      const [le] = nvvm.nvvmLazyAddModuleToProgram(prog, lib, lib.length, path.basename(libdevice));
+      if (le !== 0) fail(le, `nvvmLazyAddModuleToProgram(${libdevice})`);
+    }
+    const [ce] = nvvm.nvvmCompileProgram(prog, opts.length, opts);
+    if (ce !== 0) fail(ce, 'nvvmCompileProgram');
+    const log = nvvmText(nvvm.nvvmGetProgramLog(prog, null)[1]);
+    const [re, result] = nvvm.nvvmGetCompiledResult(prog, null);
+    if (re !== 0) fail(re, 'nvvmGetCompiledResult');
+    return { code: new Uint8Array(result!), log, names: {} };
+  } finally {
+    nvvm.nvvmDestroyProgram(prog);
+  }
+}
+
+/** NVVM's text output (a log, PTX) without its NUL. */
+function nvvmText(b: Uint8Array | null): string {
+  if (!b) return '';
+  const end = b.indexOf(0);
+  return Buffer.from(b.buffer, b.byteOffset, end < 0 ? b.length : end).toString('utf8').trim();
+}
+
+/** libdevice: the path given, or the toolkit's (beside the loaded libnvvm, under CUDA_HOME, or in /usr/local/cuda). */
+export function libdevicePath(option: true | string): string {
+  if (typeof option === 'string') {
+    if (!fs.existsSync(option)) throw new Error(`Program.compile: option 'libdevice' names ${option}, which does not exist`);
+    return option;
+  }
+  if (option !== true) throw new TypeError(`Program.compile: option 'libdevice' must be true or a path, got ${String(option)}`);
+  const tried: string[] = [];
+  let lib = '';
+  try {
+    lib = nvvm.libraryInfo().path;
+  } catch {
+    /* looked for under the toolkit folders below */
+  }
+  const roots = [lib && path.join(path.dirname(lib), '..'), lib && path.join(path.dirname(lib), '..', 'nvvm'), process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'nvvm'), process.env.CUDA_PATH && path.join(process.env.CUDA_PATH, 'nvvm'), '/usr/local/cuda/nvvm'];
+  for (const r of roots) {
+    if (!r) continue;
+    const f = path.join(r, 'libdevice', 'libdevice.10.bc');
+    tried.push(f);
+    if (fs.existsSync(f)) return path.resolve(f);
+  }
+  throw new Error(`Program.compile: libdevice.10.bc not found (tried ${[...new Set(tried)].join(', ')}); pass its path as { libdevice: '/path/libdevice.10.bc' }`);
 }

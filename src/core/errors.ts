@@ -14,11 +14,11 @@ export class CudaError extends Error {
   }
 }
 
-/** CUDA C++ did not compile: `log` holds the compiler's log, `compiler` says which ran ('nvrtc' or 'nvcc'). */
+/** CUDA C++ (or NVVM IR) did not compile: `log` holds the compiler's log, `compiler` says which ran ('nvrtc', 'nvcc' or 'nvvm'). */
 export class CompileError extends Error {
   constructor(
     message: string,
-    readonly compiler: 'nvrtc' | 'nvcc',
+    readonly compiler: 'nvrtc' | 'nvcc' | 'nvvm',
     readonly log: string,
   ) {
     super(message);
@@ -70,4 +70,34 @@ export function check<T extends unknown[]>(r: readonly [number, ...T], fn = 'a C
   if (r.length === 2) return r[1] as Unwrapped<T>;
   const out = r.slice(1);
   return (out.length === 0 ? undefined : out.length === 1 ? out[0] : out) as Unwrapped<T>;
+}
+
+/** A link failed: the message names the status and the first error; `errorLog` and `infoLog` hold the linker's logs. */
+export class LinkError extends Error {
+  constructor(
+    /** The status: an nvJitLinkResult or a CUresult, as `backend` says. */
+    readonly code: number,
+    readonly codeName: string,
+    /** Which linker ran: 'nvJitLink' or 'cuLink' (the driver's). */
+    readonly backend: 'nvJitLink' | 'cuLink',
+    readonly errorLog: string,
+    readonly infoLog: string,
+    fn: string,
+  ) {
+    super(`${codeName}: ${firstError(errorLog) ?? errorLog.split('\n').find((l) => l.trim()) ?? 'link failed'} (in ${fn})`);
+    this.name = 'LinkError';
+  }
+}
+
+/** libNVVM could not compile or verify NVVM IR: the message names the status, `log` holds NVVM's log. */
+export class NvvmError extends CompileError {
+  constructor(
+    readonly code: number,
+    readonly codeName: string,
+    fn: string,
+    log: string,
+  ) {
+    super(`${codeName}: ${log.split('\n').find((l) => l.trim())?.trim() ?? `${fn} failed`} (in ${fn})`, 'nvvm', log);
+    this.name = 'NvvmError';
+  }
 }

@@ -2,7 +2,7 @@
  * Objects that throw, free themselves and read like JavaScript, over the runtime.
  * @module cuda-bindings/core
  */
-export { CudaError, CompileError, NvrtcError, check } from './errors';
+export { CudaError, CompileError, NvrtcError, NvvmError, LinkError, check } from './errors';
 export { warnOnLeaks } from './lifetime';
 export { Device } from './Device';
 export { Stream, type StreamOptions, type CaptureOptions } from './Stream';
@@ -13,6 +13,8 @@ export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './Memo
 export { CachingAllocator, setAllocator, getAllocator, type Allocator, type AllocateOptions, type CachingAllocatorOptions } from './CachingAllocator';
 export { Program, type ProgramOptions } from './Program';
 export { Module, type ModuleOptions } from './Module';
+export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './ObjectCode';
+export { Linker, type LinkerOptions } from './Linker';
 export { Kernel, type LaunchConfig, type Dim, type KernelArgument, type KernelAttributes, type SettableKernelAttribute } from './Kernel';
 export { ElementwiseKernel, type ElementwiseOptions } from './ElementwiseKernel';
 export { Graph, GraphExec } from './Graph';

@@ -13,6 +13,8 @@ export interface LibrarySpec {
   /** File names on Linux (soname first) and on Windows. */
   linuxNames: string[];
   windowsNames: string[];
+  /** Folders of a toolkit besides lib64, lib and bin where the library sits: libnvvm's `nvvm/lib64`. */
+  toolkitDirs?: string[];
   /** What to do when nothing loads: 'Install the NVIDIA driver', … */
   hint: string;
   /** Checks the opened library; returns its version, or throws with the reason to refuse it. */
@@ -52,10 +54,10 @@ export function candidates(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.e
   for (const v of ['CUDA_HOME', 'CUDA_PATH']) {
     const home = env[v];
     if (!home) continue;
-    for (const sub of ['lib64', 'lib', 'bin', path.join('bin', 'x64')]) for (const n of names) out.push(path.join(home, sub, n));
+    for (const sub of ['lib64', 'lib', 'bin', path.join('bin', 'x64'), ...(spec.toolkitDirs ?? [])]) for (const n of names) out.push(path.join(home, sub, n));
   }
   out.push(...names);
-  if (platform !== 'win32') for (const n of names) out.push(path.join('/usr/local/cuda/lib64', n));
+  if (platform !== 'win32') for (const dir of ['lib64', ...(spec.toolkitDirs ?? [])]) for (const n of names) out.push(path.join('/usr/local/cuda', dir, n));
   return [...new Set(out)];
 }
 

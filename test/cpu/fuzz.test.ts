@@ -3,7 +3,10 @@
 // refused is refused with a TypeError or RangeError naming the function and the parameter; and
 // what C's type cannot hold is always refused. Runs in child processes so a crash is caught.
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { buildRefusingStubs } from './helpers/fake-linkers';
 
 interface Row {
   fn: string;
@@ -40,11 +43,22 @@ function mayAccept(r: Row): boolean {
   }
 }
 
-describe.each(['runtime', 'driver', 'nvrtc'])('%s API', (api) => {
+// nvJitLink, nvFatbin and libNVVM run against stubs that refuse every call without touching an
+// argument (the real libNVVM is here, and would crash on a handle of another kind).
+const stubDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-fuzz-stubs-'));
+afterAll(() => fs.rmSync(stubDir, { recursive: true, force: true }));
+let stubs: Record<string, string> | undefined;
+const stubEnv = (api: string): NodeJS.ProcessEnv => {
+  if (!['nvjitlink', 'nvfatbin', 'nvvm'].includes(api)) return process.env;
+  stubs ??= buildRefusingStubs(stubDir);
+  return { ...process.env, [`CUDA_BINDINGS_${api.toUpperCase()}`]: stubs[api] };
+};
+
+describe.each(['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm'])('%s API', (api) => {
   let rows: Row[] = [];
   let child: ReturnType<typeof spawnSync>;
   beforeAll(() => {
-    child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'fuzz-every-function.ts'), api], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'fuzz-every-function.ts'), api], { encoding: 'utf8', maxBuffer: 1 << 28, env: stubEnv(api) });
     rows = String(child.stdout).split('\n').filter(Boolean).map((l) => JSON.parse(l));
   }, 120_000);
 

@@ -57,6 +57,13 @@ test('import from "cuda-bindings" and "cuda-bindings/runtime" work as ES modules
   expect(JSON.parse(out)).toEqual([13000, 13000, '1']);
 });
 
+test('cuda-bindings/nvjitlink, /nvfatbin and /nvvm load as CommonJS and ES modules, and their namespaces are on cuda-bindings', () => {
+  const cjs = "const j = require('cuda-bindings/nvjitlink'), f = require('cuda-bindings/nvfatbin'), v = require('cuda-bindings/nvvm'), m = require('cuda-bindings'); console.log(JSON.stringify([j.nvJitLinkInputType.NVJITLINK_INPUT_LTOIR, f.nvFatbinResult.NVFATBIN_SUCCESS, v.nvvmResult[9], m.nvvm === v]))";
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([3, 0, 'NVVM_ERROR_COMPILATION', true]);
+  const esm = "import { nvJitLinkCreate } from 'cuda-bindings/nvjitlink'; import { nvFatbinGet } from 'cuda-bindings/nvfatbin'; import { nvvmCompileProgram } from 'cuda-bindings/nvvm'; import { nvvm } from 'cuda-bindings'; console.log([typeof nvJitLinkCreate, typeof nvFatbinGet, typeof nvvmCompileProgram, typeof nvvm.nvvmVersion].join(' '));";
+  expect(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: root }).toString().trim()).toBe('function function function function');
+});
+
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
   expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');

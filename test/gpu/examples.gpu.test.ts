@@ -48,7 +48,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
 
 (gpu.count > 0 ? describe : describe.skip)(gpu.title, () => {
   test('the examples are all here', () => {
-    for (const e of ['deviceQuery', 'vectorAddDrv', 'jitProgram', 'vectorAdd', 'bandwidthTest', 'streamsAndEvents', 'simpleCudaGraphs', 'hostCallback', 'zeroCopy', 'streamOrderedAllocation', 'clock', 'simpleCubemapTexture', 'simpleP2P', 'simpleIPC']) {
+    for (const e of ['deviceQuery', 'vectorAddDrv', 'jitProgram', 'vectorAdd', 'bandwidthTest', 'streamsAndEvents', 'simpleCudaGraphs', 'hostCallback', 'zeroCopy', 'streamOrderedAllocation', 'clock', 'simpleCubemapTexture', 'simpleP2P', 'simpleIPC', 'ltoLink', 'nvvmKernel']) {
       expect(examples).toContain(e);
     }
   });

@@ -26,6 +26,8 @@ export interface ApiConfig {
   bindHeaders: string[];
   /** -D that selects the per-thread default stream variants. */
   perThreadDefine?: string;
+  /** Whether a `static inline f(...) { return g(...); }` binds f to g's symbol (nvJitLink's `__nvJitLinkCreate_13_0`). */
+  inlineWrappers?: boolean;
   /** Whether `#define name name_vN` renames (the driver's versioned symbols) are followed. */
   versionedSymbols: boolean;
   status: { type: string; enumTs: string; success: string };

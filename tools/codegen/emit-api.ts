@@ -124,6 +124,8 @@ interface Plan {
   after: string[];
   /** How each parameter was treated, for the report. */
   notes: string[];
+  /** Sentences added to the function's doc comment (what the header cannot say about JS's forms). */
+  docSuffix?: string[];
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
@@ -321,6 +323,21 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: typed kernel arguments`);
+      continue;
+    }
+    if (spec?.k === 'sizedOut') {
+      // Host memory checked against the size call, or null: the call sizes and allocates it.
+      const size = `(${spec.sizeFn} as (...a: unknown[]) => [number, number | null])(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
+      addJs(p, 'Pointer');
+      plan.pre.push(`const ${L} = ${J} === null ? null : M.pointer(${J}, '${F}', '${p.name}');`);
+      plan.late.push(`let o_${p.name}: Buffer | null = null;`);
+      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; o_${p.name} = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }`);
+      plan.late.push(`else X.needBytes(${L}, () => ${size}, '${F}', '${p.name}', '${spec.sizeFn}');`);
+      plan.args.push(`o_${p.name} ?? ${L}`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `o_${p.name}`, ts: 'Buffer' });
+      plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
+      (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
       continue;
     }
     if (spec?.k === 'pointer') {
@@ -629,7 +646,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const outTs = p.outs.map((x) => `${x.ts} | null`);
   const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
-  o.push(doc(api.spec.docs[fn.name] ?? fn.doc));
+  o.push(doc([api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ')));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   const params = p.jsParams.map((j) => `${j.name}: ${j.ts}`).join(', ');
   if (!isErr) {

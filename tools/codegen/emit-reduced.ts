@@ -10,6 +10,9 @@ export function emitReducedHeader(model: Model, original: string): string {
     `/* bindings use, each marked with its line in the original; the generator reads this when ${original} is absent. */`,
     '#include <stddef.h>',
   ];
+  // Fixed-width integers (nvJitLink's uint32_t) need their header too.
+  const spelled = [...model.functions.values()].flatMap((f) => f.params.map((p) => p.spelled));
+  if (spelled.some((t) => /\bu?int\d+_t\b/.test(t))) o.push('#include <stdint.h>');
   const docLine = (text: string) => (text ? `/** \\brief ${text.replace(/\*\//g, '* /')} */` : '');
   type Item = { line: number; text: string[] };
   const items: Item[] = [];
@@ -28,6 +31,12 @@ export function emitReducedHeader(model: Model, original: string): string {
   for (const f of model.functions.values()) {
     if (f.loc.file !== original) continue;
     const params = f.params.map((p) => declarator(p.spelled, p.name)).join(', ') || 'void';
+    if (f.symbol !== f.name) {
+      // Bound through a static inline wrapper (nvJitLink): the exported symbol and the wrapper.
+      const call = `{ return ${f.symbol}(${f.params.map((p) => p.name).join(', ')}); }`;
+      items.push({ line: f.loc.line, text: [`extern ${f.retSpelled} ${f.symbol}(${params}); /* @${original}:${f.loc.line} */`, docLine(f.doc), `static inline ${f.retSpelled} ${f.name}(${params}) ${call}`] });
+      continue;
+    }
     items.push({ line: f.loc.line, text: [docLine(f.doc), `${f.retSpelled} ${f.symbol}(${params});`] });
   }
   items.sort((a, b) => a.line - b.line);

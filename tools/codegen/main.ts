@@ -15,10 +15,13 @@ import type { ApiConfig } from './apis';
 import { runtimeApi } from './runtime-spec';
 import { driverApi } from './driver-spec';
 import { nvrtcApi } from './nvrtc-spec';
+import { nvjitlinkApi } from './nvjitlink-spec';
+import { nvfatbinApi } from './nvfatbin-spec';
+import { nvvmApi } from './nvvm-spec';
 import { emitReducedHeader } from './emit-reduced';
 import { type ParsedApi, inputsOf, serialize, deserialize, readParsed, modelDir } from './parsed';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -82,16 +85,24 @@ export function parseApi(api: ApiConfig): ParsedApi {
   }
   // A reduced header stands for the real one: the model depends on the reduced text.
   const substitute = new Map<string, { label: string; text: string }>();
-  if (api.reducedHeader && real) substitute.set(real, { label: api.reducedHeader, text: emitReducedHeader(model, api.headers[0]) });
-  const parsed: ParsedApi = { model, perThread, clang: cr.version, inputs: inputsOf(runs, cudaInclude(), root, substitute) };
+  const parsed: ParsedApi = { model, perThread, clang: cr.version, inputs: {} };
+  if (api.reducedHeader && real) substitute.set(real, { label: api.reducedHeader, text: reducedHeaderOf(api, deserialize(serialize(parsed)).model) });
+  parsed.inputs = inputsOf(runs, cudaInclude(), root, substitute);
   return deserialize(serialize(parsed));
+}
+
+/** The reduced header of an API, written from its model (after the inline wrappers are followed). */
+function reducedHeaderOf(api: ApiConfig, model: Model): string {
+  if (api.inlineWrappers) followInlineWrappers(model);
+  return emitReducedHeader(model, api.headers[0]);
 }
 
 /** Model -> code: every file of one API. */
 function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
   const model = parsed.model;
   gen.files.set(path.join(modelDir, `${api.id}.json`), serialize(parsed));
-  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0]));
+  if (api.reducedHeader) gen.files.set(api.reducedHeader, reducedHeaderOf(api, model));
+  else if (api.inlineWrappers) followInlineWrappers(model);
   const aliases = api.versionedSymbols ? followRenames(model) : new Map<string, string>();
   const bySymbol = new Map([...model.functions.values()].map((f) => [f.symbol, f.name]));
   const perThread = new Map<string, string>();
@@ -128,6 +139,22 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
 }
+
+/**
+ * `static inline nvJitLinkCreate(...) { return __nvJitLinkCreate_13_0(...); }`: the function is bound
+ * as nvJitLinkCreate, with the wrapper's documentation, to the exported symbol it calls.
+ */
+function followInlineWrappers(model: Model): void {
+  const byCallee = new Map([...model.inlineWrappers].map(([name, w]) => [w.callee, { name, ...w }]));
+  const fns = [...model.functions.values()];
+  model.functions.clear();
+  for (const f of fns) {
+    const w = byCallee.get(f.name);
+    const g = w ? { ...f, name: w.name, symbol: f.name, loc: w.loc, doc: w.doc || f.doc, paramDocs: { ...f.paramDocs, ...w.paramDocs } } : f;
+    model.functions.set(g.name, g);
+  }
+}
+
 
 /**
  * `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2.

@@ -80,6 +80,11 @@ export interface Model {
   functions: Map<string, FunctionModel>;
   macros: MacroModel[];
   env: TypeEnv;
+  /**
+   * `static inline T f(...) { return g(...); }` of the chosen headers: f's name, doc and place, and
+   * the exported g it calls (nvJitLink's `nvJitLinkCreate` calls `__nvJitLinkCreate_13_0`).
+   */
+  inlineWrappers: Map<string, { callee: string; loc: SourceLoc; doc: string; paramDocs: Record<string, string> }>;
 }
 
 export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
@@ -154,7 +159,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
 
   const model: Model = {
     enums: new Map(), enumerators: new Map(), records: new Map(), typedefs: new Map(), functions: new Map(),
-    macros: cr.macros, env,
+    macros: cr.macros, env, inlineWrappers: new Map(),
   };
 
   // Enums.
@@ -261,7 +266,14 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
   // Functions declared by the chosen headers.
   for (const n of top) {
     if (n.kind !== 'FunctionDecl' || !headerFiles.has(loc(n).file)) continue;
-    if ((n.inner ?? []).some((x) => x.kind === 'CompoundStmt')) continue; // static inline helpers
+    const body = (n.inner ?? []).find((x) => x.kind === 'CompoundStmt');
+    if (body) {
+      // A static inline helper; one that only forwards to another function is remembered.
+      const callee = forwardedCall(body);
+      // The header's own text first: clang does not attach nvJitLink.h's comments across its #ifndef.
+      if (callee) model.inlineWrappers.set(n.name!, { callee, loc: loc(n), doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief, paramDocs: functionDoc(n).params });
+      continue;
+    }
     const qt = n.type!.qualType;
     const retSpelled = qt.slice(0, qt.indexOf('(')).trim();
     const params: ParamModel[] = (n.inner ?? [])
@@ -272,6 +284,17 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs });
   }
   return model;
+}
+
+/** `{ return g(...); }`: the name g, or undefined for any other body. */
+function forwardedCall(body: AstNode): string | undefined {
+  const stmts = body.inner ?? [];
+  if (stmts.length !== 1 || stmts[0].kind !== 'ReturnStmt') return undefined;
+  let e: AstNode | undefined = stmts[0].inner?.[0];
+  while (e && e.kind !== 'CallExpr') e = e.kind === 'ImplicitCastExpr' || e.kind === 'ParenExpr' ? e.inner?.[0] : undefined;
+  let f: AstNode | undefined = e?.inner?.[0];
+  while (f && f.kind === 'ImplicitCastExpr') f = f.inner?.[0];
+  return f?.kind === 'DeclRefExpr' && f.referencedDecl?.kind === 'FunctionDecl' ? f.referencedDecl.name : undefined;
 }
 
 function ownedTag(td: AstNode): string | undefined {
@@ -373,6 +396,8 @@ function briefFromSource(l: SourceLoc): string {
     const b = /\\brief\s+(.*)$/.exec(lines[j]);
     if (b || out.length) {
       const t = b ? b[1] : lines[j].replace(/^\s*\*\s?/, '');
+      // A one-line `/** \brief text */` (as a reduced header writes it).
+      if (b && t.includes('*/')) return fold(t.slice(0, t.indexOf('*/')));
       if (!t.trim() || t.includes('*/')) break;
       out.push(t);
     }

@@ -16,6 +16,12 @@ export type ParamSpec =
   | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
   | { k: 'rangeAttr'; size: string; attr: string }
   | { k: 'pointer' }
+  /**
+   * Memory C writes as many bytes into as `sizeFn(...args)` reports (nvJitLinkGetLinkedCubin and
+   * nvJitLinkGetLinkedCubinSize): host memory passed is checked against that size; null makes the
+   * call size and allocate a Buffer itself and return it.
+   */
+  | { k: 'sizedOut'; sizeFn: string; args: string[] }
   | { k: 'kernelArgs' }
   | { k: 'hostFn'; kind: 'hostFn' | 'streamCallback'; stream: string };
 

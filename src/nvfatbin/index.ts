@@ -1,0 +1,18 @@
+/**
+ * nvFatbin, which bundles cubins, PTX and LTO-IR for several architectures into one fat binary, as a tuple facade.
+ * @module cuda-bindings/nvfatbin
+ */
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+import { nvfatbinLibraryInfo } from '../ffi/nvfatbin-lib';
+import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
+
+/** Which nvFatbin library file is loaded, where it resolved, and its version (loads it on first call). */
+export function libraryInfo(): LibraryInfo {
+  return nvfatbinLibraryInfo();
+}

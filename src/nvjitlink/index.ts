@@ -1,0 +1,18 @@
+/**
+ * nvJitLink, the link-time optimising linker of CUDA 13 (cubin, PTX, LTO-IR, fatbins, host objects and libraries in; a cubin or PTX out), as a tuple facade.
+ * @module cuda-bindings/nvjitlink
+ */
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+import { nvjitlinkLibraryInfo } from '../ffi/nvjitlink-lib';
+import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
+
+/** Which nvJitLink library file is loaded, where it resolved, and its version (loads it on first call). */
+export function libraryInfo(): LibraryInfo {
+  return nvjitlinkLibraryInfo();
+}

@@ -1,0 +1,18 @@
+/**
+ * libNVVM, the compiler from NVVM IR (LLVM IR for CUDA, text or bitcode) to PTX, as a tuple facade.
+ * @module cuda-bindings/nvvm
+ */
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+import { nvvmLibraryInfo } from '../ffi/nvvm-lib';
+import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
+
+/** Which libNVVM library file is loaded, where it resolved, and its version (loads it on first call). */
+export function libraryInfo(): LibraryInfo {
+  return nvvmLibraryInfo();
+}
