@@ -15,6 +15,8 @@ export interface LibrarySpec {
   windowsNames: string[];
   /** What to do when nothing loads: 'Install the NVIDIA driver', … */
   hint: string;
+  /** Folders tried after the soname and the toolkit's folder (libraries outside the CUDA toolkit: NCCL). */
+  extraDirs?: (env: NodeJS.ProcessEnv) => string[];
   /** Checks the opened library; returns its version, or throws with the reason to refuse it. */
   check: (lib: LibraryHandle, file: string) => number;
 }
@@ -56,6 +58,7 @@ export function candidates(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.e
   }
   out.push(...names);
   if (platform !== 'win32') for (const n of names) out.push(path.join('/usr/local/cuda/lib64', n));
+  for (const d of spec.extraDirs?.(env) ?? []) for (const n of names) out.push(path.join(d, n));
   return [...new Set(out)];
 }
 

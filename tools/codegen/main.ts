@@ -13,10 +13,11 @@ import type { ApiConfig } from './apis';
 import { runtimeApi } from './runtime-spec';
 import { driverApi } from './driver-spec';
 import { nvrtcApi } from './nvrtc-spec';
+import { ncclApi } from './nccl-spec';
 import { emitReducedHeader } from './emit-reduced';
 import { cudaInclude } from './clang';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, ncclApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -47,7 +48,8 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   const cr = runClang(headers, [], extra);
   const bind = new Set(api.bindHeaders);
   const model = buildModel(cr, bind);
-  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0]));
+  if (api.own) keepOwn(api, model);
+  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0], api.own));
   if (api.versionedSymbols) followRenames(model);
   // The same headers with the per-thread default stream: which symbol each name maps to.
   const perThread = new Map<string, string>();
@@ -63,6 +65,10 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   const tm = new TypeMap(model, api.spec.integerHandles);
   const records = [...model.records.values()].filter((r) => !r.opaque && !r.flattened);
   const { constants, enumAliases, structAliases } = collectConstants(model, tm);
+  for (const m of model.macros) {
+    const v = api.own?.macroValues?.[m.name];
+    if (v !== undefined) constants.push({ name: m.name, expr: v, value: v, kind: 'number', file: m.file });
+  }
   const fns = [...model.functions.values()];
   const plans = fns.map((f) => planFunction(api, model, tm, f));
   const byValue = new Map<string, (typeof records)[number]>();
@@ -88,6 +94,23 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, cr.version));
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
+}
+
+/**
+ * Leaves in the model only what the API's own headers declare (and the foreign handle typedefs its
+ * signatures use): nccl.h includes cuda_runtime.h, whose declarations belong to the runtime API.
+ */
+function keepOwn(api: ApiConfig, model: Model): void {
+  const own = new Set(api.bindHeaders);
+  const reduced = api.reducedHeader ? path.basename(api.reducedHeader) : undefined;
+  for (const [k, f] of model.functions) if (api.own?.skipFunctions?.test(f.name)) model.functions.delete(k);
+  for (const [k, e] of model.enums) if (!own.has(e.loc.file)) model.enums.delete(k);
+  for (const [k, v] of model.enumerators) if (!model.enums.has(v.enumName)) model.enumerators.delete(k);
+  for (const [k, r] of model.records) if (!own.has(r.loc.file) && !r.opaque) model.records.delete(k);
+  const foreign = new Set(Object.keys(api.own?.foreignHandles ?? {}));
+  for (const [k, t] of model.typedefs) if (!own.has(t.loc.file) && !foreign.has(k)) model.typedefs.delete(k);
+  // Macros of the reduced header are the original header's.
+  model.macros = model.macros.map((m) => (m.file === reduced ? { ...m, file: api.headers[0] } : m)).filter((m) => own.has(m.file));
 }
 
 /** `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2. */
