@@ -27,7 +27,7 @@ let f_ncclMemAlloc: KoffiFunction | undefined;
 export function ncclMemAlloc(size: number): [E.ncclResult_t, bigint | null] {
   const a_size = M.size(size, 'ncclMemAlloc', 'size');
   const err = (f_ncclMemAlloc ??= L.bind('ncclMemAlloc'))(K.slot[0], a_size) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0]];
 }
 
@@ -45,7 +45,7 @@ let f_ncclGetVersion: KoffiFunction | undefined;
 // ncclResult_t ncclGetVersion(int * version) — nccl.h:151
 export function ncclGetVersion(): [E.ncclResult_t, number | null] {
   const err = (f_ncclGetVersion ??= L.bind('ncclGetVersion'))(K.slot[0]) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0]];
 }
 
@@ -55,7 +55,7 @@ let f_ncclGetUniqueId: KoffiFunction | undefined;
 export function ncclGetUniqueId(): [E.ncclResult_t, S.ncclUniqueId | null] {
   const a_uniqueId = new S.ncclUniqueId();
   const err = (f_ncclGetUniqueId ??= L.bind('ncclGetUniqueId'))(a_uniqueId._u8) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, a_uniqueId];
 }
 
@@ -68,7 +68,7 @@ export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | 
   const a_rank = M.i32(rank, 'ncclCommInitRankConfig', 'rank');
   const a_config = X.structArg(config, S.ncclConfig_v22800, 'ncclCommInitRankConfig', 'config');
   const err = (f_ncclCommInitRankConfig ??= L.bind('ncclCommInitRankConfig'))(K.slot[0], a_nranks, a_commId, a_rank, a_config) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -80,7 +80,7 @@ export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.nccl
   const a_commId = { bytes: X.byValue(commId, S.ncclUniqueId, 'ncclCommInitRank', 'commId')._u8 };
   const a_rank = M.i32(rank, 'ncclCommInitRank', 'rank');
   const err = (f_ncclCommInitRank ??= L.bind('ncclCommInitRank'))(K.slot[0], a_nranks, a_commId, a_rank) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -93,7 +93,7 @@ export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferV
   const a_comm = a_ndev > 0 ? M.bytes(a_ndev * 8) : null;
   const a_devlist = X.packArray(devlist, a_ndev, 4, 'ncclCommInitAll', 'devlist', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_ncclCommInitAll ??= L.bind('ncclCommInitAll'))(a_comm, a_ndev, a_devlist) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, X.readArray(a_comm, a_ndev, 8, (dv, at) => dv.getBigUint64(at, true) as H.ncclComm_t)];
 }
 
@@ -143,7 +143,7 @@ export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: num
   const a_key = M.i32(key, 'ncclCommSplit', 'key');
   const a_config = X.structArg(config, S.ncclConfig_v22800, 'ncclCommSplit', 'config');
   const err = (f_ncclCommSplit ??= L.bind('ncclCommSplit'))(a_comm, a_color, a_key, K.slot[0], a_config) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -158,7 +158,7 @@ export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (num
   if (a_excludeRanksCount < 0) M.rangeError('ncclCommShrink', 'excludeRanksCount', `must not be negative, got ${a_excludeRanksCount}`);
   const a_excludeRanksList = X.packArray(excludeRanksList, a_excludeRanksCount, 4, 'ncclCommShrink', 'excludeRanksList', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_ncclCommShrink ??= L.bind('ncclCommShrink'))(a_comm, a_excludeRanksList, a_excludeRanksCount, K.slot[0], a_config, a_shrinkFlags) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -173,7 +173,7 @@ export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: nu
   if (a_nId < 0) M.rangeError('ncclCommInitRankScalable', 'nId', `must not be negative, got ${a_nId}`);
   const a_commIds = X.packArray(commIds, a_nId, 128, 'ncclCommInitRankScalable', 'commIds', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.ncclUniqueId, n));
   const err = (f_ncclCommInitRankScalable ??= L.bind('ncclCommInitRankScalable'))(K.slot[0], a_nranks, a_myrank, a_nId, a_commIds, a_config) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0] as H.ncclComm_t];
 }
 
@@ -201,7 +201,7 @@ let f_ncclCommGetAsyncError: KoffiFunction | undefined;
 export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): [E.ncclResult_t, E.ncclResult_t | null] {
   const a_comm = M.handle(comm, 'ncclCommGetAsyncError', 'comm');
   const err = (f_ncclCommGetAsyncError ??= L.bind('ncclCommGetAsyncError'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0] as E.ncclResult_t];
 }
 
@@ -211,7 +211,7 @@ let f_ncclCommCount: KoffiFunction | undefined;
 export function ncclCommCount(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
   const a_comm = M.handle(comm, 'ncclCommCount', 'comm');
   const err = (f_ncclCommCount ??= L.bind('ncclCommCount'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0]];
 }
 
@@ -221,7 +221,7 @@ let f_ncclCommCuDevice: KoffiFunction | undefined;
 export function ncclCommCuDevice(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
   const a_comm = M.handle(comm, 'ncclCommCuDevice', 'comm');
   const err = (f_ncclCommCuDevice ??= L.bind('ncclCommCuDevice'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0]];
 }
 
@@ -231,7 +231,7 @@ let f_ncclCommUserRank: KoffiFunction | undefined;
 export function ncclCommUserRank(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
   const a_comm = M.handle(comm, 'ncclCommUserRank', 'comm');
   const err = (f_ncclCommUserRank ??= L.bind('ncclCommUserRank'))(a_comm, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0]];
 }
 
@@ -244,7 +244,7 @@ export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size:
   const a_size = M.size(size, 'ncclCommRegister', 'size');
   M.checkExtent(a_buff, a_size, 'ncclCommRegister', 'buff', 'size');
   const err = (f_ncclCommRegister ??= L.bind('ncclCommRegister'))(a_comm, a_buff, a_size, K.slot[0]) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0]];
 }
 
@@ -268,7 +268,7 @@ export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer,
   const a_winFlags = M.i32(winFlags, 'ncclCommWindowRegister', 'winFlags');
   M.checkExtent(a_buff, a_size, 'ncclCommWindowRegister', 'buff', 'size');
   const err = (f_ncclCommWindowRegister ??= L.bind('ncclCommWindowRegister'))(a_comm, a_buff, a_size, K.slot[0], a_winFlags) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0] as H.ncclWindow_t];
 }
 
@@ -292,7 +292,7 @@ export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataTy
   const a_comm = M.handle(comm, 'ncclRedOpCreatePreMulSum', 'comm');
   M.checkExtent(a_scalar, ncclTypeSize(a_datatype), 'ncclRedOpCreatePreMulSum', 'scalar', 'ncclTypeSize(datatype)');
   const err = (f_ncclRedOpCreatePreMulSum ??= L.bind('ncclRedOpCreatePreMulSum'))(K.slot[0], a_scalar, a_datatype, a_residence, a_comm) as E.ncclResult_t;
-  if (err !== 0) return [err, null];
+  if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0] as E.ncclRedOp_t];
 }
 

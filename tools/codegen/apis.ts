@@ -28,7 +28,13 @@ export interface ApiConfig {
   perThreadDefine?: string;
   /** Whether `#define name name_vN` renames (the driver's versioned symbols) are followed. */
   versionedSymbols: boolean;
-  status: { type: string; enumTs: string; success: string };
+  status: {
+    type: string;
+    enumTs: string;
+    success: string;
+    /** Statuses besides success whose outputs are valid (NCCL's ncclInProgress of a non-blocking communicator). */
+    withOutputs?: string[];
+  };
   /** The generated koffi declarations file. */
   ffi: string;
   /** The hand-written module that opens the library, and its accessor. */

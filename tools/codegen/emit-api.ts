@@ -655,7 +655,8 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   else o.push(`  const err = ${call(p.args)} as ${st};`);
   for (const s of p.after) o.push(`  ${s}`);
   if (p.outs.length) {
-    o.push(`  if (err !== 0) return [err${', null'.repeat(p.outs.length)}];`);
+    const also = (api.status.withOutputs ?? []).map((n) => ` && err !== ${st}.${n}`).join('');
+    o.push(`  if (err !== 0${also}) return [err${', null'.repeat(p.outs.length)}];`);
     for (const s of p.post) o.push(`  ${s}`);
     o.push(`  return [err, ${p.outs.map((x) => x.expr).join(', ')}];`);
   } else {

@@ -44,7 +44,9 @@ export const ncclApi: ApiConfig = {
   headers: ['nccl.h'],
   bindHeaders: ['nccl.h'],
   versionedSymbols: false,
-  status: { type: 'ncclResult_t', enumTs: 'ncclResult_t', success: 'ncclSuccess' },
+  // A non-blocking communicator's calls return ncclInProgress with their outputs written (the
+  // communicator of ncclCommInitRankConfig and ncclCommSplit): those outputs are returned too.
+  status: { type: 'ncclResult_t', enumTs: 'ncclResult_t', success: 'ncclSuccess', withOutputs: ['ncclInProgress'] },
   ffi: 'src/ffi/nccl.ts',
   lib: { module: '../ffi/nccl-lib', fn: 'nccl' },
   libLabel: 'libnccl',
