@@ -22,6 +22,7 @@ int cudaStreamDestroy(void *s) { free(s); return 0; }
 int cudaStreamSynchronize(void *s) { return 0; }
 int cudaDeviceSynchronize(void) { return 0; }
 int cudaGetLastError(void) { return 0; }
+int cudaGetDeviceProperties(char *p, int d) { strcpy(p, "Fake GPU"); return 0; }
 const char *cudaGetErrorName(int e) { return e ? "cudaErrorInvalidDevice" : "cudaSuccess"; }
 const char *cudaGetErrorString(int e) { return e ? "invalid device ordinal" : "no error"; }
 `;
