@@ -279,3 +279,31 @@ describe('Communicator', () => {
     expect([fake.aborted() - a0, fake.destroyed() - d0, other.isAborted, other.isClosed]).toEqual([1, 1, true, true]);
   });
 });
+
+describe('the examples, against the fakes', () => {
+  const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 90_000, env: { ...process.env, ...fakes, NCCL_NVLS_ENABLE: '0' },
+  });
+
+  test('ncclAllReduce on one GPU forks one rank, says so, checks every sum and passes', () => {
+    const r = run('examples/ncclAllReduce.ts', '--bytes', '4096', '--iters', '2');
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(/^ncclAllReduce: one GPU, so one rank/m);
+    expect(r.stdout).toMatch(/^rank 0 of 1 on GPU 0 \(Fake GPU\): every 1024 sums right$/m);
+    expect(r.stdout).toMatch(/^ +4096 +1024 float sum +[\d.]+ +[\d.]+ +0\.00$/m);
+    expect(r.stdout).toMatch(/^Result = PASS$/m);
+  }, 100_000);
+
+  test('ncclAllReduce --rank 0 --nranks 1 --master: one rank through the TCP rendezvous', () => {
+    const r = run('examples/ncclAllReduce.ts', '--rank', '0', '--nranks', '1', '--master', '127.0.0.1:1', '--bytes', '64');
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(/^Result = PASS$/m);
+  }, 100_000);
+
+  test('ncclInitAll drives every GPU from one process and passes', () => {
+    const r = run('examples/ncclInitAll.ts');
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(/^GPU 0 \(Fake GPU\), rank 0 of 1: every sum right$/m);
+    expect(r.stdout).toMatch(/^Result = PASS$/m);
+  }, 100_000);
+});
