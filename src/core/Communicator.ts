@@ -291,13 +291,13 @@ export class Communicator extends Resource {
     this.run(f, 'ncclAllReduce', N().ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
 
-  /** Copies `count` elements of `send` on `root` into `recv` on every rank (`send` matters on root only). */
-  broadcast(send: Buf, recv: Buf, dtype: NcclDtype, options: RootOptions = {}): void {
+  /** Copies `count` elements of `send` on `root` into `recv` on every rank (`send` is read on root only; elsewhere it may be null). */
+  broadcast(send: Buf | null, recv: Buf, dtype: NcclDtype, options: RootOptions = {}): void {
     const f = 'broadcast';
     const root = this.root(f, options.root);
-    const bufs: [Buf, string, number][] = this.rank === root ? [[send, 'send', 1], [recv, 'recv', 1]] : [[recv, 'recv', 1]];
+    const bufs: [Buf, string, number][] = this.rank === root ? [[send as Buf, 'send', 1], [recv, 'recv', 1]] : [[recv, 'recv', 1]];
     const { type, count, stream } = this.prepare(f, dtype, options, bufs);
-    this.run(f, 'ncclBroadcast', N().ncclBroadcast(this.rank === root ? send.ptr : (send?.ptr ?? recv.ptr), recv.ptr, count, type, root, this.handle, stream));
+    this.run(f, 'ncclBroadcast', N().ncclBroadcast((send ?? recv).ptr, recv.ptr, count, type, root, this.handle, stream));
   }
 
   /** Reduces `count` elements of `send` over every rank into `recv` on `root` (`recv` may be null elsewhere). */
