@@ -75,3 +75,12 @@ test('ncclConfigInitializer and ncclSimInfoInitializer give the bytes of the hea
   expect(NCCL_VERSION(2, 28, 9)).toBe(constants.NCCL_VERSION_CODE);
   expect(NCCL_VERSION(2, 8, 4)).toBe(2804);
 });
+
+test('every raw pointer of the NCCL facade has its extent in the spec, or is one NCCL never dereferences', () => {
+  const { ncclApi, notDereferenced } = require('../../tools/codegen/nccl-spec');
+  const sigs: { name: string; params: { name: string; ts: string }[] }[] = require('./fixtures/nccl-signatures.json');
+  const raw = sigs.flatMap((f) => f.params.filter((p) => p.ts === 'Pointer').map((p) => `${f.name}.${p.name}`));
+  expect(raw.length).toBeGreaterThan(20);
+  const known = (k: string) => { const [f, p] = k.split('.'); return ncclApi.spec.extents[f]?.[p] !== undefined || notDereferenced[f]?.includes(p); };
+  expect(raw.filter((k) => !known(k))).toEqual([]);
+});

@@ -38,6 +38,14 @@ const extents: Record<string, Record<string, string>> = {
   ncclCommWindowRegister: { buff: 'size' },
 };
 
+/**
+ * The raw pointers of nccl.h that have no extent above because NCCL neither reads nor writes memory
+ * through them: an address to free, and a registration handle. Every other pointer NCCL writes
+ * through is an output the generator allocates itself (its extent is its C type's), a struct class
+ * (ncclGroupSimulateEnd's simInfo: sizeof(ncclSimInfo_t)), or has an extent above.
+ */
+export const notDereferenced: Record<string, string[]> = { ncclMemFree: ['ptr'], ncclCommDeregister: ['handle'] };
+
 export const ncclApi: ApiConfig = {
   id: 'nccl',
   title: 'NCCL API',
