@@ -1,9 +1,6 @@
-// An NCCL communicator: one rank of a group of GPUs that run collectives together.
-//
-// The NCCL facade is read on first use (require below), so that importing cuda-bindings or its core
-// loads none of NCCL's declarations and opens no libnccl; its enums and struct classes are plain
-// modules and load with this one.
-import type * as NcclApi from '../nccl';
+// An NCCL communicator: one rank of a group of GPUs that run collectives together. (The facade loads
+// NCCL's declarations and opens libnccl on its first call, not at import.)
+import * as nccl from '../nccl';
 import { ncclDataType_t, ncclRedOp_t, ncclResult_t } from '../nccl/enums';
 import { NCCL_SPLIT_NOCOLOR } from '../nccl/constants';
 import { ncclConfigInitializer, uniqueIdFromBase64, uniqueIdFromBuffer } from '../nccl/helpers';
@@ -13,11 +10,6 @@ import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import type { Stream } from './Stream';
 
-let facade: typeof NcclApi | undefined;
-/** The NCCL tuple facade, loaded on the first call that needs it. */
-function N(): typeof NcclApi {
-  return (facade ??= require('../nccl') as typeof NcclApi);
-}
 
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
 export type NcclDtype = 'i8' | 'u8' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'bf16' | 'f32' | 'f64' | 'f8e4m3' | 'f8e5m2';
@@ -57,18 +49,18 @@ export class NcclError extends Error {
     /** ncclGetLastError: what NCCL says went wrong (may be empty). */
     readonly lastError: string,
   ) {
-    const text = code === 0 ? '' : N().ncclGetErrorString(code)[1];
+    const text = code === 0 ? '' : nccl.ncclGetErrorString(code)[1];
     super(`${codeName}: ${text}${lastError ? ` (${lastError.trim()})` : ''} (in ${fn})`);
     this.name = 'NcclError';
   }
 }
 
 /** The NcclError of a status, with ncclGetLastError of `comm` (or of the library). */
-function ncclError(code: number, fn: string, comm: NcclApi.ncclComm_t | null = null): NcclError {
+function ncclError(code: number, fn: string, comm: nccl.ncclComm_t | null = null): NcclError {
   const name = ncclResult_t[code] ?? `ncclResult_t ${code}`;
   let last = '';
   try {
-    last = N().ncclGetLastError(comm)[1] ?? '';
+    last = nccl.ncclGetLastError(comm)[1] ?? '';
   } catch {
     /* an old library without ncclGetLastError: the code says enough */
   }
@@ -76,7 +68,7 @@ function ncclError(code: number, fn: string, comm: NcclApi.ncclComm_t | null = n
 }
 
 /** Throws the NcclError of a failed status; ncclInProgress (a non-blocking communicator's) is not a failure. */
-function checkNccl(err: number, fn: string, comm: NcclApi.ncclComm_t | null = null): void {
+function checkNccl(err: number, fn: string, comm: nccl.ncclComm_t | null = null): void {
   if (err !== ncclResult_t.ncclSuccess && err !== ncclResult_t.ncclInProgress) throw ncclError(err, fn, comm);
 }
 
@@ -136,14 +128,14 @@ export class Communicator extends Resource {
   private deviceD: Device | undefined;
 
   private constructor(
-    readonly handle: NcclApi.ncclComm_t,
+    readonly handle: nccl.ncclComm_t,
     known: { rank?: number; size?: number; device?: Device },
     /** Whether the communicator was made non-blocking (its calls may return before they are done). */
     readonly blocking: boolean,
   ) {
     const state = { aborted: false };
     // Destroy (or, after abort(), nothing more): the free does not hold the communicator itself.
-    super(() => void (state.aborted ? undefined : N().ncclCommDestroy(handle)));
+    super(() => void (state.aborted ? undefined : nccl.ncclCommDestroy(handle)));
     this.state = state;
     this.rankN = known.rank;
     this.sizeN = known.size;
@@ -152,7 +144,7 @@ export class Communicator extends Resource {
 
   /** A new unique id (ncclGetUniqueId), made by rank 0 and sent to every other rank. */
   static uniqueId(): ncclUniqueId {
-    const [err, id] = N().ncclGetUniqueId();
+    const [err, id] = nccl.ncclGetUniqueId();
     checkNccl(err, 'ncclGetUniqueId');
     return id!;
   }
@@ -171,7 +163,7 @@ export class Communicator extends Resource {
     const device = o.device === undefined ? Device.current() : o.device instanceof Device ? o.device : Device.get(o.device);
     const config = makeConfig(o.config, 'Communicator.init');
     device.makeCurrent();
-    const [err, h] = N().ncclCommInitRankConfig(nranks, id, rank, config);
+    const [err, h] = nccl.ncclCommInitRankConfig(nranks, id, rank, config);
     checkNccl(err, 'ncclCommInitRankConfig');
     return new Communicator(h!, { rank, size: nranks, device }, o.config?.blocking !== false);
   }
@@ -182,7 +174,7 @@ export class Communicator extends Resource {
     const devs = devices.map((d) => (d instanceof Device ? d : Device.get(d)));
     const ords = devs.map((d) => d.ordinal);
     if (new Set(ords).size !== ords.length) throw new RangeError(`Communicator.initAll: parameter 'devices' names a device twice: [${ords.join(', ')}]`);
-    const [err, handles] = N().ncclCommInitAll(devs.length, ords);
+    const [err, handles] = nccl.ncclCommInitAll(devs.length, ords);
     checkNccl(err, 'ncclCommInitAll');
     return handles!.map((h, i) => new Communicator(h, { rank: i, size: devs.length, device: devs[i] }, true));
   }
@@ -194,20 +186,20 @@ export class Communicator extends Resource {
    */
   static group<T>(fn: () => T): T {
     if (typeof fn !== 'function') throw new TypeError(`Communicator.group: parameter 'fn' must be a function, got ${typeof fn}`);
-    checkNccl(N().ncclGroupStart()[0], 'ncclGroupStart');
+    checkNccl(nccl.ncclGroupStart()[0], 'ncclGroupStart');
     let out: T;
     try {
       out = fn();
     } catch (e) {
       // Ends the group whatever fn did, so later NCCL calls are not stuck inside it.
-      N().ncclGroupEnd();
+      nccl.ncclGroupEnd();
       throw e;
     }
     if (out instanceof Promise) {
-      N().ncclGroupEnd();
+      nccl.ncclGroupEnd();
       throw new TypeError('Communicator.group: parameter \'fn\' returned a Promise; a group must be queued synchronously');
     }
-    checkNccl(N().ncclGroupEnd()[0], 'ncclGroupEnd');
+    checkNccl(nccl.ncclGroupEnd()[0], 'ncclGroupEnd');
     return out;
   }
 
@@ -219,20 +211,20 @@ export class Communicator extends Resource {
 
   /** This process's rank (ncclCommUserRank). */
   get rank(): number {
-    return (this.rankN ??= this.query(N().ncclCommUserRank, 'ncclCommUserRank'));
+    return (this.rankN ??= this.query(nccl.ncclCommUserRank, 'ncclCommUserRank'));
   }
 
   /** How many ranks (ncclCommCount). */
   get size(): number {
-    return (this.sizeN ??= this.query(N().ncclCommCount, 'ncclCommCount'));
+    return (this.sizeN ??= this.query(nccl.ncclCommCount, 'ncclCommCount'));
   }
 
   /** The GPU of this rank (ncclCommCuDevice). */
   get device(): Device {
-    return (this.deviceD ??= Device.get(this.query(N().ncclCommCuDevice, 'ncclCommCuDevice')));
+    return (this.deviceD ??= Device.get(this.query(nccl.ncclCommCuDevice, 'ncclCommCuDevice')));
   }
 
-  private query(fn: (c: NcclApi.ncclComm_t) => [ncclResult_t, number | null], name: string): number {
+  private query(fn: (c: nccl.ncclComm_t) => [ncclResult_t, number | null], name: string): number {
     this.live(name);
     const [err, v] = fn(this.handle);
     checkNccl(err, name, this.handle);
@@ -243,7 +235,7 @@ export class Communicator extends Resource {
   /** ncclCommGetAsyncError: ncclSuccess, ncclInProgress (a non-blocking call still running) or an error. */
   asyncError(): ncclResult_t {
     this.live('asyncError');
-    const [err, state] = N().ncclCommGetAsyncError(this.handle);
+    const [err, state] = nccl.ncclCommGetAsyncError(this.handle);
     checkNccl(err, 'ncclCommGetAsyncError', this.handle);
     return state!;
   }
@@ -278,7 +270,7 @@ export class Communicator extends Resource {
     const c = color === null ? NCCL_SPLIT_NOCOLOR : color;
     if (!Number.isInteger(c) || (c < 0 && c !== NCCL_SPLIT_NOCOLOR) || c > 2 ** 31 - 1) throw new RangeError(`Communicator.split: parameter 'color' must be a non-negative integer or null, got ${color}`);
     if (!Number.isInteger(key) || key < -(2 ** 31) || key > 2 ** 31 - 1) throw new RangeError(`Communicator.split: parameter 'key' must be an integer, got ${key}`);
-    const [err, h] = N().ncclCommSplit(this.handle, c, key, config ? makeConfig(config, 'Communicator.split') : null);
+    const [err, h] = nccl.ncclCommSplit(this.handle, c, key, config ? makeConfig(config, 'Communicator.split') : null);
     checkNccl(err, 'ncclCommSplit', this.handle);
     if (!h) return null;
     return new Communicator(h, { device: this.deviceD }, config ? config.blocking !== false : this.blocking);
@@ -288,7 +280,7 @@ export class Communicator extends Resource {
   allReduce(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'allReduce';
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', 1]]);
-    this.run(f, 'ncclAllReduce', N().ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
+    this.run(f, 'ncclAllReduce', nccl.ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
 
   /** Copies `count` elements of `send` on `root` into `recv` on every rank (`send` is read on root only; elsewhere it may be null). */
@@ -297,7 +289,7 @@ export class Communicator extends Resource {
     const root = this.root(f, options.root);
     const bufs: [Buf, string, number][] = this.rank === root ? [[send as Buf, 'send', 1], [recv, 'recv', 1]] : [[recv, 'recv', 1]];
     const { type, count, stream } = this.prepare(f, dtype, options, bufs);
-    this.run(f, 'ncclBroadcast', N().ncclBroadcast((send ?? recv).ptr, recv.ptr, count, type, root, this.handle, stream));
+    this.run(f, 'ncclBroadcast', nccl.ncclBroadcast((send ?? recv).ptr, recv.ptr, count, type, root, this.handle, stream));
   }
 
   /** Reduces `count` elements of `send` over every rank into `recv` on `root` (`recv` may be null elsewhere). */
@@ -307,21 +299,21 @@ export class Communicator extends Resource {
     const bufs: [Buf, string, number][] = [[send, 'send', 1]];
     if (this.rank === root || recv !== null) bufs.push([recv as Buf, 'recv', 1]);
     const { type, count, stream } = this.prepare(f, dtype, options, bufs);
-    this.run(f, 'ncclReduce', N().ncclReduce(send.ptr, recv?.ptr ?? null, count, type, this.op(f, options.op), root, this.handle, stream));
+    this.run(f, 'ncclReduce', nccl.ncclReduce(send.ptr, recv?.ptr ?? null, count, type, this.op(f, options.op), root, this.handle, stream));
   }
 
   /** Gathers `count` elements of `send` from every rank into `recv` (size × count), in rank order. */
   allGather(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'allGather';
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', this.size]]);
-    this.run(f, 'ncclAllGather', N().ncclAllGather(send.ptr, recv.ptr, count, type, this.handle, stream));
+    this.run(f, 'ncclAllGather', nccl.ncclAllGather(send.ptr, recv.ptr, count, type, this.handle, stream));
   }
 
   /** Reduces `send` (size × count) over every rank; rank i gets block i (`count` elements) in `recv`. */
   reduceScatter(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'reduceScatter';
     const { type, count, stream } = this.prepare(f, dtype, options, [[recv, 'recv', 1], [send, 'send', this.size]]);
-    this.run(f, 'ncclReduceScatter', N().ncclReduceScatter(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
+    this.run(f, 'ncclReduceScatter', nccl.ncclReduceScatter(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
 
   /** Sends block j (`count` elements) of `send` to rank j, which receives it as block i of `recv` (both size × count). */
@@ -329,7 +321,7 @@ export class Communicator extends Resource {
     const f = 'allToAll';
     const n = this.size;
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', n], [recv, 'recv', n]]);
-    this.run(f, 'ncclAlltoAll', N().ncclAlltoAll(send.ptr, recv.ptr, count, type, this.handle, stream));
+    this.run(f, 'ncclAlltoAll', nccl.ncclAlltoAll(send.ptr, recv.ptr, count, type, this.handle, stream));
   }
 
   /** Sends `count` elements of `buf` to rank `peer` (which must post a matching recv; group them). */
@@ -337,7 +329,7 @@ export class Communicator extends Resource {
     const f = 'send';
     this.peer(f, peer);
     const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
-    this.run(f, 'ncclSend', N().ncclSend(buf.ptr, count, type, peer, this.handle, stream));
+    this.run(f, 'ncclSend', nccl.ncclSend(buf.ptr, count, type, peer, this.handle, stream));
   }
 
   /** Receives `count` elements from rank `peer` into `buf`. */
@@ -345,7 +337,7 @@ export class Communicator extends Resource {
     const f = 'recv';
     this.peer(f, peer);
     const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
-    this.run(f, 'ncclRecv', N().ncclRecv(buf.ptr, count, type, peer, this.handle, stream));
+    this.run(f, 'ncclRecv', nccl.ncclRecv(buf.ptr, count, type, peer, this.handle, stream));
   }
 
   /**
@@ -356,7 +348,7 @@ export class Communicator extends Resource {
     if (this.isClosed) return;
     this.state.aborted = true;
     this.close();
-    const [err] = N().ncclCommAbort(this.handle);
+    const [err] = nccl.ncclCommAbort(this.handle);
     checkNccl(err, 'ncclCommAbort');
   }
 
@@ -368,7 +360,7 @@ export class Communicator extends Resource {
   // -- argument checks, shared by the collectives
 
   /** Checks the dtype, the stream and each buffer against `count` elements × its multiple; picks the default count. */
-  private prepare(f: string, dtype: NcclDtype, o: CollectiveOptions, bufs: [Buf, string, number][]): { type: ncclDataType_t; count: number; stream: NcclApi.cudaStream_t | null } {
+  private prepare(f: string, dtype: NcclDtype, o: CollectiveOptions, bufs: [Buf, string, number][]): { type: ncclDataType_t; count: number; stream: nccl.cudaStream_t | null } {
     this.live(f);
     const fn = `Communicator.${f}`;
     const { type, bytes } = dtypeOf(dtype, fn);
@@ -389,7 +381,7 @@ export class Communicator extends Resource {
     }
     const s = o.stream;
     if (s !== undefined && (typeof s !== 'object' || s === null || !('handle' in s))) throw new TypeError(`${fn}: parameter 'stream' must be a Stream, got ${s === null ? 'null' : typeof s}`);
-    return { type, count, stream: s ? (s.handle as NcclApi.cudaStream_t) : null };
+    return { type, count, stream: s ? (s.handle as nccl.cudaStream_t) : null };
   }
 
   private op(f: string, op: NcclOp | undefined): ncclRedOp_t {

@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import { ncclUniqueId } from '../structs/nccl';
 import { uniqueIdFromBuffer } from '../nccl/helpers';
 import { NCCL_UNIQUE_ID_BYTES } from '../nccl/constants';
+import { Communicator } from './Communicator';
 
 /** Written before the id, so a rank that reaches some other server says so instead of reading garbage. */
 const MAGIC = Buffer.from('cudabnd1');
@@ -61,7 +62,7 @@ export async function rendezvous(o: RendezvousOptions): Promise<ncclUniqueId> {
   const timeoutMs = o.timeoutMs ?? 60_000;
   if (!(timeoutMs > 0)) throw new RangeError(`${fn}: parameter 'timeoutMs' must be positive, got ${timeoutMs}`);
   if (rank === 0) {
-    const id = typeof o.id === 'function' ? o.id() : o.id ?? (require('./Communicator') as typeof import('./Communicator')).Communicator.uniqueId();
+    const id = typeof o.id === 'function' ? o.id() : o.id ?? Communicator.uniqueId();
     if (!(id instanceof ncclUniqueId)) throw new TypeError(`${fn}: parameter 'id' must be a ncclUniqueId or a function that returns one`);
     await serve(Buffer.concat([MAGIC, Buffer.from(id.getBytes())]), nranks, master, timeoutMs);
     return id;

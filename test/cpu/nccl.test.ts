@@ -123,15 +123,15 @@ describe('the loader', () => {
     expect(() => openLibrary(ncclSpec, { CUDA_BINDINGS_NCCL: fakes.CUDA_BINDINGS_CUDART })).toThrow(`${fakes.CUDA_BINDINGS_CUDART}: not an NCCL library (no ncclGetVersion)`);
   });
 
-  test('importing cuda-bindings loads none of the NCCL declarations; the nccl namespace loads them on first use', () => {
+  test('importing cuda-bindings loads none of the NCCL declarations; the first NCCL call does', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
+      const loaded = () => Object.keys(require.cache).filter((k) => /[\\/]ffi[\\/]nccl\\.ts$/.test(k)).length;
       const idx = require('./src');
-      const loaded = () => Object.keys(require.cache).filter((k) => /[\\/](ffi[\\/]nccl|nccl[\\/]api)\\.ts$/.test(k)).length;
-      const before = loaded();
-      const n = idx.nccl.ncclDataType_t.ncclFloat32;
-      console.log(JSON.stringify([before, typeof idx.core.Communicator, n, loaded()]));`], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000 });
+      const seen = [loaded(), typeof idx.core.Communicator, idx.nccl.ncclDataType_t.ncclFloat32, loaded()];
+      seen.push(idx.nccl.ncclGetVersion()[1], loaded());
+      console.log(JSON.stringify(seen));`], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...fakes } });
     expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual([0, 'function', 7, 2]);
+    expect(JSON.parse(r.stdout)).toEqual([0, 'function', 7, 0, 22809, 1]);
   });
 });
 
