@@ -89,6 +89,25 @@ describe('bindings', () => {
     nccl.ncclCommDestroy(comm);
   });
 
+  test('ncclCommInitRankScalable takes an array of ids; ncclCommShrink an array of ranks', () => {
+    const [, id] = nccl.ncclGetUniqueId();
+    const [err, comm] = nccl.ncclCommInitRankScalable(1, 0, 2, [id!, id!], null);
+    expect(err).toBe(0);
+    expect(nccl.ncclCommInitRankScalable(1, 0, 2, [id!, new nccl.ncclUniqueId()], null)).toEqual([nccl.ncclResult_t.ncclInvalidArgument, null]);
+    expect(() => nccl.ncclCommInitRankScalable(1, 0, 2, [id!], null)).toThrow(RangeError);
+    const [e2, shrunk] = nccl.ncclCommShrink(comm, [7], 1, null, nccl.NCCL_SHRINK_DEFAULT);
+    expect([e2, typeof shrunk]).toEqual([0, 'bigint']);
+    nccl.ncclCommDestroy(shrunk);
+    nccl.ncclCommDestroy(comm);
+  });
+
+  test('ncclGroupSimulateEnd writes its estimate into the caller\'s ncclSimInfo_t', () => {
+    const info = nccl.ncclSimInfoInitializer();
+    expect(info.estimatedTime).toBe(-1);
+    expect(nccl.ncclGroupSimulateEnd(info)).toEqual([0]);
+    expect(info.estimatedTime).toBe(12.5);
+  });
+
   test('ncclCommInitAll takes the device list and returns one handle per device', () => {
     const [err, comms] = nccl.ncclCommInitAll(1, [0]);
     expect(err).toBe(0);

@@ -96,6 +96,16 @@ int ncclGroupEnd(void) {
   return 0;
 }
 int ncclGroupDepth(void) { return in_group; }
+int ncclCommInitRankScalable(struct comm **out, int nranks, int rank, int nId, ncclUniqueId *ids, cfg_head *cfg) {
+  for (int i = 0; i < nId; i++) if (!idok(&ids[i])) return fail(4, "fake libnccl: a bad id among commIds");
+  return ncclCommInitRankConfig(out, nranks, ids[0], rank, cfg);
+}
+typedef struct { size_t size; unsigned magic, version; float estimatedTime; } siminfo;
+int ncclGroupSimulateEnd(siminfo *s) { if (!s || s->magic != 0x74685283) return fail(4, "fake libnccl: simInfo not made by NCCL_SIM_INFO_INITIALIZER"); s->estimatedTime = 12.5f; return 0; }
+int ncclCommShrink(struct comm *c, int *excl, int n, struct comm **out, cfg_head *cfg, int flags) {
+  if (n != 1 || excl[0] != 7) return fail(4, "fake libnccl: expected excludeRanksList [7]");
+  *out = mk(1, 0, 1); return 0;
+}
 `;
 
 /** Builds both fakes into `dir`; returns the environment that makes the bindings load them. */
