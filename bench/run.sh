@@ -21,5 +21,22 @@ if ! { nvcc -O2 -o "$out/lto" bench/lto.cpp -lnvrtc -lnvJitLink && "$out/lto" be
   echo "# lto C anchor failed: $(head -c 300 "$out/lto.err" | tr '\n' ' ')" > "$out/lto.csv"
 fi
 node dist-bench/bench/linking.js > "$out/linking.csv" 2> "$out/linking.err" || echo "# lto core rows failed: $(head -c 300 "$out/linking.err" | tr '\n' ' ')" >> "$out/linking.csv"
-node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv" "$out/lto.csv" "$out/linking.csv"
+# NCCL (one rank): C from nccl.h against the system's libnccl.so.2, when both are there. nccl.h is
+# taken from $NCCL_HOME/include, else the nvidia-nccl Python wheel's nvidia/nccl/include; without
+# either, the rows are left out and the table says so.
+nccl_csv=()
+nccl_lib=$(ls /lib/x86_64-linux-gnu/libnccl.so.2 /usr/lib/x86_64-linux-gnu/libnccl.so.2 2>/dev/null | head -1 || true)
+nccl_inc=${NCCL_HOME:+$NCCL_HOME/include}
+[ -n "$nccl_inc" ] && [ -f "$nccl_inc/nccl.h" ] || nccl_inc=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "include"))' 2>/dev/null || true)
+if [ -n "$nccl_lib" ] && [ -f "$nccl_inc/nccl.h" ]; then
+  nvcc -O2 -I"$nccl_inc" -o "$out/nccl" bench/nccl.cu "$nccl_lib"
+  NCCL_NVLS_ENABLE=0 "$out/nccl" > "$out/nccl-c.csv"
+  NCCL_NVLS_ENABLE=0 CUDA_BINDINGS_NCCL="$nccl_lib" node dist-bench/bench/nccl.js > "$out/nccl-js.csv"
+  echo "# NCCL rows: one rank, nccl.h from $nccl_inc, $nccl_lib" >> "$out/nccl-js.csv"
+  nccl_csv=("$out/nccl-c.csv" "$out/nccl-js.csv")
+else
+  echo "# NCCL rows left out: libnccl.so.2 (${nccl_lib:-not found}) or nccl.h (${nccl_inc:-not found}) missing" > "$out/nccl-js.csv"
+  nccl_csv=("$out/nccl-js.csv")
+fi
+node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv" "$out/lto.csv" "$out/linking.csv" "${nccl_csv[@]}"
 if [ -n "${BENCH_CSV_DIR:-}" ]; then cp "$out"/*.csv "$BENCH_CSV_DIR"/; fi

@@ -9,3 +9,5 @@ export * as nvjitlink from './nvjitlink';
 export * as nvfatbin from './nvfatbin';
 export * as nvvm from './nvvm';
 export * as core from './core';
+// NCCL's koffi declarations are read on its first call (src/ffi/nccl-lib.ts), and libnccl opens then.
+export * as nccl from './nccl';

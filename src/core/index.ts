@@ -20,3 +20,5 @@ export { ElementwiseKernel, type ElementwiseOptions } from './ElementwiseKernel'
 export { Graph, GraphExec } from './Graph';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs } from '../runtime';
+export { Communicator, NcclError, NCCL_DTYPES, dtypeBytes, type NcclDtype, type NcclOp, type CommunicatorInit, type CommunicatorConfig, type CollectiveOptions, type ReduceOptions, type RootOptions } from './Communicator';
+export { rendezvous, rendezvousFromEnv, parseMaster, type RendezvousOptions } from './rendezvous';

@@ -17,6 +17,8 @@ export interface LibrarySpec {
   toolkitDirs?: string[];
   /** What to do when nothing loads: 'Install the NVIDIA driver', … */
   hint: string;
+  /** Folders tried after the soname and the toolkit's folder (libraries outside the CUDA toolkit: NCCL). */
+  extraDirs?: (env: NodeJS.ProcessEnv) => string[];
   /** Checks the opened library; returns its version, or throws with the reason to refuse it. */
   check: (lib: LibraryHandle, file: string) => number;
 }
@@ -58,6 +60,7 @@ export function candidates(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.e
   }
   out.push(...names);
   if (platform !== 'win32') for (const dir of ['lib64', ...(spec.toolkitDirs ?? [])]) for (const n of names) out.push(path.join('/usr/local/cuda', dir, n));
+  for (const d of spec.extraDirs?.(env) ?? []) for (const n of names) out.push(path.join(d, n));
   return [...new Set(out)];
 }
 

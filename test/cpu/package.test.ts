@@ -64,6 +64,13 @@ test('cuda-bindings/nvjitlink, /nvfatbin and /nvvm load as CommonJS and ES modul
   expect(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: root }).toString().trim()).toBe('function function function function');
 });
 
+test('cuda-bindings/nccl works from CommonJS and as an ES module, without opening libnccl', () => {
+  const cjs = execFileSync(process.execPath, ['-e', "const n = require('cuda-bindings/nccl'); const { nccl } = require('cuda-bindings'); console.log(n.NCCL_UNIQUE_ID_BYTES, nccl.ncclDataType_t.ncclBfloat16, typeof n.ncclAllReduce)"], { cwd: root }).toString().trim();
+  expect(cjs).toBe('128 9 function');
+  const esm = execFileSync(process.execPath, ['--input-type=module', '-e', "import { nccl } from 'cuda-bindings'; import { ncclRedOp_t, uniqueIdToBase64 } from 'cuda-bindings/nccl'; console.log(nccl.ncclRedOp_t.ncclMax, ncclRedOp_t.ncclAvg, typeof uniqueIdToBase64)"], { cwd: root }).toString().trim();
+  expect(esm).toBe('2 4 function');
+});
+
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
   expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');

@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import { cudart } from '../../src';
 
 const root = path.join(__dirname, '..', '..');
+// NVLink multicast (NVLS) stays off in every NCCL process these examples start, children included.
+process.env.NCCL_NVLS_ENABLE = '0';
 /** Examples that need two GPUs with peer access: they pass where there are two and are waived on one. */
 const NEEDS_TWO_GPUS = new Set<string>(['simpleP2P']);
 const TIMEOUT_MS = 170_000;
@@ -48,7 +50,7 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
 
 (gpu.count > 0 ? describe : describe.skip)(gpu.title, () => {
   test('the examples are all here', () => {
-    for (const e of ['deviceQuery', 'vectorAddDrv', 'jitProgram', 'vectorAdd', 'bandwidthTest', 'streamsAndEvents', 'simpleCudaGraphs', 'hostCallback', 'zeroCopy', 'streamOrderedAllocation', 'clock', 'simpleCubemapTexture', 'simpleP2P', 'simpleIPC', 'ltoLink', 'nvvmKernel']) {
+    for (const e of ['deviceQuery', 'vectorAddDrv', 'jitProgram', 'vectorAdd', 'bandwidthTest', 'streamsAndEvents', 'simpleCudaGraphs', 'hostCallback', 'zeroCopy', 'streamOrderedAllocation', 'clock', 'simpleCubemapTexture', 'simpleP2P', 'simpleIPC', 'ltoLink', 'nvvmKernel', 'ncclAllReduce', 'ncclInitAll']) {
       expect(examples).toContain(e);
     }
   });
@@ -74,5 +76,33 @@ const expected = { status: 0, signal: null, passed: true, stdoutTail: expect.any
     const r = run('vectorAdd', '10000000');
     expect(r).toEqual(expected);
     expect(r.stdoutTail).toContain('[Vector addition of 10000000 elements]');
+  }, TIMEOUT_MS + 10_000);
+
+  test('examples/ncclAllReduce.ts says how many ranks it runs: one on one GPU, one process per GPU on more', () => {
+    const r = run('ncclAllReduce', '--bytes', String(1 << 20));
+    expect(r).toEqual(expected);
+    expect(r.stdoutTail).toMatch(gpu.count === 1 ? /^ncclAllReduce: one GPU, so one rank/m : new RegExp(`^ncclAllReduce: ${gpu.count} GPUs, one process each`, 'm'));
+    expect(r.stdoutTail).toMatch(/^rank 0 of \d+ on GPU 0 .*: every \d+ sums right$/m);
+  }, TIMEOUT_MS + 10_000);
+
+  test('examples/ncclAllReduce.ts --rank 0 --nranks 1 --master 127.0.0.1:PORT: one rank through the TCP rendezvous', () => {
+    const r = run('ncclAllReduce', '--rank', '0', '--nranks', '1', '--master', `127.0.0.1:${29600 + (process.pid % 300)}`, '--bytes', String(1 << 20));
+    expect(r).toEqual(expected);
+  }, TIMEOUT_MS + 10_000);
+
+  (gpu.count >= 2 ? test : test.skip)(`examples/ncclAllReduce.ts as two processes started by hand, meeting through the TCP rendezvous on loopback${gpu.count >= 2 ? '' : ` (skipped: needs two GPUs, this machine has ${gpu.count})`}`, async () => {
+    const { spawn } = await import('node:child_process');
+    const master = `127.0.0.1:${29900 + (process.pid % 90)}`;
+    const results = await Promise.all([0, 1].map((rank) => new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(process.execPath, ['--import', 'tsx', path.join('examples', 'ncclAllReduce.ts'), '--rank', String(rank), '--nranks', '2', '--master', master, '--device', String(rank), '--bytes', String(64 << 20)], { cwd: root, env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.stderr.on('data', (d) => (out += d));
+      const t = setTimeout(() => p.kill('SIGKILL'), TIMEOUT_MS);
+      p.on('close', (code) => { clearTimeout(t); console.log(`== rank ${rank}: exit ${code}\n${out}`); resolve({ code, out }); });
+    })));
+    expect(results.map((x) => x.code)).toEqual([0, 0]);
+    expect(results[0].out).toMatch(/^Result = PASS$/m);
+    expect(results[1].out).toMatch(/^rank 1 of 2 on GPU 1 .*: every \d+ sums right$/m);
   }, TIMEOUT_MS + 10_000);
 });

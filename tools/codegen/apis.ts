@@ -30,7 +30,13 @@ export interface ApiConfig {
   inlineWrappers?: boolean;
   /** Whether `#define name name_vN` renames (the driver's versioned symbols) are followed. */
   versionedSymbols: boolean;
-  status: { type: string; enumTs: string; success: string };
+  status: {
+    type: string;
+    enumTs: string;
+    success: string;
+    /** Statuses besides success whose outputs are valid (NCCL's ncclInProgress of a non-blocking communicator). */
+    withOutputs?: string[];
+  };
   /** The generated koffi declarations file. */
   ffi: string;
   /** The hand-written module that opens the library, and its accessor. */
@@ -42,6 +48,22 @@ export interface ApiConfig {
    * declarations, doc lines and #line marks), and parses instead when the header is absent.
    */
   reducedHeader?: string;
+  /**
+   * For a header that includes other APIs' headers (nccl.h includes cuda_runtime.h): bind only
+   * what the API's own headers declare.
+   */
+  own?: {
+    /** Functions of the own headers not bound (listed in `skipped` with the reason). */
+    skipFunctions?: RegExp;
+    /** Handle types of another API used in signatures: brand -> the module that exports it. */
+    foreignHandles?: Record<string, string>;
+    /** Lines the reduced header starts with, standing in for the foreign headers it needs. */
+    preamble?: string[];
+    /** Values of #define constants whose bodies the generator cannot evaluate (`INT_MIN`). */
+    macroValues?: Record<string, string>;
+    /** Lines written at the top of the facade (helpers of the extent expressions). */
+    facadePrelude?: string[];
+  };
   /** Report rows: what was not bound and why. */
   skipped: [string, string][];
 }

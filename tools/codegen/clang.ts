@@ -78,7 +78,7 @@ export function runClang(headers: string[], defines: string[] = [], extraInclude
   const ast = JSON.parse(json) as AstNode;
   const pre = execFileSync(clang, ['-E', '-dD', ...args], { input: src, maxBuffer: 1 << 28 }).toString('utf8');
   const version = execFileSync(clang, ['--version']).toString().split('\n')[0];
-  return { ast, locs: trackLocations(ast, inc), macros: readMacros(pre, inc), version };
+  return { ast, locs: trackLocations(ast, inc), macros: readMacros(pre, [inc, ...extraInclude]), version };
 }
 
 // clang's JSON leaves out a location's file and line when they equal the previous location it
@@ -117,7 +117,8 @@ function trackLocations(ast: AstNode, inc: string): Map<string, SourceLoc> {
   return locs;
 }
 
-function readMacros(pre: string, inc: string): ClangResult['macros'] {
+// Macros of the CUDA include folder and of the extra folders (where a header the toolkit lacks sits).
+function readMacros(pre: string, dirs: string[]): ClangResult['macros'] {
   const out: ClangResult['macros'] = [];
   let file = '';
   for (const ln of pre.split('\n')) {
@@ -127,7 +128,8 @@ function readMacros(pre: string, inc: string): ClangResult['macros'] {
       continue;
     }
     const d = /^#define (\w+)(?:[ \t]+(.*))?$/.exec(ln);
-    if (d && file.startsWith(inc + '/')) out.push({ name: d[1], body: (d[2] ?? '').trim(), file: file.slice(inc.length + 1) });
+    const dir = d && dirs.find((x) => file.startsWith(x + '/'));
+    if (d && dir) out.push({ name: d[1], body: (d[2] ?? '').trim(), file: file.slice(dir.length + 1) });
   }
   return out;
 }

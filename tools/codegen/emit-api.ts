@@ -91,7 +91,12 @@ export function emitConstants(api: ApiConfig, constants: ConstantModel[]): strin
 export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap): string {
   const o = [banner(`handle types of the ${api.title}`), `import { handleFrom } from '../ffi/marshal';`, ''];
   const brands = new Set(tm.handleTypedefs.values());
+  const foreign = api.own?.foreignHandles ?? {};
   for (const b of brands) {
+    if (foreign[b]) {
+      o.push(`/** The handle type of another API, used in this one's signatures. */\nexport { ${b} } from ${q(foreign[b])};`);
+      continue;
+    }
     const td = model.typedefs.get(b);
     o.push(doc(td?.doc || `The C handle type ${b}`));
     o.push(`export type ${b} = bigint & { readonly __brand: ${q(b)} };`);
@@ -626,6 +631,7 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   o.push('void W;');
   o.push('void HC;');
   o.push('');
+  if (api.own?.facadePrelude) o.push(...api.own.facadePrelude, '');
   for (const [name, t] of Object.entries(attrTables)) {
     const e = [...model.enums.values()].find((x) => x.name === t.enumName || x.typedefs.includes(t.enumName));
     if (!e) throw new Error(`codegen: no enum ${t.enumName} for the attribute table ${name}`);
@@ -669,7 +675,8 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   else o.push(`  const err = ${call(p.args)} as ${st};`);
   for (const s of p.after) o.push(`  ${s}`);
   if (p.outs.length) {
-    o.push(`  if (err !== 0) return [err${', null'.repeat(p.outs.length)}];`);
+    const also = (api.status.withOutputs ?? []).map((n) => ` && err !== ${st}.${n}`).join('');
+    o.push(`  if (err !== 0${also}) return [err${', null'.repeat(p.outs.length)}];`);
     for (const s of p.post) o.push(`  ${s}`);
     o.push(`  return [err, ${p.outs.map((x) => x.expr).join(', ')}];`);
   } else {

@@ -18,10 +18,11 @@ import { nvrtcApi } from './nvrtc-spec';
 import { nvjitlinkApi } from './nvjitlink-spec';
 import { nvfatbinApi } from './nvfatbin-spec';
 import { nvvmApi } from './nvvm-spec';
+import { ncclApi } from './nccl-spec';
 import { emitReducedHeader } from './emit-reduced';
 import { type ParsedApi, inputsOf, serialize, deserialize, readParsed, modelDir } from './parsed';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi, ncclApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -71,6 +72,7 @@ export function parseApi(api: ApiConfig): ParsedApi {
   const cr = runClang(headers, [], extra);
   const bind = new Set(api.bindHeaders);
   const model = buildModel(cr, bind);
+  if (api.own) keepOwn(api, model);
   // The same headers with the per-thread default stream: which symbol each symbol maps to.
   const perThread: [string, string][] = [];
   const runs = [cr];
@@ -94,7 +96,7 @@ export function parseApi(api: ApiConfig): ParsedApi {
 /** The reduced header of an API, written from its model (after the inline wrappers are followed). */
 function reducedHeaderOf(api: ApiConfig, model: Model): string {
   if (api.inlineWrappers) followInlineWrappers(model);
-  return emitReducedHeader(model, api.headers[0]);
+  return emitReducedHeader(model, api.headers[0], api.own);
 }
 
 /** Model -> code: every file of one API. */
@@ -113,6 +115,10 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
   const tm = new TypeMap(model, api.spec.integerHandles);
   const records = [...model.records.values()].filter((r) => !r.opaque && !r.flattened);
   const { constants, enumAliases, structAliases } = collectConstants(model, tm);
+  for (const m of model.macros) {
+    const v = api.own?.macroValues?.[m.name];
+    if (v !== undefined) constants.push({ name: m.name, expr: v, value: v, kind: 'number', file: m.file });
+  }
   const fns = [...model.functions.values()];
   const plans = fns.map((f) => planFunction(api, model, tm, f));
   const byValue = new Map<string, (typeof records)[number]>();
@@ -155,6 +161,23 @@ function followInlineWrappers(model: Model): void {
   }
 }
 
+
+/**
+ * Leaves in the model only what the API's own headers declare (and the foreign handle typedefs its
+ * signatures use): nccl.h includes cuda_runtime.h, whose declarations belong to the runtime API.
+ */
+function keepOwn(api: ApiConfig, model: Model): void {
+  const own = new Set(api.bindHeaders);
+  const reduced = api.reducedHeader ? path.basename(api.reducedHeader) : undefined;
+  for (const [k, f] of model.functions) if (api.own?.skipFunctions?.test(f.name)) model.functions.delete(k);
+  for (const [k, e] of model.enums) if (!own.has(e.loc.file)) model.enums.delete(k);
+  for (const [k, v] of model.enumerators) if (!model.enums.has(v.enumName)) model.enumerators.delete(k);
+  for (const [k, r] of model.records) if (!own.has(r.loc.file) && !r.opaque) model.records.delete(k);
+  const foreign = new Set(Object.keys(api.own?.foreignHandles ?? {}));
+  for (const [k, t] of model.typedefs) if (!own.has(t.loc.file) && !foreign.has(k)) model.typedefs.delete(k);
+  // Macros of the reduced header are the original header's.
+  model.macros = model.macros.map((m) => (m.file === reduced ? { ...m, file: api.headers[0] } : m)).filter((m) => own.has(m.file));
+}
 
 /**
  * `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2.

@@ -30,7 +30,9 @@ export function inputsOf(runs: ClangResult[], cudaInc: string, repoRoot: string,
   const files = new Set<string>();
   for (const cr of runs) {
     for (const l of cr.locs.values()) files.add(l.path);
-    for (const m of cr.macros) files.add(path.join(cudaInc, m.file));
+    // A macro names its file relative to the folder it was found in; those outside the CUDA include
+    // folder sit in headers that declarations already name.
+    for (const m of cr.macros) if (fs.existsSync(path.join(cudaInc, m.file))) files.add(path.join(cudaInc, m.file));
   }
   const out: Record<string, string> = {};
   for (const f of [...files].sort()) {

@@ -1,0 +1,463 @@
+// An NCCL communicator: one rank of a group of GPUs that run collectives together. (The facade loads
+// NCCL's declarations and opens libnccl on its first call, not at import.)
+import * as nccl from '../nccl';
+import { ncclDataType_t, ncclRedOp_t, ncclResult_t } from '../nccl/enums';
+import { NCCL_SPLIT_NOCOLOR } from '../nccl/constants';
+import { ncclConfigInitializer, uniqueIdFromBase64, uniqueIdFromBuffer } from '../nccl/helpers';
+import { ncclUniqueId, type ncclConfig_t } from '../structs/nccl';
+import { Resource } from './lifetime';
+import { Device } from './Device';
+import { DeviceBuffer } from './DeviceBuffer';
+import type { Stream } from './Stream';
+
+
+/** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
+export type NcclDtype = 'i8' | 'u8' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'bf16' | 'f32' | 'f64' | 'f8e4m3' | 'f8e5m2';
+/** Reductions: ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg. */
+export type NcclOp = 'sum' | 'prod' | 'max' | 'min' | 'avg';
+
+const DTYPES: Record<NcclDtype, { type: ncclDataType_t; bytes: number }> = {
+  i8: { type: ncclDataType_t.ncclInt8, bytes: 1 },
+  u8: { type: ncclDataType_t.ncclUint8, bytes: 1 },
+  i32: { type: ncclDataType_t.ncclInt32, bytes: 4 },
+  u32: { type: ncclDataType_t.ncclUint32, bytes: 4 },
+  i64: { type: ncclDataType_t.ncclInt64, bytes: 8 },
+  u64: { type: ncclDataType_t.ncclUint64, bytes: 8 },
+  f16: { type: ncclDataType_t.ncclFloat16, bytes: 2 },
+  bf16: { type: ncclDataType_t.ncclBfloat16, bytes: 2 },
+  f32: { type: ncclDataType_t.ncclFloat32, bytes: 4 },
+  f64: { type: ncclDataType_t.ncclFloat64, bytes: 8 },
+  f8e4m3: { type: ncclDataType_t.ncclFloat8e4m3, bytes: 1 },
+  f8e5m2: { type: ncclDataType_t.ncclFloat8e5m2, bytes: 1 },
+};
+const OPS: Record<NcclOp, ncclRedOp_t> = { sum: ncclRedOp_t.ncclSum, prod: ncclRedOp_t.ncclProd, max: ncclRedOp_t.ncclMax, min: ncclRedOp_t.ncclMin, avg: ncclRedOp_t.ncclAvg };
+
+/** Every dtype name a collective takes. */
+export const NCCL_DTYPES = Object.keys(DTYPES) as NcclDtype[];
+
+/** Bytes of one element of a dtype. */
+export function dtypeBytes(dtype: NcclDtype): number {
+  return dtypeOf(dtype, 'dtypeBytes').bytes;
+}
+
+/** An NCCL call failed: `code` is the ncclResult_t, `codeName` its C name, `lastError` NCCL's own explanation. */
+export class NcclError extends Error {
+  constructor(
+    readonly code: number,
+    readonly codeName: string,
+    readonly fn: string,
+    /** ncclGetLastError: what NCCL says went wrong (may be empty). */
+    readonly lastError: string,
+  ) {
+    const text = code === 0 ? '' : nccl.ncclGetErrorString(code)[1];
+    super(`${codeName}: ${text}${lastError ? ` (${lastError.trim()})` : ''} (in ${fn})`);
+    this.name = 'NcclError';
+  }
+}
+
+/** The NcclError of a status, with ncclGetLastError of `comm` (or of the library). */
+function ncclError(code: number, fn: string, comm: nccl.ncclComm_t | null = null): NcclError {
+  const name = ncclResult_t[code] ?? `ncclResult_t ${code}`;
+  let last = '';
+  try {
+    last = nccl.ncclGetLastError(comm)[1] ?? '';
+  } catch {
+    /* an old library without ncclGetLastError: the code says enough */
+  }
+  return new NcclError(code, name, fn, last);
+}
+
+/** Throws the NcclError of a failed status; ncclInProgress (a non-blocking communicator's) is not a failure. */
+function checkNccl(err: number, fn: string, comm: nccl.ncclComm_t | null = null): void {
+  if (err !== ncclResult_t.ncclSuccess && err !== ncclResult_t.ncclInProgress) throw ncclError(err, fn, comm);
+}
+
+/** Options of a communicator (the fields of ncclConfig_t that users set). */
+export interface CommunicatorConfig {
+  /** false: init and collectives return at once and `await comm.ready()` waits (ncclConfig_t.blocking = 0). */
+  blocking?: boolean;
+  cgaClusterSize?: number;
+  minCTAs?: number;
+  maxCTAs?: number;
+  /** The network module to use (NCCL_NET), e.g. 'Socket' or 'IB'. */
+  netName?: string;
+  /** Whether split() children share this communicator's resources. */
+  splitShare?: boolean;
+  trafficClass?: number;
+  /** A name shown in NCCL's logs. */
+  commName?: string;
+  collnetEnable?: boolean;
+  CTAPolicy?: number;
+  nvlsCTAs?: number;
+}
+
+/** What Communicator.init needs: this process's rank, how many ranks, rank 0's unique id, and the GPU. */
+export interface CommunicatorInit {
+  rank: number;
+  nranks: number;
+  /** Rank 0's Communicator.uniqueId(), as the struct, its 128 bytes or its base64 text. */
+  id: ncclUniqueId | Uint8Array | string;
+  /** The GPU of this rank (default: the current device). */
+  device?: Device | number;
+  config?: CommunicatorConfig;
+}
+
+/** The stream and count options every collective takes. */
+export interface CollectiveOptions {
+  /** Elements per rank (see each collective); by default as many as the buffers hold. */
+  count?: number;
+  /** The stream the collective is queued on (default: the legacy default stream). */
+  stream?: Stream;
+}
+export interface ReduceOptions extends CollectiveOptions {
+  /** The reduction (default 'sum'). */
+  op?: NcclOp;
+}
+export interface RootOptions extends CollectiveOptions {
+  /** The rank that holds (broadcast) or receives (reduce) the data (default 0). */
+  root?: number;
+}
+
+/** A buffer that belongs to one rank: DeviceBuffer (or a view of one). */
+type Buf = DeviceBuffer;
+
+export class Communicator extends Resource {
+  private readonly state: { aborted: boolean };
+  private rankN: number | undefined;
+  private sizeN: number | undefined;
+  private deviceD: Device | undefined;
+
+  private constructor(
+    readonly handle: nccl.ncclComm_t,
+    known: { rank?: number; size?: number; device?: Device },
+    /** Whether the communicator was made non-blocking (its calls may return before they are done). */
+    readonly blocking: boolean,
+  ) {
+    const state = { aborted: false };
+    // Destroy (or, after abort(), nothing more): the free does not hold the communicator itself.
+    super(() => void (state.aborted ? undefined : nccl.ncclCommDestroy(handle)));
+    this.state = state;
+    this.rankN = known.rank;
+    this.sizeN = known.size;
+    this.deviceD = known.device;
+  }
+
+  /** A new unique id (ncclGetUniqueId), made by rank 0 and sent to every other rank. */
+  static uniqueId(): ncclUniqueId {
+    const [err, id] = nccl.ncclGetUniqueId();
+    checkNccl(err, 'ncclGetUniqueId');
+    return id!;
+  }
+
+  /**
+   * One rank of a communicator of `nranks` (ncclCommInitRankConfig on `device`). Blocking by
+   * default: it returns when every rank has joined. With `config: { blocking: false }` it returns
+   * at once; `await comm.ready()` before using it.
+   */
+  static init(o: CommunicatorInit): Communicator {
+    if (typeof o !== 'object' || o === null) throw new TypeError(`Communicator.init: parameter 'options' must be an object with rank, nranks and id, got ${o === null ? 'null' : typeof o}`);
+    const { rank, nranks } = o;
+    if (!Number.isInteger(nranks) || nranks < 1 || nranks > 2 ** 31 - 1) throw new RangeError(`Communicator.init: parameter 'nranks' must be a positive integer, got ${nranks}`);
+    if (!Number.isInteger(rank) || rank < 0 || rank >= nranks) throw new RangeError(`Communicator.init: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
+    const id = toUniqueId(o.id, 'Communicator.init', 'id');
+    const device = o.device === undefined ? Device.current() : o.device instanceof Device ? o.device : Device.get(o.device);
+    const config = makeConfig(o.config, 'Communicator.init');
+    device.makeCurrent();
+    const [err, h] = nccl.ncclCommInitRankConfig(nranks, id, rank, config);
+    checkNccl(err, 'ncclCommInitRankConfig');
+    return new Communicator(h!, { rank, size: nranks, device }, o.config?.blocking !== false);
+  }
+
+  /** One communicator per device, all in this process (ncclCommInitAll): rank i drives devices[i]. */
+  static initAll(devices: readonly (Device | number)[]): Communicator[] {
+    if (!Array.isArray(devices) || devices.length === 0) throw new RangeError(`Communicator.initAll: parameter 'devices' must be a non-empty array of devices, got ${Array.isArray(devices) ? '[]' : typeof devices}`);
+    const devs = devices.map((d) => (d instanceof Device ? d : Device.get(d)));
+    const ords = devs.map((d) => d.ordinal);
+    if (new Set(ords).size !== ords.length) throw new RangeError(`Communicator.initAll: parameter 'devices' names a device twice: [${ords.join(', ')}]`);
+    const [err, handles] = nccl.ncclCommInitAll(devs.length, ords);
+    checkNccl(err, 'ncclCommInitAll');
+    return handles!.map((h, i) => new Communicator(h, { rank: i, size: devs.length, device: devs[i] }, true));
+  }
+
+  /**
+   * Runs `fn` between ncclGroupStart and ncclGroupEnd, so that the collectives it queues (on one
+   * or several communicators of this process, or send/recv pairs) launch together. `fn` must not
+   * wait for anything asynchronous: NCCL's group is per thread.
+   */
+  static group<T>(fn: () => T): T {
+    if (typeof fn !== 'function') throw new TypeError(`Communicator.group: parameter 'fn' must be a function, got ${typeof fn}`);
+    checkNccl(nccl.ncclGroupStart()[0], 'ncclGroupStart');
+    let out: T;
+    try {
+      out = fn();
+    } catch (e) {
+      // Ends the group whatever fn did, so later NCCL calls are not stuck inside it.
+      nccl.ncclGroupEnd();
+      throw e;
+    }
+    if (out instanceof Promise) {
+      nccl.ncclGroupEnd();
+      throw new TypeError('Communicator.group: parameter \'fn\' returned a Promise; a group must be queued synchronously');
+    }
+    checkNccl(nccl.ncclGroupEnd()[0], 'ncclGroupEnd');
+    return out;
+  }
+
+  /** Communicator.group on this communicator (groups are per thread, not per communicator). */
+  group<T>(fn: () => T): T {
+    this.live('group');
+    return Communicator.group(fn);
+  }
+
+  /** This process's rank (ncclCommUserRank). */
+  get rank(): number {
+    return (this.rankN ??= this.query(nccl.ncclCommUserRank, 'ncclCommUserRank'));
+  }
+
+  /** How many ranks (ncclCommCount). */
+  get size(): number {
+    return (this.sizeN ??= this.query(nccl.ncclCommCount, 'ncclCommCount'));
+  }
+
+  /** The GPU of this rank (ncclCommCuDevice). */
+  get device(): Device {
+    return (this.deviceD ??= Device.get(this.query(nccl.ncclCommCuDevice, 'ncclCommCuDevice')));
+  }
+
+  private query(fn: (c: nccl.ncclComm_t) => [ncclResult_t, number | null], name: string): number {
+    this.live(name);
+    const [err, v] = fn(this.handle);
+    checkNccl(err, name, this.handle);
+    if (err === ncclResult_t.ncclInProgress) throw new Error(`Communicator.${name}: the communicator is still being set up; await comm.ready() first`);
+    return v!;
+  }
+
+  /** ncclCommGetAsyncError: ncclSuccess, ncclInProgress (a non-blocking call still running) or an error. */
+  asyncError(): ncclResult_t {
+    this.live('asyncError');
+    const [err, state] = nccl.ncclCommGetAsyncError(this.handle);
+    checkNccl(err, 'ncclCommGetAsyncError', this.handle);
+    return state!;
+  }
+
+  /**
+   * Resolves once the communicator has finished what it was doing (a non-blocking init or split):
+   * polls ncclCommGetAsyncError between turns of the event loop, so other work goes on. Rejects
+   * with the NcclError NCCL reports, or after `timeoutMs` (then the communicator is left as it is:
+   * abort() it).
+   */
+  async ready(options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<this> {
+    const timeoutMs = options.timeoutMs ?? Infinity;
+    const interval = options.intervalMs ?? 1;
+    if (!(timeoutMs >= 0)) throw new RangeError(`Communicator.ready: parameter 'timeoutMs' must be a non-negative number, got ${timeoutMs}`);
+    const start = Date.now();
+    for (let polls = 0; ; polls++) {
+      const state = this.asyncError();
+      if (state === ncclResult_t.ncclSuccess) return this;
+      if (state !== ncclResult_t.ncclInProgress) throw ncclError(state, 'ncclCommGetAsyncError', this.handle);
+      if (Date.now() - start > timeoutMs) throw new Error(`Communicator.ready: the communicator was still in progress after ${timeoutMs} ms`);
+      // The first polls on the next turn; then at the interval, not spinning a core.
+      await new Promise((r) => (polls < 8 ? setImmediate(r) : setTimeout(r, interval)));
+    }
+  }
+
+  /**
+   * New communicators from this one (ncclCommSplit): the ranks that pass the same `color` form one,
+   * ordered by `key`. A rank that passes `null` (NCCL_SPLIT_NOCOLOR) gets null. Every rank must call it.
+   */
+  split(color: number | null, key = this.rank, config?: CommunicatorConfig): Communicator | null {
+    this.live('split');
+    const c = color === null ? NCCL_SPLIT_NOCOLOR : color;
+    if (!Number.isInteger(c) || (c < 0 && c !== NCCL_SPLIT_NOCOLOR) || c > 2 ** 31 - 1) throw new RangeError(`Communicator.split: parameter 'color' must be a non-negative integer or null, got ${color}`);
+    if (!Number.isInteger(key) || key < -(2 ** 31) || key > 2 ** 31 - 1) throw new RangeError(`Communicator.split: parameter 'key' must be an integer, got ${key}`);
+    const [err, h] = nccl.ncclCommSplit(this.handle, c, key, config ? makeConfig(config, 'Communicator.split') : null);
+    checkNccl(err, 'ncclCommSplit', this.handle);
+    if (!h) return null;
+    return new Communicator(h, { device: this.deviceD }, config ? config.blocking !== false : this.blocking);
+  }
+
+  /** Sums (or `op`s) `count` elements of `send` over every rank into `recv` on every rank. */
+  allReduce(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
+    const f = 'allReduce';
+    const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', 1]]);
+    this.run(f, 'ncclAllReduce', nccl.ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
+  }
+
+  /** Copies `count` elements of `send` on `root` into `recv` on every rank (`send` is read on root only; elsewhere it may be null). */
+  broadcast(send: Buf | null, recv: Buf, dtype: NcclDtype, options: RootOptions = {}): void {
+    const f = 'broadcast';
+    const root = this.root(f, options.root);
+    const bufs: [Buf, string, number][] = this.rank === root ? [[send as Buf, 'send', 1], [recv, 'recv', 1]] : [[recv, 'recv', 1]];
+    const { type, count, stream } = this.prepare(f, dtype, options, bufs);
+    this.run(f, 'ncclBroadcast', nccl.ncclBroadcast((send ?? recv).ptr, recv.ptr, count, type, root, this.handle, stream));
+  }
+
+  /** Reduces `count` elements of `send` over every rank into `recv` on `root` (`recv` may be null elsewhere). */
+  reduce(send: Buf, recv: Buf | null, dtype: NcclDtype, options: ReduceOptions & RootOptions = {}): void {
+    const f = 'reduce';
+    const root = this.root(f, options.root);
+    const bufs: [Buf, string, number][] = [[send, 'send', 1]];
+    if (this.rank === root || recv !== null) bufs.push([recv as Buf, 'recv', 1]);
+    const { type, count, stream } = this.prepare(f, dtype, options, bufs);
+    this.run(f, 'ncclReduce', nccl.ncclReduce(send.ptr, recv?.ptr ?? null, count, type, this.op(f, options.op), root, this.handle, stream));
+  }
+
+  /** Gathers `count` elements of `send` from every rank into `recv` (size × count), in rank order. */
+  allGather(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
+    const f = 'allGather';
+    const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', this.size]]);
+    this.run(f, 'ncclAllGather', nccl.ncclAllGather(send.ptr, recv.ptr, count, type, this.handle, stream));
+  }
+
+  /** Reduces `send` (size × count) over every rank; rank i gets block i (`count` elements) in `recv`. */
+  reduceScatter(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
+    const f = 'reduceScatter';
+    const { type, count, stream } = this.prepare(f, dtype, options, [[recv, 'recv', 1], [send, 'send', this.size]]);
+    this.run(f, 'ncclReduceScatter', nccl.ncclReduceScatter(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
+  }
+
+  /** Sends block j (`count` elements) of `send` to rank j, which receives it as block i of `recv` (both size × count). */
+  allToAll(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
+    const f = 'allToAll';
+    const n = this.size;
+    const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', n], [recv, 'recv', n]]);
+    this.run(f, 'ncclAlltoAll', nccl.ncclAlltoAll(send.ptr, recv.ptr, count, type, this.handle, stream));
+  }
+
+  /** Sends `count` elements of `buf` to rank `peer` (which must post a matching recv; group them). */
+  send(buf: Buf, peer: number, dtype: NcclDtype, options: CollectiveOptions = {}): void {
+    const f = 'send';
+    this.peer(f, peer);
+    const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
+    this.run(f, 'ncclSend', nccl.ncclSend(buf.ptr, count, type, peer, this.handle, stream));
+  }
+
+  /** Receives `count` elements from rank `peer` into `buf`. */
+  recv(buf: Buf, peer: number, dtype: NcclDtype, options: CollectiveOptions = {}): void {
+    const f = 'recv';
+    this.peer(f, peer);
+    const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
+    this.run(f, 'ncclRecv', nccl.ncclRecv(buf.ptr, count, type, peer, this.handle, stream));
+  }
+
+  /**
+   * Ends a communicator whose peers may be gone (ncclCommAbort): its pending operations are
+   * dropped and its resources freed without waiting for the other ranks. The communicator is closed.
+   */
+  abort(): void {
+    if (this.isClosed) return;
+    this.state.aborted = true;
+    this.close();
+    const [err] = nccl.ncclCommAbort(this.handle);
+    checkNccl(err, 'ncclCommAbort');
+  }
+
+  /** Whether abort() ended this communicator. */
+  get isAborted(): boolean {
+    return this.state.aborted;
+  }
+
+  // -- argument checks, shared by the collectives
+
+  /** Checks the dtype, the stream and each buffer against `count` elements × its multiple; picks the default count. */
+  private prepare(f: string, dtype: NcclDtype, o: CollectiveOptions, bufs: [Buf, string, number][]): { type: ncclDataType_t; count: number; stream: nccl.cudaStream_t | null } {
+    this.live(f);
+    const fn = `Communicator.${f}`;
+    const { type, bytes } = dtypeOf(dtype, fn);
+    if (typeof o !== 'object' || o === null) throw new TypeError(`${fn}: parameter 'options' must be an object, got ${o === null ? 'null' : typeof o}`);
+    for (const [b, name] of bufs) {
+      if (!(b instanceof DeviceBuffer)) throw new TypeError(`${fn}: parameter '${name}' must be a DeviceBuffer, got ${b === null ? 'null' : typeof b === 'object' ? (b as object).constructor?.name ?? 'object' : typeof b}`);
+      if (b.kind !== 'managed' && this.deviceD && b.device !== this.deviceD) throw new RangeError(`${fn}: parameter '${name}' is memory of device ${b.device.ordinal}, but this rank's device is ${this.deviceD.ordinal}`);
+    }
+    let count = o.count;
+    if (count === undefined) count = Math.min(...bufs.map(([b, , k]) => Math.floor(b.size / bytes / k)));
+    else if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`${fn}: parameter 'count' must be a non-negative integer, got ${count}`);
+    for (const [b, name, k] of bufs) {
+      const need = count * k * bytes;
+      if (need > b.size) {
+        const what = k === 1 ? `${count} ${dtype}` : `${k} ranks × ${count} ${dtype}`;
+        throw new RangeError(`${fn}: parameter 'count' (${count}) is larger than '${name}' holds: ${what} is ${need} bytes, the buffer has ${b.size}`);
+      }
+    }
+    const s = o.stream;
+    if (s !== undefined && (typeof s !== 'object' || s === null || !('handle' in s))) throw new TypeError(`${fn}: parameter 'stream' must be a Stream, got ${s === null ? 'null' : typeof s}`);
+    return { type, count, stream: s ? (s.handle as nccl.cudaStream_t) : null };
+  }
+
+  private op(f: string, op: NcclOp | undefined): ncclRedOp_t {
+    if (op === undefined) return ncclRedOp_t.ncclSum;
+    const v = OPS[op];
+    if (v === undefined) throw new RangeError(`Communicator.${f}: parameter 'op' must be one of ${Object.keys(OPS).join(', ')}, got ${JSON.stringify(op)}`);
+    return v;
+  }
+
+  private root(f: string, root: number | undefined): number {
+    const r = root ?? 0;
+    if (!Number.isInteger(r) || r < 0 || r >= this.size) throw new RangeError(`Communicator.${f}: parameter 'root' must be a rank in [0, ${this.size}), got ${root}`);
+    return r;
+  }
+
+  private peer(f: string, peer: number): void {
+    if (!Number.isInteger(peer) || peer < 0 || peer >= this.size) throw new RangeError(`Communicator.${f}: parameter 'peer' must be a rank in [0, ${this.size}), got ${peer}`);
+  }
+
+  private run(f: string, c: string, r: [ncclResult_t]): void {
+    checkNccl(r[0], `${c} (Communicator.${f})`, this.handle);
+  }
+}
+
+function dtypeOf(dtype: NcclDtype, fn: string): { type: ncclDataType_t; bytes: number } {
+  const d = typeof dtype === 'string' ? DTYPES[dtype] : undefined;
+  if (!d || !Object.prototype.hasOwnProperty.call(DTYPES, dtype)) throw new RangeError(`${fn}: parameter 'dtype' must be one of ${NCCL_DTYPES.join(', ')}, got ${JSON.stringify(dtype)}`);
+  return d;
+}
+
+function toUniqueId(id: unknown, fn: string, p: string): ncclUniqueId {
+  if (id instanceof ncclUniqueId) return id;
+  try {
+    if (typeof id === 'string') return uniqueIdFromBase64(id);
+    if (id instanceof Uint8Array) return uniqueIdFromBuffer(id);
+  } catch (e) {
+    const E = e instanceof RangeError ? RangeError : TypeError;
+    throw new E(`${fn}: parameter '${p}': ${(e as Error).message}`);
+  }
+  throw new TypeError(`${fn}: parameter '${p}' must be a ncclUniqueId, its 128 bytes or its base64 text, got ${id === null ? 'null' : typeof id}`);
+}
+
+/** A ncclConfig_t as NCCL_CONFIG_INITIALIZER makes it, with the options set. */
+function makeConfig(o: CommunicatorConfig | undefined, fn: string): ncclConfig_t {
+  const c = ncclConfigInitializer();
+  if (o === undefined) return c;
+  if (typeof o !== 'object' || o === null) throw new TypeError(`${fn}: parameter 'config' must be an object, got ${o === null ? 'null' : typeof o}`);
+  const bool = (k: 'blocking' | 'splitShare' | 'collnetEnable') => {
+    const v = o[k];
+    if (v === undefined) return;
+    if (typeof v !== 'boolean') throw new TypeError(`${fn}: config.${k} must be a boolean, got ${typeof v}`);
+    c[k] = v ? 1 : 0;
+  };
+  const int = (k: 'cgaClusterSize' | 'minCTAs' | 'maxCTAs' | 'trafficClass' | 'CTAPolicy' | 'nvlsCTAs') => {
+    const v = o[k];
+    if (v === undefined) return;
+    if (!Number.isInteger(v) || v < 0 || v > 2 ** 31 - 1) throw new RangeError(`${fn}: config.${k} must be a non-negative integer, got ${v}`);
+    c[k] = v;
+  };
+  const str = (k: 'netName' | 'commName') => {
+    const v = o[k];
+    if (v === undefined) return;
+    if (typeof v !== 'string' || v.includes('\0')) throw new TypeError(`${fn}: config.${k} must be a string without NUL, got ${typeof v}`);
+    // The struct keeps the bytes alive as long as it lives; NCCL copies them during the call.
+    c[k] = Buffer.from(`${v}\0`);
+  };
+  for (const k of Object.keys(o)) {
+    if (!['blocking', 'splitShare', 'collnetEnable', 'cgaClusterSize', 'minCTAs', 'maxCTAs', 'trafficClass', 'CTAPolicy', 'nvlsCTAs', 'netName', 'commName'].includes(k)) {
+      throw new TypeError(`${fn}: config has no option '${k}'`);
+    }
+  }
+  bool('blocking');
+  bool('splitShare');
+  bool('collnetEnable');
+  for (const k of ['cgaClusterSize', 'minCTAs', 'maxCTAs', 'trafficClass', 'CTAPolicy', 'nvlsCTAs'] as const) int(k);
+  str('netName');
+  str('commName');
+  return c;
+}

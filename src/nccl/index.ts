@@ -1,0 +1,20 @@
+/**
+ * NCCL, NVIDIA's collective communication library, as cuda-python's tuple facade.
+ * @module cuda-bindings/nccl
+ */
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export * from './helpers';
+export * from '../structs/nccl';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+import { ncclLibraryInfo } from '../ffi/nccl-lib';
+import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
+
+/** Which libnccl file is loaded, where it resolved, and its version (loads it on first call). */
+export function libraryInfo(): LibraryInfo {
+  return ncclLibraryInfo();
+}
