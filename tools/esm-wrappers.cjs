@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const dist = path.join(__dirname, '..', 'dist');
-const entries = { index: './index.js', runtime: './runtime/index.js', driver: './driver/index.js', nvrtc: './nvrtc/index.js', core: './core/index.js' };
+const entries = { index: './index.js', runtime: './runtime/index.js', driver: './driver/index.js', nvrtc: './nvrtc/index.js', nvml: './nvml/index.js', core: './core/index.js' };
 fs.mkdirSync(path.join(dist, 'esm'), { recursive: true });
 for (const [name, rel] of Object.entries(entries)) {
   const mod = require(path.join(dist, rel));

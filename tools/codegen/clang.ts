@@ -78,7 +78,7 @@ export function runClang(headers: string[], defines: string[] = [], extraInclude
   const ast = JSON.parse(json) as AstNode;
   const pre = execFileSync(clang, ['-E', '-dD', ...args], { input: src, maxBuffer: 1 << 28 }).toString('utf8');
   const version = execFileSync(clang, ['--version']).toString().split('\n')[0];
-  return { ast, locs: trackLocations(ast, inc), macros: readMacros(pre, inc), version };
+  return { ast, locs: trackLocations(ast, inc), macros: readMacros(pre, inc, extraInclude), version };
 }
 
 // clang's JSON leaves out a location's file and line when they equal the previous location it
@@ -117,7 +117,9 @@ function trackLocations(ast: AstNode, inc: string): Map<string, SourceLoc> {
   return locs;
 }
 
-function readMacros(pre: string, inc: string): ClangResult['macros'] {
+function readMacros(pre: string, inc: string, extraInclude: string[] = []): ClangResult['macros'] {
+  // A header found in an extra folder (a reduced header, or NVML_HEADER's) is named by its file name.
+  const extra = extraInclude.map((d) => path.resolve(d) + '/');
   const out: ClangResult['macros'] = [];
   let file = '';
   for (const ln of pre.split('\n')) {
@@ -128,6 +130,7 @@ function readMacros(pre: string, inc: string): ClangResult['macros'] {
     }
     const d = /^#define (\w+)(?:[ \t]+(.*))?$/.exec(ln);
     if (d && file.startsWith(inc + '/')) out.push({ name: d[1], body: (d[2] ?? '').trim(), file: file.slice(inc.length + 1) });
+    else if (d && extra.some((x) => file.startsWith(x))) out.push({ name: d[1], body: (d[2] ?? '').trim(), file: path.basename(file) });
   }
   return out;
 }

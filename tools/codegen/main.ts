@@ -13,10 +13,11 @@ import type { ApiConfig } from './apis';
 import { runtimeApi } from './runtime-spec';
 import { driverApi } from './driver-spec';
 import { nvrtcApi } from './nvrtc-spec';
+import { nvmlApi } from './nvml-spec';
 import { emitReducedHeader } from './emit-reduced';
 import { cudaInclude } from './clang';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvmlApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -45,10 +46,12 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   const headers = api.reducedHeader && !real ? [path.basename(api.reducedHeader)] : api.headers;
   const extra = api.reducedHeader ? [real ? path.dirname(real) : path.join(root, path.dirname(api.reducedHeader))] : [];
   const cr = runClang(headers, [], extra);
+  // A reduced header's #defines are the original header's.
+  if (api.reducedHeader) for (const m of cr.macros) if (m.file === path.basename(api.reducedHeader)) m.file = api.headers[0];
   const bind = new Set(api.bindHeaders);
   const model = buildModel(cr, bind);
-  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0]));
-  if (api.versionedSymbols) followRenames(model);
+  if (api.reducedHeader) gen.files.set(api.reducedHeader, emitReducedHeader(model, api.headers[0], api.reducedPrelude, !!api.reducedPrelude));
+  if (api.versionedSymbols) followRenames(model, api.renameFilter);
   // The same headers with the per-thread default stream: which symbol each name maps to.
   const perThread = new Map<string, string>();
   if (api.perThreadDefine) {
@@ -62,7 +65,7 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   }
   const tm = new TypeMap(model, api.spec.integerHandles);
   const records = [...model.records.values()].filter((r) => !r.opaque && !r.flattened);
-  const { constants, enumAliases, structAliases } = collectConstants(model, tm);
+  const { constants, enumAliases, structAliases } = collectConstants(model, tm, api);
   const fns = [...model.functions.values()];
   const plans = fns.map((f) => planFunction(api, model, tm, f));
   const byValue = new Map<string, (typeof records)[number]>();
@@ -91,12 +94,12 @@ function generateApi(api: ApiConfig, gen: Generated): void {
 }
 
 /** `#define cuMemAlloc cuMemAlloc_v2`: the function is bound as cuMemAlloc to the symbol cuMemAlloc_v2. */
-function followRenames(model: Model): void {
+function followRenames(model: Model, filter: (name: string, target: string) => boolean = () => true): void {
   const renamed = new Map<string, string>();
   for (const m of model.macros) {
     // `#define cuMemAlloc cuMemAlloc_v2`, or through the per-thread macro: `__CUDA_API_PTDS(cuMemcpyHtoD_v2)`.
     const target = /^(?:__CUDA_API_PT(?:DS|SZ)\(\s*)?(\w+)\s*\)?$/.exec(m.body)?.[1];
-    if (target && model.functions.has(target) && m.name !== target && !m.name.startsWith('__')) renamed.set(target, m.name);
+    if (target && model.functions.has(target) && m.name !== target && !m.name.startsWith('__') && filter(m.name, target)) renamed.set(target, m.name);
   }
   const fns = [...model.functions.values()];
   model.functions.clear();
