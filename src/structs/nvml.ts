@@ -1136,10 +1136,10 @@ export interface nvmlGpuThermalSettings_tInit {
   sensor?: (nvmlGpuThermalSettings_t_sensor | nvmlGpuThermalSettings_t_sensorInit)[];
 }
 
-/** struct nvmlGpuThermalSettings_t.sensor */
-// member sensor of nvmlGpuThermalSettings_t — nvml.h:744
+/** struct nvmlGpuThermalSettings_t.sensor[0] */
+// member sensor[0] of nvmlGpuThermalSettings_t — nvml.h:744
 export class nvmlGpuThermalSettings_t_sensor extends CStruct {
-  static readonly layout: StructLayout = {"cType":"nvmlGpuThermalSettings_t","path":"sensor","size":20,"align":4,"union":false,"fields":{"controller":{"offset":0,"size":4},"defaultMinTemp":{"offset":4,"size":4},"defaultMaxTemp":{"offset":8,"size":4},"currentTemp":{"offset":12,"size":4},"target":{"offset":16,"size":4}}};
+  static readonly layout: StructLayout = {"cType":"nvmlGpuThermalSettings_t","path":"sensor[0]","size":20,"align":4,"union":false,"fields":{"controller":{"offset":0,"size":4},"defaultMinTemp":{"offset":4,"size":4},"defaultMaxTemp":{"offset":8,"size":4},"currentTemp":{"offset":12,"size":4},"target":{"offset":16,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["controller","defaultMinTemp","defaultMaxTemp","currentTemp","target"]);
   /** A view of existing bytes as a nvmlGpuThermalSettings_t_sensor (no copy). */
   static view(mem: Uint8Array, dv?: DataView): nvmlGpuThermalSettings_t_sensor {
@@ -2404,10 +2404,10 @@ export interface nvmlGpuDynamicPstatesInfo_stInit {
   utilization?: (nvmlGpuDynamicPstatesInfo_st_utilization | nvmlGpuDynamicPstatesInfo_st_utilizationInit)[];
 }
 
-/** struct struct nvmlGpuDynamicPstatesInfo_st.utilization */
-// member utilization of struct nvmlGpuDynamicPstatesInfo_st — nvml.h:1570
+/** struct struct nvmlGpuDynamicPstatesInfo_st.utilization[0] */
+// member utilization[0] of struct nvmlGpuDynamicPstatesInfo_st — nvml.h:1570
 export class nvmlGpuDynamicPstatesInfo_st_utilization extends CStruct {
-  static readonly layout: StructLayout = {"cType":"struct nvmlGpuDynamicPstatesInfo_st","path":"utilization","size":16,"align":4,"union":false,"fields":{"bIsPresent":{"offset":0,"size":4},"percentage":{"offset":4,"size":4},"incThreshold":{"offset":8,"size":4},"decThreshold":{"offset":12,"size":4}}};
+  static readonly layout: StructLayout = {"cType":"struct nvmlGpuDynamicPstatesInfo_st","path":"utilization[0]","size":16,"align":4,"union":false,"fields":{"bIsPresent":{"offset":0,"size":4},"percentage":{"offset":4,"size":4},"incThreshold":{"offset":8,"size":4},"decThreshold":{"offset":12,"size":4}}};
   private static readonly keys: ReadonlySet<string> = new Set(["bIsPresent","percentage","incThreshold","decThreshold"]);
   /** A view of existing bytes as a nvmlGpuDynamicPstatesInfo_st_utilization (no copy). */
   static view(mem: Uint8Array, dv?: DataView): nvmlGpuDynamicPstatesInfo_st_utilization {

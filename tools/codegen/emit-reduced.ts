@@ -71,7 +71,7 @@ function recordBody(model: Model, rec: RecordModel, mark: (l: number) => string)
   // Unnamed members (`union { ... };`) whose fields the model folded into this record.
   const top = rec.owner?.key ?? rec.key;
   const here = rec.owner ? `${rec.owner.path}.` : '';
-  const unnamed = [...model.records.values()].filter((r) => r.flattened && r.owner?.key === top && new RegExp(`^${here.replace(/\./g, '\\.')}anon\\d+$`).test(r.owner.path));
+  const unnamed = [...model.records.values()].filter((r) => r.flattened && r.owner?.key === top && new RegExp(`^${here.replace(/[.[\]]/g, '\\$&')}anon\\d+$`).test(r.owner.path));
   for (let i = 0; i < rec.fields.length; i++) {
     const f = rec.fields[i];
     const sub = unnamed.find((u) => u.fields[0]?.name === f.name);

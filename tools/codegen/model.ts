@@ -127,7 +127,9 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       const f = inner.slice(i + 1).find((x) => x.kind === 'FieldDecl');
       const member = f?.name && /\((unnamed|anonymous) /.test(f.type?.qualType ?? '') ? f.name : `anon${i}`;
       const parentPath = owner ? `${owner.path}.` : '';
-      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}` }, scope);
+      // A member that is an array of the unnamed record: its first element stands for the type.
+      const dims = f && f.name === member ? (/((?:\[\d+\])+)$/.exec(f.type?.qualType ?? '')?.[1].match(/\[/g)?.length ?? 0) : 0;
+      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}${'[0]'.repeat(dims)}` }, scope);
     }
   };
   for (let i = 0; i < top.length; i++) {
