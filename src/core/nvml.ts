@@ -298,6 +298,29 @@ export class NvmlDevice {
     };
   }
 
+  /** The few readings `top` and the exporter show, read now (fewer calls than health()). */
+  sample(): GpuSample {
+    const n = nv();
+    const h = this.handle;
+    const mW = (v: number | null) => (v === null ? null : v / 1000);
+    const clock = (t: number) => maybe(() => n.nvmlDeviceGetClockInfo(h, t), 'nvmlDeviceGetClockInfo');
+    return {
+      index: this.index,
+      name: this.name,
+      uuid: this.uuid,
+      utilization: this.utilization(),
+      memory: this.memory(),
+      temperature: maybe(() => n.nvmlDeviceGetTemperature(h, n.nvmlTemperatureSensors_t.NVML_TEMPERATURE_GPU), 'nvmlDeviceGetTemperature'),
+      power: {
+        draw: mW(maybe(() => n.nvmlDeviceGetPowerUsage(h), 'nvmlDeviceGetPowerUsage')),
+        limit: mW(maybe(() => n.nvmlDeviceGetEnforcedPowerLimit(h), 'nvmlDeviceGetEnforcedPowerLimit')),
+      },
+      clocks: { sm: clock(n.nvmlClockType_t.NVML_CLOCK_SM), memory: clock(n.nvmlClockType_t.NVML_CLOCK_MEM) },
+      fanSpeed: maybe(() => n.nvmlDeviceGetFanSpeed(h), 'nvmlDeviceGetFanSpeed'),
+      processes: this.processes(),
+    };
+  }
+
   /** Memory in bytes; `reserved` where the driver reports it (nvmlMemory_v2). */
   memory(): GpuHealth['memory'] {
     const n = nv();
@@ -433,6 +456,16 @@ export class NvmlDevice {
     return maybe(() => nv().nvmlDeviceGetNumaNodeId(this.handle), 'nvmlDeviceGetNumaNodeId');
   }
 }
+
+/** What `sample()` reads: the subset of GpuHealth that `top` and the exporter show. */
+export type GpuSample = Pick<GpuHealth, 'index' | 'name' | 'uuid' | 'utilization' | 'memory' | 'fanSpeed' | 'processes'> & {
+  /** °C. */
+  temperature: number | null;
+  /** Watts. */
+  power: { draw: number | null; limit: number | null };
+  /** MHz. */
+  clocks: { sm: number | null; memory: number | null };
+};
 
 /** How two GPUs connect. */
 export interface TopologyLink {
