@@ -37,7 +37,9 @@ function liveReadings(devices: DeviceInfo[]): { error: string | null } {
     return { error: null };
   } catch (e) {
     for (const d of devices) d.live = null;
-    return { error: (e as Error).message.split('\n')[0] };
+    // One line: the first of the message and, for a library that did not load, what to do.
+    const lines = (e as Error).message.split('\n');
+    return { error: lines.length > 1 ? `${lines[0].replace(/ Tried:$/, '')} ${lines[lines.length - 1]}` : lines[0] };
   }
 }
 
