@@ -1,4 +1,4 @@
-// Argument fuzzing over every generated function of the runtime, driver and NVRTC facades: each
+// Argument fuzzing over every generated function of the runtime, driver, NVRTC and NVML facades: each
 // parameter gets each bad value with the other arguments well typed. Nothing may crash; what is
 // refused is refused with a TypeError or RangeError naming the function and the parameter; and
 // what C's type cannot hold is always refused. Runs in child processes so a crash is caught.
@@ -40,7 +40,7 @@ function mayAccept(r: Row): boolean {
   }
 }
 
-describe.each(['runtime', 'driver', 'nvrtc'])('%s API', (api) => {
+describe.each(['runtime', 'driver', 'nvrtc', 'nvml'])('%s API', (api) => {
   let rows: Row[] = [];
   let child: ReturnType<typeof spawnSync>;
   beforeAll(() => {

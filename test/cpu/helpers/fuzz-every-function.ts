@@ -3,11 +3,11 @@
 // returned. A parent process checks the outcomes and sees any crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cudart, cuda, nvrtc } from '../../../src';
+import { cudart, cuda, nvrtc, nvml } from '../../../src';
 import { sample, type Param } from './samples';
 
 const api = process.argv[2] ?? 'runtime';
-const ns: Record<string, any> = api === 'driver' ? cuda : api === 'nvrtc' ? nvrtc : cudart;
+const ns: Record<string, any> = api === 'driver' ? cuda : api === 'nvrtc' ? nvrtc : api === 'nvml' ? nvml : cudart;
 const sigs: { name: string; params: Param[] }[] = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'));
 
 /** The bad values, by name. */
