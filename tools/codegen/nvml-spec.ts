@@ -172,5 +172,10 @@ export const nvmlApi: ApiConfig = {
     structPointersInOut: true,
     countStatus: 7, // NVML_ERROR_INSUFFICIENT_SIZE
   },
-  skipped: [],
+  skipped: [
+    [
+      'the 23 declarations under `#ifdef NVML_NO_UNVERSIONED_FUNC_DEFS` (`nvmlInit` as the `nvmlInit` symbol, `nvmlDeviceGetPciInfo_v2`, `nvmlDeviceGetComputeRunningProcesses_v2`, `nvmlDeviceGetGridLicensableFeatures_v3`, …)',
+      'older ABI versions, compiled only when a program asks for them; the default names call the current symbols (`nvmlInit` → `nvmlInit_v2`), as programs built against this header do',
+    ],
+  ],
 };
