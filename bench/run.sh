@@ -14,5 +14,9 @@ nvcc -O2 -o "$out/extra" bench/extra.cu
 "$out/extra" "$out/bench.cubin" > "$out/extra.csv"
 node dist-bench/bench/facade.js "$out/kern.cubin" "$out/bench.cubin" > "$out/facade.csv"
 node dist-bench/bench/core.js "$out/bench.cubin" > "$out/core.csv"
-node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv"
+# NVML: C against the committed declarations, then the facade, core, info and top (bench/nvml.ts).
+gcc -O2 -I tools/codegen -o "$out/nvml" bench/nvml.c -l:libnvidia-ml.so.1
+"$out/nvml" > "$out/nvml-c.csv"
+node dist-bench/bench/nvml.js > "$out/nvml.csv"
+node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv" "$out/nvml-c.csv" "$out/nvml.csv"
 if [ -n "${BENCH_CSV_DIR:-}" ]; then cp "$out"/*.csv "$BENCH_CSV_DIR"/; fi

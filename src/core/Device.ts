@@ -77,8 +77,8 @@ export class Device {
   }
 
   /** A snapshot of utilization, temperature, power, clocks, memory, links, errors and processes (see GpuHealth). */
-  health(): GpuHealth {
-    return this.nvml.health();
+  health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    return this.nvml.health(options);
   }
 
   /** An attribute by its name (`'cudaDevAttrMultiProcessorCount'` or `'MultiProcessorCount'`) or value. */

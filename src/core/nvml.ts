@@ -240,8 +240,12 @@ export class NvmlDevice {
     return u && { gpu: u.gpu, memory: u.memory };
   }
 
-  /** Everything `health()` lists, read now. */
-  health(): GpuHealth {
+  /**
+   * Everything GpuHealth lists, read now. `pcieThroughput: false` leaves out the PCIe throughput
+   * (null), which NVML measures over about 20 ms per direction.
+   */
+  health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    const throughput = options.pcieThroughput ?? true;
     const n = nv();
     const h = this.handle;
     const E = n.nvmlEnableState_t;
@@ -284,8 +288,8 @@ export class NvmlDevice {
         width: maybe(() => n.nvmlDeviceGetCurrPcieLinkWidth(h), 'nvmlDeviceGetCurrPcieLinkWidth'),
         maxGeneration: maybe(() => n.nvmlDeviceGetMaxPcieLinkGeneration(h), 'nvmlDeviceGetMaxPcieLinkGeneration'),
         maxWidth: maybe(() => n.nvmlDeviceGetMaxPcieLinkWidth(h), 'nvmlDeviceGetMaxPcieLinkWidth'),
-        txKBps: maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_TX_BYTES), 'nvmlDeviceGetPcieThroughput'),
-        rxKBps: maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_RX_BYTES), 'nvmlDeviceGetPcieThroughput'),
+        txKBps: throughput ? maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_TX_BYTES), 'nvmlDeviceGetPcieThroughput') : null,
+        rxKBps: throughput ? maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_RX_BYTES), 'nvmlDeviceGetPcieThroughput') : null,
       },
       nvlink: this.nvlinks(),
       ecc: this.ecc(),
