@@ -84,6 +84,20 @@ function printTable(gpu: number, rows: Row[]): void {
     expect(bad).toEqual([]);
   });
 
+  test("the functions the driver's libnvidia-ml does not export are listed, and throw when called, naming the symbol", () => {
+    const { nvml: lib } = require('../../src/ffi/nvml-lib') as typeof import('../../src/ffi/nvml-lib');
+    const { declarations } = require('../../src/ffi/nvml') as typeof import('../../src/ffi/nvml');
+    const file = lib.info().path;
+    const nm = spawnSync('nm', ['-D', '--defined-only', file], { encoding: 'utf8' });
+    const exported = new Set(nm.stdout.split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
+    const missing = Object.entries(declarations).filter(([, d]) => !exported.has(d[0])).map(([name, d]) => `${name} (${d[0]})`);
+    process.stdout.write(`${file}: ${Object.keys(declarations).length - missing.length} of ${Object.keys(declarations).length} bound functions exported; missing: ${missing.join(', ') || 'none'}\n`);
+    expect(nm.status).toBe(0);
+    for (const [name, d] of Object.entries(declarations).filter(([, d]) => !exported.has(d[0])).slice(0, 5)) {
+      expect(() => lib.bind(name as keyof typeof declarations)()).toThrow(new RegExp(`^${name}: libnvidia-ml at \\S+ does not export ${d[0]}`));
+    }
+  });
+
   test('each CUDA device finds its NVML GPU by UUID', () => {
     const rows = core.Device.all().map((d) => [d.ordinal, d.uuid, d.nvml.uuid, d.nvml.index]);
     process.stdout.write(`CUDA device -> NVML index: ${JSON.stringify(rows)}\n`);
