@@ -43,6 +43,7 @@ function processTerminal(): Terminal {
   };
 }
 
+/** Runs `cuda-bindings top` until --count samples are taken, q or Ctrl-C on a terminal, or SIGINT. */
 export async function top(o: Options, out: Output, term: Terminal = processTerminal()): Promise<void> {
   const interval = o.interval ?? 1000;
   const devices = o.device === undefined ? NvmlDevice.all() : [NvmlDevice.get(o.device)];

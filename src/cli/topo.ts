@@ -32,6 +32,7 @@ const LEGEND = `Legend:
   NV#  = Connection traversing a bonded set of # NVLinks
   p2p  = peer-to-peer reads (r), writes (w), atomics (a) as NVML reports them`;
 
+/** Runs `cuda-bindings topo`: the matrix and affinities, as text or --json. */
 export function topo(o: Options, out: Output): void {
   const t = topology();
   if (o.json) {

@@ -220,6 +220,7 @@ export class NvmlDevice {
   private _uuid?: string;
   private _bus?: string;
 
+  /** The product name, as nvidia-smi prints it. */
   get name(): string {
     return (this._name ??= must(nv().nvmlDeviceGetName(this.handle, 96), 'nvmlDeviceGetName')[0]!);
   }

@@ -264,6 +264,32 @@ describe('the CLI', () => {
     expect(render({ time: '2026-01-01T12:00:00.000Z', gpus: [core.NvmlDevice.get(0).sample()] }, { color: true, width: 80, interval: 1000 })).toMatch(/\x1b\[32m\|+\x1b\[0m/);
   });
 
+  test('on a terminal: the alternate screen, one frame per sample, q quits and restores the terminal', async () => {
+    const { top } = require('../../src/cli/top') as typeof import('../../src/cli/top');
+    const writes: string[] = [];
+    let press: ((k: string) => void) | undefined;
+    let restored = false;
+    const term = {
+      isTTY: true, columns: 80,
+      write: (s: string) => {
+        writes.push(s);
+        // The second frame is drawn: the user presses q.
+        if (writes.filter((w) => w.startsWith('\x1b[H\x1b[2J')).length === 2) setImmediate(() => press!('q'));
+      },
+      keys: (onKey: (k: string) => void) => {
+        press = onKey;
+        return () => void (restored = true);
+      },
+    };
+    const started = Date.now();
+    await top({ command: 'top', named: true, json: false, help: false, interval: 20 }, { log: () => {}, err: () => {} }, term);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(writes[0]).toBe('\x1b[?1049h\x1b[?25l');
+    expect(writes.filter((w) => w.startsWith('\x1b[H\x1b[2J')).length).toBe(2);
+    expect(writes[1]).toContain('GPU 1: Fake L4');
+    expect([writes[writes.length - 1], restored]).toEqual(['\x1b[?25h\x1b[?1049l', true]);
+  });
+
   test('topo --json: the matrix and the affinities', () => {
     const r = child([cli, 'topo', '--json']);
     expect(r.status).toBe(0);
@@ -283,6 +309,11 @@ describe('the CLI', () => {
     const r = child(['-e', script], { CUDA_BINDINGS_CUDART: cudart });
     expect(r.stdout).toMatch(/Device 0: Fake L4\n(.|\n)*live \(NVML\) +value\n-+ +-+\nNVML index +1\n/);
     expect(r.stdout).toMatch(/processes +4242 python3 \(1024 MiB\)/);
+    const json = child(['-e', script.replace("json: false", "json: true")], { CUDA_BINDINGS_CUDART: cudart });
+    const j = JSON.parse(json.stdout);
+    expect([j.nvml, j.devices.map((d: { live: core.GpuHealth }) => [d.live.index, d.live.uuid, d.live.temperature.current])]).toEqual([
+      { available: true, error: null }, [[1, FAKE_GPUS[1].uuid, 33], [0, FAKE_GPUS[0].uuid, 41]],
+    ]);
     // Without NVML the CUDA part still prints, and the live section says why it is missing.
     const none = child(['-e', script], { CUDA_BINDINGS_CUDART: cudart, CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') });
     expect(none.stdout).toContain("live (NVML): not available: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.");
