@@ -6352,11 +6352,11 @@ export class nvmlVgpuMetadata_st extends CStruct {
     W.u32(this._dv, this._o + 204, v, 'nvmlVgpuMetadata_st.opaqueDataSize');
   }
   /** Opaque data */
-  get opaqueData(): string {
-    return getString(this, 208, 4);
+  get opaqueData(): Uint8Array {
+    return this._u8.slice(208, 212);
   }
-  set opaqueData(v: string) {
-    setString(this, 208, 4, v, 'nvmlVgpuMetadata_st.opaqueData');
+  set opaqueData(v: Uint8Array | number[]) {
+    setBytes(this, 208, 4, v, 'nvmlVgpuMetadata_st.opaqueData');
   }
 }
 /** Fields accepted by `new nvmlVgpuMetadata_st({...})`. */
@@ -6370,7 +6370,7 @@ export interface nvmlVgpuMetadata_stInit {
   vgpuVirtualizationCaps?: number;
   guestVgpuVersion?: number;
   opaqueDataSize?: number;
-  opaqueData?: string;
+  opaqueData?: Uint8Array | number[];
 }
 
 /** Physical GPU metadata structure */
@@ -6438,11 +6438,11 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
     W.u32(this._dv, this._o + 120, v, 'nvmlVgpuPgpuMetadata_st.opaqueDataSize');
   }
   /** Opaque data */
-  get opaqueData(): string {
-    return getString(this, 124, 4);
+  get opaqueData(): Uint8Array {
+    return this._u8.slice(124, 128);
   }
-  set opaqueData(v: string) {
-    setString(this, 124, 4, v, 'nvmlVgpuPgpuMetadata_st.opaqueData');
+  set opaqueData(v: Uint8Array | number[]) {
+    setBytes(this, 124, 4, v, 'nvmlVgpuPgpuMetadata_st.opaqueData');
   }
 }
 /** Fields accepted by `new nvmlVgpuPgpuMetadata_st({...})`. */
@@ -6454,7 +6454,7 @@ export interface nvmlVgpuPgpuMetadata_stInit {
   reserved?: (number)[];
   hostSupportedVgpuRange?: nvmlVgpuVersion_st | nvmlVgpuVersion_stInit;
   opaqueDataSize?: number;
-  opaqueData?: string;
+  opaqueData?: Uint8Array | number[];
 }
 
 /** vGPU-pGPU compatibility structure */

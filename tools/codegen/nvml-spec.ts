@@ -167,8 +167,9 @@ export const nvmlApi: ApiConfig = {
       }
       return out;
     },
-    // NVML's char arrays are text (names, UUIDs, bus ids, versions); unsigned char ones are bytes.
-    textField: (_field, elem) => elem === 'char',
+    // NVML's char arrays are text (names, UUIDs, bus ids, versions); unsigned char ones, and the
+    // opaque tails of the vGPU metadata structs, are bytes.
+    textField: (field, elem) => elem === 'char' && !/^opaque/.test(field),
     structPointersInOut: true,
     countStatus: 7, // NVML_ERROR_INSUFFICIENT_SIZE
   },
