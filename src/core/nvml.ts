@@ -420,15 +420,20 @@ export class NvmlDevice {
   topology(other: NvmlDevice): TopologyLink {
     const n = nv();
     if (other === this) return { kind: 'X', nvlinks: 0, nvlinkVersion: null, level: null, p2p: { read: true, write: true, atomics: true, nvlink: false } };
-    let nvlinks = 0;
+    // Links straight to the other GPU, and links to NVSwitches (which reach every GPU on them).
+    let direct = 0;
+    let switched = 0;
     let nvlinkVersion: number | null = null;
     const links = this.nvlinks() ?? [];
     for (const l of links) {
       if (!l.active) continue;
       const pci = maybe(() => n.nvmlDeviceGetNvLinkRemotePciInfo(this.handle, l.link), 'nvmlDeviceGetNvLinkRemotePciInfo');
       if (pci && sameBus(pci.busId, other.pciBusId)) {
-        nvlinks++;
+        direct++;
         nvlinkVersion = l.version;
+      } else if (maybe(() => n.nvmlDeviceGetNvLinkRemoteDeviceType(this.handle, l.link), 'nvmlDeviceGetNvLinkRemoteDeviceType') === n.nvmlIntNvLinkDeviceType_t.NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+        switched++;
+        nvlinkVersion ??= l.version;
       }
     }
     const level = maybe(() => n.nvmlDeviceGetTopologyCommonAncestor(this.handle, other.handle), 'nvmlDeviceGetTopologyCommonAncestor');
@@ -439,6 +444,9 @@ export class NvmlDevice {
     };
     const p2p = (i: number) => maybe(() => n.nvmlDeviceGetP2PStatus(this.handle, other.handle, i), 'nvmlDeviceGetP2PStatus') === n.nvmlGpuP2PStatus_t.NVML_P2P_STATUS_OK;
     const C = n.nvmlGpuP2PCapsIndex_t;
+    // Through NVSwitches, as nvidia-smi counts them: every switched link, where NVLink P2P works.
+    const nvlinks = direct > 0 ? direct : switched > 0 && p2p(C.NVML_P2P_CAPS_INDEX_NVLINK) ? switched : 0;
+    if (nvlinks === 0) nvlinkVersion = null;
     return {
       kind: nvlinks > 0 ? `NV${nvlinks}` : level === null ? '?' : abbrev[level] ?? `level ${level}`,
       nvlinks,
