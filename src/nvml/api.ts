@@ -1080,14 +1080,13 @@ export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, 
 let f_nvmlDeviceGetSupportedPerformanceStates: KoffiFunction | undefined;
 /** Get all supported Performance States (P-States) for the device. */
 // nvmlReturn_t nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_t device, nvmlPstates_t * pstates, unsigned int size) — nvml.h:5864
-export function nvmlDeviceGetSupportedPerformanceStates(device: H.nvmlDevice_t | null, size: number): [E.nvmlReturn_t, E.nvmlPstates_t[] | null] {
+export function nvmlDeviceGetSupportedPerformanceStates(device: H.nvmlDevice_t | null, pstates: Pointer, size: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedPerformanceStates', 'device');
+  const a_pstates = M.pointer(pstates, 'nvmlDeviceGetSupportedPerformanceStates', 'pstates');
   const a_size = M.u32(size, 'nvmlDeviceGetSupportedPerformanceStates', 'size');
-  if (a_size < 0) M.rangeError('nvmlDeviceGetSupportedPerformanceStates', 'size', `must not be negative, got ${a_size}`);
-  const a_pstates = a_size > 0 ? M.bytes(a_size * 4) : null;
+  M.checkExtent(a_pstates, a_size, 'nvmlDeviceGetSupportedPerformanceStates', 'pstates', 'size');
   const err = (f_nvmlDeviceGetSupportedPerformanceStates ??= L.bind('nvmlDeviceGetSupportedPerformanceStates'))(a_device, a_pstates, a_size) as E.nvmlReturn_t;
-  if (err !== 0) return [err, null];
-  return [err, X.readArray(a_pstates, a_size, 4, (dv, at) => dv.getInt32(at, true) as E.nvmlPstates_t)];
+  return [err];
 }
 
 let f_nvmlDeviceGetGpcClkMinMaxVfOffset: KoffiFunction | undefined;

@@ -80,7 +80,8 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   nvmlDeviceGetMemoryAffinity: { nodeSet: outArr('nodeSetSize', 'in') },
   nvmlDeviceGetCpuAffinityWithinScope: { cpuSet: outArr('cpuSetSize', 'in') },
   nvmlDeviceGetCpuAffinity: { cpuSet: outArr('cpuSetSize', 'in') },
-  nvmlDeviceGetSupportedPerformanceStates: { pstates: outArr('size', 'in') },
+  // `size` is in bytes: the caller passes an Int32Array (NVML_MAX_GPU_PERF_PSTATES entries) and its byteLength.
+  nvmlDeviceGetSupportedPerformanceStates: { pstates: { k: 'pointer' } },
   // Each value's fieldId (and scopeId) goes in, its value comes back.
   nvmlDeviceGetFieldValues: { values: { k: 'inoutArray', count: 'valuesCount' } },
   nvmlDeviceClearFieldValues: { values: { k: 'inoutArray', count: 'valuesCount' } },
@@ -94,7 +95,10 @@ for (const [fn, buf, len] of strings) paramSpecs[fn] = { ...paramSpecs[fn], [buf
 for (const [fn, buf, size] of sizedBuffers) paramSpecs[fn] = { ...paramSpecs[fn], [buf]: { k: 'pointer' }, [size]: { k: 'inout' } };
 for (const [fn, arrs, count] of arrays) for (const a of arrs) paramSpecs[fn] = { ...paramSpecs[fn], [a]: outArr(count) };
 
-const extents: Record<string, Record<string, string>> = Object.fromEntries(sizedBuffers.map(([fn, buf, size]) => [fn, { [buf]: size }]));
+const extents: Record<string, Record<string, string>> = {
+  ...Object.fromEntries(sizedBuffers.map(([fn, buf, size]) => [fn, { [buf]: size }])),
+  nvmlDeviceGetSupportedPerformanceStates: { pstates: 'size' },
+};
 
 /** Buffers whose size C takes from an argument that must not exceed the struct passed. */
 const structLimit = (fn: string, struct: string, p: string, size: string) =>
