@@ -137,6 +137,9 @@ function printTable(gpu: number, rows: Row[]): void {
     const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'topo', '--json'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
     expect(r.status).toBe(0);
     const t = JSON.parse(r.stdout);
+    const text = spawnSync(process.execPath, ['--import', 'tsx', cli, 'topo'], { cwd: root, encoding: 'utf8', timeout: 60_000 }).stdout;
+    const smi = spawnSync('nvidia-smi', ['topo', '-m'], { encoding: 'utf8' }).stdout;
+    process.stdout.write(`cuda-bindings topo:\n${text}\nnvidia-smi topo -m:\n${smi}\n`);
     expect(t.matrix.length).toBe(core.NvmlDevice.count());
     expect(t.matrix.every((row: unknown[], i: number) => row.length === t.matrix.length && (row[i] as { kind: string }).kind === 'X')).toBe(true);
   }, 60_000);
