@@ -26,7 +26,8 @@ const cell = (op: string, impl: string) => {
 };
 console.log(`| operation | ${impls.join(' | ')} |`);
 console.log(`|---|${impls.map(() => '---:').join('|')}|`);
-for (const op of rows.keys()) console.log(`| ${op}${gbps(op) ? ' (GB/s)' : ' (ns)'} | ${impls.map((i) => cell(op, i)).join(' | ')} |`);
+const unit = (op: string) => (gbps(op) ? ' (GB/s)' : op.endsWith('_percent') ? ' (% of one core)' : ' (ns)');
+for (const op of rows.keys()) console.log(`| ${op}${unit(op)} | ${impls.map((i) => cell(op, i)).join(' | ')} |`);
 for (const n of notes) console.log(n);
 const json = Object.fromEntries([...rows].map(([op, m]) => [op, Object.fromEntries(m)]));
 fs.writeFileSync(path.resolve('bench', 'results.json'), JSON.stringify({ unit: 'ns per call, or GB/s for *_GBps', ratioTo: 'c', results: json }, null, 2) + '\n');

@@ -38,5 +38,9 @@ else
   echo "# NCCL rows left out: libnccl.so.2 (${nccl_lib:-not found}) or nccl.h (${nccl_inc:-not found}) missing" > "$out/nccl-js.csv"
   nccl_csv=("$out/nccl-js.csv")
 fi
-node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv" "$out/lto.csv" "$out/linking.csv" "${nccl_csv[@]}"
+# NVML: C against the committed declarations, then the facade, core, info and top (bench/nvml.ts).
+gcc -O2 -I tools/codegen -o "$out/nvml" bench/nvml.c -l:libnvidia-ml.so.1
+"$out/nvml" > "$out/nvml-c.csv"
+node dist-bench/bench/nvml.js > "$out/nvml.csv"
+node dist-bench/bench/report.js "$out/anchors.csv" "$out/extra.csv" "$out/facade.csv" "$out/core.csv" "$out/lto.csv" "$out/linking.csv" "${nccl_csv[@]}" "$out/nvml-c.csv" "$out/nvml.csv"
 if [ -n "${BENCH_CSV_DIR:-}" ]; then cp "$out"/*.csv "$BENCH_CSV_DIR"/; fi

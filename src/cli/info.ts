@@ -4,6 +4,7 @@ import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
 import type { Options } from './args';
 import { ok, requireGpu, table, version, type Output } from './common';
+import { NvmlDevice, type GpuHealth } from '../core/nvml';
 
 export interface DeviceInfo {
   index: number;
@@ -27,6 +28,45 @@ export interface DeviceInfo {
   eccEnabled: boolean;
   /** Device indices this one can access directly. */
   peerAccess: number[];
+  /** What NVML reads now (matched by UUID); null when NVML is not available (see `nvml.error`). */
+  live?: GpuHealth | null;
+}
+
+/** NVML's readings of each device, or why there are none. */
+function liveReadings(devices: DeviceInfo[]): { error: string | null } {
+  try {
+    for (const d of devices) d.live = NvmlDevice.forCuda(d.uuid, () => d.pciBusId).health();
+    return { error: null };
+  } catch (e) {
+    for (const d of devices) d.live = null;
+    // One line: the first of the message and, for a library that did not load, what to do.
+    const lines = (e as Error).message.split('\n');
+    return { error: lines.length > 1 ? `${lines[0].replace(/ Tried:$/, '')} ${lines[lines.length - 1]}` : lines[0] };
+  }
+}
+
+/** The live section of one device as table rows. */
+function liveRows(h: GpuHealth): [string, string][] {
+  const na = (v: unknown, f: (x: any) => string = String) => (v === null || v === undefined ? 'n/a' : f(v));
+  const MiB = 2 ** 20;
+  return [
+    ['NVML index', String(h.index)],
+    ['utilization', na(h.utilization, (u) => `${u.gpu}% GPU, ${u.memory}% memory`)],
+    ['temperature', `${na(h.temperature.current, (t) => `${t} °C`)} (slowdown ${na(h.temperature.slowdown, (t) => `${t} °C`)}, shutdown ${na(h.temperature.shutdown, (t) => `${t} °C`)})`],
+    ['power', `${na(h.power.draw, (w: number) => `${w.toFixed(1)} W`)} of ${na(h.power.limit, (w: number) => `${w.toFixed(0)} W`)}`],
+    ['clocks', `SM ${na(h.clocks.sm)} / ${na(h.clocks.smMax)} MHz, memory ${na(h.clocks.memory)} / ${na(h.clocks.memoryMax)} MHz`],
+    ['fan', na(h.fanSpeed, (f) => `${f}%`)],
+    ['memory used', na(h.memory, (m) => `${(m.used / MiB).toFixed(0)} of ${(m.total / MiB).toFixed(0)} MiB${m.reserved === null ? '' : ` (${(m.reserved / MiB).toFixed(0)} MiB reserved)`}`)],
+    ['PCIe', `gen ${na(h.pcie.generation)} x${na(h.pcie.width)} (max gen ${na(h.pcie.maxGeneration)} x${na(h.pcie.maxWidth)}), tx ${na(h.pcie.txKBps)} KB/s, rx ${na(h.pcie.rxKBps)} KB/s`],
+    ['NVLink', na(h.nvlink, (l: NonNullable<GpuHealth['nvlink']>) => `${l.filter((x) => x.active).length} of ${l.length} links up${l.some((x) => x.active) ? ` (v${l.find((x) => x.active)!.version})` : ''}`)],
+    ['ECC errors', na(h.ecc, (e) => `${e.correctedVolatile} corrected, ${e.uncorrectedVolatile} uncorrected (volatile); ${e.correctedAggregate}, ${e.uncorrectedAggregate} (aggregate)`)],
+    ['throttle reasons', na(h.throttleReasons, (r: string[]) => (r.length ? r.join(', ') : 'none'))],
+    ['compute mode', na(h.computeMode)],
+    ['MIG mode', na(h.migMode, (m) => `${m.current ? 'enabled' : 'disabled'}${m.pending !== m.current ? ` (${m.pending ? 'enabled' : 'disabled'} after reset)` : ''}`)],
+    ['persistence mode', na(h.persistenceMode, (p) => (p ? 'enabled' : 'disabled'))],
+    ['performance state', na(h.performanceState)],
+    ['processes', na(h.processes, (ps: NonNullable<GpuHealth['processes']>) => (ps.length ? ps.map((p) => `${p.pid} ${p.name ?? '?'} (${p.usedMemory === null ? 'n/a' : `${(p.usedMemory / MiB).toFixed(0)} MiB`})`).join(', ') : 'none'))],
+  ];
 }
 
 /** `GPU-431c7c37-cdb8-…`, as nvidia-smi prints a UUID. */
@@ -89,8 +129,9 @@ export function info(o: Options, out: Output): void {
   const count = requireGpu(partial, o.device);
   const [, driver] = cudart.cudaDriverGetVersion();
   const devices = (o.device === undefined ? Array.from({ length: count }, (_, i) => i) : [o.device]).map((d) => deviceInfo(d, count));
+  const nvml = liveReadings(devices);
   if (o.json) {
-    out.log(JSON.stringify({ driverVersion: version(driver!), ...partial, deviceCount: count, devices }, null, 2));
+    out.log(JSON.stringify({ driverVersion: version(driver!), ...partial, deviceCount: count, devices, nvml: { available: nvml.error === null, error: nvml.error } }, null, 2));
     return;
   }
   out.log(`CUDA driver ${version(driver!)} (the newest CUDA it runs); ${count} device${count === 1 ? '' : 's'}`);
@@ -117,5 +158,8 @@ export function info(o: Options, out: Output): void {
       ['ECC', d.eccEnabled ? 'enabled' : 'disabled'],
       ['peer access to', d.peerAccess.length ? d.peerAccess.map((p) => `device ${p}`).join(', ') : count > 1 ? 'none' : '(one device)'],
     ]));
+    out.log('');
+    if (d.live) out.log(table(['live (NVML)', 'value'], liveRows(d.live)));
+    else out.log(`live (NVML): not available: ${nvml.error}`);
   }
 }

@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-// `npx cuda-bindings [info|bandwidth|latency] [--json] [--device N]`: probe a machine's GPUs.
+// `npx cuda-bindings [info|bandwidth|latency|top|topo] [--json] [--device N]`: probe a machine's GPUs.
 // Exit status: 0 on success, 1 when no driver or no GPU is found, 2 on a usage error.
 import { parseArgs, UsageError, usage, type Options } from './args';
 import { info } from './info';
 import { bandwidth } from './bandwidth';
 import { latency } from './latency';
+import { top } from './top';
+import { topo } from './topo';
 import { NoGpu, type Output } from './common';
+import { NvmlError } from '../core/nvml';
 
-const commands: Record<string, (o: Options, out: Output) => Promise<void> | void> = { info, bandwidth, latency };
+const commands: Record<string, (o: Options, out: Output) => Promise<void> | void> = { info, bandwidth, latency, top, topo };
 
 /** Runs the CLI with `argv` (without node and the script); returns the exit status. */
 export async function main(argv: string[], out: Output = defaultOutput()): Promise<number> {
@@ -30,6 +33,13 @@ export async function main(argv: string[], out: Output = defaultOutput()): Promi
     if (e instanceof NoGpu) {
       if (opts.json) out.log(JSON.stringify({ ...e.partial, error: { code: e.code, name: e.codeName, message: e.message } }, null, 2));
       out.err(`cuda-bindings: ${e.message}`);
+      return 1;
+    }
+    if (e instanceof NvmlError) {
+      // NVML is there but cannot run: the driver is not loaded, no permission, a GPU fell off the bus.
+      const message = `NVML cannot read the GPUs: ${e.message}`;
+      if (opts.json) out.log(JSON.stringify({ error: { code: e.code, name: e.codeName, message } }, null, 2));
+      out.err(`cuda-bindings: ${message}`);
       return 1;
     }
     if ((e as Error).name === 'LibraryLoadError') {

@@ -6,12 +6,14 @@ import { Event, type EventOptions } from './Event';
 import { DeviceBuffer } from './DeviceBuffer';
 import { MemoryPool, type MemoryPoolOptions } from './MemoryPool';
 import { getAllocator } from './CachingAllocator';
+import { NvmlDevice, type GpuHealth } from './nvml';
 
 const devices = new Map<number, Device>();
 
 export class Device {
   private props?: cudart.cudaDeviceProp;
   private pool?: MemoryPool;
+  private nvmlDevice?: NvmlDevice;
 
   private constructor(readonly ordinal: number) {}
 
@@ -64,6 +66,19 @@ export class Device {
 
   get pciBusId(): string {
     return check(cudart.cudaDeviceGetPCIBusId(32, this.ordinal), 'cudaDeviceGetPCIBusId');
+  }
+
+  /**
+   * The same GPU as NVML sees it, matched by UUID (then PCI bus id), never by index: CUDA's order
+   * and CUDA_VISIBLE_DEVICES differ from NVML's. Initialises NVML on first use.
+   */
+  get nvml(): NvmlDevice {
+    return (this.nvmlDevice ??= NvmlDevice.forCuda(this.uuid, () => this.pciBusId));
+  }
+
+  /** A snapshot of utilization, temperature, power, clocks, memory, links, errors and processes (see GpuHealth). */
+  health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    return this.nvml.health(options);
   }
 
   /** An attribute by its name (`'cudaDevAttrMultiProcessorCount'` or `'MultiProcessorCount'`) or value. */

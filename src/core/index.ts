@@ -5,6 +5,7 @@
 export { CudaError, CompileError, NvrtcError, NvvmError, LinkError, check } from './errors';
 export { warnOnLeaks } from './lifetime';
 export { Device } from './Device';
+export { NvmlDevice, NvmlError, acquireNvml, releaseNvml, shutdownNvml, formatCpuList, type GpuHealth, type GpuSample, type GpuProcess, type TopologyLink } from './nvml';
 export { Stream, type StreamOptions, type CaptureOptions } from './Stream';
 export { Event, type EventOptions } from './Event';
 export { DeviceBuffer, type HostData, type CopyOptions, type MemoryKind, type MemoryLocation, type ManagedAdvice } from './DeviceBuffer';

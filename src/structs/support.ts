@@ -20,6 +20,24 @@ export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn
   return typeError(fn, p, `a ${cls.name}, a plain object of its fields, or null`, v);
 }
 
+/**
+ * A struct C reads and writes: the caller's instance (written in place), a new one made from a plain
+ * initializer, or a new one (with its defaults, such as NVML's version) for null or undefined.
+ */
+export function inoutStruct<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): T {
+  if (v === undefined || v === null) return new cls();
+  if (v instanceof cls) return v;
+  if (v instanceof CStruct) typeError(fn, p, `a ${cls.name}`, v);
+  if (typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
+    try {
+      return new cls(v);
+    } catch (e) {
+      throw new TypeError(`${fn}: parameter '${p}': ${(e as Error).message}`);
+    }
+  }
+  return typeError(fn, p, `a ${cls.name}, a plain object of its fields, or nothing`, v);
+}
+
 /** A struct passed by value: the instance itself (koffi reads its fields). */
 export function byValue<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): T {
   if (v instanceof cls) return v;

@@ -1,4 +1,4 @@
-// Argument fuzzing over every generated function of the runtime, driver, NVRTC and NCCL facades: each
+// Argument fuzzing over every generated function of the runtime, driver, NVRTC, nvJitLink, nvFatbin, NVVM, NCCL and NVML facades: each
 // parameter gets each bad value with the other arguments well typed. Nothing may crash; what is
 // refused is refused with a TypeError or RangeError naming the function and the parameter; and
 // what C's type cannot hold is always refused. Runs in child processes so a crash is caught.
@@ -54,7 +54,7 @@ const stubEnv = (api: string): NodeJS.ProcessEnv => {
   return { ...process.env, [`CUDA_BINDINGS_${api.toUpperCase()}`]: stubs[api] };
 };
 
-describe.each(['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'nccl'])('%s API', (api) => {
+describe.each(['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'nccl', 'nvml'])('%s API', (api) => {
   let rows: Row[] = [];
   let child: ReturnType<typeof spawnSync>;
   beforeAll(() => {

@@ -13,9 +13,15 @@ import * as constants from '../../src/runtime/constants';
 import * as dStructs from '../../src/structs/driver';
 import * as dEnums from '../../src/driver/enums';
 import * as dConstants from '../../src/driver/constants';
+import { nvmlApi } from '../../tools/codegen/nvml-spec';
+import * as nStructs from '../../src/structs/nvml';
+import * as nEnums from '../../src/nvml/enums';
+import * as nConstants from '../../src/nvml/constants';
 
 const CUDA_INC = path.join(process.env.CUDA_HOME ?? '/usr/local/cuda', 'include');
 const STUBS = path.join(__dirname, '..', '..', 'tools', 'codegen', 'stubs');
+// NVML's committed declarations (the header is not on this machine): g++ reads the same file.
+const CODEGEN = path.join(__dirname, '..', '..', 'tools', 'codegen');
 
 interface Api {
   id: string;
@@ -27,6 +33,7 @@ interface Api {
 const APIS: Api[] = [
   { id: 'runtime', headers: runtimeApi.headers, structs, enums, constants },
   { id: 'driver', headers: driverApi.headers, structs: dStructs, enums: dEnums, constants: dConstants },
+  { id: 'nvml', headers: [path.basename(nvmlApi.reducedHeader!)], structs: nStructs, enums: nEnums, constants: nConstants },
 ];
 
 const classesOf = (api: Api) => Object.entries(api.structs).filter(
@@ -66,7 +73,7 @@ describe.each(APIS)('$id API against g++', (api) => {
   beforeAll(() => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-layout-'));
     fs.writeFileSync(path.join(dir, 'layout.cpp'), cppProgram(api));
-    execFileSync('g++', ['-std=c++17', '-w', `-I${STUBS}`, `-I${CUDA_INC}`, '-o', path.join(dir, 'layout'), path.join(dir, 'layout.cpp')], { stdio: 'pipe' });
+    execFileSync('g++', ['-std=c++17', '-w', `-I${STUBS}`, `-I${CODEGEN}`, `-I${CUDA_INC}`, '-o', path.join(dir, 'layout'), path.join(dir, 'layout.cpp')], { stdio: 'pipe' });
     lines = execFileSync(path.join(dir, 'layout')).toString().trim().split('\n');
     fs.rmSync(dir, { recursive: true, force: true });
   }, 120_000);

@@ -1,5 +1,7 @@
 // The APIs the generator writes, each from its headers into its own folder.
 import type { ParamSpec } from './runtime-spec';
+import type { MacroModel, Model } from './model';
+import type { PrimName } from './ctype';
 
 /** What the headers cannot say about an API (see runtime-spec.ts for what each table means). */
 export interface ApiSpec {
@@ -14,6 +16,19 @@ export interface ApiSpec {
    * (`a_<param>`), the marshal helpers (M) and the struct helpers (X, S).
    */
   checks?: Record<string, string[]>;
+  /** The value of a #define the generic rules cannot read (NVML's `NVML_STRUCT_VERSION(...)`). */
+  macroValue?: (m: MacroModel, model: Model) => { expr: string; value: string } | undefined;
+  /** Fields a new struct starts with (NVML's `version`): class name -> field -> value. */
+  structDefaults?: (model: Model) => Map<string, Record<string, number>>;
+  /** Whether a char array field reads as a string (the default: only fields named `name`). */
+  textField?: (field: string, elem: PrimName) => boolean;
+  /**
+   * Whether a non-const struct pointer is in/out: the caller may pass the struct (with the fields
+   * C reads, such as NVML's selectors) and gets it back; without one a new struct is passed.
+   */
+  structPointersInOut?: boolean;
+  /** A status with which in/out counts still come back (NVML_ERROR_INSUFFICIENT_SIZE: the size needed). */
+  countStatus?: number;
 }
 
 export interface ApiConfig {
@@ -64,6 +79,12 @@ export interface ApiConfig {
     /** Lines written at the top of the facade (helpers of the extent expressions). */
     facadePrelude?: string[];
   };
+  /** C lines the reduced header starts with: function-like macros its #defines use. */
+  reducedPrelude?: string[];
+  /** Which `#define name target` renames are followed (all, where absent). */
+  renameFilter?: (name: string, target: string) => boolean;
+  /** Whether a function bound under a `#define` name is also exported under its symbol (nvmlInit_v2). */
+  symbolAliases?: boolean;
   /** Report rows: what was not bound and why. */
   skipped: [string, string][];
 }

@@ -46,13 +46,18 @@ export interface ConstantModel {
   file: string;
 }
 
-export function collectConstants(model: Model, tm: TypeMap): { constants: ConstantModel[]; enumAliases: [string, string][]; structAliases: [string, string][] } {
+export function collectConstants(model: Model, tm: TypeMap, api?: ApiConfig): { constants: ConstantModel[]; enumAliases: [string, string][]; structAliases: [string, string][] } {
   const constants: ConstantModel[] = [];
   const enumAliases: [string, string][] = [];
   const structAliases: [string, string][] = [];
   const enumNames = new Set<string>([...model.enums.values()].flatMap((e) => [e.name, ...e.typedefs]));
   for (const m of model.macros) {
     if (m.name.startsWith('__') || !m.body) continue;
+    const special = api?.spec.macroValue?.(m, model);
+    if (special) {
+      constants.push({ name: m.name, expr: special.expr, value: special.value, kind: 'number', file: m.file });
+      continue;
+    }
     const lit = /^\(*\s*(?:\((\w+)\)\s*)?(-?(?:0x[0-9a-fA-F]+|\d+))[uUlL]*\s*\)*$/.exec(m.body);
     if (lit) {
       const cast = lit[1];
@@ -114,7 +119,7 @@ export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap): string {
 
 interface Plan {
   fn: FunctionModel;
-  jsParams: { name: string; ts: string; doc: string; c: string }[];
+  jsParams: { name: string; ts: string; doc: string; c: string; optional?: boolean }[];
   pre: string[];
   late: string[];
   args: string[];
@@ -123,7 +128,8 @@ interface Plan {
   splitTypes: string[] | null;
   /** the arguments for that form */
   splitArgs: string[];
-  outs: { expr: string; ts: string }[];
+  /** `countSlot`: an in/out count, which also comes back with the API's countStatus. */
+  outs: { expr: string; ts: string; countSlot?: number }[];
   post: string[];
   /** Statements right after the call, whatever its status. */
   after: string[];
@@ -187,11 +193,11 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.post.push(`const n_${p.name} = K.readSize(${i});`);
-      plan.outs.push({ expr: `n_${p.name}`, ts: 'number' });
+      plan.outs.push({ expr: `n_${p.name}`, ts: 'number', countSlot: i });
       plan.notes.push(`${p.name}: in/out count`);
       continue;
     }
-    if ((spec?.k === 'inArray' || spec?.k === 'outArray') && !countChecked.has(spec.count)) {
+    if ((spec?.k === 'inArray' || spec?.k === 'outArray' || spec?.k === 'inoutArray') && !countChecked.has(spec.count)) {
       // A negative count names the count, before any array is looked at.
       countChecked.add(spec.count);
       const c = local({ name: spec.count } as ParamModel);
@@ -221,6 +227,18 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: array of ${spec.count}`);
+      continue;
+    }
+    if (spec?.k === 'inoutArray') {
+      // Structs C reads and writes (NVML's field values): packed from the caller's, read back after.
+      const rec = (tm.value((r as { to: CType }).to) as { rec: RecordModel }).rec;
+      const cnt = local({ name: spec.count } as ParamModel);
+      addJs(p, `(S.${rec.name} | S.${rec.name}Init)[]`);
+      plan.late.push(`const ${L} = X.packArray(${J}, ${cnt}, ${rec.size}, '${F}', '${p.name}', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.${rec.name}, n));`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `X.readStructs(${L}, ${cnt}, S.${rec.name})`, ts: `S.${rec.name}[]` });
+      plan.notes.push(`${p.name}: in/out array of ${spec.count}`);
       continue;
     }
     if (spec?.k === 'outArray') {
@@ -284,6 +302,15 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `X.rangeAttrOut(${L}, ${local({ name: spec.attr } as ParamModel)}, ${local({ name: spec.size } as ParamModel)})`, ts: 'number | number[]' });
       plan.notes.push(`${p.name}: value typed by ${spec.attr}`);
+      continue;
+    }
+    if (spec?.k === 'outString' && spec.size !== undefined) {
+      // A buffer of a size the header fixes (NVML_GSP_FIRMWARE_VERSION_BUF_SIZE).
+      plan.late.push(`const ${L} = M.bytes(${spec.size});`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `M.cString(${L})`, ts: 'string' });
+      plan.notes.push(`${p.name}: output string of ${spec.size} bytes`);
       continue;
     }
     if (spec?.k === 'outString') {
@@ -427,6 +454,17 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `K.U64[${i}]`, ts: 'bigint' });
+      continue;
+    }
+    if (to.k === 'record' && !r.constTo && toV?.k === 'record' && api.spec.structPointersInOut) {
+      // In/out: the caller's struct (or its fields) goes in, and comes back; a new one otherwise.
+      const rec = toV.rec;
+      plan.jsParams.push({ name: J, ts: `S.${rec.name} | S.${rec.name}Init | null`, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type), optional: true });
+      plan.pre.push(`const ${L} = X.inoutStruct(${J}, S.${rec.name}, '${F}', '${p.name}');`);
+      plan.args.push(`${L}._u8`);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: L, ts: `S.${rec.name}` });
+      plan.notes.push(`${p.name}: in/out ${rec.name}`);
       continue;
     }
     if (to.k === 'record' && !r.constTo && toV?.k === 'record') {
@@ -641,6 +679,13 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   }
   o.push('');
   for (const p of plans) o.push(emitFunction(api, tm, p));
+  if (api.symbolAliases) {
+    const names = new Set(plans.map((p) => p.fn.name));
+    for (const p of plans) {
+      if (p.fn.symbol === p.fn.name || names.has(p.fn.symbol)) continue;
+      o.push(`/** {@link ${p.fn.name}} under the name of the symbol it calls (\`#define ${p.fn.name} ${p.fn.symbol}\`). */\nexport const ${p.fn.symbol} = ${p.fn.name};\n`);
+    }
+  }
   return o.join('\n') + '\n';
 }
 
@@ -654,7 +699,9 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
   o.push(doc([api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ')));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
-  const params = p.jsParams.map((j) => `${j.name}: ${j.ts}`).join(', ');
+  // Optional only where every parameter after it is too.
+  const firstOptional = p.jsParams.findIndex((j, i) => j.optional && p.jsParams.slice(i).every((x) => x.optional));
+  const params = p.jsParams.map((j, i) => (firstOptional >= 0 && i >= firstOptional ? `${j.name}?: ${j.ts}` : `${j.name}: ${j.ts}`)).join(', ');
   if (!isErr) {
     // cudaGetErrorName, cudaGetErrorString, cudaCreateChannelDesc: values, not statuses.
     const r = resolve(fn.ret);
@@ -675,6 +722,11 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   else o.push(`  const err = ${call(p.args)} as ${st};`);
   for (const s of p.after) o.push(`  ${s}`);
   if (p.outs.length) {
+    const cs = api.spec.countStatus;
+    if (cs !== undefined && p.outs.some((x) => x.countSlot !== undefined)) {
+      // The size needed comes back with the status that says the array was too small.
+      o.push(`  if (err === ${cs}) return [err, ${p.outs.map((x) => (x.countSlot !== undefined ? `K.readSize(${x.countSlot})` : 'null')).join(', ')}];`);
+    }
     const also = (api.status.withOutputs ?? []).map((n) => ` && err !== ${st}.${n}`).join('');
     o.push(`  if (err !== 0${also}) return [err${', null'.repeat(p.outs.length)}];`);
     for (const s of p.post) o.push(`  ${s}`);

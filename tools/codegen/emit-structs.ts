@@ -1,5 +1,5 @@
 // Writes src/structs/runtime.ts: one class per C struct or union, over its own bytes.
-import { type CType, resolve } from './ctype';
+import { type CType, type PrimName, resolve } from './ctype';
 import type { Model, RecordModel, FieldModel } from './model';
 import { TypeMap, type ValueKind } from './types';
 import { banner, doc, q } from './util';
@@ -60,7 +60,9 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
   out.push(`import type * as E from '../${api.id}/enums';`);
   out.push(`import type * as H from '../${api.id}/handles';`);
   out.push('');
-  for (const rec of records) out.push(emitRecord(model, tm, rec));
+  const defaults = api.spec.structDefaults?.(model) ?? new Map<string, Record<string, number>>();
+  const isText = api.spec.textField ?? ((field: string) => textFields.has(field));
+  for (const rec of records) out.push(emitRecord(model, tm, rec, defaults.get(rec.name), isText));
   // Typedef aliases: cudaUUID_t for struct CUuuid_st and the like.
   for (const rec of records) {
     for (const t of rec.typedefs) {
@@ -84,7 +86,7 @@ export function tsQ(tm: TypeMap, ts: string): string {
 }
 const tsEnumsHandles = (ts: string, tm: TypeMap) => tsQ(tm, ts);
 
-function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
+function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Record<string, number> | undefined, isText: (field: string, elem: PrimName) => boolean): string {
   const o: string[] = [];
   const init: string[] = [];
   const cls = rec.name;
@@ -101,7 +103,13 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
   o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
   o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);
-  o.push(`  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array, dv?: DataView) {\n    super(${rec.size}, mem, dv);\n    this._init(init, ${cls}.keys);\n  }`);
+  // A new struct (not a view on existing bytes) starts with its defaults, then the initializer.
+  const setDefaults = Object.entries(defaults ?? {}).map(([f, v]) => {
+    const fl = rec.fields.find((x) => x.name === f);
+    if (!fl || fl.size !== 4) throw new Error(`codegen: default for ${cls}.${f}, which is not a 4-byte field`);
+    return `\n    if (!mem) this._dv.setUint32(this._o + ${fl.offset}, ${v}, true); // ${f}`;
+  }).join('');
+  o.push(`  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array, dv?: DataView) {\n    super(${rec.size}, mem, dv);${setDefaults}\n    this._init(init, ${cls}.keys);\n  }`);
   for (const f of rec.fields) {
     const name = `${cls}.${f.name}`;
     const off = f.offset;
@@ -111,7 +119,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
     let set: string;
     let tsGet: string;
     let tsSet: string;
-    if (t.k === 'array' && isCharArray(f.type) && textFields.has(f.name)) {
+    if (t.k === 'array' && isCharArray(f.type) && isText(f.name, (resolve(t.of) as { name: PrimName }).name)) {
       tsGet = tsSet = 'string';
       get = `return getString(this, ${off}, ${t.n});`;
       set = `setString(this, ${off}, ${t.n}, v, ${q(name)});`;

@@ -19,10 +19,11 @@ import { nvjitlinkApi } from './nvjitlink-spec';
 import { nvfatbinApi } from './nvfatbin-spec';
 import { nvvmApi } from './nvvm-spec';
 import { ncclApi } from './nccl-spec';
+import { nvmlApi } from './nvml-spec';
 import { emitReducedHeader } from './emit-reduced';
 import { type ParsedApi, inputsOf, serialize, deserialize, readParsed, modelDir } from './parsed';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi, ncclApi];
+export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi, ncclApi, nvmlApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -70,6 +71,8 @@ export function parseApi(api: ApiConfig): ParsedApi {
   const headers = api.reducedHeader && !real ? [path.basename(api.reducedHeader)] : api.headers;
   const extra = api.reducedHeader ? [real ? path.dirname(real) : path.join(root, path.dirname(api.reducedHeader))] : [];
   const cr = runClang(headers, [], extra);
+  // A reduced header's #defines are the original header's.
+  if (api.reducedHeader) for (const m of cr.macros) if (m.file === path.basename(api.reducedHeader)) m.file = api.headers[0];
   const bind = new Set(api.bindHeaders);
   const model = buildModel(cr, bind);
   if (api.own) keepOwn(api, model);
@@ -96,7 +99,7 @@ export function parseApi(api: ApiConfig): ParsedApi {
 /** The reduced header of an API, written from its model (after the inline wrappers are followed). */
 function reducedHeaderOf(api: ApiConfig, model: Model): string {
   if (api.inlineWrappers) followInlineWrappers(model);
-  return emitReducedHeader(model, api.headers[0], api.own);
+  return emitReducedHeader(model, api.headers[0], { own: api.own, prelude: api.reducedPrelude, lines: !!api.reducedPrelude });
 }
 
 /** Model -> code: every file of one API. */
@@ -105,7 +108,7 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
   gen.files.set(path.join(modelDir, `${api.id}.json`), serialize(parsed));
   if (api.reducedHeader) gen.files.set(api.reducedHeader, reducedHeaderOf(api, model));
   else if (api.inlineWrappers) followInlineWrappers(model);
-  const aliases = api.versionedSymbols ? followRenames(model) : new Map<string, string>();
+  const aliases = api.versionedSymbols ? followRenames(model, api.renameFilter) : new Map<string, string>();
   const bySymbol = new Map([...model.functions.values()].map((f) => [f.symbol, f.name]));
   const perThread = new Map<string, string>();
   for (const [sym, pt] of parsed.perThread) {
@@ -114,7 +117,7 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
   }
   const tm = new TypeMap(model, api.spec.integerHandles);
   const records = [...model.records.values()].filter((r) => !r.opaque && !r.flattened);
-  const { constants, enumAliases, structAliases } = collectConstants(model, tm);
+  const { constants, enumAliases, structAliases } = collectConstants(model, tm, api);
   for (const m of model.macros) {
     const v = api.own?.macroValues?.[m.name];
     if (v !== undefined) constants.push({ name: m.name, expr: v, value: v, kind: 'number', file: m.file });
@@ -184,13 +187,13 @@ function keepOwn(api: ApiConfig, model: Model): void {
  * A #define of one plain name to another (`#define cuGraphInstantiate cuGraphInstantiateWithFlags`)
  * keeps both names, as cuda-python does; the returned map lists those aliases (alias -> target).
  */
-function followRenames(model: Model): Map<string, string> {
+function followRenames(model: Model, filter: (name: string, target: string) => boolean = () => true): Map<string, string> {
   const renamed = new Map<string, string[]>();
   const aliases = new Map<string, string>();
   for (const m of model.macros) {
     // `#define cuMemAlloc cuMemAlloc_v2`, or through the per-thread macro: `__CUDA_API_PTDS(cuMemcpyHtoD_v2)`.
     const target = /^(?:__CUDA_API_PT(?:DS|SZ)\(\s*)?(\w+)\s*\)?$/.exec(m.body)?.[1];
-    if (!target || !model.functions.has(target) || m.name === target || m.name.startsWith('__')) continue;
+    if (!target || !model.functions.has(target) || m.name === target || m.name.startsWith('__') || !filter(m.name, target)) continue;
     renamed.set(target, [...(renamed.get(target) ?? []), m.name]);
     if (!/_v\d+$/.test(target)) aliases.set(m.name, target);
   }

@@ -131,7 +131,9 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       const f = inner.slice(i + 1).find((x) => x.kind === 'FieldDecl');
       const member = f?.name && /\((unnamed|anonymous) /.test(f.type?.qualType ?? '') ? f.name : `anon${i}`;
       const parentPath = owner ? `${owner.path}.` : '';
-      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}` }, scope);
+      // A member that is an array of the unnamed record: its first element stands for the type.
+      const dims = f && f.name === member ? (/((?:\[\d+\])+)$/.exec(f.type?.qualType ?? '')?.[1].match(/\[/g)?.length ?? 0) : 0;
+      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}${'[0]'.repeat(dims)}` }, scope);
     }
   };
   for (let i = 0; i < top.length; i++) {
@@ -386,8 +388,12 @@ function sourceLines(file: string): string[] {
 function briefFromSource(l: SourceLoc): string {
   const lines = sourceLines(l.path);
   let i = l.line - 2;
-  while (i >= 0 && !lines[i].includes('*/')) {
-    if (/[;}]\s*$/.test(lines[i])) return '';
+  // A line's code without a trailing plain comment (a reduced header's `/* @nvml.h:5280 */` mark):
+  // a declaration above ends the search, so a function without a doc comment does not take the
+  // comment of the one before it.
+  const code = (s: string) => s.replace(/\/\*(?!\*).*?\*\/\s*$/, '').trimEnd();
+  while (i >= 0 && !code(lines[i]).includes('*/')) {
+    if (/[;}]$/.test(code(lines[i]))) return '';
     i--;
   }
   while (i >= 0 && !lines[i].includes('/**')) i--;

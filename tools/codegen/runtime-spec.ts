@@ -11,7 +11,8 @@ export type ParamSpec =
   | { k: 'inRef' }
   | { k: 'inStruct'; nullable?: boolean }
   | { k: 'outAddr' }
-  | { k: 'outString'; len: string }
+  | { k: 'outString'; len: string; size?: number }
+  | { k: 'inoutArray'; count: string }
   | { k: 'outBytes'; size: number }
   | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
   | { k: 'rangeAttr'; size: string; attr: string }

@@ -3,12 +3,12 @@
 // returned. A parent process checks the outcomes and sees any crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cudart, cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl } from '../../../src';
+import { cudart, cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl, nvml } from '../../../src';
 import { ncclSpec } from '../../../src/ffi/nccl-lib';
 import { sample, type Param } from './samples';
 
 const api = process.argv[2] ?? 'runtime';
-const ns: Record<string, any> = ({ driver: cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl } as Record<string, unknown>)[api] as Record<string, any> ?? cudart;
+const ns: Record<string, any> = ({ driver: cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl, nvml } as Record<string, unknown>)[api] as Record<string, any> ?? cudart;
 // NCCL is never opened here, even where it is installed: what passes validation meets a
 // LibraryLoadError, as the runtime's calls meet the absent driver.
 if (api === 'nccl') Object.assign(ncclSpec, { envVar: 'CUDA_BINDINGS_NCCL_FUZZ_NONE', linuxNames: ['libnccl-fuzz-none.so.2'], extraDirs: () => [] });

@@ -17,7 +17,7 @@ export function sample(ns: Record<string, any>, fn: string, p: Param): unknown {
   const s = /^S\.(\w+) \| S\.\w+Init( \| null)?$/.exec(ts);
   if (s) return new ns[s[1]]();
   // Output lengths must be at least 1.
-  if (ts === 'number' && /^len$/.test(p.name)) return 32;
+  if (ts === 'number' && (/^len$/.test(p.name) || (fn.startsWith('nvml') && /^(length|size)$/.test(p.name)))) return 32;
   if (ts.endsWith('[] | null') || ts.endsWith('[] | ArrayBufferView | null')) return null;
   if (ts.endsWith('[]') || ts.endsWith('[] | ArrayBufferView')) return [];
   if (ts.startsWith('KernelArgs')) return [];

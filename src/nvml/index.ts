@@ -1,0 +1,22 @@
+/**
+ * NVML, the NVIDIA Management Library behind nvidia-smi, as cuda-python's tuple facade:
+ * `const [err, count] = nvmlDeviceGetCount()`. Call `nvmlInit()` first and `nvmlShutdown()` last
+ * (the core layer's `device.health()` does both for you).
+ * @module cuda-bindings/nvml
+ */
+export * from './api';
+export * from './enums';
+export * from './constants';
+export * from './handles';
+export * from '../structs/nvml';
+export { CStruct, type StructLayout, type StructClass } from '../structs/base';
+export type { Pointer, HostMemory } from '../ffi/marshal';
+export { LibraryLoadError } from '../ffi/loader';
+import { nvmlLibraryInfo } from '../ffi/nvml-lib';
+import type { LibraryInfo } from '../ffi/binding';
+export type { LibraryInfo };
+
+/** Which libnvidia-ml file is loaded and where it resolved (loads it on first call). */
+export function libraryInfo(): LibraryInfo {
+  return nvmlLibraryInfo();
+}

@@ -1,0 +1,59 @@
+// Builds the fake libnvidia-ml (test/cpu/fixtures/fake-nvml.c) with gcc, against the committed NVML
+// declarations, and a fake libcudart whose two devices are the fake NVML's GPUs in the other order.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const root = path.join(__dirname, '..', '..', '..');
+
+/** Compiles the fake libnvidia-ml into `dir`; returns its path. */
+export function buildFakeNvml(dir: string): string {
+  const lib = path.join(dir, 'libnvidia-ml-fake.so');
+  execFileSync('gcc', ['-shared', '-fPIC', '-Wall', '-Werror', `-I${path.join(root, 'tools', 'codegen')}`, '-o', lib, path.join(root, 'test', 'cpu', 'fixtures', 'fake-nvml.c')], { stdio: 'pipe' });
+  return lib;
+}
+
+/** UUIDs and bus ids of the fake NVML's GPUs 0 and 1. */
+export const FAKE_GPUS = [
+  { name: 'Fake H100 80GB HBM3', uuid: 'GPU-11111111-2222-3333-4444-555555555555', busId: '00000000:18:00.0' },
+  { name: 'Fake L4', uuid: 'GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee', busId: '00000000:3B:00.0' },
+];
+
+/**
+ * A fake libcudart with two devices: CUDA device 0 is NVML's GPU 1 and CUDA device 1 NVML's GPU 0
+ * (CUDA orders devices its own way). Offsets of cudaDeviceProp come from the generated layout.
+ */
+export function buildFakeCudart(dir: string, layout: { fields: Record<string, { offset: number; size: number }>; size: number }): string {
+  const lib = path.join(dir, 'libcudart-nvml-fake.so');
+  const src = path.join(dir, 'cudart.c');
+  const order = [FAKE_GPUS[1], FAKE_GPUS[0]];
+  const uuidBytes = (u: string) => `{${(u.slice(4).replace(/-/g, '').match(/../g) ?? []).map((x) => `0x${x}`).join(',')}}`;
+  fs.writeFileSync(src, `
+    #include <string.h>
+    #include <stdio.h>
+    static const char *names[2] = { "${order[0].name}", "${order[1].name}" };
+    static const unsigned char uuids[2][16] = { ${uuidBytes(order[0].uuid)}, ${uuidBytes(order[1].uuid)} };
+    static const char *buses[2] = { "${order[0].busId.slice(4)}", "${order[1].busId.slice(4)}" };
+    int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
+    int cudaDriverGetVersion(int *v) { *v = 13000; return 0; }
+    int cudaGetDeviceCount(int *n) { *n = 2; return 0; }
+    int cudaGetDeviceProperties(unsigned char *p, int d) {
+      if (d < 0 || d > 1) return 101;
+      memset(p, 0, ${layout.size});
+      strcpy((char *)p + ${layout.fields.name.offset}, names[d]);
+      memcpy(p + ${layout.fields.uuid.offset}, uuids[d], 16);
+      return 0;
+    }
+    int cudaDeviceGetPCIBusId(char *s, int len, int d) { if (d < 0 || d > 1) return 101; snprintf(s, len, "%s", buses[d]); return 0; }
+    static int current;
+    int cudaSetDevice(int d) { if (d < 0 || d > 1) return 101; current = d; return 0; }
+    int cudaGetDevice(int *d) { *d = current; return 0; }
+    int cudaDeviceGetAttribute(int *v, int attr, int d) { (void)attr; if (d < 0 || d > 1) return 101; *v = 0; return 0; }
+    int cudaMemGetInfo(size_t *free, size_t *total) { *total = (size_t)24 << 30; *free = *total; return 0; }
+    int cudaDeviceCanAccessPeer(int *can, int d, int peer) { (void)d; (void)peer; *can = 0; return 0; }
+    const char *cudaGetErrorName(int e) { return e ? "cudaErrorInvalidDevice" : "cudaSuccess"; }
+    const char *cudaGetErrorString(int e) { return e ? "invalid device ordinal" : "no error"; }
+  `);
+  execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src], { stdio: 'pipe' });
+  return lib;
+}
