@@ -133,9 +133,10 @@ function firstLine(s: string): string {
 function resolvedPath(file: string): string {
   if (path.isAbsolute(file)) return fs.realpathSync(file);
   try {
-    const base = path.basename(file);
+    // The soname (libnvidia-ml.so.1) often names a file with a longer version (libnvidia-ml.so.580.95.05).
+    const stem = path.basename(file).replace(/\.so(\.\d+)*$/, '.so');
     const maps = fs.readFileSync('/proc/self/maps', 'utf8');
-    const m = maps.split('\n').map((l) => l.slice(l.indexOf('/'))).find((p) => p.includes('/') && path.basename(p).startsWith(base));
+    const m = maps.split('\n').map((l) => l.slice(l.indexOf('/'))).find((p) => p.includes('/') && path.basename(p).startsWith(stem));
     return m ?? file;
   } catch {
     return file;

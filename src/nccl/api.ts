@@ -183,7 +183,7 @@ let f_ncclGetErrorString: KoffiFunction | undefined;
 export function ncclGetErrorString(result: E.ncclResult_t): [E.ncclResult_t, string] {
   const a_result = M.i32(result, 'ncclGetErrorString', 'result');
   const v = (f_ncclGetErrorString ??= L.bind('ncclGetErrorString'))(a_result);
-  return [E.ncclResult_t.ncclSuccess, v as string];
+  return [E.ncclResult_t.ncclSuccess, (v as string | null) ?? ''];
 }
 
 let f_ncclGetLastError: KoffiFunction | undefined;
@@ -192,7 +192,7 @@ let f_ncclGetLastError: KoffiFunction | undefined;
 export function ncclGetLastError(comm: H.ncclComm_t | null): [E.ncclResult_t, string] {
   const a_comm = M.handle(comm, 'ncclGetLastError', 'comm');
   const v = (f_ncclGetLastError ??= L.bind('ncclGetLastError'))(a_comm);
-  return [E.ncclResult_t.ncclSuccess, v as string];
+  return [E.ncclResult_t.ncclSuccess, (v as string | null) ?? ''];
 }
 
 let f_ncclCommGetAsyncError: KoffiFunction | undefined;

@@ -24,7 +24,7 @@ let f_nvFatbinGetErrorString: KoffiFunction | undefined;
 export function nvFatbinGetErrorString(result: E.nvFatbinResult): [E.nvFatbinResult, string] {
   const a_result = M.i32(result, 'nvFatbinGetErrorString', 'result');
   const v = (f_nvFatbinGetErrorString ??= L.bind('nvFatbinGetErrorString'))(a_result);
-  return [E.nvFatbinResult.NVFATBIN_SUCCESS, v as string];
+  return [E.nvFatbinResult.NVFATBIN_SUCCESS, (v as string | null) ?? ''];
 }
 
 let f_nvFatbinCreate: KoffiFunction | undefined;
@@ -135,11 +135,12 @@ export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [
   const a_handle = M.handle(handle, 'nvFatbinGet', 'handle');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvFatbinGet', 'buffer');
   let o_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvFatbinResult, null]; o_buffer = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }
+  let c_buffer: Buffer | null = null;
+  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvFatbinResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
   else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvFatbinGet', 'buffer', 'nvFatbinSize');
-  const err = (f_nvFatbinGet ??= L.bind('nvFatbinGet'))(a_handle, o_buffer ?? a_buffer) as E.nvFatbinResult;
+  const err = (f_nvFatbinGet ??= L.bind('nvFatbinGet'))(a_handle, c_buffer ?? a_buffer) as E.nvFatbinResult;
   if (err !== 0) return [err, null];
-  return [err, o_buffer];
+  return [err, o_buffer ?? X.hostBuffer(buffer)];
 }
 
 let f_nvFatbinVersion: KoffiFunction | undefined;

@@ -91,11 +91,12 @@ export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin:
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedCubin', 'handle');
   const a_cubin = cubin === null ? null : M.pointer(cubin, 'nvJitLinkGetLinkedCubin', 'cubin');
   let o_cubin: Buffer | null = null;
-  if (a_cubin === null) { const [e, n] = (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; o_cubin = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }
+  let c_cubin: Buffer | null = null;
+  if (a_cubin === null) { const [e, n] = (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_cubin = Buffer.alloc(Math.max(n, 1)); o_cubin = c_cubin.subarray(0, n); }
   else X.needBytes(a_cubin, () => (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetLinkedCubin', 'cubin', 'nvJitLinkGetLinkedCubinSize');
-  const err = (f_nvJitLinkGetLinkedCubin ??= L.bind('nvJitLinkGetLinkedCubin'))(a_handle, o_cubin ?? a_cubin) as E.nvJitLinkResult;
+  const err = (f_nvJitLinkGetLinkedCubin ??= L.bind('nvJitLinkGetLinkedCubin'))(a_handle, c_cubin ?? a_cubin) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
-  return [err, o_cubin];
+  return [err, o_cubin ?? X.hostBuffer(cubin)];
 }
 
 let f_nvJitLinkGetLinkedPtxSize: KoffiFunction | undefined;
@@ -115,11 +116,12 @@ export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Poi
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedPtx', 'handle');
   const a_ptx = ptx === null ? null : M.pointer(ptx, 'nvJitLinkGetLinkedPtx', 'ptx');
   let o_ptx: Buffer | null = null;
-  if (a_ptx === null) { const [e, n] = (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; o_ptx = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }
+  let c_ptx: Buffer | null = null;
+  if (a_ptx === null) { const [e, n] = (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_ptx = Buffer.alloc(Math.max(n, 1)); o_ptx = c_ptx.subarray(0, n); }
   else X.needBytes(a_ptx, () => (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetLinkedPtx', 'ptx', 'nvJitLinkGetLinkedPtxSize');
-  const err = (f_nvJitLinkGetLinkedPtx ??= L.bind('nvJitLinkGetLinkedPtx'))(a_handle, o_ptx ?? a_ptx) as E.nvJitLinkResult;
+  const err = (f_nvJitLinkGetLinkedPtx ??= L.bind('nvJitLinkGetLinkedPtx'))(a_handle, c_ptx ?? a_ptx) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
-  return [err, o_ptx];
+  return [err, o_ptx ?? X.hostBuffer(ptx)];
 }
 
 let f_nvJitLinkGetErrorLogSize: KoffiFunction | undefined;
@@ -139,11 +141,12 @@ export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Poin
   const a_handle = M.handle(handle, 'nvJitLinkGetErrorLog', 'handle');
   const a_log = log === null ? null : M.pointer(log, 'nvJitLinkGetErrorLog', 'log');
   let o_log: Buffer | null = null;
-  if (a_log === null) { const [e, n] = (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; o_log = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }
+  let c_log: Buffer | null = null;
+  if (a_log === null) { const [e, n] = (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
   else X.needBytes(a_log, () => (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetErrorLog', 'log', 'nvJitLinkGetErrorLogSize');
-  const err = (f_nvJitLinkGetErrorLog ??= L.bind('nvJitLinkGetErrorLog'))(a_handle, o_log ?? a_log) as E.nvJitLinkResult;
+  const err = (f_nvJitLinkGetErrorLog ??= L.bind('nvJitLinkGetErrorLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
-  return [err, o_log];
+  return [err, o_log ?? X.hostBuffer(log)];
 }
 
 let f_nvJitLinkGetInfoLogSize: KoffiFunction | undefined;
@@ -163,11 +166,12 @@ export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Point
   const a_handle = M.handle(handle, 'nvJitLinkGetInfoLog', 'handle');
   const a_log = log === null ? null : M.pointer(log, 'nvJitLinkGetInfoLog', 'log');
   let o_log: Buffer | null = null;
-  if (a_log === null) { const [e, n] = (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; o_log = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }
+  let c_log: Buffer | null = null;
+  if (a_log === null) { const [e, n] = (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
   else X.needBytes(a_log, () => (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetInfoLog', 'log', 'nvJitLinkGetInfoLogSize');
-  const err = (f_nvJitLinkGetInfoLog ??= L.bind('nvJitLinkGetInfoLog'))(a_handle, o_log ?? a_log) as E.nvJitLinkResult;
+  const err = (f_nvJitLinkGetInfoLog ??= L.bind('nvJitLinkGetInfoLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
-  return [err, o_log];
+  return [err, o_log ?? X.hostBuffer(log)];
 }
 
 let f_nvJitLinkVersion: KoffiFunction | undefined;

@@ -49,7 +49,7 @@ let f_nvmlErrorString: KoffiFunction | undefined;
 export function nvmlErrorString(result: E.nvmlReturn_t): [E.nvmlReturn_t, string] {
   const a_result = M.i32(result, 'nvmlErrorString', 'result');
   const v = (f_nvmlErrorString ??= L.bind('nvmlErrorString'))(a_result);
-  return [E.nvmlReturn_t.NVML_SUCCESS, v as string];
+  return [E.nvmlReturn_t.NVML_SUCCESS, (v as string | null) ?? ''];
 }
 
 let f_nvmlSystemGetDriverVersion: KoffiFunction | undefined;

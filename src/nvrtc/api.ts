@@ -24,7 +24,7 @@ let f_nvrtcGetErrorString: KoffiFunction | undefined;
 export function nvrtcGetErrorString(result: E.nvrtcResult): [E.nvrtcResult, string] {
   const a_result = M.i32(result, 'nvrtcGetErrorString', 'result');
   const v = (f_nvrtcGetErrorString ??= L.bind('nvrtcGetErrorString'))(a_result);
-  return [E.nvrtcResult.NVRTC_SUCCESS, v as string];
+  return [E.nvrtcResult.NVRTC_SUCCESS, (v as string | null) ?? ''];
 }
 
 let f_nvrtcVersion: KoffiFunction | undefined;

@@ -24,7 +24,7 @@ let f_nvvmGetErrorString: KoffiFunction | undefined;
 export function nvvmGetErrorString(result: E.nvvmResult): [E.nvvmResult, string] {
   const a_result = M.i32(result, 'nvvmGetErrorString', 'result');
   const v = (f_nvvmGetErrorString ??= L.bind('nvvmGetErrorString'))(a_result);
-  return [E.nvvmResult.NVVM_SUCCESS, v as string];
+  return [E.nvvmResult.NVVM_SUCCESS, (v as string | null) ?? ''];
 }
 
 let f_nvvmVersion: KoffiFunction | undefined;
@@ -131,11 +131,12 @@ export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointe
   const a_prog = M.handle(prog, 'nvvmGetCompiledResult', 'prog');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetCompiledResult', 'buffer');
   let o_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; o_buffer = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }
+  let c_buffer: Buffer | null = null;
+  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
   else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog), 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
-  const err = (f_nvvmGetCompiledResult ??= L.bind('nvvmGetCompiledResult'))(a_prog, o_buffer ?? a_buffer) as E.nvvmResult;
+  const err = (f_nvvmGetCompiledResult ??= L.bind('nvvmGetCompiledResult'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
-  return [err, o_buffer];
+  return [err, o_buffer ?? X.hostBuffer(buffer)];
 }
 
 let f_nvvmGetProgramLogSize: KoffiFunction | undefined;
@@ -155,10 +156,11 @@ export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): 
   const a_prog = M.handle(prog, 'nvvmGetProgramLog', 'prog');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetProgramLog', 'buffer');
   let o_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; o_buffer = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }
+  let c_buffer: Buffer | null = null;
+  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
   else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog), 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
-  const err = (f_nvvmGetProgramLog ??= L.bind('nvvmGetProgramLog'))(a_prog, o_buffer ?? a_buffer) as E.nvvmResult;
+  const err = (f_nvvmGetProgramLog ??= L.bind('nvvmGetProgramLog'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
-  return [err, o_buffer];
+  return [err, o_buffer ?? X.hostBuffer(buffer)];
 }
 

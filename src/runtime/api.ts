@@ -244,7 +244,7 @@ let f_cudaGetErrorName: KoffiFunction | undefined;
 export function cudaGetErrorName(error: E.cudaError_t): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorName', 'error');
   const v = (f_cudaGetErrorName ??= L.bind('cudaGetErrorName'))(a_error);
-  return [E.cudaError_t.cudaSuccess, v as string];
+  return [E.cudaError_t.cudaSuccess, (v as string | null) ?? ''];
 }
 
 let f_cudaGetErrorString: KoffiFunction | undefined;
@@ -253,7 +253,7 @@ let f_cudaGetErrorString: KoffiFunction | undefined;
 export function cudaGetErrorString(error: E.cudaError_t): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorString', 'error');
   const v = (f_cudaGetErrorString ??= L.bind('cudaGetErrorString'))(a_error);
-  return [E.cudaError_t.cudaSuccess, v as string];
+  return [E.cudaError_t.cudaSuccess, (v as string | null) ?? ''];
 }
 
 let f_cudaGetDeviceCount: KoffiFunction | undefined;

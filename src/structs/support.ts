@@ -90,6 +90,14 @@ export function borrowed(addr: bigint, n: number): Uint8Array | null {
   return new Uint8Array(koffi.view(addr, n).slice(0));
 }
 
+/** Host memory as a Buffer over the same bytes; null for an address (a bigint) or null. */
+export function hostBuffer(v: unknown): Buffer | null {
+  if (Buffer.isBuffer(v)) return v;
+  if (ArrayBuffer.isView(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  if (v instanceof ArrayBuffer) return Buffer.from(v);
+  return null;
+}
+
 /** A C string CUDA returned a pointer to; null for NULL. */
 export function readCString(addr: bigint): string | null {
   if (addr === 0n) return null;

@@ -28,7 +28,9 @@ function probe(): { count: number; title: string } {
 
 const gpu = probe();
 const examples = fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.ts')).map((f) => f.replace(/\.ts$/, '')).sort();
-const runnable = examples.filter((e) => !NEEDS_TWO_GPUS.has(e) || gpu.count >= 2);
+// A server runs until stopped: test/gpu/nvml.gpu.test.ts starts gpuExporter, scrapes it and stops it.
+const SERVERS = new Set(['gpuExporter']);
+const runnable = examples.filter((e) => !SERVERS.has(e) && (!NEEDS_TWO_GPUS.has(e) || gpu.count >= 2));
 const waived = examples.filter((e) => NEEDS_TWO_GPUS.has(e) && gpu.count === 1);
 
 function run(name: string, ...args: string[]) {

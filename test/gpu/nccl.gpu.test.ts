@@ -77,10 +77,25 @@ jest.setTimeout(120_000);
     try {
       for (const [what, run] of cases) {
         recv.fill(0);
-        run();
+        try {
+          run();
+        } catch (e) {
+          // NCCL decides which fp8 reductions it supports; a refusal must be NCCL's own, named.
+          if (dtype.startsWith('f8') && /^(allReduce|reduce)/.test(what) && e instanceof core.NcclError && /ncclInvalidArgument/.test(e.message)) {
+            console.log(`${dtype} ${what}: NCCL refuses it here (${e.message.split(' (')[0]})`);
+            continue;
+          }
+          throw e;
+        }
         await stream.synchronize();
         const got = recv.copyTo(new Uint8Array(N * size));
-        expect([what, Buffer.from(got).equals(Buffer.from(input))]).toEqual([what, true]);
+        const same = Buffer.from(got).equals(Buffer.from(input));
+        if (!same) {
+          const i = got.findIndex((b, k) => b !== input[k]);
+          const el = Math.floor(i / size);
+          console.log(`${dtype} ${what}: first difference at element ${el}: in ${Buffer.from(input.subarray(el * size, el * size + size)).toString('hex')}, out ${Buffer.from(got.subarray(el * size, el * size + size)).toString('hex')}`);
+        }
+        expect([what, same]).toEqual([what, true]);
       }
     } finally {
       send.close();

@@ -362,12 +362,15 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const size = `(${spec.sizeFn} as (...a: unknown[]) => [number, number | null])(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
       addJs(p, 'Pointer');
       plan.pre.push(`const ${L} = ${J} === null ? null : M.pointer(${J}, '${F}', '${p.name}');`);
+      // C gets at least one byte (koffi passes an empty Buffer as NULL); the caller gets n of them.
       plan.late.push(`let o_${p.name}: Buffer | null = null;`);
-      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; o_${p.name} = Buffer.alloc(Math.max(n, 1)).subarray(0, n); }`);
+      plan.late.push(`let c_${p.name}: Buffer | null = null;`);
+      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
       plan.late.push(`else X.needBytes(${L}, () => ${size}, '${F}', '${p.name}', '${spec.sizeFn}');`);
-      plan.args.push(`o_${p.name} ?? ${L}`);
+      plan.args.push(`c_${p.name} ?? ${L}`);
       plan.koffiTypes.push('void *');
-      plan.outs.push({ expr: `o_${p.name}`, ts: 'Buffer' });
+      // The caller's own memory comes back as a Buffer over it.
+      plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer' });
       plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
       (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
       continue;
@@ -706,7 +709,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     // cudaGetErrorName, cudaGetErrorString, cudaCreateChannelDesc: values, not statuses.
     const r = resolve(fn.ret);
     const rrec = r.k === 'record' ? (tm.value(fn.ret) as { rec: RecordModel }).rec : null;
-    const conv = rrec ? (rrec.size > 16 ? `X.fromBytes(S.${rrec.name}, v.bytes)` : `new S.${rrec.name}(v)`) : 'v as string';
+    const conv = rrec ? (rrec.size > 16 ? `X.fromBytes(S.${rrec.name}, v.bytes)` : `new S.${rrec.name}(v)`) : '(v as string | null) ?? \'\'';
     const ts = r.k === 'record' ? `S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}` : 'string';
     o.push(`export function ${fn.name}(${params}): [${st}, ${ts}] {`);
     for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
