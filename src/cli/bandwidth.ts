@@ -1,6 +1,6 @@
 // `cuda-bindings bandwidth`: bandwidthTest — H→D, D→H and D→D for pageable and pinned memory.
 import koffi from 'koffi';
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import type { Options } from './args';
 import { bytesText, ok, requireGpu, table, type Output } from './common';
 

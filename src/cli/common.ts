@@ -1,5 +1,5 @@
 // What the commands share: output, tables, and the check that a driver and a GPU are there.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 
 export interface Output {
   log(s: string): void;

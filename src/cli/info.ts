@@ -1,5 +1,7 @@
 // `cuda-bindings info`: versions, libraries, and what deviceQuery prints for each device.
-import { cudart, cuda, nvrtc } from '../index';
+import * as cudart from '../runtime';
+import * as cuda from '../driver';
+import * as nvrtc from '../nvrtc';
 import type { Options } from './args';
 import { ok, requireGpu, table, version, type Output } from './common';
 

@@ -1,5 +1,5 @@
 // `cuda-bindings latency`: what common calls cost through this library, in ns.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import type { Options } from './args';
 import { ok, requireGpu, table, type Output } from './common';
 

@@ -1,7 +1,7 @@
 // A caching allocator like CuPy's MemoryPool: freed blocks are kept in bins of their rounded size and
 // handed out again without cudaMalloc/cudaFree (each of which costs microseconds and cudaFree waits
 // for the device). Install it with setAllocator() and device.allocate() uses it.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check, CudaError, runtimeError } from './errors';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from './Device';

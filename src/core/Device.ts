@@ -1,5 +1,6 @@
 // A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
-import { cudart, cuda } from '../index';
+import * as cudart from '../runtime';
+import * as cuda from '../driver';
 import { check, driverError } from './errors';
 import { Stream, type StreamOptions } from './Stream';
 import { Event, type EventOptions } from './Event';

@@ -1,5 +1,5 @@
 // Device memory: an allocation, or a view of part of one that keeps it alive.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';

@@ -1,6 +1,6 @@
 // One-line kernels over arrays, like CuPy's ElementwiseKernel: the parameters are declared with C
 // types, the operation is C++ for element `i`; buffers are arrays, plain numbers are scalars.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { DeviceBuffer } from './DeviceBuffer';
 import { Device } from './Device';
 import { Program } from './Program';

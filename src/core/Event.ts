@@ -1,5 +1,5 @@
 // A CUDA event: a marker in a stream, for waits and timing.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';

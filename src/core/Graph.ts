@@ -1,6 +1,6 @@
 // CUDA graphs: work recorded once (stream.capture) and launched many times at a fraction of the
 // cost of queuing it call by call.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check, runtimeError } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';

@@ -1,5 +1,5 @@
 // A kernel of a loaded Module: its attributes, occupancy, and launches with typed arguments.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check, runtimeError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';

@@ -1,6 +1,6 @@
 // A stream-ordered memory pool (cudaMallocAsync): allocations and frees are queued on a stream, and
 // freed memory stays in the pool for the next allocation until it is trimmed.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';

@@ -1,5 +1,5 @@
 // A CUDA stream: work queued in order; waits that do not block the event loop.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';

@@ -1,5 +1,6 @@
 // Errors of the core layer: a failed call throws instead of returning a status.
-import { cudart, cuda } from '../index';
+import * as cudart from '../runtime';
+import * as cuda from '../driver';
 
 /** A CUDA call failed: `code` is the status, `name` its C name, `fn` the call. */
 export class CudaError extends Error {
