@@ -7,6 +7,7 @@ import { Event, type EventOptions } from './Event';
 import { DeviceBuffer } from './DeviceBuffer';
 import { MemoryPool, type MemoryPoolOptions } from './MemoryPool';
 import { getAllocator } from './CachingAllocator';
+import { openOptionalArg } from './lifetime';
 
 const devices = new Map<number, Device>();
 
@@ -133,11 +134,15 @@ export class Device {
     return Event.create(this, options);
   }
 
-  /** `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc. */
-  allocate(size: number): DeviceBuffer {
+  /**
+   * `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc.
+   * `stream` is the stream the memory is used on: a caching allocator reuses it at once only there.
+   */
+  allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
+    openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
     this.makeCurrent();
     const allocator = getAllocator();
-    return allocator ? allocator.allocate(size, { device: this }) : DeviceBuffer.allocate(this, size);
+    return allocator ? allocator.allocate(size, { device: this, stream: options.stream }) : DeviceBuffer.allocate(this, size);
   }
 
   /**

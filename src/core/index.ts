@@ -2,7 +2,7 @@
  * Objects that throw, free themselves and read like JavaScript, over the runtime.
  * @module cuda-bindings/core
  */
-export { CudaError, CompileError, NvrtcError, check } from './errors';
+export { CudaError, CompileError, NvrtcError, check, checkDriver, checkNvrtc } from './errors';
 export { warnOnLeaks } from './lifetime';
 export { Device } from './Device';
 export { Stream, type StreamOptions, type CaptureOptions } from './Stream';
