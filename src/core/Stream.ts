@@ -73,15 +73,16 @@ export class Stream extends Resource {
 
   /** Resolves with what `fn` returns once the work queued so far is done (a host function). */
   hostCallback<T>(fn: () => T): Promise<T> {
-    return new Promise((resolve, reject) =>
+    return new Promise((resolve, reject) => {
+      this.live('hostCallback');
       this.onComplete(() => {
         try {
           resolve(fn());
         } catch (e) {
           reject(e);
         }
-      }),
-    );
+      });
+    });
   }
 
   /**
