@@ -37,6 +37,8 @@ interface Entry {
   life: 'once' | 'graph';
   /** For 'graph' entries: how many Graphs/GraphExecs hold it (released at 0 once claimed). */
   refs: number;
+  /** A host node's function whose params were passed to CUDA: a graph may hold it, so it is kept for good. */
+  escaped?: boolean;
 }
 
 const byToken = new Map<bigint, Entry>();
@@ -213,8 +215,12 @@ export function graphHostFunctions(): number {
 }
 
 // A graph host node's function lives as long as the object that holds its token (the params struct
-// and every copy or parent of it): when that is collected, the token is forgotten.
-const nodeTokens = new FinalizationRegistry<bigint>((t) => void byToken.delete(t));
+// and every copy or parent of it): when that is collected, the token is forgotten. Once the params
+// were passed to CUDA, a graph (or an exec made from it, or a clone) may call it at any later
+// launch, and the facade cannot see when the last of them is destroyed: it is then kept for good.
+const nodeTokens = new FinalizationRegistry<bigint>((t) => {
+  if (!byToken.get(t)?.escaped) byToken.delete(t);
+});
 
 /** The token of a graph host node's JS function; `holder` keeps it: it is forgotten once `holder` is collected. */
 export interface GraphHostFn {
@@ -232,6 +238,12 @@ export function graphHostFn(fn: (userData: bigint) => void, userData: bigint, wh
   const holder = { token };
   nodeTokens.register(holder, token);
   return { ptr: trampoline('hostFn'), token, holder };
+}
+
+/** Keeps a graph host node's function for good: its params were passed to CUDA. */
+export function keepGraphHostFn(token: bigint): void {
+  const e = byToken.get(token);
+  if (e) e.escaped = true;
 }
 
 /** The user data a graph host node's function gets, by its token (undefined when it is not ours). */

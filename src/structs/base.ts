@@ -3,7 +3,7 @@
 import koffi from 'koffi';
 import { alloc, bytes, cString, describe, type HostMemory } from '../ffi/marshal';
 import { keptKernelArgs } from '../ffi/kernel-args';
-import { graphHostFn, graphHostFnUserData, setGraphHostFnUserData } from '../ffi/host-callbacks';
+import { graphHostFn, graphHostFnUserData, keepGraphHostFn, setGraphHostFnUserData } from '../ffi/host-callbacks';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
 export interface StructLayout {
@@ -249,6 +249,18 @@ export function setHostFnField(s: CStruct, off: number, v: unknown, name: string
   if (bound) {
     s._dv.setBigUint64(s._o + udOff, userData, true);
     s._hold(`${field}.previous`, bound);
+  }
+}
+
+/**
+ * Called when a struct is passed to CUDA: the graph host node functions it holds (its own, a nested
+ * struct's, earlier ones) may now be called by a graph at any later launch, so they are kept for good.
+ */
+export function passHostFns(s: CStruct): void {
+  const keep = s._keep;
+  if (!keep) return;
+  for (const k in keep) {
+    for (let h = keep[k] as HostFnHolder | undefined; h && typeof h === 'object' && typeof h.token === 'bigint'; h = h.previous) keepGraphHostFn(h.token);
   }
 }
 
