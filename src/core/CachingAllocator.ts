@@ -101,12 +101,18 @@ export class CachingAllocator implements Allocator {
         void cudart.cudaFree(block);
         return;
       }
-      const event = this.event(arena, device);
-      if (event === null || cudart.cudaEventRecord(event, stream?.handle ?? null)[0] !== 0) {
+      // The event and the legacy default stream are the block's device's: a free (from close() or
+      // the garbage collector) may come while another device is current, which it leaves current.
+      const [, current] = cudart.cudaGetDevice();
+      if (current !== device.ordinal) cudart.cudaSetDevice(device.ordinal);
+      const event = this.event(arena);
+      const recorded = event !== null && cudart.cudaEventRecord(event, stream?.handle ?? null)[0] === 0;
+      if (!recorded) {
         if (event !== null) cudart.cudaEventDestroy(event);
         void cudart.cudaFree(block);
-        return;
       }
+      if (current !== null && current !== device.ordinal) cudart.cudaSetDevice(current);
+      if (!recorded) return;
       arena.cached += rounded;
       const bin = arena.bins.get(rounded);
       const free: FreeBlock = { ptr: block, stream: sid, event };
@@ -181,11 +187,10 @@ export class CachingAllocator implements Allocator {
     return b.ptr;
   }
 
-  /** An event to record a free with (null when none can be made: the block is then freed outright). */
-  private event(arena: Arena, device: Device): cudart.cudaEvent_t | null {
+  /** An event of the current device to record a free with (null when none can be made: the block is then freed outright). */
+  private event(arena: Arena): cudart.cudaEvent_t | null {
     const e = arena.events.pop();
     if (e !== undefined) return e;
-    device.makeCurrent();
     const [err, made] = cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming);
     return err === 0 ? made : null;
   }
