@@ -3,7 +3,7 @@
 import * as cudart from '../runtime';
 import { check, runtimeError } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
-import { retainHostFns, releaseHostFns } from '../ffi/host-callbacks';
+import { launchHostFns, retainHostFns, releaseHostFns } from '../ffi/host-callbacks';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 
@@ -62,7 +62,14 @@ export class GraphExec extends Resource {
   launch(stream?: Stream): void {
     this.live('launch');
     openOptionalArg(stream, 'Stream', 'GraphExec.launch', 'stream');
-    check(cudart.cudaGraphLaunch(this.handle, stream?.handle ?? null), 'cudaGraphLaunch');
+    const s = stream?.handle ?? null;
+    // Its JS host functions are pending until they ran: a blocking wait meanwhile would deadlock.
+    if (this.hostFns.length) launchHostFns(this.hostFns, s);
+    const [err] = cudart.cudaGraphLaunch(this.handle, s);
+    if (err !== cudart.cudaError_t.cudaSuccess) {
+      if (this.hostFns.length) launchHostFns(this.hostFns, s, true);
+      check([err], 'cudaGraphLaunch');
+    }
   }
 
   /** Uploads the graph to the device ahead of its first launch, so that launch is as fast as the rest. */

@@ -14,7 +14,8 @@
 //  - a JS exception in a callback must not escape into koffi (that ends the process): it is caught
 //    and emitted as an 'error' event on `hostCallbacks` (printed to stderr when nobody listens);
 //  - while launched functions are pending the event loop is kept alive, so the process does not
-//    exit under them;
+//    exit under them; so are a graph's functions from a launch through core's GraphExec.launch until
+//    they ran (the facade's cudaGraphLaunch is not counted);
 //  - a blocking wait on the JS thread for a stream with a pending callback would deadlock (the
 //    callback needs the thread that waits), so it is refused with an error that says what to use.
 import { EventEmitter } from 'node:events';
@@ -39,6 +40,10 @@ interface Entry {
   refs: number;
   /** A host node's function whose params were passed to CUDA: a graph may hold it, so it is kept for good. */
   escaped?: boolean;
+  /** For 'graph' entries: the streams of core's launches that have not run it yet, oldest first. */
+  launches?: bigint[];
+  /** For 'graph' entries: no holder keeps it; it is forgotten once its outstanding launches ran it. */
+  released?: boolean;
 }
 
 const byToken = new Map<bigint, Entry>();
@@ -56,16 +61,20 @@ function report(e: unknown, where: string): void {
   else process.stderr.write(`cuda-bindings: a host function passed to ${where} threw: ${(e as Error)?.stack ?? String(e)}\n`);
 }
 
-/** Forgets a launched token: its callback ran, or its launch failed. */
-function settle(token: bigint): Entry | undefined {
-  const p = byToken.get(token);
-  if (!p) return undefined;
-  byToken.delete(token);
-  if (p.life === 'graph') return p;
+/** One more call pending on `stream`: the event loop stays alive and blocking waits are refused. */
+function addPending(stream: bigint): void {
+  pending++;
+  pendingByStream.set(stream, (pendingByStream.get(stream) ?? 0) + 1);
+  keepAlive ??= setInterval(() => undefined, 1 << 30);
+  guardExit();
+}
+
+/** A call pending on `stream` ran (or will never run). */
+function donePending(stream: bigint): void {
   pending--;
-  const n = (pendingByStream.get(p.stream) ?? 1) - 1;
-  if (n > 0) pendingByStream.set(p.stream, n);
-  else pendingByStream.delete(p.stream);
+  const n = (pendingByStream.get(stream) ?? 1) - 1;
+  if (n > 0) pendingByStream.set(stream, n);
+  else pendingByStream.delete(stream);
   if (pending === 0) {
     if (keepAlive) {
       clearInterval(keepAlive);
@@ -74,6 +83,14 @@ function settle(token: bigint): Entry | undefined {
     // Out of the callback first: the frees may wait for the device.
     if (deferred.length) setImmediate(runDeferred);
   }
+}
+
+/** Forgets a launched token: its callback ran, or its launch failed. */
+function settle(token: bigint): Entry | undefined {
+  const p = byToken.get(token);
+  if (!p) return undefined;
+  byToken.delete(token);
+  if (p.life === 'once') donePending(p.stream);
   return p;
 }
 
@@ -102,6 +119,10 @@ function run(token: bigint | number, args: (userData: unknown) => unknown[]): vo
     return;
   }
   if (p.life === 'once') settle(t);
+  else if (p.launches?.length) {
+    donePending(p.launches.shift()!);
+    if (p.released && p.launches.length === 0) byToken.delete(t);
+  }
   try {
     p.fn(...args(p.userData));
   } catch (e) {
@@ -168,10 +189,7 @@ export function registerHostFn(
     return { ptr: trampoline(kind), userData: token, cancel: () => void forgetCaptured(key, token) };
   }
   byToken.set(token, entry);
-  pending++;
-  pendingByStream.set(key, (pendingByStream.get(key) ?? 0) + 1);
-  keepAlive ??= setInterval(() => undefined, 1 << 30);
-  guardExit();
+  addPending(key);
   return { ptr: trampoline(kind), userData: token, cancel: () => void settle(token) };
 }
 
@@ -201,17 +219,46 @@ export function retainHostFns(tokens: readonly bigint[]): void {
   }
 }
 
-/** One holder less of `tokens`; a function no holder keeps is forgotten (later calls of it are reported, not run). */
+/**
+ * One holder less of `tokens`; a function no holder keeps is forgotten once the launches counted
+ * for it have run it (a later call of it is reported, not run).
+ */
 export function releaseHostFns(tokens: readonly bigint[]): void {
   for (const t of tokens) {
     const e = byToken.get(t);
-    if (e && e.life === 'graph' && --e.refs <= 0) byToken.delete(t);
+    if (!e || e.life !== 'graph' || --e.refs > 0) continue;
+    if (e.launches?.length) e.released = true;
+    else byToken.delete(t);
+  }
+}
+
+/**
+ * Counts a launch on `stream` of a graph that runs the captured functions `tokens` (core's
+ * GraphExec.launch): each is pending until it ran, so blocking waits are refused meanwhile and the
+ * process stays alive for it. `failed` undoes the count of a launch CUDA refused.
+ */
+export function launchHostFns(tokens: readonly bigint[], stream: bigint | null, failed = false): void {
+  const key = stream ?? 0n;
+  for (const t of tokens) {
+    const e = byToken.get(t);
+    if (!e || e.life !== 'graph') continue;
+    if (failed) {
+      const i = e.launches ? e.launches.lastIndexOf(key) : -1;
+      if (i < 0) continue;
+      e.launches!.splice(i, 1);
+      donePending(key);
+    } else {
+      (e.launches ??= []).push(key);
+      addPending(key);
+    }
   }
 }
 
 /** How many JS host functions are kept for graphs (captured, or set on host node params). */
 export function graphHostFunctions(): number {
-  return byToken.size - pending;
+  let n = 0;
+  for (const e of byToken.values()) if (e.life === 'graph') n++;
+  return n;
 }
 
 // A graph host node's function lives as long as the object that holds its token (the params struct
