@@ -287,6 +287,20 @@ export function graphHostFn(fn: (userData: bigint) => void, userData: bigint, wh
   return { ptr: trampoline('hostFn'), token, holder };
 }
 
+/**
+ * A new token for the function of graph host node token `token`, with other user data (for a struct
+ * whose token a graph or a copy may share); undefined when `token` is not a live one of ours.
+ */
+export function rebindGraphHostFn(token: bigint, userData: bigint, where: string): GraphHostFn | undefined {
+  const e = byToken.get(token);
+  return e && e.life === 'graph' ? graphHostFn(e.fn as (userData: bigint) => void, userData, where) : undefined;
+}
+
+/** Whether a graph host node's function was passed to CUDA (and is kept for good). */
+export function graphHostFnPassed(token: bigint): boolean {
+  return byToken.get(token)?.escaped === true;
+}
+
 /** Keeps a graph host node's function for good: its params were passed to CUDA. */
 export function keepGraphHostFn(token: bigint): void {
   const e = byToken.get(token);

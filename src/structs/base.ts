@@ -3,7 +3,7 @@
 import koffi from 'koffi';
 import { alloc, bytes, cString, describe, type HostMemory } from '../ffi/marshal';
 import { keptKernelArgs } from '../ffi/kernel-args';
-import { graphHostFn, graphHostFnUserData, keepGraphHostFn, setGraphHostFnUserData } from '../ffi/host-callbacks';
+import { graphHostFn, graphHostFnPassed, graphHostFnUserData, keepGraphHostFn, rebindGraphHostFn, setGraphHostFnUserData } from '../ffi/host-callbacks';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
 export interface StructLayout {
@@ -220,10 +220,13 @@ export function setKernelParamsField(s: CStruct, off: number, v: unknown, name: 
 interface HostFnHolder {
   token: bigint;
   previous?: HostFnHolder;
+  /** The struct that made the token; a copy of it shares the token until it sets its own userData. */
+  owner?: CStruct;
 }
 
 function boundHostFn(s: CStruct, field: string): HostFnHolder | undefined {
-  const h = s._keep?.[field] as HostFnHolder | undefined;
+  // A nested view of a copy finds it in its parent's keep, under the name _hold gives it there.
+  const h = (s._keep?.[field] ?? s._owner?._keep?.[`${s.constructor.name}.${field}`]) as HostFnHolder | undefined;
   return h && typeof h === 'object' && typeof h.token === 'bigint' ? h : undefined;
 }
 
@@ -242,7 +245,7 @@ export function setHostFnField(s: CStruct, off: number, v: unknown, name: string
     const g = graphHostFn(v as (userData: bigint) => void, userData, name);
     s._dv.setBigUint64(s._o + off, g.ptr, true);
     s._dv.setBigUint64(s._o + udOff, g.token, true);
-    s._hold(field, Object.assign(g.holder, { previous: bound }));
+    s._hold(field, Object.assign(g.holder, { previous: bound, owner: s }));
     return;
   }
   setPointer(s, off, v, name, field);
@@ -276,6 +279,15 @@ export function setHostFnUserData(s: CStruct, off: number, v: unknown, name: str
   const bound = boundHostFn(s, 'fn');
   setPointer(s, off, v, name, field);
   if (!bound) return;
-  setGraphHostFnUserData(bound.token, s._dv.getBigUint64(s._o + off, true));
-  s._dv.setBigUint64(s._o + off, bound.token, true);
+  const userData = s._dv.getBigUint64(s._o + off, true);
+  // The token is this struct's alone until a copy or a graph took it: then the change gets a new one.
+  if (bound.owner === s && !graphHostFnPassed(bound.token)) {
+    setGraphHostFnUserData(bound.token, userData);
+    s._dv.setBigUint64(s._o + off, bound.token, true);
+    return;
+  }
+  const g = rebindGraphHostFn(bound.token, userData, name.replace(/\.userData$/, '.fn'));
+  if (!g) return;
+  s._dv.setBigUint64(s._o + off, g.token, true);
+  s._hold('fn', Object.assign(g.holder, { previous: bound, owner: s }));
 }

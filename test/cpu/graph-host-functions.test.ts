@@ -133,6 +133,24 @@ describe('graph host node functions', () => {
       cudart.async.cudaStreamSynchronize(s).then(() => console.log(out.join(',')));`)).toEqual(['4660 9 true', '4660,q9,4660,q9']);
   });
 
+  test('params reused for a second node after changing userData: each node keeps the userData it was added with; a copy is independent', () => {
+    expect(lines(`
+      const { cudart } = require('./src');
+      const out = [];
+      const p = new cudart.cudaHostNodeParams({ fn: (u) => out.push(String(u)), userData: 1n });
+      const [, g] = cudart.cudaGraphCreate(0);
+      cudart.cudaGraphAddHostNode(g, null, 0, p);
+      p.userData = 2n;
+      cudart.cudaGraphAddHostNode(g, null, 0, p);
+      const copy = new cudart.cudaHostNodeParams(p);
+      copy.userData = 3n;
+      console.log(String(p.userData), String(copy.userData));
+      const [, exec] = cudart.cudaGraphInstantiate(g, 0);
+      const [, s] = cudart.cudaStreamCreateWithFlags(0);
+      cudart.cudaGraphLaunch(exec, s);
+      cudart.async.cudaStreamSynchronize(s).then(() => console.log(out.join(',')));`)).toEqual(['2 3', '1,2']);
+  });
+
   test('a node function passed to CUDA is kept after its params are collected (a graph may run it); params never passed are released', () => {
     expect(lines(`
       const { cudart } = require('./src');
