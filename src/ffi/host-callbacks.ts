@@ -55,6 +55,8 @@ const pendingByStream = new Map<bigint, number>();
 /** Tokens captured into the graph a stream is capturing, until core's Stream.capture claims them. */
 const capturedByStream = new Map<bigint, bigint[]>();
 let keepAlive: NodeJS.Timeout | undefined;
+let exitGrace: NodeJS.Timeout | undefined;
+const EXIT_GRACE_MS = 10;
 
 function report(e: unknown, where: string): void {
   if (hostCallbacks.listenerCount('error') > 0) hostCallbacks.emit('error', e, { where });
@@ -128,6 +130,11 @@ function run(token: bigint | number, args: (userData: unknown) => unknown[]): vo
   } catch (e) {
     report(e, p.where);
   }
+  // The CUDA thread that called this is still on its way out of koffi's trampoline when the
+  // function returns: a process that exits at once can crash under it. A few ms of grace (one
+  // timer, re-armed) let it leave first.
+  if (exitGrace) exitGrace.refresh();
+  else exitGrace = setTimeout(() => undefined, EXIT_GRACE_MS);
 }
 
 let hostFnTrampoline: bigint | undefined;
