@@ -17,7 +17,7 @@ extern "C" __global__ void slowFill(int *out, int value, int n, long long cycles
 }`;
 
 (gpu ? describe : describe.skip)(gpu ? 'seams on a GPU' : `seams: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
-  test('a JS host function captured by stream.capture runs at every launch, is not pending before one, and is released with the graph', async () => {
+  test('a JS host function captured by stream.capture runs at every launch, is pending only from a launch until it ran, and is released with the graph', async () => {
     const d = Device.get(0);
     const s = d.createStream({ nonBlocking: true });
     let runs = 0;
@@ -26,8 +26,11 @@ extern "C" __global__ void slowFill(int *out, int value, int n, long long cycles
     expect(cudart.cudaDeviceSynchronize()).toEqual([0]); // no longer refused: nothing is pending
     const exec = graph.instantiate();
     for (let i = 0; i < 3; i++) exec.launch(s);
+    // From a core launch until they ran, they are pending: a blocking wait is refused, not a deadlock.
+    expect(cudart.pendingHostFunctions()).toBe(3);
+    expect(() => cudart.cudaStreamSynchronize(s.handle)).toThrow(/^cudaStreamSynchronize: 3 JS host functions are still pending/);
     await s.synchronize();
-    expect(runs).toBe(3);
+    expect([runs, cudart.pendingHostFunctions()]).toEqual([3, 0]);
     graph.close();
     exec.launch(s);
     await s.synchronize();
