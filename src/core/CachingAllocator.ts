@@ -1,16 +1,25 @@
 // A caching allocator like CuPy's MemoryPool: freed blocks are kept in bins of their rounded size and
 // handed out again without cudaMalloc/cudaFree (each of which costs microseconds and cudaFree waits
 // for the device). Install it with setAllocator() and device.allocate() uses it.
-import { cudart } from '../index';
+//
+// A block belongs to the stream it was allocated for: work queued there may still use it after
+// close(). So a freed block is reusable at once on that stream only (its later work runs after the
+// earlier work); for another stream, an event is recorded on the block's stream when it is freed,
+// and the block is handed out there only once that event has completed.
+import * as cudart from '../runtime';
 import { check, CudaError, runtimeError } from './errors';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
+import { openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 
 /** Where an allocator's block is for: a device, and the stream whose order it is used in. */
 export interface AllocateOptions {
   device: Device;
-  /** Blocks freed by work on this stream are only reused on it (absent: the legacy default stream). */
+  /**
+   * The stream the memory is used on (absent: the legacy default stream). Once freed, the block is
+   * reused at once on this stream, and on others only when the work queued here before the free is done.
+   */
   stream?: Stream;
 }
 
@@ -27,12 +36,35 @@ export interface CachingAllocatorOptions {
 
 /** Blocks are rounded up to a multiple of this many bytes, as CuPy does. */
 const UNIT = 512;
+/** How many blocks of other streams an allocation asks about (oldest first) before it allocates anew. */
+const CROSS_STREAM_TRIES = 4;
+
+interface FreeBlock {
+  ptr: bigint;
+  /** The stream it was used on: an id of ours (0 for the legacy default stream). */
+  stream: number;
+  /** Recorded on that stream when the block was freed; complete once the work before the free is done. */
+  event: cudart.cudaEvent_t;
+}
 
 interface Arena {
-  /** Free blocks by `${size}@${stream}`. */
-  bins: Map<string, bigint[]>;
+  /** Free blocks by rounded size, oldest first. */
+  bins: Map<number, FreeBlock[]>;
+  /** Events not recording anything now, for the next free. */
+  events: cudart.cudaEvent_t[];
   used: number;
   cached: number;
+}
+
+/** Ids of streams: a stream's handle can be reused by a later stream, the Stream object cannot. */
+const streamIds = new WeakMap<Stream, number>();
+let nextStreamId = 1;
+
+function streamId(stream: Stream | undefined): number {
+  if (stream === undefined) return 0;
+  let id = streamIds.get(stream);
+  if (id === undefined) streamIds.set(stream, (id = nextStreamId++));
+  return id;
 }
 
 export class CachingAllocator implements Allocator {
@@ -44,28 +76,50 @@ export class CachingAllocator implements Allocator {
     if (options.limit !== undefined) this.limit = options.limit;
   }
 
-  /** A block of at least `size` bytes (rounded up to 512) reused from the cache, or new from cudaMalloc. */
+  /**
+   * A block of at least `size` bytes (rounded up to 512): one freed on `options.stream`, or one freed
+   * on another stream whose work before the free is done, or a new one from cudaMalloc.
+   */
   allocate(size: number, options: AllocateOptions): DeviceBuffer {
     checkSize(size, 'CachingAllocator.allocate');
     const device = options?.device;
     if (!device || typeof device.ordinal !== 'number') throw new TypeError(`CachingAllocator.allocate: parameter 'options.device' must be a Device, got ${String(device)}`);
+    const stream = options.stream;
+    openOptionalArg(stream, 'Stream', 'CachingAllocator.allocate', 'options.stream');
     const rounded = Math.max(UNIT, Math.ceil(size / UNIT) * UNIT);
-    const streamKey = options.stream ? String(options.stream.handle) : 'legacy';
-    const key = `${rounded}@${streamKey}`;
+    const sid = streamId(stream);
     const arena = this.arena(device.ordinal);
-    let p = arena.bins.get(key)?.pop();
+    let p = this.reuse(arena, rounded, sid);
     if (p !== undefined) arena.cached -= rounded;
     else p = this.fresh(arena, rounded, device);
     arena.used += rounded;
     const block = p;
     const giveBack = () => {
       arena.used -= rounded;
+      if (stream !== undefined && stream.isClosed) {
+        // Its stream is gone, so nothing can be recorded after its work: cudaFree waits for the device.
+        void cudart.cudaFree(block);
+        return;
+      }
+      // The event and the legacy default stream are the block's device's: a free (from close() or
+      // the garbage collector) may come while another device is current, which it leaves current.
+      const [, current] = cudart.cudaGetDevice();
+      if (current !== device.ordinal) cudart.cudaSetDevice(device.ordinal);
+      const event = this.event(arena);
+      const recorded = event !== null && cudart.cudaEventRecord(event, stream?.handle ?? null)[0] === 0;
+      if (!recorded) {
+        if (event !== null) cudart.cudaEventDestroy(event);
+        void cudart.cudaFree(block);
+      }
+      if (current !== null && current !== device.ordinal) cudart.cudaSetDevice(current);
+      if (!recorded) return;
       arena.cached += rounded;
-      const bin = arena.bins.get(key);
-      if (bin) bin.push(block);
-      else arena.bins.set(key, [block]);
+      const bin = arena.bins.get(rounded);
+      const free: FreeBlock = { ptr: block, stream: sid, event };
+      if (bin) bin.push(free);
+      else arena.bins.set(rounded, [free]);
     };
-    return DeviceBuffer.fromAllocation(block, size, device, 'cached', giveBack, [device, this]);
+    return DeviceBuffer.fromAllocation(block, size, device, 'cached', giveBack, stream ? [device, this, stream] : [device, this]);
   }
 
   /** Bytes in blocks handed out and not yet freed (one device, or all). */
@@ -83,11 +137,18 @@ export class CachingAllocator implements Allocator {
     return this.sum(device, (a) => a.cached);
   }
 
-  /** Gives every cached free block back to the device (cudaFree); blocks in use are not touched. */
+  /** Gives every cached free block back to the device (cudaFree, which waits for it); blocks in use are not touched. */
   freeAllBlocks(device?: Device): void {
     for (const [ordinal, arena] of this.arenas) {
       if (device && device.ordinal !== ordinal) continue;
-      for (const bin of arena.bins.values()) for (const p of bin) check(cudart.cudaFree(p), 'CachingAllocator.freeAllBlocks (cudaFree)');
+      for (const bin of arena.bins.values()) {
+        for (const b of bin) {
+          check(cudart.cudaFree(b.ptr), 'CachingAllocator.freeAllBlocks (cudaFree)');
+          arena.events.push(b.event);
+        }
+      }
+      for (const e of arena.events) cudart.cudaEventDestroy(e);
+      arena.events.length = 0;
       arena.bins.clear();
       arena.cached = 0;
     }
@@ -101,6 +162,37 @@ export class CachingAllocator implements Allocator {
   set limit(bytes: number) {
     if (bytes !== Infinity) checkSize(bytes, 'CachingAllocator.limit');
     this.limitBytes = bytes;
+  }
+
+  /** A cached block for stream `sid`: its own newest, else the oldest of another stream whose free is complete. */
+  private reuse(arena: Arena, rounded: number, sid: number): bigint | undefined {
+    const bin = arena.bins.get(rounded);
+    if (!bin || bin.length === 0) return undefined;
+    for (let i = bin.length - 1; i >= 0; i--) {
+      if (bin[i].stream === sid) return this.take(arena, bin, i);
+    }
+    for (let i = 0, tried = 0; i < bin.length && tried < CROSS_STREAM_TRIES; i++, tried++) {
+      const [err] = cudart.cudaEventQuery(bin[i].event);
+      if (err === cudart.cudaError_t.cudaSuccess) return this.take(arena, bin, i);
+      if (err !== cudart.cudaError_t.cudaErrorNotReady) cudart.cudaGetLastError();
+    }
+    return undefined;
+  }
+
+  private take(arena: Arena, bin: FreeBlock[], i: number): bigint {
+    const b = bin[i];
+    if (i === bin.length - 1) bin.pop();
+    else bin.splice(i, 1);
+    arena.events.push(b.event);
+    return b.ptr;
+  }
+
+  /** An event of the current device to record a free with (null when none can be made: the block is then freed outright). */
+  private event(arena: Arena): cudart.cudaEvent_t | null {
+    const e = arena.events.pop();
+    if (e !== undefined) return e;
+    const [err, made] = cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming);
+    return err === 0 ? made : null;
   }
 
   private fresh(arena: Arena, rounded: number, device: Device): bigint {
@@ -122,7 +214,7 @@ export class CachingAllocator implements Allocator {
 
   private arena(ordinal: number): Arena {
     let a = this.arenas.get(ordinal);
-    if (!a) this.arenas.set(ordinal, (a = { bins: new Map(), used: 0, cached: 0 }));
+    if (!a) this.arenas.set(ordinal, (a = { bins: new Map(), events: [], used: 0, cached: 0 }));
     return a;
   }
 

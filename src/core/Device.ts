@@ -1,5 +1,6 @@
 // A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
-import { cudart, cuda } from '../index';
+import * as cudart from '../runtime';
+import * as cuda from '../driver';
 import { check, driverError } from './errors';
 import { Stream, type StreamOptions } from './Stream';
 import { Event, type EventOptions } from './Event';
@@ -7,6 +8,7 @@ import { DeviceBuffer } from './DeviceBuffer';
 import { MemoryPool, type MemoryPoolOptions } from './MemoryPool';
 import { getAllocator } from './CachingAllocator';
 import { NvmlDevice, type GpuHealth } from './nvml';
+import { openOptionalArg } from './lifetime';
 
 const devices = new Map<number, Device>();
 
@@ -147,11 +149,15 @@ export class Device {
     return Event.create(this, options);
   }
 
-  /** `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc. */
-  allocate(size: number): DeviceBuffer {
+  /**
+   * `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc.
+   * `stream` is the stream the memory is used on: a caching allocator reuses it at once only there.
+   */
+  allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
+    openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
     this.makeCurrent();
     const allocator = getAllocator();
-    return allocator ? allocator.allocate(size, { device: this }) : DeviceBuffer.allocate(this, size);
+    return allocator ? allocator.allocate(size, { device: this, stream: options.stream }) : DeviceBuffer.allocate(this, size);
   }
 
   /**

@@ -1,7 +1,7 @@
 // Device memory: an allocation, or a view of part of one that keeps it alive.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
-import { Resource } from './lifetime';
+import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
@@ -77,6 +77,11 @@ export class DeviceBuffer extends Resource {
     return new DeviceBuffer(address, size, device, null, kind, free, keep);
   }
 
+  /** Whether close() was called on the buffer, or (for a view) on the allocation it belongs to. */
+  override get isClosed(): boolean {
+    return super.isClosed || (this.parent !== null && this.parent.isClosed);
+  }
+
   /** The device address (throws once the buffer or its allocation is closed). */
   get ptr(): bigint {
     this.alive('ptr');
@@ -84,8 +89,8 @@ export class DeviceBuffer extends Resource {
   }
 
   private alive(what: string): void {
-    this.live(what);
     if (this.parent?.isClosed) throw new Error(`DeviceBuffer.${what}: the allocation this view belongs to was closed`);
+    this.live(what);
   }
 
   /** A view of `length` bytes from `offset` (no copy); it keeps the allocation alive. */
@@ -100,6 +105,8 @@ export class DeviceBuffer extends Resource {
   /** Copies `src` (host memory or another DeviceBuffer) into the start of this buffer. */
   copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
     this.alive('copyFrom');
+    if (src instanceof DeviceBuffer) openArg(src, 'DeviceBuffer', 'DeviceBuffer.copyFrom', 'src');
+    openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyFrom', 'options.stream');
     const n = src instanceof DeviceBuffer ? src.size : src.byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`);
     const from = src instanceof DeviceBuffer ? src.ptr : src;
@@ -110,6 +117,8 @@ export class DeviceBuffer extends Resource {
   /** Copies the start of this buffer into `dst` (host memory or another DeviceBuffer), as many bytes as `dst` holds. */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
     this.alive('copyTo');
+    if (dst instanceof DeviceBuffer) openArg(dst, 'DeviceBuffer', 'DeviceBuffer.copyTo', 'dst');
+    openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyTo', 'options.stream');
     const n = dst instanceof DeviceBuffer ? dst.size : (dst as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
     const to = dst instanceof DeviceBuffer ? dst.ptr : (dst as HostData);
@@ -149,6 +158,7 @@ export class DeviceBuffer extends Resource {
   /** Sets every byte to `value` (0–255). */
   fill(value: number, options: CopyOptions = {}): this {
     this.alive('fill');
+    openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
     if (!Number.isInteger(value) || value < 0 || value > 255) throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
     if (options.stream) check(cudart.cudaMemsetAsync(this.address, value, this.size, options.stream.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
     else check(cudart.cudaMemset(this.address, value, this.size), 'DeviceBuffer.fill (cudaMemset)');
@@ -158,6 +168,7 @@ export class DeviceBuffer extends Resource {
   /** Moves managed memory to `where` ahead of its use, queued on `stream` (the legacy default stream when absent). */
   prefetch(where: MemoryLocation, stream?: Stream): this {
     this.managedOnly('prefetch');
+    openOptionalArg(stream, 'Stream', 'DeviceBuffer.prefetch', 'stream');
     check(cudart.cudaMemPrefetchAsync(this.address, this.size, location(where, 'prefetch'), 0, stream?.handle ?? null), 'DeviceBuffer.prefetch (cudaMemPrefetchAsync)');
     return this;
   }

@@ -1,12 +1,13 @@
 // One-line kernels over arrays, like CuPy's ElementwiseKernel: the parameters are declared with C
 // types, the operation is C++ for element `i`; buffers are arrays, plain numbers are scalars.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { DeviceBuffer } from './DeviceBuffer';
 import { Device } from './Device';
 import { Program } from './Program';
 import type { Kernel } from './Kernel';
 import type { Module } from './Module';
 import type { Stream } from './Stream';
+import { openOptionalArg } from './lifetime';
 
 export interface ElementwiseOptions {
   /** Code placed before the kernel (helper functions, #includes). */
@@ -110,6 +111,7 @@ export class ElementwiseKernel {
       .map((p, i) => {
         const a = args[i];
         if (a instanceof DeviceBuffer) {
+          if (a.isClosed) throw new Error(`ElementwiseKernel(${this.name}).call: parameter '${p.name}' is a DeviceBuffer that was closed`);
           const count = a.size / TYPES[p.type][0];
           if (!Number.isInteger(count)) throw new RangeError(`ElementwiseKernel(${this.name}): '${p.name}' has ${a.size} bytes, not a whole number of ${p.type}`);
           if (n >= 0 && count !== n) throw new RangeError(`ElementwiseKernel(${this.name}): '${p.name}' has ${count} elements, the arrays before it ${n}`);
@@ -122,6 +124,7 @@ export class ElementwiseKernel {
         return 's';
       })
       .join('');
+    openOptionalArg(opts.stream, 'Stream', `ElementwiseKernel(${this.name}).call`, 'options.stream');
     if (n === 0) return;
     const { kernel } = this.compiled(shape, device!);
     const values = this.params.map((p, i) => (shape[i] === 'a' ? (args[i] as DeviceBuffer) : TYPES[p.type][1](args[i] as number | bigint)));

@@ -1,7 +1,7 @@
 // A CUDA event: a marker in a stream, for waits and timing.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
-import { Resource } from './lifetime';
+import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 
@@ -31,6 +31,7 @@ export class Event extends Resource {
   /** Marks the point in `stream` (the legacy default stream when absent). */
   record(stream?: Stream): this {
     this.live('record');
+    openOptionalArg(stream, 'Stream', 'Event.record', 'stream');
     check(cudart.cudaEventRecord(this.handle, stream?.handle ?? null), 'cudaEventRecord');
     return this;
   }
@@ -53,6 +54,7 @@ export class Event extends Resource {
   /** Milliseconds from `start` to this event (both recorded and complete). */
   elapsedSince(start: Event): number {
     this.live('elapsedSince');
+    openArg(start, 'Event', 'Event.elapsedSince', 'start');
     if (!this.timing || !start.timing) throw new Error('Event.elapsedSince: both events need timing (create them with { timing: true })');
     return check(cudart.cudaEventElapsedTime(start.handle, this.handle), 'cudaEventElapsedTime');
   }

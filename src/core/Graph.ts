@@ -1,18 +1,27 @@
 // CUDA graphs: work recorded once (stream.capture) and launched many times at a fraction of the
 // cost of queuing it call by call.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check, runtimeError } from './errors';
-import { Resource } from './lifetime';
+import { Resource, openArg, openOptionalArg } from './lifetime';
+import { launchHostFns, retainHostFns, releaseHostFns } from '../ffi/host-callbacks';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 
 export class Graph extends Resource {
-  /** @internal Use stream.capture(). */
+  /**
+   * @internal Use stream.capture(). `hostFns` are the tokens of the JS host functions captured
+   * into it: held until this graph is closed or collected.
+   */
   constructor(
     readonly handle: cudart.cudaGraph_t,
     readonly device: Device,
+    /** @internal */ readonly hostFns: readonly bigint[] = [],
   ) {
-    super(() => void cudart.cudaGraphDestroy(handle), [device]);
+    retainHostFns(hostFns);
+    super(() => {
+      cudart.cudaGraphDestroy(handle);
+      releaseHostFns(hostFns);
+    }, [device]);
   }
 
   /** How many nodes (kernels, copies, host functions, …) the graph has. */
@@ -26,28 +35,47 @@ export class Graph extends Resource {
   instantiate(): GraphExec {
     this.live('instantiate');
     this.device.makeCurrent();
-    return new GraphExec(check(cudart.cudaGraphInstantiate(this.handle, 0), 'cudaGraphInstantiate'), this.device);
+    return new GraphExec(check(cudart.cudaGraphInstantiate(this.handle, 0), 'cudaGraphInstantiate'), this.device, this.hostFns);
   }
 }
 
 export class GraphExec extends Resource {
+  /** The JS host functions its launches may run: its graph's, and those of graphs it was updated from. */
+  private readonly hostFns: bigint[];
+
   /** @internal Use graph.instantiate(). */
   constructor(
     readonly handle: cudart.cudaGraphExec_t,
     readonly device: Device,
+    hostFns: readonly bigint[] = [],
   ) {
-    super(() => void cudart.cudaGraphExecDestroy(handle), [device]);
+    retainHostFns(hostFns);
+    const held = [...hostFns];
+    super(() => {
+      cudart.cudaGraphExecDestroy(handle);
+      releaseHostFns(held);
+    }, [device]);
+    this.hostFns = held;
   }
 
   /** Queues the whole graph on `stream` (the legacy default stream when absent). */
   launch(stream?: Stream): void {
     this.live('launch');
-    check(cudart.cudaGraphLaunch(this.handle, stream?.handle ?? null), 'cudaGraphLaunch');
+    openOptionalArg(stream, 'Stream', 'GraphExec.launch', 'stream');
+    const s = stream?.handle ?? null;
+    // Its JS host functions are pending until they ran: a blocking wait meanwhile would deadlock.
+    if (this.hostFns.length) launchHostFns(this.hostFns, s);
+    const [err] = cudart.cudaGraphLaunch(this.handle, s);
+    if (err !== cudart.cudaError_t.cudaSuccess) {
+      if (this.hostFns.length) launchHostFns(this.hostFns, s, true);
+      check([err], 'cudaGraphLaunch');
+    }
   }
 
   /** Uploads the graph to the device ahead of its first launch, so that launch is as fast as the rest. */
   upload(stream?: Stream): void {
     this.live('upload');
+    openOptionalArg(stream, 'Stream', 'GraphExec.upload', 'stream');
     check(cudart.cudaGraphUpload(this.handle, stream?.handle ?? null), 'cudaGraphUpload');
   }
 
@@ -57,7 +85,7 @@ export class GraphExec extends Resource {
    */
   update(graph: Graph): void {
     this.live('update');
-    if (!(graph instanceof Graph) || graph.isClosed) throw new TypeError(`GraphExec.update: parameter 'graph' must be an open Graph, got ${graph instanceof Graph ? 'a closed one' : String(graph)}`);
+    openArg(graph, 'Graph', 'GraphExec.update', 'graph');
     const [err] = cudart.cudaGraphExecUpdate(this.handle, graph.handle);
     if (err !== cudart.cudaError_t.cudaSuccess) {
       cudart.cudaGetLastError();
@@ -65,5 +93,9 @@ export class GraphExec extends Resource {
       e.message += ': the graph differs from the one this exec was made from in more than parameters (its nodes, their types or their order); instantiate it instead';
       throw e;
     }
+    // The exec now runs the other graph's host functions: hold them too.
+    const added = graph.hostFns.filter((t) => !this.hostFns.includes(t));
+    retainHostFns(added);
+    this.hostFns.push(...added);
   }
 }

@@ -2,7 +2,7 @@
 // JS view of it can be reached: close() gives it up, and the garbage collector frees it once the
 // views are gone, so a view never points at freed memory.
 import koffi from 'koffi';
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
 import { release } from './lifetime';
 

@@ -1,11 +1,12 @@
 // A kernel of a loaded Module: its attributes, occupancy, and launches with typed arguments.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check, runtimeError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';
 import { Device } from './Device';
 import type { Module } from './Module';
 import type { Stream } from './Stream';
+import { openArg } from './lifetime';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
 export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
@@ -56,6 +57,13 @@ function setDim(d: cudart.dim3, v: Dim, what: string): cudart.dim3 {
   return d;
 }
 
+/** The device a kernel method is about: `device`, or the current one when absent. */
+function deviceArg(device: Device | undefined, where: string): Device {
+  if (device === undefined) return Device.current();
+  if (!(device instanceof Device)) throw new TypeError(`${where}: parameter 'device' must be a Device, got ${String(device)}`);
+  return device;
+}
+
 function isDim(n: unknown): n is number {
   return Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 0xffffffff;
 }
@@ -72,11 +80,21 @@ export class Kernel {
     readonly module: Module,
   ) {}
 
+  /** Throws when the kernel's module was closed: the kernel's handle is gone with it. */
+  private live(what: string): void {
+    if (this.module.isClosed) throw new Error(`Kernel.${what}(${this.name}): the Module it belongs to was closed`);
+  }
+
+  /** Whether the module the kernel belongs to was closed (the kernel cannot be used then). */
+  get isClosed(): boolean {
+    return this.module.isClosed;
+  }
+
   /** Queues the kernel with `args` (in the order of its C parameters). */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
-    // The kernel is gone with its module.
-    if (this.module.isClosed) throw new Error(`Kernel.launch(${this.name}): the Module it belongs to was closed`);
+    this.live('launch');
     if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);
     // The call's name is formatted only on failure: this is the launch's hot path.
@@ -84,7 +102,9 @@ export class Kernel {
   }
 
   /** What the compiler and the driver say about the kernel on `device` (default: the current one). */
-  attributes(device: Device = Device.current()): KernelAttributes {
+  attributes(device?: Device): KernelAttributes {
+    this.live('attributes');
+    device = deviceArg(device, 'Kernel.attributes');
     device.makeCurrent();
     const a = check(cudart.cudaFuncGetAttributes(this.handle), 'cudaFuncGetAttributes');
     return {
@@ -100,7 +120,9 @@ export class Kernel {
   }
 
   /** Sets an attribute of the kernel for `device` (default: the current one), e.g. more dynamic shared memory. */
-  setAttribute(attr: SettableKernelAttribute, value: number, device: Device = Device.current()): this {
+  setAttribute(attr: SettableKernelAttribute, value: number, device?: Device): this {
+    this.live('setAttribute');
+    device = deviceArg(device, 'Kernel.setAttribute');
     const code = (cudart.cudaFuncAttribute as unknown as Record<string, number>)[`cudaFuncAttribute${attr}`];
     if (code === undefined) throw new RangeError(`Kernel.setAttribute: no attribute named '${attr}'`);
     check(cudart.cudaKernelSetAttributeForDevice(this.handle, code, value, device.ordinal), 'cudaKernelSetAttributeForDevice');
@@ -109,6 +131,7 @@ export class Kernel {
 
   /** How many blocks of `blockSize` threads fit on one multiprocessor of the current device at once. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, sharedMem = 0): number {
+    this.live('maxActiveBlocksPerMultiprocessor');
     return check(cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.handle, blockSize, sharedMem), 'cudaOccupancyMaxActiveBlocksPerMultiprocessor');
   }
 
@@ -117,6 +140,7 @@ export class Kernel {
    * grid that fills it (what cudaOccupancyMaxPotentialBlockSize computes in C++).
    */
   suggestedBlockSize(sharedMem = 0): { blockSize: number; minGridSize: number } {
+    this.live('suggestedBlockSize');
     const device = Device.current();
     const limit = this.attributes(device).maxThreadsPerBlock;
     const warp = device.properties.warpSize;
@@ -137,7 +161,10 @@ export class Kernel {
   }
 
   private value(a: KernelArgument, i: number): cudart.KernelArgInput {
-    if (a instanceof DeviceBuffer) return a.ptr;
+    if (a instanceof DeviceBuffer) {
+      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a DeviceBuffer that was closed`);
+      return a.ptr;
+    }
     if (a instanceof HostBuffer) {
       if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that was closed`);
       if (a.devicePtr === null) throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);

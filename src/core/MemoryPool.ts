@@ -1,8 +1,8 @@
 // A stream-ordered memory pool (cudaMallocAsync): allocations and frees are queued on a stream, and
 // freed memory stays in the pool for the next allocation until it is trimmed.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
-import { Resource } from './lifetime';
+import { Resource, openArg } from './lifetime';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
@@ -61,7 +61,7 @@ export class MemoryPool extends Resource {
   allocate(size: number, stream: Stream): DeviceBuffer {
     this.live('allocate');
     checkSize(size, 'MemoryPool.allocate');
-    if (!stream || typeof stream !== 'object' || !('handle' in stream)) throw new TypeError(`MemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
+    openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
     const p = check(cudart.cudaMallocFromPoolAsync(size, this.handle, stream.handle), 'cudaMallocFromPoolAsync');
     // Freed in the stream's order; once the stream is closed, in the legacy default stream's.
     const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);

@@ -1,7 +1,7 @@
 // Loaded device code (cubin, PTX or fatbin) and the kernels in it. A module is a CUDA library
 // (cudaLibraryLoadData): it belongs to no context, so its kernels run on any device.
 import * as fs from 'node:fs';
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import { Kernel } from './Kernel';

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { nvrtc } from '../index';
+import * as nvrtc from '../nvrtc';
 import * as nvvm from '../nvvm';
 import { CompileError, NvrtcError, NvvmError, firstError } from './errors';
 import { Device } from './Device';

@@ -1,7 +1,8 @@
 // A CUDA stream: work queued in order; waits that do not block the event loop.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
-import { Resource } from './lifetime';
+import { Resource, openArg } from './lifetime';
+import { claimCapturedHostFns, releaseHostFns } from '../ffi/host-callbacks';
 import type { Device } from './Device';
 import type { Event } from './Event';
 import { Graph } from './Graph';
@@ -60,6 +61,7 @@ export class Stream extends Resource {
   /** Makes later work on this stream wait for `event`. */
   waitEvent(event: Event): void {
     this.live('waitEvent');
+    openArg(event, 'Event', 'Stream.waitEvent', 'event');
     check(cudart.cudaStreamWaitEvent(this.handle, event.handle, 0), 'cudaStreamWaitEvent');
   }
 
@@ -71,21 +73,23 @@ export class Stream extends Resource {
 
   /** Resolves with what `fn` returns once the work queued so far is done (a host function). */
   hostCallback<T>(fn: () => T): Promise<T> {
-    return new Promise((resolve, reject) =>
+    return new Promise((resolve, reject) => {
+      this.live('hostCallback');
       this.onComplete(() => {
         try {
           resolve(fn());
         } catch (e) {
           reject(e);
         }
-      }),
-    );
+      });
+    });
   }
 
   /**
    * Records the work `work` queues on this stream (kernels, copies, host functions) into a Graph
    * instead of running it. If `work` throws, the capture ends, its graph is dropped and the error
-   * is rethrown.
+   * is rethrown. JS host functions captured (onComplete, cudaLaunchHostFunc) run at every launch of
+   * the graph and are kept until the Graph and the GraphExecs made from it are closed or collected.
    */
   async capture(work: (stream: this) => unknown, options: CaptureOptions = {}): Promise<Graph> {
     this.live('capture');
@@ -100,11 +104,15 @@ export class Stream extends Resource {
       failure = e ?? new Error('Stream.capture: the work threw a nullish value');
     }
     const [err, graph] = cudart.cudaStreamEndCapture(this.handle);
-    if (failure !== null) {
+    const hostFns = claimCapturedHostFns(this.handle);
+    if (failure !== null || err !== cudart.cudaError_t.cudaSuccess) {
       if (graph !== null) cudart.cudaGraphDestroy(graph);
+      releaseHostFns(hostFns);
+    }
+    if (failure !== null) {
       if (err !== cudart.cudaError_t.cudaSuccess) cudart.cudaGetLastError();
       throw failure;
     }
-    return new Graph(check([err, graph], 'cudaStreamEndCapture'), this.device);
+    return new Graph(check([err, graph], 'cudaStreamEndCapture'), this.device, hostFns);
   }
 }

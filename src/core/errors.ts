@@ -1,5 +1,7 @@
 // Errors of the core layer: a failed call throws instead of returning a status.
-import { cudart, cuda } from '../index';
+import * as cudart from '../runtime';
+import * as cuda from '../driver';
+import * as nvrtc from '../nvrtc';
 
 /** A CUDA call failed: `code` is the status, `name` its C name, `fn` the call. */
 export class CudaError extends Error {
@@ -50,21 +52,31 @@ export function runtimeError(code: number, fn: string): CudaError {
   return new CudaError(code, name, fn, text);
 }
 
-/** A CudaError for a driver status. */
+/** The text a library gives for a status, or `fallback` when the library cannot be loaded. */
+function describeStatus(describe: () => string | null | undefined, fallback: string): string {
+  try {
+    return describe() ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** A CudaError for a driver status (CUresult), named by the driver's enum. */
 export function driverError(code: number, fn: string): CudaError {
-  const [, name] = cuda.cuGetErrorName(code);
-  const [, text] = cuda.cuGetErrorString(code);
-  return new CudaError(code, name ?? `CUresult ${code}`, fn, text ?? 'unknown error');
+  const name = cuda.CUresult[code] ?? `CUresult ${code}`;
+  return new CudaError(code, name, fn, describeStatus(() => cuda.cuGetErrorString(code)[1], 'unknown error'));
+}
+
+/** A CudaError for an NVRTC status (nvrtcResult), named by NVRTC's enum. */
+export function nvrtcError(code: number, fn: string): CudaError {
+  const name = nvrtc.nvrtcResult[code] ?? `nvrtcResult ${code}`;
+  return new CudaError(code, name, fn, describeStatus(() => nvrtc.nvrtcGetErrorString(code)[1], 'unknown error'));
 }
 
 type Unwrapped<T extends unknown[]> = T extends [] ? void : T extends [infer A] ? NonNullable<A> : { [K in keyof T]: NonNullable<T[K]> };
 
-/**
- * Unwraps a runtime facade tuple: returns its one output (or its outputs as an array, or nothing),
- * or throws a CudaError for the status. `fn` names the call in the error.
- */
-export function check<T extends unknown[]>(r: readonly [number, ...T], fn = 'a CUDA call'): Unwrapped<T> {
-  if (r[0] !== 0) throw runtimeError(r[0], fn);
+/** The outputs of a successful tuple: its one output, its outputs as an array, or nothing. */
+function outputs<T extends unknown[]>(r: readonly [number, ...T]): Unwrapped<T> {
   // The common shapes without a copy: calls on hot paths go through here.
   if (r.length === 1) return undefined as Unwrapped<T>;
   if (r.length === 2) return r[1] as Unwrapped<T>;
@@ -100,4 +112,27 @@ export class NvvmError extends CompileError {
     super(`${codeName}: ${log.split('\n').find((l) => l.trim())?.trim() ?? `${fn} failed`} (in ${fn})`, 'nvvm', log);
     this.name = 'NvvmError';
   }
+}
+
+/**
+ * Unwraps a runtime facade tuple (`[cudaError_t, ...outputs]`): returns its one output (or its
+ * outputs as an array, or nothing), or throws a CudaError named by cudaError_t. `fn` names the
+ * call in the error. Driver tuples go to checkDriver, NVRTC tuples to checkNvrtc (a status of
+ * another enum does not compile here).
+ */
+export function check<T extends unknown[]>(r: readonly [cudart.cudaError_t, ...T], fn = 'a CUDA call'): Unwrapped<T> {
+  if (r[0] !== 0) throw runtimeError(r[0], fn);
+  return outputs(r);
+}
+
+/** check() for a driver facade tuple (`[CUresult, ...outputs]`): the error is named by CUresult. */
+export function checkDriver<T extends unknown[]>(r: readonly [cuda.CUresult, ...T], fn = 'a CUDA driver call'): Unwrapped<T> {
+  if (r[0] !== 0) throw driverError(r[0], fn);
+  return outputs(r);
+}
+
+/** check() for an NVRTC facade tuple (`[nvrtcResult, ...outputs]`): the error is named by nvrtcResult. */
+export function checkNvrtc<T extends unknown[]>(r: readonly [nvrtc.nvrtcResult, ...T], fn = 'an NVRTC call'): Unwrapped<T> {
+  if (r[0] !== 0) throw nvrtcError(r[0], fn);
+  return outputs(r);
 }

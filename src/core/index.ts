@@ -2,7 +2,7 @@
  * Objects that throw, free themselves and read like JavaScript, over the runtime.
  * @module cuda-bindings/core
  */
-export { CudaError, CompileError, NvrtcError, NvvmError, LinkError, check } from './errors';
+export { CudaError, CompileError, NvrtcError, NvvmError, LinkError, check, checkDriver, checkNvrtc } from './errors';
 export { warnOnLeaks } from './lifetime';
 export { Device } from './Device';
 export { NvmlDevice, NvmlError, acquireNvml, releaseNvml, shutdownNvml, formatCpuList, type GpuHealth, type GpuSample, type GpuProcess, type TopologyLink } from './nvml';

@@ -63,6 +63,33 @@ export abstract class Resource {
 
   /** Throws when the resource was closed: using it then would reach freed C memory. */
   protected live(what: string): void {
-    if (this.closed) throw new Error(`${this.constructor.name}.${what}: the ${this.constructor.name} was closed`);
+    if (this.isClosed) throw new Error(`${this.constructor.name}.${what}: the ${this.constructor.name} was closed`);
   }
+}
+
+/** Whether `v`'s class, or one it extends, is called `kind`. */
+function isKind(v: object, kind: string): boolean {
+  for (let p = Object.getPrototypeOf(v); p && p !== Resource.prototype; p = Object.getPrototypeOf(p)) if (p.constructor.name === kind) return true;
+  return false;
+}
+
+function article(kind: string): string {
+  return /^[AEIOU]/.test(kind) ? 'an' : 'a';
+}
+
+/**
+ * Throws unless `v` is an open core resource of class `kind` (a Stream, an Event, …): a closed one's
+ * handle would reach C after it was freed. `where` names the method and `param` the argument.
+ */
+export function openArg(v: unknown, kind: string, where: string, param: string): void {
+  if (!(v instanceof Resource) || !isKind(v, kind)) {
+    const got = v === null || typeof v !== 'object' ? String(v) : `a ${v.constructor?.name ?? 'object'}`;
+    throw new TypeError(`${where}: parameter '${param}' must be ${article(kind)} ${kind}, got ${got}`);
+  }
+  if (v.isClosed) throw new Error(`${where}: parameter '${param}' is ${article(kind)} ${kind} that was closed`);
+}
+
+/** openArg for an optional argument: absent (undefined) is fine. */
+export function openOptionalArg(v: unknown, kind: string, where: string, param: string): void {
+  if (v !== undefined) openArg(v, kind, where, param);
 }

@@ -3,7 +3,7 @@
 // host that ran at 7.8 GB/s (and 8.5 GB/s with four such copies at once) against 55 GB/s from
 // pinned memory, because one thread's memcpy moves about 10 GB/s. Here the thread pool's threads
 // copy chunks into pinned slots in parallel while the device's copy engine drains earlier slots.
-import { cudart } from '../index';
+import * as cudart from '../runtime';
 import { check } from './errors';
 import type { Device } from './Device';
 

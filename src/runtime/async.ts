@@ -1,5 +1,6 @@
 // Waits that do not block the event loop: the wait runs on libuv's thread pool and the promise
-// settles on the JS thread. A pool thread has its own current device and its own per-thread
+// settles on the JS thread. Every function here returns a promise and reports a bad argument by
+// rejecting it (with the facade's TypeError or RangeError), never by throwing. A pool thread has its own current device and its own per-thread
 // default stream, so waits that depend on the caller's thread are first pinned down on it: a
 // special stream becomes an event recorded on the JS thread, a device becomes its context.
 import koffi from 'koffi';
@@ -70,7 +71,7 @@ async function waitThroughEvent(stream: bigint | null): Promise<[cudaError_t]> {
 }
 
 /** Waits until `stream` has finished its work, off the JS thread (cudaStreamSynchronize). */
-export function cudaStreamSynchronize(stream: cudaStream_t | null): Promise<[cudaError_t]> {
+export async function cudaStreamSynchronize(stream: cudaStream_t | null): Promise<[cudaError_t]> {
   const s = M.handle(stream, 'async.cudaStreamSynchronize', 'stream');
   // The legacy and per-thread default streams are those of the caller's thread and device.
   if (s === null || s === 0n || s === CUDA_STREAM_LEGACY || s === CUDA_STREAM_PER_THREAD) return waitThroughEvent(s);
@@ -79,7 +80,7 @@ export function cudaStreamSynchronize(stream: cudaStream_t | null): Promise<[cud
 }
 
 /** Waits until `event` has completed, off the JS thread (cudaEventSynchronize). */
-export function cudaEventSynchronize(event: cudaEvent_t): Promise<[cudaError_t]> {
+export async function cudaEventSynchronize(event: cudaEvent_t): Promise<[cudaError_t]> {
   const e = M.handle(event, 'async.cudaEventSynchronize', 'event');
   eventSync ??= L.bind('cudaEventSynchronize');
   return onPool(eventSync, e);
@@ -122,7 +123,7 @@ function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullabl
   const n = M.size(count, fn, 'count');
   for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
     if (v === null && !nullable) M.typeError(fn, p, 'host memory or an address', v);
-    if (v !== null && typeof v !== 'bigint' && v.byteLength < n) M.rangeError(fn, p, `holds ${v.byteLength} bytes, fewer than the ${n} to copy`);
+    M.checkExtent(v, n, fn, p, 'count');
   }
   return [d, s, n];
 }

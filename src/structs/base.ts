@@ -3,7 +3,7 @@
 import koffi from 'koffi';
 import { alloc, bytes, cString, describe, type HostMemory } from '../ffi/marshal';
 import { keptKernelArgs } from '../ffi/kernel-args';
-import { persistentHostFn } from '../ffi/host-callbacks';
+import { graphHostFn, graphHostFnPassed, graphHostFnUserData, keepGraphHostFn, rebindGraphHostFn, setGraphHostFnUserData } from '../ffi/host-callbacks';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
 export interface StructLayout {
@@ -217,12 +217,78 @@ export function setKernelParamsField(s: CStruct, off: number, v: unknown, name: 
   setPointer(s, off, packed, name, field);
 }
 
-/** A host function field: a JS function (registered once, kept for the life of the process) or a native pointer. */
+/** What a struct with a JS host function holds: the token's holder (the token lives as long as it) and the holders before it. */
+interface HostFnHolder {
+  token: bigint;
+  previous?: HostFnHolder;
+  /** The struct that made the token; a copy of it shares the token until it sets its own userData. */
+  owner?: CStruct;
+}
+
+function boundHostFn(s: CStruct, field: string): HostFnHolder | undefined {
+  // A nested view of a copy finds it in its parent's keep, under the name _hold gives it there.
+  const h = (s._keep?.[field] ?? s._owner?._keep?.[`${s.constructor.name}.${field}`]) as HostFnHolder | undefined;
+  return h && typeof h === 'object' && typeof h.token === 'bigint' ? h : undefined;
+}
+
+/**
+ * A graph host node's function field: a JS function or a native pointer. A JS function goes through
+ * the one host-function trampoline: C's `fn` is the trampoline and C's `userData` a token that finds
+ * the function and the user data (read and written through the userData property as usual). The
+ * token lives as long as the struct (and its copies) holds it, and the tokens of functions it held
+ * before too, since a graph may have copied them.
+ */
 export function setHostFnField(s: CStruct, off: number, v: unknown, name: string, field: string): void {
+  const udOff = (s.constructor as unknown as StructClass).layout.fields.userData.offset;
+  const bound = boundHostFn(s, field);
+  const userData = bound ? graphHostFnUserData(bound.token) ?? 0n : s._dv.getBigUint64(s._o + udOff, true);
   if (typeof v === 'function') {
-    s._dv.setBigUint64(s._o + off, persistentHostFn(v as (userData: bigint) => void, name), true);
-    s._hold(field, v);
+    const g = graphHostFn(v as (userData: bigint) => void, userData, name);
+    s._dv.setBigUint64(s._o + off, g.ptr, true);
+    s._dv.setBigUint64(s._o + udOff, g.token, true);
+    s._hold(field, Object.assign(g.holder, { previous: bound, owner: s }));
     return;
   }
   setPointer(s, off, v, name, field);
+  if (bound) {
+    s._dv.setBigUint64(s._o + udOff, userData, true);
+    s._hold(`${field}.previous`, bound);
+  }
+}
+
+/**
+ * Called when a struct is passed to CUDA: the graph host node functions it holds (its own, a nested
+ * struct's, earlier ones) may now be called by a graph at any later launch, so they are kept for good.
+ */
+export function passHostFns(s: CStruct): void {
+  const keep = s._keep;
+  if (!keep) return;
+  for (const k in keep) {
+    for (let h = keep[k] as HostFnHolder | undefined; h && typeof h === 'object' && typeof h.token === 'bigint'; h = h.previous) keepGraphHostFn(h.token);
+  }
+}
+
+/** The userData field of a struct with a host function field: the user's value, also when C's field holds a token. */
+export function getHostFnUserData(s: CStruct, off: number): bigint {
+  const raw = s._dv.getBigUint64(s._o + off, true);
+  const bound = boundHostFn(s, 'fn');
+  return bound && bound.token === raw ? graphHostFnUserData(raw) ?? raw : raw;
+}
+
+/** Sets the userData field of a struct with a host function field (see setHostFnField). */
+export function setHostFnUserData(s: CStruct, off: number, v: unknown, name: string, field: string): void {
+  const bound = boundHostFn(s, 'fn');
+  setPointer(s, off, v, name, field);
+  if (!bound) return;
+  const userData = s._dv.getBigUint64(s._o + off, true);
+  // The token is this struct's alone until a copy or a graph took it: then the change gets a new one.
+  if (bound.owner === s && !graphHostFnPassed(bound.token)) {
+    setGraphHostFnUserData(bound.token, userData);
+    s._dv.setBigUint64(s._o + off, bound.token, true);
+    return;
+  }
+  const g = rebindGraphHostFn(bound.token, userData, name.replace(/\.userData$/, '.fn'));
+  if (!g) return;
+  s._dv.setBigUint64(s._o + off, g.token, true);
+  s._hold('fn', Object.assign(g.holder, { previous: bound, owner: s }));
 }

@@ -2,17 +2,22 @@
 import koffi from 'koffi';
 import { rangeError, typeError, arrayArg } from '../ffi/marshal';
 import { U64, I32 } from '../ffi/scratch';
-import { CStruct, type StructClass, packValues } from './base';
+import { CStruct, type StructClass, packValues, passHostFns } from './base';
 import { W } from '../ffi/memory';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
-  if (v instanceof cls) return v._u8;
+  if (v instanceof cls) {
+    if (v._keep) passHostFns(v);
+    return v._u8;
+  }
   if (v === null) return null;
   if (v instanceof CStruct) typeError(fn, p, `a ${cls.name}`, v);
   if (typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
     try {
-      return new cls(v)._u8;
+      const s = new cls(v);
+      if (s._keep) passHostFns(s);
+      return s._u8;
     } catch (e) {
       throw new TypeError(`${fn}: parameter '${p}': ${(e as Error).message}`);
     }

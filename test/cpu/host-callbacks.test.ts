@@ -54,7 +54,8 @@ beforeAll(() => {
     int cudaStreamAddCallback(void *s, streamcb cb, void *u, unsigned flags) { struct job *j = calloc(1, sizeof *j); j->cb = cb; j->stream = s; j->user = u; start(j); return 0; }
     /* Like CUDA, a synchronize waits until the host functions queued on the stream before it have run. */
     int cudaStreamSynchronize(void *s) { pthread_mutex_lock(&mu); while (queued_on(s)) pthread_cond_wait(&idle, &mu); pthread_mutex_unlock(&mu); return 0; }
-    int cudaDeviceSynchronize(void) { return 0; }`);
+    int cudaDeviceSynchronize(void) { return 0; }
+    int cudaStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }`);
   execFileSync('gcc', ['-shared', '-fPIC', '-pthread', '-o', lib, src]);
 });
 

@@ -70,7 +70,7 @@ describe('nvJitLink facade', () => {
     nvjitlink.nvJitLinkComplete(h);
     const [, size] = nvjitlink.nvJitLinkGetLinkedCubinSize(h);
     const out = Buffer.alloc(size!);
-    expect(nvjitlink.nvJitLinkGetLinkedCubin(h, out)).toEqual([R.NVJITLINK_SUCCESS, null]);
+    expect(nvjitlink.nvJitLinkGetLinkedCubin(h, out)).toEqual([R.NVJITLINK_SUCCESS, out]);
     expect(out.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     expect(() => nvjitlink.nvJitLinkGetLinkedCubin(h, Buffer.alloc(4))).toThrow(
       new RangeError(`nvJitLinkGetLinkedCubin: parameter 'cubin' holds 4 bytes but nvJitLinkGetLinkedCubinSize says ${size} are written`),

@@ -119,7 +119,7 @@ suite(`libNVVM facade${why}`, () => {
     withProgram((p) => {
       expect(nvvm[sizeFn](p)).toEqual([R.NVVM_SUCCESS, 1]);
       const buf = Buffer.alloc(1, 0xff);
-      expect(nvvm[getFn](p, buf)).toEqual([R.NVVM_SUCCESS, null]);
+      expect(nvvm[getFn](p, buf)).toEqual([R.NVVM_SUCCESS, buf]);
       expect([...buf]).toEqual([0]);
     });
   });

@@ -144,12 +144,15 @@ test('a kernel node takes its arguments typed, packed and kept alive with the st
   expect(() => (p.kernelParams = [5 as any])).toThrow(/cudaKernelNodeParams: parameter 'kernelParams\[0\]' must be a typed kernel argument/);
 });
 
-test('a graph host node takes a JS function, registered once however often it is set', () => {
+test('a graph host node takes a JS function: every one goes through the one trampoline, told apart by a token in userData', () => {
   const fn = () => undefined;
   const a = new cudart.cudaHostNodeParams({ fn });
-  const b = new cudart.cudaHostNodeParams({ fn });
+  const b = new cudart.cudaHostNodeParams({ fn: () => 1, userData: 5n });
   expect(typeof a.fn).toBe('bigint');
   expect(a.fn).not.toBe(0n);
   expect(b.fn).toBe(a.fn);
+  // C's userData holds the token; the property reads the user's value.
+  expect([a.userData, b.userData]).toEqual([0n, 5n]);
+  expect(Buffer.from(b.getBytes()).readBigUInt64LE(8)).not.toBe(5n);
   expect(() => ((a as any).fn = 'f')).toThrow(TypeError);
 });

@@ -53,7 +53,7 @@ function isCharArray(t: CType): boolean {
 
 export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[]): string {
   const out: string[] = [banner(`struct classes of the ${api.title}`)];
-  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, setKernelParamsField, packStruct } from './base';`);
+  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct } from './base';`);
   out.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   out.push(`import { W, readSize } from '../ffi/memory';`);
   out.push(`import type { Pointer } from '../ffi/marshal';`);
@@ -110,6 +110,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
     return `\n    if (!mem) this._dv.setUint32(this._o + ${fl.offset}, ${v}, true); // ${f}`;
   }).join('');
   o.push(`  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array, dv?: DataView) {\n    super(${rec.size}, mem, dv);${setDefaults}\n    this._init(init, ${cls}.keys);\n  }`);
+  const hasHostFn = rec.fields.some((f) => f.type.k === 'typedef' && HOST_FN_TYPES.has(f.type.name));
   for (const f of rec.fields) {
     const name = `${cls}.${f.name}`;
     const off = f.offset;
@@ -168,6 +169,12 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
         // A graph host node's function: a JS function is run on the JS thread at every launch.
         tsSet = '((userData: bigint) => void) | bigint | null';
         set = `setHostFnField(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
+      } else if (f.name === 'userData' && hasHostFn) {
+        // The host function's user data: C's field holds the token when the function is a JS one.
+        tsGet = 'bigint';
+        tsSet = 'bigint | ArrayBufferView | ArrayBuffer | CStruct | null';
+        get = `return getHostFnUserData(this, ${off});`;
+        set = `setHostFnUserData(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
       } else if (f.name === 'kernelParams' && t.k === 'ptr') {
         // The kernel's arguments: typed values, KernelArgs, or an address.
         tsSet = 'KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null';
