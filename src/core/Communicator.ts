@@ -4,7 +4,7 @@ import * as nccl from '../nccl';
 import { ncclDataType_t, ncclRedOp_t, ncclResult_t } from '../nccl/enums';
 import { NCCL_SPLIT_NOCOLOR } from '../nccl/constants';
 import { ncclConfigInitializer, uniqueIdFromBase64, uniqueIdFromBuffer } from '../nccl/helpers';
-import { ncclUniqueId, type ncclConfig_t } from '../structs/nccl';
+import { ncclUniqueId, type ncclConfig_t } from '../nccl';
 import { Resource } from './lifetime';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';

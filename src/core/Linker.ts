@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import * as nvjitlink from '../nvjitlink';
 import * as cuda from '../driver';
-import { borrowed } from '../structs/support';
+import { borrowed } from '../ffi/memory';
 import { Device } from './Device';
 import { LinkError, driverError } from './errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';

@@ -1,7 +1,7 @@
 // Getting rank 0's NCCL unique id to every rank, the way launchers do it (torchrun's MASTER_ADDR and
 // MASTER_PORT): rank 0 listens on a TCP port and hands the id to each rank that connects.
 import * as net from 'node:net';
-import { ncclUniqueId } from '../structs/nccl';
+import { ncclUniqueId } from '../nccl';
 import { uniqueIdFromBuffer } from '../nccl/helpers';
 import { NCCL_UNIQUE_ID_BYTES } from '../nccl/constants';
 import { Communicator } from './Communicator';

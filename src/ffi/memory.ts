@@ -1,4 +1,5 @@
 // Checked writers and plain readers of C values in memory (struct fields, packed arrays), little-endian.
+import koffi from 'koffi';
 import { describe } from './marshal';
 
 type Writer = (dv: DataView, off: number, v: unknown, name: string) => void;
@@ -78,4 +79,10 @@ export const W = {
 /** Reads a size_t as a number. */
 export function readSize(dv: DataView, off: number): number {
   return dv.getUint32(off, true) + dv.getUint32(off + 4, true) * 4294967296;
+}
+
+/** A copy of memory CUDA owns (an array it returned a pointer to). */
+export function borrowed(addr: bigint, n: number): Uint8Array | null {
+  if (addr === 0n || n <= 0) return null;
+  return new Uint8Array(koffi.view(addr, n).slice(0));
 }

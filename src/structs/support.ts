@@ -1,5 +1,6 @@
 // Hand-written helpers the generated facade calls for structs, arrays and typed attribute values.
 import koffi from 'koffi';
+export { borrowed } from '../ffi/memory';
 import { rangeError, typeError, arrayArg } from '../ffi/marshal';
 import { U64, I32 } from '../ffi/scratch';
 import { CStruct, type StructClass, packValues, passHostFns } from './base';
@@ -89,11 +90,6 @@ export function readStructs<T extends CStruct>(mem: Uint8Array | null, n: number
   return Array.from({ length: n }, (_, i) => new cls(cls.view(mem.subarray(i * size, (i + 1) * size))));
 }
 
-/** A copy of memory CUDA owns (an array it returned a pointer to). */
-export function borrowed(addr: bigint, n: number): Uint8Array | null {
-  if (addr === 0n || n <= 0) return null;
-  return new Uint8Array(koffi.view(addr, n).slice(0));
-}
 
 /** Host memory as a Buffer over the same bytes; null for an address (a bigint) or null. */
 export function hostBuffer(v: unknown): Buffer | null {
