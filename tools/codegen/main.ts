@@ -65,6 +65,10 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   const { constants, enumAliases, structAliases } = collectConstants(model, tm);
   const fns = [...model.functions.values()];
   const plans = fns.map((f) => planFunction(api, model, tm, f));
+  const missing = plans.flatMap((p) => p.missingExtents);
+  if (missing.length) {
+    throw new Error(`codegen: ${api.id}: C may write through these pointers and no rule says how far (add each to extents, queried, elementExtents or notWritten in its spec; see tools/codegen/extents.ts):\n  ${missing.join('\n  ')}`);
+  }
   const byValue = new Map<string, (typeof records)[number]>();
   for (const f of fns) {
     for (const t of [f.ret, ...f.params.map((p) => p.type)]) {
@@ -123,6 +127,13 @@ function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, n
   o.push(`| #define constants | ${nConst} |`);
   o.push('', '## Skipped', '', '| name | why |', '|---|---|');
   for (const [n, why] of api.skipped) o.push(`| ${n} | ${why} |`);
+  const rows = plans.flatMap((p) => p.extentRules.map((r) => ({ fn: p.fn.name, ...r })));
+  const kinds = new Map<string, number>();
+  for (const r of rows) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
+  o.push('', '## Pointers C writes through', '');
+  o.push(`Every parameter that is a pointer to non-const data (not an opaque handle), and every array of data pointers (\`name[i]\`), with the rule that bounds what C writes through it (\`tools/codegen/extents.ts\`): ${rows.length} in all, ${[...kinds].map(([k, n]) => `${n} by \`${k}\``).join(', ')}. The generator fails on one without a rule.`);
+  o.push('', '| function | parameter | C type | rule | extent |', '|---|---|---|---|---|');
+  for (const r of rows) o.push(`| \`${r.fn}\` | \`${r.param}\` | \`${r.c}\` | ${r.kind} | ${r.rule.replace(/\|/g, '\\|')} |`);
   o.push('', '## Bound functions', '', '| function | symbol | header | notes |', '|---|---|---|---|');
   for (const p of plans) {
     const notes = [perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '', ...p.notes].filter(Boolean).join('; ');
