@@ -135,7 +135,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
   private _n_waitValue?: CUstreamMemOpWaitValueParams_st;
   /** Params for::CU_STREAM_MEM_OP_WAIT_VALUE_32 and::CU_STREAM_MEM_OP_WAIT_VALUE_64 operations. */
   get waitValue(): CUstreamMemOpWaitValueParams_st {
-    return (this._n_waitValue ??= nestedView(this, CUstreamMemOpWaitValueParams_st, 0, 40));
+    return (this._n_waitValue ??= nestedView(this, CUstreamMemOpWaitValueParams_st, 0, 40, 'waitValue'));
   }
   set waitValue(v: CUstreamMemOpWaitValueParams_st | CUstreamMemOpWaitValueParams_stInit) {
     setNested(this.waitValue, v, CUstreamMemOpWaitValueParams_st, 'CUstreamBatchMemOpParams_union.waitValue');
@@ -143,7 +143,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
   private _n_writeValue?: CUstreamMemOpWriteValueParams_st;
   /** Params for::CU_STREAM_MEM_OP_WRITE_VALUE_32 and::CU_STREAM_MEM_OP_WRITE_VALUE_64 operations. */
   get writeValue(): CUstreamMemOpWriteValueParams_st {
-    return (this._n_writeValue ??= nestedView(this, CUstreamMemOpWriteValueParams_st, 0, 40));
+    return (this._n_writeValue ??= nestedView(this, CUstreamMemOpWriteValueParams_st, 0, 40, 'writeValue'));
   }
   set writeValue(v: CUstreamMemOpWriteValueParams_st | CUstreamMemOpWriteValueParams_stInit) {
     setNested(this.writeValue, v, CUstreamMemOpWriteValueParams_st, 'CUstreamBatchMemOpParams_union.writeValue');
@@ -151,7 +151,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
   private _n_flushRemoteWrites?: CUstreamMemOpFlushRemoteWritesParams_st;
   /** Params for::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES operations. */
   get flushRemoteWrites(): CUstreamMemOpFlushRemoteWritesParams_st {
-    return (this._n_flushRemoteWrites ??= nestedView(this, CUstreamMemOpFlushRemoteWritesParams_st, 0, 8));
+    return (this._n_flushRemoteWrites ??= nestedView(this, CUstreamMemOpFlushRemoteWritesParams_st, 0, 8, 'flushRemoteWrites'));
   }
   set flushRemoteWrites(v: CUstreamMemOpFlushRemoteWritesParams_st | CUstreamMemOpFlushRemoteWritesParams_stInit) {
     setNested(this.flushRemoteWrites, v, CUstreamMemOpFlushRemoteWritesParams_st, 'CUstreamBatchMemOpParams_union.flushRemoteWrites');
@@ -159,7 +159,7 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
   private _n_memoryBarrier?: CUstreamMemOpMemoryBarrierParams_st;
   /** Params for::CU_STREAM_MEM_OP_BARRIER operations. */
   get memoryBarrier(): CUstreamMemOpMemoryBarrierParams_st {
-    return (this._n_memoryBarrier ??= nestedView(this, CUstreamMemOpMemoryBarrierParams_st, 0, 8));
+    return (this._n_memoryBarrier ??= nestedView(this, CUstreamMemOpMemoryBarrierParams_st, 0, 8, 'memoryBarrier'));
   }
   set memoryBarrier(v: CUstreamMemOpMemoryBarrierParams_st | CUstreamMemOpMemoryBarrierParams_stInit) {
     setNested(this.memoryBarrier, v, CUstreamMemOpMemoryBarrierParams_st, 'CUstreamBatchMemOpParams_union.memoryBarrier');
@@ -497,7 +497,7 @@ export class CUasyncNotificationInfo_st extends CStruct {
   private _n_info?: CUasyncNotificationInfo_st_info;
   /** Information about the notification. type must be checked in order to interpret this field. */
   get info(): CUasyncNotificationInfo_st_info {
-    return (this._n_info ??= nestedView(this, CUasyncNotificationInfo_st_info, 8, 8));
+    return (this._n_info ??= nestedView(this, CUasyncNotificationInfo_st_info, 8, 8, 'info'));
   }
   set info(v: CUasyncNotificationInfo_st_info | CUasyncNotificationInfo_st_infoInit) {
     setNested(this.info, v, CUasyncNotificationInfo_st_info, 'CUasyncNotificationInfo_st.info');
@@ -526,7 +526,7 @@ export class CUasyncNotificationInfo_st_info extends CStruct {
   private _n_overBudget?: CUasyncNotificationInfo_st_info_overBudget;
   /** Information about notifications of type CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET */
   get overBudget(): CUasyncNotificationInfo_st_info_overBudget {
-    return (this._n_overBudget ??= nestedView(this, CUasyncNotificationInfo_st_info_overBudget, 0, 8));
+    return (this._n_overBudget ??= nestedView(this, CUasyncNotificationInfo_st_info_overBudget, 0, 8, 'overBudget'));
   }
   set overBudget(v: CUasyncNotificationInfo_st_info_overBudget | CUasyncNotificationInfo_st_info_overBudgetInit) {
     setNested(this.overBudget, v, CUasyncNotificationInfo_st_info_overBudget, 'CUasyncNotificationInfo_st_info.overBudget');
@@ -1482,7 +1482,7 @@ export class CUlaunchAttributeValue_union extends CStruct {
   private _n_accessPolicyWindow?: CUaccessPolicyWindow_st;
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW. */
   get accessPolicyWindow(): CUaccessPolicyWindow_st {
-    return (this._n_accessPolicyWindow ??= nestedView(this, CUaccessPolicyWindow_st, 0, 32));
+    return (this._n_accessPolicyWindow ??= nestedView(this, CUaccessPolicyWindow_st, 0, 32, 'accessPolicyWindow'));
   }
   set accessPolicyWindow(v: CUaccessPolicyWindow_st | CUaccessPolicyWindow_stInit) {
     setNested(this.accessPolicyWindow, v, CUaccessPolicyWindow_st, 'CUlaunchAttributeValue_union.accessPolicyWindow');
@@ -1503,7 +1503,7 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   private _n_clusterDim?: CUlaunchAttributeValue_union_clusterDim;
   get clusterDim(): CUlaunchAttributeValue_union_clusterDim {
-    return (this._n_clusterDim ??= nestedView(this, CUlaunchAttributeValue_union_clusterDim, 0, 12));
+    return (this._n_clusterDim ??= nestedView(this, CUlaunchAttributeValue_union_clusterDim, 0, 12, 'clusterDim'));
   }
   set clusterDim(v: CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_clusterDimInit) {
     setNested(this.clusterDim, v, CUlaunchAttributeValue_union_clusterDim, 'CUlaunchAttributeValue_union.clusterDim');
@@ -1524,14 +1524,14 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   private _n_programmaticEvent?: CUlaunchAttributeValue_union_programmaticEvent;
   get programmaticEvent(): CUlaunchAttributeValue_union_programmaticEvent {
-    return (this._n_programmaticEvent ??= nestedView(this, CUlaunchAttributeValue_union_programmaticEvent, 0, 16));
+    return (this._n_programmaticEvent ??= nestedView(this, CUlaunchAttributeValue_union_programmaticEvent, 0, 16, 'programmaticEvent'));
   }
   set programmaticEvent(v: CUlaunchAttributeValue_union_programmaticEvent | CUlaunchAttributeValue_union_programmaticEventInit) {
     setNested(this.programmaticEvent, v, CUlaunchAttributeValue_union_programmaticEvent, 'CUlaunchAttributeValue_union.programmaticEvent');
   }
   private _n_launchCompletionEvent?: CUlaunchAttributeValue_union_launchCompletionEvent;
   get launchCompletionEvent(): CUlaunchAttributeValue_union_launchCompletionEvent {
-    return (this._n_launchCompletionEvent ??= nestedView(this, CUlaunchAttributeValue_union_launchCompletionEvent, 0, 16));
+    return (this._n_launchCompletionEvent ??= nestedView(this, CUlaunchAttributeValue_union_launchCompletionEvent, 0, 16, 'launchCompletionEvent'));
   }
   set launchCompletionEvent(v: CUlaunchAttributeValue_union_launchCompletionEvent | CUlaunchAttributeValue_union_launchCompletionEventInit) {
     setNested(this.launchCompletionEvent, v, CUlaunchAttributeValue_union_launchCompletionEvent, 'CUlaunchAttributeValue_union.launchCompletionEvent');
@@ -1546,7 +1546,7 @@ export class CUlaunchAttributeValue_union extends CStruct {
   private _n_memSyncDomainMap?: CUlaunchMemSyncDomainMap_st;
   /** Value of launch attribute::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP. See::CUlaunchMemSyncDomainMap. */
   get memSyncDomainMap(): CUlaunchMemSyncDomainMap_st {
-    return (this._n_memSyncDomainMap ??= nestedView(this, CUlaunchMemSyncDomainMap_st, 0, 2));
+    return (this._n_memSyncDomainMap ??= nestedView(this, CUlaunchMemSyncDomainMap_st, 0, 2, 'memSyncDomainMap'));
   }
   set memSyncDomainMap(v: CUlaunchMemSyncDomainMap_st | CUlaunchMemSyncDomainMap_stInit) {
     setNested(this.memSyncDomainMap, v, CUlaunchMemSyncDomainMap_st, 'CUlaunchAttributeValue_union.memSyncDomainMap');
@@ -1560,14 +1560,14 @@ export class CUlaunchAttributeValue_union extends CStruct {
   }
   private _n_preferredClusterDim?: CUlaunchAttributeValue_union_preferredClusterDim;
   get preferredClusterDim(): CUlaunchAttributeValue_union_preferredClusterDim {
-    return (this._n_preferredClusterDim ??= nestedView(this, CUlaunchAttributeValue_union_preferredClusterDim, 0, 12));
+    return (this._n_preferredClusterDim ??= nestedView(this, CUlaunchAttributeValue_union_preferredClusterDim, 0, 12, 'preferredClusterDim'));
   }
   set preferredClusterDim(v: CUlaunchAttributeValue_union_preferredClusterDim | CUlaunchAttributeValue_union_preferredClusterDimInit) {
     setNested(this.preferredClusterDim, v, CUlaunchAttributeValue_union_preferredClusterDim, 'CUlaunchAttributeValue_union.preferredClusterDim');
   }
   private _n_deviceUpdatableKernelNode?: CUlaunchAttributeValue_union_deviceUpdatableKernelNode;
   get deviceUpdatableKernelNode(): CUlaunchAttributeValue_union_deviceUpdatableKernelNode {
-    return (this._n_deviceUpdatableKernelNode ??= nestedView(this, CUlaunchAttributeValue_union_deviceUpdatableKernelNode, 0, 16));
+    return (this._n_deviceUpdatableKernelNode ??= nestedView(this, CUlaunchAttributeValue_union_deviceUpdatableKernelNode, 0, 16, 'deviceUpdatableKernelNode'));
   }
   set deviceUpdatableKernelNode(v: CUlaunchAttributeValue_union_deviceUpdatableKernelNode | CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit) {
     setNested(this.deviceUpdatableKernelNode, v, CUlaunchAttributeValue_union_deviceUpdatableKernelNode, 'CUlaunchAttributeValue_union.deviceUpdatableKernelNode');
@@ -1822,7 +1822,7 @@ export class CUlaunchAttribute_st extends CStruct {
   private _n_value?: CUlaunchAttributeValue_union;
   /** Value of the attribute */
   get value(): CUlaunchAttributeValue_union {
-    return (this._n_value ??= nestedView(this, CUlaunchAttributeValue_union, 8, 64));
+    return (this._n_value ??= nestedView(this, CUlaunchAttributeValue_union, 8, 64, 'value'));
   }
   set value(v: CUlaunchAttributeValue_union | CUlaunchAttributeValue_unionInit) {
     setNested(this.value, v, CUlaunchAttributeValue_union, 'CUlaunchAttribute_st.value');
@@ -1983,7 +1983,7 @@ export class CUexecAffinityParam_st extends CStruct {
   }
   private _n_param?: CUexecAffinityParam_st_param;
   get param(): CUexecAffinityParam_st_param {
-    return (this._n_param ??= nestedView(this, CUexecAffinityParam_st_param, 4, 4));
+    return (this._n_param ??= nestedView(this, CUexecAffinityParam_st_param, 4, 4, 'param'));
   }
   set param(v: CUexecAffinityParam_st_param | CUexecAffinityParam_st_paramInit) {
     setNested(this.param, v, CUexecAffinityParam_st_param, 'CUexecAffinityParam_st.param');
@@ -2011,7 +2011,7 @@ export class CUexecAffinityParam_st_param extends CStruct {
   }
   private _n_smCount?: CUexecAffinitySmCount_st;
   get smCount(): CUexecAffinitySmCount_st {
-    return (this._n_smCount ??= nestedView(this, CUexecAffinitySmCount_st, 0, 4));
+    return (this._n_smCount ??= nestedView(this, CUexecAffinitySmCount_st, 0, 4, 'smCount'));
   }
   set smCount(v: CUexecAffinitySmCount_st | CUexecAffinitySmCount_stInit) {
     setNested(this.smCount, v, CUexecAffinitySmCount_st, 'CUexecAffinityParam_st_param.smCount');
@@ -2765,7 +2765,7 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
   private _n_copyParams?: CUDA_MEMCPY3D_st;
   /** Parameters for the memory copy */
   get copyParams(): CUDA_MEMCPY3D_st {
-    return (this._n_copyParams ??= nestedView(this, CUDA_MEMCPY3D_st, 16, 200));
+    return (this._n_copyParams ??= nestedView(this, CUDA_MEMCPY3D_st, 16, 200, 'copyParams'));
   }
   set copyParams(v: CUDA_MEMCPY3D_st | CUDA_MEMCPY3D_stInit) {
     setNested(this.copyParams, v, CUDA_MEMCPY3D_st, 'CUDA_MEMCPY_NODE_PARAMS_st.copyParams');
@@ -2913,7 +2913,7 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
   }
   private _n_tileExtent?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent;
   get tileExtent(): CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent {
-    return (this._n_tileExtent ??= nestedView(this, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, 0, 12));
+    return (this._n_tileExtent ??= nestedView(this, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, 0, 12, 'tileExtent'));
   }
   set tileExtent(v: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit) {
     setNested(this.tileExtent, v, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, 'CUDA_ARRAY_SPARSE_PROPERTIES_st.tileExtent');
@@ -3063,7 +3063,7 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
   }
   private _n_res?: CUDA_RESOURCE_DESC_st_res;
   get res(): CUDA_RESOURCE_DESC_st_res {
-    return (this._n_res ??= nestedView(this, CUDA_RESOURCE_DESC_st_res, 8, 128));
+    return (this._n_res ??= nestedView(this, CUDA_RESOURCE_DESC_st_res, 8, 128, 'res'));
   }
   set res(v: CUDA_RESOURCE_DESC_st_res | CUDA_RESOURCE_DESC_st_resInit) {
     setNested(this.res, v, CUDA_RESOURCE_DESC_st_res, 'CUDA_RESOURCE_DESC_st.res');
@@ -3099,35 +3099,35 @@ export class CUDA_RESOURCE_DESC_st_res extends CStruct {
   }
   private _n_array?: CUDA_RESOURCE_DESC_st_res_array;
   get array(): CUDA_RESOURCE_DESC_st_res_array {
-    return (this._n_array ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_array, 0, 8));
+    return (this._n_array ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_array, 0, 8, 'array'));
   }
   set array(v: CUDA_RESOURCE_DESC_st_res_array | CUDA_RESOURCE_DESC_st_res_arrayInit) {
     setNested(this.array, v, CUDA_RESOURCE_DESC_st_res_array, 'CUDA_RESOURCE_DESC_st_res.array');
   }
   private _n_mipmap?: CUDA_RESOURCE_DESC_st_res_mipmap;
   get mipmap(): CUDA_RESOURCE_DESC_st_res_mipmap {
-    return (this._n_mipmap ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_mipmap, 0, 8));
+    return (this._n_mipmap ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_mipmap, 0, 8, 'mipmap'));
   }
   set mipmap(v: CUDA_RESOURCE_DESC_st_res_mipmap | CUDA_RESOURCE_DESC_st_res_mipmapInit) {
     setNested(this.mipmap, v, CUDA_RESOURCE_DESC_st_res_mipmap, 'CUDA_RESOURCE_DESC_st_res.mipmap');
   }
   private _n_linear?: CUDA_RESOURCE_DESC_st_res_linear;
   get linear(): CUDA_RESOURCE_DESC_st_res_linear {
-    return (this._n_linear ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_linear, 0, 24));
+    return (this._n_linear ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_linear, 0, 24, 'linear'));
   }
   set linear(v: CUDA_RESOURCE_DESC_st_res_linear | CUDA_RESOURCE_DESC_st_res_linearInit) {
     setNested(this.linear, v, CUDA_RESOURCE_DESC_st_res_linear, 'CUDA_RESOURCE_DESC_st_res.linear');
   }
   private _n_pitch2D?: CUDA_RESOURCE_DESC_st_res_pitch2D;
   get pitch2D(): CUDA_RESOURCE_DESC_st_res_pitch2D {
-    return (this._n_pitch2D ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_pitch2D, 0, 40));
+    return (this._n_pitch2D ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_pitch2D, 0, 40, 'pitch2D'));
   }
   set pitch2D(v: CUDA_RESOURCE_DESC_st_res_pitch2D | CUDA_RESOURCE_DESC_st_res_pitch2DInit) {
     setNested(this.pitch2D, v, CUDA_RESOURCE_DESC_st_res_pitch2D, 'CUDA_RESOURCE_DESC_st_res.pitch2D');
   }
   private _n_reserved?: CUDA_RESOURCE_DESC_st_res_reserved;
   get reserved(): CUDA_RESOURCE_DESC_st_res_reserved {
-    return (this._n_reserved ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_reserved, 0, 128));
+    return (this._n_reserved ??= nestedView(this, CUDA_RESOURCE_DESC_st_res_reserved, 0, 128, 'reserved'));
   }
   set reserved(v: CUDA_RESOURCE_DESC_st_res_reserved | CUDA_RESOURCE_DESC_st_res_reservedInit) {
     setNested(this.reserved, v, CUDA_RESOURCE_DESC_st_res_reserved, 'CUDA_RESOURCE_DESC_st_res.reserved');
@@ -3709,7 +3709,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
   }
   private _n_handle?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle;
   get handle(): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle {
-    return (this._n_handle ??= nestedView(this, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, 8, 16));
+    return (this._n_handle ??= nestedView(this, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, 8, 16, 'handle'));
   }
   set handle(v: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit) {
     setNested(this.handle, v, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.handle');
@@ -3767,7 +3767,7 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
   }
   private _n_win32?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32;
   get win32(): CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 {
-    return (this._n_win32 ??= nestedView(this, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, 0, 16));
+    return (this._n_win32 ??= nestedView(this, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, 0, 16, 'win32'));
   }
   set win32(v: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init) {
     setNested(this.win32, v, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, 'CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.win32');
@@ -3896,7 +3896,7 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
   private _n_arrayDesc?: CUDA_ARRAY3D_DESCRIPTOR_st;
   /** Format, dimension and type of base level of the mipmap chain */
   get arrayDesc(): CUDA_ARRAY3D_DESCRIPTOR_st {
-    return (this._n_arrayDesc ??= nestedView(this, CUDA_ARRAY3D_DESCRIPTOR_st, 8, 40));
+    return (this._n_arrayDesc ??= nestedView(this, CUDA_ARRAY3D_DESCRIPTOR_st, 8, 40, 'arrayDesc'));
   }
   set arrayDesc(v: CUDA_ARRAY3D_DESCRIPTOR_st | CUDA_ARRAY3D_DESCRIPTOR_stInit) {
     setNested(this.arrayDesc, v, CUDA_ARRAY3D_DESCRIPTOR_st, 'CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.arrayDesc');
@@ -3946,7 +3946,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
   }
   private _n_handle?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle;
   get handle(): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle {
-    return (this._n_handle ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, 8, 16));
+    return (this._n_handle ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, 8, 16, 'handle'));
   }
   set handle(v: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit) {
     setNested(this.handle, v, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.handle');
@@ -3996,7 +3996,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
   }
   private _n_win32?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32;
   get win32(): CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 {
-    return (this._n_win32 ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, 0, 16));
+    return (this._n_win32 ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, 0, 16, 'win32'));
   }
   set win32(v: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init) {
     setNested(this.win32, v, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, 'CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.win32');
@@ -4067,7 +4067,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
   }
   private _n_params?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params;
   get params(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params {
-    return (this._n_params ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, 0, 72));
+    return (this._n_params ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, 0, 72, 'params'));
   }
   set params(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit) {
     setNested(this.params, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.params');
@@ -4109,21 +4109,21 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params extends CStruct {
   }
   private _n_fence?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence;
   get fence(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence {
-    return (this._n_fence ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, 0, 8));
+    return (this._n_fence ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, 0, 8, 'fence'));
   }
   set fence(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit) {
     setNested(this.fence, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.fence');
   }
   private _n_nvSciSync?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync;
   get nvSciSync(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync {
-    return (this._n_nvSciSync ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, 8, 8));
+    return (this._n_nvSciSync ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
   set nvSciSync(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.nvSciSync');
   }
   private _n_keyedMutex?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex;
   get keyedMutex(): CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex {
-    return (this._n_keyedMutex ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, 16, 8));
+    return (this._n_keyedMutex ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, 16, 8, 'keyedMutex'));
   }
   set keyedMutex(v: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, 'CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.keyedMutex');
@@ -4247,7 +4247,7 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
   }
   private _n_params?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params;
   get params(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params {
-    return (this._n_params ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, 0, 72));
+    return (this._n_params ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, 0, 72, 'params'));
   }
   set params(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit) {
     setNested(this.params, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.params');
@@ -4289,21 +4289,21 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params extends CStruct {
   }
   private _n_fence?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence;
   get fence(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence {
-    return (this._n_fence ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, 0, 8));
+    return (this._n_fence ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, 0, 8, 'fence'));
   }
   set fence(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit) {
     setNested(this.fence, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.fence');
   }
   private _n_nvSciSync?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync;
   get nvSciSync(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync {
-    return (this._n_nvSciSync ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, 8, 8));
+    return (this._n_nvSciSync ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
   set nvSciSync(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.nvSciSync');
   }
   private _n_keyedMutex?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex;
   get keyedMutex(): CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex {
-    return (this._n_keyedMutex ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, 16, 16));
+    return (this._n_keyedMutex ??= nestedView(this, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, 16, 16, 'keyedMutex'));
   }
   set keyedMutex(v: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, 'CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.keyedMutex');
@@ -4613,7 +4613,7 @@ export class CUarrayMapInfo_st extends CStruct {
   }
   private _n_resource?: CUarrayMapInfo_st_resource;
   get resource(): CUarrayMapInfo_st_resource {
-    return (this._n_resource ??= nestedView(this, CUarrayMapInfo_st_resource, 8, 8));
+    return (this._n_resource ??= nestedView(this, CUarrayMapInfo_st_resource, 8, 8, 'resource'));
   }
   set resource(v: CUarrayMapInfo_st_resource | CUarrayMapInfo_st_resourceInit) {
     setNested(this.resource, v, CUarrayMapInfo_st_resource, 'CUarrayMapInfo_st.resource');
@@ -4627,7 +4627,7 @@ export class CUarrayMapInfo_st extends CStruct {
   }
   private _n_subresource?: CUarrayMapInfo_st_subresource;
   get subresource(): CUarrayMapInfo_st_subresource {
-    return (this._n_subresource ??= nestedView(this, CUarrayMapInfo_st_subresource, 24, 32));
+    return (this._n_subresource ??= nestedView(this, CUarrayMapInfo_st_subresource, 24, 32, 'subresource'));
   }
   set subresource(v: CUarrayMapInfo_st_subresource | CUarrayMapInfo_st_subresourceInit) {
     setNested(this.subresource, v, CUarrayMapInfo_st_subresource, 'CUarrayMapInfo_st.subresource');
@@ -4648,7 +4648,7 @@ export class CUarrayMapInfo_st extends CStruct {
   }
   private _n_memHandle?: CUarrayMapInfo_st_memHandle;
   get memHandle(): CUarrayMapInfo_st_memHandle {
-    return (this._n_memHandle ??= nestedView(this, CUarrayMapInfo_st_memHandle, 64, 8));
+    return (this._n_memHandle ??= nestedView(this, CUarrayMapInfo_st_memHandle, 64, 8, 'memHandle'));
   }
   set memHandle(v: CUarrayMapInfo_st_memHandle | CUarrayMapInfo_st_memHandleInit) {
     setNested(this.memHandle, v, CUarrayMapInfo_st_memHandle, 'CUarrayMapInfo_st.memHandle');
@@ -4746,14 +4746,14 @@ export class CUarrayMapInfo_st_subresource extends CStruct {
   }
   private _n_sparseLevel?: CUarrayMapInfo_st_subresource_sparseLevel;
   get sparseLevel(): CUarrayMapInfo_st_subresource_sparseLevel {
-    return (this._n_sparseLevel ??= nestedView(this, CUarrayMapInfo_st_subresource_sparseLevel, 0, 32));
+    return (this._n_sparseLevel ??= nestedView(this, CUarrayMapInfo_st_subresource_sparseLevel, 0, 32, 'sparseLevel'));
   }
   set sparseLevel(v: CUarrayMapInfo_st_subresource_sparseLevel | CUarrayMapInfo_st_subresource_sparseLevelInit) {
     setNested(this.sparseLevel, v, CUarrayMapInfo_st_subresource_sparseLevel, 'CUarrayMapInfo_st_subresource.sparseLevel');
   }
   private _n_miptail?: CUarrayMapInfo_st_subresource_miptail;
   get miptail(): CUarrayMapInfo_st_subresource_miptail {
-    return (this._n_miptail ??= nestedView(this, CUarrayMapInfo_st_subresource_miptail, 0, 24));
+    return (this._n_miptail ??= nestedView(this, CUarrayMapInfo_st_subresource_miptail, 0, 24, 'miptail'));
   }
   set miptail(v: CUarrayMapInfo_st_subresource_miptail | CUarrayMapInfo_st_subresource_miptailInit) {
     setNested(this.miptail, v, CUarrayMapInfo_st_subresource_miptail, 'CUarrayMapInfo_st_subresource.miptail');
@@ -4983,7 +4983,7 @@ export class CUmemAllocationProp_st extends CStruct {
   private _n_location?: CUmemLocation_st;
   /** Location of allocation */
   get location(): CUmemLocation_st {
-    return (this._n_location ??= nestedView(this, CUmemLocation_st, 8, 8));
+    return (this._n_location ??= nestedView(this, CUmemLocation_st, 8, 8, 'location'));
   }
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemAllocationProp_st.location');
@@ -4997,7 +4997,7 @@ export class CUmemAllocationProp_st extends CStruct {
   }
   private _n_allocFlags?: CUmemAllocationProp_st_allocFlags;
   get allocFlags(): CUmemAllocationProp_st_allocFlags {
-    return (this._n_allocFlags ??= nestedView(this, CUmemAllocationProp_st_allocFlags, 24, 8));
+    return (this._n_allocFlags ??= nestedView(this, CUmemAllocationProp_st_allocFlags, 24, 8, 'allocFlags'));
   }
   set allocFlags(v: CUmemAllocationProp_st_allocFlags | CUmemAllocationProp_st_allocFlagsInit) {
     setNested(this.allocFlags, v, CUmemAllocationProp_st_allocFlags, 'CUmemAllocationProp_st.allocFlags');
@@ -5129,7 +5129,7 @@ export class CUmemAccessDesc_st extends CStruct {
   private _n_location?: CUmemLocation_st;
   /** Location on which the request is to change it's accessibility */
   get location(): CUmemLocation_st {
-    return (this._n_location ??= nestedView(this, CUmemLocation_st, 0, 8));
+    return (this._n_location ??= nestedView(this, CUmemLocation_st, 0, 8, 'location'));
   }
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemAccessDesc_st.location');
@@ -5222,7 +5222,7 @@ export class CUmemPoolProps_st extends CStruct {
   private _n_location?: CUmemLocation_st;
   /** Location where allocations should reside. */
   get location(): CUmemLocation_st {
-    return (this._n_location ??= nestedView(this, CUmemLocation_st, 8, 8));
+    return (this._n_location ??= nestedView(this, CUmemLocation_st, 8, 8, 'location'));
   }
   set location(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.location, v, CUmemLocation_st, 'CUmemPoolProps_st.location');
@@ -5317,7 +5317,7 @@ export class CUmemcpyAttributes_st extends CStruct {
   private _n_srcLocHint?: CUmemLocation_st;
   /** Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   get srcLocHint(): CUmemLocation_st {
-    return (this._n_srcLocHint ??= nestedView(this, CUmemLocation_st, 4, 8));
+    return (this._n_srcLocHint ??= nestedView(this, CUmemLocation_st, 4, 8, 'srcLocHint'));
   }
   set srcLocHint(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.srcLocHint, v, CUmemLocation_st, 'CUmemcpyAttributes_st.srcLocHint');
@@ -5325,7 +5325,7 @@ export class CUmemcpyAttributes_st extends CStruct {
   private _n_dstLocHint?: CUmemLocation_st;
   /** Hint location for the destination operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   get dstLocHint(): CUmemLocation_st {
-    return (this._n_dstLocHint ??= nestedView(this, CUmemLocation_st, 12, 8));
+    return (this._n_dstLocHint ??= nestedView(this, CUmemLocation_st, 12, 8, 'dstLocHint'));
   }
   set dstLocHint(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.dstLocHint, v, CUmemLocation_st, 'CUmemcpyAttributes_st.dstLocHint');
@@ -5448,7 +5448,7 @@ export class CUmemcpy3DOperand_st extends CStruct {
   }
   private _n_op?: CUmemcpy3DOperand_st_op;
   get op(): CUmemcpy3DOperand_st_op {
-    return (this._n_op ??= nestedView(this, CUmemcpy3DOperand_st_op, 8, 32));
+    return (this._n_op ??= nestedView(this, CUmemcpy3DOperand_st_op, 8, 32, 'op'));
   }
   set op(v: CUmemcpy3DOperand_st_op | CUmemcpy3DOperand_st_opInit) {
     setNested(this.op, v, CUmemcpy3DOperand_st_op, 'CUmemcpy3DOperand_st.op');
@@ -5476,14 +5476,14 @@ export class CUmemcpy3DOperand_st_op extends CStruct {
   }
   private _n_ptr?: CUmemcpy3DOperand_st_op_ptr;
   get ptr(): CUmemcpy3DOperand_st_op_ptr {
-    return (this._n_ptr ??= nestedView(this, CUmemcpy3DOperand_st_op_ptr, 0, 32));
+    return (this._n_ptr ??= nestedView(this, CUmemcpy3DOperand_st_op_ptr, 0, 32, 'ptr'));
   }
   set ptr(v: CUmemcpy3DOperand_st_op_ptr | CUmemcpy3DOperand_st_op_ptrInit) {
     setNested(this.ptr, v, CUmemcpy3DOperand_st_op_ptr, 'CUmemcpy3DOperand_st_op.ptr');
   }
   private _n_array?: CUmemcpy3DOperand_st_op_array;
   get array(): CUmemcpy3DOperand_st_op_array {
-    return (this._n_array ??= nestedView(this, CUmemcpy3DOperand_st_op_array, 0, 32));
+    return (this._n_array ??= nestedView(this, CUmemcpy3DOperand_st_op_array, 0, 32, 'array'));
   }
   set array(v: CUmemcpy3DOperand_st_op_array | CUmemcpy3DOperand_st_op_arrayInit) {
     setNested(this.array, v, CUmemcpy3DOperand_st_op_array, 'CUmemcpy3DOperand_st_op.array');
@@ -5532,7 +5532,7 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   private _n_locHint?: CUmemLocation_st;
   /** Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   get locHint(): CUmemLocation_st {
-    return (this._n_locHint ??= nestedView(this, CUmemLocation_st, 24, 8));
+    return (this._n_locHint ??= nestedView(this, CUmemLocation_st, 24, 8, 'locHint'));
   }
   set locHint(v: CUmemLocation_st | CUmemLocation_stInit) {
     setNested(this.locHint, v, CUmemLocation_st, 'CUmemcpy3DOperand_st_op_ptr.locHint');
@@ -5568,7 +5568,7 @@ export class CUmemcpy3DOperand_st_op_array extends CStruct {
   }
   private _n_offset?: CUoffset3D_st;
   get offset(): CUoffset3D_st {
-    return (this._n_offset ??= nestedView(this, CUoffset3D_st, 8, 24));
+    return (this._n_offset ??= nestedView(this, CUoffset3D_st, 8, 24, 'offset'));
   }
   set offset(v: CUoffset3D_st | CUoffset3D_stInit) {
     setNested(this.offset, v, CUoffset3D_st, 'CUmemcpy3DOperand_st_op_array.offset');
@@ -5597,7 +5597,7 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   private _n_src?: CUmemcpy3DOperand_st;
   /** Source memcpy operand. */
   get src(): CUmemcpy3DOperand_st {
-    return (this._n_src ??= nestedView(this, CUmemcpy3DOperand_st, 0, 40));
+    return (this._n_src ??= nestedView(this, CUmemcpy3DOperand_st, 0, 40, 'src'));
   }
   set src(v: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit) {
     setNested(this.src, v, CUmemcpy3DOperand_st, 'CUDA_MEMCPY3D_BATCH_OP_st.src');
@@ -5605,7 +5605,7 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   private _n_dst?: CUmemcpy3DOperand_st;
   /** Destination memcpy operand. */
   get dst(): CUmemcpy3DOperand_st {
-    return (this._n_dst ??= nestedView(this, CUmemcpy3DOperand_st, 40, 40));
+    return (this._n_dst ??= nestedView(this, CUmemcpy3DOperand_st, 40, 40, 'dst'));
   }
   set dst(v: CUmemcpy3DOperand_st | CUmemcpy3DOperand_stInit) {
     setNested(this.dst, v, CUmemcpy3DOperand_st, 'CUDA_MEMCPY3D_BATCH_OP_st.dst');
@@ -5613,7 +5613,7 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
   private _n_extent?: CUextent3D_st;
   /** Extents of the memcpy between src and dst. The width, height and depth components must not be 0. */
   get extent(): CUextent3D_st {
-    return (this._n_extent ??= nestedView(this, CUextent3D_st, 80, 24));
+    return (this._n_extent ??= nestedView(this, CUextent3D_st, 80, 24, 'extent'));
   }
   set extent(v: CUextent3D_st | CUextent3D_stInit) {
     setNested(this.extent, v, CUextent3D_st, 'CUDA_MEMCPY3D_BATCH_OP_st.extent');
@@ -5659,7 +5659,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   private _n_poolProps?: CUmemPoolProps_st;
   /** in: location where the allocation should reside (specified in::location).::handleTypes must be::CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   get poolProps(): CUmemPoolProps_st {
-    return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88));
+    return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88, 'poolProps'));
   }
   set poolProps(v: CUmemPoolProps_st | CUmemPoolProps_stInit) {
     setNested(this.poolProps, v, CUmemPoolProps_st, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.poolProps');
@@ -5719,7 +5719,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   private _n_poolProps?: CUmemPoolProps_st;
   /** in: location where the allocation should reside (specified in::location).::handleTypes must be::CU_MEM_HANDLE_TYPE_NONE. IPC is not supported. */
   get poolProps(): CUmemPoolProps_st {
-    return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88));
+    return (this._n_poolProps ??= nestedView(this, CUmemPoolProps_st, 0, 88, 'poolProps'));
   }
   set poolProps(v: CUmemPoolProps_st | CUmemPoolProps_stInit) {
     setNested(this.poolProps, v, CUmemPoolProps_st, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.poolProps');
@@ -5916,7 +5916,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_kernel?: CUDA_KERNEL_NODE_PARAMS_v3_st;
   /** Kernel node parameters. */
   get kernel(): CUDA_KERNEL_NODE_PARAMS_v3_st {
-    return (this._n_kernel ??= nestedView(this, CUDA_KERNEL_NODE_PARAMS_v3_st, 16, 72));
+    return (this._n_kernel ??= nestedView(this, CUDA_KERNEL_NODE_PARAMS_v3_st, 16, 72, 'kernel'));
   }
   set kernel(v: CUDA_KERNEL_NODE_PARAMS_v3_st | CUDA_KERNEL_NODE_PARAMS_v3_stInit) {
     setNested(this.kernel, v, CUDA_KERNEL_NODE_PARAMS_v3_st, 'CUgraphNodeParams_st.kernel');
@@ -5924,7 +5924,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_memcpy?: CUDA_MEMCPY_NODE_PARAMS_st;
   /** Memcpy node parameters. */
   get memcpy(): CUDA_MEMCPY_NODE_PARAMS_st {
-    return (this._n_memcpy ??= nestedView(this, CUDA_MEMCPY_NODE_PARAMS_st, 16, 216));
+    return (this._n_memcpy ??= nestedView(this, CUDA_MEMCPY_NODE_PARAMS_st, 16, 216, 'memcpy'));
   }
   set memcpy(v: CUDA_MEMCPY_NODE_PARAMS_st | CUDA_MEMCPY_NODE_PARAMS_stInit) {
     setNested(this.memcpy, v, CUDA_MEMCPY_NODE_PARAMS_st, 'CUgraphNodeParams_st.memcpy');
@@ -5932,7 +5932,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_memset?: CUDA_MEMSET_NODE_PARAMS_v2_st;
   /** Memset node parameters. */
   get memset(): CUDA_MEMSET_NODE_PARAMS_v2_st {
-    return (this._n_memset ??= nestedView(this, CUDA_MEMSET_NODE_PARAMS_v2_st, 16, 48));
+    return (this._n_memset ??= nestedView(this, CUDA_MEMSET_NODE_PARAMS_v2_st, 16, 48, 'memset'));
   }
   set memset(v: CUDA_MEMSET_NODE_PARAMS_v2_st | CUDA_MEMSET_NODE_PARAMS_v2_stInit) {
     setNested(this.memset, v, CUDA_MEMSET_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.memset');
@@ -5940,7 +5940,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_host?: CUDA_HOST_NODE_PARAMS_v2_st;
   /** Host node parameters. */
   get host(): CUDA_HOST_NODE_PARAMS_v2_st {
-    return (this._n_host ??= nestedView(this, CUDA_HOST_NODE_PARAMS_v2_st, 16, 16));
+    return (this._n_host ??= nestedView(this, CUDA_HOST_NODE_PARAMS_v2_st, 16, 16, 'host'));
   }
   set host(v: CUDA_HOST_NODE_PARAMS_v2_st | CUDA_HOST_NODE_PARAMS_v2_stInit) {
     setNested(this.host, v, CUDA_HOST_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.host');
@@ -5948,7 +5948,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_graph?: CUDA_CHILD_GRAPH_NODE_PARAMS_st;
   /** Child graph node parameters. */
   get graph(): CUDA_CHILD_GRAPH_NODE_PARAMS_st {
-    return (this._n_graph ??= nestedView(this, CUDA_CHILD_GRAPH_NODE_PARAMS_st, 16, 16));
+    return (this._n_graph ??= nestedView(this, CUDA_CHILD_GRAPH_NODE_PARAMS_st, 16, 16, 'graph'));
   }
   set graph(v: CUDA_CHILD_GRAPH_NODE_PARAMS_st | CUDA_CHILD_GRAPH_NODE_PARAMS_stInit) {
     setNested(this.graph, v, CUDA_CHILD_GRAPH_NODE_PARAMS_st, 'CUgraphNodeParams_st.graph');
@@ -5956,7 +5956,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_eventWait?: CUDA_EVENT_WAIT_NODE_PARAMS_st;
   /** Event wait node parameters. */
   get eventWait(): CUDA_EVENT_WAIT_NODE_PARAMS_st {
-    return (this._n_eventWait ??= nestedView(this, CUDA_EVENT_WAIT_NODE_PARAMS_st, 16, 8));
+    return (this._n_eventWait ??= nestedView(this, CUDA_EVENT_WAIT_NODE_PARAMS_st, 16, 8, 'eventWait'));
   }
   set eventWait(v: CUDA_EVENT_WAIT_NODE_PARAMS_st | CUDA_EVENT_WAIT_NODE_PARAMS_stInit) {
     setNested(this.eventWait, v, CUDA_EVENT_WAIT_NODE_PARAMS_st, 'CUgraphNodeParams_st.eventWait');
@@ -5964,7 +5964,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_eventRecord?: CUDA_EVENT_RECORD_NODE_PARAMS_st;
   /** Event record node parameters. */
   get eventRecord(): CUDA_EVENT_RECORD_NODE_PARAMS_st {
-    return (this._n_eventRecord ??= nestedView(this, CUDA_EVENT_RECORD_NODE_PARAMS_st, 16, 8));
+    return (this._n_eventRecord ??= nestedView(this, CUDA_EVENT_RECORD_NODE_PARAMS_st, 16, 8, 'eventRecord'));
   }
   set eventRecord(v: CUDA_EVENT_RECORD_NODE_PARAMS_st | CUDA_EVENT_RECORD_NODE_PARAMS_stInit) {
     setNested(this.eventRecord, v, CUDA_EVENT_RECORD_NODE_PARAMS_st, 'CUgraphNodeParams_st.eventRecord');
@@ -5972,7 +5972,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_extSemSignal?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st;
   /** External semaphore signal node parameters. */
   get extSemSignal(): CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
-    return (this._n_extSemSignal ??= nestedView(this, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, 16, 24));
+    return (this._n_extSemSignal ??= nestedView(this, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, 16, 24, 'extSemSignal'));
   }
   set extSemSignal(v: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit) {
     setNested(this.extSemSignal, v, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.extSemSignal');
@@ -5980,7 +5980,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_extSemWait?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st;
   /** External semaphore wait node parameters. */
   get extSemWait(): CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
-    return (this._n_extSemWait ??= nestedView(this, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, 16, 24));
+    return (this._n_extSemWait ??= nestedView(this, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, 16, 24, 'extSemWait'));
   }
   set extSemWait(v: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit) {
     setNested(this.extSemWait, v, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.extSemWait');
@@ -5988,7 +5988,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_alloc?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_st;
   /** Memory allocation node parameters. */
   get alloc(): CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
-    return (this._n_alloc ??= nestedView(this, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, 16, 120));
+    return (this._n_alloc ??= nestedView(this, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, 16, 120, 'alloc'));
   }
   set alloc(v: CUDA_MEM_ALLOC_NODE_PARAMS_v2_st | CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit) {
     setNested(this.alloc, v, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.alloc');
@@ -5996,7 +5996,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_free?: CUDA_MEM_FREE_NODE_PARAMS_st;
   /** Memory free node parameters. */
   get free(): CUDA_MEM_FREE_NODE_PARAMS_st {
-    return (this._n_free ??= nestedView(this, CUDA_MEM_FREE_NODE_PARAMS_st, 16, 8));
+    return (this._n_free ??= nestedView(this, CUDA_MEM_FREE_NODE_PARAMS_st, 16, 8, 'free'));
   }
   set free(v: CUDA_MEM_FREE_NODE_PARAMS_st | CUDA_MEM_FREE_NODE_PARAMS_stInit) {
     setNested(this.free, v, CUDA_MEM_FREE_NODE_PARAMS_st, 'CUgraphNodeParams_st.free');
@@ -6004,7 +6004,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_memOp?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st;
   /** MemOp node parameters. */
   get memOp(): CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
-    return (this._n_memOp ??= nestedView(this, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, 16, 32));
+    return (this._n_memOp ??= nestedView(this, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, 16, 32, 'memOp'));
   }
   set memOp(v: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit) {
     setNested(this.memOp, v, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, 'CUgraphNodeParams_st.memOp');
@@ -6012,7 +6012,7 @@ export class CUgraphNodeParams_st extends CStruct {
   private _n_conditional?: CUDA_CONDITIONAL_NODE_PARAMS;
   /** Conditional node parameters. */
   get conditional(): CUDA_CONDITIONAL_NODE_PARAMS {
-    return (this._n_conditional ??= nestedView(this, CUDA_CONDITIONAL_NODE_PARAMS, 16, 32));
+    return (this._n_conditional ??= nestedView(this, CUDA_CONDITIONAL_NODE_PARAMS, 16, 32, 'conditional'));
   }
   set conditional(v: CUDA_CONDITIONAL_NODE_PARAMS | CUDA_CONDITIONAL_NODE_PARAMSInit) {
     setNested(this.conditional, v, CUDA_CONDITIONAL_NODE_PARAMS, 'CUgraphNodeParams_st.conditional');
@@ -6133,7 +6133,7 @@ export class CUcheckpointGpuPair_st extends CStruct {
   private _n_oldUuid?: CUuuid_st;
   /** UUID of the GPU that was checkpointed */
   get oldUuid(): CUuuid_st {
-    return (this._n_oldUuid ??= nestedView(this, CUuuid_st, 0, 16));
+    return (this._n_oldUuid ??= nestedView(this, CUuuid_st, 0, 16, 'oldUuid'));
   }
   set oldUuid(v: CUuuid_st | CUuuid_stInit) {
     setNested(this.oldUuid, v, CUuuid_st, 'CUcheckpointGpuPair_st.oldUuid');
@@ -6141,7 +6141,7 @@ export class CUcheckpointGpuPair_st extends CStruct {
   private _n_newUuid?: CUuuid_st;
   /** UUID of the GPU to restore onto */
   get newUuid(): CUuuid_st {
-    return (this._n_newUuid ??= nestedView(this, CUuuid_st, 16, 16));
+    return (this._n_newUuid ??= nestedView(this, CUuuid_st, 16, 16, 'newUuid'));
   }
   set newUuid(v: CUuuid_st | CUuuid_stInit) {
     setNested(this.newUuid, v, CUuuid_st, 'CUcheckpointGpuPair_st.newUuid');
@@ -6378,7 +6378,7 @@ export class CUdevResource_st extends CStruct {
   private _n_sm?: CUdevSmResource_st;
   /** Resource corresponding to CU_DEV_RESOURCE_TYPE_SM type. */
   get sm(): CUdevSmResource_st {
-    return (this._n_sm ??= nestedView(this, CUdevSmResource_st, 96, 12));
+    return (this._n_sm ??= nestedView(this, CUdevSmResource_st, 96, 12, 'sm'));
   }
   set sm(v: CUdevSmResource_st | CUdevSmResource_stInit) {
     setNested(this.sm, v, CUdevSmResource_st, 'CUdevResource_st.sm');
@@ -6414,7 +6414,7 @@ export class CUeglFrame_st extends CStruct {
   }
   private _n_frame?: CUeglFrame_st_frame;
   get frame(): CUeglFrame_st_frame {
-    return (this._n_frame ??= nestedView(this, CUeglFrame_st_frame, 0, 24));
+    return (this._n_frame ??= nestedView(this, CUeglFrame_st_frame, 0, 24, 'frame'));
   }
   set frame(v: CUeglFrame_st_frame | CUeglFrame_st_frameInit) {
     setNested(this.frame, v, CUeglFrame_st_frame, 'CUeglFrame_st.frame');

@@ -2344,7 +2344,7 @@ export class cudaArraySparseProperties extends CStruct {
   }
   private _n_tileExtent?: cudaArraySparseProperties_tileExtent;
   get tileExtent(): cudaArraySparseProperties_tileExtent {
-    return (this._n_tileExtent ??= nestedView(this, cudaArraySparseProperties_tileExtent, 0, 12));
+    return (this._n_tileExtent ??= nestedView(this, cudaArraySparseProperties_tileExtent, 0, 12, 'tileExtent'));
   }
   set tileExtent(v: cudaArraySparseProperties_tileExtent | cudaArraySparseProperties_tileExtentInit) {
     setNested(this.tileExtent, v, cudaArraySparseProperties_tileExtent, 'cudaArraySparseProperties.tileExtent');
@@ -2632,7 +2632,7 @@ export class cudaMemcpy3DParms extends CStruct {
   private _n_srcPos?: cudaPos;
   /** Source position offset */
   get srcPos(): cudaPos {
-    return (this._n_srcPos ??= nestedView(this, cudaPos, 8, 24));
+    return (this._n_srcPos ??= nestedView(this, cudaPos, 8, 24, 'srcPos'));
   }
   set srcPos(v: cudaPos | cudaPosInit) {
     setNested(this.srcPos, v, cudaPos, 'cudaMemcpy3DParms.srcPos');
@@ -2640,7 +2640,7 @@ export class cudaMemcpy3DParms extends CStruct {
   private _n_srcPtr?: cudaPitchedPtr;
   /** Pitched source memory address */
   get srcPtr(): cudaPitchedPtr {
-    return (this._n_srcPtr ??= nestedView(this, cudaPitchedPtr, 32, 32));
+    return (this._n_srcPtr ??= nestedView(this, cudaPitchedPtr, 32, 32, 'srcPtr'));
   }
   set srcPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.srcPtr, v, cudaPitchedPtr, 'cudaMemcpy3DParms.srcPtr');
@@ -2655,7 +2655,7 @@ export class cudaMemcpy3DParms extends CStruct {
   private _n_dstPos?: cudaPos;
   /** Destination position offset */
   get dstPos(): cudaPos {
-    return (this._n_dstPos ??= nestedView(this, cudaPos, 72, 24));
+    return (this._n_dstPos ??= nestedView(this, cudaPos, 72, 24, 'dstPos'));
   }
   set dstPos(v: cudaPos | cudaPosInit) {
     setNested(this.dstPos, v, cudaPos, 'cudaMemcpy3DParms.dstPos');
@@ -2663,7 +2663,7 @@ export class cudaMemcpy3DParms extends CStruct {
   private _n_dstPtr?: cudaPitchedPtr;
   /** Pitched destination memory address */
   get dstPtr(): cudaPitchedPtr {
-    return (this._n_dstPtr ??= nestedView(this, cudaPitchedPtr, 96, 32));
+    return (this._n_dstPtr ??= nestedView(this, cudaPitchedPtr, 96, 32, 'dstPtr'));
   }
   set dstPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.dstPtr, v, cudaPitchedPtr, 'cudaMemcpy3DParms.dstPtr');
@@ -2671,7 +2671,7 @@ export class cudaMemcpy3DParms extends CStruct {
   private _n_extent?: cudaExtent;
   /** Requested memory copy size */
   get extent(): cudaExtent {
-    return (this._n_extent ??= nestedView(this, cudaExtent, 128, 24));
+    return (this._n_extent ??= nestedView(this, cudaExtent, 128, 24, 'extent'));
   }
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaMemcpy3DParms.extent');
@@ -2727,7 +2727,7 @@ export class cudaMemcpyNodeParams extends CStruct {
   private _n_copyParams?: cudaMemcpy3DParms;
   /** Parameters for the memory copy */
   get copyParams(): cudaMemcpy3DParms {
-    return (this._n_copyParams ??= nestedView(this, cudaMemcpy3DParms, 16, 160));
+    return (this._n_copyParams ??= nestedView(this, cudaMemcpy3DParms, 16, 160, 'copyParams'));
   }
   set copyParams(v: cudaMemcpy3DParms | cudaMemcpy3DParmsInit) {
     setNested(this.copyParams, v, cudaMemcpy3DParms, 'cudaMemcpyNodeParams.copyParams');
@@ -2764,7 +2764,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   private _n_srcPos?: cudaPos;
   /** Source position offset */
   get srcPos(): cudaPos {
-    return (this._n_srcPos ??= nestedView(this, cudaPos, 8, 24));
+    return (this._n_srcPos ??= nestedView(this, cudaPos, 8, 24, 'srcPos'));
   }
   set srcPos(v: cudaPos | cudaPosInit) {
     setNested(this.srcPos, v, cudaPos, 'cudaMemcpy3DPeerParms.srcPos');
@@ -2772,7 +2772,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   private _n_srcPtr?: cudaPitchedPtr;
   /** Pitched source memory address */
   get srcPtr(): cudaPitchedPtr {
-    return (this._n_srcPtr ??= nestedView(this, cudaPitchedPtr, 32, 32));
+    return (this._n_srcPtr ??= nestedView(this, cudaPitchedPtr, 32, 32, 'srcPtr'));
   }
   set srcPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.srcPtr, v, cudaPitchedPtr, 'cudaMemcpy3DPeerParms.srcPtr');
@@ -2794,7 +2794,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   private _n_dstPos?: cudaPos;
   /** Destination position offset */
   get dstPos(): cudaPos {
-    return (this._n_dstPos ??= nestedView(this, cudaPos, 80, 24));
+    return (this._n_dstPos ??= nestedView(this, cudaPos, 80, 24, 'dstPos'));
   }
   set dstPos(v: cudaPos | cudaPosInit) {
     setNested(this.dstPos, v, cudaPos, 'cudaMemcpy3DPeerParms.dstPos');
@@ -2802,7 +2802,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   private _n_dstPtr?: cudaPitchedPtr;
   /** Pitched destination memory address */
   get dstPtr(): cudaPitchedPtr {
-    return (this._n_dstPtr ??= nestedView(this, cudaPitchedPtr, 104, 32));
+    return (this._n_dstPtr ??= nestedView(this, cudaPitchedPtr, 104, 32, 'dstPtr'));
   }
   set dstPtr(v: cudaPitchedPtr | cudaPitchedPtrInit) {
     setNested(this.dstPtr, v, cudaPitchedPtr, 'cudaMemcpy3DPeerParms.dstPtr');
@@ -2817,7 +2817,7 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   private _n_extent?: cudaExtent;
   /** Requested memory copy size */
   get extent(): cudaExtent {
-    return (this._n_extent ??= nestedView(this, cudaExtent, 144, 24));
+    return (this._n_extent ??= nestedView(this, cudaExtent, 144, 24, 'extent'));
   }
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaMemcpy3DPeerParms.extent');
@@ -3122,7 +3122,7 @@ export class cudaResourceDesc extends CStruct {
   }
   private _n_res?: cudaResourceDesc_res;
   get res(): cudaResourceDesc_res {
-    return (this._n_res ??= nestedView(this, cudaResourceDesc_res, 8, 128));
+    return (this._n_res ??= nestedView(this, cudaResourceDesc_res, 8, 128, 'res'));
   }
   set res(v: cudaResourceDesc_res | cudaResourceDesc_resInit) {
     setNested(this.res, v, cudaResourceDesc_res, 'cudaResourceDesc.res');
@@ -3158,35 +3158,35 @@ export class cudaResourceDesc_res extends CStruct {
   }
   private _n_array?: cudaResourceDesc_res_array;
   get array(): cudaResourceDesc_res_array {
-    return (this._n_array ??= nestedView(this, cudaResourceDesc_res_array, 0, 8));
+    return (this._n_array ??= nestedView(this, cudaResourceDesc_res_array, 0, 8, 'array'));
   }
   set array(v: cudaResourceDesc_res_array | cudaResourceDesc_res_arrayInit) {
     setNested(this.array, v, cudaResourceDesc_res_array, 'cudaResourceDesc_res.array');
   }
   private _n_mipmap?: cudaResourceDesc_res_mipmap;
   get mipmap(): cudaResourceDesc_res_mipmap {
-    return (this._n_mipmap ??= nestedView(this, cudaResourceDesc_res_mipmap, 0, 8));
+    return (this._n_mipmap ??= nestedView(this, cudaResourceDesc_res_mipmap, 0, 8, 'mipmap'));
   }
   set mipmap(v: cudaResourceDesc_res_mipmap | cudaResourceDesc_res_mipmapInit) {
     setNested(this.mipmap, v, cudaResourceDesc_res_mipmap, 'cudaResourceDesc_res.mipmap');
   }
   private _n_linear?: cudaResourceDesc_res_linear;
   get linear(): cudaResourceDesc_res_linear {
-    return (this._n_linear ??= nestedView(this, cudaResourceDesc_res_linear, 0, 40));
+    return (this._n_linear ??= nestedView(this, cudaResourceDesc_res_linear, 0, 40, 'linear'));
   }
   set linear(v: cudaResourceDesc_res_linear | cudaResourceDesc_res_linearInit) {
     setNested(this.linear, v, cudaResourceDesc_res_linear, 'cudaResourceDesc_res.linear');
   }
   private _n_pitch2D?: cudaResourceDesc_res_pitch2D;
   get pitch2D(): cudaResourceDesc_res_pitch2D {
-    return (this._n_pitch2D ??= nestedView(this, cudaResourceDesc_res_pitch2D, 0, 56));
+    return (this._n_pitch2D ??= nestedView(this, cudaResourceDesc_res_pitch2D, 0, 56, 'pitch2D'));
   }
   set pitch2D(v: cudaResourceDesc_res_pitch2D | cudaResourceDesc_res_pitch2DInit) {
     setNested(this.pitch2D, v, cudaResourceDesc_res_pitch2D, 'cudaResourceDesc_res.pitch2D');
   }
   private _n_reserved?: cudaResourceDesc_res_reserved;
   get reserved(): cudaResourceDesc_res_reserved {
-    return (this._n_reserved ??= nestedView(this, cudaResourceDesc_res_reserved, 0, 128));
+    return (this._n_reserved ??= nestedView(this, cudaResourceDesc_res_reserved, 0, 128, 'reserved'));
   }
   set reserved(v: cudaResourceDesc_res_reserved | cudaResourceDesc_res_reservedInit) {
     setNested(this.reserved, v, cudaResourceDesc_res_reserved, 'cudaResourceDesc_res.reserved');
@@ -3279,7 +3279,7 @@ export class cudaResourceDesc_res_linear extends CStruct {
   private _n_desc?: cudaChannelFormatDesc;
   /** Channel descriptor */
   get desc(): cudaChannelFormatDesc {
-    return (this._n_desc ??= nestedView(this, cudaChannelFormatDesc, 8, 20));
+    return (this._n_desc ??= nestedView(this, cudaChannelFormatDesc, 8, 20, 'desc'));
   }
   set desc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.desc, v, cudaChannelFormatDesc, 'cudaResourceDesc_res_linear.desc');
@@ -3323,7 +3323,7 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
   private _n_desc?: cudaChannelFormatDesc;
   /** Channel descriptor */
   get desc(): cudaChannelFormatDesc {
-    return (this._n_desc ??= nestedView(this, cudaChannelFormatDesc, 8, 20));
+    return (this._n_desc ??= nestedView(this, cudaChannelFormatDesc, 8, 20, 'desc'));
   }
   set desc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.desc, v, cudaChannelFormatDesc, 'cudaResourceDesc_res_pitch2D.desc');
@@ -3740,7 +3740,7 @@ export class cudaMemAccessDesc extends CStruct {
   private _n_location?: cudaMemLocation;
   /** Location on which the request is to change it's accessibility */
   get location(): cudaMemLocation {
-    return (this._n_location ??= nestedView(this, cudaMemLocation, 0, 8));
+    return (this._n_location ??= nestedView(this, cudaMemLocation, 0, 8, 'location'));
   }
   set location(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.location, v, cudaMemLocation, 'cudaMemAccessDesc.location');
@@ -3790,7 +3790,7 @@ export class cudaMemPoolProps extends CStruct {
   private _n_location?: cudaMemLocation;
   /** Location allocations should reside. */
   get location(): cudaMemLocation {
-    return (this._n_location ??= nestedView(this, cudaMemLocation, 8, 8));
+    return (this._n_location ??= nestedView(this, cudaMemLocation, 8, 8, 'location'));
   }
   set location(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.location, v, cudaMemLocation, 'cudaMemPoolProps.location');
@@ -3878,7 +3878,7 @@ export class cudaMemAllocNodeParams extends CStruct {
   private _n_poolProps?: cudaMemPoolProps;
   /** in: array of memory access descriptors. Used to describe peer GPU access */
   get poolProps(): cudaMemPoolProps {
-    return (this._n_poolProps ??= nestedView(this, cudaMemPoolProps, 0, 88));
+    return (this._n_poolProps ??= nestedView(this, cudaMemPoolProps, 0, 88, 'poolProps'));
   }
   set poolProps(v: cudaMemPoolProps | cudaMemPoolPropsInit) {
     setNested(this.poolProps, v, cudaMemPoolProps, 'cudaMemAllocNodeParams.poolProps');
@@ -3938,7 +3938,7 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
   private _n_poolProps?: cudaMemPoolProps;
   /** in: array of memory access descriptors. Used to describe peer GPU access */
   get poolProps(): cudaMemPoolProps {
-    return (this._n_poolProps ??= nestedView(this, cudaMemPoolProps, 0, 88));
+    return (this._n_poolProps ??= nestedView(this, cudaMemPoolProps, 0, 88, 'poolProps'));
   }
   set poolProps(v: cudaMemPoolProps | cudaMemPoolPropsInit) {
     setNested(this.poolProps, v, cudaMemPoolProps, 'cudaMemAllocNodeParamsV2.poolProps');
@@ -4032,7 +4032,7 @@ export class cudaMemcpyAttributes extends CStruct {
   private _n_srcLocHint?: cudaMemLocation;
   /** Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   get srcLocHint(): cudaMemLocation {
-    return (this._n_srcLocHint ??= nestedView(this, cudaMemLocation, 4, 8));
+    return (this._n_srcLocHint ??= nestedView(this, cudaMemLocation, 4, 8, 'srcLocHint'));
   }
   set srcLocHint(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.srcLocHint, v, cudaMemLocation, 'cudaMemcpyAttributes.srcLocHint');
@@ -4040,7 +4040,7 @@ export class cudaMemcpyAttributes extends CStruct {
   private _n_dstLocHint?: cudaMemLocation;
   /** Hint location for the destination operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   get dstLocHint(): cudaMemLocation {
-    return (this._n_dstLocHint ??= nestedView(this, cudaMemLocation, 12, 8));
+    return (this._n_dstLocHint ??= nestedView(this, cudaMemLocation, 12, 8, 'dstLocHint'));
   }
   set dstLocHint(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.dstLocHint, v, cudaMemLocation, 'cudaMemcpyAttributes.dstLocHint');
@@ -4123,7 +4123,7 @@ export class cudaMemcpy3DOperand extends CStruct {
   }
   private _n_op?: cudaMemcpy3DOperand_op;
   get op(): cudaMemcpy3DOperand_op {
-    return (this._n_op ??= nestedView(this, cudaMemcpy3DOperand_op, 8, 32));
+    return (this._n_op ??= nestedView(this, cudaMemcpy3DOperand_op, 8, 32, 'op'));
   }
   set op(v: cudaMemcpy3DOperand_op | cudaMemcpy3DOperand_opInit) {
     setNested(this.op, v, cudaMemcpy3DOperand_op, 'cudaMemcpy3DOperand.op');
@@ -4151,14 +4151,14 @@ export class cudaMemcpy3DOperand_op extends CStruct {
   }
   private _n_ptr?: cudaMemcpy3DOperand_op_ptr;
   get ptr(): cudaMemcpy3DOperand_op_ptr {
-    return (this._n_ptr ??= nestedView(this, cudaMemcpy3DOperand_op_ptr, 0, 32));
+    return (this._n_ptr ??= nestedView(this, cudaMemcpy3DOperand_op_ptr, 0, 32, 'ptr'));
   }
   set ptr(v: cudaMemcpy3DOperand_op_ptr | cudaMemcpy3DOperand_op_ptrInit) {
     setNested(this.ptr, v, cudaMemcpy3DOperand_op_ptr, 'cudaMemcpy3DOperand_op.ptr');
   }
   private _n_array?: cudaMemcpy3DOperand_op_array;
   get array(): cudaMemcpy3DOperand_op_array {
-    return (this._n_array ??= nestedView(this, cudaMemcpy3DOperand_op_array, 0, 32));
+    return (this._n_array ??= nestedView(this, cudaMemcpy3DOperand_op_array, 0, 32, 'array'));
   }
   set array(v: cudaMemcpy3DOperand_op_array | cudaMemcpy3DOperand_op_arrayInit) {
     setNested(this.array, v, cudaMemcpy3DOperand_op_array, 'cudaMemcpy3DOperand_op.array');
@@ -4207,7 +4207,7 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
   private _n_locHint?: cudaMemLocation;
   /** Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA. */
   get locHint(): cudaMemLocation {
-    return (this._n_locHint ??= nestedView(this, cudaMemLocation, 24, 8));
+    return (this._n_locHint ??= nestedView(this, cudaMemLocation, 24, 8, 'locHint'));
   }
   set locHint(v: cudaMemLocation | cudaMemLocationInit) {
     setNested(this.locHint, v, cudaMemLocation, 'cudaMemcpy3DOperand_op_ptr.locHint');
@@ -4243,7 +4243,7 @@ export class cudaMemcpy3DOperand_op_array extends CStruct {
   }
   private _n_offset?: cudaOffset3D;
   get offset(): cudaOffset3D {
-    return (this._n_offset ??= nestedView(this, cudaOffset3D, 8, 24));
+    return (this._n_offset ??= nestedView(this, cudaOffset3D, 8, 24, 'offset'));
   }
   set offset(v: cudaOffset3D | cudaOffset3DInit) {
     setNested(this.offset, v, cudaOffset3D, 'cudaMemcpy3DOperand_op_array.offset');
@@ -4272,7 +4272,7 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   private _n_src?: cudaMemcpy3DOperand;
   /** Source memcpy operand. */
   get src(): cudaMemcpy3DOperand {
-    return (this._n_src ??= nestedView(this, cudaMemcpy3DOperand, 0, 40));
+    return (this._n_src ??= nestedView(this, cudaMemcpy3DOperand, 0, 40, 'src'));
   }
   set src(v: cudaMemcpy3DOperand | cudaMemcpy3DOperandInit) {
     setNested(this.src, v, cudaMemcpy3DOperand, 'cudaMemcpy3DBatchOp.src');
@@ -4280,7 +4280,7 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   private _n_dst?: cudaMemcpy3DOperand;
   /** Destination memcpy operand. */
   get dst(): cudaMemcpy3DOperand {
-    return (this._n_dst ??= nestedView(this, cudaMemcpy3DOperand, 40, 40));
+    return (this._n_dst ??= nestedView(this, cudaMemcpy3DOperand, 40, 40, 'dst'));
   }
   set dst(v: cudaMemcpy3DOperand | cudaMemcpy3DOperandInit) {
     setNested(this.dst, v, cudaMemcpy3DOperand, 'cudaMemcpy3DBatchOp.dst');
@@ -4288,7 +4288,7 @@ export class cudaMemcpy3DBatchOp extends CStruct {
   private _n_extent?: cudaExtent;
   /** Extents of the memcpy between src and dst. The width, height and depth components must not be 0. */
   get extent(): cudaExtent {
-    return (this._n_extent ??= nestedView(this, cudaExtent, 80, 24));
+    return (this._n_extent ??= nestedView(this, cudaExtent, 80, 24, 'extent'));
   }
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaMemcpy3DBatchOp.extent');
@@ -4367,7 +4367,7 @@ export class cudaDeviceProp extends CStruct {
   private _n_uuid?: CUuuid_st;
   /** 16-byte unique identifier */
   get uuid(): CUuuid_st {
-    return (this._n_uuid ??= nestedView(this, CUuuid_st, 256, 16));
+    return (this._n_uuid ??= nestedView(this, CUuuid_st, 256, 16, 'uuid'));
   }
   set uuid(v: CUuuid_st | CUuuid_stInit) {
     setNested(this.uuid, v, CUuuid_st, 'cudaDeviceProp.uuid');
@@ -5208,7 +5208,7 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
   }
   private _n_handle?: cudaExternalMemoryHandleDesc_handle;
   get handle(): cudaExternalMemoryHandleDesc_handle {
-    return (this._n_handle ??= nestedView(this, cudaExternalMemoryHandleDesc_handle, 8, 16));
+    return (this._n_handle ??= nestedView(this, cudaExternalMemoryHandleDesc_handle, 8, 16, 'handle'));
   }
   set handle(v: cudaExternalMemoryHandleDesc_handle | cudaExternalMemoryHandleDesc_handleInit) {
     setNested(this.handle, v, cudaExternalMemoryHandleDesc_handle, 'cudaExternalMemoryHandleDesc.handle');
@@ -5267,7 +5267,7 @@ export class cudaExternalMemoryHandleDesc_handle extends CStruct {
   }
   private _n_win32?: cudaExternalMemoryHandleDesc_handle_win32;
   get win32(): cudaExternalMemoryHandleDesc_handle_win32 {
-    return (this._n_win32 ??= nestedView(this, cudaExternalMemoryHandleDesc_handle_win32, 0, 16));
+    return (this._n_win32 ??= nestedView(this, cudaExternalMemoryHandleDesc_handle_win32, 0, 16, 'win32'));
   }
   set win32(v: cudaExternalMemoryHandleDesc_handle_win32 | cudaExternalMemoryHandleDesc_handle_win32Init) {
     setNested(this.win32, v, cudaExternalMemoryHandleDesc_handle_win32, 'cudaExternalMemoryHandleDesc_handle.win32');
@@ -5397,7 +5397,7 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   private _n_formatDesc?: cudaChannelFormatDesc;
   /** Format of base level of the mipmap chain */
   get formatDesc(): cudaChannelFormatDesc {
-    return (this._n_formatDesc ??= nestedView(this, cudaChannelFormatDesc, 8, 20));
+    return (this._n_formatDesc ??= nestedView(this, cudaChannelFormatDesc, 8, 20, 'formatDesc'));
   }
   set formatDesc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.formatDesc, v, cudaChannelFormatDesc, 'cudaExternalMemoryMipmappedArrayDesc.formatDesc');
@@ -5405,7 +5405,7 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
   private _n_extent?: cudaExtent;
   /** Dimensions of base level of the mipmap chain */
   get extent(): cudaExtent {
-    return (this._n_extent ??= nestedView(this, cudaExtent, 32, 24));
+    return (this._n_extent ??= nestedView(this, cudaExtent, 32, 24, 'extent'));
   }
   set extent(v: cudaExtent | cudaExtentInit) {
     setNested(this.extent, v, cudaExtent, 'cudaExternalMemoryMipmappedArrayDesc.extent');
@@ -5465,7 +5465,7 @@ export class cudaExternalSemaphoreHandleDesc extends CStruct {
   }
   private _n_handle?: cudaExternalSemaphoreHandleDesc_handle;
   get handle(): cudaExternalSemaphoreHandleDesc_handle {
-    return (this._n_handle ??= nestedView(this, cudaExternalSemaphoreHandleDesc_handle, 8, 16));
+    return (this._n_handle ??= nestedView(this, cudaExternalSemaphoreHandleDesc_handle, 8, 16, 'handle'));
   }
   set handle(v: cudaExternalSemaphoreHandleDesc_handle | cudaExternalSemaphoreHandleDesc_handleInit) {
     setNested(this.handle, v, cudaExternalSemaphoreHandleDesc_handle, 'cudaExternalSemaphoreHandleDesc.handle');
@@ -5516,7 +5516,7 @@ export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
   }
   private _n_win32?: cudaExternalSemaphoreHandleDesc_handle_win32;
   get win32(): cudaExternalSemaphoreHandleDesc_handle_win32 {
-    return (this._n_win32 ??= nestedView(this, cudaExternalSemaphoreHandleDesc_handle_win32, 0, 16));
+    return (this._n_win32 ??= nestedView(this, cudaExternalSemaphoreHandleDesc_handle_win32, 0, 16, 'win32'));
   }
   set win32(v: cudaExternalSemaphoreHandleDesc_handle_win32 | cudaExternalSemaphoreHandleDesc_handle_win32Init) {
     setNested(this.win32, v, cudaExternalSemaphoreHandleDesc_handle_win32, 'cudaExternalSemaphoreHandleDesc_handle.win32');
@@ -5587,7 +5587,7 @@ export class cudaExternalSemaphoreSignalParams extends CStruct {
   }
   private _n_params?: cudaExternalSemaphoreSignalParams_params;
   get params(): cudaExternalSemaphoreSignalParams_params {
-    return (this._n_params ??= nestedView(this, cudaExternalSemaphoreSignalParams_params, 0, 72));
+    return (this._n_params ??= nestedView(this, cudaExternalSemaphoreSignalParams_params, 0, 72, 'params'));
   }
   set params(v: cudaExternalSemaphoreSignalParams_params | cudaExternalSemaphoreSignalParams_paramsInit) {
     setNested(this.params, v, cudaExternalSemaphoreSignalParams_params, 'cudaExternalSemaphoreSignalParams.params');
@@ -5629,21 +5629,21 @@ export class cudaExternalSemaphoreSignalParams_params extends CStruct {
   }
   private _n_fence?: cudaExternalSemaphoreSignalParams_params_fence;
   get fence(): cudaExternalSemaphoreSignalParams_params_fence {
-    return (this._n_fence ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_fence, 0, 8));
+    return (this._n_fence ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_fence, 0, 8, 'fence'));
   }
   set fence(v: cudaExternalSemaphoreSignalParams_params_fence | cudaExternalSemaphoreSignalParams_params_fenceInit) {
     setNested(this.fence, v, cudaExternalSemaphoreSignalParams_params_fence, 'cudaExternalSemaphoreSignalParams_params.fence');
   }
   private _n_nvSciSync?: cudaExternalSemaphoreSignalParams_params_nvSciSync;
   get nvSciSync(): cudaExternalSemaphoreSignalParams_params_nvSciSync {
-    return (this._n_nvSciSync ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_nvSciSync, 8, 8));
+    return (this._n_nvSciSync ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
   set nvSciSync(v: cudaExternalSemaphoreSignalParams_params_nvSciSync | cudaExternalSemaphoreSignalParams_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, cudaExternalSemaphoreSignalParams_params_nvSciSync, 'cudaExternalSemaphoreSignalParams_params.nvSciSync');
   }
   private _n_keyedMutex?: cudaExternalSemaphoreSignalParams_params_keyedMutex;
   get keyedMutex(): cudaExternalSemaphoreSignalParams_params_keyedMutex {
-    return (this._n_keyedMutex ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_keyedMutex, 16, 8));
+    return (this._n_keyedMutex ??= nestedView(this, cudaExternalSemaphoreSignalParams_params_keyedMutex, 16, 8, 'keyedMutex'));
   }
   set keyedMutex(v: cudaExternalSemaphoreSignalParams_params_keyedMutex | cudaExternalSemaphoreSignalParams_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, cudaExternalSemaphoreSignalParams_params_keyedMutex, 'cudaExternalSemaphoreSignalParams_params.keyedMutex');
@@ -5766,7 +5766,7 @@ export class cudaExternalSemaphoreWaitParams extends CStruct {
   }
   private _n_params?: cudaExternalSemaphoreWaitParams_params;
   get params(): cudaExternalSemaphoreWaitParams_params {
-    return (this._n_params ??= nestedView(this, cudaExternalSemaphoreWaitParams_params, 0, 72));
+    return (this._n_params ??= nestedView(this, cudaExternalSemaphoreWaitParams_params, 0, 72, 'params'));
   }
   set params(v: cudaExternalSemaphoreWaitParams_params | cudaExternalSemaphoreWaitParams_paramsInit) {
     setNested(this.params, v, cudaExternalSemaphoreWaitParams_params, 'cudaExternalSemaphoreWaitParams.params');
@@ -5808,21 +5808,21 @@ export class cudaExternalSemaphoreWaitParams_params extends CStruct {
   }
   private _n_fence?: cudaExternalSemaphoreWaitParams_params_fence;
   get fence(): cudaExternalSemaphoreWaitParams_params_fence {
-    return (this._n_fence ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_fence, 0, 8));
+    return (this._n_fence ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_fence, 0, 8, 'fence'));
   }
   set fence(v: cudaExternalSemaphoreWaitParams_params_fence | cudaExternalSemaphoreWaitParams_params_fenceInit) {
     setNested(this.fence, v, cudaExternalSemaphoreWaitParams_params_fence, 'cudaExternalSemaphoreWaitParams_params.fence');
   }
   private _n_nvSciSync?: cudaExternalSemaphoreWaitParams_params_nvSciSync;
   get nvSciSync(): cudaExternalSemaphoreWaitParams_params_nvSciSync {
-    return (this._n_nvSciSync ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_nvSciSync, 8, 8));
+    return (this._n_nvSciSync ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_nvSciSync, 8, 8, 'nvSciSync'));
   }
   set nvSciSync(v: cudaExternalSemaphoreWaitParams_params_nvSciSync | cudaExternalSemaphoreWaitParams_params_nvSciSyncInit) {
     setNested(this.nvSciSync, v, cudaExternalSemaphoreWaitParams_params_nvSciSync, 'cudaExternalSemaphoreWaitParams_params.nvSciSync');
   }
   private _n_keyedMutex?: cudaExternalSemaphoreWaitParams_params_keyedMutex;
   get keyedMutex(): cudaExternalSemaphoreWaitParams_params_keyedMutex {
-    return (this._n_keyedMutex ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_keyedMutex, 16, 16));
+    return (this._n_keyedMutex ??= nestedView(this, cudaExternalSemaphoreWaitParams_params_keyedMutex, 16, 16, 'keyedMutex'));
   }
   set keyedMutex(v: cudaExternalSemaphoreWaitParams_params_keyedMutex | cudaExternalSemaphoreWaitParams_params_keyedMutexInit) {
     setNested(this.keyedMutex, v, cudaExternalSemaphoreWaitParams_params_keyedMutex, 'cudaExternalSemaphoreWaitParams_params.keyedMutex');
@@ -6009,7 +6009,7 @@ export class cudaKernelNodeParams extends CStruct {
   private _n_gridDim?: dim3;
   /** Grid dimensions */
   get gridDim(): dim3 {
-    return (this._n_gridDim ??= nestedView(this, dim3, 8, 12));
+    return (this._n_gridDim ??= nestedView(this, dim3, 8, 12, 'gridDim'));
   }
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaKernelNodeParams.gridDim');
@@ -6017,7 +6017,7 @@ export class cudaKernelNodeParams extends CStruct {
   private _n_blockDim?: dim3;
   /** Block dimensions */
   get blockDim(): dim3 {
-    return (this._n_blockDim ??= nestedView(this, dim3, 20, 12));
+    return (this._n_blockDim ??= nestedView(this, dim3, 20, 12, 'blockDim'));
   }
   set blockDim(v: dim3 | dim3Init) {
     setNested(this.blockDim, v, dim3, 'cudaKernelNodeParams.blockDim');
@@ -6078,7 +6078,7 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   private _n_gridDim?: dim3;
   /** Grid dimensions */
   get gridDim(): dim3 {
-    return (this._n_gridDim ??= nestedView(this, dim3, 8, 12));
+    return (this._n_gridDim ??= nestedView(this, dim3, 8, 12, 'gridDim'));
   }
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaKernelNodeParamsV2.gridDim');
@@ -6086,7 +6086,7 @@ export class cudaKernelNodeParamsV2 extends CStruct {
   private _n_blockDim?: dim3;
   /** Block dimensions */
   get blockDim(): dim3 {
-    return (this._n_blockDim ??= nestedView(this, dim3, 20, 12));
+    return (this._n_blockDim ??= nestedView(this, dim3, 20, 12, 'blockDim'));
   }
   set blockDim(v: dim3 | dim3Init) {
     setNested(this.blockDim, v, dim3, 'cudaKernelNodeParamsV2.blockDim');
@@ -6473,7 +6473,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_kernel?: cudaKernelNodeParamsV2;
   /** Kernel node parameters. */
   get kernel(): cudaKernelNodeParamsV2 {
-    return (this._n_kernel ??= nestedView(this, cudaKernelNodeParamsV2, 16, 56));
+    return (this._n_kernel ??= nestedView(this, cudaKernelNodeParamsV2, 16, 56, 'kernel'));
   }
   set kernel(v: cudaKernelNodeParamsV2 | cudaKernelNodeParamsV2Init) {
     setNested(this.kernel, v, cudaKernelNodeParamsV2, 'cudaGraphNodeParams.kernel');
@@ -6481,7 +6481,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_memcpy?: cudaMemcpyNodeParams;
   /** Memcpy node parameters. */
   get memcpy(): cudaMemcpyNodeParams {
-    return (this._n_memcpy ??= nestedView(this, cudaMemcpyNodeParams, 16, 176));
+    return (this._n_memcpy ??= nestedView(this, cudaMemcpyNodeParams, 16, 176, 'memcpy'));
   }
   set memcpy(v: cudaMemcpyNodeParams | cudaMemcpyNodeParamsInit) {
     setNested(this.memcpy, v, cudaMemcpyNodeParams, 'cudaGraphNodeParams.memcpy');
@@ -6489,7 +6489,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_memset?: cudaMemsetParamsV2;
   /** Memset node parameters. */
   get memset(): cudaMemsetParamsV2 {
-    return (this._n_memset ??= nestedView(this, cudaMemsetParamsV2, 16, 40));
+    return (this._n_memset ??= nestedView(this, cudaMemsetParamsV2, 16, 40, 'memset'));
   }
   set memset(v: cudaMemsetParamsV2 | cudaMemsetParamsV2Init) {
     setNested(this.memset, v, cudaMemsetParamsV2, 'cudaGraphNodeParams.memset');
@@ -6497,7 +6497,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_host?: cudaHostNodeParamsV2;
   /** Host node parameters. */
   get host(): cudaHostNodeParamsV2 {
-    return (this._n_host ??= nestedView(this, cudaHostNodeParamsV2, 16, 16));
+    return (this._n_host ??= nestedView(this, cudaHostNodeParamsV2, 16, 16, 'host'));
   }
   set host(v: cudaHostNodeParamsV2 | cudaHostNodeParamsV2Init) {
     setNested(this.host, v, cudaHostNodeParamsV2, 'cudaGraphNodeParams.host');
@@ -6505,7 +6505,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_graph?: cudaChildGraphNodeParams;
   /** Child graph node parameters. */
   get graph(): cudaChildGraphNodeParams {
-    return (this._n_graph ??= nestedView(this, cudaChildGraphNodeParams, 16, 16));
+    return (this._n_graph ??= nestedView(this, cudaChildGraphNodeParams, 16, 16, 'graph'));
   }
   set graph(v: cudaChildGraphNodeParams | cudaChildGraphNodeParamsInit) {
     setNested(this.graph, v, cudaChildGraphNodeParams, 'cudaGraphNodeParams.graph');
@@ -6513,7 +6513,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_eventWait?: cudaEventWaitNodeParams;
   /** Event wait node parameters. */
   get eventWait(): cudaEventWaitNodeParams {
-    return (this._n_eventWait ??= nestedView(this, cudaEventWaitNodeParams, 16, 8));
+    return (this._n_eventWait ??= nestedView(this, cudaEventWaitNodeParams, 16, 8, 'eventWait'));
   }
   set eventWait(v: cudaEventWaitNodeParams | cudaEventWaitNodeParamsInit) {
     setNested(this.eventWait, v, cudaEventWaitNodeParams, 'cudaGraphNodeParams.eventWait');
@@ -6521,7 +6521,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_eventRecord?: cudaEventRecordNodeParams;
   /** Event record node parameters. */
   get eventRecord(): cudaEventRecordNodeParams {
-    return (this._n_eventRecord ??= nestedView(this, cudaEventRecordNodeParams, 16, 8));
+    return (this._n_eventRecord ??= nestedView(this, cudaEventRecordNodeParams, 16, 8, 'eventRecord'));
   }
   set eventRecord(v: cudaEventRecordNodeParams | cudaEventRecordNodeParamsInit) {
     setNested(this.eventRecord, v, cudaEventRecordNodeParams, 'cudaGraphNodeParams.eventRecord');
@@ -6529,7 +6529,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_extSemSignal?: cudaExternalSemaphoreSignalNodeParamsV2;
   /** External semaphore signal node parameters. */
   get extSemSignal(): cudaExternalSemaphoreSignalNodeParamsV2 {
-    return (this._n_extSemSignal ??= nestedView(this, cudaExternalSemaphoreSignalNodeParamsV2, 16, 24));
+    return (this._n_extSemSignal ??= nestedView(this, cudaExternalSemaphoreSignalNodeParamsV2, 16, 24, 'extSemSignal'));
   }
   set extSemSignal(v: cudaExternalSemaphoreSignalNodeParamsV2 | cudaExternalSemaphoreSignalNodeParamsV2Init) {
     setNested(this.extSemSignal, v, cudaExternalSemaphoreSignalNodeParamsV2, 'cudaGraphNodeParams.extSemSignal');
@@ -6537,7 +6537,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_extSemWait?: cudaExternalSemaphoreWaitNodeParamsV2;
   /** External semaphore wait node parameters. */
   get extSemWait(): cudaExternalSemaphoreWaitNodeParamsV2 {
-    return (this._n_extSemWait ??= nestedView(this, cudaExternalSemaphoreWaitNodeParamsV2, 16, 24));
+    return (this._n_extSemWait ??= nestedView(this, cudaExternalSemaphoreWaitNodeParamsV2, 16, 24, 'extSemWait'));
   }
   set extSemWait(v: cudaExternalSemaphoreWaitNodeParamsV2 | cudaExternalSemaphoreWaitNodeParamsV2Init) {
     setNested(this.extSemWait, v, cudaExternalSemaphoreWaitNodeParamsV2, 'cudaGraphNodeParams.extSemWait');
@@ -6545,7 +6545,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_alloc?: cudaMemAllocNodeParamsV2;
   /** Memory allocation node parameters. */
   get alloc(): cudaMemAllocNodeParamsV2 {
-    return (this._n_alloc ??= nestedView(this, cudaMemAllocNodeParamsV2, 16, 120));
+    return (this._n_alloc ??= nestedView(this, cudaMemAllocNodeParamsV2, 16, 120, 'alloc'));
   }
   set alloc(v: cudaMemAllocNodeParamsV2 | cudaMemAllocNodeParamsV2Init) {
     setNested(this.alloc, v, cudaMemAllocNodeParamsV2, 'cudaGraphNodeParams.alloc');
@@ -6553,7 +6553,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_free?: cudaMemFreeNodeParams;
   /** Memory free node parameters. */
   get free(): cudaMemFreeNodeParams {
-    return (this._n_free ??= nestedView(this, cudaMemFreeNodeParams, 16, 8));
+    return (this._n_free ??= nestedView(this, cudaMemFreeNodeParams, 16, 8, 'free'));
   }
   set free(v: cudaMemFreeNodeParams | cudaMemFreeNodeParamsInit) {
     setNested(this.free, v, cudaMemFreeNodeParams, 'cudaGraphNodeParams.free');
@@ -6561,7 +6561,7 @@ export class cudaGraphNodeParams extends CStruct {
   private _n_conditional?: cudaConditionalNodeParams;
   /** Conditional node parameters. */
   get conditional(): cudaConditionalNodeParams {
-    return (this._n_conditional ??= nestedView(this, cudaConditionalNodeParams, 16, 24));
+    return (this._n_conditional ??= nestedView(this, cudaConditionalNodeParams, 16, 24, 'conditional'));
   }
   set conditional(v: cudaConditionalNodeParams | cudaConditionalNodeParamsInit) {
     setNested(this.conditional, v, cudaConditionalNodeParams, 'cudaGraphNodeParams.conditional');
@@ -6770,7 +6770,7 @@ export class cudaGraphKernelNodeUpdate extends CStruct {
   private _n_updateData?: cudaGraphKernelNodeUpdate_updateData;
   /** Update data to apply. Which field is used depends on field's value */
   get updateData(): cudaGraphKernelNodeUpdate_updateData {
-    return (this._n_updateData ??= nestedView(this, cudaGraphKernelNodeUpdate_updateData, 16, 24));
+    return (this._n_updateData ??= nestedView(this, cudaGraphKernelNodeUpdate_updateData, 16, 24, 'updateData'));
   }
   set updateData(v: cudaGraphKernelNodeUpdate_updateData | cudaGraphKernelNodeUpdate_updateDataInit) {
     setNested(this.updateData, v, cudaGraphKernelNodeUpdate_updateData, 'cudaGraphKernelNodeUpdate.updateData');
@@ -6800,7 +6800,7 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
   private _n_gridDim?: dim3;
   /** Grid dimensions */
   get gridDim(): dim3 {
-    return (this._n_gridDim ??= nestedView(this, dim3, 0, 12));
+    return (this._n_gridDim ??= nestedView(this, dim3, 0, 12, 'gridDim'));
   }
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaGraphKernelNodeUpdate_updateData.gridDim');
@@ -6808,7 +6808,7 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
   private _n_param?: cudaGraphKernelNodeUpdate_updateData_param;
   /** Kernel parameter data */
   get param(): cudaGraphKernelNodeUpdate_updateData_param {
-    return (this._n_param ??= nestedView(this, cudaGraphKernelNodeUpdate_updateData_param, 0, 24));
+    return (this._n_param ??= nestedView(this, cudaGraphKernelNodeUpdate_updateData_param, 0, 24, 'param'));
   }
   set param(v: cudaGraphKernelNodeUpdate_updateData_param | cudaGraphKernelNodeUpdate_updateData_paramInit) {
     setNested(this.param, v, cudaGraphKernelNodeUpdate_updateData_param, 'cudaGraphKernelNodeUpdate_updateData.param');
@@ -6929,7 +6929,7 @@ export class cudaLaunchAttributeValue extends CStruct {
   private _n_accessPolicyWindow?: cudaAccessPolicyWindow;
   /** Value of launch attribute::cudaLaunchAttributeAccessPolicyWindow. */
   get accessPolicyWindow(): cudaAccessPolicyWindow {
-    return (this._n_accessPolicyWindow ??= nestedView(this, cudaAccessPolicyWindow, 0, 32));
+    return (this._n_accessPolicyWindow ??= nestedView(this, cudaAccessPolicyWindow, 0, 32, 'accessPolicyWindow'));
   }
   set accessPolicyWindow(v: cudaAccessPolicyWindow | cudaAccessPolicyWindowInit) {
     setNested(this.accessPolicyWindow, v, cudaAccessPolicyWindow, 'cudaLaunchAttributeValue.accessPolicyWindow');
@@ -6950,7 +6950,7 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   private _n_clusterDim?: cudaLaunchAttributeValue_clusterDim;
   get clusterDim(): cudaLaunchAttributeValue_clusterDim {
-    return (this._n_clusterDim ??= nestedView(this, cudaLaunchAttributeValue_clusterDim, 0, 12));
+    return (this._n_clusterDim ??= nestedView(this, cudaLaunchAttributeValue_clusterDim, 0, 12, 'clusterDim'));
   }
   set clusterDim(v: cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_clusterDimInit) {
     setNested(this.clusterDim, v, cudaLaunchAttributeValue_clusterDim, 'cudaLaunchAttributeValue.clusterDim');
@@ -6971,7 +6971,7 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   private _n_programmaticEvent?: cudaLaunchAttributeValue_programmaticEvent;
   get programmaticEvent(): cudaLaunchAttributeValue_programmaticEvent {
-    return (this._n_programmaticEvent ??= nestedView(this, cudaLaunchAttributeValue_programmaticEvent, 0, 16));
+    return (this._n_programmaticEvent ??= nestedView(this, cudaLaunchAttributeValue_programmaticEvent, 0, 16, 'programmaticEvent'));
   }
   set programmaticEvent(v: cudaLaunchAttributeValue_programmaticEvent | cudaLaunchAttributeValue_programmaticEventInit) {
     setNested(this.programmaticEvent, v, cudaLaunchAttributeValue_programmaticEvent, 'cudaLaunchAttributeValue.programmaticEvent');
@@ -6986,7 +6986,7 @@ export class cudaLaunchAttributeValue extends CStruct {
   private _n_memSyncDomainMap?: cudaLaunchMemSyncDomainMap_st;
   /** Value of launch attribute::cudaLaunchAttributeMemSyncDomainMap. See::cudaLaunchMemSyncDomainMap. */
   get memSyncDomainMap(): cudaLaunchMemSyncDomainMap_st {
-    return (this._n_memSyncDomainMap ??= nestedView(this, cudaLaunchMemSyncDomainMap_st, 0, 2));
+    return (this._n_memSyncDomainMap ??= nestedView(this, cudaLaunchMemSyncDomainMap_st, 0, 2, 'memSyncDomainMap'));
   }
   set memSyncDomainMap(v: cudaLaunchMemSyncDomainMap_st | cudaLaunchMemSyncDomainMap_stInit) {
     setNested(this.memSyncDomainMap, v, cudaLaunchMemSyncDomainMap_st, 'cudaLaunchAttributeValue.memSyncDomainMap');
@@ -7000,21 +7000,21 @@ export class cudaLaunchAttributeValue extends CStruct {
   }
   private _n_preferredClusterDim?: cudaLaunchAttributeValue_preferredClusterDim;
   get preferredClusterDim(): cudaLaunchAttributeValue_preferredClusterDim {
-    return (this._n_preferredClusterDim ??= nestedView(this, cudaLaunchAttributeValue_preferredClusterDim, 0, 12));
+    return (this._n_preferredClusterDim ??= nestedView(this, cudaLaunchAttributeValue_preferredClusterDim, 0, 12, 'preferredClusterDim'));
   }
   set preferredClusterDim(v: cudaLaunchAttributeValue_preferredClusterDim | cudaLaunchAttributeValue_preferredClusterDimInit) {
     setNested(this.preferredClusterDim, v, cudaLaunchAttributeValue_preferredClusterDim, 'cudaLaunchAttributeValue.preferredClusterDim');
   }
   private _n_launchCompletionEvent?: cudaLaunchAttributeValue_launchCompletionEvent;
   get launchCompletionEvent(): cudaLaunchAttributeValue_launchCompletionEvent {
-    return (this._n_launchCompletionEvent ??= nestedView(this, cudaLaunchAttributeValue_launchCompletionEvent, 0, 16));
+    return (this._n_launchCompletionEvent ??= nestedView(this, cudaLaunchAttributeValue_launchCompletionEvent, 0, 16, 'launchCompletionEvent'));
   }
   set launchCompletionEvent(v: cudaLaunchAttributeValue_launchCompletionEvent | cudaLaunchAttributeValue_launchCompletionEventInit) {
     setNested(this.launchCompletionEvent, v, cudaLaunchAttributeValue_launchCompletionEvent, 'cudaLaunchAttributeValue.launchCompletionEvent');
   }
   private _n_deviceUpdatableKernelNode?: cudaLaunchAttributeValue_deviceUpdatableKernelNode;
   get deviceUpdatableKernelNode(): cudaLaunchAttributeValue_deviceUpdatableKernelNode {
-    return (this._n_deviceUpdatableKernelNode ??= nestedView(this, cudaLaunchAttributeValue_deviceUpdatableKernelNode, 0, 16));
+    return (this._n_deviceUpdatableKernelNode ??= nestedView(this, cudaLaunchAttributeValue_deviceUpdatableKernelNode, 0, 16, 'deviceUpdatableKernelNode'));
   }
   set deviceUpdatableKernelNode(v: cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit) {
     setNested(this.deviceUpdatableKernelNode, v, cudaLaunchAttributeValue_deviceUpdatableKernelNode, 'cudaLaunchAttributeValue.deviceUpdatableKernelNode');
@@ -7270,7 +7270,7 @@ export class cudaLaunchAttribute_st extends CStruct {
   private _n_val?: cudaLaunchAttributeValue;
   /** Value of the attribute */
   get val(): cudaLaunchAttributeValue {
-    return (this._n_val ??= nestedView(this, cudaLaunchAttributeValue, 8, 64));
+    return (this._n_val ??= nestedView(this, cudaLaunchAttributeValue, 8, 64, 'val'));
   }
   set val(v: cudaLaunchAttributeValue | cudaLaunchAttributeValueInit) {
     setNested(this.val, v, cudaLaunchAttributeValue, 'cudaLaunchAttribute_st.val');
@@ -7300,7 +7300,7 @@ export class cudaLaunchConfig_st extends CStruct {
   private _n_gridDim?: dim3;
   /** Grid dimensions */
   get gridDim(): dim3 {
-    return (this._n_gridDim ??= nestedView(this, dim3, 0, 12));
+    return (this._n_gridDim ??= nestedView(this, dim3, 0, 12, 'gridDim'));
   }
   set gridDim(v: dim3 | dim3Init) {
     setNested(this.gridDim, v, dim3, 'cudaLaunchConfig_st.gridDim');
@@ -7308,7 +7308,7 @@ export class cudaLaunchConfig_st extends CStruct {
   private _n_blockDim?: dim3;
   /** Block dimensions */
   get blockDim(): dim3 {
-    return (this._n_blockDim ??= nestedView(this, dim3, 12, 12));
+    return (this._n_blockDim ??= nestedView(this, dim3, 12, 12, 'blockDim'));
   }
   set blockDim(v: dim3 | dim3Init) {
     setNested(this.blockDim, v, dim3, 'cudaLaunchConfig_st.blockDim');
@@ -7376,7 +7376,7 @@ export class cudaAsyncNotificationInfo extends CStruct {
   private _n_info?: cudaAsyncNotificationInfo_info;
   /** Information about the notification. type must be checked in order to interpret this field. */
   get info(): cudaAsyncNotificationInfo_info {
-    return (this._n_info ??= nestedView(this, cudaAsyncNotificationInfo_info, 8, 8));
+    return (this._n_info ??= nestedView(this, cudaAsyncNotificationInfo_info, 8, 8, 'info'));
   }
   set info(v: cudaAsyncNotificationInfo_info | cudaAsyncNotificationInfo_infoInit) {
     setNested(this.info, v, cudaAsyncNotificationInfo_info, 'cudaAsyncNotificationInfo.info');
@@ -7405,7 +7405,7 @@ export class cudaAsyncNotificationInfo_info extends CStruct {
   private _n_overBudget?: cudaAsyncNotificationInfo_info_overBudget;
   /** Information about notifications of type cudaAsyncNotificationTypeOverBudget */
   get overBudget(): cudaAsyncNotificationInfo_info_overBudget {
-    return (this._n_overBudget ??= nestedView(this, cudaAsyncNotificationInfo_info_overBudget, 0, 8));
+    return (this._n_overBudget ??= nestedView(this, cudaAsyncNotificationInfo_info_overBudget, 0, 8, 'overBudget'));
   }
   set overBudget(v: cudaAsyncNotificationInfo_info_overBudget | cudaAsyncNotificationInfo_info_overBudgetInit) {
     setNested(this.overBudget, v, cudaAsyncNotificationInfo_info_overBudget, 'cudaAsyncNotificationInfo_info.overBudget');
@@ -7618,7 +7618,7 @@ export class cudaEglPlaneDesc_st extends CStruct {
   private _n_channelDesc?: cudaChannelFormatDesc;
   /** Channel Format Descriptor */
   get channelDesc(): cudaChannelFormatDesc {
-    return (this._n_channelDesc ??= nestedView(this, cudaChannelFormatDesc, 20, 20));
+    return (this._n_channelDesc ??= nestedView(this, cudaChannelFormatDesc, 20, 20, 'channelDesc'));
   }
   set channelDesc(v: cudaChannelFormatDesc | cudaChannelFormatDescInit) {
     setNested(this.channelDesc, v, cudaChannelFormatDesc, 'cudaEglPlaneDesc_st.channelDesc');
@@ -7658,7 +7658,7 @@ export class cudaEglFrame_st extends CStruct {
   }
   private _n_frame?: cudaEglFrame_st_frame;
   get frame(): cudaEglFrame_st_frame {
-    return (this._n_frame ??= nestedView(this, cudaEglFrame_st_frame, 0, 96));
+    return (this._n_frame ??= nestedView(this, cudaEglFrame_st_frame, 0, 96, 'frame'));
   }
   set frame(v: cudaEglFrame_st_frame | cudaEglFrame_st_frameInit) {
     setNested(this.frame, v, cudaEglFrame_st_frame, 'cudaEglFrame_st.frame');

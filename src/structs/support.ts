@@ -2,12 +2,15 @@
 import koffi from 'koffi';
 import { rangeError, typeError, arrayArg } from '../ffi/marshal';
 import { U64, I32 } from '../ffi/scratch';
-import { CStruct, type StructClass, packValues } from './base';
+import { CStruct, type StructClass, packValues, checkHeld } from './base';
 import { W } from '../ffi/memory';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
-  if (v instanceof cls) return v._u8;
+  if (v instanceof cls) {
+    if (v._host !== undefined) checkHeld(v, fn, p);
+    return v._u8;
+  }
   if (v === null) return null;
   if (v instanceof CStruct) typeError(fn, p, `a ${cls.name}`, v);
   if (typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v)) {
@@ -22,7 +25,10 @@ export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn
 
 /** A struct passed by value: the instance itself (koffi reads its fields). */
 export function byValue<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): T {
-  if (v instanceof cls) return v;
+  if (v instanceof cls) {
+    if (v._host !== undefined) checkHeld(v, fn, p);
+    return v;
+  }
   if (typeof v === 'object' && v !== null && !(v instanceof CStruct) && !Array.isArray(v)) {
     try {
       return new cls(v);

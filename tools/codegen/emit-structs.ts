@@ -146,7 +146,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
       const r = model.records.get(t.key)!;
       tsGet = r.name;
       tsSet = `${r.name} | ${r.name}Init`;
-      get = `return (this._n_${f.name} ??= nestedView(this, ${r.name}, ${off}, ${r.size}));`;
+      get = `return (this._n_${f.name} ??= nestedView(this, ${r.name}, ${off}, ${r.size}, ${q(f.name)}));`;
       set = `setNested(this.${f.name}, v, ${r.name}, ${q(name)});`;
       o.push(`  private _n_${f.name}?: ${r.name};`);
     } else {
