@@ -128,6 +128,17 @@ interface Plan {
   extentRules: ExtentRow[];
   /** Writable pointers without a rule: the generator fails on any. */
   missingExtents: string[];
+  /**
+   * Caller's buffers checked against an extent, for the fuzz test: the bytes as JS over the JS
+   * parameter names (or the query that says them) and the bytes of one element.
+   */
+  checked: Record<string, CheckedExtent>;
+}
+
+export interface CheckedExtent {
+  bytes?: string;
+  query?: { fn: string; args: string[] };
+  unit: number;
 }
 
 export interface ExtentRow {
@@ -143,7 +154,7 @@ const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents, attrTables } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [] };
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {} };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
@@ -191,10 +202,13 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const { bytes, what } = typeof e === 'string' ? { bytes: e, what: e } : e;
       plan.late.push(`M.checkExtent(${L}, ${extentExpr(bytes, fn, model)}, '${F}', '${p.name}', ${q(what)});`);
       rule(p, /\*|sizeof/.test(bytes) ? 'count' : 'size', `\`${bytes}\` bytes, checked`);
+      const unit = /\bsizeof\(/.test(bytes) ? Number(/\* (\d+)/.exec(extentExpr(bytes, fn, model))?.[1] ?? 1) : 1;
+      plan.checked[jsName(p.name)] = { bytes: extentExpr(bytes, fn, model, jsName), unit };
     } else if (qr) {
       const args = qr.args.map((a) => `${local({ name: a } as ParamModel)} as any`).join(', ');
       plan.late.push(`X.needBytes(${L}, () => ${qr.query}(${args}), ${qr.unit ?? 1}, '${F}', '${p.name}', '${qr.query}');`);
       rule(p, 'query', `${qr.unit && qr.unit > 1 ? `${qr.unit} × ` : ''}what \`${qr.query}\` reports, checked`);
+      plan.checked[jsName(p.name)] = { query: { fn: qr.query, args: qr.args.map(jsName) }, unit: qr.unit ?? 1 };
     } else if (notWritten[p.name]) {
       rule(p, 'not written', notWritten[p.name]);
     }
@@ -253,6 +267,8 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
           ? `(dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, '${F}', n)), true)`
           : `(dv, at, x, n) => ${scalarIO(ek).write}(dv, at, x, n)`;
       plan.late.push(`const ${L} = X.packArray(${J}, ${local({ name: spec.count } as ParamModel)}, ${esz}, '${F}', '${p.name}', ${!!spec.nullable}, ${writer});`);
+      // A typed array the caller packed is checked against count × element size.
+      plan.checked[J] = { bytes: `${jsName(spec.count)} * ${esz}`, unit: esz };
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: array of ${spec.count}`);

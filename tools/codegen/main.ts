@@ -88,7 +88,7 @@ function generateApi(api: ApiConfig, gen: Generated): void {
   gen.files.set(`src/structs/${api.id}.ts`, structs);
   gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()]));
   gen.files.set(`${dir}/api.ts`, emitFacade(api, model, tm, plans));
-  gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c })) })), null, 1) + '\n');
+  gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c, ...(p.checked[j.name] ? { extent: p.checked[j.name] } : {}) })) })), null, 1) + '\n');
   gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, cr.version));
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
