@@ -146,7 +146,7 @@ function fuzzTransfers(): void {
         }
       }
       if (!held.length) return;
-      for (const mem of held) structuredClone(mem.buffer, { transfer: [mem.buffer] });
+      for (const mem of held) structuredClone(mem.buffer, { transfer: [mem.buffer as ArrayBuffer] });
       const args = good.slice();
       args[i] = s;
       process.stdout.write(JSON.stringify({ kind: 'field', fn: sig.name, param: p.name, cls: m[1], fields: held.length, ...outcome(() => ns[sig.name](...args)) }) + '\n');
