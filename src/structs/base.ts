@@ -195,12 +195,26 @@ export interface HeldHost {
  */
 export function checkHeld(s: CStruct, fn: string, p: string): void {
   const list = s._host!;
+  const extents = (s.constructor as { hostExtents?: Record<string, (s: CStruct) => number> }).hostExtents;
   for (let i = 0; i < list.length; i++) {
     const h = list[i];
     if (h.mem.byteLength !== h.bytes) {
       throw new TypeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} points into host memory of ${h.bytes} bytes that has since been ${h.mem.byteLength === 0 ? 'detached (transferred away)' : `resized to ${h.mem.byteLength}`}; set the field again`);
     }
+    const need = extents?.[h.path]?.(s) ?? 0;
+    if (h.bytes < need) {
+      throw new RangeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} holds ${h.bytes} bytes but the struct's extent needs ${need}`);
+    }
   }
+}
+
+/**
+ * Bytes of host memory a pitched 3D copy touches from (x, y, z): the rows, slices and the start
+ * offset, `x` and `width` in bytes. 0 when the copy is empty.
+ */
+export function hostBytes3D(x: number, y: number, z: number, pitch: number, height: number, width: number, rows: number, depth: number): number {
+  if (width === 0 || rows === 0 || depth === 0) return 0;
+  return (z + depth - 1) * pitch * height + (y + rows - 1) * pitch + x + width;
 }
 
 /** Packs the first `count` of `items` into fresh C memory, each through `write` at i * elemSize. */

@@ -101,6 +101,19 @@ describe('a pointer field keeps its host buffer and the call checks it', () => {
     expect(() => cudart.cudaMemcpy3D(p)).toThrow(/^cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms\.dstPtr\.ptr points into host memory of 256 bytes that has since been detached/);
   });
 
+  test('a buffer shorter than the copy the struct describes is refused (runtime and driver)', () => {
+    const p = new cudart.cudaMemcpy3DParms({ extent: { width: 64, height: 2, depth: 1 }, kind: 1 });
+    p.srcPtr = new cudart.cudaPitchedPtr({ ptr: new Uint8Array(100), pitch: 64, xsize: 64, ysize: 2 });
+    expect(() => cudart.cudaMemcpy3D(p)).toThrow(new RangeError("cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms.srcPtr.ptr holds 100 bytes but the struct's extent needs 128"));
+    p.srcPtr.ptr = new Uint8Array(128);
+    reachedC(cudart.cudaMemcpy3D(p));
+    // The driver's 2D copy from host memory (CU_MEMORYTYPE_HOST), starting at row 1.
+    const c = new cuda.CUDA_MEMCPY2D({ srcMemoryType: 1, srcHost: new Uint8Array(40), srcPitch: 32, srcY: 1, WidthInBytes: 16, Height: 1 });
+    expect(() => cuda.cuMemcpy2D(c)).toThrow(new RangeError("cuMemcpy2D: parameter 'pCopy': field CUDA_MEMCPY2D_st.srcHost holds 40 bytes but the struct's extent needs 48"));
+    c.srcHost = new Uint8Array(48);
+    expect(() => cuda.cuMemcpy2D(c)).toThrow(/^libcuda: could not load the library/);
+  });
+
   test('a struct passed in an array is checked too', () => {
     const op = new cudart.cudaMemcpy3DBatchOp();
     const host = new Uint8Array(32);

@@ -141,6 +141,15 @@ const elementExtents: Record<string, Record<string, string>> = {
   cuPointerGetAttributes: { data: 'pointerAttrBytes(nth(attributes, i))' },
 };
 
+/** Host memory behind a struct's pointer fields (extents.ts): CU_MEMORYTYPE_HOST (1) sides of a copy. */
+const host3D = (side: 'src' | 'dst', z: string, h: string, depth: string) =>
+  `s.${side}MemoryType === 1 ? hostBytes3D(s.${side}XInBytes, s.${side}Y, ${z}, s.${side}Pitch, ${h}, s.WidthInBytes, s.Height, ${depth}) : 0`;
+const fieldExtents: Record<string, Record<string, string>> = {
+  CUDA_MEMCPY2D_st: { srcHost: host3D('src', '0', '0', '1'), dstHost: host3D('dst', '0', '0', '1') },
+  CUDA_MEMCPY3D_st: { srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'), dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth') },
+  CUDA_MEMCPY3D_PEER_st: { srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'), dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth') },
+};
+
 /** Pointers to non-const data that C does not write host memory through, and why (extents.ts). */
 const deviceAddress = 'a device address: CUDA does not write host memory through it';
 const lookedUp = 'a host address CUDA looks up: not written';
@@ -195,6 +204,7 @@ export const driverApi: ApiConfig = {
     extents,
     elementExtents,
     notWritten,
+    fieldExtents,
     integerHandles: new Set(['CUtexObject', 'CUsurfObject', 'CUgraphConditionalHandle', 'CUtexObject_v1', 'CUsurfObject_v1']),
     attrTables: {
       memPoolAttr: {

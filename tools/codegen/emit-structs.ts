@@ -53,14 +53,19 @@ function isCharArray(t: CType): boolean {
 
 export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[]): string {
   const out: string[] = [banner(`struct classes of the ${api.title}`)];
-  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, setKernelParamsField, packStruct } from './base';`);
+  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, setKernelParamsField, packStruct, hostBytes3D } from './base';`);
   out.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   out.push(`import { W, readSize } from '../ffi/memory';`);
   out.push(`import type { Pointer } from '../ffi/marshal';`);
   out.push(`import type * as E from '../${api.id}/enums';`);
   out.push(`import type * as H from '../${api.id}/handles';`);
   out.push('');
-  for (const rec of records) out.push(emitRecord(model, tm, rec));
+  const fieldExtents = api.spec.fieldExtents ?? {};
+  for (const name of Object.keys(fieldExtents)) {
+    if (!records.some((r) => r.name === name)) throw new Error(`codegen: fieldExtents names ${name}, which is no struct of the ${api.title}`);
+  }
+  out.push('void hostBytes3D;');
+  for (const rec of records) out.push(emitRecord(model, tm, rec, fieldExtents[rec.name]));
   // Typedef aliases: cudaUUID_t for struct CUuuid_st and the like.
   for (const rec of records) {
     for (const t of rec.typedefs) {
@@ -84,7 +89,7 @@ export function tsQ(tm: TypeMap, ts: string): string {
 }
 const tsEnumsHandles = (ts: string, tm: TypeMap) => tsQ(tm, ts);
 
-function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
+function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, hostExtents?: Record<string, string>): string {
   const o: string[] = [];
   const init: string[] = [];
   const cls = rec.name;
@@ -98,6 +103,13 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel): string {
   o.push(`export class ${cls} extends CStruct {`);
   o.push(`  static readonly layout: StructLayout = ${JSON.stringify(layout)};`);
   o.push(`  private static readonly keys: ReadonlySet<string> = new Set(${JSON.stringify(rec.fields.map((f) => f.name))});`);
+  if (hostExtents) {
+    // Checked at every call given the struct (base.ts checkHeld): the bytes each host buffer must hold.
+    o.push(`  /** @internal Bytes C touches through each pointer field that holds host memory. */`);
+    o.push(`  static readonly hostExtents: Record<string, (s: ${cls}) => number> = {`);
+    for (const [path, e] of Object.entries(hostExtents)) o.push(`    ${q(path)}: (s) => ${e},`);
+    o.push('  };');
+  }
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
   o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
   o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);

@@ -27,6 +27,10 @@
 //   notWritten     { fn: { param: why } }: a pointer to non-const that C does not write host
 //                  memory through (a device address it frees, a pointer it only reads); the reason
 //                  is printed in the report.
+//   fieldExtents   { StructClass: { 'field.path': bytes } }: a pointer field of a struct that holds
+//                  host memory (`srcPtr.ptr = typedArray`): the bytes C touches through it, a JS
+//                  expression over the struct `s` and the helpers of structs/base.ts (hostBytes3D).
+//                  Every call given the struct checks the memory is still attached and this long.
 // Adding an API: run the generator; it names every writable pointer that lacks a rule; fill the
 // tables above for each.
 
@@ -47,6 +51,7 @@ export interface ExtentTables {
   queried?: Record<string, Record<string, QueryRule>>;
   elementExtents?: Record<string, Record<string, string>>;
   notWritten?: Record<string, Record<string, string>>;
+  fieldExtents?: Record<string, Record<string, string>>;
 }
 
 /** Rule kinds, as the report counts them. */

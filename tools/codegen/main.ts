@@ -134,6 +134,12 @@ function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, n
   o.push(`Every parameter that is a pointer to non-const data (not an opaque handle), and every array of data pointers (\`name[i]\`), with the rule that bounds what C writes through it (\`tools/codegen/extents.ts\`): ${rows.length} in all, ${[...kinds].map(([k, n]) => `${n} by \`${k}\``).join(', ')}. The generator fails on one without a rule.`);
   o.push('', '| function | parameter | C type | rule | extent |', '|---|---|---|---|---|');
   for (const r of rows) o.push(`| \`${r.fn}\` | \`${r.param}\` | \`${r.c}\` | ${r.kind} | ${r.rule.replace(/\|/g, '\\|')} |`);
+  const fe = Object.entries(api.spec.fieldExtents ?? {}).flatMap(([cls, fields]) => Object.entries(fields).map(([f, e]) => [cls, f, e]));
+  if (fe.length) {
+    o.push('', '### Pointer fields of structs', '', 'A pointer field set to host memory keeps it; every call given the struct checks that it is still attached and as long as when it was set, and, for these fields, as long as the struct describes:', '');
+    o.push('| struct | field | bytes |', '|---|---|---|');
+    for (const [cls, f, e] of fe) o.push(`| \`${cls}\` | \`${f}\` | \`${e.replace(/\|/g, '\\|')}\` |`);
+  }
   o.push('', '## Bound functions', '', '| function | symbol | header | notes |', '|---|---|---|---|');
   for (const p of plans) {
     const notes = [perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '', ...p.notes].filter(Boolean).join('; ');

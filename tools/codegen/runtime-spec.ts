@@ -163,6 +163,18 @@ export const elementExtents: Record<string, Record<string, string>> = {
   cudaLibraryLoadFromFile: { jitOptionsValues: jitLog },
 };
 
+/**
+ * Host memory behind a struct's pointer fields (extents.ts): the bytes a copy touches, over the
+ * struct `s`. With an array on either side the extent counts array elements, whose size the struct
+ * does not say: then the field is checked for being attached only.
+ */
+const pitched = (side: 'src' | 'dst') =>
+  `s.srcArray === 0n && s.dstArray === 0n ? hostBytes3D(s.${side}Pos.x, s.${side}Pos.y, s.${side}Pos.z, s.${side}Ptr.pitch, s.${side}Ptr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0`;
+export const fieldExtents: Record<string, Record<string, string>> = {
+  cudaMemcpy3DParms: { 'srcPtr.ptr': pitched('src'), 'dstPtr.ptr': pitched('dst') },
+  cudaMemcpy3DPeerParms: { 'srcPtr.ptr': pitched('src'), 'dstPtr.ptr': pitched('dst') },
+};
+
 /** Pointers to non-const data that C does not write host memory through, and why (extents.ts). */
 const deviceAddress = 'a device address: CUDA does not write host memory through it';
 const userData = 'user data: handed back to the callback, never dereferenced by CUDA';
@@ -254,7 +266,7 @@ export const runtimeApi: ApiConfig = {
   ffi: 'src/ffi/cudart.ts',
   lib: { module: '../ffi/cudart-lib', fn: 'cudart' },
   libLabel: 'libcudart',
-  spec: { paramSpecs, extents, elementExtents, notWritten, integerHandles, attrTables, docs, checks: runtimeChecks() },
+  spec: { paramSpecs, extents, elementExtents, notWritten, fieldExtents, integerHandles, attrTables, docs, checks: runtimeChecks() },
   skipped: [
     ['`make_cudaExtent`, `make_cudaPitchedPtr`, `make_cudaPos`', 'static inline in `driver_functions.h`, not exported: written by hand in `src/runtime/helpers.ts`'],
     ['`cudaCreateChannelDesc<T>()`', 'C++ template in `channel_descriptor.h`; the C function `cudaCreateChannelDesc` is bound'],
