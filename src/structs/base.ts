@@ -37,13 +37,14 @@ export abstract class CStruct {
   _keep: Record<string, unknown> | undefined;
   /** @internal The struct whose bytes this view shares, kept alive with it. */
   _owner: CStruct | undefined;
+  // (Declared only: most structs never get these two, and a struct is made without defining them.)
   /** @internal The field of `_owner` this view is, for error messages. */
-  _field: string | undefined;
+  declare _field: string | undefined;
   /**
    * @internal Host memory that pointer fields (here or nested) point into, with its byteLength when
    * it was set: every call that passes the struct checks it is still there (see checkHeld).
    */
-  _host: HeldHost[] | undefined;
+  declare _host: HeldHost[] | undefined;
 
   constructor(size: number, mem?: Uint8Array, dv?: DataView) {
     if (mem) {
@@ -110,7 +111,8 @@ export abstract class CStruct {
     for (let s: CStruct | undefined = this; s; ) {
       const list: HeldHost[] = (s._host ??= []);
       const i = list.findIndex((h) => h.at === at);
-      const h: HeldHost = { at, path, mem, bytes };
+      const need = (s.constructor as { hostExtents?: Record<string, (s: CStruct) => number> }).hostExtents?.[path];
+      const h: HeldHost = { at, path, mem, bytes, need };
       if (i >= 0) list[i] = h;
       else list.push(h);
       const o: CStruct | undefined = s._owner;
@@ -187,6 +189,8 @@ export interface HeldHost {
   path: string;
   mem: HostMemory;
   bytes: number;
+  /** The bytes the holding struct's other fields say C touches through it (its class's hostExtents). */
+  need: ((s: CStruct) => number) | undefined;
 }
 
 /**
@@ -195,13 +199,12 @@ export interface HeldHost {
  */
 export function checkHeld(s: CStruct, fn: string, p: string): void {
   const list = s._host!;
-  const extents = (s.constructor as { hostExtents?: Record<string, (s: CStruct) => number> }).hostExtents;
   for (let i = 0; i < list.length; i++) {
     const h = list[i];
     if (h.mem.byteLength !== h.bytes) {
       throw new TypeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} points into host memory of ${h.bytes} bytes that has since been ${h.mem.byteLength === 0 ? 'detached (transferred away)' : `resized to ${h.mem.byteLength}`}; set the field again`);
     }
-    const need = extents?.[h.path]?.(s) ?? 0;
+    const need = h.need === undefined ? 0 : h.need(s);
     if (h.bytes < need) {
       throw new RangeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} holds ${h.bytes} bytes but the struct's extent needs ${need}`);
     }

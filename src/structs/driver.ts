@@ -2150,8 +2150,8 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   private static readonly keys: ReadonlySet<string> = new Set(["srcXInBytes","srcY","srcMemoryType","srcHost","srcDevice","srcArray","srcPitch","dstXInBytes","dstY","dstMemoryType","dstHost","dstDevice","dstArray","dstPitch","WidthInBytes","Height"]);
   /** @internal Bytes C touches through each pointer field that holds host memory. */
   static readonly hostExtents: Record<string, (s: CUDA_MEMCPY2D_st) => number> = {
-    'srcHost': (s) => s.srcMemoryType === 1 ? hostBytes3D(s.srcXInBytes, s.srcY, 0, s.srcPitch, 0, s.WidthInBytes, s.Height, 1) : 0,
-    'dstHost': (s) => s.dstMemoryType === 1 ? hostBytes3D(s.dstXInBytes, s.dstY, 0, s.dstPitch, 0, s.WidthInBytes, s.Height, 1) : 0,
+    'srcHost': (s) => (s._dv.getInt32(s._o + 16, true) as E.CUmemorytype) === 1 ? hostBytes3D((readSize(s._dv, s._o + 0)), (readSize(s._dv, s._o + 8)), 0, (readSize(s._dv, s._o + 48)), 0, (readSize(s._dv, s._o + 112)), (readSize(s._dv, s._o + 120)), 1) : 0,
+    'dstHost': (s) => (s._dv.getInt32(s._o + 72, true) as E.CUmemorytype) === 1 ? hostBytes3D((readSize(s._dv, s._o + 56)), (readSize(s._dv, s._o + 64)), 0, (readSize(s._dv, s._o + 104)), 0, (readSize(s._dv, s._o + 112)), (readSize(s._dv, s._o + 120)), 1) : 0,
   };
   /** A view of existing bytes as a CUDA_MEMCPY2D_st (no copy). */
   static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY2D_st {
@@ -2302,8 +2302,8 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   private static readonly keys: ReadonlySet<string> = new Set(["srcXInBytes","srcY","srcZ","srcLOD","srcMemoryType","srcHost","srcDevice","srcArray","reserved0","srcPitch","srcHeight","dstXInBytes","dstY","dstZ","dstLOD","dstMemoryType","dstHost","dstDevice","dstArray","reserved1","dstPitch","dstHeight","WidthInBytes","Height","Depth"]);
   /** @internal Bytes C touches through each pointer field that holds host memory. */
   static readonly hostExtents: Record<string, (s: CUDA_MEMCPY3D_st) => number> = {
-    'srcHost': (s) => s.srcMemoryType === 1 ? hostBytes3D(s.srcXInBytes, s.srcY, s.srcZ, s.srcPitch, s.srcHeight, s.WidthInBytes, s.Height, s.Depth) : 0,
-    'dstHost': (s) => s.dstMemoryType === 1 ? hostBytes3D(s.dstXInBytes, s.dstY, s.dstZ, s.dstPitch, s.dstHeight, s.WidthInBytes, s.Height, s.Depth) : 0,
+    'srcHost': (s) => (s._dv.getInt32(s._o + 32, true) as E.CUmemorytype) === 1 ? hostBytes3D((readSize(s._dv, s._o + 0)), (readSize(s._dv, s._o + 8)), (readSize(s._dv, s._o + 16)), (readSize(s._dv, s._o + 72)), (readSize(s._dv, s._o + 80)), (readSize(s._dv, s._o + 176)), (readSize(s._dv, s._o + 184)), (readSize(s._dv, s._o + 192))) : 0,
+    'dstHost': (s) => (s._dv.getInt32(s._o + 120, true) as E.CUmemorytype) === 1 ? hostBytes3D((readSize(s._dv, s._o + 88)), (readSize(s._dv, s._o + 96)), (readSize(s._dv, s._o + 104)), (readSize(s._dv, s._o + 160)), (readSize(s._dv, s._o + 168)), (readSize(s._dv, s._o + 176)), (readSize(s._dv, s._o + 184)), (readSize(s._dv, s._o + 192))) : 0,
   };
   /** A view of existing bytes as a CUDA_MEMCPY3D_st (no copy). */
   static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY3D_st {
@@ -2526,8 +2526,8 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   private static readonly keys: ReadonlySet<string> = new Set(["srcXInBytes","srcY","srcZ","srcLOD","srcMemoryType","srcHost","srcDevice","srcArray","srcContext","srcPitch","srcHeight","dstXInBytes","dstY","dstZ","dstLOD","dstMemoryType","dstHost","dstDevice","dstArray","dstContext","dstPitch","dstHeight","WidthInBytes","Height","Depth"]);
   /** @internal Bytes C touches through each pointer field that holds host memory. */
   static readonly hostExtents: Record<string, (s: CUDA_MEMCPY3D_PEER_st) => number> = {
-    'srcHost': (s) => s.srcMemoryType === 1 ? hostBytes3D(s.srcXInBytes, s.srcY, s.srcZ, s.srcPitch, s.srcHeight, s.WidthInBytes, s.Height, s.Depth) : 0,
-    'dstHost': (s) => s.dstMemoryType === 1 ? hostBytes3D(s.dstXInBytes, s.dstY, s.dstZ, s.dstPitch, s.dstHeight, s.WidthInBytes, s.Height, s.Depth) : 0,
+    'srcHost': (s) => (s._dv.getInt32(s._o + 32, true) as E.CUmemorytype) === 1 ? hostBytes3D((readSize(s._dv, s._o + 0)), (readSize(s._dv, s._o + 8)), (readSize(s._dv, s._o + 16)), (readSize(s._dv, s._o + 72)), (readSize(s._dv, s._o + 80)), (readSize(s._dv, s._o + 176)), (readSize(s._dv, s._o + 184)), (readSize(s._dv, s._o + 192))) : 0,
+    'dstHost': (s) => (s._dv.getInt32(s._o + 120, true) as E.CUmemorytype) === 1 ? hostBytes3D((readSize(s._dv, s._o + 88)), (readSize(s._dv, s._o + 96)), (readSize(s._dv, s._o + 104)), (readSize(s._dv, s._o + 160)), (readSize(s._dv, s._o + 168)), (readSize(s._dv, s._o + 176)), (readSize(s._dv, s._o + 184)), (readSize(s._dv, s._o + 192))) : 0,
   };
   /** A view of existing bytes as a CUDA_MEMCPY3D_PEER_st (no copy). */
   static view(mem: Uint8Array, dv?: DataView): CUDA_MEMCPY3D_PEER_st {

@@ -2616,8 +2616,8 @@ export class cudaMemcpy3DParms extends CStruct {
   private static readonly keys: ReadonlySet<string> = new Set(["srcArray","srcPos","srcPtr","dstArray","dstPos","dstPtr","extent","kind"]);
   /** @internal Bytes C touches through each pointer field that holds host memory. */
   static readonly hostExtents: Record<string, (s: cudaMemcpy3DParms) => number> = {
-    'srcPtr.ptr': (s) => s.srcArray === 0n && s.dstArray === 0n ? hostBytes3D(s.srcPos.x, s.srcPos.y, s.srcPos.z, s.srcPtr.pitch, s.srcPtr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0,
-    'dstPtr.ptr': (s) => s.srcArray === 0n && s.dstArray === 0n ? hostBytes3D(s.dstPos.x, s.dstPos.y, s.dstPos.z, s.dstPtr.pitch, s.dstPtr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0,
+    'srcPtr.ptr': (s) => (readSize(s._dv, s._o + 0)) === 0 && (readSize(s._dv, s._o + 64)) === 0 ? hostBytes3D((readSize(s._dv, s._o + 8)), (readSize(s._dv, s._o + 16)), (readSize(s._dv, s._o + 24)), (readSize(s._dv, s._o + 40)), (readSize(s._dv, s._o + 56)), (readSize(s._dv, s._o + 128)), (readSize(s._dv, s._o + 136)), (readSize(s._dv, s._o + 144))) : 0,
+    'dstPtr.ptr': (s) => (readSize(s._dv, s._o + 0)) === 0 && (readSize(s._dv, s._o + 64)) === 0 ? hostBytes3D((readSize(s._dv, s._o + 72)), (readSize(s._dv, s._o + 80)), (readSize(s._dv, s._o + 88)), (readSize(s._dv, s._o + 104)), (readSize(s._dv, s._o + 120)), (readSize(s._dv, s._o + 128)), (readSize(s._dv, s._o + 136)), (readSize(s._dv, s._o + 144))) : 0,
   };
   /** A view of existing bytes as a cudaMemcpy3DParms (no copy). */
   static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DParms {
@@ -2753,8 +2753,8 @@ export class cudaMemcpy3DPeerParms extends CStruct {
   private static readonly keys: ReadonlySet<string> = new Set(["srcArray","srcPos","srcPtr","srcDevice","dstArray","dstPos","dstPtr","dstDevice","extent"]);
   /** @internal Bytes C touches through each pointer field that holds host memory. */
   static readonly hostExtents: Record<string, (s: cudaMemcpy3DPeerParms) => number> = {
-    'srcPtr.ptr': (s) => s.srcArray === 0n && s.dstArray === 0n ? hostBytes3D(s.srcPos.x, s.srcPos.y, s.srcPos.z, s.srcPtr.pitch, s.srcPtr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0,
-    'dstPtr.ptr': (s) => s.srcArray === 0n && s.dstArray === 0n ? hostBytes3D(s.dstPos.x, s.dstPos.y, s.dstPos.z, s.dstPtr.pitch, s.dstPtr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0,
+    'srcPtr.ptr': (s) => (readSize(s._dv, s._o + 0)) === 0 && (readSize(s._dv, s._o + 72)) === 0 ? hostBytes3D((readSize(s._dv, s._o + 8)), (readSize(s._dv, s._o + 16)), (readSize(s._dv, s._o + 24)), (readSize(s._dv, s._o + 40)), (readSize(s._dv, s._o + 56)), (readSize(s._dv, s._o + 144)), (readSize(s._dv, s._o + 152)), (readSize(s._dv, s._o + 160))) : 0,
+    'dstPtr.ptr': (s) => (readSize(s._dv, s._o + 0)) === 0 && (readSize(s._dv, s._o + 72)) === 0 ? hostBytes3D((readSize(s._dv, s._o + 80)), (readSize(s._dv, s._o + 88)), (readSize(s._dv, s._o + 96)), (readSize(s._dv, s._o + 112)), (readSize(s._dv, s._o + 128)), (readSize(s._dv, s._o + 144)), (readSize(s._dv, s._o + 152)), (readSize(s._dv, s._o + 160))) : 0,
   };
   /** A view of existing bytes as a cudaMemcpy3DPeerParms (no copy). */
   static view(mem: Uint8Array, dv?: DataView): cudaMemcpy3DPeerParms {

@@ -89,6 +89,28 @@ export function tsQ(tm: TypeMap, ts: string): string {
 }
 const tsEnumsHandles = (ts: string, tm: TypeMap) => tsQ(tm, ts);
 
+/** The read of a scalar field at a path of nested struct fields, from the struct's bytes; null if none. */
+function fieldRead(model: Model, tm: TypeMap, rec: RecordModel, path: string[]): string | null {
+  let off = 0;
+  let r: RecordModel = rec;
+  for (let i = 0; i < path.length; i++) {
+    const f = r.fields.find((x) => x.name === path[i]);
+    if (!f) return null;
+    off += f.offset;
+    const t = resolve(f.type);
+    if (i === path.length - 1) {
+      if (t.k === 'record' || t.k === 'array') return null;
+      const k = fieldKind(tm, f);
+      // 64-bit fields read as numbers (no BigInt to allocate): exact below 2^53, and zero is zero.
+      if (f.size === 8 && (k.k === 'handle' || k.k === 'addr' || k.k === 'u64' || k.k === 'fnptr')) return `readSize(s._dv, s._o + ${off})`;
+      return scalarIO(k).read('s._dv', `s._o + ${off}`);
+    }
+    if (t.k !== 'record') return null;
+    r = model.records.get(t.key)!;
+  }
+  return null;
+}
+
 function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, hostExtents?: Record<string, string>): string {
   const o: string[] = [];
   const init: string[] = [];
@@ -107,7 +129,9 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, hostExtents?: R
     // Checked at every call given the struct (base.ts checkHeld): the bytes each host buffer must hold.
     o.push(`  /** @internal Bytes C touches through each pointer field that holds host memory. */`);
     o.push(`  static readonly hostExtents: Record<string, (s: ${cls}) => number> = {`);
-    for (const [path, e] of Object.entries(hostExtents)) o.push(`    ${q(path)}: (s) => ${e},`);
+    // Field paths (s.srcPos.x) read straight from the bytes: no nested views on the way.
+    const read = (m: string, path: string) => { const r = fieldRead(model, tm, rec, path.split('.')); return r ? `(${r})` : m; };
+    for (const [path, e] of Object.entries(hostExtents)) o.push(`    ${q(path)}: (s) => ${e.replace(/\bs((?:\.\w+)+)/g, (m, p: string) => read(m, p.slice(1)))},`);
     o.push('  };');
   }
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);

@@ -29,7 +29,8 @@
 //                  is printed in the report.
 //   fieldExtents   { StructClass: { 'field.path': bytes } }: a pointer field of a struct that holds
 //                  host memory (`srcPtr.ptr = typedArray`): the bytes C touches through it, a JS
-//                  expression over the struct `s` and the helpers of structs/base.ts (hostBytes3D).
+//                  expression over the struct `s` (its field paths read straight from the bytes,
+//                  64-bit ones as numbers) and the helpers of structs/base.ts (hostBytes3D).
 //                  Every call given the struct checks the memory is still attached and this long.
 // Adding an API: run the generator; it names every writable pointer that lacks a rule; fill the
 // tables above for each.

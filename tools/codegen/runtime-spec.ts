@@ -169,7 +169,7 @@ export const elementExtents: Record<string, Record<string, string>> = {
  * does not say: then the field is checked for being attached only.
  */
 const pitched = (side: 'src' | 'dst') =>
-  `s.srcArray === 0n && s.dstArray === 0n ? hostBytes3D(s.${side}Pos.x, s.${side}Pos.y, s.${side}Pos.z, s.${side}Ptr.pitch, s.${side}Ptr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0`;
+  `s.srcArray === 0 && s.dstArray === 0 ? hostBytes3D(s.${side}Pos.x, s.${side}Pos.y, s.${side}Pos.z, s.${side}Ptr.pitch, s.${side}Ptr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0`;
 export const fieldExtents: Record<string, Record<string, string>> = {
   cudaMemcpy3DParms: { 'srcPtr.ptr': pitched('src'), 'dstPtr.ptr': pitched('dst') },
   cudaMemcpy3DPeerParms: { 'srcPtr.ptr': pitched('src'), 'dstPtr.ptr': pitched('dst') },
