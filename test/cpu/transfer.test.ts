@@ -76,6 +76,13 @@ test('KernelArgs and the extra-buffer form keep their memory when it is transfer
   expect(transfer(extra.buffer)).toBe(false);
 });
 
+test('JitOptions keeps the log buffers whose addresses its values hold', () => {
+  const o = new cuda.JitOptions({}, 64);
+  const logs = [(o as any).info, (o as any).error] as Uint8Array[];
+  for (const l of logs) expect(transfer(l.buffer)).toBe(false);
+  expect(logs.map((l) => l.byteLength)).toEqual([64, 64]);
+});
+
 describe('a pointer field keeps its host buffer and the call checks it', () => {
   test('a buffer transferred away after it was set is refused, naming the struct and the field', () => {
     const p = new cudart.cudaMemcpy3DParms({ extent: { width: 64, height: 1, depth: 1 }, kind: 1 });
