@@ -25,15 +25,20 @@
 //                  one by one (cuMemRangeGetAttributes' data[i] gets dataSizes[i] bytes); each host
 //                  buffer in it is checked. The expression may use `i` and nth(array, i).
 //   notWritten     { fn: { param: why } }: a pointer to non-const that C does not write host
-//                  memory through (a device address it frees, a pointer it only reads); the reason
-//                  is printed in the report.
+//                  memory through (a device address it frees, a pointer it only reads); for an
+//                  array of data pointers (`void **`), that C writes through none of its elements.
+//                  The reason is printed in the report.
 //   fieldExtents   { StructClass: { 'field.path': bytes } }: a pointer field of a struct that holds
 //                  host memory (`srcPtr.ptr = typedArray`): the bytes C touches through it, a JS
 //                  expression over the struct `s` (its field paths read straight from the bytes,
 //                  64-bit ones as numbers) and the helpers of structs/base.ts (hostBytes3D).
 //                  Every call given the struct checks the memory is still attached and this long.
-// Adding an API: run the generator; it names every writable pointer that lacks a rule; fill the
-// tables above for each.
+// An array of data pointers (`void **data`, ParamSpec inArray) needs elementExtents or notWritten
+// for its elements besides the count rule of the array itself.
+// Adding an API: run the generator; it names every writable pointer that lacks a rule
+// (`fn(param: type)`, or `fn(param[i]: ...)` for the elements of an array of pointers); fill the
+// tables above for each. The tests then fuzz every checked buffer one element short.
+// A JS expression never reaches C: extents are evaluated in the facade before the call.
 
 /** The bytes a caller's buffer must hold: an expression, or one with a phrase for the error. */
 export type ExtentBytes = string | { bytes: string; what: string };
