@@ -38,7 +38,6 @@
 // Adding an API: run the generator; it names every writable pointer that lacks a rule
 // (`fn(param: type)`, or `fn(param[i]: ...)` for the elements of an array of pointers); fill the
 // tables above for each. The tests then fuzz every checked buffer one element short.
-// A JS expression never reaches C: extents are evaluated in the facade before the call.
 
 /** The bytes a caller's buffer must hold: an expression, or one with a phrase for the error. */
 export type ExtentBytes = string | { bytes: string; what: string };
