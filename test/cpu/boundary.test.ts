@@ -84,3 +84,29 @@ test('cuDevSmResourceSplitByCount refuses a result buffer smaller than nbGroups 
   expect(ok).toEqual({ out: { returned: [0, 2, 8] }, overwritten: 0 });
   expect(run(`globalThis.viewBytes = 0; return cuda.cuDevSmResourceSplitByCount(null, 0, new cuda.CUdevResource_st(), 0, 8)[0];`).out).toEqual({ returned: 0 });
 }, 60_000);
+
+describe('arrays of pointers C writes through one by one', () => {
+  // No libcuda here: a call that passes its checks fails to load the library.
+  const { cuda } = require('../../src') as typeof import('../../src');
+  const P = cuda.CUpointer_attribute;
+
+  test('cuPointerGetAttributes: each buffer holds its attribute\'s C type', () => {
+    expect(() => cuda.cuPointerGetAttributes(2, [P.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, P.CU_POINTER_ATTRIBUTE_DEVICE_POINTER], [Buffer.alloc(4), Buffer.alloc(4)], 0x1000n))
+      .toThrow(new RangeError("cuPointerGetAttributes: parameter 'data[1]' holds 4 bytes but pointerAttrBytes(nth(attributes, 1)) needs 8"));
+    expect(() => cuda.cuPointerGetAttributes(1, [P.CU_POINTER_ATTRIBUTE_P2P_TOKENS], [Buffer.alloc(8)], 0x1000n)).toThrow(/'data\[0\]' holds 8 bytes but .* needs 16/);
+    expect(() => cuda.cuPointerGetAttributes(2, [P.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, P.CU_POINTER_ATTRIBUTE_DEVICE_POINTER], [Buffer.alloc(4), Buffer.alloc(8)], 0x1000n)).toThrow(/^libcuda: could not load/);
+  });
+
+  test('cuMemRangeGetAttributes: data[i] holds dataSizes[i] bytes', () => {
+    expect(() => cuda.cuMemRangeGetAttributes([Buffer.alloc(4), Buffer.alloc(8)], [4, 12], [1, 3], 2, 0x1000n, 4096))
+      .toThrow(new RangeError("cuMemRangeGetAttributes: parameter 'data[1]' holds 8 bytes but nth(dataSizes, 1) needs 12"));
+  });
+
+  test('a JIT log buffer holds what its size option says', () => {
+    const O = cuda.CUjit_option;
+    const opts = [O.CU_JIT_INFO_LOG_BUFFER, O.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES];
+    expect(() => cuda.cuModuleLoadDataEx(Buffer.alloc(16), 2, opts, [Buffer.alloc(100), 4096n]))
+      .toThrow(new RangeError("cuModuleLoadDataEx: parameter 'optionValues[0]' holds 100 bytes but jitLogBytes(options, optionValues, 0) needs 4096"));
+    expect(() => cuda.cuModuleLoadDataEx(Buffer.alloc(16), 2, opts, [Buffer.alloc(4096), 4096n])).toThrow(/^libcuda: could not load/);
+  });
+});
