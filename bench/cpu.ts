@@ -25,6 +25,7 @@ const raw = {
   cudaGetDeviceProperties: lib.func('int cudaGetDeviceProperties(void *, int)'),
   cudaMallocAsync: lib.func('int cudaMallocAsync(void *, size_t, void *)'),
   cudaLaunchKernel: lib.func('cudaLaunchKernel', 'int', ['void *', dim3, dim3, 'void *', 'size_t', 'void *']),
+  cudaMemcpy3D: lib.func('int cudaMemcpy3D(void *)'),
 };
 const i32 = new Int32Array(2);
 const u64 = new BigUint64Array(1);
@@ -34,6 +35,8 @@ const s = cudart.cudaStream_t(0x1234);
 const e = cudart.cudaEvent_t(0x5678);
 const g = { x: 1, y: 1, z: 1 };
 const d3 = new cudart.dim3(g);
+// A struct whose pointer field holds host memory: the call checks it is attached and large enough.
+const p3 = new cudart.cudaMemcpy3DParms({ kind: 1, extent: { width: 64, height: 1, depth: 1 }, srcPtr: { ptr: new Uint8Array(64), pitch: 64 } });
 
 const cases: [string, () => unknown, () => unknown, number][] = [
   ['cudaPeekAtLastError', () => raw.cudaPeekAtLastError(), () => cudart.cudaPeekAtLastError(), 2_000_000],
@@ -44,6 +47,7 @@ const cases: [string, () => unknown, () => unknown, number][] = [
   ['cudaMallocAsync', () => raw.cudaMallocAsync(u64, 1024, s), () => cudart.cudaMallocAsync(1024, s), 1_000_000],
   ['cudaGetDeviceProperties', () => raw.cudaGetDeviceProperties(prop, 0), () => cudart.cudaGetDeviceProperties(0), 200_000],
   ['cudaLaunchKernel', () => raw.cudaLaunchKernel(0x10n, g, g, null, 0, s), () => cudart.cudaLaunchKernel(0x10n, d3, d3, null, 0, s), 500_000],
+  ['cudaMemcpy3D, a host buffer in srcPtr', () => raw.cudaMemcpy3D(p3.getBytes()), () => cudart.cudaMemcpy3D(p3), 1_000_000],
 ];
 
 console.log(`# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}`);

@@ -578,6 +578,7 @@ export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: 
   if (a_numOptions < 0) M.rangeError('cuModuleLoadDataEx', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuModuleLoadDataEx', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuModuleLoadDataEx', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuModuleLoadDataEx', n)), true));
+  X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuModuleLoadDataEx', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuModuleLoadDataEx ??= L.bind('cuModuleLoadDataEx'))(K.slot[0], a_image, a_numOptions, a_options, a_optionValues) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUmodule];
@@ -664,6 +665,7 @@ export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | A
   if (a_numOptions < 0) M.rangeError('cuLinkCreate', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkCreate', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkCreate', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkCreate', n)), true));
+  X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuLinkCreate', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuLinkCreate ??= L.bind('cuLinkCreate'))(a_numOptions, a_options, a_optionValues, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUlinkState];
@@ -683,6 +685,7 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
   if (a_numOptions < 0) M.rangeError('cuLinkAddData', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkAddData', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddData', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddData', n)), true));
+  X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuLinkAddData', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuLinkAddData ??= L.bind('cuLinkAddData'))(a_state, a_type, a_data, a_size, a_name, a_numOptions, a_options, a_optionValues) as E.CUresult;
   return [err];
 }
@@ -698,6 +701,7 @@ export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputTyp
   if (a_numOptions < 0) M.rangeError('cuLinkAddFile', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkAddFile', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddFile', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddFile', n)), true));
+  X.checkEach(optionValues, a_numOptions, (i) => X.jitLogBytes(options, optionValues, i), 'cuLinkAddFile', 'optionValues', 'jitLogBytes(options, optionValues, i)');
   const err = (f_cuLinkAddFile ??= L.bind('cuLinkAddFile'))(a_state, a_type, a_path, a_numOptions, a_options, a_optionValues) as E.CUresult;
   return [err];
 }
@@ -753,6 +757,7 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] 
   if (a_numJitOptions < 0) M.rangeError('cuLibraryLoadData', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cuLibraryLoadData', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cuLibraryLoadData', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadData', n)), true));
+  X.checkEach(jitOptionsValues, a_numJitOptions, (i) => X.jitLogBytes(jitOptions, jitOptionsValues, i), 'cuLibraryLoadData', 'jitOptionsValues', 'jitLogBytes(jitOptions, jitOptionsValues, i)');
   if (a_numLibraryOptions < 0) M.rangeError('cuLibraryLoadData', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadData', n)), true));
@@ -771,6 +776,7 @@ export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_opt
   if (a_numJitOptions < 0) M.rangeError('cuLibraryLoadFromFile', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cuLibraryLoadFromFile', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cuLibraryLoadFromFile', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadFromFile', n)), true));
+  X.checkEach(jitOptionsValues, a_numJitOptions, (i) => X.jitLogBytes(jitOptions, jitOptionsValues, i), 'cuLibraryLoadFromFile', 'jitOptionsValues', 'jitLogBytes(jitOptions, jitOptionsValues, i)');
   if (a_numLibraryOptions < 0) M.rangeError('cuLibraryLoadFromFile', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cuLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cuLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLibraryLoadFromFile', n)), true));
@@ -1782,6 +1788,7 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | nu
   const a_size = M.size(size, 'cuMemGetHandleForAddressRange', 'size');
   const a_handleType = M.i32(handleType, 'cuMemGetHandleForAddressRange', 'handleType');
   const a_flags = M.u64(flags, 'cuMemGetHandleForAddressRange', 'flags');
+  M.checkExtent(a_handle, 4, 'cuMemGetHandleForAddressRange', 'handle', 'a dma-buf file descriptor (int)');
   const err = (f_cuMemGetHandleForAddressRange ??= L.bind('cuMemGetHandleForAddressRange'))(a_handle, a_dptr, a_size, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
@@ -2327,6 +2334,7 @@ export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dat
   const a_count = M.size(count, 'cuMemRangeGetAttributes', 'count');
   if (a_numAttributes < 0) M.rangeError('cuMemRangeGetAttributes', 'numAttributes', `must not be negative, got ${a_numAttributes}`);
   const a_data = X.packArray(data, a_numAttributes, 8, 'cuMemRangeGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuMemRangeGetAttributes', n)), true));
+  X.checkEach(data, a_numAttributes, (i) => X.nth(dataSizes, i), 'cuMemRangeGetAttributes', 'data', 'nth(dataSizes, i)');
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cuMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const err = (f_cuMemRangeGetAttributes ??= L.bind('cuMemRangeGetAttributes'))(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.CUresult;
@@ -2353,6 +2361,7 @@ export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUp
   if (a_numAttributes < 0) M.rangeError('cuPointerGetAttributes', 'numAttributes', `must not be negative, got ${a_numAttributes}`);
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cuPointerGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_data = X.packArray(data, a_numAttributes, 8, 'cuPointerGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuPointerGetAttributes', n)), true));
+  X.checkEach(data, a_numAttributes, (i) => X.pointerAttrBytes(X.nth(attributes, i)), 'cuPointerGetAttributes', 'data', 'pointerAttrBytes(nth(attributes, i))');
   const err = (f_cuPointerGetAttributes ??= L.bind('cuPointerGetAttributes'))(a_numAttributes, a_attributes, a_data, a_ptr) as E.CUresult;
   return [err];
 }
@@ -4776,6 +4785,7 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Poin
   const a_value = M.pointer(value, 'cuCoredumpGetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttribute', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
+  M.checkExtent(a_value, a_size, 'cuCoredumpGetAttribute', 'value', 'size');
   const err = (f_cuCoredumpGetAttribute ??= L.bind('cuCoredumpGetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -4789,6 +4799,7 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value
   const a_value = M.pointer(value, 'cuCoredumpGetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttributeGlobal', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
+  M.checkExtent(a_value, a_size, 'cuCoredumpGetAttributeGlobal', 'value', 'size');
   const err = (f_cuCoredumpGetAttributeGlobal ??= L.bind('cuCoredumpGetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -4802,6 +4813,7 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Poin
   const a_value = M.pointer(value, 'cuCoredumpSetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttribute', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
+  M.checkExtent(a_value, a_size, 'cuCoredumpSetAttribute', 'value', 'size');
   const err = (f_cuCoredumpSetAttribute ??= L.bind('cuCoredumpSetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -4815,6 +4827,7 @@ export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value
   const a_value = M.pointer(value, 'cuCoredumpSetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttributeGlobal', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
+  M.checkExtent(a_value, a_size, 'cuCoredumpSetAttributeGlobal', 'value', 'size');
   const err = (f_cuCoredumpSetAttributeGlobal ??= L.bind('cuCoredumpSetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -4907,6 +4920,7 @@ export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, i
   const a_input = X.structArg(input, S.CUdevResource_st, 'cuDevSmResourceSplitByCount', 'input');
   const a_useFlags = M.u32(useFlags, 'cuDevSmResourceSplitByCount', 'useFlags');
   const a_minCount = M.u32(minCount, 'cuDevSmResourceSplitByCount', 'minCount');
+  M.checkExtent(a_result, a_nbGroups * 144, 'cuDevSmResourceSplitByCount', 'result', 'nbGroups * sizeof(CUdevResource)');
   const a_remaining = new S.CUdevResource_st();
   const err = (f_cuDevSmResourceSplitByCount ??= L.bind('cuDevSmResourceSplitByCount'))(a_result, K.slot[0], a_input, a_remaining._u8, a_useFlags, a_minCount) as E.CUresult;
   if (err !== 0) return [err, null, null];

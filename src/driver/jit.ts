@@ -1,6 +1,7 @@
 // JIT options for cuModuleLoadDataEx, cuLinkCreate and cuLibraryLoadData, with the logs they fill.
 import koffi from 'koffi';
 import { CUjit_option } from './enums';
+import { untransferable } from '../ffi/marshal';
 
 /** Option values by option; the log buffers are added for you. */
 export type JitOptionValues = Partial<Record<CUjit_option, number | bigint>>;
@@ -19,8 +20,9 @@ export class JitOptions {
   private readonly error: Uint8Array;
 
   constructor(values: JitOptionValues = {}, logSize = 16384) {
-    this.info = new Uint8Array(new ArrayBuffer(logSize));
-    this.error = new Uint8Array(new ArrayBuffer(logSize));
+    // Untransferable: `values` holds their addresses, and the JIT writes the logs there.
+    this.info = new Uint8Array(untransferable(new ArrayBuffer(logSize)));
+    this.error = new Uint8Array(untransferable(new ArrayBuffer(logSize)));
     const all: [CUjit_option, bigint][] = Object.entries(values).map(([k, v]) => [Number(k) as CUjit_option, BigInt(v as number | bigint)]);
     all.push(
       [CUjit_option.CU_JIT_INFO_LOG_BUFFER, koffi.address(this.info) as bigint],

@@ -2,7 +2,7 @@
 // cuLaunchKernel and kernel node params take. A plain JS number is never taken as an argument:
 // its C type is ambiguous, so it must be wrapped (i32(n), f32(x), …).
 import koffi from 'koffi';
-import { pointer, rangeError, typeError, type Pointer } from './marshal';
+import { pointer, rangeError, typeError, untransferable, type Pointer } from './marshal';
 
 /** The C type of a kernel argument, named as the wrappers that make one (i32(n), f32(x), …). */
 export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'f32' | 'f64' | 'ptr';
@@ -122,7 +122,8 @@ export class KernelArgs {
       return at;
     });
     const ptrBytes = Math.max(8, checked.length * 8);
-    const store = new ArrayBuffer(ptrBytes + Math.max(8, Math.ceil(size / 16) * 16) + 16);
+    // Untransferable: the pointers point into it, and launches and struct fields keep its address.
+    const store = untransferable(new ArrayBuffer(ptrBytes + Math.max(8, Math.ceil(size / 16) * 16) + 16));
     // Values start 16-aligned after the pointer array.
     const base = Math.ceil(ptrBytes / 16) * 16;
     this.pointers = new Uint8Array(store, 0, ptrBytes);
@@ -257,7 +258,7 @@ export function keptKernelArgs(v: unknown, fn: string, p: string): Pointer {
  */
 export function launchParamBuffer(args: KernelArgs | readonly unknown[]): Uint8Array {
   const k = args instanceof KernelArgs ? args : new KernelArgs(args, 'launchParamBuffer', 'args');
-  const mem = new Uint8Array(new ArrayBuffer(48));
+  const mem = new Uint8Array(untransferable(new ArrayBuffer(48)));
   const dv = new DataView(mem.buffer);
   const bufAddr = koffi.address(k.buffer) as bigint;
   dv.setBigUint64(0, 1n, true); // CU_LAUNCH_PARAM_BUFFER_POINTER

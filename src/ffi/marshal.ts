@@ -1,6 +1,7 @@
 // Argument checks and conversions shared by every generated binding. Each check throws a TypeError
 // or RangeError that names the function and the parameter, before anything reaches C.
 import koffi from 'koffi';
+import { markAsUntransferable } from 'node:worker_threads';
 
 /** Memory on the host that can be passed where C takes a pointer, without a copy. */
 export type HostMemory = ArrayBufferView | ArrayBuffer;
@@ -177,11 +178,21 @@ export function arrayArg(v: unknown, count: number, fn: string, p: string, nulla
 
 // Small allocations are carved from 64 KiB slabs: a new ArrayBuffer costs about a microsecond,
 // a slice of a slab a few tens of nanoseconds. A slab lives as long as any slice of it.
+// Every struct on a slab can reach the slab's ArrayBuffer (`s.getBytes().buffer`), so a slab is
+// marked untransferable: postMessage and structuredClone copy it instead of detaching it (Node 20;
+// newer Node refuses the transfer). Should a slab be detached all the same (ArrayBuffer.prototype
+// .transfer, where Node has it), the next allocation starts a fresh one: its byteLength reads 0.
 const SLAB = 64 * 1024;
 const SMALL = 4096;
 let slab = new ArrayBuffer(0);
 let slabView = new DataView(slab);
 let slabUsed = SLAB;
+
+/** Marks memory the library holds (slabs, packed arguments) so that a transfer cannot detach it. */
+export function untransferable<T extends ArrayBuffer>(b: T): T {
+  markAsUntransferable(b);
+  return b;
+}
 
 /** Fresh zeroed memory whose address stays put (an ArrayBuffer's store is never moved). */
 export function bytes(n: number): Uint8Array {
@@ -194,8 +205,8 @@ export function alloc(n: number): { u8: Uint8Array; dv: DataView } {
     const b = new ArrayBuffer(n);
     return { u8: new Uint8Array(b), dv: new DataView(b) };
   }
-  if (slabUsed + n > SLAB) {
-    slab = new ArrayBuffer(SLAB);
+  if (slabUsed + n > slab.byteLength) {
+    slab = untransferable(new ArrayBuffer(SLAB));
     slabView = new DataView(slab);
     slabUsed = 0;
   }

@@ -137,7 +137,7 @@ export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
   if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvFatbinResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvFatbinGet', 'buffer', 'nvFatbinSize');
+  else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvFatbinGet', 'buffer', 'nvFatbinSize');
   const err = (f_nvFatbinGet ??= L.bind('nvFatbinGet'))(a_handle, c_buffer ?? a_buffer) as E.nvFatbinResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];

@@ -93,7 +93,7 @@ export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin:
   let o_cubin: Buffer | null = null;
   let c_cubin: Buffer | null = null;
   if (a_cubin === null) { const [e, n] = (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_cubin = Buffer.alloc(Math.max(n, 1)); o_cubin = c_cubin.subarray(0, n); }
-  else X.needBytes(a_cubin, () => (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetLinkedCubin', 'cubin', 'nvJitLinkGetLinkedCubinSize');
+  else X.needBytes(a_cubin, () => (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetLinkedCubin', 'cubin', 'nvJitLinkGetLinkedCubinSize');
   const err = (f_nvJitLinkGetLinkedCubin ??= L.bind('nvJitLinkGetLinkedCubin'))(a_handle, c_cubin ?? a_cubin) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_cubin ?? X.hostBuffer(cubin)];
@@ -118,7 +118,7 @@ export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Poi
   let o_ptx: Buffer | null = null;
   let c_ptx: Buffer | null = null;
   if (a_ptx === null) { const [e, n] = (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_ptx = Buffer.alloc(Math.max(n, 1)); o_ptx = c_ptx.subarray(0, n); }
-  else X.needBytes(a_ptx, () => (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetLinkedPtx', 'ptx', 'nvJitLinkGetLinkedPtxSize');
+  else X.needBytes(a_ptx, () => (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetLinkedPtx', 'ptx', 'nvJitLinkGetLinkedPtxSize');
   const err = (f_nvJitLinkGetLinkedPtx ??= L.bind('nvJitLinkGetLinkedPtx'))(a_handle, c_ptx ?? a_ptx) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_ptx ?? X.hostBuffer(ptx)];
@@ -143,7 +143,7 @@ export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Poin
   let o_log: Buffer | null = null;
   let c_log: Buffer | null = null;
   if (a_log === null) { const [e, n] = (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
-  else X.needBytes(a_log, () => (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetErrorLog', 'log', 'nvJitLinkGetErrorLogSize');
+  else X.needBytes(a_log, () => (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetErrorLog', 'log', 'nvJitLinkGetErrorLogSize');
   const err = (f_nvJitLinkGetErrorLog ??= L.bind('nvJitLinkGetErrorLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_log ?? X.hostBuffer(log)];
@@ -168,7 +168,7 @@ export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Point
   let o_log: Buffer | null = null;
   let c_log: Buffer | null = null;
   if (a_log === null) { const [e, n] = (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
-  else X.needBytes(a_log, () => (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 'nvJitLinkGetInfoLog', 'log', 'nvJitLinkGetInfoLogSize');
+  else X.needBytes(a_log, () => (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetInfoLog', 'log', 'nvJitLinkGetInfoLogSize');
   const err = (f_nvJitLinkGetInfoLog ??= L.bind('nvJitLinkGetInfoLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_log ?? X.hostBuffer(log)];

@@ -48,10 +48,13 @@ export function nvrtcGetNumSupportedArchs(): [E.nvrtcResult, number | null] {
 let f_nvrtcGetSupportedArchs: KoffiFunction | undefined;
 /** nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using::nvrtcGetNumSupportedArchs. */
 // nvrtcResult nvrtcGetSupportedArchs(int * supportedArchs) — nvrtc.h:132
-export function nvrtcGetSupportedArchs(supportedArchs: Pointer): [E.nvrtcResult] {
-  const a_supportedArchs = M.pointer(supportedArchs, 'nvrtcGetSupportedArchs', 'supportedArchs');
+export function nvrtcGetSupportedArchs(): [E.nvrtcResult, number[] | null] {
+  const [q_supportedArchs, n_supportedArchs] = nvrtcGetNumSupportedArchs();
+  if (q_supportedArchs !== 0 || n_supportedArchs === null) return [q_supportedArchs, null];
+  const a_supportedArchs = M.bytes(Math.max(1, n_supportedArchs * 4));
   const err = (f_nvrtcGetSupportedArchs ??= L.bind('nvrtcGetSupportedArchs'))(a_supportedArchs) as E.nvrtcResult;
-  return [err];
+  if (err !== 0) return [err, null];
+  return [err, X.readArray(a_supportedArchs, n_supportedArchs, 4, (dv, at) => dv.getInt32(at, true))];
 }
 
 let f_nvrtcCreateProgram: KoffiFunction | undefined;
@@ -107,7 +110,7 @@ let f_nvrtcGetPTX: KoffiFunction | undefined;
 export function nvrtcGetPTX(prog: H.nvrtcProgram | null, ptx: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetPTX', 'prog');
   const a_ptx = M.pointer(ptx, 'nvrtcGetPTX', 'ptx');
-  X.needBytes(a_ptx, () => nvrtcGetPTXSize(a_prog as H.nvrtcProgram), 'nvrtcGetPTX', 'ptx', 'nvrtcGetPTXSize');
+  X.needBytes(a_ptx, () => nvrtcGetPTXSize(a_prog as any), 1, 'nvrtcGetPTX', 'ptx', 'nvrtcGetPTXSize');
   const err = (f_nvrtcGetPTX ??= L.bind('nvrtcGetPTX'))(a_prog, a_ptx) as E.nvrtcResult;
   return [err];
 }
@@ -128,7 +131,7 @@ let f_nvrtcGetCUBIN: KoffiFunction | undefined;
 export function nvrtcGetCUBIN(prog: H.nvrtcProgram | null, cubin: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetCUBIN', 'prog');
   const a_cubin = M.pointer(cubin, 'nvrtcGetCUBIN', 'cubin');
-  X.needBytes(a_cubin, () => nvrtcGetCUBINSize(a_prog as H.nvrtcProgram), 'nvrtcGetCUBIN', 'cubin', 'nvrtcGetCUBINSize');
+  X.needBytes(a_cubin, () => nvrtcGetCUBINSize(a_prog as any), 1, 'nvrtcGetCUBIN', 'cubin', 'nvrtcGetCUBINSize');
   const err = (f_nvrtcGetCUBIN ??= L.bind('nvrtcGetCUBIN'))(a_prog, a_cubin) as E.nvrtcResult;
   return [err];
 }
@@ -149,7 +152,7 @@ let f_nvrtcGetLTOIR: KoffiFunction | undefined;
 export function nvrtcGetLTOIR(prog: H.nvrtcProgram | null, LTOIR: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetLTOIR', 'prog');
   const a_LTOIR = M.pointer(LTOIR, 'nvrtcGetLTOIR', 'LTOIR');
-  X.needBytes(a_LTOIR, () => nvrtcGetLTOIRSize(a_prog as H.nvrtcProgram), 'nvrtcGetLTOIR', 'LTOIR', 'nvrtcGetLTOIRSize');
+  X.needBytes(a_LTOIR, () => nvrtcGetLTOIRSize(a_prog as any), 1, 'nvrtcGetLTOIR', 'LTOIR', 'nvrtcGetLTOIRSize');
   const err = (f_nvrtcGetLTOIR ??= L.bind('nvrtcGetLTOIR'))(a_prog, a_LTOIR) as E.nvrtcResult;
   return [err];
 }
@@ -170,7 +173,7 @@ let f_nvrtcGetOptiXIR: KoffiFunction | undefined;
 export function nvrtcGetOptiXIR(prog: H.nvrtcProgram | null, optixir: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetOptiXIR', 'prog');
   const a_optixir = M.pointer(optixir, 'nvrtcGetOptiXIR', 'optixir');
-  X.needBytes(a_optixir, () => nvrtcGetOptiXIRSize(a_prog as H.nvrtcProgram), 'nvrtcGetOptiXIR', 'optixir', 'nvrtcGetOptiXIRSize');
+  X.needBytes(a_optixir, () => nvrtcGetOptiXIRSize(a_prog as any), 1, 'nvrtcGetOptiXIR', 'optixir', 'nvrtcGetOptiXIRSize');
   const err = (f_nvrtcGetOptiXIR ??= L.bind('nvrtcGetOptiXIR'))(a_prog, a_optixir) as E.nvrtcResult;
   return [err];
 }
@@ -191,7 +194,7 @@ let f_nvrtcGetProgramLog: KoffiFunction | undefined;
 export function nvrtcGetProgramLog(prog: H.nvrtcProgram | null, log: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetProgramLog', 'prog');
   const a_log = M.pointer(log, 'nvrtcGetProgramLog', 'log');
-  X.needBytes(a_log, () => nvrtcGetProgramLogSize(a_prog as H.nvrtcProgram), 'nvrtcGetProgramLog', 'log', 'nvrtcGetProgramLogSize');
+  X.needBytes(a_log, () => nvrtcGetProgramLogSize(a_prog as any), 1, 'nvrtcGetProgramLog', 'log', 'nvrtcGetProgramLogSize');
   const err = (f_nvrtcGetProgramLog ??= L.bind('nvrtcGetProgramLog'))(a_prog, a_log) as E.nvrtcResult;
   return [err];
 }

@@ -133,7 +133,7 @@ export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointe
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
   if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog), 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
+  else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog), 1, 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
   const err = (f_nvvmGetCompiledResult ??= L.bind('nvvmGetCompiledResult'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];
@@ -158,7 +158,7 @@ export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): 
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
   if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog), 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
+  else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog), 1, 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
   const err = (f_nvvmGetProgramLog ??= L.bind('nvvmGetProgramLog'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];

@@ -1510,7 +1510,9 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: 
   const a_stream = M.handle(stream, 'cudaMemcpyBatchAsync', 'stream');
   if (a_count < 0) M.rangeError('cudaMemcpyBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dsts = X.packArray(dsts, a_count, 8, 'cudaMemcpyBatchAsync', 'dsts', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemcpyBatchAsync', n)), true));
+  X.checkEach(dsts, a_count, (i) => X.nth(sizes, i), 'cudaMemcpyBatchAsync', 'dsts', 'nth(sizes, i)');
   const a_srcs = X.packArray(srcs, a_count, 8, 'cudaMemcpyBatchAsync', 'srcs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemcpyBatchAsync', n)), true));
+  X.checkEach(srcs, a_count, (i) => X.nth(sizes, i), 'cudaMemcpyBatchAsync', 'srcs', 'nth(sizes, i)');
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemcpyBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   if (a_numAttrs < 0) M.rangeError('cudaMemcpyBatchAsync', 'numAttrs', `must not be negative, got ${a_numAttrs}`);
   const a_attrs = X.packArray(attrs, a_numAttrs, 24, 'cudaMemcpyBatchAsync', 'attrs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemcpyAttributes, n));
@@ -1737,6 +1739,7 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, 
   const a_stream = M.handle(stream, 'cudaMemPrefetchBatchAsync', 'stream');
   if (a_count < 0) M.rangeError('cudaMemPrefetchBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemPrefetchBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemPrefetchBatchAsync', n)), true));
+  X.checkEach(dptrs, a_count, (i) => X.nth(sizes, i), 'cudaMemPrefetchBatchAsync', 'dptrs', 'nth(sizes, i)');
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   if (a_numPrefetchLocs < 0) M.rangeError('cudaMemPrefetchBatchAsync', 'numPrefetchLocs', `must not be negative, got ${a_numPrefetchLocs}`);
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
@@ -1754,6 +1757,7 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, s
   const a_stream = M.handle(stream, 'cudaMemDiscardBatchAsync', 'stream');
   if (a_count < 0) M.rangeError('cudaMemDiscardBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemDiscardBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemDiscardBatchAsync', n)), true));
+  X.checkEach(dptrs, a_count, (i) => X.nth(sizes, i), 'cudaMemDiscardBatchAsync', 'dptrs', 'nth(sizes, i)');
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const err = (f_cudaMemDiscardBatchAsync ??= L.bind('cudaMemDiscardBatchAsync'))(a_dptrs, a_sizes, a_count, a_flags, a_stream) as E.cudaError_t;
   return [err];
@@ -1769,6 +1773,7 @@ export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBu
   const a_stream = M.handle(stream, 'cudaMemDiscardAndPrefetchBatchAsync', 'stream');
   if (a_count < 0) M.rangeError('cudaMemDiscardAndPrefetchBatchAsync', 'count', `must not be negative, got ${a_count}`);
   const a_dptrs = X.packArray(dptrs, a_count, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'dptrs', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemDiscardAndPrefetchBatchAsync', n)), true));
+  X.checkEach(dptrs, a_count, (i) => X.nth(sizes, i), 'cudaMemDiscardAndPrefetchBatchAsync', 'dptrs', 'nth(sizes, i)');
   const a_sizes = X.packArray(sizes, a_count, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'sizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   if (a_numPrefetchLocs < 0) M.rangeError('cudaMemDiscardAndPrefetchBatchAsync', 'numPrefetchLocs', `must not be negative, got ${a_numPrefetchLocs}`);
   const a_prefetchLocs = X.packArray(prefetchLocs, a_numPrefetchLocs, 8, 'cudaMemDiscardAndPrefetchBatchAsync', 'prefetchLocs', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.cudaMemLocation, n));
@@ -1813,6 +1818,7 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, d
   const a_count = M.size(count, 'cudaMemRangeGetAttributes', 'count');
   if (a_numAttributes < 0) M.rangeError('cudaMemRangeGetAttributes', 'numAttributes', `must not be negative, got ${a_numAttributes}`);
   const a_data = X.packArray(data, a_numAttributes, 8, 'cudaMemRangeGetAttributes', 'data', false, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaMemRangeGetAttributes', n)), true));
+  X.checkEach(data, a_numAttributes, (i) => X.nth(dataSizes, i), 'cudaMemRangeGetAttributes', 'data', 'nth(dataSizes, i)');
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cudaMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cudaMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
   M.checkExtent(a_devPtr, a_count, 'cudaMemRangeGetAttributes', 'devPtr', 'count');
@@ -3488,6 +3494,7 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
   if (a_numJitOptions < 0) M.rangeError('cudaLibraryLoadData', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cudaLibraryLoadData', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadData', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
+  X.checkEach(jitOptionsValues, a_numJitOptions, (i) => X.jitLogBytes(jitOptions, jitOptionsValues, i), 'cudaLibraryLoadData', 'jitOptionsValues', 'jitLogBytes(jitOptions, jitOptionsValues, i)');
   if (a_numLibraryOptions < 0) M.rangeError('cudaLibraryLoadData', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadData', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadData', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadData', n)), true));
@@ -3506,6 +3513,7 @@ export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJit
   if (a_numJitOptions < 0) M.rangeError('cudaLibraryLoadFromFile', 'numJitOptions', `must not be negative, got ${a_numJitOptions}`);
   const a_jitOptions = X.packArray(jitOptions, a_numJitOptions, 4, 'cudaLibraryLoadFromFile', 'jitOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_jitOptionsValues = X.packArray(jitOptionsValues, a_numJitOptions, 8, 'cudaLibraryLoadFromFile', 'jitOptionsValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));
+  X.checkEach(jitOptionsValues, a_numJitOptions, (i) => X.jitLogBytes(jitOptions, jitOptionsValues, i), 'cudaLibraryLoadFromFile', 'jitOptionsValues', 'jitLogBytes(jitOptions, jitOptionsValues, i)');
   if (a_numLibraryOptions < 0) M.rangeError('cudaLibraryLoadFromFile', 'numLibraryOptions', `must not be negative, got ${a_numLibraryOptions}`);
   const a_libraryOptions = X.packArray(libraryOptions, a_numLibraryOptions, 4, 'cudaLibraryLoadFromFile', 'libraryOptions', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_libraryOptionValues = X.packArray(libraryOptionValues, a_numLibraryOptions, 8, 'cudaLibraryLoadFromFile', 'libraryOptionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cudaLibraryLoadFromFile', n)), true));

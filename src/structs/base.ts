@@ -37,6 +37,14 @@ export abstract class CStruct {
   _keep: Record<string, unknown> | undefined;
   /** @internal The struct whose bytes this view shares, kept alive with it. */
   _owner: CStruct | undefined;
+  // (Declared only: most structs never get these two, and a struct is made without defining them.)
+  /** @internal The field of `_owner` this view is, for error messages. */
+  declare _field: string | undefined;
+  /**
+   * @internal Host memory that pointer fields (here or nested) point into, with its byteLength when
+   * it was set: every call that passes the struct checks it is still there (see checkHeld).
+   */
+  declare _host: HeldHost[] | undefined;
 
   constructor(size: number, mem?: Uint8Array, dv?: DataView) {
     if (mem) {
@@ -79,18 +87,59 @@ export abstract class CStruct {
     if (src.constructor !== this.constructor) {
       throw new TypeError(`${this.constructor.name}: cannot copy from ${src.constructor.name}`);
     }
+    if (src === this) return;
     this._u8.set(src._u8);
-    if (src._keep) this._keep = { ...(this._keep ?? {}), ...src._keep };
+    if (src._keep) for (const k of Object.keys(src._keep)) this._hold(k, src._keep[k]);
+    this._releaseAllHost();
+    if (src._host) for (const h of src._host) this._holdHost(h.path, h.at, h.mem, h.bytes);
   }
 
-  /** @internal */
+  /** @internal Keeps `v` alive with this struct and every struct that holds it. */
   _hold(field: string, v: unknown): void {
     (this._keep ??= {})[field] = v;
     let o = this._owner;
-    while (o) {
-      (o._keep ??= {})[`${this.constructor.name}.${field}`] = v;
-      o = o._owner;
+    let key = field;
+    for (let s: CStruct = this; o; s = o, o = o._owner) {
+      // Keyed by where the field sits: srcPtr.ptr and dstPtr.ptr of one struct are both kept.
+      key = `${s._field ?? s.constructor.name}.${key}`;
+      (o._keep ??= {})[key] = v;
     }
+  }
+
+  /** @internal Records that the pointer field at `at` points into `mem` (`bytes` long), here and in every owner. */
+  _holdHost(path: string, at: number, mem: HostMemory, bytes: number): void {
+    for (let s: CStruct | undefined = this; s; ) {
+      const list: HeldHost[] = (s._host ??= []);
+      const i = list.findIndex((h) => h.at === at);
+      const need = (s.constructor as { hostExtents?: Record<string, (s: CStruct) => number> }).hostExtents?.[path];
+      const h: HeldHost = { at, path, mem, bytes, need };
+      if (i >= 0) list[i] = h;
+      else list.push(h);
+      const o: CStruct | undefined = s._owner;
+      if (o) {
+        at += s._o - o._o;
+        path = `${s._field ?? '?'}.${path}`;
+      }
+      s = o;
+    }
+  }
+
+  /** @internal The pointer field at `at` no longer points into host memory of the caller's. */
+  _releaseHost(at: number): void {
+    for (let s: CStruct | undefined = this; s; s = s._owner) {
+      if (s._host) {
+        const i = s._host.findIndex((h) => h.at === at);
+        if (i >= 0) s._host.splice(i, 1);
+        if (s._host.length === 0) s._host = undefined;
+      }
+      if (s._owner) at += s._o - s._owner._o;
+    }
+  }
+
+  /** @internal Every pointer field of this struct is overwritten. */
+  _releaseAllHost(): void {
+    if (!this._host) return;
+    for (const h of this._host.slice()) this._releaseHost(h.at);
   }
 
   /** A plain object with every field, for printing and JSON. */
@@ -126,7 +175,49 @@ export function setPointer(s: CStruct, off: number, v: unknown, name: string, fi
   }
   if (typeof v === 'object' && v !== null) s._hold(field, v);
   else if (s._keep) delete s._keep[field];
+  // Host memory is checked at every call that passes the struct: still attached, still this long.
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) s._holdHost(field, off, v, v.byteLength);
+  else if (s._host) s._releaseHost(off);
   s._dv.setBigUint64(s._o + off, addr, true);
+}
+
+/** Host memory a pointer field points into: where the field is, its name, and its length when set. */
+export interface HeldHost {
+  /** The field's offset in the struct that holds this record. */
+  at: number;
+  /** The field's path from that struct: `srcPtr.ptr`. */
+  path: string;
+  mem: HostMemory;
+  bytes: number;
+  /** The bytes the holding struct's other fields say C touches through it (its class's hostExtents). */
+  need: ((s: CStruct) => number) | undefined;
+}
+
+/**
+ * Throws unless every host buffer the struct's pointer fields point into is still attached and as
+ * long as when it was set (a transferred ArrayBuffer's memory may already be freed).
+ */
+export function checkHeld(s: CStruct, fn: string, p: string): void {
+  const list = s._host!;
+  for (let i = 0; i < list.length; i++) {
+    const h = list[i];
+    if (h.mem.byteLength !== h.bytes) {
+      throw new TypeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} points into host memory of ${h.bytes} bytes that has since been ${h.mem.byteLength === 0 ? 'detached (transferred away)' : `resized to ${h.mem.byteLength}`}; set the field again`);
+    }
+    const need = h.need === undefined ? 0 : h.need(s);
+    if (h.bytes < need) {
+      throw new RangeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} holds ${h.bytes} bytes but the struct's extent needs ${need}`);
+    }
+  }
+}
+
+/**
+ * Bytes of host memory a pitched 3D copy touches from (x, y, z): the rows, slices and the start
+ * offset, `x` and `width` in bytes. 0 when the copy is empty.
+ */
+export function hostBytes3D(x: number, y: number, z: number, pitch: number, height: number, width: number, rows: number, depth: number): number {
+  if (width === 0 || rows === 0 || depth === 0) return 0;
+  return (z + depth - 1) * pitch * height + (y + rows - 1) * pitch + x + width;
 }
 
 /** Packs the first `count` of `items` into fresh C memory, each through `write` at i * elemSize. */
@@ -142,6 +233,7 @@ export function packValues(
 
 /** Writes one struct (an instance or a plain initializer) into packed memory. */
 export function packStruct<T extends CStruct>(dv: DataView, at: number, x: unknown, cls: StructClass<T>, name: string): void {
+  if (x instanceof CStruct && x._host !== undefined) checkHeld(x, name.replace(/: parameter '(.*)'$/, ''), /'(.*)'$/.exec(name)?.[1] ?? name);
   setNested(cls.view(new Uint8Array(dv.buffer, dv.byteOffset + at, cls.layout.size)), x, cls, name);
 }
 
@@ -153,6 +245,7 @@ export function setPointerArray(
   if (!Array.isArray(v)) return setPointer(s, off, v, name, field);
   const mem = packValues(v, v.length, elemSize, write, (i) => `${name}[${i}]`);
   s._hold(field, { mem, items: v });
+  if (s._host) s._releaseHost(off);
   s._dv.setBigUint64(s._o + off, koffi.address(mem) as bigint, true);
 }
 
@@ -197,6 +290,7 @@ export function setNested<T extends CStruct>(target: T, v: unknown, cls: StructC
   if (v instanceof CStruct) throw new TypeError(`${name}: must be a ${cls.name}, got a ${v.constructor.name}`);
   if (typeof v !== 'object' || v === null) throw new TypeError(`${name}: must be a ${cls.name} or a plain object, got ${describe(v)}`);
   target._u8.fill(0);
+  target._releaseAllHost();
   for (const k of Object.keys(v)) {
     if (!(k in cls.layout.fields)) throw new TypeError(`${name}: ${cls.name} has no field named '${k}'`);
     (target as any)[k] = (v as any)[k];
@@ -204,9 +298,10 @@ export function setNested<T extends CStruct>(target: T, v: unknown, cls: StructC
 }
 
 /** Makes a view of a nested struct that keeps its parent alive. */
-export function nestedView<T extends CStruct>(parent: CStruct, cls: StructClass<T>, off: number, size: number): T {
+export function nestedView<T extends CStruct>(parent: CStruct, cls: StructClass<T>, off: number, size: number, field?: string): T {
   const v = cls.view(parent._u8.subarray(off, off + size), parent._dv);
   v._owner = parent;
+  v._field = field;
   return v;
 }
 
@@ -247,6 +342,7 @@ export function setHostFnField(s: CStruct, off: number, v: unknown, name: string
     s._dv.setBigUint64(s._o + off, g.ptr, true);
     s._dv.setBigUint64(s._o + udOff, g.token, true);
     s._hold(field, Object.assign(g.holder, { previous: bound, owner: s }));
+    if (s._host) s._releaseHost(off);
     return;
   }
   setPointer(s, off, v, name, field);

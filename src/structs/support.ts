@@ -3,13 +3,14 @@ import koffi from 'koffi';
 export { borrowed } from '../ffi/memory';
 import { rangeError, typeError, arrayArg } from '../ffi/marshal';
 import { U64, I32 } from '../ffi/scratch';
-import { CStruct, type StructClass, packValues, passHostFns } from './base';
+import { CStruct, type StructClass, packValues, passHostFns, checkHeld } from './base';
 import { W } from '../ffi/memory';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
   if (v instanceof cls) {
     if (v._keep) passHostFns(v);
+    if (v._host !== undefined) checkHeld(v, fn, p);
     return v._u8;
   }
   if (v === null) return null;
@@ -46,7 +47,10 @@ export function inoutStruct<T extends CStruct>(v: unknown, cls: StructClass<T>, 
 
 /** A struct passed by value: the instance itself (koffi reads its fields). */
 export function byValue<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): T {
-  if (v instanceof cls) return v;
+  if (v instanceof cls) {
+    if (v._host !== undefined) checkHeld(v, fn, p);
+    return v;
+  }
   if (typeof v === 'object' && v !== null && !(v instanceof CStruct) && !Array.isArray(v)) {
     try {
       return new cls(v);
@@ -199,10 +203,52 @@ export function packStrings(v: unknown, count: number, fn: string, p: string, nu
  * Host memory that C fills with as many bytes as another call reports (nvrtcGetPTX after
  * nvrtcGetPTXSize): asks for the size and refuses a buffer that is too small.
  */
-export function needBytes(v: unknown, size: () => [number, number | null], fn: string, p: string, sizeFn: string): void {
+export function needBytes(v: unknown, size: () => [number, number | null], unit: number, fn: string, p: string, sizeFn: string): void {
   if (v === null || typeof v === 'bigint' || !(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) return;
   const [err, n] = size();
-  if (err === 0 && n !== null && v.byteLength < n) rangeError(fn, p, `holds ${v.byteLength} bytes but ${sizeFn} says ${n} are written`);
+  if (err === 0 && n !== null && v.byteLength < n * unit) rangeError(fn, p, `holds ${v.byteLength} bytes but ${sizeFn} says ${n * unit} are written`);
+}
+
+/**
+ * An array of pointers C reads or writes through one by one: each host buffer in the first `count`
+ * elements must hold what `need(i)` says (a caller-packed typed array holds addresses only).
+ */
+export function checkEach(v: unknown, count: number, need: (i: number) => number, fn: string, p: string, what: string): void {
+  if (!Array.isArray(v)) return;
+  for (let i = 0; i < count && i < v.length; i++) {
+    const x = v[i];
+    if (x === null || typeof x !== 'object') continue;
+    const n = need(i);
+    if ((x as ArrayBufferView).byteLength < n) rangeError(fn, `${p}[${i}]`, `holds ${(x as ArrayBufferView).byteLength} bytes but ${what.replace(/\bi\b/g, String(i))} needs ${n}`);
+  }
+}
+
+/** Element i of an array argument (a JS array or a typed array) as a number; 0 when absent. */
+export function nth(a: unknown, i: number): number {
+  const x = Array.isArray(a) || ArrayBuffer.isView(a) ? (a as ArrayLike<unknown>)[i] : undefined;
+  return typeof x === 'number' ? x : typeof x === 'bigint' ? Number(x) : 0;
+}
+
+/** Bytes CUDA writes for a CUpointer_attribute: 16 for the P2P tokens, 8 for addresses, handles and sizes, 4 else. */
+const POINTER_ATTR_U64 = new Set([1, 3, 4, 7, 11, 12, 14, 17, 18, 19, 20]);
+export function pointerAttrBytes(attr: number): number {
+  if (attr === 5) return 16;
+  if (POINTER_ATTR_U64.has(attr)) return 8;
+  // An attribute newer than this table: as much as the largest one.
+  return attr >= 1 && attr <= 21 ? 4 : 16;
+}
+
+/**
+ * Bytes the JIT writes through option value i: a log buffer (CU_JIT_INFO_LOG_BUFFER 3,
+ * CU_JIT_ERROR_LOG_BUFFER 5) takes as many as its size option (4, 6) says; other values are not
+ * written through.
+ */
+export function jitLogBytes(options: unknown, values: unknown, i: number): number {
+  const o = nth(options, i);
+  if (o !== 3 && o !== 5) return 0;
+  const n = Array.isArray(options) || ArrayBuffer.isView(options) ? (options as ArrayLike<unknown>).length : 0;
+  for (let j = 0; j < n; j++) if (nth(options, j) === o + 1) return nth(values, j);
+  return 0;
 }
 
 /** Bytes an exported shareable handle takes, by CUmemAllocationHandleType / cudaMemAllocationHandleType. */

@@ -68,3 +68,22 @@ test('every function the NVML spec describes exists (a rename would silently dro
   const named = [...Object.keys(nvmlApi.spec.paramSpecs), ...Object.keys(nvmlApi.spec.extents), ...Object.keys(nvmlApi.spec.checks ?? {})];
   expect(named.filter((n) => !model.functions.has(n))).toEqual([]);
 }, 120_000);
+
+test('the generator fails on a pointer C writes through that has no extent rule, naming it', () => {
+  const { nvrtcApi } = require('../../tools/codegen/nvrtc-spec');
+  const { nvrtcGetPTX: _dropped, ...queried } = nvrtcApi.spec.queried;
+  const api = { ...nvrtcApi, spec: { ...nvrtcApi.spec, queried } };
+  expect(() => generate([api])).toThrow(/codegen: nvrtc: C may write through these pointers and no rule says how far[^]*\n  nvrtcGetPTX\(ptx: char \*\)$/);
+}, 120_000);
+
+test('the coverage reports list every pointer C writes through with its rule', () => {
+  const gen = generate();
+  for (const api of ['runtime', 'driver', 'nvrtc']) {
+    const report = gen.files.get(`tools/codegen/report-${api}.md`)!;
+    const rows = report.split('## Pointers C writes through')[1].split(/## Bound functions|### Pointer fields/)[0].split('\n').filter((l) => l.startsWith('| `'));
+    expect(rows.length).toBeGreaterThan(10);
+    for (const r of rows) expect(r).toMatch(/^\| `\w+` \| `[\w[\]]+` \| `[^`]+` \| (type|count|size|query|elements|not written) \| .+ \|$/);
+  }
+  expect(gen.files.get('tools/codegen/report-driver.md')).toContain('| `cuCoredumpGetAttribute` | `value` | `void *` | size | `size` bytes, checked |');
+  expect(gen.files.get('tools/codegen/report-nvrtc.md')).toContain('| `nvrtcGetSupportedArchs` | `supportedArchs` | `int *` | query |');
+}, 120_000);

@@ -98,6 +98,19 @@ test('a pointer field holding host memory keeps it alive and points at it', () =
   expect(p._keep?.ptr).toBe(buf);
 });
 
+test('two nested pointer fields of one struct keep both buffers alive (srcPtr.ptr and dstPtr.ptr)', () => {
+  const p = new cudart.cudaMemcpy3DParms();
+  const src = new Uint8Array(8);
+  const dst = new Uint8Array(8);
+  p.srcPtr.ptr = src;
+  p.dstPtr.ptr = dst;
+  expect(p._keep).toEqual({ 'srcPtr.ptr': src, 'dstPtr.ptr': dst });
+  // Assigning a struct to a nested field makes the outer struct keep what it holds.
+  const q = new cudart.cudaMemcpy3DParms();
+  q.srcPtr = p.srcPtr;
+  expect(q._keep?.['srcPtr.ptr']).toBe(src);
+});
+
 test('a pointer field with a count takes an array of structs', () => {
   const sems = [cudart.cudaExternalSemaphore_t(1), cudart.cudaExternalSemaphore_t(2)];
   const params = new cudart.cudaExternalSemaphoreSignalNodeParams({ extSemArray: sems, numExtSems: 2 });

@@ -2,11 +2,14 @@
 import type { ParamSpec } from './runtime-spec';
 import type { MacroModel, Model } from './model';
 import type { PrimName } from './ctype';
+import type { ExtentTables } from './extents';
 
-/** What the headers cannot say about an API (see runtime-spec.ts for what each table means). */
-export interface ApiSpec {
+/**
+ * What the headers cannot say about an API (see runtime-spec.ts for what each table means, and
+ * extents.ts for the extent tables: how far C may write through each pointer).
+ */
+export interface ApiSpec extends ExtentTables {
   paramSpecs: Record<string, Record<string, ParamSpec>>;
-  extents: Record<string, Record<string, string>>;
   integerHandles: ReadonlySet<string>;
   attrTables: Record<string, { enumName: string; defaultType: 'int' | 'u64'; types: Record<string, 'int' | 'u64'> }>;
   docs: Record<string, string>;

@@ -1,6 +1,7 @@
 // What cuda.h cannot say about the driver API (see runtime-spec.ts for what each table means).
 import type { ApiConfig } from './apis';
 import type { ParamSpec } from './runtime-spec';
+import type { ExtentBytes } from './extents';
 
 const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
 const outArr = (count: string, countMode: 'inout' | 'in' = 'inout'): ParamSpec => ({ k: 'outArray', count, countMode });
@@ -109,7 +110,7 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuEGLStreamProducerReturnFrame: { conn: { k: 'inout' }, pStream: { k: 'inout' } },
 };
 
-const extents: Record<string, Record<string, string>> = {
+const extents: Record<string, Record<string, ExtentBytes>> = {
   cuMemcpyHtoD: { srcHost: 'ByteCount' }, cuMemcpyHtoDAsync: { srcHost: 'ByteCount' },
   cuMemcpyDtoH: { dstHost: 'ByteCount' }, cuMemcpyDtoHAsync: { dstHost: 'ByteCount' },
   cuMemcpyHtoA: { srcHost: 'ByteCount' }, cuMemcpyHtoAAsync: { srcHost: 'ByteCount' },
@@ -118,6 +119,69 @@ const extents: Record<string, Record<string, string>> = {
   cuLinkAddData: { data: 'size' },
   cuLogsDumpToMemory: { buffer: 'size' },
   cuParamSetv: { ptr: 'numbytes' },
+  cuCoredumpGetAttribute: { value: 'size' }, cuCoredumpGetAttributeGlobal: { value: 'size' },
+  cuCoredumpSetAttribute: { value: 'size' }, cuCoredumpSetAttributeGlobal: { value: 'size' },
+  cuDevSmResourceSplitByCount: { result: 'nbGroups * sizeof(CUdevResource)' },
+  cuMemExportToShareableHandle: { shareableHandle: { bytes: 'shareableHandleBytes(handleType)', what: 'the handle type' } },
+  cuMemPoolExportToShareableHandle: { handle_out: { bytes: 'shareableHandleBytes(handleType)', what: 'the handle type' } },
+  // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, the only type: an int file descriptor.
+  cuMemGetHandleForAddressRange: { handle: { bytes: '4', what: 'a dma-buf file descriptor (int)' } },
+};
+
+/**
+ * Arrays of pointers C reads or writes through one by one: the bytes element i spans, over the
+ * call's arguments (extents.ts). Host memory in such an array is checked element by element.
+ */
+const jitLog = { optionValues: 'jitLogBytes(options, optionValues, i)' };
+const libJitLog = { jitOptionsValues: 'jitLogBytes(jitOptions, jitOptionsValues, i)' };
+const elementExtents: Record<string, Record<string, string>> = {
+  cuModuleLoadDataEx: jitLog, cuLinkCreate: jitLog, cuLinkAddData: jitLog, cuLinkAddFile: jitLog,
+  cuLibraryLoadData: libJitLog, cuLibraryLoadFromFile: libJitLog,
+  cuMemRangeGetAttributes: { data: 'nth(dataSizes, i)' },
+  cuPointerGetAttributes: { data: 'pointerAttrBytes(nth(attributes, i))' },
+};
+
+/** Host memory behind a struct's pointer fields (extents.ts): CU_MEMORYTYPE_HOST (1) sides of a copy. */
+const host3D = (side: 'src' | 'dst', z: string, h: string, depth: string) =>
+  `s.${side}MemoryType === 1 ? hostBytes3D(s.${side}XInBytes, s.${side}Y, ${z}, s.${side}Pitch, ${h}, s.WidthInBytes, s.Height, ${depth}) : 0`;
+const fieldExtents: Record<string, Record<string, string>> = {
+  CUDA_MEMCPY2D_st: { srcHost: host3D('src', '0', '0', '1'), dstHost: host3D('dst', '0', '0', '1') },
+  CUDA_MEMCPY3D_st: { srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'), dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth') },
+  CUDA_MEMCPY3D_PEER_st: { srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'), dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth') },
+};
+
+/** Pointers to non-const data that C does not write host memory through, and why (extents.ts). */
+const deviceAddress = 'a device address: CUDA does not write host memory through it';
+const lookedUp = 'a host address CUDA looks up: not written';
+const userData = 'user data: handed back to the callback, never dereferenced by CUDA';
+const egl = 'an EGL handle, opaque to CUDA and to the binding';
+const notWritten: Record<string, Record<string, string>> = {
+  cuMemFreeHost: { p: 'host memory CUDA allocated, freed: not written' },
+  cuMemHostUnregister: { p: 'registered host memory, unregistered: not written' },
+  cuMemHostGetDevicePointer: { p: lookedUp },
+  cuMemHostGetFlags: { p: lookedUp },
+  cuMemRetainAllocationHandle: { addr: lookedUp },
+  cuDeviceRegisterAsyncNotification: { userData },
+  cuStreamAddCallback: { userData },
+  cuLaunchHostFunc: { userData },
+  cuLogsRegisterCallback: { userData },
+  cuUserObjectCreate: { ptr: 'handed to the destroy callback, never dereferenced by CUDA' },
+  cuMemImportFromShareableHandle: { osHandle: 'read, not written: a POSIX fd passed as its value, or the address of a Win32 or fabric handle' },
+  cuMemPoolImportFromShareableHandle: { handle: 'read, not written: a POSIX fd passed as its value, or the address of a Win32 or fabric handle' },
+  cuLaunchKernel: { extra: 'read, not written: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END (cuda.launchParamBuffer builds it)' },
+  cuLaunchKernelEx: { extra: 'read, not written: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END (cuda.launchParamBuffer builds it)' },
+  cuTensorMapEncodeTiled: { globalAddress: deviceAddress },
+  cuTensorMapEncodeIm2col: { globalAddress: deviceAddress },
+  cuTensorMapEncodeIm2colWide: { globalAddress: deviceAddress },
+  cuTensorMapReplaceAddress: { globalAddress: deviceAddress },
+  cuDeviceGetNvSciSyncAttributes: { nvSciSyncAttrList: 'an NvSciSyncAttrList handle (NvSciSync owns and fills the list); not host memory of the caller' },
+  cuGraphicsEGLRegisterImage: { image: egl },
+  cuEGLStreamConsumerConnect: { stream: egl },
+  cuEGLStreamConsumerConnectWithFlags: { stream: egl },
+  cuEGLStreamProducerConnect: { stream: egl },
+  cuEventCreateFromEGLSync: { eglSync: egl },
+  cuLibraryLoadData: { libraryOptionValues: 'read, not written: library option values' },
+  cuLibraryLoadFromFile: { libraryOptionValues: 'read, not written: library option values' },
 };
 
 /** A peer copy needs both contexts unless that side is an array. */
@@ -138,6 +202,9 @@ export const driverApi: ApiConfig = {
   spec: {
     paramSpecs,
     extents,
+    elementExtents,
+    notWritten,
+    fieldExtents,
     integerHandles: new Set(['CUtexObject', 'CUsurfObject', 'CUgraphConditionalHandle', 'CUtexObject_v1', 'CUsurfObject_v1']),
     attrTables: {
       memPoolAttr: {
@@ -166,8 +233,6 @@ export const driverApi: ApiConfig = {
       cuStreamSynchronize: [`HC.guardBlockingWait('cuStreamSynchronize', a_hStream);`],
       cuEventSynchronize: [`HC.guardBlockingWait('cuEventSynchronize');`],
       cuCtxSynchronize: [`HC.guardBlockingWait('cuCtxSynchronize');`],
-      cuMemPoolExportToShareableHandle: [`M.checkExtent(a_handle_out, X.shareableHandleBytes(a_handleType), 'cuMemPoolExportToShareableHandle', 'handle_out', 'the handle type');`],
-      cuMemExportToShareableHandle: [`M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cuMemExportToShareableHandle', 'shareableHandle', 'the handle type');`],
       cuDevResourceGenerateDesc: [`if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');`],
       cuMemcpy3DPeer: [peerContexts('cuMemcpy3DPeer')],
       cuMemcpy3DPeerAsync: [peerContexts('cuMemcpy3DPeerAsync')],

@@ -7,6 +7,7 @@ import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
 import { banner, doc, q } from './util';
 import { scalarIO, tsQ } from './emit-structs';
+import { EXTENT_HELPERS, type ExtentKind } from './extents';
 
 // ---------------------------------------------------------------------------------------------
 // enums
@@ -137,6 +138,28 @@ interface Plan {
   notes: string[];
   /** Sentences added to the function's doc comment (what the header cannot say about JS's forms). */
   docSuffix?: string[];
+  /** Every pointer C may write through, with the rule that bounds it (extents.ts). */
+  extentRules: ExtentRow[];
+  /** Writable pointers without a rule: the generator fails on any. */
+  missingExtents: string[];
+  /**
+   * Caller's buffers checked against an extent, for the fuzz test: the bytes as JS over the JS
+   * parameter names (or the query that says them) and the bytes of one element.
+   */
+  checked: Record<string, CheckedExtent>;
+}
+
+export interface CheckedExtent {
+  bytes?: string;
+  query?: { fn: string; args: string[] };
+  unit: number;
+}
+
+export interface ExtentRow {
+  param: string;
+  c: string;
+  kind: ExtentKind;
+  rule: string;
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
@@ -145,7 +168,7 @@ const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents, attrTables } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [] };
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {} };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
@@ -162,13 +185,47 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     if (!fn.params.some((p) => p.name === name)) throw new Error(`codegen: ${F} has no parameter ${name} (spec)`);
     if ('count' in s && !fn.params.some((p) => p.name === s.count)) throw new Error(`codegen: ${F} has no count ${s.count}`);
   }
+  const queried = api.spec.queried?.[F] ?? {};
+  const elementExtents = api.spec.elementExtents?.[F] ?? {};
+  const notWritten = api.spec.notWritten?.[F] ?? {};
+  for (const [table, t] of Object.entries({ extents: ext, queried, elementExtents, notWritten })) {
+    for (const name of Object.keys(t)) if (!fn.params.some((p) => p.name === name)) throw new Error(`codegen: ${F} has no parameter ${name} (${table})`);
+  }
+  const rules = new Map<string, ExtentRow>();
+  /** Rows for the pointers inside arrays of pointers (`void **data`: what C does through data[i]). */
+  const elementRows: ExtentRow[] = [];
+  /** Records how far C may write through parameter `p` (only writable pointers are reported). */
+  const rule = (p: ParamModel, kind: ExtentKind, text: string) => {
+    if (isWritablePointer(tm, p)) rules.set(p.name, { param: p.name, c: p.spelled, kind, rule: text });
+  };
+  /** A value C writes into a scratch slot: the slot must hold the pointed-to type. */
+  const slotRule = (p: ParamModel, v: ValueKind | null, what = 'a scratch slot') => {
+    const n = v && v.k !== 'void' ? tm.sizeOf(v) : 8;
+    if (n > 8) throw new Error(`codegen: ${F}(${p.name}) writes ${n} bytes, more than a scratch slot`);
+    rule(p, 'type', `${what} (8 bytes) for the pointed-to ${n}-byte value`);
+  };
 
   // Host or device memory, with the bytes a host buffer must hold where the spec knows them.
   const pointerParam = (p: ParamModel) => {
     const L = local(p);
     addJs(p, 'Pointer');
     plan.pre.push(`const ${L} = M.pointer(${jsName(p.name)}, '${F}', '${p.name}');`);
-    if (ext[p.name]) plan.late.push(`M.checkExtent(${L}, ${extentExpr(ext[p.name], fn)}, '${F}', '${p.name}', ${q(ext[p.name])});`);
+    const e = ext[p.name];
+    const qr = queried[p.name];
+    if (e !== undefined) {
+      const { bytes, what } = typeof e === 'string' ? { bytes: e, what: e } : e;
+      plan.late.push(`M.checkExtent(${L}, ${extentExpr(bytes, fn, model)}, '${F}', '${p.name}', ${q(what)});`);
+      rule(p, /\*|sizeof/.test(bytes) ? 'count' : 'size', `\`${bytes}\` bytes, checked`);
+      const unit = /\bsizeof\(/.test(bytes) ? Number(/\* (\d+)/.exec(extentExpr(bytes, fn, model))?.[1] ?? 1) : 1;
+      plan.checked[jsName(p.name)] = { bytes: extentExpr(bytes, fn, model, jsName), unit };
+    } else if (qr) {
+      const args = qr.args.map((a) => `${local({ name: a } as ParamModel)} as any`).join(', ');
+      plan.late.push(`X.needBytes(${L}, () => ${qr.query}(${args}), ${qr.unit ?? 1}, '${F}', '${p.name}', '${qr.query}');`);
+      rule(p, 'query', `${qr.unit && qr.unit > 1 ? `${qr.unit} × ` : ''}what \`${qr.query}\` reports, checked`);
+      plan.checked[jsName(p.name)] = { query: { fn: qr.query, args: qr.args.map(jsName) }, unit: qr.unit ?? 1 };
+    } else if (notWritten[p.name]) {
+      rule(p, 'not written', notWritten[p.name]);
+    }
     plan.args.push(L);
     plan.koffiTypes.push('void *');
   };
@@ -195,6 +252,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.post.push(`const n_${p.name} = K.readSize(${i});`);
       plan.outs.push({ expr: `n_${p.name}`, ts: 'number', countSlot: i });
       plan.notes.push(`${p.name}: in/out count`);
+      slotRule(p, tm.value((r as { to: CType }).to));
       continue;
     }
     if ((spec?.k === 'inArray' || spec?.k === 'outArray' || spec?.k === 'inoutArray') && !countChecked.has(spec.count)) {
@@ -210,6 +268,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: array of ${spec.count} strings`);
+      rule(p, 'count', `${spec.count} pointers, packed by the binding`);
       continue;
     }
     if (spec?.k === 'inArray') {
@@ -224,9 +283,28 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
           ? `(dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, '${F}', n)), true)`
           : `(dv, at, x, n) => ${scalarIO(ek).write}(dv, at, x, n)`;
       plan.late.push(`const ${L} = X.packArray(${J}, ${local({ name: spec.count } as ParamModel)}, ${esz}, '${F}', '${p.name}', ${!!spec.nullable}, ${writer});`);
+      // A typed array the caller packed is checked against count × element size.
+      plan.checked[J] = { bytes: `${jsName(spec.count)} * ${esz}`, unit: esz };
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: array of ${spec.count}`);
+      const each = elementExtents[p.name];
+      if (each) {
+        // An array of pointers C writes through: each host buffer in it is checked.
+        const expr = extentExpr(each, fn, model, (n) => jsName(n));
+        plan.late.push(`X.checkEach(${J}, ${local({ name: spec.count } as ParamModel)}, (i) => ${expr}, '${F}', '${p.name}', ${q(each)});`);
+        const text = `${spec.count} × ${esz} bytes packed by the binding; element i holds \`${each}\` bytes, checked`;
+        if (isWritablePointer(tm, p)) rule(p, 'elements', text);
+        else elementRows.push({ param: `${p.name}[i]`, c: p.spelled, kind: 'elements', rule: text });
+      } else {
+        rule(p, 'count', `${spec.count} × ${esz} bytes, packed by the binding or checked`);
+        const er = resolve(elemT);
+        if (er.k === 'ptr' && !er.constTo && ek.k === 'addr') {
+          // An array of data pointers: what C does through each needs a rule of its own.
+          if (notWritten[p.name]) elementRows.push({ param: `${p.name}[i]`, c: p.spelled, kind: 'not written', rule: notWritten[p.name] });
+          else plan.missingExtents.push(`${F}(${p.name}[i]: the elements of ${p.spelled})`);
+        }
+      }
       continue;
     }
     if (spec?.k === 'inoutArray') {
@@ -239,6 +317,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `X.readStructs(${L}, ${cnt}, S.${rec.name})`, ts: `S.${rec.name}[]` });
       plan.notes.push(`${p.name}: in/out array of ${spec.count}`);
+      rule(p, 'count', `${spec.count} × ${rec.size} bytes, packed by the binding`);
       continue;
     }
     if (spec?.k === 'outArray') {
@@ -255,6 +334,23 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         : `X.readArray(${L}, ${n}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
       plan.outs.push({ expr: read, ts: `${ek.k === 'record' ? 'S.' + ek.rec.name : tsQ(tm, tm.tsOut(ek))}[]` });
       plan.notes.push(`${p.name}: output array of ${spec.count}`);
+      rule(p, 'count', `${spec.count} × ${esz} bytes, allocated by the binding`);
+      continue;
+    }
+    if (spec?.k === 'queriedArray') {
+      // As long as the query says (nvrtcGetSupportedArchs after nvrtcGetNumSupportedArchs): the
+      // binding asks, allocates and returns the values, as cuda-python does.
+      const ek = tm.value((r as { to: CType }).to);
+      const esz = tm.sizeOf(ek);
+      const args = spec.args.map((a) => `${local({ name: a } as ParamModel)} as any`).join(', ');
+      plan.late.push(`const [q_${p.name}, n_${p.name}] = ${spec.query}(${args});`);
+      plan.late.push(`if (q_${p.name} !== 0 || n_${p.name} === null) return [q_${p.name}@NULLS];`);
+      plan.late.push(`const ${L} = M.bytes(Math.max(1, n_${p.name} * ${esz}));`);
+      plan.args.push(L);
+      plan.koffiTypes.push('void *');
+      plan.outs.push({ expr: `X.readArray(${L}, n_${p.name}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`, ts: `${tsQ(tm, tm.tsOut(ek))}[]` });
+      plan.notes.push(`${p.name}: array as long as ${spec.query} says, returned`);
+      rule(p, 'query', `what \`${spec.query}\` reports × ${esz} bytes, allocated by the binding`);
       continue;
     }
     if (spec?.k === 'borrowedArray') {
@@ -269,6 +365,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         : `X.readArray(X.borrowed(K.U64[${i}], n_${spec.count} * ${esz}), n_${spec.count}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
       plan.outs.push({ expr: read, ts: `${ek.k === 'record' ? 'S.' + ek.rec.name : tsQ(tm, tm.tsOut(ek))}[]` });
       plan.notes.push(`${p.name}: array owned by CUDA, copied out`);
+      slotRule(p, null, 'a scratch slot for the address');
       continue;
     }
     if (borrowedCounts.has(p.name)) {
@@ -277,6 +374,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.post.push(`const n_${p.name} = K.readSize(${i});`);
       plan.outs.push({ expr: `n_${p.name}`, ts: 'number' });
+      slotRule(p, tm.value((r as { to: CType }).to));
       continue;
     }
     if (spec?.k === 'attr') {
@@ -294,6 +392,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         plan.outs.push({ expr: `X.attrOut(${spec.table}, ${local({ name: spec.attr } as ParamModel)}, ${i})`, ts: tsT });
       }
       plan.notes.push(`${p.name}: value typed by ${spec.attr}`);
+      rule(p, 'type', `a scratch slot (8 bytes, in a 4 KiB page of the binding's) for the attribute's C type`);
       continue;
     }
     if (spec?.k === 'rangeAttr') {
@@ -302,6 +401,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `X.rangeAttrOut(${L}, ${local({ name: spec.attr } as ParamModel)}, ${local({ name: spec.size } as ParamModel)})`, ts: 'number | number[]' });
       plan.notes.push(`${p.name}: value typed by ${spec.attr}`);
+      rule(p, 'size', `\`${spec.size}\` bytes (at least 4), allocated by the binding`);
       continue;
     }
     if (spec?.k === 'outString' && spec.size !== undefined) {
@@ -311,6 +411,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `M.cString(${L})`, ts: 'string' });
       plan.notes.push(`${p.name}: output string of ${spec.size} bytes`);
+      rule(p, 'size', `${spec.size} bytes (the header's size), allocated by the binding`);
       continue;
     }
     if (spec?.k === 'outString') {
@@ -321,6 +422,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `M.cString(${L})`, ts: 'string' });
       plan.notes.push(`${p.name}: output string of ${spec.len} bytes`);
+      rule(p, 'size', `\`${spec.len}\` bytes, allocated by the binding`);
       continue;
     }
     if (spec?.k === 'outBytes') {
@@ -328,6 +430,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: L, ts: 'Uint8Array' });
+      rule(p, 'type', `${spec.size} bytes, allocated by the binding`);
       continue;
     }
     if (spec?.k === 'outAddr') {
@@ -335,6 +438,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `K.U64[${i}]`, ts: 'bigint' });
+      slotRule(p, null, 'a scratch slot for the address');
       continue;
     }
     if (spec?.k === 'hostFn') {
@@ -355,6 +459,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: typed kernel arguments`);
+      rule(p, 'not written', "kernel arguments: C reads one value per kernel parameter, packed by the binding");
       continue;
     }
     if (spec?.k === 'sizedOut') {
@@ -366,12 +471,13 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.late.push(`let o_${p.name}: Buffer | null = null;`);
       plan.late.push(`let c_${p.name}: Buffer | null = null;`);
       plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
-      plan.late.push(`else X.needBytes(${L}, () => ${size}, '${F}', '${p.name}', '${spec.sizeFn}');`);
+      plan.late.push(`else X.needBytes(${L}, () => ${size}, 1, '${F}', '${p.name}', '${spec.sizeFn}');`);
       plan.args.push(`c_${p.name} ?? ${L}`);
       plan.koffiTypes.push('void *');
       // The caller's own memory comes back as a Buffer over it.
       plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer' });
       plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
+      rule(p, 'query', `what \`${spec.sizeFn}\` reports: the caller's buffer checked, or allocated by the binding`);
       (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
       continue;
     }
@@ -392,6 +498,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         plan.outs.push({ expr: slotRead(ek, i), ts: tsQ(tm, tm.tsOut(ek)) });
         plan.notes.push(`${p.name}: in/out`);
       }
+      slotRule(p, ek);
       continue;
     }
     if (spec?.k === 'inStruct' || (r.k === 'ptr' && !tm.handle(p.type) && isRecordPtr(model, r) && r.constTo)) {
@@ -400,6 +507,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.pre.push(`const ${L} = X.structArg(${J}, S.${rec.name}, '${F}', '${p.name}');`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
+      rule(p, 'type', `the struct's own ${rec.size} bytes (an instance of S.${rec.name})`);
       continue;
     }
 
@@ -449,6 +557,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string' });
+      slotRule(p, null, 'a scratch slot for the address');
       continue;
     }
     if (to.k === 'ptr' && !tm.handle(r.to)) {
@@ -457,6 +566,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `K.U64[${i}]`, ts: 'bigint' });
+      slotRule(p, null, 'a scratch slot for the address');
       continue;
     }
     if (to.k === 'record' && !r.constTo && toV?.k === 'record' && api.spec.structPointersInOut) {
@@ -468,6 +578,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: L, ts: `S.${rec.name}` });
       plan.notes.push(`${p.name}: in/out ${rec.name}`);
+      rule(p, 'type', `the struct's own ${rec.size} bytes (an instance of S.${rec.name})`);
       continue;
     }
     if (to.k === 'record' && !r.constTo && toV?.k === 'record') {
@@ -476,6 +587,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`${L}._u8`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: L, ts: `S.${rec.name}` });
+      rule(p, 'type', `a new S.${rec.name} (${rec.size} bytes)`);
       continue;
     }
     if (toV && toV.k !== 'record' && toV.k !== 'void' && !r.constTo) {
@@ -483,15 +595,19 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: slotRead(toV, i), ts: tsQ(tm, tm.tsOut(toV)) });
+      slotRule(p, toV);
       continue;
     }
     // Anything else is passed through as a pointer.
-    addJs(p, 'Pointer');
-    plan.pre.push(`const ${L} = M.pointer(${J}, '${F}', '${p.name}');`);
-    plan.args.push(L);
-    plan.koffiTypes.push('void *');
+    pointerParam(p);
     plan.notes.push(`${p.name}: raw pointer`);
   }
+  for (const p of fn.params) {
+    const row = rules.get(p.name);
+    if (row) plan.extentRules.push(row);
+    else if (isWritablePointer(tm, p)) plan.missingExtents.push(`${F}(${p.name}: ${p.spelled})`);
+  }
+  plan.extentRules.push(...elementRows);
   if (hostFnReg) plan.args = plan.args.map((a) => (a === 'a_userData' ? `${hostFnReg}.userData` : a));
   for (const c of api.spec.checks?.[fn.name] ?? []) plan.late.push(c);
   if (plan.splitTypes) {
@@ -552,10 +668,27 @@ function isRecordPtr(model: Model, r: Extract<CType, { k: 'ptr' }>): boolean {
 }
 
 
-function extentExpr(e: string, fn: FunctionModel): string {
-  let s = e.replace(/\bspan2D\(/g, 'M.span2D(');
-  for (const p of fn.params) s = s.replace(new RegExp(`\\b${p.name}\\b`, 'g'), `a_${p.name}`);
+/**
+ * An extent expression as JS over the call's checked arguments (`a_<param>`, or `arg(name)`):
+ * `sizeof(T)` becomes the size of struct T, helpers get their module.
+ */
+function extentExpr(e: string, fn: FunctionModel, model: Model, arg: (name: string) => string = (n) => `a_${n}`): string {
+  let s = e.replace(/\bsizeof\((\w+)\)/g, (_, t: string) => {
+    const rec = [...model.records.values()].find((r) => r.name === t || r.cName === t || r.typedefs.includes(t));
+    if (!rec || rec.opaque) throw new Error(`codegen: ${fn.name}: sizeof(${t}) names no struct with a layout`);
+    return String(rec.size);
+  });
+  s = s.replace(/\b(\w+)\(/g, (m, h: string) => (EXTENT_HELPERS[h] ? `${EXTENT_HELPERS[h]}(` : m));
+  for (const p of fn.params) s = s.replace(new RegExp(`(?<![.\\w])${p.name}\\b`, 'g'), arg(p.name));
   return s;
+}
+
+/** A pointer C may write through: to non-const data, not an opaque handle or a function. */
+export function isWritablePointer(tm: TypeMap, p: ParamModel): boolean {
+  const r = resolve(p.type);
+  if (r.k !== 'ptr' || r.constTo || tm.handle(p.type)) return false;
+  const v = tm.value(p.type);
+  return v.k !== 'fnptr' && resolve(r.to).k !== 'fn';
 }
 
 function slotWrite(v: ValueKind, i: number, value: string): string {
@@ -719,7 +852,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     return o.join('\n') + '\n';
   }
   o.push(`export function ${fn.name}(${params}): ${ret} {`);
-  for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
+  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replace('@NULLS', ', null'.repeat(p.outs.length))}`);
   const call = (args: string[]) => `(f_${fn.name} ??= L.bind('${fn.name}'))(${args.join(', ')})`;
   if (p.splitTypes) o.push(`  const err = (L.splitSmallStructs ? ${call(p.splitArgs)} : ${call(p.args)}) as ${st};`);
   else o.push(`  const err = ${call(p.args)} as ${st};`);

@@ -53,7 +53,7 @@ function isCharArray(t: CType): boolean {
 
 export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[]): string {
   const out: string[] = [banner(`struct classes of the ${api.title}`)];
-  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct } from './base';`);
+  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`);
   out.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   out.push(`import { W, readSize } from '../ffi/memory';`);
   out.push(`import type { Pointer } from '../ffi/marshal';`);
@@ -62,7 +62,12 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
   out.push('');
   const defaults = api.spec.structDefaults?.(model) ?? new Map<string, Record<string, number>>();
   const isText = api.spec.textField ?? ((field: string) => textFields.has(field));
-  for (const rec of records) out.push(emitRecord(model, tm, rec, defaults.get(rec.name), isText));
+  const fieldExtents = api.spec.fieldExtents ?? {};
+  for (const name of Object.keys(fieldExtents)) {
+    if (!records.some((r) => r.name === name)) throw new Error(`codegen: fieldExtents names ${name}, which is no struct of the ${api.title}`);
+  }
+  out.push('void hostBytes3D;');
+  for (const rec of records) out.push(emitRecord(model, tm, rec, defaults.get(rec.name), isText, fieldExtents[rec.name]));
   // Typedef aliases: cudaUUID_t for struct CUuuid_st and the like.
   for (const rec of records) {
     for (const t of rec.typedefs) {
@@ -86,7 +91,29 @@ export function tsQ(tm: TypeMap, ts: string): string {
 }
 const tsEnumsHandles = (ts: string, tm: TypeMap) => tsQ(tm, ts);
 
-function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Record<string, number> | undefined, isText: (field: string, elem: PrimName) => boolean): string {
+/** The read of a scalar field at a path of nested struct fields, from the struct's bytes; null if none. */
+function fieldRead(model: Model, tm: TypeMap, rec: RecordModel, path: string[]): string | null {
+  let off = 0;
+  let r: RecordModel = rec;
+  for (let i = 0; i < path.length; i++) {
+    const f = r.fields.find((x) => x.name === path[i]);
+    if (!f) return null;
+    off += f.offset;
+    const t = resolve(f.type);
+    if (i === path.length - 1) {
+      if (t.k === 'record' || t.k === 'array') return null;
+      const k = fieldKind(tm, f);
+      // 64-bit fields read as numbers (no BigInt to allocate): exact below 2^53, and zero is zero.
+      if (f.size === 8 && (k.k === 'handle' || k.k === 'addr' || k.k === 'u64' || k.k === 'fnptr')) return `readSize(s._dv, s._o + ${off})`;
+      return scalarIO(k).read('s._dv', `s._o + ${off}`);
+    }
+    if (t.k !== 'record') return null;
+    r = model.records.get(t.key)!;
+  }
+  return null;
+}
+
+function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Record<string, number> | undefined, isText: (field: string, elem: PrimName) => boolean, hostExtents?: Record<string, string>): string {
   const o: string[] = [];
   const init: string[] = [];
   const cls = rec.name;
@@ -100,6 +127,15 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
   o.push(`export class ${cls} extends CStruct {`);
   o.push(`  static readonly layout: StructLayout = ${JSON.stringify(layout)};`);
   o.push(`  private static readonly keys: ReadonlySet<string> = new Set(${JSON.stringify(rec.fields.map((f) => f.name))});`);
+  if (hostExtents) {
+    // Checked at every call given the struct (base.ts checkHeld): the bytes each host buffer must hold.
+    o.push(`  /** @internal Bytes C touches through each pointer field that holds host memory. */`);
+    o.push(`  static readonly hostExtents: Record<string, (s: ${cls}) => number> = {`);
+    // Field paths (s.srcPos.x) read straight from the bytes: no nested views on the way.
+    const read = (m: string, path: string) => { const r = fieldRead(model, tm, rec, path.split('.')); return r ? `(${r})` : m; };
+    for (const [path, e] of Object.entries(hostExtents)) o.push(`    ${q(path)}: (s) => ${e.replace(/\bs((?:\.\w+)+)/g, (m, p: string) => read(m, p.slice(1)))},`);
+    o.push('  };');
+  }
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
   o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
   o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);
@@ -155,7 +191,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
       const r = model.records.get(t.key)!;
       tsGet = r.name;
       tsSet = `${r.name} | ${r.name}Init`;
-      get = `return (this._n_${f.name} ??= nestedView(this, ${r.name}, ${off}, ${r.size}));`;
+      get = `return (this._n_${f.name} ??= nestedView(this, ${r.name}, ${off}, ${r.size}, ${q(f.name)}));`;
       set = `setNested(this.${f.name}, v, ${r.name}, ${q(name)});`;
       o.push(`  private _n_${f.name}?: ${r.name};`);
     } else {

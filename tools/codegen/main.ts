@@ -124,6 +124,10 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
   }
   const fns = [...model.functions.values()];
   const plans = fns.map((f) => planFunction(api, model, tm, f));
+  const missing = plans.flatMap((p) => p.missingExtents);
+  if (missing.length) {
+    throw new Error(`codegen: ${api.id}: C may write through these pointers and no rule says how far (add each to extents, queried, elementExtents or notWritten in its spec; see tools/codegen/extents.ts):\n  ${missing.join('\n  ')}`);
+  }
   const byValue = new Map<string, (typeof records)[number]>();
   for (const f of fns) {
     for (const t of [f.ret, ...f.params.map((p) => p.type)]) {
@@ -143,7 +147,7 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
   gen.files.set(`src/structs/${api.id}.ts`, structs);
   gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()]));
   gen.files.set(`${dir}/api.ts`, emitFacade(api, model, tm, plans));
-  gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c })) })), null, 1) + '\n');
+  gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c, ...(p.checked[j.name] ? { extent: p.checked[j.name] } : {}) })) })), null, 1) + '\n');
   gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, aliases, parsed.clang));
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
@@ -226,6 +230,19 @@ function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, n
   o.push(`| #define constants | ${nConst} |`);
   o.push('', '## Skipped', '', '| name | why |', '|---|---|');
   for (const [n, why] of api.skipped) o.push(`| ${n} | ${why} |`);
+  const rows = plans.flatMap((p) => p.extentRules.map((r) => ({ fn: p.fn.name, ...r })));
+  const kinds = new Map<string, number>();
+  for (const r of rows) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
+  o.push('', '## Pointers C writes through', '');
+  o.push(`Every parameter that is a pointer to non-const data (not an opaque handle), and every array of data pointers (\`name[i]\`), with the rule that bounds what C writes through it (\`tools/codegen/extents.ts\`): ${rows.length} in all, ${[...kinds].map(([k, n]) => `${n} by \`${k}\``).join(', ')}. The generator fails on one without a rule.`);
+  o.push('', '| function | parameter | C type | rule | extent |', '|---|---|---|---|---|');
+  for (const r of rows) o.push(`| \`${r.fn}\` | \`${r.param}\` | \`${r.c}\` | ${r.kind} | ${r.rule.replace(/\|/g, '\\|')} |`);
+  const fe = Object.entries(api.spec.fieldExtents ?? {}).flatMap(([cls, fields]) => Object.entries(fields).map(([f, e]) => [cls, f, e]));
+  if (fe.length) {
+    o.push('', '### Pointer fields of structs', '', 'A pointer field set to host memory keeps it; every call given the struct checks that it is still attached and as long as when it was set, and, for these fields, as long as the struct describes:', '');
+    o.push('| struct | field | bytes |', '|---|---|---|');
+    for (const [cls, f, e] of fe) o.push(`| \`${cls}\` | \`${f}\` | \`${e.replace(/\|/g, '\\|')}\` |`);
+  }
   o.push('', '## Bound functions', '', '| function | symbol | header | notes |', '|---|---|---|---|');
   for (const p of plans) {
     const alias = aliases.get(p.fn.name);

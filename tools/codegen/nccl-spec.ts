@@ -72,6 +72,11 @@ export const ncclApi: ApiConfig = {
     ],
   },
   spec: {
+    // Pointers to non-const that NCCL writes no host memory through.
+    notWritten: {
+      ncclMemFree: { ptr: 'a device allocation of ncclMemAlloc, freed' },
+      ncclCommDeregister: { handle: 'a registration handle of ncclCommRegister, released' },
+    },
     paramSpecs: {
       ncclCommInitRankConfig: { config },
       ncclCommSplit: { config },

@@ -23,20 +23,21 @@ export const nvrtcApi: ApiConfig = {
       nvrtcCreateProgram: { headers: strings('numHeaders'), includeNames: strings('numHeaders') },
       nvrtcCompileProgram: { options: strings('numOptions') },
       nvrtcDestroyProgram: { prog: { k: 'inRef' } },
-      // An array as long as nvrtcGetNumSupportedArchs says: the caller passes an Int32Array of that length.
-      nvrtcGetSupportedArchs: { supportedArchs: { k: 'pointer' } },
+      // As long as nvrtcGetNumSupportedArchs says: allocated inside and returned, as cuda-python does.
+      nvrtcGetSupportedArchs: { supportedArchs: { k: 'queriedArray', query: 'nvrtcGetNumSupportedArchs', args: [] } },
     },
     extents: {},
+    // The buffers these fill must be as large as the matching size call says.
+    queried: Object.fromEntries(
+      [['nvrtcGetPTX', 'ptx'], ['nvrtcGetCUBIN', 'cubin'], ['nvrtcGetLTOIR', 'LTOIR'], ['nvrtcGetOptiXIR', 'optixir'], ['nvrtcGetProgramLog', 'log']].map(([fn, p]) => {
+        const query = fn === 'nvrtcGetProgramLog' ? 'nvrtcGetProgramLogSize' : `${fn}Size`;
+        return [fn, { [p]: { query, args: ['prog'] } }];
+      }),
+    ),
+    notWritten: { nvrtcSetFlowCallback: { payload: 'handed back to the callback, never dereferenced by NVRTC' } },
     integerHandles: new Set(),
     attrTables: {},
     docs: {},
-    // The buffers these fill must be as large as the matching size call says.
-    checks: Object.fromEntries(
-      [['nvrtcGetPTX', 'ptx'], ['nvrtcGetCUBIN', 'cubin'], ['nvrtcGetLTOIR', 'LTOIR'], ['nvrtcGetOptiXIR', 'optixir'], ['nvrtcGetProgramLog', 'log']].map(([fn, p]) => {
-        const sizeFn = fn === 'nvrtcGetProgramLog' ? 'nvrtcGetProgramLogSize' : `${fn}Size`;
-        return [fn, [`X.needBytes(a_${p}, () => ${sizeFn}(a_prog as H.nvrtcProgram), '${fn}', '${p}', '${sizeFn}');`]];
-      }),
-    ),
   },
   skipped: [['`nvrtcGetTypeName`', 'a C++ inline template in the header (needs RTTI of a C++ type), not exported by libnvrtc']],
 };

@@ -24,7 +24,9 @@ export type ParamSpec =
    */
   | { k: 'sizedOut'; sizeFn: string; args: string[] }
   | { k: 'kernelArgs' }
-  | { k: 'hostFn'; kind: 'hostFn' | 'streamCallback'; stream: string };
+  | { k: 'hostFn'; kind: 'hostFn' | 'streamCallback'; stream: string }
+  /** An output array as long as another call reports, allocated inside and returned (extents.ts). */
+  | { k: 'queriedArray'; query: string; args: string[] };
 
 const dep = (count = 'numDependencies') => ({ pDependencies: { k: 'inArray', count, nullable: true } as ParamSpec });
 const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
@@ -134,7 +136,7 @@ const toSym = { src: 'count' };
 const fromSym = { dst: 'count' };
 const d2 = 'span2D(dpitch, width, height)';
 const s2 = 'span2D(spitch, width, height)';
-export const extents: Record<string, Record<string, string>> = {
+export const extents: Record<string, Record<string, ExtentBytes>> = {
   cudaMemcpy: copy, cudaMemcpyAsync: copy, cudaMemcpyPeer: copy, cudaMemcpyPeerAsync: copy,
   cudaMemcpy2D: { dst: d2, src: s2 }, cudaMemcpy2DAsync: { dst: d2, src: s2 },
   cudaMemcpy2DToArray: { src: s2 }, cudaMemcpy2DToArrayAsync: { src: s2 },
@@ -150,6 +152,65 @@ export const extents: Record<string, Record<string, string>> = {
   cudaGraphAddMemcpyNodeToSymbol: toSym, cudaGraphMemcpyNodeSetParamsToSymbol: toSym, cudaGraphExecMemcpyNodeSetParamsToSymbol: toSym,
   cudaGraphAddMemcpyNodeFromSymbol: fromSym, cudaGraphMemcpyNodeSetParamsFromSymbol: fromSym, cudaGraphExecMemcpyNodeSetParamsFromSymbol: fromSym,
   cudaLogsDumpToMemory: { buffer: 'size' },
+  cudaMemPoolExportToShareableHandle: { shareableHandle: { bytes: 'shareableHandleBytes(handleType)', what: 'the handle type' } },
+};
+
+/**
+ * Arrays of pointers C reads or writes through one by one: the bytes element i spans, over the
+ * call's arguments (extents.ts). Host memory in such an array is checked element by element.
+ */
+const jitLog = 'jitLogBytes(jitOptions, jitOptionsValues, i)';
+export const elementExtents: Record<string, Record<string, string>> = {
+  cudaMemcpyBatchAsync: { dsts: 'nth(sizes, i)', srcs: 'nth(sizes, i)' },
+  cudaMemPrefetchBatchAsync: { dptrs: 'nth(sizes, i)' },
+  cudaMemDiscardBatchAsync: { dptrs: 'nth(sizes, i)' },
+  cudaMemDiscardAndPrefetchBatchAsync: { dptrs: 'nth(sizes, i)' },
+  cudaMemRangeGetAttributes: { data: 'nth(dataSizes, i)' },
+  cudaLibraryLoadData: { jitOptionsValues: jitLog },
+  cudaLibraryLoadFromFile: { jitOptionsValues: jitLog },
+};
+
+/**
+ * Host memory behind a struct's pointer fields (extents.ts): the bytes a copy touches, over the
+ * struct `s`. With an array on either side the extent counts array elements, whose size the struct
+ * does not say: then the field is checked for being attached only.
+ */
+const pitched = (side: 'src' | 'dst') =>
+  `s.srcArray === 0 && s.dstArray === 0 ? hostBytes3D(s.${side}Pos.x, s.${side}Pos.y, s.${side}Pos.z, s.${side}Ptr.pitch, s.${side}Ptr.ysize, s.extent.width, s.extent.height, s.extent.depth) : 0`;
+export const fieldExtents: Record<string, Record<string, string>> = {
+  cudaMemcpy3DParms: { 'srcPtr.ptr': pitched('src'), 'dstPtr.ptr': pitched('dst') },
+  cudaMemcpy3DPeerParms: { 'srcPtr.ptr': pitched('src'), 'dstPtr.ptr': pitched('dst') },
+};
+
+/** Pointers to non-const data that C does not write host memory through, and why (extents.ts). */
+const deviceAddress = 'a device address: CUDA does not write host memory through it';
+const userData = 'user data: handed back to the callback, never dereferenced by CUDA';
+const egl = 'an EGL handle, opaque to CUDA and to the binding';
+export const notWritten: Record<string, Record<string, string>> = {
+  cudaIpcGetMemHandle: { devPtr: deviceAddress },
+  cudaIpcCloseMemHandle: { devPtr: deviceAddress },
+  cudaFree: { devPtr: deviceAddress },
+  cudaFreeAsync: { devPtr: deviceAddress },
+  cudaGraphAddMemFreeNode: { dptr: deviceAddress },
+  cudaMemPoolExportPointer: { ptr: deviceAddress },
+  cudaFreeHost: { ptr: 'host memory CUDA allocated, freed: not written' },
+  cudaHostUnregister: { ptr: 'registered host memory, unregistered: not written' },
+  cudaHostGetDevicePointer: { pHost: 'a host address CUDA looks up: not written' },
+  cudaHostGetFlags: { pHost: 'a host address CUDA looks up: not written' },
+  cudaDeviceRegisterAsyncNotification: { userData },
+  cudaStreamAddCallback: { userData },
+  cudaLaunchHostFunc: { userData },
+  cudaLogsRegisterCallback: { userData },
+  cudaUserObjectCreate: { ptr: 'handed to the destroy callback, never dereferenced by CUDA' },
+  cudaMemPoolImportFromShareableHandle: { shareableHandle: 'read, not written: a POSIX fd passed as its value, or the address of a Win32 or fabric handle' },
+  cudaDeviceGetNvSciSyncAttributes: { nvSciSyncAttrList: 'an NvSciSyncAttrList handle (NvSciSync owns and fills the list); not host memory of the caller' },
+  cudaGraphicsEGLRegisterImage: { image: egl },
+  cudaEGLStreamConsumerConnect: { eglStream: egl },
+  cudaEGLStreamConsumerConnectWithFlags: { eglStream: egl },
+  cudaEGLStreamProducerConnect: { eglStream: egl },
+  cudaEventCreateFromEGLSync: { eglSync: egl },
+  cudaLibraryLoadData: { libraryOptionValues: 'read, not written: library option values' },
+  cudaLibraryLoadFromFile: { libraryOptionValues: 'read, not written: library option values' },
 };
 
 /** `unsigned long long` typedefs that are handles rather than numbers. */
@@ -178,6 +239,7 @@ export const docs: Record<string, string> = {
 };
 
 import type { ApiConfig } from './apis';
+import type { ExtentBytes } from './extents';
 
 /** Arguments libcudart 13.0 crashes on instead of returning an error (found by tools/find-crashers.sh). */
 function runtimeChecks(): Record<string, string[]> {
@@ -191,7 +253,6 @@ function runtimeChecks(): Record<string, string[]> {
     cudaStreamSynchronize: [guard('cudaStreamSynchronize', 'stream')],
     cudaEventSynchronize: [guard('cudaEventSynchronize')],
     cudaDeviceSynchronize: [guard('cudaDeviceSynchronize')],
-    cudaMemPoolExportToShareableHandle: [`M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cudaMemPoolExportToShareableHandle', 'shareableHandle', 'the handle type');`],
     cudaLaunchKernelExC: [cfg('cudaLaunchKernelExC', 'config'), notNull('cudaLaunchKernelExC', 'func', 'a kernel')],
     cudaOccupancyMaxPotentialClusterSize: [notNull('cudaOccupancyMaxPotentialClusterSize', 'func', 'a kernel'), cfg('cudaOccupancyMaxPotentialClusterSize', 'launchConfig')],
     cudaOccupancyMaxActiveClusters: [notNull('cudaOccupancyMaxActiveClusters', 'func', 'a kernel'), cfg('cudaOccupancyMaxActiveClusters', 'launchConfig')],
@@ -212,7 +273,7 @@ export const runtimeApi: ApiConfig = {
   ffi: 'src/ffi/cudart.ts',
   lib: { module: '../ffi/cudart-lib', fn: 'cudart' },
   libLabel: 'libcudart',
-  spec: { paramSpecs, extents, integerHandles, attrTables, docs, checks: runtimeChecks() },
+  spec: { paramSpecs, extents, elementExtents, notWritten, fieldExtents, integerHandles, attrTables, docs, checks: runtimeChecks() },
   skipped: [
     ['`make_cudaExtent`, `make_cudaPitchedPtr`, `make_cudaPos`', 'static inline in `driver_functions.h`, not exported: written by hand in `src/runtime/helpers.ts`'],
     ['`cudaCreateChannelDesc<T>()`', 'C++ template in `channel_descriptor.h`; the C function `cudaCreateChannelDesc` is bound'],
