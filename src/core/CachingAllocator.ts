@@ -6,6 +6,7 @@ import { check, CudaError, runtimeError } from './errors';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
 
 /** Where an allocator's block is for: a device, and the stream whose order it is used in. */
 export interface AllocateOptions {
@@ -53,11 +54,12 @@ export class CachingAllocator implements Allocator {
     const streamKey = options.stream ? String(options.stream.handle) : 'legacy';
     const key = `${rounded}@${streamKey}`;
     const arena = this.arena(device.ordinal);
-    let p = arena.bins.get(key)?.pop();
-    if (p !== undefined) arena.cached -= rounded;
-    else p = this.fresh(arena, rounded, device);
+    const block = hookedAllocation('CachingAllocator', device.ordinal, size, rounded, () => {
+      const p = arena.bins.get(key)?.pop();
+      if (p !== undefined) arena.cached -= rounded;
+      return p ?? freshAllocation('CachingAllocator', device.ordinal, rounded, () => this.fresh(arena, rounded, device));
+    });
     arena.used += rounded;
-    const block = p;
     const giveBack = () => {
       arena.used -= rounded;
       arena.cached += rounded;
@@ -65,7 +67,7 @@ export class CachingAllocator implements Allocator {
       if (bin) bin.push(block);
       else arena.bins.set(key, [block]);
     };
-    return DeviceBuffer.fromAllocation(block, size, device, 'cached', giveBack, [device, this]);
+    return DeviceBuffer.fromAllocation(block, size, device, 'cached', hookedFree('CachingAllocator', device.ordinal, size, rounded, block, giveBack), [device, this]);
   }
 
   /** Bytes in blocks handed out and not yet freed (one device, or all). */
