@@ -1,0 +1,252 @@
+// The memory side of core without a GPU: hooks, the pinned pool and IPC handles, driven by a fake
+// libcudart (built here with gcc) that hands out malloc'd memory and counts every call.
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { core } from '../../src';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-corememory-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const lib = path.join(tmp, 'libcudart-fake.so');
+
+beforeAll(() => {
+  const src = path.join(tmp, 'f.c');
+  fs.writeFileSync(src, `
+    #include <stdlib.h>
+    #include <string.h>
+    #include <stdint.h>
+    /* Calls counted by name; fake_count("cudaHostAlloc") reads one. */
+    static const char *names[64]; static long counts[64]; static int n;
+    static void count(const char *s) { for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) { counts[i]++; return; } names[n] = s; counts[n++] = 1; }
+    long fake_count(const char *s) { for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) return counts[i]; return 0; }
+    int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
+    const char *cudaGetErrorName(int e) { return e == 2 ? "cudaErrorMemoryAllocation" : "cudaErrorFake"; }
+    const char *cudaGetErrorString(int e) { return "fake error"; }
+    int cudaGetLastError(void) { return 0; }
+    int cudaGetDeviceCount(int *c) { *c = 1; return 0; }
+    int cudaGetDevice(int *d) { *d = 0; return 0; }
+    int cudaSetDevice(int d) { return d == 0 ? 0 : 101; }
+    int cudaMalloc(void **p, size_t n) { count("cudaMalloc"); *p = malloc(n ? n : 1); return 0; }
+    int cudaFree(void *p) { count("cudaFree"); free(p); return 0; }
+    int cudaMallocManaged(void **p, size_t n, unsigned f) { count("cudaMallocManaged"); *p = malloc(n); return 0; }
+    int cudaHostAlloc(void **p, size_t n, unsigned f) { count("cudaHostAlloc"); *p = calloc(1, n); return 0; }
+    int cudaFreeHost(void *p) { count("cudaFreeHost"); free(p); return 0; }
+    int cudaHostGetDevicePointer(void **d, void *h, unsigned f) { *d = h; return 0; }
+    int cudaDeviceGetDefaultMemPool(void **pool, int d) { *pool = (void *)0x500; return 0; }
+    int cudaMallocFromPoolAsync(void **p, size_t n, void *pool, void *s) { count("cudaMallocFromPoolAsync"); *p = malloc(n); return 0; }
+    int cudaFreeAsync(void *p, void *s) { count("cudaFreeAsync"); free(p); return 0; }
+    int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = (void *)0x700; return 0; }
+    int cudaStreamDestroy(void *s) { return 0; }
+    int cudaEventCreateWithFlags(void **e, unsigned f) { *e = (void *)(uintptr_t)(0x900 + f); return 0; }
+    int cudaEventDestroy(void *e) { count("cudaEventDestroy"); return 0; }
+    /* IPC: a handle carries the address in its first 8 bytes; opening maps it 0x1000 further on. */
+    typedef struct { unsigned char b[64]; } h64;
+    int cudaIpcGetMemHandle(h64 *h, void *p) { count("cudaIpcGetMemHandle"); memset(h, 0xab, 64); memcpy(h->b, &p, 8); return 0; }
+    int cudaIpcOpenMemHandle(void **p, h64 h, unsigned f) { count("cudaIpcOpenMemHandle"); if (f != 1) return 1; uintptr_t a; memcpy(&a, h.b, 8); *p = (void *)(a + 0x1000); return 0; }
+    int cudaIpcCloseMemHandle(void *p) { count("cudaIpcCloseMemHandle"); return 0; }
+    int cudaIpcGetEventHandle(h64 *h, void *e) { memset(h, 0, 64); memcpy(h->b, &e, 8); return 0; }
+    int cudaIpcOpenEventHandle(void **e, h64 h) { memcpy(e, h.b, 8); return 0; }
+  `);
+  execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
+});
+
+/** Runs `script` in a Node child against the fake library; its last line of output is JSON. */
+function run(script: string): unknown {
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '-e', `
+    const koffi = require('koffi');
+    const { core } = require('./src');
+    const fake = koffi.load(process.env.CUDA_BINDINGS_CUDART).func('long fake_count(const char *)');
+    const calls = (name) => Number(fake(name));
+    (async () => { ${script} })().catch((e) => { console.error(e); process.exit(1); });`], {
+    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 180_000,
+  });
+  if (r.status !== 0) throw new Error(`child exited ${r.status} ${r.signal ?? ''}\n${r.stdout}\n${r.stderr}`);
+  const lines = r.stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]);
+}
+
+test('hooks see every allocation and free of core allocators: alloc* only when memory comes from CUDA', () => {
+  const out = run(`
+    const seen = [];
+    class Recorder extends core.MemoryHook {}
+    for (const phase of ['allocPre', 'allocPost', 'mallocPre', 'mallocPost', 'freePre', 'freePost'])
+      Recorder.prototype[phase] = function (e) { seen.push([phase, e.allocator, e.device, e.size, e.memSize, e.ptr === null ? null : 'ptr']); };
+    const d = core.Device.get(0);
+    const hook = new Recorder();
+    const b = d.allocate(100);
+    b.close();
+    const cache = new core.CachingAllocator();
+    cache.allocate(1000, { device: d }).close();
+    cache.allocate(1000, { device: d }).close();
+    const s = d.createStream();
+    d.memoryPool.allocate(64, s).close();
+    d.allocateManaged(32).close();
+    new core.HostBuffer(16).close();
+    hook.close();
+    d.allocate(5).close(); // not seen: uninstalled
+    console.log(JSON.stringify(seen));`);
+  const p = (alloc: string, dev: number | string, size: number, mem = size) => [
+    ['mallocPre', alloc, dev, size, mem, null], ['allocPre', alloc, dev, mem, mem, null], ['allocPost', alloc, dev, mem, mem, 'ptr'], ['mallocPost', alloc, dev, size, mem, 'ptr'],
+  ];
+  const f = (alloc: string, dev: number | string, size: number, mem = size) => [['freePre', alloc, dev, size, mem, 'ptr'], ['freePost', alloc, dev, size, mem, 'ptr']];
+  expect(out).toEqual([
+    ...p('cudaMalloc', 0, 100), ...f('cudaMalloc', 0, 100),
+    // CachingAllocator: the first request takes a 1024-byte block from cudaMalloc, the second reuses it.
+    ['mallocPre', 'CachingAllocator', 0, 1000, 1024, null], ['allocPre', 'CachingAllocator', 0, 1000, 1024, null], ['allocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'], ['mallocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'],
+    ...f('CachingAllocator', 0, 1000, 1024),
+    ['mallocPre', 'CachingAllocator', 0, 1000, 1024, null], ['mallocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'],
+    ...f('CachingAllocator', 0, 1000, 1024),
+    ...p('MemoryPool', 0, 64), ...f('MemoryPool', 0, 64),
+    ...p('cudaMallocManaged', 0, 32), ...f('cudaMallocManaged', 0, 32),
+    ...p('cudaHostAlloc', 'host', 16), ...f('cudaHostAlloc', 'host', 16),
+  ]);
+});
+
+test('DebugPrintHook prints one JSON line per allocation and free; hook.with() installs it only for the call', () => {
+  const out = run(`
+    const lines = [];
+    const hook = new core.DebugPrintHook({ install: false, write: (l) => lines.push(JSON.parse(l)) });
+    const d = core.Device.get(0);
+    const inside = hook.with(() => { const b = d.allocate(10); const p = b.ptr; b.close(); return [hook.isInstalled, '0x' + p.toString(16)]; });
+    d.allocate(20).close();
+    const viaPromise = await hook.with(async () => { await null; d.allocate(30).close(); return hook.isInstalled; });
+    console.log(JSON.stringify({ inside, after: hook.isInstalled, viaPromise, lines }));`) as { inside: [boolean, string]; after: boolean; viaPromise: boolean; lines: { hook: string; size: number; ptr: string }[] };
+  expect(out.inside[0]).toBe(true);
+  expect(out.after).toBe(false);
+  expect(out.viaPromise).toBe(true);
+  expect(out.lines.map((l) => [l.hook, l.size])).toEqual([['allocPost', 10], ['mallocPost', 10], ['freePost', 10], ['allocPost', 30], ['mallocPost', 30], ['freePost', 30]]);
+  expect(out.lines[0]).toEqual({ hook: 'allocPost', allocator: 'cudaMalloc', device: 0, size: 10, memSize: 10, ptr: out.inside[1] });
+});
+
+test('LineProfileHook sums the bytes by the line of the script that asked', () => {
+  const out = run(`
+    const hook = new core.LineProfileHook();
+    const d = core.Device.get(0);
+    for (let i = 0; i < 3; i++) d.allocate(100).close();
+    new core.HostBuffer(4096).close();
+    hook.close();
+    const rows = hook.rows();
+    console.log(JSON.stringify({ rows, table: hook.format() }));`) as { rows: { site: string; count: number; bytes: number }[]; table: string };
+  // The HostBuffer line follows the loop's line in the script.
+  const lines = out.rows.map((r) => Number(/:(\d+):\d+$/.exec(r.site)![1]));
+  expect(out.rows.map((r) => [r.count, r.bytes])).toEqual([[1, 4096], [3, 300]]);
+  expect(lines[0] - lines[1]).toBe(1);
+  expect(out.rows[0].site).toMatch(/^\[eval\]/);
+  expect(out.table.split('\n')[0]).toMatch(/^call site\s+count\s+bytes\s+held$/);
+  expect(out.table).toMatch(/\ntotal\s+4\s+4396\s+4396\n$/);
+});
+
+test('PinnedMemoryPool: the second allocation of a size reuses the block (no cudaHostAlloc), installable for new HostBuffer', () => {
+  const out = run(`
+    const pool = new core.PinnedMemoryPool();
+    const a = pool.allocate(1000);
+    a.bytes.fill(7);
+    const first = a.ptr;
+    const afterFirst = [calls('cudaHostAlloc'), pool.usedBytes(), pool.totalBytes()];
+    a.close();
+    const afterClose = [pool.usedBytes(), pool.totalBytes(), pool.freeBytes()];
+    let hostAllocs = 0;
+    class Count extends core.MemoryHook { allocPost(e) { hostAllocs++; } }
+    const hook = new Count();
+    const b = pool.allocate(1000);
+    const reused = [b.ptr === first, b.size, b.bytes.length, calls('cudaHostAlloc'), hostAllocs];
+    const c = pool.allocate(1000, { mapped: true }); // other flags: another block
+    const previous = core.setPinnedMemoryAllocator(pool);
+    b.close();
+    const viaCtor = new core.HostBuffer(900); // same rounded size: b's block again
+    const installed = [viaCtor instanceof core.HostBuffer, viaCtor.ptr === first, calls('cudaHostAlloc')];
+    core.setPinnedMemoryAllocator(previous);
+    viaCtor.close(); c.close();
+    hook.close();
+    const before = calls('cudaFreeHost');
+    pool.freeAllBlocks();
+    // Views of the blocks may still be reachable until collected: they are freed then, never before.
+    for (let i = 0; i < 50 && calls('cudaFreeHost') - before < 2; i++) { global.gc(); await new Promise((r) => setTimeout(r, 10)); }
+    console.log(JSON.stringify({ afterFirst, afterClose, reused, installed, freed: calls('cudaFreeHost') - before, end: [pool.usedBytes(), pool.totalBytes(), pool.freeBlockCount] }));`);
+  expect(out).toEqual({
+    afterFirst: [1, 1024, 1024],
+    afterClose: [0, 1024, 1024],
+    reused: [true, 1000, 1000, 1, 0],
+    installed: [true, true, 2],
+    freed: 2,
+    end: [0, 0, 0],
+  });
+});
+
+test('PinnedMemoryPool limit: past it a RangeError; bad sizes and options are refused by name', () => {
+  expect(() => new core.PinnedMemoryPool({ limit: -1 })).toThrow(new RangeError("PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got -1"));
+  const pool = new core.PinnedMemoryPool({ limit: 0 });
+  expect(() => pool.allocate(0)).toThrow(new RangeError("PinnedMemoryPool.allocate: parameter 'size' must be a positive integer, got 0"));
+  expect(() => pool.allocate(1.5)).toThrow(/parameter 'size' must be a positive integer, got 1.5/);
+  expect(() => pool.allocate(16)).toThrow(new RangeError("PinnedMemoryPool.allocate: 512 more bytes would pass the pool's limit of 0 (0 in use)"));
+  expect(() => core.setPinnedMemoryAllocator({} as never)).toThrow(/setPinnedMemoryAllocator: parameter 'allocator' must have an allocate/);
+});
+
+test('IPC handles pass through base64 and open to the same memory; opened memory is closed with cudaIpcCloseMemHandle', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const buf = d.allocate(4096);
+    const view = buf.slice(256, 1024);
+    const text = core.IpcMemoryHandle.export(view).toBase64();
+    const h = core.IpcMemoryHandle.from(text);
+    const opened = h.open(d);
+    const fromBytes = core.IpcMemoryHandle.from(core.IpcMemoryHandle.export(buf).toBuffer());
+    const r = { size: h.size, offset: h.offset, kind: opened.kind, delta: Number(opened.ptr - buf.ptr), openedSize: opened.size, whole: [fromBytes.size, fromBytes.offset], len: Buffer.from(text, 'base64').length };
+    opened.close();
+    r.closes = calls('cudaIpcCloseMemHandle');
+    const ev = d.createEvent({ interprocess: true, timing: false });
+    const eh = core.IpcEventHandle.from(core.IpcEventHandle.export(ev).toBase64());
+    const e2 = eh.open(d);
+    r.event = [ev.interprocess, e2.interprocess, e2.handle === ev.handle];
+    try { core.IpcEventHandle.export(d.createEvent()); } catch (e) { r.plain = e.message; }
+    r.timingOff = d.createEvent({ interprocess: true }).timing;
+    try { d.createEvent({ interprocess: true, timing: true }); } catch (e) { r.timing = e.message; }
+    try { core.IpcMemoryHandle.export(d.allocateManaged(64)); } catch (e) { r.managed = e.message; }
+    buf.close();
+    try { core.IpcMemoryHandle.export(buf); } catch (e) { r.closed = e.message; }
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    size: 1024, offset: 256, kind: 'ipc', delta: 0x1000 + 256, openedSize: 1024, whole: [4096, 0], len: 88, closes: 1,
+    event: [true, true, true], timingOff: false,
+    plain: "IpcEventHandle.export: parameter 'event' was not made shareable: create it with { interprocess: true, timing: false }",
+    timing: "Device.createEvent: option 'interprocess' needs { timing: false } (CUDA cannot share an event that records timestamps)",
+    managed: "IpcMemoryHandle.export: parameter 'buffer' must be cudaMalloc memory (kind 'device' or 'cached'); it is managed memory",
+    closed: 'DeviceBuffer.ptr: the DeviceBuffer was closed',
+  });
+});
+
+test('serialised handles are checked: length, kind, version, base64', () => {
+  const desc = new core.IpcBufferDescriptor(new Uint8Array(64).fill(3), 12345);
+  const back = core.IpcBufferDescriptor.from(desc.toBase64());
+  expect([back.size, Buffer.from(back.bytes).equals(Buffer.alloc(64, 3))]).toEqual([12345, true]);
+  expect(() => core.IpcMemoryHandle.from(desc.toBuffer())).toThrow(new RangeError("IpcMemoryHandle.from: parameter 'data' must hold 88 bytes, got 80"));
+  const wrongKind = Buffer.concat([Buffer.from('CBPB'), Buffer.alloc(84)]);
+  expect(() => core.IpcMemoryHandle.from(wrongKind)).toThrow(new RangeError("IpcMemoryHandle.from: parameter 'data' is not of this kind of handle (it starts with 'CBPB', not 'CBIM')"));
+  const v2 = desc.toBuffer();
+  v2.writeUInt32LE(2, 4);
+  expect(() => core.IpcBufferDescriptor.from(v2)).toThrow(new RangeError("IpcBufferDescriptor.from: parameter 'data' has format version 2; this library reads version 1"));
+  expect(() => core.IpcEventHandle.from('not base64!')).toThrow(new TypeError("IpcEventHandle.from: parameter 'data' must be base64 text or bytes; the string is not base64"));
+  expect(() => core.IpcEventHandle.from(42 as never)).toThrow(new TypeError("IpcEventHandle.from: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got [object Number]"));
+  expect(() => new core.IpcBufferDescriptor(new Uint8Array(8), 1)).toThrow(new TypeError("IpcBufferDescriptor: parameter 'bytes' must be 64 bytes, got 8 bytes"));
+});
+
+test('a hook installs at construction unless told not to, close() uninstalls, with() restores the state it found', () => {
+  class Quiet extends core.MemoryHook {}
+  const a = new Quiet();
+  expect(a.isInstalled).toBe(true);
+  a.close();
+  a.close();
+  expect(a.isInstalled).toBe(false);
+  const b = new Quiet({ install: false });
+  expect(b.with(() => b.isInstalled)).toBe(true);
+  expect(b.isInstalled).toBe(false);
+  expect(() => b.with(() => { throw new Error('inside'); })).toThrow('inside');
+  expect(b.isInstalled).toBe(false);
+  b.install();
+  b.with(() => undefined);
+  expect(b.isInstalled).toBe(true);
+  b.close();
+  expect(() => b.with(42 as never)).toThrow(new TypeError("Quiet.with: parameter 'fn' must be a function, got 42"));
+  expect(() => new core.DebugPrintHook({ write: 'stdout' as never })).toThrow(new TypeError("DebugPrintHook: option 'write' must be a function, got stdout"));
+});
