@@ -45,8 +45,9 @@ export class IpcMemoryPool extends Resource {
    * Opens a pool another process exported: `fd` is the file descriptor it gave (in a child, the
    * stdio slot it was passed in, e.g. 3). The descriptor may be closed afterwards.
    */
-  static import(fd: number, device: Device = Device.current()): IpcMemoryPool {
+  static import(fd: number, device?: Device): IpcMemoryPool {
     if (!Number.isInteger(fd) || fd < 0) throw new RangeError(`IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got ${fd}`);
+    if (device === undefined) device = Device.current();
     if (!(device instanceof Device)) throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${String(device)}`);
     device.makeCurrent();
     // For a POSIX descriptor the "handle" is the descriptor itself, cast to a pointer.

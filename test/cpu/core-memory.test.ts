@@ -9,6 +9,7 @@ import { core } from '../../src';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-corememory-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 const lib = path.join(tmp, 'libcudart-fake.so');
+const driver = path.join(tmp, 'libcuda-fake.so');
 
 beforeAll(() => {
   const src = path.join(tmp, 'f.c');
@@ -38,6 +39,8 @@ beforeAll(() => {
     int cudaFreeAsync(void *p, void *s) { count("cudaFreeAsync"); free(p); return 0; }
     int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = (void *)0x700; return 0; }
     int cudaStreamDestroy(void *s) { return 0; }
+    int cudaMemPoolCreate(void **p, const void *props) { *p = (void *)0x600; return 0; }
+    int cudaMemPoolDestroy(void *p) { return 0; }
     int cudaEventCreateWithFlags(void **e, unsigned f) { *e = (void *)(uintptr_t)(0x900 + f); return 0; }
     int cudaEventDestroy(void *e) { count("cudaEventDestroy"); return 0; }
     /* IPC: a handle carries the address in its first 8 bytes; opening maps it 0x1000 further on. */
@@ -49,6 +52,35 @@ beforeAll(() => {
     int cudaIpcOpenEventHandle(void **e, h64 h) { memcpy(e, h.b, 8); return 0; }
   `);
   execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
+  // The driver's virtual memory calls, logged in order; a reservation at a given address gets it
+  // unless fake_refuse(1) was called.
+  const dsrc = path.join(tmp, 'd.c');
+  fs.writeFileSync(dsrc, `
+    #include <stdio.h>
+    #include <string.h>
+    #include <stdint.h>
+    typedef unsigned long long u64;
+    static char log_[8192]; static int refuse; static u64 next = 0x7f0000000000ULL, handles;
+    static void say(const char *f, u64 a, u64 b) { char l[96]; snprintf(l, sizeof l, "%s %llx %llx;", f, a, b); strncat(log_, l, sizeof log_ - strlen(log_) - 1); }
+    const char *fake_log(void) { return log_; }
+    void fake_refuse(int r) { refuse = r; }
+    int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+    int cuGetErrorName(int e, const char **s) { *s = "CUDA_ERROR_FAKE"; return 0; }
+    int cuGetErrorString(int e, const char **s) { *s = "fake driver error"; return 0; }
+    int cuInit(unsigned f) { return 0; }
+    int cuCtxGetCurrent(void **c) { *c = (void *)0xc0; return 0; }
+    int cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { *g = 2 << 20; return 0; }
+    int cuMemAddressReserve(u64 *p, size_t size, size_t align, u64 addr, u64 flags) {
+      if (addr && !refuse) *p = addr; else { *p = next; next += 1ULL << 40; }
+      say("reserve", *p, size); return 0; }
+    int cuMemAddressFree(u64 p, size_t size) { say("addressFree", p, size); return 0; }
+    int cuMemCreate(u64 *h, size_t size, const void *prop, u64 flags) { *h = ++handles; say("create", *h, size); return 0; }
+    int cuMemRelease(u64 h) { say("release", h, 0); return 0; }
+    int cuMemMap(u64 p, size_t size, size_t off, u64 h, u64 flags) { say("map", p, h); return 0; }
+    int cuMemUnmap(u64 p, size_t size) { say("unmap", p, size); return 0; }
+    int cuMemSetAccess(u64 p, size_t size, const void *d, size_t n) { say("access", p, n); return 0; }
+  `);
+  execFileSync('gcc', ['-shared', '-fPIC', '-o', driver, dsrc]);
 });
 
 /** Runs `script` in a Node child against the fake library; its last line of output is JSON. */
@@ -57,9 +89,12 @@ function run(script: string): unknown {
     const koffi = require('koffi');
     const { core } = require('./src');
     const fake = koffi.load(process.env.CUDA_BINDINGS_CUDART).func('long fake_count(const char *)');
+    const fakeDriver = koffi.load(process.env.CUDA_BINDINGS_CUDA);
+    const driverLog = fakeDriver.func('const char *fake_log(void)');
+    const refuse = fakeDriver.func('void fake_refuse(int)');
     const calls = (name) => Number(fake(name));
     (async () => { ${script} })().catch((e) => { console.error(e); process.exit(1); });`], {
-    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 180_000,
+    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CUDA: driver }, timeout: 180_000,
   });
   if (r.status !== 0) throw new Error(`child exited ${r.status} ${r.signal ?? ''}\n${r.stdout}\n${r.stderr}`);
   const lines = r.stdout.trim().split('\n');
@@ -249,4 +284,87 @@ test('a hook installs at construction unless told not to, close() uninstalls, wi
   b.close();
   expect(() => b.with(42 as never)).toThrow(new TypeError("Quiet.with: parameter 'fn' must be a function, got 42"));
   expect(() => new core.DebugPrintHook({ write: 'stdout' as never })).toThrow(new TypeError("DebugPrintHook: option 'write' must be a function, got stdout"));
+});
+
+test('VirtualBuffer: reserve, map, grant access; resize maps more at the same address; close unmaps, releases, then frees the ranges', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const vmr = new core.VirtualMemoryResource(d);
+    const buf = vmr.allocate(3 << 20, { reserve: 8 << 20 });
+    const start = buf.ptr;
+    const first = [vmr.granularity, buf.size, buf.mappedBytes, buf.reservedBytes, buf.kind];
+    buf.resize(6 << 20);               // within the reservation
+    buf.resize(10 << 20);              // past it: the range after it is reserved too
+    const grown = [buf.ptr === start, buf.size, buf.mappedBytes, buf.reservedBytes];
+    buf.resize(1 << 20);               // shrinking keeps the mapping
+    const shrunk = [buf.size, buf.mappedBytes];
+    refuse(1);
+    let refused = null;
+    try { buf.resize(20 << 20); } catch (e) { refused = e.constructor.name + ': ' + e.message; }
+    refuse(0);
+    buf.close();
+    const calls = driverLog().split(';').filter(Boolean);
+    let badSize = null;
+    try { vmr.allocate(0); } catch (e) { badSize = e.message; }
+    let closed = null;
+    try { buf.resize(1); } catch (e) { closed = e.message; }
+    console.log(JSON.stringify({ first, grown, shrunk, refused, calls, badSize, closed }));`) as Record<string, unknown>;
+  const MiB = 1 << 20;
+  expect(out.first).toEqual([2 * MiB, 3 * MiB, 4 * MiB, 8 * MiB, 'virtual']);
+  expect(out.grown).toEqual([true, 10 * MiB, 10 * MiB, 10 * MiB]);
+  expect(out.shrunk).toEqual([MiB, 10 * MiB]);
+  expect(out.refused).toBe("RangeError: VirtualBuffer.resize: the 10485760 bytes reserved are full and the address range after them is taken; allocate with a larger 'reserve' to grow to 20971520 bytes");
+  const a = 0x7f0000000000;
+  const h = (n: number) => n.toString(16);
+  expect(out.calls).toEqual([
+    `reserve ${h(a)} ${h(8 * MiB)}`, `create 1 ${h(4 * MiB)}`, `map ${h(a)} 1`, `access ${h(a)} 1`,
+    `create 2 ${h(2 * MiB)}`, `map ${h(a + 4 * MiB)} 2`, `access ${h(a + 4 * MiB)} 1`,
+    `reserve ${h(a + 8 * MiB)} ${h(2 * MiB)}`, `create 3 ${h(4 * MiB)}`, `map ${h(a + 6 * MiB)} 3`, `access ${h(a + 6 * MiB)} 1`,
+    // refused: the driver gave another address, which is freed again
+    `reserve ${h(a + 2 ** 40)} ${h(10 * MiB)}`, `addressFree ${h(a + 2 ** 40)} ${h(10 * MiB)}`,
+    // close: every chunk unmapped and released, then the ranges freed
+    `unmap ${h(a)} ${h(4 * MiB)}`, 'release 1 0', `unmap ${h(a + 4 * MiB)} ${h(2 * MiB)}`, 'release 2 0', `unmap ${h(a + 6 * MiB)} ${h(4 * MiB)}`, 'release 3 0',
+    `addressFree ${h(a)} ${h(8 * MiB)}`, `addressFree ${h(a + 8 * MiB)} ${h(2 * MiB)}`,
+  ]);
+  expect(out.badSize).toBe("VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got 0");
+  expect(out.closed).toBe('VirtualBuffer.resize: the VirtualBuffer was closed');
+});
+
+test('new classes refuse bad input by method and parameter before any call', () => {
+  expect(() => new core.VirtualMemoryResource({} as never)).toThrow(new TypeError("VirtualMemoryResource: parameter 'device' must be a Device, got [object Object]"));
+  expect(() => core.Context.create(3 as never)).toThrow(new TypeError("Context.create: parameter 'device' must be a Device, got 3"));
+  expect(() => core.Context.primary(null as never)).toThrow(new TypeError("Context.primary: parameter 'device' must be a Device, got null"));
+  expect(() => core.DeviceResources.of('0' as never)).toThrow(new TypeError("DeviceResources.of: parameter 'device' must be a Device, got 0"));
+  expect(() => core.IpcMemoryPool.create({} as never)).toThrow(new TypeError("IpcMemoryPool.create: parameter 'device' must be a Device, got [object Object]"));
+  expect(() => core.IpcMemoryPool.import(-1)).toThrow(new RangeError("IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got -1"));
+  expect(() => core.ManagedMemoryPool.create(undefined as never)).toThrow(new TypeError("ManagedMemoryPool.create: parameter 'device' must be a Device, got undefined"));
+  expect(() => core.IpcMemoryHandle.export({} as never)).toThrow(new TypeError("IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got [object Object]"));
+  expect(() => core.IpcEventHandle.export(null as never)).toThrow(new TypeError("IpcEventHandle.export: parameter 'event' must be an Event, got [object Null]"));
+});
+
+test('closed objects passed in are refused before any handle reaches C', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    s.close();
+    const errors = [];
+    const pool = core.IpcMemoryPool.create(d);
+    for (const f of [() => pool.allocate(16, s), () => pool.importBuffer(new core.IpcBufferDescriptor(new Uint8Array(64), 16), s)]) {
+      try { f(); } catch (e) { errors.push(e.message); }
+    }
+    const ev = d.createEvent({ interprocess: true });
+    ev.close();
+    try { core.IpcEventHandle.export(ev); } catch (e) { errors.push(e.message); }
+    pool.close();
+    try { pool.exportHandle(); } catch (e) { errors.push(e.message); }
+    console.log(JSON.stringify({ errors, poolAllocs: calls('cudaMallocFromPoolAsync') }));`);
+  expect(out).toEqual({
+    errors: [
+      "IpcMemoryPool.allocate: parameter 'stream' was closed",
+      "IpcMemoryPool.importBuffer: parameter 'stream' was closed",
+      "IpcEventHandle.export: parameter 'event' was closed",
+      'IpcMemoryPool.exportHandle: the IpcMemoryPool was closed',
+    ],
+    poolAllocs: 0,
+  });
 });
