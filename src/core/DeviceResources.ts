@@ -26,7 +26,7 @@ export class DeviceResources {
 
   /** All the device's SMs (cuDeviceGetDevResource). */
   get sm(): SMResource {
-    this.device.primaryContext; // the driver must be initialised
+    void this.device.primaryContext; // the driver must be initialised
     return new SMResource(driverGet(cuda.cuDeviceGetDevResource(this.device.ordinal, SM), 'DeviceResources.sm (cuDeviceGetDevResource)'), this.device);
   }
 

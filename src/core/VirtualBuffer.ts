@@ -95,7 +95,7 @@ export class VirtualBuffer extends DeviceBuffer {
     const m = this.mapping;
     const want = this.resource.roundUp(size);
     if (want > m.mapped) {
-      this.resource.device.primaryContext;
+      void this.resource.device.primaryContext; // the driver calls below need a context current
       if (want > m.reserved) this.extendRange(want - m.reserved);
       mapMore(this.resource, this.base, m, want - m.mapped, 'VirtualBuffer.resize');
     }

@@ -86,7 +86,7 @@ export class VirtualMemoryResource {
     if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got ${size}`);
     if (options === null || typeof options !== 'object') throw new TypeError(`VirtualMemoryResource.allocate: parameter 'options' must be an object, got ${String(options)}`);
     if (options.reserve !== undefined && (!Number.isSafeInteger(options.reserve) || options.reserve < size)) throw new RangeError(`VirtualMemoryResource.allocate: option 'reserve' must be an integer of at least 'size' (${size}), got ${options.reserve}`);
-    this.device.primaryContext; // the driver calls below need a context current
+    void this.device.primaryContext; // the driver calls below need a context current
     return VirtualBuffer.create(this, size, this.roundUp(options.reserve ?? size));
   }
 
