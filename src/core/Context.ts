@@ -77,9 +77,16 @@ export class Context extends Resource {
     readonly handle: cuda.CUcontext,
     readonly device: Device,
     private readonly ownership: ContextKind,
-    keep: unknown[] = [],
+    /** What owns a borrowed context (a green context): once it is closed, so is this. */
+    private readonly owner: { readonly isClosed: boolean } | null = null,
   ) {
-    super(ownership === 'created' ? () => void cuda.cuCtxDestroy(handle) : ownership === 'primary' ? () => void cuda.cuDevicePrimaryCtxRelease(device.ordinal) : () => undefined, [device, ...keep]);
+    super(ownership === 'created' ? () => void cuda.cuCtxDestroy(handle) : ownership === 'primary' ? () => void cuda.cuDevicePrimaryCtxRelease(device.ordinal) : () => undefined, owner ? [device, owner] : [device]);
+  }
+
+  /** Throws when this context, or the green context it belongs to, was closed. */
+  protected override live(what: string): void {
+    super.live(what);
+    if (this.owner?.isClosed) throw new Error(`Context.${what}: the green context this context belongs to was closed`);
   }
 
   /**
@@ -113,9 +120,9 @@ export class Context extends Resource {
     return new Context(h[1], Device.get(driverGet(cuda.cuCtxGetDevice(), 'Context.current (cuCtxGetDevice)')), 'borrowed');
   }
 
-  /** @internal A context owned elsewhere (a green context's), kept alive by `keep`. */
-  static borrow(handle: cuda.CUcontext, device: Device, keep: unknown[]): Context {
-    return new Context(handle, device, 'borrowed', keep);
+  /** @internal A context owned elsewhere (a green context's): usable while `owner` is open, and keeps it alive. */
+  static borrow(handle: cuda.CUcontext, device: Device, owner: { readonly isClosed: boolean }): Context {
+    return new Context(handle, device, 'borrowed', owner);
   }
 
   /** Makes this the calling thread's current context, above the one before (cuCtxPushCurrent). */

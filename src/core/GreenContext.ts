@@ -7,9 +7,11 @@ import { driverGet } from './driver-check';
 import { Resource } from './lifetime';
 import { Stream, type StreamOptions } from './Stream';
 import type { SMResource } from './SMResource';
+import type { cudaStream_t } from '../runtime';
 
 export class GreenContext extends Resource {
   private ctx?: Context;
+  private readonly streams = new Set<WeakRef<Stream>>();
 
   /** @internal Use DeviceResources.createGreenContext(). */
   constructor(
@@ -30,7 +32,7 @@ export class GreenContext extends Resource {
   /** The context as a Context (cuCtxFromGreenCtx), to push, pop or query; it keeps this green context alive. */
   get context(): Context {
     this.live('context');
-    return (this.ctx ??= Context.borrow(driverGet(cuda.cuCtxFromGreenCtx(this.handle), 'GreenContext.context (cuCtxFromGreenCtx)'), this.device, [this]));
+    return (this.ctx ??= Context.borrow(driverGet(cuda.cuCtxFromGreenCtx(this.handle), 'GreenContext.context (cuCtxFromGreenCtx)'), this.device, this));
   }
 
   /** A stream whose work runs on this context's SMs only (cuGreenCtxStreamCreate); it keeps the context alive. */
@@ -41,6 +43,16 @@ export class GreenContext extends Resource {
     if (!Number.isInteger(priority)) throw new RangeError(`GreenContext.createStream: option 'priority' must be an integer, got ${priority}`);
     // Green context streams must be non-blocking (CU_STREAM_NON_BLOCKING).
     const h = driverGet(cuda.cuGreenCtxStreamCreate(this.handle, cuda.CUstream_flags.CU_STREAM_NON_BLOCKING, priority), 'GreenContext.createStream (cuGreenCtxStreamCreate)');
-    return Stream.fromHandle(h as unknown as import('../runtime').cudaStream_t, this.device, [this.device, this]);
+    const stream = Stream.fromHandle(h as unknown as cudaStream_t, this.device, [this.device, this]);
+    this.streams.add(new WeakRef(stream));
+    return stream;
+  }
+
+  /** Closes the streams made on it that are still open, then destroys the green context. */
+  override close(): void {
+    if (this.isClosed) return;
+    for (const ref of this.streams) ref.deref()?.close();
+    this.streams.clear();
+    super.close();
   }
 }

@@ -116,7 +116,8 @@ export class HostBuffer {
 
   /**
    * Gives the memory up. It is freed by the garbage collector once no view of it is reachable,
-   * never while one is.
+   * never while one is. A PinnedMemoryPool's block goes back to its pool at once (as in CuPy, views
+   * taken before must not be used after).
    */
   close(): void {
     if (this.view === null) return;

@@ -27,7 +27,8 @@ export class IpcMemoryHandle {
   /** The handle of `buffer`'s memory (cudaIpcGetMemHandle); `buffer` stays the owner. */
   static export(buffer: DeviceBuffer): IpcMemoryHandle {
     if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`);
-    const ptr = buffer.ptr; // throws when the buffer (or its allocation) is closed
+    if (buffer.isClosed || buffer.parent?.isClosed) throw new Error("IpcMemoryHandle.export: parameter 'buffer' was closed");
+    const ptr = buffer.ptr;
     if (buffer.kind !== 'device' && buffer.kind !== 'cached') throw new TypeError(`IpcMemoryHandle.export: parameter 'buffer' must be cudaMalloc memory (kind 'device' or 'cached'); it is ${buffer.kind} memory${buffer.kind === 'pool' ? ': share a pool made with IpcMemoryPool instead' : ''}`);
     const base = buffer.parent ? buffer.parent.ptr : ptr;
     buffer.device.makeCurrent();
@@ -53,8 +54,8 @@ export class IpcMemoryHandle {
 
   /**
    * Opens the memory in this process, on `device` (default: the current one), as a DeviceBuffer of
-   * kind 'ipc'; close() on it closes the mapping (cudaIpcCloseMemHandle), not the memory. A process
-   * cannot open its own handle: CUDA refuses with cudaErrorDeviceUninitialized or cudaErrorInvalidContext.
+   * kind 'ipc'; close() on it closes the mapping (cudaIpcCloseMemHandle), not the memory. CUDA refuses
+   * a handle that this same process exported (a CudaError).
    */
   open(device: Device = Device.current()): DeviceBuffer {
     if (!(device instanceof Device)) throw new TypeError(`IpcMemoryHandle.open: parameter 'device' must be a Device, got ${String(device)}`);

@@ -247,7 +247,7 @@ test('IPC handles pass through base64 and open to the same memory; opened memory
     plain: "IpcEventHandle.export: parameter 'event' was not made shareable: create it with { interprocess: true, timing: false }",
     timing: "Device.createEvent: option 'interprocess' needs { timing: false } (CUDA cannot share an event that records timestamps)",
     managed: "IpcMemoryHandle.export: parameter 'buffer' must be cudaMalloc memory (kind 'device' or 'cached'); it is managed memory",
-    closed: 'DeviceBuffer.ptr: the DeviceBuffer was closed',
+    closed: "IpcMemoryHandle.export: parameter 'buffer' was closed",
   });
 });
 
