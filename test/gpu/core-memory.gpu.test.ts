@@ -89,7 +89,9 @@ function child(args: string[], fds: number[] = []): Promise<{ status: number | n
     buf.close();
     expect(handles.map((h) => h.size).reduce((a, n) => a + n, 0)).toBe(6 * MiB);
     expect(open.every(Boolean)).toBe(true);
-    expect(() => new core.VirtualMemoryResource(d).allocate(MiB).exportHandles()).toThrow("VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'");
+    const plain = new core.VirtualMemoryResource(d).allocate(MiB);
+    expect(() => plain.exportHandles()).toThrow("VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'");
+    plain.close();
   });
 
   test('PinnedMemoryPool: the second allocation reuses the block, no cudaHostAlloc (counted through a hook)', () => {
