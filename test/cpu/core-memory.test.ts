@@ -68,7 +68,23 @@ beforeAll(() => {
     int cuGetErrorName(int e, const char **s) { *s = "CUDA_ERROR_FAKE"; return 0; }
     int cuGetErrorString(int e, const char **s) { *s = "fake driver error"; return 0; }
     int cuInit(unsigned f) { return 0; }
-    int cuCtxGetCurrent(void **c) { *c = (void *)0xc0; return 0; }
+    /* A context stack per thread, as the driver keeps: the primary context (0xc0) at the bottom. */
+    static void *stack[16] = { (void *)0xc0 }; static int depth = 1, created; static size_t limits[16]; static int cache;
+    int cuCtxGetCurrent(void **c) { *c = depth ? stack[depth - 1] : 0; return 0; }
+    int cuCtxCreate_v4(void **c, void *params, unsigned flags, int dev) { *c = (void *)(uintptr_t)(0xd00 + 0x10 * ++created + flags); stack[depth++] = *c; say("create-ctx", (u64)(uintptr_t)*c, flags); return 0; }
+    int cuCtxDestroy_v2(void *c) { say("destroy-ctx", (u64)(uintptr_t)c, 0); return 0; }
+    int cuCtxPushCurrent_v2(void *c) { stack[depth++] = c; return 0; }
+    int cuCtxPopCurrent_v2(void **c) { if (!depth) return 201; *c = stack[--depth]; return 0; }
+    int cuCtxGetDevice(int *d) { *d = 0; return 0; }
+    int cuCtxSynchronize(void) { say("sync", (u64)(uintptr_t)stack[depth - 1], 0); return 0; }
+    int cuCtxSetLimit(int l, size_t v) { say("setLimit", (u64)(uintptr_t)stack[depth - 1], l); limits[l] = v; return 0; }
+    int cuCtxGetLimit(size_t *v, int l) { *v = limits[l]; return 0; }
+    int cuCtxGetCacheConfig(int *c) { *c = cache; return 0; }
+    int cuCtxSetCacheConfig(int c) { cache = c; return 0; }
+    int cuCtxGetApiVersion(void *c, unsigned *v) { *v = 3020; return 0; }
+    int cuDevicePrimaryCtxRetain(void **c, int d) { say("retain", d, 0); *c = (void *)0xc0; return 0; }
+    int cuDevicePrimaryCtxRelease_v2(int d) { say("release-primary", d, 0); return 0; }
+    void fake_clear_log(void) { log_[0] = 0; }
     int cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { *g = 2 << 20; return 0; }
     int cuMemAddressReserve(u64 *p, size_t size, size_t align, u64 addr, u64 flags) {
       if (addr && !refuse) *p = addr; else { *p = next; next += 1ULL << 40; }
@@ -92,6 +108,7 @@ function run(script: string): unknown {
     const fakeDriver = koffi.load(process.env.CUDA_BINDINGS_CUDA);
     const driverLog = fakeDriver.func('const char *fake_log(void)');
     const refuse = fakeDriver.func('void fake_refuse(int)');
+    const clearLog = fakeDriver.func('void fake_clear_log(void)');
     const calls = (name) => Number(fake(name));
     (async () => { ${script} })().catch((e) => { console.error(e); process.exit(1); });`], {
     encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CUDA: driver }, timeout: 180_000,
@@ -366,5 +383,54 @@ test('closed objects passed in are refused before any handle reaches C', () => {
       'IpcMemoryPool.exportHandle: the IpcMemoryPool was closed',
     ],
     poolAllocs: 0,
+  });
+});
+
+test('Context: create pushes it, push/pop keep the stack, pop refuses a context not on top, run() pushes around a call, limits and cache config by name', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    clearLog();
+    const top = () => { const c = core.Context.current(); return c ? '0x' + c.handle.toString(16) : null; };
+    const r = { start: top() };
+    const ctx = core.Context.create(d, { scheduling: 'blockingSync' });
+    r.created = ['0x' + ctx.handle.toString(16), top(), ctx.kind, ctx.apiVersion];
+    const primary = core.Context.primary(d);
+    primary.push();
+    r.pushed = top();
+    try { ctx.pop(); } catch (e) { r.wrongPop = e.message; }
+    primary.pop();
+    r.popped = top();
+    ctx.pop();
+    r.afterPop = top();
+    ctx.setLimit('mallocHeapSize', 1 << 20);  // pushed for the call, popped after
+    r.limit = [ctx.getLimit('mallocHeapSize'), top()];
+    ctx.cacheConfig = 'l1';
+    r.cache = ctx.cacheConfig;
+    ctx.synchronize();
+    for (const f of [() => ctx.getLimit('stack'), () => ctx.setLimit('stackSize', -1), () => { ctx.cacheConfig = 'big'; }, () => core.Context.create(d, { scheduling: 'busy' })]) {
+      try { f(); r.missing = true; } catch (e) { (r.bad ??= []).push(e.constructor.name + ': ' + e.message); }
+    }
+    ctx.close();
+    primary.close();
+    try { ctx.push(); } catch (e) { r.closed = e.message; }
+    r.log = driverLog().split(';').filter(Boolean);
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    start: '0xc0',
+    created: ['0xd14', '0xd14', 'created', 3020],
+    pushed: '0xc0',
+    wrongPop: 'Context.pop: this context is not the current one (the current is 0xc0); pop the contexts pushed after it first',
+    popped: '0xd14',
+    afterPop: '0xc0',
+    limit: [1 << 20, '0xc0'],
+    cache: 'l1',
+    bad: [
+      'RangeError: Context.getLimit: parameter \'limit\' must be one of stackSize, printfFifoSize, mallocHeapSize, devRuntimeSyncDepth, devRuntimePendingLaunchCount, maxL2FetchGranularity, persistingL2CacheSize, got stack',
+      "RangeError: Context.setLimit: parameter 'value' must be a non-negative integer, got -1",
+      'RangeError: Context.cacheConfig: the value must be one of none, shared, l1, equal, got big',
+      "RangeError: Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got busy",
+    ],
+    closed: 'Context.push: the Context was closed',
+    log: ['create-ctx d14 4', 'retain 0 0', 'setLimit d14 2', 'sync d14 0', 'destroy-ctx d14 0', 'release-primary 0 0'],
   });
 });
