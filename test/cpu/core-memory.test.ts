@@ -38,7 +38,7 @@ beforeAll(() => {
     int cudaMallocFromPoolAsync(void **p, size_t n, void *pool, void *s) { count("cudaMallocFromPoolAsync"); *p = malloc(n); return 0; }
     int cudaFreeAsync(void *p, void *s) { count("cudaFreeAsync"); free(p); return 0; }
     int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = (void *)0x700; return 0; }
-    int cudaStreamDestroy(void *s) { return 0; }
+    int cudaStreamDestroy(void *s) { count("cudaStreamDestroy"); return 0; }
     int cudaMemPoolCreate(void **p, const void *props) { *p = (void *)0x600; return 0; }
     int cudaMemPoolDestroy(void *p) { return 0; }
     int cudaEventCreateWithFlags(void **e, unsigned f) { *e = (void *)(uintptr_t)(0x900 + f); return 0; }
@@ -85,6 +85,18 @@ beforeAll(() => {
     int cuDevicePrimaryCtxRetain(void **c, int d) { say("retain", d, 0); *c = (void *)0xc0; return 0; }
     int cuDevicePrimaryCtxRelease_v2(int d) { say("release-primary", d, 0); return 0; }
     void fake_clear_log(void) { log_[0] = 0; }
+    /* Green contexts: 132 SMs, groups rounded up to multiples of 8; a CUdevResource is 144 bytes, sm at 96. */
+    static void sm(unsigned char *r, unsigned n) { memset(r, 0, 144); *(int *)r = 1; ((unsigned *)(r + 96))[0] = n; ((unsigned *)(r + 96))[1] = 8; ((unsigned *)(r + 96))[2] = 8; }
+    int cuDeviceGetDevResource(int dev, unsigned char *r, int type) { if (type != 1) return 1; sm(r, 132); return 0; }
+    int cuDevSmResourceSplitByCount(unsigned char *out, unsigned *n, const unsigned char *in, unsigned char *rem, unsigned flags, unsigned min) {
+      unsigned have = ((const unsigned *)(in + 96))[0], each = (min + 7) / 8 * 8, made = 0;
+      while (made < *n && have >= each) { sm(out + 144 * made++, each); have -= each; }
+      *n = made; sm(rem, have); say("split", min, made); return 0; }
+    int cuDevResourceGenerateDesc(void **desc, const unsigned char *r, unsigned n) { *desc = (void *)0xde5c; say("desc", ((const unsigned *)(r + 96))[0], n); return 0; }
+    int cuGreenCtxCreate(void **g, void *desc, int dev, unsigned flags) { *g = (void *)0x9a0; say("green", (u64)(uintptr_t)desc, flags); return 0; }
+    int cuGreenCtxDestroy(void *g) { say("green-destroy", (u64)(uintptr_t)g, 0); return 0; }
+    int cuCtxFromGreenCtx(void **c, void *g) { *c = (void *)0x9c0; return 0; }
+    int cuGreenCtxStreamCreate(void **s, void *g, unsigned flags, int prio) { *s = (void *)0x5700; say("green-stream", flags, prio); return 0; }
     int cuMemGetAllocationGranularity(size_t *g, const void *prop, int opt) { *g = 2 << 20; return 0; }
     int cuMemAddressReserve(u64 *p, size_t size, size_t align, u64 addr, u64 flags) {
       if (addr && !refuse) *p = addr; else { *p = next; next += 1ULL << 40; }
@@ -432,5 +444,46 @@ test('Context: create pushes it, push/pop keep the stack, pop refuses a context 
     ],
     closed: 'Context.push: the Context was closed',
     log: ['create-ctx d14 4', 'retain 0 0', 'setLimit d14 2', 'sync d14 0', 'destroy-ctx d14 0', 'release-primary 0 0'],
+  });
+});
+
+test('DeviceResources: SMs queried and split; a green context from a group, its stream closed before it, its Context refused once it is closed', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const res = core.DeviceResources.of(d);
+    const all = res.sm;
+    const { groups, remaining } = res.splitSM(66);
+    const two = res.splitSM(30, 4);
+    clearLog();
+    const green = res.createGreenContext(groups[0]);
+    const stream = green.createStream({ priority: -1 });
+    const ctx = green.context;
+    const r = { all: [all.smCount, all.minPartitionSize, all.coscheduledAlignment], half: [groups.length, groups[0].smCount, remaining.smCount], four: [two.groups.map((g) => g.smCount), two.remaining.smCount], green: [green.smCount, '0x' + ctx.handle.toString(16), stream.handle] };
+    const destroysBefore = calls('cudaStreamDestroy');
+    green.close();
+    r.streamClosed = [stream.isClosed, calls('cudaStreamDestroy') - destroysBefore];
+    try { ctx.push(); } catch (e) { r.ctxAfter = e.message; }
+    try { green.createStream(); } catch (e) { r.streamAfter = e.message; }
+    for (const f of [() => res.splitSM(0), () => res.splitSM(8, 1.5), () => res.createGreenContext([]), () => res.splitSM(8, 1, {})]) {
+      try { f(); } catch (e) { (r.bad ??= []).push(e.constructor.name + ': ' + e.message); }
+    }
+    r.log = driverLog().split(';').filter(Boolean);
+    console.log(JSON.stringify(r, (k, v) => typeof v === 'bigint' ? '0x' + v.toString(16) : v));`);
+  expect(out).toEqual({
+    all: [132, 8, 8],
+    half: [1, 72, 60],
+    four: [[32, 32, 32, 32], 4],
+    green: [72, '0x9c0', '0x5700'],
+    streamClosed: [true, 1],
+    ctxAfter: 'Context.push: the green context this context belongs to was closed',
+    streamAfter: 'GreenContext.createStream: the GreenContext was closed',
+    bad: [
+      "RangeError: DeviceResources.splitSM: parameter 'minCount' must be a positive integer, got 0",
+      "RangeError: DeviceResources.splitSM: parameter 'groups' must be a positive integer, got 1.5",
+      "TypeError: DeviceResources.createGreenContext: parameter 'resources' must be an SMResource or a non-empty array of them",
+      'TypeError: DeviceResources.splitSM: parameter \'from\' must be an SMResource, got [object Object]',
+    ],
+    // CU_GREEN_CTX_DEFAULT_STREAM (1); green streams are CU_STREAM_NON_BLOCKING (1)
+    log: ['desc 48 1', 'green de5c 1', 'green-stream 1 ffffffffffffffff', 'green-destroy 9a0 0'],
   });
 });
