@@ -39,7 +39,13 @@ beforeAll(() => {
     int cudaFreeAsync(void *p, void *s) { count("cudaFreeAsync"); free(p); return 0; }
     int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = (void *)0x700; return 0; }
     int cudaStreamDestroy(void *s) { count("cudaStreamDestroy"); return 0; }
-    int cudaMemPoolCreate(void **p, const void *props) { *p = (void *)0x600; return 0; }
+    /* cudaMemPoolCreate records the allocation type (offset 0) and location type (offset 8) it was asked for. */
+    static int pool_alloc_type = -1, pool_location_type = -1, concurrent = 1;
+    int cudaMemPoolCreate(void **p, const int *props) { pool_alloc_type = props[0]; pool_location_type = props[2]; *p = (void *)0x600; return 0; }
+    long fake_pool_props(void) { return pool_alloc_type * 100 + pool_location_type; }
+    void fake_concurrent(int c) { concurrent = c; }
+    int cudaDeviceGetAttribute(int *v, int attr, int dev) { *v = attr == 89 ? concurrent : 1; return 0; }
+    int cudaMemPrefetchAsync(void *p, size_t n, unsigned long long location, unsigned flags, void *s) { count("cudaMemPrefetchAsync"); return 0; }
     int cudaMemPoolDestroy(void *p) { return 0; }
     int cudaEventCreateWithFlags(void **e, unsigned f) { *e = (void *)(uintptr_t)(0x900 + f); return 0; }
     int cudaEventDestroy(void *e) { count("cudaEventDestroy"); return 0; }
@@ -485,5 +491,36 @@ test('DeviceResources: SMs queried and split; a green context from a group, its 
     ],
     // CU_GREEN_CTX_DEFAULT_STREAM (1); green streams are CU_STREAM_NON_BLOCKING (1)
     log: ['desc 48 1', 'green de5c 1', 'green-stream 1 ffffffffffffffff', 'green-destroy 9a0 0'],
+  });
+});
+
+test('ManagedMemoryPool: a managed pool (allocation type managed) whose buffers are managed memory; a clear error without concurrent managed access', () => {
+  const out = run(`
+    const lib = koffi.load(process.env.CUDA_BINDINGS_CUDART);
+    const props = lib.func('long fake_pool_props(void)');
+    const concurrent = lib.func('void fake_concurrent(int)');
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const pool = core.ManagedMemoryPool.create(d);
+    const r = { props: Number(props()) };
+    const b = pool.allocate(4096, s);
+    b.prefetch(d, s);
+    r.buffer = [b.kind, b.size, calls('cudaMemPrefetchAsync')];
+    b.close();
+    pool.close();
+    s.close();
+    try { pool.allocate(16, s); } catch (e) { r.closedPool = e.message; }
+    const pool2 = core.ManagedMemoryPool.create(d);
+    try { pool2.allocate(16, s); } catch (e) { r.closedStream = e.message; }
+    pool2.close();
+    concurrent(0);
+    try { core.ManagedMemoryPool.create(d); } catch (e) { r.unsupported = [e.constructor.name, e.code, e.message]; }
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    props: 200 + 1, // cudaMemAllocationTypeManaged, cudaMemLocationTypeDevice
+    buffer: ['managed', 4096, 1],
+    closedPool: 'ManagedMemoryPool.allocate: the ManagedMemoryPool was closed',
+    closedStream: "ManagedMemoryPool.allocate: parameter 'stream' was closed",
+    unsupported: ['CudaError', 801, 'cudaErrorNotSupported: managed memory pools are not supported here: device 0 has no concurrent managed access (cudaDevAttrConcurrentManagedAccess is 0) (in ManagedMemoryPool.create)'],
   });
 });
