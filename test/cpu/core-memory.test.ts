@@ -21,6 +21,7 @@ beforeAll(() => {
     static const char *names[64]; static long counts[64]; static int n;
     static void count(const char *s) { for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) { counts[i]++; return; } names[n] = s; counts[n++] = 1; }
     long fake_count(const char *s) { for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) return counts[i]; return 0; }
+    typedef struct { unsigned char b[64]; } h64;
     int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
     const char *cudaGetErrorName(int e) { return e == 2 ? "cudaErrorMemoryAllocation" : "cudaErrorFake"; }
     const char *cudaGetErrorString(int e) { return "fake error"; }
@@ -36,7 +37,7 @@ beforeAll(() => {
     int cudaHostGetDevicePointer(void **d, void *h, unsigned f) { *d = h; return 0; }
     int cudaDeviceGetDefaultMemPool(void **pool, int d) { *pool = (void *)0x500; return 0; }
     int cudaMallocFromPoolAsync(void **p, size_t n, void *pool, void *s) { count("cudaMallocFromPoolAsync"); *p = malloc(n); return 0; }
-    int cudaFreeAsync(void *p, void *s) { count("cudaFreeAsync"); free(p); return 0; }
+    int cudaFreeAsync(void *p, void *s) { count("cudaFreeAsync"); return 0; } /* not freed: an imported pointer is the same memory */
     int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = (void *)0x700; return 0; }
     int cudaStreamDestroy(void *s) { count("cudaStreamDestroy"); return 0; }
     /* cudaMemPoolCreate records the allocation type (offset 0) and location type (offset 8) it was asked for. */
@@ -46,11 +47,17 @@ beforeAll(() => {
     void fake_concurrent(int c) { concurrent = c; }
     int cudaDeviceGetAttribute(int *v, int attr, int dev) { *v = attr == 89 ? concurrent : 1; return 0; }
     int cudaMemPrefetchAsync(void *p, size_t n, unsigned long long location, unsigned flags, void *s) { count("cudaMemPrefetchAsync"); return 0; }
-    int cudaMemPoolDestroy(void *p) { return 0; }
+    int cudaMemPoolDestroy(void *p) { count("cudaMemPoolDestroy"); return 0; }
+    /* Shareable pools: the exported descriptor is 40 + the handle type; an import remembers what it was given. */
+    static long imported_handle = -1;
+    int cudaMemPoolExportToShareableHandle(int *fd, void *pool, int type, unsigned flags) { *fd = 40 + type; return 0; }
+    int cudaMemPoolImportFromShareableHandle(void **pool, void *handle, int type, unsigned flags) { imported_handle = (long)(uintptr_t)handle * 10 + type; *pool = (void *)0x601; return 0; }
+    long fake_imported_handle(void) { return imported_handle; }
+    int cudaMemPoolExportPointer(h64 *data, void *p) { memset(data, 0x5e, 64); memcpy(data->b, &p, 8); return 0; }
+    int cudaMemPoolImportPointer(void **p, void *pool, h64 *data) { if (pool != (void *)0x601) return 1; memcpy(p, data->b, 8); return 0; }
     int cudaEventCreateWithFlags(void **e, unsigned f) { *e = (void *)(uintptr_t)(0x900 + f); return 0; }
     int cudaEventDestroy(void *e) { count("cudaEventDestroy"); return 0; }
     /* IPC: a handle carries the address in its first 8 bytes; opening maps it 0x1000 further on. */
-    typedef struct { unsigned char b[64]; } h64;
     int cudaIpcGetMemHandle(h64 *h, void *p) { count("cudaIpcGetMemHandle"); memset(h, 0xab, 64); memcpy(h->b, &p, 8); return 0; }
     int cudaIpcOpenMemHandle(void **p, h64 h, unsigned f) { count("cudaIpcOpenMemHandle"); if (f != 1) return 1; uintptr_t a; memcpy(&a, h.b, 8); *p = (void *)(a + 0x1000); return 0; }
     int cudaIpcCloseMemHandle(void *p) { count("cudaIpcCloseMemHandle"); return 0; }
@@ -522,5 +529,39 @@ test('ManagedMemoryPool: a managed pool (allocation type managed) whose buffers 
     closedPool: 'ManagedMemoryPool.allocate: the ManagedMemoryPool was closed',
     closedStream: "ManagedMemoryPool.allocate: parameter 'stream' was closed",
     unsupported: ['CudaError', 801, 'cudaErrorNotSupported: managed memory pools are not supported here: device 0 has no concurrent managed access (cudaDevAttrConcurrentManagedAccess is 0) (in ManagedMemoryPool.create)'],
+  });
+});
+
+test('IpcMemoryPool: exported as a descriptor (POSIX fd handle type), imported from one; buffers shared by base64 descriptors; an imported pool does not allocate', () => {
+  const out = run(`
+    const imported = koffi.load(process.env.CUDA_BINDINGS_CUDART).func('long fake_imported_handle(void)');
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const pool = core.IpcMemoryPool.create(d);
+    const fd = pool.exportHandle();
+    const buf = pool.allocate(4096, s);
+    const text = pool.exportBuffer(buf).toBase64();
+    const other = core.IpcMemoryPool.import(7, d);
+    const opened = other.importBuffer(core.IpcBufferDescriptor.from(text), s);
+    const r = { fd, importedWith: Number(imported()), isImported: [pool.isImported, other.isImported], opened: [opened.ptr === buf.ptr, opened.size, opened.kind] };
+    try { other.allocate(16, s); } catch (e) { r.importedAllocate = e.message; }
+    try { pool.exportBuffer(buf.slice(16)); } catch (e) { r.slice = e.message; }
+    try { pool.exportBuffer(d.allocate(16)); } catch (e) { r.plain = e.message; }
+    const frees = calls('cudaFreeAsync');
+    opened.close(); buf.close();
+    r.freed = calls('cudaFreeAsync') - frees;
+    other.close(); pool.close();
+    r.destroyed = calls('cudaMemPoolDestroy');
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    fd: 41, // 40 + cudaMemHandleTypePosixFileDescriptor
+    importedWith: 71, // descriptor 7, handle type 1: the descriptor itself is the handle
+    isImported: [false, true],
+    opened: [true, 4096, 'ipc'],
+    importedAllocate: 'IpcMemoryPool.allocate: this pool was imported from another process; only its owner allocates (open its buffers with importBuffer)',
+    slice: "IpcMemoryPool.exportBuffer: parameter 'buffer' must be an allocation of this pool, not a slice",
+    plain: "IpcMemoryPool.exportBuffer: parameter 'buffer' must be an allocation of this pool, not device memory",
+    freed: 2,
+    destroyed: 2,
   });
 });
