@@ -48,7 +48,7 @@ export class DeviceBuffer extends Resource {
     readonly device: Device,
     /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
     readonly parent: DeviceBuffer | null,
-    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, or a caching allocator. */
+    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, or the virtual memory API. */
     readonly kind: MemoryKind,
     free: () => void,
     keep: unknown[],

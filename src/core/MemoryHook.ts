@@ -30,8 +30,9 @@ const installed: MemoryHook[] = [];
 /**
  * The base of memory hooks (CuPy's `cupy.cuda.MemoryHook`): override the phases you need. A hook is
  * installed from its construction (unless `{ install: false }`) until close() or the end of its
- * `using` scope, or for the run of `hook.with(fn)`. Hooks are called in the order installed; a hook
- * that throws stops the allocation with its error.
+ * `using` scope, or for the run of `hook.with(fn)`. Hooks are called in the order installed. A hook
+ * that throws in `mallocPre`/`allocPre` stops the allocation with its error; one that throws after
+ * (`*Post`) loses the block it was told of, so a `*Post` hook should not throw.
  */
 export abstract class MemoryHook {
   /** A short name for messages. */
@@ -157,8 +158,11 @@ export function hookedFree(allocator: string, device: number | 'host', size: num
   return () => {
     if (installed.length === 0) return free();
     const event: MemoryEvent = { allocator, device, size, memSize, ptr };
-    notify('freePre', event);
-    free();
+    try {
+      notify('freePre', event);
+    } finally {
+      free(); // a hook that throws must not keep the memory from being given back
+    }
     notify('freePost', event);
   };
 }
