@@ -565,3 +565,22 @@ test('IpcMemoryPool: exported as a descriptor (POSIX fd handle type), imported f
     destroyed: 2,
   });
 });
+
+test('a hook that throws before an allocation stops it (no cudaMalloc); one that throws before a free does not keep the memory', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    class Refuse extends core.MemoryHook { mallocPre() { throw new Error('no more memory for you'); } }
+    const refuse = new Refuse();
+    let refused = null;
+    try { d.allocate(8); } catch (e) { refused = e.message; }
+    refuse.close();
+    const mallocs = calls('cudaMalloc');
+    const b = d.allocate(8);
+    class Grumpy extends core.MemoryHook { freePre() { throw new Error('grr'); } }
+    const grumpy = new Grumpy();
+    const frees = calls('cudaFree');
+    b.close();
+    grumpy.close();
+    console.log(JSON.stringify({ refused, mallocs, freed: calls('cudaFree') - frees, closed: b.isClosed }));`);
+  expect(out).toEqual({ refused: 'no more memory for you', mallocs: 0, freed: 1, closed: true });
+});
