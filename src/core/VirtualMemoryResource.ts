@@ -78,6 +78,7 @@ export class VirtualMemoryResource {
 
   /** The size every mapping is a multiple of, in bytes (cuMemGetAllocationGranularity). */
   get granularity(): number {
+    if (this.gran === undefined) void this.device.primaryContext; // the driver must be initialised
     return (this.gran ??= driverGet(cuda.cuMemGetAllocationGranularity(this.props, this.granularityKind), 'VirtualMemoryResource.granularity (cuMemGetAllocationGranularity)'));
   }
 
