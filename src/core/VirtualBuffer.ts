@@ -45,8 +45,11 @@ export class VirtualBuffer extends DeviceBuffer {
     size: number,
     readonly resource: VirtualMemoryResource,
     private readonly mapping: Mapping,
+    /** Made by this process (hooks see its free) rather than imported. */
+    allocated = true,
   ) {
-    super(base, size, resource.device, null, 'virtual', hookedFree('VirtualMemoryResource', resource.device.ordinal, size, mapping.mapped, base, () => unmapAll(base, mapping)), [resource.device, resource]);
+    const free = () => unmapAll(base, mapping);
+    super(base, size, resource.device, null, 'virtual', allocated ? hookedFree('VirtualMemoryResource', resource.device.ordinal, size, mapping.mapped, base, free) : free, [resource.device, resource]);
   }
 
   /** @internal Use resource.allocate(). */
@@ -69,6 +72,30 @@ export class VirtualBuffer extends DeviceBuffer {
       }),
     );
     return new VirtualBuffer(base, size, resource, mapping);
+  }
+
+  /**
+   * @internal Use resource.importHandles(): maps the chunks another process exported (POSIX file
+   * descriptors, in address order) into a new range, as one buffer.
+   */
+  static importChunks(resource: VirtualMemoryResource, chunks: readonly { fd: number; size: number }[]): VirtualBuffer {
+    const total = chunks.reduce((n, c) => n + c.size, 0);
+    const mapping: Mapping = { ranges: [], chunks: [], mapped: 0, reserved: 0, access: new Map() };
+    for (const d of resource.accessDevices) mapping.access.set(d.ordinal, { device: d, flags: 'readwrite' });
+    const at = driverGet(cuda.cuMemAddressReserve(total, resource.granularity, 0n, 0n), 'VirtualMemoryResource.importHandles (cuMemAddressReserve)');
+    mapping.ranges.push({ at, size: total });
+    mapping.reserved = total;
+    try {
+      for (const c of chunks) {
+        // For a POSIX descriptor the "OS handle" is the descriptor itself, cast to a pointer.
+        const handle = driverGet(cuda.cuMemImportFromShareableHandle(BigInt(c.fd), cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), 'VirtualMemoryResource.importHandles (cuMemImportFromShareableHandle)');
+        mapHandle(at, mapping, handle, c.size, 'VirtualMemoryResource.importHandles');
+      }
+    } catch (e) {
+      unmapAll(at, mapping);
+      throw e;
+    }
+    return new VirtualBuffer(at, total, resource, mapping, false);
   }
 
   /** Bytes of address space reserved for this buffer: it grows in place up to here for certain. */
@@ -148,6 +175,11 @@ export class VirtualBuffer extends DeviceBuffer {
 /** Creates `bytes` of physical memory, maps it after what `m` has mapped and grants the access `m` records. */
 function mapMore(resource: VirtualMemoryResource, base: bigint, m: Mapping, bytes: number, fn: string): void {
   const handle = driverGet(cuda.cuMemCreate(bytes, resource.allocationProps, 0n), `${fn} (cuMemCreate)`);
+  mapHandle(base, m, handle, bytes, fn);
+}
+
+/** Maps physical memory `handle` after what `m` has mapped (released again if that fails) and grants the access `m` records. */
+function mapHandle(base: bigint, m: Mapping, handle: bigint, bytes: number, fn: string): void {
   const at = base + BigInt(m.mapped);
   const [err] = cuda.cuMemMap(at, bytes, 0, handle, 0n);
   if (err !== 0) {

@@ -91,6 +91,21 @@ export class VirtualMemoryResource {
     return VirtualBuffer.create(this, size, this.roundUp(options.reserve ?? size));
   }
 
+  /**
+   * Maps memory another process exported with `buffer.exportHandles()` (its POSIX file descriptors,
+   * received here, with their sizes, in the same order) as one VirtualBuffer of this resource's
+   * device. close() unmaps it; the descriptors stay the caller's to close.
+   */
+  importHandles(handles: readonly { fd: number; size: number }[]): VirtualBuffer {
+    if (!Array.isArray(handles) || handles.length === 0) throw new TypeError("VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }");
+    handles.forEach((h, i) => {
+      if (!h || typeof h !== 'object' || !Number.isInteger(h.fd) || h.fd < 0) throw new RangeError(`VirtualMemoryResource.importHandles: parameter 'handles[${i}].fd' must be a file descriptor (a non-negative integer), got ${h && typeof h === 'object' ? h.fd : String(h)}`);
+      if (!Number.isSafeInteger(h.size) || h.size <= 0 || h.size % this.granularity !== 0) throw new RangeError(`VirtualMemoryResource.importHandles: parameter 'handles[${i}].size' must be a positive multiple of the granularity (${this.granularity}), got ${h.size}`);
+    });
+    void this.device.primaryContext; // the driver calls below need a context current
+    return VirtualBuffer.importChunks(this, handles);
+  }
+
   /** @internal `n` rounded up to the granularity. */
   roundUp(n: number): number {
     const g = this.granularity;

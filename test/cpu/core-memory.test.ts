@@ -120,6 +120,9 @@ beforeAll(() => {
     int cuMemMap(u64 p, size_t size, size_t off, u64 h, u64 flags) { say("map", p, h); return 0; }
     int cuMemUnmap(u64 p, size_t size) { say("unmap", p, size); return 0; }
     int cuMemSetAccess(u64 p, size_t size, const void *d, size_t n) { say("access", p, n); return 0; }
+    int cuMemExportToShareableHandle(int *fd, u64 h, int type, u64 flags) { if (type != 1) return 1; *fd = 50 + (int)h; say("export", h, *fd); return 0; }
+    /* an imported handle is 100 + the descriptor (decimal; the log prints hex) */
+    int cuMemImportFromShareableHandle(u64 *h, void *os, int type) { if (type != 1) return 1; *h = 100 + (u64)(uintptr_t)os; say("import", (u64)(uintptr_t)os, *h); return 0; }
   `);
   execFileSync('gcc', ['-shared', '-fPIC', '-o', driver, dsrc]);
 });
@@ -583,4 +586,49 @@ test('a hook that throws before an allocation stops it (no cudaMalloc); one that
     grumpy.close();
     console.log(JSON.stringify({ refused, mallocs, freed: calls('cudaFree') - frees, closed: b.isClosed }));`);
   expect(out).toEqual({ refused: 'no more memory for you', mallocs: 0, freed: 1, closed: true });
+});
+
+test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importHandles maps them in order into one range, unmapped and released at close', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const vmr = new core.VirtualMemoryResource(d, { handleType: 'posixFd' });
+    const buf = vmr.allocate(2 << 20, { reserve: 8 << 20 });
+    buf.resize(6 << 20);
+    clearLog();
+    const handles = buf.exportHandles();
+    const seen = [];
+    class Watch extends core.MemoryHook { freePost(e) { seen.push(e.allocator); } }
+    const watch = new Watch();
+    const imported = vmr.importHandles(handles);
+    const r = { handles, imported: [imported.size, imported.mappedBytes, imported.kind] };
+    imported.close();
+    watch.close();
+    r.hookedFrees = seen.length;
+    r.log = driverLog().split(';').filter(Boolean);
+    for (const f of [() => vmr.importHandles([]), () => vmr.importHandles([{ fd: -1, size: 2 << 20 }]), () => vmr.importHandles([{ fd: 3, size: 1000 }]), () => new core.VirtualMemoryResource(d).allocate(1).exportHandles()]) {
+      try { f(); } catch (e) { (r.bad ??= []).push(e.constructor.name + ': ' + e.message); }
+    }
+    buf.close();
+    console.log(JSON.stringify(r));`) as Record<string, unknown>;
+  const MiB = 1 << 20;
+  expect(out.handles).toEqual([{ fd: 51, size: 2 * MiB }, { fd: 52, size: 4 * MiB }]);
+  expect(out.imported).toEqual([6 * MiB, 6 * MiB, 'virtual']);
+  expect(out.hookedFrees).toBe(0); // an import is no allocation of this process
+  const r = (out.log as string[]).find((l) => l.startsWith('reserve'))!.split(' ')[1];
+  const at = BigInt(`0x${r}`);
+  const h = (n: bigint) => n.toString(16);
+  expect(out.log).toEqual([
+    'export 1 33', 'export 2 34',
+    `reserve ${r} ${h(6n * 1048576n)}`,
+    'import 33 97', `map ${r} 97`, `access ${r} 1`,
+    'import 34 98', `map ${h(at + 2n * 1048576n)} 98`, `access ${h(at + 2n * 1048576n)} 1`,
+    `unmap ${r} ${h(2n * 1048576n)}`, 'release 97 0', `unmap ${h(at + 2n * 1048576n)} ${h(4n * 1048576n)}`, 'release 98 0',
+    `addressFree ${r} ${h(6n * 1048576n)}`,
+  ]);
+  expect(out.bad).toEqual([
+    "TypeError: VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }",
+    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].fd' must be a file descriptor (a non-negative integer), got -1",
+    "RangeError: VirtualMemoryResource.importHandles: parameter 'handles[0].size' must be a positive multiple of the granularity (2097152), got 1000",
+    "Error: VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'",
+  ]);
 });

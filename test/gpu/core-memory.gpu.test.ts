@@ -94,6 +94,28 @@ function child(args: string[], fds: number[] = []): Promise<{ status: number | n
     plain.close();
   });
 
+  test('VirtualMemoryResource: exported POSIX descriptors imported again map the same memory at a second address', () => {
+    const d = Device.get(0).makeCurrent();
+    const vmr = new core.VirtualMemoryResource(d, { handleType: 'posixFd' });
+    const buf = vmr.allocate(2 * MiB, { reserve: 8 * MiB }).resize(6 * MiB);
+    const words = new Uint32Array((6 * MiB) / 4);
+    fillPattern(words, 0x6006);
+    buf.copyFrom(words);
+    const handles = buf.exportHandles();
+    const twin = vmr.importHandles(handles);
+    for (const h of handles) fs.closeSync(h.fd);
+    const seen = patternMismatches(twin.copyTo(new Uint32Array((6 * MiB) / 4)), 0x6006);
+    fillPattern(words, 0x7007);
+    twin.copyFrom(words);
+    const back = patternMismatches(buf.copyTo(new Uint32Array((6 * MiB) / 4)), 0x7007);
+    const figures = { chunks: handles.length, original: buf.ptr, twin: twin.ptr, twinSeesOriginal: seen, originalSeesTwin: back };
+    note('virtual import', figures);
+    twin.close();
+    buf.close();
+    expect(figures).toMatchObject({ chunks: 2, twinSeesOriginal: 0, originalSeesTwin: 0 });
+    expect(figures.twin).not.toBe(figures.original);
+  });
+
   test('PinnedMemoryPool: the second allocation reuses the block, no cudaHostAlloc (counted through a hook)', () => {
     const d = Device.get(0).makeCurrent();
     const pool = new core.PinnedMemoryPool();
