@@ -33,6 +33,21 @@ async function main(): Promise<void> {
   const cache = new CachingAllocator();
   out('cachingAllocator_allocate+close_1MiB', bench(() => cache.allocate(1 << 20, { device: d }).close(), 200_000));
   cache.freeAllBlocks();
+  // Pinned memory: CuPy's pool (a block reused after close) against cudaHostAlloc+cudaFreeHost (the C anchor).
+  const pinnedPool = new core.PinnedMemoryPool();
+  out('pinnedPool_allocate+close_1MiB', bench(() => pinnedPool.allocate(1 << 20).close(), 200_000));
+  pinnedPool.freeAllBlocks();
+  // A virtual buffer grown in place from 2 MiB to 1 GiB (map 1022 MiB more at the same address): ns per grow.
+  const vmr = new core.VirtualMemoryResource(d);
+  const grows: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const v = vmr.allocate(2 << 20, { reserve: 1 << 30 });
+    const t0 = process.hrtime.bigint();
+    v.resize(1 << 30);
+    grows.push(Number(process.hrtime.bigint() - t0));
+    v.close();
+  }
+  out('virtualBuffer_resize_2MiB_to_1GiB', grows.sort((x, y) => x - y)[10]);
   const hv = new Int32Array([1]);
   out('cudaMemcpy_H2D_4B', bench(() => buf.copyFrom(hv), 20000));
   out('cudaMemcpy_D2H_4B', bench(() => buf.copyTo(hv), 20000));

@@ -12,6 +12,7 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import { openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
 
 /** Where an allocator's block is for: a device, and the stream whose order it is used in. */
 export interface AllocateOptions {
@@ -89,11 +90,12 @@ export class CachingAllocator implements Allocator {
     const rounded = Math.max(UNIT, Math.ceil(size / UNIT) * UNIT);
     const sid = streamId(stream);
     const arena = this.arena(device.ordinal);
-    let p = this.reuse(arena, rounded, sid);
-    if (p !== undefined) arena.cached -= rounded;
-    else p = this.fresh(arena, rounded, device);
+    const block = hookedAllocation('CachingAllocator', device.ordinal, size, rounded, () => {
+      const p = this.reuse(arena, rounded, sid);
+      if (p !== undefined) arena.cached -= rounded;
+      return p ?? freshAllocation('CachingAllocator', device.ordinal, rounded, () => this.fresh(arena, rounded, device));
+    });
     arena.used += rounded;
-    const block = p;
     const giveBack = () => {
       arena.used -= rounded;
       if (stream !== undefined && stream.isClosed) {
@@ -119,7 +121,7 @@ export class CachingAllocator implements Allocator {
       if (bin) bin.push(free);
       else arena.bins.set(rounded, [free]);
     };
-    return DeviceBuffer.fromAllocation(block, size, device, 'cached', giveBack, stream ? [device, this, stream] : [device, this]);
+    return DeviceBuffer.fromAllocation(block, size, device, 'cached', hookedFree('CachingAllocator', device.ordinal, size, rounded, block, giveBack), stream ? [device, this, stream] : [device, this]);
   }
 
   /** Bytes in blocks handed out and not yet freed (one device, or all). */

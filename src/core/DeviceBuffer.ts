@@ -5,6 +5,7 @@ import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
+import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -19,7 +20,7 @@ const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
 /** How a DeviceBuffer's memory came to be: it decides how it is freed and what it can do. */
-export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached';
+export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual';
 
 /** Where managed memory should live or be read from: a device, or the host. */
 export type MemoryLocation = Device | 'host';
@@ -40,13 +41,14 @@ function location(where: MemoryLocation, what: string): cudart.cudaMemLocationIn
 }
 
 export class DeviceBuffer extends Resource {
-  private constructor(
+  /** @internal Use device.allocate() or another allocator (protected so that VirtualBuffer can grow). */
+  protected constructor(
     private readonly address: bigint,
     readonly size: number,
     readonly device: Device,
     /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
     readonly parent: DeviceBuffer | null,
-    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, or a caching allocator. */
+    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, or the virtual memory API. */
     readonly kind: MemoryKind,
     free: () => void,
     keep: unknown[],
@@ -57,16 +59,16 @@ export class DeviceBuffer extends Resource {
   /** @internal Use device.allocate(). */
   static allocate(device: Device, size: number): DeviceBuffer {
     checkSize(size, 'Device.allocate');
-    const p = check(cudart.cudaMalloc(size), 'cudaMalloc');
-    return new DeviceBuffer(p, size, device, null, 'device', () => void cudart.cudaFree(p), [device]);
+    const p = hookedCudaAllocation('cudaMalloc', device.ordinal, size, () => check(cudart.cudaMalloc(size), 'cudaMalloc'));
+    return new DeviceBuffer(p, size, device, null, 'device', hookedFree('cudaMalloc', device.ordinal, size, size, p, () => void cudart.cudaFree(p)), [device]);
   }
 
   /** @internal Use device.allocateManaged(). */
   static allocateManaged(device: Device, size: number, attachHost: boolean): DeviceBuffer {
     checkSize(size, 'Device.allocateManaged');
     if (size === 0) throw new RangeError("Device.allocateManaged: parameter 'size' must be positive (cudaMallocManaged refuses 0 bytes)");
-    const p = check(cudart.cudaMallocManaged(size, attachHost ? cudart.cudaMemAttachHost : cudart.cudaMemAttachGlobal), 'cudaMallocManaged');
-    return new DeviceBuffer(p, size, device, null, 'managed', () => void cudart.cudaFree(p), [device]);
+    const p = hookedCudaAllocation('cudaMallocManaged', device.ordinal, size, () => check(cudart.cudaMallocManaged(size, attachHost ? cudart.cudaMemAttachHost : cudart.cudaMemAttachGlobal), 'cudaMallocManaged'));
+    return new DeviceBuffer(p, size, device, null, 'managed', hookedFree('cudaMallocManaged', device.ordinal, size, size, p, () => void cudart.cudaFree(p)), [device]);
   }
 
   /**

@@ -10,6 +10,8 @@ export interface EventOptions {
   timing?: boolean;
   /** Waits on it yield the CPU rather than spin (cudaEventBlockingSync). */
   blockingSync?: boolean;
+  /** Shareable with other processes through IpcEventHandle (cudaEventInterprocess; needs `timing: false`). */
+  interprocess?: boolean;
 }
 
 export class Event extends Resource {
@@ -23,9 +25,24 @@ export class Event extends Resource {
 
   /** @internal Use device.createEvent(). */
   static create(device: Device, o: EventOptions): Event {
-    const timing = o.timing ?? true;
-    const flags = (timing ? 0 : cudart.cudaEventDisableTiming) | (o.blockingSync ? cudart.cudaEventBlockingSync : 0);
-    return new Event(check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'), device, timing);
+    const timing = o.timing ?? !o.interprocess;
+    if (o.interprocess && timing) throw new RangeError("Device.createEvent: option 'interprocess' needs { timing: false } (CUDA cannot share an event that records timestamps)");
+    const flags = (timing ? 0 : cudart.cudaEventDisableTiming) | (o.blockingSync ? cudart.cudaEventBlockingSync : 0) | (o.interprocess ? cudart.cudaEventInterprocess : 0);
+    return Event.fromHandle(check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'), device, timing, o.interprocess ?? false);
+  }
+
+  /** @internal An event another process shared (IpcEventHandle.open): destroyed at close() like one made here. */
+  static fromHandle(handle: cudart.cudaEvent_t, device: Device, timing: boolean, interprocess = false): Event {
+    const e = new Event(handle, device, timing);
+    e.interprocessFlag = interprocess;
+    return e;
+  }
+
+  private interprocessFlag = false;
+
+  /** Whether the event can be shared with other processes (created with `interprocess: true`, or opened from a handle). */
+  get interprocess(): boolean {
+    return this.interprocessFlag;
   }
 
   /** Marks the point in `stream` (the legacy default stream when absent). */

@@ -5,6 +5,7 @@ import koffi from 'koffi';
 import * as cudart from '../runtime';
 import { check } from './errors';
 import { release } from './lifetime';
+import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 
 export interface HostBufferOptions {
   /** Mapped into the device's address space (cudaHostAllocMapped); `devicePtr` is its device address. */
@@ -17,22 +18,84 @@ export interface HostBufferOptions {
 
 const freeWhenUnreachable = new FinalizationRegistry<bigint>((p) => release(() => void cudart.cudaFreeHost(p)));
 
-export class HostBuffer {
-  readonly ptr: bigint;
-  readonly size: number;
-  /** The device address of mapped memory, else null. */
-  readonly devicePtr: bigint | null;
-  private view: ArrayBuffer | null;
+/** What `new HostBuffer()` asks for pinned memory when one is installed (a PinnedMemoryPool). */
+export interface PinnedAllocator {
+  /** `size` bytes of pinned memory with `options`' flags. */
+  allocate(size: number, options: HostBufferOptions): HostBuffer;
+}
 
+let pinnedAllocator: PinnedAllocator | null = null;
+
+/**
+ * Makes `new HostBuffer(n)` take its memory from `allocator` (a PinnedMemoryPool; null: cudaHostAlloc
+ * again), as CuPy's `set_pinned_memory_allocator`; returns the previous one.
+ */
+export function setPinnedMemoryAllocator(allocator: PinnedAllocator | null): PinnedAllocator | null {
+  if (allocator !== null && typeof allocator?.allocate !== 'function') throw new TypeError(`setPinnedMemoryAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${String(allocator)}`);
+  const previous = pinnedAllocator;
+  pinnedAllocator = allocator;
+  return previous;
+}
+
+/** The allocator `new HostBuffer()` uses, or null for cudaHostAlloc. */
+export function getPinnedMemoryAllocator(): PinnedAllocator | null {
+  return pinnedAllocator;
+}
+
+/** @internal cudaHostAlloc's flags for `options`. */
+export function hostAllocFlags(options: HostBufferOptions): number {
+  return (options.mapped ? cudart.cudaHostAllocMapped : 0) | (options.portable ? cudart.cudaHostAllocPortable : 0) | (options.writeCombined ? cudart.cudaHostAllocWriteCombined : 0);
+}
+
+let adopting: { ptr: bigint; devicePtr: bigint | null; view: ArrayBuffer; onClose: () => void } | null = null;
+
+export class HostBuffer {
+  readonly ptr!: bigint;
+  readonly size!: number;
+  /** The device address of mapped memory, else null. */
+  readonly devicePtr!: bigint | null;
+  private view!: ArrayBuffer | null;
+  private onClose: (() => void) | null = null;
+
+  /** `size` bytes of pinned memory: from the installed PinnedMemoryPool (setPinnedMemoryAllocator), else cudaHostAlloc. */
   constructor(size: number, options: HostBufferOptions = {}) {
     if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`HostBuffer: parameter 'size' must be a positive integer, got ${size}`);
-    const flags = (options.mapped ? cudart.cudaHostAllocMapped : 0) | (options.portable ? cudart.cudaHostAllocPortable : 0) | (options.writeCombined ? cudart.cudaHostAllocWriteCombined : 0);
-    this.ptr = check(cudart.cudaHostAlloc(size, flags), 'cudaHostAlloc');
+    if (pinnedAllocator && !adopting) {
+      // A constructor may return another object: the pool's block, a HostBuffer too.
+      return pinnedAllocator.allocate(size, options);
+    }
+    if (adopting) {
+      const a = adopting;
+      adopting = null;
+      this.ptr = a.ptr;
+      this.size = size;
+      this.devicePtr = a.devicePtr;
+      this.view = a.view;
+      this.onClose = a.onClose;
+      return;
+    }
+    const flags = hostAllocFlags(options);
+    const ptr = hookedCudaAllocation('cudaHostAlloc', 'host', size, () => check(cudart.cudaHostAlloc(size, flags), 'cudaHostAlloc'));
+    this.ptr = ptr;
     this.size = size;
     this.devicePtr = options.mapped ? check(cudart.cudaHostGetDevicePointer(this.ptr, 0), 'cudaHostGetDevicePointer') : null;
     this.view = koffi.view(this.ptr, size);
     // The ArrayBuffer (and every TypedArray over it) keeps the memory: it is freed after them.
     freeWhenUnreachable.register(this.view, this.ptr);
+    this.onClose = hookedFree('cudaHostAlloc', 'host', size, size, ptr, () => undefined);
+  }
+
+  /**
+   * @internal A HostBuffer over memory an allocator owns (a pool's block): `view` is its
+   * ArrayBuffer, and `onClose` runs once, at close().
+   */
+  static adopt(ptr: bigint, size: number, devicePtr: bigint | null, view: ArrayBuffer, onClose: () => void): HostBuffer {
+    adopting = { ptr, devicePtr, view, onClose };
+    try {
+      return new HostBuffer(size);
+    } finally {
+      adopting = null;
+    }
   }
 
   /** Whether close() was called. */
@@ -53,10 +116,15 @@ export class HostBuffer {
 
   /**
    * Gives the memory up. It is freed by the garbage collector once no view of it is reachable,
-   * never while one is.
+   * never while one is. A PinnedMemoryPool's block goes back to its pool at once (as in CuPy, views
+   * taken before must not be used after).
    */
   close(): void {
+    if (this.view === null) return;
     this.view = null;
+    const onClose = this.onClose;
+    this.onClose = null;
+    onClose?.();
   }
 
   [Symbol.dispose](): void {

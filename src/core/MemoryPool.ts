@@ -6,6 +6,7 @@ import { Resource, openArg } from './lifetime';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 
 export interface MemoryPoolOptions {
   /** Bytes the pool keeps reserved after a synchronize instead of giving them back (default 0). */
@@ -62,10 +63,10 @@ export class MemoryPool extends Resource {
     this.live('allocate');
     checkSize(size, 'MemoryPool.allocate');
     openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
-    const p = check(cudart.cudaMallocFromPoolAsync(size, this.handle, stream.handle), 'cudaMallocFromPoolAsync');
+    const p = hookedCudaAllocation('MemoryPool', this.device.ordinal, size, () => check(cudart.cudaMallocFromPoolAsync(size, this.handle, stream.handle), 'cudaMallocFromPoolAsync'));
     // Freed in the stream's order; once the stream is closed, in the legacy default stream's.
     const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
-    return DeviceBuffer.fromAllocation(p, size, this.device, 'pool', free, [this, stream]);
+    return DeviceBuffer.fromAllocation(p, size, this.device, 'pool', hookedFree('MemoryPool', this.device.ordinal, size, size, p, free), [this, stream]);
   }
 
   /** Gives reserved memory back to the device until the pool holds at most `keepBytes` (0: all it can). */

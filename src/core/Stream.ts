@@ -32,8 +32,14 @@ export class Stream extends Resource {
   private constructor(
     readonly handle: cudart.cudaStream_t,
     readonly device: Device,
+    keep: unknown[] = [device],
   ) {
-    super(() => void cudart.cudaStreamDestroy(handle), [device]);
+    super(() => void cudart.cudaStreamDestroy(handle), keep);
+  }
+
+  /** @internal A stream made elsewhere (a green context's): destroyed at close(), keeping `keep` alive until then. */
+  static fromHandle(handle: cudart.cudaStream_t, device: Device, keep: unknown[]): Stream {
+    return new Stream(handle, device, keep);
   }
 
   /** @internal Use device.createStream(). */

@@ -1,0 +1,68 @@
+// PyCUDA's IPCMemoryHandle / CUDA IPC: a device allocation made by cudaMalloc, exported as 64 bytes
+// that another process opens to get the same memory.
+import * as cudart from '../runtime';
+import { check } from './errors';
+import { DeviceBuffer } from './DeviceBuffer';
+import { Device } from './Device';
+import { fromSerialised, serialise } from './ipc-format';
+
+const MAGIC = 'CBIM';
+
+/**
+ * A handle to device memory that another process can open. Serialise it with `toBuffer()` /
+ * `toBase64()` (for a `child_process` message or a `worker_threads` post) and read it back with
+ * `IpcMemoryHandle.from()`. The handle covers a whole cudaMalloc allocation (device.allocate()
+ * without a caching allocator, or a CachingAllocator block); a slice is carried as its offset and size.
+ */
+export class IpcMemoryHandle {
+  private constructor(
+    /** The 64 bytes of cudaIpcMemHandle_t. */
+    readonly bytes: Uint8Array,
+    /** Bytes the opened buffer has. */
+    readonly size: number,
+    /** Where the buffer starts in the allocation the handle is of. */
+    readonly offset: number,
+  ) {}
+
+  /** The handle of `buffer`'s memory (cudaIpcGetMemHandle); `buffer` stays the owner. */
+  static export(buffer: DeviceBuffer): IpcMemoryHandle {
+    if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`);
+    if (buffer.isClosed || buffer.parent?.isClosed) throw new Error("IpcMemoryHandle.export: parameter 'buffer' was closed");
+    const ptr = buffer.ptr;
+    if (buffer.kind !== 'device' && buffer.kind !== 'cached') throw new TypeError(`IpcMemoryHandle.export: parameter 'buffer' must be cudaMalloc memory (kind 'device' or 'cached'); it is ${buffer.kind} memory${buffer.kind === 'pool' ? ': share a pool made with IpcMemoryPool instead' : ''}`);
+    const base = buffer.parent ? buffer.parent.ptr : ptr;
+    buffer.device.makeCurrent();
+    const h = check(cudart.cudaIpcGetMemHandle(base), 'IpcMemoryHandle.export (cudaIpcGetMemHandle)');
+    return new IpcMemoryHandle(new Uint8Array(h.reserved), buffer.size, Number(ptr - base));
+  }
+
+  /** Reads a handle written by toBuffer() or toBase64(). */
+  static from(data: Uint8Array | string): IpcMemoryHandle {
+    const [fields, bytes] = fromSerialised(data, MAGIC, 2, 'IpcMemoryHandle.from');
+    return new IpcMemoryHandle(bytes, fields[0], fields[1]);
+  }
+
+  /** The handle as bytes: 'CBIM', a version, size, offset, then the 64 bytes. */
+  toBuffer(): Buffer {
+    return serialise(MAGIC, [this.size, this.offset], this.bytes);
+  }
+
+  /** toBuffer() as base64 text. */
+  toBase64(): string {
+    return this.toBuffer().toString('base64');
+  }
+
+  /**
+   * Opens the memory in this process, on `device` (default: the current one), as a DeviceBuffer of
+   * kind 'ipc'; close() on it closes the mapping (cudaIpcCloseMemHandle), not the memory. CUDA refuses
+   * a handle that this same process exported (a CudaError).
+   */
+  open(device: Device = Device.current()): DeviceBuffer {
+    if (!(device instanceof Device)) throw new TypeError(`IpcMemoryHandle.open: parameter 'device' must be a Device, got ${String(device)}`);
+    device.makeCurrent();
+    const handle = new cudart.cudaIpcMemHandle_st({ reserved: this.bytes });
+    const base = check(cudart.cudaIpcOpenMemHandle(handle, cudart.cudaIpcMemLazyEnablePeerAccess), 'IpcMemoryHandle.open (cudaIpcOpenMemHandle)');
+    return DeviceBuffer.fromAllocation(base + BigInt(this.offset), this.size, device, 'ipc', () => void cudart.cudaIpcCloseMemHandle(base), [device]);
+  }
+}
+
