@@ -18,3 +18,6 @@ export { ElementwiseKernel, type ElementwiseOptions } from './ElementwiseKernel'
 export { Graph, GraphExec } from './Graph';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs } from '../runtime';
+export { HostArgument, In, Out, InOut, type HostArgumentDirection } from './HostArgument';
+export { type PreparedLaunch, type PreparedArgument } from './PreparedLaunch';
+export { parseSignature, type ParamType } from './signature';
