@@ -1,5 +1,5 @@
 // Launch paths of the core layer on the CPU, no GPU needed: a fake libcudart
-// (test/cpu/fixtures/fake-cudart-kernels.c, built here with gcc) whose cudaLaunchKernel returns at
+// (test/cpu/fixtures/fake-cudart-*.c, built here with gcc) whose cudaLaunchKernel returns at
 // once, so what is measured is what JS does per launch. Runs against the build from the repo root:
 //   npm run build && npx tsc -p tsconfig.bench.json && node dist-bench/bench/prepared-cpu.js
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -10,7 +10,8 @@ import * as path from 'node:path';
 if (!process.env.CUDA_BINDINGS_PREPARED_BENCH) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prepared-bench-'));
   const lib = path.join(dir, 'libcudart-fake.so');
-  execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-o', lib, path.resolve('test', 'cpu', 'fixtures', 'fake-cudart-kernels.c')]);
+  const fixtures = path.resolve('test', 'cpu', 'fixtures');
+  execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-I/usr/local/cuda/include', '-o', lib, path.join(fixtures, 'fake-cudart-kernels.c'), path.join(fixtures, 'fake-cudart-graphs.c')]);
   const r = spawnSync(process.execPath, [__filename], { stdio: 'inherit', env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_PREPARED_BENCH: '1' } });
   fs.rmSync(dir, { recursive: true, force: true });
   process.exit(r.status ?? 1);

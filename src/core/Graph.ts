@@ -5,6 +5,7 @@ import { check, runtimeError } from './errors';
 import { Resource } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import { debugDot } from './debug-dot';
 
 export class Graph extends Resource {
   /** @internal Use stream.capture(). */
@@ -20,6 +21,12 @@ export class Graph extends Resource {
     this.live('nodeCount');
     const [, n] = check(cudart.cudaGraphGetNodes(this.handle, 0), 'cudaGraphGetNodes');
     return n;
+  }
+
+  /** Writes the graph as Graphviz DOT to `path` (with every node's parameters when `verbose`). */
+  debugDot(path: string, options: { verbose?: boolean } = {}): void {
+    this.live('debugDot');
+    debugDot(this.handle, path, options, 'Graph.debugDot');
   }
 
   /** Makes an executable graph of it, ready to launch. */

@@ -21,3 +21,6 @@ export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, Ke
 export { HostArgument, In, Out, InOut, type HostArgumentDirection } from './HostArgument';
 export { type PreparedLaunch, type PreparedArgument } from './PreparedLaunch';
 export { parseSignature, type ParamType } from './signature';
+export { GraphBuilder, type NodeOptions, type KernelNodeConfig, type IfNode, type WhileNode, type SwitchNode } from './GraphBuilder';
+export { GraphNode, type GraphNodeKind } from './GraphNode';
+export { ConditionalHandle } from './ConditionalHandle';

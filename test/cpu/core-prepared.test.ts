@@ -1,16 +1,13 @@
 // Prepared launches and In/Out/InOut host arguments without a GPU: signature parsing and range
 // checks in this process; what reaches C through a fake libcudart (test/cpu/fixtures/
-// fake-cudart-kernels.c, built with gcc here) whose "device" memory is host memory and whose
+// fake-cudart-*.c, built with gcc here) whose "device" memory is host memory and whose
 // kernels run on the CPU.
-import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { core } from '../../src';
 import { Kernel } from '../../src/core/Kernel';
+import { buildFakeCudart, runWithFake } from './helpers/fake-cudart';
 
 const { parseSignature, In, Out, InOut } = core;
-const root = path.join(__dirname, '..', '..');
 
 /** A Kernel over handle `h` of a module that is open until `closed.value` is set. */
 function fakeKernel(h: bigint, name = 'k', closed = { value: false }): Kernel {
@@ -77,26 +74,12 @@ describe('Kernel.prepare (no C call needed)', () => {
   });
 });
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-prepared-'));
-const lib = path.join(tmp, 'libcudart-fake.so');
-beforeAll(() => execFileSync('gcc', ['-shared', '-fPIC', '-O1', '-o', lib, path.join(__dirname, 'fixtures', 'fake-cudart-kernels.c')]));
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-/** Runs `body` (async JS with core, fake, Kernel in scope) against the fake library; returns what it prints as JSON. */
-function withFake(body: string): unknown {
-  const script = `
-    const koffi = require('koffi');
-    const { core } = require('./src');
-    const { Kernel } = require('./src/core/Kernel');
-    const L = koffi.load(${JSON.stringify(lib)});
-    const fake = { last: L.func('void fake_last(void *)'), launches: L.func('long fake_launches(void)'), live: L.func('long fake_live_allocations(void)'),
-      config: L.func('void fake_last_config(void *)'), args: L.func('void *fake_last_args(void)') };
-    const kernel = (h, name) => new Kernel(h, name, { isClosed: false });
-    (async () => { ${body} })().catch((e) => { console.log(JSON.stringify({ error: String(e && e.stack || e) })); });`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: root, env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 180_000 });
-  expect(run.stderr).toBe('');
-  return JSON.parse(run.stdout);
-}
+let fake: { lib: string; dir: string };
+beforeAll(() => {
+  fake = buildFakeCudart();
+});
+afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
+const withFake = (body: string) => runWithFake(fake.lib, body);
 
 test('a prepared launch packs plain numbers as their declared C types, reuses its memory, and passes the config', () => {
   const r = withFake(`
