@@ -11,7 +11,7 @@ if (!process.env.CUDA_BINDINGS_PREPARED_BENCH) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prepared-bench-'));
   const lib = path.join(dir, 'libcudart-fake.so');
   const fixtures = path.resolve('test', 'cpu', 'fixtures');
-  execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-I/usr/local/cuda/include', '-o', lib, path.join(fixtures, 'fake-cudart-kernels.c'), path.join(fixtures, 'fake-cudart-graphs.c')]);
+  execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-I/usr/local/cuda/include', '-o', lib, path.join(fixtures, 'fake-cudart-kernels.c'), path.join(fixtures, 'fake-cudart-graphs.c'), path.join(fixtures, 'fake-cudart-textures.c')]);
   const r = spawnSync(process.execPath, [__filename], { stdio: 'inherit', env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_PREPARED_BENCH: '1' } });
   fs.rmSync(dir, { recursive: true, force: true });
   process.exit(r.status ?? 1);

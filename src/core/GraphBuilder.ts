@@ -17,6 +17,8 @@ import { ConditionalHandle } from './ConditionalHandle';
 import { HostArgument } from './HostArgument';
 import { setDim } from './PreparedLaunch';
 import { debugDot, describe } from './debug-dot';
+import { TextureObject } from './TextureObject';
+import { SurfaceObject } from './SurfaceObject';
 
 /** Where a node goes: after which nodes of the same graph (none: it may run first). */
 export interface NodeOptions {
@@ -130,6 +132,10 @@ export class GraphBuilder extends Resource {
       if (a.isClosed) throw new Error(`${fn}: argument ${i} is a HostBuffer that was closed`);
       if (a.devicePtr === null) throw new TypeError(`${fn}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);
       return a.devicePtr;
+    }
+    if (a instanceof TextureObject || a instanceof SurfaceObject) {
+      if (a.isClosed) throw new Error(`${fn}: argument ${i} is a ${a.constructor.name} that was closed`);
+      return cudart.u64(a.handle);
     }
     if (a instanceof ConditionalHandle) {
       if (a.isClosed) throw new Error(`${fn}: argument ${i} is a ConditionalHandle of a graph that was closed`);

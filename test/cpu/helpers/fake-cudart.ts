@@ -1,4 +1,4 @@
-// The fake libcudart of test/cpu/fixtures (fake-cudart-kernels.c + fake-cudart-graphs.c), built
+// The fake libcudart of test/cpu/fixtures (fake-cudart-kernels.c, -graphs.c, -textures.c), built
 // with gcc, and a way to run core code against it in a child process.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -13,7 +13,7 @@ export function buildFakeCudart(): { lib: string; dir: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-fake-'));
   const lib = path.join(dir, 'libcudart-fake.so');
   const include = process.env.CUDA_HOME ? path.join(process.env.CUDA_HOME, 'include') : '/usr/local/cuda/include';
-  execFileSync('gcc', ['-shared', '-fPIC', '-O1', `-I${include}`, '-o', lib, path.join(fixtures, 'fake-cudart-kernels.c'), path.join(fixtures, 'fake-cudart-graphs.c')]);
+  execFileSync('gcc', ['-shared', '-fPIC', '-O1', `-I${include}`, '-o', lib, path.join(fixtures, 'fake-cudart-kernels.c'), path.join(fixtures, 'fake-cudart-graphs.c'), path.join(fixtures, 'fake-cudart-textures.c')]);
   return { lib, dir };
 }
 
@@ -29,7 +29,8 @@ export function runWithFake(lib: string, body: string): unknown {
     const { Kernel } = require('./src/core/Kernel');
     const L = koffi.load(${JSON.stringify(lib)});
     const fake = { last: L.func('void fake_last(void *)'), launches: L.func('long fake_launches(void)'), live: L.func('long fake_live_allocations(void)'),
-      config: L.func('void fake_last_config(void *)'), args: L.func('void *fake_last_args(void)') };
+      config: L.func('void fake_last_config(void *)'), args: L.func('void *fake_last_args(void)'),
+      object: L.func('const char *fake_last_object(void)'), objects: L.func('long fake_live_objects(void)') };
     const kernel = (h, name) => new Kernel(h, name, { isClosed: false });
     (async () => { ${body} })().catch((e) => { console.log(JSON.stringify({ error: String(e && e.stack || e) })); });`;
   const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: root, env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 180_000 });
