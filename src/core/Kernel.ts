@@ -11,6 +11,7 @@ import { prepareLaunch, completion, type PreparedLaunch } from './PreparedLaunch
 import type { ParamType } from './signature';
 import { TextureObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
+import { TensorMapDescriptor } from './TensorMapDescriptor';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
 export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
@@ -30,7 +31,7 @@ export interface LaunchConfig {
  * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
  * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …) or a struct passed by value.
  */
-export type KernelArgument = DeviceBuffer | HostBuffer | HostArgument | TextureObject | SurfaceObject | cudart.KernelArgInput;
+export type KernelArgument = DeviceBuffer | HostBuffer | HostArgument | TextureObject | SurfaceObject | TensorMapDescriptor | cudart.KernelArgInput;
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
@@ -176,6 +177,7 @@ export class Kernel {
       if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a ${a.constructor.name} that was closed`);
       return cudart.u64(a.handle);
     }
+    if (a instanceof TensorMapDescriptor && a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a TensorMapDescriptor whose DeviceBuffer was closed`);
     if (a instanceof HostArgument) throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is an In/Out/InOut host array, which only launch() and launchAsync() take`);
     if (typeof a === 'number') throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
     return a;

@@ -30,3 +30,4 @@ export { ResourceDescriptor, type ResourceKind } from './ResourceDescriptor';
 export { TextureDescriptor, type TextureOptions, type AddressMode } from './TextureDescriptor';
 export { TextureObject } from './TextureObject';
 export { SurfaceObject } from './SurfaceObject';
+export { TensorMapDescriptor, type TensorMapDataType, type TensorMapCommonOptions, type TiledTensorMapOptions, type Im2colTensorMapOptions } from './TensorMapDescriptor';
