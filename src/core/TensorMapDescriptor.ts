@@ -105,8 +105,9 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
   const strides = o.strides === undefined ? packed : ints(o.strides, 'strides', fn, rank, 1, 2 ** 40 - 1);
   if (strides[rank - 1] !== elementSize) throw new RangeError(`${fn}: option 'strides' must end with the element size (${elementSize} bytes for ${o.dataType}), got ${strides[rank - 1]}`);
   for (let i = 0; i < rank - 1; i++) if (strides[i] % align !== 0) throw new RangeError(`${fn}: option 'strides[${i}]' (${strides[i]} bytes) must be a multiple of ${align}`);
+  // The last element's offset plus its size.
   let extent = elementSize;
-  for (let i = 0; i < rank; i++) extent = Math.max(extent, (shape[i] - 1) * strides[i] + elementSize);
+  for (let i = 0; i < rank; i++) extent += (shape[i] - 1) * strides[i];
   if (extent > buffer.size) throw new RangeError(`${fn}: the tensor spans ${extent} bytes, more than the buffer's ${buffer.size}`);
   const elementStrides = o.elementStrides === undefined ? new Array(rank).fill(1) : ints(o.elementStrides, 'elementStrides', fn, rank, 1, 8);
   // C takes every array innermost first, and no stride for the innermost dimension.
