@@ -50,10 +50,20 @@ for (const [name, f, n] of rows) {
   f();
   console.log(`| ${name} | ${bench(f, n).toFixed(1)} |`);
 }
-// Allocation per call: heap growth over many prepared calls with the GC kept out of the way.
-const before = process.memoryUsage().heapUsed;
-for (let i = 0; i < 200_000; i++) prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6);
-console.log(`\nheap growth over 200,000 prepared calls: ${((process.memoryUsage().heapUsed - before) / 200_000).toFixed(2)} bytes per call`);
+// Allocation per call: garbage collections (scavenges) seen during a million calls of each path.
+async function collections(f: () => unknown, calls: number): Promise<number> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { PerformanceObserver } = require('node:perf_hooks') as typeof import('node:perf_hooks');
+  let gcs = 0;
+  const obs = new PerformanceObserver((list) => {
+    gcs += list.getEntries().length;
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  for (let i = 0; i < calls; i++) f();
+  await new Promise((r) => setTimeout(r, 50));
+  obs.disconnect();
+  return gcs;
+}
 
 const n = 1 << 20;
 const copy = new Kernel(cudart.cudaKernel_t(1), 'twice', { isClosed: false } as never);
@@ -65,3 +75,12 @@ console.log('\n| 4 MiB in, kernel, 4 MiB out (memcpy on the fake) | µs |');
 console.log('|---|---:|');
 console.log(`| In/Out launch (CachingAllocator) | ${(bench(() => copy.launch(big, core.In(hx), core.Out(hy), i32(n)), 200) / 1000).toFixed(1)} |`);
 console.log(`| manual copies + launch | ${(bench(() => { dx.copyFrom(hx); copy.launch(big, dx, dy, i32(n)); dy.copyTo(hy); }, 200) / 1000).toFixed(1)} |`);
+
+(async () => {
+  core.setAllocator(null);
+  console.log('\n| garbage collections during 1,000,000 launches | count |');
+  console.log('|---|---:|');
+  console.log(`| raw koffi cudaLaunchKernel, pre-packed (floor) | ${await collections(() => raw(3n, one, 1n, one, 1n, packed.pointers, 0, null), 1_000_000)} |`);
+  console.log(`| prepared, 8 plain-number arguments | ${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 1_000_000)} (${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 3_000_000)} in 3,000,000 more) |`);
+  console.log(`| Kernel.launch, 8 typed arguments | ${await collections(() => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 1_000_000)} |`);
+})();

@@ -7,6 +7,8 @@ import { runtimeError, check } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';
 import { checkParamTypes, parseSignature, type ParamType } from './signature';
+import { cudart as library } from '../ffi/cudart-lib';
+import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
 
 /**
@@ -34,6 +36,13 @@ export interface PreparedLaunch {
 const SIZE: Record<ParamType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8, tensormap: 128 };
 const ALIGN: Record<ParamType, number> = { ...SIZE, tensormap: 64 };
 const TWO32 = 4294967296;
+
+/**
+ * cudaLaunchKernel itself, for the fastest path: where dim3 goes as two 8-byte words (x86-64,
+ * AArch64) a prepared call passes them as numbers it computed, with no struct, and its pre-packed
+ * argument array, with nothing for the facade to check (the checks here cover the same ground).
+ */
+let rawLaunch: KoffiFunction | undefined;
 
 /** Stands for a tensor map while the argument memory is laid out (KernelArgs reads the layout). */
 class TensorMapSlot {
@@ -79,21 +88,72 @@ class Prepared {
   }
 
   launch(config: LaunchConfig, args: ArrayLike<unknown>, offset: number): void {
-    const k = this.kernel;
-    if (k.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
-    if (config === null || typeof config !== 'object') throw new TypeError(`${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
     const n = args.length - offset;
-    if (n !== this.codes.length) throw new TypeError(`${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`);
+    this.begin(config, n);
     for (let i = 0; i < n; i++) this.write(i, args[i + offset]);
+    this.fire(config);
+  }
+
+  /** Checks the kernel, the config and the count of arguments before they are written. */
+  begin(config: LaunchConfig, n: number): void {
+    if (this.kernel.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
+    if (config === null || typeof config !== 'object') throw new TypeError(`${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    if (n !== this.codes.length) throw new TypeError(`${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`);
+  }
+
+  /** Launches with the arguments written. */
+  fire(config: LaunchConfig): void {
+    const k = this.kernel;
     const stream = config.stream;
     if (stream !== undefined && stream !== null && stream.isClosed) throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
+    if (library.splitSmallStructs) {
+      const sharedMem = config.sharedMem ?? 0;
+      if (!(typeof sharedMem === 'number' && sharedMem >= 0 && sharedMem <= 0xffffffff && Math.floor(sharedMem) === sharedMem)) throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(sharedMem)}`);
+      const g = this.words(config.grid, 'grid');
+      const b = this.words(config.block, 'block');
+      const err = (rawLaunch ??= library.bind('cudaLaunchKernel'))(k.handle, g[3], g[4], b[3], b[4], this.args?.pointers ?? null, sharedMem, stream?.handle ?? null) as number;
+      if (err !== 0) throw runtimeError(err, `cudaLaunchKernel(${k.name})`);
+      return;
+    }
     setDim(this.grid, config.grid, 'grid', this.what);
     setDim(this.block, config.block, 'block', this.what);
     const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, stream?.handle ?? null);
     if (err[0] !== 0) throw runtimeError(err[0], `cudaLaunchKernel(${k.name})`);
   }
 
-  private write(i: number, v: unknown): void {
+  // dim3's two 8-byte words (x | y << 32, z) of the last grid and block, and the sizes they came
+  // from: a loop repeating its sizes reuses the words, made only when a size changes.
+  private readonly dims = { grid: [0, 0, 0, 0 as number | bigint, 0], block: [0, 0, 0, 0 as number | bigint, 0] };
+
+  /** Checks a Dim and returns [x, y, z, word0, word1], recomputing the words only when a size changed. */
+  private words(v: Dim, what: 'grid' | 'block'): (number | bigint)[] {
+    let x: unknown, y: unknown = 1, z: unknown = 1;
+    if (typeof v === 'number') x = v;
+    else if (Array.isArray(v)) {
+      x = v[0];
+      if (v.length > 1 && v[1] !== undefined) y = v[1];
+      if (v.length > 2 && v[2] !== undefined) z = v[2];
+    } else if (v && typeof v === 'object') {
+      const o = v as { x: number; y?: number; z?: number };
+      x = o.x;
+      if (o.y !== undefined) y = o.y;
+      if (o.z !== undefined) z = o.z;
+    }
+    if (!isDim(x) || !isDim(y) || !isDim(z)) throw new RangeError(`${this.what}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+    const d = this.dims[what];
+    if (d[0] !== x || d[1] !== y || d[2] !== z) {
+      d[0] = x;
+      d[1] = y;
+      d[2] = z;
+      // As bigints: koffi passed a number word with an allocation per call (4 scavenges per million
+      // launches), a bigint word with none.
+      d[3] = BigInt(x) | (BigInt(y) << 32n);
+      d[4] = BigInt(z);
+    }
+    return d;
+  }
+
+  write(i: number, v: unknown): void {
     const dv = this.dv;
     const at = this.offsets[i];
     const t = this.codes[i];
@@ -223,11 +283,30 @@ export function prepareLaunch(kernel: Kernel, signature: string | readonly Param
   const types = typeof signature === 'string' ? parseSignature(signature, `Kernel.prepare(${kernel.name})`) : Array.isArray(signature) ? checkParamTypes(signature, `Kernel.prepare(${kernel.name})`) : null;
   if (types === null) throw new TypeError(`Kernel.prepare(${kernel.name}): parameter 'signature' must be an array of types ('ptr', 'i32', 'f32', …) or a C signature string, got ${describe(signature)}`);
   const p = new Prepared(kernel, types);
-  // A plain function (not a bound one or a rest parameter): `arguments` is read in place, so a call makes no array.
-  const f = function prepared(config: LaunchConfig): void {
-    // eslint-disable-next-line prefer-rest-params
-    p.launch(config, arguments, 1);
-  } as unknown as PreparedLaunch;
+  // Named parameters rather than a rest parameter or `arguments` (either makes an object per call;
+  // only `arguments.length` is read, which V8 does without one). Kernels of more than 12 parameters
+  // (rare) take a rest parameter.
+  const many = function prepared(config: LaunchConfig, ...args: unknown[]): void {
+    p.launch(config, args, 0);
+  };
+  const few = function prepared(config: LaunchConfig, a0?: unknown, a1?: unknown, a2?: unknown, a3?: unknown, a4?: unknown, a5?: unknown, a6?: unknown, a7?: unknown, a8?: unknown, a9?: unknown, a10?: unknown, a11?: unknown): void {
+    const n = arguments.length - 1;
+    p.begin(config, n);
+    if (n > 0) p.write(0, a0);
+    if (n > 1) p.write(1, a1);
+    if (n > 2) p.write(2, a2);
+    if (n > 3) p.write(3, a3);
+    if (n > 4) p.write(4, a4);
+    if (n > 5) p.write(5, a5);
+    if (n > 6) p.write(6, a6);
+    if (n > 7) p.write(7, a7);
+    if (n > 8) p.write(8, a8);
+    if (n > 9) p.write(9, a9);
+    if (n > 10) p.write(10, a10);
+    if (n > 11) p.write(11, a11);
+    p.fire(config);
+  };
+  const f = (types.length > 12 ? many : few) as unknown as PreparedLaunch;
   Object.defineProperties(f, {
     kernel: { value: kernel, enumerable: true },
     types: { value: Object.freeze(types.slice()), enumerable: true },
