@@ -145,3 +145,26 @@ test('each node method checks its arguments and liveness, naming the method and 
     'Error: GraphBuilder.debugDot: the GraphBuilder was closed',
   ]);
 });
+
+test('stream.captureInto(builder, work) records the stream\'s work into the builder after the given nodes', () => {
+  const r = runWithFake(fake.lib, `
+    const d = core.Device.get(0);
+    const b = core.GraphBuilder.create(d);
+    const first = b.empty();
+    const s = d.createStream();
+    const leaves = await s.captureInto(b, (st) => kernel(4n, 'e').launch({ grid: 3, block: 1, stream: st }), { after: [first], mode: 'relaxed' });
+    const dot = require('node:path').join(${JSON.stringify(fake.dir)}, 'c.dot');
+    b.debugDot(dot);
+    let wrong = '';
+    try { await s.captureInto({}, () => 0); } catch (e) { wrong = e.message; }
+    s.close();
+    let closed = '';
+    try { await s.captureInto(b, () => 0); } catch (e) { closed = e.message; }
+    console.log(JSON.stringify({ dot: require('node:fs').readFileSync(dot, 'utf8').split('\\n'), leaves: leaves.map((l) => l.kind), wrong, closed }));`);
+  expect(r).toEqual({
+    dot: ['flags=0', 'n0 empty after []', 'capture begins after 1 nodes, mode=2', 'n1 captured kernel func=4 grid=3 after [0]', ''],
+    leaves: ['captured'],
+    wrong: "Stream.captureInto: parameter 'builder' must be a GraphBuilder, got a Object",
+    closed: 'Stream.captureInto: the Stream was closed',
+  });
+});
