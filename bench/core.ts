@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { core } = require(path.resolve('dist')) as typeof import('../src');
+const { core, cudart } = require(path.resolve('dist')) as typeof import('../src');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { time } = require(path.resolve('dist', 'cli', 'latency')) as typeof import('../src/cli/latency');
 const bench = (fn: () => unknown, n: number): number => time(fn, n, 5);
@@ -66,6 +66,32 @@ async function main(): Promise<void> {
     await s.synchronize();
     out('cudaLaunchKernel_8args', bench(() => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 100_000));
     await s.synchronize();
+    // The same launch prepared: plain numbers packed into memory reused by every call.
+    const prepared = empty8.prepare('const float *a, float *b, int c, unsigned d, float e, float f, long long g, double h');
+    out('cudaLaunchKernel_8args_prepared', bench(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 100_000));
+    await s.synchronize();
+    // 4 MiB in and out of a copy kernel: In/Out (temporaries from the installed allocator, a
+    // CachingAllocator as CuPy's pool) against the copies written out by hand.
+    const copy = mod.kernel('copyFloats');
+    const n = 1 << 20;
+    const hx = new Float32Array(n), hy = new Float32Array(n);
+    const dx = d.allocate(4 * n), dy = d.allocate(4 * n);
+    const big = { grid: n / 256, block: 256, stream: s };
+    const manual = () => {
+      dx.copyFrom(hx, { stream: s });
+      copy.launch(big, dx, dy, i32(n));
+      dy.copyTo(hy, { stream: s });
+      cudart.cudaStreamSynchronize(s.handle); // as In/Out's launch waits
+    };
+    const previous = core.setAllocator(new CachingAllocator());
+    const inOut = () => copy.launch(big, core.In(hx), core.Out(hy), i32(n));
+    inOut();
+    manual();
+    out('InOut_launch_4MiB', bench(inOut, 200));
+    out('manual_copies_launch_4MiB', bench(manual, 200));
+    core.setAllocator(previous);
+    dx.close();
+    dy.close();
     const graph = await s.capture(() => empty.launch(cfg));
     const exec = graph.instantiate();
     exec.upload(s);

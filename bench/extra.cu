@@ -30,6 +30,29 @@ int main(int argc, char **argv) {
   CHECK(cudaStreamSynchronize(s));
   printf("c,cudaLaunchKernel_8args,%.1f\n", bench([&] { cudaLaunchKernel((void *)empty8, dim3(1), dim3(1), args8, 0, s); }, 100000));
   CHECK(cudaStreamSynchronize(s));
+  // The same call under the name of core's prepared launch (8 plain-number arguments), timed again.
+  printf("c,cudaLaunchKernel_8args_prepared,%.1f\n", bench([&] { cudaLaunchKernel((void *)empty8, dim3(1), dim3(1), args8, 0, s); }, 100000));
+  CHECK(cudaStreamSynchronize(s));
+  {
+    // 4 MiB through a copy kernel with the copies written out by hand (buffers allocated once, pageable
+    // host memory as a JS TypedArray is): what core's In/Out launch does for the user; both core rows
+    // (In/Out and manual copies) are compared with it.
+    cudaKernel_t copyFloats; CHECK(cudaLibraryGetKernel(&copyFloats, lib, "copyFloats"));
+    const int n = 1 << 20; const size_t bytes = n * sizeof(float);
+    float *hx = (float *)malloc(bytes), *hy = (float *)malloc(bytes); memset(hx, 0, bytes);
+    float *dx, *dy; CHECK(cudaMalloc(&dx, bytes)); CHECK(cudaMalloc(&dy, bytes));
+    int nn = n; void *cargs[] = {&dx, &dy, &nn};
+    auto once = [&] {
+      cudaMemcpyAsync(dx, hx, bytes, cudaMemcpyHostToDevice, s);
+      cudaLaunchKernel((void *)copyFloats, dim3(n / 256), dim3(256), cargs, 0, s);
+      cudaMemcpyAsync(hy, dy, bytes, cudaMemcpyDeviceToHost, s);
+      cudaStreamSynchronize(s);
+    };
+    once();
+    double t = bench(once, 200);
+    printf("c,InOut_launch_4MiB,%.1f\nc,manual_copies_launch_4MiB,%.1f\n", t, t);
+    CHECK(cudaFree(dx)); CHECK(cudaFree(dy)); free(hx); free(hy);
+  }
   cudaEvent_t ev; CHECK(cudaEventCreate(&ev));
   printf("c,cudaEventRecord,%.1f\n", bench([&] { cudaEventRecord(ev, s); }, 200000));
   CHECK(cudaStreamSynchronize(s));

@@ -6,6 +6,7 @@ import { Resource, openArg, openOptionalArg } from './lifetime';
 import { launchHostFns, retainHostFns, releaseHostFns } from '../ffi/host-callbacks';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import { debugDot } from './debug-dot';
 
 export class Graph extends Resource {
   /**
@@ -29,6 +30,12 @@ export class Graph extends Resource {
     this.live('nodeCount');
     const [, n] = check(cudart.cudaGraphGetNodes(this.handle, 0), 'cudaGraphGetNodes');
     return n;
+  }
+
+  /** Writes the graph as Graphviz DOT to `path` (with every node's parameters when `verbose`). */
+  debugDot(path: string, options: { verbose?: boolean } = {}): void {
+    this.live('debugDot');
+    debugDot(this.handle, path, options, 'Graph.debugDot');
   }
 
   /** Makes an executable graph of it, ready to launch. */

@@ -7,6 +7,12 @@ import { Device } from './Device';
 import type { Module } from './Module';
 import type { Stream } from './Stream';
 import { openArg } from './lifetime';
+import { HostArgument, hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
+import { prepareLaunch, completion, type PreparedLaunch } from './PreparedLaunch';
+import type { ParamType } from './signature';
+import { TextureObject } from './TextureObject';
+import { SurfaceObject } from './SurfaceObject';
+import { TensorMapDescriptor } from './TensorMapDescriptor';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
 export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
@@ -26,7 +32,7 @@ export interface LaunchConfig {
  * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
  * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …) or a struct passed by value.
  */
-export type KernelArgument = DeviceBuffer | HostBuffer | cudart.KernelArgInput;
+export type KernelArgument = DeviceBuffer | HostBuffer | HostArgument | TextureObject | SurfaceObject | TensorMapDescriptor | cudart.KernelArgInput;
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
@@ -93,12 +99,36 @@ export class Kernel {
   /** Queues the kernel with `args` (in the order of its C parameters). */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
     this.live('launch');
+    // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
+    if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
     if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
     if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);
     // The call's name is formatted only on failure: this is the launch's hot path.
     if (err[0] !== cudart.cudaError_t.cudaSuccess) throw runtimeError(err[0], `cudaLaunchKernel(${this.name})`);
+  }
+
+  /**
+   * Launches and resolves once the kernel is done, waiting off the JS thread; In/Out/InOut host
+   * arrays are copied in and back off the JS thread too.
+   */
+  async launchAsync(config: LaunchConfig, ...args: KernelArgument[]): Promise<void> {
+    if (hasHostArguments(args)) return launchWithHostArgumentsAsync(this, config, args);
+    this.launch(config, ...args);
+    await completion(config.stream?.handle ?? null);
+  }
+
+  /**
+   * The kernel with its parameter types fixed (PyCUDA's prepare): `types` as an array (`['ptr',
+   * 'ptr', 'f32', 'i32']`) or the kernel's C signature (`'void saxpy(float *x, float *y, float a,
+   * int n)'`). The result is called with plain numbers, `f(config, x, y, 2.0, n)`, packed into
+   * memory reused by every call; `f.timed(…)` resolves with the kernel's milliseconds and
+   * `f.async(…)` once it is done.
+   */
+  prepare(types: string | readonly ParamType[]): PreparedLaunch {
+    if (this.module.isClosed) throw new Error(`Kernel.prepare(${this.name}): the Module it belongs to was closed`);
+    return prepareLaunch(this, types);
   }
 
   /** What the compiler and the driver say about the kernel on `device` (default: the current one). */
@@ -170,6 +200,12 @@ export class Kernel {
       if (a.devicePtr === null) throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);
       return a.devicePtr;
     }
+    if (a instanceof TextureObject || a instanceof SurfaceObject) {
+      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a ${a.constructor.name} that was closed`);
+      return cudart.u64(a.handle);
+    }
+    if (a instanceof TensorMapDescriptor && a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a TensorMapDescriptor whose DeviceBuffer was closed`);
+    if (a instanceof HostArgument) throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is an In/Out/InOut host array, which only launch() and launchAsync() take`);
     if (typeof a === 'number') throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
     return a;
   }

@@ -6,6 +6,8 @@ import { claimCapturedHostFns, releaseHostFns } from '../ffi/host-callbacks';
 import type { Device } from './Device';
 import type { Event } from './Event';
 import { Graph } from './Graph';
+import type { GraphBuilder, NodeOptions } from './GraphBuilder';
+import type { GraphNode } from './GraphNode';
 
 export interface StreamOptions {
   /** Does not synchronize with the legacy default stream (cudaStreamNonBlocking). */
@@ -120,5 +122,17 @@ export class Stream extends Resource {
       throw failure;
     }
     return new Graph(check([err, graph], 'cudaStreamEndCapture'), this.device, hostFns);
+  }
+
+  /**
+   * Records the work `work` queues on this stream into `builder`'s graph (after `options.after`),
+   * as `builder.capture(stream, work)` does; resolves with the nodes the captured work ends in.
+   */
+  captureInto(builder: GraphBuilder, work: (stream: this) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
+    this.live('captureInto');
+    if (builder === null || typeof builder !== 'object' || typeof (builder as { capture?: unknown }).capture !== 'function' || builder.constructor?.name !== 'GraphBuilder') {
+      throw new TypeError(`Stream.captureInto: parameter 'builder' must be a GraphBuilder, got ${builder === null ? 'null' : typeof builder === 'object' ? `a ${(builder as object).constructor?.name ?? 'object'}` : typeof builder}`);
+    }
+    return builder.capture(this, work as (stream: Stream) => unknown, options);
   }
 }

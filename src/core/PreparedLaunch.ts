@@ -1,0 +1,317 @@
+// Prepared launches (PyCUDA's prepare / prepared_call / prepared_timed_call / prepared_async_call):
+// the parameter types are declared once, so a call takes plain numbers and writes them straight
+// into argument memory packed at prepare time. No allocation per call: this is the layer's fastest
+// launch path.
+import * as cudart from '../runtime';
+import { runtimeError, check } from './errors';
+import { DeviceBuffer } from './DeviceBuffer';
+import { HostBuffer } from './HostBuffer';
+import { checkParamTypes, parseSignature, type ParamType } from './signature';
+import { cudart as library } from '../ffi/cudart-lib';
+import type { KoffiFunction } from '../ffi/binding';
+import type { Kernel, LaunchConfig, Dim } from './Kernel';
+
+/**
+ * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
+ * for 64-bit types and pointers, a DeviceBuffer or mapped HostBuffer for a pointer, an object with a
+ * 64-bit `handle` (TextureObject, SurfaceObject) for a `u64`, and a TensorMapDescriptor (or any
+ * 128-byte struct) for a `tensormap`.
+ */
+export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { readonly _u8: Uint8Array };
+
+/** A kernel with its parameter types fixed: call it with a launch config and plain values. */
+export interface PreparedLaunch {
+  /** Queues the kernel on `config.stream` (the legacy default stream when absent). */
+  (config: LaunchConfig, ...args: PreparedArgument[]): void;
+  /** The kernel it launches. */
+  readonly kernel: Kernel;
+  /** The declared parameter types, in C order. */
+  readonly types: readonly ParamType[];
+  /** Launches between two events and resolves with the kernel's time in milliseconds (waits off the JS thread). */
+  timed(config: LaunchConfig, ...args: PreparedArgument[]): Promise<number>;
+  /** Launches and resolves once the kernel has finished (waits off the JS thread). */
+  async(config: LaunchConfig, ...args: PreparedArgument[]): Promise<void>;
+}
+
+const SIZE: Record<ParamType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8, tensormap: 128 };
+const ALIGN: Record<ParamType, number> = { ...SIZE, tensormap: 64 };
+const TWO32 = 4294967296;
+
+/**
+ * cudaLaunchKernel itself, for the fastest path: where dim3 goes as two 8-byte words (x86-64,
+ * AArch64) a prepared call passes them as numbers it computed, with no struct, and its pre-packed
+ * argument array, with nothing for the facade to check (the checks here cover the same ground).
+ */
+let rawLaunch: KoffiFunction | undefined;
+
+/** Stands for a tensor map while the argument memory is laid out (KernelArgs reads the layout). */
+class TensorMapSlot {
+  static readonly layout = { size: 128, align: 64 };
+  readonly _u8 = new Uint8Array(128);
+}
+
+function describe(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'number') return String(v);
+  if (v === null || typeof v !== 'object') return String(v);
+  return `a ${v.constructor?.name ?? 'object'}`;
+}
+
+class Prepared {
+  private readonly args: cudart.KernelArgs | null;
+  private readonly dv: DataView;
+  private readonly bytes: Uint8Array;
+  private readonly offsets: number[];
+  private readonly codes: ParamType[];
+  private readonly grid = new cudart.dim3();
+  private readonly block = new cudart.dim3();
+  private readonly what: string;
+
+  constructor(
+    readonly kernel: Kernel,
+    readonly types: readonly ParamType[],
+  ) {
+    this.what = `PreparedLaunch(${kernel.name})`;
+    this.codes = types.slice();
+    const placeholders = types.map((t) => (t === 'tensormap' ? new TensorMapSlot() : new cudart.KernelArg(t, t === 'i64' || t === 'u64' || t === 'ptr' ? 0n : 0)));
+    this.args = types.length ? new cudart.KernelArgs(placeholders, 'Kernel.prepare', 'types') : null;
+    let at = 0;
+    this.offsets = types.map((t) => {
+      at = Math.ceil(at / ALIGN[t]) * ALIGN[t];
+      const o = at;
+      at += SIZE[t];
+      return o;
+    });
+    const b = this.args?.buffer ?? new Uint8Array(8);
+    this.bytes = b;
+    this.dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+
+  launch(config: LaunchConfig, args: ArrayLike<unknown>, offset: number): void {
+    const n = args.length - offset;
+    this.begin(config, n);
+    for (let i = 0; i < n; i++) this.write(i, args[i + offset]);
+    this.fire(config);
+  }
+
+  /** Checks the kernel, the config and the count of arguments before they are written. */
+  begin(config: LaunchConfig, n: number): void {
+    if (this.kernel.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
+    if (config === null || typeof config !== 'object') throw new TypeError(`${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    if (n !== this.codes.length) throw new TypeError(`${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`);
+  }
+
+  /** Launches with the arguments written. */
+  fire(config: LaunchConfig): void {
+    const k = this.kernel;
+    const stream = config.stream;
+    if (stream !== undefined && stream !== null && stream.isClosed) throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
+    if (library.splitSmallStructs) {
+      const sharedMem = config.sharedMem ?? 0;
+      if (!(typeof sharedMem === 'number' && sharedMem >= 0 && sharedMem <= 0xffffffff && Math.floor(sharedMem) === sharedMem)) throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(sharedMem)}`);
+      const g = this.words(config.grid, 'grid');
+      const b = this.words(config.block, 'block');
+      const err = (rawLaunch ??= library.bind('cudaLaunchKernel'))(k.handle, g[3], g[4], b[3], b[4], this.args?.pointers ?? null, sharedMem, stream?.handle ?? null) as number;
+      if (err !== 0) throw runtimeError(err, `cudaLaunchKernel(${k.name})`);
+      return;
+    }
+    setDim(this.grid, config.grid, 'grid', this.what);
+    setDim(this.block, config.block, 'block', this.what);
+    const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, stream?.handle ?? null);
+    if (err[0] !== 0) throw runtimeError(err[0], `cudaLaunchKernel(${k.name})`);
+  }
+
+  // dim3's two 8-byte words (x | y << 32, z) of the last grid and block, and the sizes they came
+  // from: a loop repeating its sizes reuses the words, made only when a size changes.
+  private readonly dims = { grid: [0, 0, 0, 0 as number | bigint, 0], block: [0, 0, 0, 0 as number | bigint, 0] };
+
+  /** Checks a Dim and returns [x, y, z, word0, word1], recomputing the words only when a size changed. */
+  private words(v: Dim, what: 'grid' | 'block'): (number | bigint)[] {
+    let x: unknown, y: unknown = 1, z: unknown = 1;
+    if (typeof v === 'number') x = v;
+    else if (Array.isArray(v)) {
+      x = v[0];
+      if (v.length > 1 && v[1] !== undefined) y = v[1];
+      if (v.length > 2 && v[2] !== undefined) z = v[2];
+    } else if (v && typeof v === 'object') {
+      const o = v as { x: number; y?: number; z?: number };
+      x = o.x;
+      if (o.y !== undefined) y = o.y;
+      if (o.z !== undefined) z = o.z;
+    }
+    if (!isDim(x) || !isDim(y) || !isDim(z)) throw new RangeError(`${this.what}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+    const d = this.dims[what];
+    if (d[0] !== x || d[1] !== y || d[2] !== z) {
+      d[0] = x;
+      d[1] = y;
+      d[2] = z;
+      // As bigints: koffi passed a number word with an allocation per call (4 scavenges per million
+      // launches), a bigint word with none.
+      d[3] = BigInt(x) | (BigInt(y) << 32n);
+      d[4] = BigInt(z);
+    }
+    return d;
+  }
+
+  write(i: number, v: unknown): void {
+    const dv = this.dv;
+    const at = this.offsets[i];
+    const t = this.codes[i];
+    if (typeof v === 'number') {
+      switch (t) {
+        case 'f32': return dv.setFloat32(at, v, true);
+        case 'f64': return dv.setFloat64(at, v, true);
+        case 'i32': if ((v | 0) === v) return dv.setInt32(at, v, true); break;
+        case 'u32': if (v >>> 0 === v) return dv.setUint32(at, v, true); break;
+        case 'i8': if ((v << 24) >> 24 === v) return dv.setInt8(at, v); break;
+        case 'u8': if ((v & 0xff) === v) return dv.setUint8(at, v); break;
+        case 'i16': if ((v << 16) >> 16 === v) return dv.setInt16(at, v, true); break;
+        case 'u16': case 'f16': if ((v & 0xffff) === v) return dv.setUint16(at, v, true); break;
+        case 'i64': case 'u64': case 'ptr':
+          if (Number.isSafeInteger(v) && (t === 'i64' || v >= 0)) {
+            // Two 32-bit halves: no BigInt made per call.
+            const hi = Math.floor(v / TWO32);
+            dv.setUint32(at, v - hi * TWO32, true);
+            return dv.setInt32(at + 4, hi, true);
+          }
+          break;
+      }
+      return this.refuse(i, v);
+    }
+    if (typeof v === 'bigint') {
+      if (t === 'i64' && v >= -(2n ** 63n) && v < 2n ** 63n) return dv.setBigInt64(at, v, true);
+      if ((t === 'u64' || t === 'ptr') && v >= 0n && v < 2n ** 64n) return dv.setBigUint64(at, v, true);
+      return this.refuse(i, v);
+    }
+    if (t === 'ptr') {
+      if (v instanceof DeviceBuffer) {
+        if (v.isClosed) throw new Error(`${this.what}: argument ${i} is a DeviceBuffer that was closed`);
+        return dv.setBigUint64(at, v.ptr, true);
+      }
+      if (v instanceof HostBuffer) {
+        if (v.isClosed) throw new Error(`${this.what}: argument ${i} is a HostBuffer that was closed`);
+        if (v.devicePtr === null) throw new TypeError(`${this.what}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);
+        return dv.setBigUint64(at, v.devicePtr, true);
+      }
+    }
+    if (t === 'u64' && v !== null && typeof v === 'object' && typeof (v as { handle?: unknown }).handle === 'bigint') {
+      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is a ${v.constructor.name} that was closed`);
+      return dv.setBigUint64(at, (v as { handle: bigint }).handle, true);
+    }
+    if (t === 'tensormap' && v !== null && typeof v === 'object' && (v as { _u8?: unknown })._u8 instanceof Uint8Array && (v as { _u8: Uint8Array })._u8.length === 128) {
+      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is a ${v.constructor.name} that was closed`);
+      this.bytes.set((v as { _u8: Uint8Array })._u8, at);
+      return;
+    }
+    return this.refuse(i, v);
+  }
+
+  private refuse(i: number, v: unknown): never {
+    const t = this.codes[i];
+    const p = `argument ${i} (${t})`;
+    if (typeof v === 'number' || typeof v === 'bigint') {
+      const range: Partial<Record<ParamType, string>> = {
+        i8: '[-128, 127]', u8: '[0, 255]', i16: '[-32768, 32767]', u16: '[0, 65535]', f16: '[0, 65535] (the half\'s 16 raw bits)',
+        i32: '[-2147483648, 2147483647]', u32: '[0, 4294967295]', i64: '[-2^63, 2^63 - 1] (a number up to 2^53 - 1, or a bigint)',
+        u64: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)', ptr: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
+      };
+      if (range[t]) throw new RangeError(`${this.what}: ${p} must be an integer within ${range[t]}, got ${describe(v)}`);
+    }
+    const want: Record<ParamType, string> = {
+      i8: 'a number', u8: 'a number', i16: 'a number', u16: 'a number', f16: 'a number', i32: 'a number', u32: 'a number',
+      i64: 'a number or a bigint', u64: 'a number, a bigint, or a TextureObject/SurfaceObject', f32: 'a number', f64: 'a number',
+      ptr: 'a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number)', tensormap: 'a TensorMapDescriptor (128 bytes)',
+    };
+    throw new TypeError(`${this.what}: ${p} must be ${want[t]}, got ${describe(v)}`);
+  }
+
+  async timed(config: LaunchConfig, args: ArrayLike<unknown>): Promise<number> {
+    const start = check(cudart.cudaEventCreate(), 'cudaEventCreate');
+    let end: cudart.cudaEvent_t | null = null;
+    try {
+      end = check(cudart.cudaEventCreate(), 'cudaEventCreate');
+      const s = config?.stream?.handle ?? null;
+      check(cudart.cudaEventRecord(start, s), 'cudaEventRecord');
+      this.launch(config, args, 1);
+      check(cudart.cudaEventRecord(end, s), 'cudaEventRecord');
+      check(await cudart.async.cudaEventSynchronize(end), 'cudaEventSynchronize');
+      return check(cudart.cudaEventElapsedTime(start, end), 'cudaEventElapsedTime');
+    } finally {
+      cudart.cudaEventDestroy(start);
+      if (end !== null) cudart.cudaEventDestroy(end);
+    }
+  }
+
+  async whenDone(config: LaunchConfig, args: ArrayLike<unknown>): Promise<void> {
+    this.launch(config, args, 1);
+    await completion(config.stream?.handle ?? null);
+  }
+}
+
+/** Resolves when the work queued on `stream` so far is done (an event, waited for off the JS thread). */
+export async function completion(stream: cudart.cudaStream_t | null): Promise<void> {
+  const ev = check(cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags');
+  try {
+    check(cudart.cudaEventRecord(ev, stream), 'cudaEventRecord');
+    check(await cudart.async.cudaEventSynchronize(ev), 'cudaEventSynchronize');
+  } finally {
+    cudart.cudaEventDestroy(ev);
+  }
+}
+
+/** Sets `d` from a Dim, writing only what changed; throws a RangeError naming `what`. */
+export function setDim(d: cudart.dim3, v: Dim, what: string, fn: string): void {
+  let x: unknown, y: unknown = 1, z: unknown = 1;
+  if (typeof v === 'number') x = v;
+  else if (Array.isArray(v)) [x, y = 1, z = 1] = v;
+  else if (v && typeof v === 'object') ({ x, y = 1, z = 1 } = v as { x: number; y?: number; z?: number });
+  if (!isDim(x) || !isDim(y) || !isDim(z)) throw new RangeError(`${fn}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+  if (d.x !== x) d.x = x;
+  if (d.y !== y) d.y = y;
+  if (d.z !== z) d.z = z;
+}
+
+function isDim(n: unknown): n is number {
+  return typeof n === 'number' && n >= 1 && n <= 0xffffffff && Math.floor(n) === n;
+}
+
+/**
+ * @internal Use kernel.prepare(): the kernel with its parameter types, as an array (`['ptr',
+ * 'f32', 'i32']`) or its C signature (`'void k(float *x, float a, int n)'` or the parameter list).
+ */
+export function prepareLaunch(kernel: Kernel, signature: string | readonly ParamType[]): PreparedLaunch {
+  const types = typeof signature === 'string' ? parseSignature(signature, `Kernel.prepare(${kernel.name})`) : Array.isArray(signature) ? checkParamTypes(signature, `Kernel.prepare(${kernel.name})`) : null;
+  if (types === null) throw new TypeError(`Kernel.prepare(${kernel.name}): parameter 'signature' must be an array of types ('ptr', 'i32', 'f32', …) or a C signature string, got ${describe(signature)}`);
+  const p = new Prepared(kernel, types);
+  // Named parameters rather than a rest parameter or `arguments` (either makes an object per call;
+  // only `arguments.length` is read, which V8 does without one). Kernels of more than 12 parameters
+  // (rare) take a rest parameter.
+  const many = function prepared(config: LaunchConfig, ...args: unknown[]): void {
+    p.launch(config, args, 0);
+  };
+  const few = function prepared(config: LaunchConfig, a0?: unknown, a1?: unknown, a2?: unknown, a3?: unknown, a4?: unknown, a5?: unknown, a6?: unknown, a7?: unknown, a8?: unknown, a9?: unknown, a10?: unknown, a11?: unknown): void {
+    const n = arguments.length - 1;
+    p.begin(config, n);
+    if (n > 0) p.write(0, a0);
+    if (n > 1) p.write(1, a1);
+    if (n > 2) p.write(2, a2);
+    if (n > 3) p.write(3, a3);
+    if (n > 4) p.write(4, a4);
+    if (n > 5) p.write(5, a5);
+    if (n > 6) p.write(6, a6);
+    if (n > 7) p.write(7, a7);
+    if (n > 8) p.write(8, a8);
+    if (n > 9) p.write(9, a9);
+    if (n > 10) p.write(10, a10);
+    if (n > 11) p.write(11, a11);
+    p.fire(config);
+  };
+  const f = (types.length > 12 ? many : few) as unknown as PreparedLaunch;
+  Object.defineProperties(f, {
+    kernel: { value: kernel, enumerable: true },
+    types: { value: Object.freeze(types.slice()), enumerable: true },
+    timed: { value: (...a: unknown[]) => p.timed(a[0] as LaunchConfig, a) },
+    async: { value: (...a: unknown[]) => p.whenDone(a[0] as LaunchConfig, a) },
+  });
+  return f;
+}

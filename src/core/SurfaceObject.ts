@@ -1,0 +1,30 @@
+// A surface object (CuPy's SurfaceObject): a 64-bit handle a kernel reads and writes a CUDA array
+// through (`cudaSurfaceObject_t`, surf2Dwrite and the like); it keeps the array alive.
+import * as cudart from '../runtime';
+import { check } from './errors';
+import { Resource } from './lifetime';
+import { CudaArray } from './CudaArray';
+import { ResourceDescriptor } from './ResourceDescriptor';
+import { describe } from './debug-dot';
+
+export class SurfaceObject extends Resource {
+  private constructor(
+    /** The handle, a kernel's `cudaSurfaceObject_t` (pass the object itself, or `u64(surf.handle)`). */
+    readonly handle: cudart.cudaSurfaceObject_t,
+    readonly array: CudaArray,
+  ) {
+    super(() => void cudart.cudaDestroySurfaceObject(handle), [array]);
+  }
+
+  /** A surface over `array`, which must have been made with `{ surface: true }`. */
+  static create(array: CudaArray | ResourceDescriptor): SurfaceObject {
+    const fn = 'SurfaceObject.create';
+    const a = array instanceof ResourceDescriptor ? array.resource : array;
+    if (!(a instanceof CudaArray)) throw new TypeError(`${fn}: parameter 'array' must be a CudaArray (or a ResourceDescriptor of one), got ${describe(array)}`);
+    if (a.isClosed) throw new Error(`${fn}: parameter 'array' is a CudaArray that was closed`);
+    if (!a.surface) throw new Error(`${fn}: the CudaArray was not made for surfaces; create it with { surface: true }`);
+    a.device.makeCurrent();
+    const h = check(cudart.cudaCreateSurfaceObject(ResourceDescriptor.array(a).toStruct(fn)), `${fn} (cudaCreateSurfaceObject)`);
+    return new SurfaceObject(h, a);
+  }
+}

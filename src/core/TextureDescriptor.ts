@@ -1,0 +1,77 @@
+// How a texture is sampled (CuPy's TextureDescriptor): address modes, filtering, read mode,
+// normalised coordinates, border colour.
+import * as cudart from '../runtime';
+
+/** What a coordinate outside the texture reads: wrap around, clamp to the edge, mirror, or the border colour. */
+export type AddressMode = 'wrap' | 'clamp' | 'mirror' | 'border';
+
+export interface TextureOptions {
+  /** One mode for every dimension, or one each for x, y, z (default 'clamp'; wrap and mirror need normalizedCoords). */
+  addressMode?: AddressMode | readonly AddressMode[];
+  /** 'point' (nearest element, the default) or 'linear' (interpolated; float reads only). */
+  filterMode?: 'point' | 'linear';
+  /** 'element' (the stored type, the default) or 'normalizedFloat' (integers read as [0, 1] or [-1, 1]). */
+  readMode?: 'element' | 'normalizedFloat';
+  /** Coordinates in [0, 1) rather than [0, size) (default false). */
+  normalizedCoords?: boolean;
+  /** What 'border' reads, per channel (default zeros). */
+  borderColor?: readonly [number, number, number, number];
+  /** sRGB to linear conversion on reads. */
+  sRGB?: boolean;
+  /** Up to 16; default 0 (off). */
+  maxAnisotropy?: number;
+  /** Filtering across cubemap faces. */
+  seamlessCubemap?: boolean;
+}
+
+const ADDRESS: Record<AddressMode, cudart.cudaTextureAddressMode> = {
+  wrap: cudart.cudaTextureAddressMode.cudaAddressModeWrap,
+  clamp: cudart.cudaTextureAddressMode.cudaAddressModeClamp,
+  mirror: cudart.cudaTextureAddressMode.cudaAddressModeMirror,
+  border: cudart.cudaTextureAddressMode.cudaAddressModeBorder,
+};
+
+export class TextureDescriptor {
+  /** The options, checked and with their defaults filled in. */
+  readonly options: Readonly<Required<Omit<TextureOptions, 'addressMode'>> & { addressMode: readonly [AddressMode, AddressMode, AddressMode] }>;
+
+  constructor(options: TextureOptions = {}) {
+    const fn = 'TextureDescriptor';
+    if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: parameter 'options' must be an object, got ${String(options)}`);
+    const am = options.addressMode ?? 'clamp';
+    const modes = (typeof am === 'string' ? [am, am, am] : [...am, 'clamp', 'clamp', 'clamp'].slice(0, 3)) as AddressMode[];
+    if (typeof am !== 'string' && (!Array.isArray(am) || am.length < 1 || am.length > 3)) throw new TypeError(`${fn}: option 'addressMode' must be a mode or an array of 1 to 3 modes`);
+    modes.forEach((m, i) => {
+      if (!(m in ADDRESS)) throw new RangeError(`${fn}: option 'addressMode[${i}]' must be 'wrap', 'clamp', 'mirror' or 'border', got ${String(m)}`);
+    });
+    const normalizedCoords = options.normalizedCoords ?? false;
+    if (!normalizedCoords && modes.some((m) => m === 'wrap' || m === 'mirror')) throw new RangeError(`${fn}: address modes 'wrap' and 'mirror' need normalizedCoords: true`);
+    const filterMode = options.filterMode ?? 'point';
+    if (filterMode !== 'point' && filterMode !== 'linear') throw new RangeError(`${fn}: option 'filterMode' must be 'point' or 'linear', got ${String(filterMode)}`);
+    const readMode = options.readMode ?? 'element';
+    if (readMode !== 'element' && readMode !== 'normalizedFloat') throw new RangeError(`${fn}: option 'readMode' must be 'element' or 'normalizedFloat', got ${String(readMode)}`);
+    const borderColor = options.borderColor ?? [0, 0, 0, 0];
+    if (!Array.isArray(borderColor) || borderColor.length !== 4 || borderColor.some((c) => typeof c !== 'number')) throw new TypeError(`${fn}: option 'borderColor' must be 4 numbers`);
+    const maxAnisotropy = options.maxAnisotropy ?? 0;
+    if (!Number.isInteger(maxAnisotropy) || maxAnisotropy < 0 || maxAnisotropy > 16) throw new RangeError(`${fn}: option 'maxAnisotropy' must be an integer within [0, 16], got ${maxAnisotropy}`);
+    this.options = Object.freeze({
+      addressMode: modes as unknown as readonly [AddressMode, AddressMode, AddressMode], filterMode, readMode, normalizedCoords, borderColor: [...borderColor] as [number, number, number, number],
+      sRGB: options.sRGB ?? false, maxAnisotropy, seamlessCubemap: options.seamlessCubemap ?? false,
+    });
+  }
+
+  /** The C struct (cudaTextureDesc). */
+  toStruct(): cudart.cudaTextureDesc {
+    const o = this.options;
+    return new cudart.cudaTextureDesc({
+      addressMode: o.addressMode.map((m) => ADDRESS[m]),
+      filterMode: o.filterMode === 'linear' ? cudart.cudaTextureFilterMode.cudaFilterModeLinear : cudart.cudaTextureFilterMode.cudaFilterModePoint,
+      readMode: o.readMode === 'normalizedFloat' ? cudart.cudaTextureReadMode.cudaReadModeNormalizedFloat : cudart.cudaTextureReadMode.cudaReadModeElementType,
+      normalizedCoords: o.normalizedCoords ? 1 : 0,
+      borderColor: [...o.borderColor],
+      sRGB: o.sRGB ? 1 : 0,
+      maxAnisotropy: o.maxAnisotropy,
+      seamlessCubemap: o.seamlessCubemap ? 1 : 0,
+    });
+  }
+}

@@ -1,0 +1,33 @@
+// A texture object (CuPy's TextureObject): a 64-bit handle a kernel samples through
+// (`cudaTextureObject_t`), over an array, linear or pitched memory, which it keeps alive.
+import * as cudart from '../runtime';
+import { check } from './errors';
+import { Resource } from './lifetime';
+import { CudaArray } from './CudaArray';
+import { ResourceDescriptor } from './ResourceDescriptor';
+import { TextureDescriptor, type TextureOptions } from './TextureDescriptor';
+import { describe } from './debug-dot';
+
+export class TextureObject extends Resource {
+  private constructor(
+    /** The handle, a kernel's `cudaTextureObject_t` (pass the object itself, or `u64(tex.handle)`). */
+    readonly handle: cudart.cudaTextureObject_t,
+    readonly resource: ResourceDescriptor,
+    readonly texture: TextureDescriptor,
+  ) {
+    super(() => void cudart.cudaDestroyTextureObject(handle), [resource.resource]);
+  }
+
+  /** A texture over `resource` (a CudaArray, or a ResourceDescriptor of linear or pitched memory) sampled as `texture` says. */
+  static create(resource: ResourceDescriptor | CudaArray, texture: TextureDescriptor | TextureOptions = {}): TextureObject {
+    const fn = 'TextureObject.create';
+    const r = resource instanceof CudaArray ? ResourceDescriptor.array(resource) : resource;
+    if (!(r instanceof ResourceDescriptor)) throw new TypeError(`${fn}: parameter 'resource' must be a CudaArray or a ResourceDescriptor, got ${describe(resource)}`);
+    const t = texture instanceof TextureDescriptor ? texture : new TextureDescriptor(texture);
+    const res = r.toStruct(fn);
+    const device = r.resource.device;
+    device.makeCurrent();
+    const h = check(cudart.cudaCreateTextureObject(res, t.toStruct(), null), `${fn} (cudaCreateTextureObject)`);
+    return new TextureObject(h, r, t);
+  }
+}

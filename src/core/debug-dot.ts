@@ -1,0 +1,17 @@
+// Helpers that Graph and GraphBuilder share: the DOT dump of a graph, and how a bad argument is named.
+import * as cudart from '../runtime';
+import { check } from './errors';
+
+/** A value as an error message shows it: `a DeviceBuffer`, `'text'`, `12n`, `null`. */
+export function describe(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v === 'object') return `a ${v.constructor?.name ?? 'object'}`;
+  return typeof v === 'bigint' ? `${v}n` : typeof v === 'string' ? `'${v}'` : String(v);
+}
+
+/** cudaGraphDebugDotPrint with the layer's checks (Graph.debugDot and GraphBuilder.debugDot). */
+export function debugDot(graph: cudart.cudaGraph_t, path: string, options: { verbose?: boolean }, fn: string): void {
+  if (typeof path !== 'string' || path === '') throw new TypeError(`${fn}: parameter 'path' must be a file path, got ${describe(path)}`);
+  const flags = options?.verbose ? cudart.cudaGraphDebugDotFlags.cudaGraphDebugDotFlagsVerbose : 0;
+  check(cudart.cudaGraphDebugDotPrint(graph, path, flags), `${fn} (cudaGraphDebugDotPrint)`);
+}

@@ -1,0 +1,150 @@
+// Prepared launches and In/Out/InOut host arguments without a GPU: signature parsing and range
+// checks in this process; what reaches C through a fake libcudart (test/cpu/fixtures/
+// fake-cudart-*.c, built with gcc here) whose "device" memory is host memory and whose
+// kernels run on the CPU.
+import * as fs from 'node:fs';
+import { core } from '../../src';
+import { Kernel } from '../../src/core/Kernel';
+import { buildFakeCudart, runWithFake } from './helpers/fake-cudart-kernels';
+
+const { parseSignature, In, Out, InOut } = core;
+
+/** A Kernel over handle `h` of a module that is open until `closed.value` is set. */
+function fakeKernel(h: bigint, name = 'k', closed = { value: false }): Kernel {
+  return new Kernel(h as never, name, { get isClosed() { return closed.value; } } as never);
+}
+
+describe('parseSignature', () => {
+  test('a whole declaration: pointers, qualifiers, unsigned and 64-bit types, a tensor map', () => {
+    expect(parseSignature('extern "C" __global__ void k(const float * __restrict__ x, float *y, float a, int n, unsigned int m, unsigned long long big, size_t s, double d, short h, unsigned char c, __grid_constant__ const CUtensorMap tmap, cudaTextureObject_t tex)'))
+      .toEqual(['ptr', 'ptr', 'f32', 'i32', 'u32', 'u64', 'u64', 'f64', 'i16', 'u8', 'tensormap', 'u64']);
+  });
+  test('a parameter list, types without names, arrays, templates, comments, and none', () => {
+    expect(parseSignature('float *x, int /* count */ n, const Pair<int, float> *p, int v[]')).toEqual(['ptr', 'i32', 'ptr', 'ptr']);
+    expect(parseSignature('int, unsigned, long long')).toEqual(['i32', 'u32', 'i64']);
+    expect(parseSignature('void k()')).toEqual([]);
+    expect(parseSignature('void k(void)')).toEqual([]);
+  });
+  test('an unknown type or a reference is a TypeError naming the parameter', () => {
+    expect(() => parseSignature('void k(float *x, MyStruct s)')).toThrow(new TypeError("parseSignature: parameter 1 ('MyStruct s') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …) or Kernel.launch with typed arguments"));
+    expect(() => parseSignature('void k(int &r)')).toThrow(/parameter 0 \('int &r'\) is a C\+\+ reference/);
+    expect(() => parseSignature('void k(int a,, int b)')).toThrow(/parameter 1 of .* is empty/);
+  });
+});
+
+describe('Kernel.prepare (no C call needed)', () => {
+  test('types are checked when prepared', () => {
+    const k = fakeKernel(0x104n, 'saxpy');
+    expect(() => k.prepare(['ptr', 'float' as never])).toThrow(/^Kernel\.prepare\(saxpy\): types\[1\] must be one of i8, u8, .*, got 'float'$/);
+    expect(() => k.prepare(42 as never)).toThrow(/^Kernel\.prepare\(saxpy\): parameter 'signature' must be an array of types/);
+    const f = k.prepare('void saxpy(float *x, float a, int n)');
+    expect(f.types).toEqual(['ptr', 'f32', 'i32']);
+    expect(f.kernel).toBe(k);
+  });
+
+  test('a fraction, a value out of range or the wrong count is refused before any C call, naming the argument', () => {
+    const f = fakeKernel(0x104n, 'saxpy').prepare(['ptr', 'f32', 'i32', 'u8']);
+    const cfg = { grid: 1, block: 1 };
+    expect(() => f(cfg, 0x1000n, 2, 1.5, 0)).toThrow(new RangeError('PreparedLaunch(saxpy): argument 2 (i32) must be an integer within [-2147483648, 2147483647], got 1.5'));
+    expect(() => f(cfg, 0x1000n, 2, 2 ** 31, 0)).toThrow(RangeError);
+    expect(() => f(cfg, 0x1000n, 2, 1, 256)).toThrow('PreparedLaunch(saxpy): argument 3 (u8) must be an integer within [0, 255], got 256');
+    expect(() => f(cfg, -1, 2, 1, 0)).toThrow(/argument 0 \(ptr\) must be an integer within \[0, 2\^64 - 1\]/);
+    expect(() => f(cfg, 0x1000n, '2' as never, 1, 0)).toThrow(new TypeError("PreparedLaunch(saxpy): argument 1 (f32) must be a number, got 2"));
+    expect(() => f(cfg, {} as never, 2, 1, 0)).toThrow('PreparedLaunch(saxpy): argument 0 (ptr) must be a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number), got a Object');
+    expect(() => f(cfg, 0x1000n, 2, 1)).toThrow(new TypeError('PreparedLaunch(saxpy): takes 4 arguments (ptr, f32, i32, u8), got 3'));
+    expect(() => f({ grid: 0, block: 1 }, 0x1000n, 2, 1, 0)).toThrow("PreparedLaunch(saxpy): 'config.grid' must be a positive integer or [x, y, z] of them, got 0");
+    expect(() => f(null as never, 0x1000n, 2, 1, 0)).toThrow(/^PreparedLaunch\(saxpy\): the first parameter must be a launch config/);
+  });
+
+  test('a kernel whose module was closed refuses to prepare and to launch', () => {
+    const closed = { value: false };
+    const k = fakeKernel(0x104n, 'k', closed);
+    const f = k.prepare(['i32']);
+    closed.value = true;
+    expect(() => f({ grid: 1, block: 1 }, 1)).toThrow('PreparedLaunch(k): the Module the kernel belongs to was closed');
+    expect(() => k.prepare(['i32'])).toThrow('Kernel.prepare(k): the Module it belongs to was closed');
+  });
+
+  test('In/Out/InOut take only host views; a Kernel refuses them where no copy can happen', () => {
+    expect(() => In([1, 2] as never)).toThrow("In: parameter 'data' must be a TypedArray, Buffer or DataView, got a Array");
+    expect(() => Out(null as never)).toThrow("Out: parameter 'data' must be a TypedArray, Buffer or DataView, got null");
+    const a = InOut(new Float32Array(4));
+    expect([a.direction, a.copiesIn, a.copiesOut]).toEqual(['inout', true, true]);
+    expect([In(new Uint8Array(1)).copiesOut, Out(new Uint8Array(1)).copiesIn]).toEqual([false, false]);
+  });
+});
+
+let fake: { lib: string; dir: string };
+beforeAll(() => {
+  fake = buildFakeCudart();
+});
+afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
+const withFake = (body: string) => runWithFake(fake.lib, body);
+
+test('a prepared launch packs plain numbers as their declared C types, reuses its memory, and passes the config', () => {
+  const r = withFake(`
+    const f = kernel(0x108n, 'all').prepare('void all(float *p, int a, unsigned b, long long c, unsigned long long d, float e, double g, short h)');
+    f({ grid: [3, 2], block: 64, sharedMem: 128 }, 0xdeadbeefn, -7, 4e9, -(2 ** 40), 2n ** 63n, 1.5, -0.125, -300);
+    const first = fake.args();
+    f({ grid: 1, block: 1 }, 0x1000, 8, 9, 10, 11, 12.5, 13, 14);
+    const again = fake.args();
+    const out = Buffer.alloc(16 * 32); fake.last(out);
+    const cfg = new Uint32Array(7); fake.config(cfg);
+    f({ grid: [3, 2], block: 64, sharedMem: 128 }, 0xdeadbeefn, -7, 4e9, -(2 ** 40), 2n ** 63n, 1.5, -0.125, -300);
+    const out1 = Buffer.alloc(16 * 32); fake.last(out1);
+    const cfg1 = new Uint32Array(7); fake.config(cfg1);
+    console.log(JSON.stringify({
+      same: koffi.address(first) === koffi.address(again),
+      second: [String(out.readBigUInt64LE(0)), out.readInt32LE(16), out.readUInt32LE(32), String(out.readBigInt64LE(48)), String(out.readBigUInt64LE(64)), out.readFloatLE(80), out.readDoubleLE(96), out.readInt16LE(112)],
+      first: [String(out1.readBigUInt64LE(0)), out1.readInt32LE(16), out1.readUInt32LE(32), String(out1.readBigInt64LE(48)), String(out1.readBigUInt64LE(64)), out1.readFloatLE(80), out1.readDoubleLE(96), out1.readInt16LE(112)],
+      config: [Array.from(cfg), Array.from(cfg1)],
+    }));`);
+  expect(r).toEqual({
+    same: true,
+    second: [String(0x1000), 8, 9, '10', '11', 12.5, 13, 14],
+    first: [String(0xdeadbeefn), -7, 4e9, String(-(2 ** 40)), String(2n ** 63n), 1.5, -0.125, -300],
+    config: [[1, 1, 1, 1, 1, 1, 0], [3, 2, 1, 64, 1, 1, 128]],
+  });
+});
+
+test('prepared timed and async forms, and DeviceBuffer arguments', () => {
+  const r = withFake(`
+    const d = core.Device.get(0);
+    const x = d.allocate(16);
+    x.copyFrom(new Float32Array([1, 2, 3, 4]));
+    const y = d.allocate(16);
+    const f = kernel(1n, 'twice').prepare(['ptr', 'ptr', 'i32']);
+    const ms = await f.timed({ grid: 1, block: 4 }, x, y, 4);
+    await f.async({ grid: 1, block: 4 }, x, y, 4);
+    const out = y.copyTo(new Float32Array(4));
+    x.close();
+    let closed = '';
+    try { f({ grid: 1, block: 4 }, x, y, 4); } catch (e) { closed = e.message; }
+    y.close();
+    console.log(JSON.stringify({ ms, out: Array.from(out), closed, launches: fake.launches(), live: fake.live() }));`);
+  expect(r).toEqual({ ms: 0.25, out: [2, 4, 6, 8], closed: 'PreparedLaunch(twice): argument 0 is a DeviceBuffer that was closed', launches: 2, live: 0 });
+});
+
+test('In/Out/InOut copy host arrays through temporaries and back, sync and awaited, and release them', () => {
+  const r = withFake(`
+    const { In, Out, InOut, i32 } = core;
+    const twice = kernel(1n, 'twice'), inc = kernel(2n, 'inc');
+    const xs = Float32Array.from({ length: 1000 }, (_, i) => i), ys = new Float32Array(1000);
+    twice.launch({ grid: 4, block: 256 }, In(xs), Out(ys), i32(1000));
+    const sync = ys.slice(0, 4);
+    const zs = new Float32Array([10, 20, 30]);
+    inc.launch({ grid: 1, block: 3 }, InOut(zs), i32(3));
+    const ws = new Float32Array(1000);
+    await twice.launchAsync({ grid: 4, block: 256 }, In(ys), Out(ws), i32(1000));
+    const zs2 = new Float32Array([1, 2]);
+    await inc.launchAsync({ grid: 1, block: 2 }, InOut(zs2), i32(2));
+    const liveAfter = fake.live();
+    // From the installed allocator, given back after the copy back.
+    const cache = new core.CachingAllocator();
+    core.setAllocator(cache);
+    inc.launch({ grid: 1, block: 2 }, InOut(zs2), i32(2));
+    const cached = [cache.usedBytes(), cache.totalBytes()];
+    core.setAllocator(null);
+    console.log(JSON.stringify({ sync: Array.from(sync), zs: Array.from(zs), ws: [ws[0], ws[1], ws[999]], zs2: Array.from(zs2), liveAfter, cached }));`);
+  expect(r).toEqual({ sync: [0, 2, 4, 6], zs: [11, 21, 31], ws: [0, 4, 3996], zs2: [3, 4], liveAfter: 0, cached: [0, 512] });
+});
