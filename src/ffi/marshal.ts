@@ -122,13 +122,19 @@ export function handle(v: unknown, fn: string, p: string): bigint | null {
   return typeError(fn, p, 'a handle (bigint) or null', v);
 }
 
+// koffi passes host memory whose ArrayBuffer is empty as NULL, which C reads as "no buffer"
+// (nvJitLinkGetErrorLog of an empty log returned NVJITLINK_ERROR_NULL_INPUT). An empty view into a
+// real ArrayBuffer has a valid address and is still empty for every extent check.
+const EMPTY = new Uint8Array(new ArrayBuffer(8), 0, 0);
+
 /** A pointer: an address (bigint), host memory (Buffer, TypedArray, DataView, ArrayBuffer) or null. */
 export function pointer(v: unknown, fn: string, p: string): Pointer {
   if (typeof v === 'bigint') {
     if (v >= 0n && v < U64_LIMIT) return v;
     rangeError(fn, p, `must be an address within [0, 2^64), got ${v}n`);
   }
-  if (v === null || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v;
+  if (v === null) return v;
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v.byteLength === 0 ? EMPTY : v;
   if (typeof v === 'number') {
     typeError(fn, p, 'an address as a bigint (a plain number is never taken as a pointer), host memory or null', v);
   }
