@@ -23,7 +23,10 @@ const fok = okFor(F.NVFATBIN_SUCCESS, F);
 // CUDA 13 compiles for Turing (sm_75) and newer: cuda-python's older sm_60 row is left out.
 const ARCHS = ['sm_75', 'sm_80', 'sm_90'];
 const PTX_VERSIONS = ['6.4', '7.0', '8.5'];
-const ptxFor = (version: string, arch: string) => Buffer.from(`
+// nvJitLink reads PTX as a C string: the bytes end before a NUL that sits right after them, as a
+// Python bytes object's do in cuda-python's test (without it the result depended on the next byte).
+const nulTerminated = (text: string) => { const b = Buffer.from(`${text}\0`); return b.subarray(0, b.length - 1); };
+const ptxFor = (version: string, arch: string) => nulTerminated(`
 .version ${version}
 .target ${arch}
 .address_size 64
