@@ -98,6 +98,8 @@ export function readParsed(repoRoot: string, id: string): ParsedApi {
 // A source location's absolute path depends on where this machine keeps the headers and the repo;
 // the emitters use only the file name and line.
 function stripPaths(x: unknown): unknown {
+  // clang spells an unnamed record by where it is: `struct (unnamed struct at /abs/path/nvml-decls.h:384:1)`.
+  if (typeof x === 'string') return x.replace(/(\(unnamed \w+ at )[^():]*\/([^/():]+:\d+:\d+\))/g, '$1$2');
   if (Array.isArray(x)) return x.map(stripPaths);
   if (x instanceof Map) return new Map([...x.entries()].map(([k, v]) => [k, stripPaths(v)]));
   if (x && typeof x === 'object') {
