@@ -127,6 +127,11 @@ export function handle(v: unknown, fn: string, p: string): bigint | null {
 // real ArrayBuffer has a valid address and is still empty for every extent check.
 const EMPTY = new Uint8Array(new ArrayBuffer(8), 0, 0);
 
+/** Host memory as C should get it: empty memory as an empty view with a valid address (see EMPTY). */
+export function nonEmpty(v: HostMemory): HostMemory {
+  return v.byteLength === 0 ? EMPTY : v;
+}
+
 /** A pointer: an address (bigint), host memory (Buffer, TypedArray, DataView, ArrayBuffer) or null. */
 export function pointer(v: unknown, fn: string, p: string): Pointer {
   if (typeof v === 'bigint') {
@@ -134,7 +139,7 @@ export function pointer(v: unknown, fn: string, p: string): Pointer {
     rangeError(fn, p, `must be an address within [0, 2^64), got ${v}n`);
   }
   if (v === null) return v;
-  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v.byteLength === 0 ? EMPTY : v;
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return nonEmpty(v);
   if (typeof v === 'number') {
     typeError(fn, p, 'an address as a bigint (a plain number is never taken as a pointer), host memory or null', v);
   }
@@ -167,7 +172,7 @@ export function str(v: unknown, fn: string, p: string): string {
 export function addressOf(v: Pointer): bigint {
   if (v === null) return 0n;
   if (typeof v === 'bigint') return v;
-  return koffi.address(v) as bigint;
+  return koffi.address(nonEmpty(v)) as bigint;
 }
 
 /** A JS array argument whose first `count` elements C will read. */

@@ -1,7 +1,7 @@
 // The base of every generated struct class: a class over its own bytes (or a window on a parent's),
 // with typed accessors written by the generator.
 import koffi from 'koffi';
-import { alloc, bytes, cString, describe, type HostMemory } from '../ffi/marshal';
+import { alloc, bytes, cString, describe, nonEmpty, type HostMemory } from '../ffi/marshal';
 import { keptKernelArgs } from '../ffi/kernel-args';
 import { graphHostFn, graphHostFnPassed, graphHostFnUserData, keepGraphHostFn, rebindGraphHostFn, setGraphHostFnUserData } from '../ffi/host-callbacks';
 
@@ -167,7 +167,7 @@ export function setPointer(s: CStruct, off: number, v: unknown, name: string, fi
     if (v < 0n || v >= U64_LIMIT) throw new RangeError(`${name}: address ${v}n is out of range`);
     addr = v;
   } else if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) {
-    addr = koffi.address(v as HostMemory) as bigint;
+    addr = koffi.address(nonEmpty(v as HostMemory)) as bigint;
   } else if (v instanceof CStruct) {
     addr = v.getPtr();
   } else {

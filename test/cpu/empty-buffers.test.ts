@@ -26,3 +26,13 @@ test('an empty Buffer, TypedArray or ArrayBuffer is passed as a non-NULL address
   expect(r.stderr).toBe('');
   expect(JSON.parse(r.stdout)).toEqual({ out: [0, 0, 0, 1], refused: "cudaMemcpy: parameter 'src' holds 0 bytes but count needs 4" });
 });
+
+test('a struct pointer field set to empty host memory holds a valid address, not NULL', () => {
+  // (In-process: the field reads back the address it holds.)
+  const { cudart } = require('../../src') as typeof import('../../src');
+  for (const empty of [Buffer.alloc(0), new Float32Array(0), new ArrayBuffer(0)]) {
+    const p = new cudart.cudaPitchedPtr({ ptr: empty, pitch: 0, xsize: 0, ysize: 0 });
+    expect(p.ptr).not.toBe(0n);
+  }
+  expect(new cudart.cudaPitchedPtr({ ptr: null }).ptr).toBe(0n);
+});
