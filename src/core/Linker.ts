@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import * as nvjitlink from '../nvjitlink';
 import * as cuda from '../driver';
 import { borrowed } from '../ffi/memory';
+import { cString } from '../ffi/marshal';
 import { Device } from './Device';
 import { LinkError, driverError } from './errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
@@ -303,7 +304,5 @@ function linked(target: 'cubin' | 'ptx', code: Uint8Array, arch: string, log: st
 
 /** A C string's bytes (a log) as text, without its NUL. */
 function cText(b: Uint8Array | null): string {
-  if (!b) return '';
-  const end = b.indexOf(0);
-  return Buffer.from(b.buffer, b.byteOffset, end < 0 ? b.length : end).toString('utf8').trimEnd();
+  return b ? cString(b).trimEnd() : '';
 }

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as nvrtc from '../nvrtc';
 import * as nvvm from '../nvvm';
+import { cString } from '../ffi/marshal';
 import { CompileError, NvrtcError, NvvmError, firstError } from './errors';
 import { Device } from './Device';
 import { Module } from './Module';
@@ -391,9 +392,7 @@ function compileWithNvvm(ir: Uint8Array, name: string, opts: string[], libdevice
 
 /** NVVM's text output (a log, PTX) without its NUL. */
 function nvvmText(b: Uint8Array | null): string {
-  if (!b) return '';
-  const end = b.indexOf(0);
-  return Buffer.from(b.buffer, b.byteOffset, end < 0 ? b.length : end).toString('utf8').trim();
+  return b ? cString(b).trim() : '';
 }
 
 /** libdevice: the path given, or the toolkit's (beside the loaded libnvvm, under CUDA_HOME, or in /usr/local/cuda). */
