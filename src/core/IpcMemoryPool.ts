@@ -8,7 +8,7 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import { Device } from './Device';
 import { Stream } from './Stream';
 import { IpcBufferDescriptor } from './IpcBufferDescriptor';
-import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { allocateFromPool } from './MemoryPool';
 
 export interface IpcMemoryPoolOptions {
   /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
@@ -74,9 +74,7 @@ export class IpcMemoryPool extends Resource {
     if (!(stream instanceof Stream)) throw new TypeError(`IpcMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
     if (stream.isClosed) throw new Error("IpcMemoryPool.allocate: parameter 'stream' was closed");
     if (this.isImported) throw new Error('IpcMemoryPool.allocate: this pool was imported from another process; only its owner allocates (open its buffers with importBuffer)');
-    const p = hookedCudaAllocation('IpcMemoryPool', this.device.ordinal, size, () => check(cudart.cudaMallocFromPoolAsync(size, this.handle, stream.handle), 'IpcMemoryPool.allocate (cudaMallocFromPoolAsync)'));
-    const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
-    return DeviceBuffer.fromAllocation(p, size, this.device, 'pool', hookedFree('IpcMemoryPool', this.device.ordinal, size, size, p, free), [this, stream]);
+    return allocateFromPool(this, size, stream, 'pool', 'IpcMemoryPool', 'IpcMemoryPool.allocate (cudaMallocFromPoolAsync)');
   }
 
   /** The descriptor of `buffer`, an allocation of this pool, for another process that imported the pool (cudaMemPoolExportPointer). */

@@ -4,10 +4,10 @@
 import * as cudart from '../runtime';
 import { CudaError, check, runtimeError } from './errors';
 import { Resource } from './lifetime';
-import { DeviceBuffer, checkSize, type MemoryLocation } from './DeviceBuffer';
+import { type DeviceBuffer, checkSize, type MemoryLocation } from './DeviceBuffer';
 import { Device } from './Device';
 import { Stream } from './Stream';
-import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { allocateFromPool } from './MemoryPool';
 
 export interface ManagedMemoryPoolOptions {
   /** Where the memory prefers to live (default: the device). */
@@ -62,9 +62,7 @@ export class ManagedMemoryPool extends Resource {
     checkSize(size, 'ManagedMemoryPool.allocate');
     if (!(stream instanceof Stream)) throw new TypeError(`ManagedMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
     if (stream.isClosed) throw new Error("ManagedMemoryPool.allocate: parameter 'stream' was closed");
-    const p = hookedCudaAllocation('ManagedMemoryPool', this.device.ordinal, size, () => check(cudart.cudaMallocFromPoolAsync(size, this.handle, stream.handle), 'ManagedMemoryPool.allocate (cudaMallocFromPoolAsync)'));
-    const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
-    return DeviceBuffer.fromAllocation(p, size, this.device, 'managed', hookedFree('ManagedMemoryPool', this.device.ordinal, size, size, p, free), [this, stream]);
+    return allocateFromPool(this, size, stream, 'managed', 'ManagedMemoryPool', 'ManagedMemoryPool.allocate (cudaMallocFromPoolAsync)');
   }
 
   /** Gives reserved memory back until the pool holds at most `keepBytes`. */

@@ -63,10 +63,7 @@ export class MemoryPool extends Resource {
     this.live('allocate');
     checkSize(size, 'MemoryPool.allocate');
     openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
-    const p = hookedCudaAllocation('MemoryPool', this.device.ordinal, size, () => check(cudart.cudaMallocFromPoolAsync(size, this.handle, stream.handle), 'cudaMallocFromPoolAsync'));
-    // Freed in the stream's order; once the stream is closed, in the legacy default stream's.
-    const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
-    return DeviceBuffer.fromAllocation(p, size, this.device, 'pool', hookedFree('MemoryPool', this.device.ordinal, size, size, p, free), [this, stream]);
+    return allocateFromPool(this, size, stream, 'pool', 'MemoryPool', 'cudaMallocFromPoolAsync');
   }
 
   /** Gives reserved memory back to the device until the pool holds at most `keepBytes` (0: all it can). */
@@ -114,4 +111,19 @@ export class MemoryPool extends Resource {
   private attribute(attr: cudart.cudaMemPoolAttr): number {
     return Number(check(cudart.cudaMemPoolGetAttribute(this.handle, attr), 'cudaMemPoolGetAttribute'));
   }
+}
+
+/**
+ * `size` bytes of a cudaMemPool in `stream`'s order, seen by the memory hooks as allocator `hookName`;
+ * close() frees them in the stream's order (once the stream is closed, the legacy default stream's).
+ * `stream` is checked by the caller; the buffer keeps the pool and the stream alive.
+ */
+export function allocateFromPool(
+  pool: Resource & { readonly handle: cudart.cudaMemPool_t; readonly device: Device },
+  size: number, stream: Stream, kind: 'pool' | 'managed', hookName: string, call: string,
+): DeviceBuffer {
+  const ordinal = pool.device.ordinal;
+  const p = hookedCudaAllocation(hookName, ordinal, size, () => check(cudart.cudaMallocFromPoolAsync(size, pool.handle, stream.handle), call));
+  const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
+  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, hookedFree(hookName, ordinal, size, size, p, free), [pool, stream]);
 }
