@@ -20,7 +20,7 @@
 //    callback needs the thread that waits), so it is refused with an error that says what to use.
 import { EventEmitter } from 'node:events';
 import koffi from 'koffi';
-import { handle, typeError } from './marshal';
+import { checkHandle, typeError } from './checks';
 import { cudart as libcudart } from './cudart-lib';
 import { cuda as libcuda } from './cuda-lib';
 import type { KoffiFunction } from './binding';
@@ -182,7 +182,7 @@ function capturing(stream: bigint | null, where: string): boolean {
 export function registerHostFn(
   fn: unknown, userData: unknown, stream: bigint | null, kind: 'hostFn' | 'streamCallback', where: string, param: string,
 ): HostFnRegistration {
-  if (typeof fn === 'bigint' || fn === null) return { ptr: handle(fn, where, param) ?? 0n, userData, cancel: () => undefined };
+  if (typeof fn === 'bigint' || fn === null) return { ptr: checkHandle(fn, where, param) ?? 0n, userData, cancel: () => undefined };
   if (typeof fn !== 'function') typeError(where, param, 'a JS function or a native function pointer (bigint)', fn);
   const token = nextToken++;
   const key = stream ?? 0n;

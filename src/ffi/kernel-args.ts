@@ -2,7 +2,8 @@
 // cuLaunchKernel and kernel node params take. A plain JS number is never taken as an argument:
 // its C type is ambiguous, so it must be wrapped (i32(n), f32(x), …).
 import koffi from 'koffi';
-import { pointer, rangeError, typeError, untransferable, type Pointer } from './marshal';
+import { checkF64, checkI64, checkIntN, checkPointer, checkU64, outOfRange, typeError, U64_LIMIT, type Pointer } from './checks';
+import { untransferable } from './marshal';
 
 /** The C type of a kernel argument, named as the wrappers that make one (i32(n), f32(x), …). */
 export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'f32' | 'f64' | 'ptr';
@@ -18,7 +19,6 @@ export class KernelArg {
 /** Something that is a C struct passed by value: bytes with an alignment (the struct classes are). */
 export interface StructValue {
   readonly _u8: Uint8Array;
-  constructor: { layout: { align: number; size: number } } | Function;
 }
 
 /** What a kernel launch takes per argument: a typed scalar, a device pointer (bigint), or a struct. */
@@ -26,42 +26,32 @@ export type KernelArgInput = KernelArg | bigint | StructValue;
 
 const SIZE: Record<ScalarType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8 };
 
-/** The values each integer argument type holds (f16 is given as its 16 raw bits). */
-const INT_RANGE = { i8: [-128, 127], u8: [0, 255], i16: [-32768, 32767], u16: [0, 65535], f16: [0, 65535], i32: [-(2 ** 31), 2 ** 31 - 1], u32: [0, 2 ** 32 - 1] } as const;
+/** Bits and signedness of the integer argument types (f16 is given as its 16 raw bits). */
+const INT_KIND = { i8: [8, true], u8: [8, false], i16: [16, true], u16: [16, false], f16: [16, false], i32: [32, true], u32: [32, false] } as const;
 
-function intArg(type: ScalarType, bits: number, signed: boolean) {
-  const lo = signed ? -(2 ** (bits - 1)) : 0;
-  const hi = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
-  return (v: number): KernelArg => {
-    if (typeof v !== 'number') typeError(`${type}()`, 'value', 'a number', v);
-    if (!Number.isInteger(v) || v < lo || v > hi) rangeError(`${type}()`, 'value', `must be an integer within [${lo}, ${hi}], got ${v}`);
-    return new KernelArg(type, v);
-  };
+function intArg(type: keyof typeof INT_KIND) {
+  const [bits, signed] = INT_KIND[type];
+  const fn = `${type}()`;
+  return (v: number): KernelArg => new KernelArg(type, checkIntN(v, fn, 'value', bits, signed));
 }
 function bigArg(type: 'i64' | 'u64' | 'ptr') {
-  const lo = type === 'i64' ? -(2n ** 63n) : 0n;
-  const hi = type === 'i64' ? 2n ** 63n - 1n : 2n ** 64n - 1n;
-  return (v: bigint | number): KernelArg => {
-    if (typeof v === 'number' && !Number.isSafeInteger(v)) rangeError(`${type}()`, 'value', `must be a safe integer or a bigint, got ${v}`);
-    if (typeof v !== 'number' && typeof v !== 'bigint') typeError(`${type}()`, 'value', 'a bigint or an integer', v);
-    const b = BigInt(v);
-    if (b < lo || b > hi) rangeError(`${type}()`, 'value', `${b}n is out of range`);
-    return new KernelArg(type, b);
-  };
+  const fn = `${type}()`;
+  const check = type === 'i64' ? checkI64 : checkU64;
+  return (v: bigint | number): KernelArg => new KernelArg(type, BigInt(check(v, fn, 'value')));
 }
 
 /** char / signed char argument. */
-export const i8 = intArg('i8', 8, true);
+export const i8 = intArg('i8');
 /** unsigned char argument. */
-export const u8 = intArg('u8', 8, false);
+export const u8 = intArg('u8');
 /** short argument. */
-export const i16 = intArg('i16', 16, true);
+export const i16 = intArg('i16');
 /** unsigned short argument. */
-export const u16 = intArg('u16', 16, false);
+export const u16 = intArg('u16');
 /** int argument. */
-export const i32 = intArg('i32', 32, true);
+export const i32 = intArg('i32');
 /** unsigned int argument. */
-export const u32 = intArg('u32', 32, false);
+export const u32 = intArg('u32');
 /** long long argument. */
 export const i64 = bigArg('i64');
 /** unsigned long long (and size_t) argument. */
@@ -69,16 +59,14 @@ export const u64 = bigArg('u64');
 /** A pointer argument (a device address). */
 export const ptr = bigArg('ptr');
 /** __half argument, given as its 16 raw bits. */
-export const f16 = intArg('f16', 16, false);
+export const f16 = intArg('f16');
 /** float argument. */
 export function f32(v: number): KernelArg {
-  if (typeof v !== 'number') typeError('f32()', 'value', 'a number', v);
-  return new KernelArg('f32', v);
+  return new KernelArg('f32', checkF64(v, 'f32()', 'value'));
 }
 /** double argument. */
 export function f64(v: number): KernelArg {
-  if (typeof v !== 'number') typeError('f64()', 'value', 'a number', v);
-  return new KernelArg('f64', v);
+  return new KernelArg('f64', checkF64(v, 'f64()', 'value'));
 }
 
 function sizeAlign(a: KernelArgInput): [number, number] {
@@ -162,37 +150,31 @@ export class KernelArgs {
    * argument) is taken as the argument's type and checked as the i32()/u8()/… wrappers check it.
    */
   set(i: number, value: KernelArgInput | number): void {
-    if (!(i >= 0 && i < this.offsets.length)) rangeError('KernelArgs.set', 'i', `must be within [0, ${this.offsets.length}), got ${i}`);
+    if (!(i >= 0 && i < this.offsets.length)) outOfRange('KernelArgs.set', 'i', `an index within [0, ${this.offsets.length})`, i);
     const t = this.types[i];
     if (t !== 'struct' && (typeof value === 'number' || (typeof value === 'bigint' && t !== 'ptr'))) return this.setScalar(i, t, value);
     this.write(i, check(value, 'KernelArgs.set', 'value', i), 'KernelArgs.set', 'value');
   }
 
-  /** A number or bigint written as argument i's type, range-checked, without allocating. */
+  /** A number or bigint written as argument i's type, checked as its wrapper checks it, without allocating. */
   private setScalar(i: number, t: ScalarType, v: number | bigint): void {
     const at = this.buffer.byteOffset + this.offsets[i];
     const dv = this.dv;
-    const bad = (what: string): never => rangeError('KernelArgs.set', 'value', `${what} for argument ${i} (${t}), got ${typeof v === 'bigint' ? `${v}n` : v}`);
-    if (t === 'f32' || t === 'f64') {
-      if (typeof v !== 'number') typeError('KernelArgs.set', 'value', `a number for argument ${i} (${t})`, v);
-      return t === 'f32' ? dv.setFloat32(at, v, true) : dv.setFloat64(at, v, true);
-    }
-    if (t === 'i64' || t === 'u64' || t === 'ptr') {
-      if (typeof v === 'number' && !Number.isSafeInteger(v)) bad('must be a safe integer or a bigint');
-      const b = BigInt(v);
-      if (t === 'i64' ? b < -(2n ** 63n) || b >= 2n ** 63n : b < 0n || b >= 2n ** 64n) bad(`must be within ${t === 'i64' ? '[-2^63, 2^63)' : '[0, 2^64)'}`);
-      return t === 'i64' ? dv.setBigInt64(at, b, true) : dv.setBigUint64(at, b, true);
-    }
-    if (typeof v !== 'number') typeError('KernelArgs.set', 'value', `a number for argument ${i} (${t})`, v);
-    const [lo, hi] = INT_RANGE[t];
-    if (!Number.isInteger(v) || v < lo || v > hi) bad(`must be an integer within [${lo}, ${hi}]`);
+    const fn = 'KernelArgs.set';
     switch (t) {
-      case 'i8': return dv.setInt8(at, v);
-      case 'u8': return dv.setUint8(at, v);
-      case 'i16': return dv.setInt16(at, v, true);
-      case 'u16': case 'f16': return dv.setUint16(at, v, true);
-      case 'i32': return dv.setInt32(at, v, true);
-      case 'u32': return dv.setUint32(at, v, true);
+      case 'f32': return dv.setFloat32(at, checkF64(v, fn, 'value'), true);
+      case 'f64': return dv.setFloat64(at, checkF64(v, fn, 'value'), true);
+      case 'i64': return dv.setBigInt64(at, BigInt(checkI64(v, fn, 'value')), true);
+      case 'u64': case 'ptr': return dv.setBigUint64(at, BigInt(checkU64(v, fn, 'value')), true);
+    }
+    const n = checkIntN(v, fn, 'value', INT_KIND[t][0], INT_KIND[t][1]);
+    switch (t) {
+      case 'i8': return dv.setInt8(at, n);
+      case 'u8': return dv.setUint8(at, n);
+      case 'i16': return dv.setInt16(at, n, true);
+      case 'u16': case 'f16': return dv.setUint16(at, n, true);
+      case 'i32': return dv.setInt32(at, n, true);
+      case 'u32': return dv.setUint32(at, n, true);
     }
   }
 
@@ -218,7 +200,7 @@ export class KernelArgs {
     }
     if (typeof a === 'bigint') {
       if (t !== 'ptr') typeError(fn, `${p}[${i}]`, `a ${t} argument`, a);
-      if (a < 0n || a >= 2n ** 64n) rangeError(fn, `${p}[${i}]`, `address ${a}n is out of range`);
+      if (a < 0n || a >= U64_LIMIT) outOfRange(fn, `${p}[${i}]`, 'an address within [0, 2^64)', a);
       return dv.setBigUint64(at, a, true);
     }
     if (t !== 'struct' || a._u8.length !== sizeAlign(a)[0]) typeError(fn, `${p}[${i}]`, `a ${t} argument`, a);
@@ -247,7 +229,7 @@ export function keptKernelArgs(v: unknown, fn: string, p: string): Pointer {
   if (v instanceof KernelArgs) return v.pointers;
   if (Array.isArray(v)) return v.length === 0 ? null : new KernelArgs(v, fn, p).pointers;
   if (v === null) return null;
-  if (typeof v === 'bigint' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return pointer(v, fn, p);
+  if (typeof v === 'bigint' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return checkPointer(v, fn, p);
   return typeError(fn, p, 'kernel arguments (an array of i32(n), f32(x), …, or a KernelArgs), a pointer or null', v);
 }
 

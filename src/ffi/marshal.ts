@@ -1,171 +1,26 @@
-// Argument checks and conversions shared by every generated binding. Each check throws a TypeError
-// or RangeError that names the function and the parameter, before anything reaches C.
+// Conversions shared by every generated binding (host memory, arrays, C strings), and the argument
+// checks of ./checks under the names the generated facade calls.
 import koffi from 'koffi';
 import { markAsUntransferable } from 'node:worker_threads';
+import {
+  checkBool, checkF64, checkHandle, checkI32, checkI64, checkIntN, checkPointer, checkSize, checkString,
+  checkU32, checkU64, nonEmpty, typeError, rangeError, U64_LIMIT, type Pointer,
+} from './checks';
 
-/** Memory on the host that can be passed where C takes a pointer, without a copy. */
-export type HostMemory = ArrayBufferView | ArrayBuffer;
-/** A C pointer argument: a device or host address, host memory, or null for NULL. */
-export type Pointer = bigint | HostMemory | null;
+export type { HostMemory, Pointer } from './checks';
+export { describe, typeError, rangeError, outOfRange, checkExtent, nonEmpty } from './checks';
 
-const U64_LIMIT = 2n ** 64n;
-const I64_MIN = -(2n ** 63n);
-const I64_MAX = 2n ** 63n - 1n;
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-export function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (v === undefined) return 'undefined';
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 20 ? v.slice(0, 20) + '…' : v)}`;
-  if (typeof v === 'bigint') return `${v}n`;
-  if (typeof v === 'number') return String(v);
-  if (Array.isArray(v)) return 'an array';
-  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
-  if (typeof v === 'object') return `an object (${(v as object).constructor?.name ?? 'Object'})`;
-  return `a ${typeof v}`;
-}
-
-export function typeError(fn: string, param: string, want: string, got: unknown): never {
-  throw new TypeError(`${fn}: parameter '${param}' must be ${want}, got ${describe(got)}`);
-}
-
-export function rangeError(fn: string, param: string, msg: string): never {
-  throw new RangeError(`${fn}: parameter '${param}' ${msg}`);
-}
-
-/** A 32-bit signed integer (int, enum). */
-export function i32(v: unknown, fn: string, p: string): number {
-  if (typeof v === 'number' && (v | 0) === v) return v;
-  return intFail(v, fn, p, -(2 ** 31), 2 ** 31 - 1, 'a 32-bit integer');
-}
-
-/** A 32-bit unsigned integer (unsigned int, flags). */
-export function u32(v: unknown, fn: string, p: string): number {
-  if (typeof v === 'number' && v >>> 0 === v) return v;
-  return intFail(v, fn, p, 0, 2 ** 32 - 1, 'an unsigned 32-bit integer');
-}
-
-/** A small integer of `bits` bits (char, short). */
-export function intN(v: unknown, fn: string, p: string, bits: number, signed: boolean): number {
-  const lo = signed ? -(2 ** (bits - 1)) : 0;
-  const hi = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
-  if (typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi) return v;
-  return intFail(v, fn, p, lo, hi, `a ${signed ? '' : 'unsigned '}${bits}-bit integer`);
-}
-
-function intFail(v: unknown, fn: string, p: string, lo: number, hi: number, want: string): never {
-  if (typeof v !== 'number') typeError(fn, p, want, v);
-  if (!Number.isInteger(v)) rangeError(fn, p, `must be an integer, got ${v}`);
-  rangeError(fn, p, `must be within [${lo}, ${hi}], got ${v}`);
-}
-
-/** A size or count (size_t): a non-negative safe integer, as a number or a bigint (as cuda-python takes any int). */
-export function size(v: unknown, fn: string, p: string): number {
-  if (typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return v;
-  if (typeof v === 'bigint') {
-    if (v >= 0n && v <= MAX_SAFE) return Number(v);
-    rangeError(fn, p, `must be a non-negative safe integer (at most 2^53 - 1), got ${v}n`);
-  }
-  if (typeof v !== 'number') typeError(fn, p, 'a non-negative integer (size)', v);
-  if (!Number.isInteger(v)) rangeError(fn, p, `must be an integer, got ${v}`);
-  rangeError(fn, p, `must be a non-negative safe integer, got ${v}`);
-}
-
-/** A 64-bit unsigned integer: a bigint, or a number that is a non-negative safe integer. */
-export function u64(v: unknown, fn: string, p: string): bigint | number {
-  if (typeof v === 'bigint') {
-    if (v >= 0n && v < U64_LIMIT) return v;
-    rangeError(fn, p, `must be within [0, 2^64), got ${v}n`);
-  }
-  if (typeof v === 'number') {
-    if (v >= 0 && Number.isSafeInteger(v)) return v;
-    if (!Number.isInteger(v)) rangeError(fn, p, `must be an integer, got ${v}`);
-    rangeError(fn, p, `must be a non-negative safe integer or a bigint, got ${v}`);
-  }
-  typeError(fn, p, 'a bigint or a non-negative integer', v);
-}
-
-/** A 64-bit signed integer: a bigint, or a number that is a safe integer. */
-export function i64(v: unknown, fn: string, p: string): bigint | number {
-  if (typeof v === 'bigint') {
-    if (v >= I64_MIN && v <= I64_MAX) return v;
-    rangeError(fn, p, `must be within [-2^63, 2^63), got ${v}n`);
-  }
-  if (typeof v === 'number') {
-    if (Number.isSafeInteger(v)) return v;
-    if (!Number.isInteger(v)) rangeError(fn, p, `must be an integer, got ${v}`);
-    rangeError(fn, p, `must be a safe integer or a bigint, got ${v}`);
-  }
-  typeError(fn, p, 'a bigint or an integer', v);
-}
-
-/** A float or double. */
-export function f64(v: unknown, fn: string, p: string): number {
-  if (typeof v === 'number') return v;
-  typeError(fn, p, 'a number', v);
-}
-
-/** A C bool (int-sized flags use i32). */
-export function bool(v: unknown, fn: string, p: string): boolean {
-  if (typeof v === 'boolean') return v;
-  if (v === 0 || v === 1) return v === 1;
-  typeError(fn, p, 'a boolean', v);
-}
-
-/** A handle or address held as a bigint; null stands for NULL. */
-export function handle(v: unknown, fn: string, p: string): bigint | null {
-  if (typeof v === 'bigint') {
-    if (v >= 0n && v < U64_LIMIT) return v;
-    rangeError(fn, p, `must be within [0, 2^64), got ${v}n`);
-  }
-  if (v === null) return null;
-  return typeError(fn, p, 'a handle (bigint) or null', v);
-}
-
-// koffi passes host memory whose ArrayBuffer is empty as NULL, which C reads as "no buffer"
-// (nvJitLinkGetErrorLog of an empty log returned NVJITLINK_ERROR_NULL_INPUT). An empty view into a
-// real ArrayBuffer has a valid address and is still empty for every extent check.
-const EMPTY = new Uint8Array(new ArrayBuffer(8), 0, 0);
-
-/** Host memory as C should get it: empty memory as an empty view with a valid address (see EMPTY). */
-export function nonEmpty(v: HostMemory): HostMemory {
-  return v.byteLength === 0 ? EMPTY : v;
-}
-
-/** A pointer: an address (bigint), host memory (Buffer, TypedArray, DataView, ArrayBuffer) or null. */
-export function pointer(v: unknown, fn: string, p: string): Pointer {
-  if (typeof v === 'bigint') {
-    if (v >= 0n && v < U64_LIMIT) return v;
-    rangeError(fn, p, `must be an address within [0, 2^64), got ${v}n`);
-  }
-  if (v === null) return v;
-  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return nonEmpty(v);
-  if (typeof v === 'number') {
-    typeError(fn, p, 'an address as a bigint (a plain number is never taken as a pointer), host memory or null', v);
-  }
-  return typeError(fn, p, 'an address (bigint), a Buffer, TypedArray, DataView, ArrayBuffer or null', v);
-}
-
-/** Throws when host memory passed as `p` holds fewer than `need` bytes. */
-export function checkExtent(v: Pointer, need: number, fn: string, p: string, what: string): void {
-  if (v === null || typeof v === 'bigint') return;
-  if (v.byteLength < need) {
-    rangeError(fn, p, `holds ${v.byteLength} bytes but ${what} needs ${need}`);
-  }
-}
+// The names the generated facade calls (M.i32(v, fn, p), …): the checks of ./checks under short names.
+// Hand-written code imports the check* names, which do not collide with the kernel-argument
+// wrappers i32(), u32(), f64() of ./kernel-args.
+export {
+  checkI32 as i32, checkU32 as u32, checkIntN as intN, checkSize as size, checkU64 as u64, checkI64 as i64,
+  checkF64 as f64, checkBool as bool, checkHandle as handle, checkPointer as pointer, checkString as str,
+};
 
 /** Bytes a pitched 2D region spans: pitch * (height - 1) + width. */
 export function span2D(pitch: number, width: number, height: number): number {
   return height === 0 || width === 0 ? 0 : pitch * (height - 1) + width;
-}
-
-/** A C string argument. */
-export function str(v: unknown, fn: string, p: string): string {
-  if (typeof v === 'string') {
-    if (v.includes('\0')) rangeError(fn, p, 'must not contain a NUL character');
-    return v;
-  }
-  return typeError(fn, p, 'a string', v);
 }
 
 /** The address of host memory or a bigint address, for C arrays of pointers. */
@@ -242,15 +97,9 @@ export function cString(b: Uint8Array): string {
   return s;
 }
 
-/** Makes a handle value from an integer (the handle types' constructors). */
+/** Makes a handle value from an integer (the handle types' constructors: `cudaStream_t(123)`). */
 export function handleFrom(v: unknown, brand: string): bigint {
-  if (typeof v === 'bigint') {
-    if (v >= 0n && v < U64_LIMIT) return v;
-    throw new RangeError(`${brand}(): ${v}n is not within [0, 2^64)`);
-  }
-  if (typeof v === 'number') {
-    if (Number.isSafeInteger(v) && v >= 0) return BigInt(v);
-    throw new RangeError(`${brand}(): ${v} is not a non-negative safe integer`);
-  }
-  throw new TypeError(`${brand}(): expects a bigint or a non-negative integer, got ${describe(v)}`);
+  if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
+  if (typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return BigInt(v);
+  return BigInt(checkU64(v, `${brand}()`, 'value'));
 }

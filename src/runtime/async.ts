@@ -6,7 +6,8 @@
 import koffi from 'koffi';
 import { cudart as L } from '../ffi/cudart-lib';
 import { cuda as D } from '../ffi/cuda-lib';
-import * as M from '../ffi/marshal';
+import { addressOf } from '../ffi/marshal';
+import { checkHandle, checkI32, checkPointer, checkSize, checkExtent, typeError } from '../ffi/checks';
 import * as K from '../ffi/scratch';
 import { cudaError_t, type cudaMemcpyKind } from './enums';
 import type { cudaEvent_t, cudaStream_t } from './handles';
@@ -72,7 +73,7 @@ async function waitThroughEvent(stream: bigint | null): Promise<[cudaError_t]> {
 
 /** Waits until `stream` has finished its work, off the JS thread (cudaStreamSynchronize). */
 export async function cudaStreamSynchronize(stream: cudaStream_t | null): Promise<[cudaError_t]> {
-  const s = M.handle(stream, 'async.cudaStreamSynchronize', 'stream');
+  const s = checkHandle(stream, 'async.cudaStreamSynchronize', 'stream');
   // The legacy and per-thread default streams are those of the caller's thread and device.
   if (s === null || s === 0n || s === CUDA_STREAM_LEGACY || s === CUDA_STREAM_PER_THREAD) return waitThroughEvent(s);
   streamSync ??= L.bind('cudaStreamSynchronize');
@@ -81,7 +82,7 @@ export async function cudaStreamSynchronize(stream: cudaStream_t | null): Promis
 
 /** Waits until `event` has completed, off the JS thread (cudaEventSynchronize). */
 export async function cudaEventSynchronize(event: cudaEvent_t): Promise<[cudaError_t]> {
-  const e = M.handle(event, 'async.cudaEventSynchronize', 'event');
+  const e = checkHandle(event, 'async.cudaEventSynchronize', 'event');
   eventSync ??= L.bind('cudaEventSynchronize');
   return onPool(eventSync, e);
 }
@@ -118,12 +119,12 @@ const inUse = new Set<unknown[]>();
 
 /** A copy's two sides and byte count, checked: host memory must hold `count` bytes; null only where `nullable`. */
 function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullable: boolean): [Pointer, Pointer, number] {
-  const d = M.pointer(dst, fn, 'dst');
-  const s = M.pointer(src, fn, 'src');
-  const n = M.size(count, fn, 'count');
+  const d = checkPointer(dst, fn, 'dst');
+  const s = checkPointer(src, fn, 'src');
+  const n = checkSize(count, fn, 'count');
   for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
-    if (v === null && !nullable) M.typeError(fn, p, 'host memory or an address', v);
-    M.checkExtent(v, n, fn, p, 'count');
+    if (v === null && !nullable) typeError(fn, p, 'host memory or an address', v);
+    checkExtent(v, n, fn, p, 'count');
   }
   return [d, s, n];
 }
@@ -133,7 +134,7 @@ async function copyOnPool(f: KoffiFunction, d: Pointer, s: Pointer, ...rest: unk
   const held = [d, s];
   inUse.add(held);
   try {
-    return await poolCall(f, M.addressOf(d), M.addressOf(s), ...rest);
+    return await poolCall(f, addressOf(d), addressOf(s), ...rest);
   } finally {
     inUse.delete(held);
   }
@@ -146,7 +147,7 @@ async function copyOnPool(f: KoffiFunction, d: Pointer, s: Pointer, ...rest: unk
  */
 export async function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind): Promise<[cudaError_t]> {
   const [d, s, n] = copyArgs('async.cudaMemcpy', dst, src, count, true);
-  const k = M.i32(kind, 'async.cudaMemcpy', 'kind');
+  const k = checkI32(kind, 'async.cudaMemcpy', 'kind');
   memcpy ??= L.bind('cudaMemcpy');
   return [(await copyOnPool(memcpy, d, s, n, k)) as cudaError_t];
 }

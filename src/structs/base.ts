@@ -2,6 +2,7 @@
 // with typed accessors written by the generator.
 import koffi from 'koffi';
 import { alloc, bytes, cString, describe, nonEmpty, type HostMemory } from '../ffi/marshal';
+import { checkAddress, outOfRange, rangeError, typeError } from '../ffi/checks';
 import { keptKernelArgs } from '../ffi/kernel-args';
 import { graphHostFn, graphHostFnPassed, graphHostFnUserData, keepGraphHostFn, rebindGraphHostFn, setGraphHostFnUserData } from '../ffi/host-callbacks';
 
@@ -18,13 +19,14 @@ export interface StructLayout {
 }
 
 export interface StructClass<T extends CStruct = CStruct> {
+  // Each class takes its own initializer type; only `any` here lets every class be a StructClass.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   new (init?: any): T;
   readonly layout: StructLayout;
   /** Makes a view on existing bytes (a nested field, an element of an array); `dv` spans mem's buffer. */
   view(mem: Uint8Array, dv?: DataView): T;
 }
 
-const U64_LIMIT = 2n ** 64n;
 
 export abstract class CStruct {
   /** The struct's bytes: its own, or a window on the struct that holds it. */
@@ -78,7 +80,7 @@ export abstract class CStruct {
     }
     for (const k of Object.keys(init)) {
       if (!keys.has(k)) throw new TypeError(`${this.constructor.name}: no field named '${k}' (fields: ${[...keys].join(', ')})`);
-      (this as any)[k] = (init as any)[k];
+      Reflect.set(this, k, (init as Record<string, unknown>)[k]);
     }
   }
 
@@ -146,7 +148,7 @@ export abstract class CStruct {
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys((this.constructor as unknown as StructClass).layout.fields)) {
-      const v = (this as any)[k];
+      const v: unknown = Reflect.get(this, k);
       out[k] = v instanceof CStruct ? v.toJSON() : typeof v === 'bigint' ? `0x${v.toString(16)}` : v;
     }
     return out;
@@ -164,14 +166,13 @@ export function setPointer(s: CStruct, off: number, v: unknown, name: string, fi
   let addr: bigint;
   if (v === null || v === undefined) addr = 0n;
   else if (typeof v === 'bigint') {
-    if (v < 0n || v >= U64_LIMIT) throw new RangeError(`${name}: address ${v}n is out of range`);
-    addr = v;
+    addr = checkAddress(v, name)!;
   } else if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) {
     addr = koffi.address(nonEmpty(v as HostMemory)) as bigint;
   } else if (v instanceof CStruct) {
     addr = v.getPtr();
   } else {
-    throw new TypeError(`${name}: must be an address (bigint), host memory, a struct or null, got ${describe(v)}`);
+    typeError(name, undefined, 'an address (bigint), host memory, a struct or null', v);
   }
   if (typeof v === 'object' && v !== null) s._hold(field, v);
   else if (s._keep) delete s._keep[field];
@@ -255,18 +256,18 @@ export function getString(s: CStruct, off: number, n: number): string {
 
 /** A `char[n]` field takes up to n bytes: shorter text is NUL-terminated, n bytes fill it with no NUL (as cuda-python allows). */
 export function setString(s: CStruct, off: number, n: number, v: unknown, name: string): void {
-  if (typeof v !== 'string') throw new TypeError(`${name}: must be a string, got ${describe(v)}`);
+  if (typeof v !== 'string') typeError(name, undefined, 'a string', v);
   const b = Buffer.from(v, 'utf8');
-  if (b.length > n) throw new RangeError(`${name}: ${b.length} bytes do not fit in char[${n}]`);
+  if (b.length > n) rangeError(name, undefined, `must fit in char[${n}], got ${b.length} bytes`);
   s._u8.fill(0, off, off + n);
   s._u8.set(b, off);
 }
 
 export function setBytes(s: CStruct, off: number, n: number, v: unknown, name: string): void {
-  if (!(v instanceof Uint8Array) && !Array.isArray(v)) throw new TypeError(`${name}: must be a Uint8Array or an array of bytes, got ${describe(v)}`);
-  if (v.length > n) throw new RangeError(`${name}: ${v.length} bytes do not fit in ${n}`);
+  if (!(v instanceof Uint8Array) && !Array.isArray(v)) typeError(name, undefined, 'a Uint8Array or an array of bytes', v);
+  if (v.length > n) rangeError(name, undefined, `must fit in ${n} bytes, got ${v.length}`);
   const src = v instanceof Uint8Array ? v : Uint8Array.from(v as number[], (x, i) => {
-    if (!Number.isInteger(x) || x < -128 || x > 255) throw new RangeError(`${name}[${i}]: ${x} is not a byte`);
+    if (!Number.isInteger(x) || x < -128 || x > 255) outOfRange(`${name}[${i}]`, undefined, 'a byte: an integer within [-128, 255]', x);
     return x & 0xff;
   });
   s._u8.fill(0, off, off + n);
@@ -275,9 +276,9 @@ export function setBytes(s: CStruct, off: number, n: number, v: unknown, name: s
 
 /** A fixed array field written from a JS array of at most `n` elements. */
 export function setArray(s: CStruct, n: number, v: unknown, name: string, write: (i: number, x: unknown, name: string) => void): void {
-  if (!Array.isArray(v) && !ArrayBuffer.isView(v)) throw new TypeError(`${name}: must be an array, got ${describe(v)}`);
+  if (!Array.isArray(v) && !ArrayBuffer.isView(v)) typeError(name, undefined, 'an array', v);
   const a = v as ArrayLike<unknown>;
-  if (a.length > n) throw new RangeError(`${name}: ${a.length} elements do not fit in [${n}]`);
+  if (a.length > n) rangeError(name, undefined, `must fit in [${n}], got ${a.length} elements`);
   for (let i = 0; i < n; i++) write(i, i < a.length ? a[i] : 0, `${name}[${i}]`);
 }
 
@@ -287,13 +288,13 @@ export function setNested<T extends CStruct>(target: T, v: unknown, cls: StructC
     target._copyFrom(v);
     return;
   }
-  if (v instanceof CStruct) throw new TypeError(`${name}: must be a ${cls.name}, got a ${v.constructor.name}`);
-  if (typeof v !== 'object' || v === null) throw new TypeError(`${name}: must be a ${cls.name} or a plain object, got ${describe(v)}`);
+  if (v instanceof CStruct) typeError(name, undefined, `a ${cls.name}`, v);
+  if (typeof v !== 'object' || v === null) typeError(name, undefined, `a ${cls.name} or a plain object`, v);
   target._u8.fill(0);
   target._releaseAllHost();
   for (const k of Object.keys(v)) {
-    if (!(k in cls.layout.fields)) throw new TypeError(`${name}: ${cls.name} has no field named '${k}'`);
-    (target as any)[k] = (v as any)[k];
+    if (!(k in cls.layout.fields)) typeError(name, undefined, `a ${cls.name} or a plain object of its fields (it has no field '${k}')`, v);
+    Reflect.set(target, k, (v as Record<string, unknown>)[k]);
   }
 }
 

@@ -1,10 +1,10 @@
 // Hand-written helpers the generated facade calls for structs, arrays and typed attribute values.
 import koffi from 'koffi';
 export { borrowed } from '../ffi/memory';
-import { rangeError, typeError, arrayArg } from '../ffi/marshal';
+import { arrayArg } from '../ffi/marshal';
+import { checkI32, checkU64, rangeError, typeError } from '../ffi/checks';
 import { U64, I32 } from '../ffi/scratch';
 import { CStruct, type StructClass, packValues, passHostFns, checkHeld } from './base';
-import { W } from '../ffi/memory';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
@@ -116,16 +116,8 @@ export interface AttrTable {
 
 /** Writes an attribute value into scratch slot i as the attribute's C type. */
 export function attrIn(t: AttrTable, attr: number, v: unknown, i: number, fn: string, p: string): void {
-  if (t.u64.has(attr)) {
-    if (typeof v !== 'bigint' && typeof v !== 'number') typeError(fn, p, 'a bigint or a non-negative integer (this attribute is 64-bit)', v);
-    W.u64(new DataView(U64.buffer), i * 8, v, `${fn}: parameter '${p}'`);
-    return;
-  }
-  if (typeof v !== 'number' || (v | 0) !== v) {
-    if (typeof v === 'number') rangeError(fn, p, `must be a 32-bit integer for this attribute, got ${v}`);
-    typeError(fn, p, 'an integer (this attribute is an int)', v);
-  }
-  I32[2 * i] = v;
+  if (t.u64.has(attr)) U64[i] = BigInt(checkU64(v, fn, p));
+  else I32[2 * i] = checkI32(v, fn, p);
 }
 
 /** Reads an attribute value from scratch slot i as the attribute's C type. */

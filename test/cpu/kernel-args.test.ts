@@ -8,7 +8,7 @@ import koffi from 'koffi';
 import { cudart, cuda } from '../../src';
 import { kernelArgs, keptKernelArgs } from '../../src/ffi/kernel-args';
 
-const { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArgs } = cudart;
+const { i8, u8, i16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArgs } = cudart;
 
 test('a plain number is never taken as a kernel argument', () => {
   expect(() => cudart.cudaLaunchKernel(1n, { x: 1, y: 1, z: 1 }, { x: 1, y: 1, z: 1 }, [7 as any], 0, null))
@@ -19,7 +19,7 @@ test('a value that does not fit its type is a RangeError', () => {
   expect(() => i8(200)).toThrow(new RangeError("i8(): parameter 'value' must be an integer within [-128, 127], got 200"));
   expect(() => u32(-1)).toThrow(RangeError);
   expect(() => i32(1.5)).toThrow(RangeError);
-  expect(() => u64(-1n)).toThrow(/u64\(\): parameter 'value' -1n is out of range/);
+  expect(() => u64(-1n)).toThrow(/u64\(\): parameter 'value' must be an integer within \[0, 2\^64\), got -1n/);
   expect(() => f32('1' as any)).toThrow(TypeError);
 });
 
@@ -45,15 +45,15 @@ test('set() with a plain number applies the same range checks as the wrappers, a
   const a = new KernelArgs([i32(7), u8(1), i64(0n), u64(0n), f64(0), f16(0), ptr(0n)]);
   const dv = new DataView(a.buffer.buffer, a.buffer.byteOffset, a.buffer.byteLength);
   for (const bad of [1.5, 2 ** 32 + 7, NaN, 2 ** 31]) {
-    expect(() => a.set(0, bad)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be an integer within [-2147483648, 2147483647] for argument 0 (i32), got ${bad}`));
+    expect(() => a.set(0, bad)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be an integer within [-2147483648, 2147483647], got ${bad}`));
   }
   expect(dv.getInt32(0, true)).toBe(7);
-  expect(() => a.set(1, 300)).toThrow(new RangeError("KernelArgs.set: parameter 'value' must be an integer within [0, 255] for argument 1 (u8), got 300"));
+  expect(() => a.set(1, 300)).toThrow(new RangeError("KernelArgs.set: parameter 'value' must be an integer within [0, 255], got 300"));
   expect(() => a.set(1, -1)).toThrow(RangeError);
-  expect(() => a.set(2, 2 ** 53)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be a safe integer or a bigint for argument 2 (i64), got ${2 ** 53}`));
-  expect(() => a.set(3, -1)).toThrow(/must be within \[0, 2\^64\) for argument 3 \(u64\), got -1/);
-  expect(() => a.set(2, 2n ** 63n)).toThrow(/must be within \[-2\^63, 2\^63\) for argument 2 \(i64\)/);
-  expect(() => a.set(5, 65536)).toThrow(/within \[0, 65535\] for argument 5 \(f16\)/);
+  expect(() => a.set(2, 2 ** 53)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be a bigint or a safe integer, got ${2 ** 53}`));
+  expect(() => a.set(3, -1)).toThrow(/must be an integer within \[0, 2\^64\), got -1/);
+  expect(() => a.set(2, 2n ** 63n)).toThrow(/must be an integer within \[-2\^63, 2\^63\), got 9223372036854775808n/);
+  expect(() => a.set(5, 65536)).toThrow(/must be an integer within \[0, 65535\], got 65536/);
   expect(() => a.set(0, 'x' as never)).toThrow(TypeError);
   // What the checks let through lands in place.
   a.set(0, -5);

@@ -14,7 +14,7 @@ test('an unknown field is a TypeError naming the struct and the field', () => {
 
 test('a field rejects values outside its C type', () => {
   const d = new cudart.dim3();
-  expect(() => (d.x = -1)).toThrow(new RangeError('dim3.x: must be an integer within [0, 4294967295], got -1'));
+  expect(() => (d.x = -1)).toThrow(new RangeError('dim3.x must be an integer within [0, 4294967295], got -1'));
   expect(() => ((d as any).x = 'a')).toThrow(TypeError);
 });
 
@@ -53,14 +53,14 @@ test('fixed arrays read and write as arrays', () => {
   const p = new cudart.cudaDeviceProp();
   p.maxThreadsDim = [1024, 1024, 64];
   expect(p.maxThreadsDim).toEqual([1024, 1024, 64]);
-  expect(() => (p.maxThreadsDim = [1, 2, 3, 4])).toThrow(/cudaDeviceProp.maxThreadsDim: 4 elements do not fit in \[3\]/);
+  expect(() => (p.maxThreadsDim = [1, 2, 3, 4])).toThrow(/cudaDeviceProp.maxThreadsDim must fit in \[3\], got 4 elements/);
 });
 
 test('char[] text fields read as strings, binary ones as bytes', () => {
   const p = new cudart.cudaDeviceProp();
   p.name = 'NVIDIA H100 80GB HBM3';
   expect(p.name).toBe('NVIDIA H100 80GB HBM3');
-  expect(() => (p.name = 'x'.repeat(257))).toThrow(/^cudaDeviceProp\.name: 257 bytes do not fit in char\[256\]$/);
+  expect(() => (p.name = 'x'.repeat(257))).toThrow(/^cudaDeviceProp\.name must fit in char\[256\], got 257 bytes$/);
   expect(p.uuid.bytes).toBeInstanceOf(Uint8Array);
   expect(p.uuid.bytes.length).toBe(16);
   const h = new cudart.cudaIpcMemHandle_t({ reserved: new Uint8Array(64).fill(7) });

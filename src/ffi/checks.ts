@@ -1,0 +1,167 @@
+// The checks of every value that crosses into C: facade arguments, struct fields, kernel arguments
+// and the async calls all go through these, so a bad value reads the same wherever it is passed:
+//   `<fn>: parameter '<name>' must be <what>, got <value>`
+// (a struct field, which has no parameter, is named `<Struct>.<field>` in place of the first part).
+// They run on every call: a success allocates nothing; the message is built only on failure.
+
+/** Addresses, handles and 64-bit unsigned values are below this. */
+export const U64_LIMIT = 2n ** 64n;
+const I64_MIN = -(2n ** 63n);
+const I64_MAX = 2n ** 63n - 1n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A value as an error message shows it: `1.5`, `-1n`, `the string "x"`, `a Float32Array`, … */
+export function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 20 ? v.slice(0, 20) + '…' : v)}`;
+  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'number') return String(v);
+  if (Array.isArray(v)) return 'an array';
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
+  if (typeof v === 'object') return `an object (${(v as object).constructor?.name ?? 'Object'})`;
+  return `a ${typeof v}`;
+}
+
+/** What a message names: `fn: parameter 'p'`, or `fn` alone (a struct field's `Struct.field`) when `p` is undefined. */
+function subject(fn: string, p: string | undefined): string {
+  return p === undefined ? fn : `${fn}: parameter '${p}'`;
+}
+
+/** Throws `TypeError: <fn>: parameter '<p>' must be <want>, got <value>`. */
+export function typeError(fn: string, p: string | undefined, want: string, got: unknown): never {
+  throw new TypeError(`${subject(fn, p)} must be ${want}, got ${describe(got)}`);
+}
+
+/** Throws `RangeError: <fn>: parameter '<p>' <msg>` (msg says what is wrong: `must be …, got …`). */
+export function rangeError(fn: string, p: string | undefined, msg: string): never {
+  throw new RangeError(`${subject(fn, p)} ${msg}`);
+}
+
+/** Throws `RangeError: <fn>: parameter '<p>' must be <want>, got <value>`. */
+export function outOfRange(fn: string, p: string | undefined, want: string, got: unknown): never {
+  return rangeError(fn, p, `must be ${want}, got ${describe(got)}`);
+}
+
+/** The failure of an integer of at most 32 bits: a TypeError for a non-number, else a RangeError with its range. */
+function intFail(v: unknown, fn: string, p: string | undefined, lo: number, hi: number, want: string): never {
+  if (typeof v !== 'number') typeError(fn, p, want, v);
+  return outOfRange(fn, p, `an integer within [${lo}, ${hi}]`, v);
+}
+
+/** A 32-bit signed integer (int, a signed enum). */
+export function checkI32(v: unknown, fn: string, p?: string): number {
+  if (typeof v === 'number' && (v | 0) === v) return v;
+  return intFail(v, fn, p, -2147483648, 2147483647, 'a 32-bit integer');
+}
+
+/** A 32-bit unsigned integer (unsigned int, flags). */
+export function checkU32(v: unknown, fn: string, p?: string): number {
+  if (typeof v === 'number' && v >>> 0 === v) return v;
+  return intFail(v, fn, p, 0, 4294967295, 'an unsigned 32-bit integer');
+}
+
+/** An integer of `bits` bits (8, 16 or 32; char, short, int and their unsigned kinds). */
+export function checkIntN(v: unknown, fn: string, p: string | undefined, bits: number, signed: boolean): number {
+  const lo = signed ? -(2 ** (bits - 1)) : 0;
+  const hi = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi) return v;
+  return intFail(v, fn, p, lo, hi, `${signed ? 'a' : 'an unsigned'} ${bits}-bit integer`);
+}
+
+/** A size or count (size_t): a non-negative safe integer, as a number or a bigint (as cuda-python takes any int). */
+export function checkSize(v: unknown, fn: string, p?: string): number {
+  if (typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return v;
+  if (typeof v === 'bigint' && v >= 0n && v <= MAX_SAFE) return Number(v);
+  if (typeof v !== 'number' && typeof v !== 'bigint') typeError(fn, p, 'a non-negative integer (a size)', v);
+  return outOfRange(fn, p, 'an integer within [0, 2^53 - 1]', v);
+}
+
+/** A 64-bit unsigned integer: a bigint, or a number that is a non-negative safe integer. */
+export function checkU64(v: unknown, fn: string, p?: string): bigint | number {
+  if (typeof v === 'bigint' ? v >= 0n && v < U64_LIMIT : typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return v as bigint | number;
+  return fail64(v, fn, p, '[0, 2^64)');
+}
+
+/** A 64-bit signed integer: a bigint, or a number that is a safe integer. */
+export function checkI64(v: unknown, fn: string, p?: string): bigint | number {
+  if (typeof v === 'bigint' ? v >= I64_MIN && v <= I64_MAX : Number.isSafeInteger(v)) return v as bigint | number;
+  return fail64(v, fn, p, '[-2^63, 2^63)');
+}
+
+function fail64(v: unknown, fn: string, p: string | undefined, range: string): never {
+  if (typeof v !== 'number' && typeof v !== 'bigint') typeError(fn, p, 'a bigint or an integer', v);
+  if (typeof v === 'number' && !Number.isSafeInteger(v)) outOfRange(fn, p, 'a bigint or a safe integer', v);
+  return outOfRange(fn, p, `an integer within ${range}`, v);
+}
+
+/** A float or double. */
+export function checkF64(v: unknown, fn: string, p?: string): number {
+  if (typeof v === 'number') return v;
+  return typeError(fn, p, 'a number', v);
+}
+
+/** A C bool: true, false, 0 or 1 (int-sized flags are checkI32). */
+export function checkBool(v: unknown, fn: string, p?: string): boolean {
+  if (typeof v === 'boolean') return v;
+  if (v === 0 || v === 1) return v === 1;
+  return typeError(fn, p, 'a boolean', v);
+}
+
+/** An address held as a bigint, or null for NULL: what a struct's pointer field and a kernel's pointer argument take. */
+export function checkAddress(v: unknown, fn: string, p?: string): bigint | null {
+  if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
+  if (v === null) return null;
+  if (typeof v === 'bigint') outOfRange(fn, p, 'an address within [0, 2^64)', v);
+  return typeError(fn, p, 'an address or handle (bigint) or null', v);
+}
+
+/** A handle (or a function pointer) held as a bigint; null stands for NULL. */
+export function checkHandle(v: unknown, fn: string, p?: string): bigint | null {
+  if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
+  if (v === null) return null;
+  if (typeof v === 'bigint') outOfRange(fn, p, 'a handle within [0, 2^64)', v);
+  return typeError(fn, p, 'a handle (bigint) or null', v);
+}
+
+/** Memory on the host that can be passed where C takes a pointer, without a copy. */
+export type HostMemory = ArrayBufferView | ArrayBuffer;
+/** A C pointer argument: a device or host address, host memory, or null for NULL. */
+export type Pointer = bigint | HostMemory | null;
+
+// koffi passes host memory whose ArrayBuffer is empty as NULL, which C reads as "no buffer"
+// (nvJitLinkGetErrorLog of an empty log returned NVJITLINK_ERROR_NULL_INPUT). An empty view into a
+// real ArrayBuffer has a valid address and is still empty for every extent check.
+const EMPTY = new Uint8Array(new ArrayBuffer(8), 0, 0);
+
+/** Host memory as C should get it: empty memory as an empty view with a valid address (see EMPTY). */
+export function nonEmpty(v: HostMemory): HostMemory {
+  return v.byteLength === 0 ? EMPTY : v;
+}
+
+/** A pointer: an address (bigint), host memory (Buffer, TypedArray, DataView, ArrayBuffer) or null. */
+export function checkPointer(v: unknown, fn: string, p?: string): Pointer {
+  if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
+  if (v === null) return v;
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return nonEmpty(v);
+  if (typeof v === 'bigint') outOfRange(fn, p, 'an address within [0, 2^64)', v);
+  if (typeof v === 'number') {
+    typeError(fn, p, 'an address as a bigint (a plain number is never taken as a pointer), host memory or null', v);
+  }
+  return typeError(fn, p, 'an address (bigint), a Buffer, TypedArray, DataView, ArrayBuffer or null', v);
+}
+
+/** Throws when host memory passed as `p` holds fewer than `need` bytes (`what` names who needs them). */
+export function checkExtent(v: Pointer, need: number, fn: string, p: string | undefined, what: string): void {
+  if (v === null || typeof v === 'bigint') return;
+  if (v.byteLength < need) rangeError(fn, p, `holds ${v.byteLength} bytes but ${what} needs ${need}`);
+}
+
+/** A C string argument: a string without NUL characters. */
+export function checkString(v: unknown, fn: string, p?: string): string {
+  if (typeof v === 'string') {
+    if (v.includes('\0')) outOfRange(fn, p, 'a string without NUL characters', v);
+    return v;
+  }
+  return typeError(fn, p, 'a string', v);
+}
