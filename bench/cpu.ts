@@ -61,7 +61,6 @@ for (const [name, r, f, n] of cases) {
 }
 
 // `require('cuda-bindings')` and the first call, in fresh processes (median of 5).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
 const startup = Array.from({ length: 5 }, () =>
   Number(

@@ -52,7 +52,6 @@ for (const [name, f, n] of rows) {
 }
 // Allocation per call: garbage collections (scavenges) seen during a million calls of each path.
 async function collections(f: () => unknown, calls: number): Promise<number> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { PerformanceObserver } = require('node:perf_hooks') as typeof import('node:perf_hooks');
   let gcs = 0;
   const obs = new PerformanceObserver((list) => {

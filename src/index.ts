@@ -18,7 +18,7 @@ function lazyNamespace<T extends object>(load: () => T): T {
   let mod: T | undefined;
   const get = () => (mod ??= load());
   return new Proxy({} as T, {
-    get: (_t, k) => (get() as any)[k],
+    get: (_t, k) => Reflect.get(get(), k),
     has: (_t, k) => k in get(),
     ownKeys: () => Reflect.ownKeys(get()),
     getOwnPropertyDescriptor: (_t, k) => {

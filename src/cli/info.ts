@@ -47,7 +47,7 @@ function liveReadings(devices: DeviceInfo[]): { error: string | null } {
 
 /** The live section of one device as table rows. */
 function liveRows(h: GpuHealth): [string, string][] {
-  const na = (v: unknown, f: (x: any) => string = String) => (v === null || v === undefined ? 'n/a' : f(v));
+  const na = <T,>(v: T | null | undefined, f: (x: T) => string = String): string => (v === null || v === undefined ? 'n/a' : f(v));
   const MiB = 2 ** 20;
   return [
     ['NVML index', String(h.index)],

@@ -21,7 +21,6 @@ interface Row {
 }
 
 const UNSIGNED = new Set(['uint', 'size_t', 'uchar', 'ushort', 'ullong', 'ulong']);
-const INTEGER = new Set([...UNSIGNED, 'int', 'enum', 'schar', 'char', 'short', 'llong', 'long']);
 
 /** Whether C's type (or the facade's documented form) can take this bad value. */
 function mayAccept(r: Row): boolean {

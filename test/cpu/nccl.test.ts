@@ -131,7 +131,7 @@ describe('the loader', () => {
       e = x as Error;
     }
     expect(e).toBeInstanceOf(LibraryLoadError);
-    expect(e!.message).toMatch(/^libnccl: could not load the library\. Tried:\n  - \/nowhere\/libnccl\.so\.2: no such file\n/);
+    expect(e!.message).toMatch(/^libnccl: could not load the library\. Tried:\n {2}- \/nowhere\/libnccl\.so\.2: no such file\n/);
     expect(e!.message).toContain('/lib/x86_64-linux-gnu/libnccl-none.so.2');
     expect(e!.message).toContain('or set CUDA_BINDINGS_NCCL');
   });

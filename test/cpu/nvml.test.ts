@@ -10,6 +10,9 @@ import * as core from '../../src/core';
 import { cudaDeviceProp } from '../../src/structs/runtime';
 import { buildFakeNvml, buildFakeCudart, FAKE_GPUS } from './helpers/fake-nvml';
 
+/** The escape that starts a terminal colour. */
+const ESC = '\x1b';
+
 const root = path.join(__dirname, '..', '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-nvml-'));
 let lib = '';
@@ -256,12 +259,12 @@ describe('the CLI', () => {
   test('the terminal view: a block per GPU with bars and processes, no colour with NO_COLOR', () => {
     const { render } = require('../../src/cli/top') as typeof import('../../src/cli/top');
     const text = render({ time: '2026-01-01T12:00:00.000Z', gpus: core.NvmlDevice.all().map((d) => d.sample()) }, { color: false, width: 80, interval: 1000 });
-    expect(text).not.toMatch(/\x1b/);
+    expect(text).not.toContain(ESC);
     expect(text).toContain('GPU 0: Fake H100 80GB HBM3');
     expect(text).toMatch(/util \[\|{15} {25}\] {2}37%/);
     expect(text).toMatch(/ {6}4242 {4}1024 MiB {2}python3/);
     expect(text).toContain('power 16 W / n/a');
-    expect(render({ time: '2026-01-01T12:00:00.000Z', gpus: [core.NvmlDevice.get(0).sample()] }, { color: true, width: 80, interval: 1000 })).toMatch(/\x1b\[32m\|+\x1b\[0m/);
+    expect(render({ time: '2026-01-01T12:00:00.000Z', gpus: [core.NvmlDevice.get(0).sample()] }, { color: true, width: 80, interval: 1000 })).toMatch(new RegExp(`${ESC}\\[32m\\|+${ESC}\\[0m`));
   });
 
   test('on a terminal: the alternate screen, one frame per sample, q quits and restores the terminal', async () => {

@@ -3,6 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { cudart } from '../../src';
 
 const root = path.join(__dirname, '..', '..');
@@ -45,7 +46,7 @@ test('the types are right for every consumer: arethetypeswrong finds no problem 
 test('publint --strict finds nothing in the tarball', () => {
   // (With CI set, publint colours its output.)
   const r = spawnSync(bin('publint'), ['run', tarball, '--strict'], { encoding: 'utf8' });
-  const out = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '').trim().split('\n').pop();
+  const out = stripVTControlCharacters(r.stdout + r.stderr).trim().split('\n').pop();
   expect({ status: r.status, out }).toEqual({ status: 0, out: 'All good!' });
 }, 120_000);
 

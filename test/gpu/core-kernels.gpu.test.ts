@@ -7,7 +7,7 @@ import { core, cudart } from '../../src';
 
 const [err, count] = cudart.cudaGetDeviceCount();
 const gpu = err === 0 && (count ?? 0) > 0;
-const { Device, Program, Module, ElementwiseKernel, CachingAllocator, i32, f32, i64 } = core;
+const { Device, Program, Module, ElementwiseKernel, CachingAllocator, i32, f32 } = core;
 const fatbin = path.join(__dirname, '..', '..', 'examples', 'kernels', 'samples.fatbin');
 
 const SCALE = `

@@ -74,30 +74,7 @@ export function resolve(t: CType): Exclude<CType, { k: 'typedef' }> {
   return t;
 }
 
-/** The C spelling of a type, for prototypes in comments and the g++ checks. */
-export function spell(t: CType, inner = ''): string {
-  switch (t.k) {
-    case 'prim':
-      return join(PRIM_C[t.name], inner);
-    case 'enum':
-      return join(`enum ${t.name}`, inner);
-    case 'record':
-      return join(`struct ${t.key}`, inner);
-    case 'typedef':
-      return join(t.name, inner);
-    case 'ptr':
-      if (t.to.k === 'fn') return t.to.spelled;
-      return spell(t.to, `*${inner}`).replace(/^(.*)$/, (m) => (t.constTo && !m.startsWith('const ') ? `const ${m}` : m));
-    case 'array':
-      return spell(t.of, `${inner}[${t.n}]`);
-    case 'fn':
-      return t.spelled;
-  }
-}
-function join(base: string, inner: string): string {
-  return inner ? `${base} ${inner}` : base;
-}
-
+/** The C spelling of each primitive (the reduced declarations' prototypes). */
 export const PRIM_C: Record<PrimName, string> = {
   void: 'void', bool: '_Bool', char: 'char', schar: 'signed char', uchar: 'unsigned char', short: 'short',
   ushort: 'unsigned short', int: 'int', uint: 'unsigned int', long: 'long', ulong: 'unsigned long',

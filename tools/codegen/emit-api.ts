@@ -167,7 +167,7 @@ const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arg
 const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
-  const { paramSpecs, extents, attrTables } = api.spec;
+  const { paramSpecs, extents } = api.spec;
   const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {} };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
@@ -379,7 +379,6 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     }
     if (spec?.k === 'attr') {
       const i = slot();
-      const t = attrTables[spec.table];
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       const tsT = 'number | bigint';
