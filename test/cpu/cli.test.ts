@@ -2,6 +2,9 @@
 import { main } from '../../src/cli/main';
 import { cudart } from '../../src';
 
+/** The CUDA version the bindings were generated from, as the CLI prints it (13000 → 13.0). */
+const VERSION = `${Math.floor(cudart.CUDART_VERSION / 1000)}.${(cudart.CUDART_VERSION % 1000) / 10}`;
+
 const hasDriver = cudart.cudaGetDeviceCount()[0] !== cudart.cudaError_t.cudaErrorInsufficientDriver;
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -17,7 +20,7 @@ const NO_DRIVER = 'cuda-bindings: no NVIDIA driver found (cudaErrorInsufficientD
   test('info prints the runtime version and the libraries, then the reason, and exits 1', async () => {
     const r = await run();
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/^CUDA runtime 13\.0\nlibcudart: \S*libcudart\.so\.13\S*\nlibcuda: {3}not found\nlibnvrtc: {2}not found$/);
+    expect(r.out).toMatch(new RegExp(`^CUDA runtime ${VERSION.replace('.', '\\.')}\\nlibcudart: \\S*libcudart\\.so\\.13\\S*\\nlibcuda: {3}not found\\nlibnvrtc: {2}not found$`));
     expect(r.err).toBe(NO_DRIVER);
   });
 
@@ -25,7 +28,7 @@ const NO_DRIVER = 'cuda-bindings: no NVIDIA driver found (cudaErrorInsufficientD
     const r = await run('info', '--json');
     expect(r.code).toBe(1);
     const j = JSON.parse(r.out);
-    expect(j.runtimeVersion).toBe('13.0');
+    expect(j.runtimeVersion).toBe(VERSION);
     expect(j.libraries.libcudart).toMatch(/libcudart\.so\.13/);
     expect(j.error).toEqual({ code: 35, name: 'cudaErrorInsufficientDriver', message: NO_DRIVER.replace('cuda-bindings: ', '') });
   });

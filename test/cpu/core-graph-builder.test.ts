@@ -1,11 +1,11 @@
 // GraphBuilder without a GPU: what each node method asks CUDA for, read back from a fake libcudart
 // (test/cpu/fixtures/fake-cudart-*.c) whose cudaGraphDebugDotPrint writes every node it was given.
 import * as fs from 'node:fs';
-import { buildFakeCudart, runWithFake } from './helpers/fake-cudart-kernels';
+import { buildFakeCudart, runWithFake } from './helpers/fake-cudart';
 
 let fake: { lib: string; dir: string };
 beforeAll(() => {
-  fake = buildFakeCudart();
+  fake = buildFakeCudart('kernels');
 });
 afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
 

@@ -1,72 +1,21 @@
-// The memory side of core without a GPU: hooks, the pinned pool and IPC handles, driven by a fake
-// libcudart (built here with gcc) that hands out malloc'd memory and counts every call.
+// The memory side of core without a GPU: hooks, the pinned pool and IPC handles, driven by the fake
+// libcudart's memory variant (test/cpu/fixtures/fake-cudart.c), which hands out malloc'd memory and
+// counts every call.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { core } from '../../src';
+import { CUDA_VERSION } from '../../src/driver/constants';
+import { buildFakeCudart } from './helpers/fake-cudart';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-corememory-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-const lib = path.join(tmp, 'libcudart-fake.so');
+let lib = '';
 const driver = path.join(tmp, 'libcuda-fake.so');
 
 beforeAll(() => {
-  const src = path.join(tmp, 'f.c');
-  fs.writeFileSync(src, `
-    #include <stdlib.h>
-    #include <string.h>
-    #include <stdint.h>
-    /* Calls counted by name; fake_count("cudaHostAlloc") reads one. */
-    static const char *names[64]; static long counts[64]; static int n;
-    static void count(const char *s) { for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) { counts[i]++; return; } names[n] = s; counts[n++] = 1; }
-    long fake_count(const char *s) { for (int i = 0; i < n; i++) if (!strcmp(names[i], s)) return counts[i]; return 0; }
-    typedef struct { unsigned char b[64]; } h64;
-    int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
-    const char *cudaGetErrorName(int e) { return e == 2 ? "cudaErrorMemoryAllocation" : "cudaErrorFake"; }
-    const char *cudaGetErrorString(int e) { return "fake error"; }
-    int cudaGetLastError(void) { return 0; }
-    int cudaGetDeviceCount(int *c) { *c = 1; return 0; }
-    int cudaGetDevice(int *d) { *d = 0; return 0; }
-    int cudaSetDevice(int d) { return d == 0 ? 0 : 101; }
-    int cudaMalloc(void **p, size_t n) { count("cudaMalloc"); *p = malloc(n ? n : 1); return 0; }
-    int cudaFree(void *p) { count("cudaFree"); free(p); return 0; }
-    int cudaMallocManaged(void **p, size_t n, unsigned f) { count("cudaMallocManaged"); *p = malloc(n); return 0; }
-    int cudaHostAlloc(void **p, size_t n, unsigned f) { count("cudaHostAlloc"); *p = calloc(1, n); return 0; }
-    int cudaFreeHost(void *p) { count("cudaFreeHost"); free(p); return 0; }
-    int cudaHostGetDevicePointer(void **d, void *h, unsigned f) { *d = h; return 0; }
-    int cudaDeviceGetDefaultMemPool(void **pool, int d) { *pool = (void *)0x500; return 0; }
-    int cudaMallocFromPoolAsync(void **p, size_t n, void *pool, void *s) { count("cudaMallocFromPoolAsync"); *p = malloc(n); return 0; }
-    int cudaFreeAsync(void *p, void *s) { count("cudaFreeAsync"); return 0; } /* not freed: an imported pointer is the same memory */
-    int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = (void *)0x700; return 0; }
-    int cudaStreamDestroy(void *s) { count("cudaStreamDestroy"); return 0; }
-    /* cudaMemPoolCreate records the allocation type (offset 0) and location type (offset 8) it was asked for. */
-    static int pool_alloc_type = -1, pool_location_type = -1, concurrent = 1;
-    int cudaMemPoolCreate(void **p, const int *props) { pool_alloc_type = props[0]; pool_location_type = props[2]; *p = (void *)0x600; return 0; }
-    long fake_pool_props(void) { return pool_alloc_type * 100 + pool_location_type; }
-    void fake_concurrent(int c) { concurrent = c; }
-    int cudaDeviceGetAttribute(int *v, int attr, int dev) { *v = attr == 89 ? concurrent : 1; return 0; }
-    int cudaMemPrefetchAsync(void *p, size_t n, unsigned long long location, unsigned flags, void *s) { count("cudaMemPrefetchAsync"); return 0; }
-    int cudaMemPoolDestroy(void *p) { count("cudaMemPoolDestroy"); return 0; }
-    /* Shareable pools: the exported descriptor is 40 + the handle type; an import remembers what it was given. */
-    static long imported_handle = -1;
-    int cudaMemPoolExportToShareableHandle(int *fd, void *pool, int type, unsigned flags) { *fd = 40 + type; return 0; }
-    int cudaMemPoolImportFromShareableHandle(void **pool, void *handle, int type, unsigned flags) { imported_handle = (long)(uintptr_t)handle * 10 + type; *pool = (void *)0x601; return 0; }
-    long fake_imported_handle(void) { return imported_handle; }
-    int cudaMemPoolExportPointer(h64 *data, void *p) { memset(data, 0x5e, 64); memcpy(data->b, &p, 8); return 0; }
-    int cudaMemPoolImportPointer(void **p, void *pool, h64 *data) { if (pool != (void *)0x601) return 1; memcpy(p, data->b, 8); return 0; }
-    int cudaEventCreateWithFlags(void **e, unsigned f) { *e = (void *)(uintptr_t)(0x900 + f); return 0; }
-    int cudaEventDestroy(void *e) { count("cudaEventDestroy"); return 0; }
-    int cudaEventRecord(void *e, void *s) { return 0; }
-    int cudaEventQuery(void *e) { return 0; }
-    /* IPC: a handle carries the address in its first 8 bytes; opening maps it 0x1000 further on. */
-    int cudaIpcGetMemHandle(h64 *h, void *p) { count("cudaIpcGetMemHandle"); memset(h, 0xab, 64); memcpy(h->b, &p, 8); return 0; }
-    int cudaIpcOpenMemHandle(void **p, h64 h, unsigned f) { count("cudaIpcOpenMemHandle"); if (f != 1) return 1; uintptr_t a; memcpy(&a, h.b, 8); *p = (void *)(a + 0x1000); return 0; }
-    int cudaIpcCloseMemHandle(void *p) { count("cudaIpcCloseMemHandle"); return 0; }
-    int cudaIpcGetEventHandle(h64 *h, void *e) { memset(h, 0, 64); memcpy(h->b, &e, 8); return 0; }
-    int cudaIpcOpenEventHandle(void **e, h64 h) { memcpy(e, h.b, 8); return 0; }
-  `);
-  execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
+  lib = buildFakeCudart('memory', tmp).lib;
   // The driver's virtual memory calls, logged in order; a reservation at a given address gets it
   // unless fake_refuse(1) was called.
   const dsrc = path.join(tmp, 'd.c');
@@ -79,7 +28,7 @@ beforeAll(() => {
     static void say(const char *f, u64 a, u64 b) { char l[96]; snprintf(l, sizeof l, "%s %llx %llx;", f, a, b); strncat(log_, l, sizeof log_ - strlen(log_) - 1); }
     const char *fake_log(void) { return log_; }
     void fake_refuse(int r) { refuse = r; }
-    int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+    int cuDriverGetVersion(int *v) { *v = ${CUDA_VERSION}; return 0; }
     int cuGetErrorName(int e, const char **s) { *s = "CUDA_ERROR_FAKE"; return 0; }
     int cuGetErrorString(int e, const char **s) { *s = "fake driver error"; return 0; }
     int cuInit(unsigned f) { return 0; }

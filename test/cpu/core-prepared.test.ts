@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { core } from '../../src';
 import { Kernel } from '../../src/core/Kernel';
-import { buildFakeCudart, runWithFake } from './helpers/fake-cudart-kernels';
+import { buildFakeCudart, runWithFake } from './helpers/fake-cudart';
 
 const { parseSignature, In, Out, InOut } = core;
 
@@ -76,7 +76,7 @@ describe('Kernel.prepare (no C call needed)', () => {
 
 let fake: { lib: string; dir: string };
 beforeAll(() => {
-  fake = buildFakeCudart();
+  fake = buildFakeCudart('kernels');
 });
 afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
 const withFake = (body: string) => runWithFake(fake.lib, body);

@@ -5,12 +5,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildFakeCudart } from './helpers/fake-cudart-kernels';
+import { buildFakeCudart } from './helpers/fake-cudart';
 
 let fake: { lib: string; dir: string };
 let libcuda: string;
 beforeAll(() => {
-  fake = buildFakeCudart();
+  fake = buildFakeCudart('kernels');
   libcuda = path.join(fake.dir, 'libcuda-fake.so');
   execFileSync('gcc', ['-shared', '-fPIC', '-o', libcuda, path.join(__dirname, 'fixtures', 'fake-libcuda-tensormap.c')]);
 });

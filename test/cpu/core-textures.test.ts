@@ -3,7 +3,7 @@
 // whose arrays are host memory and whose objects record what they were made from.
 import * as fs from 'node:fs';
 import { core } from '../../src';
-import { buildFakeCudart, runWithFake } from './helpers/fake-cudart-kernels';
+import { buildFakeCudart, runWithFake } from './helpers/fake-cudart';
 
 const { ChannelFormatDescriptor, TextureDescriptor } = core;
 
@@ -32,7 +32,7 @@ test('TextureDescriptor: defaults, per-dimension address modes, and refused comb
 
 let fake: { lib: string; dir: string };
 beforeAll(() => {
-  fake = buildFakeCudart();
+  fake = buildFakeCudart('kernels');
 });
 afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
 

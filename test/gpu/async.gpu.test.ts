@@ -1,8 +1,6 @@
 // Waiting without blocking the event loop: a timer keeps firing while a kernel spins for 200 ms.
 import { cudart, nvrtc } from '../../src';
-
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
+import { describeGpu } from './helpers';
 
 function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
   if (r[0] !== 0) throw new Error(`${what}: status ${r[0]}`);
@@ -25,7 +23,7 @@ function spinKernel(): cudart.cudaKernel_t {
   return k!;
 }
 
-(gpu ? describe : describe.skip)(gpu ? 'async waits on a GPU' : `async waits: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('async waits on a GPU', () => {
   let kernel: cudart.cudaKernel_t;
   beforeAll(() => {
     ok(cudart.cudaSetDevice(0) as [number], 'cudaSetDevice');

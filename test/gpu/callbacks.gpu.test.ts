@@ -2,11 +2,10 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { cudart } from '../../src';
+import { describeGpu } from './helpers';
 
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
 
-(gpu ? describe : describe.skip)(gpu ? 'host functions on a GPU' : `host functions: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('host functions on a GPU', () => {
   let s: cudart.cudaStream_t;
   beforeAll(() => {
     cudart.cudaSetDevice(0);

@@ -6,10 +6,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
-import { cudart } from '../../src';
+import { describeGpu, gpu } from './helpers';
 
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
+const { count } = gpu;
 
 async function json(...argv: string[]): Promise<any> {
   const out: string[] = [];
@@ -18,7 +17,7 @@ async function json(...argv: string[]): Promise<any> {
   return JSON.parse(out.join('\n'));
 }
 
-(gpu ? describe : describe.skip)(gpu ? 'the CLI on a GPU' : `the CLI on a GPU: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('the CLI on a GPU', () => {
   test('info --json agrees with nvidia-smi on name, UUID, memory and PCI bus id', async () => {
     const info = await json('info');
     const smi = execFileSync('nvidia-smi', ['--query-gpu=name,uuid,memory.total,pci.bus_id', '--format=csv,noheader,nounits']).toString().trim().split('\n')

@@ -3,11 +3,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { core, cudart } from '../../src';
+import { core } from '../../src';
 import type * as coreTypes from '../../src/core';
+import { describeGpu } from './helpers';
 
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
 const { Device, Program, GraphBuilder, CudaArray, ChannelFormatDescriptor, TextureObject, SurfaceObject, TensorMapDescriptor, In, Out, InOut, i32 } = core;
 
 // nvcc (cuda_runtime.h included, as for any .cu file): the texture, surface, TMA and graph device APIs.
@@ -93,7 +92,7 @@ function mismatches(a: ArrayLike<number>, want: (i: number) => number, tol = 0):
   return bad;
 }
 
-(gpu ? describe : describe.skip)(gpu ? 'core, part 2, on a GPU' : `core, part 2: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('core, part 2, on a GPU', () => {
   let mod: coreTypes.Module;
   beforeAll(() => {
     mod = Program.compile(SOURCE, { compiler: 'nvcc', cache }).load();

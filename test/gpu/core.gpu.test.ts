@@ -4,12 +4,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { core, cuda, cudart } from '../../src';
+import { describeGpu, gpu } from './helpers';
 
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
+const { count } = gpu;
 const { Device, HostBuffer } = core;
 
-(gpu ? describe : describe.skip)(gpu ? 'core on a GPU' : `core: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('core on a GPU', () => {
   test('devices: count, all, one object each, properties as the runtime gives them', () => {
     expect(Device.count()).toBe(count);
     expect(Device.all().length).toBe(count);

@@ -3,7 +3,7 @@
 // compiler logs, mangled names). Without libcuda or a device the whole suite is skipped, and its title
 // says why; without libnvrtc only the parts that compile kernels are.
 import { cudart, cuda, nvrtc } from '../../src';
-import { fillPattern, patternMismatches, okFor } from './helpers';
+import { fillPattern, patternMismatches, okFor, rtOk } from './helpers';
 
 const { CUresult } = cuda;
 const SUCCESS = CUresult.CUDA_SUCCESS;
@@ -65,7 +65,6 @@ const describeNvrtc = nv.run ? describe : describe.skip;
 
 /** Check that a driver, runtime or NVRTC call succeeded and give back its outputs, known non-null. */
 const ok = okFor<cuda.CUresult>(SUCCESS, CUresult);
-const rtOk = okFor<cudart.cudaError_t>(cudart.cudaError_t.cudaSuccess, cudart.cudaError_t);
 const nvOk = okFor<nvrtc.nvrtcResult>(NVRTC_SUCCESS, nvrtc.nvrtcResult);
 
 /** The name of a driver status, so that a failed expectation shows names rather than numbers. */

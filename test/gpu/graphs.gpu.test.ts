@@ -3,11 +3,9 @@
 // with count queries; an IF conditional node.
 import koffi from 'koffi';
 import { cudart, nvrtc } from '../../src';
-import { okFor } from './helpers';
+import { describeGpu, rtOk } from './helpers';
 
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
-const ok = okFor<cudart.cudaError_t>(cudart.cudaError_t.cudaSuccess, cudart.cudaError_t);
+const ok = rtOk;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
 const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
 
@@ -25,7 +23,7 @@ function addKernel(): cudart.cudaKernel_t {
   return ok(cudart.cudaLibraryGetKernel(lib, 'add'), 'cudaLibraryGetKernel')[0];
 }
 
-(gpu ? describe : describe.skip)(gpu ? 'graphs on a GPU' : `graphs: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('graphs on a GPU', () => {
   const N = 1 << 16;
   const grid = { x: N / 256, y: 1, z: 1 };
   const block = { x: 256, y: 1, z: 1 };

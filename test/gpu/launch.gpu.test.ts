@@ -1,11 +1,9 @@
 // Kernel launches on a GPU: every scalar width, a struct by value, 64 arguments, the pre-packed form,
 // cudaLaunchKernelExC with a cluster dimension, a cooperative launch, attributes and occupancy.
 import { cudart, nvrtc } from '../../src';
-import { okFor } from './helpers';
+import { describeGpu, rtOk } from './helpers';
 
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
-const ok = okFor<cudart.cudaError_t>(cudart.cudaError_t.cudaSuccess, cudart.cudaError_t);
+const ok = rtOk;
 const { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr } = cudart;
 
 const SRC = `
@@ -25,7 +23,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) clustered(int *out) { out[b
 extern "C" __global__ void fill(int *out, int v) { out[blockIdx.x * blockDim.x + threadIdx.x] = v; }
 `;
 
-(gpu ? describe : describe.skip)(gpu ? 'kernel launches on a GPU' : `kernel launches: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('kernel launches on a GPU', () => {
   let lib: cudart.cudaLibrary_t;
   let out: bigint;
   const kernel = (name: string) => ok(cudart.cudaLibraryGetKernel(lib, name), 'cudaLibraryGetKernel')[0];

@@ -3,9 +3,8 @@
 // until the kernel is done; a kernel of a closed module and a closed stream never reach CUDA.
 import { core, cudart } from '../../src';
 import * as HC from '../../src/ffi/host-callbacks';
+import { describeGpu } from './helpers';
 
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
 const { Device, Program, CachingAllocator, i32, i64 } = core;
 
 // Spins for about `cycles` clock cycles, then writes `value` to out[0..n).
@@ -16,7 +15,7 @@ extern "C" __global__ void slowFill(int *out, int value, int n, long long cycles
   for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = value;
 }`;
 
-(gpu ? describe : describe.skip)(gpu ? 'seams on a GPU' : `seams: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
+describeGpu('seams on a GPU', () => {
   test('a JS host function captured by stream.capture runs at every launch, is pending only from a launch until it ran, and is released with the graph', async () => {
     const d = Device.get(0);
     const s = d.createStream({ nonBlocking: true });
