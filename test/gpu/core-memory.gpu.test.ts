@@ -6,11 +6,10 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { core, cuda, cudart } from '../../src';
-import { fillPattern, patternMismatches } from './helpers';
-import { FATBIN, probe } from './fixtures/samples';
+import { fillPattern, patternMismatches, describeGpu } from './helpers';
+import { FATBIN } from './fixtures/samples';
 
 const root = path.join(__dirname, '..', '..');
-const { reason } = probe();
 const { Device } = core;
 const MiB = 1 << 20;
 const CHILD_TIMEOUT_MS = 120_000;
@@ -34,7 +33,7 @@ function child(args: string[], fds: number[] = []): Promise<{ status: number | n
   });
 }
 
-(reason === null ? describe : describe.skip)(reason === null ? 'core memory on a GPU' : `core memory: skipped, ${reason}`, () => {
+describeGpu('core memory on a GPU', () => {
   test('VirtualBuffer grows from 2 MiB to 1 GiB in place: same address, the first 2 MiB kept, the new end writable', () => {
     const d = Device.get(0).makeCurrent();
     const vmr = new core.VirtualMemoryResource(d);

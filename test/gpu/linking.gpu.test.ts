@@ -6,14 +6,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { core, cudart, nvjitlink, nvfatbin, nvvm } from '../../src';
-import { okFor } from './helpers';
+import { core, nvjitlink, nvfatbin, nvvm } from '../../src';
+import { describeGpu, okFor } from './helpers';
 
 const { Device, Program, Linker, ObjectCode, LinkError, f32, i32 } = core;
-const [err, count] = cudart.cudaGetDeviceCount();
-const gpu = err === 0 && (count ?? 0) > 0;
-const title = (what: string) => (gpu ? what : `${what}: skipped, no CUDA device (${cudart.cudaError_t[err]})`);
-const suite = gpu ? describe : describe.skip;
 
 const J = nvjitlink.nvJitLinkResult;
 const F = nvfatbin.nvFatbinResult;
@@ -92,7 +88,7 @@ extern "C" __global__ void applyAffine(const float *x, float *y, float a, float 
 }
 `;
 
-suite(title('nvJitLink facade (cuda-python test_nvjitlink.py)'), () => {
+describeGpu('nvJitLink facade (cuda-python test_nvjitlink.py)', () => {
   test('nvJitLinkVersion is 13.x, and every bound symbol is exported by the library loaded', () => {
     const [major, minor] = jok(nvjitlink.nvJitLinkVersion(), 'nvJitLinkVersion');
     expect(major).toBe(13);
@@ -171,7 +167,7 @@ suite(title('nvJitLink facade (cuda-python test_nvjitlink.py)'), () => {
   });
 });
 
-suite(title('nvFatbin facade (cuda-python test_nvfatbin.py)'), () => {
+describeGpu('nvFatbin facade (cuda-python test_nvfatbin.py)', () => {
   test('nvFatbinGetErrorString is empty for success and says something for every error', () => {
     for (const v of Object.values(F).filter((x): x is number => typeof x === 'number')) {
       const [, s] = nvfatbin.nvFatbinGetErrorString(v);
@@ -233,7 +229,7 @@ suite(title('nvFatbin facade (cuda-python test_nvfatbin.py)'), () => {
   });
 });
 
-suite(title('core: Linker, fatbins and NVVM IR producing kernels that compute the right result'), () => {
+describeGpu('core: Linker, fatbins and NVVM IR producing kernels that compute the right result', () => {
   test('LTO link of two NVRTC units through nvJitLink: the kernel computes a * x + b', () => {
     const math = Program.compile(MATH_CU, { name: 'math.cu', target: 'ltoir', cache: false });
     const kernel = Program.compile(KERNEL_CU, { name: 'kernel.cu', target: 'ltoir', cache: false });

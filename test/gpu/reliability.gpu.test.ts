@@ -5,10 +5,10 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { core, cudart } from '../../src';
-import { launch1d, ok, probe, sampleKernel } from './fixtures/samples';
+import { launch1d, ok, sampleKernel } from './fixtures/samples';
+import { describeGpu } from './helpers';
 
 const root = path.join(__dirname, '..', '..');
-const { reason } = probe();
 const { Device } = core;
 const { i32, f32 } = cudart;
 const CHILD_TIMEOUT_MS = 60_000;
@@ -40,7 +40,7 @@ function wordMismatches(a: Float32Array, b: Float32Array): number {
   return bad;
 }
 
-(reason === null ? describe : describe.skip)(reason === null ? 'reliability on a GPU' : `reliability: skipped, ${reason}`, () => {
+describeGpu('reliability on a GPU', () => {
   test('1,000 events and 4 streams awaited at once, with synchronous calls on the JS thread meanwhile: all resolve, in stream order, results right', async () => {
     const STREAMS = 4;
     const EVENTS = 250; // a stream

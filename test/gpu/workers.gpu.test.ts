@@ -4,13 +4,13 @@
 // workers spread over both. The workers run test/gpu/fixtures/gpu-worker.ts through tsx's
 // require hook (fixtures/workers.ts).
 import { cudart } from '../../src';
-import { probe } from './fixtures/samples';
 import { runWorker } from './fixtures/workers';
+import { describeGpu, gpu } from './helpers';
 
 const WORKERS = 4;
-const { count, reason } = probe();
+const { count } = gpu;
 
-(reason === null ? describe : describe.skip)(reason === null ? `worker threads on ${count} device(s)` : `worker threads: skipped, ${reason}`, () => {
+describeGpu(`worker threads on ${count} device(s)`, () => {
   test(`${WORKERS} workers, each on device (i % ${count}) with its own streams: every byte right, each sees its own current device`, async () => {
     // This thread's current device is not one the first worker uses, where there are two.
     const mine = count - 1;
