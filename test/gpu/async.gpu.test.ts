@@ -1,37 +1,34 @@
 // Waiting without blocking the event loop: a timer keeps firing while a kernel spins for 200 ms.
 import { cudart, nvrtc } from '../../src';
-import { describeGpu } from './helpers';
+import { describeGpu, okFor, rtOk } from './helpers';
 
-function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
-  if (r[0] !== 0) throw new Error(`${what}: status ${r[0]}`);
-  return r.slice(1) as T;
-}
+const nvOk = okFor<nvrtc.nvrtcResult>(nvrtc.nvrtcResult.NVRTC_SUCCESS, nvrtc.nvrtcResult);
 
 /** A kernel that spins for `ns` nanoseconds, compiled with NVRTC and loaded through the runtime. */
 function spinKernel(): cudart.cudaKernel_t {
   const src = 'extern "C" __global__ void spin(unsigned long long ns) { unsigned long long t0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0)); unsigned long long t = t0; while (t - t0 < ns) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); }';
-  const [prog] = ok(nvrtc.nvrtcCreateProgram(src, 'spin.cu', 0, null, null), 'nvrtcCreateProgram');
+  const [prog] = nvOk(nvrtc.nvrtcCreateProgram(src, 'spin.cu', 0, null, null), 'nvrtcCreateProgram');
   const [, p] = cudart.cudaGetDeviceProperties(0);
   const opts = [`--gpu-architecture=sm_${p!.major}${p!.minor}`];
-  ok(nvrtc.nvrtcCompileProgram(prog!, opts.length, opts) as [number], 'nvrtcCompileProgram');
-  const [size] = ok(nvrtc.nvrtcGetCUBINSize(prog!), 'nvrtcGetCUBINSize');
+  nvOk(nvrtc.nvrtcCompileProgram(prog!, opts.length, opts), 'nvrtcCompileProgram');
+  const [size] = nvOk(nvrtc.nvrtcGetCUBINSize(prog!), 'nvrtcGetCUBINSize');
   const cubin = Buffer.alloc(size!);
-  ok(nvrtc.nvrtcGetCUBIN(prog!, cubin) as [number], 'nvrtcGetCUBIN');
+  nvOk(nvrtc.nvrtcGetCUBIN(prog!, cubin), 'nvrtcGetCUBIN');
   nvrtc.nvrtcDestroyProgram(prog!);
-  const [lib] = ok(cudart.cudaLibraryLoadData(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadData');
-  const [k] = ok(cudart.cudaLibraryGetKernel(lib!, 'spin'), 'cudaLibraryGetKernel');
+  const [lib] = rtOk(cudart.cudaLibraryLoadData(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadData');
+  const [k] = rtOk(cudart.cudaLibraryGetKernel(lib!, 'spin'), 'cudaLibraryGetKernel');
   return k!;
 }
 
 describeGpu('async waits on a GPU', () => {
   let kernel: cudart.cudaKernel_t;
   beforeAll(() => {
-    ok(cudart.cudaSetDevice(0) as [number], 'cudaSetDevice');
+    rtOk(cudart.cudaSetDevice(0), 'cudaSetDevice');
     kernel = spinKernel();
   });
   const one = { x: 1, y: 1, z: 1 };
   const spin = (stream: cudart.cudaStream_t | null) =>
-    ok(cudart.cudaLaunchKernel(kernel, one, one, [cudart.u64(200_000_000n)], 0, stream) as [number], 'cudaLaunchKernel');
+    rtOk(cudart.cudaLaunchKernel(kernel, one, one, [cudart.u64(200_000_000n)], 0, stream), 'cudaLaunchKernel');
 
   /** Counts 10 ms timer ticks while `wait` runs. */
   async function ticksDuring(wait: () => Promise<[number]>): Promise<{ ticks: number; ms: number; status: number }> {
@@ -44,7 +41,7 @@ describeGpu('async waits on a GPU', () => {
   }
 
   test('cudaStreamSynchronize on a stream', async () => {
-    const [s] = ok(cudart.cudaStreamCreate(), 'cudaStreamCreate');
+    const [s] = rtOk(cudart.cudaStreamCreate(), 'cudaStreamCreate');
     spin(s!);
     const r = await ticksDuring(() => cudart.async.cudaStreamSynchronize(s!));
     expect(r.status).toBe(0);
@@ -60,7 +57,7 @@ describeGpu('async waits on a GPU', () => {
   });
 
   test('cudaEventSynchronize', async () => {
-    const [ev] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
+    const [ev] = rtOk(cudart.cudaEventCreate(), 'cudaEventCreate');
     spin(null);
     cudart.cudaEventRecord(ev!, null);
     const r = await ticksDuring(() => cudart.async.cudaEventSynchronize(ev!));
@@ -69,7 +66,7 @@ describeGpu('async waits on a GPU', () => {
   });
 
   test('cudaDeviceSynchronize waits for every stream of the caller\'s device', async () => {
-    const [s] = ok(cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking), 'cudaStreamCreateWithFlags');
+    const [s] = rtOk(cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking), 'cudaStreamCreateWithFlags');
     spin(s!);
     const r = await ticksDuring(() => cudart.async.cudaDeviceSynchronize());
     expect([r.status, r.ms >= 150, r.ticks >= 8]).toEqual([0, true, true]);
@@ -78,7 +75,7 @@ describeGpu('async waits on a GPU', () => {
   });
 
   test('1000 concurrent awaited waits all settle', async () => {
-    const [s] = ok(cudart.cudaStreamCreate(), 'cudaStreamCreate');
+    const [s] = rtOk(cudart.cudaStreamCreate(), 'cudaStreamCreate');
     const all = await Promise.all(Array.from({ length: 1000 }, () => cudart.async.cudaStreamSynchronize(s!)));
     expect(all.every(([e]) => e === 0)).toBe(true);
     cudart.cudaStreamDestroy(s!);
