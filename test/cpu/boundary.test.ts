@@ -6,6 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CUDA_VERSION } from '../../src/driver/constants';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-boundary-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -17,7 +18,7 @@ beforeAll(() => {
   fs.writeFileSync(path.join(tmp, 'cuda.c'), `
     #include <string.h>
     #include <cuda.h>
-    CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+    CUresult cuDriverGetVersion(int *v) { *v = ${CUDA_VERSION}; return CUDA_SUCCESS; }
     /* "size: the size of the memory region value points to": a setting fills it (a path, padded). */
     CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size) {
       memset(value, 'p', *size);

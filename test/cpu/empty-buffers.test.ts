@@ -5,6 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CUDART_VERSION } from '../../src/runtime/constants';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-empty-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -13,7 +14,7 @@ test('an empty Buffer, TypedArray or ArrayBuffer is passed as a non-NULL address
   const src = path.join(tmp, 'e.c');
   const lib = path.join(tmp, 'libcudart-empty.so');
   // cudaMemcpy answers 1 when it was given NULL for src, 0 otherwise.
-  fs.writeFileSync(src, 'int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }\nint cudaMemcpy(void *d, const void *s, unsigned long n, int k) { return s == 0; }\n');
+  fs.writeFileSync(src, `int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }\nint cudaMemcpy(void *d, const void *s, unsigned long n, int k) { return s == 0; }\n`);
   execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
   const script = `
     const { cudart } = require('./src');

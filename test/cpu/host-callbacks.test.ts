@@ -3,6 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CUDART_VERSION } from '../../src/runtime/constants';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-hostfn-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -49,7 +50,7 @@ beforeAll(() => {
       pthread_cond_signal(&cv);
       pthread_mutex_unlock(&mu);
     }
-    int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
+    int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }
     int cudaLaunchHostFunc(void *s, hostfn f, void *u) { if (!s) return 400; struct job *j = calloc(1, sizeof *j); j->f = f; j->stream = s; j->user = u; start(j); return 0; }
     int cudaStreamAddCallback(void *s, streamcb cb, void *u, unsigned flags) { struct job *j = calloc(1, sizeof *j); j->cb = cb; j->stream = s; j->user = u; start(j); return 0; }
     /* Like CUDA, a synchronize waits until the host functions queued on the stream before it have run. */

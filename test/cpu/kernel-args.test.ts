@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import koffi from 'koffi';
 import { cudart, cuda } from '../../src';
 import { kernelArgs, keptKernelArgs } from '../../src/ffi/kernel-args';
+import { CUDART_VERSION } from '../../src/runtime/constants';
 
 const { i8, u8, i16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArgs } = cudart;
 
@@ -76,7 +77,7 @@ test('a launch passes every width, a pointer and a struct by value to C intact',
     typedef struct { unsigned x, y, z; } dim3;
     typedef struct { char c; double d; } S;
     static char seen[128];
-    int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
+    int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }
     int cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **a, unsigned long sm, void *s) {
       char *o = seen;
       #define PUT(T, i) { T v = *(T *)a[i]; memcpy(o, &v, sizeof v); o += 8; }

@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CUDA_VERSION } from '../../../src/driver/constants';
 
 const COMMON = `
   #include <stdlib.h>
@@ -115,7 +116,7 @@ const NVFATBIN = COMMON + `
 // its NUL, write their logs into the option buffers, and fail on 'undefined_symbol'.
 const LIBCUDA = COMMON + `
   typedef struct { char *types; char *info; char *err; unsigned infoN, errN; int bad; void *cubin; char *opts; } ls_t;
-  int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+  int cuDriverGetVersion(int *v) { *v = ${CUDA_VERSION}; return 0; }
   int cuInit(unsigned f) { return 0; }
   int cuCtxGetCurrent(void **c) { *c = (void *)0x1234; return 0; }
   int cuGetErrorName(int e, const char **s) { *s = e == 218 ? "CUDA_ERROR_INVALID_PTX" : e == 1 ? "CUDA_ERROR_INVALID_VALUE" : e == 0 ? "CUDA_SUCCESS" : "CUDA_ERROR_UNKNOWN"; return 0; }

@@ -3,13 +3,14 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CUDART_VERSION } from '../../../src/runtime/constants';
 
 const CUDART = `
 #include <stdlib.h>
 #include <string.h>
 static int current;
-int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
-int cudaDriverGetVersion(int *v) { *v = 13000; return 0; }
+int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }
+int cudaDriverGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }
 int cudaGetDeviceCount(int *n) { *n = 1; return 0; }
 int cudaGetDevice(int *d) { *d = current; return 0; }
 int cudaSetDevice(int d) { if (d != 0) return 101; current = d; return 0; }

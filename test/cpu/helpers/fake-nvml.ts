@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CUDART_VERSION } from '../../../src/runtime/constants';
 
 const root = path.join(__dirname, '..', '..', '..');
 
@@ -34,8 +35,8 @@ export function buildFakeCudart(dir: string, layout: { fields: Record<string, { 
     static const char *names[2] = { "${order[0].name}", "${order[1].name}" };
     static const unsigned char uuids[2][16] = { ${uuidBytes(order[0].uuid)}, ${uuidBytes(order[1].uuid)} };
     static const char *buses[2] = { "${order[0].busId.slice(4)}", "${order[1].busId.slice(4)}" };
-    int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
-    int cudaDriverGetVersion(int *v) { *v = 13000; return 0; }
+    int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }
+    int cudaDriverGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }
     int cudaGetDeviceCount(int *n) { *n = 2; return 0; }
     int cudaGetDeviceProperties(unsigned char *p, int d) {
       if (d < 0 || d > 1) return 101;
