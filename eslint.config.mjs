@@ -1,9 +1,11 @@
-// ESLint: typescript-eslint's recommended rules and import-x's no-cycle (the layer test,
+// ESLint: typescript-eslint's recommended rules and eslint-plugin-import's no-cycle (the layer test,
 // test/cpu/layers.test.ts, checks the layers' direction; no-cycle names a value cycle as it is typed).
+// (eslint-plugin-import-x was tried: its native resolver's platform packages kept `npm ci` from
+// installing from this lock.)
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
-import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import importPlugin from 'eslint-plugin-import';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist-bench/**', 'docs/**', 'coverage/**', 'node_modules/**'] },
@@ -11,15 +13,15 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.mts'],
-    plugins: { 'import-x': importX },
+    plugins: { import: importPlugin },
     settings: {
       // no-cycle parses each imported module: TypeScript's parser for .ts files.
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts'] },
-      'import-x/extensions': ['.ts', '.mts', '.js'],
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      'import/parsers': { '@typescript-eslint/parser': ['.ts', '.mts'] },
+      'import/extensions': ['.ts', '.mts', '.js'],
+      'import/resolver': { node: { extensions: ['.ts', '.js', '.json'] } },
     },
     rules: {
-      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import/no-cycle': ['error', { ignoreExternal: true }],
       // The package is CommonJS: a library's module is require()d on first use (src/index.ts, the
       // *-lib.ts loaders), and tests require() modules inside jest.isolateModules.
       '@typescript-eslint/no-require-imports': ['error', { allow: ['^\\.\\.?/', '^node:'] }],

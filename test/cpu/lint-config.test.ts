@@ -1,4 +1,4 @@
-// The ESLint configuration catches what it is there for: an import cycle (import-x/no-cycle).
+// The ESLint configuration catches what it is there for: an import cycle (import/no-cycle).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -13,7 +13,7 @@ test('npm run lint reports a value import cycle between two modules', () => {
     const eslint = path.join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
     const r = spawnSync(process.execPath, [eslint, '--format', 'json', path.join(dir, 'a.ts')], { cwd: root, encoding: 'utf8' });
     const [result] = JSON.parse(r.stdout) as { messages: { ruleId: string | null }[] }[];
-    expect({ status: r.status, rules: result.messages.map((m) => m.ruleId) }).toEqual({ status: 1, rules: ['import-x/no-cycle'] });
+    expect({ status: r.status, rules: result.messages.map((m) => m.ruleId) }).toEqual({ status: 1, rules: ['import/no-cycle'] });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
