@@ -5461,3 +5461,6 @@ export function cuGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: 
   return [err, K.U64[0] as H.CUgraphicsResource];
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

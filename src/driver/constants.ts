@@ -151,3 +151,6 @@ export const RESOURCE_ABI_EXTERNAL_BYTES = 48;
 export const MAX_PLANES = 3;
 /** `#define CUDA_EGL_INFINITE_TIMEOUT` (cudaEGL.h) */
 export const CUDA_EGL_INFINITE_TIMEOUT = 4294967295;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -2671,3 +2671,6 @@ export enum CUeglColorFormat_enum {
 /** Alias of {@link CUeglColorFormat_enum} (C typedef `CUeglColorFormat`): its members are types too. */
 export import CUeglColorFormat = CUeglColorFormat_enum;
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -188,3 +188,6 @@ export type CUeglStreamConnection = bigint & { readonly __brand: 'CUeglStreamCon
 export function CUeglStreamConnection(value: bigint | number): CUeglStreamConnection {
   return handleFrom(value, 'CUeglStreamConnection') as CUeglStreamConnection;
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -511,3 +511,6 @@ export function ncclGroupSimulateEnd(simInfo: S.ncclSimInfo_v22200 | S.ncclSimIn
   return [err];
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -37,3 +37,6 @@ export const NCCL_REVOKE_DEFAULT = 0;
 export const NCCL_CONFIG_UNDEF_INT = -2147483648;
 /** `#define NCCL_UNDEF_FLOAT` (nccl.h) */
 export const NCCL_UNDEF_FLOAT = -1;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

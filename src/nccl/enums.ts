@@ -62,3 +62,6 @@ export enum ncclScalarResidence_t {
   ncclScalarHostImmediate = 1,
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

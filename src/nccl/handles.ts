@@ -16,3 +16,6 @@ export type ncclWindow_t = bigint & { readonly __brand: 'ncclWindow_t' };
 export function ncclWindow_t(value: bigint | number): ncclWindow_t {
   return handleFrom(value, 'ncclWindow_t') as ncclWindow_t;
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

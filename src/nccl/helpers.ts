@@ -56,3 +56,6 @@ export function uniqueIdFromBase64(text: string): ncclUniqueId {
   if (b.length !== NCCL_UNIQUE_ID_BYTES) throw new RangeError(`uniqueIdFromBase64: parameter 'text' must decode to ${NCCL_UNIQUE_ID_BYTES} bytes (NCCL_UNIQUE_ID_BYTES), got ${b.length}`);
   return uniqueIdFromBuffer(b);
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -152,3 +152,6 @@ export function nvFatbinVersion(): [E.nvFatbinResult, number | null, number | nu
   return [err, K.U32[0], K.U32[2]];
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -23,3 +23,6 @@ export enum nvFatbinResult {
   NVFATBIN_ERROR_INTERNAL_PTX_OPTION = 17,
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -8,3 +8,6 @@ export type nvFatbinHandle = bigint & { readonly __brand: 'nvFatbinHandle' };
 export function nvFatbinHandle(value: bigint | number): nvFatbinHandle {
   return handleFrom(value, 'nvFatbinHandle') as nvFatbinHandle;
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

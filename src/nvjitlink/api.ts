@@ -183,3 +183,6 @@ export function nvJitLinkVersion(): [E.nvJitLinkResult, number | null, number | 
   return [err, K.U32[0], K.U32[2]];
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -65,3 +65,6 @@ export enum nvJitLinkInputType {
   NVJITLINK_INPUT_ANY = 10,
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

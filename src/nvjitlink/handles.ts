@@ -8,3 +8,6 @@ export type nvJitLinkHandle = bigint & { readonly __brand: 'nvJitLinkHandle' };
 export function nvJitLinkHandle(value: bigint | number): nvJitLinkHandle {
   return handleFrom(value, 'nvJitLinkHandle') as nvJitLinkHandle;
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

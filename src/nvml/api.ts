@@ -4258,3 +4258,6 @@ export const nvmlDeviceGetGpuInstancePossiblePlacements_v2 = nvmlDeviceGetGpuIns
 /** {@link nvmlComputeInstanceGetInfo} under the name of the symbol it calls (`#define nvmlComputeInstanceGetInfo nvmlComputeInstanceGetInfo_v2`). */
 export const nvmlComputeInstanceGetInfo_v2 = nvmlComputeInstanceGetInfo;
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

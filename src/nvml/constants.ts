@@ -1263,3 +1263,6 @@ export const NVML_POWER_SMOOTHING_PROFILE_PARAM_RAMP_DOWN_HYSTERESIS = 3;
 export const nvmlPowerSmoothingProfile_v1 = 0x1000018;
 /** `#define nvmlPowerSmoothingState_v1` (nvml.h) */
 export const nvmlPowerSmoothingState_v1 = 0x1000008;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

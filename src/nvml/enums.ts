@@ -1204,3 +1204,6 @@ export enum nvmlPowerProfileType_t {
 /** Alias of {@link nvmlMemoryErrorType_t} (`#define nvmlEccBitType_t nvmlMemoryErrorType_t`). */
 export const nvmlEccBitType_t = nvmlMemoryErrorType_t;
 export type nvmlEccBitType_t = nvmlMemoryErrorType_t;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

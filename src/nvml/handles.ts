@@ -44,3 +44,6 @@ export type nvmlGpmSample_t = bigint & { readonly __brand: 'nvmlGpmSample_t' };
 export function nvmlGpmSample_t(value: bigint | number): nvmlGpmSample_t {
   return handleFrom(value, 'nvmlGpmSample_t') as nvmlGpmSample_t;
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

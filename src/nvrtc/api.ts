@@ -268,3 +268,6 @@ export function nvrtcSetFlowCallback(prog: H.nvrtcProgram | null, callback: bigi
   return [err];
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

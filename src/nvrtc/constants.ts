@@ -3,3 +3,6 @@
 import * as E from './enums';
 import type * as H from './handles';
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

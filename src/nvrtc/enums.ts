@@ -23,3 +23,6 @@ export enum nvrtcResult {
   NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED = 17,
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

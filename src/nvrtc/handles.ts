@@ -8,3 +8,6 @@ export type nvrtcProgram = bigint & { readonly __brand: 'nvrtcProgram' };
 export function nvrtcProgram(value: bigint | number): nvrtcProgram {
   return handleFrom(value, 'nvrtcProgram') as nvrtcProgram;
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -164,3 +164,6 @@ export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): 
   return [err, o_buffer ?? X.hostBuffer(buffer)];
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -16,3 +16,6 @@ export enum nvvmResult {
   NVVM_ERROR_CANCELLED = 10,
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -8,3 +8,6 @@ export type nvvmProgram = bigint & { readonly __brand: 'nvvmProgram' };
 export function nvvmProgram(value: bigint | number): nvvmProgram {
   return handleFrom(value, 'nvvmProgram') as nvvmProgram;
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

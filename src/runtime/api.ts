@@ -3959,3 +3959,6 @@ export function cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags
   return [err, K.U64[0] as H.cudaGraphicsResource_t];
 }
 
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -187,3 +187,6 @@ export const cudaTextureTypeCubemapLayered = 252;
 export const isEglSupported = 1;
 /** `#define CUDA_EGL_MAX_PLANES` (cuda_egl_interop.h) */
 export const CUDA_EGL_MAX_PLANES = 3;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -1982,3 +1982,6 @@ export type cudaStreamAttrID = cudaLaunchAttributeID;
 /** Alias of {@link cudaLaunchAttributeID} (`#define cudaKernelNodeAttrID cudaLaunchAttributeID`). */
 export const cudaKernelNodeAttrID = cudaLaunchAttributeID;
 export type cudaKernelNodeAttrID = cudaLaunchAttributeID;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

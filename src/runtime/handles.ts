@@ -140,3 +140,6 @@ export const cudaArray_const_t = cudaArray_t;
 /** Alias of {@link cudaMipmappedArray_t} (C typedef `cudaMipmappedArray_const_t`). */
 export type cudaMipmappedArray_const_t = cudaMipmappedArray_t;
 export const cudaMipmappedArray_const_t = cudaMipmappedArray_t;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -16,3 +16,6 @@ export function make_cudaPitchedPtr(d: Exclude<Pointer, null> | null, p: number,
 export function make_cudaPos(x: number, y: number, z: number): cudaPos {
   return new cudaPos({ x, y, z });
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

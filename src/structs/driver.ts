@@ -7080,3 +7080,6 @@ export type CUeglFrame_v1Init = CUeglFrame_stInit;
 export const CUeglFrame = CUeglFrame_st;
 export type CUeglFrame = CUeglFrame_st;
 export type CUeglFrameInit = CUeglFrame_stInit;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -227,3 +227,6 @@ export type ncclConfig_tInit = ncclConfig_v22800Init;
 export const ncclSimInfo_t = ncclSimInfo_v22200;
 export type ncclSimInfo_t = ncclSimInfo_v22200;
 export type ncclSimInfo_tInit = ncclSimInfo_v22200Init;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

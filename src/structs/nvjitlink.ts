@@ -8,3 +8,6 @@ import type * as E from '../nvjitlink/enums';
 import type * as H from '../nvjitlink/handles';
 
 void hostBytes3D;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -8440,3 +8440,6 @@ export type nvmlPowerSmoothingState_tInit = nvmlPowerSmoothingState_v1_tInit;
 /** Alias of {@link nvmlExcludedDeviceInfo_t} (`#define nvmlBlacklistDeviceInfo_t nvmlExcludedDeviceInfo_t`). */
 export const nvmlBlacklistDeviceInfo_t = nvmlExcludedDeviceInfo_t;
 export type nvmlBlacklistDeviceInfo_t = nvmlExcludedDeviceInfo_t;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

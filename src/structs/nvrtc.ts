@@ -8,3 +8,6 @@ import type * as E from '../nvrtc/enums';
 import type * as H from '../nvrtc/handles';
 
 void hostBytes3D;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

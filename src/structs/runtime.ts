@@ -7809,3 +7809,6 @@ export type cudaStreamAttrValue = cudaLaunchAttributeValue;
 /** Alias of {@link cudaLaunchAttributeValue} (`#define cudaKernelNodeAttrValue cudaLaunchAttributeValue`). */
 export const cudaKernelNodeAttrValue = cudaLaunchAttributeValue;
 export type cudaKernelNodeAttrValue = cudaLaunchAttributeValue;
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -5,6 +5,7 @@
 //   npm run generate -- --check         exits 1 with a diff when the committed files are stale
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { sealed } from './util';
 import { runClang, findClang, cudaInclude } from './clang';
 import { buildModel, type Model } from './model';
 import { TypeMap } from './types';
@@ -136,17 +137,17 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
     }
   }
   const dir = `src/${api.id}`;
-  gen.files.set(`${dir}/enums.ts`, emitEnums(api, model, enumAliases));
-  gen.files.set(`${dir}/constants.ts`, emitConstants(api, constants));
-  gen.files.set(`${dir}/handles.ts`, emitHandles(api, model, tm));
+  gen.files.set(`${dir}/enums.ts`, sealed(emitEnums(api, model, enumAliases)));
+  gen.files.set(`${dir}/constants.ts`, sealed(emitConstants(api, constants)));
+  gen.files.set(`${dir}/handles.ts`, sealed(emitHandles(api, model, tm)));
   let structs = emitStructs(api, model, tm, records);
   for (const [alias, target] of structAliases) {
     const t = model.records.get(target)?.name ?? target;
     structs += `/** Alias of {@link ${t}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${t};\nexport type ${alias} = ${t};\n`;
   }
-  gen.files.set(`src/structs/${api.id}.ts`, structs);
+  gen.files.set(`src/structs/${api.id}.ts`, sealed(structs));
   gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()]));
-  gen.files.set(`${dir}/api.ts`, emitFacade(api, model, tm, plans));
+  gen.files.set(`${dir}/api.ts`, sealed(emitFacade(api, model, tm, plans)));
   gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c, ...(p.checked[j.name] ? { extent: p.checked[j.name] } : {}) })) })), null, 1) + '\n');
   gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, aliases, parsed.clang));
   gen.models.set(api.id, model);
