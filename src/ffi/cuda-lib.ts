@@ -1,7 +1,8 @@
 // libcuda (the driver), opened on first use and bound once per thread.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary, checkMajor } from './binding';
-import { declarations, perThreadSymbols } from './cuda';
+import { lazyDeclarations } from './lazy-declarations';
+import type * as Declarations from './cuda';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const cudaSpec: LibrarySpec = {
@@ -15,6 +16,12 @@ export const cudaSpec: LibrarySpec = {
 };
 
 /** libcuda's functions, bound on first call (the library opens on the first of them). */
-export const cuda = lazyLibrary(cudaSpec, declarations, perThreadSymbols);
+// The declarations (src/ffi/cuda.ts, 110 kB) are read on the first bind: the runtime facade and core's
+// host functions import this module, and a program that never calls the driver pays nothing for them.
+export const cuda = lazyLibrary(
+  cudaSpec,
+  lazyDeclarations<typeof Declarations.declarations>(() => (require('./cuda') as typeof Declarations).declarations),
+  lazyDeclarations<typeof Declarations.perThreadSymbols>(() => (require('./cuda') as typeof Declarations).perThreadSymbols),
+);
 /** Which file is in use and its version (loads it if needed). */
 export const cudaLibraryInfo = () => cuda.info();

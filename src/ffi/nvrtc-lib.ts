@@ -1,7 +1,8 @@
 // libnvrtc, opened on first use; its functions bound on their first call.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
-import { declarations, perThreadSymbols } from './nvrtc';
+import { lazyDeclarations } from './lazy-declarations';
+import type * as Declarations from './nvrtc';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const nvrtcSpec: LibrarySpec = {
@@ -27,6 +28,10 @@ export const nvrtcSpec: LibrarySpec = {
 };
 
 /** libnvrtc's functions, bound on first call (the library opens on the first of them). */
-export const nvrtc = lazyLibrary(nvrtcSpec, declarations, perThreadSymbols);
+export const nvrtc = lazyLibrary(
+  nvrtcSpec,
+  lazyDeclarations<typeof Declarations.declarations>(() => (require('./nvrtc') as typeof Declarations).declarations),
+  lazyDeclarations<typeof Declarations.perThreadSymbols>(() => (require('./nvrtc') as typeof Declarations).perThreadSymbols),
+);
 /** Which file is in use and its version (loads it if needed). */
 export const nvrtcLibraryInfo = () => nvrtc.info();

@@ -81,6 +81,15 @@ test('"cuda-bindings/nvml" works from both module systems, and the nvml namespac
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([false, 'function', false]);
 });
 
+test('require("cuda-bindings") loads the runtime facade only; each other namespace loads on first use and is then a plain value', () => {
+  const cjs = `const m = require('cuda-bindings'); const loaded = (d) => Object.keys(require.cache).some((k) => k.includes('/dist/' + d + '/'));
+    const before = ['driver', 'core', 'nvrtc', 'nccl', 'nvml', 'nvvm', 'nvjitlink', 'nvfatbin'].filter(loaded);
+    m.cudart.cudaGetErrorName(35); const afterRuntime = ['driver', 'ffi/cuda.js'].filter((d) => Object.keys(require.cache).some((k) => k.includes(d)));
+    const t = typeof m.cuda.cuInit; const d = Object.getOwnPropertyDescriptor(m, 'cuda');
+    console.log(JSON.stringify([before, afterRuntime, t, loaded('driver'), 'value' in d, loaded('core')]));`;
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([[], [], 'function', true, true, false]);
+});
+
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
   expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');
