@@ -164,10 +164,12 @@ describe('the loader', () => {
     expect(r.stdout.trim()).toBe(`- ${cudart}: not an NVML library (no nvmlInit_v2)`);
   });
 
-  test('importing cuda-bindings loads neither NVML nor its declarations; the namespace loads on first use', () => {
-    const script = "const m = require('./src'); const loaded = () => Object.keys(require.cache).filter((k) => /src[\\\\/](nvml|ffi[\\\\/]nvml|structs[\\\\/]nvml)/.test(k)).length; const before = loaded(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, loaded() > 0, Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.ts$/.test(k))]))";
+  // The namespace itself loads on first use in the published build (tools/lazy-root.cjs; checked on
+  // the tarball by package.test.ts); from the sources, the declarations still wait for the first call.
+  test('importing cuda-bindings reads no NVML declarations; the first call reads them', () => {
+    const script = "const m = require('./src'); const decls = () => Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.ts$/.test(k)); const before = decls(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, decls()]))";
     const r = child(['-e', script]);
-    expect(r.stdout.trim()).toBe('[0,true,true]');
+    expect(r.stdout.trim()).toBe('[false,true]');
   });
 });
 
