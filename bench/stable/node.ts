@@ -138,6 +138,25 @@ function koffiOps(): [Record<string, Op>, () => void] {
   const exec = out(cudaGraphInstantiate(slot, graph, 0), 'cudaGraphInstantiate');
   const prop = Buffer.alloc(1008);
   const hv = new Int32Array([1]);
+  // The floor of returning a new struct: fresh zeroed memory from a slab (as the facade's structs
+  // get it) for every call, and the five fields read straight from the bytes.
+  let slab = new ArrayBuffer(64 * 1024);
+  let used = 0;
+  let slabView = new DataView(slab);
+  const props5 = () => {
+    if (used + 1008 > slab.byteLength) {
+      slab = new ArrayBuffer(64 * 1024);
+      slabView = new DataView(slab);
+      used = 0;
+    }
+    const at = used;
+    const u8 = new Uint8Array(slab, at, 1008);
+    used += 1008;
+    cudaGetDeviceProperties(u8, 0);
+    const end = u8.indexOf(0);
+    const name = Buffer.from(slab, at, end < 0 ? 256 : end).toString('latin1');
+    return name.length + Number(slabView.getBigUint64(at + 288, true)) + slabView.getInt32(at + 384, true) + slabView.getInt32(at + 360, true) + slabView.getInt32(at + 364, true);
+  };
   const ops: Record<string, Op> = {
     cudaGetDevice: () => cudaGetDevice(i32),
     cudaPeekAtLastError: () => cudaPeekAtLastError(),
@@ -145,6 +164,7 @@ function koffiOps(): [Record<string, Op>, () => void] {
     cudaEventQuery: () => cudaEventQuery(ev),
     cudaEventRecord: () => cudaEventRecord(ev, s),
     cudaGetDeviceProperties: () => cudaGetDeviceProperties(prop, 0),
+    'cudaGetDeviceProperties+5fields': props5,
     'cudaMalloc+cudaFree_1MiB': () => {
       cudaMalloc(slot, 1 << 20);
       cudaFree(slot[0]);
