@@ -211,6 +211,8 @@ async function coreOps(): Promise<[Record<string, Op>, () => void]> {
   const hx = new Float32Array(n);
   const hy = new Float32Array(n);
   const big = { grid: n / 256, block: 256, stream: s };
+  const dx = dev.allocate(4 * n);
+  const dy = dev.allocate(4 * n);
   // In/Out's temporaries from a caching allocator (CuPy's pool), as a user who launches in a loop has.
   core.setAllocator(new core.CachingAllocator());
   empty.launch(cfg);
@@ -234,6 +236,13 @@ async function coreOps(): Promise<[Record<string, Op>, () => void]> {
     cudaLaunchKernel_8args_typed: () => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)),
     cudaGraphLaunch_1kernel: () => exec.launch(s),
     InOut_4MiB: () => copy.launch(big, core.In(hx), core.Out(hy), i32(n)),
+    // The same through core with the copies written out by hand (buffers allocated once).
+    InOut_4MiB_manual: () => {
+      dx.copyFrom(hx, { stream: s });
+      copy.launch(big, dx, dy, i32(n));
+      dy.copyTo(hy, { stream: s });
+      sync();
+    },
   };
   return [ops, sync];
 }

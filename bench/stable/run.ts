@@ -34,6 +34,7 @@ const OPS: { op: string; kind: 'loop' | 'batch'; n: number; base?: string }[] = 
   { op: 'cudaGraphLaunch_1kernel', kind: 'batch', n: 12_800 },
   { op: 'launch+sync_empty', kind: 'loop', n: 2_000 },
   { op: 'InOut_4MiB', kind: 'loop', n: 20 },
+  { op: 'InOut_4MiB_manual', kind: 'loop', n: 20, base: 'InOut_4MiB' },
 ];
 const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi'] as const;
 type Impl = (typeof IMPLS)[number];
