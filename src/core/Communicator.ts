@@ -42,9 +42,13 @@ export function dtypeBytes(dtype: NcclDtype): number {
 
 /** An NCCL call failed: `code` is the ncclResult_t, `codeName` its C name, `lastError` NCCL's own explanation. */
 export class NcclError extends Error {
+  /** Makes the error; the message reads `codeName: NCCL's text (lastError) (in fn)`. */
   constructor(
+    /** The ncclResult_t value, e.g. 2 (ncclSystemError). */
     readonly code: number,
+    /** The ncclResult_t's C name, e.g. `'ncclInvalidArgument'`. */
     readonly codeName: string,
+    /** The NCCL call that failed, e.g. `'ncclAllReduce'`. */
     readonly fn: string,
     /** ncclGetLastError: what NCCL says went wrong (may be empty). */
     readonly lastError: string,
@@ -76,29 +80,39 @@ function checkNccl(err: number, fn: string, comm: nccl.ncclComm_t | null = null)
 export interface CommunicatorConfig {
   /** false: init and collectives return at once and `await comm.ready()` waits (ncclConfig_t.blocking = 0). */
   blocking?: boolean;
+  /** Cooperative thread array cluster size NCCL kernels use (ncclConfig_t.cgaClusterSize; NCCL picks when absent). */
   cgaClusterSize?: number;
+  /** The fewest CTAs (thread blocks) NCCL uses per collective (ncclConfig_t.minCTAs). */
   minCTAs?: number;
+  /** The most CTAs (thread blocks) NCCL uses per collective (ncclConfig_t.maxCTAs). */
   maxCTAs?: number;
   /** The network module to use (NCCL_NET), e.g. 'Socket' or 'IB'. */
   netName?: string;
   /** Whether split() children share this communicator's resources. */
   splitShare?: boolean;
+  /** The network traffic class (ncclConfig_t.trafficClass, e.g. an InfiniBand service level). */
   trafficClass?: number;
   /** A name shown in NCCL's logs. */
   commName?: string;
+  /** Whether CollNet (in-network reduction, e.g. SHARP) may be used (ncclConfig_t.collnetEnable). */
   collnetEnable?: boolean;
+  /** NCCL's CTA policy flags (ncclConfig_t.CTAPolicy; NCCL_CTA_POLICY_*). */
   CTAPolicy?: number;
+  /** CTAs used by NVLink SHARP collectives (ncclConfig_t.nvlsCTAs). */
   nvlsCTAs?: number;
 }
 
 /** What Communicator.init needs: this process's rank, how many ranks, rank 0's unique id, and the GPU. */
 export interface CommunicatorInit {
+  /** This process's rank, 0 to nranks - 1. */
   rank: number;
+  /** How many ranks (processes or GPUs) the communicator has. */
   nranks: number;
   /** Rank 0's Communicator.uniqueId(), as the struct, its 128 bytes or its base64 text. */
   id: ncclUniqueId | Uint8Array | string;
   /** The GPU of this rank (default: the current device). */
   device?: Device | number;
+  /** NCCL's configuration (ncclConfig_t); defaults are NCCL's. */
   config?: CommunicatorConfig;
 }
 
@@ -109,10 +123,12 @@ export interface CollectiveOptions {
   /** The stream the collective is queued on (default: the legacy default stream). */
   stream?: Stream;
 }
+/** Options of the reducing collectives (allReduce, reduceScatter). */
 export interface ReduceOptions extends CollectiveOptions {
   /** The reduction (default 'sum'). */
   op?: NcclOp;
 }
+/** Options of the collectives with a root rank (broadcast, reduce). */
 export interface RootOptions extends CollectiveOptions {
   /** The rank that holds (broadcast) or receives (reduce) the data (default 0). */
   root?: number;
@@ -121,6 +137,23 @@ export interface RootOptions extends CollectiveOptions {
 /** A buffer that belongs to one rank: DeviceBuffer (or a view of one). */
 type Buf = DeviceBuffer;
 
+/**
+ * One rank of an NCCL communicator: collectives (allReduce, broadcast, reduce, allGather,
+ * reduceScatter) and point-to-point send/recv between GPUs, queued on streams. Counts are elements
+ * of the buffers' dtype, not bytes.
+ *
+ * Lifetime: close() destroys the communicator (ncclCommDestroy); `abort()` ends it without waiting for
+ * the other ranks. Failed NCCL calls throw {@link NcclError}; bad arguments throw TypeError or
+ * RangeError naming the method and parameter.
+ *
+ * @example
+ * ```ts
+ * // on each rank, after the id of rank 0 reached every process (see rendezvous()):
+ * using comm = Communicator.init({ rank, nranks, id, device: rank });
+ * comm.allReduce(grad, grad, 'f32', { op: 'sum', stream }); // in place, summed over the ranks
+ * await stream.synchronize();
+ * ```
+ */
 export class Communicator extends Resource {
   private readonly state: { aborted: boolean };
   private rankN: number | undefined;
@@ -128,6 +161,7 @@ export class Communicator extends Resource {
   private deviceD: Device | undefined;
 
   private constructor(
+    /** The NCCL handle, for calls into the `cuda-bindings/nccl` facade; valid until close(). */
     readonly handle: nccl.ncclComm_t,
     known: { rank?: number; size?: number; device?: Device },
     /** Whether the communicator was made non-blocking (its calls may return before they are done). */

@@ -8,6 +8,7 @@ import { DeviceBuffer, type HostData, type CopyOptions } from './DeviceBuffer';
 import { ChannelFormatDescriptor } from './ChannelFormatDescriptor';
 import { describe } from './debug-dot';
 
+/** The shape and uses of a {@link CudaArray}; sizes in elements, not bytes. */
 export interface CudaArrayOptions {
   /** The element format. */
   format: ChannelFormatDescriptor;
@@ -33,10 +34,27 @@ function count(v: unknown, p: string, min: number): number {
   return v as number;
 }
 
+/**
+ * A CUDA array: device memory in the layout textures and surfaces read fastest (1D, 2D, 3D, layered
+ * or a cubemap), made by {@link CudaArray.create} or {@link CudaArray.fromMatrix}; kernels read it
+ * through a {@link TextureObject} and write it through a {@link SurfaceObject}.
+ *
+ * Lifetime: close() frees it (cudaFreeArray); textures and surfaces over it keep it alive. Bad shapes
+ * throw RangeError naming the option; CUDA failures throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using arr = CudaArray.fromMatrix(new Float32Array(64 * 64), 64); // 64 rows of 64 floats
+ * using tex = TextureObject.create(arr, { filterMode: 'linear' });
+ * ```
+ */
 export class CudaArray extends Resource {
   private constructor(
+    /** The runtime handle (cudaArray_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaArray_t,
+    /** The device whose memory holds the array. */
     readonly device: Device,
+    /** The element format. */
     readonly format: ChannelFormatDescriptor,
     /** Elements per row. */
     readonly width: number,
@@ -46,6 +64,7 @@ export class CudaArray extends Resource {
     readonly depth: number,
     /** Layers (0 unless layered). */
     readonly layers: number,
+    /** Whether it is a cubemap (six square faces; with layers, a cubemap array). */
     readonly cubemap: boolean,
     /** Whether a SurfaceObject can be made over it. */
     readonly surface: boolean,

@@ -10,6 +10,7 @@ import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
 
+/** Options of DeviceBuffer's copies and fill: synchronous by default, queued on a stream when given one. */
 export interface CopyOptions {
   /** Queue the copy on this stream and return at once (the host memory must stay untouched until it is done). */
   stream?: Stream;
@@ -40,11 +41,35 @@ function location(where: MemoryLocation, what: string): cudart.cudaMemLocationIn
   throw new TypeError(`DeviceBuffer.${what}: parameter 'where' must be a Device or 'host', got ${typeof where === 'object' ? JSON.stringify(where) : String(where)}`);
 }
 
+/**
+ * Device memory: an allocation (from {@link Device.allocate}, {@link Device.allocateManaged}, a
+ * {@link MemoryPool}, a {@link CachingAllocator}, an IPC mapping or a {@link VirtualMemoryResource}),
+ * or a view of part of one ({@link DeviceBuffer.slice}). Sizes and offsets are in bytes; pass the
+ * buffer itself as a kernel argument (it goes as its device address, {@link DeviceBuffer.ptr}).
+ *
+ * Lifetime: close() frees the memory the way its {@link DeviceBuffer.kind} needs (cudaFree,
+ * cudaFreeAsync, back to the cache, …); closing a view does nothing to the allocation, and the
+ * allocation stays alive while a view of it is open. Use after close throws Error. Out of memory
+ * throws {@link CudaError} (`cudaErrorMemoryAllocation`); sizes past the buffer throw RangeError.
+ *
+ * @example
+ * ```ts
+ * const dev = Device.get(0);
+ * const host = new Float32Array(1 << 20).fill(1);
+ * using buf = dev.allocate(host.byteLength);
+ * buf.copyFrom(host);                      // synchronous
+ * const back = buf.copyTo(new Float32Array(host.length));
+ * using tail = buf.slice(4 * 1000);        // a view from byte 4000 to the end
+ * tail.fill(0);
+ * ```
+ */
 export class DeviceBuffer extends Resource {
   /** @internal Use device.allocate() or another allocator (protected so that VirtualBuffer can grow). */
   protected constructor(
     private readonly address: bigint,
+    /** The buffer's length in bytes. */
     readonly size: number,
+    /** The device whose memory this is (kept alive by the buffer). */
     readonly device: Device,
     /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
     readonly parent: DeviceBuffer | null,
@@ -84,7 +109,7 @@ export class DeviceBuffer extends Resource {
     return super.isClosed || (this.parent !== null && this.parent.isClosed);
   }
 
-  /** The device address (throws once the buffer or its allocation is closed). */
+  /** The device address, as a bigint for the runtime facade (throws Error once the buffer or its allocation is closed). */
   get ptr(): bigint {
     this.alive('ptr');
     return this.address;
@@ -95,7 +120,10 @@ export class DeviceBuffer extends Resource {
     this.live(what);
   }
 
-  /** A view of `length` bytes from `offset` (no copy); it keeps the allocation alive. */
+  /**
+   * A view of `length` bytes (default: to the end) from byte `offset`, no copy; it keeps the
+   * allocation alive, and its close() frees nothing. Throws RangeError when the range goes past the buffer.
+   */
   slice(offset: number, length = this.size - offset): DeviceBuffer {
     this.alive('slice');
     if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.size) throw new RangeError(`DeviceBuffer.slice: offset ${offset} is outside the buffer's ${this.size} bytes`);
@@ -104,7 +132,11 @@ export class DeviceBuffer extends Resource {
     return new DeviceBuffer(this.address + BigInt(offset), length, this.device, parent, this.kind, () => undefined, [parent]);
   }
 
-  /** Copies `src` (host memory or another DeviceBuffer) into the start of this buffer. */
+  /**
+   * Copies all of `src` (host memory or another DeviceBuffer) into the start of this buffer: waits
+   * for the copy (cudaMemcpy), or queues it on `options.stream` (cudaMemcpyAsync). Returns this
+   * buffer. Throws RangeError when `src` is larger than the buffer, CudaError when the copy fails.
+   */
   copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
     this.alive('copyFrom');
     if (src instanceof DeviceBuffer) openArg(src, 'DeviceBuffer', 'DeviceBuffer.copyFrom', 'src');
@@ -116,7 +148,11 @@ export class DeviceBuffer extends Resource {
     return this;
   }
 
-  /** Copies the start of this buffer into `dst` (host memory or another DeviceBuffer), as many bytes as `dst` holds. */
+  /**
+   * Copies the start of this buffer into `dst` (host memory or another DeviceBuffer), as many bytes
+   * as `dst` holds, and returns `dst`: synchronous, or queued on `options.stream` (then read `dst`
+   * only after the stream is synchronized). Throws RangeError when `dst` is larger than the buffer.
+   */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
     this.alive('copyTo');
     if (dst instanceof DeviceBuffer) openArg(dst, 'DeviceBuffer', 'DeviceBuffer.copyTo', 'dst');
@@ -148,7 +184,11 @@ export class DeviceBuffer extends Resource {
     return this;
   }
 
-  /** Copies the start of this buffer into `dst` off the JS thread, in parallel pieces on the thread pool; resolves with `dst`. */
+  /**
+   * Copies the start of this buffer into `dst` (as many bytes as it holds) off the JS thread, in
+   * parallel pieces on the thread pool; resolves with `dst`. Throws RangeError when `dst` is larger
+   * than the buffer; the promise rejects with CudaError when a piece fails.
+   */
   async copyToAsync<T extends HostData>(dst: T): Promise<T> {
     this.alive('copyToAsync');
     const n = hostBytes(dst, 'copyToAsync', 'dst');
@@ -157,7 +197,10 @@ export class DeviceBuffer extends Resource {
     return dst;
   }
 
-  /** Sets every byte to `value` (0–255). */
+  /**
+   * Sets every byte of the buffer to `value` (0–255): synchronous (cudaMemset) or queued on
+   * `options.stream` (cudaMemsetAsync). Returns this buffer; throws RangeError for another value.
+   */
   fill(value: number, options: CopyOptions = {}): this {
     this.alive('fill');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');

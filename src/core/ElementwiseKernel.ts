@@ -9,6 +9,7 @@ import type { Module } from './Module';
 import type { Stream } from './Stream';
 import { openOptionalArg } from './lifetime';
 
+/** Options of an {@link ElementwiseKernel}: compile-time ones at construction, `stream` at call. */
 export interface ElementwiseOptions {
   /** Code placed before the kernel (helper functions, #includes). */
   preamble?: string;
@@ -52,6 +53,20 @@ function parseParams(list: string, out: boolean): Param[] {
   });
 }
 
+/**
+ * A kernel written as one line of C++ per element (CuPy's ElementwiseKernel): declare the inputs
+ * and outputs, give the operation, and `call()` compiles (once per combination of array and scalar
+ * parameters and architecture, cached on disk by Program) and launches it over every element.
+ *
+ * Holds compiled modules, which live as long as the object (nothing to close). Bad declarations
+ * throw TypeError or RangeError; compile failures throw {@link CompileError}.
+ *
+ * @example
+ * ```ts
+ * const saxpy = new ElementwiseKernel('float x, float y, float a', 'float z', 'z = a * x + y', 'saxpy');
+ * saxpy.call(x, y, 2.0, z);                  // x, y, z: DeviceBuffers of floats; a: a scalar
+ * ```
+ */
 export class ElementwiseKernel {
   private readonly params: Param[];
   /** Compiled kernels by which parameters are arrays ('a' array, 's' scalar per parameter) and the architecture. */
@@ -65,7 +80,9 @@ export class ElementwiseKernel {
   constructor(
     inputs: string,
     outputs: string,
+    /** The C++ run for each element index `i`, e.g. `'z = a * x + y'`. */
     readonly operation: string,
+    /** The kernel's name (in compile logs and profilers). */
     readonly name = 'elementwise',
     private readonly options: Omit<ElementwiseOptions, 'stream'> = {},
   ) {

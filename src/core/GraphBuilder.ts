@@ -22,12 +22,15 @@ import { SurfaceObject } from './SurfaceObject';
 
 /** Where a node goes: after which nodes of the same graph (none: it may run first). */
 export interface NodeOptions {
+  /** The nodes (of this builder's graph) that must finish before this one starts; absent or []: none. */
   after?: readonly GraphNode[];
 }
 
 /** A kernel node's sizes (a launch config without a stream: the graph's launch gives that). */
 export interface KernelNodeConfig {
+  /** Blocks in the grid. */
   grid: Dim;
+  /** Threads in a block. */
   block: Dim;
   /** Dynamic shared memory per block, in bytes (default 0). */
   sharedMem?: number;
@@ -35,20 +38,27 @@ export interface KernelNodeConfig {
 
 /** The bodies of an `if` node: `then` runs when the handle is non-zero, `else` (when asked for) when it is zero. */
 export interface IfNode {
+  /** The conditional node itself, for other nodes' `after`. */
   node: GraphNode;
+  /** The body run when the handle is non-zero: add nodes to it as to any builder. */
   then: GraphBuilder;
+  /** The body run when the handle is zero, or null unless `{ else: true }` was asked for. */
   else: GraphBuilder | null;
 }
 
 /** A `while` node: `body` runs again and again while the handle is non-zero (checked before each run). */
 export interface WhileNode {
+  /** The conditional node itself, for other nodes' `after`. */
   node: GraphNode;
+  /** The loop's body: a kernel in it sets the handle to 0 to stop. */
   body: GraphBuilder;
 }
 
 /** A `switch` node: `cases[n]` runs when the handle is n; none when it is past the last case. */
 export interface SwitchNode {
+  /** The conditional node itself, for other nodes' `after`. */
   node: GraphNode;
+  /** One body per case, `cases[0]` for value 0 and so on. */
   cases: GraphBuilder[];
 }
 
@@ -58,10 +68,34 @@ const COND = cudart.cudaGraphConditionalNodeType;
 /** Execs made by builders, each holding its builder (and so every module, buffer and function the graph uses). */
 const execKeeps = new WeakMap<GraphExec, GraphBuilder>();
 
-
+/**
+ * A graph built node by node (cuda.core's GraphBuilder): kernels with typed arguments, copies,
+ * memsets, JS host functions, event records and waits, child graphs, conditional nodes (if, while,
+ * switch) whose bodies are builders too, and stream work captured into it; then `instantiate()`.
+ * Each node method returns a {@link GraphNode} that later nodes name in `after`; without `after`
+ * a node has no dependencies and may run first.
+ *
+ * Lifetime: close() destroys the graph; a body builder (of a conditional node) belongs to its parent's
+ * graph and is freed with it. The GraphExecs it instantiates keep it, and so every module, buffer and
+ * host function its nodes use, alive. Bad arguments throw TypeError or RangeError naming the method;
+ * CUDA failures throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using builder = GraphBuilder.create(dev);
+ * const up = builder.copy(dBuf, pinned);
+ * const run = builder.kernel(kernel, { grid: 64, block: 256 }, [dBuf, i32(n)], { after: [up] });
+ * builder.copy(pinned, dBuf, undefined, { after: [run] });
+ * using exec = builder.instantiate();
+ * exec.launch(stream);
+ * await stream.synchronize();
+ * ```
+ */
 export class GraphBuilder extends Resource {
   private constructor(
+    /** The runtime handle (cudaGraph_t) of the graph being built, for the `cuda-bindings/runtime` facade. */
     readonly handle: cudart.cudaGraph_t,
+    /** The device the graph is built for. */
     readonly device: Device,
     /** The builder of the graph whose conditional node owns this body, or null for a graph of its own. */
     readonly parent: GraphBuilder | null,
@@ -70,7 +104,7 @@ export class GraphBuilder extends Resource {
     super(free, parent ? [parent] : [device]);
   }
 
-  /** An empty graph to build on `device` (default: the current one). */
+  /** An empty graph to build on `device` (default: the current one); throws TypeError when `device` is not a Device. */
   static create(device: Device = Device.current()): GraphBuilder {
     if (!(device instanceof Device)) throw new TypeError(`GraphBuilder.create: parameter 'device' must be a Device, got ${describe(device)}`);
     device.makeCurrent();

@@ -9,13 +9,22 @@ import { Stream, type StreamOptions } from './Stream';
 import type { SMResource } from './SMResource';
 import type { cudaStream_t } from '../runtime';
 
+/**
+ * A green context: a context restricted to groups of a device's SMs (made by
+ * `DeviceResources.createGreenContext`). Streams made from it run their work on those SMs only.
+ *
+ * Lifetime: close() destroys it (cuGreenCtxDestroy) along with the streams it made that are still
+ * open; its Context view then throws Error. Driver failures throw {@link CudaError}.
+ */
 export class GreenContext extends Resource {
   private ctx?: Context;
   private readonly streams = new Set<WeakRef<Stream>>();
 
   /** @internal Use DeviceResources.createGreenContext(). */
   constructor(
+    /** The driver handle (CUgreenCtx), for the `cuda-bindings/driver` facade; valid until close(). */
     readonly handle: cuda.CUgreenCtx,
+    /** The device it is on. */
     readonly device: Device,
     /** The SM groups it was made from. */
     readonly resources: readonly SMResource[],

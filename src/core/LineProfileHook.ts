@@ -24,10 +24,12 @@ const packageRoot = path.resolve(__dirname, '..');
 export class LineProfileHook extends MemoryHook {
   private readonly sites = new Map<string, LineProfileRow>();
 
+  /** Makes the profiler and installs it (unless `install: false`); the table starts empty. */
   constructor(options: MemoryHookOptions = {}) {
     super(options);
   }
 
+  /** Adds the request to the row of the JavaScript line that made it (the first stack frame outside cuda-bindings). */
   override mallocPre(e: MemoryEvent): void {
     const site = callSite();
     const row = this.sites.get(site);

@@ -11,6 +11,7 @@ import { LinkError, driverError } from './errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
 import { cacheDir, readCache, writeCache } from './Program';
 
+/** How a {@link Linker} links (all optional). */
 export interface LinkerOptions {
   /** The GPU to link for: a Device, 'sm_90' or '90' (default: the current device). */
   arch?: Device | string;
@@ -74,9 +75,25 @@ const DRIVER_INPUT: Partial<Record<CodeKind, cuda.CUjitInputType>> = {
   library: cuda.CUjitInputType.CU_JIT_INPUT_LIBRARY,
 };
 
+/**
+ * Links device code (cubins, PTX, LTO-IR, fatbins, objects, libraries) into one cubin or PTX, with
+ * nvJitLink (needed for LTO) or else the driver's cuLink. `link()` returns an {@link ObjectCode} to
+ * load; the logs of the last link stay on the linker.
+ *
+ * Holds nothing to close. A failed link throws {@link LinkError} with the linker's logs; bad inputs
+ * throw TypeError naming the argument.
+ *
+ * @example
+ * ```ts
+ * const linker = new Linker(Program.compile(a, { target: 'ltoir' }).objectCode,
+ *   Program.compile(b, { target: 'ltoir' }).objectCode, { lto: true });
+ * using module = linker.link('cubin').load();
+ * ```
+ */
 export class Linker {
   /** The inputs, in link order. */
   readonly objects: readonly ObjectCode[];
+  /** The options it was made with. */
   readonly options: Readonly<LinkerOptions>;
   /** The last link's information log. */
   infoLog = '';

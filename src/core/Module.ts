@@ -6,6 +6,7 @@ import { check } from './errors';
 import { Resource } from './lifetime';
 import { Kernel } from './Kernel';
 
+/** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
   /** Names to look kernels up by → the symbols they stand for (a Program's name expressions → lowered names). */
   names?: Readonly<Record<string, string>>;
@@ -19,10 +20,27 @@ function startsWith(b: Uint8Array, magic: number[]): boolean {
   return magic.every((x, i) => b[i] === x);
 }
 
+/**
+ * Loaded device code (a cubin, fatbin or PTX) and the kernels in it. It is a CUDA library
+ * (cudaLibraryLoadData), bound to no context, so its kernels run on any device. Made by
+ * {@link Module.load}, `program.load()`, `objectCode.load()` or a Linker's output.
+ *
+ * Lifetime: close() unloads it (cudaLibraryUnload); its {@link Kernel}s keep it alive but cannot be
+ * launched after it is closed (they throw Error). Loading code the driver rejects throws
+ * {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using module = Module.load('kernels.cubin');          // or the bytes of a cubin, fatbin or PTX
+ * console.log(module.kernelNames());
+ * module.kernel('saxpy').launch({ grid: 256, block: 256 }, x, y, f32(2), i32(n));
+ * ```
+ */
 export class Module extends Resource {
   private readonly kernels = new Map<string, Kernel>();
 
   private constructor(
+    /** The runtime handle (cudaLibrary_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaLibrary_t,
     private readonly names: Readonly<Record<string, string>>,
     image: Uint8Array | null,
@@ -30,7 +48,11 @@ export class Module extends Resource {
     super(() => void cudart.cudaLibraryUnload(handle), image ? [image] : []);
   }
 
-  /** Loads device code: a file path, or the bytes of a cubin, a fatbin or PTX text. */
+  /**
+   * Loads device code: a file path, or the bytes of a cubin, a fatbin or PTX text (PTX is
+   * JIT-compiled for the device here). Throws Error for a missing file, TypeError or RangeError for
+   * other input, CudaError when the driver rejects the code.
+   */
   static load(code: string | Uint8Array, options: ModuleOptions = {}): Module {
     const names = options.names ?? {};
     if (typeof code === 'string') {
@@ -48,7 +70,10 @@ export class Module extends Resource {
     return new Module(check(cudart.cudaLibraryLoadData(image, null, null, 0, null, null, 0), 'cudaLibraryLoadData'), names, image);
   }
 
-  /** The kernel called `name` (a C symbol, or a name expression of the Program it came from). */
+  /**
+   * The kernel called `name` (a C symbol, or a name expression of the Program it came from); the same
+   * Kernel object each time. Throws Error listing the module's kernels when there is none of that name.
+   */
   kernel(name: string): Kernel {
     this.live('kernel');
     if (typeof name !== 'string' || name === '') throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);

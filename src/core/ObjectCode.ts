@@ -22,6 +22,7 @@ const FATBIN = [0x50, 0xed, 0x55, 0xba];
 const LTOIR = [0xed, 0x43, 0x4e, 0x7f];
 const AR = [0x21, 0x3c, 0x61, 0x72, 0x63, 0x68, 0x3e, 0x0a]; // "!<arch>\n"
 
+/** What {@link ObjectCode.fromBytes} and {@link ObjectCode.fromFile} may be told about the code. */
 export interface ObjectCodeOptions {
   /** The name in link logs (default: the file name, or the kind). */
   name?: string;
@@ -31,11 +32,27 @@ export interface ObjectCodeOptions {
   names?: Readonly<Record<string, string>>;
 }
 
+/** How {@link ObjectCode.fatbin} bundles code. */
 export interface FatbinOptions {
   /** nvFatbin options: '-compress=true', '-host=linux', … */
   options?: readonly string[];
 }
 
+/**
+ * Device code as bytes with its kind (cubin, PTX, LTO-IR, fatbin, object, library): the input and
+ * output of a {@link Linker}, what a {@link Program} compiled, or bundled into a fatbin by
+ * {@link ObjectCode.fatbin} (nvFatbin). `load()` makes a {@link Module} of it.
+ *
+ * Only bytes (nothing to close). A kind that cannot be told from the bytes throws RangeError;
+ * loading code the driver rejects throws {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const lib = ObjectCode.fromFile('lib.ltoir');
+ * const main = Program.compile(src, { target: 'ltoir' }).objectCode;
+ * using module = new Linker(main, lib, { lto: true }).link('cubin').load();
+ * ```
+ */
 export class ObjectCode {
   /** The name in link logs. */
   readonly name: string;

@@ -8,6 +8,7 @@ import { release } from './lifetime';
 import { HostBuffer, hostAllocFlags, type HostBufferOptions } from './HostBuffer';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
 
+/** How a {@link PinnedMemoryPool} is made. */
 export interface PinnedMemoryPoolOptions {
   /** The most the pool may hold, used and cached, in bytes (absent: no limit). */
   limit?: number;
@@ -46,6 +47,7 @@ export class PinnedMemoryPool {
   private cached = 0;
   private limitBytes = Infinity;
 
+  /** An empty pool; `options.limit` caps what it may hold, in bytes. Throws TypeError when `options` is not an object. */
   constructor(options: PinnedMemoryPoolOptions = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError(`PinnedMemoryPool: parameter 'options' must be an object, got ${String(options)}`);
     if (options.limit !== undefined) this.limit = options.limit;
@@ -119,6 +121,7 @@ export class PinnedMemoryPool {
     return this.limitBytes;
   }
 
+  /** Sets the cap in bytes (Infinity: none); throws RangeError for anything else. */
   set limit(bytes: number) {
     if (bytes !== Infinity && (!Number.isSafeInteger(bytes) || bytes < 0)) throw new RangeError(`PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got ${bytes}`);
     this.limitBytes = bytes;

@@ -13,6 +13,7 @@ import { Device } from './Device';
 import { Module } from './Module';
 import { ObjectCode } from './ObjectCode';
 
+/** How {@link Program.compile} compiles: all optional. */
 export interface ProgramOptions {
   /** The source's file name in messages and `#line`s (default 'program.cu'). */
   name?: string;
@@ -60,10 +61,31 @@ interface Compiler {
 /** The format of the cache's files: bump it when what is stored changes. */
 const CACHE_FORMAT = 1;
 
+/**
+ * CUDA C++ (or NVVM IR) compiled at run time, by NVRTC or else nvcc, and cached on disk by
+ * everything that decides the output (source, options, headers, architecture, compiler version).
+ * Made by {@link Program.compile}; `load()` turns it into a {@link Module} whose kernels launch.
+ *
+ * A Program holds only bytes (nothing to close). A failed compile throws {@link CompileError}
+ * (an {@link NvrtcError} or {@link NvvmError}) carrying the compiler's log; bad options throw
+ * TypeError or RangeError naming the option.
+ *
+ * @example
+ * ```ts
+ * const program = Program.compile(`
+ *   template <typename T> __global__ void fill(T *x, T v, int n) {
+ *     int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = v; }`,
+ *   { options: ['-std=c++17'], nameExpressions: ['fill<float>'] });
+ * if (program.log) console.warn(program.log);
+ * using module = program.load();
+ * module.kernel('fill<float>').launch({ grid: 4, block: 256 }, buf, f32(1), i32(1024));
+ * ```
+ */
 export class Program {
   private constructor(
     /** The compiled code: a cubin, LTO-IR, or PTX text ending in a NUL. */
     readonly code: Uint8Array,
+    /** What the code is: 'cubin' (machine code), 'ptx' (JIT-compiled at load) or 'ltoir' (for a Linker with `lto`). */
     readonly target: 'cubin' | 'ptx' | 'ltoir',
     /** The architecture it was compiled for ('sm_90' / 'compute_90'). */
     readonly arch: string,
@@ -78,7 +100,8 @@ export class Program {
 
   /**
    * Compiles CUDA C++ `source` (or, with `language: 'nvvm'`, NVVM IR as text or bitcode), or takes
-   * it from the disk cache; throws a CompileError with the log on failure.
+   * it from the disk cache; throws a CompileError with the log on failure. Runs on the JS thread
+   * and blocks it for the compile (hundreds of ms for nvcc); a cache hit only reads a file.
    */
   static compile(source: string | Uint8Array, options: ProgramOptions = {}): Program {
     const language = options.language ?? 'c++';
@@ -122,7 +145,11 @@ export class Program {
     return this.sourceName;
   }
 
-  /** Loads the code as a Module; its kernels can be looked up by name expression. */
+  /**
+   * Loads the code as a Module (cudaLibraryLoadData; usable on every device); its kernels can be looked
+   * up by name expression. Close the Module when done. Throws RangeError for LTO-IR (link it first),
+   * CudaError when the driver rejects the code (e.g. `cudaErrorInvalidPtx`, a cubin for another architecture).
+   */
   load(): Module {
     if (this.target === 'ltoir') throw new RangeError("Program.load: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()");
     return Module.load(this.code, { names: this.names });

@@ -9,6 +9,7 @@ import { Graph } from './Graph';
 import type { GraphBuilder, NodeOptions } from './GraphBuilder';
 import type { GraphNode } from './GraphNode';
 
+/** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
   /** Does not synchronize with the legacy default stream (cudaStreamNonBlocking). */
   nonBlocking?: boolean;
@@ -16,6 +17,7 @@ export interface StreamOptions {
   priority?: number;
 }
 
+/** How {@link Stream.capture} records a graph. */
 export interface CaptureOptions {
   /**
    * Which unsafe calls from other code are refused while capturing (cudaStreamCaptureMode):
@@ -30,9 +32,33 @@ const CAPTURE_MODES = {
   relaxed: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
 };
 
+/**
+ * A CUDA stream: work queued on it (copies, kernels, host functions) runs in order; work on
+ * different streams may overlap. Made by {@link Device.createStream}.
+ *
+ * Lifetime: close() destroys the stream (cudaStreamDestroy) after the work queued on it; `using`
+ * closes it at the end of the block, and the garbage collector is only a safety net. A stream keeps
+ * its Device alive. Methods on a closed stream throw Error (`Stream.query: the Stream was closed`);
+ * failures of CUDA calls throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const dev = Device.get(0);
+ * using stream = dev.createStream({ nonBlocking: true });
+ * using start = dev.createEvent();
+ * using end = dev.createEvent();
+ * start.record(stream);
+ * kernel.launch({ grid: 64, block: 256, stream }, buf, i32(n));
+ * end.record(stream);
+ * await stream.synchronize();
+ * console.log(end.elapsedSince(start), 'ms');
+ * ```
+ */
 export class Stream extends Resource {
   private constructor(
+    /** The runtime handle, for calls into the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaStream_t,
+    /** The device the stream was created on. */
     readonly device: Device,
     keep: unknown[] = [device],
   ) {
@@ -51,13 +77,16 @@ export class Stream extends Resource {
     return new Stream(h, device);
   }
 
-  /** Waits, off the JS thread, until the stream's work is done. */
+  /**
+   * Waits, off the JS thread, until the stream's work is done (cudaStreamSynchronize); rejects with
+   * CudaError when queued work failed.
+   */
   async synchronize(): Promise<void> {
     this.live('synchronize');
     check(await cudart.async.cudaStreamSynchronize(this.handle), 'cudaStreamSynchronize');
   }
 
-  /** Whether all the stream's work is done. */
+  /** Whether all the stream's work is done (cudaStreamQuery), without waiting; throws CudaError when queued work failed. */
   query(): boolean {
     this.live('query');
     const [err] = cudart.cudaStreamQuery(this.handle);
@@ -66,20 +95,27 @@ export class Stream extends Resource {
     return true;
   }
 
-  /** Makes later work on this stream wait for `event`. */
+  /**
+   * Makes work queued on this stream from now on wait until `event`'s recorded point is reached
+   * (cudaStreamWaitEvent); the JS thread does not wait. Throws TypeError unless `event` is an open Event.
+   */
   waitEvent(event: Event): void {
     this.live('waitEvent');
     openArg(event, 'Event', 'Stream.waitEvent', 'event');
     check(cudart.cudaStreamWaitEvent(this.handle, event.handle, 0), 'cudaStreamWaitEvent');
   }
 
-  /** Runs `fn` on the JS thread once the work queued so far is done. */
+  /**
+   * Runs `fn` on the JS thread once the work queued so far is done (cudaLaunchHostFunc). Work queued
+   * after it waits for `fn` to return, so do not wait synchronously on the stream meanwhile; an
+   * exception thrown by `fn` ends the process (use {@link Stream.hostCallback} to get it back).
+   */
   onComplete(fn: () => void): void {
     this.live('onComplete');
     check(cudart.cudaLaunchHostFunc(this.handle, () => fn(), null), 'cudaLaunchHostFunc');
   }
 
-  /** Resolves with what `fn` returns once the work queued so far is done (a host function). */
+  /** Resolves with what `fn` returns once the work queued so far is done (a host function); rejects with what `fn` throws. */
   hostCallback<T>(fn: () => T): Promise<T> {
     return new Promise((resolve, reject) => {
       this.live('hostCallback');

@@ -11,6 +11,7 @@ export type TensorMapDataType = 'u8' | 'u16' | 'u32' | 'i32' | 'u64' | 'i64' | '
 
 /** What every tensor map takes. Shapes, strides and boxes are given outermost first (row-major, as NumPy writes them). */
 export interface TensorMapCommonOptions {
+  /** The element type of the tensor in memory. */
   dataType: TensorMapDataType;
   /** Elements per dimension, outermost first (rank 1 to 5; 3 to 5 for im2col). */
   shape: readonly number[];
@@ -40,7 +41,9 @@ export interface Im2colTensorMapOptions extends TensorMapCommonOptions {
   pixelBoxLowerCorner: readonly number[];
   /** Upper corner of the pixel box (rank − 2 values, outermost first). */
   pixelBoxUpperCorner: readonly number[];
+  /** Channels (innermost-dimension elements) each load reads per pixel. */
   channelsPerPixel: number;
+  /** Pixels each load reads per column. */
   pixelsPerColumn: number;
 }
 
@@ -122,6 +125,21 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
   };
 }
 
+/**
+ * A TMA tensor map (CUtensorMap, made by cuTensorMapEncodeTiled / Im2col): the description of a tensor
+ * in device memory that Hopper and later GPUs copy tiles of into shared memory. Pass it as a kernel
+ * argument (a 128-byte `const __grid_constant__ CUtensorMap` parameter).
+ *
+ * Only 128 bytes of host memory (nothing to close); it keeps its buffer alive, and a kernel must not
+ * be given it once that buffer is closed. Bad shapes, strides or boxes throw RangeError naming the
+ * option; the driver's refusal throws {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const map = TensorMapDescriptor.tiled(buf, { dataType: 'f16', shape: [1024, 1024], box: [64, 64] });
+ * kernel.launch({ grid: 256, block: 128 }, map);
+ * ```
+ */
 export class TensorMapDescriptor {
   /** Laid out as a 128-byte, 64-aligned struct when passed to a kernel by value. */
   static readonly layout = { size: 128, align: 64 };
@@ -132,6 +150,7 @@ export class TensorMapDescriptor {
     readonly _u8: Uint8Array,
     /** The memory it describes (kept alive by the descriptor). */
     readonly buffer: DeviceBuffer,
+    /** How it was encoded: 'tiled' (boxes of the tensor) or 'im2col' (convolution patches). */
     readonly mode: 'tiled' | 'im2col',
   ) {}
 

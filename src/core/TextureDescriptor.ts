@@ -5,6 +5,7 @@ import * as cudart from '../runtime';
 /** What a coordinate outside the texture reads: wrap around, clamp to the edge, mirror, or the border colour. */
 export type AddressMode = 'wrap' | 'clamp' | 'mirror' | 'border';
 
+/** How a texture samples; every option is optional and the defaults read elements as stored, clamped. */
 export interface TextureOptions {
   /** One mode for every dimension, or one each for x, y, z (default 'clamp'; wrap and mirror need normalizedCoords). */
   addressMode?: AddressMode | readonly AddressMode[];
@@ -31,10 +32,22 @@ const ADDRESS: Record<AddressMode, cudart.cudaTextureAddressMode> = {
   border: cudart.cudaTextureAddressMode.cudaAddressModeBorder,
 };
 
+/**
+ * How a texture is sampled (CuPy's TextureDescriptor, cudaTextureDesc): address modes, filtering,
+ * read mode, normalised coordinates, border colour. A checked value with nothing to close; pass it
+ * (or its options) to {@link TextureObject.create}.
+ *
+ * @example
+ * ```ts
+ * const desc = new TextureDescriptor({ addressMode: 'wrap', filterMode: 'linear', normalizedCoords: true });
+ * using tex = TextureObject.create(arr, desc);
+ * ```
+ */
 export class TextureDescriptor {
   /** The options, checked and with their defaults filled in. */
   readonly options: Readonly<Required<Omit<TextureOptions, 'addressMode'>> & { addressMode: readonly [AddressMode, AddressMode, AddressMode] }>;
 
+  /** Checks `options` and fills in the defaults; throws TypeError or RangeError naming the bad option. */
   constructor(options: TextureOptions = {}) {
     const fn = 'TextureDescriptor';
     if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: parameter 'options' must be an object, got ${String(options)}`);

@@ -22,6 +22,7 @@ export interface VirtualMemoryResourceOptions {
   granularity?: 'minimum' | 'recommended';
 }
 
+/** How {@link VirtualMemoryResource.allocate} reserves address space. */
 export interface VirtualAllocateOptions {
   /** The address range to reserve, in bytes: the buffer can grow in place up to it (default: its size, rounded to the granularity). */
   reserve?: number;
@@ -44,11 +45,17 @@ export class VirtualMemoryResource {
   private readonly props: cuda.CUmemAllocationProp_st;
   /** Devices granted access, the resource's own first. */
   readonly accessDevices: readonly Device[];
+  /** What shareable handle the memory can be exported as: 'none', 'posixFd' or 'fabric'. */
   readonly handleType: VirtualHandleType;
   private gran?: number;
   private readonly granularityKind: cuda.CUmemAllocationGranularity_flags;
 
+  /**
+   * A resource for `device`'s memory (initialises the driver); throws TypeError when `device` is not
+   * a Device, RangeError for a bad option.
+   */
   constructor(
+    /** The device whose memory it allocates. */
     readonly device: Device,
     options: VirtualMemoryResourceOptions = {},
   ) {

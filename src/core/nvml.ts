@@ -10,9 +10,13 @@ const nv = (): N => (api ??= require('../nvml') as N);
 
 /** An NVML call failed: `code` is the nvmlReturn_t, `codeName` its C name, `fn` the call. */
 export class NvmlError extends Error {
+  /** Makes the error; `explanation` is NVML's text for the status (nvmlErrorString). */
   constructor(
+    /** The nvmlReturn_t value, e.g. 3 (NVML_ERROR_NOT_SUPPORTED). */
     readonly code: number,
+    /** The nvmlReturn_t's C name, e.g. `'NVML_ERROR_NOT_SUPPORTED'`. */
     readonly codeName: string,
+    /** The NVML call that failed, e.g. `'nvmlDeviceGetPowerUsage'`. */
     readonly fn: string,
     explanation: string,
   ) {
@@ -107,8 +111,11 @@ export function nvmlActive(): boolean {
 export interface GpuHealth {
   /** NVML's index (not CUDA's: CUDA_VISIBLE_DEVICES and CUDA's ordering differ). */
   index: number;
+  /** The product name, e.g. `'NVIDIA H100 80GB HBM3'`. */
   name: string;
+  /** `GPU-xxxxxxxx-…`, the same as Device.uuid. */
   uuid: string;
+  /** The PCI address, `domain:bus:device.function`. */
   pciBusId: string;
   /** Percent of time a kernel ran (gpu) and memory was read or written (memory), over the last sample period. */
   utilization: { gpu: number; memory: number } | null;
@@ -132,7 +139,9 @@ export interface GpuHealth {
   throttleReasons: string[] | null;
   /** As nvidia-smi prints it: `Default`, `Exclusive_Process`, `Prohibited`. */
   computeMode: string | null;
+  /** Whether MIG (multi-instance GPU) is on now, and whether it will be after the next GPU reset. */
   migMode: { current: boolean; pending: boolean } | null;
+  /** Whether the driver stays loaded with no client (persistence mode). */
   persistenceMode: boolean | null;
   /** `P0` (fastest) to `P15`. */
   performanceState: string | null;
@@ -140,10 +149,15 @@ export interface GpuHealth {
   processes: GpuProcess[] | null;
 }
 
+/** A process that uses a GPU, as GpuHealth.processes lists it. */
 export interface GpuProcess {
+  /** The operating system's process id. */
   pid: number;
+  /** The process's name (its executable), or null where NVML cannot read it. */
   name: string | null;
+  /** Bytes of GPU memory it uses, or null where NVML cannot tell (e.g. under MIG or in a container). */
   usedMemory: number | null;
+  /** Whether it runs compute (CUDA) work, graphics work, or both. */
   type: 'compute' | 'graphics' | 'compute+graphics';
 }
 
@@ -484,7 +498,9 @@ export type GpuSample = Pick<GpuHealth, 'index' | 'name' | 'uuid' | 'utilization
 export interface TopologyLink {
   /** `X` (itself), `NV<n>` (n NVLinks), `PIX`, `PXB`, `PHB`, `NODE`, `SYS` as in `nvidia-smi topo -m`. */
   kind: string;
+  /** How many NVLinks join the two GPUs (0: none). */
   nvlinks: number;
+  /** The NVLink version of those links, or null without NVLink. */
   nvlinkVersion: number | null;
   /** The closest common PCIe ancestor, abbreviated as above. */
   level: string | null;

@@ -9,6 +9,7 @@ import { Communicator } from './Communicator';
 /** Written before the id, so a rank that reaches some other server says so instead of reading garbage. */
 const MAGIC = Buffer.from('cudabnd1');
 
+/** Where and how the processes of an NCCL job find each other in {@link rendezvous}. */
 export interface RendezvousOptions {
   /** This process's rank. */
   rank: number;
