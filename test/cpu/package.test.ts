@@ -116,7 +116,7 @@ test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 
   const bin = path.join(root, 'dist', 'cli', 'main.js');
   expect(fs.readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node')).toBe(true);
   const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
-  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help]']);
+  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help] [--version]']);
   const info = spawnSync(process.execPath, [bin, 'info'], { encoding: 'utf8' });
   expect(info.status).toBe(hasGpu ? 0 : 1);
   expect(info.stdout).toMatch(/^CUDA runtime 13\.0/);
