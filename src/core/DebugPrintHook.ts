@@ -1,5 +1,6 @@
 // CuPy's DebugPrintHook: one JSON line per hook call.
 import { MemoryHook, type MemoryEvent, type MemoryHookOptions, type MemoryHookPhase } from './MemoryHook';
+import { checkOptions } from './options';
 
 export interface DebugPrintHookOptions extends MemoryHookOptions {
   /** Where the lines go (default: process.stdout). */
@@ -17,7 +18,7 @@ export class DebugPrintHook extends MemoryHook {
   private readonly pre: boolean;
 
   constructor(options: DebugPrintHookOptions = {}) {
-    if (options === null || typeof options !== 'object') throw new TypeError(`DebugPrintHook: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('new DebugPrintHook', options, { install: true, write: true, pre: true });
     if (options.write !== undefined && typeof options.write !== 'function') throw new TypeError(`DebugPrintHook: option 'write' must be a function, got ${String(options.write)}`);
     super({ install: false });
     this.write = options.write ?? ((line) => void process.stdout.write(line));

@@ -2,13 +2,14 @@
 import * as cudart from '../runtime';
 import * as cuda from '../driver';
 import { check, driverError } from './errors';
-import { Stream, type StreamOptions } from './Stream';
-import { Event, type EventOptions } from './Event';
+import { Stream, STREAM_OPTIONS, type StreamOptions } from './Stream';
+import { Event, EVENT_OPTIONS, type EventOptions } from './Event';
 import { DeviceBuffer } from './DeviceBuffer';
-import { MemoryPool, type MemoryPoolOptions } from './MemoryPool';
+import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './MemoryPool';
 import { getAllocator } from './CachingAllocator';
 import { NvmlDevice, type GpuHealth } from './nvml';
 import { openOptionalArg } from './lifetime';
+import { checkOptions } from './options';
 
 const devices = new Map<number, Device>();
 
@@ -80,6 +81,7 @@ export class Device {
 
   /** A snapshot of utilization, temperature, power, clocks, memory, links, errors and processes (see GpuHealth). */
   health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    checkOptions('Device.health', options, { pcieThroughput: true });
     return this.nvml.health(options);
   }
 
@@ -139,12 +141,14 @@ export class Device {
 
   /** A new stream on this device. */
   createStream(options: StreamOptions = {}): Stream {
+    checkOptions('Device.createStream', options, STREAM_OPTIONS);
     this.makeCurrent();
     return Stream.create(this, options);
   }
 
   /** A new event on this device. */
   createEvent(options: EventOptions = {}): Event {
+    checkOptions('Device.createEvent', options, EVENT_OPTIONS);
     this.makeCurrent();
     return Event.create(this, options);
   }
@@ -154,6 +158,7 @@ export class Device {
    * `stream` is the stream the memory is used on: a caching allocator reuses it at once only there.
    */
   allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
+    checkOptions('Device.allocate', options, { stream: true });
     openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
     this.makeCurrent();
     const allocator = getAllocator();
@@ -165,6 +170,7 @@ export class Device {
    * `attachHost` starts it attached to the host rather than to all streams.
    */
   allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {
+    checkOptions('Device.allocateManaged', options, { attachHost: true });
     this.makeCurrent();
     return DeviceBuffer.allocateManaged(this, size, options.attachHost ?? false);
   }
@@ -176,6 +182,7 @@ export class Device {
 
   /** A new stream-ordered memory pool of this device's memory. */
   createMemoryPool(options: MemoryPoolOptions = {}): MemoryPool {
+    checkOptions('Device.createMemoryPool', options, MEMORY_POOL_OPTIONS);
     return MemoryPool.create(this, options);
   }
 }

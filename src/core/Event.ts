@@ -4,6 +4,7 @@ import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import type { OptionKeys } from './options';
 
 export interface EventOptions {
   /** Records timestamps for elapsedSince (on by default; off is cheaper). */
@@ -13,6 +14,9 @@ export interface EventOptions {
   /** Shareable with other processes through IpcEventHandle (cudaEventInterprocess; needs `timing: false`). */
   interprocess?: boolean;
 }
+
+/** The keys of EventOptions, for checkOptions. */
+export const EVENT_OPTIONS: OptionKeys<EventOptions> = { timing: true, blockingSync: true, interprocess: true };
 
 export class Event extends Resource {
   private constructor(

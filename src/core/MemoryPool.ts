@@ -7,6 +7,7 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import type { OptionKeys } from './options';
 
 export interface MemoryPoolOptions {
   /** Bytes the pool keeps reserved after a synchronize instead of giving them back (default 0). */
@@ -14,6 +15,9 @@ export interface MemoryPoolOptions {
   /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
   maxSize?: number;
 }
+
+/** The keys of MemoryPoolOptions, for checkOptions. */
+export const MEMORY_POOL_OPTIONS: OptionKeys<MemoryPoolOptions> = { releaseThreshold: true, maxSize: true };
 
 /** What a pool holds now and at most, in bytes. */
 export interface MemoryPoolStats {

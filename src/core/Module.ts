@@ -5,6 +5,7 @@ import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import { Kernel } from './Kernel';
+import { checkOptions } from './options';
 
 export interface ModuleOptions {
   /** Names to look kernels up by → the symbols they stand for (a Program's name expressions → lowered names). */
@@ -32,6 +33,7 @@ export class Module extends Resource {
 
   /** Loads device code: a file path, or the bytes of a cubin, a fatbin or PTX text. */
   static load(code: string | Uint8Array, options: ModuleOptions = {}): Module {
+    checkOptions('Module.load', options, { names: true });
     const names = options.names ?? {};
     if (typeof code === 'string') {
       if (!fs.existsSync(code)) throw new Error(`Module.load: no file ${code}`);

@@ -12,6 +12,7 @@ import { CompileError, NvrtcError, NvvmError, firstError } from './errors';
 import { Device } from './Device';
 import { Module } from './Module';
 import { ObjectCode } from './ObjectCode';
+import { checkOptions, type OptionKeys } from './options';
 
 export interface ProgramOptions {
   /** The source's file name in messages and `#line`s (default 'program.cu'). */
@@ -42,6 +43,11 @@ export interface ProgramOptions {
    */
   cache?: boolean | string;
 }
+
+/** The keys of ProgramOptions, for checkOptions. */
+export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
+  name: true, options: true, headers: true, nameExpressions: true, arch: true, target: true, language: true, libdevice: true, compiler: true, cache: true,
+};
 
 /** @internal What a compile (or a link) left: the code, the log, the lowered names. */
 export interface Compiled {
@@ -81,6 +87,7 @@ export class Program {
    * it from the disk cache; throws a CompileError with the log on failure.
    */
   static compile(source: string | Uint8Array, options: ProgramOptions = {}): Program {
+    checkOptions('Program.compile', options, PROGRAM_OPTIONS);
     const language = options.language ?? 'c++';
     if (language !== 'c++' && language !== 'nvvm') throw new RangeError(`Program.compile: option 'language' must be 'c++' or 'nvvm', got ${String(language)}`);
     if (language === 'nvvm') return compileNvvmProgram(source, options);
