@@ -13,7 +13,7 @@ import type { ParamType } from './signature';
 import { TextureObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
 import { TensorMapDescriptor } from './TensorMapDescriptor';
-import { checkOptions, type OptionKeys } from './options';
+import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
 export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
@@ -28,9 +28,6 @@ export interface LaunchConfig {
   /** The stream to queue the launch on (default: the legacy default stream). */
   stream?: Stream;
 }
-
-/** The keys of LaunchConfig, for checkOptions. */
-export const LAUNCH_CONFIG_KEYS: OptionKeys<LaunchConfig> = { grid: true, block: true, sharedMem: true, stream: true };
 
 /**
  * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a

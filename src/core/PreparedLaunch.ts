@@ -10,8 +10,7 @@ import { checkParamTypes, parseSignature, type ParamType } from './signature';
 import { cudart as library } from '../ffi/cudart-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
-import { checkOptions } from './options';
-import { LAUNCH_CONFIG_KEYS } from './Kernel';
+import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
