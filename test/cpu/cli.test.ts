@@ -149,7 +149,7 @@ describe('a CUDA call that fails mid-command (a fake libcudart whose cudaMallocH
     });`;
   const cli = (...argv: string[]) =>
     spawnSync(process.execPath, ['--import', 'tsx', '-e', script, '--', ...argv], {
-      cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 60_000,
+      cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_FAIL_MALLOC_HOST: '1' }, timeout: 60_000,
     });
 
   test('bandwidth: one line on stderr, no stack, exit 1, and the device buffers, events and stream allocated before it are freed', () => {
@@ -170,7 +170,7 @@ describe('a CUDA call that fails mid-command (a fake libcudart whose cudaMallocH
 
   test('the built bin prints the same one line: nothing reaches the terminal as a stack', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', '..', 'src', 'cli', 'main.ts'), 'bandwidth'], {
-      encoding: 'utf8', env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 60_000,
+      encoding: 'utf8', env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_FAIL_MALLOC_HOST: '1' }, timeout: 60_000,
     });
     expect([r.status, r.stderr]).toEqual([1, 'cuda-bindings bandwidth: cudaMallocHost failed: cudaErrorMemoryAllocation\n']);
   });
@@ -185,4 +185,43 @@ test.each([['info'], ['bandwidth'], ['latency']])('%s --help prints its usage an
 test('--help alone prints the commands', async () => {
   const r = await run('--help');
   expect([r.code, r.out.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help] [--version]']);
+});
+
+describe('--json has a stable shape on success: numbers as numbers, null where a value is absent (the fake, every call succeeding)', () => {
+  let dir = '';
+  let lib = '';
+  beforeAll(() => {
+    dir = fakeDir();
+    lib = buildFailingMallocHostCudart(dir);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const json = (...argv: string[]) => {
+    const script = `require('./src/cli/main').main(process.argv.slice(1)).then((code) => {
+      const count = require('koffi').load(process.env.CUDA_BINDINGS_CUDART).func('int fake_count(const char *)');
+      process.stderr.write(JSON.stringify({ code, malloc: count('cudaMalloc'), free: count('cudaFree'), mallocHost: count('cudaMallocHost'), freeHost: count('cudaFreeHost') }));
+    });`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script, '--', ...argv, '--json'], {
+      cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 120_000,
+      env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_NVML: path.join(dir, 'absent.so') },
+    });
+    return { out: JSON.parse(r.stdout), end: JSON.parse(r.stderr) };
+  };
+
+  test('bandwidth --json: every row has numbers, and what it allocated is freed', () => {
+    const { out, end } = json('bandwidth');
+    expect(end).toEqual({ code: 0, malloc: 2, free: 2, mallocHost: 1, freeHost: 1 });
+    expect(out.device).toBe(0);
+    expect(out.rows).toHaveLength(25);
+    for (const r of out.rows) expect([typeof r.bytes, typeof r.gbPerSecond, Number.isFinite(r.gbPerSecond)]).toEqual(['number', 'number', true]);
+  }, 120_000);
+
+  test('info --json without NVML: the same keys as ever, live null on each device and the reason in nvml.error', () => {
+    const { out, end } = json('info');
+    expect(end.code).toBe(0);
+    expect(Object.keys(out)).toEqual(['driverVersion', 'runtimeVersion', 'libraries', 'deviceCount', 'devices', 'nvml', 'error']);
+    expect([out.deviceCount, out.error, out.nvml.available, typeof out.nvml.error]).toEqual([1, null, false, 'string']);
+    const d = out.devices[0];
+    expect([d.name, d.live, typeof d.memoryTotalBytes, typeof d.clockMHz, d.peerAccess]).toEqual(['Fake GPU', null, 'number', 'number', []]);
+  }, 120_000);
 });

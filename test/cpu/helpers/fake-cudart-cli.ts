@@ -1,7 +1,7 @@
-// A fake libcudart for the CLI's failure paths, built with gcc at test time: one device, streams,
-// events and cudaMalloc that work, and a cudaMallocHost that fails with cudaErrorMemoryAllocation (2)
-// as a machine out of pinned memory does. fake_count(name) says how often a function was called, so a
-// test can check that every cudaMalloc was matched by a cudaFree.
+// A fake libcudart for the CLI, built with gcc at test time: one device whose calls succeed (copies
+// do nothing, an event pair measures 1.5 ms), and with FAKE_FAIL_MALLOC_HOST=1 a cudaMallocHost that
+// fails with cudaErrorMemoryAllocation (2), as a machine out of pinned memory does. fake_count(name)
+// says how often a function was called, so a test can check that every cudaMalloc met its cudaFree.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -28,8 +28,26 @@ int cudaEventDestroy(void *e) { COUNT; free(e); return 0; }
 static unsigned long long next_address = 0x700000000000ULL;
 int cudaMalloc(void **p, size_t n) { COUNT; *p = (void *)next_address; next_address += (n + 0xfff) & ~0xfffULL; return 0; }
 int cudaFree(void *p) { if (p) COUNT; return 0; }
-int cudaMallocHost(void **p, size_t n) { COUNT; *p = 0; return 2; }
-int cudaFreeHost(void *p) { if (p) COUNT; return 0; }
+int cudaMallocHost(void **p, size_t n) { COUNT; if (getenv("FAKE_FAIL_MALLOC_HOST")) { *p = 0; return 2; } *p = malloc(n); return 0; }
+int cudaFreeHost(void *p) { if (p) { COUNT; free(p); } return 0; }
+int cudaMemcpy(void *d, const void *s, size_t n, int k) { return 0; }
+int cudaMemcpyAsync(void *d, const void *s, size_t n, int k, void *st) { return 0; }
+int cudaStreamSynchronize(void *s) { return 0; }
+int cudaStreamQuery(void *s) { return 0; }
+int cudaEventRecord(void *e, void *s) { return 0; }
+int cudaEventQuery(void *e) { return 0; }
+int cudaEventSynchronize(void *e) { return 0; }
+int cudaEventElapsedTime(float *ms, void *a, void *b) { *ms = 1.5f; return 0; }
+int cudaGetDevice(int *d) { *d = 0; return 0; }
+int cudaPeekAtLastError(void) { return 0; }
+int cudaGetLastError(void) { return 0; }
+int cudaGetDeviceProperties(void *p, int d) { memset(p, 0, 1008); strcpy((char *)p, "Fake GPU"); return 0; }
+int cudaDeviceGetAttribute(int *v, int a, int d) { *v = 1000; return 0; }
+int cudaMemGetInfo(size_t *f, size_t *t) { *f = 1 << 30; *t = 2u << 30; return 0; }
+int cudaDeviceCanAccessPeer(int *c, int d, int p) { *c = 0; return 0; }
+int cudaDeviceGetPCIBusId(char *b, int n, int d) { strncpy(b, "0000:01:00.0", n); return 0; }
+int cudaMallocAsync(void **p, size_t n, void *s) { *p = (void *)0x1000; return 0; }
+int cudaFreeAsync(void *p, void *s) { return 0; }
 `;
 
 /** Builds the fake into `dir`; returns its path. */
