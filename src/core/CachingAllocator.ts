@@ -13,6 +13,7 @@ import { openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
+import { checkOptions, type OptionKeys } from './options';
 
 /** Where an allocator's block is for: a device, and the stream whose order it is used in. */
 export interface AllocateOptions {
@@ -36,6 +37,8 @@ export interface CachingAllocatorOptions {
   /** The most the allocator may hold from the device, used and cached, in bytes (absent: no limit). */
   limit?: number;
 }
+
+const CACHING_ALLOCATOR_OPTIONS: OptionKeys<CachingAllocatorOptions> = { limit: true };
 
 /** Blocks are rounded up to a multiple of this many bytes, as CuPy does. */
 const UNIT = 512;
@@ -95,6 +98,7 @@ export class CachingAllocator implements Allocator {
 
   /** An empty cache; `options.limit` caps what it may hold per device, in bytes. */
   constructor(options: CachingAllocatorOptions = {}) {
+    checkOptions('new CachingAllocator', options, CACHING_ALLOCATOR_OPTIONS);
     this.limitBytes = Infinity;
     if (options.limit !== undefined) this.limit = options.limit;
   }
@@ -105,6 +109,7 @@ export class CachingAllocator implements Allocator {
    */
   allocate(size: number, options: AllocateOptions): DeviceBuffer {
     checkSize(size, 'CachingAllocator.allocate');
+    checkOptions('CachingAllocator.allocate', options, { device: true, stream: true });
     const device = options?.device;
     if (!device || typeof device.ordinal !== 'number') throw new TypeError(`CachingAllocator.allocate: parameter 'options.device' must be a Device, got ${String(device)}`);
     const stream = options.stream;

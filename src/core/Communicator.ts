@@ -9,6 +9,7 @@ import { Resource } from './lifetime';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import type { Stream } from './Stream';
+import { checkOptions, type OptionKeys } from './options';
 
 
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
@@ -134,6 +135,14 @@ export interface RootOptions extends CollectiveOptions {
   root?: number;
 }
 
+const COLLECTIVE_OPTIONS: OptionKeys<CollectiveOptions> = { count: true, stream: true };
+const REDUCE_OPTIONS: OptionKeys<ReduceOptions> = { count: true, stream: true, op: true };
+const ROOT_OPTIONS: OptionKeys<RootOptions> = { count: true, stream: true, root: true };
+const REDUCE_ROOT_OPTIONS: OptionKeys<ReduceOptions & RootOptions> = { count: true, stream: true, op: true, root: true };
+const CONFIG_OPTIONS: OptionKeys<CommunicatorConfig> = {
+  blocking: true, splitShare: true, collnetEnable: true, cgaClusterSize: true, minCTAs: true, maxCTAs: true, trafficClass: true, CTAPolicy: true, nvlsCTAs: true, netName: true, commName: true,
+};
+
 /** A buffer that belongs to one rank: DeviceBuffer (or a view of one). */
 type Buf = DeviceBuffer;
 
@@ -190,6 +199,7 @@ export class Communicator extends Resource {
    */
   static init(o: CommunicatorInit): Communicator {
     if (typeof o !== 'object' || o === null) throw new TypeError(`Communicator.init: parameter 'options' must be an object with rank, nranks and id, got ${o === null ? 'null' : typeof o}`);
+    checkOptions('Communicator.init', o, { rank: true, nranks: true, id: true, device: true, config: true });
     const { rank, nranks } = o;
     if (!Number.isInteger(nranks) || nranks < 1 || nranks > 2 ** 31 - 1) throw new RangeError(`Communicator.init: parameter 'nranks' must be a positive integer, got ${nranks}`);
     if (!Number.isInteger(rank) || rank < 0 || rank >= nranks) throw new RangeError(`Communicator.init: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
@@ -281,6 +291,7 @@ export class Communicator extends Resource {
    * abort() it).
    */
   async ready(options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<this> {
+    checkOptions('Communicator.ready', options, { timeoutMs: true, intervalMs: true });
     const timeoutMs = options.timeoutMs ?? Infinity;
     const interval = options.intervalMs ?? 1;
     if (!(timeoutMs >= 0)) throw new RangeError(`Communicator.ready: parameter 'timeoutMs' must be a non-negative number, got ${timeoutMs}`);
@@ -313,6 +324,7 @@ export class Communicator extends Resource {
   /** Sums (or `op`s) `count` elements of `send` over every rank into `recv` on every rank. */
   allReduce(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'allReduce';
+    checkOptions(`Communicator.${f}`, options, REDUCE_OPTIONS);
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', 1]]);
     this.run(f, 'ncclAllReduce', nccl.ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
@@ -320,6 +332,7 @@ export class Communicator extends Resource {
   /** Copies `count` elements of `send` on `root` into `recv` on every rank (`send` is read on root only; elsewhere it may be null). */
   broadcast(send: Buf | null, recv: Buf, dtype: NcclDtype, options: RootOptions = {}): void {
     const f = 'broadcast';
+    checkOptions(`Communicator.${f}`, options, ROOT_OPTIONS);
     const root = this.root(f, options.root);
     const bufs: [Buf, string, number][] = this.rank === root ? [[send as Buf, 'send', 1], [recv, 'recv', 1]] : [[recv, 'recv', 1]];
     const { type, count, stream } = this.prepare(f, dtype, options, bufs);
@@ -329,6 +342,7 @@ export class Communicator extends Resource {
   /** Reduces `count` elements of `send` over every rank into `recv` on `root` (`recv` may be null elsewhere). */
   reduce(send: Buf, recv: Buf | null, dtype: NcclDtype, options: ReduceOptions & RootOptions = {}): void {
     const f = 'reduce';
+    checkOptions(`Communicator.${f}`, options, REDUCE_ROOT_OPTIONS);
     const root = this.root(f, options.root);
     const bufs: [Buf, string, number][] = [[send, 'send', 1]];
     if (this.rank === root || recv !== null) bufs.push([recv as Buf, 'recv', 1]);
@@ -339,6 +353,7 @@ export class Communicator extends Resource {
   /** Gathers `count` elements of `send` from every rank into `recv` (size × count), in rank order. */
   allGather(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'allGather';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', this.size]]);
     this.run(f, 'ncclAllGather', nccl.ncclAllGather(send.ptr, recv.ptr, count, type, this.handle, stream));
   }
@@ -346,6 +361,7 @@ export class Communicator extends Resource {
   /** Reduces `send` (size × count) over every rank; rank i gets block i (`count` elements) in `recv`. */
   reduceScatter(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'reduceScatter';
+    checkOptions(`Communicator.${f}`, options, REDUCE_OPTIONS);
     const { type, count, stream } = this.prepare(f, dtype, options, [[recv, 'recv', 1], [send, 'send', this.size]]);
     this.run(f, 'ncclReduceScatter', nccl.ncclReduceScatter(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
@@ -353,6 +369,7 @@ export class Communicator extends Resource {
   /** Sends block j (`count` elements) of `send` to rank j, which receives it as block i of `recv` (both size × count). */
   allToAll(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'allToAll';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     const n = this.size;
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', n], [recv, 'recv', n]]);
     this.run(f, 'ncclAlltoAll', nccl.ncclAlltoAll(send.ptr, recv.ptr, count, type, this.handle, stream));
@@ -361,6 +378,7 @@ export class Communicator extends Resource {
   /** Sends `count` elements of `buf` to rank `peer` (which must post a matching recv; group them). */
   send(buf: Buf, peer: number, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'send';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     this.peer(f, peer);
     const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
     this.run(f, 'ncclSend', nccl.ncclSend(buf.ptr, count, type, peer, this.handle, stream));
@@ -369,6 +387,7 @@ export class Communicator extends Resource {
   /** Receives `count` elements from rank `peer` into `buf`. */
   recv(buf: Buf, peer: number, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'recv';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     this.peer(f, peer);
     const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
     this.run(f, 'ncclRecv', nccl.ncclRecv(buf.ptr, count, type, peer, this.handle, stream));
@@ -482,11 +501,7 @@ function makeConfig(o: CommunicatorConfig | undefined, fn: string): ncclConfig_t
     // The struct keeps the bytes alive as long as it lives; NCCL copies them during the call.
     c[k] = Buffer.from(`${v}\0`);
   };
-  for (const k of Object.keys(o)) {
-    if (!['blocking', 'splitShare', 'collnetEnable', 'cgaClusterSize', 'minCTAs', 'maxCTAs', 'trafficClass', 'CTAPolicy', 'nvlsCTAs', 'netName', 'commName'].includes(k)) {
-      throw new TypeError(`${fn}: config has no option '${k}'`);
-    }
-  }
+  checkOptions(fn, o, CONFIG_OPTIONS, 'config');
   bool('blocking');
   bool('splitShare');
   bool('collnetEnable');

@@ -6,6 +6,7 @@ import { Device } from './Device';
 import { driverError } from './errors';
 import { driverGet, driverOk } from './driver-check';
 import { Resource } from './lifetime';
+import { checkOptions } from './options';
 
 /** How a thread waits for the device: let CUDA choose, spin, yield, or block. */
 export type ContextScheduling = 'auto' | 'spin' | 'yield' | 'blockingSync';
@@ -114,7 +115,7 @@ export class Context extends Resource {
    */
   static create(device: Device, options: ContextOptions = {}): Context {
     if (!(device instanceof Device)) throw new TypeError(`Context.create: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`Context.create: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('Context.create', options, { scheduling: true, lmemResizeToMax: true });
     const sched = SCHEDULING[options.scheduling ?? 'auto'];
     if (sched === undefined) throw new RangeError(`Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got ${String(options.scheduling)}`);
     init('Context.create');

@@ -4,7 +4,9 @@ import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import { Device } from './Device';
-import { DeviceBuffer, type HostData, type CopyOptions } from './DeviceBuffer';
+import { DeviceBuffer, COPY_OPTIONS, type HostData, type CopyOptions } from './DeviceBuffer';
+import { checkOptions, type OptionKeys } from './options';
+import { openOptionalArg } from './lifetime';
 import { ChannelFormatDescriptor } from './ChannelFormatDescriptor';
 import { describe } from './debug-dot';
 
@@ -27,6 +29,8 @@ export interface CudaArrayOptions {
   /** Can be read with tex2Dgather (cudaArrayTextureGather; 2D only). */
   textureGather?: boolean;
 }
+
+const CUDA_ARRAY_OPTIONS: OptionKeys<CudaArrayOptions> = { format: true, width: true, height: true, depth: true, layers: true, cubemap: true, surface: true, textureGather: true };
 
 function count(v: unknown, p: string, min: number): number {
   if (v === undefined) return 0;
@@ -75,6 +79,7 @@ export class CudaArray extends Resource {
   /** A new array on `device` (default: the current one). */
   static create(options: CudaArrayOptions, device: Device = Device.current()): CudaArray {
     if (options === null || typeof options !== 'object') throw new TypeError(`CudaArray.create: parameter 'options' must be { format, width, height?, depth?, layers?, cubemap?, surface? }, got ${describe(options)}`);
+    checkOptions('CudaArray.create', options, CUDA_ARRAY_OPTIONS);
     if (!(options.format instanceof ChannelFormatDescriptor)) throw new TypeError(`CudaArray.create: option 'format' must be a ChannelFormatDescriptor, got ${describe(options.format)}`);
     if (!(device instanceof Device)) throw new TypeError(`CudaArray.create: parameter 'device' must be a Device, got ${describe(device)}`);
     const width = count(options.width, 'width', 1);
@@ -120,6 +125,7 @@ export class CudaArray extends Resource {
   /** Copies packed, row-major elements (every layer or face in order) from host memory or a DeviceBuffer into the whole array. */
   copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
     this.live('copyFrom');
+    checkOptions('CudaArray.copyFrom', options, COPY_OPTIONS);
     this.copy(src, 'src', true, options);
     return this;
   }
@@ -127,6 +133,7 @@ export class CudaArray extends Resource {
   /** Copies the whole array, packed and row-major, into host memory or a DeviceBuffer; returns `dst`. */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
     this.live('copyTo');
+    checkOptions('CudaArray.copyTo', options, COPY_OPTIONS);
     this.copy(dst, 'dst', false, options);
     return dst;
   }
@@ -144,7 +151,7 @@ export class CudaArray extends Resource {
     } else {
       throw new TypeError(`CudaArray.${what}: parameter '${p}' must be a TypedArray, Buffer, DataView, ArrayBuffer or DeviceBuffer, got ${describe(other)}`);
     }
-    if (o.stream?.isClosed) throw new Error(`CudaArray.${what}: option 'stream' is a Stream that was closed`);
+    openOptionalArg(o.stream, 'Stream', `CudaArray.${what}`, 'options.stream');
     const rowBytes = this.width * this.format.bytesPerElement;
     const ptr = { ptr: mem, pitch: rowBytes, xsize: this.width, ysize: Math.max(this.height, 1) };
     const params = new cudart.cudaMemcpy3DParms({

@@ -1,5 +1,6 @@
 // CuPy's DebugPrintHook: one JSON line per hook call.
 import { MemoryHook, type MemoryEvent, type MemoryHookOptions, type MemoryHookPhase } from './MemoryHook';
+import { checkOptions } from './options';
 
 /** Where and what a {@link DebugPrintHook} prints. */
 export interface DebugPrintHookOptions extends MemoryHookOptions {
@@ -28,7 +29,7 @@ export class DebugPrintHook extends MemoryHook {
 
   /** Makes the hook and installs it (unless `install: false`); throws TypeError when `options` or `write` has the wrong type. */
   constructor(options: DebugPrintHookOptions = {}) {
-    if (options === null || typeof options !== 'object') throw new TypeError(`DebugPrintHook: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('new DebugPrintHook', options, { install: true, write: true, pre: true });
     if (options.write !== undefined && typeof options.write !== 'function') throw new TypeError(`DebugPrintHook: option 'write' must be a function, got ${String(options.write)}`);
     super({ install: false });
     this.write = options.write ?? ((line) => void process.stdout.write(line));

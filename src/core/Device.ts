@@ -2,13 +2,14 @@
 import * as cudart from '../runtime';
 import * as cuda from '../driver';
 import { check, driverError } from './errors';
-import { Stream, type StreamOptions } from './Stream';
-import { Event, type EventOptions } from './Event';
+import { Stream, STREAM_OPTIONS, type StreamOptions } from './Stream';
+import { Event, EVENT_OPTIONS, type EventOptions } from './Event';
 import { DeviceBuffer } from './DeviceBuffer';
-import { MemoryPool, type MemoryPoolOptions } from './MemoryPool';
+import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './MemoryPool';
 import { getAllocator } from './CachingAllocator';
 import { NvmlDevice, type GpuHealth } from './nvml';
 import { openOptionalArg } from './lifetime';
+import { checkOptions } from './options';
 
 const devices = new Map<number, Device>();
 
@@ -113,6 +114,7 @@ export class Device {
    * Throws NvmlError when NVML cannot be loaded or the device is not found there.
    */
   health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    checkOptions('Device.health', options, { pcieThroughput: true });
     return this.nvml.health(options);
   }
 
@@ -179,12 +181,14 @@ export class Device {
 
   /** A new stream on this device (cudaStreamCreateWithPriority); close it, or let `using` do so, when done. */
   createStream(options: StreamOptions = {}): Stream {
+    checkOptions('Device.createStream', options, STREAM_OPTIONS);
     this.makeCurrent();
     return Stream.create(this, options);
   }
 
   /** A new event on this device (cudaEventCreateWithFlags); by default it records timing. Close it when done. */
   createEvent(options: EventOptions = {}): Event {
+    checkOptions('Device.createEvent', options, EVENT_OPTIONS);
     this.makeCurrent();
     return Event.create(this, options);
   }
@@ -196,6 +200,7 @@ export class Device {
    * (`cudaErrorMemoryAllocation`) when the device is out of memory, TypeError for a closed stream.
    */
   allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
+    checkOptions('Device.allocate', options, { stream: true });
     openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
     this.makeCurrent();
     const allocator = getAllocator();
@@ -208,6 +213,7 @@ export class Device {
    * the buffer to free it.
    */
   allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {
+    checkOptions('Device.allocateManaged', options, { attachHost: true });
     this.makeCurrent();
     return DeviceBuffer.allocateManaged(this, size, options.attachHost ?? false);
   }
@@ -219,6 +225,7 @@ export class Device {
 
   /** A new stream-ordered memory pool of this device's memory (cudaMemPoolCreate); closing it destroys the pool. */
   createMemoryPool(options: MemoryPoolOptions = {}): MemoryPool {
+    checkOptions('Device.createMemoryPool', options, MEMORY_POOL_OPTIONS);
     return MemoryPool.create(this, options);
   }
 }

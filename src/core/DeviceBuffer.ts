@@ -6,6 +6,7 @@ import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { checkOptions, type OptionKeys } from './options';
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -15,6 +16,9 @@ export interface CopyOptions {
   /** Queue the copy on this stream and return at once (the host memory must stay untouched until it is done). */
   stream?: Stream;
 }
+
+/** The keys of CopyOptions, for checkOptions. */
+export const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
 
 const D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
@@ -139,7 +143,9 @@ export class DeviceBuffer extends Resource {
    */
   copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
     this.alive('copyFrom');
+    checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
     if (src instanceof DeviceBuffer) openArg(src, 'DeviceBuffer', 'DeviceBuffer.copyFrom', 'src');
+    else hostOrDevice(src, 'copyFrom', 'src');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyFrom', 'options.stream');
     const n = src instanceof DeviceBuffer ? src.size : src.byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`);
@@ -155,7 +161,9 @@ export class DeviceBuffer extends Resource {
    */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
     this.alive('copyTo');
+    checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
     if (dst instanceof DeviceBuffer) openArg(dst, 'DeviceBuffer', 'DeviceBuffer.copyTo', 'dst');
+    else hostOrDevice(dst, 'copyTo', 'dst');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyTo', 'options.stream');
     const n = dst instanceof DeviceBuffer ? dst.size : (dst as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
@@ -203,6 +211,7 @@ export class DeviceBuffer extends Resource {
    */
   fill(value: number, options: CopyOptions = {}): this {
     this.alive('fill');
+    checkOptions('DeviceBuffer.fill', options, COPY_OPTIONS);
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
     if (!Number.isInteger(value) || value < 0 || value > 255) throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
     if (options.stream) check(cudart.cudaMemsetAsync(this.address, value, this.size, options.stream.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
@@ -249,6 +258,14 @@ async function inPieces(n: number, copy: (at: number, len: number) => Promise<[c
 function hostBytes(v: HostData, what: string, p: string): number {
   if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${Object.prototype.toString.call(v)}`);
   return v.byteLength;
+}
+
+/** Throws a TypeError naming DeviceBuffer.`what` unless `v` is host memory (a DeviceBuffer was handled before). */
+function hostOrDevice(v: unknown, what: string, p: string): void {
+  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) {
+    const got = v === null ? 'null' : Array.isArray(v) ? 'an Array (copy it into a TypedArray first, e.g. new Float32Array(array))' : typeof v === 'object' ? `a ${v.constructor?.name ?? 'object'}` : `${typeof v} ${String(v)}`;
+    throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got ${got}`);
+  }
 }
 
 /** Bytes [at, at + len) of host memory, as a view (no copy). */

@@ -8,6 +8,7 @@ import type { Kernel } from './Kernel';
 import type { Module } from './Module';
 import type { Stream } from './Stream';
 import { openOptionalArg } from './lifetime';
+import { checkOptions } from './options';
 
 /** Options of an {@link ElementwiseKernel}: compile-time ones at construction, `stream` at call. */
 export interface ElementwiseOptions {
@@ -86,6 +87,7 @@ export class ElementwiseKernel {
     readonly name = 'elementwise',
     private readonly options: Omit<ElementwiseOptions, 'stream'> = {},
   ) {
+    checkOptions('new ElementwiseKernel', options, { preamble: true, options: true });
     this.params = [...parseParams(inputs, false), ...parseParams(outputs, true)];
     if (this.params.length === 0) throw new RangeError('ElementwiseKernel: it needs at least one parameter');
     if (!this.params.some((p) => p.out)) throw new RangeError('ElementwiseKernel: it needs at least one output parameter');
@@ -141,6 +143,8 @@ export class ElementwiseKernel {
         return 's';
       })
       .join('');
+    // The preamble and compiler options belong to the constructor: a call takes only its stream.
+    checkOptions<Pick<ElementwiseOptions, 'stream'>>(`ElementwiseKernel(${this.name}).call`, opts, { stream: true });
     openOptionalArg(opts.stream, 'Stream', `ElementwiseKernel(${this.name}).call`, 'options.stream');
     if (n === 0) return;
     const { kernel } = this.compiled(shape, device!);

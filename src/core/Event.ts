@@ -4,6 +4,7 @@ import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import type { OptionKeys } from './options';
 
 /** How {@link Device.createEvent} makes an event. */
 export interface EventOptions {
@@ -14,6 +15,9 @@ export interface EventOptions {
   /** Shareable with other processes through IpcEventHandle (cudaEventInterprocess; needs `timing: false`). */
   interprocess?: boolean;
 }
+
+/** The keys of EventOptions, for checkOptions. */
+export const EVENT_OPTIONS: OptionKeys<EventOptions> = { timing: true, blockingSync: true, interprocess: true };
 
 /**
  * A CUDA event: a marker recorded in a stream, to wait for (from the host or from another stream)

@@ -7,6 +7,7 @@ import { launchHostFns, retainHostFns, releaseHostFns } from '../ffi/host-callba
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { debugDot } from './debug-dot';
+import { checkOptions } from './options';
 
 /**
  * A CUDA graph recorded by {@link Stream.capture} (or {@link GraphBuilder}'s graph): work recorded
@@ -56,6 +57,7 @@ export class Graph extends Resource {
 
   /** Writes the graph as Graphviz DOT to `path` (with every node's parameters when `verbose`). */
   debugDot(path: string, options: { verbose?: boolean } = {}): void {
+    checkOptions('Graph.debugDot', options, { verbose: true });
     this.live('debugDot');
     debugDot(this.handle, path, options, 'Graph.debugDot');
   }

@@ -5,9 +5,10 @@ import type { Device } from './Device';
 import { Context } from './Context';
 import { driverGet } from './driver-check';
 import { Resource } from './lifetime';
-import { Stream, type StreamOptions } from './Stream';
+import { Stream, STREAM_OPTIONS, type StreamOptions } from './Stream';
 import type { SMResource } from './SMResource';
 import type { cudaStream_t } from '../runtime';
+import { checkOptions } from './options';
 
 /**
  * A green context: a context restricted to groups of a device's SMs (made by
@@ -46,8 +47,8 @@ export class GreenContext extends Resource {
 
   /** A stream whose work runs on this context's SMs only (cuGreenCtxStreamCreate); it keeps the context alive. */
   createStream(options: StreamOptions = {}): Stream {
+    checkOptions('GreenContext.createStream', options, STREAM_OPTIONS);
     this.live('createStream');
-    if (options === null || typeof options !== 'object') throw new TypeError(`GreenContext.createStream: parameter 'options' must be an object, got ${String(options)}`);
     const priority = options.priority ?? 0;
     if (!Number.isInteger(priority)) throw new RangeError(`GreenContext.createStream: option 'priority' must be an integer, got ${priority}`);
     // Green context streams must be non-blocking (CU_STREAM_NON_BLOCKING).

@@ -6,6 +6,7 @@ import * as cudart from '../runtime';
 import { check } from './errors';
 import { release } from './lifetime';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { checkOptions, type OptionKeys } from './options';
 
 /** The cudaHostAlloc flags of a {@link HostBuffer} (all off by default). */
 export interface HostBufferOptions {
@@ -16,6 +17,12 @@ export interface HostBufferOptions {
   /** Write-combined: fast for the device to read, slow for the CPU to read. */
   writeCombined?: boolean;
 }
+
+/** The keys of HostBufferOptions, for checkOptions. */
+export const HOST_BUFFER_OPTIONS: OptionKeys<HostBufferOptions> = { mapped: true, portable: true, writeCombined: true };
+
+/** The constructor every TypedArray class extends (%TypedArray%). */
+const TypedArray = Object.getPrototypeOf(Uint8Array) as new (b: ArrayBuffer) => ArrayBufferView;
 
 const freeWhenUnreachable = new FinalizationRegistry<bigint>((p) => release(() => void cudart.cudaFreeHost(p)));
 
@@ -87,6 +94,7 @@ export class HostBuffer {
    */
   constructor(size: number, options: HostBufferOptions = {}) {
     if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`HostBuffer: parameter 'size' must be a positive integer, got ${size}`);
+    checkOptions('new HostBuffer', options, HOST_BUFFER_OPTIONS);
     if (pinnedAllocator && !adopting) {
       // A constructor may return another object: the pool's block, a HostBuffer too.
       return pinnedAllocator.allocate(size, options);
@@ -141,6 +149,10 @@ export class HostBuffer {
    */
   as<T extends ArrayBufferView>(kind: new (b: ArrayBuffer) => T): T {
     if (!this.view) throw new Error('HostBuffer.as: the HostBuffer was closed');
+    const isView = typeof kind === 'function' && (kind === (DataView as unknown) || kind.prototype instanceof TypedArray);
+    if (!isView) throw new TypeError(`HostBuffer.as: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …) or DataView, got ${typeof kind === 'function' ? kind.name || 'an anonymous function' : String(kind)}`);
+    const element = (kind as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+    if (this.size % element !== 0) throw new RangeError(`HostBuffer.as: the buffer's ${this.size} bytes are not a whole number of ${kind.name} elements (${element} bytes each)`);
     return new kind(this.view);
   }
 

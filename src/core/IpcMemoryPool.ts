@@ -9,6 +9,7 @@ import { Device } from './Device';
 import { Stream } from './Stream';
 import { IpcBufferDescriptor } from './IpcBufferDescriptor';
 import { allocateFromPool } from './MemoryPool';
+import { checkOptions } from './options';
 
 /** How {@link IpcMemoryPool.create} makes a shareable pool. */
 export interface IpcMemoryPoolOptions {
@@ -53,7 +54,7 @@ export class IpcMemoryPool extends Resource {
   /** A new pool of `device`'s memory that can be shared (cudaMemPoolCreate with POSIX file descriptor handles). */
   static create(device: Device, options: IpcMemoryPoolOptions = {}): IpcMemoryPool {
     if (!(device instanceof Device)) throw new TypeError(`IpcMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`IpcMemoryPool.create: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('IpcMemoryPool.create', options, { maxSize: true });
     if (options.maxSize !== undefined) checkSize(options.maxSize, 'IpcMemoryPool.create (options.maxSize)');
     const props = new cudart.cudaMemPoolProps({
       allocType: cudart.cudaMemAllocationType.cudaMemAllocationTypePinned,

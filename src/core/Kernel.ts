@@ -13,6 +13,7 @@ import type { ParamType } from './signature';
 import { TextureObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
 import { TensorMapDescriptor } from './TensorMapDescriptor';
+import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
 export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
@@ -139,6 +140,7 @@ export class Kernel {
     // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
     if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
     if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    checkOptions(`Kernel.launch(${this.name})`, config, LAUNCH_CONFIG_KEYS, 'config');
     if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);

@@ -1,6 +1,7 @@
 // CuPy's LineProfileHook, for JavaScript: bytes requested, summed by the call site that asked.
 import * as path from 'node:path';
 import { MemoryHook, type MemoryEvent, type MemoryHookOptions } from './MemoryHook';
+import { checkOptions } from './options';
 
 /** One call site's total. */
 export interface LineProfileRow {
@@ -26,6 +27,7 @@ export class LineProfileHook extends MemoryHook {
 
   /** Makes the profiler and installs it (unless `install: false`); the table starts empty. */
   constructor(options: MemoryHookOptions = {}) {
+    checkOptions('new LineProfileHook', options, { install: true });
     super(options);
   }
 

@@ -10,6 +10,7 @@ import { Device } from './Device';
 import { LinkError, driverError } from './errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
 import { cacheDir, readCache, writeCache } from './Program';
+import { checkOptions, type OptionKeys } from './options';
 
 /** How a {@link Linker} links (all optional). */
 export interface LinkerOptions {
@@ -113,7 +114,7 @@ export class Linker {
       if (!(o instanceof ObjectCode)) throw new TypeError(`new Linker: argument ${i} must be an ObjectCode, got ${Object.prototype.toString.call(o)}`);
     });
     if (objects.length === 0) throw new TypeError('new Linker: nothing to link; pass one ObjectCode or more');
-    checkOptions(options);
+    checkLinkerOptions(options);
     this.objects = objects as ObjectCode[];
     this.options = { ...options };
   }
@@ -257,8 +258,9 @@ function driverKey(o: LinkerOptions): string {
   return JSON.stringify(Object.entries(driverOptions(o, '')).map(([k, v]) => [k, String(v)]));
 }
 
-function checkOptions(o: LinkerOptions): void {
-  for (const k of Object.keys(o)) if (!KNOWN.has(k)) throw new RangeError(`new Linker: unknown option '${k}'; the options are ${[...KNOWN].join(', ')}`);
+/** Throws unless `o` holds only LinkerOptions, each of its type and range. */
+function checkLinkerOptions(o: LinkerOptions): void {
+  checkOptions('new Linker', o, Object.fromEntries([...KNOWN].map((k) => [k, true])) as OptionKeys<LinkerOptions>);
   for (const k of BOOLEANS) if (o[k] !== undefined && typeof o[k] !== 'boolean') throw new TypeError(`new Linker: option '${k}' must be a boolean, got ${String(o[k])}`);
   if (o.maxRegisters !== undefined && !(Number.isInteger(o.maxRegisters) && o.maxRegisters > 0 && o.maxRegisters <= 255)) throw new RangeError(`new Linker: option 'maxRegisters' must be an integer from 1 to 255, got ${String(o.maxRegisters)}`);
   if (o.optimization !== undefined && !(Number.isInteger(o.optimization) && o.optimization >= 0 && o.optimization <= 3)) throw new RangeError(`new Linker: option 'optimization' must be 0, 1, 2 or 3, got ${String(o.optimization)}`);

@@ -8,6 +8,7 @@ import { type DeviceBuffer, checkSize, type MemoryLocation } from './DeviceBuffe
 import { Device } from './Device';
 import { Stream } from './Stream';
 import { allocateFromPool } from './MemoryPool';
+import { checkOptions } from './options';
 
 /** How {@link ManagedMemoryPool.create} makes a pool. */
 export interface ManagedMemoryPoolOptions {
@@ -48,7 +49,7 @@ export class ManagedMemoryPool extends Resource {
    */
   static create(device: Device, options: ManagedMemoryPoolOptions = {}): ManagedMemoryPool {
     if (!(device instanceof Device)) throw new TypeError(`ManagedMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`ManagedMemoryPool.create: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('ManagedMemoryPool.create', options, { preferredLocation: true, releaseThreshold: true });
     const where = options.preferredLocation ?? device;
     if (where !== 'host' && !(where instanceof Device)) throw new TypeError(`ManagedMemoryPool.create: option 'preferredLocation' must be a Device or 'host', got ${String(where)}`);
     if (options.releaseThreshold !== undefined) checkSize(options.releaseThreshold, 'ManagedMemoryPool.create (options.releaseThreshold)');

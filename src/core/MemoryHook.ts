@@ -39,6 +39,7 @@ export abstract class MemoryHook {
   /** A short name for messages. */
   readonly name: string = this.constructor.name;
 
+  // Unknown keys are not refused here: a subclass may pass its own options through (core's hooks check theirs).
   /** Makes the hook and installs it unless `options.install` is false; throws TypeError when `options` is not an object. */
   constructor(options: MemoryHookOptions = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError(`${this.constructor.name}: parameter 'options' must be an object, got ${String(options)}`);

@@ -7,6 +7,7 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import type { OptionKeys } from './options';
 
 /** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
 export interface MemoryPoolOptions {
@@ -15,6 +16,9 @@ export interface MemoryPoolOptions {
   /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
   maxSize?: number;
 }
+
+/** The keys of MemoryPoolOptions, for checkOptions. */
+export const MEMORY_POOL_OPTIONS: OptionKeys<MemoryPoolOptions> = { releaseThreshold: true, maxSize: true };
 
 /** What a pool holds now and at most, in bytes. */
 export interface MemoryPoolStats {

@@ -5,6 +5,7 @@ import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import { Kernel } from './Kernel';
+import { checkOptions } from './options';
 
 /** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
@@ -54,6 +55,7 @@ export class Module extends Resource {
    * other input, CudaError when the driver rejects the code.
    */
   static load(code: string | Uint8Array, options: ModuleOptions = {}): Module {
+    checkOptions('Module.load', options, { names: true });
     const names = options.names ?? {};
     if (typeof code === 'string') {
       if (!fs.existsSync(code)) throw new Error(`Module.load: no file ${code}`);

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as nvfatbin from '../nvfatbin';
 import { Device } from './Device';
 import { Module, type ModuleOptions } from './Module';
+import { checkOptions, type OptionKeys } from './options';
 
 /** What an ObjectCode holds. */
 export type CodeKind = 'cubin' | 'ptx' | 'ltoir' | 'fatbin' | 'object' | 'library';
@@ -31,6 +32,8 @@ export interface ObjectCodeOptions {
   /** Names to look kernels up by → their symbols, for `load()` (a Program's name expressions). */
   names?: Readonly<Record<string, string>>;
 }
+
+const OBJECT_CODE_OPTIONS: OptionKeys<ObjectCodeOptions> = { name: true, arch: true, names: true };
 
 /** How {@link ObjectCode.fatbin} bundles code. */
 export interface FatbinOptions {
@@ -76,6 +79,7 @@ export class ObjectCode {
 
   /** Wraps bytes; `kind` may be left out for a cubin, a fatbin, LTO-IR, an archive or PTX text, which are recognised. */
   static fromBytes(code: Uint8Array | string, kind?: CodeKind, options: ObjectCodeOptions = {}): ObjectCode {
+    checkOptions('ObjectCode.fromBytes', options, OBJECT_CODE_OPTIONS);
     const bytes = typeof code === 'string' ? new TextEncoder().encode(code) : code;
     if (!(bytes instanceof Uint8Array)) throw new TypeError(`ObjectCode.fromBytes: parameter 'code' must be a Uint8Array or PTX text, got ${Object.prototype.toString.call(code)}`);
     if (bytes.length === 0) throw new RangeError("ObjectCode.fromBytes: parameter 'code' is empty");
@@ -87,6 +91,7 @@ export class ObjectCode {
 
   /** Reads a file; the kind comes from its ending (.cubin, .ptx, .ltoir, .fatbin, .o, .a) unless given. */
   static fromFile(file: string, kind?: CodeKind, options: ObjectCodeOptions = {}): ObjectCode {
+    checkOptions('ObjectCode.fromFile', options, OBJECT_CODE_OPTIONS);
     if (typeof file !== 'string') throw new TypeError(`ObjectCode.fromFile: parameter 'file' must be a path, got ${String(file)}`);
     if (!fs.existsSync(file)) throw new Error(`ObjectCode.fromFile: no file ${file}`);
     const k = kind ?? EXTENSIONS[path.extname(file).toLowerCase()];
@@ -101,6 +106,7 @@ export class ObjectCode {
    */
   static fatbin(objects: readonly ObjectCode[], options: FatbinOptions = {}): ObjectCode {
     if (!Array.isArray(objects) || objects.length === 0) throw new TypeError("ObjectCode.fatbin: parameter 'objects' must be a non-empty array of ObjectCode");
+    checkOptions('ObjectCode.fatbin', options, { options: true });
     const opts = [...(options.options ?? [])];
     if (opts.some((o) => typeof o !== 'string')) throw new TypeError(`ObjectCode.fatbin: option 'options' must be an array of strings, got ${JSON.stringify(options.options)}`);
     objects.forEach((o, i) => {
@@ -129,6 +135,7 @@ export class ObjectCode {
 
   /** Loads a cubin, PTX or fatbin as a Module (LTO-IR, objects and libraries must be linked first). */
   load(options: ModuleOptions = {}): Module {
+    checkOptions('ObjectCode.load', options, { names: true });
     if (this.kind !== 'cubin' && this.kind !== 'ptx' && this.kind !== 'fatbin') {
       throw new RangeError(`ObjectCode.load: '${this.name}' is ${this.kind}, which does not load; link it first: new Linker(code, { arch }).link('cubin')`);
     }

@@ -10,6 +10,7 @@ import { checkParamTypes, parseSignature, type ParamType } from './signature';
 import { cudart as library } from '../ffi/cudart-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
+import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
@@ -98,6 +99,7 @@ class Prepared {
   begin(config: LaunchConfig, n: number): void {
     if (this.kernel.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
     if (config === null || typeof config !== 'object') throw new TypeError(`${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    checkOptions(this.what, config, LAUNCH_CONFIG_KEYS, 'config');
     if (n !== this.codes.length) throw new TypeError(`${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`);
   }
 

@@ -12,6 +12,7 @@ import { CompileError, NvrtcError, NvvmError, firstError } from './errors';
 import { Device } from './Device';
 import { Module } from './Module';
 import { ObjectCode } from './ObjectCode';
+import { checkOptions, type OptionKeys } from './options';
 
 /** How {@link Program.compile} compiles: all optional. */
 export interface ProgramOptions {
@@ -43,6 +44,11 @@ export interface ProgramOptions {
    */
   cache?: boolean | string;
 }
+
+/** The keys of ProgramOptions, for checkOptions. */
+export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
+  name: true, options: true, headers: true, nameExpressions: true, arch: true, target: true, language: true, libdevice: true, compiler: true, cache: true,
+};
 
 /** @internal What a compile (or a link) left: the code, the log, the lowered names. */
 export interface Compiled {
@@ -104,6 +110,7 @@ export class Program {
    * and blocks it for the compile (hundreds of ms for nvcc); a cache hit only reads a file.
    */
   static compile(source: string | Uint8Array, options: ProgramOptions = {}): Program {
+    checkOptions('Program.compile', options, PROGRAM_OPTIONS);
     const language = options.language ?? 'c++';
     if (language !== 'c++' && language !== 'nvvm') throw new RangeError(`Program.compile: option 'language' must be 'c++' or 'nvvm', got ${String(language)}`);
     if (language === 'nvvm') return compileNvvmProgram(source, options);

@@ -8,6 +8,7 @@ import type { Event } from './Event';
 import { Graph } from './Graph';
 import type { GraphBuilder, NodeOptions } from './GraphBuilder';
 import type { GraphNode } from './GraphNode';
+import { checkOptions, type OptionKeys } from './options';
 
 /** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
@@ -17,6 +18,9 @@ export interface StreamOptions {
   priority?: number;
 }
 
+/** The keys of StreamOptions, for checkOptions. */
+export const STREAM_OPTIONS: OptionKeys<StreamOptions> = { nonBlocking: true, priority: true };
+
 /** How {@link Stream.capture} records a graph. */
 export interface CaptureOptions {
   /**
@@ -25,6 +29,9 @@ export interface CaptureOptions {
    */
   mode?: 'global' | 'threadLocal' | 'relaxed';
 }
+
+/** The keys of CaptureOptions, for checkOptions. */
+export const CAPTURE_OPTIONS: OptionKeys<CaptureOptions> = { mode: true };
 
 const CAPTURE_MODES = {
   global: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal,
@@ -137,6 +144,7 @@ export class Stream extends Resource {
    */
   async capture(work: (stream: this) => unknown, options: CaptureOptions = {}): Promise<Graph> {
     this.live('capture');
+    checkOptions('Stream.capture', options, CAPTURE_OPTIONS);
     const mode = CAPTURE_MODES[options.mode ?? 'global'];
     if (mode === undefined) throw new RangeError(`Stream.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
     if (typeof work !== 'function') throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${String(work)}`);
@@ -166,6 +174,7 @@ export class Stream extends Resource {
    */
   captureInto(builder: GraphBuilder, work: (stream: this) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
     this.live('captureInto');
+    checkOptions('Stream.captureInto', options, { after: true, mode: true });
     if (builder === null || typeof builder !== 'object' || typeof (builder as { capture?: unknown }).capture !== 'function' || builder.constructor?.name !== 'GraphBuilder') {
       throw new TypeError(`Stream.captureInto: parameter 'builder' must be a GraphBuilder, got ${builder === null ? 'null' : typeof builder === 'object' ? `a ${(builder as object).constructor?.name ?? 'object'}` : typeof builder}`);
     }

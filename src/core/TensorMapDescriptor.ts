@@ -5,6 +5,7 @@ import * as cuda from '../driver';
 import { driverError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { describe } from './debug-dot';
+import { checkOptions, type OptionKeys } from './options';
 
 /** Element types of a tensor map. */
 export type TensorMapDataType = 'u8' | 'u16' | 'u32' | 'i32' | 'u64' | 'i64' | 'f16' | 'f32' | 'f64' | 'bf16' | 'f32ftz' | 'tf32' | 'tf32ftz';
@@ -46,6 +47,10 @@ export interface Im2colTensorMapOptions extends TensorMapCommonOptions {
   /** Pixels each load reads per column. */
   pixelsPerColumn: number;
 }
+
+const COMMON_KEYS: OptionKeys<TensorMapCommonOptions> = { dataType: true, shape: true, strides: true, elementStrides: true, interleave: true, swizzle: true, l2Promotion: true, oobFill: true };
+const TILED_OPTIONS: OptionKeys<TiledTensorMapOptions> = { ...COMMON_KEYS, box: true };
+const IM2COL_OPTIONS: OptionKeys<Im2colTensorMapOptions> = { ...COMMON_KEYS, pixelBoxLowerCorner: true, pixelBoxUpperCorner: true, channelsPerPixel: true, pixelsPerColumn: true };
 
 const T = cuda.CUtensorMapDataType;
 const DATA_TYPES: Record<TensorMapDataType, [number, number]> = {
@@ -167,6 +172,7 @@ export class TensorMapDescriptor {
   /** A tiled map of the tensor in `buffer` (cuTensorMapEncodeTiled). */
   static tiled(buffer: DeviceBuffer, options: TiledTensorMapOptions): TensorMapDescriptor {
     const fn = 'TensorMapDescriptor.tiled';
+    if (buffer instanceof DeviceBuffer) checkOptions(fn, options, TILED_OPTIONS);
     const c = common(buffer, options, fn, 1);
     const box = ints(options.box, 'box', fn, c.rank, 1, 256);
     const inner = box[c.rank - 1] * c.elementSize;
@@ -181,6 +187,7 @@ export class TensorMapDescriptor {
   /** An im2col map of the tensor in `buffer` (cuTensorMapEncodeIm2col), for convolution kernels. */
   static im2col(buffer: DeviceBuffer, options: Im2colTensorMapOptions): TensorMapDescriptor {
     const fn = 'TensorMapDescriptor.im2col';
+    if (buffer instanceof DeviceBuffer) checkOptions(fn, options, IM2COL_OPTIONS);
     const c = common(buffer, options, fn, 3);
     const spatial = c.rank - 2;
     const lower = ints(options.pixelBoxLowerCorner, 'pixelBoxLowerCorner', fn, spatial, -(2 ** 15), 2 ** 15 - 1);

@@ -6,6 +6,7 @@ import * as cuda from '../driver';
 import { Device } from './Device';
 import { driverGet } from './driver-check';
 import { VirtualBuffer } from './VirtualBuffer';
+import { checkOptions } from './options';
 export type { VirtualAccess } from './VirtualBuffer';
 
 /** How the physical memory can be shared with other processes: not at all, as a POSIX file descriptor, or as a fabric handle. */
@@ -60,7 +61,7 @@ export class VirtualMemoryResource {
     options: VirtualMemoryResourceOptions = {},
   ) {
     if (!(device instanceof Device)) throw new TypeError(`VirtualMemoryResource: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`VirtualMemoryResource: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('new VirtualMemoryResource', options, { handleType: true, peers: true, granularity: true });
     const handleType = options.handleType ?? 'none';
     if (!(handleType in HANDLE_TYPES)) throw new RangeError(`VirtualMemoryResource: option 'handleType' must be 'none', 'posixFd' or 'fabric', got ${String(handleType)}`);
     const peers = options.peers ?? [];
@@ -86,7 +87,7 @@ export class VirtualMemoryResource {
   /** `size` bytes (rounded up to the granularity) in a range of `options.reserve` bytes reserved for growth. */
   allocate(size: number, options: VirtualAllocateOptions = {}): VirtualBuffer {
     if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got ${size}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`VirtualMemoryResource.allocate: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('VirtualMemoryResource.allocate', options, { reserve: true });
     if (options.reserve !== undefined && (!Number.isSafeInteger(options.reserve) || options.reserve < size)) throw new RangeError(`VirtualMemoryResource.allocate: option 'reserve' must be an integer of at least 'size' (${size}), got ${options.reserve}`);
     void this.device.primaryContext; // the driver calls below need a context current
     return VirtualBuffer.create(this, size, this.roundUp(options.reserve ?? size));

@@ -2,6 +2,7 @@
 // releaseNvml), GPUs as NVML numbers them, and a health snapshot in which whatever NVML says this
 // GPU does not support is null. The facade is loaded on first use, so importing core costs nothing.
 import type * as NvmlApi from '../nvml';
+import { checkOptions } from './options';
 
 type N = typeof NvmlApi;
 let api: N | undefined;
@@ -260,6 +261,7 @@ export class NvmlDevice {
    * (null), which NVML measures over about 20 ms per direction.
    */
   health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    checkOptions('NvmlDevice.health', options, { pcieThroughput: true });
     const throughput = options.pcieThroughput ?? true;
     const n = nv();
     const h = this.handle;

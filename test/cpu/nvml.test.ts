@@ -325,7 +325,7 @@ describe('the CLI', () => {
     for (const cmd of ['top', 'topo']) {
       const r = child([cli, cmd, '--count', '1'], { CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') });
       expect([cmd, r.status]).toEqual([cmd, 1]);
-      expect(r.stderr).toMatch(/cuda-bindings: libnvidia-ml: could not load the library\. Tried:\n/);
+      expect(r.stderr).toBe(`cuda-bindings ${cmd}: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.\n`);
     }
   });
 
@@ -333,7 +333,7 @@ describe('the CLI', () => {
     expect(child([cli, 'top', '--help']).stdout).toMatch(/^usage: cuda-bindings top \[--interval MS\] \[--count N\] \[--json\]/);
     expect(child([cli, 'topo', '--help']).stdout).toMatch(/^usage: cuda-bindings topo \[--json\]/);
     const bad = child([cli, 'top', '--interval', 'soon']);
-    expect([bad.status, bad.stderr.split('\n').find((l) => l.startsWith('cuda-bindings'))]).toEqual([2, 'cuda-bindings: --interval needs a positive whole number of milliseconds, got "soon"']);
+    expect([bad.status, bad.stderr.split('\n').find((l) => l.startsWith('cuda-bindings'))]).toEqual([1, 'cuda-bindings top: --interval needs a positive whole number of milliseconds, got "soon" (see cuda-bindings top --help)']);
   });
 });
 

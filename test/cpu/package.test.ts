@@ -32,6 +32,30 @@ test('packing builds first, and the tarball holds every exports and bin target',
   expect(targets.filter((t) => !files.has(t))).toEqual([]);
 });
 
+test('the tarball carries the MIT LICENSE and the metadata npm shows: repository, homepage, bugs, keywords', () => {
+  const list = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n');
+  expect(list).toEqual(expect.arrayContaining(['package/LICENSE', 'package/README.md']));
+  const license = execFileSync('tar', ['xzf', tarball, '-O', 'package/LICENSE'], { encoding: 'utf8' });
+  expect(license).toMatch(/^MIT License\n\nCopyright \(c\) 2026 cuda-bindings contributors\n/);
+  const pkg = JSON.parse(execFileSync('tar', ['xzf', tarball, '-O', 'package/package.json'], { encoding: 'utf8' }));
+  expect(pkg).toMatchObject({
+    license: 'MIT',
+    repository: { type: 'git', url: 'git+https://github.com/cuda-bindings/cuda-bindings.git' },
+    homepage: 'https://github.com/cuda-bindings/cuda-bindings#readme',
+    bugs: { url: 'https://github.com/cuda-bindings/cuda-bindings/issues' },
+  });
+  expect(pkg.keywords).toEqual(expect.arrayContaining(['cuda', 'gpu', 'nvidia']));
+});
+
+test('the README starts with the user quick start (npm install) and keeps the contributors\' one further down', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const firstCode = readme.match(/```sh\n([^`]*)```/)![1];
+  expect(firstCode.split('\n')[0]).toBe('npm install cuda-bindings');
+  expect(readme.indexOf('npm install cuda-bindings')).toBeLessThan(readme.indexOf('npx cuda-bindings info'));
+  expect(readme.indexOf('npx cuda-bindings info')).toBeLessThan(readme.indexOf('git clone'));
+  expect(readme).toMatch(/^npm install && npm test\b/m);
+});
+
 test('the types are right for every consumer: arethetypeswrong finds no problem in the tarball', () => {
   const r = spawnSync(bin('attw'), [tarball, '--format', 'json'], { encoding: 'utf8' });
   const report = JSON.parse(r.stdout);
@@ -101,7 +125,7 @@ test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 
   const bin = path.join(root, 'dist', 'cli', 'main.js');
   expect(fs.readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node')).toBe(true);
   const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
-  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help]']);
+  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help] [--version]']);
   const info = spawnSync(process.execPath, [bin, 'info'], { encoding: 'utf8' });
   expect(info.status).toBe(hasGpu ? 0 : 1);
   expect(info.stdout).toMatch(/^CUDA runtime 13\.0/);
