@@ -15,6 +15,6 @@ export const cudaSpec: LibrarySpec = {
 };
 
 /** libcuda's functions, bound on first call (the library opens on the first of them). */
-export const cuda = lazyLibrary(cudaSpec, declarations, perThreadSymbols);
+export const libcuda = lazyLibrary(cudaSpec, declarations, perThreadSymbols);
 /** Which file is in use and its version (loads it if needed). */
-export const cudaLibraryInfo = () => cuda.info();
+export const cudaLibraryInfo = () => libcuda.info();

@@ -16,6 +16,6 @@ export const cudartSpec: LibrarySpec = {
 };
 
 /** libcudart's functions, bound on first call (the library opens on the first of them). */
-export const cudart = lazyLibrary(cudartSpec, declarations, perThreadSymbols);
+export const libcudart = lazyLibrary(cudartSpec, declarations, perThreadSymbols);
 /** Which file is in use and its version (loads it if needed). */
-export const cudartLibraryInfo = () => cudart.info();
+export const cudartLibraryInfo = () => libcudart.info();

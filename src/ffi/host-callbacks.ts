@@ -21,8 +21,8 @@
 import { EventEmitter } from 'node:events';
 import koffi from 'koffi';
 import { handle, typeError } from './marshal';
-import { cudart as libcudart } from './cudart-lib';
-import { cuda as libcuda } from './cuda-lib';
+import { libcudart } from './cudart-lib';
+import { libcuda } from './cuda-lib';
 import type { KoffiFunction } from './binding';
 
 /** Emits 'error' (error, details) when a JS host function throws. */

@@ -66,6 +66,6 @@ const lazyDeclarations = new Proxy({} as Decls, {
 });
 
 /** libnccl's functions, bound on first call (the library opens on the first of them). */
-export const nccl = lazyLibrary(ncclSpec, lazyDeclarations, {});
+export const libnccl = lazyLibrary(ncclSpec, lazyDeclarations, {});
 /** Which file is in use and its version (loads it if needed). */
-export const ncclLibraryInfo = () => nccl.info();
+export const ncclLibraryInfo = () => libnccl.info();

@@ -18,6 +18,6 @@ export const nvfatbinSpec: LibrarySpec = {
 };
 
 /** libnvfatbin's functions, bound on first call (the library opens on the first of them). */
-export const nvfatbin = lazyLibrary(nvfatbinSpec, lazyDeclarations<typeof Declarations>(() => require('./nvfatbin').declarations), {});
+export const libnvfatbin = lazyLibrary(nvfatbinSpec, lazyDeclarations<typeof Declarations>(() => require('./nvfatbin').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
-export const nvfatbinLibraryInfo = () => nvfatbin.info();
+export const nvfatbinLibraryInfo = () => libnvfatbin.info();

@@ -36,6 +36,6 @@ export function checkVersionPair(lib: import('koffi').LibraryHandle, fnName: str
 }
 
 /** libnvJitLink's functions, bound on first call (the library opens on the first of them). */
-export const nvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink').declarations), {});
+export const libnvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
-export const nvjitlinkLibraryInfo = () => nvjitlink.info();
+export const nvjitlinkLibraryInfo = () => libnvjitlink.info();

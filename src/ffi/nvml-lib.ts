@@ -30,11 +30,11 @@ let lib: LazyLibrary<Decls> | undefined;
 const open = (): LazyLibrary<Decls> => (lib ??= lazyLibrary(nvmlSpec, (require('./nvml') as { declarations: Decls }).declarations, {}));
 
 /** libnvidia-ml's functions, bound on first call (the library opens on the first of them). */
-export const nvml: LazyLibrary<Decls> = {
+export const libnvml: LazyLibrary<Decls> = {
   splitSmallStructs,
   bind: (name: keyof Decls & string): KoffiFunction => open().bind(name),
   info: (): LibraryInfo => open().info(),
 };
 
 /** Which libnvidia-ml file is in use (loads it if needed). */
-export const nvmlLibraryInfo = (): LibraryInfo => nvml.info();
+export const nvmlLibraryInfo = (): LibraryInfo => libnvml.info();

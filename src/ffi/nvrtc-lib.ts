@@ -27,6 +27,6 @@ export const nvrtcSpec: LibrarySpec = {
 };
 
 /** libnvrtc's functions, bound on first call (the library opens on the first of them). */
-export const nvrtc = lazyLibrary(nvrtcSpec, declarations, perThreadSymbols);
+export const libnvrtc = lazyLibrary(nvrtcSpec, declarations, perThreadSymbols);
 /** Which file is in use and its version (loads it if needed). */
-export const nvrtcLibraryInfo = () => nvrtc.info();
+export const nvrtcLibraryInfo = () => libnvrtc.info();

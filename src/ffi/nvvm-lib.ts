@@ -22,6 +22,6 @@ export const nvvmSpec: LibrarySpec = {
 };
 
 /** libnvvm's functions, bound on first call (the library opens on the first of them). */
-export const nvvm = lazyLibrary(nvvmSpec, lazyDeclarations<typeof Declarations>(() => require('./nvvm').declarations), {});
+export const libnvvm = lazyLibrary(nvvmSpec, lazyDeclarations<typeof Declarations>(() => require('./nvvm').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
-export const nvvmLibraryInfo = () => nvvm.info();
+export const nvvmLibraryInfo = () => libnvvm.info();

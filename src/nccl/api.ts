@@ -7,7 +7,7 @@ import * as KA from '../ffi/kernel-args';
 import * as HC from '../ffi/host-callbacks';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
-import { nccl as L } from '../ffi/nccl-lib';
+import { libnccl as L } from '../ffi/nccl-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/nccl';

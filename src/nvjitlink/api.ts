@@ -7,7 +7,7 @@ import * as KA from '../ffi/kernel-args';
 import * as HC from '../ffi/host-callbacks';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
-import { nvjitlink as L } from '../ffi/nvjitlink-lib';
+import { libnvjitlink as L } from '../ffi/nvjitlink-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/nvjitlink';

@@ -7,7 +7,7 @@ import * as KA from '../ffi/kernel-args';
 import * as HC from '../ffi/host-callbacks';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
-import { nvvm as L } from '../ffi/nvvm-lib';
+import { libnvvm as L } from '../ffi/nvvm-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/nvvm';

@@ -4,8 +4,8 @@
 // default stream, so waits that depend on the caller's thread are first pinned down on it: a
 // special stream becomes an event recorded on the JS thread, a device becomes its context.
 import koffi from 'koffi';
-import { cudart as L } from '../ffi/cudart-lib';
-import { cuda as D } from '../ffi/cuda-lib';
+import { libcudart as L } from '../ffi/cudart-lib';
+import { libcuda as D } from '../ffi/cuda-lib';
 import * as M from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import { cudaError_t, type cudaMemcpyKind } from './enums';

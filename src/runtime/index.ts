@@ -16,7 +16,7 @@ export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, Ke
 export { LibraryLoadError } from '../ffi/loader';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
-import { cudart, cudartLibraryInfo } from '../ffi/cudart-lib';
+import { libcudart, cudartLibraryInfo } from '../ffi/cudart-lib';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };
 
@@ -28,6 +28,6 @@ export function libraryInfo(): LibraryInfo {
 /** The version of the libcudart that is loaded, as cuda-python's getLocalRuntimeVersion(). */
 export function getLocalRuntimeVersion(): [number, number | null] {
   const v = new Int32Array(1);
-  const err = cudart.bind('cudaRuntimeGetVersion')(v) as number;
+  const err = libcudart.bind('cudaRuntimeGetVersion')(v) as number;
   return err === 0 ? [err, v[0]] : [err, null];
 }

@@ -1,6 +1,5 @@
-// What cuda.h cannot say about the driver API (see runtime-spec.ts for what each table means).
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+// What cuda.h cannot say about the driver API (see tools/codegen/README.md for what each table means).
+import type { ApiConfig, ParamSpec } from './apis';
 import type { ExtentBytes } from './extents';
 
 const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
@@ -197,7 +196,7 @@ export const driverApi: ApiConfig = {
   versionedSymbols: true,
   status: { type: 'CUresult', enumTs: 'CUresult', success: 'CUDA_SUCCESS' },
   ffi: 'src/ffi/cuda.ts',
-  lib: { module: '../ffi/cuda-lib', fn: 'cuda' },
+  lib: { module: '../ffi/cuda-lib', fn: 'libcuda' },
   libLabel: 'libcuda',
   spec: {
     paramSpecs,

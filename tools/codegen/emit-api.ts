@@ -2,7 +2,7 @@
 import { type CType, resolve } from './ctype';
 import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
 import { TypeMap, type ValueKind } from './types';
-import type { ParamSpec } from './runtime-spec';
+import type { ParamSpec } from './apis';
 import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
 import { banner, doc, q } from './util';

@@ -5,8 +5,7 @@
 //
 // nccl.h includes cuda_runtime.h: only what nccl.h itself declares is bound here; cudaStream_t is
 // the runtime's handle type, re-exported.
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+import type { ApiConfig, ParamSpec } from './apis';
 
 const config: ParamSpec = { k: 'inStruct', nullable: true };
 
@@ -56,7 +55,7 @@ export const ncclApi: ApiConfig = {
   // communicator of ncclCommInitRankConfig and ncclCommSplit): those outputs are returned too.
   status: { type: 'ncclResult_t', enumTs: 'ncclResult_t', success: 'ncclSuccess', withOutputs: ['ncclInProgress'] },
   ffi: 'src/ffi/nccl.ts',
-  lib: { module: '../ffi/nccl-lib', fn: 'nccl' },
+  lib: { module: '../ffi/nccl-lib', fn: 'libnccl' },
   libLabel: 'libnccl',
   reducedHeader: 'tools/codegen/nccl-decls.h',
   own: {

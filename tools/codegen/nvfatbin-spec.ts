@@ -11,7 +11,7 @@ export const nvfatbinApi: ApiConfig = {
   versionedSymbols: false,
   status: { type: 'nvFatbinResult', enumTs: 'nvFatbinResult', success: 'NVFATBIN_SUCCESS' },
   ffi: 'src/ffi/nvfatbin.ts',
-  lib: { module: '../ffi/nvfatbin-lib', fn: 'nvfatbin' },
+  lib: { module: '../ffi/nvfatbin-lib', fn: 'libnvfatbin' },
   libLabel: 'libnvfatbin',
   reducedHeader: 'tools/codegen/nvfatbin-decls.h',
   spec: {
