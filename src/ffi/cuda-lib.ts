@@ -1,7 +1,7 @@
 // libcuda (the driver), opened on first use and bound once per thread.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary, checkMajor } from './binding';
-import { declarations, perThreadSymbols } from './cuda';
+import { declarations, perThreadSymbols } from './cuda.gen';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const cudaSpec: LibrarySpec = {

@@ -1,7 +1,7 @@
 // libcudart, opened on first use and bound once per thread.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary, checkMajor } from './binding';
-import { declarations, perThreadSymbols } from './cudart';
+import { declarations, perThreadSymbols } from './cudart.gen';
 
 /** The CUDA major version these bindings were generated for. */
 export const CUDA_MAJOR = 13;

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LibrarySpec } from './loader';
 import { lazyLibrary, type KoffiFunction } from './binding';
-import type * as Declarations from './nccl';
+import type * as Declarations from './nccl.gen';
 
 /** The NCCL major version and the oldest minor accepted (bindings from nccl.h 2.28; a function an older library lacks fails when called). */
 export const NCCL_MAJOR = 2;
@@ -62,7 +62,7 @@ let decls: Decls | undefined;
  * `nccl` namespace and core's Communicator are always there, costs nothing of NCCL's.
  */
 const lazyDeclarations = new Proxy({} as Decls, {
-  get: (_, name) => (decls ??= (require('./nccl') as typeof Declarations).declarations)[name as keyof Decls],
+  get: (_, name) => (decls ??= (require('./nccl.gen') as typeof Declarations).declarations)[name as keyof Decls],
 });
 
 /** libnccl's functions, bound on first call (the library opens on the first of them). */

@@ -2,7 +2,7 @@
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
 import { lazyDeclarations } from './lazy-declarations';
-import type { declarations as Declarations } from './nvfatbin';
+import type { declarations as Declarations } from './nvfatbin.gen';
 import { CUDA_MAJOR } from './cudart-lib';
 import { checkVersionPair } from './nvjitlink-lib';
 
@@ -18,6 +18,6 @@ export const nvfatbinSpec: LibrarySpec = {
 };
 
 /** libnvfatbin's functions, bound on first call (the library opens on the first of them). */
-export const libnvfatbin = lazyLibrary(nvfatbinSpec, lazyDeclarations<typeof Declarations>(() => require('./nvfatbin').declarations), {});
+export const libnvfatbin = lazyLibrary(nvfatbinSpec, lazyDeclarations<typeof Declarations>(() => require('./nvfatbin.gen').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
 export const nvfatbinLibraryInfo = () => libnvfatbin.info();

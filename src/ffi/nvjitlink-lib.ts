@@ -2,7 +2,7 @@
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
 import { lazyDeclarations } from './lazy-declarations';
-import type { declarations as Declarations } from './nvjitlink';
+import type { declarations as Declarations } from './nvjitlink.gen';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const nvjitlinkSpec: LibrarySpec = {
@@ -36,6 +36,6 @@ export function checkVersionPair(lib: import('koffi').LibraryHandle, fnName: str
 }
 
 /** libnvJitLink's functions, bound on first call (the library opens on the first of them). */
-export const libnvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink').declarations), {});
+export const libnvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink.gen').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
 export const nvjitlinkLibraryInfo = () => libnvjitlink.info();

@@ -3,7 +3,7 @@
 // importing the package costs nothing for NVML.
 import { lazyLibrary, splitSmallStructs, type KoffiFunction, type LazyLibrary, type LibraryInfo } from './binding';
 import type { LibrarySpec } from './loader';
-import type { declarations as Declarations } from './nvml';
+import type { declarations as Declarations } from './nvml.gen';
 
 type Decls = typeof Declarations;
 
@@ -27,7 +27,7 @@ export const nvmlSpec: LibrarySpec = {
 };
 
 let lib: LazyLibrary<Decls> | undefined;
-const open = (): LazyLibrary<Decls> => (lib ??= lazyLibrary(nvmlSpec, (require('./nvml') as { declarations: Decls }).declarations, {}));
+const open = (): LazyLibrary<Decls> => (lib ??= lazyLibrary(nvmlSpec, (require('./nvml.gen') as { declarations: Decls }).declarations, {}));
 
 /** libnvidia-ml's functions, bound on first call (the library opens on the first of them). */
 export const libnvml: LazyLibrary<Decls> = {

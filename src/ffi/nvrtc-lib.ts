@@ -1,7 +1,7 @@
 // libnvrtc, opened on first use; its functions bound on their first call.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
-import { declarations, perThreadSymbols } from './nvrtc';
+import { declarations, perThreadSymbols } from './nvrtc.gen';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const nvrtcSpec: LibrarySpec = {

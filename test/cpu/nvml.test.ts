@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as nvml from '../../src/nvml';
 import * as core from '../../src/core';
-import { cudaDeviceProp } from '../../src/structs/runtime';
+import { cudaDeviceProp } from '../../src/structs/runtime.gen';
 import { buildFakeNvml, buildFakeCudart, FAKE_GPUS } from './helpers/fake-nvml';
 
 const root = path.join(__dirname, '..', '..');

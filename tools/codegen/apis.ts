@@ -113,6 +113,12 @@ export interface ApiConfig {
   renameFilter?: (name: string, target: string) => boolean;
   /** Whether a function bound under a `#define` name is also exported under its symbol (nvmlInit_v2). */
   symbolAliases?: boolean;
+  /**
+   * Enumerators and #define constants that hand-written ffi and struct code needs (the special
+   * streams, launch-parameter markers): written to src/ffi/constants.gen.ts, which the ffi and
+   * structs layers may import, as plain numbers and bigints.
+   */
+  ffiConstants?: string[];
   /** Report rows: what was not bound and why. */
   skipped: [string, string][];
 }

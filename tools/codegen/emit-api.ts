@@ -5,15 +5,15 @@ import { TypeMap, type ValueKind } from './types';
 import type { ParamSpec } from './apis';
 import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
-import { banner, doc, q } from './util';
+import { banner, doc, q, usedImports } from './util';
 import { scalarIO, tsQ } from './emit-structs';
 import { EXTENT_HELPERS, type ExtentKind } from './extents';
 
 // ---------------------------------------------------------------------------------------------
 // enums
 
-export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, string][]): string {
-  const o = [banner(`enums of the ${api.title}`)];
+export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, string][], from: string): string {
+  const o = [banner(`enums of the ${api.title}`, from)];
   for (const e of model.enums.values()) {
     o.push(doc(e.doc || `enum ${e.name}`));
     o.push(`// enum ${e.name} — ${e.loc.file}:${e.loc.line}`);
@@ -85,17 +85,19 @@ export function collectConstants(model: Model, tm: TypeMap, api?: ApiConfig): { 
   return { constants, enumAliases, structAliases };
 }
 
-export function emitConstants(api: ApiConfig, constants: ConstantModel[]): string {
-  const o = [banner(`#define constants of the ${api.title}`), `import * as E from './enums';`, `import type * as H from './handles';`, ''];
-  for (const c of constants) o.push(`/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
-  return o.join('\n') + '\n';
+export function emitConstants(api: ApiConfig, constants: ConstantModel[], from: string): string {
+  const body = constants.map((c) => `/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
+  const imports = usedImports(body.join('\n'), [`import * as E from './enums.gen';`, `import type * as H from './handles.gen';`]);
+  // A header without constants still gives a module (the index re-exports it).
+  if (!body.length) body.push('export {};');
+  return [banner(`#define constants of the ${api.title}`, from), ...imports, '', ...body].join('\n') + '\n';
 }
 
 // ---------------------------------------------------------------------------------------------
 // handles
 
-export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap): string {
-  const o = [banner(`handle types of the ${api.title}`), `import { handleFrom } from '../ffi/marshal';`, ''];
+export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap, from: string): string {
+  const o = [banner(`handle types of the ${api.title}`, from), `import { handleFrom } from '../ffi/marshal';`, ''];
   const brands = new Set(tm.handleTypedefs.values());
   const foreign = api.own?.foreignHandles ?? {};
   for (const b of brands) {
@@ -732,8 +734,8 @@ export function cProto(fn: FunctionModel): string {
   return `${fn.retSpelled} ${fn.symbol}(${fn.params.map((p) => `${p.spelled.replace(/ \*/g, ' *')} ${p.name}`).join(', ') || 'void'})`;
 }
 
-export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[]): string {
-  const o = [banner(`koffi declarations of ${api.libLabel}`), `import koffi, { type TypeObject } from 'koffi';`, ''];
+export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[], from: string): string {
+  const o = [banner(`koffi declarations of ${api.libLabel}`, from), `import koffi, { type TypeObject } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
   // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
@@ -785,26 +787,9 @@ function koffiField(model: Model, tm: TypeMap, t: CType): string {
 // ---------------------------------------------------------------------------------------------
 // the facade
 
-export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[]): string {
+export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], from: string): string {
   const { attrTables } = api.spec;
-  const o = [banner(`tuple facade of the ${api.title}`)];
-  o.push(`import * as M from '../ffi/marshal';`);
-  o.push(`import type { Pointer } from '../ffi/marshal';`);
-  o.push(`import * as K from '../ffi/scratch';`);
-  o.push(`import * as KA from '../ffi/kernel-args';`);
-  o.push(`import * as HC from '../ffi/host-callbacks';`);
-  o.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
-  o.push(`import { W } from '../ffi/memory';`);
-  o.push(`import { ${api.lib.fn} as L } from '${api.lib.module}';`);
-  o.push(`import type { KoffiFunction } from '../ffi/binding';`);
-  o.push(`import * as X from '../structs/support';`);
-  o.push(`import * as S from '../structs/${api.id}';`);
-  o.push(`import * as E from './enums';`);
-  o.push(`import type * as H from './handles';`);
-  o.push('');
-  o.push('void W;');
-  o.push('void HC;');
-  o.push('');
+  const o: string[] = [];
   if (api.own?.facadePrelude) o.push(...api.own.facadePrelude, '');
   for (const [name, t] of Object.entries(attrTables)) {
     const e = [...model.enums.values()].find((x) => x.name === t.enumName || x.typedefs.includes(t.enumName));
@@ -822,7 +807,22 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
       o.push(`/** {@link ${p.fn.name}} under the name of the symbol it calls (\`#define ${p.fn.name} ${p.fn.symbol}\`). */\nexport const ${p.fn.symbol} = ${p.fn.name};\n`);
     }
   }
-  return o.join('\n') + '\n';
+  const imports = usedImports(o.join('\n'), [
+    `import * as M from '../ffi/marshal';`,
+    `import type { Pointer } from '../ffi/marshal';`,
+    `import * as K from '../ffi/scratch';`,
+    `import * as KA from '../ffi/kernel-args';`,
+    `import * as HC from '../ffi/host-callbacks';`,
+    `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
+    `import { W } from '../ffi/memory';`,
+    `import { ${api.lib.fn} as L } from '${api.lib.module}';`,
+    `import type { KoffiFunction } from '../ffi/binding';`,
+    `import * as X from '../structs/support';`,
+    `import * as S from '../structs/${api.id}.gen';`,
+    `import * as E from './enums.gen';`,
+    `import type * as H from './handles.gen';`,
+  ]);
+  return [banner(`tuple facade of the ${api.title}`, from), ...imports, '', ...o].join('\n') + '\n';
 }
 
 function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {

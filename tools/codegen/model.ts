@@ -63,6 +63,8 @@ export interface FunctionModel {
   doc: string;
   /** Documentation of each parameter, from the header's \param lines. */
   paramDocs: Record<string, string>;
+  /** What the header's \return (or \returns) says: for most functions, the statuses it returns. */
+  returnDoc: string;
 }
 
 export interface MacroModel {
@@ -84,7 +86,7 @@ export interface Model {
    * `static inline T f(...) { return g(...); }` of the chosen headers: f's name, doc and place, and
    * the exported g it calls (nvJitLink's `nvJitLinkCreate` calls `__nvJitLinkCreate_13_0`).
    */
-  inlineWrappers: Map<string, { callee: string; loc: SourceLoc; doc: string; paramDocs: Record<string, string> }>;
+  inlineWrappers: Map<string, { callee: string; loc: SourceLoc; doc: string; paramDocs: Record<string, string>; returnDoc: string }>;
 }
 
 export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
@@ -273,7 +275,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       // A static inline helper; one that only forwards to another function is remembered.
       const callee = forwardedCall(body);
       // The header's own text first: clang does not attach nvJitLink.h's comments across its #ifndef.
-      if (callee) model.inlineWrappers.set(n.name!, { callee, loc: loc(n), doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief, paramDocs: functionDoc(n).params });
+      if (callee) model.inlineWrappers.set(n.name!, { callee, loc: loc(n), doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief, paramDocs: functionDoc(n).params, returnDoc: functionDoc(n).returns });
       continue;
     }
     const qt = n.type!.qualType;
@@ -281,9 +283,9 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     const params: ParamModel[] = (n.inner ?? [])
       .filter((p) => p.kind === 'ParmVarDecl')
       .map((p, i) => ({ name: p.name ?? `arg${i}`, type: parseCType(p.type!.qualType, env), spelled: p.type!.qualType }));
-    const { brief: astBrief, params: paramDocs } = functionDoc(n);
+    const { brief: astBrief, params: paramDocs, returns: returnDoc } = functionDoc(n);
     const brief = astBrief || briefFromSource(rawLoc(n));
-    model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs });
+    model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs, returnDoc });
   }
   return model;
 }
@@ -344,10 +346,11 @@ export function docText(n: AstNode): string {
   return fold(parts.join(' '));
 }
 
-function functionDoc(n: AstNode): { brief: string; params: Record<string, string> } {
+function functionDoc(n: AstNode): { brief: string; params: Record<string, string>; returns: string } {
   const fc = (n.inner ?? []).find((x) => x.kind === 'FullComment');
   const params: Record<string, string> = {};
   let brief = '';
+  let returns = '';
   const text = (c: AstNode): string => {
     const parts: string[] = [];
     const walk = (x: AstNode) => {
@@ -361,12 +364,13 @@ function functionDoc(n: AstNode): { brief: string; params: Record<string, string
   for (const c of fc?.inner ?? []) {
     if (c.kind === 'BlockCommandComment' && c.name === 'brief') brief = text(c);
     if (c.kind === 'ParamCommandComment' && c.param) params[c.param] = text(c).replace(/^- /, '');
+    if (c.kind === 'BlockCommandComment' && (c.name === 'return' || c.name === 'returns') && !returns) returns = text(c).replace(/^- /, '');
   }
   if (!brief) {
     const para = (fc?.inner ?? []).find((c) => c.kind === 'ParagraphComment' && text(c));
     if (para) brief = text(para).split(/(?<=\.)\s/)[0];
   }
-  return { brief, params };
+  return { brief, params, returns };
 }
 
 const sourceCache = new Map<string, string[]>();

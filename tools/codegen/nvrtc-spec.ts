@@ -13,7 +13,7 @@ export const nvrtcApi: ApiConfig = {
   bindHeaders: ['nvrtc.h'],
   versionedSymbols: false,
   status: { type: 'nvrtcResult', enumTs: 'nvrtcResult', success: 'NVRTC_SUCCESS' },
-  ffi: 'src/ffi/nvrtc.ts',
+  ffi: 'src/ffi/nvrtc.gen.ts',
   lib: { module: '../ffi/nvrtc-lib', fn: 'libnvrtc' },
   libLabel: 'libnvrtc',
   reducedHeader: 'tools/codegen/nvrtc-decls.h',

@@ -243,8 +243,9 @@ export const runtimeApi: ApiConfig = {
   perThreadDefine: 'CUDA_API_PER_THREAD_DEFAULT_STREAM',
   versionedSymbols: false,
   status: { type: 'cudaError_t', enumTs: 'cudaError_t', success: 'cudaSuccess' },
-  ffi: 'src/ffi/cudart.ts',
+  ffi: 'src/ffi/cudart.gen.ts',
   lib: { module: '../ffi/cudart-lib', fn: 'libcudart' },
+  ffiConstants: ['cudaStreamLegacy', 'cudaStreamPerThread', 'cudaEventDisableTiming', 'cudaStreamCaptureStatusActive', 'cudaMemRangeAttributeAccessedBy'],
   libLabel: 'libcudart',
   spec: { paramSpecs, extents, elementExtents, notWritten, fieldExtents, integerHandles, attrTables, docs, checks: runtimeChecks() },
   skipped: [
