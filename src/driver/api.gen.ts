@@ -21,7 +21,11 @@ const graphMemAttr: X.AttrTable = { u64: new Set([0,1,2,3]) };
 const pointerAttr: X.AttrTable = { u64: new Set([1,3,4,5,7,11,12,14,17,18,19,20]) };
 
 let f_cuGetErrorString: KoffiFunction | undefined;
-/** Gets the string description of an error code */
+/**
+ * Gets the string description of an error code
+ * @param error - Error code to convert to string
+ * @returns `[err, pStr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `pStr`: Address of the string pointer; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGetErrorString(CUresult error, const char ** pStr) — cuda.h:5149
 export function cuGetErrorString(error: E.CUresult): [E.CUresult, string | null] {
   const a_error = M.i32(error, 'cuGetErrorString', 'error');
@@ -31,7 +35,11 @@ export function cuGetErrorString(error: E.CUresult): [E.CUresult, string | null]
 }
 
 let f_cuGetErrorName: KoffiFunction | undefined;
-/** Gets the string representation of an error code enum name */
+/**
+ * Gets the string representation of an error code enum name
+ * @param error - Error code to convert to string
+ * @returns `[err, pStr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `pStr`: Address of the string pointer; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGetErrorName(CUresult error, const char ** pStr) — cuda.h:5170
 export function cuGetErrorName(error: E.CUresult): [E.CUresult, string | null] {
   const a_error = M.i32(error, 'cuGetErrorName', 'error');
@@ -41,7 +49,11 @@ export function cuGetErrorName(error: E.CUresult): [E.CUresult, string | null] {
 }
 
 let f_cuInit: KoffiFunction | undefined;
-/** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If::cuInit() has not been called, any function from the driver API will return::CUDA_ERROR_NOT_INITIALIZED. */
+/**
+ * Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If::cuInit() has not been called, any function from the driver API will return::CUDA_ERROR_NOT_INITIALIZED.
+ * @param Flags - Initialization flag for CUDA
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE).
+ */
 // CUresult cuInit(unsigned int Flags) — cuda.h:5207
 export function cuInit(Flags: number): [E.CUresult] {
   const a_Flags = M.u32(Flags, 'cuInit', 'Flags');
@@ -50,7 +62,10 @@ export function cuInit(Flags: number): [E.CUresult] {
 }
 
 let f_cuDriverGetVersion: KoffiFunction | undefined;
-/** Returns the latest CUDA version supported by driver */
+/**
+ * Returns the latest CUDA version supported by driver
+ * @returns `[err, driverVersion]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `driverVersion`: Returns the CUDA driver version; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDriverGetVersion(int * driverVersion) — cuda.h:5245
 export function cuDriverGetVersion(): [E.CUresult, number | null] {
   const err = (f_cuDriverGetVersion ??= L.bind('cuDriverGetVersion'))(K.slot[0]) as E.CUresult;
@@ -59,7 +74,11 @@ export function cuDriverGetVersion(): [E.CUresult, number | null] {
 }
 
 let f_cuDeviceGet: KoffiFunction | undefined;
-/** Returns a handle to a compute device */
+/**
+ * Returns a handle to a compute device
+ * @param ordinal - Device number to get handle for
+ * @returns `[err, device]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `device`: Returned device handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGet(CUdevice * device, int ordinal) — cuda.h:5288
 export function cuDeviceGet(ordinal: number): [E.CUresult, number | null] {
   const a_ordinal = M.i32(ordinal, 'cuDeviceGet', 'ordinal');
@@ -69,7 +88,10 @@ export function cuDeviceGet(ordinal: number): [E.CUresult, number | null] {
 }
 
 let f_cuDeviceGetCount: KoffiFunction | undefined;
-/** Returns the number of compute-capable devices */
+/**
+ * Returns the number of compute-capable devices
+ * @returns `[err, count]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `count`: Returned number of compute-capable devices; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetCount(int * count) — cuda.h:5317
 export function cuDeviceGetCount(): [E.CUresult, number | null] {
   const err = (f_cuDeviceGetCount ??= L.bind('cuDeviceGetCount'))(K.slot[0]) as E.CUresult;
@@ -78,7 +100,12 @@ export function cuDeviceGetCount(): [E.CUresult, number | null] {
 }
 
 let f_cuDeviceGetName: KoffiFunction | undefined;
-/** Returns an identifier string for the device */
+/**
+ * Returns an identifier string for the device
+ * @param len - Maximum length of string to store in name
+ * @param dev - Device to get identifier string for
+ * @returns `[err, name]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `name`: Returned identifier string for the device; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetName(char * name, int len, CUdevice dev) — cuda.h:5349
 export function cuDeviceGetName(len: number, dev: number): [E.CUresult, string | null] {
   const a_len = M.i32(len, 'cuDeviceGetName', 'len');
@@ -91,7 +118,11 @@ export function cuDeviceGetName(len: number, dev: number): [E.CUresult, string |
 }
 
 let f_cuDeviceGetUuid: KoffiFunction | undefined;
-/** Return an UUID for the device */
+/**
+ * Return an UUID for the device
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @returns `[err, uuid]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `uuid`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetUuid_v2(CUuuid * uuid, CUdevice dev) — cuda.h:5378
 export function cuDeviceGetUuid(dev: number): [E.CUresult, S.CUuuid_st | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetUuid', 'dev');
@@ -102,7 +133,11 @@ export function cuDeviceGetUuid(dev: number): [E.CUresult, S.CUuuid_st | null] {
 }
 
 let f_cuDeviceGetLuid: KoffiFunction | undefined;
-/** Return an LUID and device node mask for the device */
+/**
+ * Return an LUID and device node mask for the device
+ * @param dev - Device to get identifier string for
+ * @returns `[err, luid, deviceNodeMask]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `luid`: Returned LUID; `deviceNodeMask`: Returned device node mask; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetLuid(char * luid, unsigned int * deviceNodeMask, CUdevice dev) — cuda.h:5407
 export function cuDeviceGetLuid(dev: number): [E.CUresult, Uint8Array | null, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetLuid', 'dev');
@@ -113,7 +148,11 @@ export function cuDeviceGetLuid(dev: number): [E.CUresult, Uint8Array | null, nu
 }
 
 let f_cuDeviceTotalMem: KoffiFunction | undefined;
-/** Returns the total amount of memory on the device */
+/**
+ * Returns the total amount of memory on the device
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @returns `[err, bytes]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `bytes`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceTotalMem_v2(size_t * bytes, CUdevice dev) — cuda.h:5436
 export function cuDeviceTotalMem(dev: number): [E.CUresult, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceTotalMem', 'dev');
@@ -123,7 +162,13 @@ export function cuDeviceTotalMem(dev: number): [E.CUresult, number | null] {
 }
 
 let f_cuDeviceGetTexture1DLinearMaxWidth: KoffiFunction | undefined;
-/** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size. */
+/**
+ * Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+ * @param format - Texture format
+ * @param numChannels - Number of channels per texture element
+ * @param dev - Device handle
+ * @returns `[err, maxWidthInElements]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `maxWidthInElements`: Returned maximum number of texture elements allocatable for given format and numChannels; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) — cuda.h:5467
 export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format, numChannels: number, dev: number): [E.CUresult, number | null] {
   const a_format = M.i32(format, 'cuDeviceGetTexture1DLinearMaxWidth', 'format');
@@ -135,7 +180,12 @@ export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format, num
 }
 
 let f_cuDeviceGetAttribute: KoffiFunction | undefined;
-/** Returns information about the device */
+/**
+ * Returns information about the device
+ * @param attrib - Device attribute to query
+ * @param dev - Device handle
+ * @returns `[err, pi]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `pi`: Returned device attribute value; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetAttribute(int * pi, CUdevice_attribute attrib, CUdevice dev) — cuda.h:5498
 export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute, dev: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuDeviceGetAttribute', 'attrib');
@@ -146,7 +196,13 @@ export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute, dev: number):
 }
 
 let f_cuDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
-/** Queries details about atomic operations supported between the device and host. */
+/**
+ * Queries details about atomic operations supported between the device and host.
+ * @param operations - Requested operations
+ * @param count - Count of requested operations and size of capabilities
+ * @param dev - Device handle
+ * @returns `[err, capabilities]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE); `capabilities`: Returned capability details of each requested operation; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice dev) — cuda.h:5531
 export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, dev: number): [E.CUresult, number[] | null] {
   const a_count = M.u32(count, 'cuDeviceGetHostAtomicCapabilities', 'count');
@@ -160,7 +216,13 @@ export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperati
 }
 
 let f_cuDeviceGetNvSciSyncAttributes: KoffiFunction | undefined;
-/** Return NvSciSync attributes that this device can support. */
+/**
+ * Return NvSciSync attributes that this device can support.
+ * @param nvSciSyncAttrList - Return NvSciSync attributes supported
+ * @param dev - Valid Cuda Device to get NvSciSync attributes for
+ * @param flags - flags describing NvSciSync usage
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, CUdevice dev, int flags) — cuda.h:5594
 export function cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev: number, flags: number): [E.CUresult] {
   const a_nvSciSyncAttrList = M.pointer(nvSciSyncAttrList, 'cuDeviceGetNvSciSyncAttributes', 'nvSciSyncAttrList');
@@ -171,7 +233,12 @@ export function cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev: 
 }
 
 let f_cuDeviceSetMemPool: KoffiFunction | undefined;
-/** Sets the current memory pool of a device */
+/**
+ * Sets the current memory pool of a device
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @param pool - (undocumented in the header) C type `CUmemoryPool`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) — cuda.h:5612
 export function cuDeviceSetMemPool(dev: number, pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDeviceSetMemPool', 'dev');
@@ -181,7 +248,11 @@ export function cuDeviceSetMemPool(dev: number, pool: H.CUmemoryPool | null): [E
 }
 
 let f_cuDeviceGetMemPool: KoffiFunction | undefined;
-/** Gets the current mempool for a device */
+/**
+ * Gets the current mempool for a device
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @returns `[err, pool]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `pool`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetMemPool(CUmemoryPool * pool, CUdevice dev) — cuda.h:5628
 export function cuDeviceGetMemPool(dev: number): [E.CUresult, H.CUmemoryPool | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetMemPool', 'dev');
@@ -191,7 +262,11 @@ export function cuDeviceGetMemPool(dev: number): [E.CUresult, H.CUmemoryPool | n
 }
 
 let f_cuDeviceGetDefaultMemPool: KoffiFunction | undefined;
-/** Returns the default mempool of a device */
+/**
+ * Returns the default mempool of a device
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @returns `[err, pool_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_SUPPORTED); `pool_out`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetDefaultMemPool(CUmemoryPool * pool_out, CUdevice dev) — cuda.h:5646
 export function cuDeviceGetDefaultMemPool(dev: number): [E.CUresult, H.CUmemoryPool | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetDefaultMemPool', 'dev');
@@ -201,7 +276,12 @@ export function cuDeviceGetDefaultMemPool(dev: number): [E.CUresult, H.CUmemoryP
 }
 
 let f_cuDeviceGetExecAffinitySupport: KoffiFunction | undefined;
-/** Returns information about the execution affinity support of the device. */
+/**
+ * Returns information about the execution affinity support of the device.
+ * @param type - Execution affinity type to query
+ * @param dev - Device handle
+ * @returns `[err, pi]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `pi`: 1 if the execution affinity type type is supported by the device, or 0 if not; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetExecAffinitySupport(int * pi, CUexecAffinityType type, CUdevice dev) — cuda.h:5677
 export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType, dev: number): [E.CUresult, number | null] {
   const a_type = M.i32(type, 'cuDeviceGetExecAffinitySupport', 'type');
@@ -212,7 +292,12 @@ export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType, dev: 
 }
 
 let f_cuFlushGPUDirectRDMAWrites: KoffiFunction | undefined;
-/** Blocks until remote writes are visible to the specified scope */
+/**
+ * Blocks until remote writes are visible to the specified scope
+ * @param target - The target of the operation, see::CUflushGPUDirectRDMAWritesTarget
+ * @param scope - The scope of the operation, see::CUflushGPUDirectRDMAWritesScope
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) — cuda.h:5717
 export function cuFlushGPUDirectRDMAWrites(target: E.CUflushGPUDirectRDMAWritesTarget, scope: E.CUflushGPUDirectRDMAWritesScope): [E.CUresult] {
   const a_target = M.i32(target, 'cuFlushGPUDirectRDMAWrites', 'target');
@@ -222,7 +307,11 @@ export function cuFlushGPUDirectRDMAWrites(target: E.CUflushGPUDirectRDMAWritesT
 }
 
 let f_cuDeviceGetProperties: KoffiFunction | undefined;
-/** Returns properties for a selected device */
+/**
+ * Returns properties for a selected device
+ * @param dev - Device to get properties for
+ * @returns `[err, prop]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `prop`: Returned properties of device; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetProperties(CUdevprop * prop, CUdevice dev) — cuda.h:5795
 export function cuDeviceGetProperties(dev: number): [E.CUresult, S.CUdevprop_st | null] {
   const a_dev = M.i32(dev, 'cuDeviceGetProperties', 'dev');
@@ -233,7 +322,11 @@ export function cuDeviceGetProperties(dev: number): [E.CUresult, S.CUdevprop_st 
 }
 
 let f_cuDeviceComputeCapability: KoffiFunction | undefined;
-/** Returns the compute capability of the device */
+/**
+ * Returns the compute capability of the device
+ * @param dev - Device handle
+ * @returns `[err, major, minor]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `major`: Major revision number; `minor`: Minor revision number; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceComputeCapability(int * major, int * minor, CUdevice dev) — cuda.h:5829
 export function cuDeviceComputeCapability(dev: number): [E.CUresult, number | null, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceComputeCapability', 'dev');
@@ -243,7 +336,11 @@ export function cuDeviceComputeCapability(dev: number): [E.CUresult, number | nu
 }
 
 let f_cuDevicePrimaryCtxRetain: KoffiFunction | undefined;
-/** Retain the primary context on the GPU */
+/**
+ * Retain the primary context on the GPU
+ * @param dev - Device for which primary context is requested
+ * @returns `[err, pctx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN); `pctx`: Returned context handle of the new context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDevicePrimaryCtxRetain(CUcontext * pctx, CUdevice dev) — cuda.h:5896
 export function cuDevicePrimaryCtxRetain(dev: number): [E.CUresult, H.CUcontext | null] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxRetain', 'dev');
@@ -253,7 +350,11 @@ export function cuDevicePrimaryCtxRetain(dev: number): [E.CUresult, H.CUcontext 
 }
 
 let f_cuDevicePrimaryCtxRelease: KoffiFunction | undefined;
-/** Release the primary context on the GPU */
+/**
+ * Release the primary context on the GPU
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) — cuda.h:5937
 export function cuDevicePrimaryCtxRelease(dev: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxRelease', 'dev');
@@ -262,7 +363,12 @@ export function cuDevicePrimaryCtxRelease(dev: number): [E.CUresult] {
 }
 
 let f_cuDevicePrimaryCtxSetFlags: KoffiFunction | undefined;
-/** Set flags for the primary context */
+/**
+ * Set flags for the primary context
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) — cuda.h:6033
 export function cuDevicePrimaryCtxSetFlags(dev: number, flags: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxSetFlags', 'dev');
@@ -272,7 +378,11 @@ export function cuDevicePrimaryCtxSetFlags(dev: number, flags: number): [E.CUres
 }
 
 let f_cuDevicePrimaryCtxGetState: KoffiFunction | undefined;
-/** Get the state of the primary context */
+/**
+ * Get the state of the primary context
+ * @param dev - Device to get primary context flags for
+ * @returns `[err, flags, active]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE); `flags`: Pointer to store flags; `active`: Pointer to store context state; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int * flags, int * active) — cuda.h:6060
 export function cuDevicePrimaryCtxGetState(dev: number): [E.CUresult, number | null, number | null] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxGetState', 'dev');
@@ -282,7 +392,11 @@ export function cuDevicePrimaryCtxGetState(dev: number): [E.CUresult, number | n
 }
 
 let f_cuDevicePrimaryCtxReset: KoffiFunction | undefined;
-/** Destroy all allocations and reset all state on the primary context */
+/**
+ * Destroy all allocations and reset all state on the primary context
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE).
+ */
 // CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) — cuda.h:6100
 export function cuDevicePrimaryCtxReset(dev: number): [E.CUresult] {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxReset', 'dev');
@@ -291,7 +405,13 @@ export function cuDevicePrimaryCtxReset(dev: number): [E.CUresult] {
 }
 
 let f_cuCtxCreate: KoffiFunction | undefined;
-/** Create a CUDA context */
+/**
+ * Create a CUDA context
+ * @param ctxCreateParams - (undocumented in the header) C type `CUctxCreateParams *`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @param dev - (undocumented in the header) C type `CUdevice`
+ * @returns `[err, pctx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN); `pctx`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxCreate_v4(CUcontext * pctx, CUctxCreateParams * ctxCreateParams, unsigned int flags, CUdevice dev) — cuda.h:6275
 export function cuCtxCreate(ctxCreateParams: S.CUctxCreateParams_st | S.CUctxCreateParams_stInit | null, flags: number, dev: number): [E.CUresult, H.CUcontext | null] {
   const a_ctxCreateParams = X.structArg(ctxCreateParams, S.CUctxCreateParams_st, 'cuCtxCreate', 'ctxCreateParams');
@@ -303,7 +423,11 @@ export function cuCtxCreate(ctxCreateParams: S.CUctxCreateParams_st | S.CUctxCre
 }
 
 let f_cuCtxDestroy: KoffiFunction | undefined;
-/** Destroy a CUDA context */
+/**
+ * Destroy a CUDA context
+ * @param ctx - (undocumented in the header) C type `CUcontext`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuCtxDestroy_v2(CUcontext ctx) — cuda.h:6325
 export function cuCtxDestroy(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxDestroy', 'ctx');
@@ -312,7 +436,11 @@ export function cuCtxDestroy(ctx: H.CUcontext | null): [E.CUresult] {
 }
 
 let f_cuCtxPushCurrent: KoffiFunction | undefined;
-/** Pushes a context on the current CPU thread */
+/**
+ * Pushes a context on the current CPU thread
+ * @param ctx - (undocumented in the header) C type `CUcontext`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuCtxPushCurrent_v2(CUcontext ctx) — cuda.h:6359
 export function cuCtxPushCurrent(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxPushCurrent', 'ctx');
@@ -321,7 +449,10 @@ export function cuCtxPushCurrent(ctx: H.CUcontext | null): [E.CUresult] {
 }
 
 let f_cuCtxPopCurrent: KoffiFunction | undefined;
-/** Pops the current CUDA context from the current CPU thread. */
+/**
+ * Pops the current CUDA context from the current CPU thread.
+ * @returns `[err, pctx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT); `pctx`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxPopCurrent_v2(CUcontext * pctx) — cuda.h:6393
 export function cuCtxPopCurrent(): [E.CUresult, H.CUcontext | null] {
   const err = (f_cuCtxPopCurrent ??= L.bind('cuCtxPopCurrent'))(K.slot[0]) as E.CUresult;
@@ -330,7 +461,11 @@ export function cuCtxPopCurrent(): [E.CUresult, H.CUcontext | null] {
 }
 
 let f_cuCtxSetCurrent: KoffiFunction | undefined;
-/** Binds the specified CUDA context to the calling CPU thread */
+/**
+ * Binds the specified CUDA context to the calling CPU thread
+ * @param ctx - Context to bind to the calling CPU thread
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuCtxSetCurrent(CUcontext ctx) — cuda.h:6423
 export function cuCtxSetCurrent(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxSetCurrent', 'ctx');
@@ -339,7 +474,10 @@ export function cuCtxSetCurrent(ctx: H.CUcontext | null): [E.CUresult] {
 }
 
 let f_cuCtxGetCurrent: KoffiFunction | undefined;
-/** Returns the CUDA context bound to the calling CPU thread. */
+/**
+ * Returns the CUDA context bound to the calling CPU thread.
+ * @returns `[err, pctx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED); `pctx`: Returned context handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetCurrent(CUcontext * pctx) — cuda.h:6446
 export function cuCtxGetCurrent(): [E.CUresult, H.CUcontext | null] {
   const err = (f_cuCtxGetCurrent ??= L.bind('cuCtxGetCurrent'))(K.slot[0]) as E.CUresult;
@@ -348,7 +486,10 @@ export function cuCtxGetCurrent(): [E.CUresult, H.CUcontext | null] {
 }
 
 let f_cuCtxGetDevice: KoffiFunction | undefined;
-/** Returns the device handle for the current context */
+/**
+ * Returns the device handle for the current context
+ * @returns `[err, device]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `device`: Returned device handle for the current context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetDevice(CUdevice * device) — cuda.h:6476
 export function cuCtxGetDevice(): [E.CUresult, number | null] {
   const err = (f_cuCtxGetDevice ??= L.bind('cuCtxGetDevice'))(K.slot[0]) as E.CUresult;
@@ -357,7 +498,11 @@ export function cuCtxGetDevice(): [E.CUresult, number | null] {
 }
 
 let f_cuCtxGetDevice_v2: KoffiFunction | undefined;
-/** Returns the device handle for the specified context */
+/**
+ * Returns the device handle for the specified context
+ * @param ctx - Context for which to obtain the device
+ * @returns `[err, device]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `device`: Returned device handle for the specified context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetDevice_v2(CUdevice * device, CUcontext ctx) — cuda.h:6499
 export function cuCtxGetDevice_v2(ctx: H.CUcontext | null): [E.CUresult, number | null] {
   const a_ctx = M.handle(ctx, 'cuCtxGetDevice_v2', 'ctx');
@@ -367,7 +512,10 @@ export function cuCtxGetDevice_v2(ctx: H.CUcontext | null): [E.CUresult, number 
 }
 
 let f_cuCtxGetFlags: KoffiFunction | undefined;
-/** Returns the flags for the current context */
+/**
+ * Returns the flags for the current context
+ * @returns `[err, flags]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `flags`: Pointer to store flags of current context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetFlags(unsigned int * flags) — cuda.h:6528
 export function cuCtxGetFlags(): [E.CUresult, number | null] {
   const err = (f_cuCtxGetFlags ??= L.bind('cuCtxGetFlags'))(K.slot[0]) as E.CUresult;
@@ -376,7 +524,11 @@ export function cuCtxGetFlags(): [E.CUresult, number | null] {
 }
 
 let f_cuCtxSetFlags: KoffiFunction | undefined;
-/** Sets the flags for the current context */
+/**
+ * Sets the flags for the current context
+ * @param flags - Flags to set on the current context
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuCtxSetFlags(unsigned int flags) — cuda.h:6558
 export function cuCtxSetFlags(flags: number): [E.CUresult] {
   const a_flags = M.u32(flags, 'cuCtxSetFlags', 'flags');
@@ -385,7 +537,11 @@ export function cuCtxSetFlags(flags: number): [E.CUresult] {
 }
 
 let f_cuCtxGetId: KoffiFunction | undefined;
-/** Returns the unique Id associated with the context supplied */
+/**
+ * Returns the unique Id associated with the context supplied
+ * @param ctx - Context for which to obtain the Id
+ * @returns `[err, ctxId]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `ctxId`: Pointer to store the Id of the context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetId(CUcontext ctx, unsigned long long * ctxId) — cuda.h:6589
 export function cuCtxGetId(ctx: H.CUcontext | null): [E.CUresult, bigint | null] {
   const a_ctx = M.handle(ctx, 'cuCtxGetId', 'ctx');
@@ -395,7 +551,10 @@ export function cuCtxGetId(ctx: H.CUcontext | null): [E.CUresult, bigint | null]
 }
 
 let f_cuCtxSynchronize: KoffiFunction | undefined;
-/** Block for the current context's tasks to complete */
+/**
+ * Block for the current context's tasks to complete
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuCtxSynchronize(void) — cuda.h:6621
 export function cuCtxSynchronize(): [E.CUresult] {
   HC.guardBlockingWait('cuCtxSynchronize');
@@ -404,7 +563,11 @@ export function cuCtxSynchronize(): [E.CUresult] {
 }
 
 let f_cuCtxSynchronize_v2: KoffiFunction | undefined;
-/** Block for the specified context's tasks to complete */
+/**
+ * Block for the specified context's tasks to complete
+ * @param ctx - Context to synchronize
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuCtxSynchronize_v2(CUcontext ctx) — cuda.h:6653
 export function cuCtxSynchronize_v2(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxSynchronize_v2', 'ctx');
@@ -413,7 +576,12 @@ export function cuCtxSynchronize_v2(ctx: H.CUcontext | null): [E.CUresult] {
 }
 
 let f_cuCtxSetLimit: KoffiFunction | undefined;
-/** Set resource limits */
+/**
+ * Set resource limits
+ * @param limit - Limit to set
+ * @param value - Size of limit
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNSUPPORTED_LIMIT, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuCtxSetLimit(CUlimit limit, size_t value) — cuda.h:6752
 export function cuCtxSetLimit(limit: E.CUlimit, value: number | bigint): [E.CUresult] {
   const a_limit = M.i32(limit, 'cuCtxSetLimit', 'limit');
@@ -423,7 +591,11 @@ export function cuCtxSetLimit(limit: E.CUlimit, value: number | bigint): [E.CUre
 }
 
 let f_cuCtxGetLimit: KoffiFunction | undefined;
-/** Returns resource limits */
+/**
+ * Returns resource limits
+ * @param limit - Limit to query
+ * @returns `[err, pvalue]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNSUPPORTED_LIMIT); `pvalue`: Returned size of limit; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetLimit(size_t * pvalue, CUlimit limit) — cuda.h:6794
 export function cuCtxGetLimit(limit: E.CUlimit): [E.CUresult, number | null] {
   const a_limit = M.i32(limit, 'cuCtxGetLimit', 'limit');
@@ -433,7 +605,10 @@ export function cuCtxGetLimit(limit: E.CUlimit): [E.CUresult, number | null] {
 }
 
 let f_cuCtxGetCacheConfig: KoffiFunction | undefined;
-/** Returns the preferred cache configuration for the current context. */
+/**
+ * Returns the preferred cache configuration for the current context.
+ * @returns `[err, pconfig]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pconfig`: Returned cache configuration; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetCacheConfig(CUfunc_cache * pconfig) — cuda.h:6838
 export function cuCtxGetCacheConfig(): [E.CUresult, E.CUfunc_cache | null] {
   const err = (f_cuCtxGetCacheConfig ??= L.bind('cuCtxGetCacheConfig'))(K.slot[0]) as E.CUresult;
@@ -442,7 +617,11 @@ export function cuCtxGetCacheConfig(): [E.CUresult, E.CUfunc_cache | null] {
 }
 
 let f_cuCtxSetCacheConfig: KoffiFunction | undefined;
-/** Sets the preferred cache configuration for the current context. */
+/**
+ * Sets the preferred cache configuration for the current context.
+ * @param config - Requested cache configuration
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuCtxSetCacheConfig(CUfunc_cache config) — cuda.h:6890
 export function cuCtxSetCacheConfig(config: E.CUfunc_cache): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetCacheConfig', 'config');
@@ -451,7 +630,11 @@ export function cuCtxSetCacheConfig(config: E.CUfunc_cache): [E.CUresult] {
 }
 
 let f_cuCtxGetApiVersion: KoffiFunction | undefined;
-/** Gets the context's API version. */
+/**
+ * Gets the context's API version.
+ * @param ctx - Context to check
+ * @returns `[err, version]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNKNOWN); `version`: Pointer to version; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int * version) — cuda.h:6928
 export function cuCtxGetApiVersion(ctx: H.CUcontext | null): [E.CUresult, number | null] {
   const a_ctx = M.handle(ctx, 'cuCtxGetApiVersion', 'ctx');
@@ -461,7 +644,10 @@ export function cuCtxGetApiVersion(ctx: H.CUcontext | null): [E.CUresult, number
 }
 
 let f_cuCtxGetStreamPriorityRange: KoffiFunction | undefined;
-/** Returns numerical values that correspond to the least and greatest stream priorities. */
+/**
+ * Returns numerical values that correspond to the least and greatest stream priorities.
+ * @returns `[err, leastPriority, greatestPriority]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `leastPriority`: Pointer to an int in which the numerical value for least stream priority is returned; `greatestPriority`: Pointer to an int in which the numerical value for greatest stream priority is returned; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda.h:6968
 export function cuCtxGetStreamPriorityRange(): [E.CUresult, number | null, number | null] {
   const err = (f_cuCtxGetStreamPriorityRange ??= L.bind('cuCtxGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.CUresult;
@@ -470,7 +656,10 @@ export function cuCtxGetStreamPriorityRange(): [E.CUresult, number | null, numbe
 }
 
 let f_cuCtxResetPersistingL2Cache: KoffiFunction | undefined;
-/** Resets all persisting lines in cache to normal status. */
+/**
+ * Resets all persisting lines in cache to normal status.
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuCtxResetPersistingL2Cache(void) — cuda.h:6984
 export function cuCtxResetPersistingL2Cache(): [E.CUresult] {
   const err = (f_cuCtxResetPersistingL2Cache ??= L.bind('cuCtxResetPersistingL2Cache'))() as E.CUresult;
@@ -478,7 +667,11 @@ export function cuCtxResetPersistingL2Cache(): [E.CUresult] {
 }
 
 let f_cuCtxGetExecAffinity: KoffiFunction | undefined;
-/** Returns the execution affinity setting for the current context. */
+/**
+ * Returns the execution affinity setting for the current context.
+ * @param type - Execution affinity type to query
+ * @returns `[err, pExecAffinity]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY); `pExecAffinity`: Returned execution affinity; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetExecAffinity(CUexecAffinityParam * pExecAffinity, CUexecAffinityType type) — cuda.h:7008
 export function cuCtxGetExecAffinity(type: E.CUexecAffinityType): [E.CUresult, S.CUexecAffinityParam_st | null] {
   const a_type = M.i32(type, 'cuCtxGetExecAffinity', 'type');
@@ -489,7 +682,12 @@ export function cuCtxGetExecAffinity(type: E.CUexecAffinityType): [E.CUresult, S
 }
 
 let f_cuCtxRecordEvent: KoffiFunction | undefined;
-/** Records an event. */
+/**
+ * Records an event.
+ * @param hCtx - Context to record event for
+ * @param hEvent - Event to record
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+ */
 // CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) — cuda.h:7045
 export function cuCtxRecordEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuCtxRecordEvent', 'hCtx');
@@ -499,7 +697,12 @@ export function cuCtxRecordEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | n
 }
 
 let f_cuCtxWaitEvent: KoffiFunction | undefined;
-/** Make a context wait on an event */
+/**
+ * Make a context wait on an event
+ * @param hCtx - Context to wait
+ * @param hEvent - Event to wait on
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+ */
 // CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) — cuda.h:7082
 export function cuCtxWaitEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuCtxWaitEvent', 'hCtx');
@@ -509,7 +712,11 @@ export function cuCtxWaitEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | nul
 }
 
 let f_cuCtxAttach: KoffiFunction | undefined;
-/** Increment a context's usage-count */
+/**
+ * Increment a context's usage-count
+ * @param flags - Context attach flags (must be 0)
+ * @returns `[err, pctx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pctx`: Returned context handle of the current context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxAttach(CUcontext * pctx, unsigned int flags) — cuda.h:7137
 export function cuCtxAttach(flags: number): [E.CUresult, H.CUcontext | null] {
   const a_flags = M.u32(flags, 'cuCtxAttach', 'flags');
@@ -519,7 +726,11 @@ export function cuCtxAttach(flags: number): [E.CUresult, H.CUcontext | null] {
 }
 
 let f_cuCtxDetach: KoffiFunction | undefined;
-/** Decrement a context's usage-count */
+/**
+ * Decrement a context's usage-count
+ * @param ctx - Context to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuCtxDetach(CUcontext ctx) — cuda.h:7173
 export function cuCtxDetach(ctx: H.CUcontext | null): [E.CUresult] {
   const a_ctx = M.handle(ctx, 'cuCtxDetach', 'ctx');
@@ -528,7 +739,10 @@ export function cuCtxDetach(ctx: H.CUcontext | null): [E.CUresult] {
 }
 
 let f_cuCtxGetSharedMemConfig: KoffiFunction | undefined;
-/** Returns the current shared memory configuration for the current context. */
+/**
+ * Returns the current shared memory configuration for the current context.
+ * @returns `[err, pConfig]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pConfig`: returned shared memory configuration; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetSharedMemConfig(CUsharedconfig * pConfig) — cuda.h:7218
 export function cuCtxGetSharedMemConfig(): [E.CUresult, E.CUsharedconfig | null] {
   const err = (f_cuCtxGetSharedMemConfig ??= L.bind('cuCtxGetSharedMemConfig'))(K.slot[0]) as E.CUresult;
@@ -537,7 +751,11 @@ export function cuCtxGetSharedMemConfig(): [E.CUresult, E.CUsharedconfig | null]
 }
 
 let f_cuCtxSetSharedMemConfig: KoffiFunction | undefined;
-/** Sets the shared memory configuration for the current context. */
+/**
+ * Sets the shared memory configuration for the current context.
+ * @param config - requested shared memory configuration
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) — cuda.h:7273
 export function cuCtxSetSharedMemConfig(config: E.CUsharedconfig): [E.CUresult] {
   const a_config = M.i32(config, 'cuCtxSetSharedMemConfig', 'config');
@@ -546,7 +764,11 @@ export function cuCtxSetSharedMemConfig(config: E.CUsharedconfig): [E.CUresult] 
 }
 
 let f_cuModuleLoad: KoffiFunction | undefined;
-/** Loads a compute module */
+/**
+ * Loads a compute module
+ * @param fname - Filename of module to load
+ * @returns `[err, module]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND); `module`: Returned module; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleLoad(CUmodule * module, const char * fname) — cuda.h:7329
 export function cuModuleLoad(fname: string): [E.CUresult, H.CUmodule | null] {
   const a_fname = M.str(fname, 'cuModuleLoad', 'fname');
@@ -556,7 +778,11 @@ export function cuModuleLoad(fname: string): [E.CUresult, H.CUmodule | null] {
 }
 
 let f_cuModuleLoadData: KoffiFunction | undefined;
-/** Load a module's data */
+/**
+ * Load a module's data
+ * @param image - Module data to load
+ * @returns `[err, module]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND); `module`: Returned module; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleLoadData(CUmodule * module, const void * image) — cuda.h:7365
 export function cuModuleLoadData(image: Pointer): [E.CUresult, H.CUmodule | null] {
   const a_image = M.pointer(image, 'cuModuleLoadData', 'image');
@@ -566,7 +792,14 @@ export function cuModuleLoadData(image: Pointer): [E.CUresult, H.CUmodule | null
 }
 
 let f_cuModuleLoadDataEx: KoffiFunction | undefined;
-/** Load a module's data with options */
+/**
+ * Load a module's data with options
+ * @param image - Module data to load
+ * @param numOptions - Number of options
+ * @param options - Options for JIT
+ * @param optionValues - Option values for JIT
+ * @returns `[err, module]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND); `module`: Returned module; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleLoadDataEx(CUmodule * module, const void * image, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7404
 export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUmodule | null] {
   const a_image = M.pointer(image, 'cuModuleLoadDataEx', 'image');
@@ -581,7 +814,11 @@ export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: 
 }
 
 let f_cuModuleLoadFatBinary: KoffiFunction | undefined;
-/** Load a module's data */
+/**
+ * Load a module's data
+ * @param fatCubin - Fat binary to load
+ * @returns `[err, module]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND); `module`: Returned module; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleLoadFatBinary(CUmodule * module, const void * fatCubin) — cuda.h:7447
 export function cuModuleLoadFatBinary(fatCubin: Pointer): [E.CUresult, H.CUmodule | null] {
   const a_fatCubin = M.pointer(fatCubin, 'cuModuleLoadFatBinary', 'fatCubin');
@@ -591,7 +828,11 @@ export function cuModuleLoadFatBinary(fatCubin: Pointer): [E.CUresult, H.CUmodul
 }
 
 let f_cuModuleUnload: KoffiFunction | undefined;
-/** Unloads a module */
+/**
+ * Unloads a module
+ * @param hmod - Module to unload
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED).
+ */
 // CUresult cuModuleUnload(CUmodule hmod) — cuda.h:7476
 export function cuModuleUnload(hmod: H.CUmodule | null): [E.CUresult] {
   const a_hmod = M.handle(hmod, 'cuModuleUnload', 'hmod');
@@ -600,7 +841,10 @@ export function cuModuleUnload(hmod: H.CUmodule | null): [E.CUresult] {
 }
 
 let f_cuModuleGetLoadingMode: KoffiFunction | undefined;
-/** Query lazy loading mode */
+/**
+ * Query lazy loading mode
+ * @returns `[err, mode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `mode`: Returns the lazy loading mode; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode * mode) — cuda.h:7502
 export function cuModuleGetLoadingMode(): [E.CUresult, E.CUmoduleLoadingMode | null] {
   const err = (f_cuModuleGetLoadingMode ??= L.bind('cuModuleGetLoadingMode'))(K.slot[0]) as E.CUresult;
@@ -609,7 +853,12 @@ export function cuModuleGetLoadingMode(): [E.CUresult, E.CUmoduleLoadingMode | n
 }
 
 let f_cuModuleGetFunction: KoffiFunction | undefined;
-/** Returns a function handle */
+/**
+ * Returns a function handle
+ * @param hmod - Module to retrieve function from
+ * @param name - Name of function to retrieve
+ * @returns `[err, hfunc]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND); `hfunc`: Returned function handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleGetFunction(CUfunction * hfunc, CUmodule hmod, const char * name) — cuda.h:7532
 export function cuModuleGetFunction(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUfunction | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetFunction', 'hmod');
@@ -620,7 +869,11 @@ export function cuModuleGetFunction(hmod: H.CUmodule | null, name: string): [E.C
 }
 
 let f_cuModuleGetFunctionCount: KoffiFunction | undefined;
-/** Returns the number of functions within a module */
+/**
+ * Returns the number of functions within a module
+ * @param mod - Module to query
+ * @returns `[err, count]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE); `count`: Number of functions found within the module; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleGetFunctionCount(unsigned int * count, CUmodule mod) — cuda.h:7547
 export function cuModuleGetFunctionCount(mod: H.CUmodule | null): [E.CUresult, number | null] {
   const a_mod = M.handle(mod, 'cuModuleGetFunctionCount', 'mod');
@@ -630,7 +883,12 @@ export function cuModuleGetFunctionCount(mod: H.CUmodule | null): [E.CUresult, n
 }
 
 let f_cuModuleEnumerateFunctions: KoffiFunction | undefined;
-/** Returns the function handles within a module. */
+/**
+ * Returns the function handles within a module.
+ * @param numFunctions - Maximum number of function handles may be returned to the buffer
+ * @param mod - Module to query from
+ * @returns `[err, functions]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE); `functions`: Buffer where the function handles are returned to; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleEnumerateFunctions(CUfunction * functions, unsigned int numFunctions, CUmodule mod) — cuda.h:7574
 export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule | null): [E.CUresult, H.CUfunction[] | null] {
   const a_numFunctions = M.u32(numFunctions, 'cuModuleEnumerateFunctions', 'numFunctions');
@@ -643,7 +901,12 @@ export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule
 }
 
 let f_cuModuleGetGlobal: KoffiFunction | undefined;
-/** Returns a global pointer from a module */
+/**
+ * Returns a global pointer from a module
+ * @param hmod - (undocumented in the header) C type `CUmodule`
+ * @param name - (undocumented in the header) C type `const char *`
+ * @returns `[err, dptr, bytes]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND); `dptr`; `bytes`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleGetGlobal_v2(CUdeviceptr * dptr, size_t * bytes, CUmodule hmod, const char * name) — cuda.h:7609
 export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): [E.CUresult, bigint | null, number | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetGlobal', 'hmod');
@@ -654,7 +917,13 @@ export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): [E.CUr
 }
 
 let f_cuLinkCreate: KoffiFunction | undefined;
-/** Creates a pending JIT linker invocation. */
+/**
+ * Creates a pending JIT linker invocation.
+ * @param numOptions - (undocumented in the header) C type `unsigned int`
+ * @param options - (undocumented in the header) C type `CUjit_option *`
+ * @param optionValues - (undocumented in the header) C type `void **`
+ * @returns `[err, stateOut]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND); `stateOut`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option * options, void ** optionValues, CUlinkState * stateOut) — cuda.h:7657
 export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUlinkState | null] {
   const a_numOptions = M.u32(numOptions, 'cuLinkCreate', 'numOptions');
@@ -668,7 +937,18 @@ export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | A
 }
 
 let f_cuLinkAddData: KoffiFunction | undefined;
-/** Add an input to a pending linker invocation */
+/**
+ * Add an input to a pending linker invocation
+ * @param state - (undocumented in the header) C type `CUlinkState`
+ * @param type - (undocumented in the header) C type `CUjitInputType`
+ * @param data - (undocumented in the header) C type `void *`
+ * @param size - (undocumented in the header) C type `size_t`
+ * @param name - (undocumented in the header) C type `const char *`
+ * @param numOptions - (undocumented in the header) C type `unsigned int`
+ * @param options - (undocumented in the header) C type `CUjit_option *`
+ * @param optionValues - (undocumented in the header) C type `void **`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU).
+ */
 // CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void * data, size_t size, const char * name, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7697
 export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputType, data: Pointer, size: number | bigint, name: string, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkAddData', 'state');
@@ -687,7 +967,16 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
 }
 
 let f_cuLinkAddFile: KoffiFunction | undefined;
-/** Add a file input to a pending linker invocation */
+/**
+ * Add a file input to a pending linker invocation
+ * @param state - (undocumented in the header) C type `CUlinkState`
+ * @param type - (undocumented in the header) C type `CUjitInputType`
+ * @param path - (undocumented in the header) C type `const char *`
+ * @param numOptions - (undocumented in the header) C type `unsigned int`
+ * @param options - (undocumented in the header) C type `CUjit_option *`
+ * @param optionValues - (undocumented in the header) C type `void **`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU).
+ */
 // CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char * path, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7739
 export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputType, path: string, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkAddFile', 'state');
@@ -703,7 +992,11 @@ export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputTyp
 }
 
 let f_cuLinkComplete: KoffiFunction | undefined;
-/** Complete a pending linker invocation */
+/**
+ * Complete a pending linker invocation
+ * @param state - A pending linker invocation
+ * @returns `[err, cubinOut, sizeOut]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY); `cubinOut`: On success, this will point to the output image; `sizeOut`: Optional parameter to receive the size of the generated image; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLinkComplete(CUlinkState state, void ** cubinOut, size_t * sizeOut) — cuda.h:7766
 export function cuLinkComplete(state: H.CUlinkState | null): [E.CUresult, bigint | null, number | null] {
   const a_state = M.handle(state, 'cuLinkComplete', 'state');
@@ -713,7 +1006,11 @@ export function cuLinkComplete(state: H.CUlinkState | null): [E.CUresult, bigint
 }
 
 let f_cuLinkDestroy: KoffiFunction | undefined;
-/** Destroys state for a JIT linker invocation. */
+/**
+ * Destroys state for a JIT linker invocation.
+ * @param state - State object for the linker invocation
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuLinkDestroy(CUlinkState state) — cuda.h:7780
 export function cuLinkDestroy(state: H.CUlinkState | null): [E.CUresult] {
   const a_state = M.handle(state, 'cuLinkDestroy', 'state');
@@ -722,7 +1019,12 @@ export function cuLinkDestroy(state: H.CUlinkState | null): [E.CUresult] {
 }
 
 let f_cuModuleGetTexRef: KoffiFunction | undefined;
-/** Returns a handle to a texture reference */
+/**
+ * Returns a handle to a texture reference
+ * @param hmod - Module to retrieve texture reference from
+ * @param name - Name of texture reference to retrieve
+ * @returns `[err, pTexRef]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND); `pTexRef`: Returned texture reference; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleGetTexRef(CUtexref * pTexRef, CUmodule hmod, const char * name) — cuda.h:7830
 export function cuModuleGetTexRef(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUtexref | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetTexRef', 'hmod');
@@ -733,7 +1035,12 @@ export function cuModuleGetTexRef(hmod: H.CUmodule | null, name: string): [E.CUr
 }
 
 let f_cuModuleGetSurfRef: KoffiFunction | undefined;
-/** Returns a handle to a surface reference */
+/**
+ * Returns a handle to a surface reference
+ * @param hmod - Module to retrieve surface reference from
+ * @param name - Name of surface reference to retrieve
+ * @returns `[err, pSurfRef]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND); `pSurfRef`: Returned surface reference; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuModuleGetSurfRef(CUsurfref * pSurfRef, CUmodule hmod, const char * name) — cuda.h:7864
 export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUsurfref | null] {
   const a_hmod = M.handle(hmod, 'cuModuleGetSurfRef', 'hmod');
@@ -744,7 +1051,17 @@ export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): [E.CU
 }
 
 let f_cuLibraryLoadData: KoffiFunction | undefined;
-/** Load a library with specified code and options */
+/**
+ * Load a library with specified code and options
+ * @param code - Code to load
+ * @param jitOptions - Options for JIT
+ * @param jitOptionsValues - Option values for JIT
+ * @param numJitOptions - Number of options
+ * @param libraryOptions - Options for loading
+ * @param libraryOptionValues - Option values for loading
+ * @param numLibraryOptions - Number of options for loading
+ * @returns `[err, library]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED); `library`: Returned library; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryLoadData(CUlibrary * library, const void * code, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:7938
 export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
   const a_code = M.pointer(code, 'cuLibraryLoadData', 'code');
@@ -763,7 +1080,17 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] 
 }
 
 let f_cuLibraryLoadFromFile: KoffiFunction | undefined;
-/** Load a library with specified file and options */
+/**
+ * Load a library with specified file and options
+ * @param fileName - File to load from
+ * @param jitOptions - Options for JIT
+ * @param jitOptionsValues - Option values for JIT
+ * @param numJitOptions - Number of options
+ * @param libraryOptions - Options for loading
+ * @param libraryOptionValues - Option values for loading
+ * @param numLibraryOptions - Number of options for loading
+ * @returns `[err, library]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND, CUDA_ERROR_NOT_SUPPORTED); `library`: Returned library; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryLoadFromFile(CUlibrary * library, const char * fileName, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:8000
 export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
   const a_fileName = M.str(fileName, 'cuLibraryLoadFromFile', 'fileName');
@@ -782,7 +1109,11 @@ export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_opt
 }
 
 let f_cuLibraryUnload: KoffiFunction | undefined;
-/** Unloads a library */
+/**
+ * Unloads a library
+ * @param library - Library to unload
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuLibraryUnload(CUlibrary library) — cuda.h:8021
 export function cuLibraryUnload(library: H.CUlibrary | null): [E.CUresult] {
   const a_library = M.handle(library, 'cuLibraryUnload', 'library');
@@ -791,7 +1122,12 @@ export function cuLibraryUnload(library: H.CUlibrary | null): [E.CUresult] {
 }
 
 let f_cuLibraryGetKernel: KoffiFunction | undefined;
-/** Returns a kernel handle */
+/**
+ * Returns a kernel handle
+ * @param library - Library to retrieve kernel from
+ * @param name - Name of kernel to retrieve
+ * @returns `[err, pKernel]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND); `pKernel`: Returned kernel handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryGetKernel(CUkernel * pKernel, CUlibrary library, const char * name) — cuda.h:8048
 export function cuLibraryGetKernel(library: H.CUlibrary | null, name: string): [E.CUresult, H.CUkernel | null] {
   const a_library = M.handle(library, 'cuLibraryGetKernel', 'library');
@@ -802,7 +1138,11 @@ export function cuLibraryGetKernel(library: H.CUlibrary | null, name: string): [
 }
 
 let f_cuLibraryGetKernelCount: KoffiFunction | undefined;
-/** Returns the number of kernels within a library */
+/**
+ * Returns the number of kernels within a library
+ * @param lib - Library to query
+ * @returns `[err, count]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE); `count`: Number of kernels found within the library; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryGetKernelCount(unsigned int * count, CUlibrary lib) — cuda.h:8063
 export function cuLibraryGetKernelCount(lib: H.CUlibrary | null): [E.CUresult, number | null] {
   const a_lib = M.handle(lib, 'cuLibraryGetKernelCount', 'lib');
@@ -812,7 +1152,12 @@ export function cuLibraryGetKernelCount(lib: H.CUlibrary | null): [E.CUresult, n
 }
 
 let f_cuLibraryEnumerateKernels: KoffiFunction | undefined;
-/** Retrieve the kernel handles within a library. */
+/**
+ * Retrieve the kernel handles within a library.
+ * @param numKernels - Maximum number of kernel handles may be returned to the buffer
+ * @param lib - Library to query from
+ * @returns `[err, kernels]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE); `kernels`: Buffer where the kernel handles are returned to; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryEnumerateKernels(CUkernel * kernels, unsigned int numKernels, CUlibrary lib) — cuda.h:8082
 export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary | null): [E.CUresult, H.CUkernel[] | null] {
   const a_numKernels = M.u32(numKernels, 'cuLibraryEnumerateKernels', 'numKernels');
@@ -825,7 +1170,11 @@ export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary |
 }
 
 let f_cuLibraryGetModule: KoffiFunction | undefined;
-/** Returns a module handle */
+/**
+ * Returns a module handle
+ * @param library - Library to retrieve module from
+ * @returns `[err, pMod]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED); `pMod`: Returned module handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryGetModule(CUmodule * pMod, CUlibrary library) — cuda.h:8108
 export function cuLibraryGetModule(library: H.CUlibrary | null): [E.CUresult, H.CUmodule | null] {
   const a_library = M.handle(library, 'cuLibraryGetModule', 'library');
@@ -835,7 +1184,11 @@ export function cuLibraryGetModule(library: H.CUlibrary | null): [E.CUresult, H.
 }
 
 let f_cuKernelGetFunction: KoffiFunction | undefined;
-/** Returns a function handle */
+/**
+ * Returns a function handle
+ * @param kernel - Kernel to retrieve function for the requested context
+ * @returns `[err, pFunc]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED); `pFunc`: Returned function handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuKernelGetFunction(CUfunction * pFunc, CUkernel kernel) — cuda.h:8136
 export function cuKernelGetFunction(kernel: H.CUkernel | null): [E.CUresult, H.CUfunction | null] {
   const a_kernel = M.handle(kernel, 'cuKernelGetFunction', 'kernel');
@@ -845,7 +1198,11 @@ export function cuKernelGetFunction(kernel: H.CUkernel | null): [E.CUresult, H.C
 }
 
 let f_cuKernelGetLibrary: KoffiFunction | undefined;
-/** Returns a library handle */
+/**
+ * Returns a library handle
+ * @param kernel - Kernel to retrieve library handle
+ * @returns `[err, pLib]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND); `pLib`: Returned library handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuKernelGetLibrary(CUlibrary * pLib, CUkernel kernel) — cuda.h:8159
 export function cuKernelGetLibrary(kernel: H.CUkernel | null): [E.CUresult, H.CUlibrary | null] {
   const a_kernel = M.handle(kernel, 'cuKernelGetLibrary', 'kernel');
@@ -855,7 +1212,12 @@ export function cuKernelGetLibrary(kernel: H.CUkernel | null): [E.CUresult, H.CU
 }
 
 let f_cuLibraryGetGlobal: KoffiFunction | undefined;
-/** Returns a global device pointer */
+/**
+ * Returns a global device pointer
+ * @param library - Library to retrieve global from
+ * @param name - Name of global to retrieve
+ * @returns `[err, dptr, bytes]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED); `dptr`: Returned global device pointer for the requested context; `bytes`: Returned global size in bytes; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryGetGlobal(CUdeviceptr * dptr, size_t * bytes, CUlibrary library, const char * name) — cuda.h:8191
 export function cuLibraryGetGlobal(library: H.CUlibrary | null, name: string): [E.CUresult, bigint | null, number | null] {
   const a_library = M.handle(library, 'cuLibraryGetGlobal', 'library');
@@ -866,7 +1228,12 @@ export function cuLibraryGetGlobal(library: H.CUlibrary | null, name: string): [
 }
 
 let f_cuLibraryGetManaged: KoffiFunction | undefined;
-/** Returns a pointer to managed memory */
+/**
+ * Returns a pointer to managed memory
+ * @param library - Library to retrieve managed memory from
+ * @param name - Name of managed memory to retrieve
+ * @returns `[err, dptr, bytes]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND); `dptr`: Returned pointer to the managed memory; `bytes`: Returned memory size in bytes; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryGetManaged(CUdeviceptr * dptr, size_t * bytes, CUlibrary library, const char * name) — cuda.h:8220
 export function cuLibraryGetManaged(library: H.CUlibrary | null, name: string): [E.CUresult, bigint | null, number | null] {
   const a_library = M.handle(library, 'cuLibraryGetManaged', 'library');
@@ -877,7 +1244,12 @@ export function cuLibraryGetManaged(library: H.CUlibrary | null, name: string): 
 }
 
 let f_cuLibraryGetUnifiedFunction: KoffiFunction | undefined;
-/** Returns a pointer to a unified function */
+/**
+ * Returns a pointer to a unified function
+ * @param library - Library to retrieve function pointer memory from
+ * @param symbol - Name of function pointer to retrieve
+ * @returns `[err, fptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND); `fptr`: Returned pointer to a unified function; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLibraryGetUnifiedFunction(void ** fptr, CUlibrary library, const char * symbol) — cuda.h:8246
 export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol: string): [E.CUresult, bigint | null] {
   const a_library = M.handle(library, 'cuLibraryGetUnifiedFunction', 'library');
@@ -888,7 +1260,13 @@ export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol:
 }
 
 let f_cuKernelGetAttribute: KoffiFunction | undefined;
-/** Returns information about a kernel */
+/**
+ * Returns information about a kernel
+ * @param attrib - Attribute requested
+ * @param kernel - Kernel to query attribute of
+ * @param dev - Device to query attribute of
+ * @returns `[err, pi]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `pi`: Returned attribute value; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuKernelGetAttribute(int * pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) — cuda.h:8334
 export function cuKernelGetAttribute(attrib: E.CUfunction_attribute, kernel: H.CUkernel | null, dev: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuKernelGetAttribute', 'attrib');
@@ -900,7 +1278,14 @@ export function cuKernelGetAttribute(attrib: E.CUfunction_attribute, kernel: H.C
 }
 
 let f_cuKernelSetAttribute: KoffiFunction | undefined;
-/** Sets information about a kernel */
+/**
+ * Sets information about a kernel
+ * @param attrib - Attribute requested
+ * @param val - Value to set
+ * @param kernel - Kernel to set attribute of
+ * @param dev - Device to set attribute of
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) — cuda.h:8415
 export function cuKernelSetAttribute(attrib: E.CUfunction_attribute, val: number, kernel: H.CUkernel | null, dev: number): [E.CUresult] {
   const a_attrib = M.i32(attrib, 'cuKernelSetAttribute', 'attrib');
@@ -912,7 +1297,13 @@ export function cuKernelSetAttribute(attrib: E.CUfunction_attribute, val: number
 }
 
 let f_cuKernelSetCacheConfig: KoffiFunction | undefined;
-/** Sets the preferred cache configuration for a device kernel. */
+/**
+ * Sets the preferred cache configuration for a device kernel.
+ * @param kernel - Kernel to configure cache for
+ * @param config - Requested cache configuration
+ * @param dev - Device to set attribute of
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) — cuda.h:8474
 export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfunc_cache, dev: number): [E.CUresult] {
   const a_kernel = M.handle(kernel, 'cuKernelSetCacheConfig', 'kernel');
@@ -923,7 +1314,11 @@ export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfu
 }
 
 let f_cuKernelGetName: KoffiFunction | undefined;
-/** Returns the function name for a::CUkernel handle */
+/**
+ * Returns the function name for a::CUkernel handle
+ * @param hfunc - The function handle to retrieve the name for
+ * @returns `[err, name]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `name`: The returned name of the function; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuKernelGetName(const char ** name, CUkernel hfunc) — cuda.h:8495
 export function cuKernelGetName(hfunc: H.CUkernel | null): [E.CUresult, string | null] {
   const a_hfunc = M.handle(hfunc, 'cuKernelGetName', 'hfunc');
@@ -933,7 +1328,12 @@ export function cuKernelGetName(hfunc: H.CUkernel | null): [E.CUresult, string |
 }
 
 let f_cuKernelGetParamInfo: KoffiFunction | undefined;
-/** Returns the offset and size of a kernel parameter in the device-side parameter layout */
+/**
+ * Returns the offset and size of a kernel parameter in the device-side parameter layout
+ * @param kernel - The kernel to query
+ * @param paramIndex - The parameter index to query
+ * @returns `[err, paramOffset, paramSize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `paramOffset`: Returns the offset into the device-side parameter layout at which the parameter resides; `paramSize`: Optionally returns the size of the parameter in the device-side parameter layout; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:8519
 export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: number | bigint): [E.CUresult, number | null, number | null] {
   const a_kernel = M.handle(kernel, 'cuKernelGetParamInfo', 'kernel');
@@ -944,7 +1344,10 @@ export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: numb
 }
 
 let f_cuMemGetInfo: KoffiFunction | undefined;
-/** Gets free and total memory */
+/**
+ * Gets free and total memory
+ * @returns `[err, free, total]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `free`; `total`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemGetInfo_v2(size_t * free, size_t * total) — cuda.h:8575
 export function cuMemGetInfo(): [E.CUresult, number | null, number | null] {
   const err = (f_cuMemGetInfo ??= L.bind('cuMemGetInfo'))(K.slot[0], K.slot[1]) as E.CUresult;
@@ -953,7 +1356,11 @@ export function cuMemGetInfo(): [E.CUresult, number | null, number | null] {
 }
 
 let f_cuMemAlloc: KoffiFunction | undefined;
-/** Allocates device memory */
+/**
+ * Allocates device memory
+ * @param bytesize - (undocumented in the header) C type `size_t`
+ * @returns `[err, dptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `dptr`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemAlloc_v2(CUdeviceptr * dptr, size_t bytesize) — cuda.h:8609
 export function cuMemAlloc(bytesize: number | bigint): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAlloc', 'bytesize');
@@ -963,7 +1370,13 @@ export function cuMemAlloc(bytesize: number | bigint): [E.CUresult, bigint | nul
 }
 
 let f_cuMemAllocPitch: KoffiFunction | undefined;
-/** Allocates pitched device memory */
+/**
+ * Allocates pitched device memory
+ * @param WidthInBytes - (undocumented in the header) C type `size_t`
+ * @param Height - (undocumented in the header) C type `size_t`
+ * @param ElementSizeBytes - (undocumented in the header) C type `unsigned int`
+ * @returns `[err, dptr, pPitch]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `dptr`; `pPitch`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemAllocPitch_v2(CUdeviceptr * dptr, size_t * pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) — cuda.h:8671
 export function cuMemAllocPitch(WidthInBytes: number | bigint, Height: number | bigint, ElementSizeBytes: number): [E.CUresult, bigint | null, number | null] {
   const a_WidthInBytes = M.size(WidthInBytes, 'cuMemAllocPitch', 'WidthInBytes');
@@ -975,7 +1388,11 @@ export function cuMemAllocPitch(WidthInBytes: number | bigint, Height: number | 
 }
 
 let f_cuMemFree: KoffiFunction | undefined;
-/** Frees device memory */
+/**
+ * Frees device memory
+ * @param dptr - (undocumented in the header) C type `CUdeviceptr`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemFree_v2(CUdeviceptr dptr) — cuda.h:8708
 export function cuMemFree(dptr: bigint | number): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuMemFree', 'dptr');
@@ -984,7 +1401,11 @@ export function cuMemFree(dptr: bigint | number): [E.CUresult] {
 }
 
 let f_cuMemGetAddressRange: KoffiFunction | undefined;
-/** Get information on memory allocations */
+/**
+ * Get information on memory allocations
+ * @param dptr - (undocumented in the header) C type `CUdeviceptr`
+ * @returns `[err, pbase, psize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_VALUE); `pbase`; `psize`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemGetAddressRange_v2(CUdeviceptr * pbase, size_t * psize, CUdeviceptr dptr) — cuda.h:8742
 export function cuMemGetAddressRange(dptr: bigint | number): [E.CUresult, bigint | null, number | null] {
   const a_dptr = M.u64(dptr, 'cuMemGetAddressRange', 'dptr');
@@ -994,7 +1415,11 @@ export function cuMemGetAddressRange(dptr: bigint | number): [E.CUresult, bigint
 }
 
 let f_cuMemAllocHost: KoffiFunction | undefined;
-/** Allocates page-locked host memory */
+/**
+ * Allocates page-locked host memory
+ * @param bytesize - (undocumented in the header) C type `size_t`
+ * @returns `[err, pp]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `pp`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemAllocHost_v2(void ** pp, size_t bytesize) — cuda.h:8793
 export function cuMemAllocHost(bytesize: number | bigint): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocHost', 'bytesize');
@@ -1004,7 +1429,11 @@ export function cuMemAllocHost(bytesize: number | bigint): [E.CUresult, bigint |
 }
 
 let f_cuMemFreeHost: KoffiFunction | undefined;
-/** Frees page-locked host memory */
+/**
+ * Frees page-locked host memory
+ * @param p - Pointer to memory to free
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemFreeHost(void * p) — cuda.h:8823
 export function cuMemFreeHost(p: Pointer): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemFreeHost', 'p');
@@ -1013,7 +1442,12 @@ export function cuMemFreeHost(p: Pointer): [E.CUresult] {
 }
 
 let f_cuMemHostAlloc: KoffiFunction | undefined;
-/** Allocates page-locked host memory */
+/**
+ * Allocates page-locked host memory
+ * @param bytesize - Requested allocation size in bytes
+ * @param Flags - Flags for allocation request
+ * @returns `[err, pp]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `pp`: Returned pointer to host memory; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemHostAlloc(void ** pp, size_t bytesize, unsigned int Flags) — cuda.h:8906
 export function cuMemHostAlloc(bytesize: number | bigint, Flags: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemHostAlloc', 'bytesize');
@@ -1024,7 +1458,12 @@ export function cuMemHostAlloc(bytesize: number | bigint, Flags: number): [E.CUr
 }
 
 let f_cuMemHostGetDevicePointer: KoffiFunction | undefined;
-/** Passes back device pointer of mapped pinned memory */
+/**
+ * Passes back device pointer of mapped pinned memory
+ * @param p - (undocumented in the header) C type `void *`
+ * @param Flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err, pdptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pdptr`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr * pdptr, void * p, unsigned int Flags) — cuda.h:8959
 export function cuMemHostGetDevicePointer(p: Pointer, Flags: number): [E.CUresult, bigint | null] {
   const a_p = M.pointer(p, 'cuMemHostGetDevicePointer', 'p');
@@ -1035,7 +1474,11 @@ export function cuMemHostGetDevicePointer(p: Pointer, Flags: number): [E.CUresul
 }
 
 let f_cuMemHostGetFlags: KoffiFunction | undefined;
-/** Passes back flags that were used for a pinned allocation */
+/**
+ * Passes back flags that were used for a pinned allocation
+ * @param p - Host pointer
+ * @returns `[err, pFlags]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pFlags`: Returned flags word; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemHostGetFlags(unsigned int * pFlags, void * p) — cuda.h:8986
 export function cuMemHostGetFlags(p: Pointer): [E.CUresult, number | null] {
   const a_p = M.pointer(p, 'cuMemHostGetFlags', 'p');
@@ -1045,7 +1488,12 @@ export function cuMemHostGetFlags(p: Pointer): [E.CUresult, number | null] {
 }
 
 let f_cuMemAllocManaged: KoffiFunction | undefined;
-/** Allocates memory that will be automatically managed by the Unified Memory system */
+/**
+ * Allocates memory that will be automatically managed by the Unified Memory system
+ * @param bytesize - Requested allocation size in bytes
+ * @param flags - Must be one of::CU_MEM_ATTACH_GLOBAL or::CU_MEM_ATTACH_HOST
+ * @returns `[err, dptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `dptr`: Returned device pointer; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemAllocManaged(CUdeviceptr * dptr, size_t bytesize, unsigned int flags) — cuda.h:9096
 export function cuMemAllocManaged(bytesize: number | bigint, flags: number): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocManaged', 'bytesize');
@@ -1056,7 +1504,13 @@ export function cuMemAllocManaged(bytesize: number | bigint, flags: number): [E.
 }
 
 let f_cuDeviceRegisterAsyncNotification: KoffiFunction | undefined;
-/** Registers a callback function to receive async notifications */
+/**
+ * Registers a callback function to receive async notifications
+ * @param device - The device on which to register the callback
+ * @param callbackFunc - The function to register as a callback
+ * @param userData - A generic pointer to user data
+ * @returns `[err, callback]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_UNKNOWN); `callback`: A handle representing the registered callback instance; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void * userData, CUasyncCallbackHandle * callback) — cuda.h:9133
 export function cuDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): [E.CUresult, H.CUasyncCallbackHandle | null] {
   const a_device = M.i32(device, 'cuDeviceRegisterAsyncNotification', 'device');
@@ -1068,7 +1522,12 @@ export function cuDeviceRegisterAsyncNotification(device: number, callbackFunc: 
 }
 
 let f_cuDeviceUnregisterAsyncNotification: KoffiFunction | undefined;
-/** Unregisters an async notification callback */
+/**
+ * Unregisters an async notification callback
+ * @param device - The device from which to remove callback
+ * @param callback - The callback instance to unregister from receiving async notifications
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_UNKNOWN).
+ */
 // CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) — cuda.h:9156
 export function cuDeviceUnregisterAsyncNotification(device: number, callback: H.CUasyncCallbackHandle | null): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceUnregisterAsyncNotification', 'device');
@@ -1078,7 +1537,11 @@ export function cuDeviceUnregisterAsyncNotification(device: number, callback: H.
 }
 
 let f_cuDeviceGetByPCIBusId: KoffiFunction | undefined;
-/** Returns a handle to a compute device */
+/**
+ * Returns a handle to a compute device
+ * @param pciBusId - String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values
+ * @returns `[err, dev]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `dev`: Returned device handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetByPCIBusId(CUdevice * dev, const char * pciBusId) — cuda.h:9185
 export function cuDeviceGetByPCIBusId(pciBusId: string): [E.CUresult, number | null] {
   const a_pciBusId = M.str(pciBusId, 'cuDeviceGetByPCIBusId', 'pciBusId');
@@ -1088,7 +1551,12 @@ export function cuDeviceGetByPCIBusId(pciBusId: string): [E.CUresult, number | n
 }
 
 let f_cuDeviceGetPCIBusId: KoffiFunction | undefined;
-/** Returns a PCI Bus Id string for the device */
+/**
+ * Returns a PCI Bus Id string for the device
+ * @param len - Maximum length of string to store in name
+ * @param dev - Device to get identifier string for
+ * @returns `[err, pciBusId]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `pciBusId`: Returned identifier string for the device in the following format [domain]:[bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetPCIBusId(char * pciBusId, int len, CUdevice dev) — cuda.h:9217
 export function cuDeviceGetPCIBusId(len: number, dev: number): [E.CUresult, string | null] {
   const a_len = M.i32(len, 'cuDeviceGetPCIBusId', 'len');
@@ -1101,7 +1569,11 @@ export function cuDeviceGetPCIBusId(len: number, dev: number): [E.CUresult, stri
 }
 
 let f_cuIpcGetEventHandle: KoffiFunction | undefined;
-/** Gets an interprocess handle for a previously allocated event */
+/**
+ * Gets an interprocess handle for a previously allocated event
+ * @param event - Event allocated with::CU_EVENT_INTERPROCESS and::CU_EVENT_DISABLE_TIMING flags
+ * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_VALUE); `pHandle`: Pointer to a user allocated CUipcEventHandle in which to return the opaque event handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuIpcGetEventHandle(CUipcEventHandle * pHandle, CUevent event) — cuda.h:9265
 export function cuIpcGetEventHandle(event: H.CUevent | null): [E.CUresult, S.CUipcEventHandle_st | null] {
   const a_event = M.handle(event, 'cuIpcGetEventHandle', 'event');
@@ -1112,7 +1584,11 @@ export function cuIpcGetEventHandle(event: H.CUevent | null): [E.CUresult, S.CUi
 }
 
 let f_cuIpcOpenEventHandle: KoffiFunction | undefined;
-/** Opens an interprocess event handle for use in the current process */
+/**
+ * Opens an interprocess event handle for use in the current process
+ * @param handle - Interprocess handle to open
+ * @returns `[err, phEvent]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE); `phEvent`: Returns the imported event; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuIpcOpenEventHandle(CUevent * phEvent, CUipcEventHandle handle) — cuda.h:9308
 export function cuIpcOpenEventHandle(handle: S.CUipcEventHandle_st | S.CUipcEventHandle_stInit): [E.CUresult, H.CUevent | null] {
   const a_handle = { bytes: X.byValue(handle, S.CUipcEventHandle_st, 'cuIpcOpenEventHandle', 'handle')._u8 };
@@ -1122,7 +1598,11 @@ export function cuIpcOpenEventHandle(handle: S.CUipcEventHandle_st | S.CUipcEven
 }
 
 let f_cuIpcGetMemHandle: KoffiFunction | undefined;
-/** Gets an interprocess memory handle for an existing device memory allocation */
+/**
+ * Gets an interprocess memory handle for an existing device memory allocation
+ * @param dptr - Base pointer to previously allocated device memory
+ * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_VALUE); `pHandle`: Pointer to user allocated::CUipcMemHandle to return the handle in; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuIpcGetMemHandle(CUipcMemHandle * pHandle, CUdeviceptr dptr) — cuda.h:9352
 export function cuIpcGetMemHandle(dptr: bigint | number): [E.CUresult, S.CUipcMemHandle_st | null] {
   const a_dptr = M.u64(dptr, 'cuIpcGetMemHandle', 'dptr');
@@ -1133,7 +1613,12 @@ export function cuIpcGetMemHandle(dptr: bigint | number): [E.CUresult, S.CUipcMe
 }
 
 let f_cuIpcOpenMemHandle: KoffiFunction | undefined;
-/** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
+/**
+ * Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+ * @param handle - (undocumented in the header) C type `CUipcMemHandle`
+ * @param Flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err, pdptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_TOO_MANY_PEERS, CUDA_ERROR_INVALID_VALUE); `pdptr`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuIpcOpenMemHandle_v2(CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags) — cuda.h:9413
 export function cuIpcOpenMemHandle(handle: S.CUipcMemHandle_st | S.CUipcMemHandle_stInit, Flags: number): [E.CUresult, bigint | null] {
   const a_handle = { bytes: X.byValue(handle, S.CUipcMemHandle_st, 'cuIpcOpenMemHandle', 'handle')._u8 };
@@ -1144,7 +1629,11 @@ export function cuIpcOpenMemHandle(handle: S.CUipcMemHandle_st | S.CUipcMemHandl
 }
 
 let f_cuIpcCloseMemHandle: KoffiFunction | undefined;
-/** Attempts to close memory mapped with::cuIpcOpenMemHandle */
+/**
+ * Attempts to close memory mapped with::cuIpcOpenMemHandle
+ * @param dptr - Device pointer returned by::cuIpcOpenMemHandle
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) — cuda.h:9450
 export function cuIpcCloseMemHandle(dptr: bigint | number): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuIpcCloseMemHandle', 'dptr');
@@ -1153,7 +1642,13 @@ export function cuIpcCloseMemHandle(dptr: bigint | number): [E.CUresult] {
 }
 
 let f_cuMemHostRegister: KoffiFunction | undefined;
-/** Registers an existing host memory range for use by CUDA */
+/**
+ * Registers an existing host memory range for use by CUDA
+ * @param p - (undocumented in the header) C type `void *`
+ * @param bytesize - (undocumented in the header) C type `size_t`
+ * @param Flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemHostRegister_v2(void * p, size_t bytesize, unsigned int Flags) — cuda.h:9541
 export function cuMemHostRegister(p: Pointer, bytesize: number | bigint, Flags: number): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemHostRegister', 'p');
@@ -1165,7 +1660,11 @@ export function cuMemHostRegister(p: Pointer, bytesize: number | bigint, Flags: 
 }
 
 let f_cuMemHostUnregister: KoffiFunction | undefined;
-/** Unregisters a memory range that was registered with cuMemHostRegister. */
+/**
+ * Unregisters a memory range that was registered with cuMemHostRegister.
+ * @param p - Host pointer to memory to unregister
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED).
+ */
 // CUresult cuMemHostUnregister(void * p) — cuda.h:9567
 export function cuMemHostUnregister(p: Pointer): [E.CUresult] {
   const a_p = M.pointer(p, 'cuMemHostUnregister', 'p');
@@ -1174,7 +1673,13 @@ export function cuMemHostUnregister(p: Pointer): [E.CUresult] {
 }
 
 let f_cuMemcpy: KoffiFunction | undefined;
-/** Copies memory */
+/**
+ * Copies memory
+ * @param dst - Destination unified virtual address space pointer
+ * @param src - Source unified virtual address space pointer
+ * @param ByteCount - Size of memory copy in bytes
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) — cuda.h:9607
 export function cuMemcpy(dst: bigint | number, src: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dst = M.u64(dst, 'cuMemcpy', 'dst');
@@ -1185,7 +1690,15 @@ export function cuMemcpy(dst: bigint | number, src: bigint | number, ByteCount: 
 }
 
 let f_cuMemcpyPeer: KoffiFunction | undefined;
-/** Copies device memory between two contexts */
+/**
+ * Copies device memory between two contexts
+ * @param dstDevice - Destination device pointer
+ * @param dstContext - Destination context
+ * @param srcDevice - Source device pointer
+ * @param srcContext - Source context
+ * @param ByteCount - Size of memory copy in bytes
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) — cuda.h:9637
 export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyPeer', 'dstDevice');
@@ -1198,7 +1711,13 @@ export function cuMemcpyPeer(dstDevice: bigint | number, dstContext: H.CUcontext
 }
 
 let f_cuMemcpyHtoD: KoffiFunction | undefined;
-/** Copies memory from Host to Device */
+/**
+ * Copies memory from Host to Device
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param srcHost - (undocumented in the header) C type `const void *`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount) — cuda.h:9673
 export function cuMemcpyHtoD(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoD', 'dstDevice');
@@ -1210,7 +1729,13 @@ export function cuMemcpyHtoD(dstDevice: bigint | number, srcHost: Pointer, ByteC
 }
 
 let f_cuMemcpyDtoH: KoffiFunction | undefined;
-/** Copies memory from Device to Host */
+/**
+ * Copies memory from Device to Host
+ * @param dstHost - (undocumented in the header) C type `void *`
+ * @param srcDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyDtoH_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9709
 export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoH', 'dstHost');
@@ -1222,7 +1747,13 @@ export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: bigint | number, ByteC
 }
 
 let f_cuMemcpyDtoD: KoffiFunction | undefined;
-/** Copies memory from Device to Device */
+/**
+ * Copies memory from Device to Device
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param srcDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9745
 export function cuMemcpyDtoD(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoD', 'dstDevice');
@@ -1233,7 +1764,14 @@ export function cuMemcpyDtoD(dstDevice: bigint | number, srcDevice: bigint | num
 }
 
 let f_cuMemcpyDtoA: KoffiFunction | undefined;
-/** Copies memory from Device to Array */
+/**
+ * Copies memory from Device to Array
+ * @param dstArray - (undocumented in the header) C type `CUarray`
+ * @param dstOffset - (undocumented in the header) C type `size_t`
+ * @param srcDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) — cuda.h:9781
 export function cuMemcpyDtoA(dstArray: H.CUarray | null, dstOffset: number | bigint, srcDevice: bigint | number, ByteCount: number | bigint): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyDtoA', 'dstArray');
@@ -1245,7 +1783,14 @@ export function cuMemcpyDtoA(dstArray: H.CUarray | null, dstOffset: number | big
 }
 
 let f_cuMemcpyAtoD: KoffiFunction | undefined;
-/** Copies memory from Array to Device */
+/**
+ * Copies memory from Array to Device
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param srcArray - (undocumented in the header) C type `CUarray`
+ * @param srcOffset - (undocumented in the header) C type `size_t`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9819
 export function cuMemcpyAtoD(dstDevice: bigint | number, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyAtoD', 'dstDevice');
@@ -1257,7 +1802,14 @@ export function cuMemcpyAtoD(dstDevice: bigint | number, srcArray: H.CUarray | n
 }
 
 let f_cuMemcpyHtoA: KoffiFunction | undefined;
-/** Copies memory from Host to Array */
+/**
+ * Copies memory from Host to Array
+ * @param dstArray - (undocumented in the header) C type `CUarray`
+ * @param dstOffset - (undocumented in the header) C type `size_t`
+ * @param srcHost - (undocumented in the header) C type `const void *`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount) — cuda.h:9856
 export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number | bigint, srcHost: Pointer, ByteCount: number | bigint): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoA', 'dstArray');
@@ -1270,7 +1822,14 @@ export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number | big
 }
 
 let f_cuMemcpyAtoH: KoffiFunction | undefined;
-/** Copies memory from Array to Host */
+/**
+ * Copies memory from Array to Host
+ * @param dstHost - (undocumented in the header) C type `void *`
+ * @param srcArray - (undocumented in the header) C type `CUarray`
+ * @param srcOffset - (undocumented in the header) C type `size_t`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyAtoH_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9893
 export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoH', 'dstHost');
@@ -1283,7 +1842,15 @@ export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOf
 }
 
 let f_cuMemcpyAtoA: KoffiFunction | undefined;
-/** Copies memory from Array to Array */
+/**
+ * Copies memory from Array to Array
+ * @param dstArray - (undocumented in the header) C type `CUarray`
+ * @param dstOffset - (undocumented in the header) C type `size_t`
+ * @param srcArray - (undocumented in the header) C type `CUarray`
+ * @param srcOffset - (undocumented in the header) C type `size_t`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) — cuda.h:9933
 export function cuMemcpyAtoA(dstArray: H.CUarray | null, dstOffset: number | bigint, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyAtoA', 'dstArray');
@@ -1296,7 +1863,11 @@ export function cuMemcpyAtoA(dstArray: H.CUarray | null, dstOffset: number | big
 }
 
 let f_cuMemcpy2D: KoffiFunction | undefined;
-/** Copies memory for 2D arrays */
+/**
+ * Copies memory for 2D arrays
+ * @param pCopy - (undocumented in the header) C type `const CUDA_MEMCPY2D *`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10097
 export function cuMemcpy2D(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2D', 'pCopy');
@@ -1305,7 +1876,11 @@ export function cuMemcpy2D(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | 
 }
 
 let f_cuMemcpy2DUnaligned: KoffiFunction | undefined;
-/** Copies memory for 2D arrays */
+/**
+ * Copies memory for 2D arrays
+ * @param pCopy - (undocumented in the header) C type `const CUDA_MEMCPY2D *`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D * pCopy) — cuda.h:10259
 export function cuMemcpy2DUnaligned(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DUnaligned', 'pCopy');
@@ -1314,7 +1889,11 @@ export function cuMemcpy2DUnaligned(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_
 }
 
 let f_cuMemcpy3D: KoffiFunction | undefined;
-/** Copies memory for 3D arrays */
+/**
+ * Copies memory for 3D arrays
+ * @param pCopy - (undocumented in the header) C type `const CUDA_MEMCPY3D *`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D * pCopy) — cuda.h:10428
 export function cuMemcpy3D(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3D', 'pCopy');
@@ -1323,7 +1902,11 @@ export function cuMemcpy3D(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | 
 }
 
 let f_cuMemcpy3DPeer: KoffiFunction | undefined;
-/** Copies memory between contexts */
+/**
+ * Copies memory between contexts
+ * @param pCopy - Parameters for the memory copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER * pCopy) — cuda.h:10452
 export function cuMemcpy3DPeer(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_PEER_stInit | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_PEER_st, 'cuMemcpy3DPeer', 'pCopy');
@@ -1333,7 +1916,14 @@ export function cuMemcpy3DPeer(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_
 }
 
 let f_cuMemcpyAsync: KoffiFunction | undefined;
-/** Copies memory asynchronously */
+/**
+ * Copies memory asynchronously
+ * @param dst - Destination unified virtual address space pointer
+ * @param src - Source unified virtual address space pointer
+ * @param ByteCount - Size of memory copy in bytes
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) — cuda.h:10497
 export function cuMemcpyAsync(dst: bigint | number, src: bigint | number, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dst = M.u64(dst, 'cuMemcpyAsync', 'dst');
@@ -1345,7 +1935,16 @@ export function cuMemcpyAsync(dst: bigint | number, src: bigint | number, ByteCo
 }
 
 let f_cuMemcpyPeerAsync: KoffiFunction | undefined;
-/** Copies device memory between two contexts asynchronously. */
+/**
+ * Copies device memory between two contexts asynchronously.
+ * @param dstDevice - Destination device pointer
+ * @param dstContext - Destination context
+ * @param srcDevice - Source device pointer
+ * @param srcContext - Source context
+ * @param ByteCount - Size of memory copy in bytes
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) — cuda.h:10530
 export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUcontext | null, srcDevice: bigint | number, srcContext: H.CUcontext | null, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyPeerAsync', 'dstDevice');
@@ -1359,7 +1958,14 @@ export function cuMemcpyPeerAsync(dstDevice: bigint | number, dstContext: H.CUco
 }
 
 let f_cuMemcpyHtoDAsync: KoffiFunction | undefined;
-/** Copies memory from Host to Device */
+/**
+ * Copies memory from Host to Device
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param srcHost - (undocumented in the header) C type `const void *`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10571
 export function cuMemcpyHtoDAsync(dstDevice: bigint | number, srcHost: Pointer, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoDAsync', 'dstDevice');
@@ -1372,7 +1978,14 @@ export function cuMemcpyHtoDAsync(dstDevice: bigint | number, srcHost: Pointer, 
 }
 
 let f_cuMemcpyDtoHAsync: KoffiFunction | undefined;
-/** Copies memory from Device to Host */
+/**
+ * Copies memory from Device to Host
+ * @param dstHost - (undocumented in the header) C type `void *`
+ * @param srcDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpyDtoHAsync_v2(void * dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10612
 export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: bigint | number, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoHAsync', 'dstHost');
@@ -1385,7 +1998,14 @@ export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: bigint | number, 
 }
 
 let f_cuMemcpyDtoDAsync: KoffiFunction | undefined;
-/** Copies memory from Device to Device */
+/**
+ * Copies memory from Device to Device
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param srcDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) — cuda.h:10653
 export function cuMemcpyDtoDAsync(dstDevice: bigint | number, srcDevice: bigint | number, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyDtoDAsync', 'dstDevice');
@@ -1397,7 +2017,15 @@ export function cuMemcpyDtoDAsync(dstDevice: bigint | number, srcDevice: bigint 
 }
 
 let f_cuMemcpyHtoAAsync: KoffiFunction | undefined;
-/** Copies memory from Host to Array */
+/**
+ * Copies memory from Host to Array
+ * @param dstArray - (undocumented in the header) C type `CUarray`
+ * @param dstOffset - (undocumented in the header) C type `size_t`
+ * @param srcHost - (undocumented in the header) C type `const void *`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void * srcHost, size_t ByteCount, CUstream hStream) — cuda.h:10695
 export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number | bigint, srcHost: Pointer, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstArray = M.handle(dstArray, 'cuMemcpyHtoAAsync', 'dstArray');
@@ -1411,7 +2039,15 @@ export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number 
 }
 
 let f_cuMemcpyAtoHAsync: KoffiFunction | undefined;
-/** Copies memory from Array to Host */
+/**
+ * Copies memory from Array to Host
+ * @param dstHost - (undocumented in the header) C type `void *`
+ * @param srcArray - (undocumented in the header) C type `CUarray`
+ * @param srcOffset - (undocumented in the header) C type `size_t`
+ * @param ByteCount - (undocumented in the header) C type `size_t`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpyAtoHAsync_v2(void * dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) — cuda.h:10737
 export function cuMemcpyAtoHAsync(dstHost: Pointer, srcArray: H.CUarray | null, srcOffset: number | bigint, ByteCount: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyAtoHAsync', 'dstHost');
@@ -1425,7 +2061,12 @@ export function cuMemcpyAtoHAsync(dstHost: Pointer, srcArray: H.CUarray | null, 
 }
 
 let f_cuMemcpy2DAsync: KoffiFunction | undefined;
-/** Copies memory for 2D arrays */
+/**
+ * Copies memory for 2D arrays
+ * @param pCopy - (undocumented in the header) C type `const CUDA_MEMCPY2D *`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D * pCopy, CUstream hStream) — cuda.h:10906
 export function cuMemcpy2DAsync(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY2D_st, 'cuMemcpy2DAsync', 'pCopy');
@@ -1435,7 +2076,12 @@ export function cuMemcpy2DAsync(pCopy: S.CUDA_MEMCPY2D_st | S.CUDA_MEMCPY2D_stIn
 }
 
 let f_cuMemcpy3DAsync: KoffiFunction | undefined;
-/** Copies memory for 3D arrays */
+/**
+ * Copies memory for 3D arrays
+ * @param pCopy - (undocumented in the header) C type `const CUDA_MEMCPY3D *`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D * pCopy, CUstream hStream) — cuda.h:11080
 export function cuMemcpy3DAsync(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_st, 'cuMemcpy3DAsync', 'pCopy');
@@ -1445,7 +2091,12 @@ export function cuMemcpy3DAsync(pCopy: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stIn
 }
 
 let f_cuMemcpy3DPeerAsync: KoffiFunction | undefined;
-/** Copies memory between contexts asynchronously. */
+/**
+ * Copies memory between contexts asynchronously.
+ * @param pCopy - Parameters for the memory copy
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER * pCopy, CUstream hStream) — cuda.h:11106
 export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMCPY3D_PEER_stInit | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_pCopy = X.structArg(pCopy, S.CUDA_MEMCPY3D_PEER_st, 'cuMemcpy3DPeerAsync', 'pCopy');
@@ -1456,7 +2107,18 @@ export function cuMemcpy3DPeerAsync(pCopy: S.CUDA_MEMCPY3D_PEER_st | S.CUDA_MEMC
 }
 
 let f_cuMemcpyBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory copies asynchronously. */
+/**
+ * Performs a batch of memory copies asynchronously.
+ * @param dsts - (undocumented in the header) C type `CUdeviceptr *`
+ * @param srcs - (undocumented in the header) C type `CUdeviceptr *`
+ * @param sizes - (undocumented in the header) C type `size_t *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param attrs - (undocumented in the header) C type `CUmemcpyAttributes *`
+ * @param attrsIdxs - (undocumented in the header) C type `size_t *`
+ * @param numAttrs - (undocumented in the header) C type `size_t`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpyBatchAsync_v2(CUdeviceptr * dsts, CUdeviceptr * srcs, size_t * sizes, size_t count, CUmemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, CUstream hStream) — cuda.h:11176
 export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, srcs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, attrs: (S.CUmemcpyAttributes_st | S.CUmemcpyAttributes_stInit)[] | ArrayBufferView, attrsIdxs: (number | bigint)[] | ArrayBufferView, numAttrs: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemcpyBatchAsync', 'count');
@@ -1474,7 +2136,14 @@ export function cuMemcpyBatchAsync(dsts: (bigint | number)[] | ArrayBufferView, 
 }
 
 let f_cuMemcpy3DBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of 3D memory copies asynchronously. */
+/**
+ * Performs a batch of 3D memory copies asynchronously.
+ * @param numOps - (undocumented in the header) C type `size_t`
+ * @param opList - (undocumented in the header) C type `CUDA_MEMCPY3D_BATCH_OP *`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP * opList, unsigned long long flags, CUstream hStream) — cuda.h:11243
 export function cuMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.CUDA_MEMCPY3D_BATCH_OP_st | S.CUDA_MEMCPY3D_BATCH_OP_stInit)[] | ArrayBufferView, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_numOps = M.size(numOps, 'cuMemcpy3DBatchAsync', 'numOps');
@@ -1487,7 +2156,13 @@ export function cuMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.CUDA_ME
 }
 
 let f_cuMemsetD8: KoffiFunction | undefined;
-/** Initializes device memory */
+/**
+ * Initializes device memory
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param uc - (undocumented in the header) C type `unsigned char`
+ * @param N - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) — cuda.h:11278
 export function cuMemsetD8(dstDevice: bigint | number, uc: number, N: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD8', 'dstDevice');
@@ -1498,7 +2173,13 @@ export function cuMemsetD8(dstDevice: bigint | number, uc: number, N: number | b
 }
 
 let f_cuMemsetD16: KoffiFunction | undefined;
-/** Initializes device memory */
+/**
+ * Initializes device memory
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param us - (undocumented in the header) C type `unsigned short`
+ * @param N - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) — cuda.h:11313
 export function cuMemsetD16(dstDevice: bigint | number, us: number, N: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD16', 'dstDevice');
@@ -1509,7 +2190,13 @@ export function cuMemsetD16(dstDevice: bigint | number, us: number, N: number | 
 }
 
 let f_cuMemsetD32: KoffiFunction | undefined;
-/** Initializes device memory */
+/**
+ * Initializes device memory
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param ui - (undocumented in the header) C type `unsigned int`
+ * @param N - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) — cuda.h:11348
 export function cuMemsetD32(dstDevice: bigint | number, ui: number, N: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD32', 'dstDevice');
@@ -1520,7 +2207,15 @@ export function cuMemsetD32(dstDevice: bigint | number, ui: number, N: number | 
 }
 
 let f_cuMemsetD2D8: KoffiFunction | undefined;
-/** Initializes device memory */
+/**
+ * Initializes device memory
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param dstPitch - (undocumented in the header) C type `size_t`
+ * @param uc - (undocumented in the header) C type `unsigned char`
+ * @param Width - (undocumented in the header) C type `size_t`
+ * @param Height - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) — cuda.h:11388
 export function cuMemsetD2D8(dstDevice: bigint | number, dstPitch: number | bigint, uc: number, Width: number | bigint, Height: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D8', 'dstDevice');
@@ -1533,7 +2228,15 @@ export function cuMemsetD2D8(dstDevice: bigint | number, dstPitch: number | bigi
 }
 
 let f_cuMemsetD2D16: KoffiFunction | undefined;
-/** Initializes device memory */
+/**
+ * Initializes device memory
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param dstPitch - (undocumented in the header) C type `size_t`
+ * @param us - (undocumented in the header) C type `unsigned short`
+ * @param Width - (undocumented in the header) C type `size_t`
+ * @param Height - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) — cuda.h:11429
 export function cuMemsetD2D16(dstDevice: bigint | number, dstPitch: number | bigint, us: number, Width: number | bigint, Height: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D16', 'dstDevice');
@@ -1546,7 +2249,15 @@ export function cuMemsetD2D16(dstDevice: bigint | number, dstPitch: number | big
 }
 
 let f_cuMemsetD2D32: KoffiFunction | undefined;
-/** Initializes device memory */
+/**
+ * Initializes device memory
+ * @param dstDevice - (undocumented in the header) C type `CUdeviceptr`
+ * @param dstPitch - (undocumented in the header) C type `size_t`
+ * @param ui - (undocumented in the header) C type `unsigned int`
+ * @param Width - (undocumented in the header) C type `size_t`
+ * @param Height - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) — cuda.h:11470
 export function cuMemsetD2D32(dstDevice: bigint | number, dstPitch: number | bigint, ui: number, Width: number | bigint, Height: number | bigint): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D32', 'dstDevice');
@@ -1559,7 +2270,14 @@ export function cuMemsetD2D32(dstDevice: bigint | number, dstPitch: number | big
 }
 
 let f_cuMemsetD8Async: KoffiFunction | undefined;
-/** Sets device memory */
+/**
+ * Sets device memory
+ * @param dstDevice - Destination device pointer
+ * @param uc - Value to set
+ * @param N - Number of elements
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) — cuda.h:11507
 export function cuMemsetD8Async(dstDevice: bigint | number, uc: number, N: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD8Async', 'dstDevice');
@@ -1571,7 +2289,14 @@ export function cuMemsetD8Async(dstDevice: bigint | number, uc: number, N: numbe
 }
 
 let f_cuMemsetD16Async: KoffiFunction | undefined;
-/** Sets device memory */
+/**
+ * Sets device memory
+ * @param dstDevice - Destination device pointer
+ * @param us - Value to set
+ * @param N - Number of elements
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) — cuda.h:11544
 export function cuMemsetD16Async(dstDevice: bigint | number, us: number, N: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD16Async', 'dstDevice');
@@ -1583,7 +2308,14 @@ export function cuMemsetD16Async(dstDevice: bigint | number, us: number, N: numb
 }
 
 let f_cuMemsetD32Async: KoffiFunction | undefined;
-/** Sets device memory */
+/**
+ * Sets device memory
+ * @param dstDevice - Destination device pointer
+ * @param ui - Value to set
+ * @param N - Number of elements
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) — cuda.h:11580
 export function cuMemsetD32Async(dstDevice: bigint | number, ui: number, N: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD32Async', 'dstDevice');
@@ -1595,7 +2327,16 @@ export function cuMemsetD32Async(dstDevice: bigint | number, ui: number, N: numb
 }
 
 let f_cuMemsetD2D8Async: KoffiFunction | undefined;
-/** Sets device memory */
+/**
+ * Sets device memory
+ * @param dstDevice - Destination device pointer
+ * @param dstPitch - Pitch of destination device pointer(Unused if Height is 1)
+ * @param uc - Value to set
+ * @param Width - Width of row
+ * @param Height - Number of rows
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) — cuda.h:11622
 export function cuMemsetD2D8Async(dstDevice: bigint | number, dstPitch: number | bigint, uc: number, Width: number | bigint, Height: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D8Async', 'dstDevice');
@@ -1609,7 +2350,16 @@ export function cuMemsetD2D8Async(dstDevice: bigint | number, dstPitch: number |
 }
 
 let f_cuMemsetD2D16Async: KoffiFunction | undefined;
-/** Sets device memory */
+/**
+ * Sets device memory
+ * @param dstDevice - Destination device pointer
+ * @param dstPitch - Pitch of destination device pointer(Unused if Height is 1)
+ * @param us - Value to set
+ * @param Width - Width of row
+ * @param Height - Number of rows
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) — cuda.h:11665
 export function cuMemsetD2D16Async(dstDevice: bigint | number, dstPitch: number | bigint, us: number, Width: number | bigint, Height: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D16Async', 'dstDevice');
@@ -1623,7 +2373,16 @@ export function cuMemsetD2D16Async(dstDevice: bigint | number, dstPitch: number 
 }
 
 let f_cuMemsetD2D32Async: KoffiFunction | undefined;
-/** Sets device memory */
+/**
+ * Sets device memory
+ * @param dstDevice - Destination device pointer
+ * @param dstPitch - Pitch of destination device pointer(Unused if Height is 1)
+ * @param ui - Value to set
+ * @param Width - Width of row
+ * @param Height - Number of rows
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) — cuda.h:11708
 export function cuMemsetD2D32Async(dstDevice: bigint | number, dstPitch: number | bigint, ui: number, Width: number | bigint, Height: number | bigint, hStream: H.CUstream | null): [E.CUresult] {
   const a_dstDevice = M.u64(dstDevice, 'cuMemsetD2D32Async', 'dstDevice');
@@ -1637,7 +2396,11 @@ export function cuMemsetD2D32Async(dstDevice: bigint | number, dstPitch: number 
 }
 
 let f_cuArrayCreate: KoffiFunction | undefined;
-/** Creates a 1D or 2D CUDA array */
+/**
+ * Creates a 1D or 2D CUDA array
+ * @param pAllocateArray - (undocumented in the header) C type `const CUDA_ARRAY_DESCRIPTOR *`
+ * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN); `pHandle`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuArrayCreate_v2(CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR * pAllocateArray) — cuda.h:11855
 export function cuArrayCreate(pAllocateArray: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null): [E.CUresult, H.CUarray | null] {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY_DESCRIPTOR_st, 'cuArrayCreate', 'pAllocateArray');
@@ -1647,7 +2410,11 @@ export function cuArrayCreate(pAllocateArray: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUD
 }
 
 let f_cuArrayGetDescriptor: KoffiFunction | undefined;
-/** Get a 1D or 2D CUDA array descriptor */
+/**
+ * Get a 1D or 2D CUDA array descriptor
+ * @param hArray - (undocumented in the header) C type `CUarray`
+ * @returns `[err, pArrayDescriptor]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `pArrayDescriptor`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR * pArrayDescriptor, CUarray hArray) — cuda.h:11889
 export function cuArrayGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY_DESCRIPTOR_st | null] {
   const a_hArray = M.handle(hArray, 'cuArrayGetDescriptor', 'hArray');
@@ -1658,7 +2425,11 @@ export function cuArrayGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.C
 }
 
 let f_cuArrayGetSparseProperties: KoffiFunction | undefined;
-/** Returns the layout properties of a sparse CUDA array */
+/**
+ * Returns the layout properties of a sparse CUDA array
+ * @param array - CUDA array to get the sparse properties of
+ * @returns `[err, sparseProperties]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `sparseProperties`: Pointer to::CUDA_ARRAY_SPARSE_PROPERTIES; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUarray array) — cuda.h:11913
 export function cuArrayGetSparseProperties(array: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY_SPARSE_PROPERTIES_st | null] {
   const a_array = M.handle(array, 'cuArrayGetSparseProperties', 'array');
@@ -1669,7 +2440,11 @@ export function cuArrayGetSparseProperties(array: H.CUarray | null): [E.CUresult
 }
 
 let f_cuMipmappedArrayGetSparseProperties: KoffiFunction | undefined;
-/** Returns the layout properties of a sparse CUDA mipmapped array */
+/**
+ * Returns the layout properties of a sparse CUDA mipmapped array
+ * @param mipmap - CUDA mipmapped array to get the sparse properties of
+ * @returns `[err, sparseProperties]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `sparseProperties`: Pointer to::CUDA_ARRAY_SPARSE_PROPERTIES; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUmipmappedArray mipmap) — cuda.h:11938
 export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray | null): [E.CUresult, S.CUDA_ARRAY_SPARSE_PROPERTIES_st | null] {
   const a_mipmap = M.handle(mipmap, 'cuMipmappedArrayGetSparseProperties', 'mipmap');
@@ -1680,7 +2455,12 @@ export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray |
 }
 
 let f_cuArrayGetMemoryRequirements: KoffiFunction | undefined;
-/** Returns the memory requirements of a CUDA array */
+/**
+ * Returns the memory requirements of a CUDA array
+ * @param array - CUDA array to get the memory requirements of
+ * @param device - Device to get the memory requirements for
+ * @returns `[err, memoryRequirements]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `memoryRequirements`: Pointer to::CUDA_ARRAY_MEMORY_REQUIREMENTS; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUarray array, CUdevice device) — cuda.h:11961
 export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: number): [E.CUresult, S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st | null] {
   const a_array = M.handle(array, 'cuArrayGetMemoryRequirements', 'array');
@@ -1692,7 +2472,12 @@ export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: nu
 }
 
 let f_cuMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
-/** Returns the memory requirements of a CUDA mipmapped array */
+/**
+ * Returns the memory requirements of a CUDA mipmapped array
+ * @param mipmap - CUDA mipmapped array to get the memory requirements of
+ * @param device - Device to get the memory requirements for
+ * @returns `[err, memoryRequirements]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `memoryRequirements`: Pointer to::CUDA_ARRAY_MEMORY_REQUIREMENTS; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUmipmappedArray mipmap, CUdevice device) — cuda.h:11985
 export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray | null, device: number): [E.CUresult, S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st | null] {
   const a_mipmap = M.handle(mipmap, 'cuMipmappedArrayGetMemoryRequirements', 'mipmap');
@@ -1704,7 +2489,12 @@ export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray
 }
 
 let f_cuArrayGetPlane: KoffiFunction | undefined;
-/** Gets a CUDA array plane from a CUDA array */
+/**
+ * Gets a CUDA array plane from a CUDA array
+ * @param hArray - Multiplanar CUDA array
+ * @param planeIdx - Plane index
+ * @returns `[err, pPlaneArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `pPlaneArray`: Returned CUDA array referenced by the planeIdx; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuArrayGetPlane(CUarray * pPlaneArray, CUarray hArray, unsigned int planeIdx) — cuda.h:12018
 export function cuArrayGetPlane(hArray: H.CUarray | null, planeIdx: number): [E.CUresult, H.CUarray | null] {
   const a_hArray = M.handle(hArray, 'cuArrayGetPlane', 'hArray');
@@ -1715,7 +2505,11 @@ export function cuArrayGetPlane(hArray: H.CUarray | null, planeIdx: number): [E.
 }
 
 let f_cuArrayDestroy: KoffiFunction | undefined;
-/** Destroys a CUDA array */
+/**
+ * Destroys a CUDA array
+ * @param hArray - Array to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ARRAY_IS_MAPPED, CUDA_ERROR_CONTEXT_IS_DESTROYED).
+ */
 // CUresult cuArrayDestroy(CUarray hArray) — cuda.h:12049
 export function cuArrayDestroy(hArray: H.CUarray | null): [E.CUresult] {
   const a_hArray = M.handle(hArray, 'cuArrayDestroy', 'hArray');
@@ -1724,7 +2518,11 @@ export function cuArrayDestroy(hArray: H.CUarray | null): [E.CUresult] {
 }
 
 let f_cuArray3DCreate: KoffiFunction | undefined;
-/** Creates a 3D CUDA array */
+/**
+ * Creates a 3D CUDA array
+ * @param pAllocateArray - (undocumented in the header) C type `const CUDA_ARRAY3D_DESCRIPTOR *`
+ * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN); `pHandle`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuArray3DCreate_v2(CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR * pAllocateArray) — cuda.h:12272
 export function cuArray3DCreate(pAllocateArray: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null): [E.CUresult, H.CUarray | null] {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuArray3DCreate', 'pAllocateArray');
@@ -1734,7 +2532,11 @@ export function cuArray3DCreate(pAllocateArray: S.CUDA_ARRAY3D_DESCRIPTOR_st | S
 }
 
 let f_cuArray3DGetDescriptor: KoffiFunction | undefined;
-/** Get a 3D CUDA array descriptor */
+/**
+ * Get a 3D CUDA array descriptor
+ * @param hArray - (undocumented in the header) C type `CUarray`
+ * @returns `[err, pArrayDescriptor]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_CONTEXT_IS_DESTROYED); `pArrayDescriptor`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR * pArrayDescriptor, CUarray hArray) — cuda.h:12310
 export function cuArray3DGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY3D_DESCRIPTOR_st | null] {
   const a_hArray = M.handle(hArray, 'cuArray3DGetDescriptor', 'hArray');
@@ -1745,7 +2547,12 @@ export function cuArray3DGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S
 }
 
 let f_cuMipmappedArrayCreate: KoffiFunction | undefined;
-/** Creates a CUDA mipmapped array */
+/**
+ * Creates a CUDA mipmapped array
+ * @param pMipmappedArrayDesc - mipmapped array descriptor
+ * @param numMipmapLevels - Number of mipmap levels
+ * @returns `[err, pHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN); `pHandle`: Returned mipmapped array; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMipmappedArrayCreate(CUmipmappedArray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR * pMipmappedArrayDesc, unsigned int numMipmapLevels) — cuda.h:12495
 export function cuMipmappedArrayCreate(pMipmappedArrayDesc: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null, numMipmapLevels: number): [E.CUresult, H.CUmipmappedArray | null] {
   const a_pMipmappedArrayDesc = X.structArg(pMipmappedArrayDesc, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuMipmappedArrayCreate', 'pMipmappedArrayDesc');
@@ -1756,7 +2563,12 @@ export function cuMipmappedArrayCreate(pMipmappedArrayDesc: S.CUDA_ARRAY3D_DESCR
 }
 
 let f_cuMipmappedArrayGetLevel: KoffiFunction | undefined;
-/** Gets a mipmap level of a CUDA mipmapped array */
+/**
+ * Gets a mipmap level of a CUDA mipmapped array
+ * @param hMipmappedArray - CUDA mipmapped array
+ * @param level - Mipmap level
+ * @returns `[err, pLevelArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `pLevelArray`: Returned mipmap level CUDA array; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMipmappedArrayGetLevel(CUarray * pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) — cuda.h:12525
 export function cuMipmappedArrayGetLevel(hMipmappedArray: H.CUmipmappedArray | null, level: number): [E.CUresult, H.CUarray | null] {
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuMipmappedArrayGetLevel', 'hMipmappedArray');
@@ -1767,7 +2579,11 @@ export function cuMipmappedArrayGetLevel(hMipmappedArray: H.CUmipmappedArray | n
 }
 
 let f_cuMipmappedArrayDestroy: KoffiFunction | undefined;
-/** Destroys a CUDA mipmapped array */
+/**
+ * Destroys a CUDA mipmapped array
+ * @param hMipmappedArray - Mipmapped array to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ARRAY_IS_MAPPED, CUDA_ERROR_CONTEXT_IS_DESTROYED).
+ */
 // CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) — cuda.h:12550
 export function cuMipmappedArrayDestroy(hMipmappedArray: H.CUmipmappedArray | null): [E.CUresult] {
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuMipmappedArrayDestroy', 'hMipmappedArray');
@@ -1776,7 +2592,15 @@ export function cuMipmappedArrayDestroy(hMipmappedArray: H.CUmipmappedArray | nu
 }
 
 let f_cuMemGetHandleForAddressRange: KoffiFunction | undefined;
-/** Retrieve handle for an address range */
+/**
+ * Retrieve handle for an address range
+ * @param handle - Pointer to the location where the returned handle will be stored
+ * @param dptr - Pointer to a valid CUDA device allocation
+ * @param size - Length of the address range
+ * @param handleType - Type of handle requested (defines type and size of the handle output parameter)
+ * @param flags - When requesting CUmemRangeHandleType::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could be::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemGetHandleForAddressRange(void * handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) — cuda.h:12597
 export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | number, size: number | bigint, handleType: E.CUmemRangeHandleType, flags: bigint | number): [E.CUresult] {
   const a_handle = M.pointer(handle, 'cuMemGetHandleForAddressRange', 'handle');
@@ -1790,7 +2614,14 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | nu
 }
 
 let f_cuMemBatchDecompressAsync: KoffiFunction | undefined;
-/** Submit a batch of \p count independent decompression operations. */
+/**
+ * Submit a batch of \p count independent decompression operations.
+ * @param paramsArray - (undocumented in the header) C type `CUmemDecompressParams *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @param stream - (undocumented in the header) C type `CUstream`
+ * @returns `[err, errorIndex]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `errorIndex`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemBatchDecompressAsync(CUmemDecompressParams * paramsArray, size_t count, unsigned int flags, size_t * errorIndex, CUstream stream) — cuda.h:12698
 export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[] | ArrayBufferView, count: number | bigint, flags: number, stream: H.CUstream | null): [E.CUresult, number | null] {
   const a_count = M.size(count, 'cuMemBatchDecompressAsync', 'count');
@@ -1804,7 +2635,14 @@ export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_
 }
 
 let f_cuMemAddressReserve: KoffiFunction | undefined;
-/** Allocate an address range reservation. */
+/**
+ * Allocate an address range reservation.
+ * @param size - Size of the reserved virtual address range requested
+ * @param alignment - Alignment of the reserved virtual address range requested
+ * @param addr - Hint address for the start of the address range
+ * @param flags - Currently unused, must be zero
+ * @returns `[err, ptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `ptr`: Resulting pointer to start of virtual address range allocated; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemAddressReserve(CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) — cuda.h:12747
 export function cuMemAddressReserve(size: number | bigint, alignment: number | bigint, addr: bigint | number, flags: bigint | number): [E.CUresult, bigint | null] {
   const a_size = M.size(size, 'cuMemAddressReserve', 'size');
@@ -1817,7 +2655,12 @@ export function cuMemAddressReserve(size: number | bigint, alignment: number | b
 }
 
 let f_cuMemAddressFree: KoffiFunction | undefined;
-/** Free an address range reservation. */
+/**
+ * Free an address range reservation.
+ * @param ptr - Starting address of the virtual address range to free
+ * @param size - Size of the virtual address region to free
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) — cuda.h:12768
 export function cuMemAddressFree(ptr: bigint | number, size: number | bigint): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemAddressFree', 'ptr');
@@ -1827,7 +2670,13 @@ export function cuMemAddressFree(ptr: bigint | number, size: number | bigint): [
 }
 
 let f_cuMemCreate: KoffiFunction | undefined;
-/** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties */
+/**
+ * Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+ * @param size - Size of the allocation requested
+ * @param prop - Properties of the allocation to create
+ * @param flags - flags for future use, must be zero now
+ * @returns `[err, handle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `handle`: Value of handle returned; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemCreate(CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp * prop, unsigned long long flags) — cuda.h:12834
 export function cuMemCreate(size: number | bigint, prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, flags: bigint | number): [E.CUresult, bigint | null] {
   const a_size = M.size(size, 'cuMemCreate', 'size');
@@ -1839,7 +2688,11 @@ export function cuMemCreate(size: number | bigint, prop: S.CUmemAllocationProp_s
 }
 
 let f_cuMemRelease: KoffiFunction | undefined;
-/** Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate. */
+/**
+ * Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+ * @param handle - Value of handle which was returned previously by cuMemCreate
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemRelease(CUmemGenericAllocationHandle handle) — cuda.h:12861
 export function cuMemRelease(handle: bigint | number): [E.CUresult] {
   const a_handle = M.u64(handle, 'cuMemRelease', 'handle');
@@ -1848,7 +2701,15 @@ export function cuMemRelease(handle: bigint | number): [E.CUresult] {
 }
 
 let f_cuMemMap: KoffiFunction | undefined;
-/** Maps an allocation handle to a reserved virtual address range. */
+/**
+ * Maps an allocation handle to a reserved virtual address range.
+ * @param ptr - Address where memory will be mapped
+ * @param size - Size of the memory mapping
+ * @param offset - Offset into the memory represented by - handle from which to start mapping - Note: currently must be zero
+ * @param handle - Handle to a shareable memory
+ * @param flags - flags for future use, must be zero now
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_ILLEGAL_STATE).
+ */
 // CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) — cuda.h:12918
 export function cuMemMap(ptr: bigint | number, size: number | bigint, offset: number | bigint, handle: bigint | number, flags: bigint | number): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemMap', 'ptr');
@@ -1861,7 +2722,13 @@ export function cuMemMap(ptr: bigint | number, size: number | bigint, offset: nu
 }
 
 let f_cuMemMapArrayAsync: KoffiFunction | undefined;
-/** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays */
+/**
+ * Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+ * @param mapInfoList - List of::CUarrayMapInfo
+ * @param count - Count of::CUarrayMapInfo in mapInfoList
+ * @param hStream - Stream identifier for the stream to use for map or unmap operations
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuMemMapArrayAsync(CUarrayMapInfo * mapInfoList, unsigned int count, CUstream hStream) — cuda.h:13053
 export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarrayMapInfo_stInit)[] | ArrayBufferView, count: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuMemMapArrayAsync', 'count');
@@ -1873,7 +2740,12 @@ export function cuMemMapArrayAsync(mapInfoList: (S.CUarrayMapInfo_st | S.CUarray
 }
 
 let f_cuMemUnmap: KoffiFunction | undefined;
-/** Unmap the backing memory of a given address range. */
+/**
+ * Unmap the backing memory of a given address range.
+ * @param ptr - Starting address for the virtual address range to unmap
+ * @param size - Size of the virtual address range to unmap
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) — cuda.h:13082
 export function cuMemUnmap(ptr: bigint | number, size: number | bigint): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemUnmap', 'ptr');
@@ -1883,7 +2755,14 @@ export function cuMemUnmap(ptr: bigint | number, size: number | bigint): [E.CUre
 }
 
 let f_cuMemSetAccess: KoffiFunction | undefined;
-/** Set the access flags for each location specified in desc for the given virtual address range */
+/**
+ * Set the access flags for each location specified in desc for the given virtual address range
+ * @param ptr - Starting address for the virtual address range
+ * @param size - Length of the virtual address range
+ * @param desc - Array of::CUmemAccessDesc that describe how to change the - mapping for each location specified
+ * @param count - Number of::CUmemAccessDesc in desc
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc * desc, size_t count) — cuda.h:13116
 export function cuMemSetAccess(ptr: bigint | number, size: number | bigint, desc: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number | bigint): [E.CUresult] {
   const a_ptr = M.u64(ptr, 'cuMemSetAccess', 'ptr');
@@ -1896,7 +2775,12 @@ export function cuMemSetAccess(ptr: bigint | number, size: number | bigint, desc
 }
 
 let f_cuMemGetAccess: KoffiFunction | undefined;
-/** Get the access flags set for the given location and ptr */
+/**
+ * Get the access flags set for the given location and ptr
+ * @param location - Location in which to check the flags for
+ * @param ptr - Address in which to check the access flags for
+ * @returns `[err, flags]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `flags`: Flags set for this location; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemGetAccess(unsigned long long * flags, const CUmemLocation * location, CUdeviceptr ptr) — cuda.h:13135
 export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, ptr: bigint | number): [E.CUresult, bigint | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetAccess', 'location');
@@ -1907,7 +2791,14 @@ export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_st
 }
 
 let f_cuMemExportToShareableHandle: KoffiFunction | undefined;
-/** Exports an allocation to a requested shareable handle type */
+/**
+ * Exports an allocation to a requested shareable handle type
+ * @param shareableHandle - Pointer to the location in which to store the requested handle type
+ * @param handle - CUDA handle for the memory allocation
+ * @param handleType - Type of shareable handle requested (defines type and size of the shareableHandle output parameter)
+ * @param flags - Reserved, must be zero
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemExportToShareableHandle(void * shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13168
 export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: bigint | number, handleType: E.CUmemAllocationHandleType, flags: bigint | number): [E.CUresult] {
   const a_shareableHandle = M.pointer(shareableHandle, 'cuMemExportToShareableHandle', 'shareableHandle');
@@ -1920,7 +2811,12 @@ export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: b
 }
 
 let f_cuMemImportFromShareableHandle: KoffiFunction | undefined;
-/** Imports an allocation from a requested shareable handle type. */
+/**
+ * Imports an allocation from a requested shareable handle type.
+ * @param osHandle - Shareable Handle representing the memory allocation that is to be imported
+ * @param shHandleType - handle type of the exported handle::CUmemAllocationHandleType
+ * @returns `[err, handle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `handle`: CUDA Memory handle for the memory allocation; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle * handle, void * osHandle, CUmemAllocationHandleType shHandleType) — cuda.h:13199
 export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: E.CUmemAllocationHandleType): [E.CUresult, bigint | null] {
   const a_osHandle = M.pointer(osHandle, 'cuMemImportFromShareableHandle', 'osHandle');
@@ -1931,7 +2827,12 @@ export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: 
 }
 
 let f_cuMemGetAllocationGranularity: KoffiFunction | undefined;
-/** Calculates either the minimal or recommended granularity */
+/**
+ * Calculates either the minimal or recommended granularity
+ * @param prop - Property for which to determine the granularity for
+ * @param option - Determines which granularity to return
+ * @returns `[err, granularity]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `granularity`: Returned granularity; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemGetAllocationGranularity(size_t * granularity, const CUmemAllocationProp * prop, CUmemAllocationGranularity_flags option) — cuda.h:13221
 export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, option: E.CUmemAllocationGranularity_flags): [E.CUresult, number | null] {
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemGetAllocationGranularity', 'prop');
@@ -1942,7 +2843,11 @@ export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S
 }
 
 let f_cuMemGetAllocationPropertiesFromHandle: KoffiFunction | undefined;
-/** Retrieve the contents of the property structure defining properties for this handle */
+/**
+ * Retrieve the contents of the property structure defining properties for this handle
+ * @param handle - Handle which to perform the query on
+ * @returns `[err, prop]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `prop`: Pointer to a properties structure which will hold the information about this handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp * prop, CUmemGenericAllocationHandle handle) — cuda.h:13238
 export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number): [E.CUresult, S.CUmemAllocationProp_st | null] {
   const a_handle = M.u64(handle, 'cuMemGetAllocationPropertiesFromHandle', 'handle');
@@ -1953,7 +2858,11 @@ export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number):
 }
 
 let f_cuMemRetainAllocationHandle: KoffiFunction | undefined;
-/** Given an address addr, returns the allocation handle of the backing memory allocation. */
+/**
+ * Given an address addr, returns the allocation handle of the backing memory allocation.
+ * @param addr - Memory address to query, that has been mapped previously
+ * @returns `[err, handle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `handle`: CUDA Memory handle for the backing memory allocation; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle * handle, void * addr) — cuda.h:13262
 export function cuMemRetainAllocationHandle(addr: Pointer): [E.CUresult, bigint | null] {
   const a_addr = M.pointer(addr, 'cuMemRetainAllocationHandle', 'addr');
@@ -1963,7 +2872,12 @@ export function cuMemRetainAllocationHandle(addr: Pointer): [E.CUresult, bigint 
 }
 
 let f_cuMemFreeAsync: KoffiFunction | undefined;
-/** Frees memory with stream ordered semantics */
+/**
+ * Frees memory with stream ordered semantics
+ * @param dptr - memory to free
+ * @param hStream - The stream establishing the stream ordering contract
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) — cuda.h:13319
 export function cuMemFreeAsync(dptr: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_dptr = M.u64(dptr, 'cuMemFreeAsync', 'dptr');
@@ -1973,7 +2887,12 @@ export function cuMemFreeAsync(dptr: bigint | number, hStream: H.CUstream | null
 }
 
 let f_cuMemAllocAsync: KoffiFunction | undefined;
-/** Allocates memory with stream ordered semantics */
+/**
+ * Allocates memory with stream ordered semantics
+ * @param bytesize - Number of bytes to allocate
+ * @param hStream - The stream establishing the stream ordering contract and the memory pool to allocate from
+ * @returns `[err, dptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY); `dptr`: Returned device pointer; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemAllocAsync(CUdeviceptr * dptr, size_t bytesize, CUstream hStream) — cuda.h:13352
 export function cuMemAllocAsync(bytesize: number | bigint, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocAsync', 'bytesize');
@@ -1984,7 +2903,12 @@ export function cuMemAllocAsync(bytesize: number | bigint, hStream: H.CUstream |
 }
 
 let f_cuMemPoolTrimTo: KoffiFunction | undefined;
-/** Tries to release memory back to the OS */
+/**
+ * Tries to release memory back to the OS
+ * @param pool - The memory pool to trim
+ * @param minBytesToKeep - If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) — cuda.h:13378
 export function cuMemPoolTrimTo(pool: H.CUmemoryPool | null, minBytesToKeep: number | bigint): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolTrimTo', 'pool');
@@ -1994,7 +2918,13 @@ export function cuMemPoolTrimTo(pool: H.CUmemoryPool | null, minBytesToKeep: num
 }
 
 let f_cuMemPoolSetAttribute: KoffiFunction | undefined;
-/** Sets attributes of a memory pool */
+/**
+ * Sets attributes of a memory pool
+ * @param pool - The memory pool to modify
+ * @param attr - The attribute to modify
+ * @param value - Pointer to the value to assign
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void * value) — cuda.h:13421
 export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute, value: number | bigint): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAttribute', 'pool');
@@ -2005,7 +2935,12 @@ export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
 }
 
 let f_cuMemPoolGetAttribute: KoffiFunction | undefined;
-/** Gets attributes of a memory pool */
+/**
+ * Gets attributes of a memory pool
+ * @param pool - The memory pool to get attributes of
+ * @param attr - The attribute to get
+ * @returns `[err, value]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `value`: Retrieved value; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void * value) — cuda.h:13468
 export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute): [E.CUresult, number | bigint | null] {
   const a_pool = M.handle(pool, 'cuMemPoolGetAttribute', 'pool');
@@ -2017,7 +2952,13 @@ export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
 }
 
 let f_cuMemPoolSetAccess: KoffiFunction | undefined;
-/** Controls visibility of pools between devices */
+/**
+ * Controls visibility of pools between devices
+ * @param pool - The pool being modified
+ * @param map - Array of access descriptors
+ * @param count - Number of descriptors in the map array
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc * map, size_t count) — cuda.h:13485
 export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAccessDesc_st | S.CUmemAccessDesc_stInit)[] | ArrayBufferView, count: number | bigint): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolSetAccess', 'pool');
@@ -2029,7 +2970,12 @@ export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAcc
 }
 
 let f_cuMemPoolGetAccess: KoffiFunction | undefined;
-/** Returns the accessibility of a pool from a device */
+/**
+ * Returns the accessibility of a pool from a device
+ * @param memPool - the pool being queried
+ * @param location - the location accessing the pool
+ * @returns `[err, flags]` — `err`: the status; `flags`: the accessibility of the pool from the specified location; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemPoolGetAccess(CUmemAccess_flags * flags, CUmemoryPool memPool, CUmemLocation * location) — cuda.h:13499
 export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.CUmemLocation_st | S.CUmemLocation_stInit | null): [E.CUresult, E.CUmemAccess_flags | null] {
   const a_memPool = M.handle(memPool, 'cuMemPoolGetAccess', 'memPool');
@@ -2040,7 +2986,11 @@ export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.C
 }
 
 let f_cuMemPoolCreate: KoffiFunction | undefined;
-/** Creates a memory pool */
+/**
+ * Creates a memory pool
+ * @param poolProps - (undocumented in the header) C type `const CUmemPoolProps *`
+ * @returns `[err, pool]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `pool`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemPoolCreate(CUmemoryPool * pool, const CUmemPoolProps * poolProps) — cuda.h:13553
 export function cuMemPoolCreate(poolProps: S.CUmemPoolProps_st | S.CUmemPoolProps_stInit | null): [E.CUresult, H.CUmemoryPool | null] {
   const a_poolProps = X.structArg(poolProps, S.CUmemPoolProps_st, 'cuMemPoolCreate', 'poolProps');
@@ -2050,7 +3000,11 @@ export function cuMemPoolCreate(poolProps: S.CUmemPoolProps_st | S.CUmemPoolProp
 }
 
 let f_cuMemPoolDestroy: KoffiFunction | undefined;
-/** Destroys the specified memory pool */
+/**
+ * Destroys the specified memory pool
+ * @param pool - (undocumented in the header) C type `CUmemoryPool`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemPoolDestroy(CUmemoryPool pool) — cuda.h:13576
 export function cuMemPoolDestroy(pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_pool = M.handle(pool, 'cuMemPoolDestroy', 'pool');
@@ -2059,7 +3013,12 @@ export function cuMemPoolDestroy(pool: H.CUmemoryPool | null): [E.CUresult] {
 }
 
 let f_cuMemGetDefaultMemPool: KoffiFunction | undefined;
-/** Returns the default memory pool for a given location and allocation type */
+/**
+ * Returns the default memory pool for a given location and allocation type
+ * @param location - (undocumented in the header) C type `CUmemLocation *`
+ * @param type - (undocumented in the header) C type `CUmemAllocationType`
+ * @returns `[err, pool_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_SUPPORTED); `pool_out`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemGetDefaultMemPool(CUmemoryPool * pool_out, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13598
 export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): [E.CUresult, H.CUmemoryPool | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetDefaultMemPool', 'location');
@@ -2070,7 +3029,12 @@ export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLoc
 }
 
 let f_cuMemGetMemPool: KoffiFunction | undefined;
-/** Gets the current memory pool for a memory location and of a particular allocation type */
+/**
+ * Gets the current memory pool for a memory location and of a particular allocation type
+ * @param location - (undocumented in the header) C type `CUmemLocation *`
+ * @param type - (undocumented in the header) C type `CUmemAllocationType`
+ * @returns `[err, pool]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `pool`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemGetMemPool(CUmemoryPool * pool, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13620
 export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): [E.CUresult, H.CUmemoryPool | null] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetMemPool', 'location');
@@ -2081,7 +3045,13 @@ export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_s
 }
 
 let f_cuMemSetMemPool: KoffiFunction | undefined;
-/** Sets the current memory pool for a memory location and allocation type */
+/**
+ * Sets the current memory pool for a memory location and allocation type
+ * @param location - (undocumented in the header) C type `CUmemLocation *`
+ * @param type - (undocumented in the header) C type `CUmemAllocationType`
+ * @param pool - (undocumented in the header) C type `CUmemoryPool`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuMemSetMemPool(CUmemLocation * location, CUmemAllocationType type, CUmemoryPool pool) — cuda.h:13647
 export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType, pool: H.CUmemoryPool | null): [E.CUresult] {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemSetMemPool', 'location');
@@ -2092,7 +3062,13 @@ export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_s
 }
 
 let f_cuMemAllocFromPoolAsync: KoffiFunction | undefined;
-/** Allocates memory from a specified pool with stream ordered semantics. */
+/**
+ * Allocates memory from a specified pool with stream ordered semantics.
+ * @param bytesize - Number of bytes to allocate
+ * @param pool - The pool to allocate from
+ * @param hStream - The stream establishing the stream ordering semantic
+ * @returns `[err, dptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY); `dptr`: Returned device pointer; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemAllocFromPoolAsync(CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) — cuda.h:13685
 export function cuMemAllocFromPoolAsync(bytesize: number | bigint, pool: H.CUmemoryPool | null, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_bytesize = M.size(bytesize, 'cuMemAllocFromPoolAsync', 'bytesize');
@@ -2104,7 +3080,14 @@ export function cuMemAllocFromPoolAsync(bytesize: number | bigint, pool: H.CUmem
 }
 
 let f_cuMemPoolExportToShareableHandle: KoffiFunction | undefined;
-/** Exports a memory pool to the requested handle type. */
+/**
+ * Exports a memory pool to the requested handle type.
+ * @param handle_out - Returned OS handle
+ * @param pool - pool to export
+ * @param handleType - the type of handle to create
+ * @param flags - must be 0
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuMemPoolExportToShareableHandle(void * handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13714
 export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CUmemoryPool | null, handleType: E.CUmemAllocationHandleType, flags: bigint | number): [E.CUresult] {
   const a_handle_out = M.pointer(handle_out, 'cuMemPoolExportToShareableHandle', 'handle_out');
@@ -2117,7 +3100,13 @@ export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CU
 }
 
 let f_cuMemPoolImportFromShareableHandle: KoffiFunction | undefined;
-/** imports a memory pool from a shared handle. */
+/**
+ * imports a memory pool from a shared handle.
+ * @param handle - OS handle of the pool to open
+ * @param handleType - The type of handle being imported
+ * @param flags - must be 0
+ * @returns `[err, pool_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY); `pool_out`: Returned memory pool; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool * pool_out, void * handle, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13743
 export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: E.CUmemAllocationHandleType, flags: bigint | number): [E.CUresult, H.CUmemoryPool | null] {
   const a_handle = M.pointer(handle, 'cuMemPoolImportFromShareableHandle', 'handle');
@@ -2129,7 +3118,11 @@ export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: 
 }
 
 let f_cuMemPoolExportPointer: KoffiFunction | undefined;
-/** Export data to share a memory pool allocation between processes. */
+/**
+ * Export data to share a memory pool allocation between processes.
+ * @param ptr - pointer to memory being exported
+ * @returns `[err, shareData_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY); `shareData_out`: Returned export data; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData * shareData_out, CUdeviceptr ptr) — cuda.h:13767
 export function cuMemPoolExportPointer(ptr: bigint | number): [E.CUresult, S.CUmemPoolPtrExportData_st | null] {
   const a_ptr = M.u64(ptr, 'cuMemPoolExportPointer', 'ptr');
@@ -2140,7 +3133,12 @@ export function cuMemPoolExportPointer(ptr: bigint | number): [E.CUresult, S.CUm
 }
 
 let f_cuMemPoolImportPointer: KoffiFunction | undefined;
-/** Import a memory pool allocation from another process. */
+/**
+ * Import a memory pool allocation from another process.
+ * @param pool - pool from which to import
+ * @param shareData - data specifying the memory to import
+ * @returns `[err, ptr_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY); `ptr_out`: pointer to imported memory; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemPoolImportPointer(CUdeviceptr * ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData * shareData) — cuda.h:13796
 export function cuMemPoolImportPointer(pool: H.CUmemoryPool | null, shareData: S.CUmemPoolPtrExportData_st | S.CUmemPoolPtrExportData_stInit | null): [E.CUresult, bigint | null] {
   const a_pool = M.handle(pool, 'cuMemPoolImportPointer', 'pool');
@@ -2151,7 +3149,11 @@ export function cuMemPoolImportPointer(pool: H.CUmemoryPool | null, shareData: S
 }
 
 let f_cuMulticastCreate: KoffiFunction | undefined;
-/** Create a generic allocation handle representing a multicast object described by the given properties. */
+/**
+ * Create a generic allocation handle representing a multicast object described by the given properties.
+ * @param prop - Properties of the multicast object to create
+ * @returns `[err, mcHandle]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `mcHandle`: Value of handle returned; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMulticastCreate(CUmemGenericAllocationHandle * mcHandle, const CUmulticastObjectProp * prop) — cuda.h:13867
 export function cuMulticastCreate(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null): [E.CUresult, bigint | null] {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastCreate', 'prop');
@@ -2161,7 +3163,12 @@ export function cuMulticastCreate(prop: S.CUmulticastObjectProp_st | S.CUmultica
 }
 
 let f_cuMulticastAddDevice: KoffiFunction | undefined;
-/** Associate a device to a multicast object. */
+/**
+ * Associate a device to a multicast object.
+ * @param mcHandle - Handle representing a multicast object
+ * @param dev - Device that will be associated to the multicast object
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) — cuda.h:13900
 export function cuMulticastAddDevice(mcHandle: bigint | number, dev: number): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastAddDevice', 'mcHandle');
@@ -2171,7 +3178,16 @@ export function cuMulticastAddDevice(mcHandle: bigint | number, dev: number): [E
 }
 
 let f_cuMulticastBindMem: KoffiFunction | undefined;
-/** Bind a memory allocation represented by a handle to a multicast object. */
+/**
+ * Bind a memory allocation represented by a handle to a multicast object.
+ * @param mcHandle - Handle representing a multicast object
+ * @param mcOffset - Offset into the multicast object for attachment
+ * @param memHandle - Handle representing a memory allocation
+ * @param memOffset - Offset into the memory for attachment
+ * @param size - Size of the memory that will be bound to the multicast object
+ * @param flags - Flags for future use, must be zero for now
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_SYSTEM_NOT_READY, CUDA_ERROR_ILLEGAL_STATE).
+ */
 // CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) — cuda.h:13955
 export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number | bigint, memHandle: bigint | number, memOffset: number | bigint, size: number | bigint, flags: bigint | number): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastBindMem', 'mcHandle');
@@ -2185,7 +3201,15 @@ export function cuMulticastBindMem(mcHandle: bigint | number, mcOffset: number |
 }
 
 let f_cuMulticastBindAddr: KoffiFunction | undefined;
-/** Bind a memory allocation represented by a virtual address to a multicast object. */
+/**
+ * Bind a memory allocation represented by a virtual address to a multicast object.
+ * @param mcHandle - Handle representing a multicast object
+ * @param mcOffset - Offset into multicast va range for attachment
+ * @param memptr - Virtual address of the memory allocation
+ * @param size - Size of memory that will be bound to the multicast object
+ * @param flags - Flags for future use, must be zero now
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_SYSTEM_NOT_READY, CUDA_ERROR_ILLEGAL_STATE).
+ */
 // CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) — cuda.h:14008
 export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number | bigint, memptr: bigint | number, size: number | bigint, flags: bigint | number): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastBindAddr', 'mcHandle');
@@ -2198,7 +3222,14 @@ export function cuMulticastBindAddr(mcHandle: bigint | number, mcOffset: number 
 }
 
 let f_cuMulticastUnbind: KoffiFunction | undefined;
-/** Unbind any memory allocations bound to a multicast object at a given offset and upto a given size. */
+/**
+ * Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
+ * @param mcHandle - Handle representing a multicast object
+ * @param dev - Device that hosts the memory allocation
+ * @param mcOffset - Offset into the multicast object
+ * @param size - Desired size to unbind
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) — cuda.h:14042
 export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffset: number | bigint, size: number | bigint): [E.CUresult] {
   const a_mcHandle = M.u64(mcHandle, 'cuMulticastUnbind', 'mcHandle');
@@ -2210,7 +3241,12 @@ export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffs
 }
 
 let f_cuMulticastGetGranularity: KoffiFunction | undefined;
-/** Calculates either the minimal or recommended granularity for multicast object */
+/**
+ * Calculates either the minimal or recommended granularity for multicast object
+ * @param prop - Properties of the multicast object
+ * @param option - Determines which granularity to return
+ * @returns `[err, granularity]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED); `granularity`: Returned granularity; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMulticastGetGranularity(size_t * granularity, const CUmulticastObjectProp * prop, CUmulticastGranularity_flags option) — cuda.h:14066
 export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null, option: E.CUmulticastGranularity_flags): [E.CUresult, number | null] {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastGetGranularity', 'prop');
@@ -2221,7 +3257,12 @@ export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.C
 }
 
 let f_cuPointerGetAttribute: KoffiFunction | undefined;
-/** Returns information about a pointer */
+/**
+ * Returns information about a pointer
+ * @param attribute - Pointer attribute to query
+ * @param ptr - Pointer
+ * @returns `[err, data]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `data`: Returned pointer attribute value; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuPointerGetAttribute(void * data, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14357
 export function cuPointerGetAttribute(attribute: E.CUpointer_attribute, ptr: bigint | number): [E.CUresult, number | bigint | null] {
   const a_attribute = M.i32(attribute, 'cuPointerGetAttribute', 'attribute');
@@ -2233,7 +3274,15 @@ export function cuPointerGetAttribute(attribute: E.CUpointer_attribute, ptr: big
 }
 
 let f_cuMemPrefetchAsync: KoffiFunction | undefined;
-/** Prefetches memory to the specified destination location */
+/**
+ * Prefetches memory to the specified destination location
+ * @param devPtr - (undocumented in the header) C type `CUdeviceptr`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param location - (undocumented in the header) C type `CUmemLocation`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE).
+ */
 // CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) — cuda.h:14434
 export function cuMemPrefetchAsync(devPtr: bigint | number, count: number | bigint, location: S.CUmemLocation_st | S.CUmemLocation_stInit, flags: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_devPtr = M.u64(devPtr, 'cuMemPrefetchAsync', 'devPtr');
@@ -2246,7 +3295,14 @@ export function cuMemPrefetchAsync(devPtr: bigint | number, count: number | bigi
 }
 
 let f_cuMemAdvise: KoffiFunction | undefined;
-/** Advise about the usage of a given memory range */
+/**
+ * Advise about the usage of a given memory range
+ * @param devPtr - (undocumented in the header) C type `CUdeviceptr`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param advice - (undocumented in the header) C type `CUmem_advise`
+ * @param location - (undocumented in the header) C type `CUmemLocation`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE).
+ */
 // CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) — cuda.h:14555
 export function cuMemAdvise(devPtr: bigint | number, count: number | bigint, advice: E.CUmem_advise, location: S.CUmemLocation_st | S.CUmemLocation_stInit): [E.CUresult] {
   const a_devPtr = M.u64(devPtr, 'cuMemAdvise', 'devPtr');
@@ -2258,7 +3314,18 @@ export function cuMemAdvise(devPtr: bigint | number, count: number | bigint, adv
 }
 
 let f_cuMemPrefetchBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory prefetches asynchronously */
+/**
+ * Performs a batch of memory prefetches asynchronously
+ * @param dptrs - (undocumented in the header) C type `CUdeviceptr *`
+ * @param sizes - (undocumented in the header) C type `size_t *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param prefetchLocs - (undocumented in the header) C type `CUmemLocation *`
+ * @param prefetchLocIdxs - (undocumented in the header) C type `size_t *`
+ * @param numPrefetchLocs - (undocumented in the header) C type `size_t`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status.
+ */
 // CUresult cuMemPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14596
 export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemPrefetchBatchAsync', 'count');
@@ -2276,7 +3343,15 @@ export function cuMemPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBuffer
 }
 
 let f_cuMemDiscardBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory discards asynchronously */
+/**
+ * Performs a batch of memory discards asynchronously
+ * @param dptrs - (undocumented in the header) C type `CUdeviceptr *`
+ * @param sizes - (undocumented in the header) C type `size_t *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status.
+ */
 // CUresult cuMemDiscardBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, unsigned long long flags, CUstream hStream) — cuda.h:14629
 export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemDiscardBatchAsync', 'count');
@@ -2290,7 +3365,18 @@ export function cuMemDiscardBatchAsync(dptrs: (bigint | number)[] | ArrayBufferV
 }
 
 let f_cuMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory discards and prefetches asynchronously */
+/**
+ * Performs a batch of memory discards and prefetches asynchronously
+ * @param dptrs - (undocumented in the header) C type `CUdeviceptr *`
+ * @param sizes - (undocumented in the header) C type `size_t *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param prefetchLocs - (undocumented in the header) C type `CUmemLocation *`
+ * @param prefetchLocIdxs - (undocumented in the header) C type `size_t *`
+ * @param numPrefetchLocs - (undocumented in the header) C type `size_t`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status.
+ */
 // CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr * dptrs, size_t * sizes, size_t count, CUmemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) — cuda.h:14677
 export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.CUmemLocation_st | S.CUmemLocation_stInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.size(count, 'cuMemDiscardAndPrefetchBatchAsync', 'count');
@@ -2308,7 +3394,14 @@ export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | A
 }
 
 let f_cuMemRangeGetAttribute: KoffiFunction | undefined;
-/** Query an attribute of a given memory range */
+/**
+ * Query an attribute of a given memory range
+ * @param dataSize - Array containing the size of data
+ * @param attribute - The attribute to query
+ * @param devPtr - Start of the range to query
+ * @param count - Size of the range to query
+ * @returns `[err, data]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `data`: A pointers to a memory location where the result of each attribute query will be written to; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuMemRangeGetAttribute(void * data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) — cuda.h:14760
 export function cuMemRangeGetAttribute(dataSize: number | bigint, attribute: E.CUmem_range_attribute, devPtr: bigint | number, count: number | bigint): [E.CUresult, number | number[] | null] {
   const a_dataSize = M.size(dataSize, 'cuMemRangeGetAttribute', 'dataSize');
@@ -2322,7 +3415,16 @@ export function cuMemRangeGetAttribute(dataSize: number | bigint, attribute: E.C
 }
 
 let f_cuMemRangeGetAttributes: KoffiFunction | undefined;
-/** Query attributes of a given memory range. */
+/**
+ * Query attributes of a given memory range.
+ * @param data - A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to
+ * @param dataSizes - Array containing the sizes of each result
+ * @param attributes - An array of attributes to query (numAttributes and the number of attributes in this array should match)
+ * @param numAttributes - Number of attributes to query
+ * @param devPtr - Start of the range to query
+ * @param count - Size of the range to query
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE).
+ */
 // CUresult cuMemRangeGetAttributes(void ** data, size_t * dataSizes, CUmem_range_attribute * attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) — cuda.h:14804
 export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number | bigint)[] | ArrayBufferView, attributes: (E.CUmem_range_attribute)[] | ArrayBufferView, numAttributes: number | bigint, devPtr: bigint | number, count: number | bigint): [E.CUresult] {
   const a_numAttributes = M.size(numAttributes, 'cuMemRangeGetAttributes', 'numAttributes');
@@ -2338,7 +3440,13 @@ export function cuMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dat
 }
 
 let f_cuPointerSetAttribute: KoffiFunction | undefined;
-/** Set attributes on a previously allocated memory region */
+/**
+ * Set attributes on a previously allocated memory region
+ * @param value - Pointer to memory containing the value to be set
+ * @param attribute - Pointer attribute to set
+ * @param ptr - Pointer to a memory region allocated using CUDA memory allocation APIs
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE).
+ */
 // CUresult cuPointerSetAttribute(const void * value, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14846
 export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_attribute, ptr: bigint | number): [E.CUresult] {
   const a_value = M.pointer(value, 'cuPointerSetAttribute', 'value');
@@ -2349,7 +3457,14 @@ export function cuPointerSetAttribute(value: Pointer, attribute: E.CUpointer_att
 }
 
 let f_cuPointerGetAttributes: KoffiFunction | undefined;
-/** Returns information about a pointer. */
+/**
+ * Returns information about a pointer.
+ * @param numAttributes - Number of attributes to query
+ * @param attributes - An array of attributes to query (numAttributes and the number of attributes in this array should match)
+ * @param data - A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to
+ * @param ptr - Pointer to query
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE).
+ */
 // CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute * attributes, void ** data, CUdeviceptr ptr) — cuda.h:14896
 export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUpointer_attribute)[] | ArrayBufferView, data: (Pointer)[] | ArrayBufferView, ptr: bigint | number): [E.CUresult] {
   const a_numAttributes = M.u32(numAttributes, 'cuPointerGetAttributes', 'numAttributes');
@@ -2363,7 +3478,11 @@ export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUp
 }
 
 let f_cuStreamCreate: KoffiFunction | undefined;
-/** Create a stream */
+/**
+ * Create a stream
+ * @param Flags - Parameters for stream creation
+ * @returns `[err, phStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `phStream`: Returned newly created stream; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamCreate(CUstream * phStream, unsigned int Flags) — cuda.h:14949
 export function cuStreamCreate(Flags: number): [E.CUresult, H.CUstream | null] {
   const a_Flags = M.u32(Flags, 'cuStreamCreate', 'Flags');
@@ -2373,7 +3492,12 @@ export function cuStreamCreate(Flags: number): [E.CUresult, H.CUstream | null] {
 }
 
 let f_cuStreamCreateWithPriority: KoffiFunction | undefined;
-/** Create a stream with the given priority */
+/**
+ * Create a stream with the given priority
+ * @param flags - Flags for stream creation
+ * @param priority - Stream priority
+ * @returns `[err, phStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `phStream`: Returned newly created stream; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamCreateWithPriority(CUstream * phStream, unsigned int flags, int priority) — cuda.h:15002
 export function cuStreamCreateWithPriority(flags: number, priority: number): [E.CUresult, H.CUstream | null] {
   const a_flags = M.u32(flags, 'cuStreamCreateWithPriority', 'flags');
@@ -2384,7 +3508,11 @@ export function cuStreamCreateWithPriority(flags: number, priority: number): [E.
 }
 
 let f_cuStreamGetPriority: KoffiFunction | undefined;
-/** Query the priority of a given stream */
+/**
+ * Query the priority of a given stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, priority]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY); `priority`: Pointer to a signed integer in which the stream's priority is returned; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetPriority(CUstream hStream, int * priority) — cuda.h:15034
 export function cuStreamGetPriority(hStream: H.CUstream | null): [E.CUresult, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetPriority', 'hStream');
@@ -2394,7 +3522,11 @@ export function cuStreamGetPriority(hStream: H.CUstream | null): [E.CUresult, nu
 }
 
 let f_cuStreamGetDevice: KoffiFunction | undefined;
-/** Returns the device handle of the stream */
+/**
+ * Returns the device handle of the stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, device]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY); `device`: Returns the device to which a stream belongs; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetDevice(CUstream hStream, CUdevice * device) — cuda.h:15060
 export function cuStreamGetDevice(hStream: H.CUstream | null): [E.CUresult, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetDevice', 'hStream');
@@ -2404,7 +3536,11 @@ export function cuStreamGetDevice(hStream: H.CUstream | null): [E.CUresult, numb
 }
 
 let f_cuStreamGetFlags: KoffiFunction | undefined;
-/** Query the flags of a given stream */
+/**
+ * Query the flags of a given stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, flags]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY); `flags`: Pointer to an unsigned integer in which the stream's flags are returned The value returned in flags is a logical 'OR' of all flags that were used while creating this stream; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetFlags(CUstream hStream, unsigned int * flags) — cuda.h:15090
 export function cuStreamGetFlags(hStream: H.CUstream | null): [E.CUresult, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetFlags', 'hStream');
@@ -2414,7 +3550,11 @@ export function cuStreamGetFlags(hStream: H.CUstream | null): [E.CUresult, numbe
 }
 
 let f_cuStreamGetId: KoffiFunction | undefined;
-/** Returns the unique Id associated with the stream handle supplied */
+/**
+ * Returns the unique Id associated with the stream handle supplied
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, streamId]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `streamId`: Pointer to store the Id of the stream; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetId(CUstream hStream, unsigned long long * streamId) — cuda.h:15123
 export function cuStreamGetId(hStream: H.CUstream | null): [E.CUresult, bigint | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetId', 'hStream');
@@ -2424,7 +3564,11 @@ export function cuStreamGetId(hStream: H.CUstream | null): [E.CUresult, bigint |
 }
 
 let f_cuStreamGetCtx: KoffiFunction | undefined;
-/** Query the context associated with a stream */
+/**
+ * Query the context associated with a stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, pctx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_SUPPORTED); `pctx`: Returned context associated with the stream; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetCtx(CUstream hStream, CUcontext * pctx) — cuda.h:15173
 export function cuStreamGetCtx(hStream: H.CUstream | null): [E.CUresult, H.CUcontext | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx', 'hStream');
@@ -2434,7 +3578,11 @@ export function cuStreamGetCtx(hStream: H.CUstream | null): [E.CUresult, H.CUcon
 }
 
 let f_cuStreamGetCtx_v2: KoffiFunction | undefined;
-/** Query the contexts associated with a stream */
+/**
+ * Query the contexts associated with a stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, pCtx, pGreenCtx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE); `pCtx`: Returned regular context associated with the stream; `pGreenCtx`: Returned green context if the stream is associated with a green context or NULL if not; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext * pCtx, CUgreenCtx * pGreenCtx) — cuda.h:15231
 export function cuStreamGetCtx_v2(hStream: H.CUstream | null): [E.CUresult, H.CUcontext | null, H.CUgreenCtx | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx_v2', 'hStream');
@@ -2444,7 +3592,13 @@ export function cuStreamGetCtx_v2(hStream: H.CUstream | null): [E.CUresult, H.CU
 }
 
 let f_cuStreamWaitEvent: KoffiFunction | undefined;
-/** Make a compute stream wait on an event */
+/**
+ * Make a compute stream wait on an event
+ * @param hStream - Stream to wait
+ * @param hEvent - Event to wait on (may not be NULL)
+ * @param Flags - See::CUevent_capture_flags
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) — cuda.h:15268
 export function cuStreamWaitEvent(hStream: H.CUstream | null, hEvent: H.CUevent | null, Flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamWaitEvent', 'hStream');
@@ -2455,7 +3609,14 @@ export function cuStreamWaitEvent(hStream: H.CUstream | null, hEvent: H.CUevent 
 }
 
 let f_cuStreamAddCallback: KoffiFunction | undefined;
-/** Add a callback to a compute stream */
+/**
+ * Add a callback to a compute stream
+ * @param hStream - Stream to add callback to
+ * @param callback - The function to call once preceding stream operations are complete
+ * @param userData - User specified data to be passed to the callback function
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void * userData, unsigned int flags) — cuda.h:15343
 export function cuStreamAddCallback(hStream: H.CUstream | null, callback: ((stream: bigint, status: number, userData: bigint) => void) | bigint | null, userData: Pointer, flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamAddCallback', 'hStream');
@@ -2468,7 +3629,12 @@ export function cuStreamAddCallback(hStream: H.CUstream | null, callback: ((stre
 }
 
 let f_cuStreamBeginCapture: KoffiFunction | undefined;
-/** Begins graph capture on a stream */
+/**
+ * Begins graph capture on a stream
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @param mode - (undocumented in the header) C type `CUstreamCaptureMode`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) — cuda.h:15381
 export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstreamCaptureMode): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamBeginCapture', 'hStream');
@@ -2478,7 +3644,16 @@ export function cuStreamBeginCapture(hStream: H.CUstream | null, mode: E.CUstrea
 }
 
 let f_cuStreamBeginCaptureToGraph: KoffiFunction | undefined;
-/** Begins graph capture on a stream to an existing graph */
+/**
+ * Begins graph capture on a stream to an existing graph
+ * @param hStream - Stream in which to initiate capture
+ * @param hGraph - Graph to capture into
+ * @param dependencies - Dependencies of the first node captured in the stream
+ * @param dependencyData - Optional array of data associated with each dependency
+ * @param numDependencies - Number of dependencies
+ * @param mode - Controls the interaction of this capture sequence with other API calls that are potentially unsafe
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUstreamCaptureMode mode) — cuda.h:15427
 export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, mode: E.CUstreamCaptureMode): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamBeginCaptureToGraph', 'hStream');
@@ -2493,7 +3668,11 @@ export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: 
 }
 
 let f_cuThreadExchangeStreamCaptureMode: KoffiFunction | undefined;
-/** Swaps the stream capture interaction mode for a thread */
+/**
+ * Swaps the stream capture interaction mode for a thread
+ * @param mode - Pointer to mode value to swap with the current mode
+ * @returns `[err, mode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `mode`: Pointer to mode value to swap with the current mode; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode * mode) — cuda.h:15480
 export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode): [E.CUresult, E.CUstreamCaptureMode | null] {
   const a_mode = M.i32(mode, 'cuThreadExchangeStreamCaptureMode', 'mode');
@@ -2504,7 +3683,11 @@ export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode): 
 }
 
 let f_cuStreamEndCapture: KoffiFunction | undefined;
-/** Ends capture on a stream, returning the captured graph */
+/**
+ * Ends capture on a stream, returning the captured graph
+ * @param hStream - Stream to query
+ * @returns `[err, phGraph]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD); `phGraph`: The captured graph; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamEndCapture(CUstream hStream, CUgraph * phGraph) — cuda.h:15511
 export function cuStreamEndCapture(hStream: H.CUstream | null): [E.CUresult, H.CUgraph | null] {
   const a_hStream = M.handle(hStream, 'cuStreamEndCapture', 'hStream');
@@ -2514,7 +3697,11 @@ export function cuStreamEndCapture(hStream: H.CUstream | null): [E.CUresult, H.C
 }
 
 let f_cuStreamIsCapturing: KoffiFunction | undefined;
-/** Returns a stream's capture status */
+/**
+ * Returns a stream's capture status
+ * @param hStream - Stream to query
+ * @returns `[err, captureStatus]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT); `captureStatus`: Returns the stream's capture status; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus * captureStatus) — cuda.h:15551
 export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus | null] {
   const a_hStream = M.handle(hStream, 'cuStreamIsCapturing', 'hStream');
@@ -2524,7 +3711,11 @@ export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.
 }
 
 let f_cuStreamGetCaptureInfo: KoffiFunction | undefined;
-/** Query a stream's capture state */
+/**
+ * Query a stream's capture state
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, CUDA_ERROR_LOSSY_QUERY); `captureStatus_out`; `id_out`; `graph_out`; `dependencies_out`; `edgeData_out`; `numDependencies_out`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus * captureStatus_out, cuuint64_t * id_out, CUgraph * graph_out, const CUgraphNode ** dependencies_out, const CUgraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda.h:15610
 export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus | null, bigint | null, H.CUgraph | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetCaptureInfo', 'hStream');
@@ -2535,7 +3726,15 @@ export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult,
 }
 
 let f_cuStreamUpdateCaptureDependencies: KoffiFunction | undefined;
-/** Update the set of dependencies in a capturing stream */
+/**
+ * Update the set of dependencies in a capturing stream
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @param dependencies - (undocumented in the header) C type `CUgraphNode *`
+ * @param dependencyData - (undocumented in the header) C type `const CUgraphEdgeData *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_ILLEGAL_STATE).
+ */
 // CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda.h:15647
 export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamUpdateCaptureDependencies', 'hStream');
@@ -2549,7 +3748,14 @@ export function cuStreamUpdateCaptureDependencies(hStream: H.CUstream | null, de
 }
 
 let f_cuStreamAttachMemAsync: KoffiFunction | undefined;
-/** Attach memory to a stream asynchronously */
+/**
+ * Attach memory to a stream asynchronously
+ * @param hStream - Stream in which to enqueue the attach operation
+ * @param dptr - Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated pageable memory)
+ * @param length - Length of memory
+ * @param flags - Must be one of::CUmemAttach_flags
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) — cuda.h:15736
 export function cuStreamAttachMemAsync(hStream: H.CUstream | null, dptr: bigint | number, length: number | bigint, flags: number): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamAttachMemAsync', 'hStream');
@@ -2561,7 +3767,11 @@ export function cuStreamAttachMemAsync(hStream: H.CUstream | null, dptr: bigint 
 }
 
 let f_cuStreamQuery: KoffiFunction | undefined;
-/** Determine status of a compute stream */
+/**
+ * Determine status of a compute stream
+ * @param hStream - Stream to query status of
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_READY).
+ */
 // CUresult cuStreamQuery(CUstream hStream) — cuda.h:15766
 export function cuStreamQuery(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamQuery', 'hStream');
@@ -2570,7 +3780,11 @@ export function cuStreamQuery(hStream: H.CUstream | null): [E.CUresult] {
 }
 
 let f_cuStreamSynchronize: KoffiFunction | undefined;
-/** Wait until a stream's tasks are completed */
+/**
+ * Wait until a stream's tasks are completed
+ * @param hStream - Stream to wait for
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuStreamSynchronize(CUstream hStream) — cuda.h:15795
 export function cuStreamSynchronize(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamSynchronize', 'hStream');
@@ -2580,7 +3794,11 @@ export function cuStreamSynchronize(hStream: H.CUstream | null): [E.CUresult] {
 }
 
 let f_cuStreamDestroy: KoffiFunction | undefined;
-/** Destroys a stream */
+/**
+ * Destroys a stream
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuStreamDestroy_v2(CUstream hStream) — cuda.h:15825
 export function cuStreamDestroy(hStream: H.CUstream | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamDestroy', 'hStream');
@@ -2589,7 +3807,12 @@ export function cuStreamDestroy(hStream: H.CUstream | null): [E.CUresult] {
 }
 
 let f_cuStreamCopyAttributes: KoffiFunction | undefined;
-/** Copies attributes from source stream to destination stream. */
+/**
+ * Copies attributes from source stream to destination stream.
+ * @param dst - Destination stream
+ * @param src - Source stream For list of attributes see::CUstreamAttrID
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) — cuda.h:15845
 export function cuStreamCopyAttributes(dst: H.CUstream | null, src: H.CUstream | null): [E.CUresult] {
   const a_dst = M.handle(dst, 'cuStreamCopyAttributes', 'dst');
@@ -2599,7 +3822,12 @@ export function cuStreamCopyAttributes(dst: H.CUstream | null, src: H.CUstream |
 }
 
 let f_cuStreamGetAttribute: KoffiFunction | undefined;
-/** Queries stream attribute. */
+/**
+ * Queries stream attribute.
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @param attr - (undocumented in the header) C type `CUstreamAttrID`
+ * @returns `[err, value_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `value_out`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue * value_out) — cuda.h:15866
 export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetAttribute', 'hStream');
@@ -2611,7 +3839,13 @@ export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunc
 }
 
 let f_cuStreamSetAttribute: KoffiFunction | undefined;
-/** Sets stream attribute. */
+/**
+ * Sets stream attribute.
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @param attr - (undocumented in the header) C type `CUstreamAttrID`
+ * @param value - (undocumented in the header) C type `const CUstreamAttrValue *`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue * value) — cuda.h:15889
 export function cuStreamSetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuStreamSetAttribute', 'hStream');
@@ -2622,7 +3856,11 @@ export function cuStreamSetAttribute(hStream: H.CUstream | null, attr: E.CUlaunc
 }
 
 let f_cuEventCreate: KoffiFunction | undefined;
-/** Creates an event */
+/**
+ * Creates an event
+ * @param Flags - Event creation flags
+ * @returns `[err, phEvent]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `phEvent`: Returns newly created event; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEventCreate(CUevent * phEvent, unsigned int Flags) — cuda.h:15946
 export function cuEventCreate(Flags: number): [E.CUresult, H.CUevent | null] {
   const a_Flags = M.u32(Flags, 'cuEventCreate', 'Flags');
@@ -2632,7 +3870,12 @@ export function cuEventCreate(Flags: number): [E.CUresult, H.CUevent | null] {
 }
 
 let f_cuEventRecord: KoffiFunction | undefined;
-/** Records an event */
+/**
+ * Records an event
+ * @param hEvent - Event to record
+ * @param hStream - Stream to record event for
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuEventRecord(CUevent hEvent, CUstream hStream) — cuda.h:15989
 export function cuEventRecord(hEvent: H.CUevent | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventRecord', 'hEvent');
@@ -2642,7 +3885,13 @@ export function cuEventRecord(hEvent: H.CUevent | null, hStream: H.CUstream | nu
 }
 
 let f_cuEventRecordWithFlags: KoffiFunction | undefined;
-/** Records an event */
+/**
+ * Records an event
+ * @param hEvent - Event to record
+ * @param hStream - Stream to record event for
+ * @param flags - See::CUevent_capture_flags
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) — cuda.h:16039
 export function cuEventRecordWithFlags(hEvent: H.CUevent | null, hStream: H.CUstream | null, flags: number): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventRecordWithFlags', 'hEvent');
@@ -2653,7 +3902,11 @@ export function cuEventRecordWithFlags(hEvent: H.CUevent | null, hStream: H.CUst
 }
 
 let f_cuEventQuery: KoffiFunction | undefined;
-/** Queries an event's status */
+/**
+ * Queries an event's status
+ * @param hEvent - Event to query
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_READY).
+ */
 // CUresult cuEventQuery(CUevent hEvent) — cuda.h:16071
 export function cuEventQuery(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventQuery', 'hEvent');
@@ -2662,7 +3915,11 @@ export function cuEventQuery(hEvent: H.CUevent | null): [E.CUresult] {
 }
 
 let f_cuEventSynchronize: KoffiFunction | undefined;
-/** Waits for an event to complete */
+/**
+ * Waits for an event to complete
+ * @param hEvent - Event to wait for
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuEventSynchronize(CUevent hEvent) — cuda.h:16102
 export function cuEventSynchronize(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventSynchronize', 'hEvent');
@@ -2672,7 +3929,11 @@ export function cuEventSynchronize(hEvent: H.CUevent | null): [E.CUresult] {
 }
 
 let f_cuEventDestroy: KoffiFunction | undefined;
-/** Destroys an event */
+/**
+ * Destroys an event
+ * @param hEvent - (undocumented in the header) C type `CUevent`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuEventDestroy_v2(CUevent hEvent) — cuda.h:16131
 export function cuEventDestroy(hEvent: H.CUevent | null): [E.CUresult] {
   const a_hEvent = M.handle(hEvent, 'cuEventDestroy', 'hEvent');
@@ -2681,7 +3942,12 @@ export function cuEventDestroy(hEvent: H.CUevent | null): [E.CUresult] {
 }
 
 let f_cuEventElapsedTime: KoffiFunction | undefined;
-/** Computes the elapsed time between two events */
+/**
+ * Computes the elapsed time between two events
+ * @param hStart - (undocumented in the header) C type `CUevent`
+ * @param hEnd - (undocumented in the header) C type `CUevent`
+ * @returns `[err, pMilliseconds]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_READY, CUDA_ERROR_UNKNOWN); `pMilliseconds`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEventElapsedTime_v2(float * pMilliseconds, CUevent hStart, CUevent hEnd) — cuda.h:16179
 export function cuEventElapsedTime(hStart: H.CUevent | null, hEnd: H.CUevent | null): [E.CUresult, number | null] {
   const a_hStart = M.handle(hStart, 'cuEventElapsedTime', 'hStart');
@@ -2692,7 +3958,11 @@ export function cuEventElapsedTime(hStart: H.CUevent | null, hEnd: H.CUevent | n
 }
 
 let f_cuImportExternalMemory: KoffiFunction | undefined;
-/** Imports an external memory object */
+/**
+ * Imports an external memory object
+ * @param memHandleDesc - Memory import handle descriptor
+ * @returns `[err, extMem_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OPERATING_SYSTEM); `extMem_out`: Returned handle to an external memory object; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuImportExternalMemory(CUexternalMemory * extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC * memHandleDesc) — cuda.h:16368
 export function cuImportExternalMemory(memHandleDesc: S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st | S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | null): [E.CUresult, H.CUexternalMemory | null] {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, 'cuImportExternalMemory', 'memHandleDesc');
@@ -2702,7 +3972,12 @@ export function cuImportExternalMemory(memHandleDesc: S.CUDA_EXTERNAL_MEMORY_HAN
 }
 
 let f_cuExternalMemoryGetMappedBuffer: KoffiFunction | undefined;
-/** Maps a buffer onto an imported memory object */
+/**
+ * Maps a buffer onto an imported memory object
+ * @param extMem - Handle to external memory object
+ * @param bufferDesc - Buffer descriptor
+ * @returns `[err, devPtr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `devPtr`: Returned device pointer to buffer; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr * devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC * bufferDesc) — cuda.h:16422
 export function cuExternalMemoryGetMappedBuffer(extMem: H.CUexternalMemory | null, bufferDesc: S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st | S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | null): [E.CUresult, bigint | null] {
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedBuffer', 'extMem');
@@ -2713,7 +3988,12 @@ export function cuExternalMemoryGetMappedBuffer(extMem: H.CUexternalMemory | nul
 }
 
 let f_cuExternalMemoryGetMappedMipmappedArray: KoffiFunction | undefined;
-/** Maps a CUDA mipmapped array onto an external memory object */
+/**
+ * Maps a CUDA mipmapped array onto an external memory object
+ * @param extMem - Handle to external memory object
+ * @param mipmapDesc - CUDA array descriptor
+ * @returns `[err, mipmap]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `mipmap`: Returned CUDA mipmapped array; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray * mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC * mipmapDesc) — cuda.h:16478
 export function cuExternalMemoryGetMappedMipmappedArray(extMem: H.CUexternalMemory | null, mipmapDesc: S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st | S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | null): [E.CUresult, H.CUmipmappedArray | null] {
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedMipmappedArray', 'extMem');
@@ -2724,7 +4004,11 @@ export function cuExternalMemoryGetMappedMipmappedArray(extMem: H.CUexternalMemo
 }
 
 let f_cuDestroyExternalMemory: KoffiFunction | undefined;
-/** Destroys an external memory object. */
+/**
+ * Destroys an external memory object.
+ * @param extMem - External memory object to be destroyed
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuDestroyExternalMemory(CUexternalMemory extMem) — cuda.h:16500
 export function cuDestroyExternalMemory(extMem: H.CUexternalMemory | null): [E.CUresult] {
   const a_extMem = M.handle(extMem, 'cuDestroyExternalMemory', 'extMem');
@@ -2733,7 +4017,11 @@ export function cuDestroyExternalMemory(extMem: H.CUexternalMemory | null): [E.C
 }
 
 let f_cuImportExternalSemaphore: KoffiFunction | undefined;
-/** Imports an external semaphore */
+/**
+ * Imports an external semaphore
+ * @param semHandleDesc - Semaphore import handle descriptor
+ * @returns `[err, extSem_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OPERATING_SYSTEM); `extSem_out`: Returned handle to an external semaphore; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuImportExternalSemaphore(CUexternalSemaphore * extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC * semHandleDesc) — cuda.h:16658
 export function cuImportExternalSemaphore(semHandleDesc: S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st | S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | null): [E.CUresult, H.CUexternalSemaphore | null] {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, 'cuImportExternalSemaphore', 'semHandleDesc');
@@ -2743,7 +4031,14 @@ export function cuImportExternalSemaphore(semHandleDesc: S.CUDA_EXTERNAL_SEMAPHO
 }
 
 let f_cuSignalExternalSemaphoresAsync: KoffiFunction | undefined;
-/** Signals a set of external semaphore objects */
+/**
+ * Signals a set of external semaphore objects
+ * @param extSemArray - Set of external semaphores to be signaled
+ * @param paramsArray - Array of semaphore parameters
+ * @param numExtSems - Number of semaphores to signal
+ * @param stream - Stream to enqueue the signal operations in
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore * extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS * paramsArray, unsigned int numExtSems, CUstream stream) — cuda.h:16753
 export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[] | ArrayBufferView, paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit)[] | ArrayBufferView, numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
   const a_numExtSems = M.u32(numExtSems, 'cuSignalExternalSemaphoresAsync', 'numExtSems');
@@ -2756,7 +4051,14 @@ export function cuSignalExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaph
 }
 
 let f_cuWaitExternalSemaphoresAsync: KoffiFunction | undefined;
-/** Waits on a set of external semaphore objects */
+/**
+ * Waits on a set of external semaphore objects
+ * @param extSemArray - External semaphores to be waited on
+ * @param paramsArray - Array of semaphore parameters
+ * @param numExtSems - Number of semaphores to wait on
+ * @param stream - Stream to enqueue the wait operations in
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_TIMEOUT).
+ */
 // CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore * extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS * paramsArray, unsigned int numExtSems, CUstream stream) — cuda.h:16829
 export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphore | null)[] | ArrayBufferView, paramsArray: (S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | S.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit)[] | ArrayBufferView, numExtSems: number, stream: H.CUstream | null): [E.CUresult] {
   const a_numExtSems = M.u32(numExtSems, 'cuWaitExternalSemaphoresAsync', 'numExtSems');
@@ -2769,7 +4071,11 @@ export function cuWaitExternalSemaphoresAsync(extSemArray: (H.CUexternalSemaphor
 }
 
 let f_cuDestroyExternalSemaphore: KoffiFunction | undefined;
-/** Destroys an external semaphore */
+/**
+ * Destroys an external semaphore
+ * @param extSem - External semaphore to be destroyed
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) — cuda.h:16850
 export function cuDestroyExternalSemaphore(extSem: H.CUexternalSemaphore | null): [E.CUresult] {
   const a_extSem = M.handle(extSem, 'cuDestroyExternalSemaphore', 'extSem');
@@ -2778,7 +4084,14 @@ export function cuDestroyExternalSemaphore(extSem: H.CUexternalSemaphore | null)
 }
 
 let f_cuStreamWaitValue32: KoffiFunction | undefined;
-/** Wait on a memory location */
+/**
+ * Wait on a memory location
+ * @param stream - (undocumented in the header) C type `CUstream`
+ * @param addr - (undocumented in the header) C type `CUdeviceptr`
+ * @param value - (undocumented in the header) C type `cuuint32_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:16936
 export function cuStreamWaitValue32(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
   const a_stream = M.handle(stream, 'cuStreamWaitValue32', 'stream');
@@ -2790,7 +4103,14 @@ export function cuStreamWaitValue32(stream: H.CUstream | null, addr: bigint | nu
 }
 
 let f_cuStreamWaitValue64: KoffiFunction | undefined;
-/** Wait on a memory location */
+/**
+ * Wait on a memory location
+ * @param stream - (undocumented in the header) C type `CUstream`
+ * @param addr - (undocumented in the header) C type `CUdeviceptr`
+ * @param value - (undocumented in the header) C type `cuuint64_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:16979
 export function cuStreamWaitValue64(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
   const a_stream = M.handle(stream, 'cuStreamWaitValue64', 'stream');
@@ -2802,7 +4122,14 @@ export function cuStreamWaitValue64(stream: H.CUstream | null, addr: bigint | nu
 }
 
 let f_cuStreamWriteValue32: KoffiFunction | undefined;
-/** Write a value to memory */
+/**
+ * Write a value to memory
+ * @param stream - (undocumented in the header) C type `CUstream`
+ * @param addr - (undocumented in the header) C type `CUdeviceptr`
+ * @param value - (undocumented in the header) C type `cuuint32_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) — cuda.h:17008
 export function cuStreamWriteValue32(stream: H.CUstream | null, addr: bigint | number, value: number, flags: number): [E.CUresult] {
   const a_stream = M.handle(stream, 'cuStreamWriteValue32', 'stream');
@@ -2814,7 +4141,14 @@ export function cuStreamWriteValue32(stream: H.CUstream | null, addr: bigint | n
 }
 
 let f_cuStreamWriteValue64: KoffiFunction | undefined;
-/** Write a value to memory */
+/**
+ * Write a value to memory
+ * @param stream - (undocumented in the header) C type `CUstream`
+ * @param addr - (undocumented in the header) C type `CUdeviceptr`
+ * @param value - (undocumented in the header) C type `cuuint64_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) — cuda.h:17039
 export function cuStreamWriteValue64(stream: H.CUstream | null, addr: bigint | number, value: bigint | number, flags: number): [E.CUresult] {
   const a_stream = M.handle(stream, 'cuStreamWriteValue64', 'stream');
@@ -2826,7 +4160,14 @@ export function cuStreamWriteValue64(stream: H.CUstream | null, addr: bigint | n
 }
 
 let f_cuStreamBatchMemOp: KoffiFunction | undefined;
-/** Batch operations to synchronize the stream via memory operations */
+/**
+ * Batch operations to synchronize the stream via memory operations
+ * @param stream - (undocumented in the header) C type `CUstream`
+ * @param count - (undocumented in the header) C type `unsigned int`
+ * @param paramArray - (undocumented in the header) C type `CUstreamBatchMemOpParams *`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams * paramArray, unsigned int flags) — cuda.h:17080
 export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, paramArray: (S.CUstreamBatchMemOpParams_union | S.CUstreamBatchMemOpParams_unionInit)[] | ArrayBufferView, flags: number): [E.CUresult] {
   const a_stream = M.handle(stream, 'cuStreamBatchMemOp', 'stream');
@@ -2839,7 +4180,12 @@ export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, par
 }
 
 let f_cuFuncGetAttribute: KoffiFunction | undefined;
-/** Returns information about a function */
+/**
+ * Returns information about a function
+ * @param attrib - Attribute requested
+ * @param hfunc - Function to query attribute of
+ * @returns `[err, pi]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_FUNCTION_NOT_LOADED); `pi`: Returned attribute value; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuFuncGetAttribute(int * pi, CUfunction_attribute attrib, CUfunction hfunc) — cuda.h:17190
 export function cuFuncGetAttribute(attrib: E.CUfunction_attribute, hfunc: H.CUfunction | null): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuFuncGetAttribute', 'attrib');
@@ -2850,7 +4196,13 @@ export function cuFuncGetAttribute(attrib: E.CUfunction_attribute, hfunc: H.CUfu
 }
 
 let f_cuFuncSetAttribute: KoffiFunction | undefined;
-/** Sets information about a function */
+/**
+ * Sets information about a function
+ * @param hfunc - Function to query attribute of
+ * @param attrib - Attribute requested
+ * @param value - The value to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) — cuda.h:17257
 export function cuFuncSetAttribute(hfunc: H.CUfunction | null, attrib: E.CUfunction_attribute, value: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetAttribute', 'hfunc');
@@ -2861,7 +4213,12 @@ export function cuFuncSetAttribute(hfunc: H.CUfunction | null, attrib: E.CUfunct
 }
 
 let f_cuFuncSetCacheConfig: KoffiFunction | undefined;
-/** Sets the preferred cache configuration for a device function */
+/**
+ * Sets the preferred cache configuration for a device function
+ * @param hfunc - Kernel to configure cache for
+ * @param config - Requested cache configuration
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) — cuda.h:17302
 export function cuFuncSetCacheConfig(hfunc: H.CUfunction | null, config: E.CUfunc_cache): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetCacheConfig', 'hfunc');
@@ -2871,7 +4228,11 @@ export function cuFuncSetCacheConfig(hfunc: H.CUfunction | null, config: E.CUfun
 }
 
 let f_cuFuncGetModule: KoffiFunction | undefined;
-/** Returns a module handle */
+/**
+ * Returns a module handle
+ * @param hfunc - Function to retrieve module for
+ * @returns `[err, hmod]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND); `hmod`: Returned module handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuFuncGetModule(CUmodule * hmod, CUfunction hfunc) — cuda.h:17329
 export function cuFuncGetModule(hfunc: H.CUfunction | null): [E.CUresult, H.CUmodule | null] {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetModule', 'hfunc');
@@ -2881,7 +4242,11 @@ export function cuFuncGetModule(hfunc: H.CUfunction | null): [E.CUresult, H.CUmo
 }
 
 let f_cuFuncGetName: KoffiFunction | undefined;
-/** Returns the function name for a::CUfunction handle */
+/**
+ * Returns the function name for a::CUfunction handle
+ * @param hfunc - The function handle to retrieve the name for
+ * @returns `[err, name]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `name`: The returned name of the function; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuFuncGetName(const char ** name, CUfunction hfunc) — cuda.h:17350
 export function cuFuncGetName(hfunc: H.CUfunction | null): [E.CUresult, string | null] {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetName', 'hfunc');
@@ -2891,7 +4256,12 @@ export function cuFuncGetName(hfunc: H.CUfunction | null): [E.CUresult, string |
 }
 
 let f_cuFuncGetParamInfo: KoffiFunction | undefined;
-/** Returns the offset and size of a kernel parameter in the device-side parameter layout */
+/**
+ * Returns the offset and size of a kernel parameter in the device-side parameter layout
+ * @param func - The function to query
+ * @param paramIndex - The parameter index to query
+ * @returns `[err, paramOffset, paramSize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `paramOffset`: Returns the offset into the device-side parameter layout at which the parameter resides; `paramSize`: Optionally returns the size of the parameter in the device-side parameter layout; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:17374
 export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number | bigint): [E.CUresult, number | null, number | null] {
   const a_func = M.handle(func, 'cuFuncGetParamInfo', 'func');
@@ -2902,7 +4272,11 @@ export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number
 }
 
 let f_cuFuncIsLoaded: KoffiFunction | undefined;
-/** Returns if the function is loaded */
+/**
+ * Returns if the function is loaded
+ * @param function_ - the function to check
+ * @returns `[err, state]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE); `state`: returned loading state; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuFuncIsLoaded(CUfunctionLoadingState * state, CUfunction function) — cuda.h:17398
 export function cuFuncIsLoaded(function_: H.CUfunction | null): [E.CUresult, E.CUfunctionLoadingState | null] {
   const a_function = M.handle(function_, 'cuFuncIsLoaded', 'function');
@@ -2912,7 +4286,11 @@ export function cuFuncIsLoaded(function_: H.CUfunction | null): [E.CUresult, E.C
 }
 
 let f_cuFuncLoad: KoffiFunction | undefined;
-/** Loads a function */
+/**
+ * Loads a function
+ * @param function_ - the function to load
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuFuncLoad(CUfunction function) — cuda.h:17416
 export function cuFuncLoad(function_: H.CUfunction | null): [E.CUresult] {
   const a_function = M.handle(function_, 'cuFuncLoad', 'function');
@@ -2921,7 +4299,21 @@ export function cuFuncLoad(function_: H.CUfunction | null): [E.CUresult] {
 }
 
 let f_cuLaunchKernel: KoffiFunction | undefined;
-/** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel */
+/**
+ * Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel
+ * @param f - Function::CUfunction or Kernel::CUkernel to launch
+ * @param gridDimX - Width of grid in blocks
+ * @param gridDimY - Height of grid in blocks
+ * @param gridDimZ - Depth of grid in blocks
+ * @param blockDimX - X dimension of each thread block
+ * @param blockDimY - Y dimension of each thread block
+ * @param blockDimZ - Z dimension of each thread block
+ * @param sharedMemBytes - Dynamic shared-memory size per thread block in bytes
+ * @param hStream - Stream identifier
+ * @param kernelParams - Array of pointers to kernel parameters
+ * @param extra - Extra options
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_FOUND).
+ */
 // CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void ** kernelParams, void ** extra) — cuda.h:17537
 export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: KernelArgs | readonly KernelArgInput[] | Pointer, extra: Pointer): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunchKernel', 'f');
@@ -2940,7 +4332,14 @@ export function cuLaunchKernel(f: H.CUfunction | null, gridDimX: number, gridDim
 }
 
 let f_cuLaunchKernelEx: KoffiFunction | undefined;
-/** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel with launch-time configuration */
+/**
+ * Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel with launch-time configuration
+ * @param config - Config to launch
+ * @param f - Function::CUfunction or Kernel::CUkernel to launch
+ * @param kernelParams - Array of pointers to kernel parameters
+ * @param extra - Extra options
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_FOUND).
+ */
 // CUresult cuLaunchKernelEx(const CUlaunchConfig * config, CUfunction f, void ** kernelParams, void ** extra) — cuda.h:17820
 export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null, f: H.CUfunction | null, kernelParams: KernelArgs | readonly KernelArgInput[] | Pointer, extra: Pointer): [E.CUresult] {
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuLaunchKernelEx', 'config');
@@ -2952,7 +4351,20 @@ export function cuLaunchKernelEx(config: S.CUlaunchConfig_st | S.CUlaunchConfig_
 }
 
 let f_cuLaunchCooperativeKernel: KoffiFunction | undefined;
-/** Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel where thread blocks can cooperate and synchronize as they execute */
+/**
+ * Launches a CUDA function::CUfunction or a CUDA kernel::CUkernel where thread blocks can cooperate and synchronize as they execute
+ * @param f - Function::CUfunction or Kernel::CUkernel to launch
+ * @param gridDimX - Width of grid in blocks
+ * @param gridDimY - Height of grid in blocks
+ * @param gridDimZ - Depth of grid in blocks
+ * @param blockDimX - X dimension of each thread block
+ * @param blockDimY - Y dimension of each thread block
+ * @param blockDimZ - Z dimension of each thread block
+ * @param sharedMemBytes - Dynamic shared-memory size per thread block in bytes
+ * @param hStream - Stream identifier
+ * @param kernelParams - Array of pointers to kernel parameters
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_NOT_FOUND).
+ */
 // CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void ** kernelParams) — cuda.h:17913
 export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: number, gridDimY: number, gridDimZ: number, blockDimX: number, blockDimY: number, blockDimZ: number, sharedMemBytes: number, hStream: H.CUstream | null, kernelParams: KernelArgs | readonly KernelArgInput[] | Pointer): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunchCooperativeKernel', 'f');
@@ -2970,7 +4382,13 @@ export function cuLaunchCooperativeKernel(f: H.CUfunction | null, gridDimX: numb
 }
 
 let f_cuLaunchCooperativeKernelMultiDevice: KoffiFunction | undefined;
-/** Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute */
+/**
+ * Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+ * @param launchParamsList - List of launch parameters, one per device
+ * @param numDevices - Size of the launchParamsList array
+ * @param flags - Flags to control launch behavior
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED).
+ */
 // CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS * launchParamsList, unsigned int numDevices, unsigned int flags) — cuda.h:18062
 export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_LAUNCH_PARAMS_st | S.CUDA_LAUNCH_PARAMS_stInit)[] | ArrayBufferView, numDevices: number, flags: number): [E.CUresult] {
   const a_numDevices = M.u32(numDevices, 'cuLaunchCooperativeKernelMultiDevice', 'numDevices');
@@ -2982,7 +4400,13 @@ export function cuLaunchCooperativeKernelMultiDevice(launchParamsList: (S.CUDA_L
 }
 
 let f_cuLaunchHostFunc: KoffiFunction | undefined;
-/** Enqueues a host function call in a stream */
+/**
+ * Enqueues a host function call in a stream
+ * @param hStream - Stream to enqueue function call in
+ * @param fn - The function to call once preceding stream operations are complete
+ * @param userData - User-specified data to be passed to the function
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void * userData) — cuda.h:18127
 export function cuLaunchHostFunc(hStream: H.CUstream | null, fn: ((userData: bigint) => void) | bigint | null, userData: Pointer): [E.CUresult] {
   const a_hStream = M.handle(hStream, 'cuLaunchHostFunc', 'hStream');
@@ -2994,7 +4418,14 @@ export function cuLaunchHostFunc(hStream: H.CUstream | null, fn: ((userData: big
 }
 
 let f_cuFuncSetBlockShape: KoffiFunction | undefined;
-/** Sets the block-dimensions for the function */
+/**
+ * Sets the block-dimensions for the function
+ * @param hfunc - Kernel to specify dimensions of
+ * @param x - X dimension
+ * @param y - Y dimension
+ * @param z - Z dimension
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) — cuda.h:18177
 export function cuFuncSetBlockShape(hfunc: H.CUfunction | null, x: number, y: number, z: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetBlockShape', 'hfunc');
@@ -3006,7 +4437,12 @@ export function cuFuncSetBlockShape(hfunc: H.CUfunction | null, x: number, y: nu
 }
 
 let f_cuFuncSetSharedSize: KoffiFunction | undefined;
-/** Sets the dynamic shared-memory size for the function */
+/**
+ * Sets the dynamic shared-memory size for the function
+ * @param hfunc - Kernel to specify dynamic shared-memory size for
+ * @param bytes - Dynamic shared-memory size per thread in bytes
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) — cuda.h:18211
 export function cuFuncSetSharedSize(hfunc: H.CUfunction | null, bytes: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetSharedSize', 'hfunc');
@@ -3016,7 +4452,12 @@ export function cuFuncSetSharedSize(hfunc: H.CUfunction | null, bytes: number): 
 }
 
 let f_cuParamSetSize: KoffiFunction | undefined;
-/** Sets the parameter size for the function */
+/**
+ * Sets the parameter size for the function
+ * @param hfunc - Kernel to set parameter size for
+ * @param numbytes - Size of parameter list in bytes
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) — cuda.h:18243
 export function cuParamSetSize(hfunc: H.CUfunction | null, numbytes: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSetSize', 'hfunc');
@@ -3026,7 +4467,13 @@ export function cuParamSetSize(hfunc: H.CUfunction | null, numbytes: number): [E
 }
 
 let f_cuParamSeti: KoffiFunction | undefined;
-/** Adds an integer parameter to the function's argument list */
+/**
+ * Adds an integer parameter to the function's argument list
+ * @param hfunc - Kernel to add parameter to
+ * @param offset - Offset to add parameter to argument list
+ * @param value - Value of parameter
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) — cuda.h:18276
 export function cuParamSeti(hfunc: H.CUfunction | null, offset: number, value: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSeti', 'hfunc');
@@ -3037,7 +4484,13 @@ export function cuParamSeti(hfunc: H.CUfunction | null, offset: number, value: n
 }
 
 let f_cuParamSetf: KoffiFunction | undefined;
-/** Adds a floating-point parameter to the function's argument list */
+/**
+ * Adds a floating-point parameter to the function's argument list
+ * @param hfunc - Kernel to add parameter to
+ * @param offset - Offset to add parameter to argument list
+ * @param value - Value of parameter
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuParamSetf(CUfunction hfunc, int offset, float value) — cuda.h:18309
 export function cuParamSetf(hfunc: H.CUfunction | null, offset: number, value: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSetf', 'hfunc');
@@ -3048,7 +4501,14 @@ export function cuParamSetf(hfunc: H.CUfunction | null, offset: number, value: n
 }
 
 let f_cuParamSetv: KoffiFunction | undefined;
-/** Adds arbitrary data to the function's argument list */
+/**
+ * Adds arbitrary data to the function's argument list
+ * @param hfunc - Kernel to add data to
+ * @param offset - Offset to add data to argument list
+ * @param ptr - Pointer to arbitrary data
+ * @param numbytes - Size of data to copy in bytes
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuParamSetv(CUfunction hfunc, int offset, void * ptr, unsigned int numbytes) — cuda.h:18344
 export function cuParamSetv(hfunc: H.CUfunction | null, offset: number, ptr: Pointer, numbytes: number): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSetv', 'hfunc');
@@ -3061,7 +4521,11 @@ export function cuParamSetv(hfunc: H.CUfunction | null, offset: number, ptr: Poi
 }
 
 let f_cuLaunch: KoffiFunction | undefined;
-/** Launches a CUDA function */
+/**
+ * Launches a CUDA function
+ * @param f - Kernel to launch
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED).
+ */
 // CUresult cuLaunch(CUfunction f) — cuda.h:18396
 export function cuLaunch(f: H.CUfunction | null): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunch', 'f');
@@ -3070,7 +4534,13 @@ export function cuLaunch(f: H.CUfunction | null): [E.CUresult] {
 }
 
 let f_cuLaunchGrid: KoffiFunction | undefined;
-/** Launches a CUDA function */
+/**
+ * Launches a CUDA function
+ * @param f - Kernel to launch
+ * @param grid_width - Width of grid in blocks
+ * @param grid_height - Height of grid in blocks
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED).
+ */
 // CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) — cuda.h:18450
 export function cuLaunchGrid(f: H.CUfunction | null, grid_width: number, grid_height: number): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunchGrid', 'f');
@@ -3081,7 +4551,14 @@ export function cuLaunchGrid(f: H.CUfunction | null, grid_width: number, grid_he
 }
 
 let f_cuLaunchGridAsync: KoffiFunction | undefined;
-/** Launches a CUDA function */
+/**
+ * Launches a CUDA function
+ * @param f - Kernel to launch
+ * @param grid_width - Width of grid in blocks
+ * @param grid_height - Height of grid in blocks
+ * @param hStream - Stream identifier
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED).
+ */
 // CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) — cuda.h:18512
 export function cuLaunchGridAsync(f: H.CUfunction | null, grid_width: number, grid_height: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_f = M.handle(f, 'cuLaunchGridAsync', 'f');
@@ -3093,7 +4570,13 @@ export function cuLaunchGridAsync(f: H.CUfunction | null, grid_width: number, gr
 }
 
 let f_cuParamSetTexRef: KoffiFunction | undefined;
-/** Adds a texture-reference to the function's argument list */
+/**
+ * Adds a texture-reference to the function's argument list
+ * @param hfunc - Kernel to add texture-reference to
+ * @param texunit - Texture unit (must be::CU_PARAM_TR_DEFAULT)
+ * @param hTexRef - Texture-reference to add to argument list
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) — cuda.h:18537
 export function cuParamSetTexRef(hfunc: H.CUfunction | null, texunit: number, hTexRef: H.CUtexref | null): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuParamSetTexRef', 'hfunc');
@@ -3104,7 +4587,12 @@ export function cuParamSetTexRef(hfunc: H.CUfunction | null, texunit: number, hT
 }
 
 let f_cuFuncSetSharedMemConfig: KoffiFunction | undefined;
-/** Sets the shared memory configuration for a device function. */
+/**
+ * Sets the shared memory configuration for a device function.
+ * @param hfunc - kernel to be given a shared memory config
+ * @param config - requested shared memory configuration
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) — cuda.h:18591
 export function cuFuncSetSharedMemConfig(hfunc: H.CUfunction | null, config: E.CUsharedconfig): [E.CUresult] {
   const a_hfunc = M.handle(hfunc, 'cuFuncSetSharedMemConfig', 'hfunc');
@@ -3114,7 +4602,11 @@ export function cuFuncSetSharedMemConfig(hfunc: H.CUfunction | null, config: E.C
 }
 
 let f_cuGraphCreate: KoffiFunction | undefined;
-/** Creates a graph */
+/**
+ * Creates a graph
+ * @param flags - Graph creation flags, must be 0
+ * @returns `[err, phGraph]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `phGraph`: Returns newly created graph; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphCreate(CUgraph * phGraph, unsigned int flags) — cuda.h:18638
 export function cuGraphCreate(flags: number): [E.CUresult, H.CUgraph | null] {
   const a_flags = M.u32(flags, 'cuGraphCreate', 'flags');
@@ -3124,7 +4616,14 @@ export function cuGraphCreate(flags: number): [E.CUresult, H.CUgraph | null] {
 }
 
 let f_cuGraphAddKernelNode: KoffiFunction | undefined;
-/** Creates a kernel execution node and adds it to a graph */
+/**
+ * Creates a kernel execution node and adds it to a graph
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @param dependencies - (undocumented in the header) C type `const CUgraphNode *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param nodeParams - (undocumented in the header) C type `const CUDA_KERNEL_NODE_PARAMS *`
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddKernelNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18741
 export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddKernelNode', 'hGraph');
@@ -3138,7 +4637,11 @@ export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.
 }
 
 let f_cuGraphKernelNodeGetParams: KoffiFunction | undefined;
-/** Returns a kernel node's parameters */
+/**
+ * Returns a kernel node's parameters
+ * @param hNode - (undocumented in the header) C type `CUgraphNode`
+ * @returns `[err, nodeParams]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `nodeParams`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18773
 export function cuGraphKernelNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_KERNEL_NODE_PARAMS_v2_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetParams', 'hNode');
@@ -3149,7 +4652,12 @@ export function cuGraphKernelNodeGetParams(hNode: H.CUgraphNode | null): [E.CUre
 }
 
 let f_cuGraphKernelNodeSetParams: KoffiFunction | undefined;
-/** Sets a kernel node's parameters */
+/**
+ * Sets a kernel node's parameters
+ * @param hNode - (undocumented in the header) C type `CUgraphNode`
+ * @param nodeParams - (undocumented in the header) C type `const CUDA_KERNEL_NODE_PARAMS *`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18797
 export function cuGraphKernelNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeSetParams', 'hNode');
@@ -3159,7 +4667,15 @@ export function cuGraphKernelNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 }
 
 let f_cuGraphAddMemcpyNode: KoffiFunction | undefined;
-/** Creates a memcpy node and adds it to a graph */
+/**
+ * Creates a memcpy node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param copyParams - Parameters for the memory copy
+ * @param ctx - Context on which to run the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddMemcpyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMCPY3D * copyParams, CUcontext ctx) — cuda.h:18846
 export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemcpyNode', 'hGraph');
@@ -3174,7 +4690,11 @@ export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.
 }
 
 let f_cuGraphMemcpyNodeGetParams: KoffiFunction | undefined;
-/** Returns a memcpy node's parameters */
+/**
+ * Returns a memcpy node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, nodeParams]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `nodeParams`: Pointer to return the parameters; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D * nodeParams) — cuda.h:18869
 export function cuGraphMemcpyNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEMCPY3D_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemcpyNodeGetParams', 'hNode');
@@ -3185,7 +4705,12 @@ export function cuGraphMemcpyNodeGetParams(hNode: H.CUgraphNode | null): [E.CUre
 }
 
 let f_cuGraphMemcpyNodeSetParams: KoffiFunction | undefined;
-/** Sets a memcpy node's parameters */
+/**
+ * Sets a memcpy node's parameters
+ * @param hNode - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D * nodeParams) — cuda.h:18893
 export function cuGraphMemcpyNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphMemcpyNodeSetParams', 'hNode');
@@ -3195,7 +4720,15 @@ export function cuGraphMemcpyNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 }
 
 let f_cuGraphAddMemsetNode: KoffiFunction | undefined;
-/** Creates a memset node and adds it to a graph */
+/**
+ * Creates a memset node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param memsetParams - Parameters for the memory set
+ * @param ctx - Context on which to run the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddMemsetNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS * memsetParams, CUcontext ctx) — cuda.h:18936
 export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemsetNode', 'hGraph');
@@ -3210,7 +4743,11 @@ export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.
 }
 
 let f_cuGraphMemsetNodeGetParams: KoffiFunction | undefined;
-/** Returns a memset node's parameters */
+/**
+ * Returns a memset node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, nodeParams]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `nodeParams`: Pointer to return the parameters; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS * nodeParams) — cuda.h:18959
 export function cuGraphMemsetNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEMSET_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemsetNodeGetParams', 'hNode');
@@ -3221,7 +4758,12 @@ export function cuGraphMemsetNodeGetParams(hNode: H.CUgraphNode | null): [E.CUre
 }
 
 let f_cuGraphMemsetNodeSetParams: KoffiFunction | undefined;
-/** Sets a memset node's parameters */
+/**
+ * Sets a memset node's parameters
+ * @param hNode - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS * nodeParams) — cuda.h:18983
 export function cuGraphMemsetNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphMemsetNodeSetParams', 'hNode');
@@ -3231,7 +4773,14 @@ export function cuGraphMemsetNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 }
 
 let f_cuGraphAddHostNode: KoffiFunction | undefined;
-/** Creates a host execution node and adds it to a graph */
+/**
+ * Creates a host execution node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param nodeParams - Parameters for the host node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddHostNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19025
 export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddHostNode', 'hGraph');
@@ -3245,7 +4794,11 @@ export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CU
 }
 
 let f_cuGraphHostNodeGetParams: KoffiFunction | undefined;
-/** Returns a host node's parameters */
+/**
+ * Returns a host node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, nodeParams]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `nodeParams`: Pointer to return the parameters; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19048
 export function cuGraphHostNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_HOST_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphHostNodeGetParams', 'hNode');
@@ -3256,7 +4809,12 @@ export function cuGraphHostNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresu
 }
 
 let f_cuGraphHostNodeSetParams: KoffiFunction | undefined;
-/** Sets a host node's parameters */
+/**
+ * Sets a host node's parameters
+ * @param hNode - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19072
 export function cuGraphHostNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphHostNodeSetParams', 'hNode');
@@ -3266,7 +4824,14 @@ export function cuGraphHostNodeSetParams(hNode: H.CUgraphNode | null, nodeParams
 }
 
 let f_cuGraphAddChildGraphNode: KoffiFunction | undefined;
-/** Creates a child graph node and adds it to a graph */
+/**
+ * Creates a child graph node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param childGraph - The graph to clone into this node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddChildGraphNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUgraph childGraph) — cuda.h:19114
 export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddChildGraphNode', 'hGraph');
@@ -3280,7 +4845,11 @@ export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies:
 }
 
 let f_cuGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
-/** Gets a handle to the embedded graph of a child graph node */
+/**
+ * Gets a handle to the embedded graph of a child graph node
+ * @param hNode - Node to get the embedded graph for
+ * @returns `[err, phGraph]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `phGraph`: Location to store a handle to the graph; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph * phGraph) — cuda.h:19141
 export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): [E.CUresult, H.CUgraph | null] {
   const a_hNode = M.handle(hNode, 'cuGraphChildGraphNodeGetGraph', 'hNode');
@@ -3290,7 +4859,13 @@ export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): [E.C
 }
 
 let f_cuGraphAddEmptyNode: KoffiFunction | undefined;
-/** Creates an empty node and adds it to a graph */
+/**
+ * Creates an empty node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddEmptyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies) — cuda.h:19180
 export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEmptyNode', 'hGraph');
@@ -3303,7 +4878,14 @@ export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.C
 }
 
 let f_cuGraphAddEventRecordNode: KoffiFunction | undefined;
-/** Creates an event record node and adds it to a graph */
+/**
+ * Creates an event record node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param event - Event for the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddEventRecordNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19222
 export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventRecordNode', 'hGraph');
@@ -3317,7 +4899,11 @@ export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies
 }
 
 let f_cuGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
-/** Returns the event associated with an event record node */
+/**
+ * Returns the event associated with an event record node
+ * @param hNode - Node to get the event for
+ * @returns `[err, event_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `event_out`: Pointer to return the event; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent * event_out) — cuda.h:19247
 export function cuGraphEventRecordNodeGetEvent(hNode: H.CUgraphNode | null): [E.CUresult, H.CUevent | null] {
   const a_hNode = M.handle(hNode, 'cuGraphEventRecordNodeGetEvent', 'hNode');
@@ -3327,7 +4913,12 @@ export function cuGraphEventRecordNodeGetEvent(hNode: H.CUgraphNode | null): [E.
 }
 
 let f_cuGraphEventRecordNodeSetEvent: KoffiFunction | undefined;
-/** Sets an event record node's event */
+/**
+ * Sets an event record node's event
+ * @param hNode - Node to set the event for
+ * @param event - Event to use
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) — cuda.h:19273
 export function cuGraphEventRecordNodeSetEvent(hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphEventRecordNodeSetEvent', 'hNode');
@@ -3337,7 +4928,14 @@ export function cuGraphEventRecordNodeSetEvent(hNode: H.CUgraphNode | null, even
 }
 
 let f_cuGraphAddEventWaitNode: KoffiFunction | undefined;
-/** Creates an event wait node and adds it to a graph */
+/**
+ * Creates an event wait node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param event - Event for the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddEventWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19316
 export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventWaitNode', 'hGraph');
@@ -3351,7 +4949,11 @@ export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: 
 }
 
 let f_cuGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
-/** Returns the event associated with an event wait node */
+/**
+ * Returns the event associated with an event wait node
+ * @param hNode - Node to get the event for
+ * @returns `[err, event_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `event_out`: Pointer to return the event; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent * event_out) — cuda.h:19341
 export function cuGraphEventWaitNodeGetEvent(hNode: H.CUgraphNode | null): [E.CUresult, H.CUevent | null] {
   const a_hNode = M.handle(hNode, 'cuGraphEventWaitNodeGetEvent', 'hNode');
@@ -3361,7 +4963,12 @@ export function cuGraphEventWaitNodeGetEvent(hNode: H.CUgraphNode | null): [E.CU
 }
 
 let f_cuGraphEventWaitNodeSetEvent: KoffiFunction | undefined;
-/** Sets an event wait node's event */
+/**
+ * Sets an event wait node's event
+ * @param hNode - Node to set the event for
+ * @param event - Event to use
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) — cuda.h:19367
 export function cuGraphEventWaitNodeSetEvent(hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphEventWaitNodeSetEvent', 'hNode');
@@ -3371,7 +4978,14 @@ export function cuGraphEventWaitNodeSetEvent(hNode: H.CUgraphNode | null, event:
 }
 
 let f_cuGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
-/** Creates an external semaphore signal node and adds it to a graph */
+/**
+ * Creates an external semaphore signal node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param nodeParams - Parameters for the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:19416
 export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresSignalNode', 'hGraph');
@@ -3385,7 +4999,11 @@ export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null,
 }
 
 let f_cuGraphExternalSemaphoresSignalNodeGetParams: KoffiFunction | undefined;
-/** Returns an external semaphore signal node's parameters */
+/**
+ * Returns an external semaphore signal node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, params_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `params_out`: Pointer to return the parameters; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * params_out) — cuda.h:19447
 export function cuGraphExternalSemaphoresSignalNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
@@ -3396,7 +5014,12 @@ export function cuGraphExternalSemaphoresSignalNodeGetParams(hNode: H.CUgraphNod
 }
 
 let f_cuGraphExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
-/** Sets an external semaphore signal node's parameters */
+/**
+ * Sets an external semaphore signal node's parameters
+ * @param hNode - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:19473
 export function cuGraphExternalSemaphoresSignalNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresSignalNodeSetParams', 'hNode');
@@ -3406,7 +5029,14 @@ export function cuGraphExternalSemaphoresSignalNodeSetParams(hNode: H.CUgraphNod
 }
 
 let f_cuGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
-/** Creates an external semaphore wait node and adds it to a graph */
+/**
+ * Creates an external semaphore wait node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param nodeParams - Parameters for the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:19522
 export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresWaitNode', 'hGraph');
@@ -3420,7 +5050,11 @@ export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, d
 }
 
 let f_cuGraphExternalSemaphoresWaitNodeGetParams: KoffiFunction | undefined;
-/** Returns an external semaphore wait node's parameters */
+/**
+ * Returns an external semaphore wait node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, params_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `params_out`: Pointer to return the parameters; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS * params_out) — cuda.h:19553
 export function cuGraphExternalSemaphoresWaitNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
@@ -3431,7 +5065,12 @@ export function cuGraphExternalSemaphoresWaitNodeGetParams(hNode: H.CUgraphNode 
 }
 
 let f_cuGraphExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
-/** Sets an external semaphore wait node's parameters */
+/**
+ * Sets an external semaphore wait node's parameters
+ * @param hNode - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:19579
 export function cuGraphExternalSemaphoresWaitNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresWaitNodeSetParams', 'hNode');
@@ -3441,7 +5080,14 @@ export function cuGraphExternalSemaphoresWaitNodeSetParams(hNode: H.CUgraphNode 
 }
 
 let f_cuGraphAddBatchMemOpNode: KoffiFunction | undefined;
-/** Creates a batch memory operation node and adds it to a graph */
+/**
+ * Creates a batch memory operation node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param nodeParams - Parameters for the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddBatchMemOpNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19633
 export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddBatchMemOpNode', 'hGraph');
@@ -3455,7 +5101,11 @@ export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies:
 }
 
 let f_cuGraphBatchMemOpNodeGetParams: KoffiFunction | undefined;
-/** Returns a batch mem op node's parameters */
+/**
+ * Returns a batch mem op node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, nodeParams_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `nodeParams_out`: Pointer to return the parameters; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams_out) — cuda.h:19661
 export function cuGraphBatchMemOpNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphBatchMemOpNodeGetParams', 'hNode');
@@ -3466,7 +5116,12 @@ export function cuGraphBatchMemOpNodeGetParams(hNode: H.CUgraphNode | null): [E.
 }
 
 let f_cuGraphBatchMemOpNodeSetParams: KoffiFunction | undefined;
-/** Sets a batch mem op node's parameters */
+/**
+ * Sets a batch mem op node's parameters
+ * @param hNode - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY).
+ */
 // CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19688
 export function cuGraphBatchMemOpNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphBatchMemOpNodeSetParams', 'hNode');
@@ -3476,7 +5131,13 @@ export function cuGraphBatchMemOpNodeSetParams(hNode: H.CUgraphNode | null, node
 }
 
 let f_cuGraphExecBatchMemOpNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a batch mem op node in the given graphExec */
+/**
+ * Sets the parameters for a batch mem op node in the given graphExec
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - Batch mem op node from the graph from which graphExec was instantiated
+ * @param nodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19735
 export function cuGraphExecBatchMemOpNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecBatchMemOpNodeSetParams', 'hGraphExec');
@@ -3487,7 +5148,14 @@ export function cuGraphExecBatchMemOpNodeSetParams(hGraphExec: H.CUgraphExec | n
 }
 
 let f_cuGraphAddMemAllocNode: KoffiFunction | undefined;
-/** Creates an allocation node and adds it to a graph */
+/**
+ * Creates an allocation node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param nodeParams - Parameters for the node
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddMemAllocNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS * nodeParams) — cuda.h:19810
 export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemAllocNode', 'hGraph');
@@ -3501,7 +5169,11 @@ export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (
 }
 
 let f_cuGraphMemAllocNodeGetParams: KoffiFunction | undefined;
-/** Returns a memory alloc node's parameters */
+/**
+ * Returns a memory alloc node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, params_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `params_out`: Pointer to return the parameters; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS * params_out) — cuda.h:19835
 export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemAllocNodeGetParams', 'hNode');
@@ -3512,7 +5184,14 @@ export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): [E.CU
 }
 
 let f_cuGraphAddMemFreeNode: KoffiFunction | undefined;
-/** Creates a memory free node and adds it to a graph */
+/**
+ * Creates a memory free node and adds it to a graph
+ * @param hGraph - Graph to which to add the node
+ * @param dependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param dptr - Address of memory to free
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE); `phGraphNode`: Returns newly created node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddMemFreeNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUdeviceptr dptr) — cuda.h:19893
 export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: bigint | number): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemFreeNode', 'hGraph');
@@ -3526,7 +5205,11 @@ export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H
 }
 
 let f_cuGraphMemFreeNodeGetParams: KoffiFunction | undefined;
-/** Returns a memory free node's parameters */
+/**
+ * Returns a memory free node's parameters
+ * @param hNode - Node to get the parameters for
+ * @returns `[err, dptr_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `dptr_out`: Pointer to return the device address; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr * dptr_out) — cuda.h:19915
 export function cuGraphMemFreeNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, bigint | null] {
   const a_hNode = M.handle(hNode, 'cuGraphMemFreeNodeGetParams', 'hNode');
@@ -3536,7 +5219,11 @@ export function cuGraphMemFreeNodeGetParams(hNode: H.CUgraphNode | null): [E.CUr
 }
 
 let f_cuDeviceGraphMemTrim: KoffiFunction | undefined;
-/** Free unused memory that was cached on the specified device for use with graphs back to the OS. */
+/**
+ * Free unused memory that was cached on the specified device for use with graphs back to the OS.
+ * @param device - The device for which cached memory should be freed
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_DEVICE).
+ */
 // CUresult cuDeviceGraphMemTrim(CUdevice device) — cuda.h:19935
 export function cuDeviceGraphMemTrim(device: number): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceGraphMemTrim', 'device');
@@ -3545,7 +5232,12 @@ export function cuDeviceGraphMemTrim(device: number): [E.CUresult] {
 }
 
 let f_cuDeviceGetGraphMemAttribute: KoffiFunction | undefined;
-/** Query asynchronous allocation attributes related to graphs */
+/**
+ * Query asynchronous allocation attributes related to graphs
+ * @param device - Specifies the scope of the query
+ * @param attr - attribute to get
+ * @returns `[err, value]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_DEVICE); `value`: retrieved value; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void * value) — cuda.h:19963
 export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute): [E.CUresult, number | bigint | null] {
   const a_device = M.i32(device, 'cuDeviceGetGraphMemAttribute', 'device');
@@ -3557,7 +5249,13 @@ export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_
 }
 
 let f_cuDeviceSetGraphMemAttribute: KoffiFunction | undefined;
-/** Set asynchronous allocation attributes related to graphs */
+/**
+ * Set asynchronous allocation attributes related to graphs
+ * @param device - Specifies the scope of the query
+ * @param attr - attribute to get
+ * @param value - pointer to value to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_DEVICE).
+ */
 // CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void * value) — cuda.h:19988
 export function cuDeviceSetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute, value: number | bigint): [E.CUresult] {
   const a_device = M.i32(device, 'cuDeviceSetGraphMemAttribute', 'device');
@@ -3568,7 +5266,11 @@ export function cuDeviceSetGraphMemAttribute(device: number, attr: E.CUgraphMem_
 }
 
 let f_cuGraphClone: KoffiFunction | undefined;
-/** Clones a graph */
+/**
+ * Clones a graph
+ * @param originalGraph - Graph to clone
+ * @returns `[err, phGraphClone]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `phGraphClone`: Returns newly created cloned graph; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphClone(CUgraph * phGraphClone, CUgraph originalGraph) — cuda.h:20016
 export function cuGraphClone(originalGraph: H.CUgraph | null): [E.CUresult, H.CUgraph | null] {
   const a_originalGraph = M.handle(originalGraph, 'cuGraphClone', 'originalGraph');
@@ -3578,7 +5280,12 @@ export function cuGraphClone(originalGraph: H.CUgraph | null): [E.CUresult, H.CU
 }
 
 let f_cuGraphNodeFindInClone: KoffiFunction | undefined;
-/** Finds a cloned version of a node */
+/**
+ * Finds a cloned version of a node
+ * @param hOriginalNode - Handle to the original node
+ * @param hClonedGraph - Cloned graph to query
+ * @returns `[err, phNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `phNode`: Returns handle to the cloned node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphNodeFindInClone(CUgraphNode * phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) — cuda.h:20042
 export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClonedGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hOriginalNode = M.handle(hOriginalNode, 'cuGraphNodeFindInClone', 'hOriginalNode');
@@ -3589,7 +5296,11 @@ export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClo
 }
 
 let f_cuGraphNodeGetType: KoffiFunction | undefined;
-/** Returns a node's type */
+/**
+ * Returns a node's type
+ * @param hNode - Node to query
+ * @returns `[err, type]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `type`: Pointer to return the node type; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType * type) — cuda.h:20073
 export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): [E.CUresult, E.CUgraphNodeType | null] {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetType', 'hNode');
@@ -3599,7 +5310,12 @@ export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): [E.CUresult, E.
 }
 
 let f_cuGraphGetNodes: KoffiFunction | undefined;
-/** Returns a graph's nodes */
+/**
+ * Returns a graph's nodes
+ * @param hGraph - Graph to query
+ * @param numNodes - See description
+ * @returns `[err, nodes, numNodes]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `nodes`: Pointer to return the nodes; `numNodes`: See description; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode * nodes, size_t * numNodes) — cuda.h:20104
 export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): [E.CUresult, H.CUgraphNode[] | null, number | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphGetNodes', 'hGraph');
@@ -3614,7 +5330,12 @@ export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): [E.
 }
 
 let f_cuGraphGetRootNodes: KoffiFunction | undefined;
-/** Returns a graph's root nodes */
+/**
+ * Returns a graph's root nodes
+ * @param hGraph - Graph to query
+ * @param numRootNodes - See description
+ * @returns `[err, rootNodes, numRootNodes]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `rootNodes`: Pointer to return the root nodes; `numRootNodes`: See description; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode * rootNodes, size_t * numRootNodes) — cuda.h:20135
 export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: number): [E.CUresult, H.CUgraphNode[] | null, number | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphGetRootNodes', 'hGraph');
@@ -3629,7 +5350,12 @@ export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: numb
 }
 
 let f_cuGraphGetEdges: KoffiFunction | undefined;
-/** Returns a graph's dependency edges */
+/**
+ * Returns a graph's dependency edges
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @param numEdges - (undocumented in the header) C type `size_t *`
+ * @returns `[err, from, to, edgeData, numEdges]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_LOSSY_QUERY, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `from`; `to`; `edgeData`; `numEdges`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode * from, CUgraphNode * to, CUgraphEdgeData * edgeData, size_t * numEdges) — cuda.h:20175
 export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): [E.CUresult, H.CUgraphNode[] | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphGetEdges', 'hGraph');
@@ -3646,7 +5372,12 @@ export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): [E.
 }
 
 let f_cuGraphNodeGetDependencies: KoffiFunction | undefined;
-/** Returns a node's dependencies */
+/**
+ * Returns a node's dependencies
+ * @param hNode - (undocumented in the header) C type `CUgraphNode`
+ * @param numDependencies - (undocumented in the header) C type `size_t *`
+ * @returns `[err, dependencies, edgeData, numDependencies]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_LOSSY_QUERY, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `dependencies`; `edgeData`; `numDependencies`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode * dependencies, CUgraphEdgeData * edgeData, size_t * numDependencies) — cuda.h:20212
 export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDependencies: number): [E.CUresult, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetDependencies', 'hNode');
@@ -3662,7 +5393,12 @@ export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDepen
 }
 
 let f_cuGraphNodeGetDependentNodes: KoffiFunction | undefined;
-/** Returns a node's dependent nodes */
+/**
+ * Returns a node's dependent nodes
+ * @param hNode - (undocumented in the header) C type `CUgraphNode`
+ * @param numDependentNodes - (undocumented in the header) C type `size_t *`
+ * @returns `[err, dependentNodes, edgeData, numDependentNodes]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_LOSSY_QUERY, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `dependentNodes`; `edgeData`; `numDependentNodes`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode * dependentNodes, CUgraphEdgeData * edgeData, size_t * numDependentNodes) — cuda.h:20250
 export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDependentNodes: number): [E.CUresult, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetDependentNodes', 'hNode');
@@ -3678,7 +5414,15 @@ export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDep
 }
 
 let f_cuGraphAddDependencies: KoffiFunction | undefined;
-/** Adds dependency edges to a graph */
+/**
+ * Adds dependency edges to a graph
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @param from - (undocumented in the header) C type `const CUgraphNode *`
+ * @param to - (undocumented in the header) C type `const CUgraphNode *`
+ * @param edgeData - (undocumented in the header) C type `const CUgraphEdgeData *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20280
 export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddDependencies', 'hGraph');
@@ -3692,7 +5436,15 @@ export function cuGraphAddDependencies(hGraph: H.CUgraph | null, from: (H.CUgrap
 }
 
 let f_cuGraphRemoveDependencies: KoffiFunction | undefined;
-/** Removes dependency edges from a graph */
+/**
+ * Removes dependency edges from a graph
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @param from - (undocumented in the header) C type `const CUgraphNode *`
+ * @param to - (undocumented in the header) C type `const CUgraphNode *`
+ * @param edgeData - (undocumented in the header) C type `const CUgraphEdgeData *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode * from, const CUgraphNode * to, const CUgraphEdgeData * edgeData, size_t numDependencies) — cuda.h:20316
 export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUgraphNode | null)[] | ArrayBufferView, to: (H.CUgraphNode | null)[] | ArrayBufferView, edgeData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphRemoveDependencies', 'hGraph');
@@ -3706,7 +5458,11 @@ export function cuGraphRemoveDependencies(hGraph: H.CUgraph | null, from: (H.CUg
 }
 
 let f_cuGraphDestroyNode: KoffiFunction | undefined;
-/** Remove a node from the graph */
+/**
+ * Remove a node from the graph
+ * @param hNode - Node to remove
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphDestroyNode(CUgraphNode hNode) — cuda.h:20343
 export function cuGraphDestroyNode(hNode: H.CUgraphNode | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphDestroyNode', 'hNode');
@@ -3715,7 +5471,12 @@ export function cuGraphDestroyNode(hNode: H.CUgraphNode | null): [E.CUresult] {
 }
 
 let f_cuGraphInstantiate: KoffiFunction | undefined;
-/** Creates an executable graph from a graph */
+/**
+ * Creates an executable graph from a graph
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @returns `[err, phGraphExec]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `phGraphExec`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
 export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | number): [E.CUresult, H.CUgraphExec | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiate', 'hGraph');
@@ -3726,7 +5487,12 @@ export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | num
 }
 
 let f_cuGraphInstantiateWithFlags: KoffiFunction | undefined;
-/** Creates an executable graph from a graph */
+/**
+ * Creates an executable graph from a graph
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @returns `[err, phGraphExec]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE); `phGraphExec`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
 export function cuGraphInstantiateWithFlags(hGraph: H.CUgraph | null, flags: bigint | number): [E.CUresult, H.CUgraphExec | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithFlags', 'hGraph');
@@ -3737,7 +5503,12 @@ export function cuGraphInstantiateWithFlags(hGraph: H.CUgraph | null, flags: big
 }
 
 let f_cuGraphInstantiateWithParams: KoffiFunction | undefined;
-/** Creates an executable graph from a graph */
+/**
+ * Creates an executable graph from a graph
+ * @param hGraph - Graph to instantiate
+ * @param instantiateParams - Instantiation parameters
+ * @returns `[err, phGraphExec]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `phGraphExec`: Returns instantiated graph; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphInstantiateWithParams(CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams) — cuda.h:20518
 export function cuGraphInstantiateWithParams(hGraph: H.CUgraph | null, instantiateParams: S.CUDA_GRAPH_INSTANTIATE_PARAMS_st | S.CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | null): [E.CUresult, H.CUgraphExec | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithParams', 'hGraph');
@@ -3748,7 +5519,11 @@ export function cuGraphInstantiateWithParams(hGraph: H.CUgraph | null, instantia
 }
 
 let f_cuGraphExecGetFlags: KoffiFunction | undefined;
-/** Query the instantiation flags of an executable graph */
+/**
+ * Query the instantiation flags of an executable graph
+ * @param hGraphExec - The executable graph to query
+ * @returns `[err, flags]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `flags`: Returns the instantiation flags; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t * flags) — cuda.h:20540
 export function cuGraphExecGetFlags(hGraphExec: H.CUgraphExec | null): [E.CUresult, bigint | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecGetFlags', 'hGraphExec');
@@ -3758,7 +5533,13 @@ export function cuGraphExecGetFlags(hGraphExec: H.CUgraphExec | null): [E.CUresu
 }
 
 let f_cuGraphExecKernelNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a kernel node in the given graphExec */
+/**
+ * Sets the parameters for a kernel node in the given graphExec
+ * @param hGraphExec - (undocumented in the header) C type `CUgraphExec`
+ * @param hNode - (undocumented in the header) C type `CUgraphNode`
+ * @param nodeParams - (undocumented in the header) C type `const CUDA_KERNEL_NODE_PARAMS *`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:20597
 export function cuGraphExecKernelNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecKernelNodeSetParams', 'hGraphExec');
@@ -3769,7 +5550,14 @@ export function cuGraphExecKernelNodeSetParams(hGraphExec: H.CUgraphExec | null,
 }
 
 let f_cuGraphExecMemcpyNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a memcpy node in the given graphExec. */
+/**
+ * Sets the parameters for a memcpy node in the given graphExec.
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - Memcpy node from the graph which was used to instantiate graphExec
+ * @param copyParams - The updated parameters to set
+ * @param ctx - Context on which to run the node
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D * copyParams, CUcontext ctx) — cuda.h:20644
 export function cuGraphExecMemcpyNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecMemcpyNodeSetParams', 'hGraphExec');
@@ -3781,7 +5569,14 @@ export function cuGraphExecMemcpyNodeSetParams(hGraphExec: H.CUgraphExec | null,
 }
 
 let f_cuGraphExecMemsetNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a memset node in the given graphExec. */
+/**
+ * Sets the parameters for a memset node in the given graphExec.
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - Memset node from the graph which was used to instantiate graphExec
+ * @param memsetParams - The updated parameters to set
+ * @param ctx - Context on which to run the node
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS * memsetParams, CUcontext ctx) — cuda.h:20695
 export function cuGraphExecMemsetNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecMemsetNodeSetParams', 'hGraphExec');
@@ -3793,7 +5588,13 @@ export function cuGraphExecMemsetNodeSetParams(hGraphExec: H.CUgraphExec | null,
 }
 
 let f_cuGraphExecHostNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a host node in the given graphExec. */
+/**
+ * Sets the parameters for a host node in the given graphExec.
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - Host node from the graph which was used to instantiate graphExec
+ * @param nodeParams - The updated parameters to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:20733
 export function cuGraphExecHostNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecHostNodeSetParams', 'hGraphExec');
@@ -3804,7 +5605,13 @@ export function cuGraphExecHostNodeSetParams(hGraphExec: H.CUgraphExec | null, h
 }
 
 let f_cuGraphExecChildGraphNodeSetParams: KoffiFunction | undefined;
-/** Updates node parameters in the child graph node in the given graphExec. */
+/**
+ * Updates node parameters in the child graph node in the given graphExec.
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - Host node from the graph which was used to instantiate graphExec
+ * @param childGraph - The graph supplying the updated parameters
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) — cuda.h:20777
 export function cuGraphExecChildGraphNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, childGraph: H.CUgraph | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecChildGraphNodeSetParams', 'hGraphExec');
@@ -3815,7 +5622,13 @@ export function cuGraphExecChildGraphNodeSetParams(hGraphExec: H.CUgraphExec | n
 }
 
 let f_cuGraphExecEventRecordNodeSetEvent: KoffiFunction | undefined;
-/** Sets the event for an event record node in the given graphExec */
+/**
+ * Sets the event for an event record node in the given graphExec
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - event record node from the graph from which graphExec was instantiated
+ * @param event - Updated event to use
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) — cuda.h:20818
 export function cuGraphExecEventRecordNodeSetEvent(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecEventRecordNodeSetEvent', 'hGraphExec');
@@ -3826,7 +5639,13 @@ export function cuGraphExecEventRecordNodeSetEvent(hGraphExec: H.CUgraphExec | n
 }
 
 let f_cuGraphExecEventWaitNodeSetEvent: KoffiFunction | undefined;
-/** Sets the event for an event wait node in the given graphExec */
+/**
+ * Sets the event for an event wait node in the given graphExec
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - event wait node from the graph from which graphExec was instantiated
+ * @param event - Updated event to use
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) — cuda.h:20859
 export function cuGraphExecEventWaitNodeSetEvent(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, event: H.CUevent | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecEventWaitNodeSetEvent', 'hGraphExec');
@@ -3837,7 +5656,13 @@ export function cuGraphExecEventWaitNodeSetEvent(hGraphExec: H.CUgraphExec | nul
 }
 
 let f_cuGraphExecExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for an external semaphore signal node in the given graphExec */
+/**
+ * Sets the parameters for an external semaphore signal node in the given graphExec
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - semaphore signal node from the graph from which graphExec was instantiated
+ * @param nodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:20903
 export function cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecExternalSemaphoresSignalNodeSetParams', 'hGraphExec');
@@ -3848,7 +5673,13 @@ export function cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H.C
 }
 
 let f_cuGraphExecExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for an external semaphore wait node in the given graphExec */
+/**
+ * Sets the parameters for an external semaphore wait node in the given graphExec
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - semaphore wait node from the graph from which graphExec was instantiated
+ * @param nodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:20947
 export function cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecExternalSemaphoresWaitNodeSetParams', 'hGraphExec');
@@ -3859,7 +5690,13 @@ export function cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.CUg
 }
 
 let f_cuGraphNodeSetEnabled: KoffiFunction | undefined;
-/** Enables or disables the specified node in the given graphExec */
+/**
+ * Enables or disables the specified node in the given graphExec
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - Node from the graph from which graphExec was instantiated
+ * @param isEnabled - Node is enabled if != 0, otherwise the node is disabled
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) — cuda.h:20988
 export function cuGraphNodeSetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, isEnabled: number): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphNodeSetEnabled', 'hGraphExec');
@@ -3870,7 +5707,12 @@ export function cuGraphNodeSetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H
 }
 
 let f_cuGraphNodeGetEnabled: KoffiFunction | undefined;
-/** Query whether a node in the given graphExec is enabled */
+/**
+ * Query whether a node in the given graphExec is enabled
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param hNode - Node from the graph from which graphExec was instantiated
+ * @returns `[err, isEnabled]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `isEnabled`: Location to return the enabled status of the node; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int * isEnabled) — cuda.h:21019
 export function cuGraphNodeGetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null): [E.CUresult, number | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphNodeGetEnabled', 'hGraphExec');
@@ -3881,7 +5723,12 @@ export function cuGraphNodeGetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H
 }
 
 let f_cuGraphUpload: KoffiFunction | undefined;
-/** Uploads an executable graph in a stream */
+/**
+ * Uploads an executable graph in a stream
+ * @param hGraphExec - Executable graph to upload
+ * @param hStream - Stream in which to upload the graph
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) — cuda.h:21045
 export function cuGraphUpload(hGraphExec: H.CUgraphExec | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphUpload', 'hGraphExec');
@@ -3891,7 +5738,12 @@ export function cuGraphUpload(hGraphExec: H.CUgraphExec | null, hStream: H.CUstr
 }
 
 let f_cuGraphLaunch: KoffiFunction | undefined;
-/** Launches an executable graph in a stream */
+/**
+ * Launches an executable graph in a stream
+ * @param hGraphExec - Executable graph to launch
+ * @param hStream - Stream in which to launch the graph
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) — cuda.h:21075
 export function cuGraphLaunch(hGraphExec: H.CUgraphExec | null, hStream: H.CUstream | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphLaunch', 'hGraphExec');
@@ -3901,7 +5753,11 @@ export function cuGraphLaunch(hGraphExec: H.CUgraphExec | null, hStream: H.CUstr
 }
 
 let f_cuGraphExecDestroy: KoffiFunction | undefined;
-/** Destroys an executable graph */
+/**
+ * Destroys an executable graph
+ * @param hGraphExec - Executable graph to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) — cuda.h:21100
 export function cuGraphExecDestroy(hGraphExec: H.CUgraphExec | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecDestroy', 'hGraphExec');
@@ -3910,7 +5766,11 @@ export function cuGraphExecDestroy(hGraphExec: H.CUgraphExec | null): [E.CUresul
 }
 
 let f_cuGraphDestroy: KoffiFunction | undefined;
-/** Destroys a graph */
+/**
+ * Destroys a graph
+ * @param hGraph - Graph to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphDestroy(CUgraph hGraph) — cuda.h:21120
 export function cuGraphDestroy(hGraph: H.CUgraph | null): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphDestroy', 'hGraph');
@@ -3919,7 +5779,12 @@ export function cuGraphDestroy(hGraph: H.CUgraph | null): [E.CUresult] {
 }
 
 let f_cuGraphExecUpdate: KoffiFunction | undefined;
-/** Check whether an executable graph can be updated with a graph and perform the update if possible */
+/**
+ * Check whether an executable graph can be updated with a graph and perform the update if possible
+ * @param hGraphExec - (undocumented in the header) C type `CUgraphExec`
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @returns `[err, resultInfo]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE); `resultInfo`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo * resultInfo) — cuda.h:21212
 export function cuGraphExecUpdate(hGraphExec: H.CUgraphExec | null, hGraph: H.CUgraph | null): [E.CUresult, S.CUgraphExecUpdateResultInfo_st | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecUpdate', 'hGraphExec');
@@ -3931,7 +5796,12 @@ export function cuGraphExecUpdate(hGraphExec: H.CUgraphExec | null, hGraph: H.CU
 }
 
 let f_cuGraphKernelNodeCopyAttributes: KoffiFunction | undefined;
-/** Copies attributes from source node to destination node. */
+/**
+ * Copies attributes from source node to destination node.
+ * @param dst - Destination node
+ * @param src - Source node For list of attributes see::CUkernelNodeAttrID
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) — cuda.h:21232
 export function cuGraphKernelNodeCopyAttributes(dst: H.CUgraphNode | null, src: H.CUgraphNode | null): [E.CUresult] {
   const a_dst = M.handle(dst, 'cuGraphKernelNodeCopyAttributes', 'dst');
@@ -3941,7 +5811,12 @@ export function cuGraphKernelNodeCopyAttributes(dst: H.CUgraphNode | null, src: 
 }
 
 let f_cuGraphKernelNodeGetAttribute: KoffiFunction | undefined;
-/** Queries node attribute. */
+/**
+ * Queries node attribute.
+ * @param hNode - (undocumented in the header) C type `CUgraphNode`
+ * @param attr - (undocumented in the header) C type `CUkernelNodeAttrID`
+ * @returns `[err, value_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE); `value_out`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue * value_out) — cuda.h:21253
 export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetAttribute', 'hNode');
@@ -3953,7 +5828,13 @@ export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr:
 }
 
 let f_cuGraphKernelNodeSetAttribute: KoffiFunction | undefined;
-/** Sets node attribute. */
+/**
+ * Sets node attribute.
+ * @param hNode - (undocumented in the header) C type `CUgraphNode`
+ * @param attr - (undocumented in the header) C type `CUkernelNodeAttrID`
+ * @param value - (undocumented in the header) C type `const CUkernelNodeAttrValue *`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE).
+ */
 // CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue * value) — cuda.h:21275
 export function cuGraphKernelNodeSetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID, value: S.CUlaunchAttributeValue_union | S.CUlaunchAttributeValue_unionInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeSetAttribute', 'hNode');
@@ -3964,7 +5845,13 @@ export function cuGraphKernelNodeSetAttribute(hNode: H.CUgraphNode | null, attr:
 }
 
 let f_cuGraphDebugDotPrint: KoffiFunction | undefined;
-/** Write a DOT file describing graph structure */
+/**
+ * Write a DOT file describing graph structure
+ * @param hGraph - The graph to create a DOT file from
+ * @param path - The path to write the DOT file to
+ * @param flags - Flags from CUgraphDebugDot_flags for specifying which additional node information to write
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OPERATING_SYSTEM).
+ */
 // CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char * path, unsigned int flags) — cuda.h:21295
 export function cuGraphDebugDotPrint(hGraph: H.CUgraph | null, path: string, flags: number): [E.CUresult] {
   const a_hGraph = M.handle(hGraph, 'cuGraphDebugDotPrint', 'hGraph');
@@ -3975,7 +5862,14 @@ export function cuGraphDebugDotPrint(hGraph: H.CUgraph | null, path: string, fla
 }
 
 let f_cuUserObjectCreate: KoffiFunction | undefined;
-/** Create a user object */
+/**
+ * Create a user object
+ * @param ptr - The pointer to pass to the destroy function
+ * @param destroy - Callback to free the user object when it is no longer in use
+ * @param initialRefcount - The initial refcount to create the object with, typically 1
+ * @param flags - Currently it is required to pass::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC, which is the only defined flag
+ * @returns `[err, object_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `object_out`: Location to return the user object handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuUserObjectCreate(CUuserObject * object_out, void * ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) — cuda.h:21331
 export function cuUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): [E.CUresult, H.CUuserObject | null] {
   const a_ptr = M.pointer(ptr, 'cuUserObjectCreate', 'ptr');
@@ -3988,7 +5882,12 @@ export function cuUserObjectCreate(ptr: Pointer, destroy: bigint | null, initial
 }
 
 let f_cuUserObjectRetain: KoffiFunction | undefined;
-/** Retain a reference to a user object */
+/**
+ * Retain a reference to a user object
+ * @param object - The object to retain
+ * @param count - The number of references to retain, typically 1
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) — cuda.h:21356
 export function cuUserObjectRetain(object: H.CUuserObject | null, count: number): [E.CUresult] {
   const a_object = M.handle(object, 'cuUserObjectRetain', 'object');
@@ -3998,7 +5897,12 @@ export function cuUserObjectRetain(object: H.CUuserObject | null, count: number)
 }
 
 let f_cuUserObjectRelease: KoffiFunction | undefined;
-/** Release a reference to a user object */
+/**
+ * Release a reference to a user object
+ * @param object - The object to release
+ * @param count - The number of references to release, typically 1
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) — cuda.h:21384
 export function cuUserObjectRelease(object: H.CUuserObject | null, count: number): [E.CUresult] {
   const a_object = M.handle(object, 'cuUserObjectRelease', 'object');
@@ -4008,7 +5912,14 @@ export function cuUserObjectRelease(object: H.CUuserObject | null, count: number
 }
 
 let f_cuGraphRetainUserObject: KoffiFunction | undefined;
-/** Retain a reference to a user object from a graph */
+/**
+ * Retain a reference to a user object from a graph
+ * @param graph - The graph to associate the reference with
+ * @param object - The user object to retain a reference for
+ * @param count - The number of references to add to the graph, typically 1
+ * @param flags - The optional flag::CU_GRAPH_USER_OBJECT_MOVE transfers references from the calling thread, rather than create new references
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) — cuda.h:21412
 export function cuGraphRetainUserObject(graph: H.CUgraph | null, object: H.CUuserObject | null, count: number, flags: number): [E.CUresult] {
   const a_graph = M.handle(graph, 'cuGraphRetainUserObject', 'graph');
@@ -4020,7 +5931,13 @@ export function cuGraphRetainUserObject(graph: H.CUgraph | null, object: H.CUuse
 }
 
 let f_cuGraphReleaseUserObject: KoffiFunction | undefined;
-/** Release a user object reference from a graph */
+/**
+ * Release a user object reference from a graph
+ * @param graph - The graph that will release the reference
+ * @param object - The user object to release a reference for
+ * @param count - The number of references to release, typically 1
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) — cuda.h:21437
 export function cuGraphReleaseUserObject(graph: H.CUgraph | null, object: H.CUuserObject | null, count: number): [E.CUresult] {
   const a_graph = M.handle(graph, 'cuGraphReleaseUserObject', 'graph');
@@ -4031,7 +5948,15 @@ export function cuGraphReleaseUserObject(graph: H.CUgraph | null, object: H.CUus
 }
 
 let f_cuGraphAddNode: KoffiFunction | undefined;
-/** Adds a node of arbitrary type to a graph */
+/**
+ * Adds a node of arbitrary type to a graph
+ * @param hGraph - (undocumented in the header) C type `CUgraph`
+ * @param dependencies - (undocumented in the header) C type `const CUgraphNode *`
+ * @param dependencyData - (undocumented in the header) C type `const CUgraphEdgeData *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param nodeParams - (undocumented in the header) C type `CUgraphNodeParams *`
+ * @returns `[err, phGraphNode]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED); `phGraphNode`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphAddNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUgraphNodeParams * nodeParams) — cuda.h:21479
 export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult, H.CUgraphNode | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddNode', 'hGraph');
@@ -4046,7 +5971,12 @@ export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgrap
 }
 
 let f_cuGraphNodeSetParams: KoffiFunction | undefined;
-/** Update's a graph node's parameters */
+/**
+ * Update's a graph node's parameters
+ * @param hNode - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams * nodeParams) — cuda.h:21505
 export function cuGraphNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult] {
   const a_hNode = M.handle(hNode, 'cuGraphNodeSetParams', 'hNode');
@@ -4056,7 +5986,13 @@ export function cuGraphNodeSetParams(hNode: H.CUgraphNode | null, nodeParams: S.
 }
 
 let f_cuGraphExecNodeSetParams: KoffiFunction | undefined;
-/** Update's a graph node's parameters in an instantiated graph */
+/**
+ * Update's a graph node's parameters in an instantiated graph
+ * @param hGraphExec - The executable graph in which to update the specified node
+ * @param hNode - Corresponding node from the graph from which graphExec was instantiated
+ * @param nodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams * nodeParams) — cuda.h:21552
 export function cuGraphExecNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult] {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecNodeSetParams', 'hGraphExec');
@@ -4067,7 +6003,14 @@ export function cuGraphExecNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode
 }
 
 let f_cuGraphConditionalHandleCreate: KoffiFunction | undefined;
-/** Create a conditional handle */
+/**
+ * Create a conditional handle
+ * @param hGraph - Graph which will contain the conditional node using this handle
+ * @param ctx - Context for the handle and associated conditional node
+ * @param defaultLaunchValue - Optional initial value for the conditional variable
+ * @param flags - Currently must be CU_GRAPH_COND_ASSIGN_DEFAULT or 0
+ * @returns `[err, pHandle_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED); `pHandle_out`: Pointer used to return the handle to the caller; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle * pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) — cuda.h:21582
 export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.CUcontext | null, defaultLaunchValue: number, flags: number): [E.CUresult, H.CUgraphConditionalHandle | null] {
   const a_hGraph = M.handle(hGraph, 'cuGraphConditionalHandleCreate', 'hGraph');
@@ -4080,7 +6023,13 @@ export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.
 }
 
 let f_cuOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
-/** Returns occupancy of a function */
+/**
+ * Returns occupancy of a function
+ * @param func - Kernel for which occupancy is calculated
+ * @param blockSize - Block size the kernel is intended to be launched with
+ * @param dynamicSMemSize - Per-block dynamic shared memory usage intended, in bytes
+ * @returns `[err, numBlocks]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNKNOWN); `numBlocks`: Returned occupancy; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) — cuda.h:21626
 export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
@@ -4092,7 +6041,14 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction |
 }
 
 let f_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
-/** Returns occupancy of a function */
+/**
+ * Returns occupancy of a function
+ * @param func - Kernel for which occupancy is calculated
+ * @param blockSize - Block size the kernel is intended to be launched with
+ * @param dynamicSMemSize - Per-block dynamic shared memory usage intended, in bytes
+ * @param flags - Requested behavior for the occupancy calculator
+ * @returns `[err, numBlocks]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNKNOWN); `numBlocks`: Returned occupancy; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda.h:21673
 export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint, flags: number): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'func');
@@ -4105,7 +6061,14 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUf
 }
 
 let f_cuOccupancyMaxPotentialBlockSize: KoffiFunction | undefined;
-/** Suggest a launch configuration with reasonable occupancy */
+/**
+ * Suggest a launch configuration with reasonable occupancy
+ * @param func - Kernel for which launch configuration is calculated
+ * @param blockSizeToDynamicSMemSize - A function that calculates how much per-block dynamic shared memory func uses based on the block size
+ * @param dynamicSMemSize - Dynamic shared memory usage intended, in bytes
+ * @param blockSizeLimit - The maximum block size func is designed to handle
+ * @returns `[err, minGridSize, blockSize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNKNOWN); `minGridSize`: Returned minimum grid size needed to achieve the maximum occupancy; `blockSize`: Returned maximum block size that can achieve the maximum occupancy; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuOccupancyMaxPotentialBlockSize(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) — cuda.h:21730
 export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number): [E.CUresult, number | null, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialBlockSize', 'func');
@@ -4118,7 +6081,15 @@ export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, bloc
 }
 
 let f_cuOccupancyMaxPotentialBlockSizeWithFlags: KoffiFunction | undefined;
-/** Suggest a launch configuration with reasonable occupancy */
+/**
+ * Suggest a launch configuration with reasonable occupancy
+ * @param func - Kernel for which launch configuration is calculated
+ * @param blockSizeToDynamicSMemSize - A function that calculates how much per-block dynamic shared memory func uses based on the block size
+ * @param dynamicSMemSize - Dynamic shared memory usage intended, in bytes
+ * @param blockSizeLimit - The maximum block size func is designed to handle
+ * @param flags - Options
+ * @returns `[err, minGridSize, blockSize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNKNOWN); `minGridSize`: Returned minimum grid size needed to achieve the maximum occupancy; `blockSize`: Returned maximum block size that can achieve the maximum occupancy; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) — cuda.h:21781
 export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number, flags: number): [E.CUresult, number | null, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'func');
@@ -4132,7 +6103,13 @@ export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | n
 }
 
 let f_cuOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
-/** Returns dynamic shared memory available per block when launching numBlocks blocks on SM */
+/**
+ * Returns dynamic shared memory available per block when launching numBlocks blocks on SM
+ * @param func - Kernel function for which occupancy is calculated
+ * @param numBlocks - Number of blocks to fit on SM
+ * @param blockSize - Size of the blocks
+ * @returns `[err, dynamicSmemSize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNKNOWN); `dynamicSmemSize`: Returned maximum dynamic shared memory; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) — cuda.h:21807
 export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | null, numBlocks: number, blockSize: number): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyAvailableDynamicSMemPerBlock', 'func');
@@ -4144,7 +6121,12 @@ export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | nul
 }
 
 let f_cuOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
-/** Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize. */
+/**
+ * Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize.
+ * @param func - Kernel function for which maximum cluster size is calculated
+ * @param config - Launch configuration for the given kernel function
+ * @returns `[err, clusterSize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_UNKNOWN); `clusterSize`: Returned maximum cluster size that can be launched for the given kernel function and launch configuration; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuOccupancyMaxPotentialClusterSize(int * clusterSize, CUfunction func, const CUlaunchConfig * config) — cuda.h:21848
 export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialClusterSize', 'func');
@@ -4155,7 +6137,12 @@ export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, co
 }
 
 let f_cuOccupancyMaxActiveClusters: KoffiFunction | undefined;
-/** Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters. */
+/**
+ * Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
+ * @param func - Kernel function for which maximum number of clusters are calculated
+ * @param config - Launch configuration for the given kernel function
+ * @returns `[err, numClusters]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CLUSTER_SIZE, CUDA_ERROR_UNKNOWN); `numClusters`: Returned maximum number of clusters that could co-exist on the target device; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuOccupancyMaxActiveClusters(int * numClusters, CUfunction func, const CUlaunchConfig * config) — cuda.h:21891
 export function cuOccupancyMaxActiveClusters(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveClusters', 'func');
@@ -4166,7 +6153,13 @@ export function cuOccupancyMaxActiveClusters(func: H.CUfunction | null, config: 
 }
 
 let f_cuTexRefSetArray: KoffiFunction | undefined;
-/** Binds an array as a texture reference */
+/**
+ * Binds an array as a texture reference
+ * @param hTexRef - Texture reference to bind
+ * @param hArray - Array to bind
+ * @param Flags - Options (must be::CU_TRSA_OVERRIDE_FORMAT)
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) — cuda.h:21935
 export function cuTexRefSetArray(hTexRef: H.CUtexref | null, hArray: H.CUarray | null, Flags: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetArray', 'hTexRef');
@@ -4177,7 +6170,13 @@ export function cuTexRefSetArray(hTexRef: H.CUtexref | null, hArray: H.CUarray |
 }
 
 let f_cuTexRefSetMipmappedArray: KoffiFunction | undefined;
-/** Binds a mipmapped array to a texture reference */
+/**
+ * Binds a mipmapped array to a texture reference
+ * @param hTexRef - Texture reference to bind
+ * @param hMipmappedArray - Mipmapped array to bind
+ * @param Flags - Options (must be::CU_TRSA_OVERRIDE_FORMAT)
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) — cuda.h:21965
 export function cuTexRefSetMipmappedArray(hTexRef: H.CUtexref | null, hMipmappedArray: H.CUmipmappedArray | null, Flags: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmappedArray', 'hTexRef');
@@ -4188,7 +6187,13 @@ export function cuTexRefSetMipmappedArray(hTexRef: H.CUtexref | null, hMipmapped
 }
 
 let f_cuTexRefSetAddress: KoffiFunction | undefined;
-/** Binds an address as a texture reference */
+/**
+ * Binds an address as a texture reference
+ * @param hTexRef - (undocumented in the header) C type `CUtexref`
+ * @param dptr - (undocumented in the header) C type `CUdeviceptr`
+ * @param bytes - (undocumented in the header) C type `size_t`
+ * @returns `[err, ByteOffset]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `ByteOffset`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefSetAddress_v2(size_t * ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) — cuda.h:22011
 export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | number, bytes: number | bigint): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddress', 'hTexRef');
@@ -4200,7 +6205,14 @@ export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | nu
 }
 
 let f_cuTexRefSetAddress2D: KoffiFunction | undefined;
-/** Binds an address as a 2D texture reference */
+/**
+ * Binds an address as a 2D texture reference
+ * @param hTexRef - (undocumented in the header) C type `CUtexref`
+ * @param desc - (undocumented in the header) C type `const CUDA_ARRAY_DESCRIPTOR *`
+ * @param dptr - (undocumented in the header) C type `CUdeviceptr`
+ * @param Pitch - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetAddress2D_v3(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR * desc, CUdeviceptr dptr, size_t Pitch) — cuda.h:22066
 export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null, dptr: bigint | number, Pitch: number | bigint): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddress2D', 'hTexRef');
@@ -4212,7 +6224,13 @@ export function cuTexRefSetAddress2D(hTexRef: H.CUtexref | null, desc: S.CUDA_AR
 }
 
 let f_cuTexRefSetFormat: KoffiFunction | undefined;
-/** Sets the format for a texture reference */
+/**
+ * Sets the format for a texture reference
+ * @param hTexRef - Texture reference
+ * @param fmt - Format to set
+ * @param NumPackedComponents - Number of components per array element
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) — cuda.h:22098
 export function cuTexRefSetFormat(hTexRef: H.CUtexref | null, fmt: E.CUarray_format, NumPackedComponents: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFormat', 'hTexRef');
@@ -4223,7 +6241,13 @@ export function cuTexRefSetFormat(hTexRef: H.CUtexref | null, fmt: E.CUarray_for
 }
 
 let f_cuTexRefSetAddressMode: KoffiFunction | undefined;
-/** Sets the addressing mode for a texture reference */
+/**
+ * Sets the addressing mode for a texture reference
+ * @param hTexRef - Texture reference
+ * @param dim - Dimension
+ * @param am - Addressing mode to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) — cuda.h:22141
 export function cuTexRefSetAddressMode(hTexRef: H.CUtexref | null, dim: number, am: E.CUaddress_mode): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddressMode', 'hTexRef');
@@ -4234,7 +6258,12 @@ export function cuTexRefSetAddressMode(hTexRef: H.CUtexref | null, dim: number, 
 }
 
 let f_cuTexRefSetFilterMode: KoffiFunction | undefined;
-/** Sets the filtering mode for a texture reference */
+/**
+ * Sets the filtering mode for a texture reference
+ * @param hTexRef - Texture reference
+ * @param fm - Filtering mode to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) — cuda.h:22177
 export function cuTexRefSetFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFilterMode', 'hTexRef');
@@ -4244,7 +6273,12 @@ export function cuTexRefSetFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter
 }
 
 let f_cuTexRefSetMipmapFilterMode: KoffiFunction | undefined;
-/** Sets the mipmap filtering mode for a texture reference */
+/**
+ * Sets the mipmap filtering mode for a texture reference
+ * @param hTexRef - Texture reference
+ * @param fm - Filtering mode to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) — cuda.h:22213
 export function cuTexRefSetMipmapFilterMode(hTexRef: H.CUtexref | null, fm: E.CUfilter_mode): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapFilterMode', 'hTexRef');
@@ -4254,7 +6288,12 @@ export function cuTexRefSetMipmapFilterMode(hTexRef: H.CUtexref | null, fm: E.CU
 }
 
 let f_cuTexRefSetMipmapLevelBias: KoffiFunction | undefined;
-/** Sets the mipmap level bias for a texture reference */
+/**
+ * Sets the mipmap level bias for a texture reference
+ * @param hTexRef - Texture reference
+ * @param bias - Mipmap level bias
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) — cuda.h:22242
 export function cuTexRefSetMipmapLevelBias(hTexRef: H.CUtexref | null, bias: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapLevelBias', 'hTexRef');
@@ -4264,7 +6303,13 @@ export function cuTexRefSetMipmapLevelBias(hTexRef: H.CUtexref | null, bias: num
 }
 
 let f_cuTexRefSetMipmapLevelClamp: KoffiFunction | undefined;
-/** Sets the mipmap min/max mipmap level clamps for a texture reference */
+/**
+ * Sets the mipmap min/max mipmap level clamps for a texture reference
+ * @param hTexRef - Texture reference
+ * @param minMipmapLevelClamp - Mipmap min level clamp
+ * @param maxMipmapLevelClamp - Mipmap max level clamp
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) — cuda.h:22273
 export function cuTexRefSetMipmapLevelClamp(hTexRef: H.CUtexref | null, minMipmapLevelClamp: number, maxMipmapLevelClamp: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMipmapLevelClamp', 'hTexRef');
@@ -4275,7 +6320,12 @@ export function cuTexRefSetMipmapLevelClamp(hTexRef: H.CUtexref | null, minMipma
 }
 
 let f_cuTexRefSetMaxAnisotropy: KoffiFunction | undefined;
-/** Sets the maximum anisotropy for a texture reference */
+/**
+ * Sets the maximum anisotropy for a texture reference
+ * @param hTexRef - Texture reference
+ * @param maxAniso - Maximum anisotropy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) — cuda.h:22302
 export function cuTexRefSetMaxAnisotropy(hTexRef: H.CUtexref | null, maxAniso: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetMaxAnisotropy', 'hTexRef');
@@ -4285,7 +6335,11 @@ export function cuTexRefSetMaxAnisotropy(hTexRef: H.CUtexref | null, maxAniso: n
 }
 
 let f_cuTexRefSetBorderColor: KoffiFunction | undefined;
-/** Sets the border color for a texture reference */
+/**
+ * Sets the border color for a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pBorderColor]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pBorderColor`: RGBA color; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float * pBorderColor) — cuda.h:22335
 export function cuTexRefSetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetBorderColor', 'hTexRef');
@@ -4295,7 +6349,12 @@ export function cuTexRefSetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult,
 }
 
 let f_cuTexRefSetFlags: KoffiFunction | undefined;
-/** Sets the flags for a texture reference */
+/**
+ * Sets the flags for a texture reference
+ * @param hTexRef - Texture reference
+ * @param Flags - Optional flags to set
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) — cuda.h:22377
 export function cuTexRefSetFlags(hTexRef: H.CUtexref | null, Flags: number): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetFlags', 'hTexRef');
@@ -4305,7 +6364,11 @@ export function cuTexRefSetFlags(hTexRef: H.CUtexref | null, Flags: number): [E.
 }
 
 let f_cuTexRefGetAddress: KoffiFunction | undefined;
-/** Gets the address associated with a texture reference */
+/**
+ * Gets the address associated with a texture reference
+ * @param hTexRef - (undocumented in the header) C type `CUtexref`
+ * @returns `[err, pdptr]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pdptr`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetAddress_v2(CUdeviceptr * pdptr, CUtexref hTexRef) — cuda.h:22404
 export function cuTexRefGetAddress(hTexRef: H.CUtexref | null): [E.CUresult, bigint | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddress', 'hTexRef');
@@ -4315,7 +6378,11 @@ export function cuTexRefGetAddress(hTexRef: H.CUtexref | null): [E.CUresult, big
 }
 
 let f_cuTexRefGetArray: KoffiFunction | undefined;
-/** Gets the array bound to a texture reference */
+/**
+ * Gets the array bound to a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, phArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `phArray`: Returned array; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetArray(CUarray * phArray, CUtexref hTexRef) — cuda.h:22431
 export function cuTexRefGetArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUarray | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetArray', 'hTexRef');
@@ -4325,7 +6392,11 @@ export function cuTexRefGetArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUa
 }
 
 let f_cuTexRefGetMipmappedArray: KoffiFunction | undefined;
-/** Gets the mipmapped array bound to a texture reference */
+/**
+ * Gets the mipmapped array bound to a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, phMipmappedArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `phMipmappedArray`: Returned mipmapped array; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetMipmappedArray(CUmipmappedArray * phMipmappedArray, CUtexref hTexRef) — cuda.h:22458
 export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUmipmappedArray | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmappedArray', 'hTexRef');
@@ -4335,7 +6406,12 @@ export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): [E.CUresu
 }
 
 let f_cuTexRefGetAddressMode: KoffiFunction | undefined;
-/** Gets the addressing mode used by a texture reference */
+/**
+ * Gets the addressing mode used by a texture reference
+ * @param hTexRef - Texture reference
+ * @param dim - Dimension
+ * @returns `[err, pam]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pam`: Returned addressing mode; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetAddressMode(CUaddress_mode * pam, CUtexref hTexRef, int dim) — cuda.h:22486
 export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number): [E.CUresult, E.CUaddress_mode | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddressMode', 'hTexRef');
@@ -4346,7 +6422,11 @@ export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number):
 }
 
 let f_cuTexRefGetFilterMode: KoffiFunction | undefined;
-/** Gets the filter-mode used by a texture reference */
+/**
+ * Gets the filter-mode used by a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pfm]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pfm`: Returned filtering mode; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22512
 export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFilterMode', 'hTexRef');
@@ -4356,7 +6436,11 @@ export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, 
 }
 
 let f_cuTexRefGetFormat: KoffiFunction | undefined;
-/** Gets the format used by a texture reference */
+/**
+ * Gets the format used by a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pFormat, pNumChannels]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pFormat`: Returned format; `pNumChannels`: Returned number of components; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetFormat(CUarray_format * pFormat, int * pNumChannels, CUtexref hTexRef) — cuda.h:22540
 export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): [E.CUresult, E.CUarray_format | null, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFormat', 'hTexRef');
@@ -4366,7 +6450,11 @@ export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): [E.CUresult, E.CU
 }
 
 let f_cuTexRefGetMipmapFilterMode: KoffiFunction | undefined;
-/** Gets the mipmap filtering mode for a texture reference */
+/**
+ * Gets the mipmap filtering mode for a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pfm]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pfm`: Returned mipmap filtering mode; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22566
 export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapFilterMode', 'hTexRef');
@@ -4376,7 +6464,11 @@ export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): [E.CUre
 }
 
 let f_cuTexRefGetMipmapLevelBias: KoffiFunction | undefined;
-/** Gets the mipmap level bias for a texture reference */
+/**
+ * Gets the mipmap level bias for a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pbias]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pbias`: Returned mipmap level bias; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetMipmapLevelBias(float * pbias, CUtexref hTexRef) — cuda.h:22592
 export function cuTexRefGetMipmapLevelBias(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelBias', 'hTexRef');
@@ -4386,7 +6478,11 @@ export function cuTexRefGetMipmapLevelBias(hTexRef: H.CUtexref | null): [E.CUres
 }
 
 let f_cuTexRefGetMipmapLevelClamp: KoffiFunction | undefined;
-/** Gets the min/max mipmap level clamps for a texture reference */
+/**
+ * Gets the min/max mipmap level clamps for a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pminMipmapLevelClamp, pmaxMipmapLevelClamp]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pminMipmapLevelClamp`: Returned mipmap min level clamp; `pmaxMipmapLevelClamp`: Returned mipmap max level clamp; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetMipmapLevelClamp(float * pminMipmapLevelClamp, float * pmaxMipmapLevelClamp, CUtexref hTexRef) — cuda.h:22619
 export function cuTexRefGetMipmapLevelClamp(hTexRef: H.CUtexref | null): [E.CUresult, number | null, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelClamp', 'hTexRef');
@@ -4396,7 +6492,11 @@ export function cuTexRefGetMipmapLevelClamp(hTexRef: H.CUtexref | null): [E.CUre
 }
 
 let f_cuTexRefGetMaxAnisotropy: KoffiFunction | undefined;
-/** Gets the maximum anisotropy for a texture reference */
+/**
+ * Gets the maximum anisotropy for a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pmaxAniso]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pmaxAniso`: Returned maximum anisotropy; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetMaxAnisotropy(int * pmaxAniso, CUtexref hTexRef) — cuda.h:22645
 export function cuTexRefGetMaxAnisotropy(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMaxAnisotropy', 'hTexRef');
@@ -4406,7 +6506,11 @@ export function cuTexRefGetMaxAnisotropy(hTexRef: H.CUtexref | null): [E.CUresul
 }
 
 let f_cuTexRefGetBorderColor: KoffiFunction | undefined;
-/** Gets the border color used by a texture reference */
+/**
+ * Gets the border color used by a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pBorderColor]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pBorderColor`: Returned Type and Value of RGBA color; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetBorderColor(float * pBorderColor, CUtexref hTexRef) — cuda.h:22674
 export function cuTexRefGetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetBorderColor', 'hTexRef');
@@ -4416,7 +6520,11 @@ export function cuTexRefGetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult,
 }
 
 let f_cuTexRefGetFlags: KoffiFunction | undefined;
-/** Gets the flags used by a texture reference */
+/**
+ * Gets the flags used by a texture reference
+ * @param hTexRef - Texture reference
+ * @returns `[err, pFlags]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pFlags`: Returned flags; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefGetFlags(unsigned int * pFlags, CUtexref hTexRef) — cuda.h:22699
 export function cuTexRefGetFlags(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFlags', 'hTexRef');
@@ -4426,7 +6534,10 @@ export function cuTexRefGetFlags(hTexRef: H.CUtexref | null): [E.CUresult, numbe
 }
 
 let f_cuTexRefCreate: KoffiFunction | undefined;
-/** Creates a texture reference */
+/**
+ * Creates a texture reference
+ * @returns `[err, pTexRef]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pTexRef`: Returned texture reference; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexRefCreate(CUtexref * pTexRef) — cuda.h:22724
 export function cuTexRefCreate(): [E.CUresult, H.CUtexref | null] {
   const err = (f_cuTexRefCreate ??= L.bind('cuTexRefCreate'))(K.slot[0]) as E.CUresult;
@@ -4435,7 +6546,11 @@ export function cuTexRefCreate(): [E.CUresult, H.CUtexref | null] {
 }
 
 let f_cuTexRefDestroy: KoffiFunction | undefined;
-/** Destroys a texture reference */
+/**
+ * Destroys a texture reference
+ * @param hTexRef - Texture reference to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexRefDestroy(CUtexref hTexRef) — cuda.h:22744
 export function cuTexRefDestroy(hTexRef: H.CUtexref | null): [E.CUresult] {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefDestroy', 'hTexRef');
@@ -4444,7 +6559,13 @@ export function cuTexRefDestroy(hTexRef: H.CUtexref | null): [E.CUresult] {
 }
 
 let f_cuSurfRefSetArray: KoffiFunction | undefined;
-/** Sets the CUDA array for a surface reference. */
+/**
+ * Sets the CUDA array for a surface reference.
+ * @param hSurfRef - Surface reference handle
+ * @param hArray - CUDA array handle
+ * @param Flags - set to 0
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) — cuda.h:22787
 export function cuSurfRefSetArray(hSurfRef: H.CUsurfref | null, hArray: H.CUarray | null, Flags: number): [E.CUresult] {
   const a_hSurfRef = M.handle(hSurfRef, 'cuSurfRefSetArray', 'hSurfRef');
@@ -4455,7 +6576,11 @@ export function cuSurfRefSetArray(hSurfRef: H.CUsurfref | null, hArray: H.CUarra
 }
 
 let f_cuSurfRefGetArray: KoffiFunction | undefined;
-/** Passes back the CUDA array bound to a surface reference. */
+/**
+ * Passes back the CUDA array bound to a surface reference.
+ * @param hSurfRef - Surface reference handle
+ * @returns `[err, phArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `phArray`: Surface reference handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuSurfRefGetArray(CUarray * phArray, CUsurfref hSurfRef) — cuda.h:22810
 export function cuSurfRefGetArray(hSurfRef: H.CUsurfref | null): [E.CUresult, H.CUarray | null] {
   const a_hSurfRef = M.handle(hSurfRef, 'cuSurfRefGetArray', 'hSurfRef');
@@ -4465,7 +6590,13 @@ export function cuSurfRefGetArray(hSurfRef: H.CUsurfref | null): [E.CUresult, H.
 }
 
 let f_cuTexObjectCreate: KoffiFunction | undefined;
-/** Creates a texture object */
+/**
+ * Creates a texture object
+ * @param pResDesc - Resource descriptor
+ * @param pTexDesc - Texture descriptor
+ * @param pResViewDesc - Resource view descriptor
+ * @returns `[err, pTexObject]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pTexObject`: Texture object to create; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexObjectCreate(CUtexObject * pTexObject, const CUDA_RESOURCE_DESC * pResDesc, const CUDA_TEXTURE_DESC * pTexDesc, const CUDA_RESOURCE_VIEW_DESC * pResViewDesc) — cuda.h:23051
 export function cuTexObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null, pTexDesc: S.CUDA_TEXTURE_DESC_st | S.CUDA_TEXTURE_DESC_stInit | null, pResViewDesc: S.CUDA_RESOURCE_VIEW_DESC_st | S.CUDA_RESOURCE_VIEW_DESC_stInit | null): [E.CUresult, H.CUtexObject | null] {
   const a_pResDesc = X.structArg(pResDesc, S.CUDA_RESOURCE_DESC_st, 'cuTexObjectCreate', 'pResDesc');
@@ -4477,7 +6608,11 @@ export function cuTexObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RES
 }
 
 let f_cuTexObjectDestroy: KoffiFunction | undefined;
-/** Destroys a texture object */
+/**
+ * Destroys a texture object
+ * @param texObject - Texture object to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuTexObjectDestroy(CUtexObject texObject) — cuda.h:23071
 export function cuTexObjectDestroy(texObject: H.CUtexObject | null): [E.CUresult] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectDestroy', 'texObject') ?? 0n);
@@ -4486,7 +6621,11 @@ export function cuTexObjectDestroy(texObject: H.CUtexObject | null): [E.CUresult
 }
 
 let f_cuTexObjectGetResourceDesc: KoffiFunction | undefined;
-/** Returns a texture object's resource descriptor */
+/**
+ * Returns a texture object's resource descriptor
+ * @param texObject - Texture object
+ * @returns `[err, pResDesc]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pResDesc`: Resource descriptor; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC * pResDesc, CUtexObject texObject) — cuda.h:23092
 export function cuTexObjectGetResourceDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_RESOURCE_DESC_st | null] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceDesc', 'texObject') ?? 0n);
@@ -4497,7 +6636,11 @@ export function cuTexObjectGetResourceDesc(texObject: H.CUtexObject | null): [E.
 }
 
 let f_cuTexObjectGetTextureDesc: KoffiFunction | undefined;
-/** Returns a texture object's texture descriptor */
+/**
+ * Returns a texture object's texture descriptor
+ * @param texObject - Texture object
+ * @returns `[err, pTexDesc]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pTexDesc`: Texture descriptor; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC * pTexDesc, CUtexObject texObject) — cuda.h:23113
 export function cuTexObjectGetTextureDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_TEXTURE_DESC_st | null] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetTextureDesc', 'texObject') ?? 0n);
@@ -4508,7 +6651,11 @@ export function cuTexObjectGetTextureDesc(texObject: H.CUtexObject | null): [E.C
 }
 
 let f_cuTexObjectGetResourceViewDesc: KoffiFunction | undefined;
-/** Returns a texture object's resource view descriptor */
+/**
+ * Returns a texture object's resource view descriptor
+ * @param texObject - Texture object
+ * @returns `[err, pResViewDesc]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pResViewDesc`: Resource view descriptor; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC * pResViewDesc, CUtexObject texObject) — cuda.h:23135
 export function cuTexObjectGetResourceViewDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_RESOURCE_VIEW_DESC_st | null] {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceViewDesc', 'texObject') ?? 0n);
@@ -4519,7 +6666,11 @@ export function cuTexObjectGetResourceViewDesc(texObject: H.CUtexObject | null):
 }
 
 let f_cuSurfObjectCreate: KoffiFunction | undefined;
-/** Creates a surface object */
+/**
+ * Creates a surface object
+ * @param pResDesc - Resource descriptor
+ * @returns `[err, pSurfObject]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pSurfObject`: Surface object to create; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuSurfObjectCreate(CUsurfObject * pSurfObject, const CUDA_RESOURCE_DESC * pResDesc) — cuda.h:23178
 export function cuSurfObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null): [E.CUresult, H.CUsurfObject | null] {
   const a_pResDesc = X.structArg(pResDesc, S.CUDA_RESOURCE_DESC_st, 'cuSurfObjectCreate', 'pResDesc');
@@ -4529,7 +6680,11 @@ export function cuSurfObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RE
 }
 
 let f_cuSurfObjectDestroy: KoffiFunction | undefined;
-/** Destroys a surface object */
+/**
+ * Destroys a surface object
+ * @param surfObject - Surface object to destroy
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuSurfObjectDestroy(CUsurfObject surfObject) — cuda.h:23198
 export function cuSurfObjectDestroy(surfObject: H.CUsurfObject | null): [E.CUresult] {
   const a_surfObject = (M.handle(surfObject, 'cuSurfObjectDestroy', 'surfObject') ?? 0n);
@@ -4538,7 +6693,11 @@ export function cuSurfObjectDestroy(surfObject: H.CUsurfObject | null): [E.CUres
 }
 
 let f_cuSurfObjectGetResourceDesc: KoffiFunction | undefined;
-/** Returns a surface object's resource descriptor */
+/**
+ * Returns a surface object's resource descriptor
+ * @param surfObject - Surface object
+ * @returns `[err, pResDesc]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pResDesc`: Resource descriptor; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC * pResDesc, CUsurfObject surfObject) — cuda.h:23219
 export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): [E.CUresult, S.CUDA_RESOURCE_DESC_st | null] {
   const a_surfObject = (M.handle(surfObject, 'cuSurfObjectGetResourceDesc', 'surfObject') ?? 0n);
@@ -4549,7 +6708,21 @@ export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): 
 }
 
 let f_cuTensorMapEncodeTiled: KoffiFunction | undefined;
-/** Create a tensor map descriptor object representing tiled memory region */
+/**
+ * Create a tensor map descriptor object representing tiled memory region
+ * @param tensorDataType - Tensor data type
+ * @param tensorRank - Dimensionality of tensor
+ * @param globalAddress - Starting address of memory region described by tensor
+ * @param globalDim - Array containing tensor size (number of elements) along each of the tensorRank dimensions
+ * @param globalStrides - Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+ * @param boxDim - Array containing traversal box size (number of elments) along each of the tensorRank dimensions
+ * @param elementStrides - Array containing traversal stride in each of the tensorRank dimensions
+ * @param interleave - Type of interleaved layout the tensor addresses
+ * @param swizzle - Bank swizzling pattern inside shared memory
+ * @param l2Promotion - L2 promotion size
+ * @param oobFill - Indicate whether zero or special NaN constant must be used to fill out-of-bound elements
+ * @returns `[err, tensorMap]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `tensorMap`: Tensor map object to create; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTensorMapEncodeTiled(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const cuuint32_t * boxDim, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23403
 export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, boxDim: Pointer, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeTiled', 'tensorDataType');
@@ -4570,7 +6743,24 @@ export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType, te
 }
 
 let f_cuTensorMapEncodeIm2col: KoffiFunction | undefined;
-/** Create a tensor map descriptor object representing im2col memory region */
+/**
+ * Create a tensor map descriptor object representing im2col memory region
+ * @param tensorDataType - Tensor data type
+ * @param tensorRank - Dimensionality of tensor
+ * @param globalAddress - Starting address of memory region described by tensor
+ * @param globalDim - Array containing tensor size (number of elements) along each of the tensorRank dimensions
+ * @param globalStrides - Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+ * @param pixelBoxLowerCorner - Array containing DHW dimensions of lower box corner
+ * @param pixelBoxUpperCorner - Array containing DHW dimensions of upper box corner
+ * @param channelsPerPixel - Number of channels per pixel
+ * @param pixelsPerColumn - Number of pixels per column
+ * @param elementStrides - Array containing traversal stride in each of the tensorRank dimensions
+ * @param interleave - Type of interleaved layout the tensor addresses
+ * @param swizzle - Bank swizzling pattern inside shared memory
+ * @param l2Promotion - L2 promotion size
+ * @param oobFill - Indicate whether zero or special NaN constant will be used to fill out-of-bound elements
+ * @returns `[err, tensorMap]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `tensorMap`: Tensor map object to create; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTensorMapEncodeIm2col(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const int * pixelBoxLowerCorner, const int * pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23588
 export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCorner: Pointer, pixelBoxUpperCorner: Pointer, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeIm2col', 'tensorDataType');
@@ -4594,7 +6784,25 @@ export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType, t
 }
 
 let f_cuTensorMapEncodeIm2colWide: KoffiFunction | undefined;
-/** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension. */
+/**
+ * Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
+ * @param tensorDataType - Tensor data type
+ * @param tensorRank - Dimensionality of tensor
+ * @param globalAddress - Starting address of memory region described by tensor
+ * @param globalDim - Array containing tensor size (number of elements) along each of the tensorRank dimensions
+ * @param globalStrides - Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+ * @param pixelBoxLowerCornerWidth - Width offset of left box corner
+ * @param pixelBoxUpperCornerWidth - Width offset of right box corner
+ * @param channelsPerPixel - Number of channels per pixel
+ * @param pixelsPerColumn - Number of pixels per column
+ * @param elementStrides - Array containing traversal stride in each of the tensorRank dimensions
+ * @param interleave - Type of interleaved layout the tensor addresses
+ * @param mode - W or W128 mode
+ * @param swizzle - Bank swizzling pattern inside shared memory
+ * @param l2Promotion - L2 promotion size
+ * @param oobFill - Indicate whether zero or special NaN constant will be used to fill out-of-bound elements
+ * @returns `[err, tensorMap]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `tensorMap`: Tensor map object to create; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTensorMapEncodeIm2colWide(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23772
 export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCornerWidth: number, pixelBoxUpperCornerWidth: number, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, mode: E.CUtensorMapIm2ColWideMode, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeIm2colWide', 'tensorDataType');
@@ -4619,7 +6827,11 @@ export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataTyp
 }
 
 let f_cuTensorMapReplaceAddress: KoffiFunction | undefined;
-/** Modify an existing tensor map descriptor with an updated global address */
+/**
+ * Modify an existing tensor map descriptor with an updated global address
+ * @param globalAddress - Starting address of memory region described by tensor, must follow previous alignment requirements
+ * @returns `[err, tensorMap]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `tensorMap`: Tensor map object to modify; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuTensorMapReplaceAddress(CUtensorMap * tensorMap, void * globalAddress) — cuda.h:23799
 export function cuTensorMapReplaceAddress(globalAddress: Pointer): [E.CUresult, S.CUtensorMap_st | null] {
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapReplaceAddress', 'globalAddress');
@@ -4630,7 +6842,12 @@ export function cuTensorMapReplaceAddress(globalAddress: Pointer): [E.CUresult, 
 }
 
 let f_cuDeviceCanAccessPeer: KoffiFunction | undefined;
-/** Queries if a device may directly access a peer device's memory. */
+/**
+ * Queries if a device may directly access a peer device's memory.
+ * @param dev - Device from which allocations on peerDev are to be directly accessed
+ * @param peerDev - Device on which the allocations to be directly accessed by dev reside
+ * @returns `[err, canAccessPeer]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE); `canAccessPeer`: Returned access capability; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceCanAccessPeer(int * canAccessPeer, CUdevice dev, CUdevice peerDev) — cuda.h:23842
 export function cuDeviceCanAccessPeer(dev: number, peerDev: number): [E.CUresult, number | null] {
   const a_dev = M.i32(dev, 'cuDeviceCanAccessPeer', 'dev');
@@ -4641,7 +6858,12 @@ export function cuDeviceCanAccessPeer(dev: number, peerDev: number): [E.CUresult
 }
 
 let f_cuCtxEnablePeerAccess: KoffiFunction | undefined;
-/** Enables direct access to memory allocations in a peer context. */
+/**
+ * Enables direct access to memory allocations in a peer context.
+ * @param peerContext - Peer context to enable direct access to from the current context
+ * @param Flags - Reserved for future use and must be set to 0
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, CUDA_ERROR_TOO_MANY_PEERS, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) — cuda.h:23895
 export function cuCtxEnablePeerAccess(peerContext: H.CUcontext | null, Flags: number): [E.CUresult] {
   const a_peerContext = M.handle(peerContext, 'cuCtxEnablePeerAccess', 'peerContext');
@@ -4651,7 +6873,11 @@ export function cuCtxEnablePeerAccess(peerContext: H.CUcontext | null, Flags: nu
 }
 
 let f_cuCtxDisablePeerAccess: KoffiFunction | undefined;
-/** Disables direct access to memory allocations in a peer context and unregisters any registered allocations. */
+/**
+ * Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+ * @param peerContext - Peer context to disable direct access to
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuCtxDisablePeerAccess(CUcontext peerContext) — cuda.h:23922
 export function cuCtxDisablePeerAccess(peerContext: H.CUcontext | null): [E.CUresult] {
   const a_peerContext = M.handle(peerContext, 'cuCtxDisablePeerAccess', 'peerContext');
@@ -4660,7 +6886,13 @@ export function cuCtxDisablePeerAccess(peerContext: H.CUcontext | null): [E.CUre
 }
 
 let f_cuDeviceGetP2PAttribute: KoffiFunction | undefined;
-/** Queries attributes of the link between two devices. */
+/**
+ * Queries attributes of the link between two devices.
+ * @param attrib - The requested attribute of the link between srcDevice and dstDevice
+ * @param srcDevice - The source device of the target link
+ * @param dstDevice - The destination device of the target link
+ * @returns `[err, value]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE); `value`: Returned value of the requested attribute; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetP2PAttribute(int * value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:23966
 export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute, srcDevice: number, dstDevice: number): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuDeviceGetP2PAttribute', 'attrib');
@@ -4672,7 +6904,14 @@ export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute, srcDevi
 }
 
 let f_cuDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
-/** Queries details about atomic operations supported between two devices */
+/**
+ * Queries details about atomic operations supported between two devices
+ * @param operations - Requested operations
+ * @param count - Count of requested operations and size of capabilities
+ * @param srcDevice - The source device of the target link
+ * @param dstDevice - The destination device of the target link
+ * @returns `[err, capabilities]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE); `capabilities`: Returned capability details of each requested operation; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:24002
 export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.CUresult, number[] | null] {
   const a_count = M.u32(count, 'cuDeviceGetP2PAtomicCapabilities', 'count');
@@ -4687,7 +6926,11 @@ export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperatio
 }
 
 let f_cuGraphicsUnregisterResource: KoffiFunction | undefined;
-/** Unregisters a graphics resource for access by CUDA */
+/**
+ * Unregisters a graphics resource for access by CUDA
+ * @param resource - Resource to unregister
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_UNKNOWN).
+ */
 // CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) — cuda.h:24046
 export function cuGraphicsUnregisterResource(resource: H.CUgraphicsResource | null): [E.CUresult] {
   const a_resource = M.handle(resource, 'cuGraphicsUnregisterResource', 'resource');
@@ -4696,7 +6939,13 @@ export function cuGraphicsUnregisterResource(resource: H.CUgraphicsResource | nu
 }
 
 let f_cuGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
-/** Get an array through which to access a subresource of a mapped graphics resource. */
+/**
+ * Get an array through which to access a subresource of a mapped graphics resource.
+ * @param resource - Mapped resource to access
+ * @param arrayIndex - Array index for array textures or cubemap face index as defined by::CUarray_cubemap_face for cubemap textures for the subresource to access
+ * @param mipLevel - Mipmap level for the subresource to access
+ * @returns `[err, pArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_MAPPED, CUDA_ERROR_NOT_MAPPED_AS_ARRAY); `pArray`: Returned array through which a subresource of resource may be accessed; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsSubResourceGetMappedArray(CUarray * pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) — cuda.h:24086
 export function cuGraphicsSubResourceGetMappedArray(resource: H.CUgraphicsResource | null, arrayIndex: number, mipLevel: number): [E.CUresult, H.CUarray | null] {
   const a_resource = M.handle(resource, 'cuGraphicsSubResourceGetMappedArray', 'resource');
@@ -4708,7 +6957,11 @@ export function cuGraphicsSubResourceGetMappedArray(resource: H.CUgraphicsResour
 }
 
 let f_cuGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
-/** Get a mipmapped array through which to access a mapped graphics resource. */
+/**
+ * Get a mipmapped array through which to access a mapped graphics resource.
+ * @param resource - Mapped resource to access
+ * @returns `[err, pMipmappedArray]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_MAPPED, CUDA_ERROR_NOT_MAPPED_AS_ARRAY); `pMipmappedArray`: Returned mipmapped array through which resource may be accessed; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray * pMipmappedArray, CUgraphicsResource resource) — cuda.h:24117
 export function cuGraphicsResourceGetMappedMipmappedArray(resource: H.CUgraphicsResource | null): [E.CUresult, H.CUmipmappedArray | null] {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedMipmappedArray', 'resource');
@@ -4718,7 +6971,11 @@ export function cuGraphicsResourceGetMappedMipmappedArray(resource: H.CUgraphics
 }
 
 let f_cuGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
-/** Get a device pointer through which to access a mapped graphics resource. */
+/**
+ * Get a device pointer through which to access a mapped graphics resource.
+ * @param resource - (undocumented in the header) C type `CUgraphicsResource`
+ * @returns `[err, pDevPtr, pSize]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_MAPPED, CUDA_ERROR_NOT_MAPPED_AS_POINTER); `pDevPtr`; `pSize`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr * pDevPtr, size_t * pSize, CUgraphicsResource resource) — cuda.h:24151
 export function cuGraphicsResourceGetMappedPointer(resource: H.CUgraphicsResource | null): [E.CUresult, bigint | null, number | null] {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedPointer', 'resource');
@@ -4728,7 +6985,12 @@ export function cuGraphicsResourceGetMappedPointer(resource: H.CUgraphicsResourc
 }
 
 let f_cuGraphicsResourceSetMapFlags: KoffiFunction | undefined;
-/** Set usage flags for mapping a graphics resource */
+/**
+ * Set usage flags for mapping a graphics resource
+ * @param resource - (undocumented in the header) C type `CUgraphicsResource`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED).
+ */
 // CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags) — cuda.h:24192
 export function cuGraphicsResourceSetMapFlags(resource: H.CUgraphicsResource | null, flags: number): [E.CUresult] {
   const a_resource = M.handle(resource, 'cuGraphicsResourceSetMapFlags', 'resource');
@@ -4738,7 +7000,13 @@ export function cuGraphicsResourceSetMapFlags(resource: H.CUgraphicsResource | n
 }
 
 let f_cuGraphicsMapResources: KoffiFunction | undefined;
-/** Map graphics resources for access by CUDA */
+/**
+ * Map graphics resources for access by CUDA
+ * @param count - Number of resources to map
+ * @param resources - Resources to map for CUDA usage
+ * @param hStream - Stream with which to synchronize
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_UNKNOWN).
+ */
 // CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource * resources, CUstream hStream) — cuda.h:24232
 export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsResource | null)[] | ArrayBufferView, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsMapResources', 'count');
@@ -4750,7 +7018,13 @@ export function cuGraphicsMapResources(count: number, resources: (H.CUgraphicsRe
 }
 
 let f_cuGraphicsUnmapResources: KoffiFunction | undefined;
-/** Unmap graphics resources. */
+/**
+ * Unmap graphics resources.
+ * @param count - Number of resources to unmap
+ * @param resources - Resources to unmap
+ * @param hStream - Stream with which to synchronize
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_MAPPED, CUDA_ERROR_UNKNOWN).
+ */
 // CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource * resources, CUstream hStream) — cuda.h:24269
 export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphicsResource | null)[] | ArrayBufferView, hStream: H.CUstream | null): [E.CUresult] {
   const a_count = M.u32(count, 'cuGraphicsUnmapResources', 'count');
@@ -4762,7 +7036,13 @@ export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphics
 }
 
 let f_cuGetProcAddress: KoffiFunction | undefined;
-/** Returns the requested driver API function pointer */
+/**
+ * Returns the requested driver API function pointer
+ * @param symbol - (undocumented in the header) C type `const char *`
+ * @param cudaVersion - (undocumented in the header) C type `int`
+ * @param flags - (undocumented in the header) C type `cuuint64_t`
+ * @returns `[err, pfn, symbolStatus]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED); `pfn`; `symbolStatus`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGetProcAddress_v2(const char * symbol, void ** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult * symbolStatus) — cuda.h:24347
 export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: bigint | number): [E.CUresult, bigint | null, E.CUdriverProcAddressQueryResult | null] {
   const a_symbol = M.str(symbol, 'cuGetProcAddress', 'symbol');
@@ -4774,7 +7054,13 @@ export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: big
 }
 
 let f_cuCoredumpGetAttribute: KoffiFunction | undefined;
-/** Allows caller to fetch a coredump attribute value for the current context */
+/**
+ * Allows caller to fetch a coredump attribute value for the current context
+ * @param attrib - The enum defining which value to fetch
+ * @param value - void* containing the requested data
+ * @param size - The size of the memory region value points to
+ * @returns `[err, size]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED); `size`: The size of the memory region value points to; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24464
 export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttribute', 'attrib');
@@ -4788,7 +7074,13 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Poin
 }
 
 let f_cuCoredumpGetAttributeGlobal: KoffiFunction | undefined;
-/** Allows caller to fetch a coredump attribute value for the entire application */
+/**
+ * Allows caller to fetch a coredump attribute value for the entire application
+ * @param attrib - The enum defining which value to fetch
+ * @param value - void* containing the requested data
+ * @param size - The size of the memory region value points to
+ * @returns `[err, size]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `size`: The size of the memory region value points to; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24528
 export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttributeGlobal', 'attrib');
@@ -4802,7 +7094,13 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value
 }
 
 let f_cuCoredumpSetAttribute: KoffiFunction | undefined;
-/** Allows caller to set a coredump attribute value for the current context */
+/**
+ * Allows caller to set a coredump attribute value for the current context
+ * @param attrib - The enum defining which value to set
+ * @param value - void* containing the requested data
+ * @param size - The size of the memory region value points to
+ * @returns `[err, size]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_NOT_SUPPORTED); `size`: The size of the memory region value points to; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24605
 export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttribute', 'attrib');
@@ -4816,7 +7114,13 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Poin
 }
 
 let f_cuCoredumpSetAttributeGlobal: KoffiFunction | undefined;
-/** Allows caller to set a coredump attribute value globally */
+/**
+ * Allows caller to set a coredump attribute value globally
+ * @param attrib - The enum defining which value to set
+ * @param value - void* containing the requested data
+ * @param size - The size of the memory region value points to
+ * @returns `[err, size]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED); `size`: The size of the memory region value points to; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24679
 export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttributeGlobal', 'attrib');
@@ -4830,7 +7134,11 @@ export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value
 }
 
 let f_cuGetExportTable: KoffiFunction | undefined;
-/** @ } */
+/**
+ * @ }
+ * @param pExportTableId - (undocumented in the header) C type `const CUuuid *`
+ * @returns `[err, ppExportTable]` — `err`: the status; `ppExportTable`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGetExportTable(const void ** ppExportTable, const CUuuid * pExportTableId) — cuda.h:24683
 export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): [E.CUresult, bigint | null] {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cuGetExportTable', 'pExportTableId');
@@ -4840,7 +7148,13 @@ export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit |
 }
 
 let f_cuGreenCtxCreate: KoffiFunction | undefined;
-/** Creates a green context with a specified set of resources. */
+/**
+ * Creates a green context with a specified set of resources.
+ * @param desc - Descriptor generated via::cuDevResourceGenerateDesc which contains the set of resources to be used
+ * @param dev - Device on which to create the green context
+ * @param flags - One of the supported green context creation flags
+ * @returns `[err, phCtx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY); `phCtx`: Pointer for the output handle to the green context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGreenCtxCreate(CUgreenCtx * phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) — cuda.h:24853
 export function cuGreenCtxCreate(desc: H.CUdevResourceDesc | null, dev: number, flags: number): [E.CUresult, H.CUgreenCtx | null] {
   const a_desc = M.handle(desc, 'cuGreenCtxCreate', 'desc');
@@ -4852,7 +7166,11 @@ export function cuGreenCtxCreate(desc: H.CUdevResourceDesc | null, dev: number, 
 }
 
 let f_cuGreenCtxDestroy: KoffiFunction | undefined;
-/** Destroys a green context */
+/**
+ * Destroys a green context
+ * @param hCtx - Green context to be destroyed
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED).
+ */
 // CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) — cuda.h:24879
 export function cuGreenCtxDestroy(hCtx: H.CUgreenCtx | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxDestroy', 'hCtx');
@@ -4861,7 +7179,11 @@ export function cuGreenCtxDestroy(hCtx: H.CUgreenCtx | null): [E.CUresult] {
 }
 
 let f_cuCtxFromGreenCtx: KoffiFunction | undefined;
-/** Converts a green context into the primary context */
+/**
+ * Converts a green context into the primary context
+ * @param hCtx - Green context to convert
+ * @returns `[err, pContext]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pContext`: Returned primary context with green context resources; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxFromGreenCtx(CUcontext * pContext, CUgreenCtx hCtx) — cuda.h:24906
 export function cuCtxFromGreenCtx(hCtx: H.CUgreenCtx | null): [E.CUresult, H.CUcontext | null] {
   const a_hCtx = M.handle(hCtx, 'cuCtxFromGreenCtx', 'hCtx');
@@ -4871,7 +7193,12 @@ export function cuCtxFromGreenCtx(hCtx: H.CUgreenCtx | null): [E.CUresult, H.CUc
 }
 
 let f_cuDeviceGetDevResource: KoffiFunction | undefined;
-/** Get device resources */
+/**
+ * Get device resources
+ * @param device - Device to get resource for
+ * @param type - Type of resource to retrieve
+ * @returns `[err, resource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_RESOURCE_TYPE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE); `resource`: Output pointer to a CUdevResource structure; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource * resource, CUdevResourceType type) — cuda.h:24931
 export function cuDeviceGetDevResource(device: number, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
   const a_device = M.i32(device, 'cuDeviceGetDevResource', 'device');
@@ -4883,7 +7210,12 @@ export function cuDeviceGetDevResource(device: number, type: E.CUdevResourceType
 }
 
 let f_cuCtxGetDevResource: KoffiFunction | undefined;
-/** Get context resources */
+/**
+ * Get context resources
+ * @param hCtx - Context to get resource for
+ * @param type - Type of resource to retrieve
+ * @returns `[err, resource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_RESOURCE_TYPE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT); `resource`: Output pointer to a CUdevResource structure; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource * resource, CUdevResourceType type) — cuda.h:24955
 export function cuCtxGetDevResource(hCtx: H.CUcontext | null, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
   const a_hCtx = M.handle(hCtx, 'cuCtxGetDevResource', 'hCtx');
@@ -4895,7 +7227,12 @@ export function cuCtxGetDevResource(hCtx: H.CUcontext | null, type: E.CUdevResou
 }
 
 let f_cuGreenCtxGetDevResource: KoffiFunction | undefined;
-/** Get green context resources */
+/**
+ * Get green context resources
+ * @param hCtx - Green context to get resource for
+ * @param type - Type of resource to retrieve
+ * @returns `[err, resource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_RESOURCE_TYPE, CUDA_ERROR_INVALID_VALUE); `resource`: Output pointer to a CUdevResource structure; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource * resource, CUdevResourceType type) — cuda.h:24976
 export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxGetDevResource', 'hCtx');
@@ -4907,7 +7244,15 @@ export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUde
 }
 
 let f_cuDevSmResourceSplitByCount: KoffiFunction | undefined;
-/** Splits CU_DEV_RESOURCE_TYPE_SM resources. */
+/**
+ * Splits CU_DEV_RESOURCE_TYPE_SM resources.
+ * @param result - Output array of CUdevResource resources
+ * @param nbGroups - This is a pointer, specifying the number of groups that would be or should be created as described below
+ * @param input - Input SM resource to be split
+ * @param useFlags - Flags specifying how these partitions are used or which constraints to abide by when splitting the input
+ * @param minCount - Minimum number of SMs required
+ * @returns `[err, nbGroups, remaining]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_RESOURCE_TYPE, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION); `nbGroups`: This is a pointer, specifying the number of groups that would be or should be created as described below; `remaining`: If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDevSmResourceSplitByCount(CUdevResource * result, unsigned int * nbGroups, const CUdevResource * input, CUdevResource * remaining, unsigned int useFlags, unsigned int minCount) — cuda.h:25040
 export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, input: S.CUdevResource_st | S.CUdevResource_stInit | null, useFlags: number, minCount: number): [E.CUresult, number | null, S.CUdevResource_st | null] {
   const a_result = M.pointer(result, 'cuDevSmResourceSplitByCount', 'result');
@@ -4924,7 +7269,12 @@ export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, i
 }
 
 let f_cuDevResourceGenerateDesc: KoffiFunction | undefined;
-/** Generate a resource descriptor */
+/**
+ * Generate a resource descriptor
+ * @param resources - Array of resources to be included in the descriptor
+ * @param nbResources - Number of resources passed in resources
+ * @returns `[err, phDesc]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_RESOURCE_TYPE, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION); `phDesc`: Output descriptor; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuDevResourceGenerateDesc(CUdevResourceDesc * phDesc, CUdevResource * resources, unsigned int nbResources) — cuda.h:25076
 export function cuDevResourceGenerateDesc(resources: (S.CUdevResource_st | S.CUdevResource_stInit)[] | ArrayBufferView, nbResources: number): [E.CUresult, H.CUdevResourceDesc | null] {
   const a_nbResources = M.u32(nbResources, 'cuDevResourceGenerateDesc', 'nbResources');
@@ -4937,7 +7287,12 @@ export function cuDevResourceGenerateDesc(resources: (S.CUdevResource_st | S.CUd
 }
 
 let f_cuGreenCtxRecordEvent: KoffiFunction | undefined;
-/** Records an event. */
+/**
+ * Records an event.
+ * @param hCtx - Green context to record event for
+ * @param hEvent - Event to record
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+ */
 // CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) — cuda.h:25109
 export function cuGreenCtxRecordEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxRecordEvent', 'hCtx');
@@ -4947,7 +7302,12 @@ export function cuGreenCtxRecordEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUeve
 }
 
 let f_cuGreenCtxWaitEvent: KoffiFunction | undefined;
-/** Make a green context wait on an event */
+/**
+ * Make a green context wait on an event
+ * @param hCtx - Green context to wait
+ * @param hEvent - Event to wait on
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+ */
 // CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) — cuda.h:25143
 export function cuGreenCtxWaitEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUevent | null): [E.CUresult] {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxWaitEvent', 'hCtx');
@@ -4957,7 +7317,11 @@ export function cuGreenCtxWaitEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUevent
 }
 
 let f_cuStreamGetGreenCtx: KoffiFunction | undefined;
-/** Query the green context associated with a stream */
+/**
+ * Query the green context associated with a stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, phCtx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE); `phCtx`: Returned green context associated with the stream; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx * phCtx) — cuda.h:25196
 export function cuStreamGetGreenCtx(hStream: H.CUstream | null): [E.CUresult, H.CUgreenCtx | null] {
   const a_hStream = M.handle(hStream, 'cuStreamGetGreenCtx', 'hStream');
@@ -4967,7 +7331,13 @@ export function cuStreamGetGreenCtx(hStream: H.CUstream | null): [E.CUresult, H.
 }
 
 let f_cuGreenCtxStreamCreate: KoffiFunction | undefined;
-/** Create a stream for use in the green context */
+/**
+ * Create a stream for use in the green context
+ * @param greenCtx - Green context for which to create the stream for
+ * @param flags - Flags for stream creation
+ * @param priority - Stream priority
+ * @returns `[err, phStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `phStream`: Returned newly created stream; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGreenCtxStreamCreate(CUstream * phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) — cuda.h:25252
 export function cuGreenCtxStreamCreate(greenCtx: H.CUgreenCtx | null, flags: number, priority: number): [E.CUresult, H.CUstream | null] {
   const a_greenCtx = M.handle(greenCtx, 'cuGreenCtxStreamCreate', 'greenCtx');
@@ -4979,7 +7349,11 @@ export function cuGreenCtxStreamCreate(greenCtx: H.CUgreenCtx | null, flags: num
 }
 
 let f_cuGreenCtxGetId: KoffiFunction | undefined;
-/** Returns the unique Id associated with the green context supplied */
+/**
+ * Returns the unique Id associated with the green context supplied
+ * @param greenCtx - Green context for which to obtain the Id
+ * @returns `[err, greenCtxId]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `greenCtxId`: Pointer to store the Id of the green context; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long * greenCtxId) — cuda.h:25278
 export function cuGreenCtxGetId(greenCtx: H.CUgreenCtx | null): [E.CUresult, bigint | null] {
   const a_greenCtx = M.handle(greenCtx, 'cuGreenCtxGetId', 'greenCtx');
@@ -4989,7 +7363,12 @@ export function cuGreenCtxGetId(greenCtx: H.CUgreenCtx | null): [E.CUresult, big
 }
 
 let f_cuLogsRegisterCallback: KoffiFunction | undefined;
-/** Register a callback function to receive error log messages */
+/**
+ * Register a callback function to receive error log messages
+ * @param callbackFunc - The function to register as a callback
+ * @param userData - A generic pointer to user data
+ * @returns `[err, callback_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `callback_out`: Optional location to store the callback handle after it is registered; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void * userData, CUlogsCallbackHandle * callback_out) — cuda.h:25317
 export function cuLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): [E.CUresult, H.CUlogsCallbackHandle | null] {
   const a_callbackFunc = M.handle(callbackFunc, 'cuLogsRegisterCallback', 'callbackFunc');
@@ -5000,7 +7379,11 @@ export function cuLogsRegisterCallback(callbackFunc: bigint | null, userData: Po
 }
 
 let f_cuLogsUnregisterCallback: KoffiFunction | undefined;
-/** Unregister a log message callback */
+/**
+ * Unregister a log message callback
+ * @param callback - The callback instance to unregister from receiving log messages
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) — cuda.h:25328
 export function cuLogsUnregisterCallback(callback: H.CUlogsCallbackHandle | null): [E.CUresult] {
   const a_callback = M.handle(callback, 'cuLogsUnregisterCallback', 'callback');
@@ -5009,7 +7392,11 @@ export function cuLogsUnregisterCallback(callback: H.CUlogsCallbackHandle | null
 }
 
 let f_cuLogsCurrent: KoffiFunction | undefined;
-/** Sets log iterator to point to the end of log buffer, where the next message would be written. */
+/**
+ * Sets log iterator to point to the end of log buffer, where the next message would be written.
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err, iterator_out]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `iterator_out`: Location to store an iterator to the current tail of the logs; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLogsCurrent(CUlogIterator * iterator_out, unsigned int flags) — cuda.h:25340
 export function cuLogsCurrent(flags: number): [E.CUresult, number | null] {
   const a_flags = M.u32(flags, 'cuLogsCurrent', 'flags');
@@ -5019,7 +7406,13 @@ export function cuLogsCurrent(flags: number): [E.CUresult, number | null] {
 }
 
 let f_cuLogsDumpToFile: KoffiFunction | undefined;
-/** Dump accumulated driver logs into a file */
+/**
+ * Dump accumulated driver logs into a file
+ * @param iterator - Optional auto-advancing iterator specifying the starting log to read
+ * @param pathToFile - Path to output file for dumping logs
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err, iterator]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `iterator`: Optional auto-advancing iterator specifying the starting log to read; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLogsDumpToFile(CUlogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda.h:25364
 export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: number): [E.CUresult, number | null] {
   const a_iterator = M.u32(iterator, 'cuLogsDumpToFile', 'iterator');
@@ -5032,7 +7425,14 @@ export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: nu
 }
 
 let f_cuLogsDumpToMemory: KoffiFunction | undefined;
-/** Dump accumulated driver logs into a buffer */
+/**
+ * Dump accumulated driver logs into a buffer
+ * @param iterator - Optional auto-advancing iterator specifying the starting log to read
+ * @param buffer - Pointer to dump logs
+ * @param size - See description
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err, iterator, size]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE); `iterator`: Optional auto-advancing iterator specifying the starting log to read; `size`: See description; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuLogsDumpToMemory(CUlogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda.h:25400
 export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): [E.CUresult, number | null, number | null] {
   const a_iterator = M.u32(iterator, 'cuLogsDumpToMemory', 'iterator');
@@ -5048,7 +7448,11 @@ export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: numb
 }
 
 let f_cuCheckpointProcessGetRestoreThreadId: KoffiFunction | undefined;
-/** Returns the restore thread ID for a CUDA process */
+/**
+ * Returns the restore thread ID for a CUDA process
+ * @param pid - The process ID of the CUDA process
+ * @returns `[err, tid]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED); `tid`: Returned restore thread ID; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int * tid) — cuda.h:25878
 export function cuCheckpointProcessGetRestoreThreadId(pid: number): [E.CUresult, number | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetRestoreThreadId', 'pid');
@@ -5058,7 +7462,11 @@ export function cuCheckpointProcessGetRestoreThreadId(pid: number): [E.CUresult,
 }
 
 let f_cuCheckpointProcessGetState: KoffiFunction | undefined;
-/** Returns the process state of a CUDA process */
+/**
+ * Returns the process state of a CUDA process
+ * @param pid - The process ID of the CUDA process
+ * @returns `[err, state]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED); `state`: Returned CUDA process state; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCheckpointProcessGetState(int pid, CUprocessState * state) — cuda.h:25894
 export function cuCheckpointProcessGetState(pid: number): [E.CUresult, E.CUprocessState | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetState', 'pid');
@@ -5068,7 +7476,11 @@ export function cuCheckpointProcessGetState(pid: number): [E.CUresult, E.CUproce
 }
 
 let f_cuCheckpointProcessLock: KoffiFunction | undefined;
-/** Lock a running CUDA process */
+/**
+ * Lock a running CUDA process
+ * @param pid - The process ID of the CUDA process
+ * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_READY); `args`: Optional lock operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs * args) — cuda.h:25918
 export function cuCheckpointProcessLock(pid: number): [E.CUresult, S.CUcheckpointLockArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessLock', 'pid');
@@ -5079,7 +7491,11 @@ export function cuCheckpointProcessLock(pid: number): [E.CUresult, S.CUcheckpoin
 }
 
 let f_cuCheckpointProcessCheckpoint: KoffiFunction | undefined;
-/** Checkpoint a CUDA process's GPU memory contents */
+/**
+ * Checkpoint a CUDA process's GPU memory contents
+ * @param pid - The process ID of the CUDA process
+ * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED); `args`: Optional checkpoint operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs * args) — cuda.h:25940
 export function cuCheckpointProcessCheckpoint(pid: number): [E.CUresult, S.CUcheckpointCheckpointArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessCheckpoint', 'pid');
@@ -5090,7 +7506,11 @@ export function cuCheckpointProcessCheckpoint(pid: number): [E.CUresult, S.CUche
 }
 
 let f_cuCheckpointProcessRestore: KoffiFunction | undefined;
-/** Restore a CUDA process's GPU memory contents from its last checkpoint */
+/**
+ * Restore a CUDA process's GPU memory contents from its last checkpoint
+ * @param pid - The process ID of the CUDA process
+ * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED); `args`: Optional restore operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs * args) — cuda.h:25971
 export function cuCheckpointProcessRestore(pid: number): [E.CUresult, S.CUcheckpointRestoreArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessRestore', 'pid');
@@ -5101,7 +7521,11 @@ export function cuCheckpointProcessRestore(pid: number): [E.CUresult, S.CUcheckp
 }
 
 let f_cuCheckpointProcessUnlock: KoffiFunction | undefined;
-/** Unlock a CUDA process to allow CUDA API calls */
+/**
+ * Unlock a CUDA process to allow CUDA API calls
+ * @param pid - The process ID of the CUDA process
+ * @returns `[err, args]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_NOT_SUPPORTED); `args`: Optional unlock operation arguments; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs * args) — cuda.h:25991
 export function cuCheckpointProcessUnlock(pid: number): [E.CUresult, S.CUcheckpointUnlockArgs_st | null] {
   const a_pid = M.i32(pid, 'cuCheckpointProcessUnlock', 'pid');
@@ -5112,7 +7536,13 @@ export function cuCheckpointProcessUnlock(pid: number): [E.CUresult, S.CUcheckpo
 }
 
 let f_cuProfilerInitialize: KoffiFunction | undefined;
-/** Initialize the profiling. */
+/**
+ * Initialize the profiling.
+ * @param configFile - Name of the config file that lists the counters/options for profiling
+ * @param outputFile - Name of the outputFile where the profiling results will be stored
+ * @param outputMode - outputMode, can be::CU_OUT_KEY_VALUE_PAIR or::CU_OUT_CSV
+ * @returns `[err]` — `err`: the status (CUDA_ERROR_NOT_SUPPORTED).
+ */
 // CUresult cuProfilerInitialize(const char * configFile, const char * outputFile, CUoutput_mode outputMode) — cudaProfiler.h:143
 export function cuProfilerInitialize(configFile: string, outputFile: string, outputMode: E.CUoutput_mode): [E.CUresult] {
   const a_configFile = M.str(configFile, 'cuProfilerInitialize', 'configFile');
@@ -5123,7 +7553,10 @@ export function cuProfilerInitialize(configFile: string, outputFile: string, out
 }
 
 let f_cuProfilerStart: KoffiFunction | undefined;
-/** Enable profiling. */
+/**
+ * Enable profiling.
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuProfilerStart(void) — cudaProfiler.h:182
 export function cuProfilerStart(): [E.CUresult] {
   const err = (f_cuProfilerStart ??= L.bind('cuProfilerStart'))() as E.CUresult;
@@ -5131,7 +7564,10 @@ export function cuProfilerStart(): [E.CUresult] {
 }
 
 let f_cuProfilerStop: KoffiFunction | undefined;
-/** Disable profiling. */
+/**
+ * Disable profiling.
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuProfilerStop(void) — cudaProfiler.h:205
 export function cuProfilerStop(): [E.CUresult] {
   const err = (f_cuProfilerStop ??= L.bind('cuProfilerStop'))() as E.CUresult;
@@ -5139,7 +7575,12 @@ export function cuProfilerStop(): [E.CUresult] {
 }
 
 let f_cuGraphicsGLRegisterBuffer: KoffiFunction | undefined;
-/** Registers an OpenGL buffer object */
+/**
+ * Registers an OpenGL buffer object
+ * @param buffer - name of buffer object to be registered
+ * @param Flags - Register flags
+ * @returns `[err, pCudaResource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OPERATING_SYSTEM); `pCudaResource`: Pointer to the returned object handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource * pCudaResource, GLuint buffer, unsigned int Flags) — cudaGL.h:151
 export function cuGraphicsGLRegisterBuffer(buffer: number, Flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_buffer = M.u32(buffer, 'cuGraphicsGLRegisterBuffer', 'buffer');
@@ -5150,7 +7591,13 @@ export function cuGraphicsGLRegisterBuffer(buffer: number, Flags: number): [E.CU
 }
 
 let f_cuGraphicsGLRegisterImage: KoffiFunction | undefined;
-/** Register an OpenGL texture or renderbuffer object */
+/**
+ * Register an OpenGL texture or renderbuffer object
+ * @param image - name of texture or renderbuffer object to be registered
+ * @param target - Identifies the type of object specified by image
+ * @param Flags - Register flags
+ * @returns `[err, pCudaResource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_OPERATING_SYSTEM); `pCudaResource`: Pointer to the returned object handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsGLRegisterImage(CUgraphicsResource * pCudaResource, GLuint image, GLenum target, unsigned int Flags) — cudaGL.h:210
 export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_image = M.u32(image, 'cuGraphicsGLRegisterImage', 'image');
@@ -5162,7 +7609,12 @@ export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: 
 }
 
 let f_cuGLGetDevices: KoffiFunction | undefined;
-/** Gets the CUDA devices associated with the current OpenGL context */
+/**
+ * Gets the CUDA devices associated with the current OpenGL context
+ * @param cudaDeviceCount - (undocumented in the header) C type `unsigned int`
+ * @param deviceList - (undocumented in the header) C type `CUGLDeviceList`
+ * @returns `[err, pCudaDeviceCount, pCudaDevices]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NO_DEVICE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, CUDA_ERROR_OPERATING_SYSTEM); `pCudaDeviceCount`; `pCudaDevices`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGLGetDevices_v2(unsigned int * pCudaDeviceCount, CUdevice * pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList) — cudaGL.h:284
 export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDeviceList): [E.CUresult, number | null, number[] | null] {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cuGLGetDevices', 'cudaDeviceCount');
@@ -5175,7 +7627,12 @@ export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDevice
 }
 
 let f_cuGLCtxCreate: KoffiFunction | undefined;
-/** Create a CUDA context for interoperability with OpenGL */
+/**
+ * Create a CUDA context for interoperability with OpenGL
+ * @param Flags - (undocumented in the header) C type `unsigned int`
+ * @param device - (undocumented in the header) C type `CUdevice`
+ * @returns `[err, pCtx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `pCtx`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGLCtxCreate_v2(CUcontext * pCtx, unsigned int Flags, CUdevice device) — cudaGL.h:332
 export function cuGLCtxCreate(Flags: number, device: number): [E.CUresult, H.CUcontext | null] {
   const a_Flags = M.u32(Flags, 'cuGLCtxCreate', 'Flags');
@@ -5186,7 +7643,10 @@ export function cuGLCtxCreate(Flags: number, device: number): [E.CUresult, H.CUc
 }
 
 let f_cuGLInit: KoffiFunction | undefined;
-/** Initializes OpenGL interoperability */
+/**
+ * Initializes OpenGL interoperability
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_UNKNOWN).
+ */
 // CUresult cuGLInit(void) — cudaGL.h:357
 export function cuGLInit(): [E.CUresult] {
   const err = (f_cuGLInit ??= L.bind('cuGLInit'))() as E.CUresult;
@@ -5194,7 +7654,11 @@ export function cuGLInit(): [E.CUresult] {
 }
 
 let f_cuGLRegisterBufferObject: KoffiFunction | undefined;
-/** Registers an OpenGL buffer object */
+/**
+ * Registers an OpenGL buffer object
+ * @param buffer - The name of the buffer object to register
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_ALREADY_MAPPED).
+ */
 // CUresult cuGLRegisterBufferObject(GLuint buffer) — cudaGL.h:382
 export function cuGLRegisterBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLRegisterBufferObject', 'buffer');
@@ -5203,7 +7667,11 @@ export function cuGLRegisterBufferObject(buffer: number): [E.CUresult] {
 }
 
 let f_cuGLMapBufferObject: KoffiFunction | undefined;
-/** Maps an OpenGL buffer object */
+/**
+ * Maps an OpenGL buffer object
+ * @param buffer - (undocumented in the header) C type `GLuint`
+ * @returns `[err, dptr, size]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MAP_FAILED); `dptr`; `size`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGLMapBufferObject_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer) — cudaGL.h:416
 export function cuGLMapBufferObject(buffer: number): [E.CUresult, bigint | null, number | null] {
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObject', 'buffer');
@@ -5213,7 +7681,11 @@ export function cuGLMapBufferObject(buffer: number): [E.CUresult, bigint | null,
 }
 
 let f_cuGLUnmapBufferObject: KoffiFunction | undefined;
-/** Unmaps an OpenGL buffer object */
+/**
+ * Unmaps an OpenGL buffer object
+ * @param buffer - Buffer object to unmap
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGLUnmapBufferObject(GLuint buffer) — cudaGL.h:445
 export function cuGLUnmapBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnmapBufferObject', 'buffer');
@@ -5222,7 +7694,11 @@ export function cuGLUnmapBufferObject(buffer: number): [E.CUresult] {
 }
 
 let f_cuGLUnregisterBufferObject: KoffiFunction | undefined;
-/** Unregister an OpenGL buffer object */
+/**
+ * Unregister an OpenGL buffer object
+ * @param buffer - Name of the buffer object to unregister
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGLUnregisterBufferObject(GLuint buffer) — cudaGL.h:474
 export function cuGLUnregisterBufferObject(buffer: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnregisterBufferObject', 'buffer');
@@ -5231,7 +7707,12 @@ export function cuGLUnregisterBufferObject(buffer: number): [E.CUresult] {
 }
 
 let f_cuGLSetBufferObjectMapFlags: KoffiFunction | undefined;
-/** Set the map flags for an OpenGL buffer object */
+/**
+ * Set the map flags for an OpenGL buffer object
+ * @param buffer - Buffer object to unmap
+ * @param Flags - Map flags
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_INVALID_CONTEXT).
+ */
 // CUresult cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags) — cudaGL.h:517
 export function cuGLSetBufferObjectMapFlags(buffer: number, Flags: number): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLSetBufferObjectMapFlags', 'buffer');
@@ -5241,7 +7722,12 @@ export function cuGLSetBufferObjectMapFlags(buffer: number, Flags: number): [E.C
 }
 
 let f_cuGLMapBufferObjectAsync: KoffiFunction | undefined;
-/** Maps an OpenGL buffer object */
+/**
+ * Maps an OpenGL buffer object
+ * @param buffer - (undocumented in the header) C type `GLuint`
+ * @param hStream - (undocumented in the header) C type `CUstream`
+ * @returns `[err, dptr, size]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MAP_FAILED); `dptr`; `size`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGLMapBufferObjectAsync_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer, CUstream hStream) — cudaGL.h:552
 export function cuGLMapBufferObjectAsync(buffer: number, hStream: H.CUstream | null): [E.CUresult, bigint | null, number | null] {
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObjectAsync', 'buffer');
@@ -5252,7 +7738,12 @@ export function cuGLMapBufferObjectAsync(buffer: number, hStream: H.CUstream | n
 }
 
 let f_cuGLUnmapBufferObjectAsync: KoffiFunction | undefined;
-/** Unmaps an OpenGL buffer object */
+/**
+ * Unmaps an OpenGL buffer object
+ * @param buffer - Name of the buffer object to unmap
+ * @param hStream - Stream to synchronize
+ * @returns `[err]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE).
+ */
 // CUresult cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream) — cudaGL.h:582
 export function cuGLUnmapBufferObjectAsync(buffer: number, hStream: H.CUstream | null): [E.CUresult] {
   const a_buffer = M.u32(buffer, 'cuGLUnmapBufferObjectAsync', 'buffer');
@@ -5262,7 +7753,12 @@ export function cuGLUnmapBufferObjectAsync(buffer: number, hStream: H.CUstream |
 }
 
 let f_cuGraphicsEGLRegisterImage: KoffiFunction | undefined;
-/** Registers an EGL image */
+/**
+ * Registers an EGL image
+ * @param image - An EGLImageKHR image which can be used to create target resource
+ * @param flags - Map flags
+ * @returns `[err, pCudaResource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_INVALID_CONTEXT); `pCudaResource`: Pointer to the returned object handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource * pCudaResource, EGLImageKHR image, unsigned int flags) — cudaEGL.h:335
 export function cuGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_image = M.pointer(image, 'cuGraphicsEGLRegisterImage', 'image');
@@ -5273,7 +7769,11 @@ export function cuGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.CU
 }
 
 let f_cuEGLStreamConsumerConnect: KoffiFunction | undefined;
-/** Connect CUDA to EGLStream as a consumer. */
+/**
+ * Connect CUDA to EGLStream as a consumer.
+ * @param stream - EGLStreamKHR handle
+ * @returns `[err, conn]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT); `conn`: Pointer to the returned connection handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection * conn, EGLStreamKHR stream) — cudaEGL.h:357
 export function cuEGLStreamConsumerConnect(stream: Pointer): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnect', 'stream');
@@ -5283,7 +7783,12 @@ export function cuEGLStreamConsumerConnect(stream: Pointer): [E.CUresult, H.CUeg
 }
 
 let f_cuEGLStreamConsumerConnectWithFlags: KoffiFunction | undefined;
-/** Connect CUDA to EGLStream as a consumer with given flags. */
+/**
+ * Connect CUDA to EGLStream as a consumer with given flags.
+ * @param stream - EGLStreamKHR handle
+ * @param flags - Flags denote intended location - system or video
+ * @returns `[err, conn]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT); `conn`: Pointer to the returned connection handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection * conn, EGLStreamKHR stream, unsigned int flags) — cudaEGL.h:381
 export function cuEGLStreamConsumerConnectWithFlags(stream: Pointer, flags: number): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnectWithFlags', 'stream');
@@ -5294,7 +7799,11 @@ export function cuEGLStreamConsumerConnectWithFlags(stream: Pointer, flags: numb
 }
 
 let f_cuEGLStreamConsumerDisconnect: KoffiFunction | undefined;
-/** Disconnect CUDA as a consumer to EGLStream. */
+/**
+ * Disconnect CUDA as a consumer to EGLStream.
+ * @param conn - Conection to disconnect
+ * @returns `[err, conn]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT); `conn`: Conection to disconnect; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection * conn) — cudaEGL.h:399
 export function cuEGLStreamConsumerDisconnect(conn: H.CUeglStreamConnection | null): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerDisconnect', 'conn');
@@ -5305,7 +7814,14 @@ export function cuEGLStreamConsumerDisconnect(conn: H.CUeglStreamConnection | nu
 }
 
 let f_cuEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
-/** Acquire an image frame from the EGLStream with CUDA as a consumer. */
+/**
+ * Acquire an image frame from the EGLStream with CUDA as a consumer.
+ * @param conn - Connection on which to acquire
+ * @param pCudaResource - CUDA resource on which the stream frame will be mapped for use
+ * @param pStream - CUDA stream for synchronization and any data migrations implied by::CUeglResourceLocationFlags
+ * @param timeout - Desired timeout in usec for a new frame to be acquired
+ * @returns `[err, conn, pCudaResource, pStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_LAUNCH_TIMEOUT); `conn`: Connection on which to acquire; `pCudaResource`: CUDA resource on which the stream frame will be mapped for use; `pStream`: CUDA stream for synchronization and any data migrations implied by::CUeglResourceLocationFlags; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection * conn, CUgraphicsResource * pCudaResource, CUstream * pStream, unsigned int timeout) — cudaEGL.h:428
 export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null, timeout: number): [E.CUresult, H.CUeglStreamConnection | null, H.CUgraphicsResource | null, H.CUstream | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerAcquireFrame', 'conn');
@@ -5321,7 +7837,13 @@ export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | 
 }
 
 let f_cuEGLStreamConsumerReleaseFrame: KoffiFunction | undefined;
-/** Releases the last frame acquired from the EGLStream. */
+/**
+ * Releases the last frame acquired from the EGLStream.
+ * @param conn - Connection on which to release
+ * @param pCudaResource - CUDA resource whose corresponding frame is to be released
+ * @param pStream - CUDA stream on which release will be done
+ * @returns `[err, conn, pStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE); `conn`: Connection on which to release; `pStream`: CUDA stream on which release will be done; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection * conn, CUgraphicsResource pCudaResource, CUstream * pStream) — cudaEGL.h:450
 export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, H.CUstream | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerReleaseFrame', 'conn');
@@ -5335,7 +7857,13 @@ export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | 
 }
 
 let f_cuEGLStreamProducerConnect: KoffiFunction | undefined;
-/** Connect CUDA to EGLStream as a producer. */
+/**
+ * Connect CUDA to EGLStream as a producer.
+ * @param stream - EGLStreamKHR handle
+ * @param width - width of the image to be submitted to the stream
+ * @param height - height of the image to be submitted to the stream
+ * @returns `[err, conn]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT); `conn`: Pointer to the returned connection handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamProducerConnect(CUeglStreamConnection * conn, EGLStreamKHR stream, EGLint width, EGLint height) — cudaEGL.h:475
 export function cuEGLStreamProducerConnect(stream: Pointer, width: number, height: number): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_stream = M.pointer(stream, 'cuEGLStreamProducerConnect', 'stream');
@@ -5347,7 +7875,11 @@ export function cuEGLStreamProducerConnect(stream: Pointer, width: number, heigh
 }
 
 let f_cuEGLStreamProducerDisconnect: KoffiFunction | undefined;
-/** Disconnect CUDA as a producer to EGLStream. */
+/**
+ * Disconnect CUDA as a producer to EGLStream.
+ * @param conn - Conection to disconnect
+ * @returns `[err, conn]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT); `conn`: Conection to disconnect; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection * conn) — cudaEGL.h:494
 export function cuEGLStreamProducerDisconnect(conn: H.CUeglStreamConnection | null): [E.CUresult, H.CUeglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamProducerDisconnect', 'conn');
@@ -5358,7 +7890,13 @@ export function cuEGLStreamProducerDisconnect(conn: H.CUeglStreamConnection | nu
 }
 
 let f_cuEGLStreamProducerPresentFrame: KoffiFunction | undefined;
-/** Present a CUDA eglFrame to the EGLStream with CUDA as a producer. */
+/**
+ * Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
+ * @param conn - Connection on which to present the CUDA array
+ * @param eglframe - CUDA Eglstream Proucer Frame handle to be sent to the consumer over EglStream
+ * @param pStream - CUDA stream on which to present the frame
+ * @returns `[err, conn, pStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE); `conn`: Connection on which to present the CUDA array; `pStream`: CUDA stream on which to present the frame; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamProducerPresentFrame(CUeglStreamConnection * conn, CUeglFrame eglframe, CUstream * pStream) — cudaEGL.h:542
 export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | null, eglframe: S.CUeglFrame_st | S.CUeglFrame_stInit, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, H.CUstream | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamProducerPresentFrame', 'conn');
@@ -5372,7 +7910,12 @@ export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | 
 }
 
 let f_cuEGLStreamProducerReturnFrame: KoffiFunction | undefined;
-/** Return the CUDA eglFrame to the EGLStream released by the consumer. */
+/**
+ * Return the CUDA eglFrame to the EGLStream released by the consumer.
+ * @param conn - Connection on which to return
+ * @param pStream - CUDA stream on which to return the frame
+ * @returns `[err, conn, eglframe, pStream]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_LAUNCH_TIMEOUT); `conn`: Connection on which to return; `eglframe`: CUDA Eglstream Proucer Frame handle returned from the consumer over EglStream; `pStream`: CUDA stream on which to return the frame; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEGLStreamProducerReturnFrame(CUeglStreamConnection * conn, CUeglFrame * eglframe, CUstream * pStream) — cudaEGL.h:564
 export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | null, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, S.CUeglFrame_st | null, H.CUstream | null] {
   const a_conn = M.handle(conn, 'cuEGLStreamProducerReturnFrame', 'conn');
@@ -5386,7 +7929,13 @@ export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | n
 }
 
 let f_cuGraphicsResourceGetMappedEglFrame: KoffiFunction | undefined;
-/** Get an eglFrame through which to access a registered EGL graphics resource. */
+/**
+ * Get an eglFrame through which to access a registered EGL graphics resource.
+ * @param resource - Registered resource to access
+ * @param index - Index for cubemap surfaces
+ * @param mipLevel - Mipmap level for the subresource to access
+ * @returns `[err, eglFrame]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_MAPPED); `eglFrame`: Returned eglFrame; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame * eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel) — cudaEGL.h:615
 export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResource | null, index: number, mipLevel: number): [E.CUresult, S.CUeglFrame_st | null] {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedEglFrame', 'resource');
@@ -5399,7 +7948,12 @@ export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResour
 }
 
 let f_cuEventCreateFromEGLSync: KoffiFunction | undefined;
-/** Creates an event from EGLSync object */
+/**
+ * Creates an event from EGLSync object
+ * @param eglSync - Opaque handle to EGLSync object
+ * @param flags - Event creation flags
+ * @returns `[err, phEvent]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `phEvent`: Returns newly created event; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuEventCreateFromEGLSync(CUevent * phEvent, EGLSyncKHR eglSync, unsigned int flags) — cudaEGL.h:653
 export function cuEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.CUresult, H.CUevent | null] {
   const a_eglSync = M.pointer(eglSync, 'cuEventCreateFromEGLSync', 'eglSync');
@@ -5410,7 +7964,12 @@ export function cuEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.CU
 }
 
 let f_cuVDPAUGetDevice: KoffiFunction | undefined;
-/** Gets the CUDA device associated with a VDPAU device */
+/**
+ * Gets the CUDA device associated with a VDPAU device
+ * @param vdpDevice - A VdpDevice handle
+ * @param vdpGetProcAddress - VDPAU's VdpGetProcAddress function pointer
+ * @returns `[err, pDevice]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE); `pDevice`: Device associated with vdpDevice; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuVDPAUGetDevice(CUdevice * pDevice, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cudaVDPAU.h:100
 export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.CUresult, number | null] {
   const a_vdpDevice = M.u32(vdpDevice, 'cuVDPAUGetDevice', 'vdpDevice');
@@ -5422,7 +7981,14 @@ export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | 
 }
 
 let f_cuVDPAUCtxCreate: KoffiFunction | undefined;
-/** Create a CUDA context for interoperability with VDPAU */
+/**
+ * Create a CUDA context for interoperability with VDPAU
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @param device - (undocumented in the header) C type `CUdevice`
+ * @param vdpDevice - (undocumented in the header) C type `VdpDevice`
+ * @param vdpGetProcAddress - (undocumented in the header) C type `VdpGetProcAddress *`
+ * @returns `[err, pCtx]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY); `pCtx`; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuVDPAUCtxCreate_v2(CUcontext * pCtx, unsigned int flags, CUdevice device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cudaVDPAU.h:132
 export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: number, vdpGetProcAddress: bigint | null): [E.CUresult, H.CUcontext | null] {
   const a_flags = M.u32(flags, 'cuVDPAUCtxCreate', 'flags');
@@ -5436,7 +8002,12 @@ export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: numbe
 }
 
 let f_cuGraphicsVDPAURegisterVideoSurface: KoffiFunction | undefined;
-/** Registers a VDPAU VdpVideoSurface object */
+/**
+ * Registers a VDPAU VdpVideoSurface object
+ * @param vdpSurface - The VdpVideoSurface to be registered
+ * @param flags - Map flags
+ * @returns `[err, pCudaResource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_INVALID_CONTEXT); `pCudaResource`: Pointer to the returned object handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource * pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags) — cudaVDPAU.h:206
 export function cuGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
@@ -5447,7 +8018,12 @@ export function cuGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: n
 }
 
 let f_cuGraphicsVDPAURegisterOutputSurface: KoffiFunction | undefined;
-/** Registers a VDPAU VdpOutputSurface object */
+/**
+ * Registers a VDPAU VdpOutputSurface object
+ * @param vdpSurface - The VdpOutputSurface to be registered
+ * @param flags - Map flags
+ * @returns `[err, pCudaResource]` — `err`: the status (CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_INVALID_CONTEXT); `pCudaResource`: Pointer to the returned object handle; the outputs are null unless `err` is CUDA_SUCCESS.
+ */
 // CUresult cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource * pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags) — cudaVDPAU.h:267
 export function cuGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterOutputSurface', 'vdpSurface');

@@ -15,7 +15,11 @@ const ncclTypeSize = (t: number): number => [1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1]
 
 
 let f_ncclMemAlloc: KoffiFunction | undefined;
-/** Allocates device memory suited to every NCCL optimization (e.g. user buffer registration); the size may be rounded up */
+/**
+ * Allocates device memory suited to every NCCL optimization (e.g. user buffer registration); the size may be rounded up
+ * @param size - (undocumented in the header) C type `size_t`
+ * @returns `[err, ptr]` — `err`: the status; `ptr`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclMemAlloc(void ** ptr, size_t size) — nccl.h:141
 export function ncclMemAlloc(size: number | bigint): [E.ncclResult_t, bigint | null] {
   const a_size = M.size(size, 'ncclMemAlloc', 'size');
@@ -25,7 +29,11 @@ export function ncclMemAlloc(size: number | bigint): [E.ncclResult_t, bigint | n
 }
 
 let f_ncclMemFree: KoffiFunction | undefined;
-/** Frees memory allocated by ncclMemAlloc */
+/**
+ * Frees memory allocated by ncclMemAlloc
+ * @param ptr - (undocumented in the header) C type `void *`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclMemFree(void * ptr) — nccl.h:144
 export function ncclMemFree(ptr: Pointer): [E.ncclResult_t] {
   const a_ptr = M.pointer(ptr, 'ncclMemFree', 'ptr');
@@ -34,7 +42,10 @@ export function ncclMemFree(ptr: Pointer): [E.ncclResult_t] {
 }
 
 let f_ncclGetVersion: KoffiFunction | undefined;
-/** Returns the NCCL_VERSION_CODE of the loaded NCCL library */
+/**
+ * Returns the NCCL_VERSION_CODE of the loaded NCCL library
+ * @returns `[err, version]` — `err`: the status; `version`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclGetVersion(int * version) — nccl.h:151
 export function ncclGetVersion(): [E.ncclResult_t, number | null] {
   const err = (f_ncclGetVersion ??= L.bind('ncclGetVersion'))(K.slot[0]) as E.ncclResult_t;
@@ -43,7 +54,10 @@ export function ncclGetVersion(): [E.ncclResult_t, number | null] {
 }
 
 let f_ncclGetUniqueId: KoffiFunction | undefined;
-/** Generates an id to pass to ncclCommInitRank: called once, and the id distributed to every rank */
+/**
+ * Generates an id to pass to ncclCommInitRank: called once, and the id distributed to every rank
+ * @returns `[err, uniqueId]` — `err`: the status; `uniqueId`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclGetUniqueId(ncclUniqueId * uniqueId) — nccl.h:157
 export function ncclGetUniqueId(): [E.ncclResult_t, S.ncclUniqueId | null] {
   const a_uniqueId = new S.ncclUniqueId();
@@ -53,7 +67,14 @@ export function ncclGetUniqueId(): [E.ncclResult_t, S.ncclUniqueId | null] {
 }
 
 let f_ncclCommInitRankConfig: KoffiFunction | undefined;
-/** Creates a new communicator (multi thread/process version) with a configuration set by users */
+/**
+ * Creates a new communicator (multi thread/process version) with a configuration set by users
+ * @param nranks - (undocumented in the header) C type `int`
+ * @param commId - (undocumented in the header) C type `ncclUniqueId`
+ * @param rank - (undocumented in the header) C type `int`
+ * @param config - (undocumented in the header) C type `ncclConfig_t *`
+ * @returns `[err, comm]` — `err`: the status; `comm`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommInitRankConfig(ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t * config) — nccl.h:162
 export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
   const a_nranks = M.i32(nranks, 'ncclCommInitRankConfig', 'nranks');
@@ -66,7 +87,13 @@ export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | 
 }
 
 let f_ncclCommInitRank: KoffiFunction | undefined;
-/** Creates a new communicator (multi thread/process version); rank in [0, nranks) on the current CUDA device */
+/**
+ * Creates a new communicator (multi thread/process version); rank in [0, nranks) on the current CUDA device
+ * @param nranks - (undocumented in the header) C type `int`
+ * @param commId - (undocumented in the header) C type `ncclUniqueId`
+ * @param rank - (undocumented in the header) C type `int`
+ * @returns `[err, comm]` — `err`: the status; `comm`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommInitRank(ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank) — nccl.h:171
 export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number): [E.ncclResult_t, H.ncclComm_t | null] {
   const a_nranks = M.i32(nranks, 'ncclCommInitRank', 'nranks');
@@ -78,7 +105,12 @@ export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.nccl
 }
 
 let f_ncclCommInitAll: KoffiFunction | undefined;
-/** Creates a clique of ndev communicators in one process, one per device of devlist (NULL: the first ndev devices) */
+/**
+ * Creates a clique of ndev communicators in one process, one per device of devlist (NULL: the first ndev devices)
+ * @param ndev - (undocumented in the header) C type `int`
+ * @param devlist - (undocumented in the header) C type `const int *`
+ * @returns `[err, comm]` — `err`: the status; `comm`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommInitAll(ncclComm_t * comm, int ndev, const int * devlist) — nccl.h:180
 export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferView | null): [E.ncclResult_t, H.ncclComm_t[] | null] {
   const a_ndev = M.i32(ndev, 'ncclCommInitAll', 'ndev');
@@ -91,7 +123,11 @@ export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferV
 }
 
 let f_ncclCommFinalize: KoffiFunction | undefined;
-/** Flushes all issued communications; the communicator is ncclInProgress until globally quiescent */
+/**
+ * Flushes all issued communications; the communicator is ncclInProgress until globally quiescent
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclCommFinalize(ncclComm_t comm) — nccl.h:188
 export function ncclCommFinalize(comm: H.ncclComm_t | null): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommFinalize', 'comm');
@@ -100,7 +136,11 @@ export function ncclCommFinalize(comm: H.ncclComm_t | null): [E.ncclResult_t] {
 }
 
 let f_ncclCommDestroy: KoffiFunction | undefined;
-/** Frees the local resources of a communicator */
+/**
+ * Frees the local resources of a communicator
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclCommDestroy(ncclComm_t comm) — nccl.h:192
 export function ncclCommDestroy(comm: H.ncclComm_t | null): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommDestroy', 'comm');
@@ -109,7 +149,11 @@ export function ncclCommDestroy(comm: H.ncclComm_t | null): [E.ncclResult_t] {
 }
 
 let f_ncclCommAbort: KoffiFunction | undefined;
-/** Frees the resources of a communicator and aborts any operation that may still run on the device */
+/**
+ * Frees the resources of a communicator and aborts any operation that may still run on the device
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclCommAbort(ncclComm_t comm) — nccl.h:197
 export function ncclCommAbort(comm: H.ncclComm_t | null): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommAbort', 'comm');
@@ -118,7 +162,12 @@ export function ncclCommAbort(comm: H.ncclComm_t | null): [E.ncclResult_t] {
 }
 
 let f_ncclCommRevoke: KoffiFunction | undefined;
-/** Stops all in-flight operations of a communicator; revokeFlags must be NCCL_REVOKE_DEFAULT */
+/**
+ * Stops all in-flight operations of a communicator; revokeFlags must be NCCL_REVOKE_DEFAULT
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param revokeFlags - (undocumented in the header) C type `int`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) — nccl.h:206
 export function ncclCommRevoke(comm: H.ncclComm_t | null, revokeFlags: number): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommRevoke', 'comm');
@@ -128,7 +177,14 @@ export function ncclCommRevoke(comm: H.ncclComm_t | null, revokeFlags: number): 
 }
 
 let f_ncclCommSplit: KoffiFunction | undefined;
-/** Creates communicators from an existing one: ranks with the same color end up together, ordered by key */
+/**
+ * Creates communicators from an existing one: ranks with the same color end up together, ordered by key
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param color - (undocumented in the header) C type `int`
+ * @param key - (undocumented in the header) C type `int`
+ * @param config - (undocumented in the header) C type `ncclConfig_t *`
+ * @returns `[err, newcomm]` — `err`: the status; `newcomm`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t * newcomm, ncclConfig_t * config) — nccl.h:216
 export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
   const a_comm = M.handle(comm, 'ncclCommSplit', 'comm');
@@ -141,7 +197,15 @@ export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: num
 }
 
 let f_ncclCommShrink: KoffiFunction | undefined;
-/** Creates a communicator without the ranks of excludeRanksList */
+/**
+ * Creates a communicator without the ranks of excludeRanksList
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param excludeRanksList - (undocumented in the header) C type `int *`
+ * @param excludeRanksCount - (undocumented in the header) C type `int`
+ * @param config - (undocumented in the header) C type `ncclConfig_t *`
+ * @param shrinkFlags - (undocumented in the header) C type `int`
+ * @returns `[err, newcomm]` — `err`: the status; `newcomm`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommShrink(ncclComm_t comm, int * excludeRanksList, int excludeRanksCount, ncclComm_t * newcomm, ncclConfig_t * config, int shrinkFlags) — nccl.h:224
 export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (number)[] | ArrayBufferView | null, excludeRanksCount: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null, shrinkFlags: number): [E.ncclResult_t, H.ncclComm_t | null] {
   const a_comm = M.handle(comm, 'ncclCommShrink', 'comm');
@@ -156,7 +220,15 @@ export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (num
 }
 
 let f_ncclCommInitRankScalable: KoffiFunction | undefined;
-/** Creates a new communicator from nId unique ids (up to one per rank) to speed up initialization */
+/**
+ * Creates a new communicator from nId unique ids (up to one per rank) to speed up initialization
+ * @param nranks - (undocumented in the header) C type `int`
+ * @param myrank - (undocumented in the header) C type `int`
+ * @param nId - (undocumented in the header) C type `int`
+ * @param commIds - (undocumented in the header) C type `ncclUniqueId *`
+ * @param config - (undocumented in the header) C type `ncclConfig_t *`
+ * @returns `[err, newcomm]` — `err`: the status; `newcomm`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommInitRankScalable(ncclComm_t * newcomm, int nranks, int myrank, int nId, ncclUniqueId * commIds, ncclConfig_t * config) — nccl.h:231
 export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: number, commIds: (S.ncclUniqueId | S.ncclUniqueIdInit)[] | ArrayBufferView, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
   const a_nranks = M.i32(nranks, 'ncclCommInitRankScalable', 'nranks');
@@ -171,7 +243,11 @@ export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: nu
 }
 
 let f_ncclGetErrorString: KoffiFunction | undefined;
-/** Returns a string for each result code */
+/**
+ * Returns a string for each result code
+ * @param result - (undocumented in the header) C type `ncclResult_t`
+ * @returns `[err, value]` — `err`: always ncclSuccess; `value`.
+ */
 // const char * ncclGetErrorString(ncclResult_t result) — nccl.h:235
 export function ncclGetErrorString(result: E.ncclResult_t): [E.ncclResult_t, string] {
   const a_result = M.i32(result, 'ncclGetErrorString', 'result');
@@ -180,7 +256,11 @@ export function ncclGetErrorString(result: E.ncclResult_t): [E.ncclResult_t, str
 }
 
 let f_ncclGetLastError: KoffiFunction | undefined;
-/** Returns a human-readable message of the last error that occurred (comm may be NULL) */
+/**
+ * Returns a human-readable message of the last error that occurred (comm may be NULL)
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @returns `[err, value]` — `err`: always ncclSuccess; `value`.
+ */
 // const char * ncclGetLastError(ncclComm_t comm) — nccl.h:239
 export function ncclGetLastError(comm: H.ncclComm_t | null): [E.ncclResult_t, string] {
   const a_comm = M.handle(comm, 'ncclGetLastError', 'comm');
@@ -189,7 +269,11 @@ export function ncclGetLastError(comm: H.ncclComm_t | null): [E.ncclResult_t, st
 }
 
 let f_ncclCommGetAsyncError: KoffiFunction | undefined;
-/** Checks whether the communicator has encountered an asynchronous error (ncclInProgress while a non-blocking call runs) */
+/**
+ * Checks whether the communicator has encountered an asynchronous error (ncclInProgress while a non-blocking call runs)
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @returns `[err, asyncError]` — `err`: the status; `asyncError`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t * asyncError) — nccl.h:249
 export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): [E.ncclResult_t, E.ncclResult_t | null] {
   const a_comm = M.handle(comm, 'ncclCommGetAsyncError', 'comm');
@@ -199,7 +283,11 @@ export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): [E.ncclResult_
 }
 
 let f_ncclCommCount: KoffiFunction | undefined;
-/** Gets the number of ranks in the communicator */
+/**
+ * Gets the number of ranks in the communicator
+ * @param comm - (undocumented in the header) C type `const ncclComm_t`
+ * @returns `[err, count]` — `err`: the status; `count`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommCount(const ncclComm_t comm, int * count) — nccl.h:253
 export function ncclCommCount(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
   const a_comm = M.handle(comm, 'ncclCommCount', 'comm');
@@ -209,7 +297,11 @@ export function ncclCommCount(comm: H.ncclComm_t | null): [E.ncclResult_t, numbe
 }
 
 let f_ncclCommCuDevice: KoffiFunction | undefined;
-/** Returns the CUDA device number associated with the communicator */
+/**
+ * Returns the CUDA device number associated with the communicator
+ * @param comm - (undocumented in the header) C type `const ncclComm_t`
+ * @returns `[err, device]` — `err`: the status; `device`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int * device) — nccl.h:257
 export function ncclCommCuDevice(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
   const a_comm = M.handle(comm, 'ncclCommCuDevice', 'comm');
@@ -219,7 +311,11 @@ export function ncclCommCuDevice(comm: H.ncclComm_t | null): [E.ncclResult_t, nu
 }
 
 let f_ncclCommUserRank: KoffiFunction | undefined;
-/** Returns the user-ordered rank associated with the communicator */
+/**
+ * Returns the user-ordered rank associated with the communicator
+ * @param comm - (undocumented in the header) C type `const ncclComm_t`
+ * @returns `[err, rank]` — `err`: the status; `rank`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommUserRank(const ncclComm_t comm, int * rank) — nccl.h:261
 export function ncclCommUserRank(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
   const a_comm = M.handle(comm, 'ncclCommUserRank', 'comm');
@@ -229,7 +325,13 @@ export function ncclCommUserRank(comm: H.ncclComm_t | null): [E.ncclResult_t, nu
 }
 
 let f_ncclCommRegister: KoffiFunction | undefined;
-/** Registers a CUDA buffer for zero-copy operation */
+/**
+ * Registers a CUDA buffer for zero-copy operation
+ * @param comm - (undocumented in the header) C type `const ncclComm_t`
+ * @param buff - (undocumented in the header) C type `void *`
+ * @param size - (undocumented in the header) C type `size_t`
+ * @returns `[err, handle]` — `err`: the status; `handle`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommRegister(const ncclComm_t comm, void * buff, size_t size, void ** handle) — nccl.h:265
 export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint): [E.ncclResult_t, bigint | null] {
   const a_comm = M.handle(comm, 'ncclCommRegister', 'comm');
@@ -242,7 +344,12 @@ export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size:
 }
 
 let f_ncclCommDeregister: KoffiFunction | undefined;
-/** Deregisters a CUDA buffer */
+/**
+ * Deregisters a CUDA buffer
+ * @param comm - (undocumented in the header) C type `const ncclComm_t`
+ * @param handle - (undocumented in the header) C type `void *`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclCommDeregister(const ncclComm_t comm, void * handle) — nccl.h:269
 export function ncclCommDeregister(comm: H.ncclComm_t | null, handle: Pointer): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommDeregister', 'comm');
@@ -252,7 +359,14 @@ export function ncclCommDeregister(comm: H.ncclComm_t | null, handle: Pointer): 
 }
 
 let f_ncclCommWindowRegister: KoffiFunction | undefined;
-/** Registers a memory window */
+/**
+ * Registers a memory window
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param buff - (undocumented in the header) C type `void *`
+ * @param size - (undocumented in the header) C type `size_t`
+ * @param winFlags - (undocumented in the header) C type `int`
+ * @returns `[err, win]` — `err`: the status; `win`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void * buff, size_t size, ncclWindow_t * win, int winFlags) — nccl.h:273
 export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint, winFlags: number): [E.ncclResult_t, H.ncclWindow_t | null] {
   const a_comm = M.handle(comm, 'ncclCommWindowRegister', 'comm');
@@ -266,7 +380,12 @@ export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer,
 }
 
 let f_ncclCommWindowDeregister: KoffiFunction | undefined;
-/** Deregisters a memory window */
+/**
+ * Deregisters a memory window
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param win - (undocumented in the header) C type `ncclWindow_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) — nccl.h:277
 export function ncclCommWindowDeregister(comm: H.ncclComm_t | null, win: H.ncclWindow_t | null): [E.ncclResult_t] {
   const a_comm = M.handle(comm, 'ncclCommWindowDeregister', 'comm');
@@ -276,7 +395,14 @@ export function ncclCommWindowDeregister(comm: H.ncclComm_t | null, win: H.ncclW
 }
 
 let f_ncclRedOpCreatePreMulSum: KoffiFunction | undefined;
-/** Creates a reduction operator that multiplies inputs by a scalar before summing them, for comm and datatype */
+/**
+ * Creates a reduction operator that multiplies inputs by a scalar before summing them, for comm and datatype
+ * @param scalar - (undocumented in the header) C type `void *`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param residence - (undocumented in the header) C type `ncclScalarResidence_t`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @returns `[err, op]` — `err`: the status; `op`; the outputs are null unless `err` is ncclSuccess.
+ */
 // ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t * op, void * scalar, ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm) — nccl.h:336
 export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataType_t, residence: E.ncclScalarResidence_t, comm: H.ncclComm_t | null): [E.ncclResult_t, E.ncclRedOp_t | null] {
   const a_scalar = M.pointer(scalar, 'ncclRedOpCreatePreMulSum', 'scalar');
@@ -290,7 +416,12 @@ export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataTy
 }
 
 let f_ncclRedOpDestroy: KoffiFunction | undefined;
-/** Destroys a reduction operator created by ncclRedOpCreatePreMulSum with the same communicator */
+/**
+ * Destroys a reduction operator created by ncclRedOpCreatePreMulSum with the same communicator
+ * @param op - (undocumented in the header) C type `ncclRedOp_t`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) — nccl.h:346
 export function ncclRedOpDestroy(op: E.ncclRedOp_t, comm: H.ncclComm_t | null): [E.ncclResult_t] {
   const a_op = M.i32(op, 'ncclRedOpDestroy', 'op');
@@ -300,7 +431,18 @@ export function ncclRedOpDestroy(op: E.ncclRedOp_t, comm: H.ncclComm_t | null): 
 }
 
 let f_ncclReduce: KoffiFunction | undefined;
-/** Reduces count elements of sendbuff on every rank with op into recvbuff on root (in place when sendbuff == recvbuff) */
+/**
+ * Reduces count elements of sendbuff on every rank with op into recvbuff on root (in place when sendbuff == recvbuff)
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param op - (undocumented in the header) C type `ncclRedOp_t`
+ * @param root - (undocumented in the header) C type `int`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclReduce(const void * sendbuff, void * recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) — nccl.h:373
 export function ncclReduce(sendbuff: Pointer, recvbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, op: E.ncclRedOp_t, root: number, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclReduce', 'sendbuff');
@@ -318,7 +460,16 @@ export function ncclReduce(sendbuff: Pointer, recvbuff: Pointer, count: number |
 }
 
 let f_ncclBcast: KoffiFunction | undefined;
-/** (Deprecated) Copies count elements from root to every rank, in place */
+/**
+ * (Deprecated) Copies count elements from root to every rank, in place
+ * @param buff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param root - (undocumented in the header) C type `int`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclBcast(void * buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) — nccl.h:387
 export function ncclBcast(buff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, root: number, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_buff = M.pointer(buff, 'ncclBcast', 'buff');
@@ -333,7 +484,17 @@ export function ncclBcast(buff: Pointer, count: number | bigint, datatype: E.ncc
 }
 
 let f_ncclBroadcast: KoffiFunction | undefined;
-/** Copies count elements of sendbuff on root into recvbuff on every rank */
+/**
+ * Copies count elements of sendbuff on root into recvbuff on every rank
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param root - (undocumented in the header) C type `int`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclBroadcast(const void * sendbuff, void * recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) — nccl.h:401
 export function ncclBroadcast(sendbuff: Pointer, recvbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, root: number, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclBroadcast', 'sendbuff');
@@ -350,7 +511,17 @@ export function ncclBroadcast(sendbuff: Pointer, recvbuff: Pointer, count: numbe
 }
 
 let f_ncclAllReduce: KoffiFunction | undefined;
-/** Reduces count elements of sendbuff on every rank with op, leaving the result in recvbuff on every rank */
+/**
+ * Reduces count elements of sendbuff on every rank with op, leaving the result in recvbuff on every rank
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param op - (undocumented in the header) C type `ncclRedOp_t`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclAllReduce(const void * sendbuff, void * recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) — nccl.h:414
 export function ncclAllReduce(sendbuff: Pointer, recvbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, op: E.ncclRedOp_t, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclAllReduce', 'sendbuff');
@@ -367,7 +538,17 @@ export function ncclAllReduce(sendbuff: Pointer, recvbuff: Pointer, count: numbe
 }
 
 let f_ncclReduceScatter: KoffiFunction | undefined;
-/** Reduces sendbuff (nranks * recvcount elements) with op and leaves block i of the result in recvbuff on rank i */
+/**
+ * Reduces sendbuff (nranks * recvcount elements) with op and leaves block i of the result in recvbuff on rank i
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param recvcount - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param op - (undocumented in the header) C type `ncclRedOp_t`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclReduceScatter(const void * sendbuff, void * recvbuff, size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) — nccl.h:430
 export function ncclReduceScatter(sendbuff: Pointer, recvbuff: Pointer, recvcount: number | bigint, datatype: E.ncclDataType_t, op: E.ncclRedOp_t, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclReduceScatter', 'sendbuff');
@@ -384,7 +565,16 @@ export function ncclReduceScatter(sendbuff: Pointer, recvbuff: Pointer, recvcoun
 }
 
 let f_ncclAllGather: KoffiFunction | undefined;
-/** Gathers sendcount elements from every rank into recvbuff (nranks * sendcount elements), ordered by rank */
+/**
+ * Gathers sendcount elements from every rank into recvbuff (nranks * sendcount elements), ordered by rank
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param sendcount - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclAllGather(const void * sendbuff, void * recvbuff, size_t sendcount, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) — nccl.h:447
 export function ncclAllGather(sendbuff: Pointer, recvbuff: Pointer, sendcount: number | bigint, datatype: E.ncclDataType_t, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclAllGather', 'sendbuff');
@@ -400,7 +590,16 @@ export function ncclAllGather(sendbuff: Pointer, recvbuff: Pointer, sendcount: n
 }
 
 let f_ncclAlltoAll: KoffiFunction | undefined;
-/** Sends block j of count elements of sendbuff to rank j, which receives it as block i of recvbuff */
+/**
+ * Sends block j of count elements of sendbuff to rank j, which receives it as block i of recvbuff
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclAlltoAll(const void * sendbuff, void * recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) — nccl.h:460
 export function ncclAlltoAll(sendbuff: Pointer, recvbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclAlltoAll', 'sendbuff');
@@ -416,7 +615,17 @@ export function ncclAlltoAll(sendbuff: Pointer, recvbuff: Pointer, count: number
 }
 
 let f_ncclGather: KoffiFunction | undefined;
-/** Gathers count elements from every rank into recvbuff (nranks * count elements) on root */
+/**
+ * Gathers count elements from every rank into recvbuff (nranks * count elements) on root
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param root - (undocumented in the header) C type `int`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclGather(const void * sendbuff, void * recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) — nccl.h:475
 export function ncclGather(sendbuff: Pointer, recvbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, root: number, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclGather', 'sendbuff');
@@ -433,7 +642,17 @@ export function ncclGather(sendbuff: Pointer, recvbuff: Pointer, count: number |
 }
 
 let f_ncclScatter: KoffiFunction | undefined;
-/** Sends block i of count elements of sendbuff on root to rank i */
+/**
+ * Sends block i of count elements of sendbuff on root to rank i
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param root - (undocumented in the header) C type `int`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclScatter(const void * sendbuff, void * recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) — nccl.h:490
 export function ncclScatter(sendbuff: Pointer, recvbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, root: number, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclScatter', 'sendbuff');
@@ -450,7 +669,16 @@ export function ncclScatter(sendbuff: Pointer, recvbuff: Pointer, count: number 
 }
 
 let f_ncclSend: KoffiFunction | undefined;
-/** Sends count elements of sendbuff to rank peer (a matching ncclRecv must be posted) */
+/**
+ * Sends count elements of sendbuff to rank peer (a matching ncclRecv must be posted)
+ * @param sendbuff - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param peer - (undocumented in the header) C type `int`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclSend(const void * sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t stream) — nccl.h:507
 export function ncclSend(sendbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, peer: number, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_sendbuff = M.pointer(sendbuff, 'ncclSend', 'sendbuff');
@@ -465,7 +693,16 @@ export function ncclSend(sendbuff: Pointer, count: number | bigint, datatype: E.
 }
 
 let f_ncclRecv: KoffiFunction | undefined;
-/** Receives count elements from rank peer into recvbuff (a matching ncclSend must be posted) */
+/**
+ * Receives count elements from rank peer into recvbuff (a matching ncclSend must be posted)
+ * @param recvbuff - (undocumented in the header) C type `void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param datatype - (undocumented in the header) C type `ncclDataType_t`
+ * @param peer - (undocumented in the header) C type `int`
+ * @param comm - (undocumented in the header) C type `ncclComm_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclRecv(void * recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t stream) — nccl.h:526
 export function ncclRecv(recvbuff: Pointer, count: number | bigint, datatype: E.ncclDataType_t, peer: number, comm: H.ncclComm_t | null, stream: H.cudaStream_t | null): [E.ncclResult_t] {
   const a_recvbuff = M.pointer(recvbuff, 'ncclRecv', 'recvbuff');
@@ -480,7 +717,10 @@ export function ncclRecv(recvbuff: Pointer, count: number | bigint, datatype: E.
 }
 
 let f_ncclGroupStart: KoffiFunction | undefined;
-/** Starts a group: the NCCL calls until ncclGroupEnd are launched together */
+/**
+ * Starts a group: the NCCL calls until ncclGroupEnd are launched together
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclGroupStart(void) — nccl.h:558
 export function ncclGroupStart(): [E.ncclResult_t] {
   const err = (f_ncclGroupStart ??= L.bind('ncclGroupStart'))() as E.ncclResult_t;
@@ -488,7 +728,10 @@ export function ncclGroupStart(): [E.ncclResult_t] {
 }
 
 let f_ncclGroupEnd: KoffiFunction | undefined;
-/** Ends a group and launches its operations */
+/**
+ * Ends a group and launches its operations
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclGroupEnd(void) — nccl.h:568
 export function ncclGroupEnd(): [E.ncclResult_t] {
   const err = (f_ncclGroupEnd ??= L.bind('ncclGroupEnd'))() as E.ncclResult_t;
@@ -496,7 +739,11 @@ export function ncclGroupEnd(): [E.ncclResult_t] {
 }
 
 let f_ncclGroupSimulateEnd: KoffiFunction | undefined;
-/** Simulates a ncclGroupEnd and writes its estimated time into simInfo */
+/**
+ * Simulates a ncclGroupEnd and writes its estimated time into simInfo
+ * @param simInfo - (undocumented in the header) C type `ncclSimInfo_t *`
+ * @returns `[err]` — `err`: the status.
+ */
 // ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t * simInfo) — nccl.h:576
 export function ncclGroupSimulateEnd(simInfo: S.ncclSimInfo_v22200 | S.ncclSimInfo_v22200Init | null): [E.ncclResult_t] {
   const a_simInfo = X.structArg(simInfo, S.ncclSimInfo_v22200, 'ncclGroupSimulateEnd', 'simInfo');

@@ -10,7 +10,11 @@ import type * as H from './handles.gen';
 
 
 let f_nvFatbinGetErrorString: KoffiFunction | undefined;
-/** nvFatbinGetErrorString returns an error description string for each error code. */
+/**
+ * nvFatbinGetErrorString returns an error description string for each error code.
+ * @param result - error code
+ * @returns `[err, value]` — `err`: always NVFATBIN_SUCCESS; `value`: - nullptr, if result is NVFATBIN_SUCCESS - a string, if result is not NVFATBIN_SUCCESS.
+ */
 // const char * nvFatbinGetErrorString(nvFatbinResult result) — nvFatbin.h:73
 export function nvFatbinGetErrorString(result: E.nvFatbinResult): [E.nvFatbinResult, string] {
   const a_result = M.i32(result, 'nvFatbinGetErrorString', 'result');
@@ -19,7 +23,12 @@ export function nvFatbinGetErrorString(result: E.nvFatbinResult): [E.nvFatbinRes
 }
 
 let f_nvFatbinCreate: KoffiFunction | undefined;
-/** nvFatbinCreate creates a new handle */
+/**
+ * nvFatbinCreate creates a new handle
+ * @param options - An array of strings, each containing a single option
+ * @param optionsCount - Number of options
+ * @returns `[err, handle_indirect]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_UNRECOGNIZED_OPTION, NVFATBIN_ERROR_INTERNAL); `handle_indirect`: Address of nvFatbin handle; the outputs are null unless `err` is NVFATBIN_SUCCESS.
+ */
 // nvFatbinResult nvFatbinCreate(nvFatbinHandle * handle_indirect, const char ** options, size_t optionsCount) — nvFatbin.h:137
 export function nvFatbinCreate(options: string[] | null, optionsCount: number | bigint): [E.nvFatbinResult, H.nvFatbinHandle | null] {
   const a_optionsCount = M.size(optionsCount, 'nvFatbinCreate', 'optionsCount');
@@ -31,7 +40,11 @@ export function nvFatbinCreate(options: string[] | null, optionsCount: number | 
 }
 
 let f_nvFatbinDestroy: KoffiFunction | undefined;
-/** nvFatbinDestroy destroys the handle. */
+/**
+ * nvFatbinDestroy destroys the handle.
+ * @param handle_indirect - Pointer to the handle
+ * @returns `[err]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INTERNAL).
+ */
 // nvFatbinResult nvFatbinDestroy(nvFatbinHandle * handle_indirect) — nvFatbin.h:152
 export function nvFatbinDestroy(handle_indirect: H.nvFatbinHandle | null): [E.nvFatbinResult] {
   const a_handle_indirect = M.handle(handle_indirect, 'nvFatbinDestroy', 'handle_indirect');
@@ -41,7 +54,16 @@ export function nvFatbinDestroy(handle_indirect: H.nvFatbinHandle | null): [E.nv
 }
 
 let f_nvFatbinAddPTX: KoffiFunction | undefined;
-/** nvFatbinAddPTX adds PTX to the fatbinary. */
+/**
+ * nvFatbinAddPTX adds PTX to the fatbinary.
+ * @param handle - nvFatbin handle
+ * @param code - The PTX code
+ * @param size - The size of the PTX code
+ * @param arch - The numerical architecture that this PTX is for (the XX of any sm_XX, lto_XX, or compute_XX)
+ * @param identifier - Name of the PTX, useful when extracting the fatbin with tools like cuobjdump
+ * @param optionsCmdLine - Options used during JIT compilation
+ * @returns `[err]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INVALID_ARCH, NVFATBIN_ERROR_PTX_ARCH_MISMATCH, NVFATBIN_ERROR_COMPRESSION_FAILED, NVFATBIN_ERROR_UNRECOGNIZED_OPTION, NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED, NVFATBIN_ERROR_EMPTY_INPUT, NVFATBIN_ERROR_MISSING_PTX_VERSION, NVFATBIN_ERROR_MISSING_PTX_ARCH, NVFATBIN_ERROR_INTERNAL).
+ */
 // nvFatbinResult nvFatbinAddPTX(nvFatbinHandle handle, const char * code, size_t size, const char * arch, const char * identifier, const char * optionsCmdLine) — nvFatbin.h:185
 export function nvFatbinAddPTX(handle: H.nvFatbinHandle | null, code: Pointer, size: number | bigint, arch: string, identifier: string, optionsCmdLine: string): [E.nvFatbinResult] {
   const a_handle = M.handle(handle, 'nvFatbinAddPTX', 'handle');
@@ -56,7 +78,15 @@ export function nvFatbinAddPTX(handle: H.nvFatbinHandle | null, code: Pointer, s
 }
 
 let f_nvFatbinAddCubin: KoffiFunction | undefined;
-/** nvFatbinAddCubin adds a CUDA binary to the fatbinary. */
+/**
+ * nvFatbinAddCubin adds a CUDA binary to the fatbinary.
+ * @param handle - nvFatbin handle
+ * @param code - The cubin
+ * @param size - The size of the cubin
+ * @param arch - The numerical architecture that this cubin is for (the XX of any sm_XX, lto_XX, or compute_XX)
+ * @param identifier - Name of the cubin, useful when extracting the fatbin with tools like cuobjdump
+ * @returns `[err]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_INVALID_ARCH, NVFATBIN_ERROR_ELF_ARCH_MISMATCH, NVFATBIN_ERROR_ELF_SIZE_MISMATCH, NVFATBIN_ERROR_COMPRESSION_FAILED, NVFATBIN_ERROR_UNRECOGNIZED_OPTION, NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED, NVFATBIN_ERROR_EMPTY_INPUT, NVFATBIN_ERROR_INTERNAL).
+ */
 // nvFatbinResult nvFatbinAddCubin(nvFatbinHandle handle, const void * code, size_t size, const char * arch, const char * identifier) — nvFatbin.h:210
 export function nvFatbinAddCubin(handle: H.nvFatbinHandle | null, code: Pointer, size: number | bigint, arch: string, identifier: string): [E.nvFatbinResult] {
   const a_handle = M.handle(handle, 'nvFatbinAddCubin', 'handle');
@@ -70,7 +100,16 @@ export function nvFatbinAddCubin(handle: H.nvFatbinHandle | null, code: Pointer,
 }
 
 let f_nvFatbinAddLTOIR: KoffiFunction | undefined;
-/** nvFatbinAddLTOIR adds LTOIR to the fatbinary. */
+/**
+ * nvFatbinAddLTOIR adds LTOIR to the fatbinary.
+ * @param handle - nvFatbin handle
+ * @param code - The LTOIR code
+ * @param size - The size of the LTOIR code
+ * @param arch - The numerical architecture that this LTOIR is for (the XX of any sm_XX, lto_XX, or compute_XX)
+ * @param identifier - Name of the LTOIR, useful when extracting the fatbin with tools like cuobjdump
+ * @param optionsCmdLine - Options used during JIT compilation
+ * @returns `[err]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INVALID_ARCH, NVFATBIN_ERROR_COMPRESSION_FAILED, NVFATBIN_ERROR_UNRECOGNIZED_OPTION, NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED, NVFATBIN_ERROR_EMPTY_INPUT, NVFATBIN_ERROR_INTERNAL).
+ */
 // nvFatbinResult nvFatbinAddLTOIR(nvFatbinHandle handle, const void * code, size_t size, const char * arch, const char * identifier, const char * optionsCmdLine) — nvFatbin.h:250
 export function nvFatbinAddLTOIR(handle: H.nvFatbinHandle | null, code: Pointer, size: number | bigint, arch: string, identifier: string, optionsCmdLine: string): [E.nvFatbinResult] {
   const a_handle = M.handle(handle, 'nvFatbinAddLTOIR', 'handle');
@@ -85,7 +124,14 @@ export function nvFatbinAddLTOIR(handle: H.nvFatbinHandle | null, code: Pointer,
 }
 
 let f_nvFatbinAddIndex: KoffiFunction | undefined;
-/** nvFatbinAddIndex adds an index file to the fatbinary. */
+/**
+ * nvFatbinAddIndex adds an index file to the fatbinary.
+ * @param handle - nvFatbin handle
+ * @param code - The index
+ * @param size - The size of the index
+ * @param identifier - Name of the index, useful when extracting the fatbin with tools like cuobjdump
+ * @returns `[err]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_INVALID_INDEX, NVFATBIN_ERROR_COMPRESSION_FAILED, NVFATBIN_ERROR_UNRECOGNIZED_OPTION, NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED, NVFATBIN_ERROR_EMPTY_INPUT, NVFATBIN_ERROR_INTERNAL).
+ */
 // nvFatbinResult nvFatbinAddIndex(nvFatbinHandle handle, const void * code, size_t size, const char * identifier) — nvFatbin.h:275
 export function nvFatbinAddIndex(handle: H.nvFatbinHandle | null, code: Pointer, size: number | bigint, identifier: string): [E.nvFatbinResult] {
   const a_handle = M.handle(handle, 'nvFatbinAddIndex', 'handle');
@@ -98,7 +144,13 @@ export function nvFatbinAddIndex(handle: H.nvFatbinHandle | null, code: Pointer,
 }
 
 let f_nvFatbinAddReloc: KoffiFunction | undefined;
-/** nvFatbinAddReloc adds relocatable PTX entries from a host object to the fatbinary. */
+/**
+ * nvFatbinAddReloc adds relocatable PTX entries from a host object to the fatbinary.
+ * @param handle - nvFatbin handle
+ * @param code - The host object image
+ * @param size - The size of the host object image code
+ * @returns `[err]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INVALID_ARCH, NVFATBIN_ERROR_PTX_ARCH_MISMATCH, NVFATBIN_ERROR_COMPRESSION_FAILED, NVFATBIN_ERROR_UNRECOGNIZED_OPTION, NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED, NVFATBIN_ERROR_EMPTY_INPUT, NVFATBIN_ERROR_MISSING_PTX_VERSION, NVFATBIN_ERROR_MISSING_PTX_ARCH, NVFATBIN_ERROR_IDENTIFIER_REUSE, NVFATBIN_ERROR_INTERNAL).
+ */
 // nvFatbinResult nvFatbinAddReloc(nvFatbinHandle handle, const void * code, size_t size) — nvFatbin.h:310
 export function nvFatbinAddReloc(handle: H.nvFatbinHandle | null, code: Pointer, size: number | bigint): [E.nvFatbinResult] {
   const a_handle = M.handle(handle, 'nvFatbinAddReloc', 'handle');
@@ -110,7 +162,11 @@ export function nvFatbinAddReloc(handle: H.nvFatbinHandle | null, code: Pointer,
 }
 
 let f_nvFatbinSize: KoffiFunction | undefined;
-/** nvFatbinSize returns the fatbinary's size. */
+/**
+ * nvFatbinSize returns the fatbinary's size.
+ * @param handle - nvFatbin handle
+ * @returns `[err, size]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INTERNAL); `size`: The fatbinary's size; the outputs are null unless `err` is NVFATBIN_SUCCESS.
+ */
 // nvFatbinResult nvFatbinSize(nvFatbinHandle handle, size_t * size) — nvFatbin.h:325
 export function nvFatbinSize(handle: H.nvFatbinHandle | null): [E.nvFatbinResult, number | null] {
   const a_handle = M.handle(handle, 'nvFatbinSize', 'handle');
@@ -120,7 +176,12 @@ export function nvFatbinSize(handle: H.nvFatbinHandle | null): [E.nvFatbinResult
 }
 
 let f_nvFatbinGet: KoffiFunction | undefined;
-/** nvFatbinGet returns the completed fatbinary. `buffer`: a buffer of the size nvFatbinSize reports, or null to get a new Buffer of that size back. */
+/**
+ * nvFatbinGet returns the completed fatbinary. `buffer`: a buffer of the size nvFatbinSize reports, or null to get a new Buffer of that size back.
+ * @param handle - nvFatbin handle
+ * @param buffer - memory to store fatbinary
+ * @returns `[err, buffer]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INTERNAL); `buffer`: memory to store fatbinary; the outputs are null unless `err` is NVFATBIN_SUCCESS.
+ */
 // nvFatbinResult nvFatbinGet(nvFatbinHandle handle, void * buffer) — nvFatbin.h:343
 export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [E.nvFatbinResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvFatbinGet', 'handle');
@@ -135,7 +196,10 @@ export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [
 }
 
 let f_nvFatbinVersion: KoffiFunction | undefined;
-/** nvFatbinVersion returns the current version of nvFatbin */
+/**
+ * nvFatbinVersion returns the current version of nvFatbin
+ * @returns `[err, major, minor]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INTERNAL); `major`: The major version; `minor`: The minor version; the outputs are null unless `err` is NVFATBIN_SUCCESS.
+ */
 // nvFatbinResult nvFatbinVersion(unsigned int * major, unsigned int * minor) — nvFatbin.h:357
 export function nvFatbinVersion(): [E.nvFatbinResult, number | null, number | null] {
   const err = (f_nvFatbinVersion ??= L.bind('nvFatbinVersion'))(K.slot[0], K.slot[1]) as E.nvFatbinResult;

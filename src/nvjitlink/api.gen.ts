@@ -10,7 +10,12 @@ import type * as H from './handles.gen';
 
 
 let f_nvJitLinkCreate: KoffiFunction | undefined;
-/** nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle. */
+/**
+ * nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
+ * @param numOptions - (undocumented in the header) C type `uint32_t`
+ * @param options - (undocumented in the header) C type `const char *const *`
+ * @returns `[err, handle]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_UNRECOGNIZED_OPTION, NVJITLINK_ERROR_MISSING_ARCH, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `handle`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkCreate_13_0(nvJitLinkHandle * handle, uint32_t numOptions, const char *const * options) — nvJitLink.h:190
 export function nvJitLinkCreate(numOptions: number, options: string[] | null): [E.nvJitLinkResult, H.nvJitLinkHandle | null] {
   const a_numOptions = M.u32(numOptions, 'nvJitLinkCreate', 'numOptions');
@@ -22,7 +27,11 @@ export function nvJitLinkCreate(numOptions: number, options: string[] | null): [
 }
 
 let f_nvJitLinkDestroy: KoffiFunction | undefined;
-/** nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL. */
+/**
+ * nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle *`
+ * @returns `[err]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL).
+ */
 // nvJitLinkResult __nvJitLinkDestroy_13_0(nvJitLinkHandle * handle) — nvJitLink.h:214
 export function nvJitLinkDestroy(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult] {
   const a_handle = M.handle(handle, 'nvJitLinkDestroy', 'handle');
@@ -32,7 +41,15 @@ export function nvJitLinkDestroy(handle: H.nvJitLinkHandle | null): [E.nvJitLink
 }
 
 let f_nvJitLinkAddData: KoffiFunction | undefined;
-/** nvJitLinkAddData adds data image to the link. */
+/**
+ * nvJitLinkAddData adds data image to the link.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @param inputType - (undocumented in the header) C type `nvJitLinkInputType`
+ * @param data - (undocumented in the header) C type `const void *`
+ * @param size - (undocumented in the header) C type `size_t`
+ * @param name - (undocumented in the header) C type `const char *`
+ * @returns `[err]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL).
+ */
 // nvJitLinkResult __nvJitLinkAddData_13_0(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void * data, size_t size, const char * name) — nvJitLink.h:241
 export function nvJitLinkAddData(handle: H.nvJitLinkHandle | null, inputType: E.nvJitLinkInputType, data: Pointer, size: number | bigint, name: string): [E.nvJitLinkResult] {
   const a_handle = M.handle(handle, 'nvJitLinkAddData', 'handle');
@@ -46,7 +63,13 @@ export function nvJitLinkAddData(handle: H.nvJitLinkHandle | null, inputType: E.
 }
 
 let f_nvJitLinkAddFile: KoffiFunction | undefined;
-/** nvJitLinkAddFile reads data from file and links it in. */
+/**
+ * nvJitLinkAddFile reads data from file and links it in.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @param inputType - (undocumented in the header) C type `nvJitLinkInputType`
+ * @param fileName - (undocumented in the header) C type `const char *`
+ * @returns `[err]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL).
+ */
 // nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char * fileName) — nvJitLink.h:269
 export function nvJitLinkAddFile(handle: H.nvJitLinkHandle | null, inputType: E.nvJitLinkInputType, fileName: string): [E.nvJitLinkResult] {
   const a_handle = M.handle(handle, 'nvJitLinkAddFile', 'handle');
@@ -57,7 +80,11 @@ export function nvJitLinkAddFile(handle: H.nvJitLinkHandle | null, inputType: E.
 }
 
 let f_nvJitLinkComplete: KoffiFunction | undefined;
-/** nvJitLinkComplete does the actual link. */
+/**
+ * nvJitLinkComplete does the actual link.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @returns `[err]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL).
+ */
 // nvJitLinkResult __nvJitLinkComplete_13_0(nvJitLinkHandle handle) — nvJitLink.h:290
 export function nvJitLinkComplete(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult] {
   const a_handle = M.handle(handle, 'nvJitLinkComplete', 'handle');
@@ -66,7 +93,11 @@ export function nvJitLinkComplete(handle: H.nvJitLinkHandle | null): [E.nvJitLin
 }
 
 let f_nvJitLinkGetLinkedCubinSize: KoffiFunction | undefined;
-/** nvJitLinkGetLinkedCubinSize gets the size of the linked cubin. */
+/**
+ * nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetLinkedCubinSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:313
 export function nvJitLinkGetLinkedCubinSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedCubinSize', 'handle');
@@ -76,7 +107,12 @@ export function nvJitLinkGetLinkedCubinSize(handle: H.nvJitLinkHandle | null): [
 }
 
 let f_nvJitLinkGetLinkedCubin: KoffiFunction | undefined;
-/** nvJitLinkGetLinkedCubin gets the linked cubin. `cubin`: a buffer of the size nvJitLinkGetLinkedCubinSize reports, or null to get a new Buffer of that size back. */
+/**
+ * nvJitLinkGetLinkedCubin gets the linked cubin. `cubin`: a buffer of the size nvJitLinkGetLinkedCubinSize reports, or null to get a new Buffer of that size back.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @param cubin - (undocumented in the header) C type `void *`
+ * @returns `[err, cubin]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `cubin`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetLinkedCubin_13_0(nvJitLinkHandle handle, void * cubin) — nvJitLink.h:339
 export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedCubin', 'handle');
@@ -91,7 +127,11 @@ export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin:
 }
 
 let f_nvJitLinkGetLinkedPtxSize: KoffiFunction | undefined;
-/** nvJitLinkGetLinkedPtxSize gets the size of the linked ptx. */
+/**
+ * nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetLinkedPtxSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:365
 export function nvJitLinkGetLinkedPtxSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedPtxSize', 'handle');
@@ -101,7 +141,12 @@ export function nvJitLinkGetLinkedPtxSize(handle: H.nvJitLinkHandle | null): [E.
 }
 
 let f_nvJitLinkGetLinkedPtx: KoffiFunction | undefined;
-/** nvJitLinkGetLinkedPtx gets the linked ptx. `ptx`: a buffer of the size nvJitLinkGetLinkedPtxSize reports, or null to get a new Buffer of that size back. */
+/**
+ * nvJitLinkGetLinkedPtx gets the linked ptx. `ptx`: a buffer of the size nvJitLinkGetLinkedPtxSize reports, or null to get a new Buffer of that size back.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @param ptx - (undocumented in the header) C type `char *`
+ * @returns `[err, ptx]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `ptx`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetLinkedPtx_13_0(nvJitLinkHandle handle, char * ptx) — nvJitLink.h:392
 export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedPtx', 'handle');
@@ -116,7 +161,11 @@ export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Poi
 }
 
 let f_nvJitLinkGetErrorLogSize: KoffiFunction | undefined;
-/** nvJitLinkGetErrorLogSize gets the size of the error log. */
+/**
+ * nvJitLinkGetErrorLogSize gets the size of the error log.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetErrorLogSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:417
 export function nvJitLinkGetErrorLogSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetErrorLogSize', 'handle');
@@ -126,7 +175,12 @@ export function nvJitLinkGetErrorLogSize(handle: H.nvJitLinkHandle | null): [E.n
 }
 
 let f_nvJitLinkGetErrorLog: KoffiFunction | undefined;
-/** nvJitLinkGetErrorLog puts any error messages in the log. `log`: a buffer of the size nvJitLinkGetErrorLogSize reports, or null to get a new Buffer of that size back. */
+/**
+ * nvJitLinkGetErrorLog puts any error messages in the log. `log`: a buffer of the size nvJitLinkGetErrorLogSize reports, or null to get a new Buffer of that size back.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @param log - (undocumented in the header) C type `char *`
+ * @returns `[err, log]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `log`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetErrorLog_13_0(nvJitLinkHandle handle, char * log) — nvJitLink.h:443
 export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetErrorLog', 'handle');
@@ -141,7 +195,11 @@ export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Poin
 }
 
 let f_nvJitLinkGetInfoLogSize: KoffiFunction | undefined;
-/** nvJitLinkGetInfoLogSize gets the size of the info log. */
+/**
+ * nvJitLinkGetInfoLogSize gets the size of the info log.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetInfoLogSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:468
 export function nvJitLinkGetInfoLogSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetInfoLogSize', 'handle');
@@ -151,7 +209,12 @@ export function nvJitLinkGetInfoLogSize(handle: H.nvJitLinkHandle | null): [E.nv
 }
 
 let f_nvJitLinkGetInfoLog: KoffiFunction | undefined;
-/** nvJitLinkGetInfoLog puts any info messages in the log. `log`: a buffer of the size nvJitLinkGetInfoLogSize reports, or null to get a new Buffer of that size back. */
+/**
+ * nvJitLinkGetInfoLog puts any info messages in the log. `log`: a buffer of the size nvJitLinkGetInfoLogSize reports, or null to get a new Buffer of that size back.
+ * @param handle - (undocumented in the header) C type `nvJitLinkHandle`
+ * @param log - (undocumented in the header) C type `char *`
+ * @returns `[err, log]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `log`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult __nvJitLinkGetInfoLog_13_0(nvJitLinkHandle handle, char * log) — nvJitLink.h:494
 export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Pointer): [E.nvJitLinkResult, Buffer | null] {
   const a_handle = M.handle(handle, 'nvJitLinkGetInfoLog', 'handle');
@@ -166,7 +229,10 @@ export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Point
 }
 
 let f_nvJitLinkVersion: KoffiFunction | undefined;
-/** nvJitLinkVersion returns the current version of nvJitLink. */
+/**
+ * nvJitLinkVersion returns the current version of nvJitLink.
+ * @returns `[err, major, minor]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `major`: The major version; `minor`: The minor version; the outputs are null unless `err` is NVJITLINK_SUCCESS.
+ */
 // nvJitLinkResult nvJitLinkVersion(unsigned int * major, unsigned int * minor) — nvJitLink.h:514
 export function nvJitLinkVersion(): [E.nvJitLinkResult, number | null, number | null] {
   const err = (f_nvJitLinkVersion ??= L.bind('nvJitLinkVersion'))(K.slot[0], K.slot[1]) as E.nvJitLinkResult;

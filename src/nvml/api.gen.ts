@@ -11,7 +11,10 @@ import type * as H from './handles.gen';
 
 
 let f_nvmlInit: KoffiFunction | undefined;
-/** Initialize NVML, but don't initialize any GPUs yet. */
+/**
+ * Initialize NVML, but don't initialize any GPUs yet.
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlInit_v2(void) — nvml.h:3731
 export function nvmlInit(): [E.nvmlReturn_t] {
   const err = (f_nvmlInit ??= L.bind('nvmlInit'))() as E.nvmlReturn_t;
@@ -19,7 +22,11 @@ export function nvmlInit(): [E.nvmlReturn_t] {
 }
 
 let f_nvmlInitWithFlags: KoffiFunction | undefined;
-/** nvmlInitWithFlags is a variant of nvmlInit(), that allows passing a set of boolean values modifying the behaviour of nvmlInit(). */
+/**
+ * nvmlInitWithFlags is a variant of nvmlInit(), that allows passing a set of boolean values modifying the behaviour of nvmlInit().
+ * @param flags - behaviour modifier flags
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlInitWithFlags(unsigned int flags) — nvml.h:3748
 export function nvmlInitWithFlags(flags: number): [E.nvmlReturn_t] {
   const a_flags = M.u32(flags, 'nvmlInitWithFlags', 'flags');
@@ -28,7 +35,10 @@ export function nvmlInitWithFlags(flags: number): [E.nvmlReturn_t] {
 }
 
 let f_nvmlShutdown: KoffiFunction | undefined;
-/** Shut down NVML by releasing all GPU resources previously allocated with nvmlInit_v2(). */
+/**
+ * Shut down NVML by releasing all GPU resources previously allocated with nvmlInit_v2().
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlShutdown(void) — nvml.h:3765
 export function nvmlShutdown(): [E.nvmlReturn_t] {
   const err = (f_nvmlShutdown ??= L.bind('nvmlShutdown'))() as E.nvmlReturn_t;
@@ -36,7 +46,11 @@ export function nvmlShutdown(): [E.nvmlReturn_t] {
 }
 
 let f_nvmlErrorString: KoffiFunction | undefined;
-/** Helper method for converting NVML error codes into readable strings. */
+/**
+ * Helper method for converting NVML error codes into readable strings.
+ * @param result - NVML error code to convert
+ * @returns `[err, value]` — `err`: always NVML_SUCCESS; `value`: String representation of the error.
+ */
 // const char * nvmlErrorString(nvmlReturn_t result) — nvml.h:3786
 export function nvmlErrorString(result: E.nvmlReturn_t): [E.nvmlReturn_t, string] {
   const a_result = M.i32(result, 'nvmlErrorString', 'result');
@@ -45,7 +59,11 @@ export function nvmlErrorString(result: E.nvmlReturn_t): [E.nvmlReturn_t, string
 }
 
 let f_nvmlSystemGetDriverVersion: KoffiFunction | undefined;
-/** Retrieves the version of the system's graphics driver. */
+/**
+ * Retrieves the version of the system's graphics driver.
+ * @param length - The maximum allowed length of the string returned in version
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE); `version`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetDriverVersion(char * version, unsigned int length) — nvml.h:3873
 export function nvmlSystemGetDriverVersion(length: number): [E.nvmlReturn_t, string | null] {
   const a_length = M.u32(length, 'nvmlSystemGetDriverVersion', 'length');
@@ -57,7 +75,11 @@ export function nvmlSystemGetDriverVersion(length: number): [E.nvmlReturn_t, str
 }
 
 let f_nvmlSystemGetNVMLVersion: KoffiFunction | undefined;
-/** Retrieves the version of the NVML library. */
+/**
+ * Retrieves the version of the NVML library.
+ * @param length - The maximum allowed length of the string returned in version
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE); `version`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetNVMLVersion(char * version, unsigned int length) — nvml.h:3891
 export function nvmlSystemGetNVMLVersion(length: number): [E.nvmlReturn_t, string | null] {
   const a_length = M.u32(length, 'nvmlSystemGetNVMLVersion', 'length');
@@ -69,7 +91,10 @@ export function nvmlSystemGetNVMLVersion(length: number): [E.nvmlReturn_t, strin
 }
 
 let f_nvmlSystemGetCudaDriverVersion: KoffiFunction | undefined;
-/** Retrieves the version of the CUDA driver. */
+/**
+ * Retrieves the version of the CUDA driver.
+ * @returns `[err, cudaDriverVersion]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `cudaDriverVersion`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion(int * cudaDriverVersion) — nvml.h:3907
 export function nvmlSystemGetCudaDriverVersion(): [E.nvmlReturn_t, number | null] {
   const err = (f_nvmlSystemGetCudaDriverVersion ??= L.bind('nvmlSystemGetCudaDriverVersion'))(K.slot[0]) as E.nvmlReturn_t;
@@ -78,7 +103,10 @@ export function nvmlSystemGetCudaDriverVersion(): [E.nvmlReturn_t, number | null
 }
 
 let f_nvmlSystemGetCudaDriverVersion_v2: KoffiFunction | undefined;
-/** Retrieves the version of the CUDA driver from the shared library. */
+/**
+ * Retrieves the version of the CUDA driver from the shared library.
+ * @returns `[err, cudaDriverVersion]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND); `cudaDriverVersion`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int * cudaDriverVersion) — nvml.h:3924
 export function nvmlSystemGetCudaDriverVersion_v2(): [E.nvmlReturn_t, number | null] {
   const err = (f_nvmlSystemGetCudaDriverVersion_v2 ??= L.bind('nvmlSystemGetCudaDriverVersion_v2'))(K.slot[0]) as E.nvmlReturn_t;
@@ -87,7 +115,12 @@ export function nvmlSystemGetCudaDriverVersion_v2(): [E.nvmlReturn_t, number | n
 }
 
 let f_nvmlSystemGetProcessName: KoffiFunction | undefined;
-/** Gets name of the process with provided process id */
+/**
+ * Gets name of the process with provided process id
+ * @param pid - The identifier of the process
+ * @param length - The maximum allowed length of the string returned in name
+ * @returns `[err, name]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN); `name`: Reference in which to return the process name; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char * name, unsigned int length) — nvml.h:3952
 export function nvmlSystemGetProcessName(pid: number, length: number): [E.nvmlReturn_t, string | null] {
   const a_pid = M.u32(pid, 'nvmlSystemGetProcessName', 'pid');
@@ -100,7 +133,11 @@ export function nvmlSystemGetProcessName(pid: number, length: number): [E.nvmlRe
 }
 
 let f_nvmlSystemGetHicVersion: KoffiFunction | undefined;
-/** Retrieves the IDs and firmware versions for any Host Interface Cards (HICs) in the system. */
+/**
+ * Retrieves the IDs and firmware versions for any Host Interface Cards (HICs) in the system.
+ * @param hwbcCount - Size of hwbcEntries array
+ * @returns `[err, hwbcCount, hwbcEntries]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE); `hwbcCount`: Size of hwbcEntries array; `hwbcEntries`: Array holding information about hwbc; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetHicVersion(unsigned int * hwbcCount, nvmlHwbcEntry_t * hwbcEntries) — nvml.h:3971
 export function nvmlSystemGetHicVersion(hwbcCount: number): [E.nvmlReturn_t, number | null, S.nvmlHwbcEntry_st[] | null] {
   const a_hwbcCount = M.size(hwbcCount, 'nvmlSystemGetHicVersion', 'hwbcCount');
@@ -115,7 +152,12 @@ export function nvmlSystemGetHicVersion(hwbcCount: number): [E.nvmlReturn_t, num
 }
 
 let f_nvmlSystemGetTopologyGpuSet: KoffiFunction | undefined;
-/** Retrieve the set of GPUs that have a CPU affinity with the given CPU number For all products. */
+/**
+ * Retrieve the set of GPUs that have a CPU affinity with the given CPU number For all products.
+ * @param cpuNumber - The CPU number
+ * @param count - When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd
+ * @returns `[err, count, deviceArray]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `count`: When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd; `deviceArray`: An array of device handles for GPUs found with affinity to cpuNumber; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int cpuNumber, unsigned int * count, nvmlDevice_t * deviceArray) — nvml.h:3990
 export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
   const a_cpuNumber = M.u32(cpuNumber, 'nvmlSystemGetTopologyGpuSet', 'cpuNumber');
@@ -131,7 +173,12 @@ export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): [
 }
 
 let f_nvmlSystemGetDriverBranch: KoffiFunction | undefined;
-/** Retrieves the driver branch of the NVIDIA driver installed on the system. */
+/**
+ * Retrieves the driver branch of the NVIDIA driver installed on the system.
+ * @param branchInfo - Pointer to the driver branch information structure nvmlSystemDriverBranchInfo_t
+ * @param length - The maximum allowed length of the driver branch string
+ * @returns `[err, branchInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `branchInfo`: Pointer to the driver branch information structure nvmlSystemDriverBranchInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetDriverBranch(nvmlSystemDriverBranchInfo_t * branchInfo, unsigned int length) — nvml.h:4021
 export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchInfo_v1_t | S.nvmlSystemDriverBranchInfo_v1_tInit | null, length: number): [E.nvmlReturn_t, S.nvmlSystemDriverBranchInfo_v1_t | null] {
   const a_branchInfo = X.inoutStruct(branchInfo, S.nvmlSystemDriverBranchInfo_v1_t, 'nvmlSystemGetDriverBranch', 'branchInfo');
@@ -143,7 +190,10 @@ export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchIn
 }
 
 let f_nvmlUnitGetCount: KoffiFunction | undefined;
-/** Retrieves the number of units in the system. */
+/**
+ * Retrieves the number of units in the system.
+ * @returns `[err, unitCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `unitCount`: Reference in which to return the number of units; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetCount(unsigned int * unitCount) — nvml.h:4048
 export function nvmlUnitGetCount(): [E.nvmlReturn_t, number | null] {
   const err = (f_nvmlUnitGetCount ??= L.bind('nvmlUnitGetCount'))(K.slot[0]) as E.nvmlReturn_t;
@@ -152,7 +202,11 @@ export function nvmlUnitGetCount(): [E.nvmlReturn_t, number | null] {
 }
 
 let f_nvmlUnitGetHandleByIndex: KoffiFunction | undefined;
-/** Acquire the handle for a particular unit, based on its index. */
+/**
+ * Acquire the handle for a particular unit, based on its index.
+ * @param index - The index of the target unit, >= 0 and < unitCount
+ * @returns `[err, unit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `unit`: Reference in which to return the unit handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetHandleByIndex(unsigned int index, nvmlUnit_t * unit) — nvml.h:4069
 export function nvmlUnitGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvmlUnit_t | null] {
   const a_index = M.u32(index, 'nvmlUnitGetHandleByIndex', 'index');
@@ -162,7 +216,12 @@ export function nvmlUnitGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvml
 }
 
 let f_nvmlUnitGetUnitInfo: KoffiFunction | undefined;
-/** Retrieves the static information associated with a unit. */
+/**
+ * Retrieves the static information associated with a unit.
+ * @param unit - The identifier of the target unit
+ * @param info - Reference in which to return the unit information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `info`: Reference in which to return the unit information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetUnitInfo(nvmlUnit_t unit, nvmlUnitInfo_t * info) — nvml.h:4086
 export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnitInfo_st | S.nvmlUnitInfo_stInit | null): [E.nvmlReturn_t, S.nvmlUnitInfo_st | null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetUnitInfo', 'unit');
@@ -173,7 +232,12 @@ export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnit
 }
 
 let f_nvmlUnitGetLedState: KoffiFunction | undefined;
-/** Retrieves the LED state associated with this unit. */
+/**
+ * Retrieves the LED state associated with this unit.
+ * @param unit - The identifier of the target unit
+ * @param state - Reference in which to return the current LED state
+ * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `state`: Reference in which to return the current LED state; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetLedState(nvmlUnit_t unit, nvmlLedState_t * state) — nvml.h:4107
 export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLedState_st | S.nvmlLedState_stInit | null): [E.nvmlReturn_t, S.nvmlLedState_st | null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetLedState', 'unit');
@@ -184,7 +248,12 @@ export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLed
 }
 
 let f_nvmlUnitGetPsuInfo: KoffiFunction | undefined;
-/** Retrieves the PSU stats for the unit. */
+/**
+ * Retrieves the PSU stats for the unit.
+ * @param unit - The identifier of the target unit
+ * @param psu - Reference in which to return the PSU information
+ * @returns `[err, psu]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `psu`: Reference in which to return the PSU information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetPsuInfo(nvmlUnit_t unit, nvmlPSUInfo_t * psu) — nvml.h:4126
 export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInfo_st | S.nvmlPSUInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPSUInfo_st | null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetPsuInfo', 'unit');
@@ -195,7 +264,12 @@ export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInf
 }
 
 let f_nvmlUnitGetTemperature: KoffiFunction | undefined;
-/** Retrieves the temperature readings for the unit, in degrees C. */
+/**
+ * Retrieves the temperature readings for the unit, in degrees C.
+ * @param unit - The identifier of the target unit
+ * @param type - The type of reading to take
+ * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `temp`: Reference in which to return the intake temperature; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetTemperature(nvmlUnit_t unit, unsigned int type, unsigned int * temp) — nvml.h:4147
 export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number): [E.nvmlReturn_t, number | null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetTemperature', 'unit');
@@ -206,7 +280,12 @@ export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number):
 }
 
 let f_nvmlUnitGetFanSpeedInfo: KoffiFunction | undefined;
-/** Retrieves the fan speed readings for the unit. */
+/**
+ * Retrieves the fan speed readings for the unit.
+ * @param unit - The identifier of the target unit
+ * @param fanSpeeds - Reference in which to return the fan speed information
+ * @returns `[err, fanSpeeds]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `fanSpeeds`: Reference in which to return the fan speed information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetFanSpeedInfo(nvmlUnit_t unit, nvmlUnitFanSpeeds_t * fanSpeeds) — nvml.h:4166
 export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S.nvmlUnitFanSpeeds_st | S.nvmlUnitFanSpeeds_stInit | null): [E.nvmlReturn_t, S.nvmlUnitFanSpeeds_st | null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetFanSpeedInfo', 'unit');
@@ -217,7 +296,12 @@ export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S
 }
 
 let f_nvmlUnitGetDevices: KoffiFunction | undefined;
-/** Retrieves the set of GPU devices that are attached to the specified unit. */
+/**
+ * Retrieves the set of GPU devices that are attached to the specified unit.
+ * @param unit - The identifier of the target unit
+ * @param deviceCount - Reference in which to provide the devices array size, and to return the number of attached GPU devices
+ * @returns `[err, deviceCount, devices]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `deviceCount`: Reference in which to provide the devices array size, and to return the number of attached GPU devices; `devices`: Reference in which to return the references to the attached GPU devices; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlUnitGetDevices(nvmlUnit_t unit, unsigned int * deviceCount, nvmlDevice_t * devices) — nvml.h:4187
 export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetDevices', 'unit');
@@ -233,7 +317,10 @@ export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: numbe
 }
 
 let f_nvmlDeviceGetCount: KoffiFunction | undefined;
-/** Retrieves the number of compute devices in the system. */
+/**
+ * Retrieves the number of compute devices in the system.
+ * @returns `[err, deviceCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `deviceCount`: Reference in which to return the number of accessible devices; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int * deviceCount) — nvml.h:4221
 export function nvmlDeviceGetCount(): [E.nvmlReturn_t, number | null] {
   const err = (f_nvmlDeviceGetCount ??= L.bind('nvmlDeviceGetCount'))(K.slot[0]) as E.nvmlReturn_t;
@@ -242,7 +329,12 @@ export function nvmlDeviceGetCount(): [E.nvmlReturn_t, number | null] {
 }
 
 let f_nvmlDeviceGetAttributes: KoffiFunction | undefined;
-/** Get attributes (engine counts etc.) for the given NVML device handle. */
+/**
+ * Get attributes (engine counts etc.) for the given NVML device handle.
+ * @param device - NVML device handle
+ * @param attributes - Device attributes
+ * @returns `[err, attributes]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `attributes`: Device attributes; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t * attributes) — nvml.h:4241
 export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attributes?: S.nvmlDeviceAttributes_st | S.nvmlDeviceAttributes_stInit | null): [E.nvmlReturn_t, S.nvmlDeviceAttributes_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAttributes', 'device');
@@ -253,7 +345,11 @@ export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attribute
 }
 
 let f_nvmlDeviceGetHandleByIndex: KoffiFunction | undefined;
-/** Acquire the handle for a particular device, based on its index. */
+/**
+ * Acquire the handle for a particular device, based on its index.
+ * @param index - The index of the target GPU, >= 0 and < accessibleDevices
+ * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t * device) — nvml.h:4289
 export function nvmlDeviceGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
   const a_index = M.u32(index, 'nvmlDeviceGetHandleByIndex', 'index');
@@ -263,7 +359,11 @@ export function nvmlDeviceGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nv
 }
 
 let f_nvmlDeviceGetHandleBySerial: KoffiFunction | undefined;
-/** Acquire the handle for a particular device, based on its board serial number. */
+/**
+ * Acquire the handle for a particular device, based on its board serial number.
+ * @param serial - The board serial number of the target GPU
+ * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetHandleBySerial(const char * serial, nvmlDevice_t * device) — nvml.h:4323
 export function nvmlDeviceGetHandleBySerial(serial: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
   const a_serial = M.str(serial, 'nvmlDeviceGetHandleBySerial', 'serial');
@@ -273,7 +373,11 @@ export function nvmlDeviceGetHandleBySerial(serial: string): [E.nvmlReturn_t, H.
 }
 
 let f_nvmlDeviceGetHandleByUUID: KoffiFunction | undefined;
-/** Acquire the handle for a particular device, based on its globally unique immutable UUID (in ASCII format) associated with each device. */
+/**
+ * Acquire the handle for a particular device, based on its globally unique immutable UUID (in ASCII format) associated with each device.
+ * @param uuid - The UUID of the target GPU or MIG instance
+ * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle or MIG device handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetHandleByUUID(const char * uuid, nvmlDevice_t * device) — nvml.h:4348
 export function nvmlDeviceGetHandleByUUID(uuid: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
   const a_uuid = M.str(uuid, 'nvmlDeviceGetHandleByUUID', 'uuid');
@@ -283,7 +387,11 @@ export function nvmlDeviceGetHandleByUUID(uuid: string): [E.nvmlReturn_t, H.nvml
 }
 
 let f_nvmlDeviceGetHandleByUUIDV: KoffiFunction | undefined;
-/** Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device. */
+/**
+ * Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device.
+ * @param uuid - The UUID of the target GPU or MIG instance
+ * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_FOUND, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle or MIG device handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t * uuid, nvmlDevice_t * device) — nvml.h:4371
 export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1_tInit | null): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
   const a_uuid = X.structArg(uuid, S.nvmlUUID_v1_t, 'nvmlDeviceGetHandleByUUIDV', 'uuid');
@@ -293,7 +401,11 @@ export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1
 }
 
 let f_nvmlDeviceGetHandleByPciBusId: KoffiFunction | undefined;
-/** Acquire the handle for a particular device, based on its PCI bus id. */
+/**
+ * Acquire the handle for a particular device, based on its PCI bus id.
+ * @param pciBusId - The PCI bus id of the target GPU Accept the following formats (all numbers in hexadecimal): domain:bus:device.function in format %x:%x:%x.%x domain:bus:device in format %x:%x:%x bus:device.function in format %x:%x.%x
+ * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char * pciBusId, nvmlDevice_t * device) — nvml.h:4406
 export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
   const a_pciBusId = M.str(pciBusId, 'nvmlDeviceGetHandleByPciBusId', 'pciBusId');
@@ -303,7 +415,12 @@ export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): [E.nvmlReturn_t
 }
 
 let f_nvmlDeviceGetName: KoffiFunction | undefined;
-/** Retrieves the name of this device. */
+/**
+ * Retrieves the name of this device.
+ * @param device - The identifier of the target device
+ * @param length - The maximum allowed length of the string returned in name
+ * @returns `[err, name]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `name`: Reference in which to return the product name; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char * name, unsigned int length) — nvml.h:4432
 export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetName', 'device');
@@ -316,7 +433,11 @@ export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number)
 }
 
 let f_nvmlDeviceGetBrand: KoffiFunction | undefined;
-/** Retrieves the brand of this device. */
+/**
+ * Retrieves the brand of this device.
+ * @param device - The identifier of the target device
+ * @returns `[err, type]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `type`: Reference in which to return the product brand type; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t * type) — nvml.h:4451
 export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlBrandType_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetBrand', 'device');
@@ -326,7 +447,11 @@ export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): [E.nvmlReturn
 }
 
 let f_nvmlDeviceGetIndex: KoffiFunction | undefined;
-/** Retrieves the NVML index of this device. */
+/**
+ * Retrieves the NVML index of this device.
+ * @param device - The identifier of the target device
+ * @returns `[err, index]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `index`: Reference in which to return the NVML index of the device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int * index) — nvml.h:4485
 export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetIndex', 'device');
@@ -336,7 +461,12 @@ export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): [E.nvmlReturn
 }
 
 let f_nvmlDeviceGetSerial: KoffiFunction | undefined;
-/** Retrieves the globally unique board serial number associated with this device's board. */
+/**
+ * Retrieves the globally unique board serial number associated with this device's board.
+ * @param device - The identifier of the target device
+ * @param length - The maximum allowed length of the string returned in serial
+ * @returns `[err, serial]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `serial`: Reference in which to return the board/module serial number; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char * serial, unsigned int length) — nvml.h:4509
 export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSerial', 'device');
@@ -349,7 +479,11 @@ export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: numbe
 }
 
 let f_nvmlDeviceGetModuleId: KoffiFunction | undefined;
-/** Get a unique identifier for the device module on the baseboard */
+/**
+ * Get a unique identifier for the device module on the baseboard
+ * @param device - The identifier of the target device
+ * @returns `[err, moduleId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `moduleId`: Unique identifier for the GPU module; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetModuleId(nvmlDevice_t device, unsigned int * moduleId) — nvml.h:4526
 export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetModuleId', 'device');
@@ -359,7 +493,12 @@ export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): [E.nvmlRet
 }
 
 let f_nvmlDeviceGetC2cModeInfoV: KoffiFunction | undefined;
-/** Retrieves the Device's C2C Mode information */
+/**
+ * Retrieves the Device's C2C Mode information
+ * @param device - The identifier of the target device
+ * @param c2cModeInfo - Output struct containing the device's C2C Mode info
+ * @returns `[err, c2cModeInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `c2cModeInfo`: Output struct containing the device's C2C Mode info; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t * c2cModeInfo) — nvml.h:4541
 export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cModeInfo?: S.nvmlC2cModeInfo_v1_t | S.nvmlC2cModeInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlC2cModeInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetC2cModeInfoV', 'device');
@@ -370,7 +509,13 @@ export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cMode
 }
 
 let f_nvmlDeviceGetMemoryAffinity: KoffiFunction | undefined;
-/** Retrieves an array of unsigned ints (sized to nodeSetSize) of bitmasks with the ideal memory affinity within node or socket for the device. */
+/**
+ * Retrieves an array of unsigned ints (sized to nodeSetSize) of bitmasks with the ideal memory affinity within node or socket for the device.
+ * @param device - The identifier of the target device
+ * @param nodeSetSize - The size of the nodeSet array that is safe to access
+ * @param scope - Scope that change the default behavior
+ * @returns `[err, nodeSet]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `nodeSet`: Array reference in which to return a bitmask of NODEs, 64 NODEs per unsigned long on 64-bit machines, 32 on 32-bit machines; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeSetSize, unsigned long * nodeSet, nvmlAffinityScope_t scope) — nvml.h:4587
 export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeSetSize: number, scope: number): [E.nvmlReturn_t, bigint[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryAffinity', 'device');
@@ -384,7 +529,13 @@ export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeS
 }
 
 let f_nvmlDeviceGetCpuAffinityWithinScope: KoffiFunction | undefined;
-/** Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity within node or socket for the device. */
+/**
+ * Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity within node or socket for the device.
+ * @param device - The identifier of the target device
+ * @param cpuSetSize - The size of the cpuSet array that is safe to access
+ * @param scope - Scope that change the default behavior
+ * @returns `[err, cpuSet]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `cpuSet`: Array reference in which to return a bitmask of CPUs, 64 CPUs per unsigned long on 64-bit machines, 32 on 32-bit machines; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long * cpuSet, nvmlAffinityScope_t scope) — nvml.h:4617
 export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | null, cpuSetSize: number, scope: number): [E.nvmlReturn_t, bigint[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCpuAffinityWithinScope', 'device');
@@ -398,7 +549,12 @@ export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceGetCpuAffinity: KoffiFunction | undefined;
-/** Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling nvmlDeviceGetCpuAffinityWithinScope with NVML_AFFINITY_SCOPE_NODE. */
+/**
+ * Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling nvmlDeviceGetCpuAffinityWithinScope with NVML_AFFINITY_SCOPE_NODE.
+ * @param device - The identifier of the target device
+ * @param cpuSetSize - The size of the cpuSet array that is safe to access
+ * @returns `[err, cpuSet]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `cpuSet`: Array reference in which to return a bitmask of CPUs, 64 CPUs per unsigned long on 64-bit machines, 32 on 32-bit machines; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long * cpuSet) — nvml.h:4641
 export function nvmlDeviceGetCpuAffinity(device: H.nvmlDevice_t | null, cpuSetSize: number): [E.nvmlReturn_t, bigint[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCpuAffinity', 'device');
@@ -411,7 +567,11 @@ export function nvmlDeviceGetCpuAffinity(device: H.nvmlDevice_t | null, cpuSetSi
 }
 
 let f_nvmlDeviceSetCpuAffinity: KoffiFunction | undefined;
-/** Sets the ideal affinity for the calling thread and device using the guidelines given in nvmlDeviceGetCpuAffinity(). */
+/**
+ * Sets the ideal affinity for the calling thread and device using the guidelines given in nvmlDeviceGetCpuAffinity().
+ * @param device - The identifier of the target device
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetCpuAffinity(nvmlDevice_t device) — nvml.h:4662
 export function nvmlDeviceSetCpuAffinity(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetCpuAffinity', 'device');
@@ -420,7 +580,11 @@ export function nvmlDeviceSetCpuAffinity(device: H.nvmlDevice_t | null): [E.nvml
 }
 
 let f_nvmlDeviceClearCpuAffinity: KoffiFunction | undefined;
-/** Clear all affinity bindings for the calling thread. */
+/**
+ * Clear all affinity bindings for the calling thread.
+ * @param device - The identifier of the target device
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNINITIALIZED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceClearCpuAffinity(nvmlDevice_t device) — nvml.h:4679
 export function nvmlDeviceClearCpuAffinity(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceClearCpuAffinity', 'device');
@@ -429,7 +593,11 @@ export function nvmlDeviceClearCpuAffinity(device: H.nvmlDevice_t | null): [E.nv
 }
 
 let f_nvmlDeviceGetNumaNodeId: KoffiFunction | undefined;
-/** Get the NUMA node of the given GPU device. */
+/**
+ * Get the NUMA node of the given GPU device.
+ * @param device - The device handle
+ * @returns `[err, node]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT); `node`: NUMA node ID of the device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int * node) — nvml.h:4693
 export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNumaNodeId', 'device');
@@ -439,7 +607,12 @@ export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): [E.nvmlR
 }
 
 let f_nvmlDeviceGetAddressingMode: KoffiFunction | undefined;
-/** Get the addressing mode for a given GPU. */
+/**
+ * Get the addressing mode for a given GPU.
+ * @param device - The device handle
+ * @param mode - Pointer to addressing mode of the device
+ * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT); `mode`: Pointer to addressing mode of the device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressingMode_t * mode) — nvml.h:4716
 export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?: S.nvmlDeviceAddressingMode_v1_t | S.nvmlDeviceAddressingMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceAddressingMode_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAddressingMode', 'device');
@@ -450,7 +623,12 @@ export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?
 }
 
 let f_nvmlDeviceGetRepairStatus: KoffiFunction | undefined;
-/** Get the repair status for TPC/Channel repair */
+/**
+ * Get the repair status for TPC/Channel repair
+ * @param device - The identifier of the target device
+ * @param repairStatus - Reference to nvmlRepairStatus_t
+ * @returns `[err, repairStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `repairStatus`: Reference to nvmlRepairStatus_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t * repairStatus) — nvml.h:4734
 export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairStatus?: S.nvmlRepairStatus_v1_t | S.nvmlRepairStatus_v1_tInit | null): [E.nvmlReturn_t, S.nvmlRepairStatus_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRepairStatus', 'device');
@@ -461,7 +639,12 @@ export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairS
 }
 
 let f_nvmlDeviceGetTopologyCommonAncestor: KoffiFunction | undefined;
-/** @ } */
+/**
+ * @ }
+ * @param device1 - (undocumented in the header) C type `nvmlDevice_t`
+ * @param device2 - (undocumented in the header) C type `nvmlDevice_t`
+ * @returns `[err, pathInfo]` — `err`: the status; `pathInfo`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo) — nvml.h:4753
 export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuTopologyLevel_t | null] {
   const a_device1 = M.handle(device1, 'nvmlDeviceGetTopologyCommonAncestor', 'device1');
@@ -472,7 +655,13 @@ export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | nu
 }
 
 let f_nvmlDeviceGetTopologyNearestGpus: KoffiFunction | undefined;
-/** Retrieve the set of GPUs that are nearest to a given device at a specific interconnectivity level For all products. */
+/**
+ * Retrieve the set of GPUs that are nearest to a given device at a specific interconnectivity level For all products.
+ * @param device - The identifier of the first device
+ * @param level - The nvmlGpuTopologyLevel_t level to search for other GPUs
+ * @param count - When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd
+ * @returns `[err, count, deviceArray]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `count`: When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd; `deviceArray`: An array of device handles for GPUs found at level; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTopologyNearestGpus(nvmlDevice_t device, nvmlGpuTopologyLevel_t level, unsigned int * count, nvmlDevice_t * deviceArray) — nvml.h:4773
 export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, level: E.nvmlGpuTopologyLevel_t, count: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTopologyNearestGpus', 'device');
@@ -489,7 +678,13 @@ export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, 
 }
 
 let f_nvmlDeviceGetP2PStatus: KoffiFunction | undefined;
-/** Retrieve the status for a given p2p capability index between a given pair of GPU */
+/**
+ * Retrieve the status for a given p2p capability index between a given pair of GPU
+ * @param device1 - The first device
+ * @param device2 - The second device
+ * @param p2pIndex - p2p Capability Index being looked for between device1 and device2
+ * @returns `[err, p2pStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `p2pStatus`: Reference in which to return the status of the p2pIndex between device1 and device2; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t * p2pStatus) — nvml.h:4788
 export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null, p2pIndex: E.nvmlGpuP2PCapsIndex_t): [E.nvmlReturn_t, E.nvmlGpuP2PStatus_t | null] {
   const a_device1 = M.handle(device1, 'nvmlDeviceGetP2PStatus', 'device1');
@@ -501,7 +696,12 @@ export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: 
 }
 
 let f_nvmlDeviceGetUUID: KoffiFunction | undefined;
-/** Retrieves the globally unique immutable UUID associated with this device, as a 5 part hexadecimal string, that augments the immutable, board serial identifier. */
+/**
+ * Retrieves the globally unique immutable UUID associated with this device, as a 5 part hexadecimal string, that augments the immutable, board serial identifier.
+ * @param device - The identifier of the target device
+ * @param length - The maximum allowed length of the string returned in uuid
+ * @returns `[err, uuid]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `uuid`: Reference in which to return the GPU UUID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char * uuid, unsigned int length) — nvml.h:4816
 export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetUUID', 'device');
@@ -514,7 +714,11 @@ export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number)
 }
 
 let f_nvmlDeviceGetMinorNumber: KoffiFunction | undefined;
-/** Retrieves minor number for the device. */
+/**
+ * Retrieves minor number for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, minorNumber]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `minorNumber`: Reference in which to return the minor number for the device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int * minorNumber) — nvml.h:4835
 export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMinorNumber', 'device');
@@ -524,7 +728,12 @@ export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): [E.nvml
 }
 
 let f_nvmlDeviceGetBoardPartNumber: KoffiFunction | undefined;
-/** Retrieves the the device board part number which is programmed into the board's InfoROM */
+/**
+ * Retrieves the the device board part number which is programmed into the board's InfoROM
+ * @param device - Identifier of the target device
+ * @param length - Length of the buffer reference
+ * @returns `[err, partNumber]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `partNumber`: Reference to the buffer to return; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char * partNumber, unsigned int length) — nvml.h:4854
 export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetBoardPartNumber', 'device');
@@ -537,7 +746,13 @@ export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, leng
 }
 
 let f_nvmlDeviceGetInforomVersion: KoffiFunction | undefined;
-/** Retrieves the version information for the device's infoROM object. */
+/**
+ * Retrieves the version information for the device's infoROM object.
+ * @param device - The identifier of the target device
+ * @param object - The target infoROM object
+ * @param length - The maximum allowed length of the string returned in version
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `version`: Reference in which to return the infoROM version; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char * version, unsigned int length) — nvml.h:4884
 export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, object: E.nvmlInforomObject_t, length: number): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomVersion', 'device');
@@ -551,7 +766,12 @@ export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, objec
 }
 
 let f_nvmlDeviceGetInforomImageVersion: KoffiFunction | undefined;
-/** Retrieves the global infoROM image version */
+/**
+ * Retrieves the global infoROM image version
+ * @param device - The identifier of the target device
+ * @param length - The maximum allowed length of the string returned in version
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `version`: Reference in which to return the infoROM image version; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char * version, unsigned int length) — nvml.h:4911
 export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomImageVersion', 'device');
@@ -564,7 +784,11 @@ export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, 
 }
 
 let f_nvmlDeviceGetInforomConfigurationChecksum: KoffiFunction | undefined;
-/** Retrieves the checksum of the configuration stored in the device's infoROM. */
+/**
+ * Retrieves the checksum of the configuration stored in the device's infoROM.
+ * @param device - The identifier of the target device
+ * @returns `[err, checksum]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_CORRUPTED_INFOROM, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `checksum`: Reference in which to return the infoROM configuration checksum; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice_t device, unsigned int * checksum) — nvml.h:4934
 export function nvmlDeviceGetInforomConfigurationChecksum(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomConfigurationChecksum', 'device');
@@ -574,7 +798,11 @@ export function nvmlDeviceGetInforomConfigurationChecksum(device: H.nvmlDevice_t
 }
 
 let f_nvmlDeviceValidateInforom: KoffiFunction | undefined;
-/** Reads the infoROM from the flash and verifies the checksums. */
+/**
+ * Reads the infoROM from the flash and verifies the checksums.
+ * @param device - The identifier of the target device
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_CORRUPTED_INFOROM, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device) — nvml.h:4951
 export function nvmlDeviceValidateInforom(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceValidateInforom', 'device');
@@ -583,7 +811,11 @@ export function nvmlDeviceValidateInforom(device: H.nvmlDevice_t | null): [E.nvm
 }
 
 let f_nvmlDeviceGetLastBBXFlushTime: KoffiFunction | undefined;
-/** Retrieves the timestamp and the duration of the last flush of the BBX (blackbox) infoROM object during the current run. */
+/**
+ * Retrieves the timestamp and the duration of the last flush of the BBX (blackbox) infoROM object during the current run.
+ * @param device - The identifier of the target device
+ * @returns `[err, timestamp, durationUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_READY, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `timestamp`: The start timestamp of the last BBX Flush; `durationUs`: The duration (us) of the last BBX Flush; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetLastBBXFlushTime(nvmlDevice_t device, unsigned long long * timestamp, unsigned long * durationUs) — nvml.h:4971
 export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetLastBBXFlushTime', 'device');
@@ -593,7 +825,11 @@ export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): [E
 }
 
 let f_nvmlDeviceGetDisplayMode: KoffiFunction | undefined;
-/** Retrieves the display mode for the device. */
+/**
+ * Retrieves the display mode for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, display]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `display`: Reference in which to return the display mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t * display) — nvml.h:4995
 export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayMode', 'device');
@@ -603,7 +839,11 @@ export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): [E.nvml
 }
 
 let f_nvmlDeviceGetDisplayActive: KoffiFunction | undefined;
-/** Retrieves the display active state for the device. */
+/**
+ * Retrieves the display active state for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, isActive]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isActive`: Reference in which to return the display active state; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t * isActive) — nvml.h:5020
 export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayActive', 'device');
@@ -613,7 +853,11 @@ export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): [E.nv
 }
 
 let f_nvmlDeviceGetPersistenceMode: KoffiFunction | undefined;
-/** Retrieves the persistence mode associated with this device. */
+/**
+ * Retrieves the persistence mode associated with this device.
+ * @param device - The identifier of the target device
+ * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current driver persistence mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:5046
 export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPersistenceMode', 'device');
@@ -623,7 +867,12 @@ export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): [E.
 }
 
 let f_nvmlDeviceGetPciInfoExt: KoffiFunction | undefined;
-/** Retrieves PCI attributes of this device. */
+/**
+ * Retrieves PCI attributes of this device.
+ * @param device - The identifier of the target device
+ * @param pci - Reference in which to return the PCI info
+ * @returns `[err, pci]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pci`: Reference in which to return the PCI info; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t * pci) — nvml.h:5065
 export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfoExt_v1_t | S.nvmlPciInfoExt_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPciInfoExt_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfoExt', 'device');
@@ -634,7 +883,12 @@ export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.n
 }
 
 let f_nvmlDeviceGetPciInfo: KoffiFunction | undefined;
-/** Retrieves the PCI attributes of this device. */
+/**
+ * Retrieves the PCI attributes of this device.
+ * @param device - The identifier of the target device
+ * @param pci - Reference in which to return the PCI info
+ * @returns `[err, pci]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pci`: Reference in which to return the PCI info; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t * pci) — nvml.h:5084
 export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfo', 'device');
@@ -645,7 +899,11 @@ export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvml
 }
 
 let f_nvmlDeviceGetMaxPcieLinkGeneration: KoffiFunction | undefined;
-/** Retrieves the maximum PCIe link generation possible with this device and system */
+/**
+ * Retrieves the maximum PCIe link generation possible with this device and system
+ * @param device - The identifier of the target device
+ * @returns `[err, maxLinkGen]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `maxLinkGen`: Reference in which to return the max PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int * maxLinkGen) — nvml.h:5105
 export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkGeneration', 'device');
@@ -655,7 +913,11 @@ export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null
 }
 
 let f_nvmlDeviceGetGpuMaxPcieLinkGeneration: KoffiFunction | undefined;
-/** Retrieves the maximum PCIe link generation supported by this device */
+/**
+ * Retrieves the maximum PCIe link generation supported by this device
+ * @param device - The identifier of the target device
+ * @returns `[err, maxLinkGenDevice]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `maxLinkGenDevice`: Reference in which to return the max PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int * maxLinkGenDevice) — nvml.h:5123
 export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuMaxPcieLinkGeneration', 'device');
@@ -665,7 +927,11 @@ export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceGetMaxPcieLinkWidth: KoffiFunction | undefined;
-/** Retrieves the maximum PCIe link width possible with this device and system */
+/**
+ * Retrieves the maximum PCIe link width possible with this device and system
+ * @param device - The identifier of the target device
+ * @returns `[err, maxLinkWidth]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `maxLinkWidth`: Reference in which to return the max PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int * maxLinkWidth) — nvml.h:5144
 export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkWidth', 'device');
@@ -675,7 +941,11 @@ export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): [E
 }
 
 let f_nvmlDeviceGetCurrPcieLinkGeneration: KoffiFunction | undefined;
-/** Retrieves the current PCIe link generation */
+/**
+ * Retrieves the current PCIe link generation
+ * @param device - The identifier of the target device
+ * @returns `[err, currLinkGen]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `currLinkGen`: Reference in which to return the current PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int * currLinkGen) — nvml.h:5162
 export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkGeneration', 'device');
@@ -685,7 +955,11 @@ export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceGetCurrPcieLinkWidth: KoffiFunction | undefined;
-/** Retrieves the current PCIe link width */
+/**
+ * Retrieves the current PCIe link width
+ * @param device - The identifier of the target device
+ * @returns `[err, currLinkWidth]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `currLinkWidth`: Reference in which to return the current PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int * currLinkWidth) — nvml.h:5180
 export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkWidth', 'device');
@@ -695,7 +969,12 @@ export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): [
 }
 
 let f_nvmlDeviceGetPcieThroughput: KoffiFunction | undefined;
-/** Retrieve PCIe utilization information. */
+/**
+ * Retrieve PCIe utilization information.
+ * @param device - The identifier of the target device
+ * @param counter - The specific counter that should be queried nvmlPcieUtilCounter_t
+ * @returns `[err, value]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `value`: Reference in which to return throughput in KB/s; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int * value) — nvml.h:5203
 export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, counter: E.nvmlPcieUtilCounter_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieThroughput', 'device');
@@ -706,7 +985,11 @@ export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, count
 }
 
 let f_nvmlDeviceGetPcieReplayCounter: KoffiFunction | undefined;
-/** Retrieve the PCIe replay counter. */
+/**
+ * Retrieve the PCIe replay counter.
+ * @param device - The identifier of the target device
+ * @returns `[err, value]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `value`: Reference in which to return the counter's value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int * value) — nvml.h:5221
 export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieReplayCounter', 'device');
@@ -716,7 +999,12 @@ export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): [
 }
 
 let f_nvmlDeviceGetClockInfo: KoffiFunction | undefined;
-/** Retrieves the current clock speeds for the device. */
+/**
+ * Retrieves the current clock speeds for the device.
+ * @param device - The identifier of the target device
+ * @param type - Identify which clock domain to query
+ * @returns `[err, clock]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clock`: Reference in which to return the clock speed in MHz; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int * clock) — nvml.h:5242
 export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetClockInfo', 'device');
@@ -727,7 +1015,12 @@ export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nv
 }
 
 let f_nvmlDeviceGetMaxClockInfo: KoffiFunction | undefined;
-/** Retrieves the maximum clock speeds for the device. */
+/**
+ * Retrieves the maximum clock speeds for the device.
+ * @param device - The identifier of the target device
+ * @param type - Identify which clock domain to query
+ * @returns `[err, clock]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clock`: Reference in which to return the clock speed in MHz; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int * clock) — nvml.h:5266
 export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxClockInfo', 'device');
@@ -738,7 +1031,11 @@ export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E
 }
 
 let f_nvmlDeviceGetGpcClkVfOffset: KoffiFunction | undefined;
-/** Retrieve the GPCCLK VF offset value */
+/**
+ * Retrieve the GPCCLK VF offset value
+ * @param device - The identifier of the target device
+ * @returns `[err, offset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `offset`: The retrieved GPCCLK VF offset value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpcClkVfOffset(nvmlDevice_t device, int * offset) — nvml.h:5280
 export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkVfOffset', 'device');
@@ -748,7 +1045,12 @@ export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetApplicationsClock: KoffiFunction | undefined;
-/** (undocumented in the header) */
+/**
+ * (undocumented in the header)
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param clockType - (undocumented in the header) C type `nvmlClockType_t`
+ * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `clockMHz`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5285
 export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetApplicationsClock', 'device');
@@ -759,7 +1061,12 @@ export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, cl
 }
 
 let f_nvmlDeviceGetDefaultApplicationsClock: KoffiFunction | undefined;
-/** (undocumented in the header) */
+/**
+ * (undocumented in the header)
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param clockType - (undocumented in the header) C type `nvmlClockType_t`
+ * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `clockMHz`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5290
 export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultApplicationsClock', 'device');
@@ -770,7 +1077,13 @@ export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceGetClock: KoffiFunction | undefined;
-/** Retrieves the clock speed for the clock specified by the clock type and clock ID. */
+/**
+ * Retrieves the clock speed for the clock specified by the clock type and clock ID.
+ * @param device - The identifier of the target device
+ * @param clockType - Identify which clock domain to query
+ * @param clockId - Identify which clock in the domain to query
+ * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clockMHz`: Reference in which to return the clock in MHz; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId, unsigned int * clockMHz) — nvml.h:5310
 export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t, clockId: E.nvmlClockId_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetClock', 'device');
@@ -782,7 +1095,12 @@ export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.n
 }
 
 let f_nvmlDeviceGetMaxCustomerBoostClock: KoffiFunction | undefined;
-/** Retrieves the customer defined maximum boost clock speed specified by the given clock type. */
+/**
+ * Retrieves the customer defined maximum boost clock speed specified by the given clock type.
+ * @param device - The identifier of the target device
+ * @param clockType - Identify which clock domain to query
+ * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clockMHz`: Reference in which to return the clock in MHz; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5329
 export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxCustomerBoostClock', 'device');
@@ -793,7 +1111,12 @@ export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null
 }
 
 let f_nvmlDeviceGetSupportedMemoryClocks: KoffiFunction | undefined;
-/** Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks. */
+/**
+ * Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks.
+ * @param device - The identifier of the target device
+ * @param count - Reference in which to provide the clocksMHz array size, and to return the number of elements
+ * @returns `[err, count, clocksMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the clocksMHz array size, and to return the number of elements; `clocksMHz`: Reference in which to return the clock in MHz; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int * count, unsigned int * clocksMHz) — nvml.h:5353
 export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedMemoryClocks', 'device');
@@ -809,7 +1132,13 @@ export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null
 }
 
 let f_nvmlDeviceGetSupportedGraphicsClocks: KoffiFunction | undefined;
-/** Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks. */
+/**
+ * Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks.
+ * @param device - The identifier of the target device
+ * @param memoryClockMHz - Memory clock for which to return possible graphics clocks
+ * @param count - Reference in which to provide the clocksMHz array size, and to return the number of elements
+ * @returns `[err, count, clocksMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_FOUND, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the clocksMHz array size, and to return the number of elements; `clocksMHz`: Reference in which to return the clocks in MHz; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int * count, unsigned int * clocksMHz) — nvml.h:5378
 export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | null, memoryClockMHz: number, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedGraphicsClocks', 'device');
@@ -826,7 +1155,11 @@ export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | nu
 }
 
 let f_nvmlDeviceGetAutoBoostedClocksEnabled: KoffiFunction | undefined;
-/** Retrieve the current state of Auto Boosted clocks on a device and store it in isEnabled */
+/**
+ * Retrieve the current state of Auto Boosted clocks on a device and store it in isEnabled
+ * @param device - The identifier of the target device
+ * @returns `[err, isEnabled, defaultIsEnabled]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isEnabled`: Where to store the current state of Auto Boosted clocks of the target device; `defaultIsEnabled`: Where to store the default Auto Boosted clocks behavior of the target device that the device will revert to when no applications are using the GPU; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t * isEnabled, nvmlEnableState_t * defaultIsEnabled) — nvml.h:5406
 export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAutoBoostedClocksEnabled', 'device');
@@ -836,7 +1169,11 @@ export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceGetFanSpeed: KoffiFunction | undefined;
-/** Retrieves the intended operating speed of the device's fan. */
+/**
+ * Retrieves the intended operating speed of the device's fan.
+ * @param device - The identifier of the target device
+ * @returns `[err, speed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `speed`: Reference in which to return the fan speed percentage; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int * speed) — nvml.h:5430
 export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed', 'device');
@@ -846,7 +1183,12 @@ export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlRet
 }
 
 let f_nvmlDeviceGetFanSpeed_v2: KoffiFunction | undefined;
-/** Retrieves the intended operating speed of the device's specified fan. */
+/**
+ * Retrieves the intended operating speed of the device's specified fan.
+ * @param device - The identifier of the target device
+ * @param fan - The index of the target fan, zero indexed
+ * @returns `[err, speed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `speed`: Reference in which to return the fan speed percentage; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int * speed) — nvml.h:5455
 export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed_v2', 'device');
@@ -857,7 +1199,12 @@ export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: num
 }
 
 let f_nvmlDeviceGetFanSpeedRPM: KoffiFunction | undefined;
-/** Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan. */
+/**
+ * Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan.
+ * @param device - The identifier of the target device
+ * @param fanSpeed - Structure specifying the index of the target fan (input) and retrieved fan speed value (output)
+ * @returns `[err, fanSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED); `fanSpeed`: Structure specifying the index of the target fan (input) and retrieved fan speed value (output); the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetFanSpeedRPM(nvmlDevice_t device, nvmlFanSpeedInfo_t * fanSpeed) — nvml.h:5479
 export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed?: S.nvmlFanSpeedInfo_v1_t | S.nvmlFanSpeedInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlFanSpeedInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeedRPM', 'device');
@@ -868,7 +1215,12 @@ export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed
 }
 
 let f_nvmlDeviceGetTargetFanSpeed: KoffiFunction | undefined;
-/** Retrieves the intended target speed of the device's specified fan. */
+/**
+ * Retrieves the intended target speed of the device's specified fan.
+ * @param device - The identifier of the target device
+ * @param fan - The index of the target fan, zero indexed
+ * @returns `[err, targetSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `targetSpeed`: Reference in which to return the fan speed percentage; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTargetFanSpeed(nvmlDevice_t device, unsigned int fan, unsigned int * targetSpeed) — nvml.h:5507
 export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTargetFanSpeed', 'device');
@@ -879,7 +1231,11 @@ export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: 
 }
 
 let f_nvmlDeviceGetMinMaxFanSpeed: KoffiFunction | undefined;
-/** Retrieves the min and max fan speed that user can set for the GPU fan. */
+/**
+ * Retrieves the min and max fan speed that user can set for the GPU fan.
+ * @param device - The identifier of the target device
+ * @returns `[err, minSpeed, maxSpeed]` — `err`: the status; `minSpeed`: The minimum speed allowed to set; `maxSpeed`: The maximum speed allowed to set; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMinMaxFanSpeed(nvmlDevice_t device, unsigned int * minSpeed, unsigned int * maxSpeed) — nvml.h:5526
 export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMinMaxFanSpeed', 'device');
@@ -889,7 +1245,12 @@ export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetFanControlPolicy_v2: KoffiFunction | undefined;
-/** Gets current fan control policy. */
+/**
+ * Gets current fan control policy.
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param fan - (undocumented in the header) C type `unsigned int`
+ * @returns `[err, policy]` — `err`: the status; `policy`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetFanControlPolicy_v2(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t * policy) — nvml.h:5547
 export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFanControlPolicy_v2', 'device');
@@ -900,7 +1261,11 @@ export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, 
 }
 
 let f_nvmlDeviceGetNumFans: KoffiFunction | undefined;
-/** Retrieves the number of fans on the device. */
+/**
+ * Retrieves the number of fans on the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, numFans]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `numFans`: The number of fans; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int * numFans) — nvml.h:5566
 export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNumFans', 'device');
@@ -910,7 +1275,12 @@ export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): [E.nvmlRetu
 }
 
 let f_nvmlDeviceGetTemperature: KoffiFunction | undefined;
-/** (undocumented in the header) */
+/**
+ * (undocumented in the header)
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param sensorType - (undocumented in the header) C type `nvmlTemperatureSensors_t`
+ * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temp`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int * temp) — nvml.h:5571
 export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorType: E.nvmlTemperatureSensors_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperature', 'device');
@@ -921,7 +1291,12 @@ export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorTy
 }
 
 let f_nvmlDeviceGetCoolerInfo: KoffiFunction | undefined;
-/** Retrieves the cooler's information. */
+/**
+ * Retrieves the cooler's information.
+ * @param device - The identifier of the target device
+ * @param coolerInfo - Structure specifying the cooler's control signal characteristics (out) and the target that cooler cools (out)
+ * @returns `[err, coolerInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED); `coolerInfo`: Structure specifying the cooler's control signal characteristics (out) and the target that cooler cools (out); the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCoolerInfo(nvmlDevice_t device, nvmlCoolerInfo_t * coolerInfo) — nvml.h:5595
 export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInfo?: S.nvmlCoolerInfo_v1_t | S.nvmlCoolerInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlCoolerInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCoolerInfo', 'device');
@@ -932,7 +1307,12 @@ export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInf
 }
 
 let f_nvmlDeviceGetTemperatureV: KoffiFunction | undefined;
-/** Retrieves the current temperature readings (in degrees C) for the given device. */
+/**
+ * Retrieves the current temperature readings (in degrees C) for the given device.
+ * @param device - Target device identifier
+ * @param temperature - Structure specifying the sensor type (input) and retrieved temperature value (output)
+ * @returns `[err, temperature]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temperature`: Structure specifying the sensor type (input) and retrieved temperature value (output); the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t * temperature) — nvml.h:5628
 export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, temperature?: S.nvmlTemperature_v1_t | S.nvmlTemperature_v1_tInit | null): [E.nvmlReturn_t, S.nvmlTemperature_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureV', 'device');
@@ -943,7 +1323,12 @@ export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, tempera
 }
 
 let f_nvmlDeviceGetTemperatureThreshold: KoffiFunction | undefined;
-/** Retrieves the temperature threshold for the GPU with the specified threshold type in degrees C. */
+/**
+ * Retrieves the temperature threshold for the GPU with the specified threshold type in degrees C.
+ * @param device - The identifier of the target device
+ * @param thresholdType - The type of threshold value queried
+ * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temp`: Reference in which to return the temperature reading; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int * temp) — nvml.h:5657
 export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureThreshold', 'device');
@@ -954,7 +1339,12 @@ export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null,
 }
 
 let f_nvmlDeviceGetMarginTemperature: KoffiFunction | undefined;
-/** Retrieves the thermal margin temperature (distance to nearest slowdown threshold). */
+/**
+ * Retrieves the thermal margin temperature (distance to nearest slowdown threshold).
+ * @param device - The identifier of the target device
+ * @param marginTempInfo - Versioned structure in which to return the temperature reading
+ * @returns `[err, marginTempInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `marginTempInfo`: Versioned structure in which to return the temperature reading; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device, nvmlMarginTemperature_t * marginTempInfo) — nvml.h:5673
 export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, marginTempInfo?: S.nvmlMarginTemperature_v1_t | S.nvmlMarginTemperature_v1_tInit | null): [E.nvmlReturn_t, S.nvmlMarginTemperature_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMarginTemperature', 'device');
@@ -965,7 +1355,13 @@ export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, ma
 }
 
 let f_nvmlDeviceGetThermalSettings: KoffiFunction | undefined;
-/** Used to execute a list of thermal system instructions. */
+/**
+ * Used to execute a list of thermal system instructions.
+ * @param device - The identifier of the target device
+ * @param sensorIndex - The index of the thermal sensor
+ * @param pThermalSettings - Reference in which to return the thermal sensor information
+ * @returns `[err, pThermalSettings]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pThermalSettings`: Reference in which to return the thermal sensor information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetThermalSettings(nvmlDevice_t device, unsigned int sensorIndex, nvmlGpuThermalSettings_t * pThermalSettings) — nvml.h:5690
 export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sensorIndex: number, pThermalSettings?: S.nvmlGpuThermalSettings_t | S.nvmlGpuThermalSettings_tInit | null): [E.nvmlReturn_t, S.nvmlGpuThermalSettings_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetThermalSettings', 'device');
@@ -977,7 +1373,11 @@ export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sens
 }
 
 let f_nvmlDeviceGetPerformanceState: KoffiFunction | undefined;
-/** Retrieves the current performance state for the device. */
+/**
+ * Retrieves the current performance state for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, pState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pState`: Reference in which to return the performance state reading; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t * pState) — nvml.h:5710
 export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlPstates_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceState', 'device');
@@ -987,7 +1387,11 @@ export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): [E
 }
 
 let f_nvmlDeviceGetCurrentClocksEventReasons: KoffiFunction | undefined;
-/** Retrieves current clocks event reasons. */
+/**
+ * Retrieves current clocks event reasons.
+ * @param device - The identifier of the target device
+ * @returns `[err, clocksEventReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clocksEventReasons`: Reference in which to return bitmask of active clocks event reasons; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long * clocksEventReasons) — nvml.h:5734
 export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksEventReasons', 'device');
@@ -997,7 +1401,11 @@ export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | 
 }
 
 let f_nvmlDeviceGetCurrentClocksThrottleReasons: KoffiFunction | undefined;
-/** (undocumented in the header) */
+/**
+ * (undocumented in the header)
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @returns `[err, clocksThrottleReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clocksThrottleReasons`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long * clocksThrottleReasons) — nvml.h:5739
 export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksThrottleReasons', 'device');
@@ -1007,7 +1415,11 @@ export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t
 }
 
 let f_nvmlDeviceGetSupportedClocksEventReasons: KoffiFunction | undefined;
-/** Retrieves bitmask of supported clocks event reasons that can be returned by nvmlDeviceGetCurrentClocksEventReasons */
+/**
+ * Retrieves bitmask of supported clocks event reasons that can be returned by nvmlDeviceGetCurrentClocksEventReasons
+ * @param device - The identifier of the target device
+ * @returns `[err, supportedClocksEventReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `supportedClocksEventReasons`: Reference in which to return bitmask of supported clocks event reasons; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long * supportedClocksEventReasons) — nvml.h:5763
 export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksEventReasons', 'device');
@@ -1017,7 +1429,11 @@ export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t 
 }
 
 let f_nvmlDeviceGetSupportedClocksThrottleReasons: KoffiFunction | undefined;
-/** (undocumented in the header) */
+/**
+ * (undocumented in the header)
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @returns `[err, supportedClocksThrottleReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `supportedClocksThrottleReasons`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device, unsigned long long * supportedClocksThrottleReasons) — nvml.h:5768
 export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksThrottleReasons', 'device');
@@ -1027,7 +1443,11 @@ export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice
 }
 
 let f_nvmlDeviceGetPowerState: KoffiFunction | undefined;
-/** Retrieve the current performance state for the device. */
+/**
+ * Retrieve the current performance state for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, pState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pState`: Reference in which to return the performance state reading; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device, nvmlPstates_t * pState) — nvml.h:5790
 export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlPstates_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerState', 'device');
@@ -1037,7 +1457,12 @@ export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): [E.nvmlR
 }
 
 let f_nvmlDeviceGetDynamicPstatesInfo: KoffiFunction | undefined;
-/** Retrieve performance monitor samples from the associated subdevice. */
+/**
+ * Retrieve performance monitor samples from the associated subdevice.
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param pDynamicPstatesInfo - (undocumented in the header) C type `nvmlGpuDynamicPstatesInfo_t *`
+ * @returns `[err, pDynamicPstatesInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pDynamicPstatesInfo`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDynamicPstatesInfo(nvmlDevice_t device, nvmlGpuDynamicPstatesInfo_t * pDynamicPstatesInfo) — nvml.h:5806
 export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, pDynamicPstatesInfo?: S.nvmlGpuDynamicPstatesInfo_st | S.nvmlGpuDynamicPstatesInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuDynamicPstatesInfo_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDynamicPstatesInfo', 'device');
@@ -1048,7 +1473,11 @@ export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, p
 }
 
 let f_nvmlDeviceGetMemClkVfOffset: KoffiFunction | undefined;
-/** Retrieve the MemClk (Memory Clock) VF offset value. */
+/**
+ * Retrieve the MemClk (Memory Clock) VF offset value.
+ * @param device - The identifier of the target device
+ * @returns `[err, offset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `offset`: The retrieved MemClk VF offset value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMemClkVfOffset(nvmlDevice_t device, int * offset) — nvml.h:5820
 export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkVfOffset', 'device');
@@ -1058,7 +1487,13 @@ export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetMinMaxClockOfPState: KoffiFunction | undefined;
-/** Retrieve min and max clocks of some clock domain for a given PState */
+/**
+ * Retrieve min and max clocks of some clock domain for a given PState
+ * @param device - The identifier of the target device
+ * @param type - Clock domain
+ * @param pstate - PState to query
+ * @returns `[err, minClockMHz, maxClockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `minClockMHz`: Reference in which to return min clock frequency; `maxClockMHz`: Reference in which to return max clock frequency; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int * minClockMHz, unsigned int * maxClockMHz) — nvml.h:5838
 export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t, pstate: E.nvmlPstates_t): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMinMaxClockOfPState', 'device');
@@ -1070,7 +1505,13 @@ export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, 
 }
 
 let f_nvmlDeviceGetSupportedPerformanceStates: KoffiFunction | undefined;
-/** Get all supported Performance States (P-States) for the device. */
+/**
+ * Get all supported Performance States (P-States) for the device.
+ * @param device - The identifier of the target device
+ * @param pstates - Container to return the list of performance states supported by device
+ * @param size - Size of the supplied pstates array in bytes
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_t device, nvmlPstates_t * pstates, unsigned int size) — nvml.h:5864
 export function nvmlDeviceGetSupportedPerformanceStates(device: H.nvmlDevice_t | null, pstates: Pointer, size: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedPerformanceStates', 'device');
@@ -1082,7 +1523,11 @@ export function nvmlDeviceGetSupportedPerformanceStates(device: H.nvmlDevice_t |
 }
 
 let f_nvmlDeviceGetGpcClkMinMaxVfOffset: KoffiFunction | undefined;
-/** Retrieve the GPCCLK min max VF offset value. */
+/**
+ * Retrieve the GPCCLK min max VF offset value.
+ * @param device - The identifier of the target device
+ * @returns `[err, minOffset, maxOffset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `minOffset`: The retrieved GPCCLK VF min offset value; `maxOffset`: The retrieved GPCCLK VF max offset value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpcClkMinMaxVfOffset(nvmlDevice_t device, int * minOffset, int * maxOffset) — nvml.h:5880
 export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkMinMaxVfOffset', 'device');
@@ -1092,7 +1537,11 @@ export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null)
 }
 
 let f_nvmlDeviceGetMemClkMinMaxVfOffset: KoffiFunction | undefined;
-/** Retrieve the MemClk (Memory Clock) min max VF offset value. */
+/**
+ * Retrieve the MemClk (Memory Clock) min max VF offset value.
+ * @param device - The identifier of the target device
+ * @returns `[err, minOffset, maxOffset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `minOffset`: The retrieved MemClk VF min offset value; `maxOffset`: The retrieved MemClk VF max offset value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMemClkMinMaxVfOffset(nvmlDevice_t device, int * minOffset, int * maxOffset) — nvml.h:5896
 export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkMinMaxVfOffset', 'device');
@@ -1102,7 +1551,12 @@ export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null)
 }
 
 let f_nvmlDeviceGetClockOffsets: KoffiFunction | undefined;
-/** Retrieve min, max and current clock offset of some clock domain for a given PState */
+/**
+ * Retrieve min, max and current clock offset of some clock domain for a given PState
+ * @param device - The identifier of the target device
+ * @param info - Structure specifying the clock type (input) and the pstate (input) retrieved clock offset value (output), min clock offset (output) and max clock offset (output)
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `info`: Structure specifying the clock type (input) and the pstate (input) retrieved clock offset value (output), min clock offset (output) and max clock offset (output); the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t * info) — nvml.h:5921
 export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): [E.nvmlReturn_t, S.nvmlClockOffset_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetClockOffsets', 'device');
@@ -1113,7 +1567,12 @@ export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: 
 }
 
 let f_nvmlDeviceSetClockOffsets: KoffiFunction | undefined;
-/** Control current clock offset of some clock domain for a given PState */
+/**
+ * Control current clock offset of some clock domain for a given PState
+ * @param device - The identifier of the target device
+ * @param info - Structure specifying the clock type (input), the pstate (input) and clock offset value (input)
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INVALID_ARGUMENT); `info`: Structure specifying the clock type (input), the pstate (input) and clock offset value (input); the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t * info) — nvml.h:5943
 export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): [E.nvmlReturn_t, S.nvmlClockOffset_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetClockOffsets', 'device');
@@ -1124,7 +1583,12 @@ export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: 
 }
 
 let f_nvmlDeviceGetPerformanceModes: KoffiFunction | undefined;
-/** Retrieves a performance mode string with all the performance modes defined for this device along with their associated GPU Clock and Memory Clock values. */
+/**
+ * Retrieves a performance mode string with all the performance modes defined for this device along with their associated GPU Clock and Memory Clock values.
+ * @param device - The identifier of the target device
+ * @param perfModes - Reference in which to return the performance level string
+ * @returns `[err, perfModes]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `perfModes`: Reference in which to return the performance level string; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPerformanceModes(nvmlDevice_t device, nvmlDevicePerfModes_t * perfModes) — nvml.h:6001
 export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, perfModes?: S.nvmlDevicePerfModes_v1_t | S.nvmlDevicePerfModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePerfModes_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceModes', 'device');
@@ -1135,7 +1599,12 @@ export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, per
 }
 
 let f_nvmlDeviceGetCurrentClockFreqs: KoffiFunction | undefined;
-/** Retrieves a string with the associated current GPU Clock and Memory Clock values. */
+/**
+ * Retrieves a string with the associated current GPU Clock and Memory Clock values.
+ * @param device - The identifier of the target device
+ * @param currentClockFreqs - Reference in which to return the performance level string
+ * @returns `[err, currentClockFreqs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `currentClockFreqs`: Reference in which to return the performance level string; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCurrentClockFreqs(nvmlDevice_t device, nvmlDeviceCurrentClockFreqs_t * currentClockFreqs) — nvml.h:6050
 export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, currentClockFreqs?: S.nvmlDeviceCurrentClockFreqs_v1_t | S.nvmlDeviceCurrentClockFreqs_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceCurrentClockFreqs_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClockFreqs', 'device');
@@ -1146,7 +1615,11 @@ export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, cu
 }
 
 let f_nvmlDeviceGetPowerManagementMode: KoffiFunction | undefined;
-/** Retrieves the power management mode associated with this device. */
+/**
+ * Retrieves the power management mode associated with this device.
+ * @param device - The identifier of the target device
+ * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current power management mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:6080
 export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementMode', 'device');
@@ -1156,7 +1629,11 @@ export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null):
 }
 
 let f_nvmlDeviceGetPowerManagementLimit: KoffiFunction | undefined;
-/** Retrieves the power management limit associated with this device. */
+/**
+ * Retrieves the power management limit associated with this device.
+ * @param device - The identifier of the target device
+ * @returns `[err, limit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `limit`: Reference in which to return the power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int * limit) — nvml.h:6104
 export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimit', 'device');
@@ -1166,7 +1643,11 @@ export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null)
 }
 
 let f_nvmlDeviceGetPowerManagementLimitConstraints: KoffiFunction | undefined;
-/** Retrieves information about possible values of power management limits on this device. */
+/**
+ * Retrieves information about possible values of power management limits on this device.
+ * @param device - The identifier of the target device
+ * @returns `[err, minLimit, maxLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `minLimit`: Reference in which to return the minimum power management limit in milliwatts; `maxLimit`: Reference in which to return the maximum power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int * minLimit, unsigned int * maxLimit) — nvml.h:6125
 export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimitConstraints', 'device');
@@ -1176,7 +1657,11 @@ export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevic
 }
 
 let f_nvmlDeviceGetPowerManagementDefaultLimit: KoffiFunction | undefined;
-/** Retrieves default power management limit on this device, in milliwatts. */
+/**
+ * Retrieves default power management limit on this device, in milliwatts.
+ * @param device - The identifier of the target device
+ * @returns `[err, defaultLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `defaultLimit`: Reference in which to return the default power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int * defaultLimit) — nvml.h:6144
 export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementDefaultLimit', 'device');
@@ -1186,7 +1671,11 @@ export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t 
 }
 
 let f_nvmlDeviceGetPowerUsage: KoffiFunction | undefined;
-/** Retrieves power usage for this GPU in milliwatts and its associated circuitry (e.g. */
+/**
+ * Retrieves power usage for this GPU in milliwatts and its associated circuitry (e.g.
+ * @param device - The identifier of the target device
+ * @returns `[err, power]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `power`: Reference in which to return the power usage information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int * power) — nvml.h:6171
 export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerUsage', 'device');
@@ -1196,7 +1685,12 @@ export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): [E.nvmlR
 }
 
 let f_nvmlDeviceGetPowerMizerMode_v1: KoffiFunction | undefined;
-/** Retrieves current power mizer mode on this device. */
+/**
+ * Retrieves current power mizer mode on this device.
+ * @param device - The identifier of the target device
+ * @param powerMizerMode - Reference in which to return the power mizer mode
+ * @returns `[err, powerMizerMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `powerMizerMode`: Reference in which to return the power mizer mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t * powerMizerMode) — nvml.h:6201
 export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePowerMizerModes_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerMizerMode_v1', 'device');
@@ -1207,7 +1701,12 @@ export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, po
 }
 
 let f_nvmlDeviceSetPowerMizerMode_v1: KoffiFunction | undefined;
-/** Sets the new power mizer mode. */
+/**
+ * Sets the new power mizer mode.
+ * @param device - The identifier of the target device
+ * @param powerMizerMode - Reference in which to set the power mizer mode
+ * @returns `[err, powerMizerMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `powerMizerMode`: Reference in which to set the power mizer mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t * powerMizerMode) — nvml.h:6220
 export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePowerMizerModes_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetPowerMizerMode_v1', 'device');
@@ -1218,7 +1717,11 @@ export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, po
 }
 
 let f_nvmlDeviceGetTotalEnergyConsumption: KoffiFunction | undefined;
-/** Retrieves total energy consumption for this GPU in millijoules (mJ) since the driver was last reloaded */
+/**
+ * Retrieves total energy consumption for this GPU in millijoules (mJ) since the driver was last reloaded
+ * @param device - The identifier of the target device
+ * @returns `[err, energy]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `energy`: Reference in which to return the energy consumption information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long * energy) — nvml.h:6239
 export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTotalEnergyConsumption', 'device');
@@ -1228,7 +1731,11 @@ export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceGetEnforcedPowerLimit: KoffiFunction | undefined;
-/** Get the effective power limit that the driver enforces after taking into account all limiters */
+/**
+ * Get the effective power limit that the driver enforces after taking into account all limiters
+ * @param device - The device to communicate with
+ * @returns `[err, limit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `limit`: Reference in which to return the power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int * limit) — nvml.h:6260
 export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEnforcedPowerLimit', 'device');
@@ -1238,7 +1745,11 @@ export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): 
 }
 
 let f_nvmlDeviceGetGpuOperationMode: KoffiFunction | undefined;
-/** Retrieves the current GOM and pending GOM (the one that GPU will switch to after reboot). */
+/**
+ * Retrieves the current GOM and pending GOM (the one that GPU will switch to after reboot).
+ * @param device - The identifier of the target device
+ * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current GOM; `pending`: Reference in which to return the pending GOM; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t * current, nvmlGpuOperationMode_t * pending) — nvml.h:6284
 export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuOperationMode_t | null, E.nvmlGpuOperationMode_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuOperationMode', 'device');
@@ -1248,7 +1759,12 @@ export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): [E
 }
 
 let f_nvmlDeviceGetMemoryInfo: KoffiFunction | undefined;
-/** Retrieves the amount of used, free, reserved and total memory available on the device, in bytes. */
+/**
+ * Retrieves the amount of used, free, reserved and total memory available on the device, in bytes.
+ * @param device - The identifier of the target device
+ * @param memory - Reference in which to return the memory information
+ * @returns `[err, memory]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `memory`: Reference in which to return the memory information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t * memory) — nvml.h:6330
 export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo', 'device');
@@ -1259,7 +1775,12 @@ export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: 
 }
 
 let f_nvmlDeviceGetMemoryInfo_v2: KoffiFunction | undefined;
-/** nvmlDeviceGetMemoryInfo_v2 accounts separately for reserved memory and includes it in the used memory amount. */
+/**
+ * nvmlDeviceGetMemoryInfo_v2 accounts separately for reserved memory and includes it in the used memory amount.
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param memory - (undocumented in the header) C type `nvmlMemory_v2_t *`
+ * @returns `[err, memory]` — `err`: the status; `memory`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t * memory) — nvml.h:6335
 export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_v2_st | S.nvmlMemory_v2_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_v2_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo_v2', 'device');
@@ -1270,7 +1791,11 @@ export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory
 }
 
 let f_nvmlDeviceGetComputeMode: KoffiFunction | undefined;
-/** Retrieves the current compute mode for the device. */
+/**
+ * Retrieves the current compute mode for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current compute mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t * mode) — nvml.h:6357
 export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlComputeMode_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeMode', 'device');
@@ -1280,7 +1805,11 @@ export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): [E.nvml
 }
 
 let f_nvmlDeviceGetCudaComputeCapability: KoffiFunction | undefined;
-/** Retrieves the CUDA compute capability of the device. */
+/**
+ * Retrieves the CUDA compute capability of the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, major, minor]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `major`: Reference in which to return the major CUDA compute capability; `minor`: Reference in which to return the minor CUDA compute capability; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int * major, int * minor) — nvml.h:6381
 export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCudaComputeCapability', 'device');
@@ -1290,7 +1819,13 @@ export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null
 }
 
 let f_nvmlDeviceGetDramEncryptionMode: KoffiFunction | undefined;
-/** Retrieves the current and pending DRAM Encryption modes for the device. */
+/**
+ * Retrieves the current and pending DRAM Encryption modes for the device.
+ * @param device - The identifier of the target device
+ * @param current - Reference in which to return the current DRAM Encryption mode
+ * @param pending - Reference in which to return the pending DRAM Encryption mode
+ * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current DRAM Encryption mode; `pending`: Reference in which to return the pending DRAM Encryption mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDramEncryptionMode(nvmlDevice_t device, nvmlDramEncryptionInfo_t * current, nvmlDramEncryptionInfo_t * pending) — nvml.h:6410
 export function nvmlDeviceGetDramEncryptionMode(device: H.nvmlDevice_t | null, current?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null, pending?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDramEncryptionInfo_v1_t | null, S.nvmlDramEncryptionInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDramEncryptionMode', 'device');
@@ -1302,7 +1837,12 @@ export function nvmlDeviceGetDramEncryptionMode(device: H.nvmlDevice_t | null, c
 }
 
 let f_nvmlDeviceSetDramEncryptionMode: KoffiFunction | undefined;
-/** Set the DRAM Encryption mode for the device. */
+/**
+ * Set the DRAM Encryption mode for the device.
+ * @param device - The identifier of the target device
+ * @param dramEncryption - The target DRAM Encryption mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetDramEncryptionMode(nvmlDevice_t device, const nvmlDramEncryptionInfo_t * dramEncryption) — nvml.h:6441
 export function nvmlDeviceSetDramEncryptionMode(device: H.nvmlDevice_t | null, dramEncryption: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetDramEncryptionMode', 'device');
@@ -1312,7 +1852,11 @@ export function nvmlDeviceSetDramEncryptionMode(device: H.nvmlDevice_t | null, d
 }
 
 let f_nvmlDeviceGetEccMode: KoffiFunction | undefined;
-/** Retrieves the current and pending ECC modes for the device. */
+/**
+ * Retrieves the current and pending ECC modes for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current ECC mode; `pending`: Reference in which to return the pending ECC mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending) — nvml.h:6469
 export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEccMode', 'device');
@@ -1322,7 +1866,11 @@ export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): [E.nvmlRetu
 }
 
 let f_nvmlDeviceGetDefaultEccMode: KoffiFunction | undefined;
-/** Retrieves the default ECC modes for the device. */
+/**
+ * Retrieves the default ECC modes for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, defaultMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `defaultMode`: Reference in which to return the default ECC mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDefaultEccMode(nvmlDevice_t device, nvmlEnableState_t * defaultMode) — nvml.h:6493
 export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultEccMode', 'device');
@@ -1332,7 +1880,11 @@ export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetBoardId: KoffiFunction | undefined;
-/** Retrieves the device boardId from 0-N. */
+/**
+ * Retrieves the device boardId from 0-N.
+ * @param device - The identifier of the target device
+ * @returns `[err, boardId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `boardId`: Reference in which to return the device's board ID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int * boardId) — nvml.h:6518
 export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetBoardId', 'device');
@@ -1342,7 +1894,11 @@ export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): [E.nvmlRetu
 }
 
 let f_nvmlDeviceGetMultiGpuBoard: KoffiFunction | undefined;
-/** Retrieves whether the device is on a Multi-GPU Board Devices that are on multi-GPU boards will set multiGpuBool to a non-zero value. */
+/**
+ * Retrieves whether the device is on a Multi-GPU Board Devices that are on multi-GPU boards will set multiGpuBool to a non-zero value.
+ * @param device - The identifier of the target device
+ * @returns `[err, multiGpuBool]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `multiGpuBool`: Reference in which to return a zero or non-zero value to indicate whether the device is on a multi GPU board; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int * multiGpuBool) — nvml.h:6538
 export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMultiGpuBoard', 'device');
@@ -1352,7 +1908,13 @@ export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): [E.nv
 }
 
 let f_nvmlDeviceGetTotalEccErrors: KoffiFunction | undefined;
-/** Retrieves the total ECC error counts for the device. */
+/**
+ * Retrieves the total ECC error counts for the device.
+ * @param device - The identifier of the target device
+ * @param errorType - Flag that specifies the type of the errors
+ * @param counterType - Flag that specifies the counter-type of the errors
+ * @returns `[err, eccCounts]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `eccCounts`: Reference in which to return the specified ECC errors; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, unsigned long long * eccCounts) — nvml.h:6569
 export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTotalEccErrors', 'device');
@@ -1364,7 +1926,14 @@ export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, error
 }
 
 let f_nvmlDeviceGetDetailedEccErrors: KoffiFunction | undefined;
-/** Retrieves the detailed ECC error counts for the device. */
+/**
+ * Retrieves the detailed ECC error counts for the device.
+ * @param device - The identifier of the target device
+ * @param errorType - Flag that specifies the type of the errors
+ * @param counterType - Flag that specifies the counter-type of the errors
+ * @param eccCounts - Reference in which to return the specified ECC errors
+ * @returns `[err, eccCounts]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `eccCounts`: Reference in which to return the specified ECC errors; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDetailedEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlEccErrorCounts_t * eccCounts) — nvml.h:6607
 export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, eccCounts?: S.nvmlEccErrorCounts_st | S.nvmlEccErrorCounts_stInit | null): [E.nvmlReturn_t, S.nvmlEccErrorCounts_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDetailedEccErrors', 'device');
@@ -1377,7 +1946,14 @@ export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, er
 }
 
 let f_nvmlDeviceGetMemoryErrorCounter: KoffiFunction | undefined;
-/** Retrieves the requested memory error counter for the device. */
+/**
+ * Retrieves the requested memory error counter for the device.
+ * @param device - The identifier of the target device
+ * @param errorType - Flag that specifies the type of error
+ * @param counterType - Flag that specifies the counter-type of the errors
+ * @param locationType - Specifies the location of the counter
+ * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `count`: Reference in which to return the ECC counter; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlMemoryLocation_t locationType, unsigned long long * count) — nvml.h:6644
 export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, locationType: E.nvmlMemoryLocation_t): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryErrorCounter', 'device');
@@ -1390,7 +1966,12 @@ export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, e
 }
 
 let f_nvmlDeviceGetUtilizationRates: KoffiFunction | undefined;
-/** Retrieves the current utilization rates for the device's major subsystems. */
+/**
+ * Retrieves the current utilization rates for the device's major subsystems.
+ * @param device - The identifier of the target device
+ * @param utilization - Reference in which to return the utilization information
+ * @returns `[err, utilization]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference in which to return the utilization information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t * utilization) — nvml.h:6671
 export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, utilization?: S.nvmlUtilization_st | S.nvmlUtilization_stInit | null): [E.nvmlReturn_t, S.nvmlUtilization_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetUtilizationRates', 'device');
@@ -1401,7 +1982,11 @@ export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, uti
 }
 
 let f_nvmlDeviceGetEncoderUtilization: KoffiFunction | undefined;
-/** Retrieves the current utilization and sampling size in microseconds for the Encoder */
+/**
+ * Retrieves the current utilization and sampling size in microseconds for the Encoder
+ * @param device - The identifier of the target device
+ * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for encoder utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6692
 export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderUtilization', 'device');
@@ -1411,7 +1996,12 @@ export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): 
 }
 
 let f_nvmlDeviceGetEncoderCapacity: KoffiFunction | undefined;
-/** Retrieves the current capacity of the device's encoder, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
+/**
+ * Retrieves the current capacity of the device's encoder, as a percentage of maximum encoder capacity with valid values in the range 0-100.
+ * @param device - The identifier of the target device
+ * @param encoderQueryType - Type of encoder to query
+ * @returns `[err, encoderCapacity]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `encoderCapacity`: Reference to an unsigned int for the encoder capacity; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetEncoderCapacity(nvmlDevice_t device, nvmlEncoderType_t encoderQueryType, unsigned int * encoderCapacity) — nvml.h:6712
 export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, encoderQueryType: E.nvmlEncoderType_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderCapacity', 'device');
@@ -1422,7 +2012,11 @@ export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, enco
 }
 
 let f_nvmlDeviceGetEncoderStats: KoffiFunction | undefined;
-/** Retrieves the current encoder statistics for a given device. */
+/**
+ * Retrieves the current encoder statistics for a given device.
+ * @param device - The identifier of the target device
+ * @returns `[err, sessionCount, averageFps, averageLatency]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to an unsigned int for count of active encoder sessions; `averageFps`: Reference to an unsigned int for trailing average FPS of all active sessions; `averageLatency`: Reference to an unsigned int for encode latency in microseconds; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int * sessionCount, unsigned int * averageFps, unsigned int * averageLatency) — nvml.h:6732
 export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderStats', 'device');
@@ -1432,7 +2026,12 @@ export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): [E.nvm
 }
 
 let f_nvmlDeviceGetEncoderSessions: KoffiFunction | undefined;
-/** Retrieves information about active encoder sessions on a target device. */
+/**
+ * Retrieves information about active encoder sessions on a target device.
+ * @param device - The identifier of the target device
+ * @param sessionCount - Reference to caller supplied array size, and returns the number of sessions
+ * @returns `[err, sessionCount, sessionInfos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfos`: Reference in which to return the session information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetEncoderSessions(nvmlDevice_t device, unsigned int * sessionCount, nvmlEncoderSessionInfo_t * sessionInfos) — nvml.h:6762
 export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlEncoderSessionInfo_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderSessions', 'device');
@@ -1448,7 +2047,11 @@ export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sess
 }
 
 let f_nvmlDeviceGetDecoderUtilization: KoffiFunction | undefined;
-/** Retrieves the current utilization and sampling size in microseconds for the Decoder */
+/**
+ * Retrieves the current utilization and sampling size in microseconds for the Decoder
+ * @param device - The identifier of the target device
+ * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for decoder utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6783
 export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDecoderUtilization', 'device');
@@ -1458,7 +2061,11 @@ export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): 
 }
 
 let f_nvmlDeviceGetJpgUtilization: KoffiFunction | undefined;
-/** Retrieves the current utilization and sampling size in microseconds for the JPG */
+/**
+ * Retrieves the current utilization and sampling size in microseconds for the JPG
+ * @param device - The identifier of the target device
+ * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for jpg utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6804
 export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetJpgUtilization', 'device');
@@ -1468,7 +2075,11 @@ export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetOfaUtilization: KoffiFunction | undefined;
-/** Retrieves the current utilization and sampling size in microseconds for the OFA (Optical Flow Accelerator) */
+/**
+ * Retrieves the current utilization and sampling size in microseconds for the OFA (Optical Flow Accelerator)
+ * @param device - The identifier of the target device
+ * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for ofa utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6825
 export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetOfaUtilization', 'device');
@@ -1478,7 +2089,12 @@ export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetFBCStats: KoffiFunction | undefined;
-/** Retrieves the active frame buffer capture sessions statistics for a given device. */
+/**
+ * Retrieves the active frame buffer capture sessions statistics for a given device.
+ * @param device - The identifier of the target device
+ * @param fbcStats - Reference to nvmlFBCStats_t structure containing NvFBC stats
+ * @returns `[err, fbcStats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `fbcStats`: Reference to nvmlFBCStats_t structure containing NvFBC stats; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlFBCStats_t * fbcStats) — nvml.h:6842
 export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): [E.nvmlReturn_t, S.nvmlFBCStats_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFBCStats', 'device');
@@ -1489,7 +2105,12 @@ export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: 
 }
 
 let f_nvmlDeviceGetFBCSessions: KoffiFunction | undefined;
-/** Retrieves information about active frame buffer capture sessions on a target device. */
+/**
+ * Retrieves information about active frame buffer capture sessions on a target device.
+ * @param device - The identifier of the target device
+ * @param sessionCount - Reference to caller supplied array size, and returns the number of sessions
+ * @returns `[err, sessionCount, sessionInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfo`: Reference in which to return the session information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetFBCSessions(nvmlDevice_t device, unsigned int * sessionCount, nvmlFBCSessionInfo_t * sessionInfo) — nvml.h:6873
 export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlFBCSessionInfo_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFBCSessions', 'device');
@@ -1505,7 +2126,11 @@ export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionC
 }
 
 let f_nvmlDeviceGetDriverModel: KoffiFunction | undefined;
-/** Retrieves the current and pending driver model for the device. */
+/**
+ * Retrieves the current and pending driver model for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current driver model; `pending`: Reference in which to return the pending driver model; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending) — nvml.h:6900
 export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlDriverModel_t | null, E.nvmlDriverModel_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetDriverModel', 'device');
@@ -1515,7 +2140,12 @@ export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): [E.nvml
 }
 
 let f_nvmlDeviceGetVbiosVersion: KoffiFunction | undefined;
-/** Get VBIOS version of the device. */
+/**
+ * Get VBIOS version of the device.
+ * @param device - The identifier of the target device
+ * @param length - The maximum allowed length of the string returned in version
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `version`: Reference to which to return the VBIOS version; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char * version, unsigned int length) — nvml.h:6922
 export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVbiosVersion', 'device');
@@ -1528,7 +2158,12 @@ export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length:
 }
 
 let f_nvmlDeviceGetBridgeChipInfo: KoffiFunction | undefined;
-/** Get Bridge Chip Information for all the bridge chips on the board. */
+/**
+ * Get Bridge Chip Information for all the bridge chips on the board.
+ * @param device - The identifier of the target device
+ * @param bridgeHierarchy - Reference to the returned bridge chip Hierarchy
+ * @returns `[err, bridgeHierarchy]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `bridgeHierarchy`: Reference to the returned bridge chip Hierarchy; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetBridgeChipInfo(nvmlDevice_t device, nvmlBridgeChipHierarchy_t * bridgeHierarchy) — nvml.h:6942
 export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridgeHierarchy?: S.nvmlBridgeChipHierarchy_st | S.nvmlBridgeChipHierarchy_stInit | null): [E.nvmlReturn_t, S.nvmlBridgeChipHierarchy_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetBridgeChipInfo', 'device');
@@ -1539,7 +2174,12 @@ export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridg
 }
 
 let f_nvmlDeviceGetComputeRunningProcesses: KoffiFunction | undefined;
-/** Get information about processes with a compute context on a device */
+/**
+ * Get information about processes with a compute context on a device
+ * @param device - The device handle or MIG device handle
+ * @param infoCount - Reference in which to provide the infos array size, and to return the number of returned elements
+ * @returns `[err, infoCount, infos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `infoCount`: Reference in which to provide the infos array size, and to return the number of returned elements; `infos`: Reference in which to return the process information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:6985
 export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeRunningProcesses', 'device');
@@ -1555,7 +2195,12 @@ export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | nu
 }
 
 let f_nvmlDeviceGetGraphicsRunningProcesses: KoffiFunction | undefined;
-/** Get information about processes with a graphics context on a device */
+/**
+ * Get information about processes with a graphics context on a device
+ * @param device - The device handle or MIG device handle
+ * @param infoCount - Reference in which to provide the infos array size, and to return the number of returned elements
+ * @returns `[err, infoCount, infos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `infoCount`: Reference in which to provide the infos array size, and to return the number of returned elements; `infos`: Reference in which to return the process information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:7028
 export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGraphicsRunningProcesses', 'device');
@@ -1571,7 +2216,12 @@ export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceGetMPSComputeRunningProcesses: KoffiFunction | undefined;
-/** Get information about processes with a Multi-Process Service (MPS) compute context on a device */
+/**
+ * Get information about processes with a Multi-Process Service (MPS) compute context on a device
+ * @param device - The device handle or MIG device handle
+ * @param infoCount - Reference in which to provide the infos array size, and to return the number of returned elements
+ * @returns `[err, infoCount, infos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `infoCount`: Reference in which to provide the infos array size, and to return the number of returned elements; `infos`: Reference in which to return the process information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:7071
 export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMPSComputeRunningProcesses', 'device');
@@ -1587,7 +2237,12 @@ export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t |
 }
 
 let f_nvmlDeviceGetRunningProcessDetailList: KoffiFunction | undefined;
-/** Get information about running processes on a device for input context */
+/**
+ * Get information about running processes on a device for input context
+ * @param device - The device handle or MIG device handle
+ * @param plist - Reference in which to process detail list plist->version The api version plist->mode The process mode plist->procArray Reference in which to return the process information plist->numProcArrayEntries Proc array size of returned entries
+ * @returns `[err, plist]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `plist`: Reference in which to process detail list plist->version The api version plist->mode The process mode plist->procArray Reference in which to return the process information plist->numProcArrayEntries Proc array size of returned entries; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t * plist) — nvml.h:7122
 export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | null, plist?: S.nvmlProcessDetailList_v1_t | S.nvmlProcessDetailList_v1_tInit | null): [E.nvmlReturn_t, S.nvmlProcessDetailList_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRunningProcessDetailList', 'device');
@@ -1598,7 +2253,12 @@ export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceOnSameBoard: KoffiFunction | undefined;
-/** Check if the GPU devices are on the same physical board. */
+/**
+ * Check if the GPU devices are on the same physical board.
+ * @param device1 - The first GPU device
+ * @param device2 - The second GPU device
+ * @returns `[err, onSameBoard]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `onSameBoard`: Reference in which to return the status; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceOnSameBoard(nvmlDevice_t device1, nvmlDevice_t device2, int * onSameBoard) — nvml.h:7142
 export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device1 = M.handle(device1, 'nvmlDeviceOnSameBoard', 'device1');
@@ -1609,7 +2269,12 @@ export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H
 }
 
 let f_nvmlDeviceGetAPIRestriction: KoffiFunction | undefined;
-/** Retrieves the root/admin permissions on the target API. */
+/**
+ * Retrieves the root/admin permissions on the target API.
+ * @param device - The identifier of the target device
+ * @param apiType - Target API type for this operation
+ * @returns `[err, isRestricted]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isRestricted`: Reference in which to return the current restriction NVML_FEATURE_ENABLED indicates that the API is root-only NVML_FEATURE_DISABLED indicates that the API is accessible to all users; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t * isRestricted) — nvml.h:7168
 export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiType: E.nvmlRestrictedAPI_t): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAPIRestriction', 'device');
@@ -1620,7 +2285,14 @@ export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiTy
 }
 
 let f_nvmlDeviceGetSamples: KoffiFunction | undefined;
-/** Gets recent samples for the GPU. */
+/**
+ * Gets recent samples for the GPU.
+ * @param device - The identifier for the target device
+ * @param type - Type of sampling event
+ * @param lastSeenTimeStamp - Return only samples with timestamp greater than lastSeenTimeStamp
+ * @param sampleCount - Reference to provide the number of elements which can be queried in samples array
+ * @returns `[err, sampleValType, sampleCount, samples]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sampleValType`: Output parameter to represent the type of sample value as described in nvmlSampleVal_t; `sampleCount`: Reference to provide the number of elements which can be queried in samples array; `samples`: Reference in which samples are returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp, nvmlValueType_t * sampleValType, unsigned int * sampleCount, nvmlSample_t * samples) — nvml.h:7212
 export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvmlSamplingType_t, lastSeenTimeStamp: bigint | number, sampleCount: number): [E.nvmlReturn_t, E.nvmlValueType_t | null, number | null, S.nvmlSample_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSamples', 'device');
@@ -1638,7 +2310,12 @@ export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvml
 }
 
 let f_nvmlDeviceGetBAR1MemoryInfo: KoffiFunction | undefined;
-/** Gets Total, Available and Used size of BAR1 memory. */
+/**
+ * Gets Total, Available and Used size of BAR1 memory.
+ * @param device - The identifier of the target device
+ * @param bar1Memory - Reference in which BAR1 memory information is returned
+ * @returns `[err, bar1Memory]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `bar1Memory`: Reference in which BAR1 memory information is returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory) — nvml.h:7240
 export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1Memory?: S.nvmlBAR1Memory_st | S.nvmlBAR1Memory_stInit | null): [E.nvmlReturn_t, S.nvmlBAR1Memory_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetBAR1MemoryInfo', 'device');
@@ -1649,7 +2326,13 @@ export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1M
 }
 
 let f_nvmlDeviceGetViolationStatus: KoffiFunction | undefined;
-/** Translations are as follows: */
+/**
+ * Translations are as follows:
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param perfPolicyType - (undocumented in the header) C type `nvmlPerfPolicyType_t`
+ * @param violTime - (undocumented in the header) C type `nvmlViolationTime_t *`
+ * @returns `[err, violTime]` — `err`: the status; `violTime`; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType, nvmlViolationTime_t * violTime) — nvml.h:7258
 export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perfPolicyType: E.nvmlPerfPolicyType_t, violTime?: S.nvmlViolationTime_st | S.nvmlViolationTime_stInit | null): [E.nvmlReturn_t, S.nvmlViolationTime_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetViolationStatus', 'device');
@@ -1661,7 +2344,11 @@ export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perf
 }
 
 let f_nvmlDeviceGetIrqNum: KoffiFunction | undefined;
-/** Gets the device's interrupt number */
+/**
+ * Gets the device's interrupt number
+ * @param device - The identifier of the target device
+ * @returns `[err, irqNum]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `irqNum`: The interrupt number associated with the specified device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetIrqNum(nvmlDevice_t device, unsigned int * irqNum) — nvml.h:7274
 export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetIrqNum', 'device');
@@ -1671,7 +2358,11 @@ export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): [E.nvmlRetur
 }
 
 let f_nvmlDeviceGetNumGpuCores: KoffiFunction | undefined;
-/** Gets the device's core count */
+/**
+ * Gets the device's core count
+ * @param device - The identifier of the target device
+ * @returns `[err, numCores]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `numCores`: The number of cores for the specified device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int * numCores) — nvml.h:7293
 export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNumGpuCores', 'device');
@@ -1681,7 +2372,11 @@ export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): [E.nvml
 }
 
 let f_nvmlDeviceGetPowerSource: KoffiFunction | undefined;
-/** Gets the devices power source */
+/**
+ * Gets the devices power source
+ * @param device - The identifier of the target device
+ * @returns `[err, powerSource]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `powerSource`: The power source of the device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPowerSource(nvmlDevice_t device, nvmlPowerSource_t * powerSource) — nvml.h:7309
 export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerSource', 'device');
@@ -1691,7 +2386,11 @@ export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): [E.nvml
 }
 
 let f_nvmlDeviceGetMemoryBusWidth: KoffiFunction | undefined;
-/** Gets the device's memory bus width */
+/**
+ * Gets the device's memory bus width
+ * @param device - The identifier of the target device
+ * @returns `[err, busWidth]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `busWidth`: The devices's memory bus width; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int * busWidth) — nvml.h:7325
 export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryBusWidth', 'device');
@@ -1701,7 +2400,11 @@ export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetPcieLinkMaxSpeed: KoffiFunction | undefined;
-/** Gets the device's PCIE Max Link speed in MBPS */
+/**
+ * Gets the device's PCIE Max Link speed in MBPS
+ * @param device - The identifier of the target device
+ * @returns `[err, maxSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `maxSpeed`: The devices's PCIE Max Link speed in MBPS; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int * maxSpeed) — nvml.h:7341
 export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieLinkMaxSpeed', 'device');
@@ -1711,7 +2414,11 @@ export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): [E
 }
 
 let f_nvmlDeviceGetPcieSpeed: KoffiFunction | undefined;
-/** Gets the device's PCIe Link speed in Mbps */
+/**
+ * Gets the device's PCIe Link speed in Mbps
+ * @param device - The identifier of the target device
+ * @returns `[err, pcieSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pcieSpeed`: The devices's PCIe Max Link speed in Mbps; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPcieSpeed(nvmlDevice_t device, unsigned int * pcieSpeed) — nvml.h:7356
 export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieSpeed', 'device');
@@ -1721,7 +2428,11 @@ export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): [E.nvmlRe
 }
 
 let f_nvmlDeviceGetAdaptiveClockInfoStatus: KoffiFunction | undefined;
-/** Gets the device's Adaptive Clock status */
+/**
+ * Gets the device's Adaptive Clock status
+ * @param device - The identifier of the target device
+ * @returns `[err, adaptiveClockStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `adaptiveClockStatus`: The current adaptive clocking status, either NVML_ADAPTIVE_CLOCKING_INFO_STATUS_DISABLED or NVML_ADAPTIVE_CLOCKING_INFO_STATUS_ENABLED; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAdaptiveClockInfoStatus(nvmlDevice_t device, unsigned int * adaptiveClockStatus) — nvml.h:7374
 export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAdaptiveClockInfoStatus', 'device');
@@ -1731,7 +2442,11 @@ export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | nu
 }
 
 let f_nvmlDeviceGetBusType: KoffiFunction | undefined;
-/** Get the type of the GPU Bus (PCIe, PCI,...) */
+/**
+ * Get the type of the GPU Bus (PCIe, PCI,...)
+ * @param device - The identifier of the target device
+ * @returns `[err, type]` — `err`: the status; `type`: The PCI Bus type; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetBusType(nvmlDevice_t device, nvmlBusType_t * type) — nvml.h:7388
 export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetBusType', 'device');
@@ -1741,7 +2456,12 @@ export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): [E.nvmlRetu
 }
 
 let f_nvmlDeviceGetGpuFabricInfo: KoffiFunction | undefined;
-/** Get fabric information associated with the device. */
+/**
+ * Get fabric information associated with the device.
+ * @param device - The identifier of the target device
+ * @param gpuFabricInfo - Information about GPU fabric state
+ * @returns `[err, gpuFabricInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED); `gpuFabricInfo`: Information about GPU fabric state; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo) — nvml.h:7412
 export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_t | S.nvmlGpuFabricInfo_tInit | null): [E.nvmlReturn_t, S.nvmlGpuFabricInfo_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfo', 'device');
@@ -1752,7 +2472,12 @@ export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFab
 }
 
 let f_nvmlDeviceGetGpuFabricInfoV: KoffiFunction | undefined;
-/** Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned nvmlGpuFabricInfo_v2_t or later output structure. */
+/**
+ * Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned nvmlGpuFabricInfo_v2_t or later output structure.
+ * @param device - The identifier of the target device
+ * @param gpuFabricInfo - Information about GPU fabric state
+ * @returns `[err, gpuFabricInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED); `gpuFabricInfo`: Information about GPU fabric state; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t * gpuFabricInfo) — nvml.h:7435
 export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_v3_t | S.nvmlGpuFabricInfo_v3_tInit | null): [E.nvmlReturn_t, S.nvmlGpuFabricInfo_v3_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfoV', 'device');
@@ -1763,7 +2488,11 @@ export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFa
 }
 
 let f_nvmlSystemGetConfComputeCapabilities: KoffiFunction | undefined;
-/** Get Conf Computing System capabilities. */
+/**
+ * Get Conf Computing System capabilities.
+ * @param capabilities - System CC capabilities
+ * @returns `[err, capabilities]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `capabilities`: System CC capabilities; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t * capabilities) — nvml.h:7452
 export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfComputeSystemCaps_st | S.nvmlConfComputeSystemCaps_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSystemCaps_st | null] {
   const a_capabilities = X.inoutStruct(capabilities, S.nvmlConfComputeSystemCaps_st, 'nvmlSystemGetConfComputeCapabilities', 'capabilities');
@@ -1773,7 +2502,11 @@ export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfCo
 }
 
 let f_nvmlSystemGetConfComputeState: KoffiFunction | undefined;
-/** Get Conf Computing System State. */
+/**
+ * Get Conf Computing System State.
+ * @param state - System CC State
+ * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `state`: System CC State; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t * state) — nvml.h:7468
 export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemState_st | S.nvmlConfComputeSystemState_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSystemState_st | null] {
   const a_state = X.inoutStruct(state, S.nvmlConfComputeSystemState_st, 'nvmlSystemGetConfComputeState', 'state');
@@ -1783,7 +2516,12 @@ export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemSta
 }
 
 let f_nvmlDeviceGetConfComputeMemSizeInfo: KoffiFunction | undefined;
-/** Get Conf Computing Protected and Unprotected Memory Sizes. */
+/**
+ * Get Conf Computing Protected and Unprotected Memory Sizes.
+ * @param device - Device handle
+ * @param memInfo - Protected/Unprotected Memory sizes
+ * @returns `[err, memInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `memInfo`: Protected/Unprotected Memory sizes; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t * memInfo) — nvml.h:7485
 export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | null, memInfo?: S.nvmlConfComputeMemSizeInfo_st | S.nvmlConfComputeMemSizeInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeMemSizeInfo_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeMemSizeInfo', 'device');
@@ -1794,7 +2532,10 @@ export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlSystemGetConfComputeGpusReadyState: KoffiFunction | undefined;
-/** Get Conf Computing GPUs ready state. */
+/**
+ * Get Conf Computing GPUs ready state.
+ * @returns `[err, isAcceptingWork]` — `err`: the status; `isAcceptingWork`: Returns GPU current work accepting state, NVML_CC_ACCEPTING_CLIENT_REQUESTS_TRUE or NVML_CC_ACCEPTING_CLIENT_REQUESTS_FALSE; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetConfComputeGpusReadyState(unsigned int * isAcceptingWork) — nvml.h:7503
 export function nvmlSystemGetConfComputeGpusReadyState(): [E.nvmlReturn_t, number | null] {
   const err = (f_nvmlSystemGetConfComputeGpusReadyState ??= L.bind('nvmlSystemGetConfComputeGpusReadyState'))(K.slot[0]) as E.nvmlReturn_t;
@@ -1803,7 +2544,12 @@ export function nvmlSystemGetConfComputeGpusReadyState(): [E.nvmlReturn_t, numbe
 }
 
 let f_nvmlDeviceGetConfComputeProtectedMemoryUsage: KoffiFunction | undefined;
-/** Get Conf Computing protected memory usage. */
+/**
+ * Get Conf Computing protected memory usage.
+ * @param device - The identifier of the target device
+ * @param memory - Reference in which to return the memory information
+ * @returns `[err, memory]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `memory`: Reference in which to return the memory information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t * memory) — nvml.h:7521
 export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeProtectedMemoryUsage', 'device');
@@ -1814,7 +2560,12 @@ export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevic
 }
 
 let f_nvmlDeviceGetConfComputeGpuCertificate: KoffiFunction | undefined;
-/** Get Conf Computing GPU certificate details. */
+/**
+ * Get Conf Computing GPU certificate details.
+ * @param device - The identifier of the target device
+ * @param gpuCert - Reference in which to return the gpu certificate information
+ * @returns `[err, gpuCert]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `gpuCert`: Reference in which to return the gpu certificate information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetConfComputeGpuCertificate(nvmlDevice_t device, nvmlConfComputeGpuCertificate_t * gpuCert) — nvml.h:7539
 export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | null, gpuCert?: S.nvmlConfComputeGpuCertificate_st | S.nvmlConfComputeGpuCertificate_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGpuCertificate_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuCertificate', 'device');
@@ -1825,7 +2576,12 @@ export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | 
 }
 
 let f_nvmlDeviceGetConfComputeGpuAttestationReport: KoffiFunction | undefined;
-/** Get Conf Computing GPU attestation report. */
+/**
+ * Get Conf Computing GPU attestation report.
+ * @param device - The identifier of the target device
+ * @param gpuAtstReport - Reference in which to return the gpu attestation report
+ * @returns `[err, gpuAtstReport]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `gpuAtstReport`: Reference in which to return the gpu attestation report; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetConfComputeGpuAttestationReport(nvmlDevice_t device, nvmlConfComputeGpuAttestationReport_t * gpuAtstReport) — nvml.h:7558
 export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevice_t | null, gpuAtstReport?: S.nvmlConfComputeGpuAttestationReport_st | S.nvmlConfComputeGpuAttestationReport_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGpuAttestationReport_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuAttestationReport', 'device');
@@ -1836,7 +2592,11 @@ export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevic
 }
 
 let f_nvmlSystemGetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefined;
-/** Get Conf Computing key rotation threshold detail. */
+/**
+ * Get Conf Computing key rotation threshold detail.
+ * @param pKeyRotationThrInfo - Reference in which to return the key rotation threshold data
+ * @returns `[err, pKeyRotationThrInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pKeyRotationThrInfo`: Reference in which to return the key rotation threshold data; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetConfComputeKeyRotationThresholdInfo(nvmlConfComputeGetKeyRotationThresholdInfo_t * pKeyRotationThrInfo) — nvml.h:7575
 export function nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeGetKeyRotationThresholdInfo_st | S.nvmlConfComputeGetKeyRotationThresholdInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGetKeyRotationThresholdInfo_st | null] {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeGetKeyRotationThresholdInfo_st, 'nvmlSystemGetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
@@ -1846,7 +2606,12 @@ export function nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThr
 }
 
 let f_nvmlDeviceSetConfComputeUnprotectedMemSize: KoffiFunction | undefined;
-/** Set Conf Computing Unprotected Memory Size. */
+/**
+ * Set Conf Computing Unprotected Memory Size.
+ * @param device - Device Handle
+ * @param sizeKiB - Unprotected Memory size to be set in KiB
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED).
+ */
 // nvmlReturn_t nvmlDeviceSetConfComputeUnprotectedMemSize(nvmlDevice_t device, unsigned long long sizeKiB) — nvml.h:7593
 export function nvmlDeviceSetConfComputeUnprotectedMemSize(device: H.nvmlDevice_t | null, sizeKiB: bigint | number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetConfComputeUnprotectedMemSize', 'device');
@@ -1856,7 +2621,11 @@ export function nvmlDeviceSetConfComputeUnprotectedMemSize(device: H.nvmlDevice_
 }
 
 let f_nvmlSystemSetConfComputeGpusReadyState: KoffiFunction | undefined;
-/** Set Conf Computing GPUs ready state. */
+/**
+ * Set Conf Computing GPUs ready state.
+ * @param isAcceptingWork - GPU accepting new work, NVML_CC_ACCEPTING_CLIENT_REQUESTS_TRUE or NVML_CC_ACCEPTING_CLIENT_REQUESTS_FALSE
+ * @returns `[err]` — `err`: the status.
+ */
 // nvmlReturn_t nvmlSystemSetConfComputeGpusReadyState(unsigned int isAcceptingWork) — nvml.h:7610
 export function nvmlSystemSetConfComputeGpusReadyState(isAcceptingWork: number): [E.nvmlReturn_t] {
   const a_isAcceptingWork = M.u32(isAcceptingWork, 'nvmlSystemSetConfComputeGpusReadyState', 'isAcceptingWork');
@@ -1865,7 +2634,11 @@ export function nvmlSystemSetConfComputeGpusReadyState(isAcceptingWork: number):
 }
 
 let f_nvmlSystemSetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefined;
-/** Set Conf Computing key rotation threshold. */
+/**
+ * Set Conf Computing key rotation threshold.
+ * @param pKeyRotationThrInfo - Reference to the key rotation threshold data
+ * @returns `[err, pKeyRotationThrInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INVALID_STATE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pKeyRotationThrInfo`: Reference to the key rotation threshold data; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemSetConfComputeKeyRotationThresholdInfo(nvmlConfComputeSetKeyRotationThresholdInfo_t * pKeyRotationThrInfo) — nvml.h:7633
 export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeSetKeyRotationThresholdInfo_st | S.nvmlConfComputeSetKeyRotationThresholdInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSetKeyRotationThresholdInfo_st | null] {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeSetKeyRotationThresholdInfo_st, 'nvmlSystemSetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
@@ -1875,7 +2648,11 @@ export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThr
 }
 
 let f_nvmlSystemGetConfComputeSettings: KoffiFunction | undefined;
-/** Get Conf Computing System Settings. */
+/**
+ * Get Conf Computing System Settings.
+ * @param settings - System CC settings
+ * @returns `[err, settings]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `settings`: System CC settings; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t * settings) — nvml.h:7653
 export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComputeSettings_v1_t | S.nvmlSystemConfComputeSettings_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemConfComputeSettings_v1_t | null] {
   const a_settings = X.inoutStruct(settings, S.nvmlSystemConfComputeSettings_v1_t, 'nvmlSystemGetConfComputeSettings', 'settings');
@@ -1885,7 +2662,11 @@ export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComp
 }
 
 let f_nvmlDeviceGetGspFirmwareVersion: KoffiFunction | undefined;
-/** Retrieve GSP firmware version. */
+/**
+ * Retrieve GSP firmware version.
+ * @param device - Device handle
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `version`: The retrieved GSP firmware version; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char * version) — nvml.h:7670
 export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, string | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareVersion', 'device');
@@ -1896,7 +2677,11 @@ export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): 
 }
 
 let f_nvmlDeviceGetGspFirmwareMode: KoffiFunction | undefined;
-/** Retrieve GSP firmware mode. */
+/**
+ * Retrieve GSP firmware mode.
+ * @param device - Device handle
+ * @returns `[err, isEnabled, defaultMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `isEnabled`: Pointer to specify if GSP firmware is enabled; `defaultMode`: Pointer to specify if GSP firmware is supported by default on device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int * isEnabled, unsigned int * defaultMode) — nvml.h:7688
 export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareMode', 'device');
@@ -1906,7 +2691,12 @@ export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): [E.
 }
 
 let f_nvmlDeviceGetSramEccErrorStatus: KoffiFunction | undefined;
-/** Get SRAM ECC error status of this device. */
+/**
+ * Get SRAM ECC error status of this device.
+ * @param device - The identifier of the target device
+ * @param status - Returns SRAM ECC error status
+ * @returns `[err, status]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `status`: Returns SRAM ECC error status; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_t * status) — nvml.h:7710
 export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, status?: S.nvmlEccSramErrorStatus_v1_t | S.nvmlEccSramErrorStatus_v1_tInit | null): [E.nvmlReturn_t, S.nvmlEccSramErrorStatus_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSramEccErrorStatus', 'device');
@@ -1917,7 +2707,12 @@ export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, s
 }
 
 let f_nvmlDeviceSetPowerManagementLimit_v2: KoffiFunction | undefined;
-/** Set new power limit of this device. */
+/**
+ * Set new power limit of this device.
+ * @param device - The identifier of the target device
+ * @param powerValue - Power management limit in milliwatts to set
+ * @returns `[err, powerValue]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `powerValue`: Power management limit in milliwatts to set; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetPowerManagementLimit_v2(nvmlDevice_t device, nvmlPowerValue_v2_t * powerValue) — nvml.h:7745
 export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | null, powerValue?: S.nvmlPowerValue_v2_t | S.nvmlPowerValue_v2_tInit | null): [E.nvmlReturn_t, S.nvmlPowerValue_v2_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetPowerManagementLimit_v2', 'device');
@@ -1928,7 +2723,11 @@ export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | nu
 }
 
 let f_nvmlDeviceGetAccountingMode: KoffiFunction | undefined;
-/** Queries the state of per process accounting mode. */
+/**
+ * Queries the state of per process accounting mode.
+ * @param device - The identifier of the target device
+ * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current accounting mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:7773
 export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingMode', 'device');
@@ -1938,7 +2737,13 @@ export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetAccountingStats: KoffiFunction | undefined;
-/** Queries process's accounting stats. */
+/**
+ * Queries process's accounting stats.
+ * @param device - The identifier of the target device
+ * @param pid - Process Id of the target process to query stats for
+ * @param stats - Reference in which to return the process's accounting stats
+ * @returns `[err, stats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `stats`: Reference in which to return the process's accounting stats; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t * stats) — nvml.h:7812
 export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): [E.nvmlReturn_t, S.nvmlAccountingStats_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingStats', 'device');
@@ -1950,7 +2755,12 @@ export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid:
 }
 
 let f_nvmlDeviceGetAccountingPids: KoffiFunction | undefined;
-/** Queries list of processes that can be queried for accounting stats. */
+/**
+ * Queries list of processes that can be queried for accounting stats.
+ * @param device - The identifier of the target device
+ * @param count - Reference in which to provide the pids array size, and to return the number of elements ready to be queried
+ * @returns `[err, count, pids]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the pids array size, and to return the number of elements ready to be queried; `pids`: Reference in which to return list of process ids; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t device, unsigned int * count, unsigned int * pids) — nvml.h:7844
 export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingPids', 'device');
@@ -1966,7 +2776,11 @@ export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count
 }
 
 let f_nvmlDeviceGetAccountingBufferSize: KoffiFunction | undefined;
-/** Returns the number of processes that the circular buffer with accounting pids can hold. */
+/**
+ * Returns the number of processes that the circular buffer with accounting pids can hold.
+ * @param device - The identifier of the target device
+ * @returns `[err, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `bufferSize`: Reference in which to provide the size (in number of elements) of the circular buffer for accounting stats; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device, unsigned int * bufferSize) — nvml.h:7868
 export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingBufferSize', 'device');
@@ -1976,7 +2790,13 @@ export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null)
 }
 
 let f_nvmlDeviceGetRetiredPages: KoffiFunction | undefined;
-/** Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired. */
+/**
+ * Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired.
+ * @param device - The identifier of the target device
+ * @param cause - Filter page addresses by cause of retirement
+ * @param pageCount - Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer
+ * @returns `[err, pageCount, addresses]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `pageCount`: Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer; `addresses`: Buffer to write the page addresses into; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int * pageCount, unsigned long long * addresses) — nvml.h:7901
 export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): [E.nvmlReturn_t, number | null, bigint[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPages', 'device');
@@ -1993,7 +2813,13 @@ export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: 
 }
 
 let f_nvmlDeviceGetRetiredPages_v2: KoffiFunction | undefined;
-/** Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired. */
+/**
+ * Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired.
+ * @param device - The identifier of the target device
+ * @param cause - Filter page addresses by cause of retirement
+ * @param pageCount - Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer
+ * @returns `[err, pageCount, addresses, timestamps]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `pageCount`: Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer; `addresses`: Buffer to write the page addresses into; `timestamps`: Buffer to write the timestamps of page retirement, additional for _v2; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetRetiredPages_v2(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int * pageCount, unsigned long long * addresses, unsigned long long * timestamps) — nvml.h:7933
 export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): [E.nvmlReturn_t, number | null, bigint[] | null, bigint[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPages_v2', 'device');
@@ -2011,7 +2837,11 @@ export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, caus
 }
 
 let f_nvmlDeviceGetRetiredPagesPendingStatus: KoffiFunction | undefined;
-/** Check if any pages are pending retirement and need a reboot to fully retire. */
+/**
+ * Check if any pages are pending retirement and need a reboot to fully retire.
+ * @param device - The identifier of the target device
+ * @returns `[err, isPending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isPending`: Reference in which to return the pending status; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t * isPending) — nvml.h:7952
 export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPagesPendingStatus', 'device');
@@ -2021,7 +2851,11 @@ export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | 
 }
 
 let f_nvmlDeviceGetRemappedRows: KoffiFunction | undefined;
-/** Get number of remapped rows. */
+/**
+ * Get number of remapped rows.
+ * @param device - The identifier of the target device
+ * @returns `[err, corrRows, uncRows, isPending, failureOccurred]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `corrRows`: Reference for number of rows remapped due to correctable errors; `uncRows`: Reference for number of rows remapped due to uncorrectable errors; `isPending`: Reference for whether or not remappings are pending; `failureOccurred`: Reference that is set when a remapping has failed in the past; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int * corrRows, unsigned int * uncRows, unsigned int * isPending, unsigned int * failureOccurred) — nvml.h:7979
 export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRemappedRows', 'device');
@@ -2031,7 +2865,12 @@ export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): [E.nvm
 }
 
 let f_nvmlDeviceGetRowRemapperHistogram: KoffiFunction | undefined;
-/** Get the row remapper histogram. */
+/**
+ * Get the row remapper histogram.
+ * @param device - Device handle
+ * @param values - Histogram values
+ * @returns `[err, values]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNKNOWN); `values`: Histogram values; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values) — nvml.h:7993
 export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null, values?: S.nvmlRowRemapperHistogramValues_st | S.nvmlRowRemapperHistogramValues_stInit | null): [E.nvmlReturn_t, S.nvmlRowRemapperHistogramValues_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRowRemapperHistogram', 'device');
@@ -2042,7 +2881,11 @@ export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null,
 }
 
 let f_nvmlDeviceGetArchitecture: KoffiFunction | undefined;
-/** Get architecture for device */
+/**
+ * Get architecture for device
+ * @param device - The identifier of the target device
+ * @returns `[err, arch]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `arch`: Reference where architecture is returned, if call successful; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t * arch) — nvml.h:8007
 export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetArchitecture', 'device');
@@ -2052,7 +2895,12 @@ export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): [E.nvm
 }
 
 let f_nvmlDeviceGetClkMonStatus: KoffiFunction | undefined;
-/** Retrieves the frequency monitor fault status for the device. */
+/**
+ * Retrieves the frequency monitor fault status for the device.
+ * @param device - The identifier of the target device
+ * @param status - Reference in which to return the clkmon fault status
+ * @returns `[err, status]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `status`: Reference in which to return the clkmon fault status; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetClkMonStatus(nvmlDevice_t device, nvmlClkMonStatus_t * status) — nvml.h:8030
 export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?: S.nvmlClkMonStatus_status | S.nvmlClkMonStatus_statusInit | null): [E.nvmlReturn_t, S.nvmlClkMonStatus_status | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetClkMonStatus', 'device');
@@ -2063,7 +2911,13 @@ export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?
 }
 
 let f_nvmlDeviceGetProcessUtilization: KoffiFunction | undefined;
-/** Retrieves the current utilization and process ID */
+/**
+ * Retrieves the current utilization and process ID
+ * @param device - The identifier of the target device
+ * @param processSamplesCount - Pointer to caller-supplied array size, and returns number of processes running
+ * @param lastSeenTimeStamp - Return only samples with timestamp greater than lastSeenTimeStamp
+ * @returns `[err, utilization, processSamplesCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Pointer to caller-supplied buffer in which guest process utilization samples are returned; `processSamplesCount`: Pointer to caller-supplied array size, and returns number of processes running; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization, unsigned int * processSamplesCount, unsigned long long lastSeenTimeStamp) — nvml.h:8073
 export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, processSamplesCount: number, lastSeenTimeStamp: bigint | number): [E.nvmlReturn_t, S.nvmlProcessUtilizationSample_st[] | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetProcessUtilization', 'device');
@@ -2080,7 +2934,12 @@ export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, p
 }
 
 let f_nvmlDeviceGetProcessesUtilizationInfo: KoffiFunction | undefined;
-/** Retrieves the recent utilization and process ID for all running processes */
+/**
+ * Retrieves the recent utilization and process ID for all running processes
+ * @param device - The identifier of the target device
+ * @param procesesUtilInfo - Pointer to the caller-provided structure of nvmlProcessesUtilizationInfo_t
+ * @returns `[err, procesesUtilInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `procesesUtilInfo`: Pointer to the caller-provided structure of nvmlProcessesUtilizationInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device, nvmlProcessesUtilizationInfo_t * procesesUtilInfo) — nvml.h:8120
 export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | null, procesesUtilInfo?: S.nvmlProcessesUtilizationInfo_v1_t | S.nvmlProcessesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlProcessesUtilizationInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetProcessesUtilizationInfo', 'device');
@@ -2091,7 +2950,12 @@ export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceGetPlatformInfo: KoffiFunction | undefined;
-/** Get platform information of this device. */
+/**
+ * Get platform information of this device.
+ * @param device - The identifier of the target device
+ * @param platformInfo - Pointer to the caller-provided structure of nvmlPlatformInfo_t
+ * @returns `[err, platformInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_MEMORY, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `platformInfo`: Pointer to the caller-provided structure of nvmlPlatformInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t device, nvmlPlatformInfo_t * platformInfo) — nvml.h:8140
 export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platformInfo?: S.nvmlPlatformInfo_v2_t | S.nvmlPlatformInfo_v2_tInit | null): [E.nvmlReturn_t, S.nvmlPlatformInfo_v2_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPlatformInfo', 'device');
@@ -2102,7 +2966,12 @@ export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platfor
 }
 
 let f_nvmlDeviceGetPdi: KoffiFunction | undefined;
-/** Retrieves the Per Device Identifier (PDI) associated with this device. */
+/**
+ * Retrieves the Per Device Identifier (PDI) associated with this device.
+ * @param device - The identifier of the target device
+ * @param pdi - Reference to the caller-provided structure to return the GPU PDI
+ * @returns `[err, pdi]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pdi`: Reference to the caller-provided structure to return the GPU PDI; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPdi(nvmlDevice_t device, nvmlPdi_t * pdi) — nvml.h:8161
 export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_v1_t | S.nvmlPdi_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPdi_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPdi', 'device');
@@ -2113,7 +2982,12 @@ export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_
 }
 
 let f_nvmlDeviceSetHostname_v1: KoffiFunction | undefined;
-/** Set the hostname for the device. */
+/**
+ * Set the hostname for the device.
+ * @param device - The identifier of the target device
+ * @param hostname - Reference to the caller-provided nvmlHostname_v1_t struct containing the hostname
+ * @returns `[err, hostname]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `hostname`: Reference to the caller-provided nvmlHostname_v1_t struct containing the hostname; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t * hostname) — nvml.h:8188
 export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): [E.nvmlReturn_t, S.nvmlHostname_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetHostname_v1', 'device');
@@ -2124,7 +2998,12 @@ export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname
 }
 
 let f_nvmlDeviceGetHostname_v1: KoffiFunction | undefined;
-/** Get the hostname for the device. */
+/**
+ * Get the hostname for the device.
+ * @param device - The identifier of the target device
+ * @param hostname - Reference to the caller-provided nvmlHostname_v1_t struct to return the hostname
+ * @returns `[err, hostname]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `hostname`: Reference to the caller-provided nvmlHostname_v1_t struct to return the hostname; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t * hostname) — nvml.h:8211
 export function nvmlDeviceGetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): [E.nvmlReturn_t, S.nvmlHostname_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetHostname_v1', 'device');
@@ -2135,7 +3014,12 @@ export function nvmlDeviceGetHostname_v1(device: H.nvmlDevice_t | null, hostname
 }
 
 let f_nvmlUnitSetLedState: KoffiFunction | undefined;
-/** Set the LED state for the unit. */
+/**
+ * Set the LED state for the unit.
+ * @param unit - The identifier of the target unit
+ * @param color - The target LED color
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlUnitSetLedState(nvmlUnit_t unit, nvmlLedColor_t color) — nvml.h:8251
 export function nvmlUnitSetLedState(unit: H.nvmlUnit_t | null, color: E.nvmlLedColor_t): [E.nvmlReturn_t] {
   const a_unit = M.handle(unit, 'nvmlUnitSetLedState', 'unit');
@@ -2145,7 +3029,12 @@ export function nvmlUnitSetLedState(unit: H.nvmlUnit_t | null, color: E.nvmlLedC
 }
 
 let f_nvmlDeviceSetPersistenceMode: KoffiFunction | undefined;
-/** Set the persistence mode for the device. */
+/**
+ * Set the persistence mode for the device.
+ * @param device - The identifier of the target device
+ * @param mode - The target persistence mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) — nvml.h:8299
 export function nvmlDeviceSetPersistenceMode(device: H.nvmlDevice_t | null, mode: E.nvmlEnableState_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetPersistenceMode', 'device');
@@ -2155,7 +3044,12 @@ export function nvmlDeviceSetPersistenceMode(device: H.nvmlDevice_t | null, mode
 }
 
 let f_nvmlDeviceSetComputeMode: KoffiFunction | undefined;
-/** Set the compute mode for the device. */
+/**
+ * Set the compute mode for the device.
+ * @param device - The identifier of the target device
+ * @param mode - The target compute mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode) — nvml.h:8333
 export function nvmlDeviceSetComputeMode(device: H.nvmlDevice_t | null, mode: E.nvmlComputeMode_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetComputeMode', 'device');
@@ -2165,7 +3059,12 @@ export function nvmlDeviceSetComputeMode(device: H.nvmlDevice_t | null, mode: E.
 }
 
 let f_nvmlDeviceSetEccMode: KoffiFunction | undefined;
-/** Set the ECC mode for the device. */
+/**
+ * Set the ECC mode for the device.
+ * @param device - The identifier of the target device
+ * @param ecc - The target ECC mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc) — nvml.h:8363
 export function nvmlDeviceSetEccMode(device: H.nvmlDevice_t | null, ecc: E.nvmlEnableState_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetEccMode', 'device');
@@ -2175,7 +3074,12 @@ export function nvmlDeviceSetEccMode(device: H.nvmlDevice_t | null, ecc: E.nvmlE
 }
 
 let f_nvmlDeviceClearEccErrorCounts: KoffiFunction | undefined;
-/** Clear the ECC error and other memory error counts for the device. */
+/**
+ * Clear the ECC error and other memory error counts for the device.
+ * @param device - The identifier of the target device
+ * @param counterType - Flag that indicates which type of errors should be cleared
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceClearEccErrorCounts(nvmlDevice_t device, nvmlEccCounterType_t counterType) — nvml.h:8397
 export function nvmlDeviceClearEccErrorCounts(device: H.nvmlDevice_t | null, counterType: E.nvmlEccCounterType_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceClearEccErrorCounts', 'device');
@@ -2185,7 +3089,13 @@ export function nvmlDeviceClearEccErrorCounts(device: H.nvmlDevice_t | null, cou
 }
 
 let f_nvmlDeviceSetDriverModel: KoffiFunction | undefined;
-/** Set the driver model for the device. */
+/**
+ * Set the driver model for the device.
+ * @param device - The identifier of the target device
+ * @param driverModel - The target driver model
+ * @param flags - Flags that change the default behavior
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetDriverModel(nvmlDevice_t device, nvmlDriverModel_t driverModel, unsigned int flags) — nvml.h:8438
 export function nvmlDeviceSetDriverModel(device: H.nvmlDevice_t | null, driverModel: E.nvmlDriverModel_t, flags: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetDriverModel', 'device');
@@ -2196,7 +3106,13 @@ export function nvmlDeviceSetDriverModel(device: H.nvmlDevice_t | null, driverMo
 }
 
 let f_nvmlDeviceSetGpuLockedClocks: KoffiFunction | undefined;
-/** Set clocks that device will lock to. */
+/**
+ * Set clocks that device will lock to.
+ * @param device - The identifier of the target device
+ * @param minGpuClockMHz - Requested minimum gpu clock in MHz
+ * @param maxGpuClockMHz - Requested maximum gpu clock in MHz
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz) — nvml.h:8487
 export function nvmlDeviceSetGpuLockedClocks(device: H.nvmlDevice_t | null, minGpuClockMHz: number, maxGpuClockMHz: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetGpuLockedClocks', 'device');
@@ -2207,7 +3123,11 @@ export function nvmlDeviceSetGpuLockedClocks(device: H.nvmlDevice_t | null, minG
 }
 
 let f_nvmlDeviceResetGpuLockedClocks: KoffiFunction | undefined;
-/** Resets the gpu clock to the default value */
+/**
+ * Resets the gpu clock to the default value
+ * @param device - The identifier of the target device
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) — nvml.h:8509
 export function nvmlDeviceResetGpuLockedClocks(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetGpuLockedClocks', 'device');
@@ -2216,7 +3136,13 @@ export function nvmlDeviceResetGpuLockedClocks(device: H.nvmlDevice_t | null): [
 }
 
 let f_nvmlDeviceSetMemoryLockedClocks: KoffiFunction | undefined;
-/** Set memory clocks that device will lock to. */
+/**
+ * Set memory clocks that device will lock to.
+ * @param device - The identifier of the target device
+ * @param minMemClockMHz - Requested minimum memory clock in MHz
+ * @param maxMemClockMHz - Requested maximum memory clock in MHz
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz) — nvml.h:8539
 export function nvmlDeviceSetMemoryLockedClocks(device: H.nvmlDevice_t | null, minMemClockMHz: number, maxMemClockMHz: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetMemoryLockedClocks', 'device');
@@ -2227,7 +3153,11 @@ export function nvmlDeviceSetMemoryLockedClocks(device: H.nvmlDevice_t | null, m
 }
 
 let f_nvmlDeviceResetMemoryLockedClocks: KoffiFunction | undefined;
-/** Resets the memory clock to the default value */
+/**
+ * Resets the memory clock to the default value
+ * @param device - The identifier of the target device
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) — nvml.h:8561
 export function nvmlDeviceResetMemoryLockedClocks(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetMemoryLockedClocks', 'device');
@@ -2236,7 +3166,13 @@ export function nvmlDeviceResetMemoryLockedClocks(device: H.nvmlDevice_t | null)
 }
 
 let f_nvmlDeviceSetApplicationsClocks: KoffiFunction | undefined;
-/** Please use nvmlDeviceSetMemoryLockedClocks for Memory Clocks and nvmlDeviceSetGpuLockedClocks for Graphics Clocks. */
+/**
+ * Please use nvmlDeviceSetMemoryLockedClocks for Memory Clocks and nvmlDeviceSetGpuLockedClocks for Graphics Clocks.
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param memClockMHz - (undocumented in the header) C type `unsigned int`
+ * @param graphicsClockMHz - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz) — nvml.h:8569
 export function nvmlDeviceSetApplicationsClocks(device: H.nvmlDevice_t | null, memClockMHz: number, graphicsClockMHz: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetApplicationsClocks', 'device');
@@ -2247,7 +3183,11 @@ export function nvmlDeviceSetApplicationsClocks(device: H.nvmlDevice_t | null, m
 }
 
 let f_nvmlDeviceResetApplicationsClocks: KoffiFunction | undefined;
-/** Please use nvmlDeviceResetMemoryLockedClocks for Memory Clocks and nvmlDeviceResetGpuLockedClocks for Graphics Clocks. */
+/**
+ * Please use nvmlDeviceResetMemoryLockedClocks for Memory Clocks and nvmlDeviceResetGpuLockedClocks for Graphics Clocks.
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t device) — nvml.h:8577
 export function nvmlDeviceResetApplicationsClocks(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetApplicationsClocks', 'device');
@@ -2256,7 +3196,12 @@ export function nvmlDeviceResetApplicationsClocks(device: H.nvmlDevice_t | null)
 }
 
 let f_nvmlDeviceSetAutoBoostedClocksEnabled: KoffiFunction | undefined;
-/** Try to set the current state of Auto Boosted clocks on a device. */
+/**
+ * Try to set the current state of Auto Boosted clocks on a device.
+ * @param device - The identifier of the target device
+ * @param enabled - What state to try to set Auto Boosted clocks of the target device to
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled) — nvml.h:8608
 export function nvmlDeviceSetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null, enabled: E.nvmlEnableState_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetAutoBoostedClocksEnabled', 'device');
@@ -2266,7 +3211,13 @@ export function nvmlDeviceSetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceSetDefaultAutoBoostedClocksEnabled: KoffiFunction | undefined;
-/** Try to set the default state of Auto Boosted clocks on a device. */
+/**
+ * Try to set the default state of Auto Boosted clocks on a device.
+ * @param device - The identifier of the target device
+ * @param enabled - What state to try to set default Auto Boosted clocks of the target device to
+ * @param flags - Flags that change the default behavior
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetDefaultAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled, unsigned int flags) — nvml.h:8639
 export function nvmlDeviceSetDefaultAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null, enabled: E.nvmlEnableState_t, flags: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetDefaultAutoBoostedClocksEnabled', 'device');
@@ -2277,7 +3228,12 @@ export function nvmlDeviceSetDefaultAutoBoostedClocksEnabled(device: H.nvmlDevic
 }
 
 let f_nvmlDeviceSetDefaultFanSpeed_v2: KoffiFunction | undefined;
-/** Sets the speed of the fan control policy to default. */
+/**
+ * Sets the speed of the fan control policy to default.
+ * @param device - The identifier of the target device
+ * @param fan - The index of the fan, starting at zero
+ * @returns `[err]` — `err`: the status.
+ */
 // nvmlReturn_t nvmlDeviceSetDefaultFanSpeed_v2(nvmlDevice_t device, unsigned int fan) — nvml.h:8657
 export function nvmlDeviceSetDefaultFanSpeed_v2(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetDefaultFanSpeed_v2', 'device');
@@ -2287,7 +3243,13 @@ export function nvmlDeviceSetDefaultFanSpeed_v2(device: H.nvmlDevice_t | null, f
 }
 
 let f_nvmlDeviceSetFanControlPolicy: KoffiFunction | undefined;
-/** Sets current fan control policy. */
+/**
+ * Sets current fan control policy.
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param fan - (undocumented in the header) C type `unsigned int`
+ * @param policy - (undocumented in the header) C type `nvmlFanControlPolicy_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvmlReturn_t nvmlDeviceSetFanControlPolicy(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t policy) — nvml.h:8679
 export function nvmlDeviceSetFanControlPolicy(device: H.nvmlDevice_t | null, fan: number, policy: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetFanControlPolicy', 'device');
@@ -2298,7 +3260,13 @@ export function nvmlDeviceSetFanControlPolicy(device: H.nvmlDevice_t | null, fan
 }
 
 let f_nvmlDeviceSetTemperatureThreshold: KoffiFunction | undefined;
-/** Sets the temperature threshold for the GPU with the specified threshold type in degrees C. */
+/**
+ * Sets the temperature threshold for the GPU with the specified threshold type in degrees C.
+ * @param device - The identifier of the target device
+ * @param thresholdType - The type of threshold value to be set
+ * @param temp - Reference which hold the value to be set
+ * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temp`: Reference which hold the value to be set; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int * temp) — nvml.h:8700
 export function nvmlDeviceSetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t, temp: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetTemperatureThreshold', 'device');
@@ -2311,7 +3279,12 @@ export function nvmlDeviceSetTemperatureThreshold(device: H.nvmlDevice_t | null,
 }
 
 let f_nvmlDeviceSetPowerManagementLimit: KoffiFunction | undefined;
-/** Set new power limit of this device. */
+/**
+ * Set new power limit of this device.
+ * @param device - The identifier of the target device
+ * @param limit - Power management limit in milliwatts to set
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) — nvml.h:8727
 export function nvmlDeviceSetPowerManagementLimit(device: H.nvmlDevice_t | null, limit: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetPowerManagementLimit', 'device');
@@ -2321,7 +3294,12 @@ export function nvmlDeviceSetPowerManagementLimit(device: H.nvmlDevice_t | null,
 }
 
 let f_nvmlDeviceSetGpuOperationMode: KoffiFunction | undefined;
-/** Sets new GOM. */
+/**
+ * Sets new GOM.
+ * @param device - The identifier of the target device
+ * @param mode - Target GOM
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t mode) — nvml.h:8758
 export function nvmlDeviceSetGpuOperationMode(device: H.nvmlDevice_t | null, mode: E.nvmlGpuOperationMode_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetGpuOperationMode', 'device');
@@ -2331,7 +3309,13 @@ export function nvmlDeviceSetGpuOperationMode(device: H.nvmlDevice_t | null, mod
 }
 
 let f_nvmlDeviceSetAPIRestriction: KoffiFunction | undefined;
-/** Changes the root/admin restructions on certain APIs. */
+/**
+ * Changes the root/admin restructions on certain APIs.
+ * @param device - The identifier of the target device
+ * @param apiType - Target API type for this operation
+ * @param isRestricted - The target restriction
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t isRestricted) — nvml.h:8786
 export function nvmlDeviceSetAPIRestriction(device: H.nvmlDevice_t | null, apiType: E.nvmlRestrictedAPI_t, isRestricted: E.nvmlEnableState_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetAPIRestriction', 'device');
@@ -2342,7 +3326,13 @@ export function nvmlDeviceSetAPIRestriction(device: H.nvmlDevice_t | null, apiTy
 }
 
 let f_nvmlDeviceSetFanSpeed_v2: KoffiFunction | undefined;
-/** Sets the speed of a specified fan. */
+/**
+ * Sets the speed of a specified fan.
+ * @param device - (undocumented in the header) C type `nvmlDevice_t`
+ * @param fan - (undocumented in the header) C type `unsigned int`
+ * @param speed - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvmlReturn_t nvmlDeviceSetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int speed) — nvml.h:8810
 export function nvmlDeviceSetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: number, speed: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetFanSpeed_v2', 'device');
@@ -2353,7 +3343,12 @@ export function nvmlDeviceSetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: num
 }
 
 let f_nvmlDeviceSetGpcClkVfOffset: KoffiFunction | undefined;
-/** Set the GPCCLK VF offset value */
+/**
+ * Set the GPCCLK VF offset value
+ * @param device - The identifier of the target device
+ * @param offset - The GPCCLK VF offset value to set
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetGpcClkVfOffset(nvmlDevice_t device, int offset) — nvml.h:8828
 export function nvmlDeviceSetGpcClkVfOffset(device: H.nvmlDevice_t | null, offset: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetGpcClkVfOffset', 'device');
@@ -2363,7 +3358,12 @@ export function nvmlDeviceSetGpcClkVfOffset(device: H.nvmlDevice_t | null, offse
 }
 
 let f_nvmlDeviceSetMemClkVfOffset: KoffiFunction | undefined;
-/** Set the MemClk (Memory Clock) VF offset value. */
+/**
+ * Set the MemClk (Memory Clock) VF offset value.
+ * @param device - The identifier of the target device
+ * @param offset - The MemClk VF offset value to set
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetMemClkVfOffset(nvmlDevice_t device, int offset) — nvml.h:8846
 export function nvmlDeviceSetMemClkVfOffset(device: H.nvmlDevice_t | null, offset: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetMemClkVfOffset', 'device');
@@ -2373,7 +3373,12 @@ export function nvmlDeviceSetMemClkVfOffset(device: H.nvmlDevice_t | null, offse
 }
 
 let f_nvmlDeviceSetAccountingMode: KoffiFunction | undefined;
-/** Enables or disables per process accounting. */
+/**
+ * Enables or disables per process accounting.
+ * @param device - The identifier of the target device
+ * @param mode - The target accounting mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode) — nvml.h:8886
 export function nvmlDeviceSetAccountingMode(device: H.nvmlDevice_t | null, mode: E.nvmlEnableState_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetAccountingMode', 'device');
@@ -2383,7 +3388,11 @@ export function nvmlDeviceSetAccountingMode(device: H.nvmlDevice_t | null, mode:
 }
 
 let f_nvmlDeviceClearAccountingPids: KoffiFunction | undefined;
-/** Clears accounting information about all processes that have already terminated. */
+/**
+ * Clears accounting information about all processes that have already terminated.
+ * @param device - The identifier of the target device
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device) — nvml.h:8908
 export function nvmlDeviceClearAccountingPids(device: H.nvmlDevice_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceClearAccountingPids', 'device');
@@ -2392,7 +3401,12 @@ export function nvmlDeviceClearAccountingPids(device: H.nvmlDevice_t | null): [E
 }
 
 let f_nvmlDeviceGetNvLinkState: KoffiFunction | undefined;
-/** Retrieves the state of the device's NvLink for the link specified */
+/**
+ * Retrieves the state of the device's NvLink for the link specified
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @returns `[err, isActive]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `isActive`: nvmlEnableState_t where NVML_FEATURE_ENABLED indicates that the link is active and NVML_FEATURE_DISABLED indicates it is inactive; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t * isActive) — nvml.h:9036
 export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkState', 'device');
@@ -2403,7 +3417,12 @@ export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: nu
 }
 
 let f_nvmlDeviceGetNvLinkVersion: KoffiFunction | undefined;
-/** Retrieves the version of the device's NvLink for the link specified */
+/**
+ * Retrieves the version of the device's NvLink for the link specified
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `version`: Requested NvLink version from nvmlNvlinkVersion_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int * version) — nvml.h:9054
 export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkVersion', 'device');
@@ -2414,7 +3433,13 @@ export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: 
 }
 
 let f_nvmlDeviceGetNvLinkCapability: KoffiFunction | undefined;
-/** Retrieves the requested capability from the device's NvLink for the link specified Please refer to the nvmlNvLinkCapability_t structure for the specific caps that can be queried The return value should be treated as a boolean. */
+/**
+ * Retrieves the requested capability from the device's NvLink for the link specified Please refer to the nvmlNvLinkCapability_t structure for the specific caps that can be queried The return value should be treated as a boolean.
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @param capability - Specifies the nvmlNvLinkCapability_t to be queried
+ * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `capResult`: A boolean for the queried capability indicating that feature is available; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability, unsigned int * capResult) — nvml.h:9075
 export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, link: number, capability: E.nvmlNvLinkCapability_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkCapability', 'device');
@@ -2426,7 +3451,13 @@ export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, lin
 }
 
 let f_nvmlDeviceGetNvLinkRemotePciInfo: KoffiFunction | undefined;
-/** Retrieves the PCI information for the remote node on a NvLink link Note: pciSubSystemId is not filled in this function and is indeterminate */
+/**
+ * Retrieves the PCI information for the remote node on a NvLink link Note: pciSubSystemId is not filled in this function and is indeterminate
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @param pci - nvmlPciInfo_t of the remote node for the specified link
+ * @returns `[err, pci]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pci`: nvmlPciInfo_t of the remote node for the specified link; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t * pci) — nvml.h:9095
 export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, link: number, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkRemotePciInfo', 'device');
@@ -2438,7 +3469,13 @@ export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, 
 }
 
 let f_nvmlDeviceGetNvLinkErrorCounter: KoffiFunction | undefined;
-/** Retrieves the specified error counter value Please refer to nvmlNvLinkErrorCounter_t for error counters that are available */
+/**
+ * Retrieves the specified error counter value Please refer to nvmlNvLinkErrorCounter_t for error counters that are available
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @param counter - Specifies the NvLink counter to be queried
+ * @returns `[err, counterValue]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `counterValue`: Returned counter value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long * counterValue) — nvml.h:9115
 export function nvmlDeviceGetNvLinkErrorCounter(device: H.nvmlDevice_t | null, link: number, counter: E.nvmlNvLinkErrorCounter_t): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkErrorCounter', 'device');
@@ -2450,7 +3487,12 @@ export function nvmlDeviceGetNvLinkErrorCounter(device: H.nvmlDevice_t | null, l
 }
 
 let f_nvmlDeviceResetNvLinkErrorCounters: KoffiFunction | undefined;
-/** Resets all error counters to zero Please refer to nvmlNvLinkErrorCounter_t for the list of error counters that are reset */
+/**
+ * Resets all error counters to zero Please refer to nvmlNvLinkErrorCounter_t for the list of error counters that are reset
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceResetNvLinkErrorCounters(nvmlDevice_t device, unsigned int link) — nvml.h:9134
 export function nvmlDeviceResetNvLinkErrorCounters(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetNvLinkErrorCounters', 'device');
@@ -2460,7 +3502,15 @@ export function nvmlDeviceResetNvLinkErrorCounters(device: H.nvmlDevice_t | null
 }
 
 let f_nvmlDeviceSetNvLinkUtilizationControl: KoffiFunction | undefined;
-/** Set the NVLINK utilization counter control information for the specified counter, 0 or 1. */
+/**
+ * Set the NVLINK utilization counter control information for the specified counter, 0 or 1.
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @param counter - Specifies the counter that should be set (0 or 1)
+ * @param control - A reference to the nvmlNvLinkUtilizationControl_t to set
+ * @param reset - Resets the counters on set if non-zero
+ * @returns `[err, control]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `control`: A reference to the nvmlNvLinkUtilizationControl_t to set; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t * control, unsigned int reset) — nvml.h:9158
 export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null, reset: number): [E.nvmlReturn_t, S.nvmlNvLinkUtilizationControl_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetNvLinkUtilizationControl', 'device');
@@ -2474,7 +3524,14 @@ export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceGetNvLinkUtilizationControl: KoffiFunction | undefined;
-/** Get the NVLINK utilization counter control information for the specified counter, 0 or 1. */
+/**
+ * Get the NVLINK utilization counter control information for the specified counter, 0 or 1.
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @param counter - Specifies the counter that should be set (0 or 1)
+ * @param control - A reference to the nvmlNvLinkUtilizationControl_t to place information
+ * @returns `[err, control]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `control`: A reference to the nvmlNvLinkUtilizationControl_t to place information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t * control) — nvml.h:9181
 export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control?: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null): [E.nvmlReturn_t, S.nvmlNvLinkUtilizationControl_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkUtilizationControl', 'device');
@@ -2487,7 +3544,13 @@ export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceGetNvLinkUtilizationCounter: KoffiFunction | undefined;
-/** Retrieve the NVLINK utilization counter based on the current control for a specified counter. */
+/**
+ * Retrieve the NVLINK utilization counter based on the current control for a specified counter.
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @param counter - Specifies the counter that should be read (0 or 1)
+ * @returns `[err, rxcounter, txcounter]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `rxcounter`: Receive counter return value; `txcounter`: Transmit counter return value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, unsigned long long * rxcounter, unsigned long long * txcounter) — nvml.h:9207
 export function nvmlDeviceGetNvLinkUtilizationCounter(device: H.nvmlDevice_t | null, link: number, counter: number): [E.nvmlReturn_t, bigint | null, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkUtilizationCounter', 'device');
@@ -2499,7 +3562,14 @@ export function nvmlDeviceGetNvLinkUtilizationCounter(device: H.nvmlDevice_t | n
 }
 
 let f_nvmlDeviceFreezeNvLinkUtilizationCounter: KoffiFunction | undefined;
-/** Freeze the NVLINK utilization counters Both the receive and transmit counters are operated on by this function */
+/**
+ * Freeze the NVLINK utilization counters Both the receive and transmit counters are operated on by this function
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be queried
+ * @param counter - Specifies the counter that should be frozen (0 or 1)
+ * @param freeze - NVML_FEATURE_ENABLED = freeze the receive and transmit counters NVML_FEATURE_DISABLED = unfreeze the receive and transmit counters
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceFreezeNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlEnableState_t freeze) — nvml.h:9231
 export function nvmlDeviceFreezeNvLinkUtilizationCounter(device: H.nvmlDevice_t | null, link: number, counter: number, freeze: E.nvmlEnableState_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceFreezeNvLinkUtilizationCounter', 'device');
@@ -2511,7 +3581,13 @@ export function nvmlDeviceFreezeNvLinkUtilizationCounter(device: H.nvmlDevice_t 
 }
 
 let f_nvmlDeviceResetNvLinkUtilizationCounter: KoffiFunction | undefined;
-/** Reset the NVLINK utilization counters Both the receive and transmit counters are operated on by this function */
+/**
+ * Reset the NVLINK utilization counters Both the receive and transmit counters are operated on by this function
+ * @param device - The identifier of the target device
+ * @param link - Specifies the NvLink link to be reset
+ * @param counter - Specifies the counter that should be reset (0 or 1)
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceResetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter) — nvml.h:9253
 export function nvmlDeviceResetNvLinkUtilizationCounter(device: H.nvmlDevice_t | null, link: number, counter: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceResetNvLinkUtilizationCounter', 'device');
@@ -2522,7 +3598,12 @@ export function nvmlDeviceResetNvLinkUtilizationCounter(device: H.nvmlDevice_t |
 }
 
 let f_nvmlDeviceGetNvLinkRemoteDeviceType: KoffiFunction | undefined;
-/** Get the NVLink device type of the remote device connected over the given link. */
+/**
+ * Get the NVLink device type of the remote device connected over the given link.
+ * @param device - The device handle of the target GPU
+ * @param link - The NVLink link index on the target GPU
+ * @returns `[err, pNvLinkDeviceType]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT); `pNvLinkDeviceType`: Pointer in which the output remote device type is returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t * pNvLinkDeviceType) — nvml.h:9272
 export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, E.nvmlIntNvLinkDeviceType_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkRemoteDeviceType', 'device');
@@ -2533,7 +3614,12 @@ export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceSetNvLinkDeviceLowPowerThreshold: KoffiFunction | undefined;
-/** Set NvLink Low Power Threshold for device. */
+/**
+ * Set NvLink Low Power Threshold for device.
+ * @param device - The identifier of the target device
+ * @param info - Reference to nvmlNvLinkPowerThres_t struct input parameters
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_READY, NVML_ERROR_NOT_SUPPORTED); `info`: Reference to nvmlNvLinkPowerThres_t struct input parameters; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t * info) — nvml.h:9291
 export function nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkPowerThres_st | S.nvmlNvLinkPowerThres_stInit | null): [E.nvmlReturn_t, S.nvmlNvLinkPowerThres_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetNvLinkDeviceLowPowerThreshold', 'device');
@@ -2544,7 +3630,11 @@ export function nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device: H.nvmlDevice_
 }
 
 let f_nvmlSystemSetNvlinkBwMode: KoffiFunction | undefined;
-/** Set the global nvlink bandwith mode */
+/**
+ * Set the global nvlink bandwith mode
+ * @param nvlinkBwMode - nvlink bandwidth mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_IN_USE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION).
+ */
 // nvmlReturn_t nvmlSystemSetNvlinkBwMode(unsigned int nvlinkBwMode) — nvml.h:9304
 export function nvmlSystemSetNvlinkBwMode(nvlinkBwMode: number): [E.nvmlReturn_t] {
   const a_nvlinkBwMode = M.u32(nvlinkBwMode, 'nvmlSystemSetNvlinkBwMode', 'nvlinkBwMode');
@@ -2553,7 +3643,10 @@ export function nvmlSystemSetNvlinkBwMode(nvlinkBwMode: number): [E.nvmlReturn_t
 }
 
 let f_nvmlSystemGetNvlinkBwMode: KoffiFunction | undefined;
-/** Get the global nvlink bandwith mode */
+/**
+ * Get the global nvlink bandwith mode
+ * @returns `[err, nvlinkBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `nvlinkBwMode`: reference of nvlink bandwidth mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int * nvlinkBwMode) — nvml.h:9316
 export function nvmlSystemGetNvlinkBwMode(): [E.nvmlReturn_t, number | null] {
   const err = (f_nvmlSystemGetNvlinkBwMode ??= L.bind('nvmlSystemGetNvlinkBwMode'))(K.slot[0]) as E.nvmlReturn_t;
@@ -2562,7 +3655,12 @@ export function nvmlSystemGetNvlinkBwMode(): [E.nvmlReturn_t, number | null] {
 }
 
 let f_nvmlDeviceGetNvlinkSupportedBwModes: KoffiFunction | undefined;
-/** Get the supported NvLink Reduced Bandwidth Modes of the device */
+/**
+ * Get the supported NvLink Reduced Bandwidth Modes of the device
+ * @param device - The identifier of the target device
+ * @param supportedBwMode - Reference to nvmlNvlinkSupportedBwModes_t
+ * @returns `[err, supportedBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `supportedBwMode`: Reference to nvmlNvlinkSupportedBwModes_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device, nvmlNvlinkSupportedBwModes_t * supportedBwMode) — nvml.h:9332
 export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | null, supportedBwMode?: S.nvmlNvlinkSupportedBwModes_v1_t | S.nvmlNvlinkSupportedBwModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkSupportedBwModes_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkSupportedBwModes', 'device');
@@ -2573,7 +3671,12 @@ export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceGetNvlinkBwMode: KoffiFunction | undefined;
-/** Get the NvLink Reduced Bandwidth Mode for the device */
+/**
+ * Get the NvLink Reduced Bandwidth Mode for the device
+ * @param device - The identifier of the target device
+ * @param getBwMode - Reference to nvmlNvlinkGetBwMode_t
+ * @returns `[err, getBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `getBwMode`: Reference to nvmlNvlinkGetBwMode_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkGetBwMode_t * getBwMode) — nvml.h:9349
 export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMode?: S.nvmlNvlinkGetBwMode_v1_t | S.nvmlNvlinkGetBwMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkGetBwMode_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkBwMode', 'device');
@@ -2584,7 +3687,12 @@ export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMo
 }
 
 let f_nvmlDeviceSetNvlinkBwMode: KoffiFunction | undefined;
-/** Set the NvLink Reduced Bandwidth Mode for the device */
+/**
+ * Set the NvLink Reduced Bandwidth Mode for the device
+ * @param device - The identifier of the target device
+ * @param setBwMode - Reference to nvmlNvlinkSetBwMode_t
+ * @returns `[err, setBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `setBwMode`: Reference to nvmlNvlinkSetBwMode_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t * setBwMode) — nvml.h:9367
 export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMode?: S.nvmlNvlinkSetBwMode_v1_t | S.nvmlNvlinkSetBwMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkSetBwMode_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetNvlinkBwMode', 'device');
@@ -2595,7 +3703,12 @@ export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMo
 }
 
 let f_nvmlDeviceGetNvLinkInfo: KoffiFunction | undefined;
-/** Query NVLINK information associated with this device. */
+/**
+ * Query NVLINK information associated with this device.
+ * @param device - The identifier of the target device
+ * @param info - Reference to nvmlNvLinkInfo_t
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `info`: Reference to nvmlNvLinkInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device, nvmlNvLinkInfo_t * info) — nvml.h:9385
 export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkInfo_v2_t | S.nvmlNvLinkInfo_v2_tInit | null): [E.nvmlReturn_t, S.nvmlNvLinkInfo_v2_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkInfo', 'device');
@@ -2606,7 +3719,10 @@ export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.
 }
 
 let f_nvmlEventSetCreate: KoffiFunction | undefined;
-/** Create an empty set of events. */
+/**
+ * Create an empty set of events.
+ * @returns `[err, set]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `set`: Reference in which to return the event handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t * set) — nvml.h:9412
 export function nvmlEventSetCreate(): [E.nvmlReturn_t, H.nvmlEventSet_t | null] {
   const err = (f_nvmlEventSetCreate ??= L.bind('nvmlEventSetCreate'))(K.slot[0]) as E.nvmlReturn_t;
@@ -2615,7 +3731,13 @@ export function nvmlEventSetCreate(): [E.nvmlReturn_t, H.nvmlEventSet_t | null] 
 }
 
 let f_nvmlDeviceRegisterEvents: KoffiFunction | undefined;
-/** Starts recording of events on a specified devices and add the events to specified nvmlEventSet_t */
+/**
+ * Starts recording of events on a specified devices and add the events to specified nvmlEventSet_t
+ * @param device - The identifier of the target device
+ * @param eventTypes - Bitmask of nvmlEventType to record
+ * @param set - Set to which add new event types
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set) — nvml.h:9448
 export function nvmlDeviceRegisterEvents(device: H.nvmlDevice_t | null, eventTypes: bigint | number, set: H.nvmlEventSet_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceRegisterEvents', 'device');
@@ -2626,7 +3748,11 @@ export function nvmlDeviceRegisterEvents(device: H.nvmlDevice_t | null, eventTyp
 }
 
 let f_nvmlDeviceGetSupportedEventTypes: KoffiFunction | undefined;
-/** Returns information about events supported on device */
+/**
+ * Returns information about events supported on device
+ * @param device - The identifier of the target device
+ * @returns `[err, eventTypes]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `eventTypes`: Reference in which to return bitmask of supported events; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long * eventTypes) — nvml.h:9470
 export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedEventTypes', 'device');
@@ -2636,7 +3762,13 @@ export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null):
 }
 
 let f_nvmlEventSetWait: KoffiFunction | undefined;
-/** Waits on events and delivers events */
+/**
+ * Waits on events and delivers events
+ * @param set - Reference to set of events to wait on
+ * @param data - Reference in which to return event data
+ * @param timeoutms - Maximum amount of wait time in milliseconds for registered event
+ * @returns `[err, data]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_TIMEOUT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `data`: Reference in which to return event data; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms) — nvml.h:9509
 export function nvmlEventSetWait(set: H.nvmlEventSet_t | null, data: S.nvmlEventData_st | S.nvmlEventData_stInit | null, timeoutms: number): [E.nvmlReturn_t, S.nvmlEventData_st | null] {
   const a_set = M.handle(set, 'nvmlEventSetWait', 'set');
@@ -2648,7 +3780,11 @@ export function nvmlEventSetWait(set: H.nvmlEventSet_t | null, data: S.nvmlEvent
 }
 
 let f_nvmlEventSetFree: KoffiFunction | undefined;
-/** Releases events in the set */
+/**
+ * Releases events in the set
+ * @param set - Reference to events to be released
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) — nvml.h:9525
 export function nvmlEventSetFree(set: H.nvmlEventSet_t | null): [E.nvmlReturn_t] {
   const a_set = M.handle(set, 'nvmlEventSetFree', 'set');
@@ -2657,7 +3793,11 @@ export function nvmlEventSetFree(set: H.nvmlEventSet_t | null): [E.nvmlReturn_t]
 }
 
 let f_nvmlSystemEventSetCreate: KoffiFunction | undefined;
-/** Create an empty set of system events. */
+/**
+ * Create an empty set of system events.
+ * @param request - Reference to nvmlSystemEventSetCreateRequest_t
+ * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `request`: Reference to nvmlSystemEventSetCreateRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t * request) — nvml.h:9543
 export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateRequest_v1_t | S.nvmlSystemEventSetCreateRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetCreateRequest_v1_t | null] {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetCreateRequest_v1_t, 'nvmlSystemEventSetCreate', 'request');
@@ -2667,7 +3807,11 @@ export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateReq
 }
 
 let f_nvmlSystemEventSetFree: KoffiFunction | undefined;
-/** Releases system event set */
+/**
+ * Releases system event set
+ * @param request - Reference to nvmlSystemEventSetFreeRequest_t
+ * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `request`: Reference to nvmlSystemEventSetFreeRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t * request) — nvml.h:9561
 export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest_v1_t | S.nvmlSystemEventSetFreeRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetFreeRequest_v1_t | null] {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetFreeRequest_v1_t, 'nvmlSystemEventSetFree', 'request');
@@ -2677,7 +3821,11 @@ export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest
 }
 
 let f_nvmlSystemRegisterEvents: KoffiFunction | undefined;
-/** Starts recording of events on system and add the events to specified nvmlSystemEventSet_t */
+/**
+ * Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
+ * @param request - Reference to the struct nvmlSystemRegisterEventRequest_t
+ * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `request`: Reference to the struct nvmlSystemRegisterEventRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t * request) — nvml.h:9589
 export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequest_v1_t | S.nvmlSystemRegisterEventRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemRegisterEventRequest_v1_t | null] {
   const a_request = X.inoutStruct(request, S.nvmlSystemRegisterEventRequest_v1_t, 'nvmlSystemRegisterEvents', 'request');
@@ -2687,7 +3835,11 @@ export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequ
 }
 
 let f_nvmlSystemEventSetWait: KoffiFunction | undefined;
-/** Waits on system events and delivers events */
+/**
+ * Waits on system events and delivers events
+ * @param request - Reference in which to nvmlSystemEventSetWaitRequest_t
+ * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_TIMEOUT, NVML_ERROR_UNKNOWN); `request`: Reference in which to nvmlSystemEventSetWaitRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t * request) — nvml.h:9617
 export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest_v1_t | S.nvmlSystemEventSetWaitRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetWaitRequest_v1_t | null] {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetWaitRequest_v1_t, 'nvmlSystemEventSetWait', 'request');
@@ -2697,7 +3849,12 @@ export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest
 }
 
 let f_nvmlDeviceModifyDrainState: KoffiFunction | undefined;
-/** Modify the drain state of a GPU. */
+/**
+ * Modify the drain state of a GPU.
+ * @param pciInfo - The PCI address of the GPU drain state to be modified
+ * @param newState - The drain state that should be entered, see nvmlEnableState_t
+ * @returns `[err, pciInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IN_USE, NVML_ERROR_UNKNOWN); `pciInfo`: The PCI address of the GPU drain state to be modified; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceModifyDrainState(nvmlPciInfo_t * pciInfo, nvmlEnableState_t newState) — nvml.h:9652
 export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, newState: E.nvmlEnableState_t): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceModifyDrainState', 'pciInfo');
@@ -2708,7 +3865,11 @@ export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPci
 }
 
 let f_nvmlDeviceQueryDrainState: KoffiFunction | undefined;
-/** Query the drain state of a GPU. */
+/**
+ * Query the drain state of a GPU.
+ * @param pciInfo - The PCI address of the GPU drain state to be queried
+ * @returns `[err, pciInfo, currentState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pciInfo`: The PCI address of the GPU drain state to be queried; `currentState`: The current drain state for this GPU, see nvmlEnableState_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceQueryDrainState(nvmlPciInfo_t * pciInfo, nvmlEnableState_t * currentState) — nvml.h:9672
 export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null, E.nvmlEnableState_t | null] {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceQueryDrainState', 'pciInfo');
@@ -2718,7 +3879,13 @@ export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPci
 }
 
 let f_nvmlDeviceRemoveGpu: KoffiFunction | undefined;
-/** This method will remove the specified GPU from the view of both NVML and the NVIDIA kernel driver as long as no other processes are attached. */
+/**
+ * This method will remove the specified GPU from the view of both NVML and the NVIDIA kernel driver as long as no other processes are attached.
+ * @param pciInfo - The PCI address of the GPU to be removed
+ * @param gpuState - Whether the GPU is to be removed, from the OS see nvmlDetachGpuState_t
+ * @param linkState - Requested upstream PCIe link state, see nvmlPcieLinkState_t
+ * @returns `[err, pciInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_IN_USE); `pciInfo`: The PCI address of the GPU to be removed; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t * pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState) — nvml.h:9704
 export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, gpuState: E.nvmlDetachGpuState_t, linkState: E.nvmlPcieLinkState_t): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceRemoveGpu', 'pciInfo');
@@ -2730,7 +3897,11 @@ export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_st
 }
 
 let f_nvmlDeviceDiscoverGpus: KoffiFunction | undefined;
-/** Request the OS and the NVIDIA kernel driver to rediscover a portion of the PCI subsystem looking for GPUs that were previously removed. */
+/**
+ * Request the OS and the NVIDIA kernel driver to rediscover a portion of the PCI subsystem looking for GPUs that were previously removed.
+ * @param pciInfo - The PCI tree to be searched
+ * @returns `[err, pciInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_OPERATING_SYSTEM, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN); `pciInfo`: The PCI tree to be searched; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceDiscoverGpus(nvmlPciInfo_t * pciInfo) — nvml.h:9733
 export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceDiscoverGpus', 'pciInfo');
@@ -2740,7 +3911,13 @@ export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInf
 }
 
 let f_nvmlDeviceGetFieldValues: KoffiFunction | undefined;
-/** Request values for a list of fields for a device. */
+/**
+ * Request values for a list of fields for a device.
+ * @param device - The device handle of the GPU to request field values for
+ * @param valuesCount - Number of entries in values that should be retrieved
+ * @param values - Array of valuesCount structures to hold field values
+ * @returns `[err, values]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `values`: Array of valuesCount structures to hold field values; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t * values) — nvml.h:9760
 export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): [E.nvmlReturn_t, S.nvmlFieldValue_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFieldValues', 'device');
@@ -2753,7 +3930,13 @@ export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCo
 }
 
 let f_nvmlDeviceClearFieldValues: KoffiFunction | undefined;
-/** Clear values for a list of fields for a device. */
+/**
+ * Clear values for a list of fields for a device.
+ * @param device - The device handle of the GPU to request field values for
+ * @param valuesCount - Number of entries in values that should be cleared
+ * @param values - Array of valuesCount structures to hold field values
+ * @returns `[err, values]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `values`: Array of valuesCount structures to hold field values; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t * values) — nvml.h:9776
 export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): [E.nvmlReturn_t, S.nvmlFieldValue_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceClearFieldValues', 'device');
@@ -2766,7 +3949,11 @@ export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, values
 }
 
 let f_nvmlDeviceGetVirtualizationMode: KoffiFunction | undefined;
-/** This method is used to get the virtualization mode corresponding to the GPU. */
+/**
+ * This method is used to get the virtualization mode corresponding to the GPU.
+ * @param device - Identifier of the target device
+ * @returns `[err, pVirtualMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pVirtualMode`: Reference to virtualization mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t * pVirtualMode) — nvml.h:9802
 export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuVirtualizationMode_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVirtualizationMode', 'device');
@@ -2776,7 +3963,11 @@ export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): 
 }
 
 let f_nvmlDeviceGetHostVgpuMode: KoffiFunction | undefined;
-/** Queries if SR-IOV host operation is supported on a vGPU supported device. */
+/**
+ * Queries if SR-IOV host operation is supported on a vGPU supported device.
+ * @param device - The identifier of the target device
+ * @returns `[err, pHostVgpuMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pHostVgpuMode`: Reference in which to return the current vGPU mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuMode_t * pHostVgpuMode) — nvml.h:9820
 export function nvmlDeviceGetHostVgpuMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlHostVgpuMode_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetHostVgpuMode', 'device');
@@ -2786,7 +3977,12 @@ export function nvmlDeviceGetHostVgpuMode(device: H.nvmlDevice_t | null): [E.nvm
 }
 
 let f_nvmlDeviceSetVirtualizationMode: KoffiFunction | undefined;
-/** This method is used to set the virtualization mode corresponding to the GPU. */
+/**
+ * This method is used to set the virtualization mode corresponding to the GPU.
+ * @param device - Identifier of the target device
+ * @param virtualMode - virtualization mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION).
+ */
 // nvmlReturn_t nvmlDeviceSetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t virtualMode) — nvml.h:9838
 export function nvmlDeviceSetVirtualizationMode(device: H.nvmlDevice_t | null, virtualMode: E.nvmlGpuVirtualizationMode_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetVirtualizationMode', 'device');
@@ -2796,7 +3992,12 @@ export function nvmlDeviceSetVirtualizationMode(device: H.nvmlDevice_t | null, v
 }
 
 let f_nvmlDeviceGetVgpuHeterogeneousMode: KoffiFunction | undefined;
-/** Get the vGPU heterogeneous mode for the device. */
+/**
+ * Get the vGPU heterogeneous mode for the device.
+ * @param device - The identifier of the target device
+ * @param pHeterogeneousMode - Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * @returns `[err, pHeterogeneousMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pHeterogeneousMode`: Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device, nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:9861
 export function nvmlDeviceGetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuHeterogeneousMode_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuHeterogeneousMode', 'device');
@@ -2807,7 +4008,12 @@ export function nvmlDeviceGetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null
 }
 
 let f_nvmlDeviceSetVgpuHeterogeneousMode: KoffiFunction | undefined;
-/** Enable or disable vGPU heterogeneous mode for the device. */
+/**
+ * Enable or disable vGPU heterogeneous mode for the device.
+ * @param device - Identifier of the target device
+ * @param pHeterogeneousMode - Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_IN_USE, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetVgpuHeterogeneousMode(nvmlDevice_t device, const nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:9890
 export function nvmlDeviceSetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null, pHeterogeneousMode: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetVgpuHeterogeneousMode', 'device');
@@ -2817,7 +4023,12 @@ export function nvmlDeviceSetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null
 }
 
 let f_nvmlVgpuInstanceGetPlacementId: KoffiFunction | undefined;
-/** Query the placement ID of active vGPU instance. */
+/**
+ * Query the placement ID of active vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param pPlacement - Pointer to vGPU placement ID structure nvmlVgpuPlacementId_t
+ * @returns `[err, pPlacement]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_FOUND, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pPlacement`: Pointer to vGPU placement ID structure nvmlVgpuPlacementId_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuPlacementId_t * pPlacement) — nvml.h:9910
 export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?: S.nvmlVgpuPlacementId_v1_t | S.nvmlVgpuPlacementId_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementId_v1_t | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetPlacementId', 'vgpuInstance');
@@ -2828,7 +4039,13 @@ export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?
 }
 
 let f_nvmlDeviceGetVgpuTypeSupportedPlacements: KoffiFunction | undefined;
-/** Query the supported vGPU placement ID of the vGPU type. */
+/**
+ * Query the supported vGPU placement ID of the vGPU type.
+ * @param device - Identifier of the target device
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param pPlacementList - Pointer to the vGPU placement structure nvmlVgpuPlacementList_t
+ * @returns `[err, pPlacementList]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `pPlacementList`: Pointer to the vGPU placement structure nvmlVgpuPlacementList_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t * pPlacementList) — nvml.h:9940
 export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementList_v2_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'device');
@@ -2840,7 +4057,13 @@ export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t 
 }
 
 let f_nvmlDeviceGetVgpuTypeCreatablePlacements: KoffiFunction | undefined;
-/** Query the creatable vGPU placement ID of the vGPU type. */
+/**
+ * Query the creatable vGPU placement ID of the vGPU type.
+ * @param device - The identifier of the target device
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param pPlacementList - Pointer to the list of vGPU placement structure nvmlVgpuPlacementList_t
+ * @returns `[err, pPlacementList]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pPlacementList`: Pointer to the list of vGPU placement structure nvmlVgpuPlacementList_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t * pPlacementList) — nvml.h:9968
 export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementList_v2_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'device');
@@ -2852,7 +4075,11 @@ export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t 
 }
 
 let f_nvmlVgpuTypeGetGspHeapSize: KoffiFunction | undefined;
-/** Retrieve the static GSP heap size of the vGPU type in bytes */
+/**
+ * Retrieve the static GSP heap size of the vGPU type in bytes
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, gspHeapSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `gspHeapSize`: Reference to return the GSP heap size value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * gspHeapSize) — nvml.h:9981
 export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGspHeapSize', 'vgpuTypeId');
@@ -2862,7 +4089,11 @@ export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): [E.nvmlReturn_t,
 }
 
 let f_nvmlVgpuTypeGetFbReservation: KoffiFunction | undefined;
-/** Retrieve the static framebuffer reservation of the vGPU type in bytes */
+/**
+ * Retrieve the static framebuffer reservation of the vGPU type in bytes
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, fbReservation]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `fbReservation`: Reference to return the framebuffer reservation; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * fbReservation) — nvml.h:9994
 export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFbReservation', 'vgpuTypeId');
@@ -2872,7 +4103,12 @@ export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): [E.nvmlReturn_
 }
 
 let f_nvmlVgpuInstanceGetRuntimeStateSize: KoffiFunction | undefined;
-/** Retrieve the currently used runtime state size of the vGPU instance */
+/**
+ * Retrieve the currently used runtime state size of the vGPU instance
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param pState - Pointer to the vGPU runtime state's structure nvmlVgpuRuntimeState_t
+ * @returns `[err, pState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pState`: Pointer to the vGPU runtime state's structure nvmlVgpuRuntimeState_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuRuntimeState_t * pState) — nvml.h:10015
 export function nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance: number, pState?: S.nvmlVgpuRuntimeState_v1_t | S.nvmlVgpuRuntimeState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuRuntimeState_v1_t | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetRuntimeStateSize', 'vgpuInstance');
@@ -2883,7 +4119,13 @@ export function nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance: number, pState
 }
 
 let f_nvmlDeviceSetVgpuCapabilities: KoffiFunction | undefined;
-/** Set the desirable vGPU capability of a device */
+/**
+ * Set the desirable vGPU capability of a device
+ * @param device - The identifier of the target device
+ * @param capability - Specifies the nvmlDeviceVgpuCapability_t to be set
+ * @param state - The target capability mode
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlDeviceSetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, nvmlEnableState_t state) — nvml.h:10034
 export function nvmlDeviceSetVgpuCapabilities(device: H.nvmlDevice_t | null, capability: E.nvmlDeviceVgpuCapability_t, state: E.nvmlEnableState_t): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlDeviceSetVgpuCapabilities', 'device');
@@ -2894,7 +4136,12 @@ export function nvmlDeviceSetVgpuCapabilities(device: H.nvmlDevice_t | null, cap
 }
 
 let f_nvmlDeviceGetGridLicensableFeatures: KoffiFunction | undefined;
-/** Retrieve the vGPU Software licensable features. */
+/**
+ * Retrieve the vGPU Software licensable features.
+ * @param device - Identifier of the target device
+ * @param pGridLicensableFeatures - Pointer to structure in which vGPU software licensable features are returned
+ * @returns `[err, pGridLicensableFeatures]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `pGridLicensableFeatures`: Pointer to structure in which vGPU software licensable features are returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device, nvmlGridLicensableFeatures_t * pGridLicensableFeatures) — nvml.h:10050
 export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | null, pGridLicensableFeatures?: S.nvmlGridLicensableFeatures_st | S.nvmlGridLicensableFeatures_stInit | null): [E.nvmlReturn_t, S.nvmlGridLicensableFeatures_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGridLicensableFeatures', 'device');
@@ -2905,7 +4152,11 @@ export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlGetVgpuDriverCapabilities: KoffiFunction | undefined;
-/** Retrieve the requested vGPU driver capability. */
+/**
+ * Retrieve the requested vGPU driver capability.
+ * @param capability - Specifies the nvmlVgpuDriverCapability_t to be queried
+ * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `capResult`: A boolean for the queried capability indicating that feature is supported; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability, unsigned int * capResult) — nvml.h:10081
 export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapability_t): [E.nvmlReturn_t, number | null] {
   const a_capability = M.i32(capability, 'nvmlGetVgpuDriverCapabilities', 'capability');
@@ -2915,7 +4166,12 @@ export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapabi
 }
 
 let f_nvmlDeviceGetVgpuCapabilities: KoffiFunction | undefined;
-/** Retrieve the requested vGPU capability for GPU. */
+/**
+ * Retrieve the requested vGPU capability for GPU.
+ * @param device - The identifier of the target device
+ * @param capability - Specifies the nvmlDeviceVgpuCapability_t to be queried
+ * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `capResult`: Specifies that the queried capability is supported, and also returns capability's data; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, unsigned int * capResult) — nvml.h:10103
 export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, capability: E.nvmlDeviceVgpuCapability_t): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuCapabilities', 'device');
@@ -2926,7 +4182,12 @@ export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, cap
 }
 
 let f_nvmlDeviceGetSupportedVgpus: KoffiFunction | undefined;
-/** Retrieve the supported vGPU types on a physical GPU (device). */
+/**
+ * Retrieve the supported vGPU types on a physical GPU (device).
+ * @param device - The identifier of the target device
+ * @param vgpuCount - Pointer to caller-supplied array size, and returns number of vGPU types
+ * @returns `[err, vgpuCount, vgpuTypeIds]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `vgpuCount`: Pointer to caller-supplied array size, and returns number of vGPU types; `vgpuTypeIds`: Pointer to caller-supplied array in which to return list of vGPU types; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuTypeId_t * vgpuTypeIds) — nvml.h:10128
 export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedVgpus', 'device');
@@ -2942,7 +4203,12 @@ export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuC
 }
 
 let f_nvmlDeviceGetCreatableVgpus: KoffiFunction | undefined;
-/** Retrieve the currently creatable vGPU types on a physical GPU (device). */
+/**
+ * Retrieve the currently creatable vGPU types on a physical GPU (device).
+ * @param device - The identifier of the target device
+ * @param vgpuCount - Pointer to caller-supplied array size, and returns number of vGPU types
+ * @returns `[err, vgpuCount, vgpuTypeIds]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `vgpuCount`: Pointer to caller-supplied array size, and returns number of vGPU types; `vgpuTypeIds`: Pointer to caller-supplied array in which to return list of vGPU types; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuTypeId_t * vgpuTypeIds) — nvml.h:10157
 export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCreatableVgpus', 'device');
@@ -2958,7 +4224,13 @@ export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuC
 }
 
 let f_nvmlVgpuTypeGetClass: KoffiFunction | undefined;
-/** Retrieve the class of a vGPU type. */
+/**
+ * Retrieve the class of a vGPU type.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param vgpuTypeClass - Pointer to string array to return class in
+ * @param size - Size of string
+ * @returns `[err, size]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `size`: Size of string; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeClass, unsigned int * size) — nvml.h:10175
 export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer, size: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetClass', 'vgpuTypeId');
@@ -2972,7 +4244,13 @@ export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer,
 }
 
 let f_nvmlVgpuTypeGetName: KoffiFunction | undefined;
-/** Retrieve the vGPU type name. */
+/**
+ * Retrieve the vGPU type name.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param vgpuTypeName - Pointer to buffer to return name
+ * @param size - Size of buffer
+ * @returns `[err, size]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `size`: Size of buffer; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeName, unsigned int * size) — nvml.h:10196
 export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, size: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetName', 'vgpuTypeId');
@@ -2986,7 +4264,11 @@ export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, s
 }
 
 let f_nvmlVgpuTypeGetGpuInstanceProfileId: KoffiFunction | undefined;
-/** Retrieve the GPU Instance Profile ID for the given vGPU type ID. */
+/**
+ * Retrieve the GPU Instance Profile ID for the given vGPU type ID.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, gpuInstanceProfileId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `gpuInstanceProfileId`: GPU Instance Profile ID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * gpuInstanceProfileId) — nvml.h:10214
 export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGpuInstanceProfileId', 'vgpuTypeId');
@@ -2996,7 +4278,11 @@ export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): [E.nvml
 }
 
 let f_nvmlVgpuTypeGetDeviceID: KoffiFunction | undefined;
-/** Retrieve the device ID of a vGPU type. */
+/**
+ * Retrieve the device ID of a vGPU type.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, deviceID, subsystemID]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `deviceID`: Device ID and vendor ID of the device contained in single 32 bit value; `subsystemID`: Subsystem ID and subsystem vendor ID of the device contained in single 32 bit value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * deviceID, unsigned long long * subsystemID) — nvml.h:10231
 export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null, bigint | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetDeviceID', 'vgpuTypeId');
@@ -3006,7 +4292,11 @@ export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): [E.nvmlReturn_t, bi
 }
 
 let f_nvmlVgpuTypeGetFramebufferSize: KoffiFunction | undefined;
-/** Retrieve the vGPU framebuffer size in bytes. */
+/**
+ * Retrieve the vGPU framebuffer size in bytes.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, fbSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `fbSize`: Pointer to framebuffer size in bytes; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * fbSize) — nvml.h:10247
 export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFramebufferSize', 'vgpuTypeId');
@@ -3016,7 +4306,11 @@ export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): [E.nvmlRetur
 }
 
 let f_nvmlVgpuTypeGetNumDisplayHeads: KoffiFunction | undefined;
-/** Retrieve count of vGPU's supported display heads. */
+/**
+ * Retrieve count of vGPU's supported display heads.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, numDisplayHeads]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `numDisplayHeads`: Pointer to number of display heads; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * numDisplayHeads) — nvml.h:10263
 export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetNumDisplayHeads', 'vgpuTypeId');
@@ -3026,7 +4320,12 @@ export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): [E.nvmlRetur
 }
 
 let f_nvmlVgpuTypeGetResolution: KoffiFunction | undefined;
-/** Retrieve vGPU display head's maximum supported resolution. */
+/**
+ * Retrieve vGPU display head's maximum supported resolution.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param displayIndex - Zero-based index of display head
+ * @returns `[err, xdim, ydim]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `xdim`: Pointer to maximum number of pixels in X dimension; `ydim`: Pointer to maximum number of pixels in Y dimension; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex, unsigned int * xdim, unsigned int * ydim) — nvml.h:10282
 export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: number): [E.nvmlReturn_t, number | null, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetResolution', 'vgpuTypeId');
@@ -3037,7 +4336,12 @@ export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: numb
 }
 
 let f_nvmlVgpuTypeGetLicense: KoffiFunction | undefined;
-/** Retrieve license requirements for a vGPU type */
+/**
+ * Retrieve license requirements for a vGPU type
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param size - Size of vgpuTypeLicenseString buffer
+ * @returns `[err, vgpuTypeLicenseString]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `vgpuTypeLicenseString`: Pointer to buffer to return license info; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeLicenseString, unsigned int size) — nvml.h:10307
 export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): [E.nvmlReturn_t, string | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetLicense', 'vgpuTypeId');
@@ -3050,7 +4354,11 @@ export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): [E.nvm
 }
 
 let f_nvmlVgpuTypeGetFrameRateLimit: KoffiFunction | undefined;
-/** Retrieve the static frame rate limit value of the vGPU type */
+/**
+ * Retrieve the static frame rate limit value of the vGPU type
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, frameRateLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `frameRateLimit`: Reference to return the frame rate limit value; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * frameRateLimit) — nvml.h:10323
 export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFrameRateLimit', 'vgpuTypeId');
@@ -3060,7 +4368,12 @@ export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): [E.nvmlReturn
 }
 
 let f_nvmlVgpuTypeGetMaxInstances: KoffiFunction | undefined;
-/** Retrieve the maximum number of vGPU instances creatable on a device for given vGPU type */
+/**
+ * Retrieve the maximum number of vGPU instances creatable on a device for given vGPU type
+ * @param device - The identifier of the target device
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, vgpuInstanceCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `vgpuInstanceCount`: Pointer to get the max number of vGPU instances that can be created on a deicve for given vgpuTypeId; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, unsigned int * vgpuInstanceCount) — nvml.h:10341
 export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlVgpuTypeGetMaxInstances', 'device');
@@ -3071,7 +4384,11 @@ export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuT
 }
 
 let f_nvmlVgpuTypeGetMaxInstancesPerVm: KoffiFunction | undefined;
-/** Retrieve the maximum number of vGPU instances supported per VM for given vGPU type */
+/**
+ * Retrieve the maximum number of vGPU instances supported per VM for given vGPU type
+ * @param vgpuTypeId - Handle to vGPU type
+ * @returns `[err, vgpuInstanceCountPerVm]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `vgpuInstanceCountPerVm`: Pointer to get the max number of vGPU instances supported per VM for given vgpuTypeId; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * vgpuInstanceCountPerVm) — nvml.h:10356
 export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetMaxInstancesPerVm', 'vgpuTypeId');
@@ -3081,7 +4398,12 @@ export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): [E.nvmlRet
 }
 
 let f_nvmlVgpuTypeGetBAR1Info: KoffiFunction | undefined;
-/** Retrieve the BAR1 info for given vGPU type. */
+/**
+ * Retrieve the BAR1 info for given vGPU type.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param bar1Info - Pointer to the vGPU type BAR1 information structure nvmlVgpuTypeBar1Info_t
+ * @returns `[err, bar1Info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `bar1Info`: Pointer to the vGPU type BAR1 information structure nvmlVgpuTypeBar1Info_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuTypeBar1Info_t * bar1Info) — nvml.h:10372
 export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgpuTypeBar1Info_v1_t | S.nvmlVgpuTypeBar1Info_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeBar1Info_v1_t | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetBAR1Info', 'vgpuTypeId');
@@ -3092,7 +4414,12 @@ export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgp
 }
 
 let f_nvmlDeviceGetActiveVgpus: KoffiFunction | undefined;
-/** Retrieve the active vGPU instances on a device. */
+/**
+ * Retrieve the active vGPU instances on a device.
+ * @param device - The identifier of the target device
+ * @param vgpuCount - Pointer which passes in the array size as well as get back the number of types
+ * @returns `[err, vgpuCount, vgpuInstances]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `vgpuCount`: Pointer which passes in the array size as well as get back the number of types; `vgpuInstances`: Pointer to array in which to return list of vGPU instances; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuInstance_t * vgpuInstances) — nvml.h:10401
 export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetActiveVgpus', 'device');
@@ -3108,7 +4435,12 @@ export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCoun
 }
 
 let f_nvmlVgpuInstanceGetVmID: KoffiFunction | undefined;
-/** Retrieve the VM ID associated with a vGPU instance. */
+/**
+ * Retrieve the VM ID associated with a vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param size - Size of buffer in bytes
+ * @returns `[err, vmId, vmIdType]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `vmId`: Pointer to caller-supplied buffer to hold VM ID; `vmIdType`: Pointer to hold VM ID type; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char * vmId, unsigned int size, nvmlVgpuVmIdType_t * vmIdType) — nvml.h:10426
 export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null, E.nvmlVgpuVmIdType_t | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetVmID', 'vgpuInstance');
@@ -3121,7 +4453,12 @@ export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): [E.
 }
 
 let f_nvmlVgpuInstanceGetUUID: KoffiFunction | undefined;
-/** Retrieve the UUID of a vGPU instance. */
+/**
+ * Retrieve the UUID of a vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param size - Size of buffer in bytes
+ * @returns `[err, uuid]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `uuid`: Pointer to caller-supplied buffer to hold vGPU UUID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, char * uuid, unsigned int size) — nvml.h:10449
 export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetUUID', 'vgpuInstance');
@@ -3134,7 +4471,12 @@ export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): [E.
 }
 
 let f_nvmlVgpuInstanceGetVmDriverVersion: KoffiFunction | undefined;
-/** Retrieve the NVIDIA driver version installed in the VM associated with a vGPU. */
+/**
+ * Retrieve the NVIDIA driver version installed in the VM associated with a vGPU.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param length - Size of version buffer
+ * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `version`: Caller-supplied buffer to return driver version string; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance, char * version, unsigned int length) — nvml.h:10476
 export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length: number): [E.nvmlReturn_t, string | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetVmDriverVersion', 'vgpuInstance');
@@ -3147,7 +4489,11 @@ export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length:
 }
 
 let f_nvmlVgpuInstanceGetFbUsage: KoffiFunction | undefined;
-/** Retrieve the framebuffer usage in bytes. */
+/**
+ * Retrieve the framebuffer usage in bytes.
+ * @param vgpuInstance - The identifier of the target instance
+ * @returns `[err, fbUsage]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `fbUsage`: Pointer to framebuffer usage in bytes; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance, unsigned long long * fbUsage) — nvml.h:10495
 export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): [E.nvmlReturn_t, bigint | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFbUsage', 'vgpuInstance');
@@ -3157,7 +4503,11 @@ export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): [E.nvmlReturn_
 }
 
 let f_nvmlVgpuInstanceGetLicenseStatus: KoffiFunction | undefined;
-/** Retrieve the current licensing state of the vGPU instance. */
+/**
+ * Retrieve the current licensing state of the vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @returns `[err, licensed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `licensed`: Reference to return the licensing status; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance, unsigned int * licensed) — nvml.h:10516
 export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseStatus', 'vgpuInstance');
@@ -3167,7 +4517,11 @@ export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): [E.nvmlR
 }
 
 let f_nvmlVgpuInstanceGetType: KoffiFunction | undefined;
-/** Retrieve the vGPU type of a vGPU instance. */
+/**
+ * Retrieve the vGPU type of a vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @returns `[err, vgpuTypeId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuTypeId`: Reference to return the vgpuTypeId; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuTypeId_t * vgpuTypeId) — nvml.h:10535
 export function nvmlVgpuInstanceGetType(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetType', 'vgpuInstance');
@@ -3177,7 +4531,11 @@ export function nvmlVgpuInstanceGetType(vgpuInstance: number): [E.nvmlReturn_t, 
 }
 
 let f_nvmlVgpuInstanceGetFrameRateLimit: KoffiFunction | undefined;
-/** Retrieve the frame rate limit set for the vGPU instance. */
+/**
+ * Retrieve the frame rate limit set for the vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @returns `[err, frameRateLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `frameRateLimit`: Reference to return the frame rate limit; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance, unsigned int * frameRateLimit) — nvml.h:10555
 export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFrameRateLimit', 'vgpuInstance');
@@ -3187,7 +4545,11 @@ export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): [E.nvml
 }
 
 let f_nvmlVgpuInstanceGetEccMode: KoffiFunction | undefined;
-/** Retrieve the current ECC mode of vGPU instance. */
+/**
+ * Retrieve the current ECC mode of vGPU instance.
+ * @param vgpuInstance - The identifier of the target vGPU instance
+ * @returns `[err, eccMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `eccMode`: Reference in which to return the current ECC mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * eccMode) — nvml.h:10571
 export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEccMode', 'vgpuInstance');
@@ -3197,7 +4559,11 @@ export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): [E.nvmlReturn_
 }
 
 let f_nvmlVgpuInstanceGetEncoderCapacity: KoffiFunction | undefined;
-/** Retrieve the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
+/**
+ * Retrieve the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @returns `[err, encoderCapacity]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `encoderCapacity`: Reference to an unsigned int for the encoder capacity; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int * encoderCapacity) — nvml.h:10588
 export function nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderCapacity', 'vgpuInstance');
@@ -3207,7 +4573,12 @@ export function nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance: number): [E.nvm
 }
 
 let f_nvmlVgpuInstanceSetEncoderCapacity: KoffiFunction | undefined;
-/** Set the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
+/**
+ * Set the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param encoderCapacity - Unsigned int for the encoder capacity value
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int encoderCapacity) — nvml.h:10605
 export function nvmlVgpuInstanceSetEncoderCapacity(vgpuInstance: number, encoderCapacity: number): [E.nvmlReturn_t] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceSetEncoderCapacity', 'vgpuInstance');
@@ -3217,7 +4588,11 @@ export function nvmlVgpuInstanceSetEncoderCapacity(vgpuInstance: number, encoder
 }
 
 let f_nvmlVgpuInstanceGetEncoderStats: KoffiFunction | undefined;
-/** Retrieves the current encoder statistics of a vGPU Instance */
+/**
+ * Retrieves the current encoder statistics of a vGPU Instance
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @returns `[err, sessionCount, averageFps, averageLatency]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to an unsigned int for count of active encoder sessions; `averageFps`: Reference to an unsigned int for trailing average FPS of all active sessions; `averageLatency`: Reference to an unsigned int for encode latency in microseconds; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, unsigned int * averageFps, unsigned int * averageLatency) — nvml.h:10625
 export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): [E.nvmlReturn_t, number | null, number | null, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderStats', 'vgpuInstance');
@@ -3227,7 +4602,12 @@ export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): [E.nvmlRe
 }
 
 let f_nvmlVgpuInstanceGetEncoderSessions: KoffiFunction | undefined;
-/** Retrieves information about all active encoder sessions on a vGPU Instance. */
+/**
+ * Retrieves information about all active encoder sessions on a vGPU Instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param sessionCount - Reference to caller supplied array size, and returns the number of sessions
+ * @returns `[err, sessionCount, sessionInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfo`: Reference to caller supplied array in which the list of session information us returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, nvmlEncoderSessionInfo_t * sessionInfo) — nvml.h:10657
 export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlEncoderSessionInfo_st[] | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderSessions', 'vgpuInstance');
@@ -3243,7 +4623,12 @@ export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, session
 }
 
 let f_nvmlVgpuInstanceGetFBCStats: KoffiFunction | undefined;
-/** Retrieves the active frame buffer capture sessions statistics of a vGPU Instance */
+/**
+ * Retrieves the active frame buffer capture sessions statistics of a vGPU Instance
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param fbcStats - Reference to nvmlFBCStats_t structure containing NvFBC stats
+ * @returns `[err, fbcStats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `fbcStats`: Reference to nvmlFBCStats_t structure containing NvFBC stats; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance, nvmlFBCStats_t * fbcStats) — nvml.h:10674
 export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): [E.nvmlReturn_t, S.nvmlFBCStats_st | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFBCStats', 'vgpuInstance');
@@ -3254,7 +4639,12 @@ export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.n
 }
 
 let f_nvmlVgpuInstanceGetFBCSessions: KoffiFunction | undefined;
-/** Retrieves information about active frame buffer capture sessions on a vGPU Instance. */
+/**
+ * Retrieves information about active frame buffer capture sessions on a vGPU Instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param sessionCount - Reference to caller supplied array size, and returns the number of sessions
+ * @returns `[err, sessionCount, sessionInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfo`: Reference in which to return the session information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, nvmlFBCSessionInfo_t * sessionInfo) — nvml.h:10705
 export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlFBCSessionInfo_st[] | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFBCSessions', 'vgpuInstance');
@@ -3270,7 +4660,11 @@ export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCoun
 }
 
 let f_nvmlVgpuInstanceGetGpuInstanceId: KoffiFunction | undefined;
-/** Retrieve the GPU Instance ID for the given vGPU Instance. */
+/**
+ * Retrieve the GPU Instance ID for the given vGPU Instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @returns `[err, gpuInstanceId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `gpuInstanceId`: GPU Instance ID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance, unsigned int * gpuInstanceId) — nvml.h:10723
 export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetGpuInstanceId', 'vgpuInstance');
@@ -3280,7 +4674,13 @@ export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): [E.nvmlR
 }
 
 let f_nvmlVgpuInstanceGetGpuPciId: KoffiFunction | undefined;
-/** Retrieves the PCI Id of the given vGPU Instance i.e. */
+/**
+ * Retrieves the PCI Id of the given vGPU Instance i.e.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param vgpuPciId - Caller-supplied buffer to return vGPU PCI Id string
+ * @param length - Size of the vgpuPciId buffer
+ * @returns `[err, length]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `length`: Size of the vgpuPciId buffer; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char * vgpuPciId, unsigned int * length) — nvml.h:10743
 export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Pointer, length: number): [E.nvmlReturn_t, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuInstance');
@@ -3294,7 +4694,12 @@ export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Poi
 }
 
 let f_nvmlVgpuTypeGetCapabilities: KoffiFunction | undefined;
-/** Retrieve the requested capability for a given vGPU type. */
+/**
+ * Retrieve the requested capability for a given vGPU type.
+ * @param vgpuTypeId - Handle to vGPU type
+ * @param capability - Specifies the nvmlVgpuCapability_t to be queried
+ * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `capResult`: A boolean for the queried capability indicating that feature is supported; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int * capResult) — nvml.h:10762
 export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nvmlVgpuCapability_t): [E.nvmlReturn_t, number | null] {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetCapabilities', 'vgpuTypeId');
@@ -3305,7 +4710,12 @@ export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nv
 }
 
 let f_nvmlVgpuInstanceGetMdevUUID: KoffiFunction | undefined;
-/** Retrieve the MDEV UUID of a vGPU instance. */
+/**
+ * Retrieve the MDEV UUID of a vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param size - Size of buffer in bytes
+ * @returns `[err, mdevUuid]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `mdevUuid`: Pointer to caller-supplied buffer to hold MDEV UUID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance, char * mdevUuid, unsigned int size) — nvml.h:10787
 export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetMdevUUID', 'vgpuInstance');
@@ -3318,7 +4728,12 @@ export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number):
 }
 
 let f_nvmlGpuInstanceGetCreatableVgpus: KoffiFunction | undefined;
-/** Query the currently creatable vGPU types on a specific GPU Instance. */
+/**
+ * Query the currently creatable vGPU types on a specific GPU Instance.
+ * @param gpuInstance - The GPU instance handle
+ * @param pVgpus - Pointer to the caller-provided structure of nvmlVgpuTypeIdInfo_t
+ * @returns `[err, pVgpus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pVgpus`: Pointer to the caller-provided structure of nvmlVgpuTypeIdInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance, nvmlVgpuTypeIdInfo_t * pVgpus) — nvml.h:10818
 export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpus?: S.nvmlVgpuTypeIdInfo_v1_t | S.nvmlVgpuTypeIdInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeIdInfo_v1_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetCreatableVgpus', 'gpuInstance');
@@ -3329,7 +4744,11 @@ export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_
 }
 
 let f_nvmlVgpuTypeGetMaxInstancesPerGpuInstance: KoffiFunction | undefined;
-/** Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type */
+/**
+ * Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type
+ * @param pMaxInstance - Pointer to the caller-provided structure of nvmlVgpuTypeMaxInstance_t
+ * @returns `[err, pMaxInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pMaxInstance`: Pointer to the caller-provided structure of nvmlVgpuTypeMaxInstance_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance(nvmlVgpuTypeMaxInstance_t * pMaxInstance) — nvml.h:10833
 export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlVgpuTypeMaxInstance_v1_t | S.nvmlVgpuTypeMaxInstance_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeMaxInstance_v1_t | null] {
   const a_pMaxInstance = X.inoutStruct(pMaxInstance, S.nvmlVgpuTypeMaxInstance_v1_t, 'nvmlVgpuTypeGetMaxInstancesPerGpuInstance', 'pMaxInstance');
@@ -3339,7 +4758,12 @@ export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlV
 }
 
 let f_nvmlGpuInstanceGetActiveVgpus: KoffiFunction | undefined;
-/** Retrieve the active vGPU instances within a GPU instance. */
+/**
+ * Retrieve the active vGPU instances within a GPU instance.
+ * @param gpuInstance - The GPU instance handle
+ * @param pVgpuInstanceInfo - Pointer to the vGPU instance information structure nvmlActiveVgpuInstanceInfo_t
+ * @returns `[err, pVgpuInstanceInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pVgpuInstanceInfo`: Pointer to the vGPU instance information structure nvmlActiveVgpuInstanceInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance, nvmlActiveVgpuInstanceInfo_t * pVgpuInstanceInfo) — nvml.h:10864
 export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpuInstanceInfo?: S.nvmlActiveVgpuInstanceInfo_v1_t | S.nvmlActiveVgpuInstanceInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlActiveVgpuInstanceInfo_v1_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetActiveVgpus', 'gpuInstance');
@@ -3350,7 +4774,12 @@ export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t |
 }
 
 let f_nvmlGpuInstanceSetVgpuSchedulerState: KoffiFunction | undefined;
-/** Set vGPU scheduler state for the given GPU instance */
+/**
+ * Set vGPU scheduler state for the given GPU instance
+ * @param gpuInstance - The GPU instance handle
+ * @param pScheduler - Pointer to the caller-provided structure of nvmlVgpuSchedulerState_t
+ * @returns `[err, pScheduler]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_RESET_REQUIRED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pScheduler`: Pointer to the caller-provided structure of nvmlVgpuSchedulerState_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t * pScheduler) — nvml.h:10889
 export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pScheduler?: S.nvmlVgpuSchedulerState_v1_t | S.nvmlVgpuSchedulerState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerState_v1_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceSetVgpuSchedulerState', 'gpuInstance');
@@ -3361,7 +4790,12 @@ export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInsta
 }
 
 let f_nvmlGpuInstanceGetVgpuSchedulerState: KoffiFunction | undefined;
-/** Returns the vGPU scheduler state for the given GPU instance. */
+/**
+ * Returns the vGPU scheduler state for the given GPU instance.
+ * @param gpuInstance - The GPU instance handle
+ * @param pSchedulerStateInfo - Reference in which pSchedulerStateInfo is returned
+ * @returns `[err, pSchedulerStateInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pSchedulerStateInfo`: Reference in which pSchedulerStateInfo is returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerStateInfo_t * pSchedulerStateInfo) — nvml.h:10909
 export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerStateInfo?: S.nvmlVgpuSchedulerStateInfo_v1_t | S.nvmlVgpuSchedulerStateInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerStateInfo_v1_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerState', 'gpuInstance');
@@ -3372,7 +4806,12 @@ export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInsta
 }
 
 let f_nvmlGpuInstanceGetVgpuSchedulerLog: KoffiFunction | undefined;
-/** Returns the vGPU scheduler logs for the given GPU instance. */
+/**
+ * Returns the vGPU scheduler logs for the given GPU instance.
+ * @param gpuInstance - The GPU instance handle
+ * @param pSchedulerLogInfo - Reference in which pSchedulerLogInfo is written
+ * @returns `[err, pSchedulerLogInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pSchedulerLogInfo`: Reference in which pSchedulerLogInfo is written; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerLogInfo_t * pSchedulerLogInfo) — nvml.h:10932
 export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerLogInfo?: S.nvmlVgpuSchedulerLogInfo_v1_t | S.nvmlVgpuSchedulerLogInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerLogInfo_v1_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerLog', 'gpuInstance');
@@ -3383,7 +4822,12 @@ export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstanc
 }
 
 let f_nvmlGpuInstanceGetVgpuTypeCreatablePlacements: KoffiFunction | undefined;
-/** Query the creatable vGPU placement ID of the vGPU type within a GPU instance. */
+/**
+ * Query the creatable vGPU placement ID of the vGPU type within a GPU instance.
+ * @param gpuInstance - The GPU instance handle
+ * @param pCreatablePlacementInfo - Pointer to the list of vGPU creatable placement structure nvmlVgpuCreatablePlacementInfo_t
+ * @returns `[err, pCreatablePlacementInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pCreatablePlacementInfo`: Pointer to the list of vGPU creatable placement structure nvmlVgpuCreatablePlacementInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t * pCreatablePlacementInfo) — nvml.h:10962
 export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvmlGpuInstance_t | null, pCreatablePlacementInfo?: S.nvmlVgpuCreatablePlacementInfo_v1_t | S.nvmlVgpuCreatablePlacementInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuCreatablePlacementInfo_v1_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuTypeCreatablePlacements', 'gpuInstance');
@@ -3394,7 +4838,12 @@ export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvm
 }
 
 let f_nvmlGpuInstanceGetVgpuHeterogeneousMode: KoffiFunction | undefined;
-/** Get the vGPU heterogeneous mode for the GPU instance. */
+/**
+ * Get the vGPU heterogeneous mode for the GPU instance.
+ * @param gpuInstance - The GPU instance handle
+ * @param pHeterogeneousMode - Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * @returns `[err, pHeterogeneousMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pHeterogeneousMode`: Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:10988
 export function nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuInstance_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuHeterogeneousMode_v1_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuHeterogeneousMode', 'gpuInstance');
@@ -3405,7 +4854,12 @@ export function nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuIn
 }
 
 let f_nvmlGpuInstanceSetVgpuHeterogeneousMode: KoffiFunction | undefined;
-/** Enable or disable vGPU heterogeneous mode for the GPU instance. */
+/**
+ * Enable or disable vGPU heterogeneous mode for the GPU instance.
+ * @param gpuInstance - The GPU instance handle
+ * @param pHeterogeneousMode - Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_IN_USE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlGpuInstanceSetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, const nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:11016
 export function nvmlGpuInstanceSetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuInstance_t | null, pHeterogeneousMode: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceSetVgpuHeterogeneousMode', 'gpuInstance');
@@ -3415,7 +4869,13 @@ export function nvmlGpuInstanceSetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuIn
 }
 
 let f_nvmlVgpuInstanceGetMetadata: KoffiFunction | undefined;
-/** Returns vGPU metadata structure for a running vGPU. */
+/**
+ * Returns vGPU metadata structure for a running vGPU.
+ * @param vgpuInstance - vGPU instance handle
+ * @param vgpuMetadata - Pointer to caller-supplied buffer into which vGPU metadata is written
+ * @param bufferSize - Size of vgpuMetadata buffer
+ * @returns `[err, vgpuMetadata, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuMetadata`: Pointer to caller-supplied buffer into which vGPU metadata is written; `bufferSize`: Size of vgpuMetadata buffer; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t * vgpuMetadata, unsigned int * bufferSize) — nvml.h:11128
 export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, bufferSize: number): [E.nvmlReturn_t, S.nvmlVgpuMetadata_st | null, number | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetMetadata', 'vgpuInstance');
@@ -3429,7 +4889,13 @@ export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: 
 }
 
 let f_nvmlDeviceGetVgpuMetadata: KoffiFunction | undefined;
-/** Returns a vGPU metadata structure for the physical GPU indicated by device. */
+/**
+ * Returns a vGPU metadata structure for the physical GPU indicated by device.
+ * @param device - The identifier of the target device
+ * @param pgpuMetadata - Pointer to caller-supplied buffer into which pgpuMetadata is written
+ * @param bufferSize - Pointer to size of pgpuMetadata buffer
+ * @returns `[err, pgpuMetadata, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pgpuMetadata`: Pointer to caller-supplied buffer into which pgpuMetadata is written; `bufferSize`: Pointer to size of pgpuMetadata buffer; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t * pgpuMetadata, unsigned int * bufferSize) — nvml.h:11150
 export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMetadata: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, bufferSize: number): [E.nvmlReturn_t, S.nvmlVgpuPgpuMetadata_st | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuMetadata', 'device');
@@ -3443,7 +4909,13 @@ export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMet
 }
 
 let f_nvmlGetVgpuCompatibility: KoffiFunction | undefined;
-/** Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU. */
+/**
+ * Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU.
+ * @param vgpuMetadata - Pointer to caller-supplied vGPU metadata structure
+ * @param pgpuMetadata - Pointer to caller-supplied GPU metadata structure
+ * @param compatibilityInfo - Pointer to caller-supplied buffer to hold compatibility info
+ * @returns `[err, vgpuMetadata, pgpuMetadata, compatibilityInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `vgpuMetadata`: Pointer to caller-supplied vGPU metadata structure; `pgpuMetadata`: Pointer to caller-supplied GPU metadata structure; `compatibilityInfo`: Pointer to caller-supplied buffer to hold compatibility info; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t * vgpuMetadata, nvmlVgpuPgpuMetadata_t * pgpuMetadata, nvmlVgpuPgpuCompatibility_t * compatibilityInfo) — nvml.h:11174
 export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, pgpuMetadata?: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, compatibilityInfo?: S.nvmlVgpuPgpuCompatibility_st | S.nvmlVgpuPgpuCompatibility_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuMetadata_st | null, S.nvmlVgpuPgpuMetadata_st | null, S.nvmlVgpuPgpuCompatibility_st | null] {
   const a_vgpuMetadata = X.inoutStruct(vgpuMetadata, S.nvmlVgpuMetadata_st, 'nvmlGetVgpuCompatibility', 'vgpuMetadata');
@@ -3455,7 +4927,13 @@ export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | 
 }
 
 let f_nvmlDeviceGetPgpuMetadataString: KoffiFunction | undefined;
-/** Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format. */
+/**
+ * Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format.
+ * @param device - The identifier of the target device
+ * @param pgpuMetadata - Pointer to caller-supplied buffer into which pgpuMetadata is written
+ * @param bufferSize - Pointer to size of pgpuMetadata buffer
+ * @returns `[err, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `bufferSize`: Pointer to size of pgpuMetadata buffer; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char * pgpuMetadata, unsigned int * bufferSize) — nvml.h:11194
 export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, pgpuMetadata: Pointer, bufferSize: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetPgpuMetadataString', 'device');
@@ -3469,7 +4947,12 @@ export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, p
 }
 
 let f_nvmlDeviceGetVgpuSchedulerLog: KoffiFunction | undefined;
-/** Returns the vGPU Software scheduler logs. */
+/**
+ * Returns the vGPU Software scheduler logs.
+ * @param device - The identifier of the target device
+ * @param pSchedulerLog - Reference in which pSchedulerLog is written
+ * @returns `[err, pSchedulerLog]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pSchedulerLog`: Reference in which pSchedulerLog is written; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuSchedulerLog_t * pSchedulerLog) — nvml.h:11214
 export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSchedulerLog?: S.nvmlVgpuSchedulerLog_st | S.nvmlVgpuSchedulerLog_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerLog_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerLog', 'device');
@@ -3480,7 +4963,12 @@ export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSc
 }
 
 let f_nvmlDeviceGetVgpuSchedulerState: KoffiFunction | undefined;
-/** Returns the vGPU scheduler state. */
+/**
+ * Returns the vGPU scheduler state.
+ * @param device - The identifier of the target device
+ * @param pSchedulerState - Reference in which pSchedulerState is returned
+ * @returns `[err, pSchedulerState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pSchedulerState`: Reference in which pSchedulerState is returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerGetState_t * pSchedulerState) — nvml.h:11231
 export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerGetState_st | S.nvmlVgpuSchedulerGetState_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerGetState_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerState', 'device');
@@ -3491,7 +4979,12 @@ export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, p
 }
 
 let f_nvmlDeviceGetVgpuSchedulerCapabilities: KoffiFunction | undefined;
-/** Returns the vGPU scheduler capabilities. */
+/**
+ * Returns the vGPU scheduler capabilities.
+ * @param device - The identifier of the target device
+ * @param pCapabilities - Reference in which pCapabilities is written
+ * @returns `[err, pCapabilities]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pCapabilities`: Reference in which pCapabilities is written; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device, nvmlVgpuSchedulerCapabilities_t * pCapabilities) — nvml.h:11254
 export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | null, pCapabilities?: S.nvmlVgpuSchedulerCapabilities_st | S.nvmlVgpuSchedulerCapabilities_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerCapabilities_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerCapabilities', 'device');
@@ -3502,7 +4995,12 @@ export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | 
 }
 
 let f_nvmlDeviceSetVgpuSchedulerState: KoffiFunction | undefined;
-/** Sets the vGPU scheduler state. */
+/**
+ * Sets the vGPU scheduler state.
+ * @param device - The identifier of the target device
+ * @param pSchedulerState - vGPU pSchedulerState to set
+ * @returns `[err, pSchedulerState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_RESET_REQUIRED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pSchedulerState`: vGPU pSchedulerState to set; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t * pSchedulerState) — nvml.h:11279
 export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerSetState_st | S.nvmlVgpuSchedulerSetState_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerSetState_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetVgpuSchedulerState', 'device');
@@ -3513,7 +5011,12 @@ export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, p
 }
 
 let f_nvmlGetVgpuVersion: KoffiFunction | undefined;
-/** Query the ranges of supported vGPU versions. */
+/**
+ * Query the ranges of supported vGPU versions.
+ * @param supported - Pointer to the structure in which the preset range of vGPU versions supported by the NVIDIA vGPU Manager is written
+ * @param current - Pointer to the structure in which the range of supported vGPU versions set by an administrator is written
+ * @returns `[err, supported, current]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `supported`: Pointer to the structure in which the preset range of vGPU versions supported by the NVIDIA vGPU Manager is written; `current`: Pointer to the structure in which the range of supported vGPU versions set by an administrator is written; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t * supported, nvmlVgpuVersion_t * current) — nvml.h:11311
 export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null, current?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuVersion_st | null, S.nvmlVgpuVersion_st | null] {
   const a_supported = X.inoutStruct(supported, S.nvmlVgpuVersion_st, 'nvmlGetVgpuVersion', 'supported');
@@ -3524,7 +5027,11 @@ export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpu
 }
 
 let f_nvmlSetVgpuVersion: KoffiFunction | undefined;
-/** Override the preset range of vGPU versions supported by the NVIDIA vGPU Manager with a range set by an administrator. */
+/**
+ * Override the preset range of vGPU versions supported by the NVIDIA vGPU Manager with a range set by an administrator.
+ * @param vgpuVersion - Pointer to a caller-supplied range of supported vGPU versions
+ * @returns `[err, vgpuVersion]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_IN_USE, NVML_ERROR_INVALID_ARGUMENT); `vgpuVersion`: Pointer to a caller-supplied range of supported vGPU versions; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t * vgpuVersion) — nvml.h:11338
 export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuVersion_st | null] {
   const a_vgpuVersion = X.inoutStruct(vgpuVersion, S.nvmlVgpuVersion_st, 'nvmlSetVgpuVersion', 'vgpuVersion');
@@ -3534,7 +5041,13 @@ export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVg
 }
 
 let f_nvmlDeviceGetVgpuUtilization: KoffiFunction | undefined;
-/** Retrieves current utilization for vGPUs on a physical GPU (device). */
+/**
+ * Retrieves current utilization for vGPUs on a physical GPU (device).
+ * @param device - The identifier for the target device
+ * @param lastSeenTimeStamp - Return only samples with timestamp greater than lastSeenTimeStamp
+ * @param vgpuInstanceSamplesCount - Pointer to caller-supplied array size, and returns number of vGPU instances
+ * @returns `[err, sampleValType, vgpuInstanceSamplesCount, utilizationSamples]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sampleValType`: Pointer to caller-supplied buffer to hold the type of returned sample values; `vgpuInstanceSamplesCount`: Pointer to caller-supplied array size, and returns number of vGPU instances; `utilizationSamples`: Pointer to caller-supplied buffer in which vGPU utilization samples are returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, nvmlValueType_t * sampleValType, unsigned int * vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t * utilizationSamples) — nvml.h:11394
 export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuInstanceSamplesCount: number): [E.nvmlReturn_t, E.nvmlValueType_t | null, number | null, S.nvmlVgpuInstanceUtilizationSample_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuUtilization', 'device');
@@ -3551,7 +5064,12 @@ export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, last
 }
 
 let f_nvmlDeviceGetVgpuInstancesUtilizationInfo: KoffiFunction | undefined;
-/** Retrieves recent utilization for vGPU instances running on a physical GPU (device). */
+/**
+ * Retrieves recent utilization for vGPU instances running on a physical GPU (device).
+ * @param device - The identifier for the target device
+ * @param vgpuUtilInfo - Pointer to the caller-provided structure of nvmlVgpuInstancesUtilizationInfo_t
+ * @returns `[err, vgpuUtilInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuUtilInfo`: Pointer to the caller-provided structure of nvmlVgpuInstancesUtilizationInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device, nvmlVgpuInstancesUtilizationInfo_t * vgpuUtilInfo) — nvml.h:11441
 export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuUtilInfo?: S.nvmlVgpuInstancesUtilizationInfo_v1_t | S.nvmlVgpuInstancesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuInstancesUtilizationInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuInstancesUtilizationInfo', 'device');
@@ -3562,7 +5080,13 @@ export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t
 }
 
 let f_nvmlDeviceGetVgpuProcessUtilization: KoffiFunction | undefined;
-/** Retrieves current utilization for processes running on vGPUs on a physical GPU (device). */
+/**
+ * Retrieves current utilization for processes running on vGPUs on a physical GPU (device).
+ * @param device - The identifier for the target device
+ * @param lastSeenTimeStamp - Return only samples with timestamp greater than lastSeenTimeStamp
+ * @param vgpuProcessSamplesCount - Pointer to caller-supplied array size, and returns number of processes running on vGPU instances
+ * @returns `[err, vgpuProcessSamplesCount, utilizationSamples]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuProcessSamplesCount`: Pointer to caller-supplied array size, and returns number of processes running on vGPU instances; `utilizationSamples`: Pointer to caller-supplied buffer in which vGPU sub process utilization samples are returned; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int * vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t * utilizationSamples) — nvml.h:11487
 export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuProcessSamplesCount: number): [E.nvmlReturn_t, number | null, S.nvmlVgpuProcessUtilizationSample_st[] | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuProcessUtilization', 'device');
@@ -3579,7 +5103,12 @@ export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceGetVgpuProcessesUtilizationInfo: KoffiFunction | undefined;
-/** Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device). */
+/**
+ * Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device).
+ * @param device - The identifier for the target device
+ * @param vgpuProcUtilInfo - Pointer to the caller-provided structure of nvmlVgpuProcessesUtilizationInfo_t
+ * @returns `[err, vgpuProcUtilInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuProcUtilInfo`: Pointer to the caller-provided structure of nvmlVgpuProcessesUtilizationInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device, nvmlVgpuProcessesUtilizationInfo_t * vgpuProcUtilInfo) — nvml.h:11534
 export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuProcUtilInfo?: S.nvmlVgpuProcessesUtilizationInfo_v1_t | S.nvmlVgpuProcessesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuProcessesUtilizationInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuProcessesUtilizationInfo', 'device');
@@ -3590,7 +5119,11 @@ export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t
 }
 
 let f_nvmlVgpuInstanceGetAccountingMode: KoffiFunction | undefined;
-/** Queries the state of per process accounting mode on vGPU. */
+/**
+ * Queries the state of per process accounting mode on vGPU.
+ * @param vgpuInstance - The identifier of the target vGPU instance
+ * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current accounting mode; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * mode) — nvml.h:11553
 export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingMode', 'vgpuInstance');
@@ -3600,7 +5133,12 @@ export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): [E.nvml
 }
 
 let f_nvmlVgpuInstanceGetAccountingPids: KoffiFunction | undefined;
-/** Queries list of processes running on vGPU that can be queried for accounting stats. */
+/**
+ * Queries list of processes running on vGPU that can be queried for accounting stats.
+ * @param vgpuInstance - The identifier of the target vGPU instance
+ * @param count - Reference in which to provide the pids array size, and to return the number of elements ready to be queried
+ * @returns `[err, count, pids]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the pids array size, and to return the number of elements ready to be queried; `pids`: Reference in which to return list of process ids; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int * count, unsigned int * pids) — nvml.h:11584
 export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingPids', 'vgpuInstance');
@@ -3616,7 +5154,13 @@ export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: n
 }
 
 let f_nvmlVgpuInstanceGetAccountingStats: KoffiFunction | undefined;
-/** Queries process's accounting stats. */
+/**
+ * Queries process's accounting stats.
+ * @param vgpuInstance - The identifier of the target vGPU instance
+ * @param pid - Process Id of the target process to query stats for
+ * @param stats - Reference in which to return the process's accounting stats
+ * @returns `[err, stats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `stats`: Reference in which to return the process's accounting stats; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid, nvmlAccountingStats_t * stats) — nvml.h:11619
 export function nvmlVgpuInstanceGetAccountingStats(vgpuInstance: number, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): [E.nvmlReturn_t, S.nvmlAccountingStats_st | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingStats', 'vgpuInstance');
@@ -3628,7 +5172,11 @@ export function nvmlVgpuInstanceGetAccountingStats(vgpuInstance: number, pid: nu
 }
 
 let f_nvmlVgpuInstanceClearAccountingPids: KoffiFunction | undefined;
-/** Clears accounting information of the vGPU instance that have already terminated. */
+/**
+ * Clears accounting information of the vGPU instance that have already terminated.
+ * @param vgpuInstance - The identifier of the target vGPU instance
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN).
+ */
 // nvmlReturn_t nvmlVgpuInstanceClearAccountingPids(nvmlVgpuInstance_t vgpuInstance) — nvml.h:11641
 export function nvmlVgpuInstanceClearAccountingPids(vgpuInstance: number): [E.nvmlReturn_t] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceClearAccountingPids', 'vgpuInstance');
@@ -3637,7 +5185,12 @@ export function nvmlVgpuInstanceClearAccountingPids(vgpuInstance: number): [E.nv
 }
 
 let f_nvmlVgpuInstanceGetLicenseInfo: KoffiFunction | undefined;
-/** Query the license information of the vGPU instance. */
+/**
+ * Query the license information of the vGPU instance.
+ * @param vgpuInstance - Identifier of the target vGPU instance
+ * @param licenseInfo - Pointer to vGPU license information structure
+ * @returns `[err, licenseInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_UNKNOWN); `licenseInfo`: Pointer to vGPU license information structure; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuLicenseInfo_t * licenseInfo) — nvml.h:11658
 export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo?: S.nvmlVgpuLicenseInfo_st | S.nvmlVgpuLicenseInfo_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuLicenseInfo_st | null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseInfo', 'vgpuInstance');
@@ -3648,7 +5201,10 @@ export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo
 }
 
 let f_nvmlGetExcludedDeviceCount: KoffiFunction | undefined;
-/** Retrieves the number of excluded GPU devices in the system. */
+/**
+ * Retrieves the number of excluded GPU devices in the system.
+ * @returns `[err, deviceCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `deviceCount`: Reference in which to return the number of excluded devices; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int * deviceCount) — nvml.h:11688
 export function nvmlGetExcludedDeviceCount(): [E.nvmlReturn_t, number | null] {
   const err = (f_nvmlGetExcludedDeviceCount ??= L.bind('nvmlGetExcludedDeviceCount'))(K.slot[0]) as E.nvmlReturn_t;
@@ -3657,7 +5213,12 @@ export function nvmlGetExcludedDeviceCount(): [E.nvmlReturn_t, number | null] {
 }
 
 let f_nvmlGetExcludedDeviceInfoByIndex: KoffiFunction | undefined;
-/** Acquire the device information for an excluded GPU device, based on its index. */
+/**
+ * Acquire the device information for an excluded GPU device, based on its index.
+ * @param index - The index of the target GPU, >= 0 and < deviceCount
+ * @param info - Reference in which to return the device information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `info`: Reference in which to return the device information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t * info) — nvml.h:11708
 export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExcludedDeviceInfo_st | S.nvmlExcludedDeviceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlExcludedDeviceInfo_st | null] {
   const a_index = M.u32(index, 'nvmlGetExcludedDeviceInfoByIndex', 'index');
@@ -3668,7 +5229,12 @@ export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExc
 }
 
 let f_nvmlDeviceReadWritePRM_v1: KoffiFunction | undefined;
-/** Read or write a GPU PRM register. */
+/**
+ * Read or write a GPU PRM register.
+ * @param device - Identifer of target GPU device
+ * @param buffer - Structure holding the input data in TLV format as well as the PRM register contents in TLV format (in the case of a successful read operation)
+ * @returns `[err, buffer]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `buffer`: Structure holding the input data in TLV format as well as the PRM register contents in TLV format (in the case of a successful read operation); the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1_t * buffer) — nvml.h:11757
 export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?: S.nvmlPRMTLV_v1_t | S.nvmlPRMTLV_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPRMTLV_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceReadWritePRM_v1', 'device');
@@ -3679,7 +5245,12 @@ export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?
 }
 
 let f_nvmlDeviceSetMigMode: KoffiFunction | undefined;
-/** Set MIG mode for the device. */
+/**
+ * Set MIG mode for the device.
+ * @param device - The identifier of the target device
+ * @param mode - The mode to be set, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE
+ * @returns `[err, activationStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED); `activationStatus`: The activationStatus status; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t * activationStatus) — nvml.h:12065
 export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number): [E.nvmlReturn_t, E.nvmlReturn_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceSetMigMode', 'device');
@@ -3690,7 +5261,11 @@ export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number
 }
 
 let f_nvmlDeviceGetMigMode: KoffiFunction | undefined;
-/** Get MIG mode for the device. */
+/**
+ * Get MIG mode for the device.
+ * @param device - The identifier of the target device
+ * @returns `[err, currentMode, pendingMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `currentMode`: Returns the current mode, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE; `pendingMode`: Returns the pending mode, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int * currentMode, unsigned int * pendingMode) — nvml.h:12088
 export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMigMode', 'device');
@@ -3700,7 +5275,13 @@ export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): [E.nvmlRetu
 }
 
 let f_nvmlDeviceGetGpuInstanceProfileInfo: KoffiFunction | undefined;
-/** Get GPU instance profile information */
+/**
+ * Get GPU instance profile information
+ * @param device - The identifier of the target device
+ * @param profile - One of the NVML_GPU_INSTANCE_PROFILE_*
+ * @param info - Returns detailed profile information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t * info) — nvml.h:12112
 export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_st | S.nvmlGpuInstanceProfileInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfo', 'device');
@@ -3712,7 +5293,13 @@ export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceGetGpuInstanceProfileInfoV: KoffiFunction | undefined;
-/** Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure. */
+/**
+ * Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure.
+ * @param device - The identifier of the target device
+ * @param profile - One of the NVML_GPU_INSTANCE_PROFILE_*
+ * @param info - Returns detailed profile information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t * info) — nvml.h:12143
 export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_v2_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'device');
@@ -3724,7 +5311,13 @@ export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | nu
 }
 
 let f_nvmlDeviceGetGpuInstanceProfileInfoByIdV: KoffiFunction | undefined;
-/** GPU instance profile query function that accepts profile ID, instead of profile name. */
+/**
+ * GPU instance profile query function that accepts profile ID, instead of profile name.
+ * @param device - The identifier of the target device
+ * @param profileId - One of the profile IDs
+ * @param info - Returns detailed profile information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstanceProfileInfo_v2_t * info) — nvml.h:12174
 export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t | null, profileId: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_v2_st | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'device');
@@ -3736,7 +5329,13 @@ export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t 
 }
 
 let f_nvmlDeviceGetGpuInstancePossiblePlacements: KoffiFunction | undefined;
-/** Get GPU instance placements. */
+/**
+ * Get GPU instance placements.
+ * @param device - The identifier of the target device
+ * @param profileId - The GPU instance profile ID
+ * @param count - Returns number of allowed placemenets for the profile
+ * @returns `[err, placements, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `placements`: Returns placements allowed for the profile; `count`: Returns number of allowed placemenets for the profile; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t * placements, unsigned int * count) — nvml.h:12203
 export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_t | null, profileId: number, count: number): [E.nvmlReturn_t, S.nvmlGpuInstancePlacement_st[] | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstancePossiblePlacements', 'device');
@@ -3753,7 +5352,12 @@ export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_
 }
 
 let f_nvmlDeviceGetGpuInstanceRemainingCapacity: KoffiFunction | undefined;
-/** Get GPU instance profile capacity. */
+/**
+ * Get GPU instance profile capacity.
+ * @param device - The identifier of the target device
+ * @param profileId - The GPU instance profile ID
+ * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `count`: Returns remaining instance count for the profile ID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId, unsigned int * count) — nvml.h:12225
 export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t | null, profileId: number): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceRemainingCapacity', 'device');
@@ -3764,7 +5368,12 @@ export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t
 }
 
 let f_nvmlDeviceCreateGpuInstance: KoffiFunction | undefined;
-/** Create GPU instance. */
+/**
+ * Create GPU instance.
+ * @param device - The identifier of the target device
+ * @param profileId - The GPU instance profile ID
+ * @returns `[err, gpuInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `gpuInstance`: Returns the GPU instance handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t * gpuInstance) — nvml.h:12250
 export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profileId: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceCreateGpuInstance', 'device');
@@ -3775,7 +5384,13 @@ export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profi
 }
 
 let f_nvmlDeviceCreateGpuInstanceWithPlacement: KoffiFunction | undefined;
-/** Create GPU instance with the specified placement. */
+/**
+ * Create GPU instance with the specified placement.
+ * @param device - The identifier of the target device
+ * @param profileId - The GPU instance profile ID
+ * @param placement - The requested placement
+ * @returns `[err, gpuInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `gpuInstance`: Returns the GPU instance handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t * placement, nvmlGpuInstance_t * gpuInstance) — nvml.h:12277
 export function nvmlDeviceCreateGpuInstanceWithPlacement(device: H.nvmlDevice_t | null, profileId: number, placement: S.nvmlGpuInstancePlacement_st | S.nvmlGpuInstancePlacement_stInit | null): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'device');
@@ -3787,7 +5402,11 @@ export function nvmlDeviceCreateGpuInstanceWithPlacement(device: H.nvmlDevice_t 
 }
 
 let f_nvmlGpuInstanceDestroy: KoffiFunction | undefined;
-/** Destroy GPU instance. */
+/**
+ * Destroy GPU instance.
+ * @param gpuInstance - The GPU instance handle
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IN_USE).
+ */
 // nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) — nvml.h:12299
 export function nvmlGpuInstanceDestroy(gpuInstance: H.nvmlGpuInstance_t | null): [E.nvmlReturn_t] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceDestroy', 'gpuInstance');
@@ -3796,7 +5415,13 @@ export function nvmlGpuInstanceDestroy(gpuInstance: H.nvmlGpuInstance_t | null):
 }
 
 let f_nvmlDeviceGetGpuInstances: KoffiFunction | undefined;
-/** Get GPU instances for given profile ID. */
+/**
+ * Get GPU instances for given profile ID.
+ * @param device - The identifier of the target device
+ * @param profileId - The GPU instance profile ID
+ * @param count - The count of returned GPU instances
+ * @returns `[err, gpuInstances, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `gpuInstances`: Returns pre-exiting GPU instances, the buffer must be large enough to accommodate the instances supported by the profile; `count`: The count of returned GPU instances; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t * gpuInstances, unsigned int * count) — nvml.h:12322
 export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profileId: number, count: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t[] | null, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstances', 'device');
@@ -3813,7 +5438,12 @@ export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profile
 }
 
 let f_nvmlDeviceGetGpuInstanceById: KoffiFunction | undefined;
-/** Get GPU instances for given instance ID. */
+/**
+ * Get GPU instances for given instance ID.
+ * @param device - The identifier of the target device
+ * @param id - The GPU instance ID
+ * @returns `[err, gpuInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_FOUND); `gpuInstance`: Returns GPU instance; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t * gpuInstance) — nvml.h:12344
 export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceById', 'device');
@@ -3824,7 +5454,12 @@ export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: 
 }
 
 let f_nvmlGpuInstanceGetInfo: KoffiFunction | undefined;
-/** Get GPU instance information. */
+/**
+ * Get GPU instance information.
+ * @param gpuInstance - The GPU instance handle
+ * @param info - Return GPU instance information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION); `info`: Return GPU instance information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info) — nvml.h:12361
 export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, info?: S.nvmlGpuInstanceInfo_st | S.nvmlGpuInstanceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceInfo_st | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetInfo', 'gpuInstance');
@@ -3835,7 +5470,14 @@ export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, 
 }
 
 let f_nvmlGpuInstanceGetComputeInstanceProfileInfo: KoffiFunction | undefined;
-/** Get compute instance profile information. */
+/**
+ * Get compute instance profile information.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param profile - One of the NVML_COMPUTE_INSTANCE_PROFILE_*
+ * @param engProfile - One of the NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_*
+ * @param info - Returns detailed profile information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_t * info) — nvml.h:12386
 export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_st | S.nvmlComputeInstanceProfileInfo_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceProfileInfo_st | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'gpuInstance');
@@ -3848,7 +5490,14 @@ export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvml
 }
 
 let f_nvmlGpuInstanceGetComputeInstanceProfileInfoV: KoffiFunction | undefined;
-/** Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure. */
+/**
+ * Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param profile - One of the NVML_COMPUTE_INSTANCE_PROFILE_*
+ * @param engProfile - One of the NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_*
+ * @param info - Returns detailed profile information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_v2_t * info) — nvml.h:12420
 export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_v2_st | S.nvmlComputeInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceProfileInfo_v2_st | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'gpuInstance');
@@ -3861,7 +5510,12 @@ export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvm
 }
 
 let f_nvmlGpuInstanceGetComputeInstanceRemainingCapacity: KoffiFunction | undefined;
-/** Get compute instance profile capacity. */
+/**
+ * Get compute instance profile capacity.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param profileId - The compute instance profile ID
+ * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `count`: Returns remaining instance count for the profile ID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int * count) — nvml.h:12443
 export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): [E.nvmlReturn_t, number | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceRemainingCapacity', 'gpuInstance');
@@ -3872,7 +5526,13 @@ export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: 
 }
 
 let f_nvmlGpuInstanceGetComputeInstancePossiblePlacements: KoffiFunction | undefined;
-/** Get compute instance placements. */
+/**
+ * Get compute instance placements.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param profileId - The compute instance profile ID
+ * @param count - Returns number of allowed placemenets for the profile
+ * @returns `[err, placements, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `placements`: Returns placements allowed for the profile; `count`: Returns number of allowed placemenets for the profile; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstancePlacement_t * placements, unsigned int * count) — nvml.h:12472
 export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): [E.nvmlReturn_t, S.nvmlComputeInstancePlacement_st[] | null, number | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'gpuInstance');
@@ -3889,7 +5549,12 @@ export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance:
 }
 
 let f_nvmlGpuInstanceCreateComputeInstance: KoffiFunction | undefined;
-/** Create compute instance. */
+/**
+ * Create compute instance.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param profileId - The compute instance profile ID
+ * @returns `[err, computeInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `computeInstance`: Returns the compute instance handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t * computeInstance) — nvml.h:12502
 export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceCreateComputeInstance', 'gpuInstance');
@@ -3900,7 +5565,13 @@ export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInsta
 }
 
 let f_nvmlGpuInstanceCreateComputeInstanceWithPlacement: KoffiFunction | undefined;
-/** Create compute instance with the specified placement. */
+/**
+ * Create compute instance with the specified placement.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param profileId - The compute instance profile ID
+ * @param placement - The requested placement
+ * @returns `[err, computeInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `computeInstance`: Returns the compute instance handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t * placement, nvmlComputeInstance_t * computeInstance) — nvml.h:12531
 export function nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, placement: S.nvmlComputeInstancePlacement_st | S.nvmlComputeInstancePlacement_stInit | null): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'gpuInstance');
@@ -3912,7 +5583,11 @@ export function nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance: H
 }
 
 let f_nvmlComputeInstanceDestroy: KoffiFunction | undefined;
-/** Destroy compute instance. */
+/**
+ * Destroy compute instance.
+ * @param computeInstance - The compute instance handle
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IN_USE).
+ */
 // nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) — nvml.h:12552
 export function nvmlComputeInstanceDestroy(computeInstance: H.nvmlComputeInstance_t | null): [E.nvmlReturn_t] {
   const a_computeInstance = M.handle(computeInstance, 'nvmlComputeInstanceDestroy', 'computeInstance');
@@ -3921,7 +5596,13 @@ export function nvmlComputeInstanceDestroy(computeInstance: H.nvmlComputeInstanc
 }
 
 let f_nvmlGpuInstanceGetComputeInstances: KoffiFunction | undefined;
-/** Get compute instances for given profile ID. */
+/**
+ * Get compute instances for given profile ID.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param profileId - The compute instance profile ID
+ * @param count - The count of returned compute instances
+ * @returns `[err, computeInstances, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `computeInstances`: Returns pre-exiting compute instances, the buffer must be large enough to accommodate the instances supported by the profile; `count`: The count of returned compute instances; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t * computeInstances, unsigned int * count) — nvml.h:12577
 export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t[] | null, number | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstances', 'gpuInstance');
@@ -3938,7 +5619,12 @@ export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstanc
 }
 
 let f_nvmlGpuInstanceGetComputeInstanceById: KoffiFunction | undefined;
-/** Get compute instance for given instance ID. */
+/**
+ * Get compute instance for given instance ID.
+ * @param gpuInstance - The identifier of the target GPU instance
+ * @param id - The compute instance ID
+ * @returns `[err, computeInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_FOUND); `computeInstance`: Returns compute instance; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t * computeInstance) — nvml.h:12599
 export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInstance_t | null, id: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceById', 'gpuInstance');
@@ -3949,7 +5635,12 @@ export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInst
 }
 
 let f_nvmlComputeInstanceGetInfo: KoffiFunction | undefined;
-/** Get compute instance information. */
+/**
+ * Get compute instance information.
+ * @param computeInstance - The compute instance handle
+ * @param info - Return compute instance information
+ * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION); `info`: Return compute instance information; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info) — nvml.h:12617
 export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstance_t | null, info?: S.nvmlComputeInstanceInfo_st | S.nvmlComputeInstanceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceInfo_st | null] {
   const a_computeInstance = M.handle(computeInstance, 'nvmlComputeInstanceGetInfo', 'computeInstance');
@@ -3960,7 +5651,11 @@ export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstanc
 }
 
 let f_nvmlDeviceIsMigDeviceHandle: KoffiFunction | undefined;
-/** Test if the given handle refers to a MIG device. */
+/**
+ * Test if the given handle refers to a MIG device.
+ * @param device - NVML handle to test
+ * @returns `[err, isMigDevice]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `isMigDevice`: True when handle refers to a MIG device; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int * isMigDevice) — nvml.h:12639
 export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceIsMigDeviceHandle', 'device');
@@ -3970,7 +5665,11 @@ export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): [E.n
 }
 
 let f_nvmlDeviceGetGpuInstanceId: KoffiFunction | undefined;
-/** Get GPU instance ID for the given MIG device handle. */
+/**
+ * Get GPU instance ID for the given MIG device handle.
+ * @param device - Target MIG device handle
+ * @returns `[err, id]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `id`: GPU instance ID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int * id) — nvml.h:12659
 export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceId', 'device');
@@ -3980,7 +5679,11 @@ export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): [E.nv
 }
 
 let f_nvmlDeviceGetComputeInstanceId: KoffiFunction | undefined;
-/** Get compute instance ID for the given MIG device handle. */
+/**
+ * Get compute instance ID for the given MIG device handle.
+ * @param device - Target MIG device handle
+ * @returns `[err, id]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `id`: Compute instance ID; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int * id) — nvml.h:12680
 export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeInstanceId', 'device');
@@ -3990,7 +5693,11 @@ export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): [
 }
 
 let f_nvmlDeviceGetMaxMigDeviceCount: KoffiFunction | undefined;
-/** Get the maximum number of MIG devices that can exist under a given parent NVML device. */
+/**
+ * Get the maximum number of MIG devices that can exist under a given parent NVML device.
+ * @param device - Target device handle
+ * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `count`: Count of MIG devices; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int * count) — nvml.h:12699
 export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxMigDeviceCount', 'device');
@@ -4000,7 +5707,12 @@ export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): [
 }
 
 let f_nvmlDeviceGetMigDeviceHandleByIndex: KoffiFunction | undefined;
-/** Get MIG device handle for the given index under its parent NVML device. */
+/**
+ * Get MIG device handle for the given index under its parent NVML device.
+ * @param device - Reference to the parent GPU device handle
+ * @param index - Index of the MIG device
+ * @returns `[err, migDevice]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `migDevice`: Reference to the MIG device handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t * migDevice) — nvml.h:12725
 export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | null, index: number): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMigDeviceHandleByIndex', 'device');
@@ -4011,7 +5723,11 @@ export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | nul
 }
 
 let f_nvmlDeviceGetDeviceHandleFromMigDeviceHandle: KoffiFunction | undefined;
-/** Get parent device handle from a MIG device handle. */
+/**
+ * Get parent device handle from a MIG device handle.
+ * @param migDevice - MIG device handle
+ * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `device`: Device handle; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t * device) — nvml.h:12744
 export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDevice_t | null): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
   const a_migDevice = M.handle(migDevice, 'nvmlDeviceGetDeviceHandleFromMigDeviceHandle', 'migDevice');
@@ -4021,7 +5737,11 @@ export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDe
 }
 
 let f_nvmlGpmMetricsGet: KoffiFunction | undefined;
-/** Calculate GPM metrics from two samples. */
+/**
+ * Calculate GPM metrics from two samples.
+ * @param metricsGet - IN/OUT: populated nvmlGpmMetricsGet_t struct
+ * @returns `[err, metricsGet]` — `err`: the status (NVML_SUCCESS); `metricsGet`: IN/OUT: populated nvmlGpmMetricsGet_t struct; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t * metricsGet) — nvml.h:13036
 export function nvmlGpmMetricsGet(metricsGet?: S.nvmlGpmMetricsGet_t | S.nvmlGpmMetricsGet_tInit | null): [E.nvmlReturn_t, S.nvmlGpmMetricsGet_t | null] {
   const a_metricsGet = X.inoutStruct(metricsGet, S.nvmlGpmMetricsGet_t, 'nvmlGpmMetricsGet', 'metricsGet');
@@ -4031,7 +5751,11 @@ export function nvmlGpmMetricsGet(metricsGet?: S.nvmlGpmMetricsGet_t | S.nvmlGpm
 }
 
 let f_nvmlGpmSampleFree: KoffiFunction | undefined;
-/** Free an allocated sample buffer that was allocated with nvmlGpmSampleAlloc() */
+/**
+ * Free an allocated sample buffer that was allocated with nvmlGpmSampleAlloc()
+ * @param gpmSample - Sample to free
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT).
+ */
 // nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) — nvml.h:13050
 export function nvmlGpmSampleFree(gpmSample: H.nvmlGpmSample_t | null): [E.nvmlReturn_t] {
   const a_gpmSample = M.handle(gpmSample, 'nvmlGpmSampleFree', 'gpmSample');
@@ -4040,7 +5764,10 @@ export function nvmlGpmSampleFree(gpmSample: H.nvmlGpmSample_t | null): [E.nvmlR
 }
 
 let f_nvmlGpmSampleAlloc: KoffiFunction | undefined;
-/** Allocate a sample buffer to be used with NVML GPM. */
+/**
+ * Allocate a sample buffer to be used with NVML GPM.
+ * @returns `[err, gpmSample]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_MEMORY); `gpmSample`: Where the allocated sample will be stored; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t * gpmSample) — nvml.h:13066
 export function nvmlGpmSampleAlloc(): [E.nvmlReturn_t, H.nvmlGpmSample_t | null] {
   const err = (f_nvmlGpmSampleAlloc ??= L.bind('nvmlGpmSampleAlloc'))(K.slot[0]) as E.nvmlReturn_t;
@@ -4049,7 +5776,12 @@ export function nvmlGpmSampleAlloc(): [E.nvmlReturn_t, H.nvmlGpmSample_t | null]
 }
 
 let f_nvmlGpmSampleGet: KoffiFunction | undefined;
-/** Read a sample of GPM metrics into the provided gpmSample buffer. */
+/**
+ * Read a sample of GPM metrics into the provided gpmSample buffer.
+ * @param device - Device to get samples for
+ * @param gpmSample - Buffer to read samples into
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS).
+ */
 // nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample) — nvml.h:13085
 export function nvmlGpmSampleGet(device: H.nvmlDevice_t | null, gpmSample: H.nvmlGpmSample_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlGpmSampleGet', 'device');
@@ -4059,7 +5791,13 @@ export function nvmlGpmSampleGet(device: H.nvmlDevice_t | null, gpmSample: H.nvm
 }
 
 let f_nvmlGpmMigSampleGet: KoffiFunction | undefined;
-/** Read a sample of GPM metrics into the provided gpmSample buffer for a MIG GPU Instance. */
+/**
+ * Read a sample of GPM metrics into the provided gpmSample buffer for a MIG GPU Instance.
+ * @param device - Device to get samples for
+ * @param gpuInstanceId - MIG GPU Instance ID
+ * @param gpmSample - Buffer to read samples into
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS).
+ */
 // nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample) — nvml.h:13106
 export function nvmlGpmMigSampleGet(device: H.nvmlDevice_t | null, gpuInstanceId: number, gpmSample: H.nvmlGpmSample_t | null): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlGpmMigSampleGet', 'device');
@@ -4070,7 +5808,12 @@ export function nvmlGpmMigSampleGet(device: H.nvmlDevice_t | null, gpuInstanceId
 }
 
 let f_nvmlGpmQueryDeviceSupport: KoffiFunction | undefined;
-/** Indicate whether the supplied device supports GPM */
+/**
+ * Indicate whether the supplied device supports GPM
+ * @param device - NVML device to query for
+ * @param gpmSupport - Structure to indicate GPM support nvmlGpmSupport_t
+ * @returns `[err, gpmSupport]` — `err`: the status (NVML_SUCCESS); `gpmSupport`: Structure to indicate GPM support nvmlGpmSupport_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport) — nvml.h:13121
 export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupport?: S.nvmlGpmSupport_t | S.nvmlGpmSupport_tInit | null): [E.nvmlReturn_t, S.nvmlGpmSupport_t | null] {
   const a_device = M.handle(device, 'nvmlGpmQueryDeviceSupport', 'device');
@@ -4081,7 +5824,11 @@ export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupp
 }
 
 let f_nvmlGpmQueryIfStreamingEnabled: KoffiFunction | undefined;
-/** Get GPM stream state. */
+/**
+ * Get GPM stream state.
+ * @param device - The identifier of the target device
+ * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `state`: Returns GPM stream state NVML_FEATURE_DISABLED or NVML_FEATURE_ENABLED; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device, unsigned int * state) — nvml.h:13140
 export function nvmlGpmQueryIfStreamingEnabled(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
   const a_device = M.handle(device, 'nvmlGpmQueryIfStreamingEnabled', 'device');
@@ -4091,7 +5838,12 @@ export function nvmlGpmQueryIfStreamingEnabled(device: H.nvmlDevice_t | null): [
 }
 
 let f_nvmlGpmSetStreamingEnabled: KoffiFunction | undefined;
-/** Set GPM stream state. */
+/**
+ * Set GPM stream state.
+ * @param device - The identifier of the target device
+ * @param state - GPM stream state, NVML_FEATURE_DISABLED or NVML_FEATURE_ENABLED
+ * @returns `[err]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED).
+ */
 // nvmlReturn_t nvmlGpmSetStreamingEnabled(nvmlDevice_t device, unsigned int state) — nvml.h:13158
 export function nvmlGpmSetStreamingEnabled(device: H.nvmlDevice_t | null, state: number): [E.nvmlReturn_t] {
   const a_device = M.handle(device, 'nvmlGpmSetStreamingEnabled', 'device');
@@ -4101,7 +5853,12 @@ export function nvmlGpmSetStreamingEnabled(device: H.nvmlDevice_t | null, state:
 }
 
 let f_nvmlDeviceGetCapabilities: KoffiFunction | undefined;
-/** Get device capabilities */
+/**
+ * Get device capabilities
+ * @param device - The identifier of the target device
+ * @param caps - Returns GPU's capabilities
+ * @returns `[err, caps]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `caps`: Returns GPU's capabilities; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device, nvmlDeviceCapabilities_t * caps) — nvml.h:13192
 export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: S.nvmlDeviceCapabilities_v1_t | S.nvmlDeviceCapabilities_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceCapabilities_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCapabilities', 'device');
@@ -4112,7 +5869,12 @@ export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: 
 }
 
 let f_nvmlDeviceWorkloadPowerProfileGetProfilesInfo: KoffiFunction | undefined;
-/** Get Performance Profiles Information */
+/**
+ * Get Performance Profiles Information
+ * @param device - The identifier of the target device
+ * @param profilesInfo - Reference to struct nvmlWorkloadPowerProfileProfilesInfo_t
+ * @returns `[err, profilesInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `profilesInfo`: Reference to struct nvmlWorkloadPowerProfileProfilesInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t device, nvmlWorkloadPowerProfileProfilesInfo_t * profilesInfo) — nvml.h:13319
 export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevice_t | null, profilesInfo?: S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | S.nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetProfilesInfo', 'device');
@@ -4123,7 +5885,12 @@ export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevi
 }
 
 let f_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles: KoffiFunction | undefined;
-/** Get Current Performance Profiles */
+/**
+ * Get Current Performance Profiles
+ * @param device - The identifier of the target device
+ * @param currentProfiles - Reference to struct nvmlWorkloadPowerProfileCurrentProfiles_v1_t
+ * @returns `[err, currentProfiles]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `currentProfiles`: Reference to struct nvmlWorkloadPowerProfileCurrentProfiles_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileCurrentProfiles_t * currentProfiles) — nvml.h:13343
 export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlDevice_t | null, currentProfiles?: S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | S.nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', 'device');
@@ -4134,7 +5901,12 @@ export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlD
 }
 
 let f_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles: KoffiFunction | undefined;
-/** Set Requested Performance Profiles */
+/**
+ * Set Requested Performance Profiles
+ * @param device - The identifier of the target device
+ * @param requestedProfiles - Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t
+ * @returns `[err, requestedProfiles]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `requestedProfiles`: Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t * requestedProfiles) — nvml.h:13368
 export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', 'device');
@@ -4145,7 +5917,12 @@ export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvm
 }
 
 let f_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles: KoffiFunction | undefined;
-/** Clear Requested Performance Profiles */
+/**
+ * Clear Requested Performance Profiles
+ * @param device - The identifier of the target device
+ * @param requestedProfiles - Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t
+ * @returns `[err, requestedProfiles]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `requestedProfiles`: Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t * requestedProfiles) — nvml.h:13393
 export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', 'device');
@@ -4156,7 +5933,12 @@ export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.n
 }
 
 let f_nvmlDevicePowerSmoothingActivatePresetProfile: KoffiFunction | undefined;
-/** Activiate a specific preset profile for datacenter power smoothing. */
+/**
+ * Activiate a specific preset profile for datacenter power smoothing.
+ * @param device - The identifier of the target device
+ * @param profile - Reference to nvmlPowerSmoothingProfile_v1_t
+ * @returns `[err, profile]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED); `profile`: Reference to nvmlPowerSmoothingProfile_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t * profile) — nvml.h:13458
 export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingProfile_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingActivatePresetProfile', 'device');
@@ -4167,7 +5949,12 @@ export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevi
 }
 
 let f_nvmlDevicePowerSmoothingUpdatePresetProfileParam: KoffiFunction | undefined;
-/** Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t. */
+/**
+ * Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t.
+ * @param device - The identifier of the target device
+ * @param profile - Reference to nvmlPowerSmoothingProfile_v1_t struct
+ * @returns `[err, profile]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `profile`: Reference to nvmlPowerSmoothingProfile_v1_t struct; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t * profile) — nvml.h:13482
 export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingProfile_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingUpdatePresetProfileParam', 'device');
@@ -4178,7 +5965,12 @@ export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlD
 }
 
 let f_nvmlDevicePowerSmoothingSetState: KoffiFunction | undefined;
-/** Enable or disable the Power Smoothing Feature. */
+/**
+ * Enable or disable the Power Smoothing Feature.
+ * @param device - The identifier of the target device
+ * @param state - Reference to nvmlPowerSmoothingState_v1_t
+ * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED); `state`: Reference to nvmlPowerSmoothingState_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t * state) — nvml.h:13502
 export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, state?: S.nvmlPowerSmoothingState_v1_t | S.nvmlPowerSmoothingState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingState_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingSetState', 'device');
@@ -4189,7 +5981,12 @@ export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, 
 }
 
 let f_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts: KoffiFunction | undefined;
-/** Retrieves the counts of SRAM unique uncorrected ECC errors */
+/**
+ * Retrieves the counts of SRAM unique uncorrected ECC errors
+ * @param device - The identifier of the target device
+ * @param errorCounts - Pointer to caller-supplied array which returns the unique error count entries
+ * @returns `[err, errorCounts]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `errorCounts`: Pointer to caller-supplied array which returns the unique error count entries; the outputs are null unless `err` is NVML_SUCCESS.
+ */
 // nvmlReturn_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device, nvmlEccSramUniqueUncorrectedErrorCounts_t * errorCounts) — nvml.h:13542
 export function nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(device: H.nvmlDevice_t | null, errorCounts?: S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | null): [E.nvmlReturn_t, S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', 'device');

@@ -10,7 +10,11 @@ import type * as H from './handles.gen';
 
 
 let f_nvrtcGetErrorString: KoffiFunction | undefined;
-/** nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to "NVRTC_SUCCESS". For unrecognized enumeration values, it returns "NVRTC_ERROR unknown". */
+/**
+ * nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to "NVRTC_SUCCESS". For unrecognized enumeration values, it returns "NVRTC_ERROR unknown".
+ * @param result - (undocumented in the header) C type `nvrtcResult`
+ * @returns `[err, value]` — `err`: always NVRTC_SUCCESS; `value`.
+ */
 // const char * nvrtcGetErrorString(nvrtcResult result) — nvrtc.h:74
 export function nvrtcGetErrorString(result: E.nvrtcResult): [E.nvrtcResult, string] {
   const a_result = M.i32(result, 'nvrtcGetErrorString', 'result');
@@ -19,7 +23,10 @@ export function nvrtcGetErrorString(result: E.nvrtcResult): [E.nvrtcResult, stri
 }
 
 let f_nvrtcVersion: KoffiFunction | undefined;
-/** nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number. */
+/**
+ * nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number.
+ * @returns `[err, major, minor]` — `err`: the status; `major`; `minor`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcVersion(int * major, int * minor) — nvrtc.h:98
 export function nvrtcVersion(): [E.nvrtcResult, number | null, number | null] {
   const err = (f_nvrtcVersion ??= L.bind('nvrtcVersion'))(K.slot[0], K.slot[1]) as E.nvrtcResult;
@@ -28,7 +35,10 @@ export function nvrtcVersion(): [E.nvrtcResult, number | null, number | null] {
 }
 
 let f_nvrtcGetNumSupportedArchs: KoffiFunction | undefined;
-/** nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to::nvrtcGetSupportedArchs to get the supported architectures. */
+/**
+ * nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to::nvrtcGetSupportedArchs to get the supported architectures.
+ * @returns `[err, numArchs]` — `err`: the status; `numArchs`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetNumSupportedArchs(int * numArchs) — nvrtc.h:115
 export function nvrtcGetNumSupportedArchs(): [E.nvrtcResult, number | null] {
   const err = (f_nvrtcGetNumSupportedArchs ??= L.bind('nvrtcGetNumSupportedArchs'))(K.slot[0]) as E.nvrtcResult;
@@ -37,7 +47,10 @@ export function nvrtcGetNumSupportedArchs(): [E.nvrtcResult, number | null] {
 }
 
 let f_nvrtcGetSupportedArchs: KoffiFunction | undefined;
-/** nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using::nvrtcGetNumSupportedArchs. */
+/**
+ * nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using::nvrtcGetNumSupportedArchs.
+ * @returns `[err, supportedArchs]` — `err`: the status; `supportedArchs`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetSupportedArchs(int * supportedArchs) — nvrtc.h:132
 export function nvrtcGetSupportedArchs(): [E.nvrtcResult, number[] | null] {
   const [q_supportedArchs, n_supportedArchs] = nvrtcGetNumSupportedArchs();
@@ -49,7 +62,15 @@ export function nvrtcGetSupportedArchs(): [E.nvrtcResult, number[] | null] {
 }
 
 let f_nvrtcCreateProgram: KoffiFunction | undefined;
-/** nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it. */
+/**
+ * nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
+ * @param src - (undocumented in the header) C type `const char *`
+ * @param name - (undocumented in the header) C type `const char *`
+ * @param numHeaders - (undocumented in the header) C type `int`
+ * @param headers - (undocumented in the header) C type `const char *const *`
+ * @param includeNames - (undocumented in the header) C type `const char *const *`
+ * @returns `[err, prog]` — `err`: the status; `prog`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcCreateProgram(nvrtcProgram * prog, const char * src, const char * name, int numHeaders, const char *const * headers, const char *const * includeNames) — nvrtc.h:186
 export function nvrtcCreateProgram(src: string, name: string, numHeaders: number, headers: string[] | null, includeNames: string[] | null): [E.nvrtcResult, H.nvrtcProgram | null] {
   const a_src = M.str(src, 'nvrtcCreateProgram', 'src');
@@ -64,7 +85,11 @@ export function nvrtcCreateProgram(src: string, name: string, numHeaders: number
 }
 
 let f_nvrtcDestroyProgram: KoffiFunction | undefined;
-/** nvrtcDestroyProgram destroys the given program. */
+/**
+ * nvrtcDestroyProgram destroys the given program.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcDestroyProgram(nvrtcProgram * prog) — nvrtc.h:205
 export function nvrtcDestroyProgram(prog: H.nvrtcProgram | null): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcDestroyProgram', 'prog');
@@ -74,7 +99,13 @@ export function nvrtcDestroyProgram(prog: H.nvrtcProgram | null): [E.nvrtcResult
 }
 
 let f_nvrtcCompileProgram: KoffiFunction | undefined;
-/** nvrtcCompileProgram compiles the given program. */
+/**
+ * nvrtcCompileProgram compiles the given program.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param numOptions - (undocumented in the header) C type `int`
+ * @param options - (undocumented in the header) C type `const char *const *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const * options) — nvrtc.h:230
 export function nvrtcCompileProgram(prog: H.nvrtcProgram | null, numOptions: number, options: string[] | null): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcCompileProgram', 'prog');
@@ -86,7 +117,11 @@ export function nvrtcCompileProgram(prog: H.nvrtcProgram | null, numOptions: num
 }
 
 let f_nvrtcGetPTXSize: KoffiFunction | undefined;
-/** nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL). */
+/**
+ * nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL).
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @returns `[err, ptxSizeRet]` — `err`: the status; `ptxSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t * ptxSizeRet) — nvrtc.h:250
 export function nvrtcGetPTXSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
   const a_prog = M.handle(prog, 'nvrtcGetPTXSize', 'prog');
@@ -96,7 +131,12 @@ export function nvrtcGetPTXSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, nu
 }
 
 let f_nvrtcGetPTX: KoffiFunction | undefined;
-/** nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx. */
+/**
+ * nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param ptx - (undocumented in the header) C type `char *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char * ptx) — nvrtc.h:267
 export function nvrtcGetPTX(prog: H.nvrtcProgram | null, ptx: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetPTX', 'prog');
@@ -107,7 +147,11 @@ export function nvrtcGetPTX(prog: H.nvrtcProgram | null, ptx: Pointer): [E.nvrtc
 }
 
 let f_nvrtcGetCUBINSize: KoffiFunction | undefined;
-/** nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog. The value of cubinSizeRet is set to 0 if the value specified to -arch is a virtual architecture instead of an actual architecture. */
+/**
+ * nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog. The value of cubinSizeRet is set to 0 if the value specified to -arch is a virtual architecture instead of an actual architecture.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @returns `[err, cubinSizeRet]` — `err`: the status; `cubinSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t * cubinSizeRet) — nvrtc.h:286
 export function nvrtcGetCUBINSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
   const a_prog = M.handle(prog, 'nvrtcGetCUBINSize', 'prog');
@@ -117,7 +161,12 @@ export function nvrtcGetCUBINSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, 
 }
 
 let f_nvrtcGetCUBIN: KoffiFunction | undefined;
-/** nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin. No cubin is available if the value specified to -arch is a virtual architecture instead of an actual architecture. */
+/**
+ * nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin. No cubin is available if the value specified to -arch is a virtual architecture instead of an actual architecture.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param cubin - (undocumented in the header) C type `char *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char * cubin) — nvrtc.h:305
 export function nvrtcGetCUBIN(prog: H.nvrtcProgram | null, cubin: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetCUBIN', 'prog');
@@ -128,7 +177,11 @@ export function nvrtcGetCUBIN(prog: H.nvrtcProgram | null, cubin: Pointer): [E.n
 }
 
 let f_nvrtcGetLTOIRSize: KoffiFunction | undefined;
-/** nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog. The value of LTOIRSizeRet is set to 0 if the program was not compiled with -dlto. */
+/**
+ * nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog. The value of LTOIRSizeRet is set to 0 if the program was not compiled with -dlto.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @returns `[err, LTOIRSizeRet]` — `err`: the status; `LTOIRSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t * LTOIRSizeRet) — nvrtc.h:323
 export function nvrtcGetLTOIRSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
   const a_prog = M.handle(prog, 'nvrtcGetLTOIRSize', 'prog');
@@ -138,7 +191,12 @@ export function nvrtcGetLTOIRSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, 
 }
 
 let f_nvrtcGetLTOIR: KoffiFunction | undefined;
-/** nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR. No LTO IR is available if the program was compiled without -dlto. */
+/**
+ * nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR. No LTO IR is available if the program was compiled without -dlto.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param LTOIR - (undocumented in the header) C type `char *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char * LTOIR) — nvrtc.h:341
 export function nvrtcGetLTOIR(prog: H.nvrtcProgram | null, LTOIR: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetLTOIR', 'prog');
@@ -149,7 +207,11 @@ export function nvrtcGetLTOIR(prog: H.nvrtcProgram | null, LTOIR: Pointer): [E.n
 }
 
 let f_nvrtcGetOptiXIRSize: KoffiFunction | undefined;
-/** nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog. The value of nvrtcGetOptiXIRSize is set to 0 if the program was compiled with options incompatible with OptiX IR generation. */
+/**
+ * nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog. The value of nvrtcGetOptiXIRSize is set to 0 if the program was compiled with options incompatible with OptiX IR generation.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @returns `[err, optixirSizeRet]` — `err`: the status; `optixirSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t * optixirSizeRet) — nvrtc.h:360
 export function nvrtcGetOptiXIRSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
   const a_prog = M.handle(prog, 'nvrtcGetOptiXIRSize', 'prog');
@@ -159,7 +221,12 @@ export function nvrtcGetOptiXIRSize(prog: H.nvrtcProgram | null): [E.nvrtcResult
 }
 
 let f_nvrtcGetOptiXIR: KoffiFunction | undefined;
-/** nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir. No OptiX IR is available if the program was compiled with options incompatible with OptiX IR generation. */
+/**
+ * nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir. No OptiX IR is available if the program was compiled with options incompatible with OptiX IR generation.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param optixir - (undocumented in the header) C type `char *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char * optixir) — nvrtc.h:378
 export function nvrtcGetOptiXIR(prog: H.nvrtcProgram | null, optixir: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetOptiXIR', 'prog');
@@ -170,7 +237,11 @@ export function nvrtcGetOptiXIR(prog: H.nvrtcProgram | null, optixir: Pointer): 
 }
 
 let f_nvrtcGetProgramLogSize: KoffiFunction | undefined;
-/** nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL). */
+/**
+ * nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL).
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @returns `[err, logSizeRet]` — `err`: the status; `logSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t * logSizeRet) — nvrtc.h:399
 export function nvrtcGetProgramLogSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
   const a_prog = M.handle(prog, 'nvrtcGetProgramLogSize', 'prog');
@@ -180,7 +251,12 @@ export function nvrtcGetProgramLogSize(prog: H.nvrtcProgram | null): [E.nvrtcRes
 }
 
 let f_nvrtcGetProgramLog: KoffiFunction | undefined;
-/** nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log. */
+/**
+ * nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param log - (undocumented in the header) C type `char *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char * log) — nvrtc.h:416
 export function nvrtcGetProgramLog(prog: H.nvrtcProgram | null, log: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetProgramLog', 'prog');
@@ -191,7 +267,12 @@ export function nvrtcGetProgramLog(prog: H.nvrtcProgram | null, log: Pointer): [
 }
 
 let f_nvrtcAddNameExpression: KoffiFunction | undefined;
-/** nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable. */
+/**
+ * nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param name_expression - (undocumented in the header) C type `const char *const`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char *const name_expression) — nvrtc.h:438
 export function nvrtcAddNameExpression(prog: H.nvrtcProgram | null, name_expression: string): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcAddNameExpression', 'prog');
@@ -201,7 +282,12 @@ export function nvrtcAddNameExpression(prog: H.nvrtcProgram | null, name_express
 }
 
 let f_nvrtcGetLoweredName: KoffiFunction | undefined;
-/** nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it. The memory containing the name is released when the NVRTC program is destroyed by nvrtcDestroyProgram. The identical name expression must have been previously provided to nvrtcAddNameExpression. */
+/**
+ * nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it. The memory containing the name is released when the NVRTC program is destroyed by nvrtcDestroyProgram. The identical name expression must have been previously provided to nvrtcAddNameExpression.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param name_expression - (undocumented in the header) C type `const char *const`
+ * @returns `[err, lowered_name]` — `err`: the status; `lowered_name`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expression, const char ** lowered_name) — nvrtc.h:466
 export function nvrtcGetLoweredName(prog: H.nvrtcProgram | null, name_expression: string): [E.nvrtcResult, string | null] {
   const a_prog = M.handle(prog, 'nvrtcGetLoweredName', 'prog');
@@ -212,7 +298,10 @@ export function nvrtcGetLoweredName(prog: H.nvrtcProgram | null, name_expression
 }
 
 let f_nvrtcGetPCHHeapSize: KoffiFunction | undefined;
-/** retrieve the current size of the PCH Heap. */
+/**
+ * retrieve the current size of the PCH Heap.
+ * @returns `[err, ret]` — `err`: the status; `ret`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetPCHHeapSize(size_t * ret) — nvrtc.h:491
 export function nvrtcGetPCHHeapSize(): [E.nvrtcResult, number | null] {
   const err = (f_nvrtcGetPCHHeapSize ??= L.bind('nvrtcGetPCHHeapSize'))(K.slot[0]) as E.nvrtcResult;
@@ -221,7 +310,11 @@ export function nvrtcGetPCHHeapSize(): [E.nvrtcResult, number | null] {
 }
 
 let f_nvrtcSetPCHHeapSize: KoffiFunction | undefined;
-/** set the size of the PCH Heap. */
+/**
+ * set the size of the PCH Heap.
+ * @param size - (undocumented in the header) C type `size_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcSetPCHHeapSize(size_t size) — nvrtc.h:506
 export function nvrtcSetPCHHeapSize(size: number | bigint): [E.nvrtcResult] {
   const a_size = M.size(size, 'nvrtcSetPCHHeapSize', 'size');
@@ -230,7 +323,11 @@ export function nvrtcSetPCHHeapSize(size: number | bigint): [E.nvrtcResult] {
 }
 
 let f_nvrtcGetPCHCreateStatus: KoffiFunction | undefined;
-/** returns the PCH creation status. */
+/**
+ * returns the PCH creation status.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) — nvrtc.h:535
 export function nvrtcGetPCHCreateStatus(prog: H.nvrtcProgram | null): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcGetPCHCreateStatus', 'prog');
@@ -239,7 +336,11 @@ export function nvrtcGetPCHCreateStatus(prog: H.nvrtcProgram | null): [E.nvrtcRe
 }
 
 let f_nvrtcGetPCHHeapSizeRequired: KoffiFunction | undefined;
-/** retrieve the required size of the PCH heap required to compile the given program. */
+/**
+ * retrieve the required size of the PCH heap required to compile the given program.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @returns `[err, size]` — `err`: the status; `size`; the outputs are null unless `err` is NVRTC_SUCCESS.
+ */
 // nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t * size) — nvrtc.h:553
 export function nvrtcGetPCHHeapSizeRequired(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
   const a_prog = M.handle(prog, 'nvrtcGetPCHHeapSizeRequired', 'prog');
@@ -249,7 +350,13 @@ export function nvrtcGetPCHHeapSizeRequired(prog: H.nvrtcProgram | null): [E.nvr
 }
 
 let f_nvrtcSetFlowCallback: KoffiFunction | undefined;
-/** nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values. */
+/**
+ * nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
+ * @param prog - (undocumented in the header) C type `nvrtcProgram`
+ * @param callback - (undocumented in the header) C type `int (*)(void *, void *)`
+ * @param payload - (undocumented in the header) C type `void *`
+ * @returns `[err]` — `err`: the status.
+ */
 // nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, int (*)(void *, void *) callback, void * payload) — nvrtc.h:591
 export function nvrtcSetFlowCallback(prog: H.nvrtcProgram | null, callback: bigint | null, payload: Pointer): [E.nvrtcResult] {
   const a_prog = M.handle(prog, 'nvrtcSetFlowCallback', 'prog');

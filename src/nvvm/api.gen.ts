@@ -10,7 +10,11 @@ import type * as H from './handles.gen';
 
 
 let f_nvvmGetErrorString: KoffiFunction | undefined;
-/** Get the message string for the given #nvvmResult code. */
+/**
+ * Get the message string for the given #nvvmResult code.
+ * @param result - NVVM API result code
+ * @returns `[err, value]` — `err`: always NVVM_SUCCESS; `value`: Message string for the given #nvvmResult code.
+ */
 // const char * nvvmGetErrorString(nvvmResult result) — nvvm.h:58
 export function nvvmGetErrorString(result: E.nvvmResult): [E.nvvmResult, string] {
   const a_result = M.i32(result, 'nvvmGetErrorString', 'result');
@@ -19,7 +23,10 @@ export function nvvmGetErrorString(result: E.nvvmResult): [E.nvvmResult, string]
 }
 
 let f_nvvmVersion: KoffiFunction | undefined;
-/** Get the NVVM version. */
+/**
+ * Get the NVVM version.
+ * @returns `[err, major, minor]` — `err`: the status (NVVM_SUCCESS); `major`: NVVM major version number; `minor`: NVVM minor version number; the outputs are null unless `err` is NVVM_SUCCESS.
+ */
 // nvvmResult nvvmVersion(int * major, int * minor) — nvvm.h:78
 export function nvvmVersion(): [E.nvvmResult, number | null, number | null] {
   const err = (f_nvvmVersion ??= L.bind('nvvmVersion'))(K.slot[0], K.slot[1]) as E.nvvmResult;
@@ -28,7 +35,10 @@ export function nvvmVersion(): [E.nvvmResult, number | null, number | null] {
 }
 
 let f_nvvmIRVersion: KoffiFunction | undefined;
-/** Get the NVVM IR version. */
+/**
+ * Get the NVVM IR version.
+ * @returns `[err, majorIR, minorIR, majorDbg, minorDbg]` — `err`: the status (NVVM_SUCCESS); `majorIR`: NVVM IR major version number; `minorIR`: NVVM IR minor version number; `majorDbg`: NVVM IR debug metadata major version number; `minorDbg`: NVVM IR debug metadata minor version number; the outputs are null unless `err` is NVVM_SUCCESS.
+ */
 // nvvmResult nvvmIRVersion(int * majorIR, int * minorIR, int * majorDbg, int * minorDbg) — nvvm.h:93
 export function nvvmIRVersion(): [E.nvvmResult, number | null, number | null, number | null, number | null] {
   const err = (f_nvvmIRVersion ??= L.bind('nvvmIRVersion'))(K.slot[0], K.slot[1], K.slot[2], K.slot[3]) as E.nvvmResult;
@@ -37,7 +47,10 @@ export function nvvmIRVersion(): [E.nvvmResult, number | null, number | null, nu
 }
 
 let f_nvvmCreateProgram: KoffiFunction | undefined;
-/** Create a program, and set the value of its handle to *prog. */
+/**
+ * Create a program, and set the value of its handle to *prog.
+ * @returns `[err, prog]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_OUT_OF_MEMORY, NVVM_ERROR_INVALID_PROGRAM); `prog`: NVVM program; the outputs are null unless `err` is NVVM_SUCCESS.
+ */
 // nvvmResult nvvmCreateProgram(nvvmProgram * prog) — nvvm.h:122
 export function nvvmCreateProgram(): [E.nvvmResult, H.nvvmProgram | null] {
   const err = (f_nvvmCreateProgram ??= L.bind('nvvmCreateProgram'))(K.slot[0]) as E.nvvmResult;
@@ -46,7 +59,11 @@ export function nvvmCreateProgram(): [E.nvvmResult, H.nvvmProgram | null] {
 }
 
 let f_nvvmDestroyProgram: KoffiFunction | undefined;
-/** Destroy a program. */
+/**
+ * Destroy a program.
+ * @param prog - NVVM program
+ * @returns `[err]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM).
+ */
 // nvvmResult nvvmDestroyProgram(nvvmProgram * prog) — nvvm.h:136
 export function nvvmDestroyProgram(prog: H.nvvmProgram | null): [E.nvvmResult] {
   const a_prog = M.handle(prog, 'nvvmDestroyProgram', 'prog');
@@ -56,7 +73,14 @@ export function nvvmDestroyProgram(prog: H.nvvmProgram | null): [E.nvvmResult] {
 }
 
 let f_nvvmAddModuleToProgram: KoffiFunction | undefined;
-/** Add a module level NVVM IR to a program. */
+/**
+ * Add a module level NVVM IR to a program.
+ * @param prog - NVVM program
+ * @param buffer - NVVM IR module in the bitcode or text representation
+ * @param size - Size of the NVVM IR module
+ * @param name - Name of the NVVM IR module
+ * @returns `[err]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_OUT_OF_MEMORY, NVVM_ERROR_INVALID_INPUT, NVVM_ERROR_INVALID_PROGRAM).
+ */
 // nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char * buffer, size_t size, const char * name) — nvvm.h:161
 export function nvvmAddModuleToProgram(prog: H.nvvmProgram | null, buffer: Pointer, size: number | bigint, name: string): [E.nvvmResult] {
   const a_prog = M.handle(prog, 'nvvmAddModuleToProgram', 'prog');
@@ -69,7 +93,14 @@ export function nvvmAddModuleToProgram(prog: H.nvvmProgram | null, buffer: Point
 }
 
 let f_nvvmLazyAddModuleToProgram: KoffiFunction | undefined;
-/** Add a module level NVVM IR to a program. */
+/**
+ * Add a module level NVVM IR to a program.
+ * @param prog - NVVM program
+ * @param buffer - NVVM IR module in the bitcode representation
+ * @param size - Size of the NVVM IR module
+ * @param name - Name of the NVVM IR module
+ * @returns `[err]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_OUT_OF_MEMORY, NVVM_ERROR_INVALID_INPUT, NVVM_ERROR_INVALID_PROGRAM).
+ */
 // nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char * buffer, size_t size, const char * name) — nvvm.h:190
 export function nvvmLazyAddModuleToProgram(prog: H.nvvmProgram | null, buffer: Pointer, size: number | bigint, name: string): [E.nvvmResult] {
   const a_prog = M.handle(prog, 'nvvmLazyAddModuleToProgram', 'prog');
@@ -82,7 +113,13 @@ export function nvvmLazyAddModuleToProgram(prog: H.nvvmProgram | null, buffer: P
 }
 
 let f_nvvmCompileProgram: KoffiFunction | undefined;
-/** Compile the NVVM program. */
+/**
+ * Compile the NVVM program.
+ * @param prog - NVVM program
+ * @param numOptions - Number of compiler options passed
+ * @param options - Compiler options in the form of C string array
+ * @returns `[err]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_OUT_OF_MEMORY, NVVM_ERROR_IR_VERSION_MISMATCH, NVVM_ERROR_INVALID_PROGRAM, NVVM_ERROR_INVALID_OPTION, NVVM_ERROR_NO_MODULE_IN_PROGRAM, NVVM_ERROR_COMPILATION).
+ */
 // nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char ** options) — nvvm.h:271
 export function nvvmCompileProgram(prog: H.nvvmProgram | null, numOptions: number, options: string[] | null): [E.nvvmResult] {
   const a_prog = M.handle(prog, 'nvvmCompileProgram', 'prog');
@@ -94,7 +131,13 @@ export function nvvmCompileProgram(prog: H.nvvmProgram | null, numOptions: numbe
 }
 
 let f_nvvmVerifyProgram: KoffiFunction | undefined;
-/** Verify the NVVM program. */
+/**
+ * Verify the NVVM program.
+ * @param prog - NVVM program
+ * @param numOptions - Number of compiler options passed
+ * @param options - Compiler options in the form of C string array
+ * @returns `[err]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_OUT_OF_MEMORY, NVVM_ERROR_IR_VERSION_MISMATCH, NVVM_ERROR_INVALID_PROGRAM, NVVM_ERROR_INVALID_IR, NVVM_ERROR_INVALID_OPTION, NVVM_ERROR_NO_MODULE_IN_PROGRAM).
+ */
 // nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char ** options) — nvvm.h:295
 export function nvvmVerifyProgram(prog: H.nvvmProgram | null, numOptions: number, options: string[] | null): [E.nvvmResult] {
   const a_prog = M.handle(prog, 'nvvmVerifyProgram', 'prog');
@@ -106,7 +149,11 @@ export function nvvmVerifyProgram(prog: H.nvvmProgram | null, numOptions: number
 }
 
 let f_nvvmGetCompiledResultSize: KoffiFunction | undefined;
-/** Get the size of the compiled result. */
+/**
+ * Get the size of the compiled result.
+ * @param prog - NVVM program
+ * @returns `[err, bufferSizeRet]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `bufferSizeRet`: Size of the compiled result (including the trailing NULL); the outputs are null unless `err` is NVVM_SUCCESS.
+ */
 // nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t * bufferSizeRet) — nvvm.h:308
 export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): [E.nvvmResult, number | null] {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResultSize', 'prog');
@@ -116,7 +163,12 @@ export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): [E.nvvmRe
 }
 
 let f_nvvmGetCompiledResult: KoffiFunction | undefined;
-/** Get the compiled result. `buffer`: a buffer of the size nvvmGetCompiledResultSize reports, or null to get a new Buffer of that size back. */
+/**
+ * Get the compiled result. `buffer`: a buffer of the size nvvmGetCompiledResultSize reports, or null to get a new Buffer of that size back.
+ * @param prog - NVVM program
+ * @param buffer - Compiled result
+ * @returns `[err, buffer]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `buffer`: Compiled result; the outputs are null unless `err` is NVVM_SUCCESS.
+ */
 // nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char * buffer) — nvvm.h:323
 export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResult', 'prog');
@@ -131,7 +183,11 @@ export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointe
 }
 
 let f_nvvmGetProgramLogSize: KoffiFunction | undefined;
-/** Get the Size of Compiler/Verifier Message. */
+/**
+ * Get the Size of Compiler/Verifier Message.
+ * @param prog - NVVM program
+ * @returns `[err, bufferSizeRet]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `bufferSizeRet`: Size of the compilation/verification log (including the trailing NULL); the outputs are null unless `err` is NVVM_SUCCESS.
+ */
 // nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t * bufferSizeRet) — nvvm.h:339
 export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): [E.nvvmResult, number | null] {
   const a_prog = M.handle(prog, 'nvvmGetProgramLogSize', 'prog');
@@ -141,7 +197,12 @@ export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): [E.nvvmResult
 }
 
 let f_nvvmGetProgramLog: KoffiFunction | undefined;
-/** Get the Compiler/Verifier Message. `buffer`: a buffer of the size nvvmGetProgramLogSize reports, or null to get a new Buffer of that size back. */
+/**
+ * Get the Compiler/Verifier Message. `buffer`: a buffer of the size nvvmGetProgramLogSize reports, or null to get a new Buffer of that size back.
+ * @param prog - NVVM program
+ * @param buffer - Compilation/Verification log
+ * @returns `[err, buffer]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `buffer`: Compilation/Verification log; the outputs are null unless `err` is NVVM_SUCCESS.
+ */
 // nvvmResult nvvmGetProgramLog(nvvmProgram prog, char * buffer) — nvvm.h:354
 export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
   const a_prog = M.handle(prog, 'nvvmGetProgramLog', 'prog');

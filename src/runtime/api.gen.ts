@@ -19,7 +19,10 @@ const memPoolAttr: X.AttrTable = { u64: new Set([4,5,6,7,8]) };
 const graphMemAttr: X.AttrTable = { u64: new Set([0,1,2,3]) };
 
 let f_cudaDeviceReset: KoffiFunction | undefined;
-/** Destroy all allocations and reset all state on the current device in the current process. */
+/**
+ * Destroy all allocations and reset all state on the current device in the current process.
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaDeviceReset(void) — cuda_runtime_api.h:330
 export function cudaDeviceReset(): [E.cudaError_t] {
   const err = (f_cudaDeviceReset ??= L.bind('cudaDeviceReset'))() as E.cudaError_t;
@@ -27,7 +30,10 @@ export function cudaDeviceReset(): [E.cudaError_t] {
 }
 
 let f_cudaDeviceSynchronize: KoffiFunction | undefined;
-/** Wait for compute device to finish */
+/**
+ * Wait for compute device to finish
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaDeviceSynchronize(void) — cuda_runtime_api.h:352
 export function cudaDeviceSynchronize(): [E.cudaError_t] {
   HC.guardBlockingWait('cudaDeviceSynchronize');
@@ -36,7 +42,12 @@ export function cudaDeviceSynchronize(): [E.cudaError_t] {
 }
 
 let f_cudaDeviceSetLimit: KoffiFunction | undefined;
-/** Set resource limits */
+/**
+ * Set resource limits
+ * @param limit - Limit to set
+ * @param value - Size of limit
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue, cudaErrorMemoryAllocation).
+ */
 // cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) — cuda_runtime_api.h:438
 export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number | bigint): [E.cudaError_t] {
   const a_limit = M.i32(limit, 'cudaDeviceSetLimit', 'limit');
@@ -46,7 +57,11 @@ export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number | bigint): 
 }
 
 let f_cudaDeviceGetLimit: KoffiFunction | undefined;
-/** Return resource limits */
+/**
+ * Return resource limits
+ * @param limit - Limit to query
+ * @returns `[err, pValue]` — `err`: the status (cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue); `pValue`: Returned size of the limit; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetLimit(size_t * pValue, enum cudaLimit limit) — cuda_runtime_api.h:474
 export function cudaDeviceGetLimit(limit: E.cudaLimit): [E.cudaError_t, number | null] {
   const a_limit = M.i32(limit, 'cudaDeviceGetLimit', 'limit');
@@ -56,7 +71,12 @@ export function cudaDeviceGetLimit(limit: E.cudaLimit): [E.cudaError_t, number |
 }
 
 let f_cudaDeviceGetTexture1DLinearMaxWidth: KoffiFunction | undefined;
-/** Returns the maximum number of elements allocatable in a 1D linear texture for a given element size. */
+/**
+ * Returns the maximum number of elements allocatable in a 1D linear texture for a given element size.
+ * @param fmtDesc - (undocumented in the header) C type `const struct cudaChannelFormatDesc *`
+ * @param device - (undocumented in the header) C type `int`
+ * @returns `[err, maxWidthInElements]` — `err`: the status (cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue); `maxWidthInElements`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, const struct cudaChannelFormatDesc * fmtDesc, int device) — cuda_runtime_api.h:497
 export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, device: number): [E.cudaError_t, number | null] {
   const a_fmtDesc = X.structArg(fmtDesc, S.cudaChannelFormatDesc, 'cudaDeviceGetTexture1DLinearMaxWidth', 'fmtDesc');
@@ -67,7 +87,10 @@ export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelForma
 }
 
 let f_cudaDeviceGetCacheConfig: KoffiFunction | undefined;
-/** Returns the preferred cache configuration for the current device. */
+/**
+ * Returns the preferred cache configuration for the current device.
+ * @returns `[err, pCacheConfig]` — `err`: the status (cudaSuccess); `pCacheConfig`: Returned cache configuration; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache * pCacheConfig) — cuda_runtime_api.h:531
 export function cudaDeviceGetCacheConfig(): [E.cudaError_t, E.cudaFuncCache | null] {
   const err = (f_cudaDeviceGetCacheConfig ??= L.bind('cudaDeviceGetCacheConfig'))(K.slot[0]) as E.cudaError_t;
@@ -76,7 +99,10 @@ export function cudaDeviceGetCacheConfig(): [E.cudaError_t, E.cudaFuncCache | nu
 }
 
 let f_cudaDeviceGetStreamPriorityRange: KoffiFunction | undefined;
-/** Returns numerical values that correspond to the least and greatest stream priorities. */
+/**
+ * Returns numerical values that correspond to the least and greatest stream priorities.
+ * @returns `[err, leastPriority, greatestPriority]` — `err`: the status (cudaSuccess); `leastPriority`: Pointer to an int in which the numerical value for least stream priority is returned; `greatestPriority`: Pointer to an int in which the numerical value for greatest stream priority is returned; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda_runtime_api.h:568
 export function cudaDeviceGetStreamPriorityRange(): [E.cudaError_t, number | null, number | null] {
   const err = (f_cudaDeviceGetStreamPriorityRange ??= L.bind('cudaDeviceGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.cudaError_t;
@@ -85,7 +111,11 @@ export function cudaDeviceGetStreamPriorityRange(): [E.cudaError_t, number | nul
 }
 
 let f_cudaDeviceSetCacheConfig: KoffiFunction | undefined;
-/** Sets the preferred cache configuration for the current device. */
+/**
+ * Sets the preferred cache configuration for the current device.
+ * @param cacheConfig - Requested cache configuration
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:612
 export function cudaDeviceSetCacheConfig(cacheConfig: E.cudaFuncCache): [E.cudaError_t] {
   const a_cacheConfig = M.i32(cacheConfig, 'cudaDeviceSetCacheConfig', 'cacheConfig');
@@ -94,7 +124,11 @@ export function cudaDeviceSetCacheConfig(cacheConfig: E.cudaFuncCache): [E.cudaE
 }
 
 let f_cudaDeviceGetByPCIBusId: KoffiFunction | undefined;
-/** Returns a handle to a compute device */
+/**
+ * Returns a handle to a compute device
+ * @param pciBusId - String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values
+ * @returns `[err, device]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice); `device`: Returned device ordinal; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetByPCIBusId(int * device, const char * pciBusId) — cuda_runtime_api.h:639
 export function cudaDeviceGetByPCIBusId(pciBusId: string): [E.cudaError_t, number | null] {
   const a_pciBusId = M.str(pciBusId, 'cudaDeviceGetByPCIBusId', 'pciBusId');
@@ -104,7 +138,12 @@ export function cudaDeviceGetByPCIBusId(pciBusId: string): [E.cudaError_t, numbe
 }
 
 let f_cudaDeviceGetPCIBusId: KoffiFunction | undefined;
-/** Returns a PCI Bus Id string for the device */
+/**
+ * Returns a PCI Bus Id string for the device
+ * @param len - Maximum length of string to store in name
+ * @param device - Device to get identifier string for
+ * @returns `[err, pciBusId]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice); `pciBusId`: Returned identifier string for the device in the following format [domain]:[bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetPCIBusId(char * pciBusId, int len, int device) — cuda_runtime_api.h:669
 export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError_t, string | null] {
   const a_len = M.i32(len, 'cudaDeviceGetPCIBusId', 'len');
@@ -117,7 +156,11 @@ export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError
 }
 
 let f_cudaIpcGetEventHandle: KoffiFunction | undefined;
-/** Gets an interprocess handle for a previously allocated event */
+/**
+ * Gets an interprocess handle for a previously allocated event
+ * @param event - Event allocated with::cudaEventInterprocess and::cudaEventDisableTiming flags
+ * @returns `[err, handle]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue); `handle`: Pointer to a user allocated cudaIpcEventHandle in which to return the opaque event handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t * handle, cudaEvent_t event) — cuda_runtime_api.h:720
 export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError_t, S.cudaIpcEventHandle_st | null] {
   const a_event = M.handle(event, 'cudaIpcGetEventHandle', 'event');
@@ -128,7 +171,11 @@ export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError
 }
 
 let f_cudaIpcOpenEventHandle: KoffiFunction | undefined;
-/** Opens an interprocess event handle for use in the current process */
+/**
+ * Opens an interprocess event handle for use in the current process
+ * @param handle - Interprocess handle to open
+ * @returns `[err, event]` — `err`: the status (cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorDeviceUninitialized); `event`: Returns the imported event; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaIpcOpenEventHandle(cudaEvent_t * event, cudaIpcEventHandle_t handle) — cuda_runtime_api.h:764
 export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaIpcEventHandle_stInit): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcEventHandle_st, 'cudaIpcOpenEventHandle', 'handle')._u8 };
@@ -138,7 +185,11 @@ export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaI
 }
 
 let f_cudaIpcGetMemHandle: KoffiFunction | undefined;
-/** Gets an interprocess memory handle for an existing device memory allocation */
+/**
+ * Gets an interprocess memory handle for an existing device memory allocation
+ * @param devPtr - Base pointer to previously allocated device memory
+ * @returns `[err, handle]` — `err`: the status (cudaSuccess, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue); `handle`: Pointer to user allocated::cudaIpcMemHandle to return the handle in; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t * handle, void * devPtr) — cuda_runtime_api.h:809
 export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcMemHandle_st | null] {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcGetMemHandle', 'devPtr');
@@ -149,7 +200,12 @@ export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcM
 }
 
 let f_cudaIpcOpenMemHandle: KoffiFunction | undefined;
-/** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
+/**
+ * Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+ * @param handle - -::cudaIpcMemHandle to open
+ * @param flags - Flags for this operation
+ * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorInvalidResourceHandle, cudaErrorDeviceUninitialized, cudaErrorTooManyPeers, cudaErrorNotSupported, cudaErrorInvalidValue); `devPtr`: Returned device pointer; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaIpcOpenMemHandle(void ** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) — cuda_runtime_api.h:876
 export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMemHandle_stInit, flags: number): [E.cudaError_t, bigint | null] {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcMemHandle_st, 'cudaIpcOpenMemHandle', 'handle')._u8 };
@@ -160,7 +216,11 @@ export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMe
 }
 
 let f_cudaIpcCloseMemHandle: KoffiFunction | undefined;
-/** Attempts to close memory mapped with cudaIpcOpenMemHandle */
+/**
+ * Attempts to close memory mapped with cudaIpcOpenMemHandle
+ * @param devPtr - Device pointer returned by::cudaIpcOpenMemHandle
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaIpcCloseMemHandle(void * devPtr) — cuda_runtime_api.h:915
 export function cudaIpcCloseMemHandle(devPtr: Pointer): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcCloseMemHandle', 'devPtr');
@@ -169,7 +229,12 @@ export function cudaIpcCloseMemHandle(devPtr: Pointer): [E.cudaError_t] {
 }
 
 let f_cudaDeviceFlushGPUDirectRDMAWrites: KoffiFunction | undefined;
-/** Blocks until remote writes are visible to the specified scope */
+/**
+ * Blocks until remote writes are visible to the specified scope
+ * @param target - (undocumented in the header) C type `enum cudaFlushGPUDirectRDMAWritesTarget`
+ * @param scope - (undocumented in the header) C type `enum cudaFlushGPUDirectRDMAWritesScope`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorNotSupported).
+ */
 // cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope) — cuda_runtime_api.h:947
 export function cudaDeviceFlushGPUDirectRDMAWrites(target: E.cudaFlushGPUDirectRDMAWritesTarget, scope: E.cudaFlushGPUDirectRDMAWritesScope): [E.cudaError_t] {
   const a_target = M.i32(target, 'cudaDeviceFlushGPUDirectRDMAWrites', 'target');
@@ -179,7 +244,13 @@ export function cudaDeviceFlushGPUDirectRDMAWrites(target: E.cudaFlushGPUDirectR
 }
 
 let f_cudaDeviceRegisterAsyncNotification: KoffiFunction | undefined;
-/** Registers a callback function to receive async notifications */
+/**
+ * Registers a callback function to receive async notifications
+ * @param device - The device on which to register the callback
+ * @param callbackFunc - The function to register as a callback
+ * @param userData - A generic pointer to user data
+ * @returns `[err, callback]` — `err`: the status (cudaSuccess, cudaErrorNotSupported, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorUnknown); `callback`: A handle representing the registered callback instance; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void * userData, cudaAsyncCallbackHandle_t * callback) — cuda_runtime_api.h:985
 export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): [E.cudaError_t, H.cudaAsyncCallbackHandle_t | null] {
   const a_device = M.i32(device, 'cudaDeviceRegisterAsyncNotification', 'device');
@@ -191,7 +262,12 @@ export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc
 }
 
 let f_cudaDeviceUnregisterAsyncNotification: KoffiFunction | undefined;
-/** Unregisters an async notification callback */
+/**
+ * Unregisters an async notification callback
+ * @param device - The device from which to remove callback
+ * @param callback - The callback instance to unregister from receiving async notifications
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorNotSupported, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorUnknown).
+ */
 // cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) — cuda_runtime_api.h:1008
 export function cudaDeviceUnregisterAsyncNotification(device: number, callback: H.cudaAsyncCallbackHandle_t | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceUnregisterAsyncNotification', 'device');
@@ -201,7 +277,10 @@ export function cudaDeviceUnregisterAsyncNotification(device: number, callback: 
 }
 
 let f_cudaDeviceGetSharedMemConfig: KoffiFunction | undefined;
-/** Returns the shared memory configuration for the current device. */
+/**
+ * Returns the shared memory configuration for the current device.
+ * @returns `[err, pConfig]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pConfig`: Returned cache configuration; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig * pConfig) — cuda_runtime_api.h:1055
 export function cudaDeviceGetSharedMemConfig(): [E.cudaError_t, E.cudaSharedMemConfig | null] {
   const err = (f_cudaDeviceGetSharedMemConfig ??= L.bind('cudaDeviceGetSharedMemConfig'))(K.slot[0]) as E.cudaError_t;
@@ -210,7 +289,11 @@ export function cudaDeviceGetSharedMemConfig(): [E.cudaError_t, E.cudaSharedMemC
 }
 
 let f_cudaDeviceSetSharedMemConfig: KoffiFunction | undefined;
-/** Sets the shared memory configuration for the current device. */
+/**
+ * Sets the shared memory configuration for the current device.
+ * @param config - Requested cache configuration
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) — cuda_runtime_api.h:1101
 export function cudaDeviceSetSharedMemConfig(config: E.cudaSharedMemConfig): [E.cudaError_t] {
   const a_config = M.i32(config, 'cudaDeviceSetSharedMemConfig', 'config');
@@ -219,7 +302,10 @@ export function cudaDeviceSetSharedMemConfig(config: E.cudaSharedMemConfig): [E.
 }
 
 let f_cudaGetLastError: KoffiFunction | undefined;
-/** Returns the last error from a runtime call */
+/**
+ * Returns the last error from a runtime call
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled).
+ */
 // cudaError_t cudaGetLastError(void) — cuda_runtime_api.h:1165
 export function cudaGetLastError(): [E.cudaError_t] {
   const err = (f_cudaGetLastError ??= L.bind('cudaGetLastError'))() as E.cudaError_t;
@@ -227,7 +313,10 @@ export function cudaGetLastError(): [E.cudaError_t] {
 }
 
 let f_cudaPeekAtLastError: KoffiFunction | undefined;
-/** Returns the last error from a runtime call */
+/**
+ * Returns the last error from a runtime call
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled).
+ */
 // cudaError_t cudaPeekAtLastError(void) — cuda_runtime_api.h:1216
 export function cudaPeekAtLastError(): [E.cudaError_t] {
   const err = (f_cudaPeekAtLastError ??= L.bind('cudaPeekAtLastError'))() as E.cudaError_t;
@@ -235,7 +324,11 @@ export function cudaPeekAtLastError(): [E.cudaError_t] {
 }
 
 let f_cudaGetErrorName: KoffiFunction | undefined;
-/** Returns the string representation of an error code enum name */
+/**
+ * Returns the string representation of an error code enum name
+ * @param error - Error code to convert to string
+ * @returns `[err, value]` — `err`: always cudaSuccess; `value`: char* pointer to a NULL-terminated string.
+ */
 // const char * cudaGetErrorName(cudaError_t error) — cuda_runtime_api.h:1232
 export function cudaGetErrorName(error: E.cudaError_t): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorName', 'error');
@@ -244,7 +337,11 @@ export function cudaGetErrorName(error: E.cudaError_t): [E.cudaError_t, string] 
 }
 
 let f_cudaGetErrorString: KoffiFunction | undefined;
-/** Returns the description string for an error code */
+/**
+ * Returns the description string for an error code
+ * @param error - Error code to convert to string
+ * @returns `[err, value]` — `err`: always cudaSuccess; `value`: char* pointer to a NULL-terminated string.
+ */
 // const char * cudaGetErrorString(cudaError_t error) — cuda_runtime_api.h:1248
 export function cudaGetErrorString(error: E.cudaError_t): [E.cudaError_t, string] {
   const a_error = M.i32(error, 'cudaGetErrorString', 'error');
@@ -253,7 +350,10 @@ export function cudaGetErrorString(error: E.cudaError_t): [E.cudaError_t, string
 }
 
 let f_cudaGetDeviceCount: KoffiFunction | undefined;
-/** Returns the number of compute-capable devices */
+/**
+ * Returns the number of compute-capable devices
+ * @returns `[err, count]` — `err`: the status (cudaSuccess); `count`: Returns the number of devices with compute capability greater or equal to 2.0; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetDeviceCount(int * count) — cuda_runtime_api.h:1277
 export function cudaGetDeviceCount(): [E.cudaError_t, number | null] {
   const err = (f_cudaGetDeviceCount ??= L.bind('cudaGetDeviceCount'))(K.slot[0]) as E.cudaError_t;
@@ -262,7 +362,11 @@ export function cudaGetDeviceCount(): [E.cudaError_t, number | null] {
 }
 
 let f_cudaGetDeviceProperties: KoffiFunction | undefined;
-/** Returns information about the compute-device */
+/**
+ * Returns information about the compute-device
+ * @param device - Device number to get properties for
+ * @returns `[err, prop]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice); `prop`: Properties for the specified device; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp * prop, int device) — cuda_runtime_api.h:1299
 export function cudaGetDeviceProperties(device: number): [E.cudaError_t, S.cudaDeviceProp | null] {
   const a_device = M.i32(device, 'cudaGetDeviceProperties', 'device');
@@ -273,7 +377,12 @@ export function cudaGetDeviceProperties(device: number): [E.cudaError_t, S.cudaD
 }
 
 let f_cudaDeviceGetAttribute: KoffiFunction | undefined;
-/** Returns information about the device */
+/**
+ * Returns information about the device
+ * @param attr - Device attribute to query
+ * @param device - Device number to query
+ * @returns `[err, value]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue); `value`: Returned device attribute value; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetAttribute(int * value, enum cudaDeviceAttr attr, int device) — cuda_runtime_api.h:1324
 export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): [E.cudaError_t, number | null] {
   const a_attr = M.i32(attr, 'cudaDeviceGetAttribute', 'attr');
@@ -284,7 +393,13 @@ export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): 
 }
 
 let f_cudaDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
-/** Queries details about atomic operations supported between the device and host. */
+/**
+ * Queries details about atomic operations supported between the device and host.
+ * @param operations - Requested operations
+ * @param count - Count of requested operations and size of capabilities
+ * @param device - (undocumented in the header) C type `int`
+ * @returns `[err, capabilities]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue); `capabilities`: Returned capability details of each requested operation; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int device) — cuda_runtime_api.h:1357
 export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, device: number): [E.cudaError_t, number[] | null] {
   const a_count = M.u32(count, 'cudaDeviceGetHostAtomicCapabilities', 'count');
@@ -298,7 +413,11 @@ export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOpe
 }
 
 let f_cudaDeviceGetDefaultMemPool: KoffiFunction | undefined;
-/** Returns the default mempool of a device */
+/**
+ * Returns the default mempool of a device
+ * @param device - (undocumented in the header) C type `int`
+ * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorNotSupported); `memPool`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1375
 export function cudaDeviceGetDefaultMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_device = M.i32(device, 'cudaDeviceGetDefaultMemPool', 'device');
@@ -308,7 +427,12 @@ export function cudaDeviceGetDefaultMemPool(device: number): [E.cudaError_t, H.c
 }
 
 let f_cudaDeviceSetMemPool: KoffiFunction | undefined;
-/** Sets the current memory pool of a device */
+/**
+ * Sets the current memory pool of a device
+ * @param device - (undocumented in the header) C type `int`
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotSupported).
+ */
 // cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) — cuda_runtime_api.h:1399
 export function cudaDeviceSetMemPool(device: number, memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceSetMemPool', 'device');
@@ -318,7 +442,11 @@ export function cudaDeviceSetMemPool(device: number, memPool: H.cudaMemPool_t | 
 }
 
 let f_cudaDeviceGetMemPool: KoffiFunction | undefined;
-/** Gets the current mempool for a device */
+/**
+ * Gets the current mempool for a device
+ * @param device - (undocumented in the header) C type `int`
+ * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported); `memPool`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1419
 export function cudaDeviceGetMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_device = M.i32(device, 'cudaDeviceGetMemPool', 'device');
@@ -328,7 +456,13 @@ export function cudaDeviceGetMemPool(device: number): [E.cudaError_t, H.cudaMemP
 }
 
 let f_cudaDeviceGetNvSciSyncAttributes: KoffiFunction | undefined;
-/** Return NvSciSync attributes that this device can support. */
+/**
+ * Return NvSciSync attributes that this device can support.
+ * @param nvSciSyncAttrList - Return NvSciSync attributes supported
+ * @param device - Valid Cuda Device to get NvSciSync attributes for
+ * @param flags - flags describing NvSciSync usage
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorDeviceUninitialized, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotSupported, cudaErrorMemoryAllocation).
+ */
 // cudaError_t cudaDeviceGetNvSciSyncAttributes(void * nvSciSyncAttrList, int device, int flags) — cuda_runtime_api.h:1481
 export function cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, device: number, flags: number): [E.cudaError_t] {
   const a_nvSciSyncAttrList = M.pointer(nvSciSyncAttrList, 'cudaDeviceGetNvSciSyncAttributes', 'nvSciSyncAttrList');
@@ -339,7 +473,13 @@ export function cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev
 }
 
 let f_cudaDeviceGetP2PAttribute: KoffiFunction | undefined;
-/** Queries attributes of the link between two devices. */
+/**
+ * Queries attributes of the link between two devices.
+ * @param attr - (undocumented in the header) C type `enum cudaDeviceP2PAttr`
+ * @param srcDevice - The source device of the target link
+ * @param dstDevice - The destination device of the target link
+ * @returns `[err, value]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue); `value`: Returned value of the requested attribute; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetP2PAttribute(int * value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) — cuda_runtime_api.h:1525
 export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: number, dstDevice: number): [E.cudaError_t, number | null] {
   const a_attr = M.i32(attr, 'cudaDeviceGetP2PAttribute', 'attr');
@@ -351,7 +491,14 @@ export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: 
 }
 
 let f_cudaDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
-/** Queries details about atomic operations supported between two devices */
+/**
+ * Queries details about atomic operations supported between two devices
+ * @param operations - Requested operations
+ * @param count - Count of requested operations and size of capabilities
+ * @param srcDevice - The source device of the target link
+ * @param dstDevice - The destination device of the target link
+ * @returns `[err, capabilities]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue); `capabilities`: Returned capability details of each requested operation; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int srcDevice, int dstDevice) — cuda_runtime_api.h:1561
 export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.cudaError_t, number[] | null] {
   const a_count = M.u32(count, 'cudaDeviceGetP2PAtomicCapabilities', 'count');
@@ -366,7 +513,11 @@ export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOper
 }
 
 let f_cudaChooseDevice: KoffiFunction | undefined;
-/** Select compute-device which best matches criteria */
+/**
+ * Select compute-device which best matches criteria
+ * @param prop - Desired device properties
+ * @returns `[err, device]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `device`: Device with best match; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaChooseDevice(int * device, const struct cudaDeviceProp * prop) — cuda_runtime_api.h:1584
 export function cudaChooseDevice(prop: S.cudaDeviceProp | S.cudaDevicePropInit | null): [E.cudaError_t, number | null] {
   const a_prop = X.structArg(prop, S.cudaDeviceProp, 'cudaChooseDevice', 'prop');
@@ -376,7 +527,13 @@ export function cudaChooseDevice(prop: S.cudaDeviceProp | S.cudaDevicePropInit |
 }
 
 let f_cudaInitDevice: KoffiFunction | undefined;
-/** Initialize device to be used for GPU executions */
+/**
+ * Initialize device to be used for GPU executions
+ * @param device - Device on which the runtime will initialize itself
+ * @param deviceFlags - Parameters for device operation
+ * @param flags - Flags for controlling the device initialization
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) — cuda_runtime_api.h:1613
 export function cudaInitDevice(device: number, deviceFlags: number, flags: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaInitDevice', 'device');
@@ -387,7 +544,11 @@ export function cudaInitDevice(device: number, deviceFlags: number, flags: numbe
 }
 
 let f_cudaSetDevice: KoffiFunction | undefined;
-/** Set device to be used for GPU executions */
+/**
+ * Set device to be used for GPU executions
+ * @param device - Device on which the active host thread should execute the device code
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaSetDevice(int device) — cuda_runtime_api.h:1659
 export function cudaSetDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaSetDevice', 'device');
@@ -396,7 +557,10 @@ export function cudaSetDevice(device: number): [E.cudaError_t] {
 }
 
 let f_cudaGetDevice: KoffiFunction | undefined;
-/** Returns which device is currently being used */
+/**
+ * Returns which device is currently being used
+ * @returns `[err, device]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `device`: Returns the device on which the active host thread executes the device code; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetDevice(int * device) — cuda_runtime_api.h:1681
 export function cudaGetDevice(): [E.cudaError_t, number | null] {
   const err = (f_cudaGetDevice ??= L.bind('cudaGetDevice'))(K.slot[0]) as E.cudaError_t;
@@ -405,7 +569,12 @@ export function cudaGetDevice(): [E.cudaError_t, number | null] {
 }
 
 let f_cudaSetValidDevices: KoffiFunction | undefined;
-/** Set a list of devices that can be used for CUDA */
+/**
+ * Set a list of devices that can be used for CUDA
+ * @param device_arr - List of devices to try
+ * @param len - Number of devices in specified list
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaSetValidDevices(int * device_arr, int len) — cuda_runtime_api.h:1712
 export function cudaSetValidDevices(device_arr: (number)[] | ArrayBufferView | null, len: number): [E.cudaError_t] {
   const a_len = M.i32(len, 'cudaSetValidDevices', 'len');
@@ -416,7 +585,11 @@ export function cudaSetValidDevices(device_arr: (number)[] | ArrayBufferView | n
 }
 
 let f_cudaSetDeviceFlags: KoffiFunction | undefined;
-/** Sets flags to be used for device executions */
+/**
+ * Sets flags to be used for device executions
+ * @param flags - Parameters for device operation
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaSetDeviceFlags(unsigned int flags) — cuda_runtime_api.h:1782
 export function cudaSetDeviceFlags(flags: number): [E.cudaError_t] {
   const a_flags = M.u32(flags, 'cudaSetDeviceFlags', 'flags');
@@ -425,7 +598,10 @@ export function cudaSetDeviceFlags(flags: number): [E.cudaError_t] {
 }
 
 let f_cudaGetDeviceFlags: KoffiFunction | undefined;
-/** Gets the flags for the current device */
+/**
+ * Gets the flags for the current device
+ * @returns `[err, flags]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice); `flags`: Pointer to store the device flags; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetDeviceFlags(unsigned int * flags) — cuda_runtime_api.h:1827
 export function cudaGetDeviceFlags(): [E.cudaError_t, number | null] {
   const err = (f_cudaGetDeviceFlags ??= L.bind('cudaGetDeviceFlags'))(K.slot[0]) as E.cudaError_t;
@@ -434,7 +610,10 @@ export function cudaGetDeviceFlags(): [E.cudaError_t, number | null] {
 }
 
 let f_cudaStreamCreate: KoffiFunction | undefined;
-/** Create an asynchronous stream */
+/**
+ * Create an asynchronous stream
+ * @returns `[err, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pStream`: Pointer to new stream identifier; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamCreate(cudaStream_t * pStream) — cuda_runtime_api.h:1871
 export function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null] {
   const err = (f_cudaStreamCreate ??= L.bind('cudaStreamCreate'))(K.slot[0]) as E.cudaError_t;
@@ -443,7 +622,11 @@ export function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null] {
 }
 
 let f_cudaStreamCreateWithFlags: KoffiFunction | undefined;
-/** Create an asynchronous stream */
+/**
+ * Create an asynchronous stream
+ * @param flags - Parameters for stream creation
+ * @returns `[err, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pStream`: Pointer to new stream identifier; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamCreateWithFlags(cudaStream_t * pStream, unsigned int flags) — cuda_runtime_api.h:1907
 export function cudaStreamCreateWithFlags(flags: number): [E.cudaError_t, H.cudaStream_t | null] {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithFlags', 'flags');
@@ -453,7 +636,12 @@ export function cudaStreamCreateWithFlags(flags: number): [E.cudaError_t, H.cuda
 }
 
 let f_cudaStreamCreateWithPriority: KoffiFunction | undefined;
-/** Create an asynchronous stream with the specified priority */
+/**
+ * Create an asynchronous stream with the specified priority
+ * @param flags - Flags for stream creation
+ * @param priority - Priority of the stream
+ * @returns `[err, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pStream`: Pointer to new stream identifier; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamCreateWithPriority(cudaStream_t * pStream, unsigned int flags, int priority) — cuda_runtime_api.h:1959
 export function cudaStreamCreateWithPriority(flags: number, priority: number): [E.cudaError_t, H.cudaStream_t | null] {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithPriority', 'flags');
@@ -464,7 +652,11 @@ export function cudaStreamCreateWithPriority(flags: number, priority: number): [
 }
 
 let f_cudaStreamGetPriority: KoffiFunction | undefined;
-/** Query the priority of a stream */
+/**
+ * Query the priority of a stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, priority]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `priority`: Pointer to a signed integer in which the stream's priority is returned; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int * priority) — cuda_runtime_api.h:1987
 export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetPriority', 'hStream');
@@ -474,7 +666,11 @@ export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): [E.cudaEr
 }
 
 let f_cudaStreamGetFlags: KoffiFunction | undefined;
-/** Query the flags of a stream */
+/**
+ * Query the flags of a stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, flags]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `flags`: Pointer to an unsigned integer in which the stream's flags are returned; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int * flags) — cuda_runtime_api.h:2013
 export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetFlags', 'hStream');
@@ -484,7 +680,11 @@ export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): [E.cudaError
 }
 
 let f_cudaStreamGetId: KoffiFunction | undefined;
-/** Query the Id of a stream */
+/**
+ * Query the Id of a stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, streamId]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `streamId`: Pointer to an unsigned long long in which the stream Id is returned; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long * streamId) — cuda_runtime_api.h:2050
 export function cudaStreamGetId(hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetId', 'hStream');
@@ -494,7 +694,11 @@ export function cudaStreamGetId(hStream: H.cudaStream_t | null): [E.cudaError_t,
 }
 
 let f_cudaStreamGetDevice: KoffiFunction | undefined;
-/** Query the device of a stream */
+/**
+ * Query the device of a stream
+ * @param hStream - Handle to the stream to be queried
+ * @returns `[err, device]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `device`: Returns the device to which the stream belongs; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int * device) — cuda_runtime_api.h:2076
 export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetDevice', 'hStream');
@@ -504,7 +708,10 @@ export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): [E.cudaErro
 }
 
 let f_cudaCtxResetPersistingL2Cache: KoffiFunction | undefined;
-/** Resets all persisting lines in cache to normal status. */
+/**
+ * Resets all persisting lines in cache to normal status.
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaCtxResetPersistingL2Cache(void) — cuda_runtime_api.h:2091
 export function cudaCtxResetPersistingL2Cache(): [E.cudaError_t] {
   const err = (f_cudaCtxResetPersistingL2Cache ??= L.bind('cudaCtxResetPersistingL2Cache'))() as E.cudaError_t;
@@ -512,7 +719,12 @@ export function cudaCtxResetPersistingL2Cache(): [E.cudaError_t] {
 }
 
 let f_cudaStreamCopyAttributes: KoffiFunction | undefined;
-/** Copies attributes from source stream to destination stream. */
+/**
+ * Copies attributes from source stream to destination stream.
+ * @param dst - Destination stream
+ * @param src - Source stream For attributes see::cudaStreamAttrID
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorNotSupported).
+ */
 // cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) — cuda_runtime_api.h:2111
 export function cudaStreamCopyAttributes(dst: H.cudaStream_t | null, src: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaStreamCopyAttributes', 'dst');
@@ -522,7 +734,12 @@ export function cudaStreamCopyAttributes(dst: H.cudaStream_t | null, src: H.cuda
 }
 
 let f_cudaStreamGetAttribute: KoffiFunction | undefined;
-/** Queries stream attribute. */
+/**
+ * Queries stream attribute.
+ * @param hStream - (undocumented in the header) C type `cudaStream_t`
+ * @param attr - (undocumented in the header) C type `cudaLaunchAttributeID`
+ * @returns `[err, value_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `value_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:2132
 export function cudaStreamGetAttribute(hStream: H.cudaStream_t | null, attr: E.cudaLaunchAttributeID): [E.cudaError_t, S.cudaLaunchAttributeValue | null] {
   const a_hStream = M.handle(hStream, 'cudaStreamGetAttribute', 'hStream');
@@ -534,7 +751,13 @@ export function cudaStreamGetAttribute(hStream: H.cudaStream_t | null, attr: E.c
 }
 
 let f_cudaStreamSetAttribute: KoffiFunction | undefined;
-/** Sets stream attribute. */
+/**
+ * Sets stream attribute.
+ * @param hStream - (undocumented in the header) C type `cudaStream_t`
+ * @param attr - (undocumented in the header) C type `cudaLaunchAttributeID`
+ * @param value - (undocumented in the header) C type `const cudaLaunchAttributeValue *`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue * value) — cuda_runtime_api.h:2156
 export function cudaStreamSetAttribute(hStream: H.cudaStream_t | null, attr: E.cudaLaunchAttributeID, value: S.cudaLaunchAttributeValue | S.cudaLaunchAttributeValueInit | null): [E.cudaError_t] {
   const a_hStream = M.handle(hStream, 'cudaStreamSetAttribute', 'hStream');
@@ -545,7 +768,11 @@ export function cudaStreamSetAttribute(hStream: H.cudaStream_t | null, attr: E.c
 }
 
 let f_cudaStreamDestroy: KoffiFunction | undefined;
-/** Destroys and cleans up an asynchronous stream */
+/**
+ * Destroys and cleans up an asynchronous stream
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaStreamDestroy(cudaStream_t stream) — cuda_runtime_api.h:2190
 export function cudaStreamDestroy(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamDestroy', 'stream');
@@ -554,7 +781,13 @@ export function cudaStreamDestroy(stream: H.cudaStream_t | null): [E.cudaError_t
 }
 
 let f_cudaStreamWaitEvent: KoffiFunction | undefined;
-/** Make a compute stream wait on an event */
+/**
+ * Make a compute stream wait on an event
+ * @param stream - Stream to wait
+ * @param event - Event to wait on
+ * @param flags - Parameters for the operation(See above)
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) — cuda_runtime_api.h:2221
 export function cudaStreamWaitEvent(stream: H.cudaStream_t | null, event: H.cudaEvent_t | null, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamWaitEvent', 'stream');
@@ -565,7 +798,14 @@ export function cudaStreamWaitEvent(stream: H.cudaStream_t | null, event: H.cuda
 }
 
 let f_cudaStreamAddCallback: KoffiFunction | undefined;
-/** Add a callback to a compute stream */
+/**
+ * Add a callback to a compute stream
+ * @param stream - Stream to add callback to
+ * @param callback - The function to call once preceding stream operations are complete
+ * @param userData - User specified data to be passed to the callback function
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported).
+ */
 // cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void * userData, unsigned int flags) — cuda_runtime_api.h:2296
 export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: ((stream: bigint, status: number, userData: bigint) => void) | bigint | null, userData: Pointer, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamAddCallback', 'stream');
@@ -578,7 +818,11 @@ export function cudaStreamAddCallback(stream: H.cudaStream_t | null, callback: (
 }
 
 let f_cudaStreamSynchronize: KoffiFunction | undefined;
-/** Waits for stream tasks to complete */
+/**
+ * Waits for stream tasks to complete
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaStreamSynchronize(cudaStream_t stream) — cuda_runtime_api.h:2320
 export function cudaStreamSynchronize(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamSynchronize', 'stream');
@@ -588,7 +832,11 @@ export function cudaStreamSynchronize(stream: H.cudaStream_t | null): [E.cudaErr
 }
 
 let f_cudaStreamQuery: KoffiFunction | undefined;
-/** Queries an asynchronous stream for completion status */
+/**
+ * Queries an asynchronous stream for completion status
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorNotReady, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaStreamQuery(cudaStream_t stream) — cuda_runtime_api.h:2345
 export function cudaStreamQuery(stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamQuery', 'stream');
@@ -597,7 +845,14 @@ export function cudaStreamQuery(stream: H.cudaStream_t | null): [E.cudaError_t] 
 }
 
 let f_cudaStreamAttachMemAsync: KoffiFunction | undefined;
-/** Attach memory to a stream asynchronously */
+/**
+ * Attach memory to a stream asynchronously
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @param devPtr - (undocumented in the header) C type `void *`
+ * @param length - (undocumented in the header) C type `size_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status.
+ */
 // cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void * devPtr, size_t length, unsigned int flags) — cuda_runtime_api.h:2431
 export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: Pointer, length: number | bigint, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamAttachMemAsync', 'stream');
@@ -610,7 +865,12 @@ export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: 
 }
 
 let f_cudaStreamBeginCapture: KoffiFunction | undefined;
-/** Begins graph capture on a stream */
+/**
+ * Begins graph capture on a stream
+ * @param stream - Stream in which to initiate capture
+ * @param mode - Controls the interaction of this capture sequence with other API calls that are potentially unsafe
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2468
 export function cudaStreamBeginCapture(stream: H.cudaStream_t | null, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamBeginCapture', 'stream');
@@ -620,7 +880,16 @@ export function cudaStreamBeginCapture(stream: H.cudaStream_t | null, mode: E.cu
 }
 
 let f_cudaStreamBeginCaptureToGraph: KoffiFunction | undefined;
-/** Begins graph capture on a stream to an existing graph */
+/**
+ * Begins graph capture on a stream to an existing graph
+ * @param stream - Stream in which to initiate capture
+ * @param graph - Graph to capture into
+ * @param dependencies - Dependencies of the first node captured in the stream
+ * @param dependencyData - Optional array of data associated with each dependency
+ * @param numDependencies - Number of dependencies
+ * @param mode - Controls the interaction of this capture sequence with other API calls that are potentially unsafe
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode) — cuda_runtime_api.h:2509
 export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, graph: H.cudaGraph_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, mode: E.cudaStreamCaptureMode): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamBeginCaptureToGraph', 'stream');
@@ -635,7 +904,11 @@ export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, gra
 }
 
 let f_cudaThreadExchangeStreamCaptureMode: KoffiFunction | undefined;
-/** Swaps the stream capture interaction mode for a thread */
+/**
+ * Swaps the stream capture interaction mode for a thread
+ * @param mode - Pointer to mode value to swap with the current mode
+ * @returns `[err, mode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `mode`: Pointer to mode value to swap with the current mode; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode * mode) — cuda_runtime_api.h:2560
 export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMode): [E.cudaError_t, E.cudaStreamCaptureMode | null] {
   const a_mode = M.i32(mode, 'cudaThreadExchangeStreamCaptureMode', 'mode');
@@ -646,7 +919,11 @@ export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMod
 }
 
 let f_cudaStreamEndCapture: KoffiFunction | undefined;
-/** Ends capture on a stream, returning the captured graph */
+/**
+ * Ends capture on a stream, returning the captured graph
+ * @param stream - Stream to query
+ * @returns `[err, pGraph]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureWrongThread); `pGraph`: The captured graph; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t * pGraph) — cuda_runtime_api.h:2589
 export function cudaStreamEndCapture(stream: H.cudaStream_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_stream = M.handle(stream, 'cudaStreamEndCapture', 'stream');
@@ -656,7 +933,11 @@ export function cudaStreamEndCapture(stream: H.cudaStream_t | null): [E.cudaErro
 }
 
 let f_cudaStreamIsCapturing: KoffiFunction | undefined;
-/** Returns a stream's capture status */
+/**
+ * Returns a stream's capture status
+ * @param stream - Stream to query
+ * @returns `[err, pCaptureStatus]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit); `pCaptureStatus`: Returns the stream's capture status; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus * pCaptureStatus) — cuda_runtime_api.h:2627
 export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null] {
   const a_stream = M.handle(stream, 'cudaStreamIsCapturing', 'stream');
@@ -666,7 +947,11 @@ export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): [E.cudaErr
 }
 
 let f_cudaStreamGetCaptureInfo: KoffiFunction | undefined;
-/** Query a stream's capture state */
+/**
+ * Query a stream's capture state
+ * @param stream - The stream to query
+ * @returns `[err, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit, cudaErrorLossyQuery); `captureStatus_out`: Location to return the capture status of the stream; `id_out`: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process; `graph_out`: Optional location to return the graph being captured into; `dependencies_out`: Optional location to store a pointer to an array of nodes; `edgeData_out`: Optional location to store a pointer to an array of graph edge data; `numDependencies_out`: Optional location to store the size of the array returned in dependencies_out; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus * captureStatus_out, unsigned long long * id_out, cudaGraph_t * graph_out, const cudaGraphNode_t ** dependencies_out, const cudaGraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda_runtime_api.h:2686
 export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null, bigint | null, H.cudaGraph_t | null, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
   const a_stream = M.handle(stream, 'cudaStreamGetCaptureInfo', 'stream');
@@ -677,7 +962,15 @@ export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): [E.cuda
 }
 
 let f_cudaStreamUpdateCaptureDependencies: KoffiFunction | undefined;
-/** Update the set of dependencies in a capturing stream */
+/**
+ * Update the set of dependencies in a capturing stream
+ * @param stream - The stream to update
+ * @param dependencies - The set of dependencies to add
+ * @param dependencyData - Optional array of data associated with each dependency
+ * @param numDependencies - The size of the dependencies array
+ * @param flags - See above
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorIllegalState).
+ */
 // cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t * dependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, unsigned int flags) — cuda_runtime_api.h:2724
 export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | null, dependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, flags: number): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaStreamUpdateCaptureDependencies', 'stream');
@@ -691,7 +984,10 @@ export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | nul
 }
 
 let f_cudaEventCreate: KoffiFunction | undefined;
-/** Creates an event object */
+/**
+ * Creates an event object
+ * @returns `[err, event]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation); `event`: Newly created event; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEventCreate(cudaEvent_t * event) — cuda_runtime_api.h:2761
 export function cudaEventCreate(): [E.cudaError_t, H.cudaEvent_t | null] {
   const err = (f_cudaEventCreate ??= L.bind('cudaEventCreate'))(K.slot[0]) as E.cudaError_t;
@@ -700,7 +996,11 @@ export function cudaEventCreate(): [E.cudaError_t, H.cudaEvent_t | null] {
 }
 
 let f_cudaEventCreateWithFlags: KoffiFunction | undefined;
-/** Creates an event object with the specified flags */
+/**
+ * Creates an event object with the specified flags
+ * @param flags - Flags for new event
+ * @returns `[err, event]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation); `event`: Newly created event; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEventCreateWithFlags(cudaEvent_t * event, unsigned int flags) — cuda_runtime_api.h:2798
 export function cudaEventCreateWithFlags(flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_flags = M.u32(flags, 'cudaEventCreateWithFlags', 'flags');
@@ -710,7 +1010,12 @@ export function cudaEventCreateWithFlags(flags: number): [E.cudaError_t, H.cudaE
 }
 
 let f_cudaEventRecord: KoffiFunction | undefined;
-/** Records an event */
+/**
+ * Records an event
+ * @param event - Event to record
+ * @param stream - Stream in which to record event
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure).
+ */
 // cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) — cuda_runtime_api.h:2839
 export function cudaEventRecord(event: H.cudaEvent_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventRecord', 'event');
@@ -720,7 +1025,13 @@ export function cudaEventRecord(event: H.cudaEvent_t | null, stream: H.cudaStrea
 }
 
 let f_cudaEventRecordWithFlags: KoffiFunction | undefined;
-/** Records an event */
+/**
+ * Records an event
+ * @param event - (undocumented in the header) C type `cudaEvent_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure).
+ */
 // cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) — cuda_runtime_api.h:2887
 export function cudaEventRecordWithFlags(event: H.cudaEvent_t | null, stream: H.cudaStream_t | null, flags: number): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventRecordWithFlags', 'event');
@@ -731,7 +1042,11 @@ export function cudaEventRecordWithFlags(event: H.cudaEvent_t | null, stream: H.
 }
 
 let f_cudaEventQuery: KoffiFunction | undefined;
-/** Queries an event's status */
+/**
+ * Queries an event's status
+ * @param event - Event to query
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure).
+ */
 // cudaError_t cudaEventQuery(cudaEvent_t event) — cuda_runtime_api.h:2920
 export function cudaEventQuery(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventQuery', 'event');
@@ -740,7 +1055,11 @@ export function cudaEventQuery(event: H.cudaEvent_t | null): [E.cudaError_t] {
 }
 
 let f_cudaEventSynchronize: KoffiFunction | undefined;
-/** Waits for an event to complete */
+/**
+ * Waits for an event to complete
+ * @param event - Event to wait for
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure).
+ */
 // cudaError_t cudaEventSynchronize(cudaEvent_t event) — cuda_runtime_api.h:2951
 export function cudaEventSynchronize(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventSynchronize', 'event');
@@ -750,7 +1069,11 @@ export function cudaEventSynchronize(event: H.cudaEvent_t | null): [E.cudaError_
 }
 
 let f_cudaEventDestroy: KoffiFunction | undefined;
-/** Destroys an event object */
+/**
+ * Destroys an event object
+ * @param event - Event to destroy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure).
+ */
 // cudaError_t cudaEventDestroy(cudaEvent_t event) — cuda_runtime_api.h:2981
 export function cudaEventDestroy(event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_event = M.handle(event, 'cudaEventDestroy', 'event');
@@ -759,7 +1082,12 @@ export function cudaEventDestroy(event: H.cudaEvent_t | null): [E.cudaError_t] {
 }
 
 let f_cudaEventElapsedTime: KoffiFunction | undefined;
-/** Computes the elapsed time between events */
+/**
+ * Computes the elapsed time between events
+ * @param start - Starting event
+ * @param end - Ending event
+ * @returns `[err, ms]` — `err`: the status (cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure, cudaErrorUnknown); `ms`: Time between start and end in ms; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEventElapsedTime(float * ms, cudaEvent_t start, cudaEvent_t end) — cuda_runtime_api.h:3029
 export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEvent_t | null): [E.cudaError_t, number | null] {
   const a_start = M.handle(start, 'cudaEventElapsedTime', 'start');
@@ -770,7 +1098,11 @@ export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEve
 }
 
 let f_cudaImportExternalMemory: KoffiFunction | undefined;
-/** Imports an external memory object */
+/**
+ * Imports an external memory object
+ * @param memHandleDesc - Memory import handle descriptor
+ * @returns `[err, extMem_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem); `extMem_out`: Returned handle to an external memory object; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaImportExternalMemory(cudaExternalMemory_t * extMem_out, const struct cudaExternalMemoryHandleDesc * memHandleDesc) — cuda_runtime_api.h:3210
 export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHandleDesc | S.cudaExternalMemoryHandleDescInit | null): [E.cudaError_t, H.cudaExternalMemory_t | null] {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.cudaExternalMemoryHandleDesc, 'cudaImportExternalMemory', 'memHandleDesc');
@@ -780,7 +1112,12 @@ export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHand
 }
 
 let f_cudaExternalMemoryGetMappedBuffer: KoffiFunction | undefined;
-/** Maps a buffer onto an imported memory object */
+/**
+ * Maps a buffer onto an imported memory object
+ * @param extMem - Handle to external memory object
+ * @param bufferDesc - Buffer descriptor
+ * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `devPtr`: Returned device pointer to buffer; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaExternalMemoryGetMappedBuffer(void ** devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc * bufferDesc) — cuda_runtime_api.h:3265
 export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t | null, bufferDesc: S.cudaExternalMemoryBufferDesc | S.cudaExternalMemoryBufferDescInit | null): [E.cudaError_t, bigint | null] {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedBuffer', 'extMem');
@@ -791,7 +1128,12 @@ export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t
 }
 
 let f_cudaExternalMemoryGetMappedMipmappedArray: KoffiFunction | undefined;
-/** Maps a CUDA mipmapped array onto an external memory object */
+/**
+ * Maps a CUDA mipmapped array onto an external memory object
+ * @param extMem - Handle to external memory object
+ * @param mipmapDesc - CUDA array descriptor
+ * @returns `[err, mipmap]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `mipmap`: Returned CUDA mipmapped array; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t * mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc * mipmapDesc) — cuda_runtime_api.h:3325
 export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternalMemory_t | null, mipmapDesc: S.cudaExternalMemoryMipmappedArrayDesc | S.cudaExternalMemoryMipmappedArrayDescInit | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedMipmappedArray', 'extMem');
@@ -802,7 +1144,11 @@ export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternal
 }
 
 let f_cudaDestroyExternalMemory: KoffiFunction | undefined;
-/** Destroys an external memory object. */
+/**
+ * Destroys an external memory object.
+ * @param extMem - External memory object to be destroyed
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem) — cuda_runtime_api.h:3349
 export function cudaDestroyExternalMemory(extMem: H.cudaExternalMemory_t | null): [E.cudaError_t] {
   const a_extMem = M.handle(extMem, 'cudaDestroyExternalMemory', 'extMem');
@@ -811,7 +1157,11 @@ export function cudaDestroyExternalMemory(extMem: H.cudaExternalMemory_t | null)
 }
 
 let f_cudaImportExternalSemaphore: KoffiFunction | undefined;
-/** Imports an external semaphore */
+/**
+ * Imports an external semaphore
+ * @param semHandleDesc - Semaphore import handle descriptor
+ * @returns `[err, extSem_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem); `extSem_out`: Returned handle to an external semaphore; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t * extSem_out, const struct cudaExternalSemaphoreHandleDesc * semHandleDesc) — cuda_runtime_api.h:3503
 export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemaphoreHandleDesc | S.cudaExternalSemaphoreHandleDescInit | null): [E.cudaError_t, H.cudaExternalSemaphore_t | null] {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.cudaExternalSemaphoreHandleDesc, 'cudaImportExternalSemaphore', 'semHandleDesc');
@@ -821,7 +1171,14 @@ export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemapho
 }
 
 let f_cudaSignalExternalSemaphoresAsync: KoffiFunction | undefined;
-/** Signals a set of external semaphore objects */
+/**
+ * Signals a set of external semaphore objects
+ * @param extSemArray - Set of external semaphores to be signaled
+ * @param paramsArray - Array of semaphore parameters
+ * @param numExtSems - Number of semaphores to signal
+ * @param stream - Stream to enqueue the signal operations in
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreSignalParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3599
 export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[] | ArrayBufferView, paramsArray: (S.cudaExternalSemaphoreSignalParams | S.cudaExternalSemaphoreSignalParamsInit)[] | ArrayBufferView, numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numExtSems = M.u32(numExtSems, 'cudaSignalExternalSemaphoresAsync', 'numExtSems');
@@ -834,7 +1191,14 @@ export function cudaSignalExternalSemaphoresAsync(extSemArray: (H.cudaExternalSe
 }
 
 let f_cudaWaitExternalSemaphoresAsync: KoffiFunction | undefined;
-/** Waits on a set of external semaphore objects */
+/**
+ * Waits on a set of external semaphore objects
+ * @param extSemArray - External semaphores to be waited on
+ * @param paramsArray - Array of semaphore parameters
+ * @param numExtSems - Number of semaphores to wait on
+ * @param stream - Stream to enqueue the wait operations in
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorTimeout).
+ */
 // cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t * extSemArray, const struct cudaExternalSemaphoreWaitParams * paramsArray, unsigned int numExtSems, cudaStream_t stream) — cuda_runtime_api.h:3675
 export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSemaphore_t | null)[] | ArrayBufferView, paramsArray: (S.cudaExternalSemaphoreWaitParams | S.cudaExternalSemaphoreWaitParamsInit)[] | ArrayBufferView, numExtSems: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numExtSems = M.u32(numExtSems, 'cudaWaitExternalSemaphoresAsync', 'numExtSems');
@@ -847,7 +1211,11 @@ export function cudaWaitExternalSemaphoresAsync(extSemArray: (H.cudaExternalSema
 }
 
 let f_cudaDestroyExternalSemaphore: KoffiFunction | undefined;
-/** Destroys an external semaphore */
+/**
+ * Destroys an external semaphore
+ * @param extSem - External semaphore to be destroyed
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) — cuda_runtime_api.h:3698
 export function cudaDestroyExternalSemaphore(extSem: H.cudaExternalSemaphore_t | null): [E.cudaError_t] {
   const a_extSem = M.handle(extSem, 'cudaDestroyExternalSemaphore', 'extSem');
@@ -856,7 +1224,16 @@ export function cudaDestroyExternalSemaphore(extSem: H.cudaExternalSemaphore_t |
 }
 
 let f_cudaLaunchKernel: KoffiFunction | undefined;
-/** Launches a device function */
+/**
+ * Launches a device function
+ * @param func - Device function symbol
+ * @param gridDim - Grid dimentions
+ * @param blockDim - Block dimentions
+ * @param args - Arguments
+ * @param sharedMem - Shared memory
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled).
+ */
 // cudaError_t cudaLaunchKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3766
 export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaLaunchKernel', 'func');
@@ -870,7 +1247,13 @@ export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, bl
 }
 
 let f_cudaLaunchKernelExC: KoffiFunction | undefined;
-/** Launches a CUDA function with launch-time configuration */
+/**
+ * Launches a CUDA function with launch-time configuration
+ * @param config - Launch configuration
+ * @param func - Kernel to launch
+ * @param args - Array of pointers to kernel parameters
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled).
+ */
 // cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t * config, const void * func, void ** args) — cuda_runtime_api.h:3829
 export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null, func: Pointer, args: KernelArgs | readonly KernelArgInput[] | Pointer): [E.cudaError_t] {
   const a_config = X.structArg(config, S.cudaLaunchConfig_st, 'cudaLaunchKernelExC', 'config');
@@ -883,7 +1266,16 @@ export function cudaLaunchKernelExC(config: S.cudaLaunchConfig_st | S.cudaLaunch
 }
 
 let f_cudaLaunchCooperativeKernel: KoffiFunction | undefined;
-/** Launches a device function where thread blocks can cooperate and synchronize as they execute */
+/**
+ * Launches a device function where thread blocks can cooperate and synchronize as they execute
+ * @param func - Device function symbol
+ * @param gridDim - Grid dimentions
+ * @param blockDim - Block dimentions
+ * @param args - Arguments
+ * @param sharedMem - Shared memory
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorCooperativeLaunchTooLarge, cudaErrorSharedObjectInitFailed).
+ */
 // cudaError_t cudaLaunchCooperativeKernel(const void * func, dim3 gridDim, dim3 blockDim, void ** args, size_t sharedMem, cudaStream_t stream) — cuda_runtime_api.h:3886
 export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, blockDim: S.dim3 | S.dim3Init, args: KernelArgs | readonly KernelArgInput[] | Pointer, sharedMem: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaLaunchCooperativeKernel', 'func');
@@ -897,7 +1289,12 @@ export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.d
 }
 
 let f_cudaFuncSetCacheConfig: KoffiFunction | undefined;
-/** Sets the preferred cache configuration for a device function */
+/**
+ * Sets the preferred cache configuration for a device function
+ * @param func - Device function symbol
+ * @param cacheConfig - Requested cache configuration
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction).
+ */
 // cudaError_t cudaFuncSetCacheConfig(const void * func, enum cudaFuncCache cacheConfig) — cuda_runtime_api.h:3936
 export function cudaFuncSetCacheConfig(func: Pointer, cacheConfig: E.cudaFuncCache): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetCacheConfig', 'func');
@@ -907,7 +1304,11 @@ export function cudaFuncSetCacheConfig(func: Pointer, cacheConfig: E.cudaFuncCac
 }
 
 let f_cudaFuncGetAttributes: KoffiFunction | undefined;
-/** Find out attributes for a given function */
+/**
+ * Find out attributes for a given function
+ * @param func - Device function symbol
+ * @returns `[err, attr]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction); `attr`: Return pointer to function's attributes; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes * attr, const void * func) — cuda_runtime_api.h:3971
 export function cudaFuncGetAttributes(func: Pointer): [E.cudaError_t, S.cudaFuncAttributes | null] {
   const a_func = M.pointer(func, 'cudaFuncGetAttributes', 'func');
@@ -918,7 +1319,13 @@ export function cudaFuncGetAttributes(func: Pointer): [E.cudaError_t, S.cudaFunc
 }
 
 let f_cudaFuncSetAttribute: KoffiFunction | undefined;
-/** Set attributes for a given function */
+/**
+ * Set attributes for a given function
+ * @param func - Function to get attributes of
+ * @param attr - Attribute to set
+ * @param value - Value to set
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaFuncSetAttribute(const void * func, enum cudaFuncAttribute attr, int value) — cuda_runtime_api.h:4030
 export function cudaFuncSetAttribute(func: Pointer, attr: E.cudaFuncAttribute, value: number): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetAttribute', 'func');
@@ -929,7 +1336,11 @@ export function cudaFuncSetAttribute(func: Pointer, attr: E.cudaFuncAttribute, v
 }
 
 let f_cudaFuncGetName: KoffiFunction | undefined;
-/** Returns the function name for a device entry function pointer. */
+/**
+ * Returns the function name for a device entry function pointer.
+ * @param func - The function pointer to retrieve name for
+ * @returns `[err, name]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction); `name`: The returned name of the function; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaFuncGetName(const char ** name, const void * func) — cuda_runtime_api.h:4056
 export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
   const a_func = M.pointer(func, 'cudaFuncGetName', 'func');
@@ -939,7 +1350,12 @@ export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
 }
 
 let f_cudaFuncGetParamInfo: KoffiFunction | undefined;
-/** Returns the offset and size of a kernel parameter in the device-side parameter layout. */
+/**
+ * Returns the offset and size of a kernel parameter in the device-side parameter layout.
+ * @param func - The function to query
+ * @param paramIndex - The parameter index to query
+ * @returns `[err, paramOffset, paramSize]` — `err`: the status; `paramOffset`: The offset into the device-side parameter layout at which the parameter resides; `paramSize`: The size of the parameter in the device-side parameter layout; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaFuncGetParamInfo(const void * func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda_runtime_api.h:4079
 export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number | bigint): [E.cudaError_t, number | null, number | null] {
   const a_func = M.pointer(func, 'cudaFuncGetParamInfo', 'func');
@@ -950,7 +1366,13 @@ export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number | bigint)
 }
 
 let f_cudaLaunchHostFunc: KoffiFunction | undefined;
-/** Enqueues a host function call in a stream */
+/**
+ * Enqueues a host function call in a stream
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @param fn - The function to call once preceding stream operations are complete
+ * @param userData - User-specified data to be passed to the function
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported).
+ */
 // cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void * userData) — cuda_runtime_api.h:4145
 export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: ((userData: bigint) => void) | bigint | null, userData: Pointer): [E.cudaError_t] {
   const a_stream = M.handle(stream, 'cudaLaunchHostFunc', 'stream');
@@ -962,7 +1384,12 @@ export function cudaLaunchHostFunc(stream: H.cudaStream_t | null, fn: ((userData
 }
 
 let f_cudaFuncSetSharedMemConfig: KoffiFunction | undefined;
-/** Sets the shared memory configuration for a device function */
+/**
+ * Sets the shared memory configuration for a device function
+ * @param func - Device function symbol
+ * @param config - Requested shared memory configuration
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaFuncSetSharedMemConfig(const void * func, enum cudaSharedMemConfig config) — cuda_runtime_api.h:4219
 export function cudaFuncSetSharedMemConfig(func: Pointer, config: E.cudaSharedMemConfig): [E.cudaError_t] {
   const a_func = M.pointer(func, 'cudaFuncSetSharedMemConfig', 'func');
@@ -972,7 +1399,13 @@ export function cudaFuncSetSharedMemConfig(func: Pointer, config: E.cudaSharedMe
 }
 
 let f_cudaOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
-/** Returns occupancy for a device function */
+/**
+ * Returns occupancy for a device function
+ * @param func - Kernel function for which occupancy is calculated
+ * @param blockSize - Block size the kernel is intended to be launched with
+ * @param dynamicSMemSize - Per-block dynamic shared memory usage intended, in bytes
+ * @returns `[err, numBlocks]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown); `numBlocks`: Returned occupancy; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize) — cuda_runtime_api.h:4276
 export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
@@ -984,7 +1417,13 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blo
 }
 
 let f_cudaOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
-/** Returns dynamic shared memory available per block when launching numBlocks blocks on SM. */
+/**
+ * Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
+ * @param func - Kernel function for which occupancy is calculated
+ * @param numBlocks - Number of blocks to fit on SM
+ * @param blockSize - Size of the block
+ * @returns `[err, dynamicSmemSize]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown); `dynamicSmemSize`: Returned maximum dynamic shared memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, const void * func, int numBlocks, int blockSize) — cuda_runtime_api.h:4306
 export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBlocks: number, blockSize: number): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'func');
@@ -996,7 +1435,14 @@ export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBloc
 }
 
 let f_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
-/** Returns occupancy for a device function with the specified flags */
+/**
+ * Returns occupancy for a device function with the specified flags
+ * @param func - Kernel function for which occupancy is calculated
+ * @param blockSize - Block size the kernel is intended to be launched with
+ * @param dynamicSMemSize - Per-block dynamic shared memory usage intended, in bytes
+ * @param flags - Requested behavior for the occupancy calculator
+ * @returns `[err, numBlocks]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown); `numBlocks`: Returned occupancy; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda_runtime_api.h:4352
 export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint, flags: number): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'func');
@@ -1009,7 +1455,12 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Poi
 }
 
 let f_cudaOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
-/** Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize. */
+/**
+ * Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize.
+ * @param func - Kernel function for which maximum cluster size is calculated
+ * @param launchConfig - (undocumented in the header) C type `const cudaLaunchConfig_t *`
+ * @returns `[err, clusterSize]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown); `clusterSize`: Returned maximum cluster size that can be launched for the given kernel function and launch configuration; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaOccupancyMaxPotentialClusterSize(int * clusterSize, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4388
 export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxPotentialClusterSize', 'func');
@@ -1022,7 +1473,12 @@ export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig
 }
 
 let f_cudaOccupancyMaxActiveClusters: KoffiFunction | undefined;
-/** Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters. */
+/**
+ * Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
+ * @param func - Kernel function for which maximum number of clusters are calculated
+ * @param launchConfig - (undocumented in the header) C type `const cudaLaunchConfig_t *`
+ * @returns `[err, numClusters]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorInvalidClusterSize, cudaErrorUnknown); `numClusters`: Returned maximum number of clusters that could co-exist on the target device; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaOccupancyMaxActiveClusters(int * numClusters, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4428
 export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveClusters', 'func');
@@ -1035,7 +1491,12 @@ export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cu
 }
 
 let f_cudaMallocManaged: KoffiFunction | undefined;
-/** Allocates memory that will be automatically managed by the Unified Memory system */
+/**
+ * Allocates memory that will be automatically managed by the Unified Memory system
+ * @param size - (undocumented in the header) C type `size_t`
+ * @param flags - (undocumented in the header) C type `unsigned int`
+ * @returns `[err, devPtr]` — `err`: the status; `devPtr`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMallocManaged(void ** devPtr, size_t size, unsigned int flags) — cuda_runtime_api.h:4550
 export function cudaMallocManaged(size: number | bigint, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocManaged', 'size');
@@ -1046,7 +1507,11 @@ export function cudaMallocManaged(size: number | bigint, flags: number): [E.cuda
 }
 
 let f_cudaMalloc: KoffiFunction | undefined;
-/** Allocate memory on the device */
+/**
+ * Allocate memory on the device
+ * @param size - Requested allocation size in bytes
+ * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `devPtr`: Pointer to allocated device memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMalloc(void ** devPtr, size_t size) — cuda_runtime_api.h:4581
 export function cudaMalloc(size: number | bigint): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMalloc', 'size');
@@ -1056,7 +1521,11 @@ export function cudaMalloc(size: number | bigint): [E.cudaError_t, bigint | null
 }
 
 let f_cudaMallocHost: KoffiFunction | undefined;
-/** Allocates page-locked memory on the host */
+/**
+ * Allocates page-locked memory on the host
+ * @param size - Requested allocation size in bytes
+ * @returns `[err, ptr]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `ptr`: Pointer to allocated host memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMallocHost(void ** ptr, size_t size) — cuda_runtime_api.h:4618
 export function cudaMallocHost(size: number | bigint): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocHost', 'size');
@@ -1066,7 +1535,12 @@ export function cudaMallocHost(size: number | bigint): [E.cudaError_t, bigint | 
 }
 
 let f_cudaMallocPitch: KoffiFunction | undefined;
-/** Allocates pitched memory on the device */
+/**
+ * Allocates pitched memory on the device
+ * @param width - Requested pitched allocation width (in bytes)
+ * @param height - Requested pitched allocation height
+ * @returns `[err, devPtr, pitch]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `devPtr`: Pointer to allocated pitched device memory; `pitch`: Pitch for allocation; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMallocPitch(void ** devPtr, size_t * pitch, size_t width, size_t height) — cuda_runtime_api.h:4661
 export function cudaMallocPitch(width: number | bigint, height: number | bigint): [E.cudaError_t, bigint | null, number | null] {
   const a_width = M.size(width, 'cudaMallocPitch', 'width');
@@ -1077,7 +1551,14 @@ export function cudaMallocPitch(width: number | bigint, height: number | bigint)
 }
 
 let f_cudaMallocArray: KoffiFunction | undefined;
-/** Allocate an array on the device */
+/**
+ * Allocate an array on the device
+ * @param desc - Requested channel format
+ * @param width - Requested array allocation width
+ * @param height - Requested array allocation height
+ * @param flags - Requested properties of allocated array
+ * @returns `[err, array]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `array`: Pointer to allocated array in device memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMallocArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, size_t width, size_t height, unsigned int flags) — cuda_runtime_api.h:4713
 export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, width: number | bigint, height: number | bigint, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMallocArray', 'desc');
@@ -1090,7 +1571,11 @@ export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFor
 }
 
 let f_cudaFree: KoffiFunction | undefined;
-/** Frees memory on the device */
+/**
+ * Frees memory on the device
+ * @param devPtr - Device pointer to memory to free
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaFree(void * devPtr) — cuda_runtime_api.h:4752
 export function cudaFree(devPtr: Pointer): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaFree', 'devPtr');
@@ -1099,7 +1584,11 @@ export function cudaFree(devPtr: Pointer): [E.cudaError_t] {
 }
 
 let f_cudaFreeHost: KoffiFunction | undefined;
-/** Frees page-locked memory */
+/**
+ * Frees page-locked memory
+ * @param ptr - Pointer to memory to free
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaFreeHost(void * ptr) — cuda_runtime_api.h:4775
 export function cudaFreeHost(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaFreeHost', 'ptr');
@@ -1108,7 +1597,11 @@ export function cudaFreeHost(ptr: Pointer): [E.cudaError_t] {
 }
 
 let f_cudaFreeArray: KoffiFunction | undefined;
-/** Frees an array on the device */
+/**
+ * Frees an array on the device
+ * @param array - Pointer to array to free
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaFreeArray(cudaArray_t array) — cuda_runtime_api.h:4798
 export function cudaFreeArray(array: H.cudaArray_t | null): [E.cudaError_t] {
   const a_array = M.handle(array, 'cudaFreeArray', 'array');
@@ -1117,7 +1610,11 @@ export function cudaFreeArray(array: H.cudaArray_t | null): [E.cudaError_t] {
 }
 
 let f_cudaFreeMipmappedArray: KoffiFunction | undefined;
-/** Frees a mipmapped array on the device */
+/**
+ * Frees a mipmapped array on the device
+ * @param mipmappedArray - Pointer to mipmapped array to free
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) — cuda_runtime_api.h:4821
 export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | null): [E.cudaError_t] {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaFreeMipmappedArray', 'mipmappedArray');
@@ -1126,7 +1623,12 @@ export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | 
 }
 
 let f_cudaHostAlloc: KoffiFunction | undefined;
-/** Allocates page-locked memory on the host */
+/**
+ * Allocates page-locked memory on the host
+ * @param size - Requested allocation size in bytes
+ * @param flags - Requested properties of allocated memory
+ * @returns `[err, pHost]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `pHost`: Device pointer to allocated memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaHostAlloc(void ** pHost, size_t size, unsigned int flags) — cuda_runtime_api.h:4887
 export function cudaHostAlloc(size: number | bigint, flags: number): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaHostAlloc', 'size');
@@ -1137,7 +1639,13 @@ export function cudaHostAlloc(size: number | bigint, flags: number): [E.cudaErro
 }
 
 let f_cudaHostRegister: KoffiFunction | undefined;
-/** Registers an existing host memory range for use by CUDA */
+/**
+ * Registers an existing host memory range for use by CUDA
+ * @param ptr - Host pointer to memory to page-lock
+ * @param size - Size in bytes of the address range to page-lock in bytes
+ * @param flags - Flags for allocation request
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorHostMemoryAlreadyRegistered, cudaErrorNotSupported).
+ */
 // cudaError_t cudaHostRegister(void * ptr, size_t size, unsigned int flags) — cuda_runtime_api.h:4984
 export function cudaHostRegister(ptr: Pointer, size: number | bigint, flags: number): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaHostRegister', 'ptr');
@@ -1149,7 +1657,11 @@ export function cudaHostRegister(ptr: Pointer, size: number | bigint, flags: num
 }
 
 let f_cudaHostUnregister: KoffiFunction | undefined;
-/** Unregisters a memory range that was registered with cudaHostRegister */
+/**
+ * Unregisters a memory range that was registered with cudaHostRegister
+ * @param ptr - Host pointer to memory to unregister
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorHostMemoryNotRegistered).
+ */
 // cudaError_t cudaHostUnregister(void * ptr) — cuda_runtime_api.h:5007
 export function cudaHostUnregister(ptr: Pointer): [E.cudaError_t] {
   const a_ptr = M.pointer(ptr, 'cudaHostUnregister', 'ptr');
@@ -1158,7 +1670,12 @@ export function cudaHostUnregister(ptr: Pointer): [E.cudaError_t] {
 }
 
 let f_cudaHostGetDevicePointer: KoffiFunction | undefined;
-/** Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister */
+/**
+ * Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister
+ * @param pHost - Requested host pointer mapping
+ * @param flags - Flags for extensions (must be 0 for now)
+ * @returns `[err, pDevice]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `pDevice`: Returned device pointer for mapped memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaHostGetDevicePointer(void ** pDevice, void * pHost, unsigned int flags) — cuda_runtime_api.h:5052
 export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): [E.cudaError_t, bigint | null] {
   const a_pHost = M.pointer(pHost, 'cudaHostGetDevicePointer', 'pHost');
@@ -1169,7 +1686,11 @@ export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): [E.cuda
 }
 
 let f_cudaHostGetFlags: KoffiFunction | undefined;
-/** Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc */
+/**
+ * Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc
+ * @param pHost - Host pointer
+ * @returns `[err, pFlags]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pFlags`: Returned flags word; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaHostGetFlags(unsigned int * pFlags, void * pHost) — cuda_runtime_api.h:5074
 export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null] {
   const a_pHost = M.pointer(pHost, 'cudaHostGetFlags', 'pHost');
@@ -1179,7 +1700,11 @@ export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null]
 }
 
 let f_cudaMalloc3D: KoffiFunction | undefined;
-/** Allocates logical 1D, 2D, or 3D memory objects on the device */
+/**
+ * Allocates logical 1D, 2D, or 3D memory objects on the device
+ * @param extent - Requested allocation size ( width field in bytes)
+ * @returns `[err, pitchedDevPtr]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `pitchedDevPtr`: Pointer to allocated pitched device memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMalloc3D(struct cudaPitchedPtr * pitchedDevPtr, struct cudaExtent extent) — cuda_runtime_api.h:5113
 export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t, S.cudaPitchedPtr | null] {
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3D', 'extent')._u8 };
@@ -1190,7 +1715,13 @@ export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaEr
 }
 
 let f_cudaMalloc3DArray: KoffiFunction | undefined;
-/** Allocate an array on the device */
+/**
+ * Allocate an array on the device
+ * @param desc - Requested channel format
+ * @param extent - Requested allocation size ( width field in elements)
+ * @param flags - Flags for extensions
+ * @returns `[err, array]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `array`: Pointer to allocated array in device memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMalloc3DArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int flags) — cuda_runtime_api.h:5258
 export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMalloc3DArray', 'desc');
@@ -1202,7 +1733,14 @@ export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelF
 }
 
 let f_cudaMallocMipmappedArray: KoffiFunction | undefined;
-/** Allocate a mipmapped array on the device */
+/**
+ * Allocate a mipmapped array on the device
+ * @param desc - Requested channel format
+ * @param extent - Requested allocation size ( width field in elements)
+ * @param numLevels - Number of mipmap levels to allocate
+ * @param flags - Flags for extensions
+ * @returns `[err, mipmappedArray]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `mipmappedArray`: Pointer to allocated mipmapped array in device memory; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t * mipmappedArray, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags) — cuda_runtime_api.h:5403
 export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, numLevels: number, flags: number): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMallocMipmappedArray', 'desc');
@@ -1215,7 +1753,12 @@ export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaC
 }
 
 let f_cudaGetMipmappedArrayLevel: KoffiFunction | undefined;
-/** Gets a mipmap level of a CUDA mipmapped array */
+/**
+ * Gets a mipmap level of a CUDA mipmapped array
+ * @param mipmappedArray - CUDA mipmapped array
+ * @param level - Mipmap level
+ * @returns `[err, levelArray]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `levelArray`: Returned mipmap level CUDA array; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t * levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level) — cuda_runtime_api.h:5436
 export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_t | null, level: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaGetMipmappedArrayLevel', 'mipmappedArray');
@@ -1226,7 +1769,11 @@ export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_
 }
 
 let f_cudaMemcpy3D: KoffiFunction | undefined;
-/** Copies data between 3D objects */
+/**
+ * Copies data between 3D objects
+ * @param p - 3D memory copy parameters
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms * p) — cuda_runtime_api.h:5541
 export function cudaMemcpy3D(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3D', 'p');
@@ -1235,7 +1782,11 @@ export function cudaMemcpy3D(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | 
 }
 
 let f_cudaMemcpy3DPeer: KoffiFunction | undefined;
-/** Copies memory between devices */
+/**
+ * Copies memory between devices
+ * @param p - Parameters for the memory copy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue).
+ */
 // cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms * p) — cuda_runtime_api.h:5573
 export function cudaMemcpy3DPeer(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeerParmsInit | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeer', 'p');
@@ -1244,7 +1795,12 @@ export function cudaMemcpy3DPeer(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeer
 }
 
 let f_cudaMemcpy3DAsync: KoffiFunction | undefined;
-/** Copies data between 3D objects */
+/**
+ * Copies data between 3D objects
+ * @param p - 3D memory copy parameters
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms * p, cudaStream_t stream) — cuda_runtime_api.h:5691
 export function cudaMemcpy3DAsync(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DParms, 'cudaMemcpy3DAsync', 'p');
@@ -1254,7 +1810,12 @@ export function cudaMemcpy3DAsync(p: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsIn
 }
 
 let f_cudaMemcpy3DPeerAsync: KoffiFunction | undefined;
-/** Copies memory between devices asynchronously. */
+/**
+ * Copies memory between devices asynchronously.
+ * @param p - Parameters for the memory copy
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue).
+ */
 // cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms * p, cudaStream_t stream) — cuda_runtime_api.h:5718
 export function cudaMemcpy3DPeerAsync(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3DPeerParmsInit | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_p = X.structArg(p, S.cudaMemcpy3DPeerParms, 'cudaMemcpy3DPeerAsync', 'p');
@@ -1264,7 +1825,10 @@ export function cudaMemcpy3DPeerAsync(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3
 }
 
 let f_cudaMemGetInfo: KoffiFunction | undefined;
-/** Gets free and total device memory */
+/**
+ * Gets free and total device memory
+ * @returns `[err, free, total]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure); `free`: Returned free memory in bytes; `total`: Returned total memory in bytes; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemGetInfo(size_t * free, size_t * total) — cuda_runtime_api.h:5752
 export function cudaMemGetInfo(): [E.cudaError_t, number | null, number | null] {
   const err = (f_cudaMemGetInfo ??= L.bind('cudaMemGetInfo'))(K.slot[0], K.slot[1]) as E.cudaError_t;
@@ -1273,7 +1837,11 @@ export function cudaMemGetInfo(): [E.cudaError_t, number | null, number | null] 
 }
 
 let f_cudaArrayGetInfo: KoffiFunction | undefined;
-/** Gets info about the specified cudaArray */
+/**
+ * Gets info about the specified cudaArray
+ * @param array - The::cudaArray to get info for
+ * @returns `[err, desc, extent, flags]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `desc`: Returned array type; `extent`: Returned array shape; `flags`: Returned array flags; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc * desc, struct cudaExtent * extent, unsigned int * flags, cudaArray_t array) — cuda_runtime_api.h:5778
 export function cudaArrayGetInfo(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaChannelFormatDesc | null, S.cudaExtent | null, number | null] {
   const a_array = M.handle(array, 'cudaArrayGetInfo', 'array');
@@ -1285,7 +1853,12 @@ export function cudaArrayGetInfo(array: H.cudaArray_t | null): [E.cudaError_t, S
 }
 
 let f_cudaArrayGetPlane: KoffiFunction | undefined;
-/** Gets a CUDA array plane from a CUDA array */
+/**
+ * Gets a CUDA array plane from a CUDA array
+ * @param hArray - CUDA array
+ * @param planeIdx - Plane index
+ * @returns `[err, pPlaneArray]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `pPlaneArray`: Returned CUDA array referenced by the planeIdx; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaArrayGetPlane(cudaArray_t * pPlaneArray, cudaArray_t hArray, unsigned int planeIdx) — cuda_runtime_api.h:5807
 export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_hArray = M.handle(hArray, 'cudaArrayGetPlane', 'hArray');
@@ -1296,7 +1869,12 @@ export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number
 }
 
 let f_cudaArrayGetMemoryRequirements: KoffiFunction | undefined;
-/** Returns the memory requirements of a CUDA array */
+/**
+ * Returns the memory requirements of a CUDA array
+ * @param array - CUDA array to get the memory requirements of
+ * @param device - Device to get the memory requirements for
+ * @returns `[err, memoryRequirements]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memoryRequirements`: Pointer to::cudaArrayMemoryRequirements; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaArray_t array, int device) — cuda_runtime_api.h:5830
 export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, device: number): [E.cudaError_t, S.cudaArrayMemoryRequirements | null] {
   const a_array = M.handle(array, 'cudaArrayGetMemoryRequirements', 'array');
@@ -1308,7 +1886,12 @@ export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, devi
 }
 
 let f_cudaMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
-/** Returns the memory requirements of a CUDA mipmapped array */
+/**
+ * Returns the memory requirements of a CUDA mipmapped array
+ * @param mipmap - CUDA mipmapped array to get the memory requirements of
+ * @param device - Device to get the memory requirements for
+ * @returns `[err, memoryRequirements]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memoryRequirements`: Pointer to::cudaArrayMemoryRequirements; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaMipmappedArray_t mipmap, int device) — cuda_runtime_api.h:5854
 export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedArray_t | null, device: number): [E.cudaError_t, S.cudaArrayMemoryRequirements | null] {
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetMemoryRequirements', 'mipmap');
@@ -1320,7 +1903,11 @@ export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedA
 }
 
 let f_cudaArrayGetSparseProperties: KoffiFunction | undefined;
-/** Returns the layout properties of a sparse CUDA array */
+/**
+ * Returns the layout properties of a sparse CUDA array
+ * @param array - (undocumented in the header) C type `cudaArray_t`
+ * @returns `[err, sparseProperties]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `sparseProperties`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaArray_t array) — cuda_runtime_api.h:5882
 export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
   const a_array = M.handle(array, 'cudaArrayGetSparseProperties', 'array');
@@ -1331,7 +1918,11 @@ export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): [E.cu
 }
 
 let f_cudaMipmappedArrayGetSparseProperties: KoffiFunction | undefined;
-/** Returns the layout properties of a sparse CUDA mipmapped array */
+/**
+ * Returns the layout properties of a sparse CUDA mipmapped array
+ * @param mipmap - (undocumented in the header) C type `cudaMipmappedArray_t`
+ * @returns `[err, sparseProperties]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `sparseProperties`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaMipmappedArray_t mipmap) — cuda_runtime_api.h:5912
 export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetSparseProperties', 'mipmap');
@@ -1342,7 +1933,14 @@ export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArr
 }
 
 let f_cudaMemcpy: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param src - Source memory address
+ * @param count - Size in bytes to copy
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:5957
 export function cudaMemcpy(dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy', 'dst');
@@ -1356,7 +1954,15 @@ export function cudaMemcpy(dst: Pointer, src: Pointer, count: number | bigint, k
 }
 
 let f_cudaMemcpyPeer: KoffiFunction | undefined;
-/** Copies memory between two devices */
+/**
+ * Copies memory between two devices
+ * @param dst - Destination device pointer
+ * @param dstDevice - Destination device
+ * @param src - Source device pointer
+ * @param srcDevice - Source device
+ * @param count - Size of memory copy in bytes
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaMemcpyPeer(void * dst, int dstDevice, const void * src, int srcDevice, size_t count) — cuda_runtime_api.h:5992
 export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number | bigint): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyPeer', 'dst');
@@ -1371,7 +1977,17 @@ export function cudaMemcpyPeer(dst: Pointer, dstDevice: number, src: Pointer, sr
 }
 
 let f_cudaMemcpy2D: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param dpitch - Pitch of destination memory
+ * @param src - Source memory address
+ * @param spitch - Pitch of source memory
+ * @param width - Width of matrix transfer (columns in bytes)
+ * @param height - Height of matrix transfer (rows)
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy2D(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6041
 export function cudaMemcpy2D(dst: Pointer, dpitch: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2D', 'dst');
@@ -1388,7 +2004,18 @@ export function cudaMemcpy2D(dst: Pointer, dpitch: number | bigint, src: Pointer
 }
 
 let f_cudaMemcpy2DToArray: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param wOffset - Destination starting X offset (columns in bytes)
+ * @param hOffset - Destination starting Y offset (rows)
+ * @param src - Source memory address
+ * @param spitch - Pitch of source memory
+ * @param width - Width of matrix transfer (columns in bytes)
+ * @param height - Height of matrix transfer (rows)
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6091
 export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpy2DToArray', 'dst');
@@ -1405,7 +2032,18 @@ export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number |
 }
 
 let f_cudaMemcpy2DFromArray: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param dpitch - Pitch of destination memory
+ * @param src - Source memory address
+ * @param wOffset - Source starting X offset (columns in bytes)
+ * @param hOffset - Source starting Y offset (rows)
+ * @param width - Width of matrix transfer (columns in bytes)
+ * @param height - Height of matrix transfer (rows)
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy2DFromArray(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6141
 export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number | bigint, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2DFromArray', 'dst');
@@ -1422,7 +2060,19 @@ export function cudaMemcpy2DFromArray(dst: Pointer, dpitch: number | bigint, src
 }
 
 let f_cudaMemcpy2DArrayToArray: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param wOffsetDst - Destination starting X offset (columns in bytes)
+ * @param hOffsetDst - Destination starting Y offset (rows)
+ * @param src - Source memory address
+ * @param wOffsetSrc - Source starting X offset (columns in bytes)
+ * @param hOffsetSrc - Source starting Y offset (rows)
+ * @param width - Width of matrix transfer (columns in bytes)
+ * @param height - Height of matrix transfer (rows)
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6188
 export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number | bigint, hOffsetDst: number | bigint, src: H.cudaArray_t | null, wOffsetSrc: number | bigint, hOffsetSrc: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpy2DArrayToArray', 'dst');
@@ -1439,7 +2089,15 @@ export function cudaMemcpy2DArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: 
 }
 
 let f_cudaMemcpyToSymbol: KoffiFunction | undefined;
-/** Copies data to the given symbol on the device */
+/**
+ * Copies data to the given symbol on the device
+ * @param symbol - Device symbol address
+ * @param src - Source memory address
+ * @param count - Size in bytes to copy
+ * @param offset - Offset from start of symbol in bytes
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice).
+ */
 // cudaError_t cudaMemcpyToSymbol(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6231
 export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_symbol = M.pointer(symbol, 'cudaMemcpyToSymbol', 'symbol');
@@ -1453,7 +2111,15 @@ export function cudaMemcpyToSymbol(symbol: Pointer, src: Pointer, count: number 
 }
 
 let f_cudaMemcpyFromSymbol: KoffiFunction | undefined;
-/** Copies data from the given symbol on the device */
+/**
+ * Copies data from the given symbol on the device
+ * @param dst - Destination memory address
+ * @param symbol - Device symbol address
+ * @param count - Size in bytes to copy
+ * @param offset - Offset from start of symbol in bytes
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice).
+ */
 // cudaError_t cudaMemcpyFromSymbol(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:6275
 export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromSymbol', 'dst');
@@ -1467,7 +2133,15 @@ export function cudaMemcpyFromSymbol(dst: Pointer, symbol: Pointer, count: numbe
 }
 
 let f_cudaMemcpyAsync: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param src - Source memory address
+ * @param count - Size in bytes to copy
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpyAsync(void * dst, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6332
 export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyAsync', 'dst');
@@ -1482,7 +2156,16 @@ export function cudaMemcpyAsync(dst: Pointer, src: Pointer, count: number | bigi
 }
 
 let f_cudaMemcpyPeerAsync: KoffiFunction | undefined;
-/** Copies memory between two devices asynchronously. */
+/**
+ * Copies memory between two devices asynchronously.
+ * @param dst - Destination device pointer
+ * @param dstDevice - Destination device
+ * @param src - Source device pointer
+ * @param srcDevice - Source device
+ * @param count - Size of memory copy in bytes
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaMemcpyPeerAsync(void * dst, int dstDevice, const void * src, int srcDevice, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6367
 export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointer, srcDevice: number, count: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyPeerAsync', 'dst');
@@ -1498,7 +2181,18 @@ export function cudaMemcpyPeerAsync(dst: Pointer, dstDevice: number, src: Pointe
 }
 
 let f_cudaMemcpyBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory copies asynchronously. */
+/**
+ * Performs a batch of memory copies asynchronously.
+ * @param dsts - Array of destination pointers
+ * @param srcs - Array of memcpy source pointers
+ * @param sizes - Array of sizes for memcpy operations
+ * @param count - Size of dsts, srcs and sizes arrays
+ * @param attrs - Array of memcpy attributes
+ * @param attrsIdxs - Array of indices to specify which copies each entry in the attrs array applies to
+ * @param numAttrs - Size of attrs and attrsIdxs arrays
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemcpyBatchAsync(void *const * dsts, const void *const * srcs, const size_t * sizes, size_t count, struct cudaMemcpyAttributes * attrs, size_t * attrsIdxs, size_t numAttrs, cudaStream_t stream) — cuda_runtime_api.h:6435
 export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, attrs: (S.cudaMemcpyAttributes | S.cudaMemcpyAttributesInit)[] | ArrayBufferView, attrsIdxs: (number | bigint)[] | ArrayBufferView, numAttrs: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemcpyBatchAsync', 'count');
@@ -1518,7 +2212,14 @@ export function cudaMemcpyBatchAsync(dsts: (Pointer)[] | ArrayBufferView, srcs: 
 }
 
 let f_cudaMemcpy3DBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of 3D memory copies asynchronously. */
+/**
+ * Performs a batch of 3D memory copies asynchronously.
+ * @param numOps - Total number of memcpy operations
+ * @param opList - Array of size numOps containing the actual memcpy operations
+ * @param flags - Flags for future use, must be zero now
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp * opList, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:6499
 export function cudaMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.cudaMemcpy3DBatchOp | S.cudaMemcpy3DBatchOpInit)[] | ArrayBufferView, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_numOps = M.size(numOps, 'cudaMemcpy3DBatchAsync', 'numOps');
@@ -1531,7 +2232,18 @@ export function cudaMemcpy3DBatchAsync(numOps: number | bigint, opList: (S.cudaM
 }
 
 let f_cudaMemcpy2DAsync: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param dpitch - Pitch of destination memory
+ * @param src - Source memory address
+ * @param spitch - Pitch of source memory
+ * @param width - Width of matrix transfer (columns in bytes)
+ * @param height - Height of matrix transfer (rows)
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy2DAsync(void * dst, size_t dpitch, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6561
 export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2DAsync', 'dst');
@@ -1549,7 +2261,19 @@ export function cudaMemcpy2DAsync(dst: Pointer, dpitch: number | bigint, src: Po
 }
 
 let f_cudaMemcpy2DToArrayAsync: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param wOffset - Destination starting X offset (columns in bytes)
+ * @param hOffset - Destination starting Y offset (rows)
+ * @param src - Source memory address
+ * @param spitch - Pitch of source memory
+ * @param width - Width of matrix transfer (columns in bytes)
+ * @param height - Height of matrix transfer (rows)
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6619
 export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, spitch: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpy2DToArrayAsync', 'dst');
@@ -1567,7 +2291,19 @@ export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: num
 }
 
 let f_cudaMemcpy2DFromArrayAsync: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param dpitch - Pitch of destination memory
+ * @param src - Source memory address
+ * @param wOffset - Source starting X offset (columns in bytes)
+ * @param hOffset - Source starting Y offset (rows)
+ * @param width - Width of matrix transfer (columns in bytes)
+ * @param height - Height of matrix transfer (rows)
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpy2DFromArrayAsync(void * dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6676
 export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number | bigint, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, width: number | bigint, height: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpy2DFromArrayAsync', 'dst');
@@ -1585,7 +2321,16 @@ export function cudaMemcpy2DFromArrayAsync(dst: Pointer, dpitch: number | bigint
 }
 
 let f_cudaMemcpyToSymbolAsync: KoffiFunction | undefined;
-/** Copies data to the given symbol on the device */
+/**
+ * Copies data to the given symbol on the device
+ * @param symbol - Device symbol address
+ * @param src - Source memory address
+ * @param count - Size in bytes to copy
+ * @param offset - Offset from start of symbol in bytes
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice).
+ */
 // cudaError_t cudaMemcpyToSymbolAsync(const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6727
 export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_symbol = M.pointer(symbol, 'cudaMemcpyToSymbolAsync', 'symbol');
@@ -1600,7 +2345,16 @@ export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Pointer, count: nu
 }
 
 let f_cudaMemcpyFromSymbolAsync: KoffiFunction | undefined;
-/** Copies data from the given symbol on the device */
+/**
+ * Copies data from the given symbol on the device
+ * @param dst - Destination memory address
+ * @param symbol - Device symbol address
+ * @param count - Size in bytes to copy
+ * @param offset - Offset from start of symbol in bytes
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice).
+ */
 // cudaError_t cudaMemcpyFromSymbolAsync(void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:6778
 export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromSymbolAsync', 'dst');
@@ -1615,7 +2369,13 @@ export function cudaMemcpyFromSymbolAsync(dst: Pointer, symbol: Pointer, count: 
 }
 
 let f_cudaMemset: KoffiFunction | undefined;
-/** Initializes or sets device memory to a value */
+/**
+ * Initializes or sets device memory to a value
+ * @param devPtr - Pointer to device memory
+ * @param value - Value to set for each byte of specified memory
+ * @param count - Size in bytes to set
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemset(void * devPtr, int value, size_t count) — cuda_runtime_api.h:6807
 export function cudaMemset(devPtr: Pointer, value: number, count: number | bigint): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemset', 'devPtr');
@@ -1627,7 +2387,15 @@ export function cudaMemset(devPtr: Pointer, value: number, count: number | bigin
 }
 
 let f_cudaMemset2D: KoffiFunction | undefined;
-/** Initializes or sets device memory to a value */
+/**
+ * Initializes or sets device memory to a value
+ * @param devPtr - Pointer to 2D device memory
+ * @param pitch - Pitch in bytes of 2D device memory(Unused if height is 1)
+ * @param value - Value to set for each byte of specified memory
+ * @param width - Width of matrix set (columns in bytes)
+ * @param height - Height of matrix set (rows)
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemset2D(void * devPtr, size_t pitch, int value, size_t width, size_t height) — cuda_runtime_api.h:6841
 export function cudaMemset2D(devPtr: Pointer, pitch: number | bigint, value: number, width: number | bigint, height: number | bigint): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemset2D', 'devPtr');
@@ -1641,7 +2409,13 @@ export function cudaMemset2D(devPtr: Pointer, pitch: number | bigint, value: num
 }
 
 let f_cudaMemset3D: KoffiFunction | undefined;
-/** Initializes or sets device memory to a value */
+/**
+ * Initializes or sets device memory to a value
+ * @param pitchedDevPtr - Pointer to pitched device memory
+ * @param value - Value to set for each byte of specified memory
+ * @param extent - Size parameters for where to set device memory ( width field in bytes)
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent) — cuda_runtime_api.h:6887
 export function cudaMemset3D(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrInit, value: number, extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t] {
   const a_pitchedDevPtr = { bytes: X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3D', 'pitchedDevPtr')._u8 };
@@ -1652,7 +2426,14 @@ export function cudaMemset3D(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrI
 }
 
 let f_cudaMemsetAsync: KoffiFunction | undefined;
-/** Initializes or sets device memory to a value */
+/**
+ * Initializes or sets device memory to a value
+ * @param devPtr - Pointer to device memory
+ * @param value - Value to set for each byte of specified memory
+ * @param count - Size in bytes to set
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemsetAsync(void * devPtr, int value, size_t count, cudaStream_t stream) — cuda_runtime_api.h:6923
 export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemsetAsync', 'devPtr');
@@ -1665,7 +2446,16 @@ export function cudaMemsetAsync(devPtr: Pointer, value: number, count: number | 
 }
 
 let f_cudaMemset2DAsync: KoffiFunction | undefined;
-/** Initializes or sets device memory to a value */
+/**
+ * Initializes or sets device memory to a value
+ * @param devPtr - Pointer to 2D device memory
+ * @param pitch - Pitch in bytes of 2D device memory(Unused if height is 1)
+ * @param value - Value to set for each byte of specified memory
+ * @param width - Width of matrix set (columns in bytes)
+ * @param height - Height of matrix set (rows)
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemset2DAsync(void * devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) — cuda_runtime_api.h:6964
 export function cudaMemset2DAsync(devPtr: Pointer, pitch: number | bigint, value: number, width: number | bigint, height: number | bigint, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemset2DAsync', 'devPtr');
@@ -1680,7 +2470,14 @@ export function cudaMemset2DAsync(devPtr: Pointer, pitch: number | bigint, value
 }
 
 let f_cudaMemset3DAsync: KoffiFunction | undefined;
-/** Initializes or sets device memory to a value */
+/**
+ * Initializes or sets device memory to a value
+ * @param pitchedDevPtr - Pointer to pitched device memory
+ * @param value - Value to set for each byte of specified memory
+ * @param extent - Size parameters for where to set device memory ( width field in bytes)
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream) — cuda_runtime_api.h:7017
 export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitchedPtrInit, value: number, extent: S.cudaExtent | S.cudaExtentInit, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_pitchedDevPtr = { bytes: X.byValue(pitchedDevPtr, S.cudaPitchedPtr, 'cudaMemset3DAsync', 'pitchedDevPtr')._u8 };
@@ -1692,7 +2489,11 @@ export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitche
 }
 
 let f_cudaGetSymbolAddress: KoffiFunction | undefined;
-/** Finds the address associated with a CUDA symbol */
+/**
+ * Finds the address associated with a CUDA symbol
+ * @param symbol - Device symbol address
+ * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice); `devPtr`: Return device pointer associated with symbol; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetSymbolAddress(void ** devPtr, const void * symbol) — cuda_runtime_api.h:7045
 export function cudaGetSymbolAddress(symbol: Pointer): [E.cudaError_t, bigint | null] {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolAddress', 'symbol');
@@ -1702,7 +2503,11 @@ export function cudaGetSymbolAddress(symbol: Pointer): [E.cudaError_t, bigint | 
 }
 
 let f_cudaGetSymbolSize: KoffiFunction | undefined;
-/** Finds the size of the object associated with a CUDA symbol */
+/**
+ * Finds the size of the object associated with a CUDA symbol
+ * @param symbol - Device symbol address
+ * @returns `[err, size]` — `err`: the status (cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice); `size`: Size of object associated with symbol; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetSymbolSize(size_t * size, const void * symbol) — cuda_runtime_api.h:7072
 export function cudaGetSymbolSize(symbol: Pointer): [E.cudaError_t, number | null] {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolSize', 'symbol');
@@ -1712,7 +2517,15 @@ export function cudaGetSymbolSize(symbol: Pointer): [E.cudaError_t, number | nul
 }
 
 let f_cudaMemPrefetchAsync: KoffiFunction | undefined;
-/** Prefetches memory to the specified destination location */
+/**
+ * Prefetches memory to the specified destination location
+ * @param devPtr - Pointer to be prefetched
+ * @param count - Size in bytes
+ * @param location - location to prefetch to
+ * @param flags - flags for future use, must be zero now
+ * @param stream - Stream to enqueue prefetch operation
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaMemPrefetchAsync(const void * devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream) — cuda_runtime_api.h:7152
 export function cudaMemPrefetchAsync(devPtr: Pointer, count: number | bigint, location: S.cudaMemLocation | S.cudaMemLocationInit, flags: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemPrefetchAsync', 'devPtr');
@@ -1726,7 +2539,18 @@ export function cudaMemPrefetchAsync(devPtr: Pointer, count: number | bigint, lo
 }
 
 let f_cudaMemPrefetchBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory prefetches asynchronously */
+/**
+ * Performs a batch of memory prefetches asynchronously
+ * @param dptrs - Array of pointers to be prefetched
+ * @param sizes - Array of sizes for memory prefetch operations
+ * @param count - Size of dptrs and sizes arrays
+ * @param prefetchLocs - Array of locations to prefetch to
+ * @param prefetchLocIdxs - Array of indices to specify which operands each entry in the prefetchLocs array applies to
+ * @param numPrefetchLocs - Size of prefetchLocs and prefetchLocIdxs arrays
+ * @param flags - Flags reserved for future use
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // cudaError_t cudaMemPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7193
 export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemPrefetchBatchAsync', 'count');
@@ -1745,7 +2569,15 @@ export function cudaMemPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, 
 }
 
 let f_cudaMemDiscardBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory discards asynchronously */
+/**
+ * Performs a batch of memory discards asynchronously
+ * @param dptrs - Array of pointers to be discarded
+ * @param sizes - Array of sizes for memory discard operations
+ * @param count - Size of dptrs and sizes arrays
+ * @param flags - Flags reserved for future use
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // cudaError_t cudaMemDiscardBatchAsync(void ** dptrs, size_t * sizes, size_t count, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7226
 export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemDiscardBatchAsync', 'count');
@@ -1760,7 +2592,18 @@ export function cudaMemDiscardBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, s
 }
 
 let f_cudaMemDiscardAndPrefetchBatchAsync: KoffiFunction | undefined;
-/** Performs a batch of memory discards and prefetches asynchronously */
+/**
+ * Performs a batch of memory discards and prefetches asynchronously
+ * @param dptrs - Array of pointers to be discarded
+ * @param sizes - Array of sizes for memory discard operations
+ * @param count - Size of dptrs and sizes arrays
+ * @param prefetchLocs - Array of locations to prefetch to
+ * @param prefetchLocIdxs - Array of indices to specify which operands each entry in the prefetchLocs array applies to
+ * @param numPrefetchLocs - Size of prefetchLocs and prefetchLocIdxs arrays
+ * @param flags - Flags reserved for future use
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status.
+ */
 // cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void ** dptrs, size_t * sizes, size_t count, struct cudaMemLocation * prefetchLocs, size_t * prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) — cuda_runtime_api.h:7274
 export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBufferView, sizes: (number | bigint)[] | ArrayBufferView, count: number | bigint, prefetchLocs: (S.cudaMemLocation | S.cudaMemLocationInit)[] | ArrayBufferView, prefetchLocIdxs: (number | bigint)[] | ArrayBufferView, numPrefetchLocs: number | bigint, flags: bigint | number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.size(count, 'cudaMemDiscardAndPrefetchBatchAsync', 'count');
@@ -1779,7 +2622,14 @@ export function cudaMemDiscardAndPrefetchBatchAsync(dptrs: (Pointer)[] | ArrayBu
 }
 
 let f_cudaMemAdvise: KoffiFunction | undefined;
-/** Advise about the usage of a given memory range */
+/**
+ * Advise about the usage of a given memory range
+ * @param devPtr - Pointer to memory to set the advice for
+ * @param count - Size in bytes of the memory range
+ * @param advice - Advice to be applied for the specified memory range
+ * @param location - location to apply the advice for
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaMemAdvise(const void * devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location) — cuda_runtime_api.h:7399
 export function cudaMemAdvise(devPtr: Pointer, count: number | bigint, advice: E.cudaMemoryAdvise, location: S.cudaMemLocation | S.cudaMemLocationInit): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaMemAdvise', 'devPtr');
@@ -1792,7 +2642,14 @@ export function cudaMemAdvise(devPtr: Pointer, count: number | bigint, advice: E
 }
 
 let f_cudaMemRangeGetAttribute: KoffiFunction | undefined;
-/** Query an attribute of a given memory range */
+/**
+ * Query an attribute of a given memory range
+ * @param dataSize - Array containing the size of data
+ * @param attribute - The attribute to query
+ * @param devPtr - Start of the range to query
+ * @param count - Size of the range to query
+ * @returns `[err, data]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `data`: A pointers to a memory location where the result of each attribute query will be written to; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemRangeGetAttribute(void * data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void * devPtr, size_t count) — cuda_runtime_api.h:7481
 export function cudaMemRangeGetAttribute(dataSize: number | bigint, attribute: E.cudaMemRangeAttribute, devPtr: Pointer, count: number | bigint): [E.cudaError_t, number | number[] | null] {
   const a_dataSize = M.size(dataSize, 'cudaMemRangeGetAttribute', 'dataSize');
@@ -1806,7 +2663,16 @@ export function cudaMemRangeGetAttribute(dataSize: number | bigint, attribute: E
 }
 
 let f_cudaMemRangeGetAttributes: KoffiFunction | undefined;
-/** Query attributes of a given memory range. */
+/**
+ * Query attributes of a given memory range.
+ * @param data - A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to
+ * @param dataSizes - Array containing the sizes of each result
+ * @param attributes - An array of attributes to query (numAttributes and the number of attributes in this array should match)
+ * @param numAttributes - Number of attributes to query
+ * @param devPtr - Start of the range to query
+ * @param count - Size of the range to query
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemRangeGetAttributes(void ** data, size_t * dataSizes, enum cudaMemRangeAttribute * attributes, size_t numAttributes, const void * devPtr, size_t count) — cuda_runtime_api.h:7524
 export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, dataSizes: (number | bigint)[] | ArrayBufferView, attributes: (E.cudaMemRangeAttribute)[] | ArrayBufferView, numAttributes: number | bigint, devPtr: Pointer, count: number | bigint): [E.cudaError_t] {
   const a_numAttributes = M.size(numAttributes, 'cudaMemRangeGetAttributes', 'numAttributes');
@@ -1823,7 +2689,16 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, d
 }
 
 let f_cudaMemcpyToArray: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param wOffset - Destination starting X offset (columns in bytes)
+ * @param hOffset - Destination starting Y offset (rows)
+ * @param src - Source memory address
+ * @param count - Size in bytes to copy
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7584
 export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpyToArray', 'dst');
@@ -1838,7 +2713,16 @@ export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number | b
 }
 
 let f_cudaMemcpyFromArray: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param src - Source memory address
+ * @param wOffset - Source starting X offset (columns in bytes)
+ * @param hOffset - Source starting Y offset (rows)
+ * @param count - Size in bytes to copy
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpyFromArray(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7626
 export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromArray', 'dst');
@@ -1853,7 +2737,18 @@ export function cudaMemcpyFromArray(dst: Pointer, src: H.cudaArray_t | null, wOf
 }
 
 let f_cudaMemcpyArrayToArray: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param wOffsetDst - Destination starting X offset (columns in bytes)
+ * @param hOffsetDst - Destination starting Y offset (rows)
+ * @param src - Source memory address
+ * @param wOffsetSrc - Source starting X offset (columns in bytes)
+ * @param hOffsetSrc - Source starting Y offset (rows)
+ * @param count - Size in bytes to copy
+ * @param kind - Type of transfer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:7669
 export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: number | bigint, hOffsetDst: number | bigint, src: H.cudaArray_t | null, wOffsetSrc: number | bigint, hOffsetSrc: number | bigint, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpyArrayToArray', 'dst');
@@ -1869,7 +2764,17 @@ export function cudaMemcpyArrayToArray(dst: H.cudaArray_t | null, wOffsetDst: nu
 }
 
 let f_cudaMemcpyToArrayAsync: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param wOffset - Destination starting X offset (columns in bytes)
+ * @param hOffset - Destination starting Y offset (rows)
+ * @param src - Source memory address
+ * @param count - Size in bytes to copy
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void * src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7720
 export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.handle(dst, 'cudaMemcpyToArrayAsync', 'dst');
@@ -1885,7 +2790,17 @@ export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: numbe
 }
 
 let f_cudaMemcpyFromArrayAsync: KoffiFunction | undefined;
-/** Copies data between host and device */
+/**
+ * Copies data between host and device
+ * @param dst - Destination memory address
+ * @param src - Source memory address
+ * @param wOffset - Source starting X offset (columns in bytes)
+ * @param hOffset - Source starting Y offset (rows)
+ * @param count - Size in bytes to copy
+ * @param kind - Type of transfer
+ * @param stream - Stream identifier
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection).
+ */
 // cudaError_t cudaMemcpyFromArrayAsync(void * dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream) — cuda_runtime_api.h:7770
 export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null, wOffset: number | bigint, hOffset: number | bigint, count: number | bigint, kind: E.cudaMemcpyKind, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_dst = M.pointer(dst, 'cudaMemcpyFromArrayAsync', 'dst');
@@ -1901,7 +2816,12 @@ export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null
 }
 
 let f_cudaMallocAsync: KoffiFunction | undefined;
-/** Allocates memory with stream ordered semantics */
+/**
+ * Allocates memory with stream ordered semantics
+ * @param size - Number of bytes to allocate
+ * @param hStream - The stream establishing the stream ordering contract and the memory pool to allocate from
+ * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported); `devPtr`: Returned device pointer; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMallocAsync(void ** devPtr, size_t size, cudaStream_t hStream) — cuda_runtime_api.h:7839
 export function cudaMallocAsync(size: number | bigint, hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocAsync', 'size');
@@ -1912,7 +2832,12 @@ export function cudaMallocAsync(size: number | bigint, hStream: H.cudaStream_t |
 }
 
 let f_cudaFreeAsync: KoffiFunction | undefined;
-/** Frees memory with stream ordered semantics */
+/**
+ * Frees memory with stream ordered semantics
+ * @param devPtr - (undocumented in the header) C type `void *`
+ * @param hStream - The stream establishing the stream ordering promise
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported).
+ */
 // cudaError_t cudaFreeAsync(void * devPtr, cudaStream_t hStream) — cuda_runtime_api.h:7865
 export function cudaFreeAsync(devPtr: Pointer, hStream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_devPtr = M.pointer(devPtr, 'cudaFreeAsync', 'devPtr');
@@ -1922,7 +2847,12 @@ export function cudaFreeAsync(devPtr: Pointer, hStream: H.cudaStream_t | null): 
 }
 
 let f_cudaMemPoolTrimTo: KoffiFunction | undefined;
-/** Tries to release memory back to the OS */
+/**
+ * Tries to release memory back to the OS
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @param minBytesToKeep - If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) — cuda_runtime_api.h:7890
 export function cudaMemPoolTrimTo(memPool: H.cudaMemPool_t | null, minBytesToKeep: number | bigint): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolTrimTo', 'memPool');
@@ -1932,7 +2862,13 @@ export function cudaMemPoolTrimTo(memPool: H.cudaMemPool_t | null, minBytesToKee
 }
 
 let f_cudaMemPoolSetAttribute: KoffiFunction | undefined;
-/** Sets attributes of a memory pool */
+/**
+ * Sets attributes of a memory pool
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @param attr - The attribute to modify
+ * @param value - Pointer to the value to assign
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void * value) — cuda_runtime_api.h:7934
 export function cudaMemPoolSetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr, value: number | bigint): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAttribute', 'memPool');
@@ -1943,7 +2879,12 @@ export function cudaMemPoolSetAttribute(memPool: H.cudaMemPool_t | null, attr: E
 }
 
 let f_cudaMemPoolGetAttribute: KoffiFunction | undefined;
-/** Gets attributes of a memory pool */
+/**
+ * Gets attributes of a memory pool
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @param attr - The attribute to get
+ * @returns `[err, value]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `value`: Retrieved value; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void * value) — cuda_runtime_api.h:7982
 export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr): [E.cudaError_t, number | bigint | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAttribute', 'memPool');
@@ -1955,7 +2896,13 @@ export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E
 }
 
 let f_cudaMemPoolSetAccess: KoffiFunction | undefined;
-/** Controls visibility of pools between devices */
+/**
+ * Controls visibility of pools between devices
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @param descList - (undocumented in the header) C type `const struct cudaMemAccessDesc *`
+ * @param count - Number of descriptors in the map array
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc * descList, size_t count) — cuda_runtime_api.h:7997
 export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: (S.cudaMemAccessDesc | S.cudaMemAccessDescInit)[] | ArrayBufferView, count: number | bigint): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolSetAccess', 'memPool');
@@ -1967,7 +2914,12 @@ export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: 
 }
 
 let f_cudaMemPoolGetAccess: KoffiFunction | undefined;
-/** Returns the accessibility of a pool from a device */
+/**
+ * Returns the accessibility of a pool from a device
+ * @param memPool - the pool being queried
+ * @param location - the location accessing the pool
+ * @returns `[err, flags]` — `err`: the status; `flags`: the accessibility of the pool from the specified location; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags * flags, cudaMemPool_t memPool, struct cudaMemLocation * location) — cuda_runtime_api.h:8010
 export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: S.cudaMemLocation | S.cudaMemLocationInit | null): [E.cudaError_t, E.cudaMemAccessFlags | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAccess', 'memPool');
@@ -1978,7 +2930,11 @@ export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: 
 }
 
 let f_cudaMemPoolCreate: KoffiFunction | undefined;
-/** Creates a memory pool */
+/**
+ * Creates a memory pool
+ * @param poolProps - (undocumented in the header) C type `const struct cudaMemPoolProps *`
+ * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported); `memPool`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemPoolCreate(cudaMemPool_t * memPool, const struct cudaMemPoolProps * poolProps) — cuda_runtime_api.h:8061
 export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolPropsInit | null): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_poolProps = X.structArg(poolProps, S.cudaMemPoolProps, 'cudaMemPoolCreate', 'poolProps');
@@ -1988,7 +2944,11 @@ export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolP
 }
 
 let f_cudaMemPoolDestroy: KoffiFunction | undefined;
-/** Destroys the specified memory pool */
+/**
+ * Destroys the specified memory pool
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) — cuda_runtime_api.h:8083
 export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolDestroy', 'memPool');
@@ -1997,7 +2957,12 @@ export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaErro
 }
 
 let f_cudaMemGetDefaultMemPool: KoffiFunction | undefined;
-/** Returns the default memory pool for a given location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * */
+/**
+ * Returns the default memory pool for a given location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * *
+ * @param location - (undocumented in the header) C type `struct cudaMemLocation *`
+ * @param type - (undocumented in the header) C type `enum cudaMemAllocationType`
+ * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported); `memPool`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8102
 export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetDefaultMemPool', 'location');
@@ -2008,7 +2973,12 @@ export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMem
 }
 
 let f_cudaMemGetMemPool: KoffiFunction | undefined;
-/** Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * Returns the last pool provided to::cudaMemSetMemPool or::cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if::cudaMemSetMemPool or::cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with::cudaDeviceSetMemPool. * * */
+/**
+ * Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * Returns the last pool provided to::cudaMemSetMemPool or::cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if::cudaMemSetMemPool or::cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with::cudaDeviceSetMemPool. * *
+ * @param location - (undocumented in the header) C type `struct cudaMemLocation *`
+ * @param type - (undocumented in the header) C type `enum cudaMemAllocationType`
+ * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memPool`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemGetMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8125
 export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetMemPool', 'location');
@@ -2019,7 +2989,13 @@ export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
 }
 
 let f_cudaMemSetMemPool: KoffiFunction | undefined;
-/** Sets the current memory pool for a memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool. * If the location type or index don't match, the call returns::cudaErrorInvalidValue. * The type of memory pool should also match the parameter allocType. Else the call returns::cudaErrorInvalidValue. * By default, a memory location's current memory pool is its default memory pool. * If the location type is::cudaMemLocationTypeDevice and the allocation type is::cudaMemAllocationTypePinned, then * this API is the equivalent of calling::cudaDeviceSetMemPool with the location id as the device. * For further details on the implications, please refer to the documentation for::cudaDeviceSetMemPool. * * */
+/**
+ * Sets the current memory pool for a memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool. * If the location type or index don't match, the call returns::cudaErrorInvalidValue. * The type of memory pool should also match the parameter allocType. Else the call returns::cudaErrorInvalidValue. * By default, a memory location's current memory pool is its default memory pool. * If the location type is::cudaMemLocationTypeDevice and the allocation type is::cudaMemAllocationTypePinned, then * this API is the equivalent of calling::cudaDeviceSetMemPool with the location id as the device. * For further details on the implications, please refer to the documentation for::cudaDeviceSetMemPool. * *
+ * @param location - (undocumented in the header) C type `struct cudaMemLocation *`
+ * @param type - (undocumented in the header) C type `enum cudaMemAllocationType`
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemSetMemPool(struct cudaMemLocation * location, enum cudaMemAllocationType type, cudaMemPool_t memPool) — cuda_runtime_api.h:8153
 export function cudaMemSetMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType, memPool: H.cudaMemPool_t | null): [E.cudaError_t] {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemSetMemPool', 'location');
@@ -2030,7 +3006,13 @@ export function cudaMemSetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
 }
 
 let f_cudaMallocFromPoolAsync: KoffiFunction | undefined;
-/** Allocates memory from a specified pool with stream ordered semantics. */
+/**
+ * Allocates memory from a specified pool with stream ordered semantics.
+ * @param size - (undocumented in the header) C type `size_t`
+ * @param memPool - The pool to allocate from
+ * @param stream - The stream establishing the stream ordering semantic
+ * @returns `[err, ptr]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported); `ptr`: Returned device pointer; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMallocFromPoolAsync(void ** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) — cuda_runtime_api.h:8189
 export function cudaMallocFromPoolAsync(size: number | bigint, memPool: H.cudaMemPool_t | null, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_size = M.size(size, 'cudaMallocFromPoolAsync', 'size');
@@ -2042,7 +3024,14 @@ export function cudaMallocFromPoolAsync(size: number | bigint, memPool: H.cudaMe
 }
 
 let f_cudaMemPoolExportToShareableHandle: KoffiFunction | undefined;
-/** Exports a memory pool to the requested handle type. */
+/**
+ * Exports a memory pool to the requested handle type.
+ * @param shareableHandle - (undocumented in the header) C type `void *`
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @param handleType - the type of handle to create
+ * @param flags - must be 0
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaMemPoolExportToShareableHandle(void * shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags) — cuda_runtime_api.h:8214
 export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, memPool: H.cudaMemPool_t | null, handleType: E.cudaMemAllocationHandleType, flags: number): [E.cudaError_t] {
   const a_shareableHandle = M.pointer(shareableHandle, 'cudaMemPoolExportToShareableHandle', 'shareableHandle');
@@ -2055,7 +3044,13 @@ export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, mem
 }
 
 let f_cudaMemPoolImportFromShareableHandle: KoffiFunction | undefined;
-/** imports a memory pool from a shared handle. */
+/**
+ * imports a memory pool from a shared handle.
+ * @param shareableHandle - (undocumented in the header) C type `void *`
+ * @param handleType - The type of handle being imported
+ * @param flags - must be 0
+ * @returns `[err, memPool]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `memPool`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t * memPool, void * shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags) — cuda_runtime_api.h:8241
 export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, handleType: E.cudaMemAllocationHandleType, flags: number): [E.cudaError_t, H.cudaMemPool_t | null] {
   const a_shareableHandle = M.pointer(shareableHandle, 'cudaMemPoolImportFromShareableHandle', 'shareableHandle');
@@ -2067,7 +3062,11 @@ export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, h
 }
 
 let f_cudaMemPoolExportPointer: KoffiFunction | undefined;
-/** Export data to share a memory pool allocation between processes. */
+/**
+ * Export data to share a memory pool allocation between processes.
+ * @param ptr - pointer to memory being exported
+ * @returns `[err, exportData]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `exportData`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData * exportData, void * ptr) — cuda_runtime_api.h:8264
 export function cudaMemPoolExportPointer(ptr: Pointer): [E.cudaError_t, S.cudaMemPoolPtrExportData | null] {
   const a_ptr = M.pointer(ptr, 'cudaMemPoolExportPointer', 'ptr');
@@ -2078,7 +3077,12 @@ export function cudaMemPoolExportPointer(ptr: Pointer): [E.cudaError_t, S.cudaMe
 }
 
 let f_cudaMemPoolImportPointer: KoffiFunction | undefined;
-/** Import a memory pool allocation from another process. */
+/**
+ * Import a memory pool allocation from another process.
+ * @param memPool - (undocumented in the header) C type `cudaMemPool_t`
+ * @param exportData - (undocumented in the header) C type `struct cudaMemPoolPtrExportData *`
+ * @returns `[err, ptr]` — `err`: the status; `ptr`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaMemPoolImportPointer(void ** ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData * exportData) — cuda_runtime_api.h:8293
 export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, exportData: S.cudaMemPoolPtrExportData | S.cudaMemPoolPtrExportDataInit | null): [E.cudaError_t, bigint | null] {
   const a_memPool = M.handle(memPool, 'cudaMemPoolImportPointer', 'memPool');
@@ -2089,7 +3093,11 @@ export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, export
 }
 
 let f_cudaPointerGetAttributes: KoffiFunction | undefined;
-/** Returns attributes about a specified pointer */
+/**
+ * Returns attributes about a specified pointer
+ * @param ptr - Pointer to get attributes for
+ * @returns `[err, attributes]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue); `attributes`: Attributes for the specified pointer; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes * attributes, const void * ptr) — cuda_runtime_api.h:8446
 export function cudaPointerGetAttributes(ptr: Pointer): [E.cudaError_t, S.cudaPointerAttributes | null] {
   const a_ptr = M.pointer(ptr, 'cudaPointerGetAttributes', 'ptr');
@@ -2100,7 +3108,12 @@ export function cudaPointerGetAttributes(ptr: Pointer): [E.cudaError_t, S.cudaPo
 }
 
 let f_cudaDeviceCanAccessPeer: KoffiFunction | undefined;
-/** Queries if a device may directly access a peer device's memory. */
+/**
+ * Queries if a device may directly access a peer device's memory.
+ * @param device - Device from which allocations on peerDevice are to be directly accessed
+ * @param peerDevice - Device on which the allocations to be directly accessed by device reside
+ * @returns `[err, canAccessPeer]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice); `canAccessPeer`: Returned access capability; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceCanAccessPeer(int * canAccessPeer, int device, int peerDevice) — cuda_runtime_api.h:8487
 export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): [E.cudaError_t, number | null] {
   const a_device = M.i32(device, 'cudaDeviceCanAccessPeer', 'device');
@@ -2111,7 +3124,12 @@ export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): [E.
 }
 
 let f_cudaDeviceEnablePeerAccess: KoffiFunction | undefined;
-/** Enables direct access to memory allocations on a peer device. */
+/**
+ * Enables direct access to memory allocations on a peer device.
+ * @param peerDevice - Peer device to enable direct access to from the current device
+ * @param flags - Reserved for future use and must be set to 0
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorPeerAccessAlreadyEnabled, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) — cuda_runtime_api.h:8529
 export function cudaDeviceEnablePeerAccess(peerDevice: number, flags: number): [E.cudaError_t] {
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceEnablePeerAccess', 'peerDevice');
@@ -2121,7 +3139,11 @@ export function cudaDeviceEnablePeerAccess(peerDevice: number, flags: number): [
 }
 
 let f_cudaDeviceDisablePeerAccess: KoffiFunction | undefined;
-/** Disables direct access to memory allocations on a peer device. */
+/**
+ * Disables direct access to memory allocations on a peer device.
+ * @param peerDevice - Peer device to disable direct access to
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorPeerAccessNotEnabled, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) — cuda_runtime_api.h:8551
 export function cudaDeviceDisablePeerAccess(peerDevice: number): [E.cudaError_t] {
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceDisablePeerAccess', 'peerDevice');
@@ -2130,7 +3152,11 @@ export function cudaDeviceDisablePeerAccess(peerDevice: number): [E.cudaError_t]
 }
 
 let f_cudaGraphicsUnregisterResource: KoffiFunction | undefined;
-/** Unregisters a graphics resource for access by CUDA */
+/**
+ * Unregisters a graphics resource for access by CUDA
+ * @param resource - Resource to unregister
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown).
+ */
 // cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource) — cuda_runtime_api.h:8615
 export function cudaGraphicsUnregisterResource(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t] {
   const a_resource = M.handle(resource, 'cudaGraphicsUnregisterResource', 'resource');
@@ -2139,7 +3165,12 @@ export function cudaGraphicsUnregisterResource(resource: H.cudaGraphicsResource_
 }
 
 let f_cudaGraphicsResourceSetMapFlags: KoffiFunction | undefined;
-/** Set usage flags for mapping a graphics resource */
+/**
+ * Set usage flags for mapping a graphics resource
+ * @param resource - Registered resource to set flags for
+ * @param flags - Parameters for resource mapping
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown).
+ */
 // cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags) — cuda_runtime_api.h:8650
 export function cudaGraphicsResourceSetMapFlags(resource: H.cudaGraphicsResource_t | null, flags: number): [E.cudaError_t] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceSetMapFlags', 'resource');
@@ -2149,7 +3180,13 @@ export function cudaGraphicsResourceSetMapFlags(resource: H.cudaGraphicsResource
 }
 
 let f_cudaGraphicsMapResources: KoffiFunction | undefined;
-/** Map graphics resources for access by CUDA */
+/**
+ * Map graphics resources for access by CUDA
+ * @param count - Number of resources to map
+ * @param resources - Resources to map for CUDA
+ * @param stream - Stream for synchronization
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown).
+ */
 // cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8689
 export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[] | ArrayBufferView, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsMapResources', 'count');
@@ -2161,7 +3198,13 @@ export function cudaGraphicsMapResources(count: number, resources: (H.cudaGraphi
 }
 
 let f_cudaGraphicsUnmapResources: KoffiFunction | undefined;
-/** Unmap graphics resources. */
+/**
+ * Unmap graphics resources.
+ * @param count - Number of resources to unmap
+ * @param resources - Resources to unmap
+ * @param stream - Stream for synchronization
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown).
+ */
 // cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t * resources, cudaStream_t stream) — cuda_runtime_api.h:8724
 export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGraphicsResource_t | null)[] | ArrayBufferView, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_count = M.i32(count, 'cudaGraphicsUnmapResources', 'count');
@@ -2173,7 +3216,11 @@ export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGrap
 }
 
 let f_cudaGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
-/** Get an device pointer through which to access a mapped graphics resource. */
+/**
+ * Get an device pointer through which to access a mapped graphics resource.
+ * @param resource - Mapped resource to access
+ * @returns `[err, devPtr, size]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown); `devPtr`: Returned pointer through which resource may be accessed; `size`: Returned size of the buffer accessible starting at *devPtr; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsResourceGetMappedPointer(void ** devPtr, size_t * size, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8756
 export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, bigint | null, number | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedPointer', 'resource');
@@ -2183,7 +3230,13 @@ export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsRes
 }
 
 let f_cudaGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
-/** Get an array through which to access a subresource of a mapped graphics resource. */
+/**
+ * Get an array through which to access a subresource of a mapped graphics resource.
+ * @param resource - Mapped resource to access
+ * @param arrayIndex - Array index for array textures or cubemap face index as defined by::cudaGraphicsCubeFace for cubemap textures for the subresource to access
+ * @param mipLevel - Mipmap level for the subresource to access
+ * @returns `[err, array]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown); `array`: Returned array through which a subresource of resource may be accessed; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t * array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel) — cuda_runtime_api.h:8794
 export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsResource_t | null, arrayIndex: number, mipLevel: number): [E.cudaError_t, H.cudaArray_t | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsSubResourceGetMappedArray', 'resource');
@@ -2195,7 +3248,11 @@ export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsRe
 }
 
 let f_cudaGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
-/** Get a mipmapped array through which to access a mapped graphics resource. */
+/**
+ * Get a mipmapped array through which to access a mapped graphics resource.
+ * @param resource - Mapped resource to access
+ * @returns `[err, mipmappedArray]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown); `mipmappedArray`: Returned mipmapped array through which resource may be accessed; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t * mipmappedArray, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8823
 export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedMipmappedArray', 'resource');
@@ -2205,7 +3262,11 @@ export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGrap
 }
 
 let f_cudaGetChannelDesc: KoffiFunction | undefined;
-/** Get the channel descriptor of an array */
+/**
+ * Get the channel descriptor of an array
+ * @param array - Memory array on device
+ * @returns `[err, desc]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `desc`: Channel format; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc * desc, cudaArray_const_t array) — cuda_runtime_api.h:8858
 export function cudaGetChannelDesc(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaChannelFormatDesc | null] {
   const a_array = M.handle(array, 'cudaGetChannelDesc', 'array');
@@ -2216,7 +3277,15 @@ export function cudaGetChannelDesc(array: H.cudaArray_t | null): [E.cudaError_t,
 }
 
 let f_cudaCreateChannelDesc: KoffiFunction | undefined;
-/** Returns a channel descriptor using the specified format */
+/**
+ * Returns a channel descriptor using the specified format
+ * @param x - X component
+ * @param y - Y component
+ * @param z - Z component
+ * @param w - W component
+ * @param f - Channel format
+ * @returns `[err, value]` — `err`: always cudaSuccess; `value`: Channel descriptor with format f.
+ */
 // struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) — cuda_runtime_api.h:8888
 export function cudaCreateChannelDesc(x: number, y: number, z: number, w: number, f: E.cudaChannelFormatKind): [E.cudaError_t, S.cudaChannelFormatDesc] {
   const a_x = M.i32(x, 'cudaCreateChannelDesc', 'x');
@@ -2229,7 +3298,13 @@ export function cudaCreateChannelDesc(x: number, y: number, z: number, w: number
 }
 
 let f_cudaCreateTextureObject: KoffiFunction | undefined;
-/** Creates a texture object */
+/**
+ * Creates a texture object
+ * @param pResDesc - Resource descriptor
+ * @param pTexDesc - Texture descriptor
+ * @param pResViewDesc - Resource view descriptor
+ * @returns `[err, pTexObject]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pTexObject`: Texture object to create; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaCreateTextureObject(cudaTextureObject_t * pTexObject, const struct cudaResourceDesc * pResDesc, const struct cudaTextureDesc * pTexDesc, const struct cudaResourceViewDesc * pResViewDesc) — cuda_runtime_api.h:9113
 export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null, pTexDesc: S.cudaTextureDesc | S.cudaTextureDescInit | null, pResViewDesc: S.cudaResourceViewDesc | S.cudaResourceViewDescInit | null): [E.cudaError_t, H.cudaTextureObject_t | null] {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateTextureObject', 'pResDesc');
@@ -2241,7 +3316,11 @@ export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaRes
 }
 
 let f_cudaDestroyTextureObject: KoffiFunction | undefined;
-/** Destroys a texture object */
+/**
+ * Destroys a texture object
+ * @param texObject - Texture object to destroy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) — cuda_runtime_api.h:9133
 export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null): [E.cudaError_t] {
   const a_texObject = (M.handle(texObject, 'cudaDestroyTextureObject', 'texObject') ?? 0n);
@@ -2250,7 +3329,11 @@ export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null
 }
 
 let f_cudaGetTextureObjectResourceDesc: KoffiFunction | undefined;
-/** Returns a texture object's resource descriptor */
+/**
+ * Returns a texture object's resource descriptor
+ * @param texObject - Texture object
+ * @returns `[err, pResDesc]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pResDesc`: Resource descriptor; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9153
 export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceDesc', 'texObject') ?? 0n);
@@ -2261,7 +3344,11 @@ export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_
 }
 
 let f_cudaGetTextureObjectTextureDesc: KoffiFunction | undefined;
-/** Returns a texture object's texture descriptor */
+/**
+ * Returns a texture object's texture descriptor
+ * @param texObject - Texture object
+ * @returns `[err, pTexDesc]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pTexDesc`: Texture descriptor; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc * pTexDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9173
 export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaTextureDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectTextureDesc', 'texObject') ?? 0n);
@@ -2272,7 +3359,11 @@ export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t
 }
 
 let f_cudaGetTextureObjectResourceViewDesc: KoffiFunction | undefined;
-/** Returns a texture object's resource view descriptor */
+/**
+ * Returns a texture object's resource view descriptor
+ * @param texObject - Texture object
+ * @returns `[err, pResViewDesc]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pResViewDesc`: Resource view descriptor; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc * pResViewDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9194
 export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceViewDesc | null] {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceViewDesc', 'texObject') ?? 0n);
@@ -2283,7 +3374,11 @@ export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObj
 }
 
 let f_cudaCreateSurfaceObject: KoffiFunction | undefined;
-/** Creates a surface object */
+/**
+ * Creates a surface object
+ * @param pResDesc - Resource descriptor
+ * @returns `[err, pSurfObject]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidResourceHandle); `pSurfObject`: Surface object to create; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t * pSurfObject, const struct cudaResourceDesc * pResDesc) — cuda_runtime_api.h:9239
 export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null): [E.cudaError_t, H.cudaSurfaceObject_t | null] {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateSurfaceObject', 'pResDesc');
@@ -2293,7 +3388,11 @@ export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaRes
 }
 
 let f_cudaDestroySurfaceObject: KoffiFunction | undefined;
-/** Destroys a surface object */
+/**
+ * Destroys a surface object
+ * @param surfObject - Surface object to destroy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9259
 export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t] {
   const a_surfObject = (M.handle(surfObject, 'cudaDestroySurfaceObject', 'surfObject') ?? 0n);
@@ -2302,7 +3401,11 @@ export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | nul
 }
 
 let f_cudaGetSurfaceObjectResourceDesc: KoffiFunction | undefined;
-/** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject. */
+/**
+ * Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.
+ * @param surfObject - Surface object
+ * @returns `[err, pResDesc]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pResDesc`: Resource descriptor; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9278
 export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
   const a_surfObject = (M.handle(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject') ?? 0n);
@@ -2313,7 +3416,10 @@ export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject
 }
 
 let f_cudaDriverGetVersion: KoffiFunction | undefined;
-/** Returns the latest version of CUDA supported by the driver */
+/**
+ * Returns the latest version of CUDA supported by the driver
+ * @returns `[err, driverVersion]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `driverVersion`: Returns the CUDA driver version; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDriverGetVersion(int * driverVersion) — cuda_runtime_api.h:9312
 export function cudaDriverGetVersion(): [E.cudaError_t, number | null] {
   const err = (f_cudaDriverGetVersion ??= L.bind('cudaDriverGetVersion'))(K.slot[0]) as E.cudaError_t;
@@ -2322,7 +3428,10 @@ export function cudaDriverGetVersion(): [E.cudaError_t, number | null] {
 }
 
 let f_cudaRuntimeGetVersion: KoffiFunction | undefined;
-/** Returns the CUDA Runtime version */
+/**
+ * Returns the CUDA Runtime version
+ * @returns `[err, runtimeVersion]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `runtimeVersion`: Returns the CUDA Runtime version; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaRuntimeGetVersion(int * runtimeVersion) — cuda_runtime_api.h:9341
 export function cudaRuntimeGetVersion(): [E.cudaError_t, number | null] {
   const err = (f_cudaRuntimeGetVersion ??= L.bind('cudaRuntimeGetVersion'))(K.slot[0]) as E.cudaError_t;
@@ -2331,7 +3440,12 @@ export function cudaRuntimeGetVersion(): [E.cudaError_t, number | null] {
 }
 
 let f_cudaLogsRegisterCallback: KoffiFunction | undefined;
-/** Register a callback function to receive error log messages */
+/**
+ * Register a callback function to receive error log messages
+ * @param callbackFunc - The function to register as a callback
+ * @param userData - A generic pointer to user data
+ * @returns `[err, callback_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `callback_out`: Optional location to store the callback handle after it is registered; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void * userData, cudaLogsCallbackHandle * callback_out) — cuda_runtime_api.h:9378
 export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): [E.cudaError_t, H.cudaLogsCallbackHandle | null] {
   const a_callbackFunc = M.handle(callbackFunc, 'cudaLogsRegisterCallback', 'callbackFunc');
@@ -2342,7 +3456,11 @@ export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: 
 }
 
 let f_cudaLogsUnregisterCallback: KoffiFunction | undefined;
-/** Unregister a log message callback */
+/**
+ * Unregister a log message callback
+ * @param callback - The callback instance to unregister from receiving log messages
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) — cuda_runtime_api.h:9389
 export function cudaLogsUnregisterCallback(callback: H.cudaLogsCallbackHandle | null): [E.cudaError_t] {
   const a_callback = M.handle(callback, 'cudaLogsUnregisterCallback', 'callback');
@@ -2351,7 +3469,11 @@ export function cudaLogsUnregisterCallback(callback: H.cudaLogsCallbackHandle | 
 }
 
 let f_cudaLogsCurrent: KoffiFunction | undefined;
-/** Sets log iterator to point to the end of log buffer, where the next message would be written. */
+/**
+ * Sets log iterator to point to the end of log buffer, where the next message would be written.
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err, iterator_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `iterator_out`: Location to store an iterator to the current tail of the logs; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLogsCurrent(cudaLogIterator * iterator_out, unsigned int flags) — cuda_runtime_api.h:9401
 export function cudaLogsCurrent(flags: number): [E.cudaError_t, number | null] {
   const a_flags = M.u32(flags, 'cudaLogsCurrent', 'flags');
@@ -2361,7 +3483,13 @@ export function cudaLogsCurrent(flags: number): [E.cudaError_t, number | null] {
 }
 
 let f_cudaLogsDumpToFile: KoffiFunction | undefined;
-/** Dump accumulated driver logs into a file */
+/**
+ * Dump accumulated driver logs into a file
+ * @param iterator - Optional auto-advancing iterator specifying the starting log to read
+ * @param pathToFile - Path to output file for dumping logs
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err, iterator]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `iterator`: Optional auto-advancing iterator specifying the starting log to read; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLogsDumpToFile(cudaLogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda_runtime_api.h:9425
 export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: number): [E.cudaError_t, number | null] {
   const a_iterator = M.u32(iterator, 'cudaLogsDumpToFile', 'iterator');
@@ -2374,7 +3502,14 @@ export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: 
 }
 
 let f_cudaLogsDumpToMemory: KoffiFunction | undefined;
-/** Dump accumulated driver logs into a buffer */
+/**
+ * Dump accumulated driver logs into a buffer
+ * @param iterator - Optional auto-advancing iterator specifying the starting log to read
+ * @param buffer - Pointer to dump logs
+ * @param size - See description
+ * @param flags - Reserved for future use, must be 0
+ * @returns `[err, iterator, size]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `iterator`: Optional auto-advancing iterator specifying the starting log to read; `size`: See description; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLogsDumpToMemory(cudaLogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda_runtime_api.h:9461
 export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): [E.cudaError_t, number | null, number | null] {
   const a_iterator = M.u32(iterator, 'cudaLogsDumpToMemory', 'iterator');
@@ -2390,7 +3525,11 @@ export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: nu
 }
 
 let f_cudaGraphCreate: KoffiFunction | undefined;
-/** Creates a graph */
+/**
+ * Creates a graph
+ * @param flags - Graph creation flags, must be 0
+ * @returns `[err, pGraph]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `pGraph`: Returns newly created graph; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphCreate(cudaGraph_t * pGraph, unsigned int flags) — cuda_runtime_api.h:9508
 export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_flags = M.u32(flags, 'cudaGraphCreate', 'flags');
@@ -2400,7 +3539,14 @@ export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | 
 }
 
 let f_cudaGraphAddKernelNode: KoffiFunction | undefined;
-/** Creates a kernel execution node and adds it to a graph */
+/**
+ * Creates a kernel execution node and adds it to a graph
+ * @param graph - Graph to which to add the node
+ * @param pDependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param pNodeParams - Parameters for the GPU execution node
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction); `pGraphNode`: Returns newly created node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9607
 export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddKernelNode', 'graph');
@@ -2415,7 +3561,11 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
 }
 
 let f_cudaGraphKernelNodeGetParams: KoffiFunction | undefined;
-/** Returns a kernel node's parameters */
+/**
+ * Returns a kernel node's parameters
+ * @param node - Node to get the parameters for
+ * @returns `[err, pNodeParams]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction); `pNodeParams`: Pointer to return the parameters; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9640
 export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaKernelNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphKernelNodeGetParams', 'node');
@@ -2426,7 +3576,12 @@ export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): [E
 }
 
 let f_cudaGraphKernelNodeSetParams: KoffiFunction | undefined;
-/** Sets a kernel node's parameters */
+/**
+ * Sets a kernel node's parameters
+ * @param node - Node to set the parameters for
+ * @param pNodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation).
+ */
 // cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9667
 export function cudaGraphKernelNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphKernelNodeSetParams', 'node');
@@ -2437,7 +3592,12 @@ export function cudaGraphKernelNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 }
 
 let f_cudaGraphKernelNodeCopyAttributes: KoffiFunction | undefined;
-/** Copies attributes from source node to destination node. */
+/**
+ * Copies attributes from source node to destination node.
+ * @param hDst - Destination node
+ * @param hSrc - Source node For list of attributes see::cudaKernelNodeAttrID
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) — cuda_runtime_api.h:9687
 export function cudaGraphKernelNodeCopyAttributes(hDst: H.cudaGraphNode_t | null, hSrc: H.cudaGraphNode_t | null): [E.cudaError_t] {
   const a_hDst = M.handle(hDst, 'cudaGraphKernelNodeCopyAttributes', 'hDst');
@@ -2447,7 +3607,12 @@ export function cudaGraphKernelNodeCopyAttributes(hDst: H.cudaGraphNode_t | null
 }
 
 let f_cudaGraphKernelNodeGetAttribute: KoffiFunction | undefined;
-/** Queries node attribute. */
+/**
+ * Queries node attribute.
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param attr - (undocumented in the header) C type `cudaLaunchAttributeID`
+ * @returns `[err, value_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `value_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:9710
 export function cudaGraphKernelNodeGetAttribute(hNode: H.cudaGraphNode_t | null, attr: E.cudaLaunchAttributeID): [E.cudaError_t, S.cudaLaunchAttributeValue | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphKernelNodeGetAttribute', 'hNode');
@@ -2459,7 +3624,13 @@ export function cudaGraphKernelNodeGetAttribute(hNode: H.cudaGraphNode_t | null,
 }
 
 let f_cudaGraphKernelNodeSetAttribute: KoffiFunction | undefined;
-/** Sets node attribute. */
+/**
+ * Sets node attribute.
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param attr - (undocumented in the header) C type `cudaLaunchAttributeID`
+ * @param value - (undocumented in the header) C type `const cudaLaunchAttributeValue *`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle).
+ */
 // cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue * value) — cuda_runtime_api.h:9734
 export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null, attr: E.cudaLaunchAttributeID, value: S.cudaLaunchAttributeValue | S.cudaLaunchAttributeValueInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphKernelNodeSetAttribute', 'hNode');
@@ -2470,7 +3641,14 @@ export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null,
 }
 
 let f_cudaGraphAddMemcpyNode: KoffiFunction | undefined;
-/** Creates a memcpy node and adds it to a graph */
+/**
+ * Creates a memcpy node and adds it to a graph
+ * @param graph - Graph to which to add the node
+ * @param pDependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param pCopyParams - Parameters for the memory copy
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`: Returns newly created node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms * pCopyParams) — cuda_runtime_api.h:9785
 export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode', 'graph');
@@ -2484,7 +3662,18 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
 }
 
 let f_cudaGraphAddMemcpyNodeToSymbol: KoffiFunction | undefined;
-/** Creates a memcpy node to copy to a symbol on the device and adds it to a graph */
+/**
+ * Creates a memcpy node to copy to a symbol on the device and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param symbol - (undocumented in the header) C type `const void *`
+ * @param src - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param offset - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9844
 export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeToSymbol', 'graph');
@@ -2503,7 +3692,18 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
 }
 
 let f_cudaGraphAddMemcpyNodeFromSymbol: KoffiFunction | undefined;
-/** Creates a memcpy node to copy from a symbol on the device and adds it to a graph */
+/**
+ * Creates a memcpy node to copy from a symbol on the device and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param dst - (undocumented in the header) C type `void *`
+ * @param symbol - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param offset - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9913
 export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeFromSymbol', 'graph');
@@ -2522,7 +3722,17 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
 }
 
 let f_cudaGraphAddMemcpyNode1D: KoffiFunction | undefined;
-/** Creates a 1D memcpy node and adds it to a graph */
+/**
+ * Creates a 1D memcpy node and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param dst - (undocumented in the header) C type `void *`
+ * @param src - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9981
 export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode1D', 'graph');
@@ -2541,7 +3751,11 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
 }
 
 let f_cudaGraphMemcpyNodeGetParams: KoffiFunction | undefined;
-/** Returns a memcpy node's parameters */
+/**
+ * Returns a memcpy node's parameters
+ * @param node - Node to get the parameters for
+ * @returns `[err, pNodeParams]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pNodeParams`: Pointer to return the parameters; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:10013
 export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemcpy3DParms | null] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeGetParams', 'node');
@@ -2552,7 +3766,12 @@ export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): [E
 }
 
 let f_cudaGraphMemcpyNodeSetParams: KoffiFunction | undefined;
-/** Sets a memcpy node's parameters */
+/**
+ * Sets a memcpy node's parameters
+ * @param node - Node to set the parameters for
+ * @param pNodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:10040
 export function cudaGraphMemcpyNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParams', 'node');
@@ -2562,7 +3781,16 @@ export function cudaGraphMemcpyNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 }
 
 let f_cudaGraphMemcpyNodeSetParamsToSymbol: KoffiFunction | undefined;
-/** Sets a memcpy node's parameters to copy to a symbol on the device */
+/**
+ * Sets a memcpy node's parameters to copy to a symbol on the device
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param symbol - (undocumented in the header) C type `const void *`
+ * @param src - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param offset - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10079
 export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'node');
@@ -2577,7 +3805,16 @@ export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | n
 }
 
 let f_cudaGraphMemcpyNodeSetParamsFromSymbol: KoffiFunction | undefined;
-/** Sets a memcpy node's parameters to copy from a symbol on the device */
+/**
+ * Sets a memcpy node's parameters to copy from a symbol on the device
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param dst - (undocumented in the header) C type `void *`
+ * @param symbol - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param offset - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10125
 export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'node');
@@ -2592,7 +3829,15 @@ export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t |
 }
 
 let f_cudaGraphMemcpyNodeSetParams1D: KoffiFunction | undefined;
-/** Sets a memcpy node's parameters to perform a 1-dimensional copy */
+/**
+ * Sets a memcpy node's parameters to perform a 1-dimensional copy
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param dst - (undocumented in the header) C type `void *`
+ * @param src - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:10171
 export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeSetParams1D', 'node');
@@ -2607,7 +3852,14 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
 }
 
 let f_cudaGraphAddMemsetNode: KoffiFunction | undefined;
-/** Creates a memset node and adds it to a graph */
+/**
+ * Creates a memset node and adds it to a graph
+ * @param graph - Graph to which to add the node
+ * @param pDependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param pMemsetParams - Parameters for the memory set
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice); `pGraphNode`: Returns newly created node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemsetParams * pMemsetParams) — cuda_runtime_api.h:10219
 export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemsetNode', 'graph');
@@ -2621,7 +3873,11 @@ export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencie
 }
 
 let f_cudaGraphMemsetNodeGetParams: KoffiFunction | undefined;
-/** Returns a memset node's parameters */
+/**
+ * Returns a memset node's parameters
+ * @param node - Node to get the parameters for
+ * @returns `[err, pNodeParams]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pNodeParams`: Pointer to return the parameters; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:10242
 export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemsetParams | null] {
   const a_node = M.handle(node, 'cudaGraphMemsetNodeGetParams', 'node');
@@ -2632,7 +3888,12 @@ export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): [E
 }
 
 let f_cudaGraphMemsetNodeSetParams: KoffiFunction | undefined;
-/** Sets a memset node's parameters */
+/**
+ * Sets a memset node's parameters
+ * @param node - Node to set the parameters for
+ * @param pNodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:10266
 export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphMemsetNodeSetParams', 'node');
@@ -2642,7 +3903,14 @@ export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 }
 
 let f_cudaGraphAddHostNode: KoffiFunction | undefined;
-/** Creates a host execution node and adds it to a graph */
+/**
+ * Creates a host execution node and adds it to a graph
+ * @param graph - Graph to which to add the node
+ * @param pDependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param pNodeParams - Parameters for the host node
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorNotSupported, cudaErrorInvalidValue); `pGraphNode`: Returns newly created node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddHostNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10308
 export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddHostNode', 'graph');
@@ -2656,7 +3924,11 @@ export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies:
 }
 
 let f_cudaGraphHostNodeGetParams: KoffiFunction | undefined;
-/** Returns a host node's parameters */
+/**
+ * Returns a host node's parameters
+ * @param node - Node to get the parameters for
+ * @returns `[err, pNodeParams]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pNodeParams`: Pointer to return the parameters; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10331
 export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaHostNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphHostNodeGetParams', 'node');
@@ -2667,7 +3939,12 @@ export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): [E.c
 }
 
 let f_cudaGraphHostNodeSetParams: KoffiFunction | undefined;
-/** Sets a host node's parameters */
+/**
+ * Sets a host node's parameters
+ * @param node - Node to set the parameters for
+ * @param pNodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10355
 export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphHostNodeSetParams', 'node');
@@ -2677,7 +3954,14 @@ export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNode
 }
 
 let f_cudaGraphAddChildGraphNode: KoffiFunction | undefined;
-/** Creates a child graph node and adds it to a graph */
+/**
+ * Creates a child graph node and adds it to a graph
+ * @param graph - Graph to which to add the node
+ * @param pDependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @param childGraph - The graph to clone into this node
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`: Returns newly created node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaGraph_t childGraph) — cuda_runtime_api.h:10397
 export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddChildGraphNode', 'graph');
@@ -2691,7 +3975,11 @@ export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDepende
 }
 
 let f_cudaGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
-/** Gets a handle to the embedded graph of a child graph node */
+/**
+ * Gets a handle to the embedded graph of a child graph node
+ * @param node - Node to get the embedded graph for
+ * @returns `[err, pGraph]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraph`: Location to store a handle to the graph; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t * pGraph) — cuda_runtime_api.h:10424
 export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_node = M.handle(node, 'cudaGraphChildGraphNodeGetGraph', 'node');
@@ -2701,7 +3989,13 @@ export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null):
 }
 
 let f_cudaGraphAddEmptyNode: KoffiFunction | undefined;
-/** Creates an empty node and adds it to a graph */
+/**
+ * Creates an empty node and adds it to a graph
+ * @param graph - Graph to which to add the node
+ * @param pDependencies - Dependencies of the node
+ * @param numDependencies - Number of dependencies
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`: Returns newly created node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies) — cuda_runtime_api.h:10462
 export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEmptyNode', 'graph');
@@ -2714,7 +4008,14 @@ export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies
 }
 
 let f_cudaGraphAddEventRecordNode: KoffiFunction | undefined;
-/** Creates an event record node and adds it to a graph */
+/**
+ * Creates an event record node and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param event - (undocumented in the header) C type `cudaEvent_t`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10506
 export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEventRecordNode', 'graph');
@@ -2728,7 +4029,11 @@ export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDepend
 }
 
 let f_cudaGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
-/** Returns the event associated with an event record node */
+/**
+ * Returns the event associated with an event record node
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @returns `[err, event_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `event_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10533
 export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeGetEvent', 'node');
@@ -2738,7 +4043,12 @@ export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null)
 }
 
 let f_cudaGraphEventRecordNodeSetEvent: KoffiFunction | undefined;
-/** Sets an event record node's event */
+/**
+ * Sets an event record node's event
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param event - (undocumented in the header) C type `cudaEvent_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) — cuda_runtime_api.h:10561
 export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeSetEvent', 'node');
@@ -2748,7 +4058,14 @@ export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null,
 }
 
 let f_cudaGraphAddEventWaitNode: KoffiFunction | undefined;
-/** Creates an event wait node and adds it to a graph */
+/**
+ * Creates an event wait node and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param event - (undocumented in the header) C type `cudaEvent_t`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10608
 export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddEventWaitNode', 'graph');
@@ -2762,7 +4079,11 @@ export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependen
 }
 
 let f_cudaGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
-/** Returns the event associated with an event wait node */
+/**
+ * Returns the event associated with an event wait node
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @returns `[err, event_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `event_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10635
 export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeGetEvent', 'node');
@@ -2772,7 +4093,12 @@ export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): 
 }
 
 let f_cudaGraphEventWaitNodeSetEvent: KoffiFunction | undefined;
-/** Sets an event wait node's event */
+/**
+ * Sets an event wait node's event
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param event - (undocumented in the header) C type `cudaEvent_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) — cuda_runtime_api.h:10663
 export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeSetEvent', 'node');
@@ -2782,7 +4108,14 @@ export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, e
 }
 
 let f_cudaGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
-/** Creates an external semaphore signal node and adds it to a graph */
+/**
+ * Creates an external semaphore signal node and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param nodeParams - (undocumented in the header) C type `const struct cudaExternalSemaphoreSignalNodeParams *`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10713
 export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresSignalNode', 'graph');
@@ -2796,7 +4129,11 @@ export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | 
 }
 
 let f_cudaGraphExternalSemaphoresSignalNodeGetParams: KoffiFunction | undefined;
-/** Returns an external semaphore signal node's parameters */
+/**
+ * Returns an external semaphore signal node's parameters
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @returns `[err, params_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `params_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams * params_out) — cuda_runtime_api.h:10746
 export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreSignalNodeParams | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
@@ -2807,7 +4144,12 @@ export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGrap
 }
 
 let f_cudaGraphExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
-/** Sets an external semaphore signal node's parameters */
+/**
+ * Sets an external semaphore signal node's parameters
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param nodeParams - (undocumented in the header) C type `const struct cudaExternalSemaphoreSignalNodeParams *`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10774
 export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeSetParams', 'hNode');
@@ -2817,7 +4159,14 @@ export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGrap
 }
 
 let f_cudaGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
-/** Creates an external semaphore wait node and adds it to a graph */
+/**
+ * Creates an external semaphore wait node and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param nodeParams - (undocumented in the header) C type `const struct cudaExternalSemaphoreWaitNodeParams *`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10824
 export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresWaitNode', 'graph');
@@ -2831,7 +4180,11 @@ export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | nu
 }
 
 let f_cudaGraphExternalSemaphoresWaitNodeGetParams: KoffiFunction | undefined;
-/** Returns an external semaphore wait node's parameters */
+/**
+ * Returns an external semaphore wait node's parameters
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @returns `[err, params_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `params_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams * params_out) — cuda_runtime_api.h:10857
 export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreWaitNodeParams | null] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
@@ -2842,7 +4195,12 @@ export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphN
 }
 
 let f_cudaGraphExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
-/** Sets an external semaphore wait node's parameters */
+/**
+ * Sets an external semaphore wait node's parameters
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param nodeParams - (undocumented in the header) C type `const struct cudaExternalSemaphoreWaitNodeParams *`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10885
 export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t] {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeSetParams', 'hNode');
@@ -2852,7 +4210,14 @@ export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphN
 }
 
 let f_cudaGraphAddMemAllocNode: KoffiFunction | undefined;
-/** Creates an allocation node and adds it to a graph */
+/**
+ * Creates an allocation node and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param nodeParams - (undocumented in the header) C type `struct cudaMemAllocNodeParams *`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams * nodeParams) — cuda_runtime_api.h:10963
 export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemAllocNode', 'graph');
@@ -2866,7 +4231,11 @@ export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependenc
 }
 
 let f_cudaGraphMemAllocNodeGetParams: KoffiFunction | undefined;
-/** Returns a memory alloc node's parameters */
+/**
+ * Returns a memory alloc node's parameters
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @returns `[err, params_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `params_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams * params_out) — cuda_runtime_api.h:10990
 export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemAllocNodeParams | null] {
   const a_node = M.handle(node, 'cudaGraphMemAllocNodeGetParams', 'node');
@@ -2877,7 +4246,14 @@ export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): 
 }
 
 let f_cudaGraphAddMemFreeNode: KoffiFunction | undefined;
-/** Creates a memory free node and adds it to a graph */
+/**
+ * Creates a memory free node and adds it to a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param pDependencies - (undocumented in the header) C type `const cudaGraphNode_t *`
+ * @param numDependencies - (undocumented in the header) C type `size_t`
+ * @param dptr - (undocumented in the header) C type `void *`
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue); `pGraphNode`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dptr) — cuda_runtime_api.h:11051
 export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: Pointer): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddMemFreeNode', 'graph');
@@ -2891,7 +4267,11 @@ export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependenci
 }
 
 let f_cudaGraphMemFreeNodeGetParams: KoffiFunction | undefined;
-/** Returns a memory free node's parameters */
+/**
+ * Returns a memory free node's parameters
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @returns `[err, dptr_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `dptr_out`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void * dptr_out) — cuda_runtime_api.h:11075
 export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, bigint | null] {
   const a_node = M.handle(node, 'cudaGraphMemFreeNodeGetParams', 'node');
@@ -2901,7 +4281,11 @@ export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): [
 }
 
 let f_cudaDeviceGraphMemTrim: KoffiFunction | undefined;
-/** Free unused memory that was cached on the specified device for use with graphs back to the OS. */
+/**
+ * Free unused memory that was cached on the specified device for use with graphs back to the OS.
+ * @param device - (undocumented in the header) C type `int`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaDeviceGraphMemTrim(int device) — cuda_runtime_api.h:11103
 export function cudaDeviceGraphMemTrim(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceGraphMemTrim', 'device');
@@ -2910,7 +4294,12 @@ export function cudaDeviceGraphMemTrim(device: number): [E.cudaError_t] {
 }
 
 let f_cudaDeviceGetGraphMemAttribute: KoffiFunction | undefined;
-/** Query asynchronous allocation attributes related to graphs */
+/**
+ * Query asynchronous allocation attributes related to graphs
+ * @param device - (undocumented in the header) C type `int`
+ * @param attr - (undocumented in the header) C type `enum cudaGraphMemAttributeType`
+ * @returns `[err, value]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice); `value`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void * value) — cuda_runtime_api.h:11140
 export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType): [E.cudaError_t, number | bigint | null] {
   const a_device = M.i32(device, 'cudaDeviceGetGraphMemAttribute', 'device');
@@ -2922,7 +4311,13 @@ export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraph
 }
 
 let f_cudaDeviceSetGraphMemAttribute: KoffiFunction | undefined;
-/** Set asynchronous allocation attributes related to graphs */
+/**
+ * Set asynchronous allocation attributes related to graphs
+ * @param device - (undocumented in the header) C type `int`
+ * @param attr - (undocumented in the header) C type `enum cudaGraphMemAttributeType`
+ * @param value - (undocumented in the header) C type `void *`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice).
+ */
 // cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void * value) — cuda_runtime_api.h:11174
 export function cudaDeviceSetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType, value: number | bigint): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaDeviceSetGraphMemAttribute', 'device');
@@ -2933,7 +4328,11 @@ export function cudaDeviceSetGraphMemAttribute(device: number, attr: E.cudaGraph
 }
 
 let f_cudaGraphClone: KoffiFunction | undefined;
-/** Clones a graph */
+/**
+ * Clones a graph
+ * @param originalGraph - Graph to clone
+ * @returns `[err, pGraphClone]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation); `pGraphClone`: Returns newly created cloned graph; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphClone(cudaGraph_t * pGraphClone, cudaGraph_t originalGraph) — cuda_runtime_api.h:11205
 export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
   const a_originalGraph = M.handle(originalGraph, 'cudaGraphClone', 'originalGraph');
@@ -2943,7 +4342,12 @@ export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): [E.cudaErro
 }
 
 let f_cudaGraphNodeFindInClone: KoffiFunction | undefined;
-/** Finds a cloned version of a node */
+/**
+ * Finds a cloned version of a node
+ * @param originalNode - Handle to the original node
+ * @param clonedGraph - Cloned graph to query
+ * @returns `[err, pNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pNode`: Returns handle to the cloned node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t * pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph) — cuda_runtime_api.h:11233
 export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null, clonedGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_originalNode = M.handle(originalNode, 'cudaGraphNodeFindInClone', 'originalNode');
@@ -2954,7 +4358,11 @@ export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null,
 }
 
 let f_cudaGraphNodeGetType: KoffiFunction | undefined;
-/** Returns a node's type */
+/**
+ * Returns a node's type
+ * @param node - Node to query
+ * @returns `[err, pType]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pType`: Pointer to return the node type; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType * pType) — cuda_runtime_api.h:11264
 export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): [E.cudaError_t, E.cudaGraphNodeType | null] {
   const a_node = M.handle(node, 'cudaGraphNodeGetType', 'node');
@@ -2964,7 +4372,12 @@ export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): [E.cudaErr
 }
 
 let f_cudaGraphGetNodes: KoffiFunction | undefined;
-/** Returns a graph's nodes */
+/**
+ * Returns a graph's nodes
+ * @param graph - Graph to query
+ * @param numNodes - See description
+ * @returns `[err, nodes, numNodes]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `nodes`: Pointer to return the nodes; `numNodes`: See description; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t * nodes, size_t * numNodes) — cuda_runtime_api.h:11295
 export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, number | null] {
   const a_graph = M.handle(graph, 'cudaGraphGetNodes', 'graph');
@@ -2979,7 +4392,12 @@ export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number)
 }
 
 let f_cudaGraphGetRootNodes: KoffiFunction | undefined;
-/** Returns a graph's root nodes */
+/**
+ * Returns a graph's root nodes
+ * @param graph - Graph to query
+ * @param pNumRootNodes - See description
+ * @returns `[err, pRootNodes, pNumRootNodes]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pRootNodes`: Pointer to return the root nodes; `pNumRootNodes`: See description; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t * pRootNodes, size_t * pNumRootNodes) — cuda_runtime_api.h:11326
 export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, number | null] {
   const a_graph = M.handle(graph, 'cudaGraphGetRootNodes', 'graph');
@@ -2994,7 +4412,12 @@ export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes
 }
 
 let f_cudaGraphGetEdges: KoffiFunction | undefined;
-/** Returns a graph's dependency edges */
+/**
+ * Returns a graph's dependency edges
+ * @param graph - Graph to get the edges from
+ * @param numEdges - See description
+ * @returns `[err, from, to, edgeData, numEdges]` — `err`: the status (cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue); `from`: Location to return edge endpoints; `to`: Location to return edge endpoints; `edgeData`: Optional location to return edge data; `numEdges`: See description; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t * from, cudaGraphNode_t * to, cudaGraphEdgeData * edgeData, size_t * numEdges) — cuda_runtime_api.h:11366
 export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
   const a_graph = M.handle(graph, 'cudaGraphGetEdges', 'graph');
@@ -3011,7 +4434,12 @@ export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number)
 }
 
 let f_cudaGraphNodeGetDependencies: KoffiFunction | undefined;
-/** Returns a node's dependencies */
+/**
+ * Returns a node's dependencies
+ * @param node - Node to query
+ * @param pNumDependencies - See description
+ * @returns `[err, pDependencies, edgeData, pNumDependencies]` — `err`: the status (cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue); `pDependencies`: Pointer to return the dependencies; `edgeData`: Optional array to return edge data for each dependency; `pNumDependencies`: See description; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t * pDependencies, cudaGraphEdgeData * edgeData, size_t * pNumDependencies) — cuda_runtime_api.h:11403
 export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNumDependencies: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
   const a_node = M.handle(node, 'cudaGraphNodeGetDependencies', 'node');
@@ -3027,7 +4455,12 @@ export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNu
 }
 
 let f_cudaGraphNodeGetDependentNodes: KoffiFunction | undefined;
-/** Returns a node's dependent nodes */
+/**
+ * Returns a node's dependent nodes
+ * @param node - Node to query
+ * @param pNumDependentNodes - See description
+ * @returns `[err, pDependentNodes, edgeData, pNumDependentNodes]` — `err`: the status (cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue); `pDependentNodes`: Pointer to return the dependent nodes; `edgeData`: Optional pointer to return edge data for dependent nodes; `pNumDependentNodes`: See description; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t * pDependentNodes, cudaGraphEdgeData * edgeData, size_t * pNumDependentNodes) — cuda_runtime_api.h:11441
 export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, pNumDependentNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
   const a_node = M.handle(node, 'cudaGraphNodeGetDependentNodes', 'node');
@@ -3043,7 +4476,15 @@ export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, p
 }
 
 let f_cudaGraphAddDependencies: KoffiFunction | undefined;
-/** Adds dependency edges to a graph. */
+/**
+ * Adds dependency edges to a graph.
+ * @param graph - Graph to which dependencies are added
+ * @param from - Array of nodes that provide the dependencies
+ * @param to - Array of dependent nodes
+ * @param edgeData - Optional array of edge data
+ * @param numDependencies - Number of dependencies to be added
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11473
 export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphAddDependencies', 'graph');
@@ -3057,7 +4498,15 @@ export function cudaGraphAddDependencies(graph: H.cudaGraph_t | null, from: (H.c
 }
 
 let f_cudaGraphRemoveDependencies: KoffiFunction | undefined;
-/** Removes dependency edges from a graph. */
+/**
+ * Removes dependency edges from a graph.
+ * @param graph - Graph from which to remove dependencies
+ * @param from - Array of nodes that provide the dependencies
+ * @param to - Array of dependent nodes
+ * @param edgeData - Optional array of edge data
+ * @param numDependencies - Number of dependencies to be removed
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t * from, const cudaGraphNode_t * to, const cudaGraphEdgeData * edgeData, size_t numDependencies) — cuda_runtime_api.h:11508
 export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (H.cudaGraphNode_t | null)[] | ArrayBufferView, to: (H.cudaGraphNode_t | null)[] | ArrayBufferView, edgeData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphRemoveDependencies', 'graph');
@@ -3071,7 +4520,11 @@ export function cudaGraphRemoveDependencies(graph: H.cudaGraph_t | null, from: (
 }
 
 let f_cudaGraphDestroyNode: KoffiFunction | undefined;
-/** Remove a node from the graph */
+/**
+ * Remove a node from the graph
+ * @param node - Node to remove
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) — cuda_runtime_api.h:11538
 export function cudaGraphDestroyNode(node: H.cudaGraphNode_t | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphDestroyNode', 'node');
@@ -3080,7 +4533,12 @@ export function cudaGraphDestroyNode(node: H.cudaGraphNode_t | null): [E.cudaErr
 }
 
 let f_cudaGraphInstantiate: KoffiFunction | undefined;
-/** Creates an executable graph from a graph */
+/**
+ * Creates an executable graph from a graph
+ * @param graph - Graph to instantiate
+ * @param flags - Flags to control instantiation
+ * @returns `[err, pGraphExec]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphExec`: Returns instantiated graph; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphInstantiate(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11609
 export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiate', 'graph');
@@ -3091,7 +4549,12 @@ export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint 
 }
 
 let f_cudaGraphInstantiateWithFlags: KoffiFunction | undefined;
-/** Creates an executable graph from a graph */
+/**
+ * Creates an executable graph from a graph
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @returns `[err, pGraphExec]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphExec`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11682
 export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithFlags', 'graph');
@@ -3102,7 +4565,12 @@ export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags
 }
 
 let f_cudaGraphInstantiateWithParams: KoffiFunction | undefined;
-/** Creates an executable graph from a graph */
+/**
+ * Creates an executable graph from a graph
+ * @param graph - Graph to instantiate
+ * @param instantiateParams - Instantiation parameters
+ * @returns `[err, pGraphExec]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `pGraphExec`: Returns instantiated graph; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams * instantiateParams) — cuda_runtime_api.h:11789
 export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, instantiateParams: S.cudaGraphInstantiateParams_st | S.cudaGraphInstantiateParams_stInit | null): [E.cudaError_t, H.cudaGraphExec_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithParams', 'graph');
@@ -3113,7 +4581,11 @@ export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, inst
 }
 
 let f_cudaGraphExecGetFlags: KoffiFunction | undefined;
-/** Query the instantiation flags of an executable graph */
+/**
+ * Query the instantiation flags of an executable graph
+ * @param graphExec - The executable graph to query
+ * @returns `[err, flags]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `flags`: Returns the instantiation flags; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long * flags) — cuda_runtime_api.h:11814
 export function cudaGraphExecGetFlags(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t, bigint | null] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecGetFlags', 'graphExec');
@@ -3123,7 +4595,13 @@ export function cudaGraphExecGetFlags(graphExec: H.cudaGraphExec_t | null): [E.c
 }
 
 let f_cudaGraphExecKernelNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a kernel node in the given graphExec */
+/**
+ * Sets the parameters for a kernel node in the given graphExec
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param node - kernel node from the graph from which graphExec was instantiated
+ * @param pNodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:11874
 export function cudaGraphExecKernelNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecKernelNodeSetParams', 'hGraphExec');
@@ -3135,7 +4613,13 @@ export function cudaGraphExecKernelNodeSetParams(hGraphExec: H.cudaGraphExec_t |
 }
 
 let f_cudaGraphExecMemcpyNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a memcpy node in the given graphExec. */
+/**
+ * Sets the parameters for a memcpy node in the given graphExec.
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param node - Memcpy node from the graph which was used to instantiate graphExec
+ * @param pNodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:11925
 export function cudaGraphExecMemcpyNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParams', 'hGraphExec');
@@ -3146,7 +4630,17 @@ export function cudaGraphExecMemcpyNodeSetParams(hGraphExec: H.cudaGraphExec_t |
 }
 
 let f_cudaGraphExecMemcpyNodeSetParamsToSymbol: KoffiFunction | undefined;
-/** Sets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device */
+/**
+ * Sets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param symbol - (undocumented in the header) C type `const void *`
+ * @param src - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param offset - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:11980
 export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'hGraphExec');
@@ -3162,7 +4656,17 @@ export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraph
 }
 
 let f_cudaGraphExecMemcpyNodeSetParamsFromSymbol: KoffiFunction | undefined;
-/** Sets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device */
+/**
+ * Sets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param dst - (undocumented in the header) C type `void *`
+ * @param symbol - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param offset - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12043
 export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'hGraphExec');
@@ -3178,7 +4682,16 @@ export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGra
 }
 
 let f_cudaGraphExecMemcpyNodeSetParams1D: KoffiFunction | undefined;
-/** Sets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy */
+/**
+ * Sets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param dst - (undocumented in the header) C type `void *`
+ * @param src - (undocumented in the header) C type `const void *`
+ * @param count - (undocumented in the header) C type `size_t`
+ * @param kind - (undocumented in the header) C type `enum cudaMemcpyKind`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:12104
 export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemcpyNodeSetParams1D', 'hGraphExec');
@@ -3194,7 +4707,13 @@ export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t
 }
 
 let f_cudaGraphExecMemsetNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a memset node in the given graphExec. */
+/**
+ * Sets the parameters for a memset node in the given graphExec.
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param node - Memset node from the graph which was used to instantiate graphExec
+ * @param pNodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:12163
 export function cudaGraphExecMemsetNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecMemsetNodeSetParams', 'hGraphExec');
@@ -3205,7 +4724,13 @@ export function cudaGraphExecMemsetNodeSetParams(hGraphExec: H.cudaGraphExec_t |
 }
 
 let f_cudaGraphExecHostNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for a host node in the given graphExec. */
+/**
+ * Sets the parameters for a host node in the given graphExec.
+ * @param hGraphExec - The executable graph in which to set the specified node
+ * @param node - Host node from the graph which was used to instantiate graphExec
+ * @param pNodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:12203
 export function cudaGraphExecHostNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecHostNodeSetParams', 'hGraphExec');
@@ -3216,7 +4741,13 @@ export function cudaGraphExecHostNodeSetParams(hGraphExec: H.cudaGraphExec_t | n
 }
 
 let f_cudaGraphExecChildGraphNodeSetParams: KoffiFunction | undefined;
-/** Updates node parameters in the child graph node in the given graphExec. */
+/**
+ * Updates node parameters in the child graph node in the given graphExec.
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param node - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param childGraph - (undocumented in the header) C type `cudaGraph_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph) — cuda_runtime_api.h:12250
 export function cudaGraphExecChildGraphNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, childGraph: H.cudaGraph_t | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecChildGraphNodeSetParams', 'hGraphExec');
@@ -3227,7 +4758,13 @@ export function cudaGraphExecChildGraphNodeSetParams(hGraphExec: H.cudaGraphExec
 }
 
 let f_cudaGraphExecEventRecordNodeSetEvent: KoffiFunction | undefined;
-/** Sets the event for an event record node in the given graphExec */
+/**
+ * Sets the event for an event record node in the given graphExec
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param event - (undocumented in the header) C type `cudaEvent_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) — cuda_runtime_api.h:12295
 export function cudaGraphExecEventRecordNodeSetEvent(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecEventRecordNodeSetEvent', 'hGraphExec');
@@ -3238,7 +4775,13 @@ export function cudaGraphExecEventRecordNodeSetEvent(hGraphExec: H.cudaGraphExec
 }
 
 let f_cudaGraphExecEventWaitNodeSetEvent: KoffiFunction | undefined;
-/** Sets the event for an event wait node in the given graphExec */
+/**
+ * Sets the event for an event wait node in the given graphExec
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param event - (undocumented in the header) C type `cudaEvent_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) — cuda_runtime_api.h:12340
 export function cudaGraphExecEventWaitNodeSetEvent(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, event: H.cudaEvent_t | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecEventWaitNodeSetEvent', 'hGraphExec');
@@ -3249,7 +4792,13 @@ export function cudaGraphExecEventWaitNodeSetEvent(hGraphExec: H.cudaGraphExec_t
 }
 
 let f_cudaGraphExecExternalSemaphoresSignalNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for an external semaphore signal node in the given graphExec */
+/**
+ * Sets the parameters for an external semaphore signal node in the given graphExec
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param nodeParams - (undocumented in the header) C type `const struct cudaExternalSemaphoreSignalNodeParams *`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:12388
 export function cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecExternalSemaphoresSignalNodeSetParams', 'hGraphExec');
@@ -3260,7 +4809,13 @@ export function cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: H
 }
 
 let f_cudaGraphExecExternalSemaphoresWaitNodeSetParams: KoffiFunction | undefined;
-/** Sets the parameters for an external semaphore wait node in the given graphExec */
+/**
+ * Sets the parameters for an external semaphore wait node in the given graphExec
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param nodeParams - (undocumented in the header) C type `const struct cudaExternalSemaphoreWaitNodeParams *`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:12436
 export function cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecExternalSemaphoresWaitNodeSetParams', 'hGraphExec');
@@ -3271,7 +4826,13 @@ export function cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: H.c
 }
 
 let f_cudaGraphNodeSetEnabled: KoffiFunction | undefined;
-/** Enables or disables the specified node in the given graphExec */
+/**
+ * Enables or disables the specified node in the given graphExec
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @param isEnabled - (undocumented in the header) C type `unsigned int`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled) — cuda_runtime_api.h:12476
 export function cudaGraphNodeSetEnabled(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null, isEnabled: number): [E.cudaError_t] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeSetEnabled', 'hGraphExec');
@@ -3282,7 +4843,12 @@ export function cudaGraphNodeSetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
 }
 
 let f_cudaGraphNodeGetEnabled: KoffiFunction | undefined;
-/** Query whether a node in the given graphExec is enabled */
+/**
+ * Query whether a node in the given graphExec is enabled
+ * @param hGraphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param hNode - (undocumented in the header) C type `cudaGraphNode_t`
+ * @returns `[err, isEnabled]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `isEnabled`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int * isEnabled) — cuda_runtime_api.h:12510
 export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null): [E.cudaError_t, number | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeGetEnabled', 'hGraphExec');
@@ -3293,7 +4859,12 @@ export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
 }
 
 let f_cudaGraphExecUpdate: KoffiFunction | undefined;
-/** Check whether an executable graph can be updated with a graph and perform the update if possible */
+/**
+ * Check whether an executable graph can be updated with a graph and perform the update if possible
+ * @param hGraphExec - The instantiated graph to be updated
+ * @param hGraph - The graph containing the updated parameters
+ * @returns `[err, resultInfo]` — `err`: the status (cudaSuccess, cudaErrorGraphExecUpdateFailure); `resultInfo`: the error info structure; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo * resultInfo) — cuda_runtime_api.h:12604
 export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph: H.cudaGraph_t | null): [E.cudaError_t, S.cudaGraphExecUpdateResultInfo_st | null] {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecUpdate', 'hGraphExec');
@@ -3305,7 +4876,12 @@ export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph
 }
 
 let f_cudaGraphUpload: KoffiFunction | undefined;
-/** Uploads an executable graph in a stream */
+/**
+ * Uploads an executable graph in a stream
+ * @param graphExec - (undocumented in the header) C type `cudaGraphExec_t`
+ * @param stream - (undocumented in the header) C type `cudaStream_t`
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) — cuda_runtime_api.h:12629
 export function cudaGraphUpload(graphExec: H.cudaGraphExec_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphUpload', 'graphExec');
@@ -3315,7 +4891,12 @@ export function cudaGraphUpload(graphExec: H.cudaGraphExec_t | null, stream: H.c
 }
 
 let f_cudaGraphLaunch: KoffiFunction | undefined;
-/** Launches an executable graph in a stream */
+/**
+ * Launches an executable graph in a stream
+ * @param graphExec - Executable graph to launch
+ * @param stream - Stream in which to launch the graph
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) — cuda_runtime_api.h:12660
 export function cudaGraphLaunch(graphExec: H.cudaGraphExec_t | null, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphLaunch', 'graphExec');
@@ -3325,7 +4906,11 @@ export function cudaGraphLaunch(graphExec: H.cudaGraphExec_t | null, stream: H.c
 }
 
 let f_cudaGraphExecDestroy: KoffiFunction | undefined;
-/** Destroys an executable graph */
+/**
+ * Destroys an executable graph
+ * @param graphExec - Executable graph to destroy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) — cuda_runtime_api.h:12683
 export function cudaGraphExecDestroy(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecDestroy', 'graphExec');
@@ -3334,7 +4919,11 @@ export function cudaGraphExecDestroy(graphExec: H.cudaGraphExec_t | null): [E.cu
 }
 
 let f_cudaGraphDestroy: KoffiFunction | undefined;
-/** Destroys a graph */
+/**
+ * Destroys a graph
+ * @param graph - Graph to destroy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphDestroy(cudaGraph_t graph) — cuda_runtime_api.h:12704
 export function cudaGraphDestroy(graph: H.cudaGraph_t | null): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphDestroy', 'graph');
@@ -3343,7 +4932,13 @@ export function cudaGraphDestroy(graph: H.cudaGraph_t | null): [E.cudaError_t] {
 }
 
 let f_cudaGraphDebugDotPrint: KoffiFunction | undefined;
-/** Write a DOT file describing graph structure */
+/**
+ * Write a DOT file describing graph structure
+ * @param graph - The graph to create a DOT file from
+ * @param path - The path to write the DOT file to
+ * @param flags - Flags from cudaGraphDebugDotFlags for specifying which additional node information to write
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorOperatingSystem).
+ */
 // cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char * path, unsigned int flags) — cuda_runtime_api.h:12723
 export function cudaGraphDebugDotPrint(graph: H.cudaGraph_t | null, path: string, flags: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphDebugDotPrint', 'graph');
@@ -3354,7 +4949,14 @@ export function cudaGraphDebugDotPrint(graph: H.cudaGraph_t | null, path: string
 }
 
 let f_cudaUserObjectCreate: KoffiFunction | undefined;
-/** Create a user object */
+/**
+ * Create a user object
+ * @param ptr - The pointer to pass to the destroy function
+ * @param destroy - Callback to free the user object when it is no longer in use
+ * @param initialRefcount - The initial refcount to create the object with, typically 1
+ * @param flags - Currently it is required to pass::cudaUserObjectNoDestructorSync, which is the only defined flag
+ * @returns `[err, object_out]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `object_out`: Location to return the user object handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaUserObjectCreate(cudaUserObject_t * object_out, void * ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) — cuda_runtime_api.h:12759
 export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): [E.cudaError_t, H.cudaUserObject_t | null] {
   const a_ptr = M.pointer(ptr, 'cudaUserObjectCreate', 'ptr');
@@ -3367,7 +4969,12 @@ export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initi
 }
 
 let f_cudaUserObjectRetain: KoffiFunction | undefined;
-/** Retain a reference to a user object */
+/**
+ * Retain a reference to a user object
+ * @param object - The object to retain
+ * @param count - The number of references to retain, typically 1
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12783
 export function cudaUserObjectRetain(object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_object = M.handle(object, 'cudaUserObjectRetain', 'object');
@@ -3377,7 +4984,12 @@ export function cudaUserObjectRetain(object: H.cudaUserObject_t | null, count: n
 }
 
 let f_cudaUserObjectRelease: KoffiFunction | undefined;
-/** Release a reference to a user object */
+/**
+ * Release a reference to a user object
+ * @param object - The object to release
+ * @param count - The number of references to release, typically 1
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12811
 export function cudaUserObjectRelease(object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_object = M.handle(object, 'cudaUserObjectRelease', 'object');
@@ -3387,7 +4999,14 @@ export function cudaUserObjectRelease(object: H.cudaUserObject_t | null, count: 
 }
 
 let f_cudaGraphRetainUserObject: KoffiFunction | undefined;
-/** Retain a reference to a user object from a graph */
+/**
+ * Retain a reference to a user object from a graph
+ * @param graph - The graph to associate the reference with
+ * @param object - The user object to retain a reference for
+ * @param count - The number of references to add to the graph, typically 1
+ * @param flags - The optional flag::cudaGraphUserObjectMove transfers references from the calling thread, rather than create new references
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags) — cuda_runtime_api.h:12839
 export function cudaGraphRetainUserObject(graph: H.cudaGraph_t | null, object: H.cudaUserObject_t | null, count: number, flags: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphRetainUserObject', 'graph');
@@ -3399,7 +5018,13 @@ export function cudaGraphRetainUserObject(graph: H.cudaGraph_t | null, object: H
 }
 
 let f_cudaGraphReleaseUserObject: KoffiFunction | undefined;
-/** Release a user object reference from a graph */
+/**
+ * Release a user object reference from a graph
+ * @param graph - The graph that will release the reference
+ * @param object - The user object to release a reference for
+ * @param count - The number of references to release, typically 1
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) — cuda_runtime_api.h:12864
 export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: H.cudaUserObject_t | null, count: number): [E.cudaError_t] {
   const a_graph = M.handle(graph, 'cudaGraphReleaseUserObject', 'graph');
@@ -3410,7 +5035,15 @@ export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: 
 }
 
 let f_cudaGraphAddNode: KoffiFunction | undefined;
-/** Adds a node of arbitrary type to a graph */
+/**
+ * Adds a node of arbitrary type to a graph
+ * @param graph - Graph to which to add the node
+ * @param pDependencies - Dependencies of the node
+ * @param dependencyData - Optional edge data for the dependencies
+ * @param numDependencies - Number of dependencies
+ * @param nodeParams - Specification of the node
+ * @returns `[err, pGraphNode]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported); `pGraphNode`: Returns newly created node; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphAddNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12908
 export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
   const a_graph = M.handle(graph, 'cudaGraphAddNode', 'graph');
@@ -3425,7 +5058,12 @@ export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.
 }
 
 let f_cudaGraphNodeSetParams: KoffiFunction | undefined;
-/** Update's a graph node's parameters */
+/**
+ * Update's a graph node's parameters
+ * @param node - Node to set the parameters for
+ * @param nodeParams - Parameters to copy
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported).
+ */
 // cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12937
 export function cudaGraphNodeSetParams(node: H.cudaGraphNode_t | null, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t] {
   const a_node = M.handle(node, 'cudaGraphNodeSetParams', 'node');
@@ -3435,7 +5073,13 @@ export function cudaGraphNodeSetParams(node: H.cudaGraphNode_t | null, nodeParam
 }
 
 let f_cudaGraphExecNodeSetParams: KoffiFunction | undefined;
-/** Update's a graph node's parameters in an instantiated graph */
+/**
+ * Update's a graph node's parameters in an instantiated graph
+ * @param graphExec - The executable graph in which to update the specified node
+ * @param node - Corresponding node from the graph from which graphExec was instantiated
+ * @param nodeParams - Updated Parameters to set
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported).
+ */
 // cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12986
 export function cudaGraphExecNodeSetParams(graphExec: H.cudaGraphExec_t | null, node: H.cudaGraphNode_t | null, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t] {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecNodeSetParams', 'graphExec');
@@ -3446,7 +5090,13 @@ export function cudaGraphExecNodeSetParams(graphExec: H.cudaGraphExec_t | null, 
 }
 
 let f_cudaGraphConditionalHandleCreate: KoffiFunction | undefined;
-/** Create a conditional handle */
+/**
+ * Create a conditional handle
+ * @param graph - (undocumented in the header) C type `cudaGraph_t`
+ * @param defaultLaunchValue - Optional initial value for the conditional variable
+ * @param flags - Currently must be cudaGraphCondAssignDefault or 0
+ * @returns `[err, pHandle_out]` — `err`: the status; `pHandle_out`: Pointer used to return the handle to the caller; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle * pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags) — cuda_runtime_api.h:13013
 export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, defaultLaunchValue: number, flags: number): [E.cudaError_t, H.cudaGraphConditionalHandle | null] {
   const a_graph = M.handle(graph, 'cudaGraphConditionalHandleCreate', 'graph');
@@ -3458,7 +5108,12 @@ export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, de
 }
 
 let f_cudaGetDriverEntryPoint: KoffiFunction | undefined;
-/** Returns the requested driver API function pointer */
+/**
+ * Returns the requested driver API function pointer
+ * @param symbol - (undocumented in the header) C type `const char *`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @returns `[err, funcPtr, driverStatus]` — `err`: the status; `funcPtr`; `driverStatus`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetDriverEntryPoint(const char * symbol, void ** funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13103
 export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number): [E.cudaError_t, bigint | null, E.cudaDriverEntryPointQueryResult | null] {
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPoint', 'symbol');
@@ -3469,7 +5124,13 @@ export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number):
 }
 
 let f_cudaGetDriverEntryPointByVersion: KoffiFunction | undefined;
-/** Returns the requested driver API function pointer by CUDA version */
+/**
+ * Returns the requested driver API function pointer by CUDA version
+ * @param symbol - (undocumented in the header) C type `const char *`
+ * @param cudaVersion - (undocumented in the header) C type `unsigned int`
+ * @param flags - (undocumented in the header) C type `unsigned long long`
+ * @returns `[err, funcPtr, driverStatus]` — `err`: the status; `funcPtr`; `driverStatus`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetDriverEntryPointByVersion(const char * symbol, void ** funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13180
 export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: number, flags: bigint | number): [E.cudaError_t, bigint | null, E.cudaDriverEntryPointQueryResult | null] {
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPointByVersion', 'symbol');
@@ -3481,7 +5142,17 @@ export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: nu
 }
 
 let f_cudaLibraryLoadData: KoffiFunction | undefined;
-/** Load a library with specified code and options */
+/**
+ * Load a library with specified code and options
+ * @param code - Code to load
+ * @param jitOptions - Options for JIT
+ * @param jitOptionsValues - Option values for JIT
+ * @param numJitOptions - Number of options
+ * @param libraryOptions - Options for loading
+ * @param libraryOptionValues - Option values for loading
+ * @param numLibraryOptions - Number of options for loading
+ * @returns `[err, library]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound); `library`: Returned library; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryLoadData(cudaLibrary_t * library, const void * code, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13253
 export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
   const a_code = M.pointer(code, 'cudaLibraryLoadData', 'code');
@@ -3500,7 +5171,17 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
 }
 
 let f_cudaLibraryLoadFromFile: KoffiFunction | undefined;
-/** Load a library with specified file and options */
+/**
+ * Load a library with specified file and options
+ * @param fileName - File to load from
+ * @param jitOptions - Options for JIT
+ * @param jitOptionsValues - Option values for JIT
+ * @param numJitOptions - Number of options
+ * @param libraryOptions - Options for loading
+ * @param libraryOptionValues - Option values for loading
+ * @param numLibraryOptions - Number of options for loading
+ * @returns `[err, library]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound); `library`: Returned library; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t * library, const char * fileName, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13313
 export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
   const a_fileName = M.str(fileName, 'cudaLibraryLoadFromFile', 'fileName');
@@ -3519,7 +5200,11 @@ export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJit
 }
 
 let f_cudaLibraryUnload: KoffiFunction | undefined;
-/** Unloads a library */
+/**
+ * Unloads a library
+ * @param library - Library to unload
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaLibraryUnload(cudaLibrary_t library) — cuda_runtime_api.h:13334
 export function cudaLibraryUnload(library: H.cudaLibrary_t | null): [E.cudaError_t] {
   const a_library = M.handle(library, 'cudaLibraryUnload', 'library');
@@ -3528,7 +5213,12 @@ export function cudaLibraryUnload(library: H.cudaLibrary_t | null): [E.cudaError
 }
 
 let f_cudaLibraryGetKernel: KoffiFunction | undefined;
-/** Returns a kernel handle */
+/**
+ * Returns a kernel handle
+ * @param library - Library to retrieve kernel from
+ * @param name - Name of kernel to retrieve
+ * @returns `[err, pKernel]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound); `pKernel`: Returned kernel handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryGetKernel(cudaKernel_t * pKernel, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13359
 export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, H.cudaKernel_t | null] {
   const a_library = M.handle(library, 'cudaLibraryGetKernel', 'library');
@@ -3539,7 +5229,12 @@ export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: stri
 }
 
 let f_cudaLibraryGetGlobal: KoffiFunction | undefined;
-/** Returns a global device pointer */
+/**
+ * Returns a global device pointer
+ * @param library - Library to retrieve global from
+ * @param name - Name of global to retrieve
+ * @returns `[err, dptr, bytes]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound, cudaErrorDeviceUninitialized, cudaErrorContextIsDestroyed); `dptr`: Returned global device pointer for the requested library; `bytes`: Returned global size in bytes; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryGetGlobal(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13393
 export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
   const a_library = M.handle(library, 'cudaLibraryGetGlobal', 'library');
@@ -3550,7 +5245,12 @@ export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: stri
 }
 
 let f_cudaLibraryGetManaged: KoffiFunction | undefined;
-/** Returns a pointer to managed memory */
+/**
+ * Returns a pointer to managed memory
+ * @param library - Library to retrieve managed memory from
+ * @param name - Name of managed memory to retrieve
+ * @returns `[err, dptr, bytes]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound); `dptr`: Returned pointer to the managed memory; `bytes`: Returned memory size in bytes; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryGetManaged(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13426
 export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
   const a_library = M.handle(library, 'cudaLibraryGetManaged', 'library');
@@ -3561,7 +5261,12 @@ export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: str
 }
 
 let f_cudaLibraryGetUnifiedFunction: KoffiFunction | undefined;
-/** Returns a pointer to a unified function */
+/**
+ * Returns a pointer to a unified function
+ * @param library - Library to retrieve function pointer memory from
+ * @param symbol - Name of function pointer to retrieve
+ * @returns `[err, fptr]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound); `fptr`: Returned pointer to a unified function; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryGetUnifiedFunction(void ** fptr, cudaLibrary_t library, const char * symbol) — cuda_runtime_api.h:13453
 export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, symbol: string): [E.cudaError_t, bigint | null] {
   const a_library = M.handle(library, 'cudaLibraryGetUnifiedFunction', 'library');
@@ -3572,7 +5277,11 @@ export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, s
 }
 
 let f_cudaLibraryGetKernelCount: KoffiFunction | undefined;
-/** Returns the number of kernels within a library */
+/**
+ * Returns the number of kernels within a library
+ * @param lib - Library to query
+ * @returns `[err, count]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `count`: Number of kernels found within the library; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryGetKernelCount(unsigned int * count, cudaLibrary_t lib) — cuda_runtime_api.h:13475
 export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): [E.cudaError_t, number | null] {
   const a_lib = M.handle(lib, 'cudaLibraryGetKernelCount', 'lib');
@@ -3582,7 +5291,12 @@ export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): [E.cudaE
 }
 
 let f_cudaLibraryEnumerateKernels: KoffiFunction | undefined;
-/** Retrieve the kernel handles within a library. */
+/**
+ * Retrieve the kernel handles within a library.
+ * @param numKernels - Maximum number of kernel handles may be returned to the buffer
+ * @param lib - Library to query from
+ * @returns `[err, kernels]` — `err`: the status (cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle); `kernels`: Buffer where the kernel handles are returned to; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t * kernels, unsigned int numKernels, cudaLibrary_t lib) — cuda_runtime_api.h:13497
 export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibrary_t | null): [E.cudaError_t, H.cudaKernel_t[] | null] {
   const a_numKernels = M.u32(numKernels, 'cudaLibraryEnumerateKernels', 'numKernels');
@@ -3595,7 +5309,14 @@ export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibra
 }
 
 let f_cudaKernelSetAttributeForDevice: KoffiFunction | undefined;
-/** Sets information about a kernel */
+/**
+ * Sets information about a kernel
+ * @param kernel - Kernel to set attribute of
+ * @param attr - Attribute requested
+ * @param value - Value to set
+ * @param device - Device to set attribute of
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue).
+ */
 // cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device) — cuda_runtime_api.h:13566
 export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, attr: E.cudaFuncAttribute, value: number, device: number): [E.cudaError_t] {
   const a_kernel = M.handle(kernel, 'cudaKernelSetAttributeForDevice', 'kernel');
@@ -3607,7 +5328,11 @@ export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, a
 }
 
 let f_cudaGetExportTable: KoffiFunction | undefined;
-/** Returns an internal export table of the runtime (undocumented by NVIDIA) */
+/**
+ * Returns an internal export table of the runtime (undocumented by NVIDIA)
+ * @param pExportTableId - (undocumented in the header) C type `const cudaUUID_t *`
+ * @returns `[err, ppExportTable]` — `err`: the status; `ppExportTable`; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetExportTable(const void ** ppExportTable, const cudaUUID_t * pExportTableId) — cuda_runtime_api.h:13571
 export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): [E.cudaError_t, bigint | null] {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cudaGetExportTable', 'pExportTableId');
@@ -3617,7 +5342,11 @@ export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit
 }
 
 let f_cudaGetFuncBySymbol: KoffiFunction | undefined;
-/** Get pointer to device entry function that matches entry function symbolPtr */
+/**
+ * Get pointer to device entry function that matches entry function symbolPtr
+ * @param symbolPtr - Pointer to device entry function to search for
+ * @returns `[err, functionPtr]` — `err`: the status (cudaSuccess); `functionPtr`: Returns the device entry function; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetFuncBySymbol(cudaFunction_t * functionPtr, const void * symbolPtr) — cuda_runtime_api.h:13757
 export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaFunction_t | null] {
   const a_symbolPtr = M.pointer(symbolPtr, 'cudaGetFuncBySymbol', 'symbolPtr');
@@ -3627,7 +5356,11 @@ export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaF
 }
 
 let f_cudaGetKernel: KoffiFunction | undefined;
-/** Get pointer to device kernel that matches entry function entryFuncAddr */
+/**
+ * Get pointer to device kernel that matches entry function entryFuncAddr
+ * @param entryFuncAddr - Address of device entry function to search kernel for
+ * @returns `[err, kernelPtr]` — `err`: the status (cudaSuccess); `kernelPtr`: Returns the device kernel; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGetKernel(cudaKernel_t * kernelPtr, const void * entryFuncAddr) — cuda_runtime_api.h:13781
 export function cudaGetKernel(entryFuncAddr: Pointer): [E.cudaError_t, H.cudaKernel_t | null] {
   const a_entryFuncAddr = M.pointer(entryFuncAddr, 'cudaGetKernel', 'entryFuncAddr');
@@ -3637,7 +5370,10 @@ export function cudaGetKernel(entryFuncAddr: Pointer): [E.cudaError_t, H.cudaKer
 }
 
 let f_cudaProfilerStart: KoffiFunction | undefined;
-/** Enable profiling. */
+/**
+ * Enable profiling.
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaProfilerStart(void) — cuda_profiler_api.h:102
 export function cudaProfilerStart(): [E.cudaError_t] {
   const err = (f_cudaProfilerStart ??= L.bind('cudaProfilerStart'))() as E.cudaError_t;
@@ -3645,7 +5381,10 @@ export function cudaProfilerStart(): [E.cudaError_t] {
 }
 
 let f_cudaProfilerStop: KoffiFunction | undefined;
-/** Disable profiling. */
+/**
+ * Disable profiling.
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaProfilerStop(void) — cuda_profiler_api.h:123
 export function cudaProfilerStop(): [E.cudaError_t] {
   const err = (f_cudaProfilerStop ??= L.bind('cudaProfilerStop'))() as E.cudaError_t;
@@ -3653,7 +5392,12 @@ export function cudaProfilerStop(): [E.cudaError_t] {
 }
 
 let f_cudaGLGetDevices: KoffiFunction | undefined;
-/** Gets the CUDA devices associated with the current OpenGL context */
+/**
+ * Gets the CUDA devices associated with the current OpenGL context
+ * @param cudaDeviceCount - The size of the output device array pCudaDevices
+ * @param deviceList - The set of devices to return
+ * @returns `[err, pCudaDeviceCount, pCudaDevices]` — `err`: the status (cudaSuccess, cudaErrorNoDevice, cudaErrorInvalidGraphicsContext, cudaErrorOperatingSystem, cudaErrorUnknown); `pCudaDeviceCount`: Returned number of CUDA devices corresponding to the current OpenGL context; `pCudaDevices`: Returned CUDA devices corresponding to the current OpenGL context; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGLGetDevices(unsigned int * pCudaDeviceCount, int * pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList) — cuda_gl_interop.h:145
 export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDeviceList): [E.cudaError_t, number | null, number[] | null] {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cudaGLGetDevices', 'cudaDeviceCount');
@@ -3666,7 +5410,13 @@ export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDe
 }
 
 let f_cudaGraphicsGLRegisterImage: KoffiFunction | undefined;
-/** Register an OpenGL texture or renderbuffer object */
+/**
+ * Register an OpenGL texture or renderbuffer object
+ * @param image - name of texture or renderbuffer object to be registered
+ * @param target - Identifies the type of object specified by image
+ * @param flags - Register flags
+ * @returns `[err, resource]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem, cudaErrorUnknown); `resource`: Pointer to the returned object handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource ** resource, GLuint image, GLenum target, unsigned int flags) — cuda_gl_interop.h:204
 export function cudaGraphicsGLRegisterImage(image: number, target: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_image = M.u32(image, 'cudaGraphicsGLRegisterImage', 'image');
@@ -3678,7 +5428,12 @@ export function cudaGraphicsGLRegisterImage(image: number, target: number, flags
 }
 
 let f_cudaGraphicsGLRegisterBuffer: KoffiFunction | undefined;
-/** Registers an OpenGL buffer object */
+/**
+ * Registers an OpenGL buffer object
+ * @param buffer - name of buffer object to be registered
+ * @param flags - Register flags
+ * @returns `[err, resource]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem, cudaErrorUnknown); `resource`: Pointer to the returned object handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource ** resource, GLuint buffer, unsigned int flags) — cuda_gl_interop.h:243
 export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_buffer = M.u32(buffer, 'cudaGraphicsGLRegisterBuffer', 'buffer');
@@ -3689,7 +5444,11 @@ export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): [E.
 }
 
 let f_cudaGLSetGLDevice: KoffiFunction | undefined;
-/** Sets a CUDA device to use OpenGL interoperability */
+/**
+ * Sets a CUDA device to use OpenGL interoperability
+ * @param device - Device to use for OpenGL interoperability
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorSetOnActiveProcess).
+ */
 // cudaError_t cudaGLSetGLDevice(int device) — cuda_gl_interop.h:311
 export function cudaGLSetGLDevice(device: number): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaGLSetGLDevice', 'device');
@@ -3698,7 +5457,11 @@ export function cudaGLSetGLDevice(device: number): [E.cudaError_t] {
 }
 
 let f_cudaGLRegisterBufferObject: KoffiFunction | undefined;
-/** Registers a buffer object for access by CUDA */
+/**
+ * Registers a buffer object for access by CUDA
+ * @param bufObj - Buffer object ID to register
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInitializationError).
+ */
 // cudaError_t cudaGLRegisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:333
 export function cudaGLRegisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLRegisterBufferObject', 'bufObj');
@@ -3707,7 +5470,11 @@ export function cudaGLRegisterBufferObject(bufObj: number): [E.cudaError_t] {
 }
 
 let f_cudaGLMapBufferObject: KoffiFunction | undefined;
-/** Maps a buffer object for access by CUDA */
+/**
+ * Maps a buffer object for access by CUDA
+ * @param bufObj - Buffer object ID to map
+ * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorMapBufferObjectFailed); `devPtr`: Returned device pointer to CUDA object; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGLMapBufferObject(void ** devPtr, GLuint bufObj) — cuda_gl_interop.h:362
 export function cudaGLMapBufferObject(bufObj: number): [E.cudaError_t, bigint | null] {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObject', 'bufObj');
@@ -3717,7 +5484,11 @@ export function cudaGLMapBufferObject(bufObj: number): [E.cudaError_t, bigint | 
 }
 
 let f_cudaGLUnmapBufferObject: KoffiFunction | undefined;
-/** Unmaps a buffer object for access by CUDA */
+/**
+ * Unmaps a buffer object for access by CUDA
+ * @param bufObj - Buffer object to unmap
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorUnmapBufferObjectFailed).
+ */
 // cudaError_t cudaGLUnmapBufferObject(GLuint bufObj) — cuda_gl_interop.h:388
 export function cudaGLUnmapBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObject', 'bufObj');
@@ -3726,7 +5497,11 @@ export function cudaGLUnmapBufferObject(bufObj: number): [E.cudaError_t] {
 }
 
 let f_cudaGLUnregisterBufferObject: KoffiFunction | undefined;
-/** Unregisters a buffer object for access by CUDA */
+/**
+ * Unregisters a buffer object for access by CUDA
+ * @param bufObj - Buffer object to unregister
+ * @returns `[err]` — `err`: the status (cudaSuccess).
+ */
 // cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj) — cuda_gl_interop.h:410
 export function cudaGLUnregisterBufferObject(bufObj: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnregisterBufferObject', 'bufObj');
@@ -3735,7 +5510,12 @@ export function cudaGLUnregisterBufferObject(bufObj: number): [E.cudaError_t] {
 }
 
 let f_cudaGLSetBufferObjectMapFlags: KoffiFunction | undefined;
-/** Set usage flags for mapping an OpenGL buffer */
+/**
+ * Set usage flags for mapping an OpenGL buffer
+ * @param bufObj - Registered buffer object to set flags for
+ * @param flags - Parameters for buffer mapping
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown).
+ */
 // cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags) — cuda_gl_interop.h:448
 export function cudaGLSetBufferObjectMapFlags(bufObj: number, flags: number): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLSetBufferObjectMapFlags', 'bufObj');
@@ -3745,7 +5525,12 @@ export function cudaGLSetBufferObjectMapFlags(bufObj: number, flags: number): [E
 }
 
 let f_cudaGLMapBufferObjectAsync: KoffiFunction | undefined;
-/** Maps a buffer object for access by CUDA */
+/**
+ * Maps a buffer object for access by CUDA
+ * @param bufObj - Buffer object ID to map
+ * @param stream - Stream to synchronize
+ * @returns `[err, devPtr]` — `err`: the status (cudaSuccess, cudaErrorMapBufferObjectFailed); `devPtr`: Returned device pointer to CUDA object; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGLMapBufferObjectAsync(void ** devPtr, GLuint bufObj, cudaStream_t stream) — cuda_gl_interop.h:477
 export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObjectAsync', 'bufObj');
@@ -3756,7 +5541,12 @@ export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_
 }
 
 let f_cudaGLUnmapBufferObjectAsync: KoffiFunction | undefined;
-/** Unmaps a buffer object for access by CUDA */
+/**
+ * Unmaps a buffer object for access by CUDA
+ * @param bufObj - Buffer object to unmap
+ * @param stream - Stream to synchronize
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorUnmapBufferObjectFailed).
+ */
 // cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream) — cuda_gl_interop.h:503
 export function cudaGLUnmapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): [E.cudaError_t] {
   const a_bufObj = M.u32(bufObj, 'cudaGLUnmapBufferObjectAsync', 'bufObj');
@@ -3766,7 +5556,12 @@ export function cudaGLUnmapBufferObjectAsync(bufObj: number, stream: H.cudaStrea
 }
 
 let f_cudaGraphicsEGLRegisterImage: KoffiFunction | undefined;
-/** Registers an EGL image */
+/**
+ * Registers an EGL image
+ * @param image - An EGLImageKHR image which can be used to create target resource
+ * @param flags - Map flags
+ * @returns `[err, pCudaResource]` — `err`: the status (cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorUnknown); `pCudaResource`: Pointer to the returned object handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource ** pCudaResource, EGLImageKHR image, unsigned int flags) — cuda_egl_interop.h:328
 export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_image = M.pointer(image, 'cudaGraphicsEGLRegisterImage', 'image');
@@ -3777,7 +5572,11 @@ export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.
 }
 
 let f_cudaEGLStreamConsumerConnect: KoffiFunction | undefined;
-/** Connect CUDA to EGLStream as a consumer. */
+/**
+ * Connect CUDA to EGLStream as a consumer.
+ * @param eglStream - EGLStreamKHR handle
+ * @returns `[err, conn]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Pointer to the returned connection handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream) — cuda_egl_interop.h:352
 export function cudaEGLStreamConsumerConnect(eglStream: Pointer): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnect', 'eglStream');
@@ -3787,7 +5586,12 @@ export function cudaEGLStreamConsumerConnect(eglStream: Pointer): [E.cudaError_t
 }
 
 let f_cudaEGLStreamConsumerConnectWithFlags: KoffiFunction | undefined;
-/** Connect CUDA to EGLStream as a consumer with given flags. */
+/**
+ * Connect CUDA to EGLStream as a consumer with given flags.
+ * @param eglStream - EGLStreamKHR handle
+ * @param flags - Flags denote intended location - system or video
+ * @returns `[err, conn]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Pointer to the returned connection handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, unsigned int flags) — cuda_egl_interop.h:378
 export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags: number): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnectWithFlags', 'eglStream');
@@ -3798,7 +5602,11 @@ export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags:
 }
 
 let f_cudaEGLStreamConsumerDisconnect: KoffiFunction | undefined;
-/** Disconnect CUDA as a consumer to EGLStream. */
+/**
+ * Disconnect CUDA as a consumer to EGLStream.
+ * @param conn - Conection to disconnect
+ * @returns `[err, conn]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Conection to disconnect; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:398
 export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerDisconnect', 'conn');
@@ -3809,7 +5617,13 @@ export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection 
 }
 
 let f_cudaEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
-/** Acquire an image frame from the EGLStream with CUDA as a consumer. */
+/**
+ * Acquire an image frame from the EGLStream with CUDA as a consumer.
+ * @param conn - Connection on which to acquire
+ * @param pStream - CUDA stream for synchronization and any data migrations implied by::cudaEglResourceLocationFlags
+ * @param timeout - Desired timeout in usec
+ * @returns `[err, conn, pCudaResource, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown, cudaErrorLaunchTimeout); `conn`: Connection on which to acquire; `pCudaResource`: CUDA resource on which the EGLStream frame will be mapped for use; `pStream`: CUDA stream for synchronization and any data migrations implied by::cudaEglResourceLocationFlags; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t * pCudaResource, cudaStream_t * pStream, unsigned int timeout) — cuda_egl_interop.h:426
 export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null, timeout: number): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaGraphicsResource_t | null, H.cudaStream_t | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerAcquireFrame', 'conn');
@@ -3823,7 +5637,13 @@ export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnectio
 }
 
 let f_cudaEGLStreamConsumerReleaseFrame: KoffiFunction | undefined;
-/** Releases the last frame acquired from the EGLStream. */
+/**
+ * Releases the last frame acquired from the EGLStream.
+ * @param conn - Connection on which to release
+ * @param pCudaResource - CUDA resource whose corresponding frame is to be released
+ * @param pStream - CUDA stream on which release will be done
+ * @returns `[err, conn, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Connection on which to release; `pStream`: CUDA stream on which release will be done; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t pCudaResource, cudaStream_t * pStream) — cuda_egl_interop.h:448
 export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnection | null, pCudaResource: H.cudaGraphicsResource_t | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerReleaseFrame', 'conn');
@@ -3837,7 +5657,13 @@ export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnectio
 }
 
 let f_cudaEGLStreamProducerConnect: KoffiFunction | undefined;
-/** Connect CUDA to EGLStream as a producer. */
+/**
+ * Connect CUDA to EGLStream as a producer.
+ * @param eglStream - EGLStreamKHR handle
+ * @param width - width of the image to be submitted to the stream
+ * @param height - height of the image to be submitted to the stream
+ * @returns `[err, conn]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Pointer to the returned connection handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, EGLint width, EGLint height) — cuda_egl_interop.h:475
 export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, height: number): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamProducerConnect', 'eglStream');
@@ -3849,7 +5675,11 @@ export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, 
 }
 
 let f_cudaEGLStreamProducerDisconnect: KoffiFunction | undefined;
-/** Disconnect CUDA as a producer to EGLStream. */
+/**
+ * Disconnect CUDA as a producer to EGLStream.
+ * @param conn - Conection to disconnect
+ * @returns `[err, conn]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Conection to disconnect; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:496
 export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerDisconnect', 'conn');
@@ -3860,7 +5690,13 @@ export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection 
 }
 
 let f_cudaEGLStreamProducerPresentFrame: KoffiFunction | undefined;
-/** Present a CUDA eglFrame to the EGLStream with CUDA as a producer. */
+/**
+ * Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
+ * @param conn - Connection on which to present the CUDA array
+ * @param eglframe - CUDA Eglstream Proucer Frame handle to be sent to the consumer over EglStream
+ * @param pStream - CUDA stream on which to present the frame
+ * @returns `[err, conn, pStream]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Connection on which to present the CUDA array; `pStream`: CUDA stream on which to present the frame; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection * conn, cudaEglFrame eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:534
 export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnection | null, eglframe: S.cudaEglFrame_st | S.cudaEglFrame_stInit, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerPresentFrame', 'conn');
@@ -3874,7 +5710,12 @@ export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnectio
 }
 
 let f_cudaEGLStreamProducerReturnFrame: KoffiFunction | undefined;
-/** Return the CUDA eglFrame to the EGLStream last released by the consumer. */
+/**
+ * Return the CUDA eglFrame to the EGLStream last released by the consumer.
+ * @param conn - Connection on which to present the CUDA array
+ * @param pStream - CUDA stream on which to return the frame
+ * @returns `[err, conn, eglframe, pStream]` — `err`: the status (cudaSuccess, cudaErrorLaunchTimeout, cudaErrorInvalidValue, cudaErrorUnknown); `conn`: Connection on which to present the CUDA array; `eglframe`: CUDA Eglstream Proucer Frame handle returned from the consumer over EglStream; `pStream`: CUDA stream on which to return the frame; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection * conn, cudaEglFrame * eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:559
 export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, S.cudaEglFrame_st | null, H.cudaStream_t | null] {
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerReturnFrame', 'conn');
@@ -3888,7 +5729,13 @@ export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection
 }
 
 let f_cudaGraphicsResourceGetMappedEglFrame: KoffiFunction | undefined;
-/** Get an eglFrame through which to access a registered EGL graphics resource. */
+/**
+ * Get an eglFrame through which to access a registered EGL graphics resource.
+ * @param resource - Registered resource to access
+ * @param index - Index for cubemap surfaces
+ * @param mipLevel - Mipmap level for the subresource to access
+ * @returns `[err, eglFrame]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown); `eglFrame`: Returned eglFrame; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame * eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel) — cuda_egl_interop.h:601
 export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsResource_t | null, index: number, mipLevel: number): [E.cudaError_t, S.cudaEglFrame_st | null] {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedEglFrame', 'resource');
@@ -3901,7 +5748,12 @@ export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsRe
 }
 
 let f_cudaEventCreateFromEGLSync: KoffiFunction | undefined;
-/** Creates an event from EGLSync object */
+/**
+ * Creates an event from EGLSync object
+ * @param eglSync - Opaque handle to EGLSync object
+ * @param flags - Event creation flags
+ * @returns `[err, phEvent]` — `err`: the status (cudaSuccess, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation); `phEvent`: Returns newly created event; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t * phEvent, EGLSyncKHR eglSync, unsigned int flags) — cuda_egl_interop.h:636
 export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
   const a_eglSync = M.pointer(eglSync, 'cudaEventCreateFromEGLSync', 'eglSync');
@@ -3912,7 +5764,12 @@ export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.
 }
 
 let f_cudaVDPAUGetDevice: KoffiFunction | undefined;
-/** Gets the CUDA device associated with a VdpDevice. */
+/**
+ * Gets the CUDA device associated with a VdpDevice.
+ * @param vdpDevice - A VdpDevice handle
+ * @param vdpGetProcAddress - VDPAU's VdpGetProcAddress function pointer
+ * @returns `[err, device]` — `err`: the status (cudaSuccess); `device`: Returns the device associated with vdpDevice, or -1 if the device associated with vdpDevice is not a compute device; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaVDPAUGetDevice(int * device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cuda_vdpau_interop.h:87
 export function cudaVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.cudaError_t, number | null] {
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUGetDevice', 'vdpDevice');
@@ -3923,7 +5780,13 @@ export function cudaVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint 
 }
 
 let f_cudaVDPAUSetVDPAUDevice: KoffiFunction | undefined;
-/** Sets a CUDA device to use VDPAU interoperability */
+/**
+ * Sets a CUDA device to use VDPAU interoperability
+ * @param device - Device to use for VDPAU interoperability
+ * @param vdpDevice - The VdpDevice to interoperate with
+ * @param vdpGetProcAddress - VDPAU's VdpGetProcAddress function pointer
+ * @returns `[err]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorSetOnActiveProcess).
+ */
 // cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cuda_vdpau_interop.h:118
 export function cudaVDPAUSetVDPAUDevice(device: number, vdpDevice: number, vdpGetProcAddress: bigint | null): [E.cudaError_t] {
   const a_device = M.i32(device, 'cudaVDPAUSetVDPAUDevice', 'device');
@@ -3934,7 +5797,12 @@ export function cudaVDPAUSetVDPAUDevice(device: number, vdpDevice: number, vdpGe
 }
 
 let f_cudaGraphicsVDPAURegisterVideoSurface: KoffiFunction | undefined;
-/** Register a VdpVideoSurface object */
+/**
+ * Register a VdpVideoSurface object
+ * @param vdpSurface - VDPAU object to be registered
+ * @param flags - Map flags
+ * @returns `[err, resource]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown); `resource`: Pointer to the returned object handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource ** resource, VdpVideoSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:155
 export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
@@ -3945,7 +5813,12 @@ export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags:
 }
 
 let f_cudaGraphicsVDPAURegisterOutputSurface: KoffiFunction | undefined;
-/** Register a VdpOutputSurface object */
+/**
+ * Register a VdpOutputSurface object
+ * @param vdpSurface - VDPAU object to be registered
+ * @param flags - Map flags
+ * @returns `[err, resource]` — `err`: the status (cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown); `resource`: Pointer to the returned object handle; the outputs are null unless `err` is cudaSuccess.
+ */
 // cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource ** resource, VdpOutputSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:192
 export function cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterOutputSurface', 'vdpSurface');

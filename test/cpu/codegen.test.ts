@@ -166,3 +166,49 @@ test('the spec files import ParamSpec from apis.ts, not from another spec', () =
   const crossed = specs.filter((f) => /from '\.\/\w+-spec'/.test(fs.readFileSync(path.join(dir, f), 'utf8')));
   expect(crossed).toEqual([]);
 });
+
+/** The parameter names of a TypeScript parameter list (commas inside types aside). */
+function topLevelNames(list: string): string[] {
+  const names: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i <= list.length; i++) {
+    const ch = list[i];
+    if (ch === '(' || ch === '[' || ch === '{' || ch === '<') depth++;
+    else if (ch === ')' || ch === ']' || ch === '}' || (ch === '>' && list[i - 1] !== '=')) depth--;
+    else if ((ch === ',' && depth === 0) || i === list.length) {
+      const part = list.slice(start, i).trim();
+      if (part) names.push(part.split(/\??:/)[0]);
+      start = i + 1;
+    }
+  }
+  return names;
+}
+
+test('each generated function documents its parameters and the tuple it returns, from the header\'s \\param and \\return', () => {
+  const gen = generated();
+  const runtimeApi = gen.files.get('src/runtime/api.gen.ts')!;
+  // One JS parameter (count is an output): @returns names both elements and the statuses of \return.
+  expect(runtimeApi).toContain([
+    '/**',
+    ' * Returns which device is currently being used',
+    ' * @returns `[err, device]` — `err`: the status (cudaSuccess, cudaErrorInvalidValue); `device`: Returns the device on which the active host thread executes the device code; the outputs are null unless `err` is cudaSuccess.',
+    ' */',
+  ].join('\n'));
+  expect(gen.files.get('src/driver/api.gen.ts')).toContain(' * @param dev - Device to get identifier string for\n');
+  // From a reduced header, which carries the original's \param and \return lines.
+  expect(gen.files.get('src/nvml/api.gen.ts')).toContain(' * @param length - The maximum allowed length of the string returned in name\n');
+  expect(gen.files.get('src/nvjitlink/api.gen.ts')).toMatch(/@returns `\[err, handle\]` — `err`: the status \(NVJITLINK_SUCCESS, NVJITLINK_ERROR_UNRECOGNIZED_OPTION/);
+  // Every exported function has a @returns, and a @param for each of its parameters.
+  const missing: string[] = [];
+  for (const [f, text] of gen.files) {
+    if (!f.endsWith('/api.gen.ts')) continue;
+    for (const m of text.matchAll(/\/\*\*\n((?: \*.*\n)+) \*\/\n\/\/ .*\nexport function (\w+)\((.*)\): \[/g)) {
+      const params = topLevelNames(m[3]);
+      const documented = [...m[1].matchAll(/@param (\w+) - \S/g)].map((x) => x[1]);
+      if (!/@returns `\[err/.test(m[1]) || documented.join() !== params.join()) missing.push(`${f}: ${m[2]}`);
+    }
+  }
+  expect(missing).toEqual([]);
+  expect([...gen.files].filter(([f]) => f.endsWith('/api.gen.ts')).map(([, t]) => (t.match(/^export function /gm) ?? []).length).reduce((a, b) => a + b)).toBeGreaterThan(1200);
+}, 120_000);

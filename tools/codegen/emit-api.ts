@@ -5,7 +5,7 @@ import { TypeMap, type ValueKind } from './types';
 import type { ParamSpec } from './apis';
 import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
-import { banner, doc, q, usedImports } from './util';
+import { banner, doc, docBlock, q, usedImports } from './util';
 import { scalarIO, tsQ } from './emit-structs';
 import { EXTENT_HELPERS, type ExtentKind } from './extents';
 
@@ -140,6 +140,8 @@ interface Plan {
   notes: string[];
   /** Sentences added to the function's doc comment (what the header cannot say about JS's forms). */
   docSuffix?: string[];
+  /** Each C parameter with the index of the first output it gave (for the doc's @returns). */
+  outStarts: [param: string, start: number][];
   /** Every pointer C may write through, with the rule that bounds it (extents.ts). */
   extentRules: ExtentRow[];
   /** Writable pointers without a rule: the generator fails on any. */
@@ -170,7 +172,7 @@ const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents, attrTables } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {} };
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {}, outStarts: [] };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
@@ -234,6 +236,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type) });
 
   for (const p of fn.params) {
+    plan.outStarts.push([p.name, plan.outs.length]);
     const spec = specs[p.name];
     const L = local(p);
     const J = jsName(p.name);
@@ -825,6 +828,46 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   return [banner(`tuple facade of the ${api.title}`, from), ...imports, '', ...o].join('\n') + '\n';
 }
 
+/** The C parameter whose output is the k-th element after the status. */
+function outParam(p: Plan, k: number): string {
+  let owner = '';
+  for (const [name, start] of p.outStarts) if (start <= k) owner = name;
+  return owner;
+}
+
+/** The first sentence of a header's text. */
+const firstSentence = (t: string) => t.split(/(?<=[.;])\s/)[0].replace(/[.;]$/, '');
+
+/**
+ * A function's TSDoc: the header's summary, `@param` for each JS parameter and `@returns` naming the
+ * tuple's elements, from the header's \param and \return (first sentence of each).
+ */
+function functionDoc(api: ApiConfig, tm: TypeMap, p: Plan, isErr: boolean): string {
+  const fn = p.fn;
+  const lines = [[api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ').trim() || '(undocumented in the header)'];
+  const spelled = new Map(fn.params.map((x) => [jsName(x.name), x.spelled]));
+  for (const j of p.jsParams) lines.push(`@param ${j.name} - ${firstSentence(j.doc) || `(undocumented in the header) C type \`${spelled.get(j.name) ?? j.c}\``}`);
+  if (isErr) {
+    const statusEnum = tm.enumTs.get(api.status.type) ?? api.status.type;
+    const statuses = [...new Set(fn.returnDoc.match(/\b\w+\b/g) ?? [])].filter((w) => {
+      const e = tm.model.enumerators.get(w);
+      return e && (tm.enumTs.get(e.enumName) ?? e.enumName) === statusEnum;
+    });
+    const names = p.outs.map((_, k) => jsName(outParam(p, k)));
+    const parts = [`\`err\`: the status${statuses.length ? ` (${statuses.join(', ')})` : ''}`];
+    p.outs.forEach((_, k) => {
+      const d = firstSentence(fn.paramDocs[outParam(p, k)] ?? '');
+      parts.push(`\`${names[k]}\`${d ? `: ${d}` : ''}`);
+    });
+    const tail = p.outs.length ? `; the outputs are null unless \`err\` is ${api.status.success}` : '';
+    lines.push(`@returns \`[${['err', ...names].join(', ')}]\` — ${parts.join('; ')}${tail}.`);
+  } else {
+    const d = firstSentence(fn.returnDoc);
+    lines.push(`@returns \`[err, value]\` — \`err\`: always ${api.status.success}; \`value\`${d ? `: ${d}` : ''}.`);
+  }
+  return docBlock(lines);
+}
+
 function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const st = `E.${api.status.enumTs}`;
   const fn = p.fn;
@@ -833,7 +876,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const outTs = p.outs.map((x) => `${x.ts} | null`);
   const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
-  o.push(doc([api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ')));
+  o.push(functionDoc(api, tm, p, isErr));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   // Optional only where every parameter after it is too.
   const firstOptional = p.jsParams.findIndex((j, i) => j.optional && p.jsParams.slice(i).every((x) => x.optional));

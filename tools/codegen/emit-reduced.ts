@@ -2,7 +2,7 @@
 // enums, typedefs and functions it bound, each with its doc line and a mark of where it sits in the
 // original (`/* @nvrtc.h:185 */`), so the bindings come out the same from either.
 import { type CType, resolve, PRIM_C } from './ctype';
-import type { Model, RecordModel } from './model';
+import type { FunctionModel, Model, RecordModel } from './model';
 
 /**
  * Options: `own` (an API with its own declarations only, nccl.h: stand-ins for foreign headers and its
@@ -27,6 +27,12 @@ export function emitReducedHeader(model: Model, original: string, from: string, 
     for (const m of model.macros) if (m.file === original && m.body) o.push(`#define ${m.name} ${m.body}`);
   }
   const docLine = (text: string) => (text ? `/** \\brief ${text.replace(/\*\//g, '* /')} */` : '');
+  // A function's summary, its parameters' and its return's documentation, as the original has them.
+  const fnDoc = (f: FunctionModel) => {
+    const esc = (t: string) => t.replace(/\*\//g, '* /');
+    const tags = [...Object.entries(f.paramDocs).map(([p, t]) => ` * \\param ${p} ${esc(t)}`), ...(f.returnDoc ? [` * \\return ${esc(f.returnDoc)}`] : [])];
+    return tags.length ? [`/** \\brief ${esc(f.doc)}`, ...tags, ' */'].join('\n') : docLine(f.doc);
+  };
   /** `text`'s last line is marked with `line`; in the one-declaration-per-line form, lines carry their own marks. */
   type Item = { line: number; text: string[]; marked?: boolean };
   const items: Item[] = [];
@@ -81,10 +87,10 @@ export function emitReducedHeader(model: Model, original: string, from: string, 
     if (f.symbol !== f.name) {
       // Bound through a static inline wrapper (nvJitLink): the exported symbol and the wrapper.
       const call = `{ return ${f.symbol}(${f.params.map((p) => p.name).join(', ')}); }`;
-      items.push({ line: f.loc.line, text: [`extern ${f.retSpelled} ${f.symbol}(${params}); /* @${original}:${f.loc.line} */`, docLine(f.doc), `static inline ${f.retSpelled} ${f.name}(${params}) ${call}`] });
+      items.push({ line: f.loc.line, text: [`extern ${f.retSpelled} ${f.symbol}(${params}); /* @${original}:${f.loc.line} */`, fnDoc(f), `static inline ${f.retSpelled} ${f.name}(${params}) ${call}`] });
       continue;
     }
-    items.push({ line: f.loc.line, text: [docLine(f.doc), `${f.retSpelled} ${f.symbol}(${params});`] });
+    items.push({ line: f.loc.line, text: [fnDoc(f), `${f.retSpelled} ${f.symbol}(${params});`] });
   }
   items.sort((a, b) => a.line - b.line);
   for (const it of items) {

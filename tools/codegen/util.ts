@@ -38,6 +38,12 @@ export function doc(text: string): string {
   return `/** ${t || '(undocumented in the header)'} */`;
 }
 
+/** A doc comment of several lines (each folded to one line): a summary, then `@param`, `@returns`. */
+export function docBlock(lines: string[]): string {
+  const body = lines.map((l) => ` * ${l.replace(/\*\//g, '* /').replace(/\s+/g, ' ').trim()}`);
+  return ['/**', ...body, ' */'].join('\n');
+}
+
 /** A single-quoted JS string literal. */
 export function q(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
