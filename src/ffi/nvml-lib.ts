@@ -1,5 +1,5 @@
 // libnvidia-ml (NVML), installed with the NVIDIA driver: opened on first use, and its generated
-// declarations (src/ffi/nvml.ts, 375 functions and their struct types) read only then, so that
+// declarations (src/ffi/nvml.gen.ts, 375 functions and their struct types) read only then, so that
 // importing the package costs nothing for NVML.
 import { lazyLibrary, splitSmallStructs, type KoffiFunction, type LazyLibrary, type LibraryInfo } from './binding';
 import type { LibrarySpec } from './loader';

@@ -1,4 +1,4 @@
-// Writes src/structs/runtime.ts: one class per C struct or union, over its own bytes.
+// Writes src/structs/<api>.gen.ts: one class per C struct or union, over its own bytes.
 import { type CType, type PrimName, resolve } from './ctype';
 import type { Model, RecordModel, FieldModel } from './model';
 import { TypeMap, type ValueKind } from './types';
