@@ -165,7 +165,7 @@ describe('the loader', () => {
   });
 
   test('importing cuda-bindings loads neither NVML nor its declarations; the namespace loads on first use', () => {
-    const script = "const m = require('./src'); const loaded = () => Object.keys(require.cache).filter((k) => /src[\\\\/](nvml|ffi[\\\\/]nvml|structs[\\\\/]nvml)/.test(k)).length; const before = loaded(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, loaded() > 0, Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.ts$/.test(k))]))";
+    const script = "const m = require('./src'); const loaded = () => Object.keys(require.cache).filter((k) => /src[\\\\/](nvml|ffi[\\\\/]nvml|structs[\\\\/]nvml)/.test(k)).length; const before = loaded(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, loaded() > 0, Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.gen\\.ts$/.test(k))]))";
     const r = child(['-e', script]);
     expect(r.stdout.trim()).toBe('[0,true,true]');
   });
