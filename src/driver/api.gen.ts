@@ -2615,7 +2615,7 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | nu
 
 let f_cuMemBatchDecompressAsync: KoffiFunction | undefined;
 /**
- * Submit a batch of \p count independent decompression operations.
+ * Submit a batch of count independent decompression operations.
  * @param paramsArray - (undocumented in the header) C type `CUmemDecompressParams *`
  * @param count - (undocumented in the header) C type `size_t`
  * @param flags - (undocumented in the header) C type `unsigned int`

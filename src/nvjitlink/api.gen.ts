@@ -11,7 +11,7 @@ import type * as H from './handles.gen';
 
 let f_nvJitLinkCreate: KoffiFunction | undefined;
 /**
- * nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
+ * nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter handle.
  * @param numOptions - (undocumented in the header) C type `uint32_t`
  * @param options - (undocumented in the header) C type `const char *const *`
  * @returns `[err, handle]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_UNRECOGNIZED_OPTION, NVJITLINK_ERROR_MISSING_ARCH, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `handle`; the outputs are null unless `err` is NVJITLINK_SUCCESS.

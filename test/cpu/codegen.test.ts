@@ -210,5 +210,8 @@ test('each generated function documents its parameters and the tuple it returns,
     }
   }
   expect(missing).toEqual([]);
+  // Inline commands read as their words: `\p handle` is `handle`.
+  expect(gen.files.get('src/nvjitlink/api.gen.ts')).toContain('sets the output parameter handle.');
+  expect([...gen.files].filter(([f, t]) => f.endsWith('.gen.ts') && /^ \* .*\\[pc] /m.test(t)).map(([f]) => f)).toEqual([]);
   expect([...gen.files].filter(([f]) => f.endsWith('/api.gen.ts')).map(([, t]) => (t.match(/^export function /gm) ?? []).length).reduce((a, b) => a + b)).toBeGreaterThan(1200);
 }, 120_000);

@@ -412,14 +412,17 @@ function briefFromSource(l: SourceLoc): string {
     if (b || out.length) {
       const t = b ? b[1] : lines[j].replace(/^\s*\*\s?/, '');
       // A one-line `/** \brief text */` (as a reduced header writes it).
-      if (b && t.includes('*/')) return fold(t.slice(0, t.indexOf('*/')));
+      if (b && t.includes('*/')) return fold(plainWords(t.slice(0, t.indexOf('*/'))));
       // The summary ends at a blank line, the comment's end or the next command (`\param`).
       if (!t.trim() || lines[j].includes('*/') || (!b && /^[\\@]\w/.test(t.trim()))) break;
       out.push(t);
     }
   }
-  return fold(out.join(' '));
+  return fold(plainWords(out.join(' ')));
 }
+
+/** Text with the inline doc commands (`\\p name`, `\\c code`) reduced to their words. */
+const plainWords = (t: string) => t.replace(/[\\@](?:p|c|e|b|a|em)\s+/g, '');
 
 /**
  * The `\\return` (or `@return`) section of the doc comment just above a declaration, read from the
@@ -439,7 +442,7 @@ function returnsFromSource(l: SourceLoc): string {
   const body = lines.slice(start, end + 1).join('\n').replace(/^[^]*?\/\*\*/, '').replace(/\*\/[^]*$/, '');
   const m = /[\\@]returns?\b([^]*?)(?=\n\s*\*?\s*[\\@](?!link|endlink|ref|p\b|c\b|e\b|b\b|em\b)\w|$)/.exec(body);
   if (!m) return '';
-  return fold(m[1].replace(/^\s*\*/gm, ' ').replace(/[\\@](link|ref)\s+(?:#|::)?\w+(?=\s)|[\\@]endlink/g, (x, cmd) => (cmd === 'ref' ? x.replace(/^[\\@]ref\s+/, '') : '')).replace(/[\\@](?:p|c|e|b|a|em)\s+/g, '').replace(/::/g, ''));
+  return fold(plainWords(m[1].replace(/^\s*\*/gm, ' ').replace(/[\\@](link|ref)\s+(?:#|::)?\w+(?=\s)|[\\@]endlink/g, (x, cmd) => (cmd === 'ref' ? x.replace(/^[\\@]ref\s+/, '') : '')).replace(/::/g, '')));
 }
 
 /** `\\p name`, `\\c code`: the words a doc command stands for. */

@@ -9,7 +9,7 @@ typedef enum { /** Error Type */ NVJITLINK_INPUT_NONE = 0, /** For CUDA Binaries
 /** \brief nvJitLinkHandle is the unit of linking, and an opaque handle for a program. To link inputs, an instance of nvJitLinkHandle must be created first with nvJitLinkCreate(). */
 typedef struct nvJitLink *nvJitLinkHandle; /* @nvJitLink.h:162 */
 extern nvJitLinkResult __nvJitLinkCreate_13_0(nvJitLinkHandle *handle, uint32_t numOptions, const char *const *options); /* @nvJitLink.h:190 */
-/** \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
+/** \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter handle.
  * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_UNRECOGNIZED_OPTION - NVJITLINK_ERROR_MISSING_ARCH - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL It supports options listed in \ref options.
  */
 static inline nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char *const *options) { return __nvJitLinkCreate_13_0(handle, numOptions, options); } /* @nvJitLink.h:190 */
