@@ -11,7 +11,7 @@ export const nvfatbinSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVFATBIN',
   linuxNames: [`libnvfatbin.so.${CUDA_MAJOR}`],
   windowsNames: [`nvfatbin_${CUDA_MAJOR}0_0.dll`],
-  hint: 'Install nvFatbin from the CUDA 13 toolkit (the libnvfatbin package)',
+  hint: `Install nvFatbin from the CUDA ${CUDA_MAJOR} toolkit (the libnvfatbin package)`,
   check(lib) {
     return checkVersionPair(lib, 'nvFatbinVersion', 'nvFatbin', (major) => major === CUDA_MAJOR);
   },

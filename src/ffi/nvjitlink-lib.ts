@@ -10,7 +10,7 @@ export const nvjitlinkSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVJITLINK',
   linuxNames: [`libnvJitLink.so.${CUDA_MAJOR}`],
   windowsNames: [`nvJitLink_${CUDA_MAJOR}0_0.dll`],
-  hint: 'Install nvJitLink from the CUDA 13 toolkit (the libnvjitlink package)',
+  hint: `Install nvJitLink from the CUDA ${CUDA_MAJOR} toolkit (the libnvjitlink package)`,
   check(lib) {
     return checkVersionPair(lib, 'nvJitLinkVersion', 'nvJitLink', (major) => major === CUDA_MAJOR);
   },

@@ -9,7 +9,7 @@ export const nvrtcSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVRTC',
   linuxNames: [`libnvrtc.so.${CUDA_MAJOR}`],
   windowsNames: [`nvrtc64_${CUDA_MAJOR}0_0.dll`],
-  hint: 'Install NVRTC from the CUDA 13 toolkit (the cuda-nvrtc package)',
+  hint: `Install NVRTC from the CUDA ${CUDA_MAJOR} toolkit (the cuda-nvrtc package)`,
   check(lib) {
     let version: ReturnType<typeof lib.func>;
     try {

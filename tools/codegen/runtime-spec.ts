@@ -245,7 +245,7 @@ export const runtimeApi: ApiConfig = {
   status: { type: 'cudaError_t', enumTs: 'cudaError_t', success: 'cudaSuccess' },
   ffi: 'src/ffi/cudart.gen.ts',
   lib: { module: '../ffi/cudart-lib', fn: 'libcudart' },
-  ffiConstants: ['cudaStreamLegacy', 'cudaStreamPerThread', 'cudaEventDisableTiming', 'cudaStreamCaptureStatusActive', 'cudaMemRangeAttributeAccessedBy'],
+  ffiConstants: ['CUDART_VERSION', 'cudaStreamLegacy', 'cudaStreamPerThread', 'cudaEventDisableTiming', 'cudaStreamCaptureStatusActive', 'cudaMemRangeAttributeAccessedBy'],
   libLabel: 'libcudart',
   spec: { paramSpecs, extents, elementExtents, notWritten, fieldExtents, integerHandles, attrTables, docs, checks: runtimeChecks() },
   skipped: [
