@@ -3,7 +3,7 @@
 //   node dist-bench/bench/stable/node.js facade|core|koffi <kernels.cubin>
 //   then on stdin "<op> <loop|batch> <n>" -> stdout: ns per call, or "-" for an operation it lacks
 // `koffi` is the floor of any binding made with koffi: the facade's own koffi declarations
-// (dist/ffi/*.js, with small structs split into words as the facade passes them), called with
+// (dist/ffi/*.gen.js, with small structs split into words as the facade passes them), called with
 // arguments prepared once, and nothing else.
 import * as path from 'node:path';
 import * as readline from 'node:readline';
@@ -89,9 +89,9 @@ function koffiOps(): [Record<string, Op>, () => void] {
   const koffi = require('koffi') as typeof import('koffi');
   type Decl = [string, string, unknown[], unknown[]?];
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const rtDecls = require(path.resolve('dist', 'ffi', 'cudart')).declarations as Record<string, Decl>;
+  const rtDecls = require(path.resolve('dist', 'ffi', 'cudart.gen')).declarations as Record<string, Decl>;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const drvDecls = require(path.resolve('dist', 'ffi', 'cuda')).declarations as Record<string, Decl>;
+  const drvDecls = require(path.resolve('dist', 'ffi', 'cuda.gen')).declarations as Record<string, Decl>;
   const rtLib = koffi.load(cudart.libraryInfo().path);
   const drvLib = koffi.load('libcuda.so.1');
   const bind = (lib: ReturnType<typeof koffi.load>, decls: Record<string, Decl>, name: string) => {

@@ -1,8 +1,8 @@
 // An NCCL communicator: one rank of a group of GPUs that run collectives together. (The facade loads
 // NCCL's declarations and opens libnccl on its first call, not at import.)
 import * as nccl from '../nccl';
-import { ncclDataType_t, ncclRedOp_t, ncclResult_t } from '../nccl/enums';
-import { NCCL_SPLIT_NOCOLOR } from '../nccl/constants';
+import { ncclDataType_t, ncclRedOp_t, ncclResult_t } from '../nccl/enums.gen';
+import { NCCL_SPLIT_NOCOLOR } from '../nccl/constants.gen';
 import { ncclConfigInitializer, uniqueIdFromBase64, uniqueIdFromBuffer } from '../nccl/helpers';
 import { ncclUniqueId, type ncclConfig_t } from '../nccl';
 import { Resource } from './lifetime';

@@ -7,7 +7,7 @@ import { runtimeError, check } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';
 import { checkParamTypes, parseSignature, type ParamType } from './signature';
-import { cudart as library } from '../ffi/cudart-lib';
+import { libcudart as library } from '../ffi/cudart-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';

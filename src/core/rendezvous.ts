@@ -3,7 +3,7 @@
 import * as net from 'node:net';
 import { ncclUniqueId } from '../nccl';
 import { uniqueIdFromBuffer } from '../nccl/helpers';
-import { NCCL_UNIQUE_ID_BYTES } from '../nccl/constants';
+import { NCCL_UNIQUE_ID_BYTES } from '../nccl/constants.gen';
 import { Communicator } from './Communicator';
 import { checkOptions } from './options';
 

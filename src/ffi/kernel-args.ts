@@ -3,6 +3,7 @@
 // its C type is ambiguous, so it must be wrapped (i32(n), f32(x), …).
 import koffi from 'koffi';
 import { pointer, rangeError, typeError, untransferable, type Pointer } from './marshal';
+import { CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END } from './constants.gen';
 
 /** The C type of a kernel argument, named as the wrappers that make one (i32(n), f32(x), …). */
 export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'f32' | 'f64' | 'ptr';
@@ -261,11 +262,11 @@ export function launchParamBuffer(args: KernelArgs | readonly unknown[]): Uint8A
   const mem = new Uint8Array(untransferable(new ArrayBuffer(48)));
   const dv = new DataView(mem.buffer);
   const bufAddr = koffi.address(k.buffer) as bigint;
-  dv.setBigUint64(0, 1n, true); // CU_LAUNCH_PARAM_BUFFER_POINTER
+  dv.setBigUint64(0, CU_LAUNCH_PARAM_BUFFER_POINTER, true);
   dv.setBigUint64(8, bufAddr, true);
-  dv.setBigUint64(16, 2n, true); // CU_LAUNCH_PARAM_BUFFER_SIZE
+  dv.setBigUint64(16, CU_LAUNCH_PARAM_BUFFER_SIZE, true);
   dv.setBigUint64(24, (koffi.address(mem) as bigint) + 40n, true);
-  dv.setBigUint64(32, 0n, true); // CU_LAUNCH_PARAM_END
+  dv.setBigUint64(32, CU_LAUNCH_PARAM_END, true);
   dv.setBigUint64(40, BigInt(k.buffer.length), true);
   (mem as Uint8Array & { keep?: KernelArgs }).keep = k;
   return mem;

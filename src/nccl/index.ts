@@ -2,12 +2,12 @@
  * NCCL, NVIDIA's collective communication library, as cuda-python's tuple facade.
  * @module cuda-bindings/nccl
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
+export * from './api.gen';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
 export * from './helpers';
-export * from '../structs/nccl';
+export * from '../structs/nccl.gen';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { ncclLibraryInfo } from '../ffi/nccl-lib';

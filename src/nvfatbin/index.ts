@@ -2,10 +2,10 @@
  * nvFatbin, which bundles cubins, PTX and LTO-IR for several architectures into one fat binary, as a tuple facade.
  * @module cuda-bindings/nvfatbin
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
+export * from './api.gen';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvfatbinLibraryInfo } from '../ffi/nvfatbin-lib';

@@ -2,10 +2,10 @@
  * nvJitLink, the link-time optimising linker of CUDA 13 (cubin, PTX, LTO-IR, fatbins, host objects and libraries in; a cubin or PTX out), as a tuple facade.
  * @module cuda-bindings/nvjitlink
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
+export * from './api.gen';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvjitlinkLibraryInfo } from '../ffi/nvjitlink-lib';

@@ -2,10 +2,10 @@
  * NVRTC, the runtime compiler for CUDA C++, as cuda-python's tuple facade.
  * @module cuda-bindings/nvrtc
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
+export * from './api.gen';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvrtcLibraryInfo } from '../ffi/nvrtc-lib';

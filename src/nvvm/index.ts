@@ -2,10 +2,10 @@
  * libNVVM, the compiler from NVVM IR (LLVM IR for CUDA, text or bitcode) to PTX, as a tuple facade.
  * @module cuda-bindings/nvvm
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
+export * from './api.gen';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvvmLibraryInfo } from '../ffi/nvvm-lib';

@@ -4,18 +4,16 @@
 // default stream, so waits that depend on the caller's thread are first pinned down on it: a
 // special stream becomes an event recorded on the JS thread, a device becomes its context.
 import koffi from 'koffi';
-import { cudart as L } from '../ffi/cudart-lib';
-import { cuda as D } from '../ffi/cuda-lib';
+import { libcudart as L } from '../ffi/cudart-lib';
+import { libcuda as D } from '../ffi/cuda-lib';
 import * as M from '../ffi/marshal';
 import * as K from '../ffi/scratch';
-import { cudaError_t, type cudaMemcpyKind } from './enums';
-import type { cudaEvent_t, cudaStream_t } from './handles';
+import { cudaError_t, type cudaMemcpyKind } from './enums.gen';
+import type { cudaEvent_t, cudaStream_t } from './handles.gen';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Pointer } from '../ffi/marshal';
+import { cudaEventDisableTiming, cudaStreamLegacy, cudaStreamPerThread } from '../ffi/constants.gen';
 
-const CUDA_STREAM_LEGACY = 1n;
-const CUDA_STREAM_PER_THREAD = 2n;
-const cudaEventDisableTiming = 2;
 
 // koffi refuses more than 256 asynchronous calls queued at once; more waits than this wait here,
 // in order, for one in flight to finish. (The pool's threads are shared with fs and dns: a wait
@@ -74,7 +72,7 @@ async function waitThroughEvent(stream: bigint | null): Promise<[cudaError_t]> {
 export async function cudaStreamSynchronize(stream: cudaStream_t | null): Promise<[cudaError_t]> {
   const s = M.handle(stream, 'async.cudaStreamSynchronize', 'stream');
   // The legacy and per-thread default streams are those of the caller's thread and device.
-  if (s === null || s === 0n || s === CUDA_STREAM_LEGACY || s === CUDA_STREAM_PER_THREAD) return waitThroughEvent(s);
+  if (s === null || s === 0n || s === cudaStreamLegacy || s === cudaStreamPerThread) return waitThroughEvent(s);
   streamSync ??= L.bind('cudaStreamSynchronize');
   return onPool(streamSync, s);
 }

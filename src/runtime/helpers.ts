@@ -1,5 +1,5 @@
 // The header's static inline constructors, which libcudart does not export.
-import { cudaExtent, cudaPitchedPtr, cudaPos } from '../structs/runtime';
+import { cudaExtent, cudaPitchedPtr, cudaPos } from '../structs/runtime.gen';
 import type { Pointer } from '../ffi/marshal';
 
 /** Returns a cudaExtent from its width, height and depth (make_cudaExtent). */

@@ -5,6 +5,7 @@ import { rangeError, typeError, arrayArg } from '../ffi/marshal';
 import { U64, I32 } from '../ffi/scratch';
 import { CStruct, type StructClass, packValues, passHostFns, checkHeld } from './base';
 import { W } from '../ffi/memory';
+import { cudaMemRangeAttributeAccessedBy } from '../ffi/constants.gen';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
@@ -134,10 +135,9 @@ export function attrOut(t: AttrTable, attr: number, i: number): number | bigint 
 }
 
 /** cudaMemRangeAttributeAccessedBy is a list of devices; the other range attributes are one int. */
-const RANGE_ACCESSED_BY = 3;
 export function rangeAttrOut(mem: Uint8Array, attr: number, dataSize: number): number | number[] {
   const ints = new Int32Array(mem.buffer, mem.byteOffset, Math.floor(mem.byteLength / 4));
-  if (attr === RANGE_ACCESSED_BY) return Array.from(ints.subarray(0, Math.floor(dataSize / 4)));
+  if (attr === cudaMemRangeAttributeAccessedBy) return Array.from(ints.subarray(0, Math.floor(dataSize / 4)));
   return ints[0];
 }
 

@@ -1,7 +1,7 @@
 // Small structs passed by value go to C as their 8-byte words (x86-64 System V): eightbyte() reads
 // word i of a struct. Its whole-word fast path must give what the bytes say, for every size.
 import { eightbyte } from '../../src/structs/support';
-import { dim3, cudaExtent, char3, short3 } from '../../src/structs/runtime';
+import { dim3, cudaExtent, char3, short3 } from '../../src/structs/runtime.gen';
 import type { CStruct } from '../../src/structs/base';
 
 /** Word i of the bytes, read byte by byte (little-endian), as a number when exact, else a bigint. */

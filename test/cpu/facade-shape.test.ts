@@ -9,12 +9,12 @@ const apis = ['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'nc
 const rootName = { runtime: 'cudart', driver: 'cuda' } as Record<string, string>;
 const cases: [string, () => object, string][] = [];
 for (const api of apis) {
-  for (const part of ['api', 'enums', 'helpers']) {
+  for (const part of ['api.gen', 'enums.gen', 'helpers']) {
     cases.push([`root.${rootName[api] ?? api} (${part})`, () => (root as any)[rootName[api] ?? api], `../../src/${api}/${part}`]);
   }
-  cases.push([`root.${rootName[api] ?? api} (structs)`, () => (root as any)[rootName[api] ?? api], `../../src/structs/${api}`]);
+  cases.push([`root.${rootName[api] ?? api} (structs)`, () => (root as any)[rootName[api] ?? api], `../../src/structs/${api}.gen`]);
 }
-cases.push(['cuda-bindings/runtime (api)', () => runtime, '../../src/runtime/api'], ['cuda-bindings/driver (api)', () => driver, '../../src/driver/api']);
+cases.push(['cuda-bindings/runtime (api)', () => runtime, '../../src/runtime/api.gen'], ['cuda-bindings/driver (api)', () => driver, '../../src/driver/api.gen']);
 
 test.each(cases)('%s: every name is a data property, not a getter', (_name, ns, modulePath) => {
   let mod: object;

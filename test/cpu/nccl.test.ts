@@ -144,7 +144,7 @@ describe('the loader', () => {
 
   test('importing cuda-bindings loads none of the NCCL declarations; the first NCCL call does', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
-      const loaded = () => Object.keys(require.cache).filter((k) => /[\\/]ffi[\\/]nccl\\.ts$/.test(k)).length;
+      const loaded = () => Object.keys(require.cache).filter((k) => /[\\/]ffi[\\/]nccl\\.gen\\.ts$/.test(k)).length;
       const idx = require('./src');
       const seen = [loaded(), typeof idx.core.Communicator, idx.nccl.ncclDataType_t.ncclFloat32, loaded()];
       seen.push(idx.nccl.ncclGetVersion()[1], loaded());

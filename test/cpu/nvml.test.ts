@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as nvml from '../../src/nvml';
 import * as core from '../../src/core';
-import { cudaDeviceProp } from '../../src/structs/runtime';
+import { cudaDeviceProp } from '../../src/structs/runtime.gen';
 import { buildFakeNvml, buildFakeCudart, FAKE_GPUS } from './helpers/fake-nvml';
 
 const root = path.join(__dirname, '..', '..');
@@ -167,7 +167,7 @@ describe('the loader', () => {
   // The namespace itself loads on first use in the published build (tools/lazy-root.cjs; checked on
   // the tarball by package.test.ts); from the sources, the declarations still wait for the first call.
   test('importing cuda-bindings reads no NVML declarations; the first call reads them', () => {
-    const script = "const m = require('./src'); const decls = () => Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.ts$/.test(k)); const before = decls(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, decls()]))";
+    const script = "const m = require('./src'); const decls = () => Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.gen\\.ts$/.test(k)); const before = decls(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, decls()]))";
     const r = child(['-e', script]);
     expect(r.stdout.trim()).toBe('[false,true]');
   });

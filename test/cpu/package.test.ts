@@ -101,7 +101,7 @@ test('cuda-bindings/nccl works from CommonJS and as an ES module, without openin
 test('"cuda-bindings/nvml" works from both module systems, and the nvml namespace loads on first use', () => {
   const esm = "import { nvmlReturn_t, nvmlMemory_v2 } from 'cuda-bindings/nvml'; import { nvml } from 'cuda-bindings'; console.log(JSON.stringify([nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, nvml.nvmlMemory_v2 === nvmlMemory_v2]));";
   expect(JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: root }).toString())).toEqual([7, true]);
-  const cjs = "const m = require('cuda-bindings'); const before = Object.keys(require.cache).some((k) => k.includes('/dist/nvml/')); console.log(JSON.stringify([before, typeof m.nvml.nvmlInit, Object.keys(require.cache).some((k) => k.includes('/dist/ffi/nvml.js'))]));";
+  const cjs = "const m = require('cuda-bindings'); const before = Object.keys(require.cache).some((k) => k.includes('/dist/nvml/')); console.log(JSON.stringify([before, typeof m.nvml.nvmlInit, Object.keys(require.cache).some((k) => k.includes('/dist/ffi/nvml.gen.js'))]));";
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([false, 'function', false]);
 });
 
@@ -116,7 +116,7 @@ test('require("cuda-bindings") loads the runtime facade only; each other namespa
 
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
-  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');
+  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');
 });
 
 test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 0 with a GPU and 1 without a driver or device', () => {

@@ -2,18 +2,18 @@
 import { type CType, resolve } from './ctype';
 import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
 import { TypeMap, type ValueKind } from './types';
-import type { ParamSpec } from './runtime-spec';
+import type { ParamSpec } from './apis';
 import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
-import { banner, doc, q } from './util';
+import { banner, doc, docBlock, q, usedImports } from './util';
 import { scalarIO, tsQ } from './emit-structs';
 import { EXTENT_HELPERS, type ExtentKind } from './extents';
 
 // ---------------------------------------------------------------------------------------------
 // enums
 
-export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, string][]): string {
-  const o = [banner(`enums of the ${api.title}`)];
+export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, string][], from: string): string {
+  const o = [banner(`enums of the ${api.title}`, from)];
   for (const e of model.enums.values()) {
     o.push(doc(e.doc || `enum ${e.name}`));
     o.push(`// enum ${e.name} — ${e.loc.file}:${e.loc.line}`);
@@ -85,17 +85,19 @@ export function collectConstants(model: Model, tm: TypeMap, api?: ApiConfig): { 
   return { constants, enumAliases, structAliases };
 }
 
-export function emitConstants(api: ApiConfig, constants: ConstantModel[]): string {
-  const o = [banner(`#define constants of the ${api.title}`), `import * as E from './enums';`, `import type * as H from './handles';`, ''];
-  for (const c of constants) o.push(`/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
-  return o.join('\n') + '\n';
+export function emitConstants(api: ApiConfig, constants: ConstantModel[], from: string): string {
+  const body = constants.map((c) => `/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
+  const imports = usedImports(body.join('\n'), [`import * as E from './enums.gen';`, `import type * as H from './handles.gen';`]);
+  // A header without constants still gives a module (the index re-exports it).
+  if (!body.length) body.push('export {};');
+  return [banner(`#define constants of the ${api.title}`, from), ...imports, '', ...body].join('\n') + '\n';
 }
 
 // ---------------------------------------------------------------------------------------------
 // handles
 
-export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap): string {
-  const o = [banner(`handle types of the ${api.title}`), `import { handleFrom } from '../ffi/marshal';`, ''];
+export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap, from: string): string {
+  const o = [banner(`handle types of the ${api.title}`, from), `import { handleFrom } from '../ffi/marshal';`, ''];
   const brands = new Set(tm.handleTypedefs.values());
   const foreign = api.own?.foreignHandles ?? {};
   for (const b of brands) {
@@ -138,6 +140,8 @@ interface Plan {
   notes: string[];
   /** Sentences added to the function's doc comment (what the header cannot say about JS's forms). */
   docSuffix?: string[];
+  /** Each C parameter with the index of the first output it gave (for the doc's @returns). */
+  outStarts: [param: string, start: number][];
   /** Every pointer C may write through, with the rule that bounds it (extents.ts). */
   extentRules: ExtentRow[];
   /** Writable pointers without a rule: the generator fails on any. */
@@ -168,7 +172,7 @@ const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents, attrTables } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {} };
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {}, outStarts: [] };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
@@ -232,6 +236,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type) });
 
   for (const p of fn.params) {
+    plan.outStarts.push([p.name, plan.outs.length]);
     const spec = specs[p.name];
     const L = local(p);
     const J = jsName(p.name);
@@ -732,8 +737,8 @@ export function cProto(fn: FunctionModel): string {
   return `${fn.retSpelled} ${fn.symbol}(${fn.params.map((p) => `${p.spelled.replace(/ \*/g, ' *')} ${p.name}`).join(', ') || 'void'})`;
 }
 
-export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[]): string {
-  const o = [banner(`koffi declarations of ${api.libLabel}`), `import koffi, { type TypeObject } from 'koffi';`, ''];
+export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[], from: string): string {
+  const o = [banner(`koffi declarations of ${api.libLabel}`, from), `import koffi, { type TypeObject } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
   // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
@@ -785,26 +790,9 @@ function koffiField(model: Model, tm: TypeMap, t: CType): string {
 // ---------------------------------------------------------------------------------------------
 // the facade
 
-export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[]): string {
+export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], from: string): string {
   const { attrTables } = api.spec;
-  const o = [banner(`tuple facade of the ${api.title}`)];
-  o.push(`import * as M from '../ffi/marshal';`);
-  o.push(`import type { Pointer } from '../ffi/marshal';`);
-  o.push(`import * as K from '../ffi/scratch';`);
-  o.push(`import * as KA from '../ffi/kernel-args';`);
-  o.push(`import * as HC from '../ffi/host-callbacks';`);
-  o.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
-  o.push(`import { W } from '../ffi/memory';`);
-  o.push(`import { ${api.lib.fn} as L } from '${api.lib.module}';`);
-  o.push(`import type { KoffiFunction } from '../ffi/binding';`);
-  o.push(`import * as X from '../structs/support';`);
-  o.push(`import * as S from '../structs/${api.id}';`);
-  o.push(`import * as E from './enums';`);
-  o.push(`import type * as H from './handles';`);
-  o.push('');
-  o.push('void W;');
-  o.push('void HC;');
-  o.push('');
+  const o: string[] = [];
   if (api.own?.facadePrelude) o.push(...api.own.facadePrelude, '');
   for (const [name, t] of Object.entries(attrTables)) {
     const e = [...model.enums.values()].find((x) => x.name === t.enumName || x.typedefs.includes(t.enumName));
@@ -822,7 +810,62 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
       o.push(`/** {@link ${p.fn.name}} under the name of the symbol it calls (\`#define ${p.fn.name} ${p.fn.symbol}\`). */\nexport const ${p.fn.symbol} = ${p.fn.name};\n`);
     }
   }
-  return o.join('\n') + '\n';
+  const imports = usedImports(o.join('\n'), [
+    `import * as M from '../ffi/marshal';`,
+    `import type { Pointer } from '../ffi/marshal';`,
+    `import * as K from '../ffi/scratch';`,
+    `import * as KA from '../ffi/kernel-args';`,
+    `import * as HC from '../ffi/host-callbacks';`,
+    `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
+    `import { W } from '../ffi/memory';`,
+    `import { ${api.lib.fn} as L } from '${api.lib.module}';`,
+    `import type { KoffiFunction } from '../ffi/binding';`,
+    `import * as X from '../structs/support';`,
+    `import * as S from '../structs/${api.id}.gen';`,
+    `import * as E from './enums.gen';`,
+    `import type * as H from './handles.gen';`,
+  ]);
+  return [banner(`tuple facade of the ${api.title}`, from), ...imports, '', ...o].join('\n') + '\n';
+}
+
+/** The C parameter whose output is the k-th element after the status. */
+function outParam(p: Plan, k: number): string {
+  let owner = '';
+  for (const [name, start] of p.outStarts) if (start <= k) owner = name;
+  return owner;
+}
+
+/** The first sentence of a header's text. */
+const firstSentence = (t: string) => t.split(/(?<=[.;])\s/)[0].replace(/[.;]$/, '');
+
+/**
+ * A function's TSDoc: the header's summary, `@param` for each JS parameter and `@returns` naming the
+ * tuple's elements, from the header's \param and \return (first sentence of each).
+ */
+function functionDoc(api: ApiConfig, tm: TypeMap, p: Plan, isErr: boolean): string {
+  const fn = p.fn;
+  const lines = [[api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ').trim() || '(undocumented in the header)'];
+  const spelled = new Map(fn.params.map((x) => [jsName(x.name), x.spelled]));
+  for (const j of p.jsParams) lines.push(`@param ${j.name} - ${firstSentence(j.doc) || `(undocumented in the header) C type \`${spelled.get(j.name) ?? j.c}\``}`);
+  if (isErr) {
+    const statusEnum = tm.enumTs.get(api.status.type) ?? api.status.type;
+    const statuses = [...new Set(fn.returnDoc.match(/\b\w+\b/g) ?? [])].filter((w) => {
+      const e = tm.model.enumerators.get(w);
+      return e && (tm.enumTs.get(e.enumName) ?? e.enumName) === statusEnum;
+    });
+    const names = p.outs.map((_, k) => jsName(outParam(p, k)));
+    const parts = [`\`err\`: the status${statuses.length ? ` (${statuses.join(', ')})` : ''}`];
+    p.outs.forEach((_, k) => {
+      const d = firstSentence(fn.paramDocs[outParam(p, k)] ?? '');
+      parts.push(`\`${names[k]}\`${d ? `: ${d}` : ''}`);
+    });
+    const tail = p.outs.length ? `; the outputs are null unless \`err\` is ${api.status.success}` : '';
+    lines.push(`@returns \`[${['err', ...names].join(', ')}]\` — ${parts.join('; ')}${tail}.`);
+  } else {
+    const d = firstSentence(fn.returnDoc);
+    lines.push(`@returns \`[err, value]\` — \`err\`: always ${api.status.success}; \`value\`${d ? `: ${d}` : ''}.`);
+  }
+  return docBlock(lines);
 }
 
 function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
@@ -833,7 +876,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const outTs = p.outs.map((x) => `${x.ts} | null`);
   const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
-  o.push(doc([api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ')));
+  o.push(functionDoc(api, tm, p, isErr));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   // Optional only where every parameter after it is too.
   const firstOptional = p.jsParams.findIndex((j, i) => j.optional && p.jsParams.slice(i).every((x) => x.optional));
