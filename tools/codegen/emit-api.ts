@@ -344,7 +344,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const esz = tm.sizeOf(ek);
       const args = spec.args.map((a) => `${local({ name: a } as ParamModel)} as any`).join(', ');
       plan.late.push(`const [q_${p.name}, n_${p.name}] = ${spec.query}(${args});`);
-      plan.late.push(`if (q_${p.name} !== 0 || n_${p.name} === null) return [q_${p.name}@NULLS];`);
+      plan.late.push(`if (q_${p.name} !== 0) return [q_${p.name}@NULLS];`);
       plan.late.push(`const ${L} = M.bytes(Math.max(1, n_${p.name} * ${esz}));`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
@@ -464,18 +464,19 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     }
     if (spec?.k === 'sizedOut') {
       // Host memory checked against the size call, or null: the call sizes and allocates it.
-      const size = `(${spec.sizeFn} as (...a: unknown[]) => [number, number | null])(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
+      const size = `(${spec.sizeFn} as (...a: unknown[]) => Res<[number]>)(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
       addJs(p, 'Pointer');
       plan.pre.push(`const ${L} = ${J} === null ? null : M.pointer(${J}, '${F}', '${p.name}');`);
       // C gets at least one byte (koffi passes an empty Buffer as NULL); the caller gets n of them.
       plan.late.push(`let o_${p.name}: Buffer | null = null;`);
       plan.late.push(`let c_${p.name}: Buffer | null = null;`);
-      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
+      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0) return [e@NULLS]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
       plan.late.push(`else X.needBytes(${L}, () => ${size}, 1, '${F}', '${p.name}', '${spec.sizeFn}');`);
       plan.args.push(`c_${p.name} ?? ${L}`);
       plan.koffiTypes.push('void *');
       // The caller's own memory comes back as a Buffer over it.
-      plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer' });
+      // null when the caller passed an address rather than host memory.
+      plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer | null' });
       plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
       rule(p, 'query', `what \`${spec.sizeFn}\` reports: the caller's buffer checked, or allocated by the binding`);
       (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
@@ -556,7 +557,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const i = slot();
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
-      plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string' });
+      plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string | null' });
       slotRule(p, null, 'a scratch slot for the address');
       continue;
     }
@@ -801,6 +802,14 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   o.push(`import * as S from '../structs/${api.id}';`);
   o.push(`import * as E from './enums';`);
   o.push(`import type * as H from './handles';`);
+  o.push(`import type { Result } from '../ffi/result';`);
+  o.push('');
+  const st = `E.${api.status.enumTs}`;
+  const ok = [api.status.success, ...(api.status.withOutputs ?? [])].map((n) => `${st}.${n}`).join(' | ');
+  o.push(`/** The statuses with which a call returns its outputs. */`);
+  o.push(`export type ${api.status.enumTs}Ok = ${ok};`);
+  o.push(`/** What a call with outputs returns: {@link ${api.status.enumTs}Ok} with the outputs, or another status with nulls. */`);
+  o.push(`type Res<T extends unknown[]> = Result<${api.status.enumTs}Ok, Exclude<${st}, ${api.status.enumTs}Ok>, T>;`);
   o.push('');
   o.push('void W;');
   o.push('void HC;');
@@ -825,13 +834,30 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   return o.join('\n') + '\n';
 }
 
+/**
+ * The result type of a status-returning function: `[status]` without outputs; otherwise the
+ * success statuses with every output, or the others with nulls (and, with the API's countStatus,
+ * that status with the counts the call needs).
+ */
+function resultType(api: ApiConfig, tm: TypeMap, p: Plan): string {
+  const st = `E.${api.status.enumTs}`;
+  if (!p.outs.length) return `[${st}]`;
+  const outs = `[${p.outs.map((x) => x.ts).join(', ')}]`;
+  const cs = api.spec.countStatus;
+  if (cs === undefined || !p.outs.some((x) => x.countSlot !== undefined)) return `Res<${outs}>`;
+  const e = [...tm.model.enums.values()].find((x) => x.name === api.status.enumTs || x.typedefs.includes(api.status.enumTs));
+  const name = e?.values.find((v) => Number(v.value) === cs)?.name;
+  if (!name) throw new Error(`codegen: ${api.status.enumTs} has no member of value ${cs} (countStatus)`);
+  const counted = p.outs.map((x) => (x.countSlot !== undefined ? 'number' : 'null')).join(', ');
+  return `Result<${api.status.enumTs}Ok, Exclude<${st}, ${api.status.enumTs}Ok | ${st}.${name}>, ${outs}> | [${st}.${name}, ${counted}]`;
+}
+
 function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const st = `E.${api.status.enumTs}`;
   const fn = p.fn;
   const o: string[] = [];
   const isErr = tm.value(fn.ret).k === 'enum' && fn.retSpelled === api.status.type;
-  const outTs = p.outs.map((x) => `${x.ts} | null`);
-  const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
+  const ret = resultType(api, tm, p);
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
   o.push(doc([api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ')));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
@@ -852,7 +878,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     return o.join('\n') + '\n';
   }
   o.push(`export function ${fn.name}(${params}): ${ret} {`);
-  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replace('@NULLS', ', null'.repeat(p.outs.length))}`);
+  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replaceAll('@NULLS', ', null'.repeat(p.outs.length))}`);
   const call = (args: string[]) => `(f_${fn.name} ??= L.bind('${fn.name}'))(${args.join(', ')})`;
   if (p.splitTypes) o.push(`  const err = (L.splitSmallStructs ? ${call(p.splitArgs)} : ${call(p.args)}) as ${st};`);
   else o.push(`  const err = ${call(p.args)} as ${st};`);
