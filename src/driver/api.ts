@@ -13,6 +13,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/driver';
 import * as E from './enums';
 import type * as H from './handles';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type CUresultOk = E.CUresult.CUDA_SUCCESS;
+/** What a call with outputs returns: {@link CUresultOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<CUresultOk, Exclude<E.CUresult, CUresultOk>, T>;
 
 void W;
 void HC;
@@ -27,7 +33,7 @@ const pointerAttr: X.AttrTable = { u64: new Set([1,3,4,5,7,11,12,14,17,18,19,20]
 let f_cuGetErrorString: KoffiFunction | undefined;
 /** Gets the string description of an error code */
 // CUresult cuGetErrorString(CUresult error, const char ** pStr) — cuda.h:5149
-export function cuGetErrorString(error: E.CUresult): [E.CUresult, string | null] {
+export function cuGetErrorString(error: E.CUresult): Res<[string | null]> {
   const a_error = M.i32(error, 'cuGetErrorString', 'error');
   const err = (f_cuGetErrorString ??= L.bind('cuGetErrorString'))(a_error, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -37,7 +43,7 @@ export function cuGetErrorString(error: E.CUresult): [E.CUresult, string | null]
 let f_cuGetErrorName: KoffiFunction | undefined;
 /** Gets the string representation of an error code enum name */
 // CUresult cuGetErrorName(CUresult error, const char ** pStr) — cuda.h:5170
-export function cuGetErrorName(error: E.CUresult): [E.CUresult, string | null] {
+export function cuGetErrorName(error: E.CUresult): Res<[string | null]> {
   const a_error = M.i32(error, 'cuGetErrorName', 'error');
   const err = (f_cuGetErrorName ??= L.bind('cuGetErrorName'))(a_error, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -56,7 +62,7 @@ export function cuInit(Flags: number): [E.CUresult] {
 let f_cuDriverGetVersion: KoffiFunction | undefined;
 /** Returns the latest CUDA version supported by driver */
 // CUresult cuDriverGetVersion(int * driverVersion) — cuda.h:5245
-export function cuDriverGetVersion(): [E.CUresult, number | null] {
+export function cuDriverGetVersion(): Res<[number]> {
   const err = (f_cuDriverGetVersion ??= L.bind('cuDriverGetVersion'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -65,7 +71,7 @@ export function cuDriverGetVersion(): [E.CUresult, number | null] {
 let f_cuDeviceGet: KoffiFunction | undefined;
 /** Returns a handle to a compute device */
 // CUresult cuDeviceGet(CUdevice * device, int ordinal) — cuda.h:5288
-export function cuDeviceGet(ordinal: number): [E.CUresult, number | null] {
+export function cuDeviceGet(ordinal: number): Res<[number]> {
   const a_ordinal = M.i32(ordinal, 'cuDeviceGet', 'ordinal');
   const err = (f_cuDeviceGet ??= L.bind('cuDeviceGet'))(K.slot[0], a_ordinal) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -75,7 +81,7 @@ export function cuDeviceGet(ordinal: number): [E.CUresult, number | null] {
 let f_cuDeviceGetCount: KoffiFunction | undefined;
 /** Returns the number of compute-capable devices */
 // CUresult cuDeviceGetCount(int * count) — cuda.h:5317
-export function cuDeviceGetCount(): [E.CUresult, number | null] {
+export function cuDeviceGetCount(): Res<[number]> {
   const err = (f_cuDeviceGetCount ??= L.bind('cuDeviceGetCount'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -84,7 +90,7 @@ export function cuDeviceGetCount(): [E.CUresult, number | null] {
 let f_cuDeviceGetName: KoffiFunction | undefined;
 /** Returns an identifier string for the device */
 // CUresult cuDeviceGetName(char * name, int len, CUdevice dev) — cuda.h:5349
-export function cuDeviceGetName(len: number, dev: number): [E.CUresult, string | null] {
+export function cuDeviceGetName(len: number, dev: number): Res<[string]> {
   const a_len = M.i32(len, 'cuDeviceGetName', 'len');
   const a_dev = M.i32(dev, 'cuDeviceGetName', 'dev');
   if (a_len < 1) M.rangeError('cuDeviceGetName', 'len', `must be at least 1, got ${a_len}`);
@@ -97,7 +103,7 @@ export function cuDeviceGetName(len: number, dev: number): [E.CUresult, string |
 let f_cuDeviceGetUuid: KoffiFunction | undefined;
 /** Return an UUID for the device */
 // CUresult cuDeviceGetUuid_v2(CUuuid * uuid, CUdevice dev) — cuda.h:5378
-export function cuDeviceGetUuid(dev: number): [E.CUresult, S.CUuuid_st | null] {
+export function cuDeviceGetUuid(dev: number): Res<[S.CUuuid_st]> {
   const a_dev = M.i32(dev, 'cuDeviceGetUuid', 'dev');
   const a_uuid = new S.CUuuid_st();
   const err = (f_cuDeviceGetUuid ??= L.bind('cuDeviceGetUuid'))(a_uuid._u8, a_dev) as E.CUresult;
@@ -108,7 +114,7 @@ export function cuDeviceGetUuid(dev: number): [E.CUresult, S.CUuuid_st | null] {
 let f_cuDeviceGetLuid: KoffiFunction | undefined;
 /** Return an LUID and device node mask for the device */
 // CUresult cuDeviceGetLuid(char * luid, unsigned int * deviceNodeMask, CUdevice dev) — cuda.h:5407
-export function cuDeviceGetLuid(dev: number): [E.CUresult, Uint8Array | null, number | null] {
+export function cuDeviceGetLuid(dev: number): Res<[Uint8Array, number]> {
   const a_dev = M.i32(dev, 'cuDeviceGetLuid', 'dev');
   const a_luid = M.bytes(8);
   const err = (f_cuDeviceGetLuid ??= L.bind('cuDeviceGetLuid'))(a_luid, K.slot[0], a_dev) as E.CUresult;
@@ -119,7 +125,7 @@ export function cuDeviceGetLuid(dev: number): [E.CUresult, Uint8Array | null, nu
 let f_cuDeviceTotalMem: KoffiFunction | undefined;
 /** Returns the total amount of memory on the device */
 // CUresult cuDeviceTotalMem_v2(size_t * bytes, CUdevice dev) — cuda.h:5436
-export function cuDeviceTotalMem(dev: number): [E.CUresult, number | null] {
+export function cuDeviceTotalMem(dev: number): Res<[number]> {
   const a_dev = M.i32(dev, 'cuDeviceTotalMem', 'dev');
   const err = (f_cuDeviceTotalMem ??= L.bind('cuDeviceTotalMem'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -129,7 +135,7 @@ export function cuDeviceTotalMem(dev: number): [E.CUresult, number | null] {
 let f_cuDeviceGetTexture1DLinearMaxWidth: KoffiFunction | undefined;
 /** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size. */
 // CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) — cuda.h:5467
-export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format, numChannels: number, dev: number): [E.CUresult, number | null] {
+export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format, numChannels: number, dev: number): Res<[number]> {
   const a_format = M.i32(format, 'cuDeviceGetTexture1DLinearMaxWidth', 'format');
   const a_numChannels = M.u32(numChannels, 'cuDeviceGetTexture1DLinearMaxWidth', 'numChannels');
   const a_dev = M.i32(dev, 'cuDeviceGetTexture1DLinearMaxWidth', 'dev');
@@ -141,7 +147,7 @@ export function cuDeviceGetTexture1DLinearMaxWidth(format: E.CUarray_format, num
 let f_cuDeviceGetAttribute: KoffiFunction | undefined;
 /** Returns information about the device */
 // CUresult cuDeviceGetAttribute(int * pi, CUdevice_attribute attrib, CUdevice dev) — cuda.h:5498
-export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute, dev: number): [E.CUresult, number | null] {
+export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute, dev: number): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuDeviceGetAttribute', 'attrib');
   const a_dev = M.i32(dev, 'cuDeviceGetAttribute', 'dev');
   const err = (f_cuDeviceGetAttribute ??= L.bind('cuDeviceGetAttribute'))(K.slot[0], a_attrib, a_dev) as E.CUresult;
@@ -152,7 +158,7 @@ export function cuDeviceGetAttribute(attrib: E.CUdevice_attribute, dev: number):
 let f_cuDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between the device and host. */
 // CUresult cuDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice dev) — cuda.h:5531
-export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, dev: number): [E.CUresult, number[] | null] {
+export function cuDeviceGetHostAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, dev: number): Res<[number[]]> {
   const a_count = M.u32(count, 'cuDeviceGetHostAtomicCapabilities', 'count');
   const a_dev = M.i32(dev, 'cuDeviceGetHostAtomicCapabilities', 'dev');
   if (a_count < 0) M.rangeError('cuDeviceGetHostAtomicCapabilities', 'count', `must not be negative, got ${a_count}`);
@@ -187,7 +193,7 @@ export function cuDeviceSetMemPool(dev: number, pool: H.CUmemoryPool | null): [E
 let f_cuDeviceGetMemPool: KoffiFunction | undefined;
 /** Gets the current mempool for a device */
 // CUresult cuDeviceGetMemPool(CUmemoryPool * pool, CUdevice dev) — cuda.h:5628
-export function cuDeviceGetMemPool(dev: number): [E.CUresult, H.CUmemoryPool | null] {
+export function cuDeviceGetMemPool(dev: number): Res<[H.CUmemoryPool]> {
   const a_dev = M.i32(dev, 'cuDeviceGetMemPool', 'dev');
   const err = (f_cuDeviceGetMemPool ??= L.bind('cuDeviceGetMemPool'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -197,7 +203,7 @@ export function cuDeviceGetMemPool(dev: number): [E.CUresult, H.CUmemoryPool | n
 let f_cuDeviceGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default mempool of a device */
 // CUresult cuDeviceGetDefaultMemPool(CUmemoryPool * pool_out, CUdevice dev) — cuda.h:5646
-export function cuDeviceGetDefaultMemPool(dev: number): [E.CUresult, H.CUmemoryPool | null] {
+export function cuDeviceGetDefaultMemPool(dev: number): Res<[H.CUmemoryPool]> {
   const a_dev = M.i32(dev, 'cuDeviceGetDefaultMemPool', 'dev');
   const err = (f_cuDeviceGetDefaultMemPool ??= L.bind('cuDeviceGetDefaultMemPool'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -207,7 +213,7 @@ export function cuDeviceGetDefaultMemPool(dev: number): [E.CUresult, H.CUmemoryP
 let f_cuDeviceGetExecAffinitySupport: KoffiFunction | undefined;
 /** Returns information about the execution affinity support of the device. */
 // CUresult cuDeviceGetExecAffinitySupport(int * pi, CUexecAffinityType type, CUdevice dev) — cuda.h:5677
-export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType, dev: number): [E.CUresult, number | null] {
+export function cuDeviceGetExecAffinitySupport(type: E.CUexecAffinityType, dev: number): Res<[number]> {
   const a_type = M.i32(type, 'cuDeviceGetExecAffinitySupport', 'type');
   const a_dev = M.i32(dev, 'cuDeviceGetExecAffinitySupport', 'dev');
   const err = (f_cuDeviceGetExecAffinitySupport ??= L.bind('cuDeviceGetExecAffinitySupport'))(K.slot[0], a_type, a_dev) as E.CUresult;
@@ -228,7 +234,7 @@ export function cuFlushGPUDirectRDMAWrites(target: E.CUflushGPUDirectRDMAWritesT
 let f_cuDeviceGetProperties: KoffiFunction | undefined;
 /** Returns properties for a selected device */
 // CUresult cuDeviceGetProperties(CUdevprop * prop, CUdevice dev) — cuda.h:5795
-export function cuDeviceGetProperties(dev: number): [E.CUresult, S.CUdevprop_st | null] {
+export function cuDeviceGetProperties(dev: number): Res<[S.CUdevprop_st]> {
   const a_dev = M.i32(dev, 'cuDeviceGetProperties', 'dev');
   const a_prop = new S.CUdevprop_st();
   const err = (f_cuDeviceGetProperties ??= L.bind('cuDeviceGetProperties'))(a_prop._u8, a_dev) as E.CUresult;
@@ -239,7 +245,7 @@ export function cuDeviceGetProperties(dev: number): [E.CUresult, S.CUdevprop_st 
 let f_cuDeviceComputeCapability: KoffiFunction | undefined;
 /** Returns the compute capability of the device */
 // CUresult cuDeviceComputeCapability(int * major, int * minor, CUdevice dev) — cuda.h:5829
-export function cuDeviceComputeCapability(dev: number): [E.CUresult, number | null, number | null] {
+export function cuDeviceComputeCapability(dev: number): Res<[number, number]> {
   const a_dev = M.i32(dev, 'cuDeviceComputeCapability', 'dev');
   const err = (f_cuDeviceComputeCapability ??= L.bind('cuDeviceComputeCapability'))(K.slot[0], K.slot[1], a_dev) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -249,7 +255,7 @@ export function cuDeviceComputeCapability(dev: number): [E.CUresult, number | nu
 let f_cuDevicePrimaryCtxRetain: KoffiFunction | undefined;
 /** Retain the primary context on the GPU */
 // CUresult cuDevicePrimaryCtxRetain(CUcontext * pctx, CUdevice dev) — cuda.h:5896
-export function cuDevicePrimaryCtxRetain(dev: number): [E.CUresult, H.CUcontext | null] {
+export function cuDevicePrimaryCtxRetain(dev: number): Res<[H.CUcontext]> {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxRetain', 'dev');
   const err = (f_cuDevicePrimaryCtxRetain ??= L.bind('cuDevicePrimaryCtxRetain'))(K.slot[0], a_dev) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -278,7 +284,7 @@ export function cuDevicePrimaryCtxSetFlags(dev: number, flags: number): [E.CUres
 let f_cuDevicePrimaryCtxGetState: KoffiFunction | undefined;
 /** Get the state of the primary context */
 // CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int * flags, int * active) — cuda.h:6060
-export function cuDevicePrimaryCtxGetState(dev: number): [E.CUresult, number | null, number | null] {
+export function cuDevicePrimaryCtxGetState(dev: number): Res<[number, number]> {
   const a_dev = M.i32(dev, 'cuDevicePrimaryCtxGetState', 'dev');
   const err = (f_cuDevicePrimaryCtxGetState ??= L.bind('cuDevicePrimaryCtxGetState'))(a_dev, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -297,7 +303,7 @@ export function cuDevicePrimaryCtxReset(dev: number): [E.CUresult] {
 let f_cuCtxCreate: KoffiFunction | undefined;
 /** Create a CUDA context */
 // CUresult cuCtxCreate_v4(CUcontext * pctx, CUctxCreateParams * ctxCreateParams, unsigned int flags, CUdevice dev) — cuda.h:6275
-export function cuCtxCreate(ctxCreateParams: S.CUctxCreateParams_st | S.CUctxCreateParams_stInit | null, flags: number, dev: number): [E.CUresult, H.CUcontext | null] {
+export function cuCtxCreate(ctxCreateParams: S.CUctxCreateParams_st | S.CUctxCreateParams_stInit | null, flags: number, dev: number): Res<[H.CUcontext]> {
   const a_ctxCreateParams = X.structArg(ctxCreateParams, S.CUctxCreateParams_st, 'cuCtxCreate', 'ctxCreateParams');
   const a_flags = M.u32(flags, 'cuCtxCreate', 'flags');
   const a_dev = M.i32(dev, 'cuCtxCreate', 'dev');
@@ -327,7 +333,7 @@ export function cuCtxPushCurrent(ctx: H.CUcontext | null): [E.CUresult] {
 let f_cuCtxPopCurrent: KoffiFunction | undefined;
 /** Pops the current CUDA context from the current CPU thread. */
 // CUresult cuCtxPopCurrent_v2(CUcontext * pctx) — cuda.h:6393
-export function cuCtxPopCurrent(): [E.CUresult, H.CUcontext | null] {
+export function cuCtxPopCurrent(): Res<[H.CUcontext]> {
   const err = (f_cuCtxPopCurrent ??= L.bind('cuCtxPopCurrent'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
@@ -345,7 +351,7 @@ export function cuCtxSetCurrent(ctx: H.CUcontext | null): [E.CUresult] {
 let f_cuCtxGetCurrent: KoffiFunction | undefined;
 /** Returns the CUDA context bound to the calling CPU thread. */
 // CUresult cuCtxGetCurrent(CUcontext * pctx) — cuda.h:6446
-export function cuCtxGetCurrent(): [E.CUresult, H.CUcontext | null] {
+export function cuCtxGetCurrent(): Res<[H.CUcontext]> {
   const err = (f_cuCtxGetCurrent ??= L.bind('cuCtxGetCurrent'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUcontext];
@@ -354,7 +360,7 @@ export function cuCtxGetCurrent(): [E.CUresult, H.CUcontext | null] {
 let f_cuCtxGetDevice: KoffiFunction | undefined;
 /** Returns the device handle for the current context */
 // CUresult cuCtxGetDevice(CUdevice * device) — cuda.h:6476
-export function cuCtxGetDevice(): [E.CUresult, number | null] {
+export function cuCtxGetDevice(): Res<[number]> {
   const err = (f_cuCtxGetDevice ??= L.bind('cuCtxGetDevice'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -363,7 +369,7 @@ export function cuCtxGetDevice(): [E.CUresult, number | null] {
 let f_cuCtxGetDevice_v2: KoffiFunction | undefined;
 /** Returns the device handle for the specified context */
 // CUresult cuCtxGetDevice_v2(CUdevice * device, CUcontext ctx) — cuda.h:6499
-export function cuCtxGetDevice_v2(ctx: H.CUcontext | null): [E.CUresult, number | null] {
+export function cuCtxGetDevice_v2(ctx: H.CUcontext | null): Res<[number]> {
   const a_ctx = M.handle(ctx, 'cuCtxGetDevice_v2', 'ctx');
   const err = (f_cuCtxGetDevice_v2 ??= L.bind('cuCtxGetDevice_v2'))(K.slot[0], a_ctx) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -373,7 +379,7 @@ export function cuCtxGetDevice_v2(ctx: H.CUcontext | null): [E.CUresult, number 
 let f_cuCtxGetFlags: KoffiFunction | undefined;
 /** Returns the flags for the current context */
 // CUresult cuCtxGetFlags(unsigned int * flags) — cuda.h:6528
-export function cuCtxGetFlags(): [E.CUresult, number | null] {
+export function cuCtxGetFlags(): Res<[number]> {
   const err = (f_cuCtxGetFlags ??= L.bind('cuCtxGetFlags'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -391,7 +397,7 @@ export function cuCtxSetFlags(flags: number): [E.CUresult] {
 let f_cuCtxGetId: KoffiFunction | undefined;
 /** Returns the unique Id associated with the context supplied */
 // CUresult cuCtxGetId(CUcontext ctx, unsigned long long * ctxId) — cuda.h:6589
-export function cuCtxGetId(ctx: H.CUcontext | null): [E.CUresult, bigint | null] {
+export function cuCtxGetId(ctx: H.CUcontext | null): Res<[bigint]> {
   const a_ctx = M.handle(ctx, 'cuCtxGetId', 'ctx');
   const err = (f_cuCtxGetId ??= L.bind('cuCtxGetId'))(a_ctx, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -429,7 +435,7 @@ export function cuCtxSetLimit(limit: E.CUlimit, value: number | bigint): [E.CUre
 let f_cuCtxGetLimit: KoffiFunction | undefined;
 /** Returns resource limits */
 // CUresult cuCtxGetLimit(size_t * pvalue, CUlimit limit) — cuda.h:6794
-export function cuCtxGetLimit(limit: E.CUlimit): [E.CUresult, number | null] {
+export function cuCtxGetLimit(limit: E.CUlimit): Res<[number]> {
   const a_limit = M.i32(limit, 'cuCtxGetLimit', 'limit');
   const err = (f_cuCtxGetLimit ??= L.bind('cuCtxGetLimit'))(K.slot[0], a_limit) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -439,7 +445,7 @@ export function cuCtxGetLimit(limit: E.CUlimit): [E.CUresult, number | null] {
 let f_cuCtxGetCacheConfig: KoffiFunction | undefined;
 /** Returns the preferred cache configuration for the current context. */
 // CUresult cuCtxGetCacheConfig(CUfunc_cache * pconfig) — cuda.h:6838
-export function cuCtxGetCacheConfig(): [E.CUresult, E.CUfunc_cache | null] {
+export function cuCtxGetCacheConfig(): Res<[E.CUfunc_cache]> {
   const err = (f_cuCtxGetCacheConfig ??= L.bind('cuCtxGetCacheConfig'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUfunc_cache];
@@ -457,7 +463,7 @@ export function cuCtxSetCacheConfig(config: E.CUfunc_cache): [E.CUresult] {
 let f_cuCtxGetApiVersion: KoffiFunction | undefined;
 /** Gets the context's API version. */
 // CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int * version) — cuda.h:6928
-export function cuCtxGetApiVersion(ctx: H.CUcontext | null): [E.CUresult, number | null] {
+export function cuCtxGetApiVersion(ctx: H.CUcontext | null): Res<[number]> {
   const a_ctx = M.handle(ctx, 'cuCtxGetApiVersion', 'ctx');
   const err = (f_cuCtxGetApiVersion ??= L.bind('cuCtxGetApiVersion'))(a_ctx, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -467,7 +473,7 @@ export function cuCtxGetApiVersion(ctx: H.CUcontext | null): [E.CUresult, number
 let f_cuCtxGetStreamPriorityRange: KoffiFunction | undefined;
 /** Returns numerical values that correspond to the least and greatest stream priorities. */
 // CUresult cuCtxGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda.h:6968
-export function cuCtxGetStreamPriorityRange(): [E.CUresult, number | null, number | null] {
+export function cuCtxGetStreamPriorityRange(): Res<[number, number]> {
   const err = (f_cuCtxGetStreamPriorityRange ??= L.bind('cuCtxGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
@@ -484,7 +490,7 @@ export function cuCtxResetPersistingL2Cache(): [E.CUresult] {
 let f_cuCtxGetExecAffinity: KoffiFunction | undefined;
 /** Returns the execution affinity setting for the current context. */
 // CUresult cuCtxGetExecAffinity(CUexecAffinityParam * pExecAffinity, CUexecAffinityType type) — cuda.h:7008
-export function cuCtxGetExecAffinity(type: E.CUexecAffinityType): [E.CUresult, S.CUexecAffinityParam_st | null] {
+export function cuCtxGetExecAffinity(type: E.CUexecAffinityType): Res<[S.CUexecAffinityParam_st]> {
   const a_type = M.i32(type, 'cuCtxGetExecAffinity', 'type');
   const a_pExecAffinity = new S.CUexecAffinityParam_st();
   const err = (f_cuCtxGetExecAffinity ??= L.bind('cuCtxGetExecAffinity'))(a_pExecAffinity._u8, a_type) as E.CUresult;
@@ -515,7 +521,7 @@ export function cuCtxWaitEvent(hCtx: H.CUcontext | null, hEvent: H.CUevent | nul
 let f_cuCtxAttach: KoffiFunction | undefined;
 /** Increment a context's usage-count */
 // CUresult cuCtxAttach(CUcontext * pctx, unsigned int flags) — cuda.h:7137
-export function cuCtxAttach(flags: number): [E.CUresult, H.CUcontext | null] {
+export function cuCtxAttach(flags: number): Res<[H.CUcontext]> {
   const a_flags = M.u32(flags, 'cuCtxAttach', 'flags');
   const err = (f_cuCtxAttach ??= L.bind('cuCtxAttach'))(K.slot[0], a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -534,7 +540,7 @@ export function cuCtxDetach(ctx: H.CUcontext | null): [E.CUresult] {
 let f_cuCtxGetSharedMemConfig: KoffiFunction | undefined;
 /** Returns the current shared memory configuration for the current context. */
 // CUresult cuCtxGetSharedMemConfig(CUsharedconfig * pConfig) — cuda.h:7218
-export function cuCtxGetSharedMemConfig(): [E.CUresult, E.CUsharedconfig | null] {
+export function cuCtxGetSharedMemConfig(): Res<[E.CUsharedconfig]> {
   const err = (f_cuCtxGetSharedMemConfig ??= L.bind('cuCtxGetSharedMemConfig'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUsharedconfig];
@@ -552,7 +558,7 @@ export function cuCtxSetSharedMemConfig(config: E.CUsharedconfig): [E.CUresult] 
 let f_cuModuleLoad: KoffiFunction | undefined;
 /** Loads a compute module */
 // CUresult cuModuleLoad(CUmodule * module, const char * fname) — cuda.h:7329
-export function cuModuleLoad(fname: string): [E.CUresult, H.CUmodule | null] {
+export function cuModuleLoad(fname: string): Res<[H.CUmodule]> {
   const a_fname = M.str(fname, 'cuModuleLoad', 'fname');
   const err = (f_cuModuleLoad ??= L.bind('cuModuleLoad'))(K.slot[0], a_fname) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -562,7 +568,7 @@ export function cuModuleLoad(fname: string): [E.CUresult, H.CUmodule | null] {
 let f_cuModuleLoadData: KoffiFunction | undefined;
 /** Load a module's data */
 // CUresult cuModuleLoadData(CUmodule * module, const void * image) — cuda.h:7365
-export function cuModuleLoadData(image: Pointer): [E.CUresult, H.CUmodule | null] {
+export function cuModuleLoadData(image: Pointer): Res<[H.CUmodule]> {
   const a_image = M.pointer(image, 'cuModuleLoadData', 'image');
   const err = (f_cuModuleLoadData ??= L.bind('cuModuleLoadData'))(K.slot[0], a_image) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -572,7 +578,7 @@ export function cuModuleLoadData(image: Pointer): [E.CUresult, H.CUmodule | null
 let f_cuModuleLoadDataEx: KoffiFunction | undefined;
 /** Load a module's data with options */
 // CUresult cuModuleLoadDataEx(CUmodule * module, const void * image, unsigned int numOptions, CUjit_option * options, void ** optionValues) — cuda.h:7404
-export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUmodule | null] {
+export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): Res<[H.CUmodule]> {
   const a_image = M.pointer(image, 'cuModuleLoadDataEx', 'image');
   const a_numOptions = M.u32(numOptions, 'cuModuleLoadDataEx', 'numOptions');
   if (a_numOptions < 0) M.rangeError('cuModuleLoadDataEx', 'numOptions', `must not be negative, got ${a_numOptions}`);
@@ -587,7 +593,7 @@ export function cuModuleLoadDataEx(image: Pointer, numOptions: number, options: 
 let f_cuModuleLoadFatBinary: KoffiFunction | undefined;
 /** Load a module's data */
 // CUresult cuModuleLoadFatBinary(CUmodule * module, const void * fatCubin) — cuda.h:7447
-export function cuModuleLoadFatBinary(fatCubin: Pointer): [E.CUresult, H.CUmodule | null] {
+export function cuModuleLoadFatBinary(fatCubin: Pointer): Res<[H.CUmodule]> {
   const a_fatCubin = M.pointer(fatCubin, 'cuModuleLoadFatBinary', 'fatCubin');
   const err = (f_cuModuleLoadFatBinary ??= L.bind('cuModuleLoadFatBinary'))(K.slot[0], a_fatCubin) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -606,7 +612,7 @@ export function cuModuleUnload(hmod: H.CUmodule | null): [E.CUresult] {
 let f_cuModuleGetLoadingMode: KoffiFunction | undefined;
 /** Query lazy loading mode */
 // CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode * mode) — cuda.h:7502
-export function cuModuleGetLoadingMode(): [E.CUresult, E.CUmoduleLoadingMode | null] {
+export function cuModuleGetLoadingMode(): Res<[E.CUmoduleLoadingMode]> {
   const err = (f_cuModuleGetLoadingMode ??= L.bind('cuModuleGetLoadingMode'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.CUmoduleLoadingMode];
@@ -615,7 +621,7 @@ export function cuModuleGetLoadingMode(): [E.CUresult, E.CUmoduleLoadingMode | n
 let f_cuModuleGetFunction: KoffiFunction | undefined;
 /** Returns a function handle */
 // CUresult cuModuleGetFunction(CUfunction * hfunc, CUmodule hmod, const char * name) — cuda.h:7532
-export function cuModuleGetFunction(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUfunction | null] {
+export function cuModuleGetFunction(hmod: H.CUmodule | null, name: string): Res<[H.CUfunction]> {
   const a_hmod = M.handle(hmod, 'cuModuleGetFunction', 'hmod');
   const a_name = M.str(name, 'cuModuleGetFunction', 'name');
   const err = (f_cuModuleGetFunction ??= L.bind('cuModuleGetFunction'))(K.slot[0], a_hmod, a_name) as E.CUresult;
@@ -626,7 +632,7 @@ export function cuModuleGetFunction(hmod: H.CUmodule | null, name: string): [E.C
 let f_cuModuleGetFunctionCount: KoffiFunction | undefined;
 /** Returns the number of functions within a module */
 // CUresult cuModuleGetFunctionCount(unsigned int * count, CUmodule mod) — cuda.h:7547
-export function cuModuleGetFunctionCount(mod: H.CUmodule | null): [E.CUresult, number | null] {
+export function cuModuleGetFunctionCount(mod: H.CUmodule | null): Res<[number]> {
   const a_mod = M.handle(mod, 'cuModuleGetFunctionCount', 'mod');
   const err = (f_cuModuleGetFunctionCount ??= L.bind('cuModuleGetFunctionCount'))(K.slot[0], a_mod) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -636,7 +642,7 @@ export function cuModuleGetFunctionCount(mod: H.CUmodule | null): [E.CUresult, n
 let f_cuModuleEnumerateFunctions: KoffiFunction | undefined;
 /** Returns the function handles within a module. */
 // CUresult cuModuleEnumerateFunctions(CUfunction * functions, unsigned int numFunctions, CUmodule mod) — cuda.h:7574
-export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule | null): [E.CUresult, H.CUfunction[] | null] {
+export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule | null): Res<[H.CUfunction[]]> {
   const a_numFunctions = M.u32(numFunctions, 'cuModuleEnumerateFunctions', 'numFunctions');
   const a_mod = M.handle(mod, 'cuModuleEnumerateFunctions', 'mod');
   if (a_numFunctions < 0) M.rangeError('cuModuleEnumerateFunctions', 'numFunctions', `must not be negative, got ${a_numFunctions}`);
@@ -649,7 +655,7 @@ export function cuModuleEnumerateFunctions(numFunctions: number, mod: H.CUmodule
 let f_cuModuleGetGlobal: KoffiFunction | undefined;
 /** Returns a global pointer from a module */
 // CUresult cuModuleGetGlobal_v2(CUdeviceptr * dptr, size_t * bytes, CUmodule hmod, const char * name) — cuda.h:7609
-export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): [E.CUresult, bigint | null, number | null] {
+export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): Res<[bigint, number]> {
   const a_hmod = M.handle(hmod, 'cuModuleGetGlobal', 'hmod');
   const a_name = M.str(name, 'cuModuleGetGlobal', 'name');
   const err = (f_cuModuleGetGlobal ??= L.bind('cuModuleGetGlobal'))(K.slot[0], K.slot[1], a_hmod, a_name) as E.CUresult;
@@ -660,7 +666,7 @@ export function cuModuleGetGlobal(hmod: H.CUmodule | null, name: string): [E.CUr
 let f_cuLinkCreate: KoffiFunction | undefined;
 /** Creates a pending JIT linker invocation. */
 // CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option * options, void ** optionValues, CUlinkState * stateOut) — cuda.h:7657
-export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): [E.CUresult, H.CUlinkState | null] {
+export function cuLinkCreate(numOptions: number, options: (E.CUjit_option)[] | ArrayBufferView | null, optionValues: (Pointer)[] | ArrayBufferView | null): Res<[H.CUlinkState]> {
   const a_numOptions = M.u32(numOptions, 'cuLinkCreate', 'numOptions');
   if (a_numOptions < 0) M.rangeError('cuLinkCreate', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkCreate', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
@@ -709,7 +715,7 @@ export function cuLinkAddFile(state: H.CUlinkState | null, type: E.CUjitInputTyp
 let f_cuLinkComplete: KoffiFunction | undefined;
 /** Complete a pending linker invocation */
 // CUresult cuLinkComplete(CUlinkState state, void ** cubinOut, size_t * sizeOut) — cuda.h:7766
-export function cuLinkComplete(state: H.CUlinkState | null): [E.CUresult, bigint | null, number | null] {
+export function cuLinkComplete(state: H.CUlinkState | null): Res<[bigint, number]> {
   const a_state = M.handle(state, 'cuLinkComplete', 'state');
   const err = (f_cuLinkComplete ??= L.bind('cuLinkComplete'))(a_state, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -728,7 +734,7 @@ export function cuLinkDestroy(state: H.CUlinkState | null): [E.CUresult] {
 let f_cuModuleGetTexRef: KoffiFunction | undefined;
 /** Returns a handle to a texture reference */
 // CUresult cuModuleGetTexRef(CUtexref * pTexRef, CUmodule hmod, const char * name) — cuda.h:7830
-export function cuModuleGetTexRef(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUtexref | null] {
+export function cuModuleGetTexRef(hmod: H.CUmodule | null, name: string): Res<[H.CUtexref]> {
   const a_hmod = M.handle(hmod, 'cuModuleGetTexRef', 'hmod');
   const a_name = M.str(name, 'cuModuleGetTexRef', 'name');
   const err = (f_cuModuleGetTexRef ??= L.bind('cuModuleGetTexRef'))(K.slot[0], a_hmod, a_name) as E.CUresult;
@@ -739,7 +745,7 @@ export function cuModuleGetTexRef(hmod: H.CUmodule | null, name: string): [E.CUr
 let f_cuModuleGetSurfRef: KoffiFunction | undefined;
 /** Returns a handle to a surface reference */
 // CUresult cuModuleGetSurfRef(CUsurfref * pSurfRef, CUmodule hmod, const char * name) — cuda.h:7864
-export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): [E.CUresult, H.CUsurfref | null] {
+export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): Res<[H.CUsurfref]> {
   const a_hmod = M.handle(hmod, 'cuModuleGetSurfRef', 'hmod');
   const a_name = M.str(name, 'cuModuleGetSurfRef', 'name');
   const err = (f_cuModuleGetSurfRef ??= L.bind('cuModuleGetSurfRef'))(K.slot[0], a_hmod, a_name) as E.CUresult;
@@ -750,7 +756,7 @@ export function cuModuleGetSurfRef(hmod: H.CUmodule | null, name: string): [E.CU
 let f_cuLibraryLoadData: KoffiFunction | undefined;
 /** Load a library with specified code and options */
 // CUresult cuLibraryLoadData(CUlibrary * library, const void * code, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:7938
-export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
+export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): Res<[H.CUlibrary]> {
   const a_code = M.pointer(code, 'cuLibraryLoadData', 'code');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadData', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadData', 'numLibraryOptions');
@@ -769,7 +775,7 @@ export function cuLibraryLoadData(code: Pointer, jitOptions: (E.CUjit_option)[] 
 let f_cuLibraryLoadFromFile: KoffiFunction | undefined;
 /** Load a library with specified file and options */
 // CUresult cuLibraryLoadFromFile(CUlibrary * library, const char * fileName, CUjit_option * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda.h:8000
-export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.CUresult, H.CUlibrary | null] {
+export function cuLibraryLoadFromFile(fileName: string, jitOptions: (E.CUjit_option)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.CUlibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): Res<[H.CUlibrary]> {
   const a_fileName = M.str(fileName, 'cuLibraryLoadFromFile', 'fileName');
   const a_numJitOptions = M.u32(numJitOptions, 'cuLibraryLoadFromFile', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cuLibraryLoadFromFile', 'numLibraryOptions');
@@ -797,7 +803,7 @@ export function cuLibraryUnload(library: H.CUlibrary | null): [E.CUresult] {
 let f_cuLibraryGetKernel: KoffiFunction | undefined;
 /** Returns a kernel handle */
 // CUresult cuLibraryGetKernel(CUkernel * pKernel, CUlibrary library, const char * name) — cuda.h:8048
-export function cuLibraryGetKernel(library: H.CUlibrary | null, name: string): [E.CUresult, H.CUkernel | null] {
+export function cuLibraryGetKernel(library: H.CUlibrary | null, name: string): Res<[H.CUkernel]> {
   const a_library = M.handle(library, 'cuLibraryGetKernel', 'library');
   const a_name = M.str(name, 'cuLibraryGetKernel', 'name');
   const err = (f_cuLibraryGetKernel ??= L.bind('cuLibraryGetKernel'))(K.slot[0], a_library, a_name) as E.CUresult;
@@ -808,7 +814,7 @@ export function cuLibraryGetKernel(library: H.CUlibrary | null, name: string): [
 let f_cuLibraryGetKernelCount: KoffiFunction | undefined;
 /** Returns the number of kernels within a library */
 // CUresult cuLibraryGetKernelCount(unsigned int * count, CUlibrary lib) — cuda.h:8063
-export function cuLibraryGetKernelCount(lib: H.CUlibrary | null): [E.CUresult, number | null] {
+export function cuLibraryGetKernelCount(lib: H.CUlibrary | null): Res<[number]> {
   const a_lib = M.handle(lib, 'cuLibraryGetKernelCount', 'lib');
   const err = (f_cuLibraryGetKernelCount ??= L.bind('cuLibraryGetKernelCount'))(K.slot[0], a_lib) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -818,7 +824,7 @@ export function cuLibraryGetKernelCount(lib: H.CUlibrary | null): [E.CUresult, n
 let f_cuLibraryEnumerateKernels: KoffiFunction | undefined;
 /** Retrieve the kernel handles within a library. */
 // CUresult cuLibraryEnumerateKernels(CUkernel * kernels, unsigned int numKernels, CUlibrary lib) — cuda.h:8082
-export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary | null): [E.CUresult, H.CUkernel[] | null] {
+export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary | null): Res<[H.CUkernel[]]> {
   const a_numKernels = M.u32(numKernels, 'cuLibraryEnumerateKernels', 'numKernels');
   const a_lib = M.handle(lib, 'cuLibraryEnumerateKernels', 'lib');
   if (a_numKernels < 0) M.rangeError('cuLibraryEnumerateKernels', 'numKernels', `must not be negative, got ${a_numKernels}`);
@@ -831,7 +837,7 @@ export function cuLibraryEnumerateKernels(numKernels: number, lib: H.CUlibrary |
 let f_cuLibraryGetModule: KoffiFunction | undefined;
 /** Returns a module handle */
 // CUresult cuLibraryGetModule(CUmodule * pMod, CUlibrary library) — cuda.h:8108
-export function cuLibraryGetModule(library: H.CUlibrary | null): [E.CUresult, H.CUmodule | null] {
+export function cuLibraryGetModule(library: H.CUlibrary | null): Res<[H.CUmodule]> {
   const a_library = M.handle(library, 'cuLibraryGetModule', 'library');
   const err = (f_cuLibraryGetModule ??= L.bind('cuLibraryGetModule'))(K.slot[0], a_library) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -841,7 +847,7 @@ export function cuLibraryGetModule(library: H.CUlibrary | null): [E.CUresult, H.
 let f_cuKernelGetFunction: KoffiFunction | undefined;
 /** Returns a function handle */
 // CUresult cuKernelGetFunction(CUfunction * pFunc, CUkernel kernel) — cuda.h:8136
-export function cuKernelGetFunction(kernel: H.CUkernel | null): [E.CUresult, H.CUfunction | null] {
+export function cuKernelGetFunction(kernel: H.CUkernel | null): Res<[H.CUfunction]> {
   const a_kernel = M.handle(kernel, 'cuKernelGetFunction', 'kernel');
   const err = (f_cuKernelGetFunction ??= L.bind('cuKernelGetFunction'))(K.slot[0], a_kernel) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -851,7 +857,7 @@ export function cuKernelGetFunction(kernel: H.CUkernel | null): [E.CUresult, H.C
 let f_cuKernelGetLibrary: KoffiFunction | undefined;
 /** Returns a library handle */
 // CUresult cuKernelGetLibrary(CUlibrary * pLib, CUkernel kernel) — cuda.h:8159
-export function cuKernelGetLibrary(kernel: H.CUkernel | null): [E.CUresult, H.CUlibrary | null] {
+export function cuKernelGetLibrary(kernel: H.CUkernel | null): Res<[H.CUlibrary]> {
   const a_kernel = M.handle(kernel, 'cuKernelGetLibrary', 'kernel');
   const err = (f_cuKernelGetLibrary ??= L.bind('cuKernelGetLibrary'))(K.slot[0], a_kernel) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -861,7 +867,7 @@ export function cuKernelGetLibrary(kernel: H.CUkernel | null): [E.CUresult, H.CU
 let f_cuLibraryGetGlobal: KoffiFunction | undefined;
 /** Returns a global device pointer */
 // CUresult cuLibraryGetGlobal(CUdeviceptr * dptr, size_t * bytes, CUlibrary library, const char * name) — cuda.h:8191
-export function cuLibraryGetGlobal(library: H.CUlibrary | null, name: string): [E.CUresult, bigint | null, number | null] {
+export function cuLibraryGetGlobal(library: H.CUlibrary | null, name: string): Res<[bigint, number]> {
   const a_library = M.handle(library, 'cuLibraryGetGlobal', 'library');
   const a_name = M.str(name, 'cuLibraryGetGlobal', 'name');
   const err = (f_cuLibraryGetGlobal ??= L.bind('cuLibraryGetGlobal'))(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
@@ -872,7 +878,7 @@ export function cuLibraryGetGlobal(library: H.CUlibrary | null, name: string): [
 let f_cuLibraryGetManaged: KoffiFunction | undefined;
 /** Returns a pointer to managed memory */
 // CUresult cuLibraryGetManaged(CUdeviceptr * dptr, size_t * bytes, CUlibrary library, const char * name) — cuda.h:8220
-export function cuLibraryGetManaged(library: H.CUlibrary | null, name: string): [E.CUresult, bigint | null, number | null] {
+export function cuLibraryGetManaged(library: H.CUlibrary | null, name: string): Res<[bigint, number]> {
   const a_library = M.handle(library, 'cuLibraryGetManaged', 'library');
   const a_name = M.str(name, 'cuLibraryGetManaged', 'name');
   const err = (f_cuLibraryGetManaged ??= L.bind('cuLibraryGetManaged'))(K.slot[0], K.slot[1], a_library, a_name) as E.CUresult;
@@ -883,7 +889,7 @@ export function cuLibraryGetManaged(library: H.CUlibrary | null, name: string): 
 let f_cuLibraryGetUnifiedFunction: KoffiFunction | undefined;
 /** Returns a pointer to a unified function */
 // CUresult cuLibraryGetUnifiedFunction(void ** fptr, CUlibrary library, const char * symbol) — cuda.h:8246
-export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol: string): [E.CUresult, bigint | null] {
+export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol: string): Res<[bigint]> {
   const a_library = M.handle(library, 'cuLibraryGetUnifiedFunction', 'library');
   const a_symbol = M.str(symbol, 'cuLibraryGetUnifiedFunction', 'symbol');
   const err = (f_cuLibraryGetUnifiedFunction ??= L.bind('cuLibraryGetUnifiedFunction'))(K.slot[0], a_library, a_symbol) as E.CUresult;
@@ -894,7 +900,7 @@ export function cuLibraryGetUnifiedFunction(library: H.CUlibrary | null, symbol:
 let f_cuKernelGetAttribute: KoffiFunction | undefined;
 /** Returns information about a kernel */
 // CUresult cuKernelGetAttribute(int * pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) — cuda.h:8334
-export function cuKernelGetAttribute(attrib: E.CUfunction_attribute, kernel: H.CUkernel | null, dev: number): [E.CUresult, number | null] {
+export function cuKernelGetAttribute(attrib: E.CUfunction_attribute, kernel: H.CUkernel | null, dev: number): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuKernelGetAttribute', 'attrib');
   const a_kernel = M.handle(kernel, 'cuKernelGetAttribute', 'kernel');
   const a_dev = M.i32(dev, 'cuKernelGetAttribute', 'dev');
@@ -929,7 +935,7 @@ export function cuKernelSetCacheConfig(kernel: H.CUkernel | null, config: E.CUfu
 let f_cuKernelGetName: KoffiFunction | undefined;
 /** Returns the function name for a::CUkernel handle */
 // CUresult cuKernelGetName(const char ** name, CUkernel hfunc) — cuda.h:8495
-export function cuKernelGetName(hfunc: H.CUkernel | null): [E.CUresult, string | null] {
+export function cuKernelGetName(hfunc: H.CUkernel | null): Res<[string | null]> {
   const a_hfunc = M.handle(hfunc, 'cuKernelGetName', 'hfunc');
   const err = (f_cuKernelGetName ??= L.bind('cuKernelGetName'))(K.slot[0], a_hfunc) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -939,7 +945,7 @@ export function cuKernelGetName(hfunc: H.CUkernel | null): [E.CUresult, string |
 let f_cuKernelGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout */
 // CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:8519
-export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: number | bigint): [E.CUresult, number | null, number | null] {
+export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: number | bigint): Res<[number, number]> {
   const a_kernel = M.handle(kernel, 'cuKernelGetParamInfo', 'kernel');
   const a_paramIndex = M.size(paramIndex, 'cuKernelGetParamInfo', 'paramIndex');
   const err = (f_cuKernelGetParamInfo ??= L.bind('cuKernelGetParamInfo'))(a_kernel, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
@@ -950,7 +956,7 @@ export function cuKernelGetParamInfo(kernel: H.CUkernel | null, paramIndex: numb
 let f_cuMemGetInfo: KoffiFunction | undefined;
 /** Gets free and total memory */
 // CUresult cuMemGetInfo_v2(size_t * free, size_t * total) — cuda.h:8575
-export function cuMemGetInfo(): [E.CUresult, number | null, number | null] {
+export function cuMemGetInfo(): Res<[number, number]> {
   const err = (f_cuMemGetInfo ??= L.bind('cuMemGetInfo'))(K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
@@ -959,7 +965,7 @@ export function cuMemGetInfo(): [E.CUresult, number | null, number | null] {
 let f_cuMemAlloc: KoffiFunction | undefined;
 /** Allocates device memory */
 // CUresult cuMemAlloc_v2(CUdeviceptr * dptr, size_t bytesize) — cuda.h:8609
-export function cuMemAlloc(bytesize: number | bigint): [E.CUresult, bigint | null] {
+export function cuMemAlloc(bytesize: number | bigint): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemAlloc', 'bytesize');
   const err = (f_cuMemAlloc ??= L.bind('cuMemAlloc'))(K.slot[0], a_bytesize) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -969,7 +975,7 @@ export function cuMemAlloc(bytesize: number | bigint): [E.CUresult, bigint | nul
 let f_cuMemAllocPitch: KoffiFunction | undefined;
 /** Allocates pitched device memory */
 // CUresult cuMemAllocPitch_v2(CUdeviceptr * dptr, size_t * pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) — cuda.h:8671
-export function cuMemAllocPitch(WidthInBytes: number | bigint, Height: number | bigint, ElementSizeBytes: number): [E.CUresult, bigint | null, number | null] {
+export function cuMemAllocPitch(WidthInBytes: number | bigint, Height: number | bigint, ElementSizeBytes: number): Res<[bigint, number]> {
   const a_WidthInBytes = M.size(WidthInBytes, 'cuMemAllocPitch', 'WidthInBytes');
   const a_Height = M.size(Height, 'cuMemAllocPitch', 'Height');
   const a_ElementSizeBytes = M.u32(ElementSizeBytes, 'cuMemAllocPitch', 'ElementSizeBytes');
@@ -990,7 +996,7 @@ export function cuMemFree(dptr: bigint | number): [E.CUresult] {
 let f_cuMemGetAddressRange: KoffiFunction | undefined;
 /** Get information on memory allocations */
 // CUresult cuMemGetAddressRange_v2(CUdeviceptr * pbase, size_t * psize, CUdeviceptr dptr) — cuda.h:8742
-export function cuMemGetAddressRange(dptr: bigint | number): [E.CUresult, bigint | null, number | null] {
+export function cuMemGetAddressRange(dptr: bigint | number): Res<[bigint, number]> {
   const a_dptr = M.u64(dptr, 'cuMemGetAddressRange', 'dptr');
   const err = (f_cuMemGetAddressRange ??= L.bind('cuMemGetAddressRange'))(K.slot[0], K.slot[1], a_dptr) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -1000,7 +1006,7 @@ export function cuMemGetAddressRange(dptr: bigint | number): [E.CUresult, bigint
 let f_cuMemAllocHost: KoffiFunction | undefined;
 /** Allocates page-locked host memory */
 // CUresult cuMemAllocHost_v2(void ** pp, size_t bytesize) — cuda.h:8793
-export function cuMemAllocHost(bytesize: number | bigint): [E.CUresult, bigint | null] {
+export function cuMemAllocHost(bytesize: number | bigint): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemAllocHost', 'bytesize');
   const err = (f_cuMemAllocHost ??= L.bind('cuMemAllocHost'))(K.slot[0], a_bytesize) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1019,7 +1025,7 @@ export function cuMemFreeHost(p: Pointer): [E.CUresult] {
 let f_cuMemHostAlloc: KoffiFunction | undefined;
 /** Allocates page-locked host memory */
 // CUresult cuMemHostAlloc(void ** pp, size_t bytesize, unsigned int Flags) — cuda.h:8906
-export function cuMemHostAlloc(bytesize: number | bigint, Flags: number): [E.CUresult, bigint | null] {
+export function cuMemHostAlloc(bytesize: number | bigint, Flags: number): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemHostAlloc', 'bytesize');
   const a_Flags = M.u32(Flags, 'cuMemHostAlloc', 'Flags');
   const err = (f_cuMemHostAlloc ??= L.bind('cuMemHostAlloc'))(K.slot[0], a_bytesize, a_Flags) as E.CUresult;
@@ -1030,7 +1036,7 @@ export function cuMemHostAlloc(bytesize: number | bigint, Flags: number): [E.CUr
 let f_cuMemHostGetDevicePointer: KoffiFunction | undefined;
 /** Passes back device pointer of mapped pinned memory */
 // CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr * pdptr, void * p, unsigned int Flags) — cuda.h:8959
-export function cuMemHostGetDevicePointer(p: Pointer, Flags: number): [E.CUresult, bigint | null] {
+export function cuMemHostGetDevicePointer(p: Pointer, Flags: number): Res<[bigint]> {
   const a_p = M.pointer(p, 'cuMemHostGetDevicePointer', 'p');
   const a_Flags = M.u32(Flags, 'cuMemHostGetDevicePointer', 'Flags');
   const err = (f_cuMemHostGetDevicePointer ??= L.bind('cuMemHostGetDevicePointer'))(K.slot[0], a_p, a_Flags) as E.CUresult;
@@ -1041,7 +1047,7 @@ export function cuMemHostGetDevicePointer(p: Pointer, Flags: number): [E.CUresul
 let f_cuMemHostGetFlags: KoffiFunction | undefined;
 /** Passes back flags that were used for a pinned allocation */
 // CUresult cuMemHostGetFlags(unsigned int * pFlags, void * p) — cuda.h:8986
-export function cuMemHostGetFlags(p: Pointer): [E.CUresult, number | null] {
+export function cuMemHostGetFlags(p: Pointer): Res<[number]> {
   const a_p = M.pointer(p, 'cuMemHostGetFlags', 'p');
   const err = (f_cuMemHostGetFlags ??= L.bind('cuMemHostGetFlags'))(K.slot[0], a_p) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1051,7 +1057,7 @@ export function cuMemHostGetFlags(p: Pointer): [E.CUresult, number | null] {
 let f_cuMemAllocManaged: KoffiFunction | undefined;
 /** Allocates memory that will be automatically managed by the Unified Memory system */
 // CUresult cuMemAllocManaged(CUdeviceptr * dptr, size_t bytesize, unsigned int flags) — cuda.h:9096
-export function cuMemAllocManaged(bytesize: number | bigint, flags: number): [E.CUresult, bigint | null] {
+export function cuMemAllocManaged(bytesize: number | bigint, flags: number): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemAllocManaged', 'bytesize');
   const a_flags = M.u32(flags, 'cuMemAllocManaged', 'flags');
   const err = (f_cuMemAllocManaged ??= L.bind('cuMemAllocManaged'))(K.slot[0], a_bytesize, a_flags) as E.CUresult;
@@ -1062,7 +1068,7 @@ export function cuMemAllocManaged(bytesize: number | bigint, flags: number): [E.
 let f_cuDeviceRegisterAsyncNotification: KoffiFunction | undefined;
 /** Registers a callback function to receive async notifications */
 // CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void * userData, CUasyncCallbackHandle * callback) — cuda.h:9133
-export function cuDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): [E.CUresult, H.CUasyncCallbackHandle | null] {
+export function cuDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): Res<[H.CUasyncCallbackHandle]> {
   const a_device = M.i32(device, 'cuDeviceRegisterAsyncNotification', 'device');
   const a_callbackFunc = M.handle(callbackFunc, 'cuDeviceRegisterAsyncNotification', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cuDeviceRegisterAsyncNotification', 'userData');
@@ -1084,7 +1090,7 @@ export function cuDeviceUnregisterAsyncNotification(device: number, callback: H.
 let f_cuDeviceGetByPCIBusId: KoffiFunction | undefined;
 /** Returns a handle to a compute device */
 // CUresult cuDeviceGetByPCIBusId(CUdevice * dev, const char * pciBusId) — cuda.h:9185
-export function cuDeviceGetByPCIBusId(pciBusId: string): [E.CUresult, number | null] {
+export function cuDeviceGetByPCIBusId(pciBusId: string): Res<[number]> {
   const a_pciBusId = M.str(pciBusId, 'cuDeviceGetByPCIBusId', 'pciBusId');
   const err = (f_cuDeviceGetByPCIBusId ??= L.bind('cuDeviceGetByPCIBusId'))(K.slot[0], a_pciBusId) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1094,7 +1100,7 @@ export function cuDeviceGetByPCIBusId(pciBusId: string): [E.CUresult, number | n
 let f_cuDeviceGetPCIBusId: KoffiFunction | undefined;
 /** Returns a PCI Bus Id string for the device */
 // CUresult cuDeviceGetPCIBusId(char * pciBusId, int len, CUdevice dev) — cuda.h:9217
-export function cuDeviceGetPCIBusId(len: number, dev: number): [E.CUresult, string | null] {
+export function cuDeviceGetPCIBusId(len: number, dev: number): Res<[string]> {
   const a_len = M.i32(len, 'cuDeviceGetPCIBusId', 'len');
   const a_dev = M.i32(dev, 'cuDeviceGetPCIBusId', 'dev');
   if (a_len < 1) M.rangeError('cuDeviceGetPCIBusId', 'len', `must be at least 1, got ${a_len}`);
@@ -1107,7 +1113,7 @@ export function cuDeviceGetPCIBusId(len: number, dev: number): [E.CUresult, stri
 let f_cuIpcGetEventHandle: KoffiFunction | undefined;
 /** Gets an interprocess handle for a previously allocated event */
 // CUresult cuIpcGetEventHandle(CUipcEventHandle * pHandle, CUevent event) — cuda.h:9265
-export function cuIpcGetEventHandle(event: H.CUevent | null): [E.CUresult, S.CUipcEventHandle_st | null] {
+export function cuIpcGetEventHandle(event: H.CUevent | null): Res<[S.CUipcEventHandle_st]> {
   const a_event = M.handle(event, 'cuIpcGetEventHandle', 'event');
   const a_pHandle = new S.CUipcEventHandle_st();
   const err = (f_cuIpcGetEventHandle ??= L.bind('cuIpcGetEventHandle'))(a_pHandle._u8, a_event) as E.CUresult;
@@ -1118,7 +1124,7 @@ export function cuIpcGetEventHandle(event: H.CUevent | null): [E.CUresult, S.CUi
 let f_cuIpcOpenEventHandle: KoffiFunction | undefined;
 /** Opens an interprocess event handle for use in the current process */
 // CUresult cuIpcOpenEventHandle(CUevent * phEvent, CUipcEventHandle handle) — cuda.h:9308
-export function cuIpcOpenEventHandle(handle: S.CUipcEventHandle_st | S.CUipcEventHandle_stInit): [E.CUresult, H.CUevent | null] {
+export function cuIpcOpenEventHandle(handle: S.CUipcEventHandle_st | S.CUipcEventHandle_stInit): Res<[H.CUevent]> {
   const a_handle = { bytes: X.byValue(handle, S.CUipcEventHandle_st, 'cuIpcOpenEventHandle', 'handle')._u8 };
   const err = (f_cuIpcOpenEventHandle ??= L.bind('cuIpcOpenEventHandle'))(K.slot[0], a_handle) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1128,7 +1134,7 @@ export function cuIpcOpenEventHandle(handle: S.CUipcEventHandle_st | S.CUipcEven
 let f_cuIpcGetMemHandle: KoffiFunction | undefined;
 /** Gets an interprocess memory handle for an existing device memory allocation */
 // CUresult cuIpcGetMemHandle(CUipcMemHandle * pHandle, CUdeviceptr dptr) — cuda.h:9352
-export function cuIpcGetMemHandle(dptr: bigint | number): [E.CUresult, S.CUipcMemHandle_st | null] {
+export function cuIpcGetMemHandle(dptr: bigint | number): Res<[S.CUipcMemHandle_st]> {
   const a_dptr = M.u64(dptr, 'cuIpcGetMemHandle', 'dptr');
   const a_pHandle = new S.CUipcMemHandle_st();
   const err = (f_cuIpcGetMemHandle ??= L.bind('cuIpcGetMemHandle'))(a_pHandle._u8, a_dptr) as E.CUresult;
@@ -1139,7 +1145,7 @@ export function cuIpcGetMemHandle(dptr: bigint | number): [E.CUresult, S.CUipcMe
 let f_cuIpcOpenMemHandle: KoffiFunction | undefined;
 /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
 // CUresult cuIpcOpenMemHandle_v2(CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags) — cuda.h:9413
-export function cuIpcOpenMemHandle(handle: S.CUipcMemHandle_st | S.CUipcMemHandle_stInit, Flags: number): [E.CUresult, bigint | null] {
+export function cuIpcOpenMemHandle(handle: S.CUipcMemHandle_st | S.CUipcMemHandle_stInit, Flags: number): Res<[bigint]> {
   const a_handle = { bytes: X.byValue(handle, S.CUipcMemHandle_st, 'cuIpcOpenMemHandle', 'handle')._u8 };
   const a_Flags = M.u32(Flags, 'cuIpcOpenMemHandle', 'Flags');
   const err = (f_cuIpcOpenMemHandle ??= L.bind('cuIpcOpenMemHandle'))(K.slot[0], a_handle, a_Flags) as E.CUresult;
@@ -1643,7 +1649,7 @@ export function cuMemsetD2D32Async(dstDevice: bigint | number, dstPitch: number 
 let f_cuArrayCreate: KoffiFunction | undefined;
 /** Creates a 1D or 2D CUDA array */
 // CUresult cuArrayCreate_v2(CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR * pAllocateArray) — cuda.h:11855
-export function cuArrayCreate(pAllocateArray: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null): [E.CUresult, H.CUarray | null] {
+export function cuArrayCreate(pAllocateArray: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUDA_ARRAY_DESCRIPTOR_stInit | null): Res<[H.CUarray]> {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY_DESCRIPTOR_st, 'cuArrayCreate', 'pAllocateArray');
   const err = (f_cuArrayCreate ??= L.bind('cuArrayCreate'))(K.slot[0], a_pAllocateArray) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1653,7 +1659,7 @@ export function cuArrayCreate(pAllocateArray: S.CUDA_ARRAY_DESCRIPTOR_st | S.CUD
 let f_cuArrayGetDescriptor: KoffiFunction | undefined;
 /** Get a 1D or 2D CUDA array descriptor */
 // CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR * pArrayDescriptor, CUarray hArray) — cuda.h:11889
-export function cuArrayGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY_DESCRIPTOR_st | null] {
+export function cuArrayGetDescriptor(hArray: H.CUarray | null): Res<[S.CUDA_ARRAY_DESCRIPTOR_st]> {
   const a_hArray = M.handle(hArray, 'cuArrayGetDescriptor', 'hArray');
   const a_pArrayDescriptor = new S.CUDA_ARRAY_DESCRIPTOR_st();
   const err = (f_cuArrayGetDescriptor ??= L.bind('cuArrayGetDescriptor'))(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
@@ -1664,7 +1670,7 @@ export function cuArrayGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.C
 let f_cuArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA array */
 // CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUarray array) — cuda.h:11913
-export function cuArrayGetSparseProperties(array: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY_SPARSE_PROPERTIES_st | null] {
+export function cuArrayGetSparseProperties(array: H.CUarray | null): Res<[S.CUDA_ARRAY_SPARSE_PROPERTIES_st]> {
   const a_array = M.handle(array, 'cuArrayGetSparseProperties', 'array');
   const a_sparseProperties = new S.CUDA_ARRAY_SPARSE_PROPERTIES_st();
   const err = (f_cuArrayGetSparseProperties ??= L.bind('cuArrayGetSparseProperties'))(a_sparseProperties._u8, a_array) as E.CUresult;
@@ -1675,7 +1681,7 @@ export function cuArrayGetSparseProperties(array: H.CUarray | null): [E.CUresult
 let f_cuMipmappedArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA mipmapped array */
 // CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES * sparseProperties, CUmipmappedArray mipmap) — cuda.h:11938
-export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray | null): [E.CUresult, S.CUDA_ARRAY_SPARSE_PROPERTIES_st | null] {
+export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray | null): Res<[S.CUDA_ARRAY_SPARSE_PROPERTIES_st]> {
   const a_mipmap = M.handle(mipmap, 'cuMipmappedArrayGetSparseProperties', 'mipmap');
   const a_sparseProperties = new S.CUDA_ARRAY_SPARSE_PROPERTIES_st();
   const err = (f_cuMipmappedArrayGetSparseProperties ??= L.bind('cuMipmappedArrayGetSparseProperties'))(a_sparseProperties._u8, a_mipmap) as E.CUresult;
@@ -1686,7 +1692,7 @@ export function cuMipmappedArrayGetSparseProperties(mipmap: H.CUmipmappedArray |
 let f_cuArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA array */
 // CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUarray array, CUdevice device) — cuda.h:11961
-export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: number): [E.CUresult, S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st | null] {
+export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: number): Res<[S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st]> {
   const a_array = M.handle(array, 'cuArrayGetMemoryRequirements', 'array');
   const a_device = M.i32(device, 'cuArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st();
@@ -1698,7 +1704,7 @@ export function cuArrayGetMemoryRequirements(array: H.CUarray | null, device: nu
 let f_cuMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA mipmapped array */
 // CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS * memoryRequirements, CUmipmappedArray mipmap, CUdevice device) — cuda.h:11985
-export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray | null, device: number): [E.CUresult, S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st | null] {
+export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray | null, device: number): Res<[S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st]> {
   const a_mipmap = M.handle(mipmap, 'cuMipmappedArrayGetMemoryRequirements', 'mipmap');
   const a_device = M.i32(device, 'cuMipmappedArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.CUDA_ARRAY_MEMORY_REQUIREMENTS_st();
@@ -1710,7 +1716,7 @@ export function cuMipmappedArrayGetMemoryRequirements(mipmap: H.CUmipmappedArray
 let f_cuArrayGetPlane: KoffiFunction | undefined;
 /** Gets a CUDA array plane from a CUDA array */
 // CUresult cuArrayGetPlane(CUarray * pPlaneArray, CUarray hArray, unsigned int planeIdx) — cuda.h:12018
-export function cuArrayGetPlane(hArray: H.CUarray | null, planeIdx: number): [E.CUresult, H.CUarray | null] {
+export function cuArrayGetPlane(hArray: H.CUarray | null, planeIdx: number): Res<[H.CUarray]> {
   const a_hArray = M.handle(hArray, 'cuArrayGetPlane', 'hArray');
   const a_planeIdx = M.u32(planeIdx, 'cuArrayGetPlane', 'planeIdx');
   const err = (f_cuArrayGetPlane ??= L.bind('cuArrayGetPlane'))(K.slot[0], a_hArray, a_planeIdx) as E.CUresult;
@@ -1730,7 +1736,7 @@ export function cuArrayDestroy(hArray: H.CUarray | null): [E.CUresult] {
 let f_cuArray3DCreate: KoffiFunction | undefined;
 /** Creates a 3D CUDA array */
 // CUresult cuArray3DCreate_v2(CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR * pAllocateArray) — cuda.h:12272
-export function cuArray3DCreate(pAllocateArray: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null): [E.CUresult, H.CUarray | null] {
+export function cuArray3DCreate(pAllocateArray: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null): Res<[H.CUarray]> {
   const a_pAllocateArray = X.structArg(pAllocateArray, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuArray3DCreate', 'pAllocateArray');
   const err = (f_cuArray3DCreate ??= L.bind('cuArray3DCreate'))(K.slot[0], a_pAllocateArray) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1740,7 +1746,7 @@ export function cuArray3DCreate(pAllocateArray: S.CUDA_ARRAY3D_DESCRIPTOR_st | S
 let f_cuArray3DGetDescriptor: KoffiFunction | undefined;
 /** Get a 3D CUDA array descriptor */
 // CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR * pArrayDescriptor, CUarray hArray) — cuda.h:12310
-export function cuArray3DGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S.CUDA_ARRAY3D_DESCRIPTOR_st | null] {
+export function cuArray3DGetDescriptor(hArray: H.CUarray | null): Res<[S.CUDA_ARRAY3D_DESCRIPTOR_st]> {
   const a_hArray = M.handle(hArray, 'cuArray3DGetDescriptor', 'hArray');
   const a_pArrayDescriptor = new S.CUDA_ARRAY3D_DESCRIPTOR_st();
   const err = (f_cuArray3DGetDescriptor ??= L.bind('cuArray3DGetDescriptor'))(a_pArrayDescriptor._u8, a_hArray) as E.CUresult;
@@ -1751,7 +1757,7 @@ export function cuArray3DGetDescriptor(hArray: H.CUarray | null): [E.CUresult, S
 let f_cuMipmappedArrayCreate: KoffiFunction | undefined;
 /** Creates a CUDA mipmapped array */
 // CUresult cuMipmappedArrayCreate(CUmipmappedArray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR * pMipmappedArrayDesc, unsigned int numMipmapLevels) — cuda.h:12495
-export function cuMipmappedArrayCreate(pMipmappedArrayDesc: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null, numMipmapLevels: number): [E.CUresult, H.CUmipmappedArray | null] {
+export function cuMipmappedArrayCreate(pMipmappedArrayDesc: S.CUDA_ARRAY3D_DESCRIPTOR_st | S.CUDA_ARRAY3D_DESCRIPTOR_stInit | null, numMipmapLevels: number): Res<[H.CUmipmappedArray]> {
   const a_pMipmappedArrayDesc = X.structArg(pMipmappedArrayDesc, S.CUDA_ARRAY3D_DESCRIPTOR_st, 'cuMipmappedArrayCreate', 'pMipmappedArrayDesc');
   const a_numMipmapLevels = M.u32(numMipmapLevels, 'cuMipmappedArrayCreate', 'numMipmapLevels');
   const err = (f_cuMipmappedArrayCreate ??= L.bind('cuMipmappedArrayCreate'))(K.slot[0], a_pMipmappedArrayDesc, a_numMipmapLevels) as E.CUresult;
@@ -1762,7 +1768,7 @@ export function cuMipmappedArrayCreate(pMipmappedArrayDesc: S.CUDA_ARRAY3D_DESCR
 let f_cuMipmappedArrayGetLevel: KoffiFunction | undefined;
 /** Gets a mipmap level of a CUDA mipmapped array */
 // CUresult cuMipmappedArrayGetLevel(CUarray * pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) — cuda.h:12525
-export function cuMipmappedArrayGetLevel(hMipmappedArray: H.CUmipmappedArray | null, level: number): [E.CUresult, H.CUarray | null] {
+export function cuMipmappedArrayGetLevel(hMipmappedArray: H.CUmipmappedArray | null, level: number): Res<[H.CUarray]> {
   const a_hMipmappedArray = M.handle(hMipmappedArray, 'cuMipmappedArrayGetLevel', 'hMipmappedArray');
   const a_level = M.u32(level, 'cuMipmappedArrayGetLevel', 'level');
   const err = (f_cuMipmappedArrayGetLevel ??= L.bind('cuMipmappedArrayGetLevel'))(K.slot[0], a_hMipmappedArray, a_level) as E.CUresult;
@@ -1796,7 +1802,7 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: bigint | nu
 let f_cuMemBatchDecompressAsync: KoffiFunction | undefined;
 /** Submit a batch of \p count independent decompression operations. */
 // CUresult cuMemBatchDecompressAsync(CUmemDecompressParams * paramsArray, size_t count, unsigned int flags, size_t * errorIndex, CUstream stream) — cuda.h:12698
-export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[] | ArrayBufferView, count: number | bigint, flags: number, stream: H.CUstream | null): [E.CUresult, number | null] {
+export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_st | S.CUmemDecompressParams_stInit)[] | ArrayBufferView, count: number | bigint, flags: number, stream: H.CUstream | null): Res<[number]> {
   const a_count = M.size(count, 'cuMemBatchDecompressAsync', 'count');
   const a_flags = M.u32(flags, 'cuMemBatchDecompressAsync', 'flags');
   const a_stream = M.handle(stream, 'cuMemBatchDecompressAsync', 'stream');
@@ -1810,7 +1816,7 @@ export function cuMemBatchDecompressAsync(paramsArray: (S.CUmemDecompressParams_
 let f_cuMemAddressReserve: KoffiFunction | undefined;
 /** Allocate an address range reservation. */
 // CUresult cuMemAddressReserve(CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) — cuda.h:12747
-export function cuMemAddressReserve(size: number | bigint, alignment: number | bigint, addr: bigint | number, flags: bigint | number): [E.CUresult, bigint | null] {
+export function cuMemAddressReserve(size: number | bigint, alignment: number | bigint, addr: bigint | number, flags: bigint | number): Res<[bigint]> {
   const a_size = M.size(size, 'cuMemAddressReserve', 'size');
   const a_alignment = M.size(alignment, 'cuMemAddressReserve', 'alignment');
   const a_addr = M.u64(addr, 'cuMemAddressReserve', 'addr');
@@ -1833,7 +1839,7 @@ export function cuMemAddressFree(ptr: bigint | number, size: number | bigint): [
 let f_cuMemCreate: KoffiFunction | undefined;
 /** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties */
 // CUresult cuMemCreate(CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp * prop, unsigned long long flags) — cuda.h:12834
-export function cuMemCreate(size: number | bigint, prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, flags: bigint | number): [E.CUresult, bigint | null] {
+export function cuMemCreate(size: number | bigint, prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, flags: bigint | number): Res<[bigint]> {
   const a_size = M.size(size, 'cuMemCreate', 'size');
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemCreate', 'prop');
   const a_flags = M.u64(flags, 'cuMemCreate', 'flags');
@@ -1902,7 +1908,7 @@ export function cuMemSetAccess(ptr: bigint | number, size: number | bigint, desc
 let f_cuMemGetAccess: KoffiFunction | undefined;
 /** Get the access flags set for the given location and ptr */
 // CUresult cuMemGetAccess(unsigned long long * flags, const CUmemLocation * location, CUdeviceptr ptr) — cuda.h:13135
-export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, ptr: bigint | number): [E.CUresult, bigint | null] {
+export function cuMemGetAccess(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, ptr: bigint | number): Res<[bigint]> {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetAccess', 'location');
   const a_ptr = M.u64(ptr, 'cuMemGetAccess', 'ptr');
   const err = (f_cuMemGetAccess ??= L.bind('cuMemGetAccess'))(K.slot[0], a_location, a_ptr) as E.CUresult;
@@ -1926,7 +1932,7 @@ export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: b
 let f_cuMemImportFromShareableHandle: KoffiFunction | undefined;
 /** Imports an allocation from a requested shareable handle type. */
 // CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle * handle, void * osHandle, CUmemAllocationHandleType shHandleType) — cuda.h:13199
-export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: E.CUmemAllocationHandleType): [E.CUresult, bigint | null] {
+export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: E.CUmemAllocationHandleType): Res<[bigint]> {
   const a_osHandle = M.pointer(osHandle, 'cuMemImportFromShareableHandle', 'osHandle');
   const a_shHandleType = M.i32(shHandleType, 'cuMemImportFromShareableHandle', 'shHandleType');
   const err = (f_cuMemImportFromShareableHandle ??= L.bind('cuMemImportFromShareableHandle'))(K.slot[0], a_osHandle, a_shHandleType) as E.CUresult;
@@ -1937,7 +1943,7 @@ export function cuMemImportFromShareableHandle(osHandle: Pointer, shHandleType: 
 let f_cuMemGetAllocationGranularity: KoffiFunction | undefined;
 /** Calculates either the minimal or recommended granularity */
 // CUresult cuMemGetAllocationGranularity(size_t * granularity, const CUmemAllocationProp * prop, CUmemAllocationGranularity_flags option) — cuda.h:13221
-export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, option: E.CUmemAllocationGranularity_flags): [E.CUresult, number | null] {
+export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S.CUmemAllocationProp_stInit | null, option: E.CUmemAllocationGranularity_flags): Res<[number]> {
   const a_prop = X.structArg(prop, S.CUmemAllocationProp_st, 'cuMemGetAllocationGranularity', 'prop');
   const a_option = M.i32(option, 'cuMemGetAllocationGranularity', 'option');
   const err = (f_cuMemGetAllocationGranularity ??= L.bind('cuMemGetAllocationGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
@@ -1948,7 +1954,7 @@ export function cuMemGetAllocationGranularity(prop: S.CUmemAllocationProp_st | S
 let f_cuMemGetAllocationPropertiesFromHandle: KoffiFunction | undefined;
 /** Retrieve the contents of the property structure defining properties for this handle */
 // CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp * prop, CUmemGenericAllocationHandle handle) — cuda.h:13238
-export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number): [E.CUresult, S.CUmemAllocationProp_st | null] {
+export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number): Res<[S.CUmemAllocationProp_st]> {
   const a_handle = M.u64(handle, 'cuMemGetAllocationPropertiesFromHandle', 'handle');
   const a_prop = new S.CUmemAllocationProp_st();
   const err = (f_cuMemGetAllocationPropertiesFromHandle ??= L.bind('cuMemGetAllocationPropertiesFromHandle'))(a_prop._u8, a_handle) as E.CUresult;
@@ -1959,7 +1965,7 @@ export function cuMemGetAllocationPropertiesFromHandle(handle: bigint | number):
 let f_cuMemRetainAllocationHandle: KoffiFunction | undefined;
 /** Given an address addr, returns the allocation handle of the backing memory allocation. */
 // CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle * handle, void * addr) — cuda.h:13262
-export function cuMemRetainAllocationHandle(addr: Pointer): [E.CUresult, bigint | null] {
+export function cuMemRetainAllocationHandle(addr: Pointer): Res<[bigint]> {
   const a_addr = M.pointer(addr, 'cuMemRetainAllocationHandle', 'addr');
   const err = (f_cuMemRetainAllocationHandle ??= L.bind('cuMemRetainAllocationHandle'))(K.slot[0], a_addr) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -1979,7 +1985,7 @@ export function cuMemFreeAsync(dptr: bigint | number, hStream: H.CUstream | null
 let f_cuMemAllocAsync: KoffiFunction | undefined;
 /** Allocates memory with stream ordered semantics */
 // CUresult cuMemAllocAsync(CUdeviceptr * dptr, size_t bytesize, CUstream hStream) — cuda.h:13352
-export function cuMemAllocAsync(bytesize: number | bigint, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
+export function cuMemAllocAsync(bytesize: number | bigint, hStream: H.CUstream | null): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemAllocAsync', 'bytesize');
   const a_hStream = M.handle(hStream, 'cuMemAllocAsync', 'hStream');
   const err = (f_cuMemAllocAsync ??= L.bind('cuMemAllocAsync'))(K.slot[0], a_bytesize, a_hStream) as E.CUresult;
@@ -2011,7 +2017,7 @@ export function cuMemPoolSetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmem
 let f_cuMemPoolGetAttribute: KoffiFunction | undefined;
 /** Gets attributes of a memory pool */
 // CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void * value) — cuda.h:13468
-export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute): [E.CUresult, number | bigint | null] {
+export function cuMemPoolGetAttribute(pool: H.CUmemoryPool | null, attr: E.CUmemPool_attribute): Res<[number | bigint]> {
   const a_pool = M.handle(pool, 'cuMemPoolGetAttribute', 'pool');
   const a_attr = M.i32(attr, 'cuMemPoolGetAttribute', 'attr');
   K.U64[0] = 0n;
@@ -2035,7 +2041,7 @@ export function cuMemPoolSetAccess(pool: H.CUmemoryPool | null, map: (S.CUmemAcc
 let f_cuMemPoolGetAccess: KoffiFunction | undefined;
 /** Returns the accessibility of a pool from a device */
 // CUresult cuMemPoolGetAccess(CUmemAccess_flags * flags, CUmemoryPool memPool, CUmemLocation * location) — cuda.h:13499
-export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.CUmemLocation_st | S.CUmemLocation_stInit | null): [E.CUresult, E.CUmemAccess_flags | null] {
+export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.CUmemLocation_st | S.CUmemLocation_stInit | null): Res<[E.CUmemAccess_flags]> {
   const a_memPool = M.handle(memPool, 'cuMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemPoolGetAccess', 'location');
   const err = (f_cuMemPoolGetAccess ??= L.bind('cuMemPoolGetAccess'))(K.slot[0], a_memPool, a_location) as E.CUresult;
@@ -2046,7 +2052,7 @@ export function cuMemPoolGetAccess(memPool: H.CUmemoryPool | null, location: S.C
 let f_cuMemPoolCreate: KoffiFunction | undefined;
 /** Creates a memory pool */
 // CUresult cuMemPoolCreate(CUmemoryPool * pool, const CUmemPoolProps * poolProps) — cuda.h:13553
-export function cuMemPoolCreate(poolProps: S.CUmemPoolProps_st | S.CUmemPoolProps_stInit | null): [E.CUresult, H.CUmemoryPool | null] {
+export function cuMemPoolCreate(poolProps: S.CUmemPoolProps_st | S.CUmemPoolProps_stInit | null): Res<[H.CUmemoryPool]> {
   const a_poolProps = X.structArg(poolProps, S.CUmemPoolProps_st, 'cuMemPoolCreate', 'poolProps');
   const err = (f_cuMemPoolCreate ??= L.bind('cuMemPoolCreate'))(K.slot[0], a_poolProps) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2065,7 +2071,7 @@ export function cuMemPoolDestroy(pool: H.CUmemoryPool | null): [E.CUresult] {
 let f_cuMemGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default memory pool for a given location and allocation type */
 // CUresult cuMemGetDefaultMemPool(CUmemoryPool * pool_out, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13598
-export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): [E.CUresult, H.CUmemoryPool | null] {
+export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): Res<[H.CUmemoryPool]> {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetDefaultMemPool', 'type');
   const err = (f_cuMemGetDefaultMemPool ??= L.bind('cuMemGetDefaultMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
@@ -2076,7 +2082,7 @@ export function cuMemGetDefaultMemPool(location: S.CUmemLocation_st | S.CUmemLoc
 let f_cuMemGetMemPool: KoffiFunction | undefined;
 /** Gets the current memory pool for a memory location and of a particular allocation type */
 // CUresult cuMemGetMemPool(CUmemoryPool * pool, CUmemLocation * location, CUmemAllocationType type) — cuda.h:13620
-export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): [E.CUresult, H.CUmemoryPool | null] {
+export function cuMemGetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_stInit | null, type: E.CUmemAllocationType): Res<[H.CUmemoryPool]> {
   const a_location = X.structArg(location, S.CUmemLocation_st, 'cuMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cuMemGetMemPool', 'type');
   const err = (f_cuMemGetMemPool ??= L.bind('cuMemGetMemPool'))(K.slot[0], a_location, a_type) as E.CUresult;
@@ -2098,7 +2104,7 @@ export function cuMemSetMemPool(location: S.CUmemLocation_st | S.CUmemLocation_s
 let f_cuMemAllocFromPoolAsync: KoffiFunction | undefined;
 /** Allocates memory from a specified pool with stream ordered semantics. */
 // CUresult cuMemAllocFromPoolAsync(CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) — cuda.h:13685
-export function cuMemAllocFromPoolAsync(bytesize: number | bigint, pool: H.CUmemoryPool | null, hStream: H.CUstream | null): [E.CUresult, bigint | null] {
+export function cuMemAllocFromPoolAsync(bytesize: number | bigint, pool: H.CUmemoryPool | null, hStream: H.CUstream | null): Res<[bigint]> {
   const a_bytesize = M.size(bytesize, 'cuMemAllocFromPoolAsync', 'bytesize');
   const a_pool = M.handle(pool, 'cuMemAllocFromPoolAsync', 'pool');
   const a_hStream = M.handle(hStream, 'cuMemAllocFromPoolAsync', 'hStream');
@@ -2123,7 +2129,7 @@ export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CU
 let f_cuMemPoolImportFromShareableHandle: KoffiFunction | undefined;
 /** imports a memory pool from a shared handle. */
 // CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool * pool_out, void * handle, CUmemAllocationHandleType handleType, unsigned long long flags) — cuda.h:13743
-export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: E.CUmemAllocationHandleType, flags: bigint | number): [E.CUresult, H.CUmemoryPool | null] {
+export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: E.CUmemAllocationHandleType, flags: bigint | number): Res<[H.CUmemoryPool]> {
   const a_handle = M.pointer(handle, 'cuMemPoolImportFromShareableHandle', 'handle');
   const a_handleType = M.i32(handleType, 'cuMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemPoolImportFromShareableHandle', 'flags');
@@ -2135,7 +2141,7 @@ export function cuMemPoolImportFromShareableHandle(handle: Pointer, handleType: 
 let f_cuMemPoolExportPointer: KoffiFunction | undefined;
 /** Export data to share a memory pool allocation between processes. */
 // CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData * shareData_out, CUdeviceptr ptr) — cuda.h:13767
-export function cuMemPoolExportPointer(ptr: bigint | number): [E.CUresult, S.CUmemPoolPtrExportData_st | null] {
+export function cuMemPoolExportPointer(ptr: bigint | number): Res<[S.CUmemPoolPtrExportData_st]> {
   const a_ptr = M.u64(ptr, 'cuMemPoolExportPointer', 'ptr');
   const a_shareData_out = new S.CUmemPoolPtrExportData_st();
   const err = (f_cuMemPoolExportPointer ??= L.bind('cuMemPoolExportPointer'))(a_shareData_out._u8, a_ptr) as E.CUresult;
@@ -2146,7 +2152,7 @@ export function cuMemPoolExportPointer(ptr: bigint | number): [E.CUresult, S.CUm
 let f_cuMemPoolImportPointer: KoffiFunction | undefined;
 /** Import a memory pool allocation from another process. */
 // CUresult cuMemPoolImportPointer(CUdeviceptr * ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData * shareData) — cuda.h:13796
-export function cuMemPoolImportPointer(pool: H.CUmemoryPool | null, shareData: S.CUmemPoolPtrExportData_st | S.CUmemPoolPtrExportData_stInit | null): [E.CUresult, bigint | null] {
+export function cuMemPoolImportPointer(pool: H.CUmemoryPool | null, shareData: S.CUmemPoolPtrExportData_st | S.CUmemPoolPtrExportData_stInit | null): Res<[bigint]> {
   const a_pool = M.handle(pool, 'cuMemPoolImportPointer', 'pool');
   const a_shareData = X.structArg(shareData, S.CUmemPoolPtrExportData_st, 'cuMemPoolImportPointer', 'shareData');
   const err = (f_cuMemPoolImportPointer ??= L.bind('cuMemPoolImportPointer'))(K.slot[0], a_pool, a_shareData) as E.CUresult;
@@ -2157,7 +2163,7 @@ export function cuMemPoolImportPointer(pool: H.CUmemoryPool | null, shareData: S
 let f_cuMulticastCreate: KoffiFunction | undefined;
 /** Create a generic allocation handle representing a multicast object described by the given properties. */
 // CUresult cuMulticastCreate(CUmemGenericAllocationHandle * mcHandle, const CUmulticastObjectProp * prop) — cuda.h:13867
-export function cuMulticastCreate(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null): [E.CUresult, bigint | null] {
+export function cuMulticastCreate(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null): Res<[bigint]> {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastCreate', 'prop');
   const err = (f_cuMulticastCreate ??= L.bind('cuMulticastCreate'))(K.slot[0], a_prop) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2216,7 +2222,7 @@ export function cuMulticastUnbind(mcHandle: bigint | number, dev: number, mcOffs
 let f_cuMulticastGetGranularity: KoffiFunction | undefined;
 /** Calculates either the minimal or recommended granularity for multicast object */
 // CUresult cuMulticastGetGranularity(size_t * granularity, const CUmulticastObjectProp * prop, CUmulticastGranularity_flags option) — cuda.h:14066
-export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null, option: E.CUmulticastGranularity_flags): [E.CUresult, number | null] {
+export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.CUmulticastObjectProp_stInit | null, option: E.CUmulticastGranularity_flags): Res<[number]> {
   const a_prop = X.structArg(prop, S.CUmulticastObjectProp_st, 'cuMulticastGetGranularity', 'prop');
   const a_option = M.i32(option, 'cuMulticastGetGranularity', 'option');
   const err = (f_cuMulticastGetGranularity ??= L.bind('cuMulticastGetGranularity'))(K.slot[0], a_prop, a_option) as E.CUresult;
@@ -2227,7 +2233,7 @@ export function cuMulticastGetGranularity(prop: S.CUmulticastObjectProp_st | S.C
 let f_cuPointerGetAttribute: KoffiFunction | undefined;
 /** Returns information about a pointer */
 // CUresult cuPointerGetAttribute(void * data, CUpointer_attribute attribute, CUdeviceptr ptr) — cuda.h:14357
-export function cuPointerGetAttribute(attribute: E.CUpointer_attribute, ptr: bigint | number): [E.CUresult, number | bigint | null] {
+export function cuPointerGetAttribute(attribute: E.CUpointer_attribute, ptr: bigint | number): Res<[number | bigint]> {
   const a_attribute = M.i32(attribute, 'cuPointerGetAttribute', 'attribute');
   const a_ptr = M.u64(ptr, 'cuPointerGetAttribute', 'ptr');
   K.U64[0] = 0n;
@@ -2314,7 +2320,7 @@ export function cuMemDiscardAndPrefetchBatchAsync(dptrs: (bigint | number)[] | A
 let f_cuMemRangeGetAttribute: KoffiFunction | undefined;
 /** Query an attribute of a given memory range */
 // CUresult cuMemRangeGetAttribute(void * data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) — cuda.h:14760
-export function cuMemRangeGetAttribute(dataSize: number | bigint, attribute: E.CUmem_range_attribute, devPtr: bigint | number, count: number | bigint): [E.CUresult, number | number[] | null] {
+export function cuMemRangeGetAttribute(dataSize: number | bigint, attribute: E.CUmem_range_attribute, devPtr: bigint | number, count: number | bigint): Res<[number | number[]]> {
   const a_dataSize = M.size(dataSize, 'cuMemRangeGetAttribute', 'dataSize');
   const a_attribute = M.i32(attribute, 'cuMemRangeGetAttribute', 'attribute');
   const a_devPtr = M.u64(devPtr, 'cuMemRangeGetAttribute', 'devPtr');
@@ -2369,7 +2375,7 @@ export function cuPointerGetAttributes(numAttributes: number, attributes: (E.CUp
 let f_cuStreamCreate: KoffiFunction | undefined;
 /** Create a stream */
 // CUresult cuStreamCreate(CUstream * phStream, unsigned int Flags) — cuda.h:14949
-export function cuStreamCreate(Flags: number): [E.CUresult, H.CUstream | null] {
+export function cuStreamCreate(Flags: number): Res<[H.CUstream]> {
   const a_Flags = M.u32(Flags, 'cuStreamCreate', 'Flags');
   const err = (f_cuStreamCreate ??= L.bind('cuStreamCreate'))(K.slot[0], a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2379,7 +2385,7 @@ export function cuStreamCreate(Flags: number): [E.CUresult, H.CUstream | null] {
 let f_cuStreamCreateWithPriority: KoffiFunction | undefined;
 /** Create a stream with the given priority */
 // CUresult cuStreamCreateWithPriority(CUstream * phStream, unsigned int flags, int priority) — cuda.h:15002
-export function cuStreamCreateWithPriority(flags: number, priority: number): [E.CUresult, H.CUstream | null] {
+export function cuStreamCreateWithPriority(flags: number, priority: number): Res<[H.CUstream]> {
   const a_flags = M.u32(flags, 'cuStreamCreateWithPriority', 'flags');
   const a_priority = M.i32(priority, 'cuStreamCreateWithPriority', 'priority');
   const err = (f_cuStreamCreateWithPriority ??= L.bind('cuStreamCreateWithPriority'))(K.slot[0], a_flags, a_priority) as E.CUresult;
@@ -2390,7 +2396,7 @@ export function cuStreamCreateWithPriority(flags: number, priority: number): [E.
 let f_cuStreamGetPriority: KoffiFunction | undefined;
 /** Query the priority of a given stream */
 // CUresult cuStreamGetPriority(CUstream hStream, int * priority) — cuda.h:15034
-export function cuStreamGetPriority(hStream: H.CUstream | null): [E.CUresult, number | null] {
+export function cuStreamGetPriority(hStream: H.CUstream | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetPriority', 'hStream');
   const err = (f_cuStreamGetPriority ??= L.bind('cuStreamGetPriority'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2400,7 +2406,7 @@ export function cuStreamGetPriority(hStream: H.CUstream | null): [E.CUresult, nu
 let f_cuStreamGetDevice: KoffiFunction | undefined;
 /** Returns the device handle of the stream */
 // CUresult cuStreamGetDevice(CUstream hStream, CUdevice * device) — cuda.h:15060
-export function cuStreamGetDevice(hStream: H.CUstream | null): [E.CUresult, number | null] {
+export function cuStreamGetDevice(hStream: H.CUstream | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetDevice', 'hStream');
   const err = (f_cuStreamGetDevice ??= L.bind('cuStreamGetDevice'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2410,7 +2416,7 @@ export function cuStreamGetDevice(hStream: H.CUstream | null): [E.CUresult, numb
 let f_cuStreamGetFlags: KoffiFunction | undefined;
 /** Query the flags of a given stream */
 // CUresult cuStreamGetFlags(CUstream hStream, unsigned int * flags) — cuda.h:15090
-export function cuStreamGetFlags(hStream: H.CUstream | null): [E.CUresult, number | null] {
+export function cuStreamGetFlags(hStream: H.CUstream | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetFlags', 'hStream');
   const err = (f_cuStreamGetFlags ??= L.bind('cuStreamGetFlags'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2420,7 +2426,7 @@ export function cuStreamGetFlags(hStream: H.CUstream | null): [E.CUresult, numbe
 let f_cuStreamGetId: KoffiFunction | undefined;
 /** Returns the unique Id associated with the stream handle supplied */
 // CUresult cuStreamGetId(CUstream hStream, unsigned long long * streamId) — cuda.h:15123
-export function cuStreamGetId(hStream: H.CUstream | null): [E.CUresult, bigint | null] {
+export function cuStreamGetId(hStream: H.CUstream | null): Res<[bigint]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetId', 'hStream');
   const err = (f_cuStreamGetId ??= L.bind('cuStreamGetId'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2430,7 +2436,7 @@ export function cuStreamGetId(hStream: H.CUstream | null): [E.CUresult, bigint |
 let f_cuStreamGetCtx: KoffiFunction | undefined;
 /** Query the context associated with a stream */
 // CUresult cuStreamGetCtx(CUstream hStream, CUcontext * pctx) — cuda.h:15173
-export function cuStreamGetCtx(hStream: H.CUstream | null): [E.CUresult, H.CUcontext | null] {
+export function cuStreamGetCtx(hStream: H.CUstream | null): Res<[H.CUcontext]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx', 'hStream');
   const err = (f_cuStreamGetCtx ??= L.bind('cuStreamGetCtx'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2440,7 +2446,7 @@ export function cuStreamGetCtx(hStream: H.CUstream | null): [E.CUresult, H.CUcon
 let f_cuStreamGetCtx_v2: KoffiFunction | undefined;
 /** Query the contexts associated with a stream */
 // CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext * pCtx, CUgreenCtx * pGreenCtx) — cuda.h:15231
-export function cuStreamGetCtx_v2(hStream: H.CUstream | null): [E.CUresult, H.CUcontext | null, H.CUgreenCtx | null] {
+export function cuStreamGetCtx_v2(hStream: H.CUstream | null): Res<[H.CUcontext, H.CUgreenCtx]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetCtx_v2', 'hStream');
   const err = (f_cuStreamGetCtx_v2 ??= L.bind('cuStreamGetCtx_v2'))(a_hStream, K.slot[0], K.slot[1]) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -2499,7 +2505,7 @@ export function cuStreamBeginCaptureToGraph(hStream: H.CUstream | null, hGraph: 
 let f_cuThreadExchangeStreamCaptureMode: KoffiFunction | undefined;
 /** Swaps the stream capture interaction mode for a thread */
 // CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode * mode) — cuda.h:15480
-export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode): [E.CUresult, E.CUstreamCaptureMode | null] {
+export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode): Res<[E.CUstreamCaptureMode]> {
   const a_mode = M.i32(mode, 'cuThreadExchangeStreamCaptureMode', 'mode');
   K.I32[0] = a_mode;
   const err = (f_cuThreadExchangeStreamCaptureMode ??= L.bind('cuThreadExchangeStreamCaptureMode'))(K.slot[0]) as E.CUresult;
@@ -2510,7 +2516,7 @@ export function cuThreadExchangeStreamCaptureMode(mode: E.CUstreamCaptureMode): 
 let f_cuStreamEndCapture: KoffiFunction | undefined;
 /** Ends capture on a stream, returning the captured graph */
 // CUresult cuStreamEndCapture(CUstream hStream, CUgraph * phGraph) — cuda.h:15511
-export function cuStreamEndCapture(hStream: H.CUstream | null): [E.CUresult, H.CUgraph | null] {
+export function cuStreamEndCapture(hStream: H.CUstream | null): Res<[H.CUgraph]> {
   const a_hStream = M.handle(hStream, 'cuStreamEndCapture', 'hStream');
   const err = (f_cuStreamEndCapture ??= L.bind('cuStreamEndCapture'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2520,7 +2526,7 @@ export function cuStreamEndCapture(hStream: H.CUstream | null): [E.CUresult, H.C
 let f_cuStreamIsCapturing: KoffiFunction | undefined;
 /** Returns a stream's capture status */
 // CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus * captureStatus) — cuda.h:15551
-export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus | null] {
+export function cuStreamIsCapturing(hStream: H.CUstream | null): Res<[E.CUstreamCaptureStatus]> {
   const a_hStream = M.handle(hStream, 'cuStreamIsCapturing', 'hStream');
   const err = (f_cuStreamIsCapturing ??= L.bind('cuStreamIsCapturing'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2530,7 +2536,7 @@ export function cuStreamIsCapturing(hStream: H.CUstream | null): [E.CUresult, E.
 let f_cuStreamGetCaptureInfo: KoffiFunction | undefined;
 /** Query a stream's capture state */
 // CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus * captureStatus_out, cuuint64_t * id_out, CUgraph * graph_out, const CUgraphNode ** dependencies_out, const CUgraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda.h:15610
-export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): [E.CUresult, E.CUstreamCaptureStatus | null, bigint | null, H.CUgraph | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
+export function cuStreamGetCaptureInfo(hStream: H.CUstream | null): Res<[E.CUstreamCaptureStatus, bigint, H.CUgraph, H.CUgraphNode[], S.CUgraphEdgeData_st[], number]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetCaptureInfo', 'hStream');
   const err = (f_cuStreamGetCaptureInfo ??= L.bind('cuStreamGetCaptureInfo'))(a_hStream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.CUresult;
   if (err !== 0) return [err, null, null, null, null, null, null];
@@ -2605,7 +2611,7 @@ export function cuStreamCopyAttributes(dst: H.CUstream | null, src: H.CUstream |
 let f_cuStreamGetAttribute: KoffiFunction | undefined;
 /** Queries stream attribute. */
 // CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue * value_out) — cuda.h:15866
-export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
+export function cuStreamGetAttribute(hStream: H.CUstream | null, attr: E.CUlaunchAttributeID): Res<[S.CUlaunchAttributeValue_union]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cuStreamGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
@@ -2628,7 +2634,7 @@ export function cuStreamSetAttribute(hStream: H.CUstream | null, attr: E.CUlaunc
 let f_cuEventCreate: KoffiFunction | undefined;
 /** Creates an event */
 // CUresult cuEventCreate(CUevent * phEvent, unsigned int Flags) — cuda.h:15946
-export function cuEventCreate(Flags: number): [E.CUresult, H.CUevent | null] {
+export function cuEventCreate(Flags: number): Res<[H.CUevent]> {
   const a_Flags = M.u32(Flags, 'cuEventCreate', 'Flags');
   const err = (f_cuEventCreate ??= L.bind('cuEventCreate'))(K.slot[0], a_Flags) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2687,7 +2693,7 @@ export function cuEventDestroy(hEvent: H.CUevent | null): [E.CUresult] {
 let f_cuEventElapsedTime: KoffiFunction | undefined;
 /** Computes the elapsed time between two events */
 // CUresult cuEventElapsedTime_v2(float * pMilliseconds, CUevent hStart, CUevent hEnd) — cuda.h:16179
-export function cuEventElapsedTime(hStart: H.CUevent | null, hEnd: H.CUevent | null): [E.CUresult, number | null] {
+export function cuEventElapsedTime(hStart: H.CUevent | null, hEnd: H.CUevent | null): Res<[number]> {
   const a_hStart = M.handle(hStart, 'cuEventElapsedTime', 'hStart');
   const a_hEnd = M.handle(hEnd, 'cuEventElapsedTime', 'hEnd');
   const err = (f_cuEventElapsedTime ??= L.bind('cuEventElapsedTime'))(K.slot[0], a_hStart, a_hEnd) as E.CUresult;
@@ -2698,7 +2704,7 @@ export function cuEventElapsedTime(hStart: H.CUevent | null, hEnd: H.CUevent | n
 let f_cuImportExternalMemory: KoffiFunction | undefined;
 /** Imports an external memory object */
 // CUresult cuImportExternalMemory(CUexternalMemory * extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC * memHandleDesc) — cuda.h:16368
-export function cuImportExternalMemory(memHandleDesc: S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st | S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | null): [E.CUresult, H.CUexternalMemory | null] {
+export function cuImportExternalMemory(memHandleDesc: S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st | S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | null): Res<[H.CUexternalMemory]> {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, 'cuImportExternalMemory', 'memHandleDesc');
   const err = (f_cuImportExternalMemory ??= L.bind('cuImportExternalMemory'))(K.slot[0], a_memHandleDesc) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2708,7 +2714,7 @@ export function cuImportExternalMemory(memHandleDesc: S.CUDA_EXTERNAL_MEMORY_HAN
 let f_cuExternalMemoryGetMappedBuffer: KoffiFunction | undefined;
 /** Maps a buffer onto an imported memory object */
 // CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr * devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC * bufferDesc) — cuda.h:16422
-export function cuExternalMemoryGetMappedBuffer(extMem: H.CUexternalMemory | null, bufferDesc: S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st | S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | null): [E.CUresult, bigint | null] {
+export function cuExternalMemoryGetMappedBuffer(extMem: H.CUexternalMemory | null, bufferDesc: S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st | S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | null): Res<[bigint]> {
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedBuffer', 'extMem');
   const a_bufferDesc = X.structArg(bufferDesc, S.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, 'cuExternalMemoryGetMappedBuffer', 'bufferDesc');
   const err = (f_cuExternalMemoryGetMappedBuffer ??= L.bind('cuExternalMemoryGetMappedBuffer'))(K.slot[0], a_extMem, a_bufferDesc) as E.CUresult;
@@ -2719,7 +2725,7 @@ export function cuExternalMemoryGetMappedBuffer(extMem: H.CUexternalMemory | nul
 let f_cuExternalMemoryGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Maps a CUDA mipmapped array onto an external memory object */
 // CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray * mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC * mipmapDesc) — cuda.h:16478
-export function cuExternalMemoryGetMappedMipmappedArray(extMem: H.CUexternalMemory | null, mipmapDesc: S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st | S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | null): [E.CUresult, H.CUmipmappedArray | null] {
+export function cuExternalMemoryGetMappedMipmappedArray(extMem: H.CUexternalMemory | null, mipmapDesc: S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st | S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | null): Res<[H.CUmipmappedArray]> {
   const a_extMem = M.handle(extMem, 'cuExternalMemoryGetMappedMipmappedArray', 'extMem');
   const a_mipmapDesc = X.structArg(mipmapDesc, S.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, 'cuExternalMemoryGetMappedMipmappedArray', 'mipmapDesc');
   const err = (f_cuExternalMemoryGetMappedMipmappedArray ??= L.bind('cuExternalMemoryGetMappedMipmappedArray'))(K.slot[0], a_extMem, a_mipmapDesc) as E.CUresult;
@@ -2739,7 +2745,7 @@ export function cuDestroyExternalMemory(extMem: H.CUexternalMemory | null): [E.C
 let f_cuImportExternalSemaphore: KoffiFunction | undefined;
 /** Imports an external semaphore */
 // CUresult cuImportExternalSemaphore(CUexternalSemaphore * extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC * semHandleDesc) — cuda.h:16658
-export function cuImportExternalSemaphore(semHandleDesc: S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st | S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | null): [E.CUresult, H.CUexternalSemaphore | null] {
+export function cuImportExternalSemaphore(semHandleDesc: S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st | S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | null): Res<[H.CUexternalSemaphore]> {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, 'cuImportExternalSemaphore', 'semHandleDesc');
   const err = (f_cuImportExternalSemaphore ??= L.bind('cuImportExternalSemaphore'))(K.slot[0], a_semHandleDesc) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2845,7 +2851,7 @@ export function cuStreamBatchMemOp(stream: H.CUstream | null, count: number, par
 let f_cuFuncGetAttribute: KoffiFunction | undefined;
 /** Returns information about a function */
 // CUresult cuFuncGetAttribute(int * pi, CUfunction_attribute attrib, CUfunction hfunc) — cuda.h:17190
-export function cuFuncGetAttribute(attrib: E.CUfunction_attribute, hfunc: H.CUfunction | null): [E.CUresult, number | null] {
+export function cuFuncGetAttribute(attrib: E.CUfunction_attribute, hfunc: H.CUfunction | null): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuFuncGetAttribute', 'attrib');
   const a_hfunc = M.handle(hfunc, 'cuFuncGetAttribute', 'hfunc');
   const err = (f_cuFuncGetAttribute ??= L.bind('cuFuncGetAttribute'))(K.slot[0], a_attrib, a_hfunc) as E.CUresult;
@@ -2877,7 +2883,7 @@ export function cuFuncSetCacheConfig(hfunc: H.CUfunction | null, config: E.CUfun
 let f_cuFuncGetModule: KoffiFunction | undefined;
 /** Returns a module handle */
 // CUresult cuFuncGetModule(CUmodule * hmod, CUfunction hfunc) — cuda.h:17329
-export function cuFuncGetModule(hfunc: H.CUfunction | null): [E.CUresult, H.CUmodule | null] {
+export function cuFuncGetModule(hfunc: H.CUfunction | null): Res<[H.CUmodule]> {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetModule', 'hfunc');
   const err = (f_cuFuncGetModule ??= L.bind('cuFuncGetModule'))(K.slot[0], a_hfunc) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2887,7 +2893,7 @@ export function cuFuncGetModule(hfunc: H.CUfunction | null): [E.CUresult, H.CUmo
 let f_cuFuncGetName: KoffiFunction | undefined;
 /** Returns the function name for a::CUfunction handle */
 // CUresult cuFuncGetName(const char ** name, CUfunction hfunc) — cuda.h:17350
-export function cuFuncGetName(hfunc: H.CUfunction | null): [E.CUresult, string | null] {
+export function cuFuncGetName(hfunc: H.CUfunction | null): Res<[string | null]> {
   const a_hfunc = M.handle(hfunc, 'cuFuncGetName', 'hfunc');
   const err = (f_cuFuncGetName ??= L.bind('cuFuncGetName'))(K.slot[0], a_hfunc) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -2897,7 +2903,7 @@ export function cuFuncGetName(hfunc: H.CUfunction | null): [E.CUresult, string |
 let f_cuFuncGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout */
 // CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda.h:17374
-export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number | bigint): [E.CUresult, number | null, number | null] {
+export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number | bigint): Res<[number, number]> {
   const a_func = M.handle(func, 'cuFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cuFuncGetParamInfo', 'paramIndex');
   const err = (f_cuFuncGetParamInfo ??= L.bind('cuFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.CUresult;
@@ -2908,7 +2914,7 @@ export function cuFuncGetParamInfo(func: H.CUfunction | null, paramIndex: number
 let f_cuFuncIsLoaded: KoffiFunction | undefined;
 /** Returns if the function is loaded */
 // CUresult cuFuncIsLoaded(CUfunctionLoadingState * state, CUfunction function) — cuda.h:17398
-export function cuFuncIsLoaded(function_: H.CUfunction | null): [E.CUresult, E.CUfunctionLoadingState | null] {
+export function cuFuncIsLoaded(function_: H.CUfunction | null): Res<[E.CUfunctionLoadingState]> {
   const a_function = M.handle(function_, 'cuFuncIsLoaded', 'function');
   const err = (f_cuFuncIsLoaded ??= L.bind('cuFuncIsLoaded'))(K.slot[0], a_function) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3120,7 +3126,7 @@ export function cuFuncSetSharedMemConfig(hfunc: H.CUfunction | null, config: E.C
 let f_cuGraphCreate: KoffiFunction | undefined;
 /** Creates a graph */
 // CUresult cuGraphCreate(CUgraph * phGraph, unsigned int flags) — cuda.h:18638
-export function cuGraphCreate(flags: number): [E.CUresult, H.CUgraph | null] {
+export function cuGraphCreate(flags: number): Res<[H.CUgraph]> {
   const a_flags = M.u32(flags, 'cuGraphCreate', 'flags');
   const err = (f_cuGraphCreate ??= L.bind('cuGraphCreate'))(K.slot[0], a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3130,7 +3136,7 @@ export function cuGraphCreate(flags: number): [E.CUresult, H.CUgraph | null] {
 let f_cuGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // CUresult cuGraphAddKernelNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18741
-export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_KERNEL_NODE_PARAMS_v2_st | S.CUDA_KERNEL_NODE_PARAMS_v2_stInit | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddKernelNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddKernelNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_KERNEL_NODE_PARAMS_v2_st, 'cuGraphAddKernelNode', 'nodeParams');
@@ -3144,7 +3150,7 @@ export function cuGraphAddKernelNode(hGraph: H.CUgraph | null, dependencies: (H.
 let f_cuGraphKernelNodeGetParams: KoffiFunction | undefined;
 /** Returns a kernel node's parameters */
 // CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS * nodeParams) — cuda.h:18773
-export function cuGraphKernelNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_KERNEL_NODE_PARAMS_v2_st | null] {
+export function cuGraphKernelNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_KERNEL_NODE_PARAMS_v2_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_KERNEL_NODE_PARAMS_v2_st();
   const err = (f_cuGraphKernelNodeGetParams ??= L.bind('cuGraphKernelNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
@@ -3165,7 +3171,7 @@ export function cuGraphKernelNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // CUresult cuGraphAddMemcpyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMCPY3D * copyParams, CUcontext ctx) — cuda.h:18846
-export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, copyParams: S.CUDA_MEMCPY3D_st | S.CUDA_MEMCPY3D_stInit | null, ctx: H.CUcontext | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemcpyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemcpyNode', 'numDependencies');
   const a_copyParams = X.structArg(copyParams, S.CUDA_MEMCPY3D_st, 'cuGraphAddMemcpyNode', 'copyParams');
@@ -3180,7 +3186,7 @@ export function cuGraphAddMemcpyNode(hGraph: H.CUgraph | null, dependencies: (H.
 let f_cuGraphMemcpyNodeGetParams: KoffiFunction | undefined;
 /** Returns a memcpy node's parameters */
 // CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D * nodeParams) — cuda.h:18869
-export function cuGraphMemcpyNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEMCPY3D_st | null] {
+export function cuGraphMemcpyNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_MEMCPY3D_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphMemcpyNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_MEMCPY3D_st();
   const err = (f_cuGraphMemcpyNodeGetParams ??= L.bind('cuGraphMemcpyNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
@@ -3201,7 +3207,7 @@ export function cuGraphMemcpyNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // CUresult cuGraphAddMemsetNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS * memsetParams, CUcontext ctx) — cuda.h:18936
-export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, memsetParams: S.CUDA_MEMSET_NODE_PARAMS_st | S.CUDA_MEMSET_NODE_PARAMS_stInit | null, ctx: H.CUcontext | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemsetNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemsetNode', 'numDependencies');
   const a_memsetParams = X.structArg(memsetParams, S.CUDA_MEMSET_NODE_PARAMS_st, 'cuGraphAddMemsetNode', 'memsetParams');
@@ -3216,7 +3222,7 @@ export function cuGraphAddMemsetNode(hGraph: H.CUgraph | null, dependencies: (H.
 let f_cuGraphMemsetNodeGetParams: KoffiFunction | undefined;
 /** Returns a memset node's parameters */
 // CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS * nodeParams) — cuda.h:18959
-export function cuGraphMemsetNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEMSET_NODE_PARAMS_st | null] {
+export function cuGraphMemsetNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_MEMSET_NODE_PARAMS_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphMemsetNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_MEMSET_NODE_PARAMS_st();
   const err = (f_cuGraphMemsetNodeGetParams ??= L.bind('cuGraphMemsetNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
@@ -3237,7 +3243,7 @@ export function cuGraphMemsetNodeSetParams(hNode: H.CUgraphNode | null, nodePara
 let f_cuGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // CUresult cuGraphAddHostNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19025
-export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_HOST_NODE_PARAMS_st | S.CUDA_HOST_NODE_PARAMS_stInit | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddHostNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddHostNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_HOST_NODE_PARAMS_st, 'cuGraphAddHostNode', 'nodeParams');
@@ -3251,7 +3257,7 @@ export function cuGraphAddHostNode(hGraph: H.CUgraph | null, dependencies: (H.CU
 let f_cuGraphHostNodeGetParams: KoffiFunction | undefined;
 /** Returns a host node's parameters */
 // CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS * nodeParams) — cuda.h:19048
-export function cuGraphHostNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_HOST_NODE_PARAMS_st | null] {
+export function cuGraphHostNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_HOST_NODE_PARAMS_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphHostNodeGetParams', 'hNode');
   const a_nodeParams = new S.CUDA_HOST_NODE_PARAMS_st();
   const err = (f_cuGraphHostNodeGetParams ??= L.bind('cuGraphHostNodeGetParams'))(a_hNode, a_nodeParams._u8) as E.CUresult;
@@ -3272,7 +3278,7 @@ export function cuGraphHostNodeSetParams(hNode: H.CUgraphNode | null, nodeParams
 let f_cuGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // CUresult cuGraphAddChildGraphNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUgraph childGraph) — cuda.h:19114
-export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.CUgraph | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddChildGraphNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cuGraphAddChildGraphNode', 'childGraph');
@@ -3286,7 +3292,7 @@ export function cuGraphAddChildGraphNode(hGraph: H.CUgraph | null, dependencies:
 let f_cuGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
 /** Gets a handle to the embedded graph of a child graph node */
 // CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph * phGraph) — cuda.h:19141
-export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): [E.CUresult, H.CUgraph | null] {
+export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): Res<[H.CUgraph]> {
   const a_hNode = M.handle(hNode, 'cuGraphChildGraphNodeGetGraph', 'hNode');
   const err = (f_cuGraphChildGraphNodeGetGraph ??= L.bind('cuGraphChildGraphNodeGetGraph'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3296,7 +3302,7 @@ export function cuGraphChildGraphNodeGetGraph(hNode: H.CUgraphNode | null): [E.C
 let f_cuGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // CUresult cuGraphAddEmptyNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies) — cuda.h:19180
-export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEmptyNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEmptyNode', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cuGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -3309,7 +3315,7 @@ export function cuGraphAddEmptyNode(hGraph: H.CUgraph | null, dependencies: (H.C
 let f_cuGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // CUresult cuGraphAddEventRecordNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19222
-export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventRecordNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventRecordNode', 'event');
@@ -3323,7 +3329,7 @@ export function cuGraphAddEventRecordNode(hGraph: H.CUgraph | null, dependencies
 let f_cuGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event record node */
 // CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent * event_out) — cuda.h:19247
-export function cuGraphEventRecordNodeGetEvent(hNode: H.CUgraphNode | null): [E.CUresult, H.CUevent | null] {
+export function cuGraphEventRecordNodeGetEvent(hNode: H.CUgraphNode | null): Res<[H.CUevent]> {
   const a_hNode = M.handle(hNode, 'cuGraphEventRecordNodeGetEvent', 'hNode');
   const err = (f_cuGraphEventRecordNodeGetEvent ??= L.bind('cuGraphEventRecordNodeGetEvent'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3343,7 +3349,7 @@ export function cuGraphEventRecordNodeSetEvent(hNode: H.CUgraphNode | null, even
 let f_cuGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // CUresult cuGraphAddEventWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUevent event) — cuda.h:19316
-export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.CUevent | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddEventWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cuGraphAddEventWaitNode', 'event');
@@ -3357,7 +3363,7 @@ export function cuGraphAddEventWaitNode(hGraph: H.CUgraph | null, dependencies: 
 let f_cuGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event wait node */
 // CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent * event_out) — cuda.h:19341
-export function cuGraphEventWaitNodeGetEvent(hNode: H.CUgraphNode | null): [E.CUresult, H.CUevent | null] {
+export function cuGraphEventWaitNodeGetEvent(hNode: H.CUgraphNode | null): Res<[H.CUevent]> {
   const a_hNode = M.handle(hNode, 'cuGraphEventWaitNodeGetEvent', 'hNode');
   const err = (f_cuGraphEventWaitNodeGetEvent ??= L.bind('cuGraphEventWaitNodeGetEvent'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3377,7 +3383,7 @@ export function cuGraphEventWaitNodeSetEvent(hNode: H.CUgraphNode | null, event:
 let f_cuGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * nodeParams) — cuda.h:19416
-export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresSignalNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresSignalNode', 'nodeParams');
@@ -3391,7 +3397,7 @@ export function cuGraphAddExternalSemaphoresSignalNode(hGraph: H.CUgraph | null,
 let f_cuGraphExternalSemaphoresSignalNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore signal node's parameters */
 // CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS * params_out) — cuda.h:19447
-export function cuGraphExternalSemaphoresSignalNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | null] {
+export function cuGraphExternalSemaphoresSignalNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st();
   const err = (f_cuGraphExternalSemaphoresSignalNodeGetParams ??= L.bind('cuGraphExternalSemaphoresSignalNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
@@ -3412,7 +3418,7 @@ export function cuGraphExternalSemaphoresSignalNodeSetParams(hNode: H.CUgraphNod
 let f_cuGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS * nodeParams) — cuda.h:19522
-export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddExternalSemaphoresWaitNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, 'cuGraphAddExternalSemaphoresWaitNode', 'nodeParams');
@@ -3426,7 +3432,7 @@ export function cuGraphAddExternalSemaphoresWaitNode(hGraph: H.CUgraph | null, d
 let f_cuGraphExternalSemaphoresWaitNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore wait node's parameters */
 // CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS * params_out) — cuda.h:19553
-export function cuGraphExternalSemaphoresWaitNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | null] {
+export function cuGraphExternalSemaphoresWaitNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_EXT_SEM_WAIT_NODE_PARAMS_st();
   const err = (f_cuGraphExternalSemaphoresWaitNodeGetParams ??= L.bind('cuGraphExternalSemaphoresWaitNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
@@ -3447,7 +3453,7 @@ export function cuGraphExternalSemaphoresWaitNodeSetParams(hNode: H.CUgraphNode 
 let f_cuGraphAddBatchMemOpNode: KoffiFunction | undefined;
 /** Creates a batch memory operation node and adds it to a graph */
 // CUresult cuGraphAddBatchMemOpNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams) — cuda.h:19633
-export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddBatchMemOpNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddBatchMemOpNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, 'cuGraphAddBatchMemOpNode', 'nodeParams');
@@ -3461,7 +3467,7 @@ export function cuGraphAddBatchMemOpNode(hGraph: H.CUgraph | null, dependencies:
 let f_cuGraphBatchMemOpNodeGetParams: KoffiFunction | undefined;
 /** Returns a batch mem op node's parameters */
 // CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS * nodeParams_out) — cuda.h:19661
-export function cuGraphBatchMemOpNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | null] {
+export function cuGraphBatchMemOpNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphBatchMemOpNodeGetParams', 'hNode');
   const a_nodeParams_out = new S.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st();
   const err = (f_cuGraphBatchMemOpNodeGetParams ??= L.bind('cuGraphBatchMemOpNodeGetParams'))(a_hNode, a_nodeParams_out._u8) as E.CUresult;
@@ -3493,7 +3499,7 @@ export function cuGraphExecBatchMemOpNodeSetParams(hGraphExec: H.CUgraphExec | n
 let f_cuGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // CUresult cuGraphAddMemAllocNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS * nodeParams) — cuda.h:19810
-export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemAllocNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, 'cuGraphAddMemAllocNode', 'nodeParams');
@@ -3507,7 +3513,7 @@ export function cuGraphAddMemAllocNode(hGraph: H.CUgraph | null, dependencies: (
 let f_cuGraphMemAllocNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory alloc node's parameters */
 // CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS * params_out) — cuda.h:19835
-export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | null] {
+export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): Res<[S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st]> {
   const a_hNode = M.handle(hNode, 'cuGraphMemAllocNodeGetParams', 'hNode');
   const a_params_out = new S.CUDA_MEM_ALLOC_NODE_PARAMS_v1_st();
   const err = (f_cuGraphMemAllocNodeGetParams ??= L.bind('cuGraphMemAllocNodeGetParams'))(a_hNode, a_params_out._u8) as E.CUresult;
@@ -3518,7 +3524,7 @@ export function cuGraphMemAllocNodeGetParams(hNode: H.CUgraphNode | null): [E.CU
 let f_cuGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // CUresult cuGraphAddMemFreeNode(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, size_t numDependencies, CUdeviceptr dptr) — cuda.h:19893
-export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: bigint | number): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: bigint | number): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddMemFreeNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.u64(dptr, 'cuGraphAddMemFreeNode', 'dptr');
@@ -3532,7 +3538,7 @@ export function cuGraphAddMemFreeNode(hGraph: H.CUgraph | null, dependencies: (H
 let f_cuGraphMemFreeNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory free node's parameters */
 // CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr * dptr_out) — cuda.h:19915
-export function cuGraphMemFreeNodeGetParams(hNode: H.CUgraphNode | null): [E.CUresult, bigint | null] {
+export function cuGraphMemFreeNodeGetParams(hNode: H.CUgraphNode | null): Res<[bigint]> {
   const a_hNode = M.handle(hNode, 'cuGraphMemFreeNodeGetParams', 'hNode');
   const err = (f_cuGraphMemFreeNodeGetParams ??= L.bind('cuGraphMemFreeNodeGetParams'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3551,7 +3557,7 @@ export function cuDeviceGraphMemTrim(device: number): [E.CUresult] {
 let f_cuDeviceGetGraphMemAttribute: KoffiFunction | undefined;
 /** Query asynchronous allocation attributes related to graphs */
 // CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void * value) — cuda.h:19963
-export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute): [E.CUresult, number | bigint | null] {
+export function cuDeviceGetGraphMemAttribute(device: number, attr: E.CUgraphMem_attribute): Res<[number | bigint]> {
   const a_device = M.i32(device, 'cuDeviceGetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cuDeviceGetGraphMemAttribute', 'attr');
   K.U64[0] = 0n;
@@ -3574,7 +3580,7 @@ export function cuDeviceSetGraphMemAttribute(device: number, attr: E.CUgraphMem_
 let f_cuGraphClone: KoffiFunction | undefined;
 /** Clones a graph */
 // CUresult cuGraphClone(CUgraph * phGraphClone, CUgraph originalGraph) — cuda.h:20016
-export function cuGraphClone(originalGraph: H.CUgraph | null): [E.CUresult, H.CUgraph | null] {
+export function cuGraphClone(originalGraph: H.CUgraph | null): Res<[H.CUgraph]> {
   const a_originalGraph = M.handle(originalGraph, 'cuGraphClone', 'originalGraph');
   const err = (f_cuGraphClone ??= L.bind('cuGraphClone'))(K.slot[0], a_originalGraph) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3584,7 +3590,7 @@ export function cuGraphClone(originalGraph: H.CUgraph | null): [E.CUresult, H.CU
 let f_cuGraphNodeFindInClone: KoffiFunction | undefined;
 /** Finds a cloned version of a node */
 // CUresult cuGraphNodeFindInClone(CUgraphNode * phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) — cuda.h:20042
-export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClonedGraph: H.CUgraph | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClonedGraph: H.CUgraph | null): Res<[H.CUgraphNode]> {
   const a_hOriginalNode = M.handle(hOriginalNode, 'cuGraphNodeFindInClone', 'hOriginalNode');
   const a_hClonedGraph = M.handle(hClonedGraph, 'cuGraphNodeFindInClone', 'hClonedGraph');
   const err = (f_cuGraphNodeFindInClone ??= L.bind('cuGraphNodeFindInClone'))(K.slot[0], a_hOriginalNode, a_hClonedGraph) as E.CUresult;
@@ -3595,7 +3601,7 @@ export function cuGraphNodeFindInClone(hOriginalNode: H.CUgraphNode | null, hClo
 let f_cuGraphNodeGetType: KoffiFunction | undefined;
 /** Returns a node's type */
 // CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType * type) — cuda.h:20073
-export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): [E.CUresult, E.CUgraphNodeType | null] {
+export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): Res<[E.CUgraphNodeType]> {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetType', 'hNode');
   const err = (f_cuGraphNodeGetType ??= L.bind('cuGraphNodeGetType'))(a_hNode, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3605,7 +3611,7 @@ export function cuGraphNodeGetType(hNode: H.CUgraphNode | null): [E.CUresult, E.
 let f_cuGraphGetNodes: KoffiFunction | undefined;
 /** Returns a graph's nodes */
 // CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode * nodes, size_t * numNodes) — cuda.h:20104
-export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): [E.CUresult, H.CUgraphNode[] | null, number | null] {
+export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): Res<[H.CUgraphNode[], number]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphGetNodes', 'hGraph');
   const a_numNodes = M.size(numNodes, 'cuGraphGetNodes', 'numNodes');
   K.U32[0] = a_numNodes % 4294967296; K.U32[1] = Math.floor(a_numNodes / 4294967296);
@@ -3620,7 +3626,7 @@ export function cuGraphGetNodes(hGraph: H.CUgraph | null, numNodes: number): [E.
 let f_cuGraphGetRootNodes: KoffiFunction | undefined;
 /** Returns a graph's root nodes */
 // CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode * rootNodes, size_t * numRootNodes) — cuda.h:20135
-export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: number): [E.CUresult, H.CUgraphNode[] | null, number | null] {
+export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: number): Res<[H.CUgraphNode[], number]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphGetRootNodes', 'hGraph');
   const a_numRootNodes = M.size(numRootNodes, 'cuGraphGetRootNodes', 'numRootNodes');
   K.U32[0] = a_numRootNodes % 4294967296; K.U32[1] = Math.floor(a_numRootNodes / 4294967296);
@@ -3635,7 +3641,7 @@ export function cuGraphGetRootNodes(hGraph: H.CUgraph | null, numRootNodes: numb
 let f_cuGraphGetEdges: KoffiFunction | undefined;
 /** Returns a graph's dependency edges */
 // CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode * from, CUgraphNode * to, CUgraphEdgeData * edgeData, size_t * numEdges) — cuda.h:20175
-export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): [E.CUresult, H.CUgraphNode[] | null, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
+export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): Res<[H.CUgraphNode[], H.CUgraphNode[], S.CUgraphEdgeData_st[], number]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphGetEdges', 'hGraph');
   const a_numEdges = M.size(numEdges, 'cuGraphGetEdges', 'numEdges');
   K.U32[0] = a_numEdges % 4294967296; K.U32[1] = Math.floor(a_numEdges / 4294967296);
@@ -3652,7 +3658,7 @@ export function cuGraphGetEdges(hGraph: H.CUgraph | null, numEdges: number): [E.
 let f_cuGraphNodeGetDependencies: KoffiFunction | undefined;
 /** Returns a node's dependencies */
 // CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode * dependencies, CUgraphEdgeData * edgeData, size_t * numDependencies) — cuda.h:20212
-export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDependencies: number): [E.CUresult, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
+export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDependencies: number): Res<[H.CUgraphNode[], S.CUgraphEdgeData_st[], number]> {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetDependencies', 'hNode');
   const a_numDependencies = M.size(numDependencies, 'cuGraphNodeGetDependencies', 'numDependencies');
   K.U32[0] = a_numDependencies % 4294967296; K.U32[1] = Math.floor(a_numDependencies / 4294967296);
@@ -3668,7 +3674,7 @@ export function cuGraphNodeGetDependencies(hNode: H.CUgraphNode | null, numDepen
 let f_cuGraphNodeGetDependentNodes: KoffiFunction | undefined;
 /** Returns a node's dependent nodes */
 // CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode * dependentNodes, CUgraphEdgeData * edgeData, size_t * numDependentNodes) — cuda.h:20250
-export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDependentNodes: number): [E.CUresult, H.CUgraphNode[] | null, S.CUgraphEdgeData_st[] | null, number | null] {
+export function cuGraphNodeGetDependentNodes(hNode: H.CUgraphNode | null, numDependentNodes: number): Res<[H.CUgraphNode[], S.CUgraphEdgeData_st[], number]> {
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetDependentNodes', 'hNode');
   const a_numDependentNodes = M.size(numDependentNodes, 'cuGraphNodeGetDependentNodes', 'numDependentNodes');
   K.U32[0] = a_numDependentNodes % 4294967296; K.U32[1] = Math.floor(a_numDependentNodes / 4294967296);
@@ -3721,7 +3727,7 @@ export function cuGraphDestroyNode(hNode: H.CUgraphNode | null): [E.CUresult] {
 let f_cuGraphInstantiate: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
-export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | number): [E.CUresult, H.CUgraphExec | null] {
+export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | number): Res<[H.CUgraphExec]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiate', 'hGraph');
   const a_flags = M.u64(flags, 'cuGraphInstantiate', 'flags');
   const err = (f_cuGraphInstantiate ??= L.bind('cuGraphInstantiate'))(K.slot[0], a_hGraph, a_flags) as E.CUresult;
@@ -3732,7 +3738,7 @@ export function cuGraphInstantiate(hGraph: H.CUgraph | null, flags: bigint | num
 let f_cuGraphInstantiateWithFlags: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // CUresult cuGraphInstantiateWithFlags(CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags) — cuda.h:20415
-export function cuGraphInstantiateWithFlags(hGraph: H.CUgraph | null, flags: bigint | number): [E.CUresult, H.CUgraphExec | null] {
+export function cuGraphInstantiateWithFlags(hGraph: H.CUgraph | null, flags: bigint | number): Res<[H.CUgraphExec]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithFlags', 'hGraph');
   const a_flags = M.u64(flags, 'cuGraphInstantiateWithFlags', 'flags');
   const err = (f_cuGraphInstantiateWithFlags ??= L.bind('cuGraphInstantiateWithFlags'))(K.slot[0], a_hGraph, a_flags) as E.CUresult;
@@ -3743,7 +3749,7 @@ export function cuGraphInstantiateWithFlags(hGraph: H.CUgraph | null, flags: big
 let f_cuGraphInstantiateWithParams: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // CUresult cuGraphInstantiateWithParams(CUgraphExec * phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS * instantiateParams) — cuda.h:20518
-export function cuGraphInstantiateWithParams(hGraph: H.CUgraph | null, instantiateParams: S.CUDA_GRAPH_INSTANTIATE_PARAMS_st | S.CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | null): [E.CUresult, H.CUgraphExec | null] {
+export function cuGraphInstantiateWithParams(hGraph: H.CUgraph | null, instantiateParams: S.CUDA_GRAPH_INSTANTIATE_PARAMS_st | S.CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | null): Res<[H.CUgraphExec]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphInstantiateWithParams', 'hGraph');
   const a_instantiateParams = X.structArg(instantiateParams, S.CUDA_GRAPH_INSTANTIATE_PARAMS_st, 'cuGraphInstantiateWithParams', 'instantiateParams');
   const err = (f_cuGraphInstantiateWithParams ??= L.bind('cuGraphInstantiateWithParams'))(K.slot[0], a_hGraph, a_instantiateParams) as E.CUresult;
@@ -3754,7 +3760,7 @@ export function cuGraphInstantiateWithParams(hGraph: H.CUgraph | null, instantia
 let f_cuGraphExecGetFlags: KoffiFunction | undefined;
 /** Query the instantiation flags of an executable graph */
 // CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t * flags) — cuda.h:20540
-export function cuGraphExecGetFlags(hGraphExec: H.CUgraphExec | null): [E.CUresult, bigint | null] {
+export function cuGraphExecGetFlags(hGraphExec: H.CUgraphExec | null): Res<[bigint]> {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecGetFlags', 'hGraphExec');
   const err = (f_cuGraphExecGetFlags ??= L.bind('cuGraphExecGetFlags'))(a_hGraphExec, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -3876,7 +3882,7 @@ export function cuGraphNodeSetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H
 let f_cuGraphNodeGetEnabled: KoffiFunction | undefined;
 /** Query whether a node in the given graphExec is enabled */
 // CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int * isEnabled) — cuda.h:21019
-export function cuGraphNodeGetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null): [E.CUresult, number | null] {
+export function cuGraphNodeGetEnabled(hGraphExec: H.CUgraphExec | null, hNode: H.CUgraphNode | null): Res<[number]> {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphNodeGetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cuGraphNodeGetEnabled', 'hNode');
   const err = (f_cuGraphNodeGetEnabled ??= L.bind('cuGraphNodeGetEnabled'))(a_hGraphExec, a_hNode, K.slot[0]) as E.CUresult;
@@ -3925,7 +3931,7 @@ export function cuGraphDestroy(hGraph: H.CUgraph | null): [E.CUresult] {
 let f_cuGraphExecUpdate: KoffiFunction | undefined;
 /** Check whether an executable graph can be updated with a graph and perform the update if possible */
 // CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo * resultInfo) — cuda.h:21212
-export function cuGraphExecUpdate(hGraphExec: H.CUgraphExec | null, hGraph: H.CUgraph | null): [E.CUresult, S.CUgraphExecUpdateResultInfo_st | null] {
+export function cuGraphExecUpdate(hGraphExec: H.CUgraphExec | null, hGraph: H.CUgraph | null): Res<[S.CUgraphExecUpdateResultInfo_st]> {
   const a_hGraphExec = M.handle(hGraphExec, 'cuGraphExecUpdate', 'hGraphExec');
   const a_hGraph = M.handle(hGraph, 'cuGraphExecUpdate', 'hGraph');
   const a_resultInfo = new S.CUgraphExecUpdateResultInfo_st();
@@ -3947,7 +3953,7 @@ export function cuGraphKernelNodeCopyAttributes(dst: H.CUgraphNode | null, src: 
 let f_cuGraphKernelNodeGetAttribute: KoffiFunction | undefined;
 /** Queries node attribute. */
 // CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue * value_out) — cuda.h:21253
-export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID): [E.CUresult, S.CUlaunchAttributeValue_union | null] {
+export function cuGraphKernelNodeGetAttribute(hNode: H.CUgraphNode | null, attr: E.CUlaunchAttributeID): Res<[S.CUlaunchAttributeValue_union]> {
   const a_hNode = M.handle(hNode, 'cuGraphKernelNodeGetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cuGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.CUlaunchAttributeValue_union();
@@ -3981,7 +3987,7 @@ export function cuGraphDebugDotPrint(hGraph: H.CUgraph | null, path: string, fla
 let f_cuUserObjectCreate: KoffiFunction | undefined;
 /** Create a user object */
 // CUresult cuUserObjectCreate(CUuserObject * object_out, void * ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) — cuda.h:21331
-export function cuUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): [E.CUresult, H.CUuserObject | null] {
+export function cuUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): Res<[H.CUuserObject]> {
   const a_ptr = M.pointer(ptr, 'cuUserObjectCreate', 'ptr');
   const a_destroy = M.handle(destroy, 'cuUserObjectCreate', 'destroy');
   const a_initialRefcount = M.u32(initialRefcount, 'cuUserObjectCreate', 'initialRefcount');
@@ -4037,7 +4043,7 @@ export function cuGraphReleaseUserObject(graph: H.CUgraph | null, object: H.CUus
 let f_cuGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // CUresult cuGraphAddNode_v2(CUgraphNode * phGraphNode, CUgraph hGraph, const CUgraphNode * dependencies, const CUgraphEdgeData * dependencyData, size_t numDependencies, CUgraphNodeParams * nodeParams) — cuda.h:21479
-export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): [E.CUresult, H.CUgraphNode | null] {
+export function cuGraphAddNode(hGraph: H.CUgraph | null, dependencies: (H.CUgraphNode | null)[] | ArrayBufferView | null, dependencyData: (S.CUgraphEdgeData_st | S.CUgraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.CUgraphNodeParams_st | S.CUgraphNodeParams_stInit | null): Res<[H.CUgraphNode]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphAddNode', 'hGraph');
   const a_numDependencies = M.size(numDependencies, 'cuGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.CUgraphNodeParams_st, 'cuGraphAddNode', 'nodeParams');
@@ -4073,7 +4079,7 @@ export function cuGraphExecNodeSetParams(hGraphExec: H.CUgraphExec | null, hNode
 let f_cuGraphConditionalHandleCreate: KoffiFunction | undefined;
 /** Create a conditional handle */
 // CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle * pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) — cuda.h:21582
-export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.CUcontext | null, defaultLaunchValue: number, flags: number): [E.CUresult, H.CUgraphConditionalHandle | null] {
+export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.CUcontext | null, defaultLaunchValue: number, flags: number): Res<[H.CUgraphConditionalHandle]> {
   const a_hGraph = M.handle(hGraph, 'cuGraphConditionalHandleCreate', 'hGraph');
   const a_ctx = M.handle(ctx, 'cuGraphConditionalHandleCreate', 'ctx');
   const a_defaultLaunchValue = M.u32(defaultLaunchValue, 'cuGraphConditionalHandleCreate', 'defaultLaunchValue');
@@ -4086,7 +4092,7 @@ export function cuGraphConditionalHandleCreate(hGraph: H.CUgraph | null, ctx: H.
 let f_cuOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
 /** Returns occupancy of a function */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) — cuda.h:21626
-export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint): [E.CUresult, number | null] {
+export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint): Res<[number]> {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
@@ -4098,7 +4104,7 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessor(func: H.CUfunction |
 let f_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
 /** Returns occupancy of a function */
 // CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda.h:21673
-export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint, flags: number): [E.CUresult, number | null] {
+export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUfunction | null, blockSize: number, dynamicSMemSize: number | bigint, flags: number): Res<[number]> {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'func');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
@@ -4111,7 +4117,7 @@ export function cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: H.CUf
 let f_cuOccupancyMaxPotentialBlockSize: KoffiFunction | undefined;
 /** Suggest a launch configuration with reasonable occupancy */
 // CUresult cuOccupancyMaxPotentialBlockSize(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) — cuda.h:21730
-export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number): [E.CUresult, number | null, number | null] {
+export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number): Res<[number, number]> {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialBlockSize', 'func');
   const a_blockSizeToDynamicSMemSize = M.handle(blockSizeToDynamicSMemSize, 'cuOccupancyMaxPotentialBlockSize', 'blockSizeToDynamicSMemSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxPotentialBlockSize', 'dynamicSMemSize');
@@ -4124,7 +4130,7 @@ export function cuOccupancyMaxPotentialBlockSize(func: H.CUfunction | null, bloc
 let f_cuOccupancyMaxPotentialBlockSizeWithFlags: KoffiFunction | undefined;
 /** Suggest a launch configuration with reasonable occupancy */
 // CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int * minGridSize, int * blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) — cuda.h:21781
-export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number, flags: number): [E.CUresult, number | null, number | null] {
+export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | null, blockSizeToDynamicSMemSize: bigint | null, dynamicSMemSize: number | bigint, blockSizeLimit: number, flags: number): Res<[number, number]> {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'func');
   const a_blockSizeToDynamicSMemSize = M.handle(blockSizeToDynamicSMemSize, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'blockSizeToDynamicSMemSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cuOccupancyMaxPotentialBlockSizeWithFlags', 'dynamicSMemSize');
@@ -4138,7 +4144,7 @@ export function cuOccupancyMaxPotentialBlockSizeWithFlags(func: H.CUfunction | n
 let f_cuOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
 /** Returns dynamic shared memory available per block when launching numBlocks blocks on SM */
 // CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) — cuda.h:21807
-export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | null, numBlocks: number, blockSize: number): [E.CUresult, number | null] {
+export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | null, numBlocks: number, blockSize: number): Res<[number]> {
   const a_func = M.handle(func, 'cuOccupancyAvailableDynamicSMemPerBlock', 'func');
   const a_numBlocks = M.i32(numBlocks, 'cuOccupancyAvailableDynamicSMemPerBlock', 'numBlocks');
   const a_blockSize = M.i32(blockSize, 'cuOccupancyAvailableDynamicSMemPerBlock', 'blockSize');
@@ -4150,7 +4156,7 @@ export function cuOccupancyAvailableDynamicSMemPerBlock(func: H.CUfunction | nul
 let f_cuOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
 /** Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize. */
 // CUresult cuOccupancyMaxPotentialClusterSize(int * clusterSize, CUfunction func, const CUlaunchConfig * config) — cuda.h:21848
-export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
+export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): Res<[number]> {
   const a_func = M.handle(func, 'cuOccupancyMaxPotentialClusterSize', 'func');
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuOccupancyMaxPotentialClusterSize', 'config');
   const err = (f_cuOccupancyMaxPotentialClusterSize ??= L.bind('cuOccupancyMaxPotentialClusterSize'))(K.slot[0], a_func, a_config) as E.CUresult;
@@ -4161,7 +4167,7 @@ export function cuOccupancyMaxPotentialClusterSize(func: H.CUfunction | null, co
 let f_cuOccupancyMaxActiveClusters: KoffiFunction | undefined;
 /** Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters. */
 // CUresult cuOccupancyMaxActiveClusters(int * numClusters, CUfunction func, const CUlaunchConfig * config) — cuda.h:21891
-export function cuOccupancyMaxActiveClusters(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): [E.CUresult, number | null] {
+export function cuOccupancyMaxActiveClusters(func: H.CUfunction | null, config: S.CUlaunchConfig_st | S.CUlaunchConfig_stInit | null): Res<[number]> {
   const a_func = M.handle(func, 'cuOccupancyMaxActiveClusters', 'func');
   const a_config = X.structArg(config, S.CUlaunchConfig_st, 'cuOccupancyMaxActiveClusters', 'config');
   const err = (f_cuOccupancyMaxActiveClusters ??= L.bind('cuOccupancyMaxActiveClusters'))(K.slot[0], a_func, a_config) as E.CUresult;
@@ -4194,7 +4200,7 @@ export function cuTexRefSetMipmappedArray(hTexRef: H.CUtexref | null, hMipmapped
 let f_cuTexRefSetAddress: KoffiFunction | undefined;
 /** Binds an address as a texture reference */
 // CUresult cuTexRefSetAddress_v2(size_t * ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) — cuda.h:22011
-export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | number, bytes: number | bigint): [E.CUresult, number | null] {
+export function cuTexRefSetAddress(hTexRef: H.CUtexref | null, dptr: bigint | number, bytes: number | bigint): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetAddress', 'hTexRef');
   const a_dptr = M.u64(dptr, 'cuTexRefSetAddress', 'dptr');
   const a_bytes = M.size(bytes, 'cuTexRefSetAddress', 'bytes');
@@ -4291,7 +4297,7 @@ export function cuTexRefSetMaxAnisotropy(hTexRef: H.CUtexref | null, maxAniso: n
 let f_cuTexRefSetBorderColor: KoffiFunction | undefined;
 /** Sets the border color for a texture reference */
 // CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float * pBorderColor) — cuda.h:22335
-export function cuTexRefSetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
+export function cuTexRefSetBorderColor(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefSetBorderColor', 'hTexRef');
   const err = (f_cuTexRefSetBorderColor ??= L.bind('cuTexRefSetBorderColor'))(a_hTexRef, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4311,7 +4317,7 @@ export function cuTexRefSetFlags(hTexRef: H.CUtexref | null, Flags: number): [E.
 let f_cuTexRefGetAddress: KoffiFunction | undefined;
 /** Gets the address associated with a texture reference */
 // CUresult cuTexRefGetAddress_v2(CUdeviceptr * pdptr, CUtexref hTexRef) — cuda.h:22404
-export function cuTexRefGetAddress(hTexRef: H.CUtexref | null): [E.CUresult, bigint | null] {
+export function cuTexRefGetAddress(hTexRef: H.CUtexref | null): Res<[bigint]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddress', 'hTexRef');
   const err = (f_cuTexRefGetAddress ??= L.bind('cuTexRefGetAddress'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4321,7 +4327,7 @@ export function cuTexRefGetAddress(hTexRef: H.CUtexref | null): [E.CUresult, big
 let f_cuTexRefGetArray: KoffiFunction | undefined;
 /** Gets the array bound to a texture reference */
 // CUresult cuTexRefGetArray(CUarray * phArray, CUtexref hTexRef) — cuda.h:22431
-export function cuTexRefGetArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUarray | null] {
+export function cuTexRefGetArray(hTexRef: H.CUtexref | null): Res<[H.CUarray]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetArray', 'hTexRef');
   const err = (f_cuTexRefGetArray ??= L.bind('cuTexRefGetArray'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4331,7 +4337,7 @@ export function cuTexRefGetArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUa
 let f_cuTexRefGetMipmappedArray: KoffiFunction | undefined;
 /** Gets the mipmapped array bound to a texture reference */
 // CUresult cuTexRefGetMipmappedArray(CUmipmappedArray * phMipmappedArray, CUtexref hTexRef) — cuda.h:22458
-export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): [E.CUresult, H.CUmipmappedArray | null] {
+export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): Res<[H.CUmipmappedArray]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmappedArray', 'hTexRef');
   const err = (f_cuTexRefGetMipmappedArray ??= L.bind('cuTexRefGetMipmappedArray'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4341,7 +4347,7 @@ export function cuTexRefGetMipmappedArray(hTexRef: H.CUtexref | null): [E.CUresu
 let f_cuTexRefGetAddressMode: KoffiFunction | undefined;
 /** Gets the addressing mode used by a texture reference */
 // CUresult cuTexRefGetAddressMode(CUaddress_mode * pam, CUtexref hTexRef, int dim) — cuda.h:22486
-export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number): [E.CUresult, E.CUaddress_mode | null] {
+export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number): Res<[E.CUaddress_mode]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetAddressMode', 'hTexRef');
   const a_dim = M.i32(dim, 'cuTexRefGetAddressMode', 'dim');
   const err = (f_cuTexRefGetAddressMode ??= L.bind('cuTexRefGetAddressMode'))(K.slot[0], a_hTexRef, a_dim) as E.CUresult;
@@ -4352,7 +4358,7 @@ export function cuTexRefGetAddressMode(hTexRef: H.CUtexref | null, dim: number):
 let f_cuTexRefGetFilterMode: KoffiFunction | undefined;
 /** Gets the filter-mode used by a texture reference */
 // CUresult cuTexRefGetFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22512
-export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode | null] {
+export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): Res<[E.CUfilter_mode]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFilterMode', 'hTexRef');
   const err = (f_cuTexRefGetFilterMode ??= L.bind('cuTexRefGetFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4362,7 +4368,7 @@ export function cuTexRefGetFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, 
 let f_cuTexRefGetFormat: KoffiFunction | undefined;
 /** Gets the format used by a texture reference */
 // CUresult cuTexRefGetFormat(CUarray_format * pFormat, int * pNumChannels, CUtexref hTexRef) — cuda.h:22540
-export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): [E.CUresult, E.CUarray_format | null, number | null] {
+export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): Res<[E.CUarray_format, number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFormat', 'hTexRef');
   const err = (f_cuTexRefGetFormat ??= L.bind('cuTexRefGetFormat'))(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -4372,7 +4378,7 @@ export function cuTexRefGetFormat(hTexRef: H.CUtexref | null): [E.CUresult, E.CU
 let f_cuTexRefGetMipmapFilterMode: KoffiFunction | undefined;
 /** Gets the mipmap filtering mode for a texture reference */
 // CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode * pfm, CUtexref hTexRef) — cuda.h:22566
-export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): [E.CUresult, E.CUfilter_mode | null] {
+export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): Res<[E.CUfilter_mode]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapFilterMode', 'hTexRef');
   const err = (f_cuTexRefGetMipmapFilterMode ??= L.bind('cuTexRefGetMipmapFilterMode'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4382,7 +4388,7 @@ export function cuTexRefGetMipmapFilterMode(hTexRef: H.CUtexref | null): [E.CUre
 let f_cuTexRefGetMipmapLevelBias: KoffiFunction | undefined;
 /** Gets the mipmap level bias for a texture reference */
 // CUresult cuTexRefGetMipmapLevelBias(float * pbias, CUtexref hTexRef) — cuda.h:22592
-export function cuTexRefGetMipmapLevelBias(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
+export function cuTexRefGetMipmapLevelBias(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelBias', 'hTexRef');
   const err = (f_cuTexRefGetMipmapLevelBias ??= L.bind('cuTexRefGetMipmapLevelBias'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4392,7 +4398,7 @@ export function cuTexRefGetMipmapLevelBias(hTexRef: H.CUtexref | null): [E.CUres
 let f_cuTexRefGetMipmapLevelClamp: KoffiFunction | undefined;
 /** Gets the min/max mipmap level clamps for a texture reference */
 // CUresult cuTexRefGetMipmapLevelClamp(float * pminMipmapLevelClamp, float * pmaxMipmapLevelClamp, CUtexref hTexRef) — cuda.h:22619
-export function cuTexRefGetMipmapLevelClamp(hTexRef: H.CUtexref | null): [E.CUresult, number | null, number | null] {
+export function cuTexRefGetMipmapLevelClamp(hTexRef: H.CUtexref | null): Res<[number, number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMipmapLevelClamp', 'hTexRef');
   const err = (f_cuTexRefGetMipmapLevelClamp ??= L.bind('cuTexRefGetMipmapLevelClamp'))(K.slot[0], K.slot[1], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -4402,7 +4408,7 @@ export function cuTexRefGetMipmapLevelClamp(hTexRef: H.CUtexref | null): [E.CUre
 let f_cuTexRefGetMaxAnisotropy: KoffiFunction | undefined;
 /** Gets the maximum anisotropy for a texture reference */
 // CUresult cuTexRefGetMaxAnisotropy(int * pmaxAniso, CUtexref hTexRef) — cuda.h:22645
-export function cuTexRefGetMaxAnisotropy(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
+export function cuTexRefGetMaxAnisotropy(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetMaxAnisotropy', 'hTexRef');
   const err = (f_cuTexRefGetMaxAnisotropy ??= L.bind('cuTexRefGetMaxAnisotropy'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4412,7 +4418,7 @@ export function cuTexRefGetMaxAnisotropy(hTexRef: H.CUtexref | null): [E.CUresul
 let f_cuTexRefGetBorderColor: KoffiFunction | undefined;
 /** Gets the border color used by a texture reference */
 // CUresult cuTexRefGetBorderColor(float * pBorderColor, CUtexref hTexRef) — cuda.h:22674
-export function cuTexRefGetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
+export function cuTexRefGetBorderColor(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetBorderColor', 'hTexRef');
   const err = (f_cuTexRefGetBorderColor ??= L.bind('cuTexRefGetBorderColor'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4422,7 +4428,7 @@ export function cuTexRefGetBorderColor(hTexRef: H.CUtexref | null): [E.CUresult,
 let f_cuTexRefGetFlags: KoffiFunction | undefined;
 /** Gets the flags used by a texture reference */
 // CUresult cuTexRefGetFlags(unsigned int * pFlags, CUtexref hTexRef) — cuda.h:22699
-export function cuTexRefGetFlags(hTexRef: H.CUtexref | null): [E.CUresult, number | null] {
+export function cuTexRefGetFlags(hTexRef: H.CUtexref | null): Res<[number]> {
   const a_hTexRef = M.handle(hTexRef, 'cuTexRefGetFlags', 'hTexRef');
   const err = (f_cuTexRefGetFlags ??= L.bind('cuTexRefGetFlags'))(K.slot[0], a_hTexRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4432,7 +4438,7 @@ export function cuTexRefGetFlags(hTexRef: H.CUtexref | null): [E.CUresult, numbe
 let f_cuTexRefCreate: KoffiFunction | undefined;
 /** Creates a texture reference */
 // CUresult cuTexRefCreate(CUtexref * pTexRef) — cuda.h:22724
-export function cuTexRefCreate(): [E.CUresult, H.CUtexref | null] {
+export function cuTexRefCreate(): Res<[H.CUtexref]> {
   const err = (f_cuTexRefCreate ??= L.bind('cuTexRefCreate'))(K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.CUtexref];
@@ -4461,7 +4467,7 @@ export function cuSurfRefSetArray(hSurfRef: H.CUsurfref | null, hArray: H.CUarra
 let f_cuSurfRefGetArray: KoffiFunction | undefined;
 /** Passes back the CUDA array bound to a surface reference. */
 // CUresult cuSurfRefGetArray(CUarray * phArray, CUsurfref hSurfRef) — cuda.h:22810
-export function cuSurfRefGetArray(hSurfRef: H.CUsurfref | null): [E.CUresult, H.CUarray | null] {
+export function cuSurfRefGetArray(hSurfRef: H.CUsurfref | null): Res<[H.CUarray]> {
   const a_hSurfRef = M.handle(hSurfRef, 'cuSurfRefGetArray', 'hSurfRef');
   const err = (f_cuSurfRefGetArray ??= L.bind('cuSurfRefGetArray'))(K.slot[0], a_hSurfRef) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4471,7 +4477,7 @@ export function cuSurfRefGetArray(hSurfRef: H.CUsurfref | null): [E.CUresult, H.
 let f_cuTexObjectCreate: KoffiFunction | undefined;
 /** Creates a texture object */
 // CUresult cuTexObjectCreate(CUtexObject * pTexObject, const CUDA_RESOURCE_DESC * pResDesc, const CUDA_TEXTURE_DESC * pTexDesc, const CUDA_RESOURCE_VIEW_DESC * pResViewDesc) — cuda.h:23051
-export function cuTexObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null, pTexDesc: S.CUDA_TEXTURE_DESC_st | S.CUDA_TEXTURE_DESC_stInit | null, pResViewDesc: S.CUDA_RESOURCE_VIEW_DESC_st | S.CUDA_RESOURCE_VIEW_DESC_stInit | null): [E.CUresult, H.CUtexObject | null] {
+export function cuTexObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null, pTexDesc: S.CUDA_TEXTURE_DESC_st | S.CUDA_TEXTURE_DESC_stInit | null, pResViewDesc: S.CUDA_RESOURCE_VIEW_DESC_st | S.CUDA_RESOURCE_VIEW_DESC_stInit | null): Res<[H.CUtexObject]> {
   const a_pResDesc = X.structArg(pResDesc, S.CUDA_RESOURCE_DESC_st, 'cuTexObjectCreate', 'pResDesc');
   const a_pTexDesc = X.structArg(pTexDesc, S.CUDA_TEXTURE_DESC_st, 'cuTexObjectCreate', 'pTexDesc');
   const a_pResViewDesc = X.structArg(pResViewDesc, S.CUDA_RESOURCE_VIEW_DESC_st, 'cuTexObjectCreate', 'pResViewDesc');
@@ -4492,7 +4498,7 @@ export function cuTexObjectDestroy(texObject: H.CUtexObject | null): [E.CUresult
 let f_cuTexObjectGetResourceDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource descriptor */
 // CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC * pResDesc, CUtexObject texObject) — cuda.h:23092
-export function cuTexObjectGetResourceDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_RESOURCE_DESC_st | null] {
+export function cuTexObjectGetResourceDesc(texObject: H.CUtexObject | null): Res<[S.CUDA_RESOURCE_DESC_st]> {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.CUDA_RESOURCE_DESC_st();
   const err = (f_cuTexObjectGetResourceDesc ??= L.bind('cuTexObjectGetResourceDesc'))(a_pResDesc._u8, a_texObject) as E.CUresult;
@@ -4503,7 +4509,7 @@ export function cuTexObjectGetResourceDesc(texObject: H.CUtexObject | null): [E.
 let f_cuTexObjectGetTextureDesc: KoffiFunction | undefined;
 /** Returns a texture object's texture descriptor */
 // CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC * pTexDesc, CUtexObject texObject) — cuda.h:23113
-export function cuTexObjectGetTextureDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_TEXTURE_DESC_st | null] {
+export function cuTexObjectGetTextureDesc(texObject: H.CUtexObject | null): Res<[S.CUDA_TEXTURE_DESC_st]> {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.CUDA_TEXTURE_DESC_st();
   const err = (f_cuTexObjectGetTextureDesc ??= L.bind('cuTexObjectGetTextureDesc'))(a_pTexDesc._u8, a_texObject) as E.CUresult;
@@ -4514,7 +4520,7 @@ export function cuTexObjectGetTextureDesc(texObject: H.CUtexObject | null): [E.C
 let f_cuTexObjectGetResourceViewDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource view descriptor */
 // CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC * pResViewDesc, CUtexObject texObject) — cuda.h:23135
-export function cuTexObjectGetResourceViewDesc(texObject: H.CUtexObject | null): [E.CUresult, S.CUDA_RESOURCE_VIEW_DESC_st | null] {
+export function cuTexObjectGetResourceViewDesc(texObject: H.CUtexObject | null): Res<[S.CUDA_RESOURCE_VIEW_DESC_st]> {
   const a_texObject = (M.handle(texObject, 'cuTexObjectGetResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.CUDA_RESOURCE_VIEW_DESC_st();
   const err = (f_cuTexObjectGetResourceViewDesc ??= L.bind('cuTexObjectGetResourceViewDesc'))(a_pResViewDesc._u8, a_texObject) as E.CUresult;
@@ -4525,7 +4531,7 @@ export function cuTexObjectGetResourceViewDesc(texObject: H.CUtexObject | null):
 let f_cuSurfObjectCreate: KoffiFunction | undefined;
 /** Creates a surface object */
 // CUresult cuSurfObjectCreate(CUsurfObject * pSurfObject, const CUDA_RESOURCE_DESC * pResDesc) — cuda.h:23178
-export function cuSurfObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null): [E.CUresult, H.CUsurfObject | null] {
+export function cuSurfObjectCreate(pResDesc: S.CUDA_RESOURCE_DESC_st | S.CUDA_RESOURCE_DESC_stInit | null): Res<[H.CUsurfObject]> {
   const a_pResDesc = X.structArg(pResDesc, S.CUDA_RESOURCE_DESC_st, 'cuSurfObjectCreate', 'pResDesc');
   const err = (f_cuSurfObjectCreate ??= L.bind('cuSurfObjectCreate'))(K.slot[0], a_pResDesc) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4544,7 +4550,7 @@ export function cuSurfObjectDestroy(surfObject: H.CUsurfObject | null): [E.CUres
 let f_cuSurfObjectGetResourceDesc: KoffiFunction | undefined;
 /** Returns a surface object's resource descriptor */
 // CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC * pResDesc, CUsurfObject surfObject) — cuda.h:23219
-export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): [E.CUresult, S.CUDA_RESOURCE_DESC_st | null] {
+export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): Res<[S.CUDA_RESOURCE_DESC_st]> {
   const a_surfObject = (M.handle(surfObject, 'cuSurfObjectGetResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.CUDA_RESOURCE_DESC_st();
   const err = (f_cuSurfObjectGetResourceDesc ??= L.bind('cuSurfObjectGetResourceDesc'))(a_pResDesc._u8, a_surfObject) as E.CUresult;
@@ -4555,7 +4561,7 @@ export function cuSurfObjectGetResourceDesc(surfObject: H.CUsurfObject | null): 
 let f_cuTensorMapEncodeTiled: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing tiled memory region */
 // CUresult cuTensorMapEncodeTiled(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const cuuint32_t * boxDim, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23403
-export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, boxDim: Pointer, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
+export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, boxDim: Pointer, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): Res<[S.CUtensorMap_st]> {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeTiled', 'tensorDataType');
   const a_tensorRank = M.u32(tensorRank, 'cuTensorMapEncodeTiled', 'tensorRank');
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapEncodeTiled', 'globalAddress');
@@ -4576,7 +4582,7 @@ export function cuTensorMapEncodeTiled(tensorDataType: E.CUtensorMapDataType, te
 let f_cuTensorMapEncodeIm2col: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing im2col memory region */
 // CUresult cuTensorMapEncodeIm2col(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, const int * pixelBoxLowerCorner, const int * pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23588
-export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCorner: Pointer, pixelBoxUpperCorner: Pointer, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
+export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCorner: Pointer, pixelBoxUpperCorner: Pointer, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): Res<[S.CUtensorMap_st]> {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeIm2col', 'tensorDataType');
   const a_tensorRank = M.u32(tensorRank, 'cuTensorMapEncodeIm2col', 'tensorRank');
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapEncodeIm2col', 'globalAddress');
@@ -4600,7 +4606,7 @@ export function cuTensorMapEncodeIm2col(tensorDataType: E.CUtensorMapDataType, t
 let f_cuTensorMapEncodeIm2colWide: KoffiFunction | undefined;
 /** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension. */
 // CUresult cuTensorMapEncodeIm2colWide(CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void * globalAddress, const cuuint64_t * globalDim, const cuuint64_t * globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t * elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) — cuda.h:23772
-export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCornerWidth: number, pixelBoxUpperCornerWidth: number, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, mode: E.CUtensorMapIm2ColWideMode, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): [E.CUresult, S.CUtensorMap_st | null] {
+export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataType, tensorRank: number, globalAddress: Pointer, globalDim: Pointer, globalStrides: Pointer, pixelBoxLowerCornerWidth: number, pixelBoxUpperCornerWidth: number, channelsPerPixel: number, pixelsPerColumn: number, elementStrides: Pointer, interleave: E.CUtensorMapInterleave, mode: E.CUtensorMapIm2ColWideMode, swizzle: E.CUtensorMapSwizzle, l2Promotion: E.CUtensorMapL2promotion, oobFill: E.CUtensorMapFloatOOBfill): Res<[S.CUtensorMap_st]> {
   const a_tensorDataType = M.i32(tensorDataType, 'cuTensorMapEncodeIm2colWide', 'tensorDataType');
   const a_tensorRank = M.u32(tensorRank, 'cuTensorMapEncodeIm2colWide', 'tensorRank');
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapEncodeIm2colWide', 'globalAddress');
@@ -4625,7 +4631,7 @@ export function cuTensorMapEncodeIm2colWide(tensorDataType: E.CUtensorMapDataTyp
 let f_cuTensorMapReplaceAddress: KoffiFunction | undefined;
 /** Modify an existing tensor map descriptor with an updated global address */
 // CUresult cuTensorMapReplaceAddress(CUtensorMap * tensorMap, void * globalAddress) — cuda.h:23799
-export function cuTensorMapReplaceAddress(globalAddress: Pointer): [E.CUresult, S.CUtensorMap_st | null] {
+export function cuTensorMapReplaceAddress(globalAddress: Pointer): Res<[S.CUtensorMap_st]> {
   const a_globalAddress = M.pointer(globalAddress, 'cuTensorMapReplaceAddress', 'globalAddress');
   const a_tensorMap = new S.CUtensorMap_st();
   const err = (f_cuTensorMapReplaceAddress ??= L.bind('cuTensorMapReplaceAddress'))(a_tensorMap._u8, a_globalAddress) as E.CUresult;
@@ -4636,7 +4642,7 @@ export function cuTensorMapReplaceAddress(globalAddress: Pointer): [E.CUresult, 
 let f_cuDeviceCanAccessPeer: KoffiFunction | undefined;
 /** Queries if a device may directly access a peer device's memory. */
 // CUresult cuDeviceCanAccessPeer(int * canAccessPeer, CUdevice dev, CUdevice peerDev) — cuda.h:23842
-export function cuDeviceCanAccessPeer(dev: number, peerDev: number): [E.CUresult, number | null] {
+export function cuDeviceCanAccessPeer(dev: number, peerDev: number): Res<[number]> {
   const a_dev = M.i32(dev, 'cuDeviceCanAccessPeer', 'dev');
   const a_peerDev = M.i32(peerDev, 'cuDeviceCanAccessPeer', 'peerDev');
   const err = (f_cuDeviceCanAccessPeer ??= L.bind('cuDeviceCanAccessPeer'))(K.slot[0], a_dev, a_peerDev) as E.CUresult;
@@ -4666,7 +4672,7 @@ export function cuCtxDisablePeerAccess(peerContext: H.CUcontext | null): [E.CUre
 let f_cuDeviceGetP2PAttribute: KoffiFunction | undefined;
 /** Queries attributes of the link between two devices. */
 // CUresult cuDeviceGetP2PAttribute(int * value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:23966
-export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute, srcDevice: number, dstDevice: number): [E.CUresult, number | null] {
+export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute, srcDevice: number, dstDevice: number): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuDeviceGetP2PAttribute', 'attrib');
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAttribute', 'dstDevice');
@@ -4678,7 +4684,7 @@ export function cuDeviceGetP2PAttribute(attrib: E.CUdevice_P2PAttribute, srcDevi
 let f_cuDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between two devices */
 // CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const CUatomicOperation * operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) — cuda.h:24002
-export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.CUresult, number[] | null] {
+export function cuDeviceGetP2PAtomicCapabilities(operations: (E.CUatomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): Res<[number[]]> {
   const a_count = M.u32(count, 'cuDeviceGetP2PAtomicCapabilities', 'count');
   const a_srcDevice = M.i32(srcDevice, 'cuDeviceGetP2PAtomicCapabilities', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cuDeviceGetP2PAtomicCapabilities', 'dstDevice');
@@ -4702,7 +4708,7 @@ export function cuGraphicsUnregisterResource(resource: H.CUgraphicsResource | nu
 let f_cuGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
 /** Get an array through which to access a subresource of a mapped graphics resource. */
 // CUresult cuGraphicsSubResourceGetMappedArray(CUarray * pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) — cuda.h:24086
-export function cuGraphicsSubResourceGetMappedArray(resource: H.CUgraphicsResource | null, arrayIndex: number, mipLevel: number): [E.CUresult, H.CUarray | null] {
+export function cuGraphicsSubResourceGetMappedArray(resource: H.CUgraphicsResource | null, arrayIndex: number, mipLevel: number): Res<[H.CUarray]> {
   const a_resource = M.handle(resource, 'cuGraphicsSubResourceGetMappedArray', 'resource');
   const a_arrayIndex = M.u32(arrayIndex, 'cuGraphicsSubResourceGetMappedArray', 'arrayIndex');
   const a_mipLevel = M.u32(mipLevel, 'cuGraphicsSubResourceGetMappedArray', 'mipLevel');
@@ -4714,7 +4720,7 @@ export function cuGraphicsSubResourceGetMappedArray(resource: H.CUgraphicsResour
 let f_cuGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Get a mipmapped array through which to access a mapped graphics resource. */
 // CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray * pMipmappedArray, CUgraphicsResource resource) — cuda.h:24117
-export function cuGraphicsResourceGetMappedMipmappedArray(resource: H.CUgraphicsResource | null): [E.CUresult, H.CUmipmappedArray | null] {
+export function cuGraphicsResourceGetMappedMipmappedArray(resource: H.CUgraphicsResource | null): Res<[H.CUmipmappedArray]> {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedMipmappedArray', 'resource');
   const err = (f_cuGraphicsResourceGetMappedMipmappedArray ??= L.bind('cuGraphicsResourceGetMappedMipmappedArray'))(K.slot[0], a_resource) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4724,7 +4730,7 @@ export function cuGraphicsResourceGetMappedMipmappedArray(resource: H.CUgraphics
 let f_cuGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
 /** Get a device pointer through which to access a mapped graphics resource. */
 // CUresult cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr * pDevPtr, size_t * pSize, CUgraphicsResource resource) — cuda.h:24151
-export function cuGraphicsResourceGetMappedPointer(resource: H.CUgraphicsResource | null): [E.CUresult, bigint | null, number | null] {
+export function cuGraphicsResourceGetMappedPointer(resource: H.CUgraphicsResource | null): Res<[bigint, number]> {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedPointer', 'resource');
   const err = (f_cuGraphicsResourceGetMappedPointer ??= L.bind('cuGraphicsResourceGetMappedPointer'))(K.slot[0], K.slot[1], a_resource) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -4768,7 +4774,7 @@ export function cuGraphicsUnmapResources(count: number, resources: (H.CUgraphics
 let f_cuGetProcAddress: KoffiFunction | undefined;
 /** Returns the requested driver API function pointer */
 // CUresult cuGetProcAddress_v2(const char * symbol, void ** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult * symbolStatus) — cuda.h:24347
-export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: bigint | number): [E.CUresult, bigint | null, E.CUdriverProcAddressQueryResult | null] {
+export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: bigint | number): Res<[bigint, E.CUdriverProcAddressQueryResult]> {
   const a_symbol = M.str(symbol, 'cuGetProcAddress', 'symbol');
   const a_cudaVersion = M.i32(cudaVersion, 'cuGetProcAddress', 'cudaVersion');
   const a_flags = M.u64(flags, 'cuGetProcAddress', 'flags');
@@ -4780,7 +4786,7 @@ export function cuGetProcAddress(symbol: string, cudaVersion: number, flags: big
 let f_cuCoredumpGetAttribute: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the current context */
 // CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24464
-export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
+export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttribute', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpGetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttribute', 'size');
@@ -4794,7 +4800,7 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Poin
 let f_cuCoredumpGetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to fetch a coredump attribute value for the entire application */
 // CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24528
-export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
+export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuCoredumpGetAttributeGlobal', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpGetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttributeGlobal', 'size');
@@ -4808,7 +4814,7 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value
 let f_cuCoredumpSetAttribute: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value for the current context */
 // CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24605
-export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
+export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttribute', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpSetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttribute', 'size');
@@ -4822,7 +4828,7 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Poin
 let f_cuCoredumpSetAttributeGlobal: KoffiFunction | undefined;
 /** Allows caller to set a coredump attribute value globally */
 // CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void * value, size_t * size) — cuda.h:24679
-export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): [E.CUresult, number | null] {
+export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value: Pointer, size: number | bigint): Res<[number]> {
   const a_attrib = M.i32(attrib, 'cuCoredumpSetAttributeGlobal', 'attrib');
   const a_value = M.pointer(value, 'cuCoredumpSetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttributeGlobal', 'size');
@@ -4836,7 +4842,7 @@ export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value
 let f_cuGetExportTable: KoffiFunction | undefined;
 /** @ } */
 // CUresult cuGetExportTable(const void ** ppExportTable, const CUuuid * pExportTableId) — cuda.h:24683
-export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): [E.CUresult, bigint | null] {
+export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): Res<[bigint]> {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cuGetExportTable', 'pExportTableId');
   const err = (f_cuGetExportTable ??= L.bind('cuGetExportTable'))(K.slot[0], a_pExportTableId) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4846,7 +4852,7 @@ export function cuGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit |
 let f_cuGreenCtxCreate: KoffiFunction | undefined;
 /** Creates a green context with a specified set of resources. */
 // CUresult cuGreenCtxCreate(CUgreenCtx * phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) — cuda.h:24853
-export function cuGreenCtxCreate(desc: H.CUdevResourceDesc | null, dev: number, flags: number): [E.CUresult, H.CUgreenCtx | null] {
+export function cuGreenCtxCreate(desc: H.CUdevResourceDesc | null, dev: number, flags: number): Res<[H.CUgreenCtx]> {
   const a_desc = M.handle(desc, 'cuGreenCtxCreate', 'desc');
   const a_dev = M.i32(dev, 'cuGreenCtxCreate', 'dev');
   const a_flags = M.u32(flags, 'cuGreenCtxCreate', 'flags');
@@ -4867,7 +4873,7 @@ export function cuGreenCtxDestroy(hCtx: H.CUgreenCtx | null): [E.CUresult] {
 let f_cuCtxFromGreenCtx: KoffiFunction | undefined;
 /** Converts a green context into the primary context */
 // CUresult cuCtxFromGreenCtx(CUcontext * pContext, CUgreenCtx hCtx) — cuda.h:24906
-export function cuCtxFromGreenCtx(hCtx: H.CUgreenCtx | null): [E.CUresult, H.CUcontext | null] {
+export function cuCtxFromGreenCtx(hCtx: H.CUgreenCtx | null): Res<[H.CUcontext]> {
   const a_hCtx = M.handle(hCtx, 'cuCtxFromGreenCtx', 'hCtx');
   const err = (f_cuCtxFromGreenCtx ??= L.bind('cuCtxFromGreenCtx'))(K.slot[0], a_hCtx) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4877,7 +4883,7 @@ export function cuCtxFromGreenCtx(hCtx: H.CUgreenCtx | null): [E.CUresult, H.CUc
 let f_cuDeviceGetDevResource: KoffiFunction | undefined;
 /** Get device resources */
 // CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource * resource, CUdevResourceType type) — cuda.h:24931
-export function cuDeviceGetDevResource(device: number, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
+export function cuDeviceGetDevResource(device: number, type: E.CUdevResourceType): Res<[S.CUdevResource_st]> {
   const a_device = M.i32(device, 'cuDeviceGetDevResource', 'device');
   const a_type = M.i32(type, 'cuDeviceGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
@@ -4889,7 +4895,7 @@ export function cuDeviceGetDevResource(device: number, type: E.CUdevResourceType
 let f_cuCtxGetDevResource: KoffiFunction | undefined;
 /** Get context resources */
 // CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource * resource, CUdevResourceType type) — cuda.h:24955
-export function cuCtxGetDevResource(hCtx: H.CUcontext | null, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
+export function cuCtxGetDevResource(hCtx: H.CUcontext | null, type: E.CUdevResourceType): Res<[S.CUdevResource_st]> {
   const a_hCtx = M.handle(hCtx, 'cuCtxGetDevResource', 'hCtx');
   const a_type = M.i32(type, 'cuCtxGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
@@ -4901,7 +4907,7 @@ export function cuCtxGetDevResource(hCtx: H.CUcontext | null, type: E.CUdevResou
 let f_cuGreenCtxGetDevResource: KoffiFunction | undefined;
 /** Get green context resources */
 // CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource * resource, CUdevResourceType type) — cuda.h:24976
-export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUdevResourceType): [E.CUresult, S.CUdevResource_st | null] {
+export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUdevResourceType): Res<[S.CUdevResource_st]> {
   const a_hCtx = M.handle(hCtx, 'cuGreenCtxGetDevResource', 'hCtx');
   const a_type = M.i32(type, 'cuGreenCtxGetDevResource', 'type');
   const a_resource = new S.CUdevResource_st();
@@ -4913,7 +4919,7 @@ export function cuGreenCtxGetDevResource(hCtx: H.CUgreenCtx | null, type: E.CUde
 let f_cuDevSmResourceSplitByCount: KoffiFunction | undefined;
 /** Splits CU_DEV_RESOURCE_TYPE_SM resources. */
 // CUresult cuDevSmResourceSplitByCount(CUdevResource * result, unsigned int * nbGroups, const CUdevResource * input, CUdevResource * remaining, unsigned int useFlags, unsigned int minCount) — cuda.h:25040
-export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, input: S.CUdevResource_st | S.CUdevResource_stInit | null, useFlags: number, minCount: number): [E.CUresult, number | null, S.CUdevResource_st | null] {
+export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, input: S.CUdevResource_st | S.CUdevResource_stInit | null, useFlags: number, minCount: number): Res<[number, S.CUdevResource_st]> {
   const a_result = M.pointer(result, 'cuDevSmResourceSplitByCount', 'result');
   const a_nbGroups = M.u32(nbGroups, 'cuDevSmResourceSplitByCount', 'nbGroups');
   K.U32[0] = a_nbGroups;
@@ -4930,7 +4936,7 @@ export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, i
 let f_cuDevResourceGenerateDesc: KoffiFunction | undefined;
 /** Generate a resource descriptor */
 // CUresult cuDevResourceGenerateDesc(CUdevResourceDesc * phDesc, CUdevResource * resources, unsigned int nbResources) — cuda.h:25076
-export function cuDevResourceGenerateDesc(resources: (S.CUdevResource_st | S.CUdevResource_stInit)[] | ArrayBufferView, nbResources: number): [E.CUresult, H.CUdevResourceDesc | null] {
+export function cuDevResourceGenerateDesc(resources: (S.CUdevResource_st | S.CUdevResource_stInit)[] | ArrayBufferView, nbResources: number): Res<[H.CUdevResourceDesc]> {
   const a_nbResources = M.u32(nbResources, 'cuDevResourceGenerateDesc', 'nbResources');
   if (a_nbResources < 0) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', `must not be negative, got ${a_nbResources}`);
   const a_resources = X.packArray(resources, a_nbResources, 144, 'cuDevResourceGenerateDesc', 'resources', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.CUdevResource_st, n));
@@ -4963,7 +4969,7 @@ export function cuGreenCtxWaitEvent(hCtx: H.CUgreenCtx | null, hEvent: H.CUevent
 let f_cuStreamGetGreenCtx: KoffiFunction | undefined;
 /** Query the green context associated with a stream */
 // CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx * phCtx) — cuda.h:25196
-export function cuStreamGetGreenCtx(hStream: H.CUstream | null): [E.CUresult, H.CUgreenCtx | null] {
+export function cuStreamGetGreenCtx(hStream: H.CUstream | null): Res<[H.CUgreenCtx]> {
   const a_hStream = M.handle(hStream, 'cuStreamGetGreenCtx', 'hStream');
   const err = (f_cuStreamGetGreenCtx ??= L.bind('cuStreamGetGreenCtx'))(a_hStream, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4973,7 +4979,7 @@ export function cuStreamGetGreenCtx(hStream: H.CUstream | null): [E.CUresult, H.
 let f_cuGreenCtxStreamCreate: KoffiFunction | undefined;
 /** Create a stream for use in the green context */
 // CUresult cuGreenCtxStreamCreate(CUstream * phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) — cuda.h:25252
-export function cuGreenCtxStreamCreate(greenCtx: H.CUgreenCtx | null, flags: number, priority: number): [E.CUresult, H.CUstream | null] {
+export function cuGreenCtxStreamCreate(greenCtx: H.CUgreenCtx | null, flags: number, priority: number): Res<[H.CUstream]> {
   const a_greenCtx = M.handle(greenCtx, 'cuGreenCtxStreamCreate', 'greenCtx');
   const a_flags = M.u32(flags, 'cuGreenCtxStreamCreate', 'flags');
   const a_priority = M.i32(priority, 'cuGreenCtxStreamCreate', 'priority');
@@ -4985,7 +4991,7 @@ export function cuGreenCtxStreamCreate(greenCtx: H.CUgreenCtx | null, flags: num
 let f_cuGreenCtxGetId: KoffiFunction | undefined;
 /** Returns the unique Id associated with the green context supplied */
 // CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long * greenCtxId) — cuda.h:25278
-export function cuGreenCtxGetId(greenCtx: H.CUgreenCtx | null): [E.CUresult, bigint | null] {
+export function cuGreenCtxGetId(greenCtx: H.CUgreenCtx | null): Res<[bigint]> {
   const a_greenCtx = M.handle(greenCtx, 'cuGreenCtxGetId', 'greenCtx');
   const err = (f_cuGreenCtxGetId ??= L.bind('cuGreenCtxGetId'))(a_greenCtx, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -4995,7 +5001,7 @@ export function cuGreenCtxGetId(greenCtx: H.CUgreenCtx | null): [E.CUresult, big
 let f_cuLogsRegisterCallback: KoffiFunction | undefined;
 /** Register a callback function to receive error log messages */
 // CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void * userData, CUlogsCallbackHandle * callback_out) — cuda.h:25317
-export function cuLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): [E.CUresult, H.CUlogsCallbackHandle | null] {
+export function cuLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): Res<[H.CUlogsCallbackHandle]> {
   const a_callbackFunc = M.handle(callbackFunc, 'cuLogsRegisterCallback', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cuLogsRegisterCallback', 'userData');
   const err = (f_cuLogsRegisterCallback ??= L.bind('cuLogsRegisterCallback'))(a_callbackFunc, a_userData, K.slot[0]) as E.CUresult;
@@ -5015,7 +5021,7 @@ export function cuLogsUnregisterCallback(callback: H.CUlogsCallbackHandle | null
 let f_cuLogsCurrent: KoffiFunction | undefined;
 /** Sets log iterator to point to the end of log buffer, where the next message would be written. */
 // CUresult cuLogsCurrent(CUlogIterator * iterator_out, unsigned int flags) — cuda.h:25340
-export function cuLogsCurrent(flags: number): [E.CUresult, number | null] {
+export function cuLogsCurrent(flags: number): Res<[number]> {
   const a_flags = M.u32(flags, 'cuLogsCurrent', 'flags');
   const err = (f_cuLogsCurrent ??= L.bind('cuLogsCurrent'))(K.slot[0], a_flags) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -5025,7 +5031,7 @@ export function cuLogsCurrent(flags: number): [E.CUresult, number | null] {
 let f_cuLogsDumpToFile: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a file */
 // CUresult cuLogsDumpToFile(CUlogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda.h:25364
-export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: number): [E.CUresult, number | null] {
+export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: number): Res<[number]> {
   const a_iterator = M.u32(iterator, 'cuLogsDumpToFile', 'iterator');
   K.U32[0] = a_iterator;
   const a_pathToFile = M.str(pathToFile, 'cuLogsDumpToFile', 'pathToFile');
@@ -5038,7 +5044,7 @@ export function cuLogsDumpToFile(iterator: number, pathToFile: string, flags: nu
 let f_cuLogsDumpToMemory: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a buffer */
 // CUresult cuLogsDumpToMemory(CUlogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda.h:25400
-export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): [E.CUresult, number | null, number | null] {
+export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): Res<[number, number]> {
   const a_iterator = M.u32(iterator, 'cuLogsDumpToMemory', 'iterator');
   K.U32[0] = a_iterator;
   const a_buffer = M.pointer(buffer, 'cuLogsDumpToMemory', 'buffer');
@@ -5054,7 +5060,7 @@ export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: numb
 let f_cuCheckpointProcessGetRestoreThreadId: KoffiFunction | undefined;
 /** Returns the restore thread ID for a CUDA process */
 // CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int * tid) — cuda.h:25878
-export function cuCheckpointProcessGetRestoreThreadId(pid: number): [E.CUresult, number | null] {
+export function cuCheckpointProcessGetRestoreThreadId(pid: number): Res<[number]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetRestoreThreadId', 'pid');
   const err = (f_cuCheckpointProcessGetRestoreThreadId ??= L.bind('cuCheckpointProcessGetRestoreThreadId'))(a_pid, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -5064,7 +5070,7 @@ export function cuCheckpointProcessGetRestoreThreadId(pid: number): [E.CUresult,
 let f_cuCheckpointProcessGetState: KoffiFunction | undefined;
 /** Returns the process state of a CUDA process */
 // CUresult cuCheckpointProcessGetState(int pid, CUprocessState * state) — cuda.h:25894
-export function cuCheckpointProcessGetState(pid: number): [E.CUresult, E.CUprocessState | null] {
+export function cuCheckpointProcessGetState(pid: number): Res<[E.CUprocessState]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessGetState', 'pid');
   const err = (f_cuCheckpointProcessGetState ??= L.bind('cuCheckpointProcessGetState'))(a_pid, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -5074,7 +5080,7 @@ export function cuCheckpointProcessGetState(pid: number): [E.CUresult, E.CUproce
 let f_cuCheckpointProcessLock: KoffiFunction | undefined;
 /** Lock a running CUDA process */
 // CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs * args) — cuda.h:25918
-export function cuCheckpointProcessLock(pid: number): [E.CUresult, S.CUcheckpointLockArgs_st | null] {
+export function cuCheckpointProcessLock(pid: number): Res<[S.CUcheckpointLockArgs_st]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessLock', 'pid');
   const a_args = new S.CUcheckpointLockArgs_st();
   const err = (f_cuCheckpointProcessLock ??= L.bind('cuCheckpointProcessLock'))(a_pid, a_args._u8) as E.CUresult;
@@ -5085,7 +5091,7 @@ export function cuCheckpointProcessLock(pid: number): [E.CUresult, S.CUcheckpoin
 let f_cuCheckpointProcessCheckpoint: KoffiFunction | undefined;
 /** Checkpoint a CUDA process's GPU memory contents */
 // CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs * args) — cuda.h:25940
-export function cuCheckpointProcessCheckpoint(pid: number): [E.CUresult, S.CUcheckpointCheckpointArgs_st | null] {
+export function cuCheckpointProcessCheckpoint(pid: number): Res<[S.CUcheckpointCheckpointArgs_st]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessCheckpoint', 'pid');
   const a_args = new S.CUcheckpointCheckpointArgs_st();
   const err = (f_cuCheckpointProcessCheckpoint ??= L.bind('cuCheckpointProcessCheckpoint'))(a_pid, a_args._u8) as E.CUresult;
@@ -5096,7 +5102,7 @@ export function cuCheckpointProcessCheckpoint(pid: number): [E.CUresult, S.CUche
 let f_cuCheckpointProcessRestore: KoffiFunction | undefined;
 /** Restore a CUDA process's GPU memory contents from its last checkpoint */
 // CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs * args) — cuda.h:25971
-export function cuCheckpointProcessRestore(pid: number): [E.CUresult, S.CUcheckpointRestoreArgs_st | null] {
+export function cuCheckpointProcessRestore(pid: number): Res<[S.CUcheckpointRestoreArgs_st]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessRestore', 'pid');
   const a_args = new S.CUcheckpointRestoreArgs_st();
   const err = (f_cuCheckpointProcessRestore ??= L.bind('cuCheckpointProcessRestore'))(a_pid, a_args._u8) as E.CUresult;
@@ -5107,7 +5113,7 @@ export function cuCheckpointProcessRestore(pid: number): [E.CUresult, S.CUcheckp
 let f_cuCheckpointProcessUnlock: KoffiFunction | undefined;
 /** Unlock a CUDA process to allow CUDA API calls */
 // CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs * args) — cuda.h:25991
-export function cuCheckpointProcessUnlock(pid: number): [E.CUresult, S.CUcheckpointUnlockArgs_st | null] {
+export function cuCheckpointProcessUnlock(pid: number): Res<[S.CUcheckpointUnlockArgs_st]> {
   const a_pid = M.i32(pid, 'cuCheckpointProcessUnlock', 'pid');
   const a_args = new S.CUcheckpointUnlockArgs_st();
   const err = (f_cuCheckpointProcessUnlock ??= L.bind('cuCheckpointProcessUnlock'))(a_pid, a_args._u8) as E.CUresult;
@@ -5145,7 +5151,7 @@ export function cuProfilerStop(): [E.CUresult] {
 let f_cuGraphicsGLRegisterBuffer: KoffiFunction | undefined;
 /** Registers an OpenGL buffer object */
 // CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource * pCudaResource, GLuint buffer, unsigned int Flags) — cudaGL.h:151
-export function cuGraphicsGLRegisterBuffer(buffer: number, Flags: number): [E.CUresult, H.CUgraphicsResource | null] {
+export function cuGraphicsGLRegisterBuffer(buffer: number, Flags: number): Res<[H.CUgraphicsResource]> {
   const a_buffer = M.u32(buffer, 'cuGraphicsGLRegisterBuffer', 'buffer');
   const a_Flags = M.u32(Flags, 'cuGraphicsGLRegisterBuffer', 'Flags');
   const err = (f_cuGraphicsGLRegisterBuffer ??= L.bind('cuGraphicsGLRegisterBuffer'))(K.slot[0], a_buffer, a_Flags) as E.CUresult;
@@ -5156,7 +5162,7 @@ export function cuGraphicsGLRegisterBuffer(buffer: number, Flags: number): [E.CU
 let f_cuGraphicsGLRegisterImage: KoffiFunction | undefined;
 /** Register an OpenGL texture or renderbuffer object */
 // CUresult cuGraphicsGLRegisterImage(CUgraphicsResource * pCudaResource, GLuint image, GLenum target, unsigned int Flags) — cudaGL.h:210
-export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: number): [E.CUresult, H.CUgraphicsResource | null] {
+export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: number): Res<[H.CUgraphicsResource]> {
   const a_image = M.u32(image, 'cuGraphicsGLRegisterImage', 'image');
   const a_target = M.u32(target, 'cuGraphicsGLRegisterImage', 'target');
   const a_Flags = M.u32(Flags, 'cuGraphicsGLRegisterImage', 'Flags');
@@ -5168,7 +5174,7 @@ export function cuGraphicsGLRegisterImage(image: number, target: number, Flags: 
 let f_cuGLGetDevices: KoffiFunction | undefined;
 /** Gets the CUDA devices associated with the current OpenGL context */
 // CUresult cuGLGetDevices_v2(unsigned int * pCudaDeviceCount, CUdevice * pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList) — cudaGL.h:284
-export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDeviceList): [E.CUresult, number | null, number[] | null] {
+export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDeviceList): Res<[number, number[]]> {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cuGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cuGLGetDevices', 'deviceList');
   if (a_cudaDeviceCount < 0) M.rangeError('cuGLGetDevices', 'cudaDeviceCount', `must not be negative, got ${a_cudaDeviceCount}`);
@@ -5181,7 +5187,7 @@ export function cuGLGetDevices(cudaDeviceCount: number, deviceList: E.CUGLDevice
 let f_cuGLCtxCreate: KoffiFunction | undefined;
 /** Create a CUDA context for interoperability with OpenGL */
 // CUresult cuGLCtxCreate_v2(CUcontext * pCtx, unsigned int Flags, CUdevice device) — cudaGL.h:332
-export function cuGLCtxCreate(Flags: number, device: number): [E.CUresult, H.CUcontext | null] {
+export function cuGLCtxCreate(Flags: number, device: number): Res<[H.CUcontext]> {
   const a_Flags = M.u32(Flags, 'cuGLCtxCreate', 'Flags');
   const a_device = M.i32(device, 'cuGLCtxCreate', 'device');
   const err = (f_cuGLCtxCreate ??= L.bind('cuGLCtxCreate'))(K.slot[0], a_Flags, a_device) as E.CUresult;
@@ -5209,7 +5215,7 @@ export function cuGLRegisterBufferObject(buffer: number): [E.CUresult] {
 let f_cuGLMapBufferObject: KoffiFunction | undefined;
 /** Maps an OpenGL buffer object */
 // CUresult cuGLMapBufferObject_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer) — cudaGL.h:416
-export function cuGLMapBufferObject(buffer: number): [E.CUresult, bigint | null, number | null] {
+export function cuGLMapBufferObject(buffer: number): Res<[bigint, number]> {
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObject', 'buffer');
   const err = (f_cuGLMapBufferObject ??= L.bind('cuGLMapBufferObject'))(K.slot[0], K.slot[1], a_buffer) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -5247,7 +5253,7 @@ export function cuGLSetBufferObjectMapFlags(buffer: number, Flags: number): [E.C
 let f_cuGLMapBufferObjectAsync: KoffiFunction | undefined;
 /** Maps an OpenGL buffer object */
 // CUresult cuGLMapBufferObjectAsync_v2(CUdeviceptr * dptr, size_t * size, GLuint buffer, CUstream hStream) — cudaGL.h:552
-export function cuGLMapBufferObjectAsync(buffer: number, hStream: H.CUstream | null): [E.CUresult, bigint | null, number | null] {
+export function cuGLMapBufferObjectAsync(buffer: number, hStream: H.CUstream | null): Res<[bigint, number]> {
   const a_buffer = M.u32(buffer, 'cuGLMapBufferObjectAsync', 'buffer');
   const a_hStream = M.handle(hStream, 'cuGLMapBufferObjectAsync', 'hStream');
   const err = (f_cuGLMapBufferObjectAsync ??= L.bind('cuGLMapBufferObjectAsync'))(K.slot[0], K.slot[1], a_buffer, a_hStream) as E.CUresult;
@@ -5268,7 +5274,7 @@ export function cuGLUnmapBufferObjectAsync(buffer: number, hStream: H.CUstream |
 let f_cuGraphicsEGLRegisterImage: KoffiFunction | undefined;
 /** Registers an EGL image */
 // CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource * pCudaResource, EGLImageKHR image, unsigned int flags) — cudaEGL.h:335
-export function cuGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
+export function cuGraphicsEGLRegisterImage(image: Pointer, flags: number): Res<[H.CUgraphicsResource]> {
   const a_image = M.pointer(image, 'cuGraphicsEGLRegisterImage', 'image');
   const a_flags = M.u32(flags, 'cuGraphicsEGLRegisterImage', 'flags');
   const err = (f_cuGraphicsEGLRegisterImage ??= L.bind('cuGraphicsEGLRegisterImage'))(K.slot[0], a_image, a_flags) as E.CUresult;
@@ -5279,7 +5285,7 @@ export function cuGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.CU
 let f_cuEGLStreamConsumerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer. */
 // CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection * conn, EGLStreamKHR stream) — cudaEGL.h:357
-export function cuEGLStreamConsumerConnect(stream: Pointer): [E.CUresult, H.CUeglStreamConnection | null] {
+export function cuEGLStreamConsumerConnect(stream: Pointer): Res<[H.CUeglStreamConnection]> {
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnect', 'stream');
   const err = (f_cuEGLStreamConsumerConnect ??= L.bind('cuEGLStreamConsumerConnect'))(K.slot[0], a_stream) as E.CUresult;
   if (err !== 0) return [err, null];
@@ -5289,7 +5295,7 @@ export function cuEGLStreamConsumerConnect(stream: Pointer): [E.CUresult, H.CUeg
 let f_cuEGLStreamConsumerConnectWithFlags: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer with given flags. */
 // CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection * conn, EGLStreamKHR stream, unsigned int flags) — cudaEGL.h:381
-export function cuEGLStreamConsumerConnectWithFlags(stream: Pointer, flags: number): [E.CUresult, H.CUeglStreamConnection | null] {
+export function cuEGLStreamConsumerConnectWithFlags(stream: Pointer, flags: number): Res<[H.CUeglStreamConnection]> {
   const a_stream = M.pointer(stream, 'cuEGLStreamConsumerConnectWithFlags', 'stream');
   const a_flags = M.u32(flags, 'cuEGLStreamConsumerConnectWithFlags', 'flags');
   const err = (f_cuEGLStreamConsumerConnectWithFlags ??= L.bind('cuEGLStreamConsumerConnectWithFlags'))(K.slot[0], a_stream, a_flags) as E.CUresult;
@@ -5300,7 +5306,7 @@ export function cuEGLStreamConsumerConnectWithFlags(stream: Pointer, flags: numb
 let f_cuEGLStreamConsumerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a consumer to EGLStream. */
 // CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection * conn) — cudaEGL.h:399
-export function cuEGLStreamConsumerDisconnect(conn: H.CUeglStreamConnection | null): [E.CUresult, H.CUeglStreamConnection | null] {
+export function cuEGLStreamConsumerDisconnect(conn: H.CUeglStreamConnection | null): Res<[H.CUeglStreamConnection]> {
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cuEGLStreamConsumerDisconnect ??= L.bind('cuEGLStreamConsumerDisconnect'))(K.slot[0]) as E.CUresult;
@@ -5311,7 +5317,7 @@ export function cuEGLStreamConsumerDisconnect(conn: H.CUeglStreamConnection | nu
 let f_cuEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
 /** Acquire an image frame from the EGLStream with CUDA as a consumer. */
 // CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection * conn, CUgraphicsResource * pCudaResource, CUstream * pStream, unsigned int timeout) — cudaEGL.h:428
-export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null, timeout: number): [E.CUresult, H.CUeglStreamConnection | null, H.CUgraphicsResource | null, H.CUstream | null] {
+export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null, timeout: number): Res<[H.CUeglStreamConnection, H.CUgraphicsResource, H.CUstream]> {
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerAcquireFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_pCudaResource = M.handle(pCudaResource, 'cuEGLStreamConsumerAcquireFrame', 'pCudaResource');
@@ -5327,7 +5333,7 @@ export function cuEGLStreamConsumerAcquireFrame(conn: H.CUeglStreamConnection | 
 let f_cuEGLStreamConsumerReleaseFrame: KoffiFunction | undefined;
 /** Releases the last frame acquired from the EGLStream. */
 // CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection * conn, CUgraphicsResource pCudaResource, CUstream * pStream) — cudaEGL.h:450
-export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, H.CUstream | null] {
+export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | null, pCudaResource: H.CUgraphicsResource | null, pStream: H.CUstream | null): Res<[H.CUeglStreamConnection, H.CUstream]> {
   const a_conn = M.handle(conn, 'cuEGLStreamConsumerReleaseFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_pCudaResource = M.handle(pCudaResource, 'cuEGLStreamConsumerReleaseFrame', 'pCudaResource');
@@ -5341,7 +5347,7 @@ export function cuEGLStreamConsumerReleaseFrame(conn: H.CUeglStreamConnection | 
 let f_cuEGLStreamProducerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a producer. */
 // CUresult cuEGLStreamProducerConnect(CUeglStreamConnection * conn, EGLStreamKHR stream, EGLint width, EGLint height) — cudaEGL.h:475
-export function cuEGLStreamProducerConnect(stream: Pointer, width: number, height: number): [E.CUresult, H.CUeglStreamConnection | null] {
+export function cuEGLStreamProducerConnect(stream: Pointer, width: number, height: number): Res<[H.CUeglStreamConnection]> {
   const a_stream = M.pointer(stream, 'cuEGLStreamProducerConnect', 'stream');
   const a_width = M.i32(width, 'cuEGLStreamProducerConnect', 'width');
   const a_height = M.i32(height, 'cuEGLStreamProducerConnect', 'height');
@@ -5353,7 +5359,7 @@ export function cuEGLStreamProducerConnect(stream: Pointer, width: number, heigh
 let f_cuEGLStreamProducerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a producer to EGLStream. */
 // CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection * conn) — cudaEGL.h:494
-export function cuEGLStreamProducerDisconnect(conn: H.CUeglStreamConnection | null): [E.CUresult, H.CUeglStreamConnection | null] {
+export function cuEGLStreamProducerDisconnect(conn: H.CUeglStreamConnection | null): Res<[H.CUeglStreamConnection]> {
   const a_conn = M.handle(conn, 'cuEGLStreamProducerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cuEGLStreamProducerDisconnect ??= L.bind('cuEGLStreamProducerDisconnect'))(K.slot[0]) as E.CUresult;
@@ -5364,7 +5370,7 @@ export function cuEGLStreamProducerDisconnect(conn: H.CUeglStreamConnection | nu
 let f_cuEGLStreamProducerPresentFrame: KoffiFunction | undefined;
 /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer. */
 // CUresult cuEGLStreamProducerPresentFrame(CUeglStreamConnection * conn, CUeglFrame eglframe, CUstream * pStream) — cudaEGL.h:542
-export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | null, eglframe: S.CUeglFrame_st | S.CUeglFrame_stInit, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, H.CUstream | null] {
+export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | null, eglframe: S.CUeglFrame_st | S.CUeglFrame_stInit, pStream: H.CUstream | null): Res<[H.CUeglStreamConnection, H.CUstream]> {
   const a_conn = M.handle(conn, 'cuEGLStreamProducerPresentFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_eglframe = { bytes: X.byValue(eglframe, S.CUeglFrame_st, 'cuEGLStreamProducerPresentFrame', 'eglframe')._u8 };
@@ -5378,7 +5384,7 @@ export function cuEGLStreamProducerPresentFrame(conn: H.CUeglStreamConnection | 
 let f_cuEGLStreamProducerReturnFrame: KoffiFunction | undefined;
 /** Return the CUDA eglFrame to the EGLStream released by the consumer. */
 // CUresult cuEGLStreamProducerReturnFrame(CUeglStreamConnection * conn, CUeglFrame * eglframe, CUstream * pStream) — cudaEGL.h:564
-export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | null, pStream: H.CUstream | null): [E.CUresult, H.CUeglStreamConnection | null, S.CUeglFrame_st | null, H.CUstream | null] {
+export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | null, pStream: H.CUstream | null): Res<[H.CUeglStreamConnection, S.CUeglFrame_st, H.CUstream]> {
   const a_conn = M.handle(conn, 'cuEGLStreamProducerReturnFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_pStream = M.handle(pStream, 'cuEGLStreamProducerReturnFrame', 'pStream');
@@ -5392,7 +5398,7 @@ export function cuEGLStreamProducerReturnFrame(conn: H.CUeglStreamConnection | n
 let f_cuGraphicsResourceGetMappedEglFrame: KoffiFunction | undefined;
 /** Get an eglFrame through which to access a registered EGL graphics resource. */
 // CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame * eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel) — cudaEGL.h:615
-export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResource | null, index: number, mipLevel: number): [E.CUresult, S.CUeglFrame_st | null] {
+export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResource | null, index: number, mipLevel: number): Res<[S.CUeglFrame_st]> {
   const a_resource = M.handle(resource, 'cuGraphicsResourceGetMappedEglFrame', 'resource');
   const a_index = M.u32(index, 'cuGraphicsResourceGetMappedEglFrame', 'index');
   const a_mipLevel = M.u32(mipLevel, 'cuGraphicsResourceGetMappedEglFrame', 'mipLevel');
@@ -5405,7 +5411,7 @@ export function cuGraphicsResourceGetMappedEglFrame(resource: H.CUgraphicsResour
 let f_cuEventCreateFromEGLSync: KoffiFunction | undefined;
 /** Creates an event from EGLSync object */
 // CUresult cuEventCreateFromEGLSync(CUevent * phEvent, EGLSyncKHR eglSync, unsigned int flags) — cudaEGL.h:653
-export function cuEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.CUresult, H.CUevent | null] {
+export function cuEventCreateFromEGLSync(eglSync: Pointer, flags: number): Res<[H.CUevent]> {
   const a_eglSync = M.pointer(eglSync, 'cuEventCreateFromEGLSync', 'eglSync');
   const a_flags = M.u32(flags, 'cuEventCreateFromEGLSync', 'flags');
   const err = (f_cuEventCreateFromEGLSync ??= L.bind('cuEventCreateFromEGLSync'))(K.slot[0], a_eglSync, a_flags) as E.CUresult;
@@ -5416,7 +5422,7 @@ export function cuEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.CU
 let f_cuVDPAUGetDevice: KoffiFunction | undefined;
 /** Gets the CUDA device associated with a VDPAU device */
 // CUresult cuVDPAUGetDevice(CUdevice * pDevice, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cudaVDPAU.h:100
-export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.CUresult, number | null] {
+export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): Res<[number]> {
   const a_vdpDevice = M.u32(vdpDevice, 'cuVDPAUGetDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cuVDPAUGetDevice', 'vdpGetProcAddress');
   if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUGetDevice', 'vdpGetProcAddress', 'must be VDPAU\'s VdpGetProcAddress, not NULL');
@@ -5428,7 +5434,7 @@ export function cuVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | 
 let f_cuVDPAUCtxCreate: KoffiFunction | undefined;
 /** Create a CUDA context for interoperability with VDPAU */
 // CUresult cuVDPAUCtxCreate_v2(CUcontext * pCtx, unsigned int flags, CUdevice device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cudaVDPAU.h:132
-export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: number, vdpGetProcAddress: bigint | null): [E.CUresult, H.CUcontext | null] {
+export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: number, vdpGetProcAddress: bigint | null): Res<[H.CUcontext]> {
   const a_flags = M.u32(flags, 'cuVDPAUCtxCreate', 'flags');
   const a_device = M.i32(device, 'cuVDPAUCtxCreate', 'device');
   const a_vdpDevice = M.u32(vdpDevice, 'cuVDPAUCtxCreate', 'vdpDevice');
@@ -5442,7 +5448,7 @@ export function cuVDPAUCtxCreate(flags: number, device: number, vdpDevice: numbe
 let f_cuGraphicsVDPAURegisterVideoSurface: KoffiFunction | undefined;
 /** Registers a VDPAU VdpVideoSurface object */
 // CUresult cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource * pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags) — cudaVDPAU.h:206
-export function cuGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
+export function cuGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): Res<[H.CUgraphicsResource]> {
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cuGraphicsVDPAURegisterVideoSurface', 'flags');
   const err = (f_cuGraphicsVDPAURegisterVideoSurface ??= L.bind('cuGraphicsVDPAURegisterVideoSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;
@@ -5453,7 +5459,7 @@ export function cuGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: n
 let f_cuGraphicsVDPAURegisterOutputSurface: KoffiFunction | undefined;
 /** Registers a VDPAU VdpOutputSurface object */
 // CUresult cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource * pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags) — cudaVDPAU.h:267
-export function cuGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): [E.CUresult, H.CUgraphicsResource | null] {
+export function cuGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): Res<[H.CUgraphicsResource]> {
   const a_vdpSurface = M.u32(vdpSurface, 'cuGraphicsVDPAURegisterOutputSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cuGraphicsVDPAURegisterOutputSurface', 'flags');
   const err = (f_cuGraphicsVDPAURegisterOutputSurface ??= L.bind('cuGraphicsVDPAURegisterOutputSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.CUresult;

@@ -13,6 +13,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/nccl';
 import * as E from './enums';
 import type * as H from './handles';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type ncclResult_tOk = E.ncclResult_t.ncclSuccess | E.ncclResult_t.ncclInProgress;
+/** What a call with outputs returns: {@link ncclResult_tOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<ncclResult_tOk, Exclude<E.ncclResult_t, ncclResult_tOk>, T>;
 
 void W;
 void HC;
@@ -24,7 +30,7 @@ const ncclTypeSize = (t: number): number => [1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1]
 let f_ncclMemAlloc: KoffiFunction | undefined;
 /** Allocates device memory suited to every NCCL optimization (e.g. user buffer registration); the size may be rounded up */
 // ncclResult_t ncclMemAlloc(void ** ptr, size_t size) — nccl.h:141
-export function ncclMemAlloc(size: number | bigint): [E.ncclResult_t, bigint | null] {
+export function ncclMemAlloc(size: number | bigint): Res<[bigint]> {
   const a_size = M.size(size, 'ncclMemAlloc', 'size');
   const err = (f_ncclMemAlloc ??= L.bind('ncclMemAlloc'))(K.slot[0], a_size) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -43,7 +49,7 @@ export function ncclMemFree(ptr: Pointer): [E.ncclResult_t] {
 let f_ncclGetVersion: KoffiFunction | undefined;
 /** Returns the NCCL_VERSION_CODE of the loaded NCCL library */
 // ncclResult_t ncclGetVersion(int * version) — nccl.h:151
-export function ncclGetVersion(): [E.ncclResult_t, number | null] {
+export function ncclGetVersion(): Res<[number]> {
   const err = (f_ncclGetVersion ??= L.bind('ncclGetVersion'))(K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0]];
@@ -52,7 +58,7 @@ export function ncclGetVersion(): [E.ncclResult_t, number | null] {
 let f_ncclGetUniqueId: KoffiFunction | undefined;
 /** Generates an id to pass to ncclCommInitRank: called once, and the id distributed to every rank */
 // ncclResult_t ncclGetUniqueId(ncclUniqueId * uniqueId) — nccl.h:157
-export function ncclGetUniqueId(): [E.ncclResult_t, S.ncclUniqueId | null] {
+export function ncclGetUniqueId(): Res<[S.ncclUniqueId]> {
   const a_uniqueId = new S.ncclUniqueId();
   const err = (f_ncclGetUniqueId ??= L.bind('ncclGetUniqueId'))(a_uniqueId._u8) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -62,7 +68,7 @@ export function ncclGetUniqueId(): [E.ncclResult_t, S.ncclUniqueId | null] {
 let f_ncclCommInitRankConfig: KoffiFunction | undefined;
 /** Creates a new communicator (multi thread/process version) with a configuration set by users */
 // ncclResult_t ncclCommInitRankConfig(ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t * config) — nccl.h:162
-export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): Res<[H.ncclComm_t]> {
   const a_nranks = M.i32(nranks, 'ncclCommInitRankConfig', 'nranks');
   const a_commId = { bytes: X.byValue(commId, S.ncclUniqueId, 'ncclCommInitRankConfig', 'commId')._u8 };
   const a_rank = M.i32(rank, 'ncclCommInitRankConfig', 'rank');
@@ -75,7 +81,7 @@ export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | 
 let f_ncclCommInitRank: KoffiFunction | undefined;
 /** Creates a new communicator (multi thread/process version); rank in [0, nranks) on the current CUDA device */
 // ncclResult_t ncclCommInitRank(ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank) — nccl.h:171
-export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number): Res<[H.ncclComm_t]> {
   const a_nranks = M.i32(nranks, 'ncclCommInitRank', 'nranks');
   const a_commId = { bytes: X.byValue(commId, S.ncclUniqueId, 'ncclCommInitRank', 'commId')._u8 };
   const a_rank = M.i32(rank, 'ncclCommInitRank', 'rank');
@@ -87,7 +93,7 @@ export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.nccl
 let f_ncclCommInitAll: KoffiFunction | undefined;
 /** Creates a clique of ndev communicators in one process, one per device of devlist (NULL: the first ndev devices) */
 // ncclResult_t ncclCommInitAll(ncclComm_t * comm, int ndev, const int * devlist) — nccl.h:180
-export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferView | null): [E.ncclResult_t, H.ncclComm_t[] | null] {
+export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferView | null): Res<[H.ncclComm_t[]]> {
   const a_ndev = M.i32(ndev, 'ncclCommInitAll', 'ndev');
   if (a_ndev < 0) M.rangeError('ncclCommInitAll', 'ndev', `must not be negative, got ${a_ndev}`);
   const a_comm = a_ndev > 0 ? M.bytes(a_ndev * 8) : null;
@@ -137,7 +143,7 @@ export function ncclCommRevoke(comm: H.ncclComm_t | null, revokeFlags: number): 
 let f_ncclCommSplit: KoffiFunction | undefined;
 /** Creates communicators from an existing one: ranks with the same color end up together, ordered by key */
 // ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t * newcomm, ncclConfig_t * config) — nccl.h:216
-export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): Res<[H.ncclComm_t]> {
   const a_comm = M.handle(comm, 'ncclCommSplit', 'comm');
   const a_color = M.i32(color, 'ncclCommSplit', 'color');
   const a_key = M.i32(key, 'ncclCommSplit', 'key');
@@ -150,7 +156,7 @@ export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: num
 let f_ncclCommShrink: KoffiFunction | undefined;
 /** Creates a communicator without the ranks of excludeRanksList */
 // ncclResult_t ncclCommShrink(ncclComm_t comm, int * excludeRanksList, int excludeRanksCount, ncclComm_t * newcomm, ncclConfig_t * config, int shrinkFlags) — nccl.h:224
-export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (number)[] | ArrayBufferView | null, excludeRanksCount: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null, shrinkFlags: number): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (number)[] | ArrayBufferView | null, excludeRanksCount: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null, shrinkFlags: number): Res<[H.ncclComm_t]> {
   const a_comm = M.handle(comm, 'ncclCommShrink', 'comm');
   const a_excludeRanksCount = M.i32(excludeRanksCount, 'ncclCommShrink', 'excludeRanksCount');
   const a_config = X.structArg(config, S.ncclConfig_v22800, 'ncclCommShrink', 'config');
@@ -165,7 +171,7 @@ export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (num
 let f_ncclCommInitRankScalable: KoffiFunction | undefined;
 /** Creates a new communicator from nId unique ids (up to one per rank) to speed up initialization */
 // ncclResult_t ncclCommInitRankScalable(ncclComm_t * newcomm, int nranks, int myrank, int nId, ncclUniqueId * commIds, ncclConfig_t * config) — nccl.h:231
-export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: number, commIds: (S.ncclUniqueId | S.ncclUniqueIdInit)[] | ArrayBufferView, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: number, commIds: (S.ncclUniqueId | S.ncclUniqueIdInit)[] | ArrayBufferView, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): Res<[H.ncclComm_t]> {
   const a_nranks = M.i32(nranks, 'ncclCommInitRankScalable', 'nranks');
   const a_myrank = M.i32(myrank, 'ncclCommInitRankScalable', 'myrank');
   const a_nId = M.i32(nId, 'ncclCommInitRankScalable', 'nId');
@@ -198,7 +204,7 @@ export function ncclGetLastError(comm: H.ncclComm_t | null): [E.ncclResult_t, st
 let f_ncclCommGetAsyncError: KoffiFunction | undefined;
 /** Checks whether the communicator has encountered an asynchronous error (ncclInProgress while a non-blocking call runs) */
 // ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t * asyncError) — nccl.h:249
-export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): [E.ncclResult_t, E.ncclResult_t | null] {
+export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): Res<[E.ncclResult_t]> {
   const a_comm = M.handle(comm, 'ncclCommGetAsyncError', 'comm');
   const err = (f_ncclCommGetAsyncError ??= L.bind('ncclCommGetAsyncError'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -208,7 +214,7 @@ export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): [E.ncclResult_
 let f_ncclCommCount: KoffiFunction | undefined;
 /** Gets the number of ranks in the communicator */
 // ncclResult_t ncclCommCount(const ncclComm_t comm, int * count) — nccl.h:253
-export function ncclCommCount(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
+export function ncclCommCount(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommCount', 'comm');
   const err = (f_ncclCommCount ??= L.bind('ncclCommCount'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -218,7 +224,7 @@ export function ncclCommCount(comm: H.ncclComm_t | null): [E.ncclResult_t, numbe
 let f_ncclCommCuDevice: KoffiFunction | undefined;
 /** Returns the CUDA device number associated with the communicator */
 // ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int * device) — nccl.h:257
-export function ncclCommCuDevice(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
+export function ncclCommCuDevice(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommCuDevice', 'comm');
   const err = (f_ncclCommCuDevice ??= L.bind('ncclCommCuDevice'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -228,7 +234,7 @@ export function ncclCommCuDevice(comm: H.ncclComm_t | null): [E.ncclResult_t, nu
 let f_ncclCommUserRank: KoffiFunction | undefined;
 /** Returns the user-ordered rank associated with the communicator */
 // ncclResult_t ncclCommUserRank(const ncclComm_t comm, int * rank) — nccl.h:261
-export function ncclCommUserRank(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
+export function ncclCommUserRank(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommUserRank', 'comm');
   const err = (f_ncclCommUserRank ??= L.bind('ncclCommUserRank'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -238,7 +244,7 @@ export function ncclCommUserRank(comm: H.ncclComm_t | null): [E.ncclResult_t, nu
 let f_ncclCommRegister: KoffiFunction | undefined;
 /** Registers a CUDA buffer for zero-copy operation */
 // ncclResult_t ncclCommRegister(const ncclComm_t comm, void * buff, size_t size, void ** handle) — nccl.h:265
-export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint): [E.ncclResult_t, bigint | null] {
+export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint): Res<[bigint]> {
   const a_comm = M.handle(comm, 'ncclCommRegister', 'comm');
   const a_buff = M.pointer(buff, 'ncclCommRegister', 'buff');
   const a_size = M.size(size, 'ncclCommRegister', 'size');
@@ -261,7 +267,7 @@ export function ncclCommDeregister(comm: H.ncclComm_t | null, handle: Pointer): 
 let f_ncclCommWindowRegister: KoffiFunction | undefined;
 /** Registers a memory window */
 // ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void * buff, size_t size, ncclWindow_t * win, int winFlags) — nccl.h:273
-export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint, winFlags: number): [E.ncclResult_t, H.ncclWindow_t | null] {
+export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint, winFlags: number): Res<[H.ncclWindow_t]> {
   const a_comm = M.handle(comm, 'ncclCommWindowRegister', 'comm');
   const a_buff = M.pointer(buff, 'ncclCommWindowRegister', 'buff');
   const a_size = M.size(size, 'ncclCommWindowRegister', 'size');
@@ -285,7 +291,7 @@ export function ncclCommWindowDeregister(comm: H.ncclComm_t | null, win: H.ncclW
 let f_ncclRedOpCreatePreMulSum: KoffiFunction | undefined;
 /** Creates a reduction operator that multiplies inputs by a scalar before summing them, for comm and datatype */
 // ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t * op, void * scalar, ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm) — nccl.h:336
-export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataType_t, residence: E.ncclScalarResidence_t, comm: H.ncclComm_t | null): [E.ncclResult_t, E.ncclRedOp_t | null] {
+export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataType_t, residence: E.ncclScalarResidence_t, comm: H.ncclComm_t | null): Res<[E.ncclRedOp_t]> {
   const a_scalar = M.pointer(scalar, 'ncclRedOpCreatePreMulSum', 'scalar');
   const a_datatype = M.i32(datatype, 'ncclRedOpCreatePreMulSum', 'datatype');
   const a_residence = M.i32(residence, 'ncclRedOpCreatePreMulSum', 'residence');

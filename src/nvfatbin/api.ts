@@ -13,6 +13,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/nvfatbin';
 import * as E from './enums';
 import type * as H from './handles';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvFatbinResultOk = E.nvFatbinResult.NVFATBIN_SUCCESS;
+/** What a call with outputs returns: {@link nvFatbinResultOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvFatbinResultOk, Exclude<E.nvFatbinResult, nvFatbinResultOk>, T>;
 
 void W;
 void HC;
@@ -30,7 +36,7 @@ export function nvFatbinGetErrorString(result: E.nvFatbinResult): [E.nvFatbinRes
 let f_nvFatbinCreate: KoffiFunction | undefined;
 /** nvFatbinCreate creates a new handle */
 // nvFatbinResult nvFatbinCreate(nvFatbinHandle * handle_indirect, const char ** options, size_t optionsCount) — nvFatbin.h:137
-export function nvFatbinCreate(options: string[] | null, optionsCount: number | bigint): [E.nvFatbinResult, H.nvFatbinHandle | null] {
+export function nvFatbinCreate(options: string[] | null, optionsCount: number | bigint): Res<[H.nvFatbinHandle]> {
   const a_optionsCount = M.size(optionsCount, 'nvFatbinCreate', 'optionsCount');
   if (a_optionsCount < 0) M.rangeError('nvFatbinCreate', 'optionsCount', `must not be negative, got ${a_optionsCount}`);
   const a_options = X.packStrings(options, a_optionsCount, 'nvFatbinCreate', 'options', true);
@@ -121,7 +127,7 @@ export function nvFatbinAddReloc(handle: H.nvFatbinHandle | null, code: Pointer,
 let f_nvFatbinSize: KoffiFunction | undefined;
 /** nvFatbinSize returns the fatbinary's size. */
 // nvFatbinResult nvFatbinSize(nvFatbinHandle handle, size_t * size) — nvFatbin.h:325
-export function nvFatbinSize(handle: H.nvFatbinHandle | null): [E.nvFatbinResult, number | null] {
+export function nvFatbinSize(handle: H.nvFatbinHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvFatbinSize', 'handle');
   const err = (f_nvFatbinSize ??= L.bind('nvFatbinSize'))(a_handle, K.slot[0]) as E.nvFatbinResult;
   if (err !== 0) return [err, null];
@@ -131,13 +137,13 @@ export function nvFatbinSize(handle: H.nvFatbinHandle | null): [E.nvFatbinResult
 let f_nvFatbinGet: KoffiFunction | undefined;
 /** nvFatbinGet returns the completed fatbinary. `buffer`: a buffer of the size nvFatbinSize reports, or null to get a new Buffer of that size back. */
 // nvFatbinResult nvFatbinGet(nvFatbinHandle handle, void * buffer) — nvFatbin.h:343
-export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [E.nvFatbinResult, Buffer | null] {
+export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): Res<[Buffer | null]> {
   const a_handle = M.handle(handle, 'nvFatbinGet', 'handle');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvFatbinGet', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvFatbinResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvFatbinGet', 'buffer', 'nvFatbinSize');
+  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvFatbinGet', 'buffer', 'nvFatbinSize');
   const err = (f_nvFatbinGet ??= L.bind('nvFatbinGet'))(a_handle, c_buffer ?? a_buffer) as E.nvFatbinResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];
@@ -146,7 +152,7 @@ export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [
 let f_nvFatbinVersion: KoffiFunction | undefined;
 /** nvFatbinVersion returns the current version of nvFatbin */
 // nvFatbinResult nvFatbinVersion(unsigned int * major, unsigned int * minor) — nvFatbin.h:357
-export function nvFatbinVersion(): [E.nvFatbinResult, number | null, number | null] {
+export function nvFatbinVersion(): Res<[number, number]> {
   const err = (f_nvFatbinVersion ??= L.bind('nvFatbinVersion'))(K.slot[0], K.slot[1]) as E.nvFatbinResult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.U32[2]];

@@ -13,6 +13,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/nvml';
 import * as E from './enums';
 import type * as H from './handles';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvmlReturn_tOk = E.nvmlReturn_t.NVML_SUCCESS;
+/** What a call with outputs returns: {@link nvmlReturn_tOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk>, T>;
 
 void W;
 void HC;
@@ -55,7 +61,7 @@ export function nvmlErrorString(result: E.nvmlReturn_t): [E.nvmlReturn_t, string
 let f_nvmlSystemGetDriverVersion: KoffiFunction | undefined;
 /** Retrieves the version of the system's graphics driver. */
 // nvmlReturn_t nvmlSystemGetDriverVersion(char * version, unsigned int length) — nvml.h:3873
-export function nvmlSystemGetDriverVersion(length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlSystemGetDriverVersion(length: number): Res<[string]> {
   const a_length = M.u32(length, 'nvmlSystemGetDriverVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlSystemGetDriverVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
@@ -67,7 +73,7 @@ export function nvmlSystemGetDriverVersion(length: number): [E.nvmlReturn_t, str
 let f_nvmlSystemGetNVMLVersion: KoffiFunction | undefined;
 /** Retrieves the version of the NVML library. */
 // nvmlReturn_t nvmlSystemGetNVMLVersion(char * version, unsigned int length) — nvml.h:3891
-export function nvmlSystemGetNVMLVersion(length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlSystemGetNVMLVersion(length: number): Res<[string]> {
   const a_length = M.u32(length, 'nvmlSystemGetNVMLVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlSystemGetNVMLVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
@@ -79,7 +85,7 @@ export function nvmlSystemGetNVMLVersion(length: number): [E.nvmlReturn_t, strin
 let f_nvmlSystemGetCudaDriverVersion: KoffiFunction | undefined;
 /** Retrieves the version of the CUDA driver. */
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion(int * cudaDriverVersion) — nvml.h:3907
-export function nvmlSystemGetCudaDriverVersion(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetCudaDriverVersion(): Res<[number]> {
   const err = (f_nvmlSystemGetCudaDriverVersion ??= L.bind('nvmlSystemGetCudaDriverVersion'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -88,7 +94,7 @@ export function nvmlSystemGetCudaDriverVersion(): [E.nvmlReturn_t, number | null
 let f_nvmlSystemGetCudaDriverVersion_v2: KoffiFunction | undefined;
 /** Retrieves the version of the CUDA driver from the shared library. */
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int * cudaDriverVersion) — nvml.h:3924
-export function nvmlSystemGetCudaDriverVersion_v2(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetCudaDriverVersion_v2(): Res<[number]> {
   const err = (f_nvmlSystemGetCudaDriverVersion_v2 ??= L.bind('nvmlSystemGetCudaDriverVersion_v2'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -97,7 +103,7 @@ export function nvmlSystemGetCudaDriverVersion_v2(): [E.nvmlReturn_t, number | n
 let f_nvmlSystemGetProcessName: KoffiFunction | undefined;
 /** Gets name of the process with provided process id */
 // nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char * name, unsigned int length) — nvml.h:3952
-export function nvmlSystemGetProcessName(pid: number, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlSystemGetProcessName(pid: number, length: number): Res<[string]> {
   const a_pid = M.u32(pid, 'nvmlSystemGetProcessName', 'pid');
   const a_length = M.u32(length, 'nvmlSystemGetProcessName', 'length');
   if (a_length < 1) M.rangeError('nvmlSystemGetProcessName', 'length', `must be at least 1, got ${a_length}`);
@@ -110,7 +116,7 @@ export function nvmlSystemGetProcessName(pid: number, length: number): [E.nvmlRe
 let f_nvmlSystemGetHicVersion: KoffiFunction | undefined;
 /** Retrieves the IDs and firmware versions for any Host Interface Cards (HICs) in the system. */
 // nvmlReturn_t nvmlSystemGetHicVersion(unsigned int * hwbcCount, nvmlHwbcEntry_t * hwbcEntries) — nvml.h:3971
-export function nvmlSystemGetHicVersion(hwbcCount: number): [E.nvmlReturn_t, number | null, S.nvmlHwbcEntry_st[] | null] {
+export function nvmlSystemGetHicVersion(hwbcCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlHwbcEntry_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_hwbcCount = M.size(hwbcCount, 'nvmlSystemGetHicVersion', 'hwbcCount');
   K.U32[0] = a_hwbcCount % 4294967296; K.U32[1] = Math.floor(a_hwbcCount / 4294967296);
   if (a_hwbcCount < 0) M.rangeError('nvmlSystemGetHicVersion', 'hwbcCount', `must not be negative, got ${a_hwbcCount}`);
@@ -125,7 +131,7 @@ export function nvmlSystemGetHicVersion(hwbcCount: number): [E.nvmlReturn_t, num
 let f_nvmlSystemGetTopologyGpuSet: KoffiFunction | undefined;
 /** Retrieve the set of GPUs that have a CPU affinity with the given CPU number For all products. */
 // nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int cpuNumber, unsigned int * count, nvmlDevice_t * deviceArray) — nvml.h:3990
-export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
+export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, H.nvmlDevice_t[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_cpuNumber = M.u32(cpuNumber, 'nvmlSystemGetTopologyGpuSet', 'cpuNumber');
   const a_count = M.size(count, 'nvmlSystemGetTopologyGpuSet', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -141,7 +147,7 @@ export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): [
 let f_nvmlSystemGetDriverBranch: KoffiFunction | undefined;
 /** Retrieves the driver branch of the NVIDIA driver installed on the system. */
 // nvmlReturn_t nvmlSystemGetDriverBranch(nvmlSystemDriverBranchInfo_t * branchInfo, unsigned int length) — nvml.h:4021
-export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchInfo_v1_t | S.nvmlSystemDriverBranchInfo_v1_tInit | null, length: number): [E.nvmlReturn_t, S.nvmlSystemDriverBranchInfo_v1_t | null] {
+export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchInfo_v1_t | S.nvmlSystemDriverBranchInfo_v1_tInit | null, length: number): Res<[S.nvmlSystemDriverBranchInfo_v1_t]> {
   const a_branchInfo = X.inoutStruct(branchInfo, S.nvmlSystemDriverBranchInfo_v1_t, 'nvmlSystemGetDriverBranch', 'branchInfo');
   const a_length = M.u32(length, 'nvmlSystemGetDriverBranch', 'length');
   if (a_length > S.nvmlSystemDriverBranchInfo_v1_t.layout.fields.branch.size) M.rangeError('nvmlSystemGetDriverBranch', 'length', `is ${a_length} but branchInfo.branch holds ${S.nvmlSystemDriverBranchInfo_v1_t.layout.fields.branch.size} bytes`);
@@ -153,7 +159,7 @@ export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchIn
 let f_nvmlUnitGetCount: KoffiFunction | undefined;
 /** Retrieves the number of units in the system. */
 // nvmlReturn_t nvmlUnitGetCount(unsigned int * unitCount) — nvml.h:4048
-export function nvmlUnitGetCount(): [E.nvmlReturn_t, number | null] {
+export function nvmlUnitGetCount(): Res<[number]> {
   const err = (f_nvmlUnitGetCount ??= L.bind('nvmlUnitGetCount'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -162,7 +168,7 @@ export function nvmlUnitGetCount(): [E.nvmlReturn_t, number | null] {
 let f_nvmlUnitGetHandleByIndex: KoffiFunction | undefined;
 /** Acquire the handle for a particular unit, based on its index. */
 // nvmlReturn_t nvmlUnitGetHandleByIndex(unsigned int index, nvmlUnit_t * unit) — nvml.h:4069
-export function nvmlUnitGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvmlUnit_t | null] {
+export function nvmlUnitGetHandleByIndex(index: number): Res<[H.nvmlUnit_t]> {
   const a_index = M.u32(index, 'nvmlUnitGetHandleByIndex', 'index');
   const err = (f_nvmlUnitGetHandleByIndex ??= L.bind('nvmlUnitGetHandleByIndex'))(a_index, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -172,7 +178,7 @@ export function nvmlUnitGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvml
 let f_nvmlUnitGetUnitInfo: KoffiFunction | undefined;
 /** Retrieves the static information associated with a unit. */
 // nvmlReturn_t nvmlUnitGetUnitInfo(nvmlUnit_t unit, nvmlUnitInfo_t * info) — nvml.h:4086
-export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnitInfo_st | S.nvmlUnitInfo_stInit | null): [E.nvmlReturn_t, S.nvmlUnitInfo_st | null] {
+export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnitInfo_st | S.nvmlUnitInfo_stInit | null): Res<[S.nvmlUnitInfo_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetUnitInfo', 'unit');
   const a_info = X.inoutStruct(info, S.nvmlUnitInfo_st, 'nvmlUnitGetUnitInfo', 'info');
   const err = (f_nvmlUnitGetUnitInfo ??= L.bind('nvmlUnitGetUnitInfo'))(a_unit, a_info._u8) as E.nvmlReturn_t;
@@ -183,7 +189,7 @@ export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnit
 let f_nvmlUnitGetLedState: KoffiFunction | undefined;
 /** Retrieves the LED state associated with this unit. */
 // nvmlReturn_t nvmlUnitGetLedState(nvmlUnit_t unit, nvmlLedState_t * state) — nvml.h:4107
-export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLedState_st | S.nvmlLedState_stInit | null): [E.nvmlReturn_t, S.nvmlLedState_st | null] {
+export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLedState_st | S.nvmlLedState_stInit | null): Res<[S.nvmlLedState_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetLedState', 'unit');
   const a_state = X.inoutStruct(state, S.nvmlLedState_st, 'nvmlUnitGetLedState', 'state');
   const err = (f_nvmlUnitGetLedState ??= L.bind('nvmlUnitGetLedState'))(a_unit, a_state._u8) as E.nvmlReturn_t;
@@ -194,7 +200,7 @@ export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLed
 let f_nvmlUnitGetPsuInfo: KoffiFunction | undefined;
 /** Retrieves the PSU stats for the unit. */
 // nvmlReturn_t nvmlUnitGetPsuInfo(nvmlUnit_t unit, nvmlPSUInfo_t * psu) — nvml.h:4126
-export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInfo_st | S.nvmlPSUInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPSUInfo_st | null] {
+export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInfo_st | S.nvmlPSUInfo_stInit | null): Res<[S.nvmlPSUInfo_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetPsuInfo', 'unit');
   const a_psu = X.inoutStruct(psu, S.nvmlPSUInfo_st, 'nvmlUnitGetPsuInfo', 'psu');
   const err = (f_nvmlUnitGetPsuInfo ??= L.bind('nvmlUnitGetPsuInfo'))(a_unit, a_psu._u8) as E.nvmlReturn_t;
@@ -205,7 +211,7 @@ export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInf
 let f_nvmlUnitGetTemperature: KoffiFunction | undefined;
 /** Retrieves the temperature readings for the unit, in degrees C. */
 // nvmlReturn_t nvmlUnitGetTemperature(nvmlUnit_t unit, unsigned int type, unsigned int * temp) — nvml.h:4147
-export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number): [E.nvmlReturn_t, number | null] {
+export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number): Res<[number]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetTemperature', 'unit');
   const a_type = M.u32(type, 'nvmlUnitGetTemperature', 'type');
   const err = (f_nvmlUnitGetTemperature ??= L.bind('nvmlUnitGetTemperature'))(a_unit, a_type, K.slot[0]) as E.nvmlReturn_t;
@@ -216,7 +222,7 @@ export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number):
 let f_nvmlUnitGetFanSpeedInfo: KoffiFunction | undefined;
 /** Retrieves the fan speed readings for the unit. */
 // nvmlReturn_t nvmlUnitGetFanSpeedInfo(nvmlUnit_t unit, nvmlUnitFanSpeeds_t * fanSpeeds) — nvml.h:4166
-export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S.nvmlUnitFanSpeeds_st | S.nvmlUnitFanSpeeds_stInit | null): [E.nvmlReturn_t, S.nvmlUnitFanSpeeds_st | null] {
+export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S.nvmlUnitFanSpeeds_st | S.nvmlUnitFanSpeeds_stInit | null): Res<[S.nvmlUnitFanSpeeds_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetFanSpeedInfo', 'unit');
   const a_fanSpeeds = X.inoutStruct(fanSpeeds, S.nvmlUnitFanSpeeds_st, 'nvmlUnitGetFanSpeedInfo', 'fanSpeeds');
   const err = (f_nvmlUnitGetFanSpeedInfo ??= L.bind('nvmlUnitGetFanSpeedInfo'))(a_unit, a_fanSpeeds._u8) as E.nvmlReturn_t;
@@ -227,7 +233,7 @@ export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S
 let f_nvmlUnitGetDevices: KoffiFunction | undefined;
 /** Retrieves the set of GPU devices that are attached to the specified unit. */
 // nvmlReturn_t nvmlUnitGetDevices(nvmlUnit_t unit, unsigned int * deviceCount, nvmlDevice_t * devices) — nvml.h:4187
-export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
+export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, H.nvmlDevice_t[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetDevices', 'unit');
   const a_deviceCount = M.size(deviceCount, 'nvmlUnitGetDevices', 'deviceCount');
   K.U32[0] = a_deviceCount % 4294967296; K.U32[1] = Math.floor(a_deviceCount / 4294967296);
@@ -243,7 +249,7 @@ export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: numbe
 let f_nvmlDeviceGetCount: KoffiFunction | undefined;
 /** Retrieves the number of compute devices in the system. */
 // nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int * deviceCount) — nvml.h:4221
-export function nvmlDeviceGetCount(): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetCount(): Res<[number]> {
   const err = (f_nvmlDeviceGetCount ??= L.bind('nvmlDeviceGetCount'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -252,7 +258,7 @@ export function nvmlDeviceGetCount(): [E.nvmlReturn_t, number | null] {
 let f_nvmlDeviceGetAttributes: KoffiFunction | undefined;
 /** Get attributes (engine counts etc.) for the given NVML device handle. */
 // nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t * attributes) — nvml.h:4241
-export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attributes?: S.nvmlDeviceAttributes_st | S.nvmlDeviceAttributes_stInit | null): [E.nvmlReturn_t, S.nvmlDeviceAttributes_st | null] {
+export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attributes?: S.nvmlDeviceAttributes_st | S.nvmlDeviceAttributes_stInit | null): Res<[S.nvmlDeviceAttributes_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAttributes', 'device');
   const a_attributes = X.inoutStruct(attributes, S.nvmlDeviceAttributes_st, 'nvmlDeviceGetAttributes', 'attributes');
   const err = (f_nvmlDeviceGetAttributes ??= L.bind('nvmlDeviceGetAttributes'))(a_device, a_attributes._u8) as E.nvmlReturn_t;
@@ -263,7 +269,7 @@ export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attribute
 let f_nvmlDeviceGetHandleByIndex: KoffiFunction | undefined;
 /** Acquire the handle for a particular device, based on its index. */
 // nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t * device) — nvml.h:4289
-export function nvmlDeviceGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByIndex(index: number): Res<[H.nvmlDevice_t]> {
   const a_index = M.u32(index, 'nvmlDeviceGetHandleByIndex', 'index');
   const err = (f_nvmlDeviceGetHandleByIndex ??= L.bind('nvmlDeviceGetHandleByIndex'))(a_index, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -273,7 +279,7 @@ export function nvmlDeviceGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nv
 let f_nvmlDeviceGetHandleBySerial: KoffiFunction | undefined;
 /** Acquire the handle for a particular device, based on its board serial number. */
 // nvmlReturn_t nvmlDeviceGetHandleBySerial(const char * serial, nvmlDevice_t * device) — nvml.h:4323
-export function nvmlDeviceGetHandleBySerial(serial: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleBySerial(serial: string): Res<[H.nvmlDevice_t]> {
   const a_serial = M.str(serial, 'nvmlDeviceGetHandleBySerial', 'serial');
   const err = (f_nvmlDeviceGetHandleBySerial ??= L.bind('nvmlDeviceGetHandleBySerial'))(a_serial, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -283,7 +289,7 @@ export function nvmlDeviceGetHandleBySerial(serial: string): [E.nvmlReturn_t, H.
 let f_nvmlDeviceGetHandleByUUID: KoffiFunction | undefined;
 /** Acquire the handle for a particular device, based on its globally unique immutable UUID (in ASCII format) associated with each device. */
 // nvmlReturn_t nvmlDeviceGetHandleByUUID(const char * uuid, nvmlDevice_t * device) — nvml.h:4348
-export function nvmlDeviceGetHandleByUUID(uuid: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByUUID(uuid: string): Res<[H.nvmlDevice_t]> {
   const a_uuid = M.str(uuid, 'nvmlDeviceGetHandleByUUID', 'uuid');
   const err = (f_nvmlDeviceGetHandleByUUID ??= L.bind('nvmlDeviceGetHandleByUUID'))(a_uuid, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -293,7 +299,7 @@ export function nvmlDeviceGetHandleByUUID(uuid: string): [E.nvmlReturn_t, H.nvml
 let f_nvmlDeviceGetHandleByUUIDV: KoffiFunction | undefined;
 /** Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device. */
 // nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t * uuid, nvmlDevice_t * device) — nvml.h:4371
-export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1_tInit | null): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1_tInit | null): Res<[H.nvmlDevice_t]> {
   const a_uuid = X.structArg(uuid, S.nvmlUUID_v1_t, 'nvmlDeviceGetHandleByUUIDV', 'uuid');
   const err = (f_nvmlDeviceGetHandleByUUIDV ??= L.bind('nvmlDeviceGetHandleByUUIDV'))(a_uuid, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -303,7 +309,7 @@ export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1
 let f_nvmlDeviceGetHandleByPciBusId: KoffiFunction | undefined;
 /** Acquire the handle for a particular device, based on its PCI bus id. */
 // nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char * pciBusId, nvmlDevice_t * device) — nvml.h:4406
-export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): Res<[H.nvmlDevice_t]> {
   const a_pciBusId = M.str(pciBusId, 'nvmlDeviceGetHandleByPciBusId', 'pciBusId');
   const err = (f_nvmlDeviceGetHandleByPciBusId ??= L.bind('nvmlDeviceGetHandleByPciBusId'))(a_pciBusId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -313,7 +319,7 @@ export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): [E.nvmlReturn_t
 let f_nvmlDeviceGetName: KoffiFunction | undefined;
 /** Retrieves the name of this device. */
 // nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char * name, unsigned int length) — nvml.h:4432
-export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetName', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetName', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetName', 'length', `must be at least 1, got ${a_length}`);
@@ -326,7 +332,7 @@ export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number)
 let f_nvmlDeviceGetBrand: KoffiFunction | undefined;
 /** Retrieves the brand of this device. */
 // nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t * type) — nvml.h:4451
-export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlBrandType_t | null] {
+export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): Res<[E.nvmlBrandType_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBrand', 'device');
   const err = (f_nvmlDeviceGetBrand ??= L.bind('nvmlDeviceGetBrand'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -336,7 +342,7 @@ export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): [E.nvmlReturn
 let f_nvmlDeviceGetIndex: KoffiFunction | undefined;
 /** Retrieves the NVML index of this device. */
 // nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int * index) — nvml.h:4485
-export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetIndex', 'device');
   const err = (f_nvmlDeviceGetIndex ??= L.bind('nvmlDeviceGetIndex'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -346,7 +352,7 @@ export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): [E.nvmlReturn
 let f_nvmlDeviceGetSerial: KoffiFunction | undefined;
 /** Retrieves the globally unique board serial number associated with this device's board. */
 // nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char * serial, unsigned int length) — nvml.h:4509
-export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSerial', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetSerial', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetSerial', 'length', `must be at least 1, got ${a_length}`);
@@ -359,7 +365,7 @@ export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: numbe
 let f_nvmlDeviceGetModuleId: KoffiFunction | undefined;
 /** Get a unique identifier for the device module on the baseboard */
 // nvmlReturn_t nvmlDeviceGetModuleId(nvmlDevice_t device, unsigned int * moduleId) — nvml.h:4526
-export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetModuleId', 'device');
   const err = (f_nvmlDeviceGetModuleId ??= L.bind('nvmlDeviceGetModuleId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -369,7 +375,7 @@ export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): [E.nvmlRet
 let f_nvmlDeviceGetC2cModeInfoV: KoffiFunction | undefined;
 /** Retrieves the Device's C2C Mode information */
 // nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t * c2cModeInfo) — nvml.h:4541
-export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cModeInfo?: S.nvmlC2cModeInfo_v1_t | S.nvmlC2cModeInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlC2cModeInfo_v1_t | null] {
+export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cModeInfo?: S.nvmlC2cModeInfo_v1_t | S.nvmlC2cModeInfo_v1_tInit | null): Res<[S.nvmlC2cModeInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetC2cModeInfoV', 'device');
   const a_c2cModeInfo = X.inoutStruct(c2cModeInfo, S.nvmlC2cModeInfo_v1_t, 'nvmlDeviceGetC2cModeInfoV', 'c2cModeInfo');
   const err = (f_nvmlDeviceGetC2cModeInfoV ??= L.bind('nvmlDeviceGetC2cModeInfoV'))(a_device, a_c2cModeInfo._u8) as E.nvmlReturn_t;
@@ -380,7 +386,7 @@ export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cMode
 let f_nvmlDeviceGetMemoryAffinity: KoffiFunction | undefined;
 /** Retrieves an array of unsigned ints (sized to nodeSetSize) of bitmasks with the ideal memory affinity within node or socket for the device. */
 // nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeSetSize, unsigned long * nodeSet, nvmlAffinityScope_t scope) — nvml.h:4587
-export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeSetSize: number, scope: number): [E.nvmlReturn_t, bigint[] | null] {
+export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeSetSize: number, scope: number): Res<[bigint[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryAffinity', 'device');
   const a_nodeSetSize = M.u32(nodeSetSize, 'nvmlDeviceGetMemoryAffinity', 'nodeSetSize');
   const a_scope = M.u32(scope, 'nvmlDeviceGetMemoryAffinity', 'scope');
@@ -394,7 +400,7 @@ export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeS
 let f_nvmlDeviceGetCpuAffinityWithinScope: KoffiFunction | undefined;
 /** Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity within node or socket for the device. */
 // nvmlReturn_t nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long * cpuSet, nvmlAffinityScope_t scope) — nvml.h:4617
-export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | null, cpuSetSize: number, scope: number): [E.nvmlReturn_t, bigint[] | null] {
+export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | null, cpuSetSize: number, scope: number): Res<[bigint[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCpuAffinityWithinScope', 'device');
   const a_cpuSetSize = M.u32(cpuSetSize, 'nvmlDeviceGetCpuAffinityWithinScope', 'cpuSetSize');
   const a_scope = M.u32(scope, 'nvmlDeviceGetCpuAffinityWithinScope', 'scope');
@@ -408,7 +414,7 @@ export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceGetCpuAffinity: KoffiFunction | undefined;
 /** Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling nvmlDeviceGetCpuAffinityWithinScope with NVML_AFFINITY_SCOPE_NODE. */
 // nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long * cpuSet) — nvml.h:4641
-export function nvmlDeviceGetCpuAffinity(device: H.nvmlDevice_t | null, cpuSetSize: number): [E.nvmlReturn_t, bigint[] | null] {
+export function nvmlDeviceGetCpuAffinity(device: H.nvmlDevice_t | null, cpuSetSize: number): Res<[bigint[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCpuAffinity', 'device');
   const a_cpuSetSize = M.u32(cpuSetSize, 'nvmlDeviceGetCpuAffinity', 'cpuSetSize');
   if (a_cpuSetSize < 0) M.rangeError('nvmlDeviceGetCpuAffinity', 'cpuSetSize', `must not be negative, got ${a_cpuSetSize}`);
@@ -439,7 +445,7 @@ export function nvmlDeviceClearCpuAffinity(device: H.nvmlDevice_t | null): [E.nv
 let f_nvmlDeviceGetNumaNodeId: KoffiFunction | undefined;
 /** Get the NUMA node of the given GPU device. */
 // nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int * node) — nvml.h:4693
-export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumaNodeId', 'device');
   const err = (f_nvmlDeviceGetNumaNodeId ??= L.bind('nvmlDeviceGetNumaNodeId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -449,7 +455,7 @@ export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): [E.nvmlR
 let f_nvmlDeviceGetAddressingMode: KoffiFunction | undefined;
 /** Get the addressing mode for a given GPU. */
 // nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressingMode_t * mode) — nvml.h:4716
-export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?: S.nvmlDeviceAddressingMode_v1_t | S.nvmlDeviceAddressingMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceAddressingMode_v1_t | null] {
+export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?: S.nvmlDeviceAddressingMode_v1_t | S.nvmlDeviceAddressingMode_v1_tInit | null): Res<[S.nvmlDeviceAddressingMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAddressingMode', 'device');
   const a_mode = X.inoutStruct(mode, S.nvmlDeviceAddressingMode_v1_t, 'nvmlDeviceGetAddressingMode', 'mode');
   const err = (f_nvmlDeviceGetAddressingMode ??= L.bind('nvmlDeviceGetAddressingMode'))(a_device, a_mode._u8) as E.nvmlReturn_t;
@@ -460,7 +466,7 @@ export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?
 let f_nvmlDeviceGetRepairStatus: KoffiFunction | undefined;
 /** Get the repair status for TPC/Channel repair */
 // nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t * repairStatus) — nvml.h:4734
-export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairStatus?: S.nvmlRepairStatus_v1_t | S.nvmlRepairStatus_v1_tInit | null): [E.nvmlReturn_t, S.nvmlRepairStatus_v1_t | null] {
+export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairStatus?: S.nvmlRepairStatus_v1_t | S.nvmlRepairStatus_v1_tInit | null): Res<[S.nvmlRepairStatus_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRepairStatus', 'device');
   const a_repairStatus = X.inoutStruct(repairStatus, S.nvmlRepairStatus_v1_t, 'nvmlDeviceGetRepairStatus', 'repairStatus');
   const err = (f_nvmlDeviceGetRepairStatus ??= L.bind('nvmlDeviceGetRepairStatus'))(a_device, a_repairStatus._u8) as E.nvmlReturn_t;
@@ -471,7 +477,7 @@ export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairS
 let f_nvmlDeviceGetTopologyCommonAncestor: KoffiFunction | undefined;
 /** @ } */
 // nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo) — nvml.h:4753
-export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuTopologyLevel_t | null] {
+export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): Res<[E.nvmlGpuTopologyLevel_t]> {
   const a_device1 = M.handle(device1, 'nvmlDeviceGetTopologyCommonAncestor', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceGetTopologyCommonAncestor', 'device2');
   const err = (f_nvmlDeviceGetTopologyCommonAncestor ??= L.bind('nvmlDeviceGetTopologyCommonAncestor'))(a_device1, a_device2, K.slot[0]) as E.nvmlReturn_t;
@@ -482,7 +488,7 @@ export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | nu
 let f_nvmlDeviceGetTopologyNearestGpus: KoffiFunction | undefined;
 /** Retrieve the set of GPUs that are nearest to a given device at a specific interconnectivity level For all products. */
 // nvmlReturn_t nvmlDeviceGetTopologyNearestGpus(nvmlDevice_t device, nvmlGpuTopologyLevel_t level, unsigned int * count, nvmlDevice_t * deviceArray) — nvml.h:4773
-export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, level: E.nvmlGpuTopologyLevel_t, count: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
+export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, level: E.nvmlGpuTopologyLevel_t, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, H.nvmlDevice_t[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTopologyNearestGpus', 'device');
   const a_level = M.i32(level, 'nvmlDeviceGetTopologyNearestGpus', 'level');
   const a_count = M.size(count, 'nvmlDeviceGetTopologyNearestGpus', 'count');
@@ -499,7 +505,7 @@ export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, 
 let f_nvmlDeviceGetP2PStatus: KoffiFunction | undefined;
 /** Retrieve the status for a given p2p capability index between a given pair of GPU */
 // nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t * p2pStatus) — nvml.h:4788
-export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null, p2pIndex: E.nvmlGpuP2PCapsIndex_t): [E.nvmlReturn_t, E.nvmlGpuP2PStatus_t | null] {
+export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null, p2pIndex: E.nvmlGpuP2PCapsIndex_t): Res<[E.nvmlGpuP2PStatus_t]> {
   const a_device1 = M.handle(device1, 'nvmlDeviceGetP2PStatus', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceGetP2PStatus', 'device2');
   const a_p2pIndex = M.i32(p2pIndex, 'nvmlDeviceGetP2PStatus', 'p2pIndex');
@@ -511,7 +517,7 @@ export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: 
 let f_nvmlDeviceGetUUID: KoffiFunction | undefined;
 /** Retrieves the globally unique immutable UUID associated with this device, as a 5 part hexadecimal string, that augments the immutable, board serial identifier. */
 // nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char * uuid, unsigned int length) — nvml.h:4816
-export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetUUID', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetUUID', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetUUID', 'length', `must be at least 1, got ${a_length}`);
@@ -524,7 +530,7 @@ export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number)
 let f_nvmlDeviceGetMinorNumber: KoffiFunction | undefined;
 /** Retrieves minor number for the device. */
 // nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int * minorNumber) — nvml.h:4835
-export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinorNumber', 'device');
   const err = (f_nvmlDeviceGetMinorNumber ??= L.bind('nvmlDeviceGetMinorNumber'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -534,7 +540,7 @@ export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): [E.nvml
 let f_nvmlDeviceGetBoardPartNumber: KoffiFunction | undefined;
 /** Retrieves the the device board part number which is programmed into the board's InfoROM */
 // nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char * partNumber, unsigned int length) — nvml.h:4854
-export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBoardPartNumber', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetBoardPartNumber', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetBoardPartNumber', 'length', `must be at least 1, got ${a_length}`);
@@ -547,7 +553,7 @@ export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, leng
 let f_nvmlDeviceGetInforomVersion: KoffiFunction | undefined;
 /** Retrieves the version information for the device's infoROM object. */
 // nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char * version, unsigned int length) — nvml.h:4884
-export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, object: E.nvmlInforomObject_t, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, object: E.nvmlInforomObject_t, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomVersion', 'device');
   const a_object = M.i32(object, 'nvmlDeviceGetInforomVersion', 'object');
   const a_length = M.u32(length, 'nvmlDeviceGetInforomVersion', 'length');
@@ -561,7 +567,7 @@ export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, objec
 let f_nvmlDeviceGetInforomImageVersion: KoffiFunction | undefined;
 /** Retrieves the global infoROM image version */
 // nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char * version, unsigned int length) — nvml.h:4911
-export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomImageVersion', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetInforomImageVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetInforomImageVersion', 'length', `must be at least 1, got ${a_length}`);
@@ -574,7 +580,7 @@ export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, 
 let f_nvmlDeviceGetInforomConfigurationChecksum: KoffiFunction | undefined;
 /** Retrieves the checksum of the configuration stored in the device's infoROM. */
 // nvmlReturn_t nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice_t device, unsigned int * checksum) — nvml.h:4934
-export function nvmlDeviceGetInforomConfigurationChecksum(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetInforomConfigurationChecksum(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomConfigurationChecksum', 'device');
   const err = (f_nvmlDeviceGetInforomConfigurationChecksum ??= L.bind('nvmlDeviceGetInforomConfigurationChecksum'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -593,7 +599,7 @@ export function nvmlDeviceValidateInforom(device: H.nvmlDevice_t | null): [E.nvm
 let f_nvmlDeviceGetLastBBXFlushTime: KoffiFunction | undefined;
 /** Retrieves the timestamp and the duration of the last flush of the BBX (blackbox) infoROM object during the current run. */
 // nvmlReturn_t nvmlDeviceGetLastBBXFlushTime(nvmlDevice_t device, unsigned long long * timestamp, unsigned long * durationUs) — nvml.h:4971
-export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null, bigint | null] {
+export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): Res<[bigint, bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetLastBBXFlushTime', 'device');
   const err = (f_nvmlDeviceGetLastBBXFlushTime ??= L.bind('nvmlDeviceGetLastBBXFlushTime'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -603,7 +609,7 @@ export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): [E
 let f_nvmlDeviceGetDisplayMode: KoffiFunction | undefined;
 /** Retrieves the display mode for the device. */
 // nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t * display) — nvml.h:4995
-export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayMode', 'device');
   const err = (f_nvmlDeviceGetDisplayMode ??= L.bind('nvmlDeviceGetDisplayMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -613,7 +619,7 @@ export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): [E.nvml
 let f_nvmlDeviceGetDisplayActive: KoffiFunction | undefined;
 /** Retrieves the display active state for the device. */
 // nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t * isActive) — nvml.h:5020
-export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayActive', 'device');
   const err = (f_nvmlDeviceGetDisplayActive ??= L.bind('nvmlDeviceGetDisplayActive'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -623,7 +629,7 @@ export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): [E.nv
 let f_nvmlDeviceGetPersistenceMode: KoffiFunction | undefined;
 /** Retrieves the persistence mode associated with this device. */
 // nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:5046
-export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPersistenceMode', 'device');
   const err = (f_nvmlDeviceGetPersistenceMode ??= L.bind('nvmlDeviceGetPersistenceMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -633,7 +639,7 @@ export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): [E.
 let f_nvmlDeviceGetPciInfoExt: KoffiFunction | undefined;
 /** Retrieves PCI attributes of this device. */
 // nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t * pci) — nvml.h:5065
-export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfoExt_v1_t | S.nvmlPciInfoExt_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPciInfoExt_v1_t | null] {
+export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfoExt_v1_t | S.nvmlPciInfoExt_v1_tInit | null): Res<[S.nvmlPciInfoExt_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfoExt', 'device');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfoExt_v1_t, 'nvmlDeviceGetPciInfoExt', 'pci');
   const err = (f_nvmlDeviceGetPciInfoExt ??= L.bind('nvmlDeviceGetPciInfoExt'))(a_device, a_pci._u8) as E.nvmlReturn_t;
@@ -644,7 +650,7 @@ export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.n
 let f_nvmlDeviceGetPciInfo: KoffiFunction | undefined;
 /** Retrieves the PCI attributes of this device. */
 // nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t * pci) — nvml.h:5084
-export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfo', 'device');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfo_st, 'nvmlDeviceGetPciInfo', 'pci');
   const err = (f_nvmlDeviceGetPciInfo ??= L.bind('nvmlDeviceGetPciInfo'))(a_device, a_pci._u8) as E.nvmlReturn_t;
@@ -655,7 +661,7 @@ export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvml
 let f_nvmlDeviceGetMaxPcieLinkGeneration: KoffiFunction | undefined;
 /** Retrieves the maximum PCIe link generation possible with this device and system */
 // nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int * maxLinkGen) — nvml.h:5105
-export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetMaxPcieLinkGeneration ??= L.bind('nvmlDeviceGetMaxPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -665,7 +671,7 @@ export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null
 let f_nvmlDeviceGetGpuMaxPcieLinkGeneration: KoffiFunction | undefined;
 /** Retrieves the maximum PCIe link generation supported by this device */
 // nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int * maxLinkGenDevice) — nvml.h:5123
-export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuMaxPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetGpuMaxPcieLinkGeneration ??= L.bind('nvmlDeviceGetGpuMaxPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -675,7 +681,7 @@ export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | n
 let f_nvmlDeviceGetMaxPcieLinkWidth: KoffiFunction | undefined;
 /** Retrieves the maximum PCIe link width possible with this device and system */
 // nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int * maxLinkWidth) — nvml.h:5144
-export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkWidth', 'device');
   const err = (f_nvmlDeviceGetMaxPcieLinkWidth ??= L.bind('nvmlDeviceGetMaxPcieLinkWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -685,7 +691,7 @@ export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): [E
 let f_nvmlDeviceGetCurrPcieLinkGeneration: KoffiFunction | undefined;
 /** Retrieves the current PCIe link generation */
 // nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int * currLinkGen) — nvml.h:5162
-export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetCurrPcieLinkGeneration ??= L.bind('nvmlDeviceGetCurrPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -695,7 +701,7 @@ export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceGetCurrPcieLinkWidth: KoffiFunction | undefined;
 /** Retrieves the current PCIe link width */
 // nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int * currLinkWidth) — nvml.h:5180
-export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkWidth', 'device');
   const err = (f_nvmlDeviceGetCurrPcieLinkWidth ??= L.bind('nvmlDeviceGetCurrPcieLinkWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -705,7 +711,7 @@ export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): [
 let f_nvmlDeviceGetPcieThroughput: KoffiFunction | undefined;
 /** Retrieve PCIe utilization information. */
 // nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int * value) — nvml.h:5203
-export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, counter: E.nvmlPcieUtilCounter_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, counter: E.nvmlPcieUtilCounter_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieThroughput', 'device');
   const a_counter = M.i32(counter, 'nvmlDeviceGetPcieThroughput', 'counter');
   const err = (f_nvmlDeviceGetPcieThroughput ??= L.bind('nvmlDeviceGetPcieThroughput'))(a_device, a_counter, K.slot[0]) as E.nvmlReturn_t;
@@ -716,7 +722,7 @@ export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, count
 let f_nvmlDeviceGetPcieReplayCounter: KoffiFunction | undefined;
 /** Retrieve the PCIe replay counter. */
 // nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int * value) — nvml.h:5221
-export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieReplayCounter', 'device');
   const err = (f_nvmlDeviceGetPcieReplayCounter ??= L.bind('nvmlDeviceGetPcieReplayCounter'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -726,7 +732,7 @@ export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): [
 let f_nvmlDeviceGetClockInfo: KoffiFunction | undefined;
 /** Retrieves the current clock speeds for the device. */
 // nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int * clock) — nvml.h:5242
-export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClockInfo', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetClockInfo', 'type');
   const err = (f_nvmlDeviceGetClockInfo ??= L.bind('nvmlDeviceGetClockInfo'))(a_device, a_type, K.slot[0]) as E.nvmlReturn_t;
@@ -737,7 +743,7 @@ export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nv
 let f_nvmlDeviceGetMaxClockInfo: KoffiFunction | undefined;
 /** Retrieves the maximum clock speeds for the device. */
 // nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int * clock) — nvml.h:5266
-export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxClockInfo', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetMaxClockInfo', 'type');
   const err = (f_nvmlDeviceGetMaxClockInfo ??= L.bind('nvmlDeviceGetMaxClockInfo'))(a_device, a_type, K.slot[0]) as E.nvmlReturn_t;
@@ -748,7 +754,7 @@ export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E
 let f_nvmlDeviceGetGpcClkVfOffset: KoffiFunction | undefined;
 /** Retrieve the GPCCLK VF offset value */
 // nvmlReturn_t nvmlDeviceGetGpcClkVfOffset(nvmlDevice_t device, int * offset) — nvml.h:5280
-export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkVfOffset', 'device');
   const err = (f_nvmlDeviceGetGpcClkVfOffset ??= L.bind('nvmlDeviceGetGpcClkVfOffset'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -758,7 +764,7 @@ export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetApplicationsClock: KoffiFunction | undefined;
 /** (undocumented in the header) */
 // nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5285
-export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetApplicationsClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetApplicationsClock', 'clockType');
   const err = (f_nvmlDeviceGetApplicationsClock ??= L.bind('nvmlDeviceGetApplicationsClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
@@ -769,7 +775,7 @@ export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, cl
 let f_nvmlDeviceGetDefaultApplicationsClock: KoffiFunction | undefined;
 /** (undocumented in the header) */
 // nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5290
-export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultApplicationsClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetDefaultApplicationsClock', 'clockType');
   const err = (f_nvmlDeviceGetDefaultApplicationsClock ??= L.bind('nvmlDeviceGetDefaultApplicationsClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
@@ -780,7 +786,7 @@ export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | n
 let f_nvmlDeviceGetClock: KoffiFunction | undefined;
 /** Retrieves the clock speed for the clock specified by the clock type and clock ID. */
 // nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId, unsigned int * clockMHz) — nvml.h:5310
-export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t, clockId: E.nvmlClockId_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t, clockId: E.nvmlClockId_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetClock', 'clockType');
   const a_clockId = M.i32(clockId, 'nvmlDeviceGetClock', 'clockId');
@@ -792,7 +798,7 @@ export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.n
 let f_nvmlDeviceGetMaxCustomerBoostClock: KoffiFunction | undefined;
 /** Retrieves the customer defined maximum boost clock speed specified by the given clock type. */
 // nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5329
-export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxCustomerBoostClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetMaxCustomerBoostClock', 'clockType');
   const err = (f_nvmlDeviceGetMaxCustomerBoostClock ??= L.bind('nvmlDeviceGetMaxCustomerBoostClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
@@ -803,7 +809,7 @@ export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null
 let f_nvmlDeviceGetSupportedMemoryClocks: KoffiFunction | undefined;
 /** Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks. */
 // nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int * count, unsigned int * clocksMHz) — nvml.h:5353
-export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedMemoryClocks', 'device');
   const a_count = M.size(count, 'nvmlDeviceGetSupportedMemoryClocks', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -819,7 +825,7 @@ export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null
 let f_nvmlDeviceGetSupportedGraphicsClocks: KoffiFunction | undefined;
 /** Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks. */
 // nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int * count, unsigned int * clocksMHz) — nvml.h:5378
-export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | null, memoryClockMHz: number, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | null, memoryClockMHz: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedGraphicsClocks', 'device');
   const a_memoryClockMHz = M.u32(memoryClockMHz, 'nvmlDeviceGetSupportedGraphicsClocks', 'memoryClockMHz');
   const a_count = M.size(count, 'nvmlDeviceGetSupportedGraphicsClocks', 'count');
@@ -836,7 +842,7 @@ export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | nu
 let f_nvmlDeviceGetAutoBoostedClocksEnabled: KoffiFunction | undefined;
 /** Retrieve the current state of Auto Boosted clocks on a device and store it in isEnabled */
 // nvmlReturn_t nvmlDeviceGetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t * isEnabled, nvmlEnableState_t * defaultIsEnabled) — nvml.h:5406
-export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t, E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAutoBoostedClocksEnabled', 'device');
   const err = (f_nvmlDeviceGetAutoBoostedClocksEnabled ??= L.bind('nvmlDeviceGetAutoBoostedClocksEnabled'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -846,7 +852,7 @@ export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | n
 let f_nvmlDeviceGetFanSpeed: KoffiFunction | undefined;
 /** Retrieves the intended operating speed of the device's fan. */
 // nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int * speed) — nvml.h:5430
-export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed', 'device');
   const err = (f_nvmlDeviceGetFanSpeed ??= L.bind('nvmlDeviceGetFanSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -856,7 +862,7 @@ export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlRet
 let f_nvmlDeviceGetFanSpeed_v2: KoffiFunction | undefined;
 /** Retrieves the intended operating speed of the device's specified fan. */
 // nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int * speed) — nvml.h:5455
-export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed_v2', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetFanSpeed_v2', 'fan');
   const err = (f_nvmlDeviceGetFanSpeed_v2 ??= L.bind('nvmlDeviceGetFanSpeed_v2'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
@@ -867,7 +873,7 @@ export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: num
 let f_nvmlDeviceGetFanSpeedRPM: KoffiFunction | undefined;
 /** Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan. */
 // nvmlReturn_t nvmlDeviceGetFanSpeedRPM(nvmlDevice_t device, nvmlFanSpeedInfo_t * fanSpeed) — nvml.h:5479
-export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed?: S.nvmlFanSpeedInfo_v1_t | S.nvmlFanSpeedInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlFanSpeedInfo_v1_t | null] {
+export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed?: S.nvmlFanSpeedInfo_v1_t | S.nvmlFanSpeedInfo_v1_tInit | null): Res<[S.nvmlFanSpeedInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeedRPM', 'device');
   const a_fanSpeed = X.inoutStruct(fanSpeed, S.nvmlFanSpeedInfo_v1_t, 'nvmlDeviceGetFanSpeedRPM', 'fanSpeed');
   const err = (f_nvmlDeviceGetFanSpeedRPM ??= L.bind('nvmlDeviceGetFanSpeedRPM'))(a_device, a_fanSpeed._u8) as E.nvmlReturn_t;
@@ -878,7 +884,7 @@ export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed
 let f_nvmlDeviceGetTargetFanSpeed: KoffiFunction | undefined;
 /** Retrieves the intended target speed of the device's specified fan. */
 // nvmlReturn_t nvmlDeviceGetTargetFanSpeed(nvmlDevice_t device, unsigned int fan, unsigned int * targetSpeed) — nvml.h:5507
-export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTargetFanSpeed', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetTargetFanSpeed', 'fan');
   const err = (f_nvmlDeviceGetTargetFanSpeed ??= L.bind('nvmlDeviceGetTargetFanSpeed'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
@@ -889,7 +895,7 @@ export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: 
 let f_nvmlDeviceGetMinMaxFanSpeed: KoffiFunction | undefined;
 /** Retrieves the min and max fan speed that user can set for the GPU fan. */
 // nvmlReturn_t nvmlDeviceGetMinMaxFanSpeed(nvmlDevice_t device, unsigned int * minSpeed, unsigned int * maxSpeed) — nvml.h:5526
-export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinMaxFanSpeed', 'device');
   const err = (f_nvmlDeviceGetMinMaxFanSpeed ??= L.bind('nvmlDeviceGetMinMaxFanSpeed'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -899,7 +905,7 @@ export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetFanControlPolicy_v2: KoffiFunction | undefined;
 /** Gets current fan control policy. */
 // nvmlReturn_t nvmlDeviceGetFanControlPolicy_v2(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t * policy) — nvml.h:5547
-export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, fan: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanControlPolicy_v2', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetFanControlPolicy_v2', 'fan');
   const err = (f_nvmlDeviceGetFanControlPolicy_v2 ??= L.bind('nvmlDeviceGetFanControlPolicy_v2'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
@@ -910,7 +916,7 @@ export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, 
 let f_nvmlDeviceGetNumFans: KoffiFunction | undefined;
 /** Retrieves the number of fans on the device. */
 // nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int * numFans) — nvml.h:5566
-export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumFans', 'device');
   const err = (f_nvmlDeviceGetNumFans ??= L.bind('nvmlDeviceGetNumFans'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -920,7 +926,7 @@ export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): [E.nvmlRetu
 let f_nvmlDeviceGetTemperature: KoffiFunction | undefined;
 /** (undocumented in the header) */
 // nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int * temp) — nvml.h:5571
-export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorType: E.nvmlTemperatureSensors_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorType: E.nvmlTemperatureSensors_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperature', 'device');
   const a_sensorType = M.i32(sensorType, 'nvmlDeviceGetTemperature', 'sensorType');
   const err = (f_nvmlDeviceGetTemperature ??= L.bind('nvmlDeviceGetTemperature'))(a_device, a_sensorType, K.slot[0]) as E.nvmlReturn_t;
@@ -931,7 +937,7 @@ export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorTy
 let f_nvmlDeviceGetCoolerInfo: KoffiFunction | undefined;
 /** Retrieves the cooler's information. */
 // nvmlReturn_t nvmlDeviceGetCoolerInfo(nvmlDevice_t device, nvmlCoolerInfo_t * coolerInfo) — nvml.h:5595
-export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInfo?: S.nvmlCoolerInfo_v1_t | S.nvmlCoolerInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlCoolerInfo_v1_t | null] {
+export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInfo?: S.nvmlCoolerInfo_v1_t | S.nvmlCoolerInfo_v1_tInit | null): Res<[S.nvmlCoolerInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCoolerInfo', 'device');
   const a_coolerInfo = X.inoutStruct(coolerInfo, S.nvmlCoolerInfo_v1_t, 'nvmlDeviceGetCoolerInfo', 'coolerInfo');
   const err = (f_nvmlDeviceGetCoolerInfo ??= L.bind('nvmlDeviceGetCoolerInfo'))(a_device, a_coolerInfo._u8) as E.nvmlReturn_t;
@@ -942,7 +948,7 @@ export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInf
 let f_nvmlDeviceGetTemperatureV: KoffiFunction | undefined;
 /** Retrieves the current temperature readings (in degrees C) for the given device. */
 // nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t * temperature) — nvml.h:5628
-export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, temperature?: S.nvmlTemperature_v1_t | S.nvmlTemperature_v1_tInit | null): [E.nvmlReturn_t, S.nvmlTemperature_v1_t | null] {
+export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, temperature?: S.nvmlTemperature_v1_t | S.nvmlTemperature_v1_tInit | null): Res<[S.nvmlTemperature_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureV', 'device');
   const a_temperature = X.inoutStruct(temperature, S.nvmlTemperature_v1_t, 'nvmlDeviceGetTemperatureV', 'temperature');
   const err = (f_nvmlDeviceGetTemperatureV ??= L.bind('nvmlDeviceGetTemperatureV'))(a_device, a_temperature._u8) as E.nvmlReturn_t;
@@ -953,7 +959,7 @@ export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, tempera
 let f_nvmlDeviceGetTemperatureThreshold: KoffiFunction | undefined;
 /** Retrieves the temperature threshold for the GPU with the specified threshold type in degrees C. */
 // nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int * temp) — nvml.h:5657
-export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureThreshold', 'device');
   const a_thresholdType = M.i32(thresholdType, 'nvmlDeviceGetTemperatureThreshold', 'thresholdType');
   const err = (f_nvmlDeviceGetTemperatureThreshold ??= L.bind('nvmlDeviceGetTemperatureThreshold'))(a_device, a_thresholdType, K.slot[0]) as E.nvmlReturn_t;
@@ -964,7 +970,7 @@ export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null,
 let f_nvmlDeviceGetMarginTemperature: KoffiFunction | undefined;
 /** Retrieves the thermal margin temperature (distance to nearest slowdown threshold). */
 // nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device, nvmlMarginTemperature_t * marginTempInfo) — nvml.h:5673
-export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, marginTempInfo?: S.nvmlMarginTemperature_v1_t | S.nvmlMarginTemperature_v1_tInit | null): [E.nvmlReturn_t, S.nvmlMarginTemperature_v1_t | null] {
+export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, marginTempInfo?: S.nvmlMarginTemperature_v1_t | S.nvmlMarginTemperature_v1_tInit | null): Res<[S.nvmlMarginTemperature_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMarginTemperature', 'device');
   const a_marginTempInfo = X.inoutStruct(marginTempInfo, S.nvmlMarginTemperature_v1_t, 'nvmlDeviceGetMarginTemperature', 'marginTempInfo');
   const err = (f_nvmlDeviceGetMarginTemperature ??= L.bind('nvmlDeviceGetMarginTemperature'))(a_device, a_marginTempInfo._u8) as E.nvmlReturn_t;
@@ -975,7 +981,7 @@ export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, ma
 let f_nvmlDeviceGetThermalSettings: KoffiFunction | undefined;
 /** Used to execute a list of thermal system instructions. */
 // nvmlReturn_t nvmlDeviceGetThermalSettings(nvmlDevice_t device, unsigned int sensorIndex, nvmlGpuThermalSettings_t * pThermalSettings) — nvml.h:5690
-export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sensorIndex: number, pThermalSettings?: S.nvmlGpuThermalSettings_t | S.nvmlGpuThermalSettings_tInit | null): [E.nvmlReturn_t, S.nvmlGpuThermalSettings_t | null] {
+export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sensorIndex: number, pThermalSettings?: S.nvmlGpuThermalSettings_t | S.nvmlGpuThermalSettings_tInit | null): Res<[S.nvmlGpuThermalSettings_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetThermalSettings', 'device');
   const a_sensorIndex = M.u32(sensorIndex, 'nvmlDeviceGetThermalSettings', 'sensorIndex');
   const a_pThermalSettings = X.inoutStruct(pThermalSettings, S.nvmlGpuThermalSettings_t, 'nvmlDeviceGetThermalSettings', 'pThermalSettings');
@@ -987,7 +993,7 @@ export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sens
 let f_nvmlDeviceGetPerformanceState: KoffiFunction | undefined;
 /** Retrieves the current performance state for the device. */
 // nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t * pState) — nvml.h:5710
-export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlPstates_t | null] {
+export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): Res<[E.nvmlPstates_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceState', 'device');
   const err = (f_nvmlDeviceGetPerformanceState ??= L.bind('nvmlDeviceGetPerformanceState'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -997,7 +1003,7 @@ export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): [E
 let f_nvmlDeviceGetCurrentClocksEventReasons: KoffiFunction | undefined;
 /** Retrieves current clocks event reasons. */
 // nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long * clocksEventReasons) — nvml.h:5734
-export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksEventReasons', 'device');
   const err = (f_nvmlDeviceGetCurrentClocksEventReasons ??= L.bind('nvmlDeviceGetCurrentClocksEventReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1007,7 +1013,7 @@ export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | 
 let f_nvmlDeviceGetCurrentClocksThrottleReasons: KoffiFunction | undefined;
 /** (undocumented in the header) */
 // nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long * clocksThrottleReasons) — nvml.h:5739
-export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksThrottleReasons', 'device');
   const err = (f_nvmlDeviceGetCurrentClocksThrottleReasons ??= L.bind('nvmlDeviceGetCurrentClocksThrottleReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1017,7 +1023,7 @@ export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t
 let f_nvmlDeviceGetSupportedClocksEventReasons: KoffiFunction | undefined;
 /** Retrieves bitmask of supported clocks event reasons that can be returned by nvmlDeviceGetCurrentClocksEventReasons */
 // nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long * supportedClocksEventReasons) — nvml.h:5763
-export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksEventReasons', 'device');
   const err = (f_nvmlDeviceGetSupportedClocksEventReasons ??= L.bind('nvmlDeviceGetSupportedClocksEventReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1027,7 +1033,7 @@ export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t 
 let f_nvmlDeviceGetSupportedClocksThrottleReasons: KoffiFunction | undefined;
 /** (undocumented in the header) */
 // nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device, unsigned long long * supportedClocksThrottleReasons) — nvml.h:5768
-export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksThrottleReasons', 'device');
   const err = (f_nvmlDeviceGetSupportedClocksThrottleReasons ??= L.bind('nvmlDeviceGetSupportedClocksThrottleReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1037,7 +1043,7 @@ export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice
 let f_nvmlDeviceGetPowerState: KoffiFunction | undefined;
 /** Retrieve the current performance state for the device. */
 // nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device, nvmlPstates_t * pState) — nvml.h:5790
-export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlPstates_t | null] {
+export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): Res<[E.nvmlPstates_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerState', 'device');
   const err = (f_nvmlDeviceGetPowerState ??= L.bind('nvmlDeviceGetPowerState'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1047,7 +1053,7 @@ export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): [E.nvmlR
 let f_nvmlDeviceGetDynamicPstatesInfo: KoffiFunction | undefined;
 /** Retrieve performance monitor samples from the associated subdevice. */
 // nvmlReturn_t nvmlDeviceGetDynamicPstatesInfo(nvmlDevice_t device, nvmlGpuDynamicPstatesInfo_t * pDynamicPstatesInfo) — nvml.h:5806
-export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, pDynamicPstatesInfo?: S.nvmlGpuDynamicPstatesInfo_st | S.nvmlGpuDynamicPstatesInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuDynamicPstatesInfo_st | null] {
+export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, pDynamicPstatesInfo?: S.nvmlGpuDynamicPstatesInfo_st | S.nvmlGpuDynamicPstatesInfo_stInit | null): Res<[S.nvmlGpuDynamicPstatesInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDynamicPstatesInfo', 'device');
   const a_pDynamicPstatesInfo = X.inoutStruct(pDynamicPstatesInfo, S.nvmlGpuDynamicPstatesInfo_st, 'nvmlDeviceGetDynamicPstatesInfo', 'pDynamicPstatesInfo');
   const err = (f_nvmlDeviceGetDynamicPstatesInfo ??= L.bind('nvmlDeviceGetDynamicPstatesInfo'))(a_device, a_pDynamicPstatesInfo._u8) as E.nvmlReturn_t;
@@ -1058,7 +1064,7 @@ export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, p
 let f_nvmlDeviceGetMemClkVfOffset: KoffiFunction | undefined;
 /** Retrieve the MemClk (Memory Clock) VF offset value. */
 // nvmlReturn_t nvmlDeviceGetMemClkVfOffset(nvmlDevice_t device, int * offset) — nvml.h:5820
-export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkVfOffset', 'device');
   const err = (f_nvmlDeviceGetMemClkVfOffset ??= L.bind('nvmlDeviceGetMemClkVfOffset'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1068,7 +1074,7 @@ export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetMinMaxClockOfPState: KoffiFunction | undefined;
 /** Retrieve min and max clocks of some clock domain for a given PState */
 // nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int * minClockMHz, unsigned int * maxClockMHz) — nvml.h:5838
-export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t, pstate: E.nvmlPstates_t): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t, pstate: E.nvmlPstates_t): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinMaxClockOfPState', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetMinMaxClockOfPState', 'type');
   const a_pstate = M.i32(pstate, 'nvmlDeviceGetMinMaxClockOfPState', 'pstate');
@@ -1092,7 +1098,7 @@ export function nvmlDeviceGetSupportedPerformanceStates(device: H.nvmlDevice_t |
 let f_nvmlDeviceGetGpcClkMinMaxVfOffset: KoffiFunction | undefined;
 /** Retrieve the GPCCLK min max VF offset value. */
 // nvmlReturn_t nvmlDeviceGetGpcClkMinMaxVfOffset(nvmlDevice_t device, int * minOffset, int * maxOffset) — nvml.h:5880
-export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkMinMaxVfOffset', 'device');
   const err = (f_nvmlDeviceGetGpcClkMinMaxVfOffset ??= L.bind('nvmlDeviceGetGpcClkMinMaxVfOffset'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1102,7 +1108,7 @@ export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null)
 let f_nvmlDeviceGetMemClkMinMaxVfOffset: KoffiFunction | undefined;
 /** Retrieve the MemClk (Memory Clock) min max VF offset value. */
 // nvmlReturn_t nvmlDeviceGetMemClkMinMaxVfOffset(nvmlDevice_t device, int * minOffset, int * maxOffset) — nvml.h:5896
-export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkMinMaxVfOffset', 'device');
   const err = (f_nvmlDeviceGetMemClkMinMaxVfOffset ??= L.bind('nvmlDeviceGetMemClkMinMaxVfOffset'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1112,7 +1118,7 @@ export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null)
 let f_nvmlDeviceGetClockOffsets: KoffiFunction | undefined;
 /** Retrieve min, max and current clock offset of some clock domain for a given PState */
 // nvmlReturn_t nvmlDeviceGetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t * info) — nvml.h:5921
-export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): [E.nvmlReturn_t, S.nvmlClockOffset_v1_t | null] {
+export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): Res<[S.nvmlClockOffset_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClockOffsets', 'device');
   const a_info = X.inoutStruct(info, S.nvmlClockOffset_v1_t, 'nvmlDeviceGetClockOffsets', 'info');
   const err = (f_nvmlDeviceGetClockOffsets ??= L.bind('nvmlDeviceGetClockOffsets'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -1123,7 +1129,7 @@ export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: 
 let f_nvmlDeviceSetClockOffsets: KoffiFunction | undefined;
 /** Control current clock offset of some clock domain for a given PState */
 // nvmlReturn_t nvmlDeviceSetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t * info) — nvml.h:5943
-export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): [E.nvmlReturn_t, S.nvmlClockOffset_v1_t | null] {
+export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): Res<[S.nvmlClockOffset_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetClockOffsets', 'device');
   const a_info = X.inoutStruct(info, S.nvmlClockOffset_v1_t, 'nvmlDeviceSetClockOffsets', 'info');
   const err = (f_nvmlDeviceSetClockOffsets ??= L.bind('nvmlDeviceSetClockOffsets'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -1134,7 +1140,7 @@ export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: 
 let f_nvmlDeviceGetPerformanceModes: KoffiFunction | undefined;
 /** Retrieves a performance mode string with all the performance modes defined for this device along with their associated GPU Clock and Memory Clock values. */
 // nvmlReturn_t nvmlDeviceGetPerformanceModes(nvmlDevice_t device, nvmlDevicePerfModes_t * perfModes) — nvml.h:6001
-export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, perfModes?: S.nvmlDevicePerfModes_v1_t | S.nvmlDevicePerfModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePerfModes_v1_t | null] {
+export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, perfModes?: S.nvmlDevicePerfModes_v1_t | S.nvmlDevicePerfModes_v1_tInit | null): Res<[S.nvmlDevicePerfModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceModes', 'device');
   const a_perfModes = X.inoutStruct(perfModes, S.nvmlDevicePerfModes_v1_t, 'nvmlDeviceGetPerformanceModes', 'perfModes');
   const err = (f_nvmlDeviceGetPerformanceModes ??= L.bind('nvmlDeviceGetPerformanceModes'))(a_device, a_perfModes._u8) as E.nvmlReturn_t;
@@ -1145,7 +1151,7 @@ export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, per
 let f_nvmlDeviceGetCurrentClockFreqs: KoffiFunction | undefined;
 /** Retrieves a string with the associated current GPU Clock and Memory Clock values. */
 // nvmlReturn_t nvmlDeviceGetCurrentClockFreqs(nvmlDevice_t device, nvmlDeviceCurrentClockFreqs_t * currentClockFreqs) — nvml.h:6050
-export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, currentClockFreqs?: S.nvmlDeviceCurrentClockFreqs_v1_t | S.nvmlDeviceCurrentClockFreqs_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceCurrentClockFreqs_v1_t | null] {
+export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, currentClockFreqs?: S.nvmlDeviceCurrentClockFreqs_v1_t | S.nvmlDeviceCurrentClockFreqs_v1_tInit | null): Res<[S.nvmlDeviceCurrentClockFreqs_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClockFreqs', 'device');
   const a_currentClockFreqs = X.inoutStruct(currentClockFreqs, S.nvmlDeviceCurrentClockFreqs_v1_t, 'nvmlDeviceGetCurrentClockFreqs', 'currentClockFreqs');
   const err = (f_nvmlDeviceGetCurrentClockFreqs ??= L.bind('nvmlDeviceGetCurrentClockFreqs'))(a_device, a_currentClockFreqs._u8) as E.nvmlReturn_t;
@@ -1156,7 +1162,7 @@ export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, cu
 let f_nvmlDeviceGetPowerManagementMode: KoffiFunction | undefined;
 /** Retrieves the power management mode associated with this device. */
 // nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:6080
-export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementMode', 'device');
   const err = (f_nvmlDeviceGetPowerManagementMode ??= L.bind('nvmlDeviceGetPowerManagementMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1166,7 +1172,7 @@ export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null):
 let f_nvmlDeviceGetPowerManagementLimit: KoffiFunction | undefined;
 /** Retrieves the power management limit associated with this device. */
 // nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int * limit) — nvml.h:6104
-export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimit', 'device');
   const err = (f_nvmlDeviceGetPowerManagementLimit ??= L.bind('nvmlDeviceGetPowerManagementLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1176,7 +1182,7 @@ export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null)
 let f_nvmlDeviceGetPowerManagementLimitConstraints: KoffiFunction | undefined;
 /** Retrieves information about possible values of power management limits on this device. */
 // nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int * minLimit, unsigned int * maxLimit) — nvml.h:6125
-export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimitConstraints', 'device');
   const err = (f_nvmlDeviceGetPowerManagementLimitConstraints ??= L.bind('nvmlDeviceGetPowerManagementLimitConstraints'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1186,7 +1192,7 @@ export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevic
 let f_nvmlDeviceGetPowerManagementDefaultLimit: KoffiFunction | undefined;
 /** Retrieves default power management limit on this device, in milliwatts. */
 // nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int * defaultLimit) — nvml.h:6144
-export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementDefaultLimit', 'device');
   const err = (f_nvmlDeviceGetPowerManagementDefaultLimit ??= L.bind('nvmlDeviceGetPowerManagementDefaultLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1196,7 +1202,7 @@ export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t 
 let f_nvmlDeviceGetPowerUsage: KoffiFunction | undefined;
 /** Retrieves power usage for this GPU in milliwatts and its associated circuitry (e.g. */
 // nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int * power) — nvml.h:6171
-export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerUsage', 'device');
   const err = (f_nvmlDeviceGetPowerUsage ??= L.bind('nvmlDeviceGetPowerUsage'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1206,7 +1212,7 @@ export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): [E.nvmlR
 let f_nvmlDeviceGetPowerMizerMode_v1: KoffiFunction | undefined;
 /** Retrieves current power mizer mode on this device. */
 // nvmlReturn_t nvmlDeviceGetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t * powerMizerMode) — nvml.h:6201
-export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePowerMizerModes_v1_t | null] {
+export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): Res<[S.nvmlDevicePowerMizerModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerMizerMode_v1', 'device');
   const a_powerMizerMode = X.inoutStruct(powerMizerMode, S.nvmlDevicePowerMizerModes_v1_t, 'nvmlDeviceGetPowerMizerMode_v1', 'powerMizerMode');
   const err = (f_nvmlDeviceGetPowerMizerMode_v1 ??= L.bind('nvmlDeviceGetPowerMizerMode_v1'))(a_device, a_powerMizerMode._u8) as E.nvmlReturn_t;
@@ -1217,7 +1223,7 @@ export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, po
 let f_nvmlDeviceSetPowerMizerMode_v1: KoffiFunction | undefined;
 /** Sets the new power mizer mode. */
 // nvmlReturn_t nvmlDeviceSetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t * powerMizerMode) — nvml.h:6220
-export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePowerMizerModes_v1_t | null] {
+export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): Res<[S.nvmlDevicePowerMizerModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetPowerMizerMode_v1', 'device');
   const a_powerMizerMode = X.inoutStruct(powerMizerMode, S.nvmlDevicePowerMizerModes_v1_t, 'nvmlDeviceSetPowerMizerMode_v1', 'powerMizerMode');
   const err = (f_nvmlDeviceSetPowerMizerMode_v1 ??= L.bind('nvmlDeviceSetPowerMizerMode_v1'))(a_device, a_powerMizerMode._u8) as E.nvmlReturn_t;
@@ -1228,7 +1234,7 @@ export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, po
 let f_nvmlDeviceGetTotalEnergyConsumption: KoffiFunction | undefined;
 /** Retrieves total energy consumption for this GPU in millijoules (mJ) since the driver was last reloaded */
 // nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long * energy) — nvml.h:6239
-export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTotalEnergyConsumption', 'device');
   const err = (f_nvmlDeviceGetTotalEnergyConsumption ??= L.bind('nvmlDeviceGetTotalEnergyConsumption'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1238,7 +1244,7 @@ export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceGetEnforcedPowerLimit: KoffiFunction | undefined;
 /** Get the effective power limit that the driver enforces after taking into account all limiters */
 // nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int * limit) — nvml.h:6260
-export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEnforcedPowerLimit', 'device');
   const err = (f_nvmlDeviceGetEnforcedPowerLimit ??= L.bind('nvmlDeviceGetEnforcedPowerLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1248,7 +1254,7 @@ export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): 
 let f_nvmlDeviceGetGpuOperationMode: KoffiFunction | undefined;
 /** Retrieves the current GOM and pending GOM (the one that GPU will switch to after reboot). */
 // nvmlReturn_t nvmlDeviceGetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t * current, nvmlGpuOperationMode_t * pending) — nvml.h:6284
-export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuOperationMode_t | null, E.nvmlGpuOperationMode_t | null] {
+export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): Res<[E.nvmlGpuOperationMode_t, E.nvmlGpuOperationMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuOperationMode', 'device');
   const err = (f_nvmlDeviceGetGpuOperationMode ??= L.bind('nvmlDeviceGetGpuOperationMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1258,7 +1264,7 @@ export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): [E
 let f_nvmlDeviceGetMemoryInfo: KoffiFunction | undefined;
 /** Retrieves the amount of used, free, reserved and total memory available on the device, in bytes. */
 // nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t * memory) — nvml.h:6330
-export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_st | null] {
+export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): Res<[S.nvmlMemory_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_st, 'nvmlDeviceGetMemoryInfo', 'memory');
   const err = (f_nvmlDeviceGetMemoryInfo ??= L.bind('nvmlDeviceGetMemoryInfo'))(a_device, a_memory._u8) as E.nvmlReturn_t;
@@ -1269,7 +1275,7 @@ export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: 
 let f_nvmlDeviceGetMemoryInfo_v2: KoffiFunction | undefined;
 /** nvmlDeviceGetMemoryInfo_v2 accounts separately for reserved memory and includes it in the used memory amount. */
 // nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t * memory) — nvml.h:6335
-export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_v2_st | S.nvmlMemory_v2_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_v2_st | null] {
+export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_v2_st | S.nvmlMemory_v2_stInit | null): Res<[S.nvmlMemory_v2_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo_v2', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_v2_st, 'nvmlDeviceGetMemoryInfo_v2', 'memory');
   const err = (f_nvmlDeviceGetMemoryInfo_v2 ??= L.bind('nvmlDeviceGetMemoryInfo_v2'))(a_device, a_memory._u8) as E.nvmlReturn_t;
@@ -1280,7 +1286,7 @@ export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory
 let f_nvmlDeviceGetComputeMode: KoffiFunction | undefined;
 /** Retrieves the current compute mode for the device. */
 // nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t * mode) — nvml.h:6357
-export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlComputeMode_t | null] {
+export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): Res<[E.nvmlComputeMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeMode', 'device');
   const err = (f_nvmlDeviceGetComputeMode ??= L.bind('nvmlDeviceGetComputeMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1290,7 +1296,7 @@ export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): [E.nvml
 let f_nvmlDeviceGetCudaComputeCapability: KoffiFunction | undefined;
 /** Retrieves the CUDA compute capability of the device. */
 // nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int * major, int * minor) — nvml.h:6381
-export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCudaComputeCapability', 'device');
   const err = (f_nvmlDeviceGetCudaComputeCapability ??= L.bind('nvmlDeviceGetCudaComputeCapability'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1300,7 +1306,7 @@ export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null
 let f_nvmlDeviceGetDramEncryptionMode: KoffiFunction | undefined;
 /** Retrieves the current and pending DRAM Encryption modes for the device. */
 // nvmlReturn_t nvmlDeviceGetDramEncryptionMode(nvmlDevice_t device, nvmlDramEncryptionInfo_t * current, nvmlDramEncryptionInfo_t * pending) — nvml.h:6410
-export function nvmlDeviceGetDramEncryptionMode(device: H.nvmlDevice_t | null, current?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null, pending?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDramEncryptionInfo_v1_t | null, S.nvmlDramEncryptionInfo_v1_t | null] {
+export function nvmlDeviceGetDramEncryptionMode(device: H.nvmlDevice_t | null, current?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null, pending?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null): Res<[S.nvmlDramEncryptionInfo_v1_t, S.nvmlDramEncryptionInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDramEncryptionMode', 'device');
   const a_current = X.inoutStruct(current, S.nvmlDramEncryptionInfo_v1_t, 'nvmlDeviceGetDramEncryptionMode', 'current');
   const a_pending = X.inoutStruct(pending, S.nvmlDramEncryptionInfo_v1_t, 'nvmlDeviceGetDramEncryptionMode', 'pending');
@@ -1322,7 +1328,7 @@ export function nvmlDeviceSetDramEncryptionMode(device: H.nvmlDevice_t | null, d
 let f_nvmlDeviceGetEccMode: KoffiFunction | undefined;
 /** Retrieves the current and pending ECC modes for the device. */
 // nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending) — nvml.h:6469
-export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t, E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEccMode', 'device');
   const err = (f_nvmlDeviceGetEccMode ??= L.bind('nvmlDeviceGetEccMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1332,7 +1338,7 @@ export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): [E.nvmlRetu
 let f_nvmlDeviceGetDefaultEccMode: KoffiFunction | undefined;
 /** Retrieves the default ECC modes for the device. */
 // nvmlReturn_t nvmlDeviceGetDefaultEccMode(nvmlDevice_t device, nvmlEnableState_t * defaultMode) — nvml.h:6493
-export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultEccMode', 'device');
   const err = (f_nvmlDeviceGetDefaultEccMode ??= L.bind('nvmlDeviceGetDefaultEccMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1342,7 +1348,7 @@ export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetBoardId: KoffiFunction | undefined;
 /** Retrieves the device boardId from 0-N. */
 // nvmlReturn_t nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int * boardId) — nvml.h:6518
-export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBoardId', 'device');
   const err = (f_nvmlDeviceGetBoardId ??= L.bind('nvmlDeviceGetBoardId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1352,7 +1358,7 @@ export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): [E.nvmlRetu
 let f_nvmlDeviceGetMultiGpuBoard: KoffiFunction | undefined;
 /** Retrieves whether the device is on a Multi-GPU Board Devices that are on multi-GPU boards will set multiGpuBool to a non-zero value. */
 // nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int * multiGpuBool) — nvml.h:6538
-export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMultiGpuBoard', 'device');
   const err = (f_nvmlDeviceGetMultiGpuBoard ??= L.bind('nvmlDeviceGetMultiGpuBoard'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1362,7 +1368,7 @@ export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): [E.nv
 let f_nvmlDeviceGetTotalEccErrors: KoffiFunction | undefined;
 /** Retrieves the total ECC error counts for the device. */
 // nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, unsigned long long * eccCounts) — nvml.h:6569
-export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTotalEccErrors', 'device');
   const a_errorType = M.i32(errorType, 'nvmlDeviceGetTotalEccErrors', 'errorType');
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetTotalEccErrors', 'counterType');
@@ -1374,7 +1380,7 @@ export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, error
 let f_nvmlDeviceGetDetailedEccErrors: KoffiFunction | undefined;
 /** Retrieves the detailed ECC error counts for the device. */
 // nvmlReturn_t nvmlDeviceGetDetailedEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlEccErrorCounts_t * eccCounts) — nvml.h:6607
-export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, eccCounts?: S.nvmlEccErrorCounts_st | S.nvmlEccErrorCounts_stInit | null): [E.nvmlReturn_t, S.nvmlEccErrorCounts_st | null] {
+export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, eccCounts?: S.nvmlEccErrorCounts_st | S.nvmlEccErrorCounts_stInit | null): Res<[S.nvmlEccErrorCounts_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDetailedEccErrors', 'device');
   const a_errorType = M.i32(errorType, 'nvmlDeviceGetDetailedEccErrors', 'errorType');
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetDetailedEccErrors', 'counterType');
@@ -1387,7 +1393,7 @@ export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, er
 let f_nvmlDeviceGetMemoryErrorCounter: KoffiFunction | undefined;
 /** Retrieves the requested memory error counter for the device. */
 // nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlMemoryLocation_t locationType, unsigned long long * count) — nvml.h:6644
-export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, locationType: E.nvmlMemoryLocation_t): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, locationType: E.nvmlMemoryLocation_t): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryErrorCounter', 'device');
   const a_errorType = M.i32(errorType, 'nvmlDeviceGetMemoryErrorCounter', 'errorType');
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetMemoryErrorCounter', 'counterType');
@@ -1400,7 +1406,7 @@ export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, e
 let f_nvmlDeviceGetUtilizationRates: KoffiFunction | undefined;
 /** Retrieves the current utilization rates for the device's major subsystems. */
 // nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t * utilization) — nvml.h:6671
-export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, utilization?: S.nvmlUtilization_st | S.nvmlUtilization_stInit | null): [E.nvmlReturn_t, S.nvmlUtilization_st | null] {
+export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, utilization?: S.nvmlUtilization_st | S.nvmlUtilization_stInit | null): Res<[S.nvmlUtilization_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetUtilizationRates', 'device');
   const a_utilization = X.inoutStruct(utilization, S.nvmlUtilization_st, 'nvmlDeviceGetUtilizationRates', 'utilization');
   const err = (f_nvmlDeviceGetUtilizationRates ??= L.bind('nvmlDeviceGetUtilizationRates'))(a_device, a_utilization._u8) as E.nvmlReturn_t;
@@ -1411,7 +1417,7 @@ export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, uti
 let f_nvmlDeviceGetEncoderUtilization: KoffiFunction | undefined;
 /** Retrieves the current utilization and sampling size in microseconds for the Encoder */
 // nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6692
-export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderUtilization', 'device');
   const err = (f_nvmlDeviceGetEncoderUtilization ??= L.bind('nvmlDeviceGetEncoderUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1421,7 +1427,7 @@ export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): 
 let f_nvmlDeviceGetEncoderCapacity: KoffiFunction | undefined;
 /** Retrieves the current capacity of the device's encoder, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
 // nvmlReturn_t nvmlDeviceGetEncoderCapacity(nvmlDevice_t device, nvmlEncoderType_t encoderQueryType, unsigned int * encoderCapacity) — nvml.h:6712
-export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, encoderQueryType: E.nvmlEncoderType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, encoderQueryType: E.nvmlEncoderType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderCapacity', 'device');
   const a_encoderQueryType = M.i32(encoderQueryType, 'nvmlDeviceGetEncoderCapacity', 'encoderQueryType');
   const err = (f_nvmlDeviceGetEncoderCapacity ??= L.bind('nvmlDeviceGetEncoderCapacity'))(a_device, a_encoderQueryType, K.slot[0]) as E.nvmlReturn_t;
@@ -1432,7 +1438,7 @@ export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, enco
 let f_nvmlDeviceGetEncoderStats: KoffiFunction | undefined;
 /** Retrieves the current encoder statistics for a given device. */
 // nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int * sessionCount, unsigned int * averageFps, unsigned int * averageLatency) — nvml.h:6732
-export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null, number | null] {
+export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): Res<[number, number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderStats', 'device');
   const err = (f_nvmlDeviceGetEncoderStats ??= L.bind('nvmlDeviceGetEncoderStats'))(a_device, K.slot[0], K.slot[1], K.slot[2]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null, null];
@@ -1442,7 +1448,7 @@ export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): [E.nvm
 let f_nvmlDeviceGetEncoderSessions: KoffiFunction | undefined;
 /** Retrieves information about active encoder sessions on a target device. */
 // nvmlReturn_t nvmlDeviceGetEncoderSessions(nvmlDevice_t device, unsigned int * sessionCount, nvmlEncoderSessionInfo_t * sessionInfos) — nvml.h:6762
-export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlEncoderSessionInfo_st[] | null] {
+export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlEncoderSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderSessions', 'device');
   const a_sessionCount = M.size(sessionCount, 'nvmlDeviceGetEncoderSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -1458,7 +1464,7 @@ export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sess
 let f_nvmlDeviceGetDecoderUtilization: KoffiFunction | undefined;
 /** Retrieves the current utilization and sampling size in microseconds for the Decoder */
 // nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6783
-export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDecoderUtilization', 'device');
   const err = (f_nvmlDeviceGetDecoderUtilization ??= L.bind('nvmlDeviceGetDecoderUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1468,7 +1474,7 @@ export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): 
 let f_nvmlDeviceGetJpgUtilization: KoffiFunction | undefined;
 /** Retrieves the current utilization and sampling size in microseconds for the JPG */
 // nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6804
-export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetJpgUtilization', 'device');
   const err = (f_nvmlDeviceGetJpgUtilization ??= L.bind('nvmlDeviceGetJpgUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1478,7 +1484,7 @@ export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetOfaUtilization: KoffiFunction | undefined;
 /** Retrieves the current utilization and sampling size in microseconds for the OFA (Optical Flow Accelerator) */
 // nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6825
-export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetOfaUtilization', 'device');
   const err = (f_nvmlDeviceGetOfaUtilization ??= L.bind('nvmlDeviceGetOfaUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1488,7 +1494,7 @@ export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetFBCStats: KoffiFunction | undefined;
 /** Retrieves the active frame buffer capture sessions statistics for a given device. */
 // nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlFBCStats_t * fbcStats) — nvml.h:6842
-export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): [E.nvmlReturn_t, S.nvmlFBCStats_st | null] {
+export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): Res<[S.nvmlFBCStats_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFBCStats', 'device');
   const a_fbcStats = X.inoutStruct(fbcStats, S.nvmlFBCStats_st, 'nvmlDeviceGetFBCStats', 'fbcStats');
   const err = (f_nvmlDeviceGetFBCStats ??= L.bind('nvmlDeviceGetFBCStats'))(a_device, a_fbcStats._u8) as E.nvmlReturn_t;
@@ -1499,7 +1505,7 @@ export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: 
 let f_nvmlDeviceGetFBCSessions: KoffiFunction | undefined;
 /** Retrieves information about active frame buffer capture sessions on a target device. */
 // nvmlReturn_t nvmlDeviceGetFBCSessions(nvmlDevice_t device, unsigned int * sessionCount, nvmlFBCSessionInfo_t * sessionInfo) — nvml.h:6873
-export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlFBCSessionInfo_st[] | null] {
+export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlFBCSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFBCSessions', 'device');
   const a_sessionCount = M.size(sessionCount, 'nvmlDeviceGetFBCSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -1515,7 +1521,7 @@ export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionC
 let f_nvmlDeviceGetDriverModel: KoffiFunction | undefined;
 /** Retrieves the current and pending driver model for the device. */
 // nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending) — nvml.h:6900
-export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlDriverModel_t | null, E.nvmlDriverModel_t | null] {
+export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): Res<[E.nvmlDriverModel_t, E.nvmlDriverModel_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDriverModel', 'device');
   const err = (f_nvmlDeviceGetDriverModel ??= L.bind('nvmlDeviceGetDriverModel'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1525,7 +1531,7 @@ export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): [E.nvml
 let f_nvmlDeviceGetVbiosVersion: KoffiFunction | undefined;
 /** Get VBIOS version of the device. */
 // nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char * version, unsigned int length) — nvml.h:6922
-export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVbiosVersion', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetVbiosVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetVbiosVersion', 'length', `must be at least 1, got ${a_length}`);
@@ -1538,7 +1544,7 @@ export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length:
 let f_nvmlDeviceGetBridgeChipInfo: KoffiFunction | undefined;
 /** Get Bridge Chip Information for all the bridge chips on the board. */
 // nvmlReturn_t nvmlDeviceGetBridgeChipInfo(nvmlDevice_t device, nvmlBridgeChipHierarchy_t * bridgeHierarchy) — nvml.h:6942
-export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridgeHierarchy?: S.nvmlBridgeChipHierarchy_st | S.nvmlBridgeChipHierarchy_stInit | null): [E.nvmlReturn_t, S.nvmlBridgeChipHierarchy_st | null] {
+export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridgeHierarchy?: S.nvmlBridgeChipHierarchy_st | S.nvmlBridgeChipHierarchy_stInit | null): Res<[S.nvmlBridgeChipHierarchy_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBridgeChipInfo', 'device');
   const a_bridgeHierarchy = X.inoutStruct(bridgeHierarchy, S.nvmlBridgeChipHierarchy_st, 'nvmlDeviceGetBridgeChipInfo', 'bridgeHierarchy');
   const err = (f_nvmlDeviceGetBridgeChipInfo ??= L.bind('nvmlDeviceGetBridgeChipInfo'))(a_device, a_bridgeHierarchy._u8) as E.nvmlReturn_t;
@@ -1549,7 +1555,7 @@ export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridg
 let f_nvmlDeviceGetComputeRunningProcesses: KoffiFunction | undefined;
 /** Get information about processes with a compute context on a device */
 // nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:6985
-export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
+export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlProcessInfo_v2_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeRunningProcesses', 'device');
   const a_infoCount = M.size(infoCount, 'nvmlDeviceGetComputeRunningProcesses', 'infoCount');
   K.U32[0] = a_infoCount % 4294967296; K.U32[1] = Math.floor(a_infoCount / 4294967296);
@@ -1565,7 +1571,7 @@ export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | nu
 let f_nvmlDeviceGetGraphicsRunningProcesses: KoffiFunction | undefined;
 /** Get information about processes with a graphics context on a device */
 // nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:7028
-export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
+export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlProcessInfo_v2_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGraphicsRunningProcesses', 'device');
   const a_infoCount = M.size(infoCount, 'nvmlDeviceGetGraphicsRunningProcesses', 'infoCount');
   K.U32[0] = a_infoCount % 4294967296; K.U32[1] = Math.floor(a_infoCount / 4294967296);
@@ -1581,7 +1587,7 @@ export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | n
 let f_nvmlDeviceGetMPSComputeRunningProcesses: KoffiFunction | undefined;
 /** Get information about processes with a Multi-Process Service (MPS) compute context on a device */
 // nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:7071
-export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
+export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlProcessInfo_v2_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMPSComputeRunningProcesses', 'device');
   const a_infoCount = M.size(infoCount, 'nvmlDeviceGetMPSComputeRunningProcesses', 'infoCount');
   K.U32[0] = a_infoCount % 4294967296; K.U32[1] = Math.floor(a_infoCount / 4294967296);
@@ -1597,7 +1603,7 @@ export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t |
 let f_nvmlDeviceGetRunningProcessDetailList: KoffiFunction | undefined;
 /** Get information about running processes on a device for input context */
 // nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t * plist) — nvml.h:7122
-export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | null, plist?: S.nvmlProcessDetailList_v1_t | S.nvmlProcessDetailList_v1_tInit | null): [E.nvmlReturn_t, S.nvmlProcessDetailList_v1_t | null] {
+export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | null, plist?: S.nvmlProcessDetailList_v1_t | S.nvmlProcessDetailList_v1_tInit | null): Res<[S.nvmlProcessDetailList_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRunningProcessDetailList', 'device');
   const a_plist = X.inoutStruct(plist, S.nvmlProcessDetailList_v1_t, 'nvmlDeviceGetRunningProcessDetailList', 'plist');
   const err = (f_nvmlDeviceGetRunningProcessDetailList ??= L.bind('nvmlDeviceGetRunningProcessDetailList'))(a_device, a_plist._u8) as E.nvmlReturn_t;
@@ -1608,7 +1614,7 @@ export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | n
 let f_nvmlDeviceOnSameBoard: KoffiFunction | undefined;
 /** Check if the GPU devices are on the same physical board. */
 // nvmlReturn_t nvmlDeviceOnSameBoard(nvmlDevice_t device1, nvmlDevice_t device2, int * onSameBoard) — nvml.h:7142
-export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): Res<[number]> {
   const a_device1 = M.handle(device1, 'nvmlDeviceOnSameBoard', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceOnSameBoard', 'device2');
   const err = (f_nvmlDeviceOnSameBoard ??= L.bind('nvmlDeviceOnSameBoard'))(a_device1, a_device2, K.slot[0]) as E.nvmlReturn_t;
@@ -1619,7 +1625,7 @@ export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H
 let f_nvmlDeviceGetAPIRestriction: KoffiFunction | undefined;
 /** Retrieves the root/admin permissions on the target API. */
 // nvmlReturn_t nvmlDeviceGetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t * isRestricted) — nvml.h:7168
-export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiType: E.nvmlRestrictedAPI_t): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiType: E.nvmlRestrictedAPI_t): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAPIRestriction', 'device');
   const a_apiType = M.i32(apiType, 'nvmlDeviceGetAPIRestriction', 'apiType');
   const err = (f_nvmlDeviceGetAPIRestriction ??= L.bind('nvmlDeviceGetAPIRestriction'))(a_device, a_apiType, K.slot[0]) as E.nvmlReturn_t;
@@ -1630,7 +1636,7 @@ export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiTy
 let f_nvmlDeviceGetSamples: KoffiFunction | undefined;
 /** Gets recent samples for the GPU. */
 // nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp, nvmlValueType_t * sampleValType, unsigned int * sampleCount, nvmlSample_t * samples) — nvml.h:7212
-export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvmlSamplingType_t, lastSeenTimeStamp: bigint | number, sampleCount: number): [E.nvmlReturn_t, E.nvmlValueType_t | null, number | null, S.nvmlSample_st[] | null] {
+export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvmlSamplingType_t, lastSeenTimeStamp: bigint | number, sampleCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [E.nvmlValueType_t, number, S.nvmlSample_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSamples', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetSamples', 'type');
   const a_lastSeenTimeStamp = M.u64(lastSeenTimeStamp, 'nvmlDeviceGetSamples', 'lastSeenTimeStamp');
@@ -1648,7 +1654,7 @@ export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvml
 let f_nvmlDeviceGetBAR1MemoryInfo: KoffiFunction | undefined;
 /** Gets Total, Available and Used size of BAR1 memory. */
 // nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory) — nvml.h:7240
-export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1Memory?: S.nvmlBAR1Memory_st | S.nvmlBAR1Memory_stInit | null): [E.nvmlReturn_t, S.nvmlBAR1Memory_st | null] {
+export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1Memory?: S.nvmlBAR1Memory_st | S.nvmlBAR1Memory_stInit | null): Res<[S.nvmlBAR1Memory_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBAR1MemoryInfo', 'device');
   const a_bar1Memory = X.inoutStruct(bar1Memory, S.nvmlBAR1Memory_st, 'nvmlDeviceGetBAR1MemoryInfo', 'bar1Memory');
   const err = (f_nvmlDeviceGetBAR1MemoryInfo ??= L.bind('nvmlDeviceGetBAR1MemoryInfo'))(a_device, a_bar1Memory._u8) as E.nvmlReturn_t;
@@ -1659,7 +1665,7 @@ export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1M
 let f_nvmlDeviceGetViolationStatus: KoffiFunction | undefined;
 /** Translations are as follows: */
 // nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType, nvmlViolationTime_t * violTime) — nvml.h:7258
-export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perfPolicyType: E.nvmlPerfPolicyType_t, violTime?: S.nvmlViolationTime_st | S.nvmlViolationTime_stInit | null): [E.nvmlReturn_t, S.nvmlViolationTime_st | null] {
+export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perfPolicyType: E.nvmlPerfPolicyType_t, violTime?: S.nvmlViolationTime_st | S.nvmlViolationTime_stInit | null): Res<[S.nvmlViolationTime_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetViolationStatus', 'device');
   const a_perfPolicyType = M.i32(perfPolicyType, 'nvmlDeviceGetViolationStatus', 'perfPolicyType');
   const a_violTime = X.inoutStruct(violTime, S.nvmlViolationTime_st, 'nvmlDeviceGetViolationStatus', 'violTime');
@@ -1671,7 +1677,7 @@ export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perf
 let f_nvmlDeviceGetIrqNum: KoffiFunction | undefined;
 /** Gets the device's interrupt number */
 // nvmlReturn_t nvmlDeviceGetIrqNum(nvmlDevice_t device, unsigned int * irqNum) — nvml.h:7274
-export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetIrqNum', 'device');
   const err = (f_nvmlDeviceGetIrqNum ??= L.bind('nvmlDeviceGetIrqNum'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1681,7 +1687,7 @@ export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): [E.nvmlRetur
 let f_nvmlDeviceGetNumGpuCores: KoffiFunction | undefined;
 /** Gets the device's core count */
 // nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int * numCores) — nvml.h:7293
-export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumGpuCores', 'device');
   const err = (f_nvmlDeviceGetNumGpuCores ??= L.bind('nvmlDeviceGetNumGpuCores'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1691,7 +1697,7 @@ export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): [E.nvml
 let f_nvmlDeviceGetPowerSource: KoffiFunction | undefined;
 /** Gets the devices power source */
 // nvmlReturn_t nvmlDeviceGetPowerSource(nvmlDevice_t device, nvmlPowerSource_t * powerSource) — nvml.h:7309
-export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerSource', 'device');
   const err = (f_nvmlDeviceGetPowerSource ??= L.bind('nvmlDeviceGetPowerSource'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1701,7 +1707,7 @@ export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): [E.nvml
 let f_nvmlDeviceGetMemoryBusWidth: KoffiFunction | undefined;
 /** Gets the device's memory bus width */
 // nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int * busWidth) — nvml.h:7325
-export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryBusWidth', 'device');
   const err = (f_nvmlDeviceGetMemoryBusWidth ??= L.bind('nvmlDeviceGetMemoryBusWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1711,7 +1717,7 @@ export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetPcieLinkMaxSpeed: KoffiFunction | undefined;
 /** Gets the device's PCIE Max Link speed in MBPS */
 // nvmlReturn_t nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int * maxSpeed) — nvml.h:7341
-export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieLinkMaxSpeed', 'device');
   const err = (f_nvmlDeviceGetPcieLinkMaxSpeed ??= L.bind('nvmlDeviceGetPcieLinkMaxSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1721,7 +1727,7 @@ export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): [E
 let f_nvmlDeviceGetPcieSpeed: KoffiFunction | undefined;
 /** Gets the device's PCIe Link speed in Mbps */
 // nvmlReturn_t nvmlDeviceGetPcieSpeed(nvmlDevice_t device, unsigned int * pcieSpeed) — nvml.h:7356
-export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieSpeed', 'device');
   const err = (f_nvmlDeviceGetPcieSpeed ??= L.bind('nvmlDeviceGetPcieSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1731,7 +1737,7 @@ export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): [E.nvmlRe
 let f_nvmlDeviceGetAdaptiveClockInfoStatus: KoffiFunction | undefined;
 /** Gets the device's Adaptive Clock status */
 // nvmlReturn_t nvmlDeviceGetAdaptiveClockInfoStatus(nvmlDevice_t device, unsigned int * adaptiveClockStatus) — nvml.h:7374
-export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAdaptiveClockInfoStatus', 'device');
   const err = (f_nvmlDeviceGetAdaptiveClockInfoStatus ??= L.bind('nvmlDeviceGetAdaptiveClockInfoStatus'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1741,7 +1747,7 @@ export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | nu
 let f_nvmlDeviceGetBusType: KoffiFunction | undefined;
 /** Get the type of the GPU Bus (PCIe, PCI,...) */
 // nvmlReturn_t nvmlDeviceGetBusType(nvmlDevice_t device, nvmlBusType_t * type) — nvml.h:7388
-export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBusType', 'device');
   const err = (f_nvmlDeviceGetBusType ??= L.bind('nvmlDeviceGetBusType'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1751,7 +1757,7 @@ export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): [E.nvmlRetu
 let f_nvmlDeviceGetGpuFabricInfo: KoffiFunction | undefined;
 /** Get fabric information associated with the device. */
 // nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo) — nvml.h:7412
-export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_t | S.nvmlGpuFabricInfo_tInit | null): [E.nvmlReturn_t, S.nvmlGpuFabricInfo_t | null] {
+export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_t | S.nvmlGpuFabricInfo_tInit | null): Res<[S.nvmlGpuFabricInfo_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfo', 'device');
   const a_gpuFabricInfo = X.inoutStruct(gpuFabricInfo, S.nvmlGpuFabricInfo_t, 'nvmlDeviceGetGpuFabricInfo', 'gpuFabricInfo');
   const err = (f_nvmlDeviceGetGpuFabricInfo ??= L.bind('nvmlDeviceGetGpuFabricInfo'))(a_device, a_gpuFabricInfo._u8) as E.nvmlReturn_t;
@@ -1762,7 +1768,7 @@ export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFab
 let f_nvmlDeviceGetGpuFabricInfoV: KoffiFunction | undefined;
 /** Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned nvmlGpuFabricInfo_v2_t or later output structure. */
 // nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t * gpuFabricInfo) — nvml.h:7435
-export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_v3_t | S.nvmlGpuFabricInfo_v3_tInit | null): [E.nvmlReturn_t, S.nvmlGpuFabricInfo_v3_t | null] {
+export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_v3_t | S.nvmlGpuFabricInfo_v3_tInit | null): Res<[S.nvmlGpuFabricInfo_v3_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfoV', 'device');
   const a_gpuFabricInfo = X.inoutStruct(gpuFabricInfo, S.nvmlGpuFabricInfo_v3_t, 'nvmlDeviceGetGpuFabricInfoV', 'gpuFabricInfo');
   const err = (f_nvmlDeviceGetGpuFabricInfoV ??= L.bind('nvmlDeviceGetGpuFabricInfoV'))(a_device, a_gpuFabricInfo._u8) as E.nvmlReturn_t;
@@ -1773,7 +1779,7 @@ export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFa
 let f_nvmlSystemGetConfComputeCapabilities: KoffiFunction | undefined;
 /** Get Conf Computing System capabilities. */
 // nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t * capabilities) — nvml.h:7452
-export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfComputeSystemCaps_st | S.nvmlConfComputeSystemCaps_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSystemCaps_st | null] {
+export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfComputeSystemCaps_st | S.nvmlConfComputeSystemCaps_stInit | null): Res<[S.nvmlConfComputeSystemCaps_st]> {
   const a_capabilities = X.inoutStruct(capabilities, S.nvmlConfComputeSystemCaps_st, 'nvmlSystemGetConfComputeCapabilities', 'capabilities');
   const err = (f_nvmlSystemGetConfComputeCapabilities ??= L.bind('nvmlSystemGetConfComputeCapabilities'))(a_capabilities._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1783,7 +1789,7 @@ export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfCo
 let f_nvmlSystemGetConfComputeState: KoffiFunction | undefined;
 /** Get Conf Computing System State. */
 // nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t * state) — nvml.h:7468
-export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemState_st | S.nvmlConfComputeSystemState_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSystemState_st | null] {
+export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemState_st | S.nvmlConfComputeSystemState_stInit | null): Res<[S.nvmlConfComputeSystemState_st]> {
   const a_state = X.inoutStruct(state, S.nvmlConfComputeSystemState_st, 'nvmlSystemGetConfComputeState', 'state');
   const err = (f_nvmlSystemGetConfComputeState ??= L.bind('nvmlSystemGetConfComputeState'))(a_state._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1793,7 +1799,7 @@ export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemSta
 let f_nvmlDeviceGetConfComputeMemSizeInfo: KoffiFunction | undefined;
 /** Get Conf Computing Protected and Unprotected Memory Sizes. */
 // nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t * memInfo) — nvml.h:7485
-export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | null, memInfo?: S.nvmlConfComputeMemSizeInfo_st | S.nvmlConfComputeMemSizeInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeMemSizeInfo_st | null] {
+export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | null, memInfo?: S.nvmlConfComputeMemSizeInfo_st | S.nvmlConfComputeMemSizeInfo_stInit | null): Res<[S.nvmlConfComputeMemSizeInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeMemSizeInfo', 'device');
   const a_memInfo = X.inoutStruct(memInfo, S.nvmlConfComputeMemSizeInfo_st, 'nvmlDeviceGetConfComputeMemSizeInfo', 'memInfo');
   const err = (f_nvmlDeviceGetConfComputeMemSizeInfo ??= L.bind('nvmlDeviceGetConfComputeMemSizeInfo'))(a_device, a_memInfo._u8) as E.nvmlReturn_t;
@@ -1804,7 +1810,7 @@ export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | nul
 let f_nvmlSystemGetConfComputeGpusReadyState: KoffiFunction | undefined;
 /** Get Conf Computing GPUs ready state. */
 // nvmlReturn_t nvmlSystemGetConfComputeGpusReadyState(unsigned int * isAcceptingWork) — nvml.h:7503
-export function nvmlSystemGetConfComputeGpusReadyState(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetConfComputeGpusReadyState(): Res<[number]> {
   const err = (f_nvmlSystemGetConfComputeGpusReadyState ??= L.bind('nvmlSystemGetConfComputeGpusReadyState'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -1813,7 +1819,7 @@ export function nvmlSystemGetConfComputeGpusReadyState(): [E.nvmlReturn_t, numbe
 let f_nvmlDeviceGetConfComputeProtectedMemoryUsage: KoffiFunction | undefined;
 /** Get Conf Computing protected memory usage. */
 // nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t * memory) — nvml.h:7521
-export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_st | null] {
+export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): Res<[S.nvmlMemory_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeProtectedMemoryUsage', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_st, 'nvmlDeviceGetConfComputeProtectedMemoryUsage', 'memory');
   const err = (f_nvmlDeviceGetConfComputeProtectedMemoryUsage ??= L.bind('nvmlDeviceGetConfComputeProtectedMemoryUsage'))(a_device, a_memory._u8) as E.nvmlReturn_t;
@@ -1824,7 +1830,7 @@ export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevic
 let f_nvmlDeviceGetConfComputeGpuCertificate: KoffiFunction | undefined;
 /** Get Conf Computing GPU certificate details. */
 // nvmlReturn_t nvmlDeviceGetConfComputeGpuCertificate(nvmlDevice_t device, nvmlConfComputeGpuCertificate_t * gpuCert) — nvml.h:7539
-export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | null, gpuCert?: S.nvmlConfComputeGpuCertificate_st | S.nvmlConfComputeGpuCertificate_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGpuCertificate_st | null] {
+export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | null, gpuCert?: S.nvmlConfComputeGpuCertificate_st | S.nvmlConfComputeGpuCertificate_stInit | null): Res<[S.nvmlConfComputeGpuCertificate_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuCertificate', 'device');
   const a_gpuCert = X.inoutStruct(gpuCert, S.nvmlConfComputeGpuCertificate_st, 'nvmlDeviceGetConfComputeGpuCertificate', 'gpuCert');
   const err = (f_nvmlDeviceGetConfComputeGpuCertificate ??= L.bind('nvmlDeviceGetConfComputeGpuCertificate'))(a_device, a_gpuCert._u8) as E.nvmlReturn_t;
@@ -1835,7 +1841,7 @@ export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | 
 let f_nvmlDeviceGetConfComputeGpuAttestationReport: KoffiFunction | undefined;
 /** Get Conf Computing GPU attestation report. */
 // nvmlReturn_t nvmlDeviceGetConfComputeGpuAttestationReport(nvmlDevice_t device, nvmlConfComputeGpuAttestationReport_t * gpuAtstReport) — nvml.h:7558
-export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevice_t | null, gpuAtstReport?: S.nvmlConfComputeGpuAttestationReport_st | S.nvmlConfComputeGpuAttestationReport_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGpuAttestationReport_st | null] {
+export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevice_t | null, gpuAtstReport?: S.nvmlConfComputeGpuAttestationReport_st | S.nvmlConfComputeGpuAttestationReport_stInit | null): Res<[S.nvmlConfComputeGpuAttestationReport_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuAttestationReport', 'device');
   const a_gpuAtstReport = X.inoutStruct(gpuAtstReport, S.nvmlConfComputeGpuAttestationReport_st, 'nvmlDeviceGetConfComputeGpuAttestationReport', 'gpuAtstReport');
   const err = (f_nvmlDeviceGetConfComputeGpuAttestationReport ??= L.bind('nvmlDeviceGetConfComputeGpuAttestationReport'))(a_device, a_gpuAtstReport._u8) as E.nvmlReturn_t;
@@ -1846,7 +1852,7 @@ export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevic
 let f_nvmlSystemGetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefined;
 /** Get Conf Computing key rotation threshold detail. */
 // nvmlReturn_t nvmlSystemGetConfComputeKeyRotationThresholdInfo(nvmlConfComputeGetKeyRotationThresholdInfo_t * pKeyRotationThrInfo) — nvml.h:7575
-export function nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeGetKeyRotationThresholdInfo_st | S.nvmlConfComputeGetKeyRotationThresholdInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGetKeyRotationThresholdInfo_st | null] {
+export function nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeGetKeyRotationThresholdInfo_st | S.nvmlConfComputeGetKeyRotationThresholdInfo_stInit | null): Res<[S.nvmlConfComputeGetKeyRotationThresholdInfo_st]> {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeGetKeyRotationThresholdInfo_st, 'nvmlSystemGetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
   const err = (f_nvmlSystemGetConfComputeKeyRotationThresholdInfo ??= L.bind('nvmlSystemGetConfComputeKeyRotationThresholdInfo'))(a_pKeyRotationThrInfo._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1875,7 +1881,7 @@ export function nvmlSystemSetConfComputeGpusReadyState(isAcceptingWork: number):
 let f_nvmlSystemSetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefined;
 /** Set Conf Computing key rotation threshold. */
 // nvmlReturn_t nvmlSystemSetConfComputeKeyRotationThresholdInfo(nvmlConfComputeSetKeyRotationThresholdInfo_t * pKeyRotationThrInfo) — nvml.h:7633
-export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeSetKeyRotationThresholdInfo_st | S.nvmlConfComputeSetKeyRotationThresholdInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSetKeyRotationThresholdInfo_st | null] {
+export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeSetKeyRotationThresholdInfo_st | S.nvmlConfComputeSetKeyRotationThresholdInfo_stInit | null): Res<[S.nvmlConfComputeSetKeyRotationThresholdInfo_st]> {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeSetKeyRotationThresholdInfo_st, 'nvmlSystemSetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
   const err = (f_nvmlSystemSetConfComputeKeyRotationThresholdInfo ??= L.bind('nvmlSystemSetConfComputeKeyRotationThresholdInfo'))(a_pKeyRotationThrInfo._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1885,7 +1891,7 @@ export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThr
 let f_nvmlSystemGetConfComputeSettings: KoffiFunction | undefined;
 /** Get Conf Computing System Settings. */
 // nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t * settings) — nvml.h:7653
-export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComputeSettings_v1_t | S.nvmlSystemConfComputeSettings_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemConfComputeSettings_v1_t | null] {
+export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComputeSettings_v1_t | S.nvmlSystemConfComputeSettings_v1_tInit | null): Res<[S.nvmlSystemConfComputeSettings_v1_t]> {
   const a_settings = X.inoutStruct(settings, S.nvmlSystemConfComputeSettings_v1_t, 'nvmlSystemGetConfComputeSettings', 'settings');
   const err = (f_nvmlSystemGetConfComputeSettings ??= L.bind('nvmlSystemGetConfComputeSettings'))(a_settings._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1895,7 +1901,7 @@ export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComp
 let f_nvmlDeviceGetGspFirmwareVersion: KoffiFunction | undefined;
 /** Retrieve GSP firmware version. */
 // nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char * version) — nvml.h:7670
-export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareVersion', 'device');
   const a_version = M.bytes(64);
   const err = (f_nvmlDeviceGetGspFirmwareVersion ??= L.bind('nvmlDeviceGetGspFirmwareVersion'))(a_device, a_version) as E.nvmlReturn_t;
@@ -1906,7 +1912,7 @@ export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): 
 let f_nvmlDeviceGetGspFirmwareMode: KoffiFunction | undefined;
 /** Retrieve GSP firmware mode. */
 // nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int * isEnabled, unsigned int * defaultMode) — nvml.h:7688
-export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareMode', 'device');
   const err = (f_nvmlDeviceGetGspFirmwareMode ??= L.bind('nvmlDeviceGetGspFirmwareMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1916,7 +1922,7 @@ export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): [E.
 let f_nvmlDeviceGetSramEccErrorStatus: KoffiFunction | undefined;
 /** Get SRAM ECC error status of this device. */
 // nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_t * status) — nvml.h:7710
-export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, status?: S.nvmlEccSramErrorStatus_v1_t | S.nvmlEccSramErrorStatus_v1_tInit | null): [E.nvmlReturn_t, S.nvmlEccSramErrorStatus_v1_t | null] {
+export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, status?: S.nvmlEccSramErrorStatus_v1_t | S.nvmlEccSramErrorStatus_v1_tInit | null): Res<[S.nvmlEccSramErrorStatus_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSramEccErrorStatus', 'device');
   const a_status = X.inoutStruct(status, S.nvmlEccSramErrorStatus_v1_t, 'nvmlDeviceGetSramEccErrorStatus', 'status');
   const err = (f_nvmlDeviceGetSramEccErrorStatus ??= L.bind('nvmlDeviceGetSramEccErrorStatus'))(a_device, a_status._u8) as E.nvmlReturn_t;
@@ -1927,7 +1933,7 @@ export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, s
 let f_nvmlDeviceSetPowerManagementLimit_v2: KoffiFunction | undefined;
 /** Set new power limit of this device. */
 // nvmlReturn_t nvmlDeviceSetPowerManagementLimit_v2(nvmlDevice_t device, nvmlPowerValue_v2_t * powerValue) — nvml.h:7745
-export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | null, powerValue?: S.nvmlPowerValue_v2_t | S.nvmlPowerValue_v2_tInit | null): [E.nvmlReturn_t, S.nvmlPowerValue_v2_t | null] {
+export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | null, powerValue?: S.nvmlPowerValue_v2_t | S.nvmlPowerValue_v2_tInit | null): Res<[S.nvmlPowerValue_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetPowerManagementLimit_v2', 'device');
   const a_powerValue = X.inoutStruct(powerValue, S.nvmlPowerValue_v2_t, 'nvmlDeviceSetPowerManagementLimit_v2', 'powerValue');
   const err = (f_nvmlDeviceSetPowerManagementLimit_v2 ??= L.bind('nvmlDeviceSetPowerManagementLimit_v2'))(a_device, a_powerValue._u8) as E.nvmlReturn_t;
@@ -1938,7 +1944,7 @@ export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | nu
 let f_nvmlDeviceGetAccountingMode: KoffiFunction | undefined;
 /** Queries the state of per process accounting mode. */
 // nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:7773
-export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingMode', 'device');
   const err = (f_nvmlDeviceGetAccountingMode ??= L.bind('nvmlDeviceGetAccountingMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1948,7 +1954,7 @@ export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetAccountingStats: KoffiFunction | undefined;
 /** Queries process's accounting stats. */
 // nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t * stats) — nvml.h:7812
-export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): [E.nvmlReturn_t, S.nvmlAccountingStats_st | null] {
+export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): Res<[S.nvmlAccountingStats_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingStats', 'device');
   const a_pid = M.u32(pid, 'nvmlDeviceGetAccountingStats', 'pid');
   const a_stats = X.inoutStruct(stats, S.nvmlAccountingStats_st, 'nvmlDeviceGetAccountingStats', 'stats');
@@ -1960,7 +1966,7 @@ export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid:
 let f_nvmlDeviceGetAccountingPids: KoffiFunction | undefined;
 /** Queries list of processes that can be queried for accounting stats. */
 // nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t device, unsigned int * count, unsigned int * pids) — nvml.h:7844
-export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingPids', 'device');
   const a_count = M.size(count, 'nvmlDeviceGetAccountingPids', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -1976,7 +1982,7 @@ export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count
 let f_nvmlDeviceGetAccountingBufferSize: KoffiFunction | undefined;
 /** Returns the number of processes that the circular buffer with accounting pids can hold. */
 // nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device, unsigned int * bufferSize) — nvml.h:7868
-export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingBufferSize', 'device');
   const err = (f_nvmlDeviceGetAccountingBufferSize ??= L.bind('nvmlDeviceGetAccountingBufferSize'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1986,7 +1992,7 @@ export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null)
 let f_nvmlDeviceGetRetiredPages: KoffiFunction | undefined;
 /** Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired. */
 // nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int * pageCount, unsigned long long * addresses) — nvml.h:7901
-export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): [E.nvmlReturn_t, number | null, bigint[] | null] {
+export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, bigint[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPages', 'device');
   const a_cause = M.i32(cause, 'nvmlDeviceGetRetiredPages', 'cause');
   const a_pageCount = M.size(pageCount, 'nvmlDeviceGetRetiredPages', 'pageCount');
@@ -2003,7 +2009,7 @@ export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: 
 let f_nvmlDeviceGetRetiredPages_v2: KoffiFunction | undefined;
 /** Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired. */
 // nvmlReturn_t nvmlDeviceGetRetiredPages_v2(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int * pageCount, unsigned long long * addresses, unsigned long long * timestamps) — nvml.h:7933
-export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): [E.nvmlReturn_t, number | null, bigint[] | null, bigint[] | null] {
+export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, bigint[], bigint[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPages_v2', 'device');
   const a_cause = M.i32(cause, 'nvmlDeviceGetRetiredPages_v2', 'cause');
   const a_pageCount = M.size(pageCount, 'nvmlDeviceGetRetiredPages_v2', 'pageCount');
@@ -2021,7 +2027,7 @@ export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, caus
 let f_nvmlDeviceGetRetiredPagesPendingStatus: KoffiFunction | undefined;
 /** Check if any pages are pending retirement and need a reboot to fully retire. */
 // nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t * isPending) — nvml.h:7952
-export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPagesPendingStatus', 'device');
   const err = (f_nvmlDeviceGetRetiredPagesPendingStatus ??= L.bind('nvmlDeviceGetRetiredPagesPendingStatus'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2031,7 +2037,7 @@ export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | 
 let f_nvmlDeviceGetRemappedRows: KoffiFunction | undefined;
 /** Get number of remapped rows. */
 // nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int * corrRows, unsigned int * uncRows, unsigned int * isPending, unsigned int * failureOccurred) — nvml.h:7979
-export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null, number | null, number | null] {
+export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): Res<[number, number, number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRemappedRows', 'device');
   const err = (f_nvmlDeviceGetRemappedRows ??= L.bind('nvmlDeviceGetRemappedRows'))(a_device, K.slot[0], K.slot[1], K.slot[2], K.slot[3]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null, null, null];
@@ -2041,7 +2047,7 @@ export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): [E.nvm
 let f_nvmlDeviceGetRowRemapperHistogram: KoffiFunction | undefined;
 /** Get the row remapper histogram. */
 // nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values) — nvml.h:7993
-export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null, values?: S.nvmlRowRemapperHistogramValues_st | S.nvmlRowRemapperHistogramValues_stInit | null): [E.nvmlReturn_t, S.nvmlRowRemapperHistogramValues_st | null] {
+export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null, values?: S.nvmlRowRemapperHistogramValues_st | S.nvmlRowRemapperHistogramValues_stInit | null): Res<[S.nvmlRowRemapperHistogramValues_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRowRemapperHistogram', 'device');
   const a_values = X.inoutStruct(values, S.nvmlRowRemapperHistogramValues_st, 'nvmlDeviceGetRowRemapperHistogram', 'values');
   const err = (f_nvmlDeviceGetRowRemapperHistogram ??= L.bind('nvmlDeviceGetRowRemapperHistogram'))(a_device, a_values._u8) as E.nvmlReturn_t;
@@ -2052,7 +2058,7 @@ export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null,
 let f_nvmlDeviceGetArchitecture: KoffiFunction | undefined;
 /** Get architecture for device */
 // nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t * arch) — nvml.h:8007
-export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetArchitecture', 'device');
   const err = (f_nvmlDeviceGetArchitecture ??= L.bind('nvmlDeviceGetArchitecture'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2062,7 +2068,7 @@ export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): [E.nvm
 let f_nvmlDeviceGetClkMonStatus: KoffiFunction | undefined;
 /** Retrieves the frequency monitor fault status for the device. */
 // nvmlReturn_t nvmlDeviceGetClkMonStatus(nvmlDevice_t device, nvmlClkMonStatus_t * status) — nvml.h:8030
-export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?: S.nvmlClkMonStatus_status | S.nvmlClkMonStatus_statusInit | null): [E.nvmlReturn_t, S.nvmlClkMonStatus_status | null] {
+export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?: S.nvmlClkMonStatus_status | S.nvmlClkMonStatus_statusInit | null): Res<[S.nvmlClkMonStatus_status]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClkMonStatus', 'device');
   const a_status = X.inoutStruct(status, S.nvmlClkMonStatus_status, 'nvmlDeviceGetClkMonStatus', 'status');
   const err = (f_nvmlDeviceGetClkMonStatus ??= L.bind('nvmlDeviceGetClkMonStatus'))(a_device, a_status._u8) as E.nvmlReturn_t;
@@ -2073,7 +2079,7 @@ export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?
 let f_nvmlDeviceGetProcessUtilization: KoffiFunction | undefined;
 /** Retrieves the current utilization and process ID */
 // nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization, unsigned int * processSamplesCount, unsigned long long lastSeenTimeStamp) — nvml.h:8073
-export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, processSamplesCount: number, lastSeenTimeStamp: bigint | number): [E.nvmlReturn_t, S.nvmlProcessUtilizationSample_st[] | null, number | null] {
+export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, processSamplesCount: number, lastSeenTimeStamp: bigint | number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [S.nvmlProcessUtilizationSample_st[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_device = M.handle(device, 'nvmlDeviceGetProcessUtilization', 'device');
   const a_processSamplesCount = M.size(processSamplesCount, 'nvmlDeviceGetProcessUtilization', 'processSamplesCount');
   K.U32[0] = a_processSamplesCount % 4294967296; K.U32[1] = Math.floor(a_processSamplesCount / 4294967296);
@@ -2090,7 +2096,7 @@ export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, p
 let f_nvmlDeviceGetProcessesUtilizationInfo: KoffiFunction | undefined;
 /** Retrieves the recent utilization and process ID for all running processes */
 // nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device, nvmlProcessesUtilizationInfo_t * procesesUtilInfo) — nvml.h:8120
-export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | null, procesesUtilInfo?: S.nvmlProcessesUtilizationInfo_v1_t | S.nvmlProcessesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlProcessesUtilizationInfo_v1_t | null] {
+export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | null, procesesUtilInfo?: S.nvmlProcessesUtilizationInfo_v1_t | S.nvmlProcessesUtilizationInfo_v1_tInit | null): Res<[S.nvmlProcessesUtilizationInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetProcessesUtilizationInfo', 'device');
   const a_procesesUtilInfo = X.inoutStruct(procesesUtilInfo, S.nvmlProcessesUtilizationInfo_v1_t, 'nvmlDeviceGetProcessesUtilizationInfo', 'procesesUtilInfo');
   const err = (f_nvmlDeviceGetProcessesUtilizationInfo ??= L.bind('nvmlDeviceGetProcessesUtilizationInfo'))(a_device, a_procesesUtilInfo._u8) as E.nvmlReturn_t;
@@ -2101,7 +2107,7 @@ export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | n
 let f_nvmlDeviceGetPlatformInfo: KoffiFunction | undefined;
 /** Get platform information of this device. */
 // nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t device, nvmlPlatformInfo_t * platformInfo) — nvml.h:8140
-export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platformInfo?: S.nvmlPlatformInfo_v2_t | S.nvmlPlatformInfo_v2_tInit | null): [E.nvmlReturn_t, S.nvmlPlatformInfo_v2_t | null] {
+export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platformInfo?: S.nvmlPlatformInfo_v2_t | S.nvmlPlatformInfo_v2_tInit | null): Res<[S.nvmlPlatformInfo_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPlatformInfo', 'device');
   const a_platformInfo = X.inoutStruct(platformInfo, S.nvmlPlatformInfo_v2_t, 'nvmlDeviceGetPlatformInfo', 'platformInfo');
   const err = (f_nvmlDeviceGetPlatformInfo ??= L.bind('nvmlDeviceGetPlatformInfo'))(a_device, a_platformInfo._u8) as E.nvmlReturn_t;
@@ -2112,7 +2118,7 @@ export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platfor
 let f_nvmlDeviceGetPdi: KoffiFunction | undefined;
 /** Retrieves the Per Device Identifier (PDI) associated with this device. */
 // nvmlReturn_t nvmlDeviceGetPdi(nvmlDevice_t device, nvmlPdi_t * pdi) — nvml.h:8161
-export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_v1_t | S.nvmlPdi_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPdi_v1_t | null] {
+export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_v1_t | S.nvmlPdi_v1_tInit | null): Res<[S.nvmlPdi_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPdi', 'device');
   const a_pdi = X.inoutStruct(pdi, S.nvmlPdi_v1_t, 'nvmlDeviceGetPdi', 'pdi');
   const err = (f_nvmlDeviceGetPdi ??= L.bind('nvmlDeviceGetPdi'))(a_device, a_pdi._u8) as E.nvmlReturn_t;
@@ -2123,7 +2129,7 @@ export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_
 let f_nvmlDeviceSetHostname_v1: KoffiFunction | undefined;
 /** Set the hostname for the device. */
 // nvmlReturn_t nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t * hostname) — nvml.h:8188
-export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): [E.nvmlReturn_t, S.nvmlHostname_v1_t | null] {
+export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): Res<[S.nvmlHostname_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetHostname_v1', 'device');
   const a_hostname = X.inoutStruct(hostname, S.nvmlHostname_v1_t, 'nvmlDeviceSetHostname_v1', 'hostname');
   const err = (f_nvmlDeviceSetHostname_v1 ??= L.bind('nvmlDeviceSetHostname_v1'))(a_device, a_hostname._u8) as E.nvmlReturn_t;
@@ -2134,7 +2140,7 @@ export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname
 let f_nvmlDeviceGetHostname_v1: KoffiFunction | undefined;
 /** Get the hostname for the device. */
 // nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t * hostname) — nvml.h:8211
-export function nvmlDeviceGetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): [E.nvmlReturn_t, S.nvmlHostname_v1_t | null] {
+export function nvmlDeviceGetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): Res<[S.nvmlHostname_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetHostname_v1', 'device');
   const a_hostname = X.inoutStruct(hostname, S.nvmlHostname_v1_t, 'nvmlDeviceGetHostname_v1', 'hostname');
   const err = (f_nvmlDeviceGetHostname_v1 ??= L.bind('nvmlDeviceGetHostname_v1'))(a_device, a_hostname._u8) as E.nvmlReturn_t;
@@ -2308,7 +2314,7 @@ export function nvmlDeviceSetFanControlPolicy(device: H.nvmlDevice_t | null, fan
 let f_nvmlDeviceSetTemperatureThreshold: KoffiFunction | undefined;
 /** Sets the temperature threshold for the GPU with the specified threshold type in degrees C. */
 // nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int * temp) — nvml.h:8700
-export function nvmlDeviceSetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t, temp: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceSetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t, temp: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceSetTemperatureThreshold', 'device');
   const a_thresholdType = M.i32(thresholdType, 'nvmlDeviceSetTemperatureThreshold', 'thresholdType');
   const a_temp = M.i32(temp, 'nvmlDeviceSetTemperatureThreshold', 'temp');
@@ -2402,7 +2408,7 @@ export function nvmlDeviceClearAccountingPids(device: H.nvmlDevice_t | null): [E
 let f_nvmlDeviceGetNvLinkState: KoffiFunction | undefined;
 /** Retrieves the state of the device's NvLink for the link specified */
 // nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t * isActive) — nvml.h:9036
-export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: number): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkState', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkState', 'link');
   const err = (f_nvmlDeviceGetNvLinkState ??= L.bind('nvmlDeviceGetNvLinkState'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
@@ -2413,7 +2419,7 @@ export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: nu
 let f_nvmlDeviceGetNvLinkVersion: KoffiFunction | undefined;
 /** Retrieves the version of the device's NvLink for the link specified */
 // nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int * version) — nvml.h:9054
-export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkVersion', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkVersion', 'link');
   const err = (f_nvmlDeviceGetNvLinkVersion ??= L.bind('nvmlDeviceGetNvLinkVersion'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
@@ -2424,7 +2430,7 @@ export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: 
 let f_nvmlDeviceGetNvLinkCapability: KoffiFunction | undefined;
 /** Retrieves the requested capability from the device's NvLink for the link specified Please refer to the nvmlNvLinkCapability_t structure for the specific caps that can be queried The return value should be treated as a boolean. */
 // nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability, unsigned int * capResult) — nvml.h:9075
-export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, link: number, capability: E.nvmlNvLinkCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, link: number, capability: E.nvmlNvLinkCapability_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkCapability', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkCapability', 'link');
   const a_capability = M.i32(capability, 'nvmlDeviceGetNvLinkCapability', 'capability');
@@ -2436,7 +2442,7 @@ export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, lin
 let f_nvmlDeviceGetNvLinkRemotePciInfo: KoffiFunction | undefined;
 /** Retrieves the PCI information for the remote node on a NvLink link Note: pciSubSystemId is not filled in this function and is indeterminate */
 // nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t * pci) — nvml.h:9095
-export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, link: number, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, link: number, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkRemotePciInfo', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkRemotePciInfo', 'link');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfo_st, 'nvmlDeviceGetNvLinkRemotePciInfo', 'pci');
@@ -2448,7 +2454,7 @@ export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, 
 let f_nvmlDeviceGetNvLinkErrorCounter: KoffiFunction | undefined;
 /** Retrieves the specified error counter value Please refer to nvmlNvLinkErrorCounter_t for error counters that are available */
 // nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long * counterValue) — nvml.h:9115
-export function nvmlDeviceGetNvLinkErrorCounter(device: H.nvmlDevice_t | null, link: number, counter: E.nvmlNvLinkErrorCounter_t): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetNvLinkErrorCounter(device: H.nvmlDevice_t | null, link: number, counter: E.nvmlNvLinkErrorCounter_t): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkErrorCounter', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkErrorCounter', 'link');
   const a_counter = M.i32(counter, 'nvmlDeviceGetNvLinkErrorCounter', 'counter');
@@ -2470,7 +2476,7 @@ export function nvmlDeviceResetNvLinkErrorCounters(device: H.nvmlDevice_t | null
 let f_nvmlDeviceSetNvLinkUtilizationControl: KoffiFunction | undefined;
 /** Set the NVLINK utilization counter control information for the specified counter, 0 or 1. */
 // nvmlReturn_t nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t * control, unsigned int reset) — nvml.h:9158
-export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null, reset: number): [E.nvmlReturn_t, S.nvmlNvLinkUtilizationControl_st | null] {
+export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null, reset: number): Res<[S.nvmlNvLinkUtilizationControl_st]> {
   const a_device = M.handle(device, 'nvmlDeviceSetNvLinkUtilizationControl', 'device');
   const a_link = M.u32(link, 'nvmlDeviceSetNvLinkUtilizationControl', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceSetNvLinkUtilizationControl', 'counter');
@@ -2484,7 +2490,7 @@ export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | n
 let f_nvmlDeviceGetNvLinkUtilizationControl: KoffiFunction | undefined;
 /** Get the NVLINK utilization counter control information for the specified counter, 0 or 1. */
 // nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t * control) — nvml.h:9181
-export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control?: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null): [E.nvmlReturn_t, S.nvmlNvLinkUtilizationControl_st | null] {
+export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control?: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null): Res<[S.nvmlNvLinkUtilizationControl_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkUtilizationControl', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkUtilizationControl', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceGetNvLinkUtilizationControl', 'counter');
@@ -2497,7 +2503,7 @@ export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | n
 let f_nvmlDeviceGetNvLinkUtilizationCounter: KoffiFunction | undefined;
 /** Retrieve the NVLINK utilization counter based on the current control for a specified counter. */
 // nvmlReturn_t nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, unsigned long long * rxcounter, unsigned long long * txcounter) — nvml.h:9207
-export function nvmlDeviceGetNvLinkUtilizationCounter(device: H.nvmlDevice_t | null, link: number, counter: number): [E.nvmlReturn_t, bigint | null, bigint | null] {
+export function nvmlDeviceGetNvLinkUtilizationCounter(device: H.nvmlDevice_t | null, link: number, counter: number): Res<[bigint, bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkUtilizationCounter', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkUtilizationCounter', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceGetNvLinkUtilizationCounter', 'counter');
@@ -2532,7 +2538,7 @@ export function nvmlDeviceResetNvLinkUtilizationCounter(device: H.nvmlDevice_t |
 let f_nvmlDeviceGetNvLinkRemoteDeviceType: KoffiFunction | undefined;
 /** Get the NVLink device type of the remote device connected over the given link. */
 // nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t * pNvLinkDeviceType) — nvml.h:9272
-export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, E.nvmlIntNvLinkDeviceType_t | null] {
+export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | null, link: number): Res<[E.nvmlIntNvLinkDeviceType_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkRemoteDeviceType', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkRemoteDeviceType', 'link');
   const err = (f_nvmlDeviceGetNvLinkRemoteDeviceType ??= L.bind('nvmlDeviceGetNvLinkRemoteDeviceType'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
@@ -2543,7 +2549,7 @@ export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceSetNvLinkDeviceLowPowerThreshold: KoffiFunction | undefined;
 /** Set NvLink Low Power Threshold for device. */
 // nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t * info) — nvml.h:9291
-export function nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkPowerThres_st | S.nvmlNvLinkPowerThres_stInit | null): [E.nvmlReturn_t, S.nvmlNvLinkPowerThres_st | null] {
+export function nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkPowerThres_st | S.nvmlNvLinkPowerThres_stInit | null): Res<[S.nvmlNvLinkPowerThres_st]> {
   const a_device = M.handle(device, 'nvmlDeviceSetNvLinkDeviceLowPowerThreshold', 'device');
   const a_info = X.inoutStruct(info, S.nvmlNvLinkPowerThres_st, 'nvmlDeviceSetNvLinkDeviceLowPowerThreshold', 'info');
   const err = (f_nvmlDeviceSetNvLinkDeviceLowPowerThreshold ??= L.bind('nvmlDeviceSetNvLinkDeviceLowPowerThreshold'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -2563,7 +2569,7 @@ export function nvmlSystemSetNvlinkBwMode(nvlinkBwMode: number): [E.nvmlReturn_t
 let f_nvmlSystemGetNvlinkBwMode: KoffiFunction | undefined;
 /** Get the global nvlink bandwith mode */
 // nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int * nvlinkBwMode) — nvml.h:9316
-export function nvmlSystemGetNvlinkBwMode(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetNvlinkBwMode(): Res<[number]> {
   const err = (f_nvmlSystemGetNvlinkBwMode ??= L.bind('nvmlSystemGetNvlinkBwMode'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -2572,7 +2578,7 @@ export function nvmlSystemGetNvlinkBwMode(): [E.nvmlReturn_t, number | null] {
 let f_nvmlDeviceGetNvlinkSupportedBwModes: KoffiFunction | undefined;
 /** Get the supported NvLink Reduced Bandwidth Modes of the device */
 // nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device, nvmlNvlinkSupportedBwModes_t * supportedBwMode) — nvml.h:9332
-export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | null, supportedBwMode?: S.nvmlNvlinkSupportedBwModes_v1_t | S.nvmlNvlinkSupportedBwModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkSupportedBwModes_v1_t | null] {
+export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | null, supportedBwMode?: S.nvmlNvlinkSupportedBwModes_v1_t | S.nvmlNvlinkSupportedBwModes_v1_tInit | null): Res<[S.nvmlNvlinkSupportedBwModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkSupportedBwModes', 'device');
   const a_supportedBwMode = X.inoutStruct(supportedBwMode, S.nvmlNvlinkSupportedBwModes_v1_t, 'nvmlDeviceGetNvlinkSupportedBwModes', 'supportedBwMode');
   const err = (f_nvmlDeviceGetNvlinkSupportedBwModes ??= L.bind('nvmlDeviceGetNvlinkSupportedBwModes'))(a_device, a_supportedBwMode._u8) as E.nvmlReturn_t;
@@ -2583,7 +2589,7 @@ export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceGetNvlinkBwMode: KoffiFunction | undefined;
 /** Get the NvLink Reduced Bandwidth Mode for the device */
 // nvmlReturn_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkGetBwMode_t * getBwMode) — nvml.h:9349
-export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMode?: S.nvmlNvlinkGetBwMode_v1_t | S.nvmlNvlinkGetBwMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkGetBwMode_v1_t | null] {
+export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMode?: S.nvmlNvlinkGetBwMode_v1_t | S.nvmlNvlinkGetBwMode_v1_tInit | null): Res<[S.nvmlNvlinkGetBwMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkBwMode', 'device');
   const a_getBwMode = X.inoutStruct(getBwMode, S.nvmlNvlinkGetBwMode_v1_t, 'nvmlDeviceGetNvlinkBwMode', 'getBwMode');
   const err = (f_nvmlDeviceGetNvlinkBwMode ??= L.bind('nvmlDeviceGetNvlinkBwMode'))(a_device, a_getBwMode._u8) as E.nvmlReturn_t;
@@ -2594,7 +2600,7 @@ export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMo
 let f_nvmlDeviceSetNvlinkBwMode: KoffiFunction | undefined;
 /** Set the NvLink Reduced Bandwidth Mode for the device */
 // nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t * setBwMode) — nvml.h:9367
-export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMode?: S.nvmlNvlinkSetBwMode_v1_t | S.nvmlNvlinkSetBwMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkSetBwMode_v1_t | null] {
+export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMode?: S.nvmlNvlinkSetBwMode_v1_t | S.nvmlNvlinkSetBwMode_v1_tInit | null): Res<[S.nvmlNvlinkSetBwMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetNvlinkBwMode', 'device');
   const a_setBwMode = X.inoutStruct(setBwMode, S.nvmlNvlinkSetBwMode_v1_t, 'nvmlDeviceSetNvlinkBwMode', 'setBwMode');
   const err = (f_nvmlDeviceSetNvlinkBwMode ??= L.bind('nvmlDeviceSetNvlinkBwMode'))(a_device, a_setBwMode._u8) as E.nvmlReturn_t;
@@ -2605,7 +2611,7 @@ export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMo
 let f_nvmlDeviceGetNvLinkInfo: KoffiFunction | undefined;
 /** Query NVLINK information associated with this device. */
 // nvmlReturn_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device, nvmlNvLinkInfo_t * info) — nvml.h:9385
-export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkInfo_v2_t | S.nvmlNvLinkInfo_v2_tInit | null): [E.nvmlReturn_t, S.nvmlNvLinkInfo_v2_t | null] {
+export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkInfo_v2_t | S.nvmlNvLinkInfo_v2_tInit | null): Res<[S.nvmlNvLinkInfo_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkInfo', 'device');
   const a_info = X.inoutStruct(info, S.nvmlNvLinkInfo_v2_t, 'nvmlDeviceGetNvLinkInfo', 'info');
   const err = (f_nvmlDeviceGetNvLinkInfo ??= L.bind('nvmlDeviceGetNvLinkInfo'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -2616,7 +2622,7 @@ export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.
 let f_nvmlEventSetCreate: KoffiFunction | undefined;
 /** Create an empty set of events. */
 // nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t * set) — nvml.h:9412
-export function nvmlEventSetCreate(): [E.nvmlReturn_t, H.nvmlEventSet_t | null] {
+export function nvmlEventSetCreate(): Res<[H.nvmlEventSet_t]> {
   const err = (f_nvmlEventSetCreate ??= L.bind('nvmlEventSetCreate'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.nvmlEventSet_t];
@@ -2636,7 +2642,7 @@ export function nvmlDeviceRegisterEvents(device: H.nvmlDevice_t | null, eventTyp
 let f_nvmlDeviceGetSupportedEventTypes: KoffiFunction | undefined;
 /** Returns information about events supported on device */
 // nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long * eventTypes) — nvml.h:9470
-export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedEventTypes', 'device');
   const err = (f_nvmlDeviceGetSupportedEventTypes ??= L.bind('nvmlDeviceGetSupportedEventTypes'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2646,7 +2652,7 @@ export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null):
 let f_nvmlEventSetWait: KoffiFunction | undefined;
 /** Waits on events and delivers events */
 // nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms) — nvml.h:9509
-export function nvmlEventSetWait(set: H.nvmlEventSet_t | null, data: S.nvmlEventData_st | S.nvmlEventData_stInit | null, timeoutms: number): [E.nvmlReturn_t, S.nvmlEventData_st | null] {
+export function nvmlEventSetWait(set: H.nvmlEventSet_t | null, data: S.nvmlEventData_st | S.nvmlEventData_stInit | null, timeoutms: number): Res<[S.nvmlEventData_st]> {
   const a_set = M.handle(set, 'nvmlEventSetWait', 'set');
   const a_data = X.inoutStruct(data, S.nvmlEventData_st, 'nvmlEventSetWait', 'data');
   const a_timeoutms = M.u32(timeoutms, 'nvmlEventSetWait', 'timeoutms');
@@ -2667,7 +2673,7 @@ export function nvmlEventSetFree(set: H.nvmlEventSet_t | null): [E.nvmlReturn_t]
 let f_nvmlSystemEventSetCreate: KoffiFunction | undefined;
 /** Create an empty set of system events. */
 // nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t * request) — nvml.h:9543
-export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateRequest_v1_t | S.nvmlSystemEventSetCreateRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetCreateRequest_v1_t | null] {
+export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateRequest_v1_t | S.nvmlSystemEventSetCreateRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetCreateRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetCreateRequest_v1_t, 'nvmlSystemEventSetCreate', 'request');
   const err = (f_nvmlSystemEventSetCreate ??= L.bind('nvmlSystemEventSetCreate'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2677,7 +2683,7 @@ export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateReq
 let f_nvmlSystemEventSetFree: KoffiFunction | undefined;
 /** Releases system event set */
 // nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t * request) — nvml.h:9561
-export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest_v1_t | S.nvmlSystemEventSetFreeRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetFreeRequest_v1_t | null] {
+export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest_v1_t | S.nvmlSystemEventSetFreeRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetFreeRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetFreeRequest_v1_t, 'nvmlSystemEventSetFree', 'request');
   const err = (f_nvmlSystemEventSetFree ??= L.bind('nvmlSystemEventSetFree'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2687,7 +2693,7 @@ export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest
 let f_nvmlSystemRegisterEvents: KoffiFunction | undefined;
 /** Starts recording of events on system and add the events to specified nvmlSystemEventSet_t */
 // nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t * request) — nvml.h:9589
-export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequest_v1_t | S.nvmlSystemRegisterEventRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemRegisterEventRequest_v1_t | null] {
+export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequest_v1_t | S.nvmlSystemRegisterEventRequest_v1_tInit | null): Res<[S.nvmlSystemRegisterEventRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemRegisterEventRequest_v1_t, 'nvmlSystemRegisterEvents', 'request');
   const err = (f_nvmlSystemRegisterEvents ??= L.bind('nvmlSystemRegisterEvents'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2697,7 +2703,7 @@ export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequ
 let f_nvmlSystemEventSetWait: KoffiFunction | undefined;
 /** Waits on system events and delivers events */
 // nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t * request) — nvml.h:9617
-export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest_v1_t | S.nvmlSystemEventSetWaitRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetWaitRequest_v1_t | null] {
+export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest_v1_t | S.nvmlSystemEventSetWaitRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetWaitRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetWaitRequest_v1_t, 'nvmlSystemEventSetWait', 'request');
   const err = (f_nvmlSystemEventSetWait ??= L.bind('nvmlSystemEventSetWait'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2707,7 +2713,7 @@ export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest
 let f_nvmlDeviceModifyDrainState: KoffiFunction | undefined;
 /** Modify the drain state of a GPU. */
 // nvmlReturn_t nvmlDeviceModifyDrainState(nvmlPciInfo_t * pciInfo, nvmlEnableState_t newState) — nvml.h:9652
-export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, newState: E.nvmlEnableState_t): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, newState: E.nvmlEnableState_t): Res<[S.nvmlPciInfo_st]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceModifyDrainState', 'pciInfo');
   const a_newState = M.i32(newState, 'nvmlDeviceModifyDrainState', 'newState');
   const err = (f_nvmlDeviceModifyDrainState ??= L.bind('nvmlDeviceModifyDrainState'))(a_pciInfo._u8, a_newState) as E.nvmlReturn_t;
@@ -2718,7 +2724,7 @@ export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPci
 let f_nvmlDeviceQueryDrainState: KoffiFunction | undefined;
 /** Query the drain state of a GPU. */
 // nvmlReturn_t nvmlDeviceQueryDrainState(nvmlPciInfo_t * pciInfo, nvmlEnableState_t * currentState) — nvml.h:9672
-export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null, E.nvmlEnableState_t | null] {
+export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st, E.nvmlEnableState_t]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceQueryDrainState', 'pciInfo');
   const err = (f_nvmlDeviceQueryDrainState ??= L.bind('nvmlDeviceQueryDrainState'))(a_pciInfo._u8, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -2728,7 +2734,7 @@ export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPci
 let f_nvmlDeviceRemoveGpu: KoffiFunction | undefined;
 /** This method will remove the specified GPU from the view of both NVML and the NVIDIA kernel driver as long as no other processes are attached. */
 // nvmlReturn_t nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t * pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState) — nvml.h:9704
-export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, gpuState: E.nvmlDetachGpuState_t, linkState: E.nvmlPcieLinkState_t): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, gpuState: E.nvmlDetachGpuState_t, linkState: E.nvmlPcieLinkState_t): Res<[S.nvmlPciInfo_st]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceRemoveGpu', 'pciInfo');
   const a_gpuState = M.i32(gpuState, 'nvmlDeviceRemoveGpu', 'gpuState');
   const a_linkState = M.i32(linkState, 'nvmlDeviceRemoveGpu', 'linkState');
@@ -2740,7 +2746,7 @@ export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_st
 let f_nvmlDeviceDiscoverGpus: KoffiFunction | undefined;
 /** Request the OS and the NVIDIA kernel driver to rediscover a portion of the PCI subsystem looking for GPUs that were previously removed. */
 // nvmlReturn_t nvmlDeviceDiscoverGpus(nvmlPciInfo_t * pciInfo) — nvml.h:9733
-export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceDiscoverGpus', 'pciInfo');
   const err = (f_nvmlDeviceDiscoverGpus ??= L.bind('nvmlDeviceDiscoverGpus'))(a_pciInfo._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2750,7 +2756,7 @@ export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInf
 let f_nvmlDeviceGetFieldValues: KoffiFunction | undefined;
 /** Request values for a list of fields for a device. */
 // nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t * values) — nvml.h:9760
-export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): [E.nvmlReturn_t, S.nvmlFieldValue_st[] | null] {
+export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): Res<[S.nvmlFieldValue_st[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFieldValues', 'device');
   const a_valuesCount = M.i32(valuesCount, 'nvmlDeviceGetFieldValues', 'valuesCount');
   if (a_valuesCount < 0) M.rangeError('nvmlDeviceGetFieldValues', 'valuesCount', `must not be negative, got ${a_valuesCount}`);
@@ -2763,7 +2769,7 @@ export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCo
 let f_nvmlDeviceClearFieldValues: KoffiFunction | undefined;
 /** Clear values for a list of fields for a device. */
 // nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t * values) — nvml.h:9776
-export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): [E.nvmlReturn_t, S.nvmlFieldValue_st[] | null] {
+export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): Res<[S.nvmlFieldValue_st[]]> {
   const a_device = M.handle(device, 'nvmlDeviceClearFieldValues', 'device');
   const a_valuesCount = M.i32(valuesCount, 'nvmlDeviceClearFieldValues', 'valuesCount');
   if (a_valuesCount < 0) M.rangeError('nvmlDeviceClearFieldValues', 'valuesCount', `must not be negative, got ${a_valuesCount}`);
@@ -2776,7 +2782,7 @@ export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, values
 let f_nvmlDeviceGetVirtualizationMode: KoffiFunction | undefined;
 /** This method is used to get the virtualization mode corresponding to the GPU. */
 // nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t * pVirtualMode) — nvml.h:9802
-export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuVirtualizationMode_t | null] {
+export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): Res<[E.nvmlGpuVirtualizationMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVirtualizationMode', 'device');
   const err = (f_nvmlDeviceGetVirtualizationMode ??= L.bind('nvmlDeviceGetVirtualizationMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2786,7 +2792,7 @@ export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): 
 let f_nvmlDeviceGetHostVgpuMode: KoffiFunction | undefined;
 /** Queries if SR-IOV host operation is supported on a vGPU supported device. */
 // nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuMode_t * pHostVgpuMode) — nvml.h:9820
-export function nvmlDeviceGetHostVgpuMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlHostVgpuMode_t | null] {
+export function nvmlDeviceGetHostVgpuMode(device: H.nvmlDevice_t | null): Res<[E.nvmlHostVgpuMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetHostVgpuMode', 'device');
   const err = (f_nvmlDeviceGetHostVgpuMode ??= L.bind('nvmlDeviceGetHostVgpuMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2806,7 +2812,7 @@ export function nvmlDeviceSetVirtualizationMode(device: H.nvmlDevice_t | null, v
 let f_nvmlDeviceGetVgpuHeterogeneousMode: KoffiFunction | undefined;
 /** Get the vGPU heterogeneous mode for the device. */
 // nvmlReturn_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device, nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:9861
-export function nvmlDeviceGetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuHeterogeneousMode_v1_t | null] {
+export function nvmlDeviceGetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): Res<[S.nvmlVgpuHeterogeneousMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuHeterogeneousMode', 'device');
   const a_pHeterogeneousMode = X.inoutStruct(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlDeviceGetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlDeviceGetVgpuHeterogeneousMode ??= L.bind('nvmlDeviceGetVgpuHeterogeneousMode'))(a_device, a_pHeterogeneousMode._u8) as E.nvmlReturn_t;
@@ -2827,7 +2833,7 @@ export function nvmlDeviceSetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null
 let f_nvmlVgpuInstanceGetPlacementId: KoffiFunction | undefined;
 /** Query the placement ID of active vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuPlacementId_t * pPlacement) — nvml.h:9910
-export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?: S.nvmlVgpuPlacementId_v1_t | S.nvmlVgpuPlacementId_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementId_v1_t | null] {
+export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?: S.nvmlVgpuPlacementId_v1_t | S.nvmlVgpuPlacementId_v1_tInit | null): Res<[S.nvmlVgpuPlacementId_v1_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetPlacementId', 'vgpuInstance');
   const a_pPlacement = X.inoutStruct(pPlacement, S.nvmlVgpuPlacementId_v1_t, 'nvmlVgpuInstanceGetPlacementId', 'pPlacement');
   const err = (f_nvmlVgpuInstanceGetPlacementId ??= L.bind('nvmlVgpuInstanceGetPlacementId'))(a_vgpuInstance, a_pPlacement._u8) as E.nvmlReturn_t;
@@ -2838,7 +2844,7 @@ export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?
 let f_nvmlDeviceGetVgpuTypeSupportedPlacements: KoffiFunction | undefined;
 /** Query the supported vGPU placement ID of the vGPU type. */
 // nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t * pPlacementList) — nvml.h:9940
-export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementList_v2_t | null] {
+export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): Res<[S.nvmlVgpuPlacementList_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'device');
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'vgpuTypeId');
   const a_pPlacementList = X.inoutStruct(pPlacementList, S.nvmlVgpuPlacementList_v2_t, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'pPlacementList');
@@ -2850,7 +2856,7 @@ export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t 
 let f_nvmlDeviceGetVgpuTypeCreatablePlacements: KoffiFunction | undefined;
 /** Query the creatable vGPU placement ID of the vGPU type. */
 // nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t * pPlacementList) — nvml.h:9968
-export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementList_v2_t | null] {
+export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): Res<[S.nvmlVgpuPlacementList_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'device');
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'vgpuTypeId');
   const a_pPlacementList = X.inoutStruct(pPlacementList, S.nvmlVgpuPlacementList_v2_t, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'pPlacementList');
@@ -2862,7 +2868,7 @@ export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t 
 let f_nvmlVgpuTypeGetGspHeapSize: KoffiFunction | undefined;
 /** Retrieve the static GSP heap size of the vGPU type in bytes */
 // nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * gspHeapSize) — nvml.h:9981
-export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGspHeapSize', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetGspHeapSize ??= L.bind('nvmlVgpuTypeGetGspHeapSize'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2872,7 +2878,7 @@ export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): [E.nvmlReturn_t,
 let f_nvmlVgpuTypeGetFbReservation: KoffiFunction | undefined;
 /** Retrieve the static framebuffer reservation of the vGPU type in bytes */
 // nvmlReturn_t nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * fbReservation) — nvml.h:9994
-export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFbReservation', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFbReservation ??= L.bind('nvmlVgpuTypeGetFbReservation'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2882,7 +2888,7 @@ export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): [E.nvmlReturn_
 let f_nvmlVgpuInstanceGetRuntimeStateSize: KoffiFunction | undefined;
 /** Retrieve the currently used runtime state size of the vGPU instance */
 // nvmlReturn_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuRuntimeState_t * pState) — nvml.h:10015
-export function nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance: number, pState?: S.nvmlVgpuRuntimeState_v1_t | S.nvmlVgpuRuntimeState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuRuntimeState_v1_t | null] {
+export function nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance: number, pState?: S.nvmlVgpuRuntimeState_v1_t | S.nvmlVgpuRuntimeState_v1_tInit | null): Res<[S.nvmlVgpuRuntimeState_v1_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetRuntimeStateSize', 'vgpuInstance');
   const a_pState = X.inoutStruct(pState, S.nvmlVgpuRuntimeState_v1_t, 'nvmlVgpuInstanceGetRuntimeStateSize', 'pState');
   const err = (f_nvmlVgpuInstanceGetRuntimeStateSize ??= L.bind('nvmlVgpuInstanceGetRuntimeStateSize'))(a_vgpuInstance, a_pState._u8) as E.nvmlReturn_t;
@@ -2904,7 +2910,7 @@ export function nvmlDeviceSetVgpuCapabilities(device: H.nvmlDevice_t | null, cap
 let f_nvmlDeviceGetGridLicensableFeatures: KoffiFunction | undefined;
 /** Retrieve the vGPU Software licensable features. */
 // nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device, nvmlGridLicensableFeatures_t * pGridLicensableFeatures) — nvml.h:10050
-export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | null, pGridLicensableFeatures?: S.nvmlGridLicensableFeatures_st | S.nvmlGridLicensableFeatures_stInit | null): [E.nvmlReturn_t, S.nvmlGridLicensableFeatures_st | null] {
+export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | null, pGridLicensableFeatures?: S.nvmlGridLicensableFeatures_st | S.nvmlGridLicensableFeatures_stInit | null): Res<[S.nvmlGridLicensableFeatures_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGridLicensableFeatures', 'device');
   const a_pGridLicensableFeatures = X.inoutStruct(pGridLicensableFeatures, S.nvmlGridLicensableFeatures_st, 'nvmlDeviceGetGridLicensableFeatures', 'pGridLicensableFeatures');
   const err = (f_nvmlDeviceGetGridLicensableFeatures ??= L.bind('nvmlDeviceGetGridLicensableFeatures'))(a_device, a_pGridLicensableFeatures._u8) as E.nvmlReturn_t;
@@ -2915,7 +2921,7 @@ export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | nul
 let f_nvmlGetVgpuDriverCapabilities: KoffiFunction | undefined;
 /** Retrieve the requested vGPU driver capability. */
 // nvmlReturn_t nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability, unsigned int * capResult) — nvml.h:10081
-export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapability_t): Res<[number]> {
   const a_capability = M.i32(capability, 'nvmlGetVgpuDriverCapabilities', 'capability');
   const err = (f_nvmlGetVgpuDriverCapabilities ??= L.bind('nvmlGetVgpuDriverCapabilities'))(a_capability, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2925,7 +2931,7 @@ export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapabi
 let f_nvmlDeviceGetVgpuCapabilities: KoffiFunction | undefined;
 /** Retrieve the requested vGPU capability for GPU. */
 // nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, unsigned int * capResult) — nvml.h:10103
-export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, capability: E.nvmlDeviceVgpuCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, capability: E.nvmlDeviceVgpuCapability_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuCapabilities', 'device');
   const a_capability = M.i32(capability, 'nvmlDeviceGetVgpuCapabilities', 'capability');
   const err = (f_nvmlDeviceGetVgpuCapabilities ??= L.bind('nvmlDeviceGetVgpuCapabilities'))(a_device, a_capability, K.slot[0]) as E.nvmlReturn_t;
@@ -2936,7 +2942,7 @@ export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, cap
 let f_nvmlDeviceGetSupportedVgpus: KoffiFunction | undefined;
 /** Retrieve the supported vGPU types on a physical GPU (device). */
 // nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuTypeId_t * vgpuTypeIds) — nvml.h:10128
-export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedVgpus', 'device');
   const a_vgpuCount = M.size(vgpuCount, 'nvmlDeviceGetSupportedVgpus', 'vgpuCount');
   K.U32[0] = a_vgpuCount % 4294967296; K.U32[1] = Math.floor(a_vgpuCount / 4294967296);
@@ -2952,7 +2958,7 @@ export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuC
 let f_nvmlDeviceGetCreatableVgpus: KoffiFunction | undefined;
 /** Retrieve the currently creatable vGPU types on a physical GPU (device). */
 // nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuTypeId_t * vgpuTypeIds) — nvml.h:10157
-export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCreatableVgpus', 'device');
   const a_vgpuCount = M.size(vgpuCount, 'nvmlDeviceGetCreatableVgpus', 'vgpuCount');
   K.U32[0] = a_vgpuCount % 4294967296; K.U32[1] = Math.floor(a_vgpuCount / 4294967296);
@@ -2968,7 +2974,7 @@ export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuC
 let f_nvmlVgpuTypeGetClass: KoffiFunction | undefined;
 /** Retrieve the class of a vGPU type. */
 // nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeClass, unsigned int * size) — nvml.h:10175
-export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer, size: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer, size: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetClass', 'vgpuTypeId');
   const a_vgpuTypeClass = M.pointer(vgpuTypeClass, 'nvmlVgpuTypeGetClass', 'vgpuTypeClass');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetClass', 'size');
@@ -2982,7 +2988,7 @@ export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer,
 let f_nvmlVgpuTypeGetName: KoffiFunction | undefined;
 /** Retrieve the vGPU type name. */
 // nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeName, unsigned int * size) — nvml.h:10196
-export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, size: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, size: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetName', 'vgpuTypeId');
   const a_vgpuTypeName = M.pointer(vgpuTypeName, 'nvmlVgpuTypeGetName', 'vgpuTypeName');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetName', 'size');
@@ -2996,7 +3002,7 @@ export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, s
 let f_nvmlVgpuTypeGetGpuInstanceProfileId: KoffiFunction | undefined;
 /** Retrieve the GPU Instance Profile ID for the given vGPU type ID. */
 // nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * gpuInstanceProfileId) — nvml.h:10214
-export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGpuInstanceProfileId', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetGpuInstanceProfileId ??= L.bind('nvmlVgpuTypeGetGpuInstanceProfileId'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3006,7 +3012,7 @@ export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): [E.nvml
 let f_nvmlVgpuTypeGetDeviceID: KoffiFunction | undefined;
 /** Retrieve the device ID of a vGPU type. */
 // nvmlReturn_t nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * deviceID, unsigned long long * subsystemID) — nvml.h:10231
-export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null, bigint | null] {
+export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): Res<[bigint, bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetDeviceID', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetDeviceID ??= L.bind('nvmlVgpuTypeGetDeviceID'))(a_vgpuTypeId, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -3016,7 +3022,7 @@ export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): [E.nvmlReturn_t, bi
 let f_nvmlVgpuTypeGetFramebufferSize: KoffiFunction | undefined;
 /** Retrieve the vGPU framebuffer size in bytes. */
 // nvmlReturn_t nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * fbSize) — nvml.h:10247
-export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFramebufferSize', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFramebufferSize ??= L.bind('nvmlVgpuTypeGetFramebufferSize'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3026,7 +3032,7 @@ export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): [E.nvmlRetur
 let f_nvmlVgpuTypeGetNumDisplayHeads: KoffiFunction | undefined;
 /** Retrieve count of vGPU's supported display heads. */
 // nvmlReturn_t nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * numDisplayHeads) — nvml.h:10263
-export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetNumDisplayHeads', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetNumDisplayHeads ??= L.bind('nvmlVgpuTypeGetNumDisplayHeads'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3036,7 +3042,7 @@ export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): [E.nvmlRetur
 let f_nvmlVgpuTypeGetResolution: KoffiFunction | undefined;
 /** Retrieve vGPU display head's maximum supported resolution. */
 // nvmlReturn_t nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex, unsigned int * xdim, unsigned int * ydim) — nvml.h:10282
-export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: number): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: number): Res<[number, number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetResolution', 'vgpuTypeId');
   const a_displayIndex = M.u32(displayIndex, 'nvmlVgpuTypeGetResolution', 'displayIndex');
   const err = (f_nvmlVgpuTypeGetResolution ??= L.bind('nvmlVgpuTypeGetResolution'))(a_vgpuTypeId, a_displayIndex, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
@@ -3047,7 +3053,7 @@ export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: numb
 let f_nvmlVgpuTypeGetLicense: KoffiFunction | undefined;
 /** Retrieve license requirements for a vGPU type */
 // nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeLicenseString, unsigned int size) — nvml.h:10307
-export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): Res<[string]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetLicense', 'vgpuTypeId');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetLicense', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuTypeGetLicense', 'size', `must be at least 1, got ${a_size}`);
@@ -3060,7 +3066,7 @@ export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): [E.nvm
 let f_nvmlVgpuTypeGetFrameRateLimit: KoffiFunction | undefined;
 /** Retrieve the static frame rate limit value of the vGPU type */
 // nvmlReturn_t nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * frameRateLimit) — nvml.h:10323
-export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFrameRateLimit', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFrameRateLimit ??= L.bind('nvmlVgpuTypeGetFrameRateLimit'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3070,7 +3076,7 @@ export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): [E.nvmlReturn
 let f_nvmlVgpuTypeGetMaxInstances: KoffiFunction | undefined;
 /** Retrieve the maximum number of vGPU instances creatable on a device for given vGPU type */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, unsigned int * vgpuInstanceCount) — nvml.h:10341
-export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuTypeId: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlVgpuTypeGetMaxInstances', 'device');
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetMaxInstances', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetMaxInstances ??= L.bind('nvmlVgpuTypeGetMaxInstances'))(a_device, a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
@@ -3081,7 +3087,7 @@ export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuT
 let f_nvmlVgpuTypeGetMaxInstancesPerVm: KoffiFunction | undefined;
 /** Retrieve the maximum number of vGPU instances supported per VM for given vGPU type */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * vgpuInstanceCountPerVm) — nvml.h:10356
-export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetMaxInstancesPerVm', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetMaxInstancesPerVm ??= L.bind('nvmlVgpuTypeGetMaxInstancesPerVm'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3091,7 +3097,7 @@ export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): [E.nvmlRet
 let f_nvmlVgpuTypeGetBAR1Info: KoffiFunction | undefined;
 /** Retrieve the BAR1 info for given vGPU type. */
 // nvmlReturn_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuTypeBar1Info_t * bar1Info) — nvml.h:10372
-export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgpuTypeBar1Info_v1_t | S.nvmlVgpuTypeBar1Info_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeBar1Info_v1_t | null] {
+export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgpuTypeBar1Info_v1_t | S.nvmlVgpuTypeBar1Info_v1_tInit | null): Res<[S.nvmlVgpuTypeBar1Info_v1_t]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetBAR1Info', 'vgpuTypeId');
   const a_bar1Info = X.inoutStruct(bar1Info, S.nvmlVgpuTypeBar1Info_v1_t, 'nvmlVgpuTypeGetBAR1Info', 'bar1Info');
   const err = (f_nvmlVgpuTypeGetBAR1Info ??= L.bind('nvmlVgpuTypeGetBAR1Info'))(a_vgpuTypeId, a_bar1Info._u8) as E.nvmlReturn_t;
@@ -3102,7 +3108,7 @@ export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgp
 let f_nvmlDeviceGetActiveVgpus: KoffiFunction | undefined;
 /** Retrieve the active vGPU instances on a device. */
 // nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuInstance_t * vgpuInstances) — nvml.h:10401
-export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetActiveVgpus', 'device');
   const a_vgpuCount = M.size(vgpuCount, 'nvmlDeviceGetActiveVgpus', 'vgpuCount');
   K.U32[0] = a_vgpuCount % 4294967296; K.U32[1] = Math.floor(a_vgpuCount / 4294967296);
@@ -3118,7 +3124,7 @@ export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCoun
 let f_nvmlVgpuInstanceGetVmID: KoffiFunction | undefined;
 /** Retrieve the VM ID associated with a vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char * vmId, unsigned int size, nvmlVgpuVmIdType_t * vmIdType) — nvml.h:10426
-export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null, E.nvmlVgpuVmIdType_t | null] {
+export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): Res<[string, E.nvmlVgpuVmIdType_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetVmID', 'vgpuInstance');
   const a_size = M.u32(size, 'nvmlVgpuInstanceGetVmID', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetVmID', 'size', `must be at least 1, got ${a_size}`);
@@ -3131,7 +3137,7 @@ export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): [E.
 let f_nvmlVgpuInstanceGetUUID: KoffiFunction | undefined;
 /** Retrieve the UUID of a vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, char * uuid, unsigned int size) — nvml.h:10449
-export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): Res<[string]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetUUID', 'vgpuInstance');
   const a_size = M.u32(size, 'nvmlVgpuInstanceGetUUID', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetUUID', 'size', `must be at least 1, got ${a_size}`);
@@ -3144,7 +3150,7 @@ export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): [E.
 let f_nvmlVgpuInstanceGetVmDriverVersion: KoffiFunction | undefined;
 /** Retrieve the NVIDIA driver version installed in the VM associated with a vGPU. */
 // nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance, char * version, unsigned int length) — nvml.h:10476
-export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length: number): Res<[string]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetVmDriverVersion', 'vgpuInstance');
   const a_length = M.u32(length, 'nvmlVgpuInstanceGetVmDriverVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlVgpuInstanceGetVmDriverVersion', 'length', `must be at least 1, got ${a_length}`);
@@ -3157,7 +3163,7 @@ export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length:
 let f_nvmlVgpuInstanceGetFbUsage: KoffiFunction | undefined;
 /** Retrieve the framebuffer usage in bytes. */
 // nvmlReturn_t nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance, unsigned long long * fbUsage) — nvml.h:10495
-export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): Res<[bigint]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFbUsage', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetFbUsage ??= L.bind('nvmlVgpuInstanceGetFbUsage'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3167,7 +3173,7 @@ export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): [E.nvmlReturn_
 let f_nvmlVgpuInstanceGetLicenseStatus: KoffiFunction | undefined;
 /** Retrieve the current licensing state of the vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance, unsigned int * licensed) — nvml.h:10516
-export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseStatus', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetLicenseStatus ??= L.bind('nvmlVgpuInstanceGetLicenseStatus'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3177,7 +3183,7 @@ export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): [E.nvmlR
 let f_nvmlVgpuInstanceGetType: KoffiFunction | undefined;
 /** Retrieve the vGPU type of a vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuTypeId_t * vgpuTypeId) — nvml.h:10535
-export function nvmlVgpuInstanceGetType(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetType(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetType', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetType ??= L.bind('nvmlVgpuInstanceGetType'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3187,7 +3193,7 @@ export function nvmlVgpuInstanceGetType(vgpuInstance: number): [E.nvmlReturn_t, 
 let f_nvmlVgpuInstanceGetFrameRateLimit: KoffiFunction | undefined;
 /** Retrieve the frame rate limit set for the vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance, unsigned int * frameRateLimit) — nvml.h:10555
-export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFrameRateLimit', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetFrameRateLimit ??= L.bind('nvmlVgpuInstanceGetFrameRateLimit'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3197,7 +3203,7 @@ export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): [E.nvml
 let f_nvmlVgpuInstanceGetEccMode: KoffiFunction | undefined;
 /** Retrieve the current ECC mode of vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * eccMode) — nvml.h:10571
-export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): Res<[E.nvmlEnableState_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEccMode', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEccMode ??= L.bind('nvmlVgpuInstanceGetEccMode'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3207,7 +3213,7 @@ export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): [E.nvmlReturn_
 let f_nvmlVgpuInstanceGetEncoderCapacity: KoffiFunction | undefined;
 /** Retrieve the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int * encoderCapacity) — nvml.h:10588
-export function nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderCapacity', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEncoderCapacity ??= L.bind('nvmlVgpuInstanceGetEncoderCapacity'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3227,7 +3233,7 @@ export function nvmlVgpuInstanceSetEncoderCapacity(vgpuInstance: number, encoder
 let f_nvmlVgpuInstanceGetEncoderStats: KoffiFunction | undefined;
 /** Retrieves the current encoder statistics of a vGPU Instance */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, unsigned int * averageFps, unsigned int * averageLatency) — nvml.h:10625
-export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): [E.nvmlReturn_t, number | null, number | null, number | null] {
+export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): Res<[number, number, number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderStats', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEncoderStats ??= L.bind('nvmlVgpuInstanceGetEncoderStats'))(a_vgpuInstance, K.slot[0], K.slot[1], K.slot[2]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null, null];
@@ -3237,7 +3243,7 @@ export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): [E.nvmlRe
 let f_nvmlVgpuInstanceGetEncoderSessions: KoffiFunction | undefined;
 /** Retrieves information about all active encoder sessions on a vGPU Instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, nvmlEncoderSessionInfo_t * sessionInfo) — nvml.h:10657
-export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlEncoderSessionInfo_st[] | null] {
+export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlEncoderSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderSessions', 'vgpuInstance');
   const a_sessionCount = M.size(sessionCount, 'nvmlVgpuInstanceGetEncoderSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -3253,7 +3259,7 @@ export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, session
 let f_nvmlVgpuInstanceGetFBCStats: KoffiFunction | undefined;
 /** Retrieves the active frame buffer capture sessions statistics of a vGPU Instance */
 // nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance, nvmlFBCStats_t * fbcStats) — nvml.h:10674
-export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): [E.nvmlReturn_t, S.nvmlFBCStats_st | null] {
+export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): Res<[S.nvmlFBCStats_st]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFBCStats', 'vgpuInstance');
   const a_fbcStats = X.inoutStruct(fbcStats, S.nvmlFBCStats_st, 'nvmlVgpuInstanceGetFBCStats', 'fbcStats');
   const err = (f_nvmlVgpuInstanceGetFBCStats ??= L.bind('nvmlVgpuInstanceGetFBCStats'))(a_vgpuInstance, a_fbcStats._u8) as E.nvmlReturn_t;
@@ -3264,7 +3270,7 @@ export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.n
 let f_nvmlVgpuInstanceGetFBCSessions: KoffiFunction | undefined;
 /** Retrieves information about active frame buffer capture sessions on a vGPU Instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, nvmlFBCSessionInfo_t * sessionInfo) — nvml.h:10705
-export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlFBCSessionInfo_st[] | null] {
+export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlFBCSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFBCSessions', 'vgpuInstance');
   const a_sessionCount = M.size(sessionCount, 'nvmlVgpuInstanceGetFBCSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -3280,7 +3286,7 @@ export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCoun
 let f_nvmlVgpuInstanceGetGpuInstanceId: KoffiFunction | undefined;
 /** Retrieve the GPU Instance ID for the given vGPU Instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance, unsigned int * gpuInstanceId) — nvml.h:10723
-export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetGpuInstanceId', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetGpuInstanceId ??= L.bind('nvmlVgpuInstanceGetGpuInstanceId'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3290,7 +3296,7 @@ export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): [E.nvmlR
 let f_nvmlVgpuInstanceGetGpuPciId: KoffiFunction | undefined;
 /** Retrieves the PCI Id of the given vGPU Instance i.e. */
 // nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char * vgpuPciId, unsigned int * length) — nvml.h:10743
-export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Pointer, length: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Pointer, length: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuInstance');
   const a_vgpuPciId = M.pointer(vgpuPciId, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuPciId');
   const a_length = M.u32(length, 'nvmlVgpuInstanceGetGpuPciId', 'length');
@@ -3304,7 +3310,7 @@ export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Poi
 let f_nvmlVgpuTypeGetCapabilities: KoffiFunction | undefined;
 /** Retrieve the requested capability for a given vGPU type. */
 // nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int * capResult) — nvml.h:10762
-export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nvmlVgpuCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nvmlVgpuCapability_t): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetCapabilities', 'vgpuTypeId');
   const a_capability = M.i32(capability, 'nvmlVgpuTypeGetCapabilities', 'capability');
   const err = (f_nvmlVgpuTypeGetCapabilities ??= L.bind('nvmlVgpuTypeGetCapabilities'))(a_vgpuTypeId, a_capability, K.slot[0]) as E.nvmlReturn_t;
@@ -3315,7 +3321,7 @@ export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nv
 let f_nvmlVgpuInstanceGetMdevUUID: KoffiFunction | undefined;
 /** Retrieve the MDEV UUID of a vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance, char * mdevUuid, unsigned int size) — nvml.h:10787
-export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number): Res<[string]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetMdevUUID', 'vgpuInstance');
   const a_size = M.u32(size, 'nvmlVgpuInstanceGetMdevUUID', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetMdevUUID', 'size', `must be at least 1, got ${a_size}`);
@@ -3328,7 +3334,7 @@ export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number):
 let f_nvmlGpuInstanceGetCreatableVgpus: KoffiFunction | undefined;
 /** Query the currently creatable vGPU types on a specific GPU Instance. */
 // nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance, nvmlVgpuTypeIdInfo_t * pVgpus) — nvml.h:10818
-export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpus?: S.nvmlVgpuTypeIdInfo_v1_t | S.nvmlVgpuTypeIdInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeIdInfo_v1_t | null] {
+export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpus?: S.nvmlVgpuTypeIdInfo_v1_t | S.nvmlVgpuTypeIdInfo_v1_tInit | null): Res<[S.nvmlVgpuTypeIdInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetCreatableVgpus', 'gpuInstance');
   const a_pVgpus = X.inoutStruct(pVgpus, S.nvmlVgpuTypeIdInfo_v1_t, 'nvmlGpuInstanceGetCreatableVgpus', 'pVgpus');
   const err = (f_nvmlGpuInstanceGetCreatableVgpus ??= L.bind('nvmlGpuInstanceGetCreatableVgpus'))(a_gpuInstance, a_pVgpus._u8) as E.nvmlReturn_t;
@@ -3339,7 +3345,7 @@ export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_
 let f_nvmlVgpuTypeGetMaxInstancesPerGpuInstance: KoffiFunction | undefined;
 /** Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance(nvmlVgpuTypeMaxInstance_t * pMaxInstance) — nvml.h:10833
-export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlVgpuTypeMaxInstance_v1_t | S.nvmlVgpuTypeMaxInstance_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeMaxInstance_v1_t | null] {
+export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlVgpuTypeMaxInstance_v1_t | S.nvmlVgpuTypeMaxInstance_v1_tInit | null): Res<[S.nvmlVgpuTypeMaxInstance_v1_t]> {
   const a_pMaxInstance = X.inoutStruct(pMaxInstance, S.nvmlVgpuTypeMaxInstance_v1_t, 'nvmlVgpuTypeGetMaxInstancesPerGpuInstance', 'pMaxInstance');
   const err = (f_nvmlVgpuTypeGetMaxInstancesPerGpuInstance ??= L.bind('nvmlVgpuTypeGetMaxInstancesPerGpuInstance'))(a_pMaxInstance._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3349,7 +3355,7 @@ export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlV
 let f_nvmlGpuInstanceGetActiveVgpus: KoffiFunction | undefined;
 /** Retrieve the active vGPU instances within a GPU instance. */
 // nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance, nvmlActiveVgpuInstanceInfo_t * pVgpuInstanceInfo) — nvml.h:10864
-export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpuInstanceInfo?: S.nvmlActiveVgpuInstanceInfo_v1_t | S.nvmlActiveVgpuInstanceInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlActiveVgpuInstanceInfo_v1_t | null] {
+export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpuInstanceInfo?: S.nvmlActiveVgpuInstanceInfo_v1_t | S.nvmlActiveVgpuInstanceInfo_v1_tInit | null): Res<[S.nvmlActiveVgpuInstanceInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetActiveVgpus', 'gpuInstance');
   const a_pVgpuInstanceInfo = X.inoutStruct(pVgpuInstanceInfo, S.nvmlActiveVgpuInstanceInfo_v1_t, 'nvmlGpuInstanceGetActiveVgpus', 'pVgpuInstanceInfo');
   const err = (f_nvmlGpuInstanceGetActiveVgpus ??= L.bind('nvmlGpuInstanceGetActiveVgpus'))(a_gpuInstance, a_pVgpuInstanceInfo._u8) as E.nvmlReturn_t;
@@ -3360,7 +3366,7 @@ export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t |
 let f_nvmlGpuInstanceSetVgpuSchedulerState: KoffiFunction | undefined;
 /** Set vGPU scheduler state for the given GPU instance */
 // nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t * pScheduler) — nvml.h:10889
-export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pScheduler?: S.nvmlVgpuSchedulerState_v1_t | S.nvmlVgpuSchedulerState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerState_v1_t | null] {
+export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pScheduler?: S.nvmlVgpuSchedulerState_v1_t | S.nvmlVgpuSchedulerState_v1_tInit | null): Res<[S.nvmlVgpuSchedulerState_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceSetVgpuSchedulerState', 'gpuInstance');
   const a_pScheduler = X.inoutStruct(pScheduler, S.nvmlVgpuSchedulerState_v1_t, 'nvmlGpuInstanceSetVgpuSchedulerState', 'pScheduler');
   const err = (f_nvmlGpuInstanceSetVgpuSchedulerState ??= L.bind('nvmlGpuInstanceSetVgpuSchedulerState'))(a_gpuInstance, a_pScheduler._u8) as E.nvmlReturn_t;
@@ -3371,7 +3377,7 @@ export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInsta
 let f_nvmlGpuInstanceGetVgpuSchedulerState: KoffiFunction | undefined;
 /** Returns the vGPU scheduler state for the given GPU instance. */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerStateInfo_t * pSchedulerStateInfo) — nvml.h:10909
-export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerStateInfo?: S.nvmlVgpuSchedulerStateInfo_v1_t | S.nvmlVgpuSchedulerStateInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerStateInfo_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerStateInfo?: S.nvmlVgpuSchedulerStateInfo_v1_t | S.nvmlVgpuSchedulerStateInfo_v1_tInit | null): Res<[S.nvmlVgpuSchedulerStateInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerState', 'gpuInstance');
   const a_pSchedulerStateInfo = X.inoutStruct(pSchedulerStateInfo, S.nvmlVgpuSchedulerStateInfo_v1_t, 'nvmlGpuInstanceGetVgpuSchedulerState', 'pSchedulerStateInfo');
   const err = (f_nvmlGpuInstanceGetVgpuSchedulerState ??= L.bind('nvmlGpuInstanceGetVgpuSchedulerState'))(a_gpuInstance, a_pSchedulerStateInfo._u8) as E.nvmlReturn_t;
@@ -3382,7 +3388,7 @@ export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInsta
 let f_nvmlGpuInstanceGetVgpuSchedulerLog: KoffiFunction | undefined;
 /** Returns the vGPU scheduler logs for the given GPU instance. */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerLogInfo_t * pSchedulerLogInfo) — nvml.h:10932
-export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerLogInfo?: S.nvmlVgpuSchedulerLogInfo_v1_t | S.nvmlVgpuSchedulerLogInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerLogInfo_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerLogInfo?: S.nvmlVgpuSchedulerLogInfo_v1_t | S.nvmlVgpuSchedulerLogInfo_v1_tInit | null): Res<[S.nvmlVgpuSchedulerLogInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerLog', 'gpuInstance');
   const a_pSchedulerLogInfo = X.inoutStruct(pSchedulerLogInfo, S.nvmlVgpuSchedulerLogInfo_v1_t, 'nvmlGpuInstanceGetVgpuSchedulerLog', 'pSchedulerLogInfo');
   const err = (f_nvmlGpuInstanceGetVgpuSchedulerLog ??= L.bind('nvmlGpuInstanceGetVgpuSchedulerLog'))(a_gpuInstance, a_pSchedulerLogInfo._u8) as E.nvmlReturn_t;
@@ -3393,7 +3399,7 @@ export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstanc
 let f_nvmlGpuInstanceGetVgpuTypeCreatablePlacements: KoffiFunction | undefined;
 /** Query the creatable vGPU placement ID of the vGPU type within a GPU instance. */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t * pCreatablePlacementInfo) — nvml.h:10962
-export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvmlGpuInstance_t | null, pCreatablePlacementInfo?: S.nvmlVgpuCreatablePlacementInfo_v1_t | S.nvmlVgpuCreatablePlacementInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuCreatablePlacementInfo_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvmlGpuInstance_t | null, pCreatablePlacementInfo?: S.nvmlVgpuCreatablePlacementInfo_v1_t | S.nvmlVgpuCreatablePlacementInfo_v1_tInit | null): Res<[S.nvmlVgpuCreatablePlacementInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuTypeCreatablePlacements', 'gpuInstance');
   const a_pCreatablePlacementInfo = X.inoutStruct(pCreatablePlacementInfo, S.nvmlVgpuCreatablePlacementInfo_v1_t, 'nvmlGpuInstanceGetVgpuTypeCreatablePlacements', 'pCreatablePlacementInfo');
   const err = (f_nvmlGpuInstanceGetVgpuTypeCreatablePlacements ??= L.bind('nvmlGpuInstanceGetVgpuTypeCreatablePlacements'))(a_gpuInstance, a_pCreatablePlacementInfo._u8) as E.nvmlReturn_t;
@@ -3404,7 +3410,7 @@ export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvm
 let f_nvmlGpuInstanceGetVgpuHeterogeneousMode: KoffiFunction | undefined;
 /** Get the vGPU heterogeneous mode for the GPU instance. */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:10988
-export function nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuInstance_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuHeterogeneousMode_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuInstance_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): Res<[S.nvmlVgpuHeterogeneousMode_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuHeterogeneousMode', 'gpuInstance');
   const a_pHeterogeneousMode = X.inoutStruct(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlGpuInstanceGetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlGpuInstanceGetVgpuHeterogeneousMode ??= L.bind('nvmlGpuInstanceGetVgpuHeterogeneousMode'))(a_gpuInstance, a_pHeterogeneousMode._u8) as E.nvmlReturn_t;
@@ -3425,7 +3431,7 @@ export function nvmlGpuInstanceSetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuIn
 let f_nvmlVgpuInstanceGetMetadata: KoffiFunction | undefined;
 /** Returns vGPU metadata structure for a running vGPU. */
 // nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t * vgpuMetadata, unsigned int * bufferSize) — nvml.h:11128
-export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, bufferSize: number): [E.nvmlReturn_t, S.nvmlVgpuMetadata_st | null, number | null] {
+export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, bufferSize: number): Res<[S.nvmlVgpuMetadata_st, number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetMetadata', 'vgpuInstance');
   const a_vgpuMetadata = X.inoutStruct(vgpuMetadata, S.nvmlVgpuMetadata_st, 'nvmlVgpuInstanceGetMetadata', 'vgpuMetadata');
   const a_bufferSize = M.u32(bufferSize, 'nvmlVgpuInstanceGetMetadata', 'bufferSize');
@@ -3439,7 +3445,7 @@ export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: 
 let f_nvmlDeviceGetVgpuMetadata: KoffiFunction | undefined;
 /** Returns a vGPU metadata structure for the physical GPU indicated by device. */
 // nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t * pgpuMetadata, unsigned int * bufferSize) — nvml.h:11150
-export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMetadata: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, bufferSize: number): [E.nvmlReturn_t, S.nvmlVgpuPgpuMetadata_st | null, number | null] {
+export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMetadata: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, bufferSize: number): Res<[S.nvmlVgpuPgpuMetadata_st, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuMetadata', 'device');
   const a_pgpuMetadata = X.inoutStruct(pgpuMetadata, S.nvmlVgpuPgpuMetadata_st, 'nvmlDeviceGetVgpuMetadata', 'pgpuMetadata');
   const a_bufferSize = M.u32(bufferSize, 'nvmlDeviceGetVgpuMetadata', 'bufferSize');
@@ -3453,7 +3459,7 @@ export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMet
 let f_nvmlGetVgpuCompatibility: KoffiFunction | undefined;
 /** Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU. */
 // nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t * vgpuMetadata, nvmlVgpuPgpuMetadata_t * pgpuMetadata, nvmlVgpuPgpuCompatibility_t * compatibilityInfo) — nvml.h:11174
-export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, pgpuMetadata?: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, compatibilityInfo?: S.nvmlVgpuPgpuCompatibility_st | S.nvmlVgpuPgpuCompatibility_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuMetadata_st | null, S.nvmlVgpuPgpuMetadata_st | null, S.nvmlVgpuPgpuCompatibility_st | null] {
+export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, pgpuMetadata?: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, compatibilityInfo?: S.nvmlVgpuPgpuCompatibility_st | S.nvmlVgpuPgpuCompatibility_stInit | null): Res<[S.nvmlVgpuMetadata_st, S.nvmlVgpuPgpuMetadata_st, S.nvmlVgpuPgpuCompatibility_st]> {
   const a_vgpuMetadata = X.inoutStruct(vgpuMetadata, S.nvmlVgpuMetadata_st, 'nvmlGetVgpuCompatibility', 'vgpuMetadata');
   const a_pgpuMetadata = X.inoutStruct(pgpuMetadata, S.nvmlVgpuPgpuMetadata_st, 'nvmlGetVgpuCompatibility', 'pgpuMetadata');
   const a_compatibilityInfo = X.inoutStruct(compatibilityInfo, S.nvmlVgpuPgpuCompatibility_st, 'nvmlGetVgpuCompatibility', 'compatibilityInfo');
@@ -3465,7 +3471,7 @@ export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | 
 let f_nvmlDeviceGetPgpuMetadataString: KoffiFunction | undefined;
 /** Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format. */
 // nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char * pgpuMetadata, unsigned int * bufferSize) — nvml.h:11194
-export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, pgpuMetadata: Pointer, bufferSize: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, pgpuMetadata: Pointer, bufferSize: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPgpuMetadataString', 'device');
   const a_pgpuMetadata = M.pointer(pgpuMetadata, 'nvmlDeviceGetPgpuMetadataString', 'pgpuMetadata');
   const a_bufferSize = M.u32(bufferSize, 'nvmlDeviceGetPgpuMetadataString', 'bufferSize');
@@ -3479,7 +3485,7 @@ export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, p
 let f_nvmlDeviceGetVgpuSchedulerLog: KoffiFunction | undefined;
 /** Returns the vGPU Software scheduler logs. */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuSchedulerLog_t * pSchedulerLog) — nvml.h:11214
-export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSchedulerLog?: S.nvmlVgpuSchedulerLog_st | S.nvmlVgpuSchedulerLog_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerLog_st | null] {
+export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSchedulerLog?: S.nvmlVgpuSchedulerLog_st | S.nvmlVgpuSchedulerLog_stInit | null): Res<[S.nvmlVgpuSchedulerLog_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerLog', 'device');
   const a_pSchedulerLog = X.inoutStruct(pSchedulerLog, S.nvmlVgpuSchedulerLog_st, 'nvmlDeviceGetVgpuSchedulerLog', 'pSchedulerLog');
   const err = (f_nvmlDeviceGetVgpuSchedulerLog ??= L.bind('nvmlDeviceGetVgpuSchedulerLog'))(a_device, a_pSchedulerLog._u8) as E.nvmlReturn_t;
@@ -3490,7 +3496,7 @@ export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSc
 let f_nvmlDeviceGetVgpuSchedulerState: KoffiFunction | undefined;
 /** Returns the vGPU scheduler state. */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerGetState_t * pSchedulerState) — nvml.h:11231
-export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerGetState_st | S.nvmlVgpuSchedulerGetState_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerGetState_st | null] {
+export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerGetState_st | S.nvmlVgpuSchedulerGetState_stInit | null): Res<[S.nvmlVgpuSchedulerGetState_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerState', 'device');
   const a_pSchedulerState = X.inoutStruct(pSchedulerState, S.nvmlVgpuSchedulerGetState_st, 'nvmlDeviceGetVgpuSchedulerState', 'pSchedulerState');
   const err = (f_nvmlDeviceGetVgpuSchedulerState ??= L.bind('nvmlDeviceGetVgpuSchedulerState'))(a_device, a_pSchedulerState._u8) as E.nvmlReturn_t;
@@ -3501,7 +3507,7 @@ export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, p
 let f_nvmlDeviceGetVgpuSchedulerCapabilities: KoffiFunction | undefined;
 /** Returns the vGPU scheduler capabilities. */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device, nvmlVgpuSchedulerCapabilities_t * pCapabilities) — nvml.h:11254
-export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | null, pCapabilities?: S.nvmlVgpuSchedulerCapabilities_st | S.nvmlVgpuSchedulerCapabilities_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerCapabilities_st | null] {
+export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | null, pCapabilities?: S.nvmlVgpuSchedulerCapabilities_st | S.nvmlVgpuSchedulerCapabilities_stInit | null): Res<[S.nvmlVgpuSchedulerCapabilities_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerCapabilities', 'device');
   const a_pCapabilities = X.inoutStruct(pCapabilities, S.nvmlVgpuSchedulerCapabilities_st, 'nvmlDeviceGetVgpuSchedulerCapabilities', 'pCapabilities');
   const err = (f_nvmlDeviceGetVgpuSchedulerCapabilities ??= L.bind('nvmlDeviceGetVgpuSchedulerCapabilities'))(a_device, a_pCapabilities._u8) as E.nvmlReturn_t;
@@ -3512,7 +3518,7 @@ export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | 
 let f_nvmlDeviceSetVgpuSchedulerState: KoffiFunction | undefined;
 /** Sets the vGPU scheduler state. */
 // nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t * pSchedulerState) — nvml.h:11279
-export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerSetState_st | S.nvmlVgpuSchedulerSetState_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerSetState_st | null] {
+export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerSetState_st | S.nvmlVgpuSchedulerSetState_stInit | null): Res<[S.nvmlVgpuSchedulerSetState_st]> {
   const a_device = M.handle(device, 'nvmlDeviceSetVgpuSchedulerState', 'device');
   const a_pSchedulerState = X.inoutStruct(pSchedulerState, S.nvmlVgpuSchedulerSetState_st, 'nvmlDeviceSetVgpuSchedulerState', 'pSchedulerState');
   const err = (f_nvmlDeviceSetVgpuSchedulerState ??= L.bind('nvmlDeviceSetVgpuSchedulerState'))(a_device, a_pSchedulerState._u8) as E.nvmlReturn_t;
@@ -3523,7 +3529,7 @@ export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, p
 let f_nvmlGetVgpuVersion: KoffiFunction | undefined;
 /** Query the ranges of supported vGPU versions. */
 // nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t * supported, nvmlVgpuVersion_t * current) — nvml.h:11311
-export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null, current?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuVersion_st | null, S.nvmlVgpuVersion_st | null] {
+export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null, current?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): Res<[S.nvmlVgpuVersion_st, S.nvmlVgpuVersion_st]> {
   const a_supported = X.inoutStruct(supported, S.nvmlVgpuVersion_st, 'nvmlGetVgpuVersion', 'supported');
   const a_current = X.inoutStruct(current, S.nvmlVgpuVersion_st, 'nvmlGetVgpuVersion', 'current');
   const err = (f_nvmlGetVgpuVersion ??= L.bind('nvmlGetVgpuVersion'))(a_supported._u8, a_current._u8) as E.nvmlReturn_t;
@@ -3534,7 +3540,7 @@ export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpu
 let f_nvmlSetVgpuVersion: KoffiFunction | undefined;
 /** Override the preset range of vGPU versions supported by the NVIDIA vGPU Manager with a range set by an administrator. */
 // nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t * vgpuVersion) — nvml.h:11338
-export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuVersion_st | null] {
+export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): Res<[S.nvmlVgpuVersion_st]> {
   const a_vgpuVersion = X.inoutStruct(vgpuVersion, S.nvmlVgpuVersion_st, 'nvmlSetVgpuVersion', 'vgpuVersion');
   const err = (f_nvmlSetVgpuVersion ??= L.bind('nvmlSetVgpuVersion'))(a_vgpuVersion._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3544,7 +3550,7 @@ export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVg
 let f_nvmlDeviceGetVgpuUtilization: KoffiFunction | undefined;
 /** Retrieves current utilization for vGPUs on a physical GPU (device). */
 // nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, nvmlValueType_t * sampleValType, unsigned int * vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t * utilizationSamples) — nvml.h:11394
-export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuInstanceSamplesCount: number): [E.nvmlReturn_t, E.nvmlValueType_t | null, number | null, S.nvmlVgpuInstanceUtilizationSample_st[] | null] {
+export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuInstanceSamplesCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [E.nvmlValueType_t, number, S.nvmlVgpuInstanceUtilizationSample_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuUtilization', 'device');
   const a_lastSeenTimeStamp = M.u64(lastSeenTimeStamp, 'nvmlDeviceGetVgpuUtilization', 'lastSeenTimeStamp');
   const a_vgpuInstanceSamplesCount = M.size(vgpuInstanceSamplesCount, 'nvmlDeviceGetVgpuUtilization', 'vgpuInstanceSamplesCount');
@@ -3561,7 +3567,7 @@ export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, last
 let f_nvmlDeviceGetVgpuInstancesUtilizationInfo: KoffiFunction | undefined;
 /** Retrieves recent utilization for vGPU instances running on a physical GPU (device). */
 // nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device, nvmlVgpuInstancesUtilizationInfo_t * vgpuUtilInfo) — nvml.h:11441
-export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuUtilInfo?: S.nvmlVgpuInstancesUtilizationInfo_v1_t | S.nvmlVgpuInstancesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuInstancesUtilizationInfo_v1_t | null] {
+export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuUtilInfo?: S.nvmlVgpuInstancesUtilizationInfo_v1_t | S.nvmlVgpuInstancesUtilizationInfo_v1_tInit | null): Res<[S.nvmlVgpuInstancesUtilizationInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuInstancesUtilizationInfo', 'device');
   const a_vgpuUtilInfo = X.inoutStruct(vgpuUtilInfo, S.nvmlVgpuInstancesUtilizationInfo_v1_t, 'nvmlDeviceGetVgpuInstancesUtilizationInfo', 'vgpuUtilInfo');
   const err = (f_nvmlDeviceGetVgpuInstancesUtilizationInfo ??= L.bind('nvmlDeviceGetVgpuInstancesUtilizationInfo'))(a_device, a_vgpuUtilInfo._u8) as E.nvmlReturn_t;
@@ -3572,7 +3578,7 @@ export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t
 let f_nvmlDeviceGetVgpuProcessUtilization: KoffiFunction | undefined;
 /** Retrieves current utilization for processes running on vGPUs on a physical GPU (device). */
 // nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int * vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t * utilizationSamples) — nvml.h:11487
-export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuProcessSamplesCount: number): [E.nvmlReturn_t, number | null, S.nvmlVgpuProcessUtilizationSample_st[] | null] {
+export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuProcessSamplesCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlVgpuProcessUtilizationSample_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuProcessUtilization', 'device');
   const a_lastSeenTimeStamp = M.u64(lastSeenTimeStamp, 'nvmlDeviceGetVgpuProcessUtilization', 'lastSeenTimeStamp');
   const a_vgpuProcessSamplesCount = M.size(vgpuProcessSamplesCount, 'nvmlDeviceGetVgpuProcessUtilization', 'vgpuProcessSamplesCount');
@@ -3589,7 +3595,7 @@ export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceGetVgpuProcessesUtilizationInfo: KoffiFunction | undefined;
 /** Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device). */
 // nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device, nvmlVgpuProcessesUtilizationInfo_t * vgpuProcUtilInfo) — nvml.h:11534
-export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuProcUtilInfo?: S.nvmlVgpuProcessesUtilizationInfo_v1_t | S.nvmlVgpuProcessesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuProcessesUtilizationInfo_v1_t | null] {
+export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuProcUtilInfo?: S.nvmlVgpuProcessesUtilizationInfo_v1_t | S.nvmlVgpuProcessesUtilizationInfo_v1_tInit | null): Res<[S.nvmlVgpuProcessesUtilizationInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuProcessesUtilizationInfo', 'device');
   const a_vgpuProcUtilInfo = X.inoutStruct(vgpuProcUtilInfo, S.nvmlVgpuProcessesUtilizationInfo_v1_t, 'nvmlDeviceGetVgpuProcessesUtilizationInfo', 'vgpuProcUtilInfo');
   const err = (f_nvmlDeviceGetVgpuProcessesUtilizationInfo ??= L.bind('nvmlDeviceGetVgpuProcessesUtilizationInfo'))(a_device, a_vgpuProcUtilInfo._u8) as E.nvmlReturn_t;
@@ -3600,7 +3606,7 @@ export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t
 let f_nvmlVgpuInstanceGetAccountingMode: KoffiFunction | undefined;
 /** Queries the state of per process accounting mode on vGPU. */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * mode) — nvml.h:11553
-export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): Res<[E.nvmlEnableState_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingMode', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetAccountingMode ??= L.bind('nvmlVgpuInstanceGetAccountingMode'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3610,7 +3616,7 @@ export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): [E.nvml
 let f_nvmlVgpuInstanceGetAccountingPids: KoffiFunction | undefined;
 /** Queries list of processes running on vGPU that can be queried for accounting stats. */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int * count, unsigned int * pids) — nvml.h:11584
-export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingPids', 'vgpuInstance');
   const a_count = M.size(count, 'nvmlVgpuInstanceGetAccountingPids', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -3626,7 +3632,7 @@ export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: n
 let f_nvmlVgpuInstanceGetAccountingStats: KoffiFunction | undefined;
 /** Queries process's accounting stats. */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid, nvmlAccountingStats_t * stats) — nvml.h:11619
-export function nvmlVgpuInstanceGetAccountingStats(vgpuInstance: number, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): [E.nvmlReturn_t, S.nvmlAccountingStats_st | null] {
+export function nvmlVgpuInstanceGetAccountingStats(vgpuInstance: number, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): Res<[S.nvmlAccountingStats_st]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingStats', 'vgpuInstance');
   const a_pid = M.u32(pid, 'nvmlVgpuInstanceGetAccountingStats', 'pid');
   const a_stats = X.inoutStruct(stats, S.nvmlAccountingStats_st, 'nvmlVgpuInstanceGetAccountingStats', 'stats');
@@ -3647,7 +3653,7 @@ export function nvmlVgpuInstanceClearAccountingPids(vgpuInstance: number): [E.nv
 let f_nvmlVgpuInstanceGetLicenseInfo: KoffiFunction | undefined;
 /** Query the license information of the vGPU instance. */
 // nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuLicenseInfo_t * licenseInfo) — nvml.h:11658
-export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo?: S.nvmlVgpuLicenseInfo_st | S.nvmlVgpuLicenseInfo_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuLicenseInfo_st | null] {
+export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo?: S.nvmlVgpuLicenseInfo_st | S.nvmlVgpuLicenseInfo_stInit | null): Res<[S.nvmlVgpuLicenseInfo_st]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseInfo', 'vgpuInstance');
   const a_licenseInfo = X.inoutStruct(licenseInfo, S.nvmlVgpuLicenseInfo_st, 'nvmlVgpuInstanceGetLicenseInfo', 'licenseInfo');
   const err = (f_nvmlVgpuInstanceGetLicenseInfo ??= L.bind('nvmlVgpuInstanceGetLicenseInfo'))(a_vgpuInstance, a_licenseInfo._u8) as E.nvmlReturn_t;
@@ -3658,7 +3664,7 @@ export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo
 let f_nvmlGetExcludedDeviceCount: KoffiFunction | undefined;
 /** Retrieves the number of excluded GPU devices in the system. */
 // nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int * deviceCount) — nvml.h:11688
-export function nvmlGetExcludedDeviceCount(): [E.nvmlReturn_t, number | null] {
+export function nvmlGetExcludedDeviceCount(): Res<[number]> {
   const err = (f_nvmlGetExcludedDeviceCount ??= L.bind('nvmlGetExcludedDeviceCount'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -3667,7 +3673,7 @@ export function nvmlGetExcludedDeviceCount(): [E.nvmlReturn_t, number | null] {
 let f_nvmlGetExcludedDeviceInfoByIndex: KoffiFunction | undefined;
 /** Acquire the device information for an excluded GPU device, based on its index. */
 // nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t * info) — nvml.h:11708
-export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExcludedDeviceInfo_st | S.nvmlExcludedDeviceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlExcludedDeviceInfo_st | null] {
+export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExcludedDeviceInfo_st | S.nvmlExcludedDeviceInfo_stInit | null): Res<[S.nvmlExcludedDeviceInfo_st]> {
   const a_index = M.u32(index, 'nvmlGetExcludedDeviceInfoByIndex', 'index');
   const a_info = X.inoutStruct(info, S.nvmlExcludedDeviceInfo_st, 'nvmlGetExcludedDeviceInfoByIndex', 'info');
   const err = (f_nvmlGetExcludedDeviceInfoByIndex ??= L.bind('nvmlGetExcludedDeviceInfoByIndex'))(a_index, a_info._u8) as E.nvmlReturn_t;
@@ -3678,7 +3684,7 @@ export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExc
 let f_nvmlDeviceReadWritePRM_v1: KoffiFunction | undefined;
 /** Read or write a GPU PRM register. */
 // nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1_t * buffer) — nvml.h:11757
-export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?: S.nvmlPRMTLV_v1_t | S.nvmlPRMTLV_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPRMTLV_v1_t | null] {
+export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?: S.nvmlPRMTLV_v1_t | S.nvmlPRMTLV_v1_tInit | null): Res<[S.nvmlPRMTLV_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceReadWritePRM_v1', 'device');
   const a_buffer = X.inoutStruct(buffer, S.nvmlPRMTLV_v1_t, 'nvmlDeviceReadWritePRM_v1', 'buffer');
   const err = (f_nvmlDeviceReadWritePRM_v1 ??= L.bind('nvmlDeviceReadWritePRM_v1'))(a_device, a_buffer._u8) as E.nvmlReturn_t;
@@ -3689,7 +3695,7 @@ export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?
 let f_nvmlDeviceSetMigMode: KoffiFunction | undefined;
 /** Set MIG mode for the device. */
 // nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t * activationStatus) — nvml.h:12065
-export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number): [E.nvmlReturn_t, E.nvmlReturn_t | null] {
+export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number): Res<[E.nvmlReturn_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetMigMode', 'device');
   const a_mode = M.u32(mode, 'nvmlDeviceSetMigMode', 'mode');
   const err = (f_nvmlDeviceSetMigMode ??= L.bind('nvmlDeviceSetMigMode'))(a_device, a_mode, K.slot[0]) as E.nvmlReturn_t;
@@ -3700,7 +3706,7 @@ export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number
 let f_nvmlDeviceGetMigMode: KoffiFunction | undefined;
 /** Get MIG mode for the device. */
 // nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int * currentMode, unsigned int * pendingMode) — nvml.h:12088
-export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMigMode', 'device');
   const err = (f_nvmlDeviceGetMigMode ??= L.bind('nvmlDeviceGetMigMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -3710,7 +3716,7 @@ export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): [E.nvmlRetu
 let f_nvmlDeviceGetGpuInstanceProfileInfo: KoffiFunction | undefined;
 /** Get GPU instance profile information */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t * info) — nvml.h:12112
-export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_st | S.nvmlGpuInstanceProfileInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_st | null] {
+export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_st | S.nvmlGpuInstanceProfileInfo_stInit | null): Res<[S.nvmlGpuInstanceProfileInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfo', 'device');
   const a_profile = M.u32(profile, 'nvmlDeviceGetGpuInstanceProfileInfo', 'profile');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_st, 'nvmlDeviceGetGpuInstanceProfileInfo', 'info');
@@ -3722,7 +3728,7 @@ export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceGetGpuInstanceProfileInfoV: KoffiFunction | undefined;
 /** Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure. */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t * info) — nvml.h:12143
-export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_v2_st | null] {
+export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): Res<[S.nvmlGpuInstanceProfileInfo_v2_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'device');
   const a_profile = M.u32(profile, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'profile');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_v2_st, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'info');
@@ -3734,7 +3740,7 @@ export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | nu
 let f_nvmlDeviceGetGpuInstanceProfileInfoByIdV: KoffiFunction | undefined;
 /** GPU instance profile query function that accepts profile ID, instead of profile name. */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstanceProfileInfo_v2_t * info) — nvml.h:12174
-export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t | null, profileId: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_v2_st | null] {
+export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t | null, profileId: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): Res<[S.nvmlGpuInstanceProfileInfo_v2_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'profileId');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_v2_st, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'info');
@@ -3746,7 +3752,7 @@ export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t 
 let f_nvmlDeviceGetGpuInstancePossiblePlacements: KoffiFunction | undefined;
 /** Get GPU instance placements. */
 // nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t * placements, unsigned int * count) — nvml.h:12203
-export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_t | null, profileId: number, count: number): [E.nvmlReturn_t, S.nvmlGpuInstancePlacement_st[] | null, number | null] {
+export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [S.nvmlGpuInstancePlacement_st[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstancePossiblePlacements', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstancePossiblePlacements', 'profileId');
   const a_count = M.size(count, 'nvmlDeviceGetGpuInstancePossiblePlacements', 'count');
@@ -3763,7 +3769,7 @@ export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_
 let f_nvmlDeviceGetGpuInstanceRemainingCapacity: KoffiFunction | undefined;
 /** Get GPU instance profile capacity. */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId, unsigned int * count) — nvml.h:12225
-export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t | null, profileId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t | null, profileId: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceRemainingCapacity', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstanceRemainingCapacity', 'profileId');
   const err = (f_nvmlDeviceGetGpuInstanceRemainingCapacity ??= L.bind('nvmlDeviceGetGpuInstanceRemainingCapacity'))(a_device, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -3774,7 +3780,7 @@ export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t
 let f_nvmlDeviceCreateGpuInstance: KoffiFunction | undefined;
 /** Create GPU instance. */
 // nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t * gpuInstance) — nvml.h:12250
-export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profileId: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
+export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profileId: number): Res<[H.nvmlGpuInstance_t]> {
   const a_device = M.handle(device, 'nvmlDeviceCreateGpuInstance', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceCreateGpuInstance', 'profileId');
   const err = (f_nvmlDeviceCreateGpuInstance ??= L.bind('nvmlDeviceCreateGpuInstance'))(a_device, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -3785,7 +3791,7 @@ export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profi
 let f_nvmlDeviceCreateGpuInstanceWithPlacement: KoffiFunction | undefined;
 /** Create GPU instance with the specified placement. */
 // nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t * placement, nvmlGpuInstance_t * gpuInstance) — nvml.h:12277
-export function nvmlDeviceCreateGpuInstanceWithPlacement(device: H.nvmlDevice_t | null, profileId: number, placement: S.nvmlGpuInstancePlacement_st | S.nvmlGpuInstancePlacement_stInit | null): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
+export function nvmlDeviceCreateGpuInstanceWithPlacement(device: H.nvmlDevice_t | null, profileId: number, placement: S.nvmlGpuInstancePlacement_st | S.nvmlGpuInstancePlacement_stInit | null): Res<[H.nvmlGpuInstance_t]> {
   const a_device = M.handle(device, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'profileId');
   const a_placement = X.structArg(placement, S.nvmlGpuInstancePlacement_st, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'placement');
@@ -3806,7 +3812,7 @@ export function nvmlGpuInstanceDestroy(gpuInstance: H.nvmlGpuInstance_t | null):
 let f_nvmlDeviceGetGpuInstances: KoffiFunction | undefined;
 /** Get GPU instances for given profile ID. */
 // nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t * gpuInstances, unsigned int * count) — nvml.h:12322
-export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profileId: number, count: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t[] | null, number | null] {
+export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [H.nvmlGpuInstance_t[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstances', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstances', 'profileId');
   const a_count = M.size(count, 'nvmlDeviceGetGpuInstances', 'count');
@@ -3823,7 +3829,7 @@ export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profile
 let f_nvmlDeviceGetGpuInstanceById: KoffiFunction | undefined;
 /** Get GPU instances for given instance ID. */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t * gpuInstance) — nvml.h:12344
-export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
+export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: number): Res<[H.nvmlGpuInstance_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceById', 'device');
   const a_id = M.u32(id, 'nvmlDeviceGetGpuInstanceById', 'id');
   const err = (f_nvmlDeviceGetGpuInstanceById ??= L.bind('nvmlDeviceGetGpuInstanceById'))(a_device, a_id, K.slot[0]) as E.nvmlReturn_t;
@@ -3834,7 +3840,7 @@ export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: 
 let f_nvmlGpuInstanceGetInfo: KoffiFunction | undefined;
 /** Get GPU instance information. */
 // nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info) — nvml.h:12361
-export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, info?: S.nvmlGpuInstanceInfo_st | S.nvmlGpuInstanceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceInfo_st | null] {
+export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, info?: S.nvmlGpuInstanceInfo_st | S.nvmlGpuInstanceInfo_stInit | null): Res<[S.nvmlGpuInstanceInfo_st]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetInfo', 'gpuInstance');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceInfo_st, 'nvmlGpuInstanceGetInfo', 'info');
   const err = (f_nvmlGpuInstanceGetInfo ??= L.bind('nvmlGpuInstanceGetInfo'))(a_gpuInstance, a_info._u8) as E.nvmlReturn_t;
@@ -3845,7 +3851,7 @@ export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, 
 let f_nvmlGpuInstanceGetComputeInstanceProfileInfo: KoffiFunction | undefined;
 /** Get compute instance profile information. */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_t * info) — nvml.h:12386
-export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_st | S.nvmlComputeInstanceProfileInfo_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceProfileInfo_st | null] {
+export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_st | S.nvmlComputeInstanceProfileInfo_stInit | null): Res<[S.nvmlComputeInstanceProfileInfo_st]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'gpuInstance');
   const a_profile = M.u32(profile, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'profile');
   const a_engProfile = M.u32(engProfile, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'engProfile');
@@ -3858,7 +3864,7 @@ export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvml
 let f_nvmlGpuInstanceGetComputeInstanceProfileInfoV: KoffiFunction | undefined;
 /** Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure. */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_v2_t * info) — nvml.h:12420
-export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_v2_st | S.nvmlComputeInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceProfileInfo_v2_st | null] {
+export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_v2_st | S.nvmlComputeInstanceProfileInfo_v2_stInit | null): Res<[S.nvmlComputeInstanceProfileInfo_v2_st]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'gpuInstance');
   const a_profile = M.u32(profile, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'profile');
   const a_engProfile = M.u32(engProfile, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'engProfile');
@@ -3871,7 +3877,7 @@ export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvm
 let f_nvmlGpuInstanceGetComputeInstanceRemainingCapacity: KoffiFunction | undefined;
 /** Get compute instance profile capacity. */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int * count) — nvml.h:12443
-export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): Res<[number]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceRemainingCapacity', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceGetComputeInstanceRemainingCapacity', 'profileId');
   const err = (f_nvmlGpuInstanceGetComputeInstanceRemainingCapacity ??= L.bind('nvmlGpuInstanceGetComputeInstanceRemainingCapacity'))(a_gpuInstance, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -3882,7 +3888,7 @@ export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: 
 let f_nvmlGpuInstanceGetComputeInstancePossiblePlacements: KoffiFunction | undefined;
 /** Get compute instance placements. */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstancePlacement_t * placements, unsigned int * count) — nvml.h:12472
-export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): [E.nvmlReturn_t, S.nvmlComputeInstancePlacement_st[] | null, number | null] {
+export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [S.nvmlComputeInstancePlacement_st[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'profileId');
   const a_count = M.size(count, 'nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'count');
@@ -3899,7 +3905,7 @@ export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance:
 let f_nvmlGpuInstanceCreateComputeInstance: KoffiFunction | undefined;
 /** Create compute instance. */
 // nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t * computeInstance) — nvml.h:12502
-export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
+export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): Res<[H.nvmlComputeInstance_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceCreateComputeInstance', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceCreateComputeInstance', 'profileId');
   const err = (f_nvmlGpuInstanceCreateComputeInstance ??= L.bind('nvmlGpuInstanceCreateComputeInstance'))(a_gpuInstance, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -3910,7 +3916,7 @@ export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInsta
 let f_nvmlGpuInstanceCreateComputeInstanceWithPlacement: KoffiFunction | undefined;
 /** Create compute instance with the specified placement. */
 // nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t * placement, nvmlComputeInstance_t * computeInstance) — nvml.h:12531
-export function nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, placement: S.nvmlComputeInstancePlacement_st | S.nvmlComputeInstancePlacement_stInit | null): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
+export function nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, placement: S.nvmlComputeInstancePlacement_st | S.nvmlComputeInstancePlacement_stInit | null): Res<[H.nvmlComputeInstance_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'profileId');
   const a_placement = X.structArg(placement, S.nvmlComputeInstancePlacement_st, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'placement');
@@ -3931,7 +3937,7 @@ export function nvmlComputeInstanceDestroy(computeInstance: H.nvmlComputeInstanc
 let f_nvmlGpuInstanceGetComputeInstances: KoffiFunction | undefined;
 /** Get compute instances for given profile ID. */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t * computeInstances, unsigned int * count) — nvml.h:12577
-export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t[] | null, number | null] {
+export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [H.nvmlComputeInstance_t[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstances', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceGetComputeInstances', 'profileId');
   const a_count = M.size(count, 'nvmlGpuInstanceGetComputeInstances', 'count');
@@ -3948,7 +3954,7 @@ export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstanc
 let f_nvmlGpuInstanceGetComputeInstanceById: KoffiFunction | undefined;
 /** Get compute instance for given instance ID. */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t * computeInstance) — nvml.h:12599
-export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInstance_t | null, id: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
+export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInstance_t | null, id: number): Res<[H.nvmlComputeInstance_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceById', 'gpuInstance');
   const a_id = M.u32(id, 'nvmlGpuInstanceGetComputeInstanceById', 'id');
   const err = (f_nvmlGpuInstanceGetComputeInstanceById ??= L.bind('nvmlGpuInstanceGetComputeInstanceById'))(a_gpuInstance, a_id, K.slot[0]) as E.nvmlReturn_t;
@@ -3959,7 +3965,7 @@ export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInst
 let f_nvmlComputeInstanceGetInfo: KoffiFunction | undefined;
 /** Get compute instance information. */
 // nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info) — nvml.h:12617
-export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstance_t | null, info?: S.nvmlComputeInstanceInfo_st | S.nvmlComputeInstanceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceInfo_st | null] {
+export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstance_t | null, info?: S.nvmlComputeInstanceInfo_st | S.nvmlComputeInstanceInfo_stInit | null): Res<[S.nvmlComputeInstanceInfo_st]> {
   const a_computeInstance = M.handle(computeInstance, 'nvmlComputeInstanceGetInfo', 'computeInstance');
   const a_info = X.inoutStruct(info, S.nvmlComputeInstanceInfo_st, 'nvmlComputeInstanceGetInfo', 'info');
   const err = (f_nvmlComputeInstanceGetInfo ??= L.bind('nvmlComputeInstanceGetInfo'))(a_computeInstance, a_info._u8) as E.nvmlReturn_t;
@@ -3970,7 +3976,7 @@ export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstanc
 let f_nvmlDeviceIsMigDeviceHandle: KoffiFunction | undefined;
 /** Test if the given handle refers to a MIG device. */
 // nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int * isMigDevice) — nvml.h:12639
-export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceIsMigDeviceHandle', 'device');
   const err = (f_nvmlDeviceIsMigDeviceHandle ??= L.bind('nvmlDeviceIsMigDeviceHandle'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3980,7 +3986,7 @@ export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): [E.n
 let f_nvmlDeviceGetGpuInstanceId: KoffiFunction | undefined;
 /** Get GPU instance ID for the given MIG device handle. */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int * id) — nvml.h:12659
-export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceId', 'device');
   const err = (f_nvmlDeviceGetGpuInstanceId ??= L.bind('nvmlDeviceGetGpuInstanceId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3990,7 +3996,7 @@ export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): [E.nv
 let f_nvmlDeviceGetComputeInstanceId: KoffiFunction | undefined;
 /** Get compute instance ID for the given MIG device handle. */
 // nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int * id) — nvml.h:12680
-export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeInstanceId', 'device');
   const err = (f_nvmlDeviceGetComputeInstanceId ??= L.bind('nvmlDeviceGetComputeInstanceId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4000,7 +4006,7 @@ export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): [
 let f_nvmlDeviceGetMaxMigDeviceCount: KoffiFunction | undefined;
 /** Get the maximum number of MIG devices that can exist under a given parent NVML device. */
 // nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int * count) — nvml.h:12699
-export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxMigDeviceCount', 'device');
   const err = (f_nvmlDeviceGetMaxMigDeviceCount ??= L.bind('nvmlDeviceGetMaxMigDeviceCount'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4010,7 +4016,7 @@ export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): [
 let f_nvmlDeviceGetMigDeviceHandleByIndex: KoffiFunction | undefined;
 /** Get MIG device handle for the given index under its parent NVML device. */
 // nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t * migDevice) — nvml.h:12725
-export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | null, index: number): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | null, index: number): Res<[H.nvmlDevice_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMigDeviceHandleByIndex', 'device');
   const a_index = M.u32(index, 'nvmlDeviceGetMigDeviceHandleByIndex', 'index');
   const err = (f_nvmlDeviceGetMigDeviceHandleByIndex ??= L.bind('nvmlDeviceGetMigDeviceHandleByIndex'))(a_device, a_index, K.slot[0]) as E.nvmlReturn_t;
@@ -4021,7 +4027,7 @@ export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | nul
 let f_nvmlDeviceGetDeviceHandleFromMigDeviceHandle: KoffiFunction | undefined;
 /** Get parent device handle from a MIG device handle. */
 // nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t * device) — nvml.h:12744
-export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDevice_t | null): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDevice_t | null): Res<[H.nvmlDevice_t]> {
   const a_migDevice = M.handle(migDevice, 'nvmlDeviceGetDeviceHandleFromMigDeviceHandle', 'migDevice');
   const err = (f_nvmlDeviceGetDeviceHandleFromMigDeviceHandle ??= L.bind('nvmlDeviceGetDeviceHandleFromMigDeviceHandle'))(a_migDevice, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4031,7 +4037,7 @@ export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDe
 let f_nvmlGpmMetricsGet: KoffiFunction | undefined;
 /** Calculate GPM metrics from two samples. */
 // nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t * metricsGet) — nvml.h:13036
-export function nvmlGpmMetricsGet(metricsGet?: S.nvmlGpmMetricsGet_t | S.nvmlGpmMetricsGet_tInit | null): [E.nvmlReturn_t, S.nvmlGpmMetricsGet_t | null] {
+export function nvmlGpmMetricsGet(metricsGet?: S.nvmlGpmMetricsGet_t | S.nvmlGpmMetricsGet_tInit | null): Res<[S.nvmlGpmMetricsGet_t]> {
   const a_metricsGet = X.inoutStruct(metricsGet, S.nvmlGpmMetricsGet_t, 'nvmlGpmMetricsGet', 'metricsGet');
   const err = (f_nvmlGpmMetricsGet ??= L.bind('nvmlGpmMetricsGet'))(a_metricsGet._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4050,7 +4056,7 @@ export function nvmlGpmSampleFree(gpmSample: H.nvmlGpmSample_t | null): [E.nvmlR
 let f_nvmlGpmSampleAlloc: KoffiFunction | undefined;
 /** Allocate a sample buffer to be used with NVML GPM. */
 // nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t * gpmSample) — nvml.h:13066
-export function nvmlGpmSampleAlloc(): [E.nvmlReturn_t, H.nvmlGpmSample_t | null] {
+export function nvmlGpmSampleAlloc(): Res<[H.nvmlGpmSample_t]> {
   const err = (f_nvmlGpmSampleAlloc ??= L.bind('nvmlGpmSampleAlloc'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.nvmlGpmSample_t];
@@ -4080,7 +4086,7 @@ export function nvmlGpmMigSampleGet(device: H.nvmlDevice_t | null, gpuInstanceId
 let f_nvmlGpmQueryDeviceSupport: KoffiFunction | undefined;
 /** Indicate whether the supplied device supports GPM */
 // nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport) — nvml.h:13121
-export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupport?: S.nvmlGpmSupport_t | S.nvmlGpmSupport_tInit | null): [E.nvmlReturn_t, S.nvmlGpmSupport_t | null] {
+export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupport?: S.nvmlGpmSupport_t | S.nvmlGpmSupport_tInit | null): Res<[S.nvmlGpmSupport_t]> {
   const a_device = M.handle(device, 'nvmlGpmQueryDeviceSupport', 'device');
   const a_gpmSupport = X.inoutStruct(gpmSupport, S.nvmlGpmSupport_t, 'nvmlGpmQueryDeviceSupport', 'gpmSupport');
   const err = (f_nvmlGpmQueryDeviceSupport ??= L.bind('nvmlGpmQueryDeviceSupport'))(a_device, a_gpmSupport._u8) as E.nvmlReturn_t;
@@ -4091,7 +4097,7 @@ export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupp
 let f_nvmlGpmQueryIfStreamingEnabled: KoffiFunction | undefined;
 /** Get GPM stream state. */
 // nvmlReturn_t nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device, unsigned int * state) — nvml.h:13140
-export function nvmlGpmQueryIfStreamingEnabled(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlGpmQueryIfStreamingEnabled(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlGpmQueryIfStreamingEnabled', 'device');
   const err = (f_nvmlGpmQueryIfStreamingEnabled ??= L.bind('nvmlGpmQueryIfStreamingEnabled'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4111,7 +4117,7 @@ export function nvmlGpmSetStreamingEnabled(device: H.nvmlDevice_t | null, state:
 let f_nvmlDeviceGetCapabilities: KoffiFunction | undefined;
 /** Get device capabilities */
 // nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device, nvmlDeviceCapabilities_t * caps) — nvml.h:13192
-export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: S.nvmlDeviceCapabilities_v1_t | S.nvmlDeviceCapabilities_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceCapabilities_v1_t | null] {
+export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: S.nvmlDeviceCapabilities_v1_t | S.nvmlDeviceCapabilities_v1_tInit | null): Res<[S.nvmlDeviceCapabilities_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCapabilities', 'device');
   const a_caps = X.inoutStruct(caps, S.nvmlDeviceCapabilities_v1_t, 'nvmlDeviceGetCapabilities', 'caps');
   const err = (f_nvmlDeviceGetCapabilities ??= L.bind('nvmlDeviceGetCapabilities'))(a_device, a_caps._u8) as E.nvmlReturn_t;
@@ -4122,7 +4128,7 @@ export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: 
 let f_nvmlDeviceWorkloadPowerProfileGetProfilesInfo: KoffiFunction | undefined;
 /** Get Performance Profiles Information */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t device, nvmlWorkloadPowerProfileProfilesInfo_t * profilesInfo) — nvml.h:13319
-export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevice_t | null, profilesInfo?: S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | S.nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevice_t | null, profilesInfo?: S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | S.nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileProfilesInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetProfilesInfo', 'device');
   const a_profilesInfo = X.inoutStruct(profilesInfo, S.nvmlWorkloadPowerProfileProfilesInfo_v1_t, 'nvmlDeviceWorkloadPowerProfileGetProfilesInfo', 'profilesInfo');
   const err = (f_nvmlDeviceWorkloadPowerProfileGetProfilesInfo ??= L.bind('nvmlDeviceWorkloadPowerProfileGetProfilesInfo'))(a_device, a_profilesInfo._u8) as E.nvmlReturn_t;
@@ -4133,7 +4139,7 @@ export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevi
 let f_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles: KoffiFunction | undefined;
 /** Get Current Performance Profiles */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileCurrentProfiles_t * currentProfiles) — nvml.h:13343
-export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlDevice_t | null, currentProfiles?: S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | S.nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlDevice_t | null, currentProfiles?: S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | S.nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', 'device');
   const a_currentProfiles = X.inoutStruct(currentProfiles, S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', 'currentProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileGetCurrentProfiles'))(a_device, a_currentProfiles._u8) as E.nvmlReturn_t;
@@ -4144,7 +4150,7 @@ export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlD
 let f_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles: KoffiFunction | undefined;
 /** Set Requested Performance Profiles */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t * requestedProfiles) — nvml.h:13368
-export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', 'device');
   const a_requestedProfiles = X.inoutStruct(requestedProfiles, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', 'requestedProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileSetRequestedProfiles'))(a_device, a_requestedProfiles._u8) as E.nvmlReturn_t;
@@ -4155,7 +4161,7 @@ export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvm
 let f_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles: KoffiFunction | undefined;
 /** Clear Requested Performance Profiles */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t * requestedProfiles) — nvml.h:13393
-export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', 'device');
   const a_requestedProfiles = X.inoutStruct(requestedProfiles, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', 'requestedProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileClearRequestedProfiles'))(a_device, a_requestedProfiles._u8) as E.nvmlReturn_t;
@@ -4166,7 +4172,7 @@ export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.n
 let f_nvmlDevicePowerSmoothingActivatePresetProfile: KoffiFunction | undefined;
 /** Activiate a specific preset profile for datacenter power smoothing. */
 // nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t * profile) — nvml.h:13458
-export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingProfile_v1_t | null] {
+export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): Res<[S.nvmlPowerSmoothingProfile_v1_t]> {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingActivatePresetProfile', 'device');
   const a_profile = X.inoutStruct(profile, S.nvmlPowerSmoothingProfile_v1_t, 'nvmlDevicePowerSmoothingActivatePresetProfile', 'profile');
   const err = (f_nvmlDevicePowerSmoothingActivatePresetProfile ??= L.bind('nvmlDevicePowerSmoothingActivatePresetProfile'))(a_device, a_profile._u8) as E.nvmlReturn_t;
@@ -4177,7 +4183,7 @@ export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevi
 let f_nvmlDevicePowerSmoothingUpdatePresetProfileParam: KoffiFunction | undefined;
 /** Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t. */
 // nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t * profile) — nvml.h:13482
-export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingProfile_v1_t | null] {
+export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): Res<[S.nvmlPowerSmoothingProfile_v1_t]> {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingUpdatePresetProfileParam', 'device');
   const a_profile = X.inoutStruct(profile, S.nvmlPowerSmoothingProfile_v1_t, 'nvmlDevicePowerSmoothingUpdatePresetProfileParam', 'profile');
   const err = (f_nvmlDevicePowerSmoothingUpdatePresetProfileParam ??= L.bind('nvmlDevicePowerSmoothingUpdatePresetProfileParam'))(a_device, a_profile._u8) as E.nvmlReturn_t;
@@ -4188,7 +4194,7 @@ export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlD
 let f_nvmlDevicePowerSmoothingSetState: KoffiFunction | undefined;
 /** Enable or disable the Power Smoothing Feature. */
 // nvmlReturn_t nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t * state) — nvml.h:13502
-export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, state?: S.nvmlPowerSmoothingState_v1_t | S.nvmlPowerSmoothingState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingState_v1_t | null] {
+export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, state?: S.nvmlPowerSmoothingState_v1_t | S.nvmlPowerSmoothingState_v1_tInit | null): Res<[S.nvmlPowerSmoothingState_v1_t]> {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingSetState', 'device');
   const a_state = X.inoutStruct(state, S.nvmlPowerSmoothingState_v1_t, 'nvmlDevicePowerSmoothingSetState', 'state');
   const err = (f_nvmlDevicePowerSmoothingSetState ??= L.bind('nvmlDevicePowerSmoothingSetState'))(a_device, a_state._u8) as E.nvmlReturn_t;
@@ -4199,7 +4205,7 @@ export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, 
 let f_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts: KoffiFunction | undefined;
 /** Retrieves the counts of SRAM unique uncorrected ECC errors */
 // nvmlReturn_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device, nvmlEccSramUniqueUncorrectedErrorCounts_t * errorCounts) — nvml.h:13542
-export function nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(device: H.nvmlDevice_t | null, errorCounts?: S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | null): [E.nvmlReturn_t, S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | null] {
+export function nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(device: H.nvmlDevice_t | null, errorCounts?: S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | null): Res<[S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', 'device');
   const a_errorCounts = X.inoutStruct(errorCounts, S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t, 'nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', 'errorCounts');
   const err = (f_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts ??= L.bind('nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts'))(a_device, a_errorCounts._u8) as E.nvmlReturn_t;

@@ -13,6 +13,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/nvvm';
 import * as E from './enums';
 import type * as H from './handles';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvvmResultOk = E.nvvmResult.NVVM_SUCCESS;
+/** What a call with outputs returns: {@link nvvmResultOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvvmResultOk, Exclude<E.nvvmResult, nvvmResultOk>, T>;
 
 void W;
 void HC;
@@ -30,7 +36,7 @@ export function nvvmGetErrorString(result: E.nvvmResult): [E.nvvmResult, string]
 let f_nvvmVersion: KoffiFunction | undefined;
 /** Get the NVVM version. */
 // nvvmResult nvvmVersion(int * major, int * minor) — nvvm.h:78
-export function nvvmVersion(): [E.nvvmResult, number | null, number | null] {
+export function nvvmVersion(): Res<[number, number]> {
   const err = (f_nvvmVersion ??= L.bind('nvvmVersion'))(K.slot[0], K.slot[1]) as E.nvvmResult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
@@ -39,7 +45,7 @@ export function nvvmVersion(): [E.nvvmResult, number | null, number | null] {
 let f_nvvmIRVersion: KoffiFunction | undefined;
 /** Get the NVVM IR version. */
 // nvvmResult nvvmIRVersion(int * majorIR, int * minorIR, int * majorDbg, int * minorDbg) — nvvm.h:93
-export function nvvmIRVersion(): [E.nvvmResult, number | null, number | null, number | null, number | null] {
+export function nvvmIRVersion(): Res<[number, number, number, number]> {
   const err = (f_nvvmIRVersion ??= L.bind('nvvmIRVersion'))(K.slot[0], K.slot[1], K.slot[2], K.slot[3]) as E.nvvmResult;
   if (err !== 0) return [err, null, null, null, null];
   return [err, K.I32[0], K.I32[2], K.I32[4], K.I32[6]];
@@ -48,7 +54,7 @@ export function nvvmIRVersion(): [E.nvvmResult, number | null, number | null, nu
 let f_nvvmCreateProgram: KoffiFunction | undefined;
 /** Create a program, and set the value of its handle to *prog. */
 // nvvmResult nvvmCreateProgram(nvvmProgram * prog) — nvvm.h:122
-export function nvvmCreateProgram(): [E.nvvmResult, H.nvvmProgram | null] {
+export function nvvmCreateProgram(): Res<[H.nvvmProgram]> {
   const err = (f_nvvmCreateProgram ??= L.bind('nvvmCreateProgram'))(K.slot[0]) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.nvvmProgram];
@@ -117,7 +123,7 @@ export function nvvmVerifyProgram(prog: H.nvvmProgram | null, numOptions: number
 let f_nvvmGetCompiledResultSize: KoffiFunction | undefined;
 /** Get the size of the compiled result. */
 // nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t * bufferSizeRet) — nvvm.h:308
-export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): [E.nvvmResult, number | null] {
+export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResultSize', 'prog');
   const err = (f_nvvmGetCompiledResultSize ??= L.bind('nvvmGetCompiledResultSize'))(a_prog, K.slot[0]) as E.nvvmResult;
   if (err !== 0) return [err, null];
@@ -127,13 +133,13 @@ export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): [E.nvvmRe
 let f_nvvmGetCompiledResult: KoffiFunction | undefined;
 /** Get the compiled result. `buffer`: a buffer of the size nvvmGetCompiledResultSize reports, or null to get a new Buffer of that size back. */
 // nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char * buffer) — nvvm.h:323
-export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
+export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointer): Res<[Buffer | null]> {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResult', 'prog');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetCompiledResult', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog), 1, 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
+  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => Res<[number]>)(a_prog), 1, 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
   const err = (f_nvvmGetCompiledResult ??= L.bind('nvvmGetCompiledResult'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];
@@ -142,7 +148,7 @@ export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointe
 let f_nvvmGetProgramLogSize: KoffiFunction | undefined;
 /** Get the Size of Compiler/Verifier Message. */
 // nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t * bufferSizeRet) — nvvm.h:339
-export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): [E.nvvmResult, number | null] {
+export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvvmGetProgramLogSize', 'prog');
   const err = (f_nvvmGetProgramLogSize ??= L.bind('nvvmGetProgramLogSize'))(a_prog, K.slot[0]) as E.nvvmResult;
   if (err !== 0) return [err, null];
@@ -152,13 +158,13 @@ export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): [E.nvvmResult
 let f_nvvmGetProgramLog: KoffiFunction | undefined;
 /** Get the Compiler/Verifier Message. `buffer`: a buffer of the size nvvmGetProgramLogSize reports, or null to get a new Buffer of that size back. */
 // nvvmResult nvvmGetProgramLog(nvvmProgram prog, char * buffer) — nvvm.h:354
-export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
+export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): Res<[Buffer | null]> {
   const a_prog = M.handle(prog, 'nvvmGetProgramLog', 'prog');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetProgramLog', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog), 1, 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
+  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => Res<[number]>)(a_prog), 1, 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
   const err = (f_nvvmGetProgramLog ??= L.bind('nvvmGetProgramLog'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];

@@ -13,6 +13,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/runtime';
 import * as E from './enums';
 import type * as H from './handles';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type cudaError_tOk = E.cudaError_t.cudaSuccess;
+/** What a call with outputs returns: {@link cudaError_tOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<cudaError_tOk, Exclude<E.cudaError_t, cudaError_tOk>, T>;
 
 void W;
 void HC;
@@ -52,7 +58,7 @@ export function cudaDeviceSetLimit(limit: E.cudaLimit, value: number | bigint): 
 let f_cudaDeviceGetLimit: KoffiFunction | undefined;
 /** Return resource limits */
 // cudaError_t cudaDeviceGetLimit(size_t * pValue, enum cudaLimit limit) — cuda_runtime_api.h:474
-export function cudaDeviceGetLimit(limit: E.cudaLimit): [E.cudaError_t, number | null] {
+export function cudaDeviceGetLimit(limit: E.cudaLimit): Res<[number]> {
   const a_limit = M.i32(limit, 'cudaDeviceGetLimit', 'limit');
   const err = (f_cudaDeviceGetLimit ??= L.bind('cudaDeviceGetLimit'))(K.slot[0], a_limit) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -62,7 +68,7 @@ export function cudaDeviceGetLimit(limit: E.cudaLimit): [E.cudaError_t, number |
 let f_cudaDeviceGetTexture1DLinearMaxWidth: KoffiFunction | undefined;
 /** Returns the maximum number of elements allocatable in a 1D linear texture for a given element size. */
 // cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t * maxWidthInElements, const struct cudaChannelFormatDesc * fmtDesc, int device) — cuda_runtime_api.h:497
-export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, device: number): [E.cudaError_t, number | null] {
+export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, device: number): Res<[number]> {
   const a_fmtDesc = X.structArg(fmtDesc, S.cudaChannelFormatDesc, 'cudaDeviceGetTexture1DLinearMaxWidth', 'fmtDesc');
   const a_device = M.i32(device, 'cudaDeviceGetTexture1DLinearMaxWidth', 'device');
   const err = (f_cudaDeviceGetTexture1DLinearMaxWidth ??= L.bind('cudaDeviceGetTexture1DLinearMaxWidth'))(K.slot[0], a_fmtDesc, a_device) as E.cudaError_t;
@@ -73,7 +79,7 @@ export function cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: S.cudaChannelForma
 let f_cudaDeviceGetCacheConfig: KoffiFunction | undefined;
 /** Returns the preferred cache configuration for the current device. */
 // cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache * pCacheConfig) — cuda_runtime_api.h:531
-export function cudaDeviceGetCacheConfig(): [E.cudaError_t, E.cudaFuncCache | null] {
+export function cudaDeviceGetCacheConfig(): Res<[E.cudaFuncCache]> {
   const err = (f_cudaDeviceGetCacheConfig ??= L.bind('cudaDeviceGetCacheConfig'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaFuncCache];
@@ -82,7 +88,7 @@ export function cudaDeviceGetCacheConfig(): [E.cudaError_t, E.cudaFuncCache | nu
 let f_cudaDeviceGetStreamPriorityRange: KoffiFunction | undefined;
 /** Returns numerical values that correspond to the least and greatest stream priorities. */
 // cudaError_t cudaDeviceGetStreamPriorityRange(int * leastPriority, int * greatestPriority) — cuda_runtime_api.h:568
-export function cudaDeviceGetStreamPriorityRange(): [E.cudaError_t, number | null, number | null] {
+export function cudaDeviceGetStreamPriorityRange(): Res<[number, number]> {
   const err = (f_cudaDeviceGetStreamPriorityRange ??= L.bind('cudaDeviceGetStreamPriorityRange'))(K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
@@ -100,7 +106,7 @@ export function cudaDeviceSetCacheConfig(cacheConfig: E.cudaFuncCache): [E.cudaE
 let f_cudaDeviceGetByPCIBusId: KoffiFunction | undefined;
 /** Returns a handle to a compute device */
 // cudaError_t cudaDeviceGetByPCIBusId(int * device, const char * pciBusId) — cuda_runtime_api.h:639
-export function cudaDeviceGetByPCIBusId(pciBusId: string): [E.cudaError_t, number | null] {
+export function cudaDeviceGetByPCIBusId(pciBusId: string): Res<[number]> {
   const a_pciBusId = M.str(pciBusId, 'cudaDeviceGetByPCIBusId', 'pciBusId');
   const err = (f_cudaDeviceGetByPCIBusId ??= L.bind('cudaDeviceGetByPCIBusId'))(K.slot[0], a_pciBusId) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -110,7 +116,7 @@ export function cudaDeviceGetByPCIBusId(pciBusId: string): [E.cudaError_t, numbe
 let f_cudaDeviceGetPCIBusId: KoffiFunction | undefined;
 /** Returns a PCI Bus Id string for the device */
 // cudaError_t cudaDeviceGetPCIBusId(char * pciBusId, int len, int device) — cuda_runtime_api.h:669
-export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError_t, string | null] {
+export function cudaDeviceGetPCIBusId(len: number, device: number): Res<[string]> {
   const a_len = M.i32(len, 'cudaDeviceGetPCIBusId', 'len');
   const a_device = M.i32(device, 'cudaDeviceGetPCIBusId', 'device');
   if (a_len < 1) M.rangeError('cudaDeviceGetPCIBusId', 'len', `must be at least 1, got ${a_len}`);
@@ -123,7 +129,7 @@ export function cudaDeviceGetPCIBusId(len: number, device: number): [E.cudaError
 let f_cudaIpcGetEventHandle: KoffiFunction | undefined;
 /** Gets an interprocess handle for a previously allocated event */
 // cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t * handle, cudaEvent_t event) — cuda_runtime_api.h:720
-export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError_t, S.cudaIpcEventHandle_st | null] {
+export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): Res<[S.cudaIpcEventHandle_st]> {
   const a_event = M.handle(event, 'cudaIpcGetEventHandle', 'event');
   const a_handle = new S.cudaIpcEventHandle_st();
   const err = (f_cudaIpcGetEventHandle ??= L.bind('cudaIpcGetEventHandle'))(a_handle._u8, a_event) as E.cudaError_t;
@@ -134,7 +140,7 @@ export function cudaIpcGetEventHandle(event: H.cudaEvent_t | null): [E.cudaError
 let f_cudaIpcOpenEventHandle: KoffiFunction | undefined;
 /** Opens an interprocess event handle for use in the current process */
 // cudaError_t cudaIpcOpenEventHandle(cudaEvent_t * event, cudaIpcEventHandle_t handle) — cuda_runtime_api.h:764
-export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaIpcEventHandle_stInit): [E.cudaError_t, H.cudaEvent_t | null] {
+export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaIpcEventHandle_stInit): Res<[H.cudaEvent_t]> {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcEventHandle_st, 'cudaIpcOpenEventHandle', 'handle')._u8 };
   const err = (f_cudaIpcOpenEventHandle ??= L.bind('cudaIpcOpenEventHandle'))(K.slot[0], a_handle) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -144,7 +150,7 @@ export function cudaIpcOpenEventHandle(handle: S.cudaIpcEventHandle_st | S.cudaI
 let f_cudaIpcGetMemHandle: KoffiFunction | undefined;
 /** Gets an interprocess memory handle for an existing device memory allocation */
 // cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t * handle, void * devPtr) — cuda_runtime_api.h:809
-export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcMemHandle_st | null] {
+export function cudaIpcGetMemHandle(devPtr: Pointer): Res<[S.cudaIpcMemHandle_st]> {
   const a_devPtr = M.pointer(devPtr, 'cudaIpcGetMemHandle', 'devPtr');
   const a_handle = new S.cudaIpcMemHandle_st();
   const err = (f_cudaIpcGetMemHandle ??= L.bind('cudaIpcGetMemHandle'))(a_handle._u8, a_devPtr) as E.cudaError_t;
@@ -155,7 +161,7 @@ export function cudaIpcGetMemHandle(devPtr: Pointer): [E.cudaError_t, S.cudaIpcM
 let f_cudaIpcOpenMemHandle: KoffiFunction | undefined;
 /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
 // cudaError_t cudaIpcOpenMemHandle(void ** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) — cuda_runtime_api.h:876
-export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMemHandle_stInit, flags: number): [E.cudaError_t, bigint | null] {
+export function cudaIpcOpenMemHandle(handle: S.cudaIpcMemHandle_st | S.cudaIpcMemHandle_stInit, flags: number): Res<[bigint]> {
   const a_handle = { bytes: X.byValue(handle, S.cudaIpcMemHandle_st, 'cudaIpcOpenMemHandle', 'handle')._u8 };
   const a_flags = M.u32(flags, 'cudaIpcOpenMemHandle', 'flags');
   const err = (f_cudaIpcOpenMemHandle ??= L.bind('cudaIpcOpenMemHandle'))(K.slot[0], a_handle, a_flags) as E.cudaError_t;
@@ -185,7 +191,7 @@ export function cudaDeviceFlushGPUDirectRDMAWrites(target: E.cudaFlushGPUDirectR
 let f_cudaDeviceRegisterAsyncNotification: KoffiFunction | undefined;
 /** Registers a callback function to receive async notifications */
 // cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void * userData, cudaAsyncCallbackHandle_t * callback) — cuda_runtime_api.h:985
-export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): [E.cudaError_t, H.cudaAsyncCallbackHandle_t | null] {
+export function cudaDeviceRegisterAsyncNotification(device: number, callbackFunc: bigint | null, userData: Pointer): Res<[H.cudaAsyncCallbackHandle_t]> {
   const a_device = M.i32(device, 'cudaDeviceRegisterAsyncNotification', 'device');
   const a_callbackFunc = M.handle(callbackFunc, 'cudaDeviceRegisterAsyncNotification', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaDeviceRegisterAsyncNotification', 'userData');
@@ -207,7 +213,7 @@ export function cudaDeviceUnregisterAsyncNotification(device: number, callback: 
 let f_cudaDeviceGetSharedMemConfig: KoffiFunction | undefined;
 /** Returns the shared memory configuration for the current device. */
 // cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig * pConfig) — cuda_runtime_api.h:1055
-export function cudaDeviceGetSharedMemConfig(): [E.cudaError_t, E.cudaSharedMemConfig | null] {
+export function cudaDeviceGetSharedMemConfig(): Res<[E.cudaSharedMemConfig]> {
   const err = (f_cudaDeviceGetSharedMemConfig ??= L.bind('cudaDeviceGetSharedMemConfig'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0] as E.cudaSharedMemConfig];
@@ -259,7 +265,7 @@ export function cudaGetErrorString(error: E.cudaError_t): [E.cudaError_t, string
 let f_cudaGetDeviceCount: KoffiFunction | undefined;
 /** Returns the number of compute-capable devices */
 // cudaError_t cudaGetDeviceCount(int * count) — cuda_runtime_api.h:1277
-export function cudaGetDeviceCount(): [E.cudaError_t, number | null] {
+export function cudaGetDeviceCount(): Res<[number]> {
   const err = (f_cudaGetDeviceCount ??= L.bind('cudaGetDeviceCount'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -268,7 +274,7 @@ export function cudaGetDeviceCount(): [E.cudaError_t, number | null] {
 let f_cudaGetDeviceProperties: KoffiFunction | undefined;
 /** Returns information about the compute-device */
 // cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp * prop, int device) — cuda_runtime_api.h:1299
-export function cudaGetDeviceProperties(device: number): [E.cudaError_t, S.cudaDeviceProp | null] {
+export function cudaGetDeviceProperties(device: number): Res<[S.cudaDeviceProp]> {
   const a_device = M.i32(device, 'cudaGetDeviceProperties', 'device');
   const a_prop = new S.cudaDeviceProp();
   const err = (f_cudaGetDeviceProperties ??= L.bind('cudaGetDeviceProperties'))(a_prop._u8, a_device) as E.cudaError_t;
@@ -279,7 +285,7 @@ export function cudaGetDeviceProperties(device: number): [E.cudaError_t, S.cudaD
 let f_cudaDeviceGetAttribute: KoffiFunction | undefined;
 /** Returns information about the device */
 // cudaError_t cudaDeviceGetAttribute(int * value, enum cudaDeviceAttr attr, int device) — cuda_runtime_api.h:1324
-export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): [E.cudaError_t, number | null] {
+export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): Res<[number]> {
   const a_attr = M.i32(attr, 'cudaDeviceGetAttribute', 'attr');
   const a_device = M.i32(device, 'cudaDeviceGetAttribute', 'device');
   const err = (f_cudaDeviceGetAttribute ??= L.bind('cudaDeviceGetAttribute'))(K.slot[0], a_attr, a_device) as E.cudaError_t;
@@ -290,7 +296,7 @@ export function cudaDeviceGetAttribute(attr: E.cudaDeviceAttr, device: number): 
 let f_cudaDeviceGetHostAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between the device and host. */
 // cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int device) — cuda_runtime_api.h:1357
-export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, device: number): [E.cudaError_t, number[] | null] {
+export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, device: number): Res<[number[]]> {
   const a_count = M.u32(count, 'cudaDeviceGetHostAtomicCapabilities', 'count');
   const a_device = M.i32(device, 'cudaDeviceGetHostAtomicCapabilities', 'device');
   if (a_count < 0) M.rangeError('cudaDeviceGetHostAtomicCapabilities', 'count', `must not be negative, got ${a_count}`);
@@ -304,7 +310,7 @@ export function cudaDeviceGetHostAtomicCapabilities(operations: (E.cudaAtomicOpe
 let f_cudaDeviceGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default mempool of a device */
 // cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1375
-export function cudaDeviceGetDefaultMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
+export function cudaDeviceGetDefaultMemPool(device: number): Res<[H.cudaMemPool_t]> {
   const a_device = M.i32(device, 'cudaDeviceGetDefaultMemPool', 'device');
   const err = (f_cudaDeviceGetDefaultMemPool ??= L.bind('cudaDeviceGetDefaultMemPool'))(K.slot[0], a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -324,7 +330,7 @@ export function cudaDeviceSetMemPool(device: number, memPool: H.cudaMemPool_t | 
 let f_cudaDeviceGetMemPool: KoffiFunction | undefined;
 /** Gets the current mempool for a device */
 // cudaError_t cudaDeviceGetMemPool(cudaMemPool_t * memPool, int device) — cuda_runtime_api.h:1419
-export function cudaDeviceGetMemPool(device: number): [E.cudaError_t, H.cudaMemPool_t | null] {
+export function cudaDeviceGetMemPool(device: number): Res<[H.cudaMemPool_t]> {
   const a_device = M.i32(device, 'cudaDeviceGetMemPool', 'device');
   const err = (f_cudaDeviceGetMemPool ??= L.bind('cudaDeviceGetMemPool'))(K.slot[0], a_device) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -345,7 +351,7 @@ export function cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: Pointer, dev
 let f_cudaDeviceGetP2PAttribute: KoffiFunction | undefined;
 /** Queries attributes of the link between two devices. */
 // cudaError_t cudaDeviceGetP2PAttribute(int * value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) — cuda_runtime_api.h:1525
-export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: number, dstDevice: number): [E.cudaError_t, number | null] {
+export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: number, dstDevice: number): Res<[number]> {
   const a_attr = M.i32(attr, 'cudaDeviceGetP2PAttribute', 'attr');
   const a_srcDevice = M.i32(srcDevice, 'cudaDeviceGetP2PAttribute', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAttribute', 'dstDevice');
@@ -357,7 +363,7 @@ export function cudaDeviceGetP2PAttribute(attr: E.cudaDeviceP2PAttr, srcDevice: 
 let f_cudaDeviceGetP2PAtomicCapabilities: KoffiFunction | undefined;
 /** Queries details about atomic operations supported between two devices */
 // cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int * capabilities, const enum cudaAtomicOperation * operations, unsigned int count, int srcDevice, int dstDevice) — cuda_runtime_api.h:1561
-export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): [E.cudaError_t, number[] | null] {
+export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOperation)[] | ArrayBufferView, count: number, srcDevice: number, dstDevice: number): Res<[number[]]> {
   const a_count = M.u32(count, 'cudaDeviceGetP2PAtomicCapabilities', 'count');
   const a_srcDevice = M.i32(srcDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'srcDevice');
   const a_dstDevice = M.i32(dstDevice, 'cudaDeviceGetP2PAtomicCapabilities', 'dstDevice');
@@ -372,7 +378,7 @@ export function cudaDeviceGetP2PAtomicCapabilities(operations: (E.cudaAtomicOper
 let f_cudaChooseDevice: KoffiFunction | undefined;
 /** Select compute-device which best matches criteria */
 // cudaError_t cudaChooseDevice(int * device, const struct cudaDeviceProp * prop) — cuda_runtime_api.h:1584
-export function cudaChooseDevice(prop: S.cudaDeviceProp | S.cudaDevicePropInit | null): [E.cudaError_t, number | null] {
+export function cudaChooseDevice(prop: S.cudaDeviceProp | S.cudaDevicePropInit | null): Res<[number]> {
   const a_prop = X.structArg(prop, S.cudaDeviceProp, 'cudaChooseDevice', 'prop');
   const err = (f_cudaChooseDevice ??= L.bind('cudaChooseDevice'))(K.slot[0], a_prop) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -402,7 +408,7 @@ export function cudaSetDevice(device: number): [E.cudaError_t] {
 let f_cudaGetDevice: KoffiFunction | undefined;
 /** Returns which device is currently being used */
 // cudaError_t cudaGetDevice(int * device) — cuda_runtime_api.h:1681
-export function cudaGetDevice(): [E.cudaError_t, number | null] {
+export function cudaGetDevice(): Res<[number]> {
   const err = (f_cudaGetDevice ??= L.bind('cudaGetDevice'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -431,7 +437,7 @@ export function cudaSetDeviceFlags(flags: number): [E.cudaError_t] {
 let f_cudaGetDeviceFlags: KoffiFunction | undefined;
 /** Gets the flags for the current device */
 // cudaError_t cudaGetDeviceFlags(unsigned int * flags) — cuda_runtime_api.h:1827
-export function cudaGetDeviceFlags(): [E.cudaError_t, number | null] {
+export function cudaGetDeviceFlags(): Res<[number]> {
   const err = (f_cudaGetDeviceFlags ??= L.bind('cudaGetDeviceFlags'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -440,7 +446,7 @@ export function cudaGetDeviceFlags(): [E.cudaError_t, number | null] {
 let f_cudaStreamCreate: KoffiFunction | undefined;
 /** Create an asynchronous stream */
 // cudaError_t cudaStreamCreate(cudaStream_t * pStream) — cuda_runtime_api.h:1871
-export function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null] {
+export function cudaStreamCreate(): Res<[H.cudaStream_t]> {
   const err = (f_cudaStreamCreate ??= L.bind('cudaStreamCreate'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaStream_t];
@@ -449,7 +455,7 @@ export function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null] {
 let f_cudaStreamCreateWithFlags: KoffiFunction | undefined;
 /** Create an asynchronous stream */
 // cudaError_t cudaStreamCreateWithFlags(cudaStream_t * pStream, unsigned int flags) — cuda_runtime_api.h:1907
-export function cudaStreamCreateWithFlags(flags: number): [E.cudaError_t, H.cudaStream_t | null] {
+export function cudaStreamCreateWithFlags(flags: number): Res<[H.cudaStream_t]> {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithFlags', 'flags');
   const err = (f_cudaStreamCreateWithFlags ??= L.bind('cudaStreamCreateWithFlags'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -459,7 +465,7 @@ export function cudaStreamCreateWithFlags(flags: number): [E.cudaError_t, H.cuda
 let f_cudaStreamCreateWithPriority: KoffiFunction | undefined;
 /** Create an asynchronous stream with the specified priority */
 // cudaError_t cudaStreamCreateWithPriority(cudaStream_t * pStream, unsigned int flags, int priority) — cuda_runtime_api.h:1959
-export function cudaStreamCreateWithPriority(flags: number, priority: number): [E.cudaError_t, H.cudaStream_t | null] {
+export function cudaStreamCreateWithPriority(flags: number, priority: number): Res<[H.cudaStream_t]> {
   const a_flags = M.u32(flags, 'cudaStreamCreateWithPriority', 'flags');
   const a_priority = M.i32(priority, 'cudaStreamCreateWithPriority', 'priority');
   const err = (f_cudaStreamCreateWithPriority ??= L.bind('cudaStreamCreateWithPriority'))(K.slot[0], a_flags, a_priority) as E.cudaError_t;
@@ -470,7 +476,7 @@ export function cudaStreamCreateWithPriority(flags: number, priority: number): [
 let f_cudaStreamGetPriority: KoffiFunction | undefined;
 /** Query the priority of a stream */
 // cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int * priority) — cuda_runtime_api.h:1987
-export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
+export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetPriority', 'hStream');
   const err = (f_cudaStreamGetPriority ??= L.bind('cudaStreamGetPriority'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -480,7 +486,7 @@ export function cudaStreamGetPriority(hStream: H.cudaStream_t | null): [E.cudaEr
 let f_cudaStreamGetFlags: KoffiFunction | undefined;
 /** Query the flags of a stream */
 // cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int * flags) — cuda_runtime_api.h:2013
-export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
+export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetFlags', 'hStream');
   const err = (f_cudaStreamGetFlags ??= L.bind('cudaStreamGetFlags'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -490,7 +496,7 @@ export function cudaStreamGetFlags(hStream: H.cudaStream_t | null): [E.cudaError
 let f_cudaStreamGetId: KoffiFunction | undefined;
 /** Query the Id of a stream */
 // cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long * streamId) — cuda_runtime_api.h:2050
-export function cudaStreamGetId(hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
+export function cudaStreamGetId(hStream: H.cudaStream_t | null): Res<[bigint]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetId', 'hStream');
   const err = (f_cudaStreamGetId ??= L.bind('cudaStreamGetId'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -500,7 +506,7 @@ export function cudaStreamGetId(hStream: H.cudaStream_t | null): [E.cudaError_t,
 let f_cudaStreamGetDevice: KoffiFunction | undefined;
 /** Query the device of a stream */
 // cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int * device) — cuda_runtime_api.h:2076
-export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): [E.cudaError_t, number | null] {
+export function cudaStreamGetDevice(hStream: H.cudaStream_t | null): Res<[number]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetDevice', 'hStream');
   const err = (f_cudaStreamGetDevice ??= L.bind('cudaStreamGetDevice'))(a_hStream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -528,7 +534,7 @@ export function cudaStreamCopyAttributes(dst: H.cudaStream_t | null, src: H.cuda
 let f_cudaStreamGetAttribute: KoffiFunction | undefined;
 /** Queries stream attribute. */
 // cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:2132
-export function cudaStreamGetAttribute(hStream: H.cudaStream_t | null, attr: E.cudaLaunchAttributeID): [E.cudaError_t, S.cudaLaunchAttributeValue | null] {
+export function cudaStreamGetAttribute(hStream: H.cudaStream_t | null, attr: E.cudaLaunchAttributeID): Res<[S.cudaLaunchAttributeValue]> {
   const a_hStream = M.handle(hStream, 'cudaStreamGetAttribute', 'hStream');
   const a_attr = M.i32(attr, 'cudaStreamGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
@@ -641,7 +647,7 @@ export function cudaStreamBeginCaptureToGraph(stream: H.cudaStream_t | null, gra
 let f_cudaThreadExchangeStreamCaptureMode: KoffiFunction | undefined;
 /** Swaps the stream capture interaction mode for a thread */
 // cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode * mode) — cuda_runtime_api.h:2560
-export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMode): [E.cudaError_t, E.cudaStreamCaptureMode | null] {
+export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMode): Res<[E.cudaStreamCaptureMode]> {
   const a_mode = M.i32(mode, 'cudaThreadExchangeStreamCaptureMode', 'mode');
   K.I32[0] = a_mode;
   const err = (f_cudaThreadExchangeStreamCaptureMode ??= L.bind('cudaThreadExchangeStreamCaptureMode'))(K.slot[0]) as E.cudaError_t;
@@ -652,7 +658,7 @@ export function cudaThreadExchangeStreamCaptureMode(mode: E.cudaStreamCaptureMod
 let f_cudaStreamEndCapture: KoffiFunction | undefined;
 /** Ends capture on a stream, returning the captured graph */
 // cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t * pGraph) — cuda_runtime_api.h:2589
-export function cudaStreamEndCapture(stream: H.cudaStream_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
+export function cudaStreamEndCapture(stream: H.cudaStream_t | null): Res<[H.cudaGraph_t]> {
   const a_stream = M.handle(stream, 'cudaStreamEndCapture', 'stream');
   const err = (f_cudaStreamEndCapture ??= L.bind('cudaStreamEndCapture'))(a_stream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -662,7 +668,7 @@ export function cudaStreamEndCapture(stream: H.cudaStream_t | null): [E.cudaErro
 let f_cudaStreamIsCapturing: KoffiFunction | undefined;
 /** Returns a stream's capture status */
 // cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus * pCaptureStatus) — cuda_runtime_api.h:2627
-export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null] {
+export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): Res<[E.cudaStreamCaptureStatus]> {
   const a_stream = M.handle(stream, 'cudaStreamIsCapturing', 'stream');
   const err = (f_cudaStreamIsCapturing ??= L.bind('cudaStreamIsCapturing'))(a_stream, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -672,7 +678,7 @@ export function cudaStreamIsCapturing(stream: H.cudaStream_t | null): [E.cudaErr
 let f_cudaStreamGetCaptureInfo: KoffiFunction | undefined;
 /** Query a stream's capture state */
 // cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus * captureStatus_out, unsigned long long * id_out, cudaGraph_t * graph_out, const cudaGraphNode_t ** dependencies_out, const cudaGraphEdgeData ** edgeData_out, size_t * numDependencies_out) — cuda_runtime_api.h:2686
-export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): [E.cudaError_t, E.cudaStreamCaptureStatus | null, bigint | null, H.cudaGraph_t | null, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
+export function cudaStreamGetCaptureInfo(stream: H.cudaStream_t | null): Res<[E.cudaStreamCaptureStatus, bigint, H.cudaGraph_t, H.cudaGraphNode_t[], S.cudaGraphEdgeData_st[], number]> {
   const a_stream = M.handle(stream, 'cudaStreamGetCaptureInfo', 'stream');
   const err = (f_cudaStreamGetCaptureInfo ??= L.bind('cudaStreamGetCaptureInfo'))(a_stream, K.slot[0], K.slot[1], K.slot[2], K.slot[3], K.slot[4], K.slot[5]) as E.cudaError_t;
   if (err !== 0) return [err, null, null, null, null, null, null];
@@ -697,7 +703,7 @@ export function cudaStreamUpdateCaptureDependencies(stream: H.cudaStream_t | nul
 let f_cudaEventCreate: KoffiFunction | undefined;
 /** Creates an event object */
 // cudaError_t cudaEventCreate(cudaEvent_t * event) — cuda_runtime_api.h:2761
-export function cudaEventCreate(): [E.cudaError_t, H.cudaEvent_t | null] {
+export function cudaEventCreate(): Res<[H.cudaEvent_t]> {
   const err = (f_cudaEventCreate ??= L.bind('cudaEventCreate'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaEvent_t];
@@ -706,7 +712,7 @@ export function cudaEventCreate(): [E.cudaError_t, H.cudaEvent_t | null] {
 let f_cudaEventCreateWithFlags: KoffiFunction | undefined;
 /** Creates an event object with the specified flags */
 // cudaError_t cudaEventCreateWithFlags(cudaEvent_t * event, unsigned int flags) — cuda_runtime_api.h:2798
-export function cudaEventCreateWithFlags(flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
+export function cudaEventCreateWithFlags(flags: number): Res<[H.cudaEvent_t]> {
   const a_flags = M.u32(flags, 'cudaEventCreateWithFlags', 'flags');
   const err = (f_cudaEventCreateWithFlags ??= L.bind('cudaEventCreateWithFlags'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -765,7 +771,7 @@ export function cudaEventDestroy(event: H.cudaEvent_t | null): [E.cudaError_t] {
 let f_cudaEventElapsedTime: KoffiFunction | undefined;
 /** Computes the elapsed time between events */
 // cudaError_t cudaEventElapsedTime(float * ms, cudaEvent_t start, cudaEvent_t end) — cuda_runtime_api.h:3029
-export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEvent_t | null): [E.cudaError_t, number | null] {
+export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEvent_t | null): Res<[number]> {
   const a_start = M.handle(start, 'cudaEventElapsedTime', 'start');
   const a_end = M.handle(end, 'cudaEventElapsedTime', 'end');
   const err = (f_cudaEventElapsedTime ??= L.bind('cudaEventElapsedTime'))(K.slot[0], a_start, a_end) as E.cudaError_t;
@@ -776,7 +782,7 @@ export function cudaEventElapsedTime(start: H.cudaEvent_t | null, end: H.cudaEve
 let f_cudaImportExternalMemory: KoffiFunction | undefined;
 /** Imports an external memory object */
 // cudaError_t cudaImportExternalMemory(cudaExternalMemory_t * extMem_out, const struct cudaExternalMemoryHandleDesc * memHandleDesc) — cuda_runtime_api.h:3210
-export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHandleDesc | S.cudaExternalMemoryHandleDescInit | null): [E.cudaError_t, H.cudaExternalMemory_t | null] {
+export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHandleDesc | S.cudaExternalMemoryHandleDescInit | null): Res<[H.cudaExternalMemory_t]> {
   const a_memHandleDesc = X.structArg(memHandleDesc, S.cudaExternalMemoryHandleDesc, 'cudaImportExternalMemory', 'memHandleDesc');
   const err = (f_cudaImportExternalMemory ??= L.bind('cudaImportExternalMemory'))(K.slot[0], a_memHandleDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -786,7 +792,7 @@ export function cudaImportExternalMemory(memHandleDesc: S.cudaExternalMemoryHand
 let f_cudaExternalMemoryGetMappedBuffer: KoffiFunction | undefined;
 /** Maps a buffer onto an imported memory object */
 // cudaError_t cudaExternalMemoryGetMappedBuffer(void ** devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc * bufferDesc) — cuda_runtime_api.h:3265
-export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t | null, bufferDesc: S.cudaExternalMemoryBufferDesc | S.cudaExternalMemoryBufferDescInit | null): [E.cudaError_t, bigint | null] {
+export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t | null, bufferDesc: S.cudaExternalMemoryBufferDesc | S.cudaExternalMemoryBufferDescInit | null): Res<[bigint]> {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedBuffer', 'extMem');
   const a_bufferDesc = X.structArg(bufferDesc, S.cudaExternalMemoryBufferDesc, 'cudaExternalMemoryGetMappedBuffer', 'bufferDesc');
   const err = (f_cudaExternalMemoryGetMappedBuffer ??= L.bind('cudaExternalMemoryGetMappedBuffer'))(K.slot[0], a_extMem, a_bufferDesc) as E.cudaError_t;
@@ -797,7 +803,7 @@ export function cudaExternalMemoryGetMappedBuffer(extMem: H.cudaExternalMemory_t
 let f_cudaExternalMemoryGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Maps a CUDA mipmapped array onto an external memory object */
 // cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t * mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc * mipmapDesc) — cuda_runtime_api.h:3325
-export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternalMemory_t | null, mipmapDesc: S.cudaExternalMemoryMipmappedArrayDesc | S.cudaExternalMemoryMipmappedArrayDescInit | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
+export function cudaExternalMemoryGetMappedMipmappedArray(extMem: H.cudaExternalMemory_t | null, mipmapDesc: S.cudaExternalMemoryMipmappedArrayDesc | S.cudaExternalMemoryMipmappedArrayDescInit | null): Res<[H.cudaMipmappedArray_t]> {
   const a_extMem = M.handle(extMem, 'cudaExternalMemoryGetMappedMipmappedArray', 'extMem');
   const a_mipmapDesc = X.structArg(mipmapDesc, S.cudaExternalMemoryMipmappedArrayDesc, 'cudaExternalMemoryGetMappedMipmappedArray', 'mipmapDesc');
   const err = (f_cudaExternalMemoryGetMappedMipmappedArray ??= L.bind('cudaExternalMemoryGetMappedMipmappedArray'))(K.slot[0], a_extMem, a_mipmapDesc) as E.cudaError_t;
@@ -817,7 +823,7 @@ export function cudaDestroyExternalMemory(extMem: H.cudaExternalMemory_t | null)
 let f_cudaImportExternalSemaphore: KoffiFunction | undefined;
 /** Imports an external semaphore */
 // cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t * extSem_out, const struct cudaExternalSemaphoreHandleDesc * semHandleDesc) — cuda_runtime_api.h:3503
-export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemaphoreHandleDesc | S.cudaExternalSemaphoreHandleDescInit | null): [E.cudaError_t, H.cudaExternalSemaphore_t | null] {
+export function cudaImportExternalSemaphore(semHandleDesc: S.cudaExternalSemaphoreHandleDesc | S.cudaExternalSemaphoreHandleDescInit | null): Res<[H.cudaExternalSemaphore_t]> {
   const a_semHandleDesc = X.structArg(semHandleDesc, S.cudaExternalSemaphoreHandleDesc, 'cudaImportExternalSemaphore', 'semHandleDesc');
   const err = (f_cudaImportExternalSemaphore ??= L.bind('cudaImportExternalSemaphore'))(K.slot[0], a_semHandleDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -913,7 +919,7 @@ export function cudaFuncSetCacheConfig(func: Pointer, cacheConfig: E.cudaFuncCac
 let f_cudaFuncGetAttributes: KoffiFunction | undefined;
 /** Find out attributes for a given function */
 // cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes * attr, const void * func) — cuda_runtime_api.h:3971
-export function cudaFuncGetAttributes(func: Pointer): [E.cudaError_t, S.cudaFuncAttributes | null] {
+export function cudaFuncGetAttributes(func: Pointer): Res<[S.cudaFuncAttributes]> {
   const a_func = M.pointer(func, 'cudaFuncGetAttributes', 'func');
   const a_attr = new S.cudaFuncAttributes();
   const err = (f_cudaFuncGetAttributes ??= L.bind('cudaFuncGetAttributes'))(a_attr._u8, a_func) as E.cudaError_t;
@@ -935,7 +941,7 @@ export function cudaFuncSetAttribute(func: Pointer, attr: E.cudaFuncAttribute, v
 let f_cudaFuncGetName: KoffiFunction | undefined;
 /** Returns the function name for a device entry function pointer. */
 // cudaError_t cudaFuncGetName(const char ** name, const void * func) — cuda_runtime_api.h:4056
-export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
+export function cudaFuncGetName(func: Pointer): Res<[string | null]> {
   const a_func = M.pointer(func, 'cudaFuncGetName', 'func');
   const err = (f_cudaFuncGetName ??= L.bind('cudaFuncGetName'))(K.slot[0], a_func) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -945,7 +951,7 @@ export function cudaFuncGetName(func: Pointer): [E.cudaError_t, string | null] {
 let f_cudaFuncGetParamInfo: KoffiFunction | undefined;
 /** Returns the offset and size of a kernel parameter in the device-side parameter layout. */
 // cudaError_t cudaFuncGetParamInfo(const void * func, size_t paramIndex, size_t * paramOffset, size_t * paramSize) — cuda_runtime_api.h:4079
-export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number | bigint): [E.cudaError_t, number | null, number | null] {
+export function cudaFuncGetParamInfo(func: Pointer, paramIndex: number | bigint): Res<[number, number]> {
   const a_func = M.pointer(func, 'cudaFuncGetParamInfo', 'func');
   const a_paramIndex = M.size(paramIndex, 'cudaFuncGetParamInfo', 'paramIndex');
   const err = (f_cudaFuncGetParamInfo ??= L.bind('cudaFuncGetParamInfo'))(a_func, a_paramIndex, K.slot[0], K.slot[1]) as E.cudaError_t;
@@ -978,7 +984,7 @@ export function cudaFuncSetSharedMemConfig(func: Pointer, config: E.cudaSharedMe
 let f_cudaOccupancyMaxActiveBlocksPerMultiprocessor: KoffiFunction | undefined;
 /** Returns occupancy for a device function */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize) — cuda_runtime_api.h:4276
-export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint): [E.cudaError_t, number | null] {
+export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint): Res<[number]> {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'func');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessor', 'dynamicSMemSize');
@@ -990,7 +996,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blo
 let f_cudaOccupancyAvailableDynamicSMemPerBlock: KoffiFunction | undefined;
 /** Returns dynamic shared memory available per block when launching numBlocks blocks on SM. */
 // cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t * dynamicSmemSize, const void * func, int numBlocks, int blockSize) — cuda_runtime_api.h:4306
-export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBlocks: number, blockSize: number): [E.cudaError_t, number | null] {
+export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBlocks: number, blockSize: number): Res<[number]> {
   const a_func = M.pointer(func, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'func');
   const a_numBlocks = M.i32(numBlocks, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'numBlocks');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyAvailableDynamicSMemPerBlock', 'blockSize');
@@ -1002,7 +1008,7 @@ export function cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBloc
 let f_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: KoffiFunction | undefined;
 /** Returns occupancy for a device function with the specified flags */
 // cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int * numBlocks, const void * func, int blockSize, size_t dynamicSMemSize, unsigned int flags) — cuda_runtime_api.h:4352
-export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint, flags: number): [E.cudaError_t, number | null] {
+export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint, flags: number): Res<[number]> {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'func');
   const a_blockSize = M.i32(blockSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'blockSize');
   const a_dynamicSMemSize = M.size(dynamicSMemSize, 'cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags', 'dynamicSMemSize');
@@ -1015,7 +1021,7 @@ export function cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Poi
 let f_cudaOccupancyMaxPotentialClusterSize: KoffiFunction | undefined;
 /** Given the kernel function ( func) and launch configuration ( config), return the maximum cluster size in *clusterSize. */
 // cudaError_t cudaOccupancyMaxPotentialClusterSize(int * clusterSize, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4388
-export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
+export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): Res<[number]> {
   const a_func = M.pointer(func, 'cudaOccupancyMaxPotentialClusterSize', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxPotentialClusterSize', 'launchConfig');
   if (a_func === null || a_func === 0n) M.rangeError('cudaOccupancyMaxPotentialClusterSize', 'func', 'must be a kernel, not NULL');
@@ -1028,7 +1034,7 @@ export function cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig
 let f_cudaOccupancyMaxActiveClusters: KoffiFunction | undefined;
 /** Given the kernel function ( func) and launch configuration ( config), return the maximum number of clusters that could co-exist on the target device in *numClusters. */
 // cudaError_t cudaOccupancyMaxActiveClusters(int * numClusters, const void * func, const cudaLaunchConfig_t * launchConfig) — cuda_runtime_api.h:4428
-export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): [E.cudaError_t, number | null] {
+export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cudaLaunchConfig_st | S.cudaLaunchConfig_stInit | null): Res<[number]> {
   const a_func = M.pointer(func, 'cudaOccupancyMaxActiveClusters', 'func');
   const a_launchConfig = X.structArg(launchConfig, S.cudaLaunchConfig_st, 'cudaOccupancyMaxActiveClusters', 'launchConfig');
   if (a_func === null || a_func === 0n) M.rangeError('cudaOccupancyMaxActiveClusters', 'func', 'must be a kernel, not NULL');
@@ -1041,7 +1047,7 @@ export function cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: S.cu
 let f_cudaMallocManaged: KoffiFunction | undefined;
 /** Allocates memory that will be automatically managed by the Unified Memory system */
 // cudaError_t cudaMallocManaged(void ** devPtr, size_t size, unsigned int flags) — cuda_runtime_api.h:4550
-export function cudaMallocManaged(size: number | bigint, flags: number): [E.cudaError_t, bigint | null] {
+export function cudaMallocManaged(size: number | bigint, flags: number): Res<[bigint]> {
   const a_size = M.size(size, 'cudaMallocManaged', 'size');
   const a_flags = M.u32(flags, 'cudaMallocManaged', 'flags');
   const err = (f_cudaMallocManaged ??= L.bind('cudaMallocManaged'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
@@ -1052,7 +1058,7 @@ export function cudaMallocManaged(size: number | bigint, flags: number): [E.cuda
 let f_cudaMalloc: KoffiFunction | undefined;
 /** Allocate memory on the device */
 // cudaError_t cudaMalloc(void ** devPtr, size_t size) — cuda_runtime_api.h:4581
-export function cudaMalloc(size: number | bigint): [E.cudaError_t, bigint | null] {
+export function cudaMalloc(size: number | bigint): Res<[bigint]> {
   const a_size = M.size(size, 'cudaMalloc', 'size');
   const err = (f_cudaMalloc ??= L.bind('cudaMalloc'))(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1062,7 +1068,7 @@ export function cudaMalloc(size: number | bigint): [E.cudaError_t, bigint | null
 let f_cudaMallocHost: KoffiFunction | undefined;
 /** Allocates page-locked memory on the host */
 // cudaError_t cudaMallocHost(void ** ptr, size_t size) — cuda_runtime_api.h:4618
-export function cudaMallocHost(size: number | bigint): [E.cudaError_t, bigint | null] {
+export function cudaMallocHost(size: number | bigint): Res<[bigint]> {
   const a_size = M.size(size, 'cudaMallocHost', 'size');
   const err = (f_cudaMallocHost ??= L.bind('cudaMallocHost'))(K.slot[0], a_size) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1072,7 +1078,7 @@ export function cudaMallocHost(size: number | bigint): [E.cudaError_t, bigint | 
 let f_cudaMallocPitch: KoffiFunction | undefined;
 /** Allocates pitched memory on the device */
 // cudaError_t cudaMallocPitch(void ** devPtr, size_t * pitch, size_t width, size_t height) — cuda_runtime_api.h:4661
-export function cudaMallocPitch(width: number | bigint, height: number | bigint): [E.cudaError_t, bigint | null, number | null] {
+export function cudaMallocPitch(width: number | bigint, height: number | bigint): Res<[bigint, number]> {
   const a_width = M.size(width, 'cudaMallocPitch', 'width');
   const a_height = M.size(height, 'cudaMallocPitch', 'height');
   const err = (f_cudaMallocPitch ??= L.bind('cudaMallocPitch'))(K.slot[0], K.slot[1], a_width, a_height) as E.cudaError_t;
@@ -1083,7 +1089,7 @@ export function cudaMallocPitch(width: number | bigint, height: number | bigint)
 let f_cudaMallocArray: KoffiFunction | undefined;
 /** Allocate an array on the device */
 // cudaError_t cudaMallocArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, size_t width, size_t height, unsigned int flags) — cuda_runtime_api.h:4713
-export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, width: number | bigint, height: number | bigint, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
+export function cudaMallocArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, width: number | bigint, height: number | bigint, flags: number): Res<[H.cudaArray_t]> {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMallocArray', 'desc');
   const a_width = M.size(width, 'cudaMallocArray', 'width');
   const a_height = M.size(height, 'cudaMallocArray', 'height');
@@ -1132,7 +1138,7 @@ export function cudaFreeMipmappedArray(mipmappedArray: H.cudaMipmappedArray_t | 
 let f_cudaHostAlloc: KoffiFunction | undefined;
 /** Allocates page-locked memory on the host */
 // cudaError_t cudaHostAlloc(void ** pHost, size_t size, unsigned int flags) — cuda_runtime_api.h:4887
-export function cudaHostAlloc(size: number | bigint, flags: number): [E.cudaError_t, bigint | null] {
+export function cudaHostAlloc(size: number | bigint, flags: number): Res<[bigint]> {
   const a_size = M.size(size, 'cudaHostAlloc', 'size');
   const a_flags = M.u32(flags, 'cudaHostAlloc', 'flags');
   const err = (f_cudaHostAlloc ??= L.bind('cudaHostAlloc'))(K.slot[0], a_size, a_flags) as E.cudaError_t;
@@ -1164,7 +1170,7 @@ export function cudaHostUnregister(ptr: Pointer): [E.cudaError_t] {
 let f_cudaHostGetDevicePointer: KoffiFunction | undefined;
 /** Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister */
 // cudaError_t cudaHostGetDevicePointer(void ** pDevice, void * pHost, unsigned int flags) — cuda_runtime_api.h:5052
-export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): [E.cudaError_t, bigint | null] {
+export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): Res<[bigint]> {
   const a_pHost = M.pointer(pHost, 'cudaHostGetDevicePointer', 'pHost');
   const a_flags = M.u32(flags, 'cudaHostGetDevicePointer', 'flags');
   const err = (f_cudaHostGetDevicePointer ??= L.bind('cudaHostGetDevicePointer'))(K.slot[0], a_pHost, a_flags) as E.cudaError_t;
@@ -1175,7 +1181,7 @@ export function cudaHostGetDevicePointer(pHost: Pointer, flags: number): [E.cuda
 let f_cudaHostGetFlags: KoffiFunction | undefined;
 /** Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc */
 // cudaError_t cudaHostGetFlags(unsigned int * pFlags, void * pHost) — cuda_runtime_api.h:5074
-export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null] {
+export function cudaHostGetFlags(pHost: Pointer): Res<[number]> {
   const a_pHost = M.pointer(pHost, 'cudaHostGetFlags', 'pHost');
   const err = (f_cudaHostGetFlags ??= L.bind('cudaHostGetFlags'))(K.slot[0], a_pHost) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1185,7 +1191,7 @@ export function cudaHostGetFlags(pHost: Pointer): [E.cudaError_t, number | null]
 let f_cudaMalloc3D: KoffiFunction | undefined;
 /** Allocates logical 1D, 2D, or 3D memory objects on the device */
 // cudaError_t cudaMalloc3D(struct cudaPitchedPtr * pitchedDevPtr, struct cudaExtent extent) — cuda_runtime_api.h:5113
-export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaError_t, S.cudaPitchedPtr | null] {
+export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): Res<[S.cudaPitchedPtr]> {
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3D', 'extent')._u8 };
   const a_pitchedDevPtr = new S.cudaPitchedPtr();
   const err = (f_cudaMalloc3D ??= L.bind('cudaMalloc3D'))(a_pitchedDevPtr._u8, a_extent) as E.cudaError_t;
@@ -1196,7 +1202,7 @@ export function cudaMalloc3D(extent: S.cudaExtent | S.cudaExtentInit): [E.cudaEr
 let f_cudaMalloc3DArray: KoffiFunction | undefined;
 /** Allocate an array on the device */
 // cudaError_t cudaMalloc3DArray(cudaArray_t * array, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int flags) — cuda_runtime_api.h:5258
-export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, flags: number): [E.cudaError_t, H.cudaArray_t | null] {
+export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, flags: number): Res<[H.cudaArray_t]> {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMalloc3DArray', 'desc');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMalloc3DArray', 'extent')._u8 };
   const a_flags = M.u32(flags, 'cudaMalloc3DArray', 'flags');
@@ -1208,7 +1214,7 @@ export function cudaMalloc3DArray(desc: S.cudaChannelFormatDesc | S.cudaChannelF
 let f_cudaMallocMipmappedArray: KoffiFunction | undefined;
 /** Allocate a mipmapped array on the device */
 // cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t * mipmappedArray, const struct cudaChannelFormatDesc * desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags) — cuda_runtime_api.h:5403
-export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, numLevels: number, flags: number): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
+export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaChannelFormatDescInit | null, extent: S.cudaExtent | S.cudaExtentInit, numLevels: number, flags: number): Res<[H.cudaMipmappedArray_t]> {
   const a_desc = X.structArg(desc, S.cudaChannelFormatDesc, 'cudaMallocMipmappedArray', 'desc');
   const a_extent = { bytes: X.byValue(extent, S.cudaExtent, 'cudaMallocMipmappedArray', 'extent')._u8 };
   const a_numLevels = M.u32(numLevels, 'cudaMallocMipmappedArray', 'numLevels');
@@ -1221,7 +1227,7 @@ export function cudaMallocMipmappedArray(desc: S.cudaChannelFormatDesc | S.cudaC
 let f_cudaGetMipmappedArrayLevel: KoffiFunction | undefined;
 /** Gets a mipmap level of a CUDA mipmapped array */
 // cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t * levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level) — cuda_runtime_api.h:5436
-export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_t | null, level: number): [E.cudaError_t, H.cudaArray_t | null] {
+export function cudaGetMipmappedArrayLevel(mipmappedArray: H.cudaMipmappedArray_t | null, level: number): Res<[H.cudaArray_t]> {
   const a_mipmappedArray = M.handle(mipmappedArray, 'cudaGetMipmappedArrayLevel', 'mipmappedArray');
   const a_level = M.u32(level, 'cudaGetMipmappedArrayLevel', 'level');
   const err = (f_cudaGetMipmappedArrayLevel ??= L.bind('cudaGetMipmappedArrayLevel'))(K.slot[0], a_mipmappedArray, a_level) as E.cudaError_t;
@@ -1270,7 +1276,7 @@ export function cudaMemcpy3DPeerAsync(p: S.cudaMemcpy3DPeerParms | S.cudaMemcpy3
 let f_cudaMemGetInfo: KoffiFunction | undefined;
 /** Gets free and total device memory */
 // cudaError_t cudaMemGetInfo(size_t * free, size_t * total) — cuda_runtime_api.h:5752
-export function cudaMemGetInfo(): [E.cudaError_t, number | null, number | null] {
+export function cudaMemGetInfo(): Res<[number, number]> {
   const err = (f_cudaMemGetInfo ??= L.bind('cudaMemGetInfo'))(K.slot[0], K.slot[1]) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.readSize(0), K.readSize(1)];
@@ -1279,7 +1285,7 @@ export function cudaMemGetInfo(): [E.cudaError_t, number | null, number | null] 
 let f_cudaArrayGetInfo: KoffiFunction | undefined;
 /** Gets info about the specified cudaArray */
 // cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc * desc, struct cudaExtent * extent, unsigned int * flags, cudaArray_t array) — cuda_runtime_api.h:5778
-export function cudaArrayGetInfo(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaChannelFormatDesc | null, S.cudaExtent | null, number | null] {
+export function cudaArrayGetInfo(array: H.cudaArray_t | null): Res<[S.cudaChannelFormatDesc, S.cudaExtent, number]> {
   const a_array = M.handle(array, 'cudaArrayGetInfo', 'array');
   const a_desc = new S.cudaChannelFormatDesc();
   const a_extent = new S.cudaExtent();
@@ -1291,7 +1297,7 @@ export function cudaArrayGetInfo(array: H.cudaArray_t | null): [E.cudaError_t, S
 let f_cudaArrayGetPlane: KoffiFunction | undefined;
 /** Gets a CUDA array plane from a CUDA array */
 // cudaError_t cudaArrayGetPlane(cudaArray_t * pPlaneArray, cudaArray_t hArray, unsigned int planeIdx) — cuda_runtime_api.h:5807
-export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number): [E.cudaError_t, H.cudaArray_t | null] {
+export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number): Res<[H.cudaArray_t]> {
   const a_hArray = M.handle(hArray, 'cudaArrayGetPlane', 'hArray');
   const a_planeIdx = M.u32(planeIdx, 'cudaArrayGetPlane', 'planeIdx');
   const err = (f_cudaArrayGetPlane ??= L.bind('cudaArrayGetPlane'))(K.slot[0], a_hArray, a_planeIdx) as E.cudaError_t;
@@ -1302,7 +1308,7 @@ export function cudaArrayGetPlane(hArray: H.cudaArray_t | null, planeIdx: number
 let f_cudaArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA array */
 // cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaArray_t array, int device) — cuda_runtime_api.h:5830
-export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, device: number): [E.cudaError_t, S.cudaArrayMemoryRequirements | null] {
+export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, device: number): Res<[S.cudaArrayMemoryRequirements]> {
   const a_array = M.handle(array, 'cudaArrayGetMemoryRequirements', 'array');
   const a_device = M.i32(device, 'cudaArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
@@ -1314,7 +1320,7 @@ export function cudaArrayGetMemoryRequirements(array: H.cudaArray_t | null, devi
 let f_cudaMipmappedArrayGetMemoryRequirements: KoffiFunction | undefined;
 /** Returns the memory requirements of a CUDA mipmapped array */
 // cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements * memoryRequirements, cudaMipmappedArray_t mipmap, int device) — cuda_runtime_api.h:5854
-export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedArray_t | null, device: number): [E.cudaError_t, S.cudaArrayMemoryRequirements | null] {
+export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedArray_t | null, device: number): Res<[S.cudaArrayMemoryRequirements]> {
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetMemoryRequirements', 'mipmap');
   const a_device = M.i32(device, 'cudaMipmappedArrayGetMemoryRequirements', 'device');
   const a_memoryRequirements = new S.cudaArrayMemoryRequirements();
@@ -1326,7 +1332,7 @@ export function cudaMipmappedArrayGetMemoryRequirements(mipmap: H.cudaMipmappedA
 let f_cudaArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA array */
 // cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaArray_t array) — cuda_runtime_api.h:5882
-export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
+export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): Res<[S.cudaArraySparseProperties]> {
   const a_array = M.handle(array, 'cudaArrayGetSparseProperties', 'array');
   const a_sparseProperties = new S.cudaArraySparseProperties();
   const err = (f_cudaArrayGetSparseProperties ??= L.bind('cudaArrayGetSparseProperties'))(a_sparseProperties._u8, a_array) as E.cudaError_t;
@@ -1337,7 +1343,7 @@ export function cudaArrayGetSparseProperties(array: H.cudaArray_t | null): [E.cu
 let f_cudaMipmappedArrayGetSparseProperties: KoffiFunction | undefined;
 /** Returns the layout properties of a sparse CUDA mipmapped array */
 // cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties * sparseProperties, cudaMipmappedArray_t mipmap) — cuda_runtime_api.h:5912
-export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArray_t | null): [E.cudaError_t, S.cudaArraySparseProperties | null] {
+export function cudaMipmappedArrayGetSparseProperties(mipmap: H.cudaMipmappedArray_t | null): Res<[S.cudaArraySparseProperties]> {
   const a_mipmap = M.handle(mipmap, 'cudaMipmappedArrayGetSparseProperties', 'mipmap');
   const a_sparseProperties = new S.cudaArraySparseProperties();
   const err = (f_cudaMipmappedArrayGetSparseProperties ??= L.bind('cudaMipmappedArrayGetSparseProperties'))(a_sparseProperties._u8, a_mipmap) as E.cudaError_t;
@@ -1698,7 +1704,7 @@ export function cudaMemset3DAsync(pitchedDevPtr: S.cudaPitchedPtr | S.cudaPitche
 let f_cudaGetSymbolAddress: KoffiFunction | undefined;
 /** Finds the address associated with a CUDA symbol */
 // cudaError_t cudaGetSymbolAddress(void ** devPtr, const void * symbol) — cuda_runtime_api.h:7045
-export function cudaGetSymbolAddress(symbol: Pointer): [E.cudaError_t, bigint | null] {
+export function cudaGetSymbolAddress(symbol: Pointer): Res<[bigint]> {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolAddress', 'symbol');
   const err = (f_cudaGetSymbolAddress ??= L.bind('cudaGetSymbolAddress'))(K.slot[0], a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1708,7 +1714,7 @@ export function cudaGetSymbolAddress(symbol: Pointer): [E.cudaError_t, bigint | 
 let f_cudaGetSymbolSize: KoffiFunction | undefined;
 /** Finds the size of the object associated with a CUDA symbol */
 // cudaError_t cudaGetSymbolSize(size_t * size, const void * symbol) — cuda_runtime_api.h:7072
-export function cudaGetSymbolSize(symbol: Pointer): [E.cudaError_t, number | null] {
+export function cudaGetSymbolSize(symbol: Pointer): Res<[number]> {
   const a_symbol = M.pointer(symbol, 'cudaGetSymbolSize', 'symbol');
   const err = (f_cudaGetSymbolSize ??= L.bind('cudaGetSymbolSize'))(K.slot[0], a_symbol) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -1798,7 +1804,7 @@ export function cudaMemAdvise(devPtr: Pointer, count: number | bigint, advice: E
 let f_cudaMemRangeGetAttribute: KoffiFunction | undefined;
 /** Query an attribute of a given memory range */
 // cudaError_t cudaMemRangeGetAttribute(void * data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void * devPtr, size_t count) — cuda_runtime_api.h:7481
-export function cudaMemRangeGetAttribute(dataSize: number | bigint, attribute: E.cudaMemRangeAttribute, devPtr: Pointer, count: number | bigint): [E.cudaError_t, number | number[] | null] {
+export function cudaMemRangeGetAttribute(dataSize: number | bigint, attribute: E.cudaMemRangeAttribute, devPtr: Pointer, count: number | bigint): Res<[number | number[]]> {
   const a_dataSize = M.size(dataSize, 'cudaMemRangeGetAttribute', 'dataSize');
   const a_attribute = M.i32(attribute, 'cudaMemRangeGetAttribute', 'attribute');
   const a_devPtr = M.pointer(devPtr, 'cudaMemRangeGetAttribute', 'devPtr');
@@ -1907,7 +1913,7 @@ export function cudaMemcpyFromArrayAsync(dst: Pointer, src: H.cudaArray_t | null
 let f_cudaMallocAsync: KoffiFunction | undefined;
 /** Allocates memory with stream ordered semantics */
 // cudaError_t cudaMallocAsync(void ** devPtr, size_t size, cudaStream_t hStream) — cuda_runtime_api.h:7839
-export function cudaMallocAsync(size: number | bigint, hStream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
+export function cudaMallocAsync(size: number | bigint, hStream: H.cudaStream_t | null): Res<[bigint]> {
   const a_size = M.size(size, 'cudaMallocAsync', 'size');
   const a_hStream = M.handle(hStream, 'cudaMallocAsync', 'hStream');
   const err = (f_cudaMallocAsync ??= L.bind('cudaMallocAsync'))(K.slot[0], a_size, a_hStream) as E.cudaError_t;
@@ -1949,7 +1955,7 @@ export function cudaMemPoolSetAttribute(memPool: H.cudaMemPool_t | null, attr: E
 let f_cudaMemPoolGetAttribute: KoffiFunction | undefined;
 /** Gets attributes of a memory pool */
 // cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void * value) — cuda_runtime_api.h:7982
-export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr): [E.cudaError_t, number | bigint | null] {
+export function cudaMemPoolGetAttribute(memPool: H.cudaMemPool_t | null, attr: E.cudaMemPoolAttr): Res<[number | bigint]> {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAttribute', 'memPool');
   const a_attr = M.i32(attr, 'cudaMemPoolGetAttribute', 'attr');
   K.U64[0] = 0n;
@@ -1973,7 +1979,7 @@ export function cudaMemPoolSetAccess(memPool: H.cudaMemPool_t | null, descList: 
 let f_cudaMemPoolGetAccess: KoffiFunction | undefined;
 /** Returns the accessibility of a pool from a device */
 // cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags * flags, cudaMemPool_t memPool, struct cudaMemLocation * location) — cuda_runtime_api.h:8010
-export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: S.cudaMemLocation | S.cudaMemLocationInit | null): [E.cudaError_t, E.cudaMemAccessFlags | null] {
+export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: S.cudaMemLocation | S.cudaMemLocationInit | null): Res<[E.cudaMemAccessFlags]> {
   const a_memPool = M.handle(memPool, 'cudaMemPoolGetAccess', 'memPool');
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemPoolGetAccess', 'location');
   const err = (f_cudaMemPoolGetAccess ??= L.bind('cudaMemPoolGetAccess'))(K.slot[0], a_memPool, a_location) as E.cudaError_t;
@@ -1984,7 +1990,7 @@ export function cudaMemPoolGetAccess(memPool: H.cudaMemPool_t | null, location: 
 let f_cudaMemPoolCreate: KoffiFunction | undefined;
 /** Creates a memory pool */
 // cudaError_t cudaMemPoolCreate(cudaMemPool_t * memPool, const struct cudaMemPoolProps * poolProps) — cuda_runtime_api.h:8061
-export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolPropsInit | null): [E.cudaError_t, H.cudaMemPool_t | null] {
+export function cudaMemPoolCreate(poolProps: S.cudaMemPoolProps | S.cudaMemPoolPropsInit | null): Res<[H.cudaMemPool_t]> {
   const a_poolProps = X.structArg(poolProps, S.cudaMemPoolProps, 'cudaMemPoolCreate', 'poolProps');
   const err = (f_cudaMemPoolCreate ??= L.bind('cudaMemPoolCreate'))(K.slot[0], a_poolProps) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2003,7 +2009,7 @@ export function cudaMemPoolDestroy(memPool: H.cudaMemPool_t | null): [E.cudaErro
 let f_cudaMemGetDefaultMemPool: KoffiFunction | undefined;
 /** Returns the default memory pool for a given location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * */
 // cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8102
-export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
+export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): Res<[H.cudaMemPool_t]> {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetDefaultMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetDefaultMemPool', 'type');
   const err = (f_cudaMemGetDefaultMemPool ??= L.bind('cudaMemGetDefaultMemPool'))(K.slot[0], a_location, a_type) as E.cudaError_t;
@@ -2014,7 +2020,7 @@ export function cudaMemGetDefaultMemPool(location: S.cudaMemLocation | S.cudaMem
 let f_cudaMemGetMemPool: KoffiFunction | undefined;
 /** Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of::cudaMemLocationTypeDevice,::cudaMemLocationTypeHost or *::cudaMemLocationTypeHostNuma. The allocation type can be one of::cudaMemAllocationTypePinned or *::cudaMemAllocationTypeManaged. When the allocation type is::cudaMemAllocationTypeManaged, * the location type can also be::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return::cudaErrorInvalidValue * * Returns the last pool provided to::cudaMemSetMemPool or::cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if::cudaMemSetMemPool or::cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with::cudaDeviceSetMemPool. * * */
 // cudaError_t cudaMemGetMemPool(cudaMemPool_t * memPool, struct cudaMemLocation * location, enum cudaMemAllocationType type) — cuda_runtime_api.h:8125
-export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): [E.cudaError_t, H.cudaMemPool_t | null] {
+export function cudaMemGetMemPool(location: S.cudaMemLocation | S.cudaMemLocationInit | null, type: E.cudaMemAllocationType): Res<[H.cudaMemPool_t]> {
   const a_location = X.structArg(location, S.cudaMemLocation, 'cudaMemGetMemPool', 'location');
   const a_type = M.i32(type, 'cudaMemGetMemPool', 'type');
   const err = (f_cudaMemGetMemPool ??= L.bind('cudaMemGetMemPool'))(K.slot[0], a_location, a_type) as E.cudaError_t;
@@ -2036,7 +2042,7 @@ export function cudaMemSetMemPool(location: S.cudaMemLocation | S.cudaMemLocatio
 let f_cudaMallocFromPoolAsync: KoffiFunction | undefined;
 /** Allocates memory from a specified pool with stream ordered semantics. */
 // cudaError_t cudaMallocFromPoolAsync(void ** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) — cuda_runtime_api.h:8189
-export function cudaMallocFromPoolAsync(size: number | bigint, memPool: H.cudaMemPool_t | null, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
+export function cudaMallocFromPoolAsync(size: number | bigint, memPool: H.cudaMemPool_t | null, stream: H.cudaStream_t | null): Res<[bigint]> {
   const a_size = M.size(size, 'cudaMallocFromPoolAsync', 'size');
   const a_memPool = M.handle(memPool, 'cudaMallocFromPoolAsync', 'memPool');
   const a_stream = M.handle(stream, 'cudaMallocFromPoolAsync', 'stream');
@@ -2061,7 +2067,7 @@ export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, mem
 let f_cudaMemPoolImportFromShareableHandle: KoffiFunction | undefined;
 /** imports a memory pool from a shared handle. */
 // cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t * memPool, void * shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags) — cuda_runtime_api.h:8241
-export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, handleType: E.cudaMemAllocationHandleType, flags: number): [E.cudaError_t, H.cudaMemPool_t | null] {
+export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, handleType: E.cudaMemAllocationHandleType, flags: number): Res<[H.cudaMemPool_t]> {
   const a_shareableHandle = M.pointer(shareableHandle, 'cudaMemPoolImportFromShareableHandle', 'shareableHandle');
   const a_handleType = M.i32(handleType, 'cudaMemPoolImportFromShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolImportFromShareableHandle', 'flags');
@@ -2073,7 +2079,7 @@ export function cudaMemPoolImportFromShareableHandle(shareableHandle: Pointer, h
 let f_cudaMemPoolExportPointer: KoffiFunction | undefined;
 /** Export data to share a memory pool allocation between processes. */
 // cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData * exportData, void * ptr) — cuda_runtime_api.h:8264
-export function cudaMemPoolExportPointer(ptr: Pointer): [E.cudaError_t, S.cudaMemPoolPtrExportData | null] {
+export function cudaMemPoolExportPointer(ptr: Pointer): Res<[S.cudaMemPoolPtrExportData]> {
   const a_ptr = M.pointer(ptr, 'cudaMemPoolExportPointer', 'ptr');
   const a_exportData = new S.cudaMemPoolPtrExportData();
   const err = (f_cudaMemPoolExportPointer ??= L.bind('cudaMemPoolExportPointer'))(a_exportData._u8, a_ptr) as E.cudaError_t;
@@ -2084,7 +2090,7 @@ export function cudaMemPoolExportPointer(ptr: Pointer): [E.cudaError_t, S.cudaMe
 let f_cudaMemPoolImportPointer: KoffiFunction | undefined;
 /** Import a memory pool allocation from another process. */
 // cudaError_t cudaMemPoolImportPointer(void ** ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData * exportData) — cuda_runtime_api.h:8293
-export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, exportData: S.cudaMemPoolPtrExportData | S.cudaMemPoolPtrExportDataInit | null): [E.cudaError_t, bigint | null] {
+export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, exportData: S.cudaMemPoolPtrExportData | S.cudaMemPoolPtrExportDataInit | null): Res<[bigint]> {
   const a_memPool = M.handle(memPool, 'cudaMemPoolImportPointer', 'memPool');
   const a_exportData = X.structArg(exportData, S.cudaMemPoolPtrExportData, 'cudaMemPoolImportPointer', 'exportData');
   const err = (f_cudaMemPoolImportPointer ??= L.bind('cudaMemPoolImportPointer'))(K.slot[0], a_memPool, a_exportData) as E.cudaError_t;
@@ -2095,7 +2101,7 @@ export function cudaMemPoolImportPointer(memPool: H.cudaMemPool_t | null, export
 let f_cudaPointerGetAttributes: KoffiFunction | undefined;
 /** Returns attributes about a specified pointer */
 // cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes * attributes, const void * ptr) — cuda_runtime_api.h:8446
-export function cudaPointerGetAttributes(ptr: Pointer): [E.cudaError_t, S.cudaPointerAttributes | null] {
+export function cudaPointerGetAttributes(ptr: Pointer): Res<[S.cudaPointerAttributes]> {
   const a_ptr = M.pointer(ptr, 'cudaPointerGetAttributes', 'ptr');
   const a_attributes = new S.cudaPointerAttributes();
   const err = (f_cudaPointerGetAttributes ??= L.bind('cudaPointerGetAttributes'))(a_attributes._u8, a_ptr) as E.cudaError_t;
@@ -2106,7 +2112,7 @@ export function cudaPointerGetAttributes(ptr: Pointer): [E.cudaError_t, S.cudaPo
 let f_cudaDeviceCanAccessPeer: KoffiFunction | undefined;
 /** Queries if a device may directly access a peer device's memory. */
 // cudaError_t cudaDeviceCanAccessPeer(int * canAccessPeer, int device, int peerDevice) — cuda_runtime_api.h:8487
-export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): [E.cudaError_t, number | null] {
+export function cudaDeviceCanAccessPeer(device: number, peerDevice: number): Res<[number]> {
   const a_device = M.i32(device, 'cudaDeviceCanAccessPeer', 'device');
   const a_peerDevice = M.i32(peerDevice, 'cudaDeviceCanAccessPeer', 'peerDevice');
   const err = (f_cudaDeviceCanAccessPeer ??= L.bind('cudaDeviceCanAccessPeer'))(K.slot[0], a_device, a_peerDevice) as E.cudaError_t;
@@ -2179,7 +2185,7 @@ export function cudaGraphicsUnmapResources(count: number, resources: (H.cudaGrap
 let f_cudaGraphicsResourceGetMappedPointer: KoffiFunction | undefined;
 /** Get an device pointer through which to access a mapped graphics resource. */
 // cudaError_t cudaGraphicsResourceGetMappedPointer(void ** devPtr, size_t * size, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8756
-export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, bigint | null, number | null] {
+export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsResource_t | null): Res<[bigint, number]> {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedPointer', 'resource');
   const err = (f_cudaGraphicsResourceGetMappedPointer ??= L.bind('cudaGraphicsResourceGetMappedPointer'))(K.slot[0], K.slot[1], a_resource) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
@@ -2189,7 +2195,7 @@ export function cudaGraphicsResourceGetMappedPointer(resource: H.cudaGraphicsRes
 let f_cudaGraphicsSubResourceGetMappedArray: KoffiFunction | undefined;
 /** Get an array through which to access a subresource of a mapped graphics resource. */
 // cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t * array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel) — cuda_runtime_api.h:8794
-export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsResource_t | null, arrayIndex: number, mipLevel: number): [E.cudaError_t, H.cudaArray_t | null] {
+export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsResource_t | null, arrayIndex: number, mipLevel: number): Res<[H.cudaArray_t]> {
   const a_resource = M.handle(resource, 'cudaGraphicsSubResourceGetMappedArray', 'resource');
   const a_arrayIndex = M.u32(arrayIndex, 'cudaGraphicsSubResourceGetMappedArray', 'arrayIndex');
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsSubResourceGetMappedArray', 'mipLevel');
@@ -2201,7 +2207,7 @@ export function cudaGraphicsSubResourceGetMappedArray(resource: H.cudaGraphicsRe
 let f_cudaGraphicsResourceGetMappedMipmappedArray: KoffiFunction | undefined;
 /** Get a mipmapped array through which to access a mapped graphics resource. */
 // cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t * mipmappedArray, cudaGraphicsResource_t resource) — cuda_runtime_api.h:8823
-export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGraphicsResource_t | null): [E.cudaError_t, H.cudaMipmappedArray_t | null] {
+export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGraphicsResource_t | null): Res<[H.cudaMipmappedArray_t]> {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedMipmappedArray', 'resource');
   const err = (f_cudaGraphicsResourceGetMappedMipmappedArray ??= L.bind('cudaGraphicsResourceGetMappedMipmappedArray'))(K.slot[0], a_resource) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2211,7 +2217,7 @@ export function cudaGraphicsResourceGetMappedMipmappedArray(resource: H.cudaGrap
 let f_cudaGetChannelDesc: KoffiFunction | undefined;
 /** Get the channel descriptor of an array */
 // cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc * desc, cudaArray_const_t array) — cuda_runtime_api.h:8858
-export function cudaGetChannelDesc(array: H.cudaArray_t | null): [E.cudaError_t, S.cudaChannelFormatDesc | null] {
+export function cudaGetChannelDesc(array: H.cudaArray_t | null): Res<[S.cudaChannelFormatDesc]> {
   const a_array = M.handle(array, 'cudaGetChannelDesc', 'array');
   const a_desc = new S.cudaChannelFormatDesc();
   const err = (f_cudaGetChannelDesc ??= L.bind('cudaGetChannelDesc'))(a_desc._u8, a_array) as E.cudaError_t;
@@ -2235,7 +2241,7 @@ export function cudaCreateChannelDesc(x: number, y: number, z: number, w: number
 let f_cudaCreateTextureObject: KoffiFunction | undefined;
 /** Creates a texture object */
 // cudaError_t cudaCreateTextureObject(cudaTextureObject_t * pTexObject, const struct cudaResourceDesc * pResDesc, const struct cudaTextureDesc * pTexDesc, const struct cudaResourceViewDesc * pResViewDesc) — cuda_runtime_api.h:9113
-export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null, pTexDesc: S.cudaTextureDesc | S.cudaTextureDescInit | null, pResViewDesc: S.cudaResourceViewDesc | S.cudaResourceViewDescInit | null): [E.cudaError_t, H.cudaTextureObject_t | null] {
+export function cudaCreateTextureObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null, pTexDesc: S.cudaTextureDesc | S.cudaTextureDescInit | null, pResViewDesc: S.cudaResourceViewDesc | S.cudaResourceViewDescInit | null): Res<[H.cudaTextureObject_t]> {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateTextureObject', 'pResDesc');
   const a_pTexDesc = X.structArg(pTexDesc, S.cudaTextureDesc, 'cudaCreateTextureObject', 'pTexDesc');
   const a_pResViewDesc = X.structArg(pResViewDesc, S.cudaResourceViewDesc, 'cudaCreateTextureObject', 'pResViewDesc');
@@ -2256,7 +2262,7 @@ export function cudaDestroyTextureObject(texObject: H.cudaTextureObject_t | null
 let f_cudaGetTextureObjectResourceDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource descriptor */
 // cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9153
-export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
+export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_t | null): Res<[S.cudaResourceDesc]> {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceDesc', 'texObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
   const err = (f_cudaGetTextureObjectResourceDesc ??= L.bind('cudaGetTextureObjectResourceDesc'))(a_pResDesc._u8, a_texObject) as E.cudaError_t;
@@ -2267,7 +2273,7 @@ export function cudaGetTextureObjectResourceDesc(texObject: H.cudaTextureObject_
 let f_cudaGetTextureObjectTextureDesc: KoffiFunction | undefined;
 /** Returns a texture object's texture descriptor */
 // cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc * pTexDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9173
-export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaTextureDesc | null] {
+export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t | null): Res<[S.cudaTextureDesc]> {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectTextureDesc', 'texObject') ?? 0n);
   const a_pTexDesc = new S.cudaTextureDesc();
   const err = (f_cudaGetTextureObjectTextureDesc ??= L.bind('cudaGetTextureObjectTextureDesc'))(a_pTexDesc._u8, a_texObject) as E.cudaError_t;
@@ -2278,7 +2284,7 @@ export function cudaGetTextureObjectTextureDesc(texObject: H.cudaTextureObject_t
 let f_cudaGetTextureObjectResourceViewDesc: KoffiFunction | undefined;
 /** Returns a texture object's resource view descriptor */
 // cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc * pResViewDesc, cudaTextureObject_t texObject) — cuda_runtime_api.h:9194
-export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObject_t | null): [E.cudaError_t, S.cudaResourceViewDesc | null] {
+export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObject_t | null): Res<[S.cudaResourceViewDesc]> {
   const a_texObject = (M.handle(texObject, 'cudaGetTextureObjectResourceViewDesc', 'texObject') ?? 0n);
   const a_pResViewDesc = new S.cudaResourceViewDesc();
   const err = (f_cudaGetTextureObjectResourceViewDesc ??= L.bind('cudaGetTextureObjectResourceViewDesc'))(a_pResViewDesc._u8, a_texObject) as E.cudaError_t;
@@ -2289,7 +2295,7 @@ export function cudaGetTextureObjectResourceViewDesc(texObject: H.cudaTextureObj
 let f_cudaCreateSurfaceObject: KoffiFunction | undefined;
 /** Creates a surface object */
 // cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t * pSurfObject, const struct cudaResourceDesc * pResDesc) — cuda_runtime_api.h:9239
-export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null): [E.cudaError_t, H.cudaSurfaceObject_t | null] {
+export function cudaCreateSurfaceObject(pResDesc: S.cudaResourceDesc | S.cudaResourceDescInit | null): Res<[H.cudaSurfaceObject_t]> {
   const a_pResDesc = X.structArg(pResDesc, S.cudaResourceDesc, 'cudaCreateSurfaceObject', 'pResDesc');
   const err = (f_cudaCreateSurfaceObject ??= L.bind('cudaCreateSurfaceObject'))(K.slot[0], a_pResDesc) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2308,7 +2314,7 @@ export function cudaDestroySurfaceObject(surfObject: H.cudaSurfaceObject_t | nul
 let f_cudaGetSurfaceObjectResourceDesc: KoffiFunction | undefined;
 /** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject. */
 // cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc * pResDesc, cudaSurfaceObject_t surfObject) — cuda_runtime_api.h:9278
-export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject_t | null): [E.cudaError_t, S.cudaResourceDesc | null] {
+export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject_t | null): Res<[S.cudaResourceDesc]> {
   const a_surfObject = (M.handle(surfObject, 'cudaGetSurfaceObjectResourceDesc', 'surfObject') ?? 0n);
   const a_pResDesc = new S.cudaResourceDesc();
   const err = (f_cudaGetSurfaceObjectResourceDesc ??= L.bind('cudaGetSurfaceObjectResourceDesc'))(a_pResDesc._u8, a_surfObject) as E.cudaError_t;
@@ -2319,7 +2325,7 @@ export function cudaGetSurfaceObjectResourceDesc(surfObject: H.cudaSurfaceObject
 let f_cudaDriverGetVersion: KoffiFunction | undefined;
 /** Returns the latest version of CUDA supported by the driver */
 // cudaError_t cudaDriverGetVersion(int * driverVersion) — cuda_runtime_api.h:9312
-export function cudaDriverGetVersion(): [E.cudaError_t, number | null] {
+export function cudaDriverGetVersion(): Res<[number]> {
   const err = (f_cudaDriverGetVersion ??= L.bind('cudaDriverGetVersion'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -2328,7 +2334,7 @@ export function cudaDriverGetVersion(): [E.cudaError_t, number | null] {
 let f_cudaRuntimeGetVersion: KoffiFunction | undefined;
 /** Returns the CUDA Runtime version */
 // cudaError_t cudaRuntimeGetVersion(int * runtimeVersion) — cuda_runtime_api.h:9341
-export function cudaRuntimeGetVersion(): [E.cudaError_t, number | null] {
+export function cudaRuntimeGetVersion(): Res<[number]> {
   const err = (f_cudaRuntimeGetVersion ??= L.bind('cudaRuntimeGetVersion'))(K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -2337,7 +2343,7 @@ export function cudaRuntimeGetVersion(): [E.cudaError_t, number | null] {
 let f_cudaLogsRegisterCallback: KoffiFunction | undefined;
 /** Register a callback function to receive error log messages */
 // cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void * userData, cudaLogsCallbackHandle * callback_out) — cuda_runtime_api.h:9378
-export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): [E.cudaError_t, H.cudaLogsCallbackHandle | null] {
+export function cudaLogsRegisterCallback(callbackFunc: bigint | null, userData: Pointer): Res<[H.cudaLogsCallbackHandle]> {
   const a_callbackFunc = M.handle(callbackFunc, 'cudaLogsRegisterCallback', 'callbackFunc');
   const a_userData = M.pointer(userData, 'cudaLogsRegisterCallback', 'userData');
   const err = (f_cudaLogsRegisterCallback ??= L.bind('cudaLogsRegisterCallback'))(a_callbackFunc, a_userData, K.slot[0]) as E.cudaError_t;
@@ -2357,7 +2363,7 @@ export function cudaLogsUnregisterCallback(callback: H.cudaLogsCallbackHandle | 
 let f_cudaLogsCurrent: KoffiFunction | undefined;
 /** Sets log iterator to point to the end of log buffer, where the next message would be written. */
 // cudaError_t cudaLogsCurrent(cudaLogIterator * iterator_out, unsigned int flags) — cuda_runtime_api.h:9401
-export function cudaLogsCurrent(flags: number): [E.cudaError_t, number | null] {
+export function cudaLogsCurrent(flags: number): Res<[number]> {
   const a_flags = M.u32(flags, 'cudaLogsCurrent', 'flags');
   const err = (f_cudaLogsCurrent ??= L.bind('cudaLogsCurrent'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2367,7 +2373,7 @@ export function cudaLogsCurrent(flags: number): [E.cudaError_t, number | null] {
 let f_cudaLogsDumpToFile: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a file */
 // cudaError_t cudaLogsDumpToFile(cudaLogIterator * iterator, const char * pathToFile, unsigned int flags) — cuda_runtime_api.h:9425
-export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: number): [E.cudaError_t, number | null] {
+export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: number): Res<[number]> {
   const a_iterator = M.u32(iterator, 'cudaLogsDumpToFile', 'iterator');
   K.U32[0] = a_iterator;
   const a_pathToFile = M.str(pathToFile, 'cudaLogsDumpToFile', 'pathToFile');
@@ -2380,7 +2386,7 @@ export function cudaLogsDumpToFile(iterator: number, pathToFile: string, flags: 
 let f_cudaLogsDumpToMemory: KoffiFunction | undefined;
 /** Dump accumulated driver logs into a buffer */
 // cudaError_t cudaLogsDumpToMemory(cudaLogIterator * iterator, char * buffer, size_t * size, unsigned int flags) — cuda_runtime_api.h:9461
-export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): [E.cudaError_t, number | null, number | null] {
+export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: number | bigint, flags: number): Res<[number, number]> {
   const a_iterator = M.u32(iterator, 'cudaLogsDumpToMemory', 'iterator');
   K.U32[0] = a_iterator;
   const a_buffer = M.pointer(buffer, 'cudaLogsDumpToMemory', 'buffer');
@@ -2396,7 +2402,7 @@ export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: nu
 let f_cudaGraphCreate: KoffiFunction | undefined;
 /** Creates a graph */
 // cudaError_t cudaGraphCreate(cudaGraph_t * pGraph, unsigned int flags) — cuda_runtime_api.h:9508
-export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | null] {
+export function cudaGraphCreate(flags: number): Res<[H.cudaGraph_t]> {
   const a_flags = M.u32(flags, 'cudaGraphCreate', 'flags');
   const err = (f_cudaGraphCreate ??= L.bind('cudaGraphCreate'))(K.slot[0], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2406,7 +2412,7 @@ export function cudaGraphCreate(flags: number): [E.cudaError_t, H.cudaGraph_t | 
 let f_cudaGraphAddKernelNode: KoffiFunction | undefined;
 /** Creates a kernel execution node and adds it to a graph */
 // cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9607
-export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaKernelNodeParams | S.cudaKernelNodeParamsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddKernelNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddKernelNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaKernelNodeParams, 'cudaGraphAddKernelNode', 'pNodeParams');
@@ -2421,7 +2427,7 @@ export function cudaGraphAddKernelNode(graph: H.cudaGraph_t | null, pDependencie
 let f_cudaGraphKernelNodeGetParams: KoffiFunction | undefined;
 /** Returns a kernel node's parameters */
 // cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams * pNodeParams) — cuda_runtime_api.h:9640
-export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaKernelNodeParams | null] {
+export function cudaGraphKernelNodeGetParams(node: H.cudaGraphNode_t | null): Res<[S.cudaKernelNodeParams]> {
   const a_node = M.handle(node, 'cudaGraphKernelNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaKernelNodeParams();
   const err = (f_cudaGraphKernelNodeGetParams ??= L.bind('cudaGraphKernelNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
@@ -2453,7 +2459,7 @@ export function cudaGraphKernelNodeCopyAttributes(hDst: H.cudaGraphNode_t | null
 let f_cudaGraphKernelNodeGetAttribute: KoffiFunction | undefined;
 /** Queries node attribute. */
 // cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, cudaLaunchAttributeValue * value_out) — cuda_runtime_api.h:9710
-export function cudaGraphKernelNodeGetAttribute(hNode: H.cudaGraphNode_t | null, attr: E.cudaLaunchAttributeID): [E.cudaError_t, S.cudaLaunchAttributeValue | null] {
+export function cudaGraphKernelNodeGetAttribute(hNode: H.cudaGraphNode_t | null, attr: E.cudaLaunchAttributeID): Res<[S.cudaLaunchAttributeValue]> {
   const a_hNode = M.handle(hNode, 'cudaGraphKernelNodeGetAttribute', 'hNode');
   const a_attr = M.i32(attr, 'cudaGraphKernelNodeGetAttribute', 'attr');
   const a_value_out = new S.cudaLaunchAttributeValue();
@@ -2476,7 +2482,7 @@ export function cudaGraphKernelNodeSetAttribute(hNode: H.cudaGraphNode_t | null,
 let f_cudaGraphAddMemcpyNode: KoffiFunction | undefined;
 /** Creates a memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms * pCopyParams) — cuda_runtime_api.h:9785
-export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pCopyParams: S.cudaMemcpy3DParms | S.cudaMemcpy3DParmsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode', 'numDependencies');
   const a_pCopyParams = X.structArg(pCopyParams, S.cudaMemcpy3DParms, 'cudaGraphAddMemcpyNode', 'pCopyParams');
@@ -2490,7 +2496,7 @@ export function cudaGraphAddMemcpyNode(graph: H.cudaGraph_t | null, pDependencie
 let f_cudaGraphAddMemcpyNodeToSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy to a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const void * symbol, const void * src, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9844
-export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, symbol: Pointer, src: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeToSymbol', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNodeToSymbol', 'numDependencies');
   const a_symbol = M.pointer(symbol, 'cudaGraphAddMemcpyNodeToSymbol', 'symbol');
@@ -2509,7 +2515,7 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
 let f_cudaGraphAddMemcpyNodeFromSymbol: KoffiFunction | undefined;
 /** Creates a memcpy node to copy from a symbol on the device and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * symbol, size_t count, size_t offset, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9913
-export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, symbol: Pointer, count: number | bigint, offset: number | bigint, kind: E.cudaMemcpyKind): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNodeFromSymbol', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNodeFromSymbol', 'numDependencies');
   const a_dst = M.pointer(dst, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst');
@@ -2528,7 +2534,7 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
 let f_cudaGraphAddMemcpyNode1D: KoffiFunction | undefined;
 /** Creates a 1D memcpy node and adds it to a graph */
 // cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dst, const void * src, size_t count, enum cudaMemcpyKind kind) — cuda_runtime_api.h:9981
-export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dst: Pointer, src: Pointer, count: number | bigint, kind: E.cudaMemcpyKind): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddMemcpyNode1D', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemcpyNode1D', 'numDependencies');
   const a_dst = M.pointer(dst, 'cudaGraphAddMemcpyNode1D', 'dst');
@@ -2547,7 +2553,7 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
 let f_cudaGraphMemcpyNodeGetParams: KoffiFunction | undefined;
 /** Returns a memcpy node's parameters */
 // cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms * pNodeParams) — cuda_runtime_api.h:10013
-export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemcpy3DParms | null] {
+export function cudaGraphMemcpyNodeGetParams(node: H.cudaGraphNode_t | null): Res<[S.cudaMemcpy3DParms]> {
   const a_node = M.handle(node, 'cudaGraphMemcpyNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemcpy3DParms();
   const err = (f_cudaGraphMemcpyNodeGetParams ??= L.bind('cudaGraphMemcpyNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
@@ -2613,7 +2619,7 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
 let f_cudaGraphAddMemsetNode: KoffiFunction | undefined;
 /** Creates a memset node and adds it to a graph */
 // cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaMemsetParams * pMemsetParams) — cuda_runtime_api.h:10219
-export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pMemsetParams: S.cudaMemsetParams | S.cudaMemsetParamsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddMemsetNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemsetNode', 'numDependencies');
   const a_pMemsetParams = X.structArg(pMemsetParams, S.cudaMemsetParams, 'cudaGraphAddMemsetNode', 'pMemsetParams');
@@ -2627,7 +2633,7 @@ export function cudaGraphAddMemsetNode(graph: H.cudaGraph_t | null, pDependencie
 let f_cudaGraphMemsetNodeGetParams: KoffiFunction | undefined;
 /** Returns a memset node's parameters */
 // cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams * pNodeParams) — cuda_runtime_api.h:10242
-export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemsetParams | null] {
+export function cudaGraphMemsetNodeGetParams(node: H.cudaGraphNode_t | null): Res<[S.cudaMemsetParams]> {
   const a_node = M.handle(node, 'cudaGraphMemsetNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaMemsetParams();
   const err = (f_cudaGraphMemsetNodeGetParams ??= L.bind('cudaGraphMemsetNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
@@ -2648,7 +2654,7 @@ export function cudaGraphMemsetNodeSetParams(node: H.cudaGraphNode_t | null, pNo
 let f_cudaGraphAddHostNode: KoffiFunction | undefined;
 /** Creates a host execution node and adds it to a graph */
 // cudaError_t cudaGraphAddHostNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10308
-export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, pNodeParams: S.cudaHostNodeParams | S.cudaHostNodeParamsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddHostNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddHostNode', 'numDependencies');
   const a_pNodeParams = X.structArg(pNodeParams, S.cudaHostNodeParams, 'cudaGraphAddHostNode', 'pNodeParams');
@@ -2662,7 +2668,7 @@ export function cudaGraphAddHostNode(graph: H.cudaGraph_t | null, pDependencies:
 let f_cudaGraphHostNodeGetParams: KoffiFunction | undefined;
 /** Returns a host node's parameters */
 // cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams * pNodeParams) — cuda_runtime_api.h:10331
-export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaHostNodeParams | null] {
+export function cudaGraphHostNodeGetParams(node: H.cudaGraphNode_t | null): Res<[S.cudaHostNodeParams]> {
   const a_node = M.handle(node, 'cudaGraphHostNodeGetParams', 'node');
   const a_pNodeParams = new S.cudaHostNodeParams();
   const err = (f_cudaGraphHostNodeGetParams ??= L.bind('cudaGraphHostNodeGetParams'))(a_node, a_pNodeParams._u8) as E.cudaError_t;
@@ -2683,7 +2689,7 @@ export function cudaGraphHostNodeSetParams(node: H.cudaGraphNode_t | null, pNode
 let f_cudaGraphAddChildGraphNode: KoffiFunction | undefined;
 /** Creates a child graph node and adds it to a graph */
 // cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaGraph_t childGraph) — cuda_runtime_api.h:10397
-export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, childGraph: H.cudaGraph_t | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddChildGraphNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddChildGraphNode', 'numDependencies');
   const a_childGraph = M.handle(childGraph, 'cudaGraphAddChildGraphNode', 'childGraph');
@@ -2697,7 +2703,7 @@ export function cudaGraphAddChildGraphNode(graph: H.cudaGraph_t | null, pDepende
 let f_cudaGraphChildGraphNodeGetGraph: KoffiFunction | undefined;
 /** Gets a handle to the embedded graph of a child graph node */
 // cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t * pGraph) — cuda_runtime_api.h:10424
-export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
+export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null): Res<[H.cudaGraph_t]> {
   const a_node = M.handle(node, 'cudaGraphChildGraphNodeGetGraph', 'node');
   const err = (f_cudaGraphChildGraphNodeGetGraph ??= L.bind('cudaGraphChildGraphNodeGetGraph'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2707,7 +2713,7 @@ export function cudaGraphChildGraphNodeGetGraph(node: H.cudaGraphNode_t | null):
 let f_cudaGraphAddEmptyNode: KoffiFunction | undefined;
 /** Creates an empty node and adds it to a graph */
 // cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies) — cuda_runtime_api.h:10462
-export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddEmptyNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEmptyNode', 'numDependencies');
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddEmptyNode', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
@@ -2720,7 +2726,7 @@ export function cudaGraphAddEmptyNode(graph: H.cudaGraph_t | null, pDependencies
 let f_cudaGraphAddEventRecordNode: KoffiFunction | undefined;
 /** Creates an event record node and adds it to a graph */
 // cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10506
-export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddEventRecordNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventRecordNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventRecordNode', 'event');
@@ -2734,7 +2740,7 @@ export function cudaGraphAddEventRecordNode(graph: H.cudaGraph_t | null, pDepend
 let f_cudaGraphEventRecordNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event record node */
 // cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10533
-export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
+export function cudaGraphEventRecordNodeGetEvent(node: H.cudaGraphNode_t | null): Res<[H.cudaEvent_t]> {
   const a_node = M.handle(node, 'cudaGraphEventRecordNodeGetEvent', 'node');
   const err = (f_cudaGraphEventRecordNodeGetEvent ??= L.bind('cudaGraphEventRecordNodeGetEvent'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2754,7 +2760,7 @@ export function cudaGraphEventRecordNodeSetEvent(node: H.cudaGraphNode_t | null,
 let f_cudaGraphAddEventWaitNode: KoffiFunction | undefined;
 /** Creates an event wait node and adds it to a graph */
 // cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, cudaEvent_t event) — cuda_runtime_api.h:10608
-export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, event: H.cudaEvent_t | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddEventWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddEventWaitNode', 'numDependencies');
   const a_event = M.handle(event, 'cudaGraphAddEventWaitNode', 'event');
@@ -2768,7 +2774,7 @@ export function cudaGraphAddEventWaitNode(graph: H.cudaGraph_t | null, pDependen
 let f_cudaGraphEventWaitNodeGetEvent: KoffiFunction | undefined;
 /** Returns the event associated with an event wait node */
 // cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t * event_out) — cuda_runtime_api.h:10635
-export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): [E.cudaError_t, H.cudaEvent_t | null] {
+export function cudaGraphEventWaitNodeGetEvent(node: H.cudaGraphNode_t | null): Res<[H.cudaEvent_t]> {
   const a_node = M.handle(node, 'cudaGraphEventWaitNodeGetEvent', 'node');
   const err = (f_cudaGraphEventWaitNodeGetEvent ??= L.bind('cudaGraphEventWaitNodeGetEvent'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2788,7 +2794,7 @@ export function cudaGraphEventWaitNodeSetEvent(node: H.cudaGraphNode_t | null, e
 let f_cudaGraphAddExternalSemaphoresSignalNode: KoffiFunction | undefined;
 /** Creates an external semaphore signal node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams * nodeParams) — cuda_runtime_api.h:10713
-export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreSignalNodeParams | S.cudaExternalSemaphoreSignalNodeParamsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresSignalNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresSignalNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreSignalNodeParams, 'cudaGraphAddExternalSemaphoresSignalNode', 'nodeParams');
@@ -2802,7 +2808,7 @@ export function cudaGraphAddExternalSemaphoresSignalNode(graph: H.cudaGraph_t | 
 let f_cudaGraphExternalSemaphoresSignalNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore signal node's parameters */
 // cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams * params_out) — cuda_runtime_api.h:10746
-export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreSignalNodeParams | null] {
+export function cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: H.cudaGraphNode_t | null): Res<[S.cudaExternalSemaphoreSignalNodeParams]> {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresSignalNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreSignalNodeParams();
   const err = (f_cudaGraphExternalSemaphoresSignalNodeGetParams ??= L.bind('cudaGraphExternalSemaphoresSignalNodeGetParams'))(a_hNode, a_params_out._u8) as E.cudaError_t;
@@ -2823,7 +2829,7 @@ export function cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: H.cudaGrap
 let f_cudaGraphAddExternalSemaphoresWaitNode: KoffiFunction | undefined;
 /** Creates an external semaphore wait node and adds it to a graph */
 // cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams * nodeParams) — cuda_runtime_api.h:10824
-export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaExternalSemaphoreWaitNodeParams | S.cudaExternalSemaphoreWaitNodeParamsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddExternalSemaphoresWaitNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddExternalSemaphoresWaitNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaExternalSemaphoreWaitNodeParams, 'cudaGraphAddExternalSemaphoresWaitNode', 'nodeParams');
@@ -2837,7 +2843,7 @@ export function cudaGraphAddExternalSemaphoresWaitNode(graph: H.cudaGraph_t | nu
 let f_cudaGraphExternalSemaphoresWaitNodeGetParams: KoffiFunction | undefined;
 /** Returns an external semaphore wait node's parameters */
 // cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams * params_out) — cuda_runtime_api.h:10857
-export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaExternalSemaphoreWaitNodeParams | null] {
+export function cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: H.cudaGraphNode_t | null): Res<[S.cudaExternalSemaphoreWaitNodeParams]> {
   const a_hNode = M.handle(hNode, 'cudaGraphExternalSemaphoresWaitNodeGetParams', 'hNode');
   const a_params_out = new S.cudaExternalSemaphoreWaitNodeParams();
   const err = (f_cudaGraphExternalSemaphoresWaitNodeGetParams ??= L.bind('cudaGraphExternalSemaphoresWaitNodeGetParams'))(a_hNode, a_params_out._u8) as E.cudaError_t;
@@ -2858,7 +2864,7 @@ export function cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: H.cudaGraphN
 let f_cudaGraphAddMemAllocNode: KoffiFunction | undefined;
 /** Creates an allocation node and adds it to a graph */
 // cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams * nodeParams) — cuda_runtime_api.h:10963
-export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaMemAllocNodeParams | S.cudaMemAllocNodeParamsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddMemAllocNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemAllocNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaMemAllocNodeParams, 'cudaGraphAddMemAllocNode', 'nodeParams');
@@ -2872,7 +2878,7 @@ export function cudaGraphAddMemAllocNode(graph: H.cudaGraph_t | null, pDependenc
 let f_cudaGraphMemAllocNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory alloc node's parameters */
 // cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams * params_out) — cuda_runtime_api.h:10990
-export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, S.cudaMemAllocNodeParams | null] {
+export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): Res<[S.cudaMemAllocNodeParams]> {
   const a_node = M.handle(node, 'cudaGraphMemAllocNodeGetParams', 'node');
   const a_params_out = new S.cudaMemAllocNodeParams();
   const err = (f_cudaGraphMemAllocNodeGetParams ??= L.bind('cudaGraphMemAllocNodeGetParams'))(a_node, a_params_out._u8) as E.cudaError_t;
@@ -2883,7 +2889,7 @@ export function cudaGraphMemAllocNodeGetParams(node: H.cudaGraphNode_t | null): 
 let f_cudaGraphAddMemFreeNode: KoffiFunction | undefined;
 /** Creates a memory free node and adds it to a graph */
 // cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, size_t numDependencies, void * dptr) — cuda_runtime_api.h:11051
-export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: Pointer): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, numDependencies: number | bigint, dptr: Pointer): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddMemFreeNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddMemFreeNode', 'numDependencies');
   const a_dptr = M.pointer(dptr, 'cudaGraphAddMemFreeNode', 'dptr');
@@ -2897,7 +2903,7 @@ export function cudaGraphAddMemFreeNode(graph: H.cudaGraph_t | null, pDependenci
 let f_cudaGraphMemFreeNodeGetParams: KoffiFunction | undefined;
 /** Returns a memory free node's parameters */
 // cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void * dptr_out) — cuda_runtime_api.h:11075
-export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): [E.cudaError_t, bigint | null] {
+export function cudaGraphMemFreeNodeGetParams(node: H.cudaGraphNode_t | null): Res<[bigint]> {
   const a_node = M.handle(node, 'cudaGraphMemFreeNodeGetParams', 'node');
   const err = (f_cudaGraphMemFreeNodeGetParams ??= L.bind('cudaGraphMemFreeNodeGetParams'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2916,7 +2922,7 @@ export function cudaDeviceGraphMemTrim(device: number): [E.cudaError_t] {
 let f_cudaDeviceGetGraphMemAttribute: KoffiFunction | undefined;
 /** Query asynchronous allocation attributes related to graphs */
 // cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void * value) — cuda_runtime_api.h:11140
-export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType): [E.cudaError_t, number | bigint | null] {
+export function cudaDeviceGetGraphMemAttribute(device: number, attr: E.cudaGraphMemAttributeType): Res<[number | bigint]> {
   const a_device = M.i32(device, 'cudaDeviceGetGraphMemAttribute', 'device');
   const a_attr = M.i32(attr, 'cudaDeviceGetGraphMemAttribute', 'attr');
   K.U64[0] = 0n;
@@ -2939,7 +2945,7 @@ export function cudaDeviceSetGraphMemAttribute(device: number, attr: E.cudaGraph
 let f_cudaGraphClone: KoffiFunction | undefined;
 /** Clones a graph */
 // cudaError_t cudaGraphClone(cudaGraph_t * pGraphClone, cudaGraph_t originalGraph) — cuda_runtime_api.h:11205
-export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraph_t | null] {
+export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): Res<[H.cudaGraph_t]> {
   const a_originalGraph = M.handle(originalGraph, 'cudaGraphClone', 'originalGraph');
   const err = (f_cudaGraphClone ??= L.bind('cudaGraphClone'))(K.slot[0], a_originalGraph) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2949,7 +2955,7 @@ export function cudaGraphClone(originalGraph: H.cudaGraph_t | null): [E.cudaErro
 let f_cudaGraphNodeFindInClone: KoffiFunction | undefined;
 /** Finds a cloned version of a node */
 // cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t * pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph) — cuda_runtime_api.h:11233
-export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null, clonedGraph: H.cudaGraph_t | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null, clonedGraph: H.cudaGraph_t | null): Res<[H.cudaGraphNode_t]> {
   const a_originalNode = M.handle(originalNode, 'cudaGraphNodeFindInClone', 'originalNode');
   const a_clonedGraph = M.handle(clonedGraph, 'cudaGraphNodeFindInClone', 'clonedGraph');
   const err = (f_cudaGraphNodeFindInClone ??= L.bind('cudaGraphNodeFindInClone'))(K.slot[0], a_originalNode, a_clonedGraph) as E.cudaError_t;
@@ -2960,7 +2966,7 @@ export function cudaGraphNodeFindInClone(originalNode: H.cudaGraphNode_t | null,
 let f_cudaGraphNodeGetType: KoffiFunction | undefined;
 /** Returns a node's type */
 // cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType * pType) — cuda_runtime_api.h:11264
-export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): [E.cudaError_t, E.cudaGraphNodeType | null] {
+export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): Res<[E.cudaGraphNodeType]> {
   const a_node = M.handle(node, 'cudaGraphNodeGetType', 'node');
   const err = (f_cudaGraphNodeGetType ??= L.bind('cudaGraphNodeGetType'))(a_node, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -2970,7 +2976,7 @@ export function cudaGraphNodeGetType(node: H.cudaGraphNode_t | null): [E.cudaErr
 let f_cudaGraphGetNodes: KoffiFunction | undefined;
 /** Returns a graph's nodes */
 // cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t * nodes, size_t * numNodes) — cuda_runtime_api.h:11295
-export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, number | null] {
+export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number): Res<[H.cudaGraphNode_t[], number]> {
   const a_graph = M.handle(graph, 'cudaGraphGetNodes', 'graph');
   const a_numNodes = M.size(numNodes, 'cudaGraphGetNodes', 'numNodes');
   K.U32[0] = a_numNodes % 4294967296; K.U32[1] = Math.floor(a_numNodes / 4294967296);
@@ -2985,7 +2991,7 @@ export function cudaGraphGetNodes(graph: H.cudaGraph_t | null, numNodes: number)
 let f_cudaGraphGetRootNodes: KoffiFunction | undefined;
 /** Returns a graph's root nodes */
 // cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t * pRootNodes, size_t * pNumRootNodes) — cuda_runtime_api.h:11326
-export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, number | null] {
+export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes: number): Res<[H.cudaGraphNode_t[], number]> {
   const a_graph = M.handle(graph, 'cudaGraphGetRootNodes', 'graph');
   const a_pNumRootNodes = M.size(pNumRootNodes, 'cudaGraphGetRootNodes', 'pNumRootNodes');
   K.U32[0] = a_pNumRootNodes % 4294967296; K.U32[1] = Math.floor(a_pNumRootNodes / 4294967296);
@@ -3000,7 +3006,7 @@ export function cudaGraphGetRootNodes(graph: H.cudaGraph_t | null, pNumRootNodes
 let f_cudaGraphGetEdges: KoffiFunction | undefined;
 /** Returns a graph's dependency edges */
 // cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t * from, cudaGraphNode_t * to, cudaGraphEdgeData * edgeData, size_t * numEdges) — cuda_runtime_api.h:11366
-export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
+export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number): Res<[H.cudaGraphNode_t[], H.cudaGraphNode_t[], S.cudaGraphEdgeData_st[], number]> {
   const a_graph = M.handle(graph, 'cudaGraphGetEdges', 'graph');
   const a_numEdges = M.size(numEdges, 'cudaGraphGetEdges', 'numEdges');
   K.U32[0] = a_numEdges % 4294967296; K.U32[1] = Math.floor(a_numEdges / 4294967296);
@@ -3017,7 +3023,7 @@ export function cudaGraphGetEdges(graph: H.cudaGraph_t | null, numEdges: number)
 let f_cudaGraphNodeGetDependencies: KoffiFunction | undefined;
 /** Returns a node's dependencies */
 // cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t * pDependencies, cudaGraphEdgeData * edgeData, size_t * pNumDependencies) — cuda_runtime_api.h:11403
-export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNumDependencies: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
+export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNumDependencies: number): Res<[H.cudaGraphNode_t[], S.cudaGraphEdgeData_st[], number]> {
   const a_node = M.handle(node, 'cudaGraphNodeGetDependencies', 'node');
   const a_pNumDependencies = M.size(pNumDependencies, 'cudaGraphNodeGetDependencies', 'pNumDependencies');
   K.U32[0] = a_pNumDependencies % 4294967296; K.U32[1] = Math.floor(a_pNumDependencies / 4294967296);
@@ -3033,7 +3039,7 @@ export function cudaGraphNodeGetDependencies(node: H.cudaGraphNode_t | null, pNu
 let f_cudaGraphNodeGetDependentNodes: KoffiFunction | undefined;
 /** Returns a node's dependent nodes */
 // cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t * pDependentNodes, cudaGraphEdgeData * edgeData, size_t * pNumDependentNodes) — cuda_runtime_api.h:11441
-export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, pNumDependentNodes: number): [E.cudaError_t, H.cudaGraphNode_t[] | null, S.cudaGraphEdgeData_st[] | null, number | null] {
+export function cudaGraphNodeGetDependentNodes(node: H.cudaGraphNode_t | null, pNumDependentNodes: number): Res<[H.cudaGraphNode_t[], S.cudaGraphEdgeData_st[], number]> {
   const a_node = M.handle(node, 'cudaGraphNodeGetDependentNodes', 'node');
   const a_pNumDependentNodes = M.size(pNumDependentNodes, 'cudaGraphNodeGetDependentNodes', 'pNumDependentNodes');
   K.U32[0] = a_pNumDependentNodes % 4294967296; K.U32[1] = Math.floor(a_pNumDependentNodes / 4294967296);
@@ -3086,7 +3092,7 @@ export function cudaGraphDestroyNode(node: H.cudaGraphNode_t | null): [E.cudaErr
 let f_cudaGraphInstantiate: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // cudaError_t cudaGraphInstantiate(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11609
-export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
+export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint | number): Res<[H.cudaGraphExec_t]> {
   const a_graph = M.handle(graph, 'cudaGraphInstantiate', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiate', 'flags');
   const err = (f_cudaGraphInstantiate ??= L.bind('cudaGraphInstantiate'))(K.slot[0], a_graph, a_flags) as E.cudaError_t;
@@ -3097,7 +3103,7 @@ export function cudaGraphInstantiate(graph: H.cudaGraph_t | null, flags: bigint 
 let f_cudaGraphInstantiateWithFlags: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, unsigned long long flags) — cuda_runtime_api.h:11682
-export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags: bigint | number): [E.cudaError_t, H.cudaGraphExec_t | null] {
+export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags: bigint | number): Res<[H.cudaGraphExec_t]> {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithFlags', 'graph');
   const a_flags = M.u64(flags, 'cudaGraphInstantiateWithFlags', 'flags');
   const err = (f_cudaGraphInstantiateWithFlags ??= L.bind('cudaGraphInstantiateWithFlags'))(K.slot[0], a_graph, a_flags) as E.cudaError_t;
@@ -3108,7 +3114,7 @@ export function cudaGraphInstantiateWithFlags(graph: H.cudaGraph_t | null, flags
 let f_cudaGraphInstantiateWithParams: KoffiFunction | undefined;
 /** Creates an executable graph from a graph */
 // cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t * pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams * instantiateParams) — cuda_runtime_api.h:11789
-export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, instantiateParams: S.cudaGraphInstantiateParams_st | S.cudaGraphInstantiateParams_stInit | null): [E.cudaError_t, H.cudaGraphExec_t | null] {
+export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, instantiateParams: S.cudaGraphInstantiateParams_st | S.cudaGraphInstantiateParams_stInit | null): Res<[H.cudaGraphExec_t]> {
   const a_graph = M.handle(graph, 'cudaGraphInstantiateWithParams', 'graph');
   const a_instantiateParams = X.structArg(instantiateParams, S.cudaGraphInstantiateParams_st, 'cudaGraphInstantiateWithParams', 'instantiateParams');
   const err = (f_cudaGraphInstantiateWithParams ??= L.bind('cudaGraphInstantiateWithParams'))(K.slot[0], a_graph, a_instantiateParams) as E.cudaError_t;
@@ -3119,7 +3125,7 @@ export function cudaGraphInstantiateWithParams(graph: H.cudaGraph_t | null, inst
 let f_cudaGraphExecGetFlags: KoffiFunction | undefined;
 /** Query the instantiation flags of an executable graph */
 // cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long * flags) — cuda_runtime_api.h:11814
-export function cudaGraphExecGetFlags(graphExec: H.cudaGraphExec_t | null): [E.cudaError_t, bigint | null] {
+export function cudaGraphExecGetFlags(graphExec: H.cudaGraphExec_t | null): Res<[bigint]> {
   const a_graphExec = M.handle(graphExec, 'cudaGraphExecGetFlags', 'graphExec');
   const err = (f_cudaGraphExecGetFlags ??= L.bind('cudaGraphExecGetFlags'))(a_graphExec, K.slot[0]) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3288,7 +3294,7 @@ export function cudaGraphNodeSetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
 let f_cudaGraphNodeGetEnabled: KoffiFunction | undefined;
 /** Query whether a node in the given graphExec is enabled */
 // cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int * isEnabled) — cuda_runtime_api.h:12510
-export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null): [E.cudaError_t, number | null] {
+export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hNode: H.cudaGraphNode_t | null): Res<[number]> {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphNodeGetEnabled', 'hGraphExec');
   const a_hNode = M.handle(hNode, 'cudaGraphNodeGetEnabled', 'hNode');
   const err = (f_cudaGraphNodeGetEnabled ??= L.bind('cudaGraphNodeGetEnabled'))(a_hGraphExec, a_hNode, K.slot[0]) as E.cudaError_t;
@@ -3299,7 +3305,7 @@ export function cudaGraphNodeGetEnabled(hGraphExec: H.cudaGraphExec_t | null, hN
 let f_cudaGraphExecUpdate: KoffiFunction | undefined;
 /** Check whether an executable graph can be updated with a graph and perform the update if possible */
 // cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo * resultInfo) — cuda_runtime_api.h:12604
-export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph: H.cudaGraph_t | null): [E.cudaError_t, S.cudaGraphExecUpdateResultInfo_st | null] {
+export function cudaGraphExecUpdate(hGraphExec: H.cudaGraphExec_t | null, hGraph: H.cudaGraph_t | null): Res<[S.cudaGraphExecUpdateResultInfo_st]> {
   const a_hGraphExec = M.handle(hGraphExec, 'cudaGraphExecUpdate', 'hGraphExec');
   const a_hGraph = M.handle(hGraph, 'cudaGraphExecUpdate', 'hGraph');
   const a_resultInfo = new S.cudaGraphExecUpdateResultInfo_st();
@@ -3360,7 +3366,7 @@ export function cudaGraphDebugDotPrint(graph: H.cudaGraph_t | null, path: string
 let f_cudaUserObjectCreate: KoffiFunction | undefined;
 /** Create a user object */
 // cudaError_t cudaUserObjectCreate(cudaUserObject_t * object_out, void * ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) — cuda_runtime_api.h:12759
-export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): [E.cudaError_t, H.cudaUserObject_t | null] {
+export function cudaUserObjectCreate(ptr: Pointer, destroy: bigint | null, initialRefcount: number, flags: number): Res<[H.cudaUserObject_t]> {
   const a_ptr = M.pointer(ptr, 'cudaUserObjectCreate', 'ptr');
   const a_destroy = M.handle(destroy, 'cudaUserObjectCreate', 'destroy');
   const a_initialRefcount = M.u32(initialRefcount, 'cudaUserObjectCreate', 'initialRefcount');
@@ -3416,7 +3422,7 @@ export function cudaGraphReleaseUserObject(graph: H.cudaGraph_t | null, object: 
 let f_cudaGraphAddNode: KoffiFunction | undefined;
 /** Adds a node of arbitrary type to a graph */
 // cudaError_t cudaGraphAddNode(cudaGraphNode_t * pGraphNode, cudaGraph_t graph, const cudaGraphNode_t * pDependencies, const cudaGraphEdgeData * dependencyData, size_t numDependencies, struct cudaGraphNodeParams * nodeParams) — cuda_runtime_api.h:12908
-export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): [E.cudaError_t, H.cudaGraphNode_t | null] {
+export function cudaGraphAddNode(graph: H.cudaGraph_t | null, pDependencies: (H.cudaGraphNode_t | null)[] | ArrayBufferView | null, dependencyData: (S.cudaGraphEdgeData_st | S.cudaGraphEdgeData_stInit)[] | ArrayBufferView | null, numDependencies: number | bigint, nodeParams: S.cudaGraphNodeParams | S.cudaGraphNodeParamsInit | null): Res<[H.cudaGraphNode_t]> {
   const a_graph = M.handle(graph, 'cudaGraphAddNode', 'graph');
   const a_numDependencies = M.size(numDependencies, 'cudaGraphAddNode', 'numDependencies');
   const a_nodeParams = X.structArg(nodeParams, S.cudaGraphNodeParams, 'cudaGraphAddNode', 'nodeParams');
@@ -3452,7 +3458,7 @@ export function cudaGraphExecNodeSetParams(graphExec: H.cudaGraphExec_t | null, 
 let f_cudaGraphConditionalHandleCreate: KoffiFunction | undefined;
 /** Create a conditional handle */
 // cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle * pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags) — cuda_runtime_api.h:13013
-export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, defaultLaunchValue: number, flags: number): [E.cudaError_t, H.cudaGraphConditionalHandle | null] {
+export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, defaultLaunchValue: number, flags: number): Res<[H.cudaGraphConditionalHandle]> {
   const a_graph = M.handle(graph, 'cudaGraphConditionalHandleCreate', 'graph');
   const a_defaultLaunchValue = M.u32(defaultLaunchValue, 'cudaGraphConditionalHandleCreate', 'defaultLaunchValue');
   const a_flags = M.u32(flags, 'cudaGraphConditionalHandleCreate', 'flags');
@@ -3464,7 +3470,7 @@ export function cudaGraphConditionalHandleCreate(graph: H.cudaGraph_t | null, de
 let f_cudaGetDriverEntryPoint: KoffiFunction | undefined;
 /** Returns the requested driver API function pointer */
 // cudaError_t cudaGetDriverEntryPoint(const char * symbol, void ** funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13103
-export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number): [E.cudaError_t, bigint | null, E.cudaDriverEntryPointQueryResult | null] {
+export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number): Res<[bigint, E.cudaDriverEntryPointQueryResult]> {
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPoint', 'symbol');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPoint', 'flags');
   const err = (f_cudaGetDriverEntryPoint ??= L.bind('cudaGetDriverEntryPoint'))(a_symbol, K.slot[0], a_flags, K.slot[1]) as E.cudaError_t;
@@ -3475,7 +3481,7 @@ export function cudaGetDriverEntryPoint(symbol: string, flags: bigint | number):
 let f_cudaGetDriverEntryPointByVersion: KoffiFunction | undefined;
 /** Returns the requested driver API function pointer by CUDA version */
 // cudaError_t cudaGetDriverEntryPointByVersion(const char * symbol, void ** funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult * driverStatus) — cuda_runtime_api.h:13180
-export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: number, flags: bigint | number): [E.cudaError_t, bigint | null, E.cudaDriverEntryPointQueryResult | null] {
+export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: number, flags: bigint | number): Res<[bigint, E.cudaDriverEntryPointQueryResult]> {
   const a_symbol = M.str(symbol, 'cudaGetDriverEntryPointByVersion', 'symbol');
   const a_cudaVersion = M.u32(cudaVersion, 'cudaGetDriverEntryPointByVersion', 'cudaVersion');
   const a_flags = M.u64(flags, 'cudaGetDriverEntryPointByVersion', 'flags');
@@ -3487,7 +3493,7 @@ export function cudaGetDriverEntryPointByVersion(symbol: string, cudaVersion: nu
 let f_cudaLibraryLoadData: KoffiFunction | undefined;
 /** Load a library with specified code and options */
 // cudaError_t cudaLibraryLoadData(cudaLibrary_t * library, const void * code, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13253
-export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
+export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): Res<[H.cudaLibrary_t]> {
   const a_code = M.pointer(code, 'cudaLibraryLoadData', 'code');
   const a_numJitOptions = M.u32(numJitOptions, 'cudaLibraryLoadData', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cudaLibraryLoadData', 'numLibraryOptions');
@@ -3506,7 +3512,7 @@ export function cudaLibraryLoadData(code: Pointer, jitOptions: (E.cudaJitOption)
 let f_cudaLibraryLoadFromFile: KoffiFunction | undefined;
 /** Load a library with specified file and options */
 // cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t * library, const char * fileName, enum cudaJitOption * jitOptions, void ** jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption * libraryOptions, void ** libraryOptionValues, unsigned int numLibraryOptions) — cuda_runtime_api.h:13313
-export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): [E.cudaError_t, H.cudaLibrary_t | null] {
+export function cudaLibraryLoadFromFile(fileName: string, jitOptions: (E.cudaJitOption)[] | ArrayBufferView | null, jitOptionsValues: (Pointer)[] | ArrayBufferView | null, numJitOptions: number, libraryOptions: (E.cudaLibraryOption)[] | ArrayBufferView | null, libraryOptionValues: (Pointer)[] | ArrayBufferView | null, numLibraryOptions: number): Res<[H.cudaLibrary_t]> {
   const a_fileName = M.str(fileName, 'cudaLibraryLoadFromFile', 'fileName');
   const a_numJitOptions = M.u32(numJitOptions, 'cudaLibraryLoadFromFile', 'numJitOptions');
   const a_numLibraryOptions = M.u32(numLibraryOptions, 'cudaLibraryLoadFromFile', 'numLibraryOptions');
@@ -3534,7 +3540,7 @@ export function cudaLibraryUnload(library: H.cudaLibrary_t | null): [E.cudaError
 let f_cudaLibraryGetKernel: KoffiFunction | undefined;
 /** Returns a kernel handle */
 // cudaError_t cudaLibraryGetKernel(cudaKernel_t * pKernel, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13359
-export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, H.cudaKernel_t | null] {
+export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: string): Res<[H.cudaKernel_t]> {
   const a_library = M.handle(library, 'cudaLibraryGetKernel', 'library');
   const a_name = M.str(name, 'cudaLibraryGetKernel', 'name');
   const err = (f_cudaLibraryGetKernel ??= L.bind('cudaLibraryGetKernel'))(K.slot[0], a_library, a_name) as E.cudaError_t;
@@ -3545,7 +3551,7 @@ export function cudaLibraryGetKernel(library: H.cudaLibrary_t | null, name: stri
 let f_cudaLibraryGetGlobal: KoffiFunction | undefined;
 /** Returns a global device pointer */
 // cudaError_t cudaLibraryGetGlobal(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13393
-export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
+export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: string): Res<[bigint, number]> {
   const a_library = M.handle(library, 'cudaLibraryGetGlobal', 'library');
   const a_name = M.str(name, 'cudaLibraryGetGlobal', 'name');
   const err = (f_cudaLibraryGetGlobal ??= L.bind('cudaLibraryGetGlobal'))(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
@@ -3556,7 +3562,7 @@ export function cudaLibraryGetGlobal(library: H.cudaLibrary_t | null, name: stri
 let f_cudaLibraryGetManaged: KoffiFunction | undefined;
 /** Returns a pointer to managed memory */
 // cudaError_t cudaLibraryGetManaged(void ** dptr, size_t * bytes, cudaLibrary_t library, const char * name) — cuda_runtime_api.h:13426
-export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: string): [E.cudaError_t, bigint | null, number | null] {
+export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: string): Res<[bigint, number]> {
   const a_library = M.handle(library, 'cudaLibraryGetManaged', 'library');
   const a_name = M.str(name, 'cudaLibraryGetManaged', 'name');
   const err = (f_cudaLibraryGetManaged ??= L.bind('cudaLibraryGetManaged'))(K.slot[0], K.slot[1], a_library, a_name) as E.cudaError_t;
@@ -3567,7 +3573,7 @@ export function cudaLibraryGetManaged(library: H.cudaLibrary_t | null, name: str
 let f_cudaLibraryGetUnifiedFunction: KoffiFunction | undefined;
 /** Returns a pointer to a unified function */
 // cudaError_t cudaLibraryGetUnifiedFunction(void ** fptr, cudaLibrary_t library, const char * symbol) — cuda_runtime_api.h:13453
-export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, symbol: string): [E.cudaError_t, bigint | null] {
+export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, symbol: string): Res<[bigint]> {
   const a_library = M.handle(library, 'cudaLibraryGetUnifiedFunction', 'library');
   const a_symbol = M.str(symbol, 'cudaLibraryGetUnifiedFunction', 'symbol');
   const err = (f_cudaLibraryGetUnifiedFunction ??= L.bind('cudaLibraryGetUnifiedFunction'))(K.slot[0], a_library, a_symbol) as E.cudaError_t;
@@ -3578,7 +3584,7 @@ export function cudaLibraryGetUnifiedFunction(library: H.cudaLibrary_t | null, s
 let f_cudaLibraryGetKernelCount: KoffiFunction | undefined;
 /** Returns the number of kernels within a library */
 // cudaError_t cudaLibraryGetKernelCount(unsigned int * count, cudaLibrary_t lib) — cuda_runtime_api.h:13475
-export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): [E.cudaError_t, number | null] {
+export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): Res<[number]> {
   const a_lib = M.handle(lib, 'cudaLibraryGetKernelCount', 'lib');
   const err = (f_cudaLibraryGetKernelCount ??= L.bind('cudaLibraryGetKernelCount'))(K.slot[0], a_lib) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3588,7 +3594,7 @@ export function cudaLibraryGetKernelCount(lib: H.cudaLibrary_t | null): [E.cudaE
 let f_cudaLibraryEnumerateKernels: KoffiFunction | undefined;
 /** Retrieve the kernel handles within a library. */
 // cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t * kernels, unsigned int numKernels, cudaLibrary_t lib) — cuda_runtime_api.h:13497
-export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibrary_t | null): [E.cudaError_t, H.cudaKernel_t[] | null] {
+export function cudaLibraryEnumerateKernels(numKernels: number, lib: H.cudaLibrary_t | null): Res<[H.cudaKernel_t[]]> {
   const a_numKernels = M.u32(numKernels, 'cudaLibraryEnumerateKernels', 'numKernels');
   const a_lib = M.handle(lib, 'cudaLibraryEnumerateKernels', 'lib');
   if (a_numKernels < 0) M.rangeError('cudaLibraryEnumerateKernels', 'numKernels', `must not be negative, got ${a_numKernels}`);
@@ -3613,7 +3619,7 @@ export function cudaKernelSetAttributeForDevice(kernel: H.cudaKernel_t | null, a
 let f_cudaGetExportTable: KoffiFunction | undefined;
 /** Returns an internal export table of the runtime (undocumented by NVIDIA) */
 // cudaError_t cudaGetExportTable(const void ** ppExportTable, const cudaUUID_t * pExportTableId) — cuda_runtime_api.h:13571
-export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): [E.cudaError_t, bigint | null] {
+export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit | null): Res<[bigint]> {
   const a_pExportTableId = X.structArg(pExportTableId, S.CUuuid_st, 'cudaGetExportTable', 'pExportTableId');
   const err = (f_cudaGetExportTable ??= L.bind('cudaGetExportTable'))(K.slot[0], a_pExportTableId) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3623,7 +3629,7 @@ export function cudaGetExportTable(pExportTableId: S.CUuuid_st | S.CUuuid_stInit
 let f_cudaGetFuncBySymbol: KoffiFunction | undefined;
 /** Get pointer to device entry function that matches entry function symbolPtr */
 // cudaError_t cudaGetFuncBySymbol(cudaFunction_t * functionPtr, const void * symbolPtr) — cuda_runtime_api.h:13757
-export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaFunction_t | null] {
+export function cudaGetFuncBySymbol(symbolPtr: Pointer): Res<[H.cudaFunction_t]> {
   const a_symbolPtr = M.pointer(symbolPtr, 'cudaGetFuncBySymbol', 'symbolPtr');
   const err = (f_cudaGetFuncBySymbol ??= L.bind('cudaGetFuncBySymbol'))(K.slot[0], a_symbolPtr) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3633,7 +3639,7 @@ export function cudaGetFuncBySymbol(symbolPtr: Pointer): [E.cudaError_t, H.cudaF
 let f_cudaGetKernel: KoffiFunction | undefined;
 /** Get pointer to device kernel that matches entry function entryFuncAddr */
 // cudaError_t cudaGetKernel(cudaKernel_t * kernelPtr, const void * entryFuncAddr) — cuda_runtime_api.h:13781
-export function cudaGetKernel(entryFuncAddr: Pointer): [E.cudaError_t, H.cudaKernel_t | null] {
+export function cudaGetKernel(entryFuncAddr: Pointer): Res<[H.cudaKernel_t]> {
   const a_entryFuncAddr = M.pointer(entryFuncAddr, 'cudaGetKernel', 'entryFuncAddr');
   const err = (f_cudaGetKernel ??= L.bind('cudaGetKernel'))(K.slot[0], a_entryFuncAddr) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3659,7 +3665,7 @@ export function cudaProfilerStop(): [E.cudaError_t] {
 let f_cudaGLGetDevices: KoffiFunction | undefined;
 /** Gets the CUDA devices associated with the current OpenGL context */
 // cudaError_t cudaGLGetDevices(unsigned int * pCudaDeviceCount, int * pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList) — cuda_gl_interop.h:145
-export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDeviceList): [E.cudaError_t, number | null, number[] | null] {
+export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDeviceList): Res<[number, number[]]> {
   const a_cudaDeviceCount = M.u32(cudaDeviceCount, 'cudaGLGetDevices', 'cudaDeviceCount');
   const a_deviceList = M.i32(deviceList, 'cudaGLGetDevices', 'deviceList');
   if (a_cudaDeviceCount < 0) M.rangeError('cudaGLGetDevices', 'cudaDeviceCount', `must not be negative, got ${a_cudaDeviceCount}`);
@@ -3672,7 +3678,7 @@ export function cudaGLGetDevices(cudaDeviceCount: number, deviceList: E.cudaGLDe
 let f_cudaGraphicsGLRegisterImage: KoffiFunction | undefined;
 /** Register an OpenGL texture or renderbuffer object */
 // cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource ** resource, GLuint image, GLenum target, unsigned int flags) — cuda_gl_interop.h:204
-export function cudaGraphicsGLRegisterImage(image: number, target: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
+export function cudaGraphicsGLRegisterImage(image: number, target: number, flags: number): Res<[H.cudaGraphicsResource_t]> {
   const a_image = M.u32(image, 'cudaGraphicsGLRegisterImage', 'image');
   const a_target = M.u32(target, 'cudaGraphicsGLRegisterImage', 'target');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterImage', 'flags');
@@ -3684,7 +3690,7 @@ export function cudaGraphicsGLRegisterImage(image: number, target: number, flags
 let f_cudaGraphicsGLRegisterBuffer: KoffiFunction | undefined;
 /** Registers an OpenGL buffer object */
 // cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource ** resource, GLuint buffer, unsigned int flags) — cuda_gl_interop.h:243
-export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
+export function cudaGraphicsGLRegisterBuffer(buffer: number, flags: number): Res<[H.cudaGraphicsResource_t]> {
   const a_buffer = M.u32(buffer, 'cudaGraphicsGLRegisterBuffer', 'buffer');
   const a_flags = M.u32(flags, 'cudaGraphicsGLRegisterBuffer', 'flags');
   const err = (f_cudaGraphicsGLRegisterBuffer ??= L.bind('cudaGraphicsGLRegisterBuffer'))(K.slot[0], a_buffer, a_flags) as E.cudaError_t;
@@ -3713,7 +3719,7 @@ export function cudaGLRegisterBufferObject(bufObj: number): [E.cudaError_t] {
 let f_cudaGLMapBufferObject: KoffiFunction | undefined;
 /** Maps a buffer object for access by CUDA */
 // cudaError_t cudaGLMapBufferObject(void ** devPtr, GLuint bufObj) — cuda_gl_interop.h:362
-export function cudaGLMapBufferObject(bufObj: number): [E.cudaError_t, bigint | null] {
+export function cudaGLMapBufferObject(bufObj: number): Res<[bigint]> {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObject', 'bufObj');
   const err = (f_cudaGLMapBufferObject ??= L.bind('cudaGLMapBufferObject'))(K.slot[0], a_bufObj) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3751,7 +3757,7 @@ export function cudaGLSetBufferObjectMapFlags(bufObj: number, flags: number): [E
 let f_cudaGLMapBufferObjectAsync: KoffiFunction | undefined;
 /** Maps a buffer object for access by CUDA */
 // cudaError_t cudaGLMapBufferObjectAsync(void ** devPtr, GLuint bufObj, cudaStream_t stream) — cuda_gl_interop.h:477
-export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): [E.cudaError_t, bigint | null] {
+export function cudaGLMapBufferObjectAsync(bufObj: number, stream: H.cudaStream_t | null): Res<[bigint]> {
   const a_bufObj = M.u32(bufObj, 'cudaGLMapBufferObjectAsync', 'bufObj');
   const a_stream = M.handle(stream, 'cudaGLMapBufferObjectAsync', 'stream');
   const err = (f_cudaGLMapBufferObjectAsync ??= L.bind('cudaGLMapBufferObjectAsync'))(K.slot[0], a_bufObj, a_stream) as E.cudaError_t;
@@ -3772,7 +3778,7 @@ export function cudaGLUnmapBufferObjectAsync(bufObj: number, stream: H.cudaStrea
 let f_cudaGraphicsEGLRegisterImage: KoffiFunction | undefined;
 /** Registers an EGL image */
 // cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource ** pCudaResource, EGLImageKHR image, unsigned int flags) — cuda_egl_interop.h:328
-export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
+export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): Res<[H.cudaGraphicsResource_t]> {
   const a_image = M.pointer(image, 'cudaGraphicsEGLRegisterImage', 'image');
   const a_flags = M.u32(flags, 'cudaGraphicsEGLRegisterImage', 'flags');
   const err = (f_cudaGraphicsEGLRegisterImage ??= L.bind('cudaGraphicsEGLRegisterImage'))(K.slot[0], a_image, a_flags) as E.cudaError_t;
@@ -3783,7 +3789,7 @@ export function cudaGraphicsEGLRegisterImage(image: Pointer, flags: number): [E.
 let f_cudaEGLStreamConsumerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer. */
 // cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream) — cuda_egl_interop.h:352
-export function cudaEGLStreamConsumerConnect(eglStream: Pointer): [E.cudaError_t, H.cudaEglStreamConnection | null] {
+export function cudaEGLStreamConsumerConnect(eglStream: Pointer): Res<[H.cudaEglStreamConnection]> {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnect', 'eglStream');
   const err = (f_cudaEGLStreamConsumerConnect ??= L.bind('cudaEGLStreamConsumerConnect'))(K.slot[0], a_eglStream) as E.cudaError_t;
   if (err !== 0) return [err, null];
@@ -3793,7 +3799,7 @@ export function cudaEGLStreamConsumerConnect(eglStream: Pointer): [E.cudaError_t
 let f_cudaEGLStreamConsumerConnectWithFlags: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a consumer with given flags. */
 // cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, unsigned int flags) — cuda_egl_interop.h:378
-export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags: number): [E.cudaError_t, H.cudaEglStreamConnection | null] {
+export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags: number): Res<[H.cudaEglStreamConnection]> {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamConsumerConnectWithFlags', 'eglStream');
   const a_flags = M.u32(flags, 'cudaEGLStreamConsumerConnectWithFlags', 'flags');
   const err = (f_cudaEGLStreamConsumerConnectWithFlags ??= L.bind('cudaEGLStreamConsumerConnectWithFlags'))(K.slot[0], a_eglStream, a_flags) as E.cudaError_t;
@@ -3804,7 +3810,7 @@ export function cudaEGLStreamConsumerConnectWithFlags(eglStream: Pointer, flags:
 let f_cudaEGLStreamConsumerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a consumer to EGLStream. */
 // cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:398
-export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
+export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection | null): Res<[H.cudaEglStreamConnection]> {
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cudaEGLStreamConsumerDisconnect ??= L.bind('cudaEGLStreamConsumerDisconnect'))(K.slot[0]) as E.cudaError_t;
@@ -3815,7 +3821,7 @@ export function cudaEGLStreamConsumerDisconnect(conn: H.cudaEglStreamConnection 
 let f_cudaEGLStreamConsumerAcquireFrame: KoffiFunction | undefined;
 /** Acquire an image frame from the EGLStream with CUDA as a consumer. */
 // cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t * pCudaResource, cudaStream_t * pStream, unsigned int timeout) — cuda_egl_interop.h:426
-export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null, timeout: number): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaGraphicsResource_t | null, H.cudaStream_t | null] {
+export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null, timeout: number): Res<[H.cudaEglStreamConnection, H.cudaGraphicsResource_t, H.cudaStream_t]> {
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerAcquireFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_pStream = M.handle(pStream, 'cudaEGLStreamConsumerAcquireFrame', 'pStream');
@@ -3829,7 +3835,7 @@ export function cudaEGLStreamConsumerAcquireFrame(conn: H.cudaEglStreamConnectio
 let f_cudaEGLStreamConsumerReleaseFrame: KoffiFunction | undefined;
 /** Releases the last frame acquired from the EGLStream. */
 // cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection * conn, cudaGraphicsResource_t pCudaResource, cudaStream_t * pStream) — cuda_egl_interop.h:448
-export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnection | null, pCudaResource: H.cudaGraphicsResource_t | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
+export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnection | null, pCudaResource: H.cudaGraphicsResource_t | null, pStream: H.cudaStream_t | null): Res<[H.cudaEglStreamConnection, H.cudaStream_t]> {
   const a_conn = M.handle(conn, 'cudaEGLStreamConsumerReleaseFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_pCudaResource = M.handle(pCudaResource, 'cudaEGLStreamConsumerReleaseFrame', 'pCudaResource');
@@ -3843,7 +3849,7 @@ export function cudaEGLStreamConsumerReleaseFrame(conn: H.cudaEglStreamConnectio
 let f_cudaEGLStreamProducerConnect: KoffiFunction | undefined;
 /** Connect CUDA to EGLStream as a producer. */
 // cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection * conn, EGLStreamKHR eglStream, EGLint width, EGLint height) — cuda_egl_interop.h:475
-export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, height: number): [E.cudaError_t, H.cudaEglStreamConnection | null] {
+export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, height: number): Res<[H.cudaEglStreamConnection]> {
   const a_eglStream = M.pointer(eglStream, 'cudaEGLStreamProducerConnect', 'eglStream');
   const a_width = M.i32(width, 'cudaEGLStreamProducerConnect', 'width');
   const a_height = M.i32(height, 'cudaEGLStreamProducerConnect', 'height');
@@ -3855,7 +3861,7 @@ export function cudaEGLStreamProducerConnect(eglStream: Pointer, width: number, 
 let f_cudaEGLStreamProducerDisconnect: KoffiFunction | undefined;
 /** Disconnect CUDA as a producer to EGLStream. */
 // cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection * conn) — cuda_egl_interop.h:496
-export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection | null): [E.cudaError_t, H.cudaEglStreamConnection | null] {
+export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection | null): Res<[H.cudaEglStreamConnection]> {
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerDisconnect', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const err = (f_cudaEGLStreamProducerDisconnect ??= L.bind('cudaEGLStreamProducerDisconnect'))(K.slot[0]) as E.cudaError_t;
@@ -3866,7 +3872,7 @@ export function cudaEGLStreamProducerDisconnect(conn: H.cudaEglStreamConnection 
 let f_cudaEGLStreamProducerPresentFrame: KoffiFunction | undefined;
 /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer. */
 // cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection * conn, cudaEglFrame eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:534
-export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnection | null, eglframe: S.cudaEglFrame_st | S.cudaEglFrame_stInit, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, H.cudaStream_t | null] {
+export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnection | null, eglframe: S.cudaEglFrame_st | S.cudaEglFrame_stInit, pStream: H.cudaStream_t | null): Res<[H.cudaEglStreamConnection, H.cudaStream_t]> {
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerPresentFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_eglframe = { bytes: X.byValue(eglframe, S.cudaEglFrame_st, 'cudaEGLStreamProducerPresentFrame', 'eglframe')._u8 };
@@ -3880,7 +3886,7 @@ export function cudaEGLStreamProducerPresentFrame(conn: H.cudaEglStreamConnectio
 let f_cudaEGLStreamProducerReturnFrame: KoffiFunction | undefined;
 /** Return the CUDA eglFrame to the EGLStream last released by the consumer. */
 // cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection * conn, cudaEglFrame * eglframe, cudaStream_t * pStream) — cuda_egl_interop.h:559
-export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null): [E.cudaError_t, H.cudaEglStreamConnection | null, S.cudaEglFrame_st | null, H.cudaStream_t | null] {
+export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection | null, pStream: H.cudaStream_t | null): Res<[H.cudaEglStreamConnection, S.cudaEglFrame_st, H.cudaStream_t]> {
   const a_conn = M.handle(conn, 'cudaEGLStreamProducerReturnFrame', 'conn');
   K.U64[0] = a_conn ?? 0n;
   const a_pStream = M.handle(pStream, 'cudaEGLStreamProducerReturnFrame', 'pStream');
@@ -3894,7 +3900,7 @@ export function cudaEGLStreamProducerReturnFrame(conn: H.cudaEglStreamConnection
 let f_cudaGraphicsResourceGetMappedEglFrame: KoffiFunction | undefined;
 /** Get an eglFrame through which to access a registered EGL graphics resource. */
 // cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame * eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel) — cuda_egl_interop.h:601
-export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsResource_t | null, index: number, mipLevel: number): [E.cudaError_t, S.cudaEglFrame_st | null] {
+export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsResource_t | null, index: number, mipLevel: number): Res<[S.cudaEglFrame_st]> {
   const a_resource = M.handle(resource, 'cudaGraphicsResourceGetMappedEglFrame', 'resource');
   const a_index = M.u32(index, 'cudaGraphicsResourceGetMappedEglFrame', 'index');
   const a_mipLevel = M.u32(mipLevel, 'cudaGraphicsResourceGetMappedEglFrame', 'mipLevel');
@@ -3907,7 +3913,7 @@ export function cudaGraphicsResourceGetMappedEglFrame(resource: H.cudaGraphicsRe
 let f_cudaEventCreateFromEGLSync: KoffiFunction | undefined;
 /** Creates an event from EGLSync object */
 // cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t * phEvent, EGLSyncKHR eglSync, unsigned int flags) — cuda_egl_interop.h:636
-export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.cudaError_t, H.cudaEvent_t | null] {
+export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): Res<[H.cudaEvent_t]> {
   const a_eglSync = M.pointer(eglSync, 'cudaEventCreateFromEGLSync', 'eglSync');
   const a_flags = M.u32(flags, 'cudaEventCreateFromEGLSync', 'flags');
   const err = (f_cudaEventCreateFromEGLSync ??= L.bind('cudaEventCreateFromEGLSync'))(K.slot[0], a_eglSync, a_flags) as E.cudaError_t;
@@ -3918,7 +3924,7 @@ export function cudaEventCreateFromEGLSync(eglSync: Pointer, flags: number): [E.
 let f_cudaVDPAUGetDevice: KoffiFunction | undefined;
 /** Gets the CUDA device associated with a VdpDevice. */
 // cudaError_t cudaVDPAUGetDevice(int * device, VdpDevice vdpDevice, VdpGetProcAddress * vdpGetProcAddress) — cuda_vdpau_interop.h:87
-export function cudaVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): [E.cudaError_t, number | null] {
+export function cudaVDPAUGetDevice(vdpDevice: number, vdpGetProcAddress: bigint | null): Res<[number]> {
   const a_vdpDevice = M.u32(vdpDevice, 'cudaVDPAUGetDevice', 'vdpDevice');
   const a_vdpGetProcAddress = M.handle(vdpGetProcAddress, 'cudaVDPAUGetDevice', 'vdpGetProcAddress');
   const err = (f_cudaVDPAUGetDevice ??= L.bind('cudaVDPAUGetDevice'))(K.slot[0], a_vdpDevice, a_vdpGetProcAddress) as E.cudaError_t;
@@ -3940,7 +3946,7 @@ export function cudaVDPAUSetVDPAUDevice(device: number, vdpDevice: number, vdpGe
 let f_cudaGraphicsVDPAURegisterVideoSurface: KoffiFunction | undefined;
 /** Register a VdpVideoSurface object */
 // cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource ** resource, VdpVideoSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:155
-export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
+export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags: number): Res<[H.cudaGraphicsResource_t]> {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterVideoSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterVideoSurface', 'flags');
   const err = (f_cudaGraphicsVDPAURegisterVideoSurface ??= L.bind('cudaGraphicsVDPAURegisterVideoSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
@@ -3951,7 +3957,7 @@ export function cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: number, flags:
 let f_cudaGraphicsVDPAURegisterOutputSurface: KoffiFunction | undefined;
 /** Register a VdpOutputSurface object */
 // cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource ** resource, VdpOutputSurface vdpSurface, unsigned int flags) — cuda_vdpau_interop.h:192
-export function cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): [E.cudaError_t, H.cudaGraphicsResource_t | null] {
+export function cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: number, flags: number): Res<[H.cudaGraphicsResource_t]> {
   const a_vdpSurface = M.u32(vdpSurface, 'cudaGraphicsVDPAURegisterOutputSurface', 'vdpSurface');
   const a_flags = M.u32(flags, 'cudaGraphicsVDPAURegisterOutputSurface', 'flags');
   const err = (f_cudaGraphicsVDPAURegisterOutputSurface ??= L.bind('cudaGraphicsVDPAURegisterOutputSurface'))(K.slot[0], a_vdpSurface, a_flags) as E.cudaError_t;
