@@ -4,6 +4,7 @@
 //   node dist-bench/bench/facade.js [kern.cubin]   (from the repo root; a TS loader such as tsx
 //   slows the calls it wraps, so the benchmark runs as plain compiled JavaScript)
 import * as path from 'node:path';
+import type { OkOutputs } from '../src';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { cudart } = require(path.resolve('dist')) as typeof import('../src');
@@ -13,9 +14,9 @@ const { cudart } = require(path.resolve('dist')) as typeof import('../src');
 const { time } = require(path.resolve('dist', 'cli', 'latency')) as typeof import('../src/cli/latency');
 const bench = (fn: () => unknown, n: number): number => time(fn, n, 5);
 const out = (name: string, v: number) => console.log(`facade,${name},${v.toFixed(1)}`);
-function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
+function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOutputs<R> {
   if (r[0] !== 0) throw new Error(`${what}: ${cudart.cudaError_t[r[0]]}`);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 
 ok(cudart.cudaSetDevice(0) as [number], 'cudaSetDevice');

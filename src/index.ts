@@ -9,6 +9,7 @@ export * as nvjitlink from './nvjitlink';
 export * as nvfatbin from './nvfatbin';
 export * as nvvm from './nvvm';
 export * as core from './core';
+export type { Result, OkOutputs } from './ffi/result';
 // NCCL's koffi declarations are read on its first call (src/ffi/nccl-lib.ts), and libnccl opens then.
 export * as nccl from './nccl';
 import type * as nvmlNamespace from './nvml';

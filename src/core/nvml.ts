@@ -2,6 +2,7 @@
 // releaseNvml), GPUs as NVML numbers them, and a health snapshot in which whatever NVML says this
 // GPU does not support is null. The facade is loaded on first use, so importing core costs nothing.
 import type * as NvmlApi from '../nvml';
+import type { OkOutputs } from '../ffi/result';
 
 type N = typeof NvmlApi;
 let api: N | undefined;
@@ -34,9 +35,9 @@ function nvmlError(code: number, fn: string): NvmlError {
 }
 
 /** The outputs of a facade call, or an NvmlError. */
-function must<T extends unknown[]>(r: [number, ...T], fn: string): T {
+function must<R extends readonly [number, ...unknown[]]>(r: R, fn: string): OkOutputs<R> {
   if (r[0] !== 0) throw nvmlError(r[0], fn);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 
 /** Statuses that mean "this GPU (or this driver) does not have it": the field is null. */

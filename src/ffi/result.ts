@@ -8,3 +8,9 @@ export type Nulls<T extends unknown[]> = { [K in keyof T]: null };
  * with `null` outputs. `if (err === cudaError_t.cudaSuccess)` narrows the outputs to non-null.
  */
 export type Result<Ok, Fail, T extends unknown[]> = [Ok, ...T] | [Fail, ...Nulls<T>];
+
+/**
+ * The outputs of result `R` in its branches whose status may be success (0 in every API): what a
+ * helper that throws on any other status returns.
+ */
+export type OkOutputs<R> = R extends readonly [infer S, ...infer T extends unknown[]] ? (0 extends S ? T : never) : never;

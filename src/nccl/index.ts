@@ -3,6 +3,7 @@
  * @module cuda-bindings/nccl
  */
 export * from './api';
+export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums';
 export * from './constants';
 export * from './handles';

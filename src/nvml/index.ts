@@ -5,6 +5,7 @@
  * @module cuda-bindings/nvml
  */
 export * from './api';
+export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums';
 export * from './constants';
 export * from './handles';

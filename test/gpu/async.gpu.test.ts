@@ -1,12 +1,13 @@
 // Waiting without blocking the event loop: a timer keeps firing while a kernel spins for 200 ms.
 import { cudart, nvrtc } from '../../src';
+import type { OkOutputs } from '../../src';
 
 const [err, count] = cudart.cudaGetDeviceCount();
 const gpu = err === 0 && (count ?? 0) > 0;
 
-function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
+function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOutputs<R> {
   if (r[0] !== 0) throw new Error(`${what}: status ${r[0]}`);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 
 /** A kernel that spins for `ns` nanoseconds, compiled with NVRTC and loaded through the runtime. */
