@@ -208,7 +208,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   // Host or device memory, with the bytes a host buffer must hold where the spec knows them.
   const pointerParam = (p: ParamModel) => {
     const L = local(p);
-    addJs(p, 'Pointer');
+    addJs(p, pointerTs(p.name));
     plan.pre.push(`const ${L} = M.pointer(${jsName(p.name)}, '${F}', '${p.name}');`);
     const e = ext[p.name];
     const qr = queried[p.name];
@@ -521,7 +521,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
           ? `const ${L} = { bytes: X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}')._u8 };`
           : `const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
       } else {
-        addJs(p, tsQ(tm, tm.tsIn(v)));
+        addJs(p, isDevicePtrTypedef(p.type) ? 'DevicePointer | number' : tsQ(tm, tm.tsIn(v)));
         plan.pre.push(`const ${L} = ${tm.check(v, J, F, p.name)};`);
       }
       plan.args.push(L);
@@ -629,6 +629,24 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     plan.splitTypes = types;
   }
   return plan;
+}
+
+/** `void *` parameters that only ever hold device memory, by their C names. */
+const DEVICE_POINTER_NAMES = new Set(['devPtr', 'dptr']);
+/** `void *` parameters a copy reads or writes: host or device memory, never a handle. */
+const MEMORY_NAMES = new Set(['dst', 'src']);
+
+/** The TypeScript type of a `void *` parameter: device memory, memory, or any pointer (a handle too). */
+function pointerTs(name: string): string {
+  if (DEVICE_POINTER_NAMES.has(name)) return 'DevicePointer | null';
+  if (MEMORY_NAMES.has(name)) return 'Memory';
+  return 'Pointer';
+}
+
+/** The driver's device address integers (`CUdeviceptr`): a handle does not pass for one. */
+function isDevicePtrTypedef(t: CType): boolean {
+  for (let c: CType = t; c.k === 'typedef'; c = c.to) if (c.name === 'CUdeviceptr' || c.name === 'CUdeviceptr_v2') return true;
+  return false;
 }
 
 function integerOnly(tm: TypeMap, rec: RecordModel): boolean {
@@ -790,7 +808,7 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   const { attrTables } = api.spec;
   const o = [banner(`tuple facade of the ${api.title}`)];
   o.push(`import * as M from '../ffi/marshal';`);
-  o.push(`import type { Pointer } from '../ffi/marshal';`);
+  o.push(`import type { Pointer, DevicePointer, Memory } from '../ffi/marshal';`);
   o.push(`import * as K from '../ffi/scratch';`);
   o.push(`import * as KA from '../ffi/kernel-args';`);
   o.push(`import * as HC from '../ffi/host-callbacks';`);
