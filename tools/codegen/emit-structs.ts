@@ -138,7 +138,11 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
   }
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
   o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
+  // The bytes a view wraps are internal: the public constructor takes only the initializer.
   o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);
+  o.push(`  constructor(init?: ${cls}Init | ${cls});`);
+  o.push(`  /** @internal A view of \`mem\` (see view()); \`dv\` spans mem's buffer. */`);
+  o.push(`  constructor(init: ${cls}Init | ${cls} | undefined, mem: Uint8Array, dv?: DataView);`);
   // A new struct (not a view on existing bytes) starts with its defaults, then the initializer.
   const setDefaults = Object.entries(defaults ?? {}).map(([f, v]) => {
     const fl = rec.fields.find((x) => x.name === f);
