@@ -18,6 +18,9 @@ export class CUuuid_st extends CStruct {
     return new CUuuid_st(undefined, mem, dv);
   }
   /** A new zeroed CUuuid_st, with the given fields set. */
+  constructor(init?: CUuuid_stInit | CUuuid_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUuuid_stInit | CUuuid_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUuuid_stInit | CUuuid_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUuuid_st.keys);
@@ -44,6 +47,9 @@ export class CUmemFabricHandle_st extends CStruct {
     return new CUmemFabricHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemFabricHandle_st, with the given fields set. */
+  constructor(init?: CUmemFabricHandle_stInit | CUmemFabricHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemFabricHandle_stInit | CUmemFabricHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemFabricHandle_stInit | CUmemFabricHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUmemFabricHandle_st.keys);
@@ -70,6 +76,9 @@ export class CUipcEventHandle_st extends CStruct {
     return new CUipcEventHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUipcEventHandle_st, with the given fields set. */
+  constructor(init?: CUipcEventHandle_stInit | CUipcEventHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUipcEventHandle_stInit | CUipcEventHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUipcEventHandle_stInit | CUipcEventHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUipcEventHandle_st.keys);
@@ -96,6 +105,9 @@ export class CUipcMemHandle_st extends CStruct {
     return new CUipcMemHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUipcMemHandle_st, with the given fields set. */
+  constructor(init?: CUipcMemHandle_stInit | CUipcMemHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUipcMemHandle_stInit | CUipcMemHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUipcMemHandle_stInit | CUipcMemHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUipcMemHandle_st.keys);
@@ -122,6 +134,9 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     return new CUstreamBatchMemOpParams_union(undefined, mem, dv);
   }
   /** A new zeroed CUstreamBatchMemOpParams_union, with the given fields set. */
+  constructor(init?: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, CUstreamBatchMemOpParams_union.keys);
@@ -192,6 +207,9 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
     return new CUstreamMemOpWaitValueParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpWaitValueParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWaitValueParams_st.keys);
@@ -255,6 +273,9 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
     return new CUstreamMemOpWriteValueParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpWriteValueParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWriteValueParams_st.keys);
@@ -318,6 +339,9 @@ export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
     return new CUstreamMemOpFlushRemoteWritesParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpFlushRemoteWritesParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpFlushRemoteWritesParams_st.keys);
@@ -352,6 +376,9 @@ export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
     return new CUstreamMemOpMemoryBarrierParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpMemoryBarrierParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpMemoryBarrierParams_st.keys);
@@ -386,6 +413,9 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st extends CStruct {
     return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, with the given fields set. */
+  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.keys);
@@ -433,6 +463,9 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.keys);
@@ -484,6 +517,9 @@ export class CUasyncNotificationInfo_st extends CStruct {
     return new CUasyncNotificationInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st, with the given fields set. */
+  constructor(init?: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUasyncNotificationInfo_st.keys);
@@ -520,6 +556,9 @@ export class CUasyncNotificationInfo_st_info extends CStruct {
     return new CUasyncNotificationInfo_st_info(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st_info, with the given fields set. */
+  constructor(init?: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUasyncNotificationInfo_st_info.keys);
@@ -548,6 +587,9 @@ export class CUasyncNotificationInfo_st_info_overBudget extends CStruct {
     return new CUasyncNotificationInfo_st_info_overBudget(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st_info_overBudget, with the given fields set. */
+  constructor(init?: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUasyncNotificationInfo_st_info_overBudget.keys);
@@ -575,6 +617,9 @@ export class CUdevprop_st extends CStruct {
     return new CUdevprop_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevprop_st, with the given fields set. */
+  constructor(init?: CUdevprop_stInit | CUdevprop_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUdevprop_stInit | CUdevprop_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUdevprop_stInit | CUdevprop_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUdevprop_st.keys);
@@ -674,6 +719,9 @@ export class CUaccessPolicyWindow_st extends CStruct {
     return new CUaccessPolicyWindow_st(undefined, mem, dv);
   }
   /** A new zeroed CUaccessPolicyWindow_st, with the given fields set. */
+  constructor(init?: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUaccessPolicyWindow_st.keys);
@@ -733,6 +781,9 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
     return new CUDA_KERNEL_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_st.keys);
@@ -832,6 +883,9 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_KERNEL_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_v2_st.keys);
@@ -947,6 +1001,9 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
     return new CUDA_KERNEL_NODE_PARAMS_v3_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_v3_st, with the given fields set. */
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_v3_st.keys);
@@ -1062,6 +1119,9 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
     return new CUDA_MEMSET_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMSET_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUDA_MEMSET_NODE_PARAMS_st.keys);
@@ -1129,6 +1189,9 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_MEMSET_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMSET_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, CUDA_MEMSET_NODE_PARAMS_v2_st.keys);
@@ -1204,6 +1267,9 @@ export class CUDA_HOST_NODE_PARAMS_st extends CStruct {
     return new CUDA_HOST_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_HOST_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_HOST_NODE_PARAMS_st.keys);
@@ -1239,6 +1305,9 @@ export class CUDA_HOST_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_HOST_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_HOST_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_HOST_NODE_PARAMS_v2_st.keys);
@@ -1274,6 +1343,9 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
     return new CUDA_CONDITIONAL_NODE_PARAMS(undefined, mem, dv);
   }
   /** A new zeroed CUDA_CONDITIONAL_NODE_PARAMS, with the given fields set. */
+  constructor(init?: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_CONDITIONAL_NODE_PARAMS.keys);
@@ -1333,6 +1405,9 @@ export class CUgraphEdgeData_st extends CStruct {
     return new CUgraphEdgeData_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphEdgeData_st, with the given fields set. */
+  constructor(init?: CUgraphEdgeData_stInit | CUgraphEdgeData_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUgraphEdgeData_stInit | CUgraphEdgeData_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUgraphEdgeData_stInit | CUgraphEdgeData_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUgraphEdgeData_st.keys);
@@ -1384,6 +1459,9 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
     return new CUDA_GRAPH_INSTANTIATE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_GRAPH_INSTANTIATE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_GRAPH_INSTANTIATE_PARAMS_st.keys);
@@ -1435,6 +1513,9 @@ export class CUlaunchMemSyncDomainMap_st extends CStruct {
     return new CUlaunchMemSyncDomainMap_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchMemSyncDomainMap_st, with the given fields set. */
+  constructor(init?: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st, mem?: Uint8Array, dv?: DataView) {
     super(2, mem, dv);
     this._init(init, CUlaunchMemSyncDomainMap_st.keys);
@@ -1470,6 +1551,9 @@ export class CUlaunchAttributeValue_union extends CStruct {
     return new CUlaunchAttributeValue_union(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUlaunchAttributeValue_union.keys);
@@ -1617,6 +1701,9 @@ export class CUlaunchAttributeValue_union_clusterDim extends CStruct {
     return new CUlaunchAttributeValue_union_clusterDim(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_clusterDim, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_clusterDim.keys);
@@ -1657,6 +1744,9 @@ export class CUlaunchAttributeValue_union_programmaticEvent extends CStruct {
     return new CUlaunchAttributeValue_union_programmaticEvent(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_programmaticEvent, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_programmaticEvent.keys);
@@ -1697,6 +1787,9 @@ export class CUlaunchAttributeValue_union_launchCompletionEvent extends CStruct 
     return new CUlaunchAttributeValue_union_launchCompletionEvent(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_launchCompletionEvent, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_launchCompletionEvent.keys);
@@ -1730,6 +1823,9 @@ export class CUlaunchAttributeValue_union_preferredClusterDim extends CStruct {
     return new CUlaunchAttributeValue_union_preferredClusterDim(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_preferredClusterDim, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_preferredClusterDim.keys);
@@ -1770,6 +1866,9 @@ export class CUlaunchAttributeValue_union_deviceUpdatableKernelNode extends CStr
     return new CUlaunchAttributeValue_union_deviceUpdatableKernelNode(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_deviceUpdatableKernelNode, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_deviceUpdatableKernelNode.keys);
@@ -1803,6 +1902,9 @@ export class CUlaunchAttribute_st extends CStruct {
     return new CUlaunchAttribute_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttribute_st, with the given fields set. */
+  constructor(init?: CUlaunchAttribute_stInit | CUlaunchAttribute_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttribute_stInit | CUlaunchAttribute_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttribute_stInit | CUlaunchAttribute_st, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUlaunchAttribute_st.keys);
@@ -1846,6 +1948,9 @@ export class CUlaunchConfig_st extends CStruct {
     return new CUlaunchConfig_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchConfig_st, with the given fields set. */
+  constructor(init?: CUlaunchConfig_stInit | CUlaunchConfig_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchConfig_stInit | CUlaunchConfig_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchConfig_stInit | CUlaunchConfig_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUlaunchConfig_st.keys);
@@ -1945,6 +2050,9 @@ export class CUexecAffinitySmCount_st extends CStruct {
     return new CUexecAffinitySmCount_st(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinitySmCount_st, with the given fields set. */
+  constructor(init?: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, CUexecAffinitySmCount_st.keys);
@@ -1972,6 +2080,9 @@ export class CUexecAffinityParam_st extends CStruct {
     return new CUexecAffinityParam_st(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinityParam_st, with the given fields set. */
+  constructor(init?: CUexecAffinityParam_stInit | CUexecAffinityParam_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUexecAffinityParam_stInit | CUexecAffinityParam_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUexecAffinityParam_stInit | CUexecAffinityParam_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUexecAffinityParam_st.keys);
@@ -2006,6 +2117,9 @@ export class CUexecAffinityParam_st_param extends CStruct {
     return new CUexecAffinityParam_st_param(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinityParam_st_param, with the given fields set. */
+  constructor(init?: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, CUexecAffinityParam_st_param.keys);
@@ -2033,6 +2147,9 @@ export class CUctxCigParam_st extends CStruct {
     return new CUctxCigParam_st(undefined, mem, dv);
   }
   /** A new zeroed CUctxCigParam_st, with the given fields set. */
+  constructor(init?: CUctxCigParam_stInit | CUctxCigParam_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUctxCigParam_stInit | CUctxCigParam_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUctxCigParam_stInit | CUctxCigParam_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUctxCigParam_st.keys);
@@ -2066,6 +2183,9 @@ export class CUctxCreateParams_st extends CStruct {
     return new CUctxCreateParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUctxCreateParams_st, with the given fields set. */
+  constructor(init?: CUctxCreateParams_stInit | CUctxCreateParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUctxCreateParams_stInit | CUctxCreateParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUctxCreateParams_stInit | CUctxCreateParams_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUctxCreateParams_st.keys);
@@ -2106,6 +2226,9 @@ export class CUlibraryHostUniversalFunctionAndDataTable_st extends CStruct {
     return new CUlibraryHostUniversalFunctionAndDataTable_st(undefined, mem, dv);
   }
   /** A new zeroed CUlibraryHostUniversalFunctionAndDataTable_st, with the given fields set. */
+  constructor(init?: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUlibraryHostUniversalFunctionAndDataTable_st.keys);
@@ -2158,6 +2281,9 @@ export class CUDA_MEMCPY2D_st extends CStruct {
     return new CUDA_MEMCPY2D_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY2D_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUDA_MEMCPY2D_st.keys);
@@ -2310,6 +2436,9 @@ export class CUDA_MEMCPY3D_st extends CStruct {
     return new CUDA_MEMCPY3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st, mem?: Uint8Array, dv?: DataView) {
     super(200, mem, dv);
     this._init(init, CUDA_MEMCPY3D_st.keys);
@@ -2534,6 +2663,9 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
     return new CUDA_MEMCPY3D_PEER_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_PEER_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st, mem?: Uint8Array, dv?: DataView) {
     super(200, mem, dv);
     this._init(init, CUDA_MEMCPY3D_PEER_st.keys);
@@ -2753,6 +2885,9 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
     return new CUDA_MEMCPY_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(216, mem, dv);
     this._init(init, CUDA_MEMCPY_NODE_PARAMS_st.keys);
@@ -2805,6 +2940,9 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
     return new CUDA_ARRAY_DESCRIPTOR_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_DESCRIPTOR_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_ARRAY_DESCRIPTOR_st.keys);
@@ -2856,6 +2994,9 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
     return new CUDA_ARRAY3D_DESCRIPTOR_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY3D_DESCRIPTOR_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUDA_ARRAY3D_DESCRIPTOR_st.keys);
@@ -2923,6 +3064,9 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
     return new CUDA_ARRAY_SPARSE_PROPERTIES_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_SPARSE_PROPERTIES_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, CUDA_ARRAY_SPARSE_PROPERTIES_st.keys);
@@ -2981,6 +3125,9 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent extends CStruct {
     return new CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.keys);
@@ -3024,6 +3171,9 @@ export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
     return new CUDA_ARRAY_MEMORY_REQUIREMENTS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_MEMORY_REQUIREMENTS_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_ARRAY_MEMORY_REQUIREMENTS_st.keys);
@@ -3066,6 +3216,9 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
     return new CUDA_RESOURCE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st.keys);
@@ -3109,6 +3262,9 @@ export class CUDA_RESOURCE_DESC_st_res extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res.keys);
@@ -3168,6 +3324,9 @@ export class CUDA_RESOURCE_DESC_st_res_array extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_array(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_array, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_array.keys);
@@ -3195,6 +3354,9 @@ export class CUDA_RESOURCE_DESC_st_res_mipmap extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_mipmap(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_mipmap, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_mipmap.keys);
@@ -3222,6 +3384,9 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_linear(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_linear, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_linear.keys);
@@ -3273,6 +3438,9 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_pitch2D(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_pitch2D, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_pitch2D.keys);
@@ -3340,6 +3508,9 @@ export class CUDA_RESOURCE_DESC_st_res_reserved extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_reserved(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_reserved, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_reserved.keys);
@@ -3366,6 +3537,9 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
     return new CUDA_TEXTURE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_TEXTURE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(104, mem, dv);
     this._init(init, CUDA_TEXTURE_DESC_st.keys);
@@ -3464,6 +3638,9 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
     return new CUDA_RESOURCE_VIEW_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_VIEW_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(112, mem, dv);
     this._init(init, CUDA_RESOURCE_VIEW_DESC_st.keys);
@@ -3554,6 +3731,9 @@ export class CUtensorMap_st extends CStruct {
     return new CUtensorMap_st(undefined, mem, dv);
   }
   /** A new zeroed CUtensorMap_st, with the given fields set. */
+  constructor(init?: CUtensorMap_stInit | CUtensorMap_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUtensorMap_stInit | CUtensorMap_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUtensorMap_stInit | CUtensorMap_st, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUtensorMap_st.keys);
@@ -3580,6 +3760,9 @@ export class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st extends CStruct {
     return new CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, with the given fields set. */
+  constructor(init?: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.keys);
@@ -3613,6 +3796,9 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
     return new CUDA_LAUNCH_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_LAUNCH_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUDA_LAUNCH_PARAMS_st.keys);
@@ -3712,6 +3898,9 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(104, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.keys);
@@ -3770,6 +3959,9 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.keys);
@@ -3813,6 +4005,9 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32.keys);
@@ -3848,6 +4043,9 @@ export class CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(88, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.keys);
@@ -3898,6 +4096,9 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.keys);
@@ -3949,6 +4150,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(96, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.keys);
@@ -3999,6 +4203,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.keys);
@@ -4042,6 +4249,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 extends CStruct
     return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32.keys);
@@ -4077,6 +4287,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.keys);
@@ -4119,6 +4332,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.keys);
@@ -4169,6 +4385,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence extends CStru
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence.keys);
@@ -4196,6 +4415,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync extends C
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.keys);
@@ -4230,6 +4452,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex extends 
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex.keys);
@@ -4257,6 +4482,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.keys);
@@ -4299,6 +4527,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.keys);
@@ -4349,6 +4580,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence extends CStruct
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence.keys);
@@ -4376,6 +4610,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync extends CSt
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.keys);
@@ -4409,6 +4646,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex extends CS
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.keys);
@@ -4444,6 +4684,9 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extends CStruct {
     return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.keys);
@@ -4487,6 +4730,9 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.keys);
@@ -4530,6 +4776,9 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st extends CStruct {
     return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.keys);
@@ -4573,6 +4822,9 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.keys);
@@ -4616,6 +4868,9 @@ export class CUarrayMapInfo_st extends CStruct {
     return new CUarrayMapInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_stInit | CUarrayMapInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_stInit | CUarrayMapInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_stInit | CUarrayMapInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(96, mem, dv);
     this._init(init, CUarrayMapInfo_st.keys);
@@ -4723,6 +4978,9 @@ export class CUarrayMapInfo_st_resource extends CStruct {
     return new CUarrayMapInfo_st_resource(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_resource, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_resource.keys);
@@ -4756,6 +5014,9 @@ export class CUarrayMapInfo_st_subresource extends CStruct {
     return new CUarrayMapInfo_st_subresource(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource.keys);
@@ -4791,6 +5052,9 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
     return new CUarrayMapInfo_st_subresource_sparseLevel(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource_sparseLevel, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource_sparseLevel.keys);
@@ -4874,6 +5138,9 @@ export class CUarrayMapInfo_st_subresource_miptail extends CStruct {
     return new CUarrayMapInfo_st_subresource_miptail(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource_miptail, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource_miptail.keys);
@@ -4917,6 +5184,9 @@ export class CUarrayMapInfo_st_memHandle extends CStruct {
     return new CUarrayMapInfo_st_memHandle(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_memHandle, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_memHandle.keys);
@@ -4943,6 +5213,9 @@ export class CUmemLocation_st extends CStruct {
     return new CUmemLocation_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemLocation_st, with the given fields set. */
+  constructor(init?: CUmemLocation_stInit | CUmemLocation_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemLocation_stInit | CUmemLocation_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemLocation_stInit | CUmemLocation_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUmemLocation_st.keys);
@@ -4978,6 +5251,9 @@ export class CUmemAllocationProp_st extends CStruct {
     return new CUmemAllocationProp_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemAllocationProp_st, with the given fields set. */
+  constructor(init?: CUmemAllocationProp_stInit | CUmemAllocationProp_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemAllocationProp_stInit | CUmemAllocationProp_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemAllocationProp_stInit | CUmemAllocationProp_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemAllocationProp_st.keys);
@@ -5038,6 +5314,9 @@ export class CUmemAllocationProp_st_allocFlags extends CStruct {
     return new CUmemAllocationProp_st_allocFlags(undefined, mem, dv);
   }
   /** A new zeroed CUmemAllocationProp_st_allocFlags, with the given fields set. */
+  constructor(init?: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUmemAllocationProp_st_allocFlags.keys);
@@ -5087,6 +5366,9 @@ export class CUmulticastObjectProp_st extends CStruct {
     return new CUmulticastObjectProp_st(undefined, mem, dv);
   }
   /** A new zeroed CUmulticastObjectProp_st, with the given fields set. */
+  constructor(init?: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmulticastObjectProp_st.keys);
@@ -5138,6 +5420,9 @@ export class CUmemAccessDesc_st extends CStruct {
     return new CUmemAccessDesc_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemAccessDesc_st, with the given fields set. */
+  constructor(init?: CUmemAccessDesc_stInit | CUmemAccessDesc_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemAccessDesc_stInit | CUmemAccessDesc_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemAccessDesc_stInit | CUmemAccessDesc_st, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUmemAccessDesc_st.keys);
@@ -5174,6 +5459,9 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
     return new CUgraphExecUpdateResultInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphExecUpdateResultInfo_st, with the given fields set. */
+  constructor(init?: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUgraphExecUpdateResultInfo_st.keys);
@@ -5217,6 +5505,9 @@ export class CUmemPoolProps_st extends CStruct {
     return new CUmemPoolProps_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemPoolProps_st, with the given fields set. */
+  constructor(init?: CUmemPoolProps_stInit | CUmemPoolProps_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemPoolProps_stInit | CUmemPoolProps_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemPoolProps_stInit | CUmemPoolProps_st, mem?: Uint8Array, dv?: DataView) {
     super(88, mem, dv);
     this._init(init, CUmemPoolProps_st.keys);
@@ -5293,6 +5584,9 @@ export class CUmemPoolPtrExportData_st extends CStruct {
     return new CUmemPoolPtrExportData_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemPoolPtrExportData_st, with the given fields set. */
+  constructor(init?: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUmemPoolPtrExportData_st.keys);
@@ -5319,6 +5613,9 @@ export class CUmemcpyAttributes_st extends CStruct {
     return new CUmemcpyAttributes_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpyAttributes_st, with the given fields set. */
+  constructor(init?: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUmemcpyAttributes_st.keys);
@@ -5372,6 +5669,9 @@ export class CUoffset3D_st extends CStruct {
     return new CUoffset3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUoffset3D_st, with the given fields set. */
+  constructor(init?: CUoffset3D_stInit | CUoffset3D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUoffset3D_stInit | CUoffset3D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUoffset3D_stInit | CUoffset3D_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUoffset3D_st.keys);
@@ -5412,6 +5712,9 @@ export class CUextent3D_st extends CStruct {
     return new CUextent3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUextent3D_st, with the given fields set. */
+  constructor(init?: CUextent3D_stInit | CUextent3D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUextent3D_stInit | CUextent3D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUextent3D_stInit | CUextent3D_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUextent3D_st.keys);
@@ -5452,6 +5755,9 @@ export class CUmemcpy3DOperand_st extends CStruct {
     return new CUmemcpy3DOperand_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUmemcpy3DOperand_st.keys);
@@ -5486,6 +5792,9 @@ export class CUmemcpy3DOperand_st_op extends CStruct {
     return new CUmemcpy3DOperand_st_op(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op.keys);
@@ -5521,6 +5830,9 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
     return new CUmemcpy3DOperand_st_op_ptr(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op_ptr, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_ptr.keys);
@@ -5572,6 +5884,9 @@ export class CUmemcpy3DOperand_st_op_array extends CStruct {
     return new CUmemcpy3DOperand_st_op_array(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op_array, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_array.keys);
@@ -5606,6 +5921,9 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
     return new CUDA_MEMCPY3D_BATCH_OP_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_BATCH_OP_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st, mem?: Uint8Array, dv?: DataView) {
     super(112, mem, dv);
     this._init(init, CUDA_MEMCPY3D_BATCH_OP_st.keys);
@@ -5668,6 +5986,9 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
     return new CUDA_MEM_ALLOC_NODE_PARAMS_v1_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, with the given fields set. */
+  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.keys);
@@ -5728,6 +6049,9 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.keys);
@@ -5788,6 +6112,9 @@ export class CUDA_MEM_FREE_NODE_PARAMS_st extends CStruct {
     return new CUDA_MEM_FREE_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_FREE_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_MEM_FREE_NODE_PARAMS_st.keys);
@@ -5815,6 +6142,9 @@ export class CUDA_CHILD_GRAPH_NODE_PARAMS_st extends CStruct {
     return new CUDA_CHILD_GRAPH_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_CHILD_GRAPH_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_CHILD_GRAPH_NODE_PARAMS_st.keys);
@@ -5850,6 +6180,9 @@ export class CUDA_EVENT_RECORD_NODE_PARAMS_st extends CStruct {
     return new CUDA_EVENT_RECORD_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EVENT_RECORD_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EVENT_RECORD_NODE_PARAMS_st.keys);
@@ -5877,6 +6210,9 @@ export class CUDA_EVENT_WAIT_NODE_PARAMS_st extends CStruct {
     return new CUDA_EVENT_WAIT_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EVENT_WAIT_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EVENT_WAIT_NODE_PARAMS_st.keys);
@@ -5904,6 +6240,9 @@ export class CUgraphNodeParams_st extends CStruct {
     return new CUgraphNodeParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphNodeParams_st, with the given fields set. */
+  constructor(init?: CUgraphNodeParams_stInit | CUgraphNodeParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUgraphNodeParams_stInit | CUgraphNodeParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUgraphNodeParams_stInit | CUgraphNodeParams_st, mem?: Uint8Array, dv?: DataView) {
     super(256, mem, dv);
     this._init(init, CUgraphNodeParams_st.keys);
@@ -6072,6 +6411,9 @@ export class CUcheckpointLockArgs_st extends CStruct {
     return new CUcheckpointLockArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointLockArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointLockArgs_st.keys);
@@ -6115,6 +6457,9 @@ export class CUcheckpointCheckpointArgs_st extends CStruct {
     return new CUcheckpointCheckpointArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointCheckpointArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointCheckpointArgs_st.keys);
@@ -6142,6 +6487,9 @@ export class CUcheckpointGpuPair_st extends CStruct {
     return new CUcheckpointGpuPair_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointGpuPair_st, with the given fields set. */
+  constructor(init?: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUcheckpointGpuPair_st.keys);
@@ -6179,6 +6527,9 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
     return new CUcheckpointRestoreArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointRestoreArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointRestoreArgs_st.keys);
@@ -6230,6 +6581,9 @@ export class CUcheckpointUnlockArgs_st extends CStruct {
     return new CUcheckpointUnlockArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointUnlockArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointUnlockArgs_st.keys);
@@ -6257,6 +6611,9 @@ export class CUmemDecompressParams_st extends CStruct {
     return new CUmemDecompressParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemDecompressParams_st, with the given fields set. */
+  constructor(init?: CUmemDecompressParams_stInit | CUmemDecompressParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemDecompressParams_stInit | CUmemDecompressParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemDecompressParams_stInit | CUmemDecompressParams_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUmemDecompressParams_st.keys);
@@ -6331,6 +6688,9 @@ export class CUdevSmResource_st extends CStruct {
     return new CUdevSmResource_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevSmResource_st, with the given fields set. */
+  constructor(init?: CUdevSmResource_stInit | CUdevSmResource_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUdevSmResource_stInit | CUdevSmResource_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUdevSmResource_stInit | CUdevSmResource_st, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUdevSmResource_st.keys);
@@ -6374,6 +6734,9 @@ export class CUdevResource_st extends CStruct {
     return new CUdevResource_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevResource_st, with the given fields set. */
+  constructor(init?: CUdevResource_stInit | CUdevResource_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUdevResource_stInit | CUdevResource_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUdevResource_stInit | CUdevResource_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUdevResource_st.keys);
@@ -6424,6 +6787,9 @@ export class CUeglFrame_st extends CStruct {
     return new CUeglFrame_st(undefined, mem, dv);
   }
   /** A new zeroed CUeglFrame_st, with the given fields set. */
+  constructor(init?: CUeglFrame_stInit | CUeglFrame_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUeglFrame_stInit | CUeglFrame_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUeglFrame_stInit | CUeglFrame_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUeglFrame_st.keys);
@@ -6523,6 +6889,9 @@ export class CUeglFrame_st_frame extends CStruct {
     return new CUeglFrame_st_frame(undefined, mem, dv);
   }
   /** A new zeroed CUeglFrame_st_frame, with the given fields set. */
+  constructor(init?: CUeglFrame_st_frameInit | CUeglFrame_st_frame);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUeglFrame_st_frameInit | CUeglFrame_st_frame | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUeglFrame_st_frameInit | CUeglFrame_st_frame, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUeglFrame_st_frame.keys);
