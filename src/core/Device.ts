@@ -10,6 +10,10 @@ import { getAllocator } from './CachingAllocator';
 import { NvmlDevice, type GpuHealth } from './nvml';
 import { openOptionalArg } from './lifetime';
 
+/** A device attribute's name: the enum's (`'cudaDevAttrMultiProcessorCount'`) or without its prefix (`'MultiProcessorCount'`). */
+export type DeviceAttributeName = keyof typeof cudart.cudaDeviceAttr | Unprefixed<keyof typeof cudart.cudaDeviceAttr>;
+type Unprefixed<K> = K extends `cudaDevAttr${infer R}` ? R : never;
+
 const devices = new Map<number, Device>();
 
 export class Device {
@@ -84,7 +88,7 @@ export class Device {
   }
 
   /** An attribute by its name (`'cudaDevAttrMultiProcessorCount'` or `'MultiProcessorCount'`) or value. */
-  attribute(attr: keyof typeof cudart.cudaDeviceAttr | string | number): number {
+  attribute(attr: DeviceAttributeName | cudart.cudaDeviceAttr | number): number {
     const value = typeof attr === 'number' ? attr : (cudart.cudaDeviceAttr as unknown as Record<string, number>)[attr.startsWith('cudaDevAttr') ? attr : `cudaDevAttr${attr}`];
     if (value === undefined) throw new RangeError(`Device.attribute: no attribute named '${attr}'`);
     return check(cudart.cudaDeviceGetAttribute(value, this.ordinal), 'cudaDeviceGetAttribute');

@@ -17,7 +17,7 @@ import type { Kernel, LaunchConfig, Dim } from './Kernel';
  * 64-bit `handle` (TextureObject, SurfaceObject) for a `u64`, and a TensorMapDescriptor (or any
  * 128-byte struct) for a `tensormap`.
  */
-export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { readonly _u8: Uint8Array };
+export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { getBytes(): Uint8Array };
 
 /** A kernel with its parameter types fixed: call it with a launch config and plain values. */
 export interface PreparedLaunch {

@@ -4,7 +4,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as util from 'node:util';
 import * as ts from 'typescript';
+import { cudart } from '../../src';
 
 const root = path.join(__dirname, '..', '..');
 const fixtures = path.join(__dirname, 'fixtures', 'types');
@@ -47,9 +49,9 @@ function blockModule(block: string, srcPath: string): string {
   return [...imports, pre, PRELUDE, stream, 'export async function readmeBlock(): Promise<void> {', ...body, '}', ''].join('\n');
 }
 
-/** Diagnostics of compiling `files` under the package's strict options, as `file(line): message`. */
-function compile(files: string[]): string[] {
-  const options: ts.CompilerOptions = {
+/** The package's strict compiler options, as a user's project has them. */
+function strictOptions(): ts.CompilerOptions {
+  return {
     strict: true,
     noEmit: true,
     target: ts.ScriptTarget.ES2022,
@@ -61,7 +63,14 @@ function compile(files: string[]): string[] {
     types: ['node'],
     typeRoots: [path.join(root, 'node_modules', '@types')],
   };
-  const program = ts.createProgram(files, options);
+}
+
+/** Diagnostics of compiling `files` under the package's strict options, as `file(line): message`. */
+function compile(files: string[]): string[] {
+  return diagnosticsOf(ts.createProgram(files, strictOptions()));
+}
+
+function diagnosticsOf(program: ts.Program): string[] {
   return ts.getPreEmitDiagnostics(program).map((d) => {
     const where = d.file ? `${path.basename(d.file.fileName)}(${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1})` : '';
     return `${where}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
@@ -97,7 +106,81 @@ describe('types under strict', () => {
     expect(diagnostics.filter((d) => d.startsWith('narrowing.ts'))).toEqual([]);
   });
 
+  test('device pointers, attribute names and struct classes reject what is wrong', () => {
+    expect(diagnostics.filter((d) => d.startsWith('holes.ts'))).toEqual([]);
+  });
+
   test('nothing else fails to compile', () => {
     expect(diagnostics).toEqual([]);
+  });
+});
+
+/** The published typings: the declarations tsconfig.build.json writes (with stripInternal). */
+describe('published typings', () => {
+  let dir: string;
+  let dts: Map<string, string>;
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-bindings-dts-'));
+    const cfg = ts.getParsedCommandLineOfConfigFile(path.join(root, 'tsconfig.build.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+    const program = ts.createProgram(cfg.fileNames, { ...cfg.options, outDir: dir, declaration: true, emitDeclarationOnly: true, noEmit: false, noEmitOnError: false });
+    dts = new Map();
+    program.emit(undefined, (f, text) => {
+      if (f.endsWith('.d.ts')) dts.set(path.relative(dir, f), text);
+      fs.mkdirSync(path.dirname(f), { recursive: true });
+      fs.writeFileSync(f, text);
+    });
+  }, 240_000);
+
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('the build strips what is marked @internal', () => {
+    const cfg = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8'));
+    expect(cfg.compilerOptions.stripInternal).toBe(true);
+  });
+
+  test("no struct's internals are in the declarations (nor in autocompletion)", () => {
+    const leaks: string[] = [];
+    for (const [f, text] of dts) {
+      for (const m of text.matchAll(/^\s*(?:readonly |protected |private )?(_u8|_dv|_o|_keep|_owner|_field|_host|_hold|_holdHost|_copyFrom|_releaseHost|_releaseAllHost)\b/gm)) leaks.push(`${f}: ${m[1]}`);
+    }
+    expect(leaks).toEqual([]);
+    expect(dts.get(path.join('structs', 'runtime.d.ts'))).toBeDefined();
+  });
+
+  test("struct constructors take only the initializer (not the view's mem and dv)", () => {
+    const ctors = [...dts.get(path.join('structs', 'runtime.d.ts'))!.matchAll(/constructor\(([^)]*)\)/g)].map((m) => m[1]);
+    expect(ctors.length).toBeGreaterThan(100);
+    expect(ctors.filter((c) => /\bmem\b|\bdv\b/.test(c))).toEqual([]);
+  });
+
+  test('a user compiling against them cannot reach the internals', () => {
+    const user = path.join(dir, 'user.ts');
+    fs.writeFileSync(user, [
+      `import { cudart } from './index';`,
+      `const d = new cudart.dim3({ x: 1 });`,
+      `d.getBytes();`,
+      `cudart.cudaLaunchKernel(null, d, d, [d], 0, null);`,
+      `// @ts-expect-error: the bytes are getBytes(), not _u8`,
+      `d._u8;`,
+      `// @ts-expect-error: nor _keep`,
+      `d._keep;`,
+      `// @ts-expect-error: a view is made with dim3.view(), not the constructor`,
+      `new cudart.dim3({}, new Uint8Array(12));`,
+      '',
+    ].join('\n'));
+    expect(diagnosticsOf(ts.createProgram([user], strictOptions()))).toEqual([]);
+  }, 120_000);
+});
+
+describe('util.inspect', () => {
+  test('a struct shows its fields, not its bytes and bookkeeping', () => {
+    const s = util.inspect(new cudart.cudaPitchedPtr({ ptr: Buffer.alloc(8), pitch: 8 }));
+    expect(s).toMatch(/^cudaPitchedPtr \{"ptr":"0x[0-9a-f]+","pitch":8,"xsize":0,"ysize":0\}$/);
+  });
+
+  test('KernelArgs shows the argument types, not its packing', () => {
+    const s = util.inspect(new cudart.KernelArgs([cudart.i32(1), cudart.f32(2), 5n]));
+    expect(s).toBe('KernelArgs(3) [i32, f32, ptr]');
   });
 });
