@@ -1,6 +1,5 @@
 // What the commands share: output, tables, and the check that a driver and a GPU are there.
 import * as cudart from '../runtime';
-import type { OkOutputs } from '../ffi/result';
 
 export interface Output {
   log(s: string): void;
@@ -40,9 +39,9 @@ export function requireGpu(partial: Record<string, unknown> = {}, device?: numbe
 }
 
 /** Unwraps a facade tuple or throws with the function's name and the CUDA error. */
-export function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOutputs<R> {
+export function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): cudart.OkOutputs<R> {
   if (r[0] !== 0) throw new Error(`${what} failed: ${cudart.cudaError_t[r[0]] ?? r[0]}`);
-  return r.slice(1) as OkOutputs<R>;
+  return r.slice(1) as cudart.OkOutputs<R>;
 }
 
 /** Aligned columns; numbers right-aligned. */
