@@ -18,6 +18,9 @@ export { LibraryLoadError } from '../ffi/loader';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
 import { cudart, cudartLibraryInfo } from '../ffi/cudart-lib';
+import { cudaError_t } from './enums';
+import type { cudaError_tOk } from './api';
+import type { Result } from '../ffi/result';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };
 
@@ -27,8 +30,8 @@ export function libraryInfo(): LibraryInfo {
 }
 
 /** The version of the libcudart that is loaded, as cuda-python's getLocalRuntimeVersion(). */
-export function getLocalRuntimeVersion(): [number, number | null] {
+export function getLocalRuntimeVersion(): Result<cudaError_tOk, Exclude<cudaError_t, cudaError_tOk>, [number]> {
   const v = new Int32Array(1);
-  const err = cudart.bind('cudaRuntimeGetVersion')(v) as number;
-  return err === 0 ? [err, v[0]] : [err, null];
+  const err = cudart.bind('cudaRuntimeGetVersion')(v) as cudaError_t;
+  return err === cudaError_t.cudaSuccess ? [err, v[0]] : [err, null];
 }
