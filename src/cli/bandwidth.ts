@@ -23,7 +23,7 @@ function measure(copy: () => number, bytes: number, stream: cudart.cudaStream_t,
   ok(cudart.cudaEventRecord(stop, stream) as [number], 'cudaEventRecord');
   ok(cudart.cudaEventSynchronize(stop) as [number], 'cudaEventSynchronize');
   const [ms] = ok(cudart.cudaEventElapsedTime(start, stop), 'cudaEventElapsedTime');
-  return (bytes * reps) / (ms! * 1e6);
+  return (bytes * reps) / (ms * 1e6);
 }
 
 export function bandwidthRows(device: number, progress?: (s: string) => void): BandwidthRow[] {
@@ -36,7 +36,7 @@ export function bandwidthRows(device: number, progress?: (s: string) => void): B
   const [dB] = ok(cudart.cudaMalloc(max), 'cudaMalloc');
   const [pinned] = ok(cudart.cudaMallocHost(max), 'cudaMallocHost');
   const pageable = Buffer.alloc(max, 1);
-  const pinnedView = new Uint8Array(koffi.view(pinned!, max));
+  const pinnedView = new Uint8Array(koffi.view(pinned, max));
   pinnedView.fill(1);
   const K = cudart.cudaMemcpyKind;
   const rows: BandwidthRow[] = [];
@@ -48,27 +48,27 @@ export function bandwidthRows(device: number, progress?: (s: string) => void): B
     for (const [direction, memory] of plan) {
       for (const bytes of SIZES) {
         progress?.(`measuring ${direction} ${memory} ${bytesText(bytes)} (${++step}/${plan.length * SIZES.length})`);
-        const host = memory === 'pinned' ? pinned! : pageable.subarray(0, bytes);
+        const host = memory === 'pinned' ? pinned : pageable.subarray(0, bytes);
         // A pageable copy returns once its data is staged; the events on the stream still bracket it.
         const copy =
           direction === 'H2D'
-            ? () => cudart.cudaMemcpyAsync(dA!, host, bytes, K.cudaMemcpyHostToDevice, stream)[0]
+            ? () => cudart.cudaMemcpyAsync(dA, host, bytes, K.cudaMemcpyHostToDevice, stream)[0]
             : direction === 'D2H'
-              ? () => cudart.cudaMemcpyAsync(host, dA!, bytes, K.cudaMemcpyDeviceToHost, stream)[0]
-              : () => cudart.cudaMemcpyAsync(dB!, dA!, bytes, K.cudaMemcpyDeviceToDevice, stream)[0];
+              ? () => cudart.cudaMemcpyAsync(host, dA, bytes, K.cudaMemcpyDeviceToHost, stream)[0]
+              : () => cudart.cudaMemcpyAsync(dB, dA, bytes, K.cudaMemcpyDeviceToDevice, stream)[0];
         // A device-to-device copy reads and writes each byte: bandwidthTest counts both.
-        const gb = measure(copy, bytes, stream!, start!, stop!) * (direction === 'D2D' ? 2 : 1);
+        const gb = measure(copy, bytes, stream, start, stop) * (direction === 'D2D' ? 2 : 1);
         rows.push({ direction, memory, bytes, gbPerSecond: gb });
       }
     }
   } finally {
     progress?.('');
-    cudart.cudaFreeHost(pinned!);
-    cudart.cudaFree(dA!);
-    cudart.cudaFree(dB!);
-    cudart.cudaEventDestroy(start!);
-    cudart.cudaEventDestroy(stop!);
-    cudart.cudaStreamDestroy(stream!);
+    cudart.cudaFreeHost(pinned);
+    cudart.cudaFree(dA);
+    cudart.cudaFree(dB);
+    cudart.cudaEventDestroy(start);
+    cudart.cudaEventDestroy(stop);
+    cudart.cudaStreamDestroy(stream);
   }
   return rows;
 }

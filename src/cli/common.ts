@@ -32,10 +32,10 @@ export function requireGpu(partial: Record<string, unknown> = {}, device?: numbe
     throw new NoGpu(err, name || 'cudaErrorNoDevice', `no CUDA device found (${name || 'cudaErrorNoDevice'}): check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)`, partial);
   }
   if (err !== 0) throw new NoGpu(err, name, `cannot use the GPU (${name}): ${cudart.cudaGetErrorString(err)[1]}`, partial);
-  if (device !== undefined && device >= count!) {
-    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count! - 1})`, partial);
+  if (device !== undefined && device >= count) {
+    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count - 1})`, partial);
   }
-  return count!;
+  return count;
 }
 
 /** Unwraps a facade tuple or throws with the function's name and the CUDA error. */

@@ -29,14 +29,14 @@ export function latencyRows(device: number, progress?: (s: string) => void): Lat
   const cases: [string, () => unknown, number][] = [
     ['cudaGetDevice', () => cudart.cudaGetDevice(), 200_000],
     ['cudaPeekAtLastError', () => cudart.cudaPeekAtLastError(), 200_000],
-    ['cudaStreamQuery', () => cudart.cudaStreamQuery(s!), 100_000],
-    ['cudaEventRecord', () => cudart.cudaEventRecord(ev!, s!), 100_000],
-    ['cudaEventQuery', () => cudart.cudaEventQuery(ev!), 100_000],
+    ['cudaStreamQuery', () => cudart.cudaStreamQuery(s), 100_000],
+    ['cudaEventRecord', () => cudart.cudaEventRecord(ev, s), 100_000],
+    ['cudaEventQuery', () => cudart.cudaEventQuery(ev), 100_000],
     ['cudaGetDeviceProperties', () => cudart.cudaGetDeviceProperties(device), 2_000],
     ['cudaMalloc + cudaFree (1 MiB)', () => cudart.cudaFree(cudart.cudaMalloc(1 << 20)[1]), 2_000],
-    ['cudaMallocAsync + cudaFreeAsync (1 MiB)', () => cudart.cudaFreeAsync(cudart.cudaMallocAsync(1 << 20, s!)[1], s!), 10_000],
-    ['cudaMemcpy 4 B host to device', () => cudart.cudaMemcpy(d!, host, 4, K.cudaMemcpyHostToDevice), 10_000],
-    ['cudaMemcpy 4 B device to host', () => cudart.cudaMemcpy(host, d!, 4, K.cudaMemcpyDeviceToHost), 10_000],
+    ['cudaMallocAsync + cudaFreeAsync (1 MiB)', () => cudart.cudaFreeAsync(cudart.cudaMallocAsync(1 << 20, s)[1], s), 10_000],
+    ['cudaMemcpy 4 B host to device', () => cudart.cudaMemcpy(d, host, 4, K.cudaMemcpyHostToDevice), 10_000],
+    ['cudaMemcpy 4 B device to host', () => cudart.cudaMemcpy(host, d, 4, K.cudaMemcpyDeviceToHost), 10_000],
   ];
   const rows: LatencyRow[] = [];
   try {
@@ -44,13 +44,13 @@ export function latencyRows(device: number, progress?: (s: string) => void): Lat
       progress?.(`timing ${call} (${i + 1}/${cases.length})`);
       fn();
       rows.push({ call, nsPerCall: time(fn, n) });
-      cudart.cudaStreamSynchronize(s!);
+      cudart.cudaStreamSynchronize(s);
     });
   } finally {
     progress?.('');
-    cudart.cudaFree(d!);
-    cudart.cudaEventDestroy(ev!);
-    cudart.cudaStreamDestroy(s!);
+    cudart.cudaFree(d);
+    cudart.cudaEventDestroy(ev);
+    cudart.cudaStreamDestroy(s);
   }
   return rows;
 }

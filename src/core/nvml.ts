@@ -167,7 +167,7 @@ export class NvmlDevice {
   /** How many GPUs NVML sees (initialises NVML on first use). */
   static count(): number {
     ensureNvml();
-    return must(nv().nvmlDeviceGetCount(), 'nvmlDeviceGetCount')[0]!;
+    return must(nv().nvmlDeviceGetCount(), 'nvmlDeviceGetCount')[0];
   }
 
   /** Every GPU, in NVML's order. */
@@ -182,7 +182,7 @@ export class NvmlDevice {
     let d = handles.get(index);
     if (!d) {
       const [h] = must(nv().nvmlDeviceGetHandleByIndex(index), 'nvmlDeviceGetHandleByIndex');
-      handles.set(index, (d = new NvmlDevice(index, h!)));
+      handles.set(index, (d = new NvmlDevice(index, h)));
     }
     return d;
   }
@@ -214,7 +214,7 @@ export class NvmlDevice {
 
   private static fromHandle(h: NvmlApi.nvmlDevice_t): NvmlDevice {
     const [i] = must(nv().nvmlDeviceGetIndex(h), 'nvmlDeviceGetIndex');
-    return NvmlDevice.get(i!);
+    return NvmlDevice.get(i);
   }
 
   private _name?: string;
@@ -223,17 +223,17 @@ export class NvmlDevice {
 
   /** The product name, as nvidia-smi prints it. */
   get name(): string {
-    return (this._name ??= must(nv().nvmlDeviceGetName(this.handle, 96), 'nvmlDeviceGetName')[0]!);
+    return (this._name ??= must(nv().nvmlDeviceGetName(this.handle, 96), 'nvmlDeviceGetName')[0]);
   }
 
   /** `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints it. */
   get uuid(): string {
-    return (this._uuid ??= must(nv().nvmlDeviceGetUUID(this.handle, 96), 'nvmlDeviceGetUUID')[0]!);
+    return (this._uuid ??= must(nv().nvmlDeviceGetUUID(this.handle, 96), 'nvmlDeviceGetUUID')[0]);
   }
 
   /** `00000000:18:00.0`, as nvidia-smi prints it. */
   get pciBusId(): string {
-    return (this._bus ??= must(nv().nvmlDeviceGetPciInfo(this.handle), 'nvmlDeviceGetPciInfo')[0]!.busId);
+    return (this._bus ??= must(nv().nvmlDeviceGetPciInfo(this.handle), 'nvmlDeviceGetPciInfo')[0].busId);
   }
 
   /** Utilization, in percent (one call: what `top` samples). */
