@@ -1,7 +1,7 @@
 // Writes an API's enums, constants, handles, koffi declarations and tuple facade.
 import { type CType, resolve } from './ctype';
 import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
-import { TypeMap, type ValueKind } from './types';
+import { TypeMap, isDevicePtrTypedef, type ValueKind } from './types';
 import type { ParamSpec } from './runtime-spec';
 import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
@@ -641,12 +641,6 @@ function pointerTs(name: string): string {
   if (DEVICE_POINTER_NAMES.has(name)) return 'DevicePointer | null';
   if (MEMORY_NAMES.has(name)) return 'Memory';
   return 'Pointer';
-}
-
-/** The driver's device address integers (`CUdeviceptr`): a handle does not pass for one. */
-function isDevicePtrTypedef(t: CType): boolean {
-  for (let c: CType = t; c.k === 'typedef'; c = c.to) if (c.name === 'CUdeviceptr' || c.name === 'CUdeviceptr_v2') return true;
-  return false;
 }
 
 function integerOnly(tm: TypeMap, rec: RecordModel): boolean {

@@ -1,7 +1,7 @@
 // Writes src/structs/runtime.ts: one class per C struct or union, over its own bytes.
 import { type CType, type PrimName, resolve } from './ctype';
 import type { Model, RecordModel, FieldModel } from './model';
-import { TypeMap, type ValueKind } from './types';
+import { TypeMap, isDevicePtrTypedef, type ValueKind } from './types';
 import { banner, doc, q } from './util';
 import type { ApiConfig } from './apis';
 
@@ -56,7 +56,7 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
   out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`);
   out.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
   out.push(`import { W, readSize } from '../ffi/memory';`);
-  out.push(`import type { Pointer } from '../ffi/marshal';`);
+  out.push(`import type { Pointer, DevicePointer } from '../ffi/marshal';`);
   out.push(`import type * as E from '../${api.id}/enums';`);
   out.push(`import type * as H from '../${api.id}/handles';`);
   out.push('');
@@ -202,7 +202,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
       const k = fieldKind(tm, f);
       const io = scalarIO(k);
       tsGet = tsEnumsHandles(tm.tsOut(k), tm);
-      tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
+      tsSet = k.k === 'handle' ? `${tsGet} | null` : isDevicePtrTypedef(f.type) ? 'DevicePointer | number' : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
       get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
       const typedefName = f.type.k === 'typedef' ? f.type.name : '';
       if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {
