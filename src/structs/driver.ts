@@ -3,7 +3,7 @@
 import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W, readSize } from '../ffi/memory';
-import type { Pointer } from '../ffi/marshal';
+import type { Pointer, DevicePointer } from '../ffi/marshal';
 import type * as E from '../driver/enums';
 import type * as H from '../driver/handles';
 
@@ -223,7 +223,7 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
   get address(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
-  set address(v: bigint | number) {
+  set address(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWaitValueParams_st.address');
   }
   get value(): number {
@@ -249,18 +249,18 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
   get alias(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
-  set alias(v: bigint | number) {
+  set alias(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWaitValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWaitValueParams_st({...})`. */
 export interface CUstreamMemOpWaitValueParams_stInit {
   operation?: E.CUstreamBatchMemOpType;
-  address?: bigint | number;
+  address?: DevicePointer | number;
   value?: number;
   value64?: bigint | number;
   flags?: number;
-  alias?: bigint | number;
+  alias?: DevicePointer | number;
 }
 
 /** struct struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st */
@@ -289,7 +289,7 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
   get address(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
-  set address(v: bigint | number) {
+  set address(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWriteValueParams_st.address');
   }
   get value(): number {
@@ -315,18 +315,18 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
   get alias(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
-  set alias(v: bigint | number) {
+  set alias(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWriteValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWriteValueParams_st({...})`. */
 export interface CUstreamMemOpWriteValueParams_stInit {
   operation?: E.CUstreamBatchMemOpType;
-  address?: bigint | number;
+  address?: DevicePointer | number;
   value?: number;
   value64?: bigint | number;
   flags?: number;
-  alias?: bigint | number;
+  alias?: DevicePointer | number;
 }
 
 /** struct struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st */
@@ -1130,7 +1130,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set dst(v: bigint | number) {
+  set dst(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_st.dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
@@ -1171,7 +1171,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_stInit {
-  dst?: bigint | number;
+  dst?: DevicePointer | number;
   pitch?: number | bigint;
   value?: number;
   elementSize?: number;
@@ -1200,7 +1200,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set dst(v: bigint | number) {
+  set dst(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
@@ -1248,7 +1248,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_v2_stInit {
-  dst?: bigint | number;
+  dst?: DevicePointer | number;
   pitch?: number | bigint;
   value?: number;
   elementSize?: number;
@@ -2320,7 +2320,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
-  set srcDevice(v: bigint | number) {
+  set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUDA_MEMCPY2D_st.srcDevice');
   }
   /** Source array reference */
@@ -2369,7 +2369,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
-  set dstDevice(v: bigint | number) {
+  set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 88, v, 'CUDA_MEMCPY2D_st.dstDevice');
   }
   /** Destination array reference */
@@ -2407,14 +2407,14 @@ export interface CUDA_MEMCPY2D_stInit {
   srcY?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  srcDevice?: bigint | number;
+  srcDevice?: DevicePointer | number;
   srcArray?: H.CUarray | null;
   srcPitch?: number | bigint;
   dstXInBytes?: number | bigint;
   dstY?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dstDevice?: bigint | number;
+  dstDevice?: DevicePointer | number;
   dstArray?: H.CUarray | null;
   dstPitch?: number | bigint;
   WidthInBytes?: number | bigint;
@@ -2489,7 +2489,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
-  set srcDevice(v: bigint | number) {
+  set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_st.srcDevice');
   }
   /** Source array reference */
@@ -2566,7 +2566,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 136, true);
   }
-  set dstDevice(v: bigint | number) {
+  set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_st.dstDevice');
   }
   /** Destination array reference */
@@ -2627,7 +2627,7 @@ export interface CUDA_MEMCPY3D_stInit {
   srcLOD?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  srcDevice?: bigint | number;
+  srcDevice?: DevicePointer | number;
   srcArray?: H.CUarray | null;
   reserved0?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcPitch?: number | bigint;
@@ -2638,7 +2638,7 @@ export interface CUDA_MEMCPY3D_stInit {
   dstLOD?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dstDevice?: bigint | number;
+  dstDevice?: DevicePointer | number;
   dstArray?: H.CUarray | null;
   reserved1?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstPitch?: number | bigint;
@@ -2716,7 +2716,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
-  set srcDevice(v: bigint | number) {
+  set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_PEER_st.srcDevice');
   }
   /** Source array reference */
@@ -2793,7 +2793,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 136, true);
   }
-  set dstDevice(v: bigint | number) {
+  set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_PEER_st.dstDevice');
   }
   /** Destination array reference */
@@ -2854,7 +2854,7 @@ export interface CUDA_MEMCPY3D_PEER_stInit {
   srcLOD?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  srcDevice?: bigint | number;
+  srcDevice?: DevicePointer | number;
   srcArray?: H.CUarray | null;
   srcContext?: H.CUcontext | null;
   srcPitch?: number | bigint;
@@ -2865,7 +2865,7 @@ export interface CUDA_MEMCPY3D_PEER_stInit {
   dstLOD?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dstDevice?: bigint | number;
+  dstDevice?: DevicePointer | number;
   dstArray?: H.CUarray | null;
   dstContext?: H.CUcontext | null;
   dstPitch?: number | bigint;
@@ -3395,7 +3395,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set devPtr(v: bigint | number) {
+  set devPtr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_linear.devPtr');
   }
   /** Array format */
@@ -3422,7 +3422,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_linear({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_linearInit {
-  devPtr?: bigint | number;
+  devPtr?: DevicePointer | number;
   format?: E.CUarray_format;
   numChannels?: number;
   sizeInBytes?: number | bigint;
@@ -3449,7 +3449,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set devPtr(v: bigint | number) {
+  set devPtr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.devPtr');
   }
   /** Array format */
@@ -3490,7 +3490,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_pitch2D({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_pitch2DInit {
-  devPtr?: bigint | number;
+  devPtr?: DevicePointer | number;
   format?: E.CUarray_format;
   numChannels?: number;
   width?: number | bigint;
@@ -5840,7 +5840,7 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   get ptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set ptr(v: bigint | number) {
+  set ptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st_op_ptr.ptr');
   }
   /** Length of each row in elements. */
@@ -5868,7 +5868,7 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
 }
 /** Fields accepted by `new CUmemcpy3DOperand_st_op_ptr({...})`. */
 export interface CUmemcpy3DOperand_st_op_ptrInit {
-  ptr?: bigint | number;
+  ptr?: DevicePointer | number;
   rowLength?: number | bigint;
   layerHeight?: number | bigint;
   locHint?: CUmemLocation_st | CUmemLocation_stInit;
@@ -6026,7 +6026,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
-  set dptr(v: bigint | number) {
+  set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.dptr');
   }
 }
@@ -6036,7 +6036,7 @@ export interface CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit {
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
   accessDescCount?: number | bigint;
   bytesize?: number | bigint;
-  dptr?: bigint | number;
+  dptr?: DevicePointer | number;
 }
 
 /** Memory allocation node parameters */
@@ -6089,7 +6089,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
-  set dptr(v: bigint | number) {
+  set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.dptr');
   }
 }
@@ -6099,7 +6099,7 @@ export interface CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit {
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
   accessDescCount?: number | bigint;
   bytesize?: number | bigint;
-  dptr?: bigint | number;
+  dptr?: DevicePointer | number;
 }
 
 /** Memory free node parameters */
@@ -6123,13 +6123,13 @@ export class CUDA_MEM_FREE_NODE_PARAMS_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set dptr(v: bigint | number) {
+  set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEM_FREE_NODE_PARAMS_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_FREE_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEM_FREE_NODE_PARAMS_stInit {
-  dptr?: bigint | number;
+  dptr?: DevicePointer | number;
 }
 
 /** Child graph node parameters */

@@ -3,7 +3,7 @@
 import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W, readSize } from '../ffi/memory';
-import type { Pointer } from '../ffi/marshal';
+import type { Pointer, DevicePointer } from '../ffi/marshal';
 import type * as E from '../nvrtc/enums';
 import type * as H from '../nvrtc/handles';
 
