@@ -9,7 +9,7 @@ export * from './constants';
 export * from './handles';
 export * from './helpers';
 export * from '../structs/nccl';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { ncclLibraryInfo } from '../ffi/nccl-lib';
 import type { LibraryInfo } from '../ffi/binding';

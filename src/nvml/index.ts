@@ -11,7 +11,7 @@ export * from './constants';
 export * from './handles';
 export * from '../structs/nvml';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvmlLibraryInfo } from '../ffi/nvml-lib';
 import type { LibraryInfo } from '../ffi/binding';

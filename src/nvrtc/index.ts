@@ -7,7 +7,7 @@ export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums';
 export * from './constants';
 export * from './handles';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvrtcLibraryInfo } from '../ffi/nvrtc-lib';
 import type { LibraryInfo } from '../ffi/binding';
