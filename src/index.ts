@@ -5,6 +5,7 @@
  * rewrites these re-exports after tsc), so `require('cuda-bindings')` costs the runtime facade only.
  * @module cuda-bindings
  */
+export type { Result, OkOutputs } from './ffi/result';
 export * as cudart from './runtime';
 export * as cuda from './driver';
 export * as nvrtc from './nvrtc';

@@ -12,6 +12,7 @@ import * as readline from 'node:readline';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { cudart, cuda, core } = require(path.resolve('dist')) as typeof import('../../src');
 type Op = () => unknown;
+type OkOutputs<R extends readonly unknown[]> = import('../../src').OkOutputs<R>;
 
 const [impl, cubin] = process.argv.slice(2);
 if (!['facade', 'core', 'koffi'].includes(impl) || !cubin) {
@@ -20,9 +21,9 @@ if (!['facade', 'core', 'koffi'].includes(impl) || !cubin) {
 }
 const BATCH = 128;
 
-function ok<T extends unknown[]>(r: readonly [number, ...T], what: string): T {
+function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOutputs<R> {
   if (r[0] !== 0) throw new Error(`${what} failed with status ${r[0]}`);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 function loop(f: Op, n: number): number {
   const t = process.hrtime.bigint();

@@ -23,7 +23,7 @@ function measure(copy: () => number, bytes: number, stream: cudart.cudaStream_t,
   ok(cudart.cudaEventRecord(stop, stream) as [number], 'cudaEventRecord');
   ok(cudart.cudaEventSynchronize(stop) as [number], 'cudaEventSynchronize');
   const [ms] = ok(cudart.cudaEventElapsedTime(start, stop), 'cudaEventElapsedTime');
-  return (bytes * reps) / (ms! * 1e6);
+  return (bytes * reps) / (ms * 1e6);
 }
 
 /** Measures every direction and size on `device`; whatever it allocated is freed however it ends. */

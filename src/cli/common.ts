@@ -50,19 +50,19 @@ export function requireGpu(partial: Record<string, unknown> = {}, device?: numbe
     throw new NoGpu(err, name || 'cudaErrorNoDevice', `no CUDA device found (${name || 'cudaErrorNoDevice'}): check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)`, partial);
   }
   if (err !== 0) throw new NoGpu(err, name, `cannot use the GPU (${name}): ${cudart.cudaGetErrorString(err)[1]}`, partial);
-  if (device !== undefined && device >= count!) {
-    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count! - 1})`, partial);
+  if (device !== undefined && device >= count) {
+    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count - 1})`, partial);
   }
-  return count!;
+  return count;
 }
 
 /** Unwraps a facade tuple or throws with the function's name and the CUDA error. */
-export function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
+export function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): cudart.OkOutputs<R> {
   if (r[0] !== 0) {
     const name = cudart.cudaError_t[r[0]] ?? `cudaError ${r[0]}`;
     throw new CommandError(r[0], name, `${what} failed: ${name}`);
   }
-  return r.slice(1) as T;
+  return r.slice(1) as cudart.OkOutputs<R>;
 }
 
 /** Aligned columns; numbers right-aligned. */

@@ -88,7 +88,7 @@ function libraries(): Record<string, string | null> {
 /** What deviceQuery prints for device `d` (of `count`), without the live NVML section. */
 export function deviceInfo(d: number, count: number): DeviceInfo {
   const [p] = ok(cudart.cudaGetDeviceProperties(d), 'cudaGetDeviceProperties');
-  const attr = (a: number) => ok(cudart.cudaDeviceGetAttribute(a, d), 'cudaDeviceGetAttribute')[0]!;
+  const attr = (a: number) => ok(cudart.cudaDeviceGetAttribute(a, d), 'cudaDeviceGetAttribute')[0];
   const A = cudart.cudaDeviceAttr;
   ok(cudart.cudaSetDevice(d) as [number], 'cudaSetDevice');
   const [free, total] = ok(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
@@ -96,24 +96,24 @@ export function deviceInfo(d: number, count: number): DeviceInfo {
   for (let o = 0; o < count; o++) if (o !== d && ok(cudart.cudaDeviceCanAccessPeer(d, o), 'cudaDeviceCanAccessPeer')[0]) peers.push(o);
   return {
     index: d,
-    name: p!.name,
-    uuid: uuidText(p!.uuid.bytes),
-    pciBusId: ok(cudart.cudaDeviceGetPCIBusId(32, d), 'cudaDeviceGetPCIBusId')[0]!,
-    computeCapability: `${p!.major}.${p!.minor}`,
-    memoryTotalBytes: total!,
-    memoryFreeBytes: free!,
-    multiprocessors: p!.multiProcessorCount,
+    name: p.name,
+    uuid: uuidText(p.uuid.bytes),
+    pciBusId: ok(cudart.cudaDeviceGetPCIBusId(32, d), 'cudaDeviceGetPCIBusId')[0],
+    computeCapability: `${p.major}.${p.minor}`,
+    memoryTotalBytes: total,
+    memoryFreeBytes: free,
+    multiprocessors: p.multiProcessorCount,
     clockMHz: attr(A.cudaDevAttrClockRate) / 1000,
     memoryClockMHz: attr(A.cudaDevAttrMemoryClockRate) / 1000,
     memoryBusWidthBits: attr(A.cudaDevAttrGlobalMemoryBusWidth),
-    l2CacheBytes: p!.l2CacheSize,
-    sharedMemPerBlockBytes: p!.sharedMemPerBlock,
-    sharedMemPerBlockOptinBytes: p!.sharedMemPerBlockOptin,
-    sharedMemPerMultiprocessorBytes: p!.sharedMemPerMultiprocessor,
-    maxThreadsPerBlock: p!.maxThreadsPerBlock,
-    maxThreadsPerMultiprocessor: p!.maxThreadsPerMultiProcessor,
-    warpSize: p!.warpSize,
-    eccEnabled: p!.ECCEnabled !== 0,
+    l2CacheBytes: p.l2CacheSize,
+    sharedMemPerBlockBytes: p.sharedMemPerBlock,
+    sharedMemPerBlockOptinBytes: p.sharedMemPerBlockOptin,
+    sharedMemPerMultiprocessorBytes: p.sharedMemPerMultiprocessor,
+    maxThreadsPerBlock: p.maxThreadsPerBlock,
+    maxThreadsPerMultiprocessor: p.maxThreadsPerMultiProcessor,
+    warpSize: p.warpSize,
+    eccEnabled: p.ECCEnabled !== 0,
     peerAccess: peers,
     live: null,
   };

@@ -11,6 +11,10 @@ import { NvmlDevice, type GpuHealth } from './nvml';
 import { openOptionalArg } from './lifetime';
 import { checkOptions } from './options';
 
+/** A device attribute's name: the enum's (`'cudaDevAttrMultiProcessorCount'`) or without its prefix (`'MultiProcessorCount'`). */
+export type DeviceAttributeName = keyof typeof cudart.cudaDeviceAttr | Unprefixed<keyof typeof cudart.cudaDeviceAttr>;
+type Unprefixed<K> = K extends `cudaDevAttr${infer R}` ? R : never;
+
 const devices = new Map<number, Device>();
 
 /**
@@ -123,7 +127,7 @@ export class Device {
    * `'MultiProcessorCount'`) or its cudaDeviceAttr value. Throws RangeError for an unknown name,
    * CudaError when the device rejects the value.
    */
-  attribute(attr: keyof typeof cudart.cudaDeviceAttr | string | number): number {
+  attribute(attr: DeviceAttributeName | cudart.cudaDeviceAttr | number): number {
     const value = typeof attr === 'number' ? attr : (cudart.cudaDeviceAttr as unknown as Record<string, number>)[attr.startsWith('cudaDevAttr') ? attr : `cudaDevAttr${attr}`];
     if (value === undefined) throw new RangeError(`Device.attribute: no attribute named '${attr}'`);
     return check(cudart.cudaDeviceGetAttribute(value, this.ordinal), 'cudaDeviceGetAttribute');

@@ -18,7 +18,7 @@ import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
  * 64-bit `handle` (TextureObject, SurfaceObject) for a `u64`, and a TensorMapDescriptor (or any
  * 128-byte struct) for a `tensormap`.
  */
-export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { readonly _u8: Uint8Array };
+export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { getBytes(): Uint8Array };
 
 /** A kernel with its parameter types fixed: call it with a launch config and plain values. */
 export interface PreparedLaunch {

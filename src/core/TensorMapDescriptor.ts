@@ -151,7 +151,7 @@ export class TensorMapDescriptor {
 
   /** @internal Use TensorMapDescriptor.tiled() or .im2col(). */
   constructor(
-    /** The 128 bytes of the CUtensorMap. */
+    /** @internal The 128 bytes of the CUtensorMap (`bytes` for users). */
     readonly _u8: Uint8Array,
     /** The memory it describes (kept alive by the descriptor). */
     readonly buffer: DeviceBuffer,
@@ -166,6 +166,11 @@ export class TensorMapDescriptor {
 
   /** The descriptor's bytes. */
   get bytes(): Uint8Array {
+    return this._u8;
+  }
+
+  /** The descriptor's bytes, as a struct's getBytes(): what a kernel launch passes by value. */
+  getBytes(): Uint8Array {
     return this._u8;
   }
 

@@ -2,6 +2,7 @@
 import * as cudart from '../runtime';
 import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
+import type { OkOutputs } from '../ffi/result';
 
 /**
  * A CUDA call failed. The message reads `CODE_NAME: explanation (in fn)`, e.g.
@@ -103,7 +104,7 @@ export function nvrtcError(code: number, fn: string): CudaError {
 type Unwrapped<T extends unknown[]> = T extends [] ? void : T extends [infer A] ? NonNullable<A> : { [K in keyof T]: NonNullable<T[K]> };
 
 /** The outputs of a successful tuple: its one output, its outputs as an array, or nothing. */
-function outputs<T extends unknown[]>(r: readonly [number, ...T]): Unwrapped<T> {
+function outputs<T extends unknown[]>(r: readonly [number, ...unknown[]]): Unwrapped<T> {
   // The common shapes without a copy: calls on hot paths go through here.
   if (r.length === 1) return undefined as Unwrapped<T>;
   if (r.length === 2) return r[1] as Unwrapped<T>;
@@ -160,19 +161,19 @@ export class NvvmError extends CompileError {
  * const [free, total] = check(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
  * ```
  */
-export function check<T extends unknown[]>(r: readonly [cudart.cudaError_t, ...T], fn = 'a CUDA call'): Unwrapped<T> {
+export function check<R extends readonly [cudart.cudaError_t, ...unknown[]]>(r: R, fn = 'a CUDA call'): Unwrapped<OkOutputs<R>> {
   if (r[0] !== 0) throw runtimeError(r[0], fn);
   return outputs(r);
 }
 
 /** check() for a driver facade tuple (`[CUresult, ...outputs]`): the error is named by CUresult. */
-export function checkDriver<T extends unknown[]>(r: readonly [cuda.CUresult, ...T], fn = 'a CUDA driver call'): Unwrapped<T> {
+export function checkDriver<R extends readonly [cuda.CUresult, ...unknown[]]>(r: R, fn = 'a CUDA driver call'): Unwrapped<OkOutputs<R>> {
   if (r[0] !== 0) throw driverError(r[0], fn);
   return outputs(r);
 }
 
 /** check() for an NVRTC facade tuple (`[nvrtcResult, ...outputs]`): the error is named by nvrtcResult. */
-export function checkNvrtc<T extends unknown[]>(r: readonly [nvrtc.nvrtcResult, ...T], fn = 'an NVRTC call'): Unwrapped<T> {
+export function checkNvrtc<R extends readonly [nvrtc.nvrtcResult, ...unknown[]]>(r: R, fn = 'an NVRTC call'): Unwrapped<OkOutputs<R>> {
   if (r[0] !== 0) throw nvrtcError(r[0], fn);
   return outputs(r);
 }

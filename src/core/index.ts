@@ -4,7 +4,7 @@
  */
 export { CudaError, CompileError, NvrtcError, NvvmError, LinkError, check, checkDriver, checkNvrtc } from './errors';
 export { warnOnLeaks } from './lifetime';
-export { Device } from './Device';
+export { Device, type DeviceAttributeName } from './Device';
 export { NvmlDevice, NvmlError, acquireNvml, releaseNvml, shutdownNvml, formatCpuList, type GpuHealth, type GpuSample, type GpuProcess, type TopologyLink } from './nvml';
 export { Stream, type StreamOptions, type CaptureOptions } from './Stream';
 export { Event, type EventOptions } from './Event';

@@ -3,6 +3,7 @@
 // GPU does not support is null. The facade is loaded on first use, so importing core costs nothing.
 import type * as NvmlApi from '../nvml';
 import { checkOptions } from './options';
+import type { OkOutputs } from '../ffi/result';
 
 type N = typeof NvmlApi;
 let api: N | undefined;
@@ -39,9 +40,9 @@ function nvmlError(code: number, fn: string): NvmlError {
 }
 
 /** The outputs of a facade call, or an NvmlError. */
-function must<T extends unknown[]>(r: [number, ...T], fn: string): T {
+function must<R extends readonly [number, ...unknown[]]>(r: R, fn: string): OkOutputs<R> {
   if (r[0] !== 0) throw nvmlError(r[0], fn);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 
 /** Statuses that mean "this GPU (or this driver) does not have it": the field is null. */
@@ -181,7 +182,7 @@ export class NvmlDevice {
   /** How many GPUs NVML sees (initialises NVML on first use). */
   static count(): number {
     ensureNvml();
-    return must(nv().nvmlDeviceGetCount(), 'nvmlDeviceGetCount')[0]!;
+    return must(nv().nvmlDeviceGetCount(), 'nvmlDeviceGetCount')[0];
   }
 
   /** Every GPU, in NVML's order. */
@@ -196,7 +197,7 @@ export class NvmlDevice {
     let d = handles.get(index);
     if (!d) {
       const [h] = must(nv().nvmlDeviceGetHandleByIndex(index), 'nvmlDeviceGetHandleByIndex');
-      handles.set(index, (d = new NvmlDevice(index, h!)));
+      handles.set(index, (d = new NvmlDevice(index, h)));
     }
     return d;
   }
@@ -228,7 +229,7 @@ export class NvmlDevice {
 
   private static fromHandle(h: NvmlApi.nvmlDevice_t): NvmlDevice {
     const [i] = must(nv().nvmlDeviceGetIndex(h), 'nvmlDeviceGetIndex');
-    return NvmlDevice.get(i!);
+    return NvmlDevice.get(i);
   }
 
   private _name?: string;
@@ -237,17 +238,17 @@ export class NvmlDevice {
 
   /** The product name, as nvidia-smi prints it. */
   get name(): string {
-    return (this._name ??= must(nv().nvmlDeviceGetName(this.handle, 96), 'nvmlDeviceGetName')[0]!);
+    return (this._name ??= must(nv().nvmlDeviceGetName(this.handle, 96), 'nvmlDeviceGetName')[0]);
   }
 
   /** `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints it. */
   get uuid(): string {
-    return (this._uuid ??= must(nv().nvmlDeviceGetUUID(this.handle, 96), 'nvmlDeviceGetUUID')[0]!);
+    return (this._uuid ??= must(nv().nvmlDeviceGetUUID(this.handle, 96), 'nvmlDeviceGetUUID')[0]);
   }
 
   /** `00000000:18:00.0`, as nvidia-smi prints it. */
   get pciBusId(): string {
-    return (this._bus ??= must(nv().nvmlDeviceGetPciInfo(this.handle), 'nvmlDeviceGetPciInfo')[0]!.busId);
+    return (this._bus ??= must(nv().nvmlDeviceGetPciInfo(this.handle), 'nvmlDeviceGetPciInfo')[0].busId);
   }
 
   /** Utilization, in percent (one call: what `top` samples). */

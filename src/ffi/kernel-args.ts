@@ -18,6 +18,9 @@ export class KernelArg {
 
 /** Something that is a C struct passed by value: bytes with an alignment (the struct classes are). */
 export interface StructValue {
+  /** The struct's bytes (a live view). */
+  getBytes(): Uint8Array;
+  /** @internal The same bytes, read without a call on the launch path. */
   readonly _u8: Uint8Array;
   constructor: { layout: { align: number; size: number } } | Function;
 }
@@ -224,6 +227,11 @@ export class KernelArgs {
     }
     if (t !== 'struct' || a._u8.length !== sizeAlign(a)[0]) typeError(fn, `${p}[${i}]`, `a ${t} argument`, a);
     new Uint8Array(dv.buffer).set(a._u8, at);
+  }
+
+  /** util.inspect shows each argument's type, not the packing's internals. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `KernelArgs(${this.types.length}) [${this.types.join(', ')}]`;
   }
 }
 

@@ -7,6 +7,13 @@ import { markAsUntransferable } from 'node:worker_threads';
 export type HostMemory = ArrayBufferView | ArrayBuffer;
 /** A C pointer argument: a device or host address, host memory, or null for NULL. */
 export type Pointer = bigint | HostMemory | null;
+/**
+ * A device address: a bigint such as cudaMalloc returns, or arithmetic on one. A handle (a
+ * branded bigint: a stream, an event) does not pass, nor does host memory.
+ */
+export type DevicePointer = bigint & { readonly __brand?: undefined };
+/** Memory a copy reads or writes: a device or host address, or host memory; never a handle. */
+export type Memory = DevicePointer | HostMemory | null;
 
 const U64_LIMIT = 2n ** 64n;
 const I64_MIN = -(2n ** 63n);

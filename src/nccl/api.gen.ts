@@ -9,6 +9,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/nccl.gen';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type ncclResult_tOk = E.ncclResult_t.ncclSuccess | E.ncclResult_t.ncclInProgress;
+/** What a call with outputs returns: {@link ncclResult_tOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<ncclResult_tOk, Exclude<E.ncclResult_t, ncclResult_tOk>, T>;
 
 /** Bytes of one element of a ncclDataType_t (0 for an unknown one: nothing to check). */
 const ncclTypeSize = (t: number): number => [1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1][t] ?? 0;
@@ -21,7 +27,7 @@ let f_ncclMemAlloc: KoffiFunction | undefined;
  * @returns `[err, ptr]` — `err`: the status; `ptr`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclMemAlloc(void ** ptr, size_t size) — nccl.h:141
-export function ncclMemAlloc(size: number | bigint): [E.ncclResult_t, bigint | null] {
+export function ncclMemAlloc(size: number | bigint): Res<[bigint]> {
   const a_size = M.size(size, 'ncclMemAlloc', 'size');
   const err = (f_ncclMemAlloc ??= L.bind('ncclMemAlloc'))(K.slot[0], a_size) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -47,7 +53,7 @@ let f_ncclGetVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status; `version`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclGetVersion(int * version) — nccl.h:151
-export function ncclGetVersion(): [E.ncclResult_t, number | null] {
+export function ncclGetVersion(): Res<[number]> {
   const err = (f_ncclGetVersion ??= L.bind('ncclGetVersion'))(K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0]];
@@ -59,7 +65,7 @@ let f_ncclGetUniqueId: KoffiFunction | undefined;
  * @returns `[err, uniqueId]` — `err`: the status; `uniqueId`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclGetUniqueId(ncclUniqueId * uniqueId) — nccl.h:157
-export function ncclGetUniqueId(): [E.ncclResult_t, S.ncclUniqueId | null] {
+export function ncclGetUniqueId(): Res<[S.ncclUniqueId]> {
   const a_uniqueId = new S.ncclUniqueId();
   const err = (f_ncclGetUniqueId ??= L.bind('ncclGetUniqueId'))(a_uniqueId._u8) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -76,7 +82,7 @@ let f_ncclCommInitRankConfig: KoffiFunction | undefined;
  * @returns `[err, comm]` — `err`: the status; `comm`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommInitRankConfig(ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t * config) — nccl.h:162
-export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommInitRankConfig(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): Res<[H.ncclComm_t]> {
   const a_nranks = M.i32(nranks, 'ncclCommInitRankConfig', 'nranks');
   const a_commId = { bytes: X.byValue(commId, S.ncclUniqueId, 'ncclCommInitRankConfig', 'commId')._u8 };
   const a_rank = M.i32(rank, 'ncclCommInitRankConfig', 'rank');
@@ -95,7 +101,7 @@ let f_ncclCommInitRank: KoffiFunction | undefined;
  * @returns `[err, comm]` — `err`: the status; `comm`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommInitRank(ncclComm_t * comm, int nranks, ncclUniqueId commId, int rank) — nccl.h:171
-export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommInitRank(nranks: number, commId: S.ncclUniqueId | S.ncclUniqueIdInit, rank: number): Res<[H.ncclComm_t]> {
   const a_nranks = M.i32(nranks, 'ncclCommInitRank', 'nranks');
   const a_commId = { bytes: X.byValue(commId, S.ncclUniqueId, 'ncclCommInitRank', 'commId')._u8 };
   const a_rank = M.i32(rank, 'ncclCommInitRank', 'rank');
@@ -112,7 +118,7 @@ let f_ncclCommInitAll: KoffiFunction | undefined;
  * @returns `[err, comm]` — `err`: the status; `comm`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommInitAll(ncclComm_t * comm, int ndev, const int * devlist) — nccl.h:180
-export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferView | null): [E.ncclResult_t, H.ncclComm_t[] | null] {
+export function ncclCommInitAll(ndev: number, devlist: (number)[] | ArrayBufferView | null): Res<[H.ncclComm_t[]]> {
   const a_ndev = M.i32(ndev, 'ncclCommInitAll', 'ndev');
   if (a_ndev < 0) M.rangeError('ncclCommInitAll', 'ndev', `must not be negative, got ${a_ndev}`);
   const a_comm = a_ndev > 0 ? M.bytes(a_ndev * 8) : null;
@@ -186,7 +192,7 @@ let f_ncclCommSplit: KoffiFunction | undefined;
  * @returns `[err, newcomm]` — `err`: the status; `newcomm`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t * newcomm, ncclConfig_t * config) — nccl.h:216
-export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommSplit(comm: H.ncclComm_t | null, color: number, key: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): Res<[H.ncclComm_t]> {
   const a_comm = M.handle(comm, 'ncclCommSplit', 'comm');
   const a_color = M.i32(color, 'ncclCommSplit', 'color');
   const a_key = M.i32(key, 'ncclCommSplit', 'key');
@@ -207,7 +213,7 @@ let f_ncclCommShrink: KoffiFunction | undefined;
  * @returns `[err, newcomm]` — `err`: the status; `newcomm`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommShrink(ncclComm_t comm, int * excludeRanksList, int excludeRanksCount, ncclComm_t * newcomm, ncclConfig_t * config, int shrinkFlags) — nccl.h:224
-export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (number)[] | ArrayBufferView | null, excludeRanksCount: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null, shrinkFlags: number): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommShrink(comm: H.ncclComm_t | null, excludeRanksList: (number)[] | ArrayBufferView | null, excludeRanksCount: number, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null, shrinkFlags: number): Res<[H.ncclComm_t]> {
   const a_comm = M.handle(comm, 'ncclCommShrink', 'comm');
   const a_excludeRanksCount = M.i32(excludeRanksCount, 'ncclCommShrink', 'excludeRanksCount');
   const a_config = X.structArg(config, S.ncclConfig_v22800, 'ncclCommShrink', 'config');
@@ -230,7 +236,7 @@ let f_ncclCommInitRankScalable: KoffiFunction | undefined;
  * @returns `[err, newcomm]` — `err`: the status; `newcomm`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommInitRankScalable(ncclComm_t * newcomm, int nranks, int myrank, int nId, ncclUniqueId * commIds, ncclConfig_t * config) — nccl.h:231
-export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: number, commIds: (S.ncclUniqueId | S.ncclUniqueIdInit)[] | ArrayBufferView, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): [E.ncclResult_t, H.ncclComm_t | null] {
+export function ncclCommInitRankScalable(nranks: number, myrank: number, nId: number, commIds: (S.ncclUniqueId | S.ncclUniqueIdInit)[] | ArrayBufferView, config: S.ncclConfig_v22800 | S.ncclConfig_v22800Init | null): Res<[H.ncclComm_t]> {
   const a_nranks = M.i32(nranks, 'ncclCommInitRankScalable', 'nranks');
   const a_myrank = M.i32(myrank, 'ncclCommInitRankScalable', 'myrank');
   const a_nId = M.i32(nId, 'ncclCommInitRankScalable', 'nId');
@@ -275,7 +281,7 @@ let f_ncclCommGetAsyncError: KoffiFunction | undefined;
  * @returns `[err, asyncError]` — `err`: the status; `asyncError`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t * asyncError) — nccl.h:249
-export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): [E.ncclResult_t, E.ncclResult_t | null] {
+export function ncclCommGetAsyncError(comm: H.ncclComm_t | null): Res<[E.ncclResult_t]> {
   const a_comm = M.handle(comm, 'ncclCommGetAsyncError', 'comm');
   const err = (f_ncclCommGetAsyncError ??= L.bind('ncclCommGetAsyncError'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -289,7 +295,7 @@ let f_ncclCommCount: KoffiFunction | undefined;
  * @returns `[err, count]` — `err`: the status; `count`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommCount(const ncclComm_t comm, int * count) — nccl.h:253
-export function ncclCommCount(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
+export function ncclCommCount(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommCount', 'comm');
   const err = (f_ncclCommCount ??= L.bind('ncclCommCount'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -303,7 +309,7 @@ let f_ncclCommCuDevice: KoffiFunction | undefined;
  * @returns `[err, device]` — `err`: the status; `device`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int * device) — nccl.h:257
-export function ncclCommCuDevice(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
+export function ncclCommCuDevice(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommCuDevice', 'comm');
   const err = (f_ncclCommCuDevice ??= L.bind('ncclCommCuDevice'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -317,7 +323,7 @@ let f_ncclCommUserRank: KoffiFunction | undefined;
  * @returns `[err, rank]` — `err`: the status; `rank`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommUserRank(const ncclComm_t comm, int * rank) — nccl.h:261
-export function ncclCommUserRank(comm: H.ncclComm_t | null): [E.ncclResult_t, number | null] {
+export function ncclCommUserRank(comm: H.ncclComm_t | null): Res<[number]> {
   const a_comm = M.handle(comm, 'ncclCommUserRank', 'comm');
   const err = (f_ncclCommUserRank ??= L.bind('ncclCommUserRank'))(a_comm, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
@@ -333,7 +339,7 @@ let f_ncclCommRegister: KoffiFunction | undefined;
  * @returns `[err, handle]` — `err`: the status; `handle`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommRegister(const ncclComm_t comm, void * buff, size_t size, void ** handle) — nccl.h:265
-export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint): [E.ncclResult_t, bigint | null] {
+export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint): Res<[bigint]> {
   const a_comm = M.handle(comm, 'ncclCommRegister', 'comm');
   const a_buff = M.pointer(buff, 'ncclCommRegister', 'buff');
   const a_size = M.size(size, 'ncclCommRegister', 'size');
@@ -368,7 +374,7 @@ let f_ncclCommWindowRegister: KoffiFunction | undefined;
  * @returns `[err, win]` — `err`: the status; `win`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void * buff, size_t size, ncclWindow_t * win, int winFlags) — nccl.h:273
-export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint, winFlags: number): [E.ncclResult_t, H.ncclWindow_t | null] {
+export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer, size: number | bigint, winFlags: number): Res<[H.ncclWindow_t]> {
   const a_comm = M.handle(comm, 'ncclCommWindowRegister', 'comm');
   const a_buff = M.pointer(buff, 'ncclCommWindowRegister', 'buff');
   const a_size = M.size(size, 'ncclCommWindowRegister', 'size');
@@ -404,7 +410,7 @@ let f_ncclRedOpCreatePreMulSum: KoffiFunction | undefined;
  * @returns `[err, op]` — `err`: the status; `op`; the outputs are null unless `err` is ncclSuccess.
  */
 // ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t * op, void * scalar, ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm) — nccl.h:336
-export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataType_t, residence: E.ncclScalarResidence_t, comm: H.ncclComm_t | null): [E.ncclResult_t, E.ncclRedOp_t | null] {
+export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataType_t, residence: E.ncclScalarResidence_t, comm: H.ncclComm_t | null): Res<[E.ncclRedOp_t]> {
   const a_scalar = M.pointer(scalar, 'ncclRedOpCreatePreMulSum', 'scalar');
   const a_datatype = M.i32(datatype, 'ncclRedOpCreatePreMulSum', 'datatype');
   const a_residence = M.i32(residence, 'ncclRedOpCreatePreMulSum', 'residence');

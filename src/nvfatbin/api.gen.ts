@@ -7,6 +7,12 @@ import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvFatbinResultOk = E.nvFatbinResult.NVFATBIN_SUCCESS;
+/** What a call with outputs returns: {@link nvFatbinResultOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvFatbinResultOk, Exclude<E.nvFatbinResult, nvFatbinResultOk>, T>;
 
 
 let f_nvFatbinGetErrorString: KoffiFunction | undefined;
@@ -30,7 +36,7 @@ let f_nvFatbinCreate: KoffiFunction | undefined;
  * @returns `[err, handle_indirect]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_UNRECOGNIZED_OPTION, NVFATBIN_ERROR_INTERNAL); `handle_indirect`: Address of nvFatbin handle; the outputs are null unless `err` is NVFATBIN_SUCCESS.
  */
 // nvFatbinResult nvFatbinCreate(nvFatbinHandle * handle_indirect, const char ** options, size_t optionsCount) — nvFatbin.h:137
-export function nvFatbinCreate(options: string[] | null, optionsCount: number | bigint): [E.nvFatbinResult, H.nvFatbinHandle | null] {
+export function nvFatbinCreate(options: string[] | null, optionsCount: number | bigint): Res<[H.nvFatbinHandle]> {
   const a_optionsCount = M.size(optionsCount, 'nvFatbinCreate', 'optionsCount');
   if (a_optionsCount < 0) M.rangeError('nvFatbinCreate', 'optionsCount', `must not be negative, got ${a_optionsCount}`);
   const a_options = X.packStrings(options, a_optionsCount, 'nvFatbinCreate', 'options', true);
@@ -168,7 +174,7 @@ let f_nvFatbinSize: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INTERNAL); `size`: The fatbinary's size; the outputs are null unless `err` is NVFATBIN_SUCCESS.
  */
 // nvFatbinResult nvFatbinSize(nvFatbinHandle handle, size_t * size) — nvFatbin.h:325
-export function nvFatbinSize(handle: H.nvFatbinHandle | null): [E.nvFatbinResult, number | null] {
+export function nvFatbinSize(handle: H.nvFatbinHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvFatbinSize', 'handle');
   const err = (f_nvFatbinSize ??= L.bind('nvFatbinSize'))(a_handle, K.slot[0]) as E.nvFatbinResult;
   if (err !== 0) return [err, null];
@@ -183,13 +189,13 @@ let f_nvFatbinGet: KoffiFunction | undefined;
  * @returns `[err, buffer]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INTERNAL); `buffer`: memory to store fatbinary; the outputs are null unless `err` is NVFATBIN_SUCCESS.
  */
 // nvFatbinResult nvFatbinGet(nvFatbinHandle handle, void * buffer) — nvFatbin.h:343
-export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): [E.nvFatbinResult, Buffer | null] {
+export function nvFatbinGet(handle: H.nvFatbinHandle | null, buffer: Pointer): Res<[Buffer | null]> {
   const a_handle = M.handle(handle, 'nvFatbinGet', 'handle');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvFatbinGet', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvFatbinResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvFatbinGet', 'buffer', 'nvFatbinSize');
+  if (a_buffer === null) { const [e, n] = (nvFatbinSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  else X.needBytes(a_buffer, () => (nvFatbinSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvFatbinGet', 'buffer', 'nvFatbinSize');
   const err = (f_nvFatbinGet ??= L.bind('nvFatbinGet'))(a_handle, c_buffer ?? a_buffer) as E.nvFatbinResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];
@@ -201,7 +207,7 @@ let f_nvFatbinVersion: KoffiFunction | undefined;
  * @returns `[err, major, minor]` — `err`: the status (NVFATBIN_SUCCESS, NVFATBIN_ERROR_NULL_POINTER, NVFATBIN_ERROR_INTERNAL); `major`: The major version; `minor`: The minor version; the outputs are null unless `err` is NVFATBIN_SUCCESS.
  */
 // nvFatbinResult nvFatbinVersion(unsigned int * major, unsigned int * minor) — nvFatbin.h:357
-export function nvFatbinVersion(): [E.nvFatbinResult, number | null, number | null] {
+export function nvFatbinVersion(): Res<[number, number]> {
   const err = (f_nvFatbinVersion ??= L.bind('nvFatbinVersion'))(K.slot[0], K.slot[1]) as E.nvFatbinResult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.U32[2]];

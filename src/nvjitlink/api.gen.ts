@@ -7,6 +7,12 @@ import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvJitLinkResultOk = E.nvJitLinkResult.NVJITLINK_SUCCESS;
+/** What a call with outputs returns: {@link nvJitLinkResultOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvJitLinkResultOk, Exclude<E.nvJitLinkResult, nvJitLinkResultOk>, T>;
 
 
 let f_nvJitLinkCreate: KoffiFunction | undefined;
@@ -17,7 +23,7 @@ let f_nvJitLinkCreate: KoffiFunction | undefined;
  * @returns `[err, handle]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_UNRECOGNIZED_OPTION, NVJITLINK_ERROR_MISSING_ARCH, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `handle`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkCreate_13_0(nvJitLinkHandle * handle, uint32_t numOptions, const char *const * options) — nvJitLink.h:190
-export function nvJitLinkCreate(numOptions: number, options: string[] | null): [E.nvJitLinkResult, H.nvJitLinkHandle | null] {
+export function nvJitLinkCreate(numOptions: number, options: string[] | null): Res<[H.nvJitLinkHandle]> {
   const a_numOptions = M.u32(numOptions, 'nvJitLinkCreate', 'numOptions');
   if (a_numOptions < 0) M.rangeError('nvJitLinkCreate', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packStrings(options, a_numOptions, 'nvJitLinkCreate', 'options', true);
@@ -99,7 +105,7 @@ let f_nvJitLinkGetLinkedCubinSize: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetLinkedCubinSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:313
-export function nvJitLinkGetLinkedCubinSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
+export function nvJitLinkGetLinkedCubinSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedCubinSize', 'handle');
   const err = (f_nvJitLinkGetLinkedCubinSize ??= L.bind('nvJitLinkGetLinkedCubinSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
@@ -114,13 +120,13 @@ let f_nvJitLinkGetLinkedCubin: KoffiFunction | undefined;
  * @returns `[err, cubin]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `cubin`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetLinkedCubin_13_0(nvJitLinkHandle handle, void * cubin) — nvJitLink.h:339
-export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin: Pointer): [E.nvJitLinkResult, Buffer | null] {
+export function nvJitLinkGetLinkedCubin(handle: H.nvJitLinkHandle | null, cubin: Pointer): Res<[Buffer | null]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedCubin', 'handle');
   const a_cubin = cubin === null ? null : M.pointer(cubin, 'nvJitLinkGetLinkedCubin', 'cubin');
   let o_cubin: Buffer | null = null;
   let c_cubin: Buffer | null = null;
-  if (a_cubin === null) { const [e, n] = (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_cubin = Buffer.alloc(Math.max(n, 1)); o_cubin = c_cubin.subarray(0, n); }
-  else X.needBytes(a_cubin, () => (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetLinkedCubin', 'cubin', 'nvJitLinkGetLinkedCubinSize');
+  if (a_cubin === null) { const [e, n] = (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_cubin = Buffer.alloc(Math.max(n, 1)); o_cubin = c_cubin.subarray(0, n); }
+  else X.needBytes(a_cubin, () => (nvJitLinkGetLinkedCubinSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetLinkedCubin', 'cubin', 'nvJitLinkGetLinkedCubinSize');
   const err = (f_nvJitLinkGetLinkedCubin ??= L.bind('nvJitLinkGetLinkedCubin'))(a_handle, c_cubin ?? a_cubin) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_cubin ?? X.hostBuffer(cubin)];
@@ -133,7 +139,7 @@ let f_nvJitLinkGetLinkedPtxSize: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetLinkedPtxSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:365
-export function nvJitLinkGetLinkedPtxSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
+export function nvJitLinkGetLinkedPtxSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedPtxSize', 'handle');
   const err = (f_nvJitLinkGetLinkedPtxSize ??= L.bind('nvJitLinkGetLinkedPtxSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
@@ -148,13 +154,13 @@ let f_nvJitLinkGetLinkedPtx: KoffiFunction | undefined;
  * @returns `[err, ptx]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `ptx`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetLinkedPtx_13_0(nvJitLinkHandle handle, char * ptx) — nvJitLink.h:392
-export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Pointer): [E.nvJitLinkResult, Buffer | null] {
+export function nvJitLinkGetLinkedPtx(handle: H.nvJitLinkHandle | null, ptx: Pointer): Res<[Buffer | null]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetLinkedPtx', 'handle');
   const a_ptx = ptx === null ? null : M.pointer(ptx, 'nvJitLinkGetLinkedPtx', 'ptx');
   let o_ptx: Buffer | null = null;
   let c_ptx: Buffer | null = null;
-  if (a_ptx === null) { const [e, n] = (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_ptx = Buffer.alloc(Math.max(n, 1)); o_ptx = c_ptx.subarray(0, n); }
-  else X.needBytes(a_ptx, () => (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetLinkedPtx', 'ptx', 'nvJitLinkGetLinkedPtxSize');
+  if (a_ptx === null) { const [e, n] = (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_ptx = Buffer.alloc(Math.max(n, 1)); o_ptx = c_ptx.subarray(0, n); }
+  else X.needBytes(a_ptx, () => (nvJitLinkGetLinkedPtxSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetLinkedPtx', 'ptx', 'nvJitLinkGetLinkedPtxSize');
   const err = (f_nvJitLinkGetLinkedPtx ??= L.bind('nvJitLinkGetLinkedPtx'))(a_handle, c_ptx ?? a_ptx) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_ptx ?? X.hostBuffer(ptx)];
@@ -167,7 +173,7 @@ let f_nvJitLinkGetErrorLogSize: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetErrorLogSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:417
-export function nvJitLinkGetErrorLogSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
+export function nvJitLinkGetErrorLogSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetErrorLogSize', 'handle');
   const err = (f_nvJitLinkGetErrorLogSize ??= L.bind('nvJitLinkGetErrorLogSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
@@ -182,13 +188,13 @@ let f_nvJitLinkGetErrorLog: KoffiFunction | undefined;
  * @returns `[err, log]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `log`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetErrorLog_13_0(nvJitLinkHandle handle, char * log) — nvJitLink.h:443
-export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Pointer): [E.nvJitLinkResult, Buffer | null] {
+export function nvJitLinkGetErrorLog(handle: H.nvJitLinkHandle | null, log: Pointer): Res<[Buffer | null]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetErrorLog', 'handle');
   const a_log = log === null ? null : M.pointer(log, 'nvJitLinkGetErrorLog', 'log');
   let o_log: Buffer | null = null;
   let c_log: Buffer | null = null;
-  if (a_log === null) { const [e, n] = (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
-  else X.needBytes(a_log, () => (nvJitLinkGetErrorLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetErrorLog', 'log', 'nvJitLinkGetErrorLogSize');
+  if (a_log === null) { const [e, n] = (nvJitLinkGetErrorLogSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
+  else X.needBytes(a_log, () => (nvJitLinkGetErrorLogSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetErrorLog', 'log', 'nvJitLinkGetErrorLogSize');
   const err = (f_nvJitLinkGetErrorLog ??= L.bind('nvJitLinkGetErrorLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_log ?? X.hostBuffer(log)];
@@ -201,7 +207,7 @@ let f_nvJitLinkGetInfoLogSize: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `size`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetInfoLogSize_13_0(nvJitLinkHandle handle, size_t * size) — nvJitLink.h:468
-export function nvJitLinkGetInfoLogSize(handle: H.nvJitLinkHandle | null): [E.nvJitLinkResult, number | null] {
+export function nvJitLinkGetInfoLogSize(handle: H.nvJitLinkHandle | null): Res<[number]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetInfoLogSize', 'handle');
   const err = (f_nvJitLinkGetInfoLogSize ??= L.bind('nvJitLinkGetInfoLogSize'))(a_handle, K.slot[0]) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
@@ -216,13 +222,13 @@ let f_nvJitLinkGetInfoLog: KoffiFunction | undefined;
  * @returns `[err, log]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `log`; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult __nvJitLinkGetInfoLog_13_0(nvJitLinkHandle handle, char * log) — nvJitLink.h:494
-export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Pointer): [E.nvJitLinkResult, Buffer | null] {
+export function nvJitLinkGetInfoLog(handle: H.nvJitLinkHandle | null, log: Pointer): Res<[Buffer | null]> {
   const a_handle = M.handle(handle, 'nvJitLinkGetInfoLog', 'handle');
   const a_log = log === null ? null : M.pointer(log, 'nvJitLinkGetInfoLog', 'log');
   let o_log: Buffer | null = null;
   let c_log: Buffer | null = null;
-  if (a_log === null) { const [e, n] = (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle); if (e !== 0 || n === null) return [e as E.nvJitLinkResult, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
-  else X.needBytes(a_log, () => (nvJitLinkGetInfoLogSize as (...a: unknown[]) => [number, number | null])(a_handle), 1, 'nvJitLinkGetInfoLog', 'log', 'nvJitLinkGetInfoLogSize');
+  if (a_log === null) { const [e, n] = (nvJitLinkGetInfoLogSize as (...a: unknown[]) => Res<[number]>)(a_handle); if (e !== 0) return [e, null]; c_log = Buffer.alloc(Math.max(n, 1)); o_log = c_log.subarray(0, n); }
+  else X.needBytes(a_log, () => (nvJitLinkGetInfoLogSize as (...a: unknown[]) => Res<[number]>)(a_handle), 1, 'nvJitLinkGetInfoLog', 'log', 'nvJitLinkGetInfoLogSize');
   const err = (f_nvJitLinkGetInfoLog ??= L.bind('nvJitLinkGetInfoLog'))(a_handle, c_log ?? a_log) as E.nvJitLinkResult;
   if (err !== 0) return [err, null];
   return [err, o_log ?? X.hostBuffer(log)];
@@ -234,7 +240,7 @@ let f_nvJitLinkVersion: KoffiFunction | undefined;
  * @returns `[err, major, minor]` — `err`: the status (NVJITLINK_SUCCESS, NVJITLINK_ERROR_INVALID_INPUT, NVJITLINK_ERROR_INTERNAL); `major`: The major version; `minor`: The minor version; the outputs are null unless `err` is NVJITLINK_SUCCESS.
  */
 // nvJitLinkResult nvJitLinkVersion(unsigned int * major, unsigned int * minor) — nvJitLink.h:514
-export function nvJitLinkVersion(): [E.nvJitLinkResult, number | null, number | null] {
+export function nvJitLinkVersion(): Res<[number, number]> {
   const err = (f_nvJitLinkVersion ??= L.bind('nvJitLinkVersion'))(K.slot[0], K.slot[1]) as E.nvJitLinkResult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.U32[2]];

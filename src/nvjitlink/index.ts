@@ -3,10 +3,11 @@
  * @module cuda-bindings/nvjitlink
  */
 export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvjitlinkLibraryInfo } from '../ffi/nvjitlink-lib';
 import type { LibraryInfo } from '../ffi/binding';

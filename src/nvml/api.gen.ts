@@ -8,6 +8,12 @@ import * as X from '../structs/support';
 import * as S from '../structs/nvml.gen';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvmlReturn_tOk = E.nvmlReturn_t.NVML_SUCCESS;
+/** What a call with outputs returns: {@link nvmlReturn_tOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk>, T>;
 
 
 let f_nvmlInit: KoffiFunction | undefined;
@@ -65,7 +71,7 @@ let f_nvmlSystemGetDriverVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE); `version`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetDriverVersion(char * version, unsigned int length) — nvml.h:3873
-export function nvmlSystemGetDriverVersion(length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlSystemGetDriverVersion(length: number): Res<[string]> {
   const a_length = M.u32(length, 'nvmlSystemGetDriverVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlSystemGetDriverVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
@@ -81,7 +87,7 @@ let f_nvmlSystemGetNVMLVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE); `version`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetNVMLVersion(char * version, unsigned int length) — nvml.h:3891
-export function nvmlSystemGetNVMLVersion(length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlSystemGetNVMLVersion(length: number): Res<[string]> {
   const a_length = M.u32(length, 'nvmlSystemGetNVMLVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlSystemGetNVMLVersion', 'length', `must be at least 1, got ${a_length}`);
   const a_version = M.bytes(a_length);
@@ -96,7 +102,7 @@ let f_nvmlSystemGetCudaDriverVersion: KoffiFunction | undefined;
  * @returns `[err, cudaDriverVersion]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `cudaDriverVersion`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion(int * cudaDriverVersion) — nvml.h:3907
-export function nvmlSystemGetCudaDriverVersion(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetCudaDriverVersion(): Res<[number]> {
   const err = (f_nvmlSystemGetCudaDriverVersion ??= L.bind('nvmlSystemGetCudaDriverVersion'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -108,7 +114,7 @@ let f_nvmlSystemGetCudaDriverVersion_v2: KoffiFunction | undefined;
  * @returns `[err, cudaDriverVersion]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND); `cudaDriverVersion`: Reference in which to return the version identifier; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int * cudaDriverVersion) — nvml.h:3924
-export function nvmlSystemGetCudaDriverVersion_v2(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetCudaDriverVersion_v2(): Res<[number]> {
   const err = (f_nvmlSystemGetCudaDriverVersion_v2 ??= L.bind('nvmlSystemGetCudaDriverVersion_v2'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -122,7 +128,7 @@ let f_nvmlSystemGetProcessName: KoffiFunction | undefined;
  * @returns `[err, name]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN); `name`: Reference in which to return the process name; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char * name, unsigned int length) — nvml.h:3952
-export function nvmlSystemGetProcessName(pid: number, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlSystemGetProcessName(pid: number, length: number): Res<[string]> {
   const a_pid = M.u32(pid, 'nvmlSystemGetProcessName', 'pid');
   const a_length = M.u32(length, 'nvmlSystemGetProcessName', 'length');
   if (a_length < 1) M.rangeError('nvmlSystemGetProcessName', 'length', `must be at least 1, got ${a_length}`);
@@ -139,7 +145,7 @@ let f_nvmlSystemGetHicVersion: KoffiFunction | undefined;
  * @returns `[err, hwbcCount, hwbcEntries]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE); `hwbcCount`: Size of hwbcEntries array; `hwbcEntries`: Array holding information about hwbc; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetHicVersion(unsigned int * hwbcCount, nvmlHwbcEntry_t * hwbcEntries) — nvml.h:3971
-export function nvmlSystemGetHicVersion(hwbcCount: number): [E.nvmlReturn_t, number | null, S.nvmlHwbcEntry_st[] | null] {
+export function nvmlSystemGetHicVersion(hwbcCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlHwbcEntry_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_hwbcCount = M.size(hwbcCount, 'nvmlSystemGetHicVersion', 'hwbcCount');
   K.U32[0] = a_hwbcCount % 4294967296; K.U32[1] = Math.floor(a_hwbcCount / 4294967296);
   if (a_hwbcCount < 0) M.rangeError('nvmlSystemGetHicVersion', 'hwbcCount', `must not be negative, got ${a_hwbcCount}`);
@@ -159,7 +165,7 @@ let f_nvmlSystemGetTopologyGpuSet: KoffiFunction | undefined;
  * @returns `[err, count, deviceArray]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `count`: When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd; `deviceArray`: An array of device handles for GPUs found with affinity to cpuNumber; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int cpuNumber, unsigned int * count, nvmlDevice_t * deviceArray) — nvml.h:3990
-export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
+export function nvmlSystemGetTopologyGpuSet(cpuNumber: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, H.nvmlDevice_t[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_cpuNumber = M.u32(cpuNumber, 'nvmlSystemGetTopologyGpuSet', 'cpuNumber');
   const a_count = M.size(count, 'nvmlSystemGetTopologyGpuSet', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -180,7 +186,7 @@ let f_nvmlSystemGetDriverBranch: KoffiFunction | undefined;
  * @returns `[err, branchInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `branchInfo`: Pointer to the driver branch information structure nvmlSystemDriverBranchInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetDriverBranch(nvmlSystemDriverBranchInfo_t * branchInfo, unsigned int length) — nvml.h:4021
-export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchInfo_v1_t | S.nvmlSystemDriverBranchInfo_v1_tInit | null, length: number): [E.nvmlReturn_t, S.nvmlSystemDriverBranchInfo_v1_t | null] {
+export function nvmlSystemGetDriverBranch(branchInfo: S.nvmlSystemDriverBranchInfo_v1_t | S.nvmlSystemDriverBranchInfo_v1_tInit | null, length: number): Res<[S.nvmlSystemDriverBranchInfo_v1_t]> {
   const a_branchInfo = X.inoutStruct(branchInfo, S.nvmlSystemDriverBranchInfo_v1_t, 'nvmlSystemGetDriverBranch', 'branchInfo');
   const a_length = M.u32(length, 'nvmlSystemGetDriverBranch', 'length');
   if (a_length > S.nvmlSystemDriverBranchInfo_v1_t.layout.fields.branch.size) M.rangeError('nvmlSystemGetDriverBranch', 'length', `is ${a_length} but branchInfo.branch holds ${S.nvmlSystemDriverBranchInfo_v1_t.layout.fields.branch.size} bytes`);
@@ -195,7 +201,7 @@ let f_nvmlUnitGetCount: KoffiFunction | undefined;
  * @returns `[err, unitCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `unitCount`: Reference in which to return the number of units; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetCount(unsigned int * unitCount) — nvml.h:4048
-export function nvmlUnitGetCount(): [E.nvmlReturn_t, number | null] {
+export function nvmlUnitGetCount(): Res<[number]> {
   const err = (f_nvmlUnitGetCount ??= L.bind('nvmlUnitGetCount'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -208,7 +214,7 @@ let f_nvmlUnitGetHandleByIndex: KoffiFunction | undefined;
  * @returns `[err, unit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `unit`: Reference in which to return the unit handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetHandleByIndex(unsigned int index, nvmlUnit_t * unit) — nvml.h:4069
-export function nvmlUnitGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvmlUnit_t | null] {
+export function nvmlUnitGetHandleByIndex(index: number): Res<[H.nvmlUnit_t]> {
   const a_index = M.u32(index, 'nvmlUnitGetHandleByIndex', 'index');
   const err = (f_nvmlUnitGetHandleByIndex ??= L.bind('nvmlUnitGetHandleByIndex'))(a_index, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -223,7 +229,7 @@ let f_nvmlUnitGetUnitInfo: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `info`: Reference in which to return the unit information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetUnitInfo(nvmlUnit_t unit, nvmlUnitInfo_t * info) — nvml.h:4086
-export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnitInfo_st | S.nvmlUnitInfo_stInit | null): [E.nvmlReturn_t, S.nvmlUnitInfo_st | null] {
+export function nvmlUnitGetUnitInfo(unit: H.nvmlUnit_t | null, info?: S.nvmlUnitInfo_st | S.nvmlUnitInfo_stInit | null): Res<[S.nvmlUnitInfo_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetUnitInfo', 'unit');
   const a_info = X.inoutStruct(info, S.nvmlUnitInfo_st, 'nvmlUnitGetUnitInfo', 'info');
   const err = (f_nvmlUnitGetUnitInfo ??= L.bind('nvmlUnitGetUnitInfo'))(a_unit, a_info._u8) as E.nvmlReturn_t;
@@ -239,7 +245,7 @@ let f_nvmlUnitGetLedState: KoffiFunction | undefined;
  * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `state`: Reference in which to return the current LED state; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetLedState(nvmlUnit_t unit, nvmlLedState_t * state) — nvml.h:4107
-export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLedState_st | S.nvmlLedState_stInit | null): [E.nvmlReturn_t, S.nvmlLedState_st | null] {
+export function nvmlUnitGetLedState(unit: H.nvmlUnit_t | null, state?: S.nvmlLedState_st | S.nvmlLedState_stInit | null): Res<[S.nvmlLedState_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetLedState', 'unit');
   const a_state = X.inoutStruct(state, S.nvmlLedState_st, 'nvmlUnitGetLedState', 'state');
   const err = (f_nvmlUnitGetLedState ??= L.bind('nvmlUnitGetLedState'))(a_unit, a_state._u8) as E.nvmlReturn_t;
@@ -255,7 +261,7 @@ let f_nvmlUnitGetPsuInfo: KoffiFunction | undefined;
  * @returns `[err, psu]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `psu`: Reference in which to return the PSU information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetPsuInfo(nvmlUnit_t unit, nvmlPSUInfo_t * psu) — nvml.h:4126
-export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInfo_st | S.nvmlPSUInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPSUInfo_st | null] {
+export function nvmlUnitGetPsuInfo(unit: H.nvmlUnit_t | null, psu?: S.nvmlPSUInfo_st | S.nvmlPSUInfo_stInit | null): Res<[S.nvmlPSUInfo_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetPsuInfo', 'unit');
   const a_psu = X.inoutStruct(psu, S.nvmlPSUInfo_st, 'nvmlUnitGetPsuInfo', 'psu');
   const err = (f_nvmlUnitGetPsuInfo ??= L.bind('nvmlUnitGetPsuInfo'))(a_unit, a_psu._u8) as E.nvmlReturn_t;
@@ -271,7 +277,7 @@ let f_nvmlUnitGetTemperature: KoffiFunction | undefined;
  * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `temp`: Reference in which to return the intake temperature; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetTemperature(nvmlUnit_t unit, unsigned int type, unsigned int * temp) — nvml.h:4147
-export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number): [E.nvmlReturn_t, number | null] {
+export function nvmlUnitGetTemperature(unit: H.nvmlUnit_t | null, type: number): Res<[number]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetTemperature', 'unit');
   const a_type = M.u32(type, 'nvmlUnitGetTemperature', 'type');
   const err = (f_nvmlUnitGetTemperature ??= L.bind('nvmlUnitGetTemperature'))(a_unit, a_type, K.slot[0]) as E.nvmlReturn_t;
@@ -287,7 +293,7 @@ let f_nvmlUnitGetFanSpeedInfo: KoffiFunction | undefined;
  * @returns `[err, fanSpeeds]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `fanSpeeds`: Reference in which to return the fan speed information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetFanSpeedInfo(nvmlUnit_t unit, nvmlUnitFanSpeeds_t * fanSpeeds) — nvml.h:4166
-export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S.nvmlUnitFanSpeeds_st | S.nvmlUnitFanSpeeds_stInit | null): [E.nvmlReturn_t, S.nvmlUnitFanSpeeds_st | null] {
+export function nvmlUnitGetFanSpeedInfo(unit: H.nvmlUnit_t | null, fanSpeeds?: S.nvmlUnitFanSpeeds_st | S.nvmlUnitFanSpeeds_stInit | null): Res<[S.nvmlUnitFanSpeeds_st]> {
   const a_unit = M.handle(unit, 'nvmlUnitGetFanSpeedInfo', 'unit');
   const a_fanSpeeds = X.inoutStruct(fanSpeeds, S.nvmlUnitFanSpeeds_st, 'nvmlUnitGetFanSpeedInfo', 'fanSpeeds');
   const err = (f_nvmlUnitGetFanSpeedInfo ??= L.bind('nvmlUnitGetFanSpeedInfo'))(a_unit, a_fanSpeeds._u8) as E.nvmlReturn_t;
@@ -303,7 +309,7 @@ let f_nvmlUnitGetDevices: KoffiFunction | undefined;
  * @returns `[err, deviceCount, devices]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `deviceCount`: Reference in which to provide the devices array size, and to return the number of attached GPU devices; `devices`: Reference in which to return the references to the attached GPU devices; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlUnitGetDevices(nvmlUnit_t unit, unsigned int * deviceCount, nvmlDevice_t * devices) — nvml.h:4187
-export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
+export function nvmlUnitGetDevices(unit: H.nvmlUnit_t | null, deviceCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, H.nvmlDevice_t[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_unit = M.handle(unit, 'nvmlUnitGetDevices', 'unit');
   const a_deviceCount = M.size(deviceCount, 'nvmlUnitGetDevices', 'deviceCount');
   K.U32[0] = a_deviceCount % 4294967296; K.U32[1] = Math.floor(a_deviceCount / 4294967296);
@@ -322,7 +328,7 @@ let f_nvmlDeviceGetCount: KoffiFunction | undefined;
  * @returns `[err, deviceCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `deviceCount`: Reference in which to return the number of accessible devices; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int * deviceCount) — nvml.h:4221
-export function nvmlDeviceGetCount(): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetCount(): Res<[number]> {
   const err = (f_nvmlDeviceGetCount ??= L.bind('nvmlDeviceGetCount'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -336,7 +342,7 @@ let f_nvmlDeviceGetAttributes: KoffiFunction | undefined;
  * @returns `[err, attributes]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `attributes`: Device attributes; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t * attributes) — nvml.h:4241
-export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attributes?: S.nvmlDeviceAttributes_st | S.nvmlDeviceAttributes_stInit | null): [E.nvmlReturn_t, S.nvmlDeviceAttributes_st | null] {
+export function nvmlDeviceGetAttributes(device: H.nvmlDevice_t | null, attributes?: S.nvmlDeviceAttributes_st | S.nvmlDeviceAttributes_stInit | null): Res<[S.nvmlDeviceAttributes_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAttributes', 'device');
   const a_attributes = X.inoutStruct(attributes, S.nvmlDeviceAttributes_st, 'nvmlDeviceGetAttributes', 'attributes');
   const err = (f_nvmlDeviceGetAttributes ??= L.bind('nvmlDeviceGetAttributes'))(a_device, a_attributes._u8) as E.nvmlReturn_t;
@@ -351,7 +357,7 @@ let f_nvmlDeviceGetHandleByIndex: KoffiFunction | undefined;
  * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t * device) — nvml.h:4289
-export function nvmlDeviceGetHandleByIndex(index: number): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByIndex(index: number): Res<[H.nvmlDevice_t]> {
   const a_index = M.u32(index, 'nvmlDeviceGetHandleByIndex', 'index');
   const err = (f_nvmlDeviceGetHandleByIndex ??= L.bind('nvmlDeviceGetHandleByIndex'))(a_index, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -365,7 +371,7 @@ let f_nvmlDeviceGetHandleBySerial: KoffiFunction | undefined;
  * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetHandleBySerial(const char * serial, nvmlDevice_t * device) — nvml.h:4323
-export function nvmlDeviceGetHandleBySerial(serial: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleBySerial(serial: string): Res<[H.nvmlDevice_t]> {
   const a_serial = M.str(serial, 'nvmlDeviceGetHandleBySerial', 'serial');
   const err = (f_nvmlDeviceGetHandleBySerial ??= L.bind('nvmlDeviceGetHandleBySerial'))(a_serial, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -379,7 +385,7 @@ let f_nvmlDeviceGetHandleByUUID: KoffiFunction | undefined;
  * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle or MIG device handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetHandleByUUID(const char * uuid, nvmlDevice_t * device) — nvml.h:4348
-export function nvmlDeviceGetHandleByUUID(uuid: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByUUID(uuid: string): Res<[H.nvmlDevice_t]> {
   const a_uuid = M.str(uuid, 'nvmlDeviceGetHandleByUUID', 'uuid');
   const err = (f_nvmlDeviceGetHandleByUUID ??= L.bind('nvmlDeviceGetHandleByUUID'))(a_uuid, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -393,7 +399,7 @@ let f_nvmlDeviceGetHandleByUUIDV: KoffiFunction | undefined;
  * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_FOUND, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle or MIG device handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t * uuid, nvmlDevice_t * device) — nvml.h:4371
-export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1_tInit | null): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByUUIDV(uuid: S.nvmlUUID_v1_t | S.nvmlUUID_v1_tInit | null): Res<[H.nvmlDevice_t]> {
   const a_uuid = X.structArg(uuid, S.nvmlUUID_v1_t, 'nvmlDeviceGetHandleByUUIDV', 'uuid');
   const err = (f_nvmlDeviceGetHandleByUUIDV ??= L.bind('nvmlDeviceGetHandleByUUIDV'))(a_uuid, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -407,7 +413,7 @@ let f_nvmlDeviceGetHandleByPciBusId: KoffiFunction | undefined;
  * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_POWER, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IRQ_ISSUE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `device`: Reference in which to return the device handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char * pciBusId, nvmlDevice_t * device) — nvml.h:4406
-export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetHandleByPciBusId(pciBusId: string): Res<[H.nvmlDevice_t]> {
   const a_pciBusId = M.str(pciBusId, 'nvmlDeviceGetHandleByPciBusId', 'pciBusId');
   const err = (f_nvmlDeviceGetHandleByPciBusId ??= L.bind('nvmlDeviceGetHandleByPciBusId'))(a_pciBusId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -422,7 +428,7 @@ let f_nvmlDeviceGetName: KoffiFunction | undefined;
  * @returns `[err, name]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `name`: Reference in which to return the product name; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char * name, unsigned int length) — nvml.h:4432
-export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetName(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetName', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetName', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetName', 'length', `must be at least 1, got ${a_length}`);
@@ -439,7 +445,7 @@ let f_nvmlDeviceGetBrand: KoffiFunction | undefined;
  * @returns `[err, type]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `type`: Reference in which to return the product brand type; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t * type) — nvml.h:4451
-export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlBrandType_t | null] {
+export function nvmlDeviceGetBrand(device: H.nvmlDevice_t | null): Res<[E.nvmlBrandType_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBrand', 'device');
   const err = (f_nvmlDeviceGetBrand ??= L.bind('nvmlDeviceGetBrand'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -453,7 +459,7 @@ let f_nvmlDeviceGetIndex: KoffiFunction | undefined;
  * @returns `[err, index]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `index`: Reference in which to return the NVML index of the device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int * index) — nvml.h:4485
-export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetIndex(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetIndex', 'device');
   const err = (f_nvmlDeviceGetIndex ??= L.bind('nvmlDeviceGetIndex'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -468,7 +474,7 @@ let f_nvmlDeviceGetSerial: KoffiFunction | undefined;
  * @returns `[err, serial]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `serial`: Reference in which to return the board/module serial number; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char * serial, unsigned int length) — nvml.h:4509
-export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetSerial(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSerial', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetSerial', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetSerial', 'length', `must be at least 1, got ${a_length}`);
@@ -485,7 +491,7 @@ let f_nvmlDeviceGetModuleId: KoffiFunction | undefined;
  * @returns `[err, moduleId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `moduleId`: Unique identifier for the GPU module; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetModuleId(nvmlDevice_t device, unsigned int * moduleId) — nvml.h:4526
-export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetModuleId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetModuleId', 'device');
   const err = (f_nvmlDeviceGetModuleId ??= L.bind('nvmlDeviceGetModuleId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -500,7 +506,7 @@ let f_nvmlDeviceGetC2cModeInfoV: KoffiFunction | undefined;
  * @returns `[err, c2cModeInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `c2cModeInfo`: Output struct containing the device's C2C Mode info; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t * c2cModeInfo) — nvml.h:4541
-export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cModeInfo?: S.nvmlC2cModeInfo_v1_t | S.nvmlC2cModeInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlC2cModeInfo_v1_t | null] {
+export function nvmlDeviceGetC2cModeInfoV(device: H.nvmlDevice_t | null, c2cModeInfo?: S.nvmlC2cModeInfo_v1_t | S.nvmlC2cModeInfo_v1_tInit | null): Res<[S.nvmlC2cModeInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetC2cModeInfoV', 'device');
   const a_c2cModeInfo = X.inoutStruct(c2cModeInfo, S.nvmlC2cModeInfo_v1_t, 'nvmlDeviceGetC2cModeInfoV', 'c2cModeInfo');
   const err = (f_nvmlDeviceGetC2cModeInfoV ??= L.bind('nvmlDeviceGetC2cModeInfoV'))(a_device, a_c2cModeInfo._u8) as E.nvmlReturn_t;
@@ -517,7 +523,7 @@ let f_nvmlDeviceGetMemoryAffinity: KoffiFunction | undefined;
  * @returns `[err, nodeSet]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `nodeSet`: Array reference in which to return a bitmask of NODEs, 64 NODEs per unsigned long on 64-bit machines, 32 on 32-bit machines; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeSetSize, unsigned long * nodeSet, nvmlAffinityScope_t scope) — nvml.h:4587
-export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeSetSize: number, scope: number): [E.nvmlReturn_t, bigint[] | null] {
+export function nvmlDeviceGetMemoryAffinity(device: H.nvmlDevice_t | null, nodeSetSize: number, scope: number): Res<[bigint[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryAffinity', 'device');
   const a_nodeSetSize = M.u32(nodeSetSize, 'nvmlDeviceGetMemoryAffinity', 'nodeSetSize');
   const a_scope = M.u32(scope, 'nvmlDeviceGetMemoryAffinity', 'scope');
@@ -537,7 +543,7 @@ let f_nvmlDeviceGetCpuAffinityWithinScope: KoffiFunction | undefined;
  * @returns `[err, cpuSet]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `cpuSet`: Array reference in which to return a bitmask of CPUs, 64 CPUs per unsigned long on 64-bit machines, 32 on 32-bit machines; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long * cpuSet, nvmlAffinityScope_t scope) — nvml.h:4617
-export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | null, cpuSetSize: number, scope: number): [E.nvmlReturn_t, bigint[] | null] {
+export function nvmlDeviceGetCpuAffinityWithinScope(device: H.nvmlDevice_t | null, cpuSetSize: number, scope: number): Res<[bigint[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCpuAffinityWithinScope', 'device');
   const a_cpuSetSize = M.u32(cpuSetSize, 'nvmlDeviceGetCpuAffinityWithinScope', 'cpuSetSize');
   const a_scope = M.u32(scope, 'nvmlDeviceGetCpuAffinityWithinScope', 'scope');
@@ -556,7 +562,7 @@ let f_nvmlDeviceGetCpuAffinity: KoffiFunction | undefined;
  * @returns `[err, cpuSet]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `cpuSet`: Array reference in which to return a bitmask of CPUs, 64 CPUs per unsigned long on 64-bit machines, 32 on 32-bit machines; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long * cpuSet) — nvml.h:4641
-export function nvmlDeviceGetCpuAffinity(device: H.nvmlDevice_t | null, cpuSetSize: number): [E.nvmlReturn_t, bigint[] | null] {
+export function nvmlDeviceGetCpuAffinity(device: H.nvmlDevice_t | null, cpuSetSize: number): Res<[bigint[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCpuAffinity', 'device');
   const a_cpuSetSize = M.u32(cpuSetSize, 'nvmlDeviceGetCpuAffinity', 'cpuSetSize');
   if (a_cpuSetSize < 0) M.rangeError('nvmlDeviceGetCpuAffinity', 'cpuSetSize', `must not be negative, got ${a_cpuSetSize}`);
@@ -599,7 +605,7 @@ let f_nvmlDeviceGetNumaNodeId: KoffiFunction | undefined;
  * @returns `[err, node]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT); `node`: NUMA node ID of the device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int * node) — nvml.h:4693
-export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNumaNodeId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumaNodeId', 'device');
   const err = (f_nvmlDeviceGetNumaNodeId ??= L.bind('nvmlDeviceGetNumaNodeId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -614,7 +620,7 @@ let f_nvmlDeviceGetAddressingMode: KoffiFunction | undefined;
  * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT); `mode`: Pointer to addressing mode of the device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressingMode_t * mode) — nvml.h:4716
-export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?: S.nvmlDeviceAddressingMode_v1_t | S.nvmlDeviceAddressingMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceAddressingMode_v1_t | null] {
+export function nvmlDeviceGetAddressingMode(device: H.nvmlDevice_t | null, mode?: S.nvmlDeviceAddressingMode_v1_t | S.nvmlDeviceAddressingMode_v1_tInit | null): Res<[S.nvmlDeviceAddressingMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAddressingMode', 'device');
   const a_mode = X.inoutStruct(mode, S.nvmlDeviceAddressingMode_v1_t, 'nvmlDeviceGetAddressingMode', 'mode');
   const err = (f_nvmlDeviceGetAddressingMode ??= L.bind('nvmlDeviceGetAddressingMode'))(a_device, a_mode._u8) as E.nvmlReturn_t;
@@ -630,7 +636,7 @@ let f_nvmlDeviceGetRepairStatus: KoffiFunction | undefined;
  * @returns `[err, repairStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `repairStatus`: Reference to nvmlRepairStatus_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t * repairStatus) — nvml.h:4734
-export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairStatus?: S.nvmlRepairStatus_v1_t | S.nvmlRepairStatus_v1_tInit | null): [E.nvmlReturn_t, S.nvmlRepairStatus_v1_t | null] {
+export function nvmlDeviceGetRepairStatus(device: H.nvmlDevice_t | null, repairStatus?: S.nvmlRepairStatus_v1_t | S.nvmlRepairStatus_v1_tInit | null): Res<[S.nvmlRepairStatus_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRepairStatus', 'device');
   const a_repairStatus = X.inoutStruct(repairStatus, S.nvmlRepairStatus_v1_t, 'nvmlDeviceGetRepairStatus', 'repairStatus');
   const err = (f_nvmlDeviceGetRepairStatus ??= L.bind('nvmlDeviceGetRepairStatus'))(a_device, a_repairStatus._u8) as E.nvmlReturn_t;
@@ -646,7 +652,7 @@ let f_nvmlDeviceGetTopologyCommonAncestor: KoffiFunction | undefined;
  * @returns `[err, pathInfo]` — `err`: the status; `pathInfo`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t * pathInfo) — nvml.h:4753
-export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuTopologyLevel_t | null] {
+export function nvmlDeviceGetTopologyCommonAncestor(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): Res<[E.nvmlGpuTopologyLevel_t]> {
   const a_device1 = M.handle(device1, 'nvmlDeviceGetTopologyCommonAncestor', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceGetTopologyCommonAncestor', 'device2');
   const err = (f_nvmlDeviceGetTopologyCommonAncestor ??= L.bind('nvmlDeviceGetTopologyCommonAncestor'))(a_device1, a_device2, K.slot[0]) as E.nvmlReturn_t;
@@ -663,7 +669,7 @@ let f_nvmlDeviceGetTopologyNearestGpus: KoffiFunction | undefined;
  * @returns `[err, count, deviceArray]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `count`: When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd; `deviceArray`: An array of device handles for GPUs found at level; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTopologyNearestGpus(nvmlDevice_t device, nvmlGpuTopologyLevel_t level, unsigned int * count, nvmlDevice_t * deviceArray) — nvml.h:4773
-export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, level: E.nvmlGpuTopologyLevel_t, count: number): [E.nvmlReturn_t, number | null, H.nvmlDevice_t[] | null] {
+export function nvmlDeviceGetTopologyNearestGpus(device: H.nvmlDevice_t | null, level: E.nvmlGpuTopologyLevel_t, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, H.nvmlDevice_t[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetTopologyNearestGpus', 'device');
   const a_level = M.i32(level, 'nvmlDeviceGetTopologyNearestGpus', 'level');
   const a_count = M.size(count, 'nvmlDeviceGetTopologyNearestGpus', 'count');
@@ -686,7 +692,7 @@ let f_nvmlDeviceGetP2PStatus: KoffiFunction | undefined;
  * @returns `[err, p2pStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `p2pStatus`: Reference in which to return the status of the p2pIndex between device1 and device2; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t * p2pStatus) — nvml.h:4788
-export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null, p2pIndex: E.nvmlGpuP2PCapsIndex_t): [E.nvmlReturn_t, E.nvmlGpuP2PStatus_t | null] {
+export function nvmlDeviceGetP2PStatus(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null, p2pIndex: E.nvmlGpuP2PCapsIndex_t): Res<[E.nvmlGpuP2PStatus_t]> {
   const a_device1 = M.handle(device1, 'nvmlDeviceGetP2PStatus', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceGetP2PStatus', 'device2');
   const a_p2pIndex = M.i32(p2pIndex, 'nvmlDeviceGetP2PStatus', 'p2pIndex');
@@ -703,7 +709,7 @@ let f_nvmlDeviceGetUUID: KoffiFunction | undefined;
  * @returns `[err, uuid]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `uuid`: Reference in which to return the GPU UUID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char * uuid, unsigned int length) — nvml.h:4816
-export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetUUID(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetUUID', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetUUID', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetUUID', 'length', `must be at least 1, got ${a_length}`);
@@ -720,7 +726,7 @@ let f_nvmlDeviceGetMinorNumber: KoffiFunction | undefined;
  * @returns `[err, minorNumber]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `minorNumber`: Reference in which to return the minor number for the device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int * minorNumber) — nvml.h:4835
-export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMinorNumber(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinorNumber', 'device');
   const err = (f_nvmlDeviceGetMinorNumber ??= L.bind('nvmlDeviceGetMinorNumber'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -735,7 +741,7 @@ let f_nvmlDeviceGetBoardPartNumber: KoffiFunction | undefined;
  * @returns `[err, partNumber]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `partNumber`: Reference to the buffer to return; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char * partNumber, unsigned int length) — nvml.h:4854
-export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetBoardPartNumber(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBoardPartNumber', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetBoardPartNumber', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetBoardPartNumber', 'length', `must be at least 1, got ${a_length}`);
@@ -754,7 +760,7 @@ let f_nvmlDeviceGetInforomVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `version`: Reference in which to return the infoROM version; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char * version, unsigned int length) — nvml.h:4884
-export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, object: E.nvmlInforomObject_t, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetInforomVersion(device: H.nvmlDevice_t | null, object: E.nvmlInforomObject_t, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomVersion', 'device');
   const a_object = M.i32(object, 'nvmlDeviceGetInforomVersion', 'object');
   const a_length = M.u32(length, 'nvmlDeviceGetInforomVersion', 'length');
@@ -773,7 +779,7 @@ let f_nvmlDeviceGetInforomImageVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `version`: Reference in which to return the infoROM image version; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char * version, unsigned int length) — nvml.h:4911
-export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetInforomImageVersion(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomImageVersion', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetInforomImageVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetInforomImageVersion', 'length', `must be at least 1, got ${a_length}`);
@@ -790,7 +796,7 @@ let f_nvmlDeviceGetInforomConfigurationChecksum: KoffiFunction | undefined;
  * @returns `[err, checksum]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_CORRUPTED_INFOROM, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `checksum`: Reference in which to return the infoROM configuration checksum; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice_t device, unsigned int * checksum) — nvml.h:4934
-export function nvmlDeviceGetInforomConfigurationChecksum(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetInforomConfigurationChecksum(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetInforomConfigurationChecksum', 'device');
   const err = (f_nvmlDeviceGetInforomConfigurationChecksum ??= L.bind('nvmlDeviceGetInforomConfigurationChecksum'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -817,7 +823,7 @@ let f_nvmlDeviceGetLastBBXFlushTime: KoffiFunction | undefined;
  * @returns `[err, timestamp, durationUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_READY, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `timestamp`: The start timestamp of the last BBX Flush; `durationUs`: The duration (us) of the last BBX Flush; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetLastBBXFlushTime(nvmlDevice_t device, unsigned long long * timestamp, unsigned long * durationUs) — nvml.h:4971
-export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null, bigint | null] {
+export function nvmlDeviceGetLastBBXFlushTime(device: H.nvmlDevice_t | null): Res<[bigint, bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetLastBBXFlushTime', 'device');
   const err = (f_nvmlDeviceGetLastBBXFlushTime ??= L.bind('nvmlDeviceGetLastBBXFlushTime'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -831,7 +837,7 @@ let f_nvmlDeviceGetDisplayMode: KoffiFunction | undefined;
  * @returns `[err, display]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `display`: Reference in which to return the display mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t * display) — nvml.h:4995
-export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetDisplayMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayMode', 'device');
   const err = (f_nvmlDeviceGetDisplayMode ??= L.bind('nvmlDeviceGetDisplayMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -845,7 +851,7 @@ let f_nvmlDeviceGetDisplayActive: KoffiFunction | undefined;
  * @returns `[err, isActive]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isActive`: Reference in which to return the display active state; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t * isActive) — nvml.h:5020
-export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetDisplayActive(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDisplayActive', 'device');
   const err = (f_nvmlDeviceGetDisplayActive ??= L.bind('nvmlDeviceGetDisplayActive'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -859,7 +865,7 @@ let f_nvmlDeviceGetPersistenceMode: KoffiFunction | undefined;
  * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current driver persistence mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:5046
-export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetPersistenceMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPersistenceMode', 'device');
   const err = (f_nvmlDeviceGetPersistenceMode ??= L.bind('nvmlDeviceGetPersistenceMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -874,7 +880,7 @@ let f_nvmlDeviceGetPciInfoExt: KoffiFunction | undefined;
  * @returns `[err, pci]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pci`: Reference in which to return the PCI info; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t * pci) — nvml.h:5065
-export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfoExt_v1_t | S.nvmlPciInfoExt_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPciInfoExt_v1_t | null] {
+export function nvmlDeviceGetPciInfoExt(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfoExt_v1_t | S.nvmlPciInfoExt_v1_tInit | null): Res<[S.nvmlPciInfoExt_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfoExt', 'device');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfoExt_v1_t, 'nvmlDeviceGetPciInfoExt', 'pci');
   const err = (f_nvmlDeviceGetPciInfoExt ??= L.bind('nvmlDeviceGetPciInfoExt'))(a_device, a_pci._u8) as E.nvmlReturn_t;
@@ -890,7 +896,7 @@ let f_nvmlDeviceGetPciInfo: KoffiFunction | undefined;
  * @returns `[err, pci]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pci`: Reference in which to return the PCI info; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t * pci) — nvml.h:5084
-export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceGetPciInfo(device: H.nvmlDevice_t | null, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPciInfo', 'device');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfo_st, 'nvmlDeviceGetPciInfo', 'pci');
   const err = (f_nvmlDeviceGetPciInfo ??= L.bind('nvmlDeviceGetPciInfo'))(a_device, a_pci._u8) as E.nvmlReturn_t;
@@ -905,7 +911,7 @@ let f_nvmlDeviceGetMaxPcieLinkGeneration: KoffiFunction | undefined;
  * @returns `[err, maxLinkGen]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `maxLinkGen`: Reference in which to return the max PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int * maxLinkGen) — nvml.h:5105
-export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetMaxPcieLinkGeneration ??= L.bind('nvmlDeviceGetMaxPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -919,7 +925,7 @@ let f_nvmlDeviceGetGpuMaxPcieLinkGeneration: KoffiFunction | undefined;
  * @returns `[err, maxLinkGenDevice]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `maxLinkGenDevice`: Reference in which to return the max PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int * maxLinkGenDevice) — nvml.h:5123
-export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpuMaxPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuMaxPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetGpuMaxPcieLinkGeneration ??= L.bind('nvmlDeviceGetGpuMaxPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -933,7 +939,7 @@ let f_nvmlDeviceGetMaxPcieLinkWidth: KoffiFunction | undefined;
  * @returns `[err, maxLinkWidth]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `maxLinkWidth`: Reference in which to return the max PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int * maxLinkWidth) — nvml.h:5144
-export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxPcieLinkWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxPcieLinkWidth', 'device');
   const err = (f_nvmlDeviceGetMaxPcieLinkWidth ??= L.bind('nvmlDeviceGetMaxPcieLinkWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -947,7 +953,7 @@ let f_nvmlDeviceGetCurrPcieLinkGeneration: KoffiFunction | undefined;
  * @returns `[err, currLinkGen]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `currLinkGen`: Reference in which to return the current PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int * currLinkGen) — nvml.h:5162
-export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetCurrPcieLinkGeneration(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkGeneration', 'device');
   const err = (f_nvmlDeviceGetCurrPcieLinkGeneration ??= L.bind('nvmlDeviceGetCurrPcieLinkGeneration'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -961,7 +967,7 @@ let f_nvmlDeviceGetCurrPcieLinkWidth: KoffiFunction | undefined;
  * @returns `[err, currLinkWidth]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `currLinkWidth`: Reference in which to return the current PCIe link generation; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int * currLinkWidth) — nvml.h:5180
-export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetCurrPcieLinkWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrPcieLinkWidth', 'device');
   const err = (f_nvmlDeviceGetCurrPcieLinkWidth ??= L.bind('nvmlDeviceGetCurrPcieLinkWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -976,7 +982,7 @@ let f_nvmlDeviceGetPcieThroughput: KoffiFunction | undefined;
  * @returns `[err, value]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `value`: Reference in which to return throughput in KB/s; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int * value) — nvml.h:5203
-export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, counter: E.nvmlPcieUtilCounter_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieThroughput(device: H.nvmlDevice_t | null, counter: E.nvmlPcieUtilCounter_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieThroughput', 'device');
   const a_counter = M.i32(counter, 'nvmlDeviceGetPcieThroughput', 'counter');
   const err = (f_nvmlDeviceGetPcieThroughput ??= L.bind('nvmlDeviceGetPcieThroughput'))(a_device, a_counter, K.slot[0]) as E.nvmlReturn_t;
@@ -991,7 +997,7 @@ let f_nvmlDeviceGetPcieReplayCounter: KoffiFunction | undefined;
  * @returns `[err, value]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `value`: Reference in which to return the counter's value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int * value) — nvml.h:5221
-export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieReplayCounter(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieReplayCounter', 'device');
   const err = (f_nvmlDeviceGetPcieReplayCounter ??= L.bind('nvmlDeviceGetPcieReplayCounter'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1006,7 +1012,7 @@ let f_nvmlDeviceGetClockInfo: KoffiFunction | undefined;
  * @returns `[err, clock]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clock`: Reference in which to return the clock speed in MHz; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int * clock) — nvml.h:5242
-export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClockInfo', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetClockInfo', 'type');
   const err = (f_nvmlDeviceGetClockInfo ??= L.bind('nvmlDeviceGetClockInfo'))(a_device, a_type, K.slot[0]) as E.nvmlReturn_t;
@@ -1022,7 +1028,7 @@ let f_nvmlDeviceGetMaxClockInfo: KoffiFunction | undefined;
  * @returns `[err, clock]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clock`: Reference in which to return the clock speed in MHz; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int * clock) — nvml.h:5266
-export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxClockInfo(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxClockInfo', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetMaxClockInfo', 'type');
   const err = (f_nvmlDeviceGetMaxClockInfo ??= L.bind('nvmlDeviceGetMaxClockInfo'))(a_device, a_type, K.slot[0]) as E.nvmlReturn_t;
@@ -1037,7 +1043,7 @@ let f_nvmlDeviceGetGpcClkVfOffset: KoffiFunction | undefined;
  * @returns `[err, offset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `offset`: The retrieved GPCCLK VF offset value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpcClkVfOffset(nvmlDevice_t device, int * offset) — nvml.h:5280
-export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpcClkVfOffset(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkVfOffset', 'device');
   const err = (f_nvmlDeviceGetGpcClkVfOffset ??= L.bind('nvmlDeviceGetGpcClkVfOffset'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1052,7 +1058,7 @@ let f_nvmlDeviceGetApplicationsClock: KoffiFunction | undefined;
  * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `clockMHz`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5285
-export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetApplicationsClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetApplicationsClock', 'clockType');
   const err = (f_nvmlDeviceGetApplicationsClock ??= L.bind('nvmlDeviceGetApplicationsClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
@@ -1068,7 +1074,7 @@ let f_nvmlDeviceGetDefaultApplicationsClock: KoffiFunction | undefined;
  * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `clockMHz`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5290
-export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetDefaultApplicationsClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultApplicationsClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetDefaultApplicationsClock', 'clockType');
   const err = (f_nvmlDeviceGetDefaultApplicationsClock ??= L.bind('nvmlDeviceGetDefaultApplicationsClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
@@ -1085,7 +1091,7 @@ let f_nvmlDeviceGetClock: KoffiFunction | undefined;
  * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clockMHz`: Reference in which to return the clock in MHz; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId, unsigned int * clockMHz) — nvml.h:5310
-export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t, clockId: E.nvmlClockId_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t, clockId: E.nvmlClockId_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetClock', 'clockType');
   const a_clockId = M.i32(clockId, 'nvmlDeviceGetClock', 'clockId');
@@ -1102,7 +1108,7 @@ let f_nvmlDeviceGetMaxCustomerBoostClock: KoffiFunction | undefined;
  * @returns `[err, clockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clockMHz`: Reference in which to return the clock in MHz; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int * clockMHz) — nvml.h:5329
-export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxCustomerBoostClock(device: H.nvmlDevice_t | null, clockType: E.nvmlClockType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxCustomerBoostClock', 'device');
   const a_clockType = M.i32(clockType, 'nvmlDeviceGetMaxCustomerBoostClock', 'clockType');
   const err = (f_nvmlDeviceGetMaxCustomerBoostClock ??= L.bind('nvmlDeviceGetMaxCustomerBoostClock'))(a_device, a_clockType, K.slot[0]) as E.nvmlReturn_t;
@@ -1118,7 +1124,7 @@ let f_nvmlDeviceGetSupportedMemoryClocks: KoffiFunction | undefined;
  * @returns `[err, count, clocksMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the clocksMHz array size, and to return the number of elements; `clocksMHz`: Reference in which to return the clock in MHz; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int * count, unsigned int * clocksMHz) — nvml.h:5353
-export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetSupportedMemoryClocks(device: H.nvmlDevice_t | null, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedMemoryClocks', 'device');
   const a_count = M.size(count, 'nvmlDeviceGetSupportedMemoryClocks', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -1140,7 +1146,7 @@ let f_nvmlDeviceGetSupportedGraphicsClocks: KoffiFunction | undefined;
  * @returns `[err, count, clocksMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_FOUND, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the clocksMHz array size, and to return the number of elements; `clocksMHz`: Reference in which to return the clocks in MHz; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int * count, unsigned int * clocksMHz) — nvml.h:5378
-export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | null, memoryClockMHz: number, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetSupportedGraphicsClocks(device: H.nvmlDevice_t | null, memoryClockMHz: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedGraphicsClocks', 'device');
   const a_memoryClockMHz = M.u32(memoryClockMHz, 'nvmlDeviceGetSupportedGraphicsClocks', 'memoryClockMHz');
   const a_count = M.size(count, 'nvmlDeviceGetSupportedGraphicsClocks', 'count');
@@ -1161,7 +1167,7 @@ let f_nvmlDeviceGetAutoBoostedClocksEnabled: KoffiFunction | undefined;
  * @returns `[err, isEnabled, defaultIsEnabled]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isEnabled`: Where to store the current state of Auto Boosted clocks of the target device; `defaultIsEnabled`: Where to store the default Auto Boosted clocks behavior of the target device that the device will revert to when no applications are using the GPU; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t * isEnabled, nvmlEnableState_t * defaultIsEnabled) — nvml.h:5406
-export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetAutoBoostedClocksEnabled(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t, E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAutoBoostedClocksEnabled', 'device');
   const err = (f_nvmlDeviceGetAutoBoostedClocksEnabled ??= L.bind('nvmlDeviceGetAutoBoostedClocksEnabled'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1175,7 +1181,7 @@ let f_nvmlDeviceGetFanSpeed: KoffiFunction | undefined;
  * @returns `[err, speed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `speed`: Reference in which to return the fan speed percentage; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int * speed) — nvml.h:5430
-export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetFanSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed', 'device');
   const err = (f_nvmlDeviceGetFanSpeed ??= L.bind('nvmlDeviceGetFanSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1190,7 +1196,7 @@ let f_nvmlDeviceGetFanSpeed_v2: KoffiFunction | undefined;
  * @returns `[err, speed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `speed`: Reference in which to return the fan speed percentage; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int * speed) — nvml.h:5455
-export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetFanSpeed_v2(device: H.nvmlDevice_t | null, fan: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeed_v2', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetFanSpeed_v2', 'fan');
   const err = (f_nvmlDeviceGetFanSpeed_v2 ??= L.bind('nvmlDeviceGetFanSpeed_v2'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
@@ -1206,7 +1212,7 @@ let f_nvmlDeviceGetFanSpeedRPM: KoffiFunction | undefined;
  * @returns `[err, fanSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED); `fanSpeed`: Structure specifying the index of the target fan (input) and retrieved fan speed value (output); the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetFanSpeedRPM(nvmlDevice_t device, nvmlFanSpeedInfo_t * fanSpeed) — nvml.h:5479
-export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed?: S.nvmlFanSpeedInfo_v1_t | S.nvmlFanSpeedInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlFanSpeedInfo_v1_t | null] {
+export function nvmlDeviceGetFanSpeedRPM(device: H.nvmlDevice_t | null, fanSpeed?: S.nvmlFanSpeedInfo_v1_t | S.nvmlFanSpeedInfo_v1_tInit | null): Res<[S.nvmlFanSpeedInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanSpeedRPM', 'device');
   const a_fanSpeed = X.inoutStruct(fanSpeed, S.nvmlFanSpeedInfo_v1_t, 'nvmlDeviceGetFanSpeedRPM', 'fanSpeed');
   const err = (f_nvmlDeviceGetFanSpeedRPM ??= L.bind('nvmlDeviceGetFanSpeedRPM'))(a_device, a_fanSpeed._u8) as E.nvmlReturn_t;
@@ -1222,7 +1228,7 @@ let f_nvmlDeviceGetTargetFanSpeed: KoffiFunction | undefined;
  * @returns `[err, targetSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `targetSpeed`: Reference in which to return the fan speed percentage; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTargetFanSpeed(nvmlDevice_t device, unsigned int fan, unsigned int * targetSpeed) — nvml.h:5507
-export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetTargetFanSpeed(device: H.nvmlDevice_t | null, fan: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTargetFanSpeed', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetTargetFanSpeed', 'fan');
   const err = (f_nvmlDeviceGetTargetFanSpeed ??= L.bind('nvmlDeviceGetTargetFanSpeed'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
@@ -1237,7 +1243,7 @@ let f_nvmlDeviceGetMinMaxFanSpeed: KoffiFunction | undefined;
  * @returns `[err, minSpeed, maxSpeed]` — `err`: the status; `minSpeed`: The minimum speed allowed to set; `maxSpeed`: The maximum speed allowed to set; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMinMaxFanSpeed(nvmlDevice_t device, unsigned int * minSpeed, unsigned int * maxSpeed) — nvml.h:5526
-export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMinMaxFanSpeed(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinMaxFanSpeed', 'device');
   const err = (f_nvmlDeviceGetMinMaxFanSpeed ??= L.bind('nvmlDeviceGetMinMaxFanSpeed'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1252,7 +1258,7 @@ let f_nvmlDeviceGetFanControlPolicy_v2: KoffiFunction | undefined;
  * @returns `[err, policy]` — `err`: the status; `policy`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetFanControlPolicy_v2(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t * policy) — nvml.h:5547
-export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, fan: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetFanControlPolicy_v2(device: H.nvmlDevice_t | null, fan: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFanControlPolicy_v2', 'device');
   const a_fan = M.u32(fan, 'nvmlDeviceGetFanControlPolicy_v2', 'fan');
   const err = (f_nvmlDeviceGetFanControlPolicy_v2 ??= L.bind('nvmlDeviceGetFanControlPolicy_v2'))(a_device, a_fan, K.slot[0]) as E.nvmlReturn_t;
@@ -1267,7 +1273,7 @@ let f_nvmlDeviceGetNumFans: KoffiFunction | undefined;
  * @returns `[err, numFans]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `numFans`: The number of fans; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int * numFans) — nvml.h:5566
-export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNumFans(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumFans', 'device');
   const err = (f_nvmlDeviceGetNumFans ??= L.bind('nvmlDeviceGetNumFans'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1282,7 +1288,7 @@ let f_nvmlDeviceGetTemperature: KoffiFunction | undefined;
  * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temp`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int * temp) — nvml.h:5571
-export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorType: E.nvmlTemperatureSensors_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetTemperature(device: H.nvmlDevice_t | null, sensorType: E.nvmlTemperatureSensors_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperature', 'device');
   const a_sensorType = M.i32(sensorType, 'nvmlDeviceGetTemperature', 'sensorType');
   const err = (f_nvmlDeviceGetTemperature ??= L.bind('nvmlDeviceGetTemperature'))(a_device, a_sensorType, K.slot[0]) as E.nvmlReturn_t;
@@ -1298,7 +1304,7 @@ let f_nvmlDeviceGetCoolerInfo: KoffiFunction | undefined;
  * @returns `[err, coolerInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED); `coolerInfo`: Structure specifying the cooler's control signal characteristics (out) and the target that cooler cools (out); the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCoolerInfo(nvmlDevice_t device, nvmlCoolerInfo_t * coolerInfo) — nvml.h:5595
-export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInfo?: S.nvmlCoolerInfo_v1_t | S.nvmlCoolerInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlCoolerInfo_v1_t | null] {
+export function nvmlDeviceGetCoolerInfo(device: H.nvmlDevice_t | null, coolerInfo?: S.nvmlCoolerInfo_v1_t | S.nvmlCoolerInfo_v1_tInit | null): Res<[S.nvmlCoolerInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCoolerInfo', 'device');
   const a_coolerInfo = X.inoutStruct(coolerInfo, S.nvmlCoolerInfo_v1_t, 'nvmlDeviceGetCoolerInfo', 'coolerInfo');
   const err = (f_nvmlDeviceGetCoolerInfo ??= L.bind('nvmlDeviceGetCoolerInfo'))(a_device, a_coolerInfo._u8) as E.nvmlReturn_t;
@@ -1314,7 +1320,7 @@ let f_nvmlDeviceGetTemperatureV: KoffiFunction | undefined;
  * @returns `[err, temperature]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temperature`: Structure specifying the sensor type (input) and retrieved temperature value (output); the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t * temperature) — nvml.h:5628
-export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, temperature?: S.nvmlTemperature_v1_t | S.nvmlTemperature_v1_tInit | null): [E.nvmlReturn_t, S.nvmlTemperature_v1_t | null] {
+export function nvmlDeviceGetTemperatureV(device: H.nvmlDevice_t | null, temperature?: S.nvmlTemperature_v1_t | S.nvmlTemperature_v1_tInit | null): Res<[S.nvmlTemperature_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureV', 'device');
   const a_temperature = X.inoutStruct(temperature, S.nvmlTemperature_v1_t, 'nvmlDeviceGetTemperatureV', 'temperature');
   const err = (f_nvmlDeviceGetTemperatureV ??= L.bind('nvmlDeviceGetTemperatureV'))(a_device, a_temperature._u8) as E.nvmlReturn_t;
@@ -1330,7 +1336,7 @@ let f_nvmlDeviceGetTemperatureThreshold: KoffiFunction | undefined;
  * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temp`: Reference in which to return the temperature reading; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int * temp) — nvml.h:5657
-export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTemperatureThreshold', 'device');
   const a_thresholdType = M.i32(thresholdType, 'nvmlDeviceGetTemperatureThreshold', 'thresholdType');
   const err = (f_nvmlDeviceGetTemperatureThreshold ??= L.bind('nvmlDeviceGetTemperatureThreshold'))(a_device, a_thresholdType, K.slot[0]) as E.nvmlReturn_t;
@@ -1346,7 +1352,7 @@ let f_nvmlDeviceGetMarginTemperature: KoffiFunction | undefined;
  * @returns `[err, marginTempInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `marginTempInfo`: Versioned structure in which to return the temperature reading; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device, nvmlMarginTemperature_t * marginTempInfo) — nvml.h:5673
-export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, marginTempInfo?: S.nvmlMarginTemperature_v1_t | S.nvmlMarginTemperature_v1_tInit | null): [E.nvmlReturn_t, S.nvmlMarginTemperature_v1_t | null] {
+export function nvmlDeviceGetMarginTemperature(device: H.nvmlDevice_t | null, marginTempInfo?: S.nvmlMarginTemperature_v1_t | S.nvmlMarginTemperature_v1_tInit | null): Res<[S.nvmlMarginTemperature_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMarginTemperature', 'device');
   const a_marginTempInfo = X.inoutStruct(marginTempInfo, S.nvmlMarginTemperature_v1_t, 'nvmlDeviceGetMarginTemperature', 'marginTempInfo');
   const err = (f_nvmlDeviceGetMarginTemperature ??= L.bind('nvmlDeviceGetMarginTemperature'))(a_device, a_marginTempInfo._u8) as E.nvmlReturn_t;
@@ -1363,7 +1369,7 @@ let f_nvmlDeviceGetThermalSettings: KoffiFunction | undefined;
  * @returns `[err, pThermalSettings]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pThermalSettings`: Reference in which to return the thermal sensor information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetThermalSettings(nvmlDevice_t device, unsigned int sensorIndex, nvmlGpuThermalSettings_t * pThermalSettings) — nvml.h:5690
-export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sensorIndex: number, pThermalSettings?: S.nvmlGpuThermalSettings_t | S.nvmlGpuThermalSettings_tInit | null): [E.nvmlReturn_t, S.nvmlGpuThermalSettings_t | null] {
+export function nvmlDeviceGetThermalSettings(device: H.nvmlDevice_t | null, sensorIndex: number, pThermalSettings?: S.nvmlGpuThermalSettings_t | S.nvmlGpuThermalSettings_tInit | null): Res<[S.nvmlGpuThermalSettings_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetThermalSettings', 'device');
   const a_sensorIndex = M.u32(sensorIndex, 'nvmlDeviceGetThermalSettings', 'sensorIndex');
   const a_pThermalSettings = X.inoutStruct(pThermalSettings, S.nvmlGpuThermalSettings_t, 'nvmlDeviceGetThermalSettings', 'pThermalSettings');
@@ -1379,7 +1385,7 @@ let f_nvmlDeviceGetPerformanceState: KoffiFunction | undefined;
  * @returns `[err, pState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pState`: Reference in which to return the performance state reading; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t * pState) — nvml.h:5710
-export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlPstates_t | null] {
+export function nvmlDeviceGetPerformanceState(device: H.nvmlDevice_t | null): Res<[E.nvmlPstates_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceState', 'device');
   const err = (f_nvmlDeviceGetPerformanceState ??= L.bind('nvmlDeviceGetPerformanceState'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1393,7 +1399,7 @@ let f_nvmlDeviceGetCurrentClocksEventReasons: KoffiFunction | undefined;
  * @returns `[err, clocksEventReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clocksEventReasons`: Reference in which to return bitmask of active clocks event reasons; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long * clocksEventReasons) — nvml.h:5734
-export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetCurrentClocksEventReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksEventReasons', 'device');
   const err = (f_nvmlDeviceGetCurrentClocksEventReasons ??= L.bind('nvmlDeviceGetCurrentClocksEventReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1407,7 +1413,7 @@ let f_nvmlDeviceGetCurrentClocksThrottleReasons: KoffiFunction | undefined;
  * @returns `[err, clocksThrottleReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `clocksThrottleReasons`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long * clocksThrottleReasons) — nvml.h:5739
-export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetCurrentClocksThrottleReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClocksThrottleReasons', 'device');
   const err = (f_nvmlDeviceGetCurrentClocksThrottleReasons ??= L.bind('nvmlDeviceGetCurrentClocksThrottleReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1421,7 +1427,7 @@ let f_nvmlDeviceGetSupportedClocksEventReasons: KoffiFunction | undefined;
  * @returns `[err, supportedClocksEventReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `supportedClocksEventReasons`: Reference in which to return bitmask of supported clocks event reasons; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long * supportedClocksEventReasons) — nvml.h:5763
-export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetSupportedClocksEventReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksEventReasons', 'device');
   const err = (f_nvmlDeviceGetSupportedClocksEventReasons ??= L.bind('nvmlDeviceGetSupportedClocksEventReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1435,7 +1441,7 @@ let f_nvmlDeviceGetSupportedClocksThrottleReasons: KoffiFunction | undefined;
  * @returns `[err, supportedClocksThrottleReasons]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `supportedClocksThrottleReasons`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device, unsigned long long * supportedClocksThrottleReasons) — nvml.h:5768
-export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetSupportedClocksThrottleReasons(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedClocksThrottleReasons', 'device');
   const err = (f_nvmlDeviceGetSupportedClocksThrottleReasons ??= L.bind('nvmlDeviceGetSupportedClocksThrottleReasons'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1449,7 +1455,7 @@ let f_nvmlDeviceGetPowerState: KoffiFunction | undefined;
  * @returns `[err, pState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pState`: Reference in which to return the performance state reading; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device, nvmlPstates_t * pState) — nvml.h:5790
-export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlPstates_t | null] {
+export function nvmlDeviceGetPowerState(device: H.nvmlDevice_t | null): Res<[E.nvmlPstates_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerState', 'device');
   const err = (f_nvmlDeviceGetPowerState ??= L.bind('nvmlDeviceGetPowerState'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1464,7 +1470,7 @@ let f_nvmlDeviceGetDynamicPstatesInfo: KoffiFunction | undefined;
  * @returns `[err, pDynamicPstatesInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pDynamicPstatesInfo`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDynamicPstatesInfo(nvmlDevice_t device, nvmlGpuDynamicPstatesInfo_t * pDynamicPstatesInfo) — nvml.h:5806
-export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, pDynamicPstatesInfo?: S.nvmlGpuDynamicPstatesInfo_st | S.nvmlGpuDynamicPstatesInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuDynamicPstatesInfo_st | null] {
+export function nvmlDeviceGetDynamicPstatesInfo(device: H.nvmlDevice_t | null, pDynamicPstatesInfo?: S.nvmlGpuDynamicPstatesInfo_st | S.nvmlGpuDynamicPstatesInfo_stInit | null): Res<[S.nvmlGpuDynamicPstatesInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDynamicPstatesInfo', 'device');
   const a_pDynamicPstatesInfo = X.inoutStruct(pDynamicPstatesInfo, S.nvmlGpuDynamicPstatesInfo_st, 'nvmlDeviceGetDynamicPstatesInfo', 'pDynamicPstatesInfo');
   const err = (f_nvmlDeviceGetDynamicPstatesInfo ??= L.bind('nvmlDeviceGetDynamicPstatesInfo'))(a_device, a_pDynamicPstatesInfo._u8) as E.nvmlReturn_t;
@@ -1479,7 +1485,7 @@ let f_nvmlDeviceGetMemClkVfOffset: KoffiFunction | undefined;
  * @returns `[err, offset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `offset`: The retrieved MemClk VF offset value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMemClkVfOffset(nvmlDevice_t device, int * offset) — nvml.h:5820
-export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMemClkVfOffset(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkVfOffset', 'device');
   const err = (f_nvmlDeviceGetMemClkVfOffset ??= L.bind('nvmlDeviceGetMemClkVfOffset'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1495,7 +1501,7 @@ let f_nvmlDeviceGetMinMaxClockOfPState: KoffiFunction | undefined;
  * @returns `[err, minClockMHz, maxClockMHz]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `minClockMHz`: Reference in which to return min clock frequency; `maxClockMHz`: Reference in which to return max clock frequency; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int * minClockMHz, unsigned int * maxClockMHz) — nvml.h:5838
-export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t, pstate: E.nvmlPstates_t): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMinMaxClockOfPState(device: H.nvmlDevice_t | null, type: E.nvmlClockType_t, pstate: E.nvmlPstates_t): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMinMaxClockOfPState', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetMinMaxClockOfPState', 'type');
   const a_pstate = M.i32(pstate, 'nvmlDeviceGetMinMaxClockOfPState', 'pstate');
@@ -1529,7 +1535,7 @@ let f_nvmlDeviceGetGpcClkMinMaxVfOffset: KoffiFunction | undefined;
  * @returns `[err, minOffset, maxOffset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `minOffset`: The retrieved GPCCLK VF min offset value; `maxOffset`: The retrieved GPCCLK VF max offset value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpcClkMinMaxVfOffset(nvmlDevice_t device, int * minOffset, int * maxOffset) — nvml.h:5880
-export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetGpcClkMinMaxVfOffset(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpcClkMinMaxVfOffset', 'device');
   const err = (f_nvmlDeviceGetGpcClkMinMaxVfOffset ??= L.bind('nvmlDeviceGetGpcClkMinMaxVfOffset'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1543,7 +1549,7 @@ let f_nvmlDeviceGetMemClkMinMaxVfOffset: KoffiFunction | undefined;
  * @returns `[err, minOffset, maxOffset]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `minOffset`: The retrieved MemClk VF min offset value; `maxOffset`: The retrieved MemClk VF max offset value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMemClkMinMaxVfOffset(nvmlDevice_t device, int * minOffset, int * maxOffset) — nvml.h:5896
-export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMemClkMinMaxVfOffset(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemClkMinMaxVfOffset', 'device');
   const err = (f_nvmlDeviceGetMemClkMinMaxVfOffset ??= L.bind('nvmlDeviceGetMemClkMinMaxVfOffset'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1558,7 +1564,7 @@ let f_nvmlDeviceGetClockOffsets: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `info`: Structure specifying the clock type (input) and the pstate (input) retrieved clock offset value (output), min clock offset (output) and max clock offset (output); the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t * info) — nvml.h:5921
-export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): [E.nvmlReturn_t, S.nvmlClockOffset_v1_t | null] {
+export function nvmlDeviceGetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): Res<[S.nvmlClockOffset_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClockOffsets', 'device');
   const a_info = X.inoutStruct(info, S.nvmlClockOffset_v1_t, 'nvmlDeviceGetClockOffsets', 'info');
   const err = (f_nvmlDeviceGetClockOffsets ??= L.bind('nvmlDeviceGetClockOffsets'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -1574,7 +1580,7 @@ let f_nvmlDeviceSetClockOffsets: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INVALID_ARGUMENT); `info`: Structure specifying the clock type (input), the pstate (input) and clock offset value (input); the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t * info) — nvml.h:5943
-export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): [E.nvmlReturn_t, S.nvmlClockOffset_v1_t | null] {
+export function nvmlDeviceSetClockOffsets(device: H.nvmlDevice_t | null, info?: S.nvmlClockOffset_v1_t | S.nvmlClockOffset_v1_tInit | null): Res<[S.nvmlClockOffset_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetClockOffsets', 'device');
   const a_info = X.inoutStruct(info, S.nvmlClockOffset_v1_t, 'nvmlDeviceSetClockOffsets', 'info');
   const err = (f_nvmlDeviceSetClockOffsets ??= L.bind('nvmlDeviceSetClockOffsets'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -1590,7 +1596,7 @@ let f_nvmlDeviceGetPerformanceModes: KoffiFunction | undefined;
  * @returns `[err, perfModes]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `perfModes`: Reference in which to return the performance level string; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPerformanceModes(nvmlDevice_t device, nvmlDevicePerfModes_t * perfModes) — nvml.h:6001
-export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, perfModes?: S.nvmlDevicePerfModes_v1_t | S.nvmlDevicePerfModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePerfModes_v1_t | null] {
+export function nvmlDeviceGetPerformanceModes(device: H.nvmlDevice_t | null, perfModes?: S.nvmlDevicePerfModes_v1_t | S.nvmlDevicePerfModes_v1_tInit | null): Res<[S.nvmlDevicePerfModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPerformanceModes', 'device');
   const a_perfModes = X.inoutStruct(perfModes, S.nvmlDevicePerfModes_v1_t, 'nvmlDeviceGetPerformanceModes', 'perfModes');
   const err = (f_nvmlDeviceGetPerformanceModes ??= L.bind('nvmlDeviceGetPerformanceModes'))(a_device, a_perfModes._u8) as E.nvmlReturn_t;
@@ -1606,7 +1612,7 @@ let f_nvmlDeviceGetCurrentClockFreqs: KoffiFunction | undefined;
  * @returns `[err, currentClockFreqs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `currentClockFreqs`: Reference in which to return the performance level string; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCurrentClockFreqs(nvmlDevice_t device, nvmlDeviceCurrentClockFreqs_t * currentClockFreqs) — nvml.h:6050
-export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, currentClockFreqs?: S.nvmlDeviceCurrentClockFreqs_v1_t | S.nvmlDeviceCurrentClockFreqs_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceCurrentClockFreqs_v1_t | null] {
+export function nvmlDeviceGetCurrentClockFreqs(device: H.nvmlDevice_t | null, currentClockFreqs?: S.nvmlDeviceCurrentClockFreqs_v1_t | S.nvmlDeviceCurrentClockFreqs_v1_tInit | null): Res<[S.nvmlDeviceCurrentClockFreqs_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCurrentClockFreqs', 'device');
   const a_currentClockFreqs = X.inoutStruct(currentClockFreqs, S.nvmlDeviceCurrentClockFreqs_v1_t, 'nvmlDeviceGetCurrentClockFreqs', 'currentClockFreqs');
   const err = (f_nvmlDeviceGetCurrentClockFreqs ??= L.bind('nvmlDeviceGetCurrentClockFreqs'))(a_device, a_currentClockFreqs._u8) as E.nvmlReturn_t;
@@ -1621,7 +1627,7 @@ let f_nvmlDeviceGetPowerManagementMode: KoffiFunction | undefined;
  * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current power management mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:6080
-export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetPowerManagementMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementMode', 'device');
   const err = (f_nvmlDeviceGetPowerManagementMode ??= L.bind('nvmlDeviceGetPowerManagementMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1635,7 +1641,7 @@ let f_nvmlDeviceGetPowerManagementLimit: KoffiFunction | undefined;
  * @returns `[err, limit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `limit`: Reference in which to return the power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int * limit) — nvml.h:6104
-export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerManagementLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimit', 'device');
   const err = (f_nvmlDeviceGetPowerManagementLimit ??= L.bind('nvmlDeviceGetPowerManagementLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1649,7 +1655,7 @@ let f_nvmlDeviceGetPowerManagementLimitConstraints: KoffiFunction | undefined;
  * @returns `[err, minLimit, maxLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `minLimit`: Reference in which to return the minimum power management limit in milliwatts; `maxLimit`: Reference in which to return the maximum power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int * minLimit, unsigned int * maxLimit) — nvml.h:6125
-export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetPowerManagementLimitConstraints(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementLimitConstraints', 'device');
   const err = (f_nvmlDeviceGetPowerManagementLimitConstraints ??= L.bind('nvmlDeviceGetPowerManagementLimitConstraints'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1663,7 +1669,7 @@ let f_nvmlDeviceGetPowerManagementDefaultLimit: KoffiFunction | undefined;
  * @returns `[err, defaultLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `defaultLimit`: Reference in which to return the default power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int * defaultLimit) — nvml.h:6144
-export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerManagementDefaultLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerManagementDefaultLimit', 'device');
   const err = (f_nvmlDeviceGetPowerManagementDefaultLimit ??= L.bind('nvmlDeviceGetPowerManagementDefaultLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1677,7 +1683,7 @@ let f_nvmlDeviceGetPowerUsage: KoffiFunction | undefined;
  * @returns `[err, power]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `power`: Reference in which to return the power usage information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int * power) — nvml.h:6171
-export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerUsage(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerUsage', 'device');
   const err = (f_nvmlDeviceGetPowerUsage ??= L.bind('nvmlDeviceGetPowerUsage'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1692,7 +1698,7 @@ let f_nvmlDeviceGetPowerMizerMode_v1: KoffiFunction | undefined;
  * @returns `[err, powerMizerMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `powerMizerMode`: Reference in which to return the power mizer mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t * powerMizerMode) — nvml.h:6201
-export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePowerMizerModes_v1_t | null] {
+export function nvmlDeviceGetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): Res<[S.nvmlDevicePowerMizerModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerMizerMode_v1', 'device');
   const a_powerMizerMode = X.inoutStruct(powerMizerMode, S.nvmlDevicePowerMizerModes_v1_t, 'nvmlDeviceGetPowerMizerMode_v1', 'powerMizerMode');
   const err = (f_nvmlDeviceGetPowerMizerMode_v1 ??= L.bind('nvmlDeviceGetPowerMizerMode_v1'))(a_device, a_powerMizerMode._u8) as E.nvmlReturn_t;
@@ -1708,7 +1714,7 @@ let f_nvmlDeviceSetPowerMizerMode_v1: KoffiFunction | undefined;
  * @returns `[err, powerMizerMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `powerMizerMode`: Reference in which to set the power mizer mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t * powerMizerMode) — nvml.h:6220
-export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDevicePowerMizerModes_v1_t | null] {
+export function nvmlDeviceSetPowerMizerMode_v1(device: H.nvmlDevice_t | null, powerMizerMode?: S.nvmlDevicePowerMizerModes_v1_t | S.nvmlDevicePowerMizerModes_v1_tInit | null): Res<[S.nvmlDevicePowerMizerModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetPowerMizerMode_v1', 'device');
   const a_powerMizerMode = X.inoutStruct(powerMizerMode, S.nvmlDevicePowerMizerModes_v1_t, 'nvmlDeviceSetPowerMizerMode_v1', 'powerMizerMode');
   const err = (f_nvmlDeviceSetPowerMizerMode_v1 ??= L.bind('nvmlDeviceSetPowerMizerMode_v1'))(a_device, a_powerMizerMode._u8) as E.nvmlReturn_t;
@@ -1723,7 +1729,7 @@ let f_nvmlDeviceGetTotalEnergyConsumption: KoffiFunction | undefined;
  * @returns `[err, energy]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `energy`: Reference in which to return the energy consumption information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long * energy) — nvml.h:6239
-export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetTotalEnergyConsumption(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTotalEnergyConsumption', 'device');
   const err = (f_nvmlDeviceGetTotalEnergyConsumption ??= L.bind('nvmlDeviceGetTotalEnergyConsumption'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1737,7 +1743,7 @@ let f_nvmlDeviceGetEnforcedPowerLimit: KoffiFunction | undefined;
  * @returns `[err, limit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `limit`: Reference in which to return the power management limit in milliwatts; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int * limit) — nvml.h:6260
-export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetEnforcedPowerLimit(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEnforcedPowerLimit', 'device');
   const err = (f_nvmlDeviceGetEnforcedPowerLimit ??= L.bind('nvmlDeviceGetEnforcedPowerLimit'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1751,7 +1757,7 @@ let f_nvmlDeviceGetGpuOperationMode: KoffiFunction | undefined;
  * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current GOM; `pending`: Reference in which to return the pending GOM; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t * current, nvmlGpuOperationMode_t * pending) — nvml.h:6284
-export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuOperationMode_t | null, E.nvmlGpuOperationMode_t | null] {
+export function nvmlDeviceGetGpuOperationMode(device: H.nvmlDevice_t | null): Res<[E.nvmlGpuOperationMode_t, E.nvmlGpuOperationMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuOperationMode', 'device');
   const err = (f_nvmlDeviceGetGpuOperationMode ??= L.bind('nvmlDeviceGetGpuOperationMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1766,7 +1772,7 @@ let f_nvmlDeviceGetMemoryInfo: KoffiFunction | undefined;
  * @returns `[err, memory]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `memory`: Reference in which to return the memory information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t * memory) — nvml.h:6330
-export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_st | null] {
+export function nvmlDeviceGetMemoryInfo(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): Res<[S.nvmlMemory_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_st, 'nvmlDeviceGetMemoryInfo', 'memory');
   const err = (f_nvmlDeviceGetMemoryInfo ??= L.bind('nvmlDeviceGetMemoryInfo'))(a_device, a_memory._u8) as E.nvmlReturn_t;
@@ -1782,7 +1788,7 @@ let f_nvmlDeviceGetMemoryInfo_v2: KoffiFunction | undefined;
  * @returns `[err, memory]` — `err`: the status; `memory`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t * memory) — nvml.h:6335
-export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_v2_st | S.nvmlMemory_v2_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_v2_st | null] {
+export function nvmlDeviceGetMemoryInfo_v2(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_v2_st | S.nvmlMemory_v2_stInit | null): Res<[S.nvmlMemory_v2_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryInfo_v2', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_v2_st, 'nvmlDeviceGetMemoryInfo_v2', 'memory');
   const err = (f_nvmlDeviceGetMemoryInfo_v2 ??= L.bind('nvmlDeviceGetMemoryInfo_v2'))(a_device, a_memory._u8) as E.nvmlReturn_t;
@@ -1797,7 +1803,7 @@ let f_nvmlDeviceGetComputeMode: KoffiFunction | undefined;
  * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current compute mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t * mode) — nvml.h:6357
-export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlComputeMode_t | null] {
+export function nvmlDeviceGetComputeMode(device: H.nvmlDevice_t | null): Res<[E.nvmlComputeMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeMode', 'device');
   const err = (f_nvmlDeviceGetComputeMode ??= L.bind('nvmlDeviceGetComputeMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1811,7 +1817,7 @@ let f_nvmlDeviceGetCudaComputeCapability: KoffiFunction | undefined;
  * @returns `[err, major, minor]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `major`: Reference in which to return the major CUDA compute capability; `minor`: Reference in which to return the minor CUDA compute capability; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int * major, int * minor) — nvml.h:6381
-export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetCudaComputeCapability(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCudaComputeCapability', 'device');
   const err = (f_nvmlDeviceGetCudaComputeCapability ??= L.bind('nvmlDeviceGetCudaComputeCapability'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1827,7 +1833,7 @@ let f_nvmlDeviceGetDramEncryptionMode: KoffiFunction | undefined;
  * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current DRAM Encryption mode; `pending`: Reference in which to return the pending DRAM Encryption mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDramEncryptionMode(nvmlDevice_t device, nvmlDramEncryptionInfo_t * current, nvmlDramEncryptionInfo_t * pending) — nvml.h:6410
-export function nvmlDeviceGetDramEncryptionMode(device: H.nvmlDevice_t | null, current?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null, pending?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDramEncryptionInfo_v1_t | null, S.nvmlDramEncryptionInfo_v1_t | null] {
+export function nvmlDeviceGetDramEncryptionMode(device: H.nvmlDevice_t | null, current?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null, pending?: S.nvmlDramEncryptionInfo_v1_t | S.nvmlDramEncryptionInfo_v1_tInit | null): Res<[S.nvmlDramEncryptionInfo_v1_t, S.nvmlDramEncryptionInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDramEncryptionMode', 'device');
   const a_current = X.inoutStruct(current, S.nvmlDramEncryptionInfo_v1_t, 'nvmlDeviceGetDramEncryptionMode', 'current');
   const a_pending = X.inoutStruct(pending, S.nvmlDramEncryptionInfo_v1_t, 'nvmlDeviceGetDramEncryptionMode', 'pending');
@@ -1858,7 +1864,7 @@ let f_nvmlDeviceGetEccMode: KoffiFunction | undefined;
  * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current ECC mode; `pending`: Reference in which to return the pending ECC mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t * current, nvmlEnableState_t * pending) — nvml.h:6469
-export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetEccMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t, E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEccMode', 'device');
   const err = (f_nvmlDeviceGetEccMode ??= L.bind('nvmlDeviceGetEccMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -1872,7 +1878,7 @@ let f_nvmlDeviceGetDefaultEccMode: KoffiFunction | undefined;
  * @returns `[err, defaultMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `defaultMode`: Reference in which to return the default ECC mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDefaultEccMode(nvmlDevice_t device, nvmlEnableState_t * defaultMode) — nvml.h:6493
-export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetDefaultEccMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDefaultEccMode', 'device');
   const err = (f_nvmlDeviceGetDefaultEccMode ??= L.bind('nvmlDeviceGetDefaultEccMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1886,7 +1892,7 @@ let f_nvmlDeviceGetBoardId: KoffiFunction | undefined;
  * @returns `[err, boardId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `boardId`: Reference in which to return the device's board ID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int * boardId) — nvml.h:6518
-export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetBoardId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBoardId', 'device');
   const err = (f_nvmlDeviceGetBoardId ??= L.bind('nvmlDeviceGetBoardId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1900,7 +1906,7 @@ let f_nvmlDeviceGetMultiGpuBoard: KoffiFunction | undefined;
  * @returns `[err, multiGpuBool]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `multiGpuBool`: Reference in which to return a zero or non-zero value to indicate whether the device is on a multi GPU board; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int * multiGpuBool) — nvml.h:6538
-export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMultiGpuBoard(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMultiGpuBoard', 'device');
   const err = (f_nvmlDeviceGetMultiGpuBoard ??= L.bind('nvmlDeviceGetMultiGpuBoard'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -1916,7 +1922,7 @@ let f_nvmlDeviceGetTotalEccErrors: KoffiFunction | undefined;
  * @returns `[err, eccCounts]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `eccCounts`: Reference in which to return the specified ECC errors; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, unsigned long long * eccCounts) — nvml.h:6569
-export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetTotalEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetTotalEccErrors', 'device');
   const a_errorType = M.i32(errorType, 'nvmlDeviceGetTotalEccErrors', 'errorType');
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetTotalEccErrors', 'counterType');
@@ -1935,7 +1941,7 @@ let f_nvmlDeviceGetDetailedEccErrors: KoffiFunction | undefined;
  * @returns `[err, eccCounts]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `eccCounts`: Reference in which to return the specified ECC errors; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDetailedEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlEccErrorCounts_t * eccCounts) — nvml.h:6607
-export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, eccCounts?: S.nvmlEccErrorCounts_st | S.nvmlEccErrorCounts_stInit | null): [E.nvmlReturn_t, S.nvmlEccErrorCounts_st | null] {
+export function nvmlDeviceGetDetailedEccErrors(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, eccCounts?: S.nvmlEccErrorCounts_st | S.nvmlEccErrorCounts_stInit | null): Res<[S.nvmlEccErrorCounts_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDetailedEccErrors', 'device');
   const a_errorType = M.i32(errorType, 'nvmlDeviceGetDetailedEccErrors', 'errorType');
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetDetailedEccErrors', 'counterType');
@@ -1955,7 +1961,7 @@ let f_nvmlDeviceGetMemoryErrorCounter: KoffiFunction | undefined;
  * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `count`: Reference in which to return the ECC counter; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlMemoryLocation_t locationType, unsigned long long * count) — nvml.h:6644
-export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, locationType: E.nvmlMemoryLocation_t): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetMemoryErrorCounter(device: H.nvmlDevice_t | null, errorType: E.nvmlMemoryErrorType_t, counterType: E.nvmlEccCounterType_t, locationType: E.nvmlMemoryLocation_t): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryErrorCounter', 'device');
   const a_errorType = M.i32(errorType, 'nvmlDeviceGetMemoryErrorCounter', 'errorType');
   const a_counterType = M.i32(counterType, 'nvmlDeviceGetMemoryErrorCounter', 'counterType');
@@ -1973,7 +1979,7 @@ let f_nvmlDeviceGetUtilizationRates: KoffiFunction | undefined;
  * @returns `[err, utilization]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference in which to return the utilization information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t * utilization) — nvml.h:6671
-export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, utilization?: S.nvmlUtilization_st | S.nvmlUtilization_stInit | null): [E.nvmlReturn_t, S.nvmlUtilization_st | null] {
+export function nvmlDeviceGetUtilizationRates(device: H.nvmlDevice_t | null, utilization?: S.nvmlUtilization_st | S.nvmlUtilization_stInit | null): Res<[S.nvmlUtilization_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetUtilizationRates', 'device');
   const a_utilization = X.inoutStruct(utilization, S.nvmlUtilization_st, 'nvmlDeviceGetUtilizationRates', 'utilization');
   const err = (f_nvmlDeviceGetUtilizationRates ??= L.bind('nvmlDeviceGetUtilizationRates'))(a_device, a_utilization._u8) as E.nvmlReturn_t;
@@ -1988,7 +1994,7 @@ let f_nvmlDeviceGetEncoderUtilization: KoffiFunction | undefined;
  * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for encoder utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6692
-export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetEncoderUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderUtilization', 'device');
   const err = (f_nvmlDeviceGetEncoderUtilization ??= L.bind('nvmlDeviceGetEncoderUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -2003,7 +2009,7 @@ let f_nvmlDeviceGetEncoderCapacity: KoffiFunction | undefined;
  * @returns `[err, encoderCapacity]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `encoderCapacity`: Reference to an unsigned int for the encoder capacity; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetEncoderCapacity(nvmlDevice_t device, nvmlEncoderType_t encoderQueryType, unsigned int * encoderCapacity) — nvml.h:6712
-export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, encoderQueryType: E.nvmlEncoderType_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetEncoderCapacity(device: H.nvmlDevice_t | null, encoderQueryType: E.nvmlEncoderType_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderCapacity', 'device');
   const a_encoderQueryType = M.i32(encoderQueryType, 'nvmlDeviceGetEncoderCapacity', 'encoderQueryType');
   const err = (f_nvmlDeviceGetEncoderCapacity ??= L.bind('nvmlDeviceGetEncoderCapacity'))(a_device, a_encoderQueryType, K.slot[0]) as E.nvmlReturn_t;
@@ -2018,7 +2024,7 @@ let f_nvmlDeviceGetEncoderStats: KoffiFunction | undefined;
  * @returns `[err, sessionCount, averageFps, averageLatency]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to an unsigned int for count of active encoder sessions; `averageFps`: Reference to an unsigned int for trailing average FPS of all active sessions; `averageLatency`: Reference to an unsigned int for encode latency in microseconds; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int * sessionCount, unsigned int * averageFps, unsigned int * averageLatency) — nvml.h:6732
-export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null, number | null] {
+export function nvmlDeviceGetEncoderStats(device: H.nvmlDevice_t | null): Res<[number, number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderStats', 'device');
   const err = (f_nvmlDeviceGetEncoderStats ??= L.bind('nvmlDeviceGetEncoderStats'))(a_device, K.slot[0], K.slot[1], K.slot[2]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null, null];
@@ -2033,7 +2039,7 @@ let f_nvmlDeviceGetEncoderSessions: KoffiFunction | undefined;
  * @returns `[err, sessionCount, sessionInfos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfos`: Reference in which to return the session information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetEncoderSessions(nvmlDevice_t device, unsigned int * sessionCount, nvmlEncoderSessionInfo_t * sessionInfos) — nvml.h:6762
-export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlEncoderSessionInfo_st[] | null] {
+export function nvmlDeviceGetEncoderSessions(device: H.nvmlDevice_t | null, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlEncoderSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetEncoderSessions', 'device');
   const a_sessionCount = M.size(sessionCount, 'nvmlDeviceGetEncoderSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -2053,7 +2059,7 @@ let f_nvmlDeviceGetDecoderUtilization: KoffiFunction | undefined;
  * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for decoder utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6783
-export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetDecoderUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDecoderUtilization', 'device');
   const err = (f_nvmlDeviceGetDecoderUtilization ??= L.bind('nvmlDeviceGetDecoderUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -2067,7 +2073,7 @@ let f_nvmlDeviceGetJpgUtilization: KoffiFunction | undefined;
  * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for jpg utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6804
-export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetJpgUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetJpgUtilization', 'device');
   const err = (f_nvmlDeviceGetJpgUtilization ??= L.bind('nvmlDeviceGetJpgUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -2081,7 +2087,7 @@ let f_nvmlDeviceGetOfaUtilization: KoffiFunction | undefined;
  * @returns `[err, utilization, samplingPeriodUs]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Reference to an unsigned int for ofa utilization info; `samplingPeriodUs`: Reference to an unsigned int for the sampling period in US; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int * utilization, unsigned int * samplingPeriodUs) — nvml.h:6825
-export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetOfaUtilization(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetOfaUtilization', 'device');
   const err = (f_nvmlDeviceGetOfaUtilization ??= L.bind('nvmlDeviceGetOfaUtilization'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -2096,7 +2102,7 @@ let f_nvmlDeviceGetFBCStats: KoffiFunction | undefined;
  * @returns `[err, fbcStats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `fbcStats`: Reference to nvmlFBCStats_t structure containing NvFBC stats; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlFBCStats_t * fbcStats) — nvml.h:6842
-export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): [E.nvmlReturn_t, S.nvmlFBCStats_st | null] {
+export function nvmlDeviceGetFBCStats(device: H.nvmlDevice_t | null, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): Res<[S.nvmlFBCStats_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFBCStats', 'device');
   const a_fbcStats = X.inoutStruct(fbcStats, S.nvmlFBCStats_st, 'nvmlDeviceGetFBCStats', 'fbcStats');
   const err = (f_nvmlDeviceGetFBCStats ??= L.bind('nvmlDeviceGetFBCStats'))(a_device, a_fbcStats._u8) as E.nvmlReturn_t;
@@ -2112,7 +2118,7 @@ let f_nvmlDeviceGetFBCSessions: KoffiFunction | undefined;
  * @returns `[err, sessionCount, sessionInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfo`: Reference in which to return the session information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetFBCSessions(nvmlDevice_t device, unsigned int * sessionCount, nvmlFBCSessionInfo_t * sessionInfo) — nvml.h:6873
-export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlFBCSessionInfo_st[] | null] {
+export function nvmlDeviceGetFBCSessions(device: H.nvmlDevice_t | null, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlFBCSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetFBCSessions', 'device');
   const a_sessionCount = M.size(sessionCount, 'nvmlDeviceGetFBCSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -2132,7 +2138,7 @@ let f_nvmlDeviceGetDriverModel: KoffiFunction | undefined;
  * @returns `[err, current, pending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `current`: Reference in which to return the current driver model; `pending`: Reference in which to return the pending driver model; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t device, nvmlDriverModel_t * current, nvmlDriverModel_t * pending) — nvml.h:6900
-export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlDriverModel_t | null, E.nvmlDriverModel_t | null] {
+export function nvmlDeviceGetDriverModel(device: H.nvmlDevice_t | null): Res<[E.nvmlDriverModel_t, E.nvmlDriverModel_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetDriverModel', 'device');
   const err = (f_nvmlDeviceGetDriverModel ??= L.bind('nvmlDeviceGetDriverModel'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -2147,7 +2153,7 @@ let f_nvmlDeviceGetVbiosVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `version`: Reference to which to return the VBIOS version; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char * version, unsigned int length) — nvml.h:6922
-export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetVbiosVersion(device: H.nvmlDevice_t | null, length: number): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVbiosVersion', 'device');
   const a_length = M.u32(length, 'nvmlDeviceGetVbiosVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlDeviceGetVbiosVersion', 'length', `must be at least 1, got ${a_length}`);
@@ -2165,7 +2171,7 @@ let f_nvmlDeviceGetBridgeChipInfo: KoffiFunction | undefined;
  * @returns `[err, bridgeHierarchy]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `bridgeHierarchy`: Reference to the returned bridge chip Hierarchy; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetBridgeChipInfo(nvmlDevice_t device, nvmlBridgeChipHierarchy_t * bridgeHierarchy) — nvml.h:6942
-export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridgeHierarchy?: S.nvmlBridgeChipHierarchy_st | S.nvmlBridgeChipHierarchy_stInit | null): [E.nvmlReturn_t, S.nvmlBridgeChipHierarchy_st | null] {
+export function nvmlDeviceGetBridgeChipInfo(device: H.nvmlDevice_t | null, bridgeHierarchy?: S.nvmlBridgeChipHierarchy_st | S.nvmlBridgeChipHierarchy_stInit | null): Res<[S.nvmlBridgeChipHierarchy_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBridgeChipInfo', 'device');
   const a_bridgeHierarchy = X.inoutStruct(bridgeHierarchy, S.nvmlBridgeChipHierarchy_st, 'nvmlDeviceGetBridgeChipInfo', 'bridgeHierarchy');
   const err = (f_nvmlDeviceGetBridgeChipInfo ??= L.bind('nvmlDeviceGetBridgeChipInfo'))(a_device, a_bridgeHierarchy._u8) as E.nvmlReturn_t;
@@ -2181,7 +2187,7 @@ let f_nvmlDeviceGetComputeRunningProcesses: KoffiFunction | undefined;
  * @returns `[err, infoCount, infos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `infoCount`: Reference in which to provide the infos array size, and to return the number of returned elements; `infos`: Reference in which to return the process information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:6985
-export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
+export function nvmlDeviceGetComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlProcessInfo_v2_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeRunningProcesses', 'device');
   const a_infoCount = M.size(infoCount, 'nvmlDeviceGetComputeRunningProcesses', 'infoCount');
   K.U32[0] = a_infoCount % 4294967296; K.U32[1] = Math.floor(a_infoCount / 4294967296);
@@ -2202,7 +2208,7 @@ let f_nvmlDeviceGetGraphicsRunningProcesses: KoffiFunction | undefined;
  * @returns `[err, infoCount, infos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `infoCount`: Reference in which to provide the infos array size, and to return the number of returned elements; `infos`: Reference in which to return the process information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:7028
-export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
+export function nvmlDeviceGetGraphicsRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlProcessInfo_v2_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetGraphicsRunningProcesses', 'device');
   const a_infoCount = M.size(infoCount, 'nvmlDeviceGetGraphicsRunningProcesses', 'infoCount');
   K.U32[0] = a_infoCount % 4294967296; K.U32[1] = Math.floor(a_infoCount / 4294967296);
@@ -2223,7 +2229,7 @@ let f_nvmlDeviceGetMPSComputeRunningProcesses: KoffiFunction | undefined;
  * @returns `[err, infoCount, infos]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `infoCount`: Reference in which to provide the infos array size, and to return the number of returned elements; `infos`: Reference in which to return the process information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int * infoCount, nvmlProcessInfo_t * infos) — nvml.h:7071
-export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): [E.nvmlReturn_t, number | null, S.nvmlProcessInfo_v2_st[] | null] {
+export function nvmlDeviceGetMPSComputeRunningProcesses(device: H.nvmlDevice_t | null, infoCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlProcessInfo_v2_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetMPSComputeRunningProcesses', 'device');
   const a_infoCount = M.size(infoCount, 'nvmlDeviceGetMPSComputeRunningProcesses', 'infoCount');
   K.U32[0] = a_infoCount % 4294967296; K.U32[1] = Math.floor(a_infoCount / 4294967296);
@@ -2244,7 +2250,7 @@ let f_nvmlDeviceGetRunningProcessDetailList: KoffiFunction | undefined;
  * @returns `[err, plist]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE); `plist`: Reference in which to process detail list plist->version The api version plist->mode The process mode plist->procArray Reference in which to return the process information plist->numProcArrayEntries Proc array size of returned entries; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t * plist) — nvml.h:7122
-export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | null, plist?: S.nvmlProcessDetailList_v1_t | S.nvmlProcessDetailList_v1_tInit | null): [E.nvmlReturn_t, S.nvmlProcessDetailList_v1_t | null] {
+export function nvmlDeviceGetRunningProcessDetailList(device: H.nvmlDevice_t | null, plist?: S.nvmlProcessDetailList_v1_t | S.nvmlProcessDetailList_v1_tInit | null): Res<[S.nvmlProcessDetailList_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRunningProcessDetailList', 'device');
   const a_plist = X.inoutStruct(plist, S.nvmlProcessDetailList_v1_t, 'nvmlDeviceGetRunningProcessDetailList', 'plist');
   const err = (f_nvmlDeviceGetRunningProcessDetailList ??= L.bind('nvmlDeviceGetRunningProcessDetailList'))(a_device, a_plist._u8) as E.nvmlReturn_t;
@@ -2260,7 +2266,7 @@ let f_nvmlDeviceOnSameBoard: KoffiFunction | undefined;
  * @returns `[err, onSameBoard]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `onSameBoard`: Reference in which to return the status; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceOnSameBoard(nvmlDevice_t device1, nvmlDevice_t device2, int * onSameBoard) — nvml.h:7142
-export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceOnSameBoard(device1: H.nvmlDevice_t | null, device2: H.nvmlDevice_t | null): Res<[number]> {
   const a_device1 = M.handle(device1, 'nvmlDeviceOnSameBoard', 'device1');
   const a_device2 = M.handle(device2, 'nvmlDeviceOnSameBoard', 'device2');
   const err = (f_nvmlDeviceOnSameBoard ??= L.bind('nvmlDeviceOnSameBoard'))(a_device1, a_device2, K.slot[0]) as E.nvmlReturn_t;
@@ -2276,7 +2282,7 @@ let f_nvmlDeviceGetAPIRestriction: KoffiFunction | undefined;
  * @returns `[err, isRestricted]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isRestricted`: Reference in which to return the current restriction NVML_FEATURE_ENABLED indicates that the API is root-only NVML_FEATURE_DISABLED indicates that the API is accessible to all users; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t * isRestricted) — nvml.h:7168
-export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiType: E.nvmlRestrictedAPI_t): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetAPIRestriction(device: H.nvmlDevice_t | null, apiType: E.nvmlRestrictedAPI_t): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAPIRestriction', 'device');
   const a_apiType = M.i32(apiType, 'nvmlDeviceGetAPIRestriction', 'apiType');
   const err = (f_nvmlDeviceGetAPIRestriction ??= L.bind('nvmlDeviceGetAPIRestriction'))(a_device, a_apiType, K.slot[0]) as E.nvmlReturn_t;
@@ -2294,7 +2300,7 @@ let f_nvmlDeviceGetSamples: KoffiFunction | undefined;
  * @returns `[err, sampleValType, sampleCount, samples]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sampleValType`: Output parameter to represent the type of sample value as described in nvmlSampleVal_t; `sampleCount`: Reference to provide the number of elements which can be queried in samples array; `samples`: Reference in which samples are returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp, nvmlValueType_t * sampleValType, unsigned int * sampleCount, nvmlSample_t * samples) — nvml.h:7212
-export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvmlSamplingType_t, lastSeenTimeStamp: bigint | number, sampleCount: number): [E.nvmlReturn_t, E.nvmlValueType_t | null, number | null, S.nvmlSample_st[] | null] {
+export function nvmlDeviceGetSamples(device: H.nvmlDevice_t | null, type: E.nvmlSamplingType_t, lastSeenTimeStamp: bigint | number, sampleCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [E.nvmlValueType_t, number, S.nvmlSample_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSamples', 'device');
   const a_type = M.i32(type, 'nvmlDeviceGetSamples', 'type');
   const a_lastSeenTimeStamp = M.u64(lastSeenTimeStamp, 'nvmlDeviceGetSamples', 'lastSeenTimeStamp');
@@ -2317,7 +2323,7 @@ let f_nvmlDeviceGetBAR1MemoryInfo: KoffiFunction | undefined;
  * @returns `[err, bar1Memory]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `bar1Memory`: Reference in which BAR1 memory information is returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t * bar1Memory) — nvml.h:7240
-export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1Memory?: S.nvmlBAR1Memory_st | S.nvmlBAR1Memory_stInit | null): [E.nvmlReturn_t, S.nvmlBAR1Memory_st | null] {
+export function nvmlDeviceGetBAR1MemoryInfo(device: H.nvmlDevice_t | null, bar1Memory?: S.nvmlBAR1Memory_st | S.nvmlBAR1Memory_stInit | null): Res<[S.nvmlBAR1Memory_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBAR1MemoryInfo', 'device');
   const a_bar1Memory = X.inoutStruct(bar1Memory, S.nvmlBAR1Memory_st, 'nvmlDeviceGetBAR1MemoryInfo', 'bar1Memory');
   const err = (f_nvmlDeviceGetBAR1MemoryInfo ??= L.bind('nvmlDeviceGetBAR1MemoryInfo'))(a_device, a_bar1Memory._u8) as E.nvmlReturn_t;
@@ -2334,7 +2340,7 @@ let f_nvmlDeviceGetViolationStatus: KoffiFunction | undefined;
  * @returns `[err, violTime]` — `err`: the status; `violTime`; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType, nvmlViolationTime_t * violTime) — nvml.h:7258
-export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perfPolicyType: E.nvmlPerfPolicyType_t, violTime?: S.nvmlViolationTime_st | S.nvmlViolationTime_stInit | null): [E.nvmlReturn_t, S.nvmlViolationTime_st | null] {
+export function nvmlDeviceGetViolationStatus(device: H.nvmlDevice_t | null, perfPolicyType: E.nvmlPerfPolicyType_t, violTime?: S.nvmlViolationTime_st | S.nvmlViolationTime_stInit | null): Res<[S.nvmlViolationTime_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetViolationStatus', 'device');
   const a_perfPolicyType = M.i32(perfPolicyType, 'nvmlDeviceGetViolationStatus', 'perfPolicyType');
   const a_violTime = X.inoutStruct(violTime, S.nvmlViolationTime_st, 'nvmlDeviceGetViolationStatus', 'violTime');
@@ -2350,7 +2356,7 @@ let f_nvmlDeviceGetIrqNum: KoffiFunction | undefined;
  * @returns `[err, irqNum]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `irqNum`: The interrupt number associated with the specified device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetIrqNum(nvmlDevice_t device, unsigned int * irqNum) — nvml.h:7274
-export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetIrqNum(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetIrqNum', 'device');
   const err = (f_nvmlDeviceGetIrqNum ??= L.bind('nvmlDeviceGetIrqNum'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2364,7 +2370,7 @@ let f_nvmlDeviceGetNumGpuCores: KoffiFunction | undefined;
  * @returns `[err, numCores]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `numCores`: The number of cores for the specified device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int * numCores) — nvml.h:7293
-export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNumGpuCores(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNumGpuCores', 'device');
   const err = (f_nvmlDeviceGetNumGpuCores ??= L.bind('nvmlDeviceGetNumGpuCores'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2378,7 +2384,7 @@ let f_nvmlDeviceGetPowerSource: KoffiFunction | undefined;
  * @returns `[err, powerSource]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `powerSource`: The power source of the device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPowerSource(nvmlDevice_t device, nvmlPowerSource_t * powerSource) — nvml.h:7309
-export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPowerSource(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPowerSource', 'device');
   const err = (f_nvmlDeviceGetPowerSource ??= L.bind('nvmlDeviceGetPowerSource'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2392,7 +2398,7 @@ let f_nvmlDeviceGetMemoryBusWidth: KoffiFunction | undefined;
  * @returns `[err, busWidth]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `busWidth`: The devices's memory bus width; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int * busWidth) — nvml.h:7325
-export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMemoryBusWidth(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMemoryBusWidth', 'device');
   const err = (f_nvmlDeviceGetMemoryBusWidth ??= L.bind('nvmlDeviceGetMemoryBusWidth'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2406,7 +2412,7 @@ let f_nvmlDeviceGetPcieLinkMaxSpeed: KoffiFunction | undefined;
  * @returns `[err, maxSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `maxSpeed`: The devices's PCIE Max Link speed in MBPS; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int * maxSpeed) — nvml.h:7341
-export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieLinkMaxSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieLinkMaxSpeed', 'device');
   const err = (f_nvmlDeviceGetPcieLinkMaxSpeed ??= L.bind('nvmlDeviceGetPcieLinkMaxSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2420,7 +2426,7 @@ let f_nvmlDeviceGetPcieSpeed: KoffiFunction | undefined;
  * @returns `[err, pcieSpeed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pcieSpeed`: The devices's PCIe Max Link speed in Mbps; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPcieSpeed(nvmlDevice_t device, unsigned int * pcieSpeed) — nvml.h:7356
-export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPcieSpeed(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPcieSpeed', 'device');
   const err = (f_nvmlDeviceGetPcieSpeed ??= L.bind('nvmlDeviceGetPcieSpeed'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2434,7 +2440,7 @@ let f_nvmlDeviceGetAdaptiveClockInfoStatus: KoffiFunction | undefined;
  * @returns `[err, adaptiveClockStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST); `adaptiveClockStatus`: The current adaptive clocking status, either NVML_ADAPTIVE_CLOCKING_INFO_STATUS_DISABLED or NVML_ADAPTIVE_CLOCKING_INFO_STATUS_ENABLED; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAdaptiveClockInfoStatus(nvmlDevice_t device, unsigned int * adaptiveClockStatus) — nvml.h:7374
-export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetAdaptiveClockInfoStatus(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAdaptiveClockInfoStatus', 'device');
   const err = (f_nvmlDeviceGetAdaptiveClockInfoStatus ??= L.bind('nvmlDeviceGetAdaptiveClockInfoStatus'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2448,7 +2454,7 @@ let f_nvmlDeviceGetBusType: KoffiFunction | undefined;
  * @returns `[err, type]` — `err`: the status; `type`: The PCI Bus type; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetBusType(nvmlDevice_t device, nvmlBusType_t * type) — nvml.h:7388
-export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetBusType(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetBusType', 'device');
   const err = (f_nvmlDeviceGetBusType ??= L.bind('nvmlDeviceGetBusType'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2463,7 +2469,7 @@ let f_nvmlDeviceGetGpuFabricInfo: KoffiFunction | undefined;
  * @returns `[err, gpuFabricInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED); `gpuFabricInfo`: Information about GPU fabric state; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo) — nvml.h:7412
-export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_t | S.nvmlGpuFabricInfo_tInit | null): [E.nvmlReturn_t, S.nvmlGpuFabricInfo_t | null] {
+export function nvmlDeviceGetGpuFabricInfo(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_t | S.nvmlGpuFabricInfo_tInit | null): Res<[S.nvmlGpuFabricInfo_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfo', 'device');
   const a_gpuFabricInfo = X.inoutStruct(gpuFabricInfo, S.nvmlGpuFabricInfo_t, 'nvmlDeviceGetGpuFabricInfo', 'gpuFabricInfo');
   const err = (f_nvmlDeviceGetGpuFabricInfo ??= L.bind('nvmlDeviceGetGpuFabricInfo'))(a_device, a_gpuFabricInfo._u8) as E.nvmlReturn_t;
@@ -2479,7 +2485,7 @@ let f_nvmlDeviceGetGpuFabricInfoV: KoffiFunction | undefined;
  * @returns `[err, gpuFabricInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED); `gpuFabricInfo`: Information about GPU fabric state; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t * gpuFabricInfo) — nvml.h:7435
-export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_v3_t | S.nvmlGpuFabricInfo_v3_tInit | null): [E.nvmlReturn_t, S.nvmlGpuFabricInfo_v3_t | null] {
+export function nvmlDeviceGetGpuFabricInfoV(device: H.nvmlDevice_t | null, gpuFabricInfo?: S.nvmlGpuFabricInfo_v3_t | S.nvmlGpuFabricInfo_v3_tInit | null): Res<[S.nvmlGpuFabricInfo_v3_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuFabricInfoV', 'device');
   const a_gpuFabricInfo = X.inoutStruct(gpuFabricInfo, S.nvmlGpuFabricInfo_v3_t, 'nvmlDeviceGetGpuFabricInfoV', 'gpuFabricInfo');
   const err = (f_nvmlDeviceGetGpuFabricInfoV ??= L.bind('nvmlDeviceGetGpuFabricInfoV'))(a_device, a_gpuFabricInfo._u8) as E.nvmlReturn_t;
@@ -2494,7 +2500,7 @@ let f_nvmlSystemGetConfComputeCapabilities: KoffiFunction | undefined;
  * @returns `[err, capabilities]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `capabilities`: System CC capabilities; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t * capabilities) — nvml.h:7452
-export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfComputeSystemCaps_st | S.nvmlConfComputeSystemCaps_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSystemCaps_st | null] {
+export function nvmlSystemGetConfComputeCapabilities(capabilities?: S.nvmlConfComputeSystemCaps_st | S.nvmlConfComputeSystemCaps_stInit | null): Res<[S.nvmlConfComputeSystemCaps_st]> {
   const a_capabilities = X.inoutStruct(capabilities, S.nvmlConfComputeSystemCaps_st, 'nvmlSystemGetConfComputeCapabilities', 'capabilities');
   const err = (f_nvmlSystemGetConfComputeCapabilities ??= L.bind('nvmlSystemGetConfComputeCapabilities'))(a_capabilities._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2508,7 +2514,7 @@ let f_nvmlSystemGetConfComputeState: KoffiFunction | undefined;
  * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `state`: System CC State; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t * state) — nvml.h:7468
-export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemState_st | S.nvmlConfComputeSystemState_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSystemState_st | null] {
+export function nvmlSystemGetConfComputeState(state?: S.nvmlConfComputeSystemState_st | S.nvmlConfComputeSystemState_stInit | null): Res<[S.nvmlConfComputeSystemState_st]> {
   const a_state = X.inoutStruct(state, S.nvmlConfComputeSystemState_st, 'nvmlSystemGetConfComputeState', 'state');
   const err = (f_nvmlSystemGetConfComputeState ??= L.bind('nvmlSystemGetConfComputeState'))(a_state._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2523,7 +2529,7 @@ let f_nvmlDeviceGetConfComputeMemSizeInfo: KoffiFunction | undefined;
  * @returns `[err, memInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `memInfo`: Protected/Unprotected Memory sizes; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t * memInfo) — nvml.h:7485
-export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | null, memInfo?: S.nvmlConfComputeMemSizeInfo_st | S.nvmlConfComputeMemSizeInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeMemSizeInfo_st | null] {
+export function nvmlDeviceGetConfComputeMemSizeInfo(device: H.nvmlDevice_t | null, memInfo?: S.nvmlConfComputeMemSizeInfo_st | S.nvmlConfComputeMemSizeInfo_stInit | null): Res<[S.nvmlConfComputeMemSizeInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeMemSizeInfo', 'device');
   const a_memInfo = X.inoutStruct(memInfo, S.nvmlConfComputeMemSizeInfo_st, 'nvmlDeviceGetConfComputeMemSizeInfo', 'memInfo');
   const err = (f_nvmlDeviceGetConfComputeMemSizeInfo ??= L.bind('nvmlDeviceGetConfComputeMemSizeInfo'))(a_device, a_memInfo._u8) as E.nvmlReturn_t;
@@ -2537,7 +2543,7 @@ let f_nvmlSystemGetConfComputeGpusReadyState: KoffiFunction | undefined;
  * @returns `[err, isAcceptingWork]` — `err`: the status; `isAcceptingWork`: Returns GPU current work accepting state, NVML_CC_ACCEPTING_CLIENT_REQUESTS_TRUE or NVML_CC_ACCEPTING_CLIENT_REQUESTS_FALSE; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetConfComputeGpusReadyState(unsigned int * isAcceptingWork) — nvml.h:7503
-export function nvmlSystemGetConfComputeGpusReadyState(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetConfComputeGpusReadyState(): Res<[number]> {
   const err = (f_nvmlSystemGetConfComputeGpusReadyState ??= L.bind('nvmlSystemGetConfComputeGpusReadyState'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -2551,7 +2557,7 @@ let f_nvmlDeviceGetConfComputeProtectedMemoryUsage: KoffiFunction | undefined;
  * @returns `[err, memory]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `memory`: Reference in which to return the memory information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t * memory) — nvml.h:7521
-export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): [E.nvmlReturn_t, S.nvmlMemory_st | null] {
+export function nvmlDeviceGetConfComputeProtectedMemoryUsage(device: H.nvmlDevice_t | null, memory?: S.nvmlMemory_st | S.nvmlMemory_stInit | null): Res<[S.nvmlMemory_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeProtectedMemoryUsage', 'device');
   const a_memory = X.inoutStruct(memory, S.nvmlMemory_st, 'nvmlDeviceGetConfComputeProtectedMemoryUsage', 'memory');
   const err = (f_nvmlDeviceGetConfComputeProtectedMemoryUsage ??= L.bind('nvmlDeviceGetConfComputeProtectedMemoryUsage'))(a_device, a_memory._u8) as E.nvmlReturn_t;
@@ -2567,7 +2573,7 @@ let f_nvmlDeviceGetConfComputeGpuCertificate: KoffiFunction | undefined;
  * @returns `[err, gpuCert]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `gpuCert`: Reference in which to return the gpu certificate information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetConfComputeGpuCertificate(nvmlDevice_t device, nvmlConfComputeGpuCertificate_t * gpuCert) — nvml.h:7539
-export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | null, gpuCert?: S.nvmlConfComputeGpuCertificate_st | S.nvmlConfComputeGpuCertificate_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGpuCertificate_st | null] {
+export function nvmlDeviceGetConfComputeGpuCertificate(device: H.nvmlDevice_t | null, gpuCert?: S.nvmlConfComputeGpuCertificate_st | S.nvmlConfComputeGpuCertificate_stInit | null): Res<[S.nvmlConfComputeGpuCertificate_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuCertificate', 'device');
   const a_gpuCert = X.inoutStruct(gpuCert, S.nvmlConfComputeGpuCertificate_st, 'nvmlDeviceGetConfComputeGpuCertificate', 'gpuCert');
   const err = (f_nvmlDeviceGetConfComputeGpuCertificate ??= L.bind('nvmlDeviceGetConfComputeGpuCertificate'))(a_device, a_gpuCert._u8) as E.nvmlReturn_t;
@@ -2583,7 +2589,7 @@ let f_nvmlDeviceGetConfComputeGpuAttestationReport: KoffiFunction | undefined;
  * @returns `[err, gpuAtstReport]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `gpuAtstReport`: Reference in which to return the gpu attestation report; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetConfComputeGpuAttestationReport(nvmlDevice_t device, nvmlConfComputeGpuAttestationReport_t * gpuAtstReport) — nvml.h:7558
-export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevice_t | null, gpuAtstReport?: S.nvmlConfComputeGpuAttestationReport_st | S.nvmlConfComputeGpuAttestationReport_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGpuAttestationReport_st | null] {
+export function nvmlDeviceGetConfComputeGpuAttestationReport(device: H.nvmlDevice_t | null, gpuAtstReport?: S.nvmlConfComputeGpuAttestationReport_st | S.nvmlConfComputeGpuAttestationReport_stInit | null): Res<[S.nvmlConfComputeGpuAttestationReport_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetConfComputeGpuAttestationReport', 'device');
   const a_gpuAtstReport = X.inoutStruct(gpuAtstReport, S.nvmlConfComputeGpuAttestationReport_st, 'nvmlDeviceGetConfComputeGpuAttestationReport', 'gpuAtstReport');
   const err = (f_nvmlDeviceGetConfComputeGpuAttestationReport ??= L.bind('nvmlDeviceGetConfComputeGpuAttestationReport'))(a_device, a_gpuAtstReport._u8) as E.nvmlReturn_t;
@@ -2598,7 +2604,7 @@ let f_nvmlSystemGetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefine
  * @returns `[err, pKeyRotationThrInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pKeyRotationThrInfo`: Reference in which to return the key rotation threshold data; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetConfComputeKeyRotationThresholdInfo(nvmlConfComputeGetKeyRotationThresholdInfo_t * pKeyRotationThrInfo) — nvml.h:7575
-export function nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeGetKeyRotationThresholdInfo_st | S.nvmlConfComputeGetKeyRotationThresholdInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeGetKeyRotationThresholdInfo_st | null] {
+export function nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeGetKeyRotationThresholdInfo_st | S.nvmlConfComputeGetKeyRotationThresholdInfo_stInit | null): Res<[S.nvmlConfComputeGetKeyRotationThresholdInfo_st]> {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeGetKeyRotationThresholdInfo_st, 'nvmlSystemGetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
   const err = (f_nvmlSystemGetConfComputeKeyRotationThresholdInfo ??= L.bind('nvmlSystemGetConfComputeKeyRotationThresholdInfo'))(a_pKeyRotationThrInfo._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2640,7 +2646,7 @@ let f_nvmlSystemSetConfComputeKeyRotationThresholdInfo: KoffiFunction | undefine
  * @returns `[err, pKeyRotationThrInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INVALID_STATE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pKeyRotationThrInfo`: Reference to the key rotation threshold data; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemSetConfComputeKeyRotationThresholdInfo(nvmlConfComputeSetKeyRotationThresholdInfo_t * pKeyRotationThrInfo) — nvml.h:7633
-export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeSetKeyRotationThresholdInfo_st | S.nvmlConfComputeSetKeyRotationThresholdInfo_stInit | null): [E.nvmlReturn_t, S.nvmlConfComputeSetKeyRotationThresholdInfo_st | null] {
+export function nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo?: S.nvmlConfComputeSetKeyRotationThresholdInfo_st | S.nvmlConfComputeSetKeyRotationThresholdInfo_stInit | null): Res<[S.nvmlConfComputeSetKeyRotationThresholdInfo_st]> {
   const a_pKeyRotationThrInfo = X.inoutStruct(pKeyRotationThrInfo, S.nvmlConfComputeSetKeyRotationThresholdInfo_st, 'nvmlSystemSetConfComputeKeyRotationThresholdInfo', 'pKeyRotationThrInfo');
   const err = (f_nvmlSystemSetConfComputeKeyRotationThresholdInfo ??= L.bind('nvmlSystemSetConfComputeKeyRotationThresholdInfo'))(a_pKeyRotationThrInfo._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2654,7 +2660,7 @@ let f_nvmlSystemGetConfComputeSettings: KoffiFunction | undefined;
  * @returns `[err, settings]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `settings`: System CC settings; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t * settings) — nvml.h:7653
-export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComputeSettings_v1_t | S.nvmlSystemConfComputeSettings_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemConfComputeSettings_v1_t | null] {
+export function nvmlSystemGetConfComputeSettings(settings?: S.nvmlSystemConfComputeSettings_v1_t | S.nvmlSystemConfComputeSettings_v1_tInit | null): Res<[S.nvmlSystemConfComputeSettings_v1_t]> {
   const a_settings = X.inoutStruct(settings, S.nvmlSystemConfComputeSettings_v1_t, 'nvmlSystemGetConfComputeSettings', 'settings');
   const err = (f_nvmlSystemGetConfComputeSettings ??= L.bind('nvmlSystemGetConfComputeSettings'))(a_settings._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2668,7 +2674,7 @@ let f_nvmlDeviceGetGspFirmwareVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `version`: The retrieved GSP firmware version; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char * version) — nvml.h:7670
-export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, string | null] {
+export function nvmlDeviceGetGspFirmwareVersion(device: H.nvmlDevice_t | null): Res<[string]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareVersion', 'device');
   const a_version = M.bytes(64);
   const err = (f_nvmlDeviceGetGspFirmwareVersion ??= L.bind('nvmlDeviceGetGspFirmwareVersion'))(a_device, a_version) as E.nvmlReturn_t;
@@ -2683,7 +2689,7 @@ let f_nvmlDeviceGetGspFirmwareMode: KoffiFunction | undefined;
  * @returns `[err, isEnabled, defaultMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `isEnabled`: Pointer to specify if GSP firmware is enabled; `defaultMode`: Pointer to specify if GSP firmware is supported by default on device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int * isEnabled, unsigned int * defaultMode) — nvml.h:7688
-export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetGspFirmwareMode(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGspFirmwareMode', 'device');
   const err = (f_nvmlDeviceGetGspFirmwareMode ??= L.bind('nvmlDeviceGetGspFirmwareMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -2698,7 +2704,7 @@ let f_nvmlDeviceGetSramEccErrorStatus: KoffiFunction | undefined;
  * @returns `[err, status]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `status`: Returns SRAM ECC error status; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_t * status) — nvml.h:7710
-export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, status?: S.nvmlEccSramErrorStatus_v1_t | S.nvmlEccSramErrorStatus_v1_tInit | null): [E.nvmlReturn_t, S.nvmlEccSramErrorStatus_v1_t | null] {
+export function nvmlDeviceGetSramEccErrorStatus(device: H.nvmlDevice_t | null, status?: S.nvmlEccSramErrorStatus_v1_t | S.nvmlEccSramErrorStatus_v1_tInit | null): Res<[S.nvmlEccSramErrorStatus_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSramEccErrorStatus', 'device');
   const a_status = X.inoutStruct(status, S.nvmlEccSramErrorStatus_v1_t, 'nvmlDeviceGetSramEccErrorStatus', 'status');
   const err = (f_nvmlDeviceGetSramEccErrorStatus ??= L.bind('nvmlDeviceGetSramEccErrorStatus'))(a_device, a_status._u8) as E.nvmlReturn_t;
@@ -2714,7 +2720,7 @@ let f_nvmlDeviceSetPowerManagementLimit_v2: KoffiFunction | undefined;
  * @returns `[err, powerValue]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `powerValue`: Power management limit in milliwatts to set; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetPowerManagementLimit_v2(nvmlDevice_t device, nvmlPowerValue_v2_t * powerValue) — nvml.h:7745
-export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | null, powerValue?: S.nvmlPowerValue_v2_t | S.nvmlPowerValue_v2_tInit | null): [E.nvmlReturn_t, S.nvmlPowerValue_v2_t | null] {
+export function nvmlDeviceSetPowerManagementLimit_v2(device: H.nvmlDevice_t | null, powerValue?: S.nvmlPowerValue_v2_t | S.nvmlPowerValue_v2_tInit | null): Res<[S.nvmlPowerValue_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetPowerManagementLimit_v2', 'device');
   const a_powerValue = X.inoutStruct(powerValue, S.nvmlPowerValue_v2_t, 'nvmlDeviceSetPowerManagementLimit_v2', 'powerValue');
   const err = (f_nvmlDeviceSetPowerManagementLimit_v2 ??= L.bind('nvmlDeviceSetPowerManagementLimit_v2'))(a_device, a_powerValue._u8) as E.nvmlReturn_t;
@@ -2729,7 +2735,7 @@ let f_nvmlDeviceGetAccountingMode: KoffiFunction | undefined;
  * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current accounting mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t * mode) — nvml.h:7773
-export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetAccountingMode(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingMode', 'device');
   const err = (f_nvmlDeviceGetAccountingMode ??= L.bind('nvmlDeviceGetAccountingMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2745,7 +2751,7 @@ let f_nvmlDeviceGetAccountingStats: KoffiFunction | undefined;
  * @returns `[err, stats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `stats`: Reference in which to return the process's accounting stats; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t * stats) — nvml.h:7812
-export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): [E.nvmlReturn_t, S.nvmlAccountingStats_st | null] {
+export function nvmlDeviceGetAccountingStats(device: H.nvmlDevice_t | null, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): Res<[S.nvmlAccountingStats_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingStats', 'device');
   const a_pid = M.u32(pid, 'nvmlDeviceGetAccountingStats', 'pid');
   const a_stats = X.inoutStruct(stats, S.nvmlAccountingStats_st, 'nvmlDeviceGetAccountingStats', 'stats');
@@ -2762,7 +2768,7 @@ let f_nvmlDeviceGetAccountingPids: KoffiFunction | undefined;
  * @returns `[err, count, pids]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the pids array size, and to return the number of elements ready to be queried; `pids`: Reference in which to return list of process ids; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t device, unsigned int * count, unsigned int * pids) — nvml.h:7844
-export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetAccountingPids(device: H.nvmlDevice_t | null, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingPids', 'device');
   const a_count = M.size(count, 'nvmlDeviceGetAccountingPids', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -2782,7 +2788,7 @@ let f_nvmlDeviceGetAccountingBufferSize: KoffiFunction | undefined;
  * @returns `[err, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `bufferSize`: Reference in which to provide the size (in number of elements) of the circular buffer for accounting stats; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device, unsigned int * bufferSize) — nvml.h:7868
-export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetAccountingBufferSize(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetAccountingBufferSize', 'device');
   const err = (f_nvmlDeviceGetAccountingBufferSize ??= L.bind('nvmlDeviceGetAccountingBufferSize'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2798,7 +2804,7 @@ let f_nvmlDeviceGetRetiredPages: KoffiFunction | undefined;
  * @returns `[err, pageCount, addresses]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `pageCount`: Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer; `addresses`: Buffer to write the page addresses into; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int * pageCount, unsigned long long * addresses) — nvml.h:7901
-export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): [E.nvmlReturn_t, number | null, bigint[] | null] {
+export function nvmlDeviceGetRetiredPages(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, bigint[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPages', 'device');
   const a_cause = M.i32(cause, 'nvmlDeviceGetRetiredPages', 'cause');
   const a_pageCount = M.size(pageCount, 'nvmlDeviceGetRetiredPages', 'pageCount');
@@ -2821,7 +2827,7 @@ let f_nvmlDeviceGetRetiredPages_v2: KoffiFunction | undefined;
  * @returns `[err, pageCount, addresses, timestamps]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `pageCount`: Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer; `addresses`: Buffer to write the page addresses into; `timestamps`: Buffer to write the timestamps of page retirement, additional for _v2; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetRetiredPages_v2(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int * pageCount, unsigned long long * addresses, unsigned long long * timestamps) — nvml.h:7933
-export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): [E.nvmlReturn_t, number | null, bigint[] | null, bigint[] | null] {
+export function nvmlDeviceGetRetiredPages_v2(device: H.nvmlDevice_t | null, cause: E.nvmlPageRetirementCause_t, pageCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, bigint[], bigint[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPages_v2', 'device');
   const a_cause = M.i32(cause, 'nvmlDeviceGetRetiredPages_v2', 'cause');
   const a_pageCount = M.size(pageCount, 'nvmlDeviceGetRetiredPages_v2', 'pageCount');
@@ -2843,7 +2849,7 @@ let f_nvmlDeviceGetRetiredPagesPendingStatus: KoffiFunction | undefined;
  * @returns `[err, isPending]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `isPending`: Reference in which to return the pending status; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t * isPending) — nvml.h:7952
-export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetRetiredPagesPendingStatus(device: H.nvmlDevice_t | null): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRetiredPagesPendingStatus', 'device');
   const err = (f_nvmlDeviceGetRetiredPagesPendingStatus ??= L.bind('nvmlDeviceGetRetiredPagesPendingStatus'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2857,7 +2863,7 @@ let f_nvmlDeviceGetRemappedRows: KoffiFunction | undefined;
  * @returns `[err, corrRows, uncRows, isPending, failureOccurred]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `corrRows`: Reference for number of rows remapped due to correctable errors; `uncRows`: Reference for number of rows remapped due to uncorrectable errors; `isPending`: Reference for whether or not remappings are pending; `failureOccurred`: Reference that is set when a remapping has failed in the past; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int * corrRows, unsigned int * uncRows, unsigned int * isPending, unsigned int * failureOccurred) — nvml.h:7979
-export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null, number | null, number | null] {
+export function nvmlDeviceGetRemappedRows(device: H.nvmlDevice_t | null): Res<[number, number, number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRemappedRows', 'device');
   const err = (f_nvmlDeviceGetRemappedRows ??= L.bind('nvmlDeviceGetRemappedRows'))(a_device, K.slot[0], K.slot[1], K.slot[2], K.slot[3]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null, null, null];
@@ -2872,7 +2878,7 @@ let f_nvmlDeviceGetRowRemapperHistogram: KoffiFunction | undefined;
  * @returns `[err, values]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNKNOWN); `values`: Histogram values; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t * values) — nvml.h:7993
-export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null, values?: S.nvmlRowRemapperHistogramValues_st | S.nvmlRowRemapperHistogramValues_stInit | null): [E.nvmlReturn_t, S.nvmlRowRemapperHistogramValues_st | null] {
+export function nvmlDeviceGetRowRemapperHistogram(device: H.nvmlDevice_t | null, values?: S.nvmlRowRemapperHistogramValues_st | S.nvmlRowRemapperHistogramValues_stInit | null): Res<[S.nvmlRowRemapperHistogramValues_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetRowRemapperHistogram', 'device');
   const a_values = X.inoutStruct(values, S.nvmlRowRemapperHistogramValues_st, 'nvmlDeviceGetRowRemapperHistogram', 'values');
   const err = (f_nvmlDeviceGetRowRemapperHistogram ??= L.bind('nvmlDeviceGetRowRemapperHistogram'))(a_device, a_values._u8) as E.nvmlReturn_t;
@@ -2887,7 +2893,7 @@ let f_nvmlDeviceGetArchitecture: KoffiFunction | undefined;
  * @returns `[err, arch]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT); `arch`: Reference where architecture is returned, if call successful; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t * arch) — nvml.h:8007
-export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetArchitecture(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetArchitecture', 'device');
   const err = (f_nvmlDeviceGetArchitecture ??= L.bind('nvmlDeviceGetArchitecture'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -2902,7 +2908,7 @@ let f_nvmlDeviceGetClkMonStatus: KoffiFunction | undefined;
  * @returns `[err, status]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `status`: Reference in which to return the clkmon fault status; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetClkMonStatus(nvmlDevice_t device, nvmlClkMonStatus_t * status) — nvml.h:8030
-export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?: S.nvmlClkMonStatus_status | S.nvmlClkMonStatus_statusInit | null): [E.nvmlReturn_t, S.nvmlClkMonStatus_status | null] {
+export function nvmlDeviceGetClkMonStatus(device: H.nvmlDevice_t | null, status?: S.nvmlClkMonStatus_status | S.nvmlClkMonStatus_statusInit | null): Res<[S.nvmlClkMonStatus_status]> {
   const a_device = M.handle(device, 'nvmlDeviceGetClkMonStatus', 'device');
   const a_status = X.inoutStruct(status, S.nvmlClkMonStatus_status, 'nvmlDeviceGetClkMonStatus', 'status');
   const err = (f_nvmlDeviceGetClkMonStatus ??= L.bind('nvmlDeviceGetClkMonStatus'))(a_device, a_status._u8) as E.nvmlReturn_t;
@@ -2919,7 +2925,7 @@ let f_nvmlDeviceGetProcessUtilization: KoffiFunction | undefined;
  * @returns `[err, utilization, processSamplesCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `utilization`: Pointer to caller-supplied buffer in which guest process utilization samples are returned; `processSamplesCount`: Pointer to caller-supplied array size, and returns number of processes running; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization, unsigned int * processSamplesCount, unsigned long long lastSeenTimeStamp) — nvml.h:8073
-export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, processSamplesCount: number, lastSeenTimeStamp: bigint | number): [E.nvmlReturn_t, S.nvmlProcessUtilizationSample_st[] | null, number | null] {
+export function nvmlDeviceGetProcessUtilization(device: H.nvmlDevice_t | null, processSamplesCount: number, lastSeenTimeStamp: bigint | number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [S.nvmlProcessUtilizationSample_st[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_device = M.handle(device, 'nvmlDeviceGetProcessUtilization', 'device');
   const a_processSamplesCount = M.size(processSamplesCount, 'nvmlDeviceGetProcessUtilization', 'processSamplesCount');
   K.U32[0] = a_processSamplesCount % 4294967296; K.U32[1] = Math.floor(a_processSamplesCount / 4294967296);
@@ -2941,7 +2947,7 @@ let f_nvmlDeviceGetProcessesUtilizationInfo: KoffiFunction | undefined;
  * @returns `[err, procesesUtilInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `procesesUtilInfo`: Pointer to the caller-provided structure of nvmlProcessesUtilizationInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device, nvmlProcessesUtilizationInfo_t * procesesUtilInfo) — nvml.h:8120
-export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | null, procesesUtilInfo?: S.nvmlProcessesUtilizationInfo_v1_t | S.nvmlProcessesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlProcessesUtilizationInfo_v1_t | null] {
+export function nvmlDeviceGetProcessesUtilizationInfo(device: H.nvmlDevice_t | null, procesesUtilInfo?: S.nvmlProcessesUtilizationInfo_v1_t | S.nvmlProcessesUtilizationInfo_v1_tInit | null): Res<[S.nvmlProcessesUtilizationInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetProcessesUtilizationInfo', 'device');
   const a_procesesUtilInfo = X.inoutStruct(procesesUtilInfo, S.nvmlProcessesUtilizationInfo_v1_t, 'nvmlDeviceGetProcessesUtilizationInfo', 'procesesUtilInfo');
   const err = (f_nvmlDeviceGetProcessesUtilizationInfo ??= L.bind('nvmlDeviceGetProcessesUtilizationInfo'))(a_device, a_procesesUtilInfo._u8) as E.nvmlReturn_t;
@@ -2957,7 +2963,7 @@ let f_nvmlDeviceGetPlatformInfo: KoffiFunction | undefined;
  * @returns `[err, platformInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_MEMORY, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `platformInfo`: Pointer to the caller-provided structure of nvmlPlatformInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t device, nvmlPlatformInfo_t * platformInfo) — nvml.h:8140
-export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platformInfo?: S.nvmlPlatformInfo_v2_t | S.nvmlPlatformInfo_v2_tInit | null): [E.nvmlReturn_t, S.nvmlPlatformInfo_v2_t | null] {
+export function nvmlDeviceGetPlatformInfo(device: H.nvmlDevice_t | null, platformInfo?: S.nvmlPlatformInfo_v2_t | S.nvmlPlatformInfo_v2_tInit | null): Res<[S.nvmlPlatformInfo_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPlatformInfo', 'device');
   const a_platformInfo = X.inoutStruct(platformInfo, S.nvmlPlatformInfo_v2_t, 'nvmlDeviceGetPlatformInfo', 'platformInfo');
   const err = (f_nvmlDeviceGetPlatformInfo ??= L.bind('nvmlDeviceGetPlatformInfo'))(a_device, a_platformInfo._u8) as E.nvmlReturn_t;
@@ -2973,7 +2979,7 @@ let f_nvmlDeviceGetPdi: KoffiFunction | undefined;
  * @returns `[err, pdi]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pdi`: Reference to the caller-provided structure to return the GPU PDI; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPdi(nvmlDevice_t device, nvmlPdi_t * pdi) — nvml.h:8161
-export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_v1_t | S.nvmlPdi_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPdi_v1_t | null] {
+export function nvmlDeviceGetPdi(device: H.nvmlDevice_t | null, pdi?: S.nvmlPdi_v1_t | S.nvmlPdi_v1_tInit | null): Res<[S.nvmlPdi_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPdi', 'device');
   const a_pdi = X.inoutStruct(pdi, S.nvmlPdi_v1_t, 'nvmlDeviceGetPdi', 'pdi');
   const err = (f_nvmlDeviceGetPdi ??= L.bind('nvmlDeviceGetPdi'))(a_device, a_pdi._u8) as E.nvmlReturn_t;
@@ -2989,7 +2995,7 @@ let f_nvmlDeviceSetHostname_v1: KoffiFunction | undefined;
  * @returns `[err, hostname]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `hostname`: Reference to the caller-provided nvmlHostname_v1_t struct containing the hostname; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t * hostname) — nvml.h:8188
-export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): [E.nvmlReturn_t, S.nvmlHostname_v1_t | null] {
+export function nvmlDeviceSetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): Res<[S.nvmlHostname_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetHostname_v1', 'device');
   const a_hostname = X.inoutStruct(hostname, S.nvmlHostname_v1_t, 'nvmlDeviceSetHostname_v1', 'hostname');
   const err = (f_nvmlDeviceSetHostname_v1 ??= L.bind('nvmlDeviceSetHostname_v1'))(a_device, a_hostname._u8) as E.nvmlReturn_t;
@@ -3005,7 +3011,7 @@ let f_nvmlDeviceGetHostname_v1: KoffiFunction | undefined;
  * @returns `[err, hostname]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `hostname`: Reference to the caller-provided nvmlHostname_v1_t struct to return the hostname; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t * hostname) — nvml.h:8211
-export function nvmlDeviceGetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): [E.nvmlReturn_t, S.nvmlHostname_v1_t | null] {
+export function nvmlDeviceGetHostname_v1(device: H.nvmlDevice_t | null, hostname?: S.nvmlHostname_v1_t | S.nvmlHostname_v1_tInit | null): Res<[S.nvmlHostname_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetHostname_v1', 'device');
   const a_hostname = X.inoutStruct(hostname, S.nvmlHostname_v1_t, 'nvmlDeviceGetHostname_v1', 'hostname');
   const err = (f_nvmlDeviceGetHostname_v1 ??= L.bind('nvmlDeviceGetHostname_v1'))(a_device, a_hostname._u8) as E.nvmlReturn_t;
@@ -3268,7 +3274,7 @@ let f_nvmlDeviceSetTemperatureThreshold: KoffiFunction | undefined;
  * @returns `[err, temp]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `temp`: Reference which hold the value to be set; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int * temp) — nvml.h:8700
-export function nvmlDeviceSetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t, temp: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceSetTemperatureThreshold(device: H.nvmlDevice_t | null, thresholdType: E.nvmlTemperatureThresholds_t, temp: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceSetTemperatureThreshold', 'device');
   const a_thresholdType = M.i32(thresholdType, 'nvmlDeviceSetTemperatureThreshold', 'thresholdType');
   const a_temp = M.i32(temp, 'nvmlDeviceSetTemperatureThreshold', 'temp');
@@ -3408,7 +3414,7 @@ let f_nvmlDeviceGetNvLinkState: KoffiFunction | undefined;
  * @returns `[err, isActive]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `isActive`: nvmlEnableState_t where NVML_FEATURE_ENABLED indicates that the link is active and NVML_FEATURE_DISABLED indicates it is inactive; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t * isActive) — nvml.h:9036
-export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlDeviceGetNvLinkState(device: H.nvmlDevice_t | null, link: number): Res<[E.nvmlEnableState_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkState', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkState', 'link');
   const err = (f_nvmlDeviceGetNvLinkState ??= L.bind('nvmlDeviceGetNvLinkState'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
@@ -3424,7 +3430,7 @@ let f_nvmlDeviceGetNvLinkVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `version`: Requested NvLink version from nvmlNvlinkVersion_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int * version) — nvml.h:9054
-export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNvLinkVersion(device: H.nvmlDevice_t | null, link: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkVersion', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkVersion', 'link');
   const err = (f_nvmlDeviceGetNvLinkVersion ??= L.bind('nvmlDeviceGetNvLinkVersion'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
@@ -3441,7 +3447,7 @@ let f_nvmlDeviceGetNvLinkCapability: KoffiFunction | undefined;
  * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `capResult`: A boolean for the queried capability indicating that feature is available; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability, unsigned int * capResult) — nvml.h:9075
-export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, link: number, capability: E.nvmlNvLinkCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetNvLinkCapability(device: H.nvmlDevice_t | null, link: number, capability: E.nvmlNvLinkCapability_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkCapability', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkCapability', 'link');
   const a_capability = M.i32(capability, 'nvmlDeviceGetNvLinkCapability', 'capability');
@@ -3459,7 +3465,7 @@ let f_nvmlDeviceGetNvLinkRemotePciInfo: KoffiFunction | undefined;
  * @returns `[err, pci]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pci`: nvmlPciInfo_t of the remote node for the specified link; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t * pci) — nvml.h:9095
-export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, link: number, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceGetNvLinkRemotePciInfo(device: H.nvmlDevice_t | null, link: number, pci?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkRemotePciInfo', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkRemotePciInfo', 'link');
   const a_pci = X.inoutStruct(pci, S.nvmlPciInfo_st, 'nvmlDeviceGetNvLinkRemotePciInfo', 'pci');
@@ -3477,7 +3483,7 @@ let f_nvmlDeviceGetNvLinkErrorCounter: KoffiFunction | undefined;
  * @returns `[err, counterValue]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `counterValue`: Returned counter value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long * counterValue) — nvml.h:9115
-export function nvmlDeviceGetNvLinkErrorCounter(device: H.nvmlDevice_t | null, link: number, counter: E.nvmlNvLinkErrorCounter_t): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetNvLinkErrorCounter(device: H.nvmlDevice_t | null, link: number, counter: E.nvmlNvLinkErrorCounter_t): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkErrorCounter', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkErrorCounter', 'link');
   const a_counter = M.i32(counter, 'nvmlDeviceGetNvLinkErrorCounter', 'counter');
@@ -3512,7 +3518,7 @@ let f_nvmlDeviceSetNvLinkUtilizationControl: KoffiFunction | undefined;
  * @returns `[err, control]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `control`: A reference to the nvmlNvLinkUtilizationControl_t to set; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t * control, unsigned int reset) — nvml.h:9158
-export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null, reset: number): [E.nvmlReturn_t, S.nvmlNvLinkUtilizationControl_st | null] {
+export function nvmlDeviceSetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null, reset: number): Res<[S.nvmlNvLinkUtilizationControl_st]> {
   const a_device = M.handle(device, 'nvmlDeviceSetNvLinkUtilizationControl', 'device');
   const a_link = M.u32(link, 'nvmlDeviceSetNvLinkUtilizationControl', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceSetNvLinkUtilizationControl', 'counter');
@@ -3533,7 +3539,7 @@ let f_nvmlDeviceGetNvLinkUtilizationControl: KoffiFunction | undefined;
  * @returns `[err, control]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `control`: A reference to the nvmlNvLinkUtilizationControl_t to place information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t * control) — nvml.h:9181
-export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control?: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null): [E.nvmlReturn_t, S.nvmlNvLinkUtilizationControl_st | null] {
+export function nvmlDeviceGetNvLinkUtilizationControl(device: H.nvmlDevice_t | null, link: number, counter: number, control?: S.nvmlNvLinkUtilizationControl_st | S.nvmlNvLinkUtilizationControl_stInit | null): Res<[S.nvmlNvLinkUtilizationControl_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkUtilizationControl', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkUtilizationControl', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceGetNvLinkUtilizationControl', 'counter');
@@ -3552,7 +3558,7 @@ let f_nvmlDeviceGetNvLinkUtilizationCounter: KoffiFunction | undefined;
  * @returns `[err, rxcounter, txcounter]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `rxcounter`: Receive counter return value; `txcounter`: Transmit counter return value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, unsigned long long * rxcounter, unsigned long long * txcounter) — nvml.h:9207
-export function nvmlDeviceGetNvLinkUtilizationCounter(device: H.nvmlDevice_t | null, link: number, counter: number): [E.nvmlReturn_t, bigint | null, bigint | null] {
+export function nvmlDeviceGetNvLinkUtilizationCounter(device: H.nvmlDevice_t | null, link: number, counter: number): Res<[bigint, bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkUtilizationCounter', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkUtilizationCounter', 'link');
   const a_counter = M.u32(counter, 'nvmlDeviceGetNvLinkUtilizationCounter', 'counter');
@@ -3605,7 +3611,7 @@ let f_nvmlDeviceGetNvLinkRemoteDeviceType: KoffiFunction | undefined;
  * @returns `[err, pNvLinkDeviceType]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT); `pNvLinkDeviceType`: Pointer in which the output remote device type is returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t * pNvLinkDeviceType) — nvml.h:9272
-export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | null, link: number): [E.nvmlReturn_t, E.nvmlIntNvLinkDeviceType_t | null] {
+export function nvmlDeviceGetNvLinkRemoteDeviceType(device: H.nvmlDevice_t | null, link: number): Res<[E.nvmlIntNvLinkDeviceType_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkRemoteDeviceType', 'device');
   const a_link = M.u32(link, 'nvmlDeviceGetNvLinkRemoteDeviceType', 'link');
   const err = (f_nvmlDeviceGetNvLinkRemoteDeviceType ??= L.bind('nvmlDeviceGetNvLinkRemoteDeviceType'))(a_device, a_link, K.slot[0]) as E.nvmlReturn_t;
@@ -3621,7 +3627,7 @@ let f_nvmlDeviceSetNvLinkDeviceLowPowerThreshold: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_READY, NVML_ERROR_NOT_SUPPORTED); `info`: Reference to nvmlNvLinkPowerThres_t struct input parameters; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t * info) — nvml.h:9291
-export function nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkPowerThres_st | S.nvmlNvLinkPowerThres_stInit | null): [E.nvmlReturn_t, S.nvmlNvLinkPowerThres_st | null] {
+export function nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkPowerThres_st | S.nvmlNvLinkPowerThres_stInit | null): Res<[S.nvmlNvLinkPowerThres_st]> {
   const a_device = M.handle(device, 'nvmlDeviceSetNvLinkDeviceLowPowerThreshold', 'device');
   const a_info = X.inoutStruct(info, S.nvmlNvLinkPowerThres_st, 'nvmlDeviceSetNvLinkDeviceLowPowerThreshold', 'info');
   const err = (f_nvmlDeviceSetNvLinkDeviceLowPowerThreshold ??= L.bind('nvmlDeviceSetNvLinkDeviceLowPowerThreshold'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -3648,7 +3654,7 @@ let f_nvmlSystemGetNvlinkBwMode: KoffiFunction | undefined;
  * @returns `[err, nvlinkBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `nvlinkBwMode`: reference of nvlink bandwidth mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int * nvlinkBwMode) — nvml.h:9316
-export function nvmlSystemGetNvlinkBwMode(): [E.nvmlReturn_t, number | null] {
+export function nvmlSystemGetNvlinkBwMode(): Res<[number]> {
   const err = (f_nvmlSystemGetNvlinkBwMode ??= L.bind('nvmlSystemGetNvlinkBwMode'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -3662,7 +3668,7 @@ let f_nvmlDeviceGetNvlinkSupportedBwModes: KoffiFunction | undefined;
  * @returns `[err, supportedBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `supportedBwMode`: Reference to nvmlNvlinkSupportedBwModes_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device, nvmlNvlinkSupportedBwModes_t * supportedBwMode) — nvml.h:9332
-export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | null, supportedBwMode?: S.nvmlNvlinkSupportedBwModes_v1_t | S.nvmlNvlinkSupportedBwModes_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkSupportedBwModes_v1_t | null] {
+export function nvmlDeviceGetNvlinkSupportedBwModes(device: H.nvmlDevice_t | null, supportedBwMode?: S.nvmlNvlinkSupportedBwModes_v1_t | S.nvmlNvlinkSupportedBwModes_v1_tInit | null): Res<[S.nvmlNvlinkSupportedBwModes_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkSupportedBwModes', 'device');
   const a_supportedBwMode = X.inoutStruct(supportedBwMode, S.nvmlNvlinkSupportedBwModes_v1_t, 'nvmlDeviceGetNvlinkSupportedBwModes', 'supportedBwMode');
   const err = (f_nvmlDeviceGetNvlinkSupportedBwModes ??= L.bind('nvmlDeviceGetNvlinkSupportedBwModes'))(a_device, a_supportedBwMode._u8) as E.nvmlReturn_t;
@@ -3678,7 +3684,7 @@ let f_nvmlDeviceGetNvlinkBwMode: KoffiFunction | undefined;
  * @returns `[err, getBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `getBwMode`: Reference to nvmlNvlinkGetBwMode_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkGetBwMode_t * getBwMode) — nvml.h:9349
-export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMode?: S.nvmlNvlinkGetBwMode_v1_t | S.nvmlNvlinkGetBwMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkGetBwMode_v1_t | null] {
+export function nvmlDeviceGetNvlinkBwMode(device: H.nvmlDevice_t | null, getBwMode?: S.nvmlNvlinkGetBwMode_v1_t | S.nvmlNvlinkGetBwMode_v1_tInit | null): Res<[S.nvmlNvlinkGetBwMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvlinkBwMode', 'device');
   const a_getBwMode = X.inoutStruct(getBwMode, S.nvmlNvlinkGetBwMode_v1_t, 'nvmlDeviceGetNvlinkBwMode', 'getBwMode');
   const err = (f_nvmlDeviceGetNvlinkBwMode ??= L.bind('nvmlDeviceGetNvlinkBwMode'))(a_device, a_getBwMode._u8) as E.nvmlReturn_t;
@@ -3694,7 +3700,7 @@ let f_nvmlDeviceSetNvlinkBwMode: KoffiFunction | undefined;
  * @returns `[err, setBwMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `setBwMode`: Reference to nvmlNvlinkSetBwMode_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t * setBwMode) — nvml.h:9367
-export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMode?: S.nvmlNvlinkSetBwMode_v1_t | S.nvmlNvlinkSetBwMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlNvlinkSetBwMode_v1_t | null] {
+export function nvmlDeviceSetNvlinkBwMode(device: H.nvmlDevice_t | null, setBwMode?: S.nvmlNvlinkSetBwMode_v1_t | S.nvmlNvlinkSetBwMode_v1_tInit | null): Res<[S.nvmlNvlinkSetBwMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetNvlinkBwMode', 'device');
   const a_setBwMode = X.inoutStruct(setBwMode, S.nvmlNvlinkSetBwMode_v1_t, 'nvmlDeviceSetNvlinkBwMode', 'setBwMode');
   const err = (f_nvmlDeviceSetNvlinkBwMode ??= L.bind('nvmlDeviceSetNvlinkBwMode'))(a_device, a_setBwMode._u8) as E.nvmlReturn_t;
@@ -3710,7 +3716,7 @@ let f_nvmlDeviceGetNvLinkInfo: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `info`: Reference to nvmlNvLinkInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device, nvmlNvLinkInfo_t * info) — nvml.h:9385
-export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkInfo_v2_t | S.nvmlNvLinkInfo_v2_tInit | null): [E.nvmlReturn_t, S.nvmlNvLinkInfo_v2_t | null] {
+export function nvmlDeviceGetNvLinkInfo(device: H.nvmlDevice_t | null, info?: S.nvmlNvLinkInfo_v2_t | S.nvmlNvLinkInfo_v2_tInit | null): Res<[S.nvmlNvLinkInfo_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetNvLinkInfo', 'device');
   const a_info = X.inoutStruct(info, S.nvmlNvLinkInfo_v2_t, 'nvmlDeviceGetNvLinkInfo', 'info');
   const err = (f_nvmlDeviceGetNvLinkInfo ??= L.bind('nvmlDeviceGetNvLinkInfo'))(a_device, a_info._u8) as E.nvmlReturn_t;
@@ -3724,7 +3730,7 @@ let f_nvmlEventSetCreate: KoffiFunction | undefined;
  * @returns `[err, set]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `set`: Reference in which to return the event handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t * set) — nvml.h:9412
-export function nvmlEventSetCreate(): [E.nvmlReturn_t, H.nvmlEventSet_t | null] {
+export function nvmlEventSetCreate(): Res<[H.nvmlEventSet_t]> {
   const err = (f_nvmlEventSetCreate ??= L.bind('nvmlEventSetCreate'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.nvmlEventSet_t];
@@ -3754,7 +3760,7 @@ let f_nvmlDeviceGetSupportedEventTypes: KoffiFunction | undefined;
  * @returns `[err, eventTypes]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `eventTypes`: Reference in which to return bitmask of supported events; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long * eventTypes) — nvml.h:9470
-export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, bigint | null] {
+export function nvmlDeviceGetSupportedEventTypes(device: H.nvmlDevice_t | null): Res<[bigint]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedEventTypes', 'device');
   const err = (f_nvmlDeviceGetSupportedEventTypes ??= L.bind('nvmlDeviceGetSupportedEventTypes'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3770,7 +3776,7 @@ let f_nvmlEventSetWait: KoffiFunction | undefined;
  * @returns `[err, data]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_TIMEOUT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `data`: Reference in which to return event data; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeoutms) — nvml.h:9509
-export function nvmlEventSetWait(set: H.nvmlEventSet_t | null, data: S.nvmlEventData_st | S.nvmlEventData_stInit | null, timeoutms: number): [E.nvmlReturn_t, S.nvmlEventData_st | null] {
+export function nvmlEventSetWait(set: H.nvmlEventSet_t | null, data: S.nvmlEventData_st | S.nvmlEventData_stInit | null, timeoutms: number): Res<[S.nvmlEventData_st]> {
   const a_set = M.handle(set, 'nvmlEventSetWait', 'set');
   const a_data = X.inoutStruct(data, S.nvmlEventData_st, 'nvmlEventSetWait', 'data');
   const a_timeoutms = M.u32(timeoutms, 'nvmlEventSetWait', 'timeoutms');
@@ -3799,7 +3805,7 @@ let f_nvmlSystemEventSetCreate: KoffiFunction | undefined;
  * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `request`: Reference to nvmlSystemEventSetCreateRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t * request) — nvml.h:9543
-export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateRequest_v1_t | S.nvmlSystemEventSetCreateRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetCreateRequest_v1_t | null] {
+export function nvmlSystemEventSetCreate(request?: S.nvmlSystemEventSetCreateRequest_v1_t | S.nvmlSystemEventSetCreateRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetCreateRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetCreateRequest_v1_t, 'nvmlSystemEventSetCreate', 'request');
   const err = (f_nvmlSystemEventSetCreate ??= L.bind('nvmlSystemEventSetCreate'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3813,7 +3819,7 @@ let f_nvmlSystemEventSetFree: KoffiFunction | undefined;
  * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `request`: Reference to nvmlSystemEventSetFreeRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t * request) — nvml.h:9561
-export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest_v1_t | S.nvmlSystemEventSetFreeRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetFreeRequest_v1_t | null] {
+export function nvmlSystemEventSetFree(request?: S.nvmlSystemEventSetFreeRequest_v1_t | S.nvmlSystemEventSetFreeRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetFreeRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetFreeRequest_v1_t, 'nvmlSystemEventSetFree', 'request');
   const err = (f_nvmlSystemEventSetFree ??= L.bind('nvmlSystemEventSetFree'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3827,7 +3833,7 @@ let f_nvmlSystemRegisterEvents: KoffiFunction | undefined;
  * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `request`: Reference to the struct nvmlSystemRegisterEventRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t * request) — nvml.h:9589
-export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequest_v1_t | S.nvmlSystemRegisterEventRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemRegisterEventRequest_v1_t | null] {
+export function nvmlSystemRegisterEvents(request?: S.nvmlSystemRegisterEventRequest_v1_t | S.nvmlSystemRegisterEventRequest_v1_tInit | null): Res<[S.nvmlSystemRegisterEventRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemRegisterEventRequest_v1_t, 'nvmlSystemRegisterEvents', 'request');
   const err = (f_nvmlSystemRegisterEvents ??= L.bind('nvmlSystemRegisterEvents'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3841,7 +3847,7 @@ let f_nvmlSystemEventSetWait: KoffiFunction | undefined;
  * @returns `[err, request]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_TIMEOUT, NVML_ERROR_UNKNOWN); `request`: Reference in which to nvmlSystemEventSetWaitRequest_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t * request) — nvml.h:9617
-export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest_v1_t | S.nvmlSystemEventSetWaitRequest_v1_tInit | null): [E.nvmlReturn_t, S.nvmlSystemEventSetWaitRequest_v1_t | null] {
+export function nvmlSystemEventSetWait(request?: S.nvmlSystemEventSetWaitRequest_v1_t | S.nvmlSystemEventSetWaitRequest_v1_tInit | null): Res<[S.nvmlSystemEventSetWaitRequest_v1_t]> {
   const a_request = X.inoutStruct(request, S.nvmlSystemEventSetWaitRequest_v1_t, 'nvmlSystemEventSetWait', 'request');
   const err = (f_nvmlSystemEventSetWait ??= L.bind('nvmlSystemEventSetWait'))(a_request._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3856,7 +3862,7 @@ let f_nvmlDeviceModifyDrainState: KoffiFunction | undefined;
  * @returns `[err, pciInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_IN_USE, NVML_ERROR_UNKNOWN); `pciInfo`: The PCI address of the GPU drain state to be modified; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceModifyDrainState(nvmlPciInfo_t * pciInfo, nvmlEnableState_t newState) — nvml.h:9652
-export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, newState: E.nvmlEnableState_t): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceModifyDrainState(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, newState: E.nvmlEnableState_t): Res<[S.nvmlPciInfo_st]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceModifyDrainState', 'pciInfo');
   const a_newState = M.i32(newState, 'nvmlDeviceModifyDrainState', 'newState');
   const err = (f_nvmlDeviceModifyDrainState ??= L.bind('nvmlDeviceModifyDrainState'))(a_pciInfo._u8, a_newState) as E.nvmlReturn_t;
@@ -3871,7 +3877,7 @@ let f_nvmlDeviceQueryDrainState: KoffiFunction | undefined;
  * @returns `[err, pciInfo, currentState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pciInfo`: The PCI address of the GPU drain state to be queried; `currentState`: The current drain state for this GPU, see nvmlEnableState_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceQueryDrainState(nvmlPciInfo_t * pciInfo, nvmlEnableState_t * currentState) — nvml.h:9672
-export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null, E.nvmlEnableState_t | null] {
+export function nvmlDeviceQueryDrainState(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st, E.nvmlEnableState_t]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceQueryDrainState', 'pciInfo');
   const err = (f_nvmlDeviceQueryDrainState ??= L.bind('nvmlDeviceQueryDrainState'))(a_pciInfo._u8, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -3887,7 +3893,7 @@ let f_nvmlDeviceRemoveGpu: KoffiFunction | undefined;
  * @returns `[err, pciInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_IN_USE); `pciInfo`: The PCI address of the GPU to be removed; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t * pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState) — nvml.h:9704
-export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, gpuState: E.nvmlDetachGpuState_t, linkState: E.nvmlPcieLinkState_t): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceRemoveGpu(pciInfo: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null, gpuState: E.nvmlDetachGpuState_t, linkState: E.nvmlPcieLinkState_t): Res<[S.nvmlPciInfo_st]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceRemoveGpu', 'pciInfo');
   const a_gpuState = M.i32(gpuState, 'nvmlDeviceRemoveGpu', 'gpuState');
   const a_linkState = M.i32(linkState, 'nvmlDeviceRemoveGpu', 'linkState');
@@ -3903,7 +3909,7 @@ let f_nvmlDeviceDiscoverGpus: KoffiFunction | undefined;
  * @returns `[err, pciInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_OPERATING_SYSTEM, NVML_ERROR_NO_PERMISSION, NVML_ERROR_UNKNOWN); `pciInfo`: The PCI tree to be searched; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceDiscoverGpus(nvmlPciInfo_t * pciInfo) — nvml.h:9733
-export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): [E.nvmlReturn_t, S.nvmlPciInfo_st | null] {
+export function nvmlDeviceDiscoverGpus(pciInfo?: S.nvmlPciInfo_st | S.nvmlPciInfo_stInit | null): Res<[S.nvmlPciInfo_st]> {
   const a_pciInfo = X.inoutStruct(pciInfo, S.nvmlPciInfo_st, 'nvmlDeviceDiscoverGpus', 'pciInfo');
   const err = (f_nvmlDeviceDiscoverGpus ??= L.bind('nvmlDeviceDiscoverGpus'))(a_pciInfo._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3919,7 +3925,7 @@ let f_nvmlDeviceGetFieldValues: KoffiFunction | undefined;
  * @returns `[err, values]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `values`: Array of valuesCount structures to hold field values; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t * values) — nvml.h:9760
-export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): [E.nvmlReturn_t, S.nvmlFieldValue_st[] | null] {
+export function nvmlDeviceGetFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): Res<[S.nvmlFieldValue_st[]]> {
   const a_device = M.handle(device, 'nvmlDeviceGetFieldValues', 'device');
   const a_valuesCount = M.i32(valuesCount, 'nvmlDeviceGetFieldValues', 'valuesCount');
   if (a_valuesCount < 0) M.rangeError('nvmlDeviceGetFieldValues', 'valuesCount', `must not be negative, got ${a_valuesCount}`);
@@ -3938,7 +3944,7 @@ let f_nvmlDeviceClearFieldValues: KoffiFunction | undefined;
  * @returns `[err, values]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `values`: Array of valuesCount structures to hold field values; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t * values) — nvml.h:9776
-export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): [E.nvmlReturn_t, S.nvmlFieldValue_st[] | null] {
+export function nvmlDeviceClearFieldValues(device: H.nvmlDevice_t | null, valuesCount: number, values: (S.nvmlFieldValue_st | S.nvmlFieldValue_stInit)[]): Res<[S.nvmlFieldValue_st[]]> {
   const a_device = M.handle(device, 'nvmlDeviceClearFieldValues', 'device');
   const a_valuesCount = M.i32(valuesCount, 'nvmlDeviceClearFieldValues', 'valuesCount');
   if (a_valuesCount < 0) M.rangeError('nvmlDeviceClearFieldValues', 'valuesCount', `must not be negative, got ${a_valuesCount}`);
@@ -3955,7 +3961,7 @@ let f_nvmlDeviceGetVirtualizationMode: KoffiFunction | undefined;
  * @returns `[err, pVirtualMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `pVirtualMode`: Reference to virtualization mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t * pVirtualMode) — nvml.h:9802
-export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlGpuVirtualizationMode_t | null] {
+export function nvmlDeviceGetVirtualizationMode(device: H.nvmlDevice_t | null): Res<[E.nvmlGpuVirtualizationMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVirtualizationMode', 'device');
   const err = (f_nvmlDeviceGetVirtualizationMode ??= L.bind('nvmlDeviceGetVirtualizationMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3969,7 +3975,7 @@ let f_nvmlDeviceGetHostVgpuMode: KoffiFunction | undefined;
  * @returns `[err, pHostVgpuMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pHostVgpuMode`: Reference in which to return the current vGPU mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuMode_t * pHostVgpuMode) — nvml.h:9820
-export function nvmlDeviceGetHostVgpuMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, E.nvmlHostVgpuMode_t | null] {
+export function nvmlDeviceGetHostVgpuMode(device: H.nvmlDevice_t | null): Res<[E.nvmlHostVgpuMode_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetHostVgpuMode', 'device');
   const err = (f_nvmlDeviceGetHostVgpuMode ??= L.bind('nvmlDeviceGetHostVgpuMode'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -3999,7 +4005,7 @@ let f_nvmlDeviceGetVgpuHeterogeneousMode: KoffiFunction | undefined;
  * @returns `[err, pHeterogeneousMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pHeterogeneousMode`: Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device, nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:9861
-export function nvmlDeviceGetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuHeterogeneousMode_v1_t | null] {
+export function nvmlDeviceGetVgpuHeterogeneousMode(device: H.nvmlDevice_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): Res<[S.nvmlVgpuHeterogeneousMode_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuHeterogeneousMode', 'device');
   const a_pHeterogeneousMode = X.inoutStruct(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlDeviceGetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlDeviceGetVgpuHeterogeneousMode ??= L.bind('nvmlDeviceGetVgpuHeterogeneousMode'))(a_device, a_pHeterogeneousMode._u8) as E.nvmlReturn_t;
@@ -4030,7 +4036,7 @@ let f_nvmlVgpuInstanceGetPlacementId: KoffiFunction | undefined;
  * @returns `[err, pPlacement]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_FOUND, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pPlacement`: Pointer to vGPU placement ID structure nvmlVgpuPlacementId_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuPlacementId_t * pPlacement) — nvml.h:9910
-export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?: S.nvmlVgpuPlacementId_v1_t | S.nvmlVgpuPlacementId_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementId_v1_t | null] {
+export function nvmlVgpuInstanceGetPlacementId(vgpuInstance: number, pPlacement?: S.nvmlVgpuPlacementId_v1_t | S.nvmlVgpuPlacementId_v1_tInit | null): Res<[S.nvmlVgpuPlacementId_v1_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetPlacementId', 'vgpuInstance');
   const a_pPlacement = X.inoutStruct(pPlacement, S.nvmlVgpuPlacementId_v1_t, 'nvmlVgpuInstanceGetPlacementId', 'pPlacement');
   const err = (f_nvmlVgpuInstanceGetPlacementId ??= L.bind('nvmlVgpuInstanceGetPlacementId'))(a_vgpuInstance, a_pPlacement._u8) as E.nvmlReturn_t;
@@ -4047,7 +4053,7 @@ let f_nvmlDeviceGetVgpuTypeSupportedPlacements: KoffiFunction | undefined;
  * @returns `[err, pPlacementList]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `pPlacementList`: Pointer to the vGPU placement structure nvmlVgpuPlacementList_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t * pPlacementList) — nvml.h:9940
-export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementList_v2_t | null] {
+export function nvmlDeviceGetVgpuTypeSupportedPlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): Res<[S.nvmlVgpuPlacementList_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'device');
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'vgpuTypeId');
   const a_pPlacementList = X.inoutStruct(pPlacementList, S.nvmlVgpuPlacementList_v2_t, 'nvmlDeviceGetVgpuTypeSupportedPlacements', 'pPlacementList');
@@ -4065,7 +4071,7 @@ let f_nvmlDeviceGetVgpuTypeCreatablePlacements: KoffiFunction | undefined;
  * @returns `[err, pPlacementList]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pPlacementList`: Pointer to the list of vGPU placement structure nvmlVgpuPlacementList_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t * pPlacementList) — nvml.h:9968
-export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuPlacementList_v2_t | null] {
+export function nvmlDeviceGetVgpuTypeCreatablePlacements(device: H.nvmlDevice_t | null, vgpuTypeId: number, pPlacementList?: S.nvmlVgpuPlacementList_v2_t | S.nvmlVgpuPlacementList_v2_tInit | null): Res<[S.nvmlVgpuPlacementList_v2_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'device');
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'vgpuTypeId');
   const a_pPlacementList = X.inoutStruct(pPlacementList, S.nvmlVgpuPlacementList_v2_t, 'nvmlDeviceGetVgpuTypeCreatablePlacements', 'pPlacementList');
@@ -4081,7 +4087,7 @@ let f_nvmlVgpuTypeGetGspHeapSize: KoffiFunction | undefined;
  * @returns `[err, gspHeapSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `gspHeapSize`: Reference to return the GSP heap size value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * gspHeapSize) — nvml.h:9981
-export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuTypeGetGspHeapSize(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGspHeapSize', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetGspHeapSize ??= L.bind('nvmlVgpuTypeGetGspHeapSize'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4095,7 +4101,7 @@ let f_nvmlVgpuTypeGetFbReservation: KoffiFunction | undefined;
  * @returns `[err, fbReservation]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `fbReservation`: Reference to return the framebuffer reservation; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * fbReservation) — nvml.h:9994
-export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuTypeGetFbReservation(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFbReservation', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFbReservation ??= L.bind('nvmlVgpuTypeGetFbReservation'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4110,7 +4116,7 @@ let f_nvmlVgpuInstanceGetRuntimeStateSize: KoffiFunction | undefined;
  * @returns `[err, pState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pState`: Pointer to the vGPU runtime state's structure nvmlVgpuRuntimeState_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuRuntimeState_t * pState) — nvml.h:10015
-export function nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance: number, pState?: S.nvmlVgpuRuntimeState_v1_t | S.nvmlVgpuRuntimeState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuRuntimeState_v1_t | null] {
+export function nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance: number, pState?: S.nvmlVgpuRuntimeState_v1_t | S.nvmlVgpuRuntimeState_v1_tInit | null): Res<[S.nvmlVgpuRuntimeState_v1_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetRuntimeStateSize', 'vgpuInstance');
   const a_pState = X.inoutStruct(pState, S.nvmlVgpuRuntimeState_v1_t, 'nvmlVgpuInstanceGetRuntimeStateSize', 'pState');
   const err = (f_nvmlVgpuInstanceGetRuntimeStateSize ??= L.bind('nvmlVgpuInstanceGetRuntimeStateSize'))(a_vgpuInstance, a_pState._u8) as E.nvmlReturn_t;
@@ -4143,7 +4149,7 @@ let f_nvmlDeviceGetGridLicensableFeatures: KoffiFunction | undefined;
  * @returns `[err, pGridLicensableFeatures]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `pGridLicensableFeatures`: Pointer to structure in which vGPU software licensable features are returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device, nvmlGridLicensableFeatures_t * pGridLicensableFeatures) — nvml.h:10050
-export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | null, pGridLicensableFeatures?: S.nvmlGridLicensableFeatures_st | S.nvmlGridLicensableFeatures_stInit | null): [E.nvmlReturn_t, S.nvmlGridLicensableFeatures_st | null] {
+export function nvmlDeviceGetGridLicensableFeatures(device: H.nvmlDevice_t | null, pGridLicensableFeatures?: S.nvmlGridLicensableFeatures_st | S.nvmlGridLicensableFeatures_stInit | null): Res<[S.nvmlGridLicensableFeatures_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGridLicensableFeatures', 'device');
   const a_pGridLicensableFeatures = X.inoutStruct(pGridLicensableFeatures, S.nvmlGridLicensableFeatures_st, 'nvmlDeviceGetGridLicensableFeatures', 'pGridLicensableFeatures');
   const err = (f_nvmlDeviceGetGridLicensableFeatures ??= L.bind('nvmlDeviceGetGridLicensableFeatures'))(a_device, a_pGridLicensableFeatures._u8) as E.nvmlReturn_t;
@@ -4158,7 +4164,7 @@ let f_nvmlGetVgpuDriverCapabilities: KoffiFunction | undefined;
  * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `capResult`: A boolean for the queried capability indicating that feature is supported; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability, unsigned int * capResult) — nvml.h:10081
-export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlGetVgpuDriverCapabilities(capability: E.nvmlVgpuDriverCapability_t): Res<[number]> {
   const a_capability = M.i32(capability, 'nvmlGetVgpuDriverCapabilities', 'capability');
   const err = (f_nvmlGetVgpuDriverCapabilities ??= L.bind('nvmlGetVgpuDriverCapabilities'))(a_capability, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4173,7 +4179,7 @@ let f_nvmlDeviceGetVgpuCapabilities: KoffiFunction | undefined;
  * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `capResult`: Specifies that the queried capability is supported, and also returns capability's data; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, unsigned int * capResult) — nvml.h:10103
-export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, capability: E.nvmlDeviceVgpuCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetVgpuCapabilities(device: H.nvmlDevice_t | null, capability: E.nvmlDeviceVgpuCapability_t): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuCapabilities', 'device');
   const a_capability = M.i32(capability, 'nvmlDeviceGetVgpuCapabilities', 'capability');
   const err = (f_nvmlDeviceGetVgpuCapabilities ??= L.bind('nvmlDeviceGetVgpuCapabilities'))(a_device, a_capability, K.slot[0]) as E.nvmlReturn_t;
@@ -4189,7 +4195,7 @@ let f_nvmlDeviceGetSupportedVgpus: KoffiFunction | undefined;
  * @returns `[err, vgpuCount, vgpuTypeIds]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `vgpuCount`: Pointer to caller-supplied array size, and returns number of vGPU types; `vgpuTypeIds`: Pointer to caller-supplied array in which to return list of vGPU types; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuTypeId_t * vgpuTypeIds) — nvml.h:10128
-export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetSupportedVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedVgpus', 'device');
   const a_vgpuCount = M.size(vgpuCount, 'nvmlDeviceGetSupportedVgpus', 'vgpuCount');
   K.U32[0] = a_vgpuCount % 4294967296; K.U32[1] = Math.floor(a_vgpuCount / 4294967296);
@@ -4210,7 +4216,7 @@ let f_nvmlDeviceGetCreatableVgpus: KoffiFunction | undefined;
  * @returns `[err, vgpuCount, vgpuTypeIds]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `vgpuCount`: Pointer to caller-supplied array size, and returns number of vGPU types; `vgpuTypeIds`: Pointer to caller-supplied array in which to return list of vGPU types; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuTypeId_t * vgpuTypeIds) — nvml.h:10157
-export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetCreatableVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetCreatableVgpus', 'device');
   const a_vgpuCount = M.size(vgpuCount, 'nvmlDeviceGetCreatableVgpus', 'vgpuCount');
   K.U32[0] = a_vgpuCount % 4294967296; K.U32[1] = Math.floor(a_vgpuCount / 4294967296);
@@ -4232,7 +4238,7 @@ let f_nvmlVgpuTypeGetClass: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `size`: Size of string; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeClass, unsigned int * size) — nvml.h:10175
-export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer, size: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer, size: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetClass', 'vgpuTypeId');
   const a_vgpuTypeClass = M.pointer(vgpuTypeClass, 'nvmlVgpuTypeGetClass', 'vgpuTypeClass');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetClass', 'size');
@@ -4252,7 +4258,7 @@ let f_nvmlVgpuTypeGetName: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `size`: Size of buffer; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeName, unsigned int * size) — nvml.h:10196
-export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, size: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, size: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetName', 'vgpuTypeId');
   const a_vgpuTypeName = M.pointer(vgpuTypeName, 'nvmlVgpuTypeGetName', 'vgpuTypeName');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetName', 'size');
@@ -4270,7 +4276,7 @@ let f_nvmlVgpuTypeGetGpuInstanceProfileId: KoffiFunction | undefined;
  * @returns `[err, gpuInstanceProfileId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `gpuInstanceProfileId`: GPU Instance Profile ID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * gpuInstanceProfileId) — nvml.h:10214
-export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetGpuInstanceProfileId', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetGpuInstanceProfileId ??= L.bind('nvmlVgpuTypeGetGpuInstanceProfileId'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4284,7 +4290,7 @@ let f_nvmlVgpuTypeGetDeviceID: KoffiFunction | undefined;
  * @returns `[err, deviceID, subsystemID]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `deviceID`: Device ID and vendor ID of the device contained in single 32 bit value; `subsystemID`: Subsystem ID and subsystem vendor ID of the device contained in single 32 bit value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * deviceID, unsigned long long * subsystemID) — nvml.h:10231
-export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null, bigint | null] {
+export function nvmlVgpuTypeGetDeviceID(vgpuTypeId: number): Res<[bigint, bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetDeviceID', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetDeviceID ??= L.bind('nvmlVgpuTypeGetDeviceID'))(a_vgpuTypeId, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -4298,7 +4304,7 @@ let f_nvmlVgpuTypeGetFramebufferSize: KoffiFunction | undefined;
  * @returns `[err, fbSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `fbSize`: Pointer to framebuffer size in bytes; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long * fbSize) — nvml.h:10247
-export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuTypeGetFramebufferSize(vgpuTypeId: number): Res<[bigint]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFramebufferSize', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFramebufferSize ??= L.bind('nvmlVgpuTypeGetFramebufferSize'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4312,7 +4318,7 @@ let f_nvmlVgpuTypeGetNumDisplayHeads: KoffiFunction | undefined;
  * @returns `[err, numDisplayHeads]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `numDisplayHeads`: Pointer to number of display heads; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * numDisplayHeads) — nvml.h:10263
-export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetNumDisplayHeads', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetNumDisplayHeads ??= L.bind('nvmlVgpuTypeGetNumDisplayHeads'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4327,7 +4333,7 @@ let f_nvmlVgpuTypeGetResolution: KoffiFunction | undefined;
  * @returns `[err, xdim, ydim]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `xdim`: Pointer to maximum number of pixels in X dimension; `ydim`: Pointer to maximum number of pixels in Y dimension; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex, unsigned int * xdim, unsigned int * ydim) — nvml.h:10282
-export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: number): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlVgpuTypeGetResolution(vgpuTypeId: number, displayIndex: number): Res<[number, number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetResolution', 'vgpuTypeId');
   const a_displayIndex = M.u32(displayIndex, 'nvmlVgpuTypeGetResolution', 'displayIndex');
   const err = (f_nvmlVgpuTypeGetResolution ??= L.bind('nvmlVgpuTypeGetResolution'))(a_vgpuTypeId, a_displayIndex, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
@@ -4343,7 +4349,7 @@ let f_nvmlVgpuTypeGetLicense: KoffiFunction | undefined;
  * @returns `[err, vgpuTypeLicenseString]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `vgpuTypeLicenseString`: Pointer to buffer to return license info; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId, char * vgpuTypeLicenseString, unsigned int size) — nvml.h:10307
-export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuTypeGetLicense(vgpuTypeId: number, size: number): Res<[string]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetLicense', 'vgpuTypeId');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetLicense', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuTypeGetLicense', 'size', `must be at least 1, got ${a_size}`);
@@ -4360,7 +4366,7 @@ let f_nvmlVgpuTypeGetFrameRateLimit: KoffiFunction | undefined;
  * @returns `[err, frameRateLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `frameRateLimit`: Reference to return the frame rate limit value; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * frameRateLimit) — nvml.h:10323
-export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetFrameRateLimit', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetFrameRateLimit ??= L.bind('nvmlVgpuTypeGetFrameRateLimit'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4375,7 +4381,7 @@ let f_nvmlVgpuTypeGetMaxInstances: KoffiFunction | undefined;
  * @returns `[err, vgpuInstanceCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `vgpuInstanceCount`: Pointer to get the max number of vGPU instances that can be created on a deicve for given vgpuTypeId; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, unsigned int * vgpuInstanceCount) — nvml.h:10341
-export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetMaxInstances(device: H.nvmlDevice_t | null, vgpuTypeId: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlVgpuTypeGetMaxInstances', 'device');
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetMaxInstances', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetMaxInstances ??= L.bind('nvmlVgpuTypeGetMaxInstances'))(a_device, a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
@@ -4390,7 +4396,7 @@ let f_nvmlVgpuTypeGetMaxInstancesPerVm: KoffiFunction | undefined;
  * @returns `[err, vgpuInstanceCountPerVm]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `vgpuInstanceCountPerVm`: Pointer to get the max number of vGPU instances supported per VM for given vgpuTypeId; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId, unsigned int * vgpuInstanceCountPerVm) — nvml.h:10356
-export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId: number): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetMaxInstancesPerVm', 'vgpuTypeId');
   const err = (f_nvmlVgpuTypeGetMaxInstancesPerVm ??= L.bind('nvmlVgpuTypeGetMaxInstancesPerVm'))(a_vgpuTypeId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4405,7 +4411,7 @@ let f_nvmlVgpuTypeGetBAR1Info: KoffiFunction | undefined;
  * @returns `[err, bar1Info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `bar1Info`: Pointer to the vGPU type BAR1 information structure nvmlVgpuTypeBar1Info_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuTypeBar1Info_t * bar1Info) — nvml.h:10372
-export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgpuTypeBar1Info_v1_t | S.nvmlVgpuTypeBar1Info_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeBar1Info_v1_t | null] {
+export function nvmlVgpuTypeGetBAR1Info(vgpuTypeId: number, bar1Info?: S.nvmlVgpuTypeBar1Info_v1_t | S.nvmlVgpuTypeBar1Info_v1_tInit | null): Res<[S.nvmlVgpuTypeBar1Info_v1_t]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetBAR1Info', 'vgpuTypeId');
   const a_bar1Info = X.inoutStruct(bar1Info, S.nvmlVgpuTypeBar1Info_v1_t, 'nvmlVgpuTypeGetBAR1Info', 'bar1Info');
   const err = (f_nvmlVgpuTypeGetBAR1Info ??= L.bind('nvmlVgpuTypeGetBAR1Info'))(a_vgpuTypeId, a_bar1Info._u8) as E.nvmlReturn_t;
@@ -4421,7 +4427,7 @@ let f_nvmlDeviceGetActiveVgpus: KoffiFunction | undefined;
  * @returns `[err, vgpuCount, vgpuInstances]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `vgpuCount`: Pointer which passes in the array size as well as get back the number of types; `vgpuInstances`: Pointer to array in which to return list of vGPU instances; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int * vgpuCount, nvmlVgpuInstance_t * vgpuInstances) — nvml.h:10401
-export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlDeviceGetActiveVgpus(device: H.nvmlDevice_t | null, vgpuCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetActiveVgpus', 'device');
   const a_vgpuCount = M.size(vgpuCount, 'nvmlDeviceGetActiveVgpus', 'vgpuCount');
   K.U32[0] = a_vgpuCount % 4294967296; K.U32[1] = Math.floor(a_vgpuCount / 4294967296);
@@ -4442,7 +4448,7 @@ let f_nvmlVgpuInstanceGetVmID: KoffiFunction | undefined;
  * @returns `[err, vmId, vmIdType]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `vmId`: Pointer to caller-supplied buffer to hold VM ID; `vmIdType`: Pointer to hold VM ID type; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char * vmId, unsigned int size, nvmlVgpuVmIdType_t * vmIdType) — nvml.h:10426
-export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null, E.nvmlVgpuVmIdType_t | null] {
+export function nvmlVgpuInstanceGetVmID(vgpuInstance: number, size: number): Res<[string, E.nvmlVgpuVmIdType_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetVmID', 'vgpuInstance');
   const a_size = M.u32(size, 'nvmlVgpuInstanceGetVmID', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetVmID', 'size', `must be at least 1, got ${a_size}`);
@@ -4460,7 +4466,7 @@ let f_nvmlVgpuInstanceGetUUID: KoffiFunction | undefined;
  * @returns `[err, uuid]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `uuid`: Pointer to caller-supplied buffer to hold vGPU UUID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, char * uuid, unsigned int size) — nvml.h:10449
-export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuInstanceGetUUID(vgpuInstance: number, size: number): Res<[string]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetUUID', 'vgpuInstance');
   const a_size = M.u32(size, 'nvmlVgpuInstanceGetUUID', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetUUID', 'size', `must be at least 1, got ${a_size}`);
@@ -4478,7 +4484,7 @@ let f_nvmlVgpuInstanceGetVmDriverVersion: KoffiFunction | undefined;
  * @returns `[err, version]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `version`: Caller-supplied buffer to return driver version string; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance, char * version, unsigned int length) — nvml.h:10476
-export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance: number, length: number): Res<[string]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetVmDriverVersion', 'vgpuInstance');
   const a_length = M.u32(length, 'nvmlVgpuInstanceGetVmDriverVersion', 'length');
   if (a_length < 1) M.rangeError('nvmlVgpuInstanceGetVmDriverVersion', 'length', `must be at least 1, got ${a_length}`);
@@ -4495,7 +4501,7 @@ let f_nvmlVgpuInstanceGetFbUsage: KoffiFunction | undefined;
  * @returns `[err, fbUsage]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `fbUsage`: Pointer to framebuffer usage in bytes; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance, unsigned long long * fbUsage) — nvml.h:10495
-export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): [E.nvmlReturn_t, bigint | null] {
+export function nvmlVgpuInstanceGetFbUsage(vgpuInstance: number): Res<[bigint]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFbUsage', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetFbUsage ??= L.bind('nvmlVgpuInstanceGetFbUsage'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4509,7 +4515,7 @@ let f_nvmlVgpuInstanceGetLicenseStatus: KoffiFunction | undefined;
  * @returns `[err, licensed]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `licensed`: Reference to return the licensing status; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance, unsigned int * licensed) — nvml.h:10516
-export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetLicenseStatus(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseStatus', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetLicenseStatus ??= L.bind('nvmlVgpuInstanceGetLicenseStatus'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4523,7 +4529,7 @@ let f_nvmlVgpuInstanceGetType: KoffiFunction | undefined;
  * @returns `[err, vgpuTypeId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuTypeId`: Reference to return the vgpuTypeId; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuTypeId_t * vgpuTypeId) — nvml.h:10535
-export function nvmlVgpuInstanceGetType(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetType(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetType', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetType ??= L.bind('nvmlVgpuInstanceGetType'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4537,7 +4543,7 @@ let f_nvmlVgpuInstanceGetFrameRateLimit: KoffiFunction | undefined;
  * @returns `[err, frameRateLimit]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `frameRateLimit`: Reference to return the frame rate limit; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance, unsigned int * frameRateLimit) — nvml.h:10555
-export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFrameRateLimit', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetFrameRateLimit ??= L.bind('nvmlVgpuInstanceGetFrameRateLimit'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4551,7 +4557,7 @@ let f_nvmlVgpuInstanceGetEccMode: KoffiFunction | undefined;
  * @returns `[err, eccMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `eccMode`: Reference in which to return the current ECC mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * eccMode) — nvml.h:10571
-export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlVgpuInstanceGetEccMode(vgpuInstance: number): Res<[E.nvmlEnableState_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEccMode', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEccMode ??= L.bind('nvmlVgpuInstanceGetEccMode'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4565,7 +4571,7 @@ let f_nvmlVgpuInstanceGetEncoderCapacity: KoffiFunction | undefined;
  * @returns `[err, encoderCapacity]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `encoderCapacity`: Reference to an unsigned int for the encoder capacity; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int * encoderCapacity) — nvml.h:10588
-export function nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderCapacity', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEncoderCapacity ??= L.bind('nvmlVgpuInstanceGetEncoderCapacity'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4594,7 +4600,7 @@ let f_nvmlVgpuInstanceGetEncoderStats: KoffiFunction | undefined;
  * @returns `[err, sessionCount, averageFps, averageLatency]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to an unsigned int for count of active encoder sessions; `averageFps`: Reference to an unsigned int for trailing average FPS of all active sessions; `averageLatency`: Reference to an unsigned int for encode latency in microseconds; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, unsigned int * averageFps, unsigned int * averageLatency) — nvml.h:10625
-export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): [E.nvmlReturn_t, number | null, number | null, number | null] {
+export function nvmlVgpuInstanceGetEncoderStats(vgpuInstance: number): Res<[number, number, number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderStats', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetEncoderStats ??= L.bind('nvmlVgpuInstanceGetEncoderStats'))(a_vgpuInstance, K.slot[0], K.slot[1], K.slot[2]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null, null];
@@ -4609,7 +4615,7 @@ let f_nvmlVgpuInstanceGetEncoderSessions: KoffiFunction | undefined;
  * @returns `[err, sessionCount, sessionInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfo`: Reference to caller supplied array in which the list of session information us returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, nvmlEncoderSessionInfo_t * sessionInfo) — nvml.h:10657
-export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlEncoderSessionInfo_st[] | null] {
+export function nvmlVgpuInstanceGetEncoderSessions(vgpuInstance: number, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlEncoderSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetEncoderSessions', 'vgpuInstance');
   const a_sessionCount = M.size(sessionCount, 'nvmlVgpuInstanceGetEncoderSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -4630,7 +4636,7 @@ let f_nvmlVgpuInstanceGetFBCStats: KoffiFunction | undefined;
  * @returns `[err, fbcStats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `fbcStats`: Reference to nvmlFBCStats_t structure containing NvFBC stats; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance, nvmlFBCStats_t * fbcStats) — nvml.h:10674
-export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): [E.nvmlReturn_t, S.nvmlFBCStats_st | null] {
+export function nvmlVgpuInstanceGetFBCStats(vgpuInstance: number, fbcStats?: S.nvmlFBCStats_st | S.nvmlFBCStats_stInit | null): Res<[S.nvmlFBCStats_st]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFBCStats', 'vgpuInstance');
   const a_fbcStats = X.inoutStruct(fbcStats, S.nvmlFBCStats_st, 'nvmlVgpuInstanceGetFBCStats', 'fbcStats');
   const err = (f_nvmlVgpuInstanceGetFBCStats ??= L.bind('nvmlVgpuInstanceGetFBCStats'))(a_vgpuInstance, a_fbcStats._u8) as E.nvmlReturn_t;
@@ -4646,7 +4652,7 @@ let f_nvmlVgpuInstanceGetFBCSessions: KoffiFunction | undefined;
  * @returns `[err, sessionCount, sessionInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `sessionCount`: Reference to caller supplied array size, and returns the number of sessions; `sessionInfo`: Reference in which to return the session information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int * sessionCount, nvmlFBCSessionInfo_t * sessionInfo) — nvml.h:10705
-export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCount: number): [E.nvmlReturn_t, number | null, S.nvmlFBCSessionInfo_st[] | null] {
+export function nvmlVgpuInstanceGetFBCSessions(vgpuInstance: number, sessionCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlFBCSessionInfo_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetFBCSessions', 'vgpuInstance');
   const a_sessionCount = M.size(sessionCount, 'nvmlVgpuInstanceGetFBCSessions', 'sessionCount');
   K.U32[0] = a_sessionCount % 4294967296; K.U32[1] = Math.floor(a_sessionCount / 4294967296);
@@ -4666,7 +4672,7 @@ let f_nvmlVgpuInstanceGetGpuInstanceId: KoffiFunction | undefined;
  * @returns `[err, gpuInstanceId]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `gpuInstanceId`: GPU Instance ID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance, unsigned int * gpuInstanceId) — nvml.h:10723
-export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetGpuInstanceId', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetGpuInstanceId ??= L.bind('nvmlVgpuInstanceGetGpuInstanceId'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4682,7 +4688,7 @@ let f_nvmlVgpuInstanceGetGpuPciId: KoffiFunction | undefined;
  * @returns `[err, length]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `length`: Size of the vgpuPciId buffer; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char * vgpuPciId, unsigned int * length) — nvml.h:10743
-export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Pointer, length: number): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Pointer, length: number): Res<[number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuInstance');
   const a_vgpuPciId = M.pointer(vgpuPciId, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuPciId');
   const a_length = M.u32(length, 'nvmlVgpuInstanceGetGpuPciId', 'length');
@@ -4701,7 +4707,7 @@ let f_nvmlVgpuTypeGetCapabilities: KoffiFunction | undefined;
  * @returns `[err, capResult]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `capResult`: A boolean for the queried capability indicating that feature is supported; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int * capResult) — nvml.h:10762
-export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nvmlVgpuCapability_t): [E.nvmlReturn_t, number | null] {
+export function nvmlVgpuTypeGetCapabilities(vgpuTypeId: number, capability: E.nvmlVgpuCapability_t): Res<[number]> {
   const a_vgpuTypeId = M.u32(vgpuTypeId, 'nvmlVgpuTypeGetCapabilities', 'vgpuTypeId');
   const a_capability = M.i32(capability, 'nvmlVgpuTypeGetCapabilities', 'capability');
   const err = (f_nvmlVgpuTypeGetCapabilities ??= L.bind('nvmlVgpuTypeGetCapabilities'))(a_vgpuTypeId, a_capability, K.slot[0]) as E.nvmlReturn_t;
@@ -4717,7 +4723,7 @@ let f_nvmlVgpuInstanceGetMdevUUID: KoffiFunction | undefined;
  * @returns `[err, mdevUuid]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `mdevUuid`: Pointer to caller-supplied buffer to hold MDEV UUID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance, char * mdevUuid, unsigned int size) — nvml.h:10787
-export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number): [E.nvmlReturn_t, string | null] {
+export function nvmlVgpuInstanceGetMdevUUID(vgpuInstance: number, size: number): Res<[string]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetMdevUUID', 'vgpuInstance');
   const a_size = M.u32(size, 'nvmlVgpuInstanceGetMdevUUID', 'size');
   if (a_size < 1) M.rangeError('nvmlVgpuInstanceGetMdevUUID', 'size', `must be at least 1, got ${a_size}`);
@@ -4735,7 +4741,7 @@ let f_nvmlGpuInstanceGetCreatableVgpus: KoffiFunction | undefined;
  * @returns `[err, pVgpus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pVgpus`: Pointer to the caller-provided structure of nvmlVgpuTypeIdInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance, nvmlVgpuTypeIdInfo_t * pVgpus) — nvml.h:10818
-export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpus?: S.nvmlVgpuTypeIdInfo_v1_t | S.nvmlVgpuTypeIdInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeIdInfo_v1_t | null] {
+export function nvmlGpuInstanceGetCreatableVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpus?: S.nvmlVgpuTypeIdInfo_v1_t | S.nvmlVgpuTypeIdInfo_v1_tInit | null): Res<[S.nvmlVgpuTypeIdInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetCreatableVgpus', 'gpuInstance');
   const a_pVgpus = X.inoutStruct(pVgpus, S.nvmlVgpuTypeIdInfo_v1_t, 'nvmlGpuInstanceGetCreatableVgpus', 'pVgpus');
   const err = (f_nvmlGpuInstanceGetCreatableVgpus ??= L.bind('nvmlGpuInstanceGetCreatableVgpus'))(a_gpuInstance, a_pVgpus._u8) as E.nvmlReturn_t;
@@ -4750,7 +4756,7 @@ let f_nvmlVgpuTypeGetMaxInstancesPerGpuInstance: KoffiFunction | undefined;
  * @returns `[err, pMaxInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pMaxInstance`: Pointer to the caller-provided structure of nvmlVgpuTypeMaxInstance_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance(nvmlVgpuTypeMaxInstance_t * pMaxInstance) — nvml.h:10833
-export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlVgpuTypeMaxInstance_v1_t | S.nvmlVgpuTypeMaxInstance_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuTypeMaxInstance_v1_t | null] {
+export function nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance?: S.nvmlVgpuTypeMaxInstance_v1_t | S.nvmlVgpuTypeMaxInstance_v1_tInit | null): Res<[S.nvmlVgpuTypeMaxInstance_v1_t]> {
   const a_pMaxInstance = X.inoutStruct(pMaxInstance, S.nvmlVgpuTypeMaxInstance_v1_t, 'nvmlVgpuTypeGetMaxInstancesPerGpuInstance', 'pMaxInstance');
   const err = (f_nvmlVgpuTypeGetMaxInstancesPerGpuInstance ??= L.bind('nvmlVgpuTypeGetMaxInstancesPerGpuInstance'))(a_pMaxInstance._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -4765,7 +4771,7 @@ let f_nvmlGpuInstanceGetActiveVgpus: KoffiFunction | undefined;
  * @returns `[err, pVgpuInstanceInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pVgpuInstanceInfo`: Pointer to the vGPU instance information structure nvmlActiveVgpuInstanceInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance, nvmlActiveVgpuInstanceInfo_t * pVgpuInstanceInfo) — nvml.h:10864
-export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpuInstanceInfo?: S.nvmlActiveVgpuInstanceInfo_v1_t | S.nvmlActiveVgpuInstanceInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlActiveVgpuInstanceInfo_v1_t | null] {
+export function nvmlGpuInstanceGetActiveVgpus(gpuInstance: H.nvmlGpuInstance_t | null, pVgpuInstanceInfo?: S.nvmlActiveVgpuInstanceInfo_v1_t | S.nvmlActiveVgpuInstanceInfo_v1_tInit | null): Res<[S.nvmlActiveVgpuInstanceInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetActiveVgpus', 'gpuInstance');
   const a_pVgpuInstanceInfo = X.inoutStruct(pVgpuInstanceInfo, S.nvmlActiveVgpuInstanceInfo_v1_t, 'nvmlGpuInstanceGetActiveVgpus', 'pVgpuInstanceInfo');
   const err = (f_nvmlGpuInstanceGetActiveVgpus ??= L.bind('nvmlGpuInstanceGetActiveVgpus'))(a_gpuInstance, a_pVgpuInstanceInfo._u8) as E.nvmlReturn_t;
@@ -4781,7 +4787,7 @@ let f_nvmlGpuInstanceSetVgpuSchedulerState: KoffiFunction | undefined;
  * @returns `[err, pScheduler]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_RESET_REQUIRED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pScheduler`: Pointer to the caller-provided structure of nvmlVgpuSchedulerState_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t * pScheduler) — nvml.h:10889
-export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pScheduler?: S.nvmlVgpuSchedulerState_v1_t | S.nvmlVgpuSchedulerState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerState_v1_t | null] {
+export function nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pScheduler?: S.nvmlVgpuSchedulerState_v1_t | S.nvmlVgpuSchedulerState_v1_tInit | null): Res<[S.nvmlVgpuSchedulerState_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceSetVgpuSchedulerState', 'gpuInstance');
   const a_pScheduler = X.inoutStruct(pScheduler, S.nvmlVgpuSchedulerState_v1_t, 'nvmlGpuInstanceSetVgpuSchedulerState', 'pScheduler');
   const err = (f_nvmlGpuInstanceSetVgpuSchedulerState ??= L.bind('nvmlGpuInstanceSetVgpuSchedulerState'))(a_gpuInstance, a_pScheduler._u8) as E.nvmlReturn_t;
@@ -4797,7 +4803,7 @@ let f_nvmlGpuInstanceGetVgpuSchedulerState: KoffiFunction | undefined;
  * @returns `[err, pSchedulerStateInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pSchedulerStateInfo`: Reference in which pSchedulerStateInfo is returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerStateInfo_t * pSchedulerStateInfo) — nvml.h:10909
-export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerStateInfo?: S.nvmlVgpuSchedulerStateInfo_v1_t | S.nvmlVgpuSchedulerStateInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerStateInfo_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerStateInfo?: S.nvmlVgpuSchedulerStateInfo_v1_t | S.nvmlVgpuSchedulerStateInfo_v1_tInit | null): Res<[S.nvmlVgpuSchedulerStateInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerState', 'gpuInstance');
   const a_pSchedulerStateInfo = X.inoutStruct(pSchedulerStateInfo, S.nvmlVgpuSchedulerStateInfo_v1_t, 'nvmlGpuInstanceGetVgpuSchedulerState', 'pSchedulerStateInfo');
   const err = (f_nvmlGpuInstanceGetVgpuSchedulerState ??= L.bind('nvmlGpuInstanceGetVgpuSchedulerState'))(a_gpuInstance, a_pSchedulerStateInfo._u8) as E.nvmlReturn_t;
@@ -4813,7 +4819,7 @@ let f_nvmlGpuInstanceGetVgpuSchedulerLog: KoffiFunction | undefined;
  * @returns `[err, pSchedulerLogInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pSchedulerLogInfo`: Reference in which pSchedulerLogInfo is written; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerLogInfo_t * pSchedulerLogInfo) — nvml.h:10932
-export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerLogInfo?: S.nvmlVgpuSchedulerLogInfo_v1_t | S.nvmlVgpuSchedulerLogInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerLogInfo_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance: H.nvmlGpuInstance_t | null, pSchedulerLogInfo?: S.nvmlVgpuSchedulerLogInfo_v1_t | S.nvmlVgpuSchedulerLogInfo_v1_tInit | null): Res<[S.nvmlVgpuSchedulerLogInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuSchedulerLog', 'gpuInstance');
   const a_pSchedulerLogInfo = X.inoutStruct(pSchedulerLogInfo, S.nvmlVgpuSchedulerLogInfo_v1_t, 'nvmlGpuInstanceGetVgpuSchedulerLog', 'pSchedulerLogInfo');
   const err = (f_nvmlGpuInstanceGetVgpuSchedulerLog ??= L.bind('nvmlGpuInstanceGetVgpuSchedulerLog'))(a_gpuInstance, a_pSchedulerLogInfo._u8) as E.nvmlReturn_t;
@@ -4829,7 +4835,7 @@ let f_nvmlGpuInstanceGetVgpuTypeCreatablePlacements: KoffiFunction | undefined;
  * @returns `[err, pCreatablePlacementInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pCreatablePlacementInfo`: Pointer to the list of vGPU creatable placement structure nvmlVgpuCreatablePlacementInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t * pCreatablePlacementInfo) — nvml.h:10962
-export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvmlGpuInstance_t | null, pCreatablePlacementInfo?: S.nvmlVgpuCreatablePlacementInfo_v1_t | S.nvmlVgpuCreatablePlacementInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuCreatablePlacementInfo_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuTypeCreatablePlacements(gpuInstance: H.nvmlGpuInstance_t | null, pCreatablePlacementInfo?: S.nvmlVgpuCreatablePlacementInfo_v1_t | S.nvmlVgpuCreatablePlacementInfo_v1_tInit | null): Res<[S.nvmlVgpuCreatablePlacementInfo_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuTypeCreatablePlacements', 'gpuInstance');
   const a_pCreatablePlacementInfo = X.inoutStruct(pCreatablePlacementInfo, S.nvmlVgpuCreatablePlacementInfo_v1_t, 'nvmlGpuInstanceGetVgpuTypeCreatablePlacements', 'pCreatablePlacementInfo');
   const err = (f_nvmlGpuInstanceGetVgpuTypeCreatablePlacements ??= L.bind('nvmlGpuInstanceGetVgpuTypeCreatablePlacements'))(a_gpuInstance, a_pCreatablePlacementInfo._u8) as E.nvmlReturn_t;
@@ -4845,7 +4851,7 @@ let f_nvmlGpuInstanceGetVgpuHeterogeneousMode: KoffiFunction | undefined;
  * @returns `[err, pHeterogeneousMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `pHeterogeneousMode`: Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, nvmlVgpuHeterogeneousMode_t * pHeterogeneousMode) — nvml.h:10988
-export function nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuInstance_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuHeterogeneousMode_v1_t | null] {
+export function nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance: H.nvmlGpuInstance_t | null, pHeterogeneousMode?: S.nvmlVgpuHeterogeneousMode_v1_t | S.nvmlVgpuHeterogeneousMode_v1_tInit | null): Res<[S.nvmlVgpuHeterogeneousMode_v1_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetVgpuHeterogeneousMode', 'gpuInstance');
   const a_pHeterogeneousMode = X.inoutStruct(pHeterogeneousMode, S.nvmlVgpuHeterogeneousMode_v1_t, 'nvmlGpuInstanceGetVgpuHeterogeneousMode', 'pHeterogeneousMode');
   const err = (f_nvmlGpuInstanceGetVgpuHeterogeneousMode ??= L.bind('nvmlGpuInstanceGetVgpuHeterogeneousMode'))(a_gpuInstance, a_pHeterogeneousMode._u8) as E.nvmlReturn_t;
@@ -4877,7 +4883,7 @@ let f_nvmlVgpuInstanceGetMetadata: KoffiFunction | undefined;
  * @returns `[err, vgpuMetadata, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuMetadata`: Pointer to caller-supplied buffer into which vGPU metadata is written; `bufferSize`: Size of vgpuMetadata buffer; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t * vgpuMetadata, unsigned int * bufferSize) — nvml.h:11128
-export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, bufferSize: number): [E.nvmlReturn_t, S.nvmlVgpuMetadata_st | null, number | null] {
+export function nvmlVgpuInstanceGetMetadata(vgpuInstance: number, vgpuMetadata: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, bufferSize: number): Res<[S.nvmlVgpuMetadata_st, number]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetMetadata', 'vgpuInstance');
   const a_vgpuMetadata = X.inoutStruct(vgpuMetadata, S.nvmlVgpuMetadata_st, 'nvmlVgpuInstanceGetMetadata', 'vgpuMetadata');
   const a_bufferSize = M.u32(bufferSize, 'nvmlVgpuInstanceGetMetadata', 'bufferSize');
@@ -4897,7 +4903,7 @@ let f_nvmlDeviceGetVgpuMetadata: KoffiFunction | undefined;
  * @returns `[err, pgpuMetadata, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pgpuMetadata`: Pointer to caller-supplied buffer into which pgpuMetadata is written; `bufferSize`: Pointer to size of pgpuMetadata buffer; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t * pgpuMetadata, unsigned int * bufferSize) — nvml.h:11150
-export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMetadata: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, bufferSize: number): [E.nvmlReturn_t, S.nvmlVgpuPgpuMetadata_st | null, number | null] {
+export function nvmlDeviceGetVgpuMetadata(device: H.nvmlDevice_t | null, pgpuMetadata: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, bufferSize: number): Res<[S.nvmlVgpuPgpuMetadata_st, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuMetadata', 'device');
   const a_pgpuMetadata = X.inoutStruct(pgpuMetadata, S.nvmlVgpuPgpuMetadata_st, 'nvmlDeviceGetVgpuMetadata', 'pgpuMetadata');
   const a_bufferSize = M.u32(bufferSize, 'nvmlDeviceGetVgpuMetadata', 'bufferSize');
@@ -4917,7 +4923,7 @@ let f_nvmlGetVgpuCompatibility: KoffiFunction | undefined;
  * @returns `[err, vgpuMetadata, pgpuMetadata, compatibilityInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `vgpuMetadata`: Pointer to caller-supplied vGPU metadata structure; `pgpuMetadata`: Pointer to caller-supplied GPU metadata structure; `compatibilityInfo`: Pointer to caller-supplied buffer to hold compatibility info; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t * vgpuMetadata, nvmlVgpuPgpuMetadata_t * pgpuMetadata, nvmlVgpuPgpuCompatibility_t * compatibilityInfo) — nvml.h:11174
-export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, pgpuMetadata?: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, compatibilityInfo?: S.nvmlVgpuPgpuCompatibility_st | S.nvmlVgpuPgpuCompatibility_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuMetadata_st | null, S.nvmlVgpuPgpuMetadata_st | null, S.nvmlVgpuPgpuCompatibility_st | null] {
+export function nvmlGetVgpuCompatibility(vgpuMetadata?: S.nvmlVgpuMetadata_st | S.nvmlVgpuMetadata_stInit | null, pgpuMetadata?: S.nvmlVgpuPgpuMetadata_st | S.nvmlVgpuPgpuMetadata_stInit | null, compatibilityInfo?: S.nvmlVgpuPgpuCompatibility_st | S.nvmlVgpuPgpuCompatibility_stInit | null): Res<[S.nvmlVgpuMetadata_st, S.nvmlVgpuPgpuMetadata_st, S.nvmlVgpuPgpuCompatibility_st]> {
   const a_vgpuMetadata = X.inoutStruct(vgpuMetadata, S.nvmlVgpuMetadata_st, 'nvmlGetVgpuCompatibility', 'vgpuMetadata');
   const a_pgpuMetadata = X.inoutStruct(pgpuMetadata, S.nvmlVgpuPgpuMetadata_st, 'nvmlGetVgpuCompatibility', 'pgpuMetadata');
   const a_compatibilityInfo = X.inoutStruct(compatibilityInfo, S.nvmlVgpuPgpuCompatibility_st, 'nvmlGetVgpuCompatibility', 'compatibilityInfo');
@@ -4935,7 +4941,7 @@ let f_nvmlDeviceGetPgpuMetadataString: KoffiFunction | undefined;
  * @returns `[err, bufferSize]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `bufferSize`: Pointer to size of pgpuMetadata buffer; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char * pgpuMetadata, unsigned int * bufferSize) — nvml.h:11194
-export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, pgpuMetadata: Pointer, bufferSize: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, pgpuMetadata: Pointer, bufferSize: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetPgpuMetadataString', 'device');
   const a_pgpuMetadata = M.pointer(pgpuMetadata, 'nvmlDeviceGetPgpuMetadataString', 'pgpuMetadata');
   const a_bufferSize = M.u32(bufferSize, 'nvmlDeviceGetPgpuMetadataString', 'bufferSize');
@@ -4954,7 +4960,7 @@ let f_nvmlDeviceGetVgpuSchedulerLog: KoffiFunction | undefined;
  * @returns `[err, pSchedulerLog]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pSchedulerLog`: Reference in which pSchedulerLog is written; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuSchedulerLog_t * pSchedulerLog) — nvml.h:11214
-export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSchedulerLog?: S.nvmlVgpuSchedulerLog_st | S.nvmlVgpuSchedulerLog_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerLog_st | null] {
+export function nvmlDeviceGetVgpuSchedulerLog(device: H.nvmlDevice_t | null, pSchedulerLog?: S.nvmlVgpuSchedulerLog_st | S.nvmlVgpuSchedulerLog_stInit | null): Res<[S.nvmlVgpuSchedulerLog_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerLog', 'device');
   const a_pSchedulerLog = X.inoutStruct(pSchedulerLog, S.nvmlVgpuSchedulerLog_st, 'nvmlDeviceGetVgpuSchedulerLog', 'pSchedulerLog');
   const err = (f_nvmlDeviceGetVgpuSchedulerLog ??= L.bind('nvmlDeviceGetVgpuSchedulerLog'))(a_device, a_pSchedulerLog._u8) as E.nvmlReturn_t;
@@ -4970,7 +4976,7 @@ let f_nvmlDeviceGetVgpuSchedulerState: KoffiFunction | undefined;
  * @returns `[err, pSchedulerState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pSchedulerState`: Reference in which pSchedulerState is returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerGetState_t * pSchedulerState) — nvml.h:11231
-export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerGetState_st | S.nvmlVgpuSchedulerGetState_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerGetState_st | null] {
+export function nvmlDeviceGetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerGetState_st | S.nvmlVgpuSchedulerGetState_stInit | null): Res<[S.nvmlVgpuSchedulerGetState_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerState', 'device');
   const a_pSchedulerState = X.inoutStruct(pSchedulerState, S.nvmlVgpuSchedulerGetState_st, 'nvmlDeviceGetVgpuSchedulerState', 'pSchedulerState');
   const err = (f_nvmlDeviceGetVgpuSchedulerState ??= L.bind('nvmlDeviceGetVgpuSchedulerState'))(a_device, a_pSchedulerState._u8) as E.nvmlReturn_t;
@@ -4986,7 +4992,7 @@ let f_nvmlDeviceGetVgpuSchedulerCapabilities: KoffiFunction | undefined;
  * @returns `[err, pCapabilities]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pCapabilities`: Reference in which pCapabilities is written; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device, nvmlVgpuSchedulerCapabilities_t * pCapabilities) — nvml.h:11254
-export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | null, pCapabilities?: S.nvmlVgpuSchedulerCapabilities_st | S.nvmlVgpuSchedulerCapabilities_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerCapabilities_st | null] {
+export function nvmlDeviceGetVgpuSchedulerCapabilities(device: H.nvmlDevice_t | null, pCapabilities?: S.nvmlVgpuSchedulerCapabilities_st | S.nvmlVgpuSchedulerCapabilities_stInit | null): Res<[S.nvmlVgpuSchedulerCapabilities_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuSchedulerCapabilities', 'device');
   const a_pCapabilities = X.inoutStruct(pCapabilities, S.nvmlVgpuSchedulerCapabilities_st, 'nvmlDeviceGetVgpuSchedulerCapabilities', 'pCapabilities');
   const err = (f_nvmlDeviceGetVgpuSchedulerCapabilities ??= L.bind('nvmlDeviceGetVgpuSchedulerCapabilities'))(a_device, a_pCapabilities._u8) as E.nvmlReturn_t;
@@ -5002,7 +5008,7 @@ let f_nvmlDeviceSetVgpuSchedulerState: KoffiFunction | undefined;
  * @returns `[err, pSchedulerState]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_RESET_REQUIRED, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `pSchedulerState`: vGPU pSchedulerState to set; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t * pSchedulerState) — nvml.h:11279
-export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerSetState_st | S.nvmlVgpuSchedulerSetState_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuSchedulerSetState_st | null] {
+export function nvmlDeviceSetVgpuSchedulerState(device: H.nvmlDevice_t | null, pSchedulerState?: S.nvmlVgpuSchedulerSetState_st | S.nvmlVgpuSchedulerSetState_stInit | null): Res<[S.nvmlVgpuSchedulerSetState_st]> {
   const a_device = M.handle(device, 'nvmlDeviceSetVgpuSchedulerState', 'device');
   const a_pSchedulerState = X.inoutStruct(pSchedulerState, S.nvmlVgpuSchedulerSetState_st, 'nvmlDeviceSetVgpuSchedulerState', 'pSchedulerState');
   const err = (f_nvmlDeviceSetVgpuSchedulerState ??= L.bind('nvmlDeviceSetVgpuSchedulerState'))(a_device, a_pSchedulerState._u8) as E.nvmlReturn_t;
@@ -5018,7 +5024,7 @@ let f_nvmlGetVgpuVersion: KoffiFunction | undefined;
  * @returns `[err, supported, current]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `supported`: Pointer to the structure in which the preset range of vGPU versions supported by the NVIDIA vGPU Manager is written; `current`: Pointer to the structure in which the range of supported vGPU versions set by an administrator is written; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t * supported, nvmlVgpuVersion_t * current) — nvml.h:11311
-export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null, current?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuVersion_st | null, S.nvmlVgpuVersion_st | null] {
+export function nvmlGetVgpuVersion(supported?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null, current?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): Res<[S.nvmlVgpuVersion_st, S.nvmlVgpuVersion_st]> {
   const a_supported = X.inoutStruct(supported, S.nvmlVgpuVersion_st, 'nvmlGetVgpuVersion', 'supported');
   const a_current = X.inoutStruct(current, S.nvmlVgpuVersion_st, 'nvmlGetVgpuVersion', 'current');
   const err = (f_nvmlGetVgpuVersion ??= L.bind('nvmlGetVgpuVersion'))(a_supported._u8, a_current._u8) as E.nvmlReturn_t;
@@ -5033,7 +5039,7 @@ let f_nvmlSetVgpuVersion: KoffiFunction | undefined;
  * @returns `[err, vgpuVersion]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_IN_USE, NVML_ERROR_INVALID_ARGUMENT); `vgpuVersion`: Pointer to a caller-supplied range of supported vGPU versions; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t * vgpuVersion) — nvml.h:11338
-export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuVersion_st | null] {
+export function nvmlSetVgpuVersion(vgpuVersion?: S.nvmlVgpuVersion_st | S.nvmlVgpuVersion_stInit | null): Res<[S.nvmlVgpuVersion_st]> {
   const a_vgpuVersion = X.inoutStruct(vgpuVersion, S.nvmlVgpuVersion_st, 'nvmlSetVgpuVersion', 'vgpuVersion');
   const err = (f_nvmlSetVgpuVersion ??= L.bind('nvmlSetVgpuVersion'))(a_vgpuVersion._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5049,7 +5055,7 @@ let f_nvmlDeviceGetVgpuUtilization: KoffiFunction | undefined;
  * @returns `[err, sampleValType, vgpuInstanceSamplesCount, utilizationSamples]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `sampleValType`: Pointer to caller-supplied buffer to hold the type of returned sample values; `vgpuInstanceSamplesCount`: Pointer to caller-supplied array size, and returns number of vGPU instances; `utilizationSamples`: Pointer to caller-supplied buffer in which vGPU utilization samples are returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, nvmlValueType_t * sampleValType, unsigned int * vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t * utilizationSamples) — nvml.h:11394
-export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuInstanceSamplesCount: number): [E.nvmlReturn_t, E.nvmlValueType_t | null, number | null, S.nvmlVgpuInstanceUtilizationSample_st[] | null] {
+export function nvmlDeviceGetVgpuUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuInstanceSamplesCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [E.nvmlValueType_t, number, S.nvmlVgpuInstanceUtilizationSample_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuUtilization', 'device');
   const a_lastSeenTimeStamp = M.u64(lastSeenTimeStamp, 'nvmlDeviceGetVgpuUtilization', 'lastSeenTimeStamp');
   const a_vgpuInstanceSamplesCount = M.size(vgpuInstanceSamplesCount, 'nvmlDeviceGetVgpuUtilization', 'vgpuInstanceSamplesCount');
@@ -5071,7 +5077,7 @@ let f_nvmlDeviceGetVgpuInstancesUtilizationInfo: KoffiFunction | undefined;
  * @returns `[err, vgpuUtilInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuUtilInfo`: Pointer to the caller-provided structure of nvmlVgpuInstancesUtilizationInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device, nvmlVgpuInstancesUtilizationInfo_t * vgpuUtilInfo) — nvml.h:11441
-export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuUtilInfo?: S.nvmlVgpuInstancesUtilizationInfo_v1_t | S.nvmlVgpuInstancesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuInstancesUtilizationInfo_v1_t | null] {
+export function nvmlDeviceGetVgpuInstancesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuUtilInfo?: S.nvmlVgpuInstancesUtilizationInfo_v1_t | S.nvmlVgpuInstancesUtilizationInfo_v1_tInit | null): Res<[S.nvmlVgpuInstancesUtilizationInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuInstancesUtilizationInfo', 'device');
   const a_vgpuUtilInfo = X.inoutStruct(vgpuUtilInfo, S.nvmlVgpuInstancesUtilizationInfo_v1_t, 'nvmlDeviceGetVgpuInstancesUtilizationInfo', 'vgpuUtilInfo');
   const err = (f_nvmlDeviceGetVgpuInstancesUtilizationInfo ??= L.bind('nvmlDeviceGetVgpuInstancesUtilizationInfo'))(a_device, a_vgpuUtilInfo._u8) as E.nvmlReturn_t;
@@ -5088,7 +5094,7 @@ let f_nvmlDeviceGetVgpuProcessUtilization: KoffiFunction | undefined;
  * @returns `[err, vgpuProcessSamplesCount, utilizationSamples]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuProcessSamplesCount`: Pointer to caller-supplied array size, and returns number of processes running on vGPU instances; `utilizationSamples`: Pointer to caller-supplied buffer in which vGPU sub process utilization samples are returned; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int * vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t * utilizationSamples) — nvml.h:11487
-export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuProcessSamplesCount: number): [E.nvmlReturn_t, number | null, S.nvmlVgpuProcessUtilizationSample_st[] | null] {
+export function nvmlDeviceGetVgpuProcessUtilization(device: H.nvmlDevice_t | null, lastSeenTimeStamp: bigint | number, vgpuProcessSamplesCount: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, S.nvmlVgpuProcessUtilizationSample_st[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuProcessUtilization', 'device');
   const a_lastSeenTimeStamp = M.u64(lastSeenTimeStamp, 'nvmlDeviceGetVgpuProcessUtilization', 'lastSeenTimeStamp');
   const a_vgpuProcessSamplesCount = M.size(vgpuProcessSamplesCount, 'nvmlDeviceGetVgpuProcessUtilization', 'vgpuProcessSamplesCount');
@@ -5110,7 +5116,7 @@ let f_nvmlDeviceGetVgpuProcessesUtilizationInfo: KoffiFunction | undefined;
  * @returns `[err, vgpuProcUtilInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `vgpuProcUtilInfo`: Pointer to the caller-provided structure of nvmlVgpuProcessesUtilizationInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device, nvmlVgpuProcessesUtilizationInfo_t * vgpuProcUtilInfo) — nvml.h:11534
-export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuProcUtilInfo?: S.nvmlVgpuProcessesUtilizationInfo_v1_t | S.nvmlVgpuProcessesUtilizationInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlVgpuProcessesUtilizationInfo_v1_t | null] {
+export function nvmlDeviceGetVgpuProcessesUtilizationInfo(device: H.nvmlDevice_t | null, vgpuProcUtilInfo?: S.nvmlVgpuProcessesUtilizationInfo_v1_t | S.nvmlVgpuProcessesUtilizationInfo_v1_tInit | null): Res<[S.nvmlVgpuProcessesUtilizationInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetVgpuProcessesUtilizationInfo', 'device');
   const a_vgpuProcUtilInfo = X.inoutStruct(vgpuProcUtilInfo, S.nvmlVgpuProcessesUtilizationInfo_v1_t, 'nvmlDeviceGetVgpuProcessesUtilizationInfo', 'vgpuProcUtilInfo');
   const err = (f_nvmlDeviceGetVgpuProcessesUtilizationInfo ??= L.bind('nvmlDeviceGetVgpuProcessesUtilizationInfo'))(a_device, a_vgpuProcUtilInfo._u8) as E.nvmlReturn_t;
@@ -5125,7 +5131,7 @@ let f_nvmlVgpuInstanceGetAccountingMode: KoffiFunction | undefined;
  * @returns `[err, mode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_UNKNOWN); `mode`: Reference in which to return the current accounting mode; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t * mode) — nvml.h:11553
-export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): [E.nvmlReturn_t, E.nvmlEnableState_t | null] {
+export function nvmlVgpuInstanceGetAccountingMode(vgpuInstance: number): Res<[E.nvmlEnableState_t]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingMode', 'vgpuInstance');
   const err = (f_nvmlVgpuInstanceGetAccountingMode ??= L.bind('nvmlVgpuInstanceGetAccountingMode'))(a_vgpuInstance, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5140,7 +5146,7 @@ let f_nvmlVgpuInstanceGetAccountingPids: KoffiFunction | undefined;
  * @returns `[err, count, pids]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNKNOWN); `count`: Reference in which to provide the pids array size, and to return the number of elements ready to be queried; `pids`: Reference in which to return list of process ids; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int * count, unsigned int * pids) — nvml.h:11584
-export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: number): [E.nvmlReturn_t, number | null, number[] | null] {
+export function nvmlVgpuInstanceGetAccountingPids(vgpuInstance: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [number, number[]]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, number, null] {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingPids', 'vgpuInstance');
   const a_count = M.size(count, 'nvmlVgpuInstanceGetAccountingPids', 'count');
   K.U32[0] = a_count % 4294967296; K.U32[1] = Math.floor(a_count / 4294967296);
@@ -5162,7 +5168,7 @@ let f_nvmlVgpuInstanceGetAccountingStats: KoffiFunction | undefined;
  * @returns `[err, stats]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `stats`: Reference in which to return the process's accounting stats; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid, nvmlAccountingStats_t * stats) — nvml.h:11619
-export function nvmlVgpuInstanceGetAccountingStats(vgpuInstance: number, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): [E.nvmlReturn_t, S.nvmlAccountingStats_st | null] {
+export function nvmlVgpuInstanceGetAccountingStats(vgpuInstance: number, pid: number, stats?: S.nvmlAccountingStats_st | S.nvmlAccountingStats_stInit | null): Res<[S.nvmlAccountingStats_st]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetAccountingStats', 'vgpuInstance');
   const a_pid = M.u32(pid, 'nvmlVgpuInstanceGetAccountingStats', 'pid');
   const a_stats = X.inoutStruct(stats, S.nvmlAccountingStats_st, 'nvmlVgpuInstanceGetAccountingStats', 'stats');
@@ -5192,7 +5198,7 @@ let f_nvmlVgpuInstanceGetLicenseInfo: KoffiFunction | undefined;
  * @returns `[err, licenseInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_FOUND, NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_UNKNOWN); `licenseInfo`: Pointer to vGPU license information structure; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuLicenseInfo_t * licenseInfo) — nvml.h:11658
-export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo?: S.nvmlVgpuLicenseInfo_st | S.nvmlVgpuLicenseInfo_stInit | null): [E.nvmlReturn_t, S.nvmlVgpuLicenseInfo_st | null] {
+export function nvmlVgpuInstanceGetLicenseInfo(vgpuInstance: number, licenseInfo?: S.nvmlVgpuLicenseInfo_st | S.nvmlVgpuLicenseInfo_stInit | null): Res<[S.nvmlVgpuLicenseInfo_st]> {
   const a_vgpuInstance = M.u32(vgpuInstance, 'nvmlVgpuInstanceGetLicenseInfo', 'vgpuInstance');
   const a_licenseInfo = X.inoutStruct(licenseInfo, S.nvmlVgpuLicenseInfo_st, 'nvmlVgpuInstanceGetLicenseInfo', 'licenseInfo');
   const err = (f_nvmlVgpuInstanceGetLicenseInfo ??= L.bind('nvmlVgpuInstanceGetLicenseInfo'))(a_vgpuInstance, a_licenseInfo._u8) as E.nvmlReturn_t;
@@ -5206,7 +5212,7 @@ let f_nvmlGetExcludedDeviceCount: KoffiFunction | undefined;
  * @returns `[err, deviceCount]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `deviceCount`: Reference in which to return the number of excluded devices; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int * deviceCount) — nvml.h:11688
-export function nvmlGetExcludedDeviceCount(): [E.nvmlReturn_t, number | null] {
+export function nvmlGetExcludedDeviceCount(): Res<[number]> {
   const err = (f_nvmlGetExcludedDeviceCount ??= L.bind('nvmlGetExcludedDeviceCount'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -5220,7 +5226,7 @@ let f_nvmlGetExcludedDeviceInfoByIndex: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT); `info`: Reference in which to return the device information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t * info) — nvml.h:11708
-export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExcludedDeviceInfo_st | S.nvmlExcludedDeviceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlExcludedDeviceInfo_st | null] {
+export function nvmlGetExcludedDeviceInfoByIndex(index: number, info?: S.nvmlExcludedDeviceInfo_st | S.nvmlExcludedDeviceInfo_stInit | null): Res<[S.nvmlExcludedDeviceInfo_st]> {
   const a_index = M.u32(index, 'nvmlGetExcludedDeviceInfoByIndex', 'index');
   const a_info = X.inoutStruct(info, S.nvmlExcludedDeviceInfo_st, 'nvmlGetExcludedDeviceInfoByIndex', 'info');
   const err = (f_nvmlGetExcludedDeviceInfoByIndex ??= L.bind('nvmlGetExcludedDeviceInfoByIndex'))(a_index, a_info._u8) as E.nvmlReturn_t;
@@ -5236,7 +5242,7 @@ let f_nvmlDeviceReadWritePRM_v1: KoffiFunction | undefined;
  * @returns `[err, buffer]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `buffer`: Structure holding the input data in TLV format as well as the PRM register contents in TLV format (in the case of a successful read operation); the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1_t * buffer) — nvml.h:11757
-export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?: S.nvmlPRMTLV_v1_t | S.nvmlPRMTLV_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPRMTLV_v1_t | null] {
+export function nvmlDeviceReadWritePRM_v1(device: H.nvmlDevice_t | null, buffer?: S.nvmlPRMTLV_v1_t | S.nvmlPRMTLV_v1_tInit | null): Res<[S.nvmlPRMTLV_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceReadWritePRM_v1', 'device');
   const a_buffer = X.inoutStruct(buffer, S.nvmlPRMTLV_v1_t, 'nvmlDeviceReadWritePRM_v1', 'buffer');
   const err = (f_nvmlDeviceReadWritePRM_v1 ??= L.bind('nvmlDeviceReadWritePRM_v1'))(a_device, a_buffer._u8) as E.nvmlReturn_t;
@@ -5252,7 +5258,7 @@ let f_nvmlDeviceSetMigMode: KoffiFunction | undefined;
  * @returns `[err, activationStatus]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED); `activationStatus`: The activationStatus status; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t * activationStatus) — nvml.h:12065
-export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number): [E.nvmlReturn_t, E.nvmlReturn_t | null] {
+export function nvmlDeviceSetMigMode(device: H.nvmlDevice_t | null, mode: number): Res<[E.nvmlReturn_t]> {
   const a_device = M.handle(device, 'nvmlDeviceSetMigMode', 'device');
   const a_mode = M.u32(mode, 'nvmlDeviceSetMigMode', 'mode');
   const err = (f_nvmlDeviceSetMigMode ??= L.bind('nvmlDeviceSetMigMode'))(a_device, a_mode, K.slot[0]) as E.nvmlReturn_t;
@@ -5267,7 +5273,7 @@ let f_nvmlDeviceGetMigMode: KoffiFunction | undefined;
  * @returns `[err, currentMode, pendingMode]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `currentMode`: Returns the current mode, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE; `pendingMode`: Returns the pending mode, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int * currentMode, unsigned int * pendingMode) — nvml.h:12088
-export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null, number | null] {
+export function nvmlDeviceGetMigMode(device: H.nvmlDevice_t | null): Res<[number, number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMigMode', 'device');
   const err = (f_nvmlDeviceGetMigMode ??= L.bind('nvmlDeviceGetMigMode'))(a_device, K.slot[0], K.slot[1]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null, null];
@@ -5283,7 +5289,7 @@ let f_nvmlDeviceGetGpuInstanceProfileInfo: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t * info) — nvml.h:12112
-export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_st | S.nvmlGpuInstanceProfileInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_st | null] {
+export function nvmlDeviceGetGpuInstanceProfileInfo(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_st | S.nvmlGpuInstanceProfileInfo_stInit | null): Res<[S.nvmlGpuInstanceProfileInfo_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfo', 'device');
   const a_profile = M.u32(profile, 'nvmlDeviceGetGpuInstanceProfileInfo', 'profile');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_st, 'nvmlDeviceGetGpuInstanceProfileInfo', 'info');
@@ -5301,7 +5307,7 @@ let f_nvmlDeviceGetGpuInstanceProfileInfoV: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t * info) — nvml.h:12143
-export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_v2_st | null] {
+export function nvmlDeviceGetGpuInstanceProfileInfoV(device: H.nvmlDevice_t | null, profile: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): Res<[S.nvmlGpuInstanceProfileInfo_v2_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'device');
   const a_profile = M.u32(profile, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'profile');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_v2_st, 'nvmlDeviceGetGpuInstanceProfileInfoV', 'info');
@@ -5319,7 +5325,7 @@ let f_nvmlDeviceGetGpuInstanceProfileInfoByIdV: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstanceProfileInfo_v2_t * info) — nvml.h:12174
-export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t | null, profileId: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceProfileInfo_v2_st | null] {
+export function nvmlDeviceGetGpuInstanceProfileInfoByIdV(device: H.nvmlDevice_t | null, profileId: number, info?: S.nvmlGpuInstanceProfileInfo_v2_st | S.nvmlGpuInstanceProfileInfo_v2_stInit | null): Res<[S.nvmlGpuInstanceProfileInfo_v2_st]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'profileId');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceProfileInfo_v2_st, 'nvmlDeviceGetGpuInstanceProfileInfoByIdV', 'info');
@@ -5337,7 +5343,7 @@ let f_nvmlDeviceGetGpuInstancePossiblePlacements: KoffiFunction | undefined;
  * @returns `[err, placements, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `placements`: Returns placements allowed for the profile; `count`: Returns number of allowed placemenets for the profile; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t * placements, unsigned int * count) — nvml.h:12203
-export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_t | null, profileId: number, count: number): [E.nvmlReturn_t, S.nvmlGpuInstancePlacement_st[] | null, number | null] {
+export function nvmlDeviceGetGpuInstancePossiblePlacements(device: H.nvmlDevice_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [S.nvmlGpuInstancePlacement_st[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstancePossiblePlacements', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstancePossiblePlacements', 'profileId');
   const a_count = M.size(count, 'nvmlDeviceGetGpuInstancePossiblePlacements', 'count');
@@ -5359,7 +5365,7 @@ let f_nvmlDeviceGetGpuInstanceRemainingCapacity: KoffiFunction | undefined;
  * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `count`: Returns remaining instance count for the profile ID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId, unsigned int * count) — nvml.h:12225
-export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t | null, profileId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpuInstanceRemainingCapacity(device: H.nvmlDevice_t | null, profileId: number): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceRemainingCapacity', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstanceRemainingCapacity', 'profileId');
   const err = (f_nvmlDeviceGetGpuInstanceRemainingCapacity ??= L.bind('nvmlDeviceGetGpuInstanceRemainingCapacity'))(a_device, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -5375,7 +5381,7 @@ let f_nvmlDeviceCreateGpuInstance: KoffiFunction | undefined;
  * @returns `[err, gpuInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `gpuInstance`: Returns the GPU instance handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t * gpuInstance) — nvml.h:12250
-export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profileId: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
+export function nvmlDeviceCreateGpuInstance(device: H.nvmlDevice_t | null, profileId: number): Res<[H.nvmlGpuInstance_t]> {
   const a_device = M.handle(device, 'nvmlDeviceCreateGpuInstance', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceCreateGpuInstance', 'profileId');
   const err = (f_nvmlDeviceCreateGpuInstance ??= L.bind('nvmlDeviceCreateGpuInstance'))(a_device, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -5392,7 +5398,7 @@ let f_nvmlDeviceCreateGpuInstanceWithPlacement: KoffiFunction | undefined;
  * @returns `[err, gpuInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `gpuInstance`: Returns the GPU instance handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t * placement, nvmlGpuInstance_t * gpuInstance) — nvml.h:12277
-export function nvmlDeviceCreateGpuInstanceWithPlacement(device: H.nvmlDevice_t | null, profileId: number, placement: S.nvmlGpuInstancePlacement_st | S.nvmlGpuInstancePlacement_stInit | null): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
+export function nvmlDeviceCreateGpuInstanceWithPlacement(device: H.nvmlDevice_t | null, profileId: number, placement: S.nvmlGpuInstancePlacement_st | S.nvmlGpuInstancePlacement_stInit | null): Res<[H.nvmlGpuInstance_t]> {
   const a_device = M.handle(device, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'profileId');
   const a_placement = X.structArg(placement, S.nvmlGpuInstancePlacement_st, 'nvmlDeviceCreateGpuInstanceWithPlacement', 'placement');
@@ -5423,7 +5429,7 @@ let f_nvmlDeviceGetGpuInstances: KoffiFunction | undefined;
  * @returns `[err, gpuInstances, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `gpuInstances`: Returns pre-exiting GPU instances, the buffer must be large enough to accommodate the instances supported by the profile; `count`: The count of returned GPU instances; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t * gpuInstances, unsigned int * count) — nvml.h:12322
-export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profileId: number, count: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t[] | null, number | null] {
+export function nvmlDeviceGetGpuInstances(device: H.nvmlDevice_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [H.nvmlGpuInstance_t[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstances', 'device');
   const a_profileId = M.u32(profileId, 'nvmlDeviceGetGpuInstances', 'profileId');
   const a_count = M.size(count, 'nvmlDeviceGetGpuInstances', 'count');
@@ -5445,7 +5451,7 @@ let f_nvmlDeviceGetGpuInstanceById: KoffiFunction | undefined;
  * @returns `[err, gpuInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_FOUND); `gpuInstance`: Returns GPU instance; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t * gpuInstance) — nvml.h:12344
-export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: number): [E.nvmlReturn_t, H.nvmlGpuInstance_t | null] {
+export function nvmlDeviceGetGpuInstanceById(device: H.nvmlDevice_t | null, id: number): Res<[H.nvmlGpuInstance_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceById', 'device');
   const a_id = M.u32(id, 'nvmlDeviceGetGpuInstanceById', 'id');
   const err = (f_nvmlDeviceGetGpuInstanceById ??= L.bind('nvmlDeviceGetGpuInstanceById'))(a_device, a_id, K.slot[0]) as E.nvmlReturn_t;
@@ -5461,7 +5467,7 @@ let f_nvmlGpuInstanceGetInfo: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION); `info`: Return GPU instance information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t * info) — nvml.h:12361
-export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, info?: S.nvmlGpuInstanceInfo_st | S.nvmlGpuInstanceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlGpuInstanceInfo_st | null] {
+export function nvmlGpuInstanceGetInfo(gpuInstance: H.nvmlGpuInstance_t | null, info?: S.nvmlGpuInstanceInfo_st | S.nvmlGpuInstanceInfo_stInit | null): Res<[S.nvmlGpuInstanceInfo_st]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetInfo', 'gpuInstance');
   const a_info = X.inoutStruct(info, S.nvmlGpuInstanceInfo_st, 'nvmlGpuInstanceGetInfo', 'info');
   const err = (f_nvmlGpuInstanceGetInfo ??= L.bind('nvmlGpuInstanceGetInfo'))(a_gpuInstance, a_info._u8) as E.nvmlReturn_t;
@@ -5479,7 +5485,7 @@ let f_nvmlGpuInstanceGetComputeInstanceProfileInfo: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_t * info) — nvml.h:12386
-export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_st | S.nvmlComputeInstanceProfileInfo_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceProfileInfo_st | null] {
+export function nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_st | S.nvmlComputeInstanceProfileInfo_stInit | null): Res<[S.nvmlComputeInstanceProfileInfo_st]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'gpuInstance');
   const a_profile = M.u32(profile, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'profile');
   const a_engProfile = M.u32(engProfile, 'nvmlGpuInstanceGetComputeInstanceProfileInfo', 'engProfile');
@@ -5499,7 +5505,7 @@ let f_nvmlGpuInstanceGetComputeInstanceProfileInfoV: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `info`: Returns detailed profile information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_v2_t * info) — nvml.h:12420
-export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_v2_st | S.nvmlComputeInstanceProfileInfo_v2_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceProfileInfo_v2_st | null] {
+export function nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance: H.nvmlGpuInstance_t | null, profile: number, engProfile: number, info?: S.nvmlComputeInstanceProfileInfo_v2_st | S.nvmlComputeInstanceProfileInfo_v2_stInit | null): Res<[S.nvmlComputeInstanceProfileInfo_v2_st]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'gpuInstance');
   const a_profile = M.u32(profile, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'profile');
   const a_engProfile = M.u32(engProfile, 'nvmlGpuInstanceGetComputeInstanceProfileInfoV', 'engProfile');
@@ -5517,7 +5523,7 @@ let f_nvmlGpuInstanceGetComputeInstanceRemainingCapacity: KoffiFunction | undefi
  * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `count`: Returns remaining instance count for the profile ID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int * count) — nvml.h:12443
-export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): [E.nvmlReturn_t, number | null] {
+export function nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): Res<[number]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceRemainingCapacity', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceGetComputeInstanceRemainingCapacity', 'profileId');
   const err = (f_nvmlGpuInstanceGetComputeInstanceRemainingCapacity ??= L.bind('nvmlGpuInstanceGetComputeInstanceRemainingCapacity'))(a_gpuInstance, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -5534,7 +5540,7 @@ let f_nvmlGpuInstanceGetComputeInstancePossiblePlacements: KoffiFunction | undef
  * @returns `[err, placements, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `placements`: Returns placements allowed for the profile; `count`: Returns number of allowed placemenets for the profile; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstancePlacement_t * placements, unsigned int * count) — nvml.h:12472
-export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): [E.nvmlReturn_t, S.nvmlComputeInstancePlacement_st[] | null, number | null] {
+export function nvmlGpuInstanceGetComputeInstancePossiblePlacements(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [S.nvmlComputeInstancePlacement_st[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'profileId');
   const a_count = M.size(count, 'nvmlGpuInstanceGetComputeInstancePossiblePlacements', 'count');
@@ -5556,7 +5562,7 @@ let f_nvmlGpuInstanceCreateComputeInstance: KoffiFunction | undefined;
  * @returns `[err, computeInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `computeInstance`: Returns the compute instance handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t * computeInstance) — nvml.h:12502
-export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
+export function nvmlGpuInstanceCreateComputeInstance(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number): Res<[H.nvmlComputeInstance_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceCreateComputeInstance', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceCreateComputeInstance', 'profileId');
   const err = (f_nvmlGpuInstanceCreateComputeInstance ??= L.bind('nvmlGpuInstanceCreateComputeInstance'))(a_gpuInstance, a_profileId, K.slot[0]) as E.nvmlReturn_t;
@@ -5573,7 +5579,7 @@ let f_nvmlGpuInstanceCreateComputeInstanceWithPlacement: KoffiFunction | undefin
  * @returns `[err, computeInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_INSUFFICIENT_RESOURCES); `computeInstance`: Returns the compute instance handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t * placement, nvmlComputeInstance_t * computeInstance) — nvml.h:12531
-export function nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, placement: S.nvmlComputeInstancePlacement_st | S.nvmlComputeInstancePlacement_stInit | null): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
+export function nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, placement: S.nvmlComputeInstancePlacement_st | S.nvmlComputeInstancePlacement_stInit | null): Res<[H.nvmlComputeInstance_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'profileId');
   const a_placement = X.structArg(placement, S.nvmlComputeInstancePlacement_st, 'nvmlGpuInstanceCreateComputeInstanceWithPlacement', 'placement');
@@ -5604,7 +5610,7 @@ let f_nvmlGpuInstanceGetComputeInstances: KoffiFunction | undefined;
  * @returns `[err, computeInstances, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION); `computeInstances`: Returns pre-exiting compute instances, the buffer must be large enough to accommodate the instances supported by the profile; `count`: The count of returned compute instances; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t * computeInstances, unsigned int * count) — nvml.h:12577
-export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t[] | null, number | null] {
+export function nvmlGpuInstanceGetComputeInstances(gpuInstance: H.nvmlGpuInstance_t | null, profileId: number, count: number): Result<nvmlReturn_tOk, Exclude<E.nvmlReturn_t, nvmlReturn_tOk | E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE>, [H.nvmlComputeInstance_t[], number]> | [E.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null, number] {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstances', 'gpuInstance');
   const a_profileId = M.u32(profileId, 'nvmlGpuInstanceGetComputeInstances', 'profileId');
   const a_count = M.size(count, 'nvmlGpuInstanceGetComputeInstances', 'count');
@@ -5626,7 +5632,7 @@ let f_nvmlGpuInstanceGetComputeInstanceById: KoffiFunction | undefined;
  * @returns `[err, computeInstance]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_FOUND); `computeInstance`: Returns compute instance; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t * computeInstance) — nvml.h:12599
-export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInstance_t | null, id: number): [E.nvmlReturn_t, H.nvmlComputeInstance_t | null] {
+export function nvmlGpuInstanceGetComputeInstanceById(gpuInstance: H.nvmlGpuInstance_t | null, id: number): Res<[H.nvmlComputeInstance_t]> {
   const a_gpuInstance = M.handle(gpuInstance, 'nvmlGpuInstanceGetComputeInstanceById', 'gpuInstance');
   const a_id = M.u32(id, 'nvmlGpuInstanceGetComputeInstanceById', 'id');
   const err = (f_nvmlGpuInstanceGetComputeInstanceById ??= L.bind('nvmlGpuInstanceGetComputeInstanceById'))(a_gpuInstance, a_id, K.slot[0]) as E.nvmlReturn_t;
@@ -5642,7 +5648,7 @@ let f_nvmlComputeInstanceGetInfo: KoffiFunction | undefined;
  * @returns `[err, info]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION); `info`: Return compute instance information; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t * info) — nvml.h:12617
-export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstance_t | null, info?: S.nvmlComputeInstanceInfo_st | S.nvmlComputeInstanceInfo_stInit | null): [E.nvmlReturn_t, S.nvmlComputeInstanceInfo_st | null] {
+export function nvmlComputeInstanceGetInfo(computeInstance: H.nvmlComputeInstance_t | null, info?: S.nvmlComputeInstanceInfo_st | S.nvmlComputeInstanceInfo_stInit | null): Res<[S.nvmlComputeInstanceInfo_st]> {
   const a_computeInstance = M.handle(computeInstance, 'nvmlComputeInstanceGetInfo', 'computeInstance');
   const a_info = X.inoutStruct(info, S.nvmlComputeInstanceInfo_st, 'nvmlComputeInstanceGetInfo', 'info');
   const err = (f_nvmlComputeInstanceGetInfo ??= L.bind('nvmlComputeInstanceGetInfo'))(a_computeInstance, a_info._u8) as E.nvmlReturn_t;
@@ -5657,7 +5663,7 @@ let f_nvmlDeviceIsMigDeviceHandle: KoffiFunction | undefined;
  * @returns `[err, isMigDevice]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `isMigDevice`: True when handle refers to a MIG device; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int * isMigDevice) — nvml.h:12639
-export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceIsMigDeviceHandle(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceIsMigDeviceHandle', 'device');
   const err = (f_nvmlDeviceIsMigDeviceHandle ??= L.bind('nvmlDeviceIsMigDeviceHandle'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5671,7 +5677,7 @@ let f_nvmlDeviceGetGpuInstanceId: KoffiFunction | undefined;
  * @returns `[err, id]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `id`: GPU instance ID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int * id) — nvml.h:12659
-export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetGpuInstanceId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetGpuInstanceId', 'device');
   const err = (f_nvmlDeviceGetGpuInstanceId ??= L.bind('nvmlDeviceGetGpuInstanceId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5685,7 +5691,7 @@ let f_nvmlDeviceGetComputeInstanceId: KoffiFunction | undefined;
  * @returns `[err, id]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `id`: Compute instance ID; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int * id) — nvml.h:12680
-export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetComputeInstanceId(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetComputeInstanceId', 'device');
   const err = (f_nvmlDeviceGetComputeInstanceId ??= L.bind('nvmlDeviceGetComputeInstanceId'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5699,7 +5705,7 @@ let f_nvmlDeviceGetMaxMigDeviceCount: KoffiFunction | undefined;
  * @returns `[err, count]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_UNKNOWN); `count`: Count of MIG devices; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int * count) — nvml.h:12699
-export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlDeviceGetMaxMigDeviceCount(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMaxMigDeviceCount', 'device');
   const err = (f_nvmlDeviceGetMaxMigDeviceCount ??= L.bind('nvmlDeviceGetMaxMigDeviceCount'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5714,7 +5720,7 @@ let f_nvmlDeviceGetMigDeviceHandleByIndex: KoffiFunction | undefined;
  * @returns `[err, migDevice]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_UNKNOWN); `migDevice`: Reference to the MIG device handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t * migDevice) — nvml.h:12725
-export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | null, index: number): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetMigDeviceHandleByIndex(device: H.nvmlDevice_t | null, index: number): Res<[H.nvmlDevice_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetMigDeviceHandleByIndex', 'device');
   const a_index = M.u32(index, 'nvmlDeviceGetMigDeviceHandleByIndex', 'index');
   const err = (f_nvmlDeviceGetMigDeviceHandleByIndex ??= L.bind('nvmlDeviceGetMigDeviceHandleByIndex'))(a_device, a_index, K.slot[0]) as E.nvmlReturn_t;
@@ -5729,7 +5735,7 @@ let f_nvmlDeviceGetDeviceHandleFromMigDeviceHandle: KoffiFunction | undefined;
  * @returns `[err, device]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_UNKNOWN); `device`: Device handle; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t * device) — nvml.h:12744
-export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDevice_t | null): [E.nvmlReturn_t, H.nvmlDevice_t | null] {
+export function nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice: H.nvmlDevice_t | null): Res<[H.nvmlDevice_t]> {
   const a_migDevice = M.handle(migDevice, 'nvmlDeviceGetDeviceHandleFromMigDeviceHandle', 'migDevice');
   const err = (f_nvmlDeviceGetDeviceHandleFromMigDeviceHandle ??= L.bind('nvmlDeviceGetDeviceHandleFromMigDeviceHandle'))(a_migDevice, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5743,7 +5749,7 @@ let f_nvmlGpmMetricsGet: KoffiFunction | undefined;
  * @returns `[err, metricsGet]` — `err`: the status (NVML_SUCCESS); `metricsGet`: IN/OUT: populated nvmlGpmMetricsGet_t struct; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t * metricsGet) — nvml.h:13036
-export function nvmlGpmMetricsGet(metricsGet?: S.nvmlGpmMetricsGet_t | S.nvmlGpmMetricsGet_tInit | null): [E.nvmlReturn_t, S.nvmlGpmMetricsGet_t | null] {
+export function nvmlGpmMetricsGet(metricsGet?: S.nvmlGpmMetricsGet_t | S.nvmlGpmMetricsGet_tInit | null): Res<[S.nvmlGpmMetricsGet_t]> {
   const a_metricsGet = X.inoutStruct(metricsGet, S.nvmlGpmMetricsGet_t, 'nvmlGpmMetricsGet', 'metricsGet');
   const err = (f_nvmlGpmMetricsGet ??= L.bind('nvmlGpmMetricsGet'))(a_metricsGet._u8) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5769,7 +5775,7 @@ let f_nvmlGpmSampleAlloc: KoffiFunction | undefined;
  * @returns `[err, gpmSample]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_MEMORY); `gpmSample`: Where the allocated sample will be stored; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t * gpmSample) — nvml.h:13066
-export function nvmlGpmSampleAlloc(): [E.nvmlReturn_t, H.nvmlGpmSample_t | null] {
+export function nvmlGpmSampleAlloc(): Res<[H.nvmlGpmSample_t]> {
   const err = (f_nvmlGpmSampleAlloc ??= L.bind('nvmlGpmSampleAlloc'))(K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.nvmlGpmSample_t];
@@ -5815,7 +5821,7 @@ let f_nvmlGpmQueryDeviceSupport: KoffiFunction | undefined;
  * @returns `[err, gpmSupport]` — `err`: the status (NVML_SUCCESS); `gpmSupport`: Structure to indicate GPM support nvmlGpmSupport_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t * gpmSupport) — nvml.h:13121
-export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupport?: S.nvmlGpmSupport_t | S.nvmlGpmSupport_tInit | null): [E.nvmlReturn_t, S.nvmlGpmSupport_t | null] {
+export function nvmlGpmQueryDeviceSupport(device: H.nvmlDevice_t | null, gpmSupport?: S.nvmlGpmSupport_t | S.nvmlGpmSupport_tInit | null): Res<[S.nvmlGpmSupport_t]> {
   const a_device = M.handle(device, 'nvmlGpmQueryDeviceSupport', 'device');
   const a_gpmSupport = X.inoutStruct(gpmSupport, S.nvmlGpmSupport_t, 'nvmlGpmQueryDeviceSupport', 'gpmSupport');
   const err = (f_nvmlGpmQueryDeviceSupport ??= L.bind('nvmlGpmQueryDeviceSupport'))(a_device, a_gpmSupport._u8) as E.nvmlReturn_t;
@@ -5830,7 +5836,7 @@ let f_nvmlGpmQueryIfStreamingEnabled: KoffiFunction | undefined;
  * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED); `state`: Returns GPM stream state NVML_FEATURE_DISABLED or NVML_FEATURE_ENABLED; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device, unsigned int * state) — nvml.h:13140
-export function nvmlGpmQueryIfStreamingEnabled(device: H.nvmlDevice_t | null): [E.nvmlReturn_t, number | null] {
+export function nvmlGpmQueryIfStreamingEnabled(device: H.nvmlDevice_t | null): Res<[number]> {
   const a_device = M.handle(device, 'nvmlGpmQueryIfStreamingEnabled', 'device');
   const err = (f_nvmlGpmQueryIfStreamingEnabled ??= L.bind('nvmlGpmQueryIfStreamingEnabled'))(a_device, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
@@ -5860,7 +5866,7 @@ let f_nvmlDeviceGetCapabilities: KoffiFunction | undefined;
  * @returns `[err, caps]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `caps`: Returns GPU's capabilities; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device, nvmlDeviceCapabilities_t * caps) — nvml.h:13192
-export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: S.nvmlDeviceCapabilities_v1_t | S.nvmlDeviceCapabilities_v1_tInit | null): [E.nvmlReturn_t, S.nvmlDeviceCapabilities_v1_t | null] {
+export function nvmlDeviceGetCapabilities(device: H.nvmlDevice_t | null, caps?: S.nvmlDeviceCapabilities_v1_t | S.nvmlDeviceCapabilities_v1_tInit | null): Res<[S.nvmlDeviceCapabilities_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetCapabilities', 'device');
   const a_caps = X.inoutStruct(caps, S.nvmlDeviceCapabilities_v1_t, 'nvmlDeviceGetCapabilities', 'caps');
   const err = (f_nvmlDeviceGetCapabilities ??= L.bind('nvmlDeviceGetCapabilities'))(a_device, a_caps._u8) as E.nvmlReturn_t;
@@ -5876,7 +5882,7 @@ let f_nvmlDeviceWorkloadPowerProfileGetProfilesInfo: KoffiFunction | undefined;
  * @returns `[err, profilesInfo]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `profilesInfo`: Reference to struct nvmlWorkloadPowerProfileProfilesInfo_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t device, nvmlWorkloadPowerProfileProfilesInfo_t * profilesInfo) — nvml.h:13319
-export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevice_t | null, profilesInfo?: S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | S.nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device: H.nvmlDevice_t | null, profilesInfo?: S.nvmlWorkloadPowerProfileProfilesInfo_v1_t | S.nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileProfilesInfo_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetProfilesInfo', 'device');
   const a_profilesInfo = X.inoutStruct(profilesInfo, S.nvmlWorkloadPowerProfileProfilesInfo_v1_t, 'nvmlDeviceWorkloadPowerProfileGetProfilesInfo', 'profilesInfo');
   const err = (f_nvmlDeviceWorkloadPowerProfileGetProfilesInfo ??= L.bind('nvmlDeviceWorkloadPowerProfileGetProfilesInfo'))(a_device, a_profilesInfo._u8) as E.nvmlReturn_t;
@@ -5892,7 +5898,7 @@ let f_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles: KoffiFunction | undefine
  * @returns `[err, currentProfiles]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `currentProfiles`: Reference to struct nvmlWorkloadPowerProfileCurrentProfiles_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileCurrentProfiles_t * currentProfiles) — nvml.h:13343
-export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlDevice_t | null, currentProfiles?: S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | S.nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device: H.nvmlDevice_t | null, currentProfiles?: S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t | S.nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', 'device');
   const a_currentProfiles = X.inoutStruct(currentProfiles, S.nvmlWorkloadPowerProfileCurrentProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileGetCurrentProfiles', 'currentProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileGetCurrentProfiles'))(a_device, a_currentProfiles._u8) as E.nvmlReturn_t;
@@ -5908,7 +5914,7 @@ let f_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles: KoffiFunction | undefi
  * @returns `[err, requestedProfiles]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `requestedProfiles`: Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t * requestedProfiles) — nvml.h:13368
-export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', 'device');
   const a_requestedProfiles = X.inoutStruct(requestedProfiles, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileSetRequestedProfiles', 'requestedProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileSetRequestedProfiles'))(a_device, a_requestedProfiles._u8) as E.nvmlReturn_t;
@@ -5924,7 +5930,7 @@ let f_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles: KoffiFunction | unde
  * @returns `[err, requestedProfiles]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_UNKNOWN); `requestedProfiles`: Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t * requestedProfiles) — nvml.h:13393
-export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): [E.nvmlReturn_t, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | null] {
+export function nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device: H.nvmlDevice_t | null, requestedProfiles?: S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t | S.nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | null): Res<[S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', 'device');
   const a_requestedProfiles = X.inoutStruct(requestedProfiles, S.nvmlWorkloadPowerProfileRequestedProfiles_v1_t, 'nvmlDeviceWorkloadPowerProfileClearRequestedProfiles', 'requestedProfiles');
   const err = (f_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles ??= L.bind('nvmlDeviceWorkloadPowerProfileClearRequestedProfiles'))(a_device, a_requestedProfiles._u8) as E.nvmlReturn_t;
@@ -5940,7 +5946,7 @@ let f_nvmlDevicePowerSmoothingActivatePresetProfile: KoffiFunction | undefined;
  * @returns `[err, profile]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED); `profile`: Reference to nvmlPowerSmoothingProfile_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t * profile) — nvml.h:13458
-export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingProfile_v1_t | null] {
+export function nvmlDevicePowerSmoothingActivatePresetProfile(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): Res<[S.nvmlPowerSmoothingProfile_v1_t]> {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingActivatePresetProfile', 'device');
   const a_profile = X.inoutStruct(profile, S.nvmlPowerSmoothingProfile_v1_t, 'nvmlDevicePowerSmoothingActivatePresetProfile', 'profile');
   const err = (f_nvmlDevicePowerSmoothingActivatePresetProfile ??= L.bind('nvmlDevicePowerSmoothingActivatePresetProfile'))(a_device, a_profile._u8) as E.nvmlReturn_t;
@@ -5956,7 +5962,7 @@ let f_nvmlDevicePowerSmoothingUpdatePresetProfileParam: KoffiFunction | undefine
  * @returns `[err, profile]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_ARGUMENT_VERSION_MISMATCH); `profile`: Reference to nvmlPowerSmoothingProfile_v1_t struct; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t * profile) — nvml.h:13482
-export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingProfile_v1_t | null] {
+export function nvmlDevicePowerSmoothingUpdatePresetProfileParam(device: H.nvmlDevice_t | null, profile?: S.nvmlPowerSmoothingProfile_v1_t | S.nvmlPowerSmoothingProfile_v1_tInit | null): Res<[S.nvmlPowerSmoothingProfile_v1_t]> {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingUpdatePresetProfileParam', 'device');
   const a_profile = X.inoutStruct(profile, S.nvmlPowerSmoothingProfile_v1_t, 'nvmlDevicePowerSmoothingUpdatePresetProfileParam', 'profile');
   const err = (f_nvmlDevicePowerSmoothingUpdatePresetProfileParam ??= L.bind('nvmlDevicePowerSmoothingUpdatePresetProfileParam'))(a_device, a_profile._u8) as E.nvmlReturn_t;
@@ -5972,7 +5978,7 @@ let f_nvmlDevicePowerSmoothingSetState: KoffiFunction | undefined;
  * @returns `[err, state]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NO_PERMISSION, NVML_ERROR_NOT_SUPPORTED); `state`: Reference to nvmlPowerSmoothingState_v1_t; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t * state) — nvml.h:13502
-export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, state?: S.nvmlPowerSmoothingState_v1_t | S.nvmlPowerSmoothingState_v1_tInit | null): [E.nvmlReturn_t, S.nvmlPowerSmoothingState_v1_t | null] {
+export function nvmlDevicePowerSmoothingSetState(device: H.nvmlDevice_t | null, state?: S.nvmlPowerSmoothingState_v1_t | S.nvmlPowerSmoothingState_v1_tInit | null): Res<[S.nvmlPowerSmoothingState_v1_t]> {
   const a_device = M.handle(device, 'nvmlDevicePowerSmoothingSetState', 'device');
   const a_state = X.inoutStruct(state, S.nvmlPowerSmoothingState_v1_t, 'nvmlDevicePowerSmoothingSetState', 'state');
   const err = (f_nvmlDevicePowerSmoothingSetState ??= L.bind('nvmlDevicePowerSmoothingSetState'))(a_device, a_state._u8) as E.nvmlReturn_t;
@@ -5988,7 +5994,7 @@ let f_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts: KoffiFunction | undefine
  * @returns `[err, errorCounts]` — `err`: the status (NVML_SUCCESS, NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INSUFFICIENT_SIZE, NVML_ERROR_GPU_IS_LOST, NVML_ERROR_UNKNOWN); `errorCounts`: Pointer to caller-supplied array which returns the unique error count entries; the outputs are null unless `err` is NVML_SUCCESS.
  */
 // nvmlReturn_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device, nvmlEccSramUniqueUncorrectedErrorCounts_t * errorCounts) — nvml.h:13542
-export function nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(device: H.nvmlDevice_t | null, errorCounts?: S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | null): [E.nvmlReturn_t, S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | null] {
+export function nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(device: H.nvmlDevice_t | null, errorCounts?: S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | null): Res<[S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t]> {
   const a_device = M.handle(device, 'nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', 'device');
   const a_errorCounts = X.inoutStruct(errorCounts, S.nvmlEccSramUniqueUncorrectedErrorCounts_v1_t, 'nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts', 'errorCounts');
   const err = (f_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts ??= L.bind('nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts'))(a_device, a_errorCounts._u8) as E.nvmlReturn_t;

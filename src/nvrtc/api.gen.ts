@@ -7,6 +7,12 @@ import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvrtcResultOk = E.nvrtcResult.NVRTC_SUCCESS;
+/** What a call with outputs returns: {@link nvrtcResultOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvrtcResultOk, Exclude<E.nvrtcResult, nvrtcResultOk>, T>;
 
 
 let f_nvrtcGetErrorString: KoffiFunction | undefined;
@@ -28,7 +34,7 @@ let f_nvrtcVersion: KoffiFunction | undefined;
  * @returns `[err, major, minor]` — `err`: the status; `major`; `minor`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcVersion(int * major, int * minor) — nvrtc.h:98
-export function nvrtcVersion(): [E.nvrtcResult, number | null, number | null] {
+export function nvrtcVersion(): Res<[number, number]> {
   const err = (f_nvrtcVersion ??= L.bind('nvrtcVersion'))(K.slot[0], K.slot[1]) as E.nvrtcResult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
@@ -40,7 +46,7 @@ let f_nvrtcGetNumSupportedArchs: KoffiFunction | undefined;
  * @returns `[err, numArchs]` — `err`: the status; `numArchs`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetNumSupportedArchs(int * numArchs) — nvrtc.h:115
-export function nvrtcGetNumSupportedArchs(): [E.nvrtcResult, number | null] {
+export function nvrtcGetNumSupportedArchs(): Res<[number]> {
   const err = (f_nvrtcGetNumSupportedArchs ??= L.bind('nvrtcGetNumSupportedArchs'))(K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];
   return [err, K.I32[0]];
@@ -52,9 +58,9 @@ let f_nvrtcGetSupportedArchs: KoffiFunction | undefined;
  * @returns `[err, supportedArchs]` — `err`: the status; `supportedArchs`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetSupportedArchs(int * supportedArchs) — nvrtc.h:132
-export function nvrtcGetSupportedArchs(): [E.nvrtcResult, number[] | null] {
+export function nvrtcGetSupportedArchs(): Res<[number[]]> {
   const [q_supportedArchs, n_supportedArchs] = nvrtcGetNumSupportedArchs();
-  if (q_supportedArchs !== 0 || n_supportedArchs === null) return [q_supportedArchs, null];
+  if (q_supportedArchs !== 0) return [q_supportedArchs, null];
   const a_supportedArchs = M.bytes(Math.max(1, n_supportedArchs * 4));
   const err = (f_nvrtcGetSupportedArchs ??= L.bind('nvrtcGetSupportedArchs'))(a_supportedArchs) as E.nvrtcResult;
   if (err !== 0) return [err, null];
@@ -72,7 +78,7 @@ let f_nvrtcCreateProgram: KoffiFunction | undefined;
  * @returns `[err, prog]` — `err`: the status; `prog`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcCreateProgram(nvrtcProgram * prog, const char * src, const char * name, int numHeaders, const char *const * headers, const char *const * includeNames) — nvrtc.h:186
-export function nvrtcCreateProgram(src: string, name: string, numHeaders: number, headers: string[] | null, includeNames: string[] | null): [E.nvrtcResult, H.nvrtcProgram | null] {
+export function nvrtcCreateProgram(src: string, name: string, numHeaders: number, headers: string[] | null, includeNames: string[] | null): Res<[H.nvrtcProgram]> {
   const a_src = M.str(src, 'nvrtcCreateProgram', 'src');
   const a_name = M.str(name, 'nvrtcCreateProgram', 'name');
   const a_numHeaders = M.i32(numHeaders, 'nvrtcCreateProgram', 'numHeaders');
@@ -123,7 +129,7 @@ let f_nvrtcGetPTXSize: KoffiFunction | undefined;
  * @returns `[err, ptxSizeRet]` — `err`: the status; `ptxSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t * ptxSizeRet) — nvrtc.h:250
-export function nvrtcGetPTXSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
+export function nvrtcGetPTXSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetPTXSize', 'prog');
   const err = (f_nvrtcGetPTXSize ??= L.bind('nvrtcGetPTXSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];
@@ -153,7 +159,7 @@ let f_nvrtcGetCUBINSize: KoffiFunction | undefined;
  * @returns `[err, cubinSizeRet]` — `err`: the status; `cubinSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t * cubinSizeRet) — nvrtc.h:286
-export function nvrtcGetCUBINSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
+export function nvrtcGetCUBINSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetCUBINSize', 'prog');
   const err = (f_nvrtcGetCUBINSize ??= L.bind('nvrtcGetCUBINSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];
@@ -183,7 +189,7 @@ let f_nvrtcGetLTOIRSize: KoffiFunction | undefined;
  * @returns `[err, LTOIRSizeRet]` — `err`: the status; `LTOIRSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t * LTOIRSizeRet) — nvrtc.h:323
-export function nvrtcGetLTOIRSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
+export function nvrtcGetLTOIRSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetLTOIRSize', 'prog');
   const err = (f_nvrtcGetLTOIRSize ??= L.bind('nvrtcGetLTOIRSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];
@@ -213,7 +219,7 @@ let f_nvrtcGetOptiXIRSize: KoffiFunction | undefined;
  * @returns `[err, optixirSizeRet]` — `err`: the status; `optixirSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t * optixirSizeRet) — nvrtc.h:360
-export function nvrtcGetOptiXIRSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
+export function nvrtcGetOptiXIRSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetOptiXIRSize', 'prog');
   const err = (f_nvrtcGetOptiXIRSize ??= L.bind('nvrtcGetOptiXIRSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];
@@ -243,7 +249,7 @@ let f_nvrtcGetProgramLogSize: KoffiFunction | undefined;
  * @returns `[err, logSizeRet]` — `err`: the status; `logSizeRet`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t * logSizeRet) — nvrtc.h:399
-export function nvrtcGetProgramLogSize(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
+export function nvrtcGetProgramLogSize(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetProgramLogSize', 'prog');
   const err = (f_nvrtcGetProgramLogSize ??= L.bind('nvrtcGetProgramLogSize'))(a_prog, K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];
@@ -289,7 +295,7 @@ let f_nvrtcGetLoweredName: KoffiFunction | undefined;
  * @returns `[err, lowered_name]` — `err`: the status; `lowered_name`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char *const name_expression, const char ** lowered_name) — nvrtc.h:466
-export function nvrtcGetLoweredName(prog: H.nvrtcProgram | null, name_expression: string): [E.nvrtcResult, string | null] {
+export function nvrtcGetLoweredName(prog: H.nvrtcProgram | null, name_expression: string): Res<[string | null]> {
   const a_prog = M.handle(prog, 'nvrtcGetLoweredName', 'prog');
   const a_name_expression = M.str(name_expression, 'nvrtcGetLoweredName', 'name_expression');
   const err = (f_nvrtcGetLoweredName ??= L.bind('nvrtcGetLoweredName'))(a_prog, a_name_expression, K.slot[0]) as E.nvrtcResult;
@@ -303,7 +309,7 @@ let f_nvrtcGetPCHHeapSize: KoffiFunction | undefined;
  * @returns `[err, ret]` — `err`: the status; `ret`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetPCHHeapSize(size_t * ret) — nvrtc.h:491
-export function nvrtcGetPCHHeapSize(): [E.nvrtcResult, number | null] {
+export function nvrtcGetPCHHeapSize(): Res<[number]> {
   const err = (f_nvrtcGetPCHHeapSize ??= L.bind('nvrtcGetPCHHeapSize'))(K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -342,7 +348,7 @@ let f_nvrtcGetPCHHeapSizeRequired: KoffiFunction | undefined;
  * @returns `[err, size]` — `err`: the status; `size`; the outputs are null unless `err` is NVRTC_SUCCESS.
  */
 // nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t * size) — nvrtc.h:553
-export function nvrtcGetPCHHeapSizeRequired(prog: H.nvrtcProgram | null): [E.nvrtcResult, number | null] {
+export function nvrtcGetPCHHeapSizeRequired(prog: H.nvrtcProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvrtcGetPCHHeapSizeRequired', 'prog');
   const err = (f_nvrtcGetPCHHeapSizeRequired ??= L.bind('nvrtcGetPCHHeapSizeRequired'))(a_prog, K.slot[0]) as E.nvrtcResult;
   if (err !== 0) return [err, null];

@@ -7,6 +7,12 @@ import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
+import type { Result } from '../ffi/result';
+
+/** The statuses with which a call returns its outputs. */
+export type nvvmResultOk = E.nvvmResult.NVVM_SUCCESS;
+/** What a call with outputs returns: {@link nvvmResultOk} with the outputs, or another status with nulls. */
+type Res<T extends unknown[]> = Result<nvvmResultOk, Exclude<E.nvvmResult, nvvmResultOk>, T>;
 
 
 let f_nvvmGetErrorString: KoffiFunction | undefined;
@@ -28,7 +34,7 @@ let f_nvvmVersion: KoffiFunction | undefined;
  * @returns `[err, major, minor]` — `err`: the status (NVVM_SUCCESS); `major`: NVVM major version number; `minor`: NVVM minor version number; the outputs are null unless `err` is NVVM_SUCCESS.
  */
 // nvvmResult nvvmVersion(int * major, int * minor) — nvvm.h:78
-export function nvvmVersion(): [E.nvvmResult, number | null, number | null] {
+export function nvvmVersion(): Res<[number, number]> {
   const err = (f_nvvmVersion ??= L.bind('nvvmVersion'))(K.slot[0], K.slot[1]) as E.nvvmResult;
   if (err !== 0) return [err, null, null];
   return [err, K.I32[0], K.I32[2]];
@@ -40,7 +46,7 @@ let f_nvvmIRVersion: KoffiFunction | undefined;
  * @returns `[err, majorIR, minorIR, majorDbg, minorDbg]` — `err`: the status (NVVM_SUCCESS); `majorIR`: NVVM IR major version number; `minorIR`: NVVM IR minor version number; `majorDbg`: NVVM IR debug metadata major version number; `minorDbg`: NVVM IR debug metadata minor version number; the outputs are null unless `err` is NVVM_SUCCESS.
  */
 // nvvmResult nvvmIRVersion(int * majorIR, int * minorIR, int * majorDbg, int * minorDbg) — nvvm.h:93
-export function nvvmIRVersion(): [E.nvvmResult, number | null, number | null, number | null, number | null] {
+export function nvvmIRVersion(): Res<[number, number, number, number]> {
   const err = (f_nvvmIRVersion ??= L.bind('nvvmIRVersion'))(K.slot[0], K.slot[1], K.slot[2], K.slot[3]) as E.nvvmResult;
   if (err !== 0) return [err, null, null, null, null];
   return [err, K.I32[0], K.I32[2], K.I32[4], K.I32[6]];
@@ -52,7 +58,7 @@ let f_nvvmCreateProgram: KoffiFunction | undefined;
  * @returns `[err, prog]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_OUT_OF_MEMORY, NVVM_ERROR_INVALID_PROGRAM); `prog`: NVVM program; the outputs are null unless `err` is NVVM_SUCCESS.
  */
 // nvvmResult nvvmCreateProgram(nvvmProgram * prog) — nvvm.h:122
-export function nvvmCreateProgram(): [E.nvvmResult, H.nvvmProgram | null] {
+export function nvvmCreateProgram(): Res<[H.nvvmProgram]> {
   const err = (f_nvvmCreateProgram ??= L.bind('nvvmCreateProgram'))(K.slot[0]) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.nvvmProgram];
@@ -155,7 +161,7 @@ let f_nvvmGetCompiledResultSize: KoffiFunction | undefined;
  * @returns `[err, bufferSizeRet]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `bufferSizeRet`: Size of the compiled result (including the trailing NULL); the outputs are null unless `err` is NVVM_SUCCESS.
  */
 // nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t * bufferSizeRet) — nvvm.h:308
-export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): [E.nvvmResult, number | null] {
+export function nvvmGetCompiledResultSize(prog: H.nvvmProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResultSize', 'prog');
   const err = (f_nvvmGetCompiledResultSize ??= L.bind('nvvmGetCompiledResultSize'))(a_prog, K.slot[0]) as E.nvvmResult;
   if (err !== 0) return [err, null];
@@ -170,13 +176,13 @@ let f_nvvmGetCompiledResult: KoffiFunction | undefined;
  * @returns `[err, buffer]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `buffer`: Compiled result; the outputs are null unless `err` is NVVM_SUCCESS.
  */
 // nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char * buffer) — nvvm.h:323
-export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
+export function nvvmGetCompiledResult(prog: H.nvvmProgram | null, buffer: Pointer): Res<[Buffer | null]> {
   const a_prog = M.handle(prog, 'nvvmGetCompiledResult', 'prog');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetCompiledResult', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => [number, number | null])(a_prog), 1, 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
+  if (a_buffer === null) { const [e, n] = (nvvmGetCompiledResultSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  else X.needBytes(a_buffer, () => (nvvmGetCompiledResultSize as (...a: unknown[]) => Res<[number]>)(a_prog), 1, 'nvvmGetCompiledResult', 'buffer', 'nvvmGetCompiledResultSize');
   const err = (f_nvvmGetCompiledResult ??= L.bind('nvvmGetCompiledResult'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];
@@ -189,7 +195,7 @@ let f_nvvmGetProgramLogSize: KoffiFunction | undefined;
  * @returns `[err, bufferSizeRet]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `bufferSizeRet`: Size of the compilation/verification log (including the trailing NULL); the outputs are null unless `err` is NVVM_SUCCESS.
  */
 // nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t * bufferSizeRet) — nvvm.h:339
-export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): [E.nvvmResult, number | null] {
+export function nvvmGetProgramLogSize(prog: H.nvvmProgram | null): Res<[number]> {
   const a_prog = M.handle(prog, 'nvvmGetProgramLogSize', 'prog');
   const err = (f_nvvmGetProgramLogSize ??= L.bind('nvvmGetProgramLogSize'))(a_prog, K.slot[0]) as E.nvvmResult;
   if (err !== 0) return [err, null];
@@ -204,13 +210,13 @@ let f_nvvmGetProgramLog: KoffiFunction | undefined;
  * @returns `[err, buffer]` — `err`: the status (NVVM_SUCCESS, NVVM_ERROR_INVALID_PROGRAM); `buffer`: Compilation/Verification log; the outputs are null unless `err` is NVVM_SUCCESS.
  */
 // nvvmResult nvvmGetProgramLog(nvvmProgram prog, char * buffer) — nvvm.h:354
-export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): [E.nvvmResult, Buffer | null] {
+export function nvvmGetProgramLog(prog: H.nvvmProgram | null, buffer: Pointer): Res<[Buffer | null]> {
   const a_prog = M.handle(prog, 'nvvmGetProgramLog', 'prog');
   const a_buffer = buffer === null ? null : M.pointer(buffer, 'nvvmGetProgramLog', 'buffer');
   let o_buffer: Buffer | null = null;
   let c_buffer: Buffer | null = null;
-  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog); if (e !== 0 || n === null) return [e as E.nvvmResult, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
-  else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => [number, number | null])(a_prog), 1, 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
+  if (a_buffer === null) { const [e, n] = (nvvmGetProgramLogSize as (...a: unknown[]) => Res<[number]>)(a_prog); if (e !== 0) return [e, null]; c_buffer = Buffer.alloc(Math.max(n, 1)); o_buffer = c_buffer.subarray(0, n); }
+  else X.needBytes(a_buffer, () => (nvvmGetProgramLogSize as (...a: unknown[]) => Res<[number]>)(a_prog), 1, 'nvvmGetProgramLog', 'buffer', 'nvvmGetProgramLogSize');
   const err = (f_nvvmGetProgramLog ??= L.bind('nvvmGetProgramLog'))(a_prog, c_buffer ?? a_buffer) as E.nvvmResult;
   if (err !== 0) return [err, null];
   return [err, o_buffer ?? X.hostBuffer(buffer)];

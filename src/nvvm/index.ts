@@ -3,10 +3,11 @@
  * @module cuda-bindings/nvvm
  */
 export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvvmLibraryInfo } from '../ffi/nvvm-lib';
 import type { LibraryInfo } from '../ffi/binding';

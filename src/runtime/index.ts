@@ -3,6 +3,7 @@
  * @module cuda-bindings/runtime
  */
 export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
@@ -11,12 +12,15 @@ export * from './helpers';
 export * as async from './async';
 export * from '../structs/runtime.gen';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput, type ScalarType, type StructValue } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
 import { libcudart, cudartLibraryInfo } from '../ffi/cudart-lib';
+import { cudaError_t } from './enums.gen';
+import type { cudaError_tOk } from './api.gen';
+import type { Result } from '../ffi/result';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };
 
@@ -26,8 +30,8 @@ export function libraryInfo(): LibraryInfo {
 }
 
 /** The version of the libcudart that is loaded, as cuda-python's getLocalRuntimeVersion(). */
-export function getLocalRuntimeVersion(): [number, number | null] {
+export function getLocalRuntimeVersion(): Result<cudaError_tOk, Exclude<cudaError_t, cudaError_tOk>, [number]> {
   const v = new Int32Array(1);
-  const err = libcudart.bind('cudaRuntimeGetVersion')(v) as number;
-  return err === 0 ? [err, v[0]] : [err, null];
+  const err = libcudart.bind('cudaRuntimeGetVersion')(v) as cudaError_t;
+  return err === cudaError_t.cudaSuccess ? [err, v[0]] : [err, null];
 }

@@ -2,7 +2,7 @@
 import { CStruct, type StructLayout, setPointer, setPointerArray, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W, readSize } from '../ffi/memory';
-import type { Pointer } from '../ffi/marshal';
+import type { Pointer, DevicePointer } from '../ffi/marshal';
 import type * as E from '../driver/enums.gen';
 import type * as H from '../driver/handles.gen';
 
@@ -16,6 +16,9 @@ export class CUuuid_st extends CStruct {
     return new CUuuid_st(undefined, mem, dv);
   }
   /** A new zeroed CUuuid_st, with the given fields set. */
+  constructor(init?: CUuuid_stInit | CUuuid_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUuuid_stInit | CUuuid_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUuuid_stInit | CUuuid_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUuuid_st.keys);
@@ -42,6 +45,9 @@ export class CUmemFabricHandle_st extends CStruct {
     return new CUmemFabricHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemFabricHandle_st, with the given fields set. */
+  constructor(init?: CUmemFabricHandle_stInit | CUmemFabricHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemFabricHandle_stInit | CUmemFabricHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemFabricHandle_stInit | CUmemFabricHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUmemFabricHandle_st.keys);
@@ -68,6 +74,9 @@ export class CUipcEventHandle_st extends CStruct {
     return new CUipcEventHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUipcEventHandle_st, with the given fields set. */
+  constructor(init?: CUipcEventHandle_stInit | CUipcEventHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUipcEventHandle_stInit | CUipcEventHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUipcEventHandle_stInit | CUipcEventHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUipcEventHandle_st.keys);
@@ -94,6 +103,9 @@ export class CUipcMemHandle_st extends CStruct {
     return new CUipcMemHandle_st(undefined, mem, dv);
   }
   /** A new zeroed CUipcMemHandle_st, with the given fields set. */
+  constructor(init?: CUipcMemHandle_stInit | CUipcMemHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUipcMemHandle_stInit | CUipcMemHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUipcMemHandle_stInit | CUipcMemHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUipcMemHandle_st.keys);
@@ -120,6 +132,9 @@ export class CUstreamBatchMemOpParams_union extends CStruct {
     return new CUstreamBatchMemOpParams_union(undefined, mem, dv);
   }
   /** A new zeroed CUstreamBatchMemOpParams_union, with the given fields set. */
+  constructor(init?: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamBatchMemOpParams_unionInit | CUstreamBatchMemOpParams_union, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, CUstreamBatchMemOpParams_union.keys);
@@ -190,6 +205,9 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
     return new CUstreamMemOpWaitValueParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpWaitValueParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpWaitValueParams_stInit | CUstreamMemOpWaitValueParams_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWaitValueParams_st.keys);
@@ -203,7 +221,7 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
   get address(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
-  set address(v: bigint | number) {
+  set address(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWaitValueParams_st.address');
   }
   get value(): number {
@@ -229,18 +247,18 @@ export class CUstreamMemOpWaitValueParams_st extends CStruct {
   get alias(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
-  set alias(v: bigint | number) {
+  set alias(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWaitValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWaitValueParams_st({...})`. */
 export interface CUstreamMemOpWaitValueParams_stInit {
   operation?: E.CUstreamBatchMemOpType;
-  address?: bigint | number;
+  address?: DevicePointer | number;
   value?: number;
   value64?: bigint | number;
   flags?: number;
-  alias?: bigint | number;
+  alias?: DevicePointer | number;
 }
 
 /** struct CUstreamBatchMemOpParams_union::CUstreamMemOpWriteValueParams_st */
@@ -253,6 +271,9 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
     return new CUstreamMemOpWriteValueParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpWriteValueParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpWriteValueParams_stInit | CUstreamMemOpWriteValueParams_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUstreamMemOpWriteValueParams_st.keys);
@@ -266,7 +287,7 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
   get address(): bigint {
     return this._dv.getBigUint64(this._o + 8, true);
   }
-  set address(v: bigint | number) {
+  set address(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 8, v, 'CUstreamMemOpWriteValueParams_st.address');
   }
   get value(): number {
@@ -292,18 +313,18 @@ export class CUstreamMemOpWriteValueParams_st extends CStruct {
   get alias(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
-  set alias(v: bigint | number) {
+  set alias(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUstreamMemOpWriteValueParams_st.alias');
   }
 }
 /** Fields accepted by `new CUstreamMemOpWriteValueParams_st({...})`. */
 export interface CUstreamMemOpWriteValueParams_stInit {
   operation?: E.CUstreamBatchMemOpType;
-  address?: bigint | number;
+  address?: DevicePointer | number;
   value?: number;
   value64?: bigint | number;
   flags?: number;
-  alias?: bigint | number;
+  alias?: DevicePointer | number;
 }
 
 /** struct CUstreamBatchMemOpParams_union::CUstreamMemOpFlushRemoteWritesParams_st */
@@ -316,6 +337,9 @@ export class CUstreamMemOpFlushRemoteWritesParams_st extends CStruct {
     return new CUstreamMemOpFlushRemoteWritesParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpFlushRemoteWritesParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpFlushRemoteWritesParams_stInit | CUstreamMemOpFlushRemoteWritesParams_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpFlushRemoteWritesParams_st.keys);
@@ -350,6 +374,9 @@ export class CUstreamMemOpMemoryBarrierParams_st extends CStruct {
     return new CUstreamMemOpMemoryBarrierParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUstreamMemOpMemoryBarrierParams_st, with the given fields set. */
+  constructor(init?: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUstreamMemOpMemoryBarrierParams_stInit | CUstreamMemOpMemoryBarrierParams_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUstreamMemOpMemoryBarrierParams_st.keys);
@@ -384,6 +411,9 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st extends CStruct {
     return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, with the given fields set. */
+  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st.keys);
@@ -431,6 +461,9 @@ export class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_stInit | CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st.keys);
@@ -482,6 +515,9 @@ export class CUasyncNotificationInfo_st extends CStruct {
     return new CUasyncNotificationInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st, with the given fields set. */
+  constructor(init?: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUasyncNotificationInfo_stInit | CUasyncNotificationInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUasyncNotificationInfo_st.keys);
@@ -518,6 +554,9 @@ export class CUasyncNotificationInfo_st_info extends CStruct {
     return new CUasyncNotificationInfo_st_info(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st_info, with the given fields set. */
+  constructor(init?: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUasyncNotificationInfo_st_infoInit | CUasyncNotificationInfo_st_info, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUasyncNotificationInfo_st_info.keys);
@@ -546,6 +585,9 @@ export class CUasyncNotificationInfo_st_info_overBudget extends CStruct {
     return new CUasyncNotificationInfo_st_info_overBudget(undefined, mem, dv);
   }
   /** A new zeroed CUasyncNotificationInfo_st_info_overBudget, with the given fields set. */
+  constructor(init?: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUasyncNotificationInfo_st_info_overBudgetInit | CUasyncNotificationInfo_st_info_overBudget, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUasyncNotificationInfo_st_info_overBudget.keys);
@@ -573,6 +615,9 @@ export class CUdevprop_st extends CStruct {
     return new CUdevprop_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevprop_st, with the given fields set. */
+  constructor(init?: CUdevprop_stInit | CUdevprop_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUdevprop_stInit | CUdevprop_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUdevprop_stInit | CUdevprop_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUdevprop_st.keys);
@@ -672,6 +717,9 @@ export class CUaccessPolicyWindow_st extends CStruct {
     return new CUaccessPolicyWindow_st(undefined, mem, dv);
   }
   /** A new zeroed CUaccessPolicyWindow_st, with the given fields set. */
+  constructor(init?: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUaccessPolicyWindow_stInit | CUaccessPolicyWindow_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUaccessPolicyWindow_st.keys);
@@ -731,6 +779,9 @@ export class CUDA_KERNEL_NODE_PARAMS_st extends CStruct {
     return new CUDA_KERNEL_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_KERNEL_NODE_PARAMS_stInit | CUDA_KERNEL_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_st.keys);
@@ -830,6 +881,9 @@ export class CUDA_KERNEL_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_KERNEL_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_KERNEL_NODE_PARAMS_v2_stInit | CUDA_KERNEL_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_v2_st.keys);
@@ -945,6 +999,9 @@ export class CUDA_KERNEL_NODE_PARAMS_v3_st extends CStruct {
     return new CUDA_KERNEL_NODE_PARAMS_v3_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_KERNEL_NODE_PARAMS_v3_st, with the given fields set. */
+  constructor(init?: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_KERNEL_NODE_PARAMS_v3_stInit | CUDA_KERNEL_NODE_PARAMS_v3_st, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_KERNEL_NODE_PARAMS_v3_st.keys);
@@ -1060,6 +1117,9 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
     return new CUDA_MEMSET_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMSET_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMSET_NODE_PARAMS_stInit | CUDA_MEMSET_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUDA_MEMSET_NODE_PARAMS_st.keys);
@@ -1068,7 +1128,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set dst(v: bigint | number) {
+  set dst(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_st.dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
@@ -1109,7 +1169,7 @@ export class CUDA_MEMSET_NODE_PARAMS_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_stInit {
-  dst?: bigint | number;
+  dst?: DevicePointer | number;
   pitch?: number | bigint;
   value?: number;
   elementSize?: number;
@@ -1127,6 +1187,9 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_MEMSET_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMSET_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMSET_NODE_PARAMS_v2_stInit | CUDA_MEMSET_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, CUDA_MEMSET_NODE_PARAMS_v2_st.keys);
@@ -1135,7 +1198,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
   get dst(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set dst(v: bigint | number) {
+  set dst(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEMSET_NODE_PARAMS_v2_st.dst');
   }
   /** Pitch of destination device pointer. Unused if height is 1 */
@@ -1183,7 +1246,7 @@ export class CUDA_MEMSET_NODE_PARAMS_v2_st extends CStruct {
 }
 /** Fields accepted by `new CUDA_MEMSET_NODE_PARAMS_v2_st({...})`. */
 export interface CUDA_MEMSET_NODE_PARAMS_v2_stInit {
-  dst?: bigint | number;
+  dst?: DevicePointer | number;
   pitch?: number | bigint;
   value?: number;
   elementSize?: number;
@@ -1202,6 +1265,9 @@ export class CUDA_HOST_NODE_PARAMS_st extends CStruct {
     return new CUDA_HOST_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_HOST_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_HOST_NODE_PARAMS_stInit | CUDA_HOST_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_HOST_NODE_PARAMS_st.keys);
@@ -1237,6 +1303,9 @@ export class CUDA_HOST_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_HOST_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_HOST_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_HOST_NODE_PARAMS_v2_stInit | CUDA_HOST_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_HOST_NODE_PARAMS_v2_st.keys);
@@ -1272,6 +1341,9 @@ export class CUDA_CONDITIONAL_NODE_PARAMS extends CStruct {
     return new CUDA_CONDITIONAL_NODE_PARAMS(undefined, mem, dv);
   }
   /** A new zeroed CUDA_CONDITIONAL_NODE_PARAMS, with the given fields set. */
+  constructor(init?: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_CONDITIONAL_NODE_PARAMSInit | CUDA_CONDITIONAL_NODE_PARAMS, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_CONDITIONAL_NODE_PARAMS.keys);
@@ -1331,6 +1403,9 @@ export class CUgraphEdgeData_st extends CStruct {
     return new CUgraphEdgeData_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphEdgeData_st, with the given fields set. */
+  constructor(init?: CUgraphEdgeData_stInit | CUgraphEdgeData_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUgraphEdgeData_stInit | CUgraphEdgeData_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUgraphEdgeData_stInit | CUgraphEdgeData_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUgraphEdgeData_st.keys);
@@ -1382,6 +1457,9 @@ export class CUDA_GRAPH_INSTANTIATE_PARAMS_st extends CStruct {
     return new CUDA_GRAPH_INSTANTIATE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_GRAPH_INSTANTIATE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_GRAPH_INSTANTIATE_PARAMS_stInit | CUDA_GRAPH_INSTANTIATE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_GRAPH_INSTANTIATE_PARAMS_st.keys);
@@ -1433,6 +1511,9 @@ export class CUlaunchMemSyncDomainMap_st extends CStruct {
     return new CUlaunchMemSyncDomainMap_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchMemSyncDomainMap_st, with the given fields set. */
+  constructor(init?: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchMemSyncDomainMap_stInit | CUlaunchMemSyncDomainMap_st, mem?: Uint8Array, dv?: DataView) {
     super(2, mem, dv);
     this._init(init, CUlaunchMemSyncDomainMap_st.keys);
@@ -1468,6 +1549,9 @@ export class CUlaunchAttributeValue_union extends CStruct {
     return new CUlaunchAttributeValue_union(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_unionInit | CUlaunchAttributeValue_union, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUlaunchAttributeValue_union.keys);
@@ -1615,6 +1699,9 @@ export class CUlaunchAttributeValue_union_clusterDim extends CStruct {
     return new CUlaunchAttributeValue_union_clusterDim(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_clusterDim, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_clusterDimInit | CUlaunchAttributeValue_union_clusterDim, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_clusterDim.keys);
@@ -1655,6 +1742,9 @@ export class CUlaunchAttributeValue_union_programmaticEvent extends CStruct {
     return new CUlaunchAttributeValue_union_programmaticEvent(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_programmaticEvent, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_programmaticEventInit | CUlaunchAttributeValue_union_programmaticEvent, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_programmaticEvent.keys);
@@ -1695,6 +1785,9 @@ export class CUlaunchAttributeValue_union_launchCompletionEvent extends CStruct 
     return new CUlaunchAttributeValue_union_launchCompletionEvent(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_launchCompletionEvent, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_launchCompletionEventInit | CUlaunchAttributeValue_union_launchCompletionEvent, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_launchCompletionEvent.keys);
@@ -1728,6 +1821,9 @@ export class CUlaunchAttributeValue_union_preferredClusterDim extends CStruct {
     return new CUlaunchAttributeValue_union_preferredClusterDim(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_preferredClusterDim, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_preferredClusterDimInit | CUlaunchAttributeValue_union_preferredClusterDim, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_preferredClusterDim.keys);
@@ -1768,6 +1864,9 @@ export class CUlaunchAttributeValue_union_deviceUpdatableKernelNode extends CStr
     return new CUlaunchAttributeValue_union_deviceUpdatableKernelNode(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttributeValue_union_deviceUpdatableKernelNode, with the given fields set. */
+  constructor(init?: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttributeValue_union_deviceUpdatableKernelNodeInit | CUlaunchAttributeValue_union_deviceUpdatableKernelNode, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUlaunchAttributeValue_union_deviceUpdatableKernelNode.keys);
@@ -1801,6 +1900,9 @@ export class CUlaunchAttribute_st extends CStruct {
     return new CUlaunchAttribute_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchAttribute_st, with the given fields set. */
+  constructor(init?: CUlaunchAttribute_stInit | CUlaunchAttribute_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchAttribute_stInit | CUlaunchAttribute_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchAttribute_stInit | CUlaunchAttribute_st, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUlaunchAttribute_st.keys);
@@ -1844,6 +1946,9 @@ export class CUlaunchConfig_st extends CStruct {
     return new CUlaunchConfig_st(undefined, mem, dv);
   }
   /** A new zeroed CUlaunchConfig_st, with the given fields set. */
+  constructor(init?: CUlaunchConfig_stInit | CUlaunchConfig_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlaunchConfig_stInit | CUlaunchConfig_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlaunchConfig_stInit | CUlaunchConfig_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUlaunchConfig_st.keys);
@@ -1943,6 +2048,9 @@ export class CUexecAffinitySmCount_st extends CStruct {
     return new CUexecAffinitySmCount_st(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinitySmCount_st, with the given fields set. */
+  constructor(init?: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUexecAffinitySmCount_stInit | CUexecAffinitySmCount_st, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, CUexecAffinitySmCount_st.keys);
@@ -1970,6 +2078,9 @@ export class CUexecAffinityParam_st extends CStruct {
     return new CUexecAffinityParam_st(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinityParam_st, with the given fields set. */
+  constructor(init?: CUexecAffinityParam_stInit | CUexecAffinityParam_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUexecAffinityParam_stInit | CUexecAffinityParam_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUexecAffinityParam_stInit | CUexecAffinityParam_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUexecAffinityParam_st.keys);
@@ -2004,6 +2115,9 @@ export class CUexecAffinityParam_st_param extends CStruct {
     return new CUexecAffinityParam_st_param(undefined, mem, dv);
   }
   /** A new zeroed CUexecAffinityParam_st_param, with the given fields set. */
+  constructor(init?: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUexecAffinityParam_st_paramInit | CUexecAffinityParam_st_param, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, CUexecAffinityParam_st_param.keys);
@@ -2031,6 +2145,9 @@ export class CUctxCigParam_st extends CStruct {
     return new CUctxCigParam_st(undefined, mem, dv);
   }
   /** A new zeroed CUctxCigParam_st, with the given fields set. */
+  constructor(init?: CUctxCigParam_stInit | CUctxCigParam_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUctxCigParam_stInit | CUctxCigParam_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUctxCigParam_stInit | CUctxCigParam_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUctxCigParam_st.keys);
@@ -2064,6 +2181,9 @@ export class CUctxCreateParams_st extends CStruct {
     return new CUctxCreateParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUctxCreateParams_st, with the given fields set. */
+  constructor(init?: CUctxCreateParams_stInit | CUctxCreateParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUctxCreateParams_stInit | CUctxCreateParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUctxCreateParams_stInit | CUctxCreateParams_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUctxCreateParams_st.keys);
@@ -2104,6 +2224,9 @@ export class CUlibraryHostUniversalFunctionAndDataTable_st extends CStruct {
     return new CUlibraryHostUniversalFunctionAndDataTable_st(undefined, mem, dv);
   }
   /** A new zeroed CUlibraryHostUniversalFunctionAndDataTable_st, with the given fields set. */
+  constructor(init?: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUlibraryHostUniversalFunctionAndDataTable_stInit | CUlibraryHostUniversalFunctionAndDataTable_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUlibraryHostUniversalFunctionAndDataTable_st.keys);
@@ -2156,6 +2279,9 @@ export class CUDA_MEMCPY2D_st extends CStruct {
     return new CUDA_MEMCPY2D_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY2D_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY2D_stInit | CUDA_MEMCPY2D_st, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUDA_MEMCPY2D_st.keys);
@@ -2192,7 +2318,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 32, true);
   }
-  set srcDevice(v: bigint | number) {
+  set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 32, v, 'CUDA_MEMCPY2D_st.srcDevice');
   }
   /** Source array reference */
@@ -2241,7 +2367,7 @@ export class CUDA_MEMCPY2D_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 88, true);
   }
-  set dstDevice(v: bigint | number) {
+  set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 88, v, 'CUDA_MEMCPY2D_st.dstDevice');
   }
   /** Destination array reference */
@@ -2279,14 +2405,14 @@ export interface CUDA_MEMCPY2D_stInit {
   srcY?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  srcDevice?: bigint | number;
+  srcDevice?: DevicePointer | number;
   srcArray?: H.CUarray | null;
   srcPitch?: number | bigint;
   dstXInBytes?: number | bigint;
   dstY?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dstDevice?: bigint | number;
+  dstDevice?: DevicePointer | number;
   dstArray?: H.CUarray | null;
   dstPitch?: number | bigint;
   WidthInBytes?: number | bigint;
@@ -2308,6 +2434,9 @@ export class CUDA_MEMCPY3D_st extends CStruct {
     return new CUDA_MEMCPY3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY3D_stInit | CUDA_MEMCPY3D_st, mem?: Uint8Array, dv?: DataView) {
     super(200, mem, dv);
     this._init(init, CUDA_MEMCPY3D_st.keys);
@@ -2358,7 +2487,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
-  set srcDevice(v: bigint | number) {
+  set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_st.srcDevice');
   }
   /** Source array reference */
@@ -2435,7 +2564,7 @@ export class CUDA_MEMCPY3D_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 136, true);
   }
-  set dstDevice(v: bigint | number) {
+  set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_st.dstDevice');
   }
   /** Destination array reference */
@@ -2496,7 +2625,7 @@ export interface CUDA_MEMCPY3D_stInit {
   srcLOD?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  srcDevice?: bigint | number;
+  srcDevice?: DevicePointer | number;
   srcArray?: H.CUarray | null;
   reserved0?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   srcPitch?: number | bigint;
@@ -2507,7 +2636,7 @@ export interface CUDA_MEMCPY3D_stInit {
   dstLOD?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dstDevice?: bigint | number;
+  dstDevice?: DevicePointer | number;
   dstArray?: H.CUarray | null;
   reserved1?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
   dstPitch?: number | bigint;
@@ -2532,6 +2661,9 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
     return new CUDA_MEMCPY3D_PEER_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_PEER_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY3D_PEER_stInit | CUDA_MEMCPY3D_PEER_st, mem?: Uint8Array, dv?: DataView) {
     super(200, mem, dv);
     this._init(init, CUDA_MEMCPY3D_PEER_st.keys);
@@ -2582,7 +2714,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get srcDevice(): bigint {
     return this._dv.getBigUint64(this._o + 48, true);
   }
-  set srcDevice(v: bigint | number) {
+  set srcDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 48, v, 'CUDA_MEMCPY3D_PEER_st.srcDevice');
   }
   /** Source array reference */
@@ -2659,7 +2791,7 @@ export class CUDA_MEMCPY3D_PEER_st extends CStruct {
   get dstDevice(): bigint {
     return this._dv.getBigUint64(this._o + 136, true);
   }
-  set dstDevice(v: bigint | number) {
+  set dstDevice(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 136, v, 'CUDA_MEMCPY3D_PEER_st.dstDevice');
   }
   /** Destination array reference */
@@ -2720,7 +2852,7 @@ export interface CUDA_MEMCPY3D_PEER_stInit {
   srcLOD?: number | bigint;
   srcMemoryType?: E.CUmemorytype;
   srcHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  srcDevice?: bigint | number;
+  srcDevice?: DevicePointer | number;
   srcArray?: H.CUarray | null;
   srcContext?: H.CUcontext | null;
   srcPitch?: number | bigint;
@@ -2731,7 +2863,7 @@ export interface CUDA_MEMCPY3D_PEER_stInit {
   dstLOD?: number | bigint;
   dstMemoryType?: E.CUmemorytype;
   dstHost?: bigint | ArrayBufferView | ArrayBuffer | CStruct | null;
-  dstDevice?: bigint | number;
+  dstDevice?: DevicePointer | number;
   dstArray?: H.CUarray | null;
   dstContext?: H.CUcontext | null;
   dstPitch?: number | bigint;
@@ -2751,6 +2883,9 @@ export class CUDA_MEMCPY_NODE_PARAMS_st extends CStruct {
     return new CUDA_MEMCPY_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY_NODE_PARAMS_stInit | CUDA_MEMCPY_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(216, mem, dv);
     this._init(init, CUDA_MEMCPY_NODE_PARAMS_st.keys);
@@ -2803,6 +2938,9 @@ export class CUDA_ARRAY_DESCRIPTOR_st extends CStruct {
     return new CUDA_ARRAY_DESCRIPTOR_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_DESCRIPTOR_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_DESCRIPTOR_stInit | CUDA_ARRAY_DESCRIPTOR_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_ARRAY_DESCRIPTOR_st.keys);
@@ -2854,6 +2992,9 @@ export class CUDA_ARRAY3D_DESCRIPTOR_st extends CStruct {
     return new CUDA_ARRAY3D_DESCRIPTOR_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY3D_DESCRIPTOR_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY3D_DESCRIPTOR_stInit | CUDA_ARRAY3D_DESCRIPTOR_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUDA_ARRAY3D_DESCRIPTOR_st.keys);
@@ -2921,6 +3062,9 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st extends CStruct {
     return new CUDA_ARRAY_SPARSE_PROPERTIES_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_SPARSE_PROPERTIES_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_stInit | CUDA_ARRAY_SPARSE_PROPERTIES_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, CUDA_ARRAY_SPARSE_PROPERTIES_st.keys);
@@ -2979,6 +3123,9 @@ export class CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent extends CStruct {
     return new CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtentInit | CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUDA_ARRAY_SPARSE_PROPERTIES_st_tileExtent.keys);
@@ -3022,6 +3169,9 @@ export class CUDA_ARRAY_MEMORY_REQUIREMENTS_st extends CStruct {
     return new CUDA_ARRAY_MEMORY_REQUIREMENTS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_ARRAY_MEMORY_REQUIREMENTS_st, with the given fields set. */
+  constructor(init?: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_ARRAY_MEMORY_REQUIREMENTS_stInit | CUDA_ARRAY_MEMORY_REQUIREMENTS_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUDA_ARRAY_MEMORY_REQUIREMENTS_st.keys);
@@ -3064,6 +3214,9 @@ export class CUDA_RESOURCE_DESC_st extends CStruct {
     return new CUDA_RESOURCE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_stInit | CUDA_RESOURCE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st.keys);
@@ -3107,6 +3260,9 @@ export class CUDA_RESOURCE_DESC_st_res extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_resInit | CUDA_RESOURCE_DESC_st_res, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res.keys);
@@ -3166,6 +3322,9 @@ export class CUDA_RESOURCE_DESC_st_res_array extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_array(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_array, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_arrayInit | CUDA_RESOURCE_DESC_st_res_array, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_array.keys);
@@ -3193,6 +3352,9 @@ export class CUDA_RESOURCE_DESC_st_res_mipmap extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_mipmap(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_mipmap, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_mipmapInit | CUDA_RESOURCE_DESC_st_res_mipmap, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_mipmap.keys);
@@ -3220,6 +3382,9 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_linear(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_linear, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_linearInit | CUDA_RESOURCE_DESC_st_res_linear, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_linear.keys);
@@ -3228,7 +3393,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set devPtr(v: bigint | number) {
+  set devPtr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_linear.devPtr');
   }
   /** Array format */
@@ -3255,7 +3420,7 @@ export class CUDA_RESOURCE_DESC_st_res_linear extends CStruct {
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_linear({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_linearInit {
-  devPtr?: bigint | number;
+  devPtr?: DevicePointer | number;
   format?: E.CUarray_format;
   numChannels?: number;
   sizeInBytes?: number | bigint;
@@ -3271,6 +3436,9 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_pitch2D(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_pitch2D, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_pitch2DInit | CUDA_RESOURCE_DESC_st_res_pitch2D, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_pitch2D.keys);
@@ -3279,7 +3447,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
   get devPtr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set devPtr(v: bigint | number) {
+  set devPtr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_RESOURCE_DESC_st_res_pitch2D.devPtr');
   }
   /** Array format */
@@ -3320,7 +3488,7 @@ export class CUDA_RESOURCE_DESC_st_res_pitch2D extends CStruct {
 }
 /** Fields accepted by `new CUDA_RESOURCE_DESC_st_res_pitch2D({...})`. */
 export interface CUDA_RESOURCE_DESC_st_res_pitch2DInit {
-  devPtr?: bigint | number;
+  devPtr?: DevicePointer | number;
   format?: E.CUarray_format;
   numChannels?: number;
   width?: number | bigint;
@@ -3338,6 +3506,9 @@ export class CUDA_RESOURCE_DESC_st_res_reserved extends CStruct {
     return new CUDA_RESOURCE_DESC_st_res_reserved(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_DESC_st_res_reserved, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_DESC_st_res_reservedInit | CUDA_RESOURCE_DESC_st_res_reserved, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUDA_RESOURCE_DESC_st_res_reserved.keys);
@@ -3364,6 +3535,9 @@ export class CUDA_TEXTURE_DESC_st extends CStruct {
     return new CUDA_TEXTURE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_TEXTURE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_TEXTURE_DESC_stInit | CUDA_TEXTURE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(104, mem, dv);
     this._init(init, CUDA_TEXTURE_DESC_st.keys);
@@ -3462,6 +3636,9 @@ export class CUDA_RESOURCE_VIEW_DESC_st extends CStruct {
     return new CUDA_RESOURCE_VIEW_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_RESOURCE_VIEW_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_RESOURCE_VIEW_DESC_stInit | CUDA_RESOURCE_VIEW_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(112, mem, dv);
     this._init(init, CUDA_RESOURCE_VIEW_DESC_st.keys);
@@ -3552,6 +3729,9 @@ export class CUtensorMap_st extends CStruct {
     return new CUtensorMap_st(undefined, mem, dv);
   }
   /** A new zeroed CUtensorMap_st, with the given fields set. */
+  constructor(init?: CUtensorMap_stInit | CUtensorMap_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUtensorMap_stInit | CUtensorMap_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUtensorMap_stInit | CUtensorMap_st, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, CUtensorMap_st.keys);
@@ -3578,6 +3758,9 @@ export class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st extends CStruct {
     return new CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, with the given fields set. */
+  constructor(init?: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_stInit | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st.keys);
@@ -3611,6 +3794,9 @@ export class CUDA_LAUNCH_PARAMS_st extends CStruct {
     return new CUDA_LAUNCH_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_LAUNCH_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_LAUNCH_PARAMS_stInit | CUDA_LAUNCH_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, CUDA_LAUNCH_PARAMS_st.keys);
@@ -3710,6 +3896,9 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_stInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(104, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st.keys);
@@ -3768,6 +3957,9 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle.keys);
@@ -3811,6 +4003,9 @@ export class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32.keys);
@@ -3846,6 +4041,9 @@ export class CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_stInit | CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(88, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st.keys);
@@ -3896,6 +4094,9 @@ export class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_stInit | CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st.keys);
@@ -3947,6 +4148,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_stInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, mem?: Uint8Array, dv?: DataView) {
     super(96, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st.keys);
@@ -3997,6 +4201,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handleInit | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle.keys);
@@ -4040,6 +4247,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 extends CStruct
     return new CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32Init | CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st_handle_win32.keys);
@@ -4075,6 +4285,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st.keys);
@@ -4117,6 +4330,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params.keys);
@@ -4167,6 +4383,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence extends CStru
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_fence.keys);
@@ -4194,6 +4413,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync extends C
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_nvSciSync.keys);
@@ -4228,6 +4450,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex extends 
     return new CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st_params_keyedMutex.keys);
@@ -4255,6 +4480,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_stInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st.keys);
@@ -4297,6 +4525,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params extends CStruct {
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_paramsInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params.keys);
@@ -4347,6 +4578,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence extends CStruct
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fenceInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_fence.keys);
@@ -4374,6 +4608,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync extends CSt
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSyncInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_nvSciSync.keys);
@@ -4407,6 +4644,9 @@ export class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex extends CS
     return new CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, with the given fields set. */
+  constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutexInit | CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st_params_keyedMutex.keys);
@@ -4442,6 +4682,9 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extends CStruct {
     return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st.keys);
@@ -4485,6 +4728,9 @@ export class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st.keys);
@@ -4528,6 +4774,9 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st extends CStruct {
     return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_WAIT_NODE_PARAMS_st.keys);
@@ -4571,6 +4820,9 @@ export class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_stInit | CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st.keys);
@@ -4614,6 +4866,9 @@ export class CUarrayMapInfo_st extends CStruct {
     return new CUarrayMapInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_stInit | CUarrayMapInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_stInit | CUarrayMapInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_stInit | CUarrayMapInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(96, mem, dv);
     this._init(init, CUarrayMapInfo_st.keys);
@@ -4721,6 +4976,9 @@ export class CUarrayMapInfo_st_resource extends CStruct {
     return new CUarrayMapInfo_st_resource(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_resource, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_resourceInit | CUarrayMapInfo_st_resource, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_resource.keys);
@@ -4754,6 +5012,9 @@ export class CUarrayMapInfo_st_subresource extends CStruct {
     return new CUarrayMapInfo_st_subresource(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_subresourceInit | CUarrayMapInfo_st_subresource, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource.keys);
@@ -4789,6 +5050,9 @@ export class CUarrayMapInfo_st_subresource_sparseLevel extends CStruct {
     return new CUarrayMapInfo_st_subresource_sparseLevel(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource_sparseLevel, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_subresource_sparseLevelInit | CUarrayMapInfo_st_subresource_sparseLevel, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource_sparseLevel.keys);
@@ -4872,6 +5136,9 @@ export class CUarrayMapInfo_st_subresource_miptail extends CStruct {
     return new CUarrayMapInfo_st_subresource_miptail(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_subresource_miptail, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_subresource_miptailInit | CUarrayMapInfo_st_subresource_miptail, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUarrayMapInfo_st_subresource_miptail.keys);
@@ -4915,6 +5182,9 @@ export class CUarrayMapInfo_st_memHandle extends CStruct {
     return new CUarrayMapInfo_st_memHandle(undefined, mem, dv);
   }
   /** A new zeroed CUarrayMapInfo_st_memHandle, with the given fields set. */
+  constructor(init?: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUarrayMapInfo_st_memHandleInit | CUarrayMapInfo_st_memHandle, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUarrayMapInfo_st_memHandle.keys);
@@ -4941,6 +5211,9 @@ export class CUmemLocation_st extends CStruct {
     return new CUmemLocation_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemLocation_st, with the given fields set. */
+  constructor(init?: CUmemLocation_stInit | CUmemLocation_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemLocation_stInit | CUmemLocation_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemLocation_stInit | CUmemLocation_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUmemLocation_st.keys);
@@ -4976,6 +5249,9 @@ export class CUmemAllocationProp_st extends CStruct {
     return new CUmemAllocationProp_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemAllocationProp_st, with the given fields set. */
+  constructor(init?: CUmemAllocationProp_stInit | CUmemAllocationProp_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemAllocationProp_stInit | CUmemAllocationProp_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemAllocationProp_stInit | CUmemAllocationProp_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemAllocationProp_st.keys);
@@ -5036,6 +5312,9 @@ export class CUmemAllocationProp_st_allocFlags extends CStruct {
     return new CUmemAllocationProp_st_allocFlags(undefined, mem, dv);
   }
   /** A new zeroed CUmemAllocationProp_st_allocFlags, with the given fields set. */
+  constructor(init?: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemAllocationProp_st_allocFlagsInit | CUmemAllocationProp_st_allocFlags, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUmemAllocationProp_st_allocFlags.keys);
@@ -5085,6 +5364,9 @@ export class CUmulticastObjectProp_st extends CStruct {
     return new CUmulticastObjectProp_st(undefined, mem, dv);
   }
   /** A new zeroed CUmulticastObjectProp_st, with the given fields set. */
+  constructor(init?: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmulticastObjectProp_stInit | CUmulticastObjectProp_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmulticastObjectProp_st.keys);
@@ -5136,6 +5418,9 @@ export class CUmemAccessDesc_st extends CStruct {
     return new CUmemAccessDesc_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemAccessDesc_st, with the given fields set. */
+  constructor(init?: CUmemAccessDesc_stInit | CUmemAccessDesc_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemAccessDesc_stInit | CUmemAccessDesc_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemAccessDesc_stInit | CUmemAccessDesc_st, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUmemAccessDesc_st.keys);
@@ -5172,6 +5457,9 @@ export class CUgraphExecUpdateResultInfo_st extends CStruct {
     return new CUgraphExecUpdateResultInfo_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphExecUpdateResultInfo_st, with the given fields set. */
+  constructor(init?: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUgraphExecUpdateResultInfo_stInit | CUgraphExecUpdateResultInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUgraphExecUpdateResultInfo_st.keys);
@@ -5215,6 +5503,9 @@ export class CUmemPoolProps_st extends CStruct {
     return new CUmemPoolProps_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemPoolProps_st, with the given fields set. */
+  constructor(init?: CUmemPoolProps_stInit | CUmemPoolProps_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemPoolProps_stInit | CUmemPoolProps_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemPoolProps_stInit | CUmemPoolProps_st, mem?: Uint8Array, dv?: DataView) {
     super(88, mem, dv);
     this._init(init, CUmemPoolProps_st.keys);
@@ -5291,6 +5582,9 @@ export class CUmemPoolPtrExportData_st extends CStruct {
     return new CUmemPoolPtrExportData_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemPoolPtrExportData_st, with the given fields set. */
+  constructor(init?: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemPoolPtrExportData_stInit | CUmemPoolPtrExportData_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUmemPoolPtrExportData_st.keys);
@@ -5317,6 +5611,9 @@ export class CUmemcpyAttributes_st extends CStruct {
     return new CUmemcpyAttributes_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpyAttributes_st, with the given fields set. */
+  constructor(init?: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpyAttributes_stInit | CUmemcpyAttributes_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUmemcpyAttributes_st.keys);
@@ -5370,6 +5667,9 @@ export class CUoffset3D_st extends CStruct {
     return new CUoffset3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUoffset3D_st, with the given fields set. */
+  constructor(init?: CUoffset3D_stInit | CUoffset3D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUoffset3D_stInit | CUoffset3D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUoffset3D_stInit | CUoffset3D_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUoffset3D_st.keys);
@@ -5410,6 +5710,9 @@ export class CUextent3D_st extends CStruct {
     return new CUextent3D_st(undefined, mem, dv);
   }
   /** A new zeroed CUextent3D_st, with the given fields set. */
+  constructor(init?: CUextent3D_stInit | CUextent3D_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUextent3D_stInit | CUextent3D_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUextent3D_stInit | CUextent3D_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUextent3D_st.keys);
@@ -5450,6 +5753,9 @@ export class CUmemcpy3DOperand_st extends CStruct {
     return new CUmemcpy3DOperand_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_stInit | CUmemcpy3DOperand_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, CUmemcpy3DOperand_st.keys);
@@ -5484,6 +5790,9 @@ export class CUmemcpy3DOperand_st_op extends CStruct {
     return new CUmemcpy3DOperand_st_op(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_st_opInit | CUmemcpy3DOperand_st_op, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op.keys);
@@ -5519,6 +5828,9 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
     return new CUmemcpy3DOperand_st_op_ptr(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op_ptr, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_st_op_ptrInit | CUmemcpy3DOperand_st_op_ptr, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_ptr.keys);
@@ -5526,7 +5838,7 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
   get ptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set ptr(v: bigint | number) {
+  set ptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUmemcpy3DOperand_st_op_ptr.ptr');
   }
   /** Length of each row in elements. */
@@ -5554,7 +5866,7 @@ export class CUmemcpy3DOperand_st_op_ptr extends CStruct {
 }
 /** Fields accepted by `new CUmemcpy3DOperand_st_op_ptr({...})`. */
 export interface CUmemcpy3DOperand_st_op_ptrInit {
-  ptr?: bigint | number;
+  ptr?: DevicePointer | number;
   rowLength?: number | bigint;
   layerHeight?: number | bigint;
   locHint?: CUmemLocation_st | CUmemLocation_stInit;
@@ -5570,6 +5882,9 @@ export class CUmemcpy3DOperand_st_op_array extends CStruct {
     return new CUmemcpy3DOperand_st_op_array(undefined, mem, dv);
   }
   /** A new zeroed CUmemcpy3DOperand_st_op_array, with the given fields set. */
+  constructor(init?: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemcpy3DOperand_st_op_arrayInit | CUmemcpy3DOperand_st_op_array, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUmemcpy3DOperand_st_op_array.keys);
@@ -5604,6 +5919,9 @@ export class CUDA_MEMCPY3D_BATCH_OP_st extends CStruct {
     return new CUDA_MEMCPY3D_BATCH_OP_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEMCPY3D_BATCH_OP_st, with the given fields set. */
+  constructor(init?: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEMCPY3D_BATCH_OP_stInit | CUDA_MEMCPY3D_BATCH_OP_st, mem?: Uint8Array, dv?: DataView) {
     super(112, mem, dv);
     this._init(init, CUDA_MEMCPY3D_BATCH_OP_st.keys);
@@ -5666,6 +5984,9 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
     return new CUDA_MEM_ALLOC_NODE_PARAMS_v1_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, with the given fields set. */
+  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.keys);
@@ -5703,7 +6024,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
-  set dptr(v: bigint | number) {
+  set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v1_st.dptr');
   }
 }
@@ -5713,7 +6034,7 @@ export interface CUDA_MEM_ALLOC_NODE_PARAMS_v1_stInit {
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
   accessDescCount?: number | bigint;
   bytesize?: number | bigint;
-  dptr?: bigint | number;
+  dptr?: DevicePointer | number;
 }
 
 /** Memory allocation node parameters */
@@ -5726,6 +6047,9 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
     return new CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, with the given fields set. */
+  constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit | CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.keys);
@@ -5763,7 +6087,7 @@ export class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 112, true);
   }
-  set dptr(v: bigint | number) {
+  set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 112, v, 'CUDA_MEM_ALLOC_NODE_PARAMS_v2_st.dptr');
   }
 }
@@ -5773,7 +6097,7 @@ export interface CUDA_MEM_ALLOC_NODE_PARAMS_v2_stInit {
   accessDescs?: bigint | Uint8Array | ArrayBufferView | CStruct | (CUmemAccessDesc_st | CUmemAccessDesc_stInit)[] | null;
   accessDescCount?: number | bigint;
   bytesize?: number | bigint;
-  dptr?: bigint | number;
+  dptr?: DevicePointer | number;
 }
 
 /** Memory free node parameters */
@@ -5786,6 +6110,9 @@ export class CUDA_MEM_FREE_NODE_PARAMS_st extends CStruct {
     return new CUDA_MEM_FREE_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_MEM_FREE_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_MEM_FREE_NODE_PARAMS_stInit | CUDA_MEM_FREE_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_MEM_FREE_NODE_PARAMS_st.keys);
@@ -5794,13 +6121,13 @@ export class CUDA_MEM_FREE_NODE_PARAMS_st extends CStruct {
   get dptr(): bigint {
     return this._dv.getBigUint64(this._o + 0, true);
   }
-  set dptr(v: bigint | number) {
+  set dptr(v: DevicePointer | number) {
     W.u64(this._dv, this._o + 0, v, 'CUDA_MEM_FREE_NODE_PARAMS_st.dptr');
   }
 }
 /** Fields accepted by `new CUDA_MEM_FREE_NODE_PARAMS_st({...})`. */
 export interface CUDA_MEM_FREE_NODE_PARAMS_stInit {
-  dptr?: bigint | number;
+  dptr?: DevicePointer | number;
 }
 
 /** Child graph node parameters */
@@ -5813,6 +6140,9 @@ export class CUDA_CHILD_GRAPH_NODE_PARAMS_st extends CStruct {
     return new CUDA_CHILD_GRAPH_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_CHILD_GRAPH_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_CHILD_GRAPH_NODE_PARAMS_stInit | CUDA_CHILD_GRAPH_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUDA_CHILD_GRAPH_NODE_PARAMS_st.keys);
@@ -5848,6 +6178,9 @@ export class CUDA_EVENT_RECORD_NODE_PARAMS_st extends CStruct {
     return new CUDA_EVENT_RECORD_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EVENT_RECORD_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EVENT_RECORD_NODE_PARAMS_stInit | CUDA_EVENT_RECORD_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EVENT_RECORD_NODE_PARAMS_st.keys);
@@ -5875,6 +6208,9 @@ export class CUDA_EVENT_WAIT_NODE_PARAMS_st extends CStruct {
     return new CUDA_EVENT_WAIT_NODE_PARAMS_st(undefined, mem, dv);
   }
   /** A new zeroed CUDA_EVENT_WAIT_NODE_PARAMS_st, with the given fields set. */
+  constructor(init?: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUDA_EVENT_WAIT_NODE_PARAMS_stInit | CUDA_EVENT_WAIT_NODE_PARAMS_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, CUDA_EVENT_WAIT_NODE_PARAMS_st.keys);
@@ -5902,6 +6238,9 @@ export class CUgraphNodeParams_st extends CStruct {
     return new CUgraphNodeParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUgraphNodeParams_st, with the given fields set. */
+  constructor(init?: CUgraphNodeParams_stInit | CUgraphNodeParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUgraphNodeParams_stInit | CUgraphNodeParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUgraphNodeParams_stInit | CUgraphNodeParams_st, mem?: Uint8Array, dv?: DataView) {
     super(256, mem, dv);
     this._init(init, CUgraphNodeParams_st.keys);
@@ -6070,6 +6409,9 @@ export class CUcheckpointLockArgs_st extends CStruct {
     return new CUcheckpointLockArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointLockArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointLockArgs_stInit | CUcheckpointLockArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointLockArgs_st.keys);
@@ -6113,6 +6455,9 @@ export class CUcheckpointCheckpointArgs_st extends CStruct {
     return new CUcheckpointCheckpointArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointCheckpointArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointCheckpointArgs_stInit | CUcheckpointCheckpointArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointCheckpointArgs_st.keys);
@@ -6140,6 +6485,9 @@ export class CUcheckpointGpuPair_st extends CStruct {
     return new CUcheckpointGpuPair_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointGpuPair_st, with the given fields set. */
+  constructor(init?: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointGpuPair_stInit | CUcheckpointGpuPair_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, CUcheckpointGpuPair_st.keys);
@@ -6177,6 +6525,9 @@ export class CUcheckpointRestoreArgs_st extends CStruct {
     return new CUcheckpointRestoreArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointRestoreArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointRestoreArgs_stInit | CUcheckpointRestoreArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointRestoreArgs_st.keys);
@@ -6228,6 +6579,9 @@ export class CUcheckpointUnlockArgs_st extends CStruct {
     return new CUcheckpointUnlockArgs_st(undefined, mem, dv);
   }
   /** A new zeroed CUcheckpointUnlockArgs_st, with the given fields set. */
+  constructor(init?: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUcheckpointUnlockArgs_stInit | CUcheckpointUnlockArgs_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUcheckpointUnlockArgs_st.keys);
@@ -6255,6 +6609,9 @@ export class CUmemDecompressParams_st extends CStruct {
     return new CUmemDecompressParams_st(undefined, mem, dv);
   }
   /** A new zeroed CUmemDecompressParams_st, with the given fields set. */
+  constructor(init?: CUmemDecompressParams_stInit | CUmemDecompressParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUmemDecompressParams_stInit | CUmemDecompressParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUmemDecompressParams_stInit | CUmemDecompressParams_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUmemDecompressParams_st.keys);
@@ -6329,6 +6686,9 @@ export class CUdevSmResource_st extends CStruct {
     return new CUdevSmResource_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevSmResource_st, with the given fields set. */
+  constructor(init?: CUdevSmResource_stInit | CUdevSmResource_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUdevSmResource_stInit | CUdevSmResource_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUdevSmResource_stInit | CUdevSmResource_st, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, CUdevSmResource_st.keys);
@@ -6372,6 +6732,9 @@ export class CUdevResource_st extends CStruct {
     return new CUdevResource_st(undefined, mem, dv);
   }
   /** A new zeroed CUdevResource_st, with the given fields set. */
+  constructor(init?: CUdevResource_stInit | CUdevResource_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUdevResource_stInit | CUdevResource_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUdevResource_stInit | CUdevResource_st, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, CUdevResource_st.keys);
@@ -6422,6 +6785,9 @@ export class CUeglFrame_st extends CStruct {
     return new CUeglFrame_st(undefined, mem, dv);
   }
   /** A new zeroed CUeglFrame_st, with the given fields set. */
+  constructor(init?: CUeglFrame_stInit | CUeglFrame_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUeglFrame_stInit | CUeglFrame_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUeglFrame_stInit | CUeglFrame_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, CUeglFrame_st.keys);
@@ -6521,6 +6887,9 @@ export class CUeglFrame_st_frame extends CStruct {
     return new CUeglFrame_st_frame(undefined, mem, dv);
   }
   /** A new zeroed CUeglFrame_st_frame, with the given fields set. */
+  constructor(init?: CUeglFrame_st_frameInit | CUeglFrame_st_frame);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUeglFrame_st_frameInit | CUeglFrame_st_frame | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUeglFrame_st_frameInit | CUeglFrame_st_frame, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, CUeglFrame_st_frame.keys);

@@ -12,6 +12,9 @@ export class ncclUniqueId extends CStruct {
     return new ncclUniqueId(undefined, mem, dv);
   }
   /** A new zeroed ncclUniqueId, with the given fields set. */
+  constructor(init?: ncclUniqueIdInit | ncclUniqueId);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ncclUniqueIdInit | ncclUniqueId | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ncclUniqueIdInit | ncclUniqueId, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, ncclUniqueId.keys);
@@ -38,6 +41,9 @@ export class ncclConfig_v22800 extends CStruct {
     return new ncclConfig_v22800(undefined, mem, dv);
   }
   /** A new zeroed ncclConfig_v22800, with the given fields set. */
+  constructor(init?: ncclConfig_v22800Init | ncclConfig_v22800);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ncclConfig_v22800Init | ncclConfig_v22800 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ncclConfig_v22800Init | ncclConfig_v22800, mem?: Uint8Array, dv?: DataView) {
     super(80, mem, dv);
     this._init(init, ncclConfig_v22800.keys);
@@ -176,6 +182,9 @@ export class ncclSimInfo_v22200 extends CStruct {
     return new ncclSimInfo_v22200(undefined, mem, dv);
   }
   /** A new zeroed ncclSimInfo_v22200, with the given fields set. */
+  constructor(init?: ncclSimInfo_v22200Init | ncclSimInfo_v22200);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ncclSimInfo_v22200Init | ncclSimInfo_v22200 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ncclSimInfo_v22200Init | ncclSimInfo_v22200, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, ncclSimInfo_v22200.keys);

@@ -14,6 +14,9 @@ export class nvmlPciInfoExt_v1_t extends CStruct {
     return new nvmlPciInfoExt_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPciInfoExt_v1_t, with the given fields set. */
+  constructor(init?: nvmlPciInfoExt_v1_tInit | nvmlPciInfoExt_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPciInfoExt_v1_tInit | nvmlPciInfoExt_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPciInfoExt_v1_tInit | nvmlPciInfoExt_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777280, true); // version
@@ -106,6 +109,9 @@ export class nvmlPciInfo_st extends CStruct {
     return new nvmlPciInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlPciInfo_st, with the given fields set. */
+  constructor(init?: nvmlPciInfo_stInit | nvmlPciInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPciInfo_stInit | nvmlPciInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPciInfo_stInit | nvmlPciInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(68, mem, dv);
     this._init(init, nvmlPciInfo_st.keys);
@@ -181,6 +187,9 @@ export class nvmlEccErrorCounts_st extends CStruct {
     return new nvmlEccErrorCounts_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlEccErrorCounts_st, with the given fields set. */
+  constructor(init?: nvmlEccErrorCounts_stInit | nvmlEccErrorCounts_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlEccErrorCounts_stInit | nvmlEccErrorCounts_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlEccErrorCounts_stInit | nvmlEccErrorCounts_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, nvmlEccErrorCounts_st.keys);
@@ -232,6 +241,9 @@ export class nvmlUtilization_st extends CStruct {
     return new nvmlUtilization_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlUtilization_st, with the given fields set. */
+  constructor(init?: nvmlUtilization_stInit | nvmlUtilization_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlUtilization_stInit | nvmlUtilization_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlUtilization_stInit | nvmlUtilization_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlUtilization_st.keys);
@@ -267,6 +279,9 @@ export class nvmlMemory_st extends CStruct {
     return new nvmlMemory_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlMemory_st, with the given fields set. */
+  constructor(init?: nvmlMemory_stInit | nvmlMemory_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlMemory_stInit | nvmlMemory_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlMemory_stInit | nvmlMemory_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, nvmlMemory_st.keys);
@@ -310,6 +325,9 @@ export class nvmlMemory_v2_st extends CStruct {
     return new nvmlMemory_v2_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlMemory_v2_st, with the given fields set. */
+  constructor(init?: nvmlMemory_v2_stInit | nvmlMemory_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlMemory_v2_stInit | nvmlMemory_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlMemory_v2_stInit | nvmlMemory_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33554472, true); // version
@@ -370,6 +388,9 @@ export class nvmlBAR1Memory_st extends CStruct {
     return new nvmlBAR1Memory_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlBAR1Memory_st, with the given fields set. */
+  constructor(init?: nvmlBAR1Memory_stInit | nvmlBAR1Memory_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlBAR1Memory_stInit | nvmlBAR1Memory_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlBAR1Memory_stInit | nvmlBAR1Memory_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, nvmlBAR1Memory_st.keys);
@@ -413,6 +434,9 @@ export class nvmlProcessInfo_v1_st extends CStruct {
     return new nvmlProcessInfo_v1_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlProcessInfo_v1_st, with the given fields set. */
+  constructor(init?: nvmlProcessInfo_v1_stInit | nvmlProcessInfo_v1_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlProcessInfo_v1_stInit | nvmlProcessInfo_v1_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlProcessInfo_v1_stInit | nvmlProcessInfo_v1_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlProcessInfo_v1_st.keys);
@@ -448,6 +472,9 @@ export class nvmlProcessInfo_v2_st extends CStruct {
     return new nvmlProcessInfo_v2_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlProcessInfo_v2_st, with the given fields set. */
+  constructor(init?: nvmlProcessInfo_v2_stInit | nvmlProcessInfo_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlProcessInfo_v2_stInit | nvmlProcessInfo_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlProcessInfo_v2_stInit | nvmlProcessInfo_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, nvmlProcessInfo_v2_st.keys);
@@ -499,6 +526,9 @@ export class nvmlProcessDetail_v1_t extends CStruct {
     return new nvmlProcessDetail_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlProcessDetail_v1_t, with the given fields set. */
+  constructor(init?: nvmlProcessDetail_v1_tInit | nvmlProcessDetail_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlProcessDetail_v1_tInit | nvmlProcessDetail_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlProcessDetail_v1_tInit | nvmlProcessDetail_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, nvmlProcessDetail_v1_t.keys);
@@ -558,6 +588,9 @@ export class nvmlProcessDetailList_v1_t extends CStruct {
     return new nvmlProcessDetailList_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlProcessDetailList_v1_t, with the given fields set. */
+  constructor(init?: nvmlProcessDetailList_v1_tInit | nvmlProcessDetailList_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlProcessDetailList_v1_tInit | nvmlProcessDetailList_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlProcessDetailList_v1_tInit | nvmlProcessDetailList_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -610,6 +643,9 @@ export class nvmlDeviceAttributes_st extends CStruct {
     return new nvmlDeviceAttributes_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlDeviceAttributes_st, with the given fields set. */
+  constructor(init?: nvmlDeviceAttributes_stInit | nvmlDeviceAttributes_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlDeviceAttributes_stInit | nvmlDeviceAttributes_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlDeviceAttributes_stInit | nvmlDeviceAttributes_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, nvmlDeviceAttributes_st.keys);
@@ -701,6 +737,9 @@ export class nvmlC2cModeInfo_v1_t extends CStruct {
     return new nvmlC2cModeInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlC2cModeInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlC2cModeInfo_v1_tInit | nvmlC2cModeInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlC2cModeInfo_v1_tInit | nvmlC2cModeInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlC2cModeInfo_v1_tInit | nvmlC2cModeInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, nvmlC2cModeInfo_v1_t.keys);
@@ -727,6 +766,9 @@ export class nvmlDeviceAddressingMode_v1_t extends CStruct {
     return new nvmlDeviceAddressingMode_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlDeviceAddressingMode_v1_t, with the given fields set. */
+  constructor(init?: nvmlDeviceAddressingMode_v1_tInit | nvmlDeviceAddressingMode_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlDeviceAddressingMode_v1_tInit | nvmlDeviceAddressingMode_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlDeviceAddressingMode_v1_tInit | nvmlDeviceAddressingMode_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version
@@ -763,6 +805,9 @@ export class nvmlRepairStatus_v1_t extends CStruct {
     return new nvmlRepairStatus_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlRepairStatus_v1_t, with the given fields set. */
+  constructor(init?: nvmlRepairStatus_v1_tInit | nvmlRepairStatus_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlRepairStatus_v1_tInit | nvmlRepairStatus_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlRepairStatus_v1_tInit | nvmlRepairStatus_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
@@ -807,6 +852,9 @@ export class nvmlRowRemapperHistogramValues_st extends CStruct {
     return new nvmlRowRemapperHistogramValues_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlRowRemapperHistogramValues_st, with the given fields set. */
+  constructor(init?: nvmlRowRemapperHistogramValues_stInit | nvmlRowRemapperHistogramValues_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlRowRemapperHistogramValues_stInit | nvmlRowRemapperHistogramValues_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlRowRemapperHistogramValues_stInit | nvmlRowRemapperHistogramValues_st, mem?: Uint8Array, dv?: DataView) {
     super(20, mem, dv);
     this._init(init, nvmlRowRemapperHistogramValues_st.keys);
@@ -861,6 +909,9 @@ export class nvmlNvLinkUtilizationControl_st extends CStruct {
     return new nvmlNvLinkUtilizationControl_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvLinkUtilizationControl_st, with the given fields set. */
+  constructor(init?: nvmlNvLinkUtilizationControl_stInit | nvmlNvLinkUtilizationControl_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvLinkUtilizationControl_stInit | nvmlNvLinkUtilizationControl_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvLinkUtilizationControl_stInit | nvmlNvLinkUtilizationControl_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlNvLinkUtilizationControl_st.keys);
@@ -894,6 +945,9 @@ export class nvmlBridgeChipInfo_st extends CStruct {
     return new nvmlBridgeChipInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlBridgeChipInfo_st, with the given fields set. */
+  constructor(init?: nvmlBridgeChipInfo_stInit | nvmlBridgeChipInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlBridgeChipInfo_stInit | nvmlBridgeChipInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlBridgeChipInfo_stInit | nvmlBridgeChipInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlBridgeChipInfo_st.keys);
@@ -929,6 +983,9 @@ export class nvmlBridgeChipHierarchy_st extends CStruct {
     return new nvmlBridgeChipHierarchy_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlBridgeChipHierarchy_st, with the given fields set. */
+  constructor(init?: nvmlBridgeChipHierarchy_stInit | nvmlBridgeChipHierarchy_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlBridgeChipHierarchy_stInit | nvmlBridgeChipHierarchy_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlBridgeChipHierarchy_stInit | nvmlBridgeChipHierarchy_st, mem?: Uint8Array, dv?: DataView) {
     super(1028, mem, dv);
     this._init(init, nvmlBridgeChipHierarchy_st.keys);
@@ -964,6 +1021,9 @@ export class nvmlValue_st extends CStruct {
     return new nvmlValue_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlValue_st, with the given fields set. */
+  constructor(init?: nvmlValue_stInit | nvmlValue_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlValue_stInit | nvmlValue_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlValue_stInit | nvmlValue_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlValue_st.keys);
@@ -1039,6 +1099,9 @@ export class nvmlSample_st extends CStruct {
     return new nvmlSample_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlSample_st, with the given fields set. */
+  constructor(init?: nvmlSample_stInit | nvmlSample_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSample_stInit | nvmlSample_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSample_stInit | nvmlSample_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlSample_st.keys);
@@ -1075,6 +1138,9 @@ export class nvmlViolationTime_st extends CStruct {
     return new nvmlViolationTime_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlViolationTime_st, with the given fields set. */
+  constructor(init?: nvmlViolationTime_stInit | nvmlViolationTime_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlViolationTime_stInit | nvmlViolationTime_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlViolationTime_stInit | nvmlViolationTime_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlViolationTime_st.keys);
@@ -1110,6 +1176,9 @@ export class nvmlGpuThermalSettings_t extends CStruct {
     return new nvmlGpuThermalSettings_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuThermalSettings_t, with the given fields set. */
+  constructor(init?: nvmlGpuThermalSettings_tInit | nvmlGpuThermalSettings_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuThermalSettings_tInit | nvmlGpuThermalSettings_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuThermalSettings_tInit | nvmlGpuThermalSettings_t, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, nvmlGpuThermalSettings_t.keys);
@@ -1143,6 +1212,9 @@ export class nvmlGpuThermalSettings_t_sensor extends CStruct {
     return new nvmlGpuThermalSettings_t_sensor(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuThermalSettings_t_sensor, with the given fields set. */
+  constructor(init?: nvmlGpuThermalSettings_t_sensorInit | nvmlGpuThermalSettings_t_sensor);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuThermalSettings_t_sensorInit | nvmlGpuThermalSettings_t_sensor | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuThermalSettings_t_sensorInit | nvmlGpuThermalSettings_t_sensor, mem?: Uint8Array, dv?: DataView) {
     super(20, mem, dv);
     this._init(init, nvmlGpuThermalSettings_t_sensor.keys);
@@ -1197,6 +1269,9 @@ export class nvmlCoolerInfo_v1_t extends CStruct {
     return new nvmlCoolerInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlCoolerInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlCoolerInfo_v1_tInit | nvmlCoolerInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlCoolerInfo_v1_tInit | nvmlCoolerInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlCoolerInfo_v1_tInit | nvmlCoolerInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -1249,6 +1324,9 @@ export class nvmlUUIDValue_t extends CStruct {
     return new nvmlUUIDValue_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlUUIDValue_t, with the given fields set. */
+  constructor(init?: nvmlUUIDValue_tInit | nvmlUUIDValue_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlUUIDValue_tInit | nvmlUUIDValue_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlUUIDValue_tInit | nvmlUUIDValue_t, mem?: Uint8Array, dv?: DataView) {
     super(41, mem, dv);
     this._init(init, nvmlUUIDValue_t.keys);
@@ -1284,6 +1362,9 @@ export class nvmlUUID_v1_t extends CStruct {
     return new nvmlUUID_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlUUID_v1_t, with the given fields set. */
+  constructor(init?: nvmlUUID_v1_tInit | nvmlUUID_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlUUID_v1_tInit | nvmlUUID_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlUUID_v1_tInit | nvmlUUID_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(52, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777268, true); // version
@@ -1329,6 +1410,9 @@ export class nvmlPdi_v1_t extends CStruct {
     return new nvmlPdi_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPdi_v1_t, with the given fields set. */
+  constructor(init?: nvmlPdi_v1_tInit | nvmlPdi_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPdi_v1_tInit | nvmlPdi_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPdi_v1_tInit | nvmlPdi_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -1365,6 +1449,9 @@ export class nvmlDramEncryptionInfo_v1_t extends CStruct {
     return new nvmlDramEncryptionInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlDramEncryptionInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlDramEncryptionInfo_v1_tInit | nvmlDramEncryptionInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlDramEncryptionInfo_v1_tInit | nvmlDramEncryptionInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlDramEncryptionInfo_v1_tInit | nvmlDramEncryptionInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version
@@ -1401,6 +1488,9 @@ export class nvmlMarginTemperature_v1_t extends CStruct {
     return new nvmlMarginTemperature_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlMarginTemperature_v1_t, with the given fields set. */
+  constructor(init?: nvmlMarginTemperature_v1_tInit | nvmlMarginTemperature_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlMarginTemperature_v1_tInit | nvmlMarginTemperature_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlMarginTemperature_v1_tInit | nvmlMarginTemperature_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version
@@ -1437,6 +1527,9 @@ export class nvmlClkMonFaultInfo_struct extends CStruct {
     return new nvmlClkMonFaultInfo_struct(undefined, mem, dv);
   }
   /** A new zeroed nvmlClkMonFaultInfo_struct, with the given fields set. */
+  constructor(init?: nvmlClkMonFaultInfo_structInit | nvmlClkMonFaultInfo_struct);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlClkMonFaultInfo_structInit | nvmlClkMonFaultInfo_struct | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlClkMonFaultInfo_structInit | nvmlClkMonFaultInfo_struct, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlClkMonFaultInfo_struct.keys);
@@ -1472,6 +1565,9 @@ export class nvmlClkMonStatus_status extends CStruct {
     return new nvmlClkMonStatus_status(undefined, mem, dv);
   }
   /** A new zeroed nvmlClkMonStatus_status, with the given fields set. */
+  constructor(init?: nvmlClkMonStatus_statusInit | nvmlClkMonStatus_status);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlClkMonStatus_statusInit | nvmlClkMonStatus_status | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlClkMonStatus_statusInit | nvmlClkMonStatus_status, mem?: Uint8Array, dv?: DataView) {
     super(264, mem, dv);
     this._init(init, nvmlClkMonStatus_status.keys);
@@ -1515,6 +1611,9 @@ export class nvmlClockOffset_v1_t extends CStruct {
     return new nvmlClockOffset_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlClockOffset_v1_t, with the given fields set. */
+  constructor(init?: nvmlClockOffset_v1_tInit | nvmlClockOffset_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlClockOffset_v1_tInit | nvmlClockOffset_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlClockOffset_v1_tInit | nvmlClockOffset_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -1578,6 +1677,9 @@ export class nvmlFanSpeedInfo_v1_t extends CStruct {
     return new nvmlFanSpeedInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlFanSpeedInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlFanSpeedInfo_v1_tInit | nvmlFanSpeedInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlFanSpeedInfo_v1_tInit | nvmlFanSpeedInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlFanSpeedInfo_v1_tInit | nvmlFanSpeedInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
@@ -1622,6 +1724,9 @@ export class nvmlDevicePerfModes_v1_t extends CStruct {
     return new nvmlDevicePerfModes_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlDevicePerfModes_v1_t, with the given fields set. */
+  constructor(init?: nvmlDevicePerfModes_v1_tInit | nvmlDevicePerfModes_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlDevicePerfModes_v1_tInit | nvmlDevicePerfModes_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlDevicePerfModes_v1_tInit | nvmlDevicePerfModes_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(2052, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16779268, true); // version
@@ -1658,6 +1763,9 @@ export class nvmlDeviceCurrentClockFreqs_v1_t extends CStruct {
     return new nvmlDeviceCurrentClockFreqs_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlDeviceCurrentClockFreqs_v1_t, with the given fields set. */
+  constructor(init?: nvmlDeviceCurrentClockFreqs_v1_tInit | nvmlDeviceCurrentClockFreqs_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlDeviceCurrentClockFreqs_v1_tInit | nvmlDeviceCurrentClockFreqs_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlDeviceCurrentClockFreqs_v1_tInit | nvmlDeviceCurrentClockFreqs_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(2052, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16779268, true); // version
@@ -1694,6 +1802,9 @@ export class nvmlDevicePowerMizerModes_v1_t extends CStruct {
     return new nvmlDevicePowerMizerModes_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlDevicePowerMizerModes_v1_t, with the given fields set. */
+  constructor(init?: nvmlDevicePowerMizerModes_v1_tInit | nvmlDevicePowerMizerModes_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlDevicePowerMizerModes_v1_tInit | nvmlDevicePowerMizerModes_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlDevicePowerMizerModes_v1_tInit | nvmlDevicePowerMizerModes_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, nvmlDevicePowerMizerModes_v1_t.keys);
@@ -1737,6 +1848,9 @@ export class nvmlProcessUtilizationSample_st extends CStruct {
     return new nvmlProcessUtilizationSample_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlProcessUtilizationSample_st, with the given fields set. */
+  constructor(init?: nvmlProcessUtilizationSample_stInit | nvmlProcessUtilizationSample_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlProcessUtilizationSample_stInit | nvmlProcessUtilizationSample_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlProcessUtilizationSample_stInit | nvmlProcessUtilizationSample_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, nvmlProcessUtilizationSample_st.keys);
@@ -1804,6 +1918,9 @@ export class nvmlProcessUtilizationInfo_v1_t extends CStruct {
     return new nvmlProcessUtilizationInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlProcessUtilizationInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlProcessUtilizationInfo_v1_tInit | nvmlProcessUtilizationInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlProcessUtilizationInfo_v1_tInit | nvmlProcessUtilizationInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlProcessUtilizationInfo_v1_tInit | nvmlProcessUtilizationInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, nvmlProcessUtilizationInfo_v1_t.keys);
@@ -1887,6 +2004,9 @@ export class nvmlProcessesUtilizationInfo_v1_t extends CStruct {
     return new nvmlProcessesUtilizationInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlProcessesUtilizationInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlProcessesUtilizationInfo_v1_tInit | nvmlProcessesUtilizationInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlProcessesUtilizationInfo_v1_tInit | nvmlProcessesUtilizationInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlProcessesUtilizationInfo_v1_tInit | nvmlProcessesUtilizationInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -1939,6 +2059,9 @@ export class nvmlEccSramErrorStatus_v1_t extends CStruct {
     return new nvmlEccSramErrorStatus_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlEccSramErrorStatus_v1_t, with the given fields set. */
+  constructor(init?: nvmlEccSramErrorStatus_v1_tInit | nvmlEccSramErrorStatus_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlEccSramErrorStatus_v1_tInit | nvmlEccSramErrorStatus_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlEccSramErrorStatus_v1_tInit | nvmlEccSramErrorStatus_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(104, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777320, true); // version
@@ -2063,6 +2186,9 @@ export class nvmlPlatformInfo_v1_t extends CStruct {
     return new nvmlPlatformInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPlatformInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlPlatformInfo_v1_tInit | nvmlPlatformInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPlatformInfo_v1_tInit | nvmlPlatformInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPlatformInfo_v1_tInit | nvmlPlatformInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(44, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777260, true); // version
@@ -2147,6 +2273,9 @@ export class nvmlPlatformInfo_v2_t extends CStruct {
     return new nvmlPlatformInfo_v2_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPlatformInfo_v2_t, with the given fields set. */
+  constructor(init?: nvmlPlatformInfo_v2_tInit | nvmlPlatformInfo_v2_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPlatformInfo_v2_tInit | nvmlPlatformInfo_v2_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPlatformInfo_v2_tInit | nvmlPlatformInfo_v2_t, mem?: Uint8Array, dv?: DataView) {
     super(44, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33554476, true); // version
@@ -2231,6 +2360,9 @@ export class nvmlHostname_v1_t extends CStruct {
     return new nvmlHostname_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlHostname_v1_t, with the given fields set. */
+  constructor(init?: nvmlHostname_v1_tInit | nvmlHostname_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlHostname_v1_tInit | nvmlHostname_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlHostname_v1_tInit | nvmlHostname_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, nvmlHostname_v1_t.keys);
@@ -2258,6 +2390,9 @@ export class nvmlEccSramUniqueUncorrectedErrorEntry_v1_t extends CStruct {
     return new nvmlEccSramUniqueUncorrectedErrorEntry_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlEccSramUniqueUncorrectedErrorEntry_v1_t, with the given fields set. */
+  constructor(init?: nvmlEccSramUniqueUncorrectedErrorEntry_v1_tInit | nvmlEccSramUniqueUncorrectedErrorEntry_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlEccSramUniqueUncorrectedErrorEntry_v1_tInit | nvmlEccSramUniqueUncorrectedErrorEntry_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlEccSramUniqueUncorrectedErrorEntry_v1_tInit | nvmlEccSramUniqueUncorrectedErrorEntry_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(28, mem, dv);
     this._init(init, nvmlEccSramUniqueUncorrectedErrorEntry_v1_t.keys);
@@ -2333,6 +2468,9 @@ export class nvmlEccSramUniqueUncorrectedErrorCounts_v1_t extends CStruct {
     return new nvmlEccSramUniqueUncorrectedErrorCounts_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlEccSramUniqueUncorrectedErrorCounts_v1_t, with the given fields set. */
+  constructor(init?: nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | nvmlEccSramUniqueUncorrectedErrorCounts_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | nvmlEccSramUniqueUncorrectedErrorCounts_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlEccSramUniqueUncorrectedErrorCounts_v1_tInit | nvmlEccSramUniqueUncorrectedErrorCounts_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -2377,6 +2515,9 @@ export class nvmlGpuDynamicPstatesInfo_st extends CStruct {
     return new nvmlGpuDynamicPstatesInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuDynamicPstatesInfo_st, with the given fields set. */
+  constructor(init?: nvmlGpuDynamicPstatesInfo_stInit | nvmlGpuDynamicPstatesInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuDynamicPstatesInfo_stInit | nvmlGpuDynamicPstatesInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuDynamicPstatesInfo_stInit | nvmlGpuDynamicPstatesInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(132, mem, dv);
     this._init(init, nvmlGpuDynamicPstatesInfo_st.keys);
@@ -2411,6 +2552,9 @@ export class nvmlGpuDynamicPstatesInfo_st_utilization extends CStruct {
     return new nvmlGpuDynamicPstatesInfo_st_utilization(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuDynamicPstatesInfo_st_utilization, with the given fields set. */
+  constructor(init?: nvmlGpuDynamicPstatesInfo_st_utilizationInit | nvmlGpuDynamicPstatesInfo_st_utilization);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuDynamicPstatesInfo_st_utilizationInit | nvmlGpuDynamicPstatesInfo_st_utilization | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuDynamicPstatesInfo_st_utilizationInit | nvmlGpuDynamicPstatesInfo_st_utilization, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlGpuDynamicPstatesInfo_st_utilization.keys);
@@ -2462,6 +2606,9 @@ export class nvmlPowerValue_v2_t extends CStruct {
     return new nvmlPowerValue_v2_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPowerValue_v2_t, with the given fields set. */
+  constructor(init?: nvmlPowerValue_v2_tInit | nvmlPowerValue_v2_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPowerValue_v2_tInit | nvmlPowerValue_v2_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPowerValue_v2_tInit | nvmlPowerValue_v2_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33554444, true); // version
@@ -2506,6 +2653,9 @@ export class nvmlVgpuHeterogeneousMode_v1_t extends CStruct {
     return new nvmlVgpuHeterogeneousMode_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuHeterogeneousMode_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuHeterogeneousMode_v1_tInit | nvmlVgpuHeterogeneousMode_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuHeterogeneousMode_v1_tInit | nvmlVgpuHeterogeneousMode_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuHeterogeneousMode_v1_tInit | nvmlVgpuHeterogeneousMode_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version
@@ -2542,6 +2692,9 @@ export class nvmlVgpuPlacementId_v1_t extends CStruct {
     return new nvmlVgpuPlacementId_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuPlacementId_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuPlacementId_v1_tInit | nvmlVgpuPlacementId_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuPlacementId_v1_tInit | nvmlVgpuPlacementId_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuPlacementId_v1_tInit | nvmlVgpuPlacementId_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version
@@ -2578,6 +2731,9 @@ export class nvmlVgpuPlacementList_v1_t extends CStruct {
     return new nvmlVgpuPlacementList_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuPlacementList_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuPlacementList_v1_tInit | nvmlVgpuPlacementList_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuPlacementList_v1_tInit | nvmlVgpuPlacementList_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuPlacementList_v1_tInit | nvmlVgpuPlacementList_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -2630,6 +2786,9 @@ export class nvmlVgpuPlacementList_v2_t extends CStruct {
     return new nvmlVgpuPlacementList_v2_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuPlacementList_v2_t, with the given fields set. */
+  constructor(init?: nvmlVgpuPlacementList_v2_tInit | nvmlVgpuPlacementList_v2_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuPlacementList_v2_tInit | nvmlVgpuPlacementList_v2_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuPlacementList_v2_tInit | nvmlVgpuPlacementList_v2_t, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33554464, true); // version
@@ -2690,6 +2849,9 @@ export class nvmlVgpuTypeBar1Info_v1_t extends CStruct {
     return new nvmlVgpuTypeBar1Info_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuTypeBar1Info_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuTypeBar1Info_v1_tInit | nvmlVgpuTypeBar1Info_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuTypeBar1Info_v1_tInit | nvmlVgpuTypeBar1Info_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuTypeBar1Info_v1_tInit | nvmlVgpuTypeBar1Info_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -2726,6 +2888,9 @@ export class nvmlVgpuInstanceUtilizationSample_st extends CStruct {
     return new nvmlVgpuInstanceUtilizationSample_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuInstanceUtilizationSample_st, with the given fields set. */
+  constructor(init?: nvmlVgpuInstanceUtilizationSample_stInit | nvmlVgpuInstanceUtilizationSample_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuInstanceUtilizationSample_stInit | nvmlVgpuInstanceUtilizationSample_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuInstanceUtilizationSample_stInit | nvmlVgpuInstanceUtilizationSample_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, nvmlVgpuInstanceUtilizationSample_st.keys);
@@ -2797,6 +2962,9 @@ export class nvmlVgpuInstanceUtilizationInfo_v1_t extends CStruct {
     return new nvmlVgpuInstanceUtilizationInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuInstanceUtilizationInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuInstanceUtilizationInfo_v1_tInit | nvmlVgpuInstanceUtilizationInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuInstanceUtilizationInfo_v1_tInit | nvmlVgpuInstanceUtilizationInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuInstanceUtilizationInfo_v1_tInit | nvmlVgpuInstanceUtilizationInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, nvmlVgpuInstanceUtilizationInfo_v1_t.keys);
@@ -2886,6 +3054,9 @@ export class nvmlVgpuInstancesUtilizationInfo_v1_t extends CStruct {
     return new nvmlVgpuInstancesUtilizationInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuInstancesUtilizationInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuInstancesUtilizationInfo_v1_tInit | nvmlVgpuInstancesUtilizationInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuInstancesUtilizationInfo_v1_tInit | nvmlVgpuInstancesUtilizationInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuInstancesUtilizationInfo_v1_tInit | nvmlVgpuInstancesUtilizationInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777248, true); // version
@@ -2946,6 +3117,9 @@ export class nvmlVgpuProcessUtilizationSample_st extends CStruct {
     return new nvmlVgpuProcessUtilizationSample_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuProcessUtilizationSample_st, with the given fields set. */
+  constructor(init?: nvmlVgpuProcessUtilizationSample_stInit | nvmlVgpuProcessUtilizationSample_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuProcessUtilizationSample_stInit | nvmlVgpuProcessUtilizationSample_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuProcessUtilizationSample_stInit | nvmlVgpuProcessUtilizationSample_st, mem?: Uint8Array, dv?: DataView) {
     super(96, mem, dv);
     this._init(init, nvmlVgpuProcessUtilizationSample_st.keys);
@@ -3029,6 +3203,9 @@ export class nvmlVgpuProcessUtilizationInfo_v1_t extends CStruct {
     return new nvmlVgpuProcessUtilizationInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuProcessUtilizationInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuProcessUtilizationInfo_v1_tInit | nvmlVgpuProcessUtilizationInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuProcessUtilizationInfo_v1_tInit | nvmlVgpuProcessUtilizationInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuProcessUtilizationInfo_v1_tInit | nvmlVgpuProcessUtilizationInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(104, mem, dv);
     this._init(init, nvmlVgpuProcessUtilizationInfo_v1_t.keys);
@@ -3128,6 +3305,9 @@ export class nvmlVgpuProcessesUtilizationInfo_v1_t extends CStruct {
     return new nvmlVgpuProcessesUtilizationInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuProcessesUtilizationInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuProcessesUtilizationInfo_v1_tInit | nvmlVgpuProcessesUtilizationInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuProcessesUtilizationInfo_v1_tInit | nvmlVgpuProcessesUtilizationInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuProcessesUtilizationInfo_v1_tInit | nvmlVgpuProcessesUtilizationInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -3180,6 +3360,9 @@ export class nvmlVgpuRuntimeState_v1_t extends CStruct {
     return new nvmlVgpuRuntimeState_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuRuntimeState_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuRuntimeState_v1_tInit | nvmlVgpuRuntimeState_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuRuntimeState_v1_tInit | nvmlVgpuRuntimeState_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuRuntimeState_v1_tInit | nvmlVgpuRuntimeState_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -3216,6 +3399,9 @@ export class nvmlVgpuSchedulerParams_t extends CStruct {
     return new nvmlVgpuSchedulerParams_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerParams_t, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerParams_tInit | nvmlVgpuSchedulerParams_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerParams_tInit | nvmlVgpuSchedulerParams_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerParams_tInit | nvmlVgpuSchedulerParams_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlVgpuSchedulerParams_t.keys);
@@ -3251,6 +3437,9 @@ export class nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR extends CStruct {
     return new nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARRInit | nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARRInit | nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARRInit | nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlVgpuSchedulerParams_t_vgpuSchedDataWithARR.keys);
@@ -3286,6 +3475,9 @@ export class nvmlVgpuSchedulerParams_t_vgpuSchedData extends CStruct {
     return new nvmlVgpuSchedulerParams_t_vgpuSchedData(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerParams_t_vgpuSchedData, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerParams_t_vgpuSchedDataInit | nvmlVgpuSchedulerParams_t_vgpuSchedData);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerParams_t_vgpuSchedDataInit | nvmlVgpuSchedulerParams_t_vgpuSchedData | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerParams_t_vgpuSchedDataInit | nvmlVgpuSchedulerParams_t_vgpuSchedData, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, nvmlVgpuSchedulerParams_t_vgpuSchedData.keys);
@@ -3313,6 +3505,9 @@ export class nvmlVgpuSchedulerLogEntries_st extends CStruct {
     return new nvmlVgpuSchedulerLogEntries_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerLogEntries_st, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerLogEntries_stInit | nvmlVgpuSchedulerLogEntries_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerLogEntries_stInit | nvmlVgpuSchedulerLogEntries_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerLogEntries_stInit | nvmlVgpuSchedulerLogEntries_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, nvmlVgpuSchedulerLogEntries_st.keys);
@@ -3380,6 +3575,9 @@ export class nvmlVgpuSchedulerLog_st extends CStruct {
     return new nvmlVgpuSchedulerLog_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerLog_st, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerLog_stInit | nvmlVgpuSchedulerLog_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerLog_stInit | nvmlVgpuSchedulerLog_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerLog_stInit | nvmlVgpuSchedulerLog_st, mem?: Uint8Array, dv?: DataView) {
     super(9624, mem, dv);
     this._init(init, nvmlVgpuSchedulerLog_st.keys);
@@ -3446,6 +3644,9 @@ export class nvmlVgpuSchedulerGetState_st extends CStruct {
     return new nvmlVgpuSchedulerGetState_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerGetState_st, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerGetState_stInit | nvmlVgpuSchedulerGetState_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerGetState_stInit | nvmlVgpuSchedulerGetState_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerGetState_stInit | nvmlVgpuSchedulerGetState_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlVgpuSchedulerGetState_st.keys);
@@ -3489,6 +3690,9 @@ export class nvmlVgpuSchedulerSetParams_t extends CStruct {
     return new nvmlVgpuSchedulerSetParams_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerSetParams_t, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerSetParams_tInit | nvmlVgpuSchedulerSetParams_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerSetParams_tInit | nvmlVgpuSchedulerSetParams_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerSetParams_tInit | nvmlVgpuSchedulerSetParams_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlVgpuSchedulerSetParams_t.keys);
@@ -3524,6 +3728,9 @@ export class nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR extends CStruct {
     return new nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARRInit | nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARRInit | nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARRInit | nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlVgpuSchedulerSetParams_t_vgpuSchedDataWithARR.keys);
@@ -3559,6 +3766,9 @@ export class nvmlVgpuSchedulerSetParams_t_vgpuSchedData extends CStruct {
     return new nvmlVgpuSchedulerSetParams_t_vgpuSchedData(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerSetParams_t_vgpuSchedData, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataInit | nvmlVgpuSchedulerSetParams_t_vgpuSchedData);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataInit | nvmlVgpuSchedulerSetParams_t_vgpuSchedData | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerSetParams_t_vgpuSchedDataInit | nvmlVgpuSchedulerSetParams_t_vgpuSchedData, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, nvmlVgpuSchedulerSetParams_t_vgpuSchedData.keys);
@@ -3586,6 +3796,9 @@ export class nvmlVgpuSchedulerSetState_st extends CStruct {
     return new nvmlVgpuSchedulerSetState_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerSetState_st, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerSetState_stInit | nvmlVgpuSchedulerSetState_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerSetState_stInit | nvmlVgpuSchedulerSetState_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerSetState_stInit | nvmlVgpuSchedulerSetState_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlVgpuSchedulerSetState_st.keys);
@@ -3629,6 +3842,9 @@ export class nvmlVgpuSchedulerCapabilities_st extends CStruct {
     return new nvmlVgpuSchedulerCapabilities_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerCapabilities_st, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerCapabilities_stInit | nvmlVgpuSchedulerCapabilities_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerCapabilities_stInit | nvmlVgpuSchedulerCapabilities_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerCapabilities_stInit | nvmlVgpuSchedulerCapabilities_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, nvmlVgpuSchedulerCapabilities_st.keys);
@@ -3712,6 +3928,9 @@ export class nvmlVgpuLicenseExpiry_st extends CStruct {
     return new nvmlVgpuLicenseExpiry_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuLicenseExpiry_st, with the given fields set. */
+  constructor(init?: nvmlVgpuLicenseExpiry_stInit | nvmlVgpuLicenseExpiry_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuLicenseExpiry_stInit | nvmlVgpuLicenseExpiry_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuLicenseExpiry_stInit | nvmlVgpuLicenseExpiry_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlVgpuLicenseExpiry_st.keys);
@@ -3787,6 +4006,9 @@ export class nvmlVgpuLicenseInfo_st extends CStruct {
     return new nvmlVgpuLicenseInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuLicenseInfo_st, with the given fields set. */
+  constructor(init?: nvmlVgpuLicenseInfo_stInit | nvmlVgpuLicenseInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuLicenseInfo_stInit | nvmlVgpuLicenseInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuLicenseInfo_stInit | nvmlVgpuLicenseInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, nvmlVgpuLicenseInfo_st.keys);
@@ -3831,6 +4053,9 @@ export class nvmlGridLicenseExpiry_st extends CStruct {
     return new nvmlGridLicenseExpiry_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGridLicenseExpiry_st, with the given fields set. */
+  constructor(init?: nvmlGridLicenseExpiry_stInit | nvmlGridLicenseExpiry_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGridLicenseExpiry_stInit | nvmlGridLicenseExpiry_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGridLicenseExpiry_stInit | nvmlGridLicenseExpiry_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlGridLicenseExpiry_st.keys);
@@ -3906,6 +4131,9 @@ export class nvmlGridLicensableFeature_st extends CStruct {
     return new nvmlGridLicensableFeature_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGridLicensableFeature_st, with the given fields set. */
+  constructor(init?: nvmlGridLicensableFeature_stInit | nvmlGridLicensableFeature_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGridLicensableFeature_stInit | nvmlGridLicensableFeature_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGridLicensableFeature_stInit | nvmlGridLicensableFeature_st, mem?: Uint8Array, dv?: DataView) {
     super(284, mem, dv);
     this._init(init, nvmlGridLicensableFeature_st.keys);
@@ -3974,6 +4202,9 @@ export class nvmlGridLicensableFeatures_st extends CStruct {
     return new nvmlGridLicensableFeatures_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGridLicensableFeatures_st, with the given fields set. */
+  constructor(init?: nvmlGridLicensableFeatures_stInit | nvmlGridLicensableFeatures_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGridLicensableFeatures_stInit | nvmlGridLicensableFeatures_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGridLicensableFeatures_stInit | nvmlGridLicensableFeatures_st, mem?: Uint8Array, dv?: DataView) {
     super(860, mem, dv);
     this._init(init, nvmlGridLicensableFeatures_st.keys);
@@ -4017,6 +4248,9 @@ export class nvmlVgpuTypeIdInfo_v1_t extends CStruct {
     return new nvmlVgpuTypeIdInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuTypeIdInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuTypeIdInfo_v1_tInit | nvmlVgpuTypeIdInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuTypeIdInfo_v1_tInit | nvmlVgpuTypeIdInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuTypeIdInfo_v1_tInit | nvmlVgpuTypeIdInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -4061,6 +4295,9 @@ export class nvmlVgpuTypeMaxInstance_v1_t extends CStruct {
     return new nvmlVgpuTypeMaxInstance_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuTypeMaxInstance_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuTypeMaxInstance_v1_tInit | nvmlVgpuTypeMaxInstance_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuTypeMaxInstance_v1_tInit | nvmlVgpuTypeMaxInstance_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuTypeMaxInstance_v1_tInit | nvmlVgpuTypeMaxInstance_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
@@ -4105,6 +4342,9 @@ export class nvmlActiveVgpuInstanceInfo_v1_t extends CStruct {
     return new nvmlActiveVgpuInstanceInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlActiveVgpuInstanceInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlActiveVgpuInstanceInfo_v1_tInit | nvmlActiveVgpuInstanceInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlActiveVgpuInstanceInfo_v1_tInit | nvmlActiveVgpuInstanceInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlActiveVgpuInstanceInfo_v1_tInit | nvmlActiveVgpuInstanceInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -4149,6 +4389,9 @@ export class nvmlVgpuSchedulerState_v1_t extends CStruct {
     return new nvmlVgpuSchedulerState_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerState_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerState_v1_tInit | nvmlVgpuSchedulerState_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerState_v1_tInit | nvmlVgpuSchedulerState_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerState_v1_tInit | nvmlVgpuSchedulerState_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -4210,6 +4453,9 @@ export class nvmlVgpuSchedulerStateInfo_v1_t extends CStruct {
     return new nvmlVgpuSchedulerStateInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerStateInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerStateInfo_v1_tInit | nvmlVgpuSchedulerStateInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerStateInfo_v1_tInit | nvmlVgpuSchedulerStateInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerStateInfo_v1_tInit | nvmlVgpuSchedulerStateInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -4271,6 +4517,9 @@ export class nvmlVgpuSchedulerLogInfo_v1_t extends CStruct {
     return new nvmlVgpuSchedulerLogInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuSchedulerLogInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuSchedulerLogInfo_v1_tInit | nvmlVgpuSchedulerLogInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuSchedulerLogInfo_v1_tInit | nvmlVgpuSchedulerLogInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuSchedulerLogInfo_v1_tInit | nvmlVgpuSchedulerLogInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(9632, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16786848, true); // version
@@ -4348,6 +4597,9 @@ export class nvmlVgpuCreatablePlacementInfo_v1_t extends CStruct {
     return new nvmlVgpuCreatablePlacementInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuCreatablePlacementInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlVgpuCreatablePlacementInfo_v1_tInit | nvmlVgpuCreatablePlacementInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuCreatablePlacementInfo_v1_tInit | nvmlVgpuCreatablePlacementInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuCreatablePlacementInfo_v1_tInit | nvmlVgpuCreatablePlacementInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777248, true); // version
@@ -4408,6 +4660,9 @@ export class nvmlNvLinkPowerThres_st extends CStruct {
     return new nvmlNvLinkPowerThres_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvLinkPowerThres_st, with the given fields set. */
+  constructor(init?: nvmlNvLinkPowerThres_stInit | nvmlNvLinkPowerThres_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvLinkPowerThres_stInit | nvmlNvLinkPowerThres_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvLinkPowerThres_stInit | nvmlNvLinkPowerThres_st, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, nvmlNvLinkPowerThres_st.keys);
@@ -4435,6 +4690,9 @@ export class nvmlFieldValue_st extends CStruct {
     return new nvmlFieldValue_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlFieldValue_st, with the given fields set. */
+  constructor(init?: nvmlFieldValue_stInit | nvmlFieldValue_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlFieldValue_stInit | nvmlFieldValue_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlFieldValue_stInit | nvmlFieldValue_st, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, nvmlFieldValue_st.keys);
@@ -4511,6 +4769,9 @@ export class nvmlHwbcEntry_st extends CStruct {
     return new nvmlHwbcEntry_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlHwbcEntry_st, with the given fields set. */
+  constructor(init?: nvmlHwbcEntry_stInit | nvmlHwbcEntry_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlHwbcEntry_stInit | nvmlHwbcEntry_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlHwbcEntry_stInit | nvmlHwbcEntry_st, mem?: Uint8Array, dv?: DataView) {
     super(36, mem, dv);
     this._init(init, nvmlHwbcEntry_st.keys);
@@ -4544,6 +4805,9 @@ export class nvmlLedState_st extends CStruct {
     return new nvmlLedState_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlLedState_st, with the given fields set. */
+  constructor(init?: nvmlLedState_stInit | nvmlLedState_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlLedState_stInit | nvmlLedState_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlLedState_stInit | nvmlLedState_st, mem?: Uint8Array, dv?: DataView) {
     super(260, mem, dv);
     this._init(init, nvmlLedState_st.keys);
@@ -4579,6 +4843,9 @@ export class nvmlUnitInfo_st extends CStruct {
     return new nvmlUnitInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlUnitInfo_st, with the given fields set. */
+  constructor(init?: nvmlUnitInfo_stInit | nvmlUnitInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlUnitInfo_stInit | nvmlUnitInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlUnitInfo_stInit | nvmlUnitInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(384, mem, dv);
     this._init(init, nvmlUnitInfo_st.keys);
@@ -4630,6 +4897,9 @@ export class nvmlPSUInfo_st extends CStruct {
     return new nvmlPSUInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlPSUInfo_st, with the given fields set. */
+  constructor(init?: nvmlPSUInfo_stInit | nvmlPSUInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPSUInfo_stInit | nvmlPSUInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPSUInfo_stInit | nvmlPSUInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(268, mem, dv);
     this._init(init, nvmlPSUInfo_st.keys);
@@ -4681,6 +4951,9 @@ export class nvmlUnitFanInfo_st extends CStruct {
     return new nvmlUnitFanInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlUnitFanInfo_st, with the given fields set. */
+  constructor(init?: nvmlUnitFanInfo_stInit | nvmlUnitFanInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlUnitFanInfo_stInit | nvmlUnitFanInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlUnitFanInfo_stInit | nvmlUnitFanInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlUnitFanInfo_st.keys);
@@ -4716,6 +4989,9 @@ export class nvmlUnitFanSpeeds_st extends CStruct {
     return new nvmlUnitFanSpeeds_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlUnitFanSpeeds_st, with the given fields set. */
+  constructor(init?: nvmlUnitFanSpeeds_stInit | nvmlUnitFanSpeeds_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlUnitFanSpeeds_stInit | nvmlUnitFanSpeeds_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlUnitFanSpeeds_stInit | nvmlUnitFanSpeeds_st, mem?: Uint8Array, dv?: DataView) {
     super(196, mem, dv);
     this._init(init, nvmlUnitFanSpeeds_st.keys);
@@ -4751,6 +5027,9 @@ export class nvmlEventData_st extends CStruct {
     return new nvmlEventData_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlEventData_st, with the given fields set. */
+  constructor(init?: nvmlEventData_stInit | nvmlEventData_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlEventData_stInit | nvmlEventData_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlEventData_stInit | nvmlEventData_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, nvmlEventData_st.keys);
@@ -4810,6 +5089,9 @@ export class nvmlSystemEventSetCreateRequest_v1_t extends CStruct {
     return new nvmlSystemEventSetCreateRequest_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlSystemEventSetCreateRequest_v1_t, with the given fields set. */
+  constructor(init?: nvmlSystemEventSetCreateRequest_v1_tInit | nvmlSystemEventSetCreateRequest_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSystemEventSetCreateRequest_v1_tInit | nvmlSystemEventSetCreateRequest_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSystemEventSetCreateRequest_v1_tInit | nvmlSystemEventSetCreateRequest_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -4846,6 +5128,9 @@ export class nvmlSystemEventSetFreeRequest_v1_t extends CStruct {
     return new nvmlSystemEventSetFreeRequest_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlSystemEventSetFreeRequest_v1_t, with the given fields set. */
+  constructor(init?: nvmlSystemEventSetFreeRequest_v1_tInit | nvmlSystemEventSetFreeRequest_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSystemEventSetFreeRequest_v1_tInit | nvmlSystemEventSetFreeRequest_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSystemEventSetFreeRequest_v1_tInit | nvmlSystemEventSetFreeRequest_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -4882,6 +5167,9 @@ export class nvmlSystemRegisterEventRequest_v1_t extends CStruct {
     return new nvmlSystemRegisterEventRequest_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlSystemRegisterEventRequest_v1_t, with the given fields set. */
+  constructor(init?: nvmlSystemRegisterEventRequest_v1_tInit | nvmlSystemRegisterEventRequest_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSystemRegisterEventRequest_v1_tInit | nvmlSystemRegisterEventRequest_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSystemRegisterEventRequest_v1_tInit | nvmlSystemRegisterEventRequest_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -4926,6 +5214,9 @@ export class nvmlSystemEventData_v1_t extends CStruct {
     return new nvmlSystemEventData_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlSystemEventData_v1_t, with the given fields set. */
+  constructor(init?: nvmlSystemEventData_v1_tInit | nvmlSystemEventData_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSystemEventData_v1_tInit | nvmlSystemEventData_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSystemEventData_v1_tInit | nvmlSystemEventData_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlSystemEventData_v1_t.keys);
@@ -4961,6 +5252,9 @@ export class nvmlSystemEventSetWaitRequest_v1_t extends CStruct {
     return new nvmlSystemEventSetWaitRequest_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlSystemEventSetWaitRequest_v1_t, with the given fields set. */
+  constructor(init?: nvmlSystemEventSetWaitRequest_v1_tInit | nvmlSystemEventSetWaitRequest_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSystemEventSetWaitRequest_v1_tInit | nvmlSystemEventSetWaitRequest_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSystemEventSetWaitRequest_v1_tInit | nvmlSystemEventSetWaitRequest_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777248, true); // version
@@ -5029,6 +5323,9 @@ export class nvmlAccountingStats_st extends CStruct {
     return new nvmlAccountingStats_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlAccountingStats_st, with the given fields set. */
+  constructor(init?: nvmlAccountingStats_stInit | nvmlAccountingStats_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlAccountingStats_stInit | nvmlAccountingStats_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlAccountingStats_stInit | nvmlAccountingStats_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, nvmlAccountingStats_st.keys);
@@ -5104,6 +5401,9 @@ export class nvmlEncoderSessionInfo_st extends CStruct {
     return new nvmlEncoderSessionInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlEncoderSessionInfo_st, with the given fields set. */
+  constructor(init?: nvmlEncoderSessionInfo_stInit | nvmlEncoderSessionInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlEncoderSessionInfo_stInit | nvmlEncoderSessionInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlEncoderSessionInfo_stInit | nvmlEncoderSessionInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, nvmlEncoderSessionInfo_st.keys);
@@ -5187,6 +5487,9 @@ export class nvmlFBCStats_st extends CStruct {
     return new nvmlFBCStats_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlFBCStats_st, with the given fields set. */
+  constructor(init?: nvmlFBCStats_stInit | nvmlFBCStats_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlFBCStats_stInit | nvmlFBCStats_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlFBCStats_stInit | nvmlFBCStats_st, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, nvmlFBCStats_st.keys);
@@ -5230,6 +5533,9 @@ export class nvmlFBCSessionInfo_st extends CStruct {
     return new nvmlFBCSessionInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlFBCSessionInfo_st, with the given fields set. */
+  constructor(init?: nvmlFBCSessionInfo_stInit | nvmlFBCSessionInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlFBCSessionInfo_stInit | nvmlFBCSessionInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlFBCSessionInfo_stInit | nvmlFBCSessionInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, nvmlFBCSessionInfo_st.keys);
@@ -5345,6 +5651,9 @@ export class nvmlConfComputeSystemCaps_st extends CStruct {
     return new nvmlConfComputeSystemCaps_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlConfComputeSystemCaps_st, with the given fields set. */
+  constructor(init?: nvmlConfComputeSystemCaps_stInit | nvmlConfComputeSystemCaps_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlConfComputeSystemCaps_stInit | nvmlConfComputeSystemCaps_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlConfComputeSystemCaps_stInit | nvmlConfComputeSystemCaps_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlConfComputeSystemCaps_st.keys);
@@ -5378,6 +5687,9 @@ export class nvmlConfComputeSystemState_st extends CStruct {
     return new nvmlConfComputeSystemState_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlConfComputeSystemState_st, with the given fields set. */
+  constructor(init?: nvmlConfComputeSystemState_stInit | nvmlConfComputeSystemState_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlConfComputeSystemState_stInit | nvmlConfComputeSystemState_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlConfComputeSystemState_stInit | nvmlConfComputeSystemState_st, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, nvmlConfComputeSystemState_st.keys);
@@ -5418,6 +5730,9 @@ export class nvmlSystemConfComputeSettings_v1_t extends CStruct {
     return new nvmlSystemConfComputeSettings_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlSystemConfComputeSettings_v1_t, with the given fields set. */
+  constructor(init?: nvmlSystemConfComputeSettings_v1_tInit | nvmlSystemConfComputeSettings_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSystemConfComputeSettings_v1_tInit | nvmlSystemConfComputeSettings_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSystemConfComputeSettings_v1_tInit | nvmlSystemConfComputeSettings_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(20, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777236, true); // version
@@ -5473,6 +5788,9 @@ export class nvmlConfComputeMemSizeInfo_st extends CStruct {
     return new nvmlConfComputeMemSizeInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlConfComputeMemSizeInfo_st, with the given fields set. */
+  constructor(init?: nvmlConfComputeMemSizeInfo_stInit | nvmlConfComputeMemSizeInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlConfComputeMemSizeInfo_stInit | nvmlConfComputeMemSizeInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlConfComputeMemSizeInfo_stInit | nvmlConfComputeMemSizeInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlConfComputeMemSizeInfo_st.keys);
@@ -5506,6 +5824,9 @@ export class nvmlConfComputeGpuCertificate_st extends CStruct {
     return new nvmlConfComputeGpuCertificate_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlConfComputeGpuCertificate_st, with the given fields set. */
+  constructor(init?: nvmlConfComputeGpuCertificate_stInit | nvmlConfComputeGpuCertificate_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlConfComputeGpuCertificate_stInit | nvmlConfComputeGpuCertificate_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlConfComputeGpuCertificate_stInit | nvmlConfComputeGpuCertificate_st, mem?: Uint8Array, dv?: DataView) {
     super(9224, mem, dv);
     this._init(init, nvmlConfComputeGpuCertificate_st.keys);
@@ -5553,6 +5874,9 @@ export class nvmlConfComputeGpuAttestationReport_st extends CStruct {
     return new nvmlConfComputeGpuAttestationReport_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlConfComputeGpuAttestationReport_st, with the given fields set. */
+  constructor(init?: nvmlConfComputeGpuAttestationReport_stInit | nvmlConfComputeGpuAttestationReport_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlConfComputeGpuAttestationReport_stInit | nvmlConfComputeGpuAttestationReport_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlConfComputeGpuAttestationReport_stInit | nvmlConfComputeGpuAttestationReport_st, mem?: Uint8Array, dv?: DataView) {
     super(12332, mem, dv);
     this._init(init, nvmlConfComputeGpuAttestationReport_st.keys);
@@ -5620,6 +5944,9 @@ export class nvmlConfComputeSetKeyRotationThresholdInfo_st extends CStruct {
     return new nvmlConfComputeSetKeyRotationThresholdInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlConfComputeSetKeyRotationThresholdInfo_st, with the given fields set. */
+  constructor(init?: nvmlConfComputeSetKeyRotationThresholdInfo_stInit | nvmlConfComputeSetKeyRotationThresholdInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlConfComputeSetKeyRotationThresholdInfo_stInit | nvmlConfComputeSetKeyRotationThresholdInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlConfComputeSetKeyRotationThresholdInfo_stInit | nvmlConfComputeSetKeyRotationThresholdInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -5654,6 +5981,9 @@ export class nvmlConfComputeGetKeyRotationThresholdInfo_st extends CStruct {
     return new nvmlConfComputeGetKeyRotationThresholdInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlConfComputeGetKeyRotationThresholdInfo_st, with the given fields set. */
+  constructor(init?: nvmlConfComputeGetKeyRotationThresholdInfo_stInit | nvmlConfComputeGetKeyRotationThresholdInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlConfComputeGetKeyRotationThresholdInfo_stInit | nvmlConfComputeGetKeyRotationThresholdInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlConfComputeGetKeyRotationThresholdInfo_stInit | nvmlConfComputeGetKeyRotationThresholdInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777232, true); // version
@@ -5688,6 +6018,9 @@ export class nvmlGpuFabricInfo_t extends CStruct {
     return new nvmlGpuFabricInfo_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuFabricInfo_t, with the given fields set. */
+  constructor(init?: nvmlGpuFabricInfo_tInit | nvmlGpuFabricInfo_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuFabricInfo_tInit | nvmlGpuFabricInfo_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuFabricInfo_tInit | nvmlGpuFabricInfo_t, mem?: Uint8Array, dv?: DataView) {
     super(28, mem, dv);
     this._init(init, nvmlGpuFabricInfo_t.keys);
@@ -5739,6 +6072,9 @@ export class nvmlGpuFabricInfo_v2_t extends CStruct {
     return new nvmlGpuFabricInfo_v2_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuFabricInfo_v2_t, with the given fields set. */
+  constructor(init?: nvmlGpuFabricInfo_v2_tInit | nvmlGpuFabricInfo_v2_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuFabricInfo_v2_tInit | nvmlGpuFabricInfo_v2_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuFabricInfo_v2_tInit | nvmlGpuFabricInfo_v2_t, mem?: Uint8Array, dv?: DataView) {
     super(36, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33554468, true); // version
@@ -5807,6 +6143,9 @@ export class nvmlGpuFabricInfo_v3_t extends CStruct {
     return new nvmlGpuFabricInfo_v3_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuFabricInfo_v3_t, with the given fields set. */
+  constructor(init?: nvmlGpuFabricInfo_v3_tInit | nvmlGpuFabricInfo_v3_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuFabricInfo_v3_tInit | nvmlGpuFabricInfo_v3_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuFabricInfo_v3_tInit | nvmlGpuFabricInfo_v3_t, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 50331688, true); // version
@@ -5883,6 +6222,9 @@ export class nvmlSystemDriverBranchInfo_v1_t extends CStruct {
     return new nvmlSystemDriverBranchInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlSystemDriverBranchInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlSystemDriverBranchInfo_v1_tInit | nvmlSystemDriverBranchInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlSystemDriverBranchInfo_v1_tInit | nvmlSystemDriverBranchInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlSystemDriverBranchInfo_v1_tInit | nvmlSystemDriverBranchInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(84, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777300, true); // version
@@ -5919,6 +6261,9 @@ export class nvmlTemperature_v1_t extends CStruct {
     return new nvmlTemperature_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlTemperature_v1_t, with the given fields set. */
+  constructor(init?: nvmlTemperature_v1_tInit | nvmlTemperature_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlTemperature_v1_tInit | nvmlTemperature_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlTemperature_v1_tInit | nvmlTemperature_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
@@ -5960,6 +6305,9 @@ export class nvmlNvlinkSupportedBwModes_v1_t extends CStruct {
     return new nvmlNvlinkSupportedBwModes_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvlinkSupportedBwModes_v1_t, with the given fields set. */
+  constructor(init?: nvmlNvlinkSupportedBwModes_v1_tInit | nvmlNvlinkSupportedBwModes_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvlinkSupportedBwModes_v1_tInit | nvmlNvlinkSupportedBwModes_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvlinkSupportedBwModes_v1_tInit | nvmlNvlinkSupportedBwModes_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(28, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777244, true); // version
@@ -6001,6 +6349,9 @@ export class nvmlNvlinkGetBwMode_v1_t extends CStruct {
     return new nvmlNvlinkGetBwMode_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvlinkGetBwMode_v1_t, with the given fields set. */
+  constructor(init?: nvmlNvlinkGetBwMode_v1_tInit | nvmlNvlinkGetBwMode_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvlinkGetBwMode_v1_tInit | nvmlNvlinkGetBwMode_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvlinkGetBwMode_v1_tInit | nvmlNvlinkGetBwMode_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
@@ -6042,6 +6393,9 @@ export class nvmlNvlinkSetBwMode_v1_t extends CStruct {
     return new nvmlNvlinkSetBwMode_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvlinkSetBwMode_v1_t, with the given fields set. */
+  constructor(init?: nvmlNvlinkSetBwMode_v1_tInit | nvmlNvlinkSetBwMode_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvlinkSetBwMode_v1_tInit | nvmlNvlinkSetBwMode_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvlinkSetBwMode_v1_tInit | nvmlNvlinkSetBwMode_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777228, true); // version
@@ -6083,6 +6437,9 @@ export class nvmlNvLinkInfo_v1_t extends CStruct {
     return new nvmlNvLinkInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvLinkInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlNvLinkInfo_v1_tInit | nvmlNvLinkInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvLinkInfo_v1_tInit | nvmlNvLinkInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvLinkInfo_v1_tInit | nvmlNvLinkInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version
@@ -6119,6 +6476,9 @@ export class nvmlNvlinkFirmwareVersion_t extends CStruct {
     return new nvmlNvlinkFirmwareVersion_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvlinkFirmwareVersion_t, with the given fields set. */
+  constructor(init?: nvmlNvlinkFirmwareVersion_tInit | nvmlNvlinkFirmwareVersion_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvlinkFirmwareVersion_tInit | nvmlNvlinkFirmwareVersion_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvlinkFirmwareVersion_tInit | nvmlNvlinkFirmwareVersion_t, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, nvmlNvlinkFirmwareVersion_t.keys);
@@ -6166,6 +6526,9 @@ export class nvmlNvlinkFirmwareInfo_t extends CStruct {
     return new nvmlNvlinkFirmwareInfo_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvlinkFirmwareInfo_t, with the given fields set. */
+  constructor(init?: nvmlNvlinkFirmwareInfo_tInit | nvmlNvlinkFirmwareInfo_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvlinkFirmwareInfo_tInit | nvmlNvlinkFirmwareInfo_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvlinkFirmwareInfo_tInit | nvmlNvlinkFirmwareInfo_t, mem?: Uint8Array, dv?: DataView) {
     super(1604, mem, dv);
     this._init(init, nvmlNvlinkFirmwareInfo_t.keys);
@@ -6201,6 +6564,9 @@ export class nvmlNvLinkInfo_v2_t extends CStruct {
     return new nvmlNvLinkInfo_v2_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlNvLinkInfo_v2_t, with the given fields set. */
+  constructor(init?: nvmlNvLinkInfo_v2_tInit | nvmlNvLinkInfo_v2_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlNvLinkInfo_v2_tInit | nvmlNvLinkInfo_v2_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlNvLinkInfo_v2_tInit | nvmlNvLinkInfo_v2_t, mem?: Uint8Array, dv?: DataView) {
     super(1612, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33556044, true); // version
@@ -6246,6 +6612,9 @@ export class nvmlVgpuVersion_st extends CStruct {
     return new nvmlVgpuVersion_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuVersion_st, with the given fields set. */
+  constructor(init?: nvmlVgpuVersion_stInit | nvmlVgpuVersion_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuVersion_stInit | nvmlVgpuVersion_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuVersion_stInit | nvmlVgpuVersion_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlVgpuVersion_st.keys);
@@ -6281,6 +6650,9 @@ export class nvmlVgpuMetadata_st extends CStruct {
     return new nvmlVgpuMetadata_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuMetadata_st, with the given fields set. */
+  constructor(init?: nvmlVgpuMetadata_stInit | nvmlVgpuMetadata_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuMetadata_stInit | nvmlVgpuMetadata_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuMetadata_stInit | nvmlVgpuMetadata_st, mem?: Uint8Array, dv?: DataView) {
     super(212, mem, dv);
     this._init(init, nvmlVgpuMetadata_st.keys);
@@ -6380,6 +6752,9 @@ export class nvmlVgpuPgpuMetadata_st extends CStruct {
     return new nvmlVgpuPgpuMetadata_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuPgpuMetadata_st, with the given fields set. */
+  constructor(init?: nvmlVgpuPgpuMetadata_stInit | nvmlVgpuPgpuMetadata_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuPgpuMetadata_stInit | nvmlVgpuPgpuMetadata_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuPgpuMetadata_stInit | nvmlVgpuPgpuMetadata_st, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, nvmlVgpuPgpuMetadata_st.keys);
@@ -6464,6 +6839,9 @@ export class nvmlVgpuPgpuCompatibility_st extends CStruct {
     return new nvmlVgpuPgpuCompatibility_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlVgpuPgpuCompatibility_st, with the given fields set. */
+  constructor(init?: nvmlVgpuPgpuCompatibility_stInit | nvmlVgpuPgpuCompatibility_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlVgpuPgpuCompatibility_stInit | nvmlVgpuPgpuCompatibility_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlVgpuPgpuCompatibility_stInit | nvmlVgpuPgpuCompatibility_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlVgpuPgpuCompatibility_st.keys);
@@ -6499,6 +6877,9 @@ export class nvmlExcludedDeviceInfo_st extends CStruct {
     return new nvmlExcludedDeviceInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlExcludedDeviceInfo_st, with the given fields set. */
+  constructor(init?: nvmlExcludedDeviceInfo_stInit | nvmlExcludedDeviceInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlExcludedDeviceInfo_stInit | nvmlExcludedDeviceInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlExcludedDeviceInfo_stInit | nvmlExcludedDeviceInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(148, mem, dv);
     this._init(init, nvmlExcludedDeviceInfo_st.keys);
@@ -6535,6 +6916,9 @@ export class nvmlPRMTLV_v1_t extends CStruct {
     return new nvmlPRMTLV_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPRMTLV_v1_t, with the given fields set. */
+  constructor(init?: nvmlPRMTLV_v1_tInit | nvmlPRMTLV_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPRMTLV_v1_tInit | nvmlPRMTLV_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPRMTLV_v1_tInit | nvmlPRMTLV_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(504, mem, dv);
     this._init(init, nvmlPRMTLV_v1_t.keys);
@@ -6586,6 +6970,9 @@ export class nvmlGpuInstancePlacement_st extends CStruct {
     return new nvmlGpuInstancePlacement_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuInstancePlacement_st, with the given fields set. */
+  constructor(init?: nvmlGpuInstancePlacement_stInit | nvmlGpuInstancePlacement_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuInstancePlacement_stInit | nvmlGpuInstancePlacement_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuInstancePlacement_stInit | nvmlGpuInstancePlacement_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlGpuInstancePlacement_st.keys);
@@ -6621,6 +7008,9 @@ export class nvmlGpuInstanceProfileInfo_st extends CStruct {
     return new nvmlGpuInstanceProfileInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuInstanceProfileInfo_st, with the given fields set. */
+  constructor(init?: nvmlGpuInstanceProfileInfo_stInit | nvmlGpuInstanceProfileInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuInstanceProfileInfo_stInit | nvmlGpuInstanceProfileInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuInstanceProfileInfo_stInit | nvmlGpuInstanceProfileInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, nvmlGpuInstanceProfileInfo_st.keys);
@@ -6728,6 +7118,9 @@ export class nvmlGpuInstanceProfileInfo_v2_st extends CStruct {
     return new nvmlGpuInstanceProfileInfo_v2_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuInstanceProfileInfo_v2_st, with the given fields set. */
+  constructor(init?: nvmlGpuInstanceProfileInfo_v2_stInit | nvmlGpuInstanceProfileInfo_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuInstanceProfileInfo_v2_stInit | nvmlGpuInstanceProfileInfo_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuInstanceProfileInfo_v2_stInit | nvmlGpuInstanceProfileInfo_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(152, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33554584, true); // version
@@ -6852,6 +7245,9 @@ export class nvmlGpuInstanceProfileInfo_v3_st extends CStruct {
     return new nvmlGpuInstanceProfileInfo_v3_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuInstanceProfileInfo_v3_st, with the given fields set. */
+  constructor(init?: nvmlGpuInstanceProfileInfo_v3_stInit | nvmlGpuInstanceProfileInfo_v3_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuInstanceProfileInfo_v3_stInit | nvmlGpuInstanceProfileInfo_v3_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuInstanceProfileInfo_v3_stInit | nvmlGpuInstanceProfileInfo_v3_st, mem?: Uint8Array, dv?: DataView) {
     super(152, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 50331800, true); // version
@@ -6976,6 +7372,9 @@ export class nvmlGpuInstanceInfo_st extends CStruct {
     return new nvmlGpuInstanceInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpuInstanceInfo_st, with the given fields set. */
+  constructor(init?: nvmlGpuInstanceInfo_stInit | nvmlGpuInstanceInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpuInstanceInfo_stInit | nvmlGpuInstanceInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpuInstanceInfo_stInit | nvmlGpuInstanceInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, nvmlGpuInstanceInfo_st.keys);
@@ -7028,6 +7427,9 @@ export class nvmlComputeInstancePlacement_st extends CStruct {
     return new nvmlComputeInstancePlacement_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlComputeInstancePlacement_st, with the given fields set. */
+  constructor(init?: nvmlComputeInstancePlacement_stInit | nvmlComputeInstancePlacement_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlComputeInstancePlacement_stInit | nvmlComputeInstancePlacement_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlComputeInstancePlacement_stInit | nvmlComputeInstancePlacement_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlComputeInstancePlacement_st.keys);
@@ -7063,6 +7465,9 @@ export class nvmlComputeInstanceProfileInfo_st extends CStruct {
     return new nvmlComputeInstanceProfileInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlComputeInstanceProfileInfo_st, with the given fields set. */
+  constructor(init?: nvmlComputeInstanceProfileInfo_stInit | nvmlComputeInstanceProfileInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlComputeInstanceProfileInfo_stInit | nvmlComputeInstanceProfileInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlComputeInstanceProfileInfo_stInit | nvmlComputeInstanceProfileInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(36, mem, dv);
     this._init(init, nvmlComputeInstanceProfileInfo_st.keys);
@@ -7154,6 +7559,9 @@ export class nvmlComputeInstanceProfileInfo_v2_st extends CStruct {
     return new nvmlComputeInstanceProfileInfo_v2_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlComputeInstanceProfileInfo_v2_st, with the given fields set. */
+  constructor(init?: nvmlComputeInstanceProfileInfo_v2_stInit | nvmlComputeInstanceProfileInfo_v2_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlComputeInstanceProfileInfo_v2_stInit | nvmlComputeInstanceProfileInfo_v2_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlComputeInstanceProfileInfo_v2_stInit | nvmlComputeInstanceProfileInfo_v2_st, mem?: Uint8Array, dv?: DataView) {
     super(136, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 33554568, true); // version
@@ -7262,6 +7670,9 @@ export class nvmlComputeInstanceProfileInfo_v3_st extends CStruct {
     return new nvmlComputeInstanceProfileInfo_v3_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlComputeInstanceProfileInfo_v3_st, with the given fields set. */
+  constructor(init?: nvmlComputeInstanceProfileInfo_v3_stInit | nvmlComputeInstanceProfileInfo_v3_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlComputeInstanceProfileInfo_v3_stInit | nvmlComputeInstanceProfileInfo_v3_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlComputeInstanceProfileInfo_v3_stInit | nvmlComputeInstanceProfileInfo_v3_st, mem?: Uint8Array, dv?: DataView) {
     super(140, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 50331788, true); // version
@@ -7378,6 +7789,9 @@ export class nvmlComputeInstanceInfo_st extends CStruct {
     return new nvmlComputeInstanceInfo_st(undefined, mem, dv);
   }
   /** A new zeroed nvmlComputeInstanceInfo_st, with the given fields set. */
+  constructor(init?: nvmlComputeInstanceInfo_stInit | nvmlComputeInstanceInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlComputeInstanceInfo_stInit | nvmlComputeInstanceInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlComputeInstanceInfo_stInit | nvmlComputeInstanceInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, nvmlComputeInstanceInfo_st.keys);
@@ -7438,6 +7852,9 @@ export class nvmlGpmMetric_t extends CStruct {
     return new nvmlGpmMetric_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpmMetric_t, with the given fields set. */
+  constructor(init?: nvmlGpmMetric_tInit | nvmlGpmMetric_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpmMetric_tInit | nvmlGpmMetric_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpmMetric_tInit | nvmlGpmMetric_t, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, nvmlGpmMetric_t.keys);
@@ -7490,6 +7907,9 @@ export class nvmlGpmMetric_t_metricInfo extends CStruct {
     return new nvmlGpmMetric_t_metricInfo(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpmMetric_t_metricInfo, with the given fields set. */
+  constructor(init?: nvmlGpmMetric_t_metricInfoInit | nvmlGpmMetric_t_metricInfo);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpmMetric_t_metricInfoInit | nvmlGpmMetric_t_metricInfo | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpmMetric_t_metricInfoInit | nvmlGpmMetric_t_metricInfo, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, nvmlGpmMetric_t_metricInfo.keys);
@@ -7530,6 +7950,9 @@ export class nvmlGpmMetricsGet_t extends CStruct {
     return new nvmlGpmMetricsGet_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpmMetricsGet_t, with the given fields set. */
+  constructor(init?: nvmlGpmMetricsGet_tInit | nvmlGpmMetricsGet_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpmMetricsGet_tInit | nvmlGpmMetricsGet_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpmMetricsGet_tInit | nvmlGpmMetricsGet_t, mem?: Uint8Array, dv?: DataView) {
     super(8424, mem, dv);
     this._init(init, nvmlGpmMetricsGet_t.keys);
@@ -7589,6 +8012,9 @@ export class nvmlGpmSupport_t extends CStruct {
     return new nvmlGpmSupport_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlGpmSupport_t, with the given fields set. */
+  constructor(init?: nvmlGpmSupport_tInit | nvmlGpmSupport_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlGpmSupport_tInit | nvmlGpmSupport_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlGpmSupport_tInit | nvmlGpmSupport_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, nvmlGpmSupport_t.keys);
@@ -7624,6 +8050,9 @@ export class nvmlDeviceCapabilities_v1_t extends CStruct {
     return new nvmlDeviceCapabilities_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlDeviceCapabilities_v1_t, with the given fields set. */
+  constructor(init?: nvmlDeviceCapabilities_v1_tInit | nvmlDeviceCapabilities_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlDeviceCapabilities_v1_tInit | nvmlDeviceCapabilities_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlDeviceCapabilities_v1_tInit | nvmlDeviceCapabilities_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version
@@ -7660,6 +8089,9 @@ export class nvmlMask255_t extends CStruct {
     return new nvmlMask255_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlMask255_t, with the given fields set. */
+  constructor(init?: nvmlMask255_tInit | nvmlMask255_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlMask255_tInit | nvmlMask255_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlMask255_tInit | nvmlMask255_t, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, nvmlMask255_t.keys);
@@ -7686,6 +8118,9 @@ export class nvmlWorkloadPowerProfileInfo_v1_t extends CStruct {
     return new nvmlWorkloadPowerProfileInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlWorkloadPowerProfileInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlWorkloadPowerProfileInfo_v1_tInit | nvmlWorkloadPowerProfileInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlWorkloadPowerProfileInfo_v1_tInit | nvmlWorkloadPowerProfileInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlWorkloadPowerProfileInfo_v1_tInit | nvmlWorkloadPowerProfileInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(44, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777260, true); // version
@@ -7739,6 +8174,9 @@ export class nvmlWorkloadPowerProfileProfilesInfo_v1_t extends CStruct {
     return new nvmlWorkloadPowerProfileProfilesInfo_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlWorkloadPowerProfileProfilesInfo_v1_t, with the given fields set. */
+  constructor(init?: nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | nvmlWorkloadPowerProfileProfilesInfo_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | nvmlWorkloadPowerProfileProfilesInfo_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlWorkloadPowerProfileProfilesInfo_v1_tInit | nvmlWorkloadPowerProfileProfilesInfo_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(11256, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16788472, true); // version
@@ -7784,6 +8222,9 @@ export class nvmlWorkloadPowerProfileCurrentProfiles_v1_t extends CStruct {
     return new nvmlWorkloadPowerProfileCurrentProfiles_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlWorkloadPowerProfileCurrentProfiles_v1_t, with the given fields set. */
+  constructor(init?: nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | nvmlWorkloadPowerProfileCurrentProfiles_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | nvmlWorkloadPowerProfileCurrentProfiles_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlWorkloadPowerProfileCurrentProfiles_v1_tInit | nvmlWorkloadPowerProfileCurrentProfiles_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(100, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777316, true); // version
@@ -7838,6 +8279,9 @@ export class nvmlWorkloadPowerProfileRequestedProfiles_v1_t extends CStruct {
     return new nvmlWorkloadPowerProfileRequestedProfiles_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlWorkloadPowerProfileRequestedProfiles_v1_t, with the given fields set. */
+  constructor(init?: nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | nvmlWorkloadPowerProfileRequestedProfiles_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | nvmlWorkloadPowerProfileRequestedProfiles_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlWorkloadPowerProfileRequestedProfiles_v1_tInit | nvmlWorkloadPowerProfileRequestedProfiles_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(36, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777252, true); // version
@@ -7875,6 +8319,9 @@ export class nvmlPowerSmoothingProfile_v1_t extends CStruct {
     return new nvmlPowerSmoothingProfile_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPowerSmoothingProfile_v1_t, with the given fields set. */
+  constructor(init?: nvmlPowerSmoothingProfile_v1_tInit | nvmlPowerSmoothingProfile_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPowerSmoothingProfile_v1_tInit | nvmlPowerSmoothingProfile_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPowerSmoothingProfile_v1_tInit | nvmlPowerSmoothingProfile_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777240, true); // version
@@ -7927,6 +8374,9 @@ export class nvmlPowerSmoothingState_v1_t extends CStruct {
     return new nvmlPowerSmoothingState_v1_t(undefined, mem, dv);
   }
   /** A new zeroed nvmlPowerSmoothingState_v1_t, with the given fields set. */
+  constructor(init?: nvmlPowerSmoothingState_v1_tInit | nvmlPowerSmoothingState_v1_t);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: nvmlPowerSmoothingState_v1_tInit | nvmlPowerSmoothingState_v1_t | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: nvmlPowerSmoothingState_v1_tInit | nvmlPowerSmoothingState_v1_t, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     if (!mem) this._dv.setUint32(this._o + 0, 16777224, true); // version

@@ -16,6 +16,9 @@ export class char1 extends CStruct {
     return new char1(undefined, mem, dv);
   }
   /** A new zeroed char1, with the given fields set. */
+  constructor(init?: char1Init | char1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: char1Init | char1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: char1Init | char1, mem?: Uint8Array, dv?: DataView) {
     super(1, mem, dv);
     this._init(init, char1.keys);
@@ -42,6 +45,9 @@ export class uchar1 extends CStruct {
     return new uchar1(undefined, mem, dv);
   }
   /** A new zeroed uchar1, with the given fields set. */
+  constructor(init?: uchar1Init | uchar1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uchar1Init | uchar1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uchar1Init | uchar1, mem?: Uint8Array, dv?: DataView) {
     super(1, mem, dv);
     this._init(init, uchar1.keys);
@@ -68,6 +74,9 @@ export class char2 extends CStruct {
     return new char2(undefined, mem, dv);
   }
   /** A new zeroed char2, with the given fields set. */
+  constructor(init?: char2Init | char2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: char2Init | char2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: char2Init | char2, mem?: Uint8Array, dv?: DataView) {
     super(2, mem, dv);
     this._init(init, char2.keys);
@@ -101,6 +110,9 @@ export class uchar2 extends CStruct {
     return new uchar2(undefined, mem, dv);
   }
   /** A new zeroed uchar2, with the given fields set. */
+  constructor(init?: uchar2Init | uchar2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uchar2Init | uchar2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uchar2Init | uchar2, mem?: Uint8Array, dv?: DataView) {
     super(2, mem, dv);
     this._init(init, uchar2.keys);
@@ -134,6 +146,9 @@ export class char3 extends CStruct {
     return new char3(undefined, mem, dv);
   }
   /** A new zeroed char3, with the given fields set. */
+  constructor(init?: char3Init | char3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: char3Init | char3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: char3Init | char3, mem?: Uint8Array, dv?: DataView) {
     super(3, mem, dv);
     this._init(init, char3.keys);
@@ -174,6 +189,9 @@ export class uchar3 extends CStruct {
     return new uchar3(undefined, mem, dv);
   }
   /** A new zeroed uchar3, with the given fields set. */
+  constructor(init?: uchar3Init | uchar3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uchar3Init | uchar3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uchar3Init | uchar3, mem?: Uint8Array, dv?: DataView) {
     super(3, mem, dv);
     this._init(init, uchar3.keys);
@@ -214,6 +232,9 @@ export class char4 extends CStruct {
     return new char4(undefined, mem, dv);
   }
   /** A new zeroed char4, with the given fields set. */
+  constructor(init?: char4Init | char4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: char4Init | char4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: char4Init | char4, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, char4.keys);
@@ -261,6 +282,9 @@ export class uchar4 extends CStruct {
     return new uchar4(undefined, mem, dv);
   }
   /** A new zeroed uchar4, with the given fields set. */
+  constructor(init?: uchar4Init | uchar4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uchar4Init | uchar4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uchar4Init | uchar4, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, uchar4.keys);
@@ -308,6 +332,9 @@ export class short1 extends CStruct {
     return new short1(undefined, mem, dv);
   }
   /** A new zeroed short1, with the given fields set. */
+  constructor(init?: short1Init | short1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: short1Init | short1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: short1Init | short1, mem?: Uint8Array, dv?: DataView) {
     super(2, mem, dv);
     this._init(init, short1.keys);
@@ -334,6 +361,9 @@ export class ushort1 extends CStruct {
     return new ushort1(undefined, mem, dv);
   }
   /** A new zeroed ushort1, with the given fields set. */
+  constructor(init?: ushort1Init | ushort1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ushort1Init | ushort1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ushort1Init | ushort1, mem?: Uint8Array, dv?: DataView) {
     super(2, mem, dv);
     this._init(init, ushort1.keys);
@@ -360,6 +390,9 @@ export class short2 extends CStruct {
     return new short2(undefined, mem, dv);
   }
   /** A new zeroed short2, with the given fields set. */
+  constructor(init?: short2Init | short2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: short2Init | short2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: short2Init | short2, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, short2.keys);
@@ -393,6 +426,9 @@ export class ushort2 extends CStruct {
     return new ushort2(undefined, mem, dv);
   }
   /** A new zeroed ushort2, with the given fields set. */
+  constructor(init?: ushort2Init | ushort2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ushort2Init | ushort2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ushort2Init | ushort2, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, ushort2.keys);
@@ -426,6 +462,9 @@ export class short3 extends CStruct {
     return new short3(undefined, mem, dv);
   }
   /** A new zeroed short3, with the given fields set. */
+  constructor(init?: short3Init | short3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: short3Init | short3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: short3Init | short3, mem?: Uint8Array, dv?: DataView) {
     super(6, mem, dv);
     this._init(init, short3.keys);
@@ -466,6 +505,9 @@ export class ushort3 extends CStruct {
     return new ushort3(undefined, mem, dv);
   }
   /** A new zeroed ushort3, with the given fields set. */
+  constructor(init?: ushort3Init | ushort3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ushort3Init | ushort3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ushort3Init | ushort3, mem?: Uint8Array, dv?: DataView) {
     super(6, mem, dv);
     this._init(init, ushort3.keys);
@@ -506,6 +548,9 @@ export class short4 extends CStruct {
     return new short4(undefined, mem, dv);
   }
   /** A new zeroed short4, with the given fields set. */
+  constructor(init?: short4Init | short4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: short4Init | short4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: short4Init | short4, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, short4.keys);
@@ -553,6 +598,9 @@ export class ushort4 extends CStruct {
     return new ushort4(undefined, mem, dv);
   }
   /** A new zeroed ushort4, with the given fields set. */
+  constructor(init?: ushort4Init | ushort4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ushort4Init | ushort4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ushort4Init | ushort4, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, ushort4.keys);
@@ -600,6 +648,9 @@ export class int1 extends CStruct {
     return new int1(undefined, mem, dv);
   }
   /** A new zeroed int1, with the given fields set. */
+  constructor(init?: int1Init | int1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: int1Init | int1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: int1Init | int1, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, int1.keys);
@@ -626,6 +677,9 @@ export class uint1 extends CStruct {
     return new uint1(undefined, mem, dv);
   }
   /** A new zeroed uint1, with the given fields set. */
+  constructor(init?: uint1Init | uint1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uint1Init | uint1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uint1Init | uint1, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, uint1.keys);
@@ -652,6 +706,9 @@ export class int2 extends CStruct {
     return new int2(undefined, mem, dv);
   }
   /** A new zeroed int2, with the given fields set. */
+  constructor(init?: int2Init | int2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: int2Init | int2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: int2Init | int2, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, int2.keys);
@@ -685,6 +742,9 @@ export class uint2 extends CStruct {
     return new uint2(undefined, mem, dv);
   }
   /** A new zeroed uint2, with the given fields set. */
+  constructor(init?: uint2Init | uint2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uint2Init | uint2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uint2Init | uint2, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, uint2.keys);
@@ -718,6 +778,9 @@ export class int3 extends CStruct {
     return new int3(undefined, mem, dv);
   }
   /** A new zeroed int3, with the given fields set. */
+  constructor(init?: int3Init | int3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: int3Init | int3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: int3Init | int3, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, int3.keys);
@@ -758,6 +821,9 @@ export class uint3 extends CStruct {
     return new uint3(undefined, mem, dv);
   }
   /** A new zeroed uint3, with the given fields set. */
+  constructor(init?: uint3Init | uint3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uint3Init | uint3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uint3Init | uint3, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, uint3.keys);
@@ -798,6 +864,9 @@ export class int4 extends CStruct {
     return new int4(undefined, mem, dv);
   }
   /** A new zeroed int4, with the given fields set. */
+  constructor(init?: int4Init | int4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: int4Init | int4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: int4Init | int4, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, int4.keys);
@@ -845,6 +914,9 @@ export class uint4 extends CStruct {
     return new uint4(undefined, mem, dv);
   }
   /** A new zeroed uint4, with the given fields set. */
+  constructor(init?: uint4Init | uint4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: uint4Init | uint4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: uint4Init | uint4, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, uint4.keys);
@@ -892,6 +964,9 @@ export class long1 extends CStruct {
     return new long1(undefined, mem, dv);
   }
   /** A new zeroed long1, with the given fields set. */
+  constructor(init?: long1Init | long1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: long1Init | long1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: long1Init | long1, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, long1.keys);
@@ -918,6 +993,9 @@ export class ulong1 extends CStruct {
     return new ulong1(undefined, mem, dv);
   }
   /** A new zeroed ulong1, with the given fields set. */
+  constructor(init?: ulong1Init | ulong1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulong1Init | ulong1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulong1Init | ulong1, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, ulong1.keys);
@@ -944,6 +1022,9 @@ export class long2 extends CStruct {
     return new long2(undefined, mem, dv);
   }
   /** A new zeroed long2, with the given fields set. */
+  constructor(init?: long2Init | long2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: long2Init | long2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: long2Init | long2, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, long2.keys);
@@ -977,6 +1058,9 @@ export class ulong2 extends CStruct {
     return new ulong2(undefined, mem, dv);
   }
   /** A new zeroed ulong2, with the given fields set. */
+  constructor(init?: ulong2Init | ulong2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulong2Init | ulong2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulong2Init | ulong2, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, ulong2.keys);
@@ -1010,6 +1094,9 @@ export class long3 extends CStruct {
     return new long3(undefined, mem, dv);
   }
   /** A new zeroed long3, with the given fields set. */
+  constructor(init?: long3Init | long3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: long3Init | long3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: long3Init | long3, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, long3.keys);
@@ -1050,6 +1137,9 @@ export class ulong3 extends CStruct {
     return new ulong3(undefined, mem, dv);
   }
   /** A new zeroed ulong3, with the given fields set. */
+  constructor(init?: ulong3Init | ulong3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulong3Init | ulong3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulong3Init | ulong3, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, ulong3.keys);
@@ -1090,6 +1180,9 @@ export class long4 extends CStruct {
     return new long4(undefined, mem, dv);
   }
   /** A new zeroed long4, with the given fields set. */
+  constructor(init?: long4Init | long4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: long4Init | long4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: long4Init | long4, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, long4.keys);
@@ -1137,6 +1230,9 @@ export class ulong4 extends CStruct {
     return new ulong4(undefined, mem, dv);
   }
   /** A new zeroed ulong4, with the given fields set. */
+  constructor(init?: ulong4Init | ulong4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulong4Init | ulong4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulong4Init | ulong4, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, ulong4.keys);
@@ -1184,6 +1280,9 @@ export class long4_16a extends CStruct {
     return new long4_16a(undefined, mem, dv);
   }
   /** A new zeroed long4_16a, with the given fields set. */
+  constructor(init?: long4_16aInit | long4_16a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: long4_16aInit | long4_16a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: long4_16aInit | long4_16a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, long4_16a.keys);
@@ -1231,6 +1330,9 @@ export class ulong4_16a extends CStruct {
     return new ulong4_16a(undefined, mem, dv);
   }
   /** A new zeroed ulong4_16a, with the given fields set. */
+  constructor(init?: ulong4_16aInit | ulong4_16a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulong4_16aInit | ulong4_16a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulong4_16aInit | ulong4_16a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, ulong4_16a.keys);
@@ -1278,6 +1380,9 @@ export class long4_32a extends CStruct {
     return new long4_32a(undefined, mem, dv);
   }
   /** A new zeroed long4_32a, with the given fields set. */
+  constructor(init?: long4_32aInit | long4_32a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: long4_32aInit | long4_32a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: long4_32aInit | long4_32a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, long4_32a.keys);
@@ -1325,6 +1430,9 @@ export class ulong4_32a extends CStruct {
     return new ulong4_32a(undefined, mem, dv);
   }
   /** A new zeroed ulong4_32a, with the given fields set. */
+  constructor(init?: ulong4_32aInit | ulong4_32a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulong4_32aInit | ulong4_32a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulong4_32aInit | ulong4_32a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, ulong4_32a.keys);
@@ -1372,6 +1480,9 @@ export class float1 extends CStruct {
     return new float1(undefined, mem, dv);
   }
   /** A new zeroed float1, with the given fields set. */
+  constructor(init?: float1Init | float1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: float1Init | float1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: float1Init | float1, mem?: Uint8Array, dv?: DataView) {
     super(4, mem, dv);
     this._init(init, float1.keys);
@@ -1398,6 +1509,9 @@ export class float2 extends CStruct {
     return new float2(undefined, mem, dv);
   }
   /** A new zeroed float2, with the given fields set. */
+  constructor(init?: float2Init | float2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: float2Init | float2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: float2Init | float2, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, float2.keys);
@@ -1431,6 +1545,9 @@ export class float3 extends CStruct {
     return new float3(undefined, mem, dv);
   }
   /** A new zeroed float3, with the given fields set. */
+  constructor(init?: float3Init | float3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: float3Init | float3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: float3Init | float3, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, float3.keys);
@@ -1471,6 +1588,9 @@ export class float4 extends CStruct {
     return new float4(undefined, mem, dv);
   }
   /** A new zeroed float4, with the given fields set. */
+  constructor(init?: float4Init | float4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: float4Init | float4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: float4Init | float4, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, float4.keys);
@@ -1518,6 +1638,9 @@ export class longlong1 extends CStruct {
     return new longlong1(undefined, mem, dv);
   }
   /** A new zeroed longlong1, with the given fields set. */
+  constructor(init?: longlong1Init | longlong1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: longlong1Init | longlong1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: longlong1Init | longlong1, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, longlong1.keys);
@@ -1544,6 +1667,9 @@ export class ulonglong1 extends CStruct {
     return new ulonglong1(undefined, mem, dv);
   }
   /** A new zeroed ulonglong1, with the given fields set. */
+  constructor(init?: ulonglong1Init | ulonglong1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulonglong1Init | ulonglong1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulonglong1Init | ulonglong1, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, ulonglong1.keys);
@@ -1570,6 +1696,9 @@ export class longlong2 extends CStruct {
     return new longlong2(undefined, mem, dv);
   }
   /** A new zeroed longlong2, with the given fields set. */
+  constructor(init?: longlong2Init | longlong2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: longlong2Init | longlong2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: longlong2Init | longlong2, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, longlong2.keys);
@@ -1603,6 +1732,9 @@ export class ulonglong2 extends CStruct {
     return new ulonglong2(undefined, mem, dv);
   }
   /** A new zeroed ulonglong2, with the given fields set. */
+  constructor(init?: ulonglong2Init | ulonglong2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulonglong2Init | ulonglong2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulonglong2Init | ulonglong2, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, ulonglong2.keys);
@@ -1636,6 +1768,9 @@ export class longlong3 extends CStruct {
     return new longlong3(undefined, mem, dv);
   }
   /** A new zeroed longlong3, with the given fields set. */
+  constructor(init?: longlong3Init | longlong3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: longlong3Init | longlong3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: longlong3Init | longlong3, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, longlong3.keys);
@@ -1676,6 +1811,9 @@ export class ulonglong3 extends CStruct {
     return new ulonglong3(undefined, mem, dv);
   }
   /** A new zeroed ulonglong3, with the given fields set. */
+  constructor(init?: ulonglong3Init | ulonglong3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulonglong3Init | ulonglong3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulonglong3Init | ulonglong3, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, ulonglong3.keys);
@@ -1716,6 +1854,9 @@ export class longlong4 extends CStruct {
     return new longlong4(undefined, mem, dv);
   }
   /** A new zeroed longlong4, with the given fields set. */
+  constructor(init?: longlong4Init | longlong4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: longlong4Init | longlong4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: longlong4Init | longlong4, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, longlong4.keys);
@@ -1763,6 +1904,9 @@ export class longlong4_16a extends CStruct {
     return new longlong4_16a(undefined, mem, dv);
   }
   /** A new zeroed longlong4_16a, with the given fields set. */
+  constructor(init?: longlong4_16aInit | longlong4_16a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: longlong4_16aInit | longlong4_16a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: longlong4_16aInit | longlong4_16a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, longlong4_16a.keys);
@@ -1810,6 +1954,9 @@ export class longlong4_32a extends CStruct {
     return new longlong4_32a(undefined, mem, dv);
   }
   /** A new zeroed longlong4_32a, with the given fields set. */
+  constructor(init?: longlong4_32aInit | longlong4_32a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: longlong4_32aInit | longlong4_32a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: longlong4_32aInit | longlong4_32a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, longlong4_32a.keys);
@@ -1857,6 +2004,9 @@ export class ulonglong4 extends CStruct {
     return new ulonglong4(undefined, mem, dv);
   }
   /** A new zeroed ulonglong4, with the given fields set. */
+  constructor(init?: ulonglong4Init | ulonglong4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulonglong4Init | ulonglong4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulonglong4Init | ulonglong4, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, ulonglong4.keys);
@@ -1904,6 +2054,9 @@ export class ulonglong4_16a extends CStruct {
     return new ulonglong4_16a(undefined, mem, dv);
   }
   /** A new zeroed ulonglong4_16a, with the given fields set. */
+  constructor(init?: ulonglong4_16aInit | ulonglong4_16a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulonglong4_16aInit | ulonglong4_16a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulonglong4_16aInit | ulonglong4_16a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, ulonglong4_16a.keys);
@@ -1951,6 +2104,9 @@ export class ulonglong4_32a extends CStruct {
     return new ulonglong4_32a(undefined, mem, dv);
   }
   /** A new zeroed ulonglong4_32a, with the given fields set. */
+  constructor(init?: ulonglong4_32aInit | ulonglong4_32a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: ulonglong4_32aInit | ulonglong4_32a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: ulonglong4_32aInit | ulonglong4_32a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, ulonglong4_32a.keys);
@@ -1998,6 +2154,9 @@ export class double1 extends CStruct {
     return new double1(undefined, mem, dv);
   }
   /** A new zeroed double1, with the given fields set. */
+  constructor(init?: double1Init | double1);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: double1Init | double1 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: double1Init | double1, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, double1.keys);
@@ -2024,6 +2183,9 @@ export class double2 extends CStruct {
     return new double2(undefined, mem, dv);
   }
   /** A new zeroed double2, with the given fields set. */
+  constructor(init?: double2Init | double2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: double2Init | double2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: double2Init | double2, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, double2.keys);
@@ -2057,6 +2219,9 @@ export class double3 extends CStruct {
     return new double3(undefined, mem, dv);
   }
   /** A new zeroed double3, with the given fields set. */
+  constructor(init?: double3Init | double3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: double3Init | double3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: double3Init | double3, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, double3.keys);
@@ -2097,6 +2262,9 @@ export class double4 extends CStruct {
     return new double4(undefined, mem, dv);
   }
   /** A new zeroed double4, with the given fields set. */
+  constructor(init?: double4Init | double4);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: double4Init | double4 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: double4Init | double4, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, double4.keys);
@@ -2144,6 +2312,9 @@ export class double4_16a extends CStruct {
     return new double4_16a(undefined, mem, dv);
   }
   /** A new zeroed double4_16a, with the given fields set. */
+  constructor(init?: double4_16aInit | double4_16a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: double4_16aInit | double4_16a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: double4_16aInit | double4_16a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, double4_16a.keys);
@@ -2191,6 +2362,9 @@ export class double4_32a extends CStruct {
     return new double4_32a(undefined, mem, dv);
   }
   /** A new zeroed double4_32a, with the given fields set. */
+  constructor(init?: double4_32aInit | double4_32a);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: double4_32aInit | double4_32a | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: double4_32aInit | double4_32a, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, double4_32a.keys);
@@ -2238,6 +2412,9 @@ export class dim3 extends CStruct {
     return new dim3(undefined, mem, dv);
   }
   /** A new zeroed dim3, with the given fields set. */
+  constructor(init?: dim3Init | dim3);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: dim3Init | dim3 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: dim3Init | dim3, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, dim3.keys);
@@ -2278,6 +2455,9 @@ export class cudaChannelFormatDesc extends CStruct {
     return new cudaChannelFormatDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaChannelFormatDesc, with the given fields set. */
+  constructor(init?: cudaChannelFormatDescInit | cudaChannelFormatDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaChannelFormatDescInit | cudaChannelFormatDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaChannelFormatDescInit | cudaChannelFormatDesc, mem?: Uint8Array, dv?: DataView) {
     super(20, mem, dv);
     this._init(init, cudaChannelFormatDesc.keys);
@@ -2337,6 +2517,9 @@ export class cudaArraySparseProperties extends CStruct {
     return new cudaArraySparseProperties(undefined, mem, dv);
   }
   /** A new zeroed cudaArraySparseProperties, with the given fields set. */
+  constructor(init?: cudaArraySparsePropertiesInit | cudaArraySparseProperties);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaArraySparsePropertiesInit | cudaArraySparseProperties | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaArraySparsePropertiesInit | cudaArraySparseProperties, mem?: Uint8Array, dv?: DataView) {
     super(48, mem, dv);
     this._init(init, cudaArraySparseProperties.keys);
@@ -2395,6 +2578,9 @@ export class cudaArraySparseProperties_tileExtent extends CStruct {
     return new cudaArraySparseProperties_tileExtent(undefined, mem, dv);
   }
   /** A new zeroed cudaArraySparseProperties_tileExtent, with the given fields set. */
+  constructor(init?: cudaArraySparseProperties_tileExtentInit | cudaArraySparseProperties_tileExtent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaArraySparseProperties_tileExtentInit | cudaArraySparseProperties_tileExtent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaArraySparseProperties_tileExtentInit | cudaArraySparseProperties_tileExtent, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, cudaArraySparseProperties_tileExtent.keys);
@@ -2438,6 +2624,9 @@ export class cudaArrayMemoryRequirements extends CStruct {
     return new cudaArrayMemoryRequirements(undefined, mem, dv);
   }
   /** A new zeroed cudaArrayMemoryRequirements, with the given fields set. */
+  constructor(init?: cudaArrayMemoryRequirementsInit | cudaArrayMemoryRequirements);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaArrayMemoryRequirementsInit | cudaArrayMemoryRequirements | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaArrayMemoryRequirementsInit | cudaArrayMemoryRequirements, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudaArrayMemoryRequirements.keys);
@@ -2480,6 +2669,9 @@ export class cudaPitchedPtr extends CStruct {
     return new cudaPitchedPtr(undefined, mem, dv);
   }
   /** A new zeroed cudaPitchedPtr, with the given fields set. */
+  constructor(init?: cudaPitchedPtrInit | cudaPitchedPtr);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaPitchedPtrInit | cudaPitchedPtr | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaPitchedPtrInit | cudaPitchedPtr, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudaPitchedPtr.keys);
@@ -2531,6 +2723,9 @@ export class cudaExtent extends CStruct {
     return new cudaExtent(undefined, mem, dv);
   }
   /** A new zeroed cudaExtent, with the given fields set. */
+  constructor(init?: cudaExtentInit | cudaExtent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExtentInit | cudaExtent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExtentInit | cudaExtent, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaExtent.keys);
@@ -2574,6 +2769,9 @@ export class cudaPos extends CStruct {
     return new cudaPos(undefined, mem, dv);
   }
   /** A new zeroed cudaPos, with the given fields set. */
+  constructor(init?: cudaPosInit | cudaPos);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaPosInit | cudaPos | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaPosInit | cudaPos, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaPos.keys);
@@ -2622,6 +2820,9 @@ export class cudaMemcpy3DParms extends CStruct {
     return new cudaMemcpy3DParms(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DParms, with the given fields set. */
+  constructor(init?: cudaMemcpy3DParmsInit | cudaMemcpy3DParms);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpy3DParmsInit | cudaMemcpy3DParms | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpy3DParmsInit | cudaMemcpy3DParms, mem?: Uint8Array, dv?: DataView) {
     super(160, mem, dv);
     this._init(init, cudaMemcpy3DParms.keys);
@@ -2710,6 +2911,9 @@ export class cudaMemcpyNodeParams extends CStruct {
     return new cudaMemcpyNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpyNodeParams, with the given fields set. */
+  constructor(init?: cudaMemcpyNodeParamsInit | cudaMemcpyNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpyNodeParamsInit | cudaMemcpyNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpyNodeParamsInit | cudaMemcpyNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(176, mem, dv);
     this._init(init, cudaMemcpyNodeParams.keys);
@@ -2759,6 +2963,9 @@ export class cudaMemcpy3DPeerParms extends CStruct {
     return new cudaMemcpy3DPeerParms(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DPeerParms, with the given fields set. */
+  constructor(init?: cudaMemcpy3DPeerParmsInit | cudaMemcpy3DPeerParms);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpy3DPeerParmsInit | cudaMemcpy3DPeerParms | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpy3DPeerParmsInit | cudaMemcpy3DPeerParms, mem?: Uint8Array, dv?: DataView) {
     super(168, mem, dv);
     this._init(init, cudaMemcpy3DPeerParms.keys);
@@ -2855,6 +3062,9 @@ export class cudaMemsetParams extends CStruct {
     return new cudaMemsetParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemsetParams, with the given fields set. */
+  constructor(init?: cudaMemsetParamsInit | cudaMemsetParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemsetParamsInit | cudaMemsetParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemsetParamsInit | cudaMemsetParams, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, cudaMemsetParams.keys);
@@ -2922,6 +3132,9 @@ export class cudaMemsetParamsV2 extends CStruct {
     return new cudaMemsetParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaMemsetParamsV2, with the given fields set. */
+  constructor(init?: cudaMemsetParamsV2Init | cudaMemsetParamsV2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemsetParamsV2Init | cudaMemsetParamsV2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemsetParamsV2Init | cudaMemsetParamsV2, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, cudaMemsetParamsV2.keys);
@@ -2989,6 +3202,9 @@ export class cudaAccessPolicyWindow extends CStruct {
     return new cudaAccessPolicyWindow(undefined, mem, dv);
   }
   /** A new zeroed cudaAccessPolicyWindow, with the given fields set. */
+  constructor(init?: cudaAccessPolicyWindowInit | cudaAccessPolicyWindow);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaAccessPolicyWindowInit | cudaAccessPolicyWindow | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaAccessPolicyWindowInit | cudaAccessPolicyWindow, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudaAccessPolicyWindow.keys);
@@ -3048,6 +3264,9 @@ export class cudaHostNodeParams extends CStruct {
     return new cudaHostNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaHostNodeParams, with the given fields set. */
+  constructor(init?: cudaHostNodeParamsInit | cudaHostNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaHostNodeParamsInit | cudaHostNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaHostNodeParamsInit | cudaHostNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaHostNodeParams.keys);
@@ -3083,6 +3302,9 @@ export class cudaHostNodeParamsV2 extends CStruct {
     return new cudaHostNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaHostNodeParamsV2, with the given fields set. */
+  constructor(init?: cudaHostNodeParamsV2Init | cudaHostNodeParamsV2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaHostNodeParamsV2Init | cudaHostNodeParamsV2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaHostNodeParamsV2Init | cudaHostNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaHostNodeParamsV2.keys);
@@ -3118,6 +3340,9 @@ export class cudaResourceDesc extends CStruct {
     return new cudaResourceDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc, with the given fields set. */
+  constructor(init?: cudaResourceDescInit | cudaResourceDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceDescInit | cudaResourceDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceDescInit | cudaResourceDesc, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, cudaResourceDesc.keys);
@@ -3161,6 +3386,9 @@ export class cudaResourceDesc_res extends CStruct {
     return new cudaResourceDesc_res(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res, with the given fields set. */
+  constructor(init?: cudaResourceDesc_resInit | cudaResourceDesc_res);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceDesc_resInit | cudaResourceDesc_res | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceDesc_resInit | cudaResourceDesc_res, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, cudaResourceDesc_res.keys);
@@ -3220,6 +3448,9 @@ export class cudaResourceDesc_res_array extends CStruct {
     return new cudaResourceDesc_res_array(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_array, with the given fields set. */
+  constructor(init?: cudaResourceDesc_res_arrayInit | cudaResourceDesc_res_array);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceDesc_res_arrayInit | cudaResourceDesc_res_array | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceDesc_res_arrayInit | cudaResourceDesc_res_array, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaResourceDesc_res_array.keys);
@@ -3247,6 +3478,9 @@ export class cudaResourceDesc_res_mipmap extends CStruct {
     return new cudaResourceDesc_res_mipmap(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_mipmap, with the given fields set. */
+  constructor(init?: cudaResourceDesc_res_mipmapInit | cudaResourceDesc_res_mipmap);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceDesc_res_mipmapInit | cudaResourceDesc_res_mipmap | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceDesc_res_mipmapInit | cudaResourceDesc_res_mipmap, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaResourceDesc_res_mipmap.keys);
@@ -3274,6 +3508,9 @@ export class cudaResourceDesc_res_linear extends CStruct {
     return new cudaResourceDesc_res_linear(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_linear, with the given fields set. */
+  constructor(init?: cudaResourceDesc_res_linearInit | cudaResourceDesc_res_linear);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceDesc_res_linearInit | cudaResourceDesc_res_linear | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceDesc_res_linearInit | cudaResourceDesc_res_linear, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, cudaResourceDesc_res_linear.keys);
@@ -3318,6 +3555,9 @@ export class cudaResourceDesc_res_pitch2D extends CStruct {
     return new cudaResourceDesc_res_pitch2D(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_pitch2D, with the given fields set. */
+  constructor(init?: cudaResourceDesc_res_pitch2DInit | cudaResourceDesc_res_pitch2D);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceDesc_res_pitch2DInit | cudaResourceDesc_res_pitch2D | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceDesc_res_pitch2DInit | cudaResourceDesc_res_pitch2D, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, cudaResourceDesc_res_pitch2D.keys);
@@ -3378,6 +3618,9 @@ export class cudaResourceDesc_res_reserved extends CStruct {
     return new cudaResourceDesc_res_reserved(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceDesc_res_reserved, with the given fields set. */
+  constructor(init?: cudaResourceDesc_res_reservedInit | cudaResourceDesc_res_reserved);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceDesc_res_reservedInit | cudaResourceDesc_res_reserved | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceDesc_res_reservedInit | cudaResourceDesc_res_reserved, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, cudaResourceDesc_res_reserved.keys);
@@ -3404,6 +3647,9 @@ export class cudaResourceViewDesc extends CStruct {
     return new cudaResourceViewDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaResourceViewDesc, with the given fields set. */
+  constructor(init?: cudaResourceViewDescInit | cudaResourceViewDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaResourceViewDescInit | cudaResourceViewDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaResourceViewDescInit | cudaResourceViewDesc, mem?: Uint8Array, dv?: DataView) {
     super(112, mem, dv);
     this._init(init, cudaResourceViewDesc.keys);
@@ -3495,6 +3741,9 @@ export class cudaPointerAttributes extends CStruct {
     return new cudaPointerAttributes(undefined, mem, dv);
   }
   /** A new zeroed cudaPointerAttributes, with the given fields set. */
+  constructor(init?: cudaPointerAttributesInit | cudaPointerAttributes);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaPointerAttributesInit | cudaPointerAttributes | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaPointerAttributesInit | cudaPointerAttributes, mem?: Uint8Array, dv?: DataView) {
     super(88, mem, dv);
     this._init(init, cudaPointerAttributes.keys);
@@ -3554,6 +3803,9 @@ export class cudaFuncAttributes extends CStruct {
     return new cudaFuncAttributes(undefined, mem, dv);
   }
   /** A new zeroed cudaFuncAttributes, with the given fields set. */
+  constructor(init?: cudaFuncAttributesInit | cudaFuncAttributes);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaFuncAttributesInit | cudaFuncAttributes | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaFuncAttributesInit | cudaFuncAttributes, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, cudaFuncAttributes.keys);
@@ -3707,6 +3959,9 @@ export class cudaMemLocation extends CStruct {
     return new cudaMemLocation(undefined, mem, dv);
   }
   /** A new zeroed cudaMemLocation, with the given fields set. */
+  constructor(init?: cudaMemLocationInit | cudaMemLocation);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemLocationInit | cudaMemLocation | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemLocationInit | cudaMemLocation, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaMemLocation.keys);
@@ -3742,6 +3997,9 @@ export class cudaMemAccessDesc extends CStruct {
     return new cudaMemAccessDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaMemAccessDesc, with the given fields set. */
+  constructor(init?: cudaMemAccessDescInit | cudaMemAccessDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemAccessDescInit | cudaMemAccessDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemAccessDescInit | cudaMemAccessDesc, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, cudaMemAccessDesc.keys);
@@ -3778,6 +4036,9 @@ export class cudaMemPoolProps extends CStruct {
     return new cudaMemPoolProps(undefined, mem, dv);
   }
   /** A new zeroed cudaMemPoolProps, with the given fields set. */
+  constructor(init?: cudaMemPoolPropsInit | cudaMemPoolProps);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemPoolPropsInit | cudaMemPoolProps | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemPoolPropsInit | cudaMemPoolProps, mem?: Uint8Array, dv?: DataView) {
     super(88, mem, dv);
     this._init(init, cudaMemPoolProps.keys);
@@ -3854,6 +4115,9 @@ export class cudaMemPoolPtrExportData extends CStruct {
     return new cudaMemPoolPtrExportData(undefined, mem, dv);
   }
   /** A new zeroed cudaMemPoolPtrExportData, with the given fields set. */
+  constructor(init?: cudaMemPoolPtrExportDataInit | cudaMemPoolPtrExportData);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemPoolPtrExportDataInit | cudaMemPoolPtrExportData | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemPoolPtrExportDataInit | cudaMemPoolPtrExportData, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, cudaMemPoolPtrExportData.keys);
@@ -3880,6 +4144,9 @@ export class cudaMemAllocNodeParams extends CStruct {
     return new cudaMemAllocNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemAllocNodeParams, with the given fields set. */
+  constructor(init?: cudaMemAllocNodeParamsInit | cudaMemAllocNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemAllocNodeParamsInit | cudaMemAllocNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemAllocNodeParamsInit | cudaMemAllocNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, cudaMemAllocNodeParams.keys);
@@ -3940,6 +4207,9 @@ export class cudaMemAllocNodeParamsV2 extends CStruct {
     return new cudaMemAllocNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaMemAllocNodeParamsV2, with the given fields set. */
+  constructor(init?: cudaMemAllocNodeParamsV2Init | cudaMemAllocNodeParamsV2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemAllocNodeParamsV2Init | cudaMemAllocNodeParamsV2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemAllocNodeParamsV2Init | cudaMemAllocNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
     super(120, mem, dv);
     this._init(init, cudaMemAllocNodeParamsV2.keys);
@@ -4000,6 +4270,9 @@ export class cudaMemFreeNodeParams extends CStruct {
     return new cudaMemFreeNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaMemFreeNodeParams, with the given fields set. */
+  constructor(init?: cudaMemFreeNodeParamsInit | cudaMemFreeNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemFreeNodeParamsInit | cudaMemFreeNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemFreeNodeParamsInit | cudaMemFreeNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaMemFreeNodeParams.keys);
@@ -4027,6 +4300,9 @@ export class cudaMemcpyAttributes extends CStruct {
     return new cudaMemcpyAttributes(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpyAttributes, with the given fields set. */
+  constructor(init?: cudaMemcpyAttributesInit | cudaMemcpyAttributes);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpyAttributesInit | cudaMemcpyAttributes | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpyAttributesInit | cudaMemcpyAttributes, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaMemcpyAttributes.keys);
@@ -4080,6 +4356,9 @@ export class cudaOffset3D extends CStruct {
     return new cudaOffset3D(undefined, mem, dv);
   }
   /** A new zeroed cudaOffset3D, with the given fields set. */
+  constructor(init?: cudaOffset3DInit | cudaOffset3D);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaOffset3DInit | cudaOffset3D | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaOffset3DInit | cudaOffset3D, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaOffset3D.keys);
@@ -4120,6 +4399,9 @@ export class cudaMemcpy3DOperand extends CStruct {
     return new cudaMemcpy3DOperand(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand, with the given fields set. */
+  constructor(init?: cudaMemcpy3DOperandInit | cudaMemcpy3DOperand);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpy3DOperandInit | cudaMemcpy3DOperand | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpy3DOperandInit | cudaMemcpy3DOperand, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, cudaMemcpy3DOperand.keys);
@@ -4154,6 +4436,9 @@ export class cudaMemcpy3DOperand_op extends CStruct {
     return new cudaMemcpy3DOperand_op(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand_op, with the given fields set. */
+  constructor(init?: cudaMemcpy3DOperand_opInit | cudaMemcpy3DOperand_op);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpy3DOperand_opInit | cudaMemcpy3DOperand_op | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpy3DOperand_opInit | cudaMemcpy3DOperand_op, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op.keys);
@@ -4189,6 +4474,9 @@ export class cudaMemcpy3DOperand_op_ptr extends CStruct {
     return new cudaMemcpy3DOperand_op_ptr(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand_op_ptr, with the given fields set. */
+  constructor(init?: cudaMemcpy3DOperand_op_ptrInit | cudaMemcpy3DOperand_op_ptr);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpy3DOperand_op_ptrInit | cudaMemcpy3DOperand_op_ptr | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpy3DOperand_op_ptrInit | cudaMemcpy3DOperand_op_ptr, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op_ptr.keys);
@@ -4240,6 +4528,9 @@ export class cudaMemcpy3DOperand_op_array extends CStruct {
     return new cudaMemcpy3DOperand_op_array(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DOperand_op_array, with the given fields set. */
+  constructor(init?: cudaMemcpy3DOperand_op_arrayInit | cudaMemcpy3DOperand_op_array);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpy3DOperand_op_arrayInit | cudaMemcpy3DOperand_op_array | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpy3DOperand_op_arrayInit | cudaMemcpy3DOperand_op_array, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudaMemcpy3DOperand_op_array.keys);
@@ -4274,6 +4565,9 @@ export class cudaMemcpy3DBatchOp extends CStruct {
     return new cudaMemcpy3DBatchOp(undefined, mem, dv);
   }
   /** A new zeroed cudaMemcpy3DBatchOp, with the given fields set. */
+  constructor(init?: cudaMemcpy3DBatchOpInit | cudaMemcpy3DBatchOp);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemcpy3DBatchOpInit | cudaMemcpy3DBatchOp | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemcpy3DBatchOpInit | cudaMemcpy3DBatchOp, mem?: Uint8Array, dv?: DataView) {
     super(112, mem, dv);
     this._init(init, cudaMemcpy3DBatchOp.keys);
@@ -4336,6 +4630,9 @@ export class CUuuid_st extends CStruct {
     return new CUuuid_st(undefined, mem, dv);
   }
   /** A new zeroed CUuuid_st, with the given fields set. */
+  constructor(init?: CUuuid_stInit | CUuuid_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: CUuuid_stInit | CUuuid_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: CUuuid_stInit | CUuuid_st, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, CUuuid_st.keys);
@@ -4362,6 +4659,9 @@ export class cudaDeviceProp extends CStruct {
     return new cudaDeviceProp(undefined, mem, dv);
   }
   /** A new zeroed cudaDeviceProp, with the given fields set. */
+  constructor(init?: cudaDevicePropInit | cudaDeviceProp);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaDevicePropInit | cudaDeviceProp | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaDevicePropInit | cudaDeviceProp, mem?: Uint8Array, dv?: DataView) {
     super(1008, mem, dv);
     this._init(init, cudaDeviceProp.keys);
@@ -5126,6 +5426,9 @@ export class cudaIpcEventHandle_st extends CStruct {
     return new cudaIpcEventHandle_st(undefined, mem, dv);
   }
   /** A new zeroed cudaIpcEventHandle_st, with the given fields set. */
+  constructor(init?: cudaIpcEventHandle_stInit | cudaIpcEventHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaIpcEventHandle_stInit | cudaIpcEventHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaIpcEventHandle_stInit | cudaIpcEventHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, cudaIpcEventHandle_st.keys);
@@ -5152,6 +5455,9 @@ export class cudaIpcMemHandle_st extends CStruct {
     return new cudaIpcMemHandle_st(undefined, mem, dv);
   }
   /** A new zeroed cudaIpcMemHandle_st, with the given fields set. */
+  constructor(init?: cudaIpcMemHandle_stInit | cudaIpcMemHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaIpcMemHandle_stInit | cudaIpcMemHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaIpcMemHandle_stInit | cudaIpcMemHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, cudaIpcMemHandle_st.keys);
@@ -5178,6 +5484,9 @@ export class cudaMemFabricHandle_st extends CStruct {
     return new cudaMemFabricHandle_st(undefined, mem, dv);
   }
   /** A new zeroed cudaMemFabricHandle_st, with the given fields set. */
+  constructor(init?: cudaMemFabricHandle_stInit | cudaMemFabricHandle_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaMemFabricHandle_stInit | cudaMemFabricHandle_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaMemFabricHandle_stInit | cudaMemFabricHandle_st, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, cudaMemFabricHandle_st.keys);
@@ -5204,6 +5513,9 @@ export class cudaExternalMemoryHandleDesc extends CStruct {
     return new cudaExternalMemoryHandleDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryHandleDesc, with the given fields set. */
+  constructor(init?: cudaExternalMemoryHandleDescInit | cudaExternalMemoryHandleDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalMemoryHandleDescInit | cudaExternalMemoryHandleDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalMemoryHandleDescInit | cudaExternalMemoryHandleDesc, mem?: Uint8Array, dv?: DataView) {
     super(104, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc.keys);
@@ -5263,6 +5575,9 @@ export class cudaExternalMemoryHandleDesc_handle extends CStruct {
     return new cudaExternalMemoryHandleDesc_handle(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryHandleDesc_handle, with the given fields set. */
+  constructor(init?: cudaExternalMemoryHandleDesc_handleInit | cudaExternalMemoryHandleDesc_handle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalMemoryHandleDesc_handleInit | cudaExternalMemoryHandleDesc_handle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalMemoryHandleDesc_handleInit | cudaExternalMemoryHandleDesc_handle, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc_handle.keys);
@@ -5306,6 +5621,9 @@ export class cudaExternalMemoryHandleDesc_handle_win32 extends CStruct {
     return new cudaExternalMemoryHandleDesc_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryHandleDesc_handle_win32, with the given fields set. */
+  constructor(init?: cudaExternalMemoryHandleDesc_handle_win32Init | cudaExternalMemoryHandleDesc_handle_win32);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalMemoryHandleDesc_handle_win32Init | cudaExternalMemoryHandleDesc_handle_win32 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalMemoryHandleDesc_handle_win32Init | cudaExternalMemoryHandleDesc_handle_win32, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaExternalMemoryHandleDesc_handle_win32.keys);
@@ -5341,6 +5659,9 @@ export class cudaExternalMemoryBufferDesc extends CStruct {
     return new cudaExternalMemoryBufferDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryBufferDesc, with the given fields set. */
+  constructor(init?: cudaExternalMemoryBufferDescInit | cudaExternalMemoryBufferDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalMemoryBufferDescInit | cudaExternalMemoryBufferDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalMemoryBufferDescInit | cudaExternalMemoryBufferDesc, mem?: Uint8Array, dv?: DataView) {
     super(88, mem, dv);
     this._init(init, cudaExternalMemoryBufferDesc.keys);
@@ -5392,6 +5713,9 @@ export class cudaExternalMemoryMipmappedArrayDesc extends CStruct {
     return new cudaExternalMemoryMipmappedArrayDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalMemoryMipmappedArrayDesc, with the given fields set. */
+  constructor(init?: cudaExternalMemoryMipmappedArrayDescInit | cudaExternalMemoryMipmappedArrayDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalMemoryMipmappedArrayDescInit | cudaExternalMemoryMipmappedArrayDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalMemoryMipmappedArrayDescInit | cudaExternalMemoryMipmappedArrayDesc, mem?: Uint8Array, dv?: DataView) {
     super(128, mem, dv);
     this._init(init, cudaExternalMemoryMipmappedArrayDesc.keys);
@@ -5461,6 +5785,9 @@ export class cudaExternalSemaphoreHandleDesc extends CStruct {
     return new cudaExternalSemaphoreHandleDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreHandleDesc, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreHandleDescInit | cudaExternalSemaphoreHandleDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreHandleDescInit | cudaExternalSemaphoreHandleDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreHandleDescInit | cudaExternalSemaphoreHandleDesc, mem?: Uint8Array, dv?: DataView) {
     super(96, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc.keys);
@@ -5512,6 +5839,9 @@ export class cudaExternalSemaphoreHandleDesc_handle extends CStruct {
     return new cudaExternalSemaphoreHandleDesc_handle(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreHandleDesc_handle, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreHandleDesc_handleInit | cudaExternalSemaphoreHandleDesc_handle);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreHandleDesc_handleInit | cudaExternalSemaphoreHandleDesc_handle | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreHandleDesc_handleInit | cudaExternalSemaphoreHandleDesc_handle, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc_handle.keys);
@@ -5555,6 +5885,9 @@ export class cudaExternalSemaphoreHandleDesc_handle_win32 extends CStruct {
     return new cudaExternalSemaphoreHandleDesc_handle_win32(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreHandleDesc_handle_win32, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreHandleDesc_handle_win32Init | cudaExternalSemaphoreHandleDesc_handle_win32);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreHandleDesc_handle_win32Init | cudaExternalSemaphoreHandleDesc_handle_win32 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreHandleDesc_handle_win32Init | cudaExternalSemaphoreHandleDesc_handle_win32, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreHandleDesc_handle_win32.keys);
@@ -5590,6 +5923,9 @@ export class cudaExternalSemaphoreSignalParams extends CStruct {
     return new cudaExternalSemaphoreSignalParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreSignalParamsInit | cudaExternalSemaphoreSignalParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreSignalParamsInit | cudaExternalSemaphoreSignalParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreSignalParamsInit | cudaExternalSemaphoreSignalParams, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams.keys);
@@ -5632,6 +5968,9 @@ export class cudaExternalSemaphoreSignalParams_params extends CStruct {
     return new cudaExternalSemaphoreSignalParams_params(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreSignalParams_paramsInit | cudaExternalSemaphoreSignalParams_params);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreSignalParams_paramsInit | cudaExternalSemaphoreSignalParams_params | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreSignalParams_paramsInit | cudaExternalSemaphoreSignalParams_params, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params.keys);
@@ -5682,6 +6021,9 @@ export class cudaExternalSemaphoreSignalParams_params_fence extends CStruct {
     return new cudaExternalSemaphoreSignalParams_params_fence(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params_fence, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreSignalParams_params_fenceInit | cudaExternalSemaphoreSignalParams_params_fence);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreSignalParams_params_fenceInit | cudaExternalSemaphoreSignalParams_params_fence | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreSignalParams_params_fenceInit | cudaExternalSemaphoreSignalParams_params_fence, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_fence.keys);
@@ -5709,6 +6051,9 @@ export class cudaExternalSemaphoreSignalParams_params_nvSciSync extends CStruct 
     return new cudaExternalSemaphoreSignalParams_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params_nvSciSync, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreSignalParams_params_nvSciSyncInit | cudaExternalSemaphoreSignalParams_params_nvSciSync);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreSignalParams_params_nvSciSyncInit | cudaExternalSemaphoreSignalParams_params_nvSciSync | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreSignalParams_params_nvSciSyncInit | cudaExternalSemaphoreSignalParams_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_nvSciSync.keys);
@@ -5743,6 +6088,9 @@ export class cudaExternalSemaphoreSignalParams_params_keyedMutex extends CStruct
     return new cudaExternalSemaphoreSignalParams_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalParams_params_keyedMutex, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreSignalParams_params_keyedMutexInit | cudaExternalSemaphoreSignalParams_params_keyedMutex);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreSignalParams_params_keyedMutexInit | cudaExternalSemaphoreSignalParams_params_keyedMutex | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreSignalParams_params_keyedMutexInit | cudaExternalSemaphoreSignalParams_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalParams_params_keyedMutex.keys);
@@ -5769,6 +6117,9 @@ export class cudaExternalSemaphoreWaitParams extends CStruct {
     return new cudaExternalSemaphoreWaitParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreWaitParamsInit | cudaExternalSemaphoreWaitParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreWaitParamsInit | cudaExternalSemaphoreWaitParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreWaitParamsInit | cudaExternalSemaphoreWaitParams, mem?: Uint8Array, dv?: DataView) {
     super(144, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams.keys);
@@ -5811,6 +6162,9 @@ export class cudaExternalSemaphoreWaitParams_params extends CStruct {
     return new cudaExternalSemaphoreWaitParams_params(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreWaitParams_paramsInit | cudaExternalSemaphoreWaitParams_params);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreWaitParams_paramsInit | cudaExternalSemaphoreWaitParams_params | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreWaitParams_paramsInit | cudaExternalSemaphoreWaitParams_params, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params.keys);
@@ -5861,6 +6215,9 @@ export class cudaExternalSemaphoreWaitParams_params_fence extends CStruct {
     return new cudaExternalSemaphoreWaitParams_params_fence(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params_fence, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreWaitParams_params_fenceInit | cudaExternalSemaphoreWaitParams_params_fence);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreWaitParams_params_fenceInit | cudaExternalSemaphoreWaitParams_params_fence | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreWaitParams_params_fenceInit | cudaExternalSemaphoreWaitParams_params_fence, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_fence.keys);
@@ -5888,6 +6245,9 @@ export class cudaExternalSemaphoreWaitParams_params_nvSciSync extends CStruct {
     return new cudaExternalSemaphoreWaitParams_params_nvSciSync(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params_nvSciSync, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreWaitParams_params_nvSciSyncInit | cudaExternalSemaphoreWaitParams_params_nvSciSync);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreWaitParams_params_nvSciSyncInit | cudaExternalSemaphoreWaitParams_params_nvSciSync | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreWaitParams_params_nvSciSyncInit | cudaExternalSemaphoreWaitParams_params_nvSciSync, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_nvSciSync.keys);
@@ -5922,6 +6282,9 @@ export class cudaExternalSemaphoreWaitParams_params_keyedMutex extends CStruct {
     return new cudaExternalSemaphoreWaitParams_params_keyedMutex(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitParams_params_keyedMutex, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreWaitParams_params_keyedMutexInit | cudaExternalSemaphoreWaitParams_params_keyedMutex);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreWaitParams_params_keyedMutexInit | cudaExternalSemaphoreWaitParams_params_keyedMutex | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreWaitParams_params_keyedMutexInit | cudaExternalSemaphoreWaitParams_params_keyedMutex, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitParams_params_keyedMutex.keys);
@@ -5957,6 +6320,9 @@ export class cudalibraryHostUniversalFunctionAndDataTable extends CStruct {
     return new cudalibraryHostUniversalFunctionAndDataTable(undefined, mem, dv);
   }
   /** A new zeroed cudalibraryHostUniversalFunctionAndDataTable, with the given fields set. */
+  constructor(init?: cudalibraryHostUniversalFunctionAndDataTableInit | cudalibraryHostUniversalFunctionAndDataTable);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudalibraryHostUniversalFunctionAndDataTableInit | cudalibraryHostUniversalFunctionAndDataTable | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudalibraryHostUniversalFunctionAndDataTableInit | cudalibraryHostUniversalFunctionAndDataTable, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudalibraryHostUniversalFunctionAndDataTable.keys);
@@ -6004,6 +6370,9 @@ export class cudaKernelNodeParams extends CStruct {
     return new cudaKernelNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaKernelNodeParams, with the given fields set. */
+  constructor(init?: cudaKernelNodeParamsInit | cudaKernelNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaKernelNodeParamsInit | cudaKernelNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaKernelNodeParamsInit | cudaKernelNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, cudaKernelNodeParams.keys);
@@ -6073,6 +6442,9 @@ export class cudaKernelNodeParamsV2 extends CStruct {
     return new cudaKernelNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaKernelNodeParamsV2, with the given fields set. */
+  constructor(init?: cudaKernelNodeParamsV2Init | cudaKernelNodeParamsV2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaKernelNodeParamsV2Init | cudaKernelNodeParamsV2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaKernelNodeParamsV2Init | cudaKernelNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, cudaKernelNodeParamsV2.keys);
@@ -6142,6 +6514,9 @@ export class cudaExternalSemaphoreSignalNodeParams extends CStruct {
     return new cudaExternalSemaphoreSignalNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalNodeParams, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreSignalNodeParamsInit | cudaExternalSemaphoreSignalNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreSignalNodeParamsInit | cudaExternalSemaphoreSignalNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreSignalNodeParamsInit | cudaExternalSemaphoreSignalNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalNodeParams.keys);
@@ -6185,6 +6560,9 @@ export class cudaExternalSemaphoreSignalNodeParamsV2 extends CStruct {
     return new cudaExternalSemaphoreSignalNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreSignalNodeParamsV2, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreSignalNodeParamsV2Init | cudaExternalSemaphoreSignalNodeParamsV2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreSignalNodeParamsV2Init | cudaExternalSemaphoreSignalNodeParamsV2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreSignalNodeParamsV2Init | cudaExternalSemaphoreSignalNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreSignalNodeParamsV2.keys);
@@ -6228,6 +6606,9 @@ export class cudaExternalSemaphoreWaitNodeParams extends CStruct {
     return new cudaExternalSemaphoreWaitNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitNodeParams, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreWaitNodeParamsInit | cudaExternalSemaphoreWaitNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreWaitNodeParamsInit | cudaExternalSemaphoreWaitNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreWaitNodeParamsInit | cudaExternalSemaphoreWaitNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitNodeParams.keys);
@@ -6271,6 +6652,9 @@ export class cudaExternalSemaphoreWaitNodeParamsV2 extends CStruct {
     return new cudaExternalSemaphoreWaitNodeParamsV2(undefined, mem, dv);
   }
   /** A new zeroed cudaExternalSemaphoreWaitNodeParamsV2, with the given fields set. */
+  constructor(init?: cudaExternalSemaphoreWaitNodeParamsV2Init | cudaExternalSemaphoreWaitNodeParamsV2);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaExternalSemaphoreWaitNodeParamsV2Init | cudaExternalSemaphoreWaitNodeParamsV2 | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaExternalSemaphoreWaitNodeParamsV2Init | cudaExternalSemaphoreWaitNodeParamsV2, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaExternalSemaphoreWaitNodeParamsV2.keys);
@@ -6314,6 +6698,9 @@ export class cudaConditionalNodeParams extends CStruct {
     return new cudaConditionalNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaConditionalNodeParams, with the given fields set. */
+  constructor(init?: cudaConditionalNodeParamsInit | cudaConditionalNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaConditionalNodeParamsInit | cudaConditionalNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaConditionalNodeParamsInit | cudaConditionalNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaConditionalNodeParams.keys);
@@ -6365,6 +6752,9 @@ export class cudaChildGraphNodeParams extends CStruct {
     return new cudaChildGraphNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaChildGraphNodeParams, with the given fields set. */
+  constructor(init?: cudaChildGraphNodeParamsInit | cudaChildGraphNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaChildGraphNodeParamsInit | cudaChildGraphNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaChildGraphNodeParamsInit | cudaChildGraphNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaChildGraphNodeParams.keys);
@@ -6400,6 +6790,9 @@ export class cudaEventRecordNodeParams extends CStruct {
     return new cudaEventRecordNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaEventRecordNodeParams, with the given fields set. */
+  constructor(init?: cudaEventRecordNodeParamsInit | cudaEventRecordNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaEventRecordNodeParamsInit | cudaEventRecordNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaEventRecordNodeParamsInit | cudaEventRecordNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaEventRecordNodeParams.keys);
@@ -6427,6 +6820,9 @@ export class cudaEventWaitNodeParams extends CStruct {
     return new cudaEventWaitNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaEventWaitNodeParams, with the given fields set. */
+  constructor(init?: cudaEventWaitNodeParamsInit | cudaEventWaitNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaEventWaitNodeParamsInit | cudaEventWaitNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaEventWaitNodeParamsInit | cudaEventWaitNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaEventWaitNodeParams.keys);
@@ -6454,6 +6850,9 @@ export class cudaGraphNodeParams extends CStruct {
     return new cudaGraphNodeParams(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphNodeParams, with the given fields set. */
+  constructor(init?: cudaGraphNodeParamsInit | cudaGraphNodeParams);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaGraphNodeParamsInit | cudaGraphNodeParams | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaGraphNodeParamsInit | cudaGraphNodeParams, mem?: Uint8Array, dv?: DataView) {
     super(256, mem, dv);
     this._init(init, cudaGraphNodeParams.keys);
@@ -6613,6 +7012,9 @@ export class cudaGraphEdgeData_st extends CStruct {
     return new cudaGraphEdgeData_st(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphEdgeData_st, with the given fields set. */
+  constructor(init?: cudaGraphEdgeData_stInit | cudaGraphEdgeData_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaGraphEdgeData_stInit | cudaGraphEdgeData_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaGraphEdgeData_stInit | cudaGraphEdgeData_st, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaGraphEdgeData_st.keys);
@@ -6664,6 +7066,9 @@ export class cudaGraphInstantiateParams_st extends CStruct {
     return new cudaGraphInstantiateParams_st(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphInstantiateParams_st, with the given fields set. */
+  constructor(init?: cudaGraphInstantiateParams_stInit | cudaGraphInstantiateParams_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaGraphInstantiateParams_stInit | cudaGraphInstantiateParams_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaGraphInstantiateParams_stInit | cudaGraphInstantiateParams_st, mem?: Uint8Array, dv?: DataView) {
     super(32, mem, dv);
     this._init(init, cudaGraphInstantiateParams_st.keys);
@@ -6715,6 +7120,9 @@ export class cudaGraphExecUpdateResultInfo_st extends CStruct {
     return new cudaGraphExecUpdateResultInfo_st(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphExecUpdateResultInfo_st, with the given fields set. */
+  constructor(init?: cudaGraphExecUpdateResultInfo_stInit | cudaGraphExecUpdateResultInfo_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaGraphExecUpdateResultInfo_stInit | cudaGraphExecUpdateResultInfo_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaGraphExecUpdateResultInfo_stInit | cudaGraphExecUpdateResultInfo_st, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaGraphExecUpdateResultInfo_st.keys);
@@ -6758,6 +7166,9 @@ export class cudaGraphKernelNodeUpdate extends CStruct {
     return new cudaGraphKernelNodeUpdate(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphKernelNodeUpdate, with the given fields set. */
+  constructor(init?: cudaGraphKernelNodeUpdateInit | cudaGraphKernelNodeUpdate);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaGraphKernelNodeUpdateInit | cudaGraphKernelNodeUpdate | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaGraphKernelNodeUpdateInit | cudaGraphKernelNodeUpdate, mem?: Uint8Array, dv?: DataView) {
     super(40, mem, dv);
     this._init(init, cudaGraphKernelNodeUpdate.keys);
@@ -6802,6 +7213,9 @@ export class cudaGraphKernelNodeUpdate_updateData extends CStruct {
     return new cudaGraphKernelNodeUpdate_updateData(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphKernelNodeUpdate_updateData, with the given fields set. */
+  constructor(init?: cudaGraphKernelNodeUpdate_updateDataInit | cudaGraphKernelNodeUpdate_updateData);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaGraphKernelNodeUpdate_updateDataInit | cudaGraphKernelNodeUpdate_updateData | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaGraphKernelNodeUpdate_updateDataInit | cudaGraphKernelNodeUpdate_updateData, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaGraphKernelNodeUpdate_updateData.keys);
@@ -6847,6 +7261,9 @@ export class cudaGraphKernelNodeUpdate_updateData_param extends CStruct {
     return new cudaGraphKernelNodeUpdate_updateData_param(undefined, mem, dv);
   }
   /** A new zeroed cudaGraphKernelNodeUpdate_updateData_param, with the given fields set. */
+  constructor(init?: cudaGraphKernelNodeUpdate_updateData_paramInit | cudaGraphKernelNodeUpdate_updateData_param);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaGraphKernelNodeUpdate_updateData_paramInit | cudaGraphKernelNodeUpdate_updateData_param | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaGraphKernelNodeUpdate_updateData_paramInit | cudaGraphKernelNodeUpdate_updateData_param, mem?: Uint8Array, dv?: DataView) {
     super(24, mem, dv);
     this._init(init, cudaGraphKernelNodeUpdate_updateData_param.keys);
@@ -6890,6 +7307,9 @@ export class cudaLaunchMemSyncDomainMap_st extends CStruct {
     return new cudaLaunchMemSyncDomainMap_st(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchMemSyncDomainMap_st, with the given fields set. */
+  constructor(init?: cudaLaunchMemSyncDomainMap_stInit | cudaLaunchMemSyncDomainMap_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchMemSyncDomainMap_stInit | cudaLaunchMemSyncDomainMap_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchMemSyncDomainMap_stInit | cudaLaunchMemSyncDomainMap_st, mem?: Uint8Array, dv?: DataView) {
     super(2, mem, dv);
     this._init(init, cudaLaunchMemSyncDomainMap_st.keys);
@@ -6925,6 +7345,9 @@ export class cudaLaunchAttributeValue extends CStruct {
     return new cudaLaunchAttributeValue(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue, with the given fields set. */
+  constructor(init?: cudaLaunchAttributeValueInit | cudaLaunchAttributeValue);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchAttributeValueInit | cudaLaunchAttributeValue | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchAttributeValueInit | cudaLaunchAttributeValue, mem?: Uint8Array, dv?: DataView) {
     super(64, mem, dv);
     this._init(init, cudaLaunchAttributeValue.keys);
@@ -7073,6 +7496,9 @@ export class cudaLaunchAttributeValue_clusterDim extends CStruct {
     return new cudaLaunchAttributeValue_clusterDim(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_clusterDim, with the given fields set. */
+  constructor(init?: cudaLaunchAttributeValue_clusterDimInit | cudaLaunchAttributeValue_clusterDim);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchAttributeValue_clusterDimInit | cudaLaunchAttributeValue_clusterDim | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchAttributeValue_clusterDimInit | cudaLaunchAttributeValue_clusterDim, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, cudaLaunchAttributeValue_clusterDim.keys);
@@ -7113,6 +7539,9 @@ export class cudaLaunchAttributeValue_programmaticEvent extends CStruct {
     return new cudaLaunchAttributeValue_programmaticEvent(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_programmaticEvent, with the given fields set. */
+  constructor(init?: cudaLaunchAttributeValue_programmaticEventInit | cudaLaunchAttributeValue_programmaticEvent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchAttributeValue_programmaticEventInit | cudaLaunchAttributeValue_programmaticEvent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchAttributeValue_programmaticEventInit | cudaLaunchAttributeValue_programmaticEvent, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_programmaticEvent.keys);
@@ -7153,6 +7582,9 @@ export class cudaLaunchAttributeValue_preferredClusterDim extends CStruct {
     return new cudaLaunchAttributeValue_preferredClusterDim(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_preferredClusterDim, with the given fields set. */
+  constructor(init?: cudaLaunchAttributeValue_preferredClusterDimInit | cudaLaunchAttributeValue_preferredClusterDim);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchAttributeValue_preferredClusterDimInit | cudaLaunchAttributeValue_preferredClusterDim | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchAttributeValue_preferredClusterDimInit | cudaLaunchAttributeValue_preferredClusterDim, mem?: Uint8Array, dv?: DataView) {
     super(12, mem, dv);
     this._init(init, cudaLaunchAttributeValue_preferredClusterDim.keys);
@@ -7193,6 +7625,9 @@ export class cudaLaunchAttributeValue_launchCompletionEvent extends CStruct {
     return new cudaLaunchAttributeValue_launchCompletionEvent(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_launchCompletionEvent, with the given fields set. */
+  constructor(init?: cudaLaunchAttributeValue_launchCompletionEventInit | cudaLaunchAttributeValue_launchCompletionEvent);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchAttributeValue_launchCompletionEventInit | cudaLaunchAttributeValue_launchCompletionEvent | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchAttributeValue_launchCompletionEventInit | cudaLaunchAttributeValue_launchCompletionEvent, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_launchCompletionEvent.keys);
@@ -7226,6 +7661,9 @@ export class cudaLaunchAttributeValue_deviceUpdatableKernelNode extends CStruct 
     return new cudaLaunchAttributeValue_deviceUpdatableKernelNode(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttributeValue_deviceUpdatableKernelNode, with the given fields set. */
+  constructor(init?: cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit | cudaLaunchAttributeValue_deviceUpdatableKernelNode);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit | cudaLaunchAttributeValue_deviceUpdatableKernelNode | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchAttributeValue_deviceUpdatableKernelNodeInit | cudaLaunchAttributeValue_deviceUpdatableKernelNode, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaLaunchAttributeValue_deviceUpdatableKernelNode.keys);
@@ -7259,6 +7697,9 @@ export class cudaLaunchAttribute_st extends CStruct {
     return new cudaLaunchAttribute_st(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchAttribute_st, with the given fields set. */
+  constructor(init?: cudaLaunchAttribute_stInit | cudaLaunchAttribute_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchAttribute_stInit | cudaLaunchAttribute_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchAttribute_stInit | cudaLaunchAttribute_st, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, cudaLaunchAttribute_st.keys);
@@ -7302,6 +7743,9 @@ export class cudaLaunchConfig_st extends CStruct {
     return new cudaLaunchConfig_st(undefined, mem, dv);
   }
   /** A new zeroed cudaLaunchConfig_st, with the given fields set. */
+  constructor(init?: cudaLaunchConfig_stInit | cudaLaunchConfig_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaLaunchConfig_stInit | cudaLaunchConfig_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaLaunchConfig_stInit | cudaLaunchConfig_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, cudaLaunchConfig_st.keys);
@@ -7371,6 +7815,9 @@ export class cudaAsyncNotificationInfo extends CStruct {
     return new cudaAsyncNotificationInfo(undefined, mem, dv);
   }
   /** A new zeroed cudaAsyncNotificationInfo, with the given fields set. */
+  constructor(init?: cudaAsyncNotificationInfoInit | cudaAsyncNotificationInfo);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaAsyncNotificationInfoInit | cudaAsyncNotificationInfo | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaAsyncNotificationInfoInit | cudaAsyncNotificationInfo, mem?: Uint8Array, dv?: DataView) {
     super(16, mem, dv);
     this._init(init, cudaAsyncNotificationInfo.keys);
@@ -7407,6 +7854,9 @@ export class cudaAsyncNotificationInfo_info extends CStruct {
     return new cudaAsyncNotificationInfo_info(undefined, mem, dv);
   }
   /** A new zeroed cudaAsyncNotificationInfo_info, with the given fields set. */
+  constructor(init?: cudaAsyncNotificationInfo_infoInit | cudaAsyncNotificationInfo_info);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaAsyncNotificationInfo_infoInit | cudaAsyncNotificationInfo_info | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaAsyncNotificationInfo_infoInit | cudaAsyncNotificationInfo_info, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaAsyncNotificationInfo_info.keys);
@@ -7435,6 +7885,9 @@ export class cudaAsyncNotificationInfo_info_overBudget extends CStruct {
     return new cudaAsyncNotificationInfo_info_overBudget(undefined, mem, dv);
   }
   /** A new zeroed cudaAsyncNotificationInfo_info_overBudget, with the given fields set. */
+  constructor(init?: cudaAsyncNotificationInfo_info_overBudgetInit | cudaAsyncNotificationInfo_info_overBudget);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaAsyncNotificationInfo_info_overBudgetInit | cudaAsyncNotificationInfo_info_overBudget | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaAsyncNotificationInfo_info_overBudgetInit | cudaAsyncNotificationInfo_info_overBudget, mem?: Uint8Array, dv?: DataView) {
     super(8, mem, dv);
     this._init(init, cudaAsyncNotificationInfo_info_overBudget.keys);
@@ -7462,6 +7915,9 @@ export class cudaTextureDesc extends CStruct {
     return new cudaTextureDesc(undefined, mem, dv);
   }
   /** A new zeroed cudaTextureDesc, with the given fields set. */
+  constructor(init?: cudaTextureDescInit | cudaTextureDesc);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaTextureDescInit | cudaTextureDesc | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaTextureDescInit | cudaTextureDesc, mem?: Uint8Array, dv?: DataView) {
     super(72, mem, dv);
     this._init(init, cudaTextureDesc.keys);
@@ -7585,6 +8041,9 @@ export class cudaEglPlaneDesc_st extends CStruct {
     return new cudaEglPlaneDesc_st(undefined, mem, dv);
   }
   /** A new zeroed cudaEglPlaneDesc_st, with the given fields set. */
+  constructor(init?: cudaEglPlaneDesc_stInit | cudaEglPlaneDesc_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaEglPlaneDesc_stInit | cudaEglPlaneDesc_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaEglPlaneDesc_stInit | cudaEglPlaneDesc_st, mem?: Uint8Array, dv?: DataView) {
     super(56, mem, dv);
     this._init(init, cudaEglPlaneDesc_st.keys);
@@ -7661,6 +8120,9 @@ export class cudaEglFrame_st extends CStruct {
     return new cudaEglFrame_st(undefined, mem, dv);
   }
   /** A new zeroed cudaEglFrame_st, with the given fields set. */
+  constructor(init?: cudaEglFrame_stInit | cudaEglFrame_st);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaEglFrame_stInit | cudaEglFrame_st | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaEglFrame_stInit | cudaEglFrame_st, mem?: Uint8Array, dv?: DataView) {
     super(280, mem, dv);
     this._init(init, cudaEglFrame_st.keys);
@@ -7720,6 +8182,9 @@ export class cudaEglFrame_st_frame extends CStruct {
     return new cudaEglFrame_st_frame(undefined, mem, dv);
   }
   /** A new zeroed cudaEglFrame_st_frame, with the given fields set. */
+  constructor(init?: cudaEglFrame_st_frameInit | cudaEglFrame_st_frame);
+  /** @internal A view of `mem` (see view()); `dv` spans mem's buffer. */
+  constructor(init: cudaEglFrame_st_frameInit | cudaEglFrame_st_frame | undefined, mem: Uint8Array, dv?: DataView);
   constructor(init?: cudaEglFrame_st_frameInit | cudaEglFrame_st_frame, mem?: Uint8Array, dv?: DataView) {
     super(96, mem, dv);
     this._init(init, cudaEglFrame_st_frame.keys);

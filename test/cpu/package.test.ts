@@ -116,7 +116,7 @@ test('require("cuda-bindings") loads the runtime facade only; each other namespa
 
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
-  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');
+  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): Res<[H.cudaStream_t]>;');
 });
 
 test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 0 with a GPU and 1 without a driver or device', () => {

@@ -1,12 +1,13 @@
 // Waiting without blocking the event loop: a timer keeps firing while a kernel spins for 200 ms.
 import { cudart, nvrtc } from '../../src';
+import type { OkOutputs } from '../../src';
 
 const [err, count] = cudart.cudaGetDeviceCount();
 const gpu = err === 0 && (count ?? 0) > 0;
 
-function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
+function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOutputs<R> {
   if (r[0] !== 0) throw new Error(`${what}: status ${r[0]}`);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 
 /** A kernel that spins for `ns` nanoseconds, compiled with NVRTC and loaded through the runtime. */
@@ -15,14 +16,14 @@ function spinKernel(): cudart.cudaKernel_t {
   const [prog] = ok(nvrtc.nvrtcCreateProgram(src, 'spin.cu', 0, null, null), 'nvrtcCreateProgram');
   const [, p] = cudart.cudaGetDeviceProperties(0);
   const opts = [`--gpu-architecture=sm_${p!.major}${p!.minor}`];
-  ok(nvrtc.nvrtcCompileProgram(prog!, opts.length, opts) as [number], 'nvrtcCompileProgram');
-  const [size] = ok(nvrtc.nvrtcGetCUBINSize(prog!), 'nvrtcGetCUBINSize');
-  const cubin = Buffer.alloc(size!);
-  ok(nvrtc.nvrtcGetCUBIN(prog!, cubin) as [number], 'nvrtcGetCUBIN');
-  nvrtc.nvrtcDestroyProgram(prog!);
+  ok(nvrtc.nvrtcCompileProgram(prog, opts.length, opts) as [number], 'nvrtcCompileProgram');
+  const [size] = ok(nvrtc.nvrtcGetCUBINSize(prog), 'nvrtcGetCUBINSize');
+  const cubin = Buffer.alloc(size);
+  ok(nvrtc.nvrtcGetCUBIN(prog, cubin) as [number], 'nvrtcGetCUBIN');
+  nvrtc.nvrtcDestroyProgram(prog);
   const [lib] = ok(cudart.cudaLibraryLoadData(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadData');
-  const [k] = ok(cudart.cudaLibraryGetKernel(lib!, 'spin'), 'cudaLibraryGetKernel');
-  return k!;
+  const [k] = ok(cudart.cudaLibraryGetKernel(lib, 'spin'), 'cudaLibraryGetKernel');
+  return k;
 }
 
 (gpu ? describe : describe.skip)(gpu ? 'async waits on a GPU' : `async waits: skipped, no CUDA device (${cudart.cudaError_t[err]})`, () => {
@@ -47,12 +48,12 @@ function spinKernel(): cudart.cudaKernel_t {
 
   test('cudaStreamSynchronize on a stream', async () => {
     const [s] = ok(cudart.cudaStreamCreate(), 'cudaStreamCreate');
-    spin(s!);
-    const r = await ticksDuring(() => cudart.async.cudaStreamSynchronize(s!));
+    spin(s);
+    const r = await ticksDuring(() => cudart.async.cudaStreamSynchronize(s));
     expect(r.status).toBe(0);
     expect(r.ms).toBeGreaterThanOrEqual(150);
     expect(r.ticks).toBeGreaterThanOrEqual(8);
-    cudart.cudaStreamDestroy(s!);
+    cudart.cudaStreamDestroy(s);
   });
 
   test('cudaStreamSynchronize on the legacy default stream (null) of the caller', async () => {
@@ -64,25 +65,25 @@ function spinKernel(): cudart.cudaKernel_t {
   test('cudaEventSynchronize', async () => {
     const [ev] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
     spin(null);
-    cudart.cudaEventRecord(ev!, null);
-    const r = await ticksDuring(() => cudart.async.cudaEventSynchronize(ev!));
+    cudart.cudaEventRecord(ev, null);
+    const r = await ticksDuring(() => cudart.async.cudaEventSynchronize(ev));
     expect([r.status, r.ms >= 150, r.ticks >= 8]).toEqual([0, true, true]);
-    cudart.cudaEventDestroy(ev!);
+    cudart.cudaEventDestroy(ev);
   });
 
   test('cudaDeviceSynchronize waits for every stream of the caller\'s device', async () => {
     const [s] = ok(cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking), 'cudaStreamCreateWithFlags');
-    spin(s!);
+    spin(s);
     const r = await ticksDuring(() => cudart.async.cudaDeviceSynchronize());
     expect([r.status, r.ms >= 150, r.ticks >= 8]).toEqual([0, true, true]);
-    expect(cudart.cudaStreamQuery(s!)).toEqual([0]);
-    cudart.cudaStreamDestroy(s!);
+    expect(cudart.cudaStreamQuery(s)).toEqual([0]);
+    cudart.cudaStreamDestroy(s);
   });
 
   test('1000 concurrent awaited waits all settle', async () => {
     const [s] = ok(cudart.cudaStreamCreate(), 'cudaStreamCreate');
-    const all = await Promise.all(Array.from({ length: 1000 }, () => cudart.async.cudaStreamSynchronize(s!)));
+    const all = await Promise.all(Array.from({ length: 1000 }, () => cudart.async.cudaStreamSynchronize(s)));
     expect(all.every(([e]) => e === 0)).toBe(true);
-    cudart.cudaStreamDestroy(s!);
+    cudart.cudaStreamDestroy(s);
   });
 });

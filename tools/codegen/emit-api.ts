@@ -1,7 +1,7 @@
 // Writes an API's enums, constants, handles, koffi declarations and tuple facade.
 import { type CType, resolve } from './ctype';
 import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
-import { TypeMap, type ValueKind } from './types';
+import { TypeMap, isDevicePtrTypedef, type ValueKind } from './types';
 import type { ParamSpec } from './apis';
 import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
@@ -212,7 +212,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   // Host or device memory, with the bytes a host buffer must hold where the spec knows them.
   const pointerParam = (p: ParamModel) => {
     const L = local(p);
-    addJs(p, 'Pointer');
+    addJs(p, pointerTs(p.name));
     plan.pre.push(`const ${L} = M.pointer(${jsName(p.name)}, '${F}', '${p.name}');`);
     const e = ext[p.name];
     const qr = queried[p.name];
@@ -349,7 +349,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const esz = tm.sizeOf(ek);
       const args = spec.args.map((a) => `${local({ name: a } as ParamModel)} as any`).join(', ');
       plan.late.push(`const [q_${p.name}, n_${p.name}] = ${spec.query}(${args});`);
-      plan.late.push(`if (q_${p.name} !== 0 || n_${p.name} === null) return [q_${p.name}@NULLS];`);
+      plan.late.push(`if (q_${p.name} !== 0) return [q_${p.name}@NULLS];`);
       plan.late.push(`const ${L} = M.bytes(Math.max(1, n_${p.name} * ${esz}));`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
@@ -469,18 +469,19 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     }
     if (spec?.k === 'sizedOut') {
       // Host memory checked against the size call, or null: the call sizes and allocates it.
-      const size = `(${spec.sizeFn} as (...a: unknown[]) => [number, number | null])(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
+      const size = `(${spec.sizeFn} as (...a: unknown[]) => Res<[number]>)(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
       addJs(p, 'Pointer');
       plan.pre.push(`const ${L} = ${J} === null ? null : M.pointer(${J}, '${F}', '${p.name}');`);
       // C gets at least one byte (koffi passes an empty Buffer as NULL); the caller gets n of them.
       plan.late.push(`let o_${p.name}: Buffer | null = null;`);
       plan.late.push(`let c_${p.name}: Buffer | null = null;`);
-      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
+      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0) return [e@NULLS]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
       plan.late.push(`else X.needBytes(${L}, () => ${size}, 1, '${F}', '${p.name}', '${spec.sizeFn}');`);
       plan.args.push(`c_${p.name} ?? ${L}`);
       plan.koffiTypes.push('void *');
       // The caller's own memory comes back as a Buffer over it.
-      plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer' });
+      // null when the caller passed an address rather than host memory.
+      plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer | null' });
       plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
       rule(p, 'query', `what \`${spec.sizeFn}\` reports: the caller's buffer checked, or allocated by the binding`);
       (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
@@ -525,7 +526,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
           ? `const ${L} = { bytes: X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}')._u8 };`
           : `const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
       } else {
-        addJs(p, tsQ(tm, tm.tsIn(v)));
+        addJs(p, isDevicePtrTypedef(p.type) ? 'DevicePointer | number' : tsQ(tm, tm.tsIn(v)));
         plan.pre.push(`const ${L} = ${tm.check(v, J, F, p.name)};`);
       }
       plan.args.push(L);
@@ -561,7 +562,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const i = slot();
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
-      plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string' });
+      plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string | null' });
       slotRule(p, null, 'a scratch slot for the address');
       continue;
     }
@@ -633,6 +634,18 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     plan.splitTypes = types;
   }
   return plan;
+}
+
+/** `void *` parameters that only ever hold device memory, by their C names. */
+const DEVICE_POINTER_NAMES = new Set(['devPtr', 'dptr']);
+/** `void *` parameters a copy reads or writes: host or device memory, never a handle. */
+const MEMORY_NAMES = new Set(['dst', 'src']);
+
+/** The TypeScript type of a `void *` parameter: device memory, memory, or any pointer (a handle too). */
+function pointerTs(name: string): string {
+  if (DEVICE_POINTER_NAMES.has(name)) return 'DevicePointer | null';
+  if (MEMORY_NAMES.has(name)) return 'Memory';
+  return 'Pointer';
 }
 
 function integerOnly(tm: TypeMap, rec: RecordModel): boolean {
@@ -793,6 +806,13 @@ function koffiField(model: Model, tm: TypeMap, t: CType): string {
 export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], from: string): string {
   const { attrTables } = api.spec;
   const o: string[] = [];
+  const st = `E.${api.status.enumTs}`;
+  const ok = [api.status.success, ...(api.status.withOutputs ?? [])].map((n) => `${st}.${n}`).join(' | ');
+  o.push(`/** The statuses with which a call returns its outputs. */`);
+  o.push(`export type ${api.status.enumTs}Ok = ${ok};`);
+  o.push(`/** What a call with outputs returns: {@link ${api.status.enumTs}Ok} with the outputs, or another status with nulls. */`);
+  o.push(`type Res<T extends unknown[]> = Result<${api.status.enumTs}Ok, Exclude<${st}, ${api.status.enumTs}Ok>, T>;`);
+  o.push('');
   if (api.own?.facadePrelude) o.push(...api.own.facadePrelude, '');
   for (const [name, t] of Object.entries(attrTables)) {
     const e = [...model.enums.values()].find((x) => x.name === t.enumName || x.typedefs.includes(t.enumName));
@@ -812,7 +832,7 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
   }
   const imports = usedImports(o.join('\n'), [
     `import * as M from '../ffi/marshal';`,
-    `import type { Pointer } from '../ffi/marshal';`,
+    `import type { Pointer, DevicePointer, Memory } from '../ffi/marshal';`,
     `import * as K from '../ffi/scratch';`,
     `import * as KA from '../ffi/kernel-args';`,
     `import * as HC from '../ffi/host-callbacks';`,
@@ -824,6 +844,7 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
     `import * as S from '../structs/${api.id}.gen';`,
     `import * as E from './enums.gen';`,
     `import type * as H from './handles.gen';`,
+    `import type { Result } from '../ffi/result';`,
   ]);
   return [banner(`tuple facade of the ${api.title}`, from), ...imports, '', ...o].join('\n') + '\n';
 }
@@ -868,13 +889,30 @@ function functionDoc(api: ApiConfig, tm: TypeMap, p: Plan, isErr: boolean): stri
   return docBlock(lines);
 }
 
+/**
+ * The result type of a status-returning function: `[status]` without outputs; otherwise the
+ * success statuses with every output, or the others with nulls (and, with the API's countStatus,
+ * that status with the counts the call needs).
+ */
+function resultType(api: ApiConfig, tm: TypeMap, p: Plan): string {
+  const st = `E.${api.status.enumTs}`;
+  if (!p.outs.length) return `[${st}]`;
+  const outs = `[${p.outs.map((x) => x.ts).join(', ')}]`;
+  const cs = api.spec.countStatus;
+  if (cs === undefined || !p.outs.some((x) => x.countSlot !== undefined)) return `Res<${outs}>`;
+  const e = [...tm.model.enums.values()].find((x) => x.name === api.status.enumTs || x.typedefs.includes(api.status.enumTs));
+  const name = e?.values.find((v) => Number(v.value) === cs)?.name;
+  if (!name) throw new Error(`codegen: ${api.status.enumTs} has no member of value ${cs} (countStatus)`);
+  const counted = p.outs.map((x) => (x.countSlot !== undefined ? 'number' : 'null')).join(', ');
+  return `Result<${api.status.enumTs}Ok, Exclude<${st}, ${api.status.enumTs}Ok | ${st}.${name}>, ${outs}> | [${st}.${name}, ${counted}]`;
+}
+
 function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const st = `E.${api.status.enumTs}`;
   const fn = p.fn;
   const o: string[] = [];
   const isErr = tm.value(fn.ret).k === 'enum' && fn.retSpelled === api.status.type;
-  const outTs = p.outs.map((x) => `${x.ts} | null`);
-  const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
+  const ret = resultType(api, tm, p);
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
   o.push(functionDoc(api, tm, p, isErr));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
@@ -895,7 +933,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     return o.join('\n') + '\n';
   }
   o.push(`export function ${fn.name}(${params}): ${ret} {`);
-  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replace('@NULLS', ', null'.repeat(p.outs.length))}`);
+  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replaceAll('@NULLS', ', null'.repeat(p.outs.length))}`);
   const call = (args: string[]) => `(f_${fn.name} ??= L.bind('${fn.name}'))(${args.join(', ')})`;
   if (p.splitTypes) o.push(`  const err = (L.splitSmallStructs ? ${call(p.splitArgs)} : ${call(p.args)}) as ${st};`);
   else o.push(`  const err = ${call(p.args)} as ${st};`);

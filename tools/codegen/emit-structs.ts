@@ -1,7 +1,7 @@
 // Writes src/structs/<api>.gen.ts: one class per C struct or union, over its own bytes.
 import { type CType, type PrimName, resolve } from './ctype';
 import type { Model, RecordModel, FieldModel } from './model';
-import { TypeMap, type ValueKind } from './types';
+import { TypeMap, isDevicePtrTypedef, type ValueKind } from './types';
 import { banner, doc, q, usedImports } from './util';
 import type { ApiConfig } from './apis';
 
@@ -72,7 +72,7 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
     `import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`,
     `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
     `import { W, readSize } from '../ffi/memory';`,
-    `import type { Pointer } from '../ffi/marshal';`,
+    `import type { Pointer, DevicePointer } from '../ffi/marshal';`,
     `import type * as E from '../${api.id}/enums.gen';`,
     `import type * as H from '../${api.id}/handles.gen';`,
   ]);
@@ -145,7 +145,11 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
   }
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
   o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
+  // The bytes a view wraps are internal: the public constructor takes only the initializer.
   o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);
+  o.push(`  constructor(init?: ${cls}Init | ${cls});`);
+  o.push(`  /** @internal A view of \`mem\` (see view()); \`dv\` spans mem's buffer. */`);
+  o.push(`  constructor(init: ${cls}Init | ${cls} | undefined, mem: Uint8Array, dv?: DataView);`);
   // A new struct (not a view on existing bytes) starts with its defaults, then the initializer.
   const setDefaults = Object.entries(defaults ?? {}).map(([f, v]) => {
     const fl = rec.fields.find((x) => x.name === f);
@@ -205,7 +209,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
       const k = fieldKind(tm, f);
       const io = scalarIO(k);
       tsGet = tsEnumsHandles(tm.tsOut(k), tm);
-      tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
+      tsSet = k.k === 'handle' ? `${tsGet} | null` : isDevicePtrTypedef(f.type) ? 'DevicePointer | number' : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
       get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
       const typedefName = f.type.k === 'typedef' ? f.type.name : '';
       if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {
