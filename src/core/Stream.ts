@@ -1,5 +1,7 @@
 // A CUDA stream: work queued in order; waits that do not block the event loop.
 import * as cudart from '../runtime';
+import { streamSynchronize } from '../runtime/async';
+import type { WaitOptions } from '../runtime/waits';
 import { check } from './errors';
 import { Resource, openArg } from './lifetime';
 import { claimCapturedHostFns, releaseHostFns } from '../ffi/host-callbacks';
@@ -51,10 +53,13 @@ export class Stream extends Resource {
     return new Stream(h, device);
   }
 
-  /** Waits, off the JS thread, until the stream's work is done. */
-  async synchronize(): Promise<void> {
+  /**
+   * Waits, without blocking the event loop or holding a pool thread, until the work queued so far is
+   * done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU work is not cancelled.
+   */
+  async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
-    check(await cudart.async.cudaStreamSynchronize(this.handle), 'cudaStreamSynchronize');
+    check(await streamSynchronize('Stream.synchronize', this.handle, options), 'cudaStreamSynchronize');
   }
 
   /** Whether all the stream's work is done. */

@@ -70,7 +70,7 @@ function recordOnStreamDevice(s: bigint): [cudaError_t, bigint] | null {
   }
 }
 
-/** Waits for `stream` (the facade's checks under the name `fn`); core's awaited forms call it with their own name. */
+/** Waits for `stream` (the facade's checks under the name `fn`); core's awaited forms call it with their own name. @internal */
 export async function streamSynchronize(fn: string, stream: cudaStream_t | null, options?: WaitOptions): Promise<[cudaError_t]> {
   const s = M.handle(stream, fn, 'stream');
   const o = checkWaitOptions(options, fn);
@@ -89,13 +89,13 @@ export async function streamSynchronize(fn: string, stream: cudaStream_t | null,
   return err !== 0 ? [err] : pollEvent(fn, ev, o, true);
 }
 
-/** Waits for `event`, under the name `fn`. */
+/** Waits for `event`, under the name `fn`. @internal */
 export async function eventSynchronize(fn: string, event: cudaEvent_t, options?: WaitOptions): Promise<[cudaError_t]> {
   const e = M.handle(event, fn, 'event');
   return pollEvent(fn, e, checkWaitOptions(options, fn), false);
 }
 
-/** Waits for the caller's current device, under the name `fn`. */
+/** Waits for the caller's current device, under the name `fn`. @internal */
 export async function deviceSynchronize(fn: string, options?: WaitOptions): Promise<[cudaError_t]> {
   const o = checkWaitOptions(options, fn);
   // Makes the current device's primary context current on this thread, as any runtime call would.
@@ -148,7 +148,7 @@ function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullabl
   return [d, s, n];
 }
 
-/** cudaMemcpy on the pool under the name `fn` (core's copies call it with their own name). */
+/** cudaMemcpy on the pool under the name `fn` (core's copies call it with their own name). @internal */
 export async function memcpy(fn: string, dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind, options?: WaitOptions): Promise<[cudaError_t]> {
   const [d, s, n] = copyArgs(fn, dst, src, count, true);
   const k = M.i32(kind, fn, 'kind');
@@ -181,7 +181,7 @@ export async function memcpyHost(dst: Pointer, src: Pointer, count: number, opti
   await onPool(fn, hostMemcpy, [M.addressOf(d), M.addressOf(s), n], o, [d, s]);
 }
 
-/** Loads a library on the pool under the name `fn` from bytes or (a string) a file. */
+/** Loads a library on the pool under the name `fn` from bytes or (a string) a file. @internal */
 export async function libraryLoad(fn: string, code: Pointer | string, options?: WaitOptions): Promise<[cudaError_t, cudaLibrary_t | null]> {
   const file = typeof code === 'string';
   const c = file ? M.str(code, fn, 'fileName') : M.pointer(code, fn, 'code');

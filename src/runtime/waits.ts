@@ -210,3 +210,16 @@ export function onPool(fn: string, f: KoffiFunction, args: unknown[], o: WaitOpt
     return () => {};
   });
 }
+
+/**
+ * `work`, or a rejection naming `fn` once the options' signal aborts or their timeout passes first
+ * (`work` itself goes on; what it uses stays referenced by it).
+ */
+export function unlessGivenUp<T>(fn: string, o: WaitOptions, work: Promise<T>): Promise<T> {
+  if (o.signal === undefined && o.timeout === undefined) return work;
+  work.catch(() => undefined); // a failure after giving up is no unhandled rejection
+  return guarded<T>(fn, o, (resolve, reject) => {
+    work.then(resolve, reject);
+    return () => {};
+  });
+}

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { cudart } from '../../src';
+import { FAKE_CONTROLS, removeFakeCudart, runOnFake } from './helpers/fake-cudart';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-waits-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -167,4 +168,37 @@ test('options are checked: unknown keys, a signal that is not an AbortSignal, a 
   await expect(cudart.async.cudaEventSynchronize(cudart.cudaEvent_t(0x20), { signal: {} } as never)).rejects.toThrow(new TypeError("async.cudaEventSynchronize: option 'signal' must be an AbortSignal, got [object Object]"));
   await expect(cudart.async.cudaDeviceSynchronize({ timeout: -1 })).rejects.toThrow(new RangeError("async.cudaDeviceSynchronize: option 'timeout' must be a non-negative number of milliseconds, got -1"));
   await expect(cudart.async.memcpyHost(new Uint8Array(4), new Uint8Array(4), 4, 5 as never)).rejects.toThrow(new TypeError("async.memcpyHost: parameter 'options' must be an object such as { signal, timeout }, got 5"));
+});
+
+describe("core's awaited forms", () => {
+  afterAll(removeFakeCudart);
+
+  test('Stream/Event.synchronize poll (a JS host function runs meanwhile), give up with the method named, and check their options', () => {
+    const r = runOnFake(`${FAKE_CONTROLS}
+      const { core } = require('./src');
+      const settle = (p) => p.then(() => 'ok', (e) => e.name + ': ' + e.message);
+      (async () => {
+        const dev = core.Device.get(0);
+        const s = dev.createStream();
+        const ev = dev.createEvent();
+        fake.setBusy(s.handle, true);
+        ev.record(s);
+        console.log(await settle(s.synchronize({ timeout: 30 })));
+        console.log(await settle(ev.synchronize({ signal: AbortSignal.abort() })));
+        console.log(await settle(s.synchronize({ timeOut: 30 })));
+        let ran = false;
+        s.onComplete(() => { ran = true; });
+        const waiting = s.synchronize();
+        setTimeout(() => fake.setBusy(s.handle, false), 30);
+        console.log(await settle(waiting), ran, await settle(ev.synchronize()));
+        s.close();
+      })();`);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'TimeoutError: Stream.synchronize: timed out after 30 ms; the GPU work was not cancelled',
+      'AbortError: Event.synchronize: aborted; the GPU work was not cancelled',
+      "TypeError: Stream.synchronize: unknown option 'timeOut' (the options are signal, timeout)",
+      'ok true ok',
+    ]);
+  });
 });
