@@ -1,7 +1,7 @@
 // A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
 import * as cudart from '../runtime';
 import { deviceSynchronize } from '../runtime/async';
-import type { WaitOptions } from '../runtime/waits';
+import type { WaitOptions } from '../ffi/waits';
 import * as cuda from '../driver';
 import { check, driverError } from './errors';
 import { Stream, type StreamOptions } from './Stream';

@@ -1,7 +1,7 @@
 // Device memory: an allocation, or a view of part of one that keeps it alive.
 import * as cudart from '../runtime';
 import { memcpy } from '../runtime/async';
-import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../runtime/waits';
+import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';

@@ -1,7 +1,7 @@
 // A CUDA event: a marker in a stream, for waits and timing.
 import * as cudart from '../runtime';
 import { eventSynchronize } from '../runtime/async';
-import type { WaitOptions } from '../runtime/waits';
+import type { WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';

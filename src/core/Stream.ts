@@ -1,7 +1,7 @@
 // A CUDA stream: work queued in order; waits that do not block the event loop.
 import * as cudart from '../runtime';
 import { streamSynchronize } from '../runtime/async';
-import type { WaitOptions } from '../runtime/waits';
+import type { WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg } from './lifetime';
 import { claimCapturedHostFns, releaseHostFns } from '../ffi/host-callbacks';

@@ -6,6 +6,8 @@ export * from './api';
 export * from './enums';
 export * from './constants';
 export * from './handles';
+/** The compile off the JS thread, on the thread pool: `await nvvm.async.nvvmCompileProgram(prog, n, options, { signal })`. */
+export * as async from './async';
 export type { Pointer, HostMemory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvvmLibraryInfo } from '../ffi/nvvm-lib';

@@ -14,9 +14,9 @@ import { cudaError_t, type cudaMemcpyKind } from './enums';
 import type { cudaEvent_t, cudaLibrary_t, cudaStream_t } from './handles';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Pointer } from '../ffi/marshal';
-import { NOT_READY, checkWaitOptions, onPool, poll, type WaitOptions } from './waits';
+import { NOT_READY, checkWaitOptions, onPool, poll, type WaitOptions } from '../ffi/waits';
 
-export type { WaitOptions } from './waits';
+export type { WaitOptions } from '../ffi/waits';
 
 const CUDA_STREAM_LEGACY = 1n;
 const CUDA_STREAM_PER_THREAD = 2n;

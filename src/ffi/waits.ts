@@ -5,7 +5,7 @@
 // timers go), so a long wait costs about one query (~0.3 µs) per millisecond. Calls that block in C
 // and have no query (a cudaMemcpy, a compile) still run on the pool: `onPool` below, with the same
 // options. Every wait takes { signal, timeout }; giving up rejects the promise but cancels no GPU work.
-import type { KoffiFunction } from '../ffi/binding';
+import type { KoffiFunction } from './binding';
 
 /** Options of every awaited wait, copy and compile. */
 export interface WaitOptions {
