@@ -29,7 +29,10 @@ beforeAll(() => {
       pthread_mutex_unlock(&mu);
       return t;
     }
-    struct ev { double until; struct st *on; };
+    struct ev { double until; struct st *on; int dev; };
+    /* streams from handle 0x5000 up are of device 1, the others of device 0; an event records only into a stream of its device */
+    static int current;
+    static int dev_of(void *s) { return (unsigned long)s >= 0x5000 && (unsigned long)s < 0xde71ce; }
     static int queries, events_live, syncs;
     void fake_delay(void *s, int ms) { find(s)->until = now() + ms / 1000.0; }
     void fake_fail(void *s, int err) { find(s)->err = err; }
@@ -37,16 +40,23 @@ beforeAll(() => {
     int fake_events_live(void) { return events_live; }
     int fake_syncs(void) { return syncs; }
     int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
-    int cudaGetDevice(int *d) { *d = 0; return 0; }
-    int cudaStreamGetDevice(void *s, int *d) { *d = 0; return 0; }
+    int cudaGetDevice(int *d) { *d = current; return 0; }
+    int cudaSetDevice(int d) { current = d; return 0; }
+    int cudaStreamGetDevice(void *s, int *d) { *d = dev_of(s); return 0; }
     int cudaStreamQuery(void *s) { struct st *t = find(s); queries++; return t->err ? t->err : now() < t->until ? 600 : 0; }
     int cudaStreamSynchronize(void *s) { struct st *t = find(s); syncs++; while (now() < t->until) usleep(1000); return t->err; }
-    int cudaEventCreateWithFlags(void **e, unsigned f) { *e = calloc(1, sizeof(struct ev)); events_live++; return 0; }
-    int cudaEventRecord(void *e, void *s) { struct st *t = find(s); struct ev *v = e; v->until = t->until; v->on = t; return 0; }
+    int cudaEventCreateWithFlags(void **e, unsigned f) { *e = calloc(1, sizeof(struct ev)); ((struct ev *)*e)->dev = current; events_live++; return 0; }
+    int cudaEventRecord(void *e, void *s) { struct st *t = find(s); struct ev *v = e; if ((unsigned long)s > 2 && v->dev != dev_of(s)) return 400; v->until = t->until; v->on = t; return 0; }
     int cudaEventQuery(void *e) { struct ev *v = e; queries++; return v->on && v->on->err ? v->on->err : now() < v->until ? 600 : 0; }
     int cudaEventSynchronize(void *e) { struct ev *v = e; syncs++; while (now() < v->until) usleep(1000); return v->on ? v->on->err : 0; }
     int cudaEventDestroy(void *e) { free(e); events_live--; return 0; }
-    int cudaMemcpy(void *d, const void *s, size_t n, int k) { usleep(300000); return 0; }`);
+    int cudaMemcpy(void *d, const void *s, size_t n, int k) { usleep(300000); return 0; }
+    /* the driver's side of a device wait: the device's work is the stream entry of handle 0xde71ce */
+    int cudaFree(void *p) { return 0; }
+    int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+    int cuCtxGetCurrent(void **c) { *c = (void *)0xc7; return 0; }
+    int cuCtxRecordEvent(void *c, void *e) { return cudaEventRecord(e, (void *)0xde71ce); }
+    int cuCtxSynchronize_v2(void *c) { syncs++; return 0; }`);
   execFileSync('gcc', ['-shared', '-fPIC', '-pthread', '-o', lib, src]);
 });
 
@@ -62,7 +72,7 @@ function onFake(body: string): unknown[] {
     const settle = (p) => p.then((v) => ({ ok: v }), (e) => ({ name: e.name, message: e.message }));
     (async () => { ${body} })().catch((e) => { out({ crashed: String(e.stack) }); process.exitCode = 1; });`;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
-    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib, UV_THREADPOOL_SIZE: '4' }, timeout: 60_000,
+    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CUDA: lib, UV_THREADPOOL_SIZE: '4' }, timeout: 60_000,
   });
   if (r.status !== 0) throw new Error(`the script failed (${r.status}): ${r.stdout}${r.stderr}`);
   return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
@@ -110,6 +120,31 @@ test('a short wait resolves within milliseconds, and a long one costs about one 
   expect(short).toBeLessThan(50);
   expect(long).toBeGreaterThan(10);
   expect(long).toBeLessThan(2000);
+});
+
+test("a stream of another device is pinned by an event made on its device; the caller's device is restored", () => {
+  const [r] = onFake(`
+    const s = cudart.cudaStream_t(0x5000);
+    fake.delay(s, 100);
+    const t0 = performance.now();
+    const status = await cudart.async.cudaStreamSynchronize(s);
+    out({ status, ms: performance.now() - t0, device: cudart.cudaGetDevice(), eventsLive: fake.eventsLive() });`) as Record<string, unknown>[];
+  expect(r).toMatchObject({ status: [0], device: [0, 0], eventsLive: 0 });
+  expect(r.ms).toBeGreaterThanOrEqual(90);
+});
+
+test('a device wait polls an event recorded for its context (cuCtxRecordEvent), not cuCtxSynchronize on the pool', () => {
+  const [waited, timedOut] = onFake(`
+    const device = 0xde71ce;
+    fake.delay(device, 300);
+    const t0 = performance.now();
+    const status = await cudart.async.cudaDeviceSynchronize();
+    out({ status, ms: performance.now() - t0, syncs: fake.syncs(), eventsLive: fake.eventsLive() });
+    fake.delay(device, 5000);
+    out(await settle(cudart.async.cudaDeviceSynchronize({ timeout: 20 })));`) as Record<string, unknown>[];
+  expect(waited).toMatchObject({ status: [0], syncs: 0, eventsLive: 0 });
+  expect(waited.ms).toBeGreaterThanOrEqual(290);
+  expect(timedOut).toEqual({ name: 'TimeoutError', message: 'async.cudaDeviceSynchronize: timed out after 20 ms; the GPU work was not cancelled' });
 });
 
 test('signal and timeout: abort and timeout reject naming the function; an aborted signal rejects at once; the pinning event is released', () => {
