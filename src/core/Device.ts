@@ -1,5 +1,7 @@
 // A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
 import * as cudart from '../runtime';
+import { deviceSynchronize } from '../runtime/async';
+import type { WaitOptions } from '../ffi/waits';
 import * as cuda from '../driver';
 import { check, driverError } from './errors';
 import { Stream, STREAM_OPTIONS, type StreamOptions } from './Stream';
@@ -162,12 +164,13 @@ export class Device {
   }
 
   /**
-   * Waits, off the JS thread, until all work on this device is done (cudaDeviceSynchronize); the
-   * promise rejects with CudaError when queued work failed.
+   * Waits, without blocking the event loop or holding a pool thread, until all work queued on this
+   * device so far is done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU
+   * work is not cancelled.
    */
-  async synchronize(): Promise<void> {
+  async synchronize(options?: WaitOptions): Promise<void> {
     this.makeCurrent();
-    check(await cudart.async.cudaDeviceSynchronize(), 'cudaDeviceSynchronize');
+    check(await deviceSynchronize('Device.synchronize', options), 'cudaDeviceSynchronize');
   }
 
   /** Whether this device can read and write `peer`'s memory directly (cudaDeviceCanAccessPeer); see {@link Device.enablePeerAccess}. */

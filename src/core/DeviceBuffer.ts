@@ -1,5 +1,7 @@
 // Device memory: an allocation, or a view of part of one that keeps it alive.
 import * as cudart from '../runtime';
+import { memcpy } from '../runtime/async';
+import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
@@ -181,27 +183,34 @@ export class DeviceBuffer extends Resource {
    * Copies host memory into the start of this buffer off the JS thread and resolves when it is in.
    * From 32 MiB up, the thread pool's threads stage it through pinned memory in parallel (one
    * cudaMemcpy from pageable memory stages it on one thread, at a fraction of the bus's speed).
-   * `src` must stay untouched until the promise settles.
+   * `src` must stay untouched until the copy is over. `options.signal`/`timeout` reject with an
+   * AbortError/TimeoutError, but the copy is not cancelled (and `src` is still read until it is over).
    */
-  async copyFromAsync(src: HostData): Promise<this> {
+  async copyFromAsync(src: HostData, options?: WaitOptions): Promise<this> {
+    const fn = 'DeviceBuffer.copyFromAsync';
     this.alive('copyFromAsync');
     const n = hostBytes(src, 'copyFromAsync', 'src');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
-    if (n >= STAGED_MIN) await stagedUpload(this.device, this.address, hostSlice(src, 0, n));
-    else await inPieces(n, (at, len) => cudart.async.cudaMemcpy(this.address + BigInt(at), hostSlice(src, at, len), len, H2D), 'DeviceBuffer.copyFromAsync');
+    const o = checkWaitOptions(options, fn);
+    const work = n >= STAGED_MIN
+      ? stagedUpload(this.device, this.address, hostSlice(src, 0, n))
+      : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn);
+    await unlessGivenUp(fn, o, work);
     return this;
   }
 
   /**
-   * Copies the start of this buffer into `dst` (as many bytes as it holds) off the JS thread, in
-   * parallel pieces on the thread pool; resolves with `dst`. Throws RangeError when `dst` is larger
-   * than the buffer; the promise rejects with CudaError when a piece fails.
+   * Copies the start of this buffer into `dst` off the JS thread, in parallel pieces on the thread
+   * pool; resolves with `dst`. `options.signal`/`timeout` reject with an AbortError/TimeoutError, but
+   * the copy is not cancelled (`dst` is still written until it is over).
    */
-  async copyToAsync<T extends HostData>(dst: T): Promise<T> {
+  async copyToAsync<T extends HostData>(dst: T, options?: WaitOptions): Promise<T> {
+    const fn = 'DeviceBuffer.copyToAsync';
     this.alive('copyToAsync');
     const n = hostBytes(dst, 'copyToAsync', 'dst');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
-    await inPieces(n, (at, len) => cudart.async.cudaMemcpy(hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), 'DeviceBuffer.copyToAsync');
+    const o = checkWaitOptions(options, fn);
+    await unlessGivenUp(fn, o, inPieces(n, (at, len) => memcpy(fn, hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), fn));
     return dst;
   }
 

@@ -1,5 +1,7 @@
 // A CUDA event: a marker in a stream, for waits and timing.
 import * as cudart from '../runtime';
+import { eventSynchronize } from '../runtime/async';
+import type { WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
@@ -83,10 +85,13 @@ export class Event extends Resource {
     return this;
   }
 
-  /** Waits, off the JS thread, until the work before the recorded point is done (cudaEventSynchronize); rejects with CudaError when it failed. */
-  async synchronize(): Promise<void> {
+  /**
+   * Waits, without blocking the event loop or holding a pool thread, until the work before the event
+   * is done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU work is not cancelled.
+   */
+  async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
-    check(await cudart.async.cudaEventSynchronize(this.handle), 'cudaEventSynchronize');
+    check(await eventSynchronize('Event.synchronize', this.handle, options), 'cudaEventSynchronize');
   }
 
   /** Whether the work before the recorded point is done (cudaEventQuery; true for an event never recorded), without waiting. */

@@ -6,6 +6,8 @@ import { check } from './errors';
 import { Resource } from './lifetime';
 import { Kernel } from './Kernel';
 import { checkOptions } from './options';
+import { libraryLoad } from '../runtime/async';
+import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../ffi/waits';
 
 /** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
@@ -19,6 +21,19 @@ const FATBIN = [0x50, 0xed, 0x55, 0xba];
 /** Whether `b` starts with `magic`. */
 function startsWith(b: Uint8Array, magic: number[]): boolean {
   return magic.every((x, i) => b[i] === x);
+}
+
+/** The options of `Module.loadAsync`: a load's, and when to give up waiting for it. */
+export interface ModuleLoadAsyncOptions extends ModuleOptions, WaitOptions {}
+
+/** The image to load: PTX gets the NUL the loader reads up to, which a JS buffer need not have. */
+function loadImage(code: Uint8Array, fn: string): Uint8Array {
+  if (!(code instanceof Uint8Array)) throw new TypeError(`${fn}: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`);
+  if (code.length === 0) throw new RangeError(`${fn}: parameter 'code' is empty`);
+  if (startsWith(code, ELF) || startsWith(code, FATBIN) || code[code.length - 1] === 0) return code;
+  const image = new Uint8Array(code.length + 1);
+  image.set(code);
+  return image;
 }
 
 /**
@@ -61,15 +76,37 @@ export class Module extends Resource {
       if (!fs.existsSync(code)) throw new Error(`Module.load: no file ${code}`);
       return new Module(check(cudart.cudaLibraryLoadFromFile(code, null, null, 0, null, null, 0), `cudaLibraryLoadFromFile(${code})`), names, null);
     }
-    if (!(code instanceof Uint8Array)) throw new TypeError(`Module.load: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`);
-    if (code.length === 0) throw new RangeError("Module.load: parameter 'code' is empty");
-    let image = code;
-    // PTX is C text: the loader reads it up to a NUL, which a JS buffer need not have.
-    if (!startsWith(code, ELF) && !startsWith(code, FATBIN) && code[code.length - 1] !== 0) {
-      image = new Uint8Array(code.length + 1);
-      image.set(code);
-    }
+    const image = loadImage(code, 'Module.load');
     return new Module(check(cudart.cudaLibraryLoadData(image, null, null, 0, null, null, 0), 'cudaLibraryLoadData'), names, image);
+  }
+
+  /**
+   * Module.load off the JS thread, on the thread pool (loading PTX JIT-compiles it, which takes
+   * long). `options.signal`/`timeout` reject with an AbortError/TimeoutError; the load itself is not
+   * cancelled (what it loads is unloaded once it is done).
+   */
+  static async loadAsync(code: string | Uint8Array, options: ModuleLoadAsyncOptions = {}): Promise<Module> {
+    const fn = 'Module.loadAsync';
+    const o = checkWaitOptions(options, fn, ['names']);
+    const names = options.names ?? {};
+    let image: Uint8Array | null = null;
+    if (typeof code === 'string') {
+      if (!fs.existsSync(code)) throw new Error(`${fn}: no file ${code}`);
+    } else image = loadImage(code, fn);
+    const work = libraryLoad(fn, image ?? (code as string), {});
+    let gaveUp = false;
+    // A load that finishes after the caller gave up is unloaded.
+    void work.then(([err, h]) => {
+      if (gaveUp && err === 0) cudart.cudaLibraryUnload(h!);
+    }, () => undefined);
+    let result: [cudart.cudaError_t, cudart.cudaLibrary_t | null];
+    try {
+      result = await unlessGivenUp(fn, o, work);
+    } catch (e) {
+      gaveUp = true;
+      throw e;
+    }
+    return new Module(check(result, image ? 'cudaLibraryLoadData' : `cudaLibraryLoadFromFile(${code as string})`), names, image);
   }
 
   /**

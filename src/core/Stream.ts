@@ -1,5 +1,7 @@
 // A CUDA stream: work queued in order; waits that do not block the event loop.
 import * as cudart from '../runtime';
+import { streamSynchronize } from '../runtime/async';
+import type { WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg } from './lifetime';
 import { claimCapturedHostFns, releaseHostFns } from '../ffi/host-callbacks';
@@ -85,12 +87,12 @@ export class Stream extends Resource {
   }
 
   /**
-   * Waits, off the JS thread, until the stream's work is done (cudaStreamSynchronize); rejects with
-   * CudaError when queued work failed.
+   * Waits, without blocking the event loop or holding a pool thread, until the work queued so far is
+   * done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU work is not cancelled.
    */
-  async synchronize(): Promise<void> {
+  async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
-    check(await cudart.async.cudaStreamSynchronize(this.handle), 'cudaStreamSynchronize');
+    check(await streamSynchronize('Stream.synchronize', this.handle, options), 'cudaStreamSynchronize');
   }
 
   /** Whether all the stream's work is done (cudaStreamQuery), without waiting; throws CudaError when queued work failed. */

@@ -27,8 +27,9 @@ export { Context, type ContextOptions, type ContextLimit, type ContextKind, type
 export { DeviceResources, type SMSplit } from './DeviceResources';
 export { SMResource } from './SMResource';
 export { GreenContext } from './GreenContext';
-export { Program, type ProgramOptions } from './Program';
-export { Module, type ModuleOptions } from './Module';
+export { Program, type ProgramOptions, type CompileAsyncOptions } from './Program';
+export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './Module';
+export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './ObjectCode';
 export { Linker, type LinkerOptions } from './Linker';
 export { Kernel, type LaunchConfig, type Dim, type KernelArgument, type KernelAttributes, type SettableKernelAttribute } from './Kernel';

@@ -8,6 +8,8 @@ export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
+/** The compile off the JS thread, on the thread pool: `await nvrtc.async.nvrtcCompileProgram(prog, n, options, { signal })`. */
+export * as async from './async';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvrtcLibraryInfo } from '../ffi/nvrtc-lib';
 import type { LibraryInfo } from '../ffi/binding';

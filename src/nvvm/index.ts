@@ -8,6 +8,8 @@ export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
+/** The compile off the JS thread, on the thread pool: `await nvvm.async.nvvmCompileProgram(prog, n, options, { signal })`. */
+export * as async from './async';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvvmLibraryInfo } from '../ffi/nvvm-lib';
 import type { LibraryInfo } from '../ffi/binding';

@@ -8,7 +8,7 @@ export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
 export * from './helpers';
-/** Promise forms of the waits, which run off the JS thread: `await cudart.async.cudaStreamSynchronize(s)`. */
+/** Promise forms of the waits (polled from the event loop, no pool thread) and of blocking copies and loads (on the pool): `await cudart.async.cudaStreamSynchronize(s, { signal })`. */
 export * as async from './async';
 export * from '../structs/runtime.gen';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';

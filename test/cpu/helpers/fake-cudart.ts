@@ -57,11 +57,12 @@ int fake_count(const char *n) { for (int i = 0; i < 64; i++) if (!strcmp(names[i
 
 /* handles are addresses of small structs */
 struct stream { int busy; int capturing; struct graph *graph; };
-struct event { struct stream *on; int busy_when; };
+struct event { struct stream *on; void *raw; };
 struct node { hostfn f; void *user; };
 struct graph { int n; struct node nodes[64]; };
 static struct stream legacy;
-static struct stream *S(void *s) { return s ? (struct stream *)s : &legacy; }
+/* the null, legacy (1) and per-thread (2) streams are one */
+static struct stream *S(void *s) { return (unsigned long)s > 2 ? (struct stream *)s : &legacy; }
 void fake_set_busy(void *s, int busy) { S(s)->busy = busy; }
 
 static char namebuf[64];
@@ -79,7 +80,9 @@ int cudaGetDeviceProperties(void *p, int d) { memset(p, 0, 1008); return 0; }
 int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { COUNT; *s = calloc(1, sizeof(struct stream)); return 0; }
 int cudaStreamCreateWithFlags(void **s, unsigned f) { *s = calloc(1, sizeof(struct stream)); return 0; }
 int cudaStreamDestroy(void *s) { COUNT; return 0; }
-int cudaStreamQuery(void *s) { return S(s)->busy ? 600 : 0; }
+/* like CUDA, a stream is not ready while host functions queued on it have not run */
+static int pending(void *s) { pthread_mutex_lock(&mu); int n = queued_on((unsigned long)s > 2 ? s : 0); pthread_mutex_unlock(&mu); return n; }
+int cudaStreamQuery(void *s) { return S(s)->busy || pending(s) ? 600 : 0; }
 int cudaStreamWaitEvent(void *s, void *e, unsigned f) { COUNT; return 0; }
 int cudaStreamSynchronize(void *s) { pthread_mutex_lock(&mu); while (queued_on(s)) pthread_cond_wait(&idle, &mu); pthread_mutex_unlock(&mu); return 0; }
 int cudaStreamAddCallback(void *s, streamcb cb, void *u, unsigned f) { enqueue(0, cb, s, u); return 0; }
@@ -96,8 +99,9 @@ int cudaLaunchHostFunc(void *s, hostfn f, void *u) {
 int cudaEventCreateWithFlags(void **e, unsigned f) { COUNT; *e = calloc(1, sizeof(struct event)); return 0; }
 int cudaEventCreate(void **e) { *e = calloc(1, sizeof(struct event)); return 0; }
 int cudaEventDestroy(void *e) { COUNT; return 0; }
-int cudaEventRecord(void *e, void *s) { COUNT; ((struct event *)e)->on = S(s); return 0; }
-int cudaEventQuery(void *e) { struct event *ev = e; return ev->on && ev->on->busy ? 600 : 0; }
+int cudaEventRecord(void *e, void *s) { COUNT; ((struct event *)e)->on = S(s); ((struct event *)e)->raw = s; return 0; }
+/* an event is complete once its stream is not busy and has no host function left to run */
+int cudaEventQuery(void *e) { struct event *ev = e; return ev->on && (ev->on->busy || pending(ev->raw)) ? 600 : 0; }
 int cudaEventSynchronize(void *e) { return 0; }
 int cudaEventElapsedTime(float *ms, void *a, void *b) { *ms = 1.5f; return 0; }
 

@@ -20,6 +20,7 @@ int cudaMemset(void *d, int v, size_t n) { memset(d, v, n); return 0; }
 int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = malloc(8); return 0; }
 int cudaStreamDestroy(void *s) { free(s); return 0; }
 int cudaStreamSynchronize(void *s) { return 0; }
+int cudaStreamQuery(void *s) { return 0; }
 int cudaDeviceSynchronize(void) { return 0; }
 int cudaGetLastError(void) { return 0; }
 int cudaGetDeviceProperties(char *p, int d) { strcpy(p, "Fake GPU"); return 0; }
