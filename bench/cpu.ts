@@ -11,7 +11,6 @@ const { cudart } = require(path.resolve('dist')) as typeof import('../src');
 // The CLI's timing loop: the median of 7 timed loops of n calls, in ns per call.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { time } = require(path.resolve('dist', 'cli', 'latency')) as typeof import('../src/cli/latency');
-const bench = (fn: () => unknown, n: number): number => time(fn, n, 7);
 
 const info = cudart.libraryInfo();
 const lib = koffi.load(info.path);
@@ -50,23 +49,39 @@ const cases: [string, () => unknown, () => unknown, number][] = [
   ['cudaMemcpy3D, a host buffer in srcPtr', () => raw.cudaMemcpy3D(p3.getBytes()), () => cudart.cudaMemcpy3D(p3), 1_000_000],
 ];
 
-console.log(`# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}`);
-console.log('| call | raw koffi ns | facade ns | facade − raw |');
-console.log('|---|---:|---:|---:|');
-for (const [name, r, f, n] of cases) {
-  r(); f();
-  const a = bench(r, n);
-  const b = bench(f, n);
-  console.log(`| ${name} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b - a).toFixed(1)} |`);
+// Interleaved: each round times every case raw then through the facade, so a slow stretch of the
+// machine hits both; the ratio is the median of the per-round ratios.
+const ROUNDS = 10;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const samples = cases.map(() => ({ raw: [] as number[], facade: [] as number[] }));
+for (const [, r, f] of cases) {
+  r();
+  f();
 }
+for (let round = 0; round < ROUNDS; round++) {
+  cases.forEach(([, r, f, n], i) => {
+    samples[i].raw.push(time(r, Math.ceil(n / 10), 3));
+    samples[i].facade.push(time(f, Math.ceil(n / 10), 3));
+  });
+}
+console.log(`# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}; ${ROUNDS} interleaved rounds, median [min–max] ns per call`);
+console.log('| call | raw koffi | facade | facade / raw |');
+console.log('|---|---:|---:|---:|');
+cases.forEach(([name], i) => {
+  const { raw: a, facade: b } = samples[i];
+  const span = (xs: number[]) => `${median(xs).toFixed(1)} [${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}]`;
+  console.log(`| ${name} | ${span(a)} | ${span(b)} | ${median(b.map((x, k) => x / a[k])).toFixed(2)}× |`);
+});
 
-// `require('cuda-bindings')` and the first call, in fresh processes (median of 5).
+// Start-up in fresh processes: require + the first call, and what the process's RSS grew by
+// (measured inside the child from its own start). Median of 7.
 const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
-const startup = Array.from({ length: 5 }, () =>
-  Number(
-    execFileSync(process.execPath, ['-e', "const t = process.hrtime.bigint(); const { cudart } = require(process.argv[1]); cudart.cudaRuntimeGetVersion(); console.log(Number(process.hrtime.bigint() - t) / 1e6)", path.resolve('dist')])
-      .toString()
-      .trim(),
-  ),
-).sort((a, b) => a - b)[2];
-console.log(`\nrequire('cuda-bindings') + the first call: ${startup.toFixed(1)} ms (median of 5 fresh processes)`);
+const probe = (entry: string) =>
+  `const r0 = process.memoryUsage().rss; const t = process.hrtime.bigint(); const m = require(${JSON.stringify(entry)}); (m.cudart ?? m).cudaRuntimeGetVersion(); ` +
+  `const ms = Number(process.hrtime.bigint() - t) / 1e6; console.log(JSON.stringify([ms, (process.memoryUsage().rss - r0) / 1048576]))`;
+console.log('\n| entry | require + first call (ms) | RSS growth (MiB) |');
+console.log('|---|---:|---:|');
+for (const [label, entry] of [["require('cuda-bindings')", path.resolve('dist')], ["require('cuda-bindings/runtime')", path.resolve('dist', 'runtime')]]) {
+  const runs = Array.from({ length: 7 }, () => JSON.parse(execFileSync(process.execPath, ['-e', probe(entry)]).toString()) as [number, number]);
+  console.log(`| ${label} | ${median(runs.map((r) => r[0])).toFixed(1)} | ${median(runs.map((r) => r[1])).toFixed(1)} |`);
+}

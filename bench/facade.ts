@@ -4,6 +4,7 @@
 //   node dist-bench/bench/facade.js [kern.cubin]   (from the repo root; a TS loader such as tsx
 //   slows the calls it wraps, so the benchmark runs as plain compiled JavaScript)
 import * as path from 'node:path';
+import type { OkOutputs } from '../src';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { cudart } = require(path.resolve('dist')) as typeof import('../src');
@@ -13,16 +14,16 @@ const { cudart } = require(path.resolve('dist')) as typeof import('../src');
 const { time } = require(path.resolve('dist', 'cli', 'latency')) as typeof import('../src/cli/latency');
 const bench = (fn: () => unknown, n: number): number => time(fn, n, 5);
 const out = (name: string, v: number) => console.log(`facade,${name},${v.toFixed(1)}`);
-function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
+function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOutputs<R> {
   if (r[0] !== 0) throw new Error(`${what}: ${cudart.cudaError_t[r[0]]}`);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 
 ok(cudart.cudaSetDevice(0) as [number], 'cudaSetDevice');
 cudart.cudaFree(null);
 const [s] = ok(cudart.cudaStreamCreate(), 'cudaStreamCreate');
 const [ev] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
-cudart.cudaEventRecord(ev!, s);
+cudart.cudaEventRecord(ev, s);
 cudart.cudaStreamSynchronize(s);
 const [d] = ok(cudart.cudaMalloc(1 << 20), 'cudaMalloc');
 
@@ -57,58 +58,58 @@ out('cudaMalloc+cudaFree_1MiB', bench(() => cudart.cudaFree(cudart.cudaMalloc(1 
 out('cudaMallocAsync+cudaFreeAsync_1MiB', bench(() => cudart.cudaFreeAsync(cudart.cudaMallocAsync(1 << 20, s)[1], s), 20000));
 cudart.cudaStreamSynchronize(s);
 const hv = new Int32Array([1]);
-out('cudaMemcpy_H2D_4B', bench(() => cudart.cudaMemcpy(d!, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice), 20000));
-out('cudaMemcpy_D2H_4B', bench(() => cudart.cudaMemcpy(hv, d!, 4, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost), 20000));
-out('cudaMemcpyAsync_H2D_4B', bench(() => cudart.cudaMemcpyAsync(d!, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s), 20000));
+out('cudaMemcpy_H2D_4B', bench(() => cudart.cudaMemcpy(d, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice), 20000));
+out('cudaMemcpy_D2H_4B', bench(() => cudart.cudaMemcpy(hv, d, 4, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost), 20000));
+out('cudaMemcpyAsync_H2D_4B', bench(() => cudart.cudaMemcpyAsync(d, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s), 20000));
 cudart.cudaStreamSynchronize(s);
 
 const benchKernels = process.argv[3];
 if (benchKernels) {
   const [lib] = ok(cudart.cudaLibraryLoadFromFile(benchKernels, null, null, 0, null, null, 0), 'cudaLibraryLoadFromFile');
-  const [k0] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty'), 'cudaLibraryGetKernel');
-  const [k8] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty8'), 'cudaLibraryGetKernel');
+  const [k0] = ok(cudart.cudaLibraryGetKernel(lib, 'empty'), 'cudaLibraryGetKernel');
+  const [k8] = ok(cudart.cudaLibraryGetKernel(lib, 'empty8'), 'cudaLibraryGetKernel');
   const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-  out('cudaLaunchKernel_empty_lib', bench(() => cudart.cudaLaunchKernel(k0!, g, g, null, 0, s), 100_000));
+  out('cudaLaunchKernel_empty_lib', bench(() => cudart.cudaLaunchKernel(k0, g, g, null, 0, s), 100_000));
   cudart.cudaStreamSynchronize(s);
   const { i32, u32, i64, f32, f64 } = cudart;
-  out('cudaLaunchKernel_8args', bench(() => cudart.cudaLaunchKernel(k8!, g, g, [d!, d!, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)], 0, s), 100_000));
+  out('cudaLaunchKernel_8args', bench(() => cudart.cudaLaunchKernel(k8, g, g, [d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)], 0, s), 100_000));
   cudart.cudaStreamSynchronize(s);
-  const packed = new cudart.KernelArgs([d!, d!, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
-  out('cudaLaunchKernel_8args_prepacked', bench(() => cudart.cudaLaunchKernel(k8!, g, g, packed, 0, s), 100_000));
+  const packed = new cudart.KernelArgs([d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
+  out('cudaLaunchKernel_8args_prepacked', bench(() => cudart.cudaLaunchKernel(k8, g, g, packed, 0, s), 100_000));
   cudart.cudaStreamSynchronize(s);
   ok(cudart.cudaStreamBeginCapture(s, cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal) as [number], 'cudaStreamBeginCapture');
-  cudart.cudaLaunchKernel(k0!, g, g, null, 0, s);
+  cudart.cudaLaunchKernel(k0, g, g, null, 0, s);
   const [graph] = ok(cudart.cudaStreamEndCapture(s), 'cudaStreamEndCapture');
-  const [exec] = ok(cudart.cudaGraphInstantiate(graph!, 0), 'cudaGraphInstantiate');
-  cudart.cudaGraphUpload(exec!, s);
-  out('cudaGraphLaunch_1kernel', bench(() => cudart.cudaGraphLaunch(exec!, s), 100_000));
+  const [exec] = ok(cudart.cudaGraphInstantiate(graph, 0), 'cudaGraphInstantiate');
+  cudart.cudaGraphUpload(exec, s);
+  out('cudaGraphLaunch_1kernel', bench(() => cudart.cudaGraphLaunch(exec, s), 100_000));
   cudart.cudaStreamSynchronize(s);
 }
 
 const cubin = process.argv[2];
 if (cubin) {
   const [lib] = ok(cudart.cudaLibraryLoadFromFile(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadFromFile');
-  const [k] = ok(cudart.cudaLibraryGetKernel(lib!, 'empty'), 'cudaLibraryGetKernel');
+  const [k] = ok(cudart.cudaLibraryGetKernel(lib, 'empty'), 'cudaLibraryGetKernel');
   const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-  ok(cudart.cudaLaunchKernel(k!, g, g, null, 0, s) as [number], 'cudaLaunchKernel');
+  ok(cudart.cudaLaunchKernel(k, g, g, null, 0, s) as [number], 'cudaLaunchKernel');
   cudart.cudaStreamSynchronize(s);
-  out('cudaLaunchKernel_empty', bench(() => cudart.cudaLaunchKernel(k!, g, g, null, 0, s), 100_000));
+  out('cudaLaunchKernel_empty', bench(() => cudart.cudaLaunchKernel(k, g, g, null, 0, s), 100_000));
   cudart.cudaStreamSynchronize(s);
-  out('launch+sync_empty', bench(() => { cudart.cudaLaunchKernel(k!, g, g, null, 0, s); cudart.cudaStreamSynchronize(s); }, 20000));
+  out('launch+sync_empty', bench(() => { cudart.cudaLaunchKernel(k, g, g, null, 0, s); cudart.cudaStreamSynchronize(s); }, 20000));
 }
 
 const B = 256 * 1024 * 1024;
 const [h] = ok(cudart.cudaMallocHost(B), 'cudaMallocHost');
 const [db] = ok(cudart.cudaMalloc(B), 'cudaMalloc');
-cudart.cudaMemcpy(db!, h!, B, 1);
+cudart.cudaMemcpy(db, h, B, 1);
 let t = process.hrtime.bigint();
-for (let i = 0; i < 10; i++) cudart.cudaMemcpy(db!, h!, B, 1);
+for (let i = 0; i < 10; i++) cudart.cudaMemcpy(db, h, B, 1);
 out('H2D_pinned_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));
 t = process.hrtime.bigint();
-for (let i = 0; i < 10; i++) cudart.cudaMemcpy(h!, db!, B, 2);
+for (let i = 0; i < 10; i++) cudart.cudaMemcpy(h, db, B, 2);
 out('D2H_pinned_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));
 const nb = Buffer.alloc(B, 1); // written: untouched zero pages would read faster than memory
-cudart.cudaMemcpy(db!, nb, B, 1);
+cudart.cudaMemcpy(db, nb, B, 1);
 t = process.hrtime.bigint();
-for (let i = 0; i < 10; i++) cudart.cudaMemcpy(db!, nb, B, 1);
+for (let i = 0; i < 10; i++) cudart.cudaMemcpy(db, nb, B, 1);
 out('H2D_pageable_256MiB_GBps', (10 * B) / Number(process.hrtime.bigint() - t));

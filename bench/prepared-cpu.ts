@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../src/runtime/constants';
+import { CUDART_VERSION } from '../src/runtime/constants.gen';
 
 if (!process.env.CUDA_BINDINGS_PREPARED_BENCH) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prepared-bench-'));

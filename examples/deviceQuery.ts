@@ -2,6 +2,7 @@
 //   npx tsx examples/deviceQuery.ts
 // Exits with status 1, and one line on stderr saying why, when libcudart, the driver or a device is missing.
 import { cudart } from '../src';
+import type { OkOutputs } from '../src';
 
 const { cudaError_t, cudaDeviceAttr: A } = cudart;
 
@@ -14,14 +15,14 @@ function version(v: number): string {
 class CudaCallError extends Error {}
 
 /** The outputs of a call that must succeed. */
-function must<T extends unknown[]>(r: readonly [cudart.cudaError_t, ...T], what: string): { [K in keyof T]: NonNullable<T[K]> } {
+function must<R extends readonly [cudart.cudaError_t, ...unknown[]]>(r: R, what: string): { [K in keyof OkOutputs<R>]: NonNullable<OkOutputs<R>[K]> } {
   const [err, ...out] = r;
   if (err !== cudaError_t.cudaSuccess) {
     const [, name] = cudart.cudaGetErrorName(err);
     const [, text] = cudart.cudaGetErrorString(err);
     throw new CudaCallError(`${what} failed: ${name} (${err}): ${text}`);
   }
-  return out as { [K in keyof T]: NonNullable<T[K]> };
+  return out as { [K in keyof OkOutputs<R>]: NonNullable<OkOutputs<R>[K]> };
 }
 
 /** CUDA cores per multiprocessor, as the sample's _ConvertSMVer2Cores; undefined where unknown. */

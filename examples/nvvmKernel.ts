@@ -11,7 +11,7 @@ const N = 65_537;
 function irVersion(): [number, number] {
   const [err, major, , debugMajor] = nvvm.nvvmIRVersion();
   if (err !== nvvm.nvvmResult.NVVM_SUCCESS) throw new Error(`nvvmIRVersion returned ${nvvm.nvvmResult[err]}`);
-  return [major!, debugMajor!];
+  return [major, debugMajor];
 }
 
 /** y[i] = a * sqrt(x[i]) for i < n, in NVVM IR (libNVVM's LLVM 7 dialect: typed pointers). */

@@ -1,30 +1,32 @@
 // What the driver-API examples share: checked calls, the missing-library message, NVRTC builds.
 import { cuda, nvrtc } from '../../src';
+import type { OkOutputs } from '../../src';
 
 /** Thrown when a call fails; an example's main() prints it and sets the exit status. */
 export class CudaCallError extends Error {}
 
-type Outputs<T extends unknown[]> = { [K in keyof T]: NonNullable<T[K]> };
+/** The outputs of a result when it succeeded, none of them null. */
+type Outputs<R> = { [K in keyof OkOutputs<R>]: NonNullable<OkOutputs<R>[K]> };
 
 /** The outputs of a driver call that must succeed. */
-export function check<T extends unknown[]>(r: readonly [cuda.CUresult, ...T], what: string): Outputs<T> {
+export function check<R extends readonly [cuda.CUresult, ...unknown[]]>(r: R, what: string): Outputs<R> {
   const [err, ...out] = r;
   if (err !== cuda.CUresult.CUDA_SUCCESS) {
     const [, name] = cuda.cuGetErrorName(err);
     const [, text] = cuda.cuGetErrorString(err);
     throw new CudaCallError(`${what} failed: ${name ?? err} (${err}): ${text ?? 'unknown error'}`);
   }
-  return out as Outputs<T>;
+  return out as Outputs<R>;
 }
 
 /** The outputs of an NVRTC call that must succeed. */
-export function checkNvrtc<T extends unknown[]>(r: readonly [nvrtc.nvrtcResult, ...T], what: string, log = ''): Outputs<T> {
+export function checkNvrtc<R extends readonly [nvrtc.nvrtcResult, ...unknown[]]>(r: R, what: string, log = ''): Outputs<R> {
   const [err, ...out] = r;
   if (err !== nvrtc.nvrtcResult.NVRTC_SUCCESS) {
     const [, text] = nvrtc.nvrtcGetErrorString(err);
     throw new CudaCallError(`${what} failed: ${text} (${err})${log ? `\n${log}` : ''}`);
   }
-  return out as Outputs<T>;
+  return out as Outputs<R>;
 }
 
 /** Which of libcuda and libnvrtc cannot be loaded, with what to do, in one line; null when both load. */

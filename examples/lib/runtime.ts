@@ -4,13 +4,15 @@
 import * as path from 'node:path';
 import koffi from 'koffi';
 import { cudart } from '../../src';
+import type { OkOutputs } from '../../src';
 import { CudaCallError } from './driver';
 
 export { CudaCallError };
 
 const { cudaError_t } = cudart;
 
-type Outputs<T extends unknown[]> = { [K in keyof T]: NonNullable<T[K]> };
+/** The outputs of a result when it succeeded, none of them null. */
+type Outputs<R> = { [K in keyof OkOutputs<R>]: NonNullable<OkOutputs<R>[K]> };
 
 /** "cudaErrorInvalidValue (1): invalid argument" */
 function describeError(err: cudart.cudaError_t): string {
@@ -18,10 +20,10 @@ function describeError(err: cudart.cudaError_t): string {
 }
 
 /** The outputs of a runtime call that must succeed; throws CudaCallError naming `what` and the error. */
-export function check<T extends unknown[]>(r: readonly [cudart.cudaError_t, ...T], what: string): Outputs<T> {
+export function check<R extends readonly [cudart.cudaError_t, ...unknown[]]>(r: R, what: string): Outputs<R> {
   const [err, ...out] = r;
   if (err !== cudaError_t.cudaSuccess) throw new CudaCallError(`${what} failed: ${describeError(err)}`);
-  return out as Outputs<T>;
+  return out as Outputs<R>;
 }
 
 /** 13000 → "13.0" */

@@ -1,4 +1,5 @@
-// Command-line parsing and usage texts.
+// Command-line parsing (node:util parseArgs, strict) and usage texts.
+import { parseArgs as nodeParseArgs } from 'node:util';
 
 export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo';
 
@@ -8,6 +9,8 @@ export interface Options {
   named: boolean;
   json: boolean;
   help: boolean;
+  /** --version: print the package's version and the CUDA runtime's. */
+  version?: boolean;
   /** The device to probe; undefined means all (info) or 0 (bandwidth, latency). */
   device?: number;
   /** top: milliseconds between samples. */
@@ -16,45 +19,76 @@ export interface Options {
   count?: number;
 }
 
+/** A bad command line: the CLI prints one line naming what was wrong and exits 1. */
 export class UsageError extends Error {
   constructor(
     message: string,
     readonly command?: Command,
   ) {
     super(message);
+    this.name = 'UsageError';
   }
 }
 
 const COMMANDS: Command[] = ['info', 'bandwidth', 'latency', 'top', 'topo'];
 
-export function parseArgs(argv: string[]): Options {
-  const opts: Options = { command: 'info', named: false, json: false, help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--json') opts.json = true;
-    else if (a === '--help' || a === '-h') opts.help = true;
-    else if (a === '--device' || a === '-d' || a.startsWith('--device=')) {
-      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      if (v === undefined || !/^\d+$/.test(v)) throw new UsageError(`--device needs a device number, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`, opts.command);
-      opts.device = Number(v);
-    } else if (a === '--interval' || a === '--count' || a.startsWith('--interval=') || a.startsWith('--count=')) {
-      const name = a.replace(/=.*$/, '');
-      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      if (v === undefined || !/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`${name} needs a positive whole number${name === '--interval' ? ' of milliseconds' : ''}, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`, opts.command);
-      if (name === '--interval') opts.interval = Number(v);
-      else opts.count = Number(v);
-    } else if (a === 'help') opts.help = true;
-    else if (!a.startsWith('-') && !opts.named && (COMMANDS as string[]).includes(a)) {
-      opts.command = a as Command;
-      opts.named = true;
-    } else if (!a.startsWith('-') && !opts.named) throw new UsageError(`unknown command '${a}'`);
-    else throw new UsageError(`unknown option '${a}'`, opts.command);
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+  device: { type: 'string', short: 'd' },
+  interval: { type: 'string' },
+  count: { type: 'string' },
+} as const;
+
+/** The command named on the command line, if any: for the prefix of an error met while parsing. */
+export function commandNamed(argv: readonly string[]): Command | undefined {
+  return argv.find((a): a is Command => (COMMANDS as string[]).includes(a));
+}
+
+/** parseArgs's own errors, rewritten as one line naming the option. */
+function usageErrorOf(e: unknown, command: Command | undefined): UsageError {
+  const code = (e as { code?: string }).code;
+  const message = (e as Error).message;
+  const option = /'(-[^']*)'/.exec(message)?.[1]?.replace(/^-[a-zA-Z], /, '').replace(/ <value>$/, '');
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option '${option}'`, command);
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return new UsageError(/does not take an argument/.test(message) ? `${option} takes no value` : `${option} needs a value`, command);
   }
+  return new UsageError(message.split('\n')[0], command);
+}
+
+/** A whole number of at least `min` from an option's text, or a UsageError naming the option. */
+function whole(name: string, text: string, min: number, what: string, command: Command | undefined): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name} needs ${what}, got ${JSON.stringify(text)}`, command);
+  return Number(text);
+}
+
+/** Parses the command line (without node and the script) with node:util's strict parseArgs. */
+export function parseArgs(argv: string[]): Options {
+  let command = commandNamed(argv);
+  let parsed: ReturnType<typeof nodeParseArgs<{ args: string[]; options: typeof OPTIONS; strict: true; allowPositionals: true }>>;
+  try {
+    parsed = nodeParseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw usageErrorOf(e, command);
+  }
+  const { values, positionals } = parsed;
+  const words = positionals.filter((p) => p !== 'help');
+  if (words.length > 0) {
+    if (!(COMMANDS as string[]).includes(words[0])) throw new UsageError(`unknown command '${words[0]}'`);
+    command = words[0] as Command;
+    if (words.length > 1) throw new UsageError(`unexpected argument '${words[1]}'`, command);
+  }
+  const opts: Options = { command: command ?? 'info', named: command !== undefined, json: !!values.json, help: !!values.help || positionals.includes('help'), version: !!values.version };
+  if (values.device !== undefined) opts.device = whole('device', values.device, 0, 'a device number', command);
+  if (values.interval !== undefined) opts.interval = whole('interval', values.interval, 1, 'a positive whole number of milliseconds', command);
+  if (values.count !== undefined) opts.count = whole('count', values.count, 1, 'a positive whole number', command);
   return opts;
 }
 
 const TEXT: Record<Command | 'main', string> = {
-  main: `usage: cuda-bindings [command] [--json] [--device N] [--help]
+  main: `usage: cuda-bindings [command] [--json] [--device N] [--help] [--version]
 
 commands:
   info        driver and runtime versions, the libraries loaded, every device (the default)
@@ -66,7 +100,11 @@ commands:
 options:
   --json      print JSON for scripts instead of tables
   --device N  probe device N only
-  --help      show help for a command: cuda-bindings bandwidth --help`,
+  --help      show help for a command: cuda-bindings bandwidth --help
+  --version   print this package's version and the CUDA runtime's
+
+Exit status: 0 on success, 1 on any failure (a bad option, no driver or GPU, a CUDA error), with
+one line on stderr saying why; with --json, stdout also gets { "error": { "name", "code", "message" } }.`,
   info: `usage: cuda-bindings info [--json] [--device N]
 
 Prints the driver and runtime versions, the CUDA libraries loaded and, for every device (or
@@ -97,6 +135,7 @@ Measures the per-call cost of a few common calls through this library on device 
 in ns: the median of repeated timed loops.`,
 };
 
+/** The usage text of a command, or of the CLI as a whole. */
 export function usage(command?: Command): string {
   return TEXT[command ?? 'main'];
 }

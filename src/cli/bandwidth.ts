@@ -23,24 +23,30 @@ function measure(copy: () => number, bytes: number, stream: cudart.cudaStream_t,
   ok(cudart.cudaEventRecord(stop, stream) as [number], 'cudaEventRecord');
   ok(cudart.cudaEventSynchronize(stop) as [number], 'cudaEventSynchronize');
   const [ms] = ok(cudart.cudaEventElapsedTime(start, stop), 'cudaEventElapsedTime');
-  return (bytes * reps) / (ms! * 1e6);
+  return (bytes * reps) / (ms * 1e6);
 }
 
+/** Measures every direction and size on `device`; whatever it allocated is freed however it ends. */
 export function bandwidthRows(device: number, progress?: (s: string) => void): BandwidthRow[] {
   ok(cudart.cudaSetDevice(device) as [number], 'cudaSetDevice');
   const max = SIZES[SIZES.length - 1];
-  const [stream] = ok(cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking), 'cudaStreamCreateWithFlags');
-  const [start] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
-  const [stop] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
-  const [dA] = ok(cudart.cudaMalloc(max), 'cudaMalloc');
-  const [dB] = ok(cudart.cudaMalloc(max), 'cudaMalloc');
-  const [pinned] = ok(cudart.cudaMallocHost(max), 'cudaMallocHost');
-  const pageable = Buffer.alloc(max, 1);
-  const pinnedView = new Uint8Array(koffi.view(pinned!, max));
-  pinnedView.fill(1);
+  let stream: cudart.cudaStream_t | null = null;
+  let start: cudart.cudaEvent_t | null = null;
+  let stop: cudart.cudaEvent_t | null = null;
+  let dA: ReturnType<typeof cudart.cudaMalloc>[1] = null;
+  let dB: ReturnType<typeof cudart.cudaMalloc>[1] = null;
+  let pinned: ReturnType<typeof cudart.cudaMallocHost>[1] = null;
   const K = cudart.cudaMemcpyKind;
   const rows: BandwidthRow[] = [];
   try {
+    [stream] = ok(cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking), 'cudaStreamCreateWithFlags');
+    [start] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
+    [stop] = ok(cudart.cudaEventCreate(), 'cudaEventCreate');
+    [dA] = ok(cudart.cudaMalloc(max), 'cudaMalloc');
+    [dB] = ok(cudart.cudaMalloc(max), 'cudaMalloc');
+    [pinned] = ok(cudart.cudaMallocHost(max), 'cudaMallocHost');
+    const pageable = Buffer.alloc(max, 1);
+    new Uint8Array(koffi.view(pinned!, max)).fill(1);
     const plan: [BandwidthRow['direction'], BandwidthRow['memory']][] = [
       ['H2D', 'pageable'], ['H2D', 'pinned'], ['D2H', 'pageable'], ['D2H', 'pinned'], ['D2D', 'device'],
     ];
@@ -49,30 +55,32 @@ export function bandwidthRows(device: number, progress?: (s: string) => void): B
       for (const bytes of SIZES) {
         progress?.(`measuring ${direction} ${memory} ${bytesText(bytes)} (${++step}/${plan.length * SIZES.length})`);
         const host = memory === 'pinned' ? pinned! : pageable.subarray(0, bytes);
+        const [a, b, s] = [dA!, dB!, stream!];
         // A pageable copy returns once its data is staged; the events on the stream still bracket it.
         const copy =
           direction === 'H2D'
-            ? () => cudart.cudaMemcpyAsync(dA!, host, bytes, K.cudaMemcpyHostToDevice, stream)[0]
+            ? () => cudart.cudaMemcpyAsync(a, host, bytes, K.cudaMemcpyHostToDevice, s)[0]
             : direction === 'D2H'
-              ? () => cudart.cudaMemcpyAsync(host, dA!, bytes, K.cudaMemcpyDeviceToHost, stream)[0]
-              : () => cudart.cudaMemcpyAsync(dB!, dA!, bytes, K.cudaMemcpyDeviceToDevice, stream)[0];
+              ? () => cudart.cudaMemcpyAsync(host, a, bytes, K.cudaMemcpyDeviceToHost, s)[0]
+              : () => cudart.cudaMemcpyAsync(b, a, bytes, K.cudaMemcpyDeviceToDevice, s)[0];
         // A device-to-device copy reads and writes each byte: bandwidthTest counts both.
-        const gb = measure(copy, bytes, stream!, start!, stop!) * (direction === 'D2D' ? 2 : 1);
+        const gb = measure(copy, bytes, s, start!, stop!) * (direction === 'D2D' ? 2 : 1);
         rows.push({ direction, memory, bytes, gbPerSecond: gb });
       }
     }
   } finally {
     progress?.('');
-    cudart.cudaFreeHost(pinned!);
-    cudart.cudaFree(dA!);
-    cudart.cudaFree(dB!);
-    cudart.cudaEventDestroy(start!);
-    cudart.cudaEventDestroy(stop!);
-    cudart.cudaStreamDestroy(stream!);
+    if (pinned !== null) cudart.cudaFreeHost(pinned);
+    if (dA !== null) cudart.cudaFree(dA);
+    if (dB !== null) cudart.cudaFree(dB);
+    if (start !== null) cudart.cudaEventDestroy(start);
+    if (stop !== null) cudart.cudaEventDestroy(stop);
+    if (stream !== null) cudart.cudaStreamDestroy(stream);
   }
   return rows;
 }
 
+/** Runs `cuda-bindings bandwidth`: the table, or --json. */
 export function bandwidth(o: Options, out: Output): void {
   requireGpu({}, o.device);
   const device = o.device ?? 0;

@@ -8,17 +8,35 @@ export interface Output {
   progress?: (s: string) => void;
 }
 
-/** No driver or no device: the CLI exits with status 1 and this one-line reason. */
-export class NoGpu extends Error {
+/** A failure a command expects (a CUDA call that failed): one line, and its CUDA error's name and code. */
+export class CommandError extends Error {
   constructor(
-    readonly code: number,
+    /** The CUDA (or NVML) status, or null where there is none. */
+    readonly code: number | null,
+    /** The status's name (`cudaErrorMemoryAllocation`). */
     readonly codeName: string,
     message: string,
     /** What the command found before it stopped (versions, libraries), for --json. */
     readonly partial: Record<string, unknown> = {},
   ) {
     super(message);
+    this.name = 'CommandError';
   }
+}
+
+/** No driver or no device: the CLI exits with status 1 and this one-line reason. */
+export class NoGpu extends CommandError {
+  constructor(code: number, codeName: string, message: string, partial: Record<string, unknown> = {}) {
+    super(code, codeName, message, partial);
+    this.name = 'NoGpu';
+  }
+}
+
+/** One line of an error's message: a multi-line one (a library that did not load) keeps its first and last lines. */
+export function oneLine(message: string): string {
+  const lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
+  if (lines.length <= 1) return lines[0] ?? '';
+  return `${lines[0].replace(/ Tried:$/, '')} ${lines[lines.length - 1]}`;
 }
 
 /** Throws NoGpu with a reason and what to do when the driver or the devices are missing. */
@@ -32,16 +50,19 @@ export function requireGpu(partial: Record<string, unknown> = {}, device?: numbe
     throw new NoGpu(err, name || 'cudaErrorNoDevice', `no CUDA device found (${name || 'cudaErrorNoDevice'}): check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)`, partial);
   }
   if (err !== 0) throw new NoGpu(err, name, `cannot use the GPU (${name}): ${cudart.cudaGetErrorString(err)[1]}`, partial);
-  if (device !== undefined && device >= count!) {
-    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count! - 1})`, partial);
+  if (device !== undefined && device >= count) {
+    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count - 1})`, partial);
   }
-  return count!;
+  return count;
 }
 
 /** Unwraps a facade tuple or throws with the function's name and the CUDA error. */
-export function ok<T extends unknown[]>(r: [number, ...T], what: string): T {
-  if (r[0] !== 0) throw new Error(`${what} failed: ${cudart.cudaError_t[r[0]] ?? r[0]}`);
-  return r.slice(1) as T;
+export function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): cudart.OkOutputs<R> {
+  if (r[0] !== 0) {
+    const name = cudart.cudaError_t[r[0]] ?? `cudaError ${r[0]}`;
+    throw new CommandError(r[0], name, `${what} failed: ${name}`);
+  }
+  return r.slice(1) as cudart.OkOutputs<R>;
 }
 
 /** Aligned columns; numbers right-aligned. */
@@ -58,6 +79,7 @@ export function version(v: number): string {
   return `${Math.floor(v / 1000)}.${(v % 1000) / 10}`;
 }
 
+/** `65536` -> `64 KiB`. */
 export function bytesText(n: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;

@@ -3,7 +3,7 @@ import * as cudart from '../runtime';
 import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
 import type { Options } from './args';
-import { ok, requireGpu, table, version, type Output } from './common';
+import { ok, oneLine, requireGpu, table, version, type Output } from './common';
 import { NvmlDevice, type GpuHealth } from '../core/nvml';
 
 export interface DeviceInfo {
@@ -29,7 +29,7 @@ export interface DeviceInfo {
   /** Device indices this one can access directly. */
   peerAccess: number[];
   /** What NVML reads now (matched by UUID); null when NVML is not available (see `nvml.error`). */
-  live?: GpuHealth | null;
+  live: GpuHealth | null;
 }
 
 /** NVML's readings of each device, or why there are none. */
@@ -40,8 +40,7 @@ function liveReadings(devices: DeviceInfo[]): { error: string | null } {
   } catch (e) {
     for (const d of devices) d.live = null;
     // One line: the first of the message and, for a library that did not load, what to do.
-    const lines = (e as Error).message.split('\n');
-    return { error: lines.length > 1 ? `${lines[0].replace(/ Tried:$/, '')} ${lines[lines.length - 1]}` : lines[0] };
+    return { error: oneLine((e as Error).message) };
   }
 }
 
@@ -86,9 +85,10 @@ function libraries(): Record<string, string | null> {
   return { libcudart: cudart.libraryInfo().path, libcuda: tryInfo(cuda.libraryInfo), libnvrtc: tryInfo(nvrtc.libraryInfo) };
 }
 
+/** What deviceQuery prints for device `d` (of `count`), without the live NVML section. */
 export function deviceInfo(d: number, count: number): DeviceInfo {
   const [p] = ok(cudart.cudaGetDeviceProperties(d), 'cudaGetDeviceProperties');
-  const attr = (a: number) => ok(cudart.cudaDeviceGetAttribute(a, d), 'cudaDeviceGetAttribute')[0]!;
+  const attr = (a: number) => ok(cudart.cudaDeviceGetAttribute(a, d), 'cudaDeviceGetAttribute')[0];
   const A = cudart.cudaDeviceAttr;
   ok(cudart.cudaSetDevice(d) as [number], 'cudaSetDevice');
   const [free, total] = ok(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
@@ -96,42 +96,46 @@ export function deviceInfo(d: number, count: number): DeviceInfo {
   for (let o = 0; o < count; o++) if (o !== d && ok(cudart.cudaDeviceCanAccessPeer(d, o), 'cudaDeviceCanAccessPeer')[0]) peers.push(o);
   return {
     index: d,
-    name: p!.name,
-    uuid: uuidText(p!.uuid.bytes),
-    pciBusId: ok(cudart.cudaDeviceGetPCIBusId(32, d), 'cudaDeviceGetPCIBusId')[0]!,
-    computeCapability: `${p!.major}.${p!.minor}`,
-    memoryTotalBytes: total!,
-    memoryFreeBytes: free!,
-    multiprocessors: p!.multiProcessorCount,
+    name: p.name,
+    uuid: uuidText(p.uuid.bytes),
+    pciBusId: ok(cudart.cudaDeviceGetPCIBusId(32, d), 'cudaDeviceGetPCIBusId')[0],
+    computeCapability: `${p.major}.${p.minor}`,
+    memoryTotalBytes: total,
+    memoryFreeBytes: free,
+    multiprocessors: p.multiProcessorCount,
     clockMHz: attr(A.cudaDevAttrClockRate) / 1000,
     memoryClockMHz: attr(A.cudaDevAttrMemoryClockRate) / 1000,
     memoryBusWidthBits: attr(A.cudaDevAttrGlobalMemoryBusWidth),
-    l2CacheBytes: p!.l2CacheSize,
-    sharedMemPerBlockBytes: p!.sharedMemPerBlock,
-    sharedMemPerBlockOptinBytes: p!.sharedMemPerBlockOptin,
-    sharedMemPerMultiprocessorBytes: p!.sharedMemPerMultiprocessor,
-    maxThreadsPerBlock: p!.maxThreadsPerBlock,
-    maxThreadsPerMultiprocessor: p!.maxThreadsPerMultiProcessor,
-    warpSize: p!.warpSize,
-    eccEnabled: p!.ECCEnabled !== 0,
+    l2CacheBytes: p.l2CacheSize,
+    sharedMemPerBlockBytes: p.sharedMemPerBlock,
+    sharedMemPerBlockOptinBytes: p.sharedMemPerBlockOptin,
+    sharedMemPerMultiprocessorBytes: p.sharedMemPerMultiprocessor,
+    maxThreadsPerBlock: p.maxThreadsPerBlock,
+    maxThreadsPerMultiprocessor: p.maxThreadsPerMultiProcessor,
+    warpSize: p.warpSize,
+    eccEnabled: p.ECCEnabled !== 0,
     peerAccess: peers,
+    live: null,
   };
 }
 
+/** Runs `cuda-bindings info`: versions, libraries and every device, as text or --json (the same keys on failure, null where unknown). */
 export function info(o: Options, out: Output): void {
-  const [, runtime] = cudart.cudaRuntimeGetVersion();
+  const [runtimeErr, runtime] = cudart.cudaRuntimeGetVersion();
+  const runtimeVersion = runtimeErr === 0 ? version(runtime!) : null;
   const libs = libraries();
-  const partial = { runtimeVersion: version(runtime!), libraries: libs };
+  const partial = { driverVersion: null, runtimeVersion, libraries: libs, deviceCount: null, devices: null, nvml: null };
   if (!o.json) {
-    out.log(`CUDA runtime ${version(runtime!)}`);
+    out.log(`CUDA runtime ${runtimeVersion ?? 'unknown'}`);
     for (const [k, v] of Object.entries(libs)) out.log(`${`${k}:`.padEnd(10)} ${v ?? 'not found'}`);
   }
   const count = requireGpu(partial, o.device);
-  const [, driver] = cudart.cudaDriverGetVersion();
+  const [driver] = ok(cudart.cudaDriverGetVersion(), 'cudaDriverGetVersion');
   const devices = (o.device === undefined ? Array.from({ length: count }, (_, i) => i) : [o.device]).map((d) => deviceInfo(d, count));
   const nvml = liveReadings(devices);
   if (o.json) {
-    out.log(JSON.stringify({ driverVersion: version(driver!), ...partial, deviceCount: count, devices, nvml: { available: nvml.error === null, error: nvml.error } }, null, 2));
+    const report = { ...partial, driverVersion: version(driver!), deviceCount: count, devices, nvml: { available: nvml.error === null, error: nvml.error }, error: null };
+    out.log(JSON.stringify(report, null, 2));
     return;
   }
   out.log(`CUDA driver ${version(driver!)} (the newest CUDA it runs); ${count} device${count === 1 ? '' : 's'}`);

@@ -13,9 +13,11 @@ import { openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
+import { checkOptions, type OptionKeys } from './options';
 
 /** Where an allocator's block is for: a device, and the stream whose order it is used in. */
 export interface AllocateOptions {
+  /** The device whose memory to allocate. */
   device: Device;
   /**
    * The stream the memory is used on (absent: the legacy default stream). Once freed, the block is
@@ -30,10 +32,13 @@ export interface Allocator {
   allocate(size: number, options: AllocateOptions): DeviceBuffer;
 }
 
+/** How a {@link CachingAllocator} is made. */
 export interface CachingAllocatorOptions {
   /** The most the allocator may hold from the device, used and cached, in bytes (absent: no limit). */
   limit?: number;
 }
+
+const CACHING_ALLOCATOR_OPTIONS: OptionKeys<CachingAllocatorOptions> = { limit: true };
 
 /** Blocks are rounded up to a multiple of this many bytes, as CuPy does. */
 const UNIT = 512;
@@ -68,11 +73,32 @@ function streamId(stream: Stream | undefined): number {
   return id;
 }
 
+/**
+ * A caching device-memory allocator, like CuPy's MemoryPool: a freed block is kept (per device, by
+ * size rounded up to 512 bytes) and handed out again without a cudaMalloc/cudaFree pair, which costs
+ * microseconds and synchronizes the device. A block freed on one stream is reused at once on that
+ * stream, and on another only once the work queued before the free is done (an event tells).
+ * Install it with `setAllocator(alloc)` so that {@link Device.allocate} uses it.
+ *
+ * Lifetime: a buffer's close() returns its block to the cache; `freeAllBlocks()` gives the cached
+ * blocks back to CUDA. When cudaMalloc fails it frees the cache and tries once more before throwing
+ * {@link CudaError}; going past `limit` throws it too (cudaErrorMemoryAllocation).
+ *
+ * @example
+ * ```ts
+ * const alloc = new CachingAllocator({ limit: 8 << 30 }); // at most 8 GiB per device
+ * setAllocator(alloc);
+ * for (let i = 0; i < 1000; i++) dev.allocate(1 << 20, { stream }).close(); // one cudaMalloc
+ * console.log(alloc.usedBytes(), alloc.totalBytes());
+ * ```
+ */
 export class CachingAllocator implements Allocator {
   private readonly arenas = new Map<number, Arena>();
   private limitBytes: number;
 
+  /** An empty cache; `options.limit` caps what it may hold per device, in bytes. */
   constructor(options: CachingAllocatorOptions = {}) {
+    checkOptions('new CachingAllocator', options, CACHING_ALLOCATOR_OPTIONS);
     this.limitBytes = Infinity;
     if (options.limit !== undefined) this.limit = options.limit;
   }
@@ -83,6 +109,7 @@ export class CachingAllocator implements Allocator {
    */
   allocate(size: number, options: AllocateOptions): DeviceBuffer {
     checkSize(size, 'CachingAllocator.allocate');
+    checkOptions('CachingAllocator.allocate', options, { device: true, stream: true });
     const device = options?.device;
     if (!device || typeof device.ordinal !== 'number') throw new TypeError(`CachingAllocator.allocate: parameter 'options.device' must be a Device, got ${String(device)}`);
     const stream = options.stream;
@@ -161,6 +188,7 @@ export class CachingAllocator implements Allocator {
     return this.limitBytes;
   }
 
+  /** Sets the cap in bytes (Infinity: none); throws RangeError for anything else. Blocks already held stay. */
   set limit(bytes: number) {
     if (bytes !== Infinity) checkSize(bytes, 'CachingAllocator.limit');
     this.limitBytes = bytes;

@@ -16,16 +16,32 @@ const KINDS: Record<ChannelKind, cudart.cudaChannelFormatKind> = {
 
 const TYPES: Record<ChannelType, [number, ChannelKind]> = { i8: [8, 'signed'], u8: [8, 'unsigned'], i16: [16, 'signed'], u16: [16, 'unsigned'], i32: [32, 'signed'], u32: [32, 'unsigned'], f16: [16, 'float'], f32: [32, 'float'] };
 
+/**
+ * The element format of a {@link CudaArray} or a texture (CuPy's ChannelFormatDescriptor): bits per
+ * channel (x, y, z, w) and whether they are signed, unsigned or floating point. A value with no
+ * C resource (nothing to close); invalid widths throw RangeError.
+ *
+ * @example
+ * ```ts
+ * const rgba8 = new ChannelFormatDescriptor(8, 8, 8, 8, 'unsigned');
+ * const f32 = ChannelFormatDescriptor.of('f32');        // one 32-bit float channel
+ * ```
+ */
 export class ChannelFormatDescriptor {
   /**
    * Bits of channels x, y, z, w (8, 16 or 32 each; 0 for an absent channel) and their kind. CUDA
    * arrays take 1, 2 or 4 channels of one width; floats are 16 or 32 bits.
    */
   constructor(
+    /** Bits of channel x (8, 16 or 32). */
     readonly x: number,
+    /** Bits of channel y (0 when absent). */
     readonly y: number,
+    /** Bits of channel z (0 when absent). */
     readonly z: number,
+    /** Bits of channel w (0 when absent). */
     readonly w: number,
+    /** How the channels' bits are read: 'signed', 'unsigned' or 'float'. */
     readonly kind: ChannelKind,
   ) {
     const fn = 'ChannelFormatDescriptor';

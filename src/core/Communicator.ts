@@ -1,14 +1,15 @@
 // An NCCL communicator: one rank of a group of GPUs that run collectives together. (The facade loads
 // NCCL's declarations and opens libnccl on its first call, not at import.)
 import * as nccl from '../nccl';
-import { ncclDataType_t, ncclRedOp_t, ncclResult_t } from '../nccl/enums';
-import { NCCL_SPLIT_NOCOLOR } from '../nccl/constants';
+import { ncclDataType_t, ncclRedOp_t, ncclResult_t } from '../nccl/enums.gen';
+import { NCCL_SPLIT_NOCOLOR } from '../nccl/constants.gen';
 import { ncclConfigInitializer, uniqueIdFromBase64, uniqueIdFromBuffer } from '../nccl/helpers';
 import { ncclUniqueId, type ncclConfig_t } from '../nccl';
 import { Resource } from './lifetime';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import type { Stream } from './Stream';
+import { checkOptions, type OptionKeys } from './options';
 
 
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
@@ -42,9 +43,13 @@ export function dtypeBytes(dtype: NcclDtype): number {
 
 /** An NCCL call failed: `code` is the ncclResult_t, `codeName` its C name, `lastError` NCCL's own explanation. */
 export class NcclError extends Error {
+  /** Makes the error; the message reads `codeName: NCCL's text (lastError) (in fn)`. */
   constructor(
+    /** The ncclResult_t value, e.g. 2 (ncclSystemError). */
     readonly code: number,
+    /** The ncclResult_t's C name, e.g. `'ncclInvalidArgument'`. */
     readonly codeName: string,
+    /** The NCCL call that failed, e.g. `'ncclAllReduce'`. */
     readonly fn: string,
     /** ncclGetLastError: what NCCL says went wrong (may be empty). */
     readonly lastError: string,
@@ -76,29 +81,39 @@ function checkNccl(err: number, fn: string, comm: nccl.ncclComm_t | null = null)
 export interface CommunicatorConfig {
   /** false: init and collectives return at once and `await comm.ready()` waits (ncclConfig_t.blocking = 0). */
   blocking?: boolean;
+  /** Cooperative thread array cluster size NCCL kernels use (ncclConfig_t.cgaClusterSize; NCCL picks when absent). */
   cgaClusterSize?: number;
+  /** The fewest CTAs (thread blocks) NCCL uses per collective (ncclConfig_t.minCTAs). */
   minCTAs?: number;
+  /** The most CTAs (thread blocks) NCCL uses per collective (ncclConfig_t.maxCTAs). */
   maxCTAs?: number;
   /** The network module to use (NCCL_NET), e.g. 'Socket' or 'IB'. */
   netName?: string;
   /** Whether split() children share this communicator's resources. */
   splitShare?: boolean;
+  /** The network traffic class (ncclConfig_t.trafficClass, e.g. an InfiniBand service level). */
   trafficClass?: number;
   /** A name shown in NCCL's logs. */
   commName?: string;
+  /** Whether CollNet (in-network reduction, e.g. SHARP) may be used (ncclConfig_t.collnetEnable). */
   collnetEnable?: boolean;
+  /** NCCL's CTA policy flags (ncclConfig_t.CTAPolicy; NCCL_CTA_POLICY_*). */
   CTAPolicy?: number;
+  /** CTAs used by NVLink SHARP collectives (ncclConfig_t.nvlsCTAs). */
   nvlsCTAs?: number;
 }
 
 /** What Communicator.init needs: this process's rank, how many ranks, rank 0's unique id, and the GPU. */
 export interface CommunicatorInit {
+  /** This process's rank, 0 to nranks - 1. */
   rank: number;
+  /** How many ranks (processes or GPUs) the communicator has. */
   nranks: number;
   /** Rank 0's Communicator.uniqueId(), as the struct, its 128 bytes or its base64 text. */
   id: ncclUniqueId | Uint8Array | string;
   /** The GPU of this rank (default: the current device). */
   device?: Device | number;
+  /** NCCL's configuration (ncclConfig_t); defaults are NCCL's. */
   config?: CommunicatorConfig;
 }
 
@@ -109,18 +124,45 @@ export interface CollectiveOptions {
   /** The stream the collective is queued on (default: the legacy default stream). */
   stream?: Stream;
 }
+/** Options of the reducing collectives (allReduce, reduceScatter). */
 export interface ReduceOptions extends CollectiveOptions {
   /** The reduction (default 'sum'). */
   op?: NcclOp;
 }
+/** Options of the collectives with a root rank (broadcast, reduce). */
 export interface RootOptions extends CollectiveOptions {
   /** The rank that holds (broadcast) or receives (reduce) the data (default 0). */
   root?: number;
 }
 
+const COLLECTIVE_OPTIONS: OptionKeys<CollectiveOptions> = { count: true, stream: true };
+const REDUCE_OPTIONS: OptionKeys<ReduceOptions> = { count: true, stream: true, op: true };
+const ROOT_OPTIONS: OptionKeys<RootOptions> = { count: true, stream: true, root: true };
+const REDUCE_ROOT_OPTIONS: OptionKeys<ReduceOptions & RootOptions> = { count: true, stream: true, op: true, root: true };
+const CONFIG_OPTIONS: OptionKeys<CommunicatorConfig> = {
+  blocking: true, splitShare: true, collnetEnable: true, cgaClusterSize: true, minCTAs: true, maxCTAs: true, trafficClass: true, CTAPolicy: true, nvlsCTAs: true, netName: true, commName: true,
+};
+
 /** A buffer that belongs to one rank: DeviceBuffer (or a view of one). */
 type Buf = DeviceBuffer;
 
+/**
+ * One rank of an NCCL communicator: collectives (allReduce, broadcast, reduce, allGather,
+ * reduceScatter) and point-to-point send/recv between GPUs, queued on streams. Counts are elements
+ * of the buffers' dtype, not bytes.
+ *
+ * Lifetime: close() destroys the communicator (ncclCommDestroy); `abort()` ends it without waiting for
+ * the other ranks. Failed NCCL calls throw {@link NcclError}; bad arguments throw TypeError or
+ * RangeError naming the method and parameter.
+ *
+ * @example
+ * ```ts
+ * // on each rank, after the id of rank 0 reached every process (see rendezvous()):
+ * using comm = Communicator.init({ rank, nranks, id, device: rank });
+ * comm.allReduce(grad, grad, 'f32', { op: 'sum', stream }); // in place, summed over the ranks
+ * await stream.synchronize();
+ * ```
+ */
 export class Communicator extends Resource {
   private readonly state: { aborted: boolean };
   private rankN: number | undefined;
@@ -128,6 +170,7 @@ export class Communicator extends Resource {
   private deviceD: Device | undefined;
 
   private constructor(
+    /** The NCCL handle, for calls into the `cuda-bindings/nccl` facade; valid until close(). */
     readonly handle: nccl.ncclComm_t,
     known: { rank?: number; size?: number; device?: Device },
     /** Whether the communicator was made non-blocking (its calls may return before they are done). */
@@ -156,6 +199,7 @@ export class Communicator extends Resource {
    */
   static init(o: CommunicatorInit): Communicator {
     if (typeof o !== 'object' || o === null) throw new TypeError(`Communicator.init: parameter 'options' must be an object with rank, nranks and id, got ${o === null ? 'null' : typeof o}`);
+    checkOptions('Communicator.init', o, { rank: true, nranks: true, id: true, device: true, config: true });
     const { rank, nranks } = o;
     if (!Number.isInteger(nranks) || nranks < 1 || nranks > 2 ** 31 - 1) throw new RangeError(`Communicator.init: parameter 'nranks' must be a positive integer, got ${nranks}`);
     if (!Number.isInteger(rank) || rank < 0 || rank >= nranks) throw new RangeError(`Communicator.init: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
@@ -247,6 +291,7 @@ export class Communicator extends Resource {
    * abort() it).
    */
   async ready(options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<this> {
+    checkOptions('Communicator.ready', options, { timeoutMs: true, intervalMs: true });
     const timeoutMs = options.timeoutMs ?? Infinity;
     const interval = options.intervalMs ?? 1;
     if (!(timeoutMs >= 0)) throw new RangeError(`Communicator.ready: parameter 'timeoutMs' must be a non-negative number, got ${timeoutMs}`);
@@ -279,6 +324,7 @@ export class Communicator extends Resource {
   /** Sums (or `op`s) `count` elements of `send` over every rank into `recv` on every rank. */
   allReduce(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'allReduce';
+    checkOptions(`Communicator.${f}`, options, REDUCE_OPTIONS);
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', 1]]);
     this.run(f, 'ncclAllReduce', nccl.ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
@@ -286,6 +332,7 @@ export class Communicator extends Resource {
   /** Copies `count` elements of `send` on `root` into `recv` on every rank (`send` is read on root only; elsewhere it may be null). */
   broadcast(send: Buf | null, recv: Buf, dtype: NcclDtype, options: RootOptions = {}): void {
     const f = 'broadcast';
+    checkOptions(`Communicator.${f}`, options, ROOT_OPTIONS);
     const root = this.root(f, options.root);
     const bufs: [Buf, string, number][] = this.rank === root ? [[send as Buf, 'send', 1], [recv, 'recv', 1]] : [[recv, 'recv', 1]];
     const { type, count, stream } = this.prepare(f, dtype, options, bufs);
@@ -295,6 +342,7 @@ export class Communicator extends Resource {
   /** Reduces `count` elements of `send` over every rank into `recv` on `root` (`recv` may be null elsewhere). */
   reduce(send: Buf, recv: Buf | null, dtype: NcclDtype, options: ReduceOptions & RootOptions = {}): void {
     const f = 'reduce';
+    checkOptions(`Communicator.${f}`, options, REDUCE_ROOT_OPTIONS);
     const root = this.root(f, options.root);
     const bufs: [Buf, string, number][] = [[send, 'send', 1]];
     if (this.rank === root || recv !== null) bufs.push([recv as Buf, 'recv', 1]);
@@ -305,6 +353,7 @@ export class Communicator extends Resource {
   /** Gathers `count` elements of `send` from every rank into `recv` (size × count), in rank order. */
   allGather(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'allGather';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', this.size]]);
     this.run(f, 'ncclAllGather', nccl.ncclAllGather(send.ptr, recv.ptr, count, type, this.handle, stream));
   }
@@ -312,6 +361,7 @@ export class Communicator extends Resource {
   /** Reduces `send` (size × count) over every rank; rank i gets block i (`count` elements) in `recv`. */
   reduceScatter(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'reduceScatter';
+    checkOptions(`Communicator.${f}`, options, REDUCE_OPTIONS);
     const { type, count, stream } = this.prepare(f, dtype, options, [[recv, 'recv', 1], [send, 'send', this.size]]);
     this.run(f, 'ncclReduceScatter', nccl.ncclReduceScatter(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
@@ -319,6 +369,7 @@ export class Communicator extends Resource {
   /** Sends block j (`count` elements) of `send` to rank j, which receives it as block i of `recv` (both size × count). */
   allToAll(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'allToAll';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     const n = this.size;
     const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', n], [recv, 'recv', n]]);
     this.run(f, 'ncclAlltoAll', nccl.ncclAlltoAll(send.ptr, recv.ptr, count, type, this.handle, stream));
@@ -327,6 +378,7 @@ export class Communicator extends Resource {
   /** Sends `count` elements of `buf` to rank `peer` (which must post a matching recv; group them). */
   send(buf: Buf, peer: number, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'send';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     this.peer(f, peer);
     const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
     this.run(f, 'ncclSend', nccl.ncclSend(buf.ptr, count, type, peer, this.handle, stream));
@@ -335,6 +387,7 @@ export class Communicator extends Resource {
   /** Receives `count` elements from rank `peer` into `buf`. */
   recv(buf: Buf, peer: number, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'recv';
+    checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     this.peer(f, peer);
     const { type, count, stream } = this.prepare(f, dtype, options, [[buf, 'buf', 1]]);
     this.run(f, 'ncclRecv', nccl.ncclRecv(buf.ptr, count, type, peer, this.handle, stream));
@@ -448,11 +501,7 @@ function makeConfig(o: CommunicatorConfig | undefined, fn: string): ncclConfig_t
     // The struct keeps the bytes alive as long as it lives; NCCL copies them during the call.
     c[k] = Buffer.from(`${v}\0`);
   };
-  for (const k of Object.keys(o)) {
-    if (!['blocking', 'splitShare', 'collnetEnable', 'cgaClusterSize', 'minCTAs', 'maxCTAs', 'trafficClass', 'CTAPolicy', 'nvlsCTAs', 'netName', 'commName'].includes(k)) {
-      throw new TypeError(`${fn}: config has no option '${k}'`);
-    }
-  }
+  checkOptions(fn, o, CONFIG_OPTIONS, 'config');
   bool('blocking');
   bool('splitShare');
   bool('collnetEnable');

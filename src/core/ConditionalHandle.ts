@@ -3,6 +3,11 @@
 import type * as cudart from '../runtime';
 import type { GraphBuilder } from './GraphBuilder';
 
+/**
+ * The value a conditional graph node (if, while, switch) reads, made by
+ * `builder.conditionalHandle({ default })`: pass it to a kernel node as an argument, and the kernel
+ * sets it with `cudaGraphSetConditional(handle, value)`. It owns nothing; it lives with its graph.
+ */
 export class ConditionalHandle {
   /** @internal Use builder.conditionalHandle(). */
   constructor(

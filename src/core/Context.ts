@@ -6,10 +6,12 @@ import { Device } from './Device';
 import { driverError } from './errors';
 import { driverGet, driverOk } from './driver-check';
 import { Resource } from './lifetime';
+import { checkOptions } from './options';
 
 /** How a thread waits for the device: let CUDA choose, spin, yield, or block. */
 export type ContextScheduling = 'auto' | 'spin' | 'yield' | 'blockingSync';
 
+/** How {@link Context.create} makes a context. */
 export interface ContextOptions {
   /** How a thread waiting for the device behaves (default 'auto'). */
   scheduling?: ContextScheduling;
@@ -71,10 +73,27 @@ function init(fn: string): void {
   }
 }
 
+/**
+ * A driver API context (CUcontext): a device's address space and state, for code that mixes driver
+ * calls with core (as PyCUDA's contexts). Most code needs none: the runtime and core use each
+ * device's primary context, and {@link Device.primaryContext} gives its handle.
+ *
+ * Lifetime by {@link Context.kind}: close() destroys a 'created' context, releases a retained
+ * 'primary' one, and does nothing to a 'borrowed' one (it belongs to a green context or to other
+ * code). Methods after close throw Error; driver failures throw {@link CudaError} named by CUresult.
+ *
+ * @example
+ * ```ts
+ * using ctx = Context.create(Device.get(0), { scheduling: 'blockingSync' }); // current now
+ * ctx.setLimit('printfFifoSize', 16 << 20);                                  // bytes
+ * ctx.pop();
+ * ```
+ */
 export class Context extends Resource {
   private constructor(
     /** The driver's handle. */
     readonly handle: cuda.CUcontext,
+    /** The device the context is on. */
     readonly device: Device,
     private readonly ownership: ContextKind,
     /** What owns a borrowed context (a green context): once it is closed, so is this. */
@@ -96,7 +115,7 @@ export class Context extends Resource {
    */
   static create(device: Device, options: ContextOptions = {}): Context {
     if (!(device instanceof Device)) throw new TypeError(`Context.create: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`Context.create: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('Context.create', options, { scheduling: true, lmemResizeToMax: true });
     const sched = SCHEDULING[options.scheduling ?? 'auto'];
     if (sched === undefined) throw new RangeError(`Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got ${String(options.scheduling)}`);
     init('Context.create');
@@ -197,6 +216,7 @@ export class Context extends Resource {
     return nameOf(CACHE, this.run(() => driverGet(cuda.cuCtxGetCacheConfig(), 'Context.cacheConfig (cuCtxGetCacheConfig)')));
   }
 
+  /** Sets the preference (cuCtxSetCacheConfig); throws RangeError for an unknown name. */
   set cacheConfig(config: CacheConfig) {
     this.live('cacheConfig');
     const code = CACHE[config];
@@ -210,6 +230,7 @@ export class Context extends Resource {
     return nameOf(SHARED, this.run(() => driverGet(cuda.cuCtxGetSharedMemConfig(), 'Context.sharedMemConfig (cuCtxGetSharedMemConfig)')));
   }
 
+  /** Sets the bank size (cuCtxSetSharedMemConfig); throws RangeError for an unknown name. */
   set sharedMemConfig(config: SharedMemConfig) {
     this.live('sharedMemConfig');
     const code = SHARED[config];

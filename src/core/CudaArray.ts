@@ -4,10 +4,13 @@ import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
 import { Device } from './Device';
-import { DeviceBuffer, type HostData, type CopyOptions } from './DeviceBuffer';
+import { DeviceBuffer, COPY_OPTIONS, type HostData, type CopyOptions } from './DeviceBuffer';
+import { checkOptions, type OptionKeys } from './options';
+import { openOptionalArg } from './lifetime';
 import { ChannelFormatDescriptor } from './ChannelFormatDescriptor';
 import { describe } from './debug-dot';
 
+/** The shape and uses of a {@link CudaArray}; sizes in elements, not bytes. */
 export interface CudaArrayOptions {
   /** The element format. */
   format: ChannelFormatDescriptor;
@@ -27,16 +30,35 @@ export interface CudaArrayOptions {
   textureGather?: boolean;
 }
 
+const CUDA_ARRAY_OPTIONS: OptionKeys<CudaArrayOptions> = { format: true, width: true, height: true, depth: true, layers: true, cubemap: true, surface: true, textureGather: true };
+
 function count(v: unknown, p: string, min: number): number {
   if (v === undefined) return 0;
   if (!Number.isSafeInteger(v) || (v as number) < min) throw new RangeError(`CudaArray.create: option '${p}' must be an integer of at least ${min}, got ${describe(v)}`);
   return v as number;
 }
 
+/**
+ * A CUDA array: device memory in the layout textures and surfaces read fastest (1D, 2D, 3D, layered
+ * or a cubemap), made by {@link CudaArray.create} or {@link CudaArray.fromMatrix}; kernels read it
+ * through a {@link TextureObject} and write it through a {@link SurfaceObject}.
+ *
+ * Lifetime: close() frees it (cudaFreeArray); textures and surfaces over it keep it alive. Bad shapes
+ * throw RangeError naming the option; CUDA failures throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using arr = CudaArray.fromMatrix(new Float32Array(64 * 64), 64); // 64 rows of 64 floats
+ * using tex = TextureObject.create(arr, { filterMode: 'linear' });
+ * ```
+ */
 export class CudaArray extends Resource {
   private constructor(
+    /** The runtime handle (cudaArray_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaArray_t,
+    /** The device whose memory holds the array. */
     readonly device: Device,
+    /** The element format. */
     readonly format: ChannelFormatDescriptor,
     /** Elements per row. */
     readonly width: number,
@@ -46,6 +68,7 @@ export class CudaArray extends Resource {
     readonly depth: number,
     /** Layers (0 unless layered). */
     readonly layers: number,
+    /** Whether it is a cubemap (six square faces; with layers, a cubemap array). */
     readonly cubemap: boolean,
     /** Whether a SurfaceObject can be made over it. */
     readonly surface: boolean,
@@ -56,6 +79,7 @@ export class CudaArray extends Resource {
   /** A new array on `device` (default: the current one). */
   static create(options: CudaArrayOptions, device: Device = Device.current()): CudaArray {
     if (options === null || typeof options !== 'object') throw new TypeError(`CudaArray.create: parameter 'options' must be { format, width, height?, depth?, layers?, cubemap?, surface? }, got ${describe(options)}`);
+    checkOptions('CudaArray.create', options, CUDA_ARRAY_OPTIONS);
     if (!(options.format instanceof ChannelFormatDescriptor)) throw new TypeError(`CudaArray.create: option 'format' must be a ChannelFormatDescriptor, got ${describe(options.format)}`);
     if (!(device instanceof Device)) throw new TypeError(`CudaArray.create: parameter 'device' must be a Device, got ${describe(device)}`);
     const width = count(options.width, 'width', 1);
@@ -101,6 +125,7 @@ export class CudaArray extends Resource {
   /** Copies packed, row-major elements (every layer or face in order) from host memory or a DeviceBuffer into the whole array. */
   copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
     this.live('copyFrom');
+    checkOptions('CudaArray.copyFrom', options, COPY_OPTIONS);
     this.copy(src, 'src', true, options);
     return this;
   }
@@ -108,6 +133,7 @@ export class CudaArray extends Resource {
   /** Copies the whole array, packed and row-major, into host memory or a DeviceBuffer; returns `dst`. */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
     this.live('copyTo');
+    checkOptions('CudaArray.copyTo', options, COPY_OPTIONS);
     this.copy(dst, 'dst', false, options);
     return dst;
   }
@@ -125,7 +151,7 @@ export class CudaArray extends Resource {
     } else {
       throw new TypeError(`CudaArray.${what}: parameter '${p}' must be a TypedArray, Buffer, DataView, ArrayBuffer or DeviceBuffer, got ${describe(other)}`);
     }
-    if (o.stream?.isClosed) throw new Error(`CudaArray.${what}: option 'stream' is a Stream that was closed`);
+    openOptionalArg(o.stream, 'Stream', `CudaArray.${what}`, 'options.stream');
     const rowBytes = this.width * this.format.bytesPerElement;
     const ptr = { ptr: mem, pitch: rowBytes, xsize: this.width, ysize: Math.max(this.height, 1) };
     const params = new cudart.cudaMemcpy3DParms({

@@ -1,19 +1,26 @@
 // Device memory: an allocation, or a view of part of one that keeps it alive.
 import * as cudart from '../runtime';
+import { memcpy } from '../runtime/async';
+import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { checkOptions, type OptionKeys } from './options';
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
 
+/** Options of DeviceBuffer's copies and fill: synchronous by default, queued on a stream when given one. */
 export interface CopyOptions {
   /** Queue the copy on this stream and return at once (the host memory must stay untouched until it is done). */
   stream?: Stream;
 }
+
+/** The keys of CopyOptions, for checkOptions. */
+export const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
 
 const D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice;
 const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
@@ -40,11 +47,35 @@ function location(where: MemoryLocation, what: string): cudart.cudaMemLocationIn
   throw new TypeError(`DeviceBuffer.${what}: parameter 'where' must be a Device or 'host', got ${typeof where === 'object' ? JSON.stringify(where) : String(where)}`);
 }
 
+/**
+ * Device memory: an allocation (from {@link Device.allocate}, {@link Device.allocateManaged}, a
+ * {@link MemoryPool}, a {@link CachingAllocator}, an IPC mapping or a {@link VirtualMemoryResource}),
+ * or a view of part of one ({@link DeviceBuffer.slice}). Sizes and offsets are in bytes; pass the
+ * buffer itself as a kernel argument (it goes as its device address, {@link DeviceBuffer.ptr}).
+ *
+ * Lifetime: close() frees the memory the way its {@link DeviceBuffer.kind} needs (cudaFree,
+ * cudaFreeAsync, back to the cache, …); closing a view does nothing to the allocation, and the
+ * allocation stays alive while a view of it is open. Use after close throws Error. Out of memory
+ * throws {@link CudaError} (`cudaErrorMemoryAllocation`); sizes past the buffer throw RangeError.
+ *
+ * @example
+ * ```ts
+ * const dev = Device.get(0);
+ * const host = new Float32Array(1 << 20).fill(1);
+ * using buf = dev.allocate(host.byteLength);
+ * buf.copyFrom(host);                      // synchronous
+ * const back = buf.copyTo(new Float32Array(host.length));
+ * using tail = buf.slice(4 * 1000);        // a view from byte 4000 to the end
+ * tail.fill(0);
+ * ```
+ */
 export class DeviceBuffer extends Resource {
   /** @internal Use device.allocate() or another allocator (protected so that VirtualBuffer can grow). */
   protected constructor(
     private readonly address: bigint,
+    /** The buffer's length in bytes. */
     readonly size: number,
+    /** The device whose memory this is (kept alive by the buffer). */
     readonly device: Device,
     /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
     readonly parent: DeviceBuffer | null,
@@ -84,7 +115,7 @@ export class DeviceBuffer extends Resource {
     return super.isClosed || (this.parent !== null && this.parent.isClosed);
   }
 
-  /** The device address (throws once the buffer or its allocation is closed). */
+  /** The device address, as a bigint for the runtime facade (throws Error once the buffer or its allocation is closed). */
   get ptr(): bigint {
     this.alive('ptr');
     return this.address;
@@ -95,7 +126,10 @@ export class DeviceBuffer extends Resource {
     this.live(what);
   }
 
-  /** A view of `length` bytes from `offset` (no copy); it keeps the allocation alive. */
+  /**
+   * A view of `length` bytes (default: to the end) from byte `offset`, no copy; it keeps the
+   * allocation alive, and its close() frees nothing. Throws RangeError when the range goes past the buffer.
+   */
   slice(offset: number, length = this.size - offset): DeviceBuffer {
     this.alive('slice');
     if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.size) throw new RangeError(`DeviceBuffer.slice: offset ${offset} is outside the buffer's ${this.size} bytes`);
@@ -104,10 +138,16 @@ export class DeviceBuffer extends Resource {
     return new DeviceBuffer(this.address + BigInt(offset), length, this.device, parent, this.kind, () => undefined, [parent]);
   }
 
-  /** Copies `src` (host memory or another DeviceBuffer) into the start of this buffer. */
+  /**
+   * Copies all of `src` (host memory or another DeviceBuffer) into the start of this buffer: waits
+   * for the copy (cudaMemcpy), or queues it on `options.stream` (cudaMemcpyAsync). Returns this
+   * buffer. Throws RangeError when `src` is larger than the buffer, CudaError when the copy fails.
+   */
   copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
     this.alive('copyFrom');
+    checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
     if (src instanceof DeviceBuffer) openArg(src, 'DeviceBuffer', 'DeviceBuffer.copyFrom', 'src');
+    else hostOrDevice(src, 'copyFrom', 'src');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyFrom', 'options.stream');
     const n = src instanceof DeviceBuffer ? src.size : src.byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`);
@@ -116,10 +156,16 @@ export class DeviceBuffer extends Resource {
     return this;
   }
 
-  /** Copies the start of this buffer into `dst` (host memory or another DeviceBuffer), as many bytes as `dst` holds. */
+  /**
+   * Copies the start of this buffer into `dst` (host memory or another DeviceBuffer), as many bytes
+   * as `dst` holds, and returns `dst`: synchronous, or queued on `options.stream` (then read `dst`
+   * only after the stream is synchronized). Throws RangeError when `dst` is larger than the buffer.
+   */
   copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
     this.alive('copyTo');
+    checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
     if (dst instanceof DeviceBuffer) openArg(dst, 'DeviceBuffer', 'DeviceBuffer.copyTo', 'dst');
+    else hostOrDevice(dst, 'copyTo', 'dst');
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyTo', 'options.stream');
     const n = dst instanceof DeviceBuffer ? dst.size : (dst as HostData).byteLength;
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
@@ -137,29 +183,44 @@ export class DeviceBuffer extends Resource {
    * Copies host memory into the start of this buffer off the JS thread and resolves when it is in.
    * From 32 MiB up, the thread pool's threads stage it through pinned memory in parallel (one
    * cudaMemcpy from pageable memory stages it on one thread, at a fraction of the bus's speed).
-   * `src` must stay untouched until the promise settles.
+   * `src` must stay untouched until the copy is over. `options.signal`/`timeout` reject with an
+   * AbortError/TimeoutError, but the copy is not cancelled (and `src` is still read until it is over).
    */
-  async copyFromAsync(src: HostData): Promise<this> {
+  async copyFromAsync(src: HostData, options?: WaitOptions): Promise<this> {
+    const fn = 'DeviceBuffer.copyFromAsync';
     this.alive('copyFromAsync');
     const n = hostBytes(src, 'copyFromAsync', 'src');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
-    if (n >= STAGED_MIN) await stagedUpload(this.device, this.address, hostSlice(src, 0, n));
-    else await inPieces(n, (at, len) => cudart.async.cudaMemcpy(this.address + BigInt(at), hostSlice(src, at, len), len, H2D), 'DeviceBuffer.copyFromAsync');
+    const o = checkWaitOptions(options, fn);
+    const work = n >= STAGED_MIN
+      ? stagedUpload(this.device, this.address, hostSlice(src, 0, n))
+      : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn);
+    await unlessGivenUp(fn, o, work);
     return this;
   }
 
-  /** Copies the start of this buffer into `dst` off the JS thread, in parallel pieces on the thread pool; resolves with `dst`. */
-  async copyToAsync<T extends HostData>(dst: T): Promise<T> {
+  /**
+   * Copies the start of this buffer into `dst` off the JS thread, in parallel pieces on the thread
+   * pool; resolves with `dst`. `options.signal`/`timeout` reject with an AbortError/TimeoutError, but
+   * the copy is not cancelled (`dst` is still written until it is over).
+   */
+  async copyToAsync<T extends HostData>(dst: T, options?: WaitOptions): Promise<T> {
+    const fn = 'DeviceBuffer.copyToAsync';
     this.alive('copyToAsync');
     const n = hostBytes(dst, 'copyToAsync', 'dst');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
-    await inPieces(n, (at, len) => cudart.async.cudaMemcpy(hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), 'DeviceBuffer.copyToAsync');
+    const o = checkWaitOptions(options, fn);
+    await unlessGivenUp(fn, o, inPieces(n, (at, len) => memcpy(fn, hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), fn));
     return dst;
   }
 
-  /** Sets every byte to `value` (0–255). */
+  /**
+   * Sets every byte of the buffer to `value` (0–255): synchronous (cudaMemset) or queued on
+   * `options.stream` (cudaMemsetAsync). Returns this buffer; throws RangeError for another value.
+   */
   fill(value: number, options: CopyOptions = {}): this {
     this.alive('fill');
+    checkOptions('DeviceBuffer.fill', options, COPY_OPTIONS);
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
     if (!Number.isInteger(value) || value < 0 || value > 255) throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
     if (options.stream) check(cudart.cudaMemsetAsync(this.address, value, this.size, options.stream.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
@@ -206,6 +267,14 @@ async function inPieces(n: number, copy: (at: number, len: number) => Promise<[c
 function hostBytes(v: HostData, what: string, p: string): number {
   if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${Object.prototype.toString.call(v)}`);
   return v.byteLength;
+}
+
+/** Throws a TypeError naming DeviceBuffer.`what` unless `v` is host memory (a DeviceBuffer was handled before). */
+function hostOrDevice(v: unknown, what: string, p: string): void {
+  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) {
+    const got = v === null ? 'null' : Array.isArray(v) ? 'an Array (copy it into a TypedArray first, e.g. new Float32Array(array))' : typeof v === 'object' ? `a ${v.constructor?.name ?? 'object'}` : `${typeof v} ${String(v)}`;
+    throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got ${got}`);
+  }
 }
 
 /** Bytes [at, at + len) of host memory, as a view (no copy). */

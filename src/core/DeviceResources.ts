@@ -11,12 +11,30 @@ const RESOURCE_BYTES = 144;
 
 /** What `splitSM` gives: the groups, and the SMs left over. */
 export interface SMSplit {
+  /** The groups asked for, each of at least the asked-for number of SMs. */
   groups: SMResource[];
+  /** The SMs not put in a group. */
   remaining: SMResource;
 }
 
+/**
+ * A device's resources for green contexts (CUDA 12.4+): its streaming multiprocessors, split into
+ * groups that a {@link GreenContext} then runs on alone, so work on one group cannot take SMs from
+ * another. Holds nothing to free. Driver failures throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const res = DeviceResources.of(Device.get(0));
+ * const { groups } = res.splitSM(16, 2);          // two groups of at least 16 SMs
+ * using green = res.createGreenContext(groups[0]);
+ * using stream = green.createStream();            // work here runs on those SMs only
+ * ```
+ */
 export class DeviceResources {
-  private constructor(readonly device: Device) {}
+  private constructor(
+    /** The device whose resources these are. */
+    readonly device: Device,
+  ) {}
 
   /** The resources of `device`. */
   static of(device: Device): DeviceResources {

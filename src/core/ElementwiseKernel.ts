@@ -8,7 +8,9 @@ import type { Kernel } from './Kernel';
 import type { Module } from './Module';
 import type { Stream } from './Stream';
 import { openOptionalArg } from './lifetime';
+import { checkOptions } from './options';
 
+/** Options of an {@link ElementwiseKernel}: compile-time ones at construction, `stream` at call. */
 export interface ElementwiseOptions {
   /** Code placed before the kernel (helper functions, #includes). */
   preamble?: string;
@@ -52,6 +54,20 @@ function parseParams(list: string, out: boolean): Param[] {
   });
 }
 
+/**
+ * A kernel written as one line of C++ per element (CuPy's ElementwiseKernel): declare the inputs
+ * and outputs, give the operation, and `call()` compiles (once per combination of array and scalar
+ * parameters and architecture, cached on disk by Program) and launches it over every element.
+ *
+ * Holds compiled modules, which live as long as the object (nothing to close). Bad declarations
+ * throw TypeError or RangeError; compile failures throw {@link CompileError}.
+ *
+ * @example
+ * ```ts
+ * const saxpy = new ElementwiseKernel('float x, float y, float a', 'float z', 'z = a * x + y', 'saxpy');
+ * saxpy.call(x, y, 2.0, z);                  // x, y, z: DeviceBuffers of floats; a: a scalar
+ * ```
+ */
 export class ElementwiseKernel {
   private readonly params: Param[];
   /** Compiled kernels by which parameters are arrays ('a' array, 's' scalar per parameter) and the architecture. */
@@ -65,10 +81,13 @@ export class ElementwiseKernel {
   constructor(
     inputs: string,
     outputs: string,
+    /** The C++ run for each element index `i`, e.g. `'z = a * x + y'`. */
     readonly operation: string,
+    /** The kernel's name (in compile logs and profilers). */
     readonly name = 'elementwise',
     private readonly options: Omit<ElementwiseOptions, 'stream'> = {},
   ) {
+    checkOptions('new ElementwiseKernel', options, { preamble: true, options: true });
     this.params = [...parseParams(inputs, false), ...parseParams(outputs, true)];
     if (this.params.length === 0) throw new RangeError('ElementwiseKernel: it needs at least one parameter');
     if (!this.params.some((p) => p.out)) throw new RangeError('ElementwiseKernel: it needs at least one output parameter');
@@ -124,6 +143,8 @@ export class ElementwiseKernel {
         return 's';
       })
       .join('');
+    // The preamble and compiler options belong to the constructor: a call takes only its stream.
+    checkOptions<Pick<ElementwiseOptions, 'stream'>>(`ElementwiseKernel(${this.name}).call`, opts, { stream: true });
     openOptionalArg(opts.stream, 'Stream', `ElementwiseKernel(${this.name}).call`, 'options.stream');
     if (n === 0) return;
     const { kernel } = this.compiled(shape, device!);

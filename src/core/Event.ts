@@ -1,10 +1,14 @@
 // A CUDA event: a marker in a stream, for waits and timing.
 import * as cudart from '../runtime';
+import { eventSynchronize } from '../runtime/async';
+import type { WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg, openOptionalArg } from './lifetime';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
+import type { OptionKeys } from './options';
 
+/** How {@link Device.createEvent} makes an event. */
 export interface EventOptions {
   /** Records timestamps for elapsedSince (on by default; off is cheaper). */
   timing?: boolean;
@@ -14,10 +18,35 @@ export interface EventOptions {
   interprocess?: boolean;
 }
 
+/** The keys of EventOptions, for checkOptions. */
+export const EVENT_OPTIONS: OptionKeys<EventOptions> = { timing: true, blockingSync: true, interprocess: true };
+
+/**
+ * A CUDA event: a marker recorded in a stream, to wait for (from the host or from another stream)
+ * and to time work between two markers. Made by {@link Device.createEvent}.
+ *
+ * Lifetime: close() destroys the event (cudaEventDestroy); `using` closes it at the end of the block.
+ * An event keeps its Device alive. Methods on a closed event throw Error; CUDA failures throw
+ * {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using start = dev.createEvent();
+ * using end = dev.createEvent();
+ * start.record(stream);
+ * buf.copyFrom(host, { stream });
+ * end.record(stream);
+ * await end.synchronize();
+ * console.log(`${end.elapsedSince(start).toFixed(3)} ms`);
+ * ```
+ */
 export class Event extends Resource {
   private constructor(
+    /** The runtime handle, for calls into the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaEvent_t,
+    /** The device the event was created on. */
     readonly device: Device,
+    /** Whether the event records timestamps (EventOptions.timing), as elapsedSince needs. */
     readonly timing: boolean,
   ) {
     super(() => void cudart.cudaEventDestroy(handle), [device]);
@@ -45,7 +74,10 @@ export class Event extends Resource {
     return this.interprocessFlag;
   }
 
-  /** Marks the point in `stream` (the legacy default stream when absent). */
+  /**
+   * Marks the point reached by the work queued so far on `stream` (the legacy default stream when
+   * absent; cudaEventRecord); recording again moves the mark. Returns this event.
+   */
   record(stream?: Stream): this {
     this.live('record');
     openOptionalArg(stream, 'Stream', 'Event.record', 'stream');
@@ -53,13 +85,16 @@ export class Event extends Resource {
     return this;
   }
 
-  /** Waits, off the JS thread, until the work before the event is done. */
-  async synchronize(): Promise<void> {
+  /**
+   * Waits, without blocking the event loop or holding a pool thread, until the work before the event
+   * is done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU work is not cancelled.
+   */
+  async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
-    check(await cudart.async.cudaEventSynchronize(this.handle), 'cudaEventSynchronize');
+    check(await eventSynchronize('Event.synchronize', this.handle, options), 'cudaEventSynchronize');
   }
 
-  /** Whether the work before the event is done. */
+  /** Whether the work before the recorded point is done (cudaEventQuery; true for an event never recorded), without waiting. */
   query(): boolean {
     this.live('query');
     const [err] = cudart.cudaEventQuery(this.handle);
@@ -68,7 +103,11 @@ export class Event extends Resource {
     return true;
   }
 
-  /** Milliseconds from `start` to this event (both recorded and complete). */
+  /**
+   * Milliseconds (with a resolution of about 0.5 µs) from `start` to this event, both recorded and
+   * complete (cudaEventElapsedTime). Throws Error when either was created with `timing: false`,
+   * CudaError (`cudaErrorNotReady`) when one is not complete yet.
+   */
   elapsedSince(start: Event): number {
     this.live('elapsedSince');
     openArg(start, 'Event', 'Event.elapsedSince', 'start');

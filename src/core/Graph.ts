@@ -7,14 +7,37 @@ import { launchHostFns, retainHostFns, releaseHostFns } from '../ffi/host-callba
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { debugDot } from './debug-dot';
+import { checkOptions } from './options';
 
+/**
+ * A CUDA graph recorded by {@link Stream.capture} (or {@link GraphBuilder}'s graph): work recorded
+ * once, then instantiated into a {@link GraphExec} and launched many times at a fraction of the cost
+ * of queuing it call by call.
+ *
+ * Lifetime: close() destroys the graph (cudaGraphDestroy); GraphExecs made from it live on
+ * independently. JS host functions captured into it are kept until it and its GraphExecs are
+ * closed or collected. Methods of a closed graph throw Error; CUDA failures throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using graph = await stream.capture((s) => {
+ *   step.launch({ grid: 64, block: 256, stream: s }, state, i32(n));
+ *   buf.copyTo(out, { stream: s });
+ * });
+ * using exec = graph.instantiate();
+ * for (let i = 0; i < 1000; i++) exec.launch(stream);
+ * await stream.synchronize();
+ * ```
+ */
 export class Graph extends Resource {
   /**
    * @internal Use stream.capture(). `hostFns` are the tokens of the JS host functions captured
    * into it: held until this graph is closed or collected.
    */
   constructor(
+    /** The runtime handle (cudaGraph_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaGraph_t,
+    /** The device the graph was recorded on (where it is instantiated). */
     readonly device: Device,
     /** @internal */ readonly hostFns: readonly bigint[] = [],
   ) {
@@ -34,11 +57,12 @@ export class Graph extends Resource {
 
   /** Writes the graph as Graphviz DOT to `path` (with every node's parameters when `verbose`). */
   debugDot(path: string, options: { verbose?: boolean } = {}): void {
+    checkOptions('Graph.debugDot', options, { verbose: true });
     this.live('debugDot');
     debugDot(this.handle, path, options, 'Graph.debugDot');
   }
 
-  /** Makes an executable graph of it, ready to launch. */
+  /** Makes an executable graph of it, ready to launch (cudaGraphInstantiate); close the GraphExec when done. */
   instantiate(): GraphExec {
     this.live('instantiate');
     this.device.makeCurrent();
@@ -46,13 +70,22 @@ export class Graph extends Resource {
   }
 }
 
+/**
+ * An executable graph, made by `graph.instantiate()` or `builder.instantiate()`: launch it on a
+ * stream as often as needed; `update()` swaps in the parameters of a graph of the same shape.
+ *
+ * Lifetime: close() destroys it (cudaGraphExecDestroy); it keeps the JS host functions and (for a
+ * builder's) the modules and buffers its nodes use alive. Methods after close throw Error.
+ */
 export class GraphExec extends Resource {
   /** The JS host functions its launches may run: its graph's, and those of graphs it was updated from. */
   private readonly hostFns: bigint[];
 
   /** @internal Use graph.instantiate(). */
   constructor(
+    /** The runtime handle (cudaGraphExec_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaGraphExec_t,
+    /** The device it was instantiated on. */
     readonly device: Device,
     hostFns: readonly bigint[] = [],
   ) {

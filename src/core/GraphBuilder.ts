@@ -19,15 +19,24 @@ import { setDim } from './PreparedLaunch';
 import { debugDot, describe } from './debug-dot';
 import { TextureObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
+import { checkOptions, type OptionKeys } from './options';
 
 /** Where a node goes: after which nodes of the same graph (none: it may run first). */
 export interface NodeOptions {
+  /** The nodes (of this builder's graph) that must finish before this one starts; absent or []: none. */
   after?: readonly GraphNode[];
 }
 
+const NODE_OPTIONS: OptionKeys<NodeOptions> = { after: true };
+const MEMSET_OPTIONS: OptionKeys<NodeOptions & { elementSize?: 1 | 2 | 4 }> = { after: true, elementSize: true };
+const IF_OPTIONS: OptionKeys<NodeOptions & { else?: boolean }> = { after: true, else: true };
+const CAPTURE_NODE_OPTIONS: OptionKeys<NodeOptions & CaptureOptions> = { after: true, mode: true };
+
 /** A kernel node's sizes (a launch config without a stream: the graph's launch gives that). */
 export interface KernelNodeConfig {
+  /** Blocks in the grid. */
   grid: Dim;
+  /** Threads in a block. */
   block: Dim;
   /** Dynamic shared memory per block, in bytes (default 0). */
   sharedMem?: number;
@@ -35,20 +44,27 @@ export interface KernelNodeConfig {
 
 /** The bodies of an `if` node: `then` runs when the handle is non-zero, `else` (when asked for) when it is zero. */
 export interface IfNode {
+  /** The conditional node itself, for other nodes' `after`. */
   node: GraphNode;
+  /** The body run when the handle is non-zero: add nodes to it as to any builder. */
   then: GraphBuilder;
+  /** The body run when the handle is zero, or null unless `{ else: true }` was asked for. */
   else: GraphBuilder | null;
 }
 
 /** A `while` node: `body` runs again and again while the handle is non-zero (checked before each run). */
 export interface WhileNode {
+  /** The conditional node itself, for other nodes' `after`. */
   node: GraphNode;
+  /** The loop's body: a kernel in it sets the handle to 0 to stop. */
   body: GraphBuilder;
 }
 
 /** A `switch` node: `cases[n]` runs when the handle is n; none when it is past the last case. */
 export interface SwitchNode {
+  /** The conditional node itself, for other nodes' `after`. */
   node: GraphNode;
+  /** One body per case, `cases[0]` for value 0 and so on. */
   cases: GraphBuilder[];
 }
 
@@ -58,10 +74,34 @@ const COND = cudart.cudaGraphConditionalNodeType;
 /** Execs made by builders, each holding its builder (and so every module, buffer and function the graph uses). */
 const execKeeps = new WeakMap<GraphExec, GraphBuilder>();
 
-
+/**
+ * A graph built node by node (cuda.core's GraphBuilder): kernels with typed arguments, copies,
+ * memsets, JS host functions, event records and waits, child graphs, conditional nodes (if, while,
+ * switch) whose bodies are builders too, and stream work captured into it; then `instantiate()`.
+ * Each node method returns a {@link GraphNode} that later nodes name in `after`; without `after`
+ * a node has no dependencies and may run first.
+ *
+ * Lifetime: close() destroys the graph; a body builder (of a conditional node) belongs to its parent's
+ * graph and is freed with it. The GraphExecs it instantiates keep it, and so every module, buffer and
+ * host function its nodes use, alive. Bad arguments throw TypeError or RangeError naming the method;
+ * CUDA failures throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using builder = GraphBuilder.create(dev);
+ * const up = builder.copy(dBuf, pinned);
+ * const run = builder.kernel(kernel, { grid: 64, block: 256 }, [dBuf, i32(n)], { after: [up] });
+ * builder.copy(pinned, dBuf, undefined, { after: [run] });
+ * using exec = builder.instantiate();
+ * exec.launch(stream);
+ * await stream.synchronize();
+ * ```
+ */
 export class GraphBuilder extends Resource {
   private constructor(
+    /** The runtime handle (cudaGraph_t) of the graph being built, for the `cuda-bindings/runtime` facade. */
     readonly handle: cudart.cudaGraph_t,
+    /** The device the graph is built for. */
     readonly device: Device,
     /** The builder of the graph whose conditional node owns this body, or null for a graph of its own. */
     readonly parent: GraphBuilder | null,
@@ -70,7 +110,7 @@ export class GraphBuilder extends Resource {
     super(free, parent ? [parent] : [device]);
   }
 
-  /** An empty graph to build on `device` (default: the current one). */
+  /** An empty graph to build on `device` (default: the current one); throws TypeError when `device` is not a Device. */
   static create(device: Device = Device.current()): GraphBuilder {
     if (!(device instanceof Device)) throw new TypeError(`GraphBuilder.create: parameter 'device' must be a Device, got ${describe(device)}`);
     device.makeCurrent();
@@ -85,9 +125,9 @@ export class GraphBuilder extends Resource {
   }
 
   /** The handles of `options.after`, checked to be nodes of this graph. */
-  private deps(options: NodeOptions | undefined, what: string): cudart.cudaGraphNode_t[] | null {
+  private deps(options: NodeOptions | undefined, what: string, allowed: OptionKeys<object> = NODE_OPTIONS): cudart.cudaGraphNode_t[] | null {
     if (options === undefined) return null;
-    if (options === null || typeof options !== 'object') throw new TypeError(`GraphBuilder.${what}: parameter 'options' must be an object { after? }, got ${describe(options)}`);
+    checkOptions<object>(`GraphBuilder.${what}`, options, allowed);
     const after = options.after;
     if (after === undefined || after.length === 0) return null;
     if (!Array.isArray(after)) throw new TypeError(`GraphBuilder.${what}: option 'after' must be an array of GraphNodes, got ${describe(after)}`);
@@ -108,6 +148,7 @@ export class GraphBuilder extends Resource {
     if (!(kernel instanceof Kernel)) throw new TypeError(`GraphBuilder.kernel: parameter 'kernel' must be a Kernel, got ${describe(kernel)}`);
     if (kernel.module.isClosed) throw new Error(`GraphBuilder.kernel(${kernel.name}): the Module the kernel belongs to was closed`);
     if (config === null || typeof config !== 'object') throw new TypeError(`GraphBuilder.kernel(${kernel.name}): parameter 'config' must be { grid, block, sharedMem? }, got ${describe(config)}`);
+    checkOptions(`GraphBuilder.kernel(${kernel.name})`, config, { grid: true, block: true, sharedMem: true }, 'config');
     if (!Array.isArray(args)) throw new TypeError(`GraphBuilder.kernel(${kernel.name}): parameter 'args' must be an array of kernel arguments, got ${describe(args)}`);
     const fn = `GraphBuilder.kernel(${kernel.name})`;
     const values = args.map((a, i) => this.argument(a, i, fn));
@@ -186,7 +227,7 @@ export class GraphBuilder extends Resource {
     if (!Number.isInteger(value) || value < 0 || value > max) throw new RangeError(`GraphBuilder.memset: parameter 'value' must be an integer within [0, ${max}] for ${size}-byte elements, got ${value}`);
     if (dst.size % size !== 0) throw new RangeError(`GraphBuilder.memset: the buffer's ${dst.size} bytes are not a whole number of ${size}-byte elements`);
     const params = new cudart.cudaMemsetParams({ dst: d, value, elementSize: size, width: dst.size / size, height: 1, pitch: 0 });
-    const node = this.add(cudart.cudaGraphAddMemsetNode(this.handle, this.deps(options, 'memset'), options.after?.length ?? 0, params), 'memset', 'GraphBuilder.memset (cudaGraphAddMemsetNode)');
+    const node = this.add(cudart.cudaGraphAddMemsetNode(this.handle, this.deps(options, 'memset', MEMSET_OPTIONS), options.after?.length ?? 0, params), 'memset', 'GraphBuilder.memset (cudaGraphAddMemsetNode)');
     this.keep.push(dst);
     return node;
   }
@@ -252,6 +293,7 @@ export class GraphBuilder extends Resource {
    */
   conditionalHandle(options: { default?: number } = {}): ConditionalHandle {
     this.alive('conditionalHandle');
+    checkOptions('GraphBuilder.conditionalHandle', options, { default: true });
     const dflt = options.default;
     if (dflt !== undefined && (!Number.isInteger(dflt) || dflt < 0 || dflt > 0xffffffff)) throw new RangeError(`GraphBuilder.conditionalHandle: option 'default' must be an unsigned 32-bit integer, got ${dflt}`);
     const flags = dflt === undefined ? 0 : cudart.cudaGraphConditionalHandleFlags.cudaGraphCondAssignDefault;
@@ -284,7 +326,7 @@ export class GraphBuilder extends Resource {
     if (handle.isClosed) throw new Error(`GraphBuilder.${what}: parameter 'handle' belongs to a graph that was closed`);
     const params = new cudart.cudaGraphNodeParams({ type: cudart.cudaGraphNodeType.cudaGraphNodeTypeConditional });
     params.conditional = { handle: handle.handle, type, size };
-    const deps = this.deps(options, what);
+    const deps = this.deps(options, what, what === 'if' ? IF_OPTIONS : NODE_OPTIONS);
     const node = this.add(cudart.cudaGraphAddNode(this.handle, deps, null, deps?.length ?? 0, params), what, `GraphBuilder.${what} (cudaGraphAddNode)`);
     // CUDA fills an array of the bodies' graphs, which live as long as the node.
     const at = params.conditional.phGraph_out;
@@ -309,7 +351,7 @@ export class GraphBuilder extends Resource {
     const modes = { global: 0, threadLocal: 1, relaxed: 2 } as const;
     const mode = modes[options.mode ?? 'global'];
     if (mode === undefined) throw new RangeError(`GraphBuilder.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
-    const deps = this.deps(options, 'capture');
+    const deps = this.deps(options, 'capture', CAPTURE_NODE_OPTIONS);
     check(cudart.cudaStreamBeginCaptureToGraph(stream.handle, this.handle, deps, null, deps?.length ?? 0, mode), 'GraphBuilder.capture (cudaStreamBeginCaptureToGraph)');
     let failure: unknown = null;
     let leaves: cudart.cudaGraphNode_t[] = [];
@@ -349,6 +391,7 @@ export class GraphBuilder extends Resource {
 
   /** Writes the graph as Graphviz DOT to `path` (with every node's parameters when `verbose`). */
   debugDot(path: string, options: { verbose?: boolean } = {}): void {
+    checkOptions('GraphBuilder.debugDot', options, { verbose: true });
     this.alive('debugDot');
     debugDot(this.handle, path, options, 'GraphBuilder.debugDot');
   }

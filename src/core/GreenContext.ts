@@ -5,17 +5,27 @@ import type { Device } from './Device';
 import { Context } from './Context';
 import { driverGet } from './driver-check';
 import { Resource } from './lifetime';
-import { Stream, type StreamOptions } from './Stream';
+import { Stream, STREAM_OPTIONS, type StreamOptions } from './Stream';
 import type { SMResource } from './SMResource';
 import type { cudaStream_t } from '../runtime';
+import { checkOptions } from './options';
 
+/**
+ * A green context: a context restricted to groups of a device's SMs (made by
+ * `DeviceResources.createGreenContext`). Streams made from it run their work on those SMs only.
+ *
+ * Lifetime: close() destroys it (cuGreenCtxDestroy) along with the streams it made that are still
+ * open; its Context view then throws Error. Driver failures throw {@link CudaError}.
+ */
 export class GreenContext extends Resource {
   private ctx?: Context;
   private readonly streams = new Set<WeakRef<Stream>>();
 
   /** @internal Use DeviceResources.createGreenContext(). */
   constructor(
+    /** The driver handle (CUgreenCtx), for the `cuda-bindings/driver` facade; valid until close(). */
     readonly handle: cuda.CUgreenCtx,
+    /** The device it is on. */
     readonly device: Device,
     /** The SM groups it was made from. */
     readonly resources: readonly SMResource[],
@@ -37,8 +47,8 @@ export class GreenContext extends Resource {
 
   /** A stream whose work runs on this context's SMs only (cuGreenCtxStreamCreate); it keeps the context alive. */
   createStream(options: StreamOptions = {}): Stream {
+    checkOptions('GreenContext.createStream', options, STREAM_OPTIONS);
     this.live('createStream');
-    if (options === null || typeof options !== 'object') throw new TypeError(`GreenContext.createStream: parameter 'options' must be an object, got ${String(options)}`);
     const priority = options.priority ?? 0;
     if (!Number.isInteger(priority)) throw new RangeError(`GreenContext.createStream: option 'priority' must be an integer, got ${priority}`);
     // Green context streams must be non-blocking (CU_STREAM_NON_BLOCKING).

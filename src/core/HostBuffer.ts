@@ -6,7 +6,9 @@ import * as cudart from '../runtime';
 import { check } from './errors';
 import { release } from './lifetime';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { checkOptions, type OptionKeys } from './options';
 
+/** The cudaHostAlloc flags of a {@link HostBuffer} (all off by default). */
 export interface HostBufferOptions {
   /** Mapped into the device's address space (cudaHostAllocMapped); `devicePtr` is its device address. */
   mapped?: boolean;
@@ -15,6 +17,12 @@ export interface HostBufferOptions {
   /** Write-combined: fast for the device to read, slow for the CPU to read. */
   writeCombined?: boolean;
 }
+
+/** The keys of HostBufferOptions, for checkOptions. */
+export const HOST_BUFFER_OPTIONS: OptionKeys<HostBufferOptions> = { mapped: true, portable: true, writeCombined: true };
+
+/** The constructor every TypedArray class extends (%TypedArray%). */
+const TypedArray = Object.getPrototypeOf(Uint8Array) as new (b: ArrayBuffer) => ArrayBufferView;
 
 const freeWhenUnreachable = new FinalizationRegistry<bigint>((p) => release(() => void cudart.cudaFreeHost(p)));
 
@@ -49,17 +57,44 @@ export function hostAllocFlags(options: HostBufferOptions): number {
 
 let adopting: { ptr: bigint; devicePtr: bigint | null; view: ArrayBuffer; onClose: () => void } | null = null;
 
+/**
+ * Pinned (page-locked) host memory, read and written from JS as a TypedArray
+ * ({@link HostBuffer.as}). Copies between it and the device run at the bus's full speed and can be
+ * queued on a stream without a staging copy, which pageable memory (an ordinary Buffer) needs.
+ *
+ * Lifetime: close() gives the memory up, but it is freed (cudaFreeHost) only once no JS view of it
+ * is reachable, so a view taken before never points at freed memory. A block from a
+ * {@link PinnedMemoryPool} is the exception: it returns to the pool at close(). `as()` after close
+ * throws Error; a failed allocation throws {@link CudaError}, a size that is not a positive
+ * integer RangeError.
+ *
+ * @example
+ * ```ts
+ * using pinned = new HostBuffer(4 * 1024);     // bytes
+ * const f32 = pinned.as(Float32Array);         // 1024 floats, a live view
+ * f32.fill(2);
+ * buf.copyFrom(f32, { stream });              // queued; leave f32 alone until the stream is done
+ * await stream.synchronize();
+ * ```
+ */
 export class HostBuffer {
+  /** The host address of the memory, as a bigint for the runtime facade. */
   readonly ptr!: bigint;
+  /** The length in bytes. */
   readonly size!: number;
   /** The device address of mapped memory, else null. */
   readonly devicePtr!: bigint | null;
   private view!: ArrayBuffer | null;
   private onClose: (() => void) | null = null;
 
-  /** `size` bytes of pinned memory: from the installed PinnedMemoryPool (setPinnedMemoryAllocator), else cudaHostAlloc. */
+  /**
+   * `size` bytes of pinned memory: from the installed PinnedMemoryPool (setPinnedMemoryAllocator),
+   * else cudaHostAlloc with `options`' flags. Throws RangeError unless `size` is a positive integer,
+   * CudaError when the allocation fails.
+   */
   constructor(size: number, options: HostBufferOptions = {}) {
     if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`HostBuffer: parameter 'size' must be a positive integer, got ${size}`);
+    checkOptions('new HostBuffer', options, HOST_BUFFER_OPTIONS);
     if (pinnedAllocator && !adopting) {
       // A constructor may return another object: the pool's block, a HostBuffer too.
       return pinnedAllocator.allocate(size, options);
@@ -108,9 +143,16 @@ export class HostBuffer {
     return this.as(Uint8Array);
   }
 
-  /** The memory as a TypedArray of the given kind (a live view, not a copy). */
+  /**
+   * The memory as a TypedArray of the given kind (a live view, not a copy), e.g.
+   * `as(Float64Array)`; the size must be a multiple of its element size. Throws Error after close().
+   */
   as<T extends ArrayBufferView>(kind: new (b: ArrayBuffer) => T): T {
     if (!this.view) throw new Error('HostBuffer.as: the HostBuffer was closed');
+    const isView = typeof kind === 'function' && (kind === (DataView as unknown) || kind.prototype instanceof TypedArray);
+    if (!isView) throw new TypeError(`HostBuffer.as: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …) or DataView, got ${typeof kind === 'function' ? kind.name || 'an anonymous function' : String(kind)}`);
+    const element = (kind as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+    if (this.size % element !== 0) throw new RangeError(`HostBuffer.as: the buffer's ${this.size} bytes are not a whole number of ${kind.name} elements (${element} bytes each)`);
     return new kind(this.view);
   }
 
@@ -127,6 +169,7 @@ export class HostBuffer {
     onClose?.();
   }
 
+  /** Calls close(): lets `using pinned = new HostBuffer(n)` give the memory up at the end of the block. */
   [Symbol.dispose](): void {
     this.close();
   }

@@ -9,7 +9,9 @@ import { Device } from './Device';
 import { Stream } from './Stream';
 import { IpcBufferDescriptor } from './IpcBufferDescriptor';
 import { allocateFromPool } from './MemoryPool';
+import { checkOptions } from './options';
 
+/** How {@link IpcMemoryPool.create} makes a shareable pool. */
 export interface IpcMemoryPoolOptions {
   /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
   maxSize?: number;
@@ -17,9 +19,31 @@ export interface IpcMemoryPoolOptions {
 
 const FD = cudart.cudaMemAllocationHandleType.cudaMemHandleTypePosixFileDescriptor;
 
+/**
+ * A stream-ordered memory pool shared between processes (through a POSIX file descriptor): one
+ * process creates it and allocates, sends `exportHandle()`'s descriptor (over a Unix socket) and
+ * each buffer's `exportBuffer()` descriptor; another imports the pool and opens the buffers.
+ *
+ * Lifetime: close() destroys (or, when imported, releases) the pool; buffers from it keep it alive.
+ * An importer must close the buffers it opened before the exporter frees them. CUDA failures throw
+ * {@link CudaError}; an imported pool's allocate() throws Error.
+ *
+ * @example
+ * ```ts
+ * // exporter
+ * using pool = IpcMemoryPool.create(dev);
+ * using buf = pool.allocate(1 << 20, stream);
+ * sendFd(pool.exportHandle()); send(pool.exportBuffer(buf));
+ * // importer
+ * using shared = IpcMemoryPool.import(fd, dev);
+ * using view = shared.importBuffer(descriptor, stream);
+ * ```
+ */
 export class IpcMemoryPool extends Resource {
   private constructor(
+    /** The runtime handle (cudaMemPool_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaMemPool_t,
+    /** The device whose memory the pool holds. */
     readonly device: Device,
     /** Whether this process imported the pool (it can open buffers but not allocate). */
     readonly isImported: boolean,
@@ -30,7 +54,7 @@ export class IpcMemoryPool extends Resource {
   /** A new pool of `device`'s memory that can be shared (cudaMemPoolCreate with POSIX file descriptor handles). */
   static create(device: Device, options: IpcMemoryPoolOptions = {}): IpcMemoryPool {
     if (!(device instanceof Device)) throw new TypeError(`IpcMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`IpcMemoryPool.create: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('IpcMemoryPool.create', options, { maxSize: true });
     if (options.maxSize !== undefined) checkSize(options.maxSize, 'IpcMemoryPool.create (options.maxSize)');
     const props = new cudart.cudaMemPoolProps({
       allocType: cudart.cudaMemAllocationType.cudaMemAllocationTypePinned,

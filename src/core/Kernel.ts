@@ -13,10 +13,12 @@ import type { ParamType } from './signature';
 import { TextureObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
 import { TensorMapDescriptor } from './TensorMapDescriptor';
+import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
 export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
 
+/** Where and how big a launch is: `kernel.launch({ grid: 64, block: 256, stream }, ...args)`. */
 export interface LaunchConfig {
   /** Blocks in the grid. */
   grid: Dim;
@@ -36,13 +38,21 @@ export type KernelArgument = DeviceBuffer | HostBuffer | HostArgument | TextureO
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
+  /** The most threads a block of this kernel may have (limited by its register use). */
   maxThreadsPerBlock: number;
+  /** Registers each thread uses. */
   numRegs: number;
+  /** Bytes of static shared memory per block (`__shared__` arrays of fixed size). */
   sharedSizeBytes: number;
+  /** Bytes of `__constant__` memory the kernel uses. */
   constSizeBytes: number;
+  /** Bytes of local memory per thread (register spills, local arrays). */
   localSizeBytes: number;
+  /** The most dynamic shared memory a launch may ask for, in bytes (raise it with setAttribute('MaxDynamicSharedMemorySize', n)). */
   maxDynamicSharedSizeBytes: number;
+  /** The PTX ISA version it was compiled for, as major * 10 + minor (e.g. 90 for sm_90's). */
   ptxVersion: number;
+  /** The architecture of its binary code, as major * 10 + minor (e.g. 90 for sm_90). */
   binaryVersion: number;
 }
 
@@ -74,13 +84,36 @@ function isDim(n: unknown): n is number {
   return Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 0xffffffff;
 }
 
+/**
+ * A kernel (a `__global__` function) of a loaded {@link Module}, got with `module.kernel(name)`:
+ * launches with typed arguments, its attributes, and occupancy.
+ *
+ * Arguments go in the order of the C parameters: a {@link DeviceBuffer} (its address), a mapped
+ * {@link HostBuffer}, a typed scalar (`i32(n)`, `f32(x)`, … — a plain number is refused because its C
+ * type is unknown), a bigint pointer, a texture or surface object, a tensor map, or `In`/`Out`/`InOut`
+ * host arrays (copied in and back). Lifetime: the kernel has nothing to free; it is usable while its
+ * Module is open and keeps the Module alive. A failed launch throws {@link CudaError}; errors inside
+ * the kernel surface at the next synchronize.
+ *
+ * @example
+ * ```ts
+ * const program = Program.compile(`extern "C" __global__ void scale(float *x, float a, int n) {
+ *   int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }`);
+ * using module = program.load();
+ * const scale = module.kernel('scale');
+ * scale.launch({ grid: Math.ceil(n / 256), block: 256, stream }, buf, f32(2), i32(n));
+ * await stream.synchronize();
+ * ```
+ */
 export class Kernel {
   private readonly grid = new cudart.dim3();
   private readonly block = new cudart.dim3();
 
   /** @internal Use module.kernel(name). */
   constructor(
+    /** The runtime handle (cudaKernel_t), for the `cuda-bindings/runtime` facade; valid while the module is open. */
     readonly handle: cudart.cudaKernel_t,
+    /** The kernel's name as the module exports it (the mangled name unless declared `extern "C"`). */
     readonly name: string,
     /** The module it is in (kept alive by the kernel). */
     readonly module: Module,
@@ -96,12 +129,18 @@ export class Kernel {
     return this.module.isClosed;
   }
 
-  /** Queues the kernel with `args` (in the order of its C parameters). */
+  /**
+   * Queues the kernel on `config.stream` with `args` (in the order of its C parameters) and returns
+   * at once (cudaLaunchKernel). Throws RangeError for a bad grid or block, TypeError for an argument
+   * of no known C type (a plain number), Error for a closed buffer or module, CudaError when the
+   * launch is refused (too many threads, too much shared memory, …).
+   */
   launch(config: LaunchConfig, ...args: KernelArgument[]): void {
     this.live('launch');
     // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
     if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
     if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    checkOptions(`Kernel.launch(${this.name})`, config, LAUNCH_CONFIG_KEYS, 'config');
     if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);
@@ -131,7 +170,7 @@ export class Kernel {
     return prepareLaunch(this, types);
   }
 
-  /** What the compiler and the driver say about the kernel on `device` (default: the current one). */
+  /** What the compiler and the driver say about the kernel on `device` (default: the current one): registers, shared, local and constant memory, limits (cudaFuncGetAttributes). */
   attributes(device?: Device): KernelAttributes {
     this.live('attributes');
     device = deviceArg(device, 'Kernel.attributes');
@@ -149,7 +188,11 @@ export class Kernel {
     };
   }
 
-  /** Sets an attribute of the kernel for `device` (default: the current one), e.g. more dynamic shared memory. */
+  /**
+   * Sets an attribute of the kernel for `device` (default: the current one), e.g.
+   * `setAttribute('MaxDynamicSharedMemorySize', 100 * 1024)` (bytes) before a launch that needs more
+   * than 48 KiB. Returns the kernel; throws RangeError for an unknown attribute, CudaError for a value the device refuses.
+   */
   setAttribute(attr: SettableKernelAttribute, value: number, device?: Device): this {
     this.live('setAttribute');
     device = deviceArg(device, 'Kernel.setAttribute');
@@ -159,7 +202,7 @@ export class Kernel {
     return this;
   }
 
-  /** How many blocks of `blockSize` threads fit on one multiprocessor of the current device at once. */
+  /** How many blocks of `blockSize` threads (with `sharedMem` bytes of dynamic shared memory each) fit on one multiprocessor of the current device at once. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, sharedMem = 0): number {
     this.live('maxActiveBlocksPerMultiprocessor');
     return check(cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.handle, blockSize, sharedMem), 'cudaOccupancyMaxActiveBlocksPerMultiprocessor');

@@ -1,6 +1,7 @@
 // CuPy's LineProfileHook, for JavaScript: bytes requested, summed by the call site that asked.
 import * as path from 'node:path';
 import { MemoryHook, type MemoryEvent, type MemoryHookOptions } from './MemoryHook';
+import { checkOptions } from './options';
 
 /** One call site's total. */
 export interface LineProfileRow {
@@ -24,10 +25,13 @@ const packageRoot = path.resolve(__dirname, '..');
 export class LineProfileHook extends MemoryHook {
   private readonly sites = new Map<string, LineProfileRow>();
 
+  /** Makes the profiler and installs it (unless `install: false`); the table starts empty. */
   constructor(options: MemoryHookOptions = {}) {
+    checkOptions('new LineProfileHook', options, { install: true });
     super(options);
   }
 
+  /** Adds the request to the row of the JavaScript line that made it (the first stack frame outside cuda-bindings). */
   override mallocPre(e: MemoryEvent): void {
     const site = callSite();
     const row = this.sites.get(site);

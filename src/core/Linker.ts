@@ -10,7 +10,9 @@ import { Device } from './Device';
 import { LinkError, driverError } from './errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
 import { cacheDir, readCache, writeCache } from './Program';
+import { checkOptions, type OptionKeys } from './options';
 
+/** How a {@link Linker} links (all optional). */
 export interface LinkerOptions {
   /** The GPU to link for: a Device, 'sm_90' or '90' (default: the current device). */
   arch?: Device | string;
@@ -74,9 +76,25 @@ const DRIVER_INPUT: Partial<Record<CodeKind, cuda.CUjitInputType>> = {
   library: cuda.CUjitInputType.CU_JIT_INPUT_LIBRARY,
 };
 
+/**
+ * Links device code (cubins, PTX, LTO-IR, fatbins, objects, libraries) into one cubin or PTX, with
+ * nvJitLink (needed for LTO) or else the driver's cuLink. `link()` returns an {@link ObjectCode} to
+ * load; the logs of the last link stay on the linker.
+ *
+ * Holds nothing to close. A failed link throws {@link LinkError} with the linker's logs; bad inputs
+ * throw TypeError naming the argument.
+ *
+ * @example
+ * ```ts
+ * const linker = new Linker(Program.compile(a, { target: 'ltoir' }).objectCode,
+ *   Program.compile(b, { target: 'ltoir' }).objectCode, { lto: true });
+ * using module = linker.link('cubin').load();
+ * ```
+ */
 export class Linker {
   /** The inputs, in link order. */
   readonly objects: readonly ObjectCode[];
+  /** The options it was made with. */
   readonly options: Readonly<LinkerOptions>;
   /** The last link's information log. */
   infoLog = '';
@@ -96,7 +114,7 @@ export class Linker {
       if (!(o instanceof ObjectCode)) throw new TypeError(`new Linker: argument ${i} must be an ObjectCode, got ${Object.prototype.toString.call(o)}`);
     });
     if (objects.length === 0) throw new TypeError('new Linker: nothing to link; pass one ObjectCode or more');
-    checkOptions(options);
+    checkLinkerOptions(options);
     this.objects = objects as ObjectCode[];
     this.options = { ...options };
   }
@@ -240,8 +258,9 @@ function driverKey(o: LinkerOptions): string {
   return JSON.stringify(Object.entries(driverOptions(o, '')).map(([k, v]) => [k, String(v)]));
 }
 
-function checkOptions(o: LinkerOptions): void {
-  for (const k of Object.keys(o)) if (!KNOWN.has(k)) throw new RangeError(`new Linker: unknown option '${k}'; the options are ${[...KNOWN].join(', ')}`);
+/** Throws unless `o` holds only LinkerOptions, each of its type and range. */
+function checkLinkerOptions(o: LinkerOptions): void {
+  checkOptions('new Linker', o, Object.fromEntries([...KNOWN].map((k) => [k, true])) as OptionKeys<LinkerOptions>);
   for (const k of BOOLEANS) if (o[k] !== undefined && typeof o[k] !== 'boolean') throw new TypeError(`new Linker: option '${k}' must be a boolean, got ${String(o[k])}`);
   if (o.maxRegisters !== undefined && !(Number.isInteger(o.maxRegisters) && o.maxRegisters > 0 && o.maxRegisters <= 255)) throw new RangeError(`new Linker: option 'maxRegisters' must be an integer from 1 to 255, got ${String(o.maxRegisters)}`);
   if (o.optimization !== undefined && !(Number.isInteger(o.optimization) && o.optimization >= 0 && o.optimization <= 3)) throw new RangeError(`new Linker: option 'optimization' must be 0, 1, 2 or 3, got ${String(o.optimization)}`);

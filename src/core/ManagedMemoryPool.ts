@@ -8,7 +8,9 @@ import { type DeviceBuffer, checkSize, type MemoryLocation } from './DeviceBuffe
 import { Device } from './Device';
 import { Stream } from './Stream';
 import { allocateFromPool } from './MemoryPool';
+import { checkOptions } from './options';
 
+/** How {@link ManagedMemoryPool.create} makes a pool. */
 export interface ManagedMemoryPoolOptions {
   /** Where the memory prefers to live (default: the device). */
   preferredLocation?: MemoryLocation;
@@ -16,9 +18,25 @@ export interface ManagedMemoryPoolOptions {
   releaseThreshold?: number;
 }
 
+/**
+ * A stream-ordered pool of managed memory (reachable from the host and every device), allocated and
+ * freed in a stream's order like a {@link MemoryPool}. Needs CUDA 13 and a device with concurrent
+ * managed access.
+ *
+ * Lifetime: close() destroys the pool (cudaMemPoolDestroy); its buffers keep it alive. Creating one
+ * where the device or driver cannot throws {@link CudaError} (cudaErrorNotSupported).
+ *
+ * @example
+ * ```ts
+ * using pool = ManagedMemoryPool.create(dev, { preferredLocation: dev });
+ * using buf = pool.allocate(4096, stream);
+ * ```
+ */
 export class ManagedMemoryPool extends Resource {
   private constructor(
+    /** The runtime handle (cudaMemPool_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaMemPool_t,
+    /** The device the pool belongs to. */
     readonly device: Device,
   ) {
     super(() => void cudart.cudaMemPoolDestroy(handle), [device]);
@@ -31,7 +49,7 @@ export class ManagedMemoryPool extends Resource {
    */
   static create(device: Device, options: ManagedMemoryPoolOptions = {}): ManagedMemoryPool {
     if (!(device instanceof Device)) throw new TypeError(`ManagedMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`ManagedMemoryPool.create: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('ManagedMemoryPool.create', options, { preferredLocation: true, releaseThreshold: true });
     const where = options.preferredLocation ?? device;
     if (where !== 'host' && !(where instanceof Device)) throw new TypeError(`ManagedMemoryPool.create: option 'preferredLocation' must be a Device or 'host', got ${String(where)}`);
     if (options.releaseThreshold !== undefined) checkSize(options.releaseThreshold, 'ManagedMemoryPool.create (options.releaseThreshold)');

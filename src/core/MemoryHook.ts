@@ -20,6 +20,7 @@ export interface MemoryEvent {
 /** The phases a hook may implement. */
 export type MemoryHookPhase = 'allocPre' | 'allocPost' | 'mallocPre' | 'mallocPost' | 'freePre' | 'freePost';
 
+/** Options of every memory hook's constructor. */
 export interface MemoryHookOptions {
   /** Install at once (the default, so that `using hook = new DebugPrintHook()` covers its scope); false: only inside `with()`. */
   install?: boolean;
@@ -38,6 +39,8 @@ export abstract class MemoryHook {
   /** A short name for messages. */
   readonly name: string = this.constructor.name;
 
+  // Unknown keys are not refused here: a subclass may pass its own options through (core's hooks check theirs).
+  /** Makes the hook and installs it unless `options.install` is false; throws TypeError when `options` is not an object. */
   constructor(options: MemoryHookOptions = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError(`${this.constructor.name}: parameter 'options' must be an object, got ${String(options)}`);
     if (options.install ?? true) this.install();
@@ -73,6 +76,7 @@ export abstract class MemoryHook {
     if (i >= 0) installed.splice(i, 1);
   }
 
+  /** Calls close(): `using hook = new DebugPrintHook()` uninstalls it when the block ends. */
   [Symbol.dispose](): void {
     this.close();
   }

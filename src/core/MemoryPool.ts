@@ -7,13 +7,18 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import type { Device } from './Device';
 import type { Stream } from './Stream';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import type { OptionKeys } from './options';
 
+/** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
 export interface MemoryPoolOptions {
   /** Bytes the pool keeps reserved after a synchronize instead of giving them back (default 0). */
   releaseThreshold?: number;
   /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
   maxSize?: number;
 }
+
+/** The keys of MemoryPoolOptions, for checkOptions. */
+export const MEMORY_POOL_OPTIONS: OptionKeys<MemoryPoolOptions> = { releaseThreshold: true, maxSize: true };
 
 /** What a pool holds now and at most, in bytes. */
 export interface MemoryPoolStats {
@@ -29,9 +34,29 @@ export interface MemoryPoolStats {
 
 const A = cudart.cudaMemPoolAttr;
 
+/**
+ * A stream-ordered memory pool (cudaMallocAsync): an allocation and its free are queued on a stream,
+ * so memory freed there is reused by later work on that stream without a synchronize, and freed
+ * memory stays reserved in the pool (up to `releaseThreshold`) for the next allocation.
+ * `device.memoryPool` is the device's default pool; {@link Device.createMemoryPool} makes others.
+ *
+ * Lifetime: close() destroys a created pool (cudaMemPoolDestroy) and does nothing to the default
+ * pool; buffers allocated from it keep it alive and are freed (cudaFreeAsync) in their stream's order
+ * at their own close(). Out of memory throws {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const pool = dev.memoryPool;
+ * pool.releaseThreshold = 1 << 30;           // keep up to 1 GiB reserved between synchronizes
+ * using tmp = pool.allocate(64 << 20, stream); // 64 MiB, usable by work queued on `stream`
+ * console.log(pool.stats.usedBytes);
+ * ```
+ */
 export class MemoryPool extends Resource {
   private constructor(
+    /** The runtime handle (cudaMemPool_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaMemPool_t,
+    /** The device whose memory the pool holds. */
     readonly device: Device,
     /** Whether this is the device's default pool (shared by every cudaMallocAsync; close() leaves it be). */
     readonly isDefault: boolean,
@@ -97,6 +122,7 @@ export class MemoryPool extends Resource {
     return this.attribute(A.cudaMemPoolAttrReleaseThreshold);
   }
 
+  /** Sets the bytes kept reserved (cudaMemPoolAttrReleaseThreshold); throws RangeError unless a byte count. */
   set releaseThreshold(bytes: number) {
     this.live('releaseThreshold');
     checkSize(bytes, 'MemoryPool.releaseThreshold');

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as nvfatbin from '../nvfatbin';
 import { Device } from './Device';
 import { Module, type ModuleOptions } from './Module';
+import { checkOptions, type OptionKeys } from './options';
 
 /** What an ObjectCode holds. */
 export type CodeKind = 'cubin' | 'ptx' | 'ltoir' | 'fatbin' | 'object' | 'library';
@@ -22,6 +23,7 @@ const FATBIN = [0x50, 0xed, 0x55, 0xba];
 const LTOIR = [0xed, 0x43, 0x4e, 0x7f];
 const AR = [0x21, 0x3c, 0x61, 0x72, 0x63, 0x68, 0x3e, 0x0a]; // "!<arch>\n"
 
+/** What {@link ObjectCode.fromBytes} and {@link ObjectCode.fromFile} may be told about the code. */
 export interface ObjectCodeOptions {
   /** The name in link logs (default: the file name, or the kind). */
   name?: string;
@@ -31,11 +33,29 @@ export interface ObjectCodeOptions {
   names?: Readonly<Record<string, string>>;
 }
 
+const OBJECT_CODE_OPTIONS: OptionKeys<ObjectCodeOptions> = { name: true, arch: true, names: true };
+
+/** How {@link ObjectCode.fatbin} bundles code. */
 export interface FatbinOptions {
   /** nvFatbin options: '-compress=true', '-host=linux', … */
   options?: readonly string[];
 }
 
+/**
+ * Device code as bytes with its kind (cubin, PTX, LTO-IR, fatbin, object, library): the input and
+ * output of a {@link Linker}, what a {@link Program} compiled, or bundled into a fatbin by
+ * {@link ObjectCode.fatbin} (nvFatbin). `load()` makes a {@link Module} of it.
+ *
+ * Only bytes (nothing to close). A kind that cannot be told from the bytes throws RangeError;
+ * loading code the driver rejects throws {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const lib = ObjectCode.fromFile('lib.ltoir');
+ * const main = Program.compile(src, { target: 'ltoir' }).objectCode;
+ * using module = new Linker(main, lib, { lto: true }).link('cubin').load();
+ * ```
+ */
 export class ObjectCode {
   /** The name in link logs. */
   readonly name: string;
@@ -59,6 +79,7 @@ export class ObjectCode {
 
   /** Wraps bytes; `kind` may be left out for a cubin, a fatbin, LTO-IR, an archive or PTX text, which are recognised. */
   static fromBytes(code: Uint8Array | string, kind?: CodeKind, options: ObjectCodeOptions = {}): ObjectCode {
+    checkOptions('ObjectCode.fromBytes', options, OBJECT_CODE_OPTIONS);
     const bytes = typeof code === 'string' ? new TextEncoder().encode(code) : code;
     if (!(bytes instanceof Uint8Array)) throw new TypeError(`ObjectCode.fromBytes: parameter 'code' must be a Uint8Array or PTX text, got ${Object.prototype.toString.call(code)}`);
     if (bytes.length === 0) throw new RangeError("ObjectCode.fromBytes: parameter 'code' is empty");
@@ -70,6 +91,7 @@ export class ObjectCode {
 
   /** Reads a file; the kind comes from its ending (.cubin, .ptx, .ltoir, .fatbin, .o, .a) unless given. */
   static fromFile(file: string, kind?: CodeKind, options: ObjectCodeOptions = {}): ObjectCode {
+    checkOptions('ObjectCode.fromFile', options, OBJECT_CODE_OPTIONS);
     if (typeof file !== 'string') throw new TypeError(`ObjectCode.fromFile: parameter 'file' must be a path, got ${String(file)}`);
     if (!fs.existsSync(file)) throw new Error(`ObjectCode.fromFile: no file ${file}`);
     const k = kind ?? EXTENSIONS[path.extname(file).toLowerCase()];
@@ -84,6 +106,7 @@ export class ObjectCode {
    */
   static fatbin(objects: readonly ObjectCode[], options: FatbinOptions = {}): ObjectCode {
     if (!Array.isArray(objects) || objects.length === 0) throw new TypeError("ObjectCode.fatbin: parameter 'objects' must be a non-empty array of ObjectCode");
+    checkOptions('ObjectCode.fatbin', options, { options: true });
     const opts = [...(options.options ?? [])];
     if (opts.some((o) => typeof o !== 'string')) throw new TypeError(`ObjectCode.fatbin: option 'options' must be an array of strings, got ${JSON.stringify(options.options)}`);
     objects.forEach((o, i) => {
@@ -112,6 +135,7 @@ export class ObjectCode {
 
   /** Loads a cubin, PTX or fatbin as a Module (LTO-IR, objects and libraries must be linked first). */
   load(options: ModuleOptions = {}): Module {
+    checkOptions('ObjectCode.load', options, { names: true });
     if (this.kind !== 'cubin' && this.kind !== 'ptx' && this.kind !== 'fatbin') {
       throw new RangeError(`ObjectCode.load: '${this.name}' is ${this.kind}, which does not load; link it first: new Linker(code, { arch }).link('cubin')`);
     }

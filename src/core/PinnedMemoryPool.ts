@@ -5,9 +5,11 @@ import koffi from 'koffi';
 import * as cudart from '../runtime';
 import { check } from './errors';
 import { release } from './lifetime';
-import { HostBuffer, hostAllocFlags, type HostBufferOptions } from './HostBuffer';
+import { HostBuffer, hostAllocFlags, type HostBufferOptions, HOST_BUFFER_OPTIONS } from './HostBuffer';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
+import { checkOptions } from './options';
 
+/** How a {@link PinnedMemoryPool} is made. */
 export interface PinnedMemoryPoolOptions {
   /** The most the pool may hold, used and cached, in bytes (absent: no limit). */
   limit?: number;
@@ -46,15 +48,16 @@ export class PinnedMemoryPool {
   private cached = 0;
   private limitBytes = Infinity;
 
+  /** An empty pool; `options.limit` caps what it may hold, in bytes. Throws TypeError when `options` is not an object. */
   constructor(options: PinnedMemoryPoolOptions = {}) {
-    if (options === null || typeof options !== 'object') throw new TypeError(`PinnedMemoryPool: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('new PinnedMemoryPool', options, { limit: true });
     if (options.limit !== undefined) this.limit = options.limit;
   }
 
   /** `size` bytes of pinned memory (rounded up to 512), from a free block or cudaHostAlloc. */
   allocate(size: number, options: HostBufferOptions = {}): HostBuffer {
     if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`PinnedMemoryPool.allocate: parameter 'size' must be a positive integer, got ${size}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`PinnedMemoryPool.allocate: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('PinnedMemoryPool.allocate', options, HOST_BUFFER_OPTIONS);
     const rounded = Math.ceil(size / UNIT) * UNIT;
     const flags = hostAllocFlags(options);
     const key = `${rounded}/${flags}`;
@@ -119,6 +122,7 @@ export class PinnedMemoryPool {
     return this.limitBytes;
   }
 
+  /** Sets the cap in bytes (Infinity: none); throws RangeError for anything else. */
   set limit(bytes: number) {
     if (bytes !== Infinity && (!Number.isSafeInteger(bytes) || bytes < 0)) throw new RangeError(`PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got ${bytes}`);
     this.limitBytes = bytes;

@@ -7,9 +7,10 @@ import { runtimeError, check } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';
 import { checkParamTypes, parseSignature, type ParamType } from './signature';
-import { cudart as library } from '../ffi/cudart-lib';
+import { libcudart as library } from '../ffi/cudart-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
+import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
@@ -17,7 +18,7 @@ import type { Kernel, LaunchConfig, Dim } from './Kernel';
  * 64-bit `handle` (TextureObject, SurfaceObject) for a `u64`, and a TensorMapDescriptor (or any
  * 128-byte struct) for a `tensormap`.
  */
-export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { readonly _u8: Uint8Array };
+export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { getBytes(): Uint8Array };
 
 /** A kernel with its parameter types fixed: call it with a launch config and plain values. */
 export interface PreparedLaunch {
@@ -98,6 +99,7 @@ class Prepared {
   begin(config: LaunchConfig, n: number): void {
     if (this.kernel.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
     if (config === null || typeof config !== 'object') throw new TypeError(`${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    checkOptions(this.what, config, LAUNCH_CONFIG_KEYS, 'config');
     if (n !== this.codes.length) throw new TypeError(`${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`);
   }
 

@@ -9,8 +9,20 @@ import { describe } from './debug-dot';
 /** Which memory a resource descriptor names. */
 export type ResourceKind = 'array' | 'linear' | 'pitch2D';
 
+/**
+ * What memory a texture reads (cudaResourceDesc): a {@link CudaArray}, linear device memory, or
+ * pitched 2D device memory, with its format and sizes. Made by the static factories; it owns nothing,
+ * and textures made over it keep its memory alive. Bad sizes throw RangeError naming the parameter.
+ *
+ * @example
+ * ```ts
+ * const res = ResourceDescriptor.linear(buf, ChannelFormatDescriptor.of('f32'));
+ * using tex = TextureObject.create(res, { readMode: 'element' });
+ * ```
+ */
 export class ResourceDescriptor {
   private constructor(
+    /** Which memory it names: 'array', 'linear' or 'pitch2D'. */
     readonly kind: ResourceKind,
     /** The memory it names (kept alive by the textures made over it). */
     readonly resource: CudaArray | DeviceBuffer,

@@ -8,6 +8,7 @@ export class SMResource {
   constructor(
     /** The driver's description (a CUdevResource of type SM). */
     readonly raw: cuda.CUdevResource_st,
+    /** The device the SMs belong to. */
     readonly device: Device,
   ) {}
 

@@ -1,5 +1,7 @@
 // A CUDA stream: work queued in order; waits that do not block the event loop.
 import * as cudart from '../runtime';
+import { streamSynchronize } from '../runtime/async';
+import type { WaitOptions } from '../ffi/waits';
 import { check } from './errors';
 import { Resource, openArg } from './lifetime';
 import { claimCapturedHostFns, releaseHostFns } from '../ffi/host-callbacks';
@@ -8,7 +10,9 @@ import type { Event } from './Event';
 import { Graph } from './Graph';
 import type { GraphBuilder, NodeOptions } from './GraphBuilder';
 import type { GraphNode } from './GraphNode';
+import { checkOptions, type OptionKeys } from './options';
 
+/** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
   /** Does not synchronize with the legacy default stream (cudaStreamNonBlocking). */
   nonBlocking?: boolean;
@@ -16,6 +20,10 @@ export interface StreamOptions {
   priority?: number;
 }
 
+/** The keys of StreamOptions, for checkOptions. */
+export const STREAM_OPTIONS: OptionKeys<StreamOptions> = { nonBlocking: true, priority: true };
+
+/** How {@link Stream.capture} records a graph. */
 export interface CaptureOptions {
   /**
    * Which unsafe calls from other code are refused while capturing (cudaStreamCaptureMode):
@@ -24,15 +32,42 @@ export interface CaptureOptions {
   mode?: 'global' | 'threadLocal' | 'relaxed';
 }
 
+/** The keys of CaptureOptions, for checkOptions. */
+export const CAPTURE_OPTIONS: OptionKeys<CaptureOptions> = { mode: true };
+
 const CAPTURE_MODES = {
   global: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal,
   threadLocal: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal,
   relaxed: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
 };
 
+/**
+ * A CUDA stream: work queued on it (copies, kernels, host functions) runs in order; work on
+ * different streams may overlap. Made by {@link Device.createStream}.
+ *
+ * Lifetime: close() destroys the stream (cudaStreamDestroy) after the work queued on it; `using`
+ * closes it at the end of the block, and the garbage collector is only a safety net. A stream keeps
+ * its Device alive. Methods on a closed stream throw Error (`Stream.query: the Stream was closed`);
+ * failures of CUDA calls throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const dev = Device.get(0);
+ * using stream = dev.createStream({ nonBlocking: true });
+ * using start = dev.createEvent();
+ * using end = dev.createEvent();
+ * start.record(stream);
+ * kernel.launch({ grid: 64, block: 256, stream }, buf, i32(n));
+ * end.record(stream);
+ * await stream.synchronize();
+ * console.log(end.elapsedSince(start), 'ms');
+ * ```
+ */
 export class Stream extends Resource {
   private constructor(
+    /** The runtime handle, for calls into the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaStream_t,
+    /** The device the stream was created on. */
     readonly device: Device,
     keep: unknown[] = [device],
   ) {
@@ -51,13 +86,16 @@ export class Stream extends Resource {
     return new Stream(h, device);
   }
 
-  /** Waits, off the JS thread, until the stream's work is done. */
-  async synchronize(): Promise<void> {
+  /**
+   * Waits, without blocking the event loop or holding a pool thread, until the work queued so far is
+   * done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU work is not cancelled.
+   */
+  async synchronize(options?: WaitOptions): Promise<void> {
     this.live('synchronize');
-    check(await cudart.async.cudaStreamSynchronize(this.handle), 'cudaStreamSynchronize');
+    check(await streamSynchronize('Stream.synchronize', this.handle, options), 'cudaStreamSynchronize');
   }
 
-  /** Whether all the stream's work is done. */
+  /** Whether all the stream's work is done (cudaStreamQuery), without waiting; throws CudaError when queued work failed. */
   query(): boolean {
     this.live('query');
     const [err] = cudart.cudaStreamQuery(this.handle);
@@ -66,20 +104,27 @@ export class Stream extends Resource {
     return true;
   }
 
-  /** Makes later work on this stream wait for `event`. */
+  /**
+   * Makes work queued on this stream from now on wait until `event`'s recorded point is reached
+   * (cudaStreamWaitEvent); the JS thread does not wait. Throws TypeError unless `event` is an open Event.
+   */
   waitEvent(event: Event): void {
     this.live('waitEvent');
     openArg(event, 'Event', 'Stream.waitEvent', 'event');
     check(cudart.cudaStreamWaitEvent(this.handle, event.handle, 0), 'cudaStreamWaitEvent');
   }
 
-  /** Runs `fn` on the JS thread once the work queued so far is done. */
+  /**
+   * Runs `fn` on the JS thread once the work queued so far is done (cudaLaunchHostFunc). Work queued
+   * after it waits for `fn` to return, so do not wait synchronously on the stream meanwhile; an
+   * exception thrown by `fn` ends the process (use {@link Stream.hostCallback} to get it back).
+   */
   onComplete(fn: () => void): void {
     this.live('onComplete');
     check(cudart.cudaLaunchHostFunc(this.handle, () => fn(), null), 'cudaLaunchHostFunc');
   }
 
-  /** Resolves with what `fn` returns once the work queued so far is done (a host function). */
+  /** Resolves with what `fn` returns once the work queued so far is done (a host function); rejects with what `fn` throws. */
   hostCallback<T>(fn: () => T): Promise<T> {
     return new Promise((resolve, reject) => {
       this.live('hostCallback');
@@ -101,6 +146,7 @@ export class Stream extends Resource {
    */
   async capture(work: (stream: this) => unknown, options: CaptureOptions = {}): Promise<Graph> {
     this.live('capture');
+    checkOptions('Stream.capture', options, CAPTURE_OPTIONS);
     const mode = CAPTURE_MODES[options.mode ?? 'global'];
     if (mode === undefined) throw new RangeError(`Stream.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
     if (typeof work !== 'function') throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${String(work)}`);
@@ -130,6 +176,7 @@ export class Stream extends Resource {
    */
   captureInto(builder: GraphBuilder, work: (stream: this) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
     this.live('captureInto');
+    checkOptions('Stream.captureInto', options, { after: true, mode: true });
     if (builder === null || typeof builder !== 'object' || typeof (builder as { capture?: unknown }).capture !== 'function' || builder.constructor?.name !== 'GraphBuilder') {
       throw new TypeError(`Stream.captureInto: parameter 'builder' must be a GraphBuilder, got ${builder === null ? 'null' : typeof builder === 'object' ? `a ${(builder as object).constructor?.name ?? 'object'}` : typeof builder}`);
     }

@@ -7,10 +7,25 @@ import { CudaArray } from './CudaArray';
 import { ResourceDescriptor } from './ResourceDescriptor';
 import { describe } from './debug-dot';
 
+/**
+ * A surface object: a 64-bit handle (`cudaSurfaceObject_t`) through which kernels read and write a
+ * {@link CudaArray} made with `{ surface: true }` (surf2Dwrite, …). Pass it as a kernel argument.
+ *
+ * Lifetime: close() destroys it (cudaDestroySurfaceObject); it keeps its array alive. An array not
+ * made for surfaces throws Error; CUDA failures throw {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using arr = CudaArray.create({ format: ChannelFormatDescriptor.of('f32'), width: 256, height: 256, surface: true });
+ * using surf = SurfaceObject.create(arr);
+ * kernel.launch({ grid: [16, 16], block: [16, 16] }, surf, i32(256));
+ * ```
+ */
 export class SurfaceObject extends Resource {
   private constructor(
     /** The handle, a kernel's `cudaSurfaceObject_t` (pass the object itself, or `u64(surf.handle)`). */
     readonly handle: cudart.cudaSurfaceObject_t,
+    /** The array it reads and writes (kept alive by the surface). */
     readonly array: CudaArray,
   ) {
     super(() => void cudart.cudaDestroySurfaceObject(handle), [array]);

@@ -5,12 +5,14 @@ import * as cuda from '../driver';
 import { driverError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { describe } from './debug-dot';
+import { checkOptions, type OptionKeys } from './options';
 
 /** Element types of a tensor map. */
 export type TensorMapDataType = 'u8' | 'u16' | 'u32' | 'i32' | 'u64' | 'i64' | 'f16' | 'f32' | 'f64' | 'bf16' | 'f32ftz' | 'tf32' | 'tf32ftz';
 
 /** What every tensor map takes. Shapes, strides and boxes are given outermost first (row-major, as NumPy writes them). */
 export interface TensorMapCommonOptions {
+  /** The element type of the tensor in memory. */
   dataType: TensorMapDataType;
   /** Elements per dimension, outermost first (rank 1 to 5; 3 to 5 for im2col). */
   shape: readonly number[];
@@ -40,9 +42,15 @@ export interface Im2colTensorMapOptions extends TensorMapCommonOptions {
   pixelBoxLowerCorner: readonly number[];
   /** Upper corner of the pixel box (rank − 2 values, outermost first). */
   pixelBoxUpperCorner: readonly number[];
+  /** Channels (innermost-dimension elements) each load reads per pixel. */
   channelsPerPixel: number;
+  /** Pixels each load reads per column. */
   pixelsPerColumn: number;
 }
+
+const COMMON_KEYS: OptionKeys<TensorMapCommonOptions> = { dataType: true, shape: true, strides: true, elementStrides: true, interleave: true, swizzle: true, l2Promotion: true, oobFill: true };
+const TILED_OPTIONS: OptionKeys<TiledTensorMapOptions> = { ...COMMON_KEYS, box: true };
+const IM2COL_OPTIONS: OptionKeys<Im2colTensorMapOptions> = { ...COMMON_KEYS, pixelBoxLowerCorner: true, pixelBoxUpperCorner: true, channelsPerPixel: true, pixelsPerColumn: true };
 
 const T = cuda.CUtensorMapDataType;
 const DATA_TYPES: Record<TensorMapDataType, [number, number]> = {
@@ -122,16 +130,32 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
   };
 }
 
+/**
+ * A TMA tensor map (CUtensorMap, made by cuTensorMapEncodeTiled / Im2col): the description of a tensor
+ * in device memory that Hopper and later GPUs copy tiles of into shared memory. Pass it as a kernel
+ * argument (a 128-byte `const __grid_constant__ CUtensorMap` parameter).
+ *
+ * Only 128 bytes of host memory (nothing to close); it keeps its buffer alive, and a kernel must not
+ * be given it once that buffer is closed. Bad shapes, strides or boxes throw RangeError naming the
+ * option; the driver's refusal throws {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const map = TensorMapDescriptor.tiled(buf, { dataType: 'f16', shape: [1024, 1024], box: [64, 64] });
+ * kernel.launch({ grid: 256, block: 128 }, map);
+ * ```
+ */
 export class TensorMapDescriptor {
   /** Laid out as a 128-byte, 64-aligned struct when passed to a kernel by value. */
   static readonly layout = { size: 128, align: 64 };
 
   /** @internal Use TensorMapDescriptor.tiled() or .im2col(). */
   constructor(
-    /** The 128 bytes of the CUtensorMap. */
+    /** @internal The 128 bytes of the CUtensorMap (`bytes` for users). */
     readonly _u8: Uint8Array,
     /** The memory it describes (kept alive by the descriptor). */
     readonly buffer: DeviceBuffer,
+    /** How it was encoded: 'tiled' (boxes of the tensor) or 'im2col' (convolution patches). */
     readonly mode: 'tiled' | 'im2col',
   ) {}
 
@@ -145,9 +169,15 @@ export class TensorMapDescriptor {
     return this._u8;
   }
 
+  /** The descriptor's bytes, as a struct's getBytes(): what a kernel launch passes by value. */
+  getBytes(): Uint8Array {
+    return this._u8;
+  }
+
   /** A tiled map of the tensor in `buffer` (cuTensorMapEncodeTiled). */
   static tiled(buffer: DeviceBuffer, options: TiledTensorMapOptions): TensorMapDescriptor {
     const fn = 'TensorMapDescriptor.tiled';
+    if (buffer instanceof DeviceBuffer) checkOptions(fn, options, TILED_OPTIONS);
     const c = common(buffer, options, fn, 1);
     const box = ints(options.box, 'box', fn, c.rank, 1, 256);
     const inner = box[c.rank - 1] * c.elementSize;
@@ -162,6 +192,7 @@ export class TensorMapDescriptor {
   /** An im2col map of the tensor in `buffer` (cuTensorMapEncodeIm2col), for convolution kernels. */
   static im2col(buffer: DeviceBuffer, options: Im2colTensorMapOptions): TensorMapDescriptor {
     const fn = 'TensorMapDescriptor.im2col';
+    if (buffer instanceof DeviceBuffer) checkOptions(fn, options, IM2COL_OPTIONS);
     const c = common(buffer, options, fn, 3);
     const spatial = c.rank - 2;
     const lower = ints(options.pixelBoxLowerCorner, 'pixelBoxLowerCorner', fn, spatial, -(2 ** 15), 2 ** 15 - 1);

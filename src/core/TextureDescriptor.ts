@@ -1,10 +1,12 @@
 // How a texture is sampled (CuPy's TextureDescriptor): address modes, filtering, read mode,
 // normalised coordinates, border colour.
 import * as cudart from '../runtime';
+import { checkOptions } from './options';
 
 /** What a coordinate outside the texture reads: wrap around, clamp to the edge, mirror, or the border colour. */
 export type AddressMode = 'wrap' | 'clamp' | 'mirror' | 'border';
 
+/** How a texture samples; every option is optional and the defaults read elements as stored, clamped. */
 export interface TextureOptions {
   /** One mode for every dimension, or one each for x, y, z (default 'clamp'; wrap and mirror need normalizedCoords). */
   addressMode?: AddressMode | readonly AddressMode[];
@@ -31,13 +33,25 @@ const ADDRESS: Record<AddressMode, cudart.cudaTextureAddressMode> = {
   border: cudart.cudaTextureAddressMode.cudaAddressModeBorder,
 };
 
+/**
+ * How a texture is sampled (CuPy's TextureDescriptor, cudaTextureDesc): address modes, filtering,
+ * read mode, normalised coordinates, border colour. A checked value with nothing to close; pass it
+ * (or its options) to {@link TextureObject.create}.
+ *
+ * @example
+ * ```ts
+ * const desc = new TextureDescriptor({ addressMode: 'wrap', filterMode: 'linear', normalizedCoords: true });
+ * using tex = TextureObject.create(arr, desc);
+ * ```
+ */
 export class TextureDescriptor {
   /** The options, checked and with their defaults filled in. */
   readonly options: Readonly<Required<Omit<TextureOptions, 'addressMode'>> & { addressMode: readonly [AddressMode, AddressMode, AddressMode] }>;
 
+  /** Checks `options` and fills in the defaults; throws TypeError or RangeError naming the bad option. */
   constructor(options: TextureOptions = {}) {
     const fn = 'TextureDescriptor';
-    if (options === null || typeof options !== 'object') throw new TypeError(`${fn}: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions(`new ${fn}`, options, { addressMode: true, filterMode: true, readMode: true, normalizedCoords: true, borderColor: true, sRGB: true, maxAnisotropy: true, seamlessCubemap: true });
     const am = options.addressMode ?? 'clamp';
     const modes = (typeof am === 'string' ? [am, am, am] : [...am, 'clamp', 'clamp', 'clamp'].slice(0, 3)) as AddressMode[];
     if (typeof am !== 'string' && (!Array.isArray(am) || am.length < 1 || am.length > 3)) throw new TypeError(`${fn}: option 'addressMode' must be a mode or an array of 1 to 3 modes`);

@@ -8,11 +8,29 @@ import { ResourceDescriptor } from './ResourceDescriptor';
 import { TextureDescriptor, type TextureOptions } from './TextureDescriptor';
 import { describe } from './debug-dot';
 
+/**
+ * A texture object: a 64-bit handle (`cudaTextureObject_t`) a kernel samples through (tex2D, …),
+ * over a CudaArray, linear or pitched memory, with the addressing and filtering of a
+ * {@link TextureDescriptor}. Pass it as a kernel argument.
+ *
+ * Lifetime: close() destroys it (cudaDestroyTextureObject); it keeps the memory it reads alive.
+ * A resource that is neither an array nor a descriptor throws TypeError; CUDA failures throw
+ * {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using arr = CudaArray.fromMatrix(image, 480);             // 480 rows
+ * using tex = TextureObject.create(arr, { filterMode: 'linear', normalizedCoords: true });
+ * kernel.launch({ grid: [40, 30], block: [16, 16] }, tex, out);
+ * ```
+ */
 export class TextureObject extends Resource {
   private constructor(
     /** The handle, a kernel's `cudaTextureObject_t` (pass the object itself, or `u64(tex.handle)`). */
     readonly handle: cudart.cudaTextureObject_t,
+    /** The memory it samples. */
     readonly resource: ResourceDescriptor,
+    /** How it samples (addressing, filtering, read mode). */
     readonly texture: TextureDescriptor,
   ) {
     super(() => void cudart.cudaDestroyTextureObject(handle), [resource.resource]);

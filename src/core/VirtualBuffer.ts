@@ -52,6 +52,7 @@ export class VirtualBuffer extends DeviceBuffer {
   private constructor(
     private readonly base: bigint,
     size: number,
+    /** The resource that allocated it (kept alive by the buffer). */
     readonly resource: VirtualMemoryResource,
     private readonly mapping: Mapping,
     /** Made by this process (hooks see its free) rather than imported. */

@@ -6,6 +6,7 @@ import * as cuda from '../driver';
 import { Device } from './Device';
 import { driverGet } from './driver-check';
 import { VirtualBuffer } from './VirtualBuffer';
+import { checkOptions } from './options';
 export type { VirtualAccess } from './VirtualBuffer';
 
 /** How the physical memory can be shared with other processes: not at all, as a POSIX file descriptor, or as a fabric handle. */
@@ -22,6 +23,7 @@ export interface VirtualMemoryResourceOptions {
   granularity?: 'minimum' | 'recommended';
 }
 
+/** How {@link VirtualMemoryResource.allocate} reserves address space. */
 export interface VirtualAllocateOptions {
   /** The address range to reserve, in bytes: the buffer can grow in place up to it (default: its size, rounded to the granularity). */
   reserve?: number;
@@ -44,16 +46,22 @@ export class VirtualMemoryResource {
   private readonly props: cuda.CUmemAllocationProp_st;
   /** Devices granted access, the resource's own first. */
   readonly accessDevices: readonly Device[];
+  /** What shareable handle the memory can be exported as: 'none', 'posixFd' or 'fabric'. */
   readonly handleType: VirtualHandleType;
   private gran?: number;
   private readonly granularityKind: cuda.CUmemAllocationGranularity_flags;
 
+  /**
+   * A resource for `device`'s memory (initialises the driver); throws TypeError when `device` is not
+   * a Device, RangeError for a bad option.
+   */
   constructor(
+    /** The device whose memory it allocates. */
     readonly device: Device,
     options: VirtualMemoryResourceOptions = {},
   ) {
     if (!(device instanceof Device)) throw new TypeError(`VirtualMemoryResource: parameter 'device' must be a Device, got ${String(device)}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`VirtualMemoryResource: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('new VirtualMemoryResource', options, { handleType: true, peers: true, granularity: true });
     const handleType = options.handleType ?? 'none';
     if (!(handleType in HANDLE_TYPES)) throw new RangeError(`VirtualMemoryResource: option 'handleType' must be 'none', 'posixFd' or 'fabric', got ${String(handleType)}`);
     const peers = options.peers ?? [];
@@ -79,7 +87,7 @@ export class VirtualMemoryResource {
   /** `size` bytes (rounded up to the granularity) in a range of `options.reserve` bytes reserved for growth. */
   allocate(size: number, options: VirtualAllocateOptions = {}): VirtualBuffer {
     if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got ${size}`);
-    if (options === null || typeof options !== 'object') throw new TypeError(`VirtualMemoryResource.allocate: parameter 'options' must be an object, got ${String(options)}`);
+    checkOptions('VirtualMemoryResource.allocate', options, { reserve: true });
     if (options.reserve !== undefined && (!Number.isSafeInteger(options.reserve) || options.reserve < size)) throw new RangeError(`VirtualMemoryResource.allocate: option 'reserve' must be an integer of at least 'size' (${size}), got ${options.reserve}`);
     void this.device.primaryContext; // the driver calls below need a context current
     return VirtualBuffer.create(this, size, this.roundUp(options.reserve ?? size));

@@ -2,12 +2,34 @@
 import * as cudart from '../runtime';
 import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
+import type { OkOutputs } from '../ffi/result';
 
-/** A CUDA call failed: `code` is the status, `name` its C name, `fn` the call. */
+/**
+ * A CUDA call failed. The message reads `CODE_NAME: explanation (in fn)`, e.g.
+ * `cudaErrorMemoryAllocation: out of memory (in cudaMalloc)`.
+ *
+ * Thrown by every core method that reaches the runtime or driver, and by {@link check},
+ * {@link checkDriver} and {@link checkNvrtc}. An error from work queued earlier (a kernel that
+ * faulted) surfaces at the next call that reports it, often a synchronize.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   Device.get(0).allocate(2 ** 50);
+ * } catch (e) {
+ *   if (e instanceof CudaError && e.codeName === 'cudaErrorMemoryAllocation') console.log('too big');
+ *   else throw e;
+ * }
+ * ```
+ */
 export class CudaError extends Error {
+  /** Makes the error; `explanation` is the library's text for the status (cudaGetErrorString). */
   constructor(
+    /** The status as a number: a cudaError_t, CUresult or nvrtcResult value. */
     readonly code: number,
+    /** The status's C name, e.g. `'cudaErrorInvalidValue'` or `'CUDA_ERROR_NOT_FOUND'`. */
     readonly codeName: string,
+    /** The C call (or core method) that failed, e.g. `'cudaMalloc'`. */
     readonly fn: string,
     explanation: string,
   ) {
@@ -18,9 +40,12 @@ export class CudaError extends Error {
 
 /** CUDA C++ (or NVVM IR) did not compile: `log` holds the compiler's log, `compiler` says which ran ('nvrtc', 'nvcc' or 'nvvm'). */
 export class CompileError extends Error {
+  /** Makes the error; `message` is its first line (usually the first error of the log). */
   constructor(
     message: string,
+    /** Which compiler ran: NVRTC, nvcc (a Program with `{ compiler: 'nvcc' }`) or libNVVM. */
     readonly compiler: 'nvrtc' | 'nvcc' | 'nvvm',
+    /** The compiler's whole log, warnings included, as it printed it. */
     readonly log: string,
   ) {
     super(message);
@@ -35,8 +60,11 @@ export function firstError(log: string): string | undefined {
 
 /** NVRTC could not compile: the message names the error, `log` holds the compiler's log. */
 export class NvrtcError extends CompileError {
+  /** Makes the error from NVRTC's status and log; the message is the log's first error line. */
   constructor(
+    /** The nvrtcResult value, e.g. 6 (NVRTC_ERROR_COMPILATION). */
     readonly code: number,
+    /** The nvrtcResult's C name, e.g. `'NVRTC_ERROR_COMPILATION'`. */
     readonly codeName: string,
     log: string,
   ) {
@@ -76,7 +104,7 @@ export function nvrtcError(code: number, fn: string): CudaError {
 type Unwrapped<T extends unknown[]> = T extends [] ? void : T extends [infer A] ? NonNullable<A> : { [K in keyof T]: NonNullable<T[K]> };
 
 /** The outputs of a successful tuple: its one output, its outputs as an array, or nothing. */
-function outputs<T extends unknown[]>(r: readonly [number, ...T]): Unwrapped<T> {
+function outputs<T extends unknown[]>(r: readonly [number, ...unknown[]]): Unwrapped<T> {
   // The common shapes without a copy: calls on hot paths go through here.
   if (r.length === 1) return undefined as Unwrapped<T>;
   if (r.length === 2) return r[1] as Unwrapped<T>;
@@ -86,13 +114,17 @@ function outputs<T extends unknown[]>(r: readonly [number, ...T]): Unwrapped<T> 
 
 /** A link failed: the message names the status and the first error; `errorLog` and `infoLog` hold the linker's logs. */
 export class LinkError extends Error {
+  /** Makes the error; `fn` names the linker call that failed (e.g. `'nvJitLinkComplete'`). */
   constructor(
     /** The status: an nvJitLinkResult or a CUresult, as `backend` says. */
     readonly code: number,
+    /** The status's C name, e.g. `'NVJITLINK_ERROR_PTX_COMPILE'` or `'CUDA_ERROR_INVALID_IMAGE'`. */
     readonly codeName: string,
     /** Which linker ran: 'nvJitLink' or 'cuLink' (the driver's). */
     readonly backend: 'nvJitLink' | 'cuLink',
+    /** The linker's error log (undefined symbols, mismatched architectures, …); may be empty. */
     readonly errorLog: string,
+    /** The linker's information log (register use, …); may be empty. */
     readonly infoLog: string,
     fn: string,
   ) {
@@ -103,8 +135,11 @@ export class LinkError extends Error {
 
 /** libNVVM could not compile or verify NVVM IR: the message names the status, `log` holds NVVM's log. */
 export class NvvmError extends CompileError {
+  /** Makes the error; `fn` names the libNVVM call that failed (e.g. `'nvvmCompileProgram'`). */
   constructor(
+    /** The nvvmResult value. */
     readonly code: number,
+    /** The nvvmResult's C name, e.g. `'NVVM_ERROR_COMPILATION'`. */
     readonly codeName: string,
     fn: string,
     log: string,
@@ -119,20 +154,26 @@ export class NvvmError extends CompileError {
  * outputs as an array, or nothing), or throws a CudaError named by cudaError_t. `fn` names the
  * call in the error. Driver tuples go to checkDriver, NVRTC tuples to checkNvrtc (a status of
  * another enum does not compile here).
+ *
+ * @example
+ * ```ts
+ * const stream = check(cudart.cudaStreamCreate(), 'cudaStreamCreate'); // a cudaStream_t, or throws
+ * const [free, total] = check(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
+ * ```
  */
-export function check<T extends unknown[]>(r: readonly [cudart.cudaError_t, ...T], fn = 'a CUDA call'): Unwrapped<T> {
+export function check<R extends readonly [cudart.cudaError_t, ...unknown[]]>(r: R, fn = 'a CUDA call'): Unwrapped<OkOutputs<R>> {
   if (r[0] !== 0) throw runtimeError(r[0], fn);
   return outputs(r);
 }
 
 /** check() for a driver facade tuple (`[CUresult, ...outputs]`): the error is named by CUresult. */
-export function checkDriver<T extends unknown[]>(r: readonly [cuda.CUresult, ...T], fn = 'a CUDA driver call'): Unwrapped<T> {
+export function checkDriver<R extends readonly [cuda.CUresult, ...unknown[]]>(r: R, fn = 'a CUDA driver call'): Unwrapped<OkOutputs<R>> {
   if (r[0] !== 0) throw driverError(r[0], fn);
   return outputs(r);
 }
 
 /** check() for an NVRTC facade tuple (`[nvrtcResult, ...outputs]`): the error is named by nvrtcResult. */
-export function checkNvrtc<T extends unknown[]>(r: readonly [nvrtc.nvrtcResult, ...T], fn = 'an NVRTC call'): Unwrapped<T> {
+export function checkNvrtc<R extends readonly [nvrtc.nvrtcResult, ...unknown[]]>(r: R, fn = 'an NVRTC call'): Unwrapped<OkOutputs<R>> {
   if (r[0] !== 0) throw nvrtcError(r[0], fn);
   return outputs(r);
 }

@@ -4,7 +4,7 @@
  */
 export { CudaError, CompileError, NvrtcError, NvvmError, LinkError, check, checkDriver, checkNvrtc } from './errors';
 export { warnOnLeaks } from './lifetime';
-export { Device } from './Device';
+export { Device, type DeviceAttributeName } from './Device';
 export { NvmlDevice, NvmlError, acquireNvml, releaseNvml, shutdownNvml, formatCpuList, type GpuHealth, type GpuSample, type GpuProcess, type TopologyLink } from './nvml';
 export { Stream, type StreamOptions, type CaptureOptions } from './Stream';
 export { Event, type EventOptions } from './Event';
@@ -27,8 +27,9 @@ export { Context, type ContextOptions, type ContextLimit, type ContextKind, type
 export { DeviceResources, type SMSplit } from './DeviceResources';
 export { SMResource } from './SMResource';
 export { GreenContext } from './GreenContext';
-export { Program, type ProgramOptions } from './Program';
-export { Module, type ModuleOptions } from './Module';
+export { Program, type ProgramOptions, type CompileAsyncOptions } from './Program';
+export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './Module';
+export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './ObjectCode';
 export { Linker, type LinkerOptions } from './Linker';
 export { Kernel, type LaunchConfig, type Dim, type KernelArgument, type KernelAttributes, type SettableKernelAttribute } from './Kernel';

@@ -20,6 +20,12 @@ export function warnOnLeaks(on: boolean): void {
   warnLeaks = on;
 }
 
+/**
+ * What every core object that owns a C resource (a stream, a buffer, a module, …) shares: close()
+ * frees it now and may be called twice, `using` closes it at the end of a block, and a finalizer
+ * frees it when the object is garbage-collected unclosed (see warnOnLeaks). Methods of a closed
+ * resource throw Error.
+ */
 export abstract class Resource {
   private closed = false;
   private readonly token = {};
@@ -31,6 +37,7 @@ export abstract class Resource {
    */
   protected constructor(
     private readonly free: () => void,
+    /** The objects this resource needs alive (its device, its parent allocation, …), held as long as it lives. */
     protected readonly keep: unknown[] = [],
   ) {
     const what = this.constructor.name;
@@ -53,10 +60,12 @@ export abstract class Resource {
     release(this.free);
   }
 
+  /** Calls close(): `using x = …` closes the resource when the block ends. */
   [Symbol.dispose](): void {
     this.close();
   }
 
+  /** Calls close(): `await using x = …` closes the resource when the block ends. */
   async [Symbol.asyncDispose](): Promise<void> {
     this.close();
   }

@@ -2,6 +2,8 @@
 // releaseNvml), GPUs as NVML numbers them, and a health snapshot in which whatever NVML says this
 // GPU does not support is null. The facade is loaded on first use, so importing core costs nothing.
 import type * as NvmlApi from '../nvml';
+import { checkOptions } from './options';
+import type { OkOutputs } from '../ffi/result';
 
 type N = typeof NvmlApi;
 let api: N | undefined;
@@ -10,9 +12,13 @@ const nv = (): N => (api ??= require('../nvml') as N);
 
 /** An NVML call failed: `code` is the nvmlReturn_t, `codeName` its C name, `fn` the call. */
 export class NvmlError extends Error {
+  /** Makes the error; `explanation` is NVML's text for the status (nvmlErrorString). */
   constructor(
+    /** The nvmlReturn_t value, e.g. 3 (NVML_ERROR_NOT_SUPPORTED). */
     readonly code: number,
+    /** The nvmlReturn_t's C name, e.g. `'NVML_ERROR_NOT_SUPPORTED'`. */
     readonly codeName: string,
+    /** The NVML call that failed, e.g. `'nvmlDeviceGetPowerUsage'`. */
     readonly fn: string,
     explanation: string,
   ) {
@@ -34,9 +40,9 @@ function nvmlError(code: number, fn: string): NvmlError {
 }
 
 /** The outputs of a facade call, or an NvmlError. */
-function must<T extends unknown[]>(r: [number, ...T], fn: string): T {
+function must<R extends readonly [number, ...unknown[]]>(r: R, fn: string): OkOutputs<R> {
   if (r[0] !== 0) throw nvmlError(r[0], fn);
-  return r.slice(1) as T;
+  return r.slice(1) as OkOutputs<R>;
 }
 
 /** Statuses that mean "this GPU (or this driver) does not have it": the field is null. */
@@ -107,8 +113,11 @@ export function nvmlActive(): boolean {
 export interface GpuHealth {
   /** NVML's index (not CUDA's: CUDA_VISIBLE_DEVICES and CUDA's ordering differ). */
   index: number;
+  /** The product name, e.g. `'NVIDIA H100 80GB HBM3'`. */
   name: string;
+  /** `GPU-xxxxxxxx-…`, the same as Device.uuid. */
   uuid: string;
+  /** The PCI address, `domain:bus:device.function`. */
   pciBusId: string;
   /** Percent of time a kernel ran (gpu) and memory was read or written (memory), over the last sample period. */
   utilization: { gpu: number; memory: number } | null;
@@ -132,7 +141,9 @@ export interface GpuHealth {
   throttleReasons: string[] | null;
   /** As nvidia-smi prints it: `Default`, `Exclusive_Process`, `Prohibited`. */
   computeMode: string | null;
+  /** Whether MIG (multi-instance GPU) is on now, and whether it will be after the next GPU reset. */
   migMode: { current: boolean; pending: boolean } | null;
+  /** Whether the driver stays loaded with no client (persistence mode). */
   persistenceMode: boolean | null;
   /** `P0` (fastest) to `P15`. */
   performanceState: string | null;
@@ -140,10 +151,15 @@ export interface GpuHealth {
   processes: GpuProcess[] | null;
 }
 
+/** A process that uses a GPU, as GpuHealth.processes lists it. */
 export interface GpuProcess {
+  /** The operating system's process id. */
   pid: number;
+  /** The process's name (its executable), or null where NVML cannot read it. */
   name: string | null;
+  /** Bytes of GPU memory it uses, or null where NVML cannot tell (e.g. under MIG or in a container). */
   usedMemory: number | null;
+  /** Whether it runs compute (CUDA) work, graphics work, or both. */
   type: 'compute' | 'graphics' | 'compute+graphics';
 }
 
@@ -166,7 +182,7 @@ export class NvmlDevice {
   /** How many GPUs NVML sees (initialises NVML on first use). */
   static count(): number {
     ensureNvml();
-    return must(nv().nvmlDeviceGetCount(), 'nvmlDeviceGetCount')[0]!;
+    return must(nv().nvmlDeviceGetCount(), 'nvmlDeviceGetCount')[0];
   }
 
   /** Every GPU, in NVML's order. */
@@ -181,7 +197,7 @@ export class NvmlDevice {
     let d = handles.get(index);
     if (!d) {
       const [h] = must(nv().nvmlDeviceGetHandleByIndex(index), 'nvmlDeviceGetHandleByIndex');
-      handles.set(index, (d = new NvmlDevice(index, h!)));
+      handles.set(index, (d = new NvmlDevice(index, h)));
     }
     return d;
   }
@@ -213,7 +229,7 @@ export class NvmlDevice {
 
   private static fromHandle(h: NvmlApi.nvmlDevice_t): NvmlDevice {
     const [i] = must(nv().nvmlDeviceGetIndex(h), 'nvmlDeviceGetIndex');
-    return NvmlDevice.get(i!);
+    return NvmlDevice.get(i);
   }
 
   private _name?: string;
@@ -222,17 +238,17 @@ export class NvmlDevice {
 
   /** The product name, as nvidia-smi prints it. */
   get name(): string {
-    return (this._name ??= must(nv().nvmlDeviceGetName(this.handle, 96), 'nvmlDeviceGetName')[0]!);
+    return (this._name ??= must(nv().nvmlDeviceGetName(this.handle, 96), 'nvmlDeviceGetName')[0]);
   }
 
   /** `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints it. */
   get uuid(): string {
-    return (this._uuid ??= must(nv().nvmlDeviceGetUUID(this.handle, 96), 'nvmlDeviceGetUUID')[0]!);
+    return (this._uuid ??= must(nv().nvmlDeviceGetUUID(this.handle, 96), 'nvmlDeviceGetUUID')[0]);
   }
 
   /** `00000000:18:00.0`, as nvidia-smi prints it. */
   get pciBusId(): string {
-    return (this._bus ??= must(nv().nvmlDeviceGetPciInfo(this.handle), 'nvmlDeviceGetPciInfo')[0]!.busId);
+    return (this._bus ??= must(nv().nvmlDeviceGetPciInfo(this.handle), 'nvmlDeviceGetPciInfo')[0].busId);
   }
 
   /** Utilization, in percent (one call: what `top` samples). */
@@ -246,6 +262,7 @@ export class NvmlDevice {
    * (null), which NVML measures over about 20 ms per direction.
    */
   health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    checkOptions('NvmlDevice.health', options, { pcieThroughput: true });
     const throughput = options.pcieThroughput ?? true;
     const n = nv();
     const h = this.handle;
@@ -484,7 +501,9 @@ export type GpuSample = Pick<GpuHealth, 'index' | 'name' | 'uuid' | 'utilization
 export interface TopologyLink {
   /** `X` (itself), `NV<n>` (n NVLinks), `PIX`, `PXB`, `PHB`, `NODE`, `SYS` as in `nvidia-smi topo -m`. */
   kind: string;
+  /** How many NVLinks join the two GPUs (0: none). */
   nvlinks: number;
+  /** The NVLink version of those links, or null without NVLink. */
   nvlinkVersion: number | null;
   /** The closest common PCIe ancestor, abbreviated as above. */
   level: string | null;

@@ -3,12 +3,14 @@
 import * as net from 'node:net';
 import { ncclUniqueId } from '../nccl';
 import { uniqueIdFromBuffer } from '../nccl/helpers';
-import { NCCL_UNIQUE_ID_BYTES } from '../nccl/constants';
+import { NCCL_UNIQUE_ID_BYTES } from '../nccl/constants.gen';
 import { Communicator } from './Communicator';
+import { checkOptions } from './options';
 
 /** Written before the id, so a rank that reaches some other server says so instead of reading garbage. */
 const MAGIC = Buffer.from('cudabnd1');
 
+/** Where and how the processes of an NCCL job find each other in {@link rendezvous}. */
 export interface RendezvousOptions {
   /** This process's rank. */
   rank: number;
@@ -54,6 +56,7 @@ export function rendezvousFromEnv(env: NodeJS.ProcessEnv = process.env): Rendezv
 export async function rendezvous(o: RendezvousOptions): Promise<ncclUniqueId> {
   const fn = 'rendezvous';
   if (typeof o !== 'object' || o === null) throw new TypeError(`${fn}: parameter 'options' must be an object with rank, nranks and master, got ${o === null ? 'null' : typeof o}`);
+  checkOptions(fn, o, { rank: true, nranks: true, master: true, timeoutMs: true, id: true });
   const { rank, nranks } = o;
   if (!Number.isInteger(nranks) || nranks < 1) throw new RangeError(`${fn}: parameter 'nranks' must be a positive integer, got ${nranks}`);
   if (!Number.isInteger(rank) || rank < 0 || rank >= nranks) throw new RangeError(`${fn}: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);

@@ -2,13 +2,14 @@
  * The CUDA driver API as cuda-python's tuple facade.
  * @module cuda-bindings/driver
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
-export * from '../structs/driver';
+export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
+export * from '../structs/driver.gen';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput, type ScalarType, type StructValue } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';

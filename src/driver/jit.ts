@@ -1,6 +1,6 @@
 // JIT options for cuModuleLoadDataEx, cuLinkCreate and cuLibraryLoadData, with the logs they fill.
 import koffi from 'koffi';
-import { CUjit_option } from './enums';
+import { CUjit_option } from './enums.gen';
 import { untransferable } from '../ffi/marshal';
 
 /** Option values by option; the log buffers are added for you. */

@@ -21,8 +21,9 @@
 import { EventEmitter } from 'node:events';
 import koffi from 'koffi';
 import { checkHandle, typeError } from './checks';
-import { cudart as libcudart } from './cudart-lib';
-import { cuda as libcuda } from './cuda-lib';
+import { libcudart } from './cudart-lib';
+import { libcuda } from './cuda-lib';
+import { CU_STREAM_CAPTURE_STATUS_ACTIVE, cudaStreamCaptureStatusActive, cudaStreamLegacy, cudaStreamPerThread } from './constants.gen';
 import type { KoffiFunction } from './binding';
 
 /** Emits 'error' (error, details) when a JS host function throws. */
@@ -170,7 +171,7 @@ function capturing(stream: bigint | null, where: string): boolean {
   const driver = !where.startsWith('cuda');
   const f = driver ? (isCapturingDrv ??= libcuda.bind('cuStreamIsCapturing')) : (isCapturingRt ??= libcudart.bind('cudaStreamIsCapturing'));
   captureStatus[0] = 0;
-  return f(stream, captureStatus) === 0 && captureStatus[0] === 1;
+  return f(stream, captureStatus) === 0 && captureStatus[0] === (driver ? CU_STREAM_CAPTURE_STATUS_ACTIVE : cudaStreamCaptureStatusActive);
 }
 
 /**
@@ -347,9 +348,6 @@ function guardExit(): void {
   });
 }
 
-const LEGACY = 1n;
-const PER_THREAD = 2n;
-
 /**
  * Refuses a blocking wait that would deadlock: one on a stream with a pending JS host function, or
  * on the device or the legacy default stream (which wait for other streams) while any is pending.
@@ -357,7 +355,7 @@ const PER_THREAD = 2n;
 export function guardBlockingWait(where: string, stream?: bigint | null): void {
   if (pending === 0) return;
   const s = stream ?? 0n;
-  const blocked = stream === undefined || s === 0n || s === LEGACY || s === PER_THREAD ? pending > 0 : pendingByStream.has(s);
+  const blocked = stream === undefined || s === 0n || s === cudaStreamLegacy || s === cudaStreamPerThread ? pending > 0 : pendingByStream.has(s);
   if (blocked) {
     throw new Error(
       `${where}: ${pending} JS host function${pending === 1 ? ' is' : 's are'} still pending, and they run on this thread: ` +

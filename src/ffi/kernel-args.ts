@@ -4,6 +4,7 @@
 import koffi from 'koffi';
 import { checkF64, checkI64, checkIntN, checkPointer, checkU64, outOfRange, typeError, U64_LIMIT, type Pointer } from './checks';
 import { untransferable } from './marshal';
+import { CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END } from './constants.gen';
 
 /** The C type of a kernel argument, named as the wrappers that make one (i32(n), f32(x), …). */
 export type ScalarType = 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'f32' | 'f64' | 'ptr';
@@ -18,6 +19,9 @@ export class KernelArg {
 
 /** Something that is a C struct passed by value: bytes with an alignment (the struct classes are). */
 export interface StructValue {
+  /** The struct's bytes (a live view). */
+  getBytes(): Uint8Array;
+  /** @internal The same bytes, read without a call on the launch path. */
   readonly _u8: Uint8Array;
 }
 
@@ -206,6 +210,11 @@ export class KernelArgs {
     if (t !== 'struct' || a._u8.length !== sizeAlign(a)[0]) typeError(fn, `${p}[${i}]`, `a ${t} argument`, a);
     new Uint8Array(dv.buffer).set(a._u8, at);
   }
+
+  /** util.inspect shows each argument's type, not the packing's internals. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `KernelArgs(${this.types.length}) [${this.types.join(', ')}]`;
+  }
 }
 
 /** The arguments of the last launch given as an array: the next such launch packs into them when the types match. */
@@ -243,11 +252,11 @@ export function launchParamBuffer(args: KernelArgs | readonly unknown[]): Uint8A
   const mem = new Uint8Array(untransferable(new ArrayBuffer(48)));
   const dv = new DataView(mem.buffer);
   const bufAddr = koffi.address(k.buffer) as bigint;
-  dv.setBigUint64(0, 1n, true); // CU_LAUNCH_PARAM_BUFFER_POINTER
+  dv.setBigUint64(0, CU_LAUNCH_PARAM_BUFFER_POINTER, true);
   dv.setBigUint64(8, bufAddr, true);
-  dv.setBigUint64(16, 2n, true); // CU_LAUNCH_PARAM_BUFFER_SIZE
+  dv.setBigUint64(16, CU_LAUNCH_PARAM_BUFFER_SIZE, true);
   dv.setBigUint64(24, (koffi.address(mem) as bigint) + 40n, true);
-  dv.setBigUint64(32, 0n, true); // CU_LAUNCH_PARAM_END
+  dv.setBigUint64(32, CU_LAUNCH_PARAM_END, true);
   dv.setBigUint64(40, BigInt(k.buffer.length), true);
   (mem as Uint8Array & { keep?: KernelArgs }).keep = k;
   return mem;

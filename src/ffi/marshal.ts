@@ -9,6 +9,14 @@ import {
 
 export type { HostMemory, Pointer } from './checks';
 export { describe, typeError, rangeError, outOfRange, checkExtent, nonEmpty } from './checks';
+import type { HostMemory } from './checks';
+/**
+ * A device address: a bigint such as cudaMalloc returns, or arithmetic on one. A handle (a
+ * branded bigint: a stream, an event) does not pass, nor does host memory.
+ */
+export type DevicePointer = bigint & { readonly __brand?: undefined };
+/** Memory a copy reads or writes: a device or host address, or host memory; never a handle. */
+export type Memory = DevicePointer | HostMemory | null;
 
 // The names the generated facade calls (M.i32(v, fn, p), …): the checks of ./checks under short names.
 // Hand-written code imports the check* names, which do not collide with the kernel-argument

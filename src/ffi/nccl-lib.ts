@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LibrarySpec } from './loader';
 import { lazyLibrary, type KoffiFunction } from './binding';
-import type * as Declarations from './nccl';
+import type * as Declarations from './nccl.gen';
+import { lazyDeclarations } from './lazy-declarations';
 
 /** The NCCL major version and the oldest minor accepted (bindings from nccl.h 2.28; a function an older library lacks fails when called). */
 export const NCCL_MAJOR = 2;
@@ -55,17 +56,11 @@ export const ncclSpec: LibrarySpec = {
   },
 };
 
-type Decls = typeof Declarations.declarations;
-let decls: Decls | undefined;
-/**
- * The koffi declarations (src/ffi/nccl.ts), read on the first call: importing cuda-bindings, whose
- * `nccl` namespace and core's Communicator are always there, costs nothing of NCCL's.
- */
-const lazyDeclarations = new Proxy({} as Decls, {
-  get: (_, name) => (decls ??= (require('./nccl') as typeof Declarations).declarations)[name as keyof Decls],
-});
+// The koffi declarations (src/ffi/nccl.gen.ts) are read on the first call: importing cuda-bindings, whose
+// `nccl` namespace and core's Communicator are always there, costs nothing of NCCL's.
+const lazyDecls = lazyDeclarations<typeof Declarations.declarations>(() => (require('./nccl.gen') as typeof Declarations).declarations);
 
 /** libnccl's functions, bound on first call (the library opens on the first of them). */
-export const nccl = lazyLibrary(ncclSpec, lazyDeclarations, {});
+export const libnccl = lazyLibrary(ncclSpec, lazyDecls, {});
 /** Which file is in use and its version (loads it if needed). */
-export const ncclLibraryInfo = () => nccl.info();
+export const ncclLibraryInfo = () => libnccl.info();

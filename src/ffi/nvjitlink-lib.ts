@@ -2,7 +2,7 @@
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
 import { lazyDeclarations } from './lazy-declarations';
-import type { declarations as Declarations } from './nvjitlink';
+import type { declarations as Declarations } from './nvjitlink.gen';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const nvjitlinkSpec: LibrarySpec = {
@@ -10,7 +10,7 @@ export const nvjitlinkSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVJITLINK',
   linuxNames: [`libnvJitLink.so.${CUDA_MAJOR}`],
   windowsNames: [`nvJitLink_${CUDA_MAJOR}0_0.dll`],
-  hint: 'Install nvJitLink from the CUDA 13 toolkit (the libnvjitlink package)',
+  hint: `Install nvJitLink from the CUDA ${CUDA_MAJOR} toolkit (the libnvjitlink package)`,
   check(lib) {
     return checkVersionPair(lib, 'nvJitLinkVersion', 'nvJitLink', (major) => major === CUDA_MAJOR);
   },
@@ -36,6 +36,6 @@ export function checkVersionPair(lib: import('koffi').LibraryHandle, fnName: str
 }
 
 /** libnvJitLink's functions, bound on first call (the library opens on the first of them). */
-export const nvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink').declarations), {});
+export const libnvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink.gen').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
-export const nvjitlinkLibraryInfo = () => nvjitlink.info();
+export const nvjitlinkLibraryInfo = () => libnvjitlink.info();

@@ -1,9 +1,9 @@
 // libnvidia-ml (NVML), installed with the NVIDIA driver: opened on first use, and its generated
-// declarations (src/ffi/nvml.ts, 375 functions and their struct types) read only then, so that
+// declarations (src/ffi/nvml.gen.ts, 375 functions and their struct types) read only then, so that
 // importing the package costs nothing for NVML.
 import { lazyLibrary, splitSmallStructs, type KoffiFunction, type LazyLibrary, type LibraryInfo } from './binding';
 import type { LibrarySpec } from './loader';
-import type { declarations as Declarations } from './nvml';
+import type { declarations as Declarations } from './nvml.gen';
 
 type Decls = typeof Declarations;
 
@@ -27,14 +27,14 @@ export const nvmlSpec: LibrarySpec = {
 };
 
 let lib: LazyLibrary<Decls> | undefined;
-const open = (): LazyLibrary<Decls> => (lib ??= lazyLibrary(nvmlSpec, (require('./nvml') as { declarations: Decls }).declarations, {}));
+const open = (): LazyLibrary<Decls> => (lib ??= lazyLibrary(nvmlSpec, (require('./nvml.gen') as { declarations: Decls }).declarations, {}));
 
 /** libnvidia-ml's functions, bound on first call (the library opens on the first of them). */
-export const nvml: LazyLibrary<Decls> = {
+export const libnvml: LazyLibrary<Decls> = {
   splitSmallStructs,
   bind: (name: keyof Decls & string): KoffiFunction => open().bind(name),
   info: (): LibraryInfo => open().info(),
 };
 
 /** Which libnvidia-ml file is in use (loads it if needed). */
-export const nvmlLibraryInfo = (): LibraryInfo => nvml.info();
+export const nvmlLibraryInfo = (): LibraryInfo => libnvml.info();

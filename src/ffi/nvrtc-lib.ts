@@ -1,7 +1,8 @@
 // libnvrtc, opened on first use; its functions bound on their first call.
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
-import { declarations, perThreadSymbols } from './nvrtc';
+import { lazyDeclarations } from './lazy-declarations';
+import type * as Declarations from './nvrtc.gen';
 import { CUDA_MAJOR } from './cudart-lib';
 
 export const nvrtcSpec: LibrarySpec = {
@@ -9,7 +10,7 @@ export const nvrtcSpec: LibrarySpec = {
   envVar: 'CUDA_BINDINGS_NVRTC',
   linuxNames: [`libnvrtc.so.${CUDA_MAJOR}`],
   windowsNames: [`nvrtc64_${CUDA_MAJOR}0_0.dll`],
-  hint: 'Install NVRTC from the CUDA 13 toolkit (the cuda-nvrtc package)',
+  hint: `Install NVRTC from the CUDA ${CUDA_MAJOR} toolkit (the cuda-nvrtc package)`,
   check(lib) {
     let version: ReturnType<typeof lib.func>;
     try {
@@ -27,6 +28,10 @@ export const nvrtcSpec: LibrarySpec = {
 };
 
 /** libnvrtc's functions, bound on first call (the library opens on the first of them). */
-export const nvrtc = lazyLibrary(nvrtcSpec, declarations, perThreadSymbols);
+export const libnvrtc = lazyLibrary(
+  nvrtcSpec,
+  lazyDeclarations<typeof Declarations.declarations>(() => (require('./nvrtc.gen') as typeof Declarations).declarations),
+  lazyDeclarations<typeof Declarations.perThreadSymbols>(() => (require('./nvrtc.gen') as typeof Declarations).perThreadSymbols),
+);
 /** Which file is in use and its version (loads it if needed). */
-export const nvrtcLibraryInfo = () => nvrtc.info();
+export const nvrtcLibraryInfo = () => libnvrtc.info();

@@ -3,7 +3,7 @@
 import type { LibrarySpec } from './loader';
 import { lazyLibrary } from './binding';
 import { lazyDeclarations } from './lazy-declarations';
-import type { declarations as Declarations } from './nvvm';
+import type { declarations as Declarations } from './nvvm.gen';
 import { checkVersionPair } from './nvjitlink-lib';
 
 /** The soname of the libNVVM that CUDA 13 ships (its API version 2.x). */
@@ -22,6 +22,6 @@ export const nvvmSpec: LibrarySpec = {
 };
 
 /** libnvvm's functions, bound on first call (the library opens on the first of them). */
-export const nvvm = lazyLibrary(nvvmSpec, lazyDeclarations<typeof Declarations>(() => require('./nvvm').declarations), {});
+export const libnvvm = lazyLibrary(nvvmSpec, lazyDeclarations<typeof Declarations>(() => require('./nvvm.gen').declarations), {});
 /** Which file is in use and its version (loads it if needed). */
-export const nvvmLibraryInfo = () => nvvm.info();
+export const nvvmLibraryInfo = () => libnvvm.info();

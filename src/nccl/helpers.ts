@@ -1,7 +1,7 @@
 // What nccl.h writes as macros and what passing a unique id between processes needs: written by
 // hand over the generated struct classes (the layouts and values are checked against g++).
-import { ncclConfig_t, ncclSimInfo_t, ncclUniqueId, type ncclConfig_tInit } from '../structs/nccl';
-import { NCCL_CONFIG_UNDEF_INT, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, NCCL_UNDEF_FLOAT, NCCL_UNIQUE_ID_BYTES } from './constants';
+import { ncclConfig_t, ncclSimInfo_t, ncclUniqueId, type ncclConfig_tInit } from '../structs/nccl.gen';
+import { NCCL_CONFIG_UNDEF_INT, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, NCCL_UNDEF_FLOAT, NCCL_UNIQUE_ID_BYTES } from './constants.gen';
 
 /** `NCCL_VERSION(X, Y, Z)`: the version code NCCL uses (ncclGetVersion, ncclConfig_t.version). */
 export function NCCL_VERSION(major: number, minor: number, patch: number): number {
@@ -56,3 +56,6 @@ export function uniqueIdFromBase64(text: string): ncclUniqueId {
   if (b.length !== NCCL_UNIQUE_ID_BYTES) throw new RangeError(`uniqueIdFromBase64: parameter 'text' must decode to ${NCCL_UNIQUE_ID_BYTES} bytes (NCCL_UNIQUE_ID_BYTES), got ${b.length}`);
   return uniqueIdFromBuffer(b);
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

@@ -2,13 +2,14 @@
  * NCCL, NVIDIA's collective communication library, as cuda-python's tuple facade.
  * @module cuda-bindings/nccl
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
+export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
 export * from './helpers';
-export * from '../structs/nccl';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export * from '../structs/nccl.gen';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { ncclLibraryInfo } from '../ffi/nccl-lib';
 import type { LibraryInfo } from '../ffi/binding';

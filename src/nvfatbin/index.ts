@@ -2,11 +2,12 @@
  * nvFatbin, which bundles cubins, PTX and LTO-IR for several architectures into one fat binary, as a tuple facade.
  * @module cuda-bindings/nvfatbin
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvfatbinLibraryInfo } from '../ffi/nvfatbin-lib';
 import type { LibraryInfo } from '../ffi/binding';

@@ -2,11 +2,12 @@
  * nvJitLink, the link-time optimising linker of CUDA 13 (cubin, PTX, LTO-IR, fatbins, host objects and libraries in; a cubin or PTX out), as a tuple facade.
  * @module cuda-bindings/nvjitlink
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvjitlinkLibraryInfo } from '../ffi/nvjitlink-lib';
 import type { LibraryInfo } from '../ffi/binding';

@@ -4,13 +4,14 @@
  * (the core layer's `device.health()` does both for you).
  * @module cuda-bindings/nvml
  */
-export * from './api';
-export * from './enums';
-export * from './constants';
-export * from './handles';
-export * from '../structs/nvml';
+export * from './api.gen';
+export type { Result, OkOutputs } from '../ffi/result';
+export * from './enums.gen';
+export * from './constants.gen';
+export * from './handles.gen';
+export * from '../structs/nvml.gen';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
-export type { Pointer, HostMemory } from '../ffi/marshal';
+export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { nvmlLibraryInfo } from '../ffi/nvml-lib';
 import type { LibraryInfo } from '../ffi/binding';

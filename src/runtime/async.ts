@@ -1,121 +1,139 @@
-// Waits that do not block the event loop: the wait runs on libuv's thread pool and the promise
-// settles on the JS thread. Every function here returns a promise and reports a bad argument by
-// rejecting it (with the facade's TypeError or RangeError), never by throwing. A pool thread has its own current device and its own per-thread
-// default stream, so waits that depend on the caller's thread are first pinned down on it: a
-// special stream becomes an event recorded on the JS thread, a device becomes its context.
+// Waits that do not block the event loop and hold no thread of libuv's pool: each is polled from
+// the event loop (see ./waits). Every function here returns a promise, reports a bad argument by
+// rejecting it (with the facade's TypeError or RangeError), never by throwing, and takes
+// { signal, timeout } as its last parameter. Waits that depend on the caller's thread and device
+// (the legacy and per-thread default streams, a device) are pinned down when called: an event is
+// recorded there, on the JS thread, and the event is polled. Copies (cudaMemcpy, memcpyHost) and
+// library loads block in C and have no query: they still run on the pool.
 import koffi from 'koffi';
-import { cudart as L } from '../ffi/cudart-lib';
-import { cuda as D } from '../ffi/cuda-lib';
-import { addressOf } from '../ffi/marshal';
-import { checkHandle, checkI32, checkPointer, checkSize, checkExtent, typeError } from '../ffi/checks';
+import { libcudart as L } from '../ffi/cudart-lib';
+import { libcuda as D } from '../ffi/cuda-lib';
+import * as M from '../ffi/marshal';
 import * as K from '../ffi/scratch';
-import { cudaError_t, type cudaMemcpyKind } from './enums';
-import type { cudaEvent_t, cudaStream_t } from './handles';
+import { cudaError_t, type cudaMemcpyKind } from './enums.gen';
+import type { cudaEvent_t, cudaLibrary_t, cudaStream_t } from './handles.gen';
+import { cudaEventDisableTiming, cudaStreamLegacy, cudaStreamPerThread } from '../ffi/constants.gen';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Pointer } from '../ffi/marshal';
+import { NOT_READY, checkWaitOptions, onPool, poll, type WaitOptions } from '../ffi/waits';
+import { checkExtent, checkHandle, checkI32, checkPointer, checkSize, typeError } from '../ffi/checks';
 
-const CUDA_STREAM_LEGACY = 1n;
-const CUDA_STREAM_PER_THREAD = 2n;
-const cudaEventDisableTiming = 2;
+export type { WaitOptions } from '../ffi/waits';
 
-// koffi refuses more than 256 asynchronous calls queued at once; more waits than this wait here,
-// in order, for one in flight to finish. (The pool's threads are shared with fs and dns: a wait
-// holds one until its work is done.)
-const MAX_IN_FLIGHT = 128;
-let inFlight = 0;
-const queued: (() => void)[] = [];
 
-/** Runs a bound function on the thread pool; resolves with its status. */
-function poolCall(f: KoffiFunction, ...args: unknown[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const start = () => {
-      inFlight++;
-      f.async(...args, (err: unknown, status: number) => {
-        inFlight--;
-        queued.shift()?.();
-        if (err) reject(err);
-        else resolve(status);
-      });
-    };
-    if (inFlight < MAX_IN_FLIGHT) start();
-    else queued.push(start);
-  });
+const fns: Record<string, KoffiFunction> = {};
+/** The runtime function `name`, bound on first use. */
+function rt(name: string): KoffiFunction {
+  return (fns[name] ??= L.bind(name as never));
 }
 
-/** Runs a bound function on the thread pool; resolves with its status as a facade tuple. */
-async function onPool(f: KoffiFunction, ...args: unknown[]): Promise<[cudaError_t]> {
-  return [(await poolCall(f, ...args)) as cudaError_t];
+/** Polls `event` until it completes; destroys it afterwards when `owned`. */
+async function pollEvent(fn: string, ev: bigint | null, o: WaitOptions, owned: boolean): Promise<[cudaError_t]> {
+  const query = rt('cudaEventQuery');
+  const status = await poll(fn, () => query(ev) as number, o, owned ? () => rt('cudaEventDestroy')(ev) : undefined);
+  return [status as cudaError_t];
 }
 
-let eventCreate: KoffiFunction | undefined;
-let eventRecord: KoffiFunction | undefined;
-let eventDestroy: KoffiFunction | undefined;
-let eventSync: KoffiFunction | undefined;
-let streamSync: KoffiFunction | undefined;
-
-/** Records a fresh event into `stream` on this thread and waits for it on the pool. */
-async function waitThroughEvent(stream: bigint | null): Promise<[cudaError_t]> {
-  eventCreate ??= L.bind('cudaEventCreateWithFlags');
-  eventRecord ??= L.bind('cudaEventRecord');
-  eventDestroy ??= L.bind('cudaEventDestroy');
-  eventSync ??= L.bind('cudaEventSynchronize');
-  let err = eventCreate(K.slot[0], cudaEventDisableTiming) as cudaError_t;
-  if (err !== 0) return [err];
+/** A fresh event (timing off) recorded into `stream` on this thread, or the error. */
+function recordEvent(stream: bigint | null): [cudaError_t, bigint] {
+  let err = rt('cudaEventCreateWithFlags')(K.slot[0], cudaEventDisableTiming) as cudaError_t;
+  if (err !== 0) return [err, 0n];
   const ev = K.U64[0];
+  err = rt('cudaEventRecord')(ev, stream) as cudaError_t;
+  if (err !== 0) rt('cudaEventDestroy')(ev);
+  return [err, ev];
+}
+
+let streamGetDevice: KoffiFunction | null | undefined;
+
+/**
+ * An event recorded into an ordinary stream, made on the stream's device (an event must be of the
+ * stream's device), or null where the runtime cannot say which device that is.
+ */
+function recordOnStreamDevice(s: bigint): [cudaError_t, bigint] | null {
+  let known: number;
   try {
-    err = eventRecord(ev, stream) as cudaError_t;
-    if (err !== 0) return [err];
-    return await onPool(eventSync, ev);
+    known = streamGetDevice === null ? -1 : ((streamGetDevice ??= rt('cudaStreamGetDevice'))(s, K.slot[0]) as number);
+  } catch {
+    streamGetDevice = null; // a runtime older than 12.8, which does not export it
+    known = -1;
+  }
+  if (known !== 0 || rt('cudaGetDevice')(K.slot[1]) !== 0) return null;
+  const [device, current] = [K.I32[0], K.I32[2]];
+  if (device === current) return recordEvent(s);
+  if (rt('cudaSetDevice')(device) !== 0) return null;
+  try {
+    return recordEvent(s);
   } finally {
-    eventDestroy(ev);
+    rt('cudaSetDevice')(current);
   }
 }
 
-/** Waits until `stream` has finished its work, off the JS thread (cudaStreamSynchronize). */
-export async function cudaStreamSynchronize(stream: cudaStream_t | null): Promise<[cudaError_t]> {
-  const s = checkHandle(stream, 'async.cudaStreamSynchronize', 'stream');
+/** Waits for `stream` (the facade's checks under the name `fn`); core's awaited forms call it with their own name. @internal */
+export async function streamSynchronize(fn: string, stream: cudaStream_t | null, options?: WaitOptions): Promise<[cudaError_t]> {
+  const s = checkHandle(stream, fn, 'stream');
+  const o = checkWaitOptions(options, fn);
   // The legacy and per-thread default streams are those of the caller's thread and device.
-  if (s === null || s === 0n || s === CUDA_STREAM_LEGACY || s === CUDA_STREAM_PER_THREAD) return waitThroughEvent(s);
-  streamSync ??= L.bind('cudaStreamSynchronize');
-  return onPool(streamSync, s);
+  if (s === null || s === 0n || s === cudaStreamLegacy || s === cudaStreamPerThread) {
+    const [err, ev] = recordEvent(s);
+    return err !== 0 ? [err] : pollEvent(fn, ev, o, true);
+  }
+  const query = rt('cudaStreamQuery');
+  const first = query(s) as number;
+  if (first !== NOT_READY) return [first as cudaError_t];
+  // The work queued so far, pinned by an event: a stream that keeps being fed may never be idle.
+  const pinned = recordOnStreamDevice(s);
+  if (pinned === null) return [(await poll(fn, () => query(s) as number, o)) as cudaError_t];
+  const [err, ev] = pinned;
+  return err !== 0 ? [err] : pollEvent(fn, ev, o, true);
 }
 
-/** Waits until `event` has completed, off the JS thread (cudaEventSynchronize). */
-export async function cudaEventSynchronize(event: cudaEvent_t): Promise<[cudaError_t]> {
-  const e = checkHandle(event, 'async.cudaEventSynchronize', 'event');
-  eventSync ??= L.bind('cudaEventSynchronize');
-  return onPool(eventSync, e);
+/** Waits for `event`, under the name `fn`. @internal */
+export async function eventSynchronize(fn: string, event: cudaEvent_t, options?: WaitOptions): Promise<[cudaError_t]> {
+  const e = checkHandle(event, fn, 'event');
+  return pollEvent(fn, e, checkWaitOptions(options, fn), false);
 }
 
-let ctxGetCurrent: KoffiFunction | undefined;
-let ctxSync: KoffiFunction | undefined;
-let free: KoffiFunction | undefined;
+/** Waits for the caller's current device, under the name `fn`. @internal */
+export async function deviceSynchronize(fn: string, options?: WaitOptions): Promise<[cudaError_t]> {
+  const o = checkWaitOptions(options, fn);
+  // Makes the current device's primary context current on this thread, as any runtime call would.
+  let err = rt('cudaFree')(null) as cudaError_t;
+  if (err !== 0) return [err];
+  const ctxGetCurrent = D.bind('cuCtxGetCurrent');
+  if (ctxGetCurrent(K.slot[0]) !== 0) return [cudaError_t.cudaErrorUnknown];
+  const ctx = K.U64[0];
+  // An event that captures all the context's work now (cuCtxRecordEvent), polled like any other.
+  err = rt('cudaEventCreateWithFlags')(K.slot[0], cudaEventDisableTiming) as cudaError_t;
+  if (err !== 0) return [err];
+  const ev = K.U64[0];
+  if ((D.bind('cuCtxRecordEvent')(ctx, ev) as number) === 0) return pollEvent(fn, ev, o, true);
+  rt('cudaEventDestroy')(ev);
+  // Where the driver refuses (a stream of the context is capturing), the blocking form on the pool
+  // reports it; the runtime's own call then returns at once with the runtime's error for the device.
+  const res = await onPool(fn, D.bind('cuCtxSynchronize_v2'), [ctx], o);
+  if (res === 0) return [cudaError_t.cudaSuccess];
+  return [(rt('cudaDeviceSynchronize')() as cudaError_t) || cudaError_t.cudaErrorUnknown];
+}
+
+/** Waits until `stream` has finished the work queued so far (cudaStreamSynchronize), polled from the event loop; `options.signal`/`timeout` give up waiting (the GPU work is not cancelled). */
+export async function cudaStreamSynchronize(stream: cudaStream_t | null, options?: WaitOptions): Promise<[cudaError_t]> {
+  return streamSynchronize('async.cudaStreamSynchronize', stream, options);
+}
+
+/** Waits until `event` has completed (cudaEventSynchronize), polled from the event loop; `options.signal`/`timeout` give up waiting (the GPU work is not cancelled). */
+export async function cudaEventSynchronize(event: cudaEvent_t, options?: WaitOptions): Promise<[cudaError_t]> {
+  return eventSynchronize('async.cudaEventSynchronize', event, options);
+}
 
 /**
- * Waits until the caller's current device has finished all its work, off the JS thread
- * (cudaDeviceSynchronize). The pool thread synchronizes the device's context, read on this thread.
+ * Waits until the caller's current device has finished all the work queued so far
+ * (cudaDeviceSynchronize): an event recorded for its context (cuCtxRecordEvent), polled from the
+ * event loop. `options.signal`/`timeout` give up waiting (the GPU work is not cancelled).
  */
-export async function cudaDeviceSynchronize(): Promise<[cudaError_t]> {
-  free ??= L.bind('cudaFree');
-  // Makes the current device's primary context current on this thread, as any runtime call would.
-  let err = free(null) as cudaError_t;
-  if (err !== 0) return [err];
-  ctxGetCurrent ??= D.bind('cuCtxGetCurrent');
-  ctxSync ??= D.bind('cuCtxSynchronize_v2');
-  err = ctxGetCurrent(K.slot[0]) as number;
-  if (err !== 0) return [cudaError_t.cudaErrorUnknown];
-  const ctx = K.U64[0];
-  const res = await poolCall(ctxSync, ctx);
-  if (res === 0) return [cudaError_t.cudaSuccess];
-  // The driver's status is not the runtime's: the work is over, so the runtime's own call returns
-  // at once with the runtime's error for the device.
-  return [(L.bind('cudaDeviceSynchronize')() as cudaError_t) || cudaError_t.cudaErrorUnknown];
+export async function cudaDeviceSynchronize(options?: WaitOptions): Promise<[cudaError_t]> {
+  return deviceSynchronize('async.cudaDeviceSynchronize', options);
 }
-
-let memcpy: KoffiFunction | undefined;
-let hostMemcpy: KoffiFunction | undefined;
-/** Host memory that copies on the pool are reading or writing. */
-const inUse = new Set<unknown[]>();
 
 /** A copy's two sides and byte count, checked: host memory must hold `count` bytes; null only where `nullable`. */
 function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullable: boolean): [Pointer, Pointer, number] {
@@ -129,35 +147,62 @@ function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullabl
   return [d, s, n];
 }
 
-/** Runs a copy on the pool with raw addresses; the memory behind `dst` and `src` is held until it is over. */
-async function copyOnPool(f: KoffiFunction, d: Pointer, s: Pointer, ...rest: unknown[]): Promise<number> {
-  const held = [d, s];
-  inUse.add(held);
-  try {
-    return await poolCall(f, addressOf(d), addressOf(s), ...rest);
-  } finally {
-    inUse.delete(held);
-  }
+/** cudaMemcpy on the pool under the name `fn` (core's copies call it with their own name). @internal */
+export async function memcpy(fn: string, dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind, options?: WaitOptions): Promise<[cudaError_t]> {
+  const [d, s, n] = copyArgs(fn, dst, src, count, true);
+  const k = checkI32(kind, fn, 'kind');
+  const o = checkWaitOptions(options, fn);
+  return [(await onPool(fn, rt('cudaMemcpy'), [M.addressOf(d), M.addressOf(s), n, k], o, [d, s])) as cudaError_t];
 }
 
 /**
- * cudaMemcpy on the thread pool: the promise settles when the copy is done, and the host memory
- * (kept alive until then) must stay untouched meanwhile. Pointers are used as they are (unified
- * addressing), so the pool thread's current device does not matter.
+ * cudaMemcpy on the thread pool (a blocking copy has no query, so it holds a pool thread until it
+ * is done): the promise settles when the copy is done, and the host memory (kept alive until then)
+ * must stay untouched meanwhile. `options.signal`/`timeout` reject early, but the copy runs to its
+ * end. Pointers are used as they are (unified addressing), so the pool thread's device does not matter.
  */
-export async function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind): Promise<[cudaError_t]> {
-  const [d, s, n] = copyArgs('async.cudaMemcpy', dst, src, count, true);
-  const k = checkI32(kind, 'async.cudaMemcpy', 'kind');
-  memcpy ??= L.bind('cudaMemcpy');
-  return [(await copyOnPool(memcpy, d, s, n, k)) as cudaError_t];
+export async function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind, options?: WaitOptions): Promise<[cudaError_t]> {
+  return memcpy('async.cudaMemcpy', dst, src, count, kind, options);
 }
+
+let hostMemcpy: KoffiFunction | undefined;
 
 /**
  * Copies `count` bytes of host memory on the thread pool (the C library's memcpy); several at once
- * copy in parallel. Both sides are held until the promise settles and must stay untouched meanwhile.
+ * copy in parallel. Both sides are held until the copy is over and must stay untouched meanwhile;
+ * `options.signal`/`timeout` reject early, but the copy runs to its end.
  */
-export async function memcpyHost(dst: Pointer, src: Pointer, count: number): Promise<void> {
-  const [d, s, n] = copyArgs('async.memcpyHost', dst, src, count, false);
+export async function memcpyHost(dst: Pointer, src: Pointer, count: number, options?: WaitOptions): Promise<void> {
+  const fn = 'async.memcpyHost';
+  const [d, s, n] = copyArgs(fn, dst, src, count, false);
+  const o = checkWaitOptions(options, fn);
   hostMemcpy ??= koffi.load(process.platform === 'win32' ? 'msvcrt.dll' : 'libc.so.6').func('void *memcpy(void *dst, const void *src, size_t n)');
-  await copyOnPool(hostMemcpy, d, s, n);
+  await onPool(fn, hostMemcpy, [M.addressOf(d), M.addressOf(s), n], o, [d, s]);
+}
+
+/** Loads a library on the pool under the name `fn` from bytes or (a string) a file. @internal */
+export async function libraryLoad(fn: string, code: Pointer | string, options?: WaitOptions): Promise<[cudaError_t, cudaLibrary_t | null]> {
+  const file = typeof code === 'string';
+  const c = file ? M.str(code, fn, 'fileName') : checkPointer(code, fn, 'code');
+  if (c === null) typeError(fn, 'code', 'device code or an address', c);
+  const o = checkWaitOptions(options, fn);
+  const out = new BigUint64Array(1);
+  const f = rt(file ? 'cudaLibraryLoadFromFile' : 'cudaLibraryLoadData');
+  const err = (await onPool(fn, f, [out, file ? c : M.addressOf(c as Pointer), null, null, 0, null, null, 0], o, [out, c])) as cudaError_t;
+  return err !== 0 ? [err, null] : [err, out[0] as cudaLibrary_t];
+}
+
+/**
+ * cudaLibraryLoadData (without JIT or library options) on the thread pool: loading can JIT-compile
+ * PTX, which takes long. `code` (a cubin, fatbin, or PTX ending in a NUL) is held until it is
+ * loaded; `options.signal`/`timeout` reject early, but the load runs to its end (and is not unloaded).
+ */
+export async function cudaLibraryLoadData(code: Pointer, options?: WaitOptions): Promise<[cudaError_t, cudaLibrary_t | null]> {
+  return libraryLoad('async.cudaLibraryLoadData', code, options);
+}
+
+/** cudaLibraryLoadFromFile (without JIT or library options) on the thread pool; as cudaLibraryLoadData. */
+export async function cudaLibraryLoadFromFile(fileName: string, options?: WaitOptions): Promise<[cudaError_t, cudaLibrary_t | null]> {
+  if (typeof fileName !== 'string') typeError('async.cudaLibraryLoadFromFile', 'fileName', 'a file name', fileName);
+  return libraryLoad('async.cudaLibraryLoadFromFile', fileName, options);
 }

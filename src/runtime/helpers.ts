@@ -1,5 +1,5 @@
 // The header's static inline constructors, which libcudart does not export.
-import { cudaExtent, cudaPitchedPtr, cudaPos } from '../structs/runtime';
+import { cudaExtent, cudaPitchedPtr, cudaPos } from '../structs/runtime.gen';
 import type { Pointer } from '../ffi/marshal';
 
 /** Returns a cudaExtent from its width, height and depth (make_cudaExtent). */
@@ -16,3 +16,6 @@ export function make_cudaPitchedPtr(d: Exclude<Pointer, null> | null, p: number,
 export function make_cudaPos(x: number, y: number, z: number): cudaPos {
   return new cudaPos({ x, y, z });
 }
+
+// Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).
+Object.freeze(exports);

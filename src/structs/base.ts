@@ -19,9 +19,8 @@ export interface StructLayout {
 }
 
 export interface StructClass<T extends CStruct = CStruct> {
-  // Each class takes its own initializer type; only `any` here lets every class be a StructClass.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  new (init?: any): T;
+  /** A new struct from a plain object of its fields (checked by name at run time) or another struct. */
+  new (init?: object): T;
   readonly layout: StructLayout;
   /** Makes a view on existing bytes (a nested field, an element of an array); `dv` spans mem's buffer. */
   view(mem: Uint8Array, dv?: DataView): T;
@@ -29,7 +28,7 @@ export interface StructClass<T extends CStruct = CStruct> {
 
 
 export abstract class CStruct {
-  /** The struct's bytes: its own, or a window on the struct that holds it. */
+  /** @internal The struct's bytes: its own, or a window on the struct that holds it (getBytes() for users). */
   readonly _u8: Uint8Array;
   /** @internal A DataView over the whole buffer that holds the bytes (shared with other structs). */
   readonly _dv: DataView;
@@ -48,6 +47,7 @@ export abstract class CStruct {
    */
   declare _host: HeldHost[] | undefined;
 
+  /** @internal A struct of `size` bytes: new ones, or a view of `mem` (`dv` spans mem's buffer). */
   constructor(size: number, mem?: Uint8Array, dv?: DataView) {
     if (mem) {
       this._u8 = mem;

@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CUDA_VERSION } from '../../src/driver/constants';
+import { CUDA_VERSION } from '../../src/driver/constants.gen';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-boundary-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { core } from '../../src';
-import { CUDA_VERSION } from '../../src/driver/constants';
+import { CUDA_VERSION } from '../../src/driver/constants.gen';
 import { buildFakeCudart } from './helpers/fake-cudart';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-corememory-'));

@@ -2,8 +2,8 @@
 // 13.0); the list was read with `nm -D` on the GPU machine (tools/gpu-session.sh writes it).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { declarations, perThreadSymbols } from '../../src/ffi/cuda';
-import * as nvrtc from '../../src/ffi/nvrtc';
+import { declarations, perThreadSymbols } from '../../src/ffi/cuda.gen';
+import * as nvrtc from '../../src/ffi/nvrtc.gen';
 
 const exported = new Set(fs.readFileSync(path.join(__dirname, 'fixtures', 'libcuda-580-exports.txt'), 'utf8').split('\n'));
 

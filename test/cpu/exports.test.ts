@@ -3,7 +3,7 @@
 // generator maps to exist too.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { declarations, perThreadSymbols } from '../../src/ffi/cudart';
+import { declarations, perThreadSymbols } from '../../src/ffi/cudart.gen';
 import { cudart } from '../../src';
 
 let exported = new Set<string>();

@@ -35,7 +35,7 @@ function mayAccept(r: Row): boolean {
     case 'minusOne': return (!UNSIGNED.has(r.c) && r.c !== 'pointer') || r.ts === 'number | bigint' || (r.c === 'pointer' && /^(E\.\w+|number)$/.test(r.ts));
     case 'bigint2p64': return false;
     // Handle brands are checked by the compiler; at run time any handle is a bigint.
-    case 'wrongHandle': return r.c === 'pointer' || r.ts.startsWith('H.') || r.ts.includes('bigint');
+    case 'wrongHandle': return r.c === 'pointer' || r.ts.startsWith('H.') || r.ts.includes('bigint') || r.ts.includes('DevicePointer');
     // Host memory where C reads or writes no size the facade knows.
     case 'shortBuffer': return r.c === 'pointer';
     default: throw new Error(`unknown kind ${r.kind}`);

@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../../src/runtime/constants';
+import { CUDART_VERSION } from '../../src/runtime/constants.gen';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-hostfn-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));

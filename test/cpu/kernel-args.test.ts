@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import koffi from 'koffi';
 import { cudart, cuda } from '../../src';
 import { kernelArgs, keptKernelArgs } from '../../src/ffi/kernel-args';
-import { CUDART_VERSION } from '../../src/runtime/constants';
+import { CUDART_VERSION } from '../../src/runtime/constants.gen';
 
 const { i8, u8, i16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArgs } = cudart;
 

@@ -5,12 +5,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as jitEnums from '../../src/nvjitlink/enums';
-import * as fatEnums from '../../src/nvfatbin/enums';
-import * as nvvmEnums from '../../src/nvvm/enums';
-import { declarations as jitDecls } from '../../src/ffi/nvjitlink';
-import { declarations as fatDecls } from '../../src/ffi/nvfatbin';
-import { declarations as nvvmDecls } from '../../src/ffi/nvvm';
+import * as jitEnums from '../../src/nvjitlink/enums.gen';
+import * as fatEnums from '../../src/nvfatbin/enums.gen';
+import * as nvvmEnums from '../../src/nvvm/enums.gen';
+import { declarations as jitDecls } from '../../src/ffi/nvjitlink.gen';
+import { declarations as fatDecls } from '../../src/ffi/nvfatbin.gen';
+import { declarations as nvvmDecls } from '../../src/ffi/nvvm.gen';
 import { candidates } from '../../src/ffi/loader';
 import { nvvmSpec } from '../../src/ffi/nvvm-lib';
 import { nvjitlinkSpec } from '../../src/ffi/nvjitlink-lib';
@@ -92,7 +92,7 @@ test.each([
 test('importing cuda-bindings reads none of the three libraries\' declarations and opens none of them', () => {
   const script = `
     const m = require(${JSON.stringify(path.join(root, 'src'))});
-    const read = () => Object.keys(require.cache).filter((k) => /ffi[\\\\/](nvjitlink|nvfatbin|nvvm)\\.ts$/.test(k)).map((k) => require('path').basename(k));
+    const read = () => Object.keys(require.cache).filter((k) => /ffi[\\\\/](nvjitlink|nvfatbin|nvvm)\\.gen\\.ts$/.test(k)).map((k) => require('path').basename(k));
     const maps = () => require('fs').readFileSync('/proc/self/maps', 'utf8').includes('libnvvm');
     const before = [read(), maps(), typeof m.nvvm.nvvmVersion, typeof m.nvjitlink.nvJitLinkCreate, typeof m.nvfatbin.nvFatbinCreate];
     m.nvvm.nvvmIRVersion();
@@ -102,5 +102,5 @@ test('importing cuda-bindings reads none of the three libraries\' declarations a
   expect(r.stderr.replace(/npm warn.*\n/g, '')).toBe('');
   const [before, after] = JSON.parse(r.stdout);
   expect(before).toEqual([[], false, 'function', 'function', 'function']);
-  if (libnvvm) expect(after).toEqual(['nvvm.ts']);
+  if (libnvvm) expect(after).toEqual(['nvvm.gen.ts']);
 }, 60_000);

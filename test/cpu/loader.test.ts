@@ -100,7 +100,7 @@ test('importing the package opens no library; the first call does', () => {
 test('CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM=1 binds the _ptsz/_ptds symbols', () => {
   const script = `
     const { cudart } = require('./src');
-    const { cudart: L } = require('./src/ffi/cudart-lib');
+    const { libcudart: L } = require('./src/ffi/cudart-lib');
     console.log(JSON.stringify([cudart.libraryInfo().perThreadDefaultStream, L.bind('cudaMemcpy').info.name, L.bind('cudaStreamQuery').info.name, L.bind('cudaMalloc').info.name]));`;
   expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '1' }))).toEqual([true, 'cudaMemcpy_ptds', 'cudaStreamQuery_ptsz', 'cudaMalloc']);
   expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '' }))).toEqual([false, 'cudaMemcpy', 'cudaStreamQuery', 'cudaMalloc']);

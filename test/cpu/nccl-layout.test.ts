@@ -6,9 +6,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CStruct, type StructClass } from '../../src/structs/base';
-import * as structs from '../../src/structs/nccl';
-import * as enums from '../../src/nccl/enums';
-import * as constants from '../../src/nccl/constants';
+import * as structs from '../../src/structs/nccl.gen';
+import * as enums from '../../src/nccl/enums.gen';
+import * as constants from '../../src/nccl/constants.gen';
 import { ncclConfigInitializer, ncclSimInfoInitializer, NCCL_VERSION } from '../../src/nccl/helpers';
 
 const DECLS = path.join(__dirname, '..', '..', 'tools', 'codegen', 'nccl-decls.h');

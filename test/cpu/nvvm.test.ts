@@ -208,6 +208,28 @@ suite(`Program.compile with { language: 'nvvm' }${why}`, () => {
     expect(Buffer.from(b.code).equals(Buffer.from(a.code))).toBe(true);
   });
 
+  test('compileAsync: nvvmCompileProgram on the pool gives the PTX of compile, shares its cache, rejects with its NvvmError', async () => {
+    const sync = Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: true, cache: false });
+    const dir = fs.mkdtempSync(path.join(cache, 'async-'));
+    const p = await Program.compileAsync(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: true, cache: dir });
+    expect([p.fromCache, p.compiler]).toEqual([false, sync.compiler]);
+    expect(p.objectCode.text).toBe(sync.objectCode.text);
+    expect(Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: true, cache: dir }).fromCache).toBe(true);
+    const err = await Program.compileAsync('This is not NVVM IR', { language: 'nvvm', arch: 'sm_90', name: 'broken.ll', cache: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NvvmError);
+    expect((err as NvvmError).message).toBe('NVVM_ERROR_COMPILATION: broken.ll (1, 0): parse expected top-level entity (in nvvmCompileProgram)');
+  });
+
+  test('nvvm.async.nvvmCompileProgram resolves with the status of the blocking call; bad arguments reject', async () => {
+    const [, prog] = nvvm.nvvmCreateProgram();
+    try {
+      expect(await nvvm.async.nvvmCompileProgram(prog, 0, null)).toEqual([R.NVVM_ERROR_NO_MODULE_IN_PROGRAM]);
+      await expect(nvvm.async.nvvmCompileProgram(prog, 1, [5 as never])).rejects.toThrow(new TypeError("async.nvvmCompileProgram: parameter 'options[0]' must be a string, got 5"));
+    } finally {
+      nvvm.nvvmDestroyProgram(prog);
+    }
+  });
+
   test('options that do not apply to NVVM IR are refused, naming the option', () => {
     expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', target: 'cubin' })).toThrow("Program.compile: NVVM IR compiles to 'ptx' or 'ltoir', not cubin; link the PTX for a cubin");
     expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', compiler: 'nvcc' })).toThrow("Program.compile: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got nvcc");

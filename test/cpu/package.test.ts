@@ -33,6 +33,30 @@ test('packing builds first, and the tarball holds every exports and bin target',
   expect(targets.filter((t) => !files.has(t))).toEqual([]);
 });
 
+test('the tarball carries the MIT LICENSE and the metadata npm shows: repository, homepage, bugs, keywords', () => {
+  const list = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n');
+  expect(list).toEqual(expect.arrayContaining(['package/LICENSE', 'package/README.md']));
+  const license = execFileSync('tar', ['xzf', tarball, '-O', 'package/LICENSE'], { encoding: 'utf8' });
+  expect(license).toMatch(/^MIT License\n\nCopyright \(c\) 2026 cuda-bindings contributors\n/);
+  const pkg = JSON.parse(execFileSync('tar', ['xzf', tarball, '-O', 'package/package.json'], { encoding: 'utf8' }));
+  expect(pkg).toMatchObject({
+    license: 'MIT',
+    repository: { type: 'git', url: 'git+https://github.com/cuda-bindings/cuda-bindings.git' },
+    homepage: 'https://github.com/cuda-bindings/cuda-bindings#readme',
+    bugs: { url: 'https://github.com/cuda-bindings/cuda-bindings/issues' },
+  });
+  expect(pkg.keywords).toEqual(expect.arrayContaining(['cuda', 'gpu', 'nvidia']));
+});
+
+test('the README starts with the user quick start (npm install) and keeps the contributors\' one further down', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const firstCode = readme.match(/```sh\n([^`]*)```/)![1];
+  expect(firstCode.split('\n')[0]).toBe('npm install cuda-bindings');
+  expect(readme.indexOf('npm install cuda-bindings')).toBeLessThan(readme.indexOf('npx cuda-bindings info'));
+  expect(readme.indexOf('npx cuda-bindings info')).toBeLessThan(readme.indexOf('git clone'));
+  expect(readme).toMatch(/^npm install && npm test\b/m);
+});
+
 test('the types are right for every consumer: arethetypeswrong finds no problem in the tarball', () => {
   const r = spawnSync(bin('attw'), [tarball, '--format', 'json'], { encoding: 'utf8' });
   const report = JSON.parse(r.stdout);
@@ -78,13 +102,22 @@ test('cuda-bindings/nccl works from CommonJS and as an ES module, without openin
 test('"cuda-bindings/nvml" works from both module systems, and the nvml namespace loads on first use', () => {
   const esm = "import { nvmlReturn_t, nvmlMemory_v2 } from 'cuda-bindings/nvml'; import { nvml } from 'cuda-bindings'; console.log(JSON.stringify([nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, nvml.nvmlMemory_v2 === nvmlMemory_v2]));";
   expect(JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: root }).toString())).toEqual([7, true]);
-  const cjs = "const m = require('cuda-bindings'); const before = Object.keys(require.cache).some((k) => k.includes('/dist/nvml/')); console.log(JSON.stringify([before, typeof m.nvml.nvmlInit, Object.keys(require.cache).some((k) => k.includes('/dist/ffi/nvml.js'))]));";
+  const cjs = "const m = require('cuda-bindings'); const before = Object.keys(require.cache).some((k) => k.includes('/dist/nvml/')); console.log(JSON.stringify([before, typeof m.nvml.nvmlInit, Object.keys(require.cache).some((k) => k.includes('/dist/ffi/nvml.gen.js'))]));";
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([false, 'function', false]);
+});
+
+test('require("cuda-bindings") loads the runtime facade only; each other namespace loads on first use and is then a plain value', () => {
+  const cjs = `const m = require('cuda-bindings'); const loaded = (d) => Object.keys(require.cache).some((k) => k.includes('/dist/' + d + '/'));
+    const before = ['driver', 'core', 'nvrtc', 'nccl', 'nvml', 'nvvm', 'nvjitlink', 'nvfatbin'].filter(loaded);
+    m.cudart.cudaGetErrorName(35); const afterRuntime = ['driver', 'ffi/cuda.js'].filter((d) => Object.keys(require.cache).some((k) => k.includes(d)));
+    const t = typeof m.cuda.cuInit; const d = Object.getOwnPropertyDescriptor(m, 'cuda');
+    console.log(JSON.stringify([before, afterRuntime, t, loaded('driver'), 'value' in d, loaded('core')]));`;
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([[], [], 'function', true, true, false]);
 });
 
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
-  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): [E.cudaError_t, H.cudaStream_t | null];');
+  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): Res<[H.cudaStream_t]>;');
 });
 
 test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 0 with a GPU and 1 without a driver or device', () => {
@@ -93,7 +126,7 @@ test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 
   const bin = path.join(root, 'dist', 'cli', 'main.js');
   expect(fs.readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node')).toBe(true);
   const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
-  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help]']);
+  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help] [--version]']);
   const info = spawnSync(process.execPath, [bin, 'info'], { encoding: 'utf8' });
   expect(info.status).toBe(hasGpu ? 0 : 1);
   expect(info.stdout).toMatch(/^CUDA runtime 13\.0/);

@@ -71,6 +71,72 @@ afterEach(() => fs.rmSync(cache, { recursive: true, force: true }));
   });
 });
 
+(nvcc ? describe : describe.skip)(nvcc ? 'compileAsync with nvcc' : 'skipped: no nvcc on this machine', () => {
+  test('the same code as compile, while the event loop goes on; the disk cache as in the sync form', async () => {
+    const sync = Program.compile(source, { arch: 'sm_90', cache: false });
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const p = await Program.compileAsync(source, { arch: 'sm_90', cache }).finally(() => clearInterval(timer));
+    // nvcc took at least a few hundred ms: the loop ran timers meanwhile (compile would have blocked them).
+    expect(ticks).toBeGreaterThan(3);
+    expect([p.compiler, p.target, p.arch, p.fromCache]).toEqual([sync.compiler, 'cubin', 'sm_90', false]);
+    expect(Buffer.from(p.code).includes('twice')).toBe(true);
+    const again = await Program.compileAsync(source, { arch: 'sm_90', cache });
+    expect(again.fromCache).toBe(true);
+    expect(Buffer.from(again.code).equals(Buffer.from(p.code))).toBe(true);
+    // One cache for both forms.
+    expect(Program.compile(source, { arch: 'sm_90', cache }).fromCache).toBe(true);
+  });
+
+  test('a compile error rejects with the CompileError and log of the sync form', async () => {
+    const bad = 'extern "C" __global__ void bad() { undeclared = 1; }\n';
+    const e = await Program.compileAsync(bad, { arch: 'sm_90', cache: false, name: 'bad.cu' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(CompileError);
+    expect((e as Error).message).toMatch(/^nvcc exited with status \d+: .*identifier "undeclared" is undefined/);
+    expect((e as InstanceType<typeof CompileError>).log).toMatch(/bad\.cu\(1\): error/);
+  });
+
+  test('timeout and abort reject naming compileAsync; nvcc is stopped and nothing is cached', async () => {
+    const t0 = Date.now();
+    await expect(Program.compileAsync(source + '// t\n', { arch: 'sm_90', cache, timeout: 1 })).rejects.toThrow(
+      expect.objectContaining({ name: 'TimeoutError', message: 'Program.compileAsync: timed out after 1 ms; the GPU work was not cancelled' }),
+    );
+    const ac = new AbortController();
+    const p = Program.compileAsync(source + '// a\n', { arch: 'sm_90', cache, signal: ac.signal });
+    ac.abort();
+    await expect(p).rejects.toThrow(expect.objectContaining({ name: 'AbortError', message: 'Program.compileAsync: aborted; the GPU work was not cancelled' }));
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fs.readdirSync(cache)).toEqual([]);
+  });
+});
+
+test('compileAsync checks its arguments and options as compile does, rejecting with its own name', async () => {
+  await expect(Program.compileAsync('', { arch: 'sm_90' })).rejects.toThrow(new TypeError("Program.compileAsync: parameter 'source' must be CUDA C++ text, got an empty string"));
+  await expect(Program.compileAsync(source, { arch: 'volta' })).rejects.toThrow("Program.compileAsync: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got volta");
+  await expect(Program.compileAsync(source, { arch: 'sm_90', compiler: 'nvrtc' })).rejects.toThrow(/^Program\.compileAsync: NVRTC is not available: /);
+  await expect(Program.compileAsync('!0 = !{}', { language: 'nvvm', arch: 'sm_90', target: 'cubin' })).rejects.toThrow("Program.compileAsync: NVVM IR compiles to 'ptx' or 'ltoir', not cubin; link the PTX for a cubin");
+  await expect(Program.compileAsync(source, { arch: 'sm_90', timout: 5 } as never)).rejects.toThrow(new TypeError("Program.compileAsync: unknown option 'timout' (the options are signal, timeout, name, options, headers, nameExpressions, arch, target, language, libdevice, compiler, cache)"));
+  await expect(Program.compileAsync(source, { arch: 'sm_90', signal: AbortSignal.abort() })).rejects.toThrow(expect.objectContaining({ name: 'AbortError' }));
+});
+
+test('Module.loadAsync: checks as Module.load, then loads on the pool (here: the status of a machine without a driver)', async () => {
+  const { Module } = core;
+  await expect(Module.loadAsync(new Uint8Array(0))).rejects.toThrow(new RangeError("Module.loadAsync: parameter 'code' is empty"));
+  await expect(Module.loadAsync(5 as never)).rejects.toThrow(/^Module\.loadAsync: parameter 'code' must be a file path or a Uint8Array/);
+  await expect(Module.loadAsync('/no/such/file.cubin')).rejects.toThrow('Module.loadAsync: no file /no/such/file.cubin');
+  await expect(Module.loadAsync(new Uint8Array([0x7f, 0x45, 0x4c, 0x46]), { nmaes: {} } as never)).rejects.toThrow(new TypeError("Module.loadAsync: unknown option 'nmaes' (the options are signal, timeout, names)"));
+  const ptx = new TextEncoder().encode('.version 8.0\n.target sm_90\n.address_size 64\n');
+  let syncError = '';
+  try {
+    Module.load(ptx);
+  } catch (e) {
+    syncError = (e as Error).message;
+  }
+  expect(syncError).not.toBe('');
+  await expect(Module.loadAsync(ptx)).rejects.toThrow(syncError);
+});
+
 test('options are checked before any compiler runs', () => {
   expect(() => Program.compile('', { arch: 'sm_90' })).toThrow("Program.compile: parameter 'source' must be CUDA C++ text, got an empty string");
   expect(() => Program.compile(source, { arch: 'volta' })).toThrow("Program.compile: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got volta");
@@ -133,4 +199,10 @@ describe('CachingAllocator and setAllocator', () => {
     expect(core.getAllocator()).toBe(a);
     expect(core.setAllocator(null)).toBe(a);
   });
+});
+
+test('nvrtc.async.nvrtcCompileProgram rejects bad arguments before the library is needed', async () => {
+  const { nvrtc } = await import('../../src');
+  await expect(nvrtc.async.nvrtcCompileProgram(nvrtc.nvrtcProgram(0x10), -1, null)).rejects.toThrow("async.nvrtcCompileProgram: parameter 'numOptions' must not be negative, got -1");
+  await expect(nvrtc.async.nvrtcCompileProgram(nvrtc.nvrtcProgram(0x10), 0, null, { timeOut: 1 } as never)).rejects.toThrow(new TypeError("async.nvrtcCompileProgram: unknown option 'timeOut' (the options are signal, timeout)"));
 });

@@ -47,7 +47,7 @@ describeGpu('async waits on a GPU', () => {
     expect(r.status).toBe(0);
     expect(r.ms).toBeGreaterThanOrEqual(150);
     expect(r.ticks).toBeGreaterThanOrEqual(8);
-    cudart.cudaStreamDestroy(s!);
+    cudart.cudaStreamDestroy(s);
   });
 
   test('cudaStreamSynchronize on the legacy default stream (null) of the caller', async () => {
@@ -59,10 +59,10 @@ describeGpu('async waits on a GPU', () => {
   test('cudaEventSynchronize', async () => {
     const [ev] = rtOk(cudart.cudaEventCreate(), 'cudaEventCreate');
     spin(null);
-    cudart.cudaEventRecord(ev!, null);
-    const r = await ticksDuring(() => cudart.async.cudaEventSynchronize(ev!));
+    cudart.cudaEventRecord(ev, null);
+    const r = await ticksDuring(() => cudart.async.cudaEventSynchronize(ev));
     expect([r.status, r.ms >= 150, r.ticks >= 8]).toEqual([0, true, true]);
-    cudart.cudaEventDestroy(ev!);
+    cudart.cudaEventDestroy(ev);
   });
 
   test('cudaDeviceSynchronize waits for every stream of the caller\'s device', async () => {
@@ -70,14 +70,14 @@ describeGpu('async waits on a GPU', () => {
     spin(s!);
     const r = await ticksDuring(() => cudart.async.cudaDeviceSynchronize());
     expect([r.status, r.ms >= 150, r.ticks >= 8]).toEqual([0, true, true]);
-    expect(cudart.cudaStreamQuery(s!)).toEqual([0]);
-    cudart.cudaStreamDestroy(s!);
+    expect(cudart.cudaStreamQuery(s)).toEqual([0]);
+    cudart.cudaStreamDestroy(s);
   });
 
   test('1000 concurrent awaited waits all settle', async () => {
     const [s] = rtOk(cudart.cudaStreamCreate(), 'cudaStreamCreate');
     const all = await Promise.all(Array.from({ length: 1000 }, () => cudart.async.cudaStreamSynchronize(s!)));
     expect(all.every(([e]) => e === 0)).toBe(true);
-    cudart.cudaStreamDestroy(s!);
+    cudart.cudaStreamDestroy(s);
   });
 });

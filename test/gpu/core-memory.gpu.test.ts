@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { core, cuda, cudart } from '../../src';
+import type { OkOutputs } from '../../src';
 import { fillPattern, patternMismatches, describeGpu } from './helpers';
 import { FATBIN } from './fixtures/samples';
 
@@ -355,7 +356,7 @@ describeGpu('core memory on a GPU', () => {
 });
 
 /** The outputs of a facade call, or an Error naming the status. */
-function check<T extends unknown[]>(r: readonly [number, ...T]): NonNullable<T[0]> {
+function check<R extends readonly [number, ...unknown[]]>(r: R): NonNullable<OkOutputs<R>[0]> {
   if (r[0] !== 0) throw new Error(`a CUDA call returned ${r[0]} (${cudart.cudaError_t[r[0]] ?? cuda.CUresult[r[0]]})`);
-  return r[1] as NonNullable<T[0]>;
+  return r[1] as NonNullable<OkOutputs<R>[0]>;
 }

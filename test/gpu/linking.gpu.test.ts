@@ -95,7 +95,7 @@ describeGpu('nvJitLink facade (cuda-python test_nvjitlink.py)', () => {
     expect(minor).toBeGreaterThanOrEqual(0);
     const lib = nvjitlink.libraryInfo().path;
     const exported = new Set(execFileSync('nm', ['-D', '--defined-only', lib]).toString().split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
-    const { declarations } = require('../../src/ffi/nvjitlink');
+    const { declarations } = require('../../src/ffi/nvjitlink.gen');
     expect(Object.values(declarations as Record<string, [string]>).map(([s]) => s).filter((s) => !exported.has(s))).toEqual([]);
   });
 
@@ -180,7 +180,7 @@ describeGpu('nvFatbin facade (cuda-python test_nvfatbin.py)', () => {
     const [major] = fok(nvfatbin.nvFatbinVersion(), 'nvFatbinVersion');
     expect(major).toBe(13);
     const exported = new Set(execFileSync('nm', ['-D', '--defined-only', nvfatbin.libraryInfo().path]).toString().split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
-    const { declarations } = require('../../src/ffi/nvfatbin');
+    const { declarations } = require('../../src/ffi/nvfatbin.gen');
     expect(Object.values(declarations as Record<string, [string]>).map(([s]) => s).filter((s) => !exported.has(s))).toEqual([]);
     const [h] = fok(nvfatbin.nvFatbinCreate([], 0), 'nvFatbinCreate');
     const [size] = fok(nvfatbin.nvFatbinSize(h), 'nvFatbinSize');

@@ -85,8 +85,8 @@ function printTable(gpu: number, rows: Row[]): void {
   });
 
   test("the functions the driver's libnvidia-ml does not export are listed, and throw when called, naming the symbol", () => {
-    const { nvml: lib } = require('../../src/ffi/nvml-lib') as typeof import('../../src/ffi/nvml-lib');
-    const { declarations } = require('../../src/ffi/nvml') as typeof import('../../src/ffi/nvml');
+    const { libnvml: lib } = require('../../src/ffi/nvml-lib') as typeof import('../../src/ffi/nvml-lib');
+    const { declarations } = require('../../src/ffi/nvml.gen') as typeof import('../../src/ffi/nvml.gen');
     const file = lib.info().path;
     const nm = spawnSync('nm', ['-D', '--defined-only', file], { encoding: 'utf8' });
     const exported = new Set(nm.stdout.split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
@@ -109,7 +109,7 @@ function printTable(gpu: number, rows: Row[]): void {
     const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve, reject) => {
-        child.stdout!.on('data', (d) => (String(d).includes('ready') ? resolve() : reject(new Error(String(d)))));
+        child.stdout.on('data', (d) => (String(d).includes('ready') ? resolve() : reject(new Error(String(d)))));
         child.once('exit', (c) => reject(new Error(`the allocating process exited with ${c}`)));
       });
       const gpu = core.Device.get(0).nvml;
@@ -149,7 +149,7 @@ function printTable(gpu: number, rows: Row[]): void {
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let buf = '';
-        p.stdout!.on('data', (d) => {
+        p.stdout.on('data', (d) => {
           buf += d;
           const m = /listening on (\S+)/.exec(buf);
           if (m) resolve(m[1]);

@@ -25,7 +25,7 @@ export function probeGpu(what: string): { gpu: boolean; title: string } {
 export function deviceFree(): number {
   const [err, free] = cudart.cudaMemGetInfo();
   if (err !== cudart.cudaError_t.cudaSuccess) throw new Error(`cudaMemGetInfo returned ${cudart.cudaError_t[err]} (${err})`);
-  return free!;
+  return free;
 }
 
 export function rss(): number {

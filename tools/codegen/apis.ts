@@ -1,11 +1,36 @@
 // The APIs the generator writes, each from its headers into its own folder.
-import type { ParamSpec } from './runtime-spec';
 import type { MacroModel, Model } from './model';
 import type { PrimName } from './ctype';
 import type { ExtentTables } from './extents';
 
+/** How a parameter is treated where the default (inferred from its C type) is wrong. */
+export type ParamSpec =
+  | { k: 'inArray'; count: string; nullable?: boolean }
+  | { k: 'outArray'; count: string; countMode: 'inout' | 'in' }
+  | { k: 'borrowedArray'; count: string }
+  | { k: 'inout' }
+  | { k: 'inRef' }
+  | { k: 'inStruct'; nullable?: boolean }
+  | { k: 'outAddr' }
+  | { k: 'outString'; len: string; size?: number }
+  | { k: 'inoutArray'; count: string }
+  | { k: 'outBytes'; size: number }
+  | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
+  | { k: 'rangeAttr'; size: string; attr: string }
+  | { k: 'pointer' }
+  /**
+   * Memory C writes as many bytes into as `sizeFn(...args)` reports (nvJitLinkGetLinkedCubin and
+   * nvJitLinkGetLinkedCubinSize): host memory passed is checked against that size; null makes the
+   * call size and allocate a Buffer itself and return it.
+   */
+  | { k: 'sizedOut'; sizeFn: string; args: string[] }
+  | { k: 'kernelArgs' }
+  | { k: 'hostFn'; kind: 'hostFn' | 'streamCallback'; stream: string }
+  /** An output array as long as another call reports, allocated inside and returned (extents.ts). */
+  | { k: 'queriedArray'; query: string; args: string[] };
+
 /**
- * What the headers cannot say about an API (see runtime-spec.ts for what each table means, and
+ * What the headers cannot say about an API (see tools/codegen/README.md for what each table means, and
  * extents.ts for the extent tables: how far C may write through each pointer).
  */
 export interface ApiSpec extends ExtentTables {
@@ -88,6 +113,12 @@ export interface ApiConfig {
   renameFilter?: (name: string, target: string) => boolean;
   /** Whether a function bound under a `#define` name is also exported under its symbol (nvmlInit_v2). */
   symbolAliases?: boolean;
+  /**
+   * Enumerators and #define constants that hand-written ffi and struct code needs (the special
+   * streams, launch-parameter markers): written to src/ffi/constants.gen.ts, which the ffi and
+   * structs layers may import, as plain numbers and bigints.
+   */
+  ffiConstants?: string[];
   /** Report rows: what was not bound and why. */
   skipped: [string, string][];
 }

@@ -1,6 +1,5 @@
-// What cuda.h cannot say about the driver API (see runtime-spec.ts for what each table means).
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+// What cuda.h cannot say about the driver API (see tools/codegen/README.md for what each table means).
+import type { ApiConfig, ParamSpec } from './apis';
 import type { ExtentBytes } from './extents';
 
 const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
@@ -196,8 +195,9 @@ export const driverApi: ApiConfig = {
   perThreadDefine: 'CUDA_API_PER_THREAD_DEFAULT_STREAM',
   versionedSymbols: true,
   status: { type: 'CUresult', enumTs: 'CUresult', success: 'CUDA_SUCCESS' },
-  ffi: 'src/ffi/cuda.ts',
-  lib: { module: '../ffi/cuda-lib', fn: 'cuda' },
+  ffi: 'src/ffi/cuda.gen.ts',
+  lib: { module: '../ffi/cuda-lib', fn: 'libcuda' },
+  ffiConstants: ['CU_STREAM_LEGACY', 'CU_STREAM_PER_THREAD', 'CU_STREAM_CAPTURE_STATUS_ACTIVE', 'CU_LAUNCH_PARAM_BUFFER_POINTER', 'CU_LAUNCH_PARAM_BUFFER_SIZE', 'CU_LAUNCH_PARAM_END'],
   libLabel: 'libcuda',
   spec: {
     paramSpecs,

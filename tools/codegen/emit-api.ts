@@ -1,19 +1,19 @@
 // Writes an API's enums, constants, handles, koffi declarations and tuple facade.
 import { type CType, resolve } from './ctype';
 import type { FunctionModel, Model, ParamModel, RecordModel } from './model';
-import { TypeMap, type ValueKind } from './types';
-import type { ParamSpec } from './runtime-spec';
+import { TypeMap, isDevicePtrTypedef, type ValueKind } from './types';
+import type { ParamSpec } from './apis';
 import { SLOTS } from '../../src/ffi/scratch';
 import type { ApiConfig } from './apis';
-import { banner, doc, q } from './util';
+import { banner, doc, docBlock, q, usedImports } from './util';
 import { scalarIO, tsQ } from './emit-structs';
 import { EXTENT_HELPERS, type ExtentKind } from './extents';
 
 // ---------------------------------------------------------------------------------------------
 // enums
 
-export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, string][]): string {
-  const o = [banner(`enums of the ${api.title}`)];
+export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, string][], from: string): string {
+  const o = [banner(`enums of the ${api.title}`, from)];
   for (const e of model.enums.values()) {
     o.push(doc(e.doc || `enum ${e.name}`));
     o.push(`// enum ${e.name} — ${e.loc.file}:${e.loc.line}`);
@@ -85,17 +85,19 @@ export function collectConstants(model: Model, tm: TypeMap, api?: ApiConfig): { 
   return { constants, enumAliases, structAliases };
 }
 
-export function emitConstants(api: ApiConfig, constants: ConstantModel[]): string {
-  const o = [banner(`#define constants of the ${api.title}`), `import * as E from './enums';`, `import type * as H from './handles';`, ''];
-  for (const c of constants) o.push(`/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
-  return o.join('\n') + '\n';
+export function emitConstants(api: ApiConfig, constants: ConstantModel[], from: string): string {
+  const body = constants.map((c) => `/** \`#define ${c.name}\` (${c.file}) */\nexport const ${c.name} = ${c.expr};`);
+  const imports = usedImports(body.join('\n'), [`import * as E from './enums.gen';`, `import type * as H from './handles.gen';`]);
+  // A header without constants still gives a module (the index re-exports it).
+  if (!body.length) body.push('export {};');
+  return [banner(`#define constants of the ${api.title}`, from), ...imports, '', ...body].join('\n') + '\n';
 }
 
 // ---------------------------------------------------------------------------------------------
 // handles
 
-export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap): string {
-  const o = [banner(`handle types of the ${api.title}`), `import { handleFrom } from '../ffi/marshal';`, ''];
+export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap, from: string): string {
+  const o = [banner(`handle types of the ${api.title}`, from), `import { handleFrom } from '../ffi/marshal';`, ''];
   const brands = new Set(tm.handleTypedefs.values());
   const foreign = api.own?.foreignHandles ?? {};
   for (const b of brands) {
@@ -138,6 +140,8 @@ interface Plan {
   notes: string[];
   /** Sentences added to the function's doc comment (what the header cannot say about JS's forms). */
   docSuffix?: string[];
+  /** Each C parameter with the index of the first output it gave (for the doc's @returns). */
+  outStarts: [param: string, start: number][];
   /** Every pointer C may write through, with the rule that bounds it (extents.ts). */
   extentRules: ExtentRow[];
   /** Writable pointers without a rule: the generator fails on any. */
@@ -168,7 +172,7 @@ const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {} };
+  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {}, outStarts: [] };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
@@ -208,7 +212,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   // Host or device memory, with the bytes a host buffer must hold where the spec knows them.
   const pointerParam = (p: ParamModel) => {
     const L = local(p);
-    addJs(p, 'Pointer');
+    addJs(p, pointerTs(p.name));
     plan.pre.push(`const ${L} = M.pointer(${jsName(p.name)}, '${F}', '${p.name}');`);
     const e = ext[p.name];
     const qr = queried[p.name];
@@ -232,6 +236,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type) });
 
   for (const p of fn.params) {
+    plan.outStarts.push([p.name, plan.outs.length]);
     const spec = specs[p.name];
     const L = local(p);
     const J = jsName(p.name);
@@ -344,7 +349,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const esz = tm.sizeOf(ek);
       const args = spec.args.map((a) => `${local({ name: a } as ParamModel)} as any`).join(', ');
       plan.late.push(`const [q_${p.name}, n_${p.name}] = ${spec.query}(${args});`);
-      plan.late.push(`if (q_${p.name} !== 0 || n_${p.name} === null) return [q_${p.name}@NULLS];`);
+      plan.late.push(`if (q_${p.name} !== 0) return [q_${p.name}@NULLS];`);
       plan.late.push(`const ${L} = M.bytes(Math.max(1, n_${p.name} * ${esz}));`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
@@ -463,18 +468,19 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     }
     if (spec?.k === 'sizedOut') {
       // Host memory checked against the size call, or null: the call sizes and allocates it.
-      const size = `(${spec.sizeFn} as (...a: unknown[]) => [number, number | null])(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
+      const size = `(${spec.sizeFn} as (...a: unknown[]) => Res<[number]>)(${spec.args.map((a) => local({ name: a } as ParamModel)).join(', ')})`;
       addJs(p, 'Pointer');
       plan.pre.push(`const ${L} = ${J} === null ? null : M.pointer(${J}, '${F}', '${p.name}');`);
       // C gets at least one byte (koffi passes an empty Buffer as NULL); the caller gets n of them.
       plan.late.push(`let o_${p.name}: Buffer | null = null;`);
       plan.late.push(`let c_${p.name}: Buffer | null = null;`);
-      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0 || n === null) return [e as E.${api.status.enumTs}, null]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
+      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0) return [e@NULLS]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
       plan.late.push(`else X.needBytes(${L}, () => ${size}, 1, '${F}', '${p.name}', '${spec.sizeFn}');`);
       plan.args.push(`c_${p.name} ?? ${L}`);
       plan.koffiTypes.push('void *');
       // The caller's own memory comes back as a Buffer over it.
-      plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer' });
+      // null when the caller passed an address rather than host memory.
+      plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer | null' });
       plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
       rule(p, 'query', `what \`${spec.sizeFn}\` reports: the caller's buffer checked, or allocated by the binding`);
       (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
@@ -519,7 +525,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
           ? `const ${L} = { bytes: X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}')._u8 };`
           : `const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
       } else {
-        addJs(p, tsQ(tm, tm.tsIn(v)));
+        addJs(p, isDevicePtrTypedef(p.type) ? 'DevicePointer | number' : tsQ(tm, tm.tsIn(v)));
         plan.pre.push(`const ${L} = ${tm.check(v, J, F, p.name)};`);
       }
       plan.args.push(L);
@@ -555,7 +561,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const i = slot();
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
-      plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string' });
+      plan.outs.push({ expr: `X.readCString(K.U64[${i}])`, ts: 'string | null' });
       slotRule(p, null, 'a scratch slot for the address');
       continue;
     }
@@ -627,6 +633,18 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     plan.splitTypes = types;
   }
   return plan;
+}
+
+/** `void *` parameters that only ever hold device memory, by their C names. */
+const DEVICE_POINTER_NAMES = new Set(['devPtr', 'dptr']);
+/** `void *` parameters a copy reads or writes: host or device memory, never a handle. */
+const MEMORY_NAMES = new Set(['dst', 'src']);
+
+/** The TypeScript type of a `void *` parameter: device memory, memory, or any pointer (a handle too). */
+function pointerTs(name: string): string {
+  if (DEVICE_POINTER_NAMES.has(name)) return 'DevicePointer | null';
+  if (MEMORY_NAMES.has(name)) return 'Memory';
+  return 'Pointer';
 }
 
 function integerOnly(tm: TypeMap, rec: RecordModel): boolean {
@@ -731,8 +749,8 @@ export function cProto(fn: FunctionModel): string {
   return `${fn.retSpelled} ${fn.symbol}(${fn.params.map((p) => `${p.spelled.replace(/ \*/g, ' *')} ${p.name}`).join(', ') || 'void'})`;
 }
 
-export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[]): string {
-  const o = [banner(`koffi declarations of ${api.libLabel}`), `import koffi, { type TypeObject } from 'koffi';`, ''];
+export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[], from: string): string {
+  const o = [banner(`koffi declarations of ${api.libLabel}`, from), `import koffi, { type TypeObject } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
   // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
@@ -784,25 +802,15 @@ function koffiField(model: Model, tm: TypeMap, t: CType): string {
 // ---------------------------------------------------------------------------------------------
 // the facade
 
-export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[]): string {
+export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], from: string): string {
   const { attrTables } = api.spec;
-  const o = [banner(`tuple facade of the ${api.title}`)];
-  o.push(`import * as M from '../ffi/marshal';`);
-  o.push(`import type { Pointer } from '../ffi/marshal';`);
-  o.push(`import * as K from '../ffi/scratch';`);
-  o.push(`import * as KA from '../ffi/kernel-args';`);
-  o.push(`import * as HC from '../ffi/host-callbacks';`);
-  o.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
-  o.push(`import { W } from '../ffi/memory';`);
-  o.push(`import { ${api.lib.fn} as L } from '${api.lib.module}';`);
-  o.push(`import type { KoffiFunction } from '../ffi/binding';`);
-  o.push(`import * as X from '../structs/support';`);
-  o.push(`import * as S from '../structs/${api.id}';`);
-  o.push(`import * as E from './enums';`);
-  o.push(`import type * as H from './handles';`);
-  o.push('');
-  o.push('void W;');
-  o.push('void HC;');
+  const o: string[] = [];
+  const st = `E.${api.status.enumTs}`;
+  const ok = [api.status.success, ...(api.status.withOutputs ?? [])].map((n) => `${st}.${n}`).join(' | ');
+  o.push(`/** The statuses with which a call returns its outputs. */`);
+  o.push(`export type ${api.status.enumTs}Ok = ${ok};`);
+  o.push(`/** What a call with outputs returns: {@link ${api.status.enumTs}Ok} with the outputs, or another status with nulls. */`);
+  o.push(`type Res<T extends unknown[]> = Result<${api.status.enumTs}Ok, Exclude<${st}, ${api.status.enumTs}Ok>, T>;`);
   o.push('');
   if (api.own?.facadePrelude) o.push(...api.own.facadePrelude, '');
   for (const [name, t] of Object.entries(attrTables)) {
@@ -821,7 +829,81 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
       o.push(`/** {@link ${p.fn.name}} under the name of the symbol it calls (\`#define ${p.fn.name} ${p.fn.symbol}\`). */\nexport const ${p.fn.symbol} = ${p.fn.name};\n`);
     }
   }
-  return o.join('\n') + '\n';
+  const imports = usedImports(o.join('\n'), [
+    `import * as M from '../ffi/marshal';`,
+    `import type { Pointer, DevicePointer, Memory } from '../ffi/marshal';`,
+    `import * as K from '../ffi/scratch';`,
+    `import * as KA from '../ffi/kernel-args';`,
+    `import * as HC from '../ffi/host-callbacks';`,
+    `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
+    `import { W } from '../ffi/memory';`,
+    `import { ${api.lib.fn} as L } from '${api.lib.module}';`,
+    `import type { KoffiFunction } from '../ffi/binding';`,
+    `import * as X from '../structs/support';`,
+    `import * as S from '../structs/${api.id}.gen';`,
+    `import * as E from './enums.gen';`,
+    `import type * as H from './handles.gen';`,
+    `import type { Result } from '../ffi/result';`,
+  ]);
+  return [banner(`tuple facade of the ${api.title}`, from), ...imports, '', ...o].join('\n') + '\n';
+}
+
+/** The C parameter whose output is the k-th element after the status. */
+function outParam(p: Plan, k: number): string {
+  let owner = '';
+  for (const [name, start] of p.outStarts) if (start <= k) owner = name;
+  return owner;
+}
+
+/** The first sentence of a header's text. */
+const firstSentence = (t: string) => t.split(/(?<=[.;])\s/)[0].replace(/[.;]$/, '');
+
+/**
+ * A function's TSDoc: the header's summary, `@param` for each JS parameter and `@returns` naming the
+ * tuple's elements, from the header's \param and \return (first sentence of each).
+ */
+function functionDoc(api: ApiConfig, tm: TypeMap, p: Plan, isErr: boolean): string {
+  const fn = p.fn;
+  const lines = [[api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ').trim() || '(undocumented in the header)'];
+  const spelled = new Map(fn.params.map((x) => [jsName(x.name), x.spelled]));
+  for (const j of p.jsParams) lines.push(`@param ${j.name} - ${firstSentence(j.doc) || `(undocumented in the header) C type \`${spelled.get(j.name) ?? j.c}\``}`);
+  if (isErr) {
+    const statusEnum = tm.enumTs.get(api.status.type) ?? api.status.type;
+    const statuses = [...new Set(fn.returnDoc.match(/\b\w+\b/g) ?? [])].filter((w) => {
+      const e = tm.model.enumerators.get(w);
+      return e && (tm.enumTs.get(e.enumName) ?? e.enumName) === statusEnum;
+    });
+    const names = p.outs.map((_, k) => jsName(outParam(p, k)));
+    const parts = [`\`err\`: the status${statuses.length ? ` (${statuses.join(', ')})` : ''}`];
+    p.outs.forEach((_, k) => {
+      const d = firstSentence(fn.paramDocs[outParam(p, k)] ?? '');
+      parts.push(`\`${names[k]}\`${d ? `: ${d}` : ''}`);
+    });
+    const tail = p.outs.length ? `; the outputs are null unless \`err\` is ${api.status.success}` : '';
+    lines.push(`@returns \`[${['err', ...names].join(', ')}]\` — ${parts.join('; ')}${tail}.`);
+  } else {
+    const d = firstSentence(fn.returnDoc);
+    lines.push(`@returns \`[err, value]\` — \`err\`: always ${api.status.success}; \`value\`${d ? `: ${d}` : ''}.`);
+  }
+  return docBlock(lines);
+}
+
+/**
+ * The result type of a status-returning function: `[status]` without outputs; otherwise the
+ * success statuses with every output, or the others with nulls (and, with the API's countStatus,
+ * that status with the counts the call needs).
+ */
+function resultType(api: ApiConfig, tm: TypeMap, p: Plan): string {
+  const st = `E.${api.status.enumTs}`;
+  if (!p.outs.length) return `[${st}]`;
+  const outs = `[${p.outs.map((x) => x.ts).join(', ')}]`;
+  const cs = api.spec.countStatus;
+  if (cs === undefined || !p.outs.some((x) => x.countSlot !== undefined)) return `Res<${outs}>`;
+  const e = [...tm.model.enums.values()].find((x) => x.name === api.status.enumTs || x.typedefs.includes(api.status.enumTs));
+  const name = e?.values.find((v) => Number(v.value) === cs)?.name;
+  if (!name) throw new Error(`codegen: ${api.status.enumTs} has no member of value ${cs} (countStatus)`);
+  const counted = p.outs.map((x) => (x.countSlot !== undefined ? 'number' : 'null')).join(', ');
+  return `Result<${api.status.enumTs}Ok, Exclude<${st}, ${api.status.enumTs}Ok | ${st}.${name}>, ${outs}> | [${st}.${name}, ${counted}]`;
 }
 
 function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
@@ -829,10 +911,9 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   const fn = p.fn;
   const o: string[] = [];
   const isErr = tm.value(fn.ret).k === 'enum' && fn.retSpelled === api.status.type;
-  const outTs = p.outs.map((x) => `${x.ts} | null`);
-  const ret = `[${st}${outTs.length ? ', ' + outTs.join(', ') : ''}]`;
+  const ret = resultType(api, tm, p);
   o.push(`let f_${fn.name}: KoffiFunction | undefined;`);
-  o.push(doc([api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ')));
+  o.push(functionDoc(api, tm, p, isErr));
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   // Optional only where every parameter after it is too.
   const firstOptional = p.jsParams.findIndex((j, i) => j.optional && p.jsParams.slice(i).every((x) => x.optional));
@@ -851,7 +932,7 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     return o.join('\n') + '\n';
   }
   o.push(`export function ${fn.name}(${params}): ${ret} {`);
-  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replace('@NULLS', ', null'.repeat(p.outs.length))}`);
+  for (const s of [...p.pre, ...p.late]) o.push(`  ${s.replaceAll('@NULLS', ', null'.repeat(p.outs.length))}`);
   const call = (args: string[]) => `(f_${fn.name} ??= L.bind('${fn.name}'))(${args.join(', ')})`;
   if (p.splitTypes) o.push(`  const err = (L.splitSmallStructs ? ${call(p.splitArgs)} : ${call(p.args)}) as ${st};`);
   else o.push(`  const err = ${call(p.args)} as ${st};`);

@@ -1,8 +1,8 @@
-// Writes src/structs/runtime.ts: one class per C struct or union, over its own bytes.
+// Writes src/structs/<api>.gen.ts: one class per C struct or union, over its own bytes.
 import { type CType, type PrimName, resolve } from './ctype';
 import type { Model, RecordModel, FieldModel } from './model';
-import { TypeMap, type ValueKind } from './types';
-import { banner, doc, q } from './util';
+import { TypeMap, isDevicePtrTypedef, type ValueKind } from './types';
+import { banner, doc, q, usedImports } from './util';
 import type { ApiConfig } from './apis';
 
 /** Reader and writer code of a scalar value kind at `off` of DataView `dv`. */
@@ -51,22 +51,14 @@ function isCharArray(t: CType): boolean {
   return e.k === 'prim' && (e.name === 'char' || e.name === 'schar' || e.name === 'uchar');
 }
 
-export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[]): string {
-  const out: string[] = [banner(`struct classes of the ${api.title}`)];
-  out.push(`import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`);
-  out.push(`import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`);
-  out.push(`import { W, readSize } from '../ffi/memory';`);
-  out.push(`import type { Pointer } from '../ffi/marshal';`);
-  out.push(`import type * as E from '../${api.id}/enums';`);
-  out.push(`import type * as H from '../${api.id}/handles';`);
-  out.push('');
+export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: RecordModel[], from: string): string {
+  const out: string[] = [];
   const defaults = api.spec.structDefaults?.(model) ?? new Map<string, Record<string, number>>();
   const isText = api.spec.textField ?? ((field: string) => textFields.has(field));
   const fieldExtents = api.spec.fieldExtents ?? {};
   for (const name of Object.keys(fieldExtents)) {
     if (!records.some((r) => r.name === name)) throw new Error(`codegen: fieldExtents names ${name}, which is no struct of the ${api.title}`);
   }
-  out.push('void hostBytes3D;');
   for (const rec of records) out.push(emitRecord(model, tm, rec, defaults.get(rec.name), isText, fieldExtents[rec.name]));
   // Typedef aliases: cudaUUID_t for struct CUuuid_st and the like.
   for (const rec of records) {
@@ -76,7 +68,15 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
       out.push(`export const ${t} = ${rec.name};\nexport type ${t} = ${rec.name};\nexport type ${t}Init = ${rec.name}Init;`);
     }
   }
-  return out.join('\n') + '\n';
+  const imports = usedImports(out.join('\n'), [
+    `import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`,
+    `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
+    `import { W, readSize } from '../ffi/memory';`,
+    `import type { Pointer, DevicePointer } from '../ffi/marshal';`,
+    `import type * as E from '../${api.id}/enums.gen';`,
+    `import type * as H from '../${api.id}/handles.gen';`,
+  ]);
+  return [banner(`struct classes of the ${api.title}`, from), ...imports, '', ...out].join('\n') + '\n';
 }
 
 function fieldKind(tm: TypeMap, f: FieldModel): ValueKind {
@@ -113,6 +113,13 @@ function fieldRead(model: Model, tm: TypeMap, rec: RecordModel, path: string[]):
   return null;
 }
 
+/** What an undocumented record is, in C words: `struct char1`, `union res in struct cudaResourceDesc`. */
+function recordTitle(rec: RecordModel, ownerCName: string): string {
+  const kind = `${rec.kind} `;
+  if (rec.owner) return `${kind}${rec.owner.path} in ${ownerCName}`;
+  return rec.cName.startsWith(kind) ? rec.cName : kind + rec.cName;
+}
+
 function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Record<string, number> | undefined, isText: (field: string, elem: PrimName) => boolean, hostExtents?: Record<string, string>): string {
   const o: string[] = [];
   const init: string[] = [];
@@ -122,7 +129,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
     cType, path: rec.owner?.path ?? '', size: rec.size, align: rec.align, union: rec.kind === 'union',
     fields: Object.fromEntries(rec.fields.map((f) => [f.name, { offset: f.offset, size: f.size }])),
   };
-  o.push(doc(rec.doc || `${rec.kind} ${rec.cName || cType + '.' + rec.owner?.path}`));
+  o.push(doc(rec.doc || recordTitle(rec, cType)));
   o.push(`// ${rec.owner ? `member ${rec.owner.path} of ${cType}` : rec.cName} — ${rec.loc.file}:${rec.loc.line}`);
   o.push(`export class ${cls} extends CStruct {`);
   o.push(`  static readonly layout: StructLayout = ${JSON.stringify(layout)};`);
@@ -138,7 +145,11 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
   }
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
   o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
+  // The bytes a view wraps are internal: the public constructor takes only the initializer.
   o.push(`  /** A new zeroed ${cls}, with the given fields set. */`);
+  o.push(`  constructor(init?: ${cls}Init | ${cls});`);
+  o.push(`  /** @internal A view of \`mem\` (see view()); \`dv\` spans mem's buffer. */`);
+  o.push(`  constructor(init: ${cls}Init | ${cls} | undefined, mem: Uint8Array, dv?: DataView);`);
   // A new struct (not a view on existing bytes) starts with its defaults, then the initializer.
   const setDefaults = Object.entries(defaults ?? {}).map(([f, v]) => {
     const fl = rec.fields.find((x) => x.name === f);
@@ -198,7 +209,7 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
       const k = fieldKind(tm, f);
       const io = scalarIO(k);
       tsGet = tsEnumsHandles(tm.tsOut(k), tm);
-      tsSet = k.k === 'handle' ? `${tsGet} | null` : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
+      tsSet = k.k === 'handle' ? `${tsGet} | null` : isDevicePtrTypedef(f.type) ? 'DevicePointer | number' : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
       get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
       const typedefName = f.type.k === 'typedef' ? f.type.name : '';
       if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {

@@ -1,10 +1,11 @@
-// The generator: reads the CUDA 13.0 headers through clang into a model (committed as
+// The generator: reads the CUDA headers through clang into a model (committed as
 // tools/codegen/model/<api>.json) and writes the bindings from the model.
 //   npm run generate                    headers -> model -> files (needs clang-14)
 //   npm run generate -- --from-model    committed model -> files (no clang needed)
 //   npm run generate -- --check         exits 1 with a diff when the committed files are stale
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { sealed } from './util';
 import { runClang, findClang, cudaInclude } from './clang';
 import { buildModel, type Model } from './model';
 import { TypeMap } from './types';
@@ -21,12 +22,14 @@ import { nvvmApi } from './nvvm-spec';
 import { ncclApi } from './nccl-spec';
 import { nvmlApi } from './nvml-spec';
 import { emitReducedHeader } from './emit-reduced';
+import { banner, hasBanner } from './util';
 import { type ParsedApi, inputsOf, serialize, deserialize, readParsed, modelDir } from './parsed';
 
 export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi, ncclApi, nvmlApi];
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
+  /** Every file the generator owns: relative path -> contents. */
   files: Map<string, string>;
   models: Map<string, Model>;
   constants: Map<string, ConstantModel[]>;
@@ -42,8 +45,51 @@ export type Source = 'headers' | 'model' | 'auto';
 export function generate(apis: ApiConfig[] = APIS, source: Source = 'auto'): Generated {
   const fromHeaders = source === 'headers' || (source === 'auto' && hasClang());
   const gen: Generated = { files: new Map(), models: new Map(), constants: new Map() };
-  for (const api of apis) emitApi(api, fromHeaders ? parseApi(api) : readParsed(root, api.id), gen);
+  let toolkit: Model | undefined;
+  for (const api of apis) {
+    const parsed = fromHeaders ? parseApi(api, toolkit) : readParsed(root, api.id);
+    if (api.id === 'runtime') toolkit = parsed.model;
+    emitApi(api, parsed, gen, toolkit);
+  }
+  const ffi = apis.filter((a) => a.ffiConstants?.length);
+  if (ffi.length) gen.files.set(FFI_CONSTANTS, emitFfiConstants(ffi, gen, headersVersion(gen.models.get(ffi[0].id)!, toolkit)));
   return gen;
+}
+
+/** The values hand-written ffi and struct code takes from the headers (each API's `ffiConstants`). */
+export const FFI_CONSTANTS = 'src/ffi/constants.gen.ts';
+
+function emitFfiConstants(apis: ApiConfig[], gen: Generated, from: string): string {
+  const o = [banner('values of the headers that the hand-written ffi and struct code uses', from), ''];
+  for (const api of apis) {
+    const model = gen.models.get(api.id)!;
+    const constants = new Map(gen.constants.get(api.id)!.map((c) => [c.name, c]));
+    for (const name of api.ffiConstants!) {
+      const c = constants.get(name);
+      const e = model.enumerators.get(name);
+      if (c) o.push(`/** \`#define ${name}\` (${c.file}) */`, `export const ${name} = ${c.expr.replace(/ as [\w.]+$/, '')};`);
+      else if (e) o.push(`/** \`${name}\`, of the enum ${e.enumName} */`, `export const ${name} = ${e.value};`);
+      else throw new Error(`codegen: ${api.id}: ffiConstants names ${name}, which is neither a #define constant nor an enumerator of its headers`);
+    }
+  }
+  return o.join('\n') + '\n';
+}
+
+/**
+ * The headers an API's files come from, as the banners name them: `CUDA 13.0` from CUDART_VERSION or
+ * CUDA_VERSION, `NCCL 2.28.9` from NCCL_MAJOR/MINOR/PATCH. Headers that declare no version of their
+ * own (nvrtc.h, nvml.h) ship with the toolkit, whose version the runtime's model gives.
+ */
+export function headersVersion(model: Model, toolkit?: Model): string {
+  const macro = (m: Model, name: string) => m.macros.find((x) => x.name === name)?.body;
+  const nccl = ['NCCL_MAJOR', 'NCCL_MINOR', 'NCCL_PATCH'].map((n) => macro(model, n));
+  if (nccl.every((v) => v !== undefined && /^\d+$/.test(v))) return `NCCL ${nccl.join('.')}`;
+  const cuda = macro(model, 'CUDART_VERSION') ?? macro(model, 'CUDA_VERSION');
+  if (cuda !== undefined) {
+    if (!/^\d+$/.test(cuda)) throw new Error(`codegen: headersVersion: the CUDA version macro reads '${cuda}', not a number such as 13000`);
+    return `CUDA ${Math.floor(Number(cuda) / 1000)}.${Math.floor((Number(cuda) % 1000) / 10)}`;
+  }
+  return headersVersion(toolkit ?? readParsed(root, 'runtime').model);
 }
 
 /** Whether clang can be run here (the headers -> model step needs it). */
@@ -65,7 +111,7 @@ function realHeader(api: ApiConfig): string | undefined {
 
 /** Headers -> model, through clang. The model goes through its committed form, so code made from a
  * fresh parse and code made from the committed model cannot differ. */
-export function parseApi(api: ApiConfig): ParsedApi {
+export function parseApi(api: ApiConfig, toolkit?: Model): ParsedApi {
   const real = api.reducedHeader ? realHeader(api) : undefined;
   // Without the real header, parse the reduced one the generator wrote from it.
   const headers = api.reducedHeader && !real ? [path.basename(api.reducedHeader)] : api.headers;
@@ -91,22 +137,24 @@ export function parseApi(api: ApiConfig): ParsedApi {
   // A reduced header stands for the real one: the model depends on the reduced text.
   const substitute = new Map<string, { label: string; text: string }>();
   const parsed: ParsedApi = { model, perThread, clang: cr.version, inputs: {} };
-  if (api.reducedHeader && real) substitute.set(real, { label: api.reducedHeader, text: reducedHeaderOf(api, deserialize(serialize(parsed)).model) });
+  if (api.reducedHeader && real) substitute.set(real, { label: api.reducedHeader, text: reducedHeaderOf(api, deserialize(serialize(parsed)).model, toolkit) });
   parsed.inputs = inputsOf(runs, cudaInclude(), root, substitute);
   return deserialize(serialize(parsed));
 }
 
 /** The reduced header of an API, written from its model (after the inline wrappers are followed). */
-function reducedHeaderOf(api: ApiConfig, model: Model): string {
+function reducedHeaderOf(api: ApiConfig, model: Model, toolkit?: Model): string {
+  const from = headersVersion(model, toolkit);
   if (api.inlineWrappers) followInlineWrappers(model);
-  return emitReducedHeader(model, api.headers[0], { own: api.own, prelude: api.reducedPrelude, lines: !!api.reducedPrelude });
+  return emitReducedHeader(model, api.headers[0], from, { own: api.own, prelude: api.reducedPrelude, lines: !!api.reducedPrelude });
 }
 
 /** Model -> code: every file of one API. */
-function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
+function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated, toolkit?: Model): void {
   const model = parsed.model;
+  const from = headersVersion(model, toolkit);
   gen.files.set(path.join(modelDir, `${api.id}.json`), serialize(parsed));
-  if (api.reducedHeader) gen.files.set(api.reducedHeader, reducedHeaderOf(api, model));
+  if (api.reducedHeader) gen.files.set(api.reducedHeader, reducedHeaderOf(api, model, toolkit));
   else if (api.inlineWrappers) followInlineWrappers(model);
   const aliases = api.versionedSymbols ? followRenames(model, api.renameFilter) : new Map<string, string>();
   const bySymbol = new Map([...model.functions.values()].map((f) => [f.symbol, f.name]));
@@ -136,19 +184,19 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated): void {
     }
   }
   const dir = `src/${api.id}`;
-  gen.files.set(`${dir}/enums.ts`, emitEnums(api, model, enumAliases));
-  gen.files.set(`${dir}/constants.ts`, emitConstants(api, constants));
-  gen.files.set(`${dir}/handles.ts`, emitHandles(api, model, tm));
-  let structs = emitStructs(api, model, tm, records);
+  gen.files.set(`${dir}/enums.gen.ts`, sealed(emitEnums(api, model, enumAliases, from)));
+  gen.files.set(`${dir}/constants.gen.ts`, sealed(emitConstants(api, constants, from)));
+  gen.files.set(`${dir}/handles.gen.ts`, sealed(emitHandles(api, model, tm, from)));
+  let structs = emitStructs(api, model, tm, records, from);
   for (const [alias, target] of structAliases) {
     const t = model.records.get(target)?.name ?? target;
     structs += `/** Alias of {@link ${t}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${t};\nexport type ${alias} = ${t};\n`;
   }
-  gen.files.set(`src/structs/${api.id}.ts`, structs);
-  gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()]));
-  gen.files.set(`${dir}/api.ts`, emitFacade(api, model, tm, plans));
+  gen.files.set(`src/structs/${api.id}.gen.ts`, sealed(structs));
+  gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()], from));
+  gen.files.set(`${dir}/api.gen.ts`, sealed(emitFacade(api, model, tm, plans, from)));
   gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c, ...(p.checked[j.name] ? { extent: p.checked[j.name] } : {}) })) })), null, 1) + '\n');
-  gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, aliases, parsed.clang));
+  gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, aliases, parsed.clang, from));
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
 }
@@ -163,7 +211,7 @@ function followInlineWrappers(model: Model): void {
   model.functions.clear();
   for (const f of fns) {
     const w = byCallee.get(f.name);
-    const g = w ? { ...f, name: w.name, symbol: f.name, loc: w.loc, doc: w.doc || f.doc, paramDocs: { ...f.paramDocs, ...w.paramDocs } } : f;
+    const g = w ? { ...f, name: w.name, symbol: f.name, loc: w.loc, doc: w.doc || f.doc, paramDocs: { ...f.paramDocs, ...w.paramDocs }, returnDoc: w.returnDoc || f.returnDoc } : f;
     model.functions.set(g.name, g);
   }
 }
@@ -212,8 +260,8 @@ function followRenames(model: Model, filter: (name: string, target: string) => b
   return aliases;
 }
 
-function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, nConst: number, perThread: Map<string, string>, aliases: Map<string, string>, clang: string): string {
-  const o: string[] = [`# ${api.title}: coverage report`, '', 'Generated by `npm run generate` from the CUDA 13.0 headers — do not edit.', ''];
+function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, nConst: number, perThread: Map<string, string>, aliases: Map<string, string>, clang: string, from: string): string {
+  const o: string[] = [`# ${api.title}: coverage report`, '', `Generated by tools/codegen (\`npm run generate\`) from the ${from} headers — do not edit.`, ''];
   const byFile = new Map<string, number>();
   for (const p of plans) byFile.set(p.fn.loc.file, (byFile.get(p.fn.loc.file) ?? 0) + 1);
   const status = plans.filter((p) => p.fn.retSpelled === api.status.type).length;
@@ -263,6 +311,32 @@ export function stale(gen: Generated): { file: string; diff: string }[] {
   return out;
 }
 
+/** Folders that hold generated files beside hand-written ones. */
+const GENERATED_HOMES = ['src', 'test', path.join('tools', 'codegen')];
+
+/**
+ * Files that look generated (a `.gen.ts` name, or a generator's banner in the first lines) but that
+ * the generator no longer writes: a renamed or removed API's leftovers.
+ */
+export function orphans(gen: Generated, base: string = root): string[] {
+  const owned = new Set([...gen.files.keys()].map((f) => path.normalize(f)));
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    if (!fs.existsSync(path.join(base, rel))) return;
+    for (const e of fs.readdirSync(path.join(base, rel), { withFileTypes: true })) {
+      const r = path.join(rel, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules' && !e.name.startsWith('.')) walk(r);
+        continue;
+      }
+      if (owned.has(r) || !/\.(ts|md|h|json)$/.test(e.name)) continue;
+      if (e.name.endsWith('.gen.ts') || hasBanner(fs.readFileSync(path.join(base, r), 'utf8').slice(0, 400))) out.push(r);
+    }
+  };
+  for (const home of GENERATED_HOMES) walk(home);
+  return out.sort();
+}
+
 function lineDiff(a: string, b: string): string {
   const A = a.split('\n');
   const B = b.split('\n');
@@ -285,11 +359,15 @@ if (require.main === module) {
   if (process.argv.includes('--check')) {
     const s = stale(gen);
     for (const d of s) console.error(`stale: ${d.file}\n${d.diff}\n`);
-    process.exit(s.length ? 1 : 0);
+    const o = orphans(gen);
+    for (const f of o) console.error(`orphan (looks generated, but the generator does not write it): ${f}`);
+    process.exit(s.length || o.length ? 1 : 0);
   }
   for (const [rel, text] of gen.files) {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     fs.writeFileSync(path.join(root, rel), text);
   }
   console.log(`wrote ${gen.files.size} files`);
+  const o = orphans(gen);
+  if (o.length) console.warn(`these files look generated but the generator no longer writes them; delete them:\n  ${o.join('\n  ')}`);
 }

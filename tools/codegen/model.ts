@@ -63,6 +63,8 @@ export interface FunctionModel {
   doc: string;
   /** Documentation of each parameter, from the header's \param lines. */
   paramDocs: Record<string, string>;
+  /** What the header's \return (or \returns) says: for most functions, the statuses it returns. */
+  returnDoc: string;
 }
 
 export interface MacroModel {
@@ -84,7 +86,7 @@ export interface Model {
    * `static inline T f(...) { return g(...); }` of the chosen headers: f's name, doc and place, and
    * the exported g it calls (nvJitLink's `nvJitLinkCreate` calls `__nvJitLinkCreate_13_0`).
    */
-  inlineWrappers: Map<string, { callee: string; loc: SourceLoc; doc: string; paramDocs: Record<string, string> }>;
+  inlineWrappers: Map<string, { callee: string; loc: SourceLoc; doc: string; paramDocs: Record<string, string>; returnDoc: string }>;
 }
 
 export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
@@ -273,7 +275,7 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       // A static inline helper; one that only forwards to another function is remembered.
       const callee = forwardedCall(body);
       // The header's own text first: clang does not attach nvJitLink.h's comments across its #ifndef.
-      if (callee) model.inlineWrappers.set(n.name!, { callee, loc: loc(n), doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief, paramDocs: functionDoc(n).params });
+      if (callee) model.inlineWrappers.set(n.name!, { callee, loc: loc(n), doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief, paramDocs: functionDoc(n).params, returnDoc: returnsFromSource(rawLoc(n)) || functionDoc(n).returns });
       continue;
     }
     const qt = n.type!.qualType;
@@ -281,9 +283,10 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     const params: ParamModel[] = (n.inner ?? [])
       .filter((p) => p.kind === 'ParmVarDecl')
       .map((p, i) => ({ name: p.name ?? `arg${i}`, type: parseCType(p.type!.qualType, env), spelled: p.type!.qualType }));
-    const { brief: astBrief, params: paramDocs } = functionDoc(n);
+    const { brief: astBrief, params: paramDocs, returns: astReturns } = functionDoc(n);
+    const returnDoc = returnsFromSource(rawLoc(n)) || astReturns;
     const brief = astBrief || briefFromSource(rawLoc(n));
-    model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs });
+    model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs, returnDoc });
   }
   return model;
 }
@@ -344,10 +347,11 @@ export function docText(n: AstNode): string {
   return fold(parts.join(' '));
 }
 
-function functionDoc(n: AstNode): { brief: string; params: Record<string, string> } {
+function functionDoc(n: AstNode): { brief: string; params: Record<string, string>; returns: string } {
   const fc = (n.inner ?? []).find((x) => x.kind === 'FullComment');
   const params: Record<string, string> = {};
   let brief = '';
+  let returns = '';
   const text = (c: AstNode): string => {
     const parts: string[] = [];
     const walk = (x: AstNode) => {
@@ -358,15 +362,20 @@ function functionDoc(n: AstNode): { brief: string; params: Record<string, string
     walk(c);
     return fold(parts.join(' '));
   };
+  // The \return section runs on through the paragraphs after it (a list of statuses, one a line)
+  // up to the next command.
+  let inReturn = false;
   for (const c of fc?.inner ?? []) {
     if (c.kind === 'BlockCommandComment' && c.name === 'brief') brief = text(c);
     if (c.kind === 'ParamCommandComment' && c.param) params[c.param] = text(c).replace(/^- /, '');
+    if (c.kind !== 'ParagraphComment') inReturn = c.kind === 'BlockCommandComment' && (c.name === 'return' || c.name === 'returns') && !returns;
+    if (inReturn) returns = fold(`${returns} ${text(c)}`);
   }
   if (!brief) {
     const para = (fc?.inner ?? []).find((c) => c.kind === 'ParagraphComment' && text(c));
     if (para) brief = text(para).split(/(?<=\.)\s/)[0];
   }
-  return { brief, params };
+  return { brief, params, returns };
 }
 
 const sourceCache = new Map<string, string[]>();
@@ -403,12 +412,37 @@ function briefFromSource(l: SourceLoc): string {
     if (b || out.length) {
       const t = b ? b[1] : lines[j].replace(/^\s*\*\s?/, '');
       // A one-line `/** \brief text */` (as a reduced header writes it).
-      if (b && t.includes('*/')) return fold(t.slice(0, t.indexOf('*/')));
-      if (!t.trim() || t.includes('*/')) break;
+      if (b && t.includes('*/')) return fold(plainWords(t.slice(0, t.indexOf('*/'))));
+      // The summary ends at a blank line, the comment's end or the next command (`\param`).
+      if (!t.trim() || lines[j].includes('*/') || (!b && /^[\\@]\w/.test(t.trim()))) break;
       out.push(t);
     }
   }
-  return fold(out.join(' '));
+  return fold(plainWords(out.join(' ')));
+}
+
+/** Text with the inline doc commands (`\\p name`, `\\c code`) reduced to their words. */
+const plainWords = (t: string) => t.replace(/[\\@](?:p|c|e|b|a|em)\s+/g, '');
+
+/**
+ * The `\\return` (or `@return`) section of the doc comment just above a declaration, read from the
+ * header (clang drops the statuses NVVM and nvJitLink spell as `\\link … \\endlink`): the lines up
+ * to the next command or the end of the comment, link and ref commands removed.
+ */
+function returnsFromSource(l: SourceLoc): string {
+  const lines = sourceLines(l.path);
+  let end = l.line - 2;
+  while (end >= 0 && !lines[end].includes('*/')) {
+    if (/[;}]\s*$/.test(lines[end].replace(/\/\*(?!\*).*?\*\/\s*$/, ''))) return '';
+    end--;
+  }
+  let start = end;
+  while (start >= 0 && !lines[start].includes('/**')) start--;
+  if (start < 0) return '';
+  const body = lines.slice(start, end + 1).join('\n').replace(/^[^]*?\/\*\*/, '').replace(/\*\/[^]*$/, '');
+  const m = /[\\@]returns?\b([^]*?)(?=\n\s*\*?\s*[\\@](?!link|endlink|ref|p\b|c\b|e\b|b\b|em\b)\w|$)/.exec(body);
+  if (!m) return '';
+  return fold(plainWords(m[1].replace(/^\s*\*/gm, ' ').replace(/[\\@](link|ref)\s+(?:#|::)?\w+(?=\s)|[\\@]endlink/g, (x, cmd) => (cmd === 'ref' ? x.replace(/^[\\@]ref\s+/, '') : '')).replace(/::/g, '')));
 }
 
 /** `\\p name`, `\\c code`: the words a doc command stands for. */

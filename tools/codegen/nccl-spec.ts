@@ -5,8 +5,7 @@
 //
 // nccl.h includes cuda_runtime.h: only what nccl.h itself declares is bound here; cudaStream_t is
 // the runtime's handle type, re-exported.
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+import type { ApiConfig, ParamSpec } from './apis';
 
 const config: ParamSpec = { k: 'inStruct', nullable: true };
 
@@ -55,13 +54,13 @@ export const ncclApi: ApiConfig = {
   // A non-blocking communicator's calls return ncclInProgress with their outputs written (the
   // communicator of ncclCommInitRankConfig and ncclCommSplit): those outputs are returned too.
   status: { type: 'ncclResult_t', enumTs: 'ncclResult_t', success: 'ncclSuccess', withOutputs: ['ncclInProgress'] },
-  ffi: 'src/ffi/nccl.ts',
-  lib: { module: '../ffi/nccl-lib', fn: 'nccl' },
+  ffi: 'src/ffi/nccl.gen.ts',
+  lib: { module: '../ffi/nccl-lib', fn: 'libnccl' },
   libLabel: 'libnccl',
   reducedHeader: 'tools/codegen/nccl-decls.h',
   own: {
     skipFunctions: /^(pnccl\w+|ncclResetDebugInit)$/,
-    foreignHandles: { cudaStream_t: '../runtime/handles' },
+    foreignHandles: { cudaStream_t: '../runtime/handles.gen' },
     // What the reduced header needs from cuda_runtime.h and limits.h.
     preamble: ['#include <limits.h>', 'typedef struct CUstream_st *cudaStream_t;'],
     // #define bodies the generator cannot evaluate, with their values (checked against g++).

@@ -3,27 +3,84 @@
 #include <stddef.h>
 /** \brief The enumerated type nvFatbinResult defines API call result codes. nvFatbin APIs return nvFatbinResult codes to indicate the result. */
 typedef enum { NVFATBIN_SUCCESS = 0, NVFATBIN_ERROR_INTERNAL = 1, NVFATBIN_ERROR_ELF_ARCH_MISMATCH = 2, NVFATBIN_ERROR_ELF_SIZE_MISMATCH = 3, NVFATBIN_ERROR_MISSING_PTX_VERSION = 4, NVFATBIN_ERROR_NULL_POINTER = 5, NVFATBIN_ERROR_COMPRESSION_FAILED = 6, NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED = 7, NVFATBIN_ERROR_UNRECOGNIZED_OPTION = 8, NVFATBIN_ERROR_INVALID_ARCH = 9, NVFATBIN_ERROR_INVALID_NVVM = 10, NVFATBIN_ERROR_EMPTY_INPUT = 11, NVFATBIN_ERROR_MISSING_PTX_ARCH = 12, NVFATBIN_ERROR_PTX_ARCH_MISMATCH = 13, NVFATBIN_ERROR_MISSING_FATBIN = 14, NVFATBIN_ERROR_INVALID_INDEX = 15, NVFATBIN_ERROR_IDENTIFIER_REUSE = 16, NVFATBIN_ERROR_INTERNAL_PTX_OPTION = 17 } nvFatbinResult; /* @nvFatbin.h:41 */
-/** \brief nvFatbinGetErrorString returns an error description string for each error code. */
+/** \brief nvFatbinGetErrorString returns an error description string for each error code.
+ * \param result error code
+ * \return - nullptr, if result is NVFATBIN_SUCCESS - a string, if result is not NVFATBIN_SUCCESS
+ */
 const char * nvFatbinGetErrorString(nvFatbinResult result); /* @nvFatbin.h:73 */
 /** \brief nvFatbinHandle is the unit of fatbin creation, and an opaque handle for a program. To create a fatbin, an instance of nvFatbinHandle must be created first with nvFatbinCreate(). */
 typedef struct _nvFatbinHandle *nvFatbinHandle; /* @nvFatbin.h:90 */
-/** \brief nvFatbinCreate creates a new handle */
+/** \brief nvFatbinCreate creates a new handle
+ * \param handle_indirect Address of nvFatbin handle
+ * \param options An array of strings, each containing a single option.
+ * \param optionsCount Number of options.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_UNRECOGNIZED_OPTION - NVFATBIN_ERROR_INTERNAL
+ */
 nvFatbinResult nvFatbinCreate(nvFatbinHandle *handle_indirect, const char **options, size_t optionsCount); /* @nvFatbin.h:137 */
-/** \brief nvFatbinDestroy destroys the handle. */
+/** \brief nvFatbinDestroy destroys the handle.
+ * \param handle_indirect Pointer to the handle.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_INTERNAL Use of any other pointers to the handle after calling this will result in undefined behavior. The passed in handle will be set to nullptr.
+ */
 nvFatbinResult nvFatbinDestroy(nvFatbinHandle *handle_indirect); /* @nvFatbin.h:152 */
-/** \brief nvFatbinAddPTX adds PTX to the fatbinary. */
+/** \brief nvFatbinAddPTX adds PTX to the fatbinary.
+ * \param handle nvFatbin handle.
+ * \param code The PTX code.
+ * \param size The size of the PTX code.
+ * \param arch The numerical architecture that this PTX is for (the XX of any sm_XX, lto_XX, or compute_XX).
+ * \param identifier Name of the PTX, useful when extracting the fatbin with tools like cuobjdump.
+ * \param optionsCmdLine Options used during JIT compilation.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_INVALID_ARCH - NVFATBIN_ERROR_PTX_ARCH_MISMATCH - NVFATBIN_ERROR_COMPRESSION_FAILED, - NVFATBIN_ERROR_UNRECOGNIZED_OPTION - NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED - NVFATBIN_ERROR_EMPTY_INPUT - NVFATBIN_ERROR_MISSING_PTX_VERSION - NVFATBIN_ERROR_MISSING_PTX_ARCH - NVFATBIN_ERROR_INTERNAL User is responsible for making sure all string are well-formed. The size should be inclusive of the terminating null character ('\0'). If the final character is not '\0', one will be added automatically, but in doing so, the code will be copied if it hasn't already been copied. The optionsCmdLine values are the same as can be passed to PTXAS by nvcc. `See here for details <https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#ptxas-options>`__.
+ */
 nvFatbinResult nvFatbinAddPTX(nvFatbinHandle handle, const char *code, size_t size, const char *arch, const char *identifier, const char *optionsCmdLine); /* @nvFatbin.h:185 */
-/** \brief nvFatbinAddCubin adds a CUDA binary to the fatbinary. */
+/** \brief nvFatbinAddCubin adds a CUDA binary to the fatbinary.
+ * \param handle nvFatbin handle.
+ * \param code The cubin.
+ * \param size The size of the cubin.
+ * \param arch The numerical architecture that this cubin is for (the XX of any sm_XX, lto_XX, or compute_XX).
+ * \param identifier Name of the cubin, useful when extracting the fatbin with tools like cuobjdump.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_INVALID_ARCH - NVFATBIN_ERROR_ELF_ARCH_MISMATCH - NVFATBIN_ERROR_ELF_SIZE_MISMATCH - NVFATBIN_ERROR_COMPRESSION_FAILED, - NVFATBIN_ERROR_UNRECOGNIZED_OPTION - NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED - NVFATBIN_ERROR_EMPTY_INPUT - NVFATBIN_ERROR_INTERNAL User is responsible for making sure all strings are well-formed.
+ */
 nvFatbinResult nvFatbinAddCubin(nvFatbinHandle handle, const void *code, size_t size, const char *arch, const char *identifier); /* @nvFatbin.h:210 */
-/** \brief nvFatbinAddLTOIR adds LTOIR to the fatbinary. */
+/** \brief nvFatbinAddLTOIR adds LTOIR to the fatbinary.
+ * \param handle nvFatbin handle.
+ * \param code The LTOIR code.
+ * \param size The size of the LTOIR code.
+ * \param arch The numerical architecture that this LTOIR is for (the XX of any sm_XX, lto_XX, or compute_XX).
+ * \param identifier Name of the LTOIR, useful when extracting the fatbin with tools like cuobjdump.
+ * \param optionsCmdLine Options used during JIT compilation.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_INVALID_ARCH - NVFATBIN_ERROR_COMPRESSION_FAILED, - NVFATBIN_ERROR_UNRECOGNIZED_OPTION - NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED - NVFATBIN_ERROR_EMPTY_INPUT - NVFATBIN_ERROR_INTERNAL User is responsible for making sure all strings are well-formed. Valid options for optionsCmdLine are: - -O<N\> \n Optimization level. Only 0 and 3 are accepted. - -g \n Generate debug information. - -lineinfo \n Generate line information. - -ftz=<n\> \n Flush to zero. - -prec-div=<n\> \n Precise divide. - -prec-sqrt=<n\> \n Precise square root. - -fma=<n\> \n Fast multiply add.
+ */
 nvFatbinResult nvFatbinAddLTOIR(nvFatbinHandle handle, const void *code, size_t size, const char *arch, const char *identifier, const char *optionsCmdLine); /* @nvFatbin.h:250 */
-/** \brief nvFatbinAddIndex adds an index file to the fatbinary. */
+/** \brief nvFatbinAddIndex adds an index file to the fatbinary.
+ * \param handle nvFatbin handle.
+ * \param code The index.
+ * \param size The size of the index.
+ * \param identifier Name of the index, useful when extracting the fatbin with tools like cuobjdump.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_INVALID_INDEX - NVFATBIN_ERROR_COMPRESSION_FAILED, - NVFATBIN_ERROR_UNRECOGNIZED_OPTION - NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED - NVFATBIN_ERROR_EMPTY_INPUT - NVFATBIN_ERROR_INTERNAL User is responsible for making sure all strings are well-formed. Currently, no method of creating an index file is available. -->
+ */
 nvFatbinResult nvFatbinAddIndex(nvFatbinHandle handle, const void *code, size_t size, const char *identifier); /* @nvFatbin.h:275 */
-/** \brief nvFatbinAddReloc adds relocatable PTX entries from a host object to the fatbinary. */
+/** \brief nvFatbinAddReloc adds relocatable PTX entries from a host object to the fatbinary.
+ * \param handle nvFatbin handle.
+ * \param code The host object image.
+ * \param size The size of the host object image code.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_INVALID_ARCH - NVFATBIN_ERROR_PTX_ARCH_MISMATCH - NVFATBIN_ERROR_COMPRESSION_FAILED, - NVFATBIN_ERROR_UNRECOGNIZED_OPTION - NVFATBIN_ERROR_COMPRESSED_SIZE_EXCEEDED - NVFATBIN_ERROR_EMPTY_INPUT - NVFATBIN_ERROR_MISSING_PTX_VERSION - NVFATBIN_ERROR_MISSING_PTX_ARCH - NVFATBIN_ERROR_IDENTIFIER_REUSE - NVFATBIN_ERROR_INTERNAL Note that each relocatable ptx source must have a unique identifier (the identifiers are taken from the object's entries). This is enforced as only one entry per sm of each unique identifier. Note also that handle options are ignored for this operation. Instead, the host object's options are copied over from each of its entries. This can be used when using driver APIs for JIT linking, to enable the driver to find the relocatable PTX. For ordinary PTX input, use nvFatbinAddPTX.
+ */
 nvFatbinResult nvFatbinAddReloc(nvFatbinHandle handle, const void *code, size_t size); /* @nvFatbin.h:310 */
-/** \brief nvFatbinSize returns the fatbinary's size. */
+/** \brief nvFatbinSize returns the fatbinary's size.
+ * \param handle nvFatbin handle.
+ * \param size The fatbinary's size
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_INTERNAL
+ */
 nvFatbinResult nvFatbinSize(nvFatbinHandle handle, size_t *size); /* @nvFatbin.h:325 */
-/** \brief nvFatbinGet returns the completed fatbinary. */
+/** \brief nvFatbinGet returns the completed fatbinary.
+ * \param handle nvFatbin handle.
+ * \param buffer memory to store fatbinary.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_INTERNAL User is responsible for making sure the buffer is appropriately sized for the fatbinary. You must call nvFatbinSize before using this, otherwise, it will return an error.
+ */
 nvFatbinResult nvFatbinGet(nvFatbinHandle handle, void *buffer); /* @nvFatbin.h:343 */
-/** \brief nvFatbinVersion returns the current version of nvFatbin */
+/** \brief nvFatbinVersion returns the current version of nvFatbin
+ * \param major The major version.
+ * \param minor The minor version.
+ * \return - NVFATBIN_SUCCESS - NVFATBIN_ERROR_NULL_POINTER - NVFATBIN_ERROR_INTERNAL
+ */
 nvFatbinResult nvFatbinVersion(unsigned int *major, unsigned int *minor); /* @nvFatbin.h:357 */

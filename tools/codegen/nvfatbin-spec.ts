@@ -10,8 +10,8 @@ export const nvfatbinApi: ApiConfig = {
   bindHeaders: ['nvFatbin.h'],
   versionedSymbols: false,
   status: { type: 'nvFatbinResult', enumTs: 'nvFatbinResult', success: 'NVFATBIN_SUCCESS' },
-  ffi: 'src/ffi/nvfatbin.ts',
-  lib: { module: '../ffi/nvfatbin-lib', fn: 'nvfatbin' },
+  ffi: 'src/ffi/nvfatbin.gen.ts',
+  lib: { module: '../ffi/nvfatbin-lib', fn: 'libnvfatbin' },
   libLabel: 'libnvfatbin',
   reducedHeader: 'tools/codegen/nvfatbin-decls.h',
   spec: {

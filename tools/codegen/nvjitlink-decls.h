@@ -9,43 +9,73 @@ typedef enum { /** Error Type */ NVJITLINK_INPUT_NONE = 0, /** For CUDA Binaries
 /** \brief nvJitLinkHandle is the unit of linking, and an opaque handle for a program. To link inputs, an instance of nvJitLinkHandle must be created first with nvJitLinkCreate(). */
 typedef struct nvJitLink *nvJitLinkHandle; /* @nvJitLink.h:162 */
 extern nvJitLinkResult __nvJitLinkCreate_13_0(nvJitLinkHandle *handle, uint32_t numOptions, const char *const *options); /* @nvJitLink.h:190 */
-/** \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle. */
+/** \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter handle.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_UNRECOGNIZED_OPTION - NVJITLINK_ERROR_MISSING_ARCH - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL It supports options listed in \ref options.
+ */
 static inline nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions, const char *const *options) { return __nvJitLinkCreate_13_0(handle, numOptions, options); } /* @nvJitLink.h:190 */
 extern nvJitLinkResult __nvJitLinkDestroy_13_0(nvJitLinkHandle *handle); /* @nvJitLink.h:214 */
-/** \brief nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL. */
+/** \brief nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 static inline nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle) { return __nvJitLinkDestroy_13_0(handle); } /* @nvJitLink.h:214 */
 extern nvJitLinkResult __nvJitLinkAddData_13_0(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name); /* @nvJitLink.h:241 */
-/** \brief nvJitLinkAddData adds data image to the link. */
+/** \brief nvJitLinkAddData adds data image to the link.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 static inline nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name) { return __nvJitLinkAddData_13_0(handle, inputType, data, size, name); } /* @nvJitLink.h:241 */
 extern nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName); /* @nvJitLink.h:269 */
-/** \brief nvJitLinkAddFile reads data from file and links it in. */
+/** \brief nvJitLinkAddFile reads data from file and links it in.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 static inline nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName) { return __nvJitLinkAddFile_13_0(handle, inputType, fileName); } /* @nvJitLink.h:269 */
 extern nvJitLinkResult __nvJitLinkComplete_13_0(nvJitLinkHandle handle); /* @nvJitLink.h:290 */
-/** \brief nvJitLinkComplete does the actual link. */
+/** \brief nvJitLinkComplete does the actual link.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 static inline nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) { return __nvJitLinkComplete_13_0(handle); } /* @nvJitLink.h:290 */
 extern nvJitLinkResult __nvJitLinkGetLinkedCubinSize_13_0(nvJitLinkHandle handle, size_t *size); /* @nvJitLink.h:313 */
-/** \brief nvJitLinkGetLinkedCubinSize gets the size of the linked cubin. */
+/** \brief nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 static inline nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t *size) { return __nvJitLinkGetLinkedCubinSize_13_0(handle, size); } /* @nvJitLink.h:313 */
 extern nvJitLinkResult __nvJitLinkGetLinkedCubin_13_0(nvJitLinkHandle handle, void *cubin); /* @nvJitLink.h:339 */
-/** \brief nvJitLinkGetLinkedCubin gets the linked cubin. */
+/** \brief nvJitLinkGetLinkedCubin gets the linked cubin.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL User is responsible for allocating enough space to hold the cubin.
+ */
 static inline nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin) { return __nvJitLinkGetLinkedCubin_13_0(handle, cubin); } /* @nvJitLink.h:339 */
 extern nvJitLinkResult __nvJitLinkGetLinkedPtxSize_13_0(nvJitLinkHandle handle, size_t *size); /* @nvJitLink.h:365 */
-/** \brief nvJitLinkGetLinkedPtxSize gets the size of the linked ptx. */
+/** \brief nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL Linked PTX is only available when using the -lto option.
+ */
 static inline nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t *size) { return __nvJitLinkGetLinkedPtxSize_13_0(handle, size); } /* @nvJitLink.h:365 */
 extern nvJitLinkResult __nvJitLinkGetLinkedPtx_13_0(nvJitLinkHandle handle, char *ptx); /* @nvJitLink.h:392 */
-/** \brief nvJitLinkGetLinkedPtx gets the linked ptx. */
+/** \brief nvJitLinkGetLinkedPtx gets the linked ptx.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL Linked PTX is only available when using the -lto option. User is responsible for allocating enough space to hold the ptx.
+ */
 static inline nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx) { return __nvJitLinkGetLinkedPtx_13_0(handle, ptx); } /* @nvJitLink.h:392 */
 extern nvJitLinkResult __nvJitLinkGetErrorLogSize_13_0(nvJitLinkHandle handle, size_t *size); /* @nvJitLink.h:417 */
-/** \brief nvJitLinkGetErrorLogSize gets the size of the error log. */
+/** \brief nvJitLinkGetErrorLogSize gets the size of the error log.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 static inline nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t *size) { return __nvJitLinkGetErrorLogSize_13_0(handle, size); } /* @nvJitLink.h:417 */
 extern nvJitLinkResult __nvJitLinkGetErrorLog_13_0(nvJitLinkHandle handle, char *log); /* @nvJitLink.h:443 */
-/** \brief nvJitLinkGetErrorLog puts any error messages in the log. */
+/** \brief nvJitLinkGetErrorLog puts any error messages in the log.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL User is responsible for allocating enough space to hold the log.
+ */
 static inline nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log) { return __nvJitLinkGetErrorLog_13_0(handle, log); } /* @nvJitLink.h:443 */
 extern nvJitLinkResult __nvJitLinkGetInfoLogSize_13_0(nvJitLinkHandle handle, size_t *size); /* @nvJitLink.h:468 */
-/** \brief nvJitLinkGetInfoLogSize gets the size of the info log. */
+/** \brief nvJitLinkGetInfoLogSize gets the size of the info log.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 static inline nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t *size) { return __nvJitLinkGetInfoLogSize_13_0(handle, size); } /* @nvJitLink.h:468 */
 extern nvJitLinkResult __nvJitLinkGetInfoLog_13_0(nvJitLinkHandle handle, char *log); /* @nvJitLink.h:494 */
-/** \brief nvJitLinkGetInfoLog puts any info messages in the log. */
+/** \brief nvJitLinkGetInfoLog puts any info messages in the log.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL User is responsible for allocating enough space to hold the log.
+ */
 static inline nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log) { return __nvJitLinkGetInfoLog_13_0(handle, log); } /* @nvJitLink.h:494 */
-/** \brief nvJitLinkVersion returns the current version of nvJitLink. */
+/** \brief nvJitLinkVersion returns the current version of nvJitLink.
+ * \param major The major version.
+ * \param minor The minor version.
+ * \return - NVJITLINK_SUCCESS - NVJITLINK_ERROR_INVALID_INPUT - NVJITLINK_ERROR_INTERNAL
+ */
 nvJitLinkResult nvJitLinkVersion(unsigned int *major, unsigned int *minor); /* @nvJitLink.h:514 */

@@ -3,8 +3,7 @@
 // writes tools/codegen/nvjitlink-decls.h; elsewhere it parses that file. Each function is a static
 // inline wrapper around a versioned export (`nvJitLinkCreate` calls `__nvJitLinkCreate_13_0`); the
 // bindings call the export, as the wrapper would.
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+import type { ApiConfig, ParamSpec } from './apis';
 
 const sized = (sizeFn: string): ParamSpec => ({ k: 'sizedOut', sizeFn, args: ['handle'] });
 
@@ -16,8 +15,8 @@ export const nvjitlinkApi: ApiConfig = {
   inlineWrappers: true,
   versionedSymbols: false,
   status: { type: 'nvJitLinkResult', enumTs: 'nvJitLinkResult', success: 'NVJITLINK_SUCCESS' },
-  ffi: 'src/ffi/nvjitlink.ts',
-  lib: { module: '../ffi/nvjitlink-lib', fn: 'nvjitlink' },
+  ffi: 'src/ffi/nvjitlink.gen.ts',
+  lib: { module: '../ffi/nvjitlink-lib', fn: 'libnvjitlink' },
   libLabel: 'libnvJitLink',
   reducedHeader: 'tools/codegen/nvjitlink-decls.h',
   spec: {

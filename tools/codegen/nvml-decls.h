@@ -1510,27 +1510,65 @@ unsigned int healthMask; /**< GPU Fabric health Status Mask. See NVML_GPU_FABRIC
 unsigned char healthSummary; /**< GPU Fabric health summary. See NVML_GPU_FABRIC_HEALTH_SUMMARY_* */
 } nvmlGpuFabricInfo_v3_t; /* @nvml.h:3681 */
 typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t; /* @nvml.h:3683 */
-/** \brief Initialize NVML, but don't initialize any GPUs yet. */
+/** \brief Initialize NVML, but don't initialize any GPUs yet.
+ * \return - NVML_SUCCESS if NVML has been properly initialized - NVML_ERROR_DRIVER_NOT_LOADED if NVIDIA driver is not running - NVML_ERROR_NO_PERMISSION if NVML does not have permission to talk to the driver - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlInit_v2(void); /* @nvml.h:3731 */
-/** \brief nvmlInitWithFlags is a variant of nvmlInit(), that allows passing a set of boolean values modifying the behaviour of nvmlInit(). */
+/** \brief nvmlInitWithFlags is a variant of nvmlInit(), that allows passing a set of boolean values modifying the behaviour of nvmlInit().
+ * \param flags behaviour modifier flags
+ * \return - NVML_SUCCESS if NVML has been properly initialized - NVML_ERROR_DRIVER_NOT_LOADED if NVIDIA driver is not running - NVML_ERROR_NO_PERMISSION if NVML does not have permission to talk to the driver - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags); /* @nvml.h:3748 */
-/** \brief Shut down NVML by releasing all GPU resources previously allocated with nvmlInit_v2(). */
+/** \brief Shut down NVML by releasing all GPU resources previously allocated with nvmlInit_v2().
+ * \return - NVML_SUCCESS if NVML has been properly shut down - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlShutdown(void); /* @nvml.h:3765 */
-/** \brief Helper method for converting NVML error codes into readable strings. */
+/** \brief Helper method for converting NVML error codes into readable strings.
+ * \param result NVML error code to convert
+ * \return String representation of the error.
+ */
 const char * nvmlErrorString(nvmlReturn_t result); /* @nvml.h:3786 */
-/** \brief Retrieves the version of the system's graphics driver. */
+/** \brief Retrieves the version of the system's graphics driver.
+ * \param version Reference in which to return the version identifier
+ * \param length The maximum allowed length of the string returned in version
+ * \return - NVML_SUCCESS if version has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if version is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small
+ */
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length); /* @nvml.h:3873 */
-/** \brief Retrieves the version of the NVML library. */
+/** \brief Retrieves the version of the NVML library.
+ * \param version Reference in which to return the version identifier
+ * \param length The maximum allowed length of the string returned in version
+ * \return - NVML_SUCCESS if version has been set - NVML_ERROR_INVALID_ARGUMENT if version is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small
+ */
 nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length); /* @nvml.h:3891 */
-/** \brief Retrieves the version of the CUDA driver. */
+/** \brief Retrieves the version of the CUDA driver.
+ * \param cudaDriverVersion Reference in which to return the version identifier
+ * \return - NVML_SUCCESS if cudaDriverVersion has been set - NVML_ERROR_INVALID_ARGUMENT if cudaDriverVersion is NULL
+ */
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion); /* @nvml.h:3907 */
-/** \brief Retrieves the version of the CUDA driver from the shared library. */
+/** \brief Retrieves the version of the CUDA driver from the shared library.
+ * \param cudaDriverVersion Reference in which to return the version identifier
+ * \return - NVML_SUCCESS if cudaDriverVersion has been set - NVML_ERROR_INVALID_ARGUMENT if cudaDriverVersion is NULL - NVML_ERROR_LIBRARY_NOT_FOUND if libcuda.so.1 or libcuda.dll is not found - NVML_ERROR_FUNCTION_NOT_FOUND if cuDriverGetVersion() is not found in the shared library
+ */
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion); /* @nvml.h:3924 */
-/** \brief Gets name of the process with provided process id */
+/** \brief Gets name of the process with provided process id
+ * \param pid The identifier of the process
+ * \param name Reference in which to return the process name
+ * \param length The maximum allowed length of the string returned in name
+ * \return - NVML_SUCCESS if name has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if name is NULL or length is 0. - NVML_ERROR_NOT_FOUND if process doesn't exists - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length); /* @nvml.h:3952 */
-/** \brief Retrieves the IDs and firmware versions for any Host Interface Cards (HICs) in the system. */
+/** \brief Retrieves the IDs and firmware versions for any Host Interface Cards (HICs) in the system.
+ * \param hwbcCount Size of hwbcEntries array
+ * \param hwbcEntries Array holding information about hwbc
+ * \return - NVML_SUCCESS if hwbcCount and hwbcEntries have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if either hwbcCount or hwbcEntries is NULL - NVML_ERROR_INSUFFICIENT_SIZE if hwbcCount indicates that the hwbcEntries array is too small
+ */
 nvmlReturn_t nvmlSystemGetHicVersion(unsigned int *hwbcCount, nvmlHwbcEntry_t *hwbcEntries); /* @nvml.h:3971 */
-/** \brief Retrieve the set of GPUs that have a CPU affinity with the given CPU number For all products. */
+/** \brief Retrieve the set of GPUs that have a CPU affinity with the given CPU number For all products.
+ * \param cpuNumber The CPU number
+ * \param count When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd. When non-zero, deviceArray will be filled with count number of device handles.
+ * \param deviceArray An array of device handles for GPUs found with affinity to cpuNumber
+ * \return - NVML_SUCCESS if deviceArray or count (if initially zero) has been set - NVML_ERROR_INVALID_ARGUMENT if cpuNumber, or count is invalid, or deviceArray is NULL with a non-zero count - NVML_ERROR_NOT_SUPPORTED if the device or OS does not support this feature - NVML_ERROR_UNKNOWN an error has occurred in underlying topology discovery
+ */
 nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int cpuNumber, unsigned int *count, nvmlDevice_t *deviceArray); /* @nvml.h:3990 */
 /** \brief Structure to store Driver branch information */
 typedef struct { /* @nvml.h:3995 */
@@ -1538,147 +1576,450 @@ unsigned int version; /**< The version number of this struct */
 char branch[80]; /**< driver branch */
 } nvmlSystemDriverBranchInfo_v1_t; /* @nvml.h:3999 */
 typedef nvmlSystemDriverBranchInfo_v1_t nvmlSystemDriverBranchInfo_t; /* @nvml.h:4000 */
-/** \brief Retrieves the driver branch of the NVIDIA driver installed on the system. */
+/** \brief Retrieves the driver branch of the NVIDIA driver installed on the system.
+ * \param branchInfo Pointer to the driver branch information structure nvmlSystemDriverBranchInfo_t
+ * \param length The maximum allowed length of the driver branch string
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if branchInfo is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemGetDriverBranch(nvmlSystemDriverBranchInfo_t *branchInfo, unsigned int length); /* @nvml.h:4021 */
-/** \brief Retrieves the number of units in the system. */
+/** \brief Retrieves the number of units in the system.
+ * \param unitCount Reference in which to return the number of units
+ * \return - NVML_SUCCESS if unitCount has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if unitCount is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitGetCount(unsigned int *unitCount); /* @nvml.h:4048 */
-/** \brief Acquire the handle for a particular unit, based on its index. */
+/** \brief Acquire the handle for a particular unit, based on its index.
+ * \param index The index of the target unit, >= 0 and < unitCount
+ * \param unit Reference in which to return the unit handle
+ * \return - NVML_SUCCESS if unit has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if index is invalid or unit is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitGetHandleByIndex(unsigned int index, nvmlUnit_t *unit); /* @nvml.h:4069 */
-/** \brief Retrieves the static information associated with a unit. */
+/** \brief Retrieves the static information associated with a unit.
+ * \param unit The identifier of the target unit
+ * \param info Reference in which to return the unit information
+ * \return - NVML_SUCCESS if info has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if unit is invalid or info is NULL
+ */
 nvmlReturn_t nvmlUnitGetUnitInfo(nvmlUnit_t unit, nvmlUnitInfo_t *info); /* @nvml.h:4086 */
-/** \brief Retrieves the LED state associated with this unit. */
+/** \brief Retrieves the LED state associated with this unit.
+ * \param unit The identifier of the target unit
+ * \param state Reference in which to return the current LED state
+ * \return - NVML_SUCCESS if state has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if unit is invalid or state is NULL - NVML_ERROR_NOT_SUPPORTED if this is not an S-class product - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitGetLedState(nvmlUnit_t unit, nvmlLedState_t *state); /* @nvml.h:4107 */
-/** \brief Retrieves the PSU stats for the unit. */
+/** \brief Retrieves the PSU stats for the unit.
+ * \param unit The identifier of the target unit
+ * \param psu Reference in which to return the PSU information
+ * \return - NVML_SUCCESS if psu has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if unit is invalid or psu is NULL - NVML_ERROR_NOT_SUPPORTED if this is not an S-class product - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitGetPsuInfo(nvmlUnit_t unit, nvmlPSUInfo_t *psu); /* @nvml.h:4126 */
-/** \brief Retrieves the temperature readings for the unit, in degrees C. */
+/** \brief Retrieves the temperature readings for the unit, in degrees C.
+ * \param unit The identifier of the target unit
+ * \param type The type of reading to take
+ * \param temp Reference in which to return the intake temperature
+ * \return - NVML_SUCCESS if temp has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if unit or type is invalid or temp is NULL - NVML_ERROR_NOT_SUPPORTED if this is not an S-class product - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitGetTemperature(nvmlUnit_t unit, unsigned int type, unsigned int *temp); /* @nvml.h:4147 */
-/** \brief Retrieves the fan speed readings for the unit. */
+/** \brief Retrieves the fan speed readings for the unit.
+ * \param unit The identifier of the target unit
+ * \param fanSpeeds Reference in which to return the fan speed information
+ * \return - NVML_SUCCESS if fanSpeeds has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if unit is invalid or fanSpeeds is NULL - NVML_ERROR_NOT_SUPPORTED if this is not an S-class product - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitGetFanSpeedInfo(nvmlUnit_t unit, nvmlUnitFanSpeeds_t *fanSpeeds); /* @nvml.h:4166 */
-/** \brief Retrieves the set of GPU devices that are attached to the specified unit. */
+/** \brief Retrieves the set of GPU devices that are attached to the specified unit.
+ * \param unit The identifier of the target unit
+ * \param deviceCount Reference in which to provide the devices array size, and to return the number of attached GPU devices
+ * \param devices Reference in which to return the references to the attached GPU devices
+ * \return - NVML_SUCCESS if deviceCount and devices have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if deviceCount indicates that the devices array is too small - NVML_ERROR_INVALID_ARGUMENT if unit is invalid, either of deviceCount or devices is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitGetDevices(nvmlUnit_t unit, unsigned int *deviceCount, nvmlDevice_t *devices); /* @nvml.h:4187 */
-/** \brief Retrieves the number of compute devices in the system. */
+/** \brief Retrieves the number of compute devices in the system.
+ * \param deviceCount Reference in which to return the number of accessible devices
+ * \return - NVML_SUCCESS if deviceCount has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if deviceCount is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount); /* @nvml.h:4221 */
-/** \brief Get attributes (engine counts etc.) for the given NVML device handle. */
+/** \brief Get attributes (engine counts etc.) for the given NVML device handle.
+ * \param device NVML device handle
+ * \param attributes Device attributes
+ * \return - NVML_SUCCESS if device attributes were successfully retrieved - NVML_ERROR_INVALID_ARGUMENT if device handle is invalid - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes); /* @nvml.h:4241 */
-/** \brief Acquire the handle for a particular device, based on its index. */
+/** \brief Acquire the handle for a particular device, based on its index.
+ * \param index The index of the target GPU, >= 0 and < accessibleDevices
+ * \param device Reference in which to return the device handle
+ * \return - NVML_SUCCESS if device has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if index is invalid or device is NULL - NVML_ERROR_INSUFFICIENT_POWER if any attached devices have improperly attached external power cables - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to talk to this device - NVML_ERROR_IRQ_ISSUE if NVIDIA kernel detected an interrupt issue with the attached GPUs - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device); /* @nvml.h:4289 */
-/** \brief Acquire the handle for a particular device, based on its board serial number. */
+/** \brief Acquire the handle for a particular device, based on its board serial number.
+ * \param serial The board serial number of the target GPU
+ * \param device Reference in which to return the device handle
+ * \return - NVML_SUCCESS if device has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if serial is invalid, device is NULL or more than one device has the same serial (dual GPU boards) - NVML_ERROR_NOT_FOUND if serial does not match a valid device on the system - NVML_ERROR_INSUFFICIENT_POWER if any attached devices have improperly attached external power cables - NVML_ERROR_IRQ_ISSUE if NVIDIA kernel detected an interrupt issue with the attached GPUs - NVML_ERROR_GPU_IS_LOST if any GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetHandleBySerial(const char *serial, nvmlDevice_t *device); /* @nvml.h:4323 */
-/** \brief Acquire the handle for a particular device, based on its globally unique immutable UUID (in ASCII format) associated with each device. */
+/** \brief Acquire the handle for a particular device, based on its globally unique immutable UUID (in ASCII format) associated with each device.
+ * \param uuid The UUID of the target GPU or MIG instance
+ * \param device Reference in which to return the device handle or MIG device handle
+ * \return - NVML_SUCCESS if device has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if uuid is invalid or device is null - NVML_ERROR_NOT_FOUND if uuid does not match a valid device on the system - NVML_ERROR_INSUFFICIENT_POWER if any attached devices have improperly attached external power cables - NVML_ERROR_IRQ_ISSUE if NVIDIA kernel detected an interrupt issue with the attached GPUs - NVML_ERROR_GPU_IS_LOST if any GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device); /* @nvml.h:4348 */
-/** \brief Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device. */
+/** \brief Acquire the handle for a particular device, based on its globally unique immutable UUID (in either ASCII or binary format) associated with each device.
+ * \param uuid The UUID of the target GPU or MIG instance
+ * \param device Reference in which to return the device handle or MIG device handle
+ * \return - NVML_SUCCESS if device has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if uuid is invalid, device is null or uuid->type is invalid - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the provided version is invalid/unsupported - NVML_ERROR_NOT_FOUND if uuid does not match a valid device on the system - NVML_ERROR_GPU_IS_LOST if any GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t *uuid, nvmlDevice_t *device); /* @nvml.h:4371 */
-/** \brief Acquire the handle for a particular device, based on its PCI bus id. */
+/** \brief Acquire the handle for a particular device, based on its PCI bus id.
+ * \param pciBusId The PCI bus id of the target GPU Accept the following formats (all numbers in hexadecimal): domain:bus:device.function in format %x:%x:%x.%x domain:bus:device in format %x:%x:%x bus:device.function in format %x:%x.%x
+ * \param device Reference in which to return the device handle
+ * \return - NVML_SUCCESS if device has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if pciBusId is invalid or device is NULL - NVML_ERROR_NOT_FOUND if pciBusId does not match a valid device on the system - NVML_ERROR_INSUFFICIENT_POWER if the attached device has improperly attached external power cables - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to talk to this device - NVML_ERROR_IRQ_ISSUE if NVIDIA kernel detected an interrupt issue with the attached GPUs - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device); /* @nvml.h:4406 */
-/** \brief Retrieves the name of this device. */
+/** \brief Retrieves the name of this device.
+ * \param device The identifier of the target device
+ * \param name Reference in which to return the product name
+ * \param length The maximum allowed length of the string returned in name
+ * \return - NVML_SUCCESS if name has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or name is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length); /* @nvml.h:4432 */
-/** \brief Retrieves the brand of this device. */
+/** \brief Retrieves the brand of this device.
+ * \param device The identifier of the target device
+ * \param type Reference in which to return the product brand type
+ * \return - NVML_SUCCESS if name has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or type is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t *type); /* @nvml.h:4451 */
-/** \brief Retrieves the NVML index of this device. */
+/** \brief Retrieves the NVML index of this device.
+ * \param device The identifier of the target device
+ * \param index Reference in which to return the NVML index of the device
+ * \return - NVML_SUCCESS if index has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or index is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index); /* @nvml.h:4485 */
-/** \brief Retrieves the globally unique board serial number associated with this device's board. */
+/** \brief Retrieves the globally unique board serial number associated with this device's board.
+ * \param device The identifier of the target device
+ * \param serial Reference in which to return the board/module serial number
+ * \param length The maximum allowed length of the string returned in serial
+ * \return - NVML_SUCCESS if serial has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or serial is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char *serial, unsigned int length); /* @nvml.h:4509 */
-/** \brief Get a unique identifier for the device module on the baseboard */
+/** \brief Get a unique identifier for the device module on the baseboard
+ * \param device The identifier of the target device
+ * \param moduleId Unique identifier for the GPU module
+ * \return - NVML_SUCCESS if moduleId has been successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or moduleId is invalid - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetModuleId(nvmlDevice_t device, unsigned int *moduleId); /* @nvml.h:4526 */
-/** \brief Retrieves the Device's C2C Mode information */
+/** \brief Retrieves the Device's C2C Mode information
+ * \param device The identifier of the target device
+ * \param c2cModeInfo Output struct containing the device's C2C Mode info
+ * \return - NVML_SUCCESS if C2C Mode Infor query is successful - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or serial is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t *c2cModeInfo); /* @nvml.h:4541 */
 typedef unsigned int nvmlAffinityScope_t; /* @nvml.h:4557 */
-/** \brief Retrieves an array of unsigned ints (sized to nodeSetSize) of bitmasks with the ideal memory affinity within node or socket for the device. */
+/** \brief Retrieves an array of unsigned ints (sized to nodeSetSize) of bitmasks with the ideal memory affinity within node or socket for the device.
+ * \param device The identifier of the target device
+ * \param nodeSetSize The size of the nodeSet array that is safe to access
+ * \param nodeSet Array reference in which to return a bitmask of NODEs, 64 NODEs per unsigned long on 64-bit machines, 32 on 32-bit machines
+ * \param scope Scope that change the default behavior
+ * \return - NVML_SUCCESS if NUMA node Affinity has been filled - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, nodeSetSize == 0, nodeSet is NULL or scope is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeSetSize, unsigned long *nodeSet, nvmlAffinityScope_t scope); /* @nvml.h:4587 */
-/** \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity within node or socket for the device. */
+/** \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity within node or socket for the device.
+ * \param device The identifier of the target device
+ * \param cpuSetSize The size of the cpuSet array that is safe to access
+ * \param cpuSet Array reference in which to return a bitmask of CPUs, 64 CPUs per unsigned long on 64-bit machines, 32 on 32-bit machines
+ * \param scope Scope that change the default behavior
+ * \return - NVML_SUCCESS if cpuAffinity has been filled - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, cpuSetSize == 0, cpuSet is NULL or sope is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet, nvmlAffinityScope_t scope); /* @nvml.h:4617 */
-/** \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling nvmlDeviceGetCpuAffinityWithinScope with NVML_AFFINITY_SCOPE_NODE. */
+/** \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling nvmlDeviceGetCpuAffinityWithinScope with NVML_AFFINITY_SCOPE_NODE.
+ * \param device The identifier of the target device
+ * \param cpuSetSize The size of the cpuSet array that is safe to access
+ * \param cpuSet Array reference in which to return a bitmask of CPUs, 64 CPUs per unsigned long on 64-bit machines, 32 on 32-bit machines
+ * \return - NVML_SUCCESS if cpuAffinity has been filled - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, cpuSetSize == 0, or cpuSet is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long *cpuSet); /* @nvml.h:4641 */
-/** \brief Sets the ideal affinity for the calling thread and device using the guidelines given in nvmlDeviceGetCpuAffinity(). */
+/** \brief Sets the ideal affinity for the calling thread and device using the guidelines given in nvmlDeviceGetCpuAffinity().
+ * \param device The identifier of the target device
+ * \return - NVML_SUCCESS if the calling process has been successfully bound - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetCpuAffinity(nvmlDevice_t device); /* @nvml.h:4662 */
-/** \brief Clear all affinity bindings for the calling thread. */
+/** \brief Clear all affinity bindings for the calling thread.
+ * \param device The identifier of the target device
+ * \return - NVML_SUCCESS if the calling process has been successfully unbound - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceClearCpuAffinity(nvmlDevice_t device); /* @nvml.h:4679 */
-/** \brief Get the NUMA node of the given GPU device. */
+/** \brief Get the NUMA node of the given GPU device.
+ * \param device The device handle
+ * \param node NUMA node ID of the device
+ * \return - NVML_SUCCESS if the NUMA node is retrieved successfully - NVML_ERROR_NOT_SUPPORTED if request is not supported on the current platform - NVML_ERROR_INVALID_ARGUMENT if device node is invalid
+ */
 nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int *node); /* @nvml.h:4693 */
-/** \brief Get the addressing mode for a given GPU. */
+/** \brief Get the addressing mode for a given GPU.
+ * \param device The device handle
+ * \param mode Pointer to addressing mode of the device
+ * \return - NVML_SUCCESS if mode is retrieved successfully - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the provided version is invalid/unsupported - NVML_ERROR_NOT_SUPPORTED if request is not supported on the current platform - NVML_ERROR_INVALID_ARGUMENT if device node is invalid
+ */
 nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device, nvmlDeviceAddressingMode_t *mode); /* @nvml.h:4716 */
-/** \brief Get the repair status for TPC/Channel repair */
+/** \brief Get the repair status for TPC/Channel repair
+ * \param device The identifier of the target device
+ * \param repairStatus Reference to nvmlRepairStatus_t
+ * \return - NVML_SUCCESS if the query was successful - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the provided version is invalid/unsupported - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t *repairStatus); /* @nvml.h:4734 */
 /** \brief @ } */
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuTopologyLevel_t *pathInfo); /* @nvml.h:4753 */
-/** \brief Retrieve the set of GPUs that are nearest to a given device at a specific interconnectivity level For all products. */
+/** \brief Retrieve the set of GPUs that are nearest to a given device at a specific interconnectivity level For all products.
+ * \param device The identifier of the first device
+ * \param level The nvmlGpuTopologyLevel_t level to search for other GPUs
+ * \param count When zero, is set to the number of matching GPUs such that deviceArray can be malloc'd. When non-zero, deviceArray will be filled with count number of device handles.
+ * \param deviceArray An array of device handles for GPUs found at level
+ * \return - NVML_SUCCESS if deviceArray or count (if initially zero) has been set - NVML_ERROR_INVALID_ARGUMENT if device, level, or count is invalid, or deviceArray is NULL with a non-zero count - NVML_ERROR_NOT_SUPPORTED if the device or OS does not support this feature - NVML_ERROR_UNKNOWN an error has occurred in underlying topology discovery
+ */
 nvmlReturn_t nvmlDeviceGetTopologyNearestGpus(nvmlDevice_t device, nvmlGpuTopologyLevel_t level, unsigned int *count, nvmlDevice_t *deviceArray); /* @nvml.h:4773 */
-/** \brief Retrieve the status for a given p2p capability index between a given pair of GPU */
+/** \brief Retrieve the status for a given p2p capability index between a given pair of GPU
+ * \param device1 The first device
+ * \param device2 The second device
+ * \param p2pIndex p2p Capability Index being looked for between device1 and device2
+ * \param p2pStatus Reference in which to return the status of the p2pIndex between device1 and device2
+ * \return - NVML_SUCCESS if p2pStatus has been populated - NVML_ERROR_INVALID_ARGUMENT if device1 or device2 or p2pIndex is invalid or p2pStatus is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t *p2pStatus); /* @nvml.h:4788 */
-/** \brief Retrieves the globally unique immutable UUID associated with this device, as a 5 part hexadecimal string, that augments the immutable, board serial identifier. */
+/** \brief Retrieves the globally unique immutable UUID associated with this device, as a 5 part hexadecimal string, that augments the immutable, board serial identifier.
+ * \param device The identifier of the target device
+ * \param uuid Reference in which to return the GPU UUID
+ * \param length The maximum allowed length of the string returned in uuid
+ * \return - NVML_SUCCESS if uuid has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or uuid is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length); /* @nvml.h:4816 */
-/** \brief Retrieves minor number for the device. */
+/** \brief Retrieves minor number for the device.
+ * \param device The identifier of the target device
+ * \param minorNumber Reference in which to return the minor number for the device
+ * \return - NVML_SUCCESS if the minor number is successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or minorNumber is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber); /* @nvml.h:4835 */
-/** \brief Retrieves the the device board part number which is programmed into the board's InfoROM */
+/** \brief Retrieves the the device board part number which is programmed into the board's InfoROM
+ * \param device Identifier of the target device
+ * \param partNumber Reference to the buffer to return
+ * \param length Length of the buffer reference
+ * \return - NVML_SUCCESS if partNumber has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NOT_SUPPORTED if the needed VBIOS fields have not been filled - NVML_ERROR_INVALID_ARGUMENT if device is invalid or serial is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char *partNumber, unsigned int length); /* @nvml.h:4854 */
-/** \brief Retrieves the version information for the device's infoROM object. */
+/** \brief Retrieves the version information for the device's infoROM object.
+ * \param device The identifier of the target device
+ * \param object The target infoROM object
+ * \param version Reference in which to return the infoROM version
+ * \param length The maximum allowed length of the string returned in version
+ * \return - NVML_SUCCESS if version has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if version is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_NOT_SUPPORTED if the device does not have an infoROM - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, nvmlInforomObject_t object, char *version, unsigned int length); /* @nvml.h:4884 */
-/** \brief Retrieves the global infoROM image version */
+/** \brief Retrieves the global infoROM image version
+ * \param device The identifier of the target device
+ * \param version Reference in which to return the infoROM image version
+ * \param length The maximum allowed length of the string returned in version
+ * \return - NVML_SUCCESS if version has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if version is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_NOT_SUPPORTED if the device does not have an infoROM - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char *version, unsigned int length); /* @nvml.h:4911 */
-/** \brief Retrieves the checksum of the configuration stored in the device's infoROM. */
+/** \brief Retrieves the checksum of the configuration stored in the device's infoROM.
+ * \param device The identifier of the target device
+ * \param checksum Reference in which to return the infoROM configuration checksum
+ * \return - NVML_SUCCESS if checksum has been set - NVML_ERROR_CORRUPTED_INFOROM if the device's checksum couldn't be retrieved due to infoROM corruption - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if checksum is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice_t device, unsigned int *checksum); /* @nvml.h:4934 */
-/** \brief Reads the infoROM from the flash and verifies the checksums. */
+/** \brief Reads the infoROM from the flash and verifies the checksums.
+ * \param device The identifier of the target device
+ * \return - NVML_SUCCESS if infoROM is not corrupted - NVML_ERROR_CORRUPTED_INFOROM if the device's infoROM is corrupted - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device); /* @nvml.h:4951 */
-/** \brief Retrieves the timestamp and the duration of the last flush of the BBX (blackbox) infoROM object during the current run. */
+/** \brief Retrieves the timestamp and the duration of the last flush of the BBX (blackbox) infoROM object during the current run.
+ * \param device The identifier of the target device
+ * \param timestamp The start timestamp of the last BBX Flush
+ * \param durationUs The duration (us) of the last BBX Flush
+ * \return - NVML_SUCCESS if timestamp and durationUs are successfully retrieved - NVML_ERROR_NOT_READY if the BBX object has not been flushed yet - NVML_ERROR_NOT_SUPPORTED if the device does not have an infoROM - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetLastBBXFlushTime(nvmlDevice_t device, unsigned long long *timestamp, unsigned long *durationUs); /* @nvml.h:4971 */
-/** \brief Retrieves the display mode for the device. */
+/** \brief Retrieves the display mode for the device.
+ * \param device The identifier of the target device
+ * \param display Reference in which to return the display mode
+ * \return - NVML_SUCCESS if display has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or display is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t *display); /* @nvml.h:4995 */
-/** \brief Retrieves the display active state for the device. */
+/** \brief Retrieves the display active state for the device.
+ * \param device The identifier of the target device
+ * \param isActive Reference in which to return the display active state
+ * \return - NVML_SUCCESS if isActive has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or isActive is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t *isActive); /* @nvml.h:5020 */
-/** \brief Retrieves the persistence mode associated with this device. */
+/** \brief Retrieves the persistence mode associated with this device.
+ * \param device The identifier of the target device
+ * \param mode Reference in which to return the current driver persistence mode
+ * \return - NVML_SUCCESS if mode has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or mode is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode); /* @nvml.h:5046 */
-/** \brief Retrieves PCI attributes of this device. */
+/** \brief Retrieves PCI attributes of this device.
+ * \param device The identifier of the target device
+ * \param pci Reference in which to return the PCI info
+ * \return - NVML_SUCCESS if pci has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pci is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t *pci); /* @nvml.h:5065 */
-/** \brief Retrieves the PCI attributes of this device. */
+/** \brief Retrieves the PCI attributes of this device.
+ * \param device The identifier of the target device
+ * \param pci Reference in which to return the PCI info
+ * \return - NVML_SUCCESS if pci has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pci is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci); /* @nvml.h:5084 */
-/** \brief Retrieves the maximum PCIe link generation possible with this device and system */
+/** \brief Retrieves the maximum PCIe link generation possible with this device and system
+ * \param device The identifier of the target device
+ * \param maxLinkGen Reference in which to return the max PCIe link generation
+ * \return - NVML_SUCCESS if maxLinkGen has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or maxLinkGen is null - NVML_ERROR_NOT_SUPPORTED if PCIe link information is not available - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen); /* @nvml.h:5105 */
-/** \brief Retrieves the maximum PCIe link generation supported by this device */
+/** \brief Retrieves the maximum PCIe link generation supported by this device
+ * \param device The identifier of the target device
+ * \param maxLinkGenDevice Reference in which to return the max PCIe link generation
+ * \return - NVML_SUCCESS if maxLinkGenDevice has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or maxLinkGenDevice is null - NVML_ERROR_NOT_SUPPORTED if PCIe link information is not available - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGenDevice); /* @nvml.h:5123 */
-/** \brief Retrieves the maximum PCIe link width possible with this device and system */
+/** \brief Retrieves the maximum PCIe link width possible with this device and system
+ * \param device The identifier of the target device
+ * \param maxLinkWidth Reference in which to return the max PCIe link generation
+ * \return - NVML_SUCCESS if maxLinkWidth has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or maxLinkWidth is null - NVML_ERROR_NOT_SUPPORTED if PCIe link information is not available - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *maxLinkWidth); /* @nvml.h:5144 */
-/** \brief Retrieves the current PCIe link generation */
+/** \brief Retrieves the current PCIe link generation
+ * \param device The identifier of the target device
+ * \param currLinkGen Reference in which to return the current PCIe link generation
+ * \return - NVML_SUCCESS if currLinkGen has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or currLinkGen is null - NVML_ERROR_NOT_SUPPORTED if PCIe link information is not available - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen); /* @nvml.h:5162 */
-/** \brief Retrieves the current PCIe link width */
+/** \brief Retrieves the current PCIe link width
+ * \param device The identifier of the target device
+ * \param currLinkWidth Reference in which to return the current PCIe link generation
+ * \return - NVML_SUCCESS if currLinkWidth has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or currLinkWidth is null - NVML_ERROR_NOT_SUPPORTED if PCIe link information is not available - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth); /* @nvml.h:5180 */
-/** \brief Retrieve PCIe utilization information. */
+/** \brief Retrieve PCIe utilization information.
+ * \param device The identifier of the target device
+ * \param counter The specific counter that should be queried nvmlPcieUtilCounter_t
+ * \param value Reference in which to return throughput in KB/s
+ * \return - NVML_SUCCESS if value has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or counter is invalid, or value is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int *value); /* @nvml.h:5203 */
-/** \brief Retrieve the PCIe replay counter. */
+/** \brief Retrieve the PCIe replay counter.
+ * \param device The identifier of the target device
+ * \param value Reference in which to return the counter's value
+ * \return - NVML_SUCCESS if value has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or value is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int *value); /* @nvml.h:5221 */
-/** \brief Retrieves the current clock speeds for the device. */
+/** \brief Retrieves the current clock speeds for the device.
+ * \param device The identifier of the target device
+ * \param type Identify which clock domain to query
+ * \param clock Reference in which to return the clock speed in MHz
+ * \return - NVML_SUCCESS if clock has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or clock is NULL - NVML_ERROR_NOT_SUPPORTED if the device cannot report the specified clock - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock); /* @nvml.h:5242 */
-/** \brief Retrieves the maximum clock speeds for the device. */
+/** \brief Retrieves the maximum clock speeds for the device.
+ * \param device The identifier of the target device
+ * \param type Identify which clock domain to query
+ * \param clock Reference in which to return the clock speed in MHz
+ * \return - NVML_SUCCESS if clock has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or clock is NULL - NVML_ERROR_NOT_SUPPORTED if the device cannot report the specified clock - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock); /* @nvml.h:5266 */
-/** \brief Retrieve the GPCCLK VF offset value */
+/** \brief Retrieve the GPCCLK VF offset value
+ * \param device The identifier of the target device
+ * \param offset The retrieved GPCCLK VF offset value
+ * \return - NVML_SUCCESS if offset has been successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGpcClkVfOffset(nvmlDevice_t device, int *offset); /* @nvml.h:5280 */
+/** \brief 
+ * \return - NVML_SUCCESS if offset has been successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz); /* @nvml.h:5285 */
+/** \brief 
+ * \return - NVML_SUCCESS if offset has been successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz); /* @nvml.h:5290 */
-/** \brief Retrieves the clock speed for the clock specified by the clock type and clock ID. */
+/** \brief Retrieves the clock speed for the clock specified by the clock type and clock ID.
+ * \param device The identifier of the target device
+ * \param clockType Identify which clock domain to query
+ * \param clockId Identify which clock in the domain to query
+ * \param clockMHz Reference in which to return the clock in MHz
+ * \return - NVML_SUCCESS if clockMHz has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or clockMHz is NULL or clockType is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, nvmlClockId_t clockId, unsigned int *clockMHz); /* @nvml.h:5310 */
-/** \brief Retrieves the customer defined maximum boost clock speed specified by the given clock type. */
+/** \brief Retrieves the customer defined maximum boost clock speed specified by the given clock type.
+ * \param device The identifier of the target device
+ * \param clockType Identify which clock domain to query
+ * \param clockMHz Reference in which to return the clock in MHz
+ * \return - NVML_SUCCESS if clockMHz has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or clockMHz is NULL or clockType is invalid - NVML_ERROR_NOT_SUPPORTED if the device or the clockType on this device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int *clockMHz); /* @nvml.h:5329 */
-/** \brief Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks. */
+/** \brief Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks.
+ * \param device The identifier of the target device
+ * \param count Reference in which to provide the clocksMHz array size, and to return the number of elements
+ * \param clocksMHz Reference in which to return the clock in MHz
+ * \return - NVML_SUCCESS if count and clocksMHz have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or count is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_INSUFFICIENT_SIZE if count is too small (count is set to the number of required elements) - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int *count, unsigned int *clocksMHz); /* @nvml.h:5353 */
-/** \brief Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks. */
+/** \brief Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks.
+ * \param device The identifier of the target device
+ * \param memoryClockMHz Memory clock for which to return possible graphics clocks
+ * \param count Reference in which to provide the clocksMHz array size, and to return the number of elements
+ * \param clocksMHz Reference in which to return the clocks in MHz
+ * \return - NVML_SUCCESS if count and clocksMHz have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NOT_FOUND if the specified memoryClockMHz is not a supported frequency - NVML_ERROR_INVALID_ARGUMENT if device is invalid or clock is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_INSUFFICIENT_SIZE if count is too small - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int *count, unsigned int *clocksMHz); /* @nvml.h:5378 */
-/** \brief Retrieve the current state of Auto Boosted clocks on a device and store it in isEnabled */
+/** \brief Retrieve the current state of Auto Boosted clocks on a device and store it in isEnabled
+ * \param device The identifier of the target device
+ * \param isEnabled Where to store the current state of Auto Boosted clocks of the target device
+ * \param defaultIsEnabled Where to store the default Auto Boosted clocks behavior of the target device that the device will revert to when no applications are using the GPU
+ * \return - NVML_SUCCESS If isEnabled has been been set with the Auto Boosted clocks state of device - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or isEnabled is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support Auto Boosted clocks - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t *isEnabled, nvmlEnableState_t *defaultIsEnabled); /* @nvml.h:5406 */
-/** \brief Retrieves the intended operating speed of the device's fan. */
+/** \brief Retrieves the intended operating speed of the device's fan.
+ * \param device The identifier of the target device
+ * \param speed Reference in which to return the fan speed percentage
+ * \return - NVML_SUCCESS if speed has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or speed is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have a fan - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int *speed); /* @nvml.h:5430 */
-/** \brief Retrieves the intended operating speed of the device's specified fan. */
+/** \brief Retrieves the intended operating speed of the device's specified fan.
+ * \param device The identifier of the target device
+ * \param fan The index of the target fan, zero indexed.
+ * \param speed Reference in which to return the fan speed percentage
+ * \return - NVML_SUCCESS if speed has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, fan is not an acceptable index, or speed is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have a fan or is newer than Maxwell - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int *speed); /* @nvml.h:5455 */
-/** \brief Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan. */
+/** \brief Retrieves the intended operating speed in rotations per minute (RPM) of the device's specified fan.
+ * \param device The identifier of the target device
+ * \param fanSpeed Structure specifying the index of the target fan (input) and retrieved fan speed value (output)
+ * \return - NVML_SUCCESS If everything worked - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid, fan is not an acceptable index, or speed is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature
+ */
 nvmlReturn_t nvmlDeviceGetFanSpeedRPM(nvmlDevice_t device, nvmlFanSpeedInfo_t *fanSpeed); /* @nvml.h:5479 */
-/** \brief Retrieves the intended target speed of the device's specified fan. */
+/** \brief Retrieves the intended target speed of the device's specified fan.
+ * \param device The identifier of the target device
+ * \param fan The index of the target fan, zero indexed.
+ * \param targetSpeed Reference in which to return the fan speed percentage
+ * \return - NVML_SUCCESS if speed has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, fan is not an acceptable index, or speed is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have a fan or is newer than Maxwell - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetTargetFanSpeed(nvmlDevice_t device, unsigned int fan, unsigned int *targetSpeed); /* @nvml.h:5507 */
-/** \brief Retrieves the min and max fan speed that user can set for the GPU fan. */
+/** \brief Retrieves the min and max fan speed that user can set for the GPU fan.
+ * \param device The identifier of the target device
+ * \param minSpeed The minimum speed allowed to set
+ * \param maxSpeed The maximum speed allowed to set
+ */
 nvmlReturn_t nvmlDeviceGetMinMaxFanSpeed(nvmlDevice_t device, unsigned int *minSpeed, unsigned int *maxSpeed); /* @nvml.h:5526 */
 /** \brief Gets current fan control policy. */
 nvmlReturn_t nvmlDeviceGetFanControlPolicy_v2(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t *policy); /* @nvml.h:5547 */
-/** \brief Retrieves the number of fans on the device. */
+/** \brief Retrieves the number of fans on the device.
+ * \param device The identifier of the target device
+ * \param numFans The number of fans
+ * \return - NVML_SUCCESS if fan number query was successful - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or numFans is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have a fan - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int *numFans); /* @nvml.h:5566 */
+/** \brief 
+ * \return - NVML_SUCCESS if fan number query was successful - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or numFans is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have a fan - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int *temp); /* @nvml.h:5571 */
-/** \brief Retrieves the cooler's information. */
+/** \brief Retrieves the cooler's information.
+ * \param device The identifier of the target device
+ * \param coolerInfo Structure specifying the cooler's control signal characteristics (out) and the target that cooler cools (out)
+ * \return - NVML_SUCCESS If everything worked - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid, signalType or target is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature
+ */
 nvmlReturn_t nvmlDeviceGetCoolerInfo(nvmlDevice_t device, nvmlCoolerInfo_t *coolerInfo); /* @nvml.h:5595 */
 /** \brief Structure used to encapsulate temperature info */
 typedef struct { /* @nvml.h:5600 */
@@ -1687,231 +2028,722 @@ nvmlTemperatureSensors_t sensorType;
 int temperature;
 } nvmlTemperature_v1_t; /* @nvml.h:5605 */
 typedef nvmlTemperature_v1_t nvmlTemperature_t; /* @nvml.h:5607 */
-/** \brief Retrieves the current temperature readings (in degrees C) for the given device. */
+/** \brief Retrieves the current temperature readings (in degrees C) for the given device.
+ * \param device Target device identifier.
+ * \param temperature Structure specifying the sensor type (input) and retrieved temperature value (output).
+ * \return - NVML_SUCCESS if temp has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, sensorType is invalid or temp is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have the specified sensor - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature); /* @nvml.h:5628 */
-/** \brief Retrieves the temperature threshold for the GPU with the specified threshold type in degrees C. */
+/** \brief Retrieves the temperature threshold for the GPU with the specified threshold type in degrees C.
+ * \param device The identifier of the target device
+ * \param thresholdType The type of threshold value queried
+ * \param temp Reference in which to return the temperature reading
+ * \return - NVML_SUCCESS if temp has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, thresholdType is invalid or temp is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have a temperature sensor or is unsupported - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, unsigned int *temp); /* @nvml.h:5657 */
-/** \brief Retrieves the thermal margin temperature (distance to nearest slowdown threshold). */
+/** \brief Retrieves the thermal margin temperature (distance to nearest slowdown threshold).
+ * \param device The identifier of the target device
+ * \param marginTempInfo Versioned structure in which to return the temperature reading
+ * \return - NVML_SUCCESS if the margin temperature was retrieved successfully - NVML_ERROR_NOT_SUPPORTED if request is not supported on the current platform - NVML_ERROR_INVALID_ARGUMENT if device is invalid or temperature is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the right versioned structure is not used - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device, nvmlMarginTemperature_t *marginTempInfo); /* @nvml.h:5673 */
-/** \brief Used to execute a list of thermal system instructions. */
+/** \brief Used to execute a list of thermal system instructions.
+ * \param device The identifier of the target device
+ * \param sensorIndex The index of the thermal sensor
+ * \param pThermalSettings Reference in which to return the thermal sensor information
+ * \return - NVML_SUCCESS if pThermalSettings has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pThermalSettings is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetThermalSettings(nvmlDevice_t device, unsigned int sensorIndex, nvmlGpuThermalSettings_t *pThermalSettings); /* @nvml.h:5690 */
-/** \brief Retrieves the current performance state for the device. */
+/** \brief Retrieves the current performance state for the device.
+ * \param device The identifier of the target device
+ * \param pState Reference in which to return the performance state reading
+ * \return - NVML_SUCCESS if pState has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pState is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t *pState); /* @nvml.h:5710 */
-/** \brief Retrieves current clocks event reasons. */
+/** \brief Retrieves current clocks event reasons.
+ * \param device The identifier of the target device
+ * \param clocksEventReasons Reference in which to return bitmask of active clocks event reasons
+ * \return - NVML_SUCCESS if clocksEventReasons has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or clocksEventReasons is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *clocksEventReasons); /* @nvml.h:5734 */
+/** \brief 
+ * \return - NVML_SUCCESS if clocksEventReasons has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or clocksEventReasons is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long *clocksThrottleReasons); /* @nvml.h:5739 */
-/** \brief Retrieves bitmask of supported clocks event reasons that can be returned by nvmlDeviceGetCurrentClocksEventReasons */
+/** \brief Retrieves bitmask of supported clocks event reasons that can be returned by nvmlDeviceGetCurrentClocksEventReasons
+ * \param device The identifier of the target device
+ * \param supportedClocksEventReasons Reference in which to return bitmask of supported clocks event reasons
+ * \return - NVML_SUCCESS if supportedClocksEventReasons has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or supportedClocksEventReasons is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long *supportedClocksEventReasons); /* @nvml.h:5763 */
+/** \brief 
+ * \return - NVML_SUCCESS if supportedClocksEventReasons has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or supportedClocksEventReasons is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSupportedClocksThrottleReasons(nvmlDevice_t device, unsigned long long *supportedClocksThrottleReasons); /* @nvml.h:5768 */
-/** \brief Retrieve the current performance state for the device. */
+/** \brief Retrieve the current performance state for the device.
+ * \param device The identifier of the target device
+ * \param pState Reference in which to return the performance state reading
+ * \return - NVML_SUCCESS if pState has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pState is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPowerState(nvmlDevice_t device, nvmlPstates_t *pState); /* @nvml.h:5790 */
-/** \brief Retrieve performance monitor samples from the associated subdevice. */
+/** \brief Retrieve performance monitor samples from the associated subdevice.
+ * \param device 
+ * \param pDynamicPstatesInfo 
+ * \return - NVML_SUCCESS if pDynamicPstatesInfo has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pDynamicPstatesInfo is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDynamicPstatesInfo(nvmlDevice_t device, nvmlGpuDynamicPstatesInfo_t *pDynamicPstatesInfo); /* @nvml.h:5806 */
-/** \brief Retrieve the MemClk (Memory Clock) VF offset value. */
+/** \brief Retrieve the MemClk (Memory Clock) VF offset value.
+ * \param device The identifier of the target device
+ * \param offset The retrieved MemClk VF offset value
+ * \return - NVML_SUCCESS if offset has been successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMemClkVfOffset(nvmlDevice_t device, int *offset); /* @nvml.h:5820 */
-/** \brief Retrieve min and max clocks of some clock domain for a given PState */
+/** \brief Retrieve min and max clocks of some clock domain for a given PState
+ * \param device The identifier of the target device
+ * \param type Clock domain
+ * \param pstate PState to query
+ * \param minClockMHz Reference in which to return min clock frequency
+ * \param maxClockMHz Reference in which to return max clock frequency
+ * \return - NVML_SUCCESS if everything worked - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, type or minClockMHz and maxClockMHz are NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN if type or pstate are invalid or any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMinMaxClockOfPState(nvmlDevice_t device, nvmlClockType_t type, nvmlPstates_t pstate, unsigned int *minClockMHz, unsigned int *maxClockMHz); /* @nvml.h:5838 */
-/** \brief Get all supported Performance States (P-States) for the device. */
+/** \brief Get all supported Performance States (P-States) for the device.
+ * \param device The identifier of the target device
+ * \param pstates Container to return the list of performance states supported by device
+ * \param size Size of the supplied pstates array in bytes
+ * \return - NVML_SUCCESS if pstates array has been retrieved - NVML_ERROR_INSUFFICIENT_SIZE if the the container supplied was not large enough to hold the resulting list - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or pstates is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support performance state readings - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_t device, nvmlPstates_t *pstates, unsigned int size); /* @nvml.h:5864 */
-/** \brief Retrieve the GPCCLK min max VF offset value. */
+/** \brief Retrieve the GPCCLK min max VF offset value.
+ * \param device The identifier of the target device
+ * \param minOffset The retrieved GPCCLK VF min offset value
+ * \param maxOffset The retrieved GPCCLK VF max offset value
+ * \return - NVML_SUCCESS if offset has been successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGpcClkMinMaxVfOffset(nvmlDevice_t device, int *minOffset, int *maxOffset); /* @nvml.h:5880 */
-/** \brief Retrieve the MemClk (Memory Clock) min max VF offset value. */
+/** \brief Retrieve the MemClk (Memory Clock) min max VF offset value.
+ * \param device The identifier of the target device
+ * \param minOffset The retrieved MemClk VF min offset value
+ * \param maxOffset The retrieved MemClk VF max offset value
+ * \return - NVML_SUCCESS if offset has been successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMemClkMinMaxVfOffset(nvmlDevice_t device, int *minOffset, int *maxOffset); /* @nvml.h:5896 */
-/** \brief Retrieve min, max and current clock offset of some clock domain for a given PState */
+/** \brief Retrieve min, max and current clock offset of some clock domain for a given PState
+ * \param device The identifier of the target device
+ * \param info Structure specifying the clock type (input) and the pstate (input) retrieved clock offset value (output), min clock offset (output) and max clock offset (output)
+ * \return - NVML_SUCCESS If everything worked - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, type or pstate are invalid or both
+ */
 nvmlReturn_t nvmlDeviceGetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t *info); /* @nvml.h:5921 */
-/** \brief Control current clock offset of some clock domain for a given PState */
+/** \brief Control current clock offset of some clock domain for a given PState
+ * \param device The identifier of the target device
+ * \param info Structure specifying the clock type (input), the pstate (input) and clock offset value (input)
+ * \return - NVML_SUCCESS If everything worked - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_NO_PERMISSION If the user doesn't have permission to perform this operation - NVML_ERROR_INVALID_ARGUMENT If device, type or pstate are invalid or both
+ */
 nvmlReturn_t nvmlDeviceSetClockOffsets(nvmlDevice_t device, nvmlClockOffset_t *info); /* @nvml.h:5943 */
-/** \brief Retrieves a performance mode string with all the performance modes defined for this device along with their associated GPU Clock and Memory Clock values. */
+/** \brief Retrieves a performance mode string with all the performance modes defined for this device along with their associated GPU Clock and Memory Clock values.
+ * \param device The identifier of the target device
+ * \param perfModes Reference in which to return the performance level string
+ * \return - NVML_SUCCESS if perfModes has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or name is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPerformanceModes(nvmlDevice_t device, nvmlDevicePerfModes_t *perfModes); /* @nvml.h:6001 */
-/** \brief Retrieves a string with the associated current GPU Clock and Memory Clock values. */
+/** \brief Retrieves a string with the associated current GPU Clock and Memory Clock values.
+ * \param device The identifier of the target device
+ * \param currentClockFreqs Reference in which to return the performance level string
+ * \return - NVML_SUCCESS if currentClockFreqs has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or name is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCurrentClockFreqs(nvmlDevice_t device, nvmlDeviceCurrentClockFreqs_t *currentClockFreqs); /* @nvml.h:6050 */
-/** \brief Retrieves the power management mode associated with this device. */
+/** \brief Retrieves the power management mode associated with this device.
+ * \param device The identifier of the target device
+ * \param mode Reference in which to return the current power management mode
+ * \return - NVML_SUCCESS if mode has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or mode is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPowerManagementMode(nvmlDevice_t device, nvmlEnableState_t *mode); /* @nvml.h:6080 */
-/** \brief Retrieves the power management limit associated with this device. */
+/** \brief Retrieves the power management limit associated with this device.
+ * \param device The identifier of the target device
+ * \param limit Reference in which to return the power management limit in milliwatts
+ * \return - NVML_SUCCESS if limit has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or limit is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int *limit); /* @nvml.h:6104 */
-/** \brief Retrieves information about possible values of power management limits on this device. */
+/** \brief Retrieves information about possible values of power management limits on this device.
+ * \param device The identifier of the target device
+ * \param minLimit Reference in which to return the minimum power management limit in milliwatts
+ * \param maxLimit Reference in which to return the maximum power management limit in milliwatts
+ * \return - NVML_SUCCESS if minLimit and maxLimit have been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or minLimit or maxLimit is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, unsigned int *minLimit, unsigned int *maxLimit); /* @nvml.h:6125 */
-/** \brief Retrieves default power management limit on this device, in milliwatts. */
+/** \brief Retrieves default power management limit on this device, in milliwatts.
+ * \param device The identifier of the target device
+ * \param defaultLimit Reference in which to return the default power management limit in milliwatts
+ * \return - NVML_SUCCESS if defaultLimit has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or defaultLimit is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int *defaultLimit); /* @nvml.h:6144 */
-/** \brief Retrieves power usage for this GPU in milliwatts and its associated circuitry (e.g. */
+/** \brief Retrieves power usage for this GPU in milliwatts and its associated circuitry (e.g.
+ * \param device The identifier of the target device
+ * \param power Reference in which to return the power usage information
+ * \return - NVML_SUCCESS if power has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or power is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support power readings - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power); /* @nvml.h:6171 */
-/** \brief Retrieves current power mizer mode on this device. */
+/** \brief Retrieves current power mizer mode on this device.
+ * \param device The identifier of the target device
+ * \param powerMizerMode Reference in which to return the power mizer mode
+ * \param supportedPowerMizerModes Reference in which to return the bitmask of supported power mizer modes on this device. The supported modes can be combined using the bitwise OR operator '|'. For example, if a device supports all PowerMizer modes, the bitmask would be: supportedPowerMizerModes = ((1 < < NVML_POWER_MIZER_MODE_ADAPTIVE) | (1 < < NVML_POWER_MIZER_MODE_PREFER_MAXIMUM_PERFORMANCE) | (1 < < NVML_POWER_MIZER_MODE_AUTO) | (1 < < NVML_POWER_MIZER_MODE_PREFER_CONSISTENT_PERFORMANCE)); This bitmask can be used to check which power mizer modes are available on the device by performing a bitwise AND operation with the specific mode you want to check.
+ * \return - NVML_SUCCESS if powerMizerMode has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or powerMizerMode is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support powerMizerMode readings - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t *powerMizerMode); /* @nvml.h:6201 */
-/** \brief Sets the new power mizer mode. */
+/** \brief Sets the new power mizer mode.
+ * \param device The identifier of the target device
+ * \param powerMizerMode Reference in which to set the power mizer mode.
+ * \return - NVML_SUCCESS if powerMizerMode has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or powerMizerMode is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support powerMizerMode readings - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetPowerMizerMode_v1(nvmlDevice_t device, nvmlDevicePowerMizerModes_v1_t *powerMizerMode); /* @nvml.h:6220 */
-/** \brief Retrieves total energy consumption for this GPU in millijoules (mJ) since the driver was last reloaded */
+/** \brief Retrieves total energy consumption for this GPU in millijoules (mJ) since the driver was last reloaded
+ * \param device The identifier of the target device
+ * \param energy Reference in which to return the energy consumption information
+ * \return - NVML_SUCCESS if energy has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or energy is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support energy readings - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy); /* @nvml.h:6239 */
-/** \brief Get the effective power limit that the driver enforces after taking into account all limiters */
+/** \brief Get the effective power limit that the driver enforces after taking into account all limiters
+ * \param device The device to communicate with
+ * \param limit Reference in which to return the power management limit in milliwatts
+ * \return - NVML_SUCCESS if limit has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or limit is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit); /* @nvml.h:6260 */
-/** \brief Retrieves the current GOM and pending GOM (the one that GPU will switch to after reboot). */
+/** \brief Retrieves the current GOM and pending GOM (the one that GPU will switch to after reboot).
+ * \param device The identifier of the target device
+ * \param current Reference in which to return the current GOM
+ * \param pending Reference in which to return the pending GOM
+ * \return - NVML_SUCCESS if mode has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or current or pending is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t *current, nvmlGpuOperationMode_t *pending); /* @nvml.h:6284 */
-/** \brief Retrieves the amount of used, free, reserved and total memory available on the device, in bytes. */
+/** \brief Retrieves the amount of used, free, reserved and total memory available on the device, in bytes.
+ * \param device The identifier of the target device
+ * \param memory Reference in which to return the memory information
+ * \return - NVML_SUCCESS if memory has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_INVALID_ARGUMENT if device is invalid or memory is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_NOT_SUPPORTED if video memory is unsupported on the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory); /* @nvml.h:6330 */
 /** \brief nvmlDeviceGetMemoryInfo_v2 accounts separately for reserved memory and includes it in the used memory amount. */
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory); /* @nvml.h:6335 */
-/** \brief Retrieves the current compute mode for the device. */
+/** \brief Retrieves the current compute mode for the device.
+ * \param device The identifier of the target device
+ * \param mode Reference in which to return the current compute mode
+ * \return - NVML_SUCCESS if mode has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or mode is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t *mode); /* @nvml.h:6357 */
-/** \brief Retrieves the CUDA compute capability of the device. */
+/** \brief Retrieves the CUDA compute capability of the device.
+ * \param device The identifier of the target device
+ * \param major Reference in which to return the major CUDA compute capability
+ * \param minor Reference in which to return the minor CUDA compute capability
+ * \return - NVML_SUCCESS if major and minor have been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or major or minor are NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor); /* @nvml.h:6381 */
-/** \brief Retrieves the current and pending DRAM Encryption modes for the device. */
+/** \brief Retrieves the current and pending DRAM Encryption modes for the device.
+ * \param device The identifier of the target device
+ * \param current Reference in which to return the current DRAM Encryption mode
+ * \param pending Reference in which to return the pending DRAM Encryption mode
+ * \return - NVML_SUCCESS if current and pending have been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or either current or pending is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the argument version is not supported - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDramEncryptionMode(nvmlDevice_t device, nvmlDramEncryptionInfo_t *current, nvmlDramEncryptionInfo_t *pending); /* @nvml.h:6410 */
-/** \brief Set the DRAM Encryption mode for the device. */
+/** \brief Set the DRAM Encryption mode for the device.
+ * \param device The identifier of the target device
+ * \param dramEncryption The target DRAM Encryption mode
+ * \return - NVML_SUCCESS if the DRAM Encryption mode was set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or DRAM Encryption is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the argument version is not supported - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetDramEncryptionMode(nvmlDevice_t device, const nvmlDramEncryptionInfo_t *dramEncryption); /* @nvml.h:6441 */
-/** \brief Retrieves the current and pending ECC modes for the device. */
+/** \brief Retrieves the current and pending ECC modes for the device.
+ * \param device The identifier of the target device
+ * \param current Reference in which to return the current ECC mode
+ * \param pending Reference in which to return the pending ECC mode
+ * \return - NVML_SUCCESS if current and pending have been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or either current or pending is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t *current, nvmlEnableState_t *pending); /* @nvml.h:6469 */
-/** \brief Retrieves the default ECC modes for the device. */
+/** \brief Retrieves the default ECC modes for the device.
+ * \param device The identifier of the target device
+ * \param defaultMode Reference in which to return the default ECC mode
+ * \return - NVML_SUCCESS if current and pending have been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or default is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDefaultEccMode(nvmlDevice_t device, nvmlEnableState_t *defaultMode); /* @nvml.h:6493 */
-/** \brief Retrieves the device boardId from 0-N. */
+/** \brief Retrieves the device boardId from 0-N.
+ * \param device The identifier of the target device
+ * \param boardId Reference in which to return the device's board ID
+ * \return - NVML_SUCCESS if boardId has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or boardId is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int *boardId); /* @nvml.h:6518 */
-/** \brief Retrieves whether the device is on a Multi-GPU Board Devices that are on multi-GPU boards will set multiGpuBool to a non-zero value. */
+/** \brief Retrieves whether the device is on a Multi-GPU Board Devices that are on multi-GPU boards will set multiGpuBool to a non-zero value.
+ * \param device The identifier of the target device
+ * \param multiGpuBool Reference in which to return a zero or non-zero value to indicate whether the device is on a multi GPU board
+ * \return - NVML_SUCCESS if multiGpuBool has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or multiGpuBool is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int *multiGpuBool); /* @nvml.h:6538 */
-/** \brief Retrieves the total ECC error counts for the device. */
+/** \brief Retrieves the total ECC error counts for the device.
+ * \param device The identifier of the target device
+ * \param errorType Flag that specifies the type of the errors.
+ * \param counterType Flag that specifies the counter-type of the errors.
+ * \param eccCounts Reference in which to return the specified ECC errors
+ * \return - NVML_SUCCESS if eccCounts has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, errorType or counterType is invalid, or eccCounts is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, unsigned long long *eccCounts); /* @nvml.h:6569 */
-/** \brief Retrieves the detailed ECC error counts for the device. */
+/** \brief Retrieves the detailed ECC error counts for the device.
+ * \param device The identifier of the target device
+ * \param errorType Flag that specifies the type of the errors.
+ * \param counterType Flag that specifies the counter-type of the errors.
+ * \param eccCounts Reference in which to return the specified ECC errors
+ * \return - NVML_SUCCESS if eccCounts has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, errorType or counterType is invalid, or eccCounts is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDetailedEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlEccErrorCounts_t *eccCounts); /* @nvml.h:6607 */
-/** \brief Retrieves the requested memory error counter for the device. */
+/** \brief Retrieves the requested memory error counter for the device.
+ * \param device The identifier of the target device
+ * \param errorType Flag that specifies the type of error.
+ * \param counterType Flag that specifies the counter-type of the errors.
+ * \param locationType Specifies the location of the counter.
+ * \param count Reference in which to return the ECC counter
+ * \return - NVML_SUCCESS if count has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, bitTyp,e counterType or locationType is invalid, or count is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support ECC error reporting in the specified memory - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType, nvmlMemoryLocation_t locationType, unsigned long long *count); /* @nvml.h:6644 */
-/** \brief Retrieves the current utilization rates for the device's major subsystems. */
+/** \brief Retrieves the current utilization rates for the device's major subsystems.
+ * \param device The identifier of the target device
+ * \param utilization Reference in which to return the utilization information
+ * \return - NVML_SUCCESS if utilization has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or utilization is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization); /* @nvml.h:6671 */
-/** \brief Retrieves the current utilization and sampling size in microseconds for the Encoder */
+/** \brief Retrieves the current utilization and sampling size in microseconds for the Encoder
+ * \param device The identifier of the target device
+ * \param utilization Reference to an unsigned int for encoder utilization info
+ * \param samplingPeriodUs Reference to an unsigned int for the sampling period in US
+ * \return - NVML_SUCCESS if utilization has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, utilization is NULL, or samplingPeriodUs is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs); /* @nvml.h:6692 */
-/** \brief Retrieves the current capacity of the device's encoder, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
+/** \brief Retrieves the current capacity of the device's encoder, as a percentage of maximum encoder capacity with valid values in the range 0-100.
+ * \param device The identifier of the target device
+ * \param encoderQueryType Type of encoder to query
+ * \param encoderCapacity Reference to an unsigned int for the encoder capacity
+ * \return - NVML_SUCCESS if encoderCapacity is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if encoderCapacity is NULL, or device or encoderQueryType are invalid - NVML_ERROR_NOT_SUPPORTED if device does not support the encoder specified in encodeQueryType - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetEncoderCapacity(nvmlDevice_t device, nvmlEncoderType_t encoderQueryType, unsigned int *encoderCapacity); /* @nvml.h:6712 */
-/** \brief Retrieves the current encoder statistics for a given device. */
+/** \brief Retrieves the current encoder statistics for a given device.
+ * \param device The identifier of the target device
+ * \param sessionCount Reference to an unsigned int for count of active encoder sessions
+ * \param averageFps Reference to an unsigned int for trailing average FPS of all active sessions
+ * \param averageLatency Reference to an unsigned int for encode latency in microseconds
+ * \return - NVML_SUCCESS if sessionCount, averageFps and averageLatency is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if sessionCount, or device or averageFps, or averageLatency is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps, unsigned int *averageLatency); /* @nvml.h:6732 */
-/** \brief Retrieves information about active encoder sessions on a target device. */
+/** \brief Retrieves information about active encoder sessions on a target device.
+ * \param device The identifier of the target device
+ * \param sessionCount Reference to caller supplied array size, and returns the number of sessions.
+ * \param sessionInfos Reference in which to return the session information
+ * \return - NVML_SUCCESS if sessionInfos is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if sessionCount is too small, array element count is returned in sessionCount - NVML_ERROR_INVALID_ARGUMENT if sessionCount is NULL. - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_NOT_SUPPORTED if this query is not supported by device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetEncoderSessions(nvmlDevice_t device, unsigned int *sessionCount, nvmlEncoderSessionInfo_t *sessionInfos); /* @nvml.h:6762 */
-/** \brief Retrieves the current utilization and sampling size in microseconds for the Decoder */
+/** \brief Retrieves the current utilization and sampling size in microseconds for the Decoder
+ * \param device The identifier of the target device
+ * \param utilization Reference to an unsigned int for decoder utilization info
+ * \param samplingPeriodUs Reference to an unsigned int for the sampling period in US
+ * \return - NVML_SUCCESS if utilization has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, utilization is NULL, or samplingPeriodUs is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs); /* @nvml.h:6783 */
-/** \brief Retrieves the current utilization and sampling size in microseconds for the JPG */
+/** \brief Retrieves the current utilization and sampling size in microseconds for the JPG
+ * \param device The identifier of the target device
+ * \param utilization Reference to an unsigned int for jpg utilization info
+ * \param samplingPeriodUs Reference to an unsigned int for the sampling period in US
+ * \return - NVML_SUCCESS if utilization has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, utilization is NULL, or samplingPeriodUs is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs); /* @nvml.h:6804 */
-/** \brief Retrieves the current utilization and sampling size in microseconds for the OFA (Optical Flow Accelerator) */
+/** \brief Retrieves the current utilization and sampling size in microseconds for the OFA (Optical Flow Accelerator)
+ * \param device The identifier of the target device
+ * \param utilization Reference to an unsigned int for ofa utilization info
+ * \param samplingPeriodUs Reference to an unsigned int for the sampling period in US
+ * \return - NVML_SUCCESS if utilization has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, utilization is NULL, or samplingPeriodUs is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs); /* @nvml.h:6825 */
-/** \brief Retrieves the active frame buffer capture sessions statistics for a given device. */
+/** \brief Retrieves the active frame buffer capture sessions statistics for a given device.
+ * \param device The identifier of the target device
+ * \param fbcStats Reference to nvmlFBCStats_t structure containing NvFBC stats
+ * \return - NVML_SUCCESS if fbcStats is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if fbcStats is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlFBCStats_t *fbcStats); /* @nvml.h:6842 */
-/** \brief Retrieves information about active frame buffer capture sessions on a target device. */
+/** \brief Retrieves information about active frame buffer capture sessions on a target device.
+ * \param device The identifier of the target device
+ * \param sessionCount Reference to caller supplied array size, and returns the number of sessions.
+ * \param sessionInfo Reference in which to return the session information
+ * \return - NVML_SUCCESS if sessionInfo is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if sessionCount is too small, array element count is returned in sessionCount - NVML_ERROR_INVALID_ARGUMENT if sessionCount is NULL. - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetFBCSessions(nvmlDevice_t device, unsigned int *sessionCount, nvmlFBCSessionInfo_t *sessionInfo); /* @nvml.h:6873 */
-/** \brief Retrieves the current and pending driver model for the device. */
+/** \brief Retrieves the current and pending driver model for the device.
+ * \param device The identifier of the target device
+ * \param current Reference in which to return the current driver model
+ * \param pending Reference in which to return the pending driver model
+ * \return - NVML_SUCCESS if either current and/or pending have been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or both current and pending are NULL - NVML_ERROR_NOT_SUPPORTED if the platform is not windows - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDriverModel_v2(nvmlDevice_t device, nvmlDriverModel_t *current, nvmlDriverModel_t *pending); /* @nvml.h:6900 */
-/** \brief Get VBIOS version of the device. */
+/** \brief Get VBIOS version of the device.
+ * \param device The identifier of the target device
+ * \param version Reference to which to return the VBIOS version
+ * \param length The maximum allowed length of the string returned in version
+ * \return - NVML_SUCCESS if version has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or version is NULL - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char *version, unsigned int length); /* @nvml.h:6922 */
-/** \brief Get Bridge Chip Information for all the bridge chips on the board. */
+/** \brief Get Bridge Chip Information for all the bridge chips on the board.
+ * \param device The identifier of the target device
+ * \param bridgeHierarchy Reference to the returned bridge chip Hierarchy
+ * \return - NVML_SUCCESS if bridge chip exists - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or bridgeInfo is NULL - NVML_ERROR_NOT_SUPPORTED if bridge chip not supported on the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetBridgeChipInfo(nvmlDevice_t device, nvmlBridgeChipHierarchy_t *bridgeHierarchy); /* @nvml.h:6942 */
-/** \brief Get information about processes with a compute context on a device */
+/** \brief Get information about processes with a compute context on a device
+ * \param device The device handle or MIG device handle
+ * \param infoCount Reference in which to provide the infos array size, and to return the number of returned elements
+ * \param infos Reference in which to return the process information
+ * \return - NVML_SUCCESS if infoCount and infos have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if infoCount indicates that the infos array is too small
+ */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos); /* @nvml.h:6985 */
-/** \brief Get information about processes with a graphics context on a device */
+/** \brief Get information about processes with a graphics context on a device
+ * \param device The device handle or MIG device handle
+ * \param infoCount Reference in which to provide the infos array size, and to return the number of returned elements
+ * \param infos Reference in which to return the process information
+ * \return - NVML_SUCCESS if infoCount and infos have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if infoCount indicates that the infos array is too small
+ */
 nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos); /* @nvml.h:7028 */
-/** \brief Get information about processes with a Multi-Process Service (MPS) compute context on a device */
+/** \brief Get information about processes with a Multi-Process Service (MPS) compute context on a device
+ * \param device The device handle or MIG device handle
+ * \param infoCount Reference in which to provide the infos array size, and to return the number of returned elements
+ * \param infos Reference in which to return the process information
+ * \return - NVML_SUCCESS if infoCount and infos have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if infoCount indicates that the infos array is too small
+ */
 nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos); /* @nvml.h:7071 */
-/** \brief Get information about running processes on a device for input context */
+/** \brief Get information about running processes on a device for input context
+ * \param device The device handle or MIG device handle
+ * \param plist Reference in which to process detail list plist->version The api version plist->mode The process mode plist->procArray Reference in which to return the process information plist->numProcArrayEntries Proc array size of returned entries
+ * \return - NVML_SUCCESS if plist->numprocArrayEntries and plist->procArray have been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if plist->numprocArrayEntries indicates that the plist->procArray is too small
+ */
 nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t *plist); /* @nvml.h:7122 */
-/** \brief Check if the GPU devices are on the same physical board. */
+/** \brief Check if the GPU devices are on the same physical board.
+ * \param device1 The first GPU device
+ * \param device2 The second GPU device
+ * \param onSameBoard Reference in which to return the status. Non-zero indicates that the GPUs are on the same board.
+ * \return - NVML_SUCCESS if onSameBoard has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if dev1 or dev2 are invalid or onSameBoard is NULL - NVML_ERROR_NOT_SUPPORTED if this check is not supported by the device - NVML_ERROR_GPU_IS_LOST if the either GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceOnSameBoard(nvmlDevice_t device1, nvmlDevice_t device2, int *onSameBoard); /* @nvml.h:7142 */
-/** \brief Retrieves the root/admin permissions on the target API. */
+/** \brief Retrieves the root/admin permissions on the target API.
+ * \param device The identifier of the target device
+ * \param apiType Target API type for this operation
+ * \param isRestricted Reference in which to return the current restriction NVML_FEATURE_ENABLED indicates that the API is root-only NVML_FEATURE_DISABLED indicates that the API is accessible to all users
+ * \return - NVML_SUCCESS if isRestricted has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, apiType incorrect or isRestricted is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device or the device does not support the feature that is being queried (E.G. Enabling/disabling Auto Boosted clocks is not supported by the device) - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t *isRestricted); /* @nvml.h:7168 */
-/** \brief Gets recent samples for the GPU. */
+/** \brief Gets recent samples for the GPU.
+ * \param device The identifier for the target device
+ * \param type Type of sampling event
+ * \param lastSeenTimeStamp Return only samples with timestamp greater than lastSeenTimeStamp.
+ * \param sampleValType Output parameter to represent the type of sample value as described in nvmlSampleVal_t
+ * \param sampleCount Reference to provide the number of elements which can be queried in samples array
+ * \param samples Reference in which samples are returned
+ * \return - NVML_SUCCESS if samples are successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, samplesCount is NULL or reference to sampleCount is 0 for non null samples - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_NOT_FOUND if sample entries are not found - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp, nvmlValueType_t *sampleValType, unsigned int *sampleCount, nvmlSample_t *samples); /* @nvml.h:7212 */
-/** \brief Gets Total, Available and Used size of BAR1 memory. */
+/** \brief Gets Total, Available and Used size of BAR1 memory.
+ * \param device The identifier of the target device
+ * \param bar1Memory Reference in which BAR1 memory information is returned.
+ * \return - NVML_SUCCESS if BAR1 memory is successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, bar1Memory is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory); /* @nvml.h:7240 */
 /** \brief Translations are as follows: */
 nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType, nvmlViolationTime_t *violTime); /* @nvml.h:7258 */
-/** \brief Gets the device's interrupt number */
+/** \brief Gets the device's interrupt number
+ * \param device The identifier of the target device
+ * \param irqNum The interrupt number associated with the specified device
+ * \return - NVML_SUCCESS if irq number is successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or irqNum is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible
+ */
 nvmlReturn_t nvmlDeviceGetIrqNum(nvmlDevice_t device, unsigned int *irqNum); /* @nvml.h:7274 */
-/** \brief Gets the device's core count */
+/** \brief Gets the device's core count
+ * \param device The identifier of the target device
+ * \param numCores The number of cores for the specified device
+ * \return - NVML_SUCCESS if GPU core count is successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or numCores is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device or a mig device. - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible
+ */
 nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int *numCores); /* @nvml.h:7293 */
-/** \brief Gets the devices power source */
+/** \brief Gets the devices power source
+ * \param device The identifier of the target device
+ * \param powerSource The power source of the device
+ * \return - NVML_SUCCESS if the current power source was successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or powerSource is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible
+ */
 nvmlReturn_t nvmlDeviceGetPowerSource(nvmlDevice_t device, nvmlPowerSource_t *powerSource); /* @nvml.h:7309 */
-/** \brief Gets the device's memory bus width */
+/** \brief Gets the device's memory bus width
+ * \param device The identifier of the target device
+ * \param busWidth The devices's memory bus width
+ * \return - NVML_SUCCESS if the memory bus width is successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or busWidth is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible
+ */
 nvmlReturn_t nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int *busWidth); /* @nvml.h:7325 */
-/** \brief Gets the device's PCIE Max Link speed in MBPS */
+/** \brief Gets the device's PCIE Max Link speed in MBPS
+ * \param device The identifier of the target device
+ * \param maxSpeed The devices's PCIE Max Link speed in MBPS
+ * \return - NVML_SUCCESS if PCIe Max Link Speed is successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or maxSpeed is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible
+ */
 nvmlReturn_t nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int *maxSpeed); /* @nvml.h:7341 */
-/** \brief Gets the device's PCIe Link speed in Mbps */
+/** \brief Gets the device's PCIe Link speed in Mbps
+ * \param device The identifier of the target device
+ * \param pcieSpeed The devices's PCIe Max Link speed in Mbps
+ * \return - NVML_SUCCESS if pcieSpeed has been retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pcieSpeed is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support PCIe speed getting - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPcieSpeed(nvmlDevice_t device, unsigned int *pcieSpeed); /* @nvml.h:7356 */
-/** \brief Gets the device's Adaptive Clock status */
+/** \brief Gets the device's Adaptive Clock status
+ * \param device The identifier of the target device
+ * \param adaptiveClockStatus The current adaptive clocking status, either NVML_ADAPTIVE_CLOCKING_INFO_STATUS_DISABLED or NVML_ADAPTIVE_CLOCKING_INFO_STATUS_ENABLED
+ * \return - NVML_SUCCESS if the current adaptive clocking status is successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or adaptiveClockStatus is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible
+ */
 nvmlReturn_t nvmlDeviceGetAdaptiveClockInfoStatus(nvmlDevice_t device, unsigned int *adaptiveClockStatus); /* @nvml.h:7374 */
-/** \brief Get the type of the GPU Bus (PCIe, PCI,...) */
+/** \brief Get the type of the GPU Bus (PCIe, PCI,...)
+ * \param device The identifier of the target device
+ * \param type The PCI Bus type
+ */
 nvmlReturn_t nvmlDeviceGetBusType(nvmlDevice_t device, nvmlBusType_t *type); /* @nvml.h:7388 */
-/** \brief Get fabric information associated with the device. */
+/** \brief Get fabric information associated with the device.
+ * \param device The identifier of the target device
+ * \param gpuFabricInfo Information about GPU fabric state
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_NOT_SUPPORTED If device doesn't support gpu fabric
+ */
 nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo); /* @nvml.h:7412 */
-/** \brief Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned nvmlGpuFabricInfo_v2_t or later output structure. */
+/** \brief Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned nvmlGpuFabricInfo_v2_t or later output structure.
+ * \param device The identifier of the target device
+ * \param gpuFabricInfo Information about GPU fabric state
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_NOT_SUPPORTED If device doesn't support gpu fabric
+ */
 nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *gpuFabricInfo); /* @nvml.h:7435 */
-/** \brief Get Conf Computing System capabilities. */
+/** \brief Get Conf Computing System capabilities.
+ * \param capabilities System CC capabilities
+ * \return - NVML_SUCCESS if capabilities were successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if capabilities is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device
+ */
 nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t *capabilities); /* @nvml.h:7452 */
-/** \brief Get Conf Computing System State. */
+/** \brief Get Conf Computing System State.
+ * \param state System CC State
+ * \return - NVML_SUCCESS if state were successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if state is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device
+ */
 nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *state); /* @nvml.h:7468 */
-/** \brief Get Conf Computing Protected and Unprotected Memory Sizes. */
+/** \brief Get Conf Computing Protected and Unprotected Memory Sizes.
+ * \param device Device handle
+ * \param memInfo Protected/Unprotected Memory sizes
+ * \return - NVML_SUCCESS if memInfo were successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if memInfo or device is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device
+ */
 nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device, nvmlConfComputeMemSizeInfo_t *memInfo); /* @nvml.h:7485 */
-/** \brief Get Conf Computing GPUs ready state. */
+/** \brief Get Conf Computing GPUs ready state.
+ * \param isAcceptingWork Returns GPU current work accepting state, NVML_CC_ACCEPTING_CLIENT_REQUESTS_TRUE or NVML_CC_ACCEPTING_CLIENT_REQUESTS_FALSE
+ */
 nvmlReturn_t nvmlSystemGetConfComputeGpusReadyState(unsigned int *isAcceptingWork); /* @nvml.h:7503 */
-/** \brief Get Conf Computing protected memory usage. */
+/** \brief Get Conf Computing protected memory usage.
+ * \param device The identifier of the target device
+ * \param memory Reference in which to return the memory information
+ * \return - NVML_SUCCESS if memory has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or memory is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t *memory); /* @nvml.h:7521 */
-/** \brief Get Conf Computing GPU certificate details. */
+/** \brief Get Conf Computing GPU certificate details.
+ * \param device The identifier of the target device
+ * \param gpuCert Reference in which to return the gpu certificate information
+ * \return - NVML_SUCCESS if gpu certificate info has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or memory is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetConfComputeGpuCertificate(nvmlDevice_t device, nvmlConfComputeGpuCertificate_t *gpuCert); /* @nvml.h:7539 */
-/** \brief Get Conf Computing GPU attestation report. */
+/** \brief Get Conf Computing GPU attestation report.
+ * \param device The identifier of the target device
+ * \param gpuAtstReport Reference in which to return the gpu attestation report
+ * \return - NVML_SUCCESS if gpu attestation report has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or memory is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetConfComputeGpuAttestationReport(nvmlDevice_t device, nvmlConfComputeGpuAttestationReport_t *gpuAtstReport); /* @nvml.h:7558 */
-/** \brief Get Conf Computing key rotation threshold detail. */
+/** \brief Get Conf Computing key rotation threshold detail.
+ * \param pKeyRotationThrInfo Reference in which to return the key rotation threshold data
+ * \return - NVML_SUCCESS if gpu key rotation threshold info has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or memory is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemGetConfComputeKeyRotationThresholdInfo(nvmlConfComputeGetKeyRotationThresholdInfo_t *pKeyRotationThrInfo); /* @nvml.h:7575 */
-/** \brief Set Conf Computing Unprotected Memory Size. */
+/** \brief Set Conf Computing Unprotected Memory Size.
+ * \param device Device Handle
+ * \param sizeKiB Unprotected Memory size to be set in KiB
+ * \return - NVML_SUCCESS if sizeKiB successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device
+ */
 nvmlReturn_t nvmlDeviceSetConfComputeUnprotectedMemSize(nvmlDevice_t device, unsigned long long sizeKiB); /* @nvml.h:7593 */
-/** \brief Set Conf Computing GPUs ready state. */
+/** \brief Set Conf Computing GPUs ready state.
+ * \param isAcceptingWork GPU accepting new work, NVML_CC_ACCEPTING_CLIENT_REQUESTS_TRUE or NVML_CC_ACCEPTING_CLIENT_REQUESTS_FALSE
+ */
 nvmlReturn_t nvmlSystemSetConfComputeGpusReadyState(unsigned int isAcceptingWork); /* @nvml.h:7610 */
-/** \brief Set Conf Computing key rotation threshold. */
+/** \brief Set Conf Computing key rotation threshold.
+ * \param pKeyRotationThrInfo Reference to the key rotation threshold data
+ * \return - NVML_SUCCESS if key rotation threashold max attacker advantage has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or memory is NULL - NVML_ERROR_INVALID_STATE if confidential compute GPU ready state is enabled - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemSetConfComputeKeyRotationThresholdInfo(nvmlConfComputeSetKeyRotationThresholdInfo_t *pKeyRotationThrInfo); /* @nvml.h:7633 */
-/** \brief Get Conf Computing System Settings. */
+/** \brief Get Conf Computing System Settings.
+ * \param settings System CC settings
+ * \return - NVML_SUCCESS If the query is success - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or counters is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t *settings); /* @nvml.h:7653 */
-/** \brief Retrieve GSP firmware version. */
+/** \brief Retrieve GSP firmware version.
+ * \param device Device handle
+ * \param version The retrieved GSP firmware version
+ * \return - NVML_SUCCESS if GSP firmware version is sucessfully retrieved - NVML_ERROR_INVALID_ARGUMENT if device is invalid or GSP version pointer is NULL - NVML_ERROR_NOT_SUPPORTED if GSP firmware is not enabled for GPU - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char *version); /* @nvml.h:7670 */
-/** \brief Retrieve GSP firmware mode. */
+/** \brief Retrieve GSP firmware mode.
+ * \param device Device handle
+ * \param isEnabled Pointer to specify if GSP firmware is enabled
+ * \param defaultMode Pointer to specify if GSP firmware is supported by default on device
+ * \return - NVML_SUCCESS if GSP firmware mode is sucessfully retrieved - NVML_ERROR_INVALID_ARGUMENT if device is invalid or any of isEnabled or defaultMode is NULL - NVML_ERROR_NOT_SUPPORTED if GSP firmware is not enabled for GPU - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGspFirmwareMode(nvmlDevice_t device, unsigned int *isEnabled, unsigned int *defaultMode); /* @nvml.h:7688 */
-/** \brief Get SRAM ECC error status of this device. */
+/** \brief Get SRAM ECC error status of this device.
+ * \param device The identifier of the target device
+ * \param status Returns SRAM ECC error status
+ * \return - NVML_SUCCESS If limit has been set - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or counters is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of nvmlEccSramErrorStatus_t is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device, nvmlEccSramErrorStatus_t *status); /* @nvml.h:7710 */
-/** \brief Set new power limit of this device. */
+/** \brief Set new power limit of this device.
+ * \param device The identifier of the target device
+ * \param powerValue Power management limit in milliwatts to set
+ * \return - NVML_SUCCESS if limit has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or powerValue is NULL or contains invalid values - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetPowerManagementLimit_v2(nvmlDevice_t device, nvmlPowerValue_v2_t *powerValue); /* @nvml.h:7745 */
-/** \brief Queries the state of per process accounting mode. */
+/** \brief Queries the state of per process accounting mode.
+ * \param device The identifier of the target device
+ * \param mode Reference in which to return the current accounting mode
+ * \return - NVML_SUCCESS if the mode has been successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or mode are NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t *mode); /* @nvml.h:7773 */
-/** \brief Queries process's accounting stats. */
+/** \brief Queries process's accounting stats.
+ * \param device The identifier of the target device
+ * \param pid Process Id of the target process to query stats for
+ * \param stats Reference in which to return the process's accounting stats
+ * \return - NVML_SUCCESS if stats have been successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or stats are NULL - NVML_ERROR_NOT_FOUND if process stats were not found - NVML_ERROR_NOT_SUPPORTED if device doesn't support this feature or accounting mode is disabled or on vGPU host. - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t *stats); /* @nvml.h:7812 */
-/** \brief Queries list of processes that can be queried for accounting stats. */
+/** \brief Queries list of processes that can be queried for accounting stats.
+ * \param device The identifier of the target device
+ * \param count Reference in which to provide the pids array size, and to return the number of elements ready to be queried
+ * \param pids Reference in which to return list of process ids
+ * \return - NVML_SUCCESS if pids were successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or count is NULL - NVML_ERROR_NOT_SUPPORTED if device doesn't support this feature or accounting mode is disabled or on vGPU host. - NVML_ERROR_INSUFFICIENT_SIZE if count is too small (count is set to expected value) - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t device, unsigned int *count, unsigned int *pids); /* @nvml.h:7844 */
-/** \brief Returns the number of processes that the circular buffer with accounting pids can hold. */
+/** \brief Returns the number of processes that the circular buffer with accounting pids can hold.
+ * \param device The identifier of the target device
+ * \param bufferSize Reference in which to provide the size (in number of elements) of the circular buffer for accounting stats.
+ * \return - NVML_SUCCESS if buffer size was successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or bufferSize is NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature or accounting mode is disabled - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device, unsigned int *bufferSize); /* @nvml.h:7868 */
-/** \brief Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired. */
+/** \brief Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired.
+ * \param device The identifier of the target device
+ * \param cause Filter page addresses by cause of retirement
+ * \param pageCount Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer
+ * \param addresses Buffer to write the page addresses into
+ * \return - NVML_SUCCESS if pageCount was populated and addresses was filled - NVML_ERROR_INSUFFICIENT_SIZE if pageCount indicates the buffer is not large enough to store all the matching page addresses. pageCount is set to the needed size. - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, pageCount is NULL, cause is invalid, or
+ */
 nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount, unsigned long long *addresses); /* @nvml.h:7901 */
-/** \brief Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired. */
+/** \brief Returns the list of retired pages by source, including pages that are pending retirement The address information provided from this API is the hardware address of the page that was retired.
+ * \param device The identifier of the target device
+ * \param cause Filter page addresses by cause of retirement
+ * \param pageCount Reference in which to provide the addresses buffer size, and to return the number of retired pages that match cause Set to 0 to query the size without allocating an addresses buffer
+ * \param addresses Buffer to write the page addresses into
+ * \param timestamps Buffer to write the timestamps of page retirement, additional for _v2
+ * \return - NVML_SUCCESS if pageCount was populated and addresses was filled - NVML_ERROR_INSUFFICIENT_SIZE if pageCount indicates the buffer is not large enough to store all the matching page addresses. pageCount is set to the needed size. - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, pageCount is NULL, cause is invalid, or
+ */
 nvmlReturn_t nvmlDeviceGetRetiredPages_v2(nvmlDevice_t device, nvmlPageRetirementCause_t cause, unsigned int *pageCount, unsigned long long *addresses, unsigned long long *timestamps); /* @nvml.h:7933 */
-/** \brief Check if any pages are pending retirement and need a reboot to fully retire. */
+/** \brief Check if any pages are pending retirement and need a reboot to fully retire.
+ * \param device The identifier of the target device
+ * \param isPending Reference in which to return the pending status
+ * \return - NVML_SUCCESS if isPending was populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or isPending is NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, nvmlEnableState_t *isPending); /* @nvml.h:7952 */
-/** \brief Get number of remapped rows. */
+/** \brief Get number of remapped rows.
+ * \param device The identifier of the target device
+ * \param corrRows Reference for number of rows remapped due to correctable errors
+ * \param uncRows Reference for number of rows remapped due to uncorrectable errors
+ * \param isPending Reference for whether or not remappings are pending
+ * \param failureOccurred Reference that is set when a remapping has failed in the past
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_INVALID_ARGUMENT If corrRows, uncRows, isPending or failureOccurred is invalid - NVML_ERROR_NOT_SUPPORTED If MIG is enabled or if the device doesn't support this feature - NVML_ERROR_UNKNOWN Unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows, unsigned int *isPending, unsigned int *failureOccurred); /* @nvml.h:7979 */
-/** \brief Get the row remapper histogram. */
+/** \brief Get the row remapper histogram.
+ * \param device Device handle
+ * \param values Histogram values
+ * \return - NVML_SUCCESS On success - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t *values); /* @nvml.h:7993 */
-/** \brief Get architecture for device */
+/** \brief Get architecture for device
+ * \param device The identifier of the target device
+ * \param arch Reference where architecture is returned, if call successful. Set to NVML_DEVICE_ARCH_* upon success
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device or arch (output refererence) are invalid
+ */
 nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t *arch); /* @nvml.h:8007 */
-/** \brief Retrieves the frequency monitor fault status for the device. */
+/** \brief Retrieves the frequency monitor fault status for the device.
+ * \param device The identifier of the target device
+ * \param status Reference in which to return the clkmon fault status
+ * \return - NVML_SUCCESS if status has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or status is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetClkMonStatus(nvmlDevice_t device, nvmlClkMonStatus_t *status); /* @nvml.h:8030 */
-/** \brief Retrieves the current utilization and process ID */
+/** \brief Retrieves the current utilization and process ID
+ * \param device The identifier of the target device
+ * \param utilization Pointer to caller-supplied buffer in which guest process utilization samples are returned
+ * \param processSamplesCount Pointer to caller-supplied array size, and returns number of processes running
+ * \param lastSeenTimeStamp Return only samples with timestamp greater than lastSeenTimeStamp.
+ * \return - NVML_SUCCESS if utilization has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, utilization is NULL, or samplingPeriodUs is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_NOT_FOUND if sample entries are not found - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization, unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp); /* @nvml.h:8073 */
-/** \brief Retrieves the recent utilization and process ID for all running processes */
+/** \brief Retrieves the recent utilization and process ID for all running processes
+ * \param device The identifier of the target device
+ * \param procesesUtilInfo Pointer to the caller-provided structure of nvmlProcessesUtilizationInfo_t.
+ * \return - NVML_SUCCESS If procesesUtilInfo->procUtilArray has been populated - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid, or procesesUtilInfo is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_NOT_FOUND If sample entries are not found - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of procesesUtilInfo is invalid - NVML_ERROR_INSUFFICIENT_SIZE If procesesUtilInfo->procUtilArray is NULL, or the buffer size of procesesUtilInfo->procUtilArray is too small. The caller should check the minimul array size from the returned procesesUtilInfo->processSamplesCount, and call the function again with a buffer no smaller than procesesUtilInfo->processSamplesCount * sizeof(nvmlProcessUtilizationInfo_t) - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device, nvmlProcessesUtilizationInfo_t *procesesUtilInfo); /* @nvml.h:8120 */
-/** \brief Get platform information of this device. */
+/** \brief Get platform information of this device.
+ * \param device The identifier of the target device
+ * \param platformInfo Pointer to the caller-provided structure of nvmlPlatformInfo_t.
+ * \return - NVML_SUCCESS If platformInfo has been retrieved - NVML_ERROR_INVALID_ARGUMENT If device is invalid or platformInfo is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_MEMORY if system memory is insufficient - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of nvmlPlatformInfo_t is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t device, nvmlPlatformInfo_t *platformInfo); /* @nvml.h:8140 */
-/** \brief Retrieves the Per Device Identifier (PDI) associated with this device. */
+/** \brief Retrieves the Per Device Identifier (PDI) associated with this device.
+ * \param device The identifier of the target device
+ * \param pdi Reference to the caller-provided structure to return the GPU PDI
+ * \return - NVML_SUCCESS if pdi has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or pdi is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the version is invalid/unsupported - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPdi(nvmlDevice_t device, nvmlPdi_t *pdi); /* @nvml.h:8161 */
-/** \brief Set the hostname for the device. */
+/** \brief Set the hostname for the device.
+ * \param device The identifier of the target device
+ * \param hostname Reference to the caller-provided nvmlHostname_v1_t struct containing the hostname
+ * \return - NVML_SUCCESS if the hostname was set successfully - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or hostname is NULL or contains invalid characters - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t *hostname); /* @nvml.h:8188 */
-/** \brief Get the hostname for the device. */
+/** \brief Get the hostname for the device.
+ * \param device The identifier of the target device
+ * \param hostname Reference to the caller-provided nvmlHostname_v1_t struct to return the hostname
+ * \return - NVML_SUCCESS if the hostname was retrieved successfully - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or hostname is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t *hostname); /* @nvml.h:8211 */
-/** \brief Set the LED state for the unit. */
+/** \brief Set the LED state for the unit.
+ * \param unit The identifier of the target unit
+ * \param color The target LED color
+ * \return - NVML_SUCCESS if the LED color has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if unit or color is invalid - NVML_ERROR_NOT_SUPPORTED if this is not an S-class product - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlUnitSetLedState(nvmlUnit_t unit, nvmlLedColor_t color); /* @nvml.h:8251 */
-/** \brief Set the persistence mode for the device. */
+/** \brief Set the persistence mode for the device.
+ * \param device The identifier of the target device
+ * \param mode The target persistence mode
+ * \return - NVML_SUCCESS if the persistence mode was set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or mode is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode); /* @nvml.h:8299 */
-/** \brief Set the compute mode for the device. */
+/** \brief Set the compute mode for the device.
+ * \param device The identifier of the target device
+ * \param mode The target compute mode
+ * \return - NVML_SUCCESS if the compute mode was set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or mode is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode); /* @nvml.h:8333 */
-/** \brief Set the ECC mode for the device. */
+/** \brief Set the ECC mode for the device.
+ * \param device The identifier of the target device
+ * \param ecc The target ECC mode
+ * \return - NVML_SUCCESS if the ECC mode was set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or ecc is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc); /* @nvml.h:8363 */
-/** \brief Clear the ECC error and other memory error counts for the device. */
+/** \brief Clear the ECC error and other memory error counts for the device.
+ * \param device The identifier of the target device
+ * \param counterType Flag that indicates which type of errors should be cleared.
+ * \return - NVML_SUCCESS if the error counts were cleared - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or counterType is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceClearEccErrorCounts(nvmlDevice_t device, nvmlEccCounterType_t counterType); /* @nvml.h:8397 */
-/** \brief Set the driver model for the device. */
+/** \brief Set the driver model for the device.
+ * \param device The identifier of the target device
+ * \param driverModel The target driver model
+ * \param flags Flags that change the default behavior
+ * \return - NVML_SUCCESS if the driver model has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or driverModel is invalid - NVML_ERROR_NOT_SUPPORTED if the platform is not windows or the device does not support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetDriverModel(nvmlDevice_t device, nvmlDriverModel_t driverModel, unsigned int flags); /* @nvml.h:8438 */
 enum nvmlClockLimitId_enum { /* @nvml.h:8440 */
 NVML_CLOCK_LIMIT_ID_RANGE_START = 4294967040,
@@ -1919,43 +2751,104 @@ NVML_CLOCK_LIMIT_ID_TDP = 4294967041,
 NVML_CLOCK_LIMIT_ID_UNLIMITED = 4294967042,
 };
 typedef enum nvmlClockLimitId_enum nvmlClockLimitId_t; /* @nvml.h:8444 */
-/** \brief Set clocks that device will lock to. */
+/** \brief Set clocks that device will lock to.
+ * \param device The identifier of the target device
+ * \param minGpuClockMHz Requested minimum gpu clock in MHz
+ * \param maxGpuClockMHz Requested maximum gpu clock in MHz
+ * \return - NVML_SUCCESS if new settings were successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or minGpuClockMHz and maxGpuClockMHz is not a valid clock combination - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz); /* @nvml.h:8487 */
-/** \brief Resets the gpu clock to the default value */
+/** \brief Resets the gpu clock to the default value
+ * \param device The identifier of the target device
+ * \return - NVML_SUCCESS if new settings were successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device); /* @nvml.h:8509 */
-/** \brief Set memory clocks that device will lock to. */
+/** \brief Set memory clocks that device will lock to.
+ * \param device The identifier of the target device
+ * \param minMemClockMHz Requested minimum memory clock in MHz
+ * \param maxMemClockMHz Requested maximum memory clock in MHz
+ * \return - NVML_SUCCESS if new settings were successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or minGpuClockMHz and maxGpuClockMHz is not a valid clock combination - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz); /* @nvml.h:8539 */
-/** \brief Resets the memory clock to the default value */
+/** \brief Resets the memory clock to the default value
+ * \param device The identifier of the target device
+ * \return - NVML_SUCCESS if new settings were successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device); /* @nvml.h:8561 */
 /** \brief Please use nvmlDeviceSetMemoryLockedClocks for Memory Clocks and nvmlDeviceSetGpuLockedClocks for Graphics Clocks. */
 nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz); /* @nvml.h:8569 */
 /** \brief Please use nvmlDeviceResetMemoryLockedClocks for Memory Clocks and nvmlDeviceResetGpuLockedClocks for Graphics Clocks. */
 nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t device); /* @nvml.h:8577 */
-/** \brief Try to set the current state of Auto Boosted clocks on a device. */
+/** \brief Try to set the current state of Auto Boosted clocks on a device.
+ * \param device The identifier of the target device
+ * \param enabled What state to try to set Auto Boosted clocks of the target device to
+ * \return - NVML_SUCCESS If the Auto Boosted clocks were successfully set to the state specified by enabled - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support Auto Boosted clocks - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled); /* @nvml.h:8608 */
-/** \brief Try to set the default state of Auto Boosted clocks on a device. */
+/** \brief Try to set the default state of Auto Boosted clocks on a device.
+ * \param device The identifier of the target device
+ * \param enabled What state to try to set default Auto Boosted clocks of the target device to
+ * \param flags Flags that change the default behavior. Currently Unused.
+ * \return - NVML_SUCCESS If the Auto Boosted clock's default state was successfully set to the state specified by enabled - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NO_PERMISSION If the calling user does not have permission to change Auto Boosted clock's default state. - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if the device does not support Auto Boosted clocks - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetDefaultAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled, unsigned int flags); /* @nvml.h:8639 */
-/** \brief Sets the speed of the fan control policy to default. */
+/** \brief Sets the speed of the fan control policy to default.
+ * \param device The identifier of the target device
+ * \param fan The index of the fan, starting at zero
+ */
 nvmlReturn_t nvmlDeviceSetDefaultFanSpeed_v2(nvmlDevice_t device, unsigned int fan); /* @nvml.h:8657 */
 /** \brief Sets current fan control policy. */
 nvmlReturn_t nvmlDeviceSetFanControlPolicy(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t policy); /* @nvml.h:8679 */
-/** \brief Sets the temperature threshold for the GPU with the specified threshold type in degrees C. */
+/** \brief Sets the temperature threshold for the GPU with the specified threshold type in degrees C.
+ * \param device The identifier of the target device
+ * \param thresholdType The type of threshold value to be set
+ * \param temp Reference which hold the value to be set
+ * \return - NVML_SUCCESS if temp has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, thresholdType is invalid or temp is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not have a temperature sensor or is unsupported - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int *temp); /* @nvml.h:8700 */
-/** \brief Set new power limit of this device. */
+/** \brief Set new power limit of this device.
+ * \param device The identifier of the target device
+ * \param limit Power management limit in milliwatts to set
+ * \return - NVML_SUCCESS if limit has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or defaultLimit is out of range - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit); /* @nvml.h:8727 */
-/** \brief Sets new GOM. */
+/** \brief Sets new GOM.
+ * \param device The identifier of the target device
+ * \param mode Target GOM
+ * \return - NVML_SUCCESS if mode has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or mode incorrect - NVML_ERROR_NOT_SUPPORTED if the device does not support GOM or specific mode - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t mode); /* @nvml.h:8758 */
-/** \brief Changes the root/admin restructions on certain APIs. */
+/** \brief Changes the root/admin restructions on certain APIs.
+ * \param device The identifier of the target device
+ * \param apiType Target API type for this operation
+ * \param isRestricted The target restriction
+ * \return - NVML_SUCCESS if isRestricted has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or apiType incorrect - NVML_ERROR_NOT_SUPPORTED if the device does not support changing API restrictions or the device does not support the feature that api restrictions are being set for (E.G. Enabling/disabling auto boosted clocks is not supported by the device) - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t isRestricted); /* @nvml.h:8786 */
 /** \brief Sets the speed of a specified fan. */
 nvmlReturn_t nvmlDeviceSetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int speed); /* @nvml.h:8810 */
-/** \brief Set the GPCCLK VF offset value */
+/** \brief Set the GPCCLK VF offset value
+ * \param device The identifier of the target device
+ * \param offset The GPCCLK VF offset value to set
+ * \return - NVML_SUCCESS if offset has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetGpcClkVfOffset(nvmlDevice_t device, int offset); /* @nvml.h:8828 */
-/** \brief Set the MemClk (Memory Clock) VF offset value. */
+/** \brief Set the MemClk (Memory Clock) VF offset value.
+ * \param device The identifier of the target device
+ * \param offset The MemClk VF offset value to set
+ * \return - NVML_SUCCESS if offset has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or offset is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetMemClkVfOffset(nvmlDevice_t device, int offset); /* @nvml.h:8846 */
-/** \brief Enables or disables per process accounting. */
+/** \brief Enables or disables per process accounting.
+ * \param device The identifier of the target device
+ * \param mode The target accounting mode
+ * \return - NVML_SUCCESS if the new mode has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or mode are invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode); /* @nvml.h:8886 */
-/** \brief Clears accounting information about all processes that have already terminated. */
+/** \brief Clears accounting information about all processes that have already terminated.
+ * \param device The identifier of the target device
+ * \return - NVML_SUCCESS if accounting information has been cleared - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device are invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device); /* @nvml.h:8908 */
 typedef struct { /* @nvml.h:8942 */
 unsigned int version;
@@ -1999,187 +2892,590 @@ unsigned int isNvleEnabled; /**< OUT - NVLINK encryption enablement */
 nvmlNvlinkFirmwareInfo_t firmwareInfo; /**< OUT - NVLINK Firmware info */
 } nvmlNvLinkInfo_v2_t; /* @nvml.h:9014 */
 typedef nvmlNvLinkInfo_v2_t nvmlNvLinkInfo_t; /* @nvml.h:9015 */
-/** \brief Retrieves the state of the device's NvLink for the link specified */
+/** \brief Retrieves the state of the device's NvLink for the link specified
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \param isActive nvmlEnableState_t where NVML_FEATURE_ENABLED indicates that the link is active and NVML_FEATURE_DISABLED indicates it is inactive
+ * \return - NVML_SUCCESS if isActive has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or link is invalid or isActive is NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive); /* @nvml.h:9036 */
-/** \brief Retrieves the version of the device's NvLink for the link specified */
+/** \brief Retrieves the version of the device's NvLink for the link specified
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \param version Requested NvLink version from nvmlNvlinkVersion_t
+ * \return - NVML_SUCCESS if version has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or link is invalid or version is NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version); /* @nvml.h:9054 */
-/** \brief Retrieves the requested capability from the device's NvLink for the link specified Please refer to the nvmlNvLinkCapability_t structure for the specific caps that can be queried The return value should be treated as a boolean. */
+/** \brief Retrieves the requested capability from the device's NvLink for the link specified Please refer to the nvmlNvLinkCapability_t structure for the specific caps that can be queried The return value should be treated as a boolean.
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \param capability Specifies the nvmlNvLinkCapability_t to be queried
+ * \param capResult A boolean for the queried capability indicating that feature is available
+ * \return - NVML_SUCCESS if capResult has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, link, or capability is invalid or capResult is NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability, unsigned int *capResult); /* @nvml.h:9075 */
-/** \brief Retrieves the PCI information for the remote node on a NvLink link Note: pciSubSystemId is not filled in this function and is indeterminate */
+/** \brief Retrieves the PCI information for the remote node on a NvLink link Note: pciSubSystemId is not filled in this function and is indeterminate
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \param pci nvmlPciInfo_t of the remote node for the specified link
+ * \return - NVML_SUCCESS if pci has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or link is invalid or pci is NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci); /* @nvml.h:9095 */
-/** \brief Retrieves the specified error counter value Please refer to nvmlNvLinkErrorCounter_t for error counters that are available */
+/** \brief Retrieves the specified error counter value Please refer to nvmlNvLinkErrorCounter_t for error counters that are available
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \param counter Specifies the NvLink counter to be queried
+ * \param counterValue Returned counter value
+ * \return - NVML_SUCCESS if counter has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, link, or counter is invalid or counterValue is NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long *counterValue); /* @nvml.h:9115 */
-/** \brief Resets all error counters to zero Please refer to nvmlNvLinkErrorCounter_t for the list of error counters that are reset */
+/** \brief Resets all error counters to zero Please refer to nvmlNvLinkErrorCounter_t for the list of error counters that are reset
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \return - NVML_SUCCESS if the reset is successful - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or link is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceResetNvLinkErrorCounters(nvmlDevice_t device, unsigned int link); /* @nvml.h:9134 */
-/** \brief Set the NVLINK utilization counter control information for the specified counter, 0 or 1. */
+/** \brief Set the NVLINK utilization counter control information for the specified counter, 0 or 1.
+ * \param device The identifier of the target device
+ * \param counter Specifies the counter that should be set (0 or 1).
+ * \param link Specifies the NvLink link to be queried
+ * \param control A reference to the nvmlNvLinkUtilizationControl_t to set
+ * \param reset Resets the counters on set if non-zero
+ * \return - NVML_SUCCESS if the control has been set successfully - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, counter, link, or control is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t *control, unsigned int reset); /* @nvml.h:9158 */
-/** \brief Get the NVLINK utilization counter control information for the specified counter, 0 or 1. */
+/** \brief Get the NVLINK utilization counter control information for the specified counter, 0 or 1.
+ * \param device The identifier of the target device
+ * \param counter Specifies the counter that should be set (0 or 1).
+ * \param link Specifies the NvLink link to be queried
+ * \param control A reference to the nvmlNvLinkUtilizationControl_t to place information
+ * \return - NVML_SUCCESS if the control has been set successfully - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, counter, link, or control is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t *control); /* @nvml.h:9181 */
-/** \brief Retrieve the NVLINK utilization counter based on the current control for a specified counter. */
+/** \brief Retrieve the NVLINK utilization counter based on the current control for a specified counter.
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \param counter Specifies the counter that should be read (0 or 1).
+ * \param rxcounter Receive counter return value
+ * \param txcounter Transmit counter return value
+ * \return - NVML_SUCCESS if rxcounter and txcounter have been successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, counter, or link is invalid or rxcounter or txcounter are NULL - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, unsigned long long *rxcounter, unsigned long long *txcounter); /* @nvml.h:9207 */
-/** \brief Freeze the NVLINK utilization counters Both the receive and transmit counters are operated on by this function */
+/** \brief Freeze the NVLINK utilization counters Both the receive and transmit counters are operated on by this function
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be queried
+ * \param counter Specifies the counter that should be frozen (0 or 1).
+ * \param freeze NVML_FEATURE_ENABLED = freeze the receive and transmit counters NVML_FEATURE_DISABLED = unfreeze the receive and transmit counters
+ * \return - NVML_SUCCESS if counters were successfully frozen or unfrozen - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, link, counter, or freeze is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceFreezeNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlEnableState_t freeze); /* @nvml.h:9231 */
-/** \brief Reset the NVLINK utilization counters Both the receive and transmit counters are operated on by this function */
+/** \brief Reset the NVLINK utilization counters Both the receive and transmit counters are operated on by this function
+ * \param device The identifier of the target device
+ * \param link Specifies the NvLink link to be reset
+ * \param counter Specifies the counter that should be reset (0 or 1)
+ * \return - NVML_SUCCESS if counters were successfully reset - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, link, or counter is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceResetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter); /* @nvml.h:9253 */
-/** \brief Get the NVLink device type of the remote device connected over the given link. */
+/** \brief Get the NVLink device type of the remote device connected over the given link.
+ * \param device The device handle of the target GPU
+ * \param link The NVLink link index on the target GPU
+ * \param pNvLinkDeviceType Pointer in which the output remote device type is returned
+ * \return - NVML_SUCCESS if pNvLinkDeviceType has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NOT_SUPPORTED if NVLink is not supported - NVML_ERROR_INVALID_ARGUMENT if device or link is invalid, or
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType); /* @nvml.h:9272 */
-/** \brief Set NvLink Low Power Threshold for device. */
+/** \brief Set NvLink Low Power Threshold for device.
+ * \param device The identifier of the target device
+ * \param info Reference to nvmlNvLinkPowerThres_t struct input parameters
+ * \return - NVML_SUCCESS if the Threshold is successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or Threshold is not within range - NVML_ERROR_NOT_READY if an internal driver setting prevents the threshold from being used - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device
+ */
 nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t *info); /* @nvml.h:9291 */
-/** \brief Set the global nvlink bandwith mode */
+/** \brief Set the global nvlink bandwith mode
+ * \param nvlinkBwMode nvlink bandwidth mode
+ * \return - NVML_SUCCESS on success - NVML_ERROR_INVALID_ARGUMENT if an invalid argument is provided - NVML_ERROR_IN_USE if P2P object exists - NVML_ERROR_NOT_SUPPORTED if GPU is not Hopper or newer architecture. - NVML_ERROR_NO_PERMISSION if not root user
+ */
 nvmlReturn_t nvmlSystemSetNvlinkBwMode(unsigned int nvlinkBwMode); /* @nvml.h:9304 */
-/** \brief Get the global nvlink bandwith mode */
+/** \brief Get the global nvlink bandwith mode
+ * \param nvlinkBwMode reference of nvlink bandwidth mode
+ * \return - NVML_SUCCESS on success - NVML_ERROR_INVALID_ARGUMENT if an invalid pointer is provided - NVML_ERROR_NOT_SUPPORTED if GPU is not Hopper or newer architecture. - NVML_ERROR_NO_PERMISSION if not root user
+ */
 nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int *nvlinkBwMode); /* @nvml.h:9316 */
-/** \brief Get the supported NvLink Reduced Bandwidth Modes of the device */
+/** \brief Get the supported NvLink Reduced Bandwidth Modes of the device
+ * \param device The identifier of the target device
+ * \param supportedBwMode Reference to nvmlNvlinkSupportedBwModes_t
+ * \return - NVML_SUCCESS if the query was successful - NVML_ERROR_INVALID_ARGUMENT if device is invalid or supportedBwMode is NULL - NVML_ERROR_NOT_SUPPORTED if this feature is not supported by the device - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the version specified is not supported
+ */
 nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device, nvmlNvlinkSupportedBwModes_t *supportedBwMode); /* @nvml.h:9332 */
-/** \brief Get the NvLink Reduced Bandwidth Mode for the device */
+/** \brief Get the NvLink Reduced Bandwidth Mode for the device
+ * \param device The identifier of the target device
+ * \param getBwMode Reference to nvmlNvlinkGetBwMode_t
+ * \return - NVML_SUCCESS if the query was successful - NVML_ERROR_INVALID_ARGUMENT if device is invalid or getBwMode is NULL - NVML_ERROR_NOT_SUPPORTED if this feature is not supported by the device - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the version specified is not supported
+ */
 nvmlReturn_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkGetBwMode_t *getBwMode); /* @nvml.h:9349 */
-/** \brief Set the NvLink Reduced Bandwidth Mode for the device */
+/** \brief Set the NvLink Reduced Bandwidth Mode for the device
+ * \param device The identifier of the target device
+ * \param setBwMode Reference to nvmlNvlinkSetBwMode_t
+ * \return - NVML_SUCCESS if the Bandwidth mode was successfully set - NVML_ERROR_INVALID_ARGUMENT if device is invalid or setBwMode is NULL - NVML_ERROR_NO_PERMISSION if user does not have permission to change Bandwidth mode - NVML_ERROR_NOT_SUPPORTED if this feature is not supported by the device - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the version specified is not supported
+ */
 nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t *setBwMode); /* @nvml.h:9367 */
-/** \brief Query NVLINK information associated with this device. */
+/** \brief Query NVLINK information associated with this device.
+ * \param device The identifier of the target device
+ * \param info Reference to nvmlNvLinkInfo_t
+ * \return - NVML_SUCCESS if query is success - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or info is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the version is invalid/unsupported - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device, nvmlNvLinkInfo_t *info); /* @nvml.h:9385 */
-/** \brief Create an empty set of events. */
+/** \brief Create an empty set of events.
+ * \param set Reference in which to return the event handle
+ * \return - NVML_SUCCESS if the event has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if set is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set); /* @nvml.h:9412 */
-/** \brief Starts recording of events on a specified devices and add the events to specified nvmlEventSet_t */
+/** \brief Starts recording of events on a specified devices and add the events to specified nvmlEventSet_t
+ * \param device The identifier of the target device
+ * \param eventTypes Bitmask of nvmlEventType to record
+ * \param set Set to which add new event types
+ * \return - NVML_SUCCESS if the event has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if eventTypes is invalid or set is NULL - NVML_ERROR_NOT_SUPPORTED if the platform does not support this feature or some of requested event types - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set); /* @nvml.h:9448 */
-/** \brief Returns information about events supported on device */
+/** \brief Returns information about events supported on device
+ * \param device The identifier of the target device
+ * \param eventTypes Reference in which to return bitmask of supported events
+ * \return - NVML_SUCCESS if the eventTypes has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if eventType is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes); /* @nvml.h:9470 */
-/** \brief Waits on events and delivers events */
+/** \brief Waits on events and delivers events
+ * \param set Reference to set of events to wait on
+ * \param data Reference in which to return event data
+ * \param timeoutms Maximum amount of wait time in milliseconds for registered event
+ * \return - NVML_SUCCESS if the data has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if data is NULL - NVML_ERROR_TIMEOUT if no event arrived in specified timeout or interrupt arrived - NVML_ERROR_GPU_IS_LOST if a GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms); /* @nvml.h:9509 */
-/** \brief Releases events in the set */
+/** \brief Releases events in the set
+ * \param set Reference to events to be released
+ * \return - NVML_SUCCESS if the event has been successfully released - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set); /* @nvml.h:9525 */
-/** \brief Create an empty set of system events. */
+/** \brief Create an empty set of system events.
+ * \param request Reference to nvmlSystemEventSetCreateRequest_t
+ * \return - NVML_SUCCESS if the event has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if request is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH for unsupported version - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t *request); /* @nvml.h:9543 */
-/** \brief Releases system event set */
+/** \brief Releases system event set
+ * \param request Reference to nvmlSystemEventSetFreeRequest_t
+ * \return - NVML_SUCCESS if the event has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if request is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH for unsupported version - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t *request); /* @nvml.h:9561 */
-/** \brief Starts recording of events on system and add the events to specified nvmlSystemEventSet_t */
+/** \brief Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
+ * \param request Reference to the struct nvmlSystemRegisterEventRequest_t
+ * \return - NVML_SUCCESS if the event has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if request is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH for unsupported version - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t *request); /* @nvml.h:9589 */
-/** \brief Waits on system events and delivers events */
+/** \brief Waits on system events and delivers events
+ * \param request Reference in which to nvmlSystemEventSetWaitRequest_t
+ * \return - NVML_SUCCESS if the event has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if request is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH for unsupported version - NVML_ERROR_TIMEOUT if no event notification after timeoutms - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t *request); /* @nvml.h:9617 */
-/** \brief Modify the drain state of a GPU. */
+/** \brief Modify the drain state of a GPU.
+ * \param pciInfo The PCI address of the GPU drain state to be modified
+ * \param newState The drain state that should be entered, see nvmlEnableState_t
+ * \return - NVML_SUCCESS if counters were successfully reset - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if nvmlIndex or newState is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_NO_PERMISSION if the calling process has insufficient permissions to perform operation - NVML_ERROR_IN_USE if the device has persistence mode turned on - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceModifyDrainState(nvmlPciInfo_t *pciInfo, nvmlEnableState_t newState); /* @nvml.h:9652 */
-/** \brief Query the drain state of a GPU. */
+/** \brief Query the drain state of a GPU.
+ * \param pciInfo The PCI address of the GPU drain state to be queried
+ * \param currentState The current drain state for this GPU, see nvmlEnableState_t
+ * \return - NVML_SUCCESS if counters were successfully reset - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if nvmlIndex or currentState is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceQueryDrainState(nvmlPciInfo_t *pciInfo, nvmlEnableState_t *currentState); /* @nvml.h:9672 */
-/** \brief This method will remove the specified GPU from the view of both NVML and the NVIDIA kernel driver as long as no other processes are attached. */
+/** \brief This method will remove the specified GPU from the view of both NVML and the NVIDIA kernel driver as long as no other processes are attached.
+ * \param pciInfo The PCI address of the GPU to be removed
+ * \param gpuState Whether the GPU is to be removed, from the OS see nvmlDetachGpuState_t
+ * \param linkState Requested upstream PCIe link state, see nvmlPcieLinkState_t
+ * \return - NVML_SUCCESS if counters were successfully reset - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if nvmlIndex is invalid - NVML_ERROR_NOT_SUPPORTED if the device doesn't support this feature - NVML_ERROR_IN_USE if the device is still in use and cannot be removed
+ */
 nvmlReturn_t nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t *pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState); /* @nvml.h:9704 */
-/** \brief Request the OS and the NVIDIA kernel driver to rediscover a portion of the PCI subsystem looking for GPUs that were previously removed. */
+/** \brief Request the OS and the NVIDIA kernel driver to rediscover a portion of the PCI subsystem looking for GPUs that were previously removed.
+ * \param pciInfo The PCI tree to be searched. Only the domain, bus, and device fields are used in this call.
+ * \return - NVML_SUCCESS if counters were successfully reset - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if pciInfo is invalid - NVML_ERROR_NOT_SUPPORTED if the operating system does not support this feature - NVML_ERROR_OPERATING_SYSTEM if the operating system is denying this feature - NVML_ERROR_NO_PERMISSION if the calling process has insufficient permissions to perform operation - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceDiscoverGpus(nvmlPciInfo_t *pciInfo); /* @nvml.h:9733 */
-/** \brief Request values for a list of fields for a device. */
+/** \brief Request values for a list of fields for a device.
+ * \param device The device handle of the GPU to request field values for
+ * \param valuesCount Number of entries in values that should be retrieved
+ * \param values Array of valuesCount structures to hold field values. Each value's fieldId must be populated prior to this call
+ * \return - NVML_SUCCESS if any values in values were populated. Note that you must check the nvmlReturn field of each value for each individual status - NVML_ERROR_INVALID_ARGUMENT if device is invalid or values is NULL
+ */
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values); /* @nvml.h:9760 */
-/** \brief Clear values for a list of fields for a device. */
+/** \brief Clear values for a list of fields for a device.
+ * \param device The device handle of the GPU to request field values for
+ * \param valuesCount Number of entries in values that should be cleared
+ * \param values Array of valuesCount structures to hold field values. Each value's fieldId must be populated prior to this call
+ * \return - NVML_SUCCESS if any values in values were cleared. Note that you must check the nvmlReturn field of each value for each individual status - NVML_ERROR_INVALID_ARGUMENT if device is invalid or values is NULL
+ */
 nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values); /* @nvml.h:9776 */
-/** \brief This method is used to get the virtualization mode corresponding to the GPU. */
+/** \brief This method is used to get the virtualization mode corresponding to the GPU.
+ * \param device Identifier of the target device
+ * \param pVirtualMode Reference to virtualization mode. One of NVML_GPU_VIRTUALIZATION_?
+ * \return - NVML_SUCCESS if pVirtualMode is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or pVirtualMode is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t *pVirtualMode); /* @nvml.h:9802 */
-/** \brief Queries if SR-IOV host operation is supported on a vGPU supported device. */
+/** \brief Queries if SR-IOV host operation is supported on a vGPU supported device.
+ * \param device The identifier of the target device
+ * \param pHostVgpuMode Reference in which to return the current vGPU mode
+ * \return - NVML_SUCCESS if device's vGPU mode has been successfully retrieved - NVML_ERROR_INVALID_ARGUMENT if device handle is 0 or pVgpuMode is NULL - NVML_ERROR_NOT_SUPPORTED if device doesn't support this feature. - NVML_ERROR_UNKNOWN if any unexpected error occurred
+ */
 nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuMode_t *pHostVgpuMode); /* @nvml.h:9820 */
-/** \brief This method is used to set the virtualization mode corresponding to the GPU. */
+/** \brief This method is used to set the virtualization mode corresponding to the GPU.
+ * \param device Identifier of the target device
+ * \param virtualMode virtualization mode. One of NVML_GPU_VIRTUALIZATION_?
+ * \return - NVML_SUCCESS if virtualMode is set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or virtualMode is NULL - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_NOT_SUPPORTED if setting of virtualization mode is not supported. - NVML_ERROR_NO_PERMISSION if setting of virtualization mode is not allowed for this client.
+ */
 nvmlReturn_t nvmlDeviceSetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t virtualMode); /* @nvml.h:9838 */
-/** \brief Get the vGPU heterogeneous mode for the device. */
+/** \brief Get the vGPU heterogeneous mode for the device.
+ * \param device The identifier of the target device
+ * \param pHeterogeneousMode Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or pHeterogeneousMode is NULL - NVML_ERROR_NOT_SUPPORTED If MIG is enabled or device doesn't support this feature - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pHeterogeneousMode is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device, nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode); /* @nvml.h:9861 */
-/** \brief Enable or disable vGPU heterogeneous mode for the device. */
+/** \brief Enable or disable vGPU heterogeneous mode for the device.
+ * \param device Identifier of the target device
+ * \param pHeterogeneousMode Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device or pHeterogeneousMode is NULL or pHeterogeneousMode->mode is invalid - NVML_ERROR_IN_USE If the device is in use - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_NOT_SUPPORTED If MIG is enabled or device doesn't support this feature - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pHeterogeneousMode is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetVgpuHeterogeneousMode(nvmlDevice_t device, const nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode); /* @nvml.h:9890 */
-/** \brief Query the placement ID of active vGPU instance. */
+/** \brief Query the placement ID of active vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param pPlacement Pointer to vGPU placement ID structure nvmlVgpuPlacementId_t
+ * \return - NVML_SUCCESS If information is successfully retrieved - NVML_ERROR_NOT_FOUND If vgpuInstance does not match a valid active vGPU instance - NVML_ERROR_INVALID_ARGUMENT If vgpuInstance is invalid or pPlacement is NULL - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pPlacement is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuPlacementId_t *pPlacement); /* @nvml.h:9910 */
-/** \brief Query the supported vGPU placement ID of the vGPU type. */
+/** \brief Query the supported vGPU placement ID of the vGPU type.
+ * \param device Identifier of the target device
+ * \param vgpuTypeId Handle to vGPU type. The vGPU type ID
+ * \param pPlacementList Pointer to the vGPU placement structure nvmlVgpuPlacementList_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device or vgpuTypeId is invalid or pPlacementList is NULL - NVML_ERROR_NOT_SUPPORTED If device or vgpuTypeId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pPlacementList is invalid - NVML_ERROR_INSUFFICIENT_SIZE If the buffer is small, element count is returned in pPlacementList->count - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t *pPlacementList); /* @nvml.h:9940 */
-/** \brief Query the creatable vGPU placement ID of the vGPU type. */
+/** \brief Query the creatable vGPU placement ID of the vGPU type.
+ * \param device The identifier of the target device
+ * \param vgpuTypeId Handle to vGPU type. The vGPU type ID
+ * \param pPlacementList Pointer to the list of vGPU placement structure nvmlVgpuPlacementList_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device or vgpuTypeId is invalid or pPlacementList is NULL - NVML_ERROR_NOT_SUPPORTED If MIG is enabled or device or vgpuTypeId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pPlacementList is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t *pPlacementList); /* @nvml.h:9968 */
-/** \brief Retrieve the static GSP heap size of the vGPU type in bytes */
+/** \brief Retrieve the static GSP heap size of the vGPU type in bytes
+ * \param vgpuTypeId Handle to vGPU type
+ * \param gspHeapSize Reference to return the GSP heap size value
+ * \return - NVML_SUCCESS Successful completion - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If vgpuTypeId is invalid, or gspHeapSize is NULL - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *gspHeapSize); /* @nvml.h:9981 */
-/** \brief Retrieve the static framebuffer reservation of the vGPU type in bytes */
+/** \brief Retrieve the static framebuffer reservation of the vGPU type in bytes
+ * \param vgpuTypeId Handle to vGPU type
+ * \param fbReservation Reference to return the framebuffer reservation
+ * \return - NVML_SUCCESS Successful completion - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If vgpuTypeId is invalid, or fbReservation is NULL - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *fbReservation); /* @nvml.h:9994 */
-/** \brief Retrieve the currently used runtime state size of the vGPU instance */
+/** \brief Retrieve the currently used runtime state size of the vGPU instance
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param pState Pointer to the vGPU runtime state's structure nvmlVgpuRuntimeState_t
+ * \return - NVML_SUCCESS If information is successfully retrieved - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If vgpuInstance is invalid, or pState is NULL - NVML_ERROR_NOT_FOUND If vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pState is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuRuntimeState_t *pState); /* @nvml.h:10015 */
-/** \brief Set the desirable vGPU capability of a device */
+/** \brief Set the desirable vGPU capability of a device
+ * \param device The identifier of the target device
+ * \param capability Specifies the nvmlDeviceVgpuCapability_t to be set
+ * \param state The target capability mode
+ * \return - NVML_SUCCESS Successful completion - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid, or capability is invalid, or state is invalid - NVML_ERROR_NOT_SUPPORTED The API is not supported in current state, or device not in vGPU mode - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, nvmlEnableState_t state); /* @nvml.h:10034 */
-/** \brief Retrieve the vGPU Software licensable features. */
+/** \brief Retrieve the vGPU Software licensable features.
+ * \param device Identifier of the target device
+ * \param pGridLicensableFeatures Pointer to structure in which vGPU software licensable features are returned
+ * \return - NVML_SUCCESS if licensable features are successfully retrieved - NVML_ERROR_INVALID_ARGUMENT if pGridLicensableFeatures is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device, nvmlGridLicensableFeatures_t *pGridLicensableFeatures); /* @nvml.h:10050 */
-/** \brief Retrieve the requested vGPU driver capability. */
+/** \brief Retrieve the requested vGPU driver capability.
+ * \param capability Specifies the nvmlVgpuDriverCapability_t to be queried
+ * \param capResult A boolean for the queried capability indicating that feature is supported
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if capability is invalid, or capResult is NULL - NVML_ERROR_NOT_SUPPORTED the API is not supported in current state or devices not in vGPU mode - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability, unsigned int *capResult); /* @nvml.h:10081 */
-/** \brief Retrieve the requested vGPU capability for GPU. */
+/** \brief Retrieve the requested vGPU capability for GPU.
+ * \param device The identifier of the target device
+ * \param capability Specifies the nvmlDeviceVgpuCapability_t to be queried
+ * \param capResult Specifies that the queried capability is supported, and also returns capability's data
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or capability is invalid, or capResult is NULL - NVML_ERROR_NOT_SUPPORTED the API is not supported in current state or device not in vGPU mode - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, unsigned int *capResult); /* @nvml.h:10103 */
-/** \brief Retrieve the supported vGPU types on a physical GPU (device). */
+/** \brief Retrieve the supported vGPU types on a physical GPU (device).
+ * \param device The identifier of the target device
+ * \param vgpuCount Pointer to caller-supplied array size, and returns number of vGPU types
+ * \param vgpuTypeIds Pointer to caller-supplied array in which to return list of vGPU types
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_INSUFFICIENT_SIZE vgpuTypeIds buffer is too small, array element count is returned in vgpuCount - NVML_ERROR_INVALID_ARGUMENT if vgpuCount is NULL or device is invalid - NVML_ERROR_NOT_SUPPORTED if vGPU is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds); /* @nvml.h:10128 */
-/** \brief Retrieve the currently creatable vGPU types on a physical GPU (device). */
+/** \brief Retrieve the currently creatable vGPU types on a physical GPU (device).
+ * \param device The identifier of the target device
+ * \param vgpuCount Pointer to caller-supplied array size, and returns number of vGPU types
+ * \param vgpuTypeIds Pointer to caller-supplied array in which to return list of vGPU types
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_INSUFFICIENT_SIZE vgpuTypeIds buffer is too small, array element count is returned in vgpuCount - NVML_ERROR_INVALID_ARGUMENT if vgpuCount is NULL - NVML_ERROR_NOT_SUPPORTED if vGPU is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuTypeId_t *vgpuTypeIds); /* @nvml.h:10157 */
-/** \brief Retrieve the class of a vGPU type. */
+/** \brief Retrieve the class of a vGPU type.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param vgpuTypeClass Pointer to string array to return class in
+ * \param size Size of string
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or vgpuTypeClass is NULL - NVML_ERROR_INSUFFICIENT_SIZE if size is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeClass, unsigned int *size); /* @nvml.h:10175 */
-/** \brief Retrieve the vGPU type name. */
+/** \brief Retrieve the vGPU type name.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param vgpuTypeName Pointer to buffer to return name
+ * \param size Size of buffer
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or name is NULL - NVML_ERROR_INSUFFICIENT_SIZE if size is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeName, unsigned int *size); /* @nvml.h:10196 */
-/** \brief Retrieve the GPU Instance Profile ID for the given vGPU type ID. */
+/** \brief Retrieve the GPU Instance Profile ID for the given vGPU type ID.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param gpuInstanceProfileId GPU Instance Profile ID
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_NOT_SUPPORTED if device is not in vGPU Host virtualization mode - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or gpuInstanceProfileId is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *gpuInstanceProfileId); /* @nvml.h:10214 */
-/** \brief Retrieve the device ID of a vGPU type. */
+/** \brief Retrieve the device ID of a vGPU type.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param deviceID Device ID and vendor ID of the device contained in single 32 bit value
+ * \param subsystemID Subsystem ID and subsystem vendor ID of the device contained in single 32 bit value
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or deviceId or subsystemID are NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *deviceID, unsigned long long *subsystemID); /* @nvml.h:10231 */
-/** \brief Retrieve the vGPU framebuffer size in bytes. */
+/** \brief Retrieve the vGPU framebuffer size in bytes.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param fbSize Pointer to framebuffer size in bytes
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or fbSize is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long *fbSize); /* @nvml.h:10247 */
-/** \brief Retrieve count of vGPU's supported display heads. */
+/** \brief Retrieve count of vGPU's supported display heads.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param numDisplayHeads Pointer to number of display heads
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or numDisplayHeads is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *numDisplayHeads); /* @nvml.h:10263 */
-/** \brief Retrieve vGPU display head's maximum supported resolution. */
+/** \brief Retrieve vGPU display head's maximum supported resolution.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param displayIndex Zero-based index of display head
+ * \param xdim Pointer to maximum number of pixels in X dimension
+ * \param ydim Pointer to maximum number of pixels in Y dimension
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or xdim or ydim are NULL, or displayIndex is out of range. - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex, unsigned int *xdim, unsigned int *ydim); /* @nvml.h:10282 */
-/** \brief Retrieve license requirements for a vGPU type */
+/** \brief Retrieve license requirements for a vGPU type
+ * \param vgpuTypeId Handle to vGPU type
+ * \param vgpuTypeLicenseString Pointer to buffer to return license info
+ * \param size Size of vgpuTypeLicenseString buffer
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or vgpuTypeLicenseString is NULL - NVML_ERROR_INSUFFICIENT_SIZE if size is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId, char *vgpuTypeLicenseString, unsigned int size); /* @nvml.h:10307 */
-/** \brief Retrieve the static frame rate limit value of the vGPU type */
+/** \brief Retrieve the static frame rate limit value of the vGPU type
+ * \param vgpuTypeId Handle to vGPU type
+ * \param frameRateLimit Reference to return the frame rate limit value
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_NOT_SUPPORTED if frame rate limiter is turned off for the vGPU type - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or frameRateLimit is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *frameRateLimit); /* @nvml.h:10323 */
-/** \brief Retrieve the maximum number of vGPU instances creatable on a device for given vGPU type */
+/** \brief Retrieve the maximum number of vGPU instances creatable on a device for given vGPU type
+ * \param device The identifier of the target device
+ * \param vgpuTypeId Handle to vGPU type
+ * \param vgpuInstanceCount Pointer to get the max number of vGPU instances that can be created on a deicve for given vgpuTypeId
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid or is not supported on target device, or vgpuInstanceCount is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, unsigned int *vgpuInstanceCount); /* @nvml.h:10341 */
-/** \brief Retrieve the maximum number of vGPU instances supported per VM for given vGPU type */
+/** \brief Retrieve the maximum number of vGPU instances supported per VM for given vGPU type
+ * \param vgpuTypeId Handle to vGPU type
+ * \param vgpuInstanceCountPerVm Pointer to get the max number of vGPU instances supported per VM for given vgpuTypeId
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or vgpuInstanceCountPerVm is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId, unsigned int *vgpuInstanceCountPerVm); /* @nvml.h:10356 */
-/** \brief Retrieve the BAR1 info for given vGPU type. */
+/** \brief Retrieve the BAR1 info for given vGPU type.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param bar1Info Pointer to the vGPU type BAR1 information structure nvmlVgpuTypeBar1Info_t
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or bar1Info is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuTypeBar1Info_t *bar1Info); /* @nvml.h:10372 */
-/** \brief Retrieve the active vGPU instances on a device. */
+/** \brief Retrieve the active vGPU instances on a device.
+ * \param device The identifier of the target device
+ * \param vgpuCount Pointer which passes in the array size as well as get back the number of types
+ * \param vgpuInstances Pointer to array in which to return list of vGPU instances
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, or vgpuCount is NULL - NVML_ERROR_INSUFFICIENT_SIZE if size is too small - NVML_ERROR_NOT_SUPPORTED if vGPU is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int *vgpuCount, nvmlVgpuInstance_t *vgpuInstances); /* @nvml.h:10401 */
-/** \brief Retrieve the VM ID associated with a vGPU instance. */
+/** \brief Retrieve the VM ID associated with a vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param vmId Pointer to caller-supplied buffer to hold VM ID
+ * \param size Size of buffer in bytes
+ * \param vmIdType Pointer to hold VM ID type
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vmId or vmIdType is NULL, or vgpuInstance is 0 - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_INSUFFICIENT_SIZE if size is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char *vmId, unsigned int size, nvmlVgpuVmIdType_t *vmIdType); /* @nvml.h:10426 */
-/** \brief Retrieve the UUID of a vGPU instance. */
+/** \brief Retrieve the UUID of a vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param uuid Pointer to caller-supplied buffer to hold vGPU UUID
+ * \param size Size of buffer in bytes
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or uuid is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_INSUFFICIENT_SIZE if size is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, char *uuid, unsigned int size); /* @nvml.h:10449 */
-/** \brief Retrieve the NVIDIA driver version installed in the VM associated with a vGPU. */
+/** \brief Retrieve the NVIDIA driver version installed in the VM associated with a vGPU.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param version Caller-supplied buffer to return driver version string
+ * \param length Size of version buffer
+ * \return - NVML_SUCCESS if version has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0 - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_INSUFFICIENT_SIZE if length is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance, char *version, unsigned int length); /* @nvml.h:10476 */
-/** \brief Retrieve the framebuffer usage in bytes. */
+/** \brief Retrieve the framebuffer usage in bytes.
+ * \param vgpuInstance The identifier of the target instance
+ * \param fbUsage Pointer to framebuffer usage in bytes
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or fbUsage is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance, unsigned long long *fbUsage); /* @nvml.h:10495 */
-/** \brief Retrieve the current licensing state of the vGPU instance. */
+/** \brief Retrieve the current licensing state of the vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param licensed Reference to return the licensing status
+ * \return - NVML_SUCCESS if licensed has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or licensed is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance, unsigned int *licensed); /* @nvml.h:10516 */
-/** \brief Retrieve the vGPU type of a vGPU instance. */
+/** \brief Retrieve the vGPU type of a vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param vgpuTypeId Reference to return the vgpuTypeId
+ * \return - NVML_SUCCESS if vgpuTypeId has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or vgpuTypeId is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuTypeId_t *vgpuTypeId); /* @nvml.h:10535 */
-/** \brief Retrieve the frame rate limit set for the vGPU instance. */
+/** \brief Retrieve the frame rate limit set for the vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param frameRateLimit Reference to return the frame rate limit
+ * \return - NVML_SUCCESS if frameRateLimit has been set - NVML_ERROR_NOT_SUPPORTED if frame rate limiter is turned off for the vGPU type - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or frameRateLimit is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance, unsigned int *frameRateLimit); /* @nvml.h:10555 */
-/** \brief Retrieve the current ECC mode of vGPU instance. */
+/** \brief Retrieve the current ECC mode of vGPU instance.
+ * \param vgpuInstance The identifier of the target vGPU instance
+ * \param eccMode Reference in which to return the current ECC mode
+ * \return - NVML_SUCCESS if the vgpuInstance's ECC mode has been successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or mode is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_NOT_SUPPORTED if the vGPU doesn't support this feature - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t *eccMode); /* @nvml.h:10571 */
-/** \brief Retrieve the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
+/** \brief Retrieve the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param encoderCapacity Reference to an unsigned int for the encoder capacity
+ * \return - NVML_SUCCESS if encoderCapacity has been retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or encoderQueryType is invalid - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int *encoderCapacity); /* @nvml.h:10588 */
-/** \brief Set the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100. */
+/** \brief Set the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param encoderCapacity Unsigned int for the encoder capacity value
+ * \return - NVML_SUCCESS if encoderCapacity has been set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or encoderCapacity is out of range of 0-100. - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int encoderCapacity); /* @nvml.h:10605 */
-/** \brief Retrieves the current encoder statistics of a vGPU Instance */
+/** \brief Retrieves the current encoder statistics of a vGPU Instance
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param sessionCount Reference to an unsigned int for count of active encoder sessions
+ * \param averageFps Reference to an unsigned int for trailing average FPS of all active sessions
+ * \param averageLatency Reference to an unsigned int for encode latency in microseconds
+ * \return - NVML_SUCCESS if sessionCount, averageFps and averageLatency is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if sessionCount, or averageFps or averageLatency is NULL or vgpuInstance is 0. - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, unsigned int *averageFps, unsigned int *averageLatency); /* @nvml.h:10625 */
-/** \brief Retrieves information about all active encoder sessions on a vGPU Instance. */
+/** \brief Retrieves information about all active encoder sessions on a vGPU Instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param sessionCount Reference to caller supplied array size, and returns the number of sessions.
+ * \param sessionInfo Reference to caller supplied array in which the list of session information us returned.
+ * \return - NVML_SUCCESS if sessionInfo is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INSUFFICIENT_SIZE if sessionCount is too small, array element count is returned in sessionCount - NVML_ERROR_INVALID_ARGUMENT if sessionCount is NULL, or vgpuInstance is 0. - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, nvmlEncoderSessionInfo_t *sessionInfo); /* @nvml.h:10657 */
-/** \brief Retrieves the active frame buffer capture sessions statistics of a vGPU Instance */
+/** \brief Retrieves the active frame buffer capture sessions statistics of a vGPU Instance
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param fbcStats Reference to nvmlFBCStats_t structure containing NvFBC stats
+ * \return - NVML_SUCCESS if fbcStats is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or fbcStats is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance, nvmlFBCStats_t *fbcStats); /* @nvml.h:10674 */
-/** \brief Retrieves information about active frame buffer capture sessions on a vGPU Instance. */
+/** \brief Retrieves information about active frame buffer capture sessions on a vGPU Instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param sessionCount Reference to caller supplied array size, and returns the number of sessions.
+ * \param sessionInfo Reference in which to return the session information
+ * \return - NVML_SUCCESS if sessionInfo is fetched - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or sessionCount is NULL. - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_INSUFFICIENT_SIZE if sessionCount is too small, array element count is returned in sessionCount - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int *sessionCount, nvmlFBCSessionInfo_t *sessionInfo); /* @nvml.h:10705 */
-/** \brief Retrieve the GPU Instance ID for the given vGPU Instance. */
+/** \brief Retrieve the GPU Instance ID for the given vGPU Instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param gpuInstanceId GPU Instance ID
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or gpuInstanceId is NULL. - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance, unsigned int *gpuInstanceId); /* @nvml.h:10723 */
-/** \brief Retrieves the PCI Id of the given vGPU Instance i.e. */
+/** \brief Retrieves the PCI Id of the given vGPU Instance i.e.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param vgpuPciId Caller-supplied buffer to return vGPU PCI Id string
+ * \param length Size of the vgpuPciId buffer
+ * \return - NVML_SUCCESS if vGPU PCI Id is sucessfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or vgpuPciId is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_DRIVER_NOT_LOADED if NVIDIA driver is not running on the vGPU instance - NVML_ERROR_INSUFFICIENT_SIZE if length is too small, length is set to required length - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char *vgpuPciId, unsigned int *length); /* @nvml.h:10743 */
-/** \brief Retrieve the requested capability for a given vGPU type. */
+/** \brief Retrieve the requested capability for a given vGPU type.
+ * \param vgpuTypeId Handle to vGPU type
+ * \param capability Specifies the nvmlVgpuCapability_t to be queried
+ * \param capResult A boolean for the queried capability indicating that feature is supported
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuTypeId is invalid, or capability is invalid, or capResult is NULL - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int *capResult); /* @nvml.h:10762 */
-/** \brief Retrieve the MDEV UUID of a vGPU instance. */
+/** \brief Retrieve the MDEV UUID of a vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param mdevUuid Pointer to caller-supplied buffer to hold MDEV UUID
+ * \param size Size of buffer in bytes
+ * \return - NVML_SUCCESS successful completion - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_NOT_SUPPORTED on any hypervisor other than KVM - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or mdevUuid is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_INSUFFICIENT_SIZE if size is too small - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance, char *mdevUuid, unsigned int size); /* @nvml.h:10787 */
-/** \brief Query the currently creatable vGPU types on a specific GPU Instance. */
+/** \brief Query the currently creatable vGPU types on a specific GPU Instance.
+ * \param gpuInstance The GPU instance handle
+ * \param pVgpus Pointer to the caller-provided structure of nvmlVgpuTypeIdInfo_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pVgpus is NULL or GPU Instance Id is invalid - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU - NVML_ERROR_INSUFFICIENT_SIZE If pVgpus->vgpuTypeIds buffer is small - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pVgpus is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance, nvmlVgpuTypeIdInfo_t *pVgpus); /* @nvml.h:10818 */
-/** \brief Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type */
+/** \brief Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type
+ * \param pMaxInstance Pointer to the caller-provided structure of nvmlVgpuTypeMaxInstance_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If pMaxInstance is NULL or pMaxInstance->vgpuTypeId is invalid - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU or non-MIG vGPU type - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pMaxInstance is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance(nvmlVgpuTypeMaxInstance_t *pMaxInstance); /* @nvml.h:10833 */
-/** \brief Retrieve the active vGPU instances within a GPU instance. */
+/** \brief Retrieve the active vGPU instances within a GPU instance.
+ * \param gpuInstance The GPU instance handle
+ * \param pVgpuInstanceInfo Pointer to the vGPU instance information structure nvmlActiveVgpuInstanceInfo_t
+ * \return - NVML_SUCCESS Successful completion - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pVgpuInstanceInfo is NULL or GPU Instance Id is invalid - NVML_ERROR_INSUFFICIENT_SIZE pVgpuInstanceInfo->vgpuTypeIds buffer is too small, array element count is returned in pVgpuInstanceInfo->vgpuCount - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pVgpuInstanceInfo is invalid - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance, nvmlActiveVgpuInstanceInfo_t *pVgpuInstanceInfo); /* @nvml.h:10864 */
-/** \brief Set vGPU scheduler state for the given GPU instance */
+/** \brief Set vGPU scheduler state for the given GPU instance
+ * \param gpuInstance The GPU instance handle
+ * \param pScheduler Pointer to the caller-provided structure of nvmlVgpuSchedulerState_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pScheduler is NULL or GPU Instance Id is invalid - NVML_ERROR_RESET_REQUIRED If setting the state failed with fatal error, reboot is required - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU or if any vGPU instance exists - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pScheduler is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t *pScheduler); /* @nvml.h:10889 */
-/** \brief Returns the vGPU scheduler state for the given GPU instance. */
+/** \brief Returns the vGPU scheduler state for the given GPU instance.
+ * \param gpuInstance The GPU instance handle
+ * \param pSchedulerStateInfo Reference in which pSchedulerStateInfo is returned
+ * \return - NVML_SUCCESS vGPU scheduler state is successfully obtained - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pSchedulerStateInfo is NULL or GPU Instance Id is invalid - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pSchedulerStateInfo is invalid - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerStateInfo_t *pSchedulerStateInfo); /* @nvml.h:10909 */
-/** \brief Returns the vGPU scheduler logs for the given GPU instance. */
+/** \brief Returns the vGPU scheduler logs for the given GPU instance.
+ * \param gpuInstance The GPU instance handle
+ * \param pSchedulerLogInfo Reference in which pSchedulerLogInfo is written
+ * \return - NVML_SUCCESS vGPU scheduler logs are successfully obtained - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pSchedulerLogInfo is NULL or GPU Instance Id is invalid - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pSchedulerLogInfo is invalid - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerLogInfo_t *pSchedulerLogInfo); /* @nvml.h:10932 */
-/** \brief Query the creatable vGPU placement ID of the vGPU type within a GPU instance. */
+/** \brief Query the creatable vGPU placement ID of the vGPU type within a GPU instance.
+ * \param gpuInstance The GPU instance handle
+ * \param pCreatablePlacementInfo Pointer to the list of vGPU creatable placement structure nvmlVgpuCreatablePlacementInfo_t
+ * \return - NVML_SUCCESS Successful completion - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pCreatablePlacementInfo is NULL or GPU Instance Id is invalid - NVML_ERROR_INSUFFICIENT_SIZE If the buffer is small, element count is returned in pCreatablePlacementInfo->count - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pCreatablePlacementInfo is invalid - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU or vGPU heterogeneous mode is not enabled - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t *pCreatablePlacementInfo); /* @nvml.h:10962 */
-/** \brief Get the vGPU heterogeneous mode for the GPU instance. */
+/** \brief Get the vGPU heterogeneous mode for the GPU instance.
+ * \param gpuInstance The GPU instance handle
+ * \param pHeterogeneousMode Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pHeterogeneousMode is NULL or GPU Instance Id is invalid - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU or not in MIG mode - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pHeterogeneousMode is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode); /* @nvml.h:10988 */
-/** \brief Enable or disable vGPU heterogeneous mode for the GPU instance. */
+/** \brief Enable or disable vGPU heterogeneous mode for the GPU instance.
+ * \param gpuInstance The GPU instance handle
+ * \param pHeterogeneousMode Pointer to the caller-provided structure of nvmlVgpuHeterogeneousMode_t
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is NULL or invalid, or pHeterogeneousMode is NULL or pHeterogeneousMode->mode is invalid or GPU Instance Id is invalid - NVML_ERROR_IN_USE If the gpuInstance is in use - NVML_ERROR_NOT_SUPPORTED If not on a vGPU host or an unsupported GPU - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of pHeterogeneousMode is invalid - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlGpuInstanceSetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, const nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode); /* @nvml.h:11016 */
 /** \brief Structure representing range of vGPU versions. */
 struct nvmlVgpuVersion_st { /* @nvml.h:11030 */
@@ -2243,43 +3539,128 @@ nvmlVgpuPgpuCompatibilityLimitCode_t compatibilityLimitCode; /**< Limiting facto
 };
 /** \brief vGPU-pGPU compatibility structure */
 typedef struct nvmlVgpuPgpuCompatibility_st nvmlVgpuPgpuCompatibility_t; /* @nvml.h:11099 */
-/** \brief Returns vGPU metadata structure for a running vGPU. */
+/** \brief Returns vGPU metadata structure for a running vGPU.
+ * \param vgpuInstance vGPU instance handle
+ * \param vgpuMetadata Pointer to caller-supplied buffer into which vGPU metadata is written
+ * \param bufferSize Size of vgpuMetadata buffer
+ * \return - NVML_SUCCESS vGPU metadata structure was successfully returned - NVML_ERROR_INSUFFICIENT_SIZE vgpuMetadata buffer is too small, required size is returned in bufferSize - NVML_ERROR_INVALID_ARGUMENT if bufferSize is NULL or vgpuInstance is 0; if vgpuMetadata is NULL and the value of bufferSize is not 0. - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t *vgpuMetadata, unsigned int *bufferSize); /* @nvml.h:11128 */
-/** \brief Returns a vGPU metadata structure for the physical GPU indicated by device. */
+/** \brief Returns a vGPU metadata structure for the physical GPU indicated by device.
+ * \param device The identifier of the target device
+ * \param pgpuMetadata Pointer to caller-supplied buffer into which pgpuMetadata is written
+ * \param bufferSize Pointer to size of pgpuMetadata buffer
+ * \return - NVML_SUCCESS GPU metadata structure was successfully returned - NVML_ERROR_INSUFFICIENT_SIZE pgpuMetadata buffer is too small, required size is returned in bufferSize - NVML_ERROR_INVALID_ARGUMENT if bufferSize is NULL or device is invalid; if pgpuMetadata is NULL and the value of bufferSize is not 0. - NVML_ERROR_NOT_SUPPORTED vGPU is not supported by the system - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t *pgpuMetadata, unsigned int *bufferSize); /* @nvml.h:11150 */
-/** \brief Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU. */
+/** \brief Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU.
+ * \param vgpuMetadata Pointer to caller-supplied vGPU metadata structure
+ * \param pgpuMetadata Pointer to caller-supplied GPU metadata structure
+ * \param compatibilityInfo Pointer to caller-supplied buffer to hold compatibility info
+ * \return - NVML_SUCCESS vGPU metadata structure was successfully returned - NVML_ERROR_INVALID_ARGUMENT If vgpuMetadata or pgpuMetadata or bufferSize are NULL - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t *vgpuMetadata, nvmlVgpuPgpuMetadata_t *pgpuMetadata, nvmlVgpuPgpuCompatibility_t *compatibilityInfo); /* @nvml.h:11174 */
-/** \brief Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format. */
+/** \brief Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format.
+ * \param device The identifier of the target device
+ * \param pgpuMetadata Pointer to caller-supplied buffer into which pgpuMetadata is written
+ * \param bufferSize Pointer to size of pgpuMetadata buffer
+ * \return - NVML_SUCCESS GPU metadata structure was successfully returned - NVML_ERROR_INSUFFICIENT_SIZE pgpuMetadata buffer is too small, required size is returned in bufferSize - NVML_ERROR_INVALID_ARGUMENT If bufferSize is NULL or device is invalid; if pgpuMetadata is NULL and the value of bufferSize is not 0. - NVML_ERROR_NOT_SUPPORTED If vGPU is not supported by the system - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char *pgpuMetadata, unsigned int *bufferSize); /* @nvml.h:11194 */
-/** \brief Returns the vGPU Software scheduler logs. */
+/** \brief Returns the vGPU Software scheduler logs.
+ * \param device The identifier of the target device
+ * \param pSchedulerLog Reference in which pSchedulerLog is written
+ * \return - NVML_SUCCESS vGPU scheduler logs were successfully obtained - NVML_ERROR_INVALID_ARGUMENT If pSchedulerLog is NULL or device is invalid - NVML_ERROR_NOT_SUPPORTED If MIG is enabled or device not in vGPU host mode - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuSchedulerLog_t *pSchedulerLog); /* @nvml.h:11214 */
-/** \brief Returns the vGPU scheduler state. */
+/** \brief Returns the vGPU scheduler state.
+ * \param device The identifier of the target device
+ * \param pSchedulerState Reference in which pSchedulerState is returned
+ * \return - NVML_SUCCESS vGPU scheduler state is successfully obtained - NVML_ERROR_INVALID_ARGUMENT If pSchedulerState is NULL or device is invalid - NVML_ERROR_NOT_SUPPORTED If MIG is enabled or device not in vGPU host mode - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerGetState_t *pSchedulerState); /* @nvml.h:11231 */
-/** \brief Returns the vGPU scheduler capabilities. */
+/** \brief Returns the vGPU scheduler capabilities.
+ * \param device The identifier of the target device
+ * \param pCapabilities Reference in which pCapabilities is written
+ * \return - NVML_SUCCESS vGPU scheduler capabilities were successfully obtained - NVML_ERROR_INVALID_ARGUMENT If pCapabilities is NULL or device is invalid - NVML_ERROR_NOT_SUPPORTED The API is not supported in current state or device not in vGPU host mode - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device, nvmlVgpuSchedulerCapabilities_t *pCapabilities); /* @nvml.h:11254 */
-/** \brief Sets the vGPU scheduler state. */
+/** \brief Sets the vGPU scheduler state.
+ * \param device The identifier of the target device
+ * \param pSchedulerState vGPU pSchedulerState to set
+ * \return - NVML_SUCCESS vGPU scheduler state has been successfully set - NVML_ERROR_INVALID_ARGUMENT If pSchedulerState is NULL or device is invalid - NVML_ERROR_RESET_REQUIRED If setting pSchedulerState failed with fatal error, reboot is required to overcome from this error. - NVML_ERROR_NOT_SUPPORTED If MIG is enabled or device not in vGPU host mode or if any vGPU instance currently exists on the device - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t *pSchedulerState); /* @nvml.h:11279 */
-/** \brief Query the ranges of supported vGPU versions. */
+/** \brief Query the ranges of supported vGPU versions.
+ * \param supported Pointer to the structure in which the preset range of vGPU versions supported by the NVIDIA vGPU Manager is written
+ * \param current Pointer to the structure in which the range of supported vGPU versions set by an administrator is written
+ * \return - NVML_SUCCESS The vGPU version range structures were successfully obtained. - NVML_ERROR_NOT_SUPPORTED The API is not supported. - NVML_ERROR_INVALID_ARGUMENT The supported parameter or the current parameter is NULL. - NVML_ERROR_UNKNOWN An error occurred while the data was being fetched.
+ */
 nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t *supported, nvmlVgpuVersion_t *current); /* @nvml.h:11311 */
-/** \brief Override the preset range of vGPU versions supported by the NVIDIA vGPU Manager with a range set by an administrator. */
+/** \brief Override the preset range of vGPU versions supported by the NVIDIA vGPU Manager with a range set by an administrator.
+ * \param vgpuVersion Pointer to a caller-supplied range of supported vGPU versions.
+ * \return - NVML_SUCCESS The preset range of supported vGPU versions was successfully overridden. - NVML_ERROR_NOT_SUPPORTED The API is not supported. - NVML_ERROR_IN_USE The range was not overridden because a VM is running on the host. - NVML_ERROR_INVALID_ARGUMENT The vgpuVersion parameter specifies a range that is outside the range supported by the NVIDIA vGPU Manager or if vgpuVersion is NULL.
+ */
 nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t *vgpuVersion); /* @nvml.h:11338 */
-/** \brief Retrieves current utilization for vGPUs on a physical GPU (device). */
+/** \brief Retrieves current utilization for vGPUs on a physical GPU (device).
+ * \param device The identifier for the target device
+ * \param lastSeenTimeStamp Return only samples with timestamp greater than lastSeenTimeStamp.
+ * \param sampleValType Pointer to caller-supplied buffer to hold the type of returned sample values
+ * \param vgpuInstanceSamplesCount Pointer to caller-supplied array size, and returns number of vGPU instances
+ * \param utilizationSamples Pointer to caller-supplied buffer in which vGPU utilization samples are returned
+ * \return - NVML_SUCCESS if utilization samples are successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, vgpuInstanceSamplesCount or sampleValType is NULL, or a sample count of 0 is passed with a non-NULL utilizationSamples - NVML_ERROR_INSUFFICIENT_SIZE if supplied vgpuInstanceSamplesCount is too small to return samples for all vGPU instances currently executing on the device - NVML_ERROR_NOT_SUPPORTED if vGPU is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_NOT_FOUND if sample entries are not found - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, nvmlValueType_t *sampleValType, unsigned int *vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t *utilizationSamples); /* @nvml.h:11394 */
-/** \brief Retrieves recent utilization for vGPU instances running on a physical GPU (device). */
+/** \brief Retrieves recent utilization for vGPU instances running on a physical GPU (device).
+ * \param device The identifier for the target device
+ * \param vgpuUtilInfo Pointer to the caller-provided structure of nvmlVgpuInstancesUtilizationInfo_t
+ * \return - NVML_SUCCESS If utilization samples are successfully retrieved - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid, vgpuUtilInfo is NULL, or vgpuUtilInfo->vgpuInstanceCount is 0 - NVML_ERROR_NOT_SUPPORTED If vGPU is not supported by the device - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of vgpuUtilInfo is invalid - NVML_ERROR_INSUFFICIENT_SIZE If vgpuUtilInfo->vgpuUtilArray is NULL, or the buffer size of vgpuUtilInfo->vgpuInstanceCount is too small. The caller should check the current vGPU instance count from the returned vgpuUtilInfo->vgpuInstanceCount, and call the function again with a buffer of size vgpuUtilInfo->vgpuInstanceCount * sizeof(nvmlVgpuInstanceUtilizationInfo_t) - NVML_ERROR_NOT_FOUND If sample entries are not found - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device, nvmlVgpuInstancesUtilizationInfo_t *vgpuUtilInfo); /* @nvml.h:11441 */
-/** \brief Retrieves current utilization for processes running on vGPUs on a physical GPU (device). */
+/** \brief Retrieves current utilization for processes running on vGPUs on a physical GPU (device).
+ * \param device The identifier for the target device
+ * \param lastSeenTimeStamp Return only samples with timestamp greater than lastSeenTimeStamp.
+ * \param vgpuProcessSamplesCount Pointer to caller-supplied array size, and returns number of processes running on vGPU instances
+ * \param utilizationSamples Pointer to caller-supplied buffer in which vGPU sub process utilization samples are returned
+ * \return - NVML_SUCCESS if utilization samples are successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, vgpuProcessSamplesCount or a sample count of 0 is passed with a non-NULL utilizationSamples - NVML_ERROR_INSUFFICIENT_SIZE if supplied vgpuProcessSamplesCount is too small to return samples for all vGPU instances currently executing on the device - NVML_ERROR_NOT_SUPPORTED if vGPU is not supported by the device - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_NOT_FOUND if sample entries are not found - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int *vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t *utilizationSamples); /* @nvml.h:11487 */
-/** \brief Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device). */
+/** \brief Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device).
+ * \param device The identifier for the target device
+ * \param vgpuProcUtilInfo Pointer to the caller-provided structure of nvmlVgpuProcessesUtilizationInfo_t
+ * \return - NVML_SUCCESS If utilization samples are successfully retrieved - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid, or vgpuProcUtilInfo is null - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the version of vgpuProcUtilInfo is invalid - NVML_ERROR_INSUFFICIENT_SIZE If vgpuProcUtilInfo->vgpuProcUtilArray is null, or supplied vgpuProcUtilInfo->vgpuProcessCount is too small to return samples for all processes on vGPU instances currently executing on the device. The caller should check the current processes count from the returned vgpuProcUtilInfo->vgpuProcessCount, and call the function again with a buffer of size vgpuProcUtilInfo->vgpuProcessCount * sizeof(nvmlVgpuProcessUtilizationSample_t) - NVML_ERROR_NOT_SUPPORTED If vGPU is not supported by the device - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_NOT_FOUND If sample entries are not found - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device, nvmlVgpuProcessesUtilizationInfo_t *vgpuProcUtilInfo); /* @nvml.h:11534 */
-/** \brief Queries the state of per process accounting mode on vGPU. */
+/** \brief Queries the state of per process accounting mode on vGPU.
+ * \param vgpuInstance The identifier of the target vGPU instance
+ * \param mode Reference in which to return the current accounting mode
+ * \return - NVML_SUCCESS if the mode has been successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or mode is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_NOT_SUPPORTED if the vGPU doesn't support this feature - NVML_ERROR_DRIVER_NOT_LOADED if NVIDIA driver is not running on the vGPU instance - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t *mode); /* @nvml.h:11553 */
-/** \brief Queries list of processes running on vGPU that can be queried for accounting stats. */
+/** \brief Queries list of processes running on vGPU that can be queried for accounting stats.
+ * \param vgpuInstance The identifier of the target vGPU instance
+ * \param count Reference in which to provide the pids array size, and to return the number of elements ready to be queried
+ * \param pids Reference in which to return list of process ids
+ * \return - NVML_SUCCESS if pids were successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or count is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_NOT_SUPPORTED if the vGPU doesn't support this feature or accounting mode is disabled - NVML_ERROR_INSUFFICIENT_SIZE if count is too small (count is set to expected value) - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int *count, unsigned int *pids); /* @nvml.h:11584 */
-/** \brief Queries process's accounting stats. */
+/** \brief Queries process's accounting stats.
+ * \param vgpuInstance The identifier of the target vGPU instance
+ * \param pid Process Id of the target process to query stats for
+ * \param stats Reference in which to return the process's accounting stats
+ * \return - NVML_SUCCESS if stats have been successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or stats is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system or stats is not found - NVML_ERROR_NOT_SUPPORTED if the vGPU doesn't support this feature or accounting mode is disabled - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid, nvmlAccountingStats_t *stats); /* @nvml.h:11619 */
-/** \brief Clears accounting information of the vGPU instance that have already terminated. */
+/** \brief Clears accounting information of the vGPU instance that have already terminated.
+ * \param vgpuInstance The identifier of the target vGPU instance
+ * \return - NVML_SUCCESS if accounting information has been cleared - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is invalid - NVML_ERROR_NO_PERMISSION if the user doesn't have permission to perform this operation - NVML_ERROR_NOT_SUPPORTED if the vGPU doesn't support this feature or accounting mode is disabled - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceClearAccountingPids(nvmlVgpuInstance_t vgpuInstance); /* @nvml.h:11641 */
-/** \brief Query the license information of the vGPU instance. */
+/** \brief Query the license information of the vGPU instance.
+ * \param vgpuInstance Identifier of the target vGPU instance
+ * \param licenseInfo Pointer to vGPU license information structure
+ * \return - NVML_SUCCESS if information is successfully retrieved - NVML_ERROR_INVALID_ARGUMENT if vgpuInstance is 0, or licenseInfo is NULL - NVML_ERROR_NOT_FOUND if vgpuInstance does not match a valid active vGPU instance on the system - NVML_ERROR_DRIVER_NOT_LOADED if NVIDIA driver is not running on the vGPU instance - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuLicenseInfo_t *licenseInfo); /* @nvml.h:11658 */
 /** \brief Excluded GPU device information */
 struct nvmlExcludedDeviceInfo_st { /* @nvml.h:11671 */
@@ -2288,9 +3669,16 @@ char uuid[80]; /**< The ASCII string UUID for the excluded GPU */
 };
 /** \brief Excluded GPU device information */
 typedef struct nvmlExcludedDeviceInfo_st nvmlExcludedDeviceInfo_t; /* @nvml.h:11675 */
-/** \brief Retrieves the number of excluded GPU devices in the system. */
+/** \brief Retrieves the number of excluded GPU devices in the system.
+ * \param deviceCount Reference in which to return the number of excluded devices
+ * \return - NVML_SUCCESS if deviceCount has been set - NVML_ERROR_INVALID_ARGUMENT if deviceCount is NULL
+ */
 nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int *deviceCount); /* @nvml.h:11688 */
-/** \brief Acquire the device information for an excluded GPU device, based on its index. */
+/** \brief Acquire the device information for an excluded GPU device, based on its index.
+ * \param index The index of the target GPU, >= 0 and < deviceCount
+ * \param info Reference in which to return the device information
+ * \return - NVML_SUCCESS if device has been set - NVML_ERROR_INVALID_ARGUMENT if index is invalid or info is NULL
+ */
 nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t *info); /* @nvml.h:11708 */
 /** \brief Main PRM input structure */
 typedef struct { /* @nvml.h:11723 */
@@ -2301,7 +3689,11 @@ unsigned char inData[496]; /**< IN: Input data in TLV format */
 unsigned char outData[496]; /**< OUT: Output PRM data in TLV format */
 };
 } nvmlPRMTLV_v1_t; /* @nvml.h:11734 */
-/** \brief Read or write a GPU PRM register. */
+/** \brief Read or write a GPU PRM register.
+ * \param device Identifer of target GPU device
+ * \param buffer Structure holding the input data in TLV format as well as the PRM register contents in TLV format (in the case of a successful read operation). Note: the input data and any returned data shall be in network byte order.
+ * \return - NVML_SUCCESS on success - NVML_ERROR_INVALID_ARGUMENT if device or buffer are invalid - NVML_ERROR_NO_PERMISSION if user does not have permission to perform this operation - NVML_ERROR_NOT_SUPPORTED if this feature is not supported by the device - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the version specified in buffer is not supported
+ */
 nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1_t *buffer); /* @nvml.h:11757 */
 struct nvmlGpuInstancePlacement_st { /* @nvml.h:11835 */
 unsigned int start; /**< Index of first occupied memory slice */
@@ -2428,63 +3820,205 @@ nvmlComputeInstancePlacement_t placement; /**< Placement for this instance withi
 };
 typedef struct nvmlComputeInstanceInfo_st nvmlComputeInstanceInfo_t; /* @nvml.h:12028 */
 typedef struct nvmlComputeInstance_st *nvmlComputeInstance_t; /* @nvml.h:12030 */
-/** \brief Set MIG mode for the device. */
+/** \brief Set MIG mode for the device.
+ * \param device The identifier of the target device
+ * \param mode The mode to be set, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE
+ * \param activationStatus The activationStatus status
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device,mode or activationStatus are invalid - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_NOT_SUPPORTED If device doesn't support MIG mode
+ */
 nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t *activationStatus); /* @nvml.h:12065 */
-/** \brief Get MIG mode for the device. */
+/** \brief Get MIG mode for the device.
+ * \param device The identifier of the target device
+ * \param currentMode Returns the current mode, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE
+ * \param pendingMode Returns the pending mode, NVML_DEVICE_MIG_DISABLE or NVML_DEVICE_MIG_ENABLE
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, currentMode or pendingMode are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't support MIG mode - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode); /* @nvml.h:12088 */
-/** \brief Get GPU instance profile information */
+/** \brief Get GPU instance profile information
+ * \param device The identifier of the target device
+ * \param profile One of the NVML_GPU_INSTANCE_PROFILE_*
+ * \param info Returns detailed profile information
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profile or info are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't support MIG or profile isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t *info); /* @nvml.h:12112 */
-/** \brief Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure. */
+/** \brief Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure.
+ * \param device The identifier of the target device
+ * \param profile One of the NVML_GPU_INSTANCE_PROFILE_*
+ * \param info Returns detailed profile information
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profile, info, or info->version are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled or profile isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t *info); /* @nvml.h:12143 */
-/** \brief GPU instance profile query function that accepts profile ID, instead of profile name. */
+/** \brief GPU instance profile query function that accepts profile ID, instead of profile name.
+ * \param device The identifier of the target device
+ * \param profileId One of the profile IDs.
+ * \param info Returns detailed profile information
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profileId, info, or info->version are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled or profile isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstanceProfileInfo_v2_t *info); /* @nvml.h:12174 */
-/** \brief Get GPU instance placements. */
+/** \brief Get GPU instance placements.
+ * \param device The identifier of the target device
+ * \param profileId The GPU instance profile ID. See nvmlDeviceGetGpuInstanceProfileInfo
+ * \param placements Returns placements allowed for the profile. Can be NULL to discover number of allowed placements for this profile. If non-NULL must be large enough to accommodate the placements supported by the profile.
+ * \param count Returns number of allowed placemenets for the profile.
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profileId or count are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't support MIG or profileId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t *placements, unsigned int *count); /* @nvml.h:12203 */
-/** \brief Get GPU instance profile capacity. */
+/** \brief Get GPU instance profile capacity.
+ * \param device The identifier of the target device
+ * \param profileId The GPU instance profile ID. See nvmlDeviceGetGpuInstanceProfileInfo
+ * \param count Returns remaining instance count for the profile ID
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profileId or count are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled or profileId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId, unsigned int *count); /* @nvml.h:12225 */
-/** \brief Create GPU instance. */
+/** \brief Create GPU instance.
+ * \param device The identifier of the target device
+ * \param profileId The GPU instance profile ID. See nvmlDeviceGetGpuInstanceProfileInfo
+ * \param gpuInstance Returns the GPU instance handle
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profile, profileId or gpuInstance are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled or in vGPU guest - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_INSUFFICIENT_RESOURCES If the requested GPU instance could not be created
+ */
 nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstance); /* @nvml.h:12250 */
-/** \brief Create GPU instance with the specified placement. */
+/** \brief Create GPU instance with the specified placement.
+ * \param device The identifier of the target device
+ * \param profileId The GPU instance profile ID. See nvmlDeviceGetGpuInstanceProfileInfo
+ * \param placement The requested placement. See nvmlDeviceGetGpuInstancePossiblePlacements_v2
+ * \param gpuInstance Returns the GPU instance handle
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profile, profileId, placement or gpuInstance are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled or in vGPU guest - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_INSUFFICIENT_RESOURCES If the requested GPU instance could not be created
+ */
 nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t *placement, nvmlGpuInstance_t *gpuInstance); /* @nvml.h:12277 */
-/** \brief Destroy GPU instance. */
+/** \brief Destroy GPU instance.
+ * \param gpuInstance The GPU instance handle
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance is invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled or in vGPU guest - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_IN_USE If the GPU instance is in use. This error would be returned if processes (e.g. CUDA application) or compute instances are active on the GPU instance.
+ */
 nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance); /* @nvml.h:12299 */
-/** \brief Get GPU instances for given profile ID. */
+/** \brief Get GPU instances for given profile ID.
+ * \param device The identifier of the target device
+ * \param profileId The GPU instance profile ID. See nvmlDeviceGetGpuInstanceProfileInfo
+ * \param gpuInstances Returns pre-exiting GPU instances, the buffer must be large enough to accommodate the instances supported by the profile. See nvmlDeviceGetGpuInstanceProfileInfo
+ * \param count The count of returned GPU instances
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, profileId, gpuInstances or count are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstances, unsigned int *count); /* @nvml.h:12322 */
-/** \brief Get GPU instances for given instance ID. */
+/** \brief Get GPU instances for given instance ID.
+ * \param device The identifier of the target device
+ * \param id The GPU instance ID
+ * \param gpuInstance Returns GPU instance
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, id or gpuInstance are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_NOT_FOUND If the GPU instance is not found.
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t *gpuInstance); /* @nvml.h:12344 */
-/** \brief Get GPU instance information. */
+/** \brief Get GPU instance information.
+ * \param gpuInstance The GPU instance handle
+ * \param info Return GPU instance information
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance or info are invalid - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info); /* @nvml.h:12361 */
-/** \brief Get compute instance profile information. */
+/** \brief Get compute instance profile information.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param profile One of the NVML_COMPUTE_INSTANCE_PROFILE_*
+ * \param engProfile One of the NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_*
+ * \param info Returns detailed profile information
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance, profile, engProfile or info are invalid - NVML_ERROR_NOT_SUPPORTED If profile isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_t *info); /* @nvml.h:12386 */
-/** \brief Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure. */
+/** \brief Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param profile One of the NVML_COMPUTE_INSTANCE_PROFILE_*
+ * \param engProfile One of the NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_*
+ * \param info Returns detailed profile information
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance, profile, engProfile, info, or info->version are invalid - NVML_ERROR_NOT_SUPPORTED If profile isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_v2_t *info); /* @nvml.h:12420 */
-/** \brief Get compute instance profile capacity. */
+/** \brief Get compute instance profile capacity.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param profileId The compute instance profile ID. See nvmlGpuInstanceGetComputeInstanceProfileInfo
+ * \param count Returns remaining instance count for the profile ID
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance, profileId or availableCount are invalid - NVML_ERROR_NOT_SUPPORTED If profileId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int *count); /* @nvml.h:12443 */
-/** \brief Get compute instance placements. */
+/** \brief Get compute instance placements.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param profileId The compute instance profile ID. See nvmlGpuInstanceGetComputeInstanceProfileInfo
+ * \param placements Returns placements allowed for the profile. Can be NULL to discover number of allowed placements for this profile. If non-NULL must be large enough to accommodate the placements supported by the profile.
+ * \param count Returns number of allowed placemenets for the profile.
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance, profileId or count are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled or profileId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstancePlacement_t *placements, unsigned int *count); /* @nvml.h:12472 */
-/** \brief Create compute instance. */
+/** \brief Create compute instance.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param profileId The compute instance profile ID. See nvmlGpuInstanceGetComputeInstanceProfileInfo
+ * \param computeInstance Returns the compute instance handle
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance, profile, profileId or computeInstance are invalid - NVML_ERROR_NOT_SUPPORTED If profileId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_INSUFFICIENT_RESOURCES If the requested compute instance could not be created
+ */
 nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t *computeInstance); /* @nvml.h:12502 */
-/** \brief Create compute instance with the specified placement. */
+/** \brief Create compute instance with the specified placement.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param profileId The compute instance profile ID. See nvmlGpuInstanceGetComputeInstanceProfileInfo
+ * \param placement The requested placement. See nvmlGpuInstanceGetComputeInstancePossiblePlacements
+ * \param computeInstance Returns the compute instance handle
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance, profile, profileId or computeInstance are invalid - NVML_ERROR_NOT_SUPPORTED If profileId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_INSUFFICIENT_RESOURCES If the requested compute instance could not be created
+ */
 nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t *placement, nvmlComputeInstance_t *computeInstance); /* @nvml.h:12531 */
-/** \brief Destroy compute instance. */
+/** \brief Destroy compute instance.
+ * \param computeInstance The compute instance handle
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If computeInstance is invalid - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_IN_USE If the compute instance is in use. This error would be returned if processes (e.g. CUDA application) are active on the compute instance.
+ */
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance); /* @nvml.h:12552 */
-/** \brief Get compute instances for given profile ID. */
+/** \brief Get compute instances for given profile ID.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param profileId The compute instance profile ID. See nvmlGpuInstanceGetComputeInstanceProfileInfo
+ * \param computeInstances Returns pre-exiting compute instances, the buffer must be large enough to accommodate the instances supported by the profile. See nvmlGpuInstanceGetComputeInstanceProfileInfo
+ * \param count The count of returned compute instances
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If gpuInstance, profileId, computeInstances or count are invalid - NVML_ERROR_NOT_SUPPORTED If profileId isn't supported - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t *computeInstances, unsigned int *count); /* @nvml.h:12577 */
-/** \brief Get compute instance for given instance ID. */
+/** \brief Get compute instance for given instance ID.
+ * \param gpuInstance The identifier of the target GPU instance
+ * \param id The compute instance ID
+ * \param computeInstance Returns compute instance
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device, ID or computeInstance are invalid - NVML_ERROR_NOT_SUPPORTED If device doesn't have MIG mode enabled - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation - NVML_ERROR_NOT_FOUND If the compute instance is not found.
+ */
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t *computeInstance); /* @nvml.h:12599 */
-/** \brief Get compute instance information. */
+/** \brief Get compute instance information.
+ * \param computeInstance The compute instance handle
+ * \param info Return compute instance information
+ * \return - NVML_SUCCESS Upon success - NVML_ERROR_UNINITIALIZED If library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If computeInstance or info are invalid - NVML_ERROR_NO_PERMISSION If user doesn't have permission to perform the operation
+ */
 nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info); /* @nvml.h:12617 */
-/** \brief Test if the given handle refers to a MIG device. */
+/** \brief Test if the given handle refers to a MIG device.
+ * \param device NVML handle to test
+ * \param isMigDevice True when handle refers to a MIG device
+ * \return - NVML_SUCCESS if device status was successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device handle or isMigDevice reference is invalid - NVML_ERROR_NOT_SUPPORTED if this check is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice); /* @nvml.h:12639 */
-/** \brief Get GPU instance ID for the given MIG device handle. */
+/** \brief Get GPU instance ID for the given MIG device handle.
+ * \param device Target MIG device handle
+ * \param id GPU instance ID
+ * \return - NVML_SUCCESS if instance ID was successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or id reference is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id); /* @nvml.h:12659 */
-/** \brief Get compute instance ID for the given MIG device handle. */
+/** \brief Get compute instance ID for the given MIG device handle.
+ * \param device Target MIG device handle
+ * \param id Compute instance ID
+ * \return - NVML_SUCCESS if instance ID was successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or id reference is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id); /* @nvml.h:12680 */
-/** \brief Get the maximum number of MIG devices that can exist under a given parent NVML device. */
+/** \brief Get the maximum number of MIG devices that can exist under a given parent NVML device.
+ * \param device Target device handle
+ * \param count Count of MIG devices
+ * \return - NVML_SUCCESS if count was successfully retrieved - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device or count reference is invalid - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count); /* @nvml.h:12699 */
-/** \brief Get MIG device handle for the given index under its parent NVML device. */
+/** \brief Get MIG device handle for the given index under its parent NVML device.
+ * \param device Reference to the parent GPU device handle
+ * \param index Index of the MIG device
+ * \param migDevice Reference to the MIG device handle
+ * \return - NVML_SUCCESS if migDevice handle was successfully created - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device, index or migDevice reference is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_NOT_FOUND if no valid MIG device was found at index - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice); /* @nvml.h:12725 */
-/** \brief Get parent device handle from a MIG device handle. */
+/** \brief Get parent device handle from a MIG device handle.
+ * \param migDevice MIG device handle
+ * \param device Device handle
+ * \return - NVML_SUCCESS if device handle was successfully created - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if migDevice or device is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device); /* @nvml.h:12744 */
 /** \brief GPM Metric Identifiers */
 typedef enum { /* @nvml.h:12765 */
@@ -2696,21 +4230,51 @@ typedef struct { /* @nvml.h:12998 */
 unsigned int version; /**< IN: Set to NVML_GPM_SUPPORT_VERSION */
 unsigned int isSupportedDevice; /**< OUT: Indicates device support */
 } nvmlGpmSupport_t; /* @nvml.h:13002 */
-/** \brief Calculate GPM metrics from two samples. */
+/** \brief Calculate GPM metrics from two samples.
+ * \param metricsGet IN/OUT: populated nvmlGpmMetricsGet_t struct
+ * \return - NVML_SUCCESS on success - Nonzero NVML_ERROR_? enum on error
+ */
 nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metricsGet); /* @nvml.h:13036 */
-/** \brief Free an allocated sample buffer that was allocated with nvmlGpmSampleAlloc() */
+/** \brief Free an allocated sample buffer that was allocated with nvmlGpmSampleAlloc()
+ * \param gpmSample Sample to free
+ * \return - NVML_SUCCESS on success - NVML_ERROR_INVALID_ARGUMENT if an invalid pointer is provided
+ */
 nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample); /* @nvml.h:13050 */
-/** \brief Allocate a sample buffer to be used with NVML GPM. */
+/** \brief Allocate a sample buffer to be used with NVML GPM.
+ * \param gpmSample Where the allocated sample will be stored
+ * \return - NVML_SUCCESS on success - NVML_ERROR_INVALID_ARGUMENT if an invalid pointer is provided - NVML_ERROR_MEMORY if system memory is insufficient
+ */
 nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *gpmSample); /* @nvml.h:13066 */
-/** \brief Read a sample of GPM metrics into the provided gpmSample buffer. */
+/** \brief Read a sample of GPM metrics into the provided gpmSample buffer.
+ * \param device Device to get samples for
+ * \param gpmSample Buffer to read samples into
+ * \return - NVML_SUCCESS on success - Nonzero NVML_ERROR_? enum on error
+ */
 nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample); /* @nvml.h:13085 */
-/** \brief Read a sample of GPM metrics into the provided gpmSample buffer for a MIG GPU Instance. */
+/** \brief Read a sample of GPM metrics into the provided gpmSample buffer for a MIG GPU Instance.
+ * \param device Device to get samples for
+ * \param gpuInstanceId MIG GPU Instance ID
+ * \param gpmSample Buffer to read samples into
+ * \return - NVML_SUCCESS on success - Nonzero NVML_ERROR_? enum on error
+ */
 nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample); /* @nvml.h:13106 */
-/** \brief Indicate whether the supplied device supports GPM */
+/** \brief Indicate whether the supplied device supports GPM
+ * \param device NVML device to query for
+ * \param gpmSupport Structure to indicate GPM support nvmlGpmSupport_t. Indicates GPM support per system for the supplied device
+ * \return - NVML_SUCCESS on success - Nonzero NVML_ERROR_? enum if there is an error in processing the query
+ */
 nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport); /* @nvml.h:13121 */
-/** \brief Get GPM stream state. */
+/** \brief Get GPM stream state.
+ * \param device The identifier of the target device
+ * \param state Returns GPM stream state NVML_FEATURE_DISABLED or NVML_FEATURE_ENABLED
+ * \return - NVML_SUCCESS if current GPM stream state were successfully queried - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid or state is NULL - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device
+ */
 nvmlReturn_t nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device, unsigned int *state); /* @nvml.h:13140 */
-/** \brief Set GPM stream state. */
+/** \brief Set GPM stream state.
+ * \param device The identifier of the target device
+ * \param state GPM stream state, NVML_FEATURE_DISABLED or NVML_FEATURE_ENABLED
+ * \return - NVML_SUCCESS if current GPM stream state is successfully set - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid - NVML_ERROR_NOT_SUPPORTED if this query is not supported by the device
+ */
 nvmlReturn_t nvmlGpmSetStreamingEnabled(nvmlDevice_t device, unsigned int state); /* @nvml.h:13158 */
 /** \brief Device capabilities */
 typedef struct { /* @nvml.h:13167 */
@@ -2718,7 +4282,11 @@ unsigned int version; /**< the API version number */
 unsigned int capMask; /**< OUT: Bit mask of capabilities. */
 } nvmlDeviceCapabilities_v1_t; /* @nvml.h:13171 */
 typedef nvmlDeviceCapabilities_v1_t nvmlDeviceCapabilities_t; /* @nvml.h:13172 */
-/** \brief Get device capabilities */
+/** \brief Get device capabilities
+ * \param device The identifier of the target device
+ * \param caps Returns GPU's capabilities
+ * \return - NVML_SUCCESS If the query is success - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or counters is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device, nvmlDeviceCapabilities_t *caps); /* @nvml.h:13192 */
 typedef struct { /* @nvml.h:13213 */
 unsigned int mask[8];
@@ -2770,13 +4338,29 @@ unsigned int version; /**< the API version number */
 nvmlMask255_t requestedProfilesMask; /**< Mask of 255 bits, each bit representing index of respective perf profile */
 } nvmlWorkloadPowerProfileRequestedProfiles_v1_t; /* @nvml.h:13290 */
 typedef nvmlWorkloadPowerProfileRequestedProfiles_v1_t nvmlWorkloadPowerProfileRequestedProfiles_t; /* @nvml.h:13291 */
-/** \brief Get Performance Profiles Information */
+/** \brief Get Performance Profiles Information
+ * \param device The identifier of the target device
+ * \param profilesInfo Reference to struct nvmlWorkloadPowerProfileProfilesInfo_t
+ * \return - NVML_SUCCESS If the query is successful - NVML_ERROR_INSUFFICIENT_SIZE If struct is fully allocated - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or pointer to struct is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t device, nvmlWorkloadPowerProfileProfilesInfo_t *profilesInfo); /* @nvml.h:13319 */
-/** \brief Get Current Performance Profiles */
+/** \brief Get Current Performance Profiles
+ * \param device The identifier of the target device
+ * \param currentProfiles Reference to struct nvmlWorkloadPowerProfileCurrentProfiles_v1_t
+ * \return - NVML_SUCCESS If the query is successful - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or the pointer to struct is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileCurrentProfiles_t *currentProfiles); /* @nvml.h:13343 */
-/** \brief Set Requested Performance Profiles */
+/** \brief Set Requested Performance Profiles
+ * \param device The identifier of the target device
+ * \param requestedProfiles Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t
+ * \return - NVML_SUCCESS If the query is successful - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or pointer to struct is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t *requestedProfiles); /* @nvml.h:13368 */
-/** \brief Clear Requested Performance Profiles */
+/** \brief Clear Requested Performance Profiles
+ * \param device The identifier of the target device
+ * \param requestedProfiles Reference to struct nvmlWorkloadPowerProfileRequestedProfiles_v1_t
+ * \return - NVML_SUCCESS If the query is successful - NVML_ERROR_UNINITIALIZED If the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT If device is invalid or pointer to struct is NULL - NVML_ERROR_NOT_SUPPORTED If the device does not support this feature - NVML_ERROR_GPU_IS_LOST If the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_ARGUMENT_VERSION_MISMATCH If the provided version is invalid/unsupported - NVML_ERROR_UNKNOWN On any unexpected error
+ */
 nvmlReturn_t nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t *requestedProfiles); /* @nvml.h:13393 */
 /** \brief Power Smoothing Structure for Profile information */
 typedef struct { /* @nvml.h:13416 */
@@ -2792,13 +4376,29 @@ unsigned int version; /**< the API version number */
 nvmlEnableState_t state; /**< 0/Disabled or 1/Enabled */
 } nvmlPowerSmoothingState_v1_t; /* @nvml.h:13434 */
 typedef nvmlPowerSmoothingState_v1_t nvmlPowerSmoothingState_t; /* @nvml.h:13435 */
-/** \brief Activiate a specific preset profile for datacenter power smoothing. */
+/** \brief Activiate a specific preset profile for datacenter power smoothing.
+ * \param device The identifier of the target device
+ * \param profile Reference to nvmlPowerSmoothingProfile_v1_t. Note that only profile->profileId is used and the rest of the structure is ignored.
+ * \return - NVML_SUCCESS if the Desired Profile was successfully set - NVML_ERROR_INVALID_ARGUMENT if device is invalid or structure was NULL - NVML_ERROR_NO_PERMISSION if user does not have permission to change the profile number - NVML_ERROR_NOT_SUPPORTED if this feature is not supported by the device
+ */
 nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t *profile); /* @nvml.h:13458 */
-/** \brief Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t. */
+/** \brief Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t.
+ * \param device The identifier of the target device
+ * \param profile Reference to nvmlPowerSmoothingProfile_v1_t struct
+ * \return - NVML_SUCCESS if the Active Profile was successfully set - NVML_ERROR_INVALID_ARGUMENT if device is invalid or profile parameter/value was invalid - NVML_ERROR_NO_PERMISSION if user does not have permission to change any profile parameters - NVML_ERROR_ARGUMENT_VERSION_MISMATCH if the structure version is not supported
+ */
 nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t *profile); /* @nvml.h:13482 */
-/** \brief Enable or disable the Power Smoothing Feature. */
+/** \brief Enable or disable the Power Smoothing Feature.
+ * \param device The identifier of the target device
+ * \param state Reference to nvmlPowerSmoothingState_v1_t
+ * \return - NVML_SUCCESS if the feature state was successfully set - NVML_ERROR_INVALID_ARGUMENT if device is invalid or state is NULL - NVML_ERROR_NO_PERMISSION if user does not have permission to change feature state - NVML_ERROR_NOT_SUPPORTED if this feature is not supported by the device
+ */
 nvmlReturn_t nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t *state); /* @nvml.h:13502 */
-/** \brief Retrieves the counts of SRAM unique uncorrected ECC errors */
+/** \brief Retrieves the counts of SRAM unique uncorrected ECC errors
+ * \param device The identifier of the target device
+ * \param errorCounts Pointer to caller-supplied array which returns the unique error count entries
+ * \return - NVML_SUCCESS if utilization has been populated - NVML_ERROR_UNINITIALIZED if the library has not been successfully initialized - NVML_ERROR_INVALID_ARGUMENT if device is invalid, errorCounts->entryCount is NULL - NVML_ERROR_NOT_SUPPORTED if the device does not support this feature or ECC mods is not enabled - NVML_ERROR_INSUFFICIENT_SIZE if the allocated error entry array is not big enough - NVML_ERROR_GPU_IS_LOST if the target GPU has fallen off the bus or is otherwise inaccessible - NVML_ERROR_UNKNOWN on any unexpected error
+ */
 nvmlReturn_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device, nvmlEccSramUniqueUncorrectedErrorCounts_t *errorCounts); /* @nvml.h:13542 */
 #define NVML_API_VERSION 13
 #define NVML_API_VERSION_STR "13"

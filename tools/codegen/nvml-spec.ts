@@ -7,8 +7,7 @@
 // which `char *` is a string of how many bytes, which structs C reads as well as writes. Every
 // pointer C writes through has a known extent: a length or count argument (`outString`,
 // `outArray`, `inoutArray`, `extents`), or the size of the struct or scalar it points to.
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+import type { ApiConfig, ParamSpec } from './apis';
 import type { MacroModel, Model } from './model';
 
 const outArr = (count: string, countMode: 'inout' | 'in' = 'inout'): ParamSpec => ({ k: 'outArray', count, countMode });
@@ -134,8 +133,8 @@ export const nvmlApi: ApiConfig = {
   // (an old name of a current function) is not.
   renameFilter: (name, target) => target.startsWith(`${name}_v`),
   status: { type: 'nvmlReturn_t', enumTs: 'nvmlReturn_t', success: 'NVML_SUCCESS' },
-  ffi: 'src/ffi/nvml.ts',
-  lib: { module: '../ffi/nvml-lib', fn: 'nvml' },
+  ffi: 'src/ffi/nvml.gen.ts',
+  lib: { module: '../ffi/nvml-lib', fn: 'libnvml' },
   libLabel: 'libnvidia-ml',
   reducedHeader: 'tools/codegen/nvml-decls.h',
   reducedPrelude: ['#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml ## data ## _v ## ver ## _t) | (ver << 24U))'],

@@ -2,8 +2,7 @@
 // NVRTC_HEADER naming the file), the generator parses it and writes tools/codegen/nvrtc-decls.h, the
 // declarations it bound with their doc lines and #line marks; elsewhere it parses that file instead,
 // so the bindings regenerate the same without the toolkit's header.
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+import type { ApiConfig, ParamSpec } from './apis';
 
 const strings = (count: string): ParamSpec => ({ k: 'inArray', count, nullable: true });
 
@@ -14,8 +13,8 @@ export const nvrtcApi: ApiConfig = {
   bindHeaders: ['nvrtc.h'],
   versionedSymbols: false,
   status: { type: 'nvrtcResult', enumTs: 'nvrtcResult', success: 'NVRTC_SUCCESS' },
-  ffi: 'src/ffi/nvrtc.ts',
-  lib: { module: '../ffi/nvrtc-lib', fn: 'nvrtc' },
+  ffi: 'src/ffi/nvrtc.gen.ts',
+  lib: { module: '../ffi/nvrtc-lib', fn: 'libnvrtc' },
   libLabel: 'libnvrtc',
   reducedHeader: 'tools/codegen/nvrtc-decls.h',
   spec: {

@@ -3,31 +3,88 @@
 #include <stddef.h>
 /** \brief NVVM API call result code. */
 typedef enum { NVVM_SUCCESS = 0, NVVM_ERROR_OUT_OF_MEMORY = 1, NVVM_ERROR_PROGRAM_CREATION_FAILURE = 2, NVVM_ERROR_IR_VERSION_MISMATCH = 3, NVVM_ERROR_INVALID_INPUT = 4, NVVM_ERROR_INVALID_PROGRAM = 5, NVVM_ERROR_INVALID_IR = 6, NVVM_ERROR_INVALID_OPTION = 7, NVVM_ERROR_NO_MODULE_IN_PROGRAM = 8, NVVM_ERROR_COMPILATION = 9, NVVM_ERROR_CANCELLED = 10 } nvvmResult; /* @nvvm.h:36 */
-/** \brief Get the message string for the given #nvvmResult code. */
+/** \brief Get the message string for the given #nvvmResult code.
+ * \param result NVVM API result code.
+ * \return Message string for the given #nvvmResult code.
+ */
 const char * nvvmGetErrorString(nvvmResult result); /* @nvvm.h:58 */
-/** \brief Get the NVVM version. */
+/** \brief Get the NVVM version.
+ * \param major NVVM major version number.
+ * \param minor NVVM minor version number.
+ * \return - NVVM_SUCCESS
+ */
 nvvmResult nvvmVersion(int *major, int *minor); /* @nvvm.h:78 */
-/** \brief Get the NVVM IR version. */
+/** \brief Get the NVVM IR version.
+ * \param majorIR NVVM IR major version number.
+ * \param minorIR NVVM IR minor version number.
+ * \param majorDbg NVVM IR debug metadata major version number.
+ * \param minorDbg NVVM IR debug metadata minor version number.
+ * \return - NVVM_SUCCESS
+ */
 nvvmResult nvvmIRVersion(int *majorIR, int *minorIR, int *majorDbg, int *minorDbg); /* @nvvm.h:93 */
 /** \brief NVVM Program. An opaque handle for a program. */
 typedef struct _nvvmProgram *nvvmProgram; /* @nvvm.h:108 */
-/** \brief Create a program, and set the value of its handle to *prog. */
+/** \brief Create a program, and set the value of its handle to *prog.
+ * \param prog NVVM program.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_OUT_OF_MEMORY - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmCreateProgram(nvvmProgram *prog); /* @nvvm.h:122 */
-/** \brief Destroy a program. */
+/** \brief Destroy a program.
+ * \param prog NVVM program.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmDestroyProgram(nvvmProgram *prog); /* @nvvm.h:136 */
-/** \brief Add a module level NVVM IR to a program. */
+/** \brief Add a module level NVVM IR to a program.
+ * \param prog NVVM program.
+ * \param buffer NVVM IR module in the bitcode or text representation.
+ * \param size Size of the NVVM IR module.
+ * \param name Name of the NVVM IR module. If NULL, "<unnamed>" is used as the name.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_OUT_OF_MEMORY - NVVM_ERROR_INVALID_INPUT - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name); /* @nvvm.h:161 */
-/** \brief Add a module level NVVM IR to a program. */
+/** \brief Add a module level NVVM IR to a program.
+ * \param prog NVVM program.
+ * \param buffer NVVM IR module in the bitcode representation.
+ * \param size Size of the NVVM IR module.
+ * \param name Name of the NVVM IR module. If NULL, "<unnamed>" is used as the name.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_OUT_OF_MEMORY - NVVM_ERROR_INVALID_INPUT - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char *buffer, size_t size, const char *name); /* @nvvm.h:190 */
-/** \brief Compile the NVVM program. */
+/** \brief Compile the NVVM program.
+ * \param prog NVVM program.
+ * \param numOptions Number of compiler options passed.
+ * \param options Compiler options in the form of C string array.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_OUT_OF_MEMORY - NVVM_ERROR_IR_VERSION_MISMATCH - NVVM_ERROR_INVALID_PROGRAM - NVVM_ERROR_INVALID_OPTION - NVVM_ERROR_NO_MODULE_IN_PROGRAM - NVVM_ERROR_COMPILATION
+ */
 nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char **options); /* @nvvm.h:271 */
-/** \brief Verify the NVVM program. */
+/** \brief Verify the NVVM program.
+ * \param prog NVVM program.
+ * \param numOptions Number of compiler options passed.
+ * \param options Compiler options in the form of C string array.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_OUT_OF_MEMORY - NVVM_ERROR_IR_VERSION_MISMATCH - NVVM_ERROR_INVALID_PROGRAM - NVVM_ERROR_INVALID_IR - NVVM_ERROR_INVALID_OPTION - NVVM_ERROR_NO_MODULE_IN_PROGRAM
+ */
 nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char **options); /* @nvvm.h:295 */
-/** \brief Get the size of the compiled result. */
+/** \brief Get the size of the compiled result.
+ * \param prog NVVM program.
+ * \param bufferSizeRet Size of the compiled result (including the trailing NULL).
+ * \return - NVVM_SUCCESS - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t *bufferSizeRet); /* @nvvm.h:308 */
-/** \brief Get the compiled result. */
+/** \brief Get the compiled result.
+ * \param prog NVVM program.
+ * \param buffer Compiled result.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char *buffer); /* @nvvm.h:323 */
-/** \brief Get the Size of Compiler/Verifier Message. */
+/** \brief Get the Size of Compiler/Verifier Message.
+ * \param prog NVVM program.
+ * \param bufferSizeRet Size of the compilation/verification log (including the trailing NULL).
+ * \return - NVVM_SUCCESS - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t *bufferSizeRet); /* @nvvm.h:339 */
-/** \brief Get the Compiler/Verifier Message. */
+/** \brief Get the Compiler/Verifier Message.
+ * \param prog NVVM program.
+ * \param buffer Compilation/Verification log.
+ * \return - NVVM_SUCCESS - NVVM_ERROR_INVALID_PROGRAM
+ */
 nvvmResult nvvmGetProgramLog(nvvmProgram prog, char *buffer); /* @nvvm.h:354 */

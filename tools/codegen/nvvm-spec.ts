@@ -2,8 +2,7 @@
 // nvvm.h under include/ (or nvvm/include/); the generator also writes tools/codegen/nvvm-decls.h
 // from it and parses that file where the header is absent, so a machine without the NVVM component
 // regenerates the same bindings.
-import type { ApiConfig } from './apis';
-import type { ParamSpec } from './runtime-spec';
+import type { ApiConfig, ParamSpec } from './apis';
 
 const strings = (count: string): ParamSpec => ({ k: 'inArray', count, nullable: true });
 const sized = (sizeFn: string): ParamSpec => ({ k: 'sizedOut', sizeFn, args: ['prog'] });
@@ -15,8 +14,8 @@ export const nvvmApi: ApiConfig = {
   bindHeaders: ['nvvm.h'],
   versionedSymbols: false,
   status: { type: 'nvvmResult', enumTs: 'nvvmResult', success: 'NVVM_SUCCESS' },
-  ffi: 'src/ffi/nvvm.ts',
-  lib: { module: '../ffi/nvvm-lib', fn: 'nvvm' },
+  ffi: 'src/ffi/nvvm.gen.ts',
+  lib: { module: '../ffi/nvvm-lib', fn: 'libnvvm' },
   libLabel: 'libnvvm',
   reducedHeader: 'tools/codegen/nvvm-decls.h',
   spec: {

@@ -1,32 +1,8 @@
 // What the headers cannot say: which pointer parameters are arrays and which count goes with them,
 // which are in/out, which `void *` takes a value typed by an attribute, and how many bytes of host
 // memory a call touches. Everything else the generator infers from the C types.
-
-/** How a parameter is treated where the default (inferred from its C type) is wrong. */
-export type ParamSpec =
-  | { k: 'inArray'; count: string; nullable?: boolean }
-  | { k: 'outArray'; count: string; countMode: 'inout' | 'in' }
-  | { k: 'borrowedArray'; count: string }
-  | { k: 'inout' }
-  | { k: 'inRef' }
-  | { k: 'inStruct'; nullable?: boolean }
-  | { k: 'outAddr' }
-  | { k: 'outString'; len: string; size?: number }
-  | { k: 'inoutArray'; count: string }
-  | { k: 'outBytes'; size: number }
-  | { k: 'attr'; attr: string; table: string; dir: 'in' | 'out' }
-  | { k: 'rangeAttr'; size: string; attr: string }
-  | { k: 'pointer' }
-  /**
-   * Memory C writes as many bytes into as `sizeFn(...args)` reports (nvJitLinkGetLinkedCubin and
-   * nvJitLinkGetLinkedCubinSize): host memory passed is checked against that size; null makes the
-   * call size and allocate a Buffer itself and return it.
-   */
-  | { k: 'sizedOut'; sizeFn: string; args: string[] }
-  | { k: 'kernelArgs' }
-  | { k: 'hostFn'; kind: 'hostFn' | 'streamCallback'; stream: string }
-  /** An output array as long as another call reports, allocated inside and returned (extents.ts). */
-  | { k: 'queriedArray'; query: string; args: string[] };
+import type { ApiConfig, ParamSpec } from './apis';
+import type { ExtentBytes } from './extents';
 
 const dep = (count = 'numDependencies') => ({ pDependencies: { k: 'inArray', count, nullable: true } as ParamSpec });
 const inArr = (count: string, nullable = true): ParamSpec => ({ k: 'inArray', count, nullable });
@@ -238,9 +214,6 @@ export const docs: Record<string, string> = {
   cudaGetExportTable: 'Returns an internal export table of the runtime (undocumented by NVIDIA)',
 };
 
-import type { ApiConfig } from './apis';
-import type { ExtentBytes } from './extents';
-
 /** Arguments libcudart 13.0 crashes on instead of returning an error (found by tools/find-crashers.sh). */
 function runtimeChecks(): Record<string, string[]> {
   const notNull = (fn: string, p: string, what: string) =>
@@ -270,8 +243,9 @@ export const runtimeApi: ApiConfig = {
   perThreadDefine: 'CUDA_API_PER_THREAD_DEFAULT_STREAM',
   versionedSymbols: false,
   status: { type: 'cudaError_t', enumTs: 'cudaError_t', success: 'cudaSuccess' },
-  ffi: 'src/ffi/cudart.ts',
-  lib: { module: '../ffi/cudart-lib', fn: 'cudart' },
+  ffi: 'src/ffi/cudart.gen.ts',
+  lib: { module: '../ffi/cudart-lib', fn: 'libcudart' },
+  ffiConstants: ['CUDART_VERSION', 'cudaStreamLegacy', 'cudaStreamPerThread', 'cudaEventDisableTiming', 'cudaStreamCaptureStatusActive', 'cudaMemRangeAttributeAccessedBy'],
   libLabel: 'libcudart',
   spec: { paramSpecs, extents, elementExtents, notWritten, fieldExtents, integerHandles, attrTables, docs, checks: runtimeChecks() },
   skipped: [

@@ -18,6 +18,12 @@ export type ValueKind =
   | { k: 'record'; rec: RecordModel }
   | { k: 'void' };
 
+/** The driver's device address integers (`CUdeviceptr`): typed so that a handle does not pass for one. */
+export function isDevicePtrTypedef(t: CType): boolean {
+  for (let c: CType = t; c.k === 'typedef'; c = c.to) if (c.name === 'CUdeviceptr' || c.name === 'CUdeviceptr_v2') return true;
+  return false;
+}
+
 export class TypeMap {
   /** record key -> brand (TS handle type name) of the handles that point to it */
   readonly handleOfRecord = new Map<string, string>();

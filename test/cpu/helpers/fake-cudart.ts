@@ -6,7 +6,7 @@ import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_proce
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../../../src/runtime/constants';
+import { CUDART_VERSION } from '../../../src/runtime/constants.gen';
 
 const root = path.join(__dirname, '..', '..', '..');
 const SOURCE = path.join(__dirname, '..', 'fixtures', 'fake-cudart.c');

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CUDA_VERSION } from '../../../src/driver/constants';
+import { CUDA_VERSION } from '../../../src/driver/constants.gen';
 
 const COMMON = `
   #include <stdlib.h>
@@ -171,7 +171,7 @@ export function buildRefusingStubs(dir: string): Record<'nvjitlink' | 'nvfatbin'
   const out = {} as Record<keyof typeof apis, string>;
   for (const [id, a] of Object.entries(apis) as [keyof typeof apis, (typeof apis)[keyof typeof apis]][]) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const decls = require(`../../../src/ffi/${id}`).declarations as Record<string, [string, string]>;
+    const decls = require(`../../../src/ffi/${id}.gen`).declarations as Record<string, [string, string]>;
     const fns = Object.values(decls).map(([sym, ret]) => {
       if (sym === a.version) return `int ${sym}(int *major, int *minor) { *major = ${a.major}; *minor = 0; return 0; }`;
       if (ret === 'const char *') return `const char *${sym}() { return "stub"; }`;

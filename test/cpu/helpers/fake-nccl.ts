@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../../../src/runtime/constants';
+import { CUDART_VERSION } from '../../../src/runtime/constants.gen';
 
 const CUDART = `
 #include <stdlib.h>
@@ -21,6 +21,7 @@ int cudaMemset(void *d, int v, size_t n) { memset(d, v, n); return 0; }
 int cudaStreamCreateWithPriority(void **s, unsigned f, int p) { *s = malloc(8); return 0; }
 int cudaStreamDestroy(void *s) { free(s); return 0; }
 int cudaStreamSynchronize(void *s) { return 0; }
+int cudaStreamQuery(void *s) { return 0; }
 int cudaDeviceSynchronize(void) { return 0; }
 int cudaGetLastError(void) { return 0; }
 int cudaGetDeviceProperties(char *p, int d) { strcpy(p, "Fake GPU"); return 0; }

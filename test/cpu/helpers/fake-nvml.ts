@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CUDART_VERSION } from '../../../src/runtime/constants';
+import { CUDART_VERSION } from '../../../src/runtime/constants.gen';
 
 const root = path.join(__dirname, '..', '..', '..');
 

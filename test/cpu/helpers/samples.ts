@@ -23,8 +23,8 @@ export function sample(ns: Record<string, any>, fn: string, p: Param): unknown {
   if (ts.startsWith('KernelArgs')) return [];
   if (ts === 'string') return /path|file/i.test(p.name) ? path.join(tmp, `${fn}.out`) : 'x';
   if (ts === 'number' || /^E\.\w+$/.test(ts)) return 0;
-  if (ts === 'Pointer' || ts.endsWith('| null')) return null;
-  if (ts === 'bigint | number') return 0n;
+  if (ts === 'Pointer' || ts === 'Memory' || ts.endsWith('| null')) return null;
+  if (ts === 'bigint | number' || ts === 'DevicePointer | number') return 0n;
   if (ts === 'number | bigint') return 0;
   throw new Error(`no sample for ${fn}(${p.name}: ${ts})`);
 }

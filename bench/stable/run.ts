@@ -1,0 +1,214 @@
+// The stable benchmark (`npm run bench:stable`, on a GPU machine after `npm run build`): C, the tuple
+// facade, core, cuda-python, CuPy and raw koffi as long-lived processes, pinned to the same CPUs,
+// taking turns operation by operation, round after round. Each row reports every implementation's
+// median over the rounds with its spread (min–max), each round's sample being the median of three
+// timed loops, and its ratio to C: the median of the per-round
+// ratios, each against C's figure of the same round. The raw samples go to a JSON file.
+//   node dist-bench/bench/stable/run.js [--rounds 10] [--cpus 2,3] [--out bench/results/stable.json]
+//   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
+import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+
+/** How each operation is timed: a loop of n calls, or n calls enqueued in synchronised batches of 128. */
+const OPS: { op: string; kind: 'loop' | 'batch'; n: number; base?: string }[] = [
+  { op: 'cudaGetDevice', kind: 'loop', n: 200_000 },
+  { op: 'cudaPeekAtLastError', kind: 'loop', n: 200_000 },
+  { op: 'cudaStreamQuery', kind: 'loop', n: 50_000 },
+  { op: 'cudaEventQuery', kind: 'loop', n: 50_000 },
+  { op: 'cudaEventRecord', kind: 'batch', n: 25_600 },
+  { op: 'cudaGetDeviceProperties', kind: 'loop', n: 1_000 },
+  { op: 'cudaGetDeviceProperties+5fields', kind: 'loop', n: 1_000 },
+  { op: 'cudaMalloc+cudaFree_1MiB', kind: 'loop', n: 500 },
+  { op: 'cudaMallocAsync+cudaFreeAsync_1MiB', kind: 'batch', n: 6_400 },
+  { op: 'cudaMemcpy_H2D_4B', kind: 'loop', n: 2_000 },
+  { op: 'cudaMemcpy_D2H_4B', kind: 'loop', n: 2_000 },
+  { op: 'cudaMemcpyAsync_H2D_4B_pinned', kind: 'batch', n: 6_400 },
+  { op: 'cudaLaunchKernel_empty', kind: 'batch', n: 12_800 },
+  { op: 'cudaLaunchKernel_8args', kind: 'batch', n: 12_800 },
+  { op: 'cudaLaunchKernel_8args_typed', kind: 'batch', n: 12_800, base: 'cudaLaunchKernel_8args' },
+  { op: 'cuLaunchKernel_empty', kind: 'batch', n: 12_800 },
+  { op: 'cuLaunchKernel_8args', kind: 'batch', n: 12_800 },
+  { op: 'cudaGraphLaunch_1kernel', kind: 'batch', n: 12_800 },
+  { op: 'launch+sync_empty', kind: 'loop', n: 2_000 },
+  { op: 'InOut_4MiB', kind: 'loop', n: 20 },
+  { op: 'InOut_4MiB_manual', kind: 'loop', n: 20, base: 'InOut_4MiB' },
+];
+const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi'] as const;
+type Impl = (typeof IMPLS)[number];
+
+interface Results {
+  meta: Record<string, unknown>;
+  ops: typeof OPS;
+  /** samples[impl][op]: ns per call, one per round (null where the implementation lacks the operation). */
+  samples: Record<string, Record<string, (number | null)[]>>;
+}
+
+const median = (xs: number[]) => {
+  const a = [...xs].sort((x, y) => x - y);
+  const m = a.length >> 1;
+  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+};
+
+/** Per-round ratios of impl to C for one operation (rounds where either is missing are left out). */
+function ratios(r: Results, impl: string, op: string): number[] {
+  const base = r.ops.find((o) => o.op === op)?.base ?? op;
+  const xs = r.samples[impl]?.[op] ?? [];
+  const cs = r.samples.c?.[base] ?? [];
+  return xs.flatMap((x, i) => (x !== null && cs[i] ? [x / cs[i]!] : []));
+}
+
+function table(r: Results): string {
+  const impls = IMPLS.filter((i) => r.samples[i]);
+  const lines = [`| operation (ns per call) | ${impls.join(' | ')} |`, `|---|${impls.map(() => '---:').join('|')}|`];
+  for (const { op } of r.ops) {
+    const cells = impls.map((impl) => {
+      const xs = (r.samples[impl]?.[op] ?? []).filter((x): x is number => x !== null);
+      if (!xs.length) return '';
+      const f = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+      const rs = ratios(r, impl, op);
+      return `${f(median(xs))} [${f(Math.min(...xs))}–${f(Math.max(...xs))}]${impl !== 'c' && rs.length ? ` ${median(rs).toFixed(2)}×` : ''}`;
+    });
+    if (cells.some(Boolean)) lines.push(`| ${op} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+function compare(a: Results, b: Results): string {
+  const lines = ['| operation | implementation | ratio to C, run 1 | run 2 | difference |', '|---|---|---:|---:|---:|'];
+  let worst = 0;
+  for (const { op } of a.ops) {
+    for (const impl of IMPLS) {
+      if (impl === 'c') continue;
+      const ra = ratios(a, impl, op);
+      const rb = ratios(b, impl, op);
+      if (!ra.length || !rb.length) continue;
+      const x = median(ra);
+      const y = median(rb);
+      const d = Math.abs(x / y - 1);
+      worst = Math.max(worst, d);
+      lines.push(`| ${op} | ${impl} | ${x.toFixed(2)}× | ${y.toFixed(2)}× | ${(100 * d).toFixed(1)}%${d > 0.15 ? ' **over 15%**' : ''} |`);
+    }
+  }
+  lines.push('', `Largest difference between the two runs: ${(100 * worst).toFixed(1)}%.`);
+  return lines.join('\n');
+}
+
+/** A server process answering one request per line. */
+class Server {
+  private lines: AsyncIterator<string>;
+  constructor(readonly impl: Impl, private proc: ChildProcessWithoutNullStreams, readonly stderr: string[]) {
+    this.lines = readline.createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+    proc.stderr.on('data', (d) => stderr.push(String(d)));
+  }
+  async next(timeoutMs: number): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    const t = new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${this.impl}: no answer in ${timeoutMs} ms`)), timeoutMs)));
+    try {
+      const r = await Promise.race([this.lines.next(), t]);
+      if (r.done) throw new Error(`${this.impl} exited: ${this.stderr.join('').slice(-500)}`);
+      return r.value;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  async ask(op: string, kind: string, n: number): Promise<number | null> {
+    this.proc.stdin.write(`${op} ${kind} ${n}\n`);
+    const a = (await this.next(120_000)).trim();
+    return a === '-' ? null : Number(a);
+  }
+  stop(): void {
+    this.proc.stdin.end();
+    this.proc.kill();
+  }
+}
+
+async function start(impl: Impl, cmd: string[], cpus: string | null, notes: string[]): Promise<Server | null> {
+  const argv = cpus ? ['taskset', '-c', cpus, ...cmd] : cmd;
+  const proc = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
+  const err: string[] = [];
+  const s = new Server(impl, proc, err);
+  try {
+    while ((await s.next(120_000)).trim() !== 'ready');
+    return s;
+  } catch (e) {
+    notes.push(`${impl} left out: ${(e as Error).message.replace(/\s+/g, ' ').slice(0, 300)}`);
+    proc.kill();
+    return null;
+  }
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const opt = (name: string, dflt: string) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : dflt;
+  };
+  if (args[0] === '--compare') {
+    const [a, b] = args.slice(1, 3).map((f) => JSON.parse(fs.readFileSync(f, 'utf8')) as Results);
+    console.log(compare(a, b));
+    return;
+  }
+  const rounds = Number(opt('--rounds', '10'));
+  const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
+  const cpus = hasTaskset ? opt('--cpus', '2,3') : null;
+  const outFile = opt('--out', path.join('bench', 'results', `stable-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stable-'));
+  const cubin = path.join(work, 'kernels.cubin');
+  execFileSync('nvcc', ['-O2', '-arch=native', '-cubin', '-o', cubin, 'bench/kernels.cu'], { stdio: 'inherit' });
+  execFileSync('nvcc', ['-O2', '-o', path.join(work, 'c'), 'bench/stable/c.cu', '-lcuda'], { stdio: 'inherit' });
+  const notes: string[] = [];
+  const node = process.execPath;
+  const here = path.join('dist-bench', 'bench', 'stable', 'node.js');
+  const cmds: Record<Impl, string[]> = {
+    c: [path.join(work, 'c'), cubin],
+    facade: [node, here, 'facade', cubin],
+    core: [node, here, 'core', cubin],
+    'cuda-python': ['python3', 'bench/stable/py.py', 'cuda-python', cubin],
+    cupy: ['python3', 'bench/stable/py.py', 'cupy', cubin],
+    koffi: [node, here, 'koffi', cubin],
+  };
+  const servers: Server[] = [];
+  for (const impl of IMPLS) {
+    const s = await start(impl, cmds[impl], cpus, notes);
+    if (s) servers.push(s);
+  }
+  if (!servers.some((s) => s.impl === 'c')) throw new Error(`the C server did not start: ${notes.join('; ')}`);
+  const samples: Results['samples'] = {};
+  for (const s of servers) samples[s.impl] = Object.fromEntries(OPS.map((o) => [o.op, []]));
+  // Round 0 warms every process up (JIT, lazy binding, caches) and is not kept.
+  for (let round = 0; round <= rounds; round++) {
+    const t0 = Date.now();
+    for (const { op, kind, n } of OPS) {
+      for (const s of servers) {
+        // A sample is the median of three timed loops back to back: one preempted loop does not move it.
+        const v = [await s.ask(op, kind, n), await s.ask(op, kind, n), await s.ask(op, kind, n)];
+        if (round > 0) samples[s.impl][op].push(v[0] === null ? null : median(v as number[]));
+      }
+    }
+    process.stderr.write(`round ${round}/${rounds}${round === 0 ? ' (warm-up, not kept)' : ''}: ${Date.now() - t0} ms\n`);
+  }
+  for (const s of servers) {
+    s.stop();
+    // What a server said of itself on stderr (`# …` lines: an operation it had to leave out, and why).
+    for (const l of s.stderr.join('').split('\n')) if (l.startsWith('# ')) notes.push(`${s.impl}: ${l.slice(2)}`);
+  }
+  const gpu = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader', '-i', '0'], { encoding: 'utf8' }).stdout?.trim();
+  const results: Results = {
+    meta: { date: new Date().toISOString(), gpu, node: process.version, rounds, cpus, host: os.hostname(), notes },
+    ops: OPS,
+    samples,
+  };
+  fs.mkdirSync(path.dirname(outFile), { recursive: true });
+  fs.writeFileSync(outFile, JSON.stringify(results, null, 1) + '\n');
+  console.log(`# ${gpu}; Node ${process.version}; ${rounds} rounds; pinned to CPUs ${cpus ?? '(taskset missing: not pinned)'}; raw samples in ${outFile}`);
+  for (const n of notes) console.log(`# ${n}`);
+  console.log(table(results));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

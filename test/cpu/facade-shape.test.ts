@@ -1,0 +1,31 @@
+// The facade's namespaces hold their functions, enums and struct classes as plain values: a getter per
+// name (what TypeScript's `export *` makes of a writable module) cost about 40 ns on every
+// `cudart.f()` call (issue #18). Generated modules end with Object.freeze(exports) for this.
+import * as root from '../../src';
+import * as runtime from '../../src/runtime';
+import * as driver from '../../src/driver';
+
+const apis = ['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'nccl', 'nvml'] as const;
+const rootName = { runtime: 'cudart', driver: 'cuda' } as Record<string, string>;
+const cases: [string, () => object, string][] = [];
+for (const api of apis) {
+  for (const part of ['api.gen', 'enums.gen', 'helpers']) {
+    cases.push([`root.${rootName[api] ?? api} (${part})`, () => (root as any)[rootName[api] ?? api], `../../src/${api}/${part}`]);
+  }
+  cases.push([`root.${rootName[api] ?? api} (structs)`, () => (root as any)[rootName[api] ?? api], `../../src/structs/${api}.gen`]);
+}
+cases.push(['cuda-bindings/runtime (api)', () => runtime, '../../src/runtime/api.gen'], ['cuda-bindings/driver (api)', () => driver, '../../src/driver/api.gen']);
+
+test.each(cases)('%s: every name is a data property, not a getter', (_name, ns, modulePath) => {
+  let mod: object;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- each case names its module
+    mod = require(modulePath);
+  } catch {
+    return expect(modulePath).toMatch(/helpers$/); // not every API has hand-written helpers
+  }
+  const names = Object.keys(mod);
+  const getters = names.filter((k) => typeof Object.getOwnPropertyDescriptor(ns(), k)?.get === 'function');
+  expect(getters).toEqual([]);
+  expect(names.every((k) => Object.getOwnPropertyDescriptor(ns(), k) !== undefined)).toBe(true);
+});
