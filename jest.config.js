@@ -2,7 +2,11 @@
 // `soak` (npm run test:soak, tools/run-soak.cjs) is the GPU reliability soak, minutes long.
 // The timeout is a guard against hangs, not a measure: on a loaded 2-core machine a test that starts
 // processes can take many times its usual time, past jest's default of 5 s.
-const common = { preset: 'ts-jest', testEnvironment: 'node', transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: { warnOnly: false } }] } };
+const common = {
+  preset: 'ts-jest',
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: { warnOnly: false } }] },
+};
 module.exports = {
   testTimeout: 60_000,
   projects: [

@@ -18,24 +18,48 @@ async function main(): Promise<void> {
   const ev = d.createEvent();
   ev.record(s);
   await s.synchronize();
-  out('cudaGetDevice', bench(() => Device.current(), 1_000_000));
-  out('cudaStreamQuery', bench(() => s.query(), 200_000));
-  out('cudaEventQuery', bench(() => ev.query(), 200_000));
-  out('cudaEventRecord', bench(() => ev.record(s), 200_000));
+  out(
+    'cudaGetDevice',
+    bench(() => Device.current(), 1_000_000),
+  );
+  out(
+    'cudaStreamQuery',
+    bench(() => s.query(), 200_000),
+  );
+  out(
+    'cudaEventQuery',
+    bench(() => ev.query(), 200_000),
+  );
+  out(
+    'cudaEventRecord',
+    bench(() => ev.record(s), 200_000),
+  );
   await s.synchronize();
   // Held from here on, as C's anchor holds one: with no allocation live, each cudaFree gives the
   // driver's chunk back and the next cudaMalloc maps it again (about 100 µs a pair, C or JS).
   const buf = d.allocate(1 << 20);
-  out('cudaMalloc+cudaFree_1MiB', bench(() => d.allocate(1 << 20).close(), 2000));
+  out(
+    'cudaMalloc+cudaFree_1MiB',
+    bench(() => d.allocate(1 << 20).close(), 2000),
+  );
   const pool = d.memoryPool;
-  out('cudaMallocAsync+cudaFreeAsync_1MiB', bench(() => pool.allocate(1 << 20, s).close(), 20000));
+  out(
+    'cudaMallocAsync+cudaFreeAsync_1MiB',
+    bench(() => pool.allocate(1 << 20, s).close(), 20000),
+  );
   await s.synchronize();
   const cache = new CachingAllocator();
-  out('cachingAllocator_allocate+close_1MiB', bench(() => cache.allocate(1 << 20, { device: d }).close(), 200_000));
+  out(
+    'cachingAllocator_allocate+close_1MiB',
+    bench(() => cache.allocate(1 << 20, { device: d }).close(), 200_000),
+  );
   cache.freeAllBlocks();
   // Pinned memory: CuPy's pool (a block reused after close) against cudaHostAlloc+cudaFreeHost (the C anchor).
   const pinnedPool = new core.PinnedMemoryPool();
-  out('pinnedPool_allocate+close_1MiB', bench(() => pinnedPool.allocate(1 << 20).close(), 200_000));
+  out(
+    'pinnedPool_allocate+close_1MiB',
+    bench(() => pinnedPool.allocate(1 << 20).close(), 200_000),
+  );
   pinnedPool.freeAllBlocks();
   // A virtual buffer grown in place from 2 MiB to 1 GiB (map 1022 MiB more at the same address): ns per grow.
   const vmr = new core.VirtualMemoryResource(d);
@@ -49,9 +73,18 @@ async function main(): Promise<void> {
   }
   out('virtualBuffer_resize_2MiB_to_1GiB', grows.sort((x, y) => x - y)[10]);
   const hv = new Int32Array([1]);
-  out('cudaMemcpy_H2D_4B', bench(() => buf.copyFrom(hv), 20000));
-  out('cudaMemcpy_D2H_4B', bench(() => buf.copyTo(hv), 20000));
-  out('cudaMemcpyAsync_H2D_4B', bench(() => buf.copyFrom(hv, { stream: s }), 20000));
+  out(
+    'cudaMemcpy_H2D_4B',
+    bench(() => buf.copyFrom(hv), 20000),
+  );
+  out(
+    'cudaMemcpy_D2H_4B',
+    bench(() => buf.copyTo(hv), 20000),
+  );
+  out(
+    'cudaMemcpyAsync_H2D_4B',
+    bench(() => buf.copyFrom(hv, { stream: s }), 20000),
+  );
   await s.synchronize();
 
   const cubin = process.argv[2];
@@ -62,20 +95,31 @@ async function main(): Promise<void> {
     const cfg = { grid: 1, block: 1, stream: s };
     empty.launch(cfg);
     await s.synchronize();
-    out('cudaLaunchKernel_empty_lib', bench(() => empty.launch(cfg), 100_000));
+    out(
+      'cudaLaunchKernel_empty_lib',
+      bench(() => empty.launch(cfg), 100_000),
+    );
     await s.synchronize();
-    out('cudaLaunchKernel_8args', bench(() => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 100_000));
+    out(
+      'cudaLaunchKernel_8args',
+      bench(() => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 100_000),
+    );
     await s.synchronize();
     // The same launch prepared: plain numbers packed into memory reused by every call.
     const prepared = empty8.prepare('const float *a, float *b, int c, unsigned d, float e, float f, long long g, double h');
-    out('cudaLaunchKernel_8args_prepared', bench(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 100_000));
+    out(
+      'cudaLaunchKernel_8args_prepared',
+      bench(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 100_000),
+    );
     await s.synchronize();
     // 4 MiB in and out of a copy kernel: In/Out (temporaries from the installed allocator, a
     // CachingAllocator as CuPy's pool) against the copies written out by hand.
     const copy = mod.kernel('copyFloats');
     const n = 1 << 20;
-    const hx = new Float32Array(n), hy = new Float32Array(n);
-    const dx = d.allocate(4 * n), dy = d.allocate(4 * n);
+    const hx = new Float32Array(n),
+      hy = new Float32Array(n);
+    const dx = d.allocate(4 * n),
+      dy = d.allocate(4 * n);
     const big = { grid: n / 256, block: 256, stream: s };
     const manual = () => {
       dx.copyFrom(hx, { stream: s });
@@ -95,7 +139,10 @@ async function main(): Promise<void> {
     const graph = await s.capture(() => empty.launch(cfg));
     const exec = graph.instantiate();
     exec.upload(s);
-    out('cudaGraphLaunch_1kernel', bench(() => exec.launch(s), 100_000));
+    out(
+      'cudaGraphLaunch_1kernel',
+      bench(() => exec.launch(s), 100_000),
+    );
     await s.synchronize();
   }
 

@@ -35,7 +35,11 @@ const e = cudart.cudaEvent_t(0x5678);
 const g = { x: 1, y: 1, z: 1 };
 const d3 = new cudart.dim3(g);
 // A struct whose pointer field holds host memory: the call checks it is attached and large enough.
-const p3 = new cudart.cudaMemcpy3DParms({ kind: 1, extent: { width: 64, height: 1, depth: 1 }, srcPtr: { ptr: new Uint8Array(64), pitch: 64 } });
+const p3 = new cudart.cudaMemcpy3DParms({
+  kind: 1,
+  extent: { width: 64, height: 1, depth: 1 },
+  srcPtr: { ptr: new Uint8Array(64), pitch: 64 },
+});
 
 const cases: [string, () => unknown, () => unknown, number][] = [
   ['cudaPeekAtLastError', () => raw.cudaPeekAtLastError(), () => cudart.cudaPeekAtLastError(), 2_000_000],
@@ -45,7 +49,12 @@ const cases: [string, () => unknown, () => unknown, number][] = [
   ['cudaMemcpy 4 B', () => raw.cudaMemcpy(0x1000n, host, 4, 1), () => cudart.cudaMemcpy(0x1000n, host, 4, 1), 1_000_000],
   ['cudaMallocAsync', () => raw.cudaMallocAsync(u64, 1024, s), () => cudart.cudaMallocAsync(1024, s), 1_000_000],
   ['cudaGetDeviceProperties', () => raw.cudaGetDeviceProperties(prop, 0), () => cudart.cudaGetDeviceProperties(0), 200_000],
-  ['cudaLaunchKernel', () => raw.cudaLaunchKernel(0x10n, g, g, null, 0, s), () => cudart.cudaLaunchKernel(0x10n, d3, d3, null, 0, s), 500_000],
+  [
+    'cudaLaunchKernel',
+    () => raw.cudaLaunchKernel(0x10n, g, g, null, 0, s),
+    () => cudart.cudaLaunchKernel(0x10n, d3, d3, null, 0, s),
+    500_000,
+  ],
   ['cudaMemcpy3D, a host buffer in srcPtr', () => raw.cudaMemcpy3D(p3.getBytes()), () => cudart.cudaMemcpy3D(p3), 1_000_000],
 ];
 
@@ -64,7 +73,9 @@ for (let round = 0; round < ROUNDS; round++) {
     samples[i].facade.push(time(f, Math.ceil(n / 10), 3));
   });
 }
-console.log(`# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}; ${ROUNDS} interleaved rounds, median [min–max] ns per call`);
+console.log(
+  `# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}; ${ROUNDS} interleaved rounds, median [min–max] ns per call`,
+);
 console.log('| call | raw koffi | facade | facade / raw |');
 console.log('|---|---:|---:|---:|');
 cases.forEach(([name], i) => {
@@ -81,7 +92,13 @@ const probe = (entry: string) =>
   `const ms = Number(process.hrtime.bigint() - t) / 1e6; console.log(JSON.stringify([ms, (process.memoryUsage().rss - r0) / 1048576]))`;
 console.log('\n| entry | require + first call (ms) | RSS growth (MiB) |');
 console.log('|---|---:|---:|');
-for (const [label, entry] of [["require('cuda-bindings')", path.resolve('dist')], ["require('cuda-bindings/runtime')", path.resolve('dist', 'runtime')]]) {
-  const runs = Array.from({ length: 7 }, () => JSON.parse(execFileSync(process.execPath, ['-e', probe(entry)]).toString()) as [number, number]);
+for (const [label, entry] of [
+  ["require('cuda-bindings')", path.resolve('dist')],
+  ["require('cuda-bindings/runtime')", path.resolve('dist', 'runtime')],
+]) {
+  const runs = Array.from(
+    { length: 7 },
+    () => JSON.parse(execFileSync(process.execPath, ['-e', probe(entry)]).toString()) as [number, number],
+  );
   console.log(`| ${label} | ${median(runs.map((r) => r[0])).toFixed(1)} | ${median(runs.map((r) => r[1])).toFixed(1)} |`);
 }

@@ -38,29 +38,77 @@ const raw = {
 };
 const i32 = new Int32Array(1);
 const rawOut = (name: string, v: number) => console.log(`koffi-same-process,${name},${v.toFixed(1)}`);
-rawOut('cudaGetDevice', bench(() => raw.getDevice(i32), 1_000_000));
-rawOut('cudaPeekAtLastError', bench(() => raw.peek(), 1_000_000));
-rawOut('cudaStreamQuery', bench(() => raw.query(s), 200_000));
+rawOut(
+  'cudaGetDevice',
+  bench(() => raw.getDevice(i32), 1_000_000),
+);
+rawOut(
+  'cudaPeekAtLastError',
+  bench(() => raw.peek(), 1_000_000),
+);
+rawOut(
+  'cudaStreamQuery',
+  bench(() => raw.query(s), 200_000),
+);
 const getDevice = cudart.cudaGetDevice;
-out('cudaGetDevice_localBinding', bench(() => getDevice(), 1_000_000));
-out('cudaGetDevice', bench(() => cudart.cudaGetDevice(), 1_000_000));
-out('cudaPeekAtLastError', bench(() => cudart.cudaPeekAtLastError(), 1_000_000));
-out('cudaStreamQuery', bench(() => cudart.cudaStreamQuery(s), 200_000));
-out('cudaEventQuery', bench(() => cudart.cudaEventQuery(ev), 200_000));
-out('cudaEventRecord', bench(() => cudart.cudaEventRecord(ev, s), 200_000));
+out(
+  'cudaGetDevice_localBinding',
+  bench(() => getDevice(), 1_000_000),
+);
+out(
+  'cudaGetDevice',
+  bench(() => cudart.cudaGetDevice(), 1_000_000),
+);
+out(
+  'cudaPeekAtLastError',
+  bench(() => cudart.cudaPeekAtLastError(), 1_000_000),
+);
+out(
+  'cudaStreamQuery',
+  bench(() => cudart.cudaStreamQuery(s), 200_000),
+);
+out(
+  'cudaEventQuery',
+  bench(() => cudart.cudaEventQuery(ev), 200_000),
+);
+out(
+  'cudaEventRecord',
+  bench(() => cudart.cudaEventRecord(ev, s), 200_000),
+);
 cudart.cudaStreamSynchronize(s);
-out('cudaGetDeviceProperties', bench(() => cudart.cudaGetDeviceProperties(0), 2000));
-out('cudaGetDeviceProperties+5fields', bench(() => {
-  const p = cudart.cudaGetDeviceProperties(0)[1]!;
-  return p.name.length + p.totalGlobalMem + p.multiProcessorCount + p.major + p.minor;
-}, 2000));
-out('cudaMalloc+cudaFree_1MiB', bench(() => cudart.cudaFree(cudart.cudaMalloc(1 << 20)[1]), 2000));
-out('cudaMallocAsync+cudaFreeAsync_1MiB', bench(() => cudart.cudaFreeAsync(cudart.cudaMallocAsync(1 << 20, s)[1], s), 20000));
+out(
+  'cudaGetDeviceProperties',
+  bench(() => cudart.cudaGetDeviceProperties(0), 2000),
+);
+out(
+  'cudaGetDeviceProperties+5fields',
+  bench(() => {
+    const p = cudart.cudaGetDeviceProperties(0)[1]!;
+    return p.name.length + p.totalGlobalMem + p.multiProcessorCount + p.major + p.minor;
+  }, 2000),
+);
+out(
+  'cudaMalloc+cudaFree_1MiB',
+  bench(() => cudart.cudaFree(cudart.cudaMalloc(1 << 20)[1]), 2000),
+);
+out(
+  'cudaMallocAsync+cudaFreeAsync_1MiB',
+  bench(() => cudart.cudaFreeAsync(cudart.cudaMallocAsync(1 << 20, s)[1], s), 20000),
+);
 cudart.cudaStreamSynchronize(s);
 const hv = new Int32Array([1]);
-out('cudaMemcpy_H2D_4B', bench(() => cudart.cudaMemcpy(d, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice), 20000));
-out('cudaMemcpy_D2H_4B', bench(() => cudart.cudaMemcpy(hv, d, 4, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost), 20000));
-out('cudaMemcpyAsync_H2D_4B', bench(() => cudart.cudaMemcpyAsync(d, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s), 20000));
+out(
+  'cudaMemcpy_H2D_4B',
+  bench(() => cudart.cudaMemcpy(d, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice), 20000),
+);
+out(
+  'cudaMemcpy_D2H_4B',
+  bench(() => cudart.cudaMemcpy(hv, d, 4, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost), 20000),
+);
+out(
+  'cudaMemcpyAsync_H2D_4B',
+  bench(() => cudart.cudaMemcpyAsync(d, hv, 4, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s), 20000),
+);
 cudart.cudaStreamSynchronize(s);
 
 const benchKernels = process.argv[3];
@@ -69,20 +117,32 @@ if (benchKernels) {
   const [k0] = ok(cudart.cudaLibraryGetKernel(lib, 'empty'), 'cudaLibraryGetKernel');
   const [k8] = ok(cudart.cudaLibraryGetKernel(lib, 'empty8'), 'cudaLibraryGetKernel');
   const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
-  out('cudaLaunchKernel_empty_lib', bench(() => cudart.cudaLaunchKernel(k0, g, g, null, 0, s), 100_000));
+  out(
+    'cudaLaunchKernel_empty_lib',
+    bench(() => cudart.cudaLaunchKernel(k0, g, g, null, 0, s), 100_000),
+  );
   cudart.cudaStreamSynchronize(s);
   const { i32, u32, i64, f32, f64 } = cudart;
-  out('cudaLaunchKernel_8args', bench(() => cudart.cudaLaunchKernel(k8, g, g, [d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)], 0, s), 100_000));
+  out(
+    'cudaLaunchKernel_8args',
+    bench(() => cudart.cudaLaunchKernel(k8, g, g, [d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)], 0, s), 100_000),
+  );
   cudart.cudaStreamSynchronize(s);
   const packed = new cudart.KernelArgs([d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
-  out('cudaLaunchKernel_8args_prepacked', bench(() => cudart.cudaLaunchKernel(k8, g, g, packed, 0, s), 100_000));
+  out(
+    'cudaLaunchKernel_8args_prepacked',
+    bench(() => cudart.cudaLaunchKernel(k8, g, g, packed, 0, s), 100_000),
+  );
   cudart.cudaStreamSynchronize(s);
   ok(cudart.cudaStreamBeginCapture(s, cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal) as [number], 'cudaStreamBeginCapture');
   cudart.cudaLaunchKernel(k0, g, g, null, 0, s);
   const [graph] = ok(cudart.cudaStreamEndCapture(s), 'cudaStreamEndCapture');
   const [exec] = ok(cudart.cudaGraphInstantiate(graph, 0), 'cudaGraphInstantiate');
   cudart.cudaGraphUpload(exec, s);
-  out('cudaGraphLaunch_1kernel', bench(() => cudart.cudaGraphLaunch(exec, s), 100_000));
+  out(
+    'cudaGraphLaunch_1kernel',
+    bench(() => cudart.cudaGraphLaunch(exec, s), 100_000),
+  );
   cudart.cudaStreamSynchronize(s);
 }
 
@@ -93,9 +153,18 @@ if (cubin) {
   const g = new cudart.dim3({ x: 1, y: 1, z: 1 });
   ok(cudart.cudaLaunchKernel(k, g, g, null, 0, s) as [number], 'cudaLaunchKernel');
   cudart.cudaStreamSynchronize(s);
-  out('cudaLaunchKernel_empty', bench(() => cudart.cudaLaunchKernel(k, g, g, null, 0, s), 100_000));
+  out(
+    'cudaLaunchKernel_empty',
+    bench(() => cudart.cudaLaunchKernel(k, g, g, null, 0, s), 100_000),
+  );
   cudart.cudaStreamSynchronize(s);
-  out('launch+sync_empty', bench(() => { cudart.cudaLaunchKernel(k, g, g, null, 0, s); cudart.cudaStreamSynchronize(s); }, 20000));
+  out(
+    'launch+sync_empty',
+    bench(() => {
+      cudart.cudaLaunchKernel(k, g, g, null, 0, s);
+      cudart.cudaStreamSynchronize(s);
+    }, 20000),
+  );
 }
 
 const B = 256 * 1024 * 1024;

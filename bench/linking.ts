@@ -38,14 +38,25 @@ function main(): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-lto-'));
   try {
     compileAndLink(false); // load NVRTC and nvJitLink once, as the C anchor does
-    out('lto_compile2+link_cold', median5(() => compileAndLink(false)));
+    out(
+      'lto_compile2+link_cold',
+      median5(() => compileAndLink(false)),
+    );
     compileAndLink(dir);
-    out('lto_compile2+link_cached', median5(() => compileAndLink(dir)));
+    out(
+      'lto_compile2+link_cached',
+      median5(() => compileAndLink(dir)),
+    );
     const dev = Device.get(0);
     const a = Program.compile(MATH, { name: 'math.cu', arch: dev, target: 'ltoir', cache: false }).objectCode;
     const b = Program.compile(KERNEL, { name: 'kernel.cu', arch: dev, target: 'ltoir', cache: false }).objectCode;
-    out('lto_link_only', median5(() => new Linker(a, b, { arch: dev, lto: true, optimization: 3, cache: false }).link()));
-    console.log(`# lto rows: ns per compile of both units and LTO link (cold: no cache; cached: ~/.cache-style disk cache in ${dir}); C: bench/lto.cpp`);
+    out(
+      'lto_link_only',
+      median5(() => new Linker(a, b, { arch: dev, lto: true, optimization: 3, cache: false }).link()),
+    );
+    console.log(
+      `# lto rows: ns per compile of both units and LTO link (cold: no cache; cached: ~/.cache-style disk cache in ${dir}); C: bench/lto.cpp`,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

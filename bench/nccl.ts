@@ -34,7 +34,9 @@ const small = b.slice(0, 4);
 const smallA = a.slice(0, 4);
 console.log(`facade,ncclAllReduce_4B,${bench(() => nccl.ncclAllReduce(pa, pb, 1, F32, SUM, h, s), 10000, s).toFixed(1)}`);
 console.log(`core,ncclAllReduce_4B,${bench(() => comm.allReduce(smallA, small, 'f32', { stream }), 10000, s).toFixed(1)}`);
-console.log(`facade,ncclAllReduce_256MiB_algbw_GBps,${(BIG / bench(() => nccl.ncclAllReduce(pa, pb, BIG / 4, F32, SUM, h, s), 10, s)).toFixed(2)}`);
+console.log(
+  `facade,ncclAllReduce_256MiB_algbw_GBps,${(BIG / bench(() => nccl.ncclAllReduce(pa, pb, BIG / 4, F32, SUM, h, s), 10, s)).toFixed(2)}`,
+);
 console.log(`core,ncclAllReduce_256MiB_algbw_GBps,${(BIG / bench(() => comm.allReduce(a, b, 'f32', { stream }), 10, s)).toFixed(2)}`);
 [smallA, small, a, b].forEach((x) => x.close());
 comm.close();

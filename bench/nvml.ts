@@ -18,11 +18,27 @@ async function main(): Promise<void> {
   if (nvml.nvmlInit()[0] !== 0) throw new Error('nvmlInit failed');
   const [, dev] = nvml.nvmlDeviceGetHandleByIndex(0);
   const util = new nvml.nvmlUtilization_t();
-  out('facade', 'nvmlDeviceGetUtilizationRates', bench(() => nvml.nvmlDeviceGetUtilizationRates(dev!, util), 100_000));
+  out(
+    'facade',
+    'nvmlDeviceGetUtilizationRates',
+    bench(() => nvml.nvmlDeviceGetUtilizationRates(dev!, util), 100_000),
+  );
   const gpu = core.NvmlDevice.get(0);
-  out('core', 'nvmlDeviceGetUtilizationRates', bench(() => gpu.utilization(), 100_000));
-  out('core', 'nvml_health_snapshot_no_pcie_throughput', bench(() => gpu.health({ pcieThroughput: false }), 200));
-  out('core', 'nvml_health_snapshot', bench(() => gpu.health(), 5));
+  out(
+    'core',
+    'nvmlDeviceGetUtilizationRates',
+    bench(() => gpu.utilization(), 100_000),
+  );
+  out(
+    'core',
+    'nvml_health_snapshot_no_pcie_throughput',
+    bench(() => gpu.health({ pcieThroughput: false }), 200),
+  );
+  out(
+    'core',
+    'nvml_health_snapshot',
+    bench(() => gpu.health(), 5),
+  );
   nvml.nvmlShutdown();
 
   // `cuda-bindings info` from a fresh process, median of 5, in ns like the other rows.

@@ -15,7 +15,10 @@ if (!process.env.CUDA_BINDINGS_PREPARED_BENCH) {
   const flags = ['-fPIC', '-O2', '-DFAKE_KERNELS', `-DFAKE_CUDART_VERSION=${CUDART_VERSION}`];
   execFileSync('gcc', ['-c', ...flags, '-DFAKE_WITH_HEADER', '-I/usr/local/cuda/include', '-o', path.join(dir, 'typed.o'), source]);
   execFileSync('gcc', ['-shared', ...flags, '-o', lib, source, path.join(dir, 'typed.o')]);
-  const r = spawnSync(process.execPath, [__filename], { stdio: 'inherit', env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_PREPARED_BENCH: '1' } });
+  const r = spawnSync(process.execPath, [__filename], {
+    stdio: 'inherit',
+    env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_PREPARED_BENCH: '1' },
+  });
   fs.rmSync(dir, { recursive: true, force: true });
   process.exit(r.status ?? 1);
 }
@@ -37,7 +40,9 @@ const cfg = { grid: 1, block: 1 };
 const prepared = empty8.prepare('const float *a, float *b, int c, unsigned d, float e, float f, long long g, double h');
 const packed = new cudart.KernelArgs([buf.ptr, buf.ptr, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
 const g3 = new cudart.dim3({ x: 1, y: 1, z: 1 });
-const raw = koffi.load(process.env.CUDA_BINDINGS_CUDART!).func('int cudaLaunchKernel(void *, uint64_t, uint64_t, uint64_t, uint64_t, void *, size_t, void *)');
+const raw = koffi
+  .load(process.env.CUDA_BINDINGS_CUDART!)
+  .func('int cudaLaunchKernel(void *, uint64_t, uint64_t, uint64_t, uint64_t, void *, size_t, void *)');
 const one = 1n | (1n << 32n);
 
 const rows: [string, () => unknown, number][] = [
@@ -69,20 +74,38 @@ async function collections(f: () => unknown, calls: number): Promise<number> {
 
 const n = 1 << 20;
 const copy = new Kernel(cudart.cudaKernel_t(1), 'twice', { isClosed: false } as never);
-const hx = new Float32Array(n), hy = new Float32Array(n);
-const dx = d.allocate(4 * n), dy = d.allocate(4 * n);
+const hx = new Float32Array(n),
+  hy = new Float32Array(n);
+const dx = d.allocate(4 * n),
+  dy = d.allocate(4 * n);
 core.setAllocator(new core.CachingAllocator());
 const big = { grid: n / 256, block: 256 };
 console.log('\n| 4 MiB in, kernel, 4 MiB out (memcpy on the fake) | µs |');
 console.log('|---|---:|');
-console.log(`| In/Out launch (CachingAllocator) | ${(bench(() => copy.launch(big, core.In(hx), core.Out(hy), i32(n)), 200) / 1000).toFixed(1)} |`);
-console.log(`| manual copies + launch | ${(bench(() => { dx.copyFrom(hx); copy.launch(big, dx, dy, i32(n)); dy.copyTo(hy); }, 200) / 1000).toFixed(1)} |`);
+console.log(
+  `| In/Out launch (CachingAllocator) | ${(bench(() => copy.launch(big, core.In(hx), core.Out(hy), i32(n)), 200) / 1000).toFixed(1)} |`,
+);
+console.log(
+  `| manual copies + launch | ${(
+    bench(() => {
+      dx.copyFrom(hx);
+      copy.launch(big, dx, dy, i32(n));
+      dy.copyTo(hy);
+    }, 200) / 1000
+  ).toFixed(1)} |`,
+);
 
 (async () => {
   core.setAllocator(null);
   console.log('\n| garbage collections during 1,000,000 launches | count |');
   console.log('|---|---:|');
-  console.log(`| raw koffi cudaLaunchKernel, pre-packed (floor) | ${await collections(() => raw(3n, one, 1n, one, 1n, packed.pointers, 0, null), 1_000_000)} |`);
-  console.log(`| prepared, 8 plain-number arguments | ${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 1_000_000)} (${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 3_000_000)} in 3,000,000 more) |`);
-  console.log(`| Kernel.launch, 8 typed arguments | ${await collections(() => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 1_000_000)} |`);
+  console.log(
+    `| raw koffi cudaLaunchKernel, pre-packed (floor) | ${await collections(() => raw(3n, one, 1n, one, 1n, packed.pointers, 0, null), 1_000_000)} |`,
+  );
+  console.log(
+    `| prepared, 8 plain-number arguments | ${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 1_000_000)} (${await collections(() => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 3_000_000)} in 3,000,000 more) |`,
+  );
+  console.log(
+    `| Kernel.launch, 8 typed arguments | ${await collections(() => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 1_000_000)} |`,
+  );
 })();

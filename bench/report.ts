@@ -30,4 +30,7 @@ const unit = (op: string) => (gbps(op) ? ' (GB/s)' : op.endsWith('_percent') ? '
 for (const op of rows.keys()) console.log(`| ${op}${unit(op)} | ${impls.map((i) => cell(op, i)).join(' | ')} |`);
 for (const n of notes) console.log(n);
 const json = Object.fromEntries([...rows].map(([op, m]) => [op, Object.fromEntries(m)]));
-fs.writeFileSync(path.resolve('bench', 'results.json'), JSON.stringify({ unit: 'ns per call, or GB/s for *_GBps', ratioTo: 'c', results: json }, null, 2) + '\n');
+fs.writeFileSync(
+  path.resolve('bench', 'results.json'),
+  JSON.stringify({ unit: 'ns per call, or GB/s for *_GBps', ratioTo: 'c', results: json }, null, 2) + '\n',
+);

@@ -15,7 +15,10 @@ function version(v: number): string {
 class CudaCallError extends Error {}
 
 /** The outputs of a call that must succeed. */
-function must<R extends readonly [cudart.cudaError_t, ...unknown[]]>(r: R, what: string): { [K in keyof OkOutputs<R>]: NonNullable<OkOutputs<R>[K]> } {
+function must<R extends readonly [cudart.cudaError_t, ...unknown[]]>(
+  r: R,
+  what: string,
+): { [K in keyof OkOutputs<R>]: NonNullable<OkOutputs<R>[K]> } {
   const [err, ...out] = r;
   if (err !== cudaError_t.cudaSuccess) {
     const [, name] = cudart.cudaGetErrorName(err);
@@ -28,12 +31,20 @@ function must<R extends readonly [cudart.cudaError_t, ...unknown[]]>(r: R, what:
 /** CUDA cores per multiprocessor, as the sample's _ConvertSMVer2Cores; undefined where unknown. */
 function coresPerSM(major: number, minor: number): number | undefined {
   const table: Record<string, number> = {
-    '7.0': 64, '7.2': 64, '7.5': 64,
-    '8.0': 64, '8.6': 128, '8.7': 128, '8.9': 128,
+    '7.0': 64,
+    '7.2': 64,
+    '7.5': 64,
+    '8.0': 64,
+    '8.6': 128,
+    '8.7': 128,
+    '8.9': 128,
     '9.0': 128,
-    '10.0': 128, '10.1': 128, '10.3': 128,
+    '10.0': 128,
+    '10.1': 128,
+    '10.3': 128,
     '11.0': 128,
-    '12.0': 128, '12.1': 128,
+    '12.0': 128,
+    '12.1': 128,
   };
   return table[`${major}.${minor}`];
 }
@@ -51,14 +62,17 @@ function line(label: string, value: string | number): void {
 
 const computeModes: Record<number, string> = {
   [cudart.cudaComputeMode.cudaComputeModeDefault]: 'Default (multiple host threads can use ::cudaSetDevice() with device simultaneously)',
-  [cudart.cudaComputeMode.cudaComputeModeExclusive]: 'Exclusive (only one host thread in one process is able to use ::cudaSetDevice() with this device)',
+  [cudart.cudaComputeMode.cudaComputeModeExclusive]:
+    'Exclusive (only one host thread in one process is able to use ::cudaSetDevice() with this device)',
   [cudart.cudaComputeMode.cudaComputeModeProhibited]: 'Prohibited (no host thread can use ::cudaSetDevice() with this device)',
-  [cudart.cudaComputeMode.cudaComputeModeExclusiveProcess]: 'Exclusive Process (many threads in one process is able to use ::cudaSetDevice() with this device)',
+  [cudart.cudaComputeMode.cudaComputeModeExclusiveProcess]:
+    'Exclusive Process (many threads in one process is able to use ::cudaSetDevice() with this device)',
 };
 
 function printDevice(dev: number, driver: number, runtime: number): string {
   const [prop] = must(cudart.cudaGetDeviceProperties(dev), `cudaGetDeviceProperties(${dev})`);
-  const attr = (a: cudart.cudaDeviceAttr, what: string): number => must(cudart.cudaDeviceGetAttribute(a, dev), `cudaDeviceGetAttribute(${what}, ${dev})`)[0];
+  const attr = (a: cudart.cudaDeviceAttr, what: string): number =>
+    must(cudart.cudaDeviceGetAttribute(a, dev), `cudaDeviceGetAttribute(${what}, ${dev})`)[0];
   const [busId] = must(cudart.cudaDeviceGetPCIBusId(32, dev), `cudaDeviceGetPCIBusId(${dev})`);
   must(cudart.cudaSetDevice(dev), `cudaSetDevice(${dev})`);
   const [free, total] = must(cudart.cudaMemGetInfo(), `cudaMemGetInfo on device ${dev}`);
@@ -79,7 +93,10 @@ function printDevice(dev: number, driver: number, runtime: number): string {
   line('Total amount of global memory', mb(prop.totalGlobalMem));
   line('Free / total memory (cudaMemGetInfo)', `${Math.round(free / 1048576)} / ${Math.round(total / 1048576)} MBytes`);
   if (cores !== undefined) {
-    line(`(${String(prop.multiProcessorCount).padStart(3)}) Multiprocessors, (${String(cores).padStart(3)}) CUDA Cores/MP`, `${prop.multiProcessorCount * cores} CUDA Cores`);
+    line(
+      `(${String(prop.multiProcessorCount).padStart(3)}) Multiprocessors, (${String(cores).padStart(3)}) CUDA Cores/MP`,
+      `${prop.multiProcessorCount * cores} CUDA Cores`,
+    );
   } else {
     line('Multiprocessors', prop.multiProcessorCount);
   }

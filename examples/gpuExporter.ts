@@ -25,11 +25,21 @@ interface Metric {
 export function metrics(samples: GpuSample[]): Metric[] {
   const gpu = (s: GpuSample) => ({ gpu: String(s.index), uuid: s.uuid, name: s.name });
   const per = (name: string, help: string, value: (s: GpuSample) => number | null | undefined): Metric => ({
-    name, help, values: samples.map((s) => ({ labels: gpu(s), value: value(s) ?? null })),
+    name,
+    help,
+    values: samples.map((s) => ({ labels: gpu(s), value: value(s) ?? null })),
   });
   return [
-    per('gpu_utilization_ratio', 'Fraction of the last sample period in which a kernel ran (0-1).', (s) => s.utilization && s.utilization.gpu / 100),
-    per('gpu_memory_utilization_ratio', 'Fraction of the last sample period in which device memory was read or written (0-1).', (s) => s.utilization && s.utilization.memory / 100),
+    per(
+      'gpu_utilization_ratio',
+      'Fraction of the last sample period in which a kernel ran (0-1).',
+      (s) => s.utilization && s.utilization.gpu / 100,
+    ),
+    per(
+      'gpu_memory_utilization_ratio',
+      'Fraction of the last sample period in which device memory was read or written (0-1).',
+      (s) => s.utilization && s.utilization.memory / 100,
+    ),
     per('gpu_memory_used_bytes', 'Device memory in use, in bytes.', (s) => s.memory?.used),
     per('gpu_memory_total_bytes', 'Device memory in all, in bytes.', (s) => s.memory?.total),
     per('gpu_power_watts', 'Power draw, in watts.', (s) => s.power.draw),
@@ -41,7 +51,9 @@ export function metrics(samples: GpuSample[]): Metric[] {
     {
       name: 'gpu_process_memory_used_bytes',
       help: 'Device memory a process uses, in bytes.',
-      values: samples.flatMap((s) => (s.processes ?? []).map((p) => ({ labels: { ...gpu(s), pid: String(p.pid), process: p.name ?? '' }, value: p.usedMemory }))),
+      values: samples.flatMap((s) =>
+        (s.processes ?? []).map((p) => ({ labels: { ...gpu(s), pid: String(p.pid), process: p.name ?? '' }, value: p.usedMemory })),
+      ),
     },
   ];
 }
@@ -53,7 +65,9 @@ export function exposition(ms: Metric[]): string {
     o.push(`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} gauge`);
     for (const v of m.values) {
       if (v.value === null || !Number.isFinite(v.value)) continue;
-      const labels = Object.entries(v.labels).map(([k, x]) => `${k}="${labelValue(x)}"`).join(',');
+      const labels = Object.entries(v.labels)
+        .map(([k, x]) => `${k}="${labelValue(x)}"`)
+        .join(',');
       o.push(`${m.name}{${labels}} ${v.value}`);
     }
   }

@@ -38,14 +38,19 @@ runExample('hostCallback', async (r) => {
   let ran = 0;
   let wrong = 0;
 
-  console.log(`> ${N_STREAMS} streams, ${N} floats each: copy in, then for each of ${STEPS.length} steps a kernel, a copy back and a JS host function`);
+  console.log(
+    `> ${N_STREAMS} streams, ${N} floats each: copy in, then for each of ${STEPS.length} steps a kernel, a copy back and a JS host function`,
+  );
   for (let c = 0; c < N_STREAMS; c++) {
     const stream = streams[c];
     const dChunk = d + BigInt(c * N * 4);
     check(cudart.cudaMemcpyAsync(dChunk, at(hIn, c * N), N * 4, K.cudaMemcpyHostToDevice, stream), `cudaMemcpyAsync(H2D, stream ${c})`);
     STEPS.forEach(({ mul, add, what }, s) => {
       launch(kernel, blocksFor(N, THREADS), THREADS, [dChunk, cudart.f32(mul), cudart.f32(add), cudart.i32(N)], stream);
-      check(cudart.cudaMemcpyAsync(at(results[s], c * N), dChunk, N * 4, K.cudaMemcpyDeviceToHost, stream), `cudaMemcpyAsync(D2H, stream ${c})`);
+      check(
+        cudart.cudaMemcpyAsync(at(results[s], c * N), dChunk, N * 4, K.cudaMemcpyDeviceToHost, stream),
+        `cudaMemcpyAsync(D2H, stream ${c})`,
+      );
       // Runs on the JS thread once the copy before it is done; the stream waits for it to return.
       const hostFn = (userData: bigint) => {
         const chunk = Number(userData);

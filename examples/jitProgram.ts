@@ -48,7 +48,9 @@ function main(): number {
     const ptx = compile(KERNEL, 'fillIndex.cu', arch, 'ptx', ['--std=c++17']);
     const t1 = performance.now();
     const [nvMajor, nvMinor] = checkNvrtc(nvrtc.nvrtcVersion(), 'nvrtcVersion');
-    console.log(`> NVRTC ${nvMajor}.${nvMinor} compiled fillIndex to ${ptx.length - 1} bytes of PTX for ${arch} in ${(t1 - t0).toFixed(1)} ms`);
+    console.log(
+      `> NVRTC ${nvMajor}.${nvMinor} compiled fillIndex to ${ptx.length - 1} bytes of PTX for ${arch} in ${(t1 - t0).toFixed(1)} ms`,
+    );
 
     // 2. The driver's JIT: PTX → machine code, with its logs and wall time.
     const O = cuda.CUjit_option;
@@ -61,7 +63,9 @@ function main(): number {
       check([loadErr], 'cuModuleLoadDataEx');
     }
     mod = loaded;
-    console.log(`> cuModuleLoadDataEx JIT-compiled the PTX: wall time ${jit.wallTime.toFixed(3)} ms (JIT's own), ${(t3 - t2).toFixed(1)} ms (the call)`);
+    console.log(
+      `> cuModuleLoadDataEx JIT-compiled the PTX: wall time ${jit.wallTime.toFixed(3)} ms (JIT's own), ${(t3 - t2).toFixed(1)} ms (the call)`,
+    );
     console.log(`> JIT info log:${jit.infoLog ? `\n${jit.infoLog}` : ' (empty)'}`);
 
     // 3. Launch and check.

@@ -44,7 +44,9 @@ function main(): number {
     return 1;
   }
   const t1 = performance.now();
-  console.log(`> ${math.compiler}: math.cu → ${math.code.length} bytes of LTO-IR, kernel.cu → ${kernel.code.length} bytes (${(t1 - t0).toFixed(1)} ms${math.fromCache && kernel.fromCache ? ', from the disk cache' : ''})`);
+  console.log(
+    `> ${math.compiler}: math.cu → ${math.code.length} bytes of LTO-IR, kernel.cu → ${kernel.code.length} bytes (${(t1 - t0).toFixed(1)} ms${math.fromCache && kernel.fromCache ? ', from the disk cache' : ''})`,
+  );
 
   const linker = new Linker(math.objectCode, kernel.objectCode, { arch: dev, lto: true, optimization: 3 });
   let cubin;
@@ -55,8 +57,16 @@ function main(): number {
     return 1;
   }
   const t2 = performance.now();
-  console.log(`> ${linker.backend} linked them with LTO into a ${cubin.code.length}-byte cubin for ${cubin.arch} (${(t2 - t1).toFixed(1)} ms)`);
-  if (linker.infoLog) console.log(linker.infoLog.split('\n').map((l) => `  | ${l}`).join('\n'));
+  console.log(
+    `> ${linker.backend} linked them with LTO into a ${cubin.code.length}-byte cubin for ${cubin.arch} (${(t2 - t1).toFixed(1)} ms)`,
+  );
+  if (linker.infoLog)
+    console.log(
+      linker.infoLog
+        .split('\n')
+        .map((l) => `  | ${l}`)
+        .join('\n'),
+    );
 
   const mod = cubin.load();
   const x = Float32Array.from({ length: N }, (_, i) => (i % 1000) / 8);

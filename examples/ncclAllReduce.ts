@@ -52,9 +52,13 @@ async function rank(r: number, n: number, id: core.CommunicatorInit['id'], devic
     const algbw = (count * 4) / sec / 1e9;
     const busbw = (algbw * 2 * (n - 1)) / n;
     if (r === 0) {
-      console.log(`${'size (B)'.padStart(12)} ${'count'.padStart(11)} type  redop ${'time (us)'.padStart(10)} ${'algbw (GB/s)'.padStart(13)} ${'busbw (GB/s)'.padStart(13)}`);
-      console.log(`${String(count * 4).padStart(12)} ${String(count).padStart(11)} float sum   ${(sec * 1e6).toFixed(1).padStart(10)} ${algbw.toFixed(2).padStart(13)} ${busbw.toFixed(2).padStart(13)}`);
-      if (n === 1) console.log('(one rank moves nothing between GPUs: its bus bandwidth is 0 by nccl-tests\' formula)');
+      console.log(
+        `${'size (B)'.padStart(12)} ${'count'.padStart(11)} type  redop ${'time (us)'.padStart(10)} ${'algbw (GB/s)'.padStart(13)} ${'busbw (GB/s)'.padStart(13)}`,
+      );
+      console.log(
+        `${String(count * 4).padStart(12)} ${String(count).padStart(11)} float sum   ${(sec * 1e6).toFixed(1).padStart(10)} ${algbw.toFixed(2).padStart(13)} ${busbw.toFixed(2).padStart(13)}`,
+      );
+      if (n === 1) console.log("(one rank moves nothing between GPUs: its bus bandwidth is 0 by nccl-tests' formula)");
     }
     return bad === 0;
   } finally {
@@ -79,20 +83,35 @@ async function main(): Promise<number> {
   }
   // The launcher: one process per GPU of this machine.
   const n = Device.count();
-  console.log(n === 1 ? 'ncclAllReduce: one GPU, so one rank (the sum of one rank is its own data)' : `ncclAllReduce: ${n} GPUs, one process each`);
+  console.log(
+    n === 1 ? 'ncclAllReduce: one GPU, so one rank (the sum of one rank is its own data)' : `ncclAllReduce: ${n} GPUs, one process each`,
+  );
   const id = core.Communicator.uniqueId();
   const env = { ...process.env, [ID_ENV]: nccl.uniqueIdToBase64(id) };
-  const codes = await Promise.all(Array.from({ length: n }, (_, i) => new Promise<number>((resolve) => {
-    const child = fork(__filename, ['--rank', String(i), '--nranks', String(n), '--device', String(i), '--bytes', String(BYTES), '--iters', String(ITERS)], { env });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-  })));
+  const codes = await Promise.all(
+    Array.from(
+      { length: n },
+      (_, i) =>
+        new Promise<number>((resolve) => {
+          const child = fork(
+            __filename,
+            ['--rank', String(i), '--nranks', String(n), '--device', String(i), '--bytes', String(BYTES), '--iters', String(ITERS)],
+            { env },
+          );
+          child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+        }),
+    ),
+  );
   const ok = codes.every((c) => c === 0);
   if (!ok) console.log(`ranks exited with ${codes.join(', ')}`);
   console.log(ok ? 'Result = PASS' : 'Result = FAIL');
   return ok ? 0 : 1;
 }
 
-main().then((code) => (process.exitCode = code), (e) => {
-  console.error(`ncclAllReduce: ${(e as Error).message}`);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => (process.exitCode = code),
+  (e) => {
+    console.error(`ncclAllReduce: ${(e as Error).message}`);
+    process.exitCode = 1;
+  },
+);

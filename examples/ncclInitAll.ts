@@ -10,7 +10,9 @@ const COUNT = 1 << 20;
 async function main(): Promise<number> {
   if (!requireGpu('ncclInitAll')) return 1;
   const devices = core.Device.all();
-  console.log(`ncclInitAll: ${devices.length} GPU${devices.length > 1 ? 's' : ''} in one process${devices.length === 1 ? ' (one rank: the sum is its own data)' : ''}`);
+  console.log(
+    `ncclInitAll: ${devices.length} GPU${devices.length > 1 ? 's' : ''} in one process${devices.length === 1 ? ' (one rank: the sum is its own data)' : ''}`,
+  );
   const comms = core.Communicator.initAll(devices);
   const work = comms.map((comm) => {
     const dev = comm.device.makeCurrent();
@@ -31,7 +33,9 @@ async function main(): Promise<number> {
       const got = w.buf.copyTo(new Float32Array(COUNT));
       let bad = 0;
       for (let i = 0; i < COUNT; i++) if (got[i] !== ((n * (n + 1)) / 2) * (i % 5)) bad++;
-      console.log(`GPU ${w.dev.ordinal} (${w.dev.name}), rank ${w.comm.rank} of ${w.comm.size}: ${bad === 0 ? 'every sum right' : `${bad} of ${COUNT} sums wrong`}`);
+      console.log(
+        `GPU ${w.dev.ordinal} (${w.dev.name}), rank ${w.comm.rank} of ${w.comm.size}: ${bad === 0 ? 'every sum right' : `${bad} of ${COUNT} sums wrong`}`,
+      );
       ok &&= bad === 0;
     }
     console.log(ok ? 'Result = PASS' : 'Result = FAIL');
@@ -46,7 +50,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => (process.exitCode = code), (e) => {
-  console.error(`ncclInitAll: ${(e as Error).message}`);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => (process.exitCode = code),
+  (e) => {
+    console.error(`ncclInitAll: ${(e as Error).message}`);
+    process.exitCode = 1;
+  },
+);

@@ -72,7 +72,9 @@ function main(): number {
     return 1;
   }
   const ptx = program.objectCode.text;
-  console.log(`> ${program.compiler} compiled scaledSqrt.ll to ${ptx.length} bytes of PTX for ${program.arch}${program.fromCache ? ' (from the disk cache)' : ''}`);
+  console.log(
+    `> ${program.compiler} compiled scaledSqrt.ll to ${ptx.length} bytes of PTX for ${program.arch}${program.fromCache ? ' (from the disk cache)' : ''}`,
+  );
 
   const mod = program.load();
   const x = Float32Array.from({ length: N }, (_, i) => i);

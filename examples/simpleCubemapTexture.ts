@@ -16,7 +16,10 @@ const K = cudart.cudaMemcpyKind;
 
 runExample('simpleCubemapTexture', (r) => {
   console.log(deviceLine());
-  const [maxCubemap] = check(cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrMaxTextureCubemapWidth, 0), 'cudaDeviceGetAttribute(cudaDevAttrMaxTextureCubemapWidth)');
+  const [maxCubemap] = check(
+    cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrMaxTextureCubemapWidth, 0),
+    'cudaDeviceGetAttribute(cudaDevAttrMaxTextureCubemapWidth)',
+  );
   if (maxCubemap < WIDTH) {
     console.error(`simpleCubemapTexture: device 0's cubemaps are at most ${maxCubemap} texels wide, fewer than ${WIDTH}`);
     return false;
@@ -27,7 +30,10 @@ runExample('simpleCubemapTexture', (r) => {
   for (let i = 0; i < hData.length; i++) hData[i] = i;
 
   // The cubemap: a layered 3D array of one float a texel, depth 6.
-  const [channelDesc] = check(cudart.cudaCreateChannelDesc(32, 0, 0, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat), 'cudaCreateChannelDesc');
+  const [channelDesc] = check(
+    cudart.cudaCreateChannelDesc(32, 0, 0, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat),
+    'cudaCreateChannelDesc',
+  );
   const extent = cudart.make_cudaExtent(WIDTH, WIDTH, FACES);
   const [cuArray] = check(cudart.cudaMalloc3DArray(channelDesc, extent, cudart.cudaArrayCubemap), 'cudaMalloc3DArray(cudaArrayCubemap)');
   r.defer(() => cudart.cudaFreeArray(cuArray));
@@ -56,7 +62,9 @@ runExample('simpleCubemapTexture', (r) => {
   check(cudart.cudaMemset(dData, 0xff, hData.byteLength), 'cudaMemset'); // NaNs, until the kernel writes them
   const kernel = loadKernel('samples.fatbin', 'transformCubemap');
   const grid = { x: WIDTH / BLOCK, y: WIDTH / BLOCK, z: 1 };
-  console.log(`Covering Cubemap data array of ${WIDTH}~3 x 1: Grid size is ${grid.x} x ${grid.y}, each block has ${BLOCK} x ${BLOCK} threads`);
+  console.log(
+    `Covering Cubemap data array of ${WIDTH}~3 x 1: Grid size is ${grid.x} x ${grid.y}, each block has ${BLOCK} x ${BLOCK} threads`,
+  );
 
   const start = r.event();
   const stop = r.event();
@@ -70,7 +78,7 @@ runExample('simpleCubemapTexture', (r) => {
   check(cudart.cudaEventSynchronize(stop), 'cudaEventSynchronize(stop)');
   const ms = elapsedMs(start, stop);
   console.log(`Processing time: ${ms.toFixed(3)} msec`);
-  console.log(`${(FACES * FACE_SIZE / (ms / 1000) / 1e6).toFixed(2)} Mtexlookups/sec`);
+  console.log(`${((FACES * FACE_SIZE) / (ms / 1000) / 1e6).toFixed(2)} Mtexlookups/sec`);
 
   const hOut = new Float32Array(hData.length);
   check(cudart.cudaMemcpy(hOut, dData, hOut.byteLength, K.cudaMemcpyDeviceToHost), 'cudaMemcpy(D2H)');

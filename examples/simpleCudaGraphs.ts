@@ -61,16 +61,32 @@ runExample('simpleCudaGraphs', (r) => {
   // 2. The same graph node by node: the kernel waits for the copy and the memset, the copy back for the kernel.
   const [explicit] = check(cudart.cudaGraphCreate(0), 'cudaGraphCreate');
   r.defer(() => cudart.cudaGraphDestroy(explicit));
-  const [copyIn] = check(cudart.cudaGraphAddMemcpyNode1D(explicit, null, 0, dIn, hIn.ptr, BYTES, K.cudaMemcpyHostToDevice), 'cudaGraphAddMemcpyNode1D(H2D)');
+  const [copyIn] = check(
+    cudart.cudaGraphAddMemcpyNode1D(explicit, null, 0, dIn, hIn.ptr, BYTES, K.cudaMemcpyHostToDevice),
+    'cudaGraphAddMemcpyNode1D(H2D)',
+  );
   const memsetParams = new cudart.cudaMemsetParams({ dst: dOut, value: 0, elementSize: 4, width: N, height: 1, pitch: 0 });
   const [clear] = check(cudart.cudaGraphAddMemsetNode(explicit, null, 0, memsetParams), 'cudaGraphAddMemsetNode');
   // kernelParams takes the launch's typed arguments; the struct packs them and keeps them alive.
-  const kernelParams = new cudart.cudaKernelNodeParams({ func: kernel, gridDim: dim(blocks), blockDim: dim(THREADS), sharedMemBytes: 0, kernelParams: args, extra: null });
+  const kernelParams = new cudart.cudaKernelNodeParams({
+    func: kernel,
+    gridDim: dim(blocks),
+    blockDim: dim(THREADS),
+    sharedMemBytes: 0,
+    kernelParams: args,
+    extra: null,
+  });
   const [compute] = check(cudart.cudaGraphAddKernelNode(explicit, [copyIn, clear], 2, kernelParams), 'cudaGraphAddKernelNode');
-  check(cudart.cudaGraphAddMemcpyNode1D(explicit, [compute], 1, hOut.ptr, dOut, BYTES, K.cudaMemcpyDeviceToHost), 'cudaGraphAddMemcpyNode1D(D2H)');
+  check(
+    cudart.cudaGraphAddMemcpyNode1D(explicit, [compute], 1, hOut.ptr, dOut, BYTES, K.cudaMemcpyDeviceToHost),
+    'cudaGraphAddMemcpyNode1D(D2H)',
+  );
 
   let passed = true;
-  for (const [label, graph] of [['stream capture', captured], ['explicit nodes', explicit]] as const) {
+  for (const [label, graph] of [
+    ['stream capture', captured],
+    ['explicit nodes', explicit],
+  ] as const) {
     const types = nodeTypes(graph);
     console.log(`graph by ${label}: ${types.length} nodes (${types.join(', ')})`);
     if (types.length !== 4) {

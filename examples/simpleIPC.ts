@@ -22,7 +22,10 @@ const CHILD_SCRIPT = path.join(__dirname, 'lib', `ipcChild${path.extname(__filen
 runExample('simpleIPC', (r) => {
   const device = 0;
   console.log(deviceLine(device));
-  const [ipcEvents] = check(cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrIpcEventSupport, device), 'cudaDeviceGetAttribute(cudaDevAttrIpcEventSupport)');
+  const [ipcEvents] = check(
+    cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrIpcEventSupport, device),
+    'cudaDeviceGetAttribute(cudaDevAttrIpcEventSupport)',
+  );
   if (!ipcEvents) {
     console.error(`simpleIPC: device ${device} does not support IPC events (cudaDevAttrIpcEventSupport is 0)`);
     return false;
@@ -42,17 +45,24 @@ runExample('simpleIPC', (r) => {
   for (let i = 0; i < DATA_SIZE; i++) host[i] = patternByte(i, PARENT_SEED);
   check(cudart.cudaMemcpy(d, host, DATA_SIZE, K.cudaMemcpyHostToDevice), 'cudaMemcpy(H2D)');
   // Recorded after the copy, whose DMA from pageable memory may still be under way: the child waits for it.
-  const [event] = check(cudart.cudaEventCreateWithFlags(cudart.cudaEventInterprocess | cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags(cudaEventInterprocess | cudaEventDisableTiming)');
+  const [event] = check(
+    cudart.cudaEventCreateWithFlags(cudart.cudaEventInterprocess | cudart.cudaEventDisableTiming),
+    'cudaEventCreateWithFlags(cudaEventInterprocess | cudaEventDisableTiming)',
+  );
   r.defer(() => cudart.cudaEventDestroy(event));
   check(cudart.cudaEventRecord(event, null), 'cudaEventRecord');
   const [memHandle] = check(cudart.cudaIpcGetMemHandle(d), 'cudaIpcGetMemHandle');
   const [eventHandle] = check(cudart.cudaIpcGetEventHandle(event), 'cudaIpcGetEventHandle');
 
   console.log(`Spawning a child process on GPU${childDevice} with the memory's and the event's IPC handles...`);
-  const child = spawnSync(process.execPath, [...process.execArgv, CHILD_SCRIPT, String(childDevice), handleToHex(memHandle), handleToHex(eventHandle)], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    timeout: CHILD_TIMEOUT_MS,
-  });
+  const child = spawnSync(
+    process.execPath,
+    [...process.execArgv, CHILD_SCRIPT, String(childDevice), handleToHex(memHandle), handleToHex(eventHandle)],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      timeout: CHILD_TIMEOUT_MS,
+    },
+  );
   if (child.error) {
     console.error(`simpleIPC: the child process could not run: ${child.error.message}`);
     return false;

@@ -21,7 +21,11 @@ function findPeers(): [number, number] | string {
   console.log(`CUDA-capable device count: ${count}`);
   if (count < 2) return `this machine has ${count}`;
   console.log('Checking GPU(s) for support of peer to peer memory access...');
-  const uva = (d: number) => check(cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrUnifiedAddressing, d), `cudaDeviceGetAttribute(cudaDevAttrUnifiedAddressing, ${d})`)[0];
+  const uva = (d: number) =>
+    check(
+      cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrUnifiedAddressing, d),
+      `cudaDeviceGetAttribute(cudaDevAttrUnifiedAddressing, ${d})`,
+    )[0];
   const can = (a: number, b: number) => check(cudart.cudaDeviceCanAccessPeer(a, b), `cudaDeviceCanAccessPeer(${a}, ${b})`)[0] !== 0;
   for (let a = 0; a < count; a++) {
     for (let b = a + 1; b < count; b++) {

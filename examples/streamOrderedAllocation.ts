@@ -19,14 +19,20 @@ const { cudaMemPoolAttrReleaseThreshold: RELEASE_THRESHOLD, cudaMemPoolAttrReser
 runExample('streamOrderedAllocation', (r) => {
   const device = 0;
   console.log(deviceLine(device));
-  const [pools] = check(cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrMemoryPoolsSupported, device), 'cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)');
+  const [pools] = check(
+    cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrMemoryPoolsSupported, device),
+    'cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)',
+  );
   if (!pools) {
     console.error(`streamOrderedAllocation: device ${device} does not support memory pools (cudaDevAttrMemoryPoolsSupported is 0)`);
     return false;
   }
   const kernel = loadKernel('samples.fatbin', 'scaleAccumulate');
   const [pool] = check(cudart.cudaDeviceGetDefaultMemPool(device), 'cudaDeviceGetDefaultMemPool');
-  const [oldThreshold] = check(cudart.cudaMemPoolGetAttribute(pool, RELEASE_THRESHOLD), 'cudaMemPoolGetAttribute(cudaMemPoolAttrReleaseThreshold)');
+  const [oldThreshold] = check(
+    cudart.cudaMemPoolGetAttribute(pool, RELEASE_THRESHOLD),
+    'cudaMemPoolGetAttribute(cudaMemPoolAttrReleaseThreshold)',
+  );
   r.defer(() => cudart.cudaMemPoolSetAttribute(pool, RELEASE_THRESHOLD, oldThreshold));
   const stream = r.stream(cudart.cudaStreamNonBlocking);
   const start = r.event();
@@ -37,7 +43,10 @@ runExample('streamOrderedAllocation', (r) => {
   const blocks = blocksFor(N, THREADS);
 
   const run = (label: string, threshold: bigint): boolean => {
-    check(cudart.cudaMemPoolSetAttribute(pool, RELEASE_THRESHOLD, threshold), `cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold, ${threshold})`);
+    check(
+      cudart.cudaMemPoolSetAttribute(pool, RELEASE_THRESHOLD, threshold),
+      `cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold, ${threshold})`,
+    );
     check(cudart.cudaMemPoolTrimTo(pool, 0), 'cudaMemPoolTrimTo'); // each run starts from an empty pool
     hOut.data.fill(-1);
     check(cudart.cudaEventRecord(start, stream), 'cudaEventRecord(start)');

@@ -35,7 +35,13 @@ runExample('streamsAndEvents', (r) => {
   const dChunk = (c: number) => d + BigInt(c * CHUNK_BYTES);
 
   const kernelOn = (c: number, iterations: number, stream: cudart.cudaStream_t) =>
-    launch(kernel, blocksFor(CHUNK, THREADS), THREADS, [dChunk(c), cudart.i32(CHUNK), cudart.f32(SCALE), cudart.f32(1), cudart.f32(0), cudart.i32(iterations)], stream);
+    launch(
+      kernel,
+      blocksFor(CHUNK, THREADS),
+      THREADS,
+      [dChunk(c), cudart.i32(CHUNK), cudart.f32(SCALE), cudart.f32(1), cudart.f32(0), cudart.i32(iterations)],
+      stream,
+    );
 
   // Calibration on one chunk (twice: the first run loads the kernel): the kernel's iterations are
   // chosen so that it takes about as long as the chunk's copy to the device.
@@ -53,7 +59,9 @@ runExample('streamsAndEvents', (r) => {
     kernelMs = elapsedMs(done[0], stop);
   }
   const iterations = Math.max(1, Math.min(1 << 16, Math.round((CALIBRATION_ITERATIONS * copyMs) / kernelMs)));
-  console.log(`> a chunk's copy to the device takes ${copyMs.toFixed(3)} ms; busyScale runs ${iterations} iterations to take about as long`);
+  console.log(
+    `> a chunk's copy to the device takes ${copyMs.toFixed(3)} ms; busyScale runs ${iterations} iterations to take about as long`,
+  );
 
   /** The whole work, chunk c on streamOf(c); its time, when each chunk was done, and whether every element is right. */
   const run = (label: string, streamOf: (c: number) => cudart.cudaStream_t): { ms: number; passed: boolean } => {
@@ -61,9 +69,15 @@ runExample('streamsAndEvents', (r) => {
     check(cudart.cudaEventRecord(start, null), 'cudaEventRecord(start)');
     for (let c = 0; c < N_STREAMS; c++) {
       const s = streamOf(c);
-      check(cudart.cudaMemcpyAsync(dChunk(c), at(hIn, c * CHUNK), CHUNK_BYTES, K.cudaMemcpyHostToDevice, s), `cudaMemcpyAsync(H2D, chunk ${c})`);
+      check(
+        cudart.cudaMemcpyAsync(dChunk(c), at(hIn, c * CHUNK), CHUNK_BYTES, K.cudaMemcpyHostToDevice, s),
+        `cudaMemcpyAsync(H2D, chunk ${c})`,
+      );
       kernelOn(c, iterations, s);
-      check(cudart.cudaMemcpyAsync(at(hOut, c * CHUNK), dChunk(c), CHUNK_BYTES, K.cudaMemcpyDeviceToHost, s), `cudaMemcpyAsync(D2H, chunk ${c})`);
+      check(
+        cudart.cudaMemcpyAsync(at(hOut, c * CHUNK), dChunk(c), CHUNK_BYTES, K.cudaMemcpyDeviceToHost, s),
+        `cudaMemcpyAsync(D2H, chunk ${c})`,
+      );
       check(cudart.cudaEventRecord(done[c], s), `cudaEventRecord(chunk ${c})`);
     }
     check(cudart.cudaEventRecord(stop, null), 'cudaEventRecord(stop)');

@@ -78,7 +78,19 @@ function main(): number {
     const blocksPerGrid = Math.ceil(N / THREADS_PER_BLOCK);
     console.log(`CUDA kernel launch with ${blocksPerGrid} blocks of ${THREADS_PER_BLOCK} threads`);
     check(
-      cuda.cuLaunchKernel(vecAdd, blocksPerGrid, 1, 1, THREADS_PER_BLOCK, 1, 1, 0, null, [cuda.ptr(dA), cuda.ptr(dB), cuda.ptr(dC), cuda.i32(N)], null),
+      cuda.cuLaunchKernel(
+        vecAdd,
+        blocksPerGrid,
+        1,
+        1,
+        THREADS_PER_BLOCK,
+        1,
+        1,
+        0,
+        null,
+        [cuda.ptr(dA), cuda.ptr(dB), cuda.ptr(dC), cuda.i32(N)],
+        null,
+      ),
       'cuLaunchKernel',
     );
     check(cuda.cuCtxSynchronize(), 'cuCtxSynchronize');

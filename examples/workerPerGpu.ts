@@ -52,7 +52,10 @@ async function work(ordinal: number): Promise<Report> {
 /** Runs this file again as a worker (through tsx when it is TypeScript source). */
 function spawn(ordinal: number): Promise<Report> {
   const worker = __filename.endsWith('.ts')
-    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(__filename)});`, { eval: true, workerData: { ordinal } })
+    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(__filename)});`, {
+        eval: true,
+        workerData: { ordinal },
+      })
     : new Worker(__filename, { workerData: { ordinal } });
   return new Promise((resolve, reject) => {
     worker.once('message', resolve);
@@ -70,7 +73,9 @@ async function main(): Promise<boolean> {
   for (const r of reports) {
     let wrong = 0;
     for (let i = 0; i < N; i++) if (r.y[i] !== 2 * (i % 1000) + r.ordinal + 1) wrong++;
-    console.log(`GPU ${r.ordinal} (${r.name}): saxpy on ${N} floats in ${r.ms.toFixed(3)} ms, current device in its worker ${r.current}, ${wrong} wrong`);
+    console.log(
+      `GPU ${r.ordinal} (${r.name}): saxpy on ${N} floats in ${r.ms.toFixed(3)} ms, current device in its worker ${r.current}, ${wrong} wrong`,
+    );
     ok &&= wrong === 0 && r.current === r.ordinal;
   }
   // The main thread's current device is its own: the workers did not move it.

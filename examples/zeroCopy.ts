@@ -12,7 +12,10 @@ const BYTES = N * 4;
 const THREADS = 256;
 
 runExample('zeroCopy', (r) => {
-  const [canMap] = check(cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrCanMapHostMemory, 0), 'cudaDeviceGetAttribute(cudaDevAttrCanMapHostMemory)');
+  const [canMap] = check(
+    cudart.cudaDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrCanMapHostMemory, 0),
+    'cudaDeviceGetAttribute(cudaDevAttrCanMapHostMemory)',
+  );
   if (!canMap) {
     console.error('zeroCopy: device 0 cannot map host memory (cudaDevAttrCanMapHostMemory is 0)');
     return false;
@@ -24,7 +27,8 @@ runExample('zeroCopy', (r) => {
   console.log(`  ${deviceLine()}`);
   const vectorAdd = loadKernel('samples.fatbin', 'vectorAdd');
   const blocks = blocksFor(N, THREADS);
-  const devicePointer = (host: cudart.Pointer, what: string) => check(cudart.cudaHostGetDevicePointer(host, 0), `cudaHostGetDevicePointer(${what})`)[0];
+  const devicePointer = (host: cudart.Pointer, what: string) =>
+    check(cudart.cudaHostGetDevicePointer(host, 0), `cudaHostGetDevicePointer(${what})`)[0];
   // Small integers and quarters: the sums are exact in floats.
   const fill = (a: Float32Array, b: Float32Array) => {
     for (let i = 0; i < N; i++) {

@@ -19,12 +19,16 @@ function runPerFile({ project, files, nodeArgs = [], env = process.env, timeoutM
   const tally = { passed: 0, failed: 0, skipped: 0, failedFiles: [] };
   for (const f of files) {
     const start = Date.now();
-    const r = spawnSync(process.execPath, [...nodeArgs, require.resolve('jest/bin/jest'), '--selectProjects', project, '--runInBand', '--json', '--outputFile', jsonOut, f], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      cwd: root,
-      env,
-      timeout: timeoutMs,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [...nodeArgs, require.resolve('jest/bin/jest'), '--selectProjects', project, '--runInBand', '--json', '--outputFile', jsonOut, f],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        cwd: root,
+        env,
+        timeout: timeoutMs,
+      },
+    );
     let res = null;
     try {
       res = JSON.parse(fs.readFileSync(jsonOut, 'utf8'));

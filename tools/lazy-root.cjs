@@ -14,7 +14,8 @@ function lazyRoot(js) {
   for (const name of LAZY) {
     const re = new RegExp(`^exports\\.${name} = __importStar\\(require\\("(\\./[\\w-]+)"\\)\\);$`, 'm');
     const m = re.exec(out);
-    if (!m) throw new Error(`lazy-root: dist/index.js has no line 'exports.${name} = __importStar(require("./…"))' (did tsc's output change?)`);
+    if (!m)
+      throw new Error(`lazy-root: dist/index.js has no line 'exports.${name} = __importStar(require("./…"))' (did tsc's output change?)`);
     out = out.replace(re, `lazy(${JSON.stringify(name)}, () => __importStar(require(${JSON.stringify(m[1])})));`);
   }
   const helper = [

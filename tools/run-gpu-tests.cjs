@@ -6,5 +6,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { runPerFile, summarize } = require('./jest-per-file.cjs');
 
-const files = fs.readdirSync(path.join(__dirname, '..', 'test', 'gpu')).filter((f) => f.endsWith('.gpu.test.ts')).sort();
+const files = fs
+  .readdirSync(path.join(__dirname, '..', 'test', 'gpu'))
+  .filter((f) => f.endsWith('.gpu.test.ts'))
+  .sort();
 summarize(runPerFile({ project: 'gpu', files: files.map((f) => path.join('test', 'gpu', f)) }));

@@ -9,7 +9,10 @@ const { runPerFile, summarize } = require('./jest-per-file.cjs');
 
 const dir = path.join(__dirname, '..', 'test', 'soak');
 const only = process.argv.slice(2);
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.soak.test.ts') && (!only.length || only.some((o) => f.includes(o)))).sort();
+const files = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.soak.test.ts') && (!only.length || only.some((o) => f.includes(o))))
+  .sort();
 const report = process.env.SOAK_REPORT ? path.resolve(process.env.SOAK_REPORT) : path.join(os.tmpdir(), `soak-report-${process.pid}.jsonl`);
 
 const size = (f) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
@@ -26,7 +29,9 @@ const tally = runPerFile({
     // This file's figures: the lines its tests appended to the report.
     const lines = size(report) > from ? fs.readFileSync(report).subarray(from).toString('utf8').split('\n').filter(Boolean) : [];
     from = size(report);
-    console.log(`== ${f}: ${res ? `${res.numPassedTests} passed, ${res.numFailedTests} failed, ${res.numPendingTests} skipped` : 'no result'} in ${seconds.toFixed(1)} s`);
+    console.log(
+      `== ${f}: ${res ? `${res.numPassedTests} passed, ${res.numFailedTests} failed, ${res.numPendingTests} skipped` : 'no result'} in ${seconds.toFixed(1)} s`,
+    );
     for (const l of lines) {
       let x;
       try {

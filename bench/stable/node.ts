@@ -121,17 +121,57 @@ function koffiOps(): [Record<string, Op>, () => void] {
   const f8 = out(D.cuModuleGetFunction(slot, mod, 'empty8'), 'cuModuleGetFunction');
   // The 8 arguments and the array of their addresses, packed once.
   const vals = Buffer.alloc(64);
-  vals.writeBigUInt64LE(d, 0); vals.writeBigUInt64LE(d, 8); vals.writeInt32LE(1, 16); vals.writeUInt32LE(2, 24);
-  vals.writeFloatLE(3, 32); vals.writeFloatLE(4, 40); vals.writeBigInt64LE(5n, 48); vals.writeDoubleLE(6, 56);
+  vals.writeBigUInt64LE(d, 0);
+  vals.writeBigUInt64LE(d, 8);
+  vals.writeInt32LE(1, 16);
+  vals.writeUInt32LE(2, 24);
+  vals.writeFloatLE(3, 32);
+  vals.writeFloatLE(4, 40);
+  vals.writeBigInt64LE(5n, 48);
+  vals.writeDoubleLE(6, 56);
   const base = koffi.address(vals) as bigint;
   const args8 = new BigUint64Array(8).map((_, i) => base + BigInt(8 * i));
   const gw0 = 1 + 1 * 4294967296; // dim3 {1,1,1} as its two eightbytes
   const gw1 = 1;
-  const [cudaGetDevice, cudaPeekAtLastError, cudaStreamQuery, cudaEventQuery, cudaEventRecord, cudaGetDeviceProperties,
-    cudaMalloc, cudaFree, cudaMallocAsync, cudaFreeAsync, cudaMemcpy, cudaMemcpyAsync, cudaLaunchKernel, cudaGraphLaunch, cudaStreamSynchronize,
-    cudaStreamBeginCapture, cudaStreamEndCapture, cudaGraphInstantiate] = ['cudaGetDevice', 'cudaPeekAtLastError', 'cudaStreamQuery', 'cudaEventQuery',
-    'cudaEventRecord', 'cudaGetDeviceProperties', 'cudaMalloc', 'cudaFree', 'cudaMallocAsync', 'cudaFreeAsync', 'cudaMemcpy', 'cudaMemcpyAsync',
-    'cudaLaunchKernel', 'cudaGraphLaunch', 'cudaStreamSynchronize', 'cudaStreamBeginCapture', 'cudaStreamEndCapture', 'cudaGraphInstantiate'].map((n) => R[n]);
+  const [
+    cudaGetDevice,
+    cudaPeekAtLastError,
+    cudaStreamQuery,
+    cudaEventQuery,
+    cudaEventRecord,
+    cudaGetDeviceProperties,
+    cudaMalloc,
+    cudaFree,
+    cudaMallocAsync,
+    cudaFreeAsync,
+    cudaMemcpy,
+    cudaMemcpyAsync,
+    cudaLaunchKernel,
+    cudaGraphLaunch,
+    cudaStreamSynchronize,
+    cudaStreamBeginCapture,
+    cudaStreamEndCapture,
+    cudaGraphInstantiate,
+  ] = [
+    'cudaGetDevice',
+    'cudaPeekAtLastError',
+    'cudaStreamQuery',
+    'cudaEventQuery',
+    'cudaEventRecord',
+    'cudaGetDeviceProperties',
+    'cudaMalloc',
+    'cudaFree',
+    'cudaMallocAsync',
+    'cudaFreeAsync',
+    'cudaMemcpy',
+    'cudaMemcpyAsync',
+    'cudaLaunchKernel',
+    'cudaGraphLaunch',
+    'cudaStreamSynchronize',
+    'cudaStreamBeginCapture',
+    'cudaStreamEndCapture',
+    'cudaGraphInstantiate',
+  ].map((n) => R[n]);
   const cuLaunchKernel = D.cuLaunchKernel;
   out(cudaStreamBeginCapture(s, 0), 'cudaStreamBeginCapture');
   cudaLaunchKernel(k0, gw0, gw1, gw0, gw1, null, 0, s);
@@ -156,7 +196,13 @@ function koffiOps(): [Record<string, Op>, () => void] {
     cudaGetDeviceProperties(u8, 0);
     const end = u8.indexOf(0);
     const name = Buffer.from(slab, at, end < 0 ? 256 : end).toString('latin1');
-    return name.length + Number(slabView.getBigUint64(at + 288, true)) + slabView.getInt32(at + 384, true) + slabView.getInt32(at + 360, true) + slabView.getInt32(at + 364, true);
+    return (
+      name.length +
+      Number(slabView.getBigUint64(at + 288, true)) +
+      slabView.getInt32(at + 384, true) +
+      slabView.getInt32(at + 360, true) +
+      slabView.getInt32(at + 364, true)
+    );
   };
   const ops: Record<string, Op> = {
     cudaGetDevice: () => cudaGetDevice(i32),
@@ -187,7 +233,8 @@ function koffiOps(): [Record<string, Op>, () => void] {
       cudaStreamSynchronize(s);
     },
   };
-  for (const n of ['cudaLaunchKernel_8args', 'cuLaunchKernel_8args', 'cudaGraphLaunch_1kernel', 'cudaMemcpyAsync_H2D_4B_pinned']) out(ops[n]() as number, n);
+  for (const n of ['cudaLaunchKernel_8args', 'cuLaunchKernel_8args', 'cudaGraphLaunch_1kernel', 'cudaMemcpyAsync_H2D_4B_pinned'])
+    out(ops[n]() as number, n);
   return [ops, () => cudaStreamSynchronize(s)];
 }
 

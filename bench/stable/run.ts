@@ -99,13 +99,19 @@ function compare(a: Results, b: Results): string {
 /** A server process answering one request per line. */
 class Server {
   private lines: AsyncIterator<string>;
-  constructor(readonly impl: Impl, private proc: ChildProcessWithoutNullStreams, readonly stderr: string[]) {
+  constructor(
+    readonly impl: Impl,
+    private proc: ChildProcessWithoutNullStreams,
+    readonly stderr: string[],
+  ) {
     this.lines = readline.createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
     proc.stderr.on('data', (d) => stderr.push(String(d)));
   }
   async next(timeoutMs: number): Promise<string> {
     let timer: NodeJS.Timeout | undefined;
-    const t = new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${this.impl}: no answer in ${timeoutMs} ms`)), timeoutMs)));
+    const t = new Promise<never>(
+      (_, rej) => (timer = setTimeout(() => rej(new Error(`${this.impl}: no answer in ${timeoutMs} ms`)), timeoutMs)),
+    );
     try {
       const r = await Promise.race([this.lines.next(), t]);
       if (r.done) throw new Error(`${this.impl} exited: ${this.stderr.join('').slice(-500)}`);
@@ -195,7 +201,9 @@ async function main(): Promise<void> {
     // What a server said of itself on stderr (`# …` lines: an operation it had to leave out, and why).
     for (const l of s.stderr.join('').split('\n')) if (l.startsWith('# ')) notes.push(`${s.impl}: ${l.slice(2)}`);
   }
-  const gpu = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader', '-i', '0'], { encoding: 'utf8' }).stdout?.trim();
+  const gpu = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader', '-i', '0'], {
+    encoding: 'utf8',
+  }).stdout?.trim();
   const results: Results = {
     meta: { date: new Date().toISOString(), gpu, node: process.version, rounds, cpus, host: os.hostname(), notes },
     ops: OPS,
@@ -203,7 +211,9 @@ async function main(): Promise<void> {
   };
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(results, null, 1) + '\n');
-  console.log(`# ${gpu}; Node ${process.version}; ${rounds} rounds; pinned to CPUs ${cpus ?? '(taskset missing: not pinned)'}; raw samples in ${outFile}`);
+  console.log(
+    `# ${gpu}; Node ${process.version}; ${rounds} rounds; pinned to CPUs ${cpus ?? '(taskset missing: not pinned)'}; raw samples in ${outFile}`,
+  );
   for (const n of notes) console.log(`# ${n}`);
   console.log(table(results));
 }

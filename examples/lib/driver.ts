@@ -64,7 +64,10 @@ export function compile(src: string, name: string, arch: string, output: 'ptx' |
     const opts = [`--gpu-architecture=${arch}`, ...options];
     const [err] = nvrtc.nvrtcCompileProgram(prog, opts.length, opts);
     if (err !== nvrtc.nvrtcResult.NVRTC_SUCCESS) checkNvrtc([err], `nvrtcCompileProgram(${opts.join(' ')})`, programLog(prog));
-    const [size] = checkNvrtc(output === 'ptx' ? nvrtc.nvrtcGetPTXSize(prog) : nvrtc.nvrtcGetCUBINSize(prog), `nvrtcGet${output.toUpperCase()}Size`);
+    const [size] = checkNvrtc(
+      output === 'ptx' ? nvrtc.nvrtcGetPTXSize(prog) : nvrtc.nvrtcGetCUBINSize(prog),
+      `nvrtcGet${output.toUpperCase()}Size`,
+    );
     const image = Buffer.alloc(size);
     checkNvrtc(output === 'ptx' ? nvrtc.nvrtcGetPTX(prog, image) : nvrtc.nvrtcGetCUBIN(prog, image), `nvrtcGet${output.toUpperCase()}`);
     return image;

@@ -55,7 +55,13 @@ function child(r: Resources, device: number, memHex: string, eventHex: string): 
   if (!verify(`${me}: the parent's pattern`, host, (i) => patternByte(i, PARENT_SEED))) return false;
 
   console.log(`${me}: writing its own pattern into the parent's memory with a kernel`);
-  launch(loadKernel('samples.fatbin', 'bytePattern'), blocksFor(DATA_SIZE, THREADS), THREADS, [cudart.ptr(ptr), cudart.i32(DATA_SIZE), cudart.u32(CHILD_SEED)], stream);
+  launch(
+    loadKernel('samples.fatbin', 'bytePattern'),
+    blocksFor(DATA_SIZE, THREADS),
+    THREADS,
+    [cudart.ptr(ptr), cudart.i32(DATA_SIZE), cudart.u32(CHILD_SEED)],
+    stream,
+  );
   // The parent's copy back waits for this record; this process waits for its stream before it ends.
   check(cudart.cudaEventRecord(event, stream), 'cudaEventRecord');
   check(cudart.cudaStreamSynchronize(stream), 'cudaStreamSynchronize');
@@ -88,7 +94,13 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((e: unknown) => {
-    console.error(e instanceof CudaCallError || e instanceof RangeError ? `simpleIPC child: ${e.message}` : e instanceof Error ? (e.stack ?? e.message) : String(e));
+    console.error(
+      e instanceof CudaCallError || e instanceof RangeError
+        ? `simpleIPC child: ${e.message}`
+        : e instanceof Error
+          ? (e.stack ?? e.message)
+          : String(e),
+    );
     process.exitCode = 1;
   });
 }

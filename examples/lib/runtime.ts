@@ -89,11 +89,18 @@ export function blocksFor(n: number, threads: number): number {
 
 /** cudaLaunchKernel on a one-dimensional grid, checked. */
 export function launch(
-  kernel: cudart.cudaKernel_t, blocks: number, threads: number, args: cudart.KernelArgInput[] | cudart.KernelArgs,
-  stream: cudart.cudaStream_t | null = null, sharedMem = 0,
+  kernel: cudart.cudaKernel_t,
+  blocks: number,
+  threads: number,
+  args: cudart.KernelArgInput[] | cudart.KernelArgs,
+  stream: cudart.cudaStream_t | null = null,
+  sharedMem = 0,
 ): void {
   const name = kernelNames.get(kernel) ?? 'kernel';
-  check(cudart.cudaLaunchKernel(kernel, dim(blocks), dim(threads), args, sharedMem, stream), `cudaLaunchKernel(${name}<<<${blocks}, ${threads}, ${sharedMem}>>>)`);
+  check(
+    cudart.cudaLaunchKernel(kernel, dim(blocks), dim(threads), args, sharedMem, stream),
+    `cudaLaunchKernel(${name}<<<${blocks}, ${threads}, ${sharedMem}>>>)`,
+  );
 }
 
 /** Milliseconds between two recorded events that have completed. */
@@ -168,7 +175,10 @@ export function verify(what: string, actual: ArrayLike<number>, expected: (i: nu
       bad++;
     }
   }
-  if (bad > 0) console.error(`${what}: ${bad} of ${actual.length} elements are wrong; the first is [${first}] = ${actual[first]}, expected ${expected(first)}`);
+  if (bad > 0)
+    console.error(
+      `${what}: ${bad} of ${actual.length} elements are wrong; the first is [${first}] = ${actual[first]}, expected ${expected(first)}`,
+    );
   return bad === 0;
 }
 

@@ -50,7 +50,10 @@ export function commandNamed(argv: readonly string[]): Command | undefined {
 function usageErrorOf(e: unknown, command: Command | undefined): UsageError {
   const code = (e as { code?: string }).code;
   const message = (e as Error).message;
-  const option = /'(-[^']*)'/.exec(message)?.[1]?.replace(/^-[a-zA-Z], /, '').replace(/ <value>$/, '');
+  const option = /'(-[^']*)'/
+    .exec(message)?.[1]
+    ?.replace(/^-[a-zA-Z], /, '')
+    .replace(/ <value>$/, '');
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option '${option}'`, command);
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     return new UsageError(/does not take an argument/.test(message) ? `${option} takes no value` : `${option} needs a value`, command);
@@ -60,7 +63,8 @@ function usageErrorOf(e: unknown, command: Command | undefined): UsageError {
 
 /** A whole number of at least `min` from an option's text, or a UsageError naming the option. */
 function whole(name: string, text: string, min: number, what: string, command: Command | undefined): number {
-  if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) throw new UsageError(`--${name} needs ${what}, got ${JSON.stringify(text)}`, command);
+  if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text)))
+    throw new UsageError(`--${name} needs ${what}, got ${JSON.stringify(text)}`, command);
   return Number(text);
 }
 
@@ -80,9 +84,16 @@ export function parseArgs(argv: string[]): Options {
     command = words[0] as Command;
     if (words.length > 1) throw new UsageError(`unexpected argument '${words[1]}'`, command);
   }
-  const opts: Options = { command: command ?? 'info', named: command !== undefined, json: !!values.json, help: !!values.help || positionals.includes('help'), version: !!values.version };
+  const opts: Options = {
+    command: command ?? 'info',
+    named: command !== undefined,
+    json: !!values.json,
+    help: !!values.help || positionals.includes('help'),
+    version: !!values.version,
+  };
   if (values.device !== undefined) opts.device = whole('device', values.device, 0, 'a device number', command);
-  if (values.interval !== undefined) opts.interval = whole('interval', values.interval, 1, 'a positive whole number of milliseconds', command);
+  if (values.interval !== undefined)
+    opts.interval = whole('interval', values.interval, 1, 'a positive whole number of milliseconds', command);
   if (values.count !== undefined) opts.count = whole('count', values.count, 1, 'a positive whole number', command);
   return opts;
 }

@@ -14,7 +14,13 @@ export interface BandwidthRow {
 const SIZES = [64 << 10, 1 << 20, 16 << 20, 64 << 20, 256 << 20];
 
 /** GB/s of `reps` copies of `bytes`, timed with events on a stream (after one warm-up copy). */
-function measure(copy: () => number, bytes: number, stream: cudart.cudaStream_t, start: cudart.cudaEvent_t, stop: cudart.cudaEvent_t): number {
+function measure(
+  copy: () => number,
+  bytes: number,
+  stream: cudart.cudaStream_t,
+  start: cudart.cudaEvent_t,
+  stop: cudart.cudaEvent_t,
+): number {
   const reps = Math.max(3, Math.min(100, Math.floor((1 << 30) / bytes)));
   ok([copy()] as [number], 'copy');
   ok(cudart.cudaStreamSynchronize(stream) as [number], 'cudaStreamSynchronize');
@@ -48,7 +54,11 @@ export function bandwidthRows(device: number, progress?: (s: string) => void): B
     const pageable = Buffer.alloc(max, 1);
     new Uint8Array(koffi.view(pinned!, max)).fill(1);
     const plan: [BandwidthRow['direction'], BandwidthRow['memory']][] = [
-      ['H2D', 'pageable'], ['H2D', 'pinned'], ['D2H', 'pageable'], ['D2H', 'pinned'], ['D2D', 'device'],
+      ['H2D', 'pageable'],
+      ['H2D', 'pinned'],
+      ['D2H', 'pageable'],
+      ['D2H', 'pinned'],
+      ['D2D', 'device'],
     ];
     let step = 0;
     for (const [direction, memory] of plan) {
@@ -91,5 +101,10 @@ export function bandwidth(o: Options, out: Output): void {
   }
   const [, p] = cudart.cudaGetDeviceProperties(device);
   out.log(`Device ${device}: ${p!.name}  (GB/s = 10^9 bytes a second; device-to-device counts the read and the write)`);
-  out.log(table(['direction', 'host memory', 'size', 'GB/s'], rows.map((r) => [r.direction, r.memory, bytesText(r.bytes), Number(r.gbPerSecond.toFixed(2))])));
+  out.log(
+    table(
+      ['direction', 'host memory', 'size', 'GB/s'],
+      rows.map((r) => [r.direction, r.memory, bytesText(r.bytes), Number(r.gbPerSecond.toFixed(2))]),
+    ),
+  );
 }

@@ -34,7 +34,10 @@ export class NoGpu extends CommandError {
 
 /** One line of an error's message: a multi-line one (a library that did not load) keeps its first and last lines. */
 export function oneLine(message: string): string {
-  const lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (lines.length <= 1) return lines[0] ?? '';
   return `${lines[0].replace(/ Tried:$/, '')} ${lines[lines.length - 1]}`;
 }
@@ -47,11 +50,21 @@ export function requireGpu(partial: Record<string, unknown> = {}, device?: numbe
     throw new NoGpu(err, name, `no NVIDIA driver found (${name}): install the driver or check LD_LIBRARY_PATH`, partial);
   }
   if (err === cudart.cudaError_t.cudaErrorNoDevice || (err === 0 && count === 0)) {
-    throw new NoGpu(err, name || 'cudaErrorNoDevice', `no CUDA device found (${name || 'cudaErrorNoDevice'}): check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)`, partial);
+    throw new NoGpu(
+      err,
+      name || 'cudaErrorNoDevice',
+      `no CUDA device found (${name || 'cudaErrorNoDevice'}): check that the GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)`,
+      partial,
+    );
   }
   if (err !== 0) throw new NoGpu(err, name, `cannot use the GPU (${name}): ${cudart.cudaGetErrorString(err)[1]}`, partial);
   if (device !== undefined && device >= count) {
-    throw new NoGpu(cudart.cudaError_t.cudaErrorInvalidDevice, 'cudaErrorInvalidDevice', `no device ${device}: this machine has ${count} (0 to ${count - 1})`, partial);
+    throw new NoGpu(
+      cudart.cudaError_t.cudaErrorInvalidDevice,
+      'cudaErrorInvalidDevice',
+      `no device ${device}: this machine has ${count} (0 to ${count - 1})`,
+      partial,
+    );
   }
   return count;
 }
@@ -70,7 +83,11 @@ export function table(headers: string[], rows: (string | number)[][]): string {
   const cells = [headers, ...rows.map((r) => r.map(String))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
   const numeric = headers.map((_, i) => rows.every((r) => typeof r[i] === 'number'));
-  const line = (r: string[]) => r.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 

@@ -46,25 +46,68 @@ function liveReadings(devices: DeviceInfo[]): { error: string | null } {
 
 /** The live section of one device as table rows. */
 function liveRows(h: GpuHealth): [string, string][] {
-  const na = <T,>(v: T | null | undefined, f: (x: T) => string = String): string => (v === null || v === undefined ? 'n/a' : f(v));
+  const na = <T>(v: T | null | undefined, f: (x: T) => string = String): string => (v === null || v === undefined ? 'n/a' : f(v));
   const MiB = 2 ** 20;
   return [
     ['NVML index', String(h.index)],
     ['utilization', na(h.utilization, (u) => `${u.gpu}% GPU, ${u.memory}% memory`)],
-    ['temperature', `${na(h.temperature.current, (t) => `${t} °C`)} (slowdown ${na(h.temperature.slowdown, (t) => `${t} °C`)}, shutdown ${na(h.temperature.shutdown, (t) => `${t} °C`)})`],
+    [
+      'temperature',
+      `${na(h.temperature.current, (t) => `${t} °C`)} (slowdown ${na(h.temperature.slowdown, (t) => `${t} °C`)}, shutdown ${na(h.temperature.shutdown, (t) => `${t} °C`)})`,
+    ],
     ['power', `${na(h.power.draw, (w: number) => `${w.toFixed(1)} W`)} of ${na(h.power.limit, (w: number) => `${w.toFixed(0)} W`)}`],
     ['clocks', `SM ${na(h.clocks.sm)} / ${na(h.clocks.smMax)} MHz, memory ${na(h.clocks.memory)} / ${na(h.clocks.memoryMax)} MHz`],
     ['fan', na(h.fanSpeed, (f) => `${f}%`)],
-    ['memory used', na(h.memory, (m) => `${(m.used / MiB).toFixed(0)} of ${(m.total / MiB).toFixed(0)} MiB${m.reserved === null ? '' : ` (${(m.reserved / MiB).toFixed(0)} MiB reserved)`}`)],
-    ['PCIe', `gen ${na(h.pcie.generation)} x${na(h.pcie.width)} (max gen ${na(h.pcie.maxGeneration)} x${na(h.pcie.maxWidth)}), tx ${na(h.pcie.txKBps)} KB/s, rx ${na(h.pcie.rxKBps)} KB/s`],
-    ['NVLink', na(h.nvlink, (l: NonNullable<GpuHealth['nvlink']>) => `${l.filter((x) => x.active).length} of ${l.length} links up${l.some((x) => x.active) ? ` (v${l.find((x) => x.active)!.version})` : ''}`)],
-    ['ECC errors', na(h.ecc, (e) => `${e.correctedVolatile} corrected, ${e.uncorrectedVolatile} uncorrected (volatile); ${e.correctedAggregate}, ${e.uncorrectedAggregate} (aggregate)`)],
+    [
+      'memory used',
+      na(
+        h.memory,
+        (m) =>
+          `${(m.used / MiB).toFixed(0)} of ${(m.total / MiB).toFixed(0)} MiB${m.reserved === null ? '' : ` (${(m.reserved / MiB).toFixed(0)} MiB reserved)`}`,
+      ),
+    ],
+    [
+      'PCIe',
+      `gen ${na(h.pcie.generation)} x${na(h.pcie.width)} (max gen ${na(h.pcie.maxGeneration)} x${na(h.pcie.maxWidth)}), tx ${na(h.pcie.txKBps)} KB/s, rx ${na(h.pcie.rxKBps)} KB/s`,
+    ],
+    [
+      'NVLink',
+      na(
+        h.nvlink,
+        (l: NonNullable<GpuHealth['nvlink']>) =>
+          `${l.filter((x) => x.active).length} of ${l.length} links up${l.some((x) => x.active) ? ` (v${l.find((x) => x.active)!.version})` : ''}`,
+      ),
+    ],
+    [
+      'ECC errors',
+      na(
+        h.ecc,
+        (e) =>
+          `${e.correctedVolatile} corrected, ${e.uncorrectedVolatile} uncorrected (volatile); ${e.correctedAggregate}, ${e.uncorrectedAggregate} (aggregate)`,
+      ),
+    ],
     ['throttle reasons', na(h.throttleReasons, (r: string[]) => (r.length ? r.join(', ') : 'none'))],
     ['compute mode', na(h.computeMode)],
-    ['MIG mode', na(h.migMode, (m) => `${m.current ? 'enabled' : 'disabled'}${m.pending !== m.current ? ` (${m.pending ? 'enabled' : 'disabled'} after reset)` : ''}`)],
+    [
+      'MIG mode',
+      na(
+        h.migMode,
+        (m) =>
+          `${m.current ? 'enabled' : 'disabled'}${m.pending !== m.current ? ` (${m.pending ? 'enabled' : 'disabled'} after reset)` : ''}`,
+      ),
+    ],
     ['persistence mode', na(h.persistenceMode, (p) => (p ? 'enabled' : 'disabled'))],
     ['performance state', na(h.performanceState)],
-    ['processes', na(h.processes, (ps: NonNullable<GpuHealth['processes']>) => (ps.length ? ps.map((p) => `${p.pid} ${p.name ?? '?'} (${p.usedMemory === null ? 'n/a' : `${(p.usedMemory / MiB).toFixed(0)} MiB`})`).join(', ') : 'none'))],
+    [
+      'processes',
+      na(h.processes, (ps: NonNullable<GpuHealth['processes']>) =>
+        ps.length
+          ? ps
+              .map((p) => `${p.pid} ${p.name ?? '?'} (${p.usedMemory === null ? 'n/a' : `${(p.usedMemory / MiB).toFixed(0)} MiB`})`)
+              .join(', ')
+          : 'none',
+      ),
+    ],
   ];
 }
 
@@ -134,7 +177,14 @@ export function info(o: Options, out: Output): void {
   const devices = (o.device === undefined ? Array.from({ length: count }, (_, i) => i) : [o.device]).map((d) => deviceInfo(d, count));
   const nvml = liveReadings(devices);
   if (o.json) {
-    const report = { ...partial, driverVersion: version(driver!), deviceCount: count, devices, nvml: { available: nvml.error === null, error: nvml.error }, error: null };
+    const report = {
+      ...partial,
+      driverVersion: version(driver!),
+      deviceCount: count,
+      devices,
+      nvml: { available: nvml.error === null, error: nvml.error },
+      error: null,
+    };
     out.log(JSON.stringify(report, null, 2));
     return;
   }
@@ -143,25 +193,30 @@ export function info(o: Options, out: Output): void {
   for (const d of devices) {
     out.log('');
     out.log(`Device ${d.index}: ${d.name}`);
-    out.log(table(['property', 'value'], [
-      ['UUID', d.uuid],
-      ['PCI bus id', d.pciBusId],
-      ['compute capability', d.computeCapability],
-      ['memory total', `${(d.memoryTotalBytes / MiB).toFixed(0)} MiB`],
-      ['memory free', `${(d.memoryFreeBytes / MiB).toFixed(0)} MiB`],
-      ['multiprocessors', String(d.multiprocessors)],
-      ['GPU clock', `${d.clockMHz} MHz`],
-      ['memory clock', `${d.memoryClockMHz} MHz`],
-      ['memory bus', `${d.memoryBusWidthBits} bits`],
-      ['L2 cache', `${d.l2CacheBytes / 1024} KiB`],
-      ['shared memory per block', `${d.sharedMemPerBlockBytes / 1024} KiB (${d.sharedMemPerBlockOptinBytes / 1024} KiB opt-in)`],
-      ['shared memory per SM', `${d.sharedMemPerMultiprocessorBytes / 1024} KiB`],
-      ['max threads per block', String(d.maxThreadsPerBlock)],
-      ['max threads per SM', String(d.maxThreadsPerMultiprocessor)],
-      ['warp size', String(d.warpSize)],
-      ['ECC', d.eccEnabled ? 'enabled' : 'disabled'],
-      ['peer access to', d.peerAccess.length ? d.peerAccess.map((p) => `device ${p}`).join(', ') : count > 1 ? 'none' : '(one device)'],
-    ]));
+    out.log(
+      table(
+        ['property', 'value'],
+        [
+          ['UUID', d.uuid],
+          ['PCI bus id', d.pciBusId],
+          ['compute capability', d.computeCapability],
+          ['memory total', `${(d.memoryTotalBytes / MiB).toFixed(0)} MiB`],
+          ['memory free', `${(d.memoryFreeBytes / MiB).toFixed(0)} MiB`],
+          ['multiprocessors', String(d.multiprocessors)],
+          ['GPU clock', `${d.clockMHz} MHz`],
+          ['memory clock', `${d.memoryClockMHz} MHz`],
+          ['memory bus', `${d.memoryBusWidthBits} bits`],
+          ['L2 cache', `${d.l2CacheBytes / 1024} KiB`],
+          ['shared memory per block', `${d.sharedMemPerBlockBytes / 1024} KiB (${d.sharedMemPerBlockOptinBytes / 1024} KiB opt-in)`],
+          ['shared memory per SM', `${d.sharedMemPerMultiprocessorBytes / 1024} KiB`],
+          ['max threads per block', String(d.maxThreadsPerBlock)],
+          ['max threads per SM', String(d.maxThreadsPerMultiprocessor)],
+          ['warp size', String(d.warpSize)],
+          ['ECC', d.eccEnabled ? 'enabled' : 'disabled'],
+          ['peer access to', d.peerAccess.length ? d.peerAccess.map((p) => `device ${p}`).join(', ') : count > 1 ? 'none' : '(one device)'],
+        ],
+      ),
+    );
     out.log('');
     if (d.live) out.log(table(['live (NVML)', 'value'], liveRows(d.live)));
     else out.log(`live (NVML): not available: ${nvml.error}`);

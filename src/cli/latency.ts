@@ -41,7 +41,14 @@ export function latencyRows(device: number, progress?: (s: string) => void): Lat
 }
 
 /** Times every call of the list into `rows`. */
-function timeCases(device: number, s: cudart.cudaStream_t, ev: cudart.cudaEvent_t, d: NonNullable<ReturnType<typeof cudart.cudaMalloc>[1]>, rows: LatencyRow[], progress?: (s: string) => void): void {
+function timeCases(
+  device: number,
+  s: cudart.cudaStream_t,
+  ev: cudart.cudaEvent_t,
+  d: NonNullable<ReturnType<typeof cudart.cudaMalloc>[1]>,
+  rows: LatencyRow[],
+  progress?: (s: string) => void,
+): void {
   const host = new Int32Array(1);
   const K = cudart.cudaMemcpyKind;
   const cases: [string, () => unknown, number][] = [
@@ -74,5 +81,10 @@ export function latency(o: Options, out: Output): void {
     return;
   }
   out.log(`Device ${device}: per-call cost through cuda-bindings (median of 5 loops)`);
-  out.log(table(['call', 'ns'], rows.map((r) => [r.call, Math.round(r.nsPerCall)])));
+  out.log(
+    table(
+      ['call', 'ns'],
+      rows.map((r) => [r.call, Math.round(r.nsPerCall)]),
+    ),
+  );
 }

@@ -39,7 +39,14 @@ function describeFailure(e: unknown): { error: FailureJson['error']; partial: Re
   // core's CudaError carries its status as code/codeName; anything else is reported by its class.
   const c = err as Error & { code?: unknown; codeName?: unknown };
   const cuda = typeof c.code === 'number' && typeof c.codeName === 'string';
-  return { error: { name: cuda ? (c.codeName as string) : err.name || 'Error', code: cuda ? (c.code as number) : null, message: oneLine(err.message) || err.name }, partial: {} };
+  return {
+    error: {
+      name: cuda ? (c.codeName as string) : err.name || 'Error',
+      code: cuda ? (c.code as number) : null,
+      message: oneLine(err.message) || err.name,
+    },
+    partial: {},
+  };
 }
 
 /** This package's version, from its package.json (beside src/ and dist/). */
@@ -85,10 +92,12 @@ export async function main(argv: string[], out: Output = defaultOutput()): Promi
     return 0;
   } catch (e) {
     const { error, partial } = describeFailure(e);
-    const command = e instanceof UsageError ? e.command : opts?.command ?? commandNamed(argv) ?? 'info';
+    const command = e instanceof UsageError ? e.command : (opts?.command ?? commandNamed(argv) ?? 'info');
     const json = opts?.json ?? argv.includes('--json');
     if (json) out.log(JSON.stringify({ ...partial, error } satisfies FailureJson, null, 2));
-    out.err(`cuda-bindings${command ? ` ${command}` : ''}: ${error.message}${e instanceof UsageError ? ` (see cuda-bindings${command ? ` ${command}` : ''} --help)` : ''}`);
+    out.err(
+      `cuda-bindings${command ? ` ${command}` : ''}: ${error.message}${e instanceof UsageError ? ` (see cuda-bindings${command ? ` ${command}` : ''} --help)` : ''}`,
+    );
     return 1;
   }
 }

@@ -108,7 +108,9 @@ export function render(r: TopRecord, opts: { color: boolean; width: number; inte
     lines.push(c('1', `GPU ${g.index}: ${g.name}`) + `  ${g.uuid}`);
     lines.push(`  util ${bar(g.utilization?.gpu ?? null)}`);
     const memPct = g.memory ? (100 * g.memory.used) / g.memory.total : null;
-    lines.push(`  mem  ${bar(memPct)}  ${g.memory ? `${(g.memory.used / GiB).toFixed(1)} / ${(g.memory.total / GiB).toFixed(1)} GiB` : ''}`);
+    lines.push(
+      `  mem  ${bar(memPct)}  ${g.memory ? `${(g.memory.used / GiB).toFixed(1)} / ${(g.memory.total / GiB).toFixed(1)} GiB` : ''}`,
+    );
     lines.push(
       `  temp ${val(g.temperature, '°C')}   power ${val(g.power.draw, 'W')} / ${val(g.power.limit, 'W')}   ` +
         `SM ${val(g.clocks.sm, 'MHz')}   mem ${val(g.clocks.memory, 'MHz')}   fan ${val(g.fanSpeed, '%')}`,
@@ -117,7 +119,10 @@ export function render(r: TopRecord, opts: { color: boolean; width: number; inte
     else if (g.processes.length === 0) lines.push('  no processes');
     else {
       lines.push(`  ${'PID'.padStart(8)}  ${'MEMORY'.padStart(10)}  NAME`);
-      for (const p of g.processes) lines.push(`  ${String(p.pid).padStart(8)}  ${(p.usedMemory === null ? 'n/a' : `${(p.usedMemory / 2 ** 20).toFixed(0)} MiB`).padStart(10)}  ${p.name ?? '?'}`);
+      for (const p of g.processes)
+        lines.push(
+          `  ${String(p.pid).padStart(8)}  ${(p.usedMemory === null ? 'n/a' : `${(p.usedMemory / 2 ** 20).toFixed(0)} MiB`).padStart(10)}  ${p.name ?? '?'}`,
+        );
     }
     lines.push('');
   }

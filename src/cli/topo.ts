@@ -15,7 +15,14 @@ export function topology(): TopoReport {
   return {
     gpus: devs.map((d) => {
       const cpus = d.cpuAffinity();
-      return { index: d.index, name: d.name, uuid: d.uuid, pciBusId: d.pciBusId, cpuAffinity: cpus && formatCpuList(cpus), numaNode: d.numaNode() };
+      return {
+        index: d.index,
+        name: d.name,
+        uuid: d.uuid,
+        pciBusId: d.pciBusId,
+        cpuAffinity: cpus && formatCpuList(cpus),
+        numaNode: d.numaNode(),
+      };
     }),
     matrix: devs.map((a) => devs.map((b) => a.topology(b))),
   };
@@ -40,19 +47,33 @@ export function topo(o: Options, out: Output): void {
     return;
   }
   const head = ['', ...t.gpus.map((g) => `GPU${g.index}`), 'CPU Affinity', 'NUMA Affinity'];
-  const rows = t.gpus.map((g, i) => [`GPU${g.index}`, ...t.matrix[i].map((l) => l.kind), g.cpuAffinity ?? 'N/A', g.numaNode === null ? 'N/A' : String(g.numaNode)]);
+  const rows = t.gpus.map((g, i) => [
+    `GPU${g.index}`,
+    ...t.matrix[i].map((l) => l.kind),
+    g.cpuAffinity ?? 'N/A',
+    g.numaNode === null ? 'N/A' : String(g.numaNode),
+  ]);
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (r: string[]) => r.map((x, c) => x.padEnd(widths[c])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((x, c) => x.padEnd(widths[c]))
+      .join('  ')
+      .trimEnd();
   out.log(line(head));
   for (const r of rows) out.log(line(r));
   if (t.gpus.length > 1) {
     out.log('');
     out.log('p2p');
-    const p2p = (l: TopologyLink) => (l.kind === 'X' ? 'X' : `${l.p2p.read ? 'r' : '-'}${l.p2p.write ? 'w' : '-'}${l.p2p.atomics ? 'a' : '-'}`);
+    const p2p = (l: TopologyLink) =>
+      l.kind === 'X' ? 'X' : `${l.p2p.read ? 'r' : '-'}${l.p2p.write ? 'w' : '-'}${l.p2p.atomics ? 'a' : '-'}`;
     const ph = ['', ...t.gpus.map((g) => `GPU${g.index}`)];
     const pr = t.gpus.map((g, i) => [`GPU${g.index}`, ...t.matrix[i].map(p2p)]);
     const pw = ph.map((h, c) => Math.max(h.length, ...pr.map((r) => r[c].length)));
-    const pl = (r: string[]) => r.map((x, c) => x.padEnd(pw[c])).join('  ').trimEnd();
+    const pl = (r: string[]) =>
+      r
+        .map((x, c) => x.padEnd(pw[c]))
+        .join('  ')
+        .trimEnd();
     out.log(pl(ph));
     for (const r of pr) out.log(pl(r));
   }

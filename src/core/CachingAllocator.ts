@@ -111,7 +111,8 @@ export class CachingAllocator implements Allocator {
     checkSize(size, 'CachingAllocator.allocate');
     checkOptions('CachingAllocator.allocate', options, { device: true, stream: true });
     const device = options?.device;
-    if (!device || typeof device.ordinal !== 'number') throw new TypeError(`CachingAllocator.allocate: parameter 'options.device' must be a Device, got ${String(device)}`);
+    if (!device || typeof device.ordinal !== 'number')
+      throw new TypeError(`CachingAllocator.allocate: parameter 'options.device' must be a Device, got ${String(device)}`);
     const stream = options.stream;
     openOptionalArg(stream, 'Stream', 'CachingAllocator.allocate', 'options.stream');
     const rounded = Math.max(UNIT, Math.ceil(size / UNIT) * UNIT);
@@ -148,7 +149,14 @@ export class CachingAllocator implements Allocator {
       if (bin) bin.push(free);
       else arena.bins.set(rounded, [free]);
     };
-    return DeviceBuffer.fromAllocation(block, size, device, 'cached', hookedFree('CachingAllocator', device.ordinal, size, rounded, block, giveBack), stream ? [device, this, stream] : [device, this]);
+    return DeviceBuffer.fromAllocation(
+      block,
+      size,
+      device,
+      'cached',
+      hookedFree('CachingAllocator', device.ordinal, size, rounded, block, giveBack),
+      stream ? [device, this, stream] : [device, this],
+    );
   }
 
   /** Bytes in blocks handed out and not yet freed (one device, or all). */
@@ -228,7 +236,12 @@ export class CachingAllocator implements Allocator {
   private fresh(arena: Arena, rounded: number, device: Device): bigint {
     if (arena.used + arena.cached + rounded > this.limitBytes) this.freeAllBlocks(device);
     if (arena.used + rounded > this.limitBytes) {
-      throw new CudaError(cudart.cudaError_t.cudaErrorMemoryAllocation, 'cudaErrorMemoryAllocation', 'CachingAllocator.allocate', `${rounded} more bytes would pass the allocator's limit of ${this.limitBytes} (${arena.used} in use)`);
+      throw new CudaError(
+        cudart.cudaError_t.cudaErrorMemoryAllocation,
+        'cudaErrorMemoryAllocation',
+        'CachingAllocator.allocate',
+        `${rounded} more bytes would pass the allocator's limit of ${this.limitBytes} (${arena.used} in use)`,
+      );
     }
     device.makeCurrent();
     let [err, p] = cudart.cudaMalloc(rounded);
@@ -263,7 +276,10 @@ let installed: Allocator | null = null;
 
 /** Makes device.allocate() use `allocator` (null: plain cudaMalloc/cudaFree again); returns the previous one. */
 export function setAllocator(allocator: Allocator | null): Allocator | null {
-  if (allocator !== null && typeof allocator?.allocate !== 'function') throw new TypeError(`setAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${String(allocator)}`);
+  if (allocator !== null && typeof allocator?.allocate !== 'function')
+    throw new TypeError(
+      `setAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${String(allocator)}`,
+    );
   const previous = installed;
   installed = allocator;
   return previous;

@@ -14,7 +14,16 @@ const KINDS: Record<ChannelKind, cudart.cudaChannelFormatKind> = {
   float: cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat,
 };
 
-const TYPES: Record<ChannelType, [number, ChannelKind]> = { i8: [8, 'signed'], u8: [8, 'unsigned'], i16: [16, 'signed'], u16: [16, 'unsigned'], i32: [32, 'signed'], u32: [32, 'unsigned'], f16: [16, 'float'], f32: [32, 'float'] };
+const TYPES: Record<ChannelType, [number, ChannelKind]> = {
+  i8: [8, 'signed'],
+  u8: [8, 'unsigned'],
+  i16: [16, 'signed'],
+  u16: [16, 'unsigned'],
+  i32: [32, 'signed'],
+  u32: [32, 'unsigned'],
+  f16: [16, 'float'],
+  f32: [32, 'float'],
+};
 
 /**
  * The element format of a {@link CudaArray} or a texture (CuPy's ChannelFormatDescriptor): bits per
@@ -48,20 +57,27 @@ export class ChannelFormatDescriptor {
     if (!(kind in KINDS)) throw new RangeError(`${fn}: parameter 'kind' must be 'signed', 'unsigned' or 'float', got ${String(kind)}`);
     const bits = [x, y, z, w];
     bits.forEach((b, i) => {
-      if (b !== 0 && b !== 8 && b !== 16 && b !== 32) throw new RangeError(`${fn}: parameter '${'xyzw'[i]}' must be 0, 8, 16 or 32 bits, got ${b}`);
+      if (b !== 0 && b !== 8 && b !== 16 && b !== 32)
+        throw new RangeError(`${fn}: parameter '${'xyzw'[i]}' must be 0, 8, 16 or 32 bits, got ${b}`);
     });
     const channels = bits.filter((b) => b !== 0).length;
-    if (x === 0 || bits.slice(channels).some((b) => b !== 0)) throw new RangeError(`${fn}: channels are used in order x, y, z, w with no gap, got ${bits.join(', ')}`);
+    if (x === 0 || bits.slice(channels).some((b) => b !== 0))
+      throw new RangeError(`${fn}: channels are used in order x, y, z, w with no gap, got ${bits.join(', ')}`);
     if (channels === 3) throw new RangeError(`${fn}: CUDA arrays and textures take 1, 2 or 4 channels, not 3`);
-    if (bits.slice(0, channels).some((b) => b !== x)) throw new RangeError(`${fn}: every channel must have the same width, got ${bits.join(', ')}`);
+    if (bits.slice(0, channels).some((b) => b !== x))
+      throw new RangeError(`${fn}: every channel must have the same width, got ${bits.join(', ')}`);
     if (kind === 'float' && x === 8) throw new RangeError(`${fn}: float channels are 16 or 32 bits, got 8`);
   }
 
   /** `channels` channels of `type`, e.g. `of('f32')` for float, `of('u8', 4)` for uchar4. */
   static of(type: ChannelType, channels: 1 | 2 | 4 = 1): ChannelFormatDescriptor {
     const t = TYPES[type];
-    if (!t) throw new RangeError(`ChannelFormatDescriptor.of: parameter 'type' must be one of ${Object.keys(TYPES).join(', ')}, got ${String(type)}`);
-    if (channels !== 1 && channels !== 2 && channels !== 4) throw new RangeError(`ChannelFormatDescriptor.of: parameter 'channels' must be 1, 2 or 4, got ${String(channels)}`);
+    if (!t)
+      throw new RangeError(
+        `ChannelFormatDescriptor.of: parameter 'type' must be one of ${Object.keys(TYPES).join(', ')}, got ${String(type)}`,
+      );
+    if (channels !== 1 && channels !== 2 && channels !== 4)
+      throw new RangeError(`ChannelFormatDescriptor.of: parameter 'channels' must be 1, 2 or 4, got ${String(channels)}`);
     const [b, kind] = t;
     return new ChannelFormatDescriptor(b, channels > 1 ? b : 0, channels > 2 ? b : 0, channels > 2 ? b : 0, kind);
   }

@@ -11,7 +11,6 @@ import { DeviceBuffer } from './DeviceBuffer';
 import type { Stream } from './Stream';
 import { checkOptions, type OptionKeys } from './options';
 
-
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
 export type NcclDtype = 'i8' | 'u8' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'bf16' | 'f32' | 'f64' | 'f8e4m3' | 'f8e5m2';
 /** Reductions: ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg. */
@@ -31,7 +30,13 @@ const DTYPES: Record<NcclDtype, { type: ncclDataType_t; bytes: number }> = {
   f8e4m3: { type: ncclDataType_t.ncclFloat8e4m3, bytes: 1 },
   f8e5m2: { type: ncclDataType_t.ncclFloat8e5m2, bytes: 1 },
 };
-const OPS: Record<NcclOp, ncclRedOp_t> = { sum: ncclRedOp_t.ncclSum, prod: ncclRedOp_t.ncclProd, max: ncclRedOp_t.ncclMax, min: ncclRedOp_t.ncclMin, avg: ncclRedOp_t.ncclAvg };
+const OPS: Record<NcclOp, ncclRedOp_t> = {
+  sum: ncclRedOp_t.ncclSum,
+  prod: ncclRedOp_t.ncclProd,
+  max: ncclRedOp_t.ncclMax,
+  min: ncclRedOp_t.ncclMin,
+  avg: ncclRedOp_t.ncclAvg,
+};
 
 /** Every dtype name a collective takes. */
 export const NCCL_DTYPES = Object.keys(DTYPES) as NcclDtype[];
@@ -140,7 +145,17 @@ const REDUCE_OPTIONS: OptionKeys<ReduceOptions> = { count: true, stream: true, o
 const ROOT_OPTIONS: OptionKeys<RootOptions> = { count: true, stream: true, root: true };
 const REDUCE_ROOT_OPTIONS: OptionKeys<ReduceOptions & RootOptions> = { count: true, stream: true, op: true, root: true };
 const CONFIG_OPTIONS: OptionKeys<CommunicatorConfig> = {
-  blocking: true, splitShare: true, collnetEnable: true, cgaClusterSize: true, minCTAs: true, maxCTAs: true, trafficClass: true, CTAPolicy: true, nvlsCTAs: true, netName: true, commName: true,
+  blocking: true,
+  splitShare: true,
+  collnetEnable: true,
+  cgaClusterSize: true,
+  minCTAs: true,
+  maxCTAs: true,
+  trafficClass: true,
+  CTAPolicy: true,
+  nvlsCTAs: true,
+  netName: true,
+  commName: true,
 };
 
 /** A buffer that belongs to one rank: DeviceBuffer (or a view of one). */
@@ -198,11 +213,16 @@ export class Communicator extends Resource {
    * at once; `await comm.ready()` before using it.
    */
   static init(o: CommunicatorInit): Communicator {
-    if (typeof o !== 'object' || o === null) throw new TypeError(`Communicator.init: parameter 'options' must be an object with rank, nranks and id, got ${o === null ? 'null' : typeof o}`);
+    if (typeof o !== 'object' || o === null)
+      throw new TypeError(
+        `Communicator.init: parameter 'options' must be an object with rank, nranks and id, got ${o === null ? 'null' : typeof o}`,
+      );
     checkOptions('Communicator.init', o, { rank: true, nranks: true, id: true, device: true, config: true });
     const { rank, nranks } = o;
-    if (!Number.isInteger(nranks) || nranks < 1 || nranks > 2 ** 31 - 1) throw new RangeError(`Communicator.init: parameter 'nranks' must be a positive integer, got ${nranks}`);
-    if (!Number.isInteger(rank) || rank < 0 || rank >= nranks) throw new RangeError(`Communicator.init: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
+    if (!Number.isInteger(nranks) || nranks < 1 || nranks > 2 ** 31 - 1)
+      throw new RangeError(`Communicator.init: parameter 'nranks' must be a positive integer, got ${nranks}`);
+    if (!Number.isInteger(rank) || rank < 0 || rank >= nranks)
+      throw new RangeError(`Communicator.init: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
     const id = toUniqueId(o.id, 'Communicator.init', 'id');
     const device = o.device === undefined ? Device.current() : o.device instanceof Device ? o.device : Device.get(o.device);
     const config = makeConfig(o.config, 'Communicator.init');
@@ -214,10 +234,14 @@ export class Communicator extends Resource {
 
   /** One communicator per device, all in this process (ncclCommInitAll): rank i drives devices[i]. */
   static initAll(devices: readonly (Device | number)[]): Communicator[] {
-    if (!Array.isArray(devices) || devices.length === 0) throw new RangeError(`Communicator.initAll: parameter 'devices' must be a non-empty array of devices, got ${Array.isArray(devices) ? '[]' : typeof devices}`);
+    if (!Array.isArray(devices) || devices.length === 0)
+      throw new RangeError(
+        `Communicator.initAll: parameter 'devices' must be a non-empty array of devices, got ${Array.isArray(devices) ? '[]' : typeof devices}`,
+      );
     const devs = devices.map((d) => (d instanceof Device ? d : Device.get(d)));
     const ords = devs.map((d) => d.ordinal);
-    if (new Set(ords).size !== ords.length) throw new RangeError(`Communicator.initAll: parameter 'devices' names a device twice: [${ords.join(', ')}]`);
+    if (new Set(ords).size !== ords.length)
+      throw new RangeError(`Communicator.initAll: parameter 'devices' names a device twice: [${ords.join(', ')}]`);
     const [err, handles] = nccl.ncclCommInitAll(devs.length, ords);
     checkNccl(err, 'ncclCommInitAll');
     return handles!.map((h, i) => new Communicator(h, { rank: i, size: devs.length, device: devs[i] }, true));
@@ -241,7 +265,7 @@ export class Communicator extends Resource {
     }
     if (out instanceof Promise) {
       nccl.ncclGroupEnd();
-      throw new TypeError('Communicator.group: parameter \'fn\' returned a Promise; a group must be queued synchronously');
+      throw new TypeError("Communicator.group: parameter 'fn' returned a Promise; a group must be queued synchronously");
     }
     checkNccl(nccl.ncclGroupEnd()[0], 'ncclGroupEnd');
     return out;
@@ -272,7 +296,8 @@ export class Communicator extends Resource {
     this.live(name);
     const [err, v] = fn(this.handle);
     checkNccl(err, name, this.handle);
-    if (err === ncclResult_t.ncclInProgress) throw new Error(`Communicator.${name}: the communicator is still being set up; await comm.ready() first`);
+    if (err === ncclResult_t.ncclInProgress)
+      throw new Error(`Communicator.${name}: the communicator is still being set up; await comm.ready() first`);
     return v!;
   }
 
@@ -294,13 +319,15 @@ export class Communicator extends Resource {
     checkOptions('Communicator.ready', options, { timeoutMs: true, intervalMs: true });
     const timeoutMs = options.timeoutMs ?? Infinity;
     const interval = options.intervalMs ?? 1;
-    if (!(timeoutMs >= 0)) throw new RangeError(`Communicator.ready: parameter 'timeoutMs' must be a non-negative number, got ${timeoutMs}`);
+    if (!(timeoutMs >= 0))
+      throw new RangeError(`Communicator.ready: parameter 'timeoutMs' must be a non-negative number, got ${timeoutMs}`);
     const start = Date.now();
     for (let polls = 0; ; polls++) {
       const state = this.asyncError();
       if (state === ncclResult_t.ncclSuccess) return this;
       if (state !== ncclResult_t.ncclInProgress) throw ncclError(state, 'ncclCommGetAsyncError', this.handle);
-      if (Date.now() - start > timeoutMs) throw new Error(`Communicator.ready: the communicator was still in progress after ${timeoutMs} ms`);
+      if (Date.now() - start > timeoutMs)
+        throw new Error(`Communicator.ready: the communicator was still in progress after ${timeoutMs} ms`);
       // The first polls on the next turn; then at the interval, not spinning a core.
       await new Promise((r) => (polls < 8 ? setImmediate(r) : setTimeout(r, interval)));
     }
@@ -313,8 +340,10 @@ export class Communicator extends Resource {
   split(color: number | null, key = this.rank, config?: CommunicatorConfig): Communicator | null {
     this.live('split');
     const c = color === null ? NCCL_SPLIT_NOCOLOR : color;
-    if (!Number.isInteger(c) || (c < 0 && c !== NCCL_SPLIT_NOCOLOR) || c > 2 ** 31 - 1) throw new RangeError(`Communicator.split: parameter 'color' must be a non-negative integer or null, got ${color}`);
-    if (!Number.isInteger(key) || key < -(2 ** 31) || key > 2 ** 31 - 1) throw new RangeError(`Communicator.split: parameter 'key' must be an integer, got ${key}`);
+    if (!Number.isInteger(c) || (c < 0 && c !== NCCL_SPLIT_NOCOLOR) || c > 2 ** 31 - 1)
+      throw new RangeError(`Communicator.split: parameter 'color' must be a non-negative integer or null, got ${color}`);
+    if (!Number.isInteger(key) || key < -(2 ** 31) || key > 2 ** 31 - 1)
+      throw new RangeError(`Communicator.split: parameter 'key' must be an integer, got ${key}`);
     const [err, h] = nccl.ncclCommSplit(this.handle, c, key, config ? makeConfig(config, 'Communicator.split') : null);
     checkNccl(err, 'ncclCommSplit', this.handle);
     if (!h) return null;
@@ -325,7 +354,10 @@ export class Communicator extends Resource {
   allReduce(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'allReduce';
     checkOptions(`Communicator.${f}`, options, REDUCE_OPTIONS);
-    const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', 1]]);
+    const { type, count, stream } = this.prepare(f, dtype, options, [
+      [send, 'send', 1],
+      [recv, 'recv', 1],
+    ]);
     this.run(f, 'ncclAllReduce', nccl.ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
 
@@ -334,7 +366,13 @@ export class Communicator extends Resource {
     const f = 'broadcast';
     checkOptions(`Communicator.${f}`, options, ROOT_OPTIONS);
     const root = this.root(f, options.root);
-    const bufs: [Buf, string, number][] = this.rank === root ? [[send as Buf, 'send', 1], [recv, 'recv', 1]] : [[recv, 'recv', 1]];
+    const bufs: [Buf, string, number][] =
+      this.rank === root
+        ? [
+            [send as Buf, 'send', 1],
+            [recv, 'recv', 1],
+          ]
+        : [[recv, 'recv', 1]];
     const { type, count, stream } = this.prepare(f, dtype, options, bufs);
     this.run(f, 'ncclBroadcast', nccl.ncclBroadcast((send ?? recv).ptr, recv.ptr, count, type, root, this.handle, stream));
   }
@@ -354,7 +392,10 @@ export class Communicator extends Resource {
   allGather(send: Buf, recv: Buf, dtype: NcclDtype, options: CollectiveOptions = {}): void {
     const f = 'allGather';
     checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
-    const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1], [recv, 'recv', this.size]]);
+    const { type, count, stream } = this.prepare(f, dtype, options, [
+      [send, 'send', 1],
+      [recv, 'recv', this.size],
+    ]);
     this.run(f, 'ncclAllGather', nccl.ncclAllGather(send.ptr, recv.ptr, count, type, this.handle, stream));
   }
 
@@ -362,7 +403,10 @@ export class Communicator extends Resource {
   reduceScatter(send: Buf, recv: Buf, dtype: NcclDtype, options: ReduceOptions = {}): void {
     const f = 'reduceScatter';
     checkOptions(`Communicator.${f}`, options, REDUCE_OPTIONS);
-    const { type, count, stream } = this.prepare(f, dtype, options, [[recv, 'recv', 1], [send, 'send', this.size]]);
+    const { type, count, stream } = this.prepare(f, dtype, options, [
+      [recv, 'recv', 1],
+      [send, 'send', this.size],
+    ]);
     this.run(f, 'ncclReduceScatter', nccl.ncclReduceScatter(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
 
@@ -371,7 +415,10 @@ export class Communicator extends Resource {
     const f = 'allToAll';
     checkOptions(`Communicator.${f}`, options, COLLECTIVE_OPTIONS);
     const n = this.size;
-    const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', n], [recv, 'recv', n]]);
+    const { type, count, stream } = this.prepare(f, dtype, options, [
+      [send, 'send', n],
+      [recv, 'recv', n],
+    ]);
     this.run(f, 'ncclAlltoAll', nccl.ncclAlltoAll(send.ptr, recv.ptr, count, type, this.handle, stream));
   }
 
@@ -413,45 +460,64 @@ export class Communicator extends Resource {
   // -- argument checks, shared by the collectives
 
   /** Checks the dtype, the stream and each buffer against `count` elements × its multiple; picks the default count. */
-  private prepare(f: string, dtype: NcclDtype, o: CollectiveOptions, bufs: [Buf, string, number][]): { type: ncclDataType_t; count: number; stream: nccl.cudaStream_t | null } {
+  private prepare(
+    f: string,
+    dtype: NcclDtype,
+    o: CollectiveOptions,
+    bufs: [Buf, string, number][],
+  ): { type: ncclDataType_t; count: number; stream: nccl.cudaStream_t | null } {
     this.live(f);
     const fn = `Communicator.${f}`;
     const { type, bytes } = dtypeOf(dtype, fn);
-    if (typeof o !== 'object' || o === null) throw new TypeError(`${fn}: parameter 'options' must be an object, got ${o === null ? 'null' : typeof o}`);
+    if (typeof o !== 'object' || o === null)
+      throw new TypeError(`${fn}: parameter 'options' must be an object, got ${o === null ? 'null' : typeof o}`);
     for (const [b, name] of bufs) {
-      if (!(b instanceof DeviceBuffer)) throw new TypeError(`${fn}: parameter '${name}' must be a DeviceBuffer, got ${b === null ? 'null' : typeof b === 'object' ? (b as object).constructor?.name ?? 'object' : typeof b}`);
-      if (b.kind !== 'managed' && this.deviceD && b.device !== this.deviceD) throw new RangeError(`${fn}: parameter '${name}' is memory of device ${b.device.ordinal}, but this rank's device is ${this.deviceD.ordinal}`);
+      if (!(b instanceof DeviceBuffer))
+        throw new TypeError(
+          `${fn}: parameter '${name}' must be a DeviceBuffer, got ${b === null ? 'null' : typeof b === 'object' ? ((b as object).constructor?.name ?? 'object') : typeof b}`,
+        );
+      if (b.kind !== 'managed' && this.deviceD && b.device !== this.deviceD)
+        throw new RangeError(
+          `${fn}: parameter '${name}' is memory of device ${b.device.ordinal}, but this rank's device is ${this.deviceD.ordinal}`,
+        );
     }
     let count = o.count;
     if (count === undefined) count = Math.min(...bufs.map(([b, , k]) => Math.floor(b.size / bytes / k)));
-    else if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`${fn}: parameter 'count' must be a non-negative integer, got ${count}`);
+    else if (!Number.isSafeInteger(count) || count < 0)
+      throw new RangeError(`${fn}: parameter 'count' must be a non-negative integer, got ${count}`);
     for (const [b, name, k] of bufs) {
       const need = count * k * bytes;
       if (need > b.size) {
         const what = k === 1 ? `${count} ${dtype}` : `${k} ranks × ${count} ${dtype}`;
-        throw new RangeError(`${fn}: parameter 'count' (${count}) is larger than '${name}' holds: ${what} is ${need} bytes, the buffer has ${b.size}`);
+        throw new RangeError(
+          `${fn}: parameter 'count' (${count}) is larger than '${name}' holds: ${what} is ${need} bytes, the buffer has ${b.size}`,
+        );
       }
     }
     const s = o.stream;
-    if (s !== undefined && (typeof s !== 'object' || s === null || !('handle' in s))) throw new TypeError(`${fn}: parameter 'stream' must be a Stream, got ${s === null ? 'null' : typeof s}`);
+    if (s !== undefined && (typeof s !== 'object' || s === null || !('handle' in s)))
+      throw new TypeError(`${fn}: parameter 'stream' must be a Stream, got ${s === null ? 'null' : typeof s}`);
     return { type, count, stream: s ? (s.handle as nccl.cudaStream_t) : null };
   }
 
   private op(f: string, op: NcclOp | undefined): ncclRedOp_t {
     if (op === undefined) return ncclRedOp_t.ncclSum;
     const v = OPS[op];
-    if (v === undefined) throw new RangeError(`Communicator.${f}: parameter 'op' must be one of ${Object.keys(OPS).join(', ')}, got ${JSON.stringify(op)}`);
+    if (v === undefined)
+      throw new RangeError(`Communicator.${f}: parameter 'op' must be one of ${Object.keys(OPS).join(', ')}, got ${JSON.stringify(op)}`);
     return v;
   }
 
   private root(f: string, root: number | undefined): number {
     const r = root ?? 0;
-    if (!Number.isInteger(r) || r < 0 || r >= this.size) throw new RangeError(`Communicator.${f}: parameter 'root' must be a rank in [0, ${this.size}), got ${root}`);
+    if (!Number.isInteger(r) || r < 0 || r >= this.size)
+      throw new RangeError(`Communicator.${f}: parameter 'root' must be a rank in [0, ${this.size}), got ${root}`);
     return r;
   }
 
   private peer(f: string, peer: number): void {
-    if (!Number.isInteger(peer) || peer < 0 || peer >= this.size) throw new RangeError(`Communicator.${f}: parameter 'peer' must be a rank in [0, ${this.size}), got ${peer}`);
+    if (!Number.isInteger(peer) || peer < 0 || peer >= this.size)
+      throw new RangeError(`Communicator.${f}: parameter 'peer' must be a rank in [0, ${this.size}), got ${peer}`);
   }
 
   private run(f: string, c: string, r: [ncclResult_t]): void {
@@ -461,7 +527,8 @@ export class Communicator extends Resource {
 
 function dtypeOf(dtype: NcclDtype, fn: string): { type: ncclDataType_t; bytes: number } {
   const d = typeof dtype === 'string' ? DTYPES[dtype] : undefined;
-  if (!d || !Object.prototype.hasOwnProperty.call(DTYPES, dtype)) throw new RangeError(`${fn}: parameter 'dtype' must be one of ${NCCL_DTYPES.join(', ')}, got ${JSON.stringify(dtype)}`);
+  if (!d || !Object.prototype.hasOwnProperty.call(DTYPES, dtype))
+    throw new RangeError(`${fn}: parameter 'dtype' must be one of ${NCCL_DTYPES.join(', ')}, got ${JSON.stringify(dtype)}`);
   return d;
 }
 
@@ -474,14 +541,17 @@ function toUniqueId(id: unknown, fn: string, p: string): ncclUniqueId {
     const E = e instanceof RangeError ? RangeError : TypeError;
     throw new E(`${fn}: parameter '${p}': ${(e as Error).message}`);
   }
-  throw new TypeError(`${fn}: parameter '${p}' must be a ncclUniqueId, its 128 bytes or its base64 text, got ${id === null ? 'null' : typeof id}`);
+  throw new TypeError(
+    `${fn}: parameter '${p}' must be a ncclUniqueId, its 128 bytes or its base64 text, got ${id === null ? 'null' : typeof id}`,
+  );
 }
 
 /** A ncclConfig_t as NCCL_CONFIG_INITIALIZER makes it, with the options set. */
 function makeConfig(o: CommunicatorConfig | undefined, fn: string): ncclConfig_t {
   const c = ncclConfigInitializer();
   if (o === undefined) return c;
-  if (typeof o !== 'object' || o === null) throw new TypeError(`${fn}: parameter 'config' must be an object, got ${o === null ? 'null' : typeof o}`);
+  if (typeof o !== 'object' || o === null)
+    throw new TypeError(`${fn}: parameter 'config' must be an object, got ${o === null ? 'null' : typeof o}`);
   const bool = (k: 'blocking' | 'splitShare' | 'collnetEnable') => {
     const v = o[k];
     if (v === undefined) return;
@@ -491,7 +561,8 @@ function makeConfig(o: CommunicatorConfig | undefined, fn: string): ncclConfig_t
   const int = (k: 'cgaClusterSize' | 'minCTAs' | 'maxCTAs' | 'trafficClass' | 'CTAPolicy' | 'nvlsCTAs') => {
     const v = o[k];
     if (v === undefined) return;
-    if (!Number.isInteger(v) || v < 0 || v > 2 ** 31 - 1) throw new RangeError(`${fn}: config.${k} must be a non-negative integer, got ${v}`);
+    if (!Number.isInteger(v) || v < 0 || v > 2 ** 31 - 1)
+      throw new RangeError(`${fn}: config.${k} must be a non-negative integer, got ${v}`);
     c[k] = v;
   };
   const str = (k: 'netName' | 'commName') => {

@@ -20,7 +20,14 @@ export interface ContextOptions {
 }
 
 /** The context limits (cuCtxGetLimit / cuCtxSetLimit), by name. */
-export type ContextLimit = 'stackSize' | 'printfFifoSize' | 'mallocHeapSize' | 'devRuntimeSyncDepth' | 'devRuntimePendingLaunchCount' | 'maxL2FetchGranularity' | 'persistingL2CacheSize';
+export type ContextLimit =
+  | 'stackSize'
+  | 'printfFifoSize'
+  | 'mallocHeapSize'
+  | 'devRuntimeSyncDepth'
+  | 'devRuntimePendingLaunchCount'
+  | 'maxL2FetchGranularity'
+  | 'persistingL2CacheSize';
 
 /** The preference between shared memory and L1 (cuCtxSetCacheConfig). */
 export type CacheConfig = 'none' | 'shared' | 'l1' | 'equal';
@@ -99,7 +106,14 @@ export class Context extends Resource {
     /** What owns a borrowed context (a green context): once it is closed, so is this. */
     private readonly owner: { readonly isClosed: boolean } | null = null,
   ) {
-    super(ownership === 'created' ? () => void cuda.cuCtxDestroy(handle) : ownership === 'primary' ? () => void cuda.cuDevicePrimaryCtxRelease(device.ordinal) : () => undefined, owner ? [device, owner] : [device]);
+    super(
+      ownership === 'created'
+        ? () => void cuda.cuCtxDestroy(handle)
+        : ownership === 'primary'
+          ? () => void cuda.cuDevicePrimaryCtxRelease(device.ordinal)
+          : () => undefined,
+      owner ? [device, owner] : [device],
+    );
   }
 
   /** Throws when this context, or the green context it belongs to, was closed. */
@@ -117,7 +131,10 @@ export class Context extends Resource {
     if (!(device instanceof Device)) throw new TypeError(`Context.create: parameter 'device' must be a Device, got ${String(device)}`);
     checkOptions('Context.create', options, { scheduling: true, lmemResizeToMax: true });
     const sched = SCHEDULING[options.scheduling ?? 'auto'];
-    if (sched === undefined) throw new RangeError(`Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got ${String(options.scheduling)}`);
+    if (sched === undefined)
+      throw new RangeError(
+        `Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got ${String(options.scheduling)}`,
+      );
     init('Context.create');
     const flags = sched | (options.lmemResizeToMax ? cuda.CUctx_flags.CU_CTX_LMEM_RESIZE_TO_MAX : 0);
     return new Context(driverGet(cuda.cuCtxCreate(null, flags, device.ordinal), 'Context.create (cuCtxCreate)'), device, 'created');
@@ -127,7 +144,11 @@ export class Context extends Resource {
   static primary(device: Device): Context {
     if (!(device instanceof Device)) throw new TypeError(`Context.primary: parameter 'device' must be a Device, got ${String(device)}`);
     init('Context.primary');
-    return new Context(driverGet(cuda.cuDevicePrimaryCtxRetain(device.ordinal), 'Context.primary (cuDevicePrimaryCtxRetain)'), device, 'primary');
+    return new Context(
+      driverGet(cuda.cuDevicePrimaryCtxRetain(device.ordinal), 'Context.primary (cuDevicePrimaryCtxRetain)'),
+      device,
+      'primary',
+    );
   }
 
   /** The calling thread's current context, or null; close() on it does nothing (it is not this object's). */
@@ -156,7 +177,10 @@ export class Context extends Resource {
     this.live('pop');
     const [err, top] = cuda.cuCtxGetCurrent();
     if (err !== 0) throw driverError(err, 'Context.pop (cuCtxGetCurrent)');
-    if (top !== this.handle) throw new Error(`Context.pop: this context is not the current one (the current is ${top === null ? 'none' : `0x${BigInt(top as unknown as bigint).toString(16)}`}); pop the contexts pushed after it first`);
+    if (top !== this.handle)
+      throw new Error(
+        `Context.pop: this context is not the current one (the current is ${top === null ? 'none' : `0x${BigInt(top as unknown as bigint).toString(16)}`}); pop the contexts pushed after it first`,
+      );
     driverOk(cuda.cuCtxPopCurrent(), 'Context.pop (cuCtxPopCurrent)');
     return this;
   }
@@ -197,7 +221,8 @@ export class Context extends Resource {
   getLimit(limit: ContextLimit): number {
     this.live('getLimit');
     const code = LIMITS[limit];
-    if (code === undefined) throw new RangeError(`Context.getLimit: parameter 'limit' must be one of ${Object.keys(LIMITS).join(', ')}, got ${String(limit)}`);
+    if (code === undefined)
+      throw new RangeError(`Context.getLimit: parameter 'limit' must be one of ${Object.keys(LIMITS).join(', ')}, got ${String(limit)}`);
     return this.run(() => driverGet(cuda.cuCtxGetLimit(code), `Context.getLimit(${limit}) (cuCtxGetLimit)`));
   }
 
@@ -205,36 +230,46 @@ export class Context extends Resource {
   setLimit(limit: ContextLimit, value: number): void {
     this.live('setLimit');
     const code = LIMITS[limit];
-    if (code === undefined) throw new RangeError(`Context.setLimit: parameter 'limit' must be one of ${Object.keys(LIMITS).join(', ')}, got ${String(limit)}`);
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`Context.setLimit: parameter 'value' must be a non-negative integer, got ${value}`);
+    if (code === undefined)
+      throw new RangeError(`Context.setLimit: parameter 'limit' must be one of ${Object.keys(LIMITS).join(', ')}, got ${String(limit)}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RangeError(`Context.setLimit: parameter 'value' must be a non-negative integer, got ${value}`);
     this.run(() => driverOk(cuda.cuCtxSetLimit(code, value), `Context.setLimit(${limit}) (cuCtxSetLimit)`));
   }
 
   /** The preference between shared memory and L1 for kernels that set none (cuCtxGetCacheConfig / cuCtxSetCacheConfig). */
   get cacheConfig(): CacheConfig {
     this.live('cacheConfig');
-    return nameOf(CACHE, this.run(() => driverGet(cuda.cuCtxGetCacheConfig(), 'Context.cacheConfig (cuCtxGetCacheConfig)')));
+    return nameOf(
+      CACHE,
+      this.run(() => driverGet(cuda.cuCtxGetCacheConfig(), 'Context.cacheConfig (cuCtxGetCacheConfig)')),
+    );
   }
 
   /** Sets the preference (cuCtxSetCacheConfig); throws RangeError for an unknown name. */
   set cacheConfig(config: CacheConfig) {
     this.live('cacheConfig');
     const code = CACHE[config];
-    if (code === undefined) throw new RangeError(`Context.cacheConfig: the value must be one of ${Object.keys(CACHE).join(', ')}, got ${String(config)}`);
+    if (code === undefined)
+      throw new RangeError(`Context.cacheConfig: the value must be one of ${Object.keys(CACHE).join(', ')}, got ${String(config)}`);
     this.run(() => driverOk(cuda.cuCtxSetCacheConfig(code), 'Context.cacheConfig (cuCtxSetCacheConfig)'));
   }
 
   /** The shared memory bank size (cuCtxGetSharedMemConfig / cuCtxSetSharedMemConfig; devices since Maxwell ignore a setting). */
   get sharedMemConfig(): SharedMemConfig {
     this.live('sharedMemConfig');
-    return nameOf(SHARED, this.run(() => driverGet(cuda.cuCtxGetSharedMemConfig(), 'Context.sharedMemConfig (cuCtxGetSharedMemConfig)')));
+    return nameOf(
+      SHARED,
+      this.run(() => driverGet(cuda.cuCtxGetSharedMemConfig(), 'Context.sharedMemConfig (cuCtxGetSharedMemConfig)')),
+    );
   }
 
   /** Sets the bank size (cuCtxSetSharedMemConfig); throws RangeError for an unknown name. */
   set sharedMemConfig(config: SharedMemConfig) {
     this.live('sharedMemConfig');
     const code = SHARED[config];
-    if (code === undefined) throw new RangeError(`Context.sharedMemConfig: the value must be one of ${Object.keys(SHARED).join(', ')}, got ${String(config)}`);
+    if (code === undefined)
+      throw new RangeError(`Context.sharedMemConfig: the value must be one of ${Object.keys(SHARED).join(', ')}, got ${String(config)}`);
     this.run(() => driverOk(cuda.cuCtxSetSharedMemConfig(code), 'Context.sharedMemConfig (cuCtxSetSharedMemConfig)'));
   }
 

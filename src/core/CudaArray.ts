@@ -30,11 +30,21 @@ export interface CudaArrayOptions {
   textureGather?: boolean;
 }
 
-const CUDA_ARRAY_OPTIONS: OptionKeys<CudaArrayOptions> = { format: true, width: true, height: true, depth: true, layers: true, cubemap: true, surface: true, textureGather: true };
+const CUDA_ARRAY_OPTIONS: OptionKeys<CudaArrayOptions> = {
+  format: true,
+  width: true,
+  height: true,
+  depth: true,
+  layers: true,
+  cubemap: true,
+  surface: true,
+  textureGather: true,
+};
 
 function count(v: unknown, p: string, min: number): number {
   if (v === undefined) return 0;
-  if (!Number.isSafeInteger(v) || (v as number) < min) throw new RangeError(`CudaArray.create: option '${p}' must be an integer of at least ${min}, got ${describe(v)}`);
+  if (!Number.isSafeInteger(v) || (v as number) < min)
+    throw new RangeError(`CudaArray.create: option '${p}' must be an integer of at least ${min}, got ${describe(v)}`);
   return v as number;
 }
 
@@ -78,9 +88,13 @@ export class CudaArray extends Resource {
 
   /** A new array on `device` (default: the current one). */
   static create(options: CudaArrayOptions, device: Device = Device.current()): CudaArray {
-    if (options === null || typeof options !== 'object') throw new TypeError(`CudaArray.create: parameter 'options' must be { format, width, height?, depth?, layers?, cubemap?, surface? }, got ${describe(options)}`);
+    if (options === null || typeof options !== 'object')
+      throw new TypeError(
+        `CudaArray.create: parameter 'options' must be { format, width, height?, depth?, layers?, cubemap?, surface? }, got ${describe(options)}`,
+      );
     checkOptions('CudaArray.create', options, CUDA_ARRAY_OPTIONS);
-    if (!(options.format instanceof ChannelFormatDescriptor)) throw new TypeError(`CudaArray.create: option 'format' must be a ChannelFormatDescriptor, got ${describe(options.format)}`);
+    if (!(options.format instanceof ChannelFormatDescriptor))
+      throw new TypeError(`CudaArray.create: option 'format' must be a ChannelFormatDescriptor, got ${describe(options.format)}`);
     if (!(device instanceof Device)) throw new TypeError(`CudaArray.create: parameter 'device' must be a Device, got ${describe(device)}`);
     const width = count(options.width, 'width', 1);
     const height = count(options.height, 'height', 0);
@@ -89,20 +103,54 @@ export class CudaArray extends Resource {
     const cubemap = options.cubemap === true;
     if (depth > 0 && height === 0) throw new RangeError("CudaArray.create: a 3D array needs 'height' as well as 'depth'");
     if (layers > 0 && depth > 0) throw new RangeError("CudaArray.create: a layered array has 'layers' of 1D or 2D, not 'depth'");
-    if (cubemap && (height !== width || depth > 0)) throw new RangeError(`CudaArray.create: a cubemap has square faces (height = width) and no depth, got width ${width}, height ${height}, depth ${depth}`);
-    if (options.textureGather && (height === 0 || depth > 0 || layers > 0 || cubemap)) throw new RangeError("CudaArray.create: option 'textureGather' is for plain 2D arrays");
-    const flags = (layers ? cudart.cudaArrayLayered : 0) | (cubemap ? cudart.cudaArrayCubemap : 0) | (options.surface ? cudart.cudaArraySurfaceLoadStore : 0) | (options.textureGather ? cudart.cudaArrayTextureGather : 0);
+    if (cubemap && (height !== width || depth > 0))
+      throw new RangeError(
+        `CudaArray.create: a cubemap has square faces (height = width) and no depth, got width ${width}, height ${height}, depth ${depth}`,
+      );
+    if (options.textureGather && (height === 0 || depth > 0 || layers > 0 || cubemap))
+      throw new RangeError("CudaArray.create: option 'textureGather' is for plain 2D arrays");
+    const flags =
+      (layers ? cudart.cudaArrayLayered : 0) |
+      (cubemap ? cudart.cudaArrayCubemap : 0) |
+      (options.surface ? cudart.cudaArraySurfaceLoadStore : 0) |
+      (options.textureGather ? cudart.cudaArrayTextureGather : 0);
     const extentDepth = cubemap ? 6 * Math.max(layers, 1) : layers || depth;
     device.makeCurrent();
-    const h = check(cudart.cudaMalloc3DArray(options.format.toStruct(), { width, height, depth: extentDepth }, flags), 'CudaArray.create (cudaMalloc3DArray)');
+    const h = check(
+      cudart.cudaMalloc3DArray(options.format.toStruct(), { width, height, depth: extentDepth }, flags),
+      'CudaArray.create (cudaMalloc3DArray)',
+    );
     return new CudaArray(h, device, options.format, width, height, depth, layers, cubemap, options.surface === true);
   }
 
   /** The 2D array of a row-major matrix's values (PyCUDA's matrix_to_array): `rows` rows of `data.length / rows` elements of one channel. */
-  static fromMatrix(data: Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array, rows: number, device: Device = Device.current()): CudaArray {
-    const type = data instanceof Float32Array ? 'f32' : data instanceof Int32Array ? 'i32' : data instanceof Uint32Array ? 'u32' : data instanceof Int16Array ? 'i16' : data instanceof Uint16Array ? 'u16' : data instanceof Int8Array ? 'i8' : data instanceof Uint8Array ? 'u8' : null;
-    if (type === null) throw new TypeError(`CudaArray.fromMatrix: parameter 'data' must be a Float32Array or an integer TypedArray of 8 to 32 bits, got ${describe(data)}`);
-    if (!Number.isSafeInteger(rows) || rows < 1 || data.length % rows !== 0) throw new RangeError(`CudaArray.fromMatrix: parameter 'rows' must divide the ${data.length} elements, got ${rows}`);
+  static fromMatrix(
+    data: Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array,
+    rows: number,
+    device: Device = Device.current(),
+  ): CudaArray {
+    const type =
+      data instanceof Float32Array
+        ? 'f32'
+        : data instanceof Int32Array
+          ? 'i32'
+          : data instanceof Uint32Array
+            ? 'u32'
+            : data instanceof Int16Array
+              ? 'i16'
+              : data instanceof Uint16Array
+                ? 'u16'
+                : data instanceof Int8Array
+                  ? 'i8'
+                  : data instanceof Uint8Array
+                    ? 'u8'
+                    : null;
+    if (type === null)
+      throw new TypeError(
+        `CudaArray.fromMatrix: parameter 'data' must be a Float32Array or an integer TypedArray of 8 to 32 bits, got ${describe(data)}`,
+      );
+    if (!Number.isSafeInteger(rows) || rows < 1 || data.length % rows !== 0)
+      throw new RangeError(`CudaArray.fromMatrix: parameter 'rows' must divide the ${data.length} elements, got ${rows}`);
     const a = CudaArray.create({ format: ChannelFormatDescriptor.of(type), width: data.length / rows, height: rows }, device);
     return a.copyFrom(data);
   }
@@ -143,13 +191,19 @@ export class CudaArray extends Resource {
     let mem: bigint | HostData;
     if (other instanceof DeviceBuffer) {
       if (other.isClosed) throw new Error(`CudaArray.${what}: parameter '${p}' is a DeviceBuffer that was closed`);
-      if (other.size < this.byteLength) throw new RangeError(`CudaArray.${what}: the DeviceBuffer has ${other.size} bytes, fewer than the array's ${this.byteLength}`);
+      if (other.size < this.byteLength)
+        throw new RangeError(`CudaArray.${what}: the DeviceBuffer has ${other.size} bytes, fewer than the array's ${this.byteLength}`);
       mem = other.ptr;
     } else if (ArrayBuffer.isView(other) || other instanceof ArrayBuffer) {
-      if (other.byteLength !== this.byteLength) throw new RangeError(`CudaArray.${what}: parameter '${p}' has ${other.byteLength} bytes; the array holds ${this.byteLength} (${this.width} × ${Math.max(this.height, 1)} × ${this.slices} elements of ${this.format.bytesPerElement} bytes)`);
+      if (other.byteLength !== this.byteLength)
+        throw new RangeError(
+          `CudaArray.${what}: parameter '${p}' has ${other.byteLength} bytes; the array holds ${this.byteLength} (${this.width} × ${Math.max(this.height, 1)} × ${this.slices} elements of ${this.format.bytesPerElement} bytes)`,
+        );
       mem = other;
     } else {
-      throw new TypeError(`CudaArray.${what}: parameter '${p}' must be a TypedArray, Buffer, DataView, ArrayBuffer or DeviceBuffer, got ${describe(other)}`);
+      throw new TypeError(
+        `CudaArray.${what}: parameter '${p}' must be a TypedArray, Buffer, DataView, ArrayBuffer or DeviceBuffer, got ${describe(other)}`,
+      );
     }
     openOptionalArg(o.stream, 'Stream', `CudaArray.${what}`, 'options.stream');
     const rowBytes = this.width * this.format.bytesPerElement;

@@ -30,7 +30,8 @@ export class DebugPrintHook extends MemoryHook {
   /** Makes the hook and installs it (unless `install: false`); throws TypeError when `options` or `write` has the wrong type. */
   constructor(options: DebugPrintHookOptions = {}) {
     checkOptions('new DebugPrintHook', options, { install: true, write: true, pre: true });
-    if (options.write !== undefined && typeof options.write !== 'function') throw new TypeError(`DebugPrintHook: option 'write' must be a function, got ${String(options.write)}`);
+    if (options.write !== undefined && typeof options.write !== 'function')
+      throw new TypeError(`DebugPrintHook: option 'write' must be a function, got ${String(options.write)}`);
     super({ install: false });
     this.write = options.write ?? ((line) => void process.stdout.write(line));
     this.pre = options.pre ?? false;
@@ -38,7 +39,9 @@ export class DebugPrintHook extends MemoryHook {
   }
 
   private print(hook: MemoryHookPhase, e: MemoryEvent): void {
-    this.write(`${JSON.stringify({ hook, allocator: e.allocator, device: e.device, size: e.size, memSize: e.memSize, ptr: e.ptr === null ? null : `0x${e.ptr.toString(16)}` })}\n`);
+    this.write(
+      `${JSON.stringify({ hook, allocator: e.allocator, device: e.device, size: e.size, memSize: e.memSize, ptr: e.ptr === null ? null : `0x${e.ptr.toString(16)}` })}\n`,
+    );
   }
 
   /** Prints a `allocPre` line (only with `pre: true`). */

@@ -130,7 +130,10 @@ export class Device {
    * CudaError when the device rejects the value.
    */
   attribute(attr: DeviceAttributeName | cudart.cudaDeviceAttr | number): number {
-    const value = typeof attr === 'number' ? attr : (cudart.cudaDeviceAttr as unknown as Record<string, number>)[attr.startsWith('cudaDevAttr') ? attr : `cudaDevAttr${attr}`];
+    const value =
+      typeof attr === 'number'
+        ? attr
+        : (cudart.cudaDeviceAttr as unknown as Record<string, number>)[attr.startsWith('cudaDevAttr') ? attr : `cudaDevAttr${attr}`];
     if (value === undefined) throw new RangeError(`Device.attribute: no attribute named '${attr}'`);
     return check(cudart.cudaDeviceGetAttribute(value, this.ordinal), 'cudaDeviceGetAttribute');
   }

@@ -37,14 +37,20 @@ export type ManagedAdvice = 'readMostly' | 'preferredLocation' | 'accessedBy';
 
 const ADVICE: Record<ManagedAdvice, [cudart.cudaMemoryAdvise, cudart.cudaMemoryAdvise]> = {
   readMostly: [cudart.cudaMemoryAdvise.cudaMemAdviseSetReadMostly, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetReadMostly],
-  preferredLocation: [cudart.cudaMemoryAdvise.cudaMemAdviseSetPreferredLocation, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetPreferredLocation],
+  preferredLocation: [
+    cudart.cudaMemoryAdvise.cudaMemAdviseSetPreferredLocation,
+    cudart.cudaMemoryAdvise.cudaMemAdviseUnsetPreferredLocation,
+  ],
   accessedBy: [cudart.cudaMemoryAdvise.cudaMemAdviseSetAccessedBy, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetAccessedBy],
 };
 
 function location(where: MemoryLocation, what: string): cudart.cudaMemLocationInit {
   if (where === 'host') return { type: cudart.cudaMemLocationType.cudaMemLocationTypeHost, id: 0 };
-  if (where && typeof where === 'object' && Number.isInteger((where as Device).ordinal)) return { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: where.ordinal };
-  throw new TypeError(`DeviceBuffer.${what}: parameter 'where' must be a Device or 'host', got ${typeof where === 'object' ? JSON.stringify(where) : String(where)}`);
+  if (where && typeof where === 'object' && Number.isInteger((where as Device).ordinal))
+    return { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: where.ordinal };
+  throw new TypeError(
+    `DeviceBuffer.${what}: parameter 'where' must be a Device or 'host', got ${typeof where === 'object' ? JSON.stringify(where) : String(where)}`,
+  );
 }
 
 /**
@@ -91,15 +97,33 @@ export class DeviceBuffer extends Resource {
   static allocate(device: Device, size: number): DeviceBuffer {
     checkSize(size, 'Device.allocate');
     const p = hookedCudaAllocation('cudaMalloc', device.ordinal, size, () => check(cudart.cudaMalloc(size), 'cudaMalloc'));
-    return new DeviceBuffer(p, size, device, null, 'device', hookedFree('cudaMalloc', device.ordinal, size, size, p, () => void cudart.cudaFree(p)), [device]);
+    return new DeviceBuffer(
+      p,
+      size,
+      device,
+      null,
+      'device',
+      hookedFree('cudaMalloc', device.ordinal, size, size, p, () => void cudart.cudaFree(p)),
+      [device],
+    );
   }
 
   /** @internal Use device.allocateManaged(). */
   static allocateManaged(device: Device, size: number, attachHost: boolean): DeviceBuffer {
     checkSize(size, 'Device.allocateManaged');
     if (size === 0) throw new RangeError("Device.allocateManaged: parameter 'size' must be positive (cudaMallocManaged refuses 0 bytes)");
-    const p = hookedCudaAllocation('cudaMallocManaged', device.ordinal, size, () => check(cudart.cudaMallocManaged(size, attachHost ? cudart.cudaMemAttachHost : cudart.cudaMemAttachGlobal), 'cudaMallocManaged'));
-    return new DeviceBuffer(p, size, device, null, 'managed', hookedFree('cudaMallocManaged', device.ordinal, size, size, p, () => void cudart.cudaFree(p)), [device]);
+    const p = hookedCudaAllocation('cudaMallocManaged', device.ordinal, size, () =>
+      check(cudart.cudaMallocManaged(size, attachHost ? cudart.cudaMemAttachHost : cudart.cudaMemAttachGlobal), 'cudaMallocManaged'),
+    );
+    return new DeviceBuffer(
+      p,
+      size,
+      device,
+      null,
+      'managed',
+      hookedFree('cudaMallocManaged', device.ordinal, size, size, p, () => void cudart.cudaFree(p)),
+      [device],
+    );
   }
 
   /**
@@ -132,8 +156,10 @@ export class DeviceBuffer extends Resource {
    */
   slice(offset: number, length = this.size - offset): DeviceBuffer {
     this.alive('slice');
-    if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.size) throw new RangeError(`DeviceBuffer.slice: offset ${offset} is outside the buffer's ${this.size} bytes`);
-    if (!Number.isSafeInteger(length) || length < 0 || offset + length > this.size) throw new RangeError(`DeviceBuffer.slice: ${length} bytes from ${offset} go past the buffer's ${this.size} bytes`);
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.size)
+      throw new RangeError(`DeviceBuffer.slice: offset ${offset} is outside the buffer's ${this.size} bytes`);
+    if (!Number.isSafeInteger(length) || length < 0 || offset + length > this.size)
+      throw new RangeError(`DeviceBuffer.slice: ${length} bytes from ${offset} go past the buffer's ${this.size} bytes`);
     const parent = this.parent ?? this;
     return new DeviceBuffer(this.address + BigInt(offset), length, this.device, parent, this.kind, () => undefined, [parent]);
   }
@@ -192,9 +218,10 @@ export class DeviceBuffer extends Resource {
     const n = hostBytes(src, 'copyFromAsync', 'src');
     if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
     const o = checkWaitOptions(options, fn);
-    const work = n >= STAGED_MIN
-      ? stagedUpload(this.device, this.address, hostSlice(src, 0, n))
-      : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn);
+    const work =
+      n >= STAGED_MIN
+        ? stagedUpload(this.device, this.address, hostSlice(src, 0, n))
+        : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn);
     await unlessGivenUp(fn, o, work);
     return this;
   }
@@ -208,9 +235,14 @@ export class DeviceBuffer extends Resource {
     const fn = 'DeviceBuffer.copyToAsync';
     this.alive('copyToAsync');
     const n = hostBytes(dst, 'copyToAsync', 'dst');
-    if (n > this.size) throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
+    if (n > this.size)
+      throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
     const o = checkWaitOptions(options, fn);
-    await unlessGivenUp(fn, o, inPieces(n, (at, len) => memcpy(fn, hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), fn));
+    await unlessGivenUp(
+      fn,
+      o,
+      inPieces(n, (at, len) => memcpy(fn, hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), fn),
+    );
     return dst;
   }
 
@@ -222,8 +254,10 @@ export class DeviceBuffer extends Resource {
     this.alive('fill');
     checkOptions('DeviceBuffer.fill', options, COPY_OPTIONS);
     openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
-    if (!Number.isInteger(value) || value < 0 || value > 255) throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
-    if (options.stream) check(cudart.cudaMemsetAsync(this.address, value, this.size, options.stream.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
+    if (!Number.isInteger(value) || value < 0 || value > 255)
+      throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
+    if (options.stream)
+      check(cudart.cudaMemsetAsync(this.address, value, this.size, options.stream.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
     else check(cudart.cudaMemset(this.address, value, this.size), 'DeviceBuffer.fill (cudaMemset)');
     return this;
   }
@@ -232,7 +266,10 @@ export class DeviceBuffer extends Resource {
   prefetch(where: MemoryLocation, stream?: Stream): this {
     this.managedOnly('prefetch');
     openOptionalArg(stream, 'Stream', 'DeviceBuffer.prefetch', 'stream');
-    check(cudart.cudaMemPrefetchAsync(this.address, this.size, location(where, 'prefetch'), 0, stream?.handle ?? null), 'DeviceBuffer.prefetch (cudaMemPrefetchAsync)');
+    check(
+      cudart.cudaMemPrefetchAsync(this.address, this.size, location(where, 'prefetch'), 0, stream?.handle ?? null),
+      'DeviceBuffer.prefetch (cudaMemPrefetchAsync)',
+    );
     return this;
   }
 
@@ -240,14 +277,23 @@ export class DeviceBuffer extends Resource {
   advise(advice: ManagedAdvice, where: MemoryLocation, on = true): this {
     this.managedOnly('advise');
     const pair = ADVICE[advice];
-    if (!pair) throw new RangeError(`DeviceBuffer.advise: parameter 'advice' must be one of ${Object.keys(ADVICE).join(', ')}, got ${String(advice)}`);
-    check(cudart.cudaMemAdvise(this.address, this.size, pair[on ? 0 : 1], location(where, 'advise')), 'DeviceBuffer.advise (cudaMemAdvise)');
+    if (!pair)
+      throw new RangeError(
+        `DeviceBuffer.advise: parameter 'advice' must be one of ${Object.keys(ADVICE).join(', ')}, got ${String(advice)}`,
+      );
+    check(
+      cudart.cudaMemAdvise(this.address, this.size, pair[on ? 0 : 1], location(where, 'advise')),
+      'DeviceBuffer.advise (cudaMemAdvise)',
+    );
     return this;
   }
 
   private managedOnly(what: string): void {
     this.alive(what);
-    if (this.kind !== 'managed') throw new Error(`DeviceBuffer.${what}: only managed memory (device.allocateManaged) can be ${what === 'advise' ? 'advised' : 'prefetched'}; this buffer is ${this.kind} memory`);
+    if (this.kind !== 'managed')
+      throw new Error(
+        `DeviceBuffer.${what}: only managed memory (device.allocateManaged) can be ${what === 'advise' ? 'advised' : 'prefetched'}; this buffer is ${this.kind} memory`,
+      );
   }
 }
 
@@ -260,20 +306,36 @@ const STAGED_MIN = 32 << 20;
 async function inPieces(n: number, copy: (at: number, len: number) => Promise<[cudart.cudaError_t]>, what: string): Promise<void> {
   const pieces = Math.max(1, Math.min(POOL_THREADS, Math.floor(n / PIECE_MIN)));
   const step = Math.ceil(n / pieces / 4096) * 4096;
-  const results = await Promise.all(Array.from({ length: pieces }, (_, i) => (i * step < n ? copy(i * step, Math.min(step, n - i * step)) : Promise.resolve([0] as [cudart.cudaError_t]))));
+  const results = await Promise.all(
+    Array.from({ length: pieces }, (_, i) =>
+      i * step < n ? copy(i * step, Math.min(step, n - i * step)) : Promise.resolve([0] as [cudart.cudaError_t]),
+    ),
+  );
   for (const r of results) check(r, `${what} (cudaMemcpy)`);
 }
 
 function hostBytes(v: HostData, what: string, p: string): number {
-  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${Object.prototype.toString.call(v)}`);
+  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer))
+    throw new TypeError(
+      `DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${Object.prototype.toString.call(v)}`,
+    );
   return v.byteLength;
 }
 
 /** Throws a TypeError naming DeviceBuffer.`what` unless `v` is host memory (a DeviceBuffer was handled before). */
 function hostOrDevice(v: unknown, what: string, p: string): void {
   if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) {
-    const got = v === null ? 'null' : Array.isArray(v) ? 'an Array (copy it into a TypedArray first, e.g. new Float32Array(array))' : typeof v === 'object' ? `a ${v.constructor?.name ?? 'object'}` : `${typeof v} ${String(v)}`;
-    throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got ${got}`);
+    const got =
+      v === null
+        ? 'null'
+        : Array.isArray(v)
+          ? 'an Array (copy it into a TypedArray first, e.g. new Float32Array(array))'
+          : typeof v === 'object'
+            ? `a ${v.constructor?.name ?? 'object'}`
+            : `${typeof v} ${String(v)}`;
+    throw new TypeError(
+      `DeviceBuffer.${what}: parameter '${p}' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got ${got}`,
+    );
   }
 }
 
@@ -286,4 +348,3 @@ function hostSlice(v: HostData, at: number, len: number): Uint8Array {
 export function checkSize(size: number, fn: string): void {
   if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
 }
-

@@ -45,7 +45,10 @@ export class DeviceResources {
   /** All the device's SMs (cuDeviceGetDevResource). */
   get sm(): SMResource {
     void this.device.primaryContext; // the driver must be initialised
-    return new SMResource(driverGet(cuda.cuDeviceGetDevResource(this.device.ordinal, SM), 'DeviceResources.sm (cuDeviceGetDevResource)'), this.device);
+    return new SMResource(
+      driverGet(cuda.cuDeviceGetDevResource(this.device.ordinal, SM), 'DeviceResources.sm (cuDeviceGetDevResource)'),
+      this.device,
+    );
   }
 
   /**
@@ -53,15 +56,22 @@ export class DeviceResources {
    * (cuDevSmResourceSplitByCount; the driver rounds the count up to the SM alignment), and the rest.
    */
   splitSM(minCount: number, groups = 1, from: SMResource = this.sm): SMSplit {
-    if (!Number.isInteger(minCount) || minCount <= 0) throw new RangeError(`DeviceResources.splitSM: parameter 'minCount' must be a positive integer, got ${minCount}`);
-    if (!Number.isInteger(groups) || groups <= 0) throw new RangeError(`DeviceResources.splitSM: parameter 'groups' must be a positive integer, got ${groups}`);
-    if (!(from instanceof SMResource)) throw new TypeError(`DeviceResources.splitSM: parameter 'from' must be an SMResource, got ${String(from)}`);
-    if (from.device !== this.device) throw new RangeError(`DeviceResources.splitSM: parameter 'from' is of device ${from.device.ordinal}, not ${this.device.ordinal}`);
+    if (!Number.isInteger(minCount) || minCount <= 0)
+      throw new RangeError(`DeviceResources.splitSM: parameter 'minCount' must be a positive integer, got ${minCount}`);
+    if (!Number.isInteger(groups) || groups <= 0)
+      throw new RangeError(`DeviceResources.splitSM: parameter 'groups' must be a positive integer, got ${groups}`);
+    if (!(from instanceof SMResource))
+      throw new TypeError(`DeviceResources.splitSM: parameter 'from' must be an SMResource, got ${String(from)}`);
+    if (from.device !== this.device)
+      throw new RangeError(`DeviceResources.splitSM: parameter 'from' is of device ${from.device.ordinal}, not ${this.device.ordinal}`);
     const out = new Uint8Array(RESOURCE_BYTES * groups);
     const [err, made, remaining] = cuda.cuDevSmResourceSplitByCount(out, groups, from.raw, 0, minCount);
     const n = driverGet([err, made], 'DeviceResources.splitSM (cuDevSmResourceSplitByCount)');
     return {
-      groups: Array.from({ length: n }, (_, i) => new SMResource(cuda.CUdevResource_st.view(out.subarray(i * RESOURCE_BYTES, (i + 1) * RESOURCE_BYTES)), this.device)),
+      groups: Array.from(
+        { length: n },
+        (_, i) => new SMResource(cuda.CUdevResource_st.view(out.subarray(i * RESOURCE_BYTES, (i + 1) * RESOURCE_BYTES)), this.device),
+      ),
       remaining: new SMResource(remaining!, this.device),
     };
   }
@@ -69,10 +79,21 @@ export class DeviceResources {
   /** A green context that runs on `resources`' SMs only (cuDevResourceGenerateDesc, cuGreenCtxCreate). */
   createGreenContext(resources: SMResource | SMResource[]): GreenContext {
     const list = Array.isArray(resources) ? resources : [resources];
-    if (list.length === 0 || list.some((r) => !(r instanceof SMResource))) throw new TypeError('DeviceResources.createGreenContext: parameter \'resources\' must be an SMResource or a non-empty array of them');
-    if (list.some((r) => r.device !== this.device)) throw new RangeError(`DeviceResources.createGreenContext: every resource must be of device ${this.device.ordinal}`);
-    const desc = driverGet(cuda.cuDevResourceGenerateDesc(list.map((r) => r.raw), list.length), 'DeviceResources.createGreenContext (cuDevResourceGenerateDesc)');
-    const h = driverGet(cuda.cuGreenCtxCreate(desc, this.device.ordinal, cuda.CUgreenCtxCreate_flags.CU_GREEN_CTX_DEFAULT_STREAM), 'DeviceResources.createGreenContext (cuGreenCtxCreate)');
+    if (list.length === 0 || list.some((r) => !(r instanceof SMResource)))
+      throw new TypeError("DeviceResources.createGreenContext: parameter 'resources' must be an SMResource or a non-empty array of them");
+    if (list.some((r) => r.device !== this.device))
+      throw new RangeError(`DeviceResources.createGreenContext: every resource must be of device ${this.device.ordinal}`);
+    const desc = driverGet(
+      cuda.cuDevResourceGenerateDesc(
+        list.map((r) => r.raw),
+        list.length,
+      ),
+      'DeviceResources.createGreenContext (cuDevResourceGenerateDesc)',
+    );
+    const h = driverGet(
+      cuda.cuGreenCtxCreate(desc, this.device.ordinal, cuda.CUgreenCtxCreate_flags.CU_GREEN_CTX_DEFAULT_STREAM),
+      'DeviceResources.createGreenContext (cuGreenCtxCreate)',
+    );
     return new GreenContext(h, this.device, list);
   }
 }

@@ -44,12 +44,18 @@ interface Param {
 }
 
 function parseParams(list: string, out: boolean): Param[] {
-  if (typeof list !== 'string') throw new TypeError(`ElementwiseKernel: the ${out ? 'output' : 'input'} parameters must be a string such as 'float x, float y', got ${String(list)}`);
+  if (typeof list !== 'string')
+    throw new TypeError(
+      `ElementwiseKernel: the ${out ? 'output' : 'input'} parameters must be a string such as 'float x, float y', got ${String(list)}`,
+    );
   if (list.trim() === '') return [];
   return list.split(',').map((p) => {
     const m = /^\s*([A-Za-z_][\w ]*?)\s+([A-Za-z_]\w*)\s*$/.exec(p);
     const type = m?.[1].replace(/\s+/g, ' ');
-    if (!m || !TYPES[type!]) throw new RangeError(`ElementwiseKernel: parameter '${p.trim()}' must be '<type> <name>' with a type among ${Object.keys(TYPES).join(', ')}`);
+    if (!m || !TYPES[type!])
+      throw new RangeError(
+        `ElementwiseKernel: parameter '${p.trim()}' must be '<type> <name>' with a type among ${Object.keys(TYPES).join(', ')}`,
+      );
     return { type: type!, name: m[2], out };
   });
 }
@@ -96,14 +102,20 @@ export class ElementwiseKernel {
       if (names.has(p.name)) throw new RangeError(`ElementwiseKernel: parameter name '${p.name}' is used twice`);
       names.add(p.name);
     }
-    if (typeof operation !== 'string' || operation.trim() === '') throw new TypeError("ElementwiseKernel: parameter 'operation' must be C++ code such as 'z = x + y'");
-    if (!/^[A-Za-z_]\w*$/.test(name)) throw new RangeError(`ElementwiseKernel: parameter 'name' must be a C identifier, got ${String(name)}`);
+    if (typeof operation !== 'string' || operation.trim() === '')
+      throw new TypeError("ElementwiseKernel: parameter 'operation' must be C++ code such as 'z = x + y'");
+    if (!/^[A-Za-z_]\w*$/.test(name))
+      throw new RangeError(`ElementwiseKernel: parameter 'name' must be a C identifier, got ${String(name)}`);
   }
 
   /** The CUDA C++ source for one choice of array ('a') and scalar ('s') parameters. */
   source(shape: string): string {
-    const decl = this.params.map((p, i) => (shape[i] === 'a' ? `${p.out ? '' : 'const '}${p.type} *__restrict__ ${p.name}_` : `${p.type} ${p.name}`));
-    const bind = this.params.flatMap((p, i) => (shape[i] === 'a' ? [`    ${p.out ? '' : 'const '}${p.type} &${p.name} = ${p.name}_[i];`] : []));
+    const decl = this.params.map((p, i) =>
+      shape[i] === 'a' ? `${p.out ? '' : 'const '}${p.type} *__restrict__ ${p.name}_` : `${p.type} ${p.name}`,
+    );
+    const bind = this.params.flatMap((p, i) =>
+      shape[i] === 'a' ? [`    ${p.out ? '' : 'const '}${p.type} &${p.name} = ${p.name}_[i];`] : [],
+    );
     return [
       this.options.preamble ?? '',
       `extern "C" __global__ void ${this.name}(${[...decl, 'long long n'].join(', ')}) {`,
@@ -123,7 +135,10 @@ export class ElementwiseKernel {
   call(...args: (DeviceBuffer | number | bigint | ElementwiseOptions)[]): void {
     const last = args[args.length - 1];
     const opts = last && typeof last === 'object' && !(last instanceof DeviceBuffer) ? (args.pop() as ElementwiseOptions) : {};
-    if (args.length !== this.params.length) throw new RangeError(`ElementwiseKernel(${this.name}): it takes ${this.params.length} arguments (${this.params.map((p) => p.name).join(', ')}), got ${args.length}`);
+    if (args.length !== this.params.length)
+      throw new RangeError(
+        `ElementwiseKernel(${this.name}): it takes ${this.params.length} arguments (${this.params.map((p) => p.name).join(', ')}), got ${args.length}`,
+      );
     let n = -1;
     let device: Device | null = null;
     const shape = this.params
@@ -132,14 +147,17 @@ export class ElementwiseKernel {
         if (a instanceof DeviceBuffer) {
           if (a.isClosed) throw new Error(`ElementwiseKernel(${this.name}).call: parameter '${p.name}' is a DeviceBuffer that was closed`);
           const count = a.size / TYPES[p.type][0];
-          if (!Number.isInteger(count)) throw new RangeError(`ElementwiseKernel(${this.name}): '${p.name}' has ${a.size} bytes, not a whole number of ${p.type}`);
-          if (n >= 0 && count !== n) throw new RangeError(`ElementwiseKernel(${this.name}): '${p.name}' has ${count} elements, the arrays before it ${n}`);
+          if (!Number.isInteger(count))
+            throw new RangeError(`ElementwiseKernel(${this.name}): '${p.name}' has ${a.size} bytes, not a whole number of ${p.type}`);
+          if (n >= 0 && count !== n)
+            throw new RangeError(`ElementwiseKernel(${this.name}): '${p.name}' has ${count} elements, the arrays before it ${n}`);
           n = count;
           device ??= a.device;
           return 'a';
         }
         if (p.out) throw new TypeError(`ElementwiseKernel(${this.name}): output '${p.name}' must be a DeviceBuffer, got ${typeof a}`);
-        if (typeof a !== 'number' && typeof a !== 'bigint') throw new TypeError(`ElementwiseKernel(${this.name}): '${p.name}' must be a DeviceBuffer or a number, got ${typeof a}`);
+        if (typeof a !== 'number' && typeof a !== 'bigint')
+          throw new TypeError(`ElementwiseKernel(${this.name}): '${p.name}' must be a DeviceBuffer or a number, got ${typeof a}`);
         return 's';
       })
       .join('');

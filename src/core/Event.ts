@@ -55,9 +55,20 @@ export class Event extends Resource {
   /** @internal Use device.createEvent(). */
   static create(device: Device, o: EventOptions): Event {
     const timing = o.timing ?? !o.interprocess;
-    if (o.interprocess && timing) throw new RangeError("Device.createEvent: option 'interprocess' needs { timing: false } (CUDA cannot share an event that records timestamps)");
-    const flags = (timing ? 0 : cudart.cudaEventDisableTiming) | (o.blockingSync ? cudart.cudaEventBlockingSync : 0) | (o.interprocess ? cudart.cudaEventInterprocess : 0);
-    return Event.fromHandle(check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'), device, timing, o.interprocess ?? false);
+    if (o.interprocess && timing)
+      throw new RangeError(
+        "Device.createEvent: option 'interprocess' needs { timing: false } (CUDA cannot share an event that records timestamps)",
+      );
+    const flags =
+      (timing ? 0 : cudart.cudaEventDisableTiming) |
+      (o.blockingSync ? cudart.cudaEventBlockingSync : 0) |
+      (o.interprocess ? cudart.cudaEventInterprocess : 0);
+    return Event.fromHandle(
+      check(cudart.cudaEventCreateWithFlags(flags), 'cudaEventCreateWithFlags'),
+      device,
+      timing,
+      o.interprocess ?? false,
+    );
   }
 
   /** @internal An event another process shared (IpcEventHandle.open): destroyed at close() like one made here. */

@@ -130,7 +130,8 @@ export class GraphExec extends Resource {
     if (err !== cudart.cudaError_t.cudaSuccess) {
       cudart.cudaGetLastError();
       const e = runtimeError(err, 'cudaGraphExecUpdate');
-      e.message += ': the graph differs from the one this exec was made from in more than parameters (its nodes, their types or their order); instantiate it instead';
+      e.message +=
+        ': the graph differs from the one this exec was made from in more than parameters (its nodes, their types or their order); instantiate it instead';
       throw e;
     }
     // The exec now runs the other graph's host functions: hold them too.

@@ -112,7 +112,8 @@ export class GraphBuilder extends Resource {
 
   /** An empty graph to build on `device` (default: the current one); throws TypeError when `device` is not a Device. */
   static create(device: Device = Device.current()): GraphBuilder {
-    if (!(device instanceof Device)) throw new TypeError(`GraphBuilder.create: parameter 'device' must be a Device, got ${describe(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`GraphBuilder.create: parameter 'device' must be a Device, got ${describe(device)}`);
     device.makeCurrent();
     const g = check(cudart.cudaGraphCreate(0), 'GraphBuilder.create (cudaGraphCreate)');
     return new GraphBuilder(g, device, null, () => void cudart.cudaGraphDestroy(g));
@@ -121,19 +122,29 @@ export class GraphBuilder extends Resource {
   /** Throws when this builder, or the graph a body belongs to, was closed. */
   private alive(what: string): void {
     this.live(what);
-    for (let p = this.parent; p; p = p.parent) if (p.isClosed) throw new Error(`GraphBuilder.${what}: the graph this conditional body belongs to was closed`);
+    for (let p = this.parent; p; p = p.parent)
+      if (p.isClosed) throw new Error(`GraphBuilder.${what}: the graph this conditional body belongs to was closed`);
   }
 
   /** The handles of `options.after`, checked to be nodes of this graph. */
-  private deps(options: NodeOptions | undefined, what: string, allowed: OptionKeys<object> = NODE_OPTIONS): cudart.cudaGraphNode_t[] | null {
+  private deps(
+    options: NodeOptions | undefined,
+    what: string,
+    allowed: OptionKeys<object> = NODE_OPTIONS,
+  ): cudart.cudaGraphNode_t[] | null {
     if (options === undefined) return null;
     checkOptions<object>(`GraphBuilder.${what}`, options, allowed);
     const after = options.after;
     if (after === undefined || after.length === 0) return null;
-    if (!Array.isArray(after)) throw new TypeError(`GraphBuilder.${what}: option 'after' must be an array of GraphNodes, got ${describe(after)}`);
+    if (!Array.isArray(after))
+      throw new TypeError(`GraphBuilder.${what}: option 'after' must be an array of GraphNodes, got ${describe(after)}`);
     return after.map((n, i) => {
-      if (!(n instanceof GraphNode)) throw new TypeError(`GraphBuilder.${what}: option 'after[${i}]' must be a GraphNode, got ${describe(n)}`);
-      if (n.builder !== this) throw new Error(`GraphBuilder.${what}: option 'after[${i}]' is a node of another graph; a node can only follow nodes of its own graph (or body)`);
+      if (!(n instanceof GraphNode))
+        throw new TypeError(`GraphBuilder.${what}: option 'after[${i}]' must be a GraphNode, got ${describe(n)}`);
+      if (n.builder !== this)
+        throw new Error(
+          `GraphBuilder.${what}: option 'after[${i}]' is a node of another graph; a node can only follow nodes of its own graph (or body)`,
+        );
       return n.handle;
     });
   }
@@ -143,13 +154,25 @@ export class GraphBuilder extends Resource {
   }
 
   /** A kernel launch with typed arguments, as kernel.launch takes them (the values are copied into the node). */
-  kernel(kernel: Kernel, config: KernelNodeConfig, args: readonly (KernelArgument | ConditionalHandle)[] = [], options?: NodeOptions): GraphNode {
+  kernel(
+    kernel: Kernel,
+    config: KernelNodeConfig,
+    args: readonly (KernelArgument | ConditionalHandle)[] = [],
+    options?: NodeOptions,
+  ): GraphNode {
     this.alive('kernel');
-    if (!(kernel instanceof Kernel)) throw new TypeError(`GraphBuilder.kernel: parameter 'kernel' must be a Kernel, got ${describe(kernel)}`);
+    if (!(kernel instanceof Kernel))
+      throw new TypeError(`GraphBuilder.kernel: parameter 'kernel' must be a Kernel, got ${describe(kernel)}`);
     if (kernel.module.isClosed) throw new Error(`GraphBuilder.kernel(${kernel.name}): the Module the kernel belongs to was closed`);
-    if (config === null || typeof config !== 'object') throw new TypeError(`GraphBuilder.kernel(${kernel.name}): parameter 'config' must be { grid, block, sharedMem? }, got ${describe(config)}`);
+    if (config === null || typeof config !== 'object')
+      throw new TypeError(
+        `GraphBuilder.kernel(${kernel.name}): parameter 'config' must be { grid, block, sharedMem? }, got ${describe(config)}`,
+      );
     checkOptions(`GraphBuilder.kernel(${kernel.name})`, config, { grid: true, block: true, sharedMem: true }, 'config');
-    if (!Array.isArray(args)) throw new TypeError(`GraphBuilder.kernel(${kernel.name}): parameter 'args' must be an array of kernel arguments, got ${describe(args)}`);
+    if (!Array.isArray(args))
+      throw new TypeError(
+        `GraphBuilder.kernel(${kernel.name}): parameter 'args' must be an array of kernel arguments, got ${describe(args)}`,
+      );
     const fn = `GraphBuilder.kernel(${kernel.name})`;
     const values = args.map((a, i) => this.argument(a, i, fn));
     const grid = new cudart.dim3();
@@ -157,9 +180,20 @@ export class GraphBuilder extends Resource {
     setDim(grid, config.grid, 'grid', fn);
     setDim(block, config.block, 'block', fn);
     const sharedMem = config.sharedMem ?? 0;
-    if (!Number.isSafeInteger(sharedMem) || sharedMem < 0) throw new RangeError(`${fn}: 'config.sharedMem' must be a non-negative integer, got ${sharedMem}`);
-    const params = new cudart.cudaKernelNodeParams({ func: kernel.handle, gridDim: grid, blockDim: block, sharedMemBytes: sharedMem, kernelParams: values.length ? values : null });
-    const node = this.add(cudart.cudaGraphAddKernelNode(this.handle, this.deps(options, 'kernel'), options?.after?.length ?? 0, params), 'kernel', `${fn} (cudaGraphAddKernelNode)`);
+    if (!Number.isSafeInteger(sharedMem) || sharedMem < 0)
+      throw new RangeError(`${fn}: 'config.sharedMem' must be a non-negative integer, got ${sharedMem}`);
+    const params = new cudart.cudaKernelNodeParams({
+      func: kernel.handle,
+      gridDim: grid,
+      blockDim: block,
+      sharedMemBytes: sharedMem,
+      kernelParams: values.length ? values : null,
+    });
+    const node = this.add(
+      cudart.cudaGraphAddKernelNode(this.handle, this.deps(options, 'kernel'), options?.after?.length ?? 0, params),
+      'kernel',
+      `${fn} (cudaGraphAddKernelNode)`,
+    );
     this.keep.push(kernel, ...args.filter((a) => typeof a === 'object'));
     return node;
   }
@@ -171,7 +205,10 @@ export class GraphBuilder extends Resource {
     }
     if (a instanceof HostBuffer) {
       if (a.isClosed) throw new Error(`${fn}: argument ${i} is a HostBuffer that was closed`);
-      if (a.devicePtr === null) throw new TypeError(`${fn}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);
+      if (a.devicePtr === null)
+        throw new TypeError(
+          `${fn}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`,
+        );
       return a.devicePtr;
     }
     if (a instanceof TextureObject || a instanceof SurfaceObject) {
@@ -182,10 +219,21 @@ export class GraphBuilder extends Resource {
       if (a.isClosed) throw new Error(`${fn}: argument ${i} is a ConditionalHandle of a graph that was closed`);
       return cudart.u64(a.handle);
     }
-    if (a instanceof HostArgument) throw new TypeError(`${fn}: argument ${i} is an In/Out/InOut host array, which a graph cannot copy at each launch; add copy nodes with GraphBuilder.copy`);
-    if (typeof a === 'number') throw new TypeError(`${fn}: argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
-    if (a instanceof cudart.KernelArg || typeof a === 'bigint' || (a !== null && typeof a === 'object' && (a as { _u8?: unknown })._u8 instanceof Uint8Array)) return a as cudart.KernelArgInput;
-    throw new TypeError(`${fn}: argument ${i} must be a DeviceBuffer, a mapped HostBuffer, a ConditionalHandle, a typed scalar (i32(n), f32(x), …), a pointer (bigint) or a struct, got ${describe(a)}`);
+    if (a instanceof HostArgument)
+      throw new TypeError(
+        `${fn}: argument ${i} is an In/Out/InOut host array, which a graph cannot copy at each launch; add copy nodes with GraphBuilder.copy`,
+      );
+    if (typeof a === 'number')
+      throw new TypeError(`${fn}: argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
+    if (
+      a instanceof cudart.KernelArg ||
+      typeof a === 'bigint' ||
+      (a !== null && typeof a === 'object' && (a as { _u8?: unknown })._u8 instanceof Uint8Array)
+    )
+      return a as cudart.KernelArgInput;
+    throw new TypeError(
+      `${fn}: argument ${i} must be a DeviceBuffer, a mapped HostBuffer, a ConditionalHandle, a typed scalar (i32(n), f32(x), …), a pointer (bigint) or a struct, got ${describe(a)}`,
+    );
   }
 
   /**
@@ -197,9 +245,17 @@ export class GraphBuilder extends Resource {
     const d = this.address(dst, 'dst', 'copy');
     const s = this.address(src, 'src', 'copy');
     const n = bytes ?? src.size;
-    if (!Number.isSafeInteger(n) || n <= 0) throw new RangeError(`GraphBuilder.copy: parameter 'bytes' must be a positive integer, got ${n}`);
-    if (n > src.size || n > dst.size) throw new RangeError(`GraphBuilder.copy: ${n} bytes do not fit in the ${n > src.size ? `source's ${src.size}` : `destination's ${dst.size}`}`);
-    const node = this.add(cudart.cudaGraphAddMemcpyNode1D(this.handle, this.deps(options, 'copy'), options?.after?.length ?? 0, d, s, n, MEMCPY_DEFAULT), 'copy', 'GraphBuilder.copy (cudaGraphAddMemcpyNode1D)');
+    if (!Number.isSafeInteger(n) || n <= 0)
+      throw new RangeError(`GraphBuilder.copy: parameter 'bytes' must be a positive integer, got ${n}`);
+    if (n > src.size || n > dst.size)
+      throw new RangeError(
+        `GraphBuilder.copy: ${n} bytes do not fit in the ${n > src.size ? `source's ${src.size}` : `destination's ${dst.size}`}`,
+      );
+    const node = this.add(
+      cudart.cudaGraphAddMemcpyNode1D(this.handle, this.deps(options, 'copy'), options?.after?.length ?? 0, d, s, n, MEMCPY_DEFAULT),
+      'copy',
+      'GraphBuilder.copy (cudaGraphAddMemcpyNode1D)',
+    );
     this.keep.push(dst, src);
     return node;
   }
@@ -213,7 +269,9 @@ export class GraphBuilder extends Resource {
       if (b.isClosed) throw new Error(`GraphBuilder.${what}: parameter '${p}' is a HostBuffer that was closed`);
       return b.ptr;
     }
-    throw new TypeError(`GraphBuilder.${what}: parameter '${p}' must be a DeviceBuffer or a HostBuffer (pinned memory: a graph copies at each launch, long after this call), got ${describe(b)}`);
+    throw new TypeError(
+      `GraphBuilder.${what}: parameter '${p}' must be a DeviceBuffer or a HostBuffer (pinned memory: a graph copies at each launch, long after this call), got ${describe(b)}`,
+    );
   }
 
   /** Sets every element of `dst` to `value`: bytes, or 2- or 4-byte elements (`elementSize`). */
@@ -222,12 +280,21 @@ export class GraphBuilder extends Resource {
     const d = this.address(dst, 'dst', 'memset');
     if (!(dst instanceof DeviceBuffer)) throw new TypeError("GraphBuilder.memset: parameter 'dst' must be a DeviceBuffer");
     const size = options.elementSize ?? 1;
-    if (size !== 1 && size !== 2 && size !== 4) throw new RangeError(`GraphBuilder.memset: option 'elementSize' must be 1, 2 or 4, got ${String(size)}`);
+    if (size !== 1 && size !== 2 && size !== 4)
+      throw new RangeError(`GraphBuilder.memset: option 'elementSize' must be 1, 2 or 4, got ${String(size)}`);
     const max = 2 ** (8 * size) - 1;
-    if (!Number.isInteger(value) || value < 0 || value > max) throw new RangeError(`GraphBuilder.memset: parameter 'value' must be an integer within [0, ${max}] for ${size}-byte elements, got ${value}`);
-    if (dst.size % size !== 0) throw new RangeError(`GraphBuilder.memset: the buffer's ${dst.size} bytes are not a whole number of ${size}-byte elements`);
+    if (!Number.isInteger(value) || value < 0 || value > max)
+      throw new RangeError(
+        `GraphBuilder.memset: parameter 'value' must be an integer within [0, ${max}] for ${size}-byte elements, got ${value}`,
+      );
+    if (dst.size % size !== 0)
+      throw new RangeError(`GraphBuilder.memset: the buffer's ${dst.size} bytes are not a whole number of ${size}-byte elements`);
     const params = new cudart.cudaMemsetParams({ dst: d, value, elementSize: size, width: dst.size / size, height: 1, pitch: 0 });
-    const node = this.add(cudart.cudaGraphAddMemsetNode(this.handle, this.deps(options, 'memset', MEMSET_OPTIONS), options.after?.length ?? 0, params), 'memset', 'GraphBuilder.memset (cudaGraphAddMemsetNode)');
+    const node = this.add(
+      cudart.cudaGraphAddMemsetNode(this.handle, this.deps(options, 'memset', MEMSET_OPTIONS), options.after?.length ?? 0, params),
+      'memset',
+      'GraphBuilder.memset (cudaGraphAddMemsetNode)',
+    );
     this.keep.push(dst);
     return node;
   }
@@ -240,7 +307,11 @@ export class GraphBuilder extends Resource {
     this.alive('hostFunction');
     if (typeof fn !== 'function') throw new TypeError(`GraphBuilder.hostFunction: parameter 'fn' must be a function, got ${describe(fn)}`);
     const params = new cudart.cudaHostNodeParams({ fn: fn as (userData: bigint) => void, userData: 0n });
-    const node = this.add(cudart.cudaGraphAddHostNode(this.handle, this.deps(options, 'hostFunction'), options?.after?.length ?? 0, params), 'host', 'GraphBuilder.hostFunction (cudaGraphAddHostNode)');
+    const node = this.add(
+      cudart.cudaGraphAddHostNode(this.handle, this.deps(options, 'hostFunction'), options?.after?.length ?? 0, params),
+      'host',
+      'GraphBuilder.hostFunction (cudaGraphAddHostNode)',
+    );
     this.keep.push(fn);
     return node;
   }
@@ -249,7 +320,11 @@ export class GraphBuilder extends Resource {
   recordEvent(event: Event, options?: NodeOptions): GraphNode {
     this.alive('recordEvent');
     this.checkEvent(event, 'recordEvent');
-    const node = this.add(cudart.cudaGraphAddEventRecordNode(this.handle, this.deps(options, 'recordEvent'), options?.after?.length ?? 0, event.handle), 'eventRecord', 'GraphBuilder.recordEvent (cudaGraphAddEventRecordNode)');
+    const node = this.add(
+      cudart.cudaGraphAddEventRecordNode(this.handle, this.deps(options, 'recordEvent'), options?.after?.length ?? 0, event.handle),
+      'eventRecord',
+      'GraphBuilder.recordEvent (cudaGraphAddEventRecordNode)',
+    );
     this.keep.push(event);
     return node;
   }
@@ -258,7 +333,11 @@ export class GraphBuilder extends Resource {
   waitEvent(event: Event, options?: NodeOptions): GraphNode {
     this.alive('waitEvent');
     this.checkEvent(event, 'waitEvent');
-    const node = this.add(cudart.cudaGraphAddEventWaitNode(this.handle, this.deps(options, 'waitEvent'), options?.after?.length ?? 0, event.handle), 'eventWait', 'GraphBuilder.waitEvent (cudaGraphAddEventWaitNode)');
+    const node = this.add(
+      cudart.cudaGraphAddEventWaitNode(this.handle, this.deps(options, 'waitEvent'), options?.after?.length ?? 0, event.handle),
+      'eventWait',
+      'GraphBuilder.waitEvent (cudaGraphAddEventWaitNode)',
+    );
     this.keep.push(event);
     return node;
   }
@@ -271,10 +350,15 @@ export class GraphBuilder extends Resource {
   /** A copy of another graph (a builder's or a captured Graph) as one node. */
   childGraph(graph: GraphBuilder | Graph, options?: NodeOptions): GraphNode {
     this.alive('childGraph');
-    if (!(graph instanceof GraphBuilder || graph instanceof Graph)) throw new TypeError(`GraphBuilder.childGraph: parameter 'graph' must be a GraphBuilder or a Graph, got ${describe(graph)}`);
+    if (!(graph instanceof GraphBuilder || graph instanceof Graph))
+      throw new TypeError(`GraphBuilder.childGraph: parameter 'graph' must be a GraphBuilder or a Graph, got ${describe(graph)}`);
     if (graph.isClosed) throw new Error(`GraphBuilder.childGraph: parameter 'graph' is a ${graph.constructor.name} that was closed`);
     if (graph === this) throw new Error('GraphBuilder.childGraph: a graph cannot contain itself');
-    const node = this.add(cudart.cudaGraphAddChildGraphNode(this.handle, this.deps(options, 'childGraph'), options?.after?.length ?? 0, graph.handle), 'child', 'GraphBuilder.childGraph (cudaGraphAddChildGraphNode)');
+    const node = this.add(
+      cudart.cudaGraphAddChildGraphNode(this.handle, this.deps(options, 'childGraph'), options?.after?.length ?? 0, graph.handle),
+      'child',
+      'GraphBuilder.childGraph (cudaGraphAddChildGraphNode)',
+    );
     // The copy launches the same kernels and reads the same buffers.
     this.keep.push(graph);
     return node;
@@ -283,7 +367,11 @@ export class GraphBuilder extends Resource {
   /** A node that does nothing: a join point for dependencies. */
   empty(options?: NodeOptions): GraphNode {
     this.alive('empty');
-    return this.add(cudart.cudaGraphAddEmptyNode(this.handle, this.deps(options, 'empty'), options?.after?.length ?? 0), 'empty', 'GraphBuilder.empty (cudaGraphAddEmptyNode)');
+    return this.add(
+      cudart.cudaGraphAddEmptyNode(this.handle, this.deps(options, 'empty'), options?.after?.length ?? 0),
+      'empty',
+      'GraphBuilder.empty (cudaGraphAddEmptyNode)',
+    );
   }
 
   /**
@@ -295,9 +383,13 @@ export class GraphBuilder extends Resource {
     this.alive('conditionalHandle');
     checkOptions('GraphBuilder.conditionalHandle', options, { default: true });
     const dflt = options.default;
-    if (dflt !== undefined && (!Number.isInteger(dflt) || dflt < 0 || dflt > 0xffffffff)) throw new RangeError(`GraphBuilder.conditionalHandle: option 'default' must be an unsigned 32-bit integer, got ${dflt}`);
+    if (dflt !== undefined && (!Number.isInteger(dflt) || dflt < 0 || dflt > 0xffffffff))
+      throw new RangeError(`GraphBuilder.conditionalHandle: option 'default' must be an unsigned 32-bit integer, got ${dflt}`);
     const flags = dflt === undefined ? 0 : cudart.cudaGraphConditionalHandleFlags.cudaGraphCondAssignDefault;
-    const h = check(cudart.cudaGraphConditionalHandleCreate(this.handle, dflt ?? 0, flags), 'GraphBuilder.conditionalHandle (cudaGraphConditionalHandleCreate)');
+    const h = check(
+      cudart.cudaGraphConditionalHandleCreate(this.handle, dflt ?? 0, flags),
+      'GraphBuilder.conditionalHandle (cudaGraphConditionalHandleCreate)',
+    );
     return new ConditionalHandle(h, dflt ?? null, this);
   }
 
@@ -315,19 +407,33 @@ export class GraphBuilder extends Resource {
 
   /** A `switch` node with `cases` bodies: body n runs when the handle is n. */
   switch(handle: ConditionalHandle, cases: number, options: NodeOptions = {}): SwitchNode {
-    if (!Number.isInteger(cases) || cases < 1) throw new RangeError(`GraphBuilder.switch: parameter 'cases' must be a positive integer, got ${cases}`);
+    if (!Number.isInteger(cases) || cases < 1)
+      throw new RangeError(`GraphBuilder.switch: parameter 'cases' must be a positive integer, got ${cases}`);
     const [node, bodies] = this.conditional(handle, COND.cudaGraphCondTypeSwitch, cases, options, 'switch');
     return { node, cases: bodies };
   }
 
-  private conditional(handle: ConditionalHandle, type: cudart.cudaGraphConditionalNodeType, size: number, options: NodeOptions, what: 'if' | 'while' | 'switch'): [GraphNode, GraphBuilder[]] {
+  private conditional(
+    handle: ConditionalHandle,
+    type: cudart.cudaGraphConditionalNodeType,
+    size: number,
+    options: NodeOptions,
+    what: 'if' | 'while' | 'switch',
+  ): [GraphNode, GraphBuilder[]] {
     this.alive(what);
-    if (!(handle instanceof ConditionalHandle)) throw new TypeError(`GraphBuilder.${what}: parameter 'handle' must be a ConditionalHandle (builder.conditionalHandle()), got ${describe(handle)}`);
+    if (!(handle instanceof ConditionalHandle))
+      throw new TypeError(
+        `GraphBuilder.${what}: parameter 'handle' must be a ConditionalHandle (builder.conditionalHandle()), got ${describe(handle)}`,
+      );
     if (handle.isClosed) throw new Error(`GraphBuilder.${what}: parameter 'handle' belongs to a graph that was closed`);
     const params = new cudart.cudaGraphNodeParams({ type: cudart.cudaGraphNodeType.cudaGraphNodeTypeConditional });
     params.conditional = { handle: handle.handle, type, size };
     const deps = this.deps(options, what, what === 'if' ? IF_OPTIONS : NODE_OPTIONS);
-    const node = this.add(cudart.cudaGraphAddNode(this.handle, deps, null, deps?.length ?? 0, params), what, `GraphBuilder.${what} (cudaGraphAddNode)`);
+    const node = this.add(
+      cudart.cudaGraphAddNode(this.handle, deps, null, deps?.length ?? 0, params),
+      what,
+      `GraphBuilder.${what} (cudaGraphAddNode)`,
+    );
     // CUDA fills an array of the bodies' graphs, which live as long as the node.
     const at = params.conditional.phGraph_out;
     const bodies = Array.from({ length: size }, (_, i) => {
@@ -345,14 +451,24 @@ export class GraphBuilder extends Resource {
    */
   async capture(stream: Stream, work: (stream: Stream) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
     this.alive('capture');
-    if (!(stream instanceof Stream)) throw new TypeError(`GraphBuilder.capture: parameter 'stream' must be a Stream (the legacy default stream cannot be captured), got ${describe(stream)}`);
+    if (!(stream instanceof Stream))
+      throw new TypeError(
+        `GraphBuilder.capture: parameter 'stream' must be a Stream (the legacy default stream cannot be captured), got ${describe(stream)}`,
+      );
     if (stream.isClosed) throw new Error("GraphBuilder.capture: parameter 'stream' is a Stream that was closed");
-    if (typeof work !== 'function') throw new TypeError(`GraphBuilder.capture: parameter 'work' must be a function that queues work on the stream, got ${describe(work)}`);
+    if (typeof work !== 'function')
+      throw new TypeError(
+        `GraphBuilder.capture: parameter 'work' must be a function that queues work on the stream, got ${describe(work)}`,
+      );
     const modes = { global: 0, threadLocal: 1, relaxed: 2 } as const;
     const mode = modes[options.mode ?? 'global'];
-    if (mode === undefined) throw new RangeError(`GraphBuilder.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
+    if (mode === undefined)
+      throw new RangeError(`GraphBuilder.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
     const deps = this.deps(options, 'capture', CAPTURE_NODE_OPTIONS);
-    check(cudart.cudaStreamBeginCaptureToGraph(stream.handle, this.handle, deps, null, deps?.length ?? 0, mode), 'GraphBuilder.capture (cudaStreamBeginCaptureToGraph)');
+    check(
+      cudart.cudaStreamBeginCaptureToGraph(stream.handle, this.handle, deps, null, deps?.length ?? 0, mode),
+      'GraphBuilder.capture (cudaStreamBeginCaptureToGraph)',
+    );
     let failure: unknown = null;
     let leaves: cudart.cudaGraphNode_t[] = [];
     try {
@@ -382,9 +498,13 @@ export class GraphBuilder extends Resource {
   /** Makes an executable graph, ready to launch; it keeps this builder (and all the graph uses) alive. */
   instantiate(): GraphExec {
     this.alive('instantiate');
-    if (this.parent) throw new Error('GraphBuilder.instantiate: this is the body of a conditional node; instantiate the graph it belongs to');
+    if (this.parent)
+      throw new Error('GraphBuilder.instantiate: this is the body of a conditional node; instantiate the graph it belongs to');
     this.device.makeCurrent();
-    const exec = new GraphExec(check(cudart.cudaGraphInstantiate(this.handle, 0), 'GraphBuilder.instantiate (cudaGraphInstantiate)'), this.device);
+    const exec = new GraphExec(
+      check(cudart.cudaGraphInstantiate(this.handle, 0), 'GraphBuilder.instantiate (cudaGraphInstantiate)'),
+      this.device,
+    );
     execKeeps.set(exec, this);
     return exec;
   }

@@ -3,7 +3,8 @@ import type * as cudart from '../runtime';
 import type { GraphBuilder } from './GraphBuilder';
 
 /** What kind of work a node does. */
-export type GraphNodeKind = 'kernel' | 'copy' | 'memset' | 'host' | 'eventRecord' | 'eventWait' | 'child' | 'empty' | 'if' | 'while' | 'switch' | 'captured';
+export type GraphNodeKind =
+  'kernel' | 'copy' | 'memset' | 'host' | 'eventRecord' | 'eventWait' | 'child' | 'empty' | 'if' | 'while' | 'switch' | 'captured';
 
 /**
  * A node of a graph made with {@link GraphBuilder}: pass it in a later node's `after` to make that

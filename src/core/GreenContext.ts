@@ -42,7 +42,11 @@ export class GreenContext extends Resource {
   /** The context as a Context (cuCtxFromGreenCtx), to push, pop or query; it keeps this green context alive. */
   get context(): Context {
     this.live('context');
-    return (this.ctx ??= Context.borrow(driverGet(cuda.cuCtxFromGreenCtx(this.handle), 'GreenContext.context (cuCtxFromGreenCtx)'), this.device, this));
+    return (this.ctx ??= Context.borrow(
+      driverGet(cuda.cuCtxFromGreenCtx(this.handle), 'GreenContext.context (cuCtxFromGreenCtx)'),
+      this.device,
+      this,
+    ));
   }
 
   /** A stream whose work runs on this context's SMs only (cuGreenCtxStreamCreate); it keeps the context alive. */
@@ -50,9 +54,13 @@ export class GreenContext extends Resource {
     checkOptions('GreenContext.createStream', options, STREAM_OPTIONS);
     this.live('createStream');
     const priority = options.priority ?? 0;
-    if (!Number.isInteger(priority)) throw new RangeError(`GreenContext.createStream: option 'priority' must be an integer, got ${priority}`);
+    if (!Number.isInteger(priority))
+      throw new RangeError(`GreenContext.createStream: option 'priority' must be an integer, got ${priority}`);
     // Green context streams must be non-blocking (CU_STREAM_NON_BLOCKING).
-    const h = driverGet(cuda.cuGreenCtxStreamCreate(this.handle, cuda.CUstream_flags.CU_STREAM_NON_BLOCKING, priority), 'GreenContext.createStream (cuGreenCtxStreamCreate)');
+    const h = driverGet(
+      cuda.cuGreenCtxStreamCreate(this.handle, cuda.CUstream_flags.CU_STREAM_NON_BLOCKING, priority),
+      'GreenContext.createStream (cuGreenCtxStreamCreate)',
+    );
     const stream = Stream.fromHandle(h as unknown as cudaStream_t, this.device, [this.device, this]);
     this.streams.add(new WeakRef(stream));
     return stream;

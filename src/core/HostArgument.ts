@@ -36,7 +36,10 @@ export class HostArgument {
 }
 
 function make(data: ArrayBufferView, direction: HostArgumentDirection, name: string): HostArgument {
-  if (!ArrayBuffer.isView(data)) throw new TypeError(`${name}: parameter 'data' must be a TypedArray, Buffer or DataView, got ${data === null ? 'null' : typeof data === 'object' ? `a ${(data as object).constructor?.name ?? 'object'}` : typeof data}`);
+  if (!ArrayBuffer.isView(data))
+    throw new TypeError(
+      `${name}: parameter 'data' must be a TypedArray, Buffer or DataView, got ${data === null ? 'null' : typeof data === 'object' ? `a ${(data as object).constructor?.name ?? 'object'}` : typeof data}`,
+    );
   return new HostArgument(data, direction);
 }
 
@@ -68,7 +71,8 @@ interface Staged {
 
 /** Temporary device buffers for the HostArguments of `args`, from the current allocator. */
 function stage(fn: string, config: LaunchConfig, args: readonly KernelArgument[]): Staged {
-  if (config === null || typeof config !== 'object') throw new TypeError(`${fn}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+  if (config === null || typeof config !== 'object')
+    throw new TypeError(`${fn}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
   const stream = config.stream;
   if (stream?.isClosed) throw new Error(`${fn}: parameter 'config.stream' is a Stream that was closed`);
   const device = stream?.device ?? Device.current();
@@ -107,9 +111,13 @@ export function launchWithHostArguments(kernel: Kernel, config: LaunchConfig, ar
   const s = stage(fn, config, args);
   try {
     const stream = config.stream?.handle ?? null;
-    for (const { arg, buf } of s.temps) if (arg.copiesIn && buf.size > 0) check(cudart.cudaMemcpyAsync(buf.ptr, view(arg), buf.size, H2D, stream), `${fn} (cudaMemcpyAsync of an In argument)`);
+    for (const { arg, buf } of s.temps)
+      if (arg.copiesIn && buf.size > 0)
+        check(cudart.cudaMemcpyAsync(buf.ptr, view(arg), buf.size, H2D, stream), `${fn} (cudaMemcpyAsync of an In argument)`);
     kernel.launch(config, ...s.args);
-    for (const { arg, buf } of s.temps) if (arg.copiesOut && buf.size > 0) check(cudart.cudaMemcpyAsync(view(arg), buf.ptr, buf.size, D2H, stream), `${fn} (cudaMemcpyAsync of an Out argument)`);
+    for (const { arg, buf } of s.temps)
+      if (arg.copiesOut && buf.size > 0)
+        check(cudart.cudaMemcpyAsync(view(arg), buf.ptr, buf.size, D2H, stream), `${fn} (cudaMemcpyAsync of an Out argument)`);
     check(cudart.cudaStreamSynchronize(stream), `${fn} (cudaStreamSynchronize)`);
   } finally {
     release(s);

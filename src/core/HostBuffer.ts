@@ -39,7 +39,10 @@ let pinnedAllocator: PinnedAllocator | null = null;
  * again), as CuPy's `set_pinned_memory_allocator`; returns the previous one.
  */
 export function setPinnedMemoryAllocator(allocator: PinnedAllocator | null): PinnedAllocator | null {
-  if (allocator !== null && typeof allocator?.allocate !== 'function') throw new TypeError(`setPinnedMemoryAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${String(allocator)}`);
+  if (allocator !== null && typeof allocator?.allocate !== 'function')
+    throw new TypeError(
+      `setPinnedMemoryAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${String(allocator)}`,
+    );
   const previous = pinnedAllocator;
   pinnedAllocator = allocator;
   return previous;
@@ -52,7 +55,11 @@ export function getPinnedMemoryAllocator(): PinnedAllocator | null {
 
 /** @internal cudaHostAlloc's flags for `options`. */
 export function hostAllocFlags(options: HostBufferOptions): number {
-  return (options.mapped ? cudart.cudaHostAllocMapped : 0) | (options.portable ? cudart.cudaHostAllocPortable : 0) | (options.writeCombined ? cudart.cudaHostAllocWriteCombined : 0);
+  return (
+    (options.mapped ? cudart.cudaHostAllocMapped : 0) |
+    (options.portable ? cudart.cudaHostAllocPortable : 0) |
+    (options.writeCombined ? cudart.cudaHostAllocWriteCombined : 0)
+  );
 }
 
 let adopting: { ptr: bigint; devicePtr: bigint | null; view: ArrayBuffer; onClose: () => void } | null = null;
@@ -93,7 +100,8 @@ export class HostBuffer {
    * CudaError when the allocation fails.
    */
   constructor(size: number, options: HostBufferOptions = {}) {
-    if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`HostBuffer: parameter 'size' must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new RangeError(`HostBuffer: parameter 'size' must be a positive integer, got ${size}`);
     checkOptions('new HostBuffer', options, HOST_BUFFER_OPTIONS);
     if (pinnedAllocator && !adopting) {
       // A constructor may return another object: the pool's block, a HostBuffer too.
@@ -150,9 +158,15 @@ export class HostBuffer {
   as<T extends ArrayBufferView>(kind: new (b: ArrayBuffer) => T): T {
     if (!this.view) throw new Error('HostBuffer.as: the HostBuffer was closed');
     const isView = typeof kind === 'function' && (kind === (DataView as unknown) || kind.prototype instanceof TypedArray);
-    if (!isView) throw new TypeError(`HostBuffer.as: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …) or DataView, got ${typeof kind === 'function' ? kind.name || 'an anonymous function' : String(kind)}`);
+    if (!isView)
+      throw new TypeError(
+        `HostBuffer.as: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …) or DataView, got ${typeof kind === 'function' ? kind.name || 'an anonymous function' : String(kind)}`,
+      );
     const element = (kind as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
-    if (this.size % element !== 0) throw new RangeError(`HostBuffer.as: the buffer's ${this.size} bytes are not a whole number of ${kind.name} elements (${element} bytes each)`);
+    if (this.size % element !== 0)
+      throw new RangeError(
+        `HostBuffer.as: the buffer's ${this.size} bytes are not a whole number of ${kind.name} elements (${element} bytes each)`,
+      );
     return new kind(this.view);
   }
 

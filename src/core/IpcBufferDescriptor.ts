@@ -17,8 +17,12 @@ export class IpcBufferDescriptor {
     /** The allocation's size in bytes. */
     readonly size: number,
   ) {
-    if (!(bytes instanceof Uint8Array) || bytes.length !== 64) throw new TypeError(`IpcBufferDescriptor: parameter 'bytes' must be 64 bytes, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : String(bytes)}`);
-    if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`IpcBufferDescriptor: parameter 'size' must be a non-negative integer, got ${size}`);
+    if (!(bytes instanceof Uint8Array) || bytes.length !== 64)
+      throw new TypeError(
+        `IpcBufferDescriptor: parameter 'bytes' must be 64 bytes, got ${bytes instanceof Uint8Array ? `${bytes.length} bytes` : String(bytes)}`,
+      );
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new RangeError(`IpcBufferDescriptor: parameter 'size' must be a non-negative integer, got ${size}`);
   }
 
   /** Reads a descriptor written by toBuffer() or toBase64(). */

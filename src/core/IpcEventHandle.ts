@@ -21,9 +21,13 @@ export class IpcEventHandle {
 
   /** The handle of `event` (cudaIpcGetEventHandle); `event` stays the owner. */
   static export(event: Event): IpcEventHandle {
-    if (!(event instanceof Event)) throw new TypeError(`IpcEventHandle.export: parameter 'event' must be an Event, got ${Object.prototype.toString.call(event)}`);
-    if (event.isClosed) throw new Error('IpcEventHandle.export: parameter \'event\' was closed');
-    if (!event.interprocess) throw new TypeError("IpcEventHandle.export: parameter 'event' was not made shareable: create it with { interprocess: true, timing: false }");
+    if (!(event instanceof Event))
+      throw new TypeError(`IpcEventHandle.export: parameter 'event' must be an Event, got ${Object.prototype.toString.call(event)}`);
+    if (event.isClosed) throw new Error("IpcEventHandle.export: parameter 'event' was closed");
+    if (!event.interprocess)
+      throw new TypeError(
+        "IpcEventHandle.export: parameter 'event' was not made shareable: create it with { interprocess: true, timing: false }",
+      );
     const h = check(cudart.cudaIpcGetEventHandle(event.handle), 'IpcEventHandle.export (cudaIpcGetEventHandle)');
     return new IpcEventHandle(new Uint8Array(h.reserved));
   }
@@ -47,7 +51,10 @@ export class IpcEventHandle {
   open(device: Device = Device.current()): Event {
     if (!(device instanceof Device)) throw new TypeError(`IpcEventHandle.open: parameter 'device' must be a Device, got ${String(device)}`);
     device.makeCurrent();
-    const h = check(cudart.cudaIpcOpenEventHandle(new cudart.cudaIpcEventHandle_st({ reserved: this.bytes })), 'IpcEventHandle.open (cudaIpcOpenEventHandle)');
+    const h = check(
+      cudart.cudaIpcOpenEventHandle(new cudart.cudaIpcEventHandle_st({ reserved: this.bytes })),
+      'IpcEventHandle.open (cudaIpcOpenEventHandle)',
+    );
     return Event.fromHandle(h, device, false, true);
   }
 }

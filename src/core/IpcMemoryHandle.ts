@@ -26,10 +26,16 @@ export class IpcMemoryHandle {
 
   /** The handle of `buffer`'s memory (cudaIpcGetMemHandle); `buffer` stays the owner. */
   static export(buffer: DeviceBuffer): IpcMemoryHandle {
-    if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`);
+    if (!(buffer instanceof DeviceBuffer))
+      throw new TypeError(
+        `IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`,
+      );
     if (buffer.isClosed || buffer.parent?.isClosed) throw new Error("IpcMemoryHandle.export: parameter 'buffer' was closed");
     const ptr = buffer.ptr;
-    if (buffer.kind !== 'device' && buffer.kind !== 'cached') throw new TypeError(`IpcMemoryHandle.export: parameter 'buffer' must be cudaMalloc memory (kind 'device' or 'cached'); it is ${buffer.kind} memory${buffer.kind === 'pool' ? ': share a pool made with IpcMemoryPool instead' : ''}`);
+    if (buffer.kind !== 'device' && buffer.kind !== 'cached')
+      throw new TypeError(
+        `IpcMemoryHandle.export: parameter 'buffer' must be cudaMalloc memory (kind 'device' or 'cached'); it is ${buffer.kind} memory${buffer.kind === 'pool' ? ': share a pool made with IpcMemoryPool instead' : ''}`,
+      );
     const base = buffer.parent ? buffer.parent.ptr : ptr;
     buffer.device.makeCurrent();
     const h = check(cudart.cudaIpcGetMemHandle(base), 'IpcMemoryHandle.export (cudaIpcGetMemHandle)');
@@ -58,11 +64,21 @@ export class IpcMemoryHandle {
    * a handle that this same process exported (a CudaError).
    */
   open(device: Device = Device.current()): DeviceBuffer {
-    if (!(device instanceof Device)) throw new TypeError(`IpcMemoryHandle.open: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`IpcMemoryHandle.open: parameter 'device' must be a Device, got ${String(device)}`);
     device.makeCurrent();
     const handle = new cudart.cudaIpcMemHandle_st({ reserved: this.bytes });
-    const base = check(cudart.cudaIpcOpenMemHandle(handle, cudart.cudaIpcMemLazyEnablePeerAccess), 'IpcMemoryHandle.open (cudaIpcOpenMemHandle)');
-    return DeviceBuffer.fromAllocation(base + BigInt(this.offset), this.size, device, 'ipc', () => void cudart.cudaIpcCloseMemHandle(base), [device]);
+    const base = check(
+      cudart.cudaIpcOpenMemHandle(handle, cudart.cudaIpcMemLazyEnablePeerAccess),
+      'IpcMemoryHandle.open (cudaIpcOpenMemHandle)',
+    );
+    return DeviceBuffer.fromAllocation(
+      base + BigInt(this.offset),
+      this.size,
+      device,
+      'ipc',
+      () => void cudart.cudaIpcCloseMemHandle(base),
+      [device],
+    );
   }
 }
-

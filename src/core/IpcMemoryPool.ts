@@ -53,7 +53,8 @@ export class IpcMemoryPool extends Resource {
 
   /** A new pool of `device`'s memory that can be shared (cudaMemPoolCreate with POSIX file descriptor handles). */
   static create(device: Device, options: IpcMemoryPoolOptions = {}): IpcMemoryPool {
-    if (!(device instanceof Device)) throw new TypeError(`IpcMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`IpcMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
     checkOptions('IpcMemoryPool.create', options, { maxSize: true });
     if (options.maxSize !== undefined) checkSize(options.maxSize, 'IpcMemoryPool.create (options.maxSize)');
     const props = new cudart.cudaMemPoolProps({
@@ -70,12 +71,17 @@ export class IpcMemoryPool extends Resource {
    * stdio slot it was passed in, e.g. 3). The descriptor may be closed afterwards.
    */
   static import(fd: number, device?: Device): IpcMemoryPool {
-    if (!Number.isInteger(fd) || fd < 0) throw new RangeError(`IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got ${fd}`);
+    if (!Number.isInteger(fd) || fd < 0)
+      throw new RangeError(`IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got ${fd}`);
     if (device === undefined) device = Device.current();
-    if (!(device instanceof Device)) throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${String(device)}`);
     device.makeCurrent();
     // For a POSIX descriptor the "handle" is the descriptor itself, cast to a pointer.
-    const h = check(cudart.cudaMemPoolImportFromShareableHandle(BigInt(fd), FD, 0), 'IpcMemoryPool.import (cudaMemPoolImportFromShareableHandle)');
+    const h = check(
+      cudart.cudaMemPoolImportFromShareableHandle(BigInt(fd), FD, 0),
+      'IpcMemoryPool.import (cudaMemPoolImportFromShareableHandle)',
+    );
     return new IpcMemoryPool(h, device, true);
   }
 
@@ -87,7 +93,10 @@ export class IpcMemoryPool extends Resource {
   exportHandle(): number {
     this.live('exportHandle');
     const out = new Int32Array(1);
-    check(cudart.cudaMemPoolExportToShareableHandle(out, this.handle, FD, 0), 'IpcMemoryPool.exportHandle (cudaMemPoolExportToShareableHandle)');
+    check(
+      cudart.cudaMemPoolExportToShareableHandle(out, this.handle, FD, 0),
+      'IpcMemoryPool.exportHandle (cudaMemPoolExportToShareableHandle)',
+    );
     return out[0];
   }
 
@@ -95,18 +104,28 @@ export class IpcMemoryPool extends Resource {
   allocate(size: number, stream: Stream): DeviceBuffer {
     this.live('allocate');
     checkSize(size, 'IpcMemoryPool.allocate');
-    if (!(stream instanceof Stream)) throw new TypeError(`IpcMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
+    if (!(stream instanceof Stream))
+      throw new TypeError(`IpcMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
     if (stream.isClosed) throw new Error("IpcMemoryPool.allocate: parameter 'stream' was closed");
-    if (this.isImported) throw new Error('IpcMemoryPool.allocate: this pool was imported from another process; only its owner allocates (open its buffers with importBuffer)');
+    if (this.isImported)
+      throw new Error(
+        'IpcMemoryPool.allocate: this pool was imported from another process; only its owner allocates (open its buffers with importBuffer)',
+      );
     return allocateFromPool(this, size, stream, 'pool', 'IpcMemoryPool', 'IpcMemoryPool.allocate (cudaMallocFromPoolAsync)');
   }
 
   /** The descriptor of `buffer`, an allocation of this pool, for another process that imported the pool (cudaMemPoolExportPointer). */
   exportBuffer(buffer: DeviceBuffer): IpcBufferDescriptor {
     this.live('exportBuffer');
-    if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`IpcMemoryPool.exportBuffer: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`);
+    if (!(buffer instanceof DeviceBuffer))
+      throw new TypeError(
+        `IpcMemoryPool.exportBuffer: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`,
+      );
     if (buffer.isClosed) throw new Error("IpcMemoryPool.exportBuffer: parameter 'buffer' was closed");
-    if (buffer.kind !== 'pool' || buffer.parent !== null) throw new TypeError(`IpcMemoryPool.exportBuffer: parameter 'buffer' must be an allocation of this pool, not ${buffer.parent ? 'a slice' : `${buffer.kind} memory`}`);
+    if (buffer.kind !== 'pool' || buffer.parent !== null)
+      throw new TypeError(
+        `IpcMemoryPool.exportBuffer: parameter 'buffer' must be an allocation of this pool, not ${buffer.parent ? 'a slice' : `${buffer.kind} memory`}`,
+      );
     const data = check(cudart.cudaMemPoolExportPointer(buffer.ptr), 'IpcMemoryPool.exportBuffer (cudaMemPoolExportPointer)');
     return new IpcBufferDescriptor(new Uint8Array(data.reserved), buffer.size);
   }
@@ -118,11 +137,18 @@ export class IpcMemoryPool extends Resource {
    */
   importBuffer(descriptor: IpcBufferDescriptor, stream?: Stream): DeviceBuffer {
     this.live('importBuffer');
-    if (!(descriptor instanceof IpcBufferDescriptor)) throw new TypeError(`IpcMemoryPool.importBuffer: parameter 'descriptor' must be an IpcBufferDescriptor (IpcBufferDescriptor.from(bytes)), got ${Object.prototype.toString.call(descriptor)}`);
-    if (stream !== undefined && !(stream instanceof Stream)) throw new TypeError(`IpcMemoryPool.importBuffer: parameter 'stream' must be a Stream or absent, got ${String(stream)}`);
+    if (!(descriptor instanceof IpcBufferDescriptor))
+      throw new TypeError(
+        `IpcMemoryPool.importBuffer: parameter 'descriptor' must be an IpcBufferDescriptor (IpcBufferDescriptor.from(bytes)), got ${Object.prototype.toString.call(descriptor)}`,
+      );
+    if (stream !== undefined && !(stream instanceof Stream))
+      throw new TypeError(`IpcMemoryPool.importBuffer: parameter 'stream' must be a Stream or absent, got ${String(stream)}`);
     if (stream?.isClosed) throw new Error("IpcMemoryPool.importBuffer: parameter 'stream' was closed");
     this.device.makeCurrent();
-    const p = check(cudart.cudaMemPoolImportPointer(this.handle, new cudart.cudaMemPoolPtrExportData({ reserved: descriptor.bytes })), 'IpcMemoryPool.importBuffer (cudaMemPoolImportPointer)');
+    const p = check(
+      cudart.cudaMemPoolImportPointer(this.handle, new cudart.cudaMemPoolPtrExportData({ reserved: descriptor.bytes })),
+      'IpcMemoryPool.importBuffer (cudaMemPoolImportPointer)',
+    );
     const free = () => void cudart.cudaFreeAsync(p, stream && !stream.isClosed ? stream.handle : null);
     return DeviceBuffer.fromAllocation(p, descriptor.size, this.device, 'ipc', free, stream ? [this, stream] : [this]);
   }

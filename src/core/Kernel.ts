@@ -34,7 +34,8 @@ export interface LaunchConfig {
  * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
  * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …) or a struct passed by value.
  */
-export type KernelArgument = DeviceBuffer | HostBuffer | HostArgument | TextureObject | SurfaceObject | TensorMapDescriptor | cudart.KernelArgInput;
+export type KernelArgument =
+  DeviceBuffer | HostBuffer | HostArgument | TextureObject | SurfaceObject | TensorMapDescriptor | cudart.KernelArgInput;
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
@@ -57,15 +58,25 @@ export interface KernelAttributes {
 }
 
 /** Attributes a kernel can be given (cudaFuncAttribute without its prefix). */
-export type SettableKernelAttribute = 'MaxDynamicSharedMemorySize' | 'PreferredSharedMemoryCarveout' | 'RequiredClusterWidth' | 'RequiredClusterHeight' | 'RequiredClusterDepth' | 'NonPortableClusterSizeAllowed' | 'ClusterSchedulingPolicyPreference';
+export type SettableKernelAttribute =
+  | 'MaxDynamicSharedMemorySize'
+  | 'PreferredSharedMemoryCarveout'
+  | 'RequiredClusterWidth'
+  | 'RequiredClusterHeight'
+  | 'RequiredClusterDepth'
+  | 'NonPortableClusterSizeAllowed'
+  | 'ClusterSchedulingPolicyPreference';
 
 /** Sets `d` from a Dim; returns it. */
 function setDim(d: cudart.dim3, v: Dim, what: string): cudart.dim3 {
-  let x: unknown, y: unknown = 1, z: unknown = 1;
+  let x: unknown,
+    y: unknown = 1,
+    z: unknown = 1;
   if (typeof v === 'number') x = v;
   else if (Array.isArray(v)) [x, y = 1, z = 1] = v;
   else if (v && typeof v === 'object') ({ x, y = 1, z = 1 } = v as { x: number; y?: number; z?: number });
-  if (!isDim(x) || !isDim(y) || !isDim(z)) throw new RangeError(`Kernel.launch: '${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+  if (!isDim(x) || !isDim(y) || !isDim(z))
+    throw new RangeError(`Kernel.launch: '${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
   // Written only when changed: launches in a loop mostly repeat their sizes.
   if (d.x !== x) d.x = x;
   if (d.y !== y) d.y = y;
@@ -139,11 +150,21 @@ export class Kernel {
     this.live('launch');
     // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
     if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
-    if (!config || typeof config !== 'object') throw new TypeError(`Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    if (!config || typeof config !== 'object')
+      throw new TypeError(
+        `Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`,
+      );
     checkOptions(`Kernel.launch(${this.name})`, config, LAUNCH_CONFIG_KEYS, 'config');
     if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
     const sharedMem = config.sharedMem ?? 0;
-    const err = cudart.cudaLaunchKernel(this.handle, setDim(this.grid, config.grid, 'grid'), setDim(this.block, config.block, 'block'), this.pack(args), sharedMem, config.stream?.handle ?? null);
+    const err = cudart.cudaLaunchKernel(
+      this.handle,
+      setDim(this.grid, config.grid, 'grid'),
+      setDim(this.block, config.block, 'block'),
+      this.pack(args),
+      sharedMem,
+      config.stream?.handle ?? null,
+    );
     // The call's name is formatted only on failure: this is the launch's hot path.
     if (err[0] !== cudart.cudaError_t.cudaSuccess) throw runtimeError(err[0], `cudaLaunchKernel(${this.name})`);
   }
@@ -205,7 +226,10 @@ export class Kernel {
   /** How many blocks of `blockSize` threads (with `sharedMem` bytes of dynamic shared memory each) fit on one multiprocessor of the current device at once. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, sharedMem = 0): number {
     this.live('maxActiveBlocksPerMultiprocessor');
-    return check(cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.handle, blockSize, sharedMem), 'cudaOccupancyMaxActiveBlocksPerMultiprocessor');
+    return check(
+      cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.handle, blockSize, sharedMem),
+      'cudaOccupancyMaxActiveBlocksPerMultiprocessor',
+    );
   }
 
   /**
@@ -240,16 +264,26 @@ export class Kernel {
     }
     if (a instanceof HostBuffer) {
       if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that was closed`);
-      if (a.devicePtr === null) throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);
+      if (a.devicePtr === null)
+        throw new TypeError(
+          `Kernel.launch(${this.name}): argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`,
+        );
       return a.devicePtr;
     }
     if (a instanceof TextureObject || a instanceof SurfaceObject) {
       if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a ${a.constructor.name} that was closed`);
       return cudart.u64(a.handle);
     }
-    if (a instanceof TensorMapDescriptor && a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a TensorMapDescriptor whose DeviceBuffer was closed`);
-    if (a instanceof HostArgument) throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is an In/Out/InOut host array, which only launch() and launchAsync() take`);
-    if (typeof a === 'number') throw new TypeError(`Kernel.launch(${this.name}): argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
+    if (a instanceof TensorMapDescriptor && a.isClosed)
+      throw new Error(`Kernel.launch(${this.name}): argument ${i} is a TensorMapDescriptor whose DeviceBuffer was closed`);
+    if (a instanceof HostArgument)
+      throw new TypeError(
+        `Kernel.launch(${this.name}): argument ${i} is an In/Out/InOut host array, which only launch() and launchAsync() take`,
+      );
+    if (typeof a === 'number')
+      throw new TypeError(
+        `Kernel.launch(${this.name}): argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`,
+      );
     return a;
   }
 }

@@ -55,15 +55,24 @@ export class LineProfileHook extends MemoryHook {
   /** The table as text: one line per call site, then the total. */
   format(): string {
     const rows = this.rows();
-    const total = rows.reduce((t, r) => ({ count: t.count + r.count, bytes: t.bytes + r.bytes, memBytes: t.memBytes + r.memBytes }), { count: 0, bytes: 0, memBytes: 0 });
-    const lines = [['call site', 'count', 'bytes', 'held'], ...rows.map((r) => [r.site, String(r.count), String(r.bytes), String(r.memBytes)]), ['total', String(total.count), String(total.bytes), String(total.memBytes)]];
+    const total = rows.reduce((t, r) => ({ count: t.count + r.count, bytes: t.bytes + r.bytes, memBytes: t.memBytes + r.memBytes }), {
+      count: 0,
+      bytes: 0,
+      memBytes: 0,
+    });
+    const lines = [
+      ['call site', 'count', 'bytes', 'held'],
+      ...rows.map((r) => [r.site, String(r.count), String(r.bytes), String(r.memBytes)]),
+      ['total', String(total.count), String(total.bytes), String(total.memBytes)],
+    ];
     const w = [0, 1, 2, 3].map((i) => Math.max(...lines.map((l) => l[i].length)));
     return lines.map((l) => [l[0].padEnd(w[0]), ...l.slice(1).map((c, i) => c.padStart(w[i + 1]))].join('  ')).join('\n') + '\n';
   }
 
   /** Writes format() (default: to process.stdout). */
   print(write: (text: string) => void = (t) => void process.stdout.write(t)): void {
-    if (typeof write !== 'function') throw new TypeError(`LineProfileHook.print: parameter 'write' must be a function, got ${String(write)}`);
+    if (typeof write !== 'function')
+      throw new TypeError(`LineProfileHook.print: parameter 'write' must be a function, got ${String(write)}`);
     write(this.format());
   }
 }

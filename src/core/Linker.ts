@@ -54,7 +54,17 @@ export interface LinkerOptions {
 }
 
 const BOOLEANS = ['lto', 'debug', 'lineInfo', 'ftz', 'precDiv', 'precSqrt', 'fma', 'time', 'verbose'] as const;
-const KNOWN = new Set<string>([...BOOLEANS, 'arch', 'maxRegisters', 'optimization', 'kernelsUsed', 'variablesUsed', 'ptxasOptions', 'backend', 'cache']);
+const KNOWN = new Set<string>([
+  ...BOOLEANS,
+  'arch',
+  'maxRegisters',
+  'optimization',
+  'kernelsUsed',
+  'variablesUsed',
+  'ptxasOptions',
+  'backend',
+  'cache',
+]);
 /** Options only nvJitLink takes. */
 const NVJITLINK_ONLY = ['ftz', 'precDiv', 'precSqrt', 'fma', 'kernelsUsed', 'variablesUsed', 'ptxasOptions'] as const;
 /** The format of cached link outputs: bump it when what is stored changes. */
@@ -109,9 +119,11 @@ export class Linker {
     const hasOptions = args.length > 0 && !(last instanceof ObjectCode);
     const objects = hasOptions ? args.slice(0, -1) : args;
     const options = (hasOptions ? last : {}) as LinkerOptions;
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new TypeError(`new Linker: the last argument must be an ObjectCode or the options object, got ${String(options)}`);
+    if (options === null || typeof options !== 'object' || Array.isArray(options))
+      throw new TypeError(`new Linker: the last argument must be an ObjectCode or the options object, got ${String(options)}`);
     objects.forEach((o, i) => {
-      if (!(o instanceof ObjectCode)) throw new TypeError(`new Linker: argument ${i} must be an ObjectCode, got ${Object.prototype.toString.call(o)}`);
+      if (!(o instanceof ObjectCode))
+        throw new TypeError(`new Linker: argument ${i} must be an ObjectCode, got ${Object.prototype.toString.call(o)}`);
     });
     if (objects.length === 0) throw new TypeError('new Linker: nothing to link; pass one ObjectCode or more');
     checkLinkerOptions(options);
@@ -121,16 +133,20 @@ export class Linker {
 
   /** Links the inputs into a cubin (the default) or PTX (nvJitLink with `lto`); throws a LinkError with the logs on failure. */
   link(target: 'cubin' | 'ptx' = 'cubin'): ObjectCode {
-    if (target !== 'cubin' && target !== 'ptx') throw new RangeError(`Linker.link: parameter 'target' must be 'cubin' or 'ptx', got ${String(target)}`);
+    if (target !== 'cubin' && target !== 'ptx')
+      throw new RangeError(`Linker.link: parameter 'target' must be 'cubin' or 'ptx', got ${String(target)}`);
     const o = this.options;
-    if (target === 'ptx' && !o.lto) throw new RangeError("Linker.link: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)");
+    if (target === 'ptx' && !o.lto)
+      throw new RangeError("Linker.link: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)");
     const backend = pickBackend(o, this.objects, target);
     const arch = archDigits(o.arch, 'Linker.link');
     const flags = backend.kind === 'nvJitLink' ? nvJitLinkOptions(o, arch, target) : [];
     const dir = cacheDir(o.cache);
     let key = '';
     if (dir) {
-      const h = createHash('sha256').update(JSON.stringify([CACHE_FORMAT, 'link', backend.kind, backend.version, target, arch, flags, driverKey(o)]));
+      const h = createHash('sha256').update(
+        JSON.stringify([CACHE_FORMAT, 'link', backend.kind, backend.version, target, arch, flags, driverKey(o)]),
+      );
       for (const obj of this.objects) h.update(`${obj.kind}:${obj.code.length}:`).update(obj.code);
       key = h.digest('hex');
       const hit = readCache(dir, key, target);
@@ -153,7 +169,14 @@ export class Linker {
     if (err !== nvjitlink.nvJitLinkResult.NVJITLINK_SUCCESS) {
       this.infoLog = '';
       this.errorLog = '';
-      throw new LinkError(err, nvjitlink.nvJitLinkResult[err] ?? `nvJitLinkResult ${err}`, 'nvJitLink', '', '', `nvJitLinkCreate(${flags.join(' ')})`);
+      throw new LinkError(
+        err,
+        nvjitlink.nvJitLinkResult[err] ?? `nvJitLinkResult ${err}`,
+        'nvJitLink',
+        '',
+        '',
+        `nvJitLinkCreate(${flags.join(' ')})`,
+      );
     }
     try {
       const fail = (e: nvjitlink.nvJitLinkResult, fn: string): never => {
@@ -261,15 +284,22 @@ function driverKey(o: LinkerOptions): string {
 /** Throws unless `o` holds only LinkerOptions, each of its type and range. */
 function checkLinkerOptions(o: LinkerOptions): void {
   checkOptions('new Linker', o, Object.fromEntries([...KNOWN].map((k) => [k, true])) as OptionKeys<LinkerOptions>);
-  for (const k of BOOLEANS) if (o[k] !== undefined && typeof o[k] !== 'boolean') throw new TypeError(`new Linker: option '${k}' must be a boolean, got ${String(o[k])}`);
-  if (o.maxRegisters !== undefined && !(Number.isInteger(o.maxRegisters) && o.maxRegisters > 0 && o.maxRegisters <= 255)) throw new RangeError(`new Linker: option 'maxRegisters' must be an integer from 1 to 255, got ${String(o.maxRegisters)}`);
-  if (o.optimization !== undefined && !(Number.isInteger(o.optimization) && o.optimization >= 0 && o.optimization <= 3)) throw new RangeError(`new Linker: option 'optimization' must be 0, 1, 2 or 3, got ${String(o.optimization)}`);
+  for (const k of BOOLEANS)
+    if (o[k] !== undefined && typeof o[k] !== 'boolean')
+      throw new TypeError(`new Linker: option '${k}' must be a boolean, got ${String(o[k])}`);
+  if (o.maxRegisters !== undefined && !(Number.isInteger(o.maxRegisters) && o.maxRegisters > 0 && o.maxRegisters <= 255))
+    throw new RangeError(`new Linker: option 'maxRegisters' must be an integer from 1 to 255, got ${String(o.maxRegisters)}`);
+  if (o.optimization !== undefined && !(Number.isInteger(o.optimization) && o.optimization >= 0 && o.optimization <= 3))
+    throw new RangeError(`new Linker: option 'optimization' must be 0, 1, 2 or 3, got ${String(o.optimization)}`);
   for (const k of ['kernelsUsed', 'variablesUsed', 'ptxasOptions'] as const) {
     const v = o[k];
-    if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === ''))) throw new TypeError(`new Linker: option '${k}' must be an array of non-empty strings, got ${JSON.stringify(v)}`);
+    if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === '')))
+      throw new TypeError(`new Linker: option '${k}' must be an array of non-empty strings, got ${JSON.stringify(v)}`);
   }
-  if (o.backend !== undefined && !['auto', 'nvjitlink', 'driver'].includes(o.backend)) throw new RangeError(`new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got ${String(o.backend)}`);
-  if (o.cache !== undefined && typeof o.cache !== 'boolean' && typeof o.cache !== 'string') throw new TypeError(`new Linker: option 'cache' must be a boolean or a directory, got ${String(o.cache)}`);
+  if (o.backend !== undefined && !['auto', 'nvjitlink', 'driver'].includes(o.backend))
+    throw new RangeError(`new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got ${String(o.backend)}`);
+  if (o.cache !== undefined && typeof o.cache !== 'boolean' && typeof o.cache !== 'string')
+    throw new TypeError(`new Linker: option 'cache' must be a boolean or a directory, got ${String(o.cache)}`);
   if (o.arch !== undefined) archDigits(o.arch, 'new Linker');
 }
 
@@ -280,7 +310,8 @@ export function nvJitLinkStatus(): { version: string } | Error {
   if (!nvJitLinkState) {
     try {
       const [err, major, minor] = nvjitlink.nvJitLinkVersion();
-      nvJitLinkState = err === 0 ? { version: `${major}.${minor}` } : new Error(`nvJitLinkVersion returned ${nvjitlink.nvJitLinkResult[err] ?? err}`);
+      nvJitLinkState =
+        err === 0 ? { version: `${major}.${minor}` } : new Error(`nvJitLinkVersion returned ${nvjitlink.nvJitLinkResult[err] ?? err}`);
     } catch (e) {
       nvJitLinkState = e as Error;
     }
@@ -288,16 +319,26 @@ export function nvJitLinkStatus(): { version: string } | Error {
   return nvJitLinkState;
 }
 
-function pickBackend(o: LinkerOptions, objects: readonly ObjectCode[], target: 'cubin' | 'ptx'): { kind: 'nvJitLink' | 'cuLink'; version: string } {
+function pickBackend(
+  o: LinkerOptions,
+  objects: readonly ObjectCode[],
+  target: 'cubin' | 'ptx',
+): { kind: 'nvJitLink' | 'cuLink'; version: string } {
   const want = o.backend ?? 'auto';
   if (want !== 'driver') {
     const s = nvJitLinkStatus();
     if (!(s instanceof Error)) return { kind: 'nvJitLink', version: s.version };
     if (want === 'nvjitlink') throw new Error(`Linker.link: nvJitLink is not available: ${s.message}`);
   }
-  const why = want === 'driver' ? "with { backend: 'driver' }" : `nvJitLink is not available (${(nvJitLinkStatus() as Error).message.split('\n')[0]}), so the driver's cuLink* links`;
+  const why =
+    want === 'driver'
+      ? "with { backend: 'driver' }"
+      : `nvJitLink is not available (${(nvJitLinkStatus() as Error).message.split('\n')[0]}), so the driver's cuLink* links`;
   const lto = objects.findIndex((x) => x.kind === 'ltoir');
-  if (lto >= 0) throw new RangeError(`Linker.link: objects[${lto}] ('${objects[lto].name}') is LTO-IR, which only nvJitLink links; ${why}, which takes cubin, PTX, fatbin, object and library inputs`);
+  if (lto >= 0)
+    throw new RangeError(
+      `Linker.link: objects[${lto}] ('${objects[lto].name}') is LTO-IR, which only nvJitLink links; ${why}, which takes cubin, PTX, fatbin, object and library inputs`,
+    );
   if (o.lto) throw new RangeError(`Linker.link: option 'lto' needs nvJitLink; ${why}`);
   if (target === 'ptx') throw new RangeError(`Linker.link: target 'ptx' needs nvJitLink; ${why}`);
   for (const k of NVJITLINK_ONLY) if (o[k] !== undefined) throw new RangeError(`Linker.link: option '${k}' needs nvJitLink; ${why}`);

@@ -48,29 +48,47 @@ export class ManagedMemoryPool extends Resource {
    * driver before CUDA 13), a CudaError of cudaErrorNotSupported that says which.
    */
   static create(device: Device, options: ManagedMemoryPoolOptions = {}): ManagedMemoryPool {
-    if (!(device instanceof Device)) throw new TypeError(`ManagedMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`ManagedMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
     checkOptions('ManagedMemoryPool.create', options, { preferredLocation: true, releaseThreshold: true });
     const where = options.preferredLocation ?? device;
-    if (where !== 'host' && !(where instanceof Device)) throw new TypeError(`ManagedMemoryPool.create: option 'preferredLocation' must be a Device or 'host', got ${String(where)}`);
+    if (where !== 'host' && !(where instanceof Device))
+      throw new TypeError(`ManagedMemoryPool.create: option 'preferredLocation' must be a Device or 'host', got ${String(where)}`);
     if (options.releaseThreshold !== undefined) checkSize(options.releaseThreshold, 'ManagedMemoryPool.create (options.releaseThreshold)');
-    const unsupported = (why: string) => new CudaError(cudart.cudaError_t.cudaErrorNotSupported, 'cudaErrorNotSupported', 'ManagedMemoryPool.create', `managed memory pools are not supported here: ${why}`);
+    const unsupported = (why: string) =>
+      new CudaError(
+        cudart.cudaError_t.cudaErrorNotSupported,
+        'cudaErrorNotSupported',
+        'ManagedMemoryPool.create',
+        `managed memory pools are not supported here: ${why}`,
+      );
     if (device.attribute('MemoryPoolsSupported') !== 1) throw unsupported(`device ${device.ordinal} has no stream-ordered memory pools`);
-    if (device.attribute('ConcurrentManagedAccess') !== 1) throw unsupported(`device ${device.ordinal} has no concurrent managed access (cudaDevAttrConcurrentManagedAccess is 0)`);
+    if (device.attribute('ConcurrentManagedAccess') !== 1)
+      throw unsupported(`device ${device.ordinal} has no concurrent managed access (cudaDevAttrConcurrentManagedAccess is 0)`);
     const props = new cudart.cudaMemPoolProps({
       allocType: cudart.cudaMemAllocationType.cudaMemAllocationTypeManaged,
       handleTypes: cudart.cudaMemAllocationHandleType.cudaMemHandleTypeNone,
-      location: where === 'host' ? { type: cudart.cudaMemLocationType.cudaMemLocationTypeHost, id: 0 } : { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: where.ordinal },
+      location:
+        where === 'host'
+          ? { type: cudart.cudaMemLocationType.cudaMemLocationTypeHost, id: 0 }
+          : { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: where.ordinal },
     });
     device.makeCurrent();
     const [err, h] = cudart.cudaMemPoolCreate(props);
     if (err === cudart.cudaError_t.cudaErrorNotSupported || err === cudart.cudaError_t.cudaErrorInvalidValue) {
       cudart.cudaGetLastError();
       const [, version] = cudart.cudaDriverGetVersion();
-      throw unsupported(`cudaMemPoolCreate refused a managed pool with ${cudart.cudaError_t[err]} (driver API version ${version ?? 'unknown'}; managed pools need CUDA 13)`);
+      throw unsupported(
+        `cudaMemPoolCreate refused a managed pool with ${cudart.cudaError_t[err]} (driver API version ${version ?? 'unknown'}; managed pools need CUDA 13)`,
+      );
     }
     if (err !== 0 || h === null) throw runtimeError(err, 'ManagedMemoryPool.create (cudaMemPoolCreate)');
     const pool = new ManagedMemoryPool(h, device);
-    if (options.releaseThreshold !== undefined) check(cudart.cudaMemPoolSetAttribute(h, cudart.cudaMemPoolAttr.cudaMemPoolAttrReleaseThreshold, BigInt(options.releaseThreshold)), 'ManagedMemoryPool.create (cudaMemPoolSetAttribute)');
+    if (options.releaseThreshold !== undefined)
+      check(
+        cudart.cudaMemPoolSetAttribute(h, cudart.cudaMemPoolAttr.cudaMemPoolAttrReleaseThreshold, BigInt(options.releaseThreshold)),
+        'ManagedMemoryPool.create (cudaMemPoolSetAttribute)',
+      );
     return pool;
   }
 
@@ -78,7 +96,8 @@ export class ManagedMemoryPool extends Resource {
   allocate(size: number, stream: Stream): DeviceBuffer {
     this.live('allocate');
     checkSize(size, 'ManagedMemoryPool.allocate');
-    if (!(stream instanceof Stream)) throw new TypeError(`ManagedMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
+    if (!(stream instanceof Stream))
+      throw new TypeError(`ManagedMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
     if (stream.isClosed) throw new Error("ManagedMemoryPool.allocate: parameter 'stream' was closed");
     return allocateFromPool(this, size, stream, 'managed', 'ManagedMemoryPool', 'ManagedMemoryPool.allocate (cudaMallocFromPoolAsync)');
   }

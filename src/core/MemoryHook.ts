@@ -42,7 +42,8 @@ export abstract class MemoryHook {
   // Unknown keys are not refused here: a subclass may pass its own options through (core's hooks check theirs).
   /** Makes the hook and installs it unless `options.install` is false; throws TypeError when `options` is not an object. */
   constructor(options: MemoryHookOptions = {}) {
-    if (options === null || typeof options !== 'object') throw new TypeError(`${this.constructor.name}: parameter 'options' must be an object, got ${String(options)}`);
+    if (options === null || typeof options !== 'object')
+      throw new TypeError(`${this.constructor.name}: parameter 'options' must be an object, got ${String(options)}`);
     if (options.install ?? true) this.install();
   }
 
@@ -86,7 +87,8 @@ export abstract class MemoryHook {
    * installed until it settles. Installed before the call: it stays so after.
    */
   with<T>(fn: () => T): T {
-    if (typeof fn !== 'function') throw new TypeError(`${this.constructor.name}.with: parameter 'fn' must be a function, got ${String(fn)}`);
+    if (typeof fn !== 'function')
+      throw new TypeError(`${this.constructor.name}.with: parameter 'fn' must be a function, got ${String(fn)}`);
     const was = this.isInstalled;
     this.install();
     const done = () => {
@@ -158,7 +160,14 @@ export function hookedCudaAllocation(allocator: string, device: number | 'host',
 }
 
 /** @internal A free function that tells the hooks installed when it runs. */
-export function hookedFree(allocator: string, device: number | 'host', size: number, memSize: number, ptr: bigint, free: () => void): () => void {
+export function hookedFree(
+  allocator: string,
+  device: number | 'host',
+  size: number,
+  memSize: number,
+  ptr: bigint,
+  free: () => void,
+): () => void {
   return () => {
     if (installed.length === 0) return free();
     const event: MemoryEvent = { allocator, device, size, memSize, ptr };

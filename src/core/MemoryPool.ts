@@ -146,10 +146,16 @@ export class MemoryPool extends Resource {
  */
 export function allocateFromPool(
   pool: Resource & { readonly handle: cudart.cudaMemPool_t; readonly device: Device },
-  size: number, stream: Stream, kind: 'pool' | 'managed', hookName: string, call: string,
+  size: number,
+  stream: Stream,
+  kind: 'pool' | 'managed',
+  hookName: string,
+  call: string,
 ): DeviceBuffer {
   const ordinal = pool.device.ordinal;
-  const p = hookedCudaAllocation(hookName, ordinal, size, () => check(cudart.cudaMallocFromPoolAsync(size, pool.handle, stream.handle), call));
+  const p = hookedCudaAllocation(hookName, ordinal, size, () =>
+    check(cudart.cudaMallocFromPoolAsync(size, pool.handle, stream.handle), call),
+  );
   const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
   return DeviceBuffer.fromAllocation(p, size, pool.device, kind, hookedFree(hookName, ordinal, size, size, p, free), [pool, stream]);
 }

@@ -28,7 +28,10 @@ export interface ModuleLoadAsyncOptions extends ModuleOptions, WaitOptions {}
 
 /** The image to load: PTX gets the NUL the loader reads up to, which a JS buffer need not have. */
 function loadImage(code: Uint8Array, fn: string): Uint8Array {
-  if (!(code instanceof Uint8Array)) throw new TypeError(`${fn}: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`);
+  if (!(code instanceof Uint8Array))
+    throw new TypeError(
+      `${fn}: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`,
+    );
   if (code.length === 0) throw new RangeError(`${fn}: parameter 'code' is empty`);
   if (startsWith(code, ELF) || startsWith(code, FATBIN) || code[code.length - 1] === 0) return code;
   const image = new Uint8Array(code.length + 1);
@@ -74,7 +77,11 @@ export class Module extends Resource {
     const names = options.names ?? {};
     if (typeof code === 'string') {
       if (!fs.existsSync(code)) throw new Error(`Module.load: no file ${code}`);
-      return new Module(check(cudart.cudaLibraryLoadFromFile(code, null, null, 0, null, null, 0), `cudaLibraryLoadFromFile(${code})`), names, null);
+      return new Module(
+        check(cudart.cudaLibraryLoadFromFile(code, null, null, 0, null, null, 0), `cudaLibraryLoadFromFile(${code})`),
+        names,
+        null,
+      );
     }
     const image = loadImage(code, 'Module.load');
     return new Module(check(cudart.cudaLibraryLoadData(image, null, null, 0, null, null, 0), 'cudaLibraryLoadData'), names, image);
@@ -96,9 +103,12 @@ export class Module extends Resource {
     const work = libraryLoad(fn, image ?? (code as string), {});
     let gaveUp = false;
     // A load that finishes after the caller gave up is unloaded.
-    void work.then(([err, h]) => {
-      if (gaveUp && err === 0) cudart.cudaLibraryUnload(h!);
-    }, () => undefined);
+    void work.then(
+      ([err, h]) => {
+        if (gaveUp && err === 0) cudart.cudaLibraryUnload(h!);
+      },
+      () => undefined,
+    );
     let result: [cudart.cudaError_t, cudart.cudaLibrary_t | null];
     try {
       result = await unlessGivenUp(fn, o, work);
@@ -115,14 +125,17 @@ export class Module extends Resource {
    */
   kernel(name: string): Kernel {
     this.live('kernel');
-    if (typeof name !== 'string' || name === '') throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);
+    if (typeof name !== 'string' || name === '')
+      throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);
     let k = this.kernels.get(name);
     if (!k) {
       const symbol = this.names[name] ?? name;
       const [err, h] = cudart.cudaLibraryGetKernel(this.handle, symbol);
       if (err === cudart.cudaError_t.cudaErrorSymbolNotFound) {
         cudart.cudaGetLastError();
-        throw new Error(`Module.kernel: no kernel '${name}'${symbol !== name ? ` (${symbol})` : ''} in this module; it has ${this.kernelNames().join(', ') || 'none'}`);
+        throw new Error(
+          `Module.kernel: no kernel '${name}'${symbol !== name ? ` (${symbol})` : ''} in this module; it has ${this.kernelNames().join(', ') || 'none'}`,
+        );
       }
       k = new Kernel(check([err, h], `cudaLibraryGetKernel(${name})`), name, this);
       this.kernels.set(name, k);

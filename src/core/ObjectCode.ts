@@ -15,7 +15,15 @@ export const CODE_KINDS: readonly CodeKind[] = ['cubin', 'ptx', 'ltoir', 'fatbin
 
 /** File name endings and the kind they stand for. */
 const EXTENSIONS: Record<string, CodeKind> = {
-  '.cubin': 'cubin', '.ptx': 'ptx', '.ltoir': 'ltoir', '.fatbin': 'fatbin', '.fatbinary': 'fatbin', '.o': 'object', '.obj': 'object', '.a': 'library', '.lib': 'library',
+  '.cubin': 'cubin',
+  '.ptx': 'ptx',
+  '.ltoir': 'ltoir',
+  '.fatbin': 'fatbin',
+  '.fatbinary': 'fatbin',
+  '.o': 'object',
+  '.obj': 'object',
+  '.a': 'library',
+  '.lib': 'library',
 };
 
 const ELF = [0x7f, 0x45, 0x4c, 0x46];
@@ -81,11 +89,18 @@ export class ObjectCode {
   static fromBytes(code: Uint8Array | string, kind?: CodeKind, options: ObjectCodeOptions = {}): ObjectCode {
     checkOptions('ObjectCode.fromBytes', options, OBJECT_CODE_OPTIONS);
     const bytes = typeof code === 'string' ? new TextEncoder().encode(code) : code;
-    if (!(bytes instanceof Uint8Array)) throw new TypeError(`ObjectCode.fromBytes: parameter 'code' must be a Uint8Array or PTX text, got ${Object.prototype.toString.call(code)}`);
+    if (!(bytes instanceof Uint8Array))
+      throw new TypeError(
+        `ObjectCode.fromBytes: parameter 'code' must be a Uint8Array or PTX text, got ${Object.prototype.toString.call(code)}`,
+      );
     if (bytes.length === 0) throw new RangeError("ObjectCode.fromBytes: parameter 'code' is empty");
-    if (kind !== undefined && !CODE_KINDS.includes(kind)) throw new RangeError(`ObjectCode.fromBytes: parameter 'kind' must be one of ${CODE_KINDS.join(', ')}, got ${String(kind)}`);
+    if (kind !== undefined && !CODE_KINDS.includes(kind))
+      throw new RangeError(`ObjectCode.fromBytes: parameter 'kind' must be one of ${CODE_KINDS.join(', ')}, got ${String(kind)}`);
     const k = kind ?? sniff(bytes);
-    if (!k) throw new TypeError("ObjectCode.fromBytes: cannot tell what 'code' holds (not a cubin, fatbin, LTO-IR, archive or PTX); pass its kind: 'ltoir', 'object', …");
+    if (!k)
+      throw new TypeError(
+        "ObjectCode.fromBytes: cannot tell what 'code' holds (not a cubin, fatbin, LTO-IR, archive or PTX); pass its kind: 'ltoir', 'object', …",
+      );
     return new ObjectCode(k, k === 'ptx' ? stripNul(bytes) : bytes, options);
   }
 
@@ -96,7 +111,8 @@ export class ObjectCode {
     if (!fs.existsSync(file)) throw new Error(`ObjectCode.fromFile: no file ${file}`);
     const k = kind ?? EXTENSIONS[path.extname(file).toLowerCase()];
     const bytes = new Uint8Array(fs.readFileSync(file));
-    if (!k && !sniff(bytes)) throw new TypeError(`ObjectCode.fromFile: cannot tell the kind of ${file} from its name or bytes; pass it: 'ltoir', 'object', …`);
+    if (!k && !sniff(bytes))
+      throw new TypeError(`ObjectCode.fromFile: cannot tell the kind of ${file} from its name or bytes; pass it: 'ltoir', 'object', …`);
     return ObjectCode.fromBytes(bytes, k, { name: path.basename(file), ...options });
   }
 
@@ -105,13 +121,16 @@ export class ObjectCode {
    * `nvcc -fatbin` does; the driver loads the entry that fits the device.
    */
   static fatbin(objects: readonly ObjectCode[], options: FatbinOptions = {}): ObjectCode {
-    if (!Array.isArray(objects) || objects.length === 0) throw new TypeError("ObjectCode.fatbin: parameter 'objects' must be a non-empty array of ObjectCode");
+    if (!Array.isArray(objects) || objects.length === 0)
+      throw new TypeError("ObjectCode.fatbin: parameter 'objects' must be a non-empty array of ObjectCode");
     checkOptions('ObjectCode.fatbin', options, { options: true });
     const opts = [...(options.options ?? [])];
-    if (opts.some((o) => typeof o !== 'string')) throw new TypeError(`ObjectCode.fatbin: option 'options' must be an array of strings, got ${JSON.stringify(options.options)}`);
+    if (opts.some((o) => typeof o !== 'string'))
+      throw new TypeError(`ObjectCode.fatbin: option 'options' must be an array of strings, got ${JSON.stringify(options.options)}`);
     objects.forEach((o, i) => {
       if (!(o instanceof ObjectCode)) throw new TypeError(`ObjectCode.fatbin: objects[${i}] must be an ObjectCode, got ${String(o)}`);
-      if (o.kind !== 'cubin' && o.kind !== 'ptx' && o.kind !== 'ltoir') throw new RangeError(`ObjectCode.fatbin: objects[${i}] ('${o.name}') is ${o.kind}; a fatbin holds cubins, PTX and LTO-IR`);
+      if (o.kind !== 'cubin' && o.kind !== 'ptx' && o.kind !== 'ltoir')
+        throw new RangeError(`ObjectCode.fatbin: objects[${i}] ('${o.name}') is ${o.kind}; a fatbin holds cubins, PTX and LTO-IR`);
       if (!o.arch) throw new RangeError(`ObjectCode.fatbin: objects[${i}] ('${o.name}') has no arch; make it with { arch: 'sm_90' }`);
     });
     const [err, handle] = nvfatbin.nvFatbinCreate(opts, opts.length);
@@ -120,10 +139,16 @@ export class ObjectCode {
       objects.forEach((o, i) => {
         const arch = archDigits(o.arch!, 'ObjectCode.fatbin', `objects[${i}].arch`);
         const id = `${o.name}#${i}`;
-        const r = o.kind === 'cubin' ? nvfatbin.nvFatbinAddCubin(handle, o.code, o.code.length, arch, id)
-          : o.kind === 'ptx' ? nvfatbin.nvFatbinAddPTX(handle, withNul(o.code), o.code.length, arch, id, '')
-          : nvfatbin.nvFatbinAddLTOIR(handle, o.code, o.code.length, arch, id, '');
-        fatbinCheck(r[0], `nvFatbinAdd${o.kind === 'cubin' ? 'Cubin' : o.kind === 'ptx' ? 'PTX' : 'LTOIR'}(objects[${i}] '${o.name}', arch ${arch})`);
+        const r =
+          o.kind === 'cubin'
+            ? nvfatbin.nvFatbinAddCubin(handle, o.code, o.code.length, arch, id)
+            : o.kind === 'ptx'
+              ? nvfatbin.nvFatbinAddPTX(handle, withNul(o.code), o.code.length, arch, id, '')
+              : nvfatbin.nvFatbinAddLTOIR(handle, o.code, o.code.length, arch, id, '');
+        fatbinCheck(
+          r[0],
+          `nvFatbinAdd${o.kind === 'cubin' ? 'Cubin' : o.kind === 'ptx' ? 'PTX' : 'LTOIR'}(objects[${i}] '${o.name}', arch ${arch})`,
+        );
       });
       const [getErr, bytes] = nvfatbin.nvFatbinGet(handle, null);
       fatbinCheck(getErr, 'nvFatbinGet');
@@ -137,7 +162,9 @@ export class ObjectCode {
   load(options: ModuleOptions = {}): Module {
     checkOptions('ObjectCode.load', options, { names: true });
     if (this.kind !== 'cubin' && this.kind !== 'ptx' && this.kind !== 'fatbin') {
-      throw new RangeError(`ObjectCode.load: '${this.name}' is ${this.kind}, which does not load; link it first: new Linker(code, { arch }).link('cubin')`);
+      throw new RangeError(
+        `ObjectCode.load: '${this.name}' is ${this.kind}, which does not load; link it first: new Linker(code, { arch }).link('cubin')`,
+      );
     }
     return Module.load(this.code, { names: { ...this.names, ...(options.names ?? {}) } });
   }

@@ -56,7 +56,8 @@ export class PinnedMemoryPool {
 
   /** `size` bytes of pinned memory (rounded up to 512), from a free block or cudaHostAlloc. */
   allocate(size: number, options: HostBufferOptions = {}): HostBuffer {
-    if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`PinnedMemoryPool.allocate: parameter 'size' must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new RangeError(`PinnedMemoryPool.allocate: parameter 'size' must be a positive integer, got ${size}`);
     checkOptions('PinnedMemoryPool.allocate', options, HOST_BUFFER_OPTIONS);
     const rounded = Math.ceil(size / UNIT) * UNIT;
     const flags = hostAllocFlags(options);
@@ -124,15 +125,23 @@ export class PinnedMemoryPool {
 
   /** Sets the cap in bytes (Infinity: none); throws RangeError for anything else. */
   set limit(bytes: number) {
-    if (bytes !== Infinity && (!Number.isSafeInteger(bytes) || bytes < 0)) throw new RangeError(`PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got ${bytes}`);
+    if (bytes !== Infinity && (!Number.isSafeInteger(bytes) || bytes < 0))
+      throw new RangeError(`PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got ${bytes}`);
     this.limitBytes = bytes;
   }
 
   private fresh(rounded: number, flags: number, options: HostBufferOptions): Block {
     if (this.used + this.cached + rounded > this.limitBytes) this.freeAllBlocks();
-    if (this.used + rounded > this.limitBytes) throw new RangeError(`PinnedMemoryPool.allocate: ${rounded} more bytes would pass the pool's limit of ${this.limitBytes} (${this.used} in use)`);
-    const ptr = freshAllocation('PinnedMemoryPool', 'host', rounded, () => check(cudart.cudaHostAlloc(rounded, flags), 'PinnedMemoryPool.allocate (cudaHostAlloc)'));
-    const devicePtr = options.mapped ? check(cudart.cudaHostGetDevicePointer(ptr, 0), 'PinnedMemoryPool.allocate (cudaHostGetDevicePointer)') : null;
+    if (this.used + rounded > this.limitBytes)
+      throw new RangeError(
+        `PinnedMemoryPool.allocate: ${rounded} more bytes would pass the pool's limit of ${this.limitBytes} (${this.used} in use)`,
+      );
+    const ptr = freshAllocation('PinnedMemoryPool', 'host', rounded, () =>
+      check(cudart.cudaHostAlloc(rounded, flags), 'PinnedMemoryPool.allocate (cudaHostAlloc)'),
+    );
+    const devicePtr = options.mapped
+      ? check(cudart.cudaHostGetDevicePointer(ptr, 0), 'PinnedMemoryPool.allocate (cudaHostGetDevicePointer)')
+      : null;
     return { ptr, size: rounded, flags, devicePtr, views: 0, doomed: false };
   }
 }

@@ -34,7 +34,21 @@ export interface PreparedLaunch {
   async(config: LaunchConfig, ...args: PreparedArgument[]): Promise<void>;
 }
 
-const SIZE: Record<ParamType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8, tensormap: 128 };
+const SIZE: Record<ParamType, number> = {
+  i8: 1,
+  u8: 1,
+  i16: 2,
+  u16: 2,
+  i32: 4,
+  u32: 4,
+  i64: 8,
+  u64: 8,
+  f16: 2,
+  f32: 4,
+  f64: 8,
+  ptr: 8,
+  tensormap: 128,
+};
 const ALIGN: Record<ParamType, number> = { ...SIZE, tensormap: 64 };
 const TWO32 = 4294967296;
 
@@ -74,7 +88,9 @@ class Prepared {
   ) {
     this.what = `PreparedLaunch(${kernel.name})`;
     this.codes = types.slice();
-    const placeholders = types.map((t) => (t === 'tensormap' ? new TensorMapSlot() : new cudart.KernelArg(t, t === 'i64' || t === 'u64' || t === 'ptr' ? 0n : 0)));
+    const placeholders = types.map((t) =>
+      t === 'tensormap' ? new TensorMapSlot() : new cudart.KernelArg(t, t === 'i64' || t === 'u64' || t === 'ptr' ? 0n : 0),
+    );
     this.args = types.length ? new cudart.KernelArgs(placeholders, 'Kernel.prepare', 'types') : null;
     let at = 0;
     this.offsets = types.map((t) => {
@@ -98,22 +114,39 @@ class Prepared {
   /** Checks the kernel, the config and the count of arguments before they are written. */
   begin(config: LaunchConfig, n: number): void {
     if (this.kernel.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
-    if (config === null || typeof config !== 'object') throw new TypeError(`${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    if (config === null || typeof config !== 'object')
+      throw new TypeError(
+        `${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`,
+      );
     checkOptions(this.what, config, LAUNCH_CONFIG_KEYS, 'config');
-    if (n !== this.codes.length) throw new TypeError(`${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`);
+    if (n !== this.codes.length)
+      throw new TypeError(
+        `${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`,
+      );
   }
 
   /** Launches with the arguments written. */
   fire(config: LaunchConfig): void {
     const k = this.kernel;
     const stream = config.stream;
-    if (stream !== undefined && stream !== null && stream.isClosed) throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
+    if (stream !== undefined && stream !== null && stream.isClosed)
+      throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
     if (library.splitSmallStructs) {
       const sharedMem = config.sharedMem ?? 0;
-      if (!(typeof sharedMem === 'number' && sharedMem >= 0 && sharedMem <= 0xffffffff && Math.floor(sharedMem) === sharedMem)) throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(sharedMem)}`);
+      if (!(typeof sharedMem === 'number' && sharedMem >= 0 && sharedMem <= 0xffffffff && Math.floor(sharedMem) === sharedMem))
+        throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(sharedMem)}`);
       const g = this.words(config.grid, 'grid');
       const b = this.words(config.block, 'block');
-      const err = (rawLaunch ??= library.bind('cudaLaunchKernel'))(k.handle, g[3], g[4], b[3], b[4], this.args?.pointers ?? null, sharedMem, stream?.handle ?? null) as number;
+      const err = (rawLaunch ??= library.bind('cudaLaunchKernel'))(
+        k.handle,
+        g[3],
+        g[4],
+        b[3],
+        b[4],
+        this.args?.pointers ?? null,
+        sharedMem,
+        stream?.handle ?? null,
+      ) as number;
       if (err !== 0) throw runtimeError(err, `cudaLaunchKernel(${k.name})`);
       return;
     }
@@ -129,7 +162,9 @@ class Prepared {
 
   /** Checks a Dim and returns [x, y, z, word0, word1], recomputing the words only when a size changed. */
   private words(v: Dim, what: 'grid' | 'block'): (number | bigint)[] {
-    let x: unknown, y: unknown = 1, z: unknown = 1;
+    let x: unknown,
+      y: unknown = 1,
+      z: unknown = 1;
     if (typeof v === 'number') x = v;
     else if (Array.isArray(v)) {
       x = v[0];
@@ -141,7 +176,8 @@ class Prepared {
       if (o.y !== undefined) y = o.y;
       if (o.z !== undefined) z = o.z;
     }
-    if (!isDim(x) || !isDim(y) || !isDim(z)) throw new RangeError(`${this.what}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+    if (!isDim(x) || !isDim(y) || !isDim(z))
+      throw new RangeError(`${this.what}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
     const d = this.dims[what];
     if (d[0] !== x || d[1] !== y || d[2] !== z) {
       d[0] = x;
@@ -161,15 +197,32 @@ class Prepared {
     const t = this.codes[i];
     if (typeof v === 'number') {
       switch (t) {
-        case 'f32': return dv.setFloat32(at, v, true);
-        case 'f64': return dv.setFloat64(at, v, true);
-        case 'i32': if ((v | 0) === v) return dv.setInt32(at, v, true); break;
-        case 'u32': if (v >>> 0 === v) return dv.setUint32(at, v, true); break;
-        case 'i8': if ((v << 24) >> 24 === v) return dv.setInt8(at, v); break;
-        case 'u8': if ((v & 0xff) === v) return dv.setUint8(at, v); break;
-        case 'i16': if ((v << 16) >> 16 === v) return dv.setInt16(at, v, true); break;
-        case 'u16': case 'f16': if ((v & 0xffff) === v) return dv.setUint16(at, v, true); break;
-        case 'i64': case 'u64': case 'ptr':
+        case 'f32':
+          return dv.setFloat32(at, v, true);
+        case 'f64':
+          return dv.setFloat64(at, v, true);
+        case 'i32':
+          if ((v | 0) === v) return dv.setInt32(at, v, true);
+          break;
+        case 'u32':
+          if (v >>> 0 === v) return dv.setUint32(at, v, true);
+          break;
+        case 'i8':
+          if ((v << 24) >> 24 === v) return dv.setInt8(at, v);
+          break;
+        case 'u8':
+          if ((v & 0xff) === v) return dv.setUint8(at, v);
+          break;
+        case 'i16':
+          if ((v << 16) >> 16 === v) return dv.setInt16(at, v, true);
+          break;
+        case 'u16':
+        case 'f16':
+          if ((v & 0xffff) === v) return dv.setUint16(at, v, true);
+          break;
+        case 'i64':
+        case 'u64':
+        case 'ptr':
           if (Number.isSafeInteger(v) && (t === 'i64' || v >= 0)) {
             // Two 32-bit halves: no BigInt made per call.
             const hi = Math.floor(v / TWO32);
@@ -192,7 +245,10 @@ class Prepared {
       }
       if (v instanceof HostBuffer) {
         if (v.isClosed) throw new Error(`${this.what}: argument ${i} is a HostBuffer that was closed`);
-        if (v.devicePtr === null) throw new TypeError(`${this.what}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`);
+        if (v.devicePtr === null)
+          throw new TypeError(
+            `${this.what}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`,
+          );
         return dv.setBigUint64(at, v.devicePtr, true);
       }
     }
@@ -200,7 +256,13 @@ class Prepared {
       if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is a ${v.constructor.name} that was closed`);
       return dv.setBigUint64(at, (v as { handle: bigint }).handle, true);
     }
-    if (t === 'tensormap' && v !== null && typeof v === 'object' && (v as { _u8?: unknown })._u8 instanceof Uint8Array && (v as { _u8: Uint8Array })._u8.length === 128) {
+    if (
+      t === 'tensormap' &&
+      v !== null &&
+      typeof v === 'object' &&
+      (v as { _u8?: unknown })._u8 instanceof Uint8Array &&
+      (v as { _u8: Uint8Array })._u8.length === 128
+    ) {
       if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is a ${v.constructor.name} that was closed`);
       this.bytes.set((v as { _u8: Uint8Array })._u8, at);
       return;
@@ -213,16 +275,33 @@ class Prepared {
     const p = `argument ${i} (${t})`;
     if (typeof v === 'number' || typeof v === 'bigint') {
       const range: Partial<Record<ParamType, string>> = {
-        i8: '[-128, 127]', u8: '[0, 255]', i16: '[-32768, 32767]', u16: '[0, 65535]', f16: '[0, 65535] (the half\'s 16 raw bits)',
-        i32: '[-2147483648, 2147483647]', u32: '[0, 4294967295]', i64: '[-2^63, 2^63 - 1] (a number up to 2^53 - 1, or a bigint)',
-        u64: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)', ptr: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
+        i8: '[-128, 127]',
+        u8: '[0, 255]',
+        i16: '[-32768, 32767]',
+        u16: '[0, 65535]',
+        f16: "[0, 65535] (the half's 16 raw bits)",
+        i32: '[-2147483648, 2147483647]',
+        u32: '[0, 4294967295]',
+        i64: '[-2^63, 2^63 - 1] (a number up to 2^53 - 1, or a bigint)',
+        u64: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
+        ptr: '[0, 2^64 - 1] (a number up to 2^53 - 1, or a bigint)',
       };
       if (range[t]) throw new RangeError(`${this.what}: ${p} must be an integer within ${range[t]}, got ${describe(v)}`);
     }
     const want: Record<ParamType, string> = {
-      i8: 'a number', u8: 'a number', i16: 'a number', u16: 'a number', f16: 'a number', i32: 'a number', u32: 'a number',
-      i64: 'a number or a bigint', u64: 'a number, a bigint, or a TextureObject/SurfaceObject', f32: 'a number', f64: 'a number',
-      ptr: 'a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number)', tensormap: 'a TensorMapDescriptor (128 bytes)',
+      i8: 'a number',
+      u8: 'a number',
+      i16: 'a number',
+      u16: 'a number',
+      f16: 'a number',
+      i32: 'a number',
+      u32: 'a number',
+      i64: 'a number or a bigint',
+      u64: 'a number, a bigint, or a TextureObject/SurfaceObject',
+      f32: 'a number',
+      f64: 'a number',
+      ptr: 'a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number)',
+      tensormap: 'a TensorMapDescriptor (128 bytes)',
     };
     throw new TypeError(`${this.what}: ${p} must be ${want[t]}, got ${describe(v)}`);
   }
@@ -263,11 +342,14 @@ export async function completion(stream: cudart.cudaStream_t | null): Promise<vo
 
 /** Sets `d` from a Dim, writing only what changed; throws a RangeError naming `what`. */
 export function setDim(d: cudart.dim3, v: Dim, what: string, fn: string): void {
-  let x: unknown, y: unknown = 1, z: unknown = 1;
+  let x: unknown,
+    y: unknown = 1,
+    z: unknown = 1;
   if (typeof v === 'number') x = v;
   else if (Array.isArray(v)) [x, y = 1, z = 1] = v;
   else if (v && typeof v === 'object') ({ x, y = 1, z = 1 } = v as { x: number; y?: number; z?: number });
-  if (!isDim(x) || !isDim(y) || !isDim(z)) throw new RangeError(`${fn}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+  if (!isDim(x) || !isDim(y) || !isDim(z))
+    throw new RangeError(`${fn}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
   if (d.x !== x) d.x = x;
   if (d.y !== y) d.y = y;
   if (d.z !== z) d.z = z;
@@ -282,8 +364,16 @@ function isDim(n: unknown): n is number {
  * 'f32', 'i32']`) or its C signature (`'void k(float *x, float a, int n)'` or the parameter list).
  */
 export function prepareLaunch(kernel: Kernel, signature: string | readonly ParamType[]): PreparedLaunch {
-  const types = typeof signature === 'string' ? parseSignature(signature, `Kernel.prepare(${kernel.name})`) : Array.isArray(signature) ? checkParamTypes(signature, `Kernel.prepare(${kernel.name})`) : null;
-  if (types === null) throw new TypeError(`Kernel.prepare(${kernel.name}): parameter 'signature' must be an array of types ('ptr', 'i32', 'f32', …) or a C signature string, got ${describe(signature)}`);
+  const types =
+    typeof signature === 'string'
+      ? parseSignature(signature, `Kernel.prepare(${kernel.name})`)
+      : Array.isArray(signature)
+        ? checkParamTypes(signature, `Kernel.prepare(${kernel.name})`)
+        : null;
+  if (types === null)
+    throw new TypeError(
+      `Kernel.prepare(${kernel.name}): parameter 'signature' must be an array of types ('ptr', 'i32', 'f32', …) or a C signature string, got ${describe(signature)}`,
+    );
   const p = new Prepared(kernel, types);
   // Named parameters rather than a rest parameter or `arguments` (either makes an object per call;
   // only `arguments.length` is read, which V8 does without one). Kernels of more than 12 parameters
@@ -291,7 +381,21 @@ export function prepareLaunch(kernel: Kernel, signature: string | readonly Param
   const many = function prepared(config: LaunchConfig, ...args: unknown[]): void {
     p.launch(config, args, 0);
   };
-  const few = function prepared(config: LaunchConfig, a0?: unknown, a1?: unknown, a2?: unknown, a3?: unknown, a4?: unknown, a5?: unknown, a6?: unknown, a7?: unknown, a8?: unknown, a9?: unknown, a10?: unknown, a11?: unknown): void {
+  const few = function prepared(
+    config: LaunchConfig,
+    a0?: unknown,
+    a1?: unknown,
+    a2?: unknown,
+    a3?: unknown,
+    a4?: unknown,
+    a5?: unknown,
+    a6?: unknown,
+    a7?: unknown,
+    a8?: unknown,
+    a9?: unknown,
+    a10?: unknown,
+    a11?: unknown,
+  ): void {
     const n = arguments.length - 1;
     p.begin(config, n);
     if (n > 0) p.write(0, a0);

@@ -50,7 +50,16 @@ export interface ProgramOptions {
 
 /** The keys of ProgramOptions, for checkOptions. */
 export const PROGRAM_OPTIONS: OptionKeys<ProgramOptions> = {
-  name: true, options: true, headers: true, nameExpressions: true, arch: true, target: true, language: true, libdevice: true, compiler: true, cache: true,
+  name: true,
+  options: true,
+  headers: true,
+  nameExpressions: true,
+  arch: true,
+  target: true,
+  language: true,
+  libdevice: true,
+  compiler: true,
+  cache: true,
 };
 
 /** The options of `Program.compileAsync`: a compile's, and when to give up waiting for it. */
@@ -70,7 +79,11 @@ export interface Compiled {
 interface Compiler {
   kind: 'nvrtc' | 'nvcc' | 'nvvm';
   version: string;
-  compile(source: string, o: Required<Pick<ProgramOptions, 'name' | 'options' | 'headers' | 'nameExpressions' | 'target'>>, arch: string): Compiled;
+  compile(
+    source: string,
+    o: Required<Pick<ProgramOptions, 'name' | 'options' | 'headers' | 'nameExpressions' | 'target'>>,
+    arch: string,
+  ): Compiled;
   /** The same compile off the JS thread; giving up (w) rejects naming `fn`. */
   compileAsync(source: string, o: Parameters<Compiler['compile']>[1], arch: string, w: WaitOptions, fn: string): Promise<Compiled>;
 }
@@ -168,7 +181,10 @@ export class Program {
    * CudaError when the driver rejects the code (e.g. `cudaErrorInvalidPtx`, a cubin for another architecture).
    */
   load(): Module {
-    if (this.target === 'ltoir') throw new RangeError("Program.load: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()");
+    if (this.target === 'ltoir')
+      throw new RangeError(
+        "Program.load: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()",
+      );
     return Module.load(this.code, { names: this.names });
   }
 
@@ -178,12 +194,24 @@ export class Program {
    */
   async loadAsync(options?: WaitOptions): Promise<Module> {
     const o = checkWaitOptions(options, 'Program.loadAsync');
-    if (this.target === 'ltoir') throw new RangeError("Program.loadAsync: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()");
+    if (this.target === 'ltoir')
+      throw new RangeError(
+        "Program.loadAsync: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()",
+      );
     return Module.loadAsync(this.code, { names: this.names, ...o });
   }
 
   /** @internal */
-  static make(code: Uint8Array, target: 'cubin' | 'ptx' | 'ltoir', arch: string, log: string, compiler: string, fromCache: boolean, names: Readonly<Record<string, string>>, name: string): Program {
+  static make(
+    code: Uint8Array,
+    target: 'cubin' | 'ptx' | 'ltoir',
+    arch: string,
+    log: string,
+    compiler: string,
+    fromCache: boolean,
+    names: Readonly<Record<string, string>>,
+    name: string,
+  ): Program {
     const p = new Program(code, target, arch, log, compiler, fromCache, names);
     p.sourceName = name;
     return p;
@@ -196,12 +224,18 @@ export class Program {
 function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: string): Plan {
   checkOptions(fn, options, PROGRAM_OPTIONS);
   const language = options.language ?? 'c++';
-  if (language !== 'c++' && language !== 'nvvm') throw new RangeError(`${fn}: option 'language' must be 'c++' or 'nvvm', got ${String(language)}`);
+  if (language !== 'c++' && language !== 'nvvm')
+    throw new RangeError(`${fn}: option 'language' must be 'c++' or 'nvvm', got ${String(language)}`);
   if (language === 'nvvm') return planNvvm(source, options, fn);
-  if (options.libdevice !== undefined) throw new RangeError(`${fn}: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself`);
-  if (typeof source !== 'string' || source.trim() === '') throw new TypeError(`${fn}: parameter 'source' must be CUDA C++ text, got ${typeof source === 'string' ? 'an empty string' : String(source)}`);
+  if (options.libdevice !== undefined)
+    throw new RangeError(`${fn}: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself`);
+  if (typeof source !== 'string' || source.trim() === '')
+    throw new TypeError(
+      `${fn}: parameter 'source' must be CUDA C++ text, got ${typeof source === 'string' ? 'an empty string' : String(source)}`,
+    );
   const target = options.target ?? 'cubin';
-  if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir') throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${String(target)}`);
+  if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir')
+    throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${String(target)}`);
   const o = {
     name: options.name ?? 'program.cu',
     options: stringList(options.options, 'options', fn),
@@ -213,7 +247,20 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
   const compiler = pickCompiler(options.compiler ?? 'auto', o.nameExpressions.length > 0, fn);
   const dir = cacheDir(options.cache, fn);
   const key = createHash('sha256')
-    .update(JSON.stringify([CACHE_FORMAT, compiler.kind, compiler.version, arch, source, o.name, o.options, Object.entries(o.headers).sort(), o.nameExpressions, target]))
+    .update(
+      JSON.stringify([
+        CACHE_FORMAT,
+        compiler.kind,
+        compiler.version,
+        arch,
+        source,
+        o.name,
+        o.options,
+        Object.entries(o.headers).sort(),
+        o.nameExpressions,
+        target,
+      ]),
+    )
     .digest('hex');
   return {
     cached: dir ? readCache(dir, key, target) : null,
@@ -228,13 +275,15 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
 
 function stringList(v: readonly string[] | undefined, what: string, fn = 'Program.compile'): string[] {
   if (v === undefined) return [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new TypeError(`${fn}: option '${what}' must be an array of strings, got ${JSON.stringify(v)}`);
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+    throw new TypeError(`${fn}: option '${what}' must be an array of strings, got ${JSON.stringify(v)}`);
   return [...v];
 }
 
 function headerMap(h: Readonly<Record<string, string>> | undefined, fn: string): Record<string, string> {
   if (h === undefined) return {};
-  if (typeof h !== 'object' || h === null || Object.values(h).some((x) => typeof x !== 'string')) throw new TypeError(`${fn}: option 'headers' must map include names to header text`);
+  if (typeof h !== 'object' || h === null || Object.values(h).some((x) => typeof x !== 'string'))
+    throw new TypeError(`${fn}: option 'headers' must map include names to header text`);
   return { ...h };
 }
 
@@ -246,7 +295,9 @@ function archName(arch: Device | string | undefined, target: 'cubin' | 'ptx' | '
     try {
       d = arch ?? Device.current();
     } catch (e) {
-      throw new Error(`${fn}: no 'arch' option and no device to take it from (${(e as Error).message}); pass { arch: 'sm_90' } or a Device`);
+      throw new Error(
+        `${fn}: no 'arch' option and no device to take it from (${(e as Error).message}); pass { arch: 'sm_90' } or a Device`,
+      );
     }
     digits = d.computeCapability.join('');
   } else {
@@ -261,12 +312,16 @@ let nvrtcCompiler: Compiler | Error | undefined;
 let nvccCompiler: Compiler | Error | undefined;
 
 function pickCompiler(which: 'auto' | 'nvrtc' | 'nvcc', needNames: boolean, fn: string): Compiler {
-  if (which !== 'auto' && which !== 'nvrtc' && which !== 'nvcc') throw new RangeError(`${fn}: option 'compiler' must be 'auto', 'nvrtc' or 'nvcc', got ${String(which)}`);
+  if (which !== 'auto' && which !== 'nvrtc' && which !== 'nvcc')
+    throw new RangeError(`${fn}: option 'compiler' must be 'auto', 'nvrtc' or 'nvcc', got ${String(which)}`);
   const rtc = which === 'nvcc' ? null : (nvrtcCompiler ??= loadNvrtc());
   if (rtc && !(rtc instanceof Error)) return rtc;
   if (which === 'nvrtc') throw new Error(`${fn}: NVRTC is not available: ${(rtc as Error).message}`);
   const why = rtc ? `NVRTC is not available (${(rtc as Error).message.split('\n')[0]})` : "compiler: 'nvcc'";
-  if (needNames) throw new Error(`${fn}: name expressions need NVRTC, and ${why}; with nvcc, declare the kernels extern "C" and look them up by their C names`);
+  if (needNames)
+    throw new Error(
+      `${fn}: name expressions need NVRTC, and ${why}; with nvcc, declare the kernels extern "C" and look them up by their C names`,
+    );
   const cc = (nvccCompiler ??= findNvcc());
   if (cc instanceof Error) throw new Error(`${fn}: no compiler: ${why}, and ${cc.message}`);
   return cc;
@@ -317,13 +372,20 @@ function loadNvrtc(): Compiler | Error {
 }
 
 function nvrtcCheck(r: readonly [nvrtc.nvrtcResult, ...unknown[]], fn: string, log = ''): void {
-  if (r[0] !== nvrtc.nvrtcResult.NVRTC_SUCCESS) throw new NvrtcError(r[0], nvrtc.nvrtcResult[r[0]] ?? `nvrtcResult ${r[0]}`, log || `${fn} failed`);
+  if (r[0] !== nvrtc.nvrtcResult.NVRTC_SUCCESS)
+    throw new NvrtcError(r[0], nvrtc.nvrtcResult[r[0]] ?? `nvrtcResult ${r[0]}`, log || `${fn} failed`);
 }
 
 /** An NVRTC program made from the source, with its name expressions, and the options to compile it with. */
 function startNvrtc(source: string, o: Parameters<Compiler['compile']>[1], arch: string): { prog: nvrtc.nvrtcProgram; opts: string[] } {
   const includeNames = Object.keys(o.headers);
-  const [err, prog] = nvrtc.nvrtcCreateProgram(source, o.name, includeNames.length, includeNames.map((n) => o.headers[n]), includeNames);
+  const [err, prog] = nvrtc.nvrtcCreateProgram(
+    source,
+    o.name,
+    includeNames.length,
+    includeNames.map((n) => o.headers[n]),
+    includeNames,
+  );
   nvrtcCheck([err], 'nvrtcCreateProgram');
   try {
     for (const e of o.nameExpressions) nvrtcCheck(nvrtc.nvrtcAddNameExpression(prog, e), `nvrtcAddNameExpression(${e})`);
@@ -332,7 +394,10 @@ function startNvrtc(source: string, o: Parameters<Compiler['compile']>[1], arch:
     throw e;
   }
   // LTO-IR: relocatable device code, so that one unit may call another's device functions.
-  return { prog: prog!, opts: [`--gpu-architecture=${arch}`, ...(o.target === 'ltoir' ? ['-dlto', '--relocatable-device-code=true'] : []), ...o.options] };
+  return {
+    prog: prog!,
+    opts: [`--gpu-architecture=${arch}`, ...(o.target === 'ltoir' ? ['-dlto', '--relocatable-device-code=true'] : []), ...o.options],
+  };
 }
 
 /** The log, code and lowered names of a compiled NVRTC program (the caller destroys it). */
@@ -341,7 +406,10 @@ function finishNvrtc(prog: nvrtc.nvrtcProgram, compiled: nvrtc.nvrtcResult, o: P
     const [, logSize] = nvrtc.nvrtcGetProgramLogSize(prog);
     const logBytes = new Uint8Array(Math.max(1, logSize ?? 1));
     nvrtc.nvrtcGetProgramLog(prog, logBytes);
-    const log = Buffer.from(logBytes).toString('utf8').replace(/\0[\s\S]*$/, '').trim();
+    const log = Buffer.from(logBytes)
+      .toString('utf8')
+      .replace(/\0[\s\S]*$/, '')
+      .trim();
     nvrtcCheck([compiled], 'nvrtcCompileProgram', log);
     const cubin = o.target === 'cubin';
     let code: Uint8Array;
@@ -370,11 +438,15 @@ function findNvcc(): Compiler | Error {
   const candidates = [
     process.env.CUDA_BINDINGS_NVCC,
     ...['CUDA_HOME', 'CUDA_PATH'].map((v) => process.env[v] && path.join(process.env[v]!, 'bin', 'nvcc')),
-    ...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, 'nvcc')),
+    ...(process.env.PATH ?? '')
+      .split(path.delimiter)
+      .filter(Boolean)
+      .map((d) => path.join(d, 'nvcc')),
     '/usr/local/cuda/bin/nvcc',
   ].filter((c): c is string => !!c);
   const nvcc = candidates.find((c) => fs.existsSync(c));
-  if (!nvcc) return new Error(`nvcc was not found (looked in CUDA_BINDINGS_NVCC, $CUDA_HOME/bin, $CUDA_PATH/bin, PATH, /usr/local/cuda/bin)`);
+  if (!nvcc)
+    return new Error(`nvcc was not found (looked in CUDA_BINDINGS_NVCC, $CUDA_HOME/bin, $CUDA_PATH/bin, PATH, /usr/local/cuda/bin)`);
   let version: string;
   try {
     const out = execFileSync(nvcc, ['--version'], { encoding: 'utf8' });
@@ -391,7 +463,12 @@ function findNvcc(): Compiler | Error {
 }
 
 /** A temporary directory with the source and headers, and nvcc's arguments to compile it there. */
-function nvccJob(source: string, o: Parameters<Compiler['compile']>[1], arch: string, fn: string): { dir: string; out: string; args: string[] } {
+function nvccJob(
+  source: string,
+  o: Parameters<Compiler['compile']>[1],
+  arch: string,
+  fn: string,
+): { dir: string; out: string; args: string[] } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-bindings-nvcc-'));
   try {
     for (const [name, text] of Object.entries(o.headers)) {
@@ -400,10 +477,21 @@ function nvccJob(source: string, o: Parameters<Compiler['compile']>[1], arch: st
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, text);
     }
-    const src = path.join(dir, path.basename(o.name).replace(/[^\w.-]/g, '_').replace(/(\.cu)?$/, '.cu'));
+    const src = path.join(
+      dir,
+      path
+        .basename(o.name)
+        .replace(/[^\w.-]/g, '_')
+        .replace(/(\.cu)?$/, '.cu'),
+    );
     fs.writeFileSync(src, source);
     const out = path.join(dir, `out.${o.target}`);
-    const mode = o.target === 'cubin' ? ['-cubin', `-arch=${arch}`] : o.target === 'ptx' ? ['-ptx', `-arch=${arch}`] : ['-dlto', '-ltoir', '-rdc=true', `-arch=${arch.replace(/^compute_/, 'lto_')}`];
+    const mode =
+      o.target === 'cubin'
+        ? ['-cubin', `-arch=${arch}`]
+        : o.target === 'ptx'
+          ? ['-ptx', `-arch=${arch}`]
+          : ['-dlto', '-ltoir', '-rdc=true', `-arch=${arch.replace(/^compute_/, 'lto_')}`];
     return { dir, out, args: [...mode, ...o.options, '-I', dir, '-o', out, src] };
   } catch (e) {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -445,7 +533,14 @@ function compileWithNvcc(nvcc: string, source: string, o: Parameters<Compiler['c
 }
 
 /** nvcc as a child process (no pool thread); giving up kills it. */
-function compileWithNvccAsync(nvcc: string, source: string, o: Parameters<Compiler['compile']>[1], arch: string, w: WaitOptions, fn: string): Promise<Compiled> {
+function compileWithNvccAsync(
+  nvcc: string,
+  source: string,
+  o: Parameters<Compiler['compile']>[1],
+  arch: string,
+  w: WaitOptions,
+  fn: string,
+): Promise<Compiled> {
   const job = nvccJob(source, o, arch, fn);
   return guarded<Compiled>(fn, w, (resolve, reject) => {
     const child = execFile(nvcc, job.args, { encoding: 'utf8' }, (err, stdout, stderr) => {
@@ -466,8 +561,12 @@ function compileWithNvccAsync(nvcc: string, source: string, o: Parameters<Compil
 export function cacheDir(option: boolean | string | undefined, fn = 'Program.compile'): string | null {
   if (option === false || (option === undefined && process.env.CUDA_BINDINGS_CACHE === '0')) return null;
   if (typeof option === 'string') return option;
-  if (option !== undefined && option !== true) throw new TypeError(`${fn}: option 'cache' must be a boolean or a directory, got ${String(option)}`);
-  return process.env.CUDA_BINDINGS_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'cuda-bindings', 'kernels');
+  if (option !== undefined && option !== true)
+    throw new TypeError(`${fn}: option 'cache' must be a boolean or a directory, got ${String(option)}`);
+  return (
+    process.env.CUDA_BINDINGS_CACHE_DIR ||
+    path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'cuda-bindings', 'kernels')
+  );
 }
 
 /** @internal */
@@ -504,12 +603,17 @@ let nvvmState: { version: string } | Error | undefined;
 function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: string): Plan {
   const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
   if (!(bytes instanceof Uint8Array) || bytes.length === 0 || (typeof source === 'string' && source.trim() === '')) {
-    throw new TypeError(`${fn}: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got ${typeof source === 'string' ? 'an empty string' : Object.prototype.toString.call(source)}`);
+    throw new TypeError(
+      `${fn}: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got ${typeof source === 'string' ? 'an empty string' : Object.prototype.toString.call(source)}`,
+    );
   }
   const target = options.target ?? 'ptx';
-  if (target !== 'ptx' && target !== 'ltoir') throw new RangeError(`${fn}: NVVM IR compiles to 'ptx' or 'ltoir', not ${String(target)}; link the PTX for a cubin`);
-  if (options.headers !== undefined || options.nameExpressions !== undefined) throw new RangeError(`${fn}: options 'headers' and 'nameExpressions' are for CUDA C++, not NVVM IR`);
-  if (options.compiler !== undefined && options.compiler !== 'auto') throw new RangeError(`${fn}: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got ${String(options.compiler)}`);
+  if (target !== 'ptx' && target !== 'ltoir')
+    throw new RangeError(`${fn}: NVVM IR compiles to 'ptx' or 'ltoir', not ${String(target)}; link the PTX for a cubin`);
+  if (options.headers !== undefined || options.nameExpressions !== undefined)
+    throw new RangeError(`${fn}: options 'headers' and 'nameExpressions' are for CUDA C++, not NVVM IR`);
+  if (options.compiler !== undefined && options.compiler !== 'auto')
+    throw new RangeError(`${fn}: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got ${String(options.compiler)}`);
   const name = options.name ?? 'program.ll';
   const userOptions = stringList(options.options, 'options', fn);
   const arch = archName(options.arch, 'ptx', fn);
@@ -621,12 +725,20 @@ export function libdevicePath(option: true | string, fn = 'Program.compile'): st
   } catch {
     /* looked for under the toolkit folders below */
   }
-  const roots = [lib && path.join(path.dirname(lib), '..'), lib && path.join(path.dirname(lib), '..', 'nvvm'), process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'nvvm'), process.env.CUDA_PATH && path.join(process.env.CUDA_PATH, 'nvvm'), '/usr/local/cuda/nvvm'];
+  const roots = [
+    lib && path.join(path.dirname(lib), '..'),
+    lib && path.join(path.dirname(lib), '..', 'nvvm'),
+    process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'nvvm'),
+    process.env.CUDA_PATH && path.join(process.env.CUDA_PATH, 'nvvm'),
+    '/usr/local/cuda/nvvm',
+  ];
   for (const r of roots) {
     if (!r) continue;
     const f = path.join(r, 'libdevice', 'libdevice.10.bc');
     tried.push(f);
     if (fs.existsSync(f)) return path.resolve(f);
   }
-  throw new Error(`${fn}: libdevice.10.bc not found (tried ${[...new Set(tried)].join(', ')}); pass its path as { libdevice: '/path/libdevice.10.bc' }`);
+  throw new Error(
+    `${fn}: libdevice.10.bc not found (tried ${[...new Set(tried)].join(', ')}); pass its path as { libdevice: '/path/libdevice.10.bc' }`,
+  );
 }

@@ -40,7 +40,8 @@ export class ResourceDescriptor {
 
   /** A CUDA array. */
   static array(array: CudaArray): ResourceDescriptor {
-    if (!(array instanceof CudaArray)) throw new TypeError(`ResourceDescriptor.array: parameter 'array' must be a CudaArray, got ${describe(array)}`);
+    if (!(array instanceof CudaArray))
+      throw new TypeError(`ResourceDescriptor.array: parameter 'array' must be a CudaArray, got ${describe(array)}`);
     if (array.isClosed) throw new Error("ResourceDescriptor.array: parameter 'array' is a CudaArray that was closed");
     return new ResourceDescriptor('array', array, array.format);
   }
@@ -48,8 +49,14 @@ export class ResourceDescriptor {
   /** Linear device memory read as `format` elements (tex1Dfetch); `sizeInBytes` defaults to the buffer's size. */
   static linear(buffer: DeviceBuffer, format: ChannelFormatDescriptor, sizeInBytes: number = buffer?.size): ResourceDescriptor {
     checkBuffer(buffer, format, 'linear');
-    if (!Number.isSafeInteger(sizeInBytes) || sizeInBytes <= 0 || sizeInBytes > buffer.size) throw new RangeError(`ResourceDescriptor.linear: parameter 'sizeInBytes' must be within [1, ${buffer.size}] (the buffer's size), got ${sizeInBytes}`);
-    if (sizeInBytes % format.bytesPerElement !== 0) throw new RangeError(`ResourceDescriptor.linear: parameter 'sizeInBytes' (${sizeInBytes}) is not a whole number of ${format.bytesPerElement}-byte elements`);
+    if (!Number.isSafeInteger(sizeInBytes) || sizeInBytes <= 0 || sizeInBytes > buffer.size)
+      throw new RangeError(
+        `ResourceDescriptor.linear: parameter 'sizeInBytes' must be within [1, ${buffer.size}] (the buffer's size), got ${sizeInBytes}`,
+      );
+    if (sizeInBytes % format.bytesPerElement !== 0)
+      throw new RangeError(
+        `ResourceDescriptor.linear: parameter 'sizeInBytes' (${sizeInBytes}) is not a whole number of ${format.bytesPerElement}-byte elements`,
+      );
     return new ResourceDescriptor('linear', buffer, format, 0, 0, 0, sizeInBytes);
   }
 
@@ -57,13 +64,30 @@ export class ResourceDescriptor {
    * A 2D view of device memory: `height` rows of `width` elements, `pitchInBytes` apart (a multiple of
    * the device's texturePitchAlignment; default: the packed row size).
    */
-  static pitch2D(buffer: DeviceBuffer, format: ChannelFormatDescriptor, width: number, height: number, pitchInBytes: number = width * format?.bytesPerElement): ResourceDescriptor {
+  static pitch2D(
+    buffer: DeviceBuffer,
+    format: ChannelFormatDescriptor,
+    width: number,
+    height: number,
+    pitchInBytes: number = width * format?.bytesPerElement,
+  ): ResourceDescriptor {
     checkBuffer(buffer, format, 'pitch2D');
-    for (const [p, v] of [['width', width], ['height', height], ['pitchInBytes', pitchInBytes]] as const) {
-      if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`ResourceDescriptor.pitch2D: parameter '${p}' must be a positive integer, got ${v}`);
+    for (const [p, v] of [
+      ['width', width],
+      ['height', height],
+      ['pitchInBytes', pitchInBytes],
+    ] as const) {
+      if (!Number.isSafeInteger(v) || v < 1)
+        throw new RangeError(`ResourceDescriptor.pitch2D: parameter '${p}' must be a positive integer, got ${v}`);
     }
-    if (pitchInBytes < width * format.bytesPerElement) throw new RangeError(`ResourceDescriptor.pitch2D: parameter 'pitchInBytes' (${pitchInBytes}) is less than a row of ${width} elements (${width * format.bytesPerElement} bytes)`);
-    if (pitchInBytes * (height - 1) + width * format.bytesPerElement > buffer.size) throw new RangeError(`ResourceDescriptor.pitch2D: ${height} rows ${pitchInBytes} bytes apart go past the buffer's ${buffer.size} bytes`);
+    if (pitchInBytes < width * format.bytesPerElement)
+      throw new RangeError(
+        `ResourceDescriptor.pitch2D: parameter 'pitchInBytes' (${pitchInBytes}) is less than a row of ${width} elements (${width * format.bytesPerElement} bytes)`,
+      );
+    if (pitchInBytes * (height - 1) + width * format.bytesPerElement > buffer.size)
+      throw new RangeError(
+        `ResourceDescriptor.pitch2D: ${height} rows ${pitchInBytes} bytes apart go past the buffer's ${buffer.size} bytes`,
+      );
     return new ResourceDescriptor('pitch2D', buffer, format, width, height, pitchInBytes);
   }
 
@@ -71,15 +95,25 @@ export class ResourceDescriptor {
   toStruct(fn = 'ResourceDescriptor.toStruct'): cudart.cudaResourceDesc {
     if (this.resource.isClosed) throw new Error(`${fn}: the ${this.resource.constructor.name} the resource descriptor names was closed`);
     const T = cudart.cudaResourceType;
-    if (this.resource instanceof CudaArray) return new cudart.cudaResourceDesc({ resType: T.cudaResourceTypeArray, res: { array: { array: this.resource.handle } } });
+    if (this.resource instanceof CudaArray)
+      return new cudart.cudaResourceDesc({ resType: T.cudaResourceTypeArray, res: { array: { array: this.resource.handle } } });
     const desc = this.format.toStruct();
-    if (this.kind === 'linear') return new cudart.cudaResourceDesc({ resType: T.cudaResourceTypeLinear, res: { linear: { devPtr: this.resource.ptr, desc, sizeInBytes: this.sizeInBytes } } });
-    return new cudart.cudaResourceDesc({ resType: T.cudaResourceTypePitch2D, res: { pitch2D: { devPtr: this.resource.ptr, desc, width: this.width, height: this.height, pitchInBytes: this.pitchInBytes } } });
+    if (this.kind === 'linear')
+      return new cudart.cudaResourceDesc({
+        resType: T.cudaResourceTypeLinear,
+        res: { linear: { devPtr: this.resource.ptr, desc, sizeInBytes: this.sizeInBytes } },
+      });
+    return new cudart.cudaResourceDesc({
+      resType: T.cudaResourceTypePitch2D,
+      res: { pitch2D: { devPtr: this.resource.ptr, desc, width: this.width, height: this.height, pitchInBytes: this.pitchInBytes } },
+    });
   }
 }
 
 function checkBuffer(buffer: unknown, format: unknown, what: string): void {
-  if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`ResourceDescriptor.${what}: parameter 'buffer' must be a DeviceBuffer, got ${describe(buffer)}`);
+  if (!(buffer instanceof DeviceBuffer))
+    throw new TypeError(`ResourceDescriptor.${what}: parameter 'buffer' must be a DeviceBuffer, got ${describe(buffer)}`);
   if (buffer.isClosed) throw new Error(`ResourceDescriptor.${what}: parameter 'buffer' is a DeviceBuffer that was closed`);
-  if (!(format instanceof ChannelFormatDescriptor)) throw new TypeError(`ResourceDescriptor.${what}: parameter 'format' must be a ChannelFormatDescriptor, got ${describe(format)}`);
+  if (!(format instanceof ChannelFormatDescriptor))
+    throw new TypeError(`ResourceDescriptor.${what}: parameter 'format' must be a ChannelFormatDescriptor, got ${describe(format)}`);
 }

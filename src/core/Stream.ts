@@ -121,7 +121,10 @@ export class Stream extends Resource {
    */
   onComplete(fn: () => void): void {
     this.live('onComplete');
-    check(cudart.cudaLaunchHostFunc(this.handle, () => fn(), null), 'cudaLaunchHostFunc');
+    check(
+      cudart.cudaLaunchHostFunc(this.handle, () => fn(), null),
+      'cudaLaunchHostFunc',
+    );
   }
 
   /** Resolves with what `fn` returns once the work queued so far is done (a host function); rejects with what `fn` throws. */
@@ -148,8 +151,10 @@ export class Stream extends Resource {
     this.live('capture');
     checkOptions('Stream.capture', options, CAPTURE_OPTIONS);
     const mode = CAPTURE_MODES[options.mode ?? 'global'];
-    if (mode === undefined) throw new RangeError(`Stream.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
-    if (typeof work !== 'function') throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${String(work)}`);
+    if (mode === undefined)
+      throw new RangeError(`Stream.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
+    if (typeof work !== 'function')
+      throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${String(work)}`);
     check(cudart.cudaStreamBeginCapture(this.handle, mode), 'cudaStreamBeginCapture');
     let failure: unknown = null;
     try {
@@ -177,8 +182,15 @@ export class Stream extends Resource {
   captureInto(builder: GraphBuilder, work: (stream: this) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
     this.live('captureInto');
     checkOptions('Stream.captureInto', options, { after: true, mode: true });
-    if (builder === null || typeof builder !== 'object' || typeof (builder as { capture?: unknown }).capture !== 'function' || builder.constructor?.name !== 'GraphBuilder') {
-      throw new TypeError(`Stream.captureInto: parameter 'builder' must be a GraphBuilder, got ${builder === null ? 'null' : typeof builder === 'object' ? `a ${(builder as object).constructor?.name ?? 'object'}` : typeof builder}`);
+    if (
+      builder === null ||
+      typeof builder !== 'object' ||
+      typeof (builder as { capture?: unknown }).capture !== 'function' ||
+      builder.constructor?.name !== 'GraphBuilder'
+    ) {
+      throw new TypeError(
+        `Stream.captureInto: parameter 'builder' must be a GraphBuilder, got ${builder === null ? 'null' : typeof builder === 'object' ? `a ${(builder as object).constructor?.name ?? 'object'}` : typeof builder}`,
+      );
     }
     return builder.capture(this, work as (stream: Stream) => unknown, options);
   }

@@ -35,7 +35,8 @@ export class SurfaceObject extends Resource {
   static create(array: CudaArray | ResourceDescriptor): SurfaceObject {
     const fn = 'SurfaceObject.create';
     const a = array instanceof ResourceDescriptor ? array.resource : array;
-    if (!(a instanceof CudaArray)) throw new TypeError(`${fn}: parameter 'array' must be a CudaArray (or a ResourceDescriptor of one), got ${describe(array)}`);
+    if (!(a instanceof CudaArray))
+      throw new TypeError(`${fn}: parameter 'array' must be a CudaArray (or a ResourceDescriptor of one), got ${describe(array)}`);
     if (a.isClosed) throw new Error(`${fn}: parameter 'array' is a CudaArray that was closed`);
     if (!a.surface) throw new Error(`${fn}: the CudaArray was not made for surfaces; create it with { surface: true }`);
     a.device.makeCurrent();

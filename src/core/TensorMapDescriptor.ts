@@ -8,7 +8,8 @@ import { describe } from './debug-dot';
 import { checkOptions, type OptionKeys } from './options';
 
 /** Element types of a tensor map. */
-export type TensorMapDataType = 'u8' | 'u16' | 'u32' | 'i32' | 'u64' | 'i64' | 'f16' | 'f32' | 'f64' | 'bf16' | 'f32ftz' | 'tf32' | 'tf32ftz';
+export type TensorMapDataType =
+  'u8' | 'u16' | 'u32' | 'i32' | 'u64' | 'i64' | 'f16' | 'f32' | 'f64' | 'bf16' | 'f32ftz' | 'tf32' | 'tf32ftz';
 
 /** What every tensor map takes. Shapes, strides and boxes are given outermost first (row-major, as NumPy writes them). */
 export interface TensorMapCommonOptions {
@@ -48,16 +49,40 @@ export interface Im2colTensorMapOptions extends TensorMapCommonOptions {
   pixelsPerColumn: number;
 }
 
-const COMMON_KEYS: OptionKeys<TensorMapCommonOptions> = { dataType: true, shape: true, strides: true, elementStrides: true, interleave: true, swizzle: true, l2Promotion: true, oobFill: true };
+const COMMON_KEYS: OptionKeys<TensorMapCommonOptions> = {
+  dataType: true,
+  shape: true,
+  strides: true,
+  elementStrides: true,
+  interleave: true,
+  swizzle: true,
+  l2Promotion: true,
+  oobFill: true,
+};
 const TILED_OPTIONS: OptionKeys<TiledTensorMapOptions> = { ...COMMON_KEYS, box: true };
-const IM2COL_OPTIONS: OptionKeys<Im2colTensorMapOptions> = { ...COMMON_KEYS, pixelBoxLowerCorner: true, pixelBoxUpperCorner: true, channelsPerPixel: true, pixelsPerColumn: true };
+const IM2COL_OPTIONS: OptionKeys<Im2colTensorMapOptions> = {
+  ...COMMON_KEYS,
+  pixelBoxLowerCorner: true,
+  pixelBoxUpperCorner: true,
+  channelsPerPixel: true,
+  pixelsPerColumn: true,
+};
 
 const T = cuda.CUtensorMapDataType;
 const DATA_TYPES: Record<TensorMapDataType, [number, number]> = {
-  u8: [T.CU_TENSOR_MAP_DATA_TYPE_UINT8, 1], u16: [T.CU_TENSOR_MAP_DATA_TYPE_UINT16, 2], u32: [T.CU_TENSOR_MAP_DATA_TYPE_UINT32, 4], i32: [T.CU_TENSOR_MAP_DATA_TYPE_INT32, 4],
-  u64: [T.CU_TENSOR_MAP_DATA_TYPE_UINT64, 8], i64: [T.CU_TENSOR_MAP_DATA_TYPE_INT64, 8], f16: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2], f32: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4],
-  f64: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8], bf16: [T.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2], f32ftz: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ, 4],
-  tf32: [T.CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 4], tf32ftz: [T.CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ, 4],
+  u8: [T.CU_TENSOR_MAP_DATA_TYPE_UINT8, 1],
+  u16: [T.CU_TENSOR_MAP_DATA_TYPE_UINT16, 2],
+  u32: [T.CU_TENSOR_MAP_DATA_TYPE_UINT32, 4],
+  i32: [T.CU_TENSOR_MAP_DATA_TYPE_INT32, 4],
+  u64: [T.CU_TENSOR_MAP_DATA_TYPE_UINT64, 8],
+  i64: [T.CU_TENSOR_MAP_DATA_TYPE_INT64, 8],
+  f16: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2],
+  f32: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4],
+  f64: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8],
+  bf16: [T.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2],
+  f32ftz: [T.CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ, 4],
+  tf32: [T.CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 4],
+  tf32ftz: [T.CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ, 4],
 };
 const INTERLEAVE = { none: 0, '16B': 1, '32B': 2 } as const;
 const SWIZZLE = { none: 0, '32B': 1, '64B': 2, '128B': 3 } as const;
@@ -67,14 +92,23 @@ const OOB = { zero: 0, nan: 1 } as const;
 
 function pick<K extends string, V>(table: Record<K, V>, v: unknown, p: string, fn: string, dflt: K): V {
   const key = (v ?? dflt) as K;
-  if (typeof key !== 'string' || !(key in table)) throw new RangeError(`${fn}: option '${p}' must be one of ${Object.keys(table).map((k) => `'${k}'`).join(', ')}, got ${describe(v)}`);
+  if (typeof key !== 'string' || !(key in table))
+    throw new RangeError(
+      `${fn}: option '${p}' must be one of ${Object.keys(table)
+        .map((k) => `'${k}'`)
+        .join(', ')}, got ${describe(v)}`,
+    );
   return table[key];
 }
 
 function ints(v: unknown, p: string, fn: string, length: number, min: number, max: number): number[] {
-  if (!Array.isArray(v) || v.length !== length) throw new TypeError(`${fn}: option '${p}' must be an array of ${length} integers, got ${describe(v)}${Array.isArray(v) ? ` of ${v.length}` : ''}`);
+  if (!Array.isArray(v) || v.length !== length)
+    throw new TypeError(
+      `${fn}: option '${p}' must be an array of ${length} integers, got ${describe(v)}${Array.isArray(v) ? ` of ${v.length}` : ''}`,
+    );
   v.forEach((x, i) => {
-    if (!Number.isSafeInteger(x) || x < min || x > max) throw new RangeError(`${fn}: option '${p}[${i}]' must be an integer within [${min}, ${max}], got ${describe(x)}`);
+    if (!Number.isSafeInteger(x) || x < min || x > max)
+      throw new RangeError(`${fn}: option '${p}[${i}]' must be an integer within [${min}, ${max}], got ${describe(x)}`);
   });
   return v as number[];
 }
@@ -97,9 +131,13 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
   if (buffer.isClosed) throw new Error(`${fn}: parameter 'buffer' is a DeviceBuffer that was closed`);
   if (o === null || typeof o !== 'object') throw new TypeError(`${fn}: parameter 'options' must be an object, got ${describe(o)}`);
   const dt = DATA_TYPES[o.dataType];
-  if (!dt) throw new RangeError(`${fn}: option 'dataType' must be one of ${Object.keys(DATA_TYPES).join(', ')}, got ${describe(o.dataType)}`);
+  if (!dt)
+    throw new RangeError(`${fn}: option 'dataType' must be one of ${Object.keys(DATA_TYPES).join(', ')}, got ${describe(o.dataType)}`);
   const [type, elementSize] = dt;
-  if (!Array.isArray(o.shape) || o.shape.length < minRank || o.shape.length > 5) throw new RangeError(`${fn}: option 'shape' must have ${minRank} to 5 dimensions, got ${describe(o.shape)}${Array.isArray(o.shape) ? ` of ${o.shape.length}` : ''}`);
+  if (!Array.isArray(o.shape) || o.shape.length < minRank || o.shape.length > 5)
+    throw new RangeError(
+      `${fn}: option 'shape' must have ${minRank} to 5 dimensions, got ${describe(o.shape)}${Array.isArray(o.shape) ? ` of ${o.shape.length}` : ''}`,
+    );
   const rank = o.shape.length;
   const shape = ints(o.shape, 'shape', fn, rank, 1, 2 ** 32);
   const interleaveKey = (o.interleave ?? 'none') as keyof typeof INTERLEAVE;
@@ -111,16 +149,25 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
   packed[rank - 1] = elementSize;
   for (let i = rank - 2; i >= 0; i--) packed[i] = packed[i + 1] * shape[i + 1];
   const strides = o.strides === undefined ? packed : ints(o.strides, 'strides', fn, rank, 1, 2 ** 40 - 1);
-  if (strides[rank - 1] !== elementSize) throw new RangeError(`${fn}: option 'strides' must end with the element size (${elementSize} bytes for ${o.dataType}), got ${strides[rank - 1]}`);
-  for (let i = 0; i < rank - 1; i++) if (strides[i] % align !== 0) throw new RangeError(`${fn}: option 'strides[${i}]' (${strides[i]} bytes) must be a multiple of ${align}`);
+  if (strides[rank - 1] !== elementSize)
+    throw new RangeError(
+      `${fn}: option 'strides' must end with the element size (${elementSize} bytes for ${o.dataType}), got ${strides[rank - 1]}`,
+    );
+  for (let i = 0; i < rank - 1; i++)
+    if (strides[i] % align !== 0)
+      throw new RangeError(`${fn}: option 'strides[${i}]' (${strides[i]} bytes) must be a multiple of ${align}`);
   // The last element's offset plus its size.
   let extent = elementSize;
   for (let i = 0; i < rank; i++) extent += (shape[i] - 1) * strides[i];
   if (extent > buffer.size) throw new RangeError(`${fn}: the tensor spans ${extent} bytes, more than the buffer's ${buffer.size}`);
-  const elementStrides = o.elementStrides === undefined ? new Array(rank).fill(1) : ints(o.elementStrides, 'elementStrides', fn, rank, 1, 8);
+  const elementStrides =
+    o.elementStrides === undefined ? new Array(rank).fill(1) : ints(o.elementStrides, 'elementStrides', fn, rank, 1, 8);
   // C takes every array innermost first, and no stride for the innermost dimension.
   return {
-    type, rank, elementSize, interleave,
+    type,
+    rank,
+    elementSize,
+    interleave,
     dims: BigUint64Array.from(shape.slice().reverse(), BigInt),
     strides: BigUint64Array.from(strides.slice(0, rank - 1).reverse(), BigInt),
     elementStrides: Uint32Array.from(elementStrides.slice().reverse()),
@@ -181,10 +228,28 @@ export class TensorMapDescriptor {
     const c = common(buffer, options, fn, 1);
     const box = ints(options.box, 'box', fn, c.rank, 1, 256);
     const inner = box[c.rank - 1] * c.elementSize;
-    if (c.interleave === 0 && inner % 16 !== 0) throw new RangeError(`${fn}: the box's innermost dimension must be a multiple of 16 bytes, got ${box[c.rank - 1]} elements of ${c.elementSize} bytes`);
+    if (c.interleave === 0 && inner % 16 !== 0)
+      throw new RangeError(
+        `${fn}: the box's innermost dimension must be a multiple of 16 bytes, got ${box[c.rank - 1]} elements of ${c.elementSize} bytes`,
+      );
     const span = SWIZZLE_SPAN[(options.swizzle ?? 'none') as keyof typeof SWIZZLE_SPAN];
-    if (c.interleave === 0 && inner > span) throw new RangeError(`${fn}: with swizzle '${options.swizzle}', the box's innermost dimension may span at most ${span} bytes, got ${inner}`);
-    const r = cuda.cuTensorMapEncodeTiled(c.type, c.rank, buffer.ptr, c.dims, c.strides, Uint32Array.from(box.slice().reverse()), c.elementStrides, c.interleave, c.swizzle, c.l2, c.oob);
+    if (c.interleave === 0 && inner > span)
+      throw new RangeError(
+        `${fn}: with swizzle '${options.swizzle}', the box's innermost dimension may span at most ${span} bytes, got ${inner}`,
+      );
+    const r = cuda.cuTensorMapEncodeTiled(
+      c.type,
+      c.rank,
+      buffer.ptr,
+      c.dims,
+      c.strides,
+      Uint32Array.from(box.slice().reverse()),
+      c.elementStrides,
+      c.interleave,
+      c.swizzle,
+      c.l2,
+      c.oob,
+    );
     if (r[0] !== 0 || r[1] === null) throw driverError(r[0], `${fn} (cuTensorMapEncodeTiled)`);
     return new TensorMapDescriptor(new Uint8Array(r[1]._u8), buffer, 'tiled');
   }
@@ -197,9 +262,28 @@ export class TensorMapDescriptor {
     const spatial = c.rank - 2;
     const lower = ints(options.pixelBoxLowerCorner, 'pixelBoxLowerCorner', fn, spatial, -(2 ** 15), 2 ** 15 - 1);
     const upper = ints(options.pixelBoxUpperCorner, 'pixelBoxUpperCorner', fn, spatial, -(2 ** 15), 2 ** 15 - 1);
-    if (!Number.isInteger(options.channelsPerPixel) || options.channelsPerPixel < 1 || options.channelsPerPixel > 256) throw new RangeError(`${fn}: option 'channelsPerPixel' must be an integer within [1, 256], got ${describe(options.channelsPerPixel)}`);
-    if (!Number.isInteger(options.pixelsPerColumn) || options.pixelsPerColumn < 1 || options.pixelsPerColumn > 1024) throw new RangeError(`${fn}: option 'pixelsPerColumn' must be an integer within [1, 1024], got ${describe(options.pixelsPerColumn)}`);
-    const r = cuda.cuTensorMapEncodeIm2col(c.type, c.rank, buffer.ptr, c.dims, c.strides, Int32Array.from(lower.slice().reverse()), Int32Array.from(upper.slice().reverse()), options.channelsPerPixel, options.pixelsPerColumn, c.elementStrides, c.interleave, c.swizzle, c.l2, c.oob);
+    if (!Number.isInteger(options.channelsPerPixel) || options.channelsPerPixel < 1 || options.channelsPerPixel > 256)
+      throw new RangeError(
+        `${fn}: option 'channelsPerPixel' must be an integer within [1, 256], got ${describe(options.channelsPerPixel)}`,
+      );
+    if (!Number.isInteger(options.pixelsPerColumn) || options.pixelsPerColumn < 1 || options.pixelsPerColumn > 1024)
+      throw new RangeError(`${fn}: option 'pixelsPerColumn' must be an integer within [1, 1024], got ${describe(options.pixelsPerColumn)}`);
+    const r = cuda.cuTensorMapEncodeIm2col(
+      c.type,
+      c.rank,
+      buffer.ptr,
+      c.dims,
+      c.strides,
+      Int32Array.from(lower.slice().reverse()),
+      Int32Array.from(upper.slice().reverse()),
+      options.channelsPerPixel,
+      options.pixelsPerColumn,
+      c.elementStrides,
+      c.interleave,
+      c.swizzle,
+      c.l2,
+      c.oob,
+    );
     if (r[0] !== 0 || r[1] === null) throw driverError(r[0], `${fn} (cuTensorMapEncodeIm2col)`);
     return new TensorMapDescriptor(new Uint8Array(r[1]._u8), buffer, 'im2col');
   }

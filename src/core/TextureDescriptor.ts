@@ -46,31 +46,55 @@ const ADDRESS: Record<AddressMode, cudart.cudaTextureAddressMode> = {
  */
 export class TextureDescriptor {
   /** The options, checked and with their defaults filled in. */
-  readonly options: Readonly<Required<Omit<TextureOptions, 'addressMode'>> & { addressMode: readonly [AddressMode, AddressMode, AddressMode] }>;
+  readonly options: Readonly<
+    Required<Omit<TextureOptions, 'addressMode'>> & { addressMode: readonly [AddressMode, AddressMode, AddressMode] }
+  >;
 
   /** Checks `options` and fills in the defaults; throws TypeError or RangeError naming the bad option. */
   constructor(options: TextureOptions = {}) {
     const fn = 'TextureDescriptor';
-    checkOptions(`new ${fn}`, options, { addressMode: true, filterMode: true, readMode: true, normalizedCoords: true, borderColor: true, sRGB: true, maxAnisotropy: true, seamlessCubemap: true });
+    checkOptions(`new ${fn}`, options, {
+      addressMode: true,
+      filterMode: true,
+      readMode: true,
+      normalizedCoords: true,
+      borderColor: true,
+      sRGB: true,
+      maxAnisotropy: true,
+      seamlessCubemap: true,
+    });
     const am = options.addressMode ?? 'clamp';
     const modes = (typeof am === 'string' ? [am, am, am] : [...am, 'clamp', 'clamp', 'clamp'].slice(0, 3)) as AddressMode[];
-    if (typeof am !== 'string' && (!Array.isArray(am) || am.length < 1 || am.length > 3)) throw new TypeError(`${fn}: option 'addressMode' must be a mode or an array of 1 to 3 modes`);
+    if (typeof am !== 'string' && (!Array.isArray(am) || am.length < 1 || am.length > 3))
+      throw new TypeError(`${fn}: option 'addressMode' must be a mode or an array of 1 to 3 modes`);
     modes.forEach((m, i) => {
-      if (!(m in ADDRESS)) throw new RangeError(`${fn}: option 'addressMode[${i}]' must be 'wrap', 'clamp', 'mirror' or 'border', got ${String(m)}`);
+      if (!(m in ADDRESS))
+        throw new RangeError(`${fn}: option 'addressMode[${i}]' must be 'wrap', 'clamp', 'mirror' or 'border', got ${String(m)}`);
     });
     const normalizedCoords = options.normalizedCoords ?? false;
-    if (!normalizedCoords && modes.some((m) => m === 'wrap' || m === 'mirror')) throw new RangeError(`${fn}: address modes 'wrap' and 'mirror' need normalizedCoords: true`);
+    if (!normalizedCoords && modes.some((m) => m === 'wrap' || m === 'mirror'))
+      throw new RangeError(`${fn}: address modes 'wrap' and 'mirror' need normalizedCoords: true`);
     const filterMode = options.filterMode ?? 'point';
-    if (filterMode !== 'point' && filterMode !== 'linear') throw new RangeError(`${fn}: option 'filterMode' must be 'point' or 'linear', got ${String(filterMode)}`);
+    if (filterMode !== 'point' && filterMode !== 'linear')
+      throw new RangeError(`${fn}: option 'filterMode' must be 'point' or 'linear', got ${String(filterMode)}`);
     const readMode = options.readMode ?? 'element';
-    if (readMode !== 'element' && readMode !== 'normalizedFloat') throw new RangeError(`${fn}: option 'readMode' must be 'element' or 'normalizedFloat', got ${String(readMode)}`);
+    if (readMode !== 'element' && readMode !== 'normalizedFloat')
+      throw new RangeError(`${fn}: option 'readMode' must be 'element' or 'normalizedFloat', got ${String(readMode)}`);
     const borderColor = options.borderColor ?? [0, 0, 0, 0];
-    if (!Array.isArray(borderColor) || borderColor.length !== 4 || borderColor.some((c) => typeof c !== 'number')) throw new TypeError(`${fn}: option 'borderColor' must be 4 numbers`);
+    if (!Array.isArray(borderColor) || borderColor.length !== 4 || borderColor.some((c) => typeof c !== 'number'))
+      throw new TypeError(`${fn}: option 'borderColor' must be 4 numbers`);
     const maxAnisotropy = options.maxAnisotropy ?? 0;
-    if (!Number.isInteger(maxAnisotropy) || maxAnisotropy < 0 || maxAnisotropy > 16) throw new RangeError(`${fn}: option 'maxAnisotropy' must be an integer within [0, 16], got ${maxAnisotropy}`);
+    if (!Number.isInteger(maxAnisotropy) || maxAnisotropy < 0 || maxAnisotropy > 16)
+      throw new RangeError(`${fn}: option 'maxAnisotropy' must be an integer within [0, 16], got ${maxAnisotropy}`);
     this.options = Object.freeze({
-      addressMode: modes as unknown as readonly [AddressMode, AddressMode, AddressMode], filterMode, readMode, normalizedCoords, borderColor: [...borderColor] as [number, number, number, number],
-      sRGB: options.sRGB ?? false, maxAnisotropy, seamlessCubemap: options.seamlessCubemap ?? false,
+      addressMode: modes as unknown as readonly [AddressMode, AddressMode, AddressMode],
+      filterMode,
+      readMode,
+      normalizedCoords,
+      borderColor: [...borderColor] as [number, number, number, number],
+      sRGB: options.sRGB ?? false,
+      maxAnisotropy,
+      seamlessCubemap: options.seamlessCubemap ?? false,
     });
   }
 
@@ -79,8 +103,12 @@ export class TextureDescriptor {
     const o = this.options;
     return new cudart.cudaTextureDesc({
       addressMode: o.addressMode.map((m) => ADDRESS[m]),
-      filterMode: o.filterMode === 'linear' ? cudart.cudaTextureFilterMode.cudaFilterModeLinear : cudart.cudaTextureFilterMode.cudaFilterModePoint,
-      readMode: o.readMode === 'normalizedFloat' ? cudart.cudaTextureReadMode.cudaReadModeNormalizedFloat : cudart.cudaTextureReadMode.cudaReadModeElementType,
+      filterMode:
+        o.filterMode === 'linear' ? cudart.cudaTextureFilterMode.cudaFilterModeLinear : cudart.cudaTextureFilterMode.cudaFilterModePoint,
+      readMode:
+        o.readMode === 'normalizedFloat'
+          ? cudart.cudaTextureReadMode.cudaReadModeNormalizedFloat
+          : cudart.cudaTextureReadMode.cudaReadModeElementType,
       normalizedCoords: o.normalizedCoords ? 1 : 0,
       borderColor: [...o.borderColor],
       sRGB: o.sRGB ? 1 : 0,

@@ -40,7 +40,8 @@ export class TextureObject extends Resource {
   static create(resource: ResourceDescriptor | CudaArray, texture: TextureDescriptor | TextureOptions = {}): TextureObject {
     const fn = 'TextureObject.create';
     const r = resource instanceof CudaArray ? ResourceDescriptor.array(resource) : resource;
-    if (!(r instanceof ResourceDescriptor)) throw new TypeError(`${fn}: parameter 'resource' must be a CudaArray or a ResourceDescriptor, got ${describe(resource)}`);
+    if (!(r instanceof ResourceDescriptor))
+      throw new TypeError(`${fn}: parameter 'resource' must be a CudaArray or a ResourceDescriptor, got ${describe(resource)}`);
     const t = texture instanceof TextureDescriptor ? texture : new TextureDescriptor(texture);
     const res = r.toStruct(fn);
     const device = r.resource.device;

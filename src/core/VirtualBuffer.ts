@@ -59,7 +59,15 @@ export class VirtualBuffer extends DeviceBuffer {
     allocated = true,
   ) {
     const free = () => unmapAll(base, mapping);
-    super(base, size, resource.device, null, 'virtual', allocated ? hookedFree('VirtualMemoryResource', resource.device.ordinal, size, mapping.mapped, base, free) : free, [resource.device, resource]);
+    super(
+      base,
+      size,
+      resource.device,
+      null,
+      'virtual',
+      allocated ? hookedFree('VirtualMemoryResource', resource.device.ordinal, size, mapping.mapped, base, free) : free,
+      [resource.device, resource],
+    );
   }
 
   /** @internal Use resource.allocate(). */
@@ -69,7 +77,10 @@ export class VirtualBuffer extends DeviceBuffer {
     const rounded = resource.roundUp(size);
     const base = hookedAllocation('VirtualMemoryResource', resource.device.ordinal, size, rounded, () =>
       freshAllocation('VirtualMemoryResource', resource.device.ordinal, rounded, () => {
-        const at = driverGet(cuda.cuMemAddressReserve(reserve, resource.granularity, 0n, 0n), 'VirtualMemoryResource.allocate (cuMemAddressReserve)');
+        const at = driverGet(
+          cuda.cuMemAddressReserve(reserve, resource.granularity, 0n, 0n),
+          'VirtualMemoryResource.allocate (cuMemAddressReserve)',
+        );
         mapping.ranges.push({ at, size: reserve });
         mapping.reserved = reserve;
         try {
@@ -92,13 +103,19 @@ export class VirtualBuffer extends DeviceBuffer {
     const total = chunks.reduce((n, c) => n + c.size, 0);
     const mapping: Mapping = { ranges: [], chunks: [], mapped: 0, reserved: 0, access: new Map() };
     for (const d of resource.accessDevices) mapping.access.set(d.ordinal, { device: d, flags: 'readwrite' });
-    const at = driverGet(cuda.cuMemAddressReserve(total, resource.granularity, 0n, 0n), 'VirtualMemoryResource.importHandles (cuMemAddressReserve)');
+    const at = driverGet(
+      cuda.cuMemAddressReserve(total, resource.granularity, 0n, 0n),
+      'VirtualMemoryResource.importHandles (cuMemAddressReserve)',
+    );
     mapping.ranges.push({ at, size: total });
     mapping.reserved = total;
     try {
       for (const c of chunks) {
         // For a POSIX descriptor the "OS handle" is the descriptor itself, cast to a pointer.
-        const handle = driverGet(cuda.cuMemImportFromShareableHandle(BigInt(c.fd), cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), 'VirtualMemoryResource.importHandles (cuMemImportFromShareableHandle)');
+        const handle = driverGet(
+          cuda.cuMemImportFromShareableHandle(BigInt(c.fd), cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+          'VirtualMemoryResource.importHandles (cuMemImportFromShareableHandle)',
+        );
         mapHandle(at, mapping, handle, c.size, 'VirtualMemoryResource.importHandles');
       }
     } catch (e) {
@@ -128,7 +145,8 @@ export class VirtualBuffer extends DeviceBuffer {
    */
   resize(size: number): this {
     this.live('resize');
-    if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`VirtualBuffer.resize: parameter 'size' must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new RangeError(`VirtualBuffer.resize: parameter 'size' must be a positive integer, got ${size}`);
     const m = this.mapping;
     const want = this.resource.roundUp(size);
     if (want > m.mapped) {
@@ -143,10 +161,21 @@ export class VirtualBuffer extends DeviceBuffer {
   /** Grants `device` access to the whole buffer, and to what it grows into later ('none' withdraws it). */
   setAccess(device: Device, access: VirtualAccess = 'readwrite'): this {
     this.live('setAccess');
-    if (!device || typeof device.ordinal !== 'number') throw new TypeError(`VirtualBuffer.setAccess: parameter 'device' must be a Device, got ${String(device)}`);
-    if (!(access in ACCESS)) throw new RangeError(`VirtualBuffer.setAccess: parameter 'access' must be 'readwrite', 'read' or 'none', got ${String(access)}`);
-    if (device === this.device && access !== 'readwrite') throw new RangeError("VirtualBuffer.setAccess: the buffer's own device keeps read/write access");
-    driverOk(cuda.cuMemSetAccess(this.base, this.mapping.mapped, [{ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal }, flags: ACCESS[access] }], 1), 'VirtualBuffer.setAccess (cuMemSetAccess)');
+    if (!device || typeof device.ordinal !== 'number')
+      throw new TypeError(`VirtualBuffer.setAccess: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(access in ACCESS))
+      throw new RangeError(`VirtualBuffer.setAccess: parameter 'access' must be 'readwrite', 'read' or 'none', got ${String(access)}`);
+    if (device === this.device && access !== 'readwrite')
+      throw new RangeError("VirtualBuffer.setAccess: the buffer's own device keeps read/write access");
+    driverOk(
+      cuda.cuMemSetAccess(
+        this.base,
+        this.mapping.mapped,
+        [{ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal }, flags: ACCESS[access] }],
+        1,
+      ),
+      'VirtualBuffer.setAccess (cuMemSetAccess)',
+    );
     this.mapping.access.set(device.ordinal, { device, flags: access });
     return this;
   }
@@ -158,10 +187,16 @@ export class VirtualBuffer extends DeviceBuffer {
    */
   exportHandles(): { fd: number; size: number }[] {
     this.live('exportHandles');
-    if (this.resource.handleType !== 'posixFd') throw new Error(`VirtualBuffer.exportHandles: the resource was made with handleType '${this.resource.handleType}'; exporting needs handleType 'posixFd'`);
+    if (this.resource.handleType !== 'posixFd')
+      throw new Error(
+        `VirtualBuffer.exportHandles: the resource was made with handleType '${this.resource.handleType}'; exporting needs handleType 'posixFd'`,
+      );
     return this.mapping.chunks.map((c) => {
       const out = new Int32Array(1);
-      driverOk(cuda.cuMemExportToShareableHandle(out, c.handle, cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0n), 'VirtualBuffer.exportHandles (cuMemExportToShareableHandle)');
+      driverOk(
+        cuda.cuMemExportToShareableHandle(out, c.handle, cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0n),
+        'VirtualBuffer.exportHandles (cuMemExportToShareableHandle)',
+      );
       return { fd: out[0], size: c.size };
     });
   }
@@ -178,7 +213,9 @@ export class VirtualBuffer extends DeviceBuffer {
       return;
     }
     if (err === 0 && at !== null) cuda.cuMemAddressFree(at, need);
-    throw new RangeError(`VirtualBuffer.resize: the ${m.reserved} bytes reserved are full and the address range after them is taken; allocate with a larger 'reserve' to grow to ${m.reserved + need} bytes`);
+    throw new RangeError(
+      `VirtualBuffer.resize: the ${m.reserved} bytes reserved are full and the address range after them is taken; allocate with a larger 'reserve' to grow to ${m.reserved + need} bytes`,
+    );
   }
 }
 
@@ -198,6 +235,8 @@ function mapHandle(base: bigint, m: Mapping, handle: bigint, bytes: number, fn: 
   }
   m.chunks.push({ handle, size: bytes });
   m.mapped += bytes;
-  const descs = [...m.access.values()].filter((a) => a.flags !== 'none').map((a) => ({ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: a.device.ordinal }, flags: ACCESS[a.flags] }));
+  const descs = [...m.access.values()]
+    .filter((a) => a.flags !== 'none')
+    .map((a) => ({ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: a.device.ordinal }, flags: ACCESS[a.flags] }));
   driverOk(cuda.cuMemSetAccess(at, bytes, descs, descs.length), `${fn} (cuMemSetAccess)`);
 }

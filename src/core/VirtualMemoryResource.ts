@@ -35,7 +35,6 @@ const HANDLE_TYPES: Record<VirtualHandleType, cuda.CUmemAllocationHandleType> = 
   fabric: cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_FABRIC,
 };
 
-
 /**
  * Allocates device memory through the driver's virtual memory API. `allocate(size, { reserve })`
  * gives a VirtualBuffer that `resize(n)` grows in place up to its reserved range (and past it when
@@ -60,15 +59,22 @@ export class VirtualMemoryResource {
     readonly device: Device,
     options: VirtualMemoryResourceOptions = {},
   ) {
-    if (!(device instanceof Device)) throw new TypeError(`VirtualMemoryResource: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`VirtualMemoryResource: parameter 'device' must be a Device, got ${String(device)}`);
     checkOptions('new VirtualMemoryResource', options, { handleType: true, peers: true, granularity: true });
     const handleType = options.handleType ?? 'none';
-    if (!(handleType in HANDLE_TYPES)) throw new RangeError(`VirtualMemoryResource: option 'handleType' must be 'none', 'posixFd' or 'fabric', got ${String(handleType)}`);
+    if (!(handleType in HANDLE_TYPES))
+      throw new RangeError(`VirtualMemoryResource: option 'handleType' must be 'none', 'posixFd' or 'fabric', got ${String(handleType)}`);
     const peers = options.peers ?? [];
-    if (!Array.isArray(peers) || peers.some((p) => !(p instanceof Device))) throw new TypeError("VirtualMemoryResource: option 'peers' must be an array of Devices");
+    if (!Array.isArray(peers) || peers.some((p) => !(p instanceof Device)))
+      throw new TypeError("VirtualMemoryResource: option 'peers' must be an array of Devices");
     const g = options.granularity ?? 'recommended';
-    if (g !== 'minimum' && g !== 'recommended') throw new RangeError(`VirtualMemoryResource: option 'granularity' must be 'minimum' or 'recommended', got ${String(g)}`);
-    this.granularityKind = g === 'minimum' ? cuda.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM : cuda.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
+    if (g !== 'minimum' && g !== 'recommended')
+      throw new RangeError(`VirtualMemoryResource: option 'granularity' must be 'minimum' or 'recommended', got ${String(g)}`);
+    this.granularityKind =
+      g === 'minimum'
+        ? cuda.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM
+        : cuda.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
     this.handleType = handleType;
     this.accessDevices = [device, ...peers.filter((p) => p !== device)];
     this.props = new cuda.CUmemAllocationProp_st({
@@ -81,14 +87,21 @@ export class VirtualMemoryResource {
   /** The size every mapping is a multiple of, in bytes (cuMemGetAllocationGranularity). */
   get granularity(): number {
     if (this.gran === undefined) void this.device.primaryContext; // the driver must be initialised
-    return (this.gran ??= driverGet(cuda.cuMemGetAllocationGranularity(this.props, this.granularityKind), 'VirtualMemoryResource.granularity (cuMemGetAllocationGranularity)'));
+    return (this.gran ??= driverGet(
+      cuda.cuMemGetAllocationGranularity(this.props, this.granularityKind),
+      'VirtualMemoryResource.granularity (cuMemGetAllocationGranularity)',
+    ));
   }
 
   /** `size` bytes (rounded up to the granularity) in a range of `options.reserve` bytes reserved for growth. */
   allocate(size: number, options: VirtualAllocateOptions = {}): VirtualBuffer {
-    if (!Number.isSafeInteger(size) || size <= 0) throw new RangeError(`VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got ${size}`);
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new RangeError(`VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got ${size}`);
     checkOptions('VirtualMemoryResource.allocate', options, { reserve: true });
-    if (options.reserve !== undefined && (!Number.isSafeInteger(options.reserve) || options.reserve < size)) throw new RangeError(`VirtualMemoryResource.allocate: option 'reserve' must be an integer of at least 'size' (${size}), got ${options.reserve}`);
+    if (options.reserve !== undefined && (!Number.isSafeInteger(options.reserve) || options.reserve < size))
+      throw new RangeError(
+        `VirtualMemoryResource.allocate: option 'reserve' must be an integer of at least 'size' (${size}), got ${options.reserve}`,
+      );
     void this.device.primaryContext; // the driver calls below need a context current
     return VirtualBuffer.create(this, size, this.roundUp(options.reserve ?? size));
   }
@@ -99,10 +112,17 @@ export class VirtualMemoryResource {
    * device. close() unmaps it; the descriptors stay the caller's to close.
    */
   importHandles(handles: readonly { fd: number; size: number }[]): VirtualBuffer {
-    if (!Array.isArray(handles) || handles.length === 0) throw new TypeError("VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }");
+    if (!Array.isArray(handles) || handles.length === 0)
+      throw new TypeError("VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }");
     handles.forEach((h, i) => {
-      if (!h || typeof h !== 'object' || !Number.isInteger(h.fd) || h.fd < 0) throw new RangeError(`VirtualMemoryResource.importHandles: parameter 'handles[${i}].fd' must be a file descriptor (a non-negative integer), got ${h && typeof h === 'object' ? h.fd : String(h)}`);
-      if (!Number.isSafeInteger(h.size) || h.size <= 0 || h.size % this.granularity !== 0) throw new RangeError(`VirtualMemoryResource.importHandles: parameter 'handles[${i}].size' must be a positive multiple of the granularity (${this.granularity}), got ${h.size}`);
+      if (!h || typeof h !== 'object' || !Number.isInteger(h.fd) || h.fd < 0)
+        throw new RangeError(
+          `VirtualMemoryResource.importHandles: parameter 'handles[${i}].fd' must be a file descriptor (a non-negative integer), got ${h && typeof h === 'object' ? h.fd : String(h)}`,
+        );
+      if (!Number.isSafeInteger(h.size) || h.size <= 0 || h.size % this.granularity !== 0)
+        throw new RangeError(
+          `VirtualMemoryResource.importHandles: parameter 'handles[${i}].size' must be a positive multiple of the granularity (${this.granularity}), got ${h.size}`,
+        );
     });
     void this.device.primaryContext; // the driver calls below need a context current
     return VirtualBuffer.importChunks(this, handles);

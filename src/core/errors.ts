@@ -55,7 +55,10 @@ export class CompileError extends Error {
 
 /** The first line of a compiler log that reports an error. */
 export function firstError(log: string): string | undefined {
-  return log.split('\n').find((l) => /error/.test(l))?.trim();
+  return log
+    .split('\n')
+    .find((l) => /error/.test(l))
+    ?.trim();
 }
 
 /** NVRTC could not compile: the message names the error, `log` holds the compiler's log. */
@@ -92,13 +95,23 @@ function describeStatus(describe: () => string | null | undefined, fallback: str
 /** A CudaError for a driver status (CUresult), named by the driver's enum. */
 export function driverError(code: number, fn: string): CudaError {
   const name = cuda.CUresult[code] ?? `CUresult ${code}`;
-  return new CudaError(code, name, fn, describeStatus(() => cuda.cuGetErrorString(code)[1], 'unknown error'));
+  return new CudaError(
+    code,
+    name,
+    fn,
+    describeStatus(() => cuda.cuGetErrorString(code)[1], 'unknown error'),
+  );
 }
 
 /** A CudaError for an NVRTC status (nvrtcResult), named by NVRTC's enum. */
 export function nvrtcError(code: number, fn: string): CudaError {
   const name = nvrtc.nvrtcResult[code] ?? `nvrtcResult ${code}`;
-  return new CudaError(code, name, fn, describeStatus(() => nvrtc.nvrtcGetErrorString(code)[1], 'unknown error'));
+  return new CudaError(
+    code,
+    name,
+    fn,
+    describeStatus(() => nvrtc.nvrtcGetErrorString(code)[1], 'unknown error'),
+  );
 }
 
 type Unwrapped<T extends unknown[]> = T extends [] ? void : T extends [infer A] ? NonNullable<A> : { [K in keyof T]: NonNullable<T[K]> };
@@ -144,7 +157,16 @@ export class NvvmError extends CompileError {
     fn: string,
     log: string,
   ) {
-    super(`${codeName}: ${log.split('\n').find((l) => l.trim())?.trim() ?? `${fn} failed`} (in ${fn})`, 'nvvm', log);
+    super(
+      `${codeName}: ${
+        log
+          .split('\n')
+          .find((l) => l.trim())
+          ?.trim() ?? `${fn} failed`
+      } (in ${fn})`,
+      'nvvm',
+      log,
+    );
     this.name = 'NvvmError';
   }
 }

@@ -16,7 +16,8 @@ export function serialise(tag: string, numbers: number[], bytes: Uint8Array): Bu
 /** @internal Bytes from a Buffer/Uint8Array or base64 text; a TypeError naming `fn` for anything else. */
 export function hostBytes(data: Uint8Array | string, fn: string): Uint8Array {
   if (typeof data === 'string') {
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data)) throw new TypeError(`${fn}: parameter 'data' must be base64 text or bytes; the string is not base64`);
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data))
+      throw new TypeError(`${fn}: parameter 'data' must be base64 text or bytes; the string is not base64`);
     return Buffer.from(data, 'base64');
   }
   if (data instanceof Uint8Array) return data;
@@ -24,13 +25,23 @@ export function hostBytes(data: Uint8Array | string, fn: string): Uint8Array {
 }
 
 /** @internal Reads serialise()'s layout back: `count` numbers and the 64 handle bytes. */
-export function fromSerialised(data: Uint8Array | string, tag: string, count: number, fn: string, handleBytes = 64): [number[], Uint8Array] {
+export function fromSerialised(
+  data: Uint8Array | string,
+  tag: string,
+  count: number,
+  fn: string,
+  handleBytes = 64,
+): [number[], Uint8Array] {
   const b = Buffer.from(hostBytes(data, fn));
   const want = 8 + 8 * count + handleBytes;
   if (b.length !== want) throw new RangeError(`${fn}: parameter 'data' must hold ${want} bytes, got ${b.length}`);
-  if (b.toString('latin1', 0, 4) !== tag) throw new RangeError(`${fn}: parameter 'data' is not of this kind of handle (it starts with '${b.toString('latin1', 0, 4)}', not '${tag}')`);
+  if (b.toString('latin1', 0, 4) !== tag)
+    throw new RangeError(
+      `${fn}: parameter 'data' is not of this kind of handle (it starts with '${b.toString('latin1', 0, 4)}', not '${tag}')`,
+    );
   const version = b.readUInt32LE(4);
-  if (version !== VERSION) throw new RangeError(`${fn}: parameter 'data' has format version ${version}; this library reads version ${VERSION}`);
+  if (version !== VERSION)
+    throw new RangeError(`${fn}: parameter 'data' has format version ${version}; this library reads version ${VERSION}`);
   const numbers = Array.from({ length: count }, (_, i) => {
     const v = b.readBigUInt64LE(8 + 8 * i);
     if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${fn}: parameter 'data' holds a size or offset too large (${v})`);

@@ -41,10 +41,14 @@ export abstract class Resource {
     protected readonly keep: unknown[] = [],
   ) {
     const what = this.constructor.name;
-    finalizer.register(this, () => {
-      if (warnLeaks) process.stderr.write(`cuda-bindings: a ${what} was not closed; the garbage collector freed it\n`);
-      free();
-    }, this.token);
+    finalizer.register(
+      this,
+      () => {
+        if (warnLeaks) process.stderr.write(`cuda-bindings: a ${what} was not closed; the garbage collector freed it\n`);
+        free();
+      },
+      this.token,
+    );
   }
 
   /** Whether close() was called. */
@@ -78,7 +82,8 @@ export abstract class Resource {
 
 /** Whether `v`'s class, or one it extends, is called `kind`. */
 function isKind(v: object, kind: string): boolean {
-  for (let p = Object.getPrototypeOf(v); p && p !== Resource.prototype; p = Object.getPrototypeOf(p)) if (p.constructor.name === kind) return true;
+  for (let p = Object.getPrototypeOf(v); p && p !== Resource.prototype; p = Object.getPrototypeOf(p))
+    if (p.constructor.name === kind) return true;
   return false;
 }
 

@@ -132,7 +132,14 @@ export interface GpuHealth {
   /** Bytes. `reserved` is what the driver keeps (nvmlMemory_v2). */
   memory: { total: number; used: number; free: number; reserved: number | null } | null;
   /** Link generation and width, current and max, and throughput in KB/s. */
-  pcie: { generation: number | null; width: number | null; maxGeneration: number | null; maxWidth: number | null; txKBps: number | null; rxKBps: number | null };
+  pcie: {
+    generation: number | null;
+    width: number | null;
+    maxGeneration: number | null;
+    maxWidth: number | null;
+    txKBps: number | null;
+    rxKBps: number | null;
+  };
   /** Each NVLink the GPU has: whether it is up and its version; null without NVLink. */
   nvlink: { link: number; active: boolean; version: number | null }[] | null;
   /** ECC error counts since the driver loaded (volatile) and over the GPU's life (aggregate). */
@@ -192,7 +199,8 @@ export class NvmlDevice {
 
   /** GPU `index` in NVML's order (one object per GPU). */
   static get(index: number): NvmlDevice {
-    if (!Number.isInteger(index) || index < 0) throw new RangeError(`NvmlDevice.get: parameter 'index' must be an NVML device index, got ${index}`);
+    if (!Number.isInteger(index) || index < 0)
+      throw new RangeError(`NvmlDevice.get: parameter 'index' must be an NVML device index, got ${index}`);
     ensureNvml();
     let d = handles.get(index);
     if (!d) {
@@ -223,7 +231,13 @@ export class NvmlDevice {
   /** The NVML GPU of a CUDA device: by its UUID, else by its PCI bus id (never by index). */
   static forCuda(uuid: string, pciBusId: () => string): NvmlDevice {
     const d = NvmlDevice.byUuid(uuid) ?? NvmlDevice.byPciBusId(pciBusId());
-    if (!d) throw new NvmlError(6, 'NVML_ERROR_NOT_FOUND', 'nvmlDeviceGetHandleByUUID', `NVML has no GPU with UUID ${uuid} or PCI bus id ${pciBusId()}`);
+    if (!d)
+      throw new NvmlError(
+        6,
+        'NVML_ERROR_NOT_FOUND',
+        'nvmlDeviceGetHandleByUUID',
+        `NVML has no GPU with UUID ${uuid} or PCI bus id ${pciBusId()}`,
+      );
     return d;
   }
 
@@ -268,7 +282,10 @@ export class NvmlDevice {
     const h = this.handle;
     const E = n.nvmlEnableState_t;
     const clock = (t: number, max = false) =>
-      maybe(() => (max ? n.nvmlDeviceGetMaxClockInfo(h, t) : n.nvmlDeviceGetClockInfo(h, t)), max ? 'nvmlDeviceGetMaxClockInfo' : 'nvmlDeviceGetClockInfo');
+      maybe(
+        () => (max ? n.nvmlDeviceGetMaxClockInfo(h, t) : n.nvmlDeviceGetClockInfo(h, t)),
+        max ? 'nvmlDeviceGetMaxClockInfo' : 'nvmlDeviceGetClockInfo',
+      );
     const mW = (v: number | null) => (v === null ? null : v / 1000);
     const mig = maybe(() => {
       const [e, cur, pend] = n.nvmlDeviceGetMigMode(h);
@@ -286,8 +303,14 @@ export class NvmlDevice {
       utilization: this.utilization(),
       temperature: {
         current: maybe(() => n.nvmlDeviceGetTemperature(h, n.nvmlTemperatureSensors_t.NVML_TEMPERATURE_GPU), 'nvmlDeviceGetTemperature'),
-        slowdown: maybe(() => n.nvmlDeviceGetTemperatureThreshold(h, n.nvmlTemperatureThresholds_t.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN), 'nvmlDeviceGetTemperatureThreshold'),
-        shutdown: maybe(() => n.nvmlDeviceGetTemperatureThreshold(h, n.nvmlTemperatureThresholds_t.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN), 'nvmlDeviceGetTemperatureThreshold'),
+        slowdown: maybe(
+          () => n.nvmlDeviceGetTemperatureThreshold(h, n.nvmlTemperatureThresholds_t.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN),
+          'nvmlDeviceGetTemperatureThreshold',
+        ),
+        shutdown: maybe(
+          () => n.nvmlDeviceGetTemperatureThreshold(h, n.nvmlTemperatureThresholds_t.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN),
+          'nvmlDeviceGetTemperatureThreshold',
+        ),
       },
       power: {
         draw: mW(maybe(() => n.nvmlDeviceGetPowerUsage(h), 'nvmlDeviceGetPowerUsage')),
@@ -306,13 +329,17 @@ export class NvmlDevice {
         width: maybe(() => n.nvmlDeviceGetCurrPcieLinkWidth(h), 'nvmlDeviceGetCurrPcieLinkWidth'),
         maxGeneration: maybe(() => n.nvmlDeviceGetMaxPcieLinkGeneration(h), 'nvmlDeviceGetMaxPcieLinkGeneration'),
         maxWidth: maybe(() => n.nvmlDeviceGetMaxPcieLinkWidth(h), 'nvmlDeviceGetMaxPcieLinkWidth'),
-        txKBps: throughput ? maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_TX_BYTES), 'nvmlDeviceGetPcieThroughput') : null,
-        rxKBps: throughput ? maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_RX_BYTES), 'nvmlDeviceGetPcieThroughput') : null,
+        txKBps: throughput
+          ? maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_TX_BYTES), 'nvmlDeviceGetPcieThroughput')
+          : null,
+        rxKBps: throughput
+          ? maybe(() => n.nvmlDeviceGetPcieThroughput(h, n.nvmlPcieUtilCounter_t.NVML_PCIE_UTIL_RX_BYTES), 'nvmlDeviceGetPcieThroughput')
+          : null,
       },
       nvlink: this.nvlinks(),
       ecc: this.ecc(),
       throttleReasons: reasons === null ? null : decodeReasons(reasons),
-      computeMode: mode === null ? null : COMPUTE_MODES[mode] ?? `mode ${mode}`,
+      computeMode: mode === null ? null : (COMPUTE_MODES[mode] ?? `mode ${mode}`),
       migMode: mig,
       persistenceMode: persistence === null ? null : persistence === E.NVML_FEATURE_ENABLED,
       performanceState: pstate === null || pstate === n.nvmlPstates_t.NVML_PSTATE_UNKNOWN ? null : `P${pstate}`,
@@ -350,7 +377,8 @@ export class NvmlDevice {
     try {
       const [e, m] = n.nvmlDeviceGetMemoryInfo_v2(this.handle);
       if (e === 0) v2 = m;
-      else if (!ABSENT.has(e) && e !== n.nvmlReturn_t.NVML_ERROR_ARGUMENT_VERSION_MISMATCH) throw nvmlError(e, 'nvmlDeviceGetMemoryInfo_v2');
+      else if (!ABSENT.has(e) && e !== n.nvmlReturn_t.NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+        throw nvmlError(e, 'nvmlDeviceGetMemoryInfo_v2');
     } catch (e) {
       if (!/does not export/.test((e as Error).message)) throw e;
     }
@@ -372,7 +400,11 @@ export class NvmlDevice {
       }
       must([e], 'nvmlDeviceGetNvLinkState');
       const active = s === n.nvmlEnableState_t.NVML_FEATURE_ENABLED;
-      out.push({ link, active, version: active ? maybe(() => n.nvmlDeviceGetNvLinkVersion(this.handle, link), 'nvmlDeviceGetNvLinkVersion') : null });
+      out.push({
+        link,
+        active,
+        version: active ? maybe(() => n.nvmlDeviceGetNvLinkVersion(this.handle, link), 'nvmlDeviceGetNvLinkVersion') : null,
+      });
     }
     return out;
   }
@@ -436,7 +468,8 @@ export class NvmlDevice {
   /** How the path between this GPU and `other` runs, as `nvidia-smi topo -m` abbreviates it (`NV4`, `PIX`, `SYS`, …). */
   topology(other: NvmlDevice): TopologyLink {
     const n = nv();
-    if (other === this) return { kind: 'X', nvlinks: 0, nvlinkVersion: null, level: null, p2p: { read: true, write: true, atomics: true, nvlink: false } };
+    if (other === this)
+      return { kind: 'X', nvlinks: 0, nvlinkVersion: null, level: null, p2p: { read: true, write: true, atomics: true, nvlink: false } };
     // Links straight to the other GPU, and links to NVSwitches (which reach every GPU on them).
     let direct = 0;
     let switched = 0;
@@ -448,7 +481,10 @@ export class NvmlDevice {
       if (pci && sameBus(pci.busId, other.pciBusId)) {
         direct++;
         nvlinkVersion = l.version;
-      } else if (maybe(() => n.nvmlDeviceGetNvLinkRemoteDeviceType(this.handle, l.link), 'nvmlDeviceGetNvLinkRemoteDeviceType') === n.nvmlIntNvLinkDeviceType_t.NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+      } else if (
+        maybe(() => n.nvmlDeviceGetNvLinkRemoteDeviceType(this.handle, l.link), 'nvmlDeviceGetNvLinkRemoteDeviceType') ===
+        n.nvmlIntNvLinkDeviceType_t.NVML_NVLINK_DEVICE_TYPE_SWITCH
+      ) {
         switched++;
         nvlinkVersion ??= l.version;
       }
@@ -456,20 +492,31 @@ export class NvmlDevice {
     const level = maybe(() => n.nvmlDeviceGetTopologyCommonAncestor(this.handle, other.handle), 'nvmlDeviceGetTopologyCommonAncestor');
     const T = n.nvmlGpuTopologyLevel_t;
     const abbrev: Record<number, string> = {
-      [T.NVML_TOPOLOGY_INTERNAL]: 'X', [T.NVML_TOPOLOGY_SINGLE]: 'PIX', [T.NVML_TOPOLOGY_MULTIPLE]: 'PXB',
-      [T.NVML_TOPOLOGY_HOSTBRIDGE]: 'PHB', [T.NVML_TOPOLOGY_NODE]: 'NODE', [T.NVML_TOPOLOGY_SYSTEM]: 'SYS',
+      [T.NVML_TOPOLOGY_INTERNAL]: 'X',
+      [T.NVML_TOPOLOGY_SINGLE]: 'PIX',
+      [T.NVML_TOPOLOGY_MULTIPLE]: 'PXB',
+      [T.NVML_TOPOLOGY_HOSTBRIDGE]: 'PHB',
+      [T.NVML_TOPOLOGY_NODE]: 'NODE',
+      [T.NVML_TOPOLOGY_SYSTEM]: 'SYS',
     };
-    const p2p = (i: number) => maybe(() => n.nvmlDeviceGetP2PStatus(this.handle, other.handle, i), 'nvmlDeviceGetP2PStatus') === n.nvmlGpuP2PStatus_t.NVML_P2P_STATUS_OK;
+    const p2p = (i: number) =>
+      maybe(() => n.nvmlDeviceGetP2PStatus(this.handle, other.handle, i), 'nvmlDeviceGetP2PStatus') ===
+      n.nvmlGpuP2PStatus_t.NVML_P2P_STATUS_OK;
     const C = n.nvmlGpuP2PCapsIndex_t;
     // Through NVSwitches, as nvidia-smi counts them: every switched link, where NVLink P2P works.
     const nvlinks = direct > 0 ? direct : switched > 0 && p2p(C.NVML_P2P_CAPS_INDEX_NVLINK) ? switched : 0;
     if (nvlinks === 0) nvlinkVersion = null;
     return {
-      kind: nvlinks > 0 ? `NV${nvlinks}` : level === null ? '?' : abbrev[level] ?? `level ${level}`,
+      kind: nvlinks > 0 ? `NV${nvlinks}` : level === null ? '?' : (abbrev[level] ?? `level ${level}`),
       nvlinks,
       nvlinkVersion,
-      level: level === null ? null : abbrev[level] ?? null,
-      p2p: { read: p2p(C.NVML_P2P_CAPS_INDEX_READ), write: p2p(C.NVML_P2P_CAPS_INDEX_WRITE), atomics: p2p(C.NVML_P2P_CAPS_INDEX_ATOMICS), nvlink: p2p(C.NVML_P2P_CAPS_INDEX_NVLINK) },
+      level: level === null ? null : (abbrev[level] ?? null),
+      p2p: {
+        read: p2p(C.NVML_P2P_CAPS_INDEX_READ),
+        write: p2p(C.NVML_P2P_CAPS_INDEX_WRITE),
+        atomics: p2p(C.NVML_P2P_CAPS_INDEX_ATOMICS),
+        nvlink: p2p(C.NVML_P2P_CAPS_INDEX_NVLINK),
+      },
     };
   }
 
@@ -528,7 +575,7 @@ function bitsOf(words: bigint[]): number[] {
 /** `[0,1,2,3,8]` -> `0-3,8`. */
 export function formatCpuList(cpus: number[]): string {
   const parts: string[] = [];
-  for (let i = 0; i < cpus.length; ) {
+  for (let i = 0; i < cpus.length;) {
     let j = i;
     while (j + 1 < cpus.length && cpus[j + 1] === cpus[j] + 1) j++;
     parts.push(i === j ? `${cpus[i]}` : `${cpus[i]}-${cpus[j]}`);

@@ -10,7 +10,12 @@ export type OptionKeys<T> = { readonly [K in keyof Required<T>]: true };
  * Throws a TypeError unless `options` is absent or an object whose keys are all in `allowed`; the
  * message names `method`, the key, and the closest allowed key when it looks like a misspelling.
  */
-export function checkOptions<T extends object>(method: string, options: T | undefined, allowed: OptionKeys<NoInfer<T>>, param = 'options'): void {
+export function checkOptions<T extends object>(
+  method: string,
+  options: T | undefined,
+  allowed: OptionKeys<NoInfer<T>>,
+  param = 'options',
+): void {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     const got = options === null ? 'null' : Array.isArray(options) ? 'an array' : `${typeof options} ${String(options)}`;
@@ -22,7 +27,9 @@ export function checkOptions<T extends object>(method: string, options: T | unde
     const known = Object.keys(allowed);
     const near = closest(key, known);
     const list = known.length ? `the options are ${known.join(', ')}` : 'it takes no options';
-    throw new TypeError(`${method}: unknown option '${key}'${param === 'options' ? '' : ` in '${param}'`}${near ? ` (did you mean '${near}'?)` : ''}; ${list}`);
+    throw new TypeError(
+      `${method}: unknown option '${key}'${param === 'options' ? '' : ` in '${param}'`}${near ? ` (did you mean '${near}'?)` : ''}; ${list}`,
+    );
   }
 }
 

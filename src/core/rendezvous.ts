@@ -40,10 +40,17 @@ export function parseMaster(master: string, fn = 'rendezvous'): { host: string; 
 export function rendezvousFromEnv(env: NodeJS.ProcessEnv = process.env): RendezvousOptions {
   const int = (k: string, dflt?: number): number => {
     const v = env[k] ?? (dflt === undefined ? undefined : String(dflt));
-    if (v === undefined || !/^\d+$/.test(v)) throw new RangeError(`rendezvousFromEnv: environment variable ${k} must be a non-negative integer, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`);
+    if (v === undefined || !/^\d+$/.test(v))
+      throw new RangeError(
+        `rendezvousFromEnv: environment variable ${k} must be a non-negative integer, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`,
+      );
     return Number(v);
   };
-  return { rank: int('RANK'), nranks: int('WORLD_SIZE'), master: { host: env.MASTER_ADDR || '127.0.0.1', port: int('MASTER_PORT', 29500) } };
+  return {
+    rank: int('RANK'),
+    nranks: int('WORLD_SIZE'),
+    master: { host: env.MASTER_ADDR || '127.0.0.1', port: int('MASTER_PORT', 29500) },
+  };
 }
 
 /**
@@ -55,17 +62,20 @@ export function rendezvousFromEnv(env: NodeJS.ProcessEnv = process.env): Rendezv
  */
 export async function rendezvous(o: RendezvousOptions): Promise<ncclUniqueId> {
   const fn = 'rendezvous';
-  if (typeof o !== 'object' || o === null) throw new TypeError(`${fn}: parameter 'options' must be an object with rank, nranks and master, got ${o === null ? 'null' : typeof o}`);
+  if (typeof o !== 'object' || o === null)
+    throw new TypeError(`${fn}: parameter 'options' must be an object with rank, nranks and master, got ${o === null ? 'null' : typeof o}`);
   checkOptions(fn, o, { rank: true, nranks: true, master: true, timeoutMs: true, id: true });
   const { rank, nranks } = o;
   if (!Number.isInteger(nranks) || nranks < 1) throw new RangeError(`${fn}: parameter 'nranks' must be a positive integer, got ${nranks}`);
-  if (!Number.isInteger(rank) || rank < 0 || rank >= nranks) throw new RangeError(`${fn}: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
+  if (!Number.isInteger(rank) || rank < 0 || rank >= nranks)
+    throw new RangeError(`${fn}: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
   const master = typeof o.master === 'string' ? parseMaster(o.master, fn) : o.master;
-  if (typeof master !== 'object' || master === null || typeof master.host !== 'string' || !Number.isInteger(master.port)) throw new TypeError(`${fn}: parameter 'master' must be 'host:port' or { host, port }`);
+  if (typeof master !== 'object' || master === null || typeof master.host !== 'string' || !Number.isInteger(master.port))
+    throw new TypeError(`${fn}: parameter 'master' must be 'host:port' or { host, port }`);
   const timeoutMs = o.timeoutMs ?? 60_000;
   if (!(timeoutMs > 0)) throw new RangeError(`${fn}: parameter 'timeoutMs' must be positive, got ${timeoutMs}`);
   if (rank === 0) {
-    const id = typeof o.id === 'function' ? o.id() : o.id ?? Communicator.uniqueId();
+    const id = typeof o.id === 'function' ? o.id() : (o.id ?? Communicator.uniqueId());
     if (!(id instanceof ncclUniqueId)) throw new TypeError(`${fn}: parameter 'id' must be a ncclUniqueId or a function that returns one`);
     await serve(Buffer.concat([MAGIC, Buffer.from(id.getBytes())]), nranks, master, timeoutMs);
     return id;
@@ -97,7 +107,15 @@ function serve(payload: Buffer, nranks: number, master: { host: string; port: nu
         if (waiting.size === 0) finish();
       });
     });
-    const timer = setTimeout(() => finish(new Error(`rendezvous: rank 0 at ${where(master)} waited ${timeoutMs} ms, but rank${waiting.size > 1 ? 's' : ''} ${[...waiting].join(', ')} of ${nranks} never fetched the NCCL unique id; did they start, with this address?`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        finish(
+          new Error(
+            `rendezvous: rank 0 at ${where(master)} waited ${timeoutMs} ms, but rank${waiting.size > 1 ? 's' : ''} ${[...waiting].join(', ')} of ${nranks} never fetched the NCCL unique id; did they start, with this address?`,
+          ),
+        ),
+      timeoutMs,
+    );
     let done = false;
     const finish = (e?: Error) => {
       if (done) return;
@@ -109,7 +127,13 @@ function serve(payload: Buffer, nranks: number, master: { host: string; port: nu
       if (e) reject(e);
       else resolve();
     };
-    server.on('error', (e: NodeJS.ErrnoException) => finish(new Error(`rendezvous: rank 0 could not listen on ${where(master)}: ${e.code ?? e.message}${e.code === 'EADDRINUSE' ? ' (the port is taken: choose another MASTER_PORT)' : ''}`)));
+    server.on('error', (e: NodeJS.ErrnoException) =>
+      finish(
+        new Error(
+          `rendezvous: rank 0 could not listen on ${where(master)}: ${e.code ?? e.message}${e.code === 'EADDRINUSE' ? ' (the port is taken: choose another MASTER_PORT)' : ''}`,
+        ),
+      ),
+    );
     // A loopback or literal address is listened on as given; a host name on every interface.
     const host = net.isIP(master.host) ? master.host : undefined;
     server.listen({ port: master.port, host });
@@ -123,7 +147,11 @@ function fetchId(rank: number, master: { host: string; port: number }, timeoutMs
   return new Promise((resolve, reject) => {
     const attempt = () => {
       if (Date.now() >= deadline) {
-        reject(new Error(`rendezvous: rank ${rank} could not get the NCCL unique id from rank 0 at ${where(master)} within ${timeoutMs} ms (last: ${lastError}); is rank 0 running and listening there?`));
+        reject(
+          new Error(
+            `rendezvous: rank ${rank} could not get the NCCL unique id from rank 0 at ${where(master)} within ${timeoutMs} ms (last: ${lastError}); is rank 0 running and listening there?`,
+          ),
+        );
         return;
       }
       const sock = net.connect({ host: master.host, port: master.port });
@@ -150,7 +178,11 @@ function fetchId(rank: number, master: { host: string; port: number }, timeoutMs
         if (buf.length !== MAGIC.length + NCCL_UNIQUE_ID_BYTES || !buf.subarray(0, MAGIC.length).equals(MAGIC)) {
           settled = true;
           sock.destroy();
-          reject(new Error(`rendezvous: rank ${rank} got ${buf.length} bytes from ${where(master)} that are not an NCCL unique id from rank 0; is something else listening there?`));
+          reject(
+            new Error(
+              `rendezvous: rank ${rank} got ${buf.length} bytes from ${where(master)} that are not an NCCL unique id from rank 0; is something else listening there?`,
+            ),
+          );
           return;
         }
         settled = true;

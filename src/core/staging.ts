@@ -31,7 +31,9 @@ function stagingFor(device: Device): Staging {
     device.makeCurrent();
     const pinned = check(cudart.cudaHostAlloc(SLOTS * CHUNK, cudart.cudaHostAllocPortable), 'cudaHostAlloc (staging)');
     const stream = check(cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking), 'cudaStreamCreateWithFlags (staging)');
-    const drained = Array.from({ length: SLOTS }, () => check(cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags (staging)'));
+    const drained = Array.from({ length: SLOTS }, () =>
+      check(cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags (staging)'),
+    );
     stagings.set(device.ordinal, (s = { pinned, stream, drained, busy: Promise.resolve() }));
   }
   return s;
@@ -55,13 +57,17 @@ async function upload(s: Staging, dst: bigint, src: Uint8Array): Promise<void> {
     for (let c = next++; c < chunks; c = next++) {
       const slot = c % SLOTS;
       const [ready] = cudart.cudaEventQuery(s.drained[slot]);
-      if (ready === cudart.cudaError_t.cudaErrorNotReady) check(await cudart.async.cudaEventSynchronize(s.drained[slot]), 'cudaEventSynchronize (staging)');
+      if (ready === cudart.cudaError_t.cudaErrorNotReady)
+        check(await cudart.async.cudaEventSynchronize(s.drained[slot]), 'cudaEventSynchronize (staging)');
       else check([ready], 'cudaEventQuery (staging)');
       const at = c * CHUNK;
       const len = Math.min(CHUNK, src.length - at);
       const pinned = s.pinned + BigInt(slot * CHUNK);
       await cudart.async.memcpyHost(pinned, src.subarray(at, at + len), len);
-      check(cudart.cudaMemcpyAsync(dst + BigInt(at), pinned, len, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s.stream), 'cudaMemcpyAsync (staging)');
+      check(
+        cudart.cudaMemcpyAsync(dst + BigInt(at), pinned, len, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s.stream),
+        'cudaMemcpyAsync (staging)',
+      );
       check(cudart.cudaEventRecord(s.drained[slot], s.stream), 'cudaEventRecord (staging)');
     }
   };

@@ -10,7 +10,25 @@ export * from './handles.gen';
 export * from '../structs/driver.gen';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
-export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs, type KernelArgInput, type ScalarType, type StructValue } from '../ffi/kernel-args';
+export {
+  i8,
+  u8,
+  i16,
+  u16,
+  i32,
+  u32,
+  i64,
+  u64,
+  f16,
+  f32,
+  f64,
+  ptr,
+  KernelArg,
+  KernelArgs,
+  type KernelArgInput,
+  type ScalarType,
+  type StructValue,
+} from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { launchParamBuffer } from '../ffi/kernel-args';

@@ -64,5 +64,7 @@ export class JitOptions {
 
 function text(b: Uint8Array, n: number): string {
   const end = b.indexOf(0);
-  return Buffer.from(b.buffer, b.byteOffset, Math.min(end < 0 ? b.length : end, Number.isNaN(n) ? b.length : n)).toString('utf8').trimEnd();
+  return Buffer.from(b.buffer, b.byteOffset, Math.min(end < 0 ? b.length : end, Number.isNaN(n) ? b.length : n))
+    .toString('utf8')
+    .trimEnd();
 }

@@ -79,7 +79,8 @@ export function checkSize(v: unknown, fn: string, p?: string): number {
 
 /** A 64-bit unsigned integer: a bigint, or a number that is a non-negative safe integer. */
 export function checkU64(v: unknown, fn: string, p?: string): bigint | number {
-  if (typeof v === 'bigint' ? v >= 0n && v < U64_LIMIT : typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return v as bigint | number;
+  if (typeof v === 'bigint' ? v >= 0n && v < U64_LIMIT : typeof v === 'number' && v >= 0 && Number.isSafeInteger(v))
+    return v as bigint | number;
   return fail64(v, fn, p, '[0, 2^64)');
 }
 

@@ -118,7 +118,12 @@ function run(token: bigint | number, args: (userData: unknown) => unknown[]): vo
   const p = byToken.get(t);
   if (!p) {
     // A launched token is called once and forgotten after; only a released graph token comes back.
-    report(new Error(`a JS host function of a graph ran after it was released (its Graph and GraphExecs were closed or collected, or its host node params struct was collected); it was skipped`), 'a graph');
+    report(
+      new Error(
+        `a JS host function of a graph ran after it was released (its Graph and GraphExecs were closed or collected, or its host node params struct was collected); it was skipped`,
+      ),
+      'a graph',
+    );
     return;
   }
   if (p.life === 'once') settle(t);
@@ -181,7 +186,12 @@ function capturing(stream: bigint | null, where: string): boolean {
  * graph's launches (see the top of this file).
  */
 export function registerHostFn(
-  fn: unknown, userData: unknown, stream: bigint | null, kind: 'hostFn' | 'streamCallback', where: string, param: string,
+  fn: unknown,
+  userData: unknown,
+  stream: bigint | null,
+  kind: 'hostFn' | 'streamCallback',
+  where: string,
+  param: string,
 ): HostFnRegistration {
   if (typeof fn === 'bigint' || fn === null) return { ptr: checkHandle(fn, where, param) ?? 0n, userData, cancel: () => undefined };
   if (typeof fn !== 'function') typeError(where, param, 'a JS function or a native function pointer (bigint)', fn);
@@ -355,7 +365,8 @@ function guardExit(): void {
 export function guardBlockingWait(where: string, stream?: bigint | null): void {
   if (pending === 0) return;
   const s = stream ?? 0n;
-  const blocked = stream === undefined || s === 0n || s === cudaStreamLegacy || s === cudaStreamPerThread ? pending > 0 : pendingByStream.has(s);
+  const blocked =
+    stream === undefined || s === 0n || s === cudaStreamLegacy || s === cudaStreamPerThread ? pending > 0 : pendingByStream.has(s);
   if (blocked) {
     throw new Error(
       `${where}: ${pending} JS host function${pending === 1 ? ' is' : 's are'} still pending, and they run on this thread: ` +

@@ -31,7 +31,15 @@ export type KernelArgInput = KernelArg | bigint | StructValue;
 const SIZE: Record<ScalarType, number> = { i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f16: 2, f32: 4, f64: 8, ptr: 8 };
 
 /** Bits and signedness of the integer argument types (f16 is given as its 16 raw bits). */
-const INT_KIND = { i8: [8, true], u8: [8, false], i16: [16, true], u16: [16, false], f16: [16, false], i32: [32, true], u32: [32, false] } as const;
+const INT_KIND = {
+  i8: [8, true],
+  u8: [8, false],
+  i16: [16, true],
+  u16: [16, false],
+  f16: [16, false],
+  i32: [32, true],
+  u32: [32, false],
+} as const;
 
 function intArg(type: keyof typeof INT_KIND) {
   const [bits, signed] = INT_KIND[type];
@@ -166,19 +174,31 @@ export class KernelArgs {
     const dv = this.dv;
     const fn = 'KernelArgs.set';
     switch (t) {
-      case 'f32': return dv.setFloat32(at, checkF64(v, fn, 'value'), true);
-      case 'f64': return dv.setFloat64(at, checkF64(v, fn, 'value'), true);
-      case 'i64': return dv.setBigInt64(at, BigInt(checkI64(v, fn, 'value')), true);
-      case 'u64': case 'ptr': return dv.setBigUint64(at, BigInt(checkU64(v, fn, 'value')), true);
+      case 'f32':
+        return dv.setFloat32(at, checkF64(v, fn, 'value'), true);
+      case 'f64':
+        return dv.setFloat64(at, checkF64(v, fn, 'value'), true);
+      case 'i64':
+        return dv.setBigInt64(at, BigInt(checkI64(v, fn, 'value')), true);
+      case 'u64':
+      case 'ptr':
+        return dv.setBigUint64(at, BigInt(checkU64(v, fn, 'value')), true);
     }
     const n = checkIntN(v, fn, 'value', INT_KIND[t][0], INT_KIND[t][1]);
     switch (t) {
-      case 'i8': return dv.setInt8(at, n);
-      case 'u8': return dv.setUint8(at, n);
-      case 'i16': return dv.setInt16(at, n, true);
-      case 'u16': case 'f16': return dv.setUint16(at, n, true);
-      case 'i32': return dv.setInt32(at, n, true);
-      case 'u32': return dv.setUint32(at, n, true);
+      case 'i8':
+        return dv.setInt8(at, n);
+      case 'u8':
+        return dv.setUint8(at, n);
+      case 'i16':
+        return dv.setInt16(at, n, true);
+      case 'u16':
+      case 'f16':
+        return dv.setUint16(at, n, true);
+      case 'i32':
+        return dv.setInt32(at, n, true);
+      case 'u32':
+        return dv.setUint32(at, n, true);
     }
   }
 
@@ -190,16 +210,28 @@ export class KernelArgs {
       if (a.type !== t) typeError(fn, `${p}[${i}]`, `a ${t} argument`, a.type);
       const v = a.value;
       switch (a.type) {
-        case 'i8': return dv.setInt8(at, v as number);
-        case 'u8': return dv.setUint8(at, v as number);
-        case 'i16': return dv.setInt16(at, v as number, true);
-        case 'u16': case 'f16': return dv.setUint16(at, v as number, true);
-        case 'i32': return dv.setInt32(at, v as number, true);
-        case 'u32': return dv.setUint32(at, v as number, true);
-        case 'i64': return dv.setBigInt64(at, BigInt(v), true);
-        case 'u64': case 'ptr': return dv.setBigUint64(at, BigInt(v), true);
-        case 'f32': return dv.setFloat32(at, v as number, true);
-        case 'f64': return dv.setFloat64(at, v as number, true);
+        case 'i8':
+          return dv.setInt8(at, v as number);
+        case 'u8':
+          return dv.setUint8(at, v as number);
+        case 'i16':
+          return dv.setInt16(at, v as number, true);
+        case 'u16':
+        case 'f16':
+          return dv.setUint16(at, v as number, true);
+        case 'i32':
+          return dv.setInt32(at, v as number, true);
+        case 'u32':
+          return dv.setUint32(at, v as number, true);
+        case 'i64':
+          return dv.setBigInt64(at, BigInt(v), true);
+        case 'u64':
+        case 'ptr':
+          return dv.setBigUint64(at, BigInt(v), true);
+        case 'f32':
+          return dv.setFloat32(at, v as number, true);
+        case 'f64':
+          return dv.setFloat64(at, v as number, true);
       }
     }
     if (typeof a === 'bigint') {

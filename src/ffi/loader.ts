@@ -56,10 +56,12 @@ export function candidates(spec: LibrarySpec, env: NodeJS.ProcessEnv = process.e
   for (const v of ['CUDA_HOME', 'CUDA_PATH']) {
     const home = env[v];
     if (!home) continue;
-    for (const sub of ['lib64', 'lib', 'bin', path.join('bin', 'x64'), ...(spec.toolkitDirs ?? [])]) for (const n of names) out.push(path.join(home, sub, n));
+    for (const sub of ['lib64', 'lib', 'bin', path.join('bin', 'x64'), ...(spec.toolkitDirs ?? [])])
+      for (const n of names) out.push(path.join(home, sub, n));
   }
   out.push(...names);
-  if (platform !== 'win32') for (const dir of ['lib64', ...(spec.toolkitDirs ?? [])]) for (const n of names) out.push(path.join('/usr/local/cuda', dir, n));
+  if (platform !== 'win32')
+    for (const dir of ['lib64', ...(spec.toolkitDirs ?? [])]) for (const n of names) out.push(path.join('/usr/local/cuda', dir, n));
   for (const d of spec.extraDirs?.(env) ?? []) for (const n of names) out.push(path.join(d, n));
   return [...new Set(out)];
 }
@@ -136,7 +138,10 @@ function resolvedPath(file: string): string {
     // The soname (libnvidia-ml.so.1) often names a file with a longer version (libnvidia-ml.so.580.95.05).
     const stem = path.basename(file).replace(/\.so(\.\d+)*$/, '.so');
     const maps = fs.readFileSync('/proc/self/maps', 'utf8');
-    const m = maps.split('\n').map((l) => l.slice(l.indexOf('/'))).find((p) => p.includes('/') && path.basename(p).startsWith(stem));
+    const m = maps
+      .split('\n')
+      .map((l) => l.slice(l.indexOf('/')))
+      .find((p) => p.includes('/') && path.basename(p).startsWith(stem));
     return m ?? file;
   } catch {
     return file;

@@ -3,8 +3,22 @@
 import koffi from 'koffi';
 import { markAsUntransferable } from 'node:worker_threads';
 import {
-  checkBool, checkF64, checkHandle, checkI32, checkI64, checkIntN, checkPointer, checkSize, checkString,
-  checkU32, checkU64, nonEmpty, typeError, rangeError, U64_LIMIT, type Pointer,
+  checkBool,
+  checkF64,
+  checkHandle,
+  checkI32,
+  checkI64,
+  checkIntN,
+  checkPointer,
+  checkSize,
+  checkString,
+  checkU32,
+  checkU64,
+  nonEmpty,
+  typeError,
+  rangeError,
+  U64_LIMIT,
+  type Pointer,
 } from './checks';
 
 export type { HostMemory, Pointer } from './checks';
@@ -22,8 +36,17 @@ export type Memory = DevicePointer | HostMemory | null;
 // Hand-written code imports the check* names, which do not collide with the kernel-argument
 // wrappers i32(), u32(), f64() of ./kernel-args.
 export {
-  checkI32 as i32, checkU32 as u32, checkIntN as intN, checkSize as size, checkU64 as u64, checkI64 as i64,
-  checkF64 as f64, checkBool as bool, checkHandle as handle, checkPointer as pointer, checkString as str,
+  checkI32 as i32,
+  checkU32 as u32,
+  checkIntN as intN,
+  checkSize as size,
+  checkU64 as u64,
+  checkI64 as i64,
+  checkF64 as f64,
+  checkBool as bool,
+  checkHandle as handle,
+  checkPointer as pointer,
+  checkString as str,
 };
 
 /** Bytes a pitched 2D region spans: pitch * (height - 1) + width. */

@@ -51,7 +51,7 @@ export const W = {
   },
   /** An address or handle: a bigint or null (host memory is taken by the struct's pointer setter). */
   ptr(dv: DataView, off: number, v: unknown, name: string): void {
-    dv.setBigUint64(off, v === undefined ? 0n : checkAddress(v, name) ?? 0n, true);
+    dv.setBigUint64(off, v === undefined ? 0n : (checkAddress(v, name) ?? 0n), true);
   },
 } satisfies Record<string, Writer>;
 

@@ -16,17 +16,28 @@ export const NCCL_MIN_MINOR = 19;
  * libnccl2 package) and the `nvidia-nccl-cu*` Python wheels' `nvidia/nccl/lib`.
  */
 export function ncclSearchDirs(env: NodeJS.ProcessEnv = process.env): string[] {
-  const dirs = ['/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib/aarch64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/local/lib'];
+  const dirs = [
+    '/lib/x86_64-linux-gnu',
+    '/usr/lib/x86_64-linux-gnu',
+    '/lib/aarch64-linux-gnu',
+    '/usr/lib/aarch64-linux-gnu',
+    '/usr/lib64',
+    '/usr/local/lib',
+  ];
   const prefixes = [env.VIRTUAL_ENV, env.CONDA_PREFIX, '/usr/local', '/usr', path.join(os.homedir(), '.local')].filter(Boolean) as string[];
   for (const prefix of prefixes) {
     const lib = path.join(prefix, 'lib');
     let pys: string[] = [];
     try {
-      pys = fs.readdirSync(lib).filter((d) => /^python3(\.\d+)?$/.test(d)).sort();
+      pys = fs
+        .readdirSync(lib)
+        .filter((d) => /^python3(\.\d+)?$/.test(d))
+        .sort();
     } catch {
       continue;
     }
-    for (const py of pys) for (const pkgs of ['site-packages', 'dist-packages']) dirs.push(path.join(lib, py, pkgs, 'nvidia', 'nccl', 'lib'));
+    for (const py of pys)
+      for (const pkgs of ['site-packages', 'dist-packages']) dirs.push(path.join(lib, py, pkgs, 'nvidia', 'nccl', 'lib'));
   }
   return dirs;
 }
@@ -51,7 +62,8 @@ export const ncclSpec: LibrarySpec = {
     // NCCL_VERSION: major * 10000 + minor * 100 + patch since 2.9.
     const major = Math.floor(v[0] / 10000);
     const minor = Math.floor(v[0] / 100) % 100;
-    if (major !== NCCL_MAJOR || minor < NCCL_MIN_MINOR) throw new Error(`NCCL ${major}.${minor}.${v[0] % 100} found, but these bindings need NCCL ${NCCL_MAJOR}.${NCCL_MIN_MINOR} or newer`);
+    if (major !== NCCL_MAJOR || minor < NCCL_MIN_MINOR)
+      throw new Error(`NCCL ${major}.${minor}.${v[0] % 100} found, but these bindings need NCCL ${NCCL_MAJOR}.${NCCL_MIN_MINOR} or newer`);
     return v[0];
   },
 };

@@ -18,6 +18,10 @@ export const nvfatbinSpec: LibrarySpec = {
 };
 
 /** libnvfatbin's functions, bound on first call (the library opens on the first of them). */
-export const libnvfatbin = lazyLibrary(nvfatbinSpec, lazyDeclarations<typeof Declarations>(() => require('./nvfatbin.gen').declarations), {});
+export const libnvfatbin = lazyLibrary(
+  nvfatbinSpec,
+  lazyDeclarations<typeof Declarations>(() => require('./nvfatbin.gen').declarations),
+  {},
+);
 /** Which file is in use and its version (loads it if needed). */
 export const nvfatbinLibraryInfo = () => libnvfatbin.info();

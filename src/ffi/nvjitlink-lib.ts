@@ -20,7 +20,13 @@ export const nvjitlinkSpec: LibrarySpec = {
  * Reads `int fn(unsigned *major, unsigned *minor)` (nvJitLinkVersion, nvFatbinVersion, nvvmVersion)
  * and refuses a library whose major version `accept` does not take; returns major * 1000 + minor * 10.
  */
-export function checkVersionPair(lib: import('koffi').LibraryHandle, fnName: string, what: string, accept: (major: number) => boolean, need = `CUDA ${CUDA_MAJOR}.x`): number {
+export function checkVersionPair(
+  lib: import('koffi').LibraryHandle,
+  fnName: string,
+  what: string,
+  accept: (major: number) => boolean,
+  need = `CUDA ${CUDA_MAJOR}.x`,
+): number {
   let version: ReturnType<typeof lib.func>;
   try {
     version = lib.func(`int ${fnName}(_Out_ int *major, _Out_ int *minor)`);
@@ -36,6 +42,10 @@ export function checkVersionPair(lib: import('koffi').LibraryHandle, fnName: str
 }
 
 /** libnvJitLink's functions, bound on first call (the library opens on the first of them). */
-export const libnvjitlink = lazyLibrary(nvjitlinkSpec, lazyDeclarations<typeof Declarations>(() => require('./nvjitlink.gen').declarations), {});
+export const libnvjitlink = lazyLibrary(
+  nvjitlinkSpec,
+  lazyDeclarations<typeof Declarations>(() => require('./nvjitlink.gen').declarations),
+  {},
+);
 /** Which file is in use and its version (loads it if needed). */
 export const nvjitlinkLibraryInfo = () => libnvjitlink.info();

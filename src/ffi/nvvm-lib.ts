@@ -22,6 +22,10 @@ export const nvvmSpec: LibrarySpec = {
 };
 
 /** libnvvm's functions, bound on first call (the library opens on the first of them). */
-export const libnvvm = lazyLibrary(nvvmSpec, lazyDeclarations<typeof Declarations>(() => require('./nvvm.gen').declarations), {});
+export const libnvvm = lazyLibrary(
+  nvvmSpec,
+  lazyDeclarations<typeof Declarations>(() => require('./nvvm.gen').declarations),
+  {},
+);
 /** Which file is in use and its version (loads it if needed). */
 export const nvvmLibraryInfo = () => libnvvm.info();

@@ -28,14 +28,17 @@ const WAIT_KEYS = ['signal', 'timeout'];
  */
 export function checkWaitOptions(options: unknown, fn: string, extra: readonly string[] = []): WaitOptions {
   if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`${fn}: parameter 'options' must be an object such as { signal, timeout }, got ${describe(options)}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError(`${fn}: parameter 'options' must be an object such as { signal, timeout }, got ${describe(options)}`);
   const known = [...WAIT_KEYS, ...extra];
   for (const k of Object.keys(options)) {
     if (!known.includes(k)) throw new TypeError(`${fn}: unknown option '${k}' (the options are ${known.join(', ')})`);
   }
   const { signal, timeout } = options as WaitOptions;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError(`${fn}: option 'signal' must be an AbortSignal, got ${describe(signal)}`);
-  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0))) throw new RangeError(`${fn}: option 'timeout' must be a non-negative number of milliseconds, got ${describe(timeout)}`);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new TypeError(`${fn}: option 'signal' must be an AbortSignal, got ${describe(signal)}`);
+  if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0)))
+    throw new RangeError(`${fn}: option 'timeout' must be a non-negative number of milliseconds, got ${describe(timeout)}`);
   if (signal?.aborted) throw abortError(fn, signal.reason);
   return { signal, timeout };
 }
@@ -50,7 +53,10 @@ function describe(v: unknown): string {
 /** The error a wait rejects with when its signal aborts: an AbortError, or a TimeoutError for AbortSignal.timeout(). */
 export function abortError(fn: string, reason: unknown): DOMException {
   const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError';
-  const e = new DOMException(`${fn}: ${timedOut ? 'timed out (signal)' : 'aborted'}; the GPU work was not cancelled`, timedOut ? 'TimeoutError' : 'AbortError');
+  const e = new DOMException(
+    `${fn}: ${timedOut ? 'timed out (signal)' : 'aborted'}; the GPU work was not cancelled`,
+    timedOut ? 'TimeoutError' : 'AbortError',
+  );
   return Object.assign(e, { cause: reason });
 }
 
@@ -63,7 +69,11 @@ export function timeoutError(fn: string, ms: number): DOMException {
  * A promise that `start` settles, unless the options' signal aborts or the timeout passes first;
  * then `stop` (what `start` returned) runs and the promise rejects naming `fn`.
  */
-export function guarded<T>(fn: string, o: WaitOptions, start: (resolve: (v: T) => void, reject: (e: unknown) => void) => () => void): Promise<T> {
+export function guarded<T>(
+  fn: string,
+  o: WaitOptions,
+  start: (resolve: (v: T) => void, reject: (e: unknown) => void) => () => void,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const { signal, timeout } = o;
     if (signal?.aborted) return reject(abortError(fn, signal.reason));
@@ -194,7 +204,13 @@ const inUse = new Set<readonly unknown[]>();
  * its result. Giving up (signal, timeout) rejects at once; the call itself runs to its end, and
  * `keep` (the memory it uses) stays referenced until then.
  */
-export function onPool(fn: string, f: KoffiFunction, args: unknown[], o: WaitOptions = {}, keep: readonly unknown[] = args): Promise<number> {
+export function onPool(
+  fn: string,
+  f: KoffiFunction,
+  args: unknown[],
+  o: WaitOptions = {},
+  keep: readonly unknown[] = args,
+): Promise<number> {
   return guarded<number>(fn, o, (resolve, reject) => {
     inUse.add(keep);
     const start = () => {

@@ -15,9 +15,23 @@ export function NCCL_VERSION(major: number, minor: number, patch: number): numbe
 export function ncclConfigInitializer(init: ncclConfig_tInit = {}): ncclConfig_t {
   const u = NCCL_CONFIG_UNDEF_INT;
   const c = new ncclConfig_t({
-    size: ncclConfig_t.layout.size, magic: 0xcafebeef, version: NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),
-    blocking: u, cgaClusterSize: u, minCTAs: u, maxCTAs: u, netName: null, splitShare: u, trafficClass: u, commName: null,
-    collnetEnable: u, CTAPolicy: u, shrinkShare: u, nvlsCTAs: u, nChannelsPerNetPeer: u, nvlinkCentricSched: u,
+    size: ncclConfig_t.layout.size,
+    magic: 0xcafebeef,
+    version: NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),
+    blocking: u,
+    cgaClusterSize: u,
+    minCTAs: u,
+    maxCTAs: u,
+    netName: null,
+    splitShare: u,
+    trafficClass: u,
+    commName: null,
+    collnetEnable: u,
+    CTAPolicy: u,
+    shrinkShare: u,
+    nvlsCTAs: u,
+    nChannelsPerNetPeer: u,
+    nvlinkCentricSched: u,
   });
   for (const [k, v] of Object.entries(init)) (c as unknown as Record<string, unknown>)[k] = v;
   return c;
@@ -25,7 +39,12 @@ export function ncclConfigInitializer(init: ncclConfig_tInit = {}): ncclConfig_t
 
 /** A ncclSimInfo_t as `NCCL_SIM_INFO_INITIALIZER` makes it, for ncclGroupSimulateEnd. */
 export function ncclSimInfoInitializer(): ncclSimInfo_t {
-  return new ncclSimInfo_t({ size: ncclSimInfo_t.layout.size, magic: 0x74685283, version: NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), estimatedTime: NCCL_UNDEF_FLOAT });
+  return new ncclSimInfo_t({
+    size: ncclSimInfo_t.layout.size,
+    magic: 0x74685283,
+    version: NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),
+    estimatedTime: NCCL_UNDEF_FLOAT,
+  });
 }
 
 /** The 128 bytes of a unique id, as a Buffer (a copy), to send to the other ranks. */
@@ -36,9 +55,20 @@ export function uniqueIdToBuffer(id: ncclUniqueId): Buffer {
 
 /** A unique id from the 128 bytes another rank sent (a Buffer or any byte view). */
 export function uniqueIdFromBuffer(bytes: Uint8Array | ArrayBuffer): ncclUniqueId {
-  const u8 = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
-  if (!u8) throw new TypeError(`uniqueIdFromBuffer: parameter 'bytes' must be a Buffer, a Uint8Array or an ArrayBuffer, got ${bytes === null ? 'null' : typeof bytes}`);
-  if (u8.byteLength !== NCCL_UNIQUE_ID_BYTES) throw new RangeError(`uniqueIdFromBuffer: parameter 'bytes' must hold ${NCCL_UNIQUE_ID_BYTES} bytes (NCCL_UNIQUE_ID_BYTES), got ${u8.byteLength}`);
+  const u8 =
+    bytes instanceof ArrayBuffer
+      ? new Uint8Array(bytes)
+      : ArrayBuffer.isView(bytes)
+        ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+        : null;
+  if (!u8)
+    throw new TypeError(
+      `uniqueIdFromBuffer: parameter 'bytes' must be a Buffer, a Uint8Array or an ArrayBuffer, got ${bytes === null ? 'null' : typeof bytes}`,
+    );
+  if (u8.byteLength !== NCCL_UNIQUE_ID_BYTES)
+    throw new RangeError(
+      `uniqueIdFromBuffer: parameter 'bytes' must hold ${NCCL_UNIQUE_ID_BYTES} bytes (NCCL_UNIQUE_ID_BYTES), got ${u8.byteLength}`,
+    );
   const id = new ncclUniqueId();
   id.getBytes().set(u8);
   return id;
@@ -51,9 +81,15 @@ export function uniqueIdToBase64(id: ncclUniqueId): string {
 
 /** A unique id from its base64 form. */
 export function uniqueIdFromBase64(text: string): ncclUniqueId {
-  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) throw new TypeError(`uniqueIdFromBase64: parameter 'text' must be a base64 string, got ${typeof text === 'string' ? JSON.stringify(text.slice(0, 40)) : typeof text}`);
+  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text))
+    throw new TypeError(
+      `uniqueIdFromBase64: parameter 'text' must be a base64 string, got ${typeof text === 'string' ? JSON.stringify(text.slice(0, 40)) : typeof text}`,
+    );
   const b = Buffer.from(text, 'base64');
-  if (b.length !== NCCL_UNIQUE_ID_BYTES) throw new RangeError(`uniqueIdFromBase64: parameter 'text' must decode to ${NCCL_UNIQUE_ID_BYTES} bytes (NCCL_UNIQUE_ID_BYTES), got ${b.length}`);
+  if (b.length !== NCCL_UNIQUE_ID_BYTES)
+    throw new RangeError(
+      `uniqueIdFromBase64: parameter 'text' must decode to ${NCCL_UNIQUE_ID_BYTES} bytes (NCCL_UNIQUE_ID_BYTES), got ${b.length}`,
+    );
   return uniqueIdFromBuffer(b);
 }
 

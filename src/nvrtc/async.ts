@@ -14,12 +14,24 @@ export type { WaitOptions } from '../ffi/waits';
  * reject early with an AbortError/TimeoutError, but the compile runs to its end: destroy `prog`
  * only once the promise settled without giving up, or later.
  */
-export async function nvrtcCompileProgram(prog: nvrtcProgram | null, numOptions: number, options: string[] | null, waitOptions?: WaitOptions): Promise<[nvrtcResult]> {
+export async function nvrtcCompileProgram(
+  prog: nvrtcProgram | null,
+  numOptions: number,
+  options: string[] | null,
+  waitOptions?: WaitOptions,
+): Promise<[nvrtcResult]> {
   return [(await compileProgram('async.nvrtcCompileProgram', prog, numOptions, options, waitOptions, () => {})) as nvrtcResult];
 }
 
 /** @internal nvrtcCompileProgram on the pool under the name `fn`; `after` runs once the compile itself returned (given up or not). */
-export async function compileProgram(fn: string, prog: nvrtcProgram | null, numOptions: number, options: string[] | null, waitOptions: WaitOptions | undefined, after: () => void): Promise<number> {
+export async function compileProgram(
+  fn: string,
+  prog: nvrtcProgram | null,
+  numOptions: number,
+  options: string[] | null,
+  waitOptions: WaitOptions | undefined,
+  after: () => void,
+): Promise<number> {
   const p = M.handle(prog, fn, 'prog');
   const n = M.i32(numOptions, fn, 'numOptions');
   if (n < 0) M.rangeError(fn, 'numOptions', `must not be negative, got ${n}`);

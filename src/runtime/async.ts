@@ -20,7 +20,6 @@ import { checkExtent, checkHandle, checkI32, checkPointer, checkSize, typeError 
 
 export type { WaitOptions } from '../ffi/waits';
 
-
 const fns: Record<string, KoffiFunction> = {};
 /** The runtime function `name`, bound on first use. */
 function rt(name: string): KoffiFunction {
@@ -140,7 +139,10 @@ function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullabl
   const d = checkPointer(dst, fn, 'dst');
   const s = checkPointer(src, fn, 'src');
   const n = checkSize(count, fn, 'count');
-  for (const [v, p] of [[d, 'dst'], [s, 'src']] as const) {
+  for (const [v, p] of [
+    [d, 'dst'],
+    [s, 'src'],
+  ] as const) {
     if (v === null && !nullable) typeError(fn, p, 'host memory or an address', v);
     checkExtent(v, n, fn, p, 'count');
   }
@@ -148,7 +150,14 @@ function copyArgs(fn: string, dst: Pointer, src: Pointer, count: number, nullabl
 }
 
 /** cudaMemcpy on the pool under the name `fn` (core's copies call it with their own name). @internal */
-export async function memcpy(fn: string, dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind, options?: WaitOptions): Promise<[cudaError_t]> {
+export async function memcpy(
+  fn: string,
+  dst: Pointer,
+  src: Pointer,
+  count: number,
+  kind: cudaMemcpyKind,
+  options?: WaitOptions,
+): Promise<[cudaError_t]> {
   const [d, s, n] = copyArgs(fn, dst, src, count, true);
   const k = checkI32(kind, fn, 'kind');
   const o = checkWaitOptions(options, fn);
@@ -161,7 +170,13 @@ export async function memcpy(fn: string, dst: Pointer, src: Pointer, count: numb
  * must stay untouched meanwhile. `options.signal`/`timeout` reject early, but the copy runs to its
  * end. Pointers are used as they are (unified addressing), so the pool thread's device does not matter.
  */
-export async function cudaMemcpy(dst: Pointer, src: Pointer, count: number, kind: cudaMemcpyKind, options?: WaitOptions): Promise<[cudaError_t]> {
+export async function cudaMemcpy(
+  dst: Pointer,
+  src: Pointer,
+  count: number,
+  kind: cudaMemcpyKind,
+  options?: WaitOptions,
+): Promise<[cudaError_t]> {
   return memcpy('async.cudaMemcpy', dst, src, count, kind, options);
 }
 
@@ -176,7 +191,9 @@ export async function memcpyHost(dst: Pointer, src: Pointer, count: number, opti
   const fn = 'async.memcpyHost';
   const [d, s, n] = copyArgs(fn, dst, src, count, false);
   const o = checkWaitOptions(options, fn);
-  hostMemcpy ??= koffi.load(process.platform === 'win32' ? 'msvcrt.dll' : 'libc.so.6').func('void *memcpy(void *dst, const void *src, size_t n)');
+  hostMemcpy ??= koffi
+    .load(process.platform === 'win32' ? 'msvcrt.dll' : 'libc.so.6')
+    .func('void *memcpy(void *dst, const void *src, size_t n)');
   await onPool(fn, hostMemcpy, [M.addressOf(d), M.addressOf(s), n], o, [d, s]);
 }
 

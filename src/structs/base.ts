@@ -4,7 +4,14 @@ import koffi from 'koffi';
 import { alloc, bytes, cString, describe, nonEmpty, type HostMemory } from '../ffi/marshal';
 import { checkAddress, outOfRange, rangeError, typeError } from '../ffi/checks';
 import { keptKernelArgs } from '../ffi/kernel-args';
-import { graphHostFn, graphHostFnPassed, graphHostFnUserData, keepGraphHostFn, rebindGraphHostFn, setGraphHostFnUserData } from '../ffi/host-callbacks';
+import {
+  graphHostFn,
+  graphHostFnPassed,
+  graphHostFnUserData,
+  keepGraphHostFn,
+  rebindGraphHostFn,
+  setGraphHostFnUserData,
+} from '../ffi/host-callbacks';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
 export interface StructLayout {
@@ -25,7 +32,6 @@ export interface StructClass<T extends CStruct = CStruct> {
   /** Makes a view on existing bytes (a nested field, an element of an array); `dv` spans mem's buffer. */
   view(mem: Uint8Array, dv?: DataView): T;
 }
-
 
 export abstract class CStruct {
   /** @internal The struct's bytes: its own, or a window on the struct that holds it (getBytes() for users). */
@@ -110,7 +116,7 @@ export abstract class CStruct {
 
   /** @internal Records that the pointer field at `at` points into `mem` (`bytes` long), here and in every owner. */
   _holdHost(path: string, at: number, mem: HostMemory, bytes: number): void {
-    for (let s: CStruct | undefined = this; s; ) {
+    for (let s: CStruct | undefined = this; s;) {
       const list: HeldHost[] = (s._host ??= []);
       const i = list.findIndex((h) => h.at === at);
       const need = (s.constructor as { hostExtents?: Record<string, (s: CStruct) => number> }).hostExtents?.[path];
@@ -203,11 +209,15 @@ export function checkHeld(s: CStruct, fn: string, p: string): void {
   for (let i = 0; i < list.length; i++) {
     const h = list[i];
     if (h.mem.byteLength !== h.bytes) {
-      throw new TypeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} points into host memory of ${h.bytes} bytes that has since been ${h.mem.byteLength === 0 ? 'detached (transferred away)' : `resized to ${h.mem.byteLength}`}; set the field again`);
+      throw new TypeError(
+        `${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} points into host memory of ${h.bytes} bytes that has since been ${h.mem.byteLength === 0 ? 'detached (transferred away)' : `resized to ${h.mem.byteLength}`}; set the field again`,
+      );
     }
     const need = h.need === undefined ? 0 : h.need(s);
     if (h.bytes < need) {
-      throw new RangeError(`${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} holds ${h.bytes} bytes but the struct's extent needs ${need}`);
+      throw new RangeError(
+        `${fn}: parameter '${p}': field ${s.constructor.name}.${h.path} holds ${h.bytes} bytes but the struct's extent needs ${need}`,
+      );
     }
   }
 }
@@ -216,15 +226,27 @@ export function checkHeld(s: CStruct, fn: string, p: string): void {
  * Bytes of host memory a pitched 3D copy touches from (x, y, z): the rows, slices and the start
  * offset, `x` and `width` in bytes. 0 when the copy is empty.
  */
-export function hostBytes3D(x: number, y: number, z: number, pitch: number, height: number, width: number, rows: number, depth: number): number {
+export function hostBytes3D(
+  x: number,
+  y: number,
+  z: number,
+  pitch: number,
+  height: number,
+  width: number,
+  rows: number,
+  depth: number,
+): number {
   if (width === 0 || rows === 0 || depth === 0) return 0;
   return (z + depth - 1) * pitch * height + (y + rows - 1) * pitch + x + width;
 }
 
 /** Packs the first `count` of `items` into fresh C memory, each through `write` at i * elemSize. */
 export function packValues(
-  items: ArrayLike<unknown>, count: number, elemSize: number,
-  write: (dv: DataView, at: number, x: unknown, name: string) => void, nameOf: (i: number) => string,
+  items: ArrayLike<unknown>,
+  count: number,
+  elemSize: number,
+  write: (dv: DataView, at: number, x: unknown, name: string) => void,
+  nameOf: (i: number) => string,
 ): Uint8Array {
   const mem = bytes(Math.max(1, count * elemSize));
   const dv = new DataView(mem.buffer, mem.byteOffset, mem.byteLength);
@@ -234,14 +256,20 @@ export function packValues(
 
 /** Writes one struct (an instance or a plain initializer) into packed memory. */
 export function packStruct<T extends CStruct>(dv: DataView, at: number, x: unknown, cls: StructClass<T>, name: string): void {
-  if (x instanceof CStruct && x._host !== undefined) checkHeld(x, name.replace(/: parameter '(.*)'$/, ''), /'(.*)'$/.exec(name)?.[1] ?? name);
+  if (x instanceof CStruct && x._host !== undefined)
+    checkHeld(x, name.replace(/: parameter '(.*)'$/, ''), /'(.*)'$/.exec(name)?.[1] ?? name);
   setNested(cls.view(new Uint8Array(dv.buffer, dv.byteOffset + at, cls.layout.size)), x, cls, name);
 }
 
 /** A pointer field set from a JS array: the elements are packed into memory the struct keeps alive. */
 export function setPointerArray(
-  s: CStruct, off: number, v: unknown, name: string, field: string,
-  elemSize: number, write: (dv: DataView, at: number, x: unknown, name: string) => void,
+  s: CStruct,
+  off: number,
+  v: unknown,
+  name: string,
+  field: string,
+  elemSize: number,
+  write: (dv: DataView, at: number, x: unknown, name: string) => void,
 ): void {
   if (!Array.isArray(v)) return setPointer(s, off, v, name, field);
   const mem = packValues(v, v.length, elemSize, write, (i) => `${name}[${i}]`);
@@ -266,10 +294,14 @@ export function setString(s: CStruct, off: number, n: number, v: unknown, name: 
 export function setBytes(s: CStruct, off: number, n: number, v: unknown, name: string): void {
   if (!(v instanceof Uint8Array) && !Array.isArray(v)) typeError(name, undefined, 'a Uint8Array or an array of bytes', v);
   if (v.length > n) rangeError(name, undefined, `must fit in ${n} bytes, got ${v.length}`);
-  const src = v instanceof Uint8Array ? v : Uint8Array.from(v as number[], (x, i) => {
-    if (!Number.isInteger(x) || x < -128 || x > 255) outOfRange(`${name}[${i}]`, undefined, 'a byte: an integer within [-128, 255]', x);
-    return x & 0xff;
-  });
+  const src =
+    v instanceof Uint8Array
+      ? v
+      : Uint8Array.from(v as number[], (x, i) => {
+          if (!Number.isInteger(x) || x < -128 || x > 255)
+            outOfRange(`${name}[${i}]`, undefined, 'a byte: an integer within [-128, 255]', x);
+          return x & 0xff;
+        });
   s._u8.fill(0, off, off + n);
   s._u8.set(src, off);
 }
@@ -337,7 +369,7 @@ function boundHostFn(s: CStruct, field: string): HostFnHolder | undefined {
 export function setHostFnField(s: CStruct, off: number, v: unknown, name: string, field: string): void {
   const udOff = (s.constructor as unknown as StructClass).layout.fields.userData.offset;
   const bound = boundHostFn(s, field);
-  const userData = bound ? graphHostFnUserData(bound.token) ?? 0n : s._dv.getBigUint64(s._o + udOff, true);
+  const userData = bound ? (graphHostFnUserData(bound.token) ?? 0n) : s._dv.getBigUint64(s._o + udOff, true);
   if (typeof v === 'function') {
     const g = graphHostFn(v as (userData: bigint) => void, userData, name);
     s._dv.setBigUint64(s._o + off, g.ptr, true);
@@ -361,7 +393,8 @@ export function passHostFns(s: CStruct): void {
   const keep = s._keep;
   if (!keep) return;
   for (const k in keep) {
-    for (let h = keep[k] as HostFnHolder | undefined; h && typeof h === 'object' && typeof h.token === 'bigint'; h = h.previous) keepGraphHostFn(h.token);
+    for (let h = keep[k] as HostFnHolder | undefined; h && typeof h === 'object' && typeof h.token === 'bigint'; h = h.previous)
+      keepGraphHostFn(h.token);
   }
 }
 
@@ -369,7 +402,7 @@ export function passHostFns(s: CStruct): void {
 export function getHostFnUserData(s: CStruct, off: number): bigint {
   const raw = s._dv.getBigUint64(s._o + off, true);
   const bound = boundHostFn(s, 'fn');
-  return bound && bound.token === raw ? graphHostFnUserData(raw) ?? raw : raw;
+  return bound && bound.token === raw ? (graphHostFnUserData(raw) ?? raw) : raw;
 }
 
 /** Sets the userData field of a struct with a host function field (see setHostFnField). */

@@ -64,7 +64,12 @@ export function byValue<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: 
 
 /** Packs the first `count` elements of a JS array into C memory. */
 export function packArray(
-  v: unknown, count: number, elemSize: number, fn: string, p: string, nullable: boolean,
+  v: unknown,
+  count: number,
+  elemSize: number,
+  fn: string,
+  p: string,
+  nullable: boolean,
   write: (dv: DataView, at: number, x: unknown, name: string) => void,
 ): Uint8Array | null {
   if (ArrayBuffer.isView(v)) {
@@ -94,7 +99,6 @@ export function readStructs<T extends CStruct>(mem: Uint8Array | null, n: number
   const size = cls.layout.size;
   return Array.from({ length: n }, (_, i) => new cls(cls.view(mem.subarray(i * size, (i + 1) * size))));
 }
-
 
 /** Host memory as a Buffer over the same bytes; null for an address (a bigint) or null. */
 export function hostBuffer(v: unknown): Buffer | null {
@@ -205,7 +209,8 @@ export function packStrings(v: unknown, count: number, fn: string, p: string, nu
 export function needBytes(v: unknown, size: () => [number, number | null], unit: number, fn: string, p: string, sizeFn: string): void {
   if (v === null || typeof v === 'bigint' || !(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) return;
   const [err, n] = size();
-  if (err === 0 && n !== null && v.byteLength < n * unit) rangeError(fn, p, `holds ${v.byteLength} bytes but ${sizeFn} says ${n * unit} are written`);
+  if (err === 0 && n !== null && v.byteLength < n * unit)
+    rangeError(fn, p, `holds ${v.byteLength} bytes but ${sizeFn} says ${n * unit} are written`);
 }
 
 /**
@@ -218,7 +223,8 @@ export function checkEach(v: unknown, count: number, need: (i: number) => number
     const x = v[i];
     if (x === null || typeof x !== 'object') continue;
     const n = need(i);
-    if ((x as ArrayBufferView).byteLength < n) rangeError(fn, `${p}[${i}]`, `holds ${(x as ArrayBufferView).byteLength} bytes but ${what.replace(/\bi\b/g, String(i))} needs ${n}`);
+    if ((x as ArrayBufferView).byteLength < n)
+      rangeError(fn, `${p}[${i}]`, `holds ${(x as ArrayBufferView).byteLength} bytes but ${what.replace(/\bi\b/g, String(i))} needs ${n}`);
   }
 }
 

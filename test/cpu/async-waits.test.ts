@@ -13,7 +13,9 @@ const lib = path.join(tmp, 'libcudart-timed.so');
 
 beforeAll(() => {
   const src = path.join(tmp, 'timed.c');
-  fs.writeFileSync(src, String.raw`
+  fs.writeFileSync(
+    src,
+    String.raw`
     #include <pthread.h>
     #include <stdlib.h>
     #include <time.h>
@@ -56,7 +58,8 @@ beforeAll(() => {
     int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
     int cuCtxGetCurrent(void **c) { *c = (void *)0xc7; return 0; }
     int cuCtxRecordEvent(void *c, void *e) { return cudaEventRecord(e, (void *)0xde71ce); }
-    int cuCtxSynchronize_v2(void *c) { syncs++; return 0; }`);
+    int cuCtxSynchronize_v2(void *c) { syncs++; return 0; }`,
+  );
   execFileSync('gcc', ['-shared', '-fPIC', '-pthread', '-o', lib, src]);
 });
 
@@ -72,10 +75,16 @@ function onFake(body: string): unknown[] {
     const settle = (p) => p.then((v) => ({ ok: v }), (e) => ({ name: e.name, message: e.message }));
     (async () => { ${body} })().catch((e) => { out({ crashed: String(e.stack) }); process.exitCode = 1; });`;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
-    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CUDA: lib, UV_THREADPOOL_SIZE: '4' }, timeout: 60_000,
+    encoding: 'utf8',
+    cwd: path.join(__dirname, '..', '..'),
+    env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CUDA: lib, UV_THREADPOOL_SIZE: '4' },
+    timeout: 60_000,
   });
   if (r.status !== 0) throw new Error(`the script failed (${r.status}): ${r.stdout}${r.stderr}`);
-  return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 test('8 awaited 1-second waits hold no pool thread: an fs.promises.readFile meanwhile takes well under 200 ms', () => {
@@ -128,7 +137,10 @@ test("a stream of another device is pinned by an event made on its device; the c
     fake.delay(s, 100);
     const t0 = performance.now();
     const status = await cudart.async.cudaStreamSynchronize(s);
-    out({ status, ms: performance.now() - t0, device: cudart.cudaGetDevice(), eventsLive: fake.eventsLive() });`) as Record<string, unknown>[];
+    out({ status, ms: performance.now() - t0, device: cudart.cudaGetDevice(), eventsLive: fake.eventsLive() });`) as Record<
+    string,
+    unknown
+  >[];
   expect(r).toMatchObject({ status: [0], device: [0, 0], eventsLive: 0 });
   expect(r.ms).toBeGreaterThanOrEqual(90);
 });
@@ -144,7 +156,10 @@ test('a device wait polls an event recorded for its context (cuCtxRecordEvent), 
     out(await settle(cudart.async.cudaDeviceSynchronize({ timeout: 20 })));`) as Record<string, unknown>[];
   expect(waited).toMatchObject({ status: [0], syncs: 0, eventsLive: 0 });
   expect(waited.ms).toBeGreaterThanOrEqual(290);
-  expect(timedOut).toEqual({ name: 'TimeoutError', message: 'async.cudaDeviceSynchronize: timed out after 20 ms; the GPU work was not cancelled' });
+  expect(timedOut).toEqual({
+    name: 'TimeoutError',
+    message: 'async.cudaDeviceSynchronize: timed out after 20 ms; the GPU work was not cancelled',
+  });
 });
 
 test('signal and timeout: abort and timeout reject naming the function; an aborted signal rejects at once; the pinning event is released', () => {
@@ -170,10 +185,20 @@ test('signal and timeout: abort and timeout reject naming the function; an abort
     out({ eventsLeft: fake.eventsLive() - live });`) as Record<string, unknown>[];
   expect(aborted).toMatchObject({ name: 'AbortError', message: 'async.cudaStreamSynchronize: aborted; the GPU work was not cancelled' });
   expect(aborted.ms).toBeLessThan(1000);
-  expect(timedOut).toMatchObject({ name: 'TimeoutError', message: 'async.cudaEventSynchronize: timed out after 40 ms; the GPU work was not cancelled' });
+  expect(timedOut).toMatchObject({
+    name: 'TimeoutError',
+    message: 'async.cudaEventSynchronize: timed out after 40 ms; the GPU work was not cancelled',
+  });
   expect(timedOut.ms).toBeLessThan(1000);
-  expect(signalTimeout).toMatchObject({ name: 'TimeoutError', message: 'async.cudaStreamSynchronize: timed out (signal); the GPU work was not cancelled' });
-  expect(already).toEqual({ name: 'AbortError', message: 'async.cudaStreamSynchronize: aborted; the GPU work was not cancelled', queries: 0 });
+  expect(signalTimeout).toMatchObject({
+    name: 'TimeoutError',
+    message: 'async.cudaStreamSynchronize: timed out (signal); the GPU work was not cancelled',
+  });
+  expect(already).toEqual({
+    name: 'AbortError',
+    message: 'async.cudaStreamSynchronize: aborted; the GPU work was not cancelled',
+    queries: 0,
+  });
   // A copy on the pool gives up waiting; the copy itself runs to its end.
   expect(copy).toMatchObject({ name: 'TimeoutError', message: 'async.cudaMemcpy: timed out after 20 ms; the GPU work was not cancelled' });
   expect(copy.ms).toBeLessThan(250);
@@ -199,10 +224,18 @@ test('errors from the queries come back as the facade tuple: at once, and during
 
 test('options are checked: unknown keys, a signal that is not an AbortSignal, a negative timeout', async () => {
   const s = cudart.cudaStream_t(0x10);
-  await expect(cudart.async.cudaStreamSynchronize(s, { timout: 5 } as never)).rejects.toThrow(new TypeError("async.cudaStreamSynchronize: unknown option 'timout' (the options are signal, timeout)"));
-  await expect(cudart.async.cudaEventSynchronize(cudart.cudaEvent_t(0x20), { signal: {} } as never)).rejects.toThrow(new TypeError("async.cudaEventSynchronize: option 'signal' must be an AbortSignal, got [object Object]"));
-  await expect(cudart.async.cudaDeviceSynchronize({ timeout: -1 })).rejects.toThrow(new RangeError("async.cudaDeviceSynchronize: option 'timeout' must be a non-negative number of milliseconds, got -1"));
-  await expect(cudart.async.memcpyHost(new Uint8Array(4), new Uint8Array(4), 4, 5 as never)).rejects.toThrow(new TypeError("async.memcpyHost: parameter 'options' must be an object such as { signal, timeout }, got 5"));
+  await expect(cudart.async.cudaStreamSynchronize(s, { timout: 5 } as never)).rejects.toThrow(
+    new TypeError("async.cudaStreamSynchronize: unknown option 'timout' (the options are signal, timeout)"),
+  );
+  await expect(cudart.async.cudaEventSynchronize(cudart.cudaEvent_t(0x20), { signal: {} } as never)).rejects.toThrow(
+    new TypeError("async.cudaEventSynchronize: option 'signal' must be an AbortSignal, got [object Object]"),
+  );
+  await expect(cudart.async.cudaDeviceSynchronize({ timeout: -1 })).rejects.toThrow(
+    new RangeError("async.cudaDeviceSynchronize: option 'timeout' must be a non-negative number of milliseconds, got -1"),
+  );
+  await expect(cudart.async.memcpyHost(new Uint8Array(4), new Uint8Array(4), 4, 5 as never)).rejects.toThrow(
+    new TypeError("async.memcpyHost: parameter 'options' must be an object such as { signal, timeout }, got 5"),
+  );
 });
 
 describe("core's awaited forms", () => {

@@ -9,12 +9,14 @@ const hasDriver = cudart.cudaGetDeviceCount()[0] !== cudart.cudaError_t.cudaErro
     expect(await cudart.async.cudaStreamSynchronize(s)).toEqual(cudart.cudaStreamSynchronize(s));
     expect(await cudart.async.cudaStreamSynchronize(null)).toEqual(cudart.cudaStreamSynchronize(null));
     expect(await cudart.async.cudaStreamSynchronize(cudart.cudaStreamPerThread)).toEqual([cudart.cudaError_t.cudaErrorInsufficientDriver]);
-    expect(await cudart.async.cudaEventSynchronize(cudart.cudaEvent_t(0x20))).toEqual(cudart.cudaEventSynchronize(cudart.cudaEvent_t(0x20)));
+    expect(await cudart.async.cudaEventSynchronize(cudart.cudaEvent_t(0x20))).toEqual(
+      cudart.cudaEventSynchronize(cudart.cudaEvent_t(0x20)),
+    );
     expect(await cudart.async.cudaDeviceSynchronize()).toEqual(cudart.cudaDeviceSynchronize());
   });
 });
 
-test('every async function reports a bad argument one way: it rejects, with the blocking call\'s message', async () => {
+test("every async function reports a bad argument one way: it rejects, with the blocking call's message", async () => {
   const calls: [string, () => Promise<unknown>][] = [
     ['cudaStreamSynchronize', () => cudart.async.cudaStreamSynchronize(3 as any)],
     ['cudaEventSynchronize', () => cudart.async.cudaEventSynchronize('e' as any)],
@@ -43,7 +45,9 @@ test('every async function reports a bad argument one way: it rejects, with the 
 
 test('async.cudaMemcpy: host extents checked before the pool call; the status as the blocking call gives it', async () => {
   const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
-  await expect(cudart.async.cudaMemcpy(new Uint8Array(4), 0x1000n, 8, D2H)).rejects.toThrow(new RangeError("async.cudaMemcpy: parameter 'dst' holds 4 bytes but count needs 8"));
+  await expect(cudart.async.cudaMemcpy(new Uint8Array(4), 0x1000n, 8, D2H)).rejects.toThrow(
+    new RangeError("async.cudaMemcpy: parameter 'dst' holds 4 bytes but count needs 8"),
+  );
   await expect(cudart.async.cudaMemcpy(0x1000n, 'text' as never, 4, D2H)).rejects.toThrow(TypeError);
   expect(await cudart.async.cudaMemcpy(new Uint8Array(8), 0x1000n, 8, D2H)).toEqual(cudart.cudaMemcpy(new Uint8Array(8), 0x1000n, 8, D2H));
 });
@@ -54,6 +58,8 @@ test('async.memcpyHost copies host memory on the thread pool, several at once; e
   const q = 1 << 18;
   await Promise.all([0, 1, 2, 3].map((k) => cudart.async.memcpyHost(dst.subarray(k * q), src.subarray(k * q, (k + 1) * q), q)));
   expect(dst.equals(src)).toBe(true);
-  await expect(cudart.async.memcpyHost(new Uint8Array(2), src, 4)).rejects.toThrow(new RangeError("async.memcpyHost: parameter 'dst' holds 2 bytes but count needs 4"));
+  await expect(cudart.async.memcpyHost(new Uint8Array(2), src, 4)).rejects.toThrow(
+    new RangeError("async.memcpyHost: parameter 'dst' holds 2 bytes but count needs 4"),
+  );
   await expect(cudart.async.memcpyHost(null, src, 4)).rejects.toThrow(TypeError);
 });

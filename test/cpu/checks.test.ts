@@ -17,7 +17,9 @@ test('an unsigned 32-bit value out of range reads the same in the facade, a stru
 test('a fraction where C takes an int reads the same in the facade and an attribute value', () => {
   expect(() => cudart.cudaSetDevice(1.5)).toThrow(new RangeError(`cudaSetDevice: parameter 'device' ${I32_RANGE}`));
   const attr = cudart.cudaMemPoolAttr.cudaMemPoolReuseFollowEventDependencies;
-  expect(() => cudart.cudaMemPoolSetAttribute(null, attr, 1.5)).toThrow(new RangeError(`cudaMemPoolSetAttribute: parameter 'value' ${I32_RANGE}`));
+  expect(() => cudart.cudaMemPoolSetAttribute(null, attr, 1.5)).toThrow(
+    new RangeError(`cudaMemPoolSetAttribute: parameter 'value' ${I32_RANGE}`),
+  );
 });
 
 test('a negative size reads the same in the blocking and the async call', async () => {
@@ -34,10 +36,13 @@ test('an address out of range reads the same as a pointer argument, a handle arg
   const p = new cudart.cudaPitchedPtr();
   expect(() => cudart.cudaFree(2n ** 64n)).toThrow(new RangeError(`cudaFree: parameter 'devPtr' ${want}`));
   expect(() => (p.ptr = 2n ** 64n)).toThrow(new RangeError(`cudaPitchedPtr.ptr ${want}`));
-  expect(() => cudart.cudaGraphAddEmptyNode(null, [2n ** 64n as never], 1)).toThrow(new RangeError(`cudaGraphAddEmptyNode: parameter 'pDependencies[0]' ${want}`));
+  expect(() => cudart.cudaGraphAddEmptyNode(null, [(2n ** 64n) as never], 1)).toThrow(
+    new RangeError(`cudaGraphAddEmptyNode: parameter 'pDependencies[0]' ${want}`),
+  );
 });
 
 test('an element of an array argument is named by its index, in the same format as a parameter', () => {
-  expect(() => cudart.cudaGraphAddEmptyNode(null, [5 as never], 1))
-    .toThrow(new TypeError("cudaGraphAddEmptyNode: parameter 'pDependencies[0]' must be an address or handle (bigint) or null, got 5"));
+  expect(() => cudart.cudaGraphAddEmptyNode(null, [5 as never], 1)).toThrow(
+    new TypeError("cudaGraphAddEmptyNode: parameter 'pDependencies[0]' must be an address or handle (bigint) or null, got 5"),
+  );
 });

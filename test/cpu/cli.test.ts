@@ -26,7 +26,11 @@ const NO_DRIVER = `cuda-bindings info: ${REASON}`;
   test('info prints the runtime version and the libraries, then the reason, and exits 1', async () => {
     const r = await run();
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(new RegExp(`^CUDA runtime ${VERSION.replace('.', '\\.')}\\nlibcudart: \\S*libcudart\\.so\\.13\\S*\\nlibcuda: {3}not found\\nlibnvrtc: {2}not found$`));
+    expect(r.out).toMatch(
+      new RegExp(
+        `^CUDA runtime ${VERSION.replace('.', '\\.')}\\nlibcudart: \\S*libcudart\\.so\\.13\\S*\\nlibcuda: {3}not found\\nlibnvrtc: {2}not found$`,
+      ),
+    );
     expect(r.err).toBe(NO_DRIVER);
   });
 
@@ -152,7 +156,10 @@ describe('a CUDA call that fails mid-command (a fake libcudart whose cudaMallocH
     });`;
   const cli = (...argv: string[]) =>
     spawnSync(process.execPath, ['--import', 'tsx', '-e', script, '--', ...argv], {
-      cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_FAIL_MALLOC_HOST: '1' }, timeout: 60_000,
+      cwd: path.join(__dirname, '..', '..'),
+      encoding: 'utf8',
+      env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_FAIL_MALLOC_HOST: '1' },
+      timeout: 60_000,
     });
 
   test('bandwidth: one line on stderr, no stack, exit 1, and the device buffers, events and stream allocated before it are freed', () => {
@@ -161,19 +168,32 @@ describe('a CUDA call that fails mid-command (a fake libcudart whose cudaMallocH
     expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(r.status).toBe(1);
     const n = JSON.parse(/COUNTS (.*)/.exec(r.stdout)![1]);
-    expect(n).toEqual({ cudaMalloc: 2, cudaFree: 2, cudaMallocHost: 1, cudaFreeHost: 0, cudaEventCreate: 2, cudaEventDestroy: 2, cudaStreamCreateWithFlags: 1, cudaStreamDestroy: 1 });
+    expect(n).toEqual({
+      cudaMalloc: 2,
+      cudaFree: 2,
+      cudaMallocHost: 1,
+      cudaFreeHost: 0,
+      cudaEventCreate: 2,
+      cudaEventDestroy: 2,
+      cudaStreamCreateWithFlags: 1,
+      cudaStreamDestroy: 1,
+    });
   });
 
   test('bandwidth --json: the error in the one JSON shape on stdout', () => {
     const r = cli('bandwidth', '--json');
     expect(r.status).toBe(1);
     const json = r.stdout.slice(0, r.stdout.indexOf('COUNTS'));
-    expect(JSON.parse(json)).toEqual({ error: { name: 'cudaErrorMemoryAllocation', code: 2, message: 'cudaMallocHost failed: cudaErrorMemoryAllocation' } });
+    expect(JSON.parse(json)).toEqual({
+      error: { name: 'cudaErrorMemoryAllocation', code: 2, message: 'cudaMallocHost failed: cudaErrorMemoryAllocation' },
+    });
   });
 
   test('the built bin prints the same one line: nothing reaches the terminal as a stack', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', '..', 'src', 'cli', 'main.ts'), 'bandwidth'], {
-      encoding: 'utf8', env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_FAIL_MALLOC_HOST: '1' }, timeout: 60_000,
+      encoding: 'utf8',
+      env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_FAIL_MALLOC_HOST: '1' },
+      timeout: 60_000,
     });
     expect([r.status, r.stderr]).toEqual([1, 'cuda-bindings bandwidth: cudaMallocHost failed: cudaErrorMemoryAllocation\n']);
   });
@@ -205,7 +225,9 @@ describe('--json has a stable shape on success: numbers as numbers, null where a
       process.stderr.write(JSON.stringify({ code, malloc: count('cudaMalloc'), free: count('cudaFree'), mallocHost: count('cudaMallocHost'), freeHost: count('cudaFreeHost') }));
     });`;
     const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script, '--', ...argv, '--json'], {
-      cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 120_000,
+      cwd: path.join(__dirname, '..', '..'),
+      encoding: 'utf8',
+      timeout: 120_000,
       env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_NVML: path.join(dir, 'absent.so') },
     });
     return { out: JSON.parse(r.stdout), end: JSON.parse(r.stderr) };
@@ -216,7 +238,8 @@ describe('--json has a stable shape on success: numbers as numbers, null where a
     expect(end).toEqual({ code: 0, malloc: 2, free: 2, mallocHost: 1, freeHost: 1 });
     expect(out.device).toBe(0);
     expect(out.rows).toHaveLength(25);
-    for (const r of out.rows) expect([typeof r.bytes, typeof r.gbPerSecond, Number.isFinite(r.gbPerSecond)]).toEqual(['number', 'number', true]);
+    for (const r of out.rows)
+      expect([typeof r.bytes, typeof r.gbPerSecond, Number.isFinite(r.gbPerSecond)]).toEqual(['number', 'number', true]);
   }, 120_000);
 
   test('info --json without NVML: the same keys as ever, live null on each device and the reason in nvml.error', () => {
@@ -225,6 +248,12 @@ describe('--json has a stable shape on success: numbers as numbers, null where a
     expect(Object.keys(out)).toEqual(['driverVersion', 'runtimeVersion', 'libraries', 'deviceCount', 'devices', 'nvml', 'error']);
     expect([out.deviceCount, out.error, out.nvml.available, typeof out.nvml.error]).toEqual([1, null, false, 'string']);
     const d = out.devices[0];
-    expect([d.name, d.live, typeof d.memoryTotalBytes, typeof d.clockMHz, d.peerAccess]).toEqual(['Fake GPU', null, 'number', 'number', []]);
+    expect([d.name, d.live, typeof d.memoryTotalBytes, typeof d.clockMHz, d.peerAccess]).toEqual([
+      'Fake GPU',
+      null,
+      'number',
+      'number',
+      [],
+    ]);
   }, 120_000);
 });

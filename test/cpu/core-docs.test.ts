@@ -35,7 +35,15 @@ function where(decl: ts.Declaration): string {
 
 /** Every core item checked, and those without a doc comment, as `name (file:line)`. */
 function walkCoreApi(): { checked: Set<string>; missing: string[] } {
-  const program = ts.createProgram([entry], { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, strict: true, skipLibCheck: true, lib: ['lib.es2022.d.ts', 'lib.esnext.disposable.d.ts'], types: ['node'], noEmit: true });
+  const program = ts.createProgram([entry], {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.CommonJS,
+    strict: true,
+    skipLibCheck: true,
+    lib: ['lib.es2022.d.ts', 'lib.esnext.disposable.d.ts'],
+    types: ['node'],
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const moduleSymbol = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
   const missing = new Set<string>();
@@ -84,11 +92,22 @@ describe('core API documentation', () => {
   const { checked, missing } = walkCoreApi();
 
   it('walks the classes, their members, constructors, accessors and the inherited lifetime methods', () => {
-    for (const item of ['Device', 'Device.allocate', 'Device.name', 'Stream.synchronize', 'Stream.handle', 'new CudaError()', 'CudaError.code', 'MemoryPool.releaseThreshold', 'StreamOptions.priority', 'setAllocator']) {
+    for (const item of [
+      'Device',
+      'Device.allocate',
+      'Device.name',
+      'Stream.synchronize',
+      'Stream.handle',
+      'new CudaError()',
+      'CudaError.code',
+      'MemoryPool.releaseThreshold',
+      'StreamOptions.priority',
+      'setAllocator',
+    ]) {
       expect(checked).toContain(item);
     }
     expect([...checked].some((c) => c.endsWith('.close') || c.endsWith('[Symbol.dispose]'))).toBe(true);
-    expect([...checked].some((c) => c.includes('defaultFor') || c.includes('.create') && c.startsWith('Stream'))).toBe(false); // @internal
+    expect([...checked].some((c) => c.includes('defaultFor') || (c.includes('.create') && c.startsWith('Stream')))).toBe(false); // @internal
   });
 
   it('gives every exported core item and every public member a doc comment', () => {

@@ -10,7 +10,9 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
 
 test('every node kind, dependencies, conditional bodies, capture into the builder, debugDot and instantiate', () => {
-  const r = runWithFake(fake.lib, `
+  const r = runWithFake(
+    fake.lib,
+    `
     const { GraphBuilder, i32, u64 } = core;
     const d = core.Device.get(0);
     const b = GraphBuilder.create(d);
@@ -46,7 +48,8 @@ test('every node kind, dependencies, conditional bodies, capture into the builde
       dot: require('node:fs').readFileSync(dot, 'utf8').replaceAll(String(buf.ptr), 'BUF').replaceAll(String(buf2.ptr), 'BUF2').split('\\n'),
       ran, nodeCount: b.nodeCount, kinds: [memset.kind, kn.kind, ifNode.node.kind, w.node.kind, sw.node.kind, leaves.map((l) => l.kind)], cases: sw.cases.length,
       handles: [typeof h.handle, h.defaultValue, hw.defaultValue], exec: exec.constructor.name, bodyParent: ifNode.then.parent === b,
-    }));`);
+    }));`,
+  );
   expect(r).toEqual({
     dot: [
       'flags=1',
@@ -88,7 +91,9 @@ test('every node kind, dependencies, conditional bodies, capture into the builde
 });
 
 test('each node method checks its arguments and liveness, naming the method and the parameter', () => {
-  const r = runWithFake(fake.lib, `
+  const r = runWithFake(
+    fake.lib,
+    `
     const { GraphBuilder, i32 } = core;
     const d = core.Device.get(0);
     const b = GraphBuilder.create(d), other = GraphBuilder.create(d);
@@ -120,7 +125,8 @@ test('each node method checks its arguments and liveness, naming the method and 
     t(() => b.empty());
     t(() => other.childGraph(b));
     t(() => b.debugDot('/tmp/x.dot'));
-    console.log(JSON.stringify(errors));`);
+    console.log(JSON.stringify(errors));`,
+  );
   expect(r).toEqual([
     "Error: GraphBuilder.empty: option 'after[0]' is a node of another graph; a node can only follow nodes of its own graph (or body)",
     "TypeError: GraphBuilder.empty: option 'after[0]' must be a GraphNode, got 42",
@@ -146,8 +152,10 @@ test('each node method checks its arguments and liveness, naming the method and 
   ]);
 });
 
-test('stream.captureInto(builder, work) records the stream\'s work into the builder after the given nodes', () => {
-  const r = runWithFake(fake.lib, `
+test("stream.captureInto(builder, work) records the stream's work into the builder after the given nodes", () => {
+  const r = runWithFake(
+    fake.lib,
+    `
     const d = core.Device.get(0);
     const b = core.GraphBuilder.create(d);
     const first = b.empty();
@@ -160,7 +168,8 @@ test('stream.captureInto(builder, work) records the stream\'s work into the buil
     s.close();
     let closed = '';
     try { await s.captureInto(b, () => 0); } catch (e) { closed = e.message; }
-    console.log(JSON.stringify({ dot: require('node:fs').readFileSync(dot, 'utf8').split('\\n'), leaves: leaves.map((l) => l.kind), wrong, closed }));`);
+    console.log(JSON.stringify({ dot: require('node:fs').readFileSync(dot, 'utf8').split('\\n'), leaves: leaves.map((l) => l.kind), wrong, closed }));`,
+  );
   expect(r).toEqual({
     dot: ['flags=0', 'n0 empty after []', 'capture begins after 1 nodes, mode=2', 'n1 captured kernel func=4 grid=3 after [0]', ''],
     leaves: ['captured'],

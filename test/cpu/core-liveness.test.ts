@@ -132,9 +132,13 @@ test('every method of every closed core resource throws, naming the method, and 
   const expected: Record<string, string> = {};
   for (const name of Object.keys(results)) {
     const [cls, method] = name.split(' ')[0].split('.');
-    expected[name] = cls === 'Kernel' ? `Error: Kernel.${method}(k): the Module it belongs to was closed` : `Error: ${cls}.${method}: the ${cls} was closed`;
+    expected[name] =
+      cls === 'Kernel'
+        ? `Error: Kernel.${method}(k): the Module it belongs to was closed`
+        : `Error: ${cls}.${method}: the ${cls} was closed`;
   }
-  expected['DeviceBuffer.copyFrom (view of a closed allocation)'] = 'Error: DeviceBuffer.copyFrom: the allocation this view belongs to was closed';
+  expected['DeviceBuffer.copyFrom (view of a closed allocation)'] =
+    'Error: DeviceBuffer.copyFrom: the allocation this view belongs to was closed';
   expect(Object.keys(results)).toHaveLength(37);
   expect(results).toEqual(expected);
   expect(reachedC).toEqual({});

@@ -19,7 +19,9 @@ beforeAll(() => {
   // The driver's virtual memory calls, logged in order; a reservation at a given address gets it
   // unless fake_refuse(1) was called.
   const dsrc = path.join(tmp, 'd.c');
-  fs.writeFileSync(dsrc, `
+  fs.writeFileSync(
+    dsrc,
+    `
     #include <stdio.h>
     #include <string.h>
     #include <stdint.h>
@@ -74,13 +76,21 @@ beforeAll(() => {
     int cuMemExportToShareableHandle(int *fd, u64 h, int type, u64 flags) { if (type != 1) return 1; *fd = 50 + (int)h; say("export", h, *fd); return 0; }
     /* an imported handle is 100 + the descriptor (decimal; the log prints hex) */
     int cuMemImportFromShareableHandle(u64 *h, void *os, int type) { if (type != 1) return 1; *h = 100 + (u64)(uintptr_t)os; say("import", (u64)(uintptr_t)os, *h); return 0; }
-  `);
+  `,
+  );
   execFileSync('gcc', ['-shared', '-fPIC', '-o', driver, dsrc]);
 });
 
 /** Runs `script` in a Node child against the fake library; its last line of output is JSON. */
 function run(script: string): unknown {
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '-e', `
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      'tsx',
+      '-e',
+      `
     const koffi = require('koffi');
     const { core } = require('./src');
     const fake = koffi.load(process.env.CUDA_BINDINGS_CUDART).func('long fake_count(const char *)');
@@ -89,9 +99,15 @@ function run(script: string): unknown {
     const refuse = fakeDriver.func('void fake_refuse(int)');
     const clearLog = fakeDriver.func('void fake_clear_log(void)');
     const calls = (name) => Number(fake(name));
-    (async () => { ${script} })().catch((e) => { console.error(e); process.exit(1); });`], {
-    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CUDA: driver }, timeout: 180_000,
-  });
+    (async () => { ${script} })().catch((e) => { console.error(e); process.exit(1); });`,
+    ],
+    {
+      encoding: 'utf8',
+      cwd: path.join(__dirname, '..', '..'),
+      env: { ...process.env, CUDA_BINDINGS_CUDART: lib, CUDA_BINDINGS_CUDA: driver },
+      timeout: 180_000,
+    },
+  );
   if (r.status !== 0) throw new Error(`child exited ${r.status} ${r.signal ?? ''}\n${r.stdout}\n${r.stderr}`);
   const lines = r.stdout.trim().split('\n');
   return JSON.parse(lines[lines.length - 1]);
@@ -118,19 +134,33 @@ test('hooks see every allocation and free of core allocators: alloc* only when m
     d.allocate(5).close(); // not seen: uninstalled
     console.log(JSON.stringify(seen));`);
   const p = (alloc: string, dev: number | string, size: number, mem = size) => [
-    ['mallocPre', alloc, dev, size, mem, null], ['allocPre', alloc, dev, mem, mem, null], ['allocPost', alloc, dev, mem, mem, 'ptr'], ['mallocPost', alloc, dev, size, mem, 'ptr'],
+    ['mallocPre', alloc, dev, size, mem, null],
+    ['allocPre', alloc, dev, mem, mem, null],
+    ['allocPost', alloc, dev, mem, mem, 'ptr'],
+    ['mallocPost', alloc, dev, size, mem, 'ptr'],
   ];
-  const f = (alloc: string, dev: number | string, size: number, mem = size) => [['freePre', alloc, dev, size, mem, 'ptr'], ['freePost', alloc, dev, size, mem, 'ptr']];
+  const f = (alloc: string, dev: number | string, size: number, mem = size) => [
+    ['freePre', alloc, dev, size, mem, 'ptr'],
+    ['freePost', alloc, dev, size, mem, 'ptr'],
+  ];
   expect(out).toEqual([
-    ...p('cudaMalloc', 0, 100), ...f('cudaMalloc', 0, 100),
+    ...p('cudaMalloc', 0, 100),
+    ...f('cudaMalloc', 0, 100),
     // CachingAllocator: the first request takes a 1024-byte block from cudaMalloc, the second reuses it.
-    ['mallocPre', 'CachingAllocator', 0, 1000, 1024, null], ['allocPre', 'CachingAllocator', 0, 1000, 1024, null], ['allocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'], ['mallocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'],
+    ['mallocPre', 'CachingAllocator', 0, 1000, 1024, null],
+    ['allocPre', 'CachingAllocator', 0, 1000, 1024, null],
+    ['allocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'],
+    ['mallocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'],
     ...f('CachingAllocator', 0, 1000, 1024),
-    ['mallocPre', 'CachingAllocator', 0, 1000, 1024, null], ['mallocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'],
+    ['mallocPre', 'CachingAllocator', 0, 1000, 1024, null],
+    ['mallocPost', 'CachingAllocator', 0, 1000, 1024, 'ptr'],
     ...f('CachingAllocator', 0, 1000, 1024),
-    ...p('MemoryPool', 0, 64), ...f('MemoryPool', 0, 64),
-    ...p('cudaMallocManaged', 0, 32), ...f('cudaMallocManaged', 0, 32),
-    ...p('cudaHostAlloc', 'host', 16), ...f('cudaHostAlloc', 'host', 16),
+    ...p('MemoryPool', 0, 64),
+    ...f('MemoryPool', 0, 64),
+    ...p('cudaMallocManaged', 0, 32),
+    ...f('cudaMallocManaged', 0, 32),
+    ...p('cudaHostAlloc', 'host', 16),
+    ...f('cudaHostAlloc', 'host', 16),
   ]);
 });
 
@@ -142,11 +172,23 @@ test('DebugPrintHook prints one JSON line per allocation and free; hook.with() i
     const inside = hook.with(() => { const b = d.allocate(10); const p = b.ptr; b.close(); return [hook.isInstalled, '0x' + p.toString(16)]; });
     d.allocate(20).close();
     const viaPromise = await hook.with(async () => { await null; d.allocate(30).close(); return hook.isInstalled; });
-    console.log(JSON.stringify({ inside, after: hook.isInstalled, viaPromise, lines }));`) as { inside: [boolean, string]; after: boolean; viaPromise: boolean; lines: { hook: string; size: number; ptr: string }[] };
+    console.log(JSON.stringify({ inside, after: hook.isInstalled, viaPromise, lines }));`) as {
+    inside: [boolean, string];
+    after: boolean;
+    viaPromise: boolean;
+    lines: { hook: string; size: number; ptr: string }[];
+  };
   expect(out.inside[0]).toBe(true);
   expect(out.after).toBe(false);
   expect(out.viaPromise).toBe(true);
-  expect(out.lines.map((l) => [l.hook, l.size])).toEqual([['allocPost', 10], ['mallocPost', 10], ['freePost', 10], ['allocPost', 30], ['mallocPost', 30], ['freePost', 30]]);
+  expect(out.lines.map((l) => [l.hook, l.size])).toEqual([
+    ['allocPost', 10],
+    ['mallocPost', 10],
+    ['freePost', 10],
+    ['allocPost', 30],
+    ['mallocPost', 30],
+    ['freePost', 30],
+  ]);
   expect(out.lines[0]).toEqual({ hook: 'allocPost', allocator: 'cudaMalloc', device: 0, size: 10, memSize: 10, ptr: out.inside[1] });
 });
 
@@ -158,10 +200,16 @@ test('LineProfileHook sums the bytes by the line of the script that asked', () =
     new core.HostBuffer(4096).close();
     hook.close();
     const rows = hook.rows();
-    console.log(JSON.stringify({ rows, table: hook.format() }));`) as { rows: { site: string; count: number; bytes: number }[]; table: string };
+    console.log(JSON.stringify({ rows, table: hook.format() }));`) as {
+    rows: { site: string; count: number; bytes: number }[];
+    table: string;
+  };
   // The HostBuffer line follows the loop's line in the script.
   const lines = out.rows.map((r) => Number(/:(\d+):\d+$/.exec(r.site)![1]));
-  expect(out.rows.map((r) => [r.count, r.bytes])).toEqual([[1, 4096], [3, 300]]);
+  expect(out.rows.map((r) => [r.count, r.bytes])).toEqual([
+    [1, 4096],
+    [3, 300],
+  ]);
   expect(lines[0] - lines[1]).toBe(1);
   expect(out.rows[0].site).toMatch(/^\[eval\]/);
   expect(out.table.split('\n')[0]).toMatch(/^call site\s+count\s+bytes\s+held$/);
@@ -206,11 +254,15 @@ test('PinnedMemoryPool: the second allocation of a size reuses the block (no cud
 });
 
 test('PinnedMemoryPool limit: past it a RangeError; bad sizes and options are refused by name', () => {
-  expect(() => new core.PinnedMemoryPool({ limit: -1 })).toThrow(new RangeError("PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got -1"));
+  expect(() => new core.PinnedMemoryPool({ limit: -1 })).toThrow(
+    new RangeError("PinnedMemoryPool.limit: parameter 'bytes' must be a non-negative integer or Infinity, got -1"),
+  );
   const pool = new core.PinnedMemoryPool({ limit: 0 });
   expect(() => pool.allocate(0)).toThrow(new RangeError("PinnedMemoryPool.allocate: parameter 'size' must be a positive integer, got 0"));
   expect(() => pool.allocate(1.5)).toThrow(/parameter 'size' must be a positive integer, got 1.5/);
-  expect(() => pool.allocate(16)).toThrow(new RangeError("PinnedMemoryPool.allocate: 512 more bytes would pass the pool's limit of 0 (0 in use)"));
+  expect(() => pool.allocate(16)).toThrow(
+    new RangeError("PinnedMemoryPool.allocate: 512 more bytes would pass the pool's limit of 0 (0 in use)"),
+  );
   expect(() => core.setPinnedMemoryAllocator({} as never)).toThrow(/setPinnedMemoryAllocator: parameter 'allocator' must have an allocate/);
 });
 
@@ -238,8 +290,16 @@ test('IPC handles pass through base64 and open to the same memory; opened memory
     try { core.IpcMemoryHandle.export(buf); } catch (e) { r.closed = e.message; }
     console.log(JSON.stringify(r));`);
   expect(out).toEqual({
-    size: 1024, offset: 256, kind: 'ipc', delta: 0x1000 + 256, openedSize: 1024, whole: [4096, 0], len: 88, closes: 1,
-    event: [true, true, true], timingOff: false,
+    size: 1024,
+    offset: 256,
+    kind: 'ipc',
+    delta: 0x1000 + 256,
+    openedSize: 1024,
+    whole: [4096, 0],
+    len: 88,
+    closes: 1,
+    event: [true, true, true],
+    timingOff: false,
     plain: "IpcEventHandle.export: parameter 'event' was not made shareable: create it with { interprocess: true, timing: false }",
     timing: "Device.createEvent: option 'interprocess' needs { timing: false } (CUDA cannot share an event that records timestamps)",
     managed: "IpcMemoryHandle.export: parameter 'buffer' must be cudaMalloc memory (kind 'device' or 'cached'); it is managed memory",
@@ -251,15 +311,27 @@ test('serialised handles are checked: length, kind, version, base64', () => {
   const desc = new core.IpcBufferDescriptor(new Uint8Array(64).fill(3), 12345);
   const back = core.IpcBufferDescriptor.from(desc.toBase64());
   expect([back.size, Buffer.from(back.bytes).equals(Buffer.alloc(64, 3))]).toEqual([12345, true]);
-  expect(() => core.IpcMemoryHandle.from(desc.toBuffer())).toThrow(new RangeError("IpcMemoryHandle.from: parameter 'data' must hold 88 bytes, got 80"));
+  expect(() => core.IpcMemoryHandle.from(desc.toBuffer())).toThrow(
+    new RangeError("IpcMemoryHandle.from: parameter 'data' must hold 88 bytes, got 80"),
+  );
   const wrongKind = Buffer.concat([Buffer.from('CBPB'), Buffer.alloc(84)]);
-  expect(() => core.IpcMemoryHandle.from(wrongKind)).toThrow(new RangeError("IpcMemoryHandle.from: parameter 'data' is not of this kind of handle (it starts with 'CBPB', not 'CBIM')"));
+  expect(() => core.IpcMemoryHandle.from(wrongKind)).toThrow(
+    new RangeError("IpcMemoryHandle.from: parameter 'data' is not of this kind of handle (it starts with 'CBPB', not 'CBIM')"),
+  );
   const v2 = desc.toBuffer();
   v2.writeUInt32LE(2, 4);
-  expect(() => core.IpcBufferDescriptor.from(v2)).toThrow(new RangeError("IpcBufferDescriptor.from: parameter 'data' has format version 2; this library reads version 1"));
-  expect(() => core.IpcEventHandle.from('not base64!')).toThrow(new TypeError("IpcEventHandle.from: parameter 'data' must be base64 text or bytes; the string is not base64"));
-  expect(() => core.IpcEventHandle.from(42 as never)).toThrow(new TypeError("IpcEventHandle.from: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got [object Number]"));
-  expect(() => new core.IpcBufferDescriptor(new Uint8Array(8), 1)).toThrow(new TypeError("IpcBufferDescriptor: parameter 'bytes' must be 64 bytes, got 8 bytes"));
+  expect(() => core.IpcBufferDescriptor.from(v2)).toThrow(
+    new RangeError("IpcBufferDescriptor.from: parameter 'data' has format version 2; this library reads version 1"),
+  );
+  expect(() => core.IpcEventHandle.from('not base64!')).toThrow(
+    new TypeError("IpcEventHandle.from: parameter 'data' must be base64 text or bytes; the string is not base64"),
+  );
+  expect(() => core.IpcEventHandle.from(42 as never)).toThrow(
+    new TypeError("IpcEventHandle.from: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got [object Number]"),
+  );
+  expect(() => new core.IpcBufferDescriptor(new Uint8Array(8), 1)).toThrow(
+    new TypeError("IpcBufferDescriptor: parameter 'bytes' must be 64 bytes, got 8 bytes"),
+  );
 });
 
 test('a hook installs at construction unless told not to, close() uninstalls, with() restores the state it found', () => {
@@ -272,14 +344,20 @@ test('a hook installs at construction unless told not to, close() uninstalls, wi
   const b = new Quiet({ install: false });
   expect(b.with(() => b.isInstalled)).toBe(true);
   expect(b.isInstalled).toBe(false);
-  expect(() => b.with(() => { throw new Error('inside'); })).toThrow('inside');
+  expect(() =>
+    b.with(() => {
+      throw new Error('inside');
+    }),
+  ).toThrow('inside');
   expect(b.isInstalled).toBe(false);
   b.install();
   b.with(() => undefined);
   expect(b.isInstalled).toBe(true);
   b.close();
   expect(() => b.with(42 as never)).toThrow(new TypeError("Quiet.with: parameter 'fn' must be a function, got 42"));
-  expect(() => new core.DebugPrintHook({ write: 'stdout' as never })).toThrow(new TypeError("DebugPrintHook: option 'write' must be a function, got stdout"));
+  expect(() => new core.DebugPrintHook({ write: 'stdout' as never })).toThrow(
+    new TypeError("DebugPrintHook: option 'write' must be a function, got stdout"),
+  );
 });
 
 test('VirtualBuffer: reserve, map, grant access; resize maps more at the same address; close unmaps, releases, then frees the ranges', () => {
@@ -309,33 +387,66 @@ test('VirtualBuffer: reserve, map, grant access; resize maps more at the same ad
   expect(out.first).toEqual([2 * MiB, 3 * MiB, 4 * MiB, 8 * MiB, 'virtual']);
   expect(out.grown).toEqual([true, 10 * MiB, 10 * MiB, 10 * MiB]);
   expect(out.shrunk).toEqual([MiB, 10 * MiB]);
-  expect(out.refused).toBe("RangeError: VirtualBuffer.resize: the 10485760 bytes reserved are full and the address range after them is taken; allocate with a larger 'reserve' to grow to 20971520 bytes");
+  expect(out.refused).toBe(
+    "RangeError: VirtualBuffer.resize: the 10485760 bytes reserved are full and the address range after them is taken; allocate with a larger 'reserve' to grow to 20971520 bytes",
+  );
   const a = 0x7f0000000000;
   const h = (n: number) => n.toString(16);
   expect(out.calls).toEqual([
-    `reserve ${h(a)} ${h(8 * MiB)}`, `create 1 ${h(4 * MiB)}`, `map ${h(a)} 1`, `access ${h(a)} 1`,
-    `create 2 ${h(2 * MiB)}`, `map ${h(a + 4 * MiB)} 2`, `access ${h(a + 4 * MiB)} 1`,
-    `reserve ${h(a + 8 * MiB)} ${h(2 * MiB)}`, `create 3 ${h(4 * MiB)}`, `map ${h(a + 6 * MiB)} 3`, `access ${h(a + 6 * MiB)} 1`,
+    `reserve ${h(a)} ${h(8 * MiB)}`,
+    `create 1 ${h(4 * MiB)}`,
+    `map ${h(a)} 1`,
+    `access ${h(a)} 1`,
+    `create 2 ${h(2 * MiB)}`,
+    `map ${h(a + 4 * MiB)} 2`,
+    `access ${h(a + 4 * MiB)} 1`,
+    `reserve ${h(a + 8 * MiB)} ${h(2 * MiB)}`,
+    `create 3 ${h(4 * MiB)}`,
+    `map ${h(a + 6 * MiB)} 3`,
+    `access ${h(a + 6 * MiB)} 1`,
     // refused: the driver gave another address, which is freed again
-    `reserve ${h(a + 2 ** 40)} ${h(10 * MiB)}`, `addressFree ${h(a + 2 ** 40)} ${h(10 * MiB)}`,
+    `reserve ${h(a + 2 ** 40)} ${h(10 * MiB)}`,
+    `addressFree ${h(a + 2 ** 40)} ${h(10 * MiB)}`,
     // close: every chunk unmapped and released, then the ranges freed
-    `unmap ${h(a)} ${h(4 * MiB)}`, 'release 1 0', `unmap ${h(a + 4 * MiB)} ${h(2 * MiB)}`, 'release 2 0', `unmap ${h(a + 6 * MiB)} ${h(4 * MiB)}`, 'release 3 0',
-    `addressFree ${h(a)} ${h(8 * MiB)}`, `addressFree ${h(a + 8 * MiB)} ${h(2 * MiB)}`,
+    `unmap ${h(a)} ${h(4 * MiB)}`,
+    'release 1 0',
+    `unmap ${h(a + 4 * MiB)} ${h(2 * MiB)}`,
+    'release 2 0',
+    `unmap ${h(a + 6 * MiB)} ${h(4 * MiB)}`,
+    'release 3 0',
+    `addressFree ${h(a)} ${h(8 * MiB)}`,
+    `addressFree ${h(a + 8 * MiB)} ${h(2 * MiB)}`,
   ]);
   expect(out.badSize).toBe("VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got 0");
   expect(out.closed).toBe('VirtualBuffer.resize: the VirtualBuffer was closed');
 });
 
 test('new classes refuse bad input by method and parameter before any call', () => {
-  expect(() => new core.VirtualMemoryResource({} as never)).toThrow(new TypeError("VirtualMemoryResource: parameter 'device' must be a Device, got [object Object]"));
+  expect(() => new core.VirtualMemoryResource({} as never)).toThrow(
+    new TypeError("VirtualMemoryResource: parameter 'device' must be a Device, got [object Object]"),
+  );
   expect(() => core.Context.create(3 as never)).toThrow(new TypeError("Context.create: parameter 'device' must be a Device, got 3"));
-  expect(() => core.Context.primary(null as never)).toThrow(new TypeError("Context.primary: parameter 'device' must be a Device, got null"));
-  expect(() => core.DeviceResources.of('0' as never)).toThrow(new TypeError("DeviceResources.of: parameter 'device' must be a Device, got 0"));
-  expect(() => core.IpcMemoryPool.create({} as never)).toThrow(new TypeError("IpcMemoryPool.create: parameter 'device' must be a Device, got [object Object]"));
-  expect(() => core.IpcMemoryPool.import(-1)).toThrow(new RangeError("IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got -1"));
-  expect(() => core.ManagedMemoryPool.create(undefined as never)).toThrow(new TypeError("ManagedMemoryPool.create: parameter 'device' must be a Device, got undefined"));
-  expect(() => core.IpcMemoryHandle.export({} as never)).toThrow(new TypeError("IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got [object Object]"));
-  expect(() => core.IpcEventHandle.export(null as never)).toThrow(new TypeError("IpcEventHandle.export: parameter 'event' must be an Event, got [object Null]"));
+  expect(() => core.Context.primary(null as never)).toThrow(
+    new TypeError("Context.primary: parameter 'device' must be a Device, got null"),
+  );
+  expect(() => core.DeviceResources.of('0' as never)).toThrow(
+    new TypeError("DeviceResources.of: parameter 'device' must be a Device, got 0"),
+  );
+  expect(() => core.IpcMemoryPool.create({} as never)).toThrow(
+    new TypeError("IpcMemoryPool.create: parameter 'device' must be a Device, got [object Object]"),
+  );
+  expect(() => core.IpcMemoryPool.import(-1)).toThrow(
+    new RangeError("IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got -1"),
+  );
+  expect(() => core.ManagedMemoryPool.create(undefined as never)).toThrow(
+    new TypeError("ManagedMemoryPool.create: parameter 'device' must be a Device, got undefined"),
+  );
+  expect(() => core.IpcMemoryHandle.export({} as never)).toThrow(
+    new TypeError("IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got [object Object]"),
+  );
+  expect(() => core.IpcEventHandle.export(null as never)).toThrow(
+    new TypeError("IpcEventHandle.export: parameter 'event' must be an Event, got [object Null]"),
+  );
 });
 
 test('closed objects passed in are refused before any handle reaches C', () => {
@@ -404,7 +515,7 @@ test('Context: create pushes it, push/pop keep the stack, pop refuses a context 
     limit: [1 << 20, '0xc0'],
     cache: 'l1',
     bad: [
-      'RangeError: Context.getLimit: parameter \'limit\' must be one of stackSize, printfFifoSize, mallocHeapSize, devRuntimeSyncDepth, devRuntimePendingLaunchCount, maxL2FetchGranularity, persistingL2CacheSize, got stack',
+      "RangeError: Context.getLimit: parameter 'limit' must be one of stackSize, printfFifoSize, mallocHeapSize, devRuntimeSyncDepth, devRuntimePendingLaunchCount, maxL2FetchGranularity, persistingL2CacheSize, got stack",
       "RangeError: Context.setLimit: parameter 'value' must be a non-negative integer, got -1",
       'RangeError: Context.cacheConfig: the value must be one of none, shared, l1, equal, got big',
       "RangeError: Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got busy",
@@ -448,7 +559,7 @@ test('DeviceResources: SMs queried and split; a green context from a group, its 
       "RangeError: DeviceResources.splitSM: parameter 'minCount' must be a positive integer, got 0",
       "RangeError: DeviceResources.splitSM: parameter 'groups' must be a positive integer, got 1.5",
       "TypeError: DeviceResources.createGreenContext: parameter 'resources' must be an SMResource or a non-empty array of them",
-      'TypeError: DeviceResources.splitSM: parameter \'from\' must be an SMResource, got [object Object]',
+      "TypeError: DeviceResources.splitSM: parameter 'from' must be an SMResource, got [object Object]",
     ],
     // CU_GREEN_CTX_DEFAULT_STREAM (1); green streams are CU_STREAM_NON_BLOCKING (1)
     log: ['desc 48 1', 'green de5c 1', 'green-stream 1 ffffffffffffffff', 'green-destroy 9a0 0'],
@@ -482,7 +593,11 @@ test('ManagedMemoryPool: a managed pool (allocation type managed) whose buffers 
     buffer: ['managed', 4096, 1],
     closedPool: 'ManagedMemoryPool.allocate: the ManagedMemoryPool was closed',
     closedStream: "ManagedMemoryPool.allocate: parameter 'stream' was closed",
-    unsupported: ['CudaError', 801, 'cudaErrorNotSupported: managed memory pools are not supported here: device 0 has no concurrent managed access (cudaDevAttrConcurrentManagedAccess is 0) (in ManagedMemoryPool.create)'],
+    unsupported: [
+      'CudaError',
+      801,
+      'cudaErrorNotSupported: managed memory pools are not supported here: device 0 has no concurrent managed access (cudaDevAttrConcurrentManagedAccess is 0) (in ManagedMemoryPool.create)',
+    ],
   });
 });
 
@@ -512,7 +627,8 @@ test('IpcMemoryPool: exported as a descriptor (POSIX fd handle type), imported f
     importedWith: 71, // descriptor 7, handle type 1: the descriptor itself is the handle
     isImported: [false, true],
     opened: [true, 4096, 'ipc'],
-    importedAllocate: 'IpcMemoryPool.allocate: this pool was imported from another process; only its owner allocates (open its buffers with importBuffer)',
+    importedAllocate:
+      'IpcMemoryPool.allocate: this pool was imported from another process; only its owner allocates (open its buffers with importBuffer)',
     slice: "IpcMemoryPool.exportBuffer: parameter 'buffer' must be an allocation of this pool, not a slice",
     plain: "IpcMemoryPool.exportBuffer: parameter 'buffer' must be an allocation of this pool, not device memory",
     freed: 2,
@@ -562,18 +678,29 @@ test('VirtualBuffer sharing: exportHandles gives a descriptor per chunk; importH
     buf.close();
     console.log(JSON.stringify(r));`) as Record<string, unknown>;
   const MiB = 1 << 20;
-  expect(out.handles).toEqual([{ fd: 51, size: 2 * MiB }, { fd: 52, size: 4 * MiB }]);
+  expect(out.handles).toEqual([
+    { fd: 51, size: 2 * MiB },
+    { fd: 52, size: 4 * MiB },
+  ]);
   expect(out.imported).toEqual([6 * MiB, 6 * MiB, 'virtual']);
   expect(out.hookedFrees).toBe(0); // an import is no allocation of this process
   const r = (out.log as string[]).find((l) => l.startsWith('reserve'))!.split(' ')[1];
   const at = BigInt(`0x${r}`);
   const h = (n: bigint) => n.toString(16);
   expect(out.log).toEqual([
-    'export 1 33', 'export 2 34',
+    'export 1 33',
+    'export 2 34',
     `reserve ${r} ${h(6n * 1048576n)}`,
-    'import 33 97', `map ${r} 97`, `access ${r} 1`,
-    'import 34 98', `map ${h(at + 2n * 1048576n)} 98`, `access ${h(at + 2n * 1048576n)} 1`,
-    `unmap ${r} ${h(2n * 1048576n)}`, 'release 97 0', `unmap ${h(at + 2n * 1048576n)} ${h(4n * 1048576n)}`, 'release 98 0',
+    'import 33 97',
+    `map ${r} 97`,
+    `access ${r} 1`,
+    'import 34 98',
+    `map ${h(at + 2n * 1048576n)} 98`,
+    `access ${h(at + 2n * 1048576n)} 1`,
+    `unmap ${r} ${h(2n * 1048576n)}`,
+    'release 97 0',
+    `unmap ${h(at + 2n * 1048576n)} ${h(4n * 1048576n)}`,
+    'release 98 0',
     `addressFree ${r} ${h(6n * 1048576n)}`,
   ]);
   expect(out.bad).toEqual([

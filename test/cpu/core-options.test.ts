@@ -14,16 +14,28 @@ describe('checkOptions', () => {
   test('absent options and known keys pass; an unknown key names the method, the key and the near miss', () => {
     expect(() => checkOptions<StreamOpts>('Device.createStream', undefined, { nonBlocking: true, priority: true })).not.toThrow();
     expect(() => checkOptions<StreamOpts>('Device.createStream', { priority: -1 }, { nonBlocking: true, priority: true })).not.toThrow();
-    expect(() => checkOptions('Device.createStream', { nonblocking: true } as object, { nonBlocking: true, priority: true } as never)).toThrow(
-      new TypeError("Device.createStream: unknown option 'nonblocking' (did you mean 'nonBlocking'?); the options are nonBlocking, priority"),
+    expect(() =>
+      checkOptions('Device.createStream', { nonblocking: true } as object, { nonBlocking: true, priority: true } as never),
+    ).toThrow(
+      new TypeError(
+        "Device.createStream: unknown option 'nonblocking' (did you mean 'nonBlocking'?); the options are nonBlocking, priority",
+      ),
     );
-    expect(() => checkOptions('new CachingAllocator', { limti: 5 } as object, { limit: true } as never)).toThrow("new CachingAllocator: unknown option 'limti' (did you mean 'limit'?)");
-    expect(() => checkOptions('Kernel.launch(k)', { colour: 1 } as object, { grid: true } as never, 'config')).toThrow("Kernel.launch(k): unknown option 'colour' in 'config'; the options are grid");
+    expect(() => checkOptions('new CachingAllocator', { limti: 5 } as object, { limit: true } as never)).toThrow(
+      "new CachingAllocator: unknown option 'limti' (did you mean 'limit'?)",
+    );
+    expect(() => checkOptions('Kernel.launch(k)', { colour: 1 } as object, { grid: true } as never, 'config')).toThrow(
+      "Kernel.launch(k): unknown option 'colour' in 'config'; the options are grid",
+    );
   });
 
   test('options that are not an object: TypeError naming the parameter', () => {
-    expect(() => checkOptions<{ names?: unknown }>('Module.load', null as never, { names: true })).toThrow(new TypeError("Module.load: parameter 'options' must be an object of options, got null"));
-    expect(() => checkOptions<{ names?: unknown }>('Module.load', 5 as never, { names: true })).toThrow("Module.load: parameter 'options' must be an object of options, got number 5");
+    expect(() => checkOptions<{ names?: unknown }>('Module.load', null as never, { names: true })).toThrow(
+      new TypeError("Module.load: parameter 'options' must be an object of options, got null"),
+    );
+    expect(() => checkOptions<{ names?: unknown }>('Module.load', 5 as never, { names: true })).toThrow(
+      "Module.load: parameter 'options' must be an object of options, got number 5",
+    );
     expect(() => checkOptions<{ names?: unknown }>('Module.load', [] as never, { names: true })).toThrow('got an array');
   });
 
@@ -36,19 +48,67 @@ describe('checkOptions', () => {
 
 describe('options bags that fail before any CUDA call (no driver needed)', () => {
   const cases: [string, () => unknown, string][] = [
-    ['new CachingAllocator', () => new core.CachingAllocator({ limti: 5 } as never), "new CachingAllocator: unknown option 'limti' (did you mean 'limit'?)"],
-    ['new HostBuffer', () => new core.HostBuffer(16, { maped: true } as never), "new HostBuffer: unknown option 'maped' (did you mean 'mapped'?)"],
+    [
+      'new CachingAllocator',
+      () => new core.CachingAllocator({ limti: 5 } as never),
+      "new CachingAllocator: unknown option 'limti' (did you mean 'limit'?)",
+    ],
+    [
+      'new HostBuffer',
+      () => new core.HostBuffer(16, { maped: true } as never),
+      "new HostBuffer: unknown option 'maped' (did you mean 'mapped'?)",
+    ],
     ['new PinnedMemoryPool', () => new core.PinnedMemoryPool({ limits: 1 } as never), "new PinnedMemoryPool: unknown option 'limits'"],
-    ['new TextureDescriptor', () => new core.TextureDescriptor({ filter: 'linear' } as never), "new TextureDescriptor: unknown option 'filter'"],
-    ['new DebugPrintHook', () => new core.DebugPrintHook({ install: false, prefix: '>' } as never), "new DebugPrintHook: unknown option 'prefix'"],
-    ['new LineProfileHook', () => new core.LineProfileHook({ instal: false } as never), "new LineProfileHook: unknown option 'instal' (did you mean 'install'?)"],
-    ['Program.compile', () => core.Program.compile('__global__ void k() {}', { option: ['-O3'] } as never), "Program.compile: unknown option 'option' (did you mean 'options'?)"],
-    ['Module.load', () => core.Module.load(new Uint8Array(4), { name: {} } as never), "Module.load: unknown option 'name' (did you mean 'names'?)"],
-    ['ObjectCode.fromBytes', () => core.ObjectCode.fromBytes('.version 8.0', 'ptx', { archs: 'sm_90' } as never), "ObjectCode.fromBytes: unknown option 'archs' (did you mean 'arch'?)"],
-    ['ObjectCode.load', () => core.ObjectCode.fromBytes('.version 8.0', 'ptx').load({ name: {} } as never), "ObjectCode.load: unknown option 'name'"],
-    ['ObjectCode.fatbin', () => core.ObjectCode.fatbin([core.ObjectCode.fromBytes('.version 8.0', 'ptx', { arch: 'sm_90' })], { compress: true } as never), "ObjectCode.fatbin: unknown option 'compress'"],
-    ['new ElementwiseKernel', () => new core.ElementwiseKernel('float x', 'float y', 'y = x', 'copy', { preambel: '' } as never), "new ElementwiseKernel: unknown option 'preambel' (did you mean 'preamble'?)"],
-    ['Communicator.init', () => core.Communicator.init({ rank: 0, nranks: 1, id: '', rnak: 0 } as never), "Communicator.init: unknown option 'rnak'"],
+    [
+      'new TextureDescriptor',
+      () => new core.TextureDescriptor({ filter: 'linear' } as never),
+      "new TextureDescriptor: unknown option 'filter'",
+    ],
+    [
+      'new DebugPrintHook',
+      () => new core.DebugPrintHook({ install: false, prefix: '>' } as never),
+      "new DebugPrintHook: unknown option 'prefix'",
+    ],
+    [
+      'new LineProfileHook',
+      () => new core.LineProfileHook({ instal: false } as never),
+      "new LineProfileHook: unknown option 'instal' (did you mean 'install'?)",
+    ],
+    [
+      'Program.compile',
+      () => core.Program.compile('__global__ void k() {}', { option: ['-O3'] } as never),
+      "Program.compile: unknown option 'option' (did you mean 'options'?)",
+    ],
+    [
+      'Module.load',
+      () => core.Module.load(new Uint8Array(4), { name: {} } as never),
+      "Module.load: unknown option 'name' (did you mean 'names'?)",
+    ],
+    [
+      'ObjectCode.fromBytes',
+      () => core.ObjectCode.fromBytes('.version 8.0', 'ptx', { archs: 'sm_90' } as never),
+      "ObjectCode.fromBytes: unknown option 'archs' (did you mean 'arch'?)",
+    ],
+    [
+      'ObjectCode.load',
+      () => core.ObjectCode.fromBytes('.version 8.0', 'ptx').load({ name: {} } as never),
+      "ObjectCode.load: unknown option 'name'",
+    ],
+    [
+      'ObjectCode.fatbin',
+      () => core.ObjectCode.fatbin([core.ObjectCode.fromBytes('.version 8.0', 'ptx', { arch: 'sm_90' })], { compress: true } as never),
+      "ObjectCode.fatbin: unknown option 'compress'",
+    ],
+    [
+      'new ElementwiseKernel',
+      () => new core.ElementwiseKernel('float x', 'float y', 'y = x', 'copy', { preambel: '' } as never),
+      "new ElementwiseKernel: unknown option 'preambel' (did you mean 'preamble'?)",
+    ],
+    [
+      'Communicator.init',
+      () => core.Communicator.init({ rank: 0, nranks: 1, id: '', rnak: 0 } as never),
+      "Communicator.init: unknown option 'rnak'",
+    ],
   ];
   test.each(cases)('%s refuses an unknown key with a TypeError naming it', (_, f, message) => {
     expect(f).toThrow(TypeError);
@@ -56,7 +116,9 @@ describe('options bags that fail before any CUDA call (no driver needed)', () =>
   });
 
   test('rendezvous refuses an unknown key too', async () => {
-    await expect(core.rendezvous({ rank: 0, nranks: 1, master: '127.0.0.1:1', timeout: 5 } as never)).rejects.toThrow("rendezvous: unknown option 'timeout' (did you mean 'timeoutMs'?)");
+    await expect(core.rendezvous({ rank: 0, nranks: 1, master: '127.0.0.1:1', timeout: 5 } as never)).rejects.toThrow(
+      "rendezvous: unknown option 'timeout' (did you mean 'timeoutMs'?)",
+    );
   });
 });
 
@@ -109,9 +171,15 @@ describe('on a device (fake libcudart)', () => {
   });
 
   test("buf.copyFrom([1, 2, 3]) names DeviceBuffer.copyFrom and 'src', not cudaMemcpy", () => {
-    expect(results['copyFrom array']).toBe("TypeError: DeviceBuffer.copyFrom: parameter 'src' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got an Array (copy it into a TypedArray first, e.g. new Float32Array(array))");
-    expect(results['copyTo array']).toMatch(/^TypeError: DeviceBuffer\.copyTo: parameter 'dst' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got an Array/);
-    expect(results['copyFrom string']).toBe("TypeError: DeviceBuffer.copyFrom: parameter 'src' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got string abc");
+    expect(results['copyFrom array']).toBe(
+      "TypeError: DeviceBuffer.copyFrom: parameter 'src' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got an Array (copy it into a TypedArray first, e.g. new Float32Array(array))",
+    );
+    expect(results['copyTo array']).toMatch(
+      /^TypeError: DeviceBuffer\.copyTo: parameter 'dst' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got an Array/,
+    );
+    expect(results['copyFrom string']).toBe(
+      "TypeError: DeviceBuffer.copyFrom: parameter 'src' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got string abc",
+    );
   });
 
   test('copyFrom(x, { stream: 5 }) names the option and what it got', () => {
@@ -127,13 +195,25 @@ describe('on a device (fake libcudart)', () => {
     ['copyFrom unknown', "TypeError: DeviceBuffer.copyFrom: unknown option 'stram' (did you mean 'stream'?); the options are stream"],
     ['copyTo unknown', "TypeError: DeviceBuffer.copyTo: unknown option 'async'; the options are stream"],
     ['fill unknown', "TypeError: DeviceBuffer.fill: unknown option 'steam' (did you mean 'stream'?); the options are stream"],
-    ['createStream nonblocking', "TypeError: Device.createStream: unknown option 'nonblocking' (did you mean 'nonBlocking'?); the options are nonBlocking, priority"],
-    ['createEvent unknown', "TypeError: Device.createEvent: unknown option 'timings' (did you mean 'timing'?); the options are timing, blockingSync, interprocess"],
+    [
+      'createStream nonblocking',
+      "TypeError: Device.createStream: unknown option 'nonblocking' (did you mean 'nonBlocking'?); the options are nonBlocking, priority",
+    ],
+    [
+      'createEvent unknown',
+      "TypeError: Device.createEvent: unknown option 'timings' (did you mean 'timing'?); the options are timing, blockingSync, interprocess",
+    ],
     ['allocate unknown', "TypeError: Device.allocate: unknown option 'device'; the options are stream"],
     ['allocateManaged unknown', "TypeError: Device.allocateManaged: unknown option 'attach'; the options are attachHost"],
-    ['createMemoryPool unknown', "TypeError: Device.createMemoryPool: unknown option 'maxsize' (did you mean 'maxSize'?); the options are releaseThreshold, maxSize"],
+    [
+      'createMemoryPool unknown',
+      "TypeError: Device.createMemoryPool: unknown option 'maxsize' (did you mean 'maxSize'?); the options are releaseThreshold, maxSize",
+    ],
     ['capture unknown', "TypeError: Stream.capture: unknown option 'mdoe' (did you mean 'mode'?); the options are mode"],
-    ['launch unknown', "TypeError: Kernel.launch(k): unknown option 'sharedmem' in 'config' (did you mean 'sharedMem'?); the options are grid, block, sharedMem, stream"],
+    [
+      'launch unknown',
+      "TypeError: Kernel.launch(k): unknown option 'sharedmem' in 'config' (did you mean 'sharedMem'?); the options are grid, block, sharedMem, stream",
+    ],
   ])('%s: a TypeError naming the method and the key', (name, message) => {
     expect(results[name]).toBe(message);
   });
@@ -143,12 +223,19 @@ describe('on a device (fake libcudart)', () => {
   });
 
   test('HostBuffer.as takes a TypedArray class or DataView, and refuses Array and the like', () => {
-    expect(results['as Array']).toBe("TypeError: HostBuffer.as: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …) or DataView, got Array");
+    expect(results['as Array']).toBe(
+      "TypeError: HostBuffer.as: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …) or DataView, got Array",
+    );
     expect(results['as Object']).toMatch(/^TypeError: HostBuffer\.as: .* got Object$/);
     expect(results['as not a class']).toMatch(/^TypeError: HostBuffer\.as: .* got 5$/);
     expect([results['as Float64Array of 16 bytes'], results['as Float32Array'], results['as DataView'], results['as Buffer']]).toEqual([
-      'returned [object Float64Array]', 'returned [object Float32Array]', 'returned [object DataView]', 'returned [object Uint8Array]',
+      'returned [object Float64Array]',
+      'returned [object Float32Array]',
+      'returned [object DataView]',
+      'returned [object Uint8Array]',
     ]);
-    expect(results['as Float32Array of 6 bytes']).toBe("RangeError: HostBuffer.as: the buffer's 6 bytes are not a whole number of Float32Array elements (4 bytes each)");
+    expect(results['as Float32Array of 6 bytes']).toBe(
+      "RangeError: HostBuffer.as: the buffer's 6 bytes are not a whole number of Float32Array elements (4 bytes each)",
+    );
   });
 });

@@ -11,13 +11,20 @@ const { parseSignature, In, Out, InOut } = core;
 
 /** A Kernel over handle `h` of a module that is open until `closed.value` is set. */
 function fakeKernel(h: bigint, name = 'k', closed = { value: false }): Kernel {
-  return new Kernel(h as never, name, { get isClosed() { return closed.value; } } as never);
+  return new Kernel(h as never, name, {
+    get isClosed() {
+      return closed.value;
+    },
+  } as never);
 }
 
 describe('parseSignature', () => {
   test('a whole declaration: pointers, qualifiers, unsigned and 64-bit types, a tensor map', () => {
-    expect(parseSignature('extern "C" __global__ void k(const float * __restrict__ x, float *y, float a, int n, unsigned int m, unsigned long long big, size_t s, double d, short h, unsigned char c, __grid_constant__ const CUtensorMap tmap, cudaTextureObject_t tex)'))
-      .toEqual(['ptr', 'ptr', 'f32', 'i32', 'u32', 'u64', 'u64', 'f64', 'i16', 'u8', 'tensormap', 'u64']);
+    expect(
+      parseSignature(
+        'extern "C" __global__ void k(const float * __restrict__ x, float *y, float a, int n, unsigned int m, unsigned long long big, size_t s, double d, short h, unsigned char c, __grid_constant__ const CUtensorMap tmap, cudaTextureObject_t tex)',
+      ),
+    ).toEqual(['ptr', 'ptr', 'f32', 'i32', 'u32', 'u64', 'u64', 'f64', 'i16', 'u8', 'tensormap', 'u64']);
   });
   test('a parameter list, types without names, arrays, templates, comments, and none', () => {
     expect(parseSignature('float *x, int /* count */ n, const Pair<int, float> *p, int v[]')).toEqual(['ptr', 'i32', 'ptr', 'ptr']);
@@ -26,7 +33,11 @@ describe('parseSignature', () => {
     expect(parseSignature('void k(void)')).toEqual([]);
   });
   test('an unknown type or a reference is a TypeError naming the parameter', () => {
-    expect(() => parseSignature('void k(float *x, MyStruct s)')).toThrow(new TypeError("parseSignature: parameter 1 ('MyStruct s') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …) or Kernel.launch with typed arguments"));
+    expect(() => parseSignature('void k(float *x, MyStruct s)')).toThrow(
+      new TypeError(
+        "parseSignature: parameter 1 ('MyStruct s') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …) or Kernel.launch with typed arguments",
+      ),
+    );
     expect(() => parseSignature('void k(int &r)')).toThrow(/parameter 0 \('int &r'\) is a C\+\+ reference/);
     expect(() => parseSignature('void k(int a,, int b)')).toThrow(/parameter 1 of .* is empty/);
   });
@@ -35,7 +46,9 @@ describe('parseSignature', () => {
 describe('Kernel.prepare (no C call needed)', () => {
   test('types are checked when prepared', () => {
     const k = fakeKernel(0x104n, 'saxpy');
-    expect(() => k.prepare(['ptr', 'float' as never])).toThrow(/^Kernel\.prepare\(saxpy\): types\[1\] must be one of i8, u8, .*, got 'float'$/);
+    expect(() => k.prepare(['ptr', 'float' as never])).toThrow(
+      /^Kernel\.prepare\(saxpy\): types\[1\] must be one of i8, u8, .*, got 'float'$/,
+    );
     expect(() => k.prepare(42 as never)).toThrow(/^Kernel\.prepare\(saxpy\): parameter 'signature' must be an array of types/);
     const f = k.prepare('void saxpy(float *x, float a, int n)');
     expect(f.types).toEqual(['ptr', 'f32', 'i32']);
@@ -45,14 +58,22 @@ describe('Kernel.prepare (no C call needed)', () => {
   test('a fraction, a value out of range or the wrong count is refused before any C call, naming the argument', () => {
     const f = fakeKernel(0x104n, 'saxpy').prepare(['ptr', 'f32', 'i32', 'u8']);
     const cfg = { grid: 1, block: 1 };
-    expect(() => f(cfg, 0x1000n, 2, 1.5, 0)).toThrow(new RangeError('PreparedLaunch(saxpy): argument 2 (i32) must be an integer within [-2147483648, 2147483647], got 1.5'));
+    expect(() => f(cfg, 0x1000n, 2, 1.5, 0)).toThrow(
+      new RangeError('PreparedLaunch(saxpy): argument 2 (i32) must be an integer within [-2147483648, 2147483647], got 1.5'),
+    );
     expect(() => f(cfg, 0x1000n, 2, 2 ** 31, 0)).toThrow(RangeError);
     expect(() => f(cfg, 0x1000n, 2, 1, 256)).toThrow('PreparedLaunch(saxpy): argument 3 (u8) must be an integer within [0, 255], got 256');
     expect(() => f(cfg, -1, 2, 1, 0)).toThrow(/argument 0 \(ptr\) must be an integer within \[0, 2\^64 - 1\]/);
-    expect(() => f(cfg, 0x1000n, '2' as never, 1, 0)).toThrow(new TypeError("PreparedLaunch(saxpy): argument 1 (f32) must be a number, got 2"));
-    expect(() => f(cfg, {} as never, 2, 1, 0)).toThrow('PreparedLaunch(saxpy): argument 0 (ptr) must be a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number), got a Object');
+    expect(() => f(cfg, 0x1000n, '2' as never, 1, 0)).toThrow(
+      new TypeError('PreparedLaunch(saxpy): argument 1 (f32) must be a number, got 2'),
+    );
+    expect(() => f(cfg, {} as never, 2, 1, 0)).toThrow(
+      'PreparedLaunch(saxpy): argument 0 (ptr) must be a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number), got a Object',
+    );
     expect(() => f(cfg, 0x1000n, 2, 1)).toThrow(new TypeError('PreparedLaunch(saxpy): takes 4 arguments (ptr, f32, i32, u8), got 3'));
-    expect(() => f({ grid: 0, block: 1 }, 0x1000n, 2, 1, 0)).toThrow("PreparedLaunch(saxpy): 'config.grid' must be a positive integer or [x, y, z] of them, got 0");
+    expect(() => f({ grid: 0, block: 1 }, 0x1000n, 2, 1, 0)).toThrow(
+      "PreparedLaunch(saxpy): 'config.grid' must be a positive integer or [x, y, z] of them, got 0",
+    );
     expect(() => f(null as never, 0x1000n, 2, 1, 0)).toThrow(/^PreparedLaunch\(saxpy\): the first parameter must be a launch config/);
   });
 
@@ -103,7 +124,10 @@ test('a prepared launch packs plain numbers as their declared C types, reuses it
     same: true,
     second: [String(0x1000), 8, 9, '10', '11', 12.5, 13, 14],
     first: [String(0xdeadbeefn), -7, 4e9, String(-(2 ** 40)), String(2n ** 63n), 1.5, -0.125, -300],
-    config: [[1, 1, 1, 1, 1, 1, 0], [3, 2, 1, 64, 1, 1, 128]],
+    config: [
+      [1, 1, 1, 1, 1, 1, 0],
+      [3, 2, 1, 64, 1, 1, 128],
+    ],
   });
 });
 
@@ -122,7 +146,13 @@ test('prepared timed and async forms, and DeviceBuffer arguments', () => {
     try { f({ grid: 1, block: 4 }, x, y, 4); } catch (e) { closed = e.message; }
     y.close();
     console.log(JSON.stringify({ ms, out: Array.from(out), closed, launches: fake.launches(), live: fake.live() }));`);
-  expect(r).toEqual({ ms: 0.25, out: [2, 4, 6, 8], closed: 'PreparedLaunch(twice): argument 0 is a DeviceBuffer that was closed', launches: 2, live: 0 });
+  expect(r).toEqual({
+    ms: 0.25,
+    out: [2, 4, 6, 8],
+    closed: 'PreparedLaunch(twice): argument 0 is a DeviceBuffer that was closed',
+    launches: 2,
+    live: 0,
+  });
 });
 
 test('In/Out/InOut copy host arrays through temporaries and back, sync and awaited, and release them', () => {

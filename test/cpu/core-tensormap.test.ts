@@ -24,7 +24,12 @@ function run(body: string): unknown {
     const errors = [];
     const t = (g) => { try { g(); errors.push('no error'); } catch (e) { errors.push(e.constructor.name + ': ' + e.message); } };
     ${body}`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: fake.lib, CUDA_BINDINGS_CUDA: libcuda }, timeout: 180_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    encoding: 'utf8',
+    cwd: path.join(__dirname, '..', '..'),
+    env: { ...process.env, CUDA_BINDINGS_CUDART: fake.lib, CUDA_BINDINGS_CUDA: libcuda },
+    timeout: 180_000,
+  });
   if (r.stderr !== '') throw new Error(r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -68,12 +73,22 @@ test('tiled and im2col maps pass shapes, strides, boxes and modes to C innermost
     console.log(JSON.stringify({ tiled, im2col, byValue: [seen.subarray(0, 16).equals(m.bytes.subarray(0, 16)), seen2.subarray(0, 16).equals(m.bytes.subarray(0, 16))], errors }));`);
   expect(r).toEqual({
     tiled: { type: 7, rank: 2, il: 0, sw: 1, l2: 2, oob: 1, addrOk: true, dims: [32, 64], strides: [128], box: [8, 16], es: [1, 1] },
-    im2col: { type: 6, rank: 4, cpp: 16, ppc: 64, dims: [16, 8, 8, 2], strides: [32, 256, 2048], lo: [-2, -1], hi: [2, 1], es: [1, 2, 2, 1] },
+    im2col: {
+      type: 6,
+      rank: 4,
+      cpp: 16,
+      ppc: 64,
+      dims: [16, 8, 8, 2],
+      strides: [32, 256, 2048],
+      lo: [-2, -1],
+      hi: [2, 1],
+      es: [1, 2, 2, 1],
+    },
     byValue: [true, true],
     errors: [
-      'RangeError: TensorMapDescriptor.tiled: the box\'s innermost dimension must be a multiple of 16 bytes, got 3 elements of 4 bytes',
+      "RangeError: TensorMapDescriptor.tiled: the box's innermost dimension must be a multiple of 16 bytes, got 3 elements of 4 bytes",
       "RangeError: TensorMapDescriptor.tiled: with swizzle '128B', the box's innermost dimension may span at most 128 bytes, got 256",
-      'RangeError: TensorMapDescriptor.tiled: the tensor spans 8320 bytes, more than the buffer\'s 8192',
+      "RangeError: TensorMapDescriptor.tiled: the tensor spans 8320 bytes, more than the buffer's 8192",
       "RangeError: TensorMapDescriptor.tiled: option 'strides[0]' (100 bytes) must be a multiple of 16",
       "RangeError: TensorMapDescriptor.tiled: option 'strides' must end with the element size (4 bytes for f32), got 8",
       "RangeError: TensorMapDescriptor.tiled: option 'dataType' must be one of u8, u16, u32, i32, u64, i64, f16, f32, f64, bf16, f32ftz, tf32, tf32ftz, got 'f7'",

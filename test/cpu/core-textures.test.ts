@@ -12,21 +12,37 @@ test('ChannelFormatDescriptor: shorthands, sizes, and formats CUDA arrays cannot
   expect([f.x, f.y, f.z, f.w, f.kind, f.channels, f.bytesPerElement]).toEqual([8, 8, 8, 8, 'unsigned', 4, 4]);
   const s = ChannelFormatDescriptor.of('f32', 2).toStruct();
   expect([s.x, s.y, s.z, s.w, s.f]).toEqual([32, 32, 0, 0, 2]);
-  expect(() => new ChannelFormatDescriptor(32, 32, 32, 0, 'float')).toThrow('ChannelFormatDescriptor: CUDA arrays and textures take 1, 2 or 4 channels, not 3');
+  expect(() => new ChannelFormatDescriptor(32, 32, 32, 0, 'float')).toThrow(
+    'ChannelFormatDescriptor: CUDA arrays and textures take 1, 2 or 4 channels, not 3',
+  );
   expect(() => new ChannelFormatDescriptor(8, 0, 8, 0, 'unsigned')).toThrow(/no gap/);
-  expect(() => new ChannelFormatDescriptor(12, 0, 0, 0, 'signed')).toThrow("ChannelFormatDescriptor: parameter 'x' must be 0, 8, 16 or 32 bits, got 12");
+  expect(() => new ChannelFormatDescriptor(12, 0, 0, 0, 'signed')).toThrow(
+    "ChannelFormatDescriptor: parameter 'x' must be 0, 8, 16 or 32 bits, got 12",
+  );
   expect(() => new ChannelFormatDescriptor(8, 0, 0, 0, 'float')).toThrow(/float channels are 16 or 32 bits/);
   expect(() => ChannelFormatDescriptor.of('f64' as never)).toThrow(/parameter 'type' must be one of/);
 });
 
 test('TextureDescriptor: defaults, per-dimension address modes, and refused combinations', () => {
-  const t = new TextureDescriptor({ addressMode: ['wrap', 'border'], filterMode: 'linear', normalizedCoords: true, borderColor: [1, 2, 3, 4], readMode: 'normalizedFloat' }).toStruct();
+  const t = new TextureDescriptor({
+    addressMode: ['wrap', 'border'],
+    filterMode: 'linear',
+    normalizedCoords: true,
+    borderColor: [1, 2, 3, 4],
+    readMode: 'normalizedFloat',
+  }).toStruct();
   expect([t.addressMode, t.filterMode, t.readMode, t.normalizedCoords, t.borderColor]).toEqual([[0, 3, 1], 1, 1, 1, [1, 2, 3, 4]]);
   const d = new TextureDescriptor().options;
   expect([d.addressMode, d.filterMode, d.readMode, d.normalizedCoords]).toEqual([['clamp', 'clamp', 'clamp'], 'point', 'element', false]);
-  expect(() => new TextureDescriptor({ addressMode: 'wrap' })).toThrow("TextureDescriptor: address modes 'wrap' and 'mirror' need normalizedCoords: true");
-  expect(() => new TextureDescriptor({ filterMode: 'cubic' as never })).toThrow("TextureDescriptor: option 'filterMode' must be 'point' or 'linear', got cubic");
-  expect(() => new TextureDescriptor({ addressMode: ['clamp', 'edge' as never] })).toThrow("TextureDescriptor: option 'addressMode[1]' must be 'wrap', 'clamp', 'mirror' or 'border', got edge");
+  expect(() => new TextureDescriptor({ addressMode: 'wrap' })).toThrow(
+    "TextureDescriptor: address modes 'wrap' and 'mirror' need normalizedCoords: true",
+  );
+  expect(() => new TextureDescriptor({ filterMode: 'cubic' as never })).toThrow(
+    "TextureDescriptor: option 'filterMode' must be 'point' or 'linear', got cubic",
+  );
+  expect(() => new TextureDescriptor({ addressMode: ['clamp', 'edge' as never] })).toThrow(
+    "TextureDescriptor: option 'addressMode[1]' must be 'wrap', 'clamp', 'mirror' or 'border', got edge",
+  );
   expect(() => new TextureDescriptor({ maxAnisotropy: 17 })).toThrow(RangeError);
 });
 
@@ -37,7 +53,9 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
 
 test('arrays of every shape, copies from and to host and device memory, textures and surfaces over them, kernel arguments, and lifetimes', () => {
-  const r = runWithFake(fake.lib, `
+  const r = runWithFake(
+    fake.lib,
+    `
     const { CudaArray, ChannelFormatDescriptor: C, ResourceDescriptor: R, TextureObject, SurfaceObject, i32 } = core;
     const d = core.Device.get(0);
     const log = [];
@@ -91,7 +109,8 @@ test('arrays of every shape, copies from and to host and device memory, textures
     for (const o of [lin, pitched, surf, a1, a3, layered, cube, m]) o.close();
     console.log(JSON.stringify({ log, back: Array.from(back), device: Array.from(viaDevice.copyTo(new Float32Array(12))), shapes,
       handles: [String(out.readBigUInt64LE(0)) === String(tex.handle), String(out.readBigUInt64LE(16)) === String(surf.handle), String(out2.readBigUInt64LE(0)) === String(tex.handle), String(out2.readBigUInt64LE(16)) === String(surf.handle)],
-      errors, objectsBefore, objectsAfter: fake.objects() }));`) as Record<string, unknown>;
+      errors, objectsBefore, objectsAfter: fake.objects() }));`,
+  ) as Record<string, unknown>;
   expect(r).toEqual({
     log: [
       'memcpy3D to array extent=4,3,1 pitch=16 xsize=4 ysize=3 kind=4',
@@ -103,7 +122,14 @@ test('arrays of every shape, copies from and to host and device memory, textures
     ],
     back: Array.from({ length: 12 }, (_, i) => i),
     device: Array.from({ length: 12 }, (_, i) => i),
-    shapes: [[1, 64], [2, 48], [3, 80], [2, 768], [2, 768], [2, 24]],
+    shapes: [
+      [1, 64],
+      [2, 48],
+      [3, 80],
+      [2, 768],
+      [2, 768],
+      [2, 24],
+    ],
     handles: [true, true, true, true],
     errors: [
       'Error: SurfaceObject.create: the CudaArray was not made for surfaces; create it with { surface: true }',

@@ -8,7 +8,9 @@ import * as nvrtc from '../../src/ffi/nvrtc.gen';
 const exported = new Set(fs.readFileSync(path.join(__dirname, 'fixtures', 'libcuda-580-exports.txt'), 'utf8').split('\n'));
 
 test('every bound driver symbol is exported by libcuda 580, but the Tegra-only EGL sync import', () => {
-  const missing = Object.values(declarations).map(([symbol]) => symbol).filter((s) => !exported.has(s));
+  const missing = Object.values(declarations)
+    .map(([symbol]) => symbol)
+    .filter((s) => !exported.has(s));
   expect(missing).toEqual(['cuEventCreateFromEGLSync']);
 });
 

@@ -14,7 +14,10 @@ test('an empty Buffer, TypedArray or ArrayBuffer is passed as a non-NULL address
   const src = path.join(tmp, 'e.c');
   const lib = path.join(tmp, 'libcudart-empty.so');
   // cudaMemcpy answers 1 when it was given NULL for src, 0 otherwise.
-  fs.writeFileSync(src, `int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }\nint cudaMemcpy(void *d, const void *s, unsigned long n, int k) { return s == 0; }\n`);
+  fs.writeFileSync(
+    src,
+    `int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }\nint cudaMemcpy(void *d, const void *s, unsigned long n, int k) { return s == 0; }\n`,
+  );
   execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
   const script = `
     const { cudart } = require('./src');
@@ -23,7 +26,12 @@ test('an empty Buffer, TypedArray or ArrayBuffer is passed as a non-NULL address
     let refused = '';
     try { cudart.cudaMemcpy(0x1000n, Buffer.alloc(0), 4, k); } catch (e) { refused = e.message; }
     console.log(JSON.stringify({ out, refused }));`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 180_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    cwd: path.join(__dirname, '..', '..'),
+    encoding: 'utf8',
+    env: { ...process.env, CUDA_BINDINGS_CUDART: lib },
+    timeout: 180_000,
+  });
   expect(r.stderr).toBe('');
   expect(JSON.parse(r.stdout)).toEqual({ out: [0, 0, 0, 1], refused: "cudaMemcpy: parameter 'src' holds 0 bytes but count needs 4" });
 });

@@ -9,7 +9,12 @@ import { cudart } from '../../src';
 let exported = new Set<string>();
 beforeAll(() => {
   const lib = fs.realpathSync(cudart.libraryInfo().path);
-  exported = new Set(execFileSync('nm', ['-D', '--defined-only', lib]).toString().split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
+  exported = new Set(
+    execFileSync('nm', ['-D', '--defined-only', lib])
+      .toString()
+      .split('\n')
+      .map((l) => l.split(' ').pop()!.replace(/@.*/, '')),
+  );
 });
 
 test('the library loaded is a file nm can read, which exports the runtime', () => {

@@ -14,7 +14,10 @@ for (const api of apis) {
   }
   cases.push([`root.${rootName[api] ?? api} (structs)`, () => (root as any)[rootName[api] ?? api], `../../src/structs/${api}.gen`]);
 }
-cases.push(['cuda-bindings/runtime (api)', () => runtime, '../../src/runtime/api.gen'], ['cuda-bindings/driver (api)', () => driver, '../../src/driver/api.gen']);
+cases.push(
+  ['cuda-bindings/runtime (api)', () => runtime, '../../src/runtime/api.gen'],
+  ['cuda-bindings/driver (api)', () => driver, '../../src/driver/api.gen'],
+);
 
 test.each(cases)('%s: every name is a data property, not a getter', (_name, ns, modulePath) => {
   let mod: object;

@@ -16,7 +16,8 @@ const GC_ROUNDS = `async function collect() { for (let i = 0; i < 5; i++) { glob
 
 describe('a JS host function captured into a graph', () => {
   test('stream.capture: it runs at every launch, is pending only from a launch until it ran, and is released with the Graph and its GraphExec', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { core, cudart } = require('./src');
       const HC = require('./src/ffi/host-callbacks');
       (async () => {
@@ -40,14 +41,22 @@ describe('a JS host function captured into a graph', () => {
         await s.synchronize();
         console.log('runs', runs, 'kept after exec.close', HC.graphHostFunctions());
         s.close();
-      })();`)).toEqual([
-      'pending 0 kept 1', 'deviceSynchronize [0]', 'pending 3', 'cudaStreamSynchronize: 3 JS host functions are still pending, and they',
-      'runs 3 pending 0', 'kept after graph.close 1', 'runs 4 kept after exec.close 0',
+      })();`),
+    ).toEqual([
+      'pending 0 kept 1',
+      'deviceSynchronize [0]',
+      'pending 3',
+      'cudaStreamSynchronize: 3 JS host functions are still pending, and they',
+      'runs 3 pending 0',
+      'kept after graph.close 1',
+      'runs 4 kept after exec.close 0',
     ]);
   });
 
   test('a Graph and GraphExec that are collected without close() release it', () => {
-    expect(lines(`
+    expect(
+      lines(
+        `
       const { core } = require('./src');
       const HC = require('./src/ffi/host-callbacks');
       ${GC_ROUNDS}
@@ -60,22 +69,28 @@ describe('a JS host function captured into a graph', () => {
         })();
         await collect();
         console.log('kept', HC.graphHostFunctions());
-      })();`, ['--expose-gc'])).toEqual(['kept 2', 'kept 0']);
+      })();`,
+        ['--expose-gc'],
+      ),
+    ).toEqual(['kept 2', 'kept 0']);
   });
 
   test('a capture whose work throws releases what it captured', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { core } = require('./src');
       const HC = require('./src/ffi/host-callbacks');
       (async () => {
         const s = core.Device.get(0).createStream();
         await s.capture((st) => { st.onComplete(() => undefined); throw new Error('work failed'); }).catch((e) => console.log(e.message));
         console.log('kept', HC.graphHostFunctions());
-      })();`)).toEqual(['work failed', 'kept 0']);
+      })();`),
+    ).toEqual(['work failed', 'kept 0']);
   });
 
   test('the facade: captured with cudaLaunchHostFunc, it runs at every launch; never launched, it does not keep the process alive', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { cudart } = require('./src');
       const [, s] = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking);
       const out = [];
@@ -90,33 +105,39 @@ describe('a JS host function captured into a graph', () => {
         cudart.cudaStreamBeginCapture(s, cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal);
         cudart.cudaLaunchHostFunc(s, () => console.log('never'), null);
         cudart.cudaStreamEndCapture(s);
-      });`)).toEqual(['[0] pending 0', '7,7,7']);
+      });`),
+    ).toEqual(['[0] pending 0', '7,7,7']);
   });
 });
 
 describe('graph host node functions', () => {
   test('9,000 cudaHostNodeParams with JS functions take no koffi callback each, and cudaLaunchHostFunc works after them', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { cudart } = require('./src');
       const koffi = require('koffi');
       const params = [];
       for (let i = 0; i < 9000; i++) params.push(new cudart.cudaHostNodeParams({ fn: () => i }));
       console.log('callbacks', koffi.stats().callbacks);
       const [, s] = cudart.cudaStreamCreateWithFlags(0);
-      console.log(JSON.stringify(cudart.cudaLaunchHostFunc(s, () => console.log('ran'), null)));`)).toEqual(['callbacks 1', '[0]', 'ran']);
+      console.log(JSON.stringify(cudart.cudaLaunchHostFunc(s, () => console.log('ran'), null)));`),
+    ).toEqual(['callbacks 1', '[0]', 'ran']);
   });
 
   test('the driver struct too', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { cuda } = require('./src');
       const koffi = require('koffi');
       const params = [];
       for (let i = 0; i < 9000; i++) params.push(new cuda.CUDA_HOST_NODE_PARAMS({ fn: () => i, userData: 5n }));
-      console.log('callbacks', koffi.stats().callbacks, String(params[8999].userData));`)).toEqual(['callbacks 1 5']);
+      console.log('callbacks', koffi.stats().callbacks, String(params[8999].userData));`),
+    ).toEqual(['callbacks 1 5']);
   });
 
   test('a host node runs its JS function with its userData at every launch; userData reads back as set', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { cudart } = require('./src');
       const out = [];
       const p = new cudart.cudaHostNodeParams({ userData: 0x1234n, fn: (u) => out.push(String(u)) });
@@ -130,11 +151,13 @@ describe('graph host node functions', () => {
       const [, s] = cudart.cudaStreamCreateWithFlags(0);
       cudart.cudaGraphLaunch(exec, s);
       cudart.cudaGraphLaunch(exec, s);
-      cudart.async.cudaStreamSynchronize(s).then(() => console.log(out.join(',')));`)).toEqual(['4660 9 true', '4660,q9,4660,q9']);
+      cudart.async.cudaStreamSynchronize(s).then(() => console.log(out.join(',')));`),
+    ).toEqual(['4660 9 true', '4660,q9,4660,q9']);
   });
 
   test('params reused for a second node after changing userData: each node keeps the userData it was added with; a copy is independent', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { cudart } = require('./src');
       const out = [];
       const p = new cudart.cudaHostNodeParams({ fn: (u) => out.push(String(u)), userData: 1n });
@@ -148,11 +171,14 @@ describe('graph host node functions', () => {
       const [, exec] = cudart.cudaGraphInstantiate(g, 0);
       const [, s] = cudart.cudaStreamCreateWithFlags(0);
       cudart.cudaGraphLaunch(exec, s);
-      cudart.async.cudaStreamSynchronize(s).then(() => console.log(out.join(',')));`)).toEqual(['2 3', '1,2']);
+      cudart.async.cudaStreamSynchronize(s).then(() => console.log(out.join(',')));`),
+    ).toEqual(['2 3', '1,2']);
   });
 
   test('a node function passed to CUDA is kept after its params are collected (a graph may run it); params never passed are released', () => {
-    expect(lines(`
+    expect(
+      lines(
+        `
       const { cudart } = require('./src');
       const HC = require('./src/ffi/host-callbacks');
       ${GC_ROUNDS}
@@ -168,13 +194,17 @@ describe('graph host node functions', () => {
         console.log('kept', HC.graphHostFunctions());
         cudart.cudaGraphLaunch(exec, s);
         await cudart.async.cudaStreamSynchronize(s);
-      })();`, ['--expose-gc'])).toEqual(['kept 101', 'kept 1', 'ran 3']);
+      })();`,
+        ['--expose-gc'],
+      ),
+    ).toEqual(['kept 101', 'kept 1', 'ran 3']);
   });
 });
 
 describe('CachingAllocator across streams', () => {
   test('a block freed on one stream is reused at once on that stream, and on another only once the work before its free is done', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { core } = require('./src');
       ${FAKE_CONTROLS}
       const dev = core.Device.get(0);
@@ -193,13 +223,18 @@ describe('CachingAllocator across streams', () => {
       const d = dev.allocate(1000, { stream: s2 });
       console.log('other stream once done', d.ptr === first ? 'reused' : 'fresh');
       const e = dev.allocate(1000);
-      console.log('legacy stream, nothing free', e.ptr === first ? 'reused' : 'fresh');`)).toEqual([
-      'other stream while busy fresh', 'same stream reused', 'other stream once done reused', 'legacy stream, nothing free fresh',
+      console.log('legacy stream, nothing free', e.ptr === first ? 'reused' : 'fresh');`),
+    ).toEqual([
+      'other stream while busy fresh',
+      'same stream reused',
+      'other stream once done reused',
+      'legacy stream, nothing free fresh',
     ]);
   });
 
   test('a block of a stream closed before the block is freed goes back to the device', () => {
-    expect(lines(`
+    expect(
+      lines(`
       const { core } = require('./src');
       ${FAKE_CONTROLS}
       const dev = core.Device.get(0);
@@ -209,6 +244,7 @@ describe('CachingAllocator across streams', () => {
       const a = dev.allocate(1000, { stream: s });
       s.close();
       a.close();
-      console.log(fake.count('cudaFree'), pool.freeBytes());`)).toEqual(['1 0']);
+      console.log(fake.count('cudaFree'), pool.freeBytes());`),
+    ).toEqual(['1 0']);
   });
 });

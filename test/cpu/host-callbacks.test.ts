@@ -12,7 +12,9 @@ const lib = path.join(tmp, 'libcudart-hostfn.so');
 beforeAll(() => {
   const src = path.join(tmp, 'h.c');
   // Like CUDA, one thread of the library runs the host functions, in order.
-  fs.writeFileSync(src, `
+  fs.writeFileSync(
+    src,
+    `
     #include <pthread.h>
     #include <unistd.h>
     #include <stdlib.h>
@@ -56,14 +58,18 @@ beforeAll(() => {
     /* Like CUDA, a synchronize waits until the host functions queued on the stream before it have run. */
     int cudaStreamSynchronize(void *s) { pthread_mutex_lock(&mu); while (queued_on(s)) pthread_cond_wait(&idle, &mu); pthread_mutex_unlock(&mu); return 0; }
     int cudaDeviceSynchronize(void) { return 0; }
-    int cudaStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }`);
+    int cudaStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }`,
+  );
   execFileSync('gcc', ['-shared', '-fPIC', '-pthread', '-o', lib, src]);
 });
 
 // The timeout only guards against a hang: on a loaded machine starting tsx alone took over 20 s.
 function node(script: string) {
   return spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
-    encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 180_000,
+    encoding: 'utf8',
+    cwd: path.join(__dirname, '..', '..'),
+    env: { ...process.env, CUDA_BINDINGS_CUDART: lib },
+    timeout: 180_000,
   });
 }
 
@@ -115,7 +121,9 @@ test('a blocking wait with a host function pending is refused instead of deadloc
     console.log(JSON.stringify(cudart.cudaStreamSynchronize(cudart.cudaStream_t(0x30))));`);
   expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
   const lines = r.stdout.trim().split('\n');
-  expect(lines[0]).toBe('cudaStreamSynchronize: 1 JS host function is still pending, and they run on this thread: a blocking wait here would never return. Await the promise form instead (cudart.async.cudaStreamSynchronize and the like).');
+  expect(lines[0]).toBe(
+    'cudaStreamSynchronize: 1 JS host function is still pending, and they run on this thread: a blocking wait here would never return. Await the promise form instead (cudart.async.cudaStreamSynchronize and the like).',
+  );
   expect(lines[1]).toMatch(/^cudaDeviceSynchronize: 1 JS host function is still pending/);
   expect(lines.slice(2)).toEqual(['[0]', 'ran']);
 });

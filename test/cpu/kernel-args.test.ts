@@ -12,8 +12,9 @@ import { CUDART_VERSION } from '../../src/runtime/constants.gen';
 const { i8, u8, i16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArgs } = cudart;
 
 test('a plain number is never taken as a kernel argument', () => {
-  expect(() => cudart.cudaLaunchKernel(1n, { x: 1, y: 1, z: 1 }, { x: 1, y: 1, z: 1 }, [7 as any], 0, null))
-    .toThrow(/cudaLaunchKernel: parameter 'args\[0\]' must be a typed kernel argument: a plain number is ambiguous, wrap it as i32\(n\)/);
+  expect(() => cudart.cudaLaunchKernel(1n, { x: 1, y: 1, z: 1 }, { x: 1, y: 1, z: 1 }, [7 as any], 0, null)).toThrow(
+    /cudaLaunchKernel: parameter 'args\[0\]' must be a typed kernel argument: a plain number is ambiguous, wrap it as i32\(n\)/,
+  );
 });
 
 test('a value that does not fit its type is a RangeError', () => {
@@ -28,7 +29,13 @@ test('arguments are laid out at their C alignment', () => {
   const a = new KernelArgs([i8(1), f64(2), i16(3), ptr(0x1000n), u8(5)]);
   expect(a.length).toBe(5);
   const dv = new DataView(a.buffer.buffer, a.buffer.byteOffset, a.buffer.byteLength);
-  expect([dv.getInt8(0), dv.getFloat64(8, true), dv.getInt16(16, true), dv.getBigUint64(24, true), dv.getUint8(32)]).toEqual([1, 2, 3, 0x1000n, 5]);
+  expect([dv.getInt8(0), dv.getFloat64(8, true), dv.getInt16(16, true), dv.getBigUint64(24, true), dv.getUint8(32)]).toEqual([
+    1,
+    2,
+    3,
+    0x1000n,
+    5,
+  ]);
   expect(a.buffer.byteLength).toBe(33);
 });
 
@@ -46,12 +53,16 @@ test('set() with a plain number applies the same range checks as the wrappers, a
   const a = new KernelArgs([i32(7), u8(1), i64(0n), u64(0n), f64(0), f16(0), ptr(0n)]);
   const dv = new DataView(a.buffer.buffer, a.buffer.byteOffset, a.buffer.byteLength);
   for (const bad of [1.5, 2 ** 32 + 7, NaN, 2 ** 31]) {
-    expect(() => a.set(0, bad)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be an integer within [-2147483648, 2147483647], got ${bad}`));
+    expect(() => a.set(0, bad)).toThrow(
+      new RangeError(`KernelArgs.set: parameter 'value' must be an integer within [-2147483648, 2147483647], got ${bad}`),
+    );
   }
   expect(dv.getInt32(0, true)).toBe(7);
   expect(() => a.set(1, 300)).toThrow(new RangeError("KernelArgs.set: parameter 'value' must be an integer within [0, 255], got 300"));
   expect(() => a.set(1, -1)).toThrow(RangeError);
-  expect(() => a.set(2, 2 ** 53)).toThrow(new RangeError(`KernelArgs.set: parameter 'value' must be a bigint or a safe integer, got ${2 ** 53}`));
+  expect(() => a.set(2, 2 ** 53)).toThrow(
+    new RangeError(`KernelArgs.set: parameter 'value' must be a bigint or a safe integer, got ${2 ** 53}`),
+  );
   expect(() => a.set(3, -1)).toThrow(/must be an integer within \[0, 2\^64\), got -1/);
   expect(() => a.set(2, 2n ** 63n)).toThrow(/must be an integer within \[-2\^63, 2\^63\), got 9223372036854775808n/);
   expect(() => a.set(5, 65536)).toThrow(/must be an integer within \[0, 65535\], got 65536/);
@@ -63,7 +74,13 @@ test('set() with a plain number applies the same range checks as the wrappers, a
   a.set(3, 2n ** 64n - 1n);
   a.set(4, 0.25);
   a.set(2, 9);
-  expect([dv.getInt32(0, true), dv.getUint8(4), dv.getBigInt64(8, true), dv.getBigUint64(16, true), dv.getFloat64(24, true)]).toEqual([-5, 255, 9n, 2n ** 64n - 1n, 0.25]);
+  expect([dv.getInt32(0, true), dv.getUint8(4), dv.getBigInt64(8, true), dv.getBigUint64(16, true), dv.getFloat64(24, true)]).toEqual([
+    -5,
+    255,
+    9n,
+    2n ** 64n - 1n,
+    0.25,
+  ]);
 });
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-kargs-'));
@@ -72,7 +89,9 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 test('a launch passes every width, a pointer and a struct by value to C intact', () => {
   const src = path.join(tmp, 'k.c');
   const lib = path.join(tmp, 'libcudart-kargs.so');
-  fs.writeFileSync(src, `
+  fs.writeFileSync(
+    src,
+    `
     #include <string.h>
     typedef struct { unsigned x, y, z; } dim3;
     typedef struct { char c; double d; } S;
@@ -86,7 +105,8 @@ test('a launch passes every width, a pointer and a struct by value to C intact',
       S st = *(S *)a[12]; memcpy(o, &st.c, 1); o += 8; memcpy(o, &st.d, 8);
       return 0;
     }
-    void last(void *out) { memcpy(out, seen, sizeof seen); }`);
+    void last(void *out) { memcpy(out, seen, sizeof seen); }`,
+  );
   execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
   const script = `
     const koffi = require('koffi');
@@ -102,9 +122,16 @@ test('a launch passes every width, a pointer and a struct by value to C intact',
       String(out.readBigInt64LE(48)), String(out.readBigUInt64LE(56)), out.readUInt16LE(64), out.readFloatLE(72), out.readDoubleLE(80),
       String(out.readBigUInt64LE(88)), out.readInt8(96), out.readDoubleLE(104)];
     console.log(JSON.stringify([r, v]));`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), env: { ...process.env, CUDA_BINDINGS_CUDART: lib } });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    encoding: 'utf8',
+    cwd: path.join(__dirname, '..', '..'),
+    env: { ...process.env, CUDA_BINDINGS_CUDART: lib },
+  });
   expect(run.stderr).toBe('');
-  expect(JSON.parse(run.stdout)).toEqual([[0], [-5, 250, -30000, 60000, -2e9, 4e9, String(-(2n ** 62n)), String(2n ** 63n), 0x3c00, 1.5, -0.125, String(0xdeadbeefn), 9, 2.25]]);
+  expect(JSON.parse(run.stdout)).toEqual([
+    [0],
+    [-5, 250, -30000, 60000, -2e9, 4e9, String(-(2n ** 62n)), String(2n ** 63n), 0x3c00, 1.5, -0.125, String(0xdeadbeefn), 9, 2.25],
+  ]);
 });
 
 test('the extra-buffer form points at the packed values and their size', () => {
@@ -117,7 +144,7 @@ test('the extra-buffer form points at the packed values and their size', () => {
   expect(dv.getBigUint64(40, true)).toBe(16n);
 });
 
-test('a launch given an array packs into the previous launch\'s memory when the types match; struct fields get their own', () => {
+test("a launch given an array packs into the previous launch's memory when the types match; struct fields get their own", () => {
   const first = kernelArgs([i32(1), f32(2), 0x1000n], 'cudaLaunchKernel', 'args') as Uint8Array;
   const again = kernelArgs([i32(3), f32(4), 0x2000n], 'cudaLaunchKernel', 'args') as Uint8Array;
   expect(again).toBe(first);

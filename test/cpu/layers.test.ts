@@ -42,9 +42,18 @@ function edges(): Edge[] {
       } else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
         spec = n.moduleSpecifier.text;
         typeOnly = n.isTypeOnly;
-      } else if (ts.isImportEqualsDeclaration(n) && ts.isExternalModuleReference(n.moduleReference) && ts.isStringLiteral(n.moduleReference.expression)) {
+      } else if (
+        ts.isImportEqualsDeclaration(n) &&
+        ts.isExternalModuleReference(n.moduleReference) &&
+        ts.isStringLiteral(n.moduleReference.expression)
+      ) {
         spec = n.moduleReference.expression.text;
-      } else if (ts.isCallExpression(n) && n.expression.getText(sf) === 'require' && n.arguments.length === 1 && ts.isStringLiteral(n.arguments[0])) {
+      } else if (
+        ts.isCallExpression(n) &&
+        n.expression.getText(sf) === 'require' &&
+        n.arguments.length === 1 &&
+        ts.isStringLiteral(n.arguments[0])
+      ) {
         spec = n.arguments[0].text;
       } else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal)) {
         spec = n.argument.literal.text;
@@ -75,10 +84,14 @@ function allowed(e: Edge): boolean {
   if (b === 'index') return false;
   if (a === b) return true;
   switch (a) {
-    case 'ffi': return false;
-    case 'structs': return b === 'ffi' || (e.typeOnly && isEnumsOrHandles(e.to));
-    case 'core': return b === 'ffi' || isFacade(b);
-    case 'cli': return b === 'core' || isFacade(b);
+    case 'ffi':
+      return false;
+    case 'structs':
+      return b === 'ffi' || (e.typeOnly && isEnumsOrHandles(e.to));
+    case 'core':
+      return b === 'ffi' || isFacade(b);
+    case 'cli':
+      return b === 'core' || isFacade(b);
     default: // a facade; another facade's enums and handles are leaves (NCCL takes the runtime's cudaStream_t)
       return b === 'ffi' || b === 'structs' || isEnumsOrHandles(e.to);
   }
@@ -88,11 +101,25 @@ const all = edges();
 
 test('the import walk sees the package (a sanity check of the walker itself)', () => {
   expect(all.length).toBeGreaterThan(100);
-  expect(new Set(all.map((e) => layerOf(e.from)))).toEqual(new Set(['index', 'ffi', 'structs', 'core', 'cli', 'runtime', 'driver', 'nvrtc', ...[...new Set(all.map((e) => layerOf(e.from)))].filter(isFacade)]));
+  expect(new Set(all.map((e) => layerOf(e.from)))).toEqual(
+    new Set([
+      'index',
+      'ffi',
+      'structs',
+      'core',
+      'cli',
+      'runtime',
+      'driver',
+      'nvrtc',
+      ...[...new Set(all.map((e) => layerOf(e.from)))].filter(isFacade),
+    ]),
+  );
 });
 
 test('every import goes one way down the layers', () => {
-  const bad = all.filter((e) => !allowed(e)).map((e) => `${path.relative(src, e.from)} -> ${path.relative(src, e.to)}${e.typeOnly ? ' (types)' : ''}`);
+  const bad = all
+    .filter((e) => !allowed(e))
+    .map((e) => `${path.relative(src, e.from)} -> ${path.relative(src, e.to)}${e.typeOnly ? ' (types)' : ''}`);
   expect(bad).toEqual([]);
 });
 

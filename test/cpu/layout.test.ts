@@ -36,13 +36,20 @@ const APIS: Api[] = [
   { id: 'nvml', headers: [path.basename(nvmlApi.reducedHeader!)], structs: nStructs, enums: nEnums, constants: nConstants },
 ];
 
-const classesOf = (api: Api) => Object.entries(api.structs).filter(
-  ([name, v]) => typeof v === 'function' && v.prototype instanceof CStruct && (v as StructClass).name === name,
-) as [string, StructClass][];
+const classesOf = (api: Api) =>
+  Object.entries(api.structs).filter(
+    ([name, v]) => typeof v === 'function' && v.prototype instanceof CStruct && (v as StructClass).name === name,
+  ) as [string, StructClass][];
 const enumsOf = (api: Api) => Object.entries(api.enums).filter(([, v]) => typeof v === 'object' && v !== null);
 
 function cppProgram(api: Api): string {
-  const o: string[] = [...api.headers.map((h) => `#include <${h}>`), '#include <cstdio>', '#include <cstddef>', '#include <cstdint>', 'int main() {'];
+  const o: string[] = [
+    ...api.headers.map((h) => `#include <${h}>`),
+    '#include <cstdio>',
+    '#include <cstddef>',
+    '#include <cstdint>',
+    'int main() {',
+  ];
   for (const [name, cls] of classesOf(api)) {
     const l = cls.layout;
     const obj = l.path ? `((${l.cType}*)0)->${l.path}` : `*(${l.cType}*)0`;
@@ -73,7 +80,11 @@ describe.each(APIS)('$id API against g++', (api) => {
   beforeAll(() => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-layout-'));
     fs.writeFileSync(path.join(dir, 'layout.cpp'), cppProgram(api));
-    execFileSync('g++', ['-std=c++17', '-w', `-I${STUBS}`, `-I${CODEGEN}`, `-I${CUDA_INC}`, '-o', path.join(dir, 'layout'), path.join(dir, 'layout.cpp')], { stdio: 'pipe' });
+    execFileSync(
+      'g++',
+      ['-std=c++17', '-w', `-I${STUBS}`, `-I${CODEGEN}`, `-I${CUDA_INC}`, '-o', path.join(dir, 'layout'), path.join(dir, 'layout.cpp')],
+      { stdio: 'pipe' },
+    );
     lines = execFileSync(path.join(dir, 'layout')).toString().trim().split('\n');
     fs.rmSync(dir, { recursive: true, force: true });
   }, 120_000);
@@ -115,7 +126,9 @@ describe.each(APIS)('$id API against g++', (api) => {
   test('every #define constant has the value g++ gives it', () => {
     const got = lines.filter((l) => l.startsWith('C ')).map((l) => l.split(' '));
     expect(got.length).toBe(Object.keys(api.constants).length);
-    const wrong = got.filter(([, k, v]) => BigInt((api.constants as any)[k]) !== BigInt.asIntN(64, BigInt(v)) && BigInt((api.constants as any)[k]) !== BigInt(v));
+    const wrong = got.filter(
+      ([, k, v]) => BigInt((api.constants as any)[k]) !== BigInt.asIntN(64, BigInt(v)) && BigInt((api.constants as any)[k]) !== BigInt(v),
+    );
     expect(wrong).toEqual([]);
   });
 });

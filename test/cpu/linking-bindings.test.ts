@@ -25,17 +25,26 @@ const APIS = [
   { id: 'nvjitlink', header: decls('nvjitlink-decls.h'), enums: jitEnums, count: 14 },
   { id: 'nvfatbin', header: decls('nvfatbin-decls.h'), enums: fatEnums, count: 11 },
   { id: 'nvvm (committed declarations)', header: decls('nvvm-decls.h'), enums: nvvmEnums, count: 13 },
-  ...(fs.existsSync(path.join(CUDA_INC, 'nvvm.h')) ? [{ id: 'nvvm (the toolkit\'s nvvm.h)', header: path.join(CUDA_INC, 'nvvm.h'), enums: nvvmEnums, count: 13 }] : []),
+  ...(fs.existsSync(path.join(CUDA_INC, 'nvvm.h'))
+    ? [{ id: "nvvm (the toolkit's nvvm.h)", header: path.join(CUDA_INC, 'nvvm.h'), enums: nvvmEnums, count: 13 }]
+    : []),
 ];
 
 describe.each(APIS)('$id against g++', ({ header, enums }) => {
   test('every enumerator has the value g++ gives it, and handles are pointers', () => {
-    const values = Object.values(enums).filter((e) => typeof e === 'object').flatMap((e) => Object.entries(e as object).filter(([, v]) => typeof v === 'number')) as [string, number][];
+    const values = Object.values(enums)
+      .filter((e) => typeof e === 'object')
+      .flatMap((e) => Object.entries(e as object).filter(([, v]) => typeof v === 'number')) as [string, number][];
     const handles = [...fs.readFileSync(header, 'utf8').matchAll(/typedef struct \w+ \*(\w+);/g)].map((m) => m[1]);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-linking-layout-'));
-    const src = [`#include "${header}"`, '#include <cstdio>', 'int main() {',
+    const src = [
+      `#include "${header}"`,
+      '#include <cstdio>',
+      'int main() {',
       ...values.map(([k]) => `  printf("${k} %lld\\n", (long long)${k});`),
-      ...handles.map((h) => `  printf("${h} %zu\\n", sizeof(${h}));`), '}'].join('\n');
+      ...handles.map((h) => `  printf("${h} %zu\\n", sizeof(${h}));`),
+      '}',
+    ].join('\n');
     fs.writeFileSync(path.join(dir, 'e.cpp'), src);
     execFileSync('g++', ['-std=c++17', '-w', '-o', path.join(dir, 'e'), path.join(dir, 'e.cpp')]);
     const got = execFileSync(path.join(dir, 'e')).toString().trim().split('\n');
@@ -59,37 +68,71 @@ test("nvJitLink's functions call the versioned exports its header's inline wrapp
   expect(Object.entries(symbols).filter(([n, s]) => n !== 'nvJitLinkVersion' && s !== `__${n}_13_0`)).toEqual([]);
 });
 
-const libnvvm = ['/usr/local/cuda/nvvm/lib64/libnvvm.so.4', '/usr/local/cuda/lib64/libnvvm.so.4', `${process.env.CUDA_HOME}/nvvm/lib64/libnvvm.so.4`].find((p) => fs.existsSync(p));
+const libnvvm = [
+  '/usr/local/cuda/nvvm/lib64/libnvvm.so.4',
+  '/usr/local/cuda/lib64/libnvvm.so.4',
+  `${process.env.CUDA_HOME}/nvvm/lib64/libnvvm.so.4`,
+].find((p) => fs.existsSync(p));
 (libnvvm ? test : test.skip)(`every libNVVM function is exported by ${libnvvm ?? 'libnvvm.so.4 (skipped: not installed here)'}`, () => {
-  const exported = new Set(execFileSync('nm', ['-D', '--defined-only', libnvvm!]).toString().split('\n').map((l) => l.split(' ').pop()!));
-  expect(Object.values(nvvmDecls).map(([s]) => s).filter((s) => !exported.has(s))).toEqual([]);
+  const exported = new Set(
+    execFileSync('nm', ['-D', '--defined-only', libnvvm!])
+      .toString()
+      .split('\n')
+      .map((l) => l.split(' ').pop()!),
+  );
+  expect(
+    Object.values(nvvmDecls)
+      .map(([s]) => s)
+      .filter((s) => !exported.has(s)),
+  ).toEqual([]);
 });
 
 test("libnvvm is also looked for in the toolkit's nvvm/lib64, after the usual places", () => {
   expect(candidates(nvvmSpec, { CUDA_HOME: '/opt/cuda' }, 'linux')).toEqual([
-    '/opt/cuda/lib64/libnvvm.so.4', '/opt/cuda/lib/libnvvm.so.4', '/opt/cuda/bin/libnvvm.so.4', '/opt/cuda/bin/x64/libnvvm.so.4',
-    '/opt/cuda/nvvm/lib64/libnvvm.so.4', '/opt/cuda/nvvm/bin/libnvvm.so.4', '/opt/cuda/nvvm/bin/x64/libnvvm.so.4',
-    'libnvvm.so.4', '/usr/local/cuda/lib64/libnvvm.so.4', '/usr/local/cuda/nvvm/lib64/libnvvm.so.4', '/usr/local/cuda/nvvm/bin/libnvvm.so.4', '/usr/local/cuda/nvvm/bin/x64/libnvvm.so.4',
+    '/opt/cuda/lib64/libnvvm.so.4',
+    '/opt/cuda/lib/libnvvm.so.4',
+    '/opt/cuda/bin/libnvvm.so.4',
+    '/opt/cuda/bin/x64/libnvvm.so.4',
+    '/opt/cuda/nvvm/lib64/libnvvm.so.4',
+    '/opt/cuda/nvvm/bin/libnvvm.so.4',
+    '/opt/cuda/nvvm/bin/x64/libnvvm.so.4',
+    'libnvvm.so.4',
+    '/usr/local/cuda/lib64/libnvvm.so.4',
+    '/usr/local/cuda/nvvm/lib64/libnvvm.so.4',
+    '/usr/local/cuda/nvvm/bin/libnvvm.so.4',
+    '/usr/local/cuda/nvvm/bin/x64/libnvvm.so.4',
   ]);
-  expect(candidates(nvjitlinkSpec, { CUDA_BINDINGS_NVJITLINK: '/x/libnvJitLink.so.13' }, 'linux')).toEqual(['/x/libnvJitLink.so.13', 'libnvJitLink.so.13', '/usr/local/cuda/lib64/libnvJitLink.so.13']);
+  expect(candidates(nvjitlinkSpec, { CUDA_BINDINGS_NVJITLINK: '/x/libnvJitLink.so.13' }, 'linux')).toEqual([
+    '/x/libnvJitLink.so.13',
+    'libnvJitLink.so.13',
+    '/usr/local/cuda/lib64/libnvJitLink.so.13',
+  ]);
 });
 
 test.each([
   ['libnvJitLink', 'nvJitLink', 'libnvjitlink', 'CUDA_BINDINGS_NVJITLINK', () => nvjitlink.nvJitLinkVersion()],
   ['libnvfatbin', 'nvFatbin', 'libnvfatbin', 'CUDA_BINDINGS_NVFATBIN', () => nvfatbin.nvFatbinVersion()],
-] as const)('without %s, a call throws the loader error that lists every path tried and names the variable', (label, what, pkg, envVar, call) => {
-  // (This machine has neither library; where one is installed the call succeeds instead.)
-  let r: unknown;
-  try {
-    r = call();
-  } catch (e) {
-    r = e;
-  }
-  if (Array.isArray(r)) expect(r[0]).toBe(0);
-  else expect((r as Error).message).toMatch(new RegExp(`^${label}: could not load the library\\. Tried:\\n {2}- ${label}\\.so\\.13: .+\\n[\\s\\S]*Install ${what} from the CUDA 13 toolkit \\(the ${pkg} package\\), or set ${envVar} to the library's path\\.$`));
-});
+] as const)(
+  'without %s, a call throws the loader error that lists every path tried and names the variable',
+  (label, what, pkg, envVar, call) => {
+    // (This machine has neither library; where one is installed the call succeeds instead.)
+    let r: unknown;
+    try {
+      r = call();
+    } catch (e) {
+      r = e;
+    }
+    if (Array.isArray(r)) expect(r[0]).toBe(0);
+    else
+      expect((r as Error).message).toMatch(
+        new RegExp(
+          `^${label}: could not load the library\\. Tried:\\n {2}- ${label}\\.so\\.13: .+\\n[\\s\\S]*Install ${what} from the CUDA 13 toolkit \\(the ${pkg} package\\), or set ${envVar} to the library's path\\.$`,
+        ),
+      );
+  },
+);
 
-test('importing cuda-bindings reads none of the three libraries\' declarations and opens none of them', () => {
+test("importing cuda-bindings reads none of the three libraries' declarations and opens none of them", () => {
   const script = `
     const m = require(${JSON.stringify(path.join(root, 'src'))});
     const read = () => Object.keys(require.cache).filter((k) => /ffi[\\\\/](nvjitlink|nvfatbin|nvvm)\\.gen\\.ts$/.test(k)).map((k) => require('path').basename(k));

@@ -75,7 +75,9 @@ describe('nvJitLink facade', () => {
     expect(() => nvjitlink.nvJitLinkGetLinkedCubin(h, Buffer.alloc(4))).toThrow(
       new RangeError(`nvJitLinkGetLinkedCubin: parameter 'cubin' holds 4 bytes but nvJitLinkGetLinkedCubinSize says ${size} are written`),
     );
-    expect(() => nvjitlink.nvJitLinkGetInfoLog(h, new Uint8Array(0))).toThrow(/^nvJitLinkGetInfoLog: parameter 'log' holds 0 bytes but nvJitLinkGetInfoLogSize says \d+ are written$/);
+    expect(() => nvjitlink.nvJitLinkGetInfoLog(h, new Uint8Array(0))).toThrow(
+      /^nvJitLinkGetInfoLog: parameter 'log' holds 0 bytes but nvJitLinkGetInfoLogSize says \d+ are written$/,
+    );
     nvjitlink.nvJitLinkDestroy(h);
   });
 
@@ -109,7 +111,7 @@ describe('nvJitLink facade', () => {
     nvjitlink.nvJitLinkDestroy(h);
   });
 
-  test('nvJitLinkDestroy of NULL is the library\'s error, not a crash', () => {
+  test("nvJitLinkDestroy of NULL is the library's error, not a crash", () => {
     expect(nvjitlink.nvJitLinkDestroy(null)).toEqual([R.NVJITLINK_ERROR_INVALID_INPUT]);
   });
 });
@@ -142,8 +144,12 @@ describe('nvFatbin facade', () => {
     expect(err).toBe(0);
     expect(bin!.length).toBe(size);
     expect(text(bin!)).toBe(`\x50\xed\x55\xbaptx:90:add:${PTX.length},cubin:90:inc:${cubin.length},ltoir:90:lto:2`);
-    expect(() => nvfatbin.nvFatbinGet(h, Buffer.alloc(2))).toThrow(`nvFatbinGet: parameter 'buffer' holds 2 bytes but nvFatbinSize says ${size} are written`);
-    expect(() => nvfatbin.nvFatbinAddCubin(h, cubin, 100, '90', 'inc')).toThrow(`nvFatbinAddCubin: parameter 'code' holds ${cubin.length} bytes but size needs 100`);
+    expect(() => nvfatbin.nvFatbinGet(h, Buffer.alloc(2))).toThrow(
+      `nvFatbinGet: parameter 'buffer' holds 2 bytes but nvFatbinSize says ${size} are written`,
+    );
+    expect(() => nvfatbin.nvFatbinAddCubin(h, cubin, 100, '90', 'inc')).toThrow(
+      `nvFatbinAddCubin: parameter 'code' holds ${cubin.length} bytes but size needs 100`,
+    );
     nvfatbin.nvFatbinDestroy(h);
   });
 
@@ -167,8 +173,12 @@ describe('ObjectCode', () => {
 
   test('fromBytes refuses what it cannot tell, empty code and an unknown kind', () => {
     expect(() => ObjectCode.fromBytes(Buffer.from('hello'))).toThrow(/^ObjectCode\.fromBytes: cannot tell what 'code' holds/);
-    expect(() => ObjectCode.fromBytes(new Uint8Array(0), 'cubin')).toThrow(new RangeError("ObjectCode.fromBytes: parameter 'code' is empty"));
-    expect(() => ObjectCode.fromBytes(Buffer.from('x'), 'elf' as never)).toThrow("ObjectCode.fromBytes: parameter 'kind' must be one of cubin, ptx, ltoir, fatbin, object, library, got elf");
+    expect(() => ObjectCode.fromBytes(new Uint8Array(0), 'cubin')).toThrow(
+      new RangeError("ObjectCode.fromBytes: parameter 'code' is empty"),
+    );
+    expect(() => ObjectCode.fromBytes(Buffer.from('x'), 'elf' as never)).toThrow(
+      "ObjectCode.fromBytes: parameter 'kind' must be one of cubin, ptx, ltoir, fatbin, object, library, got elf",
+    );
   });
 
   test('fromFile takes the kind from the file name and the name for link logs', () => {
@@ -176,12 +186,16 @@ describe('ObjectCode', () => {
     fs.writeFileSync(f, '\x7fELF host object', 'latin1');
     const o = ObjectCode.fromFile(f);
     expect([o.kind, o.name, o.code.length]).toEqual(['object', 'dev.o', 16]);
-    expect(() => ObjectCode.fromFile(path.join(tmp, 'missing.cubin'))).toThrow(`ObjectCode.fromFile: no file ${path.join(tmp, 'missing.cubin')}`);
+    expect(() => ObjectCode.fromFile(path.join(tmp, 'missing.cubin'))).toThrow(
+      `ObjectCode.fromFile: no file ${path.join(tmp, 'missing.cubin')}`,
+    );
   });
 
   test('LTO-IR, objects and libraries do not load: they must be linked first', () => {
     const lto = ObjectCode.fromBytes(Buffer.from([0xed, 0x43, 0x4e, 0x7f]), 'ltoir', { name: 'a.ltoir' });
-    expect(() => lto.load()).toThrow("ObjectCode.load: 'a.ltoir' is ltoir, which does not load; link it first: new Linker(code, { arch }).link('cubin')");
+    expect(() => lto.load()).toThrow(
+      "ObjectCode.load: 'a.ltoir' is ltoir, which does not load; link it first: new Linker(code, { arch }).link('cubin')",
+    );
   });
 
   test('ObjectCode.fatbin bundles cubins for two architectures and PTX through nvFatbin', () => {
@@ -198,9 +212,13 @@ describe('ObjectCode', () => {
     const noArch = ObjectCode.fromBytes(Buffer.from('\x7fELF', 'latin1'), 'cubin', { name: 'k' });
     expect(() => ObjectCode.fatbin([noArch])).toThrow("ObjectCode.fatbin: objects[0] ('k') has no arch; make it with { arch: 'sm_90' }");
     const obj = ObjectCode.fromBytes(Buffer.from('\x7fELF', 'latin1'), 'object', { name: 'h.o', arch: 'sm_90' });
-    expect(() => ObjectCode.fatbin([obj])).toThrow("ObjectCode.fatbin: objects[0] ('h.o') is object; a fatbin holds cubins, PTX and LTO-IR");
+    expect(() => ObjectCode.fatbin([obj])).toThrow(
+      "ObjectCode.fatbin: objects[0] ('h.o') is object; a fatbin holds cubins, PTX and LTO-IR",
+    );
     const wrong = ObjectCode.fromBytes(Buffer.from('\x7fELF sm_80', 'latin1'), 'cubin', { arch: 'sm_75', name: 'k80' });
-    expect(() => ObjectCode.fatbin([wrong])).toThrow("NVFATBIN_ERROR_ELF_ARCH_MISMATCH: NVFATBIN_ERROR_ELF_ARCH_MISMATCH (in nvFatbinAddCubin(objects[0] 'k80', arch 75))");
+    expect(() => ObjectCode.fatbin([wrong])).toThrow(
+      "NVFATBIN_ERROR_ELF_ARCH_MISMATCH: NVFATBIN_ERROR_ELF_ARCH_MISMATCH (in nvFatbinAddCubin(objects[0] 'k80', arch 75))",
+    );
     expect(fat.live()).toBe(0);
   });
 });
@@ -212,12 +230,46 @@ describe('Linker', () => {
   const broken = ObjectCode.fromBytes(Buffer.from('.version 9.0\ncall undefined_symbol;\n'), 'ptx', { name: 'second' });
 
   test('every option becomes its nvJitLink flag, in a fixed order', () => {
-    expect(nvJitLinkOptions({
-      lto: true, maxRegisters: 32, optimization: 3, debug: true, lineInfo: true, ftz: true, precDiv: false, precSqrt: true, fma: false,
-      kernelsUsed: ['k1', 'k2'], variablesUsed: ['v'], time: true, verbose: true, ptxasOptions: ['-v', '--warn-on-spills'],
-    }, '90', 'ptx')).toEqual([
-      '-arch=sm_90', '-lto', '-ptx', '-maxrregcount=32', '-O3', '-g', '-lineinfo', '-ftz=true', '-prec-div=false', '-prec-sqrt=true', '-fma=false',
-      '-kernels-used=k1', '-kernels-used=k2', '-variables-used=v', '-time', '-verbose', '-Xptxas=-v', '-Xptxas=--warn-on-spills',
+    expect(
+      nvJitLinkOptions(
+        {
+          lto: true,
+          maxRegisters: 32,
+          optimization: 3,
+          debug: true,
+          lineInfo: true,
+          ftz: true,
+          precDiv: false,
+          precSqrt: true,
+          fma: false,
+          kernelsUsed: ['k1', 'k2'],
+          variablesUsed: ['v'],
+          time: true,
+          verbose: true,
+          ptxasOptions: ['-v', '--warn-on-spills'],
+        },
+        '90',
+        'ptx',
+      ),
+    ).toEqual([
+      '-arch=sm_90',
+      '-lto',
+      '-ptx',
+      '-maxrregcount=32',
+      '-O3',
+      '-g',
+      '-lineinfo',
+      '-ftz=true',
+      '-prec-div=false',
+      '-prec-sqrt=true',
+      '-fma=false',
+      '-kernels-used=k1',
+      '-kernels-used=k2',
+      '-variables-used=v',
+      '-time',
+      '-verbose',
+      '-Xptxas=-v',
+      '-Xptxas=--warn-on-spills',
     ]);
   });
 
@@ -234,7 +286,9 @@ describe('Linker', () => {
   });
 
   test("link('ptx') needs LTO, and with it returns PTX text", () => {
-    expect(() => new Linker(lto, { arch: '90', cache: false }).link('ptx')).toThrow("Linker.link: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)");
+    expect(() => new Linker(lto, { arch: '90', cache: false }).link('ptx')).toThrow(
+      "Linker.link: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)",
+    );
     const out = new Linker(lto, { arch: '90', lto: true, cache: false }).link('ptx');
     expect([out.kind, out.text]).toEqual(['ptx', '.version 9.0\n// 3:5:second.ltoir']);
   });
@@ -249,7 +303,9 @@ describe('Linker', () => {
     }
     expect(err).toBeInstanceOf(LinkError);
     const e = err as LinkError;
-    expect(e.message).toBe("NVJITLINK_ERROR_FINALIZE: error   : Undefined reference to 'undefined_symbol' in 'second' (in nvJitLinkComplete)");
+    expect(e.message).toBe(
+      "NVJITLINK_ERROR_FINALIZE: error   : Undefined reference to 'undefined_symbol' in 'second' (in nvJitLinkComplete)",
+    );
     expect([e.backend, e.code, e.codeName]).toEqual(['nvJitLink', R.NVJITLINK_ERROR_FINALIZE, 'NVJITLINK_ERROR_FINALIZE']);
     expect(e.errorLog).toContain("Undefined reference to 'undefined_symbol'");
     expect(linker.errorLog).toBe(e.errorLog);
@@ -257,7 +313,9 @@ describe('Linker', () => {
   });
 
   test('LTO-IR without { lto: true } fails in nvJitLinkAddData, naming the input', () => {
-    expect(() => new Linker(lto, { arch: 'sm_90', cache: false }).link()).toThrow("NVJITLINK_ERROR_LTO_NOT_ENABLED: ERROR: LTO-IR input needs -lto (in nvJitLinkAddData(objects[0] 'second.ltoir', ltoir))");
+    expect(() => new Linker(lto, { arch: 'sm_90', cache: false }).link()).toThrow(
+      "NVJITLINK_ERROR_LTO_NOT_ENABLED: ERROR: LTO-IR input needs -lto (in nvJitLinkAddData(objects[0] 'second.ltoir', ltoir))",
+    );
     expect(jit.live()).toBe(0);
   });
 
@@ -275,14 +333,27 @@ describe('Linker', () => {
     expect(() => new Linker(ptx, lto, { arch: 'sm_90', backend: 'driver' }).link()).toThrow(
       "Linker.link: objects[1] ('second.ltoir') is LTO-IR, which only nvJitLink links; with { backend: 'driver' }, which takes cubin, PTX, fatbin, object and library inputs",
     );
-    expect(() => new Linker(ptx, { arch: 'sm_90', backend: 'driver', lto: true }).link()).toThrow("Linker.link: option 'lto' needs nvJitLink; with { backend: 'driver' }");
-    expect(() => new Linker(ptx, { arch: 'sm_90', backend: 'driver', ftz: true }).link()).toThrow("Linker.link: option 'ftz' needs nvJitLink; with { backend: 'driver' }");
+    expect(() => new Linker(ptx, { arch: 'sm_90', backend: 'driver', lto: true }).link()).toThrow(
+      "Linker.link: option 'lto' needs nvJitLink; with { backend: 'driver' }",
+    );
+    expect(() => new Linker(ptx, { arch: 'sm_90', backend: 'driver', ftz: true }).link()).toThrow(
+      "Linker.link: option 'ftz' needs nvJitLink; with { backend: 'driver' }",
+    );
     expect(drv.created()).toBe(1);
   });
 
   test('a failed driver link throws a LinkError with the error log the driver wrote', () => {
     const linker = new Linker(ptx, broken, { arch: 'sm_90', backend: 'driver', cache: false });
-    expect(() => linker.link()).toThrow(new LinkError(218, 'CUDA_ERROR_INVALID_PTX', 'cuLink', "ptxas fatal   : Unresolved extern function 'undefined_symbol'", '', 'cuLinkComplete'));
+    expect(() => linker.link()).toThrow(
+      new LinkError(
+        218,
+        'CUDA_ERROR_INVALID_PTX',
+        'cuLink',
+        "ptxas fatal   : Unresolved extern function 'undefined_symbol'",
+        '',
+        'cuLinkComplete',
+      ),
+    );
     expect(linker.errorLog).toBe("ptxas fatal   : Unresolved extern function 'undefined_symbol'");
     expect(drv.live()).toBe(0);
   });
@@ -306,11 +377,21 @@ describe('Linker', () => {
     expect(() => new Linker(ptx, { arch: 'sm_90', lto: 1 } as never)).toThrow("new Linker: option 'lto' must be a boolean, got 1");
     expect(() => new Linker(ptx, { maxRegisters: 0 })).toThrow("new Linker: option 'maxRegisters' must be an integer from 1 to 255, got 0");
     expect(() => new Linker(ptx, { optimization: 4 })).toThrow("new Linker: option 'optimization' must be 0, 1, 2 or 3, got 4");
-    expect(() => new Linker(ptx, { arch: 'hopper' })).toThrow("new Linker: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got hopper");
-    expect(() => new Linker(ptx, { lineinfo: true } as never)).toThrow(/^new Linker: unknown option 'lineinfo' \(did you mean 'lineInfo'\?\); the options are /);
-    expect(() => new Linker(ptx, { kernelsUsed: 'k' } as never)).toThrow(`new Linker: option 'kernelsUsed' must be an array of non-empty strings, got "k"`);
-    expect(() => new Linker(ptx, { backend: 'cuda' } as never)).toThrow("new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got cuda");
-    expect(() => new Linker(ptx, {}).link('fatbin' as never)).toThrow("Linker.link: parameter 'target' must be 'cubin' or 'ptx', got fatbin");
+    expect(() => new Linker(ptx, { arch: 'hopper' })).toThrow(
+      "new Linker: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got hopper",
+    );
+    expect(() => new Linker(ptx, { lineinfo: true } as never)).toThrow(
+      /^new Linker: unknown option 'lineinfo' \(did you mean 'lineInfo'\?\); the options are /,
+    );
+    expect(() => new Linker(ptx, { kernelsUsed: 'k' } as never)).toThrow(
+      `new Linker: option 'kernelsUsed' must be an array of non-empty strings, got "k"`,
+    );
+    expect(() => new Linker(ptx, { backend: 'cuda' } as never)).toThrow(
+      "new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got cuda",
+    );
+    expect(() => new Linker(ptx, {}).link('fatbin' as never)).toThrow(
+      "Linker.link: parameter 'target' must be 'cubin' or 'ptx', got fatbin",
+    );
   });
 });
 
@@ -343,18 +424,40 @@ describe('Linker without nvJitLink', () => {
     expect(() => new m.Linker(lto, { arch: 'sm_90', lto: true }).link()).toThrow(
       "Linker.link: objects[0] ('dev.ltoir') is LTO-IR, which only nvJitLink links; nvJitLink is not available (libnvJitLink: could not load the library. Tried:), so the driver's cuLink* links, which takes cubin, PTX, fatbin, object and library inputs",
     );
-    expect(() => new m.Linker(lto, { arch: 'sm_90', backend: 'nvjitlink' }).link()).toThrow(/^Linker\.link: nvJitLink is not available: libnvJitLink: could not load the library/);
+    expect(() => new m.Linker(lto, { arch: 'sm_90', backend: 'nvjitlink' }).link()).toThrow(
+      /^Linker\.link: nvJitLink is not available: libnvJitLink: could not load the library/,
+    );
   });
 });
 
-const nvcc = ['/usr/local/cuda/bin/nvcc', ...(process.env.PATH ?? '').split(':').map((d) => path.join(d, 'nvcc'))].some((p) => fs.existsSync(p));
-(nvcc ? describe : describe.skip)(nvcc ? "Program.compile({ target: 'ltoir' }) into the Linker" : 'Program to Linker: skipped, no nvcc on this machine', () => {
-  test('two units compiled to LTO-IR (NVRTC -dlto, or nvcc -dlto -ltoir) reach nvJitLink as LTO-IR, by name and size', () => {
-    const math = Program.compile('extern "C" __device__ float affine(float a, float x, float b) { return a * x + b; }\n', { name: 'math.cu', arch: 'sm_90', target: 'ltoir', cache: false });
-    const kernel = Program.compile('extern "C" __device__ float affine(float, float, float);\nextern "C" __global__ void k(float *y) { y[0] = affine(2, y[0], 1); }\n', { name: 'kernel.cu', arch: 'sm_90', target: 'ltoir', cache: false });
-    expect([math.target, math.arch, math.objectCode.kind, ObjectCode.fromBytes(math.code).kind]).toEqual(['ltoir', 'compute_90', 'ltoir', 'ltoir']);
-    expect(() => math.load()).toThrow("Program.load: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()");
-    const out = new Linker(math.objectCode, kernel.objectCode, { arch: 'sm_90', lto: true, cache: false }).link();
-    expect(text(out.code)).toBe(`\x7fELF-arch=sm_90 -lto|3:${math.code.length}:math.cu,3:${kernel.code.length}:kernel.cu`);
-  }, 60_000);
-});
+const nvcc = ['/usr/local/cuda/bin/nvcc', ...(process.env.PATH ?? '').split(':').map((d) => path.join(d, 'nvcc'))].some((p) =>
+  fs.existsSync(p),
+);
+(nvcc ? describe : describe.skip)(
+  nvcc ? "Program.compile({ target: 'ltoir' }) into the Linker" : 'Program to Linker: skipped, no nvcc on this machine',
+  () => {
+    test('two units compiled to LTO-IR (NVRTC -dlto, or nvcc -dlto -ltoir) reach nvJitLink as LTO-IR, by name and size', () => {
+      const math = Program.compile('extern "C" __device__ float affine(float a, float x, float b) { return a * x + b; }\n', {
+        name: 'math.cu',
+        arch: 'sm_90',
+        target: 'ltoir',
+        cache: false,
+      });
+      const kernel = Program.compile(
+        'extern "C" __device__ float affine(float, float, float);\nextern "C" __global__ void k(float *y) { y[0] = affine(2, y[0], 1); }\n',
+        { name: 'kernel.cu', arch: 'sm_90', target: 'ltoir', cache: false },
+      );
+      expect([math.target, math.arch, math.objectCode.kind, ObjectCode.fromBytes(math.code).kind]).toEqual([
+        'ltoir',
+        'compute_90',
+        'ltoir',
+        'ltoir',
+      ]);
+      expect(() => math.load()).toThrow(
+        "Program.load: LTO-IR does not load; link it first: new Linker(program.objectCode, { lto: true }).link('cubin').load()",
+      );
+      const out = new Linker(math.objectCode, kernel.objectCode, { arch: 'sm_90', lto: true, cache: false }).link();
+      expect(text(out.code)).toBe(`\x7fELF-arch=sm_90 -lto|3:${math.code.length}:math.cu,3:${kernel.code.length}:kernel.cu`);
+    }, 60_000);
+  },
+);

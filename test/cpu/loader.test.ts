@@ -22,9 +22,16 @@ test('the search order: the override variable, CUDA_HOME, CUDA_PATH, the soname,
   const c = candidates(cudartSpec, { CUDA_BINDINGS_CUDART: '/x/libcudart.so', CUDA_HOME: '/h', CUDA_PATH: '/p' }, 'linux');
   expect(c).toEqual([
     '/x/libcudart.so',
-    '/h/lib64/libcudart.so.13', '/h/lib/libcudart.so.13', '/h/bin/libcudart.so.13', '/h/bin/x64/libcudart.so.13',
-    '/p/lib64/libcudart.so.13', '/p/lib/libcudart.so.13', '/p/bin/libcudart.so.13', '/p/bin/x64/libcudart.so.13',
-    'libcudart.so.13', '/usr/local/cuda/lib64/libcudart.so.13',
+    '/h/lib64/libcudart.so.13',
+    '/h/lib/libcudart.so.13',
+    '/h/bin/libcudart.so.13',
+    '/h/bin/x64/libcudart.so.13',
+    '/p/lib64/libcudart.so.13',
+    '/p/lib/libcudart.so.13',
+    '/p/bin/libcudart.so.13',
+    '/p/bin/x64/libcudart.so.13',
+    'libcudart.so.13',
+    '/usr/local/cuda/lib64/libcudart.so.13',
   ]);
 });
 
@@ -52,12 +59,16 @@ test('when nothing loads, the error lists every path tried and why each failed',
 test('a library of another CUDA major is refused with a clear reason', () => {
   const fake = fakeCudart(12080);
   const spec = { ...cudartSpec, linuxNames: ['libcudart-does-not-exist.so.13'] };
-  expect(() => openLibrary(spec, { CUDA_BINDINGS_CUDART: fake })).toThrow(`${fake}: CUDA runtime 12.8 found, but these bindings need CUDA 13.x`);
+  expect(() => openLibrary(spec, { CUDA_BINDINGS_CUDART: fake })).toThrow(
+    `${fake}: CUDA runtime 12.8 found, but these bindings need CUDA 13.x`,
+  );
 });
 
 test('a library that is not the CUDA runtime is refused', () => {
   const spec = { ...cudartSpec, linuxNames: ['libcudart-does-not-exist.so.13'] };
-  expect(() => openLibrary(spec, { CUDA_BINDINGS_CUDART: 'libc.so.6' })).toThrow('libc.so.6: not a CUDA runtime library (no cudaRuntimeGetVersion)');
+  expect(() => openLibrary(spec, { CUDA_BINDINGS_CUDART: 'libc.so.6' })).toThrow(
+    'libc.so.6: not a CUDA runtime library (no cudaRuntimeGetVersion)',
+  );
 });
 
 test('the override variable picks the file', () => {
@@ -81,7 +92,11 @@ test('an accepted library stays mapped after koffi closes it (its threads may st
 
 /** Runs a script in a fresh Node process (so nothing is loaded yet) and returns its stdout. */
 function node(script: string, env: NodeJS.ProcessEnv = {}): string {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: path.join(__dirname, '..', '..') });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    cwd: path.join(__dirname, '..', '..'),
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return r.stdout.trim();
 }
@@ -102,26 +117,43 @@ test('CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM=1 binds the _ptsz/_ptds symbols', 
     const { cudart } = require('./src');
     const { libcudart: L } = require('./src/ffi/cudart-lib');
     console.log(JSON.stringify([cudart.libraryInfo().perThreadDefaultStream, L.bind('cudaMemcpy').info.name, L.bind('cudaStreamQuery').info.name, L.bind('cudaMalloc').info.name]));`;
-  expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '1' }))).toEqual([true, 'cudaMemcpy_ptds', 'cudaStreamQuery_ptsz', 'cudaMalloc']);
-  expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '' }))).toEqual([false, 'cudaMemcpy', 'cudaStreamQuery', 'cudaMalloc']);
+  expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '1' }))).toEqual([
+    true,
+    'cudaMemcpy_ptds',
+    'cudaStreamQuery_ptsz',
+    'cudaMalloc',
+  ]);
+  expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '' }))).toEqual([
+    false,
+    'cudaMemcpy',
+    'cudaStreamQuery',
+    'cudaMalloc',
+  ]);
 });
 
 test('a function the library lacks throws when called; the others still work', () => {
   const fake = fakeCudart(13000);
-  const out = node(`
+  const out = node(
+    `
     const { cudart } = require('./src');
     let msg = '';
     try { cudart.cudaGetDeviceCount(); } catch (e) { msg = e.message; }
-    console.log(JSON.stringify([cudart.cudaRuntimeGetVersion(), msg]));`, { CUDA_BINDINGS_CUDART: fake });
+    console.log(JSON.stringify([cudart.cudaRuntimeGetVersion(), msg]));`,
+    { CUDA_BINDINGS_CUDART: fake },
+  );
   const [ver, msg] = JSON.parse(out);
   expect(ver).toEqual([0, 13000]);
-  expect(msg).toMatch(new RegExp(`^cudaGetDeviceCount: libcudart at ${fake.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} does not export cudaGetDeviceCount`));
+  expect(msg).toMatch(
+    new RegExp(`^cudaGetDeviceCount: libcudart at ${fake.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} does not export cudaGetDeviceCount`),
+  );
 });
 
 test('small structs passed by value reach C intact (dim3 in cudaLaunchKernel, as 8-byte words on x86-64)', () => {
   const src = path.join(tmp, 'abi.c');
   const lib = path.join(tmp, 'libcudart-abi.so');
-  fs.writeFileSync(src, `
+  fs.writeFileSync(
+    src,
+    `
     typedef struct { unsigned x, y, z; } dim3;
     static unsigned long long seen[10];
     int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }
@@ -130,14 +162,18 @@ test('small structs passed by value reach C intact (dim3 in cudaLaunchKernel, as
       for (int i = 0; i < 10; i++) seen[i] = v[i];
       return 0;
     }
-    void last(unsigned long long *out) { for (int i = 0; i < 10; i++) out[i] = seen[i]; }`);
+    void last(unsigned long long *out) { for (int i = 0; i < 10; i++) out[i] = seen[i]; }`,
+  );
   execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src]);
-  const out = node(`
+  const out = node(
+    `
     const koffi = require('koffi');
     const { cudart } = require('./src');
     const r = cudart.cudaLaunchKernel(0x1234n, { x: 4000000000, y: 3000000, z: 7 }, new cudart.dim3({ x: 256, y: 2, z: 1 }), 0x5678n, 4096, cudart.cudaStream_t(0x9abc));
     const seen = new BigUint64Array(10);
     koffi.load(${JSON.stringify(lib)}).func('void last(void *)')(seen);
-    console.log(JSON.stringify([r, Array.from(seen, String)]));`, { CUDA_BINDINGS_CUDART: lib });
+    console.log(JSON.stringify([r, Array.from(seen, String)]));`,
+    { CUDA_BINDINGS_CUDART: lib },
+  );
   expect(JSON.parse(out)).toEqual([[0], ['4660', '4000000000', '3000000', '7', '256', '2', '1', '22136', '4096', '39612']]);
 });

@@ -21,7 +21,11 @@ beforeAll(() => {
   nccl = require('../../src/nccl');
   core = require('../../src/core');
   const lib = koffi.load(fakes.CUDA_BINDINGS_NCCL);
-  fake = { destroyed: lib.func('int fakeDestroyed(void)'), aborted: lib.func('int fakeAborted(void)'), groupDepth: lib.func('int ncclGroupDepth(void)') };
+  fake = {
+    destroyed: lib.func('int fakeDestroyed(void)'),
+    aborted: lib.func('int fakeAborted(void)'),
+    groupDepth: lib.func('int ncclGroupDepth(void)'),
+  };
 }, 60_000);
 afterAll(() => {
   process.env = saved;
@@ -42,7 +46,9 @@ describe('bindings', () => {
     expect(b64).toHaveLength(172);
     expect(nccl.uniqueIdFromBase64(b64).internal).toEqual(id!.internal);
     expect(nccl.uniqueIdFromBuffer(nccl.uniqueIdToBuffer(id!)).internal).toEqual(id!.internal);
-    expect(() => nccl.uniqueIdFromBuffer(Buffer.alloc(127))).toThrow(new RangeError("uniqueIdFromBuffer: parameter 'bytes' must hold 128 bytes (NCCL_UNIQUE_ID_BYTES), got 127"));
+    expect(() => nccl.uniqueIdFromBuffer(Buffer.alloc(127))).toThrow(
+      new RangeError("uniqueIdFromBuffer: parameter 'bytes' must hold 128 bytes (NCCL_UNIQUE_ID_BYTES), got 127"),
+    );
   });
 
   test('ncclCommInitRank passes the id by value and returns the handle; queries return [status, value]', () => {
@@ -50,7 +56,11 @@ describe('bindings', () => {
     const [err, comm] = nccl.ncclCommInitRank(1, id!, 0);
     expect(err).toBe(0);
     expect(typeof comm).toBe('bigint');
-    expect([nccl.ncclCommCount(comm), nccl.ncclCommUserRank(comm), nccl.ncclCommCuDevice(comm)]).toEqual([[0, 1], [0, 0], [0, 0]]);
+    expect([nccl.ncclCommCount(comm), nccl.ncclCommUserRank(comm), nccl.ncclCommCuDevice(comm)]).toEqual([
+      [0, 1],
+      [0, 0],
+      [0, 0],
+    ]);
     expect(nccl.ncclCommDestroy(comm)).toEqual([0]);
   });
 
@@ -72,7 +82,15 @@ describe('bindings', () => {
 
   test('ncclConfigInitializer starts every option undefined, as NCCL_CONFIG_INITIALIZER does', () => {
     const c = nccl.ncclConfigInitializer({ blocking: 0 });
-    expect([c.size, c.magic, c.version, c.blocking, c.minCTAs, c.netName, c.nvlinkCentricSched]).toEqual([80, 0xcafebeef, 22809, 0, nccl.NCCL_CONFIG_UNDEF_INT, 0n, nccl.NCCL_CONFIG_UNDEF_INT]);
+    expect([c.size, c.magic, c.version, c.blocking, c.minCTAs, c.netName, c.nvlinkCentricSched]).toEqual([
+      80,
+      0xcafebeef,
+      22809,
+      0,
+      nccl.NCCL_CONFIG_UNDEF_INT,
+      0n,
+      nccl.NCCL_CONFIG_UNDEF_INT,
+    ]);
   });
 
   test('a collective on host memory moves count elements of the dtype; a count larger than the buffer is refused first', () => {
@@ -82,8 +100,9 @@ describe('bindings', () => {
     const recv = new Float64Array(4);
     expect(nccl.ncclAllReduce(send, recv, 3, nccl.ncclDataType_t.ncclFloat64, nccl.ncclRedOp_t.ncclSum, comm, null)).toEqual([0]);
     expect(Array.from(recv)).toEqual([1, 2, 3, 0]);
-    expect(() => nccl.ncclAllReduce(send, recv, 5, nccl.ncclDataType_t.ncclFloat64, nccl.ncclRedOp_t.ncclSum, comm, null))
-      .toThrow(new RangeError("ncclAllReduce: parameter 'sendbuff' holds 32 bytes but count * ncclTypeSize(datatype) needs 40"));
+    expect(() => nccl.ncclAllReduce(send, recv, 5, nccl.ncclDataType_t.ncclFloat64, nccl.ncclRedOp_t.ncclSum, comm, null)).toThrow(
+      new RangeError("ncclAllReduce: parameter 'sendbuff' holds 32 bytes but count * ncclTypeSize(datatype) needs 40"),
+    );
     expect(() => nccl.ncclAllReduce(send, recv, -1, 7, 0, comm, null)).toThrow(RangeError);
     expect(() => nccl.ncclAllReduce('x' as never, recv, 1, 7, 0, comm, null)).toThrow(TypeError);
     nccl.ncclCommDestroy(comm);
@@ -93,7 +112,10 @@ describe('bindings', () => {
     const [, id] = nccl.ncclGetUniqueId();
     const [err, comm] = nccl.ncclCommInitRankScalable(1, 0, 2, [id!, id!], null);
     expect(err).toBe(0);
-    expect(nccl.ncclCommInitRankScalable(1, 0, 2, [id!, new nccl.ncclUniqueId()], null)).toEqual([nccl.ncclResult_t.ncclInvalidArgument, null]);
+    expect(nccl.ncclCommInitRankScalable(1, 0, 2, [id!, new nccl.ncclUniqueId()], null)).toEqual([
+      nccl.ncclResult_t.ncclInvalidArgument,
+      null,
+    ]);
     expect(() => nccl.ncclCommInitRankScalable(1, 0, 2, [id!], null)).toThrow(RangeError);
     const [e2, shrunk] = nccl.ncclCommShrink(comm, [7], 1, null, nccl.NCCL_SHRINK_DEFAULT);
     expect([e2, typeof shrunk]).toEqual([0, 'bigint']);
@@ -101,7 +123,7 @@ describe('bindings', () => {
     nccl.ncclCommDestroy(comm);
   });
 
-  test('ncclGroupSimulateEnd writes its estimate into the caller\'s ncclSimInfo_t', () => {
+  test("ncclGroupSimulateEnd writes its estimate into the caller's ncclSimInfo_t", () => {
     const info = nccl.ncclSimInfoInitializer();
     expect(info.estimatedTime).toBe(-1);
     expect(nccl.ncclGroupSimulateEnd(info)).toEqual([0]);
@@ -122,7 +144,9 @@ describe('the loader', () => {
     const { ncclSpec } = require('../../src/ffi/nccl-lib');
     const tried: string[] = candidates(ncclSpec, { CUDA_BINDINGS_NCCL: '/nowhere/libnccl.so.2' });
     expect(tried[0]).toBe('/nowhere/libnccl.so.2');
-    expect(tried).toEqual(expect.arrayContaining(['libnccl.so.2', '/lib/x86_64-linux-gnu/libnccl.so.2', '/usr/lib/x86_64-linux-gnu/libnccl.so.2']));
+    expect(tried).toEqual(
+      expect.arrayContaining(['libnccl.so.2', '/lib/x86_64-linux-gnu/libnccl.so.2', '/usr/lib/x86_64-linux-gnu/libnccl.so.2']),
+    );
     const { openLibrary, LibraryLoadError } = require('../../src/ffi/loader');
     let e: Error | undefined;
     try {
@@ -139,16 +163,27 @@ describe('the loader', () => {
   test('a library that is not NCCL is refused, saying why', () => {
     const { openLibrary } = require('../../src/ffi/loader');
     const { ncclSpec } = require('../../src/ffi/nccl-lib');
-    expect(() => openLibrary(ncclSpec, { CUDA_BINDINGS_NCCL: fakes.CUDA_BINDINGS_CUDART })).toThrow(`${fakes.CUDA_BINDINGS_CUDART}: not an NCCL library (no ncclGetVersion)`);
+    expect(() => openLibrary(ncclSpec, { CUDA_BINDINGS_NCCL: fakes.CUDA_BINDINGS_CUDART })).toThrow(
+      `${fakes.CUDA_BINDINGS_CUDART}: not an NCCL library (no ncclGetVersion)`,
+    );
   });
 
   test('importing cuda-bindings loads none of the NCCL declarations; the first NCCL call does', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `
       const loaded = () => Object.keys(require.cache).filter((k) => /[\\/]ffi[\\/]nccl\\.gen\\.ts$/.test(k)).length;
       const idx = require('./src');
       const seen = [loaded(), typeof idx.core.Communicator, idx.nccl.ncclDataType_t.ncclFloat32, loaded()];
       seen.push(idx.nccl.ncclGetVersion()[1], loaded());
-      console.log(JSON.stringify(seen));`], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...fakes } });
+      console.log(JSON.stringify(seen));`,
+      ],
+      { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...fakes } },
+    );
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual([0, 'function', 7, 0, 22809, 1]);
   });
@@ -179,11 +214,21 @@ describe('Communicator', () => {
 
   test('bad init arguments are RangeErrors and TypeErrors that name the parameter', () => {
     const id = core.Communicator.uniqueId();
-    expect(() => core.Communicator.init({ rank: 1, nranks: 1, id })).toThrow(new RangeError("Communicator.init: parameter 'rank' must be an integer in [0, 1), got 1"));
+    expect(() => core.Communicator.init({ rank: 1, nranks: 1, id })).toThrow(
+      new RangeError("Communicator.init: parameter 'rank' must be an integer in [0, 1), got 1"),
+    );
     expect(() => core.Communicator.init({ rank: 0, nranks: 0, id })).toThrow(/parameter 'nranks'/);
-    expect(() => core.Communicator.init({ rank: 0, nranks: 1, id: Buffer.alloc(3) })).toThrow(new RangeError("Communicator.init: parameter 'id': uniqueIdFromBuffer: parameter 'bytes' must hold 128 bytes (NCCL_UNIQUE_ID_BYTES), got 3"));
-    expect(() => core.Communicator.init({ rank: 0, nranks: 1, id, config: { blocking: 1 as never } })).toThrow(/config\.blocking must be a boolean/);
-    expect(() => core.Communicator.init({ rank: 0, nranks: 1, id, config: { nope: 1 } as never })).toThrow("Communicator.init: unknown option 'nope' in 'config'");
+    expect(() => core.Communicator.init({ rank: 0, nranks: 1, id: Buffer.alloc(3) })).toThrow(
+      new RangeError(
+        "Communicator.init: parameter 'id': uniqueIdFromBuffer: parameter 'bytes' must hold 128 bytes (NCCL_UNIQUE_ID_BYTES), got 3",
+      ),
+    );
+    expect(() => core.Communicator.init({ rank: 0, nranks: 1, id, config: { blocking: 1 as never } })).toThrow(
+      /config\.blocking must be a boolean/,
+    );
+    expect(() => core.Communicator.init({ rank: 0, nranks: 1, id, config: { nope: 1 } as never })).toThrow(
+      "Communicator.init: unknown option 'nope' in 'config'",
+    );
   });
 
   test('a refused init is an NcclError with the code, the C name, the call and ncclGetLastError', () => {
@@ -195,37 +240,52 @@ describe('Communicator', () => {
     }
     expect(e).toBeInstanceOf(core.NcclError);
     const err = e as InstanceType<typeof core.NcclError>;
-    expect([err.code, err.codeName, err.fn, err.lastError]).toEqual([4, 'ncclInvalidArgument', 'ncclCommInitRankConfig', 'fake libnccl: one rank only']);
+    expect([err.code, err.codeName, err.fn, err.lastError]).toEqual([
+      4,
+      'ncclInvalidArgument',
+      'ncclCommInitRankConfig',
+      'fake libnccl: one rank only',
+    ]);
     expect(err.message).toBe('ncclInvalidArgument: invalid argument (fake libnccl: one rank only) (in ncclCommInitRankConfig)');
   });
 
-  test.each(['i8', 'u8', 'i32', 'u32', 'i64', 'u64', 'f16', 'bf16', 'f32', 'f64', 'f8e4m3', 'f8e5m2'] as const)('every collective moves count %s elements and no more', (dtype) => {
-    const comm = oneRank();
-    const dev = core.Device.get(0);
-    const bytes = core.dtypeBytes(dtype);
-    const n = 5;
-    const pattern = Uint8Array.from({ length: (n + 1) * bytes }, (_, i) => i + 1);
-    const run: [string, (s: DeviceBuffer, r: DeviceBuffer) => void][] = [
-      ['allReduce', (s, r) => comm.allReduce(s, r, dtype, { count: n, op: 'max' })],
-      ['broadcast', (s, r) => comm.broadcast(s, r, dtype, { count: n, root: 0 })],
-      ['reduce', (s, r) => comm.reduce(s, r, dtype, { count: n, op: 'prod' })],
-      ['allGather', (s, r) => comm.allGather(s, r, dtype, { count: n })],
-      ['reduceScatter', (s, r) => comm.reduceScatter(s, r, dtype, { count: n, op: 'avg' })],
-      ['allToAll', (s, r) => comm.allToAll(s, r, dtype, { count: n })],
-      ['send/recv in a group', (s, r) => comm.group(() => { comm.send(s, 0, dtype, { count: n }); comm.recv(r, 0, dtype, { count: n }); })],
-    ];
-    for (const [what, fn] of run) {
-      const send = dev.allocate(pattern.length).copyFrom(pattern);
-      const recv = dev.allocate(pattern.length).fill(0);
-      fn(send, recv);
-      const got = recv.copyTo(new Uint8Array(pattern.length));
-      const want = Uint8Array.from(pattern, (v, i) => (i < n * bytes ? v : 0));
-      expect([what, Array.from(got)]).toEqual([what, Array.from(want)]);
-      send.close();
-      recv.close();
-    }
-    comm.close();
-  });
+  test.each(['i8', 'u8', 'i32', 'u32', 'i64', 'u64', 'f16', 'bf16', 'f32', 'f64', 'f8e4m3', 'f8e5m2'] as const)(
+    'every collective moves count %s elements and no more',
+    (dtype) => {
+      const comm = oneRank();
+      const dev = core.Device.get(0);
+      const bytes = core.dtypeBytes(dtype);
+      const n = 5;
+      const pattern = Uint8Array.from({ length: (n + 1) * bytes }, (_, i) => i + 1);
+      const run: [string, (s: DeviceBuffer, r: DeviceBuffer) => void][] = [
+        ['allReduce', (s, r) => comm.allReduce(s, r, dtype, { count: n, op: 'max' })],
+        ['broadcast', (s, r) => comm.broadcast(s, r, dtype, { count: n, root: 0 })],
+        ['reduce', (s, r) => comm.reduce(s, r, dtype, { count: n, op: 'prod' })],
+        ['allGather', (s, r) => comm.allGather(s, r, dtype, { count: n })],
+        ['reduceScatter', (s, r) => comm.reduceScatter(s, r, dtype, { count: n, op: 'avg' })],
+        ['allToAll', (s, r) => comm.allToAll(s, r, dtype, { count: n })],
+        [
+          'send/recv in a group',
+          (s, r) =>
+            comm.group(() => {
+              comm.send(s, 0, dtype, { count: n });
+              comm.recv(r, 0, dtype, { count: n });
+            }),
+        ],
+      ];
+      for (const [what, fn] of run) {
+        const send = dev.allocate(pattern.length).copyFrom(pattern);
+        const recv = dev.allocate(pattern.length).fill(0);
+        fn(send, recv);
+        const got = recv.copyTo(new Uint8Array(pattern.length));
+        const want = Uint8Array.from(pattern, (v, i) => (i < n * bytes ? v : 0));
+        expect([what, Array.from(got)]).toEqual([what, Array.from(want)]);
+        send.close();
+        recv.close();
+      }
+      comm.close();
+    },
+  );
 
   test('the count defaults to what the buffers hold; a larger count is a RangeError before NCCL runs', () => {
     const comm = oneRank();
@@ -235,17 +295,27 @@ describe('Communicator', () => {
     afterThis(() => [comm, a, b].forEach((x) => x.close()));
     comm.allReduce(a, b, 'f32');
     expect(Array.from(b.copyTo(new Float32Array(3)))).toEqual([1, 2, 3]);
-    expect(() => comm.allReduce(a, b, 'f32', { count: 4 })).toThrow(new RangeError("Communicator.allReduce: parameter 'count' (4) is larger than 'recv' holds: 4 f32 is 16 bytes, the buffer has 12"));
+    expect(() => comm.allReduce(a, b, 'f32', { count: 4 })).toThrow(
+      new RangeError("Communicator.allReduce: parameter 'count' (4) is larger than 'recv' holds: 4 f32 is 16 bytes, the buffer has 12"),
+    );
     expect(() => comm.allReduce(a, b, 'f64', { count: 2 })).toThrow(/'send' holds: 2 f64 is 16 bytes|'recv' holds: 2 f64 is 16 bytes/);
     expect(() => comm.allReduce(a, b, 'f33' as never)).toThrow(/parameter 'dtype' must be one of i8, u8/);
-    expect(() => comm.allReduce(a, b, 'f32', { op: 'mean' as never })).toThrow(/parameter 'op' must be one of sum, prod, max, min, avg, got "mean"/);
-    expect(() => comm.allReduce(a, null as never, 'f32')).toThrow(new TypeError("Communicator.allReduce: parameter 'recv' must be a DeviceBuffer, got null"));
+    expect(() => comm.allReduce(a, b, 'f32', { op: 'mean' as never })).toThrow(
+      /parameter 'op' must be one of sum, prod, max, min, avg, got "mean"/,
+    );
+    expect(() => comm.allReduce(a, null as never, 'f32')).toThrow(
+      new TypeError("Communicator.allReduce: parameter 'recv' must be a DeviceBuffer, got null"),
+    );
     expect(() => comm.send(a, 1, 'f32')).toThrow(new RangeError("Communicator.send: parameter 'peer' must be a rank in [0, 1), got 1"));
     expect(() => comm.broadcast(a, b, 'f32', { root: 2 })).toThrow(/parameter 'root' must be a rank in \[0, 1\), got 2/);
   });
 
   test('group() ends the group even when its function throws, and refuses an async function', () => {
-    expect(() => core.Communicator.group(() => { throw new Error('boom'); })).toThrow('boom');
+    expect(() =>
+      core.Communicator.group(() => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     expect(fake.groupDepth()).toBe(0);
     expect(() => core.Communicator.group(async () => undefined)).toThrow(/returned a Promise/);
     expect(fake.groupDepth()).toBe(0);
@@ -300,9 +370,13 @@ describe('Communicator', () => {
 });
 
 describe('the examples, against the fakes', () => {
-  const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 90_000, env: { ...process.env, ...fakes, NCCL_NVLS_ENABLE: '0' },
-  });
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: path.join(__dirname, '..', '..'),
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, ...fakes, NCCL_NVLS_ENABLE: '0' },
+    });
 
   test('ncclAllReduce on one GPU forks one rank, says so, checks every sum and passes', () => {
     const r = run('examples/ncclAllReduce.ts', '--bytes', '4096', '--iters', '2');

@@ -16,14 +16,22 @@ describe('every bound function, called once in a child process', () => {
       encoding: 'utf8',
       maxBuffer: 1 << 26,
     });
-    results = String(child.stdout).split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.name);
+    results = String(child.stdout)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.name);
   }, 120_000);
 
   test('the child ran every call and exited normally', () => {
     const lines = String(child.stdout).trim().split('\n');
     const last = lines.length ? JSON.parse(lines[lines.length - 1]) : {};
-    expect({ signal: child.signal, status: child.status, lastCall: last.name ?? last.start, stderr: String(child.stderr).slice(0, 500) })
-      .toEqual({ signal: null, status: 0, lastCall: sigs[sigs.length - 1].name, stderr: '' });
+    expect({
+      signal: child.signal,
+      status: child.status,
+      lastCall: last.name ?? last.start,
+      stderr: String(child.stderr).slice(0, 500),
+    }).toEqual({ signal: null, status: 0, lastCall: sigs[sigs.length - 1].name, stderr: '' });
     expect(results.length).toBe(sigs.length);
   });
 
@@ -35,14 +43,27 @@ describe('every bound function, called once in a child process', () => {
   test('only the arguments C would crash on are refused: NULL kernels', () => {
     // With zeroed arguments these calls crash libcudart 13.0 (tools/find-crashers.sh on an H100).
     expect(results.filter((r) => r.status === 'RangeError').map((r) => r.name)).toEqual([
-      'cudaLaunchKernelExC', 'cudaOccupancyMaxPotentialClusterSize', 'cudaOccupancyMaxActiveClusters',
-      'cudaGraphAddKernelNode', 'cudaGraphKernelNodeSetParams', 'cudaGraphExecKernelNodeSetParams',
+      'cudaLaunchKernelExC',
+      'cudaOccupancyMaxPotentialClusterSize',
+      'cudaOccupancyMaxActiveClusters',
+      'cudaGraphAddKernelNode',
+      'cudaGraphKernelNodeSetParams',
+      'cudaGraphExecKernelNodeSetParams',
     ]);
   });
 
   (hasDriver ? test.skip : test)('without a driver, calls that need the GPU report cudaErrorInsufficientDriver', () => {
     const byName = new Map(results.map((r) => [r.name, r.status]));
-    for (const n of ['cudaGetDeviceCount', 'cudaMalloc', 'cudaStreamCreate', 'cudaEventCreate', 'cudaDeviceSynchronize', 'cudaGraphCreate', 'cudaLaunchKernel', 'cudaMemcpy']) {
+    for (const n of [
+      'cudaGetDeviceCount',
+      'cudaMalloc',
+      'cudaStreamCreate',
+      'cudaEventCreate',
+      'cudaDeviceSynchronize',
+      'cudaGraphCreate',
+      'cudaLaunchKernel',
+      'cudaMemcpy',
+    ]) {
       expect([n, byName.get(n)]).toEqual([n, cudart.cudaError_t.cudaErrorInsufficientDriver]);
     }
     for (const n of ['cudaRuntimeGetVersion', 'cudaGetErrorName', 'cudaGetErrorString', 'cudaCreateChannelDesc']) {
@@ -70,14 +91,24 @@ describe('every bound function, called once in a child process', () => {
 
 const libraries = [
   {
-    label: 'the driver API without libcuda', api: 'driver', sigs: driverSigs, info: () => cuda.libraryInfo(), call: () => cuda.cuInit(0),
-    error: /^libcuda: could not load the library\. Tried:\n {2}- libcuda\.so\.1: .+\n {2}- \/usr\/local\/cuda\/lib64\/libcuda\.so\.1: no such file\nInstall the NVIDIA driver \(libcuda ships with it\), or set CUDA_BINDINGS_CUDA to the library's path\.$/,
+    label: 'the driver API without libcuda',
+    api: 'driver',
+    sigs: driverSigs,
+    info: () => cuda.libraryInfo(),
+    call: () => cuda.cuInit(0),
+    error:
+      /^libcuda: could not load the library\. Tried:\n {2}- libcuda\.so\.1: .+\n {2}- \/usr\/local\/cuda\/lib64\/libcuda\.so\.1: no such file\nInstall the NVIDIA driver \(libcuda ships with it\), or set CUDA_BINDINGS_CUDA to the library's path\.$/,
     // With zeroed arguments these crash libcuda 580 (tools/find-crashers.sh on an H100).
     refused: ['cuMemcpy3DPeer', 'cuMemcpy3DPeerAsync', 'cuDevResourceGenerateDesc', 'cuVDPAUGetDevice', 'cuVDPAUCtxCreate'],
   },
   {
-    label: 'NVRTC without libnvrtc', api: 'nvrtc', sigs: nvrtcSigs, info: () => nvrtc.libraryInfo(), call: () => nvrtc.nvrtcVersion(),
-    error: /^libnvrtc: could not load the library\. Tried:\n {2}- libnvrtc\.so\.13: .+\n {2}- \/usr\/local\/cuda\/lib64\/libnvrtc\.so\.13: no such file\nInstall NVRTC from the CUDA 13 toolkit \(the cuda-nvrtc package\), or set CUDA_BINDINGS_NVRTC to the library's path\.$/,
+    label: 'NVRTC without libnvrtc',
+    api: 'nvrtc',
+    sigs: nvrtcSigs,
+    info: () => nvrtc.libraryInfo(),
+    call: () => nvrtc.nvrtcVersion(),
+    error:
+      /^libnvrtc: could not load the library\. Tried:\n {2}- libnvrtc\.so\.13: .+\n {2}- \/usr\/local\/cuda\/lib64\/libnvrtc\.so\.13: no such file\nInstall NVRTC from the CUDA 13 toolkit \(the cuda-nvrtc package\), or set CUDA_BINDINGS_NVRTC to the library's path\.$/,
     refused: [] as string[],
   },
 ];
@@ -97,12 +128,25 @@ describe.each(libraries)('$label', ({ api, sigs: apiSigs, info, call, error, ref
   });
 
   test('every function, called once in a child process, returns a status or throws only the loader error', () => {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'call-every-function.ts'), api], { encoding: 'utf8', maxBuffer: 1 << 26 });
-    expect({ signal: child.signal, status: child.status, stderr: child.stderr.slice(0, 300) }).toEqual({ signal: null, status: 0, stderr: '' });
-    const results = child.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.name);
+    const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'call-every-function.ts'), api], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
+    expect({ signal: child.signal, status: child.status, stderr: child.stderr.slice(0, 300) }).toEqual({
+      signal: null,
+      status: 0,
+      stderr: '',
+    });
+    const results = child.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.name);
     expect(results.length).toBe(apiSigs.length);
     expect(results.filter((r) => r.status === 'RangeError').map((r) => r.name)).toEqual(refused);
     const rest = results.filter((r) => !refused.includes(r.name));
-    expect(rest.filter((r) => (present ? typeof r.status !== 'number' && r.status !== 'not exported' : r.status !== 'LibraryLoadError'))).toEqual([]);
+    expect(
+      rest.filter((r) => (present ? typeof r.status !== 'number' && r.status !== 'not exported' : r.status !== 'LibraryLoadError')),
+    ).toEqual([]);
   }, 120_000);
 });

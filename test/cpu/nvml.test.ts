@@ -32,7 +32,10 @@ afterAll(() => {
 /** Runs a TypeScript file or the CLI in a child process with the fake NVML (and `env`). */
 function child(args: string[], env: Record<string, string> = {}, timeout = 60_000) {
   return spawnSync(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: root, encoding: 'utf8', timeout, env: { ...process.env, CUDA_BINDINGS_NVML: lib, NO_COLOR: '', ...env },
+    cwd: root,
+    encoding: 'utf8',
+    timeout,
+    env: { ...process.env, CUDA_BINDINGS_NVML: lib, NO_COLOR: '', ...env },
   });
 }
 const cli = path.join(root, 'src', 'cli', 'main.ts');
@@ -89,7 +92,10 @@ describe('the bindings', () => {
   test('an array of structs goes in and comes back filled (nvmlDeviceGetFieldValues)', () => {
     const [err, values] = nvml.nvmlDeviceGetFieldValues(dev, 2, [{ fieldId: nvml.NVML_FI_DEV_NVLINK_LINK_COUNT }, { fieldId: 1 }]);
     expect(err).toBe(0);
-    expect(values!.map((v) => [v.fieldId, v.nvmlReturn, v.value.uiVal])).toEqual([[nvml.NVML_FI_DEV_NVLINK_LINK_COUNT, 0, 18], [1, nvml.nvmlReturn_t.NVML_ERROR_NOT_SUPPORTED, 0]]);
+    expect(values!.map((v) => [v.fieldId, v.nvmlReturn, v.value.uiVal])).toEqual([
+      [nvml.NVML_FI_DEV_NVLINK_LINK_COUNT, 0, 18],
+      [1, nvml.nvmlReturn_t.NVML_ERROR_NOT_SUPPORTED, 0],
+    ]);
   });
 
   test('an output array of a given size (CPU affinity bitmask)', () => {
@@ -119,9 +125,13 @@ describe('bad input is refused before C runs, naming the function and the parame
   afterAll(() => void nvml.nvmlShutdown());
 
   test('a value of the wrong kind where a handle goes: TypeError', () => {
-    expect(() => nvml.nvmlDeviceGetName('GPU-0' as never, 96)).toThrow(new TypeError("nvmlDeviceGetName: parameter 'device' must be a handle (bigint) or null, got the string \"GPU-0\""));
+    expect(() => nvml.nvmlDeviceGetName('GPU-0' as never, 96)).toThrow(
+      new TypeError('nvmlDeviceGetName: parameter \'device\' must be a handle (bigint) or null, got the string "GPU-0"'),
+    );
     expect(() => nvml.nvmlDeviceGetUtilizationRates(new nvml.nvmlMemory_t() as never)).toThrow(TypeError);
-    expect(() => nvml.nvmlDeviceGetUtilizationRates(new nvml.nvmlMemory_t() as never)).toThrow(/^nvmlDeviceGetUtilizationRates: parameter 'device'/);
+    expect(() => nvml.nvmlDeviceGetUtilizationRates(new nvml.nvmlMemory_t() as never)).toThrow(
+      /^nvmlDeviceGetUtilizationRates: parameter 'device'/,
+    );
   });
 
   test('the wrong struct class for an in/out struct: TypeError', () => {
@@ -131,7 +141,9 @@ describe('bad input is refused before C runs, naming the function and the parame
   });
 
   test('a string buffer of no bytes: RangeError; one too small: NVML says NVML_ERROR_INSUFFICIENT_SIZE', () => {
-    expect(() => nvml.nvmlDeviceGetName(dev(), 0)).toThrow(new RangeError("nvmlDeviceGetName: parameter 'length' must be at least 1, got 0"));
+    expect(() => nvml.nvmlDeviceGetName(dev(), 0)).toThrow(
+      new RangeError("nvmlDeviceGetName: parameter 'length' must be at least 1, got 0"),
+    );
     expect(nvml.nvmlDeviceGetName(dev(), 4)).toEqual([nvml.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, null]);
   });
 
@@ -143,7 +155,9 @@ describe('bad input is refused before C runs, naming the function and the parame
 
   test('a count the array does not have, and a negative one', () => {
     expect(() => nvml.nvmlDeviceGetFieldValues(dev(), 3, [{ fieldId: 1 }])).toThrow(/^nvmlDeviceGetFieldValues: parameter 'values'/);
-    expect(() => nvml.nvmlDeviceGetFieldValues(dev(), -1, [])).toThrow(new RangeError("nvmlDeviceGetFieldValues: parameter 'valuesCount' must not be negative, got -1"));
+    expect(() => nvml.nvmlDeviceGetFieldValues(dev(), -1, [])).toThrow(
+      new RangeError("nvmlDeviceGetFieldValues: parameter 'valuesCount' must not be negative, got -1"),
+    );
   });
 
   test('a buffer smaller than the size passed with it', () => {
@@ -151,26 +165,36 @@ describe('bad input is refused before C runs, naming the function and the parame
   });
 
   test('a size larger than the struct it describes', () => {
-    expect(() => nvml.nvmlSystemGetDriverBranch(null, 1000)).toThrow(new RangeError("nvmlSystemGetDriverBranch: parameter 'length' is 1000 but branchInfo.branch holds 80 bytes"));
+    expect(() => nvml.nvmlSystemGetDriverBranch(null, 1000)).toThrow(
+      new RangeError("nvmlSystemGetDriverBranch: parameter 'length' is 1000 but branchInfo.branch holds 80 bytes"),
+    );
   });
 });
 
 describe('the loader', () => {
   test('without libnvidia-ml: a LibraryLoadError that lists every path tried and why', () => {
-    const r = child(['-e', "const n = require('./src/nvml'); try { n.nvmlInit(); } catch (e) { console.log(e.name + '\\n' + e.message); }"], { CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') });
-    expect(r.stdout).toMatch(/^LibraryLoadError\nlibnvidia-ml: could not load the library\. Tried:\n {2}- \S+absent\.so: no such file\n {2}- libnvidia-ml\.so\.1: .+\n(.|\n)*Install the NVIDIA driver \(NVML comes with it\), or set CUDA_BINDINGS_NVML to the library's path\.\n$/);
+    const r = child(
+      ['-e', "const n = require('./src/nvml'); try { n.nvmlInit(); } catch (e) { console.log(e.name + '\\n' + e.message); }"],
+      { CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') },
+    );
+    expect(r.stdout).toMatch(
+      /^LibraryLoadError\nlibnvidia-ml: could not load the library\. Tried:\n {2}- \S+absent\.so: no such file\n {2}- libnvidia-ml\.so\.1: .+\n(.|\n)*Install the NVIDIA driver \(NVML comes with it\), or set CUDA_BINDINGS_NVML to the library's path\.\n$/,
+    );
   });
 
   test('a library that is not NVML is refused, saying why', () => {
     const cudart = require('../../src/runtime').libraryInfo().path as string;
-    const r = child(['-e', "try { require('./src/nvml').nvmlInit(); } catch (e) { console.log(e.message.split('\\n')[1]); }"], { CUDA_BINDINGS_NVML: cudart });
+    const r = child(['-e', "try { require('./src/nvml').nvmlInit(); } catch (e) { console.log(e.message.split('\\n')[1]); }"], {
+      CUDA_BINDINGS_NVML: cudart,
+    });
     expect(r.stdout.trim()).toBe(`- ${cudart}: not an NVML library (no nvmlInit_v2)`);
   });
 
   // The namespace itself loads on first use in the published build (tools/lazy-root.cjs; checked on
   // the tarball by package.test.ts); from the sources, the declarations still wait for the first call.
   test('importing cuda-bindings reads no NVML declarations; the first call reads them', () => {
-    const script = "const m = require('./src'); const decls = () => Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.gen\\.ts$/.test(k)); const before = decls(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, decls()]))";
+    const script =
+      "const m = require('./src'); const decls = () => Object.keys(require.cache).some((k) => /ffi[\\\\/]nvml\\.gen\\.ts$/.test(k)); const before = decls(); m.nvml.nvmlInit(); console.log(JSON.stringify([before, decls()]))";
     const r = child(['-e', script]);
     expect(r.stdout.trim()).toBe('[false,true]');
   });
@@ -188,7 +212,10 @@ describe('core', () => {
   test('health() reads every field of a GPU that has them', () => {
     const h = core.NvmlDevice.get(0).health();
     expect(h).toEqual({
-      index: 0, name: FAKE_GPUS[0].name, uuid: FAKE_GPUS[0].uuid, pciBusId: FAKE_GPUS[0].busId,
+      index: 0,
+      name: FAKE_GPUS[0].name,
+      uuid: FAKE_GPUS[0].uuid,
+      pciBusId: FAKE_GPUS[0].busId,
       utilization: { gpu: 37, memory: 12 },
       temperature: { current: 41, slowdown: 87, shutdown: 92 },
       power: { draw: 123.456, limit: 700 },
@@ -213,24 +240,50 @@ describe('core', () => {
     expect([h.computeMode, h.persistenceMode, h.throttleReasons, h.processes]).toEqual(['Exclusive_Process', false, ['GpuIdle'], []]);
   });
 
-  test('topology between the GPUs, and each one\'s CPU and NUMA affinity', () => {
+  test("topology between the GPUs, and each one's CPU and NUMA affinity", () => {
     const [a, b] = core.NvmlDevice.all();
-    expect(a.topology(b)).toEqual({ kind: 'SYS', nvlinks: 0, nvlinkVersion: null, level: 'SYS', p2p: { read: true, write: true, atomics: true, nvlink: false } });
+    expect(a.topology(b)).toEqual({
+      kind: 'SYS',
+      nvlinks: 0,
+      nvlinkVersion: null,
+      level: 'SYS',
+      p2p: { read: true, write: true, atomics: true, nvlink: false },
+    });
     expect(a.topology(a).kind).toBe('X');
-    expect([core.formatCpuList(a.cpuAffinity()!), core.formatCpuList(b.cpuAffinity()!), a.numaNode(), b.numaNode()]).toEqual(['0-15', '16-31', 0, 1]);
+    expect([core.formatCpuList(a.cpuAffinity()!), core.formatCpuList(b.cpuAffinity()!), a.numaNode(), b.numaNode()]).toEqual([
+      '0-15',
+      '16-31',
+      0,
+      1,
+    ]);
   });
 
   test('NVML is initialised once and shut down once, at exit', () => {
     const report = path.join(tmp, 'balance.txt');
-    const r = child(['-e', "const { core } = require('./src'); core.NvmlDevice.all().map((d) => d.health()); core.NvmlDevice.get(1).sample();"], { FAKE_NVML_REPORT: report });
+    const r = child(
+      ['-e', "const { core } = require('./src'); core.NvmlDevice.all().map((d) => d.health()); core.NvmlDevice.get(1).sample();"],
+      { FAKE_NVML_REPORT: report },
+    );
     expect(r.status).toBe(0);
     expect(fs.readFileSync(report, 'utf8')).toBe('inits=1 shutdowns=1\n');
   });
 
   test('Device.nvml matches CUDA devices to NVML GPUs by UUID, not by index', () => {
     const cudart = buildFakeCudart(tmp, cudaDeviceProp.layout);
-    const r = child(['-e', "const { core } = require('./src'); console.log(JSON.stringify(core.Device.all().map((d) => [d.ordinal, d.nvml.index, d.health().name])))"], { CUDA_BINDINGS_CUDART: cudart });
-    expect([r.stderr.replace(/^npm warn.*\n/gm, ''), JSON.parse(r.stdout)]).toEqual(['', [[0, 1, FAKE_GPUS[1].name], [1, 0, FAKE_GPUS[0].name]]]);
+    const r = child(
+      [
+        '-e',
+        "const { core } = require('./src'); console.log(JSON.stringify(core.Device.all().map((d) => [d.ordinal, d.nvml.index, d.health().name])))",
+      ],
+      { CUDA_BINDINGS_CUDART: cudart },
+    );
+    expect([r.stderr.replace(/^npm warn.*\n/gm, ''), JSON.parse(r.stdout)]).toEqual([
+      '',
+      [
+        [0, 1, FAKE_GPUS[1].name],
+        [1, 0, FAKE_GPUS[0].name],
+      ],
+    ]);
   });
 });
 
@@ -239,7 +292,10 @@ describe('the CLI', () => {
     const report = path.join(tmp, 'top.txt');
     const r = child([cli, 'top', '--json', '--count', '2', '--interval', '50'], { FAKE_NVML_REPORT: report });
     expect(r.status).toBe(0);
-    const records = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const records = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records.length).toBe(2);
     for (const rec of records) {
       expect(Number.isNaN(Date.parse(rec.time))).toBe(false);
@@ -260,13 +316,18 @@ describe('the CLI', () => {
 
   test('the terminal view: a block per GPU with bars and processes, no colour with NO_COLOR', () => {
     const { render } = require('../../src/cli/top') as typeof import('../../src/cli/top');
-    const text = render({ time: '2026-01-01T12:00:00.000Z', gpus: core.NvmlDevice.all().map((d) => d.sample()) }, { color: false, width: 80, interval: 1000 });
+    const text = render(
+      { time: '2026-01-01T12:00:00.000Z', gpus: core.NvmlDevice.all().map((d) => d.sample()) },
+      { color: false, width: 80, interval: 1000 },
+    );
     expect(text).not.toContain(ESC);
     expect(text).toContain('GPU 0: Fake H100 80GB HBM3');
     expect(text).toMatch(/util \[\|{15} {25}\] {2}37%/);
     expect(text).toMatch(/ {6}4242 {4}1024 MiB {2}python3/);
     expect(text).toContain('power 16 W / n/a');
-    expect(render({ time: '2026-01-01T12:00:00.000Z', gpus: [core.NvmlDevice.get(0).sample()] }, { color: true, width: 80, interval: 1000 })).toMatch(new RegExp(`${ESC}\\[32m\\|+${ESC}\\[0m`));
+    expect(
+      render({ time: '2026-01-01T12:00:00.000Z', gpus: [core.NvmlDevice.get(0).sample()] }, { color: true, width: 80, interval: 1000 }),
+    ).toMatch(new RegExp(`${ESC}\\[32m\\|+${ESC}\\[0m`));
   });
 
   test('on a terminal: the alternate screen, one frame per sample, q quits and restores the terminal', async () => {
@@ -275,7 +336,8 @@ describe('the CLI', () => {
     let press: ((k: string) => void) | undefined;
     let restored = false;
     const term = {
-      isTTY: true, columns: 80,
+      isTTY: true,
+      columns: 80,
       write: (s: string) => {
         writes.push(s);
         // The second frame is drawn: the user presses q.
@@ -299,36 +361,55 @@ describe('the CLI', () => {
     const r = child([cli, 'topo', '--json']);
     expect(r.status).toBe(0);
     const t = JSON.parse(r.stdout);
-    expect(t.gpus.map((g: { cpuAffinity: string; numaNode: number }) => [g.cpuAffinity, g.numaNode])).toEqual([['0-15', 0], ['16-31', 1]]);
-    expect(t.matrix.map((row: { kind: string }[]) => row.map((l) => l.kind))).toEqual([['X', 'SYS'], ['SYS', 'X']]);
+    expect(t.gpus.map((g: { cpuAffinity: string; numaNode: number }) => [g.cpuAffinity, g.numaNode])).toEqual([
+      ['0-15', 0],
+      ['16-31', 1],
+    ]);
+    expect(t.matrix.map((row: { kind: string }[]) => row.map((l) => l.kind))).toEqual([
+      ['X', 'SYS'],
+      ['SYS', 'X'],
+    ]);
   });
 
   test('topo prints the nvidia-smi style matrix', () => {
     const r = child([cli, 'topo']);
-    expect(r.stdout.split('\n').slice(0, 3)).toEqual(['      GPU0  GPU1  CPU Affinity  NUMA Affinity', 'GPU0  X     SYS   0-15          0', 'GPU1  SYS   X     16-31         1']);
+    expect(r.stdout.split('\n').slice(0, 3)).toEqual([
+      '      GPU0  GPU1  CPU Affinity  NUMA Affinity',
+      'GPU0  X     SYS   0-15          0',
+      'GPU1  SYS   X     16-31         1',
+    ]);
   });
 
   test('info gains the live NVML section for each CUDA device, matched by UUID', () => {
     const cudart = buildFakeCudart(tmp, cudaDeviceProp.layout);
-    const script = "const { info } = require('./src/cli/info'); const out = []; info({ command: 'info', named: true, json: false, help: false }, { log: (s) => out.push(s), err: () => {} }); console.log(out.join('\\n'))";
+    const script =
+      "const { info } = require('./src/cli/info'); const out = []; info({ command: 'info', named: true, json: false, help: false }, { log: (s) => out.push(s), err: () => {} }); console.log(out.join('\\n'))";
     const r = child(['-e', script], { CUDA_BINDINGS_CUDART: cudart });
     expect(r.stdout).toMatch(/Device 0: Fake L4\n(.|\n)*live \(NVML\) +value\n-+ +-+\nNVML index +1\n/);
     expect(r.stdout).toMatch(/processes +4242 python3 \(1024 MiB\)/);
-    const json = child(['-e', script.replace("json: false", "json: true")], { CUDA_BINDINGS_CUDART: cudart });
+    const json = child(['-e', script.replace('json: false', 'json: true')], { CUDA_BINDINGS_CUDART: cudart });
     const j = JSON.parse(json.stdout);
     expect([j.nvml, j.devices.map((d: { live: core.GpuHealth }) => [d.live.index, d.live.uuid, d.live.temperature.current])]).toEqual([
-      { available: true, error: null }, [[1, FAKE_GPUS[1].uuid, 33], [0, FAKE_GPUS[0].uuid, 41]],
+      { available: true, error: null },
+      [
+        [1, FAKE_GPUS[1].uuid, 33],
+        [0, FAKE_GPUS[0].uuid, 41],
+      ],
     ]);
     // Without NVML the CUDA part still prints, and the live section says why it is missing.
     const none = child(['-e', script], { CUDA_BINDINGS_CUDART: cudart, CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') });
-    expect(none.stdout).toContain("live (NVML): not available: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.");
+    expect(none.stdout).toContain(
+      "live (NVML): not available: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.",
+    );
   });
 
   test('top, topo without NVML: exit 1 naming what is missing', () => {
     for (const cmd of ['top', 'topo']) {
       const r = child([cli, cmd, '--count', '1'], { CUDA_BINDINGS_NVML: path.join(tmp, 'absent.so') });
       expect([cmd, r.status]).toEqual([cmd, 1]);
-      expect(r.stderr).toBe(`cuda-bindings ${cmd}: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.\n`);
+      expect(r.stderr).toBe(
+        `cuda-bindings ${cmd}: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.\n`,
+      );
     }
   });
 
@@ -336,13 +417,19 @@ describe('the CLI', () => {
     expect(child([cli, 'top', '--help']).stdout).toMatch(/^usage: cuda-bindings top \[--interval MS\] \[--count N\] \[--json\]/);
     expect(child([cli, 'topo', '--help']).stdout).toMatch(/^usage: cuda-bindings topo \[--json\]/);
     const bad = child([cli, 'top', '--interval', 'soon']);
-    expect([bad.status, bad.stderr.split('\n').find((l) => l.startsWith('cuda-bindings'))]).toEqual([1, 'cuda-bindings top: --interval needs a positive whole number of milliseconds, got "soon" (see cuda-bindings top --help)']);
+    expect([bad.status, bad.stderr.split('\n').find((l) => l.startsWith('cuda-bindings'))]).toEqual([
+      1,
+      'cuda-bindings top: --interval needs a positive whole number of milliseconds, got "soon" (see cuda-bindings top --help)',
+    ]);
   });
 });
 
 describe('the exporter example', () => {
   test('serves /metrics in the Prometheus text format, with the values NVML read', async () => {
-    const p = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'examples', 'gpuExporter.ts'), '--port', '0'], { cwd: root, env: { ...process.env, CUDA_BINDINGS_NVML: lib } });
+    const p = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'examples', 'gpuExporter.ts'), '--port', '0'], {
+      cwd: root,
+      env: { ...process.env, CUDA_BINDINGS_NVML: lib },
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let buf = '';
@@ -353,23 +440,39 @@ describe('the exporter example', () => {
         });
         p.once('exit', (code) => reject(new Error(`exporter exited with ${code}`)));
       });
-      const get = (u: string) => new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-        http.get(u, (res) => {
-          let body = '';
-          res.on('data', (d) => (body += d));
-          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
-        }).on('error', reject);
-      });
+      const get = (u: string) =>
+        new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+          http
+            .get(u, (res) => {
+              let body = '';
+              res.on('data', (d) => (body += d));
+              res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+            })
+            .on('error', reject);
+        });
       const r = await get(url);
       expect([r.status, r.type]).toEqual([200, 'text/plain; version=0.0.4; charset=utf-8']);
       const lines = r.body.trimEnd().split('\n');
       // Every line is a comment (HELP/TYPE) or a sample: name{labels} value.
-      const bad = lines.filter((l) => !/^# (HELP|TYPE) [a-z_]+ .+$/.test(l) && !/^[a-z_]+\{([a-z_]+="(?:[^"\\]|\\.)*",?)+\} -?[0-9.e+]+$/.test(l));
+      const bad = lines.filter(
+        (l) => !/^# (HELP|TYPE) [a-z_]+ .+$/.test(l) && !/^[a-z_]+\{([a-z_]+="(?:[^"\\]|\\.)*",?)+\} -?[0-9.e+]+$/.test(l),
+      );
       expect(bad).toEqual([]);
-      const value = (name: string, labels: string) => Number(lines.find((l) => l.startsWith(`${name}{${labels}`))?.split(' ').pop());
+      const value = (name: string, labels: string) =>
+        Number(
+          lines
+            .find((l) => l.startsWith(`${name}{${labels}`))
+            ?.split(' ')
+            .pop(),
+        );
       const gpu0 = `gpu="0",uuid="${FAKE_GPUS[0].uuid}"`;
-      expect([value('gpu_utilization_ratio', gpu0), value('gpu_memory_used_bytes', gpu0), value('gpu_power_watts', gpu0), value('gpu_temperature_celsius', gpu0), value('gpu_sm_clock_hertz', gpu0)])
-        .toEqual([0.37, 2 ** 30, 123.456, 41, 1755e6]);
+      expect([
+        value('gpu_utilization_ratio', gpu0),
+        value('gpu_memory_used_bytes', gpu0),
+        value('gpu_power_watts', gpu0),
+        value('gpu_temperature_celsius', gpu0),
+        value('gpu_sm_clock_hertz', gpu0),
+      ]).toEqual([0.37, 2 ** 30, 123.456, 41, 1755e6]);
       expect(lines).toContain(`gpu_process_memory_used_bytes{${gpu0},name="${FAKE_GPUS[0].name}",pid="4242",process="python3"} ${2 ** 30}`);
       // Not reported by GPU 1: left out, not made up.
       expect(lines.some((l) => l.startsWith('gpu_power_limit_watts{gpu="1"'))).toBe(false);

@@ -21,7 +21,8 @@ const { nvvmResult: R } = nvvm;
 const [, irMajor, , dbgMajor] = missing ? [0, 2, 0, 3] : nvvm.nvvmIRVersion();
 
 /** The smallest kernel, as cuda-python's MINIMAL_NVVMIR_TXT (NVVM's LLVM 7 dialect: typed pointers). */
-const MINIMAL = Buffer.from(`target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+const MINIMAL =
+  Buffer.from(`target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
 define void @kernel() {
@@ -88,9 +89,12 @@ suite(`libNVVM facade${why}`, () => {
     withProgram((p) => expect(p).not.toBe(0n));
   });
 
-  test.each(['nvvmCompileProgram', 'nvvmVerifyProgram'] as const)('%s of a program without a module is NVVM_ERROR_NO_MODULE_IN_PROGRAM', (fn) => {
-    withProgram((p) => expect(nvvm[fn](p, 0, [])).toEqual([R.NVVM_ERROR_NO_MODULE_IN_PROGRAM]));
-  });
+  test.each(['nvvmCompileProgram', 'nvvmVerifyProgram'] as const)(
+    '%s of a program without a module is NVVM_ERROR_NO_MODULE_IN_PROGRAM',
+    (fn) => {
+      withProgram((p) => expect(nvvm[fn](p, 0, [])).toEqual([R.NVVM_ERROR_NO_MODULE_IN_PROGRAM]));
+    },
+  );
 
   test.each([
     ['nvvmCompileProgram', R.NVVM_ERROR_COMPILATION],
@@ -104,13 +108,16 @@ suite(`libNVVM facade${why}`, () => {
     });
   });
 
-  test.each(['nvvmCompileProgram', 'nvvmVerifyProgram'] as const)('%s with an unknown option is NVVM_ERROR_INVALID_OPTION, named in the log', (fn) => {
-    withProgram((p) => {
-      nvvm.nvvmAddModuleToProgram(p, MINIMAL, MINIMAL.length, 'FileNameHere.ll');
-      expect(nvvm[fn](p, 1, ['BadOption'])).toEqual([R.NVVM_ERROR_INVALID_OPTION]);
-      expect(logOf(p)).toBe('libnvvm : error: BadOption is an unsupported option\0');
-    });
-  });
+  test.each(['nvvmCompileProgram', 'nvvmVerifyProgram'] as const)(
+    '%s with an unknown option is NVVM_ERROR_INVALID_OPTION, named in the log',
+    (fn) => {
+      withProgram((p) => {
+        nvvm.nvvmAddModuleToProgram(p, MINIMAL, MINIMAL.length, 'FileNameHere.ll');
+        expect(nvvm[fn](p, 1, ['BadOption'])).toEqual([R.NVVM_ERROR_INVALID_OPTION]);
+        expect(logOf(p)).toBe('libnvvm : error: BadOption is an unsupported option\0');
+      });
+    },
+  );
 
   test.each([
     ['nvvmGetCompiledResultSize', 'nvvmGetCompiledResult'],
@@ -124,19 +131,22 @@ suite(`libNVVM facade${why}`, () => {
     });
   });
 
-  test.each([[[]], [['-opt=0']], [['-opt=3', '-g']]])('the minimal module compiles with options %j: an empty log and a PTX entry', (options: string[]) => {
-    withProgram((p) => {
-      nvvm.nvvmAddModuleToProgram(p, MINIMAL, MINIMAL.length, 'FileNameHere.ll');
-      expect(nvvm.nvvmVerifyProgram(p, options.length, options)).toEqual([R.NVVM_SUCCESS]);
-      expect(nvvm.nvvmCompileProgram(p, options.length, options)).toEqual([R.NVVM_SUCCESS]);
-      expect(nvvm.nvvmGetProgramLogSize(p)).toEqual([R.NVVM_SUCCESS, 1]);
-      const [, size] = nvvm.nvvmGetCompiledResultSize(p);
-      const [err, ptx] = nvvm.nvvmGetCompiledResult(p, null);
-      expect(err).toBe(R.NVVM_SUCCESS);
-      expect(ptx!.length).toBe(size);
-      expect(ptx!.toString('latin1')).toContain('.visible .entry kernel()');
-    });
-  });
+  test.each([[[]], [['-opt=0']], [['-opt=3', '-g']]])(
+    'the minimal module compiles with options %j: an empty log and a PTX entry',
+    (options: string[]) => {
+      withProgram((p) => {
+        nvvm.nvvmAddModuleToProgram(p, MINIMAL, MINIMAL.length, 'FileNameHere.ll');
+        expect(nvvm.nvvmVerifyProgram(p, options.length, options)).toEqual([R.NVVM_SUCCESS]);
+        expect(nvvm.nvvmCompileProgram(p, options.length, options)).toEqual([R.NVVM_SUCCESS]);
+        expect(nvvm.nvvmGetProgramLogSize(p)).toEqual([R.NVVM_SUCCESS, 1]);
+        const [, size] = nvvm.nvvmGetCompiledResultSize(p);
+        const [err, ptx] = nvvm.nvvmGetCompiledResult(p, null);
+        expect(err).toBe(R.NVVM_SUCCESS);
+        expect(ptx!.length).toBe(size);
+        expect(ptx!.toString('latin1')).toContain('.visible .entry kernel()');
+      });
+    },
+  );
 
   test('a buffer smaller than the size call says, or IR shorter than its size, is a RangeError before C', () => {
     withProgram((p) => {
@@ -215,27 +225,48 @@ suite(`Program.compile with { language: 'nvvm' }${why}`, () => {
     expect([p.fromCache, p.compiler]).toEqual([false, sync.compiler]);
     expect(p.objectCode.text).toBe(sync.objectCode.text);
     expect(Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: true, cache: dir }).fromCache).toBe(true);
-    const err = await Program.compileAsync('This is not NVVM IR', { language: 'nvvm', arch: 'sm_90', name: 'broken.ll', cache: false }).catch((e: unknown) => e);
+    const err = await Program.compileAsync('This is not NVVM IR', {
+      language: 'nvvm',
+      arch: 'sm_90',
+      name: 'broken.ll',
+      cache: false,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NvvmError);
-    expect((err as NvvmError).message).toBe('NVVM_ERROR_COMPILATION: broken.ll (1, 0): parse expected top-level entity (in nvvmCompileProgram)');
+    expect((err as NvvmError).message).toBe(
+      'NVVM_ERROR_COMPILATION: broken.ll (1, 0): parse expected top-level entity (in nvvmCompileProgram)',
+    );
   });
 
   test('nvvm.async.nvvmCompileProgram resolves with the status of the blocking call; bad arguments reject', async () => {
     const [, prog] = nvvm.nvvmCreateProgram();
     try {
       expect(await nvvm.async.nvvmCompileProgram(prog, 0, null)).toEqual([R.NVVM_ERROR_NO_MODULE_IN_PROGRAM]);
-      await expect(nvvm.async.nvvmCompileProgram(prog, 1, [5 as never])).rejects.toThrow(new TypeError("async.nvvmCompileProgram: parameter 'options[0]' must be a string, got 5"));
+      await expect(nvvm.async.nvvmCompileProgram(prog, 1, [5 as never])).rejects.toThrow(
+        new TypeError("async.nvvmCompileProgram: parameter 'options[0]' must be a string, got 5"),
+      );
     } finally {
       nvvm.nvvmDestroyProgram(prog);
     }
   });
 
   test('options that do not apply to NVVM IR are refused, naming the option', () => {
-    expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', target: 'cubin' })).toThrow("Program.compile: NVVM IR compiles to 'ptx' or 'ltoir', not cubin; link the PTX for a cubin");
-    expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', compiler: 'nvcc' })).toThrow("Program.compile: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got nvcc");
-    expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: '/nowhere/libdevice.10.bc' })).toThrow("Program.compile: option 'libdevice' names /nowhere/libdevice.10.bc, which does not exist");
-    expect(() => Program.compile('', { language: 'nvvm', arch: 'sm_90' })).toThrow("Program.compile: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got an empty string");
-    expect(() => Program.compile('x', { language: 'fortran' as never })).toThrow("Program.compile: option 'language' must be 'c++' or 'nvvm', got fortran");
-    expect(() => Program.compile('__global__ void k() {}', { libdevice: true })).toThrow("Program.compile: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself");
+    expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', target: 'cubin' })).toThrow(
+      "Program.compile: NVVM IR compiles to 'ptx' or 'ltoir', not cubin; link the PTX for a cubin",
+    );
+    expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', compiler: 'nvcc' })).toThrow(
+      "Program.compile: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got nvcc",
+    );
+    expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: '/nowhere/libdevice.10.bc' })).toThrow(
+      "Program.compile: option 'libdevice' names /nowhere/libdevice.10.bc, which does not exist",
+    );
+    expect(() => Program.compile('', { language: 'nvvm', arch: 'sm_90' })).toThrow(
+      "Program.compile: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got an empty string",
+    );
+    expect(() => Program.compile('x', { language: 'fortran' as never })).toThrow(
+      "Program.compile: option 'language' must be 'c++' or 'nvvm', got fortran",
+    );
+    expect(() => Program.compile('__global__ void k() {}', { libdevice: true })).toThrow(
+      "Program.compile: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself",
+    );
   });
 });

@@ -14,14 +14,22 @@ beforeAll(() => {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'pipe' });
   // What `npm publish` would upload (prepack builds; the build is fresh, so skip running it twice).
   const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-pack-'));
-  const name = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop()!;
+  const name = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: root, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop()!;
   tarball = path.join(dest, name);
 }, 180_000);
 
 test('packing builds first, and the tarball holds every exports and bin target', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   expect(pkg.scripts.prepack).toBe('npm run build');
-  const files = new Set(execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, '')));
+  const files = new Set(
+    execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^package\//, '')),
+  );
   const targets: string[] = [...Object.values(pkg.bin as Record<string, string>)];
   const walk = (v: unknown): void => {
     if (typeof v === 'string') targets.push(v.replace(/^\.\//, ''));
@@ -48,7 +56,7 @@ test('the tarball carries the MIT LICENSE and the metadata npm shows: repository
   expect(pkg.keywords).toEqual(expect.arrayContaining(['cuda', 'gpu', 'nvidia']));
 });
 
-test('the README starts with the user quick start (npm install) and keeps the contributors\' one further down', () => {
+test("the README starts with the user quick start (npm install) and keeps the contributors' one further down", () => {
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
   const firstCode = readme.match(/```sh\n([^`]*)```/)![1];
   expect(firstCode.split('\n')[0]).toBe('npm install cuda-bindings');
@@ -70,39 +78,74 @@ test('the types are right for every consumer: arethetypeswrong finds no problem 
 test('publint --strict finds nothing in the tarball', () => {
   // (With CI set, publint colours its output.)
   const r = spawnSync(bin('publint'), ['run', tarball, '--strict'], { encoding: 'utf8' });
-  const out = stripVTControlCharacters(r.stdout + r.stderr).trim().split('\n').pop();
+  const out = stripVTControlCharacters(r.stdout + r.stderr)
+    .trim()
+    .split('\n')
+    .pop();
   expect({ status: r.status, out }).toEqual({ status: 0, out: 'All good!' });
 }, 120_000);
 
 test('require("cuda-bindings") gives the cudart namespace', () => {
-  const out = execFileSync(process.execPath, ['-e', "const { cudart } = require('cuda-bindings'); console.log(cudart.cudaGetErrorName(35)[1])"], { cwd: root }).toString().trim();
+  const out = execFileSync(
+    process.execPath,
+    ['-e', "const { cudart } = require('cuda-bindings'); console.log(cudart.cudaGetErrorName(35)[1])"],
+    { cwd: root },
+  )
+    .toString()
+    .trim();
   expect(out).toBe('cudaErrorInsufficientDriver');
 });
 
 test('import from "cuda-bindings" and "cuda-bindings/runtime" work as ES modules', () => {
-  const src = "import { cudart } from 'cuda-bindings'; import { cudaRuntimeGetVersion, cudaStreamLegacy } from 'cuda-bindings/runtime'; console.log(JSON.stringify([cudart.cudaRuntimeGetVersion()[1], cudaRuntimeGetVersion()[1], String(cudaStreamLegacy)]));";
+  const src =
+    "import { cudart } from 'cuda-bindings'; import { cudaRuntimeGetVersion, cudaStreamLegacy } from 'cuda-bindings/runtime'; console.log(JSON.stringify([cudart.cudaRuntimeGetVersion()[1], cudaRuntimeGetVersion()[1], String(cudaStreamLegacy)]));";
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', src], { cwd: root }).toString().trim();
   expect(JSON.parse(out)).toEqual([cudart.CUDART_VERSION, cudart.CUDART_VERSION, '1']);
 });
 
 test('cuda-bindings/nvjitlink, /nvfatbin and /nvvm load as CommonJS and ES modules, and their namespaces are on cuda-bindings', () => {
-  const cjs = "const j = require('cuda-bindings/nvjitlink'), f = require('cuda-bindings/nvfatbin'), v = require('cuda-bindings/nvvm'), m = require('cuda-bindings'); console.log(JSON.stringify([j.nvJitLinkInputType.NVJITLINK_INPUT_LTOIR, f.nvFatbinResult.NVFATBIN_SUCCESS, v.nvvmResult[9], m.nvvm === v]))";
+  const cjs =
+    "const j = require('cuda-bindings/nvjitlink'), f = require('cuda-bindings/nvfatbin'), v = require('cuda-bindings/nvvm'), m = require('cuda-bindings'); console.log(JSON.stringify([j.nvJitLinkInputType.NVJITLINK_INPUT_LTOIR, f.nvFatbinResult.NVFATBIN_SUCCESS, v.nvvmResult[9], m.nvvm === v]))";
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([3, 0, 'NVVM_ERROR_COMPILATION', true]);
-  const esm = "import { nvJitLinkCreate } from 'cuda-bindings/nvjitlink'; import { nvFatbinGet } from 'cuda-bindings/nvfatbin'; import { nvvmCompileProgram } from 'cuda-bindings/nvvm'; import { nvvm } from 'cuda-bindings'; console.log([typeof nvJitLinkCreate, typeof nvFatbinGet, typeof nvvmCompileProgram, typeof nvvm.nvvmVersion].join(' '));";
-  expect(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: root }).toString().trim()).toBe('function function function function');
+  const esm =
+    "import { nvJitLinkCreate } from 'cuda-bindings/nvjitlink'; import { nvFatbinGet } from 'cuda-bindings/nvfatbin'; import { nvvmCompileProgram } from 'cuda-bindings/nvvm'; import { nvvm } from 'cuda-bindings'; console.log([typeof nvJitLinkCreate, typeof nvFatbinGet, typeof nvvmCompileProgram, typeof nvvm.nvvmVersion].join(' '));";
+  expect(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: root }).toString().trim()).toBe(
+    'function function function function',
+  );
 });
 
 test('cuda-bindings/nccl works from CommonJS and as an ES module, without opening libnccl', () => {
-  const cjs = execFileSync(process.execPath, ['-e', "const n = require('cuda-bindings/nccl'); const { nccl } = require('cuda-bindings'); console.log(n.NCCL_UNIQUE_ID_BYTES, nccl.ncclDataType_t.ncclBfloat16, typeof n.ncclAllReduce)"], { cwd: root }).toString().trim();
+  const cjs = execFileSync(
+    process.execPath,
+    [
+      '-e',
+      "const n = require('cuda-bindings/nccl'); const { nccl } = require('cuda-bindings'); console.log(n.NCCL_UNIQUE_ID_BYTES, nccl.ncclDataType_t.ncclBfloat16, typeof n.ncclAllReduce)",
+    ],
+    { cwd: root },
+  )
+    .toString()
+    .trim();
   expect(cjs).toBe('128 9 function');
-  const esm = execFileSync(process.execPath, ['--input-type=module', '-e', "import { nccl } from 'cuda-bindings'; import { ncclRedOp_t, uniqueIdToBase64 } from 'cuda-bindings/nccl'; console.log(nccl.ncclRedOp_t.ncclMax, ncclRedOp_t.ncclAvg, typeof uniqueIdToBase64)"], { cwd: root }).toString().trim();
+  const esm = execFileSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      "import { nccl } from 'cuda-bindings'; import { ncclRedOp_t, uniqueIdToBase64 } from 'cuda-bindings/nccl'; console.log(nccl.ncclRedOp_t.ncclMax, ncclRedOp_t.ncclAvg, typeof uniqueIdToBase64)",
+    ],
+    { cwd: root },
+  )
+    .toString()
+    .trim();
   expect(esm).toBe('2 4 function');
 });
 
 test('"cuda-bindings/nvml" works from both module systems, and the nvml namespace loads on first use', () => {
-  const esm = "import { nvmlReturn_t, nvmlMemory_v2 } from 'cuda-bindings/nvml'; import { nvml } from 'cuda-bindings'; console.log(JSON.stringify([nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, nvml.nvmlMemory_v2 === nvmlMemory_v2]));";
+  const esm =
+    "import { nvmlReturn_t, nvmlMemory_v2 } from 'cuda-bindings/nvml'; import { nvml } from 'cuda-bindings'; console.log(JSON.stringify([nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE, nvml.nvmlMemory_v2 === nvmlMemory_v2]));";
   expect(JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { cwd: root }).toString())).toEqual([7, true]);
-  const cjs = "const m = require('cuda-bindings'); const before = Object.keys(require.cache).some((k) => k.includes('/dist/nvml/')); console.log(JSON.stringify([before, typeof m.nvml.nvmlInit, Object.keys(require.cache).some((k) => k.includes('/dist/ffi/nvml.gen.js'))]));";
+  const cjs =
+    "const m = require('cuda-bindings'); const before = Object.keys(require.cache).some((k) => k.includes('/dist/nvml/')); console.log(JSON.stringify([before, typeof m.nvml.nvmlInit, Object.keys(require.cache).some((k) => k.includes('/dist/ffi/nvml.gen.js'))]));";
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([false, 'function', false]);
 });
 
@@ -112,12 +155,21 @@ test('require("cuda-bindings") loads the runtime facade only; each other namespa
     m.cudart.cudaGetErrorName(35); const afterRuntime = ['driver', 'ffi/cuda.js'].filter((d) => Object.keys(require.cache).some((k) => k.includes(d)));
     const t = typeof m.cuda.cuInit; const d = Object.getOwnPropertyDescriptor(m, 'cuda');
     console.log(JSON.stringify([before, afterRuntime, t, loaded('driver'), 'value' in d, loaded('core')]));`;
-  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([[], [], 'function', true, true, false]);
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([
+    [],
+    [],
+    'function',
+    true,
+    true,
+    false,
+  ]);
 });
 
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
-  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain('export declare function cudaStreamCreate(): Res<[H.cudaStream_t]>;');
+  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain(
+    'export declare function cudaStreamCreate(): Res<[H.cudaStream_t]>;',
+  );
 });
 
 test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 0 with a GPU and 1 without a driver or device', () => {
@@ -126,7 +178,10 @@ test('the bin runs from the build: `cuda-bindings --help` exits 0, `info` exits 
   const bin = path.join(root, 'dist', 'cli', 'main.js');
   expect(fs.readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node')).toBe(true);
   const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
-  expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'usage: cuda-bindings [command] [--json] [--device N] [--help] [--version]']);
+  expect([help.status, help.stdout.split('\n')[0]]).toEqual([
+    0,
+    'usage: cuda-bindings [command] [--json] [--device N] [--help] [--version]',
+  ]);
   const info = spawnSync(process.execPath, [bin, 'info'], { encoding: 'utf8' });
   expect(info.status).toBe(hasGpu ? 0 : 1);
   expect(info.stdout).toMatch(/^CUDA runtime 13\.0/);

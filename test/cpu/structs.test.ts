@@ -154,7 +154,9 @@ test('a kernel node takes its arguments typed, packed and kept alive with the st
   const argv = Array.from(koffi.decode(p.kernelParams, 'uint64_t', 2) as ArrayLike<bigint>);
   expect(koffi.decode(argv[0], 'uint64_t')).toBe(0x1000);
   expect(koffi.decode(argv[1], 'int32_t')).toBe(7);
-  expect(() => (p.kernelParams = [5 as any])).toThrow(/cudaKernelNodeParams: parameter 'kernelParams\[0\]' must be a typed kernel argument/);
+  expect(() => (p.kernelParams = [5 as any])).toThrow(
+    /cudaKernelNodeParams: parameter 'kernelParams\[0\]' must be a typed kernel argument/,
+  );
 });
 
 test('a graph host node takes a JS function: every one goes through the one trampoline, told apart by a token in userData', () => {

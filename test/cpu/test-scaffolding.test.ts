@@ -8,20 +8,24 @@ import { gpu } from '../gpu/helpers';
 
 const variants: FakeCudartVariant[] = ['host-functions', 'memory', 'kernels'];
 
-test.each(variants)('the %s fake is built from test/cpu/fixtures/fake-cudart.c and reports the generated CUDART_VERSION', (variant) => {
-  const { lib, dir } = buildFakeCudart(variant);
-  try {
-    const L = koffi.load(lib);
-    const version = new Int32Array(1);
-    expect(L.func('int cudaRuntimeGetVersion(_Out_ int *v)')(version)).toBe(0);
-    expect(version[0]).toBe(cudart.CUDART_VERSION);
-    const count = L.func('long fake_count(const char *)');
-    expect(count('cudaMalloc')).toBe(0);
-    L.unload();
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}, 60_000);
+test.each(variants)(
+  'the %s fake is built from test/cpu/fixtures/fake-cudart.c and reports the generated CUDART_VERSION',
+  (variant) => {
+    const { lib, dir } = buildFakeCudart(variant);
+    try {
+      const L = koffi.load(lib);
+      const version = new Int32Array(1);
+      expect(L.func('int cudaRuntimeGetVersion(_Out_ int *v)')(version)).toBe(0);
+      expect(version[0]).toBe(cudart.CUDART_VERSION);
+      const count = L.func('long fake_count(const char *)');
+      expect(count('cudaMalloc')).toBe(0);
+      L.unload();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  60_000,
+);
 
 test('the GPU probe says why a machine without a driver has no device', () => {
   const [err] = cudart.cudaGetDeviceCount();

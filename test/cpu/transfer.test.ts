@@ -35,10 +35,13 @@ test('two small structs share a slab, and transferring its ArrayBuffer detaches 
   reachedC(cudart.cudaMemcpy3D(new cudart.cudaMemcpy3DParms({ extent: b, kind: 4 })));
 });
 
-test('posting a struct\'s buffer to a worker leaves the struct and its neighbours working', async () => {
+test("posting a struct's buffer to a worker leaves the struct and its neighbours working", async () => {
   const a = new cudart.cudaPos({ x: 7 });
   const b = new cudart.cudaPos({ y: 8 });
-  const w = new Worker('require("worker_threads").parentPort.once("message", (m) => require("worker_threads").parentPort.postMessage(m.byteLength))', { eval: true });
+  const w = new Worker(
+    'require("worker_threads").parentPort.once("message", (m) => require("worker_threads").parentPort.postMessage(m.byteLength))',
+    { eval: true },
+  );
   try {
     const got = new Promise((resolve) => w.once('message', resolve));
     try {
@@ -63,7 +66,10 @@ test('a slab detached by other means (ArrayBuffer.prototype.transfer in newer No
     detach(a.getBytes().buffer);
     const b = new cudart.cudaExtent({ width: 9 });
     console.log(JSON.stringify([a.getBytes().byteLength, b.width, cudart.cudaGetDeviceProperties(0)[0]]));`;
-  const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..') });
+  const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '-e', script], {
+    encoding: 'utf8',
+    cwd: path.join(__dirname, '..', '..'),
+  });
   expect(r.stderr).toBe('');
   expect(JSON.parse(r.stdout)).toEqual([0, 9, cudaError_t.cudaErrorInsufficientDriver]);
 });
@@ -91,7 +97,11 @@ describe('a pointer field keeps its host buffer and the call checks it', () => {
     p.srcPtr.pitch = 64;
     reachedC(cudart.cudaMemcpy3D(p));
     expect(transfer(host.buffer)).toBe(true);
-    expect(() => cudart.cudaMemcpy3D(p)).toThrow(new TypeError("cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms.srcPtr.ptr points into host memory of 64 bytes that has since been detached (transferred away); set the field again"));
+    expect(() => cudart.cudaMemcpy3D(p)).toThrow(
+      new TypeError(
+        "cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms.srcPtr.ptr points into host memory of 64 bytes that has since been detached (transferred away); set the field again",
+      ),
+    );
     // Pointing the field elsewhere ends the check.
     p.srcPtr.ptr = 0x1000n;
     reachedC(cudart.cudaMemcpy3D(p));
@@ -105,18 +115,24 @@ describe('a pointer field keeps its host buffer and the call checks it', () => {
     const w = new Worker('require("worker_threads").parentPort.once("message", () => process.exit(0))', { eval: true });
     w.postMessage(dst.buffer, [dst.buffer]);
     await new Promise((resolve) => w.once('exit', resolve));
-    expect(() => cudart.cudaMemcpy3D(p)).toThrow(/^cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms\.dstPtr\.ptr points into host memory of 256 bytes that has since been detached/);
+    expect(() => cudart.cudaMemcpy3D(p)).toThrow(
+      /^cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms\.dstPtr\.ptr points into host memory of 256 bytes that has since been detached/,
+    );
   });
 
   test('a buffer shorter than the copy the struct describes is refused (runtime and driver)', () => {
     const p = new cudart.cudaMemcpy3DParms({ extent: { width: 64, height: 2, depth: 1 }, kind: 1 });
     p.srcPtr = new cudart.cudaPitchedPtr({ ptr: new Uint8Array(100), pitch: 64, xsize: 64, ysize: 2 });
-    expect(() => cudart.cudaMemcpy3D(p)).toThrow(new RangeError("cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms.srcPtr.ptr holds 100 bytes but the struct's extent needs 128"));
+    expect(() => cudart.cudaMemcpy3D(p)).toThrow(
+      new RangeError("cudaMemcpy3D: parameter 'p': field cudaMemcpy3DParms.srcPtr.ptr holds 100 bytes but the struct's extent needs 128"),
+    );
     p.srcPtr.ptr = new Uint8Array(128);
     reachedC(cudart.cudaMemcpy3D(p));
     // The driver's 2D copy from host memory (CU_MEMORYTYPE_HOST), starting at row 1.
     const c = new cuda.CUDA_MEMCPY2D({ srcMemoryType: 1, srcHost: new Uint8Array(40), srcPitch: 32, srcY: 1, WidthInBytes: 16, Height: 1 });
-    expect(() => cuda.cuMemcpy2D(c)).toThrow(new RangeError("cuMemcpy2D: parameter 'pCopy': field CUDA_MEMCPY2D_st.srcHost holds 40 bytes but the struct's extent needs 48"));
+    expect(() => cuda.cuMemcpy2D(c)).toThrow(
+      new RangeError("cuMemcpy2D: parameter 'pCopy': field CUDA_MEMCPY2D_st.srcHost holds 40 bytes but the struct's extent needs 48"),
+    );
     c.srcHost = new Uint8Array(48);
     expect(() => cuda.cuMemcpy2D(c)).toThrow(/^libcuda: could not load the library/);
   });
@@ -127,6 +143,8 @@ describe('a pointer field keeps its host buffer and the call checks it', () => {
     op.src.op.ptr.ptr = host;
     reachedC(cudart.cudaMemcpy3DBatchAsync(1, [op], 0n, null));
     transfer(host.buffer);
-    expect(() => cudart.cudaMemcpy3DBatchAsync(1, [op], 0n, null)).toThrow(/^cudaMemcpy3DBatchAsync: parameter 'opList\[0\]': field cudaMemcpy3DBatchOp\.src\.op\.ptr\.ptr points into host memory of 32 bytes/);
+    expect(() => cudart.cudaMemcpy3DBatchAsync(1, [op], 0n, null)).toThrow(
+      /^cudaMemcpy3DBatchAsync: parameter 'opList\[0\]': field cudaMemcpy3DBatchOp\.src\.op\.ptr\.ptr points into host memory of 32 bytes/,
+    );
   });
 });

@@ -42,8 +42,24 @@ function blockModule(block: string, srcPath: string): string {
   const body = lines.filter((l) => !/^import /.test(l));
   const all = `import { cudart, cuda, nvrtc, nvjitlink, nvml, nccl, core } from '${srcPath}';`;
   // A block's own import of a namespace replaces the one the prelude makes.
-  const own = new Set(imports.flatMap((l) => /\{([^}]*)\}/.exec(l)?.[1].split(',').map((s) => s.trim()) ?? []));
-  const pre = all.replace(/\{([^}]*)\}/, (_, names: string) => `{ ${names.split(',').map((s) => s.trim()).filter((s) => !own.has(s)).join(', ')} }`);
+  const own = new Set(
+    imports.flatMap(
+      (l) =>
+        /\{([^}]*)\}/
+          .exec(l)?.[1]
+          .split(',')
+          .map((s) => s.trim()) ?? [],
+    ),
+  );
+  const pre = all.replace(
+    /\{([^}]*)\}/,
+    (_, names: string) =>
+      `{ ${names
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => !own.has(s))
+        .join(', ')} }`,
+  );
   // A block on core passes core's Stream; the others the runtime's handle.
   const stream = own.has('core') ? 'declare const stream: core.Stream;' : 'declare const stream: cudart.cudaStream_t;';
   return [...imports, pre, PRELUDE, stream, 'export async function readmeBlock(): Promise<void> {', ...body, '}', ''].join('\n');
@@ -88,7 +104,10 @@ describe('types under strict', () => {
       fs.writeFileSync(f, blockModule(b, path.join(root, 'src')));
       return f;
     });
-    const own = fs.readdirSync(fixtures).filter((f) => f.endsWith('.ts')).map((f) => path.join(fixtures, f));
+    const own = fs
+      .readdirSync(fixtures)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => path.join(fixtures, f));
     diagnostics = compile([...blocks, ...own]);
   }, 240_000);
 
@@ -122,8 +141,19 @@ describe('published typings', () => {
 
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-bindings-dts-'));
-    const cfg = ts.getParsedCommandLineOfConfigFile(path.join(root, 'tsconfig.build.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
-    const program = ts.createProgram(cfg.fileNames, { ...cfg.options, outDir: dir, declaration: true, emitDeclarationOnly: true, noEmit: false, noEmitOnError: false });
+    const cfg = ts.getParsedCommandLineOfConfigFile(
+      path.join(root, 'tsconfig.build.json'),
+      {},
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+    )!;
+    const program = ts.createProgram(cfg.fileNames, {
+      ...cfg.options,
+      outDir: dir,
+      declaration: true,
+      emitDeclarationOnly: true,
+      noEmit: false,
+      noEmitOnError: false,
+    });
     dts = new Map();
     program.emit(undefined, (f, text) => {
       if (f.endsWith('.d.ts')) dts.set(path.relative(dir, f), text);
@@ -142,7 +172,10 @@ describe('published typings', () => {
   test("no struct's internals are in the declarations (nor in autocompletion)", () => {
     const leaks: string[] = [];
     for (const [f, text] of dts) {
-      for (const m of text.matchAll(/^\s*(?:readonly |protected |private )?(_u8|_dv|_o|_keep|_owner|_field|_host|_hold|_holdHost|_copyFrom|_releaseHost|_releaseAllHost)\b/gm)) leaks.push(`${f}: ${m[1]}`);
+      for (const m of text.matchAll(
+        /^\s*(?:readonly |protected |private )?(_u8|_dv|_o|_keep|_owner|_field|_host|_hold|_holdHost|_copyFrom|_releaseHost|_releaseAllHost)\b/gm,
+      ))
+        leaks.push(`${f}: ${m[1]}`);
     }
     expect(leaks).toEqual([]);
     expect(dts.get(path.join('structs', 'runtime.gen.d.ts'))).toBeDefined();
@@ -156,19 +189,22 @@ describe('published typings', () => {
 
   test('a user compiling against them cannot reach the internals', () => {
     const user = path.join(dir, 'user.ts');
-    fs.writeFileSync(user, [
-      `import { cudart } from './index';`,
-      `const d = new cudart.dim3({ x: 1 });`,
-      `d.getBytes();`,
-      `cudart.cudaLaunchKernel(null, d, d, [d], 0, null);`,
-      `// @ts-expect-error: the bytes are getBytes(), not _u8`,
-      `d._u8;`,
-      `// @ts-expect-error: nor _keep`,
-      `d._keep;`,
-      `// @ts-expect-error: a view is made with dim3.view(), not the constructor`,
-      `new cudart.dim3({}, new Uint8Array(12));`,
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      user,
+      [
+        `import { cudart } from './index';`,
+        `const d = new cudart.dim3({ x: 1 });`,
+        `d.getBytes();`,
+        `cudart.cudaLaunchKernel(null, d, d, [d], 0, null);`,
+        `// @ts-expect-error: the bytes are getBytes(), not _u8`,
+        `d._u8;`,
+        `// @ts-expect-error: nor _keep`,
+        `d._keep;`,
+        `// @ts-expect-error: a view is made with dim3.view(), not the constructor`,
+        `new cudart.dim3({}, new Uint8Array(12));`,
+        '',
+      ].join('\n'),
+    );
     expect(diagnosticsOf(ts.createProgram([user], strictOptions()))).toEqual([]);
   }, 120_000);
 });

@@ -6,7 +6,8 @@ const nvOk = okFor<nvrtc.nvrtcResult>(nvrtc.nvrtcResult.NVRTC_SUCCESS, nvrtc.nvr
 
 /** A kernel that spins for `ns` nanoseconds, compiled with NVRTC and loaded through the runtime. */
 function spinKernel(): cudart.cudaKernel_t {
-  const src = 'extern "C" __global__ void spin(unsigned long long ns) { unsigned long long t0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0)); unsigned long long t = t0; while (t - t0 < ns) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); }';
+  const src =
+    'extern "C" __global__ void spin(unsigned long long ns) { unsigned long long t0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0)); unsigned long long t = t0; while (t - t0 < ns) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); }';
   const [prog] = nvOk(nvrtc.nvrtcCreateProgram(src, 'spin.cu', 0, null, null), 'nvrtcCreateProgram');
   const [, p] = cudart.cudaGetDeviceProperties(0);
   const opts = [`--gpu-architecture=sm_${p!.major}${p!.minor}`];
@@ -65,7 +66,7 @@ describeGpu('async waits on a GPU', () => {
     cudart.cudaEventDestroy(ev);
   });
 
-  test('cudaDeviceSynchronize waits for every stream of the caller\'s device', async () => {
+  test("cudaDeviceSynchronize waits for every stream of the caller's device", async () => {
     const [s] = rtOk(cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking), 'cudaStreamCreateWithFlags');
     spin(s!);
     const r = await ticksDuring(() => cudart.async.cudaDeviceSynchronize());

@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { cudart } from '../../src';
 import { describeGpu } from './helpers';
 
-
 describeGpu('host functions on a GPU', () => {
   let s: cudart.cudaStream_t;
   beforeAll(() => {
@@ -35,8 +34,20 @@ describeGpu('host functions on a GPU', () => {
     const onError = (e: Error) => errors.push(e.message);
     cudart.hostCallbacks.on('error', onError);
     let after = false;
-    cudart.cudaLaunchHostFunc(s, () => { throw new Error('boom'); }, null);
-    cudart.cudaLaunchHostFunc(s, () => { after = true; }, null);
+    cudart.cudaLaunchHostFunc(
+      s,
+      () => {
+        throw new Error('boom');
+      },
+      null,
+    );
+    cudart.cudaLaunchHostFunc(
+      s,
+      () => {
+        after = true;
+      },
+      null,
+    );
     await cudart.async.cudaStreamSynchronize(s);
     cudart.hostCallbacks.off('error', onError);
     expect([errors, after]).toEqual([['boom'], true]);
@@ -46,7 +57,13 @@ describeGpu('host functions on a GPU', () => {
     // The host function cannot run while this synchronous code holds the JS thread, so it is
     // pending at the check whatever the GPU has done.
     let ran = false;
-    cudart.cudaLaunchHostFunc(s, () => { ran = true; }, null);
+    cudart.cudaLaunchHostFunc(
+      s,
+      () => {
+        ran = true;
+      },
+      null,
+    );
     expect(() => cudart.cudaStreamSynchronize(s)).toThrow(/cudaStreamSynchronize: 1 JS host function is still pending/);
     expect(() => cudart.cudaDeviceSynchronize()).toThrow(/cudaDeviceSynchronize: 1 JS host function is still pending/);
     expect(await cudart.async.cudaStreamSynchronize(s)).toEqual([0]);
@@ -55,11 +72,19 @@ describeGpu('host functions on a GPU', () => {
   });
 
   test('a script that ends with host functions pending runs them and exits 0', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `
       const { cudart } = require('./src');
       const [, s] = cudart.cudaStreamCreate();
-      for (let i = 0; i < 100; i++) cudart.cudaLaunchHostFunc(s, () => { if (i === 99) console.log('last ran'); }, null);`],
-    { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 });
+      for (let i = 0; i < 100; i++) cudart.cudaLaunchHostFunc(s, () => { if (i === 99) console.log('last ran'); }, null);`,
+      ],
+      { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 },
+    );
     expect([r.status, r.signal, r.stdout.trim()]).toEqual([0, null, 'last ran']);
   }, 60_000);
 });

@@ -20,7 +20,10 @@ async function json(...argv: string[]): Promise<any> {
 describeGpu('the CLI on a GPU', () => {
   test('info --json agrees with nvidia-smi on name, UUID, memory and PCI bus id', async () => {
     const info = await json('info');
-    const smi = execFileSync('nvidia-smi', ['--query-gpu=name,uuid,memory.total,pci.bus_id', '--format=csv,noheader,nounits']).toString().trim().split('\n')
+    const smi = execFileSync('nvidia-smi', ['--query-gpu=name,uuid,memory.total,pci.bus_id', '--format=csv,noheader,nounits'])
+      .toString()
+      .trim()
+      .split('\n')
       .map((l) => l.split(',').map((x) => x.trim()));
     expect(info.deviceCount).toBe(count);
     for (const d of info.devices) {

@@ -30,7 +30,12 @@ afterAll(() => fs.rmSync(cache, { recursive: true, force: true }));
 describeGpu('core kernels, memory and graphs on a GPU', () => {
   test('Program with NVRTC: headers, options, name expressions, the disk cache; a kernel launched with typed arguments', () => {
     const d = Device.get(0);
-    const options = { headers: { 'params.h': '#define OFFSET ADD\n' }, options: ['-DADD=1.0f', '-std=c++17'], nameExpressions: ['scale<float>', 'scale<double>'], cache };
+    const options = {
+      headers: { 'params.h': '#define OFFSET ADD\n' },
+      options: ['-DADD=1.0f', '-std=c++17'],
+      nameExpressions: ['scale<float>', 'scale<double>'],
+      cache,
+    };
     const p = Program.compile(SCALE, options);
     expect(p.compiler).toMatch(/^nvrtc 13\.\d+$/);
     expect([p.fromCache, p.arch]).toEqual([false, `sm_${d.computeCapability.join('')}`]);
@@ -47,8 +52,12 @@ describeGpu('core kernels, memory and graphs on a GPU', () => {
     k.launch({ grid: [Math.ceil(n / 128), 1, 1], block: { x: 128 } }, buf, f32(0.5), i32(n));
     const out = buf.copyTo(new Float32Array(n));
     expect(out.every((x, i) => x === (i * 2 + 1) * 0.5 + 1)).toBe(true);
-    expect(() => k.launch({ grid: 1, block: 1 }, buf, 2 as never, i32(n))).toThrow('Kernel.launch(scale<float>): argument 1 is a plain number (2); say its C type: i32(n), u32(n), f32(x), f64(x), …');
-    expect(() => k.launch({ grid: 0, block: 1 }, buf, f32(1), i32(n))).toThrow("Kernel.launch: 'grid' must be a positive integer or [x, y, z] of them, got 0");
+    expect(() => k.launch({ grid: 1, block: 1 }, buf, 2 as never, i32(n))).toThrow(
+      'Kernel.launch(scale<float>): argument 1 is a plain number (2); say its C type: i32(n), u32(n), f32(x), f64(x), …',
+    );
+    expect(() => k.launch({ grid: 0, block: 1 }, buf, f32(1), i32(n))).toThrow(
+      "Kernel.launch: 'grid' must be a positive integer or [x, y, z] of them, got 0",
+    );
     expect(() => mod.kernel('nope')).toThrow(/^Module\.kernel: no kernel 'nope' in this module; it has /);
     buf.close();
     mod.close();
@@ -130,8 +139,12 @@ describeGpu('core kernels, memory and graphs on a GPU', () => {
     await s.synchronize();
     const bytes = m.copyTo(new Uint8Array(n * 4));
     const plain = d.allocate(16);
-    expect(() => plain.prefetch(d)).toThrow('DeviceBuffer.prefetch: only managed memory (device.allocateManaged) can be prefetched; this buffer is device memory');
-    expect(() => m.advise('often' as 'readMostly', d)).toThrow(/^DeviceBuffer.advise: parameter 'advice' must be one of readMostly, preferredLocation, accessedBy/);
+    expect(() => plain.prefetch(d)).toThrow(
+      'DeviceBuffer.prefetch: only managed memory (device.allocateManaged) can be prefetched; this buffer is device memory',
+    );
+    expect(() => m.advise('often' as 'readMostly', d)).toThrow(
+      /^DeviceBuffer.advise: parameter 'advice' must be one of readMostly, preferredLocation, accessedBy/,
+    );
     // bytePattern writes (i * 31 + (i >> 8) + seed) & 0xff to each byte i.
     expect(bytes.every((b, i) => b === ((i * 31 + (i >>> 8) + 7) & 0xff))).toBe(true);
     for (const r of [plain, m, s, mod]) r.close();
@@ -186,7 +199,9 @@ describeGpu('core kernels, memory and graphs on a GPU', () => {
     alloc.limit = 4 << 20;
     const big = alloc.allocate(3 << 20, { device: d });
     const bigPtr = big.ptr;
-    expect(() => alloc.allocate(2 << 20, { device: d })).toThrow(/^cudaErrorMemoryAllocation: 2097152 more bytes would pass the allocator's limit of 4194304 \(3145728 in use\) \(in CachingAllocator\.allocate\)$/);
+    expect(() => alloc.allocate(2 << 20, { device: d })).toThrow(
+      /^cudaErrorMemoryAllocation: 2097152 more bytes would pass the allocator's limit of 4194304 \(3145728 in use\) \(in CachingAllocator\.allocate\)$/,
+    );
     big.close();
     core.setAllocator(alloc);
     try {
@@ -228,27 +243,34 @@ describeGpu('core kernels, memory and graphs on a GPU', () => {
       affine.launch({ grid: n / 256, block: 256, stream: s }, buf, f32(1), f32(1), i32(n));
     });
     expect(() => exec.update(twoNodes)).toThrow(/^cudaErrorGraphExecUpdateFailure: .*instantiate it instead$/);
-    await expect(s.capture(async () => {
-      affine.launch({ grid: 1, block: 1, stream: s }, buf, f32(1), f32(1), i32(1));
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
+    await expect(
+      s.capture(async () => {
+        affine.launch({ grid: 1, block: 1, stream: s }, buf, f32(1), f32(1), i32(1));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(s.query()).toBe(true); // the stream is out of capture mode and usable
     for (const r of [twoNodes, other, exec, graph, buf, mod, s]) r.close();
   });
 });
 
-(gpu.why === null ? test : test.skip)('copyFromAsync/copyToAsync: a large Buffer in parallel pieces off the JS thread, bytes checked', async () => {
-  const d = Device.get(0);
-  const n = (64 << 20) + 12345; // not a multiple of the piece size
-  const src = Buffer.alloc(n);
-  for (let i = 0; i < n; i += 4096) src.writeUInt32LE((i * 2654435761) >>> 0, i & ~3);
-  src[n - 1] = 0x5a;
-  const buf = d.allocate(n);
-  expect(await buf.copyFromAsync(src)).toBe(buf);
-  const back = await buf.copyToAsync(Buffer.alloc(n));
-  expect(back.equals(src)).toBe(true);
-  const small = await buf.copyToAsync(new Uint8Array(3));
-  expect(Array.from(small)).toEqual(Array.from(src.subarray(0, 3)));
-  await expect(buf.copyFromAsync(Buffer.alloc(n + 1))).rejects.toThrow(`DeviceBuffer.copyFromAsync: the source has ${n + 1} bytes, more than the buffer's ${n}`);
-  buf.close();
-});
+(gpu.why === null ? test : test.skip)(
+  'copyFromAsync/copyToAsync: a large Buffer in parallel pieces off the JS thread, bytes checked',
+  async () => {
+    const d = Device.get(0);
+    const n = (64 << 20) + 12345; // not a multiple of the piece size
+    const src = Buffer.alloc(n);
+    for (let i = 0; i < n; i += 4096) src.writeUInt32LE((i * 2654435761) >>> 0, i & ~3);
+    src[n - 1] = 0x5a;
+    const buf = d.allocate(n);
+    expect(await buf.copyFromAsync(src)).toBe(buf);
+    const back = await buf.copyToAsync(Buffer.alloc(n));
+    expect(back.equals(src)).toBe(true);
+    const small = await buf.copyToAsync(new Uint8Array(3));
+    expect(Array.from(small)).toEqual(Array.from(src.subarray(0, 3)));
+    await expect(buf.copyFromAsync(Buffer.alloc(n + 1))).rejects.toThrow(
+      `DeviceBuffer.copyFromAsync: the source has ${n + 1} bytes, more than the buffer's ${n}`,
+    );
+    buf.close();
+  },
+);

@@ -7,7 +7,20 @@ import { core } from '../../src';
 import type * as coreTypes from '../../src/core';
 import { describeGpu } from './helpers';
 
-const { Device, Program, GraphBuilder, CudaArray, ChannelFormatDescriptor, TextureObject, SurfaceObject, TensorMapDescriptor, In, Out, InOut, i32 } = core;
+const {
+  Device,
+  Program,
+  GraphBuilder,
+  CudaArray,
+  ChannelFormatDescriptor,
+  TextureObject,
+  SurfaceObject,
+  TensorMapDescriptor,
+  In,
+  Out,
+  InOut,
+  i32,
+} = core;
 
 // nvcc (cuda_runtime.h included, as for any .cu file): the texture, surface, TMA and graph device APIs.
 const SOURCE = `
@@ -127,7 +140,9 @@ describeGpu('core, part 2, on a GPU', () => {
     const cfg = { grid: Math.ceil(n / 256), block: 256 };
     f(cfg, y, x, 2.0, n);
     expect(mismatches(y.copyTo(new Float32Array(n)), (i) => 2 * i + 1)).toBe(0);
-    expect(() => f(cfg, y, x, 2.0, 1.5)).toThrow(new RangeError('PreparedLaunch(saxpy): argument 3 (i32) must be an integer within [-2147483648, 2147483647], got 1.5'));
+    expect(() => f(cfg, y, x, 2.0, 1.5)).toThrow(
+      new RangeError('PreparedLaunch(saxpy): argument 3 (i32) must be an integer within [-2147483648, 2147483647], got 1.5'),
+    );
     const ms = await f.timed(cfg, y, x, 0.5, n);
     expect(ms).toBeGreaterThan(0);
     await f.async(cfg, y, x, 1, n);
@@ -136,8 +151,9 @@ describeGpu('core, part 2, on a GPU', () => {
     y.close();
   });
 
-  test('a 2D texture with linear filtering, sampled at fractional coordinates, equals the host\'s bilinear interpolation', () => {
-    const W = 16, H = 12;
+  test("a 2D texture with linear filtering, sampled at fractional coordinates, equals the host's bilinear interpolation", () => {
+    const W = 16,
+      H = 12;
     // Multiples of 1/64 below 1: with weights in eighths every product and sum is exact in fp32, so
     // the device's result and the host's agree to the bit (1e-5 is only a margin).
     const data = Float32Array.from({ length: W * H }, (_, i) => (((i * 37) % 101) - 50) / 64);
@@ -153,9 +169,12 @@ describeGpu('core, part 2, on a GPU', () => {
     mod.kernel('sample2D').launch({ grid: 1, block: 256 }, tex, In(xs), In(ys), Out(out), i32(pts.length));
     const at = (i: number, j: number) => data[Math.min(Math.max(j, 0), H - 1) * W + Math.min(Math.max(i, 0), W - 1)];
     const bilinear = (x: number, y: number) => {
-      const xb = x - 0.5, yb = y - 0.5;
-      const i = Math.floor(xb), j = Math.floor(yb);
-      const a = xb - i, b = yb - j;
+      const xb = x - 0.5,
+        yb = y - 0.5;
+      const i = Math.floor(xb),
+        j = Math.floor(yb);
+      const a = xb - i,
+        b = yb - j;
       return (1 - a) * (1 - b) * at(i, j) + a * (1 - b) * at(i + 1, j) + (1 - a) * b * at(i, j + 1) + a * b * at(i + 1, j + 1);
     };
     expect(mismatches(out, (k) => bilinear(pts[k][0], pts[k][1]), 1e-5)).toBe(0);
@@ -164,7 +183,9 @@ describeGpu('core, part 2, on a GPU', () => {
   });
 
   test('a layered array and a cubemap array: copies in and out, and a kernel reads every layer and face', () => {
-    const W = 8, H = 4, L = 3;
+    const W = 8,
+      H = 4,
+      L = 3;
     const layeredData = Float32Array.from({ length: W * H * L }, (_, i) => i * 0.5);
     const layered = CudaArray.create({ format: ChannelFormatDescriptor.of('f32'), width: W, height: H, layers: L }).copyFrom(layeredData);
     expect(Array.from(layered.copyTo(new Float32Array(W * H * L)))).toEqual(Array.from(layeredData));
@@ -175,7 +196,9 @@ describeGpu('core, part 2, on a GPU', () => {
     // 1 x 1 faces: every direction into a face reads its one element.
     const CL = 2;
     const cubeData = Float32Array.from({ length: 6 * CL }, (_, i) => Math.floor(i / 6) * 10 + (i % 6));
-    const cube = CudaArray.create({ format: ChannelFormatDescriptor.of('f32'), width: 1, height: 1, cubemap: true, layers: CL }).copyFrom(cubeData);
+    const cube = CudaArray.create({ format: ChannelFormatDescriptor.of('f32'), width: 1, height: 1, cubemap: true, layers: CL }).copyFrom(
+      cubeData,
+    );
     const t2 = TextureObject.create(cube);
     const out2 = new Float32Array(6 * CL);
     mod.kernel('readCubemapLayered').launch({ grid: 1, block: 32 }, t2, Out(out2), i32(CL));
@@ -184,7 +207,8 @@ describeGpu('core, part 2, on a GPU', () => {
   });
 
   test('a surface written by a kernel reads back', () => {
-    const W = 40, H = 5;
+    const W = 40,
+      H = 5;
     const arr = CudaArray.create({ format: ChannelFormatDescriptor.of('f32'), width: W, height: H, surface: true });
     const surf = SurfaceObject.create(arr);
     mod.kernel('writeSurface').launch({ grid: [1, H], block: 64 }, surf, i32(W), i32(H));
@@ -201,12 +225,14 @@ describeGpu('core, part 2, on a GPU', () => {
       console.warn(`TMA test skipped: device 0 is sm_${d.computeCapability.join('')}, TMA needs sm_90 or later`);
       return;
     }
-    const rows = 64, cols = 32;
+    const rows = 64,
+      cols = 32;
     const buf = d.allocate(rows * cols * 4).copyFrom(Float32Array.from({ length: rows * cols }, (_, i) => i));
     const map = TensorMapDescriptor.tiled(buf, { dataType: 'f32', shape: [rows, cols], box: [8, 16] });
     const tma = Program.compile(TMA, { compiler: 'nvcc', cache }).load();
     const out = d.allocate(8 * 16 * 4);
-    const x0 = 16, y0 = 24;
+    const x0 = 16,
+      y0 = 24;
     tma.kernel('tmaTile').launch({ grid: 1, block: 32 }, map, out, i32(x0), i32(y0));
     expect(mismatches(out.copyTo(new Float32Array(8 * 16)), (i) => (y0 + Math.floor(i / 16)) * cols + x0 + (i % 16))).toBe(0);
     // The same through a prepared launch (the descriptor's 128 bytes by value).
@@ -223,7 +249,11 @@ describeGpu('core, part 2, on a GPU', () => {
     const d = Device.get(0);
     const s = d.createStream();
     const limit = 10;
-    const flag = d.allocate(4), counter = d.allocate(4), acc = d.allocate(4 * limit), out = d.allocate(4), captured = d.allocate(4);
+    const flag = d.allocate(4),
+      counter = d.allocate(4),
+      acc = d.allocate(4 * limit),
+      out = d.allocate(4),
+      captured = d.allocate(4);
     const b = GraphBuilder.create(d);
     const zeroCounter = b.memset(counter, 0);
     const zeroAcc = b.memset(acc, 0);
@@ -233,12 +263,16 @@ describeGpu('core, part 2, on a GPU', () => {
     ifNode.then.kernel(mod.kernel('mark'), { grid: 1, block: 1 }, [out, i32(1)]);
     ifNode.else!.kernel(mod.kernel('mark'), { grid: 1, block: 1 }, [out, i32(2)]);
     const hWhile = b.conditionalHandle();
-    const setWhile = b.kernel(mod.kernel('setWhile'), { grid: 1, block: 1 }, [hWhile, counter, i32(limit)], { after: [ifNode.node, zeroCounter, zeroAcc] });
+    const setWhile = b.kernel(mod.kernel('setWhile'), { grid: 1, block: 1 }, [hWhile, counter, i32(limit)], {
+      after: [ifNode.node, zeroCounter, zeroAcc],
+    });
     const loop = b.while(hWhile, { after: [setWhile] });
     const stepNode = loop.body.kernel(mod.kernel('step'), { grid: 1, block: 1 }, [counter, acc]);
     loop.body.kernel(mod.kernel('setWhile'), { grid: 1, block: 1 }, [hWhile, counter, i32(limit)], { after: [stepNode] });
     // Stream work captured into the builder after the loop.
-    const leaves = await b.capture(s, (st) => mod.kernel('mark').launch({ grid: 1, block: 1, stream: st }, captured, i32(7)), { after: [loop.node] });
+    const leaves = await b.capture(s, (st) => mod.kernel('mark').launch({ grid: 1, block: 1, stream: st }, captured, i32(7)), {
+      after: [loop.node],
+    });
     expect(leaves.length).toBe(1);
     const dot = path.join(cache, 'graph.dot');
     b.debugDot(dot);

@@ -14,12 +14,19 @@ const root = path.join(__dirname, '..', '..');
 const { Device } = core;
 const MiB = 1 << 20;
 const CHILD_TIMEOUT_MS = 120_000;
-const note = (what: string, v: unknown) => console.log(`core-memory: ${what} ${JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `0x${x.toString(16)}` : x))}`);
+const note = (what: string, v: unknown) =>
+  console.log(`core-memory: ${what} ${JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `0x${x.toString(16)}` : x))}`);
 
 /** Runs the IPC child with `args` (and `fds` as its fds 3, 4, …); resolves with its exit and its RESULT line. */
-function child(args: string[], fds: number[] = []): Promise<{ status: number | null; signal: string | null; result: Record<string, unknown> | null; output: string }> {
+function child(
+  args: string[],
+  fds: number[] = [],
+): Promise<{ status: number | null; signal: string | null; result: Record<string, unknown> | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', 'core-ipc-child.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe', ...fds] });
+    const p = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', 'core-ipc-child.ts'), ...args], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe', ...fds],
+    });
     let output = '';
     p.stdout!.on('data', (d) => (output += d));
     p.stderr!.on('data', (d) => (output += d));
@@ -51,7 +58,18 @@ describeGpu('core memory on a GPU', () => {
     const headBack = buf.copyTo(new Uint32Array((2 * MiB) / 4));
     const tailBack = new Uint32Array(MiB / 4);
     buf.slice((1 << 30) - MiB).copyTo(tailBack);
-    const figures = { granularity: vmr.granularity, from: 2 * MiB, to: buf.size, mapped: buf.mappedBytes, reserved: buf.reservedBytes, before, after, sameAddress: before === after, headMismatches: patternMismatches(headBack, 0x2468), tailMismatches: patternMismatches(tailBack, 0x1357) };
+    const figures = {
+      granularity: vmr.granularity,
+      from: 2 * MiB,
+      to: buf.size,
+      mapped: buf.mappedBytes,
+      reserved: buf.reservedBytes,
+      before,
+      after,
+      sameAddress: before === after,
+      headMismatches: patternMismatches(headBack, 0x2468),
+      tailMismatches: patternMismatches(tailBack, 0x1357),
+    };
     note('virtual grow', figures);
     // Without a reservation: growth asks the driver for the range just after; say what it did.
     const small = vmr.allocate(2 * MiB);
@@ -90,7 +108,9 @@ describeGpu('core memory on a GPU', () => {
     expect(handles.map((h) => h.size).reduce((a, n) => a + n, 0)).toBe(6 * MiB);
     expect(open.every(Boolean)).toBe(true);
     const plain = new core.VirtualMemoryResource(d).allocate(MiB);
-    expect(() => plain.exportHandles()).toThrow("VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'");
+    expect(() => plain.exportHandles()).toThrow(
+      "VirtualBuffer.exportHandles: the resource was made with handleType 'none'; exporting needs handleType 'posixFd'",
+    );
     plain.close();
   });
 
@@ -137,12 +157,26 @@ describeGpu('core memory on a GPU', () => {
     const back = new Uint32Array((8 * MiB) / 4);
     dev.copyTo(back);
     hook.close();
-    const figures = { cudaHostAllocFirst: afterFirst, cudaHostAllocSecond: afterSecond - afterFirst, samePointer: b.ptr === first, used: pool.usedBytes(), total: pool.totalBytes(), mismatches: patternMismatches(back, 0x77) };
+    const figures = {
+      cudaHostAllocFirst: afterFirst,
+      cudaHostAllocSecond: afterSecond - afterFirst,
+      samePointer: b.ptr === first,
+      used: pool.usedBytes(),
+      total: pool.totalBytes(),
+      mismatches: patternMismatches(back, 0x77),
+    };
     note('pinned pool reuse', figures);
     dev.close();
     b.close();
     pool.freeAllBlocks();
-    expect(figures).toEqual({ cudaHostAllocFirst: 1, cudaHostAllocSecond: 0, samePointer: true, used: 8 * MiB, total: 8 * MiB, mismatches: 0 });
+    expect(figures).toEqual({
+      cudaHostAllocFirst: 1,
+      cudaHostAllocSecond: 0,
+      samePointer: true,
+      used: 8 * MiB,
+      total: 8 * MiB,
+      mismatches: 0,
+    });
   });
 
   test('ManagedMemoryPool: allocate, prefetch to the device and back to the host, bytes kept (or the clear error where unsupported)', async () => {
@@ -166,7 +200,12 @@ describeGpu('core memory on a GPU', () => {
     await s.synchronize();
     const [attrs] = [check(cudart.cudaPointerGetAttributes(buf.ptr))];
     const back = buf.copyTo(new Uint32Array((64 * MiB) / 4));
-    const figures = { kind: buf.kind, size: buf.size, memoryType: cudart.cudaMemoryType[attrs.type], mismatches: patternMismatches(back, 0x4242) };
+    const figures = {
+      kind: buf.kind,
+      size: buf.size,
+      memoryType: cudart.cudaMemoryType[attrs.type],
+      mismatches: patternMismatches(back, 0x4242),
+    };
     note('managed pool', figures);
     buf.close();
     await s.synchronize();
@@ -175,58 +214,72 @@ describeGpu('core memory on a GPU', () => {
     expect(figures).toEqual({ kind: 'managed', size: 64 * MiB, memoryType: 'cudaMemoryTypeManaged', mismatches: 0 });
   }, 60_000);
 
-  test('IPC: a child opens a buffer and an event from base64 handles, reads the parent\'s bytes and writes its own', async () => {
-    const d = Device.get(0).makeCurrent();
-    if (d.attribute('IpcEventSupport') !== 1) throw new Error('device 0 has no cudaDevAttrIpcEventSupport: this test needs it');
-    const BYTES = 16 * MiB;
-    const stream = d.createStream({ nonBlocking: true });
-    const mem = d.allocate(BYTES);
-    const event = d.createEvent({ interprocess: true });
-    const host = new Uint32Array(BYTES / 4);
-    fillPattern(host, 0x5a5a);
-    mem.copyFrom(host, { stream });
-    event.record(stream);
-    const r = await child(['buffer', core.IpcMemoryHandle.export(mem).toBase64(), core.IpcEventHandle.export(event).toBase64(), String(0x5a5a), String(0xa5a5)]);
-    stream.waitEvent(event);
-    host.fill(0);
-    mem.copyTo(host, { stream });
-    await stream.synchronize();
-    const figures = { child: r.result, parentSeesChild: patternMismatches(host, 0xa5a5) };
-    note('ipc buffer+event', figures);
-    mem.close();
-    event.close();
-    stream.close();
-    expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
-    expect(figures).toEqual({ child: { mode: 'buffer', bytes: BYTES, kind: 'ipc', parentMismatches: 0 }, parentSeesChild: 0 });
-  }, CHILD_TIMEOUT_MS + 30_000);
+  test(
+    "IPC: a child opens a buffer and an event from base64 handles, reads the parent's bytes and writes its own",
+    async () => {
+      const d = Device.get(0).makeCurrent();
+      if (d.attribute('IpcEventSupport') !== 1) throw new Error('device 0 has no cudaDevAttrIpcEventSupport: this test needs it');
+      const BYTES = 16 * MiB;
+      const stream = d.createStream({ nonBlocking: true });
+      const mem = d.allocate(BYTES);
+      const event = d.createEvent({ interprocess: true });
+      const host = new Uint32Array(BYTES / 4);
+      fillPattern(host, 0x5a5a);
+      mem.copyFrom(host, { stream });
+      event.record(stream);
+      const r = await child([
+        'buffer',
+        core.IpcMemoryHandle.export(mem).toBase64(),
+        core.IpcEventHandle.export(event).toBase64(),
+        String(0x5a5a),
+        String(0xa5a5),
+      ]);
+      stream.waitEvent(event);
+      host.fill(0);
+      mem.copyTo(host, { stream });
+      await stream.synchronize();
+      const figures = { child: r.result, parentSeesChild: patternMismatches(host, 0xa5a5) };
+      note('ipc buffer+event', figures);
+      mem.close();
+      event.close();
+      stream.close();
+      expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
+      expect(figures).toEqual({ child: { mode: 'buffer', bytes: BYTES, kind: 'ipc', parentMismatches: 0 }, parentSeesChild: 0 });
+    },
+    CHILD_TIMEOUT_MS + 30_000,
+  );
 
-  test('IPC pool: the child imports the pool from a file descriptor and two buffers from descriptors; bytes checked both ways', async () => {
-    const d = Device.get(0).makeCurrent();
-    const stream = d.createStream({ nonBlocking: true });
-    const pool = core.IpcMemoryPool.create(d);
-    const sizes = [4 * MiB, 12 * MiB];
-    const bufs = sizes.map((n) => pool.allocate(n, stream));
-    bufs.forEach((b, i) => {
-      const h = new Uint32Array(b.size / 4);
-      fillPattern(h, 0x1000 + i);
-      b.copyFrom(h, { stream });
-    });
-    await stream.synchronize();
-    const fd = pool.exportHandle();
-    const descs = bufs.map((b) => pool.exportBuffer(b).toBase64());
-    const r = await child(['pool', descs[0], descs[1], String(0x1000), String(0x2000)], [fd]);
-    fs.closeSync(fd);
-    const back = bufs.map((b, i) => patternMismatches(b.copyTo(new Uint32Array(b.size / 4)), 0x2000 + i));
-    const figures = { fd, child: r.result, parentSeesChild: back };
-    note('ipc pool', figures);
-    for (const b of bufs) b.close();
-    await stream.synchronize();
-    pool.close();
-    stream.close();
-    expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
-    expect(figures.child).toEqual({ mode: 'pool', sizes, parentMismatches: 0, perBuffer: [0, 0] });
-    expect(back).toEqual([0, 0]);
-  }, CHILD_TIMEOUT_MS + 30_000);
+  test(
+    'IPC pool: the child imports the pool from a file descriptor and two buffers from descriptors; bytes checked both ways',
+    async () => {
+      const d = Device.get(0).makeCurrent();
+      const stream = d.createStream({ nonBlocking: true });
+      const pool = core.IpcMemoryPool.create(d);
+      const sizes = [4 * MiB, 12 * MiB];
+      const bufs = sizes.map((n) => pool.allocate(n, stream));
+      bufs.forEach((b, i) => {
+        const h = new Uint32Array(b.size / 4);
+        fillPattern(h, 0x1000 + i);
+        b.copyFrom(h, { stream });
+      });
+      await stream.synchronize();
+      const fd = pool.exportHandle();
+      const descs = bufs.map((b) => pool.exportBuffer(b).toBase64());
+      const r = await child(['pool', descs[0], descs[1], String(0x1000), String(0x2000)], [fd]);
+      fs.closeSync(fd);
+      const back = bufs.map((b, i) => patternMismatches(b.copyTo(new Uint32Array(b.size / 4)), 0x2000 + i));
+      const figures = { fd, child: r.result, parentSeesChild: back };
+      note('ipc pool', figures);
+      for (const b of bufs) b.close();
+      await stream.synchronize();
+      pool.close();
+      stream.close();
+      expect({ status: r.status, signal: r.signal }).toEqual({ status: 0, signal: null });
+      expect(figures.child).toEqual({ mode: 'pool', sizes, parentMismatches: 0, perBuffer: [0, 0] });
+      expect(back).toEqual([0, 0]);
+    },
+    CHILD_TIMEOUT_MS + 30_000,
+  );
 
   test('hooks see every allocation of a script, through every core allocator, and every free', async () => {
     const d = Device.get(0).makeCurrent();
@@ -260,7 +313,16 @@ describeGpu('core memory on a GPU', () => {
     await s.synchronize();
     hook.close();
     profile.close();
-    const allocators = ['cudaMalloc', 'CachingAllocator', 'MemoryPool', 'cudaMallocManaged', 'VirtualMemoryResource', 'IpcMemoryPool', 'cudaHostAlloc', 'PinnedMemoryPool'];
+    const allocators = [
+      'cudaMalloc',
+      'CachingAllocator',
+      'MemoryPool',
+      'cudaMallocManaged',
+      'VirtualMemoryResource',
+      'IpcMemoryPool',
+      'cudaHostAlloc',
+      'PinnedMemoryPool',
+    ];
     const mallocs = events.filter((e) => e[0] === 'malloc').map((e) => e[1]);
     const frees = events.filter((e) => e[0] === 'free').map((e) => e[1]);
     note('hooks', { mallocs: mallocs.length, frees: frees.length, allocators: mallocs });
@@ -293,7 +355,14 @@ describeGpu('core memory on a GPU', () => {
     const got = out.copyTo(new Float32Array(n));
     let wrong = 0;
     for (let i = 0; i < n; i++) if (got[i] !== 3 * src[i]) wrong++;
-    const figures = { deviceSMs: all.smCount, greenSMs: green.smCount, remainingSMs: remaining.smCount, alignment: all.coscheduledAlignment, wrong, streamGreen: check(cuda.cuStreamGetGreenCtx(stream.handle as unknown as cuda.CUstream)) === green.handle };
+    const figures = {
+      deviceSMs: all.smCount,
+      greenSMs: green.smCount,
+      remainingSMs: remaining.smCount,
+      alignment: all.coscheduledAlignment,
+      wrong,
+      streamGreen: check(cuda.cuStreamGetGreenCtx(stream.handle as unknown as cuda.CUstream)) === green.handle,
+    };
     note('green context', figures);
     stream.close();
     a.close();
@@ -346,7 +415,14 @@ describeGpu('core memory on a GPU', () => {
     ctx.close();
     primary.close();
     d.makeCurrent();
-    expect(steps).toMatchObject({ currentAfterCreate: true, memsetSeen: true, flags: cuda.CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC, printfFifo: 4 * MiB, primaryOnTop: true, createdBack: true });
+    expect(steps).toMatchObject({
+      currentAfterCreate: true,
+      memsetSeen: true,
+      flags: cuda.CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC,
+      printfFifo: 4 * MiB,
+      primaryOnTop: true,
+      createdBack: true,
+    });
     expect(steps.apiVersion).toBeGreaterThanOrEqual(3020);
     // Devices may not honour the preference; the value read must be one of the four.
     expect(['none', 'shared', 'l1', 'equal']).toContain(steps.cacheConfig);

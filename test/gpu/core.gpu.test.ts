@@ -89,12 +89,19 @@ describeGpu('core on a GPU', () => {
   test('`using` closes at the end of the block (in plain Node; the test sandbox lacks Symbol.dispose)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'core-using-'));
     const file = path.join(dir, 'using.ts');
-    fs.writeFileSync(file, `
+    fs.writeFileSync(
+      file,
+      `
       import { core } from ${JSON.stringify(path.join(__dirname, '..', '..', 'src'))};
       let b: InstanceType<typeof core.DeviceBuffer> | undefined;
       { using buf = core.Device.get(0).allocate(16); b = buf; }
-      console.log(b!.isClosed);`);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 });
+      console.log(b!.isClosed);`,
+    );
+    const r = spawnSync(process.execPath, ['--import', 'tsx', file], {
+      encoding: 'utf8',
+      cwd: path.join(__dirname, '..', '..'),
+      timeout: 60_000,
+    });
     fs.rmSync(dir, { recursive: true, force: true });
     expect([r.stderr, r.stdout.trim()]).toEqual(['', 'true']);
   }, 60_000);
@@ -114,7 +121,14 @@ describeGpu('core on a GPU', () => {
   });
 
   test('buffers nobody closes are freed by the garbage collector', () => {
-    const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '-e', `
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        '-e',
+        `
       const { core, cudart } = require('./src');
       const d = core.Device.get(0);
       d.allocate(1);
@@ -125,7 +139,10 @@ describeGpu('core on a GPU', () => {
         for (let i = 0; i < 10; i++) { global.gc(); await new Promise((r) => setTimeout(r, 20)); }
         const after = d.memoryInfo().free;
         console.log(JSON.stringify({ took: before - during, back: after - during }));
-      })();`], { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 });
+      })();`,
+      ],
+      { encoding: 'utf8', cwd: path.join(__dirname, '..', '..'), timeout: 60_000 },
+    );
     expect(r.stderr).toBe('');
     const { took, back } = JSON.parse(r.stdout);
     expect(took).toBeGreaterThanOrEqual(64 * (64 << 20));

@@ -195,7 +195,9 @@ describeGpu(gpu.title, () => {
         expect(major).toBe(prop.major);
         expect(minor).toBe(prop.minor);
         expect(major).toBeGreaterThanOrEqual(7);
-        expect(ok(cuda.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), 'SM count')[0]).toBe(prop.multiProcessorCount);
+        expect(ok(cuda.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), 'SM count')[0]).toBe(
+          prop.multiProcessorCount,
+        );
         expect(ok(cuda.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev), 'warp size')[0]).toBe(32);
 
         const [uuid] = ok(cuda.cuDeviceGetUuid(dev), 'cuDeviceGetUuid');
@@ -224,7 +226,10 @@ describeGpu(gpu.title, () => {
         // Memory from cudaMalloc belongs to that context.
         const [p] = rtOk(cudart.cudaMalloc(4096), 'cudaMalloc');
         try {
-          const [owner] = ok(cuda.cuPointerGetAttribute(cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT, p), 'CONTEXT of a cudaMalloc pointer');
+          const [owner] = ok(
+            cuda.cuPointerGetAttribute(cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT, p),
+            'CONTEXT of a cudaMalloc pointer',
+          );
           expect(owner).toBe(primary);
         } finally {
           rtOk(cudart.cudaFree(p), 'cudaFree');
@@ -382,7 +387,12 @@ describeGpu(gpu.title, () => {
         const typeOut = Buffer.alloc(4);
         const ptrOut = Buffer.alloc(8);
         ok(
-          cuda.cuPointerGetAttributes(2, [P.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, P.CU_POINTER_ATTRIBUTE_DEVICE_POINTER], [typeOut, ptrOut], d + 256n),
+          cuda.cuPointerGetAttributes(
+            2,
+            [P.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, P.CU_POINTER_ATTRIBUTE_DEVICE_POINTER],
+            [typeOut, ptrOut],
+            d + 256n,
+          ),
           'cuPointerGetAttributes',
         );
         expect(typeOut.readInt32LE(0)).toBe(cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE);
@@ -446,7 +456,8 @@ describeGpu(gpu.title, () => {
         const [nerr, name] = cuda.cuGetErrorName(v);
         if (nerr !== SUCCESS || name !== CUresult[v]) bad.push(`cuGetErrorName(${v}) = [${errName(nerr)}, ${name}], want ${CUresult[v]}`);
         const [serr, text] = cuda.cuGetErrorString(v);
-        if (serr !== SUCCESS || typeof text !== 'string' || text.length === 0) bad.push(`cuGetErrorString(${v}) = [${errName(serr)}, ${JSON.stringify(text)}]`);
+        if (serr !== SUCCESS || typeof text !== 'string' || text.length === 0)
+          bad.push(`cuGetErrorString(${v}) = [${errName(serr)}, ${JSON.stringify(text)}]`);
       }
       expect(bad).toEqual([]);
       expect(cuda.cuGetErrorString(CUresult.CUDA_ERROR_INVALID_VALUE)).toEqual([SUCCESS, 'invalid argument']);
@@ -475,7 +486,9 @@ describeGpu(gpu.title, () => {
     });
 
     test('a compile error: NVRTC_ERROR_COMPILATION and a log that names line 3 and the identifier', () => {
-      const src = ['// line 1', 'extern "C" __global__ void broken(int *p) {', '  int x = undefined_thing;', '  p[0] = x;', '}', ''].join('\n');
+      const src = ['// line 1', 'extern "C" __global__ void broken(int *p) {', '  int x = undefined_thing;', '  p[0] = x;', '}', ''].join(
+        '\n',
+      );
       const [prog] = nvOk(nvrtc.nvrtcCreateProgram(src, 'broken.cu', 0, null, null), 'nvrtcCreateProgram');
       try {
         const opts = [`--gpu-architecture=compute_${cc}`];
@@ -570,7 +583,10 @@ describeGpu(gpu.title, () => {
         const out = new Float32Array(n);
 
         // 1. The JIT-compiled PTX, typed arguments: y = 2.5 x + y = 2i + n/2.
-        ok(cuda.cuLaunchKernel(fPtx, grid, 1, 1, block, 1, 1, 0, s, [cuda.f32(2.5), cuda.ptr(dx), cuda.ptr(dy), cuda.i32(n)], null), 'cuLaunchKernel (PTX)');
+        ok(
+          cuda.cuLaunchKernel(fPtx, grid, 1, 1, block, 1, 1, 0, s, [cuda.f32(2.5), cuda.ptr(dx), cuda.ptr(dy), cuda.i32(n)], null),
+          'cuLaunchKernel (PTX)',
+        );
         ok(cuda.cuStreamSynchronize(s), 'cuStreamSynchronize');
         ok(cuda.cuMemcpyDtoH(out, dy, n * 4), 'cuMemcpyDtoH');
         expect(mismatches(out, (i) => 2 * i + n / 2)).toEqual({ count: 0, first: [] });
@@ -585,7 +601,12 @@ describeGpu(gpu.title, () => {
         expect(mismatches(out, (i) => i + n / 2)).toEqual({ count: 0, first: [] });
         // The packed buffer's layout is the kernel's parameter layout (asked after the launch has loaded the function).
         const layout = [0, 1, 2, 3].map((k) => ok(cuda.cuFuncGetParamInfo(fCubin, k), `cuFuncGetParamInfo(${k})`));
-        expect(layout).toEqual([[0, 4], [8, 8], [16, 8], [24, 4]]);
+        expect(layout).toEqual([
+          [0, 4],
+          [8, 8],
+          [16, 8],
+          [24, 4],
+        ]);
 
         // 3. The same CUBIN through the runtime: y = 0.5 x + y = 1.5i + n/2.
         [lib] = rtOk(cudart.cudaLibraryLoadData(cubin, null, null, 0, null, null, 0), 'cudaLibraryLoadData');

@@ -48,7 +48,8 @@ function probeGpu(): GpuProbe {
     return { count: 0, why: `no CUDA runtime: ${(e as Error).message.split('\n')[0]}` };
   }
   const [err, count] = r;
-  if (err !== cudart.cudaError_t.cudaSuccess) return { count: 0, why: `no CUDA device: cudaGetDeviceCount returned ${cudart.cudaError_t[err] ?? err}` };
+  if (err !== cudart.cudaError_t.cudaSuccess)
+    return { count: 0, why: `no CUDA device: cudaGetDeviceCount returned ${cudart.cudaError_t[err] ?? err}` };
   if (!count) return { count: 0, why: 'no CUDA device: cudaGetDeviceCount returned 0 devices' };
   return { count, why: null };
 }

@@ -55,14 +55,30 @@ describeGpu('kernel launches on a GPU', () => {
   test('each scalar width and a struct by value arrive intact', () => {
     class S extends cudart.CStruct {
       static layout = { cType: 'struct S', path: '', size: 16, align: 8, union: false, fields: {} };
-      static view(m: Uint8Array) { return new S(m); }
+      static view(m: Uint8Array) {
+        return new S(m);
+      }
       constructor(m?: Uint8Array) {
         super(16, m);
         this._dv.setInt8(this._o, -7);
         this._dv.setFloat64(this._o + 8, 6.5, true);
       }
     }
-    const args = [i8(-5), u8(250), i16(-30000), u16(60000), i32(-2_000_000_000), u32(4_000_000_000), i64(-(2n ** 40n)), u64(2n ** 50n), f16(0x3c00), f32(1.5), f64(-0.125), new S(), ptr(out)];
+    const args = [
+      i8(-5),
+      u8(250),
+      i16(-30000),
+      u16(60000),
+      i32(-2_000_000_000),
+      u32(4_000_000_000),
+      i64(-(2n ** 40n)),
+      u64(2n ** 50n),
+      f16(0x3c00),
+      f32(1.5),
+      f64(-0.125),
+      new S(),
+      ptr(out),
+    ];
     ok(cudart.cudaLaunchKernel(kernel('widths'), one, one, args, 0, null) as [cudart.cudaError_t], 'cudaLaunchKernel');
     const got = new Float64Array(13);
     ok(cudart.cudaMemcpy(got, out, 13 * 8, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost) as [cudart.cudaError_t], 'cudaMemcpy');
@@ -86,7 +102,14 @@ describeGpu('kernel launches on a GPU', () => {
     const k = kernel('fill');
     const attr = new cudart.cudaLaunchAttribute({ id: cudart.cudaLaunchAttributeID.cudaLaunchAttributePriority });
     attr.val.priority = 0;
-    const config = new cudart.cudaLaunchConfig_t({ gridDim: { x: 4, y: 1, z: 1 }, blockDim: { x: 64, y: 1, z: 1 }, dynamicSmemBytes: 0, stream: null, attrs: [attr], numAttrs: 1 });
+    const config = new cudart.cudaLaunchConfig_t({
+      gridDim: { x: 4, y: 1, z: 1 },
+      blockDim: { x: 64, y: 1, z: 1 },
+      dynamicSmemBytes: 0,
+      stream: null,
+      attrs: [attr],
+      numAttrs: 1,
+    });
     ok(cudart.cudaLaunchKernelExC(config, k, [ptr(out), i32(42)]) as [cudart.cudaError_t], 'cudaLaunchKernelExC');
     const got = new Int32Array(256);
     cudart.cudaMemcpy(got, out, 256 * 4, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost);
@@ -103,7 +126,12 @@ describeGpu('kernel launches on a GPU', () => {
     const got = new Int32Array(8);
     cudart.cudaMemcpy(got, out, 32, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost);
     expect(Array.from(got)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    ok(cudart.cudaLaunchCooperativeKernel(kernel('fill'), { x: 2, y: 1, z: 1 }, { x: 32, y: 1, z: 1 }, [ptr(out), i32(7)], 0, null) as [cudart.cudaError_t], 'cooperative');
+    ok(
+      cudart.cudaLaunchCooperativeKernel(kernel('fill'), { x: 2, y: 1, z: 1 }, { x: 32, y: 1, z: 1 }, [ptr(out), i32(7)], 0, null) as [
+        cudart.cudaError_t,
+      ],
+      'cooperative',
+    );
     const coop = new Int32Array(64);
     cudart.cudaMemcpy(coop, out, 256, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost);
     expect(coop.every((x) => x === 7)).toBe(true);

@@ -21,8 +21,12 @@ const ARCHS = ['sm_75', 'sm_80', 'sm_90'];
 const PTX_VERSIONS = ['6.4', '7.0', '8.5'];
 // nvJitLink reads PTX as a C string: the bytes end before a NUL that sits right after them, as a
 // Python bytes object's do in cuda-python's test (without it the result depended on the next byte).
-const nulTerminated = (text: string) => { const b = Buffer.from(`${text}\0`); return b.subarray(0, b.length - 1); };
-const ptxFor = (version: string, arch: string) => nulTerminated(`
+const nulTerminated = (text: string) => {
+  const b = Buffer.from(`${text}\0`);
+  return b.subarray(0, b.length - 1);
+};
+const ptxFor = (version: string, arch: string) =>
+  nulTerminated(`
 .version ${version}
 .target ${arch}
 .address_size 64
@@ -94,9 +98,18 @@ describeGpu('nvJitLink facade (cuda-python test_nvjitlink.py)', () => {
     expect(major).toBe(13);
     expect(minor).toBeGreaterThanOrEqual(0);
     const lib = nvjitlink.libraryInfo().path;
-    const exported = new Set(execFileSync('nm', ['-D', '--defined-only', lib]).toString().split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
+    const exported = new Set(
+      execFileSync('nm', ['-D', '--defined-only', lib])
+        .toString()
+        .split('\n')
+        .map((l) => l.split(' ').pop()!.replace(/@.*/, '')),
+    );
     const { declarations } = require('../../src/ffi/nvjitlink.gen');
-    expect(Object.values(declarations as Record<string, [string]>).map(([s]) => s).filter((s) => !exported.has(s))).toEqual([]);
+    expect(
+      Object.values(declarations as Record<string, [string]>)
+        .map(([s]) => s)
+        .filter((s) => !exported.has(s)),
+    ).toEqual([]);
   });
 
   test('an unrecognised option is NVJITLINK_ERROR_UNRECOGNIZED_OPTION; an unknown -arch is refused too', () => {
@@ -118,27 +131,33 @@ describeGpu('nvJitLink facade (cuda-python test_nvjitlink.py)', () => {
     nvjitlink.nvJitLinkDestroy(h2);
   });
 
-  test.each(ARCHS.map((a, i) => [a, PTX_VERSIONS[i]]))('PTX (%s, ISA %s) by data and by file links to a cubin, with an info log', (arch, version) => {
-    const ptx = ptxFor(version, arch);
-    const [h] = jok(nvjitlink.nvJitLinkCreate(1, [`-arch=${arch}`]), 'nvJitLinkCreate');
-    jok(nvjitlink.nvJitLinkAddData(h, nvjitlink.nvJitLinkInputType.NVJITLINK_INPUT_ANY, ptx, ptx.length, 'test_data'), 'nvJitLinkAddData');
-    jok(nvjitlink.nvJitLinkComplete(h), 'nvJitLinkComplete');
-    const [infoSize] = jok(nvjitlink.nvJitLinkGetInfoLogSize(h), 'nvJitLinkGetInfoLogSize');
-    const [info] = jok(nvjitlink.nvJitLinkGetInfoLog(h, null), 'nvJitLinkGetInfoLog');
-    expect(info.length).toBe(infoSize);
-    const [size] = jok(nvjitlink.nvJitLinkGetLinkedCubinSize(h), 'nvJitLinkGetLinkedCubinSize');
-    const [cubin] = jok(nvjitlink.nvJitLinkGetLinkedCubin(h, null), 'nvJitLinkGetLinkedCubin');
-    expect(cubin.length).toBe(size);
-    expect([...cubin.subarray(0, 4)]).toEqual([0x7f, 0x45, 0x4c, 0x46]);
-    nvjitlink.nvJitLinkDestroy(h);
+  test.each(ARCHS.map((a, i) => [a, PTX_VERSIONS[i]]))(
+    'PTX (%s, ISA %s) by data and by file links to a cubin, with an info log',
+    (arch, version) => {
+      const ptx = ptxFor(version, arch);
+      const [h] = jok(nvjitlink.nvJitLinkCreate(1, [`-arch=${arch}`]), 'nvJitLinkCreate');
+      jok(
+        nvjitlink.nvJitLinkAddData(h, nvjitlink.nvJitLinkInputType.NVJITLINK_INPUT_ANY, ptx, ptx.length, 'test_data'),
+        'nvJitLinkAddData',
+      );
+      jok(nvjitlink.nvJitLinkComplete(h), 'nvJitLinkComplete');
+      const [infoSize] = jok(nvjitlink.nvJitLinkGetInfoLogSize(h), 'nvJitLinkGetInfoLogSize');
+      const [info] = jok(nvjitlink.nvJitLinkGetInfoLog(h, null), 'nvJitLinkGetInfoLog');
+      expect(info.length).toBe(infoSize);
+      const [size] = jok(nvjitlink.nvJitLinkGetLinkedCubinSize(h), 'nvJitLinkGetLinkedCubinSize');
+      const [cubin] = jok(nvjitlink.nvJitLinkGetLinkedCubin(h, null), 'nvJitLinkGetLinkedCubin');
+      expect(cubin.length).toBe(size);
+      expect([...cubin.subarray(0, 4)]).toEqual([0x7f, 0x45, 0x4c, 0x46]);
+      nvjitlink.nvJitLinkDestroy(h);
 
-    const file = path.join(tmp, `test_file_${arch}.ptx`);
-    fs.writeFileSync(file, ptx);
-    const [h2] = jok(nvjitlink.nvJitLinkCreate(1, [`-arch=${arch}`]), 'nvJitLinkCreate');
-    jok(nvjitlink.nvJitLinkAddFile(h2, nvjitlink.nvJitLinkInputType.NVJITLINK_INPUT_ANY, file), 'nvJitLinkAddFile');
-    jok(nvjitlink.nvJitLinkComplete(h2), 'nvJitLinkComplete');
-    nvjitlink.nvJitLinkDestroy(h2);
-  });
+      const file = path.join(tmp, `test_file_${arch}.ptx`);
+      fs.writeFileSync(file, ptx);
+      const [h2] = jok(nvjitlink.nvJitLinkCreate(1, [`-arch=${arch}`]), 'nvJitLinkCreate');
+      jok(nvjitlink.nvJitLinkAddFile(h2, nvjitlink.nvJitLinkInputType.NVJITLINK_INPUT_ANY, file), 'nvJitLinkAddFile');
+      jok(nvjitlink.nvJitLinkComplete(h2), 'nvJitLinkComplete');
+      nvjitlink.nvJitLinkDestroy(h2);
+    },
+  );
 
   test('the cubin linked for this GPU loads and its kernel runs', () => {
     const arch = `sm_${digits()}`;
@@ -156,7 +175,10 @@ describeGpu('nvJitLink facade (cuda-python test_nvjitlink.py)', () => {
   test.each(ARCHS)('with -lto -ptx, LTO-IR from NVRTC links to PTX for %s', (arch) => {
     const lto = Program.compile('__global__ void A() {}', { arch, target: 'ltoir', cache: false });
     const [h] = jok(nvjitlink.nvJitLinkCreate(3, [`-arch=${arch}`, '-lto', '-ptx']), 'nvJitLinkCreate');
-    jok(nvjitlink.nvJitLinkAddData(h, nvjitlink.nvJitLinkInputType.NVJITLINK_INPUT_LTOIR, lto.code, lto.code.length, 'test_data'), 'nvJitLinkAddData');
+    jok(
+      nvjitlink.nvJitLinkAddData(h, nvjitlink.nvJitLinkInputType.NVJITLINK_INPUT_LTOIR, lto.code, lto.code.length, 'test_data'),
+      'nvJitLinkAddData',
+    );
     jok(nvjitlink.nvJitLinkComplete(h), 'nvJitLinkComplete');
     const [size] = jok(nvjitlink.nvJitLinkGetLinkedPtxSize(h), 'nvJitLinkGetLinkedPtxSize');
     const ptx = Buffer.alloc(size);
@@ -179,9 +201,18 @@ describeGpu('nvFatbin facade (cuda-python test_nvfatbin.py)', () => {
   test('version, every symbol exported, an empty fatbin, and an unsupported option', () => {
     const [major] = fok(nvfatbin.nvFatbinVersion(), 'nvFatbinVersion');
     expect(major).toBe(13);
-    const exported = new Set(execFileSync('nm', ['-D', '--defined-only', nvfatbin.libraryInfo().path]).toString().split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
+    const exported = new Set(
+      execFileSync('nm', ['-D', '--defined-only', nvfatbin.libraryInfo().path])
+        .toString()
+        .split('\n')
+        .map((l) => l.split(' ').pop()!.replace(/@.*/, '')),
+    );
     const { declarations } = require('../../src/ffi/nvfatbin.gen');
-    expect(Object.values(declarations as Record<string, [string]>).map(([s]) => s).filter((s) => !exported.has(s))).toEqual([]);
+    expect(
+      Object.values(declarations as Record<string, [string]>)
+        .map(([s]) => s)
+        .filter((s) => !exported.has(s)),
+    ).toEqual([]);
     const [h] = fok(nvfatbin.nvFatbinCreate([], 0), 'nvFatbinCreate');
     const [size] = fok(nvfatbin.nvFatbinSize(h), 'nvFatbinSize');
     fok(nvfatbin.nvFatbinGet(h, Buffer.alloc(size)), 'nvFatbinGet');
@@ -218,7 +249,10 @@ describeGpu('nvFatbin facade (cuda-python test_nvfatbin.py)', () => {
   test('a host object from nvcc goes in with nvFatbinAddReloc', () => {
     const src = path.join(tmp, 'object.cu');
     fs.writeFileSync(src, '__global__ void A() {}\n');
-    const nvcc = ['/usr/local/cuda/bin/nvcc', process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'bin', 'nvcc')].find((p) => p && fs.existsSync(p)) ?? 'nvcc';
+    const nvcc =
+      ['/usr/local/cuda/bin/nvcc', process.env.CUDA_HOME && path.join(process.env.CUDA_HOME, 'bin', 'nvcc')].find(
+        (p) => p && fs.existsSync(p),
+      ) ?? 'nvcc';
     const r = spawnSync(nvcc, ['-c', '-arch', `sm_${digits()}`, '-o', path.join(tmp, 'object.o'), src], { encoding: 'utf8' });
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     const obj = fs.readFileSync(path.join(tmp, 'object.o'));
@@ -252,20 +286,35 @@ describeGpu('core: Linker, fatbins and NVVM IR producing kernels that compute th
     expect(affineMismatches(mod, 'applyAffine')).toBe(0);
     mod.close();
     const lto = Program.compile(MATH_CU, { name: 'math.cu', target: 'ltoir', cache: false });
-    expect(() => new Linker(lto.objectCode, kernel.objectCode, { backend: 'driver' }).link()).toThrow(/^Linker\.link: objects\[0\] \('math\.cu'\) is LTO-IR, which only nvJitLink links; with \{ backend: 'driver' \}/);
+    expect(() => new Linker(lto.objectCode, kernel.objectCode, { backend: 'driver' }).link()).toThrow(
+      /^Linker\.link: objects\[0\] \('math\.cu'\) is LTO-IR, which only nvJitLink links; with \{ backend: 'driver' \}/,
+    );
   });
 
   test('PTX, LTO-IR and a cubin mixed in one link', () => {
     const rdc = ['--relocatable-device-code=true'];
-    const addOne = Program.compile('extern "C" __device__ float addOne(float x) { return x + 1.0f; }', { name: 'addOne.cu', target: 'ptx', options: rdc, cache: false });
-    const timesTwo = Program.compile('extern "C" __device__ float timesTwo(float x) { return 2.0f * x; }', { name: 'timesTwo.cu', target: 'cubin', options: rdc, cache: false });
-    const kernel = Program.compile(`
+    const addOne = Program.compile('extern "C" __device__ float addOne(float x) { return x + 1.0f; }', {
+      name: 'addOne.cu',
+      target: 'ptx',
+      options: rdc,
+      cache: false,
+    });
+    const timesTwo = Program.compile('extern "C" __device__ float timesTwo(float x) { return 2.0f * x; }', {
+      name: 'timesTwo.cu',
+      target: 'cubin',
+      options: rdc,
+      cache: false,
+    });
+    const kernel = Program.compile(
+      `
       extern "C" __device__ float addOne(float x);
       extern "C" __device__ float timesTwo(float x);
       extern "C" __global__ void mixed(float *y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) y[i] = timesTwo(addOne((float)i));
-      }`, { name: 'mixed.cu', target: 'ltoir', cache: false });
+      }`,
+      { name: 'mixed.cu', target: 'ltoir', cache: false },
+    );
     const kinds = [addOne, timesTwo, kernel].map((p) => p.objectCode.kind);
     expect(kinds).toEqual(['ptx', 'cubin', 'ltoir']);
     const mod = new Linker(addOne.objectCode, kernel.objectCode, timesTwo.objectCode, { lto: true, cache: false }).link().load();
@@ -280,7 +329,8 @@ describeGpu('core: Linker, fatbins and NVVM IR producing kernels that compute th
   });
 
   test('a link error carries the log, from nvJitLink and from cuLink*', () => {
-    const src = 'extern "C" __device__ float missingFunction(float);\nextern "C" __global__ void k(float *y) { y[0] = missingFunction(y[0]); }\n';
+    const src =
+      'extern "C" __device__ float missingFunction(float);\nextern "C" __global__ void k(float *y) { y[0] = missingFunction(y[0]); }\n';
     const lto = Program.compile(src, { name: 'broken.cu', target: 'ltoir', cache: false });
     const linker = new Linker(lto.objectCode, { lto: true, cache: false });
     let e: unknown;

@@ -16,7 +16,8 @@ const root = path.join(__dirname, '..', '..');
 function probe(): { count: number; why: string | null } {
   try {
     const [err, count] = cudart.cudaGetDeviceCount();
-    if (err !== 0 || !count) return { count: 0, why: `no CUDA device (cudaGetDeviceCount: ${cudart.cudaGetErrorName(err)[1]}, ${count ?? 0} devices)` };
+    if (err !== 0 || !count)
+      return { count: 0, why: `no CUDA device (cudaGetDeviceCount: ${cudart.cudaGetErrorName(err)[1]}, ${count ?? 0} devices)` };
   } catch (e) {
     return { count: 0, why: `no CUDA runtime: ${(e as Error).message.split('\n')[0]}` };
   }
@@ -34,7 +35,8 @@ jest.setTimeout(120_000);
 
 (gpu.why === null ? describe : describe.skip)(gpu.why ?? 'NCCL on one GPU', () => {
   const dev = () => Device.get(0).makeCurrent();
-  const oneRank = (config?: core.CommunicatorConfig) => Communicator.init({ rank: 0, nranks: 1, id: Communicator.uniqueId(), device: 0, config });
+  const oneRank = (config?: core.CommunicatorConfig) =>
+    Communicator.init({ rank: 0, nranks: 1, id: Communicator.uniqueId(), device: 0, config });
 
   test('the library is NCCL 2.x and the facade returns tuples', () => {
     const [err, v] = nccl.ncclGetVersion();
@@ -62,17 +64,31 @@ jest.setTimeout(120_000);
     const d = dev();
     const stream = d.createStream();
     const size = dtypeBytes(dtype);
-    const input = bytesOf(dtype, Array.from({ length: N }, (_, i) => rankValue(dtype, 0, i)), size);
+    const input = bytesOf(
+      dtype,
+      Array.from({ length: N }, (_, i) => rankValue(dtype, 0, i)),
+      size,
+    );
     const send = d.allocate(N * size).copyFrom(input);
     const recv = d.allocate(N * size);
     const cases: [string, () => void][] = [
-      ...(['sum', 'prod', 'max', 'min', 'avg'] as const).map((op): [string, () => void] => [`allReduce ${op}`, () => comm.allReduce(send, recv, dtype, { op, stream })]),
+      ...(['sum', 'prod', 'max', 'min', 'avg'] as const).map((op): [string, () => void] => [
+        `allReduce ${op}`,
+        () => comm.allReduce(send, recv, dtype, { op, stream }),
+      ]),
       ['broadcast', () => comm.broadcast(send, recv, dtype, { stream })],
       ['reduce', () => comm.reduce(send, recv, dtype, { stream })],
       ['allGather', () => comm.allGather(send, recv, dtype, { stream })],
       ['reduceScatter', () => comm.reduceScatter(send, recv, dtype, { stream })],
       ['allToAll', () => comm.allToAll(send, recv, dtype, { stream })],
-      ['send/recv to itself', () => comm.group(() => { comm.send(send, 0, dtype, { stream }); comm.recv(recv, 0, dtype, { stream }); })],
+      [
+        'send/recv to itself',
+        () =>
+          comm.group(() => {
+            comm.send(send, 0, dtype, { stream });
+            comm.recv(recv, 0, dtype, { stream });
+          }),
+      ],
     ];
     try {
       for (const [what, run] of cases) {
@@ -81,7 +97,12 @@ jest.setTimeout(120_000);
           run();
         } catch (e) {
           // NCCL decides which fp8 reductions it supports; a refusal must be NCCL's own, named.
-          if (dtype.startsWith('f8') && /^(allReduce|reduce)/.test(what) && e instanceof core.NcclError && /ncclInvalidArgument/.test(e.message)) {
+          if (
+            dtype.startsWith('f8') &&
+            /^(allReduce|reduce)/.test(what) &&
+            e instanceof core.NcclError &&
+            /ncclInvalidArgument/.test(e.message)
+          ) {
             console.log(`${dtype} ${what}: NCCL refuses it here (${e.message.split(' (')[0]})`);
             continue;
           }
@@ -93,12 +114,15 @@ jest.setTimeout(120_000);
         // calling ncclAllReduce(ncclAvg, ncclFloat64) on the H100 gives the same (f32, and f64 sum,
         // are exact). That element is NCCL's, not ours: the rest must be the input.
         const n = dtype === 'f64' && what === 'allReduce avg' ? (N - 1) * size : N * size;
-        if (n < N * size) console.log(`f64 allReduce avg: the last element as NCCL leaves it: ${Buffer.from(got.subarray(n)).toString('hex')}`);
+        if (n < N * size)
+          console.log(`f64 allReduce avg: the last element as NCCL leaves it: ${Buffer.from(got.subarray(n)).toString('hex')}`);
         const same = Buffer.from(got.subarray(0, n)).equals(Buffer.from(input.subarray(0, n)));
         if (!same) {
           const i = got.findIndex((b, k) => b !== input[k]);
           const el = Math.floor(i / size);
-          console.log(`${dtype} ${what}: first difference at element ${el}: in ${Buffer.from(input.subarray(el * size, el * size + size)).toString('hex')}, out ${Buffer.from(got.subarray(el * size, el * size + size)).toString('hex')}`);
+          console.log(
+            `${dtype} ${what}: first difference at element ${el}: in ${Buffer.from(input.subarray(el * size, el * size + size)).toString('hex')}, out ${Buffer.from(got.subarray(el * size, el * size + size)).toString('hex')}`,
+          );
         }
         expect([what, same]).toEqual([what, true]);
       }
@@ -139,7 +163,9 @@ jest.setTimeout(120_000);
     const comm = oneRank();
     const d = dev();
     const a = d.allocate(64);
-    expect(() => comm.allReduce(a, a, 'f32', { count: 17 })).toThrow(new RangeError("Communicator.allReduce: parameter 'count' (17) is larger than 'send' holds: 17 f32 is 68 bytes, the buffer has 64"));
+    expect(() => comm.allReduce(a, a, 'f32', { count: 17 })).toThrow(
+      new RangeError("Communicator.allReduce: parameter 'count' (17) is larger than 'send' holds: 17 f32 is 68 bytes, the buffer has 64"),
+    );
     expect(() => comm.allGather(a, a, 'f64', { count: 9 })).toThrow(RangeError);
     a.close();
     comm.close();
@@ -159,30 +185,47 @@ jest.setTimeout(120_000);
 /** Runs test/gpu/fixtures/nccl-rank.ts as `nranks` processes; resolves with each one's JSON output. */
 function ranks(mode: string, nranks: number, timeoutMs: number): Promise<{ rank: number; code: number | null; out: any; text: string }[]> {
   const id = nccl.uniqueIdToBase64(Communicator.uniqueId());
-  return Promise.all(Array.from({ length: nranks }, (_, rank) => new Promise<{ rank: number; code: number | null; out: any; text: string }>((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', 'nccl-rank.ts'), mode, String(rank), String(nranks), id], { cwd: root, env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
-    let text = '';
-    p.stdout.on('data', (d) => (text += d));
-    p.stderr.on('data', (d) => (text += d));
-    const t = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
-    p.on('close', (code) => {
-      clearTimeout(t);
-      const line = text.split('\n').find((l) => l.startsWith('{'));
-      resolve({ rank, code, out: line ? JSON.parse(line) : null, text });
-    });
-  })));
+  return Promise.all(
+    Array.from(
+      { length: nranks },
+      (_, rank) =>
+        new Promise<{ rank: number; code: number | null; out: any; text: string }>((resolve) => {
+          const p = spawn(
+            process.execPath,
+            ['--import', 'tsx', path.join(__dirname, 'fixtures', 'nccl-rank.ts'), mode, String(rank), String(nranks), id],
+            { cwd: root, env: { ...process.env, NCCL_NVLS_ENABLE: '0' } },
+          );
+          let text = '';
+          p.stdout.on('data', (d) => (text += d));
+          p.stderr.on('data', (d) => (text += d));
+          const t = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+          p.on('close', (code) => {
+            clearTimeout(t);
+            const line = text.split('\n').find((l) => l.startsWith('{'));
+            resolve({ rank, code, out: line ? JSON.parse(line) : null, text });
+          });
+        }),
+    ),
+  );
 }
 
 const two = gpu.why !== null ? gpu.why : gpu.count < 2 ? `needs two GPUs; this machine has ${gpu.count}` : null;
 (two === null ? describe : describe.skip)(two === null ? 'NCCL on two GPUs' : `NCCL on two GPUs (skipped: ${two})`, () => {
   test('initAll([0, 1]): one group of two all-reduces sums both GPUs', async () => {
     const comms = Communicator.initAll([0, 1]);
-    const bufs = comms.map((c) => c.device.makeCurrent().allocate(N * 4).copyFrom(Float32Array.from({ length: N }, (_, i) => rankValue('f32', c.rank, i))));
+    const bufs = comms.map((c) =>
+      c.device
+        .makeCurrent()
+        .allocate(N * 4)
+        .copyFrom(Float32Array.from({ length: N }, (_, i) => rankValue('f32', c.rank, i))),
+    );
     Communicator.group(() => comms.forEach((c, i) => c.allReduce(bufs[i], bufs[i], 'f32')));
     for (const [i, c] of comms.entries()) {
       await c.device.synchronize();
       c.device.makeCurrent();
-      expect(Array.from(bufs[i].copyTo(new Float32Array(N)))).toEqual(Array.from({ length: N }, (_, k) => rankValue('f32', 0, k) + rankValue('f32', 1, k)));
+      expect(Array.from(bufs[i].copyTo(new Float32Array(N)))).toEqual(
+        Array.from({ length: N }, (_, k) => rankValue('f32', 0, k) + rankValue('f32', 1, k)),
+      );
       bufs[i].close();
       c.close();
     }
@@ -191,13 +234,19 @@ const two = gpu.why !== null ? gpu.why : gpu.count < 2 ? `needs two GPUs; this m
   test('two processes: every collective with every dtype is right on both ranks', async () => {
     const r = await ranks('collectives', 2, 150_000);
     for (const x of r) console.log(`== rank ${x.rank}: exit ${x.code}\n${x.text}`);
-    expect(r.map((x) => [x.code, x.out?.wrong])).toEqual([[0, []], [0, []]]);
+    expect(r.map((x) => [x.code, x.out?.wrong])).toEqual([
+      [0, []],
+      [0, []],
+    ]);
     expect(r[0].out.checked).toBeGreaterThan(NCCL_DTYPES.length * 8);
   }, 160_000);
 
   test('two processes: split by rank gives two communicators of one rank each', async () => {
     const r = await ranks('split', 2, 60_000);
-    expect(r.map((x) => [x.code, x.out])).toEqual([[0, { rank: 0, childRank: 0, childSize: 1 }], [0, { rank: 1, childRank: 0, childSize: 1 }]]);
+    expect(r.map((x) => [x.code, x.out])).toEqual([
+      [0, { rank: 0, childRank: 0, childSize: 1 }],
+      [0, { rank: 1, childRank: 0, childSize: 1 }],
+    ]);
   }, 70_000);
 
   test('a rank killed mid-run: the other ends through abort() with an error, not a hang', async () => {

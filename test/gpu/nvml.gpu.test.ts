@@ -24,30 +24,71 @@ function whyNot(): string | null {
 }
 const skip = whyNot();
 
-const QUERY = ['index', 'name', 'uuid', 'pci.bus_id', 'memory.total', 'memory.used', 'temperature.gpu', 'power.draw', 'pcie.link.gen.current', 'pcie.link.width.current', 'clocks.sm', 'clocks.mem', 'compute_mode', 'persistence_mode'];
+const QUERY = [
+  'index',
+  'name',
+  'uuid',
+  'pci.bus_id',
+  'memory.total',
+  'memory.used',
+  'temperature.gpu',
+  'power.draw',
+  'pcie.link.gen.current',
+  'pcie.link.width.current',
+  'clocks.sm',
+  'clocks.mem',
+  'compute_mode',
+  'persistence_mode',
+];
 
 /** nvidia-smi's readings of every GPU, by field. */
 function smiReadings(): Record<string, string>[] {
   const r = spawnSync('nvidia-smi', [`--query-gpu=${QUERY.join(',')}`, '--format=csv,noheader,nounits'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`nvidia-smi failed: ${r.stderr}`);
-  return r.stdout.trim().split('\n').map((line) => Object.fromEntries(line.split(',').map((v, i) => [QUERY[i], v.trim()])));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((line) => Object.fromEntries(line.split(',').map((v, i) => [QUERY[i], v.trim()])));
 }
 
-interface Row { field: string; ours: string; smi: string; tolerance: string; ok: boolean }
+interface Row {
+  field: string;
+  ours: string;
+  smi: string;
+  tolerance: string;
+  ok: boolean;
+}
 
 /** Compares a numeric reading: within `rel` (a fraction) or `abs` of nvidia-smi's. */
 function num(field: string, ours: number | null, smi: string, rel: number, abs = 0, tolerance = ''): Row {
   const s = Number(smi);
   const ok = ours !== null && Number.isFinite(s) && Math.abs(ours - s) <= Math.max(rel * Math.abs(s), abs);
-  return { field, ours: ours === null ? 'null' : String(Number(ours.toFixed(2))), smi, tolerance: tolerance || (rel ? `±${rel * 100}%` : `±${abs}`), ok };
+  return {
+    field,
+    ours: ours === null ? 'null' : String(Number(ours.toFixed(2))),
+    smi,
+    tolerance: tolerance || (rel ? `±${rel * 100}%` : `±${abs}`),
+    ok,
+  };
 }
-const same = (field: string, ours: string | number | null, smi: string): Row => ({ field, ours: String(ours), smi, tolerance: 'equal', ok: String(ours) === smi });
+const same = (field: string, ours: string | number | null, smi: string): Row => ({
+  field,
+  ours: String(ours),
+  smi,
+  tolerance: 'equal',
+  ok: String(ours) === smi,
+});
 
 function printTable(gpu: number, rows: Row[]): void {
   const w = (k: keyof Row) => Math.max(k.length, ...rows.map((r) => String(r[k]).length));
   const cols: (keyof Row)[] = ['field', 'ours', 'smi', 'tolerance', 'ok'];
   const line = (r: Record<string, unknown>) => cols.map((c) => String(r[c]).padEnd(w(c))).join(' | ');
-  const text = [`GPU ${gpu}: ours vs nvidia-smi`, line({ field: 'field', ours: 'ours', smi: 'nvidia-smi', tolerance: 'tolerance', ok: 'ok' }), cols.map((c) => '-'.repeat(w(c))).join('-|-'), ...rows.map((r) => line({ ...r, ok: r.ok ? 'yes' : 'NO' }))];
+  const text = [
+    `GPU ${gpu}: ours vs nvidia-smi`,
+    line({ field: 'field', ours: 'ours', smi: 'nvidia-smi', tolerance: 'tolerance', ok: 'ok' }),
+    cols.map((c) => '-'.repeat(w(c))).join('-|-'),
+    ...rows.map((r) => line({ ...r, ok: r.ok ? 'yes' : 'NO' })),
+  ];
   process.stdout.write(text.join('\n') + '\n\n');
 }
 
@@ -79,7 +120,9 @@ function printTable(gpu: number, rows: Row[]): void {
       ];
       printTable(gpu.index, rows);
       process.stdout.write(`GPU ${gpu.index} health(): ${JSON.stringify(h)}\n\n`);
-      bad.push(...rows.filter((r) => !r.ok).map((r) => `GPU ${gpu.index} ${r.field}: ours ${r.ours}, nvidia-smi ${r.smi} (${r.tolerance})`));
+      bad.push(
+        ...rows.filter((r) => !r.ok).map((r) => `GPU ${gpu.index} ${r.field}: ours ${r.ours}, nvidia-smi ${r.smi} (${r.tolerance})`),
+      );
     }
     expect(bad).toEqual([]);
   });
@@ -90,11 +133,19 @@ function printTable(gpu: number, rows: Row[]): void {
     const file = lib.info().path;
     const nm = spawnSync('nm', ['-D', '--defined-only', file], { encoding: 'utf8' });
     const exported = new Set(nm.stdout.split('\n').map((l) => l.split(' ').pop()!.replace(/@.*/, '')));
-    const missing = Object.entries(declarations).filter(([, d]) => !exported.has(d[0])).map(([name, d]) => `${name} (${d[0]})`);
-    process.stdout.write(`${file}: ${Object.keys(declarations).length - missing.length} of ${Object.keys(declarations).length} bound functions exported; missing: ${missing.join(', ') || 'none'}\n`);
+    const missing = Object.entries(declarations)
+      .filter(([, d]) => !exported.has(d[0]))
+      .map(([name, d]) => `${name} (${d[0]})`);
+    process.stdout.write(
+      `${file}: ${Object.keys(declarations).length - missing.length} of ${Object.keys(declarations).length} bound functions exported; missing: ${missing.join(', ') || 'none'}\n`,
+    );
     expect(nm.status).toBe(0);
-    for (const [name, d] of Object.entries(declarations).filter(([, d]) => !exported.has(d[0])).slice(0, 5)) {
-      expect(() => lib.bind(name as keyof typeof declarations)()).toThrow(new RegExp(`^${name}: libnvidia-ml at \\S+ does not export ${d[0]}`));
+    for (const [name, d] of Object.entries(declarations)
+      .filter(([, d]) => !exported.has(d[0]))
+      .slice(0, 5)) {
+      expect(() => lib.bind(name as keyof typeof declarations)()).toThrow(
+        new RegExp(`^${name}: libnvidia-ml at \\S+ does not export ${d[0]}`),
+      );
     }
   });
 
@@ -105,7 +156,8 @@ function printTable(gpu: number, rows: Row[]): void {
   });
 
   test('a process holding 1 GiB shows in the process list with at least that much memory', async () => {
-    const script = "const { cudart } = require('./src'); cudart.cudaSetDevice(0); const [e, p] = cudart.cudaMalloc(2 ** 30); if (e) { console.log('error ' + e); process.exit(1); } cudart.cudaMemset(p, 0, 2 ** 30); cudart.cudaDeviceSynchronize(); console.log('ready'); setInterval(() => {}, 1000);";
+    const script =
+      "const { cudart } = require('./src'); cudart.cudaSetDevice(0); const [e, p] = cudart.cudaMalloc(2 ** 30); if (e) { console.log('error ' + e); process.exit(1); } cudart.cudaMemset(p, 0, 2 ** 30); cudart.cudaDeviceSynchronize(); console.log('ready'); setInterval(() => {}, 1000);";
     const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve, reject) => {
@@ -125,9 +177,16 @@ function printTable(gpu: number, rows: Row[]): void {
   }, 60_000);
 
   test('top --count 3 --json prints 3 records of every GPU', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'top', '--count', '3', '--json'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'top', '--count', '3', '--json'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status).toBe(0);
-    const records = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const records = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     process.stdout.write(`top --count 3 --json, first record: ${JSON.stringify(records[0])}\n`);
     expect(records.length).toBe(3);
     for (const rec of records) expect(rec.gpus.length).toBe(core.NvmlDevice.count());
@@ -141,11 +200,16 @@ function printTable(gpu: number, rows: Row[]): void {
     const smi = spawnSync('nvidia-smi', ['topo', '-m'], { encoding: 'utf8' }).stdout;
     process.stdout.write(`cuda-bindings topo:\n${text}\nnvidia-smi topo -m:\n${smi}\n`);
     expect(t.matrix.length).toBe(core.NvmlDevice.count());
-    expect(t.matrix.every((row: unknown[], i: number) => row.length === t.matrix.length && (row[i] as { kind: string }).kind === 'X')).toBe(true);
+    expect(t.matrix.every((row: unknown[], i: number) => row.length === t.matrix.length && (row[i] as { kind: string }).kind === 'X')).toBe(
+      true,
+    );
   }, 60_000);
 
   test("the exporter's /metrics parses and matches nvidia-smi", async () => {
-    const p = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'examples', 'gpuExporter.ts'), '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'examples', 'gpuExporter.ts'), '--port', '0'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let buf = '';
@@ -157,19 +221,31 @@ function printTable(gpu: number, rows: Row[]): void {
         p.once('exit', (c) => reject(new Error(`exporter exited with ${c}`)));
       });
       const body = await new Promise<string>((resolve, reject) => {
-        http.get(url, (res) => {
-          let b = '';
-          res.on('data', (d) => (b += d));
-          res.on('end', () => resolve(b));
-        }).on('error', reject);
+        http
+          .get(url, (res) => {
+            let b = '';
+            res.on('data', (d) => (b += d));
+            res.on('end', () => resolve(b));
+          })
+          .on('error', reject);
       });
       process.stdout.write(`exporter, first lines:\n${body.split('\n').slice(0, 12).join('\n')}\n`);
       const lines = body.trimEnd().split('\n');
-      expect(lines.filter((l) => !/^# (HELP|TYPE) [a-z_]+ .+$/.test(l) && !/^[a-z_]+\{([a-z_]+="(?:[^"\\]|\\.)*",?)+\} -?[0-9.e+]+$/.test(l))).toEqual([]);
+      expect(
+        lines.filter((l) => !/^# (HELP|TYPE) [a-z_]+ .+$/.test(l) && !/^[a-z_]+\{([a-z_]+="(?:[^"\\]|\\.)*",?)+\} -?[0-9.e+]+$/.test(l)),
+      ).toEqual([]);
       const smi = smiReadings();
       for (const s of smi) {
-        const v = (name: string) => Number(lines.find((l) => l.startsWith(`${name}{gpu="${s.index}",uuid="${s.uuid}"`))?.split(' ').pop());
-        expect(Math.abs(v('gpu_memory_total_bytes') / 2 ** 20 - Number(s['memory.total']))).toBeLessThanOrEqual(0.01 * Number(s['memory.total']));
+        const v = (name: string) =>
+          Number(
+            lines
+              .find((l) => l.startsWith(`${name}{gpu="${s.index}",uuid="${s.uuid}"`))
+              ?.split(' ')
+              .pop(),
+          );
+        expect(Math.abs(v('gpu_memory_total_bytes') / 2 ** 20 - Number(s['memory.total']))).toBeLessThanOrEqual(
+          0.01 * Number(s['memory.total']),
+        );
         expect(Math.abs(v('gpu_temperature_celsius') - Number(s['temperature.gpu']))).toBeLessThanOrEqual(3);
         expect(Math.abs(v('gpu_power_watts') - Number(s['power.draw']))).toBeLessThanOrEqual(0.15 * Number(s['power.draw']));
       }

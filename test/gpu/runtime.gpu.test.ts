@@ -218,7 +218,9 @@ describeGpu(gpu.title, () => {
         const raw = new Uint8Array(pitch * height);
         ok(cudart.cudaMemcpy(raw, d, pitch * height, D2H), 'cudaMemcpy D2H of the pitched block');
         for (let y = 0; y < height; y++) {
-          expect(Buffer.compare(Buffer.from(raw.subarray(y * pitch, y * pitch + width)), Buffer.from(host.subarray(y * width, (y + 1) * width)))).toBe(0);
+          expect(
+            Buffer.compare(Buffer.from(raw.subarray(y * pitch, y * pitch + width)), Buffer.from(host.subarray(y * width, (y + 1) * width))),
+          ).toBe(0);
           if (pitch > width) expect(raw[y * pitch + width]).toBe(0xee);
         }
       } finally {

@@ -63,7 +63,8 @@ describeGpu('seams on a GPU', () => {
     const kernel = Program.compile(SLOW).load().kernel('slowFill');
     const alloc = new CachingAllocator();
     core.setAllocator(alloc);
-    const s1 = d.createStream({ nonBlocking: true }), s2 = d.createStream({ nonBlocking: true });
+    const s1 = d.createStream({ nonBlocking: true }),
+      s2 = d.createStream({ nonBlocking: true });
     try {
       const n = 256;
       const a = d.allocate(n * 4, { stream: s1 });

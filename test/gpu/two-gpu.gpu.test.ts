@@ -82,47 +82,73 @@ function closeAll(...bufs: core.DeviceBuffer[]): void {
     const b0 = d0.allocate(BYTES).copyFrom(src);
     const b1 = d1.allocate(BYTES);
     d1.makeCurrent();
-    ok([launch1d(sampleKernel('scaleInto'), WORDS, [b1.ptr, b0.ptr, cudart.f32(2), cudart.i32(WORDS)], null)], 'cudaLaunchKernel(scaleInto) on GPU 1');
+    ok(
+      [launch1d(sampleKernel('scaleInto'), WORDS, [b1.ptr, b0.ptr, cudart.f32(2), cudart.i32(WORDS)], null)],
+      'cudaLaunchKernel(scaleInto) on GPU 1',
+    );
     ok(cudart.cudaDeviceSynchronize(), 'cudaDeviceSynchronize on GPU 1');
     const got = b1.copyTo(new Float32Array(WORDS));
     closeAll(b0, b1);
     expect(Buffer.compare(Buffer.from(got.buffer), Buffer.from(expected.buffer))).toBe(0);
   }, 60_000);
 
-  (ipcEvents ? test : test.skip)(`IPC${ipcEvents ? '' : ' (skipped: no cudaDevAttrIpcEventSupport)'}: a child on GPU 1 waits on the parent's event, reads the parent's memory and writes its own pattern`, async () => {
-    const d0 = Device.get(0).makeCurrent();
-    const PARENT = 0x5a5a;
-    const CHILD = 0xa5a5;
-    const stream = d0.createStream({ nonBlocking: true });
-    const mem = d0.allocate(BYTES);
-    const host = new Uint32Array(WORDS);
-    fillPattern(host, PARENT);
-    const [event] = ok(cudart.cudaEventCreateWithFlags(cudart.cudaEventInterprocess | cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags(interprocess)');
-    try {
-      // The child waits for this event on its own stream: the copy may still be under way when it starts.
-      mem.copyFrom(host, { stream });
-      ok(cudart.cudaEventRecord(event, stream.handle), 'cudaEventRecord');
-      const [memHandle] = ok(cudart.cudaIpcGetMemHandle(mem.ptr), 'cudaIpcGetMemHandle');
-      const [eventHandle] = ok(cudart.cudaIpcGetEventHandle(event), 'cudaIpcGetEventHandle');
-      const hex = (h: { reserved: Uint8Array }) => Buffer.from(h.reserved).toString('hex');
-      const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', 'ipc-peer-child.ts'), '1', hex(memHandle), hex(eventHandle), String(BYTES), String(PARENT), String(CHILD)], {
-        cwd: root, encoding: 'utf8', timeout: CHILD_TIMEOUT_MS,
-      });
-      console.log(`== fixtures/ipc-peer-child.ts: exit ${r.status}${r.signal ? ` (${r.signal})` : ''}\n${r.stdout}${r.stderr}`);
-      const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
-      expect({ status: r.status, signal: r.signal, error: r.error?.message ?? null }).toEqual({ status: 0, signal: null, error: null });
-      expect(JSON.parse(line!.slice('RESULT '.length))).toMatchObject({ device: 1, parentMismatches: 0, wrote: BYTES });
+  (ipcEvents ? test : test.skip)(
+    `IPC${ipcEvents ? '' : ' (skipped: no cudaDevAttrIpcEventSupport)'}: a child on GPU 1 waits on the parent's event, reads the parent's memory and writes its own pattern`,
+    async () => {
+      const d0 = Device.get(0).makeCurrent();
+      const PARENT = 0x5a5a;
+      const CHILD = 0xa5a5;
+      const stream = d0.createStream({ nonBlocking: true });
+      const mem = d0.allocate(BYTES);
+      const host = new Uint32Array(WORDS);
+      fillPattern(host, PARENT);
+      const [event] = ok(
+        cudart.cudaEventCreateWithFlags(cudart.cudaEventInterprocess | cudart.cudaEventDisableTiming),
+        'cudaEventCreateWithFlags(interprocess)',
+      );
+      try {
+        // The child waits for this event on its own stream: the copy may still be under way when it starts.
+        mem.copyFrom(host, { stream });
+        ok(cudart.cudaEventRecord(event, stream.handle), 'cudaEventRecord');
+        const [memHandle] = ok(cudart.cudaIpcGetMemHandle(mem.ptr), 'cudaIpcGetMemHandle');
+        const [eventHandle] = ok(cudart.cudaIpcGetEventHandle(event), 'cudaIpcGetEventHandle');
+        const hex = (h: { reserved: Uint8Array }) => Buffer.from(h.reserved).toString('hex');
+        const r = spawnSync(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            path.join(__dirname, 'fixtures', 'ipc-peer-child.ts'),
+            '1',
+            hex(memHandle),
+            hex(eventHandle),
+            String(BYTES),
+            String(PARENT),
+            String(CHILD),
+          ],
+          {
+            cwd: root,
+            encoding: 'utf8',
+            timeout: CHILD_TIMEOUT_MS,
+          },
+        );
+        console.log(`== fixtures/ipc-peer-child.ts: exit ${r.status}${r.signal ? ` (${r.signal})` : ''}\n${r.stdout}${r.stderr}`);
+        const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
+        expect({ status: r.status, signal: r.signal, error: r.error?.message ?? null }).toEqual({ status: 0, signal: null, error: null });
+        expect(JSON.parse(line!.slice('RESULT '.length))).toMatchObject({ device: 1, parentMismatches: 0, wrote: BYTES });
 
-      // The child recorded the event after its write: the copy back waits for it.
-      ok(cudart.cudaStreamWaitEvent(stream.handle, event, 0), 'cudaStreamWaitEvent');
-      host.fill(0);
-      mem.copyTo(host, { stream });
-      await stream.synchronize();
-      expect(patternMismatches(host, CHILD)).toBe(0);
-    } finally {
-      cudart.cudaEventDestroy(event);
-      mem.close();
-      stream.close();
-    }
-  }, CHILD_TIMEOUT_MS + 30_000);
+        // The child recorded the event after its write: the copy back waits for it.
+        ok(cudart.cudaStreamWaitEvent(stream.handle, event, 0), 'cudaStreamWaitEvent');
+        host.fill(0);
+        mem.copyTo(host, { stream });
+        await stream.synchronize();
+        expect(patternMismatches(host, CHILD)).toBe(0);
+      } finally {
+        cudart.cudaEventDestroy(event);
+        mem.close();
+        stream.close();
+      }
+    },
+    CHILD_TIMEOUT_MS + 30_000,
+  );
 });

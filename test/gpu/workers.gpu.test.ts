@@ -17,12 +17,21 @@ describeGpu(`worker threads on ${count} device(s)`, () => {
     cudart.cudaSetDevice(mine);
     const arrived = new SharedArrayBuffer(4);
     const results = await Promise.all(
-      Array.from({ length: WORKERS }, (_, index) => runWorker({ index, device: index % count, workers: WORKERS, rounds: 8, n: 1 << 20, arrived })),
+      Array.from({ length: WORKERS }, (_, index) =>
+        runWorker({ index, device: index % count, workers: WORKERS, rounds: 8, n: 1 << 20, arrived }),
+      ),
     );
     for (const r of results) console.log(JSON.stringify(r));
     expect(results).toEqual(
       Array.from({ length: WORKERS }, (_, index) => ({
-        kind: 'done', index, device: index % count, seenAfterOthers: index % count, seenAtEnd: index % count, rounds: 8, bytesChecked: 8 * 2 * (1 << 20) * 4, mismatchedWords: 0,
+        kind: 'done',
+        index,
+        device: index % count,
+        seenAfterOthers: index % count,
+        seenAtEnd: index % count,
+        rounds: 8,
+        bytesChecked: 8 * 2 * (1 << 20) * 4,
+        mismatchedWords: 0,
       })),
     );
     expect(cudart.cudaGetDevice()).toEqual([cudart.cudaError_t.cudaSuccess, mine]);

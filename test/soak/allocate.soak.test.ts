@@ -29,7 +29,13 @@ const { gpu, title } = probeGpu('soak: allocate and close');
     held.close();
     await settle();
     watch.finish();
-    report('allocate', { cycles: done, target: CYCLES, elapsedS: +elapsed.toFixed(2), usPerCycle: +((elapsed * 1e6) / done).toFixed(2), ...watch.figures() });
+    report('allocate', {
+      cycles: done,
+      target: CYCLES,
+      elapsedS: +elapsed.toFixed(2),
+      usPerCycle: +((elapsed * 1e6) / done).toFixed(2),
+      ...watch.figures(),
+    });
     if (done < CYCLES) budget.fail(done);
     expectDeviceMemoryBack(watch);
     expectHostMemoryBack(watch);

@@ -1,7 +1,19 @@
 // 10^4 DeviceBuffers of 1 MiB dropped without close(): the finalizer frees every one once they are
 // collected, and the 10 GiB they held comes back.
 import { core } from '../../src';
-import { Budget, collectUntil, countFinalized, deviceFree, expectDeviceMemoryBack, gc, MiB, probeGpu, report, settle, Watch } from './helpers';
+import {
+  Budget,
+  collectUntil,
+  countFinalized,
+  deviceFree,
+  expectDeviceMemoryBack,
+  gc,
+  MiB,
+  probeGpu,
+  report,
+  settle,
+  Watch,
+} from './helpers';
 
 const DROPPED = 10_000;
 const SIZE = 1 << 20;
@@ -33,8 +45,13 @@ const { gpu, title } = probeGpu('soak: dropped device buffers');
       await settle();
       watch.finish();
       report('dropped-buffers', {
-        cycles: done, target: DROPPED, elapsedS: +elapsed.toFixed(2), collectS: +collectS.toFixed(2),
-        finalized: finalized.counts.DeviceBuffer ?? 0, heldMiB: Math.round(held / MiB), ...watch.figures(),
+        cycles: done,
+        target: DROPPED,
+        elapsedS: +elapsed.toFixed(2),
+        collectS: +collectS.toFixed(2),
+        finalized: finalized.counts.DeviceBuffer ?? 0,
+        heldMiB: Math.round(held / MiB),
+        ...watch.figures(),
       });
       if (done < DROPPED) budget.fail(done);
       expect(held).toBeGreaterThanOrEqual(0.99 * DROPPED * SIZE);

@@ -1,7 +1,18 @@
 // 10^5 streams and 10^5 events created and closed; then 10^4 of each dropped without close(), which
 // the core layer's finalizer must free once they are collected: every one of them, and the memory.
 import { core, cudart } from '../../src';
-import { Budget, collectUntil, countFinalized, expectDeviceMemoryBack, expectHostMemoryBack, gc, probeGpu, report, settle, Watch } from './helpers';
+import {
+  Budget,
+  collectUntil,
+  countFinalized,
+  expectDeviceMemoryBack,
+  expectHostMemoryBack,
+  gc,
+  probeGpu,
+  report,
+  settle,
+  Watch,
+} from './helpers';
 
 const CLOSED = 100_000;
 const DROPPED = 10_000;
@@ -67,9 +78,21 @@ const { gpu, title } = probeGpu('soak: streams and events');
       const collectS = (performance.now() - t0) / 1000;
       await settle();
       watch.finish();
-      report('streams-events-dropped', { cycles: done, target: DROPPED, elapsedS: +elapsed.toFixed(2), collectS: +collectS.toFixed(2), finalizedStreams: finalized.counts.Stream ?? 0, finalizedEvents: finalized.counts.Event ?? 0, ...watch.figures() });
+      report('streams-events-dropped', {
+        cycles: done,
+        target: DROPPED,
+        elapsedS: +elapsed.toFixed(2),
+        collectS: +collectS.toFixed(2),
+        finalizedStreams: finalized.counts.Stream ?? 0,
+        finalizedEvents: finalized.counts.Event ?? 0,
+        ...watch.figures(),
+      });
       if (done < DROPPED) budget.fail(done);
-      expect({ all, streams: finalized.counts.Stream, events: finalized.counts.Event }).toEqual({ all: true, streams: DROPPED, events: DROPPED });
+      expect({ all, streams: finalized.counts.Stream, events: finalized.counts.Event }).toEqual({
+        all: true,
+        streams: DROPPED,
+        events: DROPPED,
+      });
       expectDeviceMemoryBack(watch);
     } finally {
       finalized.stop();

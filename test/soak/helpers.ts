@@ -13,7 +13,8 @@ export const FREE_TOLERANCE = 64 * MiB;
 export function probeGpu(what: string): { gpu: boolean; title: string } {
   try {
     const [err, count] = cudart.cudaGetDeviceCount();
-    if (err !== cudart.cudaError_t.cudaSuccess) return { gpu: false, title: `${what}: skipped, no CUDA device (${cudart.cudaError_t[err]})` };
+    if (err !== cudart.cudaError_t.cudaSuccess)
+      return { gpu: false, title: `${what}: skipped, no CUDA device (${cudart.cudaError_t[err]})` };
     if (!count) return { gpu: false, title: `${what}: skipped, cudaGetDeviceCount found 0 devices` };
     return { gpu: true, title: what };
   } catch (e) {
@@ -122,7 +123,9 @@ export class Budget {
   }
 
   fail(done: number): never {
-    throw new Error(`${this.what}: ran ${done} of ${this.cycles} cycles, then its budget of ${this.seconds} s ran out (${this.elapsed.toFixed(1)} s)`);
+    throw new Error(
+      `${this.what}: ran ${done} of ${this.cycles} cycles, then its budget of ${this.seconds} s ran out (${this.elapsed.toFixed(1)} s)`,
+    );
   }
 }
 

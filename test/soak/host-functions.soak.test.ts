@@ -49,7 +49,14 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
       await settle();
       watch.finish();
       const ran = seen.reduce((n, l) => n + l.length, 0);
-      report('host-functions', { cycles: done, target: TOTAL, ran, pending: cudart.pendingHostFunctions(), elapsedS: +elapsed.toFixed(2), ...watch.figures() });
+      report('host-functions', {
+        cycles: done,
+        target: TOTAL,
+        ran,
+        pending: cudart.pendingHostFunctions(),
+        elapsedS: +elapsed.toFixed(2),
+        ...watch.figures(),
+      });
       for (const r of [...buffers, ...streams]) r.close();
     }
     if (done < TOTAL) budget.fail(done);

@@ -35,7 +35,17 @@ const { gpu, title } = probeGpu('soak: module loads');
         const kernel = ok(cudart.cudaLibraryGetKernel(lib, 'bytePattern'), `cudaLibraryGetKernel (${at})`)[0];
         if (done % LAUNCH_EVERY === 0) {
           const seed = (done / LAUNCH_EVERY) & 0xff;
-          ok(cudart.cudaLaunchKernel(kernel, { x: N / 256, y: 1, z: 1 }, { x: 256, y: 1, z: 1 }, [cudart.ptr(out.ptr), cudart.i32(N), cudart.u32(seed)], 0, null), `cudaLaunchKernel (${at})`);
+          ok(
+            cudart.cudaLaunchKernel(
+              kernel,
+              { x: N / 256, y: 1, z: 1 },
+              { x: 256, y: 1, z: 1 },
+              [cudart.ptr(out.ptr), cudart.i32(N), cudart.u32(seed)],
+              0,
+              null,
+            ),
+            `cudaLaunchKernel (${at})`,
+          );
           out.copyTo(host);
           for (let i = 0; i < N; i++) if (host[i] !== patternByte(i, seed)) wrongBytes++;
           launches++;
@@ -47,7 +57,15 @@ const { gpu, title } = probeGpu('soak: module loads');
       out.close();
       await settle();
       watch.finish();
-      report('modules', { cycles: done, target: CYCLES, launches, wrongBytes, elapsedS: +elapsed.toFixed(2), usPerCycle: done ? +((elapsed * 1e6) / done).toFixed(1) : null, ...watch.figures() });
+      report('modules', {
+        cycles: done,
+        target: CYCLES,
+        launches,
+        wrongBytes,
+        elapsedS: +elapsed.toFixed(2),
+        usPerCycle: done ? +((elapsed * 1e6) / done).toFixed(1) : null,
+        ...watch.figures(),
+      });
     }
     if (done < CYCLES) budget.fail(done);
     expect({ launches, wrongBytes }).toEqual({ launches: CYCLES / LAUNCH_EVERY, wrongBytes: 0 });

@@ -70,7 +70,16 @@ export function runClang(headers: string[], defines: string[] = [], extraInclude
   const clang = findClang();
   const inc = cudaInclude();
   const src = headers.map((h) => `#include <${h}>\n`).join('');
-  const args = ['-x', 'c', '-std=c11', `-I${stubDir}`, ...extraInclude.map((d) => `-I${d}`), `-I${inc}`, ...defines.map((d) => `-D${d}`), '-'];
+  const args = [
+    '-x',
+    'c',
+    '-std=c11',
+    `-I${stubDir}`,
+    ...extraInclude.map((d) => `-I${d}`),
+    `-I${inc}`,
+    ...defines.map((d) => `-D${d}`),
+    '-',
+  ];
   const json = execFileSync(clang, ['-Xclang', '-ast-dump=json', '-fsyntax-only', ...args], {
     input: src,
     maxBuffer: 1 << 30,

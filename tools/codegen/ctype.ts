@@ -2,8 +2,21 @@
 // a small tree, with typedef names kept so handles and aliases can be told apart.
 
 export type PrimName =
-  | 'void' | 'bool' | 'char' | 'schar' | 'uchar' | 'short' | 'ushort' | 'int' | 'uint'
-  | 'long' | 'ulong' | 'llong' | 'ullong' | 'float' | 'double';
+  | 'void'
+  | 'bool'
+  | 'char'
+  | 'schar'
+  | 'uchar'
+  | 'short'
+  | 'ushort'
+  | 'int'
+  | 'uint'
+  | 'long'
+  | 'ulong'
+  | 'llong'
+  | 'ullong'
+  | 'float'
+  | 'double';
 
 export type CType =
   | { k: 'prim'; name: PrimName }
@@ -15,12 +28,31 @@ export type CType =
   | { k: 'fn'; spelled: string };
 
 const PRIMS: Record<string, PrimName> = {
-  void: 'void', _Bool: 'bool', bool: 'bool', char: 'char', 'signed char': 'schar', 'unsigned char': 'uchar',
-  short: 'short', 'short int': 'short', 'unsigned short': 'ushort', 'unsigned short int': 'ushort',
-  int: 'int', signed: 'int', 'signed int': 'int', unsigned: 'uint', 'unsigned int': 'uint',
-  long: 'long', 'long int': 'long', 'unsigned long': 'ulong', 'unsigned long int': 'ulong',
-  'long long': 'llong', 'long long int': 'llong', 'unsigned long long': 'ullong', 'unsigned long long int': 'ullong',
-  float: 'float', double: 'double',
+  void: 'void',
+  _Bool: 'bool',
+  bool: 'bool',
+  char: 'char',
+  'signed char': 'schar',
+  'unsigned char': 'uchar',
+  short: 'short',
+  'short int': 'short',
+  'unsigned short': 'ushort',
+  'unsigned short int': 'ushort',
+  int: 'int',
+  signed: 'int',
+  'signed int': 'int',
+  unsigned: 'uint',
+  'unsigned int': 'uint',
+  long: 'long',
+  'long int': 'long',
+  'unsigned long': 'ulong',
+  'unsigned long int': 'ulong',
+  'long long': 'llong',
+  'long long int': 'llong',
+  'unsigned long long': 'ullong',
+  'unsigned long long int': 'ullong',
+  float: 'float',
+  double: 'double',
 };
 
 export interface TypeEnv {
@@ -56,7 +88,10 @@ export function parseCType(spelled: string, env: TypeEnv, seen: Set<string> = ne
     const constTo = /^const\b/.test(inner) || /\bconst$/.test(inner);
     return { k: 'ptr', to: parseCType(inner, env, seen), constTo };
   }
-  s = s.replace(/\b(const|volatile|restrict|__restrict)\b/g, '').replace(/\s+/g, ' ').trim();
+  s = s
+    .replace(/\b(const|volatile|restrict|__restrict)\b/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   const tag = /^(struct|union|enum) (\w+)$/.exec(s);
   if (tag) return tag[1] === 'enum' ? { k: 'enum', name: tag[2] } : { k: 'record', key: tag[2] };
   if (PRIMS[s]) return { k: 'prim', name: PRIMS[s] };
@@ -76,15 +111,40 @@ export function resolve(t: CType): Exclude<CType, { k: 'typedef' }> {
 
 /** The C spelling of each primitive (the reduced declarations' prototypes). */
 export const PRIM_C: Record<PrimName, string> = {
-  void: 'void', bool: '_Bool', char: 'char', schar: 'signed char', uchar: 'unsigned char', short: 'short',
-  ushort: 'unsigned short', int: 'int', uint: 'unsigned int', long: 'long', ulong: 'unsigned long',
-  llong: 'long long', ullong: 'unsigned long long', float: 'float', double: 'double',
+  void: 'void',
+  bool: '_Bool',
+  char: 'char',
+  schar: 'signed char',
+  uchar: 'unsigned char',
+  short: 'short',
+  ushort: 'unsigned short',
+  int: 'int',
+  uint: 'unsigned int',
+  long: 'long',
+  ulong: 'unsigned long',
+  llong: 'long long',
+  ullong: 'unsigned long long',
+  float: 'float',
+  double: 'double',
 };
 
 /** Size and alignment of a primitive on LP64 (Linux x86-64 and aarch64). */
 export const PRIM_SIZE: Record<PrimName, number> = {
-  void: 1, bool: 1, char: 1, schar: 1, uchar: 1, short: 2, ushort: 2, int: 4, uint: 4,
-  long: 8, ulong: 8, llong: 8, ullong: 8, float: 4, double: 8,
+  void: 1,
+  bool: 1,
+  char: 1,
+  schar: 1,
+  uchar: 1,
+  short: 2,
+  ushort: 2,
+  int: 4,
+  uint: 4,
+  long: 8,
+  ulong: 8,
+  llong: 8,
+  ullong: 8,
+  float: 4,
+  double: 8,
 };
 
 export function isSignedPrim(p: PrimName): boolean {

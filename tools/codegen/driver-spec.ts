@@ -7,8 +7,10 @@ const outArr = (count: string, countMode: 'inout' | 'in' = 'inout'): ParamSpec =
 const dep = { dependencies: inArr('numDependencies') };
 const jit = { options: inArr('numOptions'), optionValues: inArr('numOptions') };
 const lib = {
-  jitOptions: inArr('numJitOptions'), jitOptionsValues: inArr('numJitOptions'),
-  libraryOptions: inArr('numLibraryOptions'), libraryOptionValues: inArr('numLibraryOptions'),
+  jitOptions: inArr('numJitOptions'),
+  jitOptionsValues: inArr('numJitOptions'),
+  libraryOptions: inArr('numLibraryOptions'),
+  libraryOptionValues: inArr('numLibraryOptions'),
 };
 const batch = { dptrs: inArr('count', false), sizes: inArr('count', false) };
 const prefetch = { ...batch, prefetchLocs: inArr('numPrefetchLocs', false), prefetchLocIdxs: inArr('numPrefetchLocs', false) };
@@ -28,7 +30,13 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuLibraryLoadData: lib,
   cuLibraryLoadFromFile: lib,
   cuLibraryEnumerateKernels: { kernels: outArr('numKernels', 'in') },
-  cuMemcpyBatchAsync: { dsts: inArr('count', false), srcs: inArr('count', false), sizes: inArr('count', false), attrs: inArr('numAttrs', false), attrsIdxs: inArr('numAttrs', false) },
+  cuMemcpyBatchAsync: {
+    dsts: inArr('count', false),
+    srcs: inArr('count', false),
+    sizes: inArr('count', false),
+    attrs: inArr('numAttrs', false),
+    attrsIdxs: inArr('numAttrs', false),
+  },
   cuMemcpy3DBatchAsync: { opList: inArr('numOps', false) },
   cuMemBatchDecompressAsync: { paramsArray: inArr('count', false) },
   cuMemMapArrayAsync: { mapInfoList: inArr('count', false) },
@@ -49,7 +57,11 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuMemDiscardBatchAsync: batch,
   cuMemDiscardAndPrefetchBatchAsync: prefetch,
   cuMemRangeGetAttribute: { data: { k: 'rangeAttr', size: 'dataSize', attr: 'attribute' } },
-  cuMemRangeGetAttributes: { data: inArr('numAttributes', false), dataSizes: inArr('numAttributes', false), attributes: inArr('numAttributes', false) },
+  cuMemRangeGetAttributes: {
+    data: inArr('numAttributes', false),
+    dataSizes: inArr('numAttributes', false),
+    attributes: inArr('numAttributes', false),
+  },
   cuStreamBeginCaptureToGraph: { dependencies: inArr('numDependencies'), dependencyData: inArr('numDependencies') },
   cuStreamGetCaptureInfo: {
     dependencies_out: { k: 'borrowedArray', count: 'numDependencies_out' },
@@ -88,8 +100,16 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
   cuGraphGetEdges: { from: outArr('numEdges'), to: outArr('numEdges'), edgeData: outArr('numEdges') },
   cuGraphNodeGetDependencies: { dependencies: outArr('numDependencies'), edgeData: outArr('numDependencies') },
   cuGraphNodeGetDependentNodes: { dependentNodes: outArr('numDependentNodes'), edgeData: outArr('numDependentNodes') },
-  cuGraphAddDependencies: { from: inArr('numDependencies', false), to: inArr('numDependencies', false), edgeData: inArr('numDependencies') },
-  cuGraphRemoveDependencies: { from: inArr('numDependencies', false), to: inArr('numDependencies', false), edgeData: inArr('numDependencies') },
+  cuGraphAddDependencies: {
+    from: inArr('numDependencies', false),
+    to: inArr('numDependencies', false),
+    edgeData: inArr('numDependencies'),
+  },
+  cuGraphRemoveDependencies: {
+    from: inArr('numDependencies', false),
+    to: inArr('numDependencies', false),
+    edgeData: inArr('numDependencies'),
+  },
   cuGraphicsMapResources: { resources: inArr('count', false) },
   cuGraphicsUnmapResources: { resources: inArr('count', false) },
   cuLogsDumpToFile: { iterator: { k: 'inout' } },
@@ -110,16 +130,22 @@ const paramSpecs: Record<string, Record<string, ParamSpec>> = {
 };
 
 const extents: Record<string, Record<string, ExtentBytes>> = {
-  cuMemcpyHtoD: { srcHost: 'ByteCount' }, cuMemcpyHtoDAsync: { srcHost: 'ByteCount' },
-  cuMemcpyDtoH: { dstHost: 'ByteCount' }, cuMemcpyDtoHAsync: { dstHost: 'ByteCount' },
-  cuMemcpyHtoA: { srcHost: 'ByteCount' }, cuMemcpyHtoAAsync: { srcHost: 'ByteCount' },
-  cuMemcpyAtoH: { dstHost: 'ByteCount' }, cuMemcpyAtoHAsync: { dstHost: 'ByteCount' },
+  cuMemcpyHtoD: { srcHost: 'ByteCount' },
+  cuMemcpyHtoDAsync: { srcHost: 'ByteCount' },
+  cuMemcpyDtoH: { dstHost: 'ByteCount' },
+  cuMemcpyDtoHAsync: { dstHost: 'ByteCount' },
+  cuMemcpyHtoA: { srcHost: 'ByteCount' },
+  cuMemcpyHtoAAsync: { srcHost: 'ByteCount' },
+  cuMemcpyAtoH: { dstHost: 'ByteCount' },
+  cuMemcpyAtoHAsync: { dstHost: 'ByteCount' },
   cuMemHostRegister: { p: 'bytesize' },
   cuLinkAddData: { data: 'size' },
   cuLogsDumpToMemory: { buffer: 'size' },
   cuParamSetv: { ptr: 'numbytes' },
-  cuCoredumpGetAttribute: { value: 'size' }, cuCoredumpGetAttributeGlobal: { value: 'size' },
-  cuCoredumpSetAttribute: { value: 'size' }, cuCoredumpSetAttributeGlobal: { value: 'size' },
+  cuCoredumpGetAttribute: { value: 'size' },
+  cuCoredumpGetAttributeGlobal: { value: 'size' },
+  cuCoredumpSetAttribute: { value: 'size' },
+  cuCoredumpSetAttributeGlobal: { value: 'size' },
   cuDevSmResourceSplitByCount: { result: 'nbGroups * sizeof(CUdevResource)' },
   cuMemExportToShareableHandle: { shareableHandle: { bytes: 'shareableHandleBytes(handleType)', what: 'the handle type' } },
   cuMemPoolExportToShareableHandle: { handle_out: { bytes: 'shareableHandleBytes(handleType)', what: 'the handle type' } },
@@ -134,8 +160,12 @@ const extents: Record<string, Record<string, ExtentBytes>> = {
 const jitLog = { optionValues: 'jitLogBytes(options, optionValues, i)' };
 const libJitLog = { jitOptionsValues: 'jitLogBytes(jitOptions, jitOptionsValues, i)' };
 const elementExtents: Record<string, Record<string, string>> = {
-  cuModuleLoadDataEx: jitLog, cuLinkCreate: jitLog, cuLinkAddData: jitLog, cuLinkAddFile: jitLog,
-  cuLibraryLoadData: libJitLog, cuLibraryLoadFromFile: libJitLog,
+  cuModuleLoadDataEx: jitLog,
+  cuLinkCreate: jitLog,
+  cuLinkAddData: jitLog,
+  cuLinkAddFile: jitLog,
+  cuLibraryLoadData: libJitLog,
+  cuLibraryLoadFromFile: libJitLog,
   cuMemRangeGetAttributes: { data: 'nth(dataSizes, i)' },
   cuPointerGetAttributes: { data: 'pointerAttrBytes(nth(attributes, i))' },
 };
@@ -145,8 +175,14 @@ const host3D = (side: 'src' | 'dst', z: string, h: string, depth: string) =>
   `s.${side}MemoryType === 1 ? hostBytes3D(s.${side}XInBytes, s.${side}Y, ${z}, s.${side}Pitch, ${h}, s.WidthInBytes, s.Height, ${depth}) : 0`;
 const fieldExtents: Record<string, Record<string, string>> = {
   CUDA_MEMCPY2D_st: { srcHost: host3D('src', '0', '0', '1'), dstHost: host3D('dst', '0', '0', '1') },
-  CUDA_MEMCPY3D_st: { srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'), dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth') },
-  CUDA_MEMCPY3D_PEER_st: { srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'), dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth') },
+  CUDA_MEMCPY3D_st: {
+    srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'),
+    dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth'),
+  },
+  CUDA_MEMCPY3D_PEER_st: {
+    srcHost: host3D('src', 's.srcZ', 's.srcHeight', 's.Depth'),
+    dstHost: host3D('dst', 's.dstZ', 's.dstHeight', 's.Depth'),
+  },
 };
 
 /** Pointers to non-const data that C does not write host memory through, and why (extents.ts). */
@@ -165,15 +201,23 @@ const notWritten: Record<string, Record<string, string>> = {
   cuLaunchHostFunc: { userData },
   cuLogsRegisterCallback: { userData },
   cuUserObjectCreate: { ptr: 'handed to the destroy callback, never dereferenced by CUDA' },
-  cuMemImportFromShareableHandle: { osHandle: 'read, not written: a POSIX fd passed as its value, or the address of a Win32 or fabric handle' },
-  cuMemPoolImportFromShareableHandle: { handle: 'read, not written: a POSIX fd passed as its value, or the address of a Win32 or fabric handle' },
+  cuMemImportFromShareableHandle: {
+    osHandle: 'read, not written: a POSIX fd passed as its value, or the address of a Win32 or fabric handle',
+  },
+  cuMemPoolImportFromShareableHandle: {
+    handle: 'read, not written: a POSIX fd passed as its value, or the address of a Win32 or fabric handle',
+  },
   cuLaunchKernel: { extra: 'read, not written: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END (cuda.launchParamBuffer builds it)' },
-  cuLaunchKernelEx: { extra: 'read, not written: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END (cuda.launchParamBuffer builds it)' },
+  cuLaunchKernelEx: {
+    extra: 'read, not written: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END (cuda.launchParamBuffer builds it)',
+  },
   cuTensorMapEncodeTiled: { globalAddress: deviceAddress },
   cuTensorMapEncodeIm2col: { globalAddress: deviceAddress },
   cuTensorMapEncodeIm2colWide: { globalAddress: deviceAddress },
   cuTensorMapReplaceAddress: { globalAddress: deviceAddress },
-  cuDeviceGetNvSciSyncAttributes: { nvSciSyncAttrList: 'an NvSciSyncAttrList handle (NvSciSync owns and fills the list); not host memory of the caller' },
+  cuDeviceGetNvSciSyncAttributes: {
+    nvSciSyncAttrList: 'an NvSciSyncAttrList handle (NvSciSync owns and fills the list); not host memory of the caller',
+  },
   cuGraphicsEGLRegisterImage: { image: egl },
   cuEGLStreamConsumerConnect: { stream: egl },
   cuEGLStreamConsumerConnectWithFlags: { stream: egl },
@@ -197,7 +241,14 @@ export const driverApi: ApiConfig = {
   status: { type: 'CUresult', enumTs: 'CUresult', success: 'CUDA_SUCCESS' },
   ffi: 'src/ffi/cuda.gen.ts',
   lib: { module: '../ffi/cuda-lib', fn: 'libcuda' },
-  ffiConstants: ['CU_STREAM_LEGACY', 'CU_STREAM_PER_THREAD', 'CU_STREAM_CAPTURE_STATUS_ACTIVE', 'CU_LAUNCH_PARAM_BUFFER_POINTER', 'CU_LAUNCH_PARAM_BUFFER_SIZE', 'CU_LAUNCH_PARAM_END'],
+  ffiConstants: [
+    'CU_STREAM_LEGACY',
+    'CU_STREAM_PER_THREAD',
+    'CU_STREAM_CAPTURE_STATUS_ACTIVE',
+    'CU_LAUNCH_PARAM_BUFFER_POINTER',
+    'CU_LAUNCH_PARAM_BUFFER_SIZE',
+    'CU_LAUNCH_PARAM_END',
+  ],
   libLabel: 'libcuda',
   spec: {
     paramSpecs,
@@ -208,38 +259,60 @@ export const driverApi: ApiConfig = {
     integerHandles: new Set(['CUtexObject', 'CUsurfObject', 'CUgraphConditionalHandle', 'CUtexObject_v1', 'CUsurfObject_v1']),
     attrTables: {
       memPoolAttr: {
-        enumName: 'CUmemPool_attribute', defaultType: 'int',
+        enumName: 'CUmemPool_attribute',
+        defaultType: 'int',
         types: {
-          CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: 'u64', CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: 'u64', CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: 'u64',
-          CU_MEMPOOL_ATTR_USED_MEM_CURRENT: 'u64', CU_MEMPOOL_ATTR_USED_MEM_HIGH: 'u64',
+          CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: 'u64',
+          CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: 'u64',
+          CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: 'u64',
+          CU_MEMPOOL_ATTR_USED_MEM_CURRENT: 'u64',
+          CU_MEMPOOL_ATTR_USED_MEM_HIGH: 'u64',
         },
       },
       graphMemAttr: { enumName: 'CUgraphMem_attribute', defaultType: 'u64', types: {} },
       pointerAttr: {
-        enumName: 'CUpointer_attribute', defaultType: 'int',
+        enumName: 'CUpointer_attribute',
+        defaultType: 'int',
         types: {
-          CU_POINTER_ATTRIBUTE_CONTEXT: 'u64', CU_POINTER_ATTRIBUTE_DEVICE_POINTER: 'u64', CU_POINTER_ATTRIBUTE_HOST_POINTER: 'u64',
-          CU_POINTER_ATTRIBUTE_BUFFER_ID: 'u64', CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: 'u64', CU_POINTER_ATTRIBUTE_RANGE_SIZE: 'u64',
-          CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: 'u64', CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: 'u64', CU_POINTER_ATTRIBUTE_MAPPING_SIZE: 'u64',
-          CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: 'u64', CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: 'u64', CU_POINTER_ATTRIBUTE_P2P_TOKENS: 'u64',
+          CU_POINTER_ATTRIBUTE_CONTEXT: 'u64',
+          CU_POINTER_ATTRIBUTE_DEVICE_POINTER: 'u64',
+          CU_POINTER_ATTRIBUTE_HOST_POINTER: 'u64',
+          CU_POINTER_ATTRIBUTE_BUFFER_ID: 'u64',
+          CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: 'u64',
+          CU_POINTER_ATTRIBUTE_RANGE_SIZE: 'u64',
+          CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: 'u64',
+          CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: 'u64',
+          CU_POINTER_ATTRIBUTE_MAPPING_SIZE: 'u64',
+          CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: 'u64',
+          CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: 'u64',
+          CU_POINTER_ATTRIBUTE_P2P_TOKENS: 'u64',
         },
       },
     },
     docs: {},
     // Arguments libcuda 580 crashes on instead of returning an error (found by tools/find-crashers.sh).
     checks: {
-      cuVDPAUCtxCreate: [`if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUCtxCreate', 'vdpGetProcAddress', 'must be VDPAU\\'s VdpGetProcAddress, not NULL');`],
-      cuVDPAUGetDevice: [`if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUGetDevice', 'vdpGetProcAddress', 'must be VDPAU\\'s VdpGetProcAddress, not NULL');`],
+      cuVDPAUCtxCreate: [
+        `if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUCtxCreate', 'vdpGetProcAddress', 'must be VDPAU\\'s VdpGetProcAddress, not NULL');`,
+      ],
+      cuVDPAUGetDevice: [
+        `if (a_vdpGetProcAddress === null || a_vdpGetProcAddress === 0n) M.rangeError('cuVDPAUGetDevice', 'vdpGetProcAddress', 'must be VDPAU\\'s VdpGetProcAddress, not NULL');`,
+      ],
       cuStreamSynchronize: [`HC.guardBlockingWait('cuStreamSynchronize', a_hStream);`],
       cuEventSynchronize: [`HC.guardBlockingWait('cuEventSynchronize');`],
       cuCtxSynchronize: [`HC.guardBlockingWait('cuCtxSynchronize');`],
-      cuDevResourceGenerateDesc: [`if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');`],
+      cuDevResourceGenerateDesc: [
+        `if (a_nbResources < 1) M.rangeError('cuDevResourceGenerateDesc', 'nbResources', 'must be at least 1: a descriptor of no resources is not one');`,
+      ],
       cuMemcpy3DPeer: [peerContexts('cuMemcpy3DPeer')],
       cuMemcpy3DPeerAsync: [peerContexts('cuMemcpy3DPeerAsync')],
     },
   },
   skipped: [
     ['(none skipped)', 'every function the headers declare is bound'],
-    ['`cuEventCreateFromEGLSync`', 'bound, but libcuda 580 on x86-64 does not export it (Tegra only): calling it throws, naming the symbol'],
+    [
+      '`cuEventCreateFromEGLSync`',
+      'bound, but libcuda 580 on x86-64 does not export it (Tegra only): calling it throws, naming the symbol',
+    ],
   ],
 };

@@ -24,12 +24,15 @@ export function emitEnums(api: ApiConfig, model: Model, typeAliases: [string, st
     }
     o.push('}');
     for (const t of e.typedefs) {
-      if (t !== e.name) o.push(`/** Alias of {@link ${e.name}} (C typedef \`${t}\`): its members are types too. */\nexport import ${t} = ${e.name};`);
+      if (t !== e.name)
+        o.push(`/** Alias of {@link ${e.name}} (C typedef \`${t}\`): its members are types too. */\nexport import ${t} = ${e.name};`);
     }
     o.push('');
   }
   for (const [alias, target] of typeAliases) {
-    o.push(`/** Alias of {@link ${target}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${target};\nexport type ${alias} = ${target};`);
+    o.push(
+      `/** Alias of {@link ${target}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${target};\nexport type ${alias} = ${target};`,
+    );
   }
   return o.join('\n') + '\n';
 }
@@ -47,7 +50,11 @@ export interface ConstantModel {
   file: string;
 }
 
-export function collectConstants(model: Model, tm: TypeMap, api?: ApiConfig): { constants: ConstantModel[]; enumAliases: [string, string][]; structAliases: [string, string][] } {
+export function collectConstants(
+  model: Model,
+  tm: TypeMap,
+  api?: ApiConfig,
+): { constants: ConstantModel[]; enumAliases: [string, string][]; structAliases: [string, string][] } {
   const constants: ConstantModel[] = [];
   const enumAliases: [string, string][] = [];
   const structAliases: [string, string][] = [];
@@ -77,7 +84,8 @@ export function collectConstants(model: Model, tm: TypeMap, api?: ApiConfig): { 
     }
     if (/^\w+$/.test(m.body)) {
       const en = model.enumerators.get(m.body);
-      if (en) constants.push({ name: m.name, expr: `E.${en.enumName}.${m.body}`, value: String(en.value), kind: 'enumerator', file: m.file });
+      if (en)
+        constants.push({ name: m.name, expr: `E.${en.enumName}.${m.body}`, value: String(en.value), kind: 'enumerator', file: m.file });
       else if (enumNames.has(m.body)) enumAliases.push([m.name, m.body]);
       else if (model.typedefs.has(m.body) || model.records.has(m.body)) structAliases.push([m.name, m.body]);
     }
@@ -112,7 +120,8 @@ export function emitHandles(api: ApiConfig, model: Model, tm: TypeMap, from: str
     o.push(`export function ${b}(value: bigint | number): ${b} {\n  return handleFrom(value, ${q(b)}) as ${b};\n}`);
   }
   for (const [name, b] of tm.handleTypedefs) {
-    if (name !== b) o.push(`/** Alias of {@link ${b}} (C typedef \`${name}\`). */\nexport type ${name} = ${b};\nexport const ${name} = ${b};`);
+    if (name !== b)
+      o.push(`/** Alias of {@link ${b}} (C typedef \`${name}\`). */\nexport type ${name} = ${b};\nexport const ${name} = ${b};`);
   }
   return o.join('\n') + '\n';
 }
@@ -167,19 +176,65 @@ export interface ExtentRow {
 }
 
 /** C parameter names that would shadow a JS keyword or a name the generated code uses. */
-const taken = new Set(['function', 'default', 'new', 'delete', 'in', 'var', 'arguments', 'eval', 'M', 'K', 'X', 'S', 'E', 'H', 'W', 'err', 'koffi', 'L', 'KA', 'HC']);
+const taken = new Set([
+  'function',
+  'default',
+  'new',
+  'delete',
+  'in',
+  'var',
+  'arguments',
+  'eval',
+  'M',
+  'K',
+  'X',
+  'S',
+  'E',
+  'H',
+  'W',
+  'err',
+  'koffi',
+  'L',
+  'KA',
+  'HC',
+]);
 const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents } = api.spec;
-  const plan: Plan = { fn, jsParams: [], pre: [], late: [], args: [], koffiTypes: [], splitTypes: null, splitArgs: [], outs: [], post: [], after: [], notes: [], extentRules: [], missingExtents: [], checked: {}, outStarts: [] };
+  const plan: Plan = {
+    fn,
+    jsParams: [],
+    pre: [],
+    late: [],
+    args: [],
+    koffiTypes: [],
+    splitTypes: null,
+    splitArgs: [],
+    outs: [],
+    post: [],
+    after: [],
+    notes: [],
+    extentRules: [],
+    missingExtents: [],
+    checked: {},
+    outStarts: [],
+  };
   const specs = paramSpecs[fn.name] ?? {};
   const ext = extents[fn.name] ?? {};
   let slotN = 0;
   const F = fn.name;
   const local = (p: ParamModel) => `a_${p.name}`;
-  const isCountOfOutArray = new Set(Object.values(specs).filter((s): s is Extract<ParamSpec, { k: 'outArray' }> => s.k === 'outArray' && s.countMode === 'inout').map((s) => s.count));
-  const borrowedCounts = new Set(Object.values(specs).filter((s): s is Extract<ParamSpec, { k: 'borrowedArray' }> => s.k === 'borrowedArray').map((s) => s.count));
+  const isCountOfOutArray = new Set(
+    Object.values(specs)
+      .filter((s): s is Extract<ParamSpec, { k: 'outArray' }> => s.k === 'outArray' && s.countMode === 'inout')
+      .map((s) => s.count),
+  );
+  const borrowedCounts = new Set(
+    Object.values(specs)
+      .filter((s): s is Extract<ParamSpec, { k: 'borrowedArray' }> => s.k === 'borrowedArray')
+      .map((s) => s.count),
+  );
   const countSlot = new Map<string, number>();
   const countChecked = new Set<string>();
   // A JS host function passes a token as its user data in place of the caller's.
@@ -193,7 +248,8 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
   const elementExtents = api.spec.elementExtents?.[F] ?? {};
   const notWritten = api.spec.notWritten?.[F] ?? {};
   for (const [table, t] of Object.entries({ extents: ext, queried, elementExtents, notWritten })) {
-    for (const name of Object.keys(t)) if (!fn.params.some((p) => p.name === name)) throw new Error(`codegen: ${F} has no parameter ${name} (${table})`);
+    for (const name of Object.keys(t))
+      if (!fn.params.some((p) => p.name === name)) throw new Error(`codegen: ${F} has no parameter ${name} (${table})`);
   }
   const rules = new Map<string, ExtentRow>();
   /** Rows for the pointers inside arrays of pointers (`void **data`: what C does through data[i]). */
@@ -233,7 +289,8 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     plan.args.push(L);
     plan.koffiTypes.push('void *');
   };
-  const addJs = (p: ParamModel, ts: string) => plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type) });
+  const addJs = (p: ParamModel, ts: string) =>
+    plan.jsParams.push({ name: jsName(p.name), ts, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type) });
 
   for (const p of fn.params) {
     plan.outStarts.push([p.name, plan.outs.length]);
@@ -251,7 +308,10 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const i = slot();
       countSlot.set(p.name, i);
       addJs(p, 'number');
-      plan.pre.push(`const ${L} = M.size(${J}, '${F}', '${p.name}');`, `K.U32[${2 * i}] = ${L} % 4294967296; K.U32[${2 * i + 1}] = Math.floor(${L} / 4294967296);`);
+      plan.pre.push(
+        `const ${L} = M.size(${J}, '${F}', '${p.name}');`,
+        `K.U32[${2 * i}] = ${L} % 4294967296; K.U32[${2 * i + 1}] = Math.floor(${L} / 4294967296);`,
+      );
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
       plan.post.push(`const n_${p.name} = K.readSize(${i});`);
@@ -269,7 +329,9 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     if (spec?.k === 'inArray' && isCString(elemOf(r))) {
       // const char *const *: an array of strings, packed with their bytes in one allocation.
       addJs(p, `string[]${spec.nullable ? ' | null' : ''}`);
-      plan.late.push(`const ${L} = X.packStrings(${J}, ${local({ name: spec.count } as ParamModel)}, '${F}', '${p.name}', ${!!spec.nullable});`);
+      plan.late.push(
+        `const ${L} = X.packStrings(${J}, ${local({ name: spec.count } as ParamModel)}, '${F}', '${p.name}', ${!!spec.nullable});`,
+      );
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: array of ${spec.count} strings`);
@@ -282,12 +344,15 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const esz = tm.sizeOf(ek);
       const elemTs = ek.k === 'record' ? `S.${ek.rec.name} | S.${ek.rec.name}Init` : ek.k === 'addr' ? 'Pointer' : tsQ(tm, tm.tsIn(ek));
       addJs(p, `(${elemTs})[] | ArrayBufferView${spec.nullable ? ' | null' : ''}`);
-      const writer = ek.k === 'record'
-        ? `(dv, at, x, n) => X.packStruct(dv, at, x, S.${ek.rec.name}, n)`
-        : ek.k === 'addr'
-          ? `(dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, '${F}', n)), true)`
-          : `(dv, at, x, n) => ${scalarIO(ek).write}(dv, at, x, n)`;
-      plan.late.push(`const ${L} = X.packArray(${J}, ${local({ name: spec.count } as ParamModel)}, ${esz}, '${F}', '${p.name}', ${!!spec.nullable}, ${writer});`);
+      const writer =
+        ek.k === 'record'
+          ? `(dv, at, x, n) => X.packStruct(dv, at, x, S.${ek.rec.name}, n)`
+          : ek.k === 'addr'
+            ? `(dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, '${F}', n)), true)`
+            : `(dv, at, x, n) => ${scalarIO(ek).write}(dv, at, x, n)`;
+      plan.late.push(
+        `const ${L} = X.packArray(${J}, ${local({ name: spec.count } as ParamModel)}, ${esz}, '${F}', '${p.name}', ${!!spec.nullable}, ${writer});`,
+      );
       // A typed array the caller packed is checked against count × element size.
       plan.checked[J] = { bytes: `${jsName(spec.count)} * ${esz}`, unit: esz };
       plan.args.push(L);
@@ -317,7 +382,9 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const rec = (tm.value((r as { to: CType }).to) as { rec: RecordModel }).rec;
       const cnt = local({ name: spec.count } as ParamModel);
       addJs(p, `(S.${rec.name} | S.${rec.name}Init)[]`);
-      plan.late.push(`const ${L} = X.packArray(${J}, ${cnt}, ${rec.size}, '${F}', '${p.name}', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.${rec.name}, n));`);
+      plan.late.push(
+        `const ${L} = X.packArray(${J}, ${cnt}, ${rec.size}, '${F}', '${p.name}', false, (dv, at, x, n) => X.packStruct(dv, at, x, S.${rec.name}, n));`,
+      );
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.outs.push({ expr: `X.readStructs(${L}, ${cnt}, S.${rec.name})`, ts: `S.${rec.name}[]` });
@@ -334,9 +401,10 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       const n = spec.countMode === 'inout' ? `Math.min(${cnt}, n_${spec.count})` : cnt;
-      const read = ek.k === 'record'
-        ? `X.readStructs(${L}, ${n}, S.${ek.rec.name})`
-        : `X.readArray(${L}, ${n}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
+      const read =
+        ek.k === 'record'
+          ? `X.readStructs(${L}, ${n}, S.${ek.rec.name})`
+          : `X.readArray(${L}, ${n}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
       plan.outs.push({ expr: read, ts: `${ek.k === 'record' ? 'S.' + ek.rec.name : tsQ(tm, tm.tsOut(ek))}[]` });
       plan.notes.push(`${p.name}: output array of ${spec.count}`);
       rule(p, 'count', `${spec.count} × ${esz} bytes, allocated by the binding`);
@@ -353,7 +421,10 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.late.push(`const ${L} = M.bytes(Math.max(1, n_${p.name} * ${esz}));`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
-      plan.outs.push({ expr: `X.readArray(${L}, n_${p.name}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`, ts: `${tsQ(tm, tm.tsOut(ek))}[]` });
+      plan.outs.push({
+        expr: `X.readArray(${L}, n_${p.name}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`,
+        ts: `${tsQ(tm, tm.tsOut(ek))}[]`,
+      });
       plan.notes.push(`${p.name}: array as long as ${spec.query} says, returned`);
       rule(p, 'query', `what \`${spec.query}\` reports × ${esz} bytes, allocated by the binding`);
       continue;
@@ -365,9 +436,10 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       const esz = tm.sizeOf(ek);
       plan.args.push(`K.slot[${i}]`);
       plan.koffiTypes.push('void *');
-      const read = ek.k === 'record'
-        ? `X.readStructs(X.borrowed(K.U64[${i}], n_${spec.count} * ${esz}), n_${spec.count}, S.${ek.rec.name})`
-        : `X.readArray(X.borrowed(K.U64[${i}], n_${spec.count} * ${esz}), n_${spec.count}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
+      const read =
+        ek.k === 'record'
+          ? `X.readStructs(X.borrowed(K.U64[${i}], n_${spec.count} * ${esz}), n_${spec.count}, S.${ek.rec.name})`
+          : `X.readArray(X.borrowed(K.U64[${i}], n_${spec.count} * ${esz}), n_${spec.count}, ${esz}, (dv, at) => ${scalarIO(ek).read('dv', 'at')})`;
       plan.outs.push({ expr: read, ts: `${ek.k === 'record' ? 'S.' + ek.rec.name : tsQ(tm, tm.tsOut(ek))}[]` });
       plan.notes.push(`${p.name}: array owned by CUDA, copied out`);
       slotRule(p, null, 'a scratch slot for the address');
@@ -403,7 +475,10 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.late.push(`const ${L} = M.bytes(Math.max(4, ${local({ name: spec.size } as ParamModel)}));`);
       plan.args.push(L);
       plan.koffiTypes.push('void *');
-      plan.outs.push({ expr: `X.rangeAttrOut(${L}, ${local({ name: spec.attr } as ParamModel)}, ${local({ name: spec.size } as ParamModel)})`, ts: 'number | number[]' });
+      plan.outs.push({
+        expr: `X.rangeAttrOut(${L}, ${local({ name: spec.attr } as ParamModel)}, ${local({ name: spec.size } as ParamModel)})`,
+        ts: 'number | number[]',
+      });
       plan.notes.push(`${p.name}: value typed by ${spec.attr}`);
       rule(p, 'size', `\`${spec.size}\` bytes (at least 4), allocated by the binding`);
       continue;
@@ -449,7 +524,9 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       // A JS function (run on the JS thread, see ffi/host-callbacks.ts) or a native pointer.
       const sig = spec.kind === 'hostFn' ? '(userData: bigint) => void' : '(stream: bigint, status: number, userData: bigint) => void';
       addJs(p, `(${sig}) | bigint | null`);
-      plan.late.push(`const r_${p.name} = HC.registerHostFn(${J}, a_userData, ${local({ name: spec.stream } as ParamModel)}, '${spec.kind}', '${F}', '${p.name}');`);
+      plan.late.push(
+        `const r_${p.name} = HC.registerHostFn(${J}, a_userData, ${local({ name: spec.stream } as ParamModel)}, '${spec.kind}', '${F}', '${p.name}');`,
+      );
       plan.args.push(`r_${p.name}.ptr`);
       hostFnReg = `r_${p.name}`;
       plan.koffiTypes.push('void *');
@@ -463,7 +540,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.args.push(L);
       plan.koffiTypes.push('void *');
       plan.notes.push(`${p.name}: typed kernel arguments`);
-      rule(p, 'not written', "kernel arguments: C reads one value per kernel parameter, packed by the binding");
+      rule(p, 'not written', 'kernel arguments: C reads one value per kernel parameter, packed by the binding');
       continue;
     }
     if (spec?.k === 'sizedOut') {
@@ -474,7 +551,9 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       // C gets at least one byte (koffi passes an empty Buffer as NULL); the caller gets n of them.
       plan.late.push(`let o_${p.name}: Buffer | null = null;`);
       plan.late.push(`let c_${p.name}: Buffer | null = null;`);
-      plan.late.push(`if (${L} === null) { const [e, n] = ${size}; if (e !== 0) return [e@NULLS]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`);
+      plan.late.push(
+        `if (${L} === null) { const [e, n] = ${size}; if (e !== 0) return [e@NULLS]; c_${p.name} = Buffer.alloc(Math.max(n, 1)); o_${p.name} = c_${p.name}.subarray(0, n); }`,
+      );
       plan.late.push(`else X.needBytes(${L}, () => ${size}, 1, '${F}', '${p.name}', '${spec.sizeFn}');`);
       plan.args.push(`c_${p.name} ?? ${L}`);
       plan.koffiTypes.push('void *');
@@ -483,7 +562,9 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
       plan.outs.push({ expr: `o_${p.name} ?? X.hostBuffer(${J})`, ts: 'Buffer | null' });
       plan.notes.push(`${p.name}: as many bytes as ${spec.sizeFn} reports; null returns a Buffer of them`);
       rule(p, 'query', `what \`${spec.sizeFn}\` reports: the caller's buffer checked, or allocated by the binding`);
-      (plan.docSuffix ??= []).push(`\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`);
+      (plan.docSuffix ??= []).push(
+        `\`${p.name}\`: a buffer of the size ${spec.sizeFn} reports, or null to get a new Buffer of that size back.`,
+      );
       continue;
     }
     if (spec?.k === 'pointer') {
@@ -521,9 +602,11 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     if (r.k !== 'ptr' || v.k === 'handle' || v.k === 'fnptr') {
       if (v.k === 'record') {
         addJs(p, `S.${v.rec.name} | S.${v.rec.name}Init`);
-        plan.pre.push(v.rec.size > 16
-          ? `const ${L} = { bytes: X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}')._u8 };`
-          : `const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`);
+        plan.pre.push(
+          v.rec.size > 16
+            ? `const ${L} = { bytes: X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}')._u8 };`
+            : `const ${L} = X.byValue(${J}, S.${v.rec.name}, '${F}', '${p.name}');`,
+        );
       } else {
         addJs(p, isDevicePtrTypedef(p.type) ? 'DevicePointer | number' : tsQ(tm, tm.tsIn(v)));
         plan.pre.push(`const ${L} = ${tm.check(v, J, F, p.name)};`);
@@ -577,7 +660,13 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     if (to.k === 'record' && !r.constTo && toV?.k === 'record' && api.spec.structPointersInOut) {
       // In/out: the caller's struct (or its fields) goes in, and comes back; a new one otherwise.
       const rec = toV.rec;
-      plan.jsParams.push({ name: J, ts: `S.${rec.name} | S.${rec.name}Init | null`, doc: fn.paramDocs[p.name] ?? '', c: resolvedSpelling(p.type), optional: true });
+      plan.jsParams.push({
+        name: J,
+        ts: `S.${rec.name} | S.${rec.name}Init | null`,
+        doc: fn.paramDocs[p.name] ?? '',
+        c: resolvedSpelling(p.type),
+        optional: true,
+      });
       plan.pre.push(`const ${L} = X.inoutStruct(${J}, S.${rec.name}, '${F}', '${p.name}');`);
       plan.args.push(`${L}._u8`);
       plan.koffiTypes.push('void *');
@@ -684,7 +773,6 @@ function isRecordPtr(model: Model, r: Extract<CType, { k: 'ptr' }>): boolean {
   return to.k === 'record' && model.records.get(to.key)?.opaque === false;
 }
 
-
 /**
  * An extent expression as JS over the call's checked arguments (`a_<param>`, or `arg(name)`):
  * `sizeof(T)` becomes the size of struct T, helpers get their module.
@@ -710,17 +798,29 @@ export function isWritablePointer(tm: TypeMap, p: ParamModel): boolean {
 
 function slotWrite(v: ValueKind, i: number, value: string): string {
   switch (v.k) {
-    case 'int': case 'enum':
-      if (v.k === 'int' && v.bits !== 32) return `K.DV.set${v.signed ? 'Int' : 'Uint'}${v.bits}(${8 * i}, ${value}${v.bits > 8 ? ', true' : ''});`;
+    case 'int':
+    case 'enum':
+      if (v.k === 'int' && v.bits !== 32)
+        return `K.DV.set${v.signed ? 'Int' : 'Uint'}${v.bits}(${8 * i}, ${value}${v.bits > 8 ? ', true' : ''});`;
       return `K.${v.signed ? 'I32' : 'U32'}[${2 * i}] = ${value};`;
-    case 'size': return `{ const x = ${value}; K.U32[${2 * i}] = x % 4294967296; K.U32[${2 * i + 1}] = Math.floor(x / 4294967296); }`;
-    case 'i64': return `K.I64[${i}] = BigInt(${value});`;
-    case 'u64': return `K.U64[${i}] = BigInt(${value});`;
-    case 'float': return `K.F32[${2 * i}] = ${value};`;
-    case 'double': return `K.F64[${i}] = ${value};`;
-    case 'bool': return `K.DV.setUint8(${8 * i}, ${value} ? 1 : 0);`;
-    case 'handle': case 'addr': case 'fnptr': return `K.U64[${i}] = ${value} ?? 0n;`;
-    default: throw new Error(`codegen: no slot write for ${v.k}`);
+    case 'size':
+      return `{ const x = ${value}; K.U32[${2 * i}] = x % 4294967296; K.U32[${2 * i + 1}] = Math.floor(x / 4294967296); }`;
+    case 'i64':
+      return `K.I64[${i}] = BigInt(${value});`;
+    case 'u64':
+      return `K.U64[${i}] = BigInt(${value});`;
+    case 'float':
+      return `K.F32[${2 * i}] = ${value};`;
+    case 'double':
+      return `K.F64[${i}] = ${value};`;
+    case 'bool':
+      return `K.DV.setUint8(${8 * i}, ${value} ? 1 : 0);`;
+    case 'handle':
+    case 'addr':
+    case 'fnptr':
+      return `K.U64[${i}] = ${value} ?? 0n;`;
+    default:
+      throw new Error(`codegen: no slot write for ${v.k}`);
   }
 }
 
@@ -729,16 +829,27 @@ function slotRead(v: ValueKind, i: number): string {
     case 'int':
       if (v.bits === 32) return v.signed ? `K.I32[${2 * i}]` : `K.U32[${2 * i}]`;
       return `K.DV.get${v.signed ? 'Int' : 'Uint'}${v.bits}(${8 * i}${v.bits > 8 ? ', true' : ''})`;
-    case 'enum': return `K.${v.signed ? 'I32' : 'U32'}[${2 * i}] as E.${v.ts}`;
-    case 'size': return `K.readSize(${i})`;
-    case 'i64': return `K.I64[${i}]`;
-    case 'u64': return `K.U64[${i}]`;
-    case 'float': return `K.F32[${2 * i}]`;
-    case 'double': return `K.F64[${i}]`;
-    case 'bool': return `K.DV.getUint8(${8 * i}) !== 0`;
-    case 'handle': return `K.U64[${i}] as H.${v.ts}`;
-    case 'addr': case 'fnptr': return `K.U64[${i}]`;
-    default: throw new Error(`codegen: no slot read for ${v.k}`);
+    case 'enum':
+      return `K.${v.signed ? 'I32' : 'U32'}[${2 * i}] as E.${v.ts}`;
+    case 'size':
+      return `K.readSize(${i})`;
+    case 'i64':
+      return `K.I64[${i}]`;
+    case 'u64':
+      return `K.U64[${i}]`;
+    case 'float':
+      return `K.F32[${2 * i}]`;
+    case 'double':
+      return `K.F64[${i}]`;
+    case 'bool':
+      return `K.DV.getUint8(${8 * i}) !== 0`;
+    case 'handle':
+      return `K.U64[${i}] as H.${v.ts}`;
+    case 'addr':
+    case 'fnptr':
+      return `K.U64[${i}]`;
+    default:
+      throw new Error(`codegen: no slot read for ${v.k}`);
   }
 }
 
@@ -749,14 +860,24 @@ export function cProto(fn: FunctionModel): string {
   return `${fn.retSpelled} ${fn.symbol}(${fn.params.map((p) => `${p.spelled.replace(/ \*/g, ' *')} ${p.name}`).join(', ') || 'void'})`;
 }
 
-export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], perThread: Map<string, string>, byValue: RecordModel[], from: string): string {
+export function emitFfi(
+  api: ApiConfig,
+  model: Model,
+  tm: TypeMap,
+  plans: Plan[],
+  perThread: Map<string, string>,
+  byValue: RecordModel[],
+  from: string,
+): string {
   const o = [banner(`koffi declarations of ${api.libLabel}`, from), `import koffi, { type TypeObject } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
   // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
   // as they are. Smaller ones are classified by their fields, so koffi gets the real fields.
   for (const rec of byValue) {
-    o.push(`  ${rec.name}: ${rec.size > 16 ? `koffi.struct({ bytes: [${rec.align}, koffi.array('uint8_t', ${rec.size}, 'Typed')] })` : koffiRecord(model, tm, rec)},`);
+    o.push(
+      `  ${rec.name}: ${rec.size > 16 ? `koffi.struct({ bytes: [${rec.align}, koffi.array('uint8_t', ${rec.size}, 'Typed')] })` : koffiRecord(model, tm, rec)},`,
+    );
   }
   o.push('};');
   o.push('');
@@ -766,12 +887,16 @@ export function emitFfi(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[]
   for (const p of plans) {
     o.push(`  // ${cProto(p.fn)} — ${p.fn.loc.file}:${p.fn.loc.line}`);
     const split = p.splitTypes ? `, [${p.splitTypes.map(q).join(', ')}]` : '';
-    o.push(`  ${p.fn.name}: [${q(p.fn.symbol)}, ${retKoffi(tm, p.fn)}, [${p.koffiTypes.map((t) => (t.startsWith('T.') ? t : q(t))).join(', ')}]${split}] as Decl,`);
+    o.push(
+      `  ${p.fn.name}: [${q(p.fn.symbol)}, ${retKoffi(tm, p.fn)}, [${p.koffiTypes.map((t) => (t.startsWith('T.') ? t : q(t))).join(', ')}]${split}] as Decl,`,
+    );
   }
   o.push('};');
   o.push('');
   o.push('/** The symbol each function is bound to when the per-thread default stream is chosen. */');
-  o.push(`export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>> = ${JSON.stringify(Object.fromEntries(perThread), null, 2).replace(/"/g, "'")};`);
+  o.push(
+    `export const perThreadSymbols: Partial<Record<keyof typeof declarations, string>> = ${JSON.stringify(Object.fromEntries(perThread), null, 2).replace(/"/g, "'")};`,
+  );
 
   return o.join('\n') + '\n';
 }
@@ -826,7 +951,9 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
     const names = new Set(plans.map((p) => p.fn.name));
     for (const p of plans) {
       if (p.fn.symbol === p.fn.name || names.has(p.fn.symbol)) continue;
-      o.push(`/** {@link ${p.fn.name}} under the name of the symbol it calls (\`#define ${p.fn.name} ${p.fn.symbol}\`). */\nexport const ${p.fn.symbol} = ${p.fn.name};\n`);
+      o.push(
+        `/** {@link ${p.fn.name}} under the name of the symbol it calls (\`#define ${p.fn.name} ${p.fn.symbol}\`). */\nexport const ${p.fn.symbol} = ${p.fn.name};\n`,
+      );
     }
   }
   const imports = usedImports(o.join('\n'), [
@@ -866,7 +993,8 @@ function functionDoc(api: ApiConfig, tm: TypeMap, p: Plan, isErr: boolean): stri
   const fn = p.fn;
   const lines = [[api.spec.docs[fn.name] ?? fn.doc, ...(p.docSuffix ?? [])].join(' ').trim() || '(undocumented in the header)'];
   const spelled = new Map(fn.params.map((x) => [jsName(x.name), x.spelled]));
-  for (const j of p.jsParams) lines.push(`@param ${j.name} - ${firstSentence(j.doc) || `(undocumented in the header) C type \`${spelled.get(j.name) ?? j.c}\``}`);
+  for (const j of p.jsParams)
+    lines.push(`@param ${j.name} - ${firstSentence(j.doc) || `(undocumented in the header) C type \`${spelled.get(j.name) ?? j.c}\``}`);
   if (isErr) {
     const statusEnum = tm.enumTs.get(api.status.type) ?? api.status.type;
     const statuses = [...new Set(fn.returnDoc.match(/\b\w+\b/g) ?? [])].filter((w) => {
@@ -917,12 +1045,14 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
   o.push(`// ${cProto(fn)} — ${fn.loc.file}:${fn.loc.line}`);
   // Optional only where every parameter after it is too.
   const firstOptional = p.jsParams.findIndex((j, i) => j.optional && p.jsParams.slice(i).every((x) => x.optional));
-  const params = p.jsParams.map((j, i) => (firstOptional >= 0 && i >= firstOptional ? `${j.name}?: ${j.ts}` : `${j.name}: ${j.ts}`)).join(', ');
+  const params = p.jsParams
+    .map((j, i) => (firstOptional >= 0 && i >= firstOptional ? `${j.name}?: ${j.ts}` : `${j.name}: ${j.ts}`))
+    .join(', ');
   if (!isErr) {
     // cudaGetErrorName, cudaGetErrorString, cudaCreateChannelDesc: values, not statuses.
     const r = resolve(fn.ret);
     const rrec = r.k === 'record' ? (tm.value(fn.ret) as { rec: RecordModel }).rec : null;
-    const conv = rrec ? (rrec.size > 16 ? `X.fromBytes(S.${rrec.name}, v.bytes)` : `new S.${rrec.name}(v)`) : '(v as string | null) ?? \'\'';
+    const conv = rrec ? (rrec.size > 16 ? `X.fromBytes(S.${rrec.name}, v.bytes)` : `new S.${rrec.name}(v)`) : "(v as string | null) ?? ''";
     const ts = r.k === 'record' ? `S.${(tm.value(fn.ret) as { rec: RecordModel }).rec.name}` : 'string';
     o.push(`export function ${fn.name}(${params}): [${st}, ${ts}] {`);
     for (const s of [...p.pre, ...p.late]) o.push(`  ${s}`);
@@ -941,7 +1071,9 @@ function emitFunction(api: ApiConfig, tm: TypeMap, p: Plan): string {
     const cs = api.spec.countStatus;
     if (cs !== undefined && p.outs.some((x) => x.countSlot !== undefined)) {
       // The size needed comes back with the status that says the array was too small.
-      o.push(`  if (err === ${cs}) return [err, ${p.outs.map((x) => (x.countSlot !== undefined ? `K.readSize(${x.countSlot})` : 'null')).join(', ')}];`);
+      o.push(
+        `  if (err === ${cs}) return [err, ${p.outs.map((x) => (x.countSlot !== undefined ? `K.readSize(${x.countSlot})` : 'null')).join(', ')}];`,
+      );
     }
     const also = (api.status.withOutputs ?? []).map((n) => ` && err !== ${st}.${n}`).join('');
     o.push(`  if (err !== 0${also}) return [err${', null'.repeat(p.outs.length)}];`);

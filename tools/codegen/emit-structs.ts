@@ -57,7 +57,8 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
   const isText = api.spec.textField ?? ((field: string) => textFields.has(field));
   const fieldExtents = api.spec.fieldExtents ?? {};
   for (const name of Object.keys(fieldExtents)) {
-    if (!records.some((r) => r.name === name)) throw new Error(`codegen: fieldExtents names ${name}, which is no struct of the ${api.title}`);
+    if (!records.some((r) => r.name === name))
+      throw new Error(`codegen: fieldExtents names ${name}, which is no struct of the ${api.title}`);
   }
   for (const rec of records) out.push(emitRecord(model, tm, rec, defaults.get(rec.name), isText, fieldExtents[rec.name]));
   // Typedef aliases: cudaUUID_t for struct CUuuid_st and the like.
@@ -120,13 +121,24 @@ function recordTitle(rec: RecordModel, ownerCName: string): string {
   return rec.cName.startsWith(kind) ? rec.cName : kind + rec.cName;
 }
 
-function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Record<string, number> | undefined, isText: (field: string, elem: PrimName) => boolean, hostExtents?: Record<string, string>): string {
+function emitRecord(
+  model: Model,
+  tm: TypeMap,
+  rec: RecordModel,
+  defaults: Record<string, number> | undefined,
+  isText: (field: string, elem: PrimName) => boolean,
+  hostExtents?: Record<string, string>,
+): string {
   const o: string[] = [];
   const init: string[] = [];
   const cls = rec.name;
   const cType = rec.owner ? model.records.get(rec.owner.key)!.cName : rec.cName;
   const layout = {
-    cType, path: rec.owner?.path ?? '', size: rec.size, align: rec.align, union: rec.kind === 'union',
+    cType,
+    path: rec.owner?.path ?? '',
+    size: rec.size,
+    align: rec.align,
+    union: rec.kind === 'union',
     fields: Object.fromEntries(rec.fields.map((f) => [f.name, { offset: f.offset, size: f.size }])),
   };
   o.push(doc(rec.doc || recordTitle(rec, cType)));
@@ -139,8 +151,12 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
     o.push(`  /** @internal Bytes C touches through each pointer field that holds host memory. */`);
     o.push(`  static readonly hostExtents: Record<string, (s: ${cls}) => number> = {`);
     // Field paths (s.srcPos.x) read straight from the bytes: no nested views on the way.
-    const read = (m: string, path: string) => { const r = fieldRead(model, tm, rec, path.split('.')); return r ? `(${r})` : m; };
-    for (const [path, e] of Object.entries(hostExtents)) o.push(`    ${q(path)}: (s) => ${e.replace(/\bs((?:\.\w+)+)/g, (m, p: string) => read(m, p.slice(1)))},`);
+    const read = (m: string, path: string) => {
+      const r = fieldRead(model, tm, rec, path.split('.'));
+      return r ? `(${r})` : m;
+    };
+    for (const [path, e] of Object.entries(hostExtents))
+      o.push(`    ${q(path)}: (s) => ${e.replace(/\bs((?:\.\w+)+)/g, (m, p: string) => read(m, p.slice(1)))},`);
     o.push('  };');
   }
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
@@ -151,12 +167,16 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
   o.push(`  /** @internal A view of \`mem\` (see view()); \`dv\` spans mem's buffer. */`);
   o.push(`  constructor(init: ${cls}Init | ${cls} | undefined, mem: Uint8Array, dv?: DataView);`);
   // A new struct (not a view on existing bytes) starts with its defaults, then the initializer.
-  const setDefaults = Object.entries(defaults ?? {}).map(([f, v]) => {
-    const fl = rec.fields.find((x) => x.name === f);
-    if (!fl || fl.size !== 4) throw new Error(`codegen: default for ${cls}.${f}, which is not a 4-byte field`);
-    return `\n    if (!mem) this._dv.setUint32(this._o + ${fl.offset}, ${v}, true); // ${f}`;
-  }).join('');
-  o.push(`  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array, dv?: DataView) {\n    super(${rec.size}, mem, dv);${setDefaults}\n    this._init(init, ${cls}.keys);\n  }`);
+  const setDefaults = Object.entries(defaults ?? {})
+    .map(([f, v]) => {
+      const fl = rec.fields.find((x) => x.name === f);
+      if (!fl || fl.size !== 4) throw new Error(`codegen: default for ${cls}.${f}, which is not a 4-byte field`);
+      return `\n    if (!mem) this._dv.setUint32(this._o + ${fl.offset}, ${v}, true); // ${f}`;
+    })
+    .join('');
+  o.push(
+    `  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array, dv?: DataView) {\n    super(${rec.size}, mem, dv);${setDefaults}\n    this._init(init, ${cls}.keys);\n  }`,
+  );
   const hasHostFn = rec.fields.some((f) => f.type.k === 'typedef' && HOST_FN_TYPES.has(f.type.name));
   for (const f of rec.fields) {
     const name = `${cls}.${f.name}`;
@@ -209,7 +229,16 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
       const k = fieldKind(tm, f);
       const io = scalarIO(k);
       tsGet = tsEnumsHandles(tm.tsOut(k), tm);
-      tsSet = k.k === 'handle' ? `${tsGet} | null` : isDevicePtrTypedef(f.type) ? 'DevicePointer | number' : k.k === 'i64' || k.k === 'u64' ? 'bigint | number' : k.k === 'size' ? 'number | bigint' : tsGet;
+      tsSet =
+        k.k === 'handle'
+          ? `${tsGet} | null`
+          : isDevicePtrTypedef(f.type)
+            ? 'DevicePointer | number'
+            : k.k === 'i64' || k.k === 'u64'
+              ? 'bigint | number'
+              : k.k === 'size'
+                ? 'number | bigint'
+                : tsGet;
       get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
       const typedefName = f.type.k === 'typedef' ? f.type.name : '';
       if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {
@@ -234,9 +263,10 @@ function emitRecord(model: Model, tm: TypeMap, rec: RecordModel, defaults: Recor
           const esz = tm.sizeOf(pointee);
           const elemTs = pointee.k === 'record' ? `${pointee.rec.name} | ${pointee.rec.name}Init` : tsEnumsHandles(tm.tsIn(pointee), tm);
           tsSet = `bigint | Uint8Array | ArrayBufferView | CStruct | (${elemTs})[] | null`;
-          const write = pointee.k === 'record'
-            ? `(dv, at, x, n) => packStruct(dv, at, x, ${pointee.rec.name}, n)`
-            : `(dv, at, x, n) => ${scalarIO(pointee).write}(dv, at, x, n)`;
+          const write =
+            pointee.k === 'record'
+              ? `(dv, at, x, n) => packStruct(dv, at, x, ${pointee.rec.name}, n)`
+              : `(dv, at, x, n) => ${scalarIO(pointee).write}(dv, at, x, n)`;
           set = `setPointerArray(this, ${off}, v, ${q(name)}, ${q(f.name)}, ${esz}, ${write});`;
         } else {
           tsSet = 'bigint | ArrayBufferView | ArrayBuffer | CStruct | null';

@@ -10,7 +10,17 @@ import { runClang, findClang, cudaInclude } from './clang';
 import { buildModel, type Model } from './model';
 import { TypeMap } from './types';
 import { emitStructs } from './emit-structs';
-import { emitEnums, collectConstants, emitConstants, emitHandles, planFunction, emitFfi, emitFacade, type ConstantModel, type Plan } from './emit-api';
+import {
+  emitEnums,
+  collectConstants,
+  emitConstants,
+  emitHandles,
+  planFunction,
+  emitFfi,
+  emitFacade,
+  type ConstantModel,
+  type Plan,
+} from './emit-api';
 import { resolve } from './ctype';
 import type { ApiConfig } from './apis';
 import { runtimeApi } from './runtime-spec';
@@ -69,7 +79,10 @@ function emitFfiConstants(apis: ApiConfig[], gen: Generated, from: string): stri
       const e = model.enumerators.get(name);
       if (c) o.push(`/** \`#define ${name}\` (${c.file}) */`, `export const ${name} = ${c.expr.replace(/ as [\w.]+$/, '')};`);
       else if (e) o.push(`/** \`${name}\`, of the enum ${e.enumName} */`, `export const ${name} = ${e.value};`);
-      else throw new Error(`codegen: ${api.id}: ffiConstants names ${name}, which is neither a #define constant nor an enumerator of its headers`);
+      else
+        throw new Error(
+          `codegen: ${api.id}: ffiConstants names ${name}, which is neither a #define constant nor an enumerator of its headers`,
+        );
     }
   }
   return o.join('\n') + '\n';
@@ -137,7 +150,8 @@ export function parseApi(api: ApiConfig, toolkit?: Model): ParsedApi {
   // A reduced header stands for the real one: the model depends on the reduced text.
   const substitute = new Map<string, { label: string; text: string }>();
   const parsed: ParsedApi = { model, perThread, clang: cr.version, inputs: {} };
-  if (api.reducedHeader && real) substitute.set(real, { label: api.reducedHeader, text: reducedHeaderOf(api, deserialize(serialize(parsed)).model, toolkit) });
+  if (api.reducedHeader && real)
+    substitute.set(real, { label: api.reducedHeader, text: reducedHeaderOf(api, deserialize(serialize(parsed)).model, toolkit) });
   parsed.inputs = inputsOf(runs, cudaInclude(), root, substitute);
   return deserialize(serialize(parsed));
 }
@@ -174,7 +188,9 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated, toolkit?: Mo
   const plans = fns.map((f) => planFunction(api, model, tm, f));
   const missing = plans.flatMap((p) => p.missingExtents);
   if (missing.length) {
-    throw new Error(`codegen: ${api.id}: C may write through these pointers and no rule says how far (add each to extents, queried, elementExtents or notWritten in its spec; see tools/codegen/extents.ts):\n  ${missing.join('\n  ')}`);
+    throw new Error(
+      `codegen: ${api.id}: C may write through these pointers and no rule says how far (add each to extents, queried, elementExtents or notWritten in its spec; see tools/codegen/extents.ts):\n  ${missing.join('\n  ')}`,
+    );
   }
   const byValue = new Map<string, (typeof records)[number]>();
   for (const f of fns) {
@@ -195,8 +211,21 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated, toolkit?: Mo
   gen.files.set(`src/structs/${api.id}.gen.ts`, sealed(structs));
   gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()], from));
   gen.files.set(`${dir}/api.gen.ts`, sealed(emitFacade(api, model, tm, plans, from)));
-  gen.files.set(`test/cpu/fixtures/${api.id}-signatures.json`, JSON.stringify(plans.map((p) => ({ name: p.fn.name, params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c, ...(p.checked[j.name] ? { extent: p.checked[j.name] } : {}) })) })), null, 1) + '\n');
-  gen.files.set(`tools/codegen/report-${api.id}.md`, report(api, model, plans, records.length, constants.length, perThread, aliases, parsed.clang, from));
+  gen.files.set(
+    `test/cpu/fixtures/${api.id}-signatures.json`,
+    JSON.stringify(
+      plans.map((p) => ({
+        name: p.fn.name,
+        params: p.jsParams.map((j) => ({ name: j.name, ts: j.ts, c: j.c, ...(p.checked[j.name] ? { extent: p.checked[j.name] } : {}) })),
+      })),
+      null,
+      1,
+    ) + '\n',
+  );
+  gen.files.set(
+    `tools/codegen/report-${api.id}.md`,
+    report(api, model, plans, records.length, constants.length, perThread, aliases, parsed.clang, from),
+  );
   gen.models.set(api.id, model);
   gen.constants.set(api.id, constants);
 }
@@ -211,11 +240,20 @@ function followInlineWrappers(model: Model): void {
   model.functions.clear();
   for (const f of fns) {
     const w = byCallee.get(f.name);
-    const g = w ? { ...f, name: w.name, symbol: f.name, loc: w.loc, doc: w.doc || f.doc, paramDocs: { ...f.paramDocs, ...w.paramDocs }, returnDoc: w.returnDoc || f.returnDoc } : f;
+    const g = w
+      ? {
+          ...f,
+          name: w.name,
+          symbol: f.name,
+          loc: w.loc,
+          doc: w.doc || f.doc,
+          paramDocs: { ...f.paramDocs, ...w.paramDocs },
+          returnDoc: w.returnDoc || f.returnDoc,
+        }
+      : f;
     model.functions.set(g.name, g);
   }
 }
-
 
 /**
  * Leaves in the model only what the API's own headers declare (and the foreign handle typedefs its
@@ -260,8 +298,23 @@ function followRenames(model: Model, filter: (name: string, target: string) => b
   return aliases;
 }
 
-function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, nConst: number, perThread: Map<string, string>, aliases: Map<string, string>, clang: string, from: string): string {
-  const o: string[] = [`# ${api.title}: coverage report`, '', `Generated by tools/codegen (\`npm run generate\`) from the ${from} headers — do not edit.`, ''];
+function report(
+  api: ApiConfig,
+  model: Model,
+  plans: Plan[],
+  nRecords: number,
+  nConst: number,
+  perThread: Map<string, string>,
+  aliases: Map<string, string>,
+  clang: string,
+  from: string,
+): string {
+  const o: string[] = [
+    `# ${api.title}: coverage report`,
+    '',
+    `Generated by tools/codegen (\`npm run generate\`) from the ${from} headers — do not edit.`,
+    '',
+  ];
   const byFile = new Map<string, number>();
   for (const p of plans) byFile.set(p.fn.loc.file, (byFile.get(p.fn.loc.file) ?? 0) + 1);
   const status = plans.filter((p) => p.fn.retSpelled === api.status.type).length;
@@ -270,7 +323,8 @@ function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, n
   o.push(`| functions bound | ${plans.length} |`);
   for (const [f, n] of byFile) o.push(`| … declared in \`${f}\` | ${n} |`);
   o.push(`| … returning \`${api.status.type}\` | ${status} |`);
-  if (api.versionedSymbols) o.push(`| … bound to a versioned symbol (\`_v2\`, …) | ${plans.filter((p) => p.fn.symbol !== p.fn.name).length} |`);
+  if (api.versionedSymbols)
+    o.push(`| … bound to a versioned symbol (\`_v2\`, …) | ${plans.filter((p) => p.fn.symbol !== p.fn.name).length} |`);
   if (api.perThreadDefine) o.push(`| … with a per-thread default stream variant | ${perThread.size} |`);
   if (api.versionedSymbols) o.push(`| … names that alias another bound name (\`#define\` of a plain name) | ${aliases.size} |`);
   o.push(`| enums | ${model.enums.size} (${[...model.enums.values()].reduce((a, e) => a + e.values.length, 0)} enumerators) |`);
@@ -282,19 +336,33 @@ function report(api: ApiConfig, model: Model, plans: Plan[], nRecords: number, n
   const kinds = new Map<string, number>();
   for (const r of rows) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
   o.push('', '## Pointers C writes through', '');
-  o.push(`Every parameter that is a pointer to non-const data (not an opaque handle), and every array of data pointers (\`name[i]\`), with the rule that bounds what C writes through it (\`tools/codegen/extents.ts\`): ${rows.length} in all, ${[...kinds].map(([k, n]) => `${n} by \`${k}\``).join(', ')}. The generator fails on one without a rule.`);
+  o.push(
+    `Every parameter that is a pointer to non-const data (not an opaque handle), and every array of data pointers (\`name[i]\`), with the rule that bounds what C writes through it (\`tools/codegen/extents.ts\`): ${rows.length} in all, ${[...kinds].map(([k, n]) => `${n} by \`${k}\``).join(', ')}. The generator fails on one without a rule.`,
+  );
   o.push('', '| function | parameter | C type | rule | extent |', '|---|---|---|---|---|');
   for (const r of rows) o.push(`| \`${r.fn}\` | \`${r.param}\` | \`${r.c}\` | ${r.kind} | ${r.rule.replace(/\|/g, '\\|')} |`);
   const fe = Object.entries(api.spec.fieldExtents ?? {}).flatMap(([cls, fields]) => Object.entries(fields).map(([f, e]) => [cls, f, e]));
   if (fe.length) {
-    o.push('', '### Pointer fields of structs', '', 'A pointer field set to host memory keeps it; every call given the struct checks that it is still attached and as long as when it was set, and, for these fields, as long as the struct describes:', '');
+    o.push(
+      '',
+      '### Pointer fields of structs',
+      '',
+      'A pointer field set to host memory keeps it; every call given the struct checks that it is still attached and as long as when it was set, and, for these fields, as long as the struct describes:',
+      '',
+    );
     o.push('| struct | field | bytes |', '|---|---|---|');
     for (const [cls, f, e] of fe) o.push(`| \`${cls}\` | \`${f}\` | \`${e.replace(/\|/g, '\\|')}\` |`);
   }
   o.push('', '## Bound functions', '', '| function | symbol | header | notes |', '|---|---|---|---|');
   for (const p of plans) {
     const alias = aliases.get(p.fn.name);
-    const notes = [alias ? `alias of \`${alias}\` (\`#define ${p.fn.name} ${alias}\`)` : '', perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '', ...p.notes].filter(Boolean).join('; ');
+    const notes = [
+      alias ? `alias of \`${alias}\` (\`#define ${p.fn.name} ${alias}\`)` : '',
+      perThread.has(p.fn.name) ? `per-thread: \`${perThread.get(p.fn.name)}\`` : '',
+      ...p.notes,
+    ]
+      .filter(Boolean)
+      .join('; ');
     o.push(`| \`${p.fn.name}\` | \`${p.fn.symbol}\` | ${p.fn.loc.file}:${p.fn.loc.line} | ${notes} |`);
   }
   return o.join('\n') + '\n';

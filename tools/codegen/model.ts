@@ -162,8 +162,14 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
   }
 
   const model: Model = {
-    enums: new Map(), enumerators: new Map(), records: new Map(), typedefs: new Map(), functions: new Map(),
-    macros: cr.macros, env, inlineWrappers: new Map(),
+    enums: new Map(),
+    enumerators: new Map(),
+    records: new Map(),
+    typedefs: new Map(),
+    functions: new Map(),
+    macros: cr.macros,
+    env,
+    inlineWrappers: new Map(),
   };
 
   // Enums.
@@ -204,8 +210,18 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     const { node, name, owner, cName } = ent;
     const kind = node.tagUsed === 'union' ? 'union' : 'struct';
     const rec: RecordModel = {
-      key, name, cName, kind, fields: [], size: 0, align: 1, loc: loc(node), doc: docText(node), typedefs: [],
-      opaque: !node.completeDefinition, owner,
+      key,
+      name,
+      cName,
+      kind,
+      fields: [],
+      size: 0,
+      align: 1,
+      loc: loc(node),
+      doc: docText(node),
+      typedefs: [],
+      opaque: !node.completeDefinition,
+      owner,
     };
     layoutDone.set(key, rec);
     if (rec.opaque) return rec;
@@ -275,7 +291,14 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       // A static inline helper; one that only forwards to another function is remembered.
       const callee = forwardedCall(body);
       // The header's own text first: clang does not attach nvJitLink.h's comments across its #ifndef.
-      if (callee) model.inlineWrappers.set(n.name!, { callee, loc: loc(n), doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief, paramDocs: functionDoc(n).params, returnDoc: returnsFromSource(rawLoc(n)) || functionDoc(n).returns });
+      if (callee)
+        model.inlineWrappers.set(n.name!, {
+          callee,
+          loc: loc(n),
+          doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief,
+          paramDocs: functionDoc(n).params,
+          returnDoc: returnsFromSource(rawLoc(n)) || functionDoc(n).returns,
+        });
       continue;
     }
     const qt = n.type!.qualType;
@@ -286,7 +309,17 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     const { brief: astBrief, params: paramDocs, returns: astReturns } = functionDoc(n);
     const returnDoc = returnsFromSource(rawLoc(n)) || astReturns;
     const brief = astBrief || briefFromSource(rawLoc(n));
-    model.functions.set(n.name!, { name: n.name!, symbol: n.name!, ret: parseCType(retSpelled, env), retSpelled, params, loc: loc(n), doc: brief, paramDocs, returnDoc });
+    model.functions.set(n.name!, {
+      name: n.name!,
+      symbol: n.name!,
+      ret: parseCType(retSpelled, env),
+      retSpelled,
+      params,
+      loc: loc(n),
+      doc: brief,
+      paramDocs,
+      returnDoc,
+    });
   }
   return model;
 }
@@ -340,7 +373,7 @@ export function docText(n: AstNode): string {
   const walk = (c: AstNode) => {
     if (c.kind === 'TextComment') parts.push(c.text ?? '');
     if (c.kind === 'InlineCommandComment') parts.push(inlineArgs(c));
-    if (c.kind === 'ParamCommandComment' || c.kind === 'BlockCommandComment' && c.name !== 'brief') return;
+    if (c.kind === 'ParamCommandComment' || (c.kind === 'BlockCommandComment' && c.name !== 'brief')) return;
     for (const x of c.inner ?? []) walk(x);
   };
   walk(fc);
@@ -368,7 +401,8 @@ function functionDoc(n: AstNode): { brief: string; params: Record<string, string
   for (const c of fc?.inner ?? []) {
     if (c.kind === 'BlockCommandComment' && c.name === 'brief') brief = text(c);
     if (c.kind === 'ParamCommandComment' && c.param) params[c.param] = text(c).replace(/^- /, '');
-    if (c.kind !== 'ParagraphComment') inReturn = c.kind === 'BlockCommandComment' && (c.name === 'return' || c.name === 'returns') && !returns;
+    if (c.kind !== 'ParagraphComment')
+      inReturn = c.kind === 'BlockCommandComment' && (c.name === 'return' || c.name === 'returns') && !returns;
     if (inReturn) returns = fold(`${returns} ${text(c)}`);
   }
   if (!brief) {
@@ -439,10 +473,21 @@ function returnsFromSource(l: SourceLoc): string {
   let start = end;
   while (start >= 0 && !lines[start].includes('/**')) start--;
   if (start < 0) return '';
-  const body = lines.slice(start, end + 1).join('\n').replace(/^[^]*?\/\*\*/, '').replace(/\*\/[^]*$/, '');
+  const body = lines
+    .slice(start, end + 1)
+    .join('\n')
+    .replace(/^[^]*?\/\*\*/, '')
+    .replace(/\*\/[^]*$/, '');
   const m = /[\\@]returns?\b([^]*?)(?=\n\s*\*?\s*[\\@](?!link|endlink|ref|p\b|c\b|e\b|b\b|em\b)\w|$)/.exec(body);
   if (!m) return '';
-  return fold(plainWords(m[1].replace(/^\s*\*/gm, ' ').replace(/[\\@](link|ref)\s+(?:#|::)?\w+(?=\s)|[\\@]endlink/g, (x, cmd) => (cmd === 'ref' ? x.replace(/^[\\@]ref\s+/, '') : '')).replace(/::/g, '')));
+  return fold(
+    plainWords(
+      m[1]
+        .replace(/^\s*\*/gm, ' ')
+        .replace(/[\\@](link|ref)\s+(?:#|::)?\w+(?=\s)|[\\@]endlink/g, (x, cmd) => (cmd === 'ref' ? x.replace(/^[\\@]ref\s+/, '') : ''))
+        .replace(/::/g, ''),
+    ),
+  );
 }
 
 /** `\\p name`, `\\c code`: the words a doc command stands for. */
@@ -451,5 +496,8 @@ function inlineArgs(c: AstNode): string {
 }
 
 export function fold(s: string): string {
-  return s.replace(/\s+/g, ' ').replace(/\s([.,;:])/g, '$1').trim();
+  return s
+    .replace(/\s+/g, ' ')
+    .replace(/\s([.,;:])/g, '$1')
+    .trim();
 }

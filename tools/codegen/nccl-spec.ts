@@ -82,7 +82,10 @@ export const ncclApi: ApiConfig = {
       ncclCommShrink: { excludeRanksList: { k: 'inArray', count: 'excludeRanksCount', nullable: true }, config },
       ncclCommInitRankScalable: { commIds: { k: 'inArray', count: 'nId', nullable: false }, config },
       // One communicator per device of devlist, written into an array of ndev handles.
-      ncclCommInitAll: { comm: { k: 'outArray', count: 'ndev', countMode: 'in' }, devlist: { k: 'inArray', count: 'ndev', nullable: true } },
+      ncclCommInitAll: {
+        comm: { k: 'outArray', count: 'ndev', countMode: 'in' },
+        devlist: { k: 'inArray', count: 'ndev', nullable: true },
+      },
       // NCCL reads size/magic/version and writes estimatedTime into the caller's struct.
       ncclGroupSimulateEnd: { simInfo: { k: 'inStruct', nullable: false } },
       // The scalar NCCL reads (host or device memory, by residence).
@@ -110,7 +113,8 @@ export const ncclApi: ApiConfig = {
       ncclCommInitRankScalable: 'Creates a new communicator from nId unique ids (up to one per rank) to speed up initialization',
       ncclGetErrorString: 'Returns a string for each result code',
       ncclGetLastError: 'Returns a human-readable message of the last error that occurred (comm may be NULL)',
-      ncclCommGetAsyncError: 'Checks whether the communicator has encountered an asynchronous error (ncclInProgress while a non-blocking call runs)',
+      ncclCommGetAsyncError:
+        'Checks whether the communicator has encountered an asynchronous error (ncclInProgress while a non-blocking call runs)',
       ncclCommCount: 'Gets the number of ranks in the communicator',
       ncclCommCuDevice: 'Returns the CUDA device number associated with the communicator',
       ncclCommUserRank: 'Returns the user-ordered rank associated with the communicator',
@@ -118,7 +122,8 @@ export const ncclApi: ApiConfig = {
       ncclCommDeregister: 'Deregisters a CUDA buffer',
       ncclCommWindowRegister: 'Registers a memory window',
       ncclCommWindowDeregister: 'Deregisters a memory window',
-      ncclRedOpCreatePreMulSum: 'Creates a reduction operator that multiplies inputs by a scalar before summing them, for comm and datatype',
+      ncclRedOpCreatePreMulSum:
+        'Creates a reduction operator that multiplies inputs by a scalar before summing them, for comm and datatype',
       ncclRedOpDestroy: 'Destroys a reduction operator created by ncclRedOpCreatePreMulSum with the same communicator',
       ncclReduce: 'Reduces count elements of sendbuff on every rank with op into recvbuff on root (in place when sendbuff == recvbuff)',
       ncclBcast: '(Deprecated) Copies count elements from root to every rank, in place',
@@ -137,9 +142,15 @@ export const ncclApi: ApiConfig = {
     },
   },
   skipped: [
-    ['`pnccl*` (38 functions)', 'the profiling aliases of the same functions (NCCL\'s PMPI-style interposition symbols); the `nccl*` names are bound'],
+    [
+      '`pnccl*` (38 functions)',
+      "the profiling aliases of the same functions (NCCL's PMPI-style interposition symbols); the `nccl*` names are bound",
+    ],
     ['`ncclResetDebugInit`', 'deprecated in nccl.h: "not supported as part of the NCCL API and will be removed"'],
-    ['`NCCL_CONFIG_INITIALIZER`, `NCCL_SIM_INFO_INITIALIZER`', 'brace initialisers: `ncclConfig_t` and `ncclSimInfo_t` in src/nccl/initializers.ts start from the same values'],
+    [
+      '`NCCL_CONFIG_INITIALIZER`, `NCCL_SIM_INFO_INITIALIZER`',
+      'brace initialisers: `ncclConfig_t` and `ncclSimInfo_t` in src/nccl/initializers.ts start from the same values',
+    ],
     ['`NCCL_VERSION(X,Y,Z)`', 'a function-like macro: `NCCL_VERSION` in src/nccl/initializers.ts computes the same'],
     ['`NCCL_COMM_NULL`, `NCCL_CONFIG_UNDEF_PTR`', 'NULL: pass `null`'],
   ],

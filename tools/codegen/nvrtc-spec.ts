@@ -28,7 +28,13 @@ export const nvrtcApi: ApiConfig = {
     extents: {},
     // The buffers these fill must be as large as the matching size call says.
     queried: Object.fromEntries(
-      [['nvrtcGetPTX', 'ptx'], ['nvrtcGetCUBIN', 'cubin'], ['nvrtcGetLTOIR', 'LTOIR'], ['nvrtcGetOptiXIR', 'optixir'], ['nvrtcGetProgramLog', 'log']].map(([fn, p]) => {
+      [
+        ['nvrtcGetPTX', 'ptx'],
+        ['nvrtcGetCUBIN', 'cubin'],
+        ['nvrtcGetLTOIR', 'LTOIR'],
+        ['nvrtcGetOptiXIR', 'optixir'],
+        ['nvrtcGetProgramLog', 'log'],
+      ].map(([fn, p]) => {
         const query = fn === 'nvrtcGetProgramLog' ? 'nvrtcGetProgramLogSize' : `${fn}Size`;
         return [fn, { [p]: { query, args: ['prog'] } }];
       }),

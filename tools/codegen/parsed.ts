@@ -26,7 +26,12 @@ export function sha256(text: string | Buffer): string {
 }
 
 /** The input files of a clang run that the model depends on, labelled independently of where this machine keeps them. */
-export function inputsOf(runs: ClangResult[], cudaInc: string, repoRoot: string, substitute: Map<string, { label: string; text: string }> = new Map()): Record<string, string> {
+export function inputsOf(
+  runs: ClangResult[],
+  cudaInc: string,
+  repoRoot: string,
+  substitute: Map<string, { label: string; text: string }> = new Map(),
+): Record<string, string> {
   const files = new Set<string>();
   for (const cr of runs) {
     for (const l of cr.locs.values()) files.add(l.path);
@@ -69,11 +74,17 @@ export function serialize(p: ParsedApi): string {
   const { env: _env, ...model } = p.model;
   void _env;
   const value = { clang: p.clang, inputs: p.inputs, perThread: p.perThread, model: stripPaths(model) };
-  return JSON.stringify(value, (_k, v) => {
-    if (v instanceof Map) return { $map: [...v.entries()] };
-    if (typeof v === 'bigint') return { $big: v.toString() };
-    return v;
-  }, 0).replace(/\},\{/g, '},\n{') + '\n';
+  return (
+    JSON.stringify(
+      value,
+      (_k, v) => {
+        if (v instanceof Map) return { $map: [...v.entries()] };
+        if (typeof v === 'bigint') return { $big: v.toString() };
+        return v;
+      },
+      0,
+    ).replace(/\},\{/g, '},\n{') + '\n'
+  );
 }
 
 export function deserialize(text: string): ParsedApi {
@@ -104,7 +115,8 @@ function stripPaths(x: unknown): unknown {
   if (x instanceof Map) return new Map([...x.entries()].map(([k, v]) => [k, stripPaths(v)]));
   if (x && typeof x === 'object') {
     const o: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(x)) o[k] = k === 'loc' && v && typeof v === 'object' ? { ...(v as object), path: (v as { file: string }).file } : stripPaths(v);
+    for (const [k, v] of Object.entries(x))
+      o[k] = k === 'loc' && v && typeof v === 'object' ? { ...(v as object), path: (v as { file: string }).file } : stripPaths(v);
     return o;
   }
   return x;

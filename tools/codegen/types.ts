@@ -47,7 +47,7 @@ export class TypeMap {
         if (to.k === 'record' && model.records.get(to.key)?.opaque !== false) {
           const brand = this.handleOfRecord.get(to.key) ?? name;
           if (!r.constTo && !this.handleOfRecord.has(to.key)) this.handleOfRecord.set(to.key, name);
-          this.handleTypedefs.set(name, r.constTo ? this.handleOfRecord.get(to.key) ?? name : brand);
+          this.handleTypedefs.set(name, r.constTo ? (this.handleOfRecord.get(to.key) ?? name) : brand);
         }
       }
     }
@@ -116,44 +116,78 @@ export class TypeMap {
   /** TypeScript type of a value of this kind as read. */
   tsOut(v: ValueKind): string {
     switch (v.k) {
-      case 'int': case 'size': case 'float': case 'double': return 'number';
-      case 'i64': case 'u64': case 'addr': case 'fnptr': return 'bigint';
-      case 'bool': return 'boolean';
-      case 'enum': return v.ts;
-      case 'handle': return v.ts;
-      case 'record': return v.rec.name;
-      case 'void': return 'void';
+      case 'int':
+      case 'size':
+      case 'float':
+      case 'double':
+        return 'number';
+      case 'i64':
+      case 'u64':
+      case 'addr':
+      case 'fnptr':
+        return 'bigint';
+      case 'bool':
+        return 'boolean';
+      case 'enum':
+        return v.ts;
+      case 'handle':
+        return v.ts;
+      case 'record':
+        return v.rec.name;
+      case 'void':
+        return 'void';
     }
   }
 
   /** TypeScript type accepted for a value of this kind as a parameter. */
   tsIn(v: ValueKind): string {
     switch (v.k) {
-      case 'i64': case 'u64': return 'bigint | number';
-      case 'size': return 'number | bigint';
-      case 'handle': return `${v.ts} | null`;
-      case 'addr': return 'Pointer';
-      case 'fnptr': return 'bigint | null';
-      case 'record': return `${v.rec.name} | ${v.rec.name}Init`;
-      default: return this.tsOut(v);
+      case 'i64':
+      case 'u64':
+        return 'bigint | number';
+      case 'size':
+        return 'number | bigint';
+      case 'handle':
+        return `${v.ts} | null`;
+      case 'addr':
+        return 'Pointer';
+      case 'fnptr':
+        return 'bigint | null';
+      case 'record':
+        return `${v.rec.name} | ${v.rec.name}Init`;
+      default:
+        return this.tsOut(v);
     }
   }
 
   /** koffi type for a parameter passed by value. */
   koffi(v: ValueKind): string {
     switch (v.k) {
-      case 'int': return `${v.signed ? '' : 'u'}int${v.bits}_t`;
-      case 'size': return 'size_t';
-      case 'i64': return 'int64_t';
-      case 'u64': return 'uint64_t';
-      case 'float': return 'float';
-      case 'double': return 'double';
-      case 'bool': return 'bool';
-      case 'enum': return v.signed ? 'int32_t' : 'uint32_t';
-      case 'handle': return v.integer ? 'uint64_t' : 'void *';
-      case 'addr': case 'fnptr': return 'void *';
-      case 'record': return `T.${v.rec.name}`;
-      case 'void': return 'void';
+      case 'int':
+        return `${v.signed ? '' : 'u'}int${v.bits}_t`;
+      case 'size':
+        return 'size_t';
+      case 'i64':
+        return 'int64_t';
+      case 'u64':
+        return 'uint64_t';
+      case 'float':
+        return 'float';
+      case 'double':
+        return 'double';
+      case 'bool':
+        return 'bool';
+      case 'enum':
+        return v.signed ? 'int32_t' : 'uint32_t';
+      case 'handle':
+        return v.integer ? 'uint64_t' : 'void *';
+      case 'addr':
+      case 'fnptr':
+        return 'void *';
+      case 'record':
+        return `T.${v.rec.name}`;
+      case 'void':
+        return 'void';
     }
   }
 
@@ -165,29 +199,47 @@ export class TypeMap {
       case 'int':
         if (v.bits === 32) return `M.${v.signed ? 'i32' : 'u32'}(${a})`;
         return `M.intN(${a}, ${v.bits}, ${v.signed})`;
-      case 'size': return `M.size(${a})`;
-      case 'i64': return `M.i64(${a})`;
-      case 'u64': return `M.u64(${a})`;
-      case 'float': case 'double': return `M.f64(${a})`;
-      case 'bool': return `M.bool(${a})`;
-      case 'enum': return v.signed ? `M.i32(${a})` : `M.u32(${a})`;
-      case 'handle': return v.integer ? `(M.handle(${a}) ?? 0n)` : `M.handle(${a})`;
-      case 'addr': return `M.pointer(${a})`;
-      case 'fnptr': return `M.handle(${a})`;
-      case 'record': return `X.byValue(${x}, S.${v.rec.name}, '${fn}', '${p}')`;
-      case 'void': throw new Error('void parameter');
+      case 'size':
+        return `M.size(${a})`;
+      case 'i64':
+        return `M.i64(${a})`;
+      case 'u64':
+        return `M.u64(${a})`;
+      case 'float':
+      case 'double':
+        return `M.f64(${a})`;
+      case 'bool':
+        return `M.bool(${a})`;
+      case 'enum':
+        return v.signed ? `M.i32(${a})` : `M.u32(${a})`;
+      case 'handle':
+        return v.integer ? `(M.handle(${a}) ?? 0n)` : `M.handle(${a})`;
+      case 'addr':
+        return `M.pointer(${a})`;
+      case 'fnptr':
+        return `M.handle(${a})`;
+      case 'record':
+        return `X.byValue(${x}, S.${v.rec.name}, '${fn}', '${p}')`;
+      case 'void':
+        throw new Error('void parameter');
     }
   }
 
   /** Bytes a value of this kind takes in memory (for arrays of them). */
   sizeOf(v: ValueKind): number {
     switch (v.k) {
-      case 'int': return v.bits / 8;
-      case 'bool': return 1;
-      case 'float': return 4;
-      case 'enum': return 4;
-      case 'record': return v.rec.size;
-      default: return 8;
+      case 'int':
+        return v.bits / 8;
+      case 'bool':
+        return 1;
+      case 'float':
+        return 4;
+      case 'enum':
+        return 4;
+      case 'record':
+        return v.rec.size;
+      default:
+        return 8;
     }
   }
 }

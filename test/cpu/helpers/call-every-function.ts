@@ -29,10 +29,19 @@ for (const sig of sigs) {
     // Expected: the loader's error (the library is absent), a symbol this library lacks, or a
     // RangeError for an argument C would crash on (a NULL kernel, say).
     const err = e as Error;
-    const why = err.name === 'LibraryLoadError' ? 'LibraryLoadError' : / does not export /.test(err.message) ? 'not exported' : err instanceof RangeError ? 'RangeError' : null;
+    const why =
+      err.name === 'LibraryLoadError'
+        ? 'LibraryLoadError'
+        : / does not export /.test(err.message)
+          ? 'not exported'
+          : err instanceof RangeError
+            ? 'RangeError'
+            : null;
     if (!why) throw e;
     process.stdout.write(JSON.stringify({ name: sig.name, status: why, n: -1 }) + '\n');
     continue;
   }
-  process.stdout.write(JSON.stringify({ name: sig.name, status: Array.isArray(r) ? r[0] : 'not a tuple', n: Array.isArray(r) ? r.length : -1 }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ name: sig.name, status: Array.isArray(r) ? r[0] : 'not a tuple', n: Array.isArray(r) ? r.length : -1 }) + '\n',
+  );
 }

@@ -18,7 +18,10 @@ export type FakeCudartVariant = 'host-functions' | 'memory' | 'kernels';
  * Builds the fake libcudart of `variant` into `dir` (a fresh temporary folder by default) with gcc;
  * returns the library's path and its folder. It reports the generated CUDART_VERSION.
  */
-export function buildFakeCudart(variant: FakeCudartVariant, dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-fake-'))): { lib: string; dir: string } {
+export function buildFakeCudart(
+  variant: FakeCudartVariant,
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-fake-')),
+): { lib: string; dir: string } {
   const lib = path.join(dir, `libcudart-fake-${variant}.so`);
   const flags = ['-fPIC', '-O1', `-DFAKE_CUDART_VERSION=${CUDART_VERSION}`, `-DFAKE_${variant.toUpperCase().replace('-', '_')}`];
   if (variant !== 'kernels') {
@@ -52,7 +55,10 @@ export function removeFakeCudart(): void {
 /** Runs `script` (CommonJS, from the repository root) in a fresh Node on the fake library; `args` go to node. */
 export function runOnFake(script: string, args: string[] = []): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [...args, '--import', 'tsx', '-e', script], {
-    encoding: 'utf8', cwd: root, env: { ...process.env, CUDA_BINDINGS_CUDART: fakeCudart() }, timeout: 30_000,
+    encoding: 'utf8',
+    cwd: root,
+    env: { ...process.env, CUDA_BINDINGS_CUDART: fakeCudart() },
+    timeout: 30_000,
   });
 }
 
@@ -81,7 +87,13 @@ export function runWithFake(lib: string, body: string): unknown {
       object: L.func('const char *fake_last_object(void)'), objects: L.func('long fake_live_objects(void)') };
     const kernel = (h, name) => new Kernel(h, name, { isClosed: false });
     (async () => { ${body} })().catch((e) => { console.log(JSON.stringify({ error: String(e && e.stack || e) })); });`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', cwd: root, env: { ...process.env, CUDA_BINDINGS_CUDART: lib }, timeout: 180_000 });
-  if (run.stderr !== '' || run.status !== 0) throw new Error(`the child process failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}\n${run.stdout}`);
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    encoding: 'utf8',
+    cwd: root,
+    env: { ...process.env, CUDA_BINDINGS_CUDART: lib },
+    timeout: 180_000,
+  });
+  if (run.stderr !== '' || run.status !== 0)
+    throw new Error(`the child process failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}\n${run.stdout}`);
   return JSON.parse(run.stdout);
 }

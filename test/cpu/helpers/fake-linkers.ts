@@ -30,7 +30,9 @@ const COMMON = `
 // nvJitLink: -arch is required; '-fictitious_option' and '-arch=sm_XX' are unrecognised; an input
 // holding 'undefined_symbol' fails the link with an error log; LTO-IR without -lto fails too. The
 // linked cubin is ELF magic then 'options|inputs'.
-const NVJITLINK = COMMON + `
+const NVJITLINK =
+  COMMON +
+  `
   typedef struct { char *opts; char *inputs; char *err; char *info; int lto, ptx, bad; } link_t;
   int __nvJitLinkCreate_13_0(link_t **h, uint32_t n, const char *const *o) {
     int arch = 0, lto = 0, ptx = 0;
@@ -85,7 +87,9 @@ const NVJITLINK = COMMON + `
 `;
 
 // nvFatbin: '--unsupported_option' is refused; the fatbin is the fatbin magic then each entry.
-const NVFATBIN = COMMON + `
+const NVFATBIN =
+  COMMON +
+  `
   typedef struct { char *entries; } fb_t;
   static const char *names[] = { "", "NVFATBIN_ERROR_INTERNAL", "NVFATBIN_ERROR_ELF_ARCH_MISMATCH" };
   const char *nvFatbinGetErrorString(int r) { return r >= 0 && r < 3 ? names[r] : "unknown"; }
@@ -114,7 +118,9 @@ const NVFATBIN = COMMON + `
 
 // libcuda, the part the Linker's fallback uses: a current context, cuLink* that check PTX ends in
 // its NUL, write their logs into the option buffers, and fail on 'undefined_symbol'.
-const LIBCUDA = COMMON + `
+const LIBCUDA =
+  COMMON +
+  `
   typedef struct { char *types; char *info; char *err; unsigned infoN, errN; int bad; void *cubin; char *opts; } ls_t;
   int cuDriverGetVersion(int *v) { *v = ${CUDA_VERSION}; return 0; }
   int cuInit(unsigned f) { return 0; }
@@ -149,8 +155,16 @@ const LIBCUDA = COMMON + `
 
 /** Builds the three fakes into `dir`; returns their paths. */
 export function buildFakeLinkers(dir: string): { nvjitlink: string; nvfatbin: string; cuda: string } {
-  const out = { nvjitlink: path.join(dir, 'libnvJitLink.so.13'), nvfatbin: path.join(dir, 'libnvfatbin.so.13'), cuda: path.join(dir, 'libcuda.so.1') };
-  for (const [file, src] of [[out.nvjitlink, NVJITLINK], [out.nvfatbin, NVFATBIN], [out.cuda, LIBCUDA]]) {
+  const out = {
+    nvjitlink: path.join(dir, 'libnvJitLink.so.13'),
+    nvfatbin: path.join(dir, 'libnvfatbin.so.13'),
+    cuda: path.join(dir, 'libcuda.so.1'),
+  };
+  for (const [file, src] of [
+    [out.nvjitlink, NVJITLINK],
+    [out.nvfatbin, NVFATBIN],
+    [out.cuda, LIBCUDA],
+  ]) {
     fs.writeFileSync(`${file}.c`, src);
     execFileSync('gcc', ['-shared', '-fPIC', '-O1', '-o', file, `${file}.c`]);
   }

@@ -113,7 +113,10 @@ int ncclCommShrink(struct comm *c, int *excl, int n, struct comm **out, cfg_head
 /** Builds both fakes into `dir`; returns the environment that makes the bindings load them. */
 export function buildFakes(dir: string): { CUDA_BINDINGS_CUDART: string; CUDA_BINDINGS_NCCL: string } {
   const out = { CUDA_BINDINGS_CUDART: path.join(dir, 'libcudart-fake.so'), CUDA_BINDINGS_NCCL: path.join(dir, 'libnccl-fake.so') };
-  for (const [src, lib] of [[CUDART, out.CUDA_BINDINGS_CUDART], [NCCL, out.CUDA_BINDINGS_NCCL]]) {
+  for (const [src, lib] of [
+    [CUDART, out.CUDA_BINDINGS_CUDART],
+    [NCCL, out.CUDA_BINDINGS_NCCL],
+  ]) {
     const c = `${lib}.c`;
     fs.writeFileSync(c, src);
     execFileSync('gcc', ['-shared', '-fPIC', '-O1', '-o', lib, c]);

@@ -10,7 +10,20 @@ const root = path.join(__dirname, '..', '..', '..');
 /** Compiles the fake libnvidia-ml into `dir`; returns its path. */
 export function buildFakeNvml(dir: string): string {
   const lib = path.join(dir, 'libnvidia-ml-fake.so');
-  execFileSync('gcc', ['-shared', '-fPIC', '-Wall', '-Werror', `-I${path.join(root, 'tools', 'codegen')}`, '-o', lib, path.join(root, 'test', 'cpu', 'fixtures', 'fake-nvml.c')], { stdio: 'pipe' });
+  execFileSync(
+    'gcc',
+    [
+      '-shared',
+      '-fPIC',
+      '-Wall',
+      '-Werror',
+      `-I${path.join(root, 'tools', 'codegen')}`,
+      '-o',
+      lib,
+      path.join(root, 'test', 'cpu', 'fixtures', 'fake-nvml.c'),
+    ],
+    { stdio: 'pipe' },
+  );
   return lib;
 }
 
@@ -29,7 +42,9 @@ export function buildFakeCudart(dir: string, layout: { fields: Record<string, { 
   const src = path.join(dir, 'cudart.c');
   const order = [FAKE_GPUS[1], FAKE_GPUS[0]];
   const uuidBytes = (u: string) => `{${(u.slice(4).replace(/-/g, '').match(/../g) ?? []).map((x) => `0x${x}`).join(',')}}`;
-  fs.writeFileSync(src, `
+  fs.writeFileSync(
+    src,
+    `
     #include <string.h>
     #include <stdio.h>
     static const char *names[2] = { "${order[0].name}", "${order[1].name}" };
@@ -54,7 +69,8 @@ export function buildFakeCudart(dir: string, layout: { fields: Record<string, { 
     int cudaDeviceCanAccessPeer(int *can, int d, int peer) { (void)d; (void)peer; *can = 0; return 0; }
     const char *cudaGetErrorName(int e) { return e ? "cudaErrorInvalidDevice" : "cudaSuccess"; }
     const char *cudaGetErrorString(int e) { return e ? "invalid device ordinal" : "no error"; }
-  `);
+  `,
+  );
   execFileSync('gcc', ['-shared', '-fPIC', '-o', lib, src], { stdio: 'pipe' });
   return lib;
 }

@@ -8,11 +8,14 @@ import { ncclSpec } from '../../../src/ffi/nccl-lib';
 import { sample, type Param } from './samples';
 
 const api = process.argv[2] ?? 'runtime';
-const ns: Record<string, any> = ({ driver: cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl, nvml } as Record<string, unknown>)[api] as Record<string, any> ?? cudart;
+const ns: Record<string, any> =
+  (({ driver: cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl, nvml } as Record<string, unknown>)[api] as Record<string, any>) ?? cudart;
 // NCCL is never opened here, even where it is installed: what passes validation meets a
 // LibraryLoadError, as the runtime's calls meet the absent driver.
-if (api === 'nccl') Object.assign(ncclSpec, { envVar: 'CUDA_BINDINGS_NCCL_FUZZ_NONE', linuxNames: ['libnccl-fuzz-none.so.2'], extraDirs: () => [] });
-const sigs: { name: string; params: (Param & { extent?: { bytes?: string; query?: { fn: string; args: string[] }; unit: number } })[] }[] = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'));
+if (api === 'nccl')
+  Object.assign(ncclSpec, { envVar: 'CUDA_BINDINGS_NCCL_FUZZ_NONE', linuxNames: ['libnccl-fuzz-none.so.2'], extraDirs: () => [] });
+const sigs: { name: string; params: (Param & { extent?: { bytes?: string; query?: { fn: string; args: string[] }; unit: number } })[] }[] =
+  JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', `${api}-signatures.json`), 'utf8'));
 
 /** The bad values, by name. */
 export const BAD: Record<string, () => unknown> = {
@@ -35,32 +38,35 @@ else if (mode === 'transfers') fuzzTransfers();
 else fuzzValues();
 
 function fuzzValues(): void {
-for (const sig of sigs) {
-  const good = sig.params.map((p) => sample(ns, sig.name, p));
-  // Some calls refuse even the plain samples (a NULL kernel where C would crash): their bad-value
-  // rows are marked, since the first refusal met need not be the parameter's.
-  let baseRefused = false;
-  try {
-    ns[sig.name](...good);
-  } catch (e) {
-    baseRefused = e instanceof RangeError;
-  }
-  sig.params.forEach((p, i) => {
-    for (const [kind, make] of Object.entries(BAD)) {
-      const args = good.slice();
-      args[i] = make();
-      let outcome: Record<string, unknown>;
-      try {
-        const r = ns[sig.name](...args);
-        outcome = { returned: Array.isArray(r) ? 'tuple' : typeof r };
-      } catch (e) {
-        const err = e as Error;
-        outcome = { threw: err.name === 'LibraryLoadError' ? 'LibraryLoadError' : err.constructor.name, message: err.name === 'LibraryLoadError' ? '' : err.message };
-      }
-      process.stdout.write(JSON.stringify({ fn: sig.name, param: p.name, c: p.c, ts: p.ts, kind, baseRefused, ...outcome }) + '\n');
+  for (const sig of sigs) {
+    const good = sig.params.map((p) => sample(ns, sig.name, p));
+    // Some calls refuse even the plain samples (a NULL kernel where C would crash): their bad-value
+    // rows are marked, since the first refusal met need not be the parameter's.
+    let baseRefused = false;
+    try {
+      ns[sig.name](...good);
+    } catch (e) {
+      baseRefused = e instanceof RangeError;
     }
-  });
-}
+    sig.params.forEach((p, i) => {
+      for (const [kind, make] of Object.entries(BAD)) {
+        const args = good.slice();
+        args[i] = make();
+        let outcome: Record<string, unknown>;
+        try {
+          const r = ns[sig.name](...args);
+          outcome = { returned: Array.isArray(r) ? 'tuple' : typeof r };
+        } catch (e) {
+          const err = e as Error;
+          outcome = {
+            threw: err.name === 'LibraryLoadError' ? 'LibraryLoadError' : err.constructor.name,
+            message: err.name === 'LibraryLoadError' ? '' : err.message,
+          };
+        }
+        process.stdout.write(JSON.stringify({ fn: sig.name, param: p.name, c: p.c, ts: p.ts, kind, baseRefused, ...outcome }) + '\n');
+      }
+    });
+  }
 }
 
 /** What a call did: returned, failed to load the library, or threw (class and message). */
@@ -106,7 +112,10 @@ function fuzzExtents(): void {
         process.stdout.write(JSON.stringify({ ...row, kind: 'skipped' }) + '\n');
         return;
       }
-      for (const [kind, n] of [['short', need - ext.unit], ['exact', need]] as const) {
+      for (const [kind, n] of [
+        ['short', need - ext.unit],
+        ['exact', need],
+      ] as const) {
         const a = args.slice();
         a[i] = new Uint8Array(n);
         process.stdout.write(JSON.stringify({ ...row, kind, ...outcome(() => ns[sig.name](...a)) }) + '\n');
@@ -130,8 +139,21 @@ function fuzzTransfers(): void {
     } catch {
       // refused: as good as a copy
     }
-    const after = outcome(() => [s.getBytes().byteLength, new (cls as new () => any)().getBytes().byteLength, new ns[name]().toJSON() && 0]);
-    process.stdout.write(JSON.stringify({ kind: 'slab', cls: name, size: (cls as any).layout.size, detached: ab.byteLength === 0, ...after, lengths: [s.getBytes().byteLength] }) + '\n');
+    const after = outcome(() => [
+      s.getBytes().byteLength,
+      new (cls as new () => any)().getBytes().byteLength,
+      new ns[name]().toJSON() && 0,
+    ]);
+    process.stdout.write(
+      JSON.stringify({
+        kind: 'slab',
+        cls: name,
+        size: (cls as any).layout.size,
+        detached: ab.byteLength === 0,
+        ...after,
+        lengths: [s.getBytes().byteLength],
+      }) + '\n',
+    );
   }
   for (const sig of sigs) {
     const good = sig.params.map((p) => sample(ns, sig.name, p));
@@ -153,7 +175,16 @@ function fuzzTransfers(): void {
       for (const mem of held) structuredClone(mem.buffer, { transfer: [mem.buffer as ArrayBuffer] });
       const args = good.slice();
       args[i] = s;
-      process.stdout.write(JSON.stringify({ kind: 'field', fn: sig.name, param: p.name, cls: m[1], fields: held.length, ...outcome(() => ns[sig.name](...args)) }) + '\n');
+      process.stdout.write(
+        JSON.stringify({
+          kind: 'field',
+          fn: sig.name,
+          param: p.name,
+          cls: m[1],
+          fields: held.length,
+          ...outcome(() => ns[sig.name](...args)),
+        }) + '\n',
+      );
     });
   }
 }

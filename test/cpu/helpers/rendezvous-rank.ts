@@ -4,7 +4,11 @@ import { rendezvous, rendezvousFromEnv } from '../../../src/core/rendezvous';
 import { uniqueIdFromBase64, uniqueIdToBase64 } from '../../../src/nccl/helpers';
 
 const o = rendezvousFromEnv();
-rendezvous({ ...o, timeoutMs: Number(process.env.RENDEZVOUS_TIMEOUT_MS), id: o.rank === 0 ? uniqueIdFromBase64(process.env.RENDEZVOUS_ID!) : undefined })
+rendezvous({
+  ...o,
+  timeoutMs: Number(process.env.RENDEZVOUS_TIMEOUT_MS),
+  id: o.rank === 0 ? uniqueIdFromBase64(process.env.RENDEZVOUS_ID!) : undefined,
+})
   .then((id) => console.log(JSON.stringify({ rank: o.rank, id: uniqueIdToBase64(id) })))
   .catch((e: Error) => {
     console.log(JSON.stringify({ rank: o.rank, error: e.message }));
