@@ -65,6 +65,17 @@ export function hostAllocFlags(options: HostBufferOptions): number {
 let adopting: { ptr: bigint; devicePtr: bigint | null; view: ArrayBuffer; onClose: () => void } | null = null;
 
 /**
+ * Whether `kind` is a TypedArray class (Buffer included), from any realm: a class made in another
+ * context (a vm context, a test runner's) fails `instanceof` against this module's TypedArray.
+ */
+function isTypedArrayClass(kind: unknown): boolean {
+  for (let c = kind; typeof c === 'function'; c = Object.getPrototypeOf(c)) {
+    if (c === TypedArray || c.name === 'TypedArray') return c !== kind;
+  }
+  return false;
+}
+
+/**
  * Pinned (page-locked) host memory, read and written from JS as a TypedArray
  * ({@link HostBuffer.as}). Copies between it and the device run at the bus's full speed and can be
  * queued on a stream without a staging copy, which pageable memory (an ordinary Buffer) needs.
@@ -157,7 +168,7 @@ export class HostBuffer {
    */
   as<T extends ArrayBufferView>(kind: new (b: ArrayBuffer) => T): T {
     if (!this.view) throw new Error('HostBuffer.as: the HostBuffer was closed');
-    const isView = typeof kind === 'function' && (kind === (DataView as unknown) || kind.prototype instanceof TypedArray);
+    const isView = typeof kind === 'function' && (kind === (DataView as unknown) || kind.name === 'DataView' || isTypedArrayClass(kind));
     if (!isView)
       throw new TypeError(
         `HostBuffer.as: parameter 'kind' must be a TypedArray class (Float32Array, Uint8Array, …) or DataView, got ${typeof kind === 'function' ? kind.name || 'an anonymous function' : String(kind)}`,

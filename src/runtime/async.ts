@@ -29,7 +29,14 @@ function rt(name: string): KoffiFunction {
 /** Polls `event` until it completes; destroys it afterwards when `owned`. */
 async function pollEvent(fn: string, ev: bigint | null, o: WaitOptions, owned: boolean): Promise<[cudaError_t]> {
   const query = rt('cudaEventQuery');
-  const status = await poll(fn, () => query(ev) as number, o, owned ? () => rt('cudaEventDestroy')(ev) : undefined);
+  const sync = rt('cudaEventSynchronize');
+  // Once the event is complete, cudaEventSynchronize returns at once and makes the completion
+  // observed by the host, as a blocking wait does: stream-ordered frees become trimmable then.
+  const done = () => {
+    const q = query(ev) as number;
+    return q === 0 ? (sync(ev) as number) : q;
+  };
+  const status = await poll(fn, done, o, owned ? () => rt('cudaEventDestroy')(ev) : undefined);
   return [status as cudaError_t];
 }
 
@@ -78,11 +85,17 @@ export async function streamSynchronize(fn: string, stream: cudaStream_t | null,
     return err !== 0 ? [err] : pollEvent(fn, ev, o, true);
   }
   const query = rt('cudaStreamQuery');
-  const first = query(s) as number;
+  // An idle stream's cudaStreamSynchronize returns at once and makes its completion observed by the
+  // host (what a pool's trim needs of stream-ordered frees), as the blocking wait does.
+  const done = () => {
+    const q = query(s) as number;
+    return q === 0 ? (rt('cudaStreamSynchronize')(s) as number) : q;
+  };
+  const first = done();
   if (first !== NOT_READY) return [first as cudaError_t];
   // The work queued so far, pinned by an event: a stream that keeps being fed may never be idle.
   const pinned = recordOnStreamDevice(s);
-  if (pinned === null) return [(await poll(fn, () => query(s) as number, o)) as cudaError_t];
+  if (pinned === null) return [(await poll(fn, done, o)) as cudaError_t];
   const [err, ev] = pinned;
   return err !== 0 ? [err] : pollEvent(fn, ev, o, true);
 }

@@ -35,7 +35,7 @@ beforeAll(() => {
     /* streams from handle 0x5000 up are of device 1, the others of device 0; an event records only into a stream of its device */
     static int current;
     static int dev_of(void *s) { return (unsigned long)s >= 0x5000 && (unsigned long)s < 0xde71ce; }
-    static int queries, events_live, syncs;
+    static int queries, events_live, syncs; /* syncs: blocking waits, i.e. synchronize called before the work was done */
     void fake_delay(void *s, int ms) { find(s)->until = now() + ms / 1000.0; }
     void fake_fail(void *s, int err) { find(s)->err = err; }
     int fake_queries(void) { return queries; }
@@ -46,11 +46,11 @@ beforeAll(() => {
     int cudaSetDevice(int d) { current = d; return 0; }
     int cudaStreamGetDevice(void *s, int *d) { *d = dev_of(s); return 0; }
     int cudaStreamQuery(void *s) { struct st *t = find(s); queries++; return t->err ? t->err : now() < t->until ? 600 : 0; }
-    int cudaStreamSynchronize(void *s) { struct st *t = find(s); syncs++; while (now() < t->until) usleep(1000); return t->err; }
+    int cudaStreamSynchronize(void *s) { struct st *t = find(s); if (now() < t->until) syncs++; while (now() < t->until) usleep(1000); return t->err; }
     int cudaEventCreateWithFlags(void **e, unsigned f) { *e = calloc(1, sizeof(struct ev)); ((struct ev *)*e)->dev = current; events_live++; return 0; }
     int cudaEventRecord(void *e, void *s) { struct st *t = find(s); struct ev *v = e; if ((unsigned long)s > 2 && v->dev != dev_of(s)) return 400; v->until = t->until; v->on = t; return 0; }
     int cudaEventQuery(void *e) { struct ev *v = e; queries++; return v->on && v->on->err ? v->on->err : now() < v->until ? 600 : 0; }
-    int cudaEventSynchronize(void *e) { struct ev *v = e; syncs++; while (now() < v->until) usleep(1000); return v->on ? v->on->err : 0; }
+    int cudaEventSynchronize(void *e) { struct ev *v = e; if (now() < v->until) syncs++; while (now() < v->until) usleep(1000); return v->on ? v->on->err : 0; }
     int cudaEventDestroy(void *e) { free(e); events_live--; return 0; }
     int cudaMemcpy(void *d, const void *s, size_t n, int k) { usleep(300000); return 0; }
     /* the driver's side of a device wait: the device's work is the stream entry of handle 0xde71ce */
