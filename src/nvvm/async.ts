@@ -1,9 +1,8 @@
 // The NVVM compile off the JS thread: nvvmCompileProgram runs on libuv's thread pool (it holds a
 // pool thread for the compile's duration; a compile has nothing to poll). Bad arguments reject.
 import { libnvvm as L } from '../ffi/nvvm-lib';
-import * as M from '../ffi/marshal';
 import * as X from '../structs/support';
-import { checkWaitOptions, onPool, unlessGivenUp, type WaitOptions } from '../ffi/waits';
+import type { WaitOptions } from '../ffi/waits';
 import type { nvvmResult } from './enums.gen';
 import type { nvvmProgram } from './handles.gen';
 
@@ -24,7 +23,7 @@ export async function nvvmCompileProgram(
 }
 
 /** @internal nvvmCompileProgram on the pool under the name `fn`; `after` runs once the compile itself returned (given up or not). */
-export async function compileProgram(
+export function compileProgram(
   fn: string,
   prog: nvvmProgram | null,
   numOptions: number,
@@ -32,12 +31,5 @@ export async function compileProgram(
   waitOptions: WaitOptions | undefined,
   after: () => void,
 ): Promise<number> {
-  const p = M.handle(prog, fn, 'prog');
-  const n = M.i32(numOptions, fn, 'numOptions');
-  if (n < 0) M.rangeError(fn, 'numOptions', `must not be negative, got ${n}`);
-  const packed = X.packStrings(options, n, fn, 'options', true);
-  const o = checkWaitOptions(waitOptions, fn);
-  const work = onPool(fn, L.bind('nvvmCompileProgram'), [p, n, packed], {}, [packed]);
-  work.then(after, after);
-  return unlessGivenUp(fn, o, work);
+  return X.compileOnPool(fn, () => L.bind('nvvmCompileProgram'), prog, numOptions, options, waitOptions, after);
 }

@@ -6,6 +6,9 @@ import { checkI32, checkU64, rangeError, typeError } from '../ffi/checks';
 import { U64, I32 } from '../ffi/scratch';
 import { CStruct, type StructClass, packValues, passHostFns, checkHeld } from './base';
 import { cudaMemRangeAttributeAccessedBy } from '../ffi/constants.gen';
+import { checkHandle } from '../ffi/checks';
+import { checkWaitOptions, onPool, unlessGivenUp, type WaitOptions } from '../ffi/waits';
+import type { KoffiFunction } from '../ffi/binding';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
@@ -260,4 +263,28 @@ export function jitLogBytes(options: unknown, values: unknown, i: number): numbe
 export function shareableHandleBytes(handleType: number): number {
   // 1: POSIX file descriptor (int), 2 and 4: Win32 handles, 8: fabric handle (64 bytes).
   return handleType === 1 ? 4 : handleType === 8 ? 64 : 8;
+}
+
+/**
+ * A compile call `(prog, numOptions, options)` (nvrtcCompileProgram, nvvmCompileProgram; bound only
+ * once the arguments passed their checks) on the thread pool under the name `fn`, its arguments checked as the facade checks them; `after` runs
+ * once the compile itself returned (given up on or not). Resolves with its status.
+ */
+export async function compileOnPool(
+  fn: string,
+  compile: () => KoffiFunction,
+  prog: unknown,
+  numOptions: number,
+  options: string[] | null,
+  waitOptions: WaitOptions | undefined,
+  after: () => void,
+): Promise<number> {
+  const p = checkHandle(prog, fn, 'prog');
+  const n = checkI32(numOptions, fn, 'numOptions');
+  if (n < 0) rangeError(fn, 'numOptions', `must not be negative, got ${n}`);
+  const packed = packStrings(options, n, fn, 'options', true);
+  const o = checkWaitOptions(waitOptions, fn);
+  const work = onPool(fn, compile(), [p, n, packed], {}, [packed]);
+  work.then(after, after);
+  return unlessGivenUp(fn, o, work);
 }
