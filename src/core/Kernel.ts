@@ -119,6 +119,8 @@ function isDim(n: unknown): n is number {
 export class Kernel {
   private readonly grid = new cudart.dim3();
   private readonly block = new cudart.dim3();
+  /** `Kernel.launch(<name>)`, formatted once: the config check of every launch names it. */
+  private readonly launchName: string;
 
   /** @internal Use module.kernel(name). */
   constructor(
@@ -128,7 +130,9 @@ export class Kernel {
     readonly name: string,
     /** The module it is in (kept alive by the kernel). */
     readonly module: Module,
-  ) {}
+  ) {
+    this.launchName = `Kernel.launch(${name})`;
+  }
 
   /** Throws when the kernel's module was closed: the kernel's handle is gone with it. */
   private live(what: string): void {
@@ -154,7 +158,7 @@ export class Kernel {
       throw new TypeError(
         `Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`,
       );
-    checkOptions(`Kernel.launch(${this.name})`, config, LAUNCH_CONFIG_KEYS, 'config');
+    checkOptions(this.launchName, config, LAUNCH_CONFIG_KEYS, 'config');
     if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(
