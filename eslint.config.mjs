@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 import importPlugin from 'eslint-plugin-import';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-bench/**', 'docs/**', 'coverage/**', 'node_modules/**'] },
+  { ignores: ['dist/**', 'dist-bench/**', 'docs/**', 'coverage/**', 'node_modules/**', '.gpu/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
