@@ -3296,7 +3296,7 @@ export function cuMemPrefetchAsync(devPtr: DevicePointer | number, count: number
   const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemPrefetchAsync', 'location');
   const a_flags = M.u32(flags, 'cuMemPrefetchAsync', 'flags');
   const a_hStream = M.handle(hStream, 'cuMemPrefetchAsync', 'hStream');
-  const err = (L.splitSmallStructs ? (f_cuMemPrefetchAsync ??= L.bind('cuMemPrefetchAsync'))(a_devPtr, a_count, X.eightbyte(a_location, 0), a_flags, a_hStream) : (f_cuMemPrefetchAsync ??= L.bind('cuMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_hStream)) as E.CUresult;
+  const err = (L.splitSmallStructs ? (f_cuMemPrefetchAsync ??= L.bind('cuMemPrefetchAsync'))(a_devPtr, a_count, X.word8(a_location, 0), a_flags, a_hStream) : (f_cuMemPrefetchAsync ??= L.bind('cuMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_hStream)) as E.CUresult;
   return [err];
 }
 
@@ -3315,7 +3315,7 @@ export function cuMemAdvise(devPtr: DevicePointer | number, count: number | bigi
   const a_count = M.size(count, 'cuMemAdvise', 'count');
   const a_advice = M.i32(advice, 'cuMemAdvise', 'advice');
   const a_location = X.byValue(location, S.CUmemLocation_st, 'cuMemAdvise', 'location');
-  const err = (L.splitSmallStructs ? (f_cuMemAdvise ??= L.bind('cuMemAdvise'))(a_devPtr, a_count, a_advice, X.eightbyte(a_location, 0)) : (f_cuMemAdvise ??= L.bind('cuMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.CUresult;
+  const err = (L.splitSmallStructs ? (f_cuMemAdvise ??= L.bind('cuMemAdvise'))(a_devPtr, a_count, a_advice, X.word8(a_location, 0)) : (f_cuMemAdvise ??= L.bind('cuMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.CUresult;
   return [err];
 }
 

@@ -1248,7 +1248,7 @@ export function cudaLaunchKernel(func: Pointer, gridDim: S.dim3 | S.dim3Init, bl
   const a_args = KA.kernelArgs(args, 'cudaLaunchKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchKernel', 'stream');
-  const err = (L.splitSmallStructs ? (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, X.eightbyte(a_gridDim, 0), X.eightbyte(a_gridDim, 1), X.eightbyte(a_blockDim, 0), X.eightbyte(a_blockDim, 1), a_args, a_sharedMem, a_stream) : (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, X.word8(a_gridDim, 0), X.word4(a_gridDim, 8), X.word8(a_blockDim, 0), X.word4(a_blockDim, 8), a_args, a_sharedMem, a_stream) : (f_cudaLaunchKernel ??= L.bind('cudaLaunchKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
   return [err];
 }
 
@@ -1290,7 +1290,7 @@ export function cudaLaunchCooperativeKernel(func: Pointer, gridDim: S.dim3 | S.d
   const a_args = KA.kernelArgs(args, 'cudaLaunchCooperativeKernel', 'args');
   const a_sharedMem = M.size(sharedMem, 'cudaLaunchCooperativeKernel', 'sharedMem');
   const a_stream = M.handle(stream, 'cudaLaunchCooperativeKernel', 'stream');
-  const err = (L.splitSmallStructs ? (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, X.eightbyte(a_gridDim, 0), X.eightbyte(a_gridDim, 1), X.eightbyte(a_blockDim, 0), X.eightbyte(a_blockDim, 1), a_args, a_sharedMem, a_stream) : (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, X.word8(a_gridDim, 0), X.word4(a_gridDim, 8), X.word8(a_blockDim, 0), X.word4(a_blockDim, 8), a_args, a_sharedMem, a_stream) : (f_cudaLaunchCooperativeKernel ??= L.bind('cudaLaunchCooperativeKernel'))(a_func, a_gridDim, a_blockDim, a_args, a_sharedMem, a_stream)) as E.cudaError_t;
   return [err];
 }
 
@@ -2540,7 +2540,7 @@ export function cudaMemPrefetchAsync(devPtr: DevicePointer | null, count: number
   const a_flags = M.u32(flags, 'cudaMemPrefetchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemPrefetchAsync', 'stream');
   M.checkExtent(a_devPtr, a_count, 'cudaMemPrefetchAsync', 'devPtr', 'count');
-  const err = (L.splitSmallStructs ? (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, X.eightbyte(a_location, 0), a_flags, a_stream) : (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_stream)) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, X.word8(a_location, 0), a_flags, a_stream) : (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_stream)) as E.cudaError_t;
   return [err];
 }
 
@@ -2643,7 +2643,7 @@ export function cudaMemAdvise(devPtr: DevicePointer | null, count: number | bigi
   const a_advice = M.i32(advice, 'cudaMemAdvise', 'advice');
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemAdvise', 'location');
   M.checkExtent(a_devPtr, a_count, 'cudaMemAdvise', 'devPtr', 'count');
-  const err = (L.splitSmallStructs ? (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, X.eightbyte(a_location, 0)) : (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.cudaError_t;
+  const err = (L.splitSmallStructs ? (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, X.word8(a_location, 0)) : (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.cudaError_t;
   return [err];
 }
 

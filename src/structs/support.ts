@@ -147,6 +147,23 @@ export function fromBytes<T extends CStruct>(cls: StructClass<T>, b: ArrayLike<n
   return s;
 }
 
+/**
+ * The 8-byte word at byte `at` of a struct that has all 8 bytes there (the generated facade calls this
+ * for each whole word of a small struct passed by value: dim3's first).
+ */
+export function word8(s: CStruct, at: number): number | bigint {
+  const dv = s._dv;
+  const o = s._o + at;
+  const hi = dv.getUint32(o + 4, true);
+  const lo = dv.getUint32(o, true);
+  return hi < 0x200000 ? hi * 4294967296 + lo : (BigInt(hi) << 32n) | BigInt(lo);
+}
+
+/** The last word of a struct that ends 4 bytes after `at` (dim3's z), zero-extended to 8 bytes. */
+export function word4(s: CStruct, at: number): number {
+  return s._dv.getUint32(s._o + at, true);
+}
+
 /** The i-th 8-byte word of a struct (a small struct passed by value in integer registers). */
 export function eightbyte(s: CStruct, i: number): number | bigint {
   const at = s._o + i * 8;

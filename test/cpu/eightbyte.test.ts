@@ -1,6 +1,7 @@
 // Small structs passed by value go to C as their 8-byte words (x86-64 System V): eightbyte() reads
-// word i of a struct. Its whole-word fast path must give what the bytes say, for every size.
-import { eightbyte } from '../../src/structs/support';
+// word i of a struct, and word8()/word4() (what the generated facade calls) a whole word and a last
+// word of 4 bytes. Each must give what the bytes say, for every size.
+import { eightbyte, word4, word8 } from '../../src/structs/support';
 import { dim3, cudaExtent, char3, short3 } from '../../src/structs/runtime.gen';
 import type { CStruct } from '../../src/structs/base';
 
@@ -25,6 +26,12 @@ test.each([
     const bytes = buf.subarray(3, 3 + size);
     for (let k = 0; k < size; k++) bytes[k] = trial < 3 ? [0, 0xff, 1][trial] : rnd();
     const s = (cls as unknown as { view(m: Uint8Array): CStruct }).view(bytes);
-    for (let i = 0; i < Math.ceil(size / 8); i++) expect(eightbyte(s, i)).toEqual(reference(bytes, i));
+    for (let i = 0; i < Math.ceil(size / 8); i++) {
+      expect(eightbyte(s, i)).toEqual(reference(bytes, i));
+      // The readers the generated facade calls for a whole word and for a last word of 4 bytes.
+      const left = size - 8 * i;
+      if (left >= 8) expect(word8(s, 8 * i)).toEqual(reference(bytes, i));
+      if (left === 4) expect(word4(s, 8 * i)).toEqual(reference(bytes, i));
+    }
   }
 });

@@ -165,6 +165,18 @@ test('require("cuda-bindings") loads the runtime facade only; each other namespa
   ]);
 });
 
+test('every module of the build exports plain values: no getter but the root namespaces that load on first use', () => {
+  // tools/flatten-exports.cjs rewrites tsc's re-export getters; each left would cost every call through it.
+  const script = `const fs = require('fs'), path = require('path'); const found = [];
+    (function walk(d) { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p); else if (p.endsWith('.js') && !p.endsWith(path.join('cli', 'main.js'))) { const m = require(p);
+        for (const [k, d] of Object.entries(Object.getOwnPropertyDescriptors(m))) if (d.get) found.push(path.relative('dist', p) + ':' + k); } } })(path.resolve('dist'));
+    console.log(JSON.stringify(found));`;
+  const found = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: root }).toString()) as string[];
+  expect(found.filter((f) => !f.startsWith('index.js:'))).toEqual([]);
+  expect(found.length).toBe(8); // cuda, nvrtc, nvjitlink, nvfatbin, nvvm, core, nccl, nvml
+});
+
 test('type declarations ship beside the code', () => {
   expect(fs.existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
   expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain(

@@ -618,7 +618,13 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         // faster than a struct (about 0.1 µs against 0.9 µs a call).
         const n = Math.ceil(v.rec.size / 8);
         plan.splitTypes ??= [];
-        for (let i = 0; i < n; i++) plan.splitArgs.push(`X.eightbyte(${L}, ${i})`);
+        // A whole word, or a last word of 4 bytes, has a reader of its own (no size test per call).
+        for (let i = 0; i < n; i++) {
+          const bytes = Math.min(8, v.rec.size - 8 * i);
+          plan.splitArgs.push(
+            bytes === 8 ? `X.word8(${L}, ${8 * i})` : bytes === 4 ? `X.word4(${L}, ${8 * i})` : `X.eightbyte(${L}, ${i})`,
+          );
+        }
         plan.splitTypes.push(...Array(n).fill('uint64_t'));
         plan.notes.push(`${p.name}: passed as ${n} integer register${n > 1 ? 's' : ''} on x86-64 and AArch64`);
       } else {
@@ -709,7 +715,7 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     const types: string[] = [];
     const args: string[] = [];
     plan.args.forEach((a, i) => {
-      const split = plan.splitArgs.filter((x) => x.startsWith(`X.eightbyte(${a}, `));
+      const split = plan.splitArgs.filter((x) => /^X\.(eightbyte|word8|word4)\(/.test(x) && x.startsWith(`(${a}, `, x.indexOf('(')));
       if (split.length) {
         args.push(...split);
         types.push(...split.map(() => 'uint64_t'));
