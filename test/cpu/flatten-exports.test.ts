@@ -2,7 +2,6 @@
 // build (a getter cost about 6 ns on every `M.handle(…)` of the facade and every `cudart.i32(…)`).
 import * as path from 'node:path';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS build tool
 const { flattenExports, mutableExports } = require('../../tools/flatten-exports.cjs') as {
   flattenExports(js: string): { js: string; count: number };
   mutableExports(dir: string): string[];
