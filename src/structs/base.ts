@@ -1,7 +1,7 @@
 // The base of every generated struct class: a class over its own bytes (or a window on a parent's),
 // with typed accessors written by the generator.
 import koffi from 'koffi';
-import { alloc, bytes, cString, describe, nonEmpty, type HostMemory } from '../ffi/marshal';
+import { alloc, bytes, cStringAt, describe, nonEmpty, type HostMemory } from '../ffi/marshal';
 import { checkAddress, outOfRange, rangeError, typeError } from '../ffi/checks';
 import { keptKernelArgs } from '../ffi/kernel-args';
 import {
@@ -279,7 +279,7 @@ export function setPointerArray(
 }
 
 export function getString(s: CStruct, off: number, n: number): string {
-  return cString(s._u8.subarray(off, off + n));
+  return cStringAt(s._u8, off, n);
 }
 
 /** A `char[n]` field takes up to n bytes: shorter text is NUL-terminated, n bytes fill it with no NUL (as cuda-python allows). */
