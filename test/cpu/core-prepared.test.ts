@@ -100,11 +100,20 @@ beforeAll(() => {
   fake = buildFakeCudart('kernels');
 });
 afterAll(() => fs.rmSync(fake.dir, { recursive: true, force: true }));
-const withFake = (body: string) => runWithFake(fake.lib, body);
+const withFake = (body: string, nodeArgs: string[] = []) => runWithFake(fake.lib, body, nodeArgs);
 
-test('a prepared launch packs plain numbers as their declared C types, reuses its memory, and passes the config', () => {
-  const r = withFake(`
+// A prepared launch is compiled for its parameter list (numbers stored in line); where Node may not
+// make code from strings, the generic launcher does the same work. Both must pack the same bytes.
+test.each([
+  ['compiled for its parameters', [], true],
+  ['generic (node --disallow-code-generation-from-strings)', ['--disallow-code-generation-from-strings'], false],
+] as const)(
+  'a prepared launch (%s) packs plain numbers as their declared C types, reuses its memory, and passes the config',
+  (_name, nodeArgs, compiled) => {
+    const r = withFake(
+      `
     const f = kernel(0x108n, 'all').prepare('void all(float *p, int a, unsigned b, long long c, unsigned long long d, float e, double g, short h)');
+    const compiled = f.toString().includes('dv.setInt32(');
     f({ grid: [3, 2], block: 64, sharedMem: 128 }, 0xdeadbeefn, -7, 4e9, -(2 ** 40), 2n ** 63n, 1.5, -0.125, -300);
     const first = fake.args();
     f({ grid: 1, block: 1 }, 0x1000, 8, 9, 10, 11, 12.5, 13, 14);
@@ -119,17 +128,22 @@ test('a prepared launch packs plain numbers as their declared C types, reuses it
       second: [String(out.readBigUInt64LE(0)), out.readInt32LE(16), out.readUInt32LE(32), String(out.readBigInt64LE(48)), String(out.readBigUInt64LE(64)), out.readFloatLE(80), out.readDoubleLE(96), out.readInt16LE(112)],
       first: [String(out1.readBigUInt64LE(0)), out1.readInt32LE(16), out1.readUInt32LE(32), String(out1.readBigInt64LE(48)), String(out1.readBigUInt64LE(64)), out1.readFloatLE(80), out1.readDoubleLE(96), out1.readInt16LE(112)],
       config: [Array.from(cfg), Array.from(cfg1)],
-    }));`);
-  expect(r).toEqual({
-    same: true,
-    second: [String(0x1000), 8, 9, '10', '11', 12.5, 13, 14],
-    first: [String(0xdeadbeefn), -7, 4e9, String(-(2 ** 40)), String(2n ** 63n), 1.5, -0.125, -300],
-    config: [
-      [1, 1, 1, 1, 1, 1, 0],
-      [3, 2, 1, 64, 1, 1, 128],
-    ],
-  });
-});
+      compiled,
+    }));`,
+      [...nodeArgs],
+    );
+    expect(r).toEqual({
+      compiled,
+      same: true,
+      second: [String(0x1000), 8, 9, '10', '11', 12.5, 13, 14],
+      first: [String(0xdeadbeefn), -7, 4e9, String(-(2 ** 40)), String(2n ** 63n), 1.5, -0.125, -300],
+      config: [
+        [1, 1, 1, 1, 1, 1, 0],
+        [3, 2, 1, 64, 1, 1, 128],
+      ],
+    });
+  },
+);
 
 test('prepared timed and async forms, and DeviceBuffer arguments', () => {
   const r = withFake(`

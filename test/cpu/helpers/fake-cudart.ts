@@ -76,7 +76,7 @@ export const FAKE_CONTROLS = `
  * own exports) and `kernel(handle, name)` in scope) against the fake; returns what it logs as JSON.
  * A thrown error comes back as { error }.
  */
-export function runWithFake(lib: string, body: string): unknown {
+export function runWithFake(lib: string, body: string, nodeArgs: string[] = []): unknown {
   const script = `
     const koffi = require('koffi');
     const { core, cudart } = require('./src');
@@ -87,7 +87,7 @@ export function runWithFake(lib: string, body: string): unknown {
       object: L.func('const char *fake_last_object(void)'), objects: L.func('long fake_live_objects(void)') };
     const kernel = (h, name) => new Kernel(h, name, { isClosed: false });
     (async () => { ${body} })().catch((e) => { console.log(JSON.stringify({ error: String(e && e.stack || e) })); });`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+  const run = spawnSync(process.execPath, [...nodeArgs, '--import', 'tsx', '-e', script], {
     encoding: 'utf8',
     cwd: root,
     env: { ...process.env, CUDA_BINDINGS_CUDART: lib },
