@@ -25,10 +25,31 @@ function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOu
   if (r[0] !== 0) throw new Error(`${what} failed with status ${r[0]}`);
   return r.slice(1) as OkOutputs<R>;
 }
-function loop(f: Op, n: number): number {
-  const t = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) f();
-  return Number(process.hrtime.bigint() - t) / n;
+// Each operation gets timing loops of its own, compiled from source per operation: one shared
+// loop calling every operation's closure in turn sees a call site that goes megamorphic, and V8
+// re-optimises it as the operations take turns, which moved a row's figure from round to round (a
+// bimodal cudaPeekAtLastError, 63 or 101 ns, in the first H100 runs). Here each loop only ever calls
+// its own operation, as a user's loop does, and V8 may inline it, as C's compiler may not.
+type Timer = (f: Op, n: number, sync: () => void) => number;
+const timers = new Map<string, { loop: Timer; batch: Timer }>();
+function timersFor(op: string): { loop: Timer; batch: Timer } {
+  let t = timers.get(op);
+  if (!t) {
+    const loop = new Function(
+      'f',
+      'n',
+      'sync',
+      `// ${op}\nconst t = process.hrtime.bigint();\nfor (let i = 0; i < n; i++) f();\nreturn Number(process.hrtime.bigint() - t) / n;`,
+    ) as Timer;
+    const batch = new Function(
+      'f',
+      'n',
+      'sync',
+      `// ${op}\nlet total = 0n;\nconst batches = Math.ceil(n / ${BATCH});\nfor (let b = 0; b < batches; b++) {\n  const t = process.hrtime.bigint();\n  for (let i = 0; i < ${BATCH}; i++) f();\n  total += process.hrtime.bigint() - t;\n  sync();\n}\nreturn Number(total) / (batches * ${BATCH});`,
+    ) as Timer;
+    timers.set(op, (t = { loop, batch }));
+  }
+  return t;
 }
 
 function facadeOps(): [Record<string, Op>, () => void] {
@@ -297,17 +318,6 @@ async function coreOps(): Promise<[Record<string, Op>, () => void]> {
 
 async function main(): Promise<void> {
   const [ops, sync] = impl === 'facade' ? facadeOps() : impl === 'koffi' ? koffiOps() : await coreOps();
-  const batch = (f: Op, n: number): number => {
-    let total = 0n;
-    const batches = Math.ceil(n / BATCH);
-    for (let b = 0; b < batches; b++) {
-      const t = process.hrtime.bigint();
-      for (let i = 0; i < BATCH; i++) f();
-      total += process.hrtime.bigint() - t;
-      sync();
-    }
-    return Number(total) / (batches * BATCH);
-  };
   console.log('ready');
   for await (const line of readline.createInterface({ input: process.stdin })) {
     const [name, kind, n] = line.trim().split(/\s+/);
@@ -316,7 +326,8 @@ async function main(): Promise<void> {
       console.log('-');
       continue;
     }
-    const v = kind === 'batch' ? batch(f, Number(n)) : loop(f, Number(n));
+    const t = timersFor(name);
+    const v = (kind === 'batch' ? t.batch : t.loop)(f, Number(n), sync);
     sync();
     console.log(v.toFixed(2));
   }
