@@ -4,7 +4,7 @@
 // median over the rounds with its spread (min–max), each round's sample being the fastest of five
 // timed loops, and its ratio to C: the median of the per-round
 // ratios, each against C's figure of the same round. The raw samples go to a JSON file.
-//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--cpus 8,9] [--out bench/results/stable.json]
+//   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--cpus 8] [--out bench/results/stable.json]
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
 import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -162,7 +162,10 @@ async function main(): Promise<void> {
   const rounds = Number(opt('--rounds', '10'));
   const loops = Number(opt('--loops', '5'));
   const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
-  const cpus = hasTaskset ? opt('--cpus', '8,9') : null;
+  // One CPU for every process (they take turns, so only one runs at a time). With two (8,9) a
+  // process's samples fell into two modes, 1.3-2x apart, as it ran on one CPU or the other, and the
+  // two H100 runs of 2026-11-23 disagreed by up to 46% on the shortest calls.
+  const cpus = hasTaskset ? opt('--cpus', '8') : null;
   const outFile = opt('--out', path.join('bench', 'results', `stable-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stable-'));
   const cubin = path.join(work, 'kernels.cubin');
@@ -219,7 +222,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(results, null, 1) + '\n');
   console.log(
-    `# ${gpu}; Node ${process.version}; ${rounds} rounds, a sample the fastest of ${loops} loops; pinned to CPUs ${cpus ?? '(taskset missing: not pinned)'}; raw samples in ${outFile}`,
+    `# ${gpu}; Node ${process.version}; ${rounds} rounds, a sample the fastest of ${loops} loops; pinned to CPU(s) ${cpus ?? '(taskset missing: not pinned)'}; raw samples in ${outFile}`,
   );
   for (const n of notes) console.log(`# ${n}`);
   console.log(table(results));
