@@ -170,6 +170,13 @@ test('require("cuda-bindings") loads the runtime facade only; each other namespa
   ]);
 });
 
+test('require("cuda-bindings") and a first call leave node:worker_threads unloaded (1.5 MiB of RSS); the first struct loads it', () => {
+  const cjs = `const loaded = () => process.moduleLoadList.includes('NativeModule worker_threads');
+    const { cudart } = require('cuda-bindings'); cudart.cudaRuntimeGetVersion(); const before = loaded();
+    new cudart.dim3({ x: 1 }); console.log(JSON.stringify([before, loaded()]));`;
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([false, true]);
+});
+
 test('every module of the build exports plain values: no getter but the root namespaces that load on first use', () => {
   // tools/flatten-exports.cjs rewrites tsc's re-export getters; each left would cost every call through it.
   const script = `const fs = require('fs'), path = require('path'); const found = [];
