@@ -17,13 +17,13 @@ function stripComments(js, fileName = 'module.js') {
   const sf = ts.createSourceFile(fileName, js, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
   // A tagged template sees its raw text, which an escape would change.
   (function visit(node) {
-    if (ts.isTaggedTemplateExpression(node) && /[^\x00-\x7f]/.test(node.template.getText(sf)))
+    if (ts.isTaggedTemplateExpression(node) && /[\u0080-\uffff]/.test(node.template.getText(sf)))
       throw new Error(`strip-comments: ${fileName}: a tagged template holds a non-ASCII character`);
     ts.forEachChild(node, visit);
   })(sf);
   // Outside comments a non-ASCII character sits in a string, a template, a regular expression or
   // an identifier, where \uXXXX stands for the same UTF-16 unit.
-  const out = printer.printFile(sf).replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const out = printer.printFile(sf).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   try {
     vm.compileFunction(out.replace(/^#!.*/, ''), ['exports', 'require', 'module', '__filename', '__dirname'], { filename: fileName });
   } catch (e) {
