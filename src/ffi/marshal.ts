@@ -1,7 +1,7 @@
 // Conversions shared by every generated binding (host memory, arrays, C strings), and the argument
 // checks of ./checks under the names the generated facade calls.
 import koffi from 'koffi';
-import { markAsUntransferable } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
 import {
   checkBool,
   checkF64,
@@ -85,9 +85,13 @@ let slab = new ArrayBuffer(0);
 let slabView = new DataView(slab);
 let slabUsed = SLAB;
 
+// node:worker_threads loads on the first mark (the first struct or packed arguments), not at import:
+// loading it grew the RSS of `require('cuda-bindings')` by 1.5 MiB (issue #18).
+let markAsUntransferable: ((b: ArrayBuffer) => void) | undefined;
+
 /** Marks memory the library holds (slabs, packed arguments) so that a transfer cannot detach it. */
 export function untransferable<T extends ArrayBuffer>(b: T): T {
-  markAsUntransferable(b);
+  (markAsUntransferable ??= (require('node:worker_threads') as typeof WorkerThreads).markAsUntransferable)(b);
   return b;
 }
 

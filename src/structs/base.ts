@@ -33,6 +33,17 @@ export interface StructClass<T extends CStruct = CStruct> {
   view(mem: Uint8Array, dv?: DataView): T;
 }
 
+/**
+ * @internal A struct class's `layout` on its first read: the generated classes read it through a
+ * getter that builds the object then, and this puts it on the class as a plain value for later reads.
+ * (Built at import, the layouts of every struct class cost 0.3 MiB of RSS and about 1 ms at
+ * `require('cuda-bindings')`, issue #18; few programs read any.)
+ */
+export function keepLayout(cls: object, layout: StructLayout): StructLayout {
+  Object.defineProperty(cls, 'layout', { value: layout, writable: true, enumerable: true, configurable: true });
+  return layout;
+}
+
 export abstract class CStruct {
   /** @internal The struct's bytes: its own, or a window on the struct that holds it (getBytes() for users). */
   readonly _u8: Uint8Array;

@@ -10,7 +10,12 @@ const root = path.join(__dirname, '..', '..');
 const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
 let tarball = '';
 
+// A module that an older build left behind (a source file since renamed): the build starts from an empty dist.
+const stale = path.join(root, 'dist', 'stale-from-an-older-build.js');
+
 beforeAll(() => {
+  fs.mkdirSync(path.dirname(stale), { recursive: true });
+  fs.writeFileSync(stale, '');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'pipe' });
   // What `npm publish` would upload (prepack builds; the build is fresh, so skip running it twice).
   const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'cb-pack-'));
@@ -165,6 +170,13 @@ test('require("cuda-bindings") loads the runtime facade only; each other namespa
   ]);
 });
 
+test('require("cuda-bindings") and a first call leave node:worker_threads unloaded (1.5 MiB of RSS); the first struct loads it', () => {
+  const cjs = `const loaded = () => process.moduleLoadList.includes('NativeModule worker_threads');
+    const { cudart } = require('cuda-bindings'); cudart.cudaRuntimeGetVersion(); const before = loaded();
+    new cudart.dim3({ x: 1 }); console.log(JSON.stringify([before, loaded()]));`;
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([false, true]);
+});
+
 test('every module of the build exports plain values: no getter but the root namespaces that load on first use', () => {
   // tools/flatten-exports.cjs rewrites tsc's re-export getters; each left would cost every call through it.
   const script = `const fs = require('fs'), path = require('path'); const found = [];
@@ -175,6 +187,19 @@ test('every module of the build exports plain values: no getter but the root nam
   const found = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: root }).toString()) as string[];
   expect(found.filter((f) => !f.startsWith('index.js:'))).toEqual([]);
   expect(found.length).toBe(8); // cuda, nvrtc, nvjitlink, nvfatbin, nvvm, core, nccl, nvml
+});
+
+test('the build starts from an empty dist: nothing of an older build is left to be packed', () => {
+  expect(fs.existsSync(stale)).toBe(false);
+});
+
+test('the compiled modules carry no comments and only ASCII (V8 keeps their text), the declarations keep the docs', () => {
+  const api = fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.js'), 'utf8');
+  expect(api).not.toMatch(/\/\*\*|^\s*\/\/ /m);
+  expect(api).not.toMatch(/[\u0080-\uffff]/);
+  expect(fs.readFileSync(path.join(root, 'dist', 'runtime', 'api.gen.d.ts'), 'utf8')).toContain(
+    '/**\n * Create an asynchronous stream\n * @returns',
+  );
 });
 
 test('type declarations ship beside the code', () => {

@@ -8,6 +8,27 @@ test('a struct is made from a plain object of its fields', () => {
   expect(e.getBytes().length).toBe(cudart.cudaExtent.layout.size);
 });
 
+test("a class's layout is built on its first read, then is a plain value: the same object at every read", () => {
+  // (cudaPos: no other test of this file reads its layout first.)
+  expect(typeof Object.getOwnPropertyDescriptor(cudart.cudaPos, 'layout')?.get).toBe('function');
+  const l = cudart.cudaPos.layout;
+  expect(l).toEqual({
+    cType: 'struct cudaPos',
+    path: '',
+    size: 24,
+    align: 8,
+    union: false,
+    fields: { x: { offset: 0, size: 8 }, y: { offset: 8, size: 8 }, z: { offset: 16, size: 8 } },
+  });
+  expect(Object.getOwnPropertyDescriptor(cudart.cudaPos, 'layout')).toEqual({
+    value: l,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+  expect(cudart.cudaPos.layout).toBe(l);
+});
+
 test('an unknown field is a TypeError naming the struct and the field', () => {
   expect(() => new cudart.cudaExtent({ widht: 4 } as any)).toThrow(/cudaExtent: no field named 'widht'/);
 });

@@ -70,7 +70,7 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
     }
   }
   const imports = usedImports(out.join('\n'), [
-    `import { CStruct, type StructLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`,
+    `import { CStruct, type StructLayout, keepLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`,
     `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
     `import { W, readSize } from '../ffi/memory';`,
     `import type { Pointer, DevicePointer } from '../ffi/marshal';`,
@@ -144,7 +144,8 @@ function emitRecord(
   o.push(doc(rec.doc || recordTitle(rec, cType)));
   o.push(`// ${rec.owner ? `member ${rec.owner.path} of ${cType}` : rec.cName} — ${rec.loc.file}:${rec.loc.line}`);
   o.push(`export class ${cls} extends CStruct {`);
-  o.push(`  static readonly layout: StructLayout = ${JSON.stringify(layout)};`);
+  // Built on the first read (see keepLayout in base.ts), not at import.
+  o.push(`  static get layout(): StructLayout {\n    return keepLayout(this, ${JSON.stringify(layout)});\n  }`);
   o.push(`  private static readonly keys: ReadonlySet<string> = new Set(${JSON.stringify(rec.fields.map((f) => f.name))});`);
   if (hostExtents) {
     // Checked at every call given the struct (base.ts checkHeld): the bytes each host buffer must hold.
