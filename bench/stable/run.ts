@@ -6,6 +6,7 @@
 // ratios, each against C's figure of the same round. The raw samples go to a JSON file.
 //   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--cpus 8] [--out bench/results/stable.json]
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
+//   node dist-bench/bench/stable/run.js --table run.json            (a run's table again, from its JSON)
 import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -154,6 +155,10 @@ async function main(): Promise<void> {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : dflt;
   };
+  if (args[0] === '--table') {
+    console.log(table(JSON.parse(fs.readFileSync(args[1], 'utf8')) as Results));
+    return;
+  }
   if (args[0] === '--compare') {
     const [a, b] = args.slice(1, 3).map((f) => JSON.parse(fs.readFileSync(f, 'utf8')) as Results);
     console.log(compare(a, b));
