@@ -10,6 +10,7 @@
 // cycles, so a module's `require` has returned it whole before the line runs.
 const fs = require('node:fs');
 const path = require('node:path');
+const { filesUnder } = require('./files-under.cjs');
 
 const GETTER =
   /^Object\.defineProperty\(exports, "([\w$]+)", \{ enumerable: true, get: function \(\) \{ return ([\w$]+\.[\w$]+); \} \}\);$/gm;
@@ -26,15 +27,7 @@ function flattenExports(js) {
 
 /** Source files that export a mutable binding (`export let` / `export var`), which a copy would freeze. */
 function mutableExports(srcDir) {
-  const found = [];
-  (function walk(dir) {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.ts') && /^\s*export\s+(let|var)\s/m.test(fs.readFileSync(p, 'utf8'))) found.push(p);
-    }
-  })(srcDir);
-  return found;
+  return filesUnder(srcDir, '.ts').filter((p) => /^\s*export\s+(let|var)\s/m.test(fs.readFileSync(p, 'utf8')));
 }
 
 module.exports = { flattenExports, mutableExports };
@@ -46,19 +39,13 @@ if (require.main === module) {
     throw new Error(`flatten-exports: these export a mutable binding, which a copy would not follow: ${mutable.join(', ')}`);
   let files = 0;
   let total = 0;
-  (function walk(dir) {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.js')) {
-        const { js, count } = flattenExports(fs.readFileSync(p, 'utf8'));
-        if (count) {
-          fs.writeFileSync(p, js);
-          files++;
-          total += count;
-        }
-      }
+  for (const p of filesUnder(path.join(root, 'dist'), '.js')) {
+    const { js, count } = flattenExports(fs.readFileSync(p, 'utf8'));
+    if (count) {
+      fs.writeFileSync(p, js);
+      files++;
+      total += count;
     }
-  })(path.join(root, 'dist'));
+  }
   console.log(`flatten-exports: ${total} re-exports in ${files} modules are plain values`);
 }

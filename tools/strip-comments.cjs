@@ -7,6 +7,7 @@
 // (issue #18: this took `require('cuda-bindings')` + a first call from 16.5 to 15.0 MiB of RSS.)
 const fs = require('node:fs');
 const path = require('node:path');
+const { filesUnder } = require('./files-under.cjs');
 const vm = require('node:vm');
 const ts = require('typescript');
 
@@ -39,19 +40,13 @@ if (require.main === module) {
   let files = 0;
   let before = 0;
   let after = 0;
-  (function walk(dir) {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.js')) {
-        const js = fs.readFileSync(p, 'utf8');
-        const out = stripComments(js, path.relative(dist, p));
-        fs.writeFileSync(p, out);
-        files++;
-        before += Buffer.byteLength(js);
-        after += out.length;
-      }
-    }
-  })(dist);
+  for (const p of filesUnder(dist, '.js')) {
+    const js = fs.readFileSync(p, 'utf8');
+    const out = stripComments(js, path.relative(dist, p));
+    fs.writeFileSync(p, out);
+    files++;
+    before += Buffer.byteLength(js);
+    after += out.length;
+  }
   console.log(`strip-comments: ${files} modules, ${Math.round(before / 1024)} kB -> ${Math.round(after / 1024)} kB`);
 }
