@@ -202,6 +202,8 @@ const jsName = (p: string) => (taken.has(p) ? `${p}_` : p);
 
 export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: FunctionModel): Plan {
   const { paramSpecs, extents } = api.spec;
+  // The 8-byte words of each small struct passed by value, by the local that holds the struct.
+  const words = new Map<string, string[]>();
   const plan: Plan = {
     fn,
     jsParams: [],
@@ -617,19 +619,16 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
         // Passed in integer registers, eightbyte by eightbyte: koffi takes plain integers far
         // faster than a struct (about 0.1 µs against 0.9 µs a call).
         const n = Math.ceil(v.rec.size / 8);
-        plan.splitTypes ??= [];
+        plan.splitTypes ??= []; // filled in below, once every argument is known
         // A whole word, or a last word of 4 bytes, has a reader of its own (no size test per call).
-        for (let i = 0; i < n; i++) {
-          const bytes = Math.min(8, v.rec.size - 8 * i);
-          plan.splitArgs.push(
-            bytes === 8 ? `X.word8(${L}, ${8 * i})` : bytes === 4 ? `X.word4(${L}, ${8 * i})` : `X.eightbyte(${L}, ${i})`,
-          );
-        }
-        plan.splitTypes.push(...Array(n).fill('uint64_t'));
+        words.set(
+          L,
+          Array.from({ length: n }, (_, i) => {
+            const bytes = Math.min(8, v.rec.size - 8 * i);
+            return bytes === 8 ? `X.word8(${L}, ${8 * i})` : bytes === 4 ? `X.word4(${L}, ${8 * i})` : `X.eightbyte(${L}, ${i})`;
+          }),
+        );
         plan.notes.push(`${p.name}: passed as ${n} integer register${n > 1 ? 's' : ''} on x86-64 and AArch64`);
-      } else {
-        plan.splitArgs.push(L);
-        plan.splitTypes?.push(tm.koffi(v));
       }
       continue;
     }
@@ -715,8 +714,8 @@ export function planFunction(api: ApiConfig, model: Model, tm: TypeMap, fn: Func
     const types: string[] = [];
     const args: string[] = [];
     plan.args.forEach((a, i) => {
-      const split = plan.splitArgs.filter((x) => /^X\.(eightbyte|word8|word4)\(/.test(x) && x.startsWith(`(${a}, `, x.indexOf('(')));
-      if (split.length) {
+      const split = words.get(a);
+      if (split) {
         args.push(...split);
         types.push(...split.map(() => 'uint64_t'));
       } else {
