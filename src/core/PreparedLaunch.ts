@@ -405,17 +405,22 @@ function isDim(n: unknown): n is number {
   return typeof n === 'number' && n >= 1 && n <= 0xffffffff && Math.floor(n) === n;
 }
 
-// What a number argument of each type must satisfy, and how it is stored, as straight-line code.
-// null: numbers of that type go through Prepared.write (64-bit halves, tensor maps).
-const INLINE: Record<Code, [test: string, store: string] | null> = {
-  [Code.f32]: ['true', 'dv.setFloat32(@, v, true)'],
-  [Code.f64]: ['true', 'dv.setFloat64(@, v, true)'],
-  [Code.i32]: ['(v | 0) === v', 'dv.setInt32(@, v, true)'],
-  [Code.u32]: ['v >>> 0 === v', 'dv.setUint32(@, v, true)'],
-  [Code.i8]: ['(v << 24) >> 24 === v', 'dv.setInt8(@, v)'],
-  [Code.u8]: ['(v & 0xff) === v', 'dv.setUint8(@, v)'],
-  [Code.i16]: ['(v << 16) >> 16 === v', 'dv.setInt16(@, v, true)'],
-  [Code.u16]: ['(v & 0xffff) === v', 'dv.setUint16(@, v, true)'],
+// What a number argument `v` of each type must satisfy, and how it is stored at byte `at`, as
+// straight-line code (the same tests and stores as Prepared.write). null: numbers of that type go
+// through Prepared.write (64-bit halves, tensor maps).
+type Inline = { test: (v: string) => string; store: (at: number, v: string) => string } | null;
+const INLINE: Record<Code, Inline> = {
+  [Code.f32]: { test: (v) => `typeof ${v} === 'number'`, store: (at, v) => `dv.setFloat32(${at}, ${v}, true)` },
+  [Code.f64]: { test: (v) => `typeof ${v} === 'number'`, store: (at, v) => `dv.setFloat64(${at}, ${v}, true)` },
+  [Code.i32]: { test: (v) => `typeof ${v} === 'number' && (${v} | 0) === ${v}`, store: (at, v) => `dv.setInt32(${at}, ${v}, true)` },
+  [Code.u32]: { test: (v) => `typeof ${v} === 'number' && ${v} >>> 0 === ${v}`, store: (at, v) => `dv.setUint32(${at}, ${v}, true)` },
+  [Code.i8]: { test: (v) => `typeof ${v} === 'number' && (${v} << 24) >> 24 === ${v}`, store: (at, v) => `dv.setInt8(${at}, ${v})` },
+  [Code.u8]: { test: (v) => `typeof ${v} === 'number' && (${v} & 0xff) === ${v}`, store: (at, v) => `dv.setUint8(${at}, ${v})` },
+  [Code.i16]: {
+    test: (v) => `typeof ${v} === 'number' && (${v} << 16) >> 16 === ${v}`,
+    store: (at, v) => `dv.setInt16(${at}, ${v}, true)`,
+  },
+  [Code.u16]: { test: (v) => `typeof ${v} === 'number' && (${v} & 0xffff) === ${v}`, store: (at, v) => `dv.setUint16(${at}, ${v}, true)` },
   [Code.i64]: null,
   [Code.u64]: null,
   [Code.ptr]: null,
@@ -437,16 +442,9 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   const lines = [`return function prepared(config${params.map((a) => `, ${a}`).join('')}) {`, '  p.begin(config, arguments.length - 1);'];
   for (let i = 0; i < n; i++) {
     const inline = INLINE[CODE[p.types[i]]];
-    if (inline === null) {
-      lines.push(`  p.write(${i}, a${i});`);
-      continue;
-    }
-    const [test, store] = inline;
     const v = `a${i}`;
-    lines.push(
-      `  if (typeof ${v} === 'number'${test === 'true' ? '' : ` && ${test.replaceAll('v', v)}`}) ${store.replace('@', String(p.offset(i))).replace(/\bv\b/, v)};`,
-      `  else p.write(${i}, ${v});`,
-    );
+    if (inline === null) lines.push(`  p.write(${i}, ${v});`);
+    else lines.push(`  if (${inline.test(v)}) ${inline.store(p.offset(i), v)};`, `  else p.write(${i}, ${v});`);
   }
   lines.push('  p.fire(config);', '};');
   try {
