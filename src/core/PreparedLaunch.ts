@@ -6,6 +6,7 @@ import * as cudart from '../runtime';
 import { runtimeError, check } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';
+import { Stream } from './Stream';
 import { checkParamTypes, parseSignature, type ParamType } from './signature';
 import { libcudart as library } from '../ffi/cudart-lib';
 import type { KoffiFunction } from '../ffi/binding';
@@ -108,6 +109,7 @@ function describe(v: unknown): string {
 
 class Prepared {
   private readonly args: cudart.KernelArgs | null;
+  private readonly pointers: Uint8Array | null;
   private readonly dv: DataView;
   private readonly bytes: Uint8Array;
   private readonly offsets: number[];
@@ -128,6 +130,7 @@ class Prepared {
       t === 'tensormap' ? new TensorMapSlot() : new cudart.KernelArg(t, t === 'i64' || t === 'u64' || t === 'ptr' ? 0n : 0),
     );
     this.args = types.length ? new cudart.KernelArgs(placeholders, 'Kernel.prepare', 'types') : null;
+    this.pointers = this.args?.pointers ?? null;
     let at = 0;
     this.offsets = types.map((t) => {
       at = Math.ceil(at / ALIGN[t]) * ALIGN[t];
@@ -175,39 +178,43 @@ class Prepared {
   fire(config: LaunchConfig): void {
     const k = this.kernel;
     const stream = config.stream;
-    if (stream !== undefined && stream !== null && stream.isClosed)
-      throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
+    const h = stream === undefined || stream === null ? null : this.streamHandle(stream);
     if (library.splitSmallStructs) {
       const sharedMem = config.sharedMem ?? 0;
       if (!(typeof sharedMem === 'number' && sharedMem >= 0 && sharedMem <= 0xffffffff && Math.floor(sharedMem) === sharedMem))
         throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(sharedMem)}`);
       const g = this.words(config.grid, 'grid');
       const b = this.words(config.block, 'block');
-      const err = (rawLaunch ??= library.bind('cudaLaunchKernel'))(
-        k.handle,
-        g[3],
-        g[4],
-        b[3],
-        b[4],
-        this.args?.pointers ?? null,
-        sharedMem,
-        stream?.handle ?? null,
-      ) as number;
+      const err = (rawLaunch ??= library.bind('cudaLaunchKernel'))(k.handle, g[3], g[4], b[3], b[4], this.pointers, sharedMem, h) as number;
       if (err !== 0) throw runtimeError(err, `cudaLaunchKernel(${k.name})`);
       return;
     }
     setDim(this.grid, config.grid, 'grid', this.what);
     setDim(this.block, config.block, 'block', this.what);
-    const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, stream?.handle ?? null);
+    const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, h);
     if (err[0] !== 0) throw runtimeError(err[0], `cudaLaunchKernel(${k.name})`);
   }
 
-  // dim3's two 8-byte words (x | y << 32, z) of the last grid and block, and the sizes they came
-  // from: a loop repeating its sizes reuses the words, made only when a size changes.
-  private readonly dims = { grid: [0, 0, 0, 0 as number | bigint, 0], block: [0, 0, 0, 0 as number | bigint, 0] };
+  /** The handle of `config.stream`: an open Stream's (anything else would reach C as a wrong handle, or as NULL). */
+  private streamHandle(s: unknown): cudart.cudaStream_t {
+    if (!(s instanceof Stream)) throw new TypeError(`${this.what}: parameter 'config.stream' must be a Stream, got ${describe(s)}`);
+    if (s.isClosed) throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
+    return s.handle;
+  }
+
+  // The last grid and block seen, with their dim3 words as cudaLaunchKernel takes them split: word
+  // 0 is x | y << 32 (a number while it is below 2^53, as the facade passes it: koffi converts a
+  // number faster than a bigint), word 1 is z.
+  private readonly dims: Record<'grid' | 'block', (number | bigint)[]> = {
+    grid: [1, 1, 1, 1 + 4294967296, 1],
+    block: [1, 1, 1, 1 + 4294967296, 1],
+  };
 
   /** Checks a Dim and returns [x, y, z, word0, word1], recomputing the words only when a size changed. */
   private words(v: Dim, what: 'grid' | 'block'): (number | bigint)[] {
+    const d = this.dims[what];
+    // A plain number equal to the last one, with y = z = 1: already checked.
+    if (typeof v === 'number' && v === d[0] && d[1] === 1 && d[2] === 1) return d;
     let x: unknown,
       y: unknown = 1,
       z: unknown = 1;
@@ -224,15 +231,12 @@ class Prepared {
     }
     if (!isDim(x) || !isDim(y) || !isDim(z))
       throw new RangeError(`${this.what}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
-    const d = this.dims[what];
     if (d[0] !== x || d[1] !== y || d[2] !== z) {
       d[0] = x;
       d[1] = y;
       d[2] = z;
-      // As bigints: koffi passed a number word with an allocation per call (4 scavenges per million
-      // launches), a bigint word with none.
-      d[3] = BigInt(x) | (BigInt(y) << 32n);
-      d[4] = BigInt(z);
+      d[3] = y < 0x200000 ? x + y * 4294967296 : BigInt(x) | (BigInt(y) << 32n);
+      d[4] = z;
     }
     return d;
   }
@@ -405,35 +409,53 @@ function isDim(n: unknown): n is number {
   return typeof n === 'number' && n >= 1 && n <= 0xffffffff && Math.floor(n) === n;
 }
 
-// What a number argument `v` of each type must satisfy, and how it is stored at byte `at`, as
-// straight-line code (the same tests and stores as Prepared.write). null: numbers of that type go
-// through Prepared.write (64-bit halves, tensor maps).
-type Inline = { test: (v: string) => string; store: (at: number, v: string) => string } | null;
-const INLINE: Record<Code, Inline> = {
-  [Code.f32]: { test: (v) => `typeof ${v} === 'number'`, store: (at, v) => `dv.setFloat32(${at}, ${v}, true)` },
-  [Code.f64]: { test: (v) => `typeof ${v} === 'number'`, store: (at, v) => `dv.setFloat64(${at}, ${v}, true)` },
-  [Code.i32]: { test: (v) => `typeof ${v} === 'number' && (${v} | 0) === ${v}`, store: (at, v) => `dv.setInt32(${at}, ${v}, true)` },
-  [Code.u32]: { test: (v) => `typeof ${v} === 'number' && ${v} >>> 0 === ${v}`, store: (at, v) => `dv.setUint32(${at}, ${v}, true)` },
-  [Code.i8]: { test: (v) => `typeof ${v} === 'number' && (${v} << 24) >> 24 === ${v}`, store: (at, v) => `dv.setInt8(${at}, ${v})` },
-  [Code.u8]: { test: (v) => `typeof ${v} === 'number' && (${v} & 0xff) === ${v}`, store: (at, v) => `dv.setUint8(${at}, ${v})` },
-  [Code.i16]: {
-    test: (v) => `typeof ${v} === 'number' && (${v} << 16) >> 16 === ${v}`,
-    store: (at, v) => `dv.setInt16(${at}, ${v}, true)`,
-  },
-  [Code.u16]: { test: (v) => `typeof ${v} === 'number' && (${v} & 0xffff) === ${v}`, store: (at, v) => `dv.setUint16(${at}, ${v}, true)` },
-  [Code.i64]: null,
-  [Code.u64]: null,
-  [Code.ptr]: null,
-  [Code.tensormap]: null,
+// How an argument `v` of each type is stored at byte `at` in the usual cases, as straight-line code
+// (the same tests and stores as Prepared.write): a list of [test, store] pairs tried in order; what
+// none of them takes goes to Prepared.write, which checks again and explains. A tensor map always
+// goes through write().
+type Case = [test: (v: string) => string, store: (at: number, v: string) => string];
+const num = (store: (at: number, v: string) => string, cond?: (v: string) => string): Case => [
+  (v) => `typeof ${v} === 'number'${cond ? ` && ${cond(v)}` : ''}`,
+  store,
+];
+// A safe integer as two 32-bit halves (no bigint made): the low half unsigned, the high half signed.
+const halves = (at: number, v: string) =>
+  `const hi = Math.floor(${v} / 4294967296); dv.setUint32(${at}, ${v} - hi * 4294967296, true); dv.setInt32(${at + 4}, hi, true);`;
+// A DataView store of `v` at `at` (little-endian where the width has an order).
+const set =
+  (method: string, le = true) =>
+  (at: number, v: string) =>
+    `dv.${method}(${at}, ${v}${le ? ', true' : ''});`;
+const u64Cases: Case[] = [
+  num(halves, (v) => `Number.isSafeInteger(${v}) && ${v} >= 0`),
+  [(v) => `typeof ${v} === 'bigint' && BigInt.asUintN(64, ${v}) === ${v}`, set('setBigUint64')],
+];
+const INLINE: Record<Code, Case[]> = {
+  [Code.f32]: [num(set('setFloat32'))],
+  [Code.f64]: [num(set('setFloat64'))],
+  [Code.i32]: [num(set('setInt32'), (v) => `(${v} | 0) === ${v}`)],
+  [Code.u32]: [num(set('setUint32'), (v) => `${v} >>> 0 === ${v}`)],
+  [Code.i8]: [num(set('setInt8', false), (v) => `(${v} << 24) >> 24 === ${v}`)],
+  [Code.u8]: [num(set('setUint8', false), (v) => `(${v} & 0xff) === ${v}`)],
+  [Code.i16]: [num(set('setInt16'), (v) => `(${v} << 16) >> 16 === ${v}`)],
+  [Code.u16]: [num(set('setUint16'), (v) => `(${v} & 0xffff) === ${v}`)],
+  [Code.i64]: [
+    num(halves, (v) => `Number.isSafeInteger(${v})`),
+    [(v) => `typeof ${v} === 'bigint' && BigInt.asIntN(64, ${v}) === ${v}`, set('setBigInt64')],
+  ],
+  [Code.u64]: u64Cases,
+  // An open DeviceBuffer first: the usual pointer argument.
+  [Code.ptr]: [[(v) => `${v} instanceof DeviceBuffer && !${v}.isClosed`, (at, v) => set('setBigUint64')(at, `${v}.ptr`)], ...u64Cases],
+  [Code.tensormap]: [],
 };
 
 /**
- * The launch function for one parameter list, compiled once: each argument's usual case (a number
- * of its type) stored in line at its offset, anything else through Prepared.write, which checks and
- * explains. About 8 ns an argument less than a call to write() per argument (bench/prepared-cpu.ts).
- * The source holds only the offsets (numbers) and the fixed code above, never a user's string.
- * Null where code cannot be made from a string (node --disallow-code-generation-from-strings): the
- * generic launcher does the same work.
+ * The launch function for one parameter list, compiled once: each argument's usual cases stored in
+ * line at its offset, anything else through Prepared.write, which checks and explains. About 8 ns
+ * an argument less than a call to write() per argument (bench/prepared-cpu.ts). The source holds
+ * only the offsets (numbers) and the fixed code above, never a user's string. Null where code
+ * cannot be made from a string (node --disallow-code-generation-from-strings): the generic
+ * launcher does the same work.
  */
 function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) => void) | null {
   const n = p.types.length;
@@ -441,14 +463,16 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   const params = Array.from({ length: n }, (_, i) => `a${i}`);
   const lines = [`return function prepared(config${params.map((a) => `, ${a}`).join('')}) {`, '  p.begin(config, arguments.length - 1);'];
   for (let i = 0; i < n; i++) {
-    const inline = INLINE[CODE[p.types[i]]];
     const v = `a${i}`;
-    if (inline === null) lines.push(`  p.write(${i}, ${v});`);
-    else lines.push(`  if (${inline.test(v)}) ${inline.store(p.offset(i), v)};`, `  else p.write(${i}, ${v});`);
+    INLINE[CODE[p.types[i]]].forEach(([test, store], k) => lines.push(`  ${k ? 'else ' : ''}if (${test(v)}) { ${store(p.offset(i), v)} }`));
+    lines.push(`  ${INLINE[CODE[p.types[i]]].length ? 'else ' : ''}p.write(${i}, ${v});`);
   }
   lines.push('  p.fire(config);', '};');
   try {
-    return new Function('p', 'dv', lines.join('\n'))(p, p.view) as (config: LaunchConfig, ...args: unknown[]) => void;
+    return new Function('p', 'dv', 'DeviceBuffer', lines.join('\n'))(p, p.view, DeviceBuffer) as (
+      config: LaunchConfig,
+      ...args: unknown[]
+    ) => void;
   } catch {
     return null;
   }

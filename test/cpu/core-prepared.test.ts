@@ -75,6 +75,14 @@ describe('Kernel.prepare (no C call needed)', () => {
       "PreparedLaunch(saxpy): 'config.grid' must be a positive integer or [x, y, z] of them, got 0",
     );
     expect(() => f(null as never, 0x1000n, 2, 1, 0)).toThrow(/^PreparedLaunch\(saxpy\): the first parameter must be a launch config/);
+    // A stream that is not a Stream would reach C as NULL (the legacy stream) or as a wrong handle.
+    expect(() => f({ grid: 1, block: 1, stream: 5n as never }, 0x1000n, 2, 1, 0)).toThrow(
+      new TypeError("PreparedLaunch(saxpy): parameter 'config.stream' must be a Stream, got 5n"),
+    );
+    expect(() => f({ grid: 1, block: 1, stream: {} as never }, 0x1000n, 2, 1, 0)).toThrow(
+      "PreparedLaunch(saxpy): parameter 'config.stream' must be a Stream, got a Object",
+    );
+    expect(() => f(cfg, 2n ** 64n, 2, 1, 0)).toThrow(/argument 0 \(ptr\) must be an integer within \[0, 2\^64 - 1\]/);
   });
 
   test('a kernel whose module was closed refuses to prepare and to launch', () => {
@@ -123,11 +131,18 @@ test.each([
     f({ grid: [3, 2], block: 64, sharedMem: 128 }, 0xdeadbeefn, -7, 4e9, -(2 ** 40), 2n ** 63n, 1.5, -0.125, -300);
     const out1 = Buffer.alloc(16 * 32); fake.last(out1);
     const cfg1 = new Uint32Array(7); fake.config(cfg1);
+    // A y of 2^22 makes dim3's first word x | y << 32 past 2^53 (a bigint then); a 64-bit signed bigint.
+    f({ grid: [5, 2 ** 22, 3], block: { x: 2, y: 3 } }, 2n ** 64n - 1n, 0, 0, -(2n ** 63n), 0, 0, 0, 0);
+    const out2 = Buffer.alloc(16 * 32); fake.last(out2);
+    const cfg2 = new Uint32Array(7); fake.config(cfg2);
+    f({ grid: 7, block: 1 }, 0, 0, 0, 0, 0, 0, 0, 0);
+    const cfg3 = new Uint32Array(7); fake.config(cfg3);
     console.log(JSON.stringify({
       same: koffi.address(first) === koffi.address(again),
       second: [String(out.readBigUInt64LE(0)), out.readInt32LE(16), out.readUInt32LE(32), String(out.readBigInt64LE(48)), String(out.readBigUInt64LE(64)), out.readFloatLE(80), out.readDoubleLE(96), out.readInt16LE(112)],
       first: [String(out1.readBigUInt64LE(0)), out1.readInt32LE(16), out1.readUInt32LE(32), String(out1.readBigInt64LE(48)), String(out1.readBigUInt64LE(64)), out1.readFloatLE(80), out1.readDoubleLE(96), out1.readInt16LE(112)],
-      config: [Array.from(cfg), Array.from(cfg1)],
+      config: [Array.from(cfg), Array.from(cfg1), Array.from(cfg2), Array.from(cfg3)],
+      third: [String(out2.readBigUInt64LE(0)), String(out2.readBigInt64LE(48))],
       compiled,
     }));`,
       [...nodeArgs],
@@ -140,7 +155,10 @@ test.each([
       config: [
         [1, 1, 1, 1, 1, 1, 0],
         [3, 2, 1, 64, 1, 1, 128],
+        [5, 2 ** 22, 3, 2, 3, 1, 0],
+        [7, 1, 1, 1, 1, 1, 0],
       ],
+      third: [String(2n ** 64n - 1n), String(-(2n ** 63n))],
     });
   },
 );
