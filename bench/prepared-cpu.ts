@@ -48,7 +48,11 @@ const oneNum = 1 + 4294967296; // the same word as a number (what the facade and
 
 const rows: [string, () => unknown, number][] = [
   ['raw koffi cudaLaunchKernel, pre-packed (floor)', () => raw(3n, one, 1n, one, 1n, packed.pointers, 0, null), 1_000_000],
-  ['raw koffi cudaLaunchKernel, pre-packed, dim3 words as numbers', () => raw(3n, oneNum, 1, oneNum, 1, packed.pointers, 0, null), 1_000_000],
+  [
+    'raw koffi cudaLaunchKernel, pre-packed, dim3 words as numbers',
+    () => raw(3n, oneNum, 1, oneNum, 1, packed.pointers, 0, null),
+    1_000_000,
+  ],
   ['facade cudaLaunchKernel, KernelArgs pre-packed', () => cudart.cudaLaunchKernel(3n, g3, g3, packed, 0, null), 1_000_000],
   ['Kernel.launch, 8 typed arguments', () => empty8.launch(cfg, buf, buf, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)), 500_000],
   ['prepared, 8 plain-number arguments', () => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6), 1_000_000],

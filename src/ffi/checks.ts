@@ -6,8 +6,6 @@
 
 /** Addresses, handles and 64-bit unsigned values are below this. */
 export const U64_LIMIT = 2n ** 64n;
-const I64_MIN = -(2n ** 63n);
-const I64_MAX = 2n ** 63n - 1n;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** A value as an error message shows it: `1.5`, `-1n`, `the string "x"`, `a Float32Array`, … */
@@ -79,14 +77,14 @@ export function checkSize(v: unknown, fn: string, p?: string): number {
 
 /** A 64-bit unsigned integer: a bigint, or a number that is a non-negative safe integer. */
 export function checkU64(v: unknown, fn: string, p?: string): bigint | number {
-  if (typeof v === 'bigint' ? v >= 0n && v < U64_LIMIT : typeof v === 'number' && v >= 0 && Number.isSafeInteger(v))
+  if (typeof v === 'bigint' ? BigInt.asUintN(64, v) === v : typeof v === 'number' && v >= 0 && Number.isSafeInteger(v))
     return v as bigint | number;
   return fail64(v, fn, p, '[0, 2^64)');
 }
 
 /** A 64-bit signed integer: a bigint, or a number that is a safe integer. */
 export function checkI64(v: unknown, fn: string, p?: string): bigint | number {
-  if (typeof v === 'bigint' ? v >= I64_MIN && v <= I64_MAX : Number.isSafeInteger(v)) return v as bigint | number;
+  if (typeof v === 'bigint' ? BigInt.asIntN(64, v) === v : Number.isSafeInteger(v)) return v as bigint | number;
   return fail64(v, fn, p, '[-2^63, 2^63)');
 }
 
@@ -111,7 +109,7 @@ export function checkBool(v: unknown, fn: string, p?: string): boolean {
 
 /** An address held as a bigint, or null for NULL: what a struct's pointer field and a kernel's pointer argument take. */
 export function checkAddress(v: unknown, fn: string, p?: string): bigint | null {
-  if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
+  if (typeof v === 'bigint' && BigInt.asUintN(64, v) === v) return v;
   if (v === null) return null;
   if (typeof v === 'bigint') outOfRange(fn, p, 'an address within [0, 2^64)', v);
   return typeError(fn, p, 'an address or handle (bigint) or null', v);
@@ -119,7 +117,7 @@ export function checkAddress(v: unknown, fn: string, p?: string): bigint | null 
 
 /** A handle (or a function pointer) held as a bigint; null stands for NULL. */
 export function checkHandle(v: unknown, fn: string, p?: string): bigint | null {
-  if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
+  if (typeof v === 'bigint' && BigInt.asUintN(64, v) === v) return v;
   if (v === null) return null;
   if (typeof v === 'bigint') outOfRange(fn, p, 'a handle within [0, 2^64)', v);
   return typeError(fn, p, 'a handle (bigint) or null', v);
@@ -137,12 +135,14 @@ const EMPTY = new Uint8Array(new ArrayBuffer(8), 0, 0);
 
 /** Host memory as C should get it: empty memory as an empty view with a valid address (see EMPTY). */
 export function nonEmpty(v: HostMemory): HostMemory {
-  return v.byteLength === 0 ? EMPTY : v;
+  // A typed array's length first: Node 20's V8 reads it in about a third of the time of byteLength
+  // (a DataView or an ArrayBuffer has none: undefined > 0 is false).
+  return (v as { length?: number }).length! > 0 || v.byteLength !== 0 ? v : EMPTY;
 }
 
 /** A pointer: an address (bigint), host memory (Buffer, TypedArray, DataView, ArrayBuffer) or null. */
 export function checkPointer(v: unknown, fn: string, p?: string): Pointer {
-  if (typeof v === 'bigint' && v >= 0n && v < U64_LIMIT) return v;
+  if (typeof v === 'bigint' && BigInt.asUintN(64, v) === v) return v;
   if (v === null) return v;
   if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return nonEmpty(v);
   if (typeof v === 'bigint') outOfRange(fn, p, 'an address within [0, 2^64)', v);
