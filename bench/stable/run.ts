@@ -2,7 +2,7 @@
 // facade, core, cuda-python, CuPy and raw koffi as long-lived processes, pinned to the same CPUs,
 // taking turns operation by operation, round after round. Each row reports every implementation's
 // median over the rounds with its spread (min–max), each round's sample being the fastest of five
-// timed loops, and its ratio to C: the median of the per-round
+// timed loops (the implementations taking turns loop by loop), and its ratio to C: the median of the per-round
 // ratios, each against C's figure of the same round. The raw samples go to a JSON file.
 //   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--cpus 8] [--out bench/results/stable.json]
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
@@ -24,9 +24,10 @@ const OPS: { op: string; kind: 'loop' | 'batch'; n: number; base?: string; nFor?
   { op: 'cudaEventQuery', kind: 'loop', n: 50_000 },
   { op: 'cudaEventRecord', kind: 'batch', n: 25_600 },
   // CuPy's getDeviceProperties builds a dict of every property (0.8 ms a call): fewer calls for it.
-  { op: 'cudaGetDeviceProperties', kind: 'loop', n: 1_000, nFor: { cupy: 50 } },
-  { op: 'cudaGetDeviceProperties+5fields', kind: 'loop', n: 1_000, nFor: { cupy: 50 } },
-  { op: 'cudaMalloc+cudaFree_1MiB', kind: 'loop', n: 500 },
+  { op: 'cudaGetDeviceProperties', kind: 'loop', n: 5_000, nFor: { cupy: 50 } },
+  { op: 'cudaGetDeviceProperties+5fields', kind: 'loop', n: 5_000, nFor: { cupy: 50 } },
+  // 2,000 pairs, about 3 ms a loop (with 500, cuda-python's samples in one H100 run spread over 1.6-7.2 µs a pair).
+  { op: 'cudaMalloc+cudaFree_1MiB', kind: 'loop', n: 2_000 },
   { op: 'cudaMallocAsync+cudaFreeAsync_1MiB', kind: 'batch', n: 6_400 },
   { op: 'cudaMemcpy_H2D_4B', kind: 'loop', n: 2_000 },
   { op: 'cudaMemcpy_D2H_4B', kind: 'loop', n: 2_000 },
@@ -201,13 +202,17 @@ async function main(): Promise<void> {
     // Each round starts with the next implementation, so none always follows the same one.
     const order = servers.map((_, i) => servers[(i + round) % servers.length]);
     for (const { op, kind, n, nFor } of OPS) {
-      for (const s of order) {
-        // A sample is the fastest of `loops` timed loops back to back: what the machine adds (another
-        // process, an interrupt, a frequency dip) only ever slows a loop down.
-        const v: (number | null)[] = [];
-        for (let k = 0; k < loops; k++) v.push(await s.ask(op, kind, nFor?.[s.impl] ?? n));
-        if (round > 0) samples[s.impl][op].push(v[0] === null ? null : Math.min(...(v as number[])));
-      }
+      // A sample is the fastest of `loops` timed loops: what the machine adds (another process, an
+      // interrupt, a frequency dip) only ever slows a loop down. The implementations take turns loop
+      // by loop (C, facade, …, C, facade, …), so a slow spell of the machine falls on all of them
+      // alike, not on whichever ran its loops back to back while it lasted.
+      const v = new Map<Server, (number | null)[]>(order.map((s) => [s, []]));
+      for (let k = 0; k < loops; k++) for (const s of order) v.get(s)!.push(await s.ask(op, kind, nFor?.[s.impl] ?? n));
+      if (round > 0)
+        for (const s of order) {
+          const t = v.get(s)!;
+          samples[s.impl][op].push(t[0] === null ? null : Math.min(...(t as number[])));
+        }
     }
     process.stderr.write(`round ${round}/${rounds}${round === 0 ? ' (warm-up, not kept)' : ''}: ${Date.now() - t0} ms\n`);
   }
