@@ -7,6 +7,7 @@
 //   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--cpus 8] [--out bench/results/stable.json]
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
 //   node dist-bench/bench/stable/run.js --table run.json            (a run's table again, from its JSON)
+//   node dist-bench/bench/stable/run.js --floor a.json [b.json …]    (facade and core over the koffi floor, per run)
 import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -56,12 +57,38 @@ const median = (xs: number[]) => {
   return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
 };
 
-/** Per-round ratios of impl to C for one operation (rounds where either is missing are left out). */
-function ratios(r: Results, impl: string, op: string): number[] {
-  const base = r.ops.find((o) => o.op === op)?.base ?? op;
+/**
+ * Per-round ratios of impl to C (or to `against`, on the same operation) for one operation (rounds
+ * where either is missing are left out).
+ */
+function ratios(r: Results, impl: string, op: string, against = 'c'): number[] {
+  const base = against === 'c' ? (r.ops.find((o) => o.op === op)?.base ?? op) : op;
   const xs = r.samples[impl]?.[op] ?? [];
-  const cs = r.samples.c?.[base] ?? [];
+  const cs = r.samples[against]?.[base] ?? [];
   return xs.flatMap((x, i) => (x !== null && cs[i] ? [x / cs[i]!] : []));
+}
+
+/**
+ * The facade and core against the koffi floor, and the facade against cuda-python: the median of
+ * the per-round ratios, for each run given (issue #18's "within 5% of the floor" and "no row slower
+ * than cuda-python").
+ */
+function floors(runs: Results[]): string {
+  const pairs: [string, string][] = [
+    ['facade', 'koffi'],
+    ['core', 'koffi'],
+    ['facade', 'cuda-python'],
+  ];
+  const head = pairs.map(([a, b]) => `${a} / ${b}`);
+  const lines = [`| operation | ${head.join(' | ')} |`, `|---|${head.map(() => '---:').join('|')}|`];
+  for (const { op } of runs[0].ops) {
+    const cells = pairs.map(([a, b]) => {
+      const ms = runs.map((r) => ratios(r, a, op, b)).map((rs) => (rs.length ? median(rs).toFixed(3) : ''));
+      return ms.every((m) => m === '') ? '' : ms.join(' / ');
+    });
+    if (cells.some(Boolean)) lines.push(`| ${op} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
 }
 
 function table(r: Results): string {
@@ -158,6 +185,10 @@ async function main(): Promise<void> {
   };
   if (args[0] === '--table') {
     console.log(table(JSON.parse(fs.readFileSync(args[1], 'utf8')) as Results));
+    return;
+  }
+  if (args[0] === '--floor') {
+    console.log(floors(args.slice(1).map((f) => JSON.parse(fs.readFileSync(f, 'utf8')) as Results)));
     return;
   }
   if (args[0] === '--compare') {

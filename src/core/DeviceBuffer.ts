@@ -145,6 +145,11 @@ export class DeviceBuffer extends Resource {
     return this.address;
   }
 
+  /** @internal The device address, or null once the buffer or its allocation is closed (one test for a launch's hot path). */
+  openAddress(): bigint | null {
+    return this.isClosed ? null : this.address;
+  }
+
   private alive(what: string): void {
     if (this.parent?.isClosed) throw new Error(`DeviceBuffer.${what}: the allocation this view belongs to was closed`);
     this.live(what);

@@ -21,7 +21,11 @@ import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
  */
 export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { getBytes(): Uint8Array };
 
-/** A kernel with its parameter types fixed: call it with a launch config and plain values. */
+/**
+ * A kernel with its parameter types fixed: call it with a launch config and plain values. A config
+ * object's keys are checked the first time it is passed (a launch loop passes the same one); its
+ * values are read and checked on every launch.
+ */
 export interface PreparedLaunch {
   /** Queues the kernel on `config.stream` (the legacy default stream when absent). */
   (config: LaunchConfig, ...args: PreparedArgument[]): void;
@@ -118,6 +122,8 @@ class Prepared {
   private readonly grid = new cudart.dim3();
   private readonly block = new cudart.dim3();
   private readonly what: string;
+  // The last config object whose keys were checked.
+  private checked: object | null = null;
 
   constructor(
     readonly kernel: Kernel,
@@ -167,7 +173,12 @@ class Prepared {
       throw new TypeError(
         `${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`,
       );
-    checkOptions(this.what, config, LAUNCH_CONFIG_KEYS, 'config');
+    // Its keys once per config object: a launch loop passes the same one every time. (Its values,
+    // which a loop may change in place, are read and checked on every launch.)
+    if (config !== this.checked) {
+      checkOptions(this.what, config, LAUNCH_CONFIG_KEYS, 'config');
+      this.checked = config;
+    }
     if (n !== this.codes.length)
       throw new TypeError(
         `${this.what}: takes ${this.codes.length} argument${this.codes.length === 1 ? '' : 's'} (${this.codes.join(', ')}), got ${n}`,
@@ -445,7 +456,10 @@ const INLINE: Record<Code, Case[]> = {
   ],
   [Code.u64]: u64Cases,
   // An open DeviceBuffer first: the usual pointer argument.
-  [Code.ptr]: [[(v) => `${v} instanceof DeviceBuffer && !${v}.isClosed`, (at, v) => set('setBigUint64')(at, `${v}.ptr`)], ...u64Cases],
+  [Code.ptr]: [
+    [(v) => `${v} instanceof DeviceBuffer && (x = ${v}.openAddress()) !== null`, (at) => set('setBigUint64')(at, 'x')],
+    ...u64Cases,
+  ],
   [Code.tensormap]: [],
 };
 
@@ -461,7 +475,11 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
   const n = p.types.length;
   if (n > 12) return null;
   const params = Array.from({ length: n }, (_, i) => `a${i}`);
-  const lines = [`return function prepared(config${params.map((a) => `, ${a}`).join('')}) {`, '  p.begin(config, arguments.length - 1);'];
+  const lines = [
+    `return function prepared(config${params.map((a) => `, ${a}`).join('')}) {`,
+    '  p.begin(config, arguments.length - 1);',
+    '  let x;',
+  ];
   for (let i = 0; i < n; i++) {
     const v = `a${i}`;
     INLINE[CODE[p.types[i]]].forEach(([test, store], k) => lines.push(`  ${k ? 'else ' : ''}if (${test(v)}) { ${store(p.offset(i), v)} }`));
