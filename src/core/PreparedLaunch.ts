@@ -91,12 +91,8 @@ const CODE: Record<ParamType, Code> = {
   tensormap: Code.tensormap,
 };
 
-/**
- * cudaLaunchKernel itself, for the fastest path: where dim3 goes as two 8-byte words (x86-64,
- * AArch64) a prepared call passes them as numbers it computed, with no struct, and its pre-packed
- * argument array, with nothing for the facade to check (the checks here cover the same ground).
- */
-let rawLaunch: KoffiFunction | undefined;
+/** What the last grid or block seen was when it was not a plain number (never equal to a config's value). */
+const NOT_SEEN = Symbol('not seen');
 
 /** Stands for a tensor map while the argument memory is laid out (KernelArgs reads the layout). */
 class TensorMapSlot {
@@ -113,7 +109,13 @@ function describe(v: unknown): string {
 
 class Prepared {
   private readonly args: cudart.KernelArgs | null;
-  private readonly pointers: Uint8Array | null;
+  readonly pointers: Uint8Array | null;
+  /**
+   * cudaLaunchKernel itself, where dim3 goes as two 8-byte words (x86-64, AArch64): a prepared
+   * launch passes the words it computed, with no struct, and its pre-packed argument array, with
+   * nothing for the facade to check (the checks here cover the same ground). Null elsewhere.
+   */
+  readonly raw: KoffiFunction | null;
   private readonly dv: DataView;
   private readonly bytes: Uint8Array;
   private readonly offsets: number[];
@@ -123,7 +125,7 @@ class Prepared {
   private readonly block = new cudart.dim3();
   private readonly what: string;
   // The last config object whose keys were checked.
-  private checked: object | null = null;
+  checked: object | null = null;
 
   constructor(
     readonly kernel: Kernel,
@@ -137,6 +139,7 @@ class Prepared {
     );
     this.args = types.length ? new cudart.KernelArgs(placeholders, 'Kernel.prepare', 'types') : null;
     this.pointers = this.args?.pointers ?? null;
+    this.raw = library.splitSmallStructs ? library.bind('cudaLaunchKernel') : null;
     let at = 0;
     this.offsets = types.map((t) => {
       at = Math.ceil(at / ALIGN[t]) * ALIGN[t];
@@ -191,41 +194,65 @@ class Prepared {
     const stream = config.stream;
     const h = stream === undefined || stream === null ? null : this.streamHandle(stream);
     if (library.splitSmallStructs) {
-      const sharedMem = config.sharedMem ?? 0;
-      if (!(typeof sharedMem === 'number' && sharedMem >= 0 && sharedMem <= 0xffffffff && Math.floor(sharedMem) === sharedMem))
-        throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(sharedMem)}`);
-      const g = this.words(config.grid, 'grid');
-      const b = this.words(config.block, 'block');
-      const err = (rawLaunch ??= library.bind('cudaLaunchKernel'))(k.handle, g[3], g[4], b[3], b[4], this.pointers, sharedMem, h) as number;
-      if (err !== 0) throw runtimeError(err, `cudaLaunchKernel(${k.name})`);
+      const sharedMem = this.sharedMem(config.sharedMem);
+      if (config.grid !== this.gridSeen || config.block !== this.blockSeen) this.dims(config.grid, config.block);
+      const err = this.raw!(
+        k.handle,
+        this.gridWords[0],
+        this.gridWords[1],
+        this.blockWords[0],
+        this.blockWords[1],
+        this.pointers,
+        sharedMem,
+        h,
+      );
+      if (err !== 0) this.failed(err as number);
       return;
     }
     setDim(this.grid, config.grid, 'grid', this.what);
     setDim(this.block, config.block, 'block', this.what);
     const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, h);
-    if (err[0] !== 0) throw runtimeError(err[0], `cudaLaunchKernel(${k.name})`);
+    if (err[0] !== 0) this.failed(err[0]);
   }
 
   /** The handle of `config.stream`: an open Stream's (anything else would reach C as a wrong handle, or as NULL). */
-  private streamHandle(s: unknown): cudart.cudaStream_t {
+  streamHandle(s: unknown): cudart.cudaStream_t {
     if (!(s instanceof Stream)) throw new TypeError(`${this.what}: parameter 'config.stream' must be a Stream, got ${describe(s)}`);
     if (s.isClosed) throw new Error(`${this.what}: parameter 'config.stream' is a Stream that was closed`);
     return s.handle;
   }
 
-  // The last grid and block seen, with their dim3 words as cudaLaunchKernel takes them split: word
-  // 0 is x | y << 32 (a number while it is below 2^53, as the facade passes it: koffi converts a
-  // number faster than a bigint), word 1 is z.
-  private readonly dims: Record<'grid' | 'block', (number | bigint)[]> = {
-    grid: [1, 1, 1, 1 + 4294967296, 1],
-    block: [1, 1, 1, 1 + 4294967296, 1],
-  };
+  /** `config.sharedMem` as a byte count (absent: 0). */
+  sharedMem(v: unknown): number {
+    if (v === undefined) return 0;
+    if (typeof v === 'number' && v >= 0 && v <= 0xffffffff && Math.floor(v) === v) return v;
+    throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(v)}`);
+  }
 
-  /** Checks a Dim and returns [x, y, z, word0, word1], recomputing the words only when a size changed. */
-  private words(v: Dim, what: 'grid' | 'block'): (number | bigint)[] {
-    const d = this.dims[what];
-    // A plain number equal to the last one, with y = z = 1: already checked.
-    if (typeof v === 'number' && v === d[0] && d[1] === 1 && d[2] === 1) return d;
+  /** Throws the CudaError of a refused launch. */
+  failed(err: number): never {
+    throw runtimeError(err, `cudaLaunchKernel(${this.kernel.name})`);
+  }
+
+  // The grid and block of the last launch when they were plain numbers (NOT_SEEN otherwise: an array
+  // or object may have changed in place), and their dim3 words as cudaLaunchKernel takes them split:
+  // x | y << 32 (a number while it is below 2^53, as the facade passes it: koffi converts a number
+  // faster than a bigint), then z.
+  gridSeen: unknown = NOT_SEEN;
+  blockSeen: unknown = NOT_SEEN;
+  readonly gridWords: (number | bigint)[] = [0, 0];
+  readonly blockWords: (number | bigint)[] = [0, 0];
+
+  /** Checks the grid and block and computes their words. */
+  dims(grid: Dim, block: Dim): void {
+    this.gridSeen = this.blockSeen = NOT_SEEN;
+    this.words(grid, 'grid', this.gridWords);
+    this.words(block, 'block', this.blockWords);
+    if (typeof grid === 'number') this.gridSeen = grid;
+    if (typeof block === 'number') this.blockSeen = block;
+  }
+
+  private words(v: Dim, what: 'grid' | 'block', w: (number | bigint)[]): void {
     let x: unknown,
       y: unknown = 1,
       z: unknown = 1;
@@ -242,14 +269,8 @@ class Prepared {
     }
     if (!isDim(x) || !isDim(y) || !isDim(z))
       throw new RangeError(`${this.what}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
-    if (d[0] !== x || d[1] !== y || d[2] !== z) {
-      d[0] = x;
-      d[1] = y;
-      d[2] = z;
-      d[3] = y < 0x200000 ? x + y * 4294967296 : BigInt(x) | (BigInt(y) << 32n);
-      d[4] = z;
-    }
-    return d;
+    w[0] = y < 0x200000 ? x + y * 4294967296 : BigInt(x) | (BigInt(y) << 32n);
+    w[1] = z;
   }
 
   write(i: number, v: unknown): void {
@@ -473,11 +494,12 @@ const INLINE: Record<Code, Case[]> = {
  */
 function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) => void) | null {
   const n = p.types.length;
-  if (n > 12) return null;
+  if (n > 12 || p.raw === null) return null;
   const params = Array.from({ length: n }, (_, i) => `a${i}`);
   const lines = [
     `return function prepared(config${params.map((a) => `, ${a}`).join('')}) {`,
-    '  p.begin(config, arguments.length - 1);',
+    // The config object last checked, the right count, an open module: nothing more to check first.
+    `  if (arguments.length !== ${n + 1} || config !== p.checked || mod.isClosed) p.begin(config, arguments.length - 1);`,
     '  let x;',
   ];
   for (let i = 0; i < n; i++) {
@@ -485,12 +507,29 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
     INLINE[CODE[p.types[i]]].forEach(([test, store], k) => lines.push(`  ${k ? 'else ' : ''}if (${test(v)}) { ${store(p.offset(i), v)} }`));
     lines.push(`  ${INLINE[CODE[p.types[i]]].length ? 'else ' : ''}p.write(${i}, ${v});`);
   }
-  lines.push('  p.fire(config);', '};');
+  // What fire() does, with each check's usual case in line and its failure in a method that explains.
+  lines.push(
+    '  const st = config.stream;',
+    '  const h = st === undefined || st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
+    '  const sm = config.sharedMem;',
+    '  const shared = typeof sm === "number" && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : p.sharedMem(sm);',
+    '  if (config.grid !== p.gridSeen || config.block !== p.blockSeen) p.dims(config.grid, config.block);',
+    '  const g = p.gridWords, b = p.blockWords;',
+    '  const err = raw(k, g[0], g[1], b[0], b[1], pointers, shared, h);',
+    '  if (err !== 0) p.failed(err);',
+    '};',
+  );
   try {
-    return new Function('p', 'dv', 'DeviceBuffer', lines.join('\n'))(p, p.view, DeviceBuffer) as (
-      config: LaunchConfig,
-      ...args: unknown[]
-    ) => void;
+    return new Function('p', 'dv', 'DeviceBuffer', 'Stream', 'mod', 'raw', 'k', 'pointers', lines.join('\n'))(
+      p,
+      p.view,
+      DeviceBuffer,
+      Stream,
+      p.kernel.module,
+      p.raw,
+      p.kernel.handle,
+      p.pointers,
+    ) as (config: LaunchConfig, ...args: unknown[]) => void;
   } catch {
     return null;
   }

@@ -89,8 +89,12 @@ describe('Kernel.prepare (no C call needed)', () => {
     const closed = { value: false };
     const k = fakeKernel(0x104n, 'k', closed);
     const f = k.prepare(['i32']);
+    // A config already checked once (the launch itself fails here: no driver) is no way around the test.
+    const cfg = { grid: 1, block: 1 };
+    expect(() => f(cfg, 1)).toThrow(/\(in cudaLaunchKernel\(k\)\)$/);
     closed.value = true;
     expect(() => f({ grid: 1, block: 1 }, 1)).toThrow('PreparedLaunch(k): the Module the kernel belongs to was closed');
+    expect(() => f(cfg, 1)).toThrow('PreparedLaunch(k): the Module the kernel belongs to was closed');
     expect(() => k.prepare(['i32'])).toThrow('Kernel.prepare(k): the Module it belongs to was closed');
   });
 
@@ -137,12 +141,29 @@ test.each([
     const cfg2 = new Uint32Array(7); fake.config(cfg2);
     f({ grid: 7, block: 1 }, 0, 0, 0, 0, 0, 0, 0, 0);
     const cfg3 = new Uint32Array(7); fake.config(cfg3);
+    // One config object changed in place between launches: every value is read again each time.
+    const c = { grid: [2, 2], block: 8 };
+    const seen = [];
+    const launch = () => { f(c, 0, 0, 0, 0, 0, 0, 0, 0); const u = new Uint32Array(7); fake.config(u); seen.push(Array.from(u)); };
+    launch();
+    c.grid[0] = 4; launch();
+    c.grid = 6; launch();
+    c.block = [3, 2]; c.sharedMem = 64; launch();
+    const refused = [];
+    const tryLaunch = (...a) => { try { f(c, ...a); refused.push('launched'); } catch (e) { refused.push(e.constructor.name + ': ' + e.message); } };
+    c.sharedMem = -1; tryLaunch(0, 0, 0, 0, 0, 0, 0, 0);
+    c.sharedMem = 0; c.grid = 0; tryLaunch(0, 0, 0, 0, 0, 0, 0, 0);
+    c.grid = 1; tryLaunch(0, 0, 0);
+    c.stream = 7n; tryLaunch(0, 0, 0, 0, 0, 0, 0, 0);
+    delete c.stream; c.Stream = null; tryLaunch(0, 0, 0, 0, 0, 0, 0, 0);
     console.log(JSON.stringify({
       same: koffi.address(first) === koffi.address(again),
       second: [String(out.readBigUInt64LE(0)), out.readInt32LE(16), out.readUInt32LE(32), String(out.readBigInt64LE(48)), String(out.readBigUInt64LE(64)), out.readFloatLE(80), out.readDoubleLE(96), out.readInt16LE(112)],
       first: [String(out1.readBigUInt64LE(0)), out1.readInt32LE(16), out1.readUInt32LE(32), String(out1.readBigInt64LE(48)), String(out1.readBigUInt64LE(64)), out1.readFloatLE(80), out1.readDoubleLE(96), out1.readInt16LE(112)],
       config: [Array.from(cfg), Array.from(cfg1), Array.from(cfg2), Array.from(cfg3)],
       third: [String(out2.readBigUInt64LE(0)), String(out2.readBigInt64LE(48))],
+      seen,
+      refused,
       compiled,
     }));`,
       [...nodeArgs],
@@ -159,6 +180,20 @@ test.each([
         [7, 1, 1, 1, 1, 1, 0],
       ],
       third: [String(2n ** 64n - 1n), String(-(2n ** 63n))],
+      seen: [
+        [2, 2, 1, 8, 1, 1, 0],
+        [4, 2, 1, 8, 1, 1, 0],
+        [6, 1, 1, 8, 1, 1, 0],
+        [6, 1, 1, 3, 2, 1, 64],
+      ],
+      refused: [
+        "RangeError: PreparedLaunch(all): 'config.sharedMem' must be a byte count, got -1",
+        "RangeError: PreparedLaunch(all): 'config.grid' must be a positive integer or [x, y, z] of them, got 0",
+        'TypeError: PreparedLaunch(all): takes 8 arguments (ptr, i32, u32, i64, u64, f32, f64, i16), got 3',
+        "TypeError: PreparedLaunch(all): parameter 'config.stream' must be a Stream, got 7n",
+        // A key added to a config object after its first launch is not looked at again (see PreparedLaunch).
+        'launched',
+      ],
     });
   },
 );
