@@ -240,8 +240,10 @@ class Prepared {
   // faster than a bigint), then z.
   gridSeen: unknown = NOT_SEEN;
   blockSeen: unknown = NOT_SEEN;
-  readonly gridWords: (number | bigint)[] = [0, 0];
-  readonly blockWords: (number | bigint)[] = [0, 0];
+  // Made with bigints so that V8 keeps them as arrays of any values: an array of doubles would hold
+  // 2^32 + 1 unboxed and box it again, a new heap number, on every read (32 bytes a launch).
+  readonly gridWords: (number | bigint)[] = [0n, 0n];
+  readonly blockWords: (number | bigint)[] = [0n, 0n];
 
   /** Checks the grid and block and computes their words. */
   dims(grid: Dim, block: Dim): void {
