@@ -32,17 +32,20 @@ const sync = () => cudart.cudaStreamSynchronize(stream.handle);
 // The floor's arguments: 8 values packed once and the array of their addresses, as C's void *args[8].
 const d = buf.ptr;
 const vals = Buffer.alloc(64);
-vals.writeBigUInt64LE(d, 0);
-vals.writeBigUInt64LE(d, 8);
-vals.writeInt32LE(1, 16);
-vals.writeUInt32LE(2, 20);
-vals.writeFloatLE(3, 24);
-vals.writeFloatLE(4, 28);
-vals.writeBigInt64LE(5n, 32);
-vals.writeDoubleLE(6, 40);
+// Each value at its offset in empty8(float *a, float *b, int c, unsigned d, float e, float f, long long g, double h).
+const packed: [number, (at: number) => number][] = [
+  [0, (at) => vals.writeBigUInt64LE(d, at)],
+  [8, (at) => vals.writeBigUInt64LE(d, at)],
+  [16, (at) => vals.writeInt32LE(1, at)],
+  [20, (at) => vals.writeUInt32LE(2, at)],
+  [24, (at) => vals.writeFloatLE(3, at)],
+  [28, (at) => vals.writeFloatLE(4, at)],
+  [32, (at) => vals.writeBigInt64LE(5n, at)],
+  [40, (at) => vals.writeDoubleLE(6, at)],
+];
+for (const [at, write] of packed) write(at);
 const base = koffi.address(vals) as bigint;
-const offsets = [0, 8, 16, 20, 24, 28, 32, 40];
-const args8 = BigUint64Array.from(offsets, (o) => base + BigInt(o));
+const args8 = BigUint64Array.from(packed, ([at]) => base + BigInt(at));
 const { i32, u32, i64, f32, f64 } = core;
 const ka = new cudart.KernelArgs([d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
 const kaView = new DataView(ka.buffer.buffer, ka.buffer.byteOffset, ka.buffer.byteLength);

@@ -514,7 +514,7 @@ function specialised(p: Prepared): ((config: LaunchConfig, ...args: unknown[]) =
     '  const st = config.stream;',
     '  const h = st === undefined || st === null ? null : st instanceof Stream && !st.isClosed ? st.handle : p.streamHandle(st);',
     '  const sm = config.sharedMem;',
-    '  const shared = typeof sm === "number" && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : p.sharedMem(sm);',
+    '  const shared = sm === undefined ? 0 : typeof sm === "number" && sm >= 0 && sm <= 0xffffffff && Math.floor(sm) === sm ? sm : p.sharedMem(sm);',
     '  if (config.grid !== p.gridSeen || config.block !== p.blockSeen) p.dims(config.grid, config.block);',
     '  const g = p.gridWords, b = p.blockWords;',
     '  const err = raw(k, g[0], g[1], b[0], b[1], pointers, shared, h);',
