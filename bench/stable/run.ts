@@ -2,8 +2,8 @@
 // facade, core, cuda-python, CuPy and raw koffi as long-lived processes, pinned to the same CPUs,
 // taking turns operation by operation, round after round. Each row reports every implementation's
 // median over the rounds with its spread (min–max), each round's sample being the fastest of five
-// timed loops (the implementations taking turns loop by loop), and its ratio to C: the median of the per-round
-// ratios, each against C's figure of the same round. The raw samples go to a JSON file.
+// timed loops (the implementations taking turns loop by loop), and its ratio to C: the median of
+// the per-round ratios, each against C's figure of the same round. The raw samples go to a JSON file.
 //   node dist-bench/bench/stable/run.js [--rounds 10] [--loops 5] [--cpus 8] [--out bench/results/stable.json]
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
 //   node dist-bench/bench/stable/run.js --table run.json            (a run's table again, from its JSON)
