@@ -7,11 +7,11 @@
 // arguments prepared once, and nothing else.
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { timersFor, type Op } from './timers';
 
 // The compiled package, as users load it.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { cudart, cuda, core } = require(path.resolve('dist')) as typeof import('../../src');
-type Op = () => unknown;
 type OkOutputs<R extends readonly unknown[]> = import('../../src').OkOutputs<R>;
 
 const [impl, cubin] = process.argv.slice(2);
@@ -19,39 +19,11 @@ if (!['facade', 'core', 'koffi'].includes(impl) || !cubin) {
   console.error('usage: node.js facade|core|koffi <kernels.cubin>');
   process.exit(2);
 }
-const BATCH = 128;
 
 function ok<R extends readonly [number, ...unknown[]]>(r: R, what: string): OkOutputs<R> {
   if (r[0] !== 0) throw new Error(`${what} failed with status ${r[0]}`);
   return r.slice(1) as OkOutputs<R>;
 }
-// Each operation gets timing loops of its own, compiled from source per operation: one shared
-// loop calling every operation's closure in turn sees a call site that goes megamorphic, and V8
-// re-optimises it as the operations take turns, which moved a row's figure from round to round (a
-// bimodal cudaPeekAtLastError, 63 or 101 ns, in the first H100 runs). Here each loop only ever calls
-// its own operation, as a user's loop does, and V8 may inline it, as C's compiler may not.
-type Timer = (f: Op, n: number, sync: () => void) => number;
-const timers = new Map<string, { loop: Timer; batch: Timer }>();
-function timersFor(op: string): { loop: Timer; batch: Timer } {
-  let t = timers.get(op);
-  if (!t) {
-    const loop = new Function(
-      'f',
-      'n',
-      'sync',
-      `// ${op}\nconst t = process.hrtime.bigint();\nfor (let i = 0; i < n; i++) f();\nreturn Number(process.hrtime.bigint() - t) / n;`,
-    ) as Timer;
-    const batch = new Function(
-      'f',
-      'n',
-      'sync',
-      `// ${op}\nlet total = 0n;\nconst batches = Math.ceil(n / ${BATCH});\nfor (let b = 0; b < batches; b++) {\n  const t = process.hrtime.bigint();\n  for (let i = 0; i < ${BATCH}; i++) f();\n  total += process.hrtime.bigint() - t;\n  sync();\n}\nreturn Number(total) / (batches * ${BATCH});`,
-    ) as Timer;
-    timers.set(op, (t = { loop, batch }));
-  }
-  return t;
-}
-
 function facadeOps(): [Record<string, Op>, () => void] {
   ok(cudart.cudaSetDevice(0), 'cudaSetDevice');
   cudart.cudaFree(null);

@@ -8,6 +8,7 @@
 //   nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node dist-bench/bench/stable/prepared-gpu.js /tmp/k.cubin
 import * as path from 'node:path';
+import { timersFor } from './timers';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 const koffi = require('koffi') as typeof import('koffi');
@@ -74,18 +75,8 @@ const ops: Record<string, () => unknown> = {
   'prepared, bigint addresses': () => prepared(cfg, d, d, 1, 2, 3, 4, 5, 6),
 };
 
-// A timing loop of its own for each variant (see stable/node.ts: a shared one goes megamorphic).
-const BATCH = 128;
-type Timer = (f: () => unknown, n: number, sync: () => void) => number;
-const timer = (name: string) =>
-  new Function(
-    'f',
-    'n',
-    'sync',
-    `// ${name}\nlet total = 0n;\nconst batches = Math.ceil(n / ${BATCH});\nfor (let b = 0; b < batches; b++) {\n  const t = process.hrtime.bigint();\n  for (let i = 0; i < ${BATCH}; i++) f();\n  total += process.hrtime.bigint() - t;\n  sync();\n}\nreturn Number(total) / (batches * ${BATCH});`,
-  ) as Timer;
 const names = Object.keys(ops);
-const timers = Object.fromEntries(names.map((n) => [n, timer(n)]));
+const timers = Object.fromEntries(names.map((n) => [n, timersFor(n).batch]));
 for (const n of names) timers[n](ops[n], 2560, sync);
 const ratios: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 const floors: number[] = [];
