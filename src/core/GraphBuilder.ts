@@ -15,7 +15,7 @@ import { Stream, type CaptureOptions } from './Stream';
 import { GraphNode } from './GraphNode';
 import { ConditionalHandle } from './ConditionalHandle';
 import { HostArgument } from './HostArgument';
-import { setDim } from './PreparedLaunch';
+import { setDim } from './dims';
 import { debugDot, describe } from './debug-dot';
 import { TextureObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
@@ -177,8 +177,8 @@ export class GraphBuilder extends Resource {
     const values = args.map((a, i) => this.argument(a, i, fn));
     const grid = new cudart.dim3();
     const block = new cudart.dim3();
-    setDim(grid, config.grid, 'grid', fn);
-    setDim(block, config.block, 'block', fn);
+    setDim(grid, config.grid, 'config.grid', fn);
+    setDim(block, config.block, 'config.block', fn);
     const sharedMem = config.sharedMem ?? 0;
     if (!Number.isSafeInteger(sharedMem) || sharedMem < 0)
       throw new RangeError(`${fn}: 'config.sharedMem' must be a non-negative integer, got ${sharedMem}`);

@@ -14,6 +14,7 @@ import { TextureObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
 import { TensorMapDescriptor } from './TensorMapDescriptor';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
+import { setDim } from './dims';
 
 /** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
 export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
@@ -67,32 +68,11 @@ export type SettableKernelAttribute =
   | 'NonPortableClusterSizeAllowed'
   | 'ClusterSchedulingPolicyPreference';
 
-/** Sets `d` from a Dim; returns it. */
-function setDim(d: cudart.dim3, v: Dim, what: string): cudart.dim3 {
-  let x: unknown,
-    y: unknown = 1,
-    z: unknown = 1;
-  if (typeof v === 'number') x = v;
-  else if (Array.isArray(v)) [x, y = 1, z = 1] = v;
-  else if (v && typeof v === 'object') ({ x, y = 1, z = 1 } = v as { x: number; y?: number; z?: number });
-  if (!isDim(x) || !isDim(y) || !isDim(z))
-    throw new RangeError(`Kernel.launch: '${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
-  // Written only when changed: launches in a loop mostly repeat their sizes.
-  if (d.x !== x) d.x = x;
-  if (d.y !== y) d.y = y;
-  if (d.z !== z) d.z = z;
-  return d;
-}
-
 /** The device a kernel method is about: `device`, or the current one when absent. */
 function deviceArg(device: Device | undefined, where: string): Device {
   if (device === undefined) return Device.current();
   if (!(device instanceof Device)) throw new TypeError(`${where}: parameter 'device' must be a Device, got ${String(device)}`);
   return device;
-}
-
-function isDim(n: unknown): n is number {
-  return Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 0xffffffff;
 }
 
 /**
@@ -163,8 +143,8 @@ export class Kernel {
     const sharedMem = config.sharedMem ?? 0;
     const err = cudart.cudaLaunchKernel(
       this.handle,
-      setDim(this.grid, config.grid, 'grid'),
-      setDim(this.block, config.block, 'block'),
+      setDim(this.grid, config.grid, 'grid', 'Kernel.launch'),
+      setDim(this.block, config.block, 'block', 'Kernel.launch'),
       this.pack(args),
       sharedMem,
       config.stream?.handle ?? null,

@@ -12,6 +12,7 @@ import { libcudart as library } from '../ffi/cudart-lib';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
+import { readDim, setDim } from './dims';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
@@ -209,8 +210,8 @@ class Prepared {
       if (err !== 0) this.failed(err as number);
       return;
     }
-    setDim(this.grid, config.grid, 'grid', this.what);
-    setDim(this.block, config.block, 'block', this.what);
+    setDim(this.grid, config.grid, 'config.grid', this.what);
+    setDim(this.block, config.block, 'config.block', this.what);
     const err = cudart.cudaLaunchKernel(k.handle, this.grid, this.block, this.args ?? null, config.sharedMem ?? 0, h);
     if (err[0] !== 0) this.failed(err[0]);
   }
@@ -244,6 +245,7 @@ class Prepared {
   // 2^32 + 1 unboxed and box it again, a new heap number, on every read (32 bytes a launch).
   readonly gridWords: (number | bigint)[] = [0n, 0n];
   readonly blockWords: (number | bigint)[] = [0n, 0n];
+  private readonly xyz = [1, 1, 1];
 
   /** Checks the grid and block and computes their words. */
   dims(grid: Dim, block: Dim): void {
@@ -255,24 +257,11 @@ class Prepared {
   }
 
   private words(v: Dim, what: 'grid' | 'block', w: (number | bigint)[]): void {
-    let x: unknown,
-      y: unknown = 1,
-      z: unknown = 1;
-    if (typeof v === 'number') x = v;
-    else if (Array.isArray(v)) {
-      x = v[0];
-      if (v.length > 1 && v[1] !== undefined) y = v[1];
-      if (v.length > 2 && v[2] !== undefined) z = v[2];
-    } else if (v && typeof v === 'object') {
-      const o = v as { x: number; y?: number; z?: number };
-      x = o.x;
-      if (o.y !== undefined) y = o.y;
-      if (o.z !== undefined) z = o.z;
-    }
-    if (!isDim(x) || !isDim(y) || !isDim(z))
+    const d = this.xyz;
+    if (!readDim(v, d))
       throw new RangeError(`${this.what}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
-    w[0] = y < 0x200000 ? x + y * 4294967296 : BigInt(x) | (BigInt(y) << 32n);
-    w[1] = z;
+    w[0] = d[1] < 0x200000 ? d[0] + d[1] * 4294967296 : BigInt(d[0]) | (BigInt(d[1]) << 32n);
+    w[1] = d[2];
   }
 
   write(i: number, v: unknown): void {
@@ -422,25 +411,6 @@ export async function completion(stream: cudart.cudaStream_t | null): Promise<vo
   } finally {
     cudart.cudaEventDestroy(ev);
   }
-}
-
-/** Sets `d` from a Dim, writing only what changed; throws a RangeError naming `what`. */
-export function setDim(d: cudart.dim3, v: Dim, what: string, fn: string): void {
-  let x: unknown,
-    y: unknown = 1,
-    z: unknown = 1;
-  if (typeof v === 'number') x = v;
-  else if (Array.isArray(v)) [x, y = 1, z = 1] = v;
-  else if (v && typeof v === 'object') ({ x, y = 1, z = 1 } = v as { x: number; y?: number; z?: number });
-  if (!isDim(x) || !isDim(y) || !isDim(z))
-    throw new RangeError(`${fn}: 'config.${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
-  if (d.x !== x) d.x = x;
-  if (d.y !== y) d.y = y;
-  if (d.z !== z) d.z = z;
-}
-
-function isDim(n: unknown): n is number {
-  return typeof n === 'number' && n >= 1 && n <= 0xffffffff && Math.floor(n) === n;
 }
 
 // How an argument `v` of each type is stored at byte `at` in the usual cases, as straight-line code
