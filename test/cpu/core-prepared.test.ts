@@ -85,6 +85,19 @@ describe('Kernel.prepare (no C call needed)', () => {
     expect(() => f(cfg, 2n ** 64n, 2, 1, 0)).toThrow(/argument 0 \(ptr\) must be an integer within \[0, 2\^64 - 1\]/);
   });
 
+  test('Kernel.launch reads grid and block as a prepared launch does, and names a bad one', () => {
+    const k = fakeKernel(0x104n, 'k');
+    expect(() => k.launch({ grid: 0, block: 1 })).toThrow(
+      new RangeError("Kernel.launch: 'grid' must be a positive integer or [x, y, z] of them, got 0"),
+    );
+    expect(() => k.launch({ grid: [2, 1.5], block: 1 })).toThrow(
+      "Kernel.launch: 'grid' must be a positive integer or [x, y, z] of them, got [2,1.5]",
+    );
+    expect(() => k.launch({ grid: 1, block: { x: 2 ** 32 } })).toThrow(
+      'Kernel.launch: \'block\' must be a positive integer or [x, y, z] of them, got {"x":4294967296}',
+    );
+  });
+
   test('a kernel whose module was closed refuses to prepare and to launch', () => {
     const closed = { value: false };
     const k = fakeKernel(0x104n, 'k', closed);
