@@ -1,6 +1,7 @@
 // The facade against raw koffi calls of the same functions, on whatever libcudart loads (without a
 // driver every call returns cudaErrorInsufficientDriver at once, so this measures marshalling).
-// Runs against the build from the repo root: `npm run bench:cpu`.
+// Runs against the build from the repo root: `npm run bench:cpu`; `node dist-bench/bench/cpu.js --startup`
+// measures only the start-up, on any machine.
 import koffi from 'koffi';
 import * as path from 'node:path';
 
@@ -65,32 +66,37 @@ const cases: [string, () => unknown, () => unknown, number][] = [
   ['cudaMemcpy3D, a host buffer in srcPtr', () => raw.cudaMemcpy3D(p3.getBytes()), () => cudart.cudaMemcpy3D(p3), 1_000_000],
 ];
 
-// Interleaved: each round times every case raw then through the facade, so a slow stretch of the
-// machine hits both; the ratio is the median of the per-round ratios.
-const ROUNDS = 10;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-const samples = cases.map(() => ({ raw: [] as number[], facade: [] as number[] }));
-const timers = cases.map(([name]) => ({ raw: timer(`raw ${name}`), facade: timer(`facade ${name}`) }));
-for (const [, r, f] of cases) {
-  r();
-  f();
-}
-for (let round = 0; round < ROUNDS; round++) {
-  cases.forEach(([, r, f, n], i) => {
-    samples[i].raw.push(timers[i].raw(r, Math.ceil(n / 10)));
-    samples[i].facade.push(timers[i].facade(f, Math.ceil(n / 10)));
+
+// With `--startup`, only the start-up part: on a machine with a driver the calls below would reach
+// it with made-up handles.
+if (!process.argv.includes('--startup')) {
+  // Interleaved: each round times every case raw then through the facade, so a slow stretch of the
+  // machine hits both; the ratio is the median of the per-round ratios.
+  const ROUNDS = 10;
+  const samples = cases.map(() => ({ raw: [] as number[], facade: [] as number[] }));
+  const timers = cases.map(([name]) => ({ raw: timer(`raw ${name}`), facade: timer(`facade ${name}`) }));
+  for (const [, r, f] of cases) {
+    r();
+    f();
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    cases.forEach(([, r, f, n], i) => {
+      samples[i].raw.push(timers[i].raw(r, Math.ceil(n / 10)));
+      samples[i].facade.push(timers[i].facade(f, Math.ceil(n / 10)));
+    });
+  }
+  console.log(
+    `# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}; ${ROUNDS} interleaved rounds, median [min–max] ns per call`,
+  );
+  console.log('| call | raw koffi | facade | facade / raw |');
+  console.log('|---|---:|---:|---:|');
+  cases.forEach(([name], i) => {
+    const { raw: a, facade: b } = samples[i];
+    const span = (xs: number[]) => `${median(xs).toFixed(1)} [${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}]`;
+    console.log(`| ${name} | ${span(a)} | ${span(b)} | ${median(b.map((x, k) => x / a[k])).toFixed(2)}× |`);
   });
 }
-console.log(
-  `# ${info.path} ${info.version}; node ${process.version}; koffi ${koffi.version}; ${ROUNDS} interleaved rounds, median [min–max] ns per call`,
-);
-console.log('| call | raw koffi | facade | facade / raw |');
-console.log('|---|---:|---:|---:|');
-cases.forEach(([name], i) => {
-  const { raw: a, facade: b } = samples[i];
-  const span = (xs: number[]) => `${median(xs).toFixed(1)} [${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}]`;
-  console.log(`| ${name} | ${span(a)} | ${span(b)} | ${median(b.map((x, k) => x / a[k])).toFixed(2)}× |`);
-});
 
 // Start-up in fresh processes: require + the first call, and what the process's RSS grew by
 // (measured inside the child from its own start). Median of 7.

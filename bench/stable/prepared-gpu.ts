@@ -8,6 +8,7 @@
 //   nvcc -O2 -arch=native -cubin -o /tmp/k.cubin bench/kernels.cu
 //   taskset -c 8 node dist-bench/bench/stable/prepared-gpu.js /tmp/k.cubin
 import * as path from 'node:path';
+import { median } from './plan';
 import { timersFor } from './timers';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -86,10 +87,6 @@ for (let round = 0; round < 12; round++) {
   for (const n of names) ratios[n].push(best[n] / best.floor);
   floors.push(best.floor);
 }
-const median = (xs: number[]) => {
-  const a = [...xs].sort((x, y) => x - y);
-  return (a[(a.length - 1) >> 1] + a[a.length >> 1]) / 2;
-};
 console.log(`# ${dev.name}; floor ${median(floors).toFixed(0)} ns per launch (median of 12 rounds)`);
 console.log('| variant | ratio to the floor (median) | per round |');
 console.log('|---|---:|---|');

@@ -13,36 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-
-const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi'] as const;
-type Impl = (typeof IMPLS)[number];
-
-/** How each operation is timed: a loop of n calls, or n calls enqueued in synchronised batches of 128. */
-const OPS: { op: string; kind: 'loop' | 'batch'; n: number; base?: string; nFor?: Partial<Record<Impl, number>> }[] = [
-  { op: 'cudaGetDevice', kind: 'loop', n: 200_000 },
-  { op: 'cudaPeekAtLastError', kind: 'loop', n: 200_000 },
-  { op: 'cudaStreamQuery', kind: 'loop', n: 50_000 },
-  { op: 'cudaEventQuery', kind: 'loop', n: 50_000 },
-  { op: 'cudaEventRecord', kind: 'batch', n: 25_600 },
-  // CuPy's getDeviceProperties builds a dict of every property (0.8 ms a call): fewer calls for it.
-  { op: 'cudaGetDeviceProperties', kind: 'loop', n: 5_000, nFor: { cupy: 50 } },
-  { op: 'cudaGetDeviceProperties+5fields', kind: 'loop', n: 5_000, nFor: { cupy: 50 } },
-  // 2,000 pairs, about 3 ms a loop (with 500, cuda-python's samples in one H100 run spread over 1.6-7.2 µs a pair).
-  { op: 'cudaMalloc+cudaFree_1MiB', kind: 'loop', n: 2_000 },
-  { op: 'cudaMallocAsync+cudaFreeAsync_1MiB', kind: 'batch', n: 6_400 },
-  { op: 'cudaMemcpy_H2D_4B', kind: 'loop', n: 2_000 },
-  { op: 'cudaMemcpy_D2H_4B', kind: 'loop', n: 2_000 },
-  { op: 'cudaMemcpyAsync_H2D_4B_pinned', kind: 'batch', n: 6_400 },
-  { op: 'cudaLaunchKernel_empty', kind: 'batch', n: 12_800 },
-  { op: 'cudaLaunchKernel_8args', kind: 'batch', n: 12_800 },
-  { op: 'cudaLaunchKernel_8args_typed', kind: 'batch', n: 12_800, base: 'cudaLaunchKernel_8args' },
-  { op: 'cuLaunchKernel_empty', kind: 'batch', n: 12_800 },
-  { op: 'cuLaunchKernel_8args', kind: 'batch', n: 12_800 },
-  { op: 'cudaGraphLaunch_1kernel', kind: 'batch', n: 12_800 },
-  { op: 'launch+sync_empty', kind: 'loop', n: 2_000 },
-  { op: 'InOut_4MiB', kind: 'loop', n: 20 },
-  { op: 'InOut_4MiB_manual', kind: 'loop', n: 20, base: 'InOut_4MiB' },
-];
+import { IMPLS, OPS, median, type Impl } from './plan';
 
 interface Results {
   meta: Record<string, unknown>;
@@ -50,12 +21,6 @@ interface Results {
   /** samples[impl][op]: ns per call, one per round (null where the implementation lacks the operation). */
   samples: Record<string, Record<string, (number | null)[]>>;
 }
-
-const median = (xs: number[]) => {
-  const a = [...xs].sort((x, y) => x - y);
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
-};
 
 /**
  * Per-round ratios of impl to C (or to `against`, on the same operation) for one operation (rounds

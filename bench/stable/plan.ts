@@ -1,0 +1,39 @@
+// What the stable benchmark times (run.ts), and floor.ts in one process: each operation, how, and how often.
+
+/** The implementations, in the order of a round's first turn. */
+export const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi'] as const;
+export type Impl = (typeof IMPLS)[number];
+
+/** How each operation is timed: a loop of n calls, or n calls enqueued in synchronised batches of 128. */
+export const OPS: { op: string; kind: 'loop' | 'batch'; n: number; base?: string; nFor?: Partial<Record<Impl, number>> }[] = [
+  { op: 'cudaGetDevice', kind: 'loop', n: 200_000 },
+  { op: 'cudaPeekAtLastError', kind: 'loop', n: 200_000 },
+  { op: 'cudaStreamQuery', kind: 'loop', n: 50_000 },
+  { op: 'cudaEventQuery', kind: 'loop', n: 50_000 },
+  { op: 'cudaEventRecord', kind: 'batch', n: 25_600 },
+  // CuPy's getDeviceProperties builds a dict of every property (0.8 ms a call): fewer calls for it.
+  { op: 'cudaGetDeviceProperties', kind: 'loop', n: 5_000, nFor: { cupy: 50 } },
+  { op: 'cudaGetDeviceProperties+5fields', kind: 'loop', n: 5_000, nFor: { cupy: 50 } },
+  // 2,000 pairs, about 3 ms a loop (with 500, cuda-python's samples in one H100 run spread over 1.6-7.2 µs a pair).
+  { op: 'cudaMalloc+cudaFree_1MiB', kind: 'loop', n: 2_000 },
+  { op: 'cudaMallocAsync+cudaFreeAsync_1MiB', kind: 'batch', n: 6_400 },
+  { op: 'cudaMemcpy_H2D_4B', kind: 'loop', n: 2_000 },
+  { op: 'cudaMemcpy_D2H_4B', kind: 'loop', n: 2_000 },
+  { op: 'cudaMemcpyAsync_H2D_4B_pinned', kind: 'batch', n: 6_400 },
+  { op: 'cudaLaunchKernel_empty', kind: 'batch', n: 12_800 },
+  { op: 'cudaLaunchKernel_8args', kind: 'batch', n: 12_800 },
+  { op: 'cudaLaunchKernel_8args_typed', kind: 'batch', n: 12_800, base: 'cudaLaunchKernel_8args' },
+  { op: 'cuLaunchKernel_empty', kind: 'batch', n: 12_800 },
+  { op: 'cuLaunchKernel_8args', kind: 'batch', n: 12_800 },
+  { op: 'cudaGraphLaunch_1kernel', kind: 'batch', n: 12_800 },
+  { op: 'launch+sync_empty', kind: 'loop', n: 2_000 },
+  { op: 'InOut_4MiB', kind: 'loop', n: 20 },
+  { op: 'InOut_4MiB_manual', kind: 'loop', n: 20, base: 'InOut_4MiB' },
+];
+
+/** The median of `xs` (the mean of the middle two when their number is even). */
+export function median(xs: number[]): number {
+  const a = [...xs].sort((x, y) => x - y);
+  const m = a.length >> 1;
+  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+}
