@@ -9,11 +9,11 @@
 // Loops are `--scale` times run.ts's (batches stay whole: 128 calls at least).
 //   node dist-bench/bench/stable/floor.js [--processes 6] [--rounds 12] [--loops 5] [--scale 0.2] [--cpus 8] [--out f.json]
 //   node dist-bench/bench/stable/floor.js --table f.json   (a run's table again, from its JSON)
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { OPS, median } from './plan';
+import { OPS, gpuName, inFreshProcesses, median, pinTo } from './plan';
 import { BATCH, timersFor } from './timers';
 
 type Impl = 'koffi' | 'facade' | 'core';
@@ -99,26 +99,13 @@ async function main(): Promise<void> {
   const rounds = opt('--rounds', '12');
   const loops = opt('--loops', '5');
   const scale = opt('--scale', '0.2');
-  const cpus = spawnSync('taskset', ['--version']).status === 0 ? opt('--cpus', '8') : null;
+  const cpus = pinTo(opt('--cpus', '8'));
   const outFile = opt('--out', path.join('bench', 'results', `floor-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-floor-'));
   const cubin = path.join(work, 'kernels.cubin');
   execFileSync('nvcc', ['-O2', '-arch=native', '-cubin', '-o', cubin, 'bench/kernels.cu'], { stdio: 'inherit' });
-  const results: Results = { meta: {}, processes: [] };
-  for (let i = 0; i < processes; i++) {
-    const t0 = Date.now();
-    const argv = [process.execPath, __filename, '--child', cubin, rounds, loops, scale];
-    const r = spawnSync(cpus ? 'taskset' : argv[0], cpus ? ['-c', cpus, ...argv] : argv.slice(1), {
-      encoding: 'utf8',
-      maxBuffer: 64 << 20,
-    });
-    if (r.status !== 0) throw new Error(`process ${i + 1} failed (${r.status}): ${(r.stderr ?? '').slice(-1000)}`);
-    results.processes.push(JSON.parse(r.stdout.trim().split('\n').pop()!) as Samples);
-    process.stderr.write(`process ${i + 1}/${processes}: ${Date.now() - t0} ms\n`);
-  }
-  const gpu = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader', '-i', '0'], {
-    encoding: 'utf8',
-  }).stdout?.trim();
+  const results: Results = { meta: {}, processes: inFreshProcesses<Samples>(__filename, [cubin, rounds, loops, scale], processes, cpus) };
+  const gpu = gpuName();
   results.meta = { date: new Date().toISOString(), gpu, node: process.version, processes, rounds, loops, scale, cpus, host: os.hostname() };
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify(results) + '\n');

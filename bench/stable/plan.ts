@@ -1,4 +1,6 @@
-// What the stable benchmark times (run.ts), and floor.ts in one process: each operation, how, and how often.
+// What the stable benchmark (run.ts) and floor.ts time: each operation, how, and how often; and
+// what their drivers share (fresh processes, pinning, the GPU's name, the median).
+import { spawnSync } from 'node:child_process';
 
 /** The implementations, in the order of a round's first turn. */
 export const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi'] as const;
@@ -36,4 +38,36 @@ export function median(xs: number[]): number {
   const a = [...xs].sort((x, y) => x - y);
   const m = a.length >> 1;
   return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+}
+
+/**
+ * Runs `node script --child …args` in `n` fresh processes one after another (pinned to `cpus` where
+ * taskset is there) and returns what each printed as JSON on its last line of output.
+ */
+export function inFreshProcesses<T>(script: string, args: string[], n: number, cpus: string | null): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = Date.now();
+    const argv = [process.execPath, script, '--child', ...args];
+    const r = spawnSync(cpus ? 'taskset' : argv[0], cpus ? ['-c', cpus, ...argv] : argv.slice(1), {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
+    if (r.status !== 0) throw new Error(`process ${i + 1} failed (${r.status}): ${(r.stderr ?? '').slice(-1000)}`);
+    out.push(JSON.parse(r.stdout.trim().split('\n').pop()!) as T);
+    process.stderr.write(`process ${i + 1}/${n}: ${Date.now() - t0} ms\n`);
+  }
+  return out;
+}
+
+/** The CPUs to pin to (`--cpus`, 8 by default), or null where taskset is missing. */
+export function pinTo(cpus: string): string | null {
+  return spawnSync('taskset', ['--version']).status === 0 ? cpus : null;
+}
+
+/** The GPU's name and driver, as nvidia-smi gives them. */
+export function gpuName(): string | undefined {
+  return spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader', '-i', '0'], {
+    encoding: 'utf8',
+  }).stdout?.trim();
 }

@@ -8,12 +8,12 @@
 //   node dist-bench/bench/stable/run.js --compare a.json b.json   (do two runs agree within 15%?)
 //   node dist-bench/bench/stable/run.js --table run.json            (a run's table again, from its JSON)
 //   node dist-bench/bench/stable/run.js --floor a.json [b.json …]    (facade and core over the koffi floor, per run)
-import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { IMPLS, OPS, median, type Impl } from './plan';
+import { IMPLS, OPS, gpuName, median, pinTo, type Impl } from './plan';
 
 interface Results {
   meta: Record<string, unknown>;
@@ -163,11 +163,10 @@ async function main(): Promise<void> {
   }
   const rounds = Number(opt('--rounds', '10'));
   const loops = Number(opt('--loops', '5'));
-  const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
   // One CPU for every process (they take turns, so only one runs at a time). With two (8,9) a
   // process's samples fell into two modes, 1.3-2x apart, as it ran on one CPU or the other, and the
   // two H100 runs of 2026-11-23 disagreed by up to 46% on the shortest calls.
-  const cpus = hasTaskset ? opt('--cpus', '8') : null;
+  const cpus = pinTo(opt('--cpus', '8'));
   const outFile = opt('--out', path.join('bench', 'results', `stable-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stable-'));
   const cubin = path.join(work, 'kernels.cubin');
@@ -217,9 +216,7 @@ async function main(): Promise<void> {
     // What a server said of itself on stderr (`# …` lines: an operation it had to leave out, and why).
     for (const l of s.stderr.join('').split('\n')) if (l.startsWith('# ')) notes.push(`${s.impl}: ${l.slice(2)}`);
   }
-  const gpu = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader', '-i', '0'], {
-    encoding: 'utf8',
-  }).stdout?.trim();
+  const gpu = gpuName();
   const results: Results = {
     meta: { date: new Date().toISOString(), gpu, node: process.version, rounds, loops, cpus, host: os.hostname(), notes },
     ops: OPS,
