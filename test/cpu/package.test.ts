@@ -185,8 +185,37 @@ test('every module of the build exports plain values: no getter but the root nam
         for (const [k, d] of Object.entries(Object.getOwnPropertyDescriptors(m))) if (d.get) found.push(path.relative('dist', p) + ':' + k); } } })(path.resolve('dist'));
     console.log(JSON.stringify(found));`;
   const found = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: root }).toString()) as string[];
-  expect(found.filter((f) => !f.startsWith('index.js:'))).toEqual([]);
-  expect(found.length).toBe(8); // cuda, nvrtc, nvjitlink, nvfatbin, nvvm, core, nccl, nvml
+  // The runtime's struct classes load on first use too (tools/lazy-structs.cjs; the next test).
+  const structs = found.filter((f) => f.startsWith(path.join('runtime', 'index.js') + ':'));
+  expect(structs.length).toBeGreaterThan(150);
+  expect(structs).toContain(path.join('runtime', 'index.js') + ':cudaDeviceProp');
+  expect(found.filter((f) => !f.startsWith('index.js:') && !structs.includes(f))).toEqual([]);
+  expect(found.length - structs.length).toBe(8); // cuda, nvrtc, nvjitlink, nvfatbin, nvvm, core, nccl, nvml
+});
+
+test("require('cuda-bindings') and a first call leave the runtime's struct classes unloaded; the first one read loads them all as plain values", () => {
+  const cjs = `const loaded = () => Object.keys(require.cache).some((k) => k.endsWith('runtime.gen.js') && k.includes('structs'));
+    const { cudart } = require('cuda-bindings'); cudart.cudaRuntimeGetVersion(); const before = loaded();
+    const d = new cudart.dim3({ x: 2 }); const after = loaded();
+    const getters = Object.entries(Object.getOwnPropertyDescriptors(cudart)).filter(([, p]) => p.get).length;
+    const dim3 = require('./dist/structs/runtime.gen').dim3;
+    console.log(JSON.stringify([before, after, d.x, getters, cudart.dim3 === dim3, cudart.cudaDeviceProp.name]));`;
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([
+    false,
+    true,
+    2,
+    0,
+    true,
+    'cudaDeviceProp',
+  ]);
+});
+
+test('the facade and helpers reach the struct classes before anything else has loaded them', () => {
+  // Each compiled module that uses them holds a stand-in until the first read (tools/lazy-structs.cjs).
+  const cjs = `const { cudart } = require('cuda-bindings');
+    const [err, p] = cudart.cudaGetDeviceProperties(0); const e = cudart.make_cudaExtent(1, 2, 3);
+    console.log(JSON.stringify([err, p, e.constructor.name, e.depth, require('./dist/structs/runtime.gen').cudaExtent === e.constructor]));`;
+  expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([35, null, 'cudaExtent', 3, true]);
 });
 
 test('the build starts from an empty dist: nothing of an older build is left to be packed', () => {
