@@ -963,7 +963,7 @@ export function cuLinkAddData(state: H.CUlinkState | null, type: E.CUjitInputTyp
   const a_size = M.size(size, 'cuLinkAddData', 'size');
   const a_name = M.str(name, 'cuLinkAddData', 'name');
   const a_numOptions = M.u32(numOptions, 'cuLinkAddData', 'numOptions');
-  M.checkExtent(a_data, a_size, 'cuLinkAddData', 'data', 'size');
+  if (typeof a_data === 'object' && a_data !== null) M.checkExtent(a_data, a_size, 'cuLinkAddData', 'data', 'size');
   if (a_numOptions < 0) M.rangeError('cuLinkAddData', 'numOptions', `must not be negative, got ${a_numOptions}`);
   const a_options = X.packArray(options, a_numOptions, 4, 'cuLinkAddData', 'options', true, (dv, at, x, n) => W.i32(dv, at, x, n));
   const a_optionValues = X.packArray(optionValues, a_numOptions, 8, 'cuLinkAddData', 'optionValues', true, (dv, at, x, n) => dv.setBigUint64(at, M.addressOf(M.pointer(x, 'cuLinkAddData', n)), true));
@@ -1660,7 +1660,7 @@ export function cuMemHostRegister(p: Pointer, bytesize: number | bigint, Flags: 
   const a_p = M.pointer(p, 'cuMemHostRegister', 'p');
   const a_bytesize = M.size(bytesize, 'cuMemHostRegister', 'bytesize');
   const a_Flags = M.u32(Flags, 'cuMemHostRegister', 'Flags');
-  M.checkExtent(a_p, a_bytesize, 'cuMemHostRegister', 'p', 'bytesize');
+  if (typeof a_p === 'object' && a_p !== null) M.checkExtent(a_p, a_bytesize, 'cuMemHostRegister', 'p', 'bytesize');
   const err = (f_cuMemHostRegister ??= L.bind('cuMemHostRegister'))(a_p, a_bytesize, a_Flags) as E.CUresult;
   return [err];
 }
@@ -1729,7 +1729,7 @@ export function cuMemcpyHtoD(dstDevice: DevicePointer | number, srcHost: Pointer
   const a_dstDevice = M.u64(dstDevice, 'cuMemcpyHtoD', 'dstDevice');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoD', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoD', 'ByteCount');
-  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoD', 'srcHost', 'ByteCount');
+  if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoD', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoD ??= L.bind('cuMemcpyHtoD'))(a_dstDevice, a_srcHost, a_ByteCount) as E.CUresult;
   return [err];
 }
@@ -1747,7 +1747,7 @@ export function cuMemcpyDtoH(dstHost: Pointer, srcDevice: DevicePointer | number
   const a_dstHost = M.pointer(dstHost, 'cuMemcpyDtoH', 'dstHost');
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoH', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoH', 'ByteCount');
-  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoH', 'dstHost', 'ByteCount');
+  if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoH', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyDtoH ??= L.bind('cuMemcpyDtoH'))(a_dstHost, a_srcDevice, a_ByteCount) as E.CUresult;
   return [err];
 }
@@ -1822,7 +1822,7 @@ export function cuMemcpyHtoA(dstArray: H.CUarray | null, dstOffset: number | big
   const a_dstOffset = M.size(dstOffset, 'cuMemcpyHtoA', 'dstOffset');
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoA', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoA', 'ByteCount');
-  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoA', 'srcHost', 'ByteCount');
+  if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoA', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoA ??= L.bind('cuMemcpyHtoA'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount) as E.CUresult;
   return [err];
 }
@@ -1842,7 +1842,7 @@ export function cuMemcpyAtoH(dstHost: Pointer, srcArray: H.CUarray | null, srcOf
   const a_srcArray = M.handle(srcArray, 'cuMemcpyAtoH', 'srcArray');
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoH', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoH', 'ByteCount');
-  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoH', 'dstHost', 'ByteCount');
+  if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoH', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyAtoH ??= L.bind('cuMemcpyAtoH'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount) as E.CUresult;
   return [err];
 }
@@ -1978,7 +1978,7 @@ export function cuMemcpyHtoDAsync(dstDevice: DevicePointer | number, srcHost: Po
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoDAsync', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoDAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyHtoDAsync', 'hStream');
-  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoDAsync', 'srcHost', 'ByteCount');
+  if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoDAsync', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoDAsync ??= L.bind('cuMemcpyHtoDAsync'))(a_dstDevice, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
@@ -1998,7 +1998,7 @@ export function cuMemcpyDtoHAsync(dstHost: Pointer, srcDevice: DevicePointer | n
   const a_srcDevice = M.u64(srcDevice, 'cuMemcpyDtoHAsync', 'srcDevice');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyDtoHAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyDtoHAsync', 'hStream');
-  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoHAsync', 'dstHost', 'ByteCount');
+  if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyDtoHAsync', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyDtoHAsync ??= L.bind('cuMemcpyDtoHAsync'))(a_dstHost, a_srcDevice, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
@@ -2039,7 +2039,7 @@ export function cuMemcpyHtoAAsync(dstArray: H.CUarray | null, dstOffset: number 
   const a_srcHost = M.pointer(srcHost, 'cuMemcpyHtoAAsync', 'srcHost');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyHtoAAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyHtoAAsync', 'hStream');
-  M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoAAsync', 'srcHost', 'ByteCount');
+  if (typeof a_srcHost === 'object' && a_srcHost !== null) M.checkExtent(a_srcHost, a_ByteCount, 'cuMemcpyHtoAAsync', 'srcHost', 'ByteCount');
   const err = (f_cuMemcpyHtoAAsync ??= L.bind('cuMemcpyHtoAAsync'))(a_dstArray, a_dstOffset, a_srcHost, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
@@ -2061,7 +2061,7 @@ export function cuMemcpyAtoHAsync(dstHost: Pointer, srcArray: H.CUarray | null, 
   const a_srcOffset = M.size(srcOffset, 'cuMemcpyAtoHAsync', 'srcOffset');
   const a_ByteCount = M.size(ByteCount, 'cuMemcpyAtoHAsync', 'ByteCount');
   const a_hStream = M.handle(hStream, 'cuMemcpyAtoHAsync', 'hStream');
-  M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoHAsync', 'dstHost', 'ByteCount');
+  if (typeof a_dstHost === 'object' && a_dstHost !== null) M.checkExtent(a_dstHost, a_ByteCount, 'cuMemcpyAtoHAsync', 'dstHost', 'ByteCount');
   const err = (f_cuMemcpyAtoHAsync ??= L.bind('cuMemcpyAtoHAsync'))(a_dstHost, a_srcArray, a_srcOffset, a_ByteCount, a_hStream) as E.CUresult;
   return [err];
 }
@@ -2614,7 +2614,7 @@ export function cuMemGetHandleForAddressRange(handle: Pointer, dptr: DevicePoint
   const a_size = M.size(size, 'cuMemGetHandleForAddressRange', 'size');
   const a_handleType = M.i32(handleType, 'cuMemGetHandleForAddressRange', 'handleType');
   const a_flags = M.u64(flags, 'cuMemGetHandleForAddressRange', 'flags');
-  M.checkExtent(a_handle, 4, 'cuMemGetHandleForAddressRange', 'handle', 'a dma-buf file descriptor (int)');
+  if (typeof a_handle === 'object' && a_handle !== null) M.checkExtent(a_handle, 4, 'cuMemGetHandleForAddressRange', 'handle', 'a dma-buf file descriptor (int)');
   const err = (f_cuMemGetHandleForAddressRange ??= L.bind('cuMemGetHandleForAddressRange'))(a_handle, a_dptr, a_size, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
@@ -2811,7 +2811,7 @@ export function cuMemExportToShareableHandle(shareableHandle: Pointer, handle: b
   const a_handle = M.u64(handle, 'cuMemExportToShareableHandle', 'handle');
   const a_handleType = M.i32(handleType, 'cuMemExportToShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemExportToShareableHandle', 'flags');
-  M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cuMemExportToShareableHandle', 'shareableHandle', 'the handle type');
+  if (typeof a_shareableHandle === 'object' && a_shareableHandle !== null) M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cuMemExportToShareableHandle', 'shareableHandle', 'the handle type');
   const err = (f_cuMemExportToShareableHandle ??= L.bind('cuMemExportToShareableHandle'))(a_shareableHandle, a_handle, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
@@ -3100,7 +3100,7 @@ export function cuMemPoolExportToShareableHandle(handle_out: Pointer, pool: H.CU
   const a_pool = M.handle(pool, 'cuMemPoolExportToShareableHandle', 'pool');
   const a_handleType = M.i32(handleType, 'cuMemPoolExportToShareableHandle', 'handleType');
   const a_flags = M.u64(flags, 'cuMemPoolExportToShareableHandle', 'flags');
-  M.checkExtent(a_handle_out, X.shareableHandleBytes(a_handleType), 'cuMemPoolExportToShareableHandle', 'handle_out', 'the handle type');
+  if (typeof a_handle_out === 'object' && a_handle_out !== null) M.checkExtent(a_handle_out, X.shareableHandleBytes(a_handleType), 'cuMemPoolExportToShareableHandle', 'handle_out', 'the handle type');
   const err = (f_cuMemPoolExportToShareableHandle ??= L.bind('cuMemPoolExportToShareableHandle'))(a_handle_out, a_pool, a_handleType, a_flags) as E.CUresult;
   return [err];
 }
@@ -4521,7 +4521,7 @@ export function cuParamSetv(hfunc: H.CUfunction | null, offset: number, ptr: Poi
   const a_offset = M.i32(offset, 'cuParamSetv', 'offset');
   const a_ptr = M.pointer(ptr, 'cuParamSetv', 'ptr');
   const a_numbytes = M.u32(numbytes, 'cuParamSetv', 'numbytes');
-  M.checkExtent(a_ptr, a_numbytes, 'cuParamSetv', 'ptr', 'numbytes');
+  if (typeof a_ptr === 'object' && a_ptr !== null) M.checkExtent(a_ptr, a_numbytes, 'cuParamSetv', 'ptr', 'numbytes');
   const err = (f_cuParamSetv ??= L.bind('cuParamSetv'))(a_hfunc, a_offset, a_ptr, a_numbytes) as E.CUresult;
   return [err];
 }
@@ -7073,7 +7073,7 @@ export function cuCoredumpGetAttribute(attrib: E.CUcoredumpSettings, value: Poin
   const a_value = M.pointer(value, 'cuCoredumpGetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttribute', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  M.checkExtent(a_value, a_size, 'cuCoredumpGetAttribute', 'value', 'size');
+  if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpGetAttribute', 'value', 'size');
   const err = (f_cuCoredumpGetAttribute ??= L.bind('cuCoredumpGetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -7093,7 +7093,7 @@ export function cuCoredumpGetAttributeGlobal(attrib: E.CUcoredumpSettings, value
   const a_value = M.pointer(value, 'cuCoredumpGetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpGetAttributeGlobal', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  M.checkExtent(a_value, a_size, 'cuCoredumpGetAttributeGlobal', 'value', 'size');
+  if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpGetAttributeGlobal', 'value', 'size');
   const err = (f_cuCoredumpGetAttributeGlobal ??= L.bind('cuCoredumpGetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -7113,7 +7113,7 @@ export function cuCoredumpSetAttribute(attrib: E.CUcoredumpSettings, value: Poin
   const a_value = M.pointer(value, 'cuCoredumpSetAttribute', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttribute', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  M.checkExtent(a_value, a_size, 'cuCoredumpSetAttribute', 'value', 'size');
+  if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpSetAttribute', 'value', 'size');
   const err = (f_cuCoredumpSetAttribute ??= L.bind('cuCoredumpSetAttribute'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -7133,7 +7133,7 @@ export function cuCoredumpSetAttributeGlobal(attrib: E.CUcoredumpSettings, value
   const a_value = M.pointer(value, 'cuCoredumpSetAttributeGlobal', 'value');
   const a_size = M.size(size, 'cuCoredumpSetAttributeGlobal', 'size');
   { const x = a_size; K.U32[0] = x % 4294967296; K.U32[1] = Math.floor(x / 4294967296); }
-  M.checkExtent(a_value, a_size, 'cuCoredumpSetAttributeGlobal', 'value', 'size');
+  if (typeof a_value === 'object' && a_value !== null) M.checkExtent(a_value, a_size, 'cuCoredumpSetAttributeGlobal', 'value', 'size');
   const err = (f_cuCoredumpSetAttributeGlobal ??= L.bind('cuCoredumpSetAttributeGlobal'))(a_attrib, a_value, K.slot[0]) as E.CUresult;
   if (err !== 0) return [err, null];
   return [err, K.readSize(0)];
@@ -7267,7 +7267,7 @@ export function cuDevSmResourceSplitByCount(result: Pointer, nbGroups: number, i
   const a_input = X.structArg(input, S.CUdevResource_st, 'cuDevSmResourceSplitByCount', 'input');
   const a_useFlags = M.u32(useFlags, 'cuDevSmResourceSplitByCount', 'useFlags');
   const a_minCount = M.u32(minCount, 'cuDevSmResourceSplitByCount', 'minCount');
-  M.checkExtent(a_result, a_nbGroups * 144, 'cuDevSmResourceSplitByCount', 'result', 'nbGroups * sizeof(CUdevResource)');
+  if (typeof a_result === 'object' && a_result !== null) M.checkExtent(a_result, a_nbGroups * 144, 'cuDevSmResourceSplitByCount', 'result', 'nbGroups * sizeof(CUdevResource)');
   const a_remaining = new S.CUdevResource_st();
   const err = (f_cuDevSmResourceSplitByCount ??= L.bind('cuDevSmResourceSplitByCount'))(a_result, K.slot[0], a_input, a_remaining._u8, a_useFlags, a_minCount) as E.CUresult;
   if (err !== 0) return [err, null, null];
@@ -7447,7 +7447,7 @@ export function cuLogsDumpToMemory(iterator: number, buffer: Pointer, size: numb
   const a_size = M.size(size, 'cuLogsDumpToMemory', 'size');
   { const x = a_size; K.U32[2] = x % 4294967296; K.U32[3] = Math.floor(x / 4294967296); }
   const a_flags = M.u32(flags, 'cuLogsDumpToMemory', 'flags');
-  M.checkExtent(a_buffer, a_size, 'cuLogsDumpToMemory', 'buffer', 'size');
+  if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'cuLogsDumpToMemory', 'buffer', 'size');
   const err = (f_cuLogsDumpToMemory ??= L.bind('cuLogsDumpToMemory'))(K.slot[0], a_buffer, K.slot[1], a_flags) as E.CUresult;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.readSize(1)];

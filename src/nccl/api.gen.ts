@@ -343,7 +343,7 @@ export function ncclCommRegister(comm: H.ncclComm_t | null, buff: Pointer, size:
   const a_comm = M.handle(comm, 'ncclCommRegister', 'comm');
   const a_buff = M.pointer(buff, 'ncclCommRegister', 'buff');
   const a_size = M.size(size, 'ncclCommRegister', 'size');
-  M.checkExtent(a_buff, a_size, 'ncclCommRegister', 'buff', 'size');
+  if (typeof a_buff === 'object' && a_buff !== null) M.checkExtent(a_buff, a_size, 'ncclCommRegister', 'buff', 'size');
   const err = (f_ncclCommRegister ??= L.bind('ncclCommRegister'))(a_comm, a_buff, a_size, K.slot[0]) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0]];
@@ -379,7 +379,7 @@ export function ncclCommWindowRegister(comm: H.ncclComm_t | null, buff: Pointer,
   const a_buff = M.pointer(buff, 'ncclCommWindowRegister', 'buff');
   const a_size = M.size(size, 'ncclCommWindowRegister', 'size');
   const a_winFlags = M.i32(winFlags, 'ncclCommWindowRegister', 'winFlags');
-  M.checkExtent(a_buff, a_size, 'ncclCommWindowRegister', 'buff', 'size');
+  if (typeof a_buff === 'object' && a_buff !== null) M.checkExtent(a_buff, a_size, 'ncclCommWindowRegister', 'buff', 'size');
   const err = (f_ncclCommWindowRegister ??= L.bind('ncclCommWindowRegister'))(a_comm, a_buff, a_size, K.slot[0], a_winFlags) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.U64[0] as H.ncclWindow_t];
@@ -415,7 +415,7 @@ export function ncclRedOpCreatePreMulSum(scalar: Pointer, datatype: E.ncclDataTy
   const a_datatype = M.i32(datatype, 'ncclRedOpCreatePreMulSum', 'datatype');
   const a_residence = M.i32(residence, 'ncclRedOpCreatePreMulSum', 'residence');
   const a_comm = M.handle(comm, 'ncclRedOpCreatePreMulSum', 'comm');
-  M.checkExtent(a_scalar, ncclTypeSize(a_datatype), 'ncclRedOpCreatePreMulSum', 'scalar', 'ncclTypeSize(datatype)');
+  if (typeof a_scalar === 'object' && a_scalar !== null) M.checkExtent(a_scalar, ncclTypeSize(a_datatype), 'ncclRedOpCreatePreMulSum', 'scalar', 'ncclTypeSize(datatype)');
   const err = (f_ncclRedOpCreatePreMulSum ??= L.bind('ncclRedOpCreatePreMulSum'))(K.slot[0], a_scalar, a_datatype, a_residence, a_comm) as E.ncclResult_t;
   if (err !== 0 && err !== E.ncclResult_t.ncclInProgress) return [err, null];
   return [err, K.I32[0] as E.ncclRedOp_t];
@@ -459,8 +459,8 @@ export function ncclReduce(sendbuff: Pointer, recvbuff: Pointer, count: number |
   const a_root = M.i32(root, 'ncclReduce', 'root');
   const a_comm = M.handle(comm, 'ncclReduce', 'comm');
   const a_stream = M.handle(stream, 'ncclReduce', 'stream');
-  M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclReduce', 'sendbuff', 'count * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclReduce', 'recvbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclReduce', 'sendbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclReduce', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclReduce ??= L.bind('ncclReduce'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_op, a_root, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -484,7 +484,7 @@ export function ncclBcast(buff: Pointer, count: number | bigint, datatype: E.ncc
   const a_root = M.i32(root, 'ncclBcast', 'root');
   const a_comm = M.handle(comm, 'ncclBcast', 'comm');
   const a_stream = M.handle(stream, 'ncclBcast', 'stream');
-  M.checkExtent(a_buff, a_count * ncclTypeSize(a_datatype), 'ncclBcast', 'buff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_buff === 'object' && a_buff !== null) M.checkExtent(a_buff, a_count * ncclTypeSize(a_datatype), 'ncclBcast', 'buff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclBcast ??= L.bind('ncclBcast'))(a_buff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -510,8 +510,8 @@ export function ncclBroadcast(sendbuff: Pointer, recvbuff: Pointer, count: numbe
   const a_root = M.i32(root, 'ncclBroadcast', 'root');
   const a_comm = M.handle(comm, 'ncclBroadcast', 'comm');
   const a_stream = M.handle(stream, 'ncclBroadcast', 'stream');
-  M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclBroadcast', 'sendbuff', 'count * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclBroadcast', 'recvbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclBroadcast', 'sendbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclBroadcast', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclBroadcast ??= L.bind('ncclBroadcast'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -537,8 +537,8 @@ export function ncclAllReduce(sendbuff: Pointer, recvbuff: Pointer, count: numbe
   const a_op = M.i32(op, 'ncclAllReduce', 'op');
   const a_comm = M.handle(comm, 'ncclAllReduce', 'comm');
   const a_stream = M.handle(stream, 'ncclAllReduce', 'stream');
-  M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclAllReduce', 'sendbuff', 'count * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclAllReduce', 'recvbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclAllReduce', 'sendbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclAllReduce', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclAllReduce ??= L.bind('ncclAllReduce'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_op, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -564,8 +564,8 @@ export function ncclReduceScatter(sendbuff: Pointer, recvbuff: Pointer, recvcoun
   const a_op = M.i32(op, 'ncclReduceScatter', 'op');
   const a_comm = M.handle(comm, 'ncclReduceScatter', 'comm');
   const a_stream = M.handle(stream, 'ncclReduceScatter', 'stream');
-  M.checkExtent(a_sendbuff, a_recvcount * ncclTypeSize(a_datatype), 'ncclReduceScatter', 'sendbuff', 'recvcount * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_recvcount * ncclTypeSize(a_datatype), 'ncclReduceScatter', 'recvbuff', 'recvcount * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_recvcount * ncclTypeSize(a_datatype), 'ncclReduceScatter', 'sendbuff', 'recvcount * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_recvcount * ncclTypeSize(a_datatype), 'ncclReduceScatter', 'recvbuff', 'recvcount * ncclTypeSize(datatype)');
   const err = (f_ncclReduceScatter ??= L.bind('ncclReduceScatter'))(a_sendbuff, a_recvbuff, a_recvcount, a_datatype, a_op, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -589,8 +589,8 @@ export function ncclAllGather(sendbuff: Pointer, recvbuff: Pointer, sendcount: n
   const a_datatype = M.i32(datatype, 'ncclAllGather', 'datatype');
   const a_comm = M.handle(comm, 'ncclAllGather', 'comm');
   const a_stream = M.handle(stream, 'ncclAllGather', 'stream');
-  M.checkExtent(a_sendbuff, a_sendcount * ncclTypeSize(a_datatype), 'ncclAllGather', 'sendbuff', 'sendcount * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_sendcount * ncclTypeSize(a_datatype), 'ncclAllGather', 'recvbuff', 'sendcount * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_sendcount * ncclTypeSize(a_datatype), 'ncclAllGather', 'sendbuff', 'sendcount * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_sendcount * ncclTypeSize(a_datatype), 'ncclAllGather', 'recvbuff', 'sendcount * ncclTypeSize(datatype)');
   const err = (f_ncclAllGather ??= L.bind('ncclAllGather'))(a_sendbuff, a_recvbuff, a_sendcount, a_datatype, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -614,8 +614,8 @@ export function ncclAlltoAll(sendbuff: Pointer, recvbuff: Pointer, count: number
   const a_datatype = M.i32(datatype, 'ncclAlltoAll', 'datatype');
   const a_comm = M.handle(comm, 'ncclAlltoAll', 'comm');
   const a_stream = M.handle(stream, 'ncclAlltoAll', 'stream');
-  M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclAlltoAll', 'sendbuff', 'count * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclAlltoAll', 'recvbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclAlltoAll', 'sendbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclAlltoAll', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclAlltoAll ??= L.bind('ncclAlltoAll'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -641,8 +641,8 @@ export function ncclGather(sendbuff: Pointer, recvbuff: Pointer, count: number |
   const a_root = M.i32(root, 'ncclGather', 'root');
   const a_comm = M.handle(comm, 'ncclGather', 'comm');
   const a_stream = M.handle(stream, 'ncclGather', 'stream');
-  M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclGather', 'sendbuff', 'count * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclGather', 'recvbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclGather', 'sendbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclGather', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclGather ??= L.bind('ncclGather'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -668,8 +668,8 @@ export function ncclScatter(sendbuff: Pointer, recvbuff: Pointer, count: number 
   const a_root = M.i32(root, 'ncclScatter', 'root');
   const a_comm = M.handle(comm, 'ncclScatter', 'comm');
   const a_stream = M.handle(stream, 'ncclScatter', 'stream');
-  M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclScatter', 'sendbuff', 'count * ncclTypeSize(datatype)');
-  M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclScatter', 'recvbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclScatter', 'sendbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclScatter', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclScatter ??= L.bind('ncclScatter'))(a_sendbuff, a_recvbuff, a_count, a_datatype, a_root, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -693,7 +693,7 @@ export function ncclSend(sendbuff: Pointer, count: number | bigint, datatype: E.
   const a_peer = M.i32(peer, 'ncclSend', 'peer');
   const a_comm = M.handle(comm, 'ncclSend', 'comm');
   const a_stream = M.handle(stream, 'ncclSend', 'stream');
-  M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclSend', 'sendbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_sendbuff === 'object' && a_sendbuff !== null) M.checkExtent(a_sendbuff, a_count * ncclTypeSize(a_datatype), 'ncclSend', 'sendbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclSend ??= L.bind('ncclSend'))(a_sendbuff, a_count, a_datatype, a_peer, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }
@@ -717,7 +717,7 @@ export function ncclRecv(recvbuff: Pointer, count: number | bigint, datatype: E.
   const a_peer = M.i32(peer, 'ncclRecv', 'peer');
   const a_comm = M.handle(comm, 'ncclRecv', 'comm');
   const a_stream = M.handle(stream, 'ncclRecv', 'stream');
-  M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclRecv', 'recvbuff', 'count * ncclTypeSize(datatype)');
+  if (typeof a_recvbuff === 'object' && a_recvbuff !== null) M.checkExtent(a_recvbuff, a_count * ncclTypeSize(a_datatype), 'ncclRecv', 'recvbuff', 'count * ncclTypeSize(datatype)');
   const err = (f_ncclRecv ??= L.bind('ncclRecv'))(a_recvbuff, a_count, a_datatype, a_peer, a_comm, a_stream) as E.ncclResult_t;
   return [err];
 }

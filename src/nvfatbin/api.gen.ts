@@ -78,7 +78,7 @@ export function nvFatbinAddPTX(handle: H.nvFatbinHandle | null, code: Pointer, s
   const a_arch = M.str(arch, 'nvFatbinAddPTX', 'arch');
   const a_identifier = M.str(identifier, 'nvFatbinAddPTX', 'identifier');
   const a_optionsCmdLine = M.str(optionsCmdLine, 'nvFatbinAddPTX', 'optionsCmdLine');
-  M.checkExtent(a_code, a_size, 'nvFatbinAddPTX', 'code', 'size');
+  if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddPTX', 'code', 'size');
   const err = (f_nvFatbinAddPTX ??= L.bind('nvFatbinAddPTX'))(a_handle, a_code, a_size, a_arch, a_identifier, a_optionsCmdLine) as E.nvFatbinResult;
   return [err];
 }
@@ -100,7 +100,7 @@ export function nvFatbinAddCubin(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_size = M.size(size, 'nvFatbinAddCubin', 'size');
   const a_arch = M.str(arch, 'nvFatbinAddCubin', 'arch');
   const a_identifier = M.str(identifier, 'nvFatbinAddCubin', 'identifier');
-  M.checkExtent(a_code, a_size, 'nvFatbinAddCubin', 'code', 'size');
+  if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddCubin', 'code', 'size');
   const err = (f_nvFatbinAddCubin ??= L.bind('nvFatbinAddCubin'))(a_handle, a_code, a_size, a_arch, a_identifier) as E.nvFatbinResult;
   return [err];
 }
@@ -124,7 +124,7 @@ export function nvFatbinAddLTOIR(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_arch = M.str(arch, 'nvFatbinAddLTOIR', 'arch');
   const a_identifier = M.str(identifier, 'nvFatbinAddLTOIR', 'identifier');
   const a_optionsCmdLine = M.str(optionsCmdLine, 'nvFatbinAddLTOIR', 'optionsCmdLine');
-  M.checkExtent(a_code, a_size, 'nvFatbinAddLTOIR', 'code', 'size');
+  if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddLTOIR', 'code', 'size');
   const err = (f_nvFatbinAddLTOIR ??= L.bind('nvFatbinAddLTOIR'))(a_handle, a_code, a_size, a_arch, a_identifier, a_optionsCmdLine) as E.nvFatbinResult;
   return [err];
 }
@@ -144,7 +144,7 @@ export function nvFatbinAddIndex(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_code = M.pointer(code, 'nvFatbinAddIndex', 'code');
   const a_size = M.size(size, 'nvFatbinAddIndex', 'size');
   const a_identifier = M.str(identifier, 'nvFatbinAddIndex', 'identifier');
-  M.checkExtent(a_code, a_size, 'nvFatbinAddIndex', 'code', 'size');
+  if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddIndex', 'code', 'size');
   const err = (f_nvFatbinAddIndex ??= L.bind('nvFatbinAddIndex'))(a_handle, a_code, a_size, a_identifier) as E.nvFatbinResult;
   return [err];
 }
@@ -162,7 +162,7 @@ export function nvFatbinAddReloc(handle: H.nvFatbinHandle | null, code: Pointer,
   const a_handle = M.handle(handle, 'nvFatbinAddReloc', 'handle');
   const a_code = M.pointer(code, 'nvFatbinAddReloc', 'code');
   const a_size = M.size(size, 'nvFatbinAddReloc', 'size');
-  M.checkExtent(a_code, a_size, 'nvFatbinAddReloc', 'code', 'size');
+  if (typeof a_code === 'object' && a_code !== null) M.checkExtent(a_code, a_size, 'nvFatbinAddReloc', 'code', 'size');
   const err = (f_nvFatbinAddReloc ??= L.bind('nvFatbinAddReloc'))(a_handle, a_code, a_size) as E.nvFatbinResult;
   return [err];
 }

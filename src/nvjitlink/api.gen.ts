@@ -63,7 +63,7 @@ export function nvJitLinkAddData(handle: H.nvJitLinkHandle | null, inputType: E.
   const a_data = M.pointer(data, 'nvJitLinkAddData', 'data');
   const a_size = M.size(size, 'nvJitLinkAddData', 'size');
   const a_name = M.str(name, 'nvJitLinkAddData', 'name');
-  M.checkExtent(a_data, a_size, 'nvJitLinkAddData', 'data', 'size');
+  if (typeof a_data === 'object' && a_data !== null) M.checkExtent(a_data, a_size, 'nvJitLinkAddData', 'data', 'size');
   const err = (f_nvJitLinkAddData ??= L.bind('nvJitLinkAddData'))(a_handle, a_inputType, a_data, a_size, a_name) as E.nvJitLinkResult;
   return [err];
 }

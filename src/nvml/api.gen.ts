@@ -1523,7 +1523,7 @@ export function nvmlDeviceGetSupportedPerformanceStates(device: H.nvmlDevice_t |
   const a_device = M.handle(device, 'nvmlDeviceGetSupportedPerformanceStates', 'device');
   const a_pstates = M.pointer(pstates, 'nvmlDeviceGetSupportedPerformanceStates', 'pstates');
   const a_size = M.u32(size, 'nvmlDeviceGetSupportedPerformanceStates', 'size');
-  M.checkExtent(a_pstates, a_size, 'nvmlDeviceGetSupportedPerformanceStates', 'pstates', 'size');
+  if (typeof a_pstates === 'object' && a_pstates !== null) M.checkExtent(a_pstates, a_size, 'nvmlDeviceGetSupportedPerformanceStates', 'pstates', 'size');
   const err = (f_nvmlDeviceGetSupportedPerformanceStates ??= L.bind('nvmlDeviceGetSupportedPerformanceStates'))(a_device, a_pstates, a_size) as E.nvmlReturn_t;
   return [err];
 }
@@ -4243,7 +4243,7 @@ export function nvmlVgpuTypeGetClass(vgpuTypeId: number, vgpuTypeClass: Pointer,
   const a_vgpuTypeClass = M.pointer(vgpuTypeClass, 'nvmlVgpuTypeGetClass', 'vgpuTypeClass');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetClass', 'size');
   K.U32[0] = a_size;
-  M.checkExtent(a_vgpuTypeClass, a_size, 'nvmlVgpuTypeGetClass', 'vgpuTypeClass', 'size');
+  if (typeof a_vgpuTypeClass === 'object' && a_vgpuTypeClass !== null) M.checkExtent(a_vgpuTypeClass, a_size, 'nvmlVgpuTypeGetClass', 'vgpuTypeClass', 'size');
   const err = (f_nvmlVgpuTypeGetClass ??= L.bind('nvmlVgpuTypeGetClass'))(a_vgpuTypeId, a_vgpuTypeClass, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -4263,7 +4263,7 @@ export function nvmlVgpuTypeGetName(vgpuTypeId: number, vgpuTypeName: Pointer, s
   const a_vgpuTypeName = M.pointer(vgpuTypeName, 'nvmlVgpuTypeGetName', 'vgpuTypeName');
   const a_size = M.u32(size, 'nvmlVgpuTypeGetName', 'size');
   K.U32[0] = a_size;
-  M.checkExtent(a_vgpuTypeName, a_size, 'nvmlVgpuTypeGetName', 'vgpuTypeName', 'size');
+  if (typeof a_vgpuTypeName === 'object' && a_vgpuTypeName !== null) M.checkExtent(a_vgpuTypeName, a_size, 'nvmlVgpuTypeGetName', 'vgpuTypeName', 'size');
   const err = (f_nvmlVgpuTypeGetName ??= L.bind('nvmlVgpuTypeGetName'))(a_vgpuTypeId, a_vgpuTypeName, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -4693,7 +4693,7 @@ export function nvmlVgpuInstanceGetGpuPciId(vgpuInstance: number, vgpuPciId: Poi
   const a_vgpuPciId = M.pointer(vgpuPciId, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuPciId');
   const a_length = M.u32(length, 'nvmlVgpuInstanceGetGpuPciId', 'length');
   K.U32[0] = a_length;
-  M.checkExtent(a_vgpuPciId, a_length, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuPciId', 'length');
+  if (typeof a_vgpuPciId === 'object' && a_vgpuPciId !== null) M.checkExtent(a_vgpuPciId, a_length, 'nvmlVgpuInstanceGetGpuPciId', 'vgpuPciId', 'length');
   const err = (f_nvmlVgpuInstanceGetGpuPciId ??= L.bind('nvmlVgpuInstanceGetGpuPciId'))(a_vgpuInstance, a_vgpuPciId, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];
@@ -4946,7 +4946,7 @@ export function nvmlDeviceGetPgpuMetadataString(device: H.nvmlDevice_t | null, p
   const a_pgpuMetadata = M.pointer(pgpuMetadata, 'nvmlDeviceGetPgpuMetadataString', 'pgpuMetadata');
   const a_bufferSize = M.u32(bufferSize, 'nvmlDeviceGetPgpuMetadataString', 'bufferSize');
   K.U32[0] = a_bufferSize;
-  M.checkExtent(a_pgpuMetadata, a_bufferSize, 'nvmlDeviceGetPgpuMetadataString', 'pgpuMetadata', 'bufferSize');
+  if (typeof a_pgpuMetadata === 'object' && a_pgpuMetadata !== null) M.checkExtent(a_pgpuMetadata, a_bufferSize, 'nvmlDeviceGetPgpuMetadataString', 'pgpuMetadata', 'bufferSize');
   const err = (f_nvmlDeviceGetPgpuMetadataString ??= L.bind('nvmlDeviceGetPgpuMetadataString'))(a_device, a_pgpuMetadata, K.slot[0]) as E.nvmlReturn_t;
   if (err !== 0) return [err, null];
   return [err, K.U32[0]];

@@ -93,7 +93,7 @@ export function nvvmAddModuleToProgram(prog: H.nvvmProgram | null, buffer: Point
   const a_buffer = M.pointer(buffer, 'nvvmAddModuleToProgram', 'buffer');
   const a_size = M.size(size, 'nvvmAddModuleToProgram', 'size');
   const a_name = M.str(name, 'nvvmAddModuleToProgram', 'name');
-  M.checkExtent(a_buffer, a_size, 'nvvmAddModuleToProgram', 'buffer', 'size');
+  if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'nvvmAddModuleToProgram', 'buffer', 'size');
   const err = (f_nvvmAddModuleToProgram ??= L.bind('nvvmAddModuleToProgram'))(a_prog, a_buffer, a_size, a_name) as E.nvvmResult;
   return [err];
 }
@@ -113,7 +113,7 @@ export function nvvmLazyAddModuleToProgram(prog: H.nvvmProgram | null, buffer: P
   const a_buffer = M.pointer(buffer, 'nvvmLazyAddModuleToProgram', 'buffer');
   const a_size = M.size(size, 'nvvmLazyAddModuleToProgram', 'size');
   const a_name = M.str(name, 'nvvmLazyAddModuleToProgram', 'name');
-  M.checkExtent(a_buffer, a_size, 'nvvmLazyAddModuleToProgram', 'buffer', 'size');
+  if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'nvvmLazyAddModuleToProgram', 'buffer', 'size');
   const err = (f_nvvmLazyAddModuleToProgram ??= L.bind('nvvmLazyAddModuleToProgram'))(a_prog, a_buffer, a_size, a_name) as E.nvvmResult;
   return [err];
 }

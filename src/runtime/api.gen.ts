@@ -865,7 +865,7 @@ export function cudaStreamAttachMemAsync(stream: H.cudaStream_t | null, devPtr: 
   const a_devPtr = M.pointer(devPtr, 'cudaStreamAttachMemAsync', 'devPtr');
   const a_length = M.size(length, 'cudaStreamAttachMemAsync', 'length');
   const a_flags = M.u32(flags, 'cudaStreamAttachMemAsync', 'flags');
-  M.checkExtent(a_devPtr, a_length, 'cudaStreamAttachMemAsync', 'devPtr', 'length');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_length, 'cudaStreamAttachMemAsync', 'devPtr', 'length');
   const err = (f_cudaStreamAttachMemAsync ??= L.bind('cudaStreamAttachMemAsync'))(a_stream, a_devPtr, a_length, a_flags) as E.cudaError_t;
   return [err];
 }
@@ -1657,7 +1657,7 @@ export function cudaHostRegister(ptr: Pointer, size: number | bigint, flags: num
   const a_ptr = M.pointer(ptr, 'cudaHostRegister', 'ptr');
   const a_size = M.size(size, 'cudaHostRegister', 'size');
   const a_flags = M.u32(flags, 'cudaHostRegister', 'flags');
-  M.checkExtent(a_ptr, a_size, 'cudaHostRegister', 'ptr', 'size');
+  if (typeof a_ptr === 'object' && a_ptr !== null) M.checkExtent(a_ptr, a_size, 'cudaHostRegister', 'ptr', 'size');
   const err = (f_cudaHostRegister ??= L.bind('cudaHostRegister'))(a_ptr, a_size, a_flags) as E.cudaError_t;
   return [err];
 }
@@ -1953,8 +1953,8 @@ export function cudaMemcpy(dst: Memory, src: Memory, count: number | bigint, kin
   const a_src = M.pointer(src, 'cudaMemcpy', 'src');
   const a_count = M.size(count, 'cudaMemcpy', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpy', 'kind');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpy', 'dst', 'count');
-  M.checkExtent(a_src, a_count, 'cudaMemcpy', 'src', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpy', 'dst', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpy', 'src', 'count');
   const err = (f_cudaMemcpy ??= L.bind('cudaMemcpy'))(a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -1976,8 +1976,8 @@ export function cudaMemcpyPeer(dst: Memory, dstDevice: number, src: Memory, srcD
   const a_src = M.pointer(src, 'cudaMemcpyPeer', 'src');
   const a_srcDevice = M.i32(srcDevice, 'cudaMemcpyPeer', 'srcDevice');
   const a_count = M.size(count, 'cudaMemcpyPeer', 'count');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpyPeer', 'dst', 'count');
-  M.checkExtent(a_src, a_count, 'cudaMemcpyPeer', 'src', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyPeer', 'dst', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyPeer', 'src', 'count');
   const err = (f_cudaMemcpyPeer ??= L.bind('cudaMemcpyPeer'))(a_dst, a_dstDevice, a_src, a_srcDevice, a_count) as E.cudaError_t;
   return [err];
 }
@@ -2003,8 +2003,8 @@ export function cudaMemcpy2D(dst: Memory, dpitch: number | bigint, src: Memory, 
   const a_width = M.size(width, 'cudaMemcpy2D', 'width');
   const a_height = M.size(height, 'cudaMemcpy2D', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2D', 'kind');
-  M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2D', 'dst', 'span2D(dpitch, width, height)');
-  M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2D', 'src', 'span2D(spitch, width, height)');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2D', 'dst', 'span2D(dpitch, width, height)');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2D', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2D ??= L.bind('cudaMemcpy2D'))(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -2032,7 +2032,7 @@ export function cudaMemcpy2DToArray(dst: H.cudaArray_t | null, wOffset: number |
   const a_width = M.size(width, 'cudaMemcpy2DToArray', 'width');
   const a_height = M.size(height, 'cudaMemcpy2DToArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DToArray', 'kind');
-  M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArray', 'src', 'span2D(spitch, width, height)');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArray', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2DToArray ??= L.bind('cudaMemcpy2DToArray'))(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -2060,7 +2060,7 @@ export function cudaMemcpy2DFromArray(dst: Memory, dpitch: number | bigint, src:
   const a_width = M.size(width, 'cudaMemcpy2DFromArray', 'width');
   const a_height = M.size(height, 'cudaMemcpy2DFromArray', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DFromArray', 'kind');
-  M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArray', 'dst', 'span2D(dpitch, width, height)');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArray', 'dst', 'span2D(dpitch, width, height)');
   const err = (f_cudaMemcpy2DFromArray ??= L.bind('cudaMemcpy2DFromArray'))(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -2111,7 +2111,7 @@ export function cudaMemcpyToSymbol(symbol: Pointer, src: Memory, count: number |
   const a_count = M.size(count, 'cudaMemcpyToSymbol', 'count');
   const a_offset = M.size(offset, 'cudaMemcpyToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyToSymbol', 'kind');
-  M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbol', 'src', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbol', 'src', 'count');
   const err = (f_cudaMemcpyToSymbol ??= L.bind('cudaMemcpyToSymbol'))(a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -2133,7 +2133,7 @@ export function cudaMemcpyFromSymbol(dst: Memory, symbol: Pointer, count: number
   const a_count = M.size(count, 'cudaMemcpyFromSymbol', 'count');
   const a_offset = M.size(offset, 'cudaMemcpyFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyFromSymbol', 'kind');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbol', 'dst', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbol', 'dst', 'count');
   const err = (f_cudaMemcpyFromSymbol ??= L.bind('cudaMemcpyFromSymbol'))(a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -2155,8 +2155,8 @@ export function cudaMemcpyAsync(dst: Memory, src: Memory, count: number | bigint
   const a_count = M.size(count, 'cudaMemcpyAsync', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyAsync', 'stream');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpyAsync', 'dst', 'count');
-  M.checkExtent(a_src, a_count, 'cudaMemcpyAsync', 'src', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyAsync', 'dst', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyAsync', 'src', 'count');
   const err = (f_cudaMemcpyAsync ??= L.bind('cudaMemcpyAsync'))(a_dst, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2180,8 +2180,8 @@ export function cudaMemcpyPeerAsync(dst: Memory, dstDevice: number, src: Memory,
   const a_srcDevice = M.i32(srcDevice, 'cudaMemcpyPeerAsync', 'srcDevice');
   const a_count = M.size(count, 'cudaMemcpyPeerAsync', 'count');
   const a_stream = M.handle(stream, 'cudaMemcpyPeerAsync', 'stream');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpyPeerAsync', 'dst', 'count');
-  M.checkExtent(a_src, a_count, 'cudaMemcpyPeerAsync', 'src', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyPeerAsync', 'dst', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyPeerAsync', 'src', 'count');
   const err = (f_cudaMemcpyPeerAsync ??= L.bind('cudaMemcpyPeerAsync'))(a_dst, a_dstDevice, a_src, a_srcDevice, a_count, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2260,8 +2260,8 @@ export function cudaMemcpy2DAsync(dst: Memory, dpitch: number | bigint, src: Mem
   const a_height = M.size(height, 'cudaMemcpy2DAsync', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpy2DAsync', 'stream');
-  M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DAsync', 'dst', 'span2D(dpitch, width, height)');
-  M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DAsync', 'src', 'span2D(spitch, width, height)');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DAsync', 'dst', 'span2D(dpitch, width, height)');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DAsync', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2DAsync ??= L.bind('cudaMemcpy2DAsync'))(a_dst, a_dpitch, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2291,7 +2291,7 @@ export function cudaMemcpy2DToArrayAsync(dst: H.cudaArray_t | null, wOffset: num
   const a_height = M.size(height, 'cudaMemcpy2DToArrayAsync', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DToArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpy2DToArrayAsync', 'stream');
-  M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArrayAsync', 'src', 'span2D(spitch, width, height)');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, M.span2D(a_spitch, a_width, a_height), 'cudaMemcpy2DToArrayAsync', 'src', 'span2D(spitch, width, height)');
   const err = (f_cudaMemcpy2DToArrayAsync ??= L.bind('cudaMemcpy2DToArrayAsync'))(a_dst, a_wOffset, a_hOffset, a_src, a_spitch, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2321,7 +2321,7 @@ export function cudaMemcpy2DFromArrayAsync(dst: Memory, dpitch: number | bigint,
   const a_height = M.size(height, 'cudaMemcpy2DFromArrayAsync', 'height');
   const a_kind = M.i32(kind, 'cudaMemcpy2DFromArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpy2DFromArrayAsync', 'stream');
-  M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArrayAsync', 'dst', 'span2D(dpitch, width, height)');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, M.span2D(a_dpitch, a_width, a_height), 'cudaMemcpy2DFromArrayAsync', 'dst', 'span2D(dpitch, width, height)');
   const err = (f_cudaMemcpy2DFromArrayAsync ??= L.bind('cudaMemcpy2DFromArrayAsync'))(a_dst, a_dpitch, a_src, a_wOffset, a_hOffset, a_width, a_height, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2345,7 +2345,7 @@ export function cudaMemcpyToSymbolAsync(symbol: Pointer, src: Memory, count: num
   const a_offset = M.size(offset, 'cudaMemcpyToSymbolAsync', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyToSymbolAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyToSymbolAsync', 'stream');
-  M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbolAsync', 'src', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToSymbolAsync', 'src', 'count');
   const err = (f_cudaMemcpyToSymbolAsync ??= L.bind('cudaMemcpyToSymbolAsync'))(a_symbol, a_src, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2369,7 +2369,7 @@ export function cudaMemcpyFromSymbolAsync(dst: Memory, symbol: Pointer, count: n
   const a_offset = M.size(offset, 'cudaMemcpyFromSymbolAsync', 'offset');
   const a_kind = M.i32(kind, 'cudaMemcpyFromSymbolAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyFromSymbolAsync', 'stream');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbolAsync', 'dst', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromSymbolAsync', 'dst', 'count');
   const err = (f_cudaMemcpyFromSymbolAsync ??= L.bind('cudaMemcpyFromSymbolAsync'))(a_dst, a_symbol, a_count, a_offset, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2387,7 +2387,7 @@ export function cudaMemset(devPtr: DevicePointer | null, value: number, count: n
   const a_devPtr = M.pointer(devPtr, 'cudaMemset', 'devPtr');
   const a_value = M.i32(value, 'cudaMemset', 'value');
   const a_count = M.size(count, 'cudaMemset', 'count');
-  M.checkExtent(a_devPtr, a_count, 'cudaMemset', 'devPtr', 'count');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemset', 'devPtr', 'count');
   const err = (f_cudaMemset ??= L.bind('cudaMemset'))(a_devPtr, a_value, a_count) as E.cudaError_t;
   return [err];
 }
@@ -2409,7 +2409,7 @@ export function cudaMemset2D(devPtr: DevicePointer | null, pitch: number | bigin
   const a_value = M.i32(value, 'cudaMemset2D', 'value');
   const a_width = M.size(width, 'cudaMemset2D', 'width');
   const a_height = M.size(height, 'cudaMemset2D', 'height');
-  M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2D', 'devPtr', 'span2D(pitch, width, height)');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2D', 'devPtr', 'span2D(pitch, width, height)');
   const err = (f_cudaMemset2D ??= L.bind('cudaMemset2D'))(a_devPtr, a_pitch, a_value, a_width, a_height) as E.cudaError_t;
   return [err];
 }
@@ -2446,7 +2446,7 @@ export function cudaMemsetAsync(devPtr: DevicePointer | null, value: number, cou
   const a_value = M.i32(value, 'cudaMemsetAsync', 'value');
   const a_count = M.size(count, 'cudaMemsetAsync', 'count');
   const a_stream = M.handle(stream, 'cudaMemsetAsync', 'stream');
-  M.checkExtent(a_devPtr, a_count, 'cudaMemsetAsync', 'devPtr', 'count');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemsetAsync', 'devPtr', 'count');
   const err = (f_cudaMemsetAsync ??= L.bind('cudaMemsetAsync'))(a_devPtr, a_value, a_count, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2470,7 +2470,7 @@ export function cudaMemset2DAsync(devPtr: DevicePointer | null, pitch: number | 
   const a_width = M.size(width, 'cudaMemset2DAsync', 'width');
   const a_height = M.size(height, 'cudaMemset2DAsync', 'height');
   const a_stream = M.handle(stream, 'cudaMemset2DAsync', 'stream');
-  M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2DAsync', 'devPtr', 'span2D(pitch, width, height)');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, M.span2D(a_pitch, a_width, a_height), 'cudaMemset2DAsync', 'devPtr', 'span2D(pitch, width, height)');
   const err = (f_cudaMemset2DAsync ??= L.bind('cudaMemset2DAsync'))(a_devPtr, a_pitch, a_value, a_width, a_height, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2539,7 +2539,7 @@ export function cudaMemPrefetchAsync(devPtr: DevicePointer | null, count: number
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemPrefetchAsync', 'location');
   const a_flags = M.u32(flags, 'cudaMemPrefetchAsync', 'flags');
   const a_stream = M.handle(stream, 'cudaMemPrefetchAsync', 'stream');
-  M.checkExtent(a_devPtr, a_count, 'cudaMemPrefetchAsync', 'devPtr', 'count');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemPrefetchAsync', 'devPtr', 'count');
   const err = (L.splitSmallStructs ? (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, X.word8(a_location, 0), a_flags, a_stream) : (f_cudaMemPrefetchAsync ??= L.bind('cudaMemPrefetchAsync'))(a_devPtr, a_count, a_location, a_flags, a_stream)) as E.cudaError_t;
   return [err];
 }
@@ -2642,7 +2642,7 @@ export function cudaMemAdvise(devPtr: DevicePointer | null, count: number | bigi
   const a_count = M.size(count, 'cudaMemAdvise', 'count');
   const a_advice = M.i32(advice, 'cudaMemAdvise', 'advice');
   const a_location = X.byValue(location, S.cudaMemLocation, 'cudaMemAdvise', 'location');
-  M.checkExtent(a_devPtr, a_count, 'cudaMemAdvise', 'devPtr', 'count');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemAdvise', 'devPtr', 'count');
   const err = (L.splitSmallStructs ? (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, X.word8(a_location, 0)) : (f_cudaMemAdvise ??= L.bind('cudaMemAdvise'))(a_devPtr, a_count, a_advice, a_location)) as E.cudaError_t;
   return [err];
 }
@@ -2689,7 +2689,7 @@ export function cudaMemRangeGetAttributes(data: (Pointer)[] | ArrayBufferView, d
   X.checkEach(data, a_numAttributes, (i) => X.nth(dataSizes, i), 'cudaMemRangeGetAttributes', 'data', 'nth(dataSizes, i)');
   const a_dataSizes = X.packArray(dataSizes, a_numAttributes, 8, 'cudaMemRangeGetAttributes', 'dataSizes', false, (dv, at, x, n) => W.size(dv, at, x, n));
   const a_attributes = X.packArray(attributes, a_numAttributes, 4, 'cudaMemRangeGetAttributes', 'attributes', false, (dv, at, x, n) => W.i32(dv, at, x, n));
-  M.checkExtent(a_devPtr, a_count, 'cudaMemRangeGetAttributes', 'devPtr', 'count');
+  if (typeof a_devPtr === 'object' && a_devPtr !== null) M.checkExtent(a_devPtr, a_count, 'cudaMemRangeGetAttributes', 'devPtr', 'count');
   const err = (f_cudaMemRangeGetAttributes ??= L.bind('cudaMemRangeGetAttributes'))(a_data, a_dataSizes, a_attributes, a_numAttributes, a_devPtr, a_count) as E.cudaError_t;
   return [err];
 }
@@ -2713,7 +2713,7 @@ export function cudaMemcpyToArray(dst: H.cudaArray_t | null, wOffset: number | b
   const a_src = M.pointer(src, 'cudaMemcpyToArray', 'src');
   const a_count = M.size(count, 'cudaMemcpyToArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyToArray', 'kind');
-  M.checkExtent(a_src, a_count, 'cudaMemcpyToArray', 'src', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToArray', 'src', 'count');
   const err = (f_cudaMemcpyToArray ??= L.bind('cudaMemcpyToArray'))(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -2737,7 +2737,7 @@ export function cudaMemcpyFromArray(dst: Memory, src: H.cudaArray_t | null, wOff
   const a_hOffset = M.size(hOffset, 'cudaMemcpyFromArray', 'hOffset');
   const a_count = M.size(count, 'cudaMemcpyFromArray', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyFromArray', 'kind');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArray', 'dst', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArray', 'dst', 'count');
   const err = (f_cudaMemcpyFromArray ??= L.bind('cudaMemcpyFromArray'))(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -2790,7 +2790,7 @@ export function cudaMemcpyToArrayAsync(dst: H.cudaArray_t | null, wOffset: numbe
   const a_count = M.size(count, 'cudaMemcpyToArrayAsync', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyToArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyToArrayAsync', 'stream');
-  M.checkExtent(a_src, a_count, 'cudaMemcpyToArrayAsync', 'src', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaMemcpyToArrayAsync', 'src', 'count');
   const err = (f_cudaMemcpyToArrayAsync ??= L.bind('cudaMemcpyToArrayAsync'))(a_dst, a_wOffset, a_hOffset, a_src, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -2816,7 +2816,7 @@ export function cudaMemcpyFromArrayAsync(dst: Memory, src: H.cudaArray_t | null,
   const a_count = M.size(count, 'cudaMemcpyFromArrayAsync', 'count');
   const a_kind = M.i32(kind, 'cudaMemcpyFromArrayAsync', 'kind');
   const a_stream = M.handle(stream, 'cudaMemcpyFromArrayAsync', 'stream');
-  M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArrayAsync', 'dst', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaMemcpyFromArrayAsync', 'dst', 'count');
   const err = (f_cudaMemcpyFromArrayAsync ??= L.bind('cudaMemcpyFromArrayAsync'))(a_dst, a_src, a_wOffset, a_hOffset, a_count, a_kind, a_stream) as E.cudaError_t;
   return [err];
 }
@@ -3044,7 +3044,7 @@ export function cudaMemPoolExportToShareableHandle(shareableHandle: Pointer, mem
   const a_memPool = M.handle(memPool, 'cudaMemPoolExportToShareableHandle', 'memPool');
   const a_handleType = M.i32(handleType, 'cudaMemPoolExportToShareableHandle', 'handleType');
   const a_flags = M.u32(flags, 'cudaMemPoolExportToShareableHandle', 'flags');
-  M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cudaMemPoolExportToShareableHandle', 'shareableHandle', 'the handle type');
+  if (typeof a_shareableHandle === 'object' && a_shareableHandle !== null) M.checkExtent(a_shareableHandle, X.shareableHandleBytes(a_handleType), 'cudaMemPoolExportToShareableHandle', 'shareableHandle', 'the handle type');
   const err = (f_cudaMemPoolExportToShareableHandle ??= L.bind('cudaMemPoolExportToShareableHandle'))(a_shareableHandle, a_memPool, a_handleType, a_flags) as E.cudaError_t;
   return [err];
 }
@@ -3524,7 +3524,7 @@ export function cudaLogsDumpToMemory(iterator: number, buffer: Pointer, size: nu
   const a_size = M.size(size, 'cudaLogsDumpToMemory', 'size');
   { const x = a_size; K.U32[2] = x % 4294967296; K.U32[3] = Math.floor(x / 4294967296); }
   const a_flags = M.u32(flags, 'cudaLogsDumpToMemory', 'flags');
-  M.checkExtent(a_buffer, a_size, 'cudaLogsDumpToMemory', 'buffer', 'size');
+  if (typeof a_buffer === 'object' && a_buffer !== null) M.checkExtent(a_buffer, a_size, 'cudaLogsDumpToMemory', 'buffer', 'size');
   const err = (f_cudaLogsDumpToMemory ??= L.bind('cudaLogsDumpToMemory'))(K.slot[0], a_buffer, K.slot[1], a_flags) as E.cudaError_t;
   if (err !== 0) return [err, null, null];
   return [err, K.U32[0], K.readSize(1)];
@@ -3691,7 +3691,7 @@ export function cudaGraphAddMemcpyNodeToSymbol(graph: H.cudaGraph_t | null, pDep
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeToSymbol', 'kind');
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNodeToSymbol', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeToSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNodeToSymbol', 'src', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNodeToSymbol', 'src', 'count');
   const err = (f_cudaGraphAddMemcpyNodeToSymbol ??= L.bind('cudaGraphAddMemcpyNodeToSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
@@ -3721,7 +3721,7 @@ export function cudaGraphAddMemcpyNodeFromSymbol(graph: H.cudaGraph_t | null, pD
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNodeFromSymbol', 'kind');
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNodeFromSymbol', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNodeFromSymbol', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNodeFromSymbol', 'dst', 'count');
   const err = (f_cudaGraphAddMemcpyNodeFromSymbol ??= L.bind('cudaGraphAddMemcpyNodeFromSymbol'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
@@ -3749,8 +3749,8 @@ export function cudaGraphAddMemcpyNode1D(graph: H.cudaGraph_t | null, pDependenc
   const a_kind = M.i32(kind, 'cudaGraphAddMemcpyNode1D', 'kind');
   if (a_numDependencies < 0) M.rangeError('cudaGraphAddMemcpyNode1D', 'numDependencies', `must not be negative, got ${a_numDependencies}`);
   const a_pDependencies = X.packArray(pDependencies, a_numDependencies, 8, 'cudaGraphAddMemcpyNode1D', 'pDependencies', true, (dv, at, x, n) => W.ptr(dv, at, x, n));
-  M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNode1D', 'dst', 'count');
-  M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNode1D', 'src', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphAddMemcpyNode1D', 'dst', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphAddMemcpyNode1D', 'src', 'count');
   const err = (f_cudaGraphAddMemcpyNode1D ??= L.bind('cudaGraphAddMemcpyNode1D'))(K.slot[0], a_graph, a_pDependencies, a_numDependencies, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   if (err !== 0) return [err, null];
   return [err, K.U64[0] as H.cudaGraphNode_t];
@@ -3805,7 +3805,7 @@ export function cudaGraphMemcpyNodeSetParamsToSymbol(node: H.cudaGraphNode_t | n
   const a_count = M.size(count, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'count');
   const a_offset = M.size(offset, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'kind');
-  M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'src', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParamsToSymbol', 'src', 'count');
   const err = (f_cudaGraphMemcpyNodeSetParamsToSymbol ??= L.bind('cudaGraphMemcpyNodeSetParamsToSymbol'))(a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -3829,7 +3829,7 @@ export function cudaGraphMemcpyNodeSetParamsFromSymbol(node: H.cudaGraphNode_t |
   const a_count = M.size(count, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'count');
   const a_offset = M.size(offset, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'kind');
-  M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
   const err = (f_cudaGraphMemcpyNodeSetParamsFromSymbol ??= L.bind('cudaGraphMemcpyNodeSetParamsFromSymbol'))(a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -3851,8 +3851,8 @@ export function cudaGraphMemcpyNodeSetParams1D(node: H.cudaGraphNode_t | null, d
   const a_src = M.pointer(src, 'cudaGraphMemcpyNodeSetParams1D', 'src');
   const a_count = M.size(count, 'cudaGraphMemcpyNodeSetParams1D', 'count');
   const a_kind = M.i32(kind, 'cudaGraphMemcpyNodeSetParams1D', 'kind');
-  M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'dst', 'count');
-  M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'src', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'dst', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphMemcpyNodeSetParams1D', 'src', 'count');
   const err = (f_cudaGraphMemcpyNodeSetParams1D ??= L.bind('cudaGraphMemcpyNodeSetParams1D'))(a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -4656,7 +4656,7 @@ export function cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: H.cudaGraph
   const a_count = M.size(count, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'count');
   const a_offset = M.size(offset, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'kind');
-  M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'src', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParamsToSymbol', 'src', 'count');
   const err = (f_cudaGraphExecMemcpyNodeSetParamsToSymbol ??= L.bind('cudaGraphExecMemcpyNodeSetParamsToSymbol'))(a_hGraphExec, a_node, a_symbol, a_src, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -4682,7 +4682,7 @@ export function cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: H.cudaGra
   const a_count = M.size(count, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'count');
   const a_offset = M.size(offset, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'offset');
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'kind');
-  M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParamsFromSymbol', 'dst', 'count');
   const err = (f_cudaGraphExecMemcpyNodeSetParamsFromSymbol ??= L.bind('cudaGraphExecMemcpyNodeSetParamsFromSymbol'))(a_hGraphExec, a_node, a_dst, a_symbol, a_count, a_offset, a_kind) as E.cudaError_t;
   return [err];
 }
@@ -4706,8 +4706,8 @@ export function cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: H.cudaGraphExec_t
   const a_src = M.pointer(src, 'cudaGraphExecMemcpyNodeSetParams1D', 'src');
   const a_count = M.size(count, 'cudaGraphExecMemcpyNodeSetParams1D', 'count');
   const a_kind = M.i32(kind, 'cudaGraphExecMemcpyNodeSetParams1D', 'kind');
-  M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'dst', 'count');
-  M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'src', 'count');
+  if (typeof a_dst === 'object' && a_dst !== null) M.checkExtent(a_dst, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'dst', 'count');
+  if (typeof a_src === 'object' && a_src !== null) M.checkExtent(a_src, a_count, 'cudaGraphExecMemcpyNodeSetParams1D', 'src', 'count');
   const err = (f_cudaGraphExecMemcpyNodeSetParams1D ??= L.bind('cudaGraphExecMemcpyNodeSetParams1D'))(a_hGraphExec, a_node, a_dst, a_src, a_count, a_kind) as E.cudaError_t;
   return [err];
 }
