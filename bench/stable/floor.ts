@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { OPS, gpuName, inFreshProcesses, median, pinTo } from './plan';
+import { OPS, gpuName, inFreshProcesses, median, options, pinTo } from './plan';
 import { BATCH, timersFor } from './timers';
 
 type Impl = 'koffi' | 'facade' | 'core';
@@ -82,10 +82,7 @@ function table(r: Results): string {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const opt = (name: string, dflt: string) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : dflt;
-  };
+  const opt = options(args);
   if (args[0] === '--child') {
     const [cubin, rounds, loops, scale] = args.slice(1);
     console.log(JSON.stringify(await child(cubin, Number(rounds), Number(loops), Number(scale))));

@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { gpuName, inFreshProcesses, median, pinTo } from './plan';
+import { gpuName, inFreshProcesses, median, options, pinTo } from './plan';
 import { timersFor } from './timers';
 
 /** One process: each variant's ns per launch, a value per round, and the spins' calibration. */
@@ -60,20 +60,10 @@ function child(cubin: string): Samples {
   const raw = koffi.load(cudart.libraryInfo().path).func(sym, ret, split ?? params);
   const sync = () => cudart.cudaStreamSynchronize(stream.handle);
 
-  // The floor's arguments: 8 values packed once and the array of their addresses, as C's void *args[8],
-  // each value at its offset in empty8(float *a, float *b, int c, unsigned d, float e, float f, long long g, double h).
   const d = buf.ptr;
-  const vals = Buffer.alloc(64);
-  vals.writeBigUInt64LE(d, 0);
-  vals.writeBigUInt64LE(d, 8);
-  vals.writeInt32LE(1, 16);
-  vals.writeUInt32LE(2, 20);
-  vals.writeFloatLE(3, 24);
-  vals.writeFloatLE(4, 28);
-  vals.writeBigInt64LE(5n, 32);
-  vals.writeDoubleLE(6, 40);
-  const base = koffi.address(vals) as bigint;
-  const args8 = BigUint64Array.from([0, 8, 16, 20, 24, 28, 32, 40], (at) => base + BigInt(at));
+  // The floor's arguments: packed once, as C's void *args[8].
+  const { packEmpty8 } = require('./ops') as typeof import('./ops');
+  const args8 = packEmpty8(d);
   const { i32, u32, i64, f32, f64 } = core;
   const ka = new cudart.KernelArgs([d, d, i32(1), u32(2), f32(3), f32(4), i64(5), f64(6)]);
   const kaView = new DataView(ka.buffer.buffer, ka.buffer.byteOffset, ka.buffer.byteLength);
@@ -105,18 +95,18 @@ function child(cubin: string): Samples {
   const k30 = Math.max(1, Math.round(30 / perIter));
   const k100 = Math.max(1, Math.round(100 / perIter));
 
+  const floorEmpty = () => raw(k0, word0, 1, word0, 1, null, 0, h);
+  const floor8 = () => raw(k8, word0, 1, word0, 1, args8, 0, h);
+  const spun = (k: number, f: () => unknown) => () => {
+    spin(k);
+    return f();
+  };
   const ops: Record<string, () => unknown> = {
-    'floor, empty kernel': () => raw(k0, word0, 1, word0, 1, null, 0, h),
-    'floor + spin 30 ns, empty': () => {
-      spin(k30);
-      return raw(k0, word0, 1, word0, 1, null, 0, h);
-    },
-    'floor + spin 100 ns, empty': () => {
-      spin(k100);
-      return raw(k0, word0, 1, word0, 1, null, 0, h);
-    },
+    'floor, empty kernel': floorEmpty,
+    'floor + spin 30 ns, empty': spun(k30, floorEmpty),
+    'floor + spin 100 ns, empty': spun(k100, floorEmpty),
     'facade, empty kernel': () => cudart.cudaLaunchKernel(k0, g, g, null, 0, h),
-    floor: () => raw(k8, word0, 1, word0, 1, args8, 0, h),
+    floor: floor8,
     'floor + 8 stores': () => {
       kaView.setBigUint64(0, d, true);
       kaView.setBigUint64(8, d, true);
@@ -129,14 +119,8 @@ function child(cubin: string): Samples {
       kaView.setFloat64(40, 6, true);
       return raw(k8, word0, 1, word0, 1, ka.pointers, 0, h);
     },
-    'floor + spin 30 ns': () => {
-      spin(k30);
-      return raw(k8, word0, 1, word0, 1, args8, 0, h);
-    },
-    'floor + spin 100 ns': () => {
-      spin(k100);
-      return raw(k8, word0, 1, word0, 1, args8, 0, h);
-    },
+    'floor + spin 30 ns': spun(k30, floor8),
+    'floor + spin 100 ns': spun(k100, floor8),
     'facade, KernelArgs pre-packed': () => cudart.cudaLaunchKernel(k8, g, g, ka, 0, h),
     'prepared, DeviceBuffers': () => prepared(cfg, buf, buf, 1, 2, 3, 4, 5, 6),
     'prepared, bigint addresses': () => prepared(cfg, d, d, 1, 2, 3, 4, 5, 6),
@@ -190,10 +174,7 @@ function table(r: Results): string {
 
 function main(): void {
   const args = process.argv.slice(2);
-  const opt = (name: string, dflt: string) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : dflt;
-  };
+  const opt = options(args);
   if (args[0] === '--child') {
     console.log(JSON.stringify(child(args[1])));
     return;

@@ -73,6 +73,30 @@ export function facadeOps(cubin: string): Ops {
   return [ops, () => cudart.cudaStreamSynchronize(s!)];
 }
 
+/**
+ * The arguments of `empty8(float *a, float *b, int c, unsigned d, float e, float f, long long g,
+ * double h)` packed once, each at its offset as C lays them out (a and b the device address `d`, then
+ * 1 to 6), and the array of their addresses, as C's `void *args[8]`. The values' memory stays
+ * referenced for the life of the process (the addresses point into it).
+ */
+export function packEmpty8(d: bigint): BigUint64Array {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const koffi = require('koffi') as typeof import('koffi');
+  const values = Buffer.alloc(64);
+  values.writeBigUInt64LE(d, 0);
+  values.writeBigUInt64LE(d, 8);
+  values.writeInt32LE(1, 16);
+  values.writeUInt32LE(2, 20);
+  values.writeFloatLE(3, 24);
+  values.writeFloatLE(4, 28);
+  values.writeBigInt64LE(5n, 32);
+  values.writeDoubleLE(6, 40);
+  const base = koffi.address(values) as bigint;
+  packed.push(values);
+  return BigUint64Array.from([0, 8, 16, 20, 24, 28, 32, 40], (at) => base + BigInt(at));
+}
+const packed: Buffer[] = [];
+
 /** The koffi floor's operations on the kernels of `cubin`. */
 export function koffiOps(cubin: string): Ops {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -108,18 +132,7 @@ export function koffiOps(cubin: string): Ops {
   const mod = out(D.cuModuleLoad(slot, cubin), 'cuModuleLoad');
   const f0 = out(D.cuModuleGetFunction(slot, mod, 'empty'), 'cuModuleGetFunction');
   const f8 = out(D.cuModuleGetFunction(slot, mod, 'empty8'), 'cuModuleGetFunction');
-  // The 8 arguments and the array of their addresses, packed once.
-  const vals = Buffer.alloc(64);
-  vals.writeBigUInt64LE(d, 0);
-  vals.writeBigUInt64LE(d, 8);
-  vals.writeInt32LE(1, 16);
-  vals.writeUInt32LE(2, 24);
-  vals.writeFloatLE(3, 32);
-  vals.writeFloatLE(4, 40);
-  vals.writeBigInt64LE(5n, 48);
-  vals.writeDoubleLE(6, 56);
-  const base = koffi.address(vals) as bigint;
-  const args8 = new BigUint64Array(8).map((_, i) => base + BigInt(8 * i));
+  const args8 = packEmpty8(d);
   const gw0 = 1 + 1 * 4294967296; // dim3 {1,1,1} as its two eightbytes
   const gw1 = 1;
   const [

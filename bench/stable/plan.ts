@@ -71,3 +71,11 @@ export function gpuName(): string | undefined {
     encoding: 'utf8',
   }).stdout?.trim();
 }
+
+/** Reads `--name value` options from `args`: the value after the name, or `dflt`. */
+export function options(args: string[]): (name: string, dflt: string) => string {
+  return (name, dflt) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : dflt;
+  };
+}

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { IMPLS, OPS, gpuName, median, pinTo, type Impl } from './plan';
+import { IMPLS, OPS, gpuName, median, options, pinTo, type Impl } from './plan';
 
 interface Results {
   meta: Record<string, unknown>;
@@ -144,10 +144,7 @@ async function start(impl: Impl, cmd: string[], cpus: string | null, notes: stri
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const opt = (name: string, dflt: string) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : dflt;
-  };
+  const opt = options(args);
   if (args[0] === '--table') {
     console.log(table(JSON.parse(fs.readFileSync(args[1], 'utf8')) as Results));
     return;
