@@ -7,7 +7,7 @@
 // the median of its per-round ratios to the floor. The whole is repeated in `--processes` fresh
 // processes, so the spread between processes shows how far one process's figure can be trusted.
 // Loops are `--scale` times run.ts's (batches stay whole: 128 calls at least).
-//   node dist-bench/bench/stable/floor.js [--processes 6] [--rounds 12] [--loops 5] [--scale 0.2] [--cpus 8] [--out f.json]
+//   node dist-bench/bench/stable/floor.js [--processes 8] [--rounds 12] [--loops 5] [--scale 0.2] [--cpus 8] [--out f.json]
 //   node dist-bench/bench/stable/floor.js --table f.json   (a run's table again, from its JSON)
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     console.log(table(JSON.parse(fs.readFileSync(args[1], 'utf8')) as Results));
     return;
   }
-  const processes = Number(opt('--processes', '6'));
+  const processes = Number(opt('--processes', '8'));
   const rounds = opt('--rounds', '12');
   const loops = opt('--loops', '5');
   const scale = opt('--scale', '0.2');

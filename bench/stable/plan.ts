@@ -1,5 +1,5 @@
 // What the stable benchmark (run.ts) and floor.ts time: each operation, how, and how often; and
-// what their drivers share (fresh processes, pinning, the GPU's name, the median).
+// what they and launch-gpu.ts share (fresh processes, pinning, options, the GPU's name, the median).
 import { spawnSync } from 'node:child_process';
 
 /** The implementations, in the order of a round's first turn. */
