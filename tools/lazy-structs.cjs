@@ -1,13 +1,13 @@
 // After tsc: loads the runtime's struct classes (dist/structs/runtime.gen.js) when one is first used,
 // not when `cuda-bindings` is required. That module is the largest the runtime loads: V8 takes about
-// 8 ms to parse its 300 classes, a fifth of `require` + the first call (issue #18 asks for under 50 ms),
+// 8 ms to parse its 171 classes, a fifth of `require` + the first call (issue #18 asks for under 50 ms),
 // and most programs use a few structs or none. Three compiled modules require it; each line is
 // rewritten:
 //   const S = __importStar(require("../structs/runtime.gen"));   (runtime/api.gen.js)
 //   const runtime_gen_1 = require("../structs/runtime.gen");     (runtime/helpers.js)
-// become `let S = lazy.stub(() => (S = require("../structs/runtime.gen")));`: a stand-in with a getter
-// per class, whose first read loads the module and points the binding at it, so every later `S.dim3`
-// reads the module itself (no getter on the hot path). And in runtime/index.js
+// become `let S = require("../structs/runtime.lazy").stub(() => (S = require("../structs/runtime.gen")));`:
+// a stand-in with a getter per class, whose first read loads the module and points the binding at
+// it, so every later `S.dim3` reads the module itself (no getter on the hot path). And in runtime/index.js
 //   __exportStar(require("../structs/runtime.gen"), exports);
 // becomes getters on the runtime's exports, which the first read of any class replaces with plain
 // values. The names come from the compiled module itself, written to dist/structs/runtime.lazy.js.
