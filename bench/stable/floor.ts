@@ -9,11 +9,10 @@
 // Loops are `--scale` times run.ts's (batches stay whole: 128 calls at least).
 //   node dist-bench/bench/stable/floor.js [--processes 8] [--rounds 12] [--loops 5] [--scale 0.2] [--cpus 8] [--out f.json]
 //   node dist-bench/bench/stable/floor.js --table f.json   (a run's table again, from its JSON)
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { OPS, gpuName, inFreshProcesses, median, options, pinTo } from './plan';
+import { OPS, buildKernels, gpuName, inFreshProcesses, median, options, pinTo, resultsFile } from './plan';
 import { BATCH, timersFor } from './timers';
 
 type Impl = 'koffi' | 'facade' | 'core';
@@ -97,10 +96,8 @@ async function main(): Promise<void> {
   const loops = opt('--loops', '5');
   const scale = opt('--scale', '0.2');
   const cpus = pinTo(opt('--cpus', '8'));
-  const outFile = opt('--out', path.join('bench', 'results', `floor-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-floor-'));
-  const cubin = path.join(work, 'kernels.cubin');
-  execFileSync('nvcc', ['-O2', '-arch=native', '-cubin', '-o', cubin, 'bench/kernels.cu'], { stdio: 'inherit' });
+  const outFile = opt('--out', resultsFile('floor'));
+  const cubin = buildKernels(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-floor-')));
   const results: Results = { meta: {}, processes: inFreshProcesses<Samples>(__filename, [cubin, rounds, loops, scale], processes, cpus) };
   const gpu = gpuName();
   results.meta = { date: new Date().toISOString(), gpu, node: process.version, processes, rounds, loops, scale, cpus, host: os.hostname() };

@@ -9,11 +9,10 @@
 // variant minus its floor in the same round, in ns, and of its ratio to that floor.
 //   npm run build && npx tsc -p tsconfig.bench.json
 //   node dist-bench/bench/stable/launch-gpu.js [--processes 8] [--cpus 8] [--out f.json]
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { gpuName, inFreshProcesses, median, options, pinTo } from './plan';
+import { buildKernels, gpuName, inFreshProcesses, median, options, pinTo, resultsFile } from './plan';
 import { timersFor } from './timers';
 
 /** One process: each variant's ns per launch, a value per round, and the spins' calibration. */
@@ -185,9 +184,8 @@ function main(): void {
   }
   const processes = Number(opt('--processes', '8'));
   const cpus = pinTo(opt('--cpus', '8'));
-  const outFile = opt('--out', path.join('bench', 'results', `launch-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
-  const cubin = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-launch-')), 'kernels.cubin');
-  execFileSync('nvcc', ['-O2', '-arch=native', '-cubin', '-o', cubin, 'bench/kernels.cu'], { stdio: 'inherit' });
+  const outFile = opt('--out', resultsFile('launch'));
+  const cubin = buildKernels(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-launch-')));
   const results: Results = { meta: {}, processes: inFreshProcesses<Samples>(__filename, [cubin], processes, cpus) };
   const gpu = gpuName();
   results.meta = {

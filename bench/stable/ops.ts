@@ -73,6 +73,9 @@ export function facadeOps(cubin: string): Ops {
   return [ops, () => cudart.cudaStreamSynchronize(s!)];
 }
 
+/** What packEmpty8 has packed: held for the life of the process. */
+const packed: Buffer[] = [];
+
 /**
  * The arguments of `empty8(float *a, float *b, int c, unsigned d, float e, float f, long long g,
  * double h)` packed once, each at its offset as C lays them out (a and b the device address `d`, then
@@ -95,7 +98,6 @@ export function packEmpty8(d: bigint): BigUint64Array {
   packed.push(values);
   return BigUint64Array.from([0, 8, 16, 20, 24, 28, 32, 40], (at) => base + BigInt(at));
 }
-const packed: Buffer[] = [];
 
 /** The koffi floor's operations on the kernels of `cubin`. */
 export function koffiOps(cubin: string): Ops {

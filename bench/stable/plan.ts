@@ -1,6 +1,8 @@
 // What the stable benchmark (run.ts) and floor.ts time: each operation, how, and how often; and
-// what they and launch-gpu.ts share (fresh processes, pinning, options, the GPU's name, the median).
-import { spawnSync } from 'node:child_process';
+// what they and launch-gpu.ts share (the kernels, fresh processes, pinning, options, where results
+// go, the GPU's name, the median).
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as path from 'node:path';
 
 /** The implementations, in the order of a round's first turn. */
 export const IMPLS = ['c', 'facade', 'core', 'cuda-python', 'cupy', 'koffi'] as const;
@@ -78,4 +80,16 @@ export function options(args: string[]): (name: string, dflt: string) => string 
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : dflt;
   };
+}
+
+/** Compiles bench/kernels.cu for this machine's GPU into `dir` and returns the cubin's path. */
+export function buildKernels(dir: string): string {
+  const cubin = path.join(dir, 'kernels.cubin');
+  execFileSync('nvcc', ['-O2', '-arch=native', '-cubin', '-o', cubin, 'bench/kernels.cu'], { stdio: 'inherit' });
+  return cubin;
+}
+
+/** Where a run's samples go unless `--out` says: bench/results/<prefix>-<date and time>.json. */
+export function resultsFile(prefix: string): string {
+  return path.join('bench', 'results', `${prefix}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 }

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { IMPLS, OPS, gpuName, median, options, pinTo, type Impl } from './plan';
+import { IMPLS, OPS, buildKernels, gpuName, median, options, pinTo, resultsFile, type Impl } from './plan';
 
 interface Results {
   meta: Record<string, unknown>;
@@ -164,10 +164,9 @@ async function main(): Promise<void> {
   // process's samples fell into two modes, 1.3-2x apart, as it ran on one CPU or the other, and the
   // two H100 runs of 2026-11-23 disagreed by up to 46% on the shortest calls.
   const cpus = pinTo(opt('--cpus', '8'));
-  const outFile = opt('--out', path.join('bench', 'results', `stable-${new Date().toISOString().replace(/[:.]/g, '-')}.json`));
+  const outFile = opt('--out', resultsFile('stable'));
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stable-'));
-  const cubin = path.join(work, 'kernels.cubin');
-  execFileSync('nvcc', ['-O2', '-arch=native', '-cubin', '-o', cubin, 'bench/kernels.cu'], { stdio: 'inherit' });
+  const cubin = buildKernels(work);
   execFileSync('nvcc', ['-O2', '-o', path.join(work, 'c'), 'bench/stable/c.cu', '-lcuda'], { stdio: 'inherit' });
   const notes: string[] = [];
   const node = process.execPath;
