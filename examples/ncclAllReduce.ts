@@ -6,7 +6,8 @@
 //       goes to the children in their environment (the plain form)
 //   npx tsx examples/ncclAllReduce.ts --rank R --nranks N --master host:port [--device D]
 //       one rank of a job across hosts: rank 0 listens on host:port and the others fetch the
-//       unique id from it (core.rendezvous, as torchrun's MASTER_ADDR/MASTER_PORT)
+//       unique id from it (core.rendezvous, as torchrun's MASTER_ADDR/MASTER_PORT); off loopback,
+//       every rank needs the same CUDA_BINDINGS_RENDEZVOUS_SECRET in its environment
 // Exits with status 1, and one line on stderr saying why, when the driver, a device or NCCL is missing.
 import { fork } from 'node:child_process';
 import { core, nccl } from '../src';

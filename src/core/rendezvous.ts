@@ -1,14 +1,27 @@
 // Getting rank 0's NCCL unique id to every rank, the way launchers do it (torchrun's MASTER_ADDR and
-// MASTER_PORT): rank 0 listens on a TCP port and hands the id to each rank that connects.
+// MASTER_PORT): rank 0 listens on a TCP port and hands the id to each rank that proves it belongs to
+// the job. The id is a capability (whoever holds it can join the communicator), so rank 0 binds only
+// the address it was given, serves each rank once, and off loopback requires a shared secret that both
+// sides prove they hold (rendezvous-protocol.ts); every read is bounded in size and by one deadline.
+import * as dns from 'node:dns';
 import * as net from 'node:net';
 import { ncclUniqueId } from '../nccl';
 import { uniqueIdFromBuffer } from '../nccl/helpers';
 import { NCCL_UNIQUE_ID_BYTES } from '../nccl/constants.gen';
 import { Communicator } from './Communicator';
 import { checkOptions } from './options';
+import * as wire from './rendezvous-protocol';
 
-/** Written before the id, so a rank that reaches some other server says so instead of reading garbage. */
-const MAGIC = Buffer.from('cudabnd1');
+/** The environment variable that holds the job's shared secret when `secret` is not given. */
+export const RENDEZVOUS_SECRET_ENV = 'CUDA_BINDINGS_RENDEZVOUS_SECRET';
+/** The shortest secret taken, in bytes. */
+const MIN_SECRET_BYTES = 16;
+/** The largest world: NCCL's nranks is a C int. */
+const MAX_NRANKS = 2 ** 31 - 1;
+/** Connections rank 0 holds at once before their claim; more are closed at once. */
+const MAX_PENDING = 1024;
+/** How long a connection may take to send its claim (capped by the rendezvous's deadline). */
+const CLAIM_MS = 10_000;
 
 /** Where and how the processes of an NCCL job find each other in {@link rendezvous}. */
 export interface RendezvousOptions {
@@ -22,6 +35,11 @@ export interface RendezvousOptions {
   timeoutMs?: number;
   /** Rank 0's id (default: Communicator.uniqueId(), a new one from NCCL). Ignored on other ranks. */
   id?: ncclUniqueId | (() => ncclUniqueId);
+  /**
+   * The job's shared secret, the same on every rank (at least 16 bytes; default: the environment
+   * variable CUDA_BINDINGS_RENDEZVOUS_SECRET). Required unless `master` is a loopback address.
+   */
+  secret?: string | Uint8Array;
 }
 
 /** Splits 'host:port' (or '[v6]:port'). */
@@ -35,7 +53,8 @@ export function parseMaster(master: string, fn = 'rendezvous'): { host: string; 
 
 /**
  * The rendezvous options from a launcher's environment, as torchrun sets it: RANK, WORLD_SIZE,
- * MASTER_ADDR (default 127.0.0.1) and MASTER_PORT (default 29500).
+ * MASTER_ADDR (default 127.0.0.1) and MASTER_PORT (default 29500), and the secret in
+ * CUDA_BINDINGS_RENDEZVOUS_SECRET when it is set.
  */
 export function rendezvousFromEnv(env: NodeJS.ProcessEnv = process.env): RendezvousOptions {
   const int = (k: string, dflt?: number): number => {
@@ -46,150 +65,310 @@ export function rendezvousFromEnv(env: NodeJS.ProcessEnv = process.env): Rendezv
       );
     return Number(v);
   };
-  return {
+  const o: RendezvousOptions = {
     rank: int('RANK'),
     nranks: int('WORLD_SIZE'),
     master: { host: env.MASTER_ADDR || '127.0.0.1', port: int('MASTER_PORT', 29500) },
   };
+  const secret = env[RENDEZVOUS_SECRET_ENV];
+  return secret === undefined ? o : { ...o, secret };
+}
+
+/** A host and port, as parsed from `master`. */
+interface Endpoint {
+  host: string;
+  port: number;
 }
 
 /**
  * Every rank gets rank 0's unique id: rank 0 makes it (or takes `id`), listens on `master` and
  * resolves once each of the other `nranks - 1` ranks has fetched it (so that its blocking
  * Communicator.init does not stop the event loop that serves them); the others connect (retrying
- * until rank 0 listens) and resolve with the id. Rejects after `timeoutMs` with the address and
- * what was missing.
+ * until rank 0 listens) and resolve with the id. Each rank is served once, after proving that it
+ * holds the secret; rank 0 proves it too. Rejects after `timeoutMs` with the address and what was
+ * missing, and at once when rank 0 refuses a rank (a wrong secret, a rank already served).
  */
 export async function rendezvous(o: RendezvousOptions): Promise<ncclUniqueId> {
+  const { rank, nranks, master, timeoutMs, secret } = checkRendezvous(o);
+  const deadline = Date.now() + timeoutMs;
+  if (rank === 0) {
+    const id = typeof o.id === 'function' ? o.id() : (o.id ?? Communicator.uniqueId());
+    if (!(id instanceof ncclUniqueId))
+      throw new TypeError(`rendezvous: parameter 'id' must be a ncclUniqueId or a function that returns one`);
+    if (nranks === 1) return id;
+    const address = await bindAddress(master, secret, 0);
+    await serve(Buffer.from(id.getBytes()), { nranks, master: { host: address, port: master.port }, timeoutMs, deadline, secret });
+    return id;
+  }
+  const address = await bindAddress(master, secret, rank);
+  return fetchId(rank, { nranks, master: { host: address, port: master.port }, timeoutMs, deadline, secret });
+}
+
+/** The options, checked, with their defaults. */
+function checkRendezvous(o: RendezvousOptions): {
+  rank: number;
+  nranks: number;
+  master: Endpoint;
+  timeoutMs: number;
+  secret: Buffer | undefined;
+} {
   const fn = 'rendezvous';
   if (typeof o !== 'object' || o === null)
     throw new TypeError(`${fn}: parameter 'options' must be an object with rank, nranks and master, got ${o === null ? 'null' : typeof o}`);
-  checkOptions(fn, o, { rank: true, nranks: true, master: true, timeoutMs: true, id: true });
+  checkOptions(fn, o, { rank: true, nranks: true, master: true, timeoutMs: true, id: true, secret: true });
   const { rank, nranks } = o;
-  if (!Number.isInteger(nranks) || nranks < 1) throw new RangeError(`${fn}: parameter 'nranks' must be a positive integer, got ${nranks}`);
+  if (!Number.isInteger(nranks) || nranks < 1 || nranks > MAX_NRANKS)
+    throw new RangeError(`${fn}: parameter 'nranks' must be an integer in [1, ${MAX_NRANKS}] (NCCL's int), got ${nranks}`);
   if (!Number.isInteger(rank) || rank < 0 || rank >= nranks)
     throw new RangeError(`${fn}: parameter 'rank' must be an integer in [0, ${nranks}), got ${rank}`);
   const master = typeof o.master === 'string' ? parseMaster(o.master, fn) : o.master;
   if (typeof master !== 'object' || master === null || typeof master.host !== 'string' || !Number.isInteger(master.port))
     throw new TypeError(`${fn}: parameter 'master' must be 'host:port' or { host, port }`);
   const timeoutMs = o.timeoutMs ?? 60_000;
-  if (!(timeoutMs > 0)) throw new RangeError(`${fn}: parameter 'timeoutMs' must be positive, got ${timeoutMs}`);
-  if (rank === 0) {
-    const id = typeof o.id === 'function' ? o.id() : (o.id ?? Communicator.uniqueId());
-    if (!(id instanceof ncclUniqueId)) throw new TypeError(`${fn}: parameter 'id' must be a ncclUniqueId or a function that returns one`);
-    await serve(Buffer.concat([MAGIC, Buffer.from(id.getBytes())]), nranks, master, timeoutMs);
-    return id;
-  }
-  return fetchId(rank, master, timeoutMs);
+  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs))
+    throw new RangeError(`${fn}: parameter 'timeoutMs' must be a positive number of milliseconds, got ${timeoutMs}`);
+  return { rank, nranks, master, timeoutMs, secret: secretBytes(o.secret ?? process.env[RENDEZVOUS_SECRET_ENV]) };
 }
 
-const where = (m: { host: string; port: number }) => (m.host.includes(':') ? `[${m.host}]:${m.port}` : `${m.host}:${m.port}`);
-
-/** Rank 0: serves the id until every other rank has it. */
-function serve(payload: Buffer, nranks: number, master: { host: string; port: number }, timeoutMs: number): Promise<void> {
-  const waiting = new Set(Array.from({ length: nranks - 1 }, (_, i) => i + 1));
-  if (waiting.size === 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const sockets = new Set<net.Socket>();
-    const server = net.createServer((sock) => {
-      sockets.add(sock);
-      sock.on('close', () => sockets.delete(sock));
-      sock.on('error', () => undefined);
-      // Each rank first says which it is (4 bytes), then gets the magic and the id.
-      let got = Buffer.alloc(0);
-      sock.on('data', (d) => {
-        if (got.length >= 4) return;
-        got = Buffer.concat([got, d]);
-        if (got.length < 4) return;
-        const r = got.readUInt32LE(0);
-        sock.end(payload);
-        waiting.delete(r);
-        if (waiting.size === 0) finish();
-      });
-    });
-    const timer = setTimeout(
-      () =>
-        finish(
-          new Error(
-            `rendezvous: rank 0 at ${where(master)} waited ${timeoutMs} ms, but rank${waiting.size > 1 ? 's' : ''} ${[...waiting].join(', ')} of ${nranks} never fetched the NCCL unique id; did they start, with this address?`,
-          ),
-        ),
-      timeoutMs,
+/** The secret as bytes (undefined when there is none), refused when too short or of the wrong type. */
+function secretBytes(secret: string | Uint8Array | undefined): Buffer | undefined {
+  if (secret === undefined || secret === '') return undefined;
+  if (typeof secret !== 'string' && !(secret instanceof Uint8Array))
+    throw new TypeError(`rendezvous: parameter 'secret' must be a string or a Uint8Array, got ${typeof secret}`);
+  const b = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret);
+  if (b.length < MIN_SECRET_BYTES)
+    throw new RangeError(
+      `rendezvous: parameter 'secret' must hold at least ${MIN_SECRET_BYTES} bytes, got ${b.length}; make one with \`node -e "console.log(crypto.randomBytes(32).toString('hex'))"\` and give it to every rank (${RENDEZVOUS_SECRET_ENV})`,
     );
+  return b;
+}
+
+/** @internal Whether an IP address is a loopback one (127.0.0.0/8, ::1, or 127.x mapped into IPv6). */
+export function isLoopback(address: string): boolean {
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (net.isIPv4(v4)) return v4.startsWith('127.');
+  return address === '::1' || address === '0:0:0:0:0:0:0:1';
+}
+
+/**
+ * @internal The address `master.host` stands for (a literal as given, a host name resolved by the system's
+ * resolver), refused when it is not loopback and there is no secret.
+ */
+export async function bindAddress(master: Endpoint, secret: Buffer | undefined, rank: number): Promise<string> {
+  let address = master.host;
+  if (!net.isIP(address)) {
+    try {
+      address = (await dns.promises.lookup(master.host)).address;
+    } catch (e) {
+      throw new Error(`rendezvous: rank ${rank} could not resolve '${master.host}': ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+  }
+  if (!secret && !isLoopback(address))
+    throw new Error(
+      `rendezvous: '${master.host}' is ${address === master.host ? 'not a loopback address' : `${address}, not a loopback address`}, so the job needs a shared secret: give every rank the same 'secret' option or ${RENDEZVOUS_SECRET_ENV} (at least ${MIN_SECRET_BYTES} bytes)`,
+    );
+  return address;
+}
+
+const where = (m: Endpoint) => (m.host.includes(':') ? `[${m.host}]:${m.port}` : `${m.host}:${m.port}`);
+
+/** What both sides of one rendezvous know. */
+interface Exchange {
+  nranks: number;
+  master: Endpoint;
+  timeoutMs: number;
+  /** When the whole exchange gives up (Date.now() time). */
+  deadline: number;
+  secret: Buffer | undefined;
+}
+
+/** Up to 8 of the ranks in [1, nranks) not in `served`, and how many there are in all. */
+function missingRanks(served: Set<number>, nranks: number): string {
+  const some: number[] = [];
+  for (let r = 1; r < nranks && some.length < 8; r++) if (!served.has(r)) some.push(r);
+  const count = nranks - 1 - served.size;
+  return `rank${count > 1 ? 's' : ''} ${some.join(', ')}${count > some.length ? `, … (${count} in all)` : ''}`;
+}
+
+/** Rank 0: serves the id until every other rank has it, or rejects at the deadline. */
+function serve(id: Buffer, x: Exchange): Promise<void> {
+  const secret = x.secret ?? Buffer.alloc(0);
+  const served = new Set<number>();
+  const sockets = new Set<net.Socket>();
+  return new Promise((resolve, reject) => {
     let done = false;
     const finish = (e?: Error) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       server.close();
-      // Sockets still open have had their payload queued by end(); the rest are dropped.
-      if (e) for (const s of sockets) s.destroy();
+      // Served sockets left the set: each closes itself once its id is flushed. The rest are dropped.
+      for (const s of sockets) s.destroy();
       if (e) reject(e);
       else resolve();
     };
+    const timer = setTimeout(
+      () =>
+        finish(
+          new Error(
+            `rendezvous: rank 0 at ${where(x.master)} waited ${x.timeoutMs} ms, but ${missingRanks(served, x.nranks)} of ${x.nranks} never fetched the NCCL unique id; did they start, with this address${x.secret ? ' and secret' : ''}?`,
+          ),
+        ),
+      Math.max(0, x.deadline - Date.now()),
+    );
+    const server = net.createServer((sock) => {
+      if (done || sockets.size >= MAX_PENDING) return void sock.destroy();
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+      const onServed = () => {
+        sockets.delete(sock);
+        if (served.size === x.nranks - 1) finish();
+      };
+      serveOne(sock, { id, secret, x, served, onServed });
+    });
     server.on('error', (e: NodeJS.ErrnoException) =>
       finish(
         new Error(
-          `rendezvous: rank 0 could not listen on ${where(master)}: ${e.code ?? e.message}${e.code === 'EADDRINUSE' ? ' (the port is taken: choose another MASTER_PORT)' : ''}`,
+          `rendezvous: rank 0 could not listen on ${where(x.master)}: ${e.code ?? e.message}${e.code === 'EADDRINUSE' ? ' (the port is taken: choose another MASTER_PORT)' : ''}`,
         ),
       ),
     );
-    // A loopback or literal address is listened on as given; a host name on every interface.
-    const host = net.isIP(master.host) ? master.host : undefined;
-    server.listen({ port: master.port, host });
+    server.listen({ port: x.master.port, host: x.master.host });
   });
 }
 
+/** Rank 0's side of one connection: hello, then one claim of fixed size, then the id or a refusal. */
+function serveOne(sock: net.Socket, c: { id: Buffer; secret: Buffer; x: Exchange; served: Set<number>; onServed: () => void }): void {
+  const { bytes, nonce } = wire.hello();
+  const reader = new wire.FixedReader(wire.CLAIM_BYTES);
+  const drop = setTimeout(() => sock.destroy(), Math.max(0, Math.min(CLAIM_MS, c.x.deadline - Date.now())));
+  sock.on('close', () => clearTimeout(drop));
+  sock.on('error', () => undefined);
+  sock.write(bytes);
+  sock.on('data', (d: Buffer) => {
+    const state = reader.push(d);
+    if (state === 'more') return;
+    sock.removeAllListeners('data');
+    clearTimeout(drop);
+    const claim = state === 'done' ? wire.readClaim(c.secret, nonce, reader.bytes) : undefined;
+    if (!claim) return void sock.destroy();
+    const refusal = refusalOf(claim, c.x.nranks, c.served);
+    if (refusal !== undefined) return void sock.end(Buffer.from([refusal]));
+    c.served.add(claim.rank);
+    // Destroyed once flushed, so that a peer that never closes its side holds nothing.
+    sock.end(wire.grant(claim.keys, c.id, claim.rank, c.x.nranks), () => sock.destroy());
+    c.onServed();
+  });
+}
+
+/** Why a claim is refused, or undefined when its rank is served. */
+function refusalOf(claim: wire.Claim, nranks: number, served: Set<number>): number | undefined {
+  if (!claim.authentic) return wire.Refusal.badSecret;
+  if (claim.nranks !== nranks) return wire.Refusal.worldSize;
+  if (claim.rank < 1 || claim.rank >= nranks) return wire.Refusal.badRank;
+  if (served.has(claim.rank)) return wire.Refusal.alreadyServed;
+  return undefined;
+}
+
+/** Why rank 0 refused `rank`, for the rank's error. */
+function refusalText(code: number, rank: number, x: Exchange): string {
+  const at = `rendezvous: rank 0 at ${where(x.master)}`;
+  switch (code) {
+    case wire.Refusal.badSecret:
+      return `${at} refused rank ${rank}: the two do not hold the same secret (or one of them has none); give every rank the same 'secret' or ${RENDEZVOUS_SECRET_ENV}`;
+    case wire.Refusal.alreadyServed:
+      return `${at} has already given the NCCL unique id to a rank ${rank}; is another process running with this rank?`;
+    case wire.Refusal.worldSize:
+      return `${at} refused rank ${rank}: its job has another number of ranks than this one's ${x.nranks}`;
+    default:
+      return `${at} refused rank ${rank} as not a rank of its job of ${x.nranks}`;
+  }
+}
+
 /** Any other rank: connects to rank 0 (retrying while it is not yet listening) and reads the id. */
-function fetchId(rank: number, master: { host: string; port: number }, timeoutMs: number): Promise<ncclUniqueId> {
-  const deadline = Date.now() + timeoutMs;
+function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
+  const secret = x.secret ?? Buffer.alloc(0);
   let lastError = 'no answer';
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      if (Date.now() >= deadline) {
-        reject(
+  let sock: net.Socket | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  return new Promise<ncclUniqueId>((resolve, reject) => {
+    let settled = false;
+    const settle = (e: Error | undefined, id?: ncclUniqueId) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(retryTimer);
+      sock?.destroy();
+      if (e) reject(e);
+      else resolve(id!);
+    };
+    const timer = setTimeout(
+      () =>
+        settle(
           new Error(
-            `rendezvous: rank ${rank} could not get the NCCL unique id from rank 0 at ${where(master)} within ${timeoutMs} ms (last: ${lastError}); is rank 0 running and listening there?`,
+            `rendezvous: rank ${rank} could not get the NCCL unique id from rank 0 at ${where(x.master)} within ${x.timeoutMs} ms (last: ${lastError}); is rank 0 running and listening there?`,
           ),
-        );
-        return;
-      }
-      const sock = net.connect({ host: master.host, port: master.port });
-      let buf = Buffer.alloc(0);
-      let settled = false;
+        ),
+      Math.max(0, x.deadline - Date.now()),
+    );
+    const attempt = () => {
+      if (settled) return;
+      const s = (sock = net.connect({ host: x.master.host, port: x.master.port }));
       const retry = (why: string) => {
-        if (settled) return;
-        settled = true;
+        if (settled || s !== sock) return;
         lastError = why;
-        sock.destroy();
-        setTimeout(attempt, Math.min(100, Math.max(0, deadline - Date.now())));
+        s.destroy();
+        sock = undefined;
+        retryTimer = setTimeout(attempt, 100);
       };
-      sock.setTimeout(Math.max(1, deadline - Date.now()), () => retry('timed out'));
-      sock.on('connect', () => {
-        const r = Buffer.alloc(4);
-        r.writeUInt32LE(rank);
-        sock.write(r);
-      });
-      sock.on('data', (d) => {
-        buf = Buffer.concat([buf, d]);
-      });
-      sock.on('end', () => {
-        if (settled) return;
-        if (buf.length !== MAGIC.length + NCCL_UNIQUE_ID_BYTES || !buf.subarray(0, MAGIC.length).equals(MAGIC)) {
-          settled = true;
-          sock.destroy();
-          reject(
-            new Error(
-              `rendezvous: rank ${rank} got ${buf.length} bytes from ${where(master)} that are not an NCCL unique id from rank 0; is something else listening there?`,
-            ),
-          );
-          return;
-        }
-        settled = true;
-        resolve(uniqueIdFromBuffer(buf.subarray(MAGIC.length)));
-      });
-      sock.on('error', (e: NodeJS.ErrnoException) => retry(e.code ?? e.message));
+      s.on('error', (e: NodeJS.ErrnoException) => retry(e.code ?? e.message));
+      s.on('close', () => retry(lastError === 'no answer' ? 'closed by rank 0' : lastError));
+      s.on('data', exchangeReader(s, rank, secret, x, settle));
     };
     attempt();
   });
+}
+
+/**
+ * The data handler of one attempt: reads rank 0's hello, sends the claim, reads the answer. Every
+ * read has a fixed size; more bytes than a message holds, or bytes that are not ours, end the wait.
+ */
+function exchangeReader(
+  s: net.Socket,
+  rank: number,
+  secret: Buffer,
+  x: Exchange,
+  settle: (e: Error | undefined, id?: ncclUniqueId) => void,
+): (d: Buffer) => void {
+  const foreign = (n: number) =>
+    new Error(
+      `rendezvous: rank ${rank} got ${n} bytes from ${where(x.master)} that are not an NCCL unique id from rank 0; is something else listening there?`,
+    );
+  const hello = new wire.FixedReader(wire.HELLO_BYTES);
+  const answer = new wire.FixedReader(wire.grantBytes(NCCL_UNIQUE_ID_BYTES));
+  let keys: wire.SessionKeys | undefined;
+  return (d) => {
+    if (!keys) {
+      const state = hello.push(d);
+      if (state === 'more') return;
+      const nonce = state === 'done' ? wire.readHello(hello.bytes) : undefined;
+      if (!nonce) return settle(foreign(hello.received + (state === 'overflow' ? d.length : 0)));
+      const c = wire.claim(secret, nonce, rank, x.nranks);
+      keys = c.keys;
+      s.write(c.bytes);
+      return;
+    }
+    const state = answer.push(d);
+    if (state === 'overflow') return settle(foreign(answer.received + d.length));
+    if (answer.bytes[0] !== 0) return settle(new Error(refusalText(answer.bytes[0], rank, x)));
+    if (state === 'more') return;
+    const id = wire.openGrant(keys, answer.bytes, rank, x.nranks);
+    if (!id)
+      return settle(
+        new Error(
+          `rendezvous: rank ${rank} got an answer from ${where(x.master)} that is not sealed with this job's secret; rank 0 there does not hold the same secret (or is not rank 0 of this job)`,
+        ),
+      );
+    settle(undefined, uniqueIdFromBuffer(id));
+  };
 }
