@@ -25,6 +25,8 @@ beforeAll(() => {
     #include <stdio.h>
     #include <string.h>
     #include <stdint.h>
+    #include <stdlib.h>
+    #include <dlfcn.h>
     typedef unsigned long long u64;
     static char log_[8192]; static int refuse; static u64 next = 0x7f0000000000ULL, handles;
     static void say(const char *f, u64 a, u64 b) { char l[96]; snprintf(l, sizeof l, "%s %llx %llx;", f, a, b); strncat(log_, l, sizeof log_ - strlen(log_) - 1); }
@@ -76,9 +78,14 @@ beforeAll(() => {
     int cuMemExportToShareableHandle(int *fd, u64 h, int type, u64 flags) { if (type != 1) return 1; *fd = 50 + (int)h; say("export", h, *fd); return 0; }
     /* an imported handle is 100 + the descriptor (decimal; the log prints hex) */
     int cuMemImportFromShareableHandle(u64 *h, void *os, int type) { if (type != 1) return 1; *h = 100 + (u64)(uintptr_t)os; say("import", (u64)(uintptr_t)os, *h); return 0; }
+    /* the runtime fake's allocations and IPC mappings (fake_range in fake-cudart.c) */
+    int cuMemGetAddressRange_v2(u64 *base, size_t *size, u64 p) {
+      static int (*range)(u64, u64 *, size_t *);
+      if (!range) range = (int (*)(u64, u64 *, size_t *))dlsym(dlopen(getenv("CUDA_BINDINGS_CUDART"), RTLD_NOW | RTLD_NOLOAD), "fake_range");
+      return range ? range(p, base, size) : 500; }
   `,
   );
-  execFileSync('gcc', ['-shared', '-fPIC', '-o', driver, dsrc]);
+  execFileSync('gcc', ['-shared', '-fPIC', '-o', driver, dsrc, '-ldl']);
 });
 
 /** Runs `script` in a Node child against the fake library; its last line of output is JSON. */
