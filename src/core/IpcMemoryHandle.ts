@@ -44,8 +44,12 @@ export class IpcMemoryHandle {
 
   /** Reads a handle written by toBuffer() or toBase64(). */
   static from(data: Uint8Array | string): IpcMemoryHandle {
-    const [fields, bytes] = fromSerialised(data, MAGIC, 2, 'IpcMemoryHandle.from');
-    return new IpcMemoryHandle(bytes, fields[0], fields[1]);
+    const [[size, offset], bytes] = fromSerialised(data, MAGIC, 2, 'IpcMemoryHandle.from');
+    if (size + offset > Number.MAX_SAFE_INTEGER)
+      throw new RangeError(
+        `IpcMemoryHandle.from: parameter 'data' claims ${size} bytes at offset ${offset}, more than any allocation (${Number.MAX_SAFE_INTEGER} bytes)`,
+      );
+    return new IpcMemoryHandle(bytes, size, offset);
   }
 
   /** The handle as bytes: 'CBIM', a version, size, offset, then the 64 bytes. */

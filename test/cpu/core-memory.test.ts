@@ -341,6 +341,19 @@ test('serialised handles are checked: length, kind, version, base64', () => {
   );
 });
 
+test('IpcMemoryHandle.from refuses a size and offset whose sum passes Number.MAX_SAFE_INTEGER', () => {
+  const data = Buffer.alloc(88);
+  data.write('CBIM', 'latin1');
+  data.writeUInt32LE(1, 4);
+  data.writeBigUInt64LE(BigInt(Number.MAX_SAFE_INTEGER), 8);
+  data.writeBigUInt64LE(4096n, 16);
+  expect(() => core.IpcMemoryHandle.from(data)).toThrow(
+    new RangeError(
+      "IpcMemoryHandle.from: parameter 'data' claims 9007199254740991 bytes at offset 4096, more than any allocation (9007199254740991 bytes)",
+    ),
+  );
+});
+
 test('a hook installs at construction unless told not to, close() uninstalls, with() restores the state it found', () => {
   class Quiet extends core.MemoryHook {}
   const a = new Quiet();
