@@ -354,6 +354,39 @@ test('IpcMemoryHandle.from refuses a size and offset whose sum passes Number.MAX
   );
 });
 
+test('IpcMemoryHandle.open refuses a handle that claims more than the allocation it opens holds, and closes the mapping first', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const small = d.allocate(16);
+    const exported = core.IpcMemoryHandle.export(small).toBuffer();
+    const forged = (size, offset) => {
+      const b = Buffer.from(exported);
+      b.writeBigUInt64LE(BigInt(size), 8);
+      b.writeBigUInt64LE(BigInt(offset), 16);
+      return core.IpcMemoryHandle.from(b);
+    };
+    const [opens, closes] = [calls('cudaIpcOpenMemHandle'), calls('cudaIpcCloseMemHandle')];
+    const errors = [];
+    for (const [size, offset] of [[1 << 20, 0], [16, 4096], [8, 9]]) {
+      try { forged(size, offset).open(d); errors.push('opened'); } catch (e) { errors.push(e.name + ': ' + e.message); }
+    }
+    const r = { errors, opened: calls('cudaIpcOpenMemHandle') - opens, closed: calls('cudaIpcCloseMemHandle') - closes };
+    const whole = forged(16, 0).open(d);
+    const tail = forged(8, 8).open(d);
+    r.valid = [whole.size, tail.size, Number(tail.ptr - whole.ptr)];
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    errors: [
+      'RangeError: IpcMemoryHandle.open: the handle claims 1048576 bytes at offset 0, but the allocation it opens holds 16 bytes',
+      'RangeError: IpcMemoryHandle.open: the handle claims 16 bytes at offset 4096, but the allocation it opens holds 16 bytes',
+      'RangeError: IpcMemoryHandle.open: the handle claims 8 bytes at offset 9, but the allocation it opens holds 16 bytes',
+    ],
+    opened: 3,
+    closed: 3,
+    valid: [16, 8, 8],
+  });
+});
+
 test('a hook installs at construction unless told not to, close() uninstalls, with() restores the state it found', () => {
   class Quiet extends core.MemoryHook {}
   const a = new Quiet();
