@@ -387,6 +387,39 @@ test('IpcMemoryHandle.open refuses a handle that claims more than the allocation
   });
 });
 
+test('IpcMemoryPool.importBuffer refuses a descriptor that claims more than the allocation it opens holds (from the pointer to its end), and frees the mapping first', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const pool = core.IpcMemoryPool.create(d);
+    const buf = pool.allocate(16, s);
+    const exported = pool.exportBuffer(buf).toBuffer();
+    const other = core.IpcMemoryPool.import(7, d);
+    // the fake's descriptor is the pointer (at byte 16 of the serialised form, after the size)
+    const forged = (size, at) => {
+      const b = Buffer.from(exported);
+      b.writeBigUInt64LE(BigInt(size), 8);
+      b.writeBigUInt64LE(buf.ptr + BigInt(at), 16);
+      return core.IpcBufferDescriptor.from(b);
+    };
+    const frees = calls('cudaFreeAsync');
+    const errors = [];
+    for (const [size, at] of [[1 << 20, 0], [16, 8]]) {
+      try { other.importBuffer(forged(size, at), s); errors.push('opened'); } catch (e) { errors.push(e.name + ': ' + e.message); }
+    }
+    const r = { errors, freed: calls('cudaFreeAsync') - frees };
+    r.valid = [other.importBuffer(core.IpcBufferDescriptor.from(exported), s).size, other.importBuffer(forged(8, 8), s).size];
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    errors: [
+      "RangeError: IpcMemoryPool.importBuffer: parameter 'descriptor' claims 1048576 bytes, but the allocation it opens holds 16 bytes",
+      "RangeError: IpcMemoryPool.importBuffer: parameter 'descriptor' claims 16 bytes, but the allocation it opens holds 8 bytes",
+    ],
+    freed: 2,
+    valid: [16, 8],
+  });
+});
+
 test('a hook installs at construction unless told not to, close() uninstalls, with() restores the state it found', () => {
   class Quiet extends core.MemoryHook {}
   const a = new Quiet();
