@@ -25,7 +25,7 @@ export class IpcBufferDescriptor {
       throw new RangeError(`IpcBufferDescriptor: parameter 'size' must be a non-negative integer, got ${size}`);
   }
 
-  /** Reads a descriptor written by toBuffer() or toBase64(). */
+  /** Reads a descriptor written by toBuffer() or toBase64(); importBuffer() checks its size against the memory. */
   static from(data: Uint8Array | string): IpcBufferDescriptor {
     const [[size], bytes] = fromSerialised(data, MAGIC, 1, 'IpcBufferDescriptor.from');
     return new IpcBufferDescriptor(bytes, size);

@@ -5,6 +5,7 @@ import { check } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { Device } from './Device';
 import { fromSerialised, serialise } from './ipc-format';
+import { checkMapped } from './ipc-bounds';
 
 const MAGIC = 'CBIM';
 
@@ -42,10 +43,14 @@ export class IpcMemoryHandle {
     return new IpcMemoryHandle(new Uint8Array(h.reserved), buffer.size, Number(ptr - base));
   }
 
-  /** Reads a handle written by toBuffer() or toBase64(). */
+  /** Reads a handle written by toBuffer() or toBase64(); open() checks its size against the memory. */
   static from(data: Uint8Array | string): IpcMemoryHandle {
-    const [fields, bytes] = fromSerialised(data, MAGIC, 2, 'IpcMemoryHandle.from');
-    return new IpcMemoryHandle(bytes, fields[0], fields[1]);
+    const [[size, offset], bytes] = fromSerialised(data, MAGIC, 2, 'IpcMemoryHandle.from');
+    if (size + offset > Number.MAX_SAFE_INTEGER)
+      throw new RangeError(
+        `IpcMemoryHandle.from: parameter 'data' claims ${size} bytes at offset ${offset}, more than any allocation (${Number.MAX_SAFE_INTEGER} bytes)`,
+      );
+    return new IpcMemoryHandle(bytes, size, offset);
   }
 
   /** The handle as bytes: 'CBIM', a version, size, offset, then the 64 bytes. */
@@ -61,7 +66,8 @@ export class IpcMemoryHandle {
   /**
    * Opens the memory in this process, on `device` (default: the current one), as a DeviceBuffer of
    * kind 'ipc'; close() on it closes the mapping (cudaIpcCloseMemHandle), not the memory. CUDA refuses
-   * a handle that this same process exported (a CudaError).
+   * a handle that this same process exported (a CudaError); a handle whose size and offset pass the
+   * end of the allocation it opens is refused with a RangeError, the mapping closed.
    */
   open(device: Device = Device.current()): DeviceBuffer {
     if (!(device instanceof Device))
@@ -72,13 +78,9 @@ export class IpcMemoryHandle {
       cudart.cudaIpcOpenMemHandle(handle, cudart.cudaIpcMemLazyEnablePeerAccess),
       'IpcMemoryHandle.open (cudaIpcOpenMemHandle)',
     );
-    return DeviceBuffer.fromAllocation(
-      base + BigInt(this.offset),
-      this.size,
-      device,
-      'ipc',
-      () => void cudart.cudaIpcCloseMemHandle(base),
-      [device],
-    );
+    const close = () => void cudart.cudaIpcCloseMemHandle(base);
+    const claim = `the handle claims ${this.size} bytes at offset ${this.offset}`;
+    checkMapped(base, this.offset + this.size, close, 'IpcMemoryHandle.open', claim);
+    return DeviceBuffer.fromAllocation(base + BigInt(this.offset), this.size, device, 'ipc', close, [device]);
   }
 }

@@ -8,6 +8,7 @@ import { DeviceBuffer, checkSize } from './DeviceBuffer';
 import { Device } from './Device';
 import { Stream } from './Stream';
 import { IpcBufferDescriptor } from './IpcBufferDescriptor';
+import { checkMapped } from './ipc-bounds';
 import { allocateFromPool } from './MemoryPool';
 import { checkOptions } from './options';
 
@@ -133,7 +134,8 @@ export class IpcMemoryPool extends Resource {
   /**
    * Opens an allocation of the pool that another process exported (cudaMemPoolImportPointer), as a
    * DeviceBuffer of kind 'ipc' that keeps the pool alive. close() frees this process's mapping
-   * (cudaFreeAsync on `stream`, or the legacy default stream); do so before the owner frees it.
+   * (cudaFreeAsync on `stream`, or the legacy default stream); do so before the owner frees it. A
+   * descriptor that claims more bytes than the allocation holds is refused with a RangeError, freed.
    */
   importBuffer(descriptor: IpcBufferDescriptor, stream?: Stream): DeviceBuffer {
     this.live('importBuffer');
@@ -150,6 +152,8 @@ export class IpcMemoryPool extends Resource {
       'IpcMemoryPool.importBuffer (cudaMemPoolImportPointer)',
     );
     const free = () => void cudart.cudaFreeAsync(p, stream && !stream.isClosed ? stream.handle : null);
+    const claim = `parameter 'descriptor' claims ${descriptor.size} bytes`;
+    checkMapped(p, descriptor.size, free, 'IpcMemoryPool.importBuffer', claim);
     return DeviceBuffer.fromAllocation(p, descriptor.size, this.device, 'ipc', free, stream ? [this, stream] : [this]);
   }
 

@@ -25,6 +25,8 @@ beforeAll(() => {
     #include <stdio.h>
     #include <string.h>
     #include <stdint.h>
+    #include <stdlib.h>
+    #include <dlfcn.h>
     typedef unsigned long long u64;
     static char log_[8192]; static int refuse; static u64 next = 0x7f0000000000ULL, handles;
     static void say(const char *f, u64 a, u64 b) { char l[96]; snprintf(l, sizeof l, "%s %llx %llx;", f, a, b); strncat(log_, l, sizeof log_ - strlen(log_) - 1); }
@@ -76,9 +78,14 @@ beforeAll(() => {
     int cuMemExportToShareableHandle(int *fd, u64 h, int type, u64 flags) { if (type != 1) return 1; *fd = 50 + (int)h; say("export", h, *fd); return 0; }
     /* an imported handle is 100 + the descriptor (decimal; the log prints hex) */
     int cuMemImportFromShareableHandle(u64 *h, void *os, int type) { if (type != 1) return 1; *h = 100 + (u64)(uintptr_t)os; say("import", (u64)(uintptr_t)os, *h); return 0; }
+    /* the runtime fake's allocations and IPC mappings (fake_range in fake-cudart.c) */
+    int cuMemGetAddressRange_v2(u64 *base, size_t *size, u64 p) {
+      static int (*range)(u64, u64 *, size_t *);
+      if (!range) range = (int (*)(u64, u64 *, size_t *))dlsym(dlopen(getenv("CUDA_BINDINGS_CUDART"), RTLD_NOW | RTLD_NOLOAD), "fake_range");
+      return range ? range(p, base, size) : 500; }
   `,
   );
-  execFileSync('gcc', ['-shared', '-fPIC', '-o', driver, dsrc]);
+  execFileSync('gcc', ['-shared', '-fPIC', '-o', driver, dsrc, '-ldl']);
 });
 
 /** Runs `script` in a Node child against the fake library; its last line of output is JSON. */
@@ -332,6 +339,85 @@ test('serialised handles are checked: length, kind, version, base64', () => {
   expect(() => new core.IpcBufferDescriptor(new Uint8Array(8), 1)).toThrow(
     new TypeError("IpcBufferDescriptor: parameter 'bytes' must be 64 bytes, got 8 bytes"),
   );
+});
+
+test('IpcMemoryHandle.from refuses a size and offset whose sum passes Number.MAX_SAFE_INTEGER', () => {
+  const data = Buffer.alloc(88);
+  data.write('CBIM', 'latin1');
+  data.writeUInt32LE(1, 4);
+  data.writeBigUInt64LE(BigInt(Number.MAX_SAFE_INTEGER), 8);
+  data.writeBigUInt64LE(4096n, 16);
+  expect(() => core.IpcMemoryHandle.from(data)).toThrow(
+    new RangeError(
+      "IpcMemoryHandle.from: parameter 'data' claims 9007199254740991 bytes at offset 4096, more than any allocation (9007199254740991 bytes)",
+    ),
+  );
+});
+
+test('IpcMemoryHandle.open refuses a handle that claims more than the allocation it opens holds, and closes the mapping first', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const small = d.allocate(16);
+    const exported = core.IpcMemoryHandle.export(small).toBuffer();
+    const forged = (size, offset) => {
+      const b = Buffer.from(exported);
+      b.writeBigUInt64LE(BigInt(size), 8);
+      b.writeBigUInt64LE(BigInt(offset), 16);
+      return core.IpcMemoryHandle.from(b);
+    };
+    const [opens, closes] = [calls('cudaIpcOpenMemHandle'), calls('cudaIpcCloseMemHandle')];
+    const errors = [];
+    for (const [size, offset] of [[1 << 20, 0], [16, 4096], [8, 9]]) {
+      try { forged(size, offset).open(d); errors.push('opened'); } catch (e) { errors.push(e.name + ': ' + e.message); }
+    }
+    const r = { errors, opened: calls('cudaIpcOpenMemHandle') - opens, closed: calls('cudaIpcCloseMemHandle') - closes };
+    const whole = forged(16, 0).open(d);
+    const tail = forged(8, 8).open(d);
+    r.valid = [whole.size, tail.size, Number(tail.ptr - whole.ptr)];
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    errors: [
+      'RangeError: IpcMemoryHandle.open: the handle claims 1048576 bytes at offset 0, but the allocation it opens holds 16 bytes',
+      'RangeError: IpcMemoryHandle.open: the handle claims 16 bytes at offset 4096, but the allocation it opens holds 16 bytes',
+      'RangeError: IpcMemoryHandle.open: the handle claims 8 bytes at offset 9, but the allocation it opens holds 16 bytes',
+    ],
+    opened: 3,
+    closed: 3,
+    valid: [16, 8, 8],
+  });
+});
+
+test('IpcMemoryPool.importBuffer refuses a descriptor that claims more than the allocation it opens holds (from the pointer to its end), and frees the mapping first', () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const s = d.createStream();
+    const pool = core.IpcMemoryPool.create(d);
+    const buf = pool.allocate(16, s);
+    const exported = pool.exportBuffer(buf).toBuffer();
+    const other = core.IpcMemoryPool.import(7, d);
+    // the fake's descriptor is the pointer (at byte 16 of the serialised form, after the size)
+    const forged = (size, at) => {
+      const b = Buffer.from(exported);
+      b.writeBigUInt64LE(BigInt(size), 8);
+      b.writeBigUInt64LE(buf.ptr + BigInt(at), 16);
+      return core.IpcBufferDescriptor.from(b);
+    };
+    const frees = calls('cudaFreeAsync');
+    const errors = [];
+    for (const [size, at] of [[1 << 20, 0], [16, 8]]) {
+      try { other.importBuffer(forged(size, at), s); errors.push('opened'); } catch (e) { errors.push(e.name + ': ' + e.message); }
+    }
+    const r = { errors, freed: calls('cudaFreeAsync') - frees };
+    r.valid = [other.importBuffer(core.IpcBufferDescriptor.from(exported), s).size, other.importBuffer(forged(8, 8), s).size];
+    console.log(JSON.stringify(r));`);
+  expect(out).toEqual({
+    errors: [
+      "RangeError: IpcMemoryPool.importBuffer: parameter 'descriptor' claims 1048576 bytes, but the allocation it opens holds 16 bytes",
+      "RangeError: IpcMemoryPool.importBuffer: parameter 'descriptor' claims 16 bytes, but the allocation it opens holds 8 bytes",
+    ],
+    freed: 2,
+    valid: [16, 8],
+  });
 });
 
 test('a hook installs at construction unless told not to, close() uninstalls, with() restores the state it found', () => {
