@@ -4,7 +4,7 @@ import type { FunctionModel, Model, RecordModel } from './model';
 import { TypeMap } from './types';
 import type { ApiConfig } from './apis';
 import { banner, doc, docBlock, q, usedImports } from './util';
-import { jsName, type Plan } from './plan';
+import { jsName, type Plan } from './plan-builder';
 
 // ---------------------------------------------------------------------------------------------
 // enums
