@@ -129,8 +129,34 @@ function emitRecord(
   isText: (field: string, elem: PrimName) => boolean,
   hostExtents?: Record<string, string>,
 ): string {
-  const o: string[] = [];
+  const cls = rec.name;
+  const o = classHead(model, tm, rec, defaults, hostExtents);
   const init: string[] = [];
+  const hasHostFn = rec.fields.some((f) => f.type.k === 'typedef' && HOST_FN_TYPES.has(f.type.name));
+  for (const f of rec.fields) {
+    const a = fieldAccessor(model, tm, rec, f, isText, hasHostFn);
+    if (a.member) o.push(a.member);
+    if (f.doc) o.push(`  ${doc(f.doc).replace(/\n/g, '\n  ')}`);
+    o.push(`  get ${f.name}(): ${a.tsGet} {\n    ${a.get}\n  }`);
+    o.push(`  set ${f.name}(v: ${a.tsSet}) {\n    ${a.set}\n  }`);
+    init.push(`  ${f.name}?: ${a.tsSet};`);
+  }
+  o.push('}');
+  o.push(`/** Fields accepted by \`new ${cls}({...})\`. */`);
+  o.push(`export interface ${cls}Init {\n${init.join('\n')}\n}`);
+  o.push('');
+  return o.join('\n');
+}
+
+/** A struct class up to its fields: its doc, layout, host extents, view and constructors. */
+function classHead(
+  model: Model,
+  tm: TypeMap,
+  rec: RecordModel,
+  defaults: Record<string, number> | undefined,
+  hostExtents?: Record<string, string>,
+): string[] {
+  const o: string[] = [];
   const cls = rec.name;
   const cType = rec.owner ? model.records.get(rec.owner.key)!.cName : rec.cName;
   const layout = {
@@ -147,19 +173,7 @@ function emitRecord(
   // Built on the first read (see keepLayout in base.ts), not at import.
   o.push(`  static get layout(): StructLayout {\n    return keepLayout(this, ${JSON.stringify(layout)});\n  }`);
   o.push(`  private static readonly keys: ReadonlySet<string> = new Set(${JSON.stringify(rec.fields.map((f) => f.name))});`);
-  if (hostExtents) {
-    // Checked at every call given the struct (base.ts checkHeld): the bytes each host buffer must hold.
-    o.push(`  /** @internal Bytes C touches through each pointer field that holds host memory. */`);
-    o.push(`  static readonly hostExtents: Record<string, (s: ${cls}) => number> = {`);
-    // Field paths (s.srcPos.x) read straight from the bytes: no nested views on the way.
-    const read = (m: string, path: string) => {
-      const r = fieldRead(model, tm, rec, path.split('.'));
-      return r ? `(${r})` : m;
-    };
-    for (const [path, e] of Object.entries(hostExtents))
-      o.push(`    ${q(path)}: (s) => ${e.replace(/\bs((?:\.\w+)+)/g, (m, p: string) => read(m, p.slice(1)))},`);
-    o.push('  };');
-  }
+  if (hostExtents) o.push(...hostExtentsOf(model, tm, rec, hostExtents));
   o.push(`  /** A view of existing bytes as a ${cls} (no copy). */`);
   o.push(`  static view(mem: Uint8Array, dv?: DataView): ${cls} {\n    return new ${cls}(undefined, mem, dv);\n  }`);
   // The bytes a view wraps are internal: the public constructor takes only the initializer.
@@ -178,113 +192,167 @@ function emitRecord(
   o.push(
     `  constructor(init?: ${cls}Init | ${cls}, mem?: Uint8Array, dv?: DataView) {\n    super(${rec.size}, mem, dv);${setDefaults}\n    this._init(init, ${cls}.keys);\n  }`,
   );
-  const hasHostFn = rec.fields.some((f) => f.type.k === 'typedef' && HOST_FN_TYPES.has(f.type.name));
-  for (const f of rec.fields) {
-    const name = `${cls}.${f.name}`;
-    const off = f.offset;
-    const fd = f.doc ? `  ${doc(f.doc).replace(/\n/g, '\n  ')}` : '';
-    const t = resolve(f.type);
-    let get: string;
-    let set: string;
-    let tsGet: string;
-    let tsSet: string;
-    if (t.k === 'array' && isCharArray(f.type) && isText(f.name, (resolve(t.of) as { name: PrimName }).name)) {
-      tsGet = tsSet = 'string';
-      get = `return getString(this, ${off}, ${t.n});`;
-      set = `setString(this, ${off}, ${t.n}, v, ${q(name)});`;
-    } else if (t.k === 'array' && isCharArray(f.type)) {
-      tsGet = 'Uint8Array';
-      tsSet = 'Uint8Array | number[]';
-      get = `return this._u8.slice(${off}, ${off + t.n});`;
-      set = `setBytes(this, ${off}, ${t.n}, v, ${q(name)});`;
-    } else if (t.k === 'array') {
-      const ek = tm.value(t.of);
-      const esz = f.size / t.n;
-      if (ek.k === 'record') {
-        tsGet = `${ek.rec.name}[]`;
-        tsSet = `(${ek.rec.name} | ${ek.rec.name}Init)[]`;
-        get = `return Array.from({ length: ${t.n} }, (_, i) => new ${ek.rec.name}(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz}), this._dv)));`;
-        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => setNested(${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz}), this._dv), x === 0 ? {} : x, ${ek.rec.name}, n));`;
-      } else if (resolve(t.of).k === 'array') {
-        // Two-dimensional arrays read as their bytes.
-        tsGet = 'Uint8Array';
-        tsSet = 'Uint8Array | number[]';
-        get = `return this._u8.slice(${off}, ${off + f.size});`;
-        set = `setBytes(this, ${off}, ${f.size}, v, ${q(name)});`;
-      } else {
-        const io = scalarIO(ek);
-        const et = tsEnumsHandles(tm.tsOut(ek), tm);
-        tsGet = `${et}[]`;
-        tsSet = `(${tsQ(tm, tm.tsIn(ek))})[]`;
-        get = `return Array.from({ length: ${t.n} }, (_, i) => ${io.read('this._dv', `this._o + ${off} + i * ${esz}`)});`;
-        set = `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => ${io.write}(this._dv, this._o + ${off} + i * ${esz}, x, n));`;
-      }
-    } else if (t.k === 'record') {
-      const r = model.records.get(t.key)!;
-      tsGet = r.name;
-      tsSet = `${r.name} | ${r.name}Init`;
-      get = `return (this._n_${f.name} ??= nestedView(this, ${r.name}, ${off}, ${r.size}, ${q(f.name)}));`;
-      set = `setNested(this.${f.name}, v, ${r.name}, ${q(name)});`;
-      o.push(`  private _n_${f.name}?: ${r.name};`);
-    } else {
-      const k = fieldKind(tm, f);
-      const io = scalarIO(k);
-      tsGet = tsEnumsHandles(tm.tsOut(k), tm);
-      tsSet =
-        k.k === 'handle'
-          ? `${tsGet} | null`
-          : isDevicePtrTypedef(f.type)
-            ? 'DevicePointer | number'
-            : k.k === 'i64' || k.k === 'u64'
-              ? 'bigint | number'
-              : k.k === 'size'
-                ? 'number | bigint'
-                : tsGet;
-      get = `return ${io.read('this._dv', `this._o + ${off}`)};`;
-      const typedefName = f.type.k === 'typedef' ? f.type.name : '';
-      if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {
-        // A graph host node's function: a JS function is run on the JS thread at every launch.
-        tsSet = '((userData: bigint) => void) | bigint | null';
-        set = `setHostFnField(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
-      } else if (f.name === 'userData' && hasHostFn) {
-        // The host function's user data: C's field holds the token when the function is a JS one.
-        tsGet = 'bigint';
-        tsSet = 'bigint | ArrayBufferView | ArrayBuffer | CStruct | null';
-        get = `return getHostFnUserData(this, ${off});`;
-        set = `setHostFnUserData(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
-      } else if (f.name === 'kernelParams' && t.k === 'ptr') {
-        // The kernel's arguments: typed values, KernelArgs, or an address.
-        tsSet = 'KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null';
-        set = `setKernelParamsField(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
-      } else if (k.k === 'addr' || k.k === 'fnptr') {
-        const pt = t.k === 'ptr' ? resolve(t.to) : null;
-        const pointee = pt && pt.k !== 'fn' && !(pt.k === 'prim' && pt.name === 'void') ? tm.value((t as { to: CType }).to) : null;
-        if (pointee && pointee.k !== 'void' && pointee.k !== 'fnptr') {
-          // A pointer to values or structs: takes an address, host memory, or a JS array that is packed.
-          const esz = tm.sizeOf(pointee);
-          const elemTs = pointee.k === 'record' ? `${pointee.rec.name} | ${pointee.rec.name}Init` : tsEnumsHandles(tm.tsIn(pointee), tm);
-          tsSet = `bigint | Uint8Array | ArrayBufferView | CStruct | (${elemTs})[] | null`;
-          const write =
-            pointee.k === 'record'
-              ? `(dv, at, x, n) => packStruct(dv, at, x, ${pointee.rec.name}, n)`
-              : `(dv, at, x, n) => ${scalarIO(pointee).write}(dv, at, x, n)`;
-          set = `setPointerArray(this, ${off}, v, ${q(name)}, ${q(f.name)}, ${esz}, ${write});`;
-        } else {
-          tsSet = 'bigint | ArrayBufferView | ArrayBuffer | CStruct | null';
-          set = `setPointer(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
-        }
-      } else {
-        set = `${io.write}(this._dv, this._o + ${off}, v, ${q(name)});`;
-      }
-    }
-    if (fd) o.push(fd);
-    o.push(`  get ${f.name}(): ${tsGet} {\n    ${get}\n  }`);
-    o.push(`  set ${f.name}(v: ${tsSet}) {\n    ${set}\n  }`);
-    init.push(`  ${f.name}?: ${tsSet};`);
+  return o;
+}
+
+/** Checked at every call given the struct (base.ts checkHeld): the bytes each host buffer must hold. */
+function hostExtentsOf(model: Model, tm: TypeMap, rec: RecordModel, hostExtents: Record<string, string>): string[] {
+  const o: string[] = [];
+  o.push(`  /** @internal Bytes C touches through each pointer field that holds host memory. */`);
+  o.push(`  static readonly hostExtents: Record<string, (s: ${rec.name}) => number> = {`);
+  // Field paths (s.srcPos.x) read straight from the bytes: no nested views on the way.
+  const read = (m: string, path: string) => {
+    const r = fieldRead(model, tm, rec, path.split('.'));
+    return r ? `(${r})` : m;
+  };
+  for (const [path, e] of Object.entries(hostExtents))
+    o.push(`    ${q(path)}: (s) => ${e.replace(/\bs((?:\.\w+)+)/g, (m, p: string) => read(m, p.slice(1)))},`);
+  o.push('  };');
+  return o;
+}
+
+/** A field's getter and setter bodies with their types, and a member of the class the getter uses. */
+interface Accessor {
+  tsGet: string;
+  tsSet: string;
+  get: string;
+  set: string;
+  member?: string;
+}
+
+function fieldAccessor(
+  model: Model,
+  tm: TypeMap,
+  rec: RecordModel,
+  f: FieldModel,
+  isText: (field: string, elem: PrimName) => boolean,
+  hasHostFn: boolean,
+): Accessor {
+  const name = `${rec.name}.${f.name}`;
+  const t = resolve(f.type);
+  if (t.k === 'array') return arrayField(tm, f, t, name, isText);
+  if (t.k === 'record') {
+    const r = model.records.get(t.key)!;
+    return {
+      tsGet: r.name,
+      tsSet: `${r.name} | ${r.name}Init`,
+      get: `return (this._n_${f.name} ??= nestedView(this, ${r.name}, ${f.offset}, ${r.size}, ${q(f.name)}));`,
+      set: `setNested(this.${f.name}, v, ${r.name}, ${q(name)});`,
+      member: `  private _n_${f.name}?: ${r.name};`,
+    };
   }
-  o.push('}');
-  o.push(`/** Fields accepted by \`new ${cls}({...})\`. */`);
-  o.push(`export interface ${cls}Init {\n${init.join('\n')}\n}`);
-  o.push('');
-  return o.join('\n');
+  return scalarField(tm, f, t, name, hasHostFn);
+}
+
+/** A fixed array: text or bytes (char), copies of structs, bytes (2-D), or values. */
+function arrayField(
+  tm: TypeMap,
+  f: FieldModel,
+  t: Extract<CType, { k: 'array' }>,
+  name: string,
+  isText: (field: string, elem: PrimName) => boolean,
+): Accessor {
+  const off = f.offset;
+  if (isCharArray(f.type) && isText(f.name, (resolve(t.of) as { name: PrimName }).name))
+    return {
+      tsGet: 'string',
+      tsSet: 'string',
+      get: `return getString(this, ${off}, ${t.n});`,
+      set: `setString(this, ${off}, ${t.n}, v, ${q(name)});`,
+    };
+  if (isCharArray(f.type))
+    return {
+      tsGet: 'Uint8Array',
+      tsSet: 'Uint8Array | number[]',
+      get: `return this._u8.slice(${off}, ${off + t.n});`,
+      set: `setBytes(this, ${off}, ${t.n}, v, ${q(name)});`,
+    };
+  const ek = tm.value(t.of);
+  const esz = f.size / t.n;
+  if (ek.k === 'record') {
+    const view = `${ek.rec.name}.view(this._u8.subarray(${off} + i * ${esz}, ${off} + (i + 1) * ${esz}), this._dv)`;
+    return {
+      tsGet: `${ek.rec.name}[]`,
+      tsSet: `(${ek.rec.name} | ${ek.rec.name}Init)[]`,
+      get: `return Array.from({ length: ${t.n} }, (_, i) => new ${ek.rec.name}(${view}));`,
+      set: `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => setNested(${view}, x === 0 ? {} : x, ${ek.rec.name}, n));`,
+    };
+  }
+  if (resolve(t.of).k === 'array') {
+    // Two-dimensional arrays read as their bytes.
+    return {
+      tsGet: 'Uint8Array',
+      tsSet: 'Uint8Array | number[]',
+      get: `return this._u8.slice(${off}, ${off + f.size});`,
+      set: `setBytes(this, ${off}, ${f.size}, v, ${q(name)});`,
+    };
+  }
+  const io = scalarIO(ek);
+  return {
+    tsGet: `${tsEnumsHandles(tm.tsOut(ek), tm)}[]`,
+    tsSet: `(${tsQ(tm, tm.tsIn(ek))})[]`,
+    get: `return Array.from({ length: ${t.n} }, (_, i) => ${io.read('this._dv', `this._o + ${off} + i * ${esz}`)});`,
+    set: `setArray(this, ${t.n}, v, ${q(name)}, (i, x, n) => ${io.write}(this._dv, this._o + ${off} + i * ${esz}, x, n));`,
+  };
+}
+
+/** A value, handle, pointer or function pointer; host functions and kernel arguments take JS forms. */
+function scalarField(tm: TypeMap, f: FieldModel, t: CType, name: string, hasHostFn: boolean): Accessor {
+  const off = f.offset;
+  const k = fieldKind(tm, f);
+  const io = scalarIO(k);
+  const tsGet = tsEnumsHandles(tm.tsOut(k), tm);
+  const a: Accessor = { tsGet, tsSet: plainSetType(k, f, tsGet), get: `return ${io.read('this._dv', `this._o + ${off}`)};`, set: '' };
+  const typedefName = f.type.k === 'typedef' ? f.type.name : '';
+  if (k.k === 'fnptr' && HOST_FN_TYPES.has(typedefName)) {
+    // A graph host node's function: a JS function is run on the JS thread at every launch.
+    a.tsSet = '((userData: bigint) => void) | bigint | null';
+    a.set = `setHostFnField(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
+  } else if (f.name === 'userData' && hasHostFn) {
+    // The host function's user data: C's field holds the token when the function is a JS one.
+    a.tsGet = 'bigint';
+    a.tsSet = 'bigint | ArrayBufferView | ArrayBuffer | CStruct | null';
+    a.get = `return getHostFnUserData(this, ${off});`;
+    a.set = `setHostFnUserData(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
+  } else if (f.name === 'kernelParams' && t.k === 'ptr') {
+    // The kernel's arguments: typed values, KernelArgs, or an address.
+    a.tsSet = 'KernelArgs | readonly KernelArgInput[] | bigint | ArrayBufferView | null';
+    a.set = `setKernelParamsField(this, ${off}, v, ${q(name)}, ${q(f.name)});`;
+  } else if (k.k === 'addr' || k.k === 'fnptr') {
+    Object.assign(a, pointerSetter(tm, f, t, name));
+  } else {
+    a.set = `${io.write}(this._dv, this._o + ${off}, v, ${q(name)});`;
+  }
+  return a;
+}
+
+/** What a value field's setter takes besides what its getter returns. */
+function plainSetType(k: ValueKind, f: FieldModel, tsGet: string): string {
+  if (k.k === 'handle') return `${tsGet} | null`;
+  if (isDevicePtrTypedef(f.type)) return 'DevicePointer | number';
+  if (k.k === 'i64' || k.k === 'u64') return 'bigint | number';
+  if (k.k === 'size') return 'number | bigint';
+  return tsGet;
+}
+
+/** A pointer field's setter: to values or structs, it also takes a JS array that is packed. */
+function pointerSetter(tm: TypeMap, f: FieldModel, t: CType, name: string): Pick<Accessor, 'tsSet' | 'set'> {
+  const off = f.offset;
+  const pt = t.k === 'ptr' ? resolve(t.to) : null;
+  const pointee = pt && pt.k !== 'fn' && !(pt.k === 'prim' && pt.name === 'void') ? tm.value((t as { to: CType }).to) : null;
+  if (!pointee || pointee.k === 'void' || pointee.k === 'fnptr')
+    return {
+      tsSet: 'bigint | ArrayBufferView | ArrayBuffer | CStruct | null',
+      set: `setPointer(this, ${off}, v, ${q(name)}, ${q(f.name)});`,
+    };
+  const esz = tm.sizeOf(pointee);
+  const elemTs = pointee.k === 'record' ? `${pointee.rec.name} | ${pointee.rec.name}Init` : tsEnumsHandles(tm.tsIn(pointee), tm);
+  const write =
+    pointee.k === 'record'
+      ? `(dv, at, x, n) => packStruct(dv, at, x, ${pointee.rec.name}, n)`
+      : `(dv, at, x, n) => ${scalarIO(pointee).write}(dv, at, x, n)`;
+  return {
+    tsSet: `bigint | Uint8Array | ArrayBufferView | CStruct | (${elemTs})[] | null`,
+    set: `setPointerArray(this, ${off}, v, ${q(name)}, ${q(f.name)}, ${esz}, ${write});`,
+  };
 }

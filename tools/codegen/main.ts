@@ -10,17 +10,8 @@ import { runClang, findClang, cudaInclude } from './clang';
 import { buildModel, type Model } from './model';
 import { TypeMap } from './types';
 import { emitStructs } from './emit-structs';
-import {
-  emitEnums,
-  collectConstants,
-  emitConstants,
-  emitHandles,
-  planFunction,
-  emitFfi,
-  emitFacade,
-  type ConstantModel,
-  type Plan,
-} from './emit-api';
+import { emitEnums, collectConstants, emitConstants, emitHandles, emitFfi, emitFacade, type ConstantModel } from './emit-api';
+import { planFunction, type Plan } from './plan';
 import { resolve } from './ctype';
 import type { ApiConfig } from './apis';
 import { runtimeApi } from './runtime-spec';

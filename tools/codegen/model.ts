@@ -91,76 +91,10 @@ export interface Model {
 
 export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
   const top = cr.ast.inner ?? [];
+  const src = sourceOf(cr);
   const env: TypeEnv = { typedefs: new Map(), anonRecords: new Map() };
-  const rawLoc = (n: AstNode): SourceLoc => cr.locs.get(n.id) ?? { file: '?', line: 0, col: 0, path: '?' };
-  // A reduced header (tools/codegen/*-decls.h) marks each line with where it sits in the original.
-  const loc = (n: AstNode): SourceLoc => {
-    const l = rawLoc(n);
-    if (!l.path.endsWith('-decls.h')) return l;
-    const m = /\/\* @([\w.]+):(\d+) \*\/\s*$/.exec(sourceLines(l.path)[l.line - 1] ?? '');
-    return m ? { ...l, file: m[1], line: Number(m[2]) } : l;
-  };
-  // Declarations of the CUDA headers (or of a reduced header's `#line "nvrtc.h"`), not of libc or
-  // the compiler or the stand-ins for foreign headers.
-  const inCuda = (n: AstNode) => {
-    const p = loc(n).path;
-    return p !== '?' && !p.startsWith('<') && !p.startsWith('/usr/include') && !p.startsWith('/usr/lib') && !p.includes('/stubs/');
-  };
-
-  // Pass 1: name every record (unnamed ones after the typedef or member that owns them) and
-  // collect typedefs, so that types can be parsed in pass 2.
-  const recordNodes = new Map<string, { node: AstNode; name: string; owner?: { key: string; path: string }; cName: string }>();
-  const recordById = new Map<string, string>();
-  // `scope` is the C++ scope a named nested record lives in (C puts it at file scope; the g++
-  // checks need the C++ name).
-  const nameRecord = (n: AstNode, name: string, owner?: { key: string; path: string }, scope = '') => {
-    const key = n.name ?? `${name}`;
-    const cName = n.name ? `${n.tagUsed} ${scope}${n.name}` : owner ? '' : name;
-    recordById.set(n.id, key);
-    const l = rawLoc(n);
-    if (!n.name) env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, key);
-    const prev = recordNodes.get(key);
-    if (!prev || (n.completeDefinition && !prev.node.completeDefinition)) recordNodes.set(key, { node: n, name, owner, cName });
-    // Members that are themselves unnamed records take the member's name.
-    const inner = n.inner ?? [];
-    for (let i = 0; i < inner.length; i++) {
-      const c = inner[i];
-      if (c.kind !== 'RecordDecl') continue;
-      if (c.name) {
-        nameRecord(c, c.name, undefined, n.name ? `${scope}${n.name}::` : scope);
-        continue;
-      }
-      const f = inner.slice(i + 1).find((x) => x.kind === 'FieldDecl');
-      const member = f?.name && /\((unnamed|anonymous) /.test(f.type?.qualType ?? '') ? f.name : `anon${i}`;
-      const parentPath = owner ? `${owner.path}.` : '';
-      // A member that is an array of the unnamed record: its first element stands for the type.
-      const dims = f && f.name === member ? (/((?:\[\d+\])+)$/.exec(f.type?.qualType ?? '')?.[1].match(/\[/g)?.length ?? 0) : 0;
-      nameRecord(c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}${'[0]'.repeat(dims)}` }, scope);
-    }
-  };
-  for (let i = 0; i < top.length; i++) {
-    const n = top[i];
-    if (n.kind === 'EnumDecl' && !n.name) {
-      // typedef enum { ... } Name;
-      const td = top.slice(i + 1, i + 3).find((x) => x.kind === 'TypedefDecl' && ownedTag(x) === n.id);
-      if (td) {
-        const l = rawLoc(n);
-        env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, td.name!);
-        n.name = td.name;
-      }
-    }
-    if (n.kind === 'RecordDecl') {
-      if (n.name) nameRecord(n, n.name);
-      else {
-        // typedef struct { ... } Name;
-        const td = top.slice(i + 1, i + 3).find((x) => x.kind === 'TypedefDecl' && ownedTag(x) === n.id);
-        nameRecord(n, td?.name ?? `anon_${n.id}`);
-      }
-    } else if (n.kind === 'TypedefDecl' && !n.isImplicit) {
-      env.typedefs.set(n.name!, n.type!.qualType);
-    }
-  }
-
+  // Pass 1 names every record and collects typedefs, so that types can be parsed in pass 2.
+  const recordNodes = nameDeclarations(top, env, src);
   const model: Model = {
     enums: new Map(),
     enumerators: new Map(),
@@ -171,10 +105,120 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     env,
     inlineWrappers: new Map(),
   };
+  readEnums(top, model, src);
+  // Typedefs are parsed now that every record has a key.
+  readTypedefs(top, model, src);
+  readRecords(model, recordNodes, src);
+  readFunctions(top, model, src, headerFiles);
+  return model;
+}
 
-  // Enums.
+/** Where clang's nodes were written, and which of them the model takes. */
+interface Source {
+  /** Where clang saw the node. */
+  raw(n: AstNode): SourceLoc;
+  /** Where the node is in the original header: a reduced header (tools/codegen/*-decls.h) marks each line with it. */
+  loc(n: AstNode): SourceLoc;
+  /**
+   * Declarations of the CUDA headers (or of a reduced header's `#line "nvrtc.h"`), not of libc or
+   * the compiler or the stand-ins for foreign headers.
+   */
+  inCuda(n: AstNode): boolean;
+}
+
+function sourceOf(cr: ClangResult): Source {
+  const raw = (n: AstNode): SourceLoc => cr.locs.get(n.id) ?? { file: '?', line: 0, col: 0, path: '?' };
+  const loc = (n: AstNode): SourceLoc => {
+    const l = raw(n);
+    if (!l.path.endsWith('-decls.h')) return l;
+    const m = /\/\* @([\w.]+):(\d+) \*\/\s*$/.exec(sourceLines(l.path)[l.line - 1] ?? '');
+    return m ? { ...l, file: m[1], line: Number(m[2]) } : l;
+  };
+  const inCuda = (n: AstNode) => {
+    const p = loc(n).path;
+    return p !== '?' && !p.startsWith('<') && !p.startsWith('/usr/include') && !p.startsWith('/usr/lib') && !p.includes('/stubs/');
+  };
+  return { raw, loc, inCuda };
+}
+
+/** A record's declaration with the names the model gives it. */
+interface RecordNode {
+  node: AstNode;
+  name: string;
+  owner?: { key: string; path: string };
+  cName: string;
+}
+
+/**
+ * Pass 1: every record by its key, unnamed ones named after the typedef or member that owns them,
+ * and every typedef's spelling in `env` (unnamed enums get their typedef's name here too).
+ */
+function nameDeclarations(top: AstNode[], env: TypeEnv, src: Source): Map<string, RecordNode> {
+  const names: Names = { nodes: new Map(), env, src };
+  for (let i = 0; i < top.length; i++) {
+    const n = top[i];
+    if (n.kind === 'EnumDecl' && !n.name) {
+      // typedef enum { ... } Name;
+      const td = top.slice(i + 1, i + 3).find((x) => x.kind === 'TypedefDecl' && ownedTag(x) === n.id);
+      if (td) {
+        const l = src.raw(n);
+        env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, td.name!);
+        n.name = td.name;
+      }
+    }
+    if (n.kind === 'RecordDecl') {
+      if (n.name) nameRecord(names, n, n.name);
+      else {
+        // typedef struct { ... } Name;
+        const td = top.slice(i + 1, i + 3).find((x) => x.kind === 'TypedefDecl' && ownedTag(x) === n.id);
+        nameRecord(names, n, td?.name ?? `anon_${n.id}`);
+      }
+    } else if (n.kind === 'TypedefDecl' && !n.isImplicit) {
+      env.typedefs.set(n.name!, n.type!.qualType);
+    }
+  }
+  return names.nodes;
+}
+
+interface Names {
+  nodes: Map<string, RecordNode>;
+  env: TypeEnv;
+  src: Source;
+}
+
+/**
+ * Names record `n` and the records declared inside it. `scope` is the C++ scope a named nested
+ * record lives in (C puts it at file scope; the g++ checks need the C++ name).
+ */
+function nameRecord(names: Names, n: AstNode, name: string, owner?: { key: string; path: string }, scope = ''): void {
+  const key = n.name ?? `${name}`;
+  const cName = n.name ? `${n.tagUsed} ${scope}${n.name}` : owner ? '' : name;
+  const l = names.src.raw(n);
+  if (!n.name) names.env.anonRecords.set(`${l.path}:${l.line}:${l.col}`, key);
+  const prev = names.nodes.get(key);
+  if (!prev || (n.completeDefinition && !prev.node.completeDefinition)) names.nodes.set(key, { node: n, name, owner, cName });
+  // Members that are themselves unnamed records take the member's name.
+  const inner = n.inner ?? [];
+  for (let i = 0; i < inner.length; i++) {
+    const c = inner[i];
+    if (c.kind !== 'RecordDecl') continue;
+    if (c.name) {
+      nameRecord(names, c, c.name, undefined, n.name ? `${scope}${n.name}::` : scope);
+      continue;
+    }
+    const f = inner.slice(i + 1).find((x) => x.kind === 'FieldDecl');
+    const member = f?.name && /\((unnamed|anonymous) /.test(f.type?.qualType ?? '') ? f.name : `anon${i}`;
+    const parentPath = owner ? `${owner.path}.` : '';
+    // A member that is an array of the unnamed record: its first element stands for the type.
+    const dims = f && f.name === member ? (/((?:\[\d+\])+)$/.exec(f.type?.qualType ?? '')?.[1].match(/\[/g)?.length ?? 0) : 0;
+    nameRecord(names, c, `${name}_${member}`, { key: owner?.key ?? key, path: `${parentPath}${member}${'[0]'.repeat(dims)}` }, scope);
+  }
+}
+
+/** Enums with their values (an enumerator without an initializer is the one before it plus one). */
+function readEnums(top: AstNode[], model: Model, src: Source): void {
   for (const n of top) {
-    if (n.kind !== 'EnumDecl' || !n.name || !inCuda(n)) continue;
+    if (n.kind !== 'EnumDecl' || !n.name || !src.inCuda(n)) continue;
     const values: EnumModel['values'] = [];
     let next = 0n;
     for (const c of n.inner ?? []) {
@@ -188,24 +232,47 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     const min = values.reduce((a, b) => (b.value < a ? b.value : a), 0n);
     const max = values.reduce((a, b) => (b.value > a ? b.value : a), 0n);
     const size = min >= -(2n ** 31n) && max <= 2n ** 32n - 1n ? 4 : 8;
-    model.enums.set(n.name, { name: n.name, typedefs: [], values, loc: loc(n), doc: docText(n), size });
+    model.enums.set(n.name, { name: n.name, typedefs: [], values, loc: src.loc(n), doc: docText(n), size });
   }
+}
 
-  // Typedefs (parsed now that every record has a key).
+function readTypedefs(top: AstNode[], model: Model, src: Source): void {
   for (const n of top) {
-    if (n.kind !== 'TypedefDecl' || n.isImplicit || !inCuda(n)) continue;
-    const type = parseCType(n.type!.qualType, env);
-    model.typedefs.set(n.name!, { spelled: n.type!.qualType, type, loc: loc(n), doc: docText(n) });
+    if (n.kind !== 'TypedefDecl' || n.isImplicit || !src.inCuda(n)) continue;
+    const type = parseCType(n.type!.qualType, model.env);
+    model.typedefs.set(n.name!, { spelled: n.type!.qualType, type, loc: src.loc(n), doc: docText(n) });
     const r = resolve(type);
     if (r.k === 'enum' && model.enums.has(r.name)) model.enums.get(r.name)!.typedefs.push(n.name!);
   }
+}
 
-  // Records, with layout.
-  const layoutDone = new Map<string, RecordModel>();
-  const layOut = (key: string): RecordModel => {
-    const done = layoutDone.get(key);
+/** Records of the CUDA headers with their layout, and the typedefs that name each. */
+function readRecords(model: Model, nodes: Map<string, RecordNode>, src: Source): void {
+  const layouts = new Layouts(model, nodes, src);
+  for (const key of nodes.keys()) {
+    if (!src.inCuda(nodes.get(key)!.node)) continue;
+    model.records.set(key, layouts.of(key));
+  }
+  for (const [name, td] of model.typedefs) {
+    const r = resolve(td.type);
+    if (r.k === 'record' && model.records.has(r.key) && r.key !== name) model.records.get(r.key)!.typedefs.push(name);
+  }
+}
+
+/** Records laid out as x86-64 C lays them out, each once, the records they hold first. */
+class Layouts {
+  private readonly done = new Map<string, RecordModel>();
+
+  constructor(
+    private readonly model: Model,
+    private readonly nodes: Map<string, RecordNode>,
+    private readonly src: Source,
+  ) {}
+
+  of(key: string): RecordModel {
+    const done = this.done.get(key);
     if (done) return done;
-    const ent = recordNodes.get(key);
+    const ent = this.nodes.get(key);
     if (!ent) throw new Error(`codegen: unknown record ${key}`);
     const { node, name, owner, cName } = ent;
     const kind = node.tagUsed === 'union' ? 'union' : 'struct';
@@ -217,13 +284,13 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       fields: [],
       size: 0,
       align: 1,
-      loc: loc(node),
+      loc: this.src.loc(node),
       doc: docText(node),
       typedefs: [],
       opaque: !node.completeDefinition,
       owner,
     };
-    layoutDone.set(key, rec);
+    this.done.set(key, rec);
     if (rec.opaque) return rec;
     let off = 0;
     let align = alignAttr(node) ?? 1;
@@ -231,14 +298,14 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     for (const f of node.inner ?? []) {
       if (f.kind !== 'FieldDecl') continue;
       if (f.isBitfield) throw new Error(`codegen: bit-field ${key}.${f.name} is not supported`);
-      const type = parseCType(f.type!.qualType, env);
-      const { size: fs, align: fa0 } = sizeAlign(type);
+      const type = parseCType(f.type!.qualType, this.model.env);
+      const { size: fs, align: fa0 } = this.sizeAlign(type);
       const fa = Math.max(fa0, alignAttr(f) ?? 1);
       const at = kind === 'union' ? 0 : roundUp(off, fa);
       align = Math.max(align, fa);
       if (!f.name) {
         // An unnamed struct or union member: its fields belong to this record.
-        const sub = layOut((resolve(type) as { key: string }).key);
+        const sub = this.of((resolve(type) as { key: string }).key);
         sub.flattened = true;
         for (const sf of sub.fields) rec.fields.push({ ...sf, offset: at + sf.offset, cPath: sf.cPath });
       } else {
@@ -250,42 +317,37 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
     rec.size = roundUp(size, align);
     rec.align = align;
     return rec;
-  };
-  const sizeAlign = (t: CType): { size: number; align: number } => {
+  }
+
+  private sizeAlign(t: CType): { size: number; align: number } {
     const r = resolve(t);
     switch (r.k) {
       case 'prim':
         return { size: PRIM_SIZE[r.name], align: PRIM_SIZE[r.name] };
       case 'enum': {
-        const s = model.enums.get(r.name)?.size ?? 4;
+        const s = this.model.enums.get(r.name)?.size ?? 4;
         return { size: s, align: s };
       }
       case 'ptr':
         return { size: 8, align: 8 };
       case 'array': {
-        const e = sizeAlign(r.of);
+        const e = this.sizeAlign(r.of);
         return { size: e.size * r.n, align: e.align };
       }
       case 'record': {
-        const rec = layOut(r.key);
+        const rec = this.of(r.key);
         return { size: rec.size, align: rec.align };
       }
       case 'fn':
         throw new Error(`codegen: a function type has no size (${r.spelled})`);
     }
-  };
-  for (const key of recordNodes.keys()) {
-    if (!inCuda(recordNodes.get(key)!.node)) continue;
-    model.records.set(key, layOut(key));
   }
-  for (const [name, td] of model.typedefs) {
-    const r = resolve(td.type);
-    if (r.k === 'record' && model.records.has(r.key) && r.key !== name) model.records.get(r.key)!.typedefs.push(name);
-  }
+}
 
-  // Functions declared by the chosen headers.
+/** Functions declared by the chosen headers, and their static inline helpers that only forward a call. */
+function readFunctions(top: AstNode[], model: Model, src: Source, headerFiles: Set<string>): void {
   for (const n of top) {
-    if (n.kind !== 'FunctionDecl' || !headerFiles.has(loc(n).file)) continue;
+    if (n.kind !== 'FunctionDecl' || !headerFiles.has(src.loc(n).file)) continue;
     const body = (n.inner ?? []).find((x) => x.kind === 'CompoundStmt');
     if (body) {
       // A static inline helper; one that only forwards to another function is remembered.
@@ -294,34 +356,37 @@ export function buildModel(cr: ClangResult, headerFiles: Set<string>): Model {
       if (callee)
         model.inlineWrappers.set(n.name!, {
           callee,
-          loc: loc(n),
-          doc: briefFromSource(rawLoc(n)) || functionDoc(n).brief,
+          loc: src.loc(n),
+          doc: briefFromSource(src.raw(n)) || functionDoc(n).brief,
           paramDocs: functionDoc(n).params,
-          returnDoc: returnsFromSource(rawLoc(n)) || functionDoc(n).returns,
+          returnDoc: returnsFromSource(src.raw(n)) || functionDoc(n).returns,
         });
       continue;
     }
-    const qt = n.type!.qualType;
-    const retSpelled = qt.slice(0, qt.indexOf('(')).trim();
-    const params: ParamModel[] = (n.inner ?? [])
-      .filter((p) => p.kind === 'ParmVarDecl')
-      .map((p, i) => ({ name: p.name ?? `arg${i}`, type: parseCType(p.type!.qualType, env), spelled: p.type!.qualType }));
-    const { brief: astBrief, params: paramDocs, returns: astReturns } = functionDoc(n);
-    const returnDoc = returnsFromSource(rawLoc(n)) || astReturns;
-    const brief = astBrief || briefFromSource(rawLoc(n));
-    model.functions.set(n.name!, {
-      name: n.name!,
-      symbol: n.name!,
-      ret: parseCType(retSpelled, env),
-      retSpelled,
-      params,
-      loc: loc(n),
-      doc: brief,
-      paramDocs,
-      returnDoc,
-    });
+    model.functions.set(n.name!, functionOf(n, model.env, src));
   }
-  return model;
+}
+
+function functionOf(n: AstNode, env: TypeEnv, src: Source): FunctionModel {
+  const qt = n.type!.qualType;
+  const retSpelled = qt.slice(0, qt.indexOf('(')).trim();
+  const params: ParamModel[] = (n.inner ?? [])
+    .filter((p) => p.kind === 'ParmVarDecl')
+    .map((p, i) => ({ name: p.name ?? `arg${i}`, type: parseCType(p.type!.qualType, env), spelled: p.type!.qualType }));
+  const { brief: astBrief, params: paramDocs, returns: astReturns } = functionDoc(n);
+  const returnDoc = returnsFromSource(src.raw(n)) || astReturns;
+  const brief = astBrief || briefFromSource(src.raw(n));
+  return {
+    name: n.name!,
+    symbol: n.name!,
+    ret: parseCType(retSpelled, env),
+    retSpelled,
+    params,
+    loc: src.loc(n),
+    doc: brief,
+    paramDocs,
+    returnDoc,
+  };
 }
 
 /** `{ return g(...); }`: the name g, or undefined for any other body. */
