@@ -1,4 +1,4 @@
-// The layers import one way (DESIGN.md): ffi -> ffi; structs -> ffi (and the types of a facade's
+// The layers import one way (the README's "Layout" section): ffi -> ffi; structs -> ffi (and the types of a facade's
 // enums and handles); each facade -> ffi, structs, itself and another facade's enums and handles; core -> facades, ffi; cli -> core and the facades (what the package root re-exports).
 // Nothing under src/ imports src/index.ts, and no module reaches itself again through value imports.
 import * as fs from 'node:fs';

@@ -18,3 +18,30 @@ test('npm run lint reports a value import cycle between two modules', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }, 120_000);
+
+test("every 'files' glob of eslint.config.mjs matches a file of the repository", () => {
+  // The config is an ES module: a child Node prints the globs of its own entries (the shared
+  // configs it spreads in, which carry a name, cover file kinds this repository may not have).
+  const print = "import c from './eslint.config.mjs'; console.log(JSON.stringify(c.flatMap((o) => (o.name ? [] : (o.files ?? [])))));";
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', print], { cwd: root, encoding: 'utf8' });
+  const globs = (JSON.parse(r.stdout) as unknown[]).filter((g): g is string => typeof g === 'string');
+  const files = spawnSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  expect(globs.length).toBeGreaterThan(3);
+  expect(globs.filter((g) => !files.some((f) => globRegExp(g).test(f)))).toEqual([]);
+}, 60_000);
+
+/** ESLint's glob forms used in the config (`**`, `*`, `{a,b}`) as a regular expression over a repository path. */
+function globRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (glob.startsWith('**/', i)) ((re += '(?:.*/)?'), (i += 2));
+    else if (glob.startsWith('**', i)) ((re += '.*'), (i += 1));
+    else if (c === '*') re += '[^/]*';
+    else if (c === '{') re += '(?:';
+    else if (c === '}') re += ')';
+    else if (c === ',') re += '|';
+    else re += c.replace(/[.+?^$()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
