@@ -53,6 +53,23 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
+/**
+ * The entries of a fatbin container as its headers list them: the container (magic 0xBA55ED50, u16
+ * version, u16 header size, u64 size), then per entry u16 kind (1 PTX, 2 ELF, 8 LTO-IR), u32 header
+ * size at 4, u32 padded payload size at 8 and u32 SM at 28; as nvcc -fatbin and fatbinary write it.
+ */
+function fatbinEntries(bin: Uint8Array): { kind: string; sm: number }[] {
+  const b = Buffer.from(bin.buffer, bin.byteOffset, bin.byteLength);
+  expect(b.readUInt32LE(0)).toBe(0xba55ed50);
+  const start = b.readUInt16LE(6);
+  const end = start + Number(b.readBigUInt64LE(8));
+  const kinds: Record<number, string> = { 1: 'ptx', 2: 'elf', 8: 'ltoir' };
+  const out: { kind: string; sm: number }[] = [];
+  for (let at = start; at < end; at += b.readUInt32LE(at + 4) + b.readUInt32LE(at + 8))
+    out.push({ kind: kinds[b.readUInt16LE(at)] ?? `kind ${b.readUInt16LE(at)}`, sm: b.readUInt32LE(at + 28) });
+  return out;
+}
+
 /** The device's architecture digits ('90'). */
 const digits = () => Device.get(0).computeCapability.join('');
 
@@ -235,8 +252,13 @@ describeGpu('nvFatbin facade (cuda-python test_nvfatbin.py)', () => {
     const [h] = fok(nvfatbin.nvFatbinCreate([], 0), 'nvFatbinCreate');
     fok(nvfatbin.nvFatbinAddCubin(h, cubin.code, cubin.code.length, arch.split('_')[1], 'inc'), 'nvFatbinAddCubin');
     fok(nvfatbin.nvFatbinAddLTOIR(h, lto.code, lto.code.length, arch.split('_')[1], 'lto', ''), 'nvFatbinAddLTOIR');
-    fok(nvfatbin.nvFatbinGet(h, null), 'nvFatbinGet');
+    const [bin] = fok(nvfatbin.nvFatbinGet(h, null), 'nvFatbinGet');
     nvfatbin.nvFatbinDestroy(h);
+    const sm = Number(arch.split('_')[1]);
+    expect(fatbinEntries(bin)).toEqual([
+      { kind: 'elf', sm },
+      { kind: 'ltoir', sm },
+    ]);
   });
 
   test('an sm_80 cubin added as 75 is NVFATBIN_ERROR_ELF_ARCH_MISMATCH', () => {
