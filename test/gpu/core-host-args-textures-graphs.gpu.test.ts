@@ -94,7 +94,7 @@ extern "C" __global__ void tmaTile(const __grid_constant__ TensorMap map, float 
 
 let cache: string;
 beforeAll(() => {
-  cache = fs.mkdtempSync(path.join(os.tmpdir(), 'core-kernels2-'));
+  cache = fs.mkdtempSync(path.join(os.tmpdir(), 'core-host-args-'));
 });
 afterAll(() => fs.rmSync(cache, { recursive: true, force: true }));
 
