@@ -380,11 +380,14 @@ class Prepared {
   }
 
   async timed(config: LaunchConfig, args: ArrayLike<unknown>): Promise<number> {
+    // The config and its stream are checked before the start event is recorded on that stream (the
+    // launch's own checks come after the record).
+    this.begin(config, args.length - 1);
+    const s = config.stream === undefined || config.stream === null ? null : this.streamHandle(config.stream);
     const start = check(cudart.cudaEventCreate(), 'cudaEventCreate');
     let end: cudart.cudaEvent_t | null = null;
     try {
       end = check(cudart.cudaEventCreate(), 'cudaEventCreate');
-      const s = config?.stream?.handle ?? null;
       check(cudart.cudaEventRecord(start, s), 'cudaEventRecord');
       this.launch(config, args, 1);
       check(cudart.cudaEventRecord(end, s), 'cudaEventRecord');
