@@ -17,7 +17,7 @@ import { ConditionalHandle } from './ConditionalHandle';
 import { HostArgument } from './HostArgument';
 import { setDim } from './dims';
 import { debugDot, describe } from './debug-dot';
-import { TextureObject } from './TextureObject';
+import { TextureObject, closedObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
 import { checkOptions, type OptionKeys } from './options';
 
@@ -212,7 +212,7 @@ export class GraphBuilder extends Resource {
       return a.devicePtr;
     }
     if (a instanceof TextureObject || a instanceof SurfaceObject) {
-      if (a.isClosed) throw new Error(`${fn}: argument ${i} is a ${a.constructor.name} that was closed`);
+      if (a.isClosed) throw new Error(`${fn}: argument ${i} is ${closedObject(a)}`);
       return cudart.u64(a.handle);
     }
     if (a instanceof ConditionalHandle) {

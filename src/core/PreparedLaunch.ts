@@ -13,6 +13,7 @@ import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 import { readDim, setDim } from './dims';
+import { closedObject } from './TextureObject';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
@@ -326,7 +327,7 @@ class Prepared {
       }
     }
     if (t === 'u64' && v !== null && typeof v === 'object' && typeof (v as { handle?: unknown }).handle === 'bigint') {
-      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is a ${v.constructor.name} that was closed`);
+      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is ${closedObject(v)}`);
       return dv.setBigUint64(at, (v as { handle: bigint }).handle, true);
     }
     if (
