@@ -3,7 +3,7 @@
 // reports closed once that memory is.
 import * as cudart from '../runtime';
 import { check } from './errors';
-import { Resource } from './lifetime';
+import { Resource, article } from './lifetime';
 import { CudaArray } from './CudaArray';
 import { ResourceDescriptor } from './ResourceDescriptor';
 import { TextureDescriptor, type TextureOptions } from './TextureDescriptor';
@@ -60,12 +60,11 @@ export class TextureObject extends Resource {
 }
 
 /**
- * @internal How a launch names a closed object it refuses: `a SurfaceObject whose CudaArray was
- * closed` when a texture's or surface's memory went first, else `a <class> that was closed`.
+ * @internal How a launch or a graph names a closed object it refuses: `a SurfaceObject whose
+ * CudaArray was closed` when a texture's or surface's memory went first, else `a <class> that was closed`.
  */
 export function closedObject(o: object): string {
   const memory = o instanceof SurfaceObject ? o.array : o instanceof TextureObject ? o.resource.resource : null;
-  return memory?.isClosed
-    ? `a ${o.constructor.name} whose ${memory.constructor.name} was closed`
-    : `a ${o.constructor.name} that was closed`;
+  const name = o.constructor.name;
+  return `${article(name)} ${name} ${memory?.isClosed ? `whose ${memory.constructor.name} was closed` : 'that was closed'}`;
 }
