@@ -8,7 +8,8 @@ import { ncclUniqueId, type ncclConfig_t } from '../nccl';
 import { Resource } from './lifetime';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
-import type { Stream } from './Stream';
+import { Stream } from './Stream';
+import { describe } from './debug-dot';
 import { checkOptions, type OptionKeys } from './options';
 
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
@@ -126,7 +127,7 @@ export interface CommunicatorInit {
 export interface CollectiveOptions {
   /** Elements per rank (see each collective); by default as many as the buffers hold. */
   count?: number;
-  /** The stream the collective is queued on (default: the legacy default stream). */
+  /** The stream the collective is queued on: an open Stream (default: the legacy default stream). */
   stream?: Stream;
 }
 /** Options of the reducing collectives (allReduce, reduceScatter). */
@@ -361,30 +362,36 @@ export class Communicator extends Resource {
     this.run(f, 'ncclAllReduce', nccl.ncclAllReduce(send.ptr, recv.ptr, count, type, this.op(f, options.op), this.handle, stream));
   }
 
-  /** Copies `count` elements of `send` on `root` into `recv` on every rank (`send` is read on root only; elsewhere it may be null). */
+  /**
+   * Copies `count` elements of `send` on `root` into `recv` on every rank (`send` is read on root
+   * only; elsewhere it may be null). The default count is what `recv` holds, on every rank alike
+   * (root's `send` must hold as many): pass `count` when the buffers are not all that size.
+   */
   broadcast(send: Buf | null, recv: Buf, dtype: NcclDtype, options: RootOptions = {}): void {
     const f = 'broadcast';
     checkOptions(`Communicator.${f}`, options, ROOT_OPTIONS);
     const root = this.root(f, options.root);
-    const bufs: [Buf, string, number][] =
-      this.rank === root
-        ? [
-            [send as Buf, 'send', 1],
-            [recv, 'recv', 1],
-          ]
-        : [[recv, 'recv', 1]];
-    const { type, count, stream } = this.prepare(f, dtype, options, bufs);
+    const { type, count, stream } = this.prepare(
+      f,
+      dtype,
+      options,
+      [[recv, 'recv', 1]],
+      this.rank === root ? [[send as Buf, 'send', 1]] : [],
+    );
     this.run(f, 'ncclBroadcast', nccl.ncclBroadcast((send ?? recv).ptr, recv.ptr, count, type, root, this.handle, stream));
   }
 
-  /** Reduces `count` elements of `send` over every rank into `recv` on `root` (`recv` may be null elsewhere). */
+  /**
+   * Reduces `count` elements of `send` over every rank into `recv` on `root` (`recv` may be null
+   * elsewhere). The default count is what `send` holds, on every rank alike (root's `recv` must hold
+   * as many).
+   */
   reduce(send: Buf, recv: Buf | null, dtype: NcclDtype, options: ReduceOptions & RootOptions = {}): void {
     const f = 'reduce';
     checkOptions(`Communicator.${f}`, options, REDUCE_ROOT_OPTIONS);
     const root = this.root(f, options.root);
-    const bufs: [Buf, string, number][] = [[send, 'send', 1]];
-    if (this.rank === root || recv !== null) bufs.push([recv as Buf, 'recv', 1]);
-    const { type, count, stream } = this.prepare(f, dtype, options, bufs);
+    const atRoot: [Buf, string, number][] = this.rank === root || recv !== null ? [[recv as Buf, 'recv', 1]] : [];
+    const { type, count, stream } = this.prepare(f, dtype, options, [[send, 'send', 1]], atRoot);
     this.run(f, 'ncclReduce', nccl.ncclReduce(send.ptr, recv?.ptr ?? null, count, type, this.op(f, options.op), root, this.handle, stream));
   }
 
@@ -459,15 +466,22 @@ export class Communicator extends Resource {
 
   // -- argument checks, shared by the collectives
 
-  /** Checks the dtype, the stream and each buffer against `count` elements × its multiple; picks the default count. */
+  /**
+   * Checks the dtype, the stream and each buffer against `count` elements × its multiple. The
+   * default count is the most that `bufs` (the buffers every rank passes) hold; `someRanks` (those
+   * only the root passes) must hold as many but do not decide it, so that every rank computes the
+   * same count (ranks that disagree make a collective hang or overrun).
+   */
   private prepare(
     f: string,
     dtype: NcclDtype,
     o: CollectiveOptions,
-    bufs: [Buf, string, number][],
+    everyRank: [Buf, string, number][],
+    someRanks: [Buf, string, number][] = [],
   ): { type: ncclDataType_t; count: number; stream: nccl.cudaStream_t | null } {
     this.live(f);
     const fn = `Communicator.${f}`;
+    const bufs = [...everyRank, ...someRanks];
     const { type, bytes } = dtypeOf(dtype, fn);
     if (typeof o !== 'object' || o === null)
       throw new TypeError(`${fn}: parameter 'options' must be an object, got ${o === null ? 'null' : typeof o}`);
@@ -476,14 +490,14 @@ export class Communicator extends Resource {
         throw new TypeError(
           `${fn}: parameter '${name}' must be a DeviceBuffer, got ${b === null ? 'null' : typeof b === 'object' ? ((b as object).constructor?.name ?? 'object') : typeof b}`,
         );
+      if (b.isClosed) throw new Error(`${fn}: parameter '${name}' is a DeviceBuffer that was closed`);
       if (b.kind !== 'managed' && this.deviceD && b.device !== this.deviceD)
         throw new RangeError(
           `${fn}: parameter '${name}' is memory of device ${b.device.ordinal}, but this rank's device is ${this.deviceD.ordinal}`,
         );
     }
-    let count = o.count;
-    if (count === undefined) count = Math.min(...bufs.map(([b, , k]) => Math.floor(b.size / bytes / k)));
-    else if (!Number.isSafeInteger(count) || count < 0)
+    const count = o.count ?? defaultCount(fn, dtype, bytes, everyRank, someRanks);
+    if (!Number.isSafeInteger(count) || count < 0)
       throw new RangeError(`${fn}: parameter 'count' must be a non-negative integer, got ${count}`);
     for (const [b, name, k] of bufs) {
       const need = count * k * bytes;
@@ -494,10 +508,7 @@ export class Communicator extends Resource {
         );
       }
     }
-    const s = o.stream;
-    if (s !== undefined && (typeof s !== 'object' || s === null || !('handle' in s)))
-      throw new TypeError(`${fn}: parameter 'stream' must be a Stream, got ${s === null ? 'null' : typeof s}`);
-    return { type, count, stream: s ? (s.handle as nccl.cudaStream_t) : null };
+    return { type, count, stream: streamHandle(o.stream, fn) };
   }
 
   private op(f: string, op: NcclOp | undefined): ncclRedOp_t {
@@ -523,6 +534,38 @@ export class Communicator extends Resource {
   private run(f: string, c: string, r: [ncclResult_t]): void {
     checkNccl(r[0], `${c} (Communicator.${f})`, this.handle);
   }
+}
+
+/**
+ * The count when none is given: the most that every buffer of `everyRank` holds (buffers each rank
+ * passes, so every rank computes the same). Throws RangeError when one of `someRanks` (the root's
+ * alone) holds fewer: a smaller count on the root alone would not match the other ranks'.
+ */
+function defaultCount(
+  fn: string,
+  dtype: NcclDtype,
+  bytes: number,
+  everyRank: [Buf, string, number][],
+  someRanks: [Buf, string, number][],
+): number {
+  const holds = ([b, , k]: [Buf, string, number]) => Math.floor(b.size / bytes / k);
+  const count = Math.min(...everyRank.map(holds));
+  for (const buf of someRanks)
+    if (holds(buf) < count) {
+      const from = everyRank.map(([, name]) => `'${name}'`).join(' and ');
+      throw new RangeError(
+        `${fn}: parameter '${buf[1]}' holds ${holds(buf)} ${dtype}, fewer than the ${count} of ${from}; without options.count every rank takes the count from ${from} (the buffer every rank passes), so pass the count`,
+      );
+    }
+  return count;
+}
+
+/** The handle of a collective's `options.stream`: absent is the legacy default stream, else an open core Stream. */
+function streamHandle(s: unknown, fn: string): nccl.cudaStream_t | null {
+  if (s === undefined) return null;
+  if (!(s instanceof Stream)) throw new TypeError(`${fn}: parameter 'options.stream' must be a Stream, got ${describe(s)}`);
+  if (s.isClosed) throw new Error(`${fn}: parameter 'options.stream' is a Stream that was closed`);
+  return s.handle as nccl.cudaStream_t;
 }
 
 function dtypeOf(dtype: NcclDtype, fn: string): { type: ncclDataType_t; bytes: number } {

@@ -53,8 +53,9 @@ function count(v: unknown, p: string, min: number): number {
  * or a cubemap), made by {@link CudaArray.create} or {@link CudaArray.fromMatrix}; kernels read it
  * through a {@link TextureObject} and write it through a {@link SurfaceObject}.
  *
- * Lifetime: close() frees it (cudaFreeArray); textures and surfaces over it keep it alive. Bad shapes
- * throw RangeError naming the option; CUDA failures throw {@link CudaError}.
+ * Lifetime: close() frees it (cudaFreeArray); textures and surfaces over it keep it from the garbage
+ * collector, and report `isClosed` once it is closed, so launches refuse them. Bad shapes throw
+ * RangeError naming the option; CUDA failures throw {@link CudaError}.
  *
  * @example
  * ```ts

@@ -16,7 +16,9 @@ import { checkOptions } from './options';
  *
  * Lifetime: close() destroys the graph (cudaGraphDestroy); GraphExecs made from it live on
  * independently. JS host functions captured into it are kept until it and its GraphExecs are
- * closed or collected. Methods of a closed graph throw Error; CUDA failures throw {@link CudaError}.
+ * closed or collected. A captured graph does not know which buffers its work uses (CUDA recorded
+ * their addresses): keep them open until its GraphExecs are closed ({@link GraphBuilder} does that
+ * for you). Methods of a closed graph throw Error; CUDA failures throw {@link CudaError}.
  *
  * @example
  * ```ts
@@ -74,26 +76,33 @@ export class Graph extends Resource {
  * An executable graph, made by `graph.instantiate()` or `builder.instantiate()`: launch it on a
  * stream as often as needed; `update()` swaps in the parameters of a graph of the same shape.
  *
- * Lifetime: close() destroys it (cudaGraphExecDestroy); it keeps the JS host functions and (for a
- * builder's) the modules and buffers its nodes use alive. Methods after close throw Error.
+ * Lifetime: close() destroys it (cudaGraphExecDestroy); it keeps the JS host functions alive and
+ * (for a builder's) holds open what its nodes use: a module, buffer, array, event or pinned buffer
+ * closed while the GraphExec lives reports closed at once, but is freed only when the GraphExec is
+ * closed (or collected), so a launch never reaches freed memory. Methods after close throw Error.
  */
 export class GraphExec extends Resource {
   /** The JS host functions its launches may run: its graph's, and those of graphs it was updated from. */
   private readonly hostFns: bigint[];
 
-  /** @internal Use graph.instantiate(). */
+  /**
+   * @internal Use graph.instantiate() or builder.instantiate(). `letGo` lets go of what the exec
+   * holds open (holdAll of what its nodes use), after the exec is destroyed.
+   */
   constructor(
     /** The runtime handle (cudaGraphExec_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaGraphExec_t,
     /** The device it was instantiated on. */
     readonly device: Device,
     hostFns: readonly bigint[] = [],
+    letGo: () => void = () => undefined,
   ) {
     retainHostFns(hostFns);
     const held = [...hostFns];
     super(() => {
       cudart.cudaGraphExecDestroy(handle);
       releaseHostFns(held);
+      letGo();
     }, [device]);
     this.hostFns = held;
   }

@@ -4,7 +4,7 @@
 import koffi from 'koffi';
 import * as cudart from '../runtime';
 import { check } from './errors';
-import { Resource } from './lifetime';
+import { Resource, article, holdAll } from './lifetime';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import { HostBuffer } from './HostBuffer';
@@ -12,12 +12,12 @@ import { Event } from './Event';
 import { Graph, GraphExec } from './Graph';
 import { Kernel, type Dim, type KernelArgument } from './Kernel';
 import { Stream, type CaptureOptions } from './Stream';
-import { GraphNode } from './GraphNode';
+import { GraphNode, type GraphNodeKind } from './GraphNode';
 import { ConditionalHandle } from './ConditionalHandle';
 import { HostArgument } from './HostArgument';
 import { setDim } from './dims';
 import { debugDot, describe } from './debug-dot';
-import { TextureObject } from './TextureObject';
+import { TextureObject, closedObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
 import { checkOptions, type OptionKeys } from './options';
 
@@ -71,9 +71,6 @@ export interface SwitchNode {
 const MEMCPY_DEFAULT = cudart.cudaMemcpyKind.cudaMemcpyDefault;
 const COND = cudart.cudaGraphConditionalNodeType;
 
-/** Execs made by builders, each holding its builder (and so every module, buffer and function the graph uses). */
-const execKeeps = new WeakMap<GraphExec, GraphBuilder>();
-
 /**
  * A graph built node by node (cuda.core's GraphBuilder): kernels with typed arguments, copies,
  * memsets, JS host functions, event records and waits, child graphs, conditional nodes (if, while,
@@ -82,9 +79,12 @@ const execKeeps = new WeakMap<GraphExec, GraphBuilder>();
  * a node has no dependencies and may run first.
  *
  * Lifetime: close() destroys the graph; a body builder (of a conditional node) belongs to its parent's
- * graph and is freed with it. The GraphExecs it instantiates keep it, and so every module, buffer and
- * host function its nodes use, alive. Bad arguments throw TypeError or RangeError naming the method;
- * CUDA failures throw {@link CudaError}.
+ * graph and is freed with it. Nodes check what they use when they are added, and `instantiate()`
+ * checks again that none of it was closed since. A GraphExec it instantiates holds open the builder
+ * and every module, buffer, array, texture, event and pinned buffer its nodes (bodies and child
+ * builders included) use: closing one of them while the GraphExec lives marks it closed at once but
+ * frees it only when the GraphExec is closed, so a launch never reaches freed memory. Bad arguments
+ * throw TypeError or RangeError naming the method; CUDA failures throw {@link CudaError}.
  *
  * @example
  * ```ts
@@ -98,6 +98,9 @@ const execKeeps = new WeakMap<GraphExec, GraphBuilder>();
  * ```
  */
 export class GraphBuilder extends Resource {
+  /** What the nodes use that could be closed (and body or child builders), with the kind of the node that first used it. */
+  private readonly uses = new Map<Resource | HostBuffer, GraphNodeKind>();
+
   private constructor(
     /** The runtime handle (cudaGraph_t) of the graph being built, for the `cuda-bindings/runtime` facade. */
     readonly handle: cudart.cudaGraph_t,
@@ -153,6 +156,31 @@ export class GraphBuilder extends Resource {
     return new GraphNode(check(r, fn), kind, this);
   }
 
+  /**
+   * Keeps `items` (what a `kind` node uses) alive with the builder, and notes those that can be
+   * closed for instantiate() to check and its GraphExec to hold open. A captured Graph added as a
+   * child is not noted: CUDA copied it, and closing it frees nothing the copy uses.
+   */
+  private use(kind: GraphNodeKind, ...items: unknown[]): void {
+    this.keep.push(...items);
+    for (const x of items)
+      if (((x instanceof Resource && !(x instanceof Graph)) || x instanceof HostBuffer) && !this.uses.has(x)) this.uses.set(x, kind);
+  }
+
+  /** Throws when something a node uses (in this graph, a body or a child builder) was closed since the node was added. */
+  private checkUses(seen: Set<GraphBuilder>): void {
+    seen.add(this);
+    for (const [x, kind] of this.uses) {
+      if (x instanceof GraphBuilder) {
+        if (!seen.has(x)) x.checkUses(seen);
+      } else if (x.isClosed) {
+        throw new Error(
+          `GraphBuilder.instantiate: ${article(kind)} ${kind} node uses ${closedObject(x)}; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()`,
+        );
+      }
+    }
+  }
+
   /** A kernel launch with typed arguments, as kernel.launch takes them (the values are copied into the node). */
   kernel(
     kernel: Kernel,
@@ -194,7 +222,7 @@ export class GraphBuilder extends Resource {
       'kernel',
       `${fn} (cudaGraphAddKernelNode)`,
     );
-    this.keep.push(kernel, ...args.filter((a) => typeof a === 'object'));
+    this.use('kernel', kernel, kernel.module, ...args.filter((a) => typeof a === 'object'));
     return node;
   }
 
@@ -212,7 +240,7 @@ export class GraphBuilder extends Resource {
       return a.devicePtr;
     }
     if (a instanceof TextureObject || a instanceof SurfaceObject) {
-      if (a.isClosed) throw new Error(`${fn}: argument ${i} is a ${a.constructor.name} that was closed`);
+      if (a.isClosed) throw new Error(`${fn}: argument ${i} is ${closedObject(a)}`);
       return cudart.u64(a.handle);
     }
     if (a instanceof ConditionalHandle) {
@@ -256,7 +284,7 @@ export class GraphBuilder extends Resource {
       'copy',
       'GraphBuilder.copy (cudaGraphAddMemcpyNode1D)',
     );
-    this.keep.push(dst, src);
+    this.use('copy', dst, src);
     return node;
   }
 
@@ -295,7 +323,7 @@ export class GraphBuilder extends Resource {
       'memset',
       'GraphBuilder.memset (cudaGraphAddMemsetNode)',
     );
-    this.keep.push(dst);
+    this.use('memset', dst);
     return node;
   }
 
@@ -325,7 +353,7 @@ export class GraphBuilder extends Resource {
       'eventRecord',
       'GraphBuilder.recordEvent (cudaGraphAddEventRecordNode)',
     );
-    this.keep.push(event);
+    this.use('eventRecord', event);
     return node;
   }
 
@@ -338,7 +366,7 @@ export class GraphBuilder extends Resource {
       'eventWait',
       'GraphBuilder.waitEvent (cudaGraphAddEventWaitNode)',
     );
-    this.keep.push(event);
+    this.use('eventWait', event);
     return node;
   }
 
@@ -359,8 +387,8 @@ export class GraphBuilder extends Resource {
       'child',
       'GraphBuilder.childGraph (cudaGraphAddChildGraphNode)',
     );
-    // The copy launches the same kernels and reads the same buffers.
-    this.keep.push(graph);
+    // The copy launches the same kernels and reads the same buffers: a child builder's are checked and held with this one's.
+    this.use('child', graph);
     return node;
   }
 
@@ -440,14 +468,16 @@ export class GraphBuilder extends Resource {
       const g = cudart.cudaGraph_t(koffi.decode(at + BigInt(8 * i), 'uint64_t') as bigint);
       return new GraphBuilder(g, this.device, this, () => undefined);
     });
-    this.keep.push(handle, ...bodies);
+    this.use(what, handle, ...bodies);
     return [node, bodies];
   }
 
   /**
    * Records the work `work` queues on `stream` into this graph (cudaStreamBeginCaptureToGraph), after
    * `options.after`; resolves with the nodes the captured work ends in, for later nodes to follow.
-   * If `work` throws, the capture ends and the error is rethrown.
+   * If `work` throws, the capture ends and the error is rethrown. CUDA records the captured work's
+   * buffers by address, so they are not checked or held open as other nodes' are: keep them open
+   * until the GraphExec is closed.
    */
   async capture(stream: Stream, work: (stream: Stream) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
     this.alive('capture');
@@ -495,18 +525,19 @@ export class GraphBuilder extends Resource {
     return n;
   }
 
-  /** Makes an executable graph, ready to launch; it keeps this builder (and all the graph uses) alive. */
+  /**
+   * Makes an executable graph, ready to launch. Throws Error when something a node uses was closed
+   * since the node was added. The GraphExec holds open this builder and all the graph uses: what is
+   * closed meanwhile is freed when the GraphExec is closed.
+   */
   instantiate(): GraphExec {
     this.alive('instantiate');
     if (this.parent)
       throw new Error('GraphBuilder.instantiate: this is the body of a conditional node; instantiate the graph it belongs to');
+    this.checkUses(new Set());
     this.device.makeCurrent();
-    const exec = new GraphExec(
-      check(cudart.cudaGraphInstantiate(this.handle, 0), 'GraphBuilder.instantiate (cudaGraphInstantiate)'),
-      this.device,
-    );
-    execKeeps.set(exec, this);
-    return exec;
+    const handle = check(cudart.cudaGraphInstantiate(this.handle, 0), 'GraphBuilder.instantiate (cudaGraphInstantiate)');
+    return new GraphExec(handle, this.device, [], holdAll([this]));
   }
 
   /** Writes the graph as Graphviz DOT to `path` (with every node's parameters when `verbose`). */

@@ -4,7 +4,7 @@
 import koffi from 'koffi';
 import * as cudart from '../runtime';
 import { check } from './errors';
-import { release } from './lifetime';
+import { holdOpen, release } from './lifetime';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from './options';
 
@@ -82,7 +82,8 @@ function isTypedArrayClass(kind: unknown): boolean {
  *
  * Lifetime: close() gives the memory up, but it is freed (cudaFreeHost) only once no JS view of it
  * is reachable, so a view taken before never points at freed memory. A block from a
- * {@link PinnedMemoryPool} is the exception: it returns to the pool at close(). `as()` after close
+ * {@link PinnedMemoryPool} is the exception: it returns to the pool at close(). While an executable
+ * graph that copies to or from it lives, the memory (or the pool's block) is kept for it. `as()` after close
  * throws Error; a failed allocation throws {@link CudaError}, a size that is not a positive
  * integer RangeError.
  *
@@ -104,6 +105,9 @@ export class HostBuffer {
   readonly devicePtr!: bigint | null;
   private view!: ArrayBuffer | null;
   private onClose: (() => void) | null = null;
+  /** How many holds (see holdOpen in lifetime.ts) are on it; while any is, close() leaves onClose to the last. */
+  private holds = 0;
+  private closeWhenLetGo: (() => void) | null = null;
 
   /**
    * `size` bytes of pinned memory: from the installed PinnedMemoryPool (setPinnedMemoryAllocator),
@@ -184,14 +188,35 @@ export class HostBuffer {
   /**
    * Gives the memory up. It is freed by the garbage collector once no view of it is reachable,
    * never while one is. A PinnedMemoryPool's block goes back to its pool at once (as in CuPy, views
-   * taken before must not be used after).
+   * taken before must not be used after), or, while an executable graph that copies through it
+   * lives, when that GraphExec is closed.
    */
   close(): void {
     if (this.view === null) return;
     this.view = null;
     const onClose = this.onClose;
     this.onClose = null;
-    onClose?.();
+    if (this.holds > 0) this.closeWhenLetGo = onClose;
+    else onClose?.();
+  }
+
+  /**
+   * @internal See holdOpen in lifetime.ts: the hold keeps the memory's ArrayBuffer reachable (so the
+   * garbage collector does not free it) and a pool's block out of its pool, until let go.
+   */
+  [holdOpen](): () => void {
+    // Reachable from the hold until it is let go (emptied then), so the memory is not collected meanwhile.
+    const memory = [this.view];
+    this.holds++;
+    return () => {
+      if (memory.length === 0) return;
+      memory.length = 0;
+      if (--this.holds === 0 && this.closeWhenLetGo) {
+        const onClose = this.closeWhenLetGo;
+        this.closeWhenLetGo = null;
+        onClose();
+      }
+    };
   }
 
   /** Calls close(): lets `using pinned = new HostBuffer(n)` give the memory up at the end of the block. */

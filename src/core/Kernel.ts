@@ -10,7 +10,7 @@ import { openArg } from './lifetime';
 import { HostArgument, hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
 import { prepareLaunch, completion, type PreparedLaunch } from './PreparedLaunch';
 import type { ParamType } from './signature';
-import { TextureObject } from './TextureObject';
+import { TextureObject, closedObject } from './TextureObject';
 import { SurfaceObject } from './SurfaceObject';
 import { TensorMapDescriptor } from './TensorMapDescriptor';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
@@ -255,7 +255,7 @@ export class Kernel {
       return a.devicePtr;
     }
     if (a instanceof TextureObject || a instanceof SurfaceObject) {
-      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a ${a.constructor.name} that was closed`);
+      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is ${closedObject(a)}`);
       return cudart.u64(a.handle);
     }
     if (a instanceof TensorMapDescriptor && a.isClosed)

@@ -13,6 +13,7 @@ import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 import { readDim, setDim } from './dims';
+import { closedObject } from './TextureObject';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
@@ -326,7 +327,7 @@ class Prepared {
       }
     }
     if (t === 'u64' && v !== null && typeof v === 'object' && typeof (v as { handle?: unknown }).handle === 'bigint') {
-      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is a ${v.constructor.name} that was closed`);
+      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is ${closedObject(v)}`);
       return dv.setBigUint64(at, (v as { handle: bigint }).handle, true);
     }
     if (
@@ -380,11 +381,14 @@ class Prepared {
   }
 
   async timed(config: LaunchConfig, args: ArrayLike<unknown>): Promise<number> {
+    // The config and its stream are checked before the start event is recorded on that stream (the
+    // launch's own checks come after the record).
+    this.begin(config, args.length - 1);
+    const s = config.stream === undefined || config.stream === null ? null : this.streamHandle(config.stream);
     const start = check(cudart.cudaEventCreate(), 'cudaEventCreate');
     let end: cudart.cudaEvent_t | null = null;
     try {
       end = check(cudart.cudaEventCreate(), 'cudaEventCreate');
-      const s = config?.stream?.handle ?? null;
       check(cudart.cudaEventRecord(start, s), 'cudaEventRecord');
       this.launch(config, args, 1);
       check(cudart.cudaEventRecord(end, s), 'cudaEventRecord');

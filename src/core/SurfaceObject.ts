@@ -1,5 +1,6 @@
 // A surface object (CuPy's SurfaceObject): a 64-bit handle a kernel reads and writes a CUDA array
-// through (`cudaSurfaceObject_t`, surf2Dwrite and the like); it keeps the array alive.
+// through (`cudaSurfaceObject_t`, surf2Dwrite and the like); it keeps the array alive, and reports
+// closed once the array is.
 import * as cudart from '../runtime';
 import { check } from './errors';
 import { Resource } from './lifetime';
@@ -11,8 +12,10 @@ import { describe } from './debug-dot';
  * A surface object: a 64-bit handle (`cudaSurfaceObject_t`) through which kernels read and write a
  * {@link CudaArray} made with `{ surface: true }` (surf2Dwrite, …). Pass it as a kernel argument.
  *
- * Lifetime: close() destroys it (cudaDestroySurfaceObject); it keeps its array alive. An array not
- * made for surfaces throws Error; CUDA failures throw {@link CudaError}.
+ * Lifetime: close() destroys it (cudaDestroySurfaceObject); it keeps its array alive, and once the
+ * array is closed (its memory freed) the surface reports `isClosed` too, so launches refuse it, as a
+ * DeviceBuffer's view reports closed with its allocation. An array not made for surfaces throws
+ * Error; CUDA failures throw {@link CudaError}.
  *
  * @example
  * ```ts
@@ -29,6 +32,11 @@ export class SurfaceObject extends Resource {
     readonly array: CudaArray,
   ) {
     super(() => void cudart.cudaDestroySurfaceObject(handle), [array]);
+  }
+
+  /** Whether close() was called on the surface, or on its array (whose memory a kernel would write through it). */
+  override get isClosed(): boolean {
+    return super.isClosed || this.array.isClosed;
   }
 
   /** A surface over `array`, which must have been made with `{ surface: true }`. */

@@ -21,14 +21,39 @@ export function warnOnLeaks(on: boolean): void {
 }
 
 /**
+ * @internal The method by which work that C runs later (an executable graph's nodes) holds an
+ * object open: while it is held, close() marks the object closed (nothing new can use it) but its
+ * memory is freed only when the last hold is let go. It returns the function that lets go (once).
+ */
+export const holdOpen = Symbol('holdOpen');
+
+/** @internal An object that can be held open (a Resource, a HostBuffer). */
+export interface Holdable {
+  [holdOpen](): () => void;
+}
+
+/** A resource's keep list (module-private: set in Resource's static block). */
+let keepOf: (r: Resource) => readonly unknown[];
+
+/**
  * What every core object that owns a C resource (a stream, a buffer, a module, …) shares: close()
  * frees it now and may be called twice, `using` closes it at the end of a block, and a finalizer
  * frees it when the object is garbage-collected unclosed (see warnOnLeaks). Methods of a closed
  * resource throw Error.
+ *
+ * Work that C runs later can hold a resource open (an executable graph holds what its nodes use):
+ * close() then marks it closed at once, but frees it only when the last such user lets go.
  */
 export abstract class Resource {
   private closed = false;
   private readonly token = {};
+  /** How many holds (see holdOpen) are on it; while any is, close() leaves the freeing to the last. */
+  private holds = 0;
+  private freeWhenLetGo = false;
+
+  static {
+    keepOf = (r) => r.keep;
+  }
 
   /**
    * `free` releases the C resource; it is also registered with the garbage collector, so a
@@ -56,12 +81,27 @@ export abstract class Resource {
     return this.closed;
   }
 
-  /** Frees the resource now; later calls do nothing. */
+  /** Frees the resource now (or, while work C runs later holds it, when that work lets go); later calls do nothing. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     finalizer.unregister(this.token);
-    release(this.free);
+    if (this.holds > 0) this.freeWhenLetGo = true;
+    else release(this.free);
+  }
+
+  /** @internal See holdOpen. */
+  [holdOpen](): () => void {
+    this.holds++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.holds === 0 && this.freeWhenLetGo) {
+        this.freeWhenLetGo = false;
+        release(this.free);
+      }
+    };
   }
 
   /** Calls close(): `using x = …` closes the resource when the block ends. */
@@ -87,8 +127,9 @@ function isKind(v: object, kind: string): boolean {
   return false;
 }
 
-function article(kind: string): string {
-  return /^[AEIOU]/.test(kind) ? 'an' : 'a';
+/** @internal 'a' or 'an', for a class name in an error message. */
+export function article(kind: string): string {
+  return /^[aeiou]/i.test(kind) ? 'an' : 'a';
 }
 
 /**
@@ -106,4 +147,27 @@ export function openArg(v: unknown, kind: string, where: string, param: string):
 /** openArg for an optional argument: absent (undefined) is fine. */
 export function openOptionalArg(v: unknown, kind: string, where: string, param: string): void {
   if (v !== undefined) openArg(v, kind, where, param);
+}
+
+/**
+ * @internal Holds open (see holdOpen) every Resource or other Holdable among `items` and, through
+ * each Resource's keep list, what it needs in turn (a view's allocation, a texture's array, a pool
+ * buffer's pool): returns the function that lets go of them all, once.
+ */
+export function holdAll(items: Iterable<unknown>): () => void {
+  const seen = new Set<unknown>();
+  const letGo: (() => void)[] = [];
+  const visit = (x: unknown): void => {
+    if (x === null || typeof x !== 'object' || seen.has(x)) return;
+    seen.add(x);
+    if (holdOpen in x) letGo.push((x as Holdable)[holdOpen]());
+    if (x instanceof Resource) for (const k of keepOf(x)) visit(k);
+  };
+  for (const x of items) visit(x);
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    for (const f of letGo) f();
+  };
 }

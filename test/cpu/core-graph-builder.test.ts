@@ -177,3 +177,67 @@ test("stream.captureInto(builder, work) records the stream's work into the build
     closed: 'Stream.captureInto: the Stream was closed',
   });
 });
+
+test('a GraphExec keeps what its nodes use: their close() waits for it, and a launch never copies through freed memory', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    const pinnedFreed = L.func('long fake_pinned_freed(void)');
+    const collect = async () => { for (let i = 0; i < 3; i++) { global.gc(); await new Promise((r) => setTimeout(r, 5)); } };
+    const src = d.allocate(16).copyFrom(Float32Array.from([1, 2, 3, 4]));
+    const whole = d.allocate(32), dst = whole.slice(16);
+    let pinned = new core.HostBuffer(16);
+    const b = core.GraphBuilder.create(d);
+    const first = b.copy(dst, src);
+    b.copy(pinned, dst, undefined, { after: [first] });
+    const exec = b.instantiate();
+    const live = fake.live(), pinnedBefore = pinnedFreed();
+    // Everything the graph uses is closed (the copy's destination through the allocation it is a view of), and the builder too.
+    for (const x of [src, whole, pinned, b]) x.close();
+    pinned = null;
+    await collect();
+    const closed = [src.isClosed, dst.isClosed, b.isClosed];
+    const freedWhileHeld = [live - fake.live(), pinnedFreed() - pinnedBefore];
+    let launched = 'launched';
+    try { exec.launch(); } catch (e) { launched = e.message; }
+    exec.close();
+    await collect();
+    console.log(JSON.stringify({ closed, freedWhileHeld, launched, freedAfter: [live - fake.live(), pinnedFreed() - pinnedBefore] }));`,
+    ['--expose-gc'],
+  );
+  expect(r).toEqual({ closed: [true, true, true], freedWhileHeld: [0, 0], launched: 'launched', freedAfter: [2, 1] });
+});
+
+test('instantiate() refuses a graph that uses something closed since its node was added, naming what and which node', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const d = core.Device.get(0);
+    const errors = [];
+    const t = (f) => { try { f(); errors.push('no error'); } catch (e) { errors.push(e.constructor.name + ': ' + e.message); } };
+    const a = d.allocate(8), c = d.allocate(8), e = d.createEvent();
+    const b = core.GraphBuilder.create(d);
+    b.copy(a, c);
+    a.close();
+    t(() => b.instantiate());
+    const b2 = core.GraphBuilder.create(d);
+    const body = b2.if(b2.conditionalHandle({ default: 1 })).then;
+    body.recordEvent(e);
+    e.close();
+    t(() => b2.instantiate());
+    const k = kernel(0x101n, 'k1'), arg = d.allocate(8);
+    const child = core.GraphBuilder.create(d);
+    child.kernel(k, { grid: 1, block: 1 }, [arg]);
+    const b3 = core.GraphBuilder.create(d);
+    b3.childGraph(child);
+    arg.close();
+    t(() => b3.instantiate());
+    console.log(JSON.stringify(errors));`,
+  );
+  expect(r).toEqual([
+    'Error: GraphBuilder.instantiate: a copy node uses a DeviceBuffer that was closed; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()',
+    'Error: GraphBuilder.instantiate: an eventRecord node uses an Event that was closed; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()',
+    'Error: GraphBuilder.instantiate: a kernel node uses a DeviceBuffer that was closed; close what a graph uses after the GraphExec (which keeps it alive), not before instantiate()',
+  ]);
+});

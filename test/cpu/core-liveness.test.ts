@@ -72,6 +72,8 @@ test('every core method refuses a closed core argument, naming the method and th
       ['ElementwiseKernel.call array', () => ew.call(cbuf, buf)],
       ['ElementwiseKernel.call stream', () => ew.call(other, buf, { stream: cs })],
       ['Stream.waitEvent (not an Event)', () => s.waitEvent(s)],
+      ['PreparedLaunch.timed', () => kernel.prepare([]).timed({ grid: 1, block: 1, stream: cs })],
+      ['PreparedLaunch.async', () => kernel.prepare([]).async({ grid: 1, block: 1, stream: cs })],
     ];`);
   expect(results).toEqual({
     'Stream.waitEvent': "Error: Stream.waitEvent: parameter 'event' is an Event that was closed",
@@ -95,6 +97,8 @@ test('every core method refuses a closed core argument, naming the method and th
     'ElementwiseKernel.call array': "Error: ElementwiseKernel(elementwise).call: parameter 'x' is a DeviceBuffer that was closed",
     'ElementwiseKernel.call stream': "Error: ElementwiseKernel(elementwise).call: parameter 'options.stream' is a Stream that was closed",
     'Stream.waitEvent (not an Event)': "TypeError: Stream.waitEvent: parameter 'event' must be an Event, got a Stream",
+    'PreparedLaunch.timed': "Error: PreparedLaunch(k): parameter 'config.stream' is a Stream that was closed",
+    'PreparedLaunch.async': "Error: PreparedLaunch(k): parameter 'config.stream' is a Stream that was closed",
   });
   expect(reachedC).toEqual({});
 });

@@ -142,10 +142,53 @@ test('arrays of every shape, copies from and to host and device memory, textures
       "RangeError: ResourceDescriptor.linear: parameter 'sizeInBytes' must be within [1, 48] (the buffer's size), got 50",
       'Error: CudaArray.copyTo: the CudaArray was closed',
       "Error: ResourceDescriptor.array: parameter 'array' is a CudaArray that was closed",
-      'Error: Kernel.launch(k): argument 0 is a TextureObject that was closed',
-      'Error: PreparedLaunch(k2): argument 0 is a TextureObject that was closed',
+      'Error: Kernel.launch(k): argument 0 is a TextureObject whose CudaArray was closed',
+      'Error: PreparedLaunch(k2): argument 0 is a TextureObject whose CudaArray was closed',
     ],
     objectsBefore: 10,
+    objectsAfter: 0,
+  });
+});
+
+test('closing an array or buffer closes the textures and surfaces over it: every launch path refuses them before C', () => {
+  const r = runWithFake(
+    fake.lib,
+    `
+    const { CudaArray, ChannelFormatDescriptor: C, ResourceDescriptor: R, TextureObject, SurfaceObject, GraphBuilder } = core;
+    const d = core.Device.get(0);
+    const f32 = C.of('f32');
+    const arr = CudaArray.create({ format: f32, width: 4, height: 4, surface: true });
+    const surf = SurfaceObject.create(arr), tex = TextureObject.create(arr);
+    const whole = d.allocate(64), lin = TextureObject.create(R.linear(whole.slice(16), f32));
+    const k = kernel(0x102n, 'k2');
+    const f = k.prepare(['u64', 'u64']);
+    const before = [surf.isClosed, tex.isClosed, lin.isClosed];
+    arr.close();
+    whole.close();
+    const after = [surf.isClosed, tex.isClosed, lin.isClosed];
+    const launches = fake.launches();
+    const errors = [];
+    const t = (g) => { try { g(); errors.push('no error'); } catch (e) { errors.push(e.constructor.name + ': ' + e.message); } };
+    t(() => k.launch({ grid: 1, block: 1 }, surf, tex));
+    t(() => k.launch({ grid: 1, block: 1 }, lin, lin));
+    t(() => f({ grid: 1, block: 1 }, tex, surf));
+    t(() => GraphBuilder.create(d).kernel(k, { grid: 1, block: 1 }, [surf, tex]));
+    const objects = fake.objects();
+    for (const o of [surf, tex, lin]) o.close();
+    console.log(JSON.stringify({ before, after, errors, launched: fake.launches() - launches, objects, objectsAfter: fake.objects() }));`,
+  );
+  expect(r).toEqual({
+    before: [false, false, false],
+    after: [true, true, true],
+    errors: [
+      'Error: Kernel.launch(k2): argument 0 is a SurfaceObject whose CudaArray was closed',
+      'Error: Kernel.launch(k2): argument 0 is a TextureObject whose DeviceBuffer was closed',
+      'Error: PreparedLaunch(k2): argument 0 is a TextureObject whose CudaArray was closed',
+      'Error: GraphBuilder.kernel(k2): argument 0 is a SurfaceObject whose CudaArray was closed',
+    ],
+    launched: 0,
+    // The objects themselves are destroyed at their own close(), after the array.
+    objects: 3,
     objectsAfter: 0,
   });
 });

@@ -310,6 +310,75 @@ describe('Communicator', () => {
     expect(() => comm.broadcast(a, b, 'f32', { root: 2 })).toThrow(/parameter 'root' must be a rank in \[0, 1\), got 2/);
   });
 
+  test('every collective refuses a stream that is not an open core Stream, naming the method, before NCCL runs', () => {
+    const comm = oneRank();
+    const dev = core.Device.get(0);
+    const send = dev.allocate(16).copyFrom(Float32Array.from([1, 2, 3, 4]));
+    const recv = dev.allocate(16).fill(0);
+    const closed = dev.createStream();
+    closed.close();
+    afterThis(() => [comm, send, recv].forEach((x) => x.close()));
+    const calls: [string, (o: { stream: never }) => void][] = [
+      ['allReduce', (o) => comm.allReduce(send, recv, 'f32', o)],
+      ['broadcast', (o) => comm.broadcast(send, recv, 'f32', o)],
+      ['reduce', (o) => comm.reduce(send, recv, 'f32', o)],
+      ['allGather', (o) => comm.allGather(send, recv, 'f32', o)],
+      ['reduceScatter', (o) => comm.reduceScatter(send, recv, 'f32', o)],
+      ['allToAll', (o) => comm.allToAll(send, recv, 'f32', o)],
+      ['send', (o) => comm.send(send, 0, 'f32', o)],
+      ['recv', (o) => comm.recv(recv, 0, 'f32', o)],
+    ];
+    for (const [f, call] of calls) {
+      expect(() => call({ stream: closed as never })).toThrow(
+        new Error(`Communicator.${f}: parameter 'options.stream' is a Stream that was closed`),
+      );
+      expect(() => call({ stream: { handle: 0xdeadbeefn } as never })).toThrow(
+        new TypeError(`Communicator.${f}: parameter 'options.stream' must be a Stream, got a Object`),
+      );
+      expect(() => call({ stream: null as never })).toThrow(
+        new TypeError(`Communicator.${f}: parameter 'options.stream' must be a Stream, got null`),
+      );
+    }
+    // The fake copies on every collective: recv untouched means none reached NCCL.
+    expect(Array.from(recv.copyTo(new Float32Array(4)))).toEqual([0, 0, 0, 0]);
+    const open = dev.createStream();
+    afterThis(() => open.close());
+    comm.allReduce(send, recv, 'f32', { stream: open });
+    expect(Array.from(recv.copyTo(new Float32Array(4)))).toEqual([1, 2, 3, 4]);
+    const gone = dev.allocate(16);
+    gone.close();
+    expect(() => comm.allReduce(gone, recv, 'f32', { stream: open })).toThrow(
+      new Error("Communicator.allReduce: parameter 'send' is a DeviceBuffer that was closed"),
+    );
+  });
+
+  test('broadcast and reduce take their default count from the buffer every rank passes, so that every rank agrees', () => {
+    const comm = oneRank();
+    const dev = core.Device.get(0);
+    const two = dev.allocate(8).copyFrom(Float32Array.from([1, 2]));
+    const four = dev.allocate(16).copyFrom(Float32Array.from([5, 6, 7, 8]));
+    afterThis(() => [comm, two, four].forEach((x) => x.close()));
+    // broadcast: every rank passes recv (send only on root), so its 4 elements are the count.
+    expect(() => comm.broadcast(two, four, 'f32')).toThrow(
+      new RangeError(
+        "Communicator.broadcast: parameter 'send' holds 2 f32, fewer than the 4 of 'recv'; without options.count every rank takes the count from 'recv' (the buffer every rank passes), so pass the count",
+      ),
+    );
+    // reduce: every rank passes send (recv only on root), so its 4 elements are the count.
+    expect(() => comm.reduce(four, two, 'f32')).toThrow(
+      new RangeError(
+        "Communicator.reduce: parameter 'recv' holds 2 f32, fewer than the 4 of 'send'; without options.count every rank takes the count from 'send' (the buffer every rank passes), so pass the count",
+      ),
+    );
+    expect(Array.from(two.copyTo(new Float32Array(2)))).toEqual([1, 2]);
+    comm.broadcast(two, four, 'f32', { count: 2 });
+    expect(Array.from(four.copyTo(new Float32Array(4)))).toEqual([1, 2, 7, 8]);
+    comm.reduce(two, four, 'f32');
+    expect(Array.from(four.copyTo(new Float32Array(4)))).toEqual([1, 2, 7, 8]);
+    comm.broadcast(four.slice(8), two, 'f32');
+    expect(Array.from(two.copyTo(new Float32Array(2)))).toEqual([7, 8]);
+  });
+
   test('group() ends the group even when its function throws, and refuses an async function', () => {
     expect(() =>
       core.Communicator.group(() => {
