@@ -6,6 +6,8 @@
  * @module cuda-bindings
  */
 export type { Result, OkOutputs } from './ffi/result';
+/** The base of every error the package throws for a failure of its own: `catch (e) { if (e instanceof CudaBindingsError) … }`. */
+export { CudaBindingsError, type CudaLibrary } from './ffi/errors';
 export * as cudart from './runtime';
 export * as cuda from './driver';
 export * as nvrtc from './nvrtc';

@@ -1,5 +1,6 @@
 // Command-line parsing (node:util parseArgs, strict) and usage texts.
 import { parseArgs as nodeParseArgs } from 'node:util';
+import { CudaBindingsError } from '../core/errors';
 
 export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo';
 
@@ -20,9 +21,11 @@ export interface Options {
 }
 
 /** A bad command line: the CLI prints one line naming what was wrong and exits 1. */
-export class UsageError extends Error {
+export class UsageError extends CudaBindingsError {
+  /** Makes the error: what was wrong, and the command named, if any. */
   constructor(
     message: string,
+    /** The command named on the command line, if any. */
     readonly command?: Command,
   ) {
     super(message);

@@ -1,5 +1,6 @@
 // What the commands share: output, tables, and the check that a driver and a GPU are there.
 import * as cudart from '../runtime';
+import { CudaBindingsError } from '../core/errors';
 
 export interface Output {
   log(s: string): void;
@@ -9,17 +10,21 @@ export interface Output {
 }
 
 /** A failure a command expects (a CUDA call that failed): one line, and its CUDA error's name and code. */
-export class CommandError extends Error {
+export class CommandError extends CudaBindingsError {
+  /** The CUDA (or NVML) status, or null where there is none. */
+  declare readonly code: number | null;
+  /** The status's name (`cudaErrorMemoryAllocation`). */
+  declare readonly codeName: string;
+
+  /** Makes the error: the status and its name, the one-line message, and what the command found. */
   constructor(
-    /** The CUDA (or NVML) status, or null where there is none. */
-    readonly code: number | null,
-    /** The status's name (`cudaErrorMemoryAllocation`). */
-    readonly codeName: string,
+    code: number | null,
+    codeName: string,
     message: string,
     /** What the command found before it stopped (versions, libraries), for --json. */
     readonly partial: Record<string, unknown> = {},
   ) {
-    super(message);
+    super(message, { code, codeName });
     this.name = 'CommandError';
   }
 }

@@ -11,6 +11,7 @@ import { DeviceBuffer } from './DeviceBuffer';
 import { Stream } from './Stream';
 import { describe } from './debug-dot';
 import { checkOptions, type OptionKeys } from './options';
+import { CudaBindingsError, statusMessage, statusText } from '../ffi/errors';
 
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
 export type NcclDtype = 'i8' | 'u8' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'bf16' | 'f32' | 'f64' | 'f8e4m3' | 'f8e5m2';
@@ -48,20 +49,25 @@ export function dtypeBytes(dtype: NcclDtype): number {
 }
 
 /** An NCCL call failed: `code` is the ncclResult_t, `codeName` its C name, `lastError` NCCL's own explanation. */
-export class NcclError extends Error {
-  /** Makes the error; the message reads `codeName: NCCL's text (lastError) (in fn)`. */
+export class NcclError extends CudaBindingsError {
+  /** The ncclResult_t value, e.g. 2 (ncclSystemError). */
+  declare readonly code: number;
+  /** The ncclResult_t's C name, e.g. `'ncclInvalidArgument'`. */
+  declare readonly codeName: string;
+  /** The NCCL call that failed, e.g. `'ncclAllReduce'`. */
+  declare readonly fn: string;
+
+  /** Makes the error; the message reads `codeName: NCCL's text (lastError) (in fn)`; NCCL's text is 'unknown error' when libnccl cannot give it. */
   constructor(
-    /** The ncclResult_t value, e.g. 2 (ncclSystemError). */
-    readonly code: number,
-    /** The ncclResult_t's C name, e.g. `'ncclInvalidArgument'`. */
-    readonly codeName: string,
-    /** The NCCL call that failed, e.g. `'ncclAllReduce'`. */
-    readonly fn: string,
+    code: number,
+    codeName: string,
+    fn: string,
     /** ncclGetLastError: what NCCL says went wrong (may be empty). */
     readonly lastError: string,
   ) {
-    const text = code === 0 ? '' : nccl.ncclGetErrorString(code)[1];
-    super(`${codeName}: ${text}${lastError ? ` (${lastError.trim()})` : ''} (in ${fn})`);
+    // A libnccl that cannot say (not loaded, no ncclGetErrorString) must not hide the failure reported.
+    const text = code === 0 ? '' : statusText(() => nccl.ncclGetErrorString(code)[1], 'unknown error');
+    super(statusMessage(codeName, `${text}${lastError ? ` (${lastError.trim()})` : ''}`, fn), { code, codeName, fn, library: 'libnccl' });
     this.name = 'NcclError';
   }
 }

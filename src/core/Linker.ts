@@ -8,6 +8,7 @@ import { borrowed } from '../ffi/memory';
 import { cString } from '../ffi/marshal';
 import { Device } from './Device';
 import { LinkError, driverError } from './errors';
+import { statusText } from '../ffi/errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
 import { cacheDir, readCache, writeCache } from './Program';
 import { checkOptions, type OptionKeys } from './options';
@@ -217,8 +218,8 @@ export class Linker {
     const fail = (e: cuda.CUresult, fn: string): never => {
       this.infoLog = jit.infoLog;
       this.errorLog = jit.errorLog;
-      const [, name] = cuda.cuGetErrorName(e);
-      throw new LinkError(e, name ?? `CUresult ${e}`, 'cuLink', this.errorLog, this.infoLog, fn);
+      const name = statusText(() => cuda.cuGetErrorName(e)[1], cuda.CUresult[e] ?? `CUresult ${e}`);
+      throw new LinkError(e, name, 'cuLink', this.errorLog, this.infoLog, fn);
     };
     if (err !== cuda.CUresult.CUDA_SUCCESS) fail(err, 'cuLinkCreate');
     try {

@@ -7,6 +7,7 @@ import * as nvfatbin from '../nvfatbin';
 import { Device } from './Device';
 import { Module, type ModuleOptions } from './Module';
 import { checkOptions, type OptionKeys } from './options';
+import { CudaBindingsError, statusMessage, statusText } from '../ffi/errors';
 
 /** What an ObjectCode holds. */
 export type CodeKind = 'cubin' | 'ptx' | 'ltoir' | 'fatbin' | 'object' | 'library';
@@ -204,13 +205,8 @@ function stripNul(b: Uint8Array): Uint8Array {
 function fatbinCheck(err: nvfatbin.nvFatbinResult, fn: string): void {
   if (err !== nvfatbin.nvFatbinResult.NVFATBIN_SUCCESS) {
     const name = nvfatbin.nvFatbinResult[err] ?? `nvFatbinResult ${err}`;
-    let text = '';
-    try {
-      text = nvfatbin.nvFatbinGetErrorString(err)[1];
-    } catch {
-      /* the name says enough */
-    }
-    throw new Error(`${name}: ${text || 'nvFatbin failed'} (in ${fn})`);
+    const text = statusText(() => nvfatbin.nvFatbinGetErrorString(err)[1], '') || 'nvFatbin failed';
+    throw new CudaBindingsError(statusMessage(name, text, fn), { code: err, codeName: name, fn, library: 'libnvfatbin' });
   }
 }
 

@@ -1,12 +1,11 @@
 // Helpers that Graph and GraphBuilder share: the DOT dump of a graph, and how a bad argument is named.
 import * as cudart from '../runtime';
 import { check } from './errors';
+import { describe as describeValue } from '../ffi/checks';
 
-/** A value as an error message shows it: `a DeviceBuffer`, `'text'`, `12n`, `null`. */
+/** A value as core's messages show it: ffi's describe() in its 'core' form (`a DeviceBuffer`, `'text'`, `12n`, `null`). */
 export function describe(v: unknown): string {
-  if (v === null || v === undefined) return String(v);
-  if (typeof v === 'object') return `a ${v.constructor?.name ?? 'object'}`;
-  return typeof v === 'bigint' ? `${v}n` : typeof v === 'string' ? `'${v}'` : String(v);
+  return describeValue(v, 'core');
 }
 
 /** cudaGraphDebugDotPrint with the layer's checks (Graph.debugDot and GraphBuilder.debugDot). */

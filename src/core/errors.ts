@@ -3,6 +3,9 @@ import * as cudart from '../runtime';
 import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
 import type { OkOutputs } from '../ffi/result';
+import { CudaBindingsError, statusMessage, statusText, type CudaLibrary } from '../ffi/errors';
+
+export { CudaBindingsError, type CudaBindingsErrorDetails, type CudaLibrary } from '../ffi/errors';
 
 /**
  * A CUDA call failed. The message reads `CODE_NAME: explanation (in fn)`, e.g.
@@ -22,24 +25,23 @@ import type { OkOutputs } from '../ffi/result';
  * }
  * ```
  */
-export class CudaError extends Error {
-  /** Makes the error; `explanation` is the library's text for the status (cudaGetErrorString). */
-  constructor(
-    /** The status as a number: a cudaError_t, CUresult or nvrtcResult value. */
-    readonly code: number,
-    /** The status's C name, e.g. `'cudaErrorInvalidValue'` or `'CUDA_ERROR_NOT_FOUND'`. */
-    readonly codeName: string,
-    /** The C call (or core method) that failed, e.g. `'cudaMalloc'`. */
-    readonly fn: string,
-    explanation: string,
-  ) {
-    super(`${codeName}: ${explanation} (in ${fn})`);
+export class CudaError extends CudaBindingsError {
+  /** The status as a number: a cudaError_t, CUresult or nvrtcResult value. */
+  declare readonly code: number;
+  /** The status's C name, e.g. `'cudaErrorInvalidValue'` or `'CUDA_ERROR_NOT_FOUND'`. */
+  declare readonly codeName: string;
+  /** The C call (or core method) that failed, e.g. `'cudaMalloc'`. */
+  declare readonly fn: string;
+
+  /** Makes the error; `explanation` is the library's text for the status (cudaGetErrorString); `library` the one that gave it, where known. */
+  constructor(code: number, codeName: string, fn: string, explanation: string, library?: CudaLibrary) {
+    super(statusMessage(codeName, explanation, fn), { code, codeName, fn, library });
     this.name = 'CudaError';
   }
 }
 
 /** CUDA C++ (or NVVM IR) did not compile: `log` holds the compiler's log, `compiler` says which ran ('nvrtc', 'nvcc' or 'nvvm'). */
-export class CompileError extends Error {
+export class CompileError extends CudaBindingsError {
   /** Makes the error; `message` is its first line (usually the first error of the log). */
   constructor(
     message: string,
@@ -48,7 +50,7 @@ export class CompileError extends Error {
     /** The compiler's whole log, warnings included, as it printed it. */
     readonly log: string,
   ) {
-    super(message);
+    super(message, { library: compiler === 'nvrtc' ? 'libnvrtc' : compiler === 'nvvm' ? 'libnvvm' : undefined });
     this.name = 'CompileError';
   }
 }
@@ -76,20 +78,11 @@ export class NvrtcError extends CompileError {
   }
 }
 
-/** A CudaError for a runtime status. */
+/** A CudaError for a runtime status (named by cudaGetErrorName, or by the enum when libcudart cannot say). */
 export function runtimeError(code: number, fn: string): CudaError {
-  const [, name] = cudart.cudaGetErrorName(code);
-  const [, text] = cudart.cudaGetErrorString(code);
-  return new CudaError(code, name, fn, text);
-}
-
-/** The text a library gives for a status, or `fallback` when the library cannot be loaded. */
-function describeStatus(describe: () => string | null | undefined, fallback: string): string {
-  try {
-    return describe() ?? fallback;
-  } catch {
-    return fallback;
-  }
+  const name = statusText(() => cudart.cudaGetErrorName(code)[1], cudart.cudaError_t[code] ?? `cudaError_t ${code}`);
+  const text = statusText(() => cudart.cudaGetErrorString(code)[1], 'unknown error');
+  return new CudaError(code, name, fn, text, 'libcudart');
 }
 
 /** A CudaError for a driver status (CUresult), named by the driver's enum. */
@@ -99,7 +92,8 @@ export function driverError(code: number, fn: string): CudaError {
     code,
     name,
     fn,
-    describeStatus(() => cuda.cuGetErrorString(code)[1], 'unknown error'),
+    statusText(() => cuda.cuGetErrorString(code)[1], 'unknown error'),
+    'libcuda',
   );
 }
 
@@ -110,7 +104,8 @@ export function nvrtcError(code: number, fn: string): CudaError {
     code,
     name,
     fn,
-    describeStatus(() => nvrtc.nvrtcGetErrorString(code)[1], 'unknown error'),
+    statusText(() => nvrtc.nvrtcGetErrorString(code)[1], 'unknown error'),
+    'libnvrtc',
   );
 }
 
@@ -126,13 +121,18 @@ function outputs<T extends unknown[]>(r: readonly [number, ...unknown[]]): Unwra
 }
 
 /** A link failed: the message names the status and the first error; `errorLog` and `infoLog` hold the linker's logs. */
-export class LinkError extends Error {
+export class LinkError extends CudaBindingsError {
+  /** The status: an nvJitLinkResult or a CUresult, as `backend` says. */
+  declare readonly code: number;
+  /** The status's C name, e.g. `'NVJITLINK_ERROR_PTX_COMPILE'` or `'CUDA_ERROR_INVALID_IMAGE'`. */
+  declare readonly codeName: string;
+  /** The linker call that failed, e.g. `'nvJitLinkComplete'`. */
+  declare readonly fn: string;
+
   /** Makes the error; `fn` names the linker call that failed (e.g. `'nvJitLinkComplete'`). */
   constructor(
-    /** The status: an nvJitLinkResult or a CUresult, as `backend` says. */
-    readonly code: number,
-    /** The status's C name, e.g. `'NVJITLINK_ERROR_PTX_COMPILE'` or `'CUDA_ERROR_INVALID_IMAGE'`. */
-    readonly codeName: string,
+    code: number,
+    codeName: string,
     /** Which linker ran: 'nvJitLink' or 'cuLink' (the driver's). */
     readonly backend: 'nvJitLink' | 'cuLink',
     /** The linker's error log (undefined symbols, mismatched architectures, …); may be empty. */
@@ -141,7 +141,12 @@ export class LinkError extends Error {
     readonly infoLog: string,
     fn: string,
   ) {
-    super(`${codeName}: ${firstError(errorLog) ?? errorLog.split('\n').find((l) => l.trim()) ?? 'link failed'} (in ${fn})`);
+    super(statusMessage(codeName, firstError(errorLog) ?? errorLog.split('\n').find((l) => l.trim()) ?? 'link failed', fn), {
+      code,
+      codeName,
+      fn,
+      library: backend === 'nvJitLink' ? 'libnvJitLink' : 'libcuda',
+    });
     this.name = 'LinkError';
   }
 }
@@ -154,16 +159,19 @@ export class NvvmError extends CompileError {
     readonly code: number,
     /** The nvvmResult's C name, e.g. `'NVVM_ERROR_COMPILATION'`. */
     readonly codeName: string,
-    fn: string,
+    /** The libNVVM call that failed, e.g. `'nvvmCompileProgram'`. */
+    readonly fn: string,
     log: string,
   ) {
     super(
-      `${codeName}: ${
+      statusMessage(
+        codeName,
         log
           .split('\n')
           .find((l) => l.trim())
-          ?.trim() ?? `${fn} failed`
-      } (in ${fn})`,
+          ?.trim() ?? `${fn} failed`,
+        fn,
+      ),
       'nvvm',
       log,
     );

@@ -2,7 +2,19 @@
  * Objects that throw, free themselves and read like JavaScript, over the runtime.
  * @module cuda-bindings/core
  */
-export { CudaError, CompileError, NvrtcError, NvvmError, LinkError, check, checkDriver, checkNvrtc } from './errors';
+export {
+  CudaBindingsError,
+  CudaError,
+  CompileError,
+  NvrtcError,
+  NvvmError,
+  LinkError,
+  check,
+  checkDriver,
+  checkNvrtc,
+  type CudaBindingsErrorDetails,
+  type CudaLibrary,
+} from './errors';
 export { warnOnLeaks } from './lifetime';
 export { Device, type DeviceAttributeName } from './Device';
 export {

@@ -4,6 +4,7 @@
 import type * as NvmlApi from '../nvml';
 import { checkOptions } from './options';
 import type { OkOutputs } from '../ffi/result';
+import { CudaBindingsError, statusMessage } from '../ffi/errors';
 
 type N = typeof NvmlApi;
 let api: N | undefined;
@@ -11,18 +12,17 @@ let api: N | undefined;
 const nv = (): N => (api ??= require('../nvml') as N);
 
 /** An NVML call failed: `code` is the nvmlReturn_t, `codeName` its C name, `fn` the call. */
-export class NvmlError extends Error {
+export class NvmlError extends CudaBindingsError {
+  /** The nvmlReturn_t value, e.g. 3 (NVML_ERROR_NOT_SUPPORTED). */
+  declare readonly code: number;
+  /** The nvmlReturn_t's C name, e.g. `'NVML_ERROR_NOT_SUPPORTED'`. */
+  declare readonly codeName: string;
+  /** The NVML call that failed, e.g. `'nvmlDeviceGetPowerUsage'`. */
+  declare readonly fn: string;
+
   /** Makes the error; `explanation` is NVML's text for the status (nvmlErrorString). */
-  constructor(
-    /** The nvmlReturn_t value, e.g. 3 (NVML_ERROR_NOT_SUPPORTED). */
-    readonly code: number,
-    /** The nvmlReturn_t's C name, e.g. `'NVML_ERROR_NOT_SUPPORTED'`. */
-    readonly codeName: string,
-    /** The NVML call that failed, e.g. `'nvmlDeviceGetPowerUsage'`. */
-    readonly fn: string,
-    explanation: string,
-  ) {
-    super(`${codeName}: ${explanation} (in ${fn})`);
+  constructor(code: number, codeName: string, fn: string, explanation: string) {
+    super(statusMessage(codeName, explanation, fn), { code, codeName, fn, library: 'libnvidia-ml' });
     this.name = 'NvmlError';
   }
 }

@@ -30,6 +30,7 @@ export {
   type StructValue,
 } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
+export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { launchParamBuffer } from '../ffi/kernel-args';
 export { JitOptions, type JitOptionValues } from './jit';

@@ -3,6 +3,7 @@
 import koffi, { type LibraryHandle } from 'koffi';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CudaBindingsError, isCudaLibrary } from './errors';
 
 /** What to look for. */
 export interface LibrarySpec {
@@ -32,10 +33,13 @@ export interface LoadedLibrary {
   version: number;
 }
 
-/** Raised when no candidate could be opened; lists every one and why it failed. */
-export class LibraryLoadError extends Error {
+/** Raised when no candidate could be opened; lists every one and why it failed. `library` is the label when it is one of the eight. */
+export class LibraryLoadError extends CudaBindingsError {
+  /** Makes the error from the library's label, every candidate tried with its reason, and the spec's hint. */
   constructor(
+    /** The library as messages name it: `'libcudart'`. */
     readonly label: string,
+    /** Every candidate tried, in order, and why it was refused. */
     readonly attempts: { candidate: string; reason: string }[],
     spec?: Pick<LibrarySpec, 'envVar' | 'hint'>,
   ) {
@@ -43,6 +47,7 @@ export class LibraryLoadError extends Error {
       `${label}: could not load the library. Tried:\n` +
         attempts.map((a) => `  - ${a.candidate}: ${a.reason}`).join('\n') +
         (spec ? `\n${spec.hint}, or set ${spec.envVar} to the library's path.` : ''),
+      { library: isCudaLibrary(label) ? label : undefined },
     );
     this.name = 'LibraryLoadError';
   }

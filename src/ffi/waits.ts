@@ -6,6 +6,7 @@
 // and have no query (a cudaMemcpy, a compile) still run on the pool: `onPool` below, with the same
 // options. Every wait takes { signal, timeout }; giving up rejects the promise but cancels no GPU work.
 import type { KoffiFunction } from './binding';
+import { describe } from './checks';
 
 /** Options of every awaited wait, copy and compile. */
 export interface WaitOptions {
@@ -29,25 +30,18 @@ const WAIT_KEYS = ['signal', 'timeout'];
 export function checkWaitOptions(options: unknown, fn: string, extra: readonly string[] = []): WaitOptions {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new TypeError(`${fn}: parameter 'options' must be an object such as { signal, timeout }, got ${describe(options)}`);
+    throw new TypeError(`${fn}: parameter 'options' must be an object such as { signal, timeout }, got ${describe(options, 'tag')}`);
   const known = [...WAIT_KEYS, ...extra];
   for (const k of Object.keys(options)) {
     if (!known.includes(k)) throw new TypeError(`${fn}: unknown option '${k}' (the options are ${known.join(', ')})`);
   }
   const { signal, timeout } = options as WaitOptions;
   if (signal !== undefined && !(signal instanceof AbortSignal))
-    throw new TypeError(`${fn}: option 'signal' must be an AbortSignal, got ${describe(signal)}`);
+    throw new TypeError(`${fn}: option 'signal' must be an AbortSignal, got ${describe(signal, 'tag')}`);
   if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0)))
-    throw new RangeError(`${fn}: option 'timeout' must be a non-negative number of milliseconds, got ${describe(timeout)}`);
+    throw new RangeError(`${fn}: option 'timeout' must be a non-negative number of milliseconds, got ${describe(timeout, 'tag')}`);
   if (signal?.aborted) throw abortError(fn, signal.reason);
   return { signal, timeout };
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'object') return Object.prototype.toString.call(v);
-  return `${typeof v === 'bigint' ? `${v}n` : String(v)}`;
 }
 
 /** The error a wait rejects with when its signal aborts: an AbortError, or a TimeoutError for AbortSignal.timeout(). */

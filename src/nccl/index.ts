@@ -11,6 +11,7 @@ export * from './helpers';
 export * from '../structs/nccl.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
+export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 import { ncclLibraryInfo } from '../ffi/nccl-lib';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };

@@ -9,6 +9,7 @@ export * from './constants.gen';
 export * from './handles.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
+export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 import { nvjitlinkLibraryInfo } from '../ffi/nvjitlink-lib';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };

@@ -13,6 +13,7 @@ export * from '../structs/nvml.gen';
 export { CStruct, type StructLayout, type StructClass } from '../structs/base';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
+export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 import { nvmlLibraryInfo } from '../ffi/nvml-lib';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };

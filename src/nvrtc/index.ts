@@ -11,6 +11,7 @@ export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal'
 /** The compile off the JS thread, on the thread pool: `await nvrtc.async.nvrtcCompileProgram(prog, n, options, { signal })`. */
 export * as async from './async';
 export { LibraryLoadError } from '../ffi/loader';
+export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 import { nvrtcLibraryInfo } from '../ffi/nvrtc-lib';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };

@@ -11,6 +11,7 @@ export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal'
 /** The compile off the JS thread, on the thread pool: `await nvvm.async.nvvmCompileProgram(prog, n, options, { signal })`. */
 export * as async from './async';
 export { LibraryLoadError } from '../ffi/loader';
+export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 import { nvvmLibraryInfo } from '../ffi/nvvm-lib';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };

@@ -33,6 +33,7 @@ export {
   type StructValue,
 } from '../ffi/kernel-args';
 export { LibraryLoadError } from '../ffi/loader';
+export { CudaBindingsError, type CudaLibrary } from '../ffi/errors';
 export { hostCallbacks, pendingHostFunctions } from '../ffi/host-callbacks';
 export { perThreadDefaultStream } from '../ffi/binding';
 import { libcudart, cudartLibraryInfo } from '../ffi/cudart-lib';

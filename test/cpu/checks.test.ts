@@ -1,6 +1,8 @@
 // One set of checks for every value that crosses into C: the facade, struct fields, kernel
 // arguments, attribute values and the async calls report the same bad value in the same words.
 import { cudart } from '../../src';
+import { describe as describeValue } from '../../src/ffi/checks';
+import { describe as coreDescribe } from '../../src/core/debug-dot';
 
 const U32_RANGE = 'must be an integer within [0, 4294967295], got -1';
 const I32_RANGE = 'must be an integer within [-2147483648, 2147483647], got 1.5';
@@ -45,4 +47,63 @@ test('an element of an array argument is named by its index, in the same format 
   expect(() => cudart.cudaGraphAddEmptyNode(null, [5 as never], 1)).toThrow(
     new TypeError("cudaGraphAddEmptyNode: parameter 'pDependencies[0]' must be an address or handle (bigint) or null, got 5"),
   );
+});
+
+test('one describe() names a bad value: the same for every form but a string or an object, which keep their tested wording', () => {
+  class Stream {}
+  const values: unknown[] = [
+    null,
+    undefined,
+    1.5,
+    -1n,
+    true,
+    () => 1,
+    Symbol('s'),
+    'x\n',
+    'a'.repeat(25),
+    [1],
+    new Float32Array(1),
+    {},
+    new Stream(),
+  ];
+  expect(values.map((v) => describeValue(v))).toEqual([
+    'null',
+    'undefined',
+    '1.5',
+    '-1n',
+    'a boolean',
+    'a function',
+    'a symbol',
+    'the string "x\\n"',
+    `the string "${'a'.repeat(20)}…"`,
+    'an array',
+    'a Float32Array',
+    'an object (Object)',
+    'an object (Stream)',
+  ]);
+  expect(values.map((v) => describeValue(v, 'core'))).toEqual([
+    'null',
+    'undefined',
+    '1.5',
+    '-1n',
+    'a boolean',
+    'a function',
+    'a symbol',
+    "'x\\n'",
+    `'${'a'.repeat(20)}…'`,
+    'a Array',
+    'a Float32Array',
+    'a Object',
+    'a Stream',
+  ]);
+  expect(values.map((v) => describeValue(v, 'tag')).slice(7)).toEqual([
+    '"x\\n"',
+    `"${'a'.repeat(20)}…"`,
+    '[object Array]',
+    '[object Float32Array]',
+    '[object Object]',
+    '[object Object]',
+  ]);
+  // core's describe (debug-dot.ts) is this one's 'core' form.
+  expect(values.map(coreDescribe)).toEqual(values.map((v) => describeValue(v, 'core')));
 });

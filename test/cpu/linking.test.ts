@@ -16,7 +16,7 @@ process.env.CUDA_BINDINGS_CUDA = libs.cuda;
 import { nvjitlink, nvfatbin } from '../../src';
 import { ObjectCode } from '../../src/core/ObjectCode';
 import { Linker, nvJitLinkOptions } from '../../src/core/Linker';
-import { LinkError } from '../../src/core/errors';
+import { CudaBindingsError, LinkError } from '../../src/core/errors';
 import { Program } from '../../src/core/Program';
 
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -219,6 +219,19 @@ describe('ObjectCode', () => {
     expect(() => ObjectCode.fatbin([wrong])).toThrow(
       "NVFATBIN_ERROR_ELF_ARCH_MISMATCH: NVFATBIN_ERROR_ELF_ARCH_MISMATCH (in nvFatbinAddCubin(objects[0] 'k80', arch 75))",
     );
+    // One of the package's errors, with the status and the library (issue #30).
+    expect(() => ObjectCode.fatbin([wrong])).toThrow(CudaBindingsError);
+    try {
+      ObjectCode.fatbin([wrong]);
+    } catch (e) {
+      const err = e as CudaBindingsError;
+      expect([err.name, err.code, err.codeName, err.library]).toEqual([
+        'CudaBindingsError',
+        nvfatbin.nvFatbinResult.NVFATBIN_ERROR_ELF_ARCH_MISMATCH,
+        'NVFATBIN_ERROR_ELF_ARCH_MISMATCH',
+        'libnvfatbin',
+      ]);
+    }
     expect(fat.live()).toBe(0);
   });
 });
@@ -355,6 +368,7 @@ describe('Linker', () => {
       ),
     );
     expect(linker.errorLog).toBe("ptxas fatal   : Unresolved extern function 'undefined_symbol'");
+    expect(() => linker.link()).toThrow(CudaBindingsError);
     expect(drv.live()).toBe(0);
   });
 
