@@ -98,17 +98,16 @@ function liveRows(h: GpuHealth): [string, string][] {
     ],
     ['persistence mode', na(h.persistenceMode, (p) => (p ? 'enabled' : 'disabled'))],
     ['performance state', na(h.performanceState)],
-    [
-      'processes',
-      na(h.processes, (ps: NonNullable<GpuHealth['processes']>) =>
-        ps.length
-          ? ps
-              .map((p) => `${p.pid} ${p.name ?? '?'} (${p.usedMemory === null ? 'n/a' : `${(p.usedMemory / MiB).toFixed(0)} MiB`})`)
-              .join(', ')
-          : 'none',
-      ),
-    ],
+    ['processes', processesText(h)],
   ];
+}
+
+/** Each process as `pid name (memory)`, or why NVML could not list them. */
+function processesText(h: GpuHealth): string {
+  if (h.processes === null) return h.processesError ? `unknown: ${h.processesError}` : 'n/a';
+  if (h.processes.length === 0) return 'none';
+  const memory = (b: number | null) => (b === null ? 'n/a' : `${(b / 2 ** 20).toFixed(0)} MiB`);
+  return h.processes.map((p) => `${p.pid} ${p.name ?? '?'} (${memory(p.usedMemory)})`).join(', ');
 }
 
 /** `GPU-431c7c37-cdb8-…`, as nvidia-smi prints a UUID. */

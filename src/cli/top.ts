@@ -115,7 +115,7 @@ export function render(r: TopRecord, opts: { color: boolean; width: number; inte
       `  temp ${val(g.temperature, '°C')}   power ${val(g.power.draw, 'W')} / ${val(g.power.limit, 'W')}   ` +
         `SM ${val(g.clocks.sm, 'MHz')}   mem ${val(g.clocks.memory, 'MHz')}   fan ${val(g.fanSpeed, '%')}`,
     );
-    if (g.processes === null) lines.push('  processes: n/a');
+    if (g.processes === null) lines.push(g.processesError ? `  processes: unknown (${g.processesError})` : '  processes: n/a');
     else if (g.processes.length === 0) lines.push('  no processes');
     else {
       lines.push(`  ${'PID'.padStart(8)}  ${'MEMORY'.padStart(10)}  NAME`);

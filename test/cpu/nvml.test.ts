@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as nvml from '../../src/nvml';
 import * as core from '../../src/core';
 import { cudaDeviceProp } from '../../src/structs/runtime.gen';
-import { buildFakeNvml, buildFakeCudart, FAKE_GPUS } from './helpers/fake-nvml';
+import { buildFakeNvml, buildFakeCudart, setFakeNvmlKnob, FAKE_GPUS } from './helpers/fake-nvml';
 
 /** The escape that starts a terminal colour. */
 const ESC = '\x1b';
@@ -231,6 +231,7 @@ describe('core', () => {
       persistenceMode: true,
       performanceState: 'P0',
       processes: [{ pid: 4242, name: 'python3', usedMemory: 2 ** 30, type: 'compute' }],
+      processesError: null,
     });
   });
 
@@ -256,6 +257,24 @@ describe('core', () => {
       0,
       1,
     ]);
+  });
+
+  test('processes that start faster than NVML lists them: processes() says so; health() and sample() report them unknown, with why, and the rest as ever', () => {
+    const why =
+      'NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read (5 tries) (in nvmlDeviceGetComputeRunningProcesses)';
+    setFakeNvmlKnob(lib, 'FAKE_NVML_PROCESS_CHURN', '1');
+    try {
+      const d = core.NvmlDevice.get(0);
+      expect(() => d.processes()).toThrow(core.NvmlError);
+      expect(() => d.processes()).toThrow(why);
+      const h = d.health();
+      expect([h.processes, h.processesError, h.temperature.current, h.memory?.used]).toEqual([null, why, 41, 2 ** 30]);
+      const s = d.sample();
+      expect([s.processes, s.processesError, s.utilization]).toEqual([null, why, { gpu: 37, memory: 12 }]);
+    } finally {
+      setFakeNvmlKnob(lib, 'FAKE_NVML_PROCESS_CHURN', undefined);
+    }
+    expect(core.NvmlDevice.get(0).health().processesError).toBeNull();
   });
 
   test('NVML is initialised once and shut down once, at exit', () => {
@@ -357,6 +376,21 @@ describe('the CLI', () => {
     expect([writes[writes.length - 1], restored]).toEqual(['\x1b[?25h\x1b[?1049l', true]);
   });
 
+  test('top keeps reporting while processes start faster than NVML lists them: unknown, with why', () => {
+    const r = child([cli, 'top', '--json', '--count', '1'], { FAKE_NVML_PROCESS_CHURN: '1' });
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    const g = JSON.parse(r.stdout).gpus[0];
+    expect([g.processes, g.processesError, g.temperature]).toEqual([
+      null,
+      'NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read (5 tries) (in nvmlDeviceGetComputeRunningProcesses)',
+      41,
+    ]);
+    const { render } = require('../../src/cli/top') as typeof import('../../src/cli/top');
+    expect(render({ time: '2026-01-01T12:00:00.000Z', gpus: [g] }, { color: false, width: 80, interval: 1000 })).toContain(
+      '  processes: unknown (NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read (5 tries) (in nvmlDeviceGetComputeRunningProcesses))\n',
+    );
+  });
+
   test('topo --json: the matrix and the affinities', () => {
     const r = child([cli, 'topo', '--json']);
     expect(r.status).toBe(0);
@@ -401,6 +435,17 @@ describe('the CLI', () => {
     expect(none.stdout).toContain(
       "live (NVML): not available: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.",
     );
+  });
+
+  test('info says the processes are unknown, and why, while they start faster than NVML lists them', () => {
+    const cudart = buildFakeCudart(tmp, cudaDeviceProp.layout);
+    const script =
+      "const { info } = require('./src/cli/info'); const out = []; info({ command: 'info', named: true, json: false, help: false }, { log: (s) => out.push(s), err: () => {} }); console.log(out.join('\\n'))";
+    const r = child(['-e', script], { CUDA_BINDINGS_CUDART: cudart, FAKE_NVML_PROCESS_CHURN: '1' });
+    expect(r.stdout).toMatch(
+      /processes +unknown: NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read \(5 tries\) \(in nvmlDeviceGetComputeRunningProcesses\)\n/,
+    );
+    expect(r.stdout).toMatch(/temperature +41 °C/);
   });
 
   test('top, topo without NVML: exit 1 naming what is missing', () => {
