@@ -421,6 +421,28 @@ test('VirtualBuffer: reserve, map, grant access; resize maps more at the same ad
   expect(out.closed).toBe('VirtualBuffer.resize: the VirtualBuffer was closed');
 });
 
+test("VirtualBuffer: hooks see a resized buffer's free with the size and the mapped bytes it has then", () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const seen = [];
+    class Watch extends core.MemoryHook { freePost(e) { seen.push([e.allocator, e.size, e.memSize]); } }
+    const hook = new Watch();
+    const grown = new core.VirtualMemoryResource(d).allocate(3 << 20, { reserve: 16 << 20 });
+    grown.resize(10 << 20);
+    grown.close();
+    const shrunk = new core.VirtualMemoryResource(d).allocate(5 << 20);
+    shrunk.resize(1 << 20);
+    shrunk.close();
+    hook.close();
+    console.log(JSON.stringify(seen));`);
+  const MiB = 1 << 20;
+  // Grown: the 10 MiB it holds at close, all mapped; shrunk: the 1 MiB asked for, the 6 MiB still mapped.
+  expect(out).toEqual([
+    ['VirtualMemoryResource', 10 * MiB, 10 * MiB],
+    ['VirtualMemoryResource', MiB, 6 * MiB],
+  ]);
+});
+
 test('new classes refuse bad input by method and parameter before any call', () => {
   expect(() => new core.VirtualMemoryResource({} as never)).toThrow(
     new TypeError("VirtualMemoryResource: parameter 'device' must be a Device, got [object Object]"),
