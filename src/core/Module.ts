@@ -8,6 +8,7 @@ import { Kernel } from './Kernel';
 import { checkOptions } from './options';
 import { libraryLoad } from '../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../ffi/waits';
+import { isOwnName } from '../ffi/checks';
 
 /** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
@@ -129,7 +130,7 @@ export class Module extends Resource {
       throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);
     let k = this.kernels.get(name);
     if (!k) {
-      const symbol = this.names[name] ?? name;
+      const symbol = isOwnName(this.names, name) ? this.names[name] : name;
       const [err, h] = cudart.cudaLibraryGetKernel(this.handle, symbol);
       if (err === cudart.cudaError_t.cudaErrorSymbolNotFound) {
         cudart.cudaGetLastError();

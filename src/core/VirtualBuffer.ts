@@ -5,6 +5,7 @@ import { DeviceBuffer } from './DeviceBuffer';
 import type { Device } from './Device';
 import { driverGet, driverOk } from './driver-check';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
+import { lookupName } from '../ffi/checks';
 import type { VirtualMemoryResource } from './VirtualMemoryResource';
 
 /** Access a device gets to a virtual buffer's memory. */
@@ -159,15 +160,14 @@ export class VirtualBuffer extends DeviceBuffer {
     this.live('setAccess');
     if (!device || typeof device.ordinal !== 'number')
       throw new TypeError(`VirtualBuffer.setAccess: parameter 'device' must be a Device, got ${String(device)}`);
-    if (!(access in ACCESS))
-      throw new RangeError(`VirtualBuffer.setAccess: parameter 'access' must be 'readwrite', 'read' or 'none', got ${String(access)}`);
+    const flags = lookupName(ACCESS, access, 'VirtualBuffer.setAccess', "parameter 'access'");
     if (device === this.device && access !== 'readwrite')
       throw new RangeError("VirtualBuffer.setAccess: the buffer's own device keeps read/write access");
     driverOk(
       cuda.cuMemSetAccess(
         this.base,
         this.mapping.mapped,
-        [{ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal }, flags: ACCESS[access] }],
+        [{ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal }, flags }],
         1,
       ),
       'VirtualBuffer.setAccess (cuMemSetAccess)',

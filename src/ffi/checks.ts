@@ -41,6 +41,29 @@ export function outOfRange(fn: string, p: string | undefined, want: string, got:
   return rangeError(fn, p, `must be ${want}, got ${describe(got)}`);
 }
 
+/**
+ * Whether `key` names one of `table`'s own entries: the names a lookup table lists, never those it
+ * inherits from Object.prototype (`constructor`, `__proto__`, `toString`, …), which `key in table`
+ * and `table[key]` find too.
+ */
+export function isOwnName<K extends string>(table: Readonly<Record<K, unknown>>, key: unknown): key is K {
+  return typeof key === 'string' && Object.prototype.hasOwnProperty.call(table, key);
+}
+
+/**
+ * The entry of `table` that `key` names (its own names only, see isOwnName), or a RangeError that
+ * lists them: `<fn>: <what> must be one of 'a', 'b', …, got 'x'`, where `what` is `parameter 'op'`,
+ * `option 'swizzle'` or the like.
+ */
+export function lookupName<K extends string, V>(table: Readonly<Record<K, V>>, key: unknown, fn: string, what: string): V {
+  if (isOwnName(table, key)) return table[key];
+  const names = Object.keys(table)
+    .map((k) => `'${k}'`)
+    .join(', ');
+  const got = typeof key === 'string' ? `'${key.length > 40 ? `${key.slice(0, 40)}…` : key}'` : describe(key);
+  throw new RangeError(`${fn}: ${what} must be one of ${names}, got ${got}`);
+}
+
 /** The failure of an integer of at most 32 bits: a TypeError for a non-number, else a RangeError with its range. */
 function intFail(v: unknown, fn: string, p: string | undefined, lo: number, hi: number, want: string): never {
   if (typeof v !== 'number') typeError(fn, p, want, v);
