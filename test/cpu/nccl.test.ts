@@ -93,6 +93,16 @@ describe('bindings', () => {
     ]);
   });
 
+  test("ncclConfigInitializer refuses a name that is not a field, as the struct's constructor does: Object.prototype's too", () => {
+    for (const k of ['constructor', 'blockign'])
+      expect(() => nccl.ncclConfigInitializer({ [k]: 1 } as never)).toThrow(
+        new RegExp(`^ncclConfig_\\w+: no field named '${k}' \\(fields: size, `),
+      );
+    expect(() => nccl.ncclConfigInitializer(JSON.parse('{"__proto__": {"blocking": 0}}'))).toThrow(
+      /^ncclConfig_\w+: no field named '__proto__'/,
+    );
+  });
+
   test('a collective on host memory moves count elements of the dtype; a count larger than the buffer is refused first', () => {
     const [, id] = nccl.ncclGetUniqueId();
     const [, comm] = nccl.ncclCommInitRank(1, id!, 0);
