@@ -181,6 +181,20 @@ export function checkExtent(v: Pointer, need: number, fn: string, p: string | un
   if (v.byteLength < need) rangeError(fn, p, `holds ${v.byteLength} bytes but ${what} needs ${need}`);
 }
 
+/**
+ * PTX text, which C readers take two ways: the driver up to its first NUL, nvJitLink and nvFatbin by
+ * the length given. A NUL before the end would make them read different code, so it is refused with
+ * its offset; NULs that end the text (a terminator) are fine.
+ */
+export function checkPtxText(b: Uint8Array, fn: string, p: string | undefined): void {
+  const at = b.indexOf(0);
+  if (at < 0) return;
+  let end = b.length;
+  while (end > at && b[end - 1] === 0) end--;
+  if (at < end)
+    rangeError(fn, p, `holds PTX text with a NUL at byte ${at}, before its end at byte ${end}; PTX may end with NULs, not hold one`);
+}
+
 /** A C string argument: a string without NUL characters. */
 export function checkString(v: unknown, fn: string, p?: string): string {
   if (typeof v === 'string') {

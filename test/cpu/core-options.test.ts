@@ -214,6 +214,8 @@ describe('on a device (fake libcudart)', () => {
       t('launch ok', () => k.launch({ grid: 1, block: 1, sharedMem: 0, stream }));
       // Names of Object.prototype are not names of a table.
       t('kernel toString', () => { const named = mod.kernel('toString'); if (named.name !== 'toString') throw new Error(named.name); return named; });
+      t('load PTX with a NUL', () => core.Module.load(Buffer.from('.version 9.0\\0.entry k')));
+      t('load PTX ending in NULs', () => core.Module.load(Buffer.from('.version 9.0\\n\\0\\0')));
       const managed = dev.allocateManaged(16);
       t('advise constructor', () => managed.advise('constructor', dev));
       const settle = (name, p) => p.then(() => { out[name] = 'resolved'; }, (e) => { out[name] = e.constructor.name + ': ' + e.message; });
@@ -282,6 +284,13 @@ describe('on a device (fake libcudart)', () => {
     );
     // A kernel name that is no name expression is the symbol itself.
     expect(results['kernel toString']).toBe('returned [object Object]');
+  });
+
+  test('Module.load refuses PTX text with a NUL before its end, which the driver would stop at; NULs that end it are fine', () => {
+    expect(results['load PTX with a NUL']).toBe(
+      "RangeError: Module.load: parameter 'code' holds PTX text with a NUL at byte 12, before its end at byte 21; PTX may end with NULs, not hold one",
+    );
+    expect(results['load PTX ending in NULs']).toBe('returned [object Object]');
   });
 
   test('the options a method knows still pass', () => {
