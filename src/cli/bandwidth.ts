@@ -2,7 +2,7 @@
 import koffi from 'koffi';
 import * as cudart from '../runtime';
 import type { Options } from './args';
-import { bytesText, ok, requireGpu, table, type Output } from './common';
+import { bytesText, ok, printable, requireGpu, table, type Output } from './common';
 
 export interface BandwidthRow {
   direction: 'H2D' | 'D2H' | 'D2D';
@@ -100,7 +100,7 @@ export function bandwidth(o: Options, out: Output): void {
     return;
   }
   const [, p] = cudart.cudaGetDeviceProperties(device);
-  out.log(`Device ${device}: ${p!.name}  (GB/s = 10^9 bytes a second; device-to-device counts the read and the write)`);
+  out.log(`Device ${device}: ${printable(p!.name)}  (GB/s = 10^9 bytes a second; device-to-device counts the read and the write)`);
   out.log(
     table(
       ['direction', 'host memory', 'size', 'GB/s'],

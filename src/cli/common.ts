@@ -37,6 +37,22 @@ export class NoGpu extends CommandError {
   }
 }
 
+/** Control characters: C0 (ESC, BEL, newline, …), DEL and C1 (\u009b is a CSI on its own). */
+const CONTROL = /\p{Cc}/gu;
+
+/**
+ * Text that came from outside (a process or device name from NVML or the driver, a library's
+ * message, a path) as it may reach a terminal: each control character written as `\x1b` (C0, DEL)
+ * or `\u009b` (C1), so that a name cannot retitle, clear or colour the screen, or forge a line.
+ */
+export function printable(s: string): string {
+  return s.replace(CONTROL, (c) => {
+    const code = c.charCodeAt(0);
+    const hex = code.toString(16).padStart(2, '0');
+    return code < 0x80 ? `\\x${hex}` : `\\u00${hex}`;
+  });
+}
+
 /** One line of an error's message: a multi-line one (a library that did not load) keeps its first and last lines. */
 export function oneLine(message: string): string {
   const lines = message

@@ -3,7 +3,7 @@ import * as cudart from '../runtime';
 import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
 import type { Options } from './args';
-import { ok, oneLine, requireGpu, table, version, type Output } from './common';
+import { ok, oneLine, printable, requireGpu, table, version, type Output } from './common';
 import { NvmlDevice, type GpuHealth } from '../core/nvml';
 
 export interface DeviceInfo {
@@ -98,17 +98,16 @@ function liveRows(h: GpuHealth): [string, string][] {
     ],
     ['persistence mode', na(h.persistenceMode, (p) => (p ? 'enabled' : 'disabled'))],
     ['performance state', na(h.performanceState)],
-    [
-      'processes',
-      na(h.processes, (ps: NonNullable<GpuHealth['processes']>) =>
-        ps.length
-          ? ps
-              .map((p) => `${p.pid} ${p.name ?? '?'} (${p.usedMemory === null ? 'n/a' : `${(p.usedMemory / MiB).toFixed(0)} MiB`})`)
-              .join(', ')
-          : 'none',
-      ),
-    ],
+    ['processes', processesText(h)],
   ];
+}
+
+/** Each process as `pid name (memory)` (names with their control characters escaped), or why NVML could not list them. */
+function processesText(h: GpuHealth): string {
+  if (h.processes === null) return h.processesError ? `unknown: ${printable(h.processesError)}` : 'n/a';
+  if (h.processes.length === 0) return 'none';
+  const memory = (b: number | null) => (b === null ? 'n/a' : `${(b / 2 ** 20).toFixed(0)} MiB`);
+  return h.processes.map((p) => `${p.pid} ${p.name === null ? '?' : printable(p.name)} (${memory(p.usedMemory)})`).join(', ');
 }
 
 /** `GPU-431c7c37-cdb8-…`, as nvidia-smi prints a UUID. */
@@ -170,7 +169,7 @@ export function info(o: Options, out: Output): void {
   const partial = { driverVersion: null, runtimeVersion, libraries: libs, deviceCount: null, devices: null, nvml: null };
   if (!o.json) {
     out.log(`CUDA runtime ${runtimeVersion ?? 'unknown'}`);
-    for (const [k, v] of Object.entries(libs)) out.log(`${`${k}:`.padEnd(10)} ${v ?? 'not found'}`);
+    for (const [k, v] of Object.entries(libs)) out.log(`${`${k}:`.padEnd(10)} ${v === null ? 'not found' : printable(v)}`);
   }
   const count = requireGpu(partial, o.device);
   const [driver] = ok(cudart.cudaDriverGetVersion(), 'cudaDriverGetVersion');
@@ -192,13 +191,13 @@ export function info(o: Options, out: Output): void {
   const MiB = 1024 * 1024;
   for (const d of devices) {
     out.log('');
-    out.log(`Device ${d.index}: ${d.name}`);
+    out.log(`Device ${d.index}: ${printable(d.name)}`);
     out.log(
       table(
         ['property', 'value'],
         [
           ['UUID', d.uuid],
-          ['PCI bus id', d.pciBusId],
+          ['PCI bus id', printable(d.pciBusId)],
           ['compute capability', d.computeCapability],
           ['memory total', `${(d.memoryTotalBytes / MiB).toFixed(0)} MiB`],
           ['memory free', `${(d.memoryFreeBytes / MiB).toFixed(0)} MiB`],
@@ -219,6 +218,6 @@ export function info(o: Options, out: Output): void {
     );
     out.log('');
     if (d.live) out.log(table(['live (NVML)', 'value'], liveRows(d.live)));
-    else out.log(`live (NVML): not available: ${nvml.error}`);
+    else out.log(`live (NVML): not available: ${printable(nvml.error ?? '')}`);
   }
 }

@@ -10,7 +10,7 @@ import { bandwidth } from './bandwidth';
 import { latency } from './latency';
 import { top } from './top';
 import { topo } from './topo';
-import { CommandError, oneLine, version as versionText, type Output } from './common';
+import { CommandError, oneLine, printable, version as versionText, type Output } from './common';
 import { NvmlError } from '../core/nvml';
 import * as cudart from '../runtime';
 
@@ -72,7 +72,9 @@ function printVersion(o: Options, out: Output): void {
     return;
   }
   out.log(`cuda-bindings ${packageVersion()}`);
-  out.log(runtime !== null ? `CUDA runtime ${runtime} (${library})` : `CUDA runtime: not loaded (${why})`);
+  out.log(
+    runtime !== null ? `CUDA runtime ${runtime} (${printable(library ?? '')})` : `CUDA runtime: not loaded (${printable(why ?? '')})`,
+  );
 }
 
 /** Runs the CLI with `argv` (without node and the script); returns the exit status. */
@@ -95,8 +97,9 @@ export async function main(argv: string[], out: Output = defaultOutput()): Promi
     const command = e instanceof UsageError ? e.command : (opts?.command ?? commandNamed(argv) ?? 'info');
     const json = opts?.json ?? argv.includes('--json');
     if (json) out.log(JSON.stringify({ ...partial, error } satisfies FailureJson, null, 2));
+    // The message may carry text from outside (a library's error, a path, an argument): escaped for the terminal.
     out.err(
-      `cuda-bindings${command ? ` ${command}` : ''}: ${error.message}${e instanceof UsageError ? ` (see cuda-bindings${command ? ` ${command}` : ''} --help)` : ''}`,
+      `cuda-bindings${command ? ` ${command}` : ''}: ${printable(error.message)}${e instanceof UsageError ? ` (see cuda-bindings${command ? ` ${command}` : ''} --help)` : ''}`,
     );
     return 1;
   }
@@ -117,7 +120,7 @@ if (require.main === module) {
     },
     // main catches everything; this is the last guard against a stack on the terminal.
     (e) => {
-      process.stderr.write(`cuda-bindings: ${oneLine(String((e as Error)?.message ?? e))}\n`);
+      process.stderr.write(`cuda-bindings: ${printable(oneLine(String((e as Error)?.message ?? e)))}\n`);
       process.exitCode = 1;
     },
   );

@@ -3,7 +3,7 @@
 // JSON object per sample (NDJSON).
 import { NvmlDevice, type GpuSample } from '../core/nvml';
 import type { Options } from './args';
-import type { Output } from './common';
+import { printable, type Output } from './common';
 
 /** One line of the NDJSON stream. */
 export interface TopRecord {
@@ -91,7 +91,7 @@ export async function top(o: Options, out: Output, term: Terminal = processTermi
   }
 }
 
-/** The terminal view of one sample. */
+/** The terminal view of one sample; names from NVML are printed with their control characters escaped. */
 export function render(r: TopRecord, opts: { color: boolean; width: number; interval: number }): string {
   const c = (code: string, s: string) => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
   const barWidth = Math.max(10, Math.min(40, opts.width - 40));
@@ -105,7 +105,7 @@ export function render(r: TopRecord, opts: { color: boolean; width: number; inte
   const GiB = 1024 ** 3;
   const lines = [c('1', `cuda-bindings top — ${r.time.slice(11, 19)} — every ${opts.interval} ms — q quits`), ''];
   for (const g of r.gpus) {
-    lines.push(c('1', `GPU ${g.index}: ${g.name}`) + `  ${g.uuid}`);
+    lines.push(c('1', `GPU ${g.index}: ${printable(g.name)}`) + `  ${printable(g.uuid)}`);
     lines.push(`  util ${bar(g.utilization?.gpu ?? null)}`);
     const memPct = g.memory ? (100 * g.memory.used) / g.memory.total : null;
     lines.push(
@@ -115,13 +115,13 @@ export function render(r: TopRecord, opts: { color: boolean; width: number; inte
       `  temp ${val(g.temperature, '°C')}   power ${val(g.power.draw, 'W')} / ${val(g.power.limit, 'W')}   ` +
         `SM ${val(g.clocks.sm, 'MHz')}   mem ${val(g.clocks.memory, 'MHz')}   fan ${val(g.fanSpeed, '%')}`,
     );
-    if (g.processes === null) lines.push('  processes: n/a');
+    if (g.processes === null) lines.push(g.processesError ? `  processes: unknown (${printable(g.processesError)})` : '  processes: n/a');
     else if (g.processes.length === 0) lines.push('  no processes');
     else {
       lines.push(`  ${'PID'.padStart(8)}  ${'MEMORY'.padStart(10)}  NAME`);
       for (const p of g.processes)
         lines.push(
-          `  ${String(p.pid).padStart(8)}  ${(p.usedMemory === null ? 'n/a' : `${(p.usedMemory / 2 ** 20).toFixed(0)} MiB`).padStart(10)}  ${p.name ?? '?'}`,
+          `  ${String(p.pid).padStart(8)}  ${(p.usedMemory === null ? 'n/a' : `${(p.usedMemory / 2 ** 20).toFixed(0)} MiB`).padStart(10)}  ${p.name === null ? '?' : printable(p.name)}`,
         );
     }
     lines.push('');

@@ -1,7 +1,7 @@
 // `cuda-bindings topo`: how the GPUs connect, as `nvidia-smi topo -m` prints it, from NVML.
 import { NvmlDevice, formatCpuList, type TopologyLink } from '../core/nvml';
 import type { Options } from './args';
-import type { Output } from './common';
+import { printable, type Output } from './common';
 
 export interface TopoReport {
   gpus: { index: number; name: string; uuid: string; pciBusId: string; cpuAffinity: string | null; numaNode: number | null }[];
@@ -78,7 +78,7 @@ export function topo(o: Options, out: Output): void {
     for (const r of pr) out.log(pl(r));
   }
   out.log('');
-  for (const g of t.gpus) out.log(`GPU${g.index}: ${g.name} (${g.pciBusId}, ${g.uuid})`);
+  for (const g of t.gpus) out.log(`GPU${g.index}: ${printable(g.name)} (${printable(g.pciBusId)}, ${printable(g.uuid)})`);
   out.log('');
   out.log(LEGEND);
 }

@@ -1,6 +1,7 @@
 // The element format of a CUDA array or a texture (CuPy's ChannelFormatDescriptor): bits per
 // channel and whether they are signed, unsigned or floating point.
 import * as cudart from '../runtime';
+import { lookupName } from '../ffi/checks';
 
 /** How a channel's bits are read. */
 export type ChannelKind = 'signed' | 'unsigned' | 'float';
@@ -54,7 +55,7 @@ export class ChannelFormatDescriptor {
     readonly kind: ChannelKind,
   ) {
     const fn = 'ChannelFormatDescriptor';
-    if (!(kind in KINDS)) throw new RangeError(`${fn}: parameter 'kind' must be 'signed', 'unsigned' or 'float', got ${String(kind)}`);
+    lookupName(KINDS, kind, fn, "parameter 'kind'");
     const bits = [x, y, z, w];
     bits.forEach((b, i) => {
       if (b !== 0 && b !== 8 && b !== 16 && b !== 32)
@@ -71,11 +72,7 @@ export class ChannelFormatDescriptor {
 
   /** `channels` channels of `type`, e.g. `of('f32')` for float, `of('u8', 4)` for uchar4. */
   static of(type: ChannelType, channels: 1 | 2 | 4 = 1): ChannelFormatDescriptor {
-    const t = TYPES[type];
-    if (!t)
-      throw new RangeError(
-        `ChannelFormatDescriptor.of: parameter 'type' must be one of ${Object.keys(TYPES).join(', ')}, got ${String(type)}`,
-      );
+    const t = lookupName(TYPES, type, 'ChannelFormatDescriptor.of', "parameter 'type'");
     if (channels !== 1 && channels !== 2 && channels !== 4)
       throw new RangeError(`ChannelFormatDescriptor.of: parameter 'channels' must be 1, 2 or 4, got ${String(channels)}`);
     const [b, kind] = t;

@@ -12,6 +12,7 @@ import { Stream } from './Stream';
 import { describe } from './debug-dot';
 import { checkOptions, type OptionKeys } from './options';
 import { CudaBindingsError, statusMessage, statusText } from '../ffi/errors';
+import { lookupName } from '../ffi/checks';
 
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
 export type NcclDtype = 'i8' | 'u8' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'bf16' | 'f32' | 'f64' | 'f8e4m3' | 'f8e5m2';
@@ -519,10 +520,7 @@ export class Communicator extends Resource {
 
   private op(f: string, op: NcclOp | undefined): ncclRedOp_t {
     if (op === undefined) return ncclRedOp_t.ncclSum;
-    const v = OPS[op];
-    if (v === undefined)
-      throw new RangeError(`Communicator.${f}: parameter 'op' must be one of ${Object.keys(OPS).join(', ')}, got ${JSON.stringify(op)}`);
-    return v;
+    return lookupName(OPS, op, `Communicator.${f}`, "parameter 'op'");
   }
 
   private root(f: string, root: number | undefined): number {

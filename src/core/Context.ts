@@ -7,6 +7,7 @@ import { driverError } from './errors';
 import { driverGet, driverOk } from './driver-check';
 import { Resource } from './lifetime';
 import { checkOptions } from './options';
+import { lookupName } from '../ffi/checks';
 
 /** How a thread waits for the device: let CUDA choose, spin, yield, or block. */
 export type ContextScheduling = 'auto' | 'spin' | 'yield' | 'blockingSync';
@@ -130,11 +131,7 @@ export class Context extends Resource {
   static create(device: Device, options: ContextOptions = {}): Context {
     if (!(device instanceof Device)) throw new TypeError(`Context.create: parameter 'device' must be a Device, got ${String(device)}`);
     checkOptions('Context.create', options, { scheduling: true, lmemResizeToMax: true });
-    const sched = SCHEDULING[options.scheduling ?? 'auto'];
-    if (sched === undefined)
-      throw new RangeError(
-        `Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got ${String(options.scheduling)}`,
-      );
+    const sched = lookupName(SCHEDULING, options.scheduling ?? 'auto', 'Context.create', "option 'scheduling'");
     init('Context.create');
     const flags = sched | (options.lmemResizeToMax ? cuda.CUctx_flags.CU_CTX_LMEM_RESIZE_TO_MAX : 0);
     return new Context(driverGet(cuda.cuCtxCreate(null, flags, device.ordinal), 'Context.create (cuCtxCreate)'), device, 'created');
@@ -220,18 +217,14 @@ export class Context extends Resource {
   /** A limit of the context in bytes or as a count (cuCtxGetLimit). */
   getLimit(limit: ContextLimit): number {
     this.live('getLimit');
-    const code = LIMITS[limit];
-    if (code === undefined)
-      throw new RangeError(`Context.getLimit: parameter 'limit' must be one of ${Object.keys(LIMITS).join(', ')}, got ${String(limit)}`);
+    const code = lookupName(LIMITS, limit, 'Context.getLimit', "parameter 'limit'");
     return this.run(() => driverGet(cuda.cuCtxGetLimit(code), `Context.getLimit(${limit}) (cuCtxGetLimit)`));
   }
 
   /** Sets a limit of the context (cuCtxSetLimit); the driver may round it: read it back with getLimit(). */
   setLimit(limit: ContextLimit, value: number): void {
     this.live('setLimit');
-    const code = LIMITS[limit];
-    if (code === undefined)
-      throw new RangeError(`Context.setLimit: parameter 'limit' must be one of ${Object.keys(LIMITS).join(', ')}, got ${String(limit)}`);
+    const code = lookupName(LIMITS, limit, 'Context.setLimit', "parameter 'limit'");
     if (!Number.isSafeInteger(value) || value < 0)
       throw new RangeError(`Context.setLimit: parameter 'value' must be a non-negative integer, got ${value}`);
     this.run(() => driverOk(cuda.cuCtxSetLimit(code, value), `Context.setLimit(${limit}) (cuCtxSetLimit)`));
@@ -249,9 +242,7 @@ export class Context extends Resource {
   /** Sets the preference (cuCtxSetCacheConfig); throws RangeError for an unknown name. */
   set cacheConfig(config: CacheConfig) {
     this.live('cacheConfig');
-    const code = CACHE[config];
-    if (code === undefined)
-      throw new RangeError(`Context.cacheConfig: the value must be one of ${Object.keys(CACHE).join(', ')}, got ${String(config)}`);
+    const code = lookupName(CACHE, config, 'Context.cacheConfig', 'the value');
     this.run(() => driverOk(cuda.cuCtxSetCacheConfig(code), 'Context.cacheConfig (cuCtxSetCacheConfig)'));
   }
 
@@ -267,9 +258,7 @@ export class Context extends Resource {
   /** Sets the bank size (cuCtxSetSharedMemConfig); throws RangeError for an unknown name. */
   set sharedMemConfig(config: SharedMemConfig) {
     this.live('sharedMemConfig');
-    const code = SHARED[config];
-    if (code === undefined)
-      throw new RangeError(`Context.sharedMemConfig: the value must be one of ${Object.keys(SHARED).join(', ')}, got ${String(config)}`);
+    const code = lookupName(SHARED, config, 'Context.sharedMemConfig', 'the value');
     this.run(() => driverOk(cuda.cuCtxSetSharedMemConfig(code), 'Context.sharedMemConfig (cuCtxSetSharedMemConfig)'));
   }
 

@@ -9,6 +9,7 @@ import type { Stream } from './Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from './options';
+import { lookupName } from '../ffi/checks';
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -281,11 +282,7 @@ export class DeviceBuffer extends Resource {
   /** Gives the driver a hint about managed memory (on = false clears it); see ManagedAdvice. */
   advise(advice: ManagedAdvice, where: MemoryLocation, on = true): this {
     this.managedOnly('advise');
-    const pair = ADVICE[advice];
-    if (!pair)
-      throw new RangeError(
-        `DeviceBuffer.advise: parameter 'advice' must be one of ${Object.keys(ADVICE).join(', ')}, got ${String(advice)}`,
-      );
+    const pair = lookupName(ADVICE, advice, 'DeviceBuffer.advise', "parameter 'advice'");
     check(
       cudart.cudaMemAdvise(this.address, this.size, pair[on ? 0 : 1], location(where, 'advise')),
       'DeviceBuffer.advise (cudaMemAdvise)',

@@ -9,6 +9,7 @@ import type { Module } from './Module';
 import type { Stream } from './Stream';
 import { openOptionalArg } from './lifetime';
 import { checkOptions } from './options';
+import { isOwnName } from '../ffi/checks';
 
 /** Options of an {@link ElementwiseKernel}: compile-time ones at construction, `stream` at call. */
 export interface ElementwiseOptions {
@@ -52,7 +53,7 @@ function parseParams(list: string, out: boolean): Param[] {
   return list.split(',').map((p) => {
     const m = /^\s*([A-Za-z_][\w ]*?)\s+([A-Za-z_]\w*)\s*$/.exec(p);
     const type = m?.[1].replace(/\s+/g, ' ');
-    if (!m || !TYPES[type!])
+    if (!m || !isOwnName(TYPES, type))
       throw new RangeError(
         `ElementwiseKernel: parameter '${p.trim()}' must be '<type> <name>' with a type among ${Object.keys(TYPES).join(', ')}`,
       );

@@ -12,6 +12,7 @@ import { statusText } from '../ffi/errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
 import { cacheDir, readCache, writeCache } from './Program';
 import { checkOptions, type OptionKeys } from './options';
+import { checkPtxText } from '../ffi/checks';
 
 /** How a {@link Linker} links (all optional). */
 export interface LinkerOptions {
@@ -139,6 +140,11 @@ export class Linker {
     const o = this.options;
     if (target === 'ptx' && !o.lto)
       throw new RangeError("Linker.link: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)");
+    // For both backends alike (the driver reads PTX up to a NUL, nvJitLink by its length): the bytes
+    // of an ObjectCode may have changed since fromBytes checked them.
+    this.objects.forEach((obj, i) => {
+      if (obj.kind === 'ptx') checkPtxText(obj.code, `Linker.link: objects[${i}] ('${obj.name}')`, undefined);
+    });
     const backend = pickBackend(o, this.objects, target);
     const arch = archDigits(o.arch, 'Linker.link');
     const flags = backend.kind === 'nvJitLink' ? nvJitLinkOptions(o, arch, target) : [];

@@ -8,6 +8,7 @@ import { Kernel } from './Kernel';
 import { checkOptions } from './options';
 import { libraryLoad } from '../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../ffi/waits';
+import { checkPtxText, isOwnName } from '../ffi/checks';
 
 /** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
@@ -33,7 +34,10 @@ function loadImage(code: Uint8Array, fn: string): Uint8Array {
       `${fn}: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`,
     );
   if (code.length === 0) throw new RangeError(`${fn}: parameter 'code' is empty`);
-  if (startsWith(code, ELF) || startsWith(code, FATBIN) || code[code.length - 1] === 0) return code;
+  if (startsWith(code, ELF) || startsWith(code, FATBIN)) return code;
+  // Anything else is PTX text, which the driver reads up to its first NUL.
+  checkPtxText(code, fn, 'code');
+  if (code[code.length - 1] === 0) return code;
   const image = new Uint8Array(code.length + 1);
   image.set(code);
   return image;
@@ -129,7 +133,7 @@ export class Module extends Resource {
       throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);
     let k = this.kernels.get(name);
     if (!k) {
-      const symbol = this.names[name] ?? name;
+      const symbol = isOwnName(this.names, name) ? this.names[name] : name;
       const [err, h] = cudart.cudaLibraryGetKernel(this.handle, symbol);
       if (err === cudart.cudaError_t.cudaErrorSymbolNotFound) {
         cudart.cudaGetLastError();

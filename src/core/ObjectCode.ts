@@ -8,6 +8,7 @@ import { Device } from './Device';
 import { Module, type ModuleOptions } from './Module';
 import { checkOptions, type OptionKeys } from './options';
 import { CudaBindingsError, statusMessage, statusText } from '../ffi/errors';
+import { checkPtxText } from '../ffi/checks';
 
 /** What an ObjectCode holds. */
 export type CodeKind = 'cubin' | 'ptx' | 'ltoir' | 'fatbin' | 'object' | 'library';
@@ -102,6 +103,7 @@ export class ObjectCode {
       throw new TypeError(
         "ObjectCode.fromBytes: cannot tell what 'code' holds (not a cubin, fatbin, LTO-IR, archive or PTX); pass its kind: 'ltoir', 'object', …",
       );
+    if (k === 'ptx') checkPtxText(bytes, 'ObjectCode.fromBytes', 'code');
     return new ObjectCode(k, k === 'ptx' ? stripNul(bytes) : bytes, options);
   }
 
@@ -133,6 +135,8 @@ export class ObjectCode {
       if (o.kind !== 'cubin' && o.kind !== 'ptx' && o.kind !== 'ltoir')
         throw new RangeError(`ObjectCode.fatbin: objects[${i}] ('${o.name}') is ${o.kind}; a fatbin holds cubins, PTX and LTO-IR`);
       if (!o.arch) throw new RangeError(`ObjectCode.fatbin: objects[${i}] ('${o.name}') has no arch; make it with { arch: 'sm_90' }`);
+      // The bytes may have changed since fromBytes checked them.
+      if (o.kind === 'ptx') checkPtxText(o.code, `ObjectCode.fatbin: objects[${i}] ('${o.name}')`, undefined);
     });
     const [err, handle] = nvfatbin.nvFatbinCreate(opts, opts.length);
     fatbinCheck(err, 'nvFatbinCreate');

@@ -16,6 +16,7 @@ import { Device } from './Device';
 import { Module } from './Module';
 import { ObjectCode } from './ObjectCode';
 import { checkOptions, type OptionKeys } from './options';
+import { isOwnName } from '../ffi/checks';
 
 /** How {@link Program.compile} compiles: all optional. */
 export interface ProgramOptions {
@@ -162,7 +163,7 @@ export class Program {
 
   /** The symbol a name expression became (the kernel's C name for an extern "C" kernel). */
   loweredName(expression: string): string {
-    return this.names[expression] ?? expression;
+    return isOwnName(this.names, expression) ? this.names[expression] : expression;
   }
 
   /** The compiled code as an ObjectCode (kind 'cubin', 'ptx' or 'ltoir'), to link or bundle. */

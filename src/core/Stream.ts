@@ -11,6 +11,7 @@ import { Graph } from './Graph';
 import type { GraphBuilder, NodeOptions } from './GraphBuilder';
 import type { GraphNode } from './GraphNode';
 import { checkOptions, type OptionKeys } from './options';
+import { lookupName } from '../ffi/checks';
 
 /** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
@@ -150,9 +151,7 @@ export class Stream extends Resource {
   async capture(work: (stream: this) => unknown, options: CaptureOptions = {}): Promise<Graph> {
     this.live('capture');
     checkOptions('Stream.capture', options, CAPTURE_OPTIONS);
-    const mode = CAPTURE_MODES[options.mode ?? 'global'];
-    if (mode === undefined)
-      throw new RangeError(`Stream.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
+    const mode = lookupName(CAPTURE_MODES, options.mode ?? 'global', 'Stream.capture', "option 'mode'");
     if (typeof work !== 'function')
       throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${String(work)}`);
     check(cudart.cudaStreamBeginCapture(this.handle, mode), 'cudaStreamBeginCapture');

@@ -6,6 +6,7 @@ import { driverError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
 import { describe } from './debug-dot';
 import { checkOptions, type OptionKeys } from './options';
+import { lookupName } from '../ffi/checks';
 
 /** Element types of a tensor map. */
 export type TensorMapDataType =
@@ -91,14 +92,7 @@ const L2 = { none: 0, '64B': 1, '128B': 2, '256B': 3 } as const;
 const OOB = { zero: 0, nan: 1 } as const;
 
 function pick<K extends string, V>(table: Record<K, V>, v: unknown, p: string, fn: string, dflt: K): V {
-  const key = (v ?? dflt) as K;
-  if (typeof key !== 'string' || !(key in table))
-    throw new RangeError(
-      `${fn}: option '${p}' must be one of ${Object.keys(table)
-        .map((k) => `'${k}'`)
-        .join(', ')}, got ${describe(v)}`,
-    );
-  return table[key];
+  return lookupName<K, V>(table, v ?? dflt, fn, `option '${p}'`);
 }
 
 function ints(v: unknown, p: string, fn: string, length: number, min: number, max: number): number[] {
@@ -130,10 +124,7 @@ function common(buffer: DeviceBuffer, o: TensorMapCommonOptions, fn: string, min
   if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`${fn}: parameter 'buffer' must be a DeviceBuffer, got ${describe(buffer)}`);
   if (buffer.isClosed) throw new Error(`${fn}: parameter 'buffer' is a DeviceBuffer that was closed`);
   if (o === null || typeof o !== 'object') throw new TypeError(`${fn}: parameter 'options' must be an object, got ${describe(o)}`);
-  const dt = DATA_TYPES[o.dataType];
-  if (!dt)
-    throw new RangeError(`${fn}: option 'dataType' must be one of ${Object.keys(DATA_TYPES).join(', ')}, got ${describe(o.dataType)}`);
-  const [type, elementSize] = dt;
+  const [type, elementSize] = lookupName(DATA_TYPES, o.dataType, fn, "option 'dataType'");
   if (!Array.isArray(o.shape) || o.shape.length < minRank || o.shape.length > 5)
     throw new RangeError(
       `${fn}: option 'shape' must have ${minRank} to 5 dimensions, got ${describe(o.shape)}${Array.isArray(o.shape) ? ` of ${o.shape.length}` : ''}`,

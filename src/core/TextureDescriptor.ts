@@ -2,6 +2,7 @@
 // normalised coordinates, border colour.
 import * as cudart from '../runtime';
 import { checkOptions } from './options';
+import { lookupName } from '../ffi/checks';
 
 /** What a coordinate outside the texture reads: wrap around, clamp to the edge, mirror, or the border colour. */
 export type AddressMode = 'wrap' | 'clamp' | 'mirror' | 'border';
@@ -67,10 +68,7 @@ export class TextureDescriptor {
     const modes = (typeof am === 'string' ? [am, am, am] : [...am, 'clamp', 'clamp', 'clamp'].slice(0, 3)) as AddressMode[];
     if (typeof am !== 'string' && (!Array.isArray(am) || am.length < 1 || am.length > 3))
       throw new TypeError(`${fn}: option 'addressMode' must be a mode or an array of 1 to 3 modes`);
-    modes.forEach((m, i) => {
-      if (!(m in ADDRESS))
-        throw new RangeError(`${fn}: option 'addressMode[${i}]' must be 'wrap', 'clamp', 'mirror' or 'border', got ${String(m)}`);
-    });
+    modes.forEach((m, i) => lookupName(ADDRESS, m, fn, `option 'addressMode[${i}]'`));
     const normalizedCoords = options.normalizedCoords ?? false;
     if (!normalizedCoords && modes.some((m) => m === 'wrap' || m === 'mirror'))
       throw new RangeError(`${fn}: address modes 'wrap' and 'mirror' need normalizedCoords: true`);

@@ -5,6 +5,7 @@ import { DeviceBuffer } from './DeviceBuffer';
 import type { Device } from './Device';
 import { driverGet, driverOk } from './driver-check';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
+import { lookupName } from '../ffi/checks';
 import type { VirtualMemoryResource } from './VirtualMemoryResource';
 
 /** Access a device gets to a virtual buffer's memory. */
@@ -17,6 +18,8 @@ export const ACCESS: Record<VirtualAccess, cuda.CUmemAccess_flags> = {
 };
 
 interface Mapping {
+  /** The buffer's size now (resize changes it), for the hooks told of its free. */
+  size: number;
   /** Address ranges reserved, in order (the first is where the buffer starts). */
   ranges: { at: bigint; size: number }[];
   /** Physical chunks, mapped back to back from the start. */
@@ -59,20 +62,14 @@ export class VirtualBuffer extends DeviceBuffer {
     allocated = true,
   ) {
     const free = () => unmapAll(base, mapping);
-    super(
-      base,
-      size,
-      resource.device,
-      null,
-      'virtual',
-      allocated ? hookedFree('VirtualMemoryResource', resource.device.ordinal, size, mapping.mapped, base, free) : free,
-      [resource.device, resource],
-    );
+    // Hooks are told of the size and the mapped bytes at the free, not those the buffer was made with.
+    const hooked = () => hookedFree('VirtualMemoryResource', resource.device.ordinal, mapping.size, mapping.mapped, base, free)();
+    super(base, size, resource.device, null, 'virtual', allocated ? hooked : free, [resource.device, resource]);
   }
 
   /** @internal Use resource.allocate(). */
   static create(resource: VirtualMemoryResource, size: number, reserve: number): VirtualBuffer {
-    const mapping: Mapping = { ranges: [], chunks: [], mapped: 0, reserved: 0, access: new Map() };
+    const mapping: Mapping = { size, ranges: [], chunks: [], mapped: 0, reserved: 0, access: new Map() };
     for (const d of resource.accessDevices) mapping.access.set(d.ordinal, { device: d, flags: 'readwrite' });
     const rounded = resource.roundUp(size);
     const base = hookedAllocation('VirtualMemoryResource', resource.device.ordinal, size, rounded, () =>
@@ -101,7 +98,7 @@ export class VirtualBuffer extends DeviceBuffer {
    */
   static importChunks(resource: VirtualMemoryResource, chunks: readonly { fd: number; size: number }[]): VirtualBuffer {
     const total = chunks.reduce((n, c) => n + c.size, 0);
-    const mapping: Mapping = { ranges: [], chunks: [], mapped: 0, reserved: 0, access: new Map() };
+    const mapping: Mapping = { size: total, ranges: [], chunks: [], mapped: 0, reserved: 0, access: new Map() };
     for (const d of resource.accessDevices) mapping.access.set(d.ordinal, { device: d, flags: 'readwrite' });
     const at = driverGet(
       cuda.cuMemAddressReserve(total, resource.granularity, 0n, 0n),
@@ -154,7 +151,7 @@ export class VirtualBuffer extends DeviceBuffer {
       if (want > m.reserved) this.extendRange(want - m.reserved);
       mapMore(this.resource, this.base, m, want - m.mapped, 'VirtualBuffer.resize');
     }
-    (this as { size: number }).size = size;
+    (this as { size: number }).size = m.size = size;
     return this;
   }
 
@@ -163,15 +160,14 @@ export class VirtualBuffer extends DeviceBuffer {
     this.live('setAccess');
     if (!device || typeof device.ordinal !== 'number')
       throw new TypeError(`VirtualBuffer.setAccess: parameter 'device' must be a Device, got ${String(device)}`);
-    if (!(access in ACCESS))
-      throw new RangeError(`VirtualBuffer.setAccess: parameter 'access' must be 'readwrite', 'read' or 'none', got ${String(access)}`);
+    const flags = lookupName(ACCESS, access, 'VirtualBuffer.setAccess', "parameter 'access'");
     if (device === this.device && access !== 'readwrite')
       throw new RangeError("VirtualBuffer.setAccess: the buffer's own device keeps read/write access");
     driverOk(
       cuda.cuMemSetAccess(
         this.base,
         this.mapping.mapped,
-        [{ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal }, flags: ACCESS[access] }],
+        [{ location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal }, flags }],
         1,
       ),
       'VirtualBuffer.setAccess (cuMemSetAccess)',

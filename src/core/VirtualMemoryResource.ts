@@ -7,6 +7,7 @@ import { Device } from './Device';
 import { driverGet } from './driver-check';
 import { VirtualBuffer } from './VirtualBuffer';
 import { checkOptions } from './options';
+import { lookupName } from '../ffi/checks';
 export type { VirtualAccess } from './VirtualBuffer';
 
 /** How the physical memory can be shared with other processes: not at all, as a POSIX file descriptor, or as a fabric handle. */
@@ -63,8 +64,7 @@ export class VirtualMemoryResource {
       throw new TypeError(`VirtualMemoryResource: parameter 'device' must be a Device, got ${String(device)}`);
     checkOptions('new VirtualMemoryResource', options, { handleType: true, peers: true, granularity: true });
     const handleType = options.handleType ?? 'none';
-    if (!(handleType in HANDLE_TYPES))
-      throw new RangeError(`VirtualMemoryResource: option 'handleType' must be 'none', 'posixFd' or 'fabric', got ${String(handleType)}`);
+    const requestedHandleTypes = lookupName(HANDLE_TYPES, handleType, 'VirtualMemoryResource', "option 'handleType'");
     const peers = options.peers ?? [];
     if (!Array.isArray(peers) || peers.some((p) => !(p instanceof Device)))
       throw new TypeError("VirtualMemoryResource: option 'peers' must be an array of Devices");
@@ -79,7 +79,7 @@ export class VirtualMemoryResource {
     this.accessDevices = [device, ...peers.filter((p) => p !== device)];
     this.props = new cuda.CUmemAllocationProp_st({
       type: cuda.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED,
-      requestedHandleTypes: HANDLE_TYPES[handleType],
+      requestedHandleTypes,
       location: { type: cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.ordinal },
     });
   }

@@ -156,6 +156,8 @@ export interface GpuHealth {
   performanceState: string | null;
   /** Processes using the GPU: pid, name, bytes of GPU memory (null where NVML cannot tell), compute or graphics. */
   processes: GpuProcess[] | null;
+  /** Why `processes` is null though the GPU lists processes (NVML failed to list them now), or null. */
+  processesError: string | null;
 }
 
 /** A process that uses a GPU, as GpuHealth.processes lists it. */
@@ -172,6 +174,8 @@ export interface GpuProcess {
 
 /** nvidia-smi's names of the compute modes. */
 const COMPUTE_MODES = ['Default', 'Exclusive_Thread', 'Prohibited', 'Exclusive_Process'];
+/** How often a process list is asked for before processes that keep starting make it give up. */
+const LIST_TRIES = 5;
 /** NVML_VALUE_NOT_AVAILABLE for an unsigned long long. */
 const NOT_AVAILABLE = 0xffffffffffffffffn;
 
@@ -343,7 +347,7 @@ export class NvmlDevice {
       migMode: mig,
       persistenceMode: persistence === null ? null : persistence === E.NVML_FEATURE_ENABLED,
       performanceState: pstate === null || pstate === n.nvmlPstates_t.NVML_PSTATE_UNKNOWN ? null : `P${pstate}`,
-      processes: this.processes(),
+      ...this.processesOrWhy(),
     };
   }
 
@@ -366,8 +370,18 @@ export class NvmlDevice {
       },
       clocks: { sm: clock(n.nvmlClockType_t.NVML_CLOCK_SM), memory: clock(n.nvmlClockType_t.NVML_CLOCK_MEM) },
       fanSpeed: maybe(() => n.nvmlDeviceGetFanSpeed(h), 'nvmlDeviceGetFanSpeed'),
-      processes: this.processes(),
+      ...this.processesOrWhy(),
     };
+  }
+
+  /** The processes, or null and why NVML could not list them now: a snapshot reports the rest all the same. */
+  private processesOrWhy(): Pick<GpuHealth, 'processes' | 'processesError'> {
+    try {
+      return { processes: this.processes(), processesError: null };
+    } catch (e) {
+      if (!(e instanceof NvmlError)) throw e;
+      return { processes: null, processesError: e.message };
+    }
   }
 
   /** Memory in bytes; `reserved` where the driver reports it (nvmlMemory_v2). */
@@ -426,7 +440,11 @@ export class NvmlDevice {
     };
   }
 
-  /** The processes using the GPU (compute and graphics), with their names. */
+  /**
+   * The processes using the GPU (compute and graphics), with their names; null where the GPU cannot
+   * list them. Throws NvmlError when NVML fails, e.g. NVML_ERROR_INSUFFICIENT_SIZE when processes
+   * keep starting faster than the list can be read.
+   */
   processes(): GpuProcess[] | null {
     const n = nv();
     const byPid = new Map<number, GpuProcess>();
@@ -438,9 +456,16 @@ export class NvmlDevice {
     for (const [type, call, fn] of kinds) {
       // Asked with room for a few more than last counted: processes come and go between the calls.
       let room = 8;
-      for (let tries = 0; ; tries++) {
+      for (let tries = 1; ; tries++) {
         const [e, count, infos] = call(room);
-        if (e === n.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE && tries < 4) {
+        if (e === n.nvmlReturn_t.NVML_ERROR_INSUFFICIENT_SIZE) {
+          if (tries === LIST_TRIES)
+            throw new NvmlError(
+              e,
+              'NVML_ERROR_INSUFFICIENT_SIZE',
+              fn,
+              `the list of processes kept growing while it was read (${tries} tries)`,
+            );
           room = (count ?? room) + 8;
           continue;
         }
@@ -535,7 +560,10 @@ export class NvmlDevice {
 }
 
 /** What `sample()` reads: the subset of GpuHealth that `top` and the exporter show. */
-export type GpuSample = Pick<GpuHealth, 'index' | 'name' | 'uuid' | 'utilization' | 'memory' | 'fanSpeed' | 'processes'> & {
+export type GpuSample = Pick<
+  GpuHealth,
+  'index' | 'name' | 'uuid' | 'utilization' | 'memory' | 'fanSpeed' | 'processes' | 'processesError'
+> & {
   /** °C. */
   temperature: number | null;
   /** Watts. */

@@ -1,5 +1,6 @@
 // A kernel's parameter types from its C signature: what prepare('void k(float *x, int n)') packs.
 import type { ScalarType } from '../runtime';
+import { isOwnName } from '../ffi/checks';
 
 /**
  * The C type of one prepared parameter: a scalar as the wrappers name it (`'i32'`, `'f32'`, `'ptr'`,
@@ -129,9 +130,9 @@ export function parseSignature(signature: string, fn = 'parseSignature'): ParamT
       .filter((w) => w !== '');
     // The last word is the parameter's name unless the type alone is known (`int`, `unsigned int`).
     const whole = words.join(' ');
-    if (C_TYPES[whole]) return C_TYPES[whole];
+    if (isOwnName(C_TYPES, whole)) return C_TYPES[whole];
     const type = words.slice(0, -1).join(' ');
-    if (C_TYPES[type]) return C_TYPES[type];
+    if (isOwnName(C_TYPES, type)) return C_TYPES[type];
     throw new TypeError(
       `${fn}: parameter ${i} ('${p}') has a type this layer cannot pack from a plain value; use an array of types ('i32', 'f32', 'ptr', …) or Kernel.launch with typed arguments`,
     );

@@ -58,6 +58,29 @@ export function outOfRange(fn: string, p: string | undefined, want: string, got:
   return rangeError(fn, p, `must be ${want}, got ${describe(got)}`);
 }
 
+/**
+ * Whether `key` names one of `table`'s own entries: the names a lookup table lists, never those it
+ * inherits from Object.prototype (`constructor`, `__proto__`, `toString`, …), which `key in table`
+ * and `table[key]` find too.
+ */
+export function isOwnName<K extends string>(table: Readonly<Record<K, unknown>>, key: unknown): key is K {
+  return typeof key === 'string' && Object.prototype.hasOwnProperty.call(table, key);
+}
+
+/**
+ * The entry of `table` that `key` names (its own names only, see isOwnName), or a RangeError that
+ * lists them: `<fn>: <what> must be one of 'a', 'b', …, got 'x'`, where `what` is `parameter 'op'`,
+ * `option 'swizzle'` or the like.
+ */
+export function lookupName<K extends string, V>(table: Readonly<Record<K, V>>, key: unknown, fn: string, what: string): V {
+  if (isOwnName(table, key)) return table[key];
+  const names = Object.keys(table)
+    .map((k) => `'${k}'`)
+    .join(', ');
+  const got = typeof key === 'string' ? `'${key.length > 40 ? `${key.slice(0, 40)}…` : key}'` : describe(key);
+  throw new RangeError(`${fn}: ${what} must be one of ${names}, got ${got}`);
+}
+
 /** The failure of an integer of at most 32 bits: a TypeError for a non-number, else a RangeError with its range. */
 function intFail(v: unknown, fn: string, p: string | undefined, lo: number, hi: number, want: string): never {
   if (typeof v !== 'number') typeError(fn, p, want, v);
@@ -173,6 +196,20 @@ export function checkPointer(v: unknown, fn: string, p?: string): Pointer {
 export function checkExtent(v: Pointer, need: number, fn: string, p: string | undefined, what: string): void {
   if (v === null || typeof v === 'bigint') return;
   if (v.byteLength < need) rangeError(fn, p, `holds ${v.byteLength} bytes but ${what} needs ${need}`);
+}
+
+/**
+ * PTX text, which C readers take two ways: the driver up to its first NUL, nvJitLink and nvFatbin by
+ * the length given. A NUL before the end would make them read different code, so it is refused with
+ * its offset; NULs that end the text (a terminator) are fine.
+ */
+export function checkPtxText(b: Uint8Array, fn: string, p: string | undefined): void {
+  const at = b.indexOf(0);
+  if (at < 0) return;
+  let end = b.length;
+  while (end > at && b[end - 1] === 0) end--;
+  if (at < end)
+    rangeError(fn, p, `holds PTX text with a NUL at byte ${at}, before its end at byte ${end}; PTX may end with NULs, not hold one`);
 }
 
 /** A C string argument: a string without NUL characters. */

@@ -2,7 +2,18 @@
 // cuLaunchKernel and kernel node params take. A plain JS number is never taken as an argument:
 // its C type is ambiguous, so it must be wrapped (i32(n), f32(x), …).
 import koffi from 'koffi';
-import { checkF64, checkI64, checkIntN, checkPointer, checkU64, outOfRange, typeError, U64_LIMIT, type Pointer } from './checks';
+import {
+  checkF64,
+  checkI64,
+  checkIntN,
+  checkPointer,
+  checkU64,
+  lookupName,
+  outOfRange,
+  typeError,
+  U64_LIMIT,
+  type Pointer,
+} from './checks';
 import { untransferable } from './marshal';
 import { CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END } from './constants.gen';
 
@@ -89,7 +100,12 @@ function sizeAlign(a: KernelArgInput): [number, number] {
 }
 
 function check(a: unknown, fn: string, p: string, i: number): KernelArgInput {
-  if (a instanceof KernelArg || typeof a === 'bigint') return a;
+  // A KernelArg made with `new` rather than i32() and the like may name no type (or Object.prototype's 'constructor').
+  if (a instanceof KernelArg) {
+    lookupName(SIZE, a.type, fn, `the type of parameter '${p}[${i}]'`);
+    return a;
+  }
+  if (typeof a === 'bigint') return a;
   if (typeof a === 'object' && a !== null && (a as { _u8?: unknown })._u8 instanceof Uint8Array) return a as StructValue;
   if (typeof a === 'number') {
     typeError(fn, `${p}[${i}]`, 'a typed kernel argument: a plain number is ambiguous, wrap it as i32(n), u32(n), f32(x), f64(x), …', a);

@@ -13,8 +13,13 @@ export function NCCL_VERSION(major: number, minor: number, patch: number): numbe
  * every option NCCL_CONFIG_UNDEF_INT or NULL), then `init`'s fields set on it.
  */
 export function ncclConfigInitializer(init: ncclConfig_tInit = {}): ncclConfig_t {
+  if (init === null || typeof init !== 'object')
+    throw new TypeError(
+      `ncclConfigInitializer: parameter 'init' must be an object of ncclConfig_t fields, got ${init === null ? 'null' : typeof init}`,
+    );
   const u = NCCL_CONFIG_UNDEF_INT;
-  const c = new ncclConfig_t({
+  // `init` last, through the constructor: it refuses a name that is not a field (Object.prototype's too).
+  return new ncclConfig_t({
     size: ncclConfig_t.layout.size,
     magic: 0xcafebeef,
     version: NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),
@@ -32,9 +37,8 @@ export function ncclConfigInitializer(init: ncclConfig_tInit = {}): ncclConfig_t
     nvlsCTAs: u,
     nChannelsPerNetPeer: u,
     nvlinkCentricSched: u,
+    ...init,
   });
-  for (const [k, v] of Object.entries(init)) (c as unknown as Record<string, unknown>)[k] = v;
-  return c;
 }
 
 /** A ncclSimInfo_t as `NCCL_SIM_INFO_INITIALIZER` makes it, for ncclGroupSimulateEnd. */

@@ -2,7 +2,7 @@
 // with typed accessors written by the generator.
 import koffi from 'koffi';
 import { alloc, bytes, cStringAt, describe, nonEmpty, type HostMemory } from '../ffi/marshal';
-import { checkAddress, outOfRange, rangeError, typeError } from '../ffi/checks';
+import { checkAddress, isOwnName, outOfRange, rangeError, typeError } from '../ffi/checks';
 import { keptKernelArgs } from '../ffi/kernel-args';
 import {
   graphHostFn,
@@ -336,7 +336,8 @@ export function setNested<T extends CStruct>(target: T, v: unknown, cls: StructC
   target._u8.fill(0);
   target._releaseAllHost();
   for (const k of Object.keys(v)) {
-    if (!(k in cls.layout.fields)) typeError(name, undefined, `a ${cls.name} or a plain object of its fields (it has no field '${k}')`, v);
+    if (!isOwnName(cls.layout.fields, k))
+      typeError(name, undefined, `a ${cls.name} or a plain object of its fields (it has no field '${k}')`, v);
     Reflect.set(target, k, (v as Record<string, unknown>)[k]);
   }
 }

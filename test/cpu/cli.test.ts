@@ -61,6 +61,11 @@ test('an unknown command is one line and exit 1', async () => {
   expect([r.code, r.out, r.err]).toEqual([1, '', "cuda-bindings: unknown command 'bogus' (see cuda-bindings --help)"]);
 });
 
+test('the one line on stderr prints control characters escaped: a message may carry text from outside', async () => {
+  const r = await run('\x1b]0;pwned\x07\x9b2J');
+  expect([r.code, r.err]).toEqual([1, "cuda-bindings: unknown command '\\x1b]0;pwned\\x07\\u009b2J' (see cuda-bindings --help)"]);
+});
+
 test('an unknown option is one line naming it, exit 1 (parseArgs, strict)', async () => {
   const r = await run('bandwidth', '--fast');
   expect([r.code, r.out, r.err]).toEqual([1, '', "cuda-bindings bandwidth: unknown option '--fast' (see cuda-bindings bandwidth --help)"]);
@@ -240,6 +245,18 @@ describe('--json has a stable shape on success: numbers as numbers, null where a
     expect(out.rows).toHaveLength(25);
     for (const r of out.rows)
       expect([typeof r.bytes, typeof r.gbPerSecond, Number.isFinite(r.gbPerSecond)]).toEqual(['number', 'number', true]);
+  }, 120_000);
+
+  test("bandwidth prints the device's name with its control characters escaped", () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', '..', 'src', 'cli', 'main.ts'), 'bandwidth'], {
+      encoding: 'utf8',
+      env: { ...process.env, CUDA_BINDINGS_CUDART: lib, FAKE_DEVICE_NAME: 'GPU\x1b[2J\x1b]0;pwned\x07\x9b31m' },
+      timeout: 120_000,
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe(
+      'Device 0: GPU\\x1b[2J\\x1b]0;pwned\\x07\\u009b31m  (GB/s = 10^9 bytes a second; device-to-device counts the read and the write)',
+    );
   }, 120_000);
 
   test('info --json without NVML: the same keys as ever, live null on each device and the reason in nvml.error', () => {

@@ -507,6 +507,58 @@ test('VirtualBuffer: reserve, map, grant access; resize maps more at the same ad
   expect(out.closed).toBe('VirtualBuffer.resize: the VirtualBuffer was closed');
 });
 
+test("VirtualBuffer: hooks see a resized buffer's free with the size and the mapped bytes it has then", () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const seen = [];
+    class Watch extends core.MemoryHook { freePost(e) { seen.push([e.allocator, e.size, e.memSize]); } }
+    const hook = new Watch();
+    const grown = new core.VirtualMemoryResource(d).allocate(3 << 20, { reserve: 16 << 20 });
+    grown.resize(10 << 20);
+    grown.close();
+    const shrunk = new core.VirtualMemoryResource(d).allocate(5 << 20);
+    shrunk.resize(1 << 20);
+    shrunk.close();
+    hook.close();
+    console.log(JSON.stringify(seen));`);
+  const MiB = 1 << 20;
+  // Grown: the 10 MiB it holds at close, all mapped; shrunk: the 1 MiB asked for, the 6 MiB still mapped.
+  expect(out).toEqual([
+    ['VirtualMemoryResource', 10 * MiB, 10 * MiB],
+    ['VirtualMemoryResource', MiB, 6 * MiB],
+  ]);
+});
+
+test("names looked up in a table are the table's own: Object.prototype's are refused, and the message lists the names", () => {
+  const out = run(`
+    const d = core.Device.get(0);
+    const errors = [];
+    const t = (f) => { try { f(); errors.push('no error'); } catch (e) { errors.push(e.constructor.name + ': ' + e.message); } };
+    t(() => new core.VirtualMemoryResource(d, { handleType: 'constructor' }));
+    const buf = new core.VirtualMemoryResource(d).allocate(1 << 20);
+    t(() => buf.setAccess(d, 'toString'));
+    buf.close();
+    t(() => core.Context.create(d, { scheduling: 'constructor' }));
+    const ctx = core.Context.primary(d);
+    t(() => ctx.getLimit('__proto__'));
+    t(() => ctx.setLimit('constructor', 1));
+    t(() => { ctx.cacheConfig = 'valueOf'; });
+    t(() => { ctx.sharedMemConfig = 'hasOwnProperty'; });
+    ctx.close();
+    console.log(JSON.stringify(errors));`);
+  const limits =
+    "'stackSize', 'printfFifoSize', 'mallocHeapSize', 'devRuntimeSyncDepth', 'devRuntimePendingLaunchCount', 'maxL2FetchGranularity', 'persistingL2CacheSize'";
+  expect(out).toEqual([
+    "RangeError: VirtualMemoryResource: option 'handleType' must be one of 'none', 'posixFd', 'fabric', got 'constructor'",
+    "RangeError: VirtualBuffer.setAccess: parameter 'access' must be one of 'readwrite', 'read', 'none', got 'toString'",
+    "RangeError: Context.create: option 'scheduling' must be one of 'auto', 'spin', 'yield', 'blockingSync', got 'constructor'",
+    `RangeError: Context.getLimit: parameter 'limit' must be one of ${limits}, got '__proto__'`,
+    `RangeError: Context.setLimit: parameter 'limit' must be one of ${limits}, got 'constructor'`,
+    "RangeError: Context.cacheConfig: the value must be one of 'none', 'shared', 'l1', 'equal', got 'valueOf'",
+    "RangeError: Context.sharedMemConfig: the value must be one of 'default', 'fourByte', 'eightByte', got 'hasOwnProperty'",
+  ]);
+});
+
 test('new classes refuse bad input by method and parameter before any call', () => {
   expect(() => new core.VirtualMemoryResource({} as never)).toThrow(
     new TypeError("VirtualMemoryResource: parameter 'device' must be a Device, got [object Object]"),
@@ -601,10 +653,10 @@ test('Context: create pushes it, push/pop keep the stack, pop refuses a context 
     limit: [1 << 20, '0xc0'],
     cache: 'l1',
     bad: [
-      "RangeError: Context.getLimit: parameter 'limit' must be one of stackSize, printfFifoSize, mallocHeapSize, devRuntimeSyncDepth, devRuntimePendingLaunchCount, maxL2FetchGranularity, persistingL2CacheSize, got stack",
+      "RangeError: Context.getLimit: parameter 'limit' must be one of 'stackSize', 'printfFifoSize', 'mallocHeapSize', 'devRuntimeSyncDepth', 'devRuntimePendingLaunchCount', 'maxL2FetchGranularity', 'persistingL2CacheSize', got 'stack'",
       "RangeError: Context.setLimit: parameter 'value' must be a non-negative integer, got -1",
-      'RangeError: Context.cacheConfig: the value must be one of none, shared, l1, equal, got big',
-      "RangeError: Context.create: option 'scheduling' must be 'auto', 'spin', 'yield' or 'blockingSync', got busy",
+      "RangeError: Context.cacheConfig: the value must be one of 'none', 'shared', 'l1', 'equal', got 'big'",
+      "RangeError: Context.create: option 'scheduling' must be one of 'auto', 'spin', 'yield', 'blockingSync', got 'busy'",
     ],
     closed: 'Context.push: the Context was closed',
     log: ['create-ctx d14 4', 'retain 0 0', 'setLimit d14 2', 'sync d14 0', 'destroy-ctx d14 0', 'release-primary 0 0'],

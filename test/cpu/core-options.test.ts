@@ -2,7 +2,7 @@
 // (one helper, checkOptions, for every options bag), a copy from an Array names DeviceBuffer.copyFrom,
 // and HostBuffer.as takes only a TypedArray class or DataView. What needs a device runs on the fake
 // libcudart (test/cpu/helpers/fake-cudart.ts); the rest fails before any CUDA call.
-import { core } from '../../src';
+import { core, cudart } from '../../src';
 import { checkOptions } from '../../src/core/options';
 import { removeFakeCudart, runOnFake } from './helpers/fake-cudart';
 
@@ -122,6 +122,57 @@ describe('options bags that fail before any CUDA call (no driver needed)', () =>
   });
 });
 
+describe("names looked up in a table are the table's own, never Object.prototype's (no device needed)", () => {
+  test('ChannelFormatDescriptor: a kind and a type', () => {
+    expect(() => new core.ChannelFormatDescriptor(8, 0, 0, 0, 'constructor' as never)).toThrow(
+      new RangeError("ChannelFormatDescriptor: parameter 'kind' must be one of 'signed', 'unsigned', 'float', got 'constructor'"),
+    );
+    expect(() => core.ChannelFormatDescriptor.of('toString' as never)).toThrow(
+      new RangeError(
+        "ChannelFormatDescriptor.of: parameter 'type' must be one of 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'f16', 'f32', got 'toString'",
+      ),
+    );
+  });
+
+  test('TextureDescriptor: an address mode', () => {
+    expect(() => new core.TextureDescriptor({ addressMode: ['clamp', '__proto__' as never] })).toThrow(
+      new RangeError("TextureDescriptor: option 'addressMode[1]' must be one of 'wrap', 'clamp', 'mirror', 'border', got '__proto__'"),
+    );
+  });
+
+  test('parseSignature and ElementwiseKernel: a C type named like a key of Object.prototype is no type', () => {
+    expect(() => core.parseSignature('void k(constructor x)')).toThrow(/^parseSignature: parameter 0 \('constructor x'\) has a type/);
+    expect(() => core.parseSignature('void k(int n, toString)')).toThrow(/^parseSignature: parameter 1 \('toString'\) has a type/);
+    expect(() => new core.ElementwiseKernel('constructor x', 'float y', 'y = 1', 'k')).toThrow(
+      /^ElementwiseKernel: parameter 'constructor x' must be '<type> <name>' with a type among bool, char,/,
+    );
+  });
+
+  test("Program.loweredName: a name that is not one of the program's name expressions is itself", () => {
+    const make = (core.Program as unknown as { make(...a: unknown[]): core.Program }).make;
+    const p = make(new Uint8Array(1), 'cubin', 'sm_90', '', 'nvrtc 13.0', false, { 'k<int>': '_Z1kIiEvv' }, 'p.cu');
+    expect([p.loweredName('k<int>'), p.loweredName('constructor'), p.loweredName('toString')]).toEqual([
+      '_Z1kIiEvv',
+      'constructor',
+      'toString',
+    ]);
+  });
+
+  test('a nested struct given as a plain object: a key of Object.prototype is no field', () => {
+    expect(() => new cudart.cudaMemcpy3DParms({ extent: { constructor: 1 } as never })).toThrow(
+      /^cudaMemcpy3DParms\.extent must be a cudaExtent or a plain object of its fields \(it has no field 'constructor'\)/,
+    );
+  });
+
+  test('KernelArgs: a KernelArg whose type is none of the types', () => {
+    expect(() => new cudart.KernelArgs([cudart.i32(1), new cudart.KernelArg('constructor' as never, 1)])).toThrow(
+      new RangeError(
+        "KernelArgs: the type of parameter 'args[1]' must be one of 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'i64', 'u64', 'f16', 'f32', 'f64', 'ptr', got 'constructor'",
+      ),
+    );
+  });
+});
+
 describe('on a device (fake libcudart)', () => {
   let results: Record<string, string>;
   beforeAll(() => {
@@ -161,10 +212,16 @@ describe('on a device (fake libcudart)', () => {
       const k = mod.kernel('k');
       t('launch unknown', () => k.launch({ grid: 1, block: 1, sharedmem: 128 }));
       t('launch ok', () => k.launch({ grid: 1, block: 1, sharedMem: 0, stream }));
-      stream.capture(() => {}, { mdoe: 'relaxed' }).then(
-        () => { out['capture unknown'] = 'resolved'; },
-        (e) => { out['capture unknown'] = e.constructor.name + ': ' + e.message; },
-      ).then(() => process.stdout.write(JSON.stringify(out)));
+      // Names of Object.prototype are not names of a table.
+      t('kernel toString', () => { const named = mod.kernel('toString'); if (named.name !== 'toString') throw new Error(named.name); return named; });
+      t('load PTX with a NUL', () => core.Module.load(Buffer.from('.version 9.0\\0.entry k')));
+      t('load PTX ending in NULs', () => core.Module.load(Buffer.from('.version 9.0\\n\\0\\0')));
+      const managed = dev.allocateManaged(16);
+      t('advise constructor', () => managed.advise('constructor', dev));
+      const settle = (name, p) => p.then(() => { out[name] = 'resolved'; }, (e) => { out[name] = e.constructor.name + ': ' + e.message; });
+      settle('capture unknown', stream.capture(() => {}, { mdoe: 'relaxed' }))
+        .then(() => settle('capture mode constructor', stream.capture(() => {}, { mode: 'constructor' })))
+        .then(() => process.stdout.write(JSON.stringify(out)));
     `);
     if (r.status !== 0) throw new Error(`the script failed: ${r.stderr}`);
     results = JSON.parse(r.stdout);
@@ -216,6 +273,24 @@ describe('on a device (fake libcudart)', () => {
     ],
   ])('%s: a TypeError naming the method and the key', (name, message) => {
     expect(results[name]).toBe(message);
+  });
+
+  test("names looked up in a table are the table's own: Object.prototype's are refused, and the message lists the names", () => {
+    expect(results['advise constructor']).toBe(
+      "RangeError: DeviceBuffer.advise: parameter 'advice' must be one of 'readMostly', 'preferredLocation', 'accessedBy', got 'constructor'",
+    );
+    expect(results['capture mode constructor']).toBe(
+      "RangeError: Stream.capture: option 'mode' must be one of 'global', 'threadLocal', 'relaxed', got 'constructor'",
+    );
+    // A kernel name that is no name expression is the symbol itself.
+    expect(results['kernel toString']).toBe('returned [object Object]');
+  });
+
+  test('Module.load refuses PTX text with a NUL before its end, which the driver would stop at; NULs that end it are fine', () => {
+    expect(results['load PTX with a NUL']).toBe(
+      "RangeError: Module.load: parameter 'code' holds PTX text with a NUL at byte 12, before its end at byte 21; PTX may end with NULs, not hold one",
+    );
+    expect(results['load PTX ending in NULs']).toBe('returned [object Object]');
   });
 
   test('the options a method knows still pass', () => {

@@ -181,6 +181,28 @@ describe('ObjectCode', () => {
     );
   });
 
+  test('PTX with a NUL before its end is refused, naming the offset: the driver would stop there, nvJitLink would not', () => {
+    // 27 bytes of PTX, a NUL, then code the driver would never see.
+    const hidden = '.version 9.0\n.target sm_90\n\0.visible .entry hidden() { ret; }\n';
+    const message =
+      "ObjectCode.fromBytes: parameter 'code' holds PTX text with a NUL at byte 27, before its end at byte 62; PTX may end with NULs, not hold one";
+    expect(() => ObjectCode.fromBytes(hidden, 'ptx')).toThrow(new RangeError(message));
+    expect(() => ObjectCode.fromBytes(Buffer.from(hidden))).toThrow(new RangeError(message));
+    // NULs that end it are a terminator, and go.
+    expect(ObjectCode.fromBytes(Buffer.from('.version 9.0\n\0\0')).code.length).toBe(13);
+    // Bytes changed after the check are caught before nvFatbin runs.
+    const bytes = Buffer.from(PTX);
+    const changed = ObjectCode.fromBytes(bytes, 'ptx', { name: 'k.ptx', arch: 'compute_90' });
+    bytes[5] = 0;
+    const made = fat.created();
+    expect(() => ObjectCode.fatbin([changed])).toThrow(
+      new RangeError(
+        `ObjectCode.fatbin: objects[0] ('k.ptx') holds PTX text with a NUL at byte 5, before its end at byte ${PTX.length}; PTX may end with NULs, not hold one`,
+      ),
+    );
+    expect(fat.created()).toBe(made);
+  });
+
   test('fromFile takes the kind from the file name and the name for link logs', () => {
     const f = path.join(tmp, 'dev.o');
     fs.writeFileSync(f, '\x7fELF host object', 'latin1');
@@ -241,6 +263,20 @@ describe('Linker', () => {
   const lto = ObjectCode.fromBytes(Buffer.from([0xed, 0x43, 0x4e, 0x7f, 9]), 'ltoir', { name: 'second.ltoir' });
   const cubin = ObjectCode.fromBytes(Buffer.from('\x7fELF lib', 'latin1'), 'cubin', { name: 'third.cubin' });
   const broken = ObjectCode.fromBytes(Buffer.from('.version 9.0\ncall undefined_symbol;\n'), 'ptx', { name: 'second' });
+
+  test('PTX bytes given a NUL after the ObjectCode was made are refused by link() on either backend, before the linker runs', () => {
+    const bytes = Buffer.from(PTX);
+    const changed = ObjectCode.fromBytes(bytes, 'ptx', { name: 'changed.ptx' });
+    bytes[13] = 0;
+    const before = [jit.created(), drv.created()];
+    for (const backend of ['nvjitlink', 'driver'] as const)
+      expect(() => new Linker(cubin, changed, { arch: 'sm_90', backend, cache: false }).link()).toThrow(
+        new RangeError(
+          `Linker.link: objects[1] ('changed.ptx') holds PTX text with a NUL at byte 13, before its end at byte ${PTX.length}; PTX may end with NULs, not hold one`,
+        ),
+      );
+    expect([jit.created(), drv.created()]).toEqual(before);
+  });
 
   test('every option becomes its nvJitLink flag, in a fixed order', () => {
     expect(

@@ -93,6 +93,16 @@ describe('bindings', () => {
     ]);
   });
 
+  test("ncclConfigInitializer refuses a name that is not a field, as the struct's constructor does: Object.prototype's too", () => {
+    for (const k of ['constructor', 'blockign'])
+      expect(() => nccl.ncclConfigInitializer({ [k]: 1 } as never)).toThrow(
+        new RegExp(`^ncclConfig_\\w+: no field named '${k}' \\(fields: size, `),
+      );
+    expect(() => nccl.ncclConfigInitializer(JSON.parse('{"__proto__": {"blocking": 0}}'))).toThrow(
+      /^ncclConfig_\w+: no field named '__proto__'/,
+    );
+  });
+
   test('a collective on host memory moves count elements of the dtype; a count larger than the buffer is refused first', () => {
     const [, id] = nccl.ncclGetUniqueId();
     const [, comm] = nccl.ncclCommInitRank(1, id!, 0);
@@ -301,7 +311,11 @@ describe('Communicator', () => {
     expect(() => comm.allReduce(a, b, 'f64', { count: 2 })).toThrow(/'send' holds: 2 f64 is 16 bytes|'recv' holds: 2 f64 is 16 bytes/);
     expect(() => comm.allReduce(a, b, 'f33' as never)).toThrow(/parameter 'dtype' must be one of i8, u8/);
     expect(() => comm.allReduce(a, b, 'f32', { op: 'mean' as never })).toThrow(
-      /parameter 'op' must be one of sum, prod, max, min, avg, got "mean"/,
+      new RangeError("Communicator.allReduce: parameter 'op' must be one of 'sum', 'prod', 'max', 'min', 'avg', got 'mean'"),
+    );
+    // A name of Object.prototype is not an op either.
+    expect(() => comm.reduceScatter(a, b, 'f32', { op: 'constructor' as never })).toThrow(
+      new RangeError("Communicator.reduceScatter: parameter 'op' must be one of 'sum', 'prod', 'max', 'min', 'avg', got 'constructor'"),
     );
     expect(() => comm.allReduce(a, null as never, 'f32')).toThrow(
       new TypeError("Communicator.allReduce: parameter 'recv' must be a DeviceBuffer, got null"),

@@ -8,10 +8,19 @@ import * as path from 'node:path';
 import * as nvml from '../../src/nvml';
 import * as core from '../../src/core';
 import { cudaDeviceProp } from '../../src/structs/runtime.gen';
-import { buildFakeNvml, buildFakeCudart, FAKE_GPUS } from './helpers/fake-nvml';
+import { buildFakeNvml, buildFakeCudart, setFakeNvmlKnob, FAKE_GPUS } from './helpers/fake-nvml';
 
 /** The escape that starts a terminal colour. */
 const ESC = '\x1b';
+/**
+ * A name any local user can give a process: it sets the terminal's title (OSC 0 … BEL), clears the
+ * screen, colours it (by ESC [ and by the one-byte C1 CSI), breaks the line, and ends with DEL.
+ */
+const HOSTILE = 'evil\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x9b1m\nline\x7f';
+/** HOSTILE as the CLI prints it on a terminal. */
+const ESCAPED = 'evil\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31mred\\u009b1m\\x0aline\\x7f';
+/** Whether text holds a control character other than the newlines between lines (C0, DEL, C1). */
+const hasControl = (s: string) => /\p{Cc}/u.test(s.replace(/\n/g, ''));
 
 const root = path.join(__dirname, '..', '..');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-nvml-'));
@@ -231,6 +240,7 @@ describe('core', () => {
       persistenceMode: true,
       performanceState: 'P0',
       processes: [{ pid: 4242, name: 'python3', usedMemory: 2 ** 30, type: 'compute' }],
+      processesError: null,
     });
   });
 
@@ -256,6 +266,24 @@ describe('core', () => {
       0,
       1,
     ]);
+  });
+
+  test('processes that start faster than NVML lists them: processes() says so; health() and sample() report them unknown, with why, and the rest as ever', () => {
+    const why =
+      'NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read (5 tries) (in nvmlDeviceGetComputeRunningProcesses)';
+    setFakeNvmlKnob(lib, 'FAKE_NVML_PROCESS_CHURN', '1');
+    try {
+      const d = core.NvmlDevice.get(0);
+      expect(() => d.processes()).toThrow(core.NvmlError);
+      expect(() => d.processes()).toThrow(why);
+      const h = d.health();
+      expect([h.processes, h.processesError, h.temperature.current, h.memory?.used]).toEqual([null, why, 41, 2 ** 30]);
+      const s = d.sample();
+      expect([s.processes, s.processesError, s.utilization]).toEqual([null, why, { gpu: 37, memory: 12 }]);
+    } finally {
+      setFakeNvmlKnob(lib, 'FAKE_NVML_PROCESS_CHURN', undefined);
+    }
+    expect(core.NvmlDevice.get(0).health().processesError).toBeNull();
   });
 
   test('NVML is initialised once and shut down once, at exit', () => {
@@ -357,6 +385,59 @@ describe('the CLI', () => {
     expect([writes[writes.length - 1], restored]).toEqual(['\x1b[?25h\x1b[?1049l', true]);
   });
 
+  test('the terminal view prints names from NVML with their control characters escaped', () => {
+    const { render } = require('../../src/cli/top') as typeof import('../../src/cli/top');
+    const gpu = {
+      ...core.NvmlDevice.get(0).sample(),
+      name: HOSTILE,
+      uuid: HOSTILE,
+      processes: [{ pid: 7, name: HOSTILE, usedMemory: null, type: 'compute' as const }],
+    };
+    for (const color of [false, true]) {
+      const text = render({ time: '2026-01-01T12:00:00.000Z', gpus: [gpu] }, { color, width: 80, interval: 1000 });
+      // The view's own colours are the only escapes left.
+      expect(hasControl(text.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), ''))).toBe(false);
+      expect(text).toContain(`GPU 0: ${ESCAPED}`);
+      expect(text).toContain(`  ${ESCAPED}\n`);
+      expect(text).toContain(`       7         n/a  ${ESCAPED}\n`);
+    }
+  });
+
+  test('top on a terminal escapes the process and GPU names NVML gives it', async () => {
+    const { top } = require('../../src/cli/top') as typeof import('../../src/cli/top');
+    core.shutdownNvml(); // a GPU's name is read once a session
+    setFakeNvmlKnob(lib, 'FAKE_NVML_PROCESS_NAME', HOSTILE);
+    setFakeNvmlKnob(lib, 'FAKE_NVML_GPU0_NAME', HOSTILE);
+    const writes: string[] = [];
+    try {
+      const term = { isTTY: true, columns: 80, write: (s: string) => void writes.push(s), keys: () => () => {} };
+      await top({ command: 'top', named: true, json: false, help: false, count: 1 }, { log: () => {}, err: () => {} }, term);
+    } finally {
+      setFakeNvmlKnob(lib, 'FAKE_NVML_PROCESS_NAME', undefined);
+      setFakeNvmlKnob(lib, 'FAKE_NVML_GPU0_NAME', undefined);
+      core.shutdownNvml();
+    }
+    const frame = writes.find((w) => w.startsWith('\x1b[H\x1b[2J'))!.slice('\x1b[H\x1b[2J'.length);
+    expect(hasControl(frame.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), ''))).toBe(false);
+    expect(frame).toContain(`GPU 0: ${ESCAPED}`);
+    expect(frame).toContain(`    4242    1024 MiB  ${ESCAPED}\n`);
+  });
+
+  test('top keeps reporting while processes start faster than NVML lists them: unknown, with why', () => {
+    const r = child([cli, 'top', '--json', '--count', '1'], { FAKE_NVML_PROCESS_CHURN: '1' });
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    const g = JSON.parse(r.stdout).gpus[0];
+    expect([g.processes, g.processesError, g.temperature]).toEqual([
+      null,
+      'NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read (5 tries) (in nvmlDeviceGetComputeRunningProcesses)',
+      41,
+    ]);
+    const { render } = require('../../src/cli/top') as typeof import('../../src/cli/top');
+    expect(render({ time: '2026-01-01T12:00:00.000Z', gpus: [g] }, { color: false, width: 80, interval: 1000 })).toContain(
+      '  processes: unknown (NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read (5 tries) (in nvmlDeviceGetComputeRunningProcesses))\n',
+    );
+  });
+
   test('topo --json: the matrix and the affinities', () => {
     const r = child([cli, 'topo', '--json']);
     expect(r.status).toBe(0);
@@ -401,6 +482,37 @@ describe('the CLI', () => {
     expect(none.stdout).toContain(
       "live (NVML): not available: libnvidia-ml: could not load the library. Install the NVIDIA driver (NVML comes with it), or set CUDA_BINDINGS_NVML to the library's path.",
     );
+  });
+
+  test('topo prints GPU names with their control characters escaped; --json keeps them as NVML gave them', () => {
+    const r = child([cli, 'topo'], { FAKE_NVML_GPU0_NAME: HOSTILE });
+    expect(hasControl(r.stdout)).toBe(false);
+    expect(r.stdout).toContain(`GPU0: ${ESCAPED} (${FAKE_GPUS[0].busId}, ${FAKE_GPUS[0].uuid})\n`);
+    expect(JSON.parse(child([cli, 'topo', '--json'], { FAKE_NVML_GPU0_NAME: HOSTILE }).stdout).gpus[0].name).toBe(HOSTILE);
+  });
+
+  test('info prints device and process names with their control characters escaped; --json keeps them as they came', () => {
+    const cudart = buildFakeCudart(tmp, cudaDeviceProp.layout, [HOSTILE, FAKE_GPUS[0].name]);
+    const script =
+      "const { info } = require('./src/cli/info'); const out = []; info({ command: 'info', named: true, json: false, help: false }, { log: (s) => out.push(s), err: () => {} }); console.log(out.join('\\n'))";
+    const env = { CUDA_BINDINGS_CUDART: cudart, FAKE_NVML_PROCESS_NAME: HOSTILE };
+    const r = child(['-e', script], env);
+    expect(hasControl(r.stdout)).toBe(false);
+    expect(r.stdout).toContain(`Device 0: ${ESCAPED}\n`);
+    expect(r.stdout).toContain(`4242 ${ESCAPED} (1024 MiB)`);
+    const j = JSON.parse(child(['-e', script.replace('json: false', 'json: true')], env).stdout);
+    expect([j.devices[0].name, j.devices[1].live.processes[0].name]).toEqual([HOSTILE, HOSTILE]);
+  });
+
+  test('info says the processes are unknown, and why, while they start faster than NVML lists them', () => {
+    const cudart = buildFakeCudart(tmp, cudaDeviceProp.layout);
+    const script =
+      "const { info } = require('./src/cli/info'); const out = []; info({ command: 'info', named: true, json: false, help: false }, { log: (s) => out.push(s), err: () => {} }); console.log(out.join('\\n'))";
+    const r = child(['-e', script], { CUDA_BINDINGS_CUDART: cudart, FAKE_NVML_PROCESS_CHURN: '1' });
+    expect(r.stdout).toMatch(
+      /processes +unknown: NVML_ERROR_INSUFFICIENT_SIZE: the list of processes kept growing while it was read \(5 tries\) \(in nvmlDeviceGetComputeRunningProcesses\)\n/,
+    );
+    expect(r.stdout).toMatch(/temperature +41 °C/);
   });
 
   test('top, topo without NVML: exit 1 naming what is missing', () => {

@@ -1,6 +1,7 @@
 // A fake libcudart for the CLI, built with gcc at test time: one device whose calls succeed (copies
 // do nothing, an event pair measures 1.5 ms), and with FAKE_FAIL_MALLOC_HOST=1 a cudaMallocHost that
-// fails with cudaErrorMemoryAllocation (2), as a machine out of pinned memory does. fake_count(name)
+// fails with cudaErrorMemoryAllocation (2), as a machine out of pinned memory does; FAKE_DEVICE_NAME
+// renames the device ("Fake GPU"). fake_count(name)
 // says how often a function was called, so a test can check that every cudaMalloc met its cudaFree.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -41,7 +42,7 @@ int cudaEventElapsedTime(float *ms, void *a, void *b) { *ms = 1.5f; return 0; }
 int cudaGetDevice(int *d) { *d = 0; return 0; }
 int cudaPeekAtLastError(void) { return 0; }
 int cudaGetLastError(void) { return 0; }
-int cudaGetDeviceProperties(void *p, int d) { memset(p, 0, 1008); strcpy((char *)p, "Fake GPU"); return 0; }
+int cudaGetDeviceProperties(void *p, int d) { const char *n = getenv("FAKE_DEVICE_NAME"); memset(p, 0, 1008); strncpy((char *)p, n ? n : "Fake GPU", 255); return 0; }
 int cudaDeviceGetAttribute(int *v, int a, int d) { *v = 1000; return 0; }
 int cudaMemGetInfo(size_t *f, size_t *t) { *f = 1 << 30; *t = 2u << 30; return 0; }
 int cudaDeviceCanAccessPeer(int *c, int d, int p) { *c = 0; return 0; }

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import koffi from 'koffi';
 import { CUDART_VERSION } from '../../../src/runtime/constants.gen';
 
 const root = path.join(__dirname, '..', '..', '..');
@@ -27,6 +28,20 @@ export function buildFakeNvml(dir: string): string {
   return lib;
 }
 
+/** The fake's test knobs (see fake-nvml.c), as a child process's environment sets them. */
+export type FakeNvmlKnob = 'FAKE_NVML_PROCESS_NAME' | 'FAKE_NVML_GPU0_NAME' | 'FAKE_NVML_PROCESS_CHURN';
+
+/** Sets a knob of the fake loaded in this process (undefined clears it): a jest worker's process.env is a copy C does not read. */
+export function setFakeNvmlKnob(lib: string, name: FakeNvmlKnob, value: string | undefined): void {
+  koffi.load(lib).func('void fake_nvml_setenv(const char *, const char *)')(name, value ?? null);
+}
+
+/** A C string literal of `s` (UTF-8, every byte outside printable ASCII as an octal escape). */
+function cLiteral(s: string): string {
+  const bytes = Buffer.from(s, 'utf8');
+  return `"${Array.from(bytes, (b) => (b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, '0')}`)).join('')}"`;
+}
+
 /** UUIDs and bus ids of the fake NVML's GPUs 0 and 1. */
 export const FAKE_GPUS = [
   { name: 'Fake H100 80GB HBM3', uuid: 'GPU-11111111-2222-3333-4444-555555555555', busId: '00000000:18:00.0' },
@@ -37,17 +52,23 @@ export const FAKE_GPUS = [
  * A fake libcudart with two devices: CUDA device 0 is NVML's GPU 1 and CUDA device 1 NVML's GPU 0
  * (CUDA orders devices its own way). Offsets of cudaDeviceProp come from the generated layout.
  */
-export function buildFakeCudart(dir: string, layout: { fields: Record<string, { offset: number; size: number }>; size: number }): string {
-  const lib = path.join(dir, 'libcudart-nvml-fake.so');
-  const src = path.join(dir, 'cudart.c');
+export function buildFakeCudart(
+  dir: string,
+  layout: { fields: Record<string, { offset: number; size: number }>; size: number },
+  /** Other names for CUDA devices 0 and 1 (a file of its own is built). */
+  names?: [string, string],
+): string {
+  const lib = path.join(dir, names ? 'libcudart-nvml-fake-renamed.so' : 'libcudart-nvml-fake.so');
+  const src = path.join(dir, names ? 'cudart-renamed.c' : 'cudart.c');
   const order = [FAKE_GPUS[1], FAKE_GPUS[0]];
+  const [name0, name1] = (names ?? [order[0].name, order[1].name]).map(cLiteral);
   const uuidBytes = (u: string) => `{${(u.slice(4).replace(/-/g, '').match(/../g) ?? []).map((x) => `0x${x}`).join(',')}}`;
   fs.writeFileSync(
     src,
     `
     #include <string.h>
     #include <stdio.h>
-    static const char *names[2] = { "${order[0].name}", "${order[1].name}" };
+    static const char *names[2] = { ${name0}, ${name1} };
     static const unsigned char uuids[2][16] = { ${uuidBytes(order[0].uuid)}, ${uuidBytes(order[1].uuid)} };
     static const char *buses[2] = { "${order[0].busId.slice(4)}", "${order[1].busId.slice(4)}" };
     int cudaRuntimeGetVersion(int *v) { *v = ${CUDART_VERSION}; return 0; }
