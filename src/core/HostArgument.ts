@@ -5,7 +5,7 @@ import { check } from './errors';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import { getAllocator } from './CachingAllocator';
-import { completion } from './PreparedLaunch';
+import { completion } from './completion';
 import type { Kernel, KernelArgument, LaunchConfig } from './Kernel';
 
 /** Which way a HostArgument's data goes: to the device before the launch, back after it, or both. */

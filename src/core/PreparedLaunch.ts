@@ -14,6 +14,7 @@ import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 import { readDim, setDim } from './dims';
 import { closedObject } from './TextureObject';
+import { completion } from './completion';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
@@ -403,17 +404,6 @@ class Prepared {
   async whenDone(config: LaunchConfig, args: ArrayLike<unknown>): Promise<void> {
     this.launch(config, args, 1);
     await completion(config.stream?.handle ?? null);
-  }
-}
-
-/** Resolves when the work queued on `stream` so far is done (an event, waited for off the JS thread). */
-export async function completion(stream: cudart.cudaStream_t | null): Promise<void> {
-  const ev = check(cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags');
-  try {
-    check(cudart.cudaEventRecord(ev, stream), 'cudaEventRecord');
-    check(await cudart.async.cudaEventSynchronize(ev), 'cudaEventSynchronize');
-  } finally {
-    cudart.cudaEventDestroy(ev);
   }
 }
 
