@@ -134,7 +134,7 @@ test('each node method checks its arguments and liveness, naming the method and 
     "RangeError: GraphBuilder.memset: option 'elementSize' must be 1, 2 or 4, got 3",
     'TypeError: GraphBuilder.kernel(k1): argument 0 is a plain number (1); say its C type: i32(n), u32(n), f32(x), f64(x), …',
     "RangeError: GraphBuilder.kernel(k1): 'config.grid' must be a positive integer or [x, y, z] of them, got 0",
-    'TypeError: GraphBuilder.kernel(k1): argument 0 is an In/Out/InOut host array, which a graph cannot copy at each launch; add copy nodes with GraphBuilder.copy',
+    'TypeError: GraphBuilder.kernel(k1): argument 0 is an In/Out/InOut host array, which only Kernel.launch and launchAsync copy in and back; elsewhere pass a DeviceBuffer (in a graph, with copy nodes around the kernel)',
     "TypeError: GraphBuilder.kernel: parameter 'kernel' must be a Kernel, got a Object",
     "TypeError: GraphBuilder.copy: parameter 'src' must be a DeviceBuffer or a HostBuffer (pinned memory: a graph copies at each launch, long after this call), got a Float32Array",
     "RangeError: GraphBuilder.copy: 65 bytes do not fit in the source's 64",

@@ -97,7 +97,7 @@ test('tiled and im2col maps pass shapes, strides, boxes and modes to C innermost
       "RangeError: TensorMapDescriptor.tiled: option 'swizzle' must be one of 'none', '32B', '64B', '128B', got '256B'",
       "RangeError: TensorMapDescriptor.im2col: option 'shape' must have 3 to 5 dimensions, got a Array of 2",
       'Error: Kernel.launch(tma): argument 0 is a TensorMapDescriptor whose DeviceBuffer was closed',
-      'Error: PreparedLaunch(tma): argument 0 is a TensorMapDescriptor that was closed',
+      'Error: PreparedLaunch(tma): argument 0 is a TensorMapDescriptor whose DeviceBuffer was closed',
       "Error: TensorMapDescriptor.tiled: parameter 'buffer' is a DeviceBuffer that was closed",
     ],
   });
