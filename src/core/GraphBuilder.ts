@@ -16,7 +16,8 @@ import { GraphNode, type GraphNodeKind } from './GraphNode';
 import { ConditionalHandle } from './ConditionalHandle';
 import { kernelArgument } from './kernel-argument';
 import { setDim } from './dims';
-import { debugDot, describe } from './debug-dot';
+import { debugDot } from './debug-dot';
+import { describe } from '../ffi/checks';
 import { closedObject } from './TextureObject';
 import { checkOptions, type OptionKeys } from './options';
 

@@ -18,6 +18,7 @@ import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 import { readDim, setDim } from './dims';
 import { coreArgument } from './kernel-argument';
+import { describe } from '../ffi/checks';
 import { completion } from './completion';
 
 /**
@@ -115,13 +116,6 @@ const NOT_SEEN = Symbol('not seen');
 class TensorMapSlot {
   static readonly layout = { size: 128, align: 64 };
   readonly _u8 = new Uint8Array(128);
-}
-
-function describe(v: unknown): string {
-  if (typeof v === 'bigint') return `${v}n`;
-  if (typeof v === 'number') return String(v);
-  if (v === null || typeof v !== 'object') return String(v);
-  return `a ${v.constructor?.name ?? 'object'}`;
 }
 
 class Prepared {

@@ -138,8 +138,8 @@ test('a plain number or a bad value: launch and graph refuse it alike; a prepare
   const number = 'TypeError: <where>: argument 0 is a plain number (3); say its C type: i32(n), u32(n), f32(x), f64(x), …';
   expect(r).toEqual({
     number: { launch: number, graph: number, prepared: 'accepted' },
-    string: { launch: bad('the string "x"'), graph: bad('the string "x"'), prepared: ptr('x') },
-    object: { launch: bad('an object (Object)'), graph: bad('an object (Object)'), prepared: ptr('a Object') },
+    string: { launch: bad('the string "x"'), graph: bad('the string "x"'), prepared: ptr('the string "x"') },
+    object: { launch: bad('an object (Object)'), graph: bad('an object (Object)'), prepared: ptr('an object (Object)') },
     null: { launch: bad('null'), graph: bad('null'), prepared: ptr('null') },
   });
 });
