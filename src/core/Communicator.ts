@@ -9,7 +9,7 @@ import { Resource } from './lifetime';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import { Stream } from './Stream';
-import { describe } from './debug-dot';
+import { describe } from '../ffi/checks';
 import { checkOptions, type OptionKeys } from './options';
 import { CudaBindingsError, statusMessage, statusText } from '../ffi/errors';
 import { lookupName } from '../ffi/checks';

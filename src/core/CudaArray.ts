@@ -8,7 +8,7 @@ import { DeviceBuffer, COPY_OPTIONS, type HostData, type CopyOptions } from './D
 import { checkOptions, type OptionKeys } from './options';
 import { openOptionalArg } from './lifetime';
 import { ChannelFormatDescriptor } from './ChannelFormatDescriptor';
-import { describe } from './debug-dot';
+import { describe } from '../ffi/checks';
 
 /** The shape and uses of a {@link CudaArray}; sizes in elements, not bytes. */
 export interface CudaArrayOptions {

@@ -14,11 +14,11 @@ import { Kernel, type Dim, type KernelArgument } from './Kernel';
 import { Stream, type CaptureOptions } from './Stream';
 import { GraphNode, type GraphNodeKind } from './GraphNode';
 import { ConditionalHandle } from './ConditionalHandle';
-import { HostArgument } from './HostArgument';
+import { kernelArgument } from './kernel-argument';
 import { setDim } from './dims';
-import { debugDot, describe } from './debug-dot';
-import { TextureObject, closedObject } from './TextureObject';
-import { SurfaceObject } from './SurfaceObject';
+import { debugDot } from './debug-dot';
+import { describe } from '../ffi/checks';
+import { closedObject } from './TextureObject';
 import { checkOptions, type OptionKeys } from './options';
 
 /** Where a node goes: after which nodes of the same graph (none: it may run first). */
@@ -182,12 +182,7 @@ export class GraphBuilder extends Resource {
   }
 
   /** A kernel launch with typed arguments, as kernel.launch takes them (the values are copied into the node). */
-  kernel(
-    kernel: Kernel,
-    config: KernelNodeConfig,
-    args: readonly (KernelArgument | ConditionalHandle)[] = [],
-    options?: NodeOptions,
-  ): GraphNode {
+  kernel(kernel: Kernel, config: KernelNodeConfig, args: readonly KernelArgument[] = [], options?: NodeOptions): GraphNode {
     this.alive('kernel');
     if (!(kernel instanceof Kernel))
       throw new TypeError(`GraphBuilder.kernel: parameter 'kernel' must be a Kernel, got ${describe(kernel)}`);
@@ -202,7 +197,7 @@ export class GraphBuilder extends Resource {
         `GraphBuilder.kernel(${kernel.name}): parameter 'args' must be an array of kernel arguments, got ${describe(args)}`,
       );
     const fn = `GraphBuilder.kernel(${kernel.name})`;
-    const values = args.map((a, i) => this.argument(a, i, fn));
+    const values = args.map((a, i) => kernelArgument(a, i, fn));
     const grid = new cudart.dim3();
     const block = new cudart.dim3();
     setDim(grid, config.grid, 'config.grid', fn);
@@ -224,44 +219,6 @@ export class GraphBuilder extends Resource {
     );
     this.use('kernel', kernel, kernel.module, ...args.filter((a) => typeof a === 'object'));
     return node;
-  }
-
-  private argument(a: unknown, i: number, fn: string): cudart.KernelArgInput {
-    if (a instanceof DeviceBuffer) {
-      if (a.isClosed) throw new Error(`${fn}: argument ${i} is a DeviceBuffer that was closed`);
-      return a.ptr;
-    }
-    if (a instanceof HostBuffer) {
-      if (a.isClosed) throw new Error(`${fn}: argument ${i} is a HostBuffer that was closed`);
-      if (a.devicePtr === null)
-        throw new TypeError(
-          `${fn}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`,
-        );
-      return a.devicePtr;
-    }
-    if (a instanceof TextureObject || a instanceof SurfaceObject) {
-      if (a.isClosed) throw new Error(`${fn}: argument ${i} is ${closedObject(a)}`);
-      return cudart.u64(a.handle);
-    }
-    if (a instanceof ConditionalHandle) {
-      if (a.isClosed) throw new Error(`${fn}: argument ${i} is a ConditionalHandle of a graph that was closed`);
-      return cudart.u64(a.handle);
-    }
-    if (a instanceof HostArgument)
-      throw new TypeError(
-        `${fn}: argument ${i} is an In/Out/InOut host array, which a graph cannot copy at each launch; add copy nodes with GraphBuilder.copy`,
-      );
-    if (typeof a === 'number')
-      throw new TypeError(`${fn}: argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`);
-    if (
-      a instanceof cudart.KernelArg ||
-      typeof a === 'bigint' ||
-      (a !== null && typeof a === 'object' && (a as { _u8?: unknown })._u8 instanceof Uint8Array)
-    )
-      return a as cudart.KernelArgInput;
-    throw new TypeError(
-      `${fn}: argument ${i} must be a DeviceBuffer, a mapped HostBuffer, a ConditionalHandle, a typed scalar (i32(n), f32(x), …), a pointer (bigint) or a struct, got ${describe(a)}`,
-    );
   }
 
   /**

@@ -2,10 +2,11 @@
 // temporary device buffers, copied in before the launch and back after it, on the launch's stream.
 import * as cudart from '../runtime';
 import { check } from './errors';
+import { describe } from '../ffi/checks';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import { getAllocator } from './CachingAllocator';
-import { completion } from './PreparedLaunch';
+import { completion } from './completion';
 import type { Kernel, KernelArgument, LaunchConfig } from './Kernel';
 
 /** Which way a HostArgument's data goes: to the device before the launch, back after it, or both. */
@@ -37,9 +38,7 @@ export class HostArgument {
 
 function make(data: ArrayBufferView, direction: HostArgumentDirection, name: string): HostArgument {
   if (!ArrayBuffer.isView(data))
-    throw new TypeError(
-      `${name}: parameter 'data' must be a TypedArray, Buffer or DataView, got ${data === null ? 'null' : typeof data === 'object' ? `a ${(data as object).constructor?.name ?? 'object'}` : typeof data}`,
-    );
+    throw new TypeError(`${name}: parameter 'data' must be a TypedArray, Buffer or DataView, got ${describe(data)}`);
   return new HostArgument(data, direction);
 }
 

@@ -1,18 +1,21 @@
 // A kernel of a loaded Module: its attributes, occupancy, and launches with typed arguments.
 import * as cudart from '../runtime';
 import { check, runtimeError } from './errors';
-import { DeviceBuffer } from './DeviceBuffer';
-import { HostBuffer } from './HostBuffer';
+import type { DeviceBuffer } from './DeviceBuffer';
+import type { HostBuffer } from './HostBuffer';
 import { Device } from './Device';
 import type { Module } from './Module';
 import type { Stream } from './Stream';
 import { openArg } from './lifetime';
 import { HostArgument, hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
-import { prepareLaunch, completion, type PreparedLaunch } from './PreparedLaunch';
+import { prepareLaunch, type PreparedLaunch } from './PreparedLaunch';
+import { completion } from './completion';
 import type { ParamType } from './signature';
-import { TextureObject, closedObject } from './TextureObject';
-import { SurfaceObject } from './SurfaceObject';
-import { TensorMapDescriptor } from './TensorMapDescriptor';
+import type { TextureObject } from './TextureObject';
+import { kernelArgument } from './kernel-argument';
+import type { SurfaceObject } from './SurfaceObject';
+import type { TensorMapDescriptor } from './TensorMapDescriptor';
+import type { ConditionalHandle } from './ConditionalHandle';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 import { setDim } from './dims';
 
@@ -36,7 +39,14 @@ export interface LaunchConfig {
  * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …) or a struct passed by value.
  */
 export type KernelArgument =
-  DeviceBuffer | HostBuffer | HostArgument | TextureObject | SurfaceObject | TensorMapDescriptor | cudart.KernelArgInput;
+  | DeviceBuffer
+  | HostBuffer
+  | HostArgument
+  | TextureObject
+  | SurfaceObject
+  | TensorMapDescriptor
+  | ConditionalHandle
+  | cudart.KernelArgInput;
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
@@ -82,7 +92,7 @@ function deviceArg(device: Device | undefined, where: string): Device {
  * Arguments go in the order of the C parameters: a {@link DeviceBuffer} (its address), a mapped
  * {@link HostBuffer}, a typed scalar (`i32(n)`, `f32(x)`, … — a plain number is refused because its C
  * type is unknown), a bigint pointer, a texture or surface object, a tensor map, or `In`/`Out`/`InOut`
- * host arrays (copied in and back). Lifetime: the kernel has nothing to free; it is usable while its
+ * host arrays (copied in and back), or a graph's ConditionalHandle (in stream work captured into it). Lifetime: the kernel has nothing to free; it is usable while its
  * Module is open and keeps the Module alive. A failed launch throws {@link CudaError}; errors inside
  * the kernel surface at the next synchronize.
  *
@@ -237,37 +247,7 @@ export class Kernel {
   private pack(args: KernelArgument[]): cudart.KernelArgInput[] | null {
     if (args.length === 0) return null;
     const values = new Array<cudart.KernelArgInput>(args.length);
-    for (let i = 0; i < args.length; i++) values[i] = this.value(args[i], i);
+    for (let i = 0; i < args.length; i++) values[i] = kernelArgument(args[i], i, this.launchName);
     return values;
-  }
-
-  private value(a: KernelArgument, i: number): cudart.KernelArgInput {
-    if (a instanceof DeviceBuffer) {
-      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a DeviceBuffer that was closed`);
-      return a.ptr;
-    }
-    if (a instanceof HostBuffer) {
-      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is a HostBuffer that was closed`);
-      if (a.devicePtr === null)
-        throw new TypeError(
-          `Kernel.launch(${this.name}): argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`,
-        );
-      return a.devicePtr;
-    }
-    if (a instanceof TextureObject || a instanceof SurfaceObject) {
-      if (a.isClosed) throw new Error(`Kernel.launch(${this.name}): argument ${i} is ${closedObject(a)}`);
-      return cudart.u64(a.handle);
-    }
-    if (a instanceof TensorMapDescriptor && a.isClosed)
-      throw new Error(`Kernel.launch(${this.name}): argument ${i} is a TensorMapDescriptor whose DeviceBuffer was closed`);
-    if (a instanceof HostArgument)
-      throw new TypeError(
-        `Kernel.launch(${this.name}): argument ${i} is an In/Out/InOut host array, which only launch() and launchAsync() take`,
-      );
-    if (typeof a === 'number')
-      throw new TypeError(
-        `Kernel.launch(${this.name}): argument ${i} is a plain number (${a}); say its C type: i32(n), u32(n), f32(x), f64(x), …`,
-      );
-    return a;
   }
 }

@@ -5,7 +5,11 @@
 import * as cudart from '../runtime';
 import { runtimeError, check } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
-import { HostBuffer } from './HostBuffer';
+import type { HostBuffer } from './HostBuffer';
+import type { TextureObject } from './TextureObject';
+import type { SurfaceObject } from './SurfaceObject';
+import type { ConditionalHandle } from './ConditionalHandle';
+import type { TensorMapDescriptor } from './TensorMapDescriptor';
 import { Stream } from './Stream';
 import { checkParamTypes, parseSignature, type ParamType } from './signature';
 import { libcudart as library } from '../ffi/cudart-lib';
@@ -13,15 +17,27 @@ import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';
 import { readDim, setDim } from './dims';
-import { closedObject } from './TextureObject';
+import { coreArgument } from './kernel-argument';
+import { describe } from '../ffi/checks';
+import { completion } from './completion';
 
 /**
  * What a prepared parameter takes: a number (range-checked against its declared type), a bigint
- * for 64-bit types and pointers, a DeviceBuffer or mapped HostBuffer for a pointer, an object with a
- * 64-bit `handle` (TextureObject, SurfaceObject) for a `u64`, and a TensorMapDescriptor (or any
- * 128-byte struct) for a `tensormap`.
+ * for 64-bit types and pointers, a DeviceBuffer or mapped HostBuffer for a pointer, a TextureObject,
+ * SurfaceObject or ConditionalHandle for a `u64`, a TensorMapDescriptor (or any 128-byte struct) for
+ * a `tensormap`, and a typed scalar (`i32(n)`, …) of the declared type. Core objects are converted
+ * as Kernel.launch converts them (kernel-argument.ts).
  */
-export type PreparedArgument = number | bigint | DeviceBuffer | HostBuffer | { readonly handle: bigint } | { getBytes(): Uint8Array };
+export type PreparedArgument =
+  | number
+  | bigint
+  | DeviceBuffer
+  | HostBuffer
+  | TextureObject
+  | SurfaceObject
+  | ConditionalHandle
+  | TensorMapDescriptor
+  | cudart.KernelArgInput;
 
 /**
  * A kernel with its parameter types fixed: call it with a launch config and plain values. A config
@@ -100,13 +116,6 @@ const NOT_SEEN = Symbol('not seen');
 class TensorMapSlot {
   static readonly layout = { size: 128, align: 64 };
   readonly _u8 = new Uint8Array(128);
-}
-
-function describe(v: unknown): string {
-  if (typeof v === 'bigint') return `${v}n`;
-  if (typeof v === 'number') return String(v);
-  if (v === null || typeof v !== 'object') return String(v);
-  return `a ${v.constructor?.name ?? 'object'}`;
 }
 
 class Prepared {
@@ -311,34 +320,19 @@ class Prepared {
       if ((c === Code.u64 || c === Code.ptr) && v >= 0n && v < U64_LIMIT) return dv.setBigUint64(at, v, true);
       return this.refuse(i, v);
     }
+    if (v === null || typeof v !== 'object') return this.refuse(i, v);
+    // A core object as every launch converts it (a closed, unmapped or In/Out one is refused here,
+    // in the same words); then whether what it gives fits the declared type.
+    const a = coreArgument(v, i, this.what) ?? v;
     const t = this.codes[i];
-    if (t === 'ptr') {
-      if (v instanceof DeviceBuffer) {
-        if (v.isClosed) throw new Error(`${this.what}: argument ${i} is a DeviceBuffer that was closed`);
-        return dv.setBigUint64(at, v.ptr, true);
-      }
-      if (v instanceof HostBuffer) {
-        if (v.isClosed) throw new Error(`${this.what}: argument ${i} is a HostBuffer that was closed`);
-        if (v.devicePtr === null)
-          throw new TypeError(
-            `${this.what}: argument ${i} is a HostBuffer that is not mapped; allocate it with { mapped: true } to pass it to a kernel`,
-          );
-        return dv.setBigUint64(at, v.devicePtr, true);
-      }
-    }
-    if (t === 'u64' && v !== null && typeof v === 'object' && typeof (v as { handle?: unknown }).handle === 'bigint') {
-      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is ${closedObject(v)}`);
-      return dv.setBigUint64(at, (v as { handle: bigint }).handle, true);
-    }
-    if (
-      t === 'tensormap' &&
-      v !== null &&
-      typeof v === 'object' &&
-      (v as { _u8?: unknown })._u8 instanceof Uint8Array &&
-      (v as { _u8: Uint8Array })._u8.length === 128
-    ) {
-      if ((v as { isClosed?: boolean }).isClosed) throw new Error(`${this.what}: argument ${i} is a ${v.constructor.name} that was closed`);
-      this.bytes.set((v as { _u8: Uint8Array })._u8, at);
+    if (typeof a === 'bigint') {
+      // A DeviceBuffer's or mapped HostBuffer's device address.
+      if (t === 'ptr') return dv.setBigUint64(at, a, true);
+    } else if (a instanceof cudart.KernelArg) {
+      // A typed scalar (i32(n), …) of the declared type, or a texture, surface or conditional handle (a u64).
+      if (a.type === t) return this.write(i, a.value);
+    } else if (t === 'tensormap' && (a as { _u8?: unknown })._u8 instanceof Uint8Array && (a as { _u8: Uint8Array })._u8.length === 128) {
+      this.bytes.set((a as { _u8: Uint8Array })._u8, at);
       return;
     }
     return this.refuse(i, v);
@@ -371,7 +365,7 @@ class Prepared {
       i32: 'a number',
       u32: 'a number',
       i64: 'a number or a bigint',
-      u64: 'a number, a bigint, or a TextureObject/SurfaceObject',
+      u64: 'a number, a bigint, a TextureObject, SurfaceObject or ConditionalHandle, or u64(n)',
       f32: 'a number',
       f64: 'a number',
       ptr: 'a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number)',
@@ -403,17 +397,6 @@ class Prepared {
   async whenDone(config: LaunchConfig, args: ArrayLike<unknown>): Promise<void> {
     this.launch(config, args, 1);
     await completion(config.stream?.handle ?? null);
-  }
-}
-
-/** Resolves when the work queued on `stream` so far is done (an event, waited for off the JS thread). */
-export async function completion(stream: cudart.cudaStream_t | null): Promise<void> {
-  const ev = check(cudart.cudaEventCreateWithFlags(cudart.cudaEventDisableTiming), 'cudaEventCreateWithFlags');
-  try {
-    check(cudart.cudaEventRecord(ev, stream), 'cudaEventRecord');
-    check(await cudart.async.cudaEventSynchronize(ev), 'cudaEventSynchronize');
-  } finally {
-    cudart.cudaEventDestroy(ev);
   }
 }
 

@@ -4,7 +4,7 @@ import * as cudart from '../runtime';
 import { CudaArray } from './CudaArray';
 import { DeviceBuffer } from './DeviceBuffer';
 import { ChannelFormatDescriptor } from './ChannelFormatDescriptor';
-import { describe } from './debug-dot';
+import { describe } from '../ffi/checks';
 
 /** Which memory a resource descriptor names. */
 export type ResourceKind = 'array' | 'linear' | 'pitch2D';

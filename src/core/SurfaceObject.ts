@@ -6,7 +6,7 @@ import { check } from './errors';
 import { Resource } from './lifetime';
 import { CudaArray } from './CudaArray';
 import { ResourceDescriptor } from './ResourceDescriptor';
-import { describe } from './debug-dot';
+import { describe } from '../ffi/checks';
 
 /**
  * A surface object: a 64-bit handle (`cudaSurfaceObject_t`) through which kernels read and write a

@@ -4,7 +4,7 @@
 import * as cuda from '../driver';
 import { driverError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
-import { describe } from './debug-dot';
+import { describe } from '../ffi/checks';
 import { checkOptions, type OptionKeys } from './options';
 import { lookupName } from '../ffi/checks';
 

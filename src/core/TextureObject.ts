@@ -7,7 +7,7 @@ import { Resource, article } from './lifetime';
 import { CudaArray } from './CudaArray';
 import { ResourceDescriptor } from './ResourceDescriptor';
 import { TextureDescriptor, type TextureOptions } from './TextureDescriptor';
-import { describe } from './debug-dot';
+import { describe } from '../ffi/checks';
 import { SurfaceObject } from './SurfaceObject';
 
 /**

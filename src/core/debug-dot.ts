@@ -1,12 +1,7 @@
-// Helpers that Graph and GraphBuilder share: the DOT dump of a graph, and how a bad argument is named.
+// What Graph and GraphBuilder share: the DOT dump of a graph.
 import * as cudart from '../runtime';
 import { check } from './errors';
-import { describe as describeValue } from '../ffi/checks';
-
-/** A value as core's messages show it: ffi's describe() in its 'core' form (`a DeviceBuffer`, `'text'`, `12n`, `null`). */
-export function describe(v: unknown): string {
-  return describeValue(v, 'core');
-}
+import { describe } from '../ffi/checks';
 
 /** cudaGraphDebugDotPrint with the layer's checks (Graph.debugDot and GraphBuilder.debugDot). */
 export function debugDot(graph: cudart.cudaGraph_t, path: string, options: { verbose?: boolean }, fn: string): void {

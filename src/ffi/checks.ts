@@ -8,32 +8,16 @@
 export const U64_LIMIT = 2n ** 64n;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/**
- * How describe() words a string or an object; every other value reads the same in all three
- * (`null`, `undefined`, `1.5`, `-1n`, `a boolean`, `a function`). Three forms remain because
- * messages already read each way and tests hold them:
- * - `'facade'`: the tuple facade, struct fields and kernel arguments: `the string "x"`, `an array`,
- *   `a Float32Array`, `an object (Stream)`;
- * - `'core'`: core's objects: `'x'`, `a Array`, `a Float32Array`, `a Stream`;
- * - `'tag'`: the awaited forms' options: `"x"`, `[object Object]`, `[object AbortSignal]`.
- */
-export type DescribeForm = 'facade' | 'core' | 'tag';
-
-/** A value as an error message shows it: `1.5`, `-1n`, `the string "x"`, `a Float32Array`, … (a string cut at 20 characters, control characters escaped). */
-export function describe(v: unknown, form: DescribeForm = 'facade'): string {
+/** A value as an error message shows it: `1.5`, `-1n`, `null`, `a boolean`, `the string "x"`, `an array`, `a Float32Array`, `an object (Stream)` (a string cut at 20 characters, control characters escaped). */
+export function describe(v: unknown): string {
   if (v === null) return 'null';
   if (v === undefined) return 'undefined';
   if (typeof v === 'number') return String(v);
   if (typeof v === 'bigint') return `${v}n`;
-  if (typeof v === 'string') {
-    const quoted = JSON.stringify(v.length > 20 ? v.slice(0, 20) + '…' : v);
-    return form === 'facade' ? `the string ${quoted}` : form === 'core' ? `'${quoted.slice(1, -1)}'` : quoted;
-  }
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 20 ? v.slice(0, 20) + '…' : v)}`;
   if (typeof v !== 'object') return `a ${typeof v}`;
-  if (form === 'tag') return Object.prototype.toString.call(v);
-  const name: string | undefined = (v as object).constructor?.name;
-  if (form === 'core') return `a ${name ?? 'object'}`;
   if (Array.isArray(v)) return 'an array';
+  const name: string | undefined = (v as object).constructor?.name;
   if (ArrayBuffer.isView(v)) return `a ${name}`;
   return `an object (${name ?? 'Object'})`;
 }
@@ -77,8 +61,7 @@ export function lookupName<K extends string, V>(table: Readonly<Record<K, V>>, k
   const names = Object.keys(table)
     .map((k) => `'${k}'`)
     .join(', ');
-  const got = typeof key === 'string' ? `'${key.length > 40 ? `${key.slice(0, 40)}…` : key}'` : describe(key);
-  throw new RangeError(`${fn}: ${what} must be one of ${names}, got ${got}`);
+  throw new RangeError(`${fn}: ${what} must be one of ${names}, got ${describe(key)}`);
 }
 
 /** The failure of an integer of at most 32 bits: a TypeError for a non-number, else a RangeError with its range. */

@@ -30,16 +30,16 @@ const WAIT_KEYS = ['signal', 'timeout'];
 export function checkWaitOptions(options: unknown, fn: string, extra: readonly string[] = []): WaitOptions {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new TypeError(`${fn}: parameter 'options' must be an object such as { signal, timeout }, got ${describe(options, 'tag')}`);
+    throw new TypeError(`${fn}: parameter 'options' must be an object such as { signal, timeout }, got ${describe(options)}`);
   const known = [...WAIT_KEYS, ...extra];
   for (const k of Object.keys(options)) {
     if (!known.includes(k)) throw new TypeError(`${fn}: unknown option '${k}' (the options are ${known.join(', ')})`);
   }
   const { signal, timeout } = options as WaitOptions;
   if (signal !== undefined && !(signal instanceof AbortSignal))
-    throw new TypeError(`${fn}: option 'signal' must be an AbortSignal, got ${describe(signal, 'tag')}`);
+    throw new TypeError(`${fn}: option 'signal' must be an AbortSignal, got ${describe(signal)}`);
   if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0)))
-    throw new RangeError(`${fn}: option 'timeout' must be a non-negative number of milliseconds, got ${describe(timeout, 'tag')}`);
+    throw new RangeError(`${fn}: option 'timeout' must be a non-negative number of milliseconds, got ${describe(timeout)}`);
   if (signal?.aborted) throw abortError(fn, signal.reason);
   return { signal, timeout };
 }

@@ -228,7 +228,7 @@ test('options are checked: unknown keys, a signal that is not an AbortSignal, a 
     new TypeError("async.cudaStreamSynchronize: unknown option 'timout' (the options are signal, timeout)"),
   );
   await expect(cudart.async.cudaEventSynchronize(cudart.cudaEvent_t(0x20), { signal: {} } as never)).rejects.toThrow(
-    new TypeError("async.cudaEventSynchronize: option 'signal' must be an AbortSignal, got [object Object]"),
+    new TypeError("async.cudaEventSynchronize: option 'signal' must be an AbortSignal, got an object (Object)"),
   );
   await expect(cudart.async.cudaDeviceSynchronize({ timeout: -1 })).rejects.toThrow(
     new RangeError("async.cudaDeviceSynchronize: option 'timeout' must be a non-negative number of milliseconds, got -1"),

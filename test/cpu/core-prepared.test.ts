@@ -65,10 +65,10 @@ describe('Kernel.prepare (no C call needed)', () => {
     expect(() => f(cfg, 0x1000n, 2, 1, 256)).toThrow('PreparedLaunch(saxpy): argument 3 (u8) must be an integer within [0, 255], got 256');
     expect(() => f(cfg, -1, 2, 1, 0)).toThrow(/argument 0 \(ptr\) must be an integer within \[0, 2\^64 - 1\]/);
     expect(() => f(cfg, 0x1000n, '2' as never, 1, 0)).toThrow(
-      new TypeError('PreparedLaunch(saxpy): argument 1 (f32) must be a number, got 2'),
+      new TypeError('PreparedLaunch(saxpy): argument 1 (f32) must be a number, got the string "2"'),
     );
     expect(() => f(cfg, {} as never, 2, 1, 0)).toThrow(
-      'PreparedLaunch(saxpy): argument 0 (ptr) must be a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number), got a Object',
+      'PreparedLaunch(saxpy): argument 0 (ptr) must be a DeviceBuffer, a mapped HostBuffer, or an address (bigint or number), got an object (Object)',
     );
     expect(() => f(cfg, 0x1000n, 2, 1)).toThrow(new TypeError('PreparedLaunch(saxpy): takes 4 arguments (ptr, f32, i32, u8), got 3'));
     expect(() => f({ grid: 0, block: 1 }, 0x1000n, 2, 1, 0)).toThrow(
@@ -80,7 +80,7 @@ describe('Kernel.prepare (no C call needed)', () => {
       new TypeError("PreparedLaunch(saxpy): parameter 'config.stream' must be a Stream, got 5n"),
     );
     expect(() => f({ grid: 1, block: 1, stream: {} as never }, 0x1000n, 2, 1, 0)).toThrow(
-      "PreparedLaunch(saxpy): parameter 'config.stream' must be a Stream, got a Object",
+      "PreparedLaunch(saxpy): parameter 'config.stream' must be a Stream, got an object (Object)",
     );
     expect(() => f(cfg, 2n ** 64n, 2, 1, 0)).toThrow(/argument 0 \(ptr\) must be an integer within \[0, 2\^64 - 1\]/);
   });
@@ -112,7 +112,7 @@ describe('Kernel.prepare (no C call needed)', () => {
   });
 
   test('In/Out/InOut take only host views; a Kernel refuses them where no copy can happen', () => {
-    expect(() => In([1, 2] as never)).toThrow("In: parameter 'data' must be a TypedArray, Buffer or DataView, got a Array");
+    expect(() => In([1, 2] as never)).toThrow("In: parameter 'data' must be a TypedArray, Buffer or DataView, got an array");
     expect(() => Out(null as never)).toThrow("Out: parameter 'data' must be a TypedArray, Buffer or DataView, got null");
     const a = InOut(new Float32Array(4));
     expect([a.direction, a.copiesIn, a.copiesOut]).toEqual(['inout', true, true]);

@@ -136,7 +136,7 @@ test('arrays of every shape, copies from and to host and device memory, textures
       "RangeError: CudaArray.copyFrom: parameter 'src' has 44 bytes; the array holds 48 (4 × 3 × 1 elements of 4 bytes)",
       'RangeError: CudaArray.create: a cubemap has square faces (height = width) and no depth, got width 4, height 3, depth 0',
       "RangeError: CudaArray.create: a layered array has 'layers' of 1D or 2D, not 'depth'",
-      "TypeError: CudaArray.create: option 'format' must be a ChannelFormatDescriptor, got 'f32'",
+      'TypeError: CudaArray.create: option \'format\' must be a ChannelFormatDescriptor, got the string "f32"',
       "RangeError: CudaArray.create: option 'width' must be an integer of at least 1, got 0",
       "RangeError: ResourceDescriptor.pitch2D: parameter 'pitchInBytes' (12) is less than a row of 4 elements (16 bytes)",
       "RangeError: ResourceDescriptor.linear: parameter 'sizeInBytes' must be within [1, 48] (the buffer's size), got 50",

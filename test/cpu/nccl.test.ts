@@ -347,7 +347,7 @@ describe('Communicator', () => {
         new Error(`Communicator.${f}: parameter 'options.stream' is a Stream that was closed`),
       );
       expect(() => call({ stream: { handle: 0xdeadbeefn } as never })).toThrow(
-        new TypeError(`Communicator.${f}: parameter 'options.stream' must be a Stream, got a Object`),
+        new TypeError(`Communicator.${f}: parameter 'options.stream' must be a Stream, got an object (Object)`),
       );
       expect(() => call({ stream: null as never })).toThrow(
         new TypeError(`Communicator.${f}: parameter 'options.stream' must be a Stream, got null`),
