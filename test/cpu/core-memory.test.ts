@@ -549,13 +549,13 @@ test("names looked up in a table are the table's own: Object.prototype's are ref
   const limits =
     "'stackSize', 'printfFifoSize', 'mallocHeapSize', 'devRuntimeSyncDepth', 'devRuntimePendingLaunchCount', 'maxL2FetchGranularity', 'persistingL2CacheSize'";
   expect(out).toEqual([
-    "RangeError: VirtualMemoryResource: option 'handleType' must be one of 'none', 'posixFd', 'fabric', got 'constructor'",
-    "RangeError: VirtualBuffer.setAccess: parameter 'access' must be one of 'readwrite', 'read', 'none', got 'toString'",
-    "RangeError: Context.create: option 'scheduling' must be one of 'auto', 'spin', 'yield', 'blockingSync', got 'constructor'",
-    `RangeError: Context.getLimit: parameter 'limit' must be one of ${limits}, got '__proto__'`,
-    `RangeError: Context.setLimit: parameter 'limit' must be one of ${limits}, got 'constructor'`,
-    "RangeError: Context.cacheConfig: the value must be one of 'none', 'shared', 'l1', 'equal', got 'valueOf'",
-    "RangeError: Context.sharedMemConfig: the value must be one of 'default', 'fourByte', 'eightByte', got 'hasOwnProperty'",
+    "RangeError: VirtualMemoryResource: option 'handleType' must be one of 'none', 'posixFd', 'fabric', got the string \"constructor\"",
+    "RangeError: VirtualBuffer.setAccess: parameter 'access' must be one of 'readwrite', 'read', 'none', got the string \"toString\"",
+    "RangeError: Context.create: option 'scheduling' must be one of 'auto', 'spin', 'yield', 'blockingSync', got the string \"constructor\"",
+    `RangeError: Context.getLimit: parameter 'limit' must be one of ${limits}, got the string "__proto__"`,
+    `RangeError: Context.setLimit: parameter 'limit' must be one of ${limits}, got the string "constructor"`,
+    "RangeError: Context.cacheConfig: the value must be one of 'none', 'shared', 'l1', 'equal', got the string \"valueOf\"",
+    "RangeError: Context.sharedMemConfig: the value must be one of 'default', 'fourByte', 'eightByte', got the string \"hasOwnProperty\"",
   ]);
 });
 
@@ -653,10 +653,10 @@ test('Context: create pushes it, push/pop keep the stack, pop refuses a context 
     limit: [1 << 20, '0xc0'],
     cache: 'l1',
     bad: [
-      "RangeError: Context.getLimit: parameter 'limit' must be one of 'stackSize', 'printfFifoSize', 'mallocHeapSize', 'devRuntimeSyncDepth', 'devRuntimePendingLaunchCount', 'maxL2FetchGranularity', 'persistingL2CacheSize', got 'stack'",
+      "RangeError: Context.getLimit: parameter 'limit' must be one of 'stackSize', 'printfFifoSize', 'mallocHeapSize', 'devRuntimeSyncDepth', 'devRuntimePendingLaunchCount', 'maxL2FetchGranularity', 'persistingL2CacheSize', got the string \"stack\"",
       "RangeError: Context.setLimit: parameter 'value' must be a non-negative integer, got -1",
-      "RangeError: Context.cacheConfig: the value must be one of 'none', 'shared', 'l1', 'equal', got 'big'",
-      "RangeError: Context.create: option 'scheduling' must be one of 'auto', 'spin', 'yield', 'blockingSync', got 'busy'",
+      "RangeError: Context.cacheConfig: the value must be one of 'none', 'shared', 'l1', 'equal', got the string \"big\"",
+      "RangeError: Context.create: option 'scheduling' must be one of 'auto', 'spin', 'yield', 'blockingSync', got the string \"busy\"",
     ],
     closed: 'Context.push: the Context was closed',
     log: ['create-ctx d14 4', 'retain 0 0', 'setLimit d14 2', 'sync d14 0', 'destroy-ctx d14 0', 'release-primary 0 0'],

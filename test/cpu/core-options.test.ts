@@ -125,18 +125,22 @@ describe('options bags that fail before any CUDA call (no driver needed)', () =>
 describe("names looked up in a table are the table's own, never Object.prototype's (no device needed)", () => {
   test('ChannelFormatDescriptor: a kind and a type', () => {
     expect(() => new core.ChannelFormatDescriptor(8, 0, 0, 0, 'constructor' as never)).toThrow(
-      new RangeError("ChannelFormatDescriptor: parameter 'kind' must be one of 'signed', 'unsigned', 'float', got 'constructor'"),
+      new RangeError(
+        "ChannelFormatDescriptor: parameter 'kind' must be one of 'signed', 'unsigned', 'float', got the string \"constructor\"",
+      ),
     );
     expect(() => core.ChannelFormatDescriptor.of('toString' as never)).toThrow(
       new RangeError(
-        "ChannelFormatDescriptor.of: parameter 'type' must be one of 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'f16', 'f32', got 'toString'",
+        "ChannelFormatDescriptor.of: parameter 'type' must be one of 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'f16', 'f32', got the string \"toString\"",
       ),
     );
   });
 
   test('TextureDescriptor: an address mode', () => {
     expect(() => new core.TextureDescriptor({ addressMode: ['clamp', '__proto__' as never] })).toThrow(
-      new RangeError("TextureDescriptor: option 'addressMode[1]' must be one of 'wrap', 'clamp', 'mirror', 'border', got '__proto__'"),
+      new RangeError(
+        "TextureDescriptor: option 'addressMode[1]' must be one of 'wrap', 'clamp', 'mirror', 'border', got the string \"__proto__\"",
+      ),
     );
   });
 
@@ -167,7 +171,7 @@ describe("names looked up in a table are the table's own, never Object.prototype
   test('KernelArgs: a KernelArg whose type is none of the types', () => {
     expect(() => new cudart.KernelArgs([cudart.i32(1), new cudart.KernelArg('constructor' as never, 1)])).toThrow(
       new RangeError(
-        "KernelArgs: the type of parameter 'args[1]' must be one of 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'i64', 'u64', 'f16', 'f32', 'f64', 'ptr', got 'constructor'",
+        "KernelArgs: the type of parameter 'args[1]' must be one of 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'i64', 'u64', 'f16', 'f32', 'f64', 'ptr', got the string \"constructor\"",
       ),
     );
   });
@@ -277,10 +281,10 @@ describe('on a device (fake libcudart)', () => {
 
   test("names looked up in a table are the table's own: Object.prototype's are refused, and the message lists the names", () => {
     expect(results['advise constructor']).toBe(
-      "RangeError: DeviceBuffer.advise: parameter 'advice' must be one of 'readMostly', 'preferredLocation', 'accessedBy', got 'constructor'",
+      "RangeError: DeviceBuffer.advise: parameter 'advice' must be one of 'readMostly', 'preferredLocation', 'accessedBy', got the string \"constructor\"",
     );
     expect(results['capture mode constructor']).toBe(
-      "RangeError: Stream.capture: option 'mode' must be one of 'global', 'threadLocal', 'relaxed', got 'constructor'",
+      "RangeError: Stream.capture: option 'mode' must be one of 'global', 'threadLocal', 'relaxed', got the string \"constructor\"",
     );
     // A kernel name that is no name expression is the symbol itself.
     expect(results['kernel toString']).toBe('returned [object Object]');

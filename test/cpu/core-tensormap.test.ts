@@ -91,7 +91,7 @@ test('tiled and im2col maps pass shapes, strides, boxes and modes to C innermost
       "RangeError: TensorMapDescriptor.tiled: the tensor spans 8320 bytes, more than the buffer's 8192",
       "RangeError: TensorMapDescriptor.tiled: option 'strides[0]' (100 bytes) must be a multiple of 16",
       "RangeError: TensorMapDescriptor.tiled: option 'strides' must end with the element size (4 bytes for f32), got 8",
-      "RangeError: TensorMapDescriptor.tiled: option 'dataType' must be one of 'u8', 'u16', 'u32', 'i32', 'u64', 'i64', 'f16', 'f32', 'f64', 'bf16', 'f32ftz', 'tf32', 'tf32ftz', got 'f7'",
+      "RangeError: TensorMapDescriptor.tiled: option 'dataType' must be one of 'u8', 'u16', 'u32', 'i32', 'u64', 'i64', 'f16', 'f32', 'f64', 'bf16', 'f32ftz', 'tf32', 'tf32ftz', got the string \"f7\"",
       "RangeError: TensorMapDescriptor.tiled: option 'box[0]' must be an integer within [1, 256], got 300",
       "RangeError: TensorMapDescriptor.tiled: option 'shape' must have 1 to 5 dimensions, got an array of 6",
       "RangeError: TensorMapDescriptor.tiled: option 'swizzle' must be one of 'none', '32B', '64B', '128B', got the string \"256B\"",
@@ -116,11 +116,11 @@ test("option names are the tables' own: Object.prototype's ('constructor', '__pr
     console.log(JSON.stringify(errors));`);
   const types = "'u8', 'u16', 'u32', 'i32', 'u64', 'i64', 'f16', 'f32', 'f64', 'bf16', 'f32ftz', 'tf32', 'tf32ftz'";
   expect(r).toEqual([
-    `RangeError: TensorMapDescriptor.tiled: option 'dataType' must be one of ${types}, got 'constructor'`,
-    "RangeError: TensorMapDescriptor.tiled: option 'swizzle' must be one of 'none', '32B', '64B', '128B', got 'constructor'",
-    "RangeError: TensorMapDescriptor.tiled: option 'oobFill' must be one of 'zero', 'nan', got '__proto__'",
-    "RangeError: TensorMapDescriptor.tiled: option 'interleave' must be one of 'none', '16B', '32B', got 'toString'",
-    "RangeError: TensorMapDescriptor.tiled: option 'l2Promotion' must be one of 'none', '64B', '128B', '256B', got 'valueOf'",
-    `RangeError: TensorMapDescriptor.im2col: option 'dataType' must be one of ${types}, got 'hasOwnProperty'`,
+    `RangeError: TensorMapDescriptor.tiled: option 'dataType' must be one of ${types}, got the string "constructor"`,
+    "RangeError: TensorMapDescriptor.tiled: option 'swizzle' must be one of 'none', '32B', '64B', '128B', got the string \"constructor\"",
+    "RangeError: TensorMapDescriptor.tiled: option 'oobFill' must be one of 'zero', 'nan', got the string \"__proto__\"",
+    "RangeError: TensorMapDescriptor.tiled: option 'interleave' must be one of 'none', '16B', '32B', got the string \"toString\"",
+    "RangeError: TensorMapDescriptor.tiled: option 'l2Promotion' must be one of 'none', '64B', '128B', '256B', got the string \"valueOf\"",
+    `RangeError: TensorMapDescriptor.im2col: option 'dataType' must be one of ${types}, got the string "hasOwnProperty"`,
   ]);
 });

@@ -41,7 +41,7 @@ test('TextureDescriptor: defaults, per-dimension address modes, and refused comb
     "TextureDescriptor: option 'filterMode' must be 'point' or 'linear', got cubic",
   );
   expect(() => new TextureDescriptor({ addressMode: ['clamp', 'edge' as never] })).toThrow(
-    "TextureDescriptor: option 'addressMode[1]' must be one of 'wrap', 'clamp', 'mirror', 'border', got 'edge'",
+    "TextureDescriptor: option 'addressMode[1]' must be one of 'wrap', 'clamp', 'mirror', 'border', got the string \"edge\"",
   );
   expect(() => new TextureDescriptor({ maxAnisotropy: 17 })).toThrow(RangeError);
 });

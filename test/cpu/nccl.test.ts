@@ -311,11 +311,13 @@ describe('Communicator', () => {
     expect(() => comm.allReduce(a, b, 'f64', { count: 2 })).toThrow(/'send' holds: 2 f64 is 16 bytes|'recv' holds: 2 f64 is 16 bytes/);
     expect(() => comm.allReduce(a, b, 'f33' as never)).toThrow(/parameter 'dtype' must be one of i8, u8/);
     expect(() => comm.allReduce(a, b, 'f32', { op: 'mean' as never })).toThrow(
-      new RangeError("Communicator.allReduce: parameter 'op' must be one of 'sum', 'prod', 'max', 'min', 'avg', got 'mean'"),
+      new RangeError("Communicator.allReduce: parameter 'op' must be one of 'sum', 'prod', 'max', 'min', 'avg', got the string \"mean\""),
     );
     // A name of Object.prototype is not an op either.
     expect(() => comm.reduceScatter(a, b, 'f32', { op: 'constructor' as never })).toThrow(
-      new RangeError("Communicator.reduceScatter: parameter 'op' must be one of 'sum', 'prod', 'max', 'min', 'avg', got 'constructor'"),
+      new RangeError(
+        "Communicator.reduceScatter: parameter 'op' must be one of 'sum', 'prod', 'max', 'min', 'avg', got the string \"constructor\"",
+      ),
     );
     expect(() => comm.allReduce(a, null as never, 'f32')).toThrow(
       new TypeError("Communicator.allReduce: parameter 'recv' must be a DeviceBuffer, got null"),

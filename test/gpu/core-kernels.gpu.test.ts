@@ -143,7 +143,7 @@ describeGpu('core kernels, memory and graphs on a GPU', () => {
       'DeviceBuffer.prefetch: only managed memory (device.allocateManaged) can be prefetched; this buffer is device memory',
     );
     expect(() => m.advise('often' as 'readMostly', d)).toThrow(
-      /^DeviceBuffer.advise: parameter 'advice' must be one of 'readMostly', 'preferredLocation', 'accessedBy', got 'often'$/,
+      /^DeviceBuffer.advise: parameter 'advice' must be one of 'readMostly', 'preferredLocation', 'accessedBy', got the string "often"$/,
     );
     // bytePattern writes (i * 31 + (i >> 8) + seed) & 0xff to each byte i.
     expect(bytes.every((b, i) => b === ((i * 31 + (i >>> 8) + 7) & 0xff))).toBe(true);
