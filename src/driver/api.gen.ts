@@ -6,7 +6,7 @@ import * as KA from '../ffi/kernel-args';
 import * as HC from '../ffi/host-callbacks';
 import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';
 import { W } from '../ffi/memory';
-import { libcuda as L } from '../ffi/cuda-lib';
+import { libcuda as L } from '../ffi/cuda-lib.gen';
 import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/driver.gen';

@@ -3,7 +3,7 @@ import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import { W } from '../ffi/memory';
-import { libnccl as L } from '../ffi/nccl-lib';
+import { libnccl as L } from '../ffi/nccl-lib.gen';
 import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/nccl.gen';

@@ -2,7 +2,7 @@
 import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
-import { libnvml as L } from '../ffi/nvml-lib';
+import { libnvml as L } from '../ffi/nvml-lib.gen';
 import type { KoffiFunction } from '../ffi/binding';
 import * as X from '../structs/support';
 import * as S from '../structs/nvml.gen';

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cudart, cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl, nvml } from '../../../src';
-import { ncclSpec } from '../../../src/ffi/nccl-lib';
+import { ncclSpec } from '../../../src/ffi/nccl-lib.gen';
 import { sample, type Param } from './samples';
 
 const api = process.argv[2] ?? 'runtime';
