@@ -4,15 +4,15 @@
 import * as root from '../../src';
 import * as runtime from '../../src/runtime';
 import * as driver from '../../src/driver';
+import { LIBRARIES } from '../../tools/codegen/libraries';
+import { namespaceOf } from '../../tools/codegen/emit-library';
 
-const apis = ['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'nccl', 'nvml'] as const;
-const rootName = { runtime: 'cudart', driver: 'cuda' } as Record<string, string>;
 const cases: [string, () => object, string][] = [];
-for (const api of apis) {
-  for (const part of ['api.gen', 'enums.gen', 'helpers']) {
-    cases.push([`root.${rootName[api] ?? api} (${part})`, () => (root as any)[rootName[api] ?? api], `../../src/${api}/${part}`]);
-  }
-  cases.push([`root.${rootName[api] ?? api} (structs)`, () => (root as any)[rootName[api] ?? api], `../../src/structs/${api}.gen`]);
+for (const lib of LIBRARIES) {
+  const [api, ns] = [lib.api.id, namespaceOf(lib)];
+  for (const part of ['api.gen', 'enums.gen', 'helpers'])
+    cases.push([`root.${ns} (${part})`, () => (root as any)[ns], `../../src/${api}/${part}`]);
+  cases.push([`root.${ns} (structs)`, () => (root as any)[ns], `../../src/structs/${api}.gen`]);
 }
 cases.push(
   ['cuda-bindings/runtime (api)', () => runtime, '../../src/runtime/api.gen'],

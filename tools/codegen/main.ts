@@ -17,6 +17,7 @@ import type { ApiConfig, LibraryRecord } from './apis';
 import { LIBRARIES } from './libraries';
 import { emitLoader, emitIndex, emitAsync, emitRootIndex, libraryFiles, loaderImport } from './emit-library';
 import { emitReducedHeader } from './emit-reduced';
+import { missingEntries, unknownSubpaths } from './package-entries';
 import { banner, hasBanner } from './util';
 import { type ParsedApi, inputsOf, serialize, deserialize, readParsed, modelDir } from './parsed';
 
@@ -439,6 +440,13 @@ if (require.main === module) {
     fs.writeFileSync(path.join(root, rel), text);
   }
   console.log(`wrote ${gen.files.size} files`);
+  const json = (f: string) => JSON.parse(fs.readFileSync(path.join(root, f), 'utf8'));
+  const entries = [
+    ...missingEntries(json('package.json'), json('typedoc.json'), LIBRARIES),
+    ...unknownSubpaths(json('package.json'), LIBRARIES).map((k) => `package.json: exports["${k}"] names no library record`),
+  ];
+  if (entries.length)
+    console.warn(`package.json and typedoc.json do not match the library records (tools/codegen/libraries.ts):\n  ${entries.join('\n  ')}`);
   const o = orphans(gen);
   if (o.length) console.warn(`these files look generated but the generator no longer writes them; delete them:\n  ${o.join('\n  ')}`);
 }
