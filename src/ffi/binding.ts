@@ -1,6 +1,7 @@
 // Opens a library on first use and binds its generated declarations once.
 import type { LibraryHandle, TypeObject } from 'koffi';
 import { openLibrary, type LibrarySpec, type LoadedLibrary } from './loader';
+import { currentVersion } from './versions';
 
 export type KoffiFunction = ReturnType<LibraryHandle['func']>;
 type Decl = readonly [symbol: string, result: string | TypeObject, params: (string | TypeObject)[], split?: string[]];
@@ -43,11 +44,24 @@ export interface Declarations<D> {
   perThreadSymbols: Partial<Record<keyof D, string>>;
 }
 
+/** What a library's loader adds to its spec. */
+export interface LazyLibraryOptions {
+  /**
+   * A function `int fn(int *version)` that gives the version once the library's own init has run
+   * (NVML's): info() reads it on each call, and says the version the check returned where it fails.
+   */
+  versionAfterInit?: string;
+}
+
 /**
  * A library opened on the first bind, with its declarations: `load` reads its generated declarations
  * module (a `require`), so that a program that never calls the library pays nothing for them.
  */
-export function lazyLibrary<D extends Record<string, Decl>>(spec: LibrarySpec, load: () => Declarations<D>): LazyLibrary<D> {
+export function lazyLibrary<D extends Record<string, Decl>>(
+  spec: LibrarySpec,
+  load: () => Declarations<D>,
+  options: LazyLibraryOptions = {},
+): LazyLibrary<D> {
   let loaded: LoadedLibrary | undefined;
   let decls: Declarations<D> | undefined;
   const open = () => (loaded ??= openLibrary(spec));
@@ -72,7 +86,8 @@ export function lazyLibrary<D extends Record<string, Decl>>(spec: LibrarySpec, l
     },
     info() {
       const l = open();
-      return { file: l.file, path: l.resolvedPath, version: l.version, perThreadDefaultStream: perThreadDefaultStream() };
+      const later = options.versionAfterInit === undefined ? undefined : currentVersion(l.lib, options.versionAfterInit);
+      return { file: l.file, path: l.resolvedPath, version: later ?? l.version, perThreadDefaultStream: perThreadDefaultStream() };
     },
   };
 }

@@ -16,6 +16,6 @@ export const nvmlSpec: LibrarySpec = {
 };
 
 /** libnvidia-ml's functions, bound on first call (the library opens on the first of them). */
-export const libnvml = lazyLibrary(nvmlSpec, () => require('./nvml.gen') as typeof import('./nvml.gen'));
+export const libnvml = lazyLibrary(nvmlSpec, () => require('./nvml.gen') as typeof import('./nvml.gen'), { versionAfterInit: 'nvmlSystemGetCudaDriverVersion_v2' });
 /** Which file is in use and its version (loads it if needed). */
 export const nvmlLibraryInfo = (): LibraryInfo => libnvml.info();

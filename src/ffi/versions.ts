@@ -86,3 +86,16 @@ const CHECKS: { [K in VersionCheck['kind']]: Check<K> } = {
 export function checkVersion(lib: LibraryHandle, check: VersionCheck): number {
   return (CHECKS[check.kind] as Check<VersionCheck['kind']>)(lib, check);
 }
+
+/**
+ * The version `int fn(int *version)` reports now, or undefined when it fails: for a library that says
+ * its version only after its own init (NVML's nvmlSystemGetCudaDriverVersion_v2, after nvmlInit).
+ */
+export function currentVersion(lib: LibraryHandle, fn: string): number | undefined {
+  try {
+    const v = new Int32Array(1);
+    return lib.func(`int ${fn}(_Out_ int *version)`)(v) === 0 ? v[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}

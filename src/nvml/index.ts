@@ -18,7 +18,7 @@ import { nvmlLibraryInfo } from '../ffi/nvml-lib.gen';
 import type { LibraryInfo } from '../ffi/binding';
 export type { LibraryInfo };
 
-/** Which libnvidia-ml file is loaded and where it resolved (loads it on first call). */
+/** Which libnvidia-ml file is loaded, where it resolved, and, once nvmlInit has run, the CUDA version its driver supports (loads it on first call). */
 export function libraryInfo(): LibraryInfo {
   return nvmlLibraryInfo();
 }

@@ -159,6 +159,8 @@ export interface LibraryRecord {
   hint: string;
   /** How the opened library is recognised and its version checked (src/ffi/versions.ts). */
   check: VersionCheck;
+  /** `int fn(int *version)` that gives the version once the library's own init ran (NVML's); libraryInfo() reads it. */
+  versionAfterInit?: string;
   /** A line for the loader's opening comment: why its declarations must wait for the first call, where that is not plain. */
   loaderNote?: string;
   /** The namespace's index, src/<id>/index.ts. */

@@ -55,6 +55,7 @@ export function emitLoader(lib: LibraryRecord, from: string): string {
   ];
   const files = libraryFiles(lib);
   const decls = files.declarations.replace(/^src\/ffi\//, './').replace(/\.ts$/, '');
+  const options = lib.versionAfterInit ? `, { versionAfterInit: ${q(lib.versionAfterInit)} }` : '';
   const why = lib.loaderNote ? [`// ${lib.loaderNote}.`] : [];
   const fromVersions = ['checkVersion', ...[...used].filter((n) => PLACEHOLDERS[n] === './versions')].sort();
   return [
@@ -73,7 +74,7 @@ export function emitLoader(lib: LibraryRecord, from: string): string {
     '};',
     '',
     `/** ${lib.label}'s functions, bound on first call (the library opens on the first of them). */`,
-    `export const lib${lib.name} = lazyLibrary(${lib.name}Spec, () => require('${decls}') as typeof import('${decls}'));`,
+    `export const lib${lib.name} = lazyLibrary(${lib.name}Spec, () => require('${decls}') as typeof import('${decls}')${options});`,
     `/** Which file is in use and its version (loads it if needed). */`,
     `export const ${lib.name}LibraryInfo = (): LibraryInfo => lib${lib.name}.info();`,
     '',

@@ -172,13 +172,15 @@ export const nvml: LibraryRecord = {
   hint: 'Install the NVIDIA driver (NVML comes with it)',
   // Every NVML since the 2011 API has nvmlInit_v2; its version is read after nvmlInit.
   check: { kind: 'symbols', symbols: ['nvmlInit_v2', 'nvmlShutdown', 'nvmlErrorString'], what: 'NVML', article: 'an' },
+  versionAfterInit: 'nvmlSystemGetCudaDriverVersion_v2',
   index: {
     doc: [
       "NVML, the NVIDIA Management Library behind nvidia-smi, as cuda-python's tuple facade:",
       '`const [err, count] = nvmlDeviceGetCount()`. Call `nvmlInit()` first and `nvmlShutdown()` last',
       "(the core layer's `device.health()` does both for you).",
     ],
-    libraryInfo: 'Which libnvidia-ml file is loaded and where it resolved (loads it on first call).',
+    libraryInfo:
+      'Which libnvidia-ml file is loaded, where it resolved, and, once nvmlInit has run, the CUDA version its driver supports (loads it on first call).',
     reexports: [structBase],
   },
 };
