@@ -8,9 +8,9 @@ export type { Result, OkOutputs } from '../ffi/result';
 export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
-export * from '../structs/driver.gen';
+export * from './structs.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
-export { CStruct, type StructLayout, type StructClass } from '../structs/base';
+export { CStruct, type StructLayout, type StructClass } from '../ffi/struct-base';
 export {
   i8,
   u8,

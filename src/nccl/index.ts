@@ -9,7 +9,7 @@ export * from './enums.gen';
 export * from './constants.gen';
 export * from './handles.gen';
 export * from './helpers';
-export * from '../structs/nccl.gen';
+export * from './structs.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
 export { LibraryLoadError } from '../ffi/loader';
 import { ncclLibraryInfo } from '../ffi/nccl-lib.gen';

@@ -2,7 +2,7 @@
 // The NVRTC compile off the JS thread: nvrtcCompileProgram runs on libuv's thread pool (it holds a
 // pool thread for the compile's duration; a compile has nothing to poll). Bad arguments reject.
 import { libnvrtc as L } from '../ffi/nvrtc-lib.gen';
-import * as X from '../structs/support';
+import * as X from '../ffi/struct-support';
 import type { WaitOptions } from '../ffi/waits';
 import type { nvrtcResult } from './enums.gen';
 import type { nvrtcProgram } from './handles.gen';

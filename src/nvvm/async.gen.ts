@@ -2,7 +2,7 @@
 // The libNVVM compile off the JS thread: nvvmCompileProgram runs on libuv's thread pool (it holds a
 // pool thread for the compile's duration; a compile has nothing to poll). Bad arguments reject.
 import { libnvvm as L } from '../ffi/nvvm-lib.gen';
-import * as X from '../structs/support';
+import * as X from '../ffi/struct-support';
 import type { WaitOptions } from '../ffi/waits';
 import type { nvvmResult } from './enums.gen';
 import type { nvvmProgram } from './handles.gen';

@@ -1,6 +1,6 @@
 // The header's static inline constructors, which libcudart does not export, and cuda-python's
 // getLocalRuntimeVersion().
-import { cudaExtent, cudaPitchedPtr, cudaPos } from '../structs/runtime.gen';
+import { cudaExtent, cudaPitchedPtr, cudaPos } from './structs.gen';
 import type { Pointer } from '../ffi/marshal';
 import type { Result } from '../ffi/result';
 import { libcudart } from '../ffi/cudart-lib.gen';

@@ -11,9 +11,9 @@ export * from './handles.gen';
 export * from './helpers';
 /** Promise forms of the waits (polled from the event loop, no pool thread) and of blocking copies and loads (on the pool): `await cudart.async.cudaStreamSynchronize(s, { signal })`. */
 export * as async from './async';
-export * from '../structs/runtime.gen';
+export * from './structs.gen';
 export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';
-export { CStruct, type StructLayout, type StructClass } from '../structs/base';
+export { CStruct, type StructLayout, type StructClass } from '../ffi/struct-base';
 export {
   i8,
   u8,

@@ -165,10 +165,13 @@ test('a leftover generated file is an orphan: by its .gen.ts name, or by its ban
 test("every generated TypeScript file is named .gen.ts and opens with the banner naming the headers' version read from the model", () => {
   const gen = generated();
   const ts = [...gen.files.keys()].filter((f) => f.endsWith('.ts'));
-  // Per library: enums, constants, handles, structs, declarations, facade, loader and index; async where
-  // its record says; and src/ffi/constants.gen.ts and the package root.
+  // Per library: enums, constants, handles, declarations, facade, loader and index; its structs where
+  // its headers declare any (NVRTC's, nvJitLink's, nvFatbin's and NVVM's declare none: no empty module
+  // is written); async where its record says; and src/ffi/constants.gen.ts and the package root.
+  const structs = ts.filter((f) => f.endsWith('/structs.gen.ts'));
+  expect(structs.sort()).toEqual(['driver', 'nccl', 'nvml', 'runtime'].map((id) => `src/${id}/structs.gen.ts`));
   const asyncs = LIBRARIES.filter((l) => l.index.async?.compile).length;
-  expect(ts.length).toBe(LIBRARIES.length * 8 + asyncs + 2);
+  expect(ts.length).toBe(LIBRARIES.length * 7 + structs.length + asyncs + 2);
   // The entry points keep the names package.json gives them.
   const entryPoints = new Set([ROOT_INDEX, ...LIBRARIES.map((l) => libraryFiles(l).index)]);
   expect(ts.filter((f) => !f.endsWith('.gen.ts') && !entryPoints.has(f))).toEqual([]);
@@ -214,12 +217,12 @@ test('generated code carries no eslint-disable, no `void X;` to silence an unuse
 test('an undocumented struct\'s doc line names it once in C words ("struct char1", "union res in struct cudaResourceDesc")', () => {
   const gen = generated();
   const structs = [...gen.files]
-    .filter(([f]) => f.startsWith('src/structs/'))
+    .filter(([f]) => f.endsWith('/structs.gen.ts'))
     .map(([, t]) => t)
     .join('\n');
   expect(structs).not.toMatch(/(struct|union) (struct|union) /);
-  expect(gen.files.get('src/structs/runtime.gen.ts')).toContain('/** struct char1 */');
-  expect(gen.files.get('src/structs/runtime.gen.ts')).toContain('/** union res in struct cudaResourceDesc */');
+  expect(gen.files.get('src/runtime/structs.gen.ts')).toContain('/** struct char1 */');
+  expect(gen.files.get('src/runtime/structs.gen.ts')).toContain('/** union res in struct cudaResourceDesc */');
 }, 120_000);
 
 test('the spec files import ParamSpec from apis.ts, not from another spec', () => {

@@ -17,16 +17,16 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-new-library-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /**
- * The copy: src/ffi and src/structs as folders of links to the files (the generator writes into
- * them), every other folder of src/ a link, node_modules a link, and the committed models cuFake's
- * needs. Nothing is written into the repository.
+ * The copy: src/ffi as a folder of links to the files (the generator writes into it), every other
+ * folder of src/ a link, node_modules a link, and the committed models cuFake's needs. Nothing is
+ * written into the repository.
  */
 function copyTree(): void {
   fs.mkdirSync(path.join(tmp, 'src'));
   for (const e of fs.readdirSync(path.join(repo, 'src'), { withFileTypes: true })) {
     const from = path.join(repo, 'src', e.name);
     if (!e.isDirectory()) continue;
-    if (e.name !== 'ffi' && e.name !== 'structs') fs.symlinkSync(from, path.join(tmp, 'src', e.name));
+    if (e.name !== 'ffi') fs.symlinkSync(from, path.join(tmp, 'src', e.name));
     else {
       fs.mkdirSync(path.join(tmp, 'src', e.name));
       for (const f of fs.readdirSync(from)) fs.symlinkSync(path.join(from, f), path.join(tmp, 'src', e.name, f));
@@ -63,7 +63,6 @@ test('the generator writes every file of the library from its record and model',
       'src/ffi/cufake-lib.gen.ts',
       'src/ffi/cufake.gen.ts',
       'src/index.ts',
-      'src/structs/cufake.gen.ts',
       'test/cpu/fixtures/cufake-signatures.json',
       'tools/codegen/cufake-decls.h',
       'tools/codegen/model/cufake.json',

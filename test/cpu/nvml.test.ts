@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as nvml from '../../src/nvml';
 import * as core from '../../src/core';
-import { cudaDeviceProp } from '../../src/structs/runtime.gen';
+import { cudaDeviceProp } from '../../src/runtime/structs.gen';
 import { buildFakeNvml, buildFakeCudart, FAKE_GPUS } from './helpers/fake-nvml';
 
 /** The escape that starts a terminal colour. */

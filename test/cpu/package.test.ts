@@ -197,11 +197,11 @@ test('every module of the build exports plain values: no getter but the root nam
 });
 
 test("require('cuda-bindings') and a first call leave the runtime's struct classes unloaded; the first one read loads them all as plain values", () => {
-  const cjs = `const loaded = () => Object.keys(require.cache).some((k) => k.endsWith('runtime.gen.js') && k.includes('structs'));
+  const cjs = `const loaded = () => Object.keys(require.cache).some((k) => k.endsWith('structs.gen.js') && k.includes('runtime'));
     const { cudart } = require('cuda-bindings'); cudart.cudaRuntimeGetVersion(); const before = loaded();
     const d = new cudart.dim3({ x: 2 }); const after = loaded();
     const getters = Object.entries(Object.getOwnPropertyDescriptors(cudart)).filter(([, p]) => p.get).length;
-    const dim3 = require('./dist/structs/runtime.gen').dim3;
+    const dim3 = require('./dist/runtime/structs.gen').dim3;
     console.log(JSON.stringify([before, after, d.x, getters, cudart.dim3 === dim3, cudart.cudaDeviceProp.name]));`;
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([
     false,
@@ -217,7 +217,7 @@ test('the facade and helpers reach the struct classes before anything else has l
   // Each compiled module that uses them holds a stand-in until the first read (tools/lazy-structs.cjs).
   const cjs = `const { cudart } = require('cuda-bindings');
     const [err, p] = cudart.cudaGetDeviceProperties(0); const e = cudart.make_cudaExtent(1, 2, 3);
-    console.log(JSON.stringify([err, p, e.constructor.name, e.depth, require('./dist/structs/runtime.gen').cudaExtent === e.constructor]));`;
+    console.log(JSON.stringify([err, p, e.constructor.name, e.depth, require('./dist/runtime/structs.gen').cudaExtent === e.constructor]));`;
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([35, null, 'cudaExtent', 3, true]);
 });
 

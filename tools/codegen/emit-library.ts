@@ -15,6 +15,8 @@ export const libraryFiles = (lib: LibraryRecord) => ({
   loader: `src/ffi/${lib.name}-lib.gen.ts`,
   index: `src/${lib.api.id}/index.ts`,
   async: `src/${lib.api.id}/async.gen.ts`,
+  /** The struct classes, where the headers have any. */
+  structs: `src/${lib.api.id}/structs.gen.ts`,
 });
 
 /** A library's namespace on the package root. */
@@ -108,7 +110,7 @@ export function emitIndex(lib: LibraryRecord, hasStructs: boolean, from: string)
   ];
   if (x.helpers) o.push(`export * from './helpers';`);
   if (x.async) o.push(`/** ${x.async.doc} */`, `export * as async from './${x.async.compile ? 'async.gen' : 'async'}';`);
-  if (hasStructs) o.push(`export * from '../structs/${id}.gen';`);
+  if (hasStructs) o.push(`export * from './structs.gen';`);
   o.push(`export type { Pointer, HostMemory, DevicePointer, Memory } from '../ffi/marshal';`);
   for (const r of x.reexports ?? []) {
     const names = r.names.join(', ');
@@ -150,7 +152,7 @@ export function emitAsync(lib: LibraryRecord, model: Model, from: string): strin
     `// The ${what} compile off the JS thread: ${fn} runs on libuv's thread pool (it holds a`,
     `// pool thread for the compile's duration; a compile has nothing to poll). Bad arguments reject.`,
     loaderImport(lib),
-    `import * as X from '../structs/support';`,
+    `import * as X from '../ffi/struct-support';`,
     `import type { WaitOptions } from '../ffi/waits';`,
     `import type { ${status} } from './enums.gen';`,
     `import type { ${prog.name} } from './handles.gen';`,

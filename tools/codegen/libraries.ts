@@ -15,7 +15,7 @@ import { ncclApi } from './nccl-spec';
 import { nvmlApi } from './nvml-spec';
 
 /** What a namespace with struct classes re-exports of their base. */
-const structBase: Reexport = { from: '../structs/base', names: ['CStruct', 'type StructLayout', 'type StructClass'] };
+const structBase: Reexport = { from: '../ffi/struct-base', names: ['CStruct', 'type StructLayout', 'type StructClass'] };
 /** The typed kernel arguments, in the runtime's and the driver's namespaces. */
 const kernelArgs: Reexport = {
   from: '../ffi/kernel-args',

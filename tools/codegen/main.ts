@@ -208,12 +208,13 @@ function emitApi(lib: LibraryRecord, parsed: ParsedApi, gen: Generated, toolkit?
     const t = model.records.get(target)?.name ?? target;
     structs += `/** Alias of {@link ${t}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${t};\nexport type ${alias} = ${t};\n`;
   }
-  gen.files.set(`src/structs/${api.id}.gen.ts`, sealed(structs));
   const files = libraryFiles(lib);
+  const hasStructs = records.length + structAliases.length > 0;
+  if (hasStructs) gen.files.set(files.structs, sealed(structs));
   gen.files.set(files.declarations, emitFfi(api, lib.label, model, tm, plans, perThread, [...byValue.values()], from));
   gen.files.set(`${dir}/api.gen.ts`, sealed(emitFacade(api, loaderImport(lib), model, tm, plans, from)));
   gen.files.set(files.loader, emitLoader(lib, from));
-  gen.files.set(files.index, emitIndex(lib, records.length + structAliases.length > 0, from));
+  gen.files.set(files.index, emitIndex(lib, hasStructs, from));
   if (lib.index.async?.compile) gen.files.set(files.async, emitAsync(lib, model, from));
   gen.files.set(
     `test/cpu/fixtures/${api.id}-signatures.json`,

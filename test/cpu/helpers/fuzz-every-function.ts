@@ -88,7 +88,7 @@ function outcome(call: () => unknown): Record<string, unknown> {
  */
 function fuzzExtents(): void {
   const M = require('../../../src/ffi/marshal');
-  const X = require('../../../src/structs/support');
+  const X = require('../../../src/ffi/struct-support');
   for (const sig of sigs) {
     sig.params.forEach((p, i) => {
       if (!p.extent) return;
