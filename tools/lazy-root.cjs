@@ -6,12 +6,22 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const LAZY = ['cuda', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'core', 'nccl', 'nvml'];
+// The namespaces loaded with the root (the records of tools/codegen/libraries.ts marked `eager`; a test
+// checks the two agree). Every other namespace of the root loads on first use.
+const EAGER = ['cudart'];
+
+/** The namespaces of the compiled root that load on first use, read from its declarations (`export * as cuda from './driver'`). */
+function lazyNamespaces(dts) {
+  const names = [...dts.matchAll(/^export \* as (\w+) from ["']\.\/[\w-]+["'];$/gm)].map((m) => m[1]);
+  for (const name of EAGER)
+    if (!names.includes(name)) throw new Error(`lazy-root: dist/index.d.ts has no namespace ${name} (did tsc's output change?)`);
+  return names.filter((n) => !EAGER.includes(n));
+}
 
 /** Rewrites the compiled root module's text; throws when a namespace's line is not where it should be. */
-function lazyRoot(js) {
+function lazyRoot(js, lazy) {
   let out = js;
-  for (const name of LAZY) {
+  for (const name of lazy) {
     const re = new RegExp(`^exports\\.${name} = __importStar\\(require\\("(\\./[\\w-]+)"\\)\\);$`, 'm');
     const m = re.exec(out);
     if (!m)
@@ -31,11 +41,12 @@ function lazyRoot(js) {
   return out.replace(/^(Object\.defineProperty\(exports, "__esModule", \{ value: true \}\);)$/m, `$1\n${helper}`);
 }
 
-module.exports = { lazyRoot, LAZY };
+module.exports = { lazyRoot, lazyNamespaces, EAGER };
 
 if (require.main === module) {
   const file = path.join(__dirname, '..', 'dist', 'index.js');
+  const lazy = lazyNamespaces(fs.readFileSync(path.join(__dirname, '..', 'dist', 'index.d.ts'), 'utf8'));
   const js = fs.readFileSync(file, 'utf8');
-  if (!js.includes('function lazy(name, load)')) fs.writeFileSync(file, lazyRoot(js));
-  console.log(`lazy root: ${LAZY.join(', ')}`);
+  if (!js.includes('function lazy(name, load)')) fs.writeFileSync(file, lazyRoot(js, lazy));
+  console.log(`lazy root: ${lazy.join(', ')}`);
 }

@@ -12,7 +12,7 @@ import type { ConditionalHandle } from './ConditionalHandle';
 import type { TensorMapDescriptor } from './TensorMapDescriptor';
 import { Stream } from './Stream';
 import { checkParamTypes, parseSignature, type ParamType } from './signature';
-import { libcudart as library } from '../ffi/cudart-lib';
+import { libcudart as library } from '../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../ffi/binding';
 import type { Kernel, LaunchConfig, Dim } from './Kernel';
 import { checkOptions, LAUNCH_CONFIG_KEYS } from './options';

@@ -1,6 +1,7 @@
 // Opens a library on first use and binds its generated declarations once.
 import type { LibraryHandle, TypeObject } from 'koffi';
 import { openLibrary, type LibrarySpec, type LoadedLibrary } from './loader';
+import { currentVersion } from './versions';
 
 export type KoffiFunction = ReturnType<LibraryHandle['func']>;
 type Decl = readonly [symbol: string, result: string | TypeObject, params: (string | TypeObject)[], split?: string[]];
@@ -36,17 +37,39 @@ export interface LazyLibrary<D> {
   info(): LibraryInfo;
 }
 
+/** What a library's generated declarations module (src/ffi/<lib>.gen.ts) exports. */
+export interface Declarations<D> {
+  declarations: D;
+  /** The symbol each function is bound to when the per-thread default stream is chosen. */
+  perThreadSymbols: Partial<Record<keyof D, string>>;
+}
+
+/** What a library's loader adds to its spec. */
+export interface LazyLibraryOptions {
+  /**
+   * A function `int fn(int *version)` that gives the version once the library's own init has run
+   * (NVML's): info() reads it on each call, and says the version the check returned where it fails.
+   */
+  versionAfterInit?: string;
+}
+
+/**
+ * A library opened on the first bind, with its declarations: `load` reads its generated declarations
+ * module (a `require`), so that a program that never calls the library pays nothing for them.
+ */
 export function lazyLibrary<D extends Record<string, Decl>>(
   spec: LibrarySpec,
-  declarations: D,
-  perThreadSymbols: Partial<Record<keyof D, string>>,
+  load: () => Declarations<D>,
+  options: LazyLibraryOptions = {},
 ): LazyLibrary<D> {
   let loaded: LoadedLibrary | undefined;
-  const load = () => (loaded ??= openLibrary(spec));
+  let decls: Declarations<D> | undefined;
+  const open = () => (loaded ??= openLibrary(spec));
   return {
     splitSmallStructs,
     bind(name) {
-      const { lib, resolvedPath } = load();
+      const { lib, resolvedPath } = open();
+      const { declarations, perThreadSymbols } = (decls ??= load());
       const [symbol, ret, structParams, split] = declarations[name];
       const params = splitSmallStructs && split ? split : structParams;
       const sym = (perThreadDefaultStream() && perThreadSymbols[name]) || symbol;
@@ -62,26 +85,9 @@ export function lazyLibrary<D extends Record<string, Decl>>(
       }
     },
     info() {
-      const l = load();
-      return { file: l.file, path: l.resolvedPath, version: l.version, perThreadDefaultStream: perThreadDefaultStream() };
+      const l = open();
+      const later = options.versionAfterInit === undefined ? undefined : currentVersion(l.lib, options.versionAfterInit);
+      return { file: l.file, path: l.resolvedPath, version: later ?? l.version, perThreadDefaultStream: perThreadDefaultStream() };
     },
   };
-}
-
-/** Reads a CUDA version through `int fn(int *)` and refuses another major (or, with `orNewer`, an older one). */
-export function checkMajor(lib: LibraryHandle, fnName: string, what: string, major: number, orNewer = false): number {
-  let getVersion: KoffiFunction;
-  try {
-    getVersion = lib.func(`int ${fnName}(_Out_ int *v)`);
-  } catch {
-    throw new Error(`not a ${what} library (no ${fnName})`);
-  }
-  const v = new Int32Array(1);
-  const err = getVersion(v);
-  if (err !== 0) throw new Error(`${fnName} failed with status ${err}`);
-  const found = Math.floor(v[0] / 1000);
-  if (orNewer ? found < major : found !== major) {
-    throw new Error(`${what} ${found}.${(v[0] % 1000) / 10} found, but these bindings need CUDA ${major}.x${orNewer ? ' or newer' : ''}`);
-  }
-  return v[0];
 }

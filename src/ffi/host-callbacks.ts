@@ -21,8 +21,8 @@
 import { EventEmitter } from 'node:events';
 import koffi from 'koffi';
 import { checkHandle, typeError } from './checks';
-import { libcudart } from './cudart-lib';
-import { libcuda } from './cuda-lib';
+import { libcudart } from './cudart-lib.gen';
+import { libcuda } from './cuda-lib.gen';
 import { CU_STREAM_CAPTURE_STATUS_ACTIVE, cudaStreamCaptureStatusActive, cudaStreamLegacy, cudaStreamPerThread } from './constants.gen';
 import type { KoffiFunction } from './binding';
 

@@ -1,6 +1,6 @@
 // What nccl.h writes as macros and what passing a unique id between processes needs: written by
 // hand over the generated struct classes (the layouts and values are checked against g++).
-import { ncclConfig_t, ncclSimInfo_t, ncclUniqueId, type ncclConfig_tInit } from '../structs/nccl.gen';
+import { ncclConfig_t, ncclSimInfo_t, ncclUniqueId, type ncclConfig_tInit } from './structs.gen';
 import { NCCL_CONFIG_UNDEF_INT, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, NCCL_UNDEF_FLOAT, NCCL_UNIQUE_ID_BYTES } from './constants.gen';
 
 /** `NCCL_VERSION(X, Y, Z)`: the version code NCCL uses (ncclGetVersion, ncclConfig_t.version). */

@@ -2,10 +2,10 @@
 import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
-import { libnvml as L } from '../ffi/nvml-lib';
+import { libnvml as L } from '../ffi/nvml-lib.gen';
 import type { KoffiFunction } from '../ffi/binding';
-import * as X from '../structs/support';
-import * as S from '../structs/nvml.gen';
+import * as X from '../ffi/struct-support';
+import * as S from './structs.gen';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';

@@ -2,9 +2,9 @@
 import * as M from '../ffi/marshal';
 import type { Pointer } from '../ffi/marshal';
 import * as K from '../ffi/scratch';
-import { libnvrtc as L } from '../ffi/nvrtc-lib';
+import { libnvrtc as L } from '../ffi/nvrtc-lib.gen';
 import type { KoffiFunction } from '../ffi/binding';
-import * as X from '../structs/support';
+import * as X from '../ffi/struct-support';
 import * as E from './enums.gen';
 import type * as H from './handles.gen';
 import type { Result } from '../ffi/result';

@@ -6,8 +6,8 @@
 // recorded there, on the JS thread, and the event is polled. Copies (cudaMemcpy, memcpyHost) and
 // library loads block in C and have no query: they still run on the pool.
 import koffi from 'koffi';
-import { libcudart as L } from '../ffi/cudart-lib';
-import { libcuda as D } from '../ffi/cuda-lib';
+import { libcudart as L } from '../ffi/cudart-lib.gen';
+import { libcuda as D } from '../ffi/cuda-lib.gen';
 import * as M from '../ffi/marshal';
 import * as K from '../ffi/scratch';
 import { cudaError_t, type cudaMemcpyKind } from './enums.gen';

@@ -1,6 +1,11 @@
-// The header's static inline constructors, which libcudart does not export.
-import { cudaExtent, cudaPitchedPtr, cudaPos } from '../structs/runtime.gen';
+// The header's static inline constructors, which libcudart does not export, and cuda-python's
+// getLocalRuntimeVersion().
+import { cudaExtent, cudaPitchedPtr, cudaPos } from './structs.gen';
 import type { Pointer } from '../ffi/marshal';
+import type { Result } from '../ffi/result';
+import { libcudart } from '../ffi/cudart-lib.gen';
+import { cudaError_t } from './enums.gen';
+import type { cudaError_tOk } from './api.gen';
 
 /** Returns a cudaExtent from its width, height and depth (make_cudaExtent). */
 export function make_cudaExtent(w: number, h: number, d: number): cudaExtent {
@@ -15,6 +20,13 @@ export function make_cudaPitchedPtr(d: Exclude<Pointer, null> | null, p: number,
 /** Returns a cudaPos from x, y and z (make_cudaPos). */
 export function make_cudaPos(x: number, y: number, z: number): cudaPos {
   return new cudaPos({ x, y, z });
+}
+
+/** The version of the libcudart that is loaded, as cuda-python's getLocalRuntimeVersion(). */
+export function getLocalRuntimeVersion(): Result<cudaError_tOk, Exclude<cudaError_t, cudaError_tOk>, [number]> {
+  const v = new Int32Array(1);
+  const err = libcudart.bind('cudaRuntimeGetVersion')(v) as cudaError_t;
+  return err === cudaError_t.cudaSuccess ? [err, v[0]] : [err, null];
 }
 
 // Frozen so that the facade's `export *` re-exports plain values, not getters (see tools/codegen/util.ts).

@@ -5,7 +5,20 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { APIS, generate, hasClang, headersVersion, orphans, parseApi, root, stale, type Generated } from '../../tools/codegen/main';
+import {
+  APIS,
+  ROOT_INDEX,
+  generate,
+  hasClang,
+  headersVersion,
+  orphans,
+  parseApi,
+  root,
+  stale,
+  type Generated,
+} from '../../tools/codegen/main';
+import { libraryFiles } from '../../tools/codegen/emit-library';
+import { LIBRARIES } from '../../tools/codegen/libraries';
 import type { Model } from '../../tools/codegen/model';
 import { changedInputs, readParsed, serialize } from '../../tools/codegen/parsed';
 import { cudaInclude } from '../../tools/codegen/clang';
@@ -18,7 +31,7 @@ test('the CUDA headers here are the ones the committed model was made from (sha2
 });
 
 test('the generated files are current with the committed model (run `npm run generate -- --from-model` when this fails)', () => {
-  const s = stale(generate(APIS, 'model'));
+  const s = stale(generate(LIBRARIES, 'model'));
   expect(s.map((d) => `${d.file}\n${d.diff}`)).toEqual([]);
 }, 120_000);
 
@@ -34,7 +47,7 @@ withClang(
 );
 
 test('the generator binds every function the runtime headers declare: each is a facade function with a koffi declaration', () => {
-  const gen = generate(APIS, 'model');
+  const gen = generate(LIBRARIES, 'model');
   const fns = gen.models.get('runtime')!.functions;
   const status = [...fns.values()].filter((f) => f.retSpelled === 'cudaError_t' && f.loc.file === 'cuda_runtime_api.h').map((f) => f.name);
   expect(status.length).toBe(307);
@@ -53,7 +66,7 @@ test('the generator binds every function the runtime headers declare: each is a 
 }, 120_000);
 
 test('a #define of one plain name to another keeps both names, and the report lists the alias', () => {
-  const gen = generate(APIS, 'model');
+  const gen = generate(LIBRARIES, 'model');
   const fns = gen.models.get('driver')!.functions;
   expect(fns.get('cuGraphInstantiate')!.symbol).toBe('cuGraphInstantiateWithFlags');
   expect(fns.get('cuGraphInstantiateWithFlags')!.symbol).toBe('cuGraphInstantiateWithFlags');
@@ -88,10 +101,10 @@ test('every function the NVML spec describes exists (a rename would silently dro
 }, 120_000);
 
 test('the generator fails on a pointer C writes through that has no extent rule, naming it', () => {
-  const { nvrtcApi } = require('../../tools/codegen/nvrtc-spec');
-  const { nvrtcGetPTX: _dropped, ...queried } = nvrtcApi.spec.queried;
-  const api = { ...nvrtcApi, spec: { ...nvrtcApi.spec, queried } };
-  expect(() => generate([api])).toThrow(
+  const { nvrtc } = require('../../tools/codegen/libraries');
+  const { nvrtcGetPTX: _dropped, ...queried } = nvrtc.api.spec.queried;
+  const api = { ...nvrtc.api, spec: { ...nvrtc.api.spec, queried } };
+  expect(() => generate([{ ...nvrtc, api }])).toThrow(
     /codegen: nvrtc: C may write through these pointers and no rule says how far[^]*\n {2}nvrtcGetPTX\(ptx: char \*\)$/,
   );
 }, 120_000);
@@ -116,7 +129,7 @@ test('the coverage reports list every pointer C writes through with its rule', (
 
 let fromModel: Generated | undefined;
 /** The generator's output from the committed model, made once for the tests below. */
-const generated = (): Generated => (fromModel ??= generate(APIS, 'model'));
+const generated = (): Generated => (fromModel ??= generate(LIBRARIES, 'model'));
 
 test('no file looks generated (a .gen.ts name or a generator banner) unless the generator writes it', () => {
   expect(orphans(generated())).toEqual([]);
@@ -152,8 +165,16 @@ test('a leftover generated file is an orphan: by its .gen.ts name, or by its ban
 test("every generated TypeScript file is named .gen.ts and opens with the banner naming the headers' version read from the model", () => {
   const gen = generated();
   const ts = [...gen.files.keys()].filter((f) => f.endsWith('.ts'));
-  expect(ts.length).toBe(APIS.length * 6 + 1); // and src/ffi/constants.gen.ts
-  expect(ts.filter((f) => !f.endsWith('.gen.ts'))).toEqual([]);
+  // Per library: enums, constants, handles, declarations, facade, loader and index; its structs where
+  // its headers declare any (NVRTC's, nvJitLink's, nvFatbin's and NVVM's declare none: no empty module
+  // is written); async where its record says; and src/ffi/constants.gen.ts and the package root.
+  const structs = ts.filter((f) => f.endsWith('/structs.gen.ts'));
+  expect(structs.sort()).toEqual(['driver', 'nccl', 'nvml', 'runtime'].map((id) => `src/${id}/structs.gen.ts`));
+  const asyncs = LIBRARIES.filter((l) => l.index.async?.compile).length;
+  expect(ts.length).toBe(LIBRARIES.length * 7 + structs.length + asyncs + 2);
+  // The entry points keep the names package.json gives them.
+  const entryPoints = new Set([ROOT_INDEX, ...LIBRARIES.map((l) => libraryFiles(l).index)]);
+  expect(ts.filter((f) => !f.endsWith('.gen.ts') && !entryPoints.has(f))).toEqual([]);
   const wrong = ts.filter(
     (f) =>
       !gen.files
@@ -196,12 +217,12 @@ test('generated code carries no eslint-disable, no `void X;` to silence an unuse
 test('an undocumented struct\'s doc line names it once in C words ("struct char1", "union res in struct cudaResourceDesc")', () => {
   const gen = generated();
   const structs = [...gen.files]
-    .filter(([f]) => f.startsWith('src/structs/'))
+    .filter(([f]) => f.endsWith('/structs.gen.ts'))
     .map(([, t]) => t)
     .join('\n');
   expect(structs).not.toMatch(/(struct|union) (struct|union) /);
-  expect(gen.files.get('src/structs/runtime.gen.ts')).toContain('/** struct char1 */');
-  expect(gen.files.get('src/structs/runtime.gen.ts')).toContain('/** union res in struct cudaResourceDesc */');
+  expect(gen.files.get('src/runtime/structs.gen.ts')).toContain('/** struct char1 */');
+  expect(gen.files.get('src/runtime/structs.gen.ts')).toContain('/** union res in struct cudaResourceDesc */');
 }, 120_000);
 
 test('the spec files import ParamSpec from apis.ts, not from another spec', () => {

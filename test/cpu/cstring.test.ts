@@ -1,7 +1,7 @@
 // C strings read from memory (char[N] fields, logs): UTF-8 up to the first NUL, or the whole field
 // when it has none, decoded by Node's native decoder (src/ffi/marshal.ts cString/cStringAt).
 import { cString, cStringAt } from '../../src/ffi/marshal';
-import { cudaDeviceProp } from '../../src/structs/runtime.gen';
+import { cudaDeviceProp } from '../../src/runtime/structs.gen';
 
 const bytes = (s: string, size: number) => {
   const b = new Uint8Array(size);

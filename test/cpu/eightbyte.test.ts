@@ -1,9 +1,9 @@
 // Small structs passed by value go to C as their 8-byte words (x86-64 System V): eightbyte() reads
 // word i of a struct, and word8()/word4() (what the generated facade calls) a whole word and a last
 // word of 4 bytes. Each must give what the bytes say, for every size.
-import { eightbyte, word4, word8 } from '../../src/structs/support';
-import { dim3, cudaExtent, char3, short3 } from '../../src/structs/runtime.gen';
-import type { CStruct } from '../../src/structs/base';
+import { eightbyte, word4, word8 } from '../../src/ffi/struct-support';
+import { dim3, cudaExtent, char3, short3 } from '../../src/runtime/structs.gen';
+import type { CStruct } from '../../src/ffi/struct-base';
 
 /** Word i of the bytes, read byte by byte (little-endian), as a number when exact, else a bigint. */
 function reference(bytes: Uint8Array, i: number): number | bigint {

@@ -1,18 +1,22 @@
 // The facade's namespaces hold their functions, enums and struct classes as plain values: a getter per
 // name (what TypeScript's `export *` makes of a writable module) cost about 40 ns on every
 // `cudart.f()` call (issue #18). Generated modules end with Object.freeze(exports) for this.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as root from '../../src';
 import * as runtime from '../../src/runtime';
 import * as driver from '../../src/driver';
+import { LIBRARIES } from '../../tools/codegen/libraries';
+import { namespaceOf } from '../../tools/codegen/emit-library';
 
-const apis = ['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'nccl', 'nvml'] as const;
-const rootName = { runtime: 'cudart', driver: 'cuda' } as Record<string, string>;
 const cases: [string, () => object, string][] = [];
-for (const api of apis) {
-  for (const part of ['api.gen', 'enums.gen', 'helpers']) {
-    cases.push([`root.${rootName[api] ?? api} (${part})`, () => (root as any)[rootName[api] ?? api], `../../src/${api}/${part}`]);
-  }
-  cases.push([`root.${rootName[api] ?? api} (structs)`, () => (root as any)[rootName[api] ?? api], `../../src/structs/${api}.gen`]);
+for (const lib of LIBRARIES) {
+  const [api, ns] = [lib.api.id, namespaceOf(lib)];
+  for (const part of ['api.gen', 'enums.gen', 'helpers'])
+    cases.push([`root.${ns} (${part})`, () => (root as any)[ns], `../../src/${api}/${part}`]);
+  // A library whose headers declare no struct has no struct module.
+  if (fs.existsSync(path.join(__dirname, '..', '..', 'src', api, 'structs.gen.ts')))
+    cases.push([`root.${ns} (structs)`, () => (root as any)[ns], `../../src/${api}/structs.gen`]);
 }
 cases.push(
   ['cuda-bindings/runtime (api)', () => runtime, '../../src/runtime/api.gen'],

@@ -7,8 +7,9 @@ import * as path from 'node:path';
 import * as C from '../../src/ffi/constants.gen';
 import * as runtime from '../../src/runtime';
 import * as driver from '../../src/driver';
-import { CUDA_MAJOR, cudartSpec } from '../../src/ffi/cudart-lib';
-import { nvjitlinkSpec } from '../../src/ffi/nvjitlink-lib';
+import { CUDA_MAJOR } from '../../src/ffi/versions';
+import { cudartSpec } from '../../src/ffi/cudart-lib.gen';
+import { nvjitlinkSpec } from '../../src/ffi/nvjitlink-lib.gen';
 
 const CUDA_INC = path.join(process.env.CUDA_HOME ?? '/usr/local/cuda', 'include');
 
@@ -67,7 +68,7 @@ test("the CUDA version the bindings were generated for and the major the loaders
 
 test('no hand-written module keeps its own copy of a header value that constants.gen.ts provides', () => {
   const src = path.join(__dirname, '..', '..', 'src');
-  const files = ['runtime/async.ts', 'ffi/host-callbacks.ts', 'ffi/kernel-args.ts', 'structs/support.ts', 'ffi/cudart-lib.ts'];
+  const files = ['runtime/async.ts', 'ffi/host-callbacks.ts', 'ffi/kernel-args.ts', 'ffi/struct-support.ts', 'ffi/versions.ts'];
   const copies = files.flatMap((f) => {
     const text = fs.readFileSync(path.join(src, f), 'utf8');
     return [...text.matchAll(/^(?:export )?const (\w+) = (\d+n?);/gm)]
@@ -76,5 +77,5 @@ test('no hand-written module keeps its own copy of a header value that constants
   });
   expect(copies.filter((l) => !/EXIT_GRACE_MS|MAX_IN_FLIGHT/.test(l))).toEqual([]);
   // The major version the loaders require is derived from CUDART_VERSION, not typed.
-  expect(fs.readFileSync(path.join(src, 'ffi/cudart-lib.ts'), 'utf8')).not.toMatch(/CUDA_MAJOR = \d/);
+  expect(fs.readFileSync(path.join(src, 'ffi/versions.ts'), 'utf8')).not.toMatch(/CUDA_MAJOR = \d/);
 });

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildRefusingStubs } from './helpers/fake-linkers';
+import { LIBRARIES } from '../../tools/codegen/libraries';
 
 interface Row {
   fn: string;
@@ -67,7 +68,7 @@ const stubEnv = (api: string): NodeJS.ProcessEnv => {
   return { ...process.env, [`CUDA_BINDINGS_${api.toUpperCase()}`]: stubs[api] };
 };
 
-describe.each(['runtime', 'driver', 'nvrtc', 'nvjitlink', 'nvfatbin', 'nvvm', 'nccl', 'nvml'])('%s API', (api) => {
+describe.each(LIBRARIES.map((l) => l.api.id))('%s API', (api) => {
   let rows: Row[] = [];
   let child: ReturnType<typeof spawnSync>;
   beforeAll(() => {

@@ -1,5 +1,5 @@
-// The layers import one way (the README's "Layout" section): ffi -> ffi; structs -> ffi (and the types of a facade's
-// enums and handles); each facade -> ffi, structs, itself and another facade's enums and handles; core -> facades, ffi; cli -> core and the facades (what the package root re-exports).
+// The layers import one way (the README's "Layout" section): ffi -> ffi (the struct base and support
+// among them); each facade -> ffi, itself (its struct classes too) and another facade's enums and handles; core -> facades, ffi; cli -> core and the facades (what the package root re-exports).
 // Nothing under src/ imports src/index.ts, and no module reaches itself again through value imports.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -67,14 +67,14 @@ function edges(): Edge[] {
   return out;
 }
 
-const FIXED = new Set(['ffi', 'structs', 'core', 'cli']);
+const FIXED = new Set(['ffi', 'core', 'cli']);
 /** The layer of a file: its folder under src/ ('index' for src/index.ts); any other folder is a facade. */
 const layerOf = (f: string) => {
   const rel = path.relative(src, f);
   return rel.includes(path.sep) ? rel.split(path.sep)[0] : 'index';
 };
 const isFacade = (layer: string) => layer !== 'index' && !FIXED.has(layer);
-/** A facade's enums or handles module: the only part of a facade the structs may name, as types. */
+/** A facade's enums or handles module: the only part of a facade another facade may import. */
 const isEnumsOrHandles = (f: string) => isFacade(layerOf(f)) && /^(enums|handles)(\.gen)?\.ts$/.test(path.basename(f));
 
 function allowed(e: Edge): boolean {
@@ -86,14 +86,12 @@ function allowed(e: Edge): boolean {
   switch (a) {
     case 'ffi':
       return false;
-    case 'structs':
-      return b === 'ffi' || (e.typeOnly && isEnumsOrHandles(e.to));
     case 'core':
       return b === 'ffi' || isFacade(b);
     case 'cli':
       return b === 'core' || isFacade(b);
     default: // a facade; another facade's enums and handles are leaves (NCCL takes the runtime's cudaStream_t)
-      return b === 'ffi' || b === 'structs' || isEnumsOrHandles(e.to);
+      return b === 'ffi' || isEnumsOrHandles(e.to);
   }
 }
 
@@ -105,7 +103,6 @@ test('the import walk sees the package (a sanity check of the walker itself)', (
     new Set([
       'index',
       'ffi',
-      'structs',
       'core',
       'cli',
       'runtime',

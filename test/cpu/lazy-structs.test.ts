@@ -7,29 +7,29 @@ const { lazyStructs, helperModule } = require('../../tools/lazy-structs.cjs') as
 test("rewrites tsc's three forms of requiring the struct classes, and nothing else", () => {
   const js = [
     'const M = __importStar(require("../ffi/marshal"));',
-    'const S = __importStar(require("../structs/runtime.gen"));',
+    'const S = __importStar(require("./structs.gen"));',
     'function f() { return new S.dim3(); }',
   ].join('\n');
-  const { js: out, count } = lazyStructs(js, '../structs/runtime.lazy');
+  const { js: out, count } = lazyStructs(js, './structs.lazy');
   expect(count).toBe(1);
   expect(out).toBe(
     [
       'const M = __importStar(require("../ffi/marshal"));',
-      'let S = require("../structs/runtime.lazy").stub(() => (S = require("../structs/runtime.gen")));',
+      'let S = require("./structs.lazy").stub(() => (S = require("./structs.gen")));',
       'function f() { return new S.dim3(); }',
     ].join('\n'),
   );
-  expect(lazyStructs('const runtime_gen_1 = require("../structs/runtime.gen");', 'h').js).toBe(
-    'let runtime_gen_1 = require("h").stub(() => (runtime_gen_1 = require("../structs/runtime.gen")));',
+  expect(lazyStructs('const structs_gen_1 = require("./structs.gen");', 'h').js).toBe(
+    'let structs_gen_1 = require("h").stub(() => (structs_gen_1 = require("./structs.gen")));',
   );
-  expect(lazyStructs('__exportStar(require("../structs/runtime.gen"), exports);', 'h').js).toBe(
-    'require("h").exportOnFirstUse(exports, () => require("../structs/runtime.gen"));',
+  expect(lazyStructs('__exportStar(require("./structs.gen"), exports);', 'h').js).toBe(
+    'require("h").exportOnFirstUse(exports, () => require("./structs.gen"));',
   );
   expect(lazyStructs('const x = 1;', 'h')).toEqual({ js: 'const x = 1;', count: 0 });
 });
 
 test('refuses a require of the struct classes in a form it does not know', () => {
-  expect(() => lazyStructs('const { dim3 } = require("../structs/runtime.gen");', 'h')).toThrow(/1 require\(s\) of structs\/runtime.gen/);
+  expect(() => lazyStructs('const { dim3 } = require("./structs.gen");', 'h')).toThrow(/1 require\(s\) of runtime\/structs.gen/);
 });
 
 test('the stand-in loads the module on the first read and the binding then points at the module', () => {

@@ -12,8 +12,8 @@ import { declarations as jitDecls } from '../../src/ffi/nvjitlink.gen';
 import { declarations as fatDecls } from '../../src/ffi/nvfatbin.gen';
 import { declarations as nvvmDecls } from '../../src/ffi/nvvm.gen';
 import { candidates } from '../../src/ffi/loader';
-import { nvvmSpec } from '../../src/ffi/nvvm-lib';
-import { nvjitlinkSpec } from '../../src/ffi/nvjitlink-lib';
+import { nvvmSpec } from '../../src/ffi/nvvm-lib.gen';
+import { nvjitlinkSpec } from '../../src/ffi/nvjitlink-lib.gen';
 import * as nvjitlink from '../../src/nvjitlink';
 import * as nvfatbin from '../../src/nvfatbin';
 

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { candidates, openLibrary, LibraryLoadError } from '../../src/ffi/loader';
-import { cudartSpec } from '../../src/ffi/cudart-lib';
+import { cudartSpec } from '../../src/ffi/cudart-lib.gen';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuda-loader-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -115,7 +115,7 @@ test('importing the package opens no library; the first call does', () => {
 test('CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM=1 binds the _ptsz/_ptds symbols', () => {
   const script = `
     const { cudart } = require('./src');
-    const { libcudart: L } = require('./src/ffi/cudart-lib');
+    const { libcudart: L } = require('./src/ffi/cudart-lib.gen');
     console.log(JSON.stringify([cudart.libraryInfo().perThreadDefaultStream, L.bind('cudaMemcpy').info.name, L.bind('cudaStreamQuery').info.name, L.bind('cudaMalloc').info.name]));`;
   expect(JSON.parse(node(script, { CUDA_BINDINGS_PER_THREAD_DEFAULT_STREAM: '1' }))).toEqual([
     true,

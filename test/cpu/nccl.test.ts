@@ -151,7 +151,7 @@ describe('bindings', () => {
 describe('the loader', () => {
   test('a missing library is a LibraryLoadError that lists every path tried, the system folders included', () => {
     const { candidates } = require('../../src/ffi/loader');
-    const { ncclSpec } = require('../../src/ffi/nccl-lib');
+    const { ncclSpec } = require('../../src/ffi/nccl-lib.gen');
     const tried: string[] = candidates(ncclSpec, { CUDA_BINDINGS_NCCL: '/nowhere/libnccl.so.2' });
     expect(tried[0]).toBe('/nowhere/libnccl.so.2');
     expect(tried).toEqual(
@@ -172,7 +172,7 @@ describe('the loader', () => {
 
   test('a library that is not NCCL is refused, saying why', () => {
     const { openLibrary } = require('../../src/ffi/loader');
-    const { ncclSpec } = require('../../src/ffi/nccl-lib');
+    const { ncclSpec } = require('../../src/ffi/nccl-lib.gen');
     expect(() => openLibrary(ncclSpec, { CUDA_BINDINGS_NCCL: fakes.CUDA_BINDINGS_CUDART })).toThrow(
       `${fakes.CUDA_BINDINGS_CUDART}: not an NCCL library (no ncclGetVersion)`,
     );

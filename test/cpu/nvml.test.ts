@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as nvml from '../../src/nvml';
 import * as core from '../../src/core';
-import { cudaDeviceProp } from '../../src/structs/runtime.gen';
+import { cudaDeviceProp } from '../../src/runtime/structs.gen';
 import { buildFakeNvml, buildFakeCudart, setFakeNvmlKnob, FAKE_GPUS } from './helpers/fake-nvml';
 
 /** The escape that starts a terminal colour. */
@@ -123,8 +123,8 @@ describe('the bindings', () => {
     );
   });
 
-  test('libraryInfo names the file CUDA_BINDINGS_NVML chose', () => {
-    expect(nvml.libraryInfo().path).toBe(fs.realpathSync(lib));
+  test('libraryInfo names the file CUDA_BINDINGS_NVML chose, and the CUDA version its driver supports', () => {
+    expect(nvml.libraryInfo()).toMatchObject({ path: fs.realpathSync(lib), version: 13000 });
   });
 });
 
@@ -189,6 +189,11 @@ describe('the loader', () => {
     expect(r.stdout).toMatch(
       /^LibraryLoadError\nlibnvidia-ml: could not load the library\. Tried:\n {2}- \S+absent\.so: no such file\n {2}- libnvidia-ml\.so\.1: .+\n(.|\n)*Install the NVIDIA driver \(NVML comes with it\), or set CUDA_BINDINGS_NVML to the library's path\.\n$/,
     );
+  });
+
+  test("before nvmlInit, libraryInfo's version is 0: NVML says its version only once initialised", () => {
+    const r = child(['-e', "const n = require('./src/nvml'); n.nvmlDeviceGetCount(); console.log(n.libraryInfo().version)"]);
+    expect(r.stdout.trim()).toBe('0');
   });
 
   test('a library that is not NVML is refused, saying why', () => {

@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { cudart } from '../../src';
+import { LIBRARIES } from '../../tools/codegen/libraries';
 
 const root = path.join(__dirname, '..', '..');
 const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
@@ -155,8 +156,9 @@ test('"cuda-bindings/nvml" works from both module systems, and the nvml namespac
 });
 
 test('require("cuda-bindings") loads the runtime facade only; each other namespace loads on first use and is then a plain value', () => {
+  const others = [...LIBRARIES.filter((l) => !l.eager).map((l) => l.api.id), 'core'];
   const cjs = `const m = require('cuda-bindings'); const loaded = (d) => Object.keys(require.cache).some((k) => k.includes('/dist/' + d + '/'));
-    const before = ['driver', 'core', 'nvrtc', 'nccl', 'nvml', 'nvvm', 'nvjitlink', 'nvfatbin'].filter(loaded);
+    const before = ${JSON.stringify(others)}.filter(loaded);
     m.cudart.cudaGetErrorName(35); const afterRuntime = ['driver', 'ffi/cuda.js'].filter((d) => Object.keys(require.cache).some((k) => k.includes(d)));
     const t = typeof m.cuda.cuInit; const d = Object.getOwnPropertyDescriptor(m, 'cuda');
     console.log(JSON.stringify([before, afterRuntime, t, loaded('driver'), 'value' in d, loaded('core')]));`;
@@ -190,15 +192,16 @@ test('every module of the build exports plain values: no getter but the root nam
   expect(structs.length).toBeGreaterThan(150);
   expect(structs).toContain(path.join('runtime', 'index.js') + ':cudaDeviceProp');
   expect(found.filter((f) => !f.startsWith('index.js:') && !structs.includes(f))).toEqual([]);
-  expect(found.length - structs.length).toBe(8); // cuda, nvrtc, nvjitlink, nvfatbin, nvvm, core, nccl, nvml
+  // The namespaces of the root that load on first use: every library's but the eager ones, and core.
+  expect(found.length - structs.length).toBe(LIBRARIES.filter((l) => !l.eager).length + 1);
 });
 
 test("require('cuda-bindings') and a first call leave the runtime's struct classes unloaded; the first one read loads them all as plain values", () => {
-  const cjs = `const loaded = () => Object.keys(require.cache).some((k) => k.endsWith('runtime.gen.js') && k.includes('structs'));
+  const cjs = `const loaded = () => Object.keys(require.cache).some((k) => k.endsWith('structs.gen.js') && k.includes('runtime'));
     const { cudart } = require('cuda-bindings'); cudart.cudaRuntimeGetVersion(); const before = loaded();
     const d = new cudart.dim3({ x: 2 }); const after = loaded();
     const getters = Object.entries(Object.getOwnPropertyDescriptors(cudart)).filter(([, p]) => p.get).length;
-    const dim3 = require('./dist/structs/runtime.gen').dim3;
+    const dim3 = require('./dist/runtime/structs.gen').dim3;
     console.log(JSON.stringify([before, after, d.x, getters, cudart.dim3 === dim3, cudart.cudaDeviceProp.name]));`;
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([
     false,
@@ -214,7 +217,7 @@ test('the facade and helpers reach the struct classes before anything else has l
   // Each compiled module that uses them holds a stand-in until the first read (tools/lazy-structs.cjs).
   const cjs = `const { cudart } = require('cuda-bindings');
     const [err, p] = cudart.cudaGetDeviceProperties(0); const e = cudart.make_cudaExtent(1, 2, 3);
-    console.log(JSON.stringify([err, p, e.constructor.name, e.depth, require('./dist/structs/runtime.gen').cudaExtent === e.constructor]));`;
+    console.log(JSON.stringify([err, p, e.constructor.name, e.depth, require('./dist/runtime/structs.gen').cudaExtent === e.constructor]));`;
   expect(JSON.parse(execFileSync(process.execPath, ['-e', cjs], { cwd: root }).toString())).toEqual([35, null, 'cudaExtent', 3, true]);
 });
 

@@ -178,11 +178,11 @@ describe('published typings', () => {
         leaks.push(`${f}: ${m[1]}`);
     }
     expect(leaks).toEqual([]);
-    expect(dts.get(path.join('structs', 'runtime.gen.d.ts'))).toBeDefined();
+    expect(dts.get(path.join('runtime', 'structs.gen.d.ts'))).toBeDefined();
   });
 
   test("struct constructors take only the initializer (not the view's mem and dv)", () => {
-    const ctors = [...dts.get(path.join('structs', 'runtime.gen.d.ts'))!.matchAll(/constructor\(([^)]*)\)/g)].map((m) => m[1]);
+    const ctors = [...dts.get(path.join('runtime', 'structs.gen.d.ts'))!.matchAll(/constructor\(([^)]*)\)/g)].map((m) => m[1]);
     expect(ctors.length).toBeGreaterThan(100);
     expect(ctors.filter((c) => /\bmem\b|\bdv\b/.test(c))).toEqual([]);
   });

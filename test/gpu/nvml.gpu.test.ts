@@ -128,7 +128,7 @@ function printTable(gpu: number, rows: Row[]): void {
   });
 
   test("the functions the driver's libnvidia-ml does not export are listed, and throw when called, naming the symbol", () => {
-    const { libnvml: lib } = require('../../src/ffi/nvml-lib') as typeof import('../../src/ffi/nvml-lib');
+    const { libnvml: lib } = require('../../src/ffi/nvml-lib.gen') as typeof import('../../src/ffi/nvml-lib.gen');
     const { declarations } = require('../../src/ffi/nvml.gen') as typeof import('../../src/ffi/nvml.gen');
     const file = lib.info().path;
     const nm = spawnSync('nm', ['-D', '--defined-only', file], { encoding: 'utf8' });

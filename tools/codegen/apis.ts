@@ -2,6 +2,7 @@
 import type { MacroModel, Model } from './model';
 import type { PrimName } from './ctype';
 import type { ExtentTables } from './extents';
+import type { VersionCheck } from '../../src/ffi/versions';
 
 /** How a parameter is treated where the default (inferred from its C type) is wrong. */
 export type ParamSpec =
@@ -80,11 +81,6 @@ export interface ApiConfig {
     /** Statuses besides success whose outputs are valid (NCCL's ncclInProgress of a non-blocking communicator). */
     withOutputs?: string[];
   };
-  /** The generated koffi declarations file. */
-  ffi: string;
-  /** The hand-written module that opens the library, and its accessor. */
-  lib: { module: string; fn: string };
-  libLabel: string;
   spec: ApiSpec;
   /**
    * For a header that the development machine lacks: the file the generator writes from it (its
@@ -121,4 +117,66 @@ export interface ApiConfig {
   ffiConstants?: string[];
   /** Report rows: what was not bound and why. */
   skipped: [string, string][];
+}
+
+/** A name re-exported by a namespace's index from a hand-written module (`type X` for a type). */
+export interface Reexport {
+  /** The module, relative to src/<id>/: '../ffi/kernel-args'. */
+  from: string;
+  names: string[];
+}
+
+/**
+ * One library of the package: everything that lists libraries (the loader, the namespace's index, the
+ * package root, the subpaths that package.json and typedoc.json must have) comes from these records
+ * (tools/codegen/libraries.ts). In text that the loader writes (`linuxNames`, `windowsNames`, `hint`),
+ * `${CUDA_MAJOR}` stands for the CUDA major version of the headers (src/ffi/versions.ts).
+ */
+export interface LibraryRecord {
+  /** What the generator binds: the headers and the spec. `api.id` is the folder src/<id>/ and the subpath cuda-bindings/<id>. */
+  api: ApiConfig;
+  /**
+   * The library's short name: its functions are `lib<name>` in src/ffi/<name>-lib.gen.ts (the loader),
+   * its koffi declarations src/ffi/<name>.gen.ts: 'cudart', 'cuda', 'nvrtc'.
+   */
+  name: string;
+  /** Its namespace on `cuda-bindings` (`cudart` for the runtime); `api.id` where absent. */
+  namespace?: string;
+  /** Whether `require('cuda-bindings')` loads the namespace at once (the runtime's); the others load on first use. */
+  eager?: boolean;
+  /** What messages call the file: 'libcudart'. */
+  label: string;
+  /** The variable that names the file to load: CUDA_BINDINGS_CUDART. */
+  envVar: string;
+  /** File names on Linux (soname first) and Windows. */
+  linuxNames: string[];
+  windowsNames: string[];
+  /** Folders of a toolkit besides lib64, lib and bin where the library sits (libNVVM's nvvm/lib64). */
+  toolkitDirs?: string[];
+  /** For a library outside the toolkit: the folder of the Python wheel that carries it ('nvidia/nccl/lib'), tried with the system's library folders. */
+  wheelDir?: string;
+  /** What to do when nothing loads: 'Install the NVIDIA driver (libcuda ships with it)'. */
+  hint: string;
+  /** How the opened library is recognised and its version checked (src/ffi/versions.ts). */
+  check: VersionCheck;
+  /** `int fn(int *version)` that gives the version once the library's own init ran (NVML's); libraryInfo() reads it. */
+  versionAfterInit?: string;
+  /** A line for the loader's opening comment: why its declarations must wait for the first call, where that is not plain. */
+  loaderNote?: string;
+  /** The namespace's index, src/<id>/index.ts. */
+  index: {
+    /** Its module doc's lines (before `@module cuda-bindings/<id>`). */
+    doc: string[];
+    /** The doc line of its `libraryInfo()`. */
+    libraryInfo: string;
+    /** Whether src/<id>/helpers.ts (hand-written, what the headers have as macros or inline functions) is re-exported. */
+    helpers?: boolean;
+    /**
+     * `async`, the namespace's promise forms: with `compile`, the generator writes src/<id>/async.gen.ts,
+     * that function on the thread pool; without, the hand-written src/<id>/async.ts.
+     */
+    async?: { doc: string; compile?: string };
+    /** Further names from hand-written modules, in order. */
+    reexports?: Reexport[];
+  };
 }

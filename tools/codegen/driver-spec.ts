@@ -239,8 +239,6 @@ export const driverApi: ApiConfig = {
   perThreadDefine: 'CUDA_API_PER_THREAD_DEFAULT_STREAM',
   versionedSymbols: true,
   status: { type: 'CUresult', enumTs: 'CUresult', success: 'CUDA_SUCCESS' },
-  ffi: 'src/ffi/cuda.gen.ts',
-  lib: { module: '../ffi/cuda-lib', fn: 'libcuda' },
   ffiConstants: [
     'CU_STREAM_LEGACY',
     'CU_STREAM_PER_THREAD',
@@ -249,7 +247,6 @@ export const driverApi: ApiConfig = {
     'CU_LAUNCH_PARAM_BUFFER_SIZE',
     'CU_LAUNCH_PARAM_END',
   ],
-  libLabel: 'libcuda',
   spec: {
     paramSpecs,
     extents,

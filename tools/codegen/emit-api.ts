@@ -132,6 +132,7 @@ export function cProto(fn: FunctionModel): string {
 
 export function emitFfi(
   api: ApiConfig,
+  label: string,
   model: Model,
   tm: TypeMap,
   plans: Plan[],
@@ -139,7 +140,7 @@ export function emitFfi(
   byValue: RecordModel[],
   from: string,
 ): string {
-  const o = [banner(`koffi declarations of ${api.libLabel}`, from), `import koffi, { type TypeObject } from 'koffi';`, ''];
+  const o = [banner(`koffi declarations of ${label}`, from), `import koffi, { type TypeObject } from 'koffi';`, ''];
   o.push('/** koffi types of the structs passed or returned by value. */');
   o.push('export const T = {');
   // Larger than 16 bytes, a struct goes in memory on x86-64 and aarch64 alike: its bytes are passed
@@ -197,7 +198,7 @@ function koffiField(model: Model, tm: TypeMap, t: CType): string {
 // ---------------------------------------------------------------------------------------------
 // the facade
 
-export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Plan[], from: string): string {
+export function emitFacade(api: ApiConfig, loader: string, model: Model, tm: TypeMap, plans: Plan[], from: string): string {
   const { attrTables } = api.spec;
   const o: string[] = [];
   const st = `E.${api.status.enumTs}`;
@@ -234,10 +235,10 @@ export function emitFacade(api: ApiConfig, model: Model, tm: TypeMap, plans: Pla
     `import * as HC from '../ffi/host-callbacks';`,
     `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
     `import { W } from '../ffi/memory';`,
-    `import { ${api.lib.fn} as L } from '${api.lib.module}';`,
+    loader,
     `import type { KoffiFunction } from '../ffi/binding';`,
-    `import * as X from '../structs/support';`,
-    `import * as S from '../structs/${api.id}.gen';`,
+    `import * as X from '../ffi/struct-support';`,
+    `import * as S from './structs.gen';`,
     `import * as E from './enums.gen';`,
     `import type * as H from './handles.gen';`,
     `import type { Result } from '../ffi/result';`,

@@ -1,4 +1,4 @@
-// Writes src/structs/<api>.gen.ts: one class per C struct or union, over its own bytes.
+// Writes src/<api>/structs.gen.ts: one class per C struct or union, over its own bytes.
 import { type CType, type PrimName, resolve } from './ctype';
 import type { Model, RecordModel, FieldModel } from './model';
 import { TypeMap, isDevicePtrTypedef, type ValueKind } from './types';
@@ -70,12 +70,12 @@ export function emitStructs(api: ApiConfig, model: Model, tm: TypeMap, records: 
     }
   }
   const imports = usedImports(out.join('\n'), [
-    `import { CStruct, type StructLayout, keepLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from './base';`,
+    `import { CStruct, type StructLayout, keepLayout, setPointer, setPointerArray, getString, setString, setBytes, setArray, setNested, nestedView, setHostFnField, getHostFnUserData, setHostFnUserData, setKernelParamsField, packStruct, hostBytes3D } from '../ffi/struct-base';`,
     `import type { KernelArgs, KernelArgInput } from '../ffi/kernel-args';`,
     `import { W, readSize } from '../ffi/memory';`,
     `import type { Pointer, DevicePointer } from '../ffi/marshal';`,
-    `import type * as E from '../${api.id}/enums.gen';`,
-    `import type * as H from '../${api.id}/handles.gen';`,
+    `import type * as E from './enums.gen';`,
+    `import type * as H from './handles.gen';`,
   ]);
   return [banner(`struct classes of the ${api.title}`, from), ...imports, '', ...out].join('\n') + '\n';
 }

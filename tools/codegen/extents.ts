@@ -31,7 +31,7 @@
 //   fieldExtents   { StructClass: { 'field.path': bytes } }: a pointer field of a struct that holds
 //                  host memory (`srcPtr.ptr = typedArray`): the bytes C touches through it, a JS
 //                  expression over the struct `s` (its field paths read straight from the bytes,
-//                  64-bit ones as numbers) and the helpers of structs/base.ts (hostBytes3D).
+//                  64-bit ones as numbers) and the helpers of ffi/struct-base.ts (hostBytes3D).
 //                  Every call given the struct checks the memory is still attached and this long.
 // An array of data pointers (`void **data`, ParamSpec inArray) needs elementExtents or notWritten
 // for its elements besides the count rule of the array itself.

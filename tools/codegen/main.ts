@@ -13,20 +13,16 @@ import { emitStructs } from './emit-structs';
 import { emitEnums, collectConstants, emitConstants, emitHandles, emitFfi, emitFacade, type ConstantModel } from './emit-api';
 import { planFunction, type Plan } from './plan';
 import { resolve } from './ctype';
-import type { ApiConfig } from './apis';
-import { runtimeApi } from './runtime-spec';
-import { driverApi } from './driver-spec';
-import { nvrtcApi } from './nvrtc-spec';
-import { nvjitlinkApi } from './nvjitlink-spec';
-import { nvfatbinApi } from './nvfatbin-spec';
-import { nvvmApi } from './nvvm-spec';
-import { ncclApi } from './nccl-spec';
-import { nvmlApi } from './nvml-spec';
+import type { ApiConfig, LibraryRecord } from './apis';
+import { LIBRARIES } from './libraries';
+import { emitLoader, emitIndex, emitAsync, emitRootIndex, libraryFiles, loaderImport } from './emit-library';
 import { emitReducedHeader } from './emit-reduced';
+import { missingEntries, unknownSubpaths } from './package-entries';
 import { banner, hasBanner } from './util';
 import { type ParsedApi, inputsOf, serialize, deserialize, readParsed, modelDir } from './parsed';
 
-export const APIS: ApiConfig[] = [runtimeApi, driverApi, nvrtcApi, nvjitlinkApi, nvfatbinApi, nvvmApi, ncclApi, nvmlApi];
+/** The APIs of the libraries (tools/codegen/libraries.ts): what is parsed and bound. */
+export const APIS: ApiConfig[] = LIBRARIES.map((l) => l.api);
 export const root = path.resolve(__dirname, '..', '..');
 
 export interface Generated {
@@ -42,20 +38,32 @@ export interface Generated {
  */
 export type Source = 'headers' | 'model' | 'auto';
 
-/** Everything the generator writes, in memory: relative path -> contents. */
-export function generate(apis: ApiConfig[] = APIS, source: Source = 'auto'): Generated {
+export interface GenerateOptions {
+  /** The tree whose committed models are read (`source` 'model'): the repository, or a copy of it. */
+  base?: string;
+  /** Every library of the package, for the files that list them all (src/index.ts): `libraries` where absent. */
+  all?: LibraryRecord[];
+}
+
+/** Everything the generator writes for these libraries, in memory: relative path -> contents. */
+export function generate(libraries: LibraryRecord[] = LIBRARIES, source: Source = 'auto', options: GenerateOptions = {}): Generated {
   const fromHeaders = source === 'headers' || (source === 'auto' && hasClang());
+  const base = options.base ?? root;
   const gen: Generated = { files: new Map(), models: new Map(), constants: new Map() };
   let toolkit: Model | undefined;
-  for (const api of apis) {
-    const parsed = fromHeaders ? parseApi(api, toolkit) : readParsed(root, api.id);
-    if (api.id === 'runtime') toolkit = parsed.model;
-    emitApi(api, parsed, gen, toolkit);
+  for (const lib of libraries) {
+    const parsed = fromHeaders ? parseApi(lib.api, toolkit) : readParsed(base, lib.api.id);
+    if (lib.api.id === 'runtime') toolkit = parsed.model;
+    emitApi(lib, parsed, gen, toolkit);
   }
-  const ffi = apis.filter((a) => a.ffiConstants?.length);
+  const ffi = libraries.map((l) => l.api).filter((a) => a.ffiConstants?.length);
   if (ffi.length) gen.files.set(FFI_CONSTANTS, emitFfiConstants(ffi, gen, headersVersion(gen.models.get(ffi[0].id)!, toolkit)));
+  gen.files.set(ROOT_INDEX, emitRootIndex(options.all ?? libraries, headersVersion(toolkit ?? readParsed(base, 'runtime').model)));
   return gen;
 }
+
+/** The package root: a namespace per library. */
+export const ROOT_INDEX = 'src/index.ts';
 
 /** The values hand-written ffi and struct code takes from the headers (each API's `ffiConstants`). */
 export const FFI_CONSTANTS = 'src/ffi/constants.gen.ts';
@@ -154,8 +162,9 @@ function reducedHeaderOf(api: ApiConfig, model: Model, toolkit?: Model): string 
   return emitReducedHeader(model, api.headers[0], from, { own: api.own, prelude: api.reducedPrelude, lines: !!api.reducedPrelude });
 }
 
-/** Model -> code: every file of one API. */
-function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated, toolkit?: Model): void {
+/** Model -> code: every file of one library. */
+function emitApi(lib: LibraryRecord, parsed: ParsedApi, gen: Generated, toolkit?: Model): void {
+  const api = lib.api;
   const model = parsed.model;
   const from = headersVersion(model, toolkit);
   gen.files.set(path.join(modelDir, `${api.id}.json`), serialize(parsed));
@@ -199,9 +208,14 @@ function emitApi(api: ApiConfig, parsed: ParsedApi, gen: Generated, toolkit?: Mo
     const t = model.records.get(target)?.name ?? target;
     structs += `/** Alias of {@link ${t}} (\`#define ${alias} ${target}\`). */\nexport const ${alias} = ${t};\nexport type ${alias} = ${t};\n`;
   }
-  gen.files.set(`src/structs/${api.id}.gen.ts`, sealed(structs));
-  gen.files.set(api.ffi, emitFfi(api, model, tm, plans, perThread, [...byValue.values()], from));
-  gen.files.set(`${dir}/api.gen.ts`, sealed(emitFacade(api, model, tm, plans, from)));
+  const files = libraryFiles(lib);
+  const hasStructs = records.length + structAliases.length > 0;
+  if (hasStructs) gen.files.set(files.structs, sealed(structs));
+  gen.files.set(files.declarations, emitFfi(api, lib.label, model, tm, plans, perThread, [...byValue.values()], from));
+  gen.files.set(`${dir}/api.gen.ts`, sealed(emitFacade(api, loaderImport(lib), model, tm, plans, from)));
+  gen.files.set(files.loader, emitLoader(lib, from));
+  gen.files.set(files.index, emitIndex(lib, hasStructs, from));
+  if (lib.index.async?.compile) gen.files.set(files.async, emitAsync(lib, model, from));
   gen.files.set(
     `test/cpu/fixtures/${api.id}-signatures.json`,
     JSON.stringify(
@@ -414,7 +428,7 @@ function lineDiff(a: string, b: string): string {
 }
 
 if (require.main === module) {
-  const gen = generate(APIS, process.argv.includes('--from-model') ? 'model' : 'headers');
+  const gen = generate(LIBRARIES, process.argv.includes('--from-model') ? 'model' : 'headers');
   if (process.argv.includes('--check')) {
     const s = stale(gen);
     for (const d of s) console.error(`stale: ${d.file}\n${d.diff}\n`);
@@ -427,6 +441,13 @@ if (require.main === module) {
     fs.writeFileSync(path.join(root, rel), text);
   }
   console.log(`wrote ${gen.files.size} files`);
+  const json = (f: string) => JSON.parse(fs.readFileSync(path.join(root, f), 'utf8'));
+  const entries = [
+    ...missingEntries(json('package.json'), json('typedoc.json'), LIBRARIES),
+    ...unknownSubpaths(json('package.json'), LIBRARIES).map((k) => `package.json: exports["${k}"] names no library record`),
+  ];
+  if (entries.length)
+    console.warn(`package.json and typedoc.json do not match the library records (tools/codegen/libraries.ts):\n  ${entries.join('\n  ')}`);
   const o = orphans(gen);
   if (o.length) console.warn(`these files look generated but the generator no longer writes them; delete them:\n  ${o.join('\n  ')}`);
 }

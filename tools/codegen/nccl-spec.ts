@@ -54,9 +54,6 @@ export const ncclApi: ApiConfig = {
   // A non-blocking communicator's calls return ncclInProgress with their outputs written (the
   // communicator of ncclCommInitRankConfig and ncclCommSplit): those outputs are returned too.
   status: { type: 'ncclResult_t', enumTs: 'ncclResult_t', success: 'ncclSuccess', withOutputs: ['ncclInProgress'] },
-  ffi: 'src/ffi/nccl.gen.ts',
-  lib: { module: '../ffi/nccl-lib', fn: 'libnccl' },
-  libLabel: 'libnccl',
   reducedHeader: 'tools/codegen/nccl-decls.h',
   own: {
     skipFunctions: /^(pnccl\w+|ncclResetDebugInit)$/,

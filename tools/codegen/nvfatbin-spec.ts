@@ -10,9 +10,6 @@ export const nvfatbinApi: ApiConfig = {
   bindHeaders: ['nvFatbin.h'],
   versionedSymbols: false,
   status: { type: 'nvFatbinResult', enumTs: 'nvFatbinResult', success: 'NVFATBIN_SUCCESS' },
-  ffi: 'src/ffi/nvfatbin.gen.ts',
-  lib: { module: '../ffi/nvfatbin-lib', fn: 'libnvfatbin' },
-  libLabel: 'libnvfatbin',
   reducedHeader: 'tools/codegen/nvfatbin-decls.h',
   spec: {
     paramSpecs: {

@@ -15,9 +15,6 @@ export const nvjitlinkApi: ApiConfig = {
   inlineWrappers: true,
   versionedSymbols: false,
   status: { type: 'nvJitLinkResult', enumTs: 'nvJitLinkResult', success: 'NVJITLINK_SUCCESS' },
-  ffi: 'src/ffi/nvjitlink.gen.ts',
-  lib: { module: '../ffi/nvjitlink-lib', fn: 'libnvjitlink' },
-  libLabel: 'libnvJitLink',
   reducedHeader: 'tools/codegen/nvjitlink-decls.h',
   spec: {
     paramSpecs: {

@@ -133,9 +133,6 @@ export const nvmlApi: ApiConfig = {
   // (an old name of a current function) is not.
   renameFilter: (name, target) => target.startsWith(`${name}_v`),
   status: { type: 'nvmlReturn_t', enumTs: 'nvmlReturn_t', success: 'NVML_SUCCESS' },
-  ffi: 'src/ffi/nvml.gen.ts',
-  lib: { module: '../ffi/nvml-lib', fn: 'libnvml' },
-  libLabel: 'libnvidia-ml',
   reducedHeader: 'tools/codegen/nvml-decls.h',
   reducedPrelude: ['#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml ## data ## _v ## ver ## _t) | (ver << 24U))'],
   spec: {

@@ -13,9 +13,6 @@ export const nvrtcApi: ApiConfig = {
   bindHeaders: ['nvrtc.h'],
   versionedSymbols: false,
   status: { type: 'nvrtcResult', enumTs: 'nvrtcResult', success: 'NVRTC_SUCCESS' },
-  ffi: 'src/ffi/nvrtc.gen.ts',
-  lib: { module: '../ffi/nvrtc-lib', fn: 'libnvrtc' },
-  libLabel: 'libnvrtc',
   reducedHeader: 'tools/codegen/nvrtc-decls.h',
   spec: {
     paramSpecs: {

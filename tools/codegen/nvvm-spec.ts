@@ -14,9 +14,6 @@ export const nvvmApi: ApiConfig = {
   bindHeaders: ['nvvm.h'],
   versionedSymbols: false,
   status: { type: 'nvvmResult', enumTs: 'nvvmResult', success: 'NVVM_SUCCESS' },
-  ffi: 'src/ffi/nvvm.gen.ts',
-  lib: { module: '../ffi/nvvm-lib', fn: 'libnvvm' },
-  libLabel: 'libnvvm',
   reducedHeader: 'tools/codegen/nvvm-decls.h',
   spec: {
     paramSpecs: {

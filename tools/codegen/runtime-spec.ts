@@ -301,8 +301,6 @@ export const runtimeApi: ApiConfig = {
   perThreadDefine: 'CUDA_API_PER_THREAD_DEFAULT_STREAM',
   versionedSymbols: false,
   status: { type: 'cudaError_t', enumTs: 'cudaError_t', success: 'cudaSuccess' },
-  ffi: 'src/ffi/cudart.gen.ts',
-  lib: { module: '../ffi/cudart-lib', fn: 'libcudart' },
   ffiConstants: [
     'CUDART_VERSION',
     'cudaStreamLegacy',
@@ -311,7 +309,6 @@ export const runtimeApi: ApiConfig = {
     'cudaStreamCaptureStatusActive',
     'cudaMemRangeAttributeAccessedBy',
   ],
-  libLabel: 'libcudart',
   spec: { paramSpecs, extents, elementExtents, notWritten, fieldExtents, integerHandles, attrTables, docs, checks: runtimeChecks() },
   skipped: [
     [

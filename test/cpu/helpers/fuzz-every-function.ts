@@ -3,13 +3,14 @@
 // returned. A parent process checks the outcomes and sees any crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cudart, cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl, nvml } from '../../../src';
-import { ncclSpec } from '../../../src/ffi/nccl-lib';
+import * as root from '../../../src';
+import { ncclSpec } from '../../../src/ffi/nccl-lib.gen';
+import { LIBRARIES } from '../../../tools/codegen/libraries';
+import { namespaceOf } from '../../../tools/codegen/emit-library';
 import { sample, type Param } from './samples';
 
 const api = process.argv[2] ?? 'runtime';
-const ns: Record<string, any> =
-  (({ driver: cuda, nvrtc, nvjitlink, nvfatbin, nvvm, nccl, nvml } as Record<string, unknown>)[api] as Record<string, any>) ?? cudart;
+const ns: Record<string, any> = (root as Record<string, any>)[namespaceOf(LIBRARIES.find((l) => l.api.id === api)!)];
 // NCCL is never opened here, even where it is installed: what passes validation meets a
 // LibraryLoadError, as the runtime's calls meet the absent driver.
 if (api === 'nccl')
@@ -28,7 +29,7 @@ export const BAD: Record<string, () => unknown> = {
   minusOne: () => -1,
   bigint2p64: () => 2n ** 64n,
   fraction: () => 1.5,
-  wrongHandle: () => cudart.cudaEvent_t(0x1000),
+  wrongHandle: () => root.cudart.cudaEvent_t(0x1000),
   shortBuffer: () => Buffer.alloc(1),
 };
 
@@ -87,7 +88,7 @@ function outcome(call: () => unknown): Record<string, unknown> {
  */
 function fuzzExtents(): void {
   const M = require('../../../src/ffi/marshal');
-  const X = require('../../../src/structs/support');
+  const X = require('../../../src/ffi/struct-support');
   for (const sig of sigs) {
     sig.params.forEach((p, i) => {
       if (!p.extent) return;

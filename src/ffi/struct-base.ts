@@ -1,9 +1,9 @@
 // The base of every generated struct class: a class over its own bytes (or a window on a parent's),
 // with typed accessors written by the generator.
 import koffi from 'koffi';
-import { alloc, bytes, cStringAt, describe, nonEmpty, type HostMemory } from '../ffi/marshal';
-import { checkAddress, isOwnName, outOfRange, rangeError, typeError } from '../ffi/checks';
-import { keptKernelArgs } from '../ffi/kernel-args';
+import { alloc, bytes, cStringAt, describe, nonEmpty, type HostMemory } from './marshal';
+import { checkAddress, isOwnName, outOfRange, rangeError, typeError } from './checks';
+import { keptKernelArgs } from './kernel-args';
 import {
   graphHostFn,
   graphHostFnPassed,
@@ -11,7 +11,7 @@ import {
   keepGraphHostFn,
   rebindGraphHostFn,
   setGraphHostFnUserData,
-} from '../ffi/host-callbacks';
+} from './host-callbacks';
 
 /** Where each field sits, as the generator computed it (checked against g++ by the tests). */
 export interface StructLayout {

@@ -1,14 +1,14 @@
 // Hand-written helpers the generated facade calls for structs, arrays and typed attribute values.
 import koffi from 'koffi';
-export { borrowed } from '../ffi/memory';
-import { arrayArg } from '../ffi/marshal';
-import { checkI32, checkU64, rangeError, typeError } from '../ffi/checks';
-import { U64, I32 } from '../ffi/scratch';
-import { CStruct, type StructClass, packValues, passHostFns, checkHeld } from './base';
-import { cudaMemRangeAttributeAccessedBy } from '../ffi/constants.gen';
-import { checkHandle } from '../ffi/checks';
-import { checkWaitOptions, onPool, unlessGivenUp, type WaitOptions } from '../ffi/waits';
-import type { KoffiFunction } from '../ffi/binding';
+export { borrowed } from './memory';
+import { arrayArg } from './marshal';
+import { checkI32, checkU64, rangeError, typeError } from './checks';
+import { U64, I32 } from './scratch';
+import { CStruct, type StructClass, packValues, passHostFns, checkHeld } from './struct-base';
+import { cudaMemRangeAttributeAccessedBy } from './constants.gen';
+import { checkHandle } from './checks';
+import { checkWaitOptions, onPool, unlessGivenUp, type WaitOptions } from './waits';
+import type { KoffiFunction } from './binding';
 
 /** A struct passed by pointer: an instance of the class, a plain initializer, or null. */
 export function structArg<T extends CStruct>(v: unknown, cls: StructClass<T>, fn: string, p: string): Uint8Array | null {
@@ -85,7 +85,7 @@ export function packArray(
   return packValues(a, count, elemSize, write, (i) => `${fn}: parameter '${p}[${i}]'`);
 }
 
-export { packStruct } from './base';
+export { packStruct } from './struct-base';
 
 /** Reads `n` packed values. */
 export function readArray<T>(mem: Uint8Array | null, n: number, elemSize: number, read: (dv: DataView, at: number) => T): T[] {
