@@ -62,3 +62,8 @@ test('every record names a library once: its id, name, namespace and variable', 
     expect(new Set(values).size).toBe(values.length);
   }
 });
+
+test("the error family's library names are the records' labels", () => {
+  const { LIBRARIES: labels } = require('../../src/ffi/errors') as typeof import('../../src/ffi/errors');
+  expect([...labels].sort()).toEqual(LIBRARIES.map((l) => l.label).sort());
+});
