@@ -148,7 +148,7 @@ describe('one family', () => {
     const ffi = path.join(__dirname, '..', '..', 'src', 'ffi');
     const labels = fs
       .readdirSync(ffi)
-      .filter((f) => f.endsWith('-lib.ts'))
+      .filter((f) => f.endsWith('-lib.gen.ts'))
       .flatMap((f) =>
         // eslint-disable-next-line @typescript-eslint/no-require-imports -- every *-lib module of src/ffi, by file name
         Object.values(require(path.join(ffi, f)) as Record<string, unknown>).filter(
