@@ -35,9 +35,13 @@ function globRegExp(glob: string): RegExp {
   let re = '';
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
-    if (glob.startsWith('**/', i)) ((re += '(?:.*/)?'), (i += 2));
-    else if (glob.startsWith('**', i)) ((re += '.*'), (i += 1));
-    else if (c === '*') re += '[^/]*';
+    if (glob.startsWith('**/', i)) {
+      re += '(?:.*/)?';
+      i += 2;
+    } else if (glob.startsWith('**', i)) {
+      re += '.*';
+      i += 1;
+    } else if (c === '*') re += '[^/]*';
     else if (c === '{') re += '(?:';
     else if (c === '}') re += ')';
     else if (c === ',') re += '|';
