@@ -129,10 +129,6 @@ export class FixedReader {
   constructor(size: number) {
     this.buf = Buffer.alloc(size);
   }
-  /** The message's size. */
-  get size(): number {
-    return this.buf.length;
-  }
   /** Bytes received so far. */
   get received(): number {
     return this.filled;

@@ -90,18 +90,21 @@ interface Endpoint {
  */
 export async function rendezvous(o: RendezvousOptions): Promise<ncclUniqueId> {
   const { rank, nranks, master, timeoutMs, secret } = checkRendezvous(o);
-  const deadline = Date.now() + timeoutMs;
   if (rank === 0) {
     const id = typeof o.id === 'function' ? o.id() : (o.id ?? Communicator.uniqueId());
     if (!(id instanceof ncclUniqueId))
       throw new TypeError(`rendezvous: parameter 'id' must be a ncclUniqueId or a function that returns one`);
     if (nranks === 1) return id;
-    const address = await bindAddress(master, secret, 0);
-    await serve(Buffer.from(id.getBytes()), { nranks, master: { host: address, port: master.port }, timeoutMs, deadline, secret });
+    await serve(Buffer.from(id.getBytes()), await exchange(rank, nranks, master, timeoutMs, secret));
     return id;
   }
-  const address = await bindAddress(master, secret, rank);
-  return fetchId(rank, { nranks, master: { host: address, port: master.port }, timeoutMs, deadline, secret });
+  return fetchId(rank, await exchange(rank, nranks, master, timeoutMs, secret));
+}
+
+/** What both sides of one rendezvous know: the deadline counted from now, the master's address resolved. */
+async function exchange(rank: number, nranks: number, master: Endpoint, timeoutMs: number, secret: Buffer): Promise<Exchange> {
+  const deadline = Date.now() + timeoutMs;
+  return { nranks, master: { host: await masterAddress(master, secret, rank), port: master.port }, timeoutMs, deadline, secret };
 }
 
 /** The options, checked, with their defaults. */
@@ -110,7 +113,7 @@ function checkRendezvous(o: RendezvousOptions): {
   nranks: number;
   master: Endpoint;
   timeoutMs: number;
-  secret: Buffer | undefined;
+  secret: Buffer;
 } {
   const fn = 'rendezvous';
   if (typeof o !== 'object' || o === null)
@@ -130,9 +133,9 @@ function checkRendezvous(o: RendezvousOptions): {
   return { rank, nranks, master, timeoutMs, secret: secretBytes(o.secret ?? process.env[RENDEZVOUS_SECRET_ENV]) };
 }
 
-/** The secret as bytes (undefined when there is none), refused when too short or of the wrong type. */
-function secretBytes(secret: string | Uint8Array | undefined): Buffer | undefined {
-  if (secret === undefined || secret === '') return undefined;
+/** The secret as bytes (empty when there is none), refused when too short or of the wrong type. */
+function secretBytes(secret: string | Uint8Array | undefined): Buffer {
+  if (secret === undefined || secret === '') return Buffer.alloc(0);
   if (typeof secret !== 'string' && !(secret instanceof Uint8Array))
     throw new TypeError(`rendezvous: parameter 'secret' must be a string or a Uint8Array, got ${typeof secret}`);
   const b = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret);
@@ -152,9 +155,9 @@ export function isLoopback(address: string): boolean {
 
 /**
  * @internal The address `master.host` stands for (a literal as given, a host name resolved by the system's
- * resolver), refused when it is not loopback and there is no secret.
+ * resolver): rank 0 binds it, the others connect to it. Refused when it is not loopback and there is no secret.
  */
-export async function bindAddress(master: Endpoint, secret: Buffer | undefined, rank: number): Promise<string> {
+export async function masterAddress(master: Endpoint, secret: Buffer, rank: number): Promise<string> {
   let address = master.host;
   if (!net.isIP(address)) {
     try {
@@ -163,7 +166,7 @@ export async function bindAddress(master: Endpoint, secret: Buffer | undefined, 
       throw new Error(`rendezvous: rank ${rank} could not resolve '${master.host}': ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
     }
   }
-  if (!secret && !isLoopback(address))
+  if (secret.length === 0 && !isLoopback(address))
     throw new Error(
       `rendezvous: '${master.host}' is ${address === master.host ? 'not a loopback address' : `${address}, not a loopback address`}, so the job needs a shared secret: give every rank the same 'secret' option or ${RENDEZVOUS_SECRET_ENV} (at least ${MIN_SECRET_BYTES} bytes)`,
     );
@@ -179,7 +182,8 @@ interface Exchange {
   timeoutMs: number;
   /** When the whole exchange gives up (Date.now() time). */
   deadline: number;
-  secret: Buffer | undefined;
+  /** The shared secret; empty when there is none (loopback only). */
+  secret: Buffer;
 }
 
 /** Up to 8 of the ranks in [1, nranks) not in `served`, and how many there are in all. */
@@ -192,7 +196,6 @@ function missingRanks(served: Set<number>, nranks: number): string {
 
 /** Rank 0: serves the id until every other rank has it, or rejects at the deadline. */
 function serve(id: Buffer, x: Exchange): Promise<void> {
-  const secret = x.secret ?? Buffer.alloc(0);
   const served = new Set<number>();
   const sockets = new Set<net.Socket>();
   return new Promise((resolve, reject) => {
@@ -211,7 +214,7 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
       () =>
         finish(
           new Error(
-            `rendezvous: rank 0 at ${where(x.master)} waited ${x.timeoutMs} ms, but ${missingRanks(served, x.nranks)} of ${x.nranks} never fetched the NCCL unique id; did they start, with this address${x.secret ? ' and secret' : ''}?`,
+            `rendezvous: rank 0 at ${where(x.master)} waited ${x.timeoutMs} ms, but ${missingRanks(served, x.nranks)} of ${x.nranks} never fetched the NCCL unique id; did they start, with this address${x.secret.length ? ' and secret' : ''}?`,
           ),
         ),
       Math.max(0, x.deadline - Date.now()),
@@ -224,7 +227,7 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
         sockets.delete(sock);
         if (served.size === x.nranks - 1) finish();
       };
-      serveOne(sock, { id, secret, x, served, onServed });
+      serveOne(sock, { id, x, served, onServed });
     });
     server.on('error', (e: NodeJS.ErrnoException) =>
       finish(
@@ -238,7 +241,7 @@ function serve(id: Buffer, x: Exchange): Promise<void> {
 }
 
 /** Rank 0's side of one connection: hello, then one claim of fixed size, then the id or a refusal. */
-function serveOne(sock: net.Socket, c: { id: Buffer; secret: Buffer; x: Exchange; served: Set<number>; onServed: () => void }): void {
+function serveOne(sock: net.Socket, c: { id: Buffer; x: Exchange; served: Set<number>; onServed: () => void }): void {
   const { bytes, nonce } = wire.hello();
   const reader = new wire.FixedReader(wire.CLAIM_BYTES);
   const drop = setTimeout(() => sock.destroy(), Math.max(0, Math.min(CLAIM_MS, c.x.deadline - Date.now())));
@@ -250,7 +253,7 @@ function serveOne(sock: net.Socket, c: { id: Buffer; secret: Buffer; x: Exchange
     if (state === 'more') return;
     sock.removeAllListeners('data');
     clearTimeout(drop);
-    const claim = state === 'done' ? wire.readClaim(c.secret, nonce, reader.bytes) : undefined;
+    const claim = state === 'done' ? wire.readClaim(c.x.secret, nonce, reader.bytes) : undefined;
     if (!claim) return void sock.destroy();
     const refusal = refusalOf(claim, c.x.nranks, c.served);
     if (refusal !== undefined) return void sock.end(Buffer.from([refusal]));
@@ -287,7 +290,6 @@ function refusalText(code: number, rank: number, x: Exchange): string {
 
 /** Any other rank: connects to rank 0 (retrying while it is not yet listening) and reads the id. */
 function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
-  const secret = x.secret ?? Buffer.alloc(0);
   let lastError = 'no answer';
   let sock: net.Socket | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -322,8 +324,9 @@ function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
         retryTimer = setTimeout(attempt, 100);
       };
       s.on('error', (e: NodeJS.ErrnoException) => retry(e.code ?? e.message));
-      s.on('close', () => retry(lastError === 'no answer' ? 'closed by rank 0' : lastError));
-      s.on('data', exchangeReader(s, rank, secret, x, settle));
+      // After an 'error' this attempt was retried already, and its 'close' is ignored.
+      s.on('close', () => retry('closed by rank 0'));
+      s.on('data', exchangeReader(s, rank, x, settle));
     };
     attempt();
   });
@@ -336,7 +339,6 @@ function fetchId(rank: number, x: Exchange): Promise<ncclUniqueId> {
 function exchangeReader(
   s: net.Socket,
   rank: number,
-  secret: Buffer,
   x: Exchange,
   settle: (e: Error | undefined, id?: ncclUniqueId) => void,
 ): (d: Buffer) => void {
@@ -353,7 +355,7 @@ function exchangeReader(
       if (state === 'more') return;
       const nonce = state === 'done' ? wire.readHello(hello.bytes) : undefined;
       if (!nonce) return settle(foreign(hello.received + (state === 'overflow' ? d.length : 0)));
-      const c = wire.claim(secret, nonce, rank, x.nranks);
+      const c = wire.claim(x.secret, nonce, rank, x.nranks);
       keys = c.keys;
       s.write(c.bytes);
       return;

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { bindAddress, isLoopback, rendezvous, rendezvousFromEnv, parseMaster } from '../../src/core/rendezvous';
+import { isLoopback, masterAddress, rendezvous, rendezvousFromEnv, parseMaster } from '../../src/core/rendezvous';
 import * as wire from '../../src/core/rendezvous-protocol';
 import { uniqueIdFromBuffer } from '../../src/nccl/helpers';
 import type { ncclUniqueId } from '../../src/nccl';
@@ -206,7 +206,7 @@ describe('a rendezvous that a hostile peer cannot take over', () => {
   });
 
   test('a host name is bound at the address it resolves to, never the wildcard', async () => {
-    const address = await bindAddress({ host: 'localhost', port: 1 }, undefined, 0);
+    const address = await masterAddress({ host: 'localhost', port: 1 }, Buffer.alloc(0), 0);
     expect(isLoopback(address)).toBe(true);
     for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) expect(isLoopback(a)).toBe(true);
     for (const a of ['0.0.0.0', '::', '10.0.0.1', '::ffff:10.0.0.1', '128.0.0.1']) expect(isLoopback(a)).toBe(false);
