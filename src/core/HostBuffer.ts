@@ -4,7 +4,7 @@
 import koffi from 'koffi';
 import * as cudart from '../runtime';
 import { check } from './errors';
-import { holdOpen, release } from './lifetime';
+import { Holds, holdOpen, release } from './lifetime';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from './options';
 
@@ -105,9 +105,8 @@ export class HostBuffer {
   readonly devicePtr!: bigint | null;
   private view!: ArrayBuffer | null;
   private onClose: (() => void) | null = null;
-  /** How many holds (see holdOpen in lifetime.ts) are on it; while any is, close() leaves onClose to the last. */
-  private holds = 0;
-  private closeWhenLetGo: (() => void) | null = null;
+  /** The holds on it (see holdOpen in lifetime.ts), once one was taken; while any is, close() leaves onClose to the last. */
+  private holds: Holds | null = null;
 
   /**
    * `size` bytes of pinned memory: from the installed PinnedMemoryPool (setPinnedMemoryAllocator),
@@ -196,7 +195,7 @@ export class HostBuffer {
     this.view = null;
     const onClose = this.onClose;
     this.onClose = null;
-    if (this.holds > 0) this.closeWhenLetGo = onClose;
+    if (onClose && this.holds?.held) this.holds.defer(onClose);
     else onClose?.();
   }
 
@@ -207,15 +206,10 @@ export class HostBuffer {
   [holdOpen](): () => void {
     // Reachable from the hold until it is let go (emptied then), so the memory is not collected meanwhile.
     const memory = [this.view];
-    this.holds++;
+    const letGo = (this.holds ??= new Holds()).take();
     return () => {
-      if (memory.length === 0) return;
       memory.length = 0;
-      if (--this.holds === 0 && this.closeWhenLetGo) {
-        const onClose = this.closeWhenLetGo;
-        this.closeWhenLetGo = null;
-        onClose();
-      }
+      letGo();
     };
   }
 

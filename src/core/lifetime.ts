@@ -32,6 +32,39 @@ export interface Holdable {
   [holdOpen](): () => void;
 }
 
+/**
+ * @internal The holds on one object (see holdOpen), made at its first hold: while any is taken,
+ * what its close() would free waits here for the last one to be let go.
+ */
+export class Holds {
+  private count = 0;
+  private deferred: (() => void) | null = null;
+
+  /** Whether a hold is taken. */
+  get held(): boolean {
+    return this.count > 0;
+  }
+
+  /** Takes a hold; the function returned lets go of it (once). */
+  take(): () => void {
+    this.count++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.count > 0 || this.deferred === null) return;
+      const f = this.deferred;
+      this.deferred = null;
+      f();
+    };
+  }
+
+  /** Leaves `free` to the last hold let go (call it while held). */
+  defer(free: () => void): void {
+    this.deferred = free;
+  }
+}
+
 /** A resource's keep list (module-private: set in Resource's static block). */
 let keepOf: (r: Resource) => readonly unknown[];
 
@@ -47,9 +80,8 @@ let keepOf: (r: Resource) => readonly unknown[];
 export abstract class Resource {
   private closed = false;
   private readonly token = {};
-  /** How many holds (see holdOpen) are on it; while any is, close() leaves the freeing to the last. */
-  private holds = 0;
-  private freeWhenLetGo = false;
+  /** The holds on it (see holdOpen), once one was taken; while any is, close() leaves the freeing to the last. */
+  private holds: Holds | null = null;
 
   static {
     keepOf = (r) => r.keep;
@@ -86,22 +118,13 @@ export abstract class Resource {
     if (this.closed) return;
     this.closed = true;
     finalizer.unregister(this.token);
-    if (this.holds > 0) this.freeWhenLetGo = true;
+    if (this.holds?.held) this.holds.defer(() => release(this.free));
     else release(this.free);
   }
 
   /** @internal See holdOpen. */
   [holdOpen](): () => void {
-    this.holds++;
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      if (--this.holds === 0 && this.freeWhenLetGo) {
-        this.freeWhenLetGo = false;
-        release(this.free);
-      }
-    };
+    return (this.holds ??= new Holds()).take();
   }
 
   /** Calls close(): `using x = …` closes the resource when the block ends. */
