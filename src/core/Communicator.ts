@@ -9,10 +9,9 @@ import { Resource } from './lifetime';
 import { Device } from './Device';
 import { DeviceBuffer } from './DeviceBuffer';
 import { Stream } from './Stream';
-import { describe } from '../ffi/checks';
+import { describe, lookupName } from '../ffi/checks';
 import { checkOptions, type OptionKeys } from './options';
 import { CudaBindingsError, statusMessage, statusText } from '../ffi/errors';
-import { lookupName } from '../ffi/checks';
 
 /** Element types of the collectives, by their short names (CuPy's and PyTorch's). */
 export type NcclDtype = 'i8' | 'u8' | 'i32' | 'u32' | 'i64' | 'u64' | 'f16' | 'bf16' | 'f32' | 'f64' | 'f8e4m3' | 'f8e5m2';

@@ -4,9 +4,8 @@
 import * as cuda from '../driver';
 import { driverError } from './errors';
 import { DeviceBuffer } from './DeviceBuffer';
-import { describe } from '../ffi/checks';
+import { describe, lookupName } from '../ffi/checks';
 import { checkOptions, type OptionKeys } from './options';
-import { lookupName } from '../ffi/checks';
 
 /** Element types of a tensor map. */
 export type TensorMapDataType =
