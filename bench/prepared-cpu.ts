@@ -26,7 +26,7 @@ if (!process.env.CUDA_BINDINGS_PREPARED_BENCH) {
 /* eslint-disable @typescript-eslint/no-require-imports */
 const koffi = require('koffi') as typeof import('koffi');
 const { core, cudart } = require(path.resolve('dist')) as typeof import('../src');
-const { Kernel } = require(path.resolve('dist', 'core', 'Kernel')) as typeof import('../src/core/Kernel');
+const { Kernel } = require(path.resolve('dist', 'core', 'launch', 'Kernel')) as typeof import('../src/core/launch/Kernel');
 const { time } = require(path.resolve('dist', 'cli', 'latency')) as typeof import('../src/cli/latency');
 /* eslint-enable @typescript-eslint/no-require-imports */
 const bench = (fn: () => unknown, n: number): number => time(fn, n, 7);

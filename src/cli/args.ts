@@ -1,6 +1,6 @@
 // Command-line parsing (node:util parseArgs, strict) and usage texts.
 import { parseArgs as nodeParseArgs } from 'node:util';
-import { CudaBindingsError } from '../core/errors';
+import { CudaBindingsError } from '../core/base/errors';
 
 export type Command = 'info' | 'bandwidth' | 'latency' | 'top' | 'topo';
 

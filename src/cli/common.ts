@@ -1,6 +1,6 @@
 // What the commands share: output, tables, and the check that a driver and a GPU are there.
 import * as cudart from '../runtime';
-import { CudaBindingsError } from '../core/errors';
+import { CudaBindingsError } from '../core/base/errors';
 
 export interface Output {
   log(s: string): void;

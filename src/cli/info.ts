@@ -4,7 +4,7 @@ import * as cuda from '../driver';
 import * as nvrtc from '../nvrtc';
 import type { Options } from './args';
 import { ok, oneLine, printable, requireGpu, table, version, type Output } from './common';
-import { NvmlDevice, type GpuHealth } from '../core/nvml';
+import { NvmlDevice, type GpuHealth } from '../core/nvml/NvmlDevice';
 
 export interface DeviceInfo {
   index: number;

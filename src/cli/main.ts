@@ -11,7 +11,7 @@ import { latency } from './latency';
 import { top } from './top';
 import { topo } from './topo';
 import { CommandError, oneLine, printable, version as versionText, type Output } from './common';
-import { NvmlError } from '../core/nvml';
+import { NvmlError } from '../core/nvml/NvmlDevice';
 import * as cudart from '../runtime';
 
 const commands: Record<Command, (o: Options, out: Output) => Promise<void> | void> = { info, bandwidth, latency, top, topo };

@@ -1,7 +1,7 @@
 // `cuda-bindings top`: every GPU, refreshed every second, as NVML reads it. On a terminal a block per
 // GPU redrawn in place (q or Ctrl-C quits and restores the terminal); on a pipe or with --json one
 // JSON object per sample (NDJSON).
-import { NvmlDevice, type GpuSample } from '../core/nvml';
+import { NvmlDevice, type GpuSample } from '../core/nvml/NvmlDevice';
 import type { Options } from './args';
 import { printable, type Output } from './common';
 

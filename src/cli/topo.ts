@@ -1,5 +1,5 @@
 // `cuda-bindings topo`: how the GPUs connect, as `nvidia-smi topo -m` prints it, from NVML.
-import { NvmlDevice, formatCpuList, type TopologyLink } from '../core/nvml';
+import { NvmlDevice, formatCpuList, type TopologyLink } from '../core/nvml/NvmlDevice';
 import type { Options } from './args';
 import { printable, type Output } from './common';
 

@@ -14,9 +14,9 @@ export {
   checkNvrtc,
   type CudaBindingsErrorDetails,
   type CudaLibrary,
-} from './errors';
-export { warnOnLeaks } from './lifetime';
-export { Device, type DeviceAttributeName } from './Device';
+} from './base/errors';
+export { warnOnLeaks } from './base/lifetime';
+export { Device, type DeviceAttributeName } from './device/Device';
 export {
   NvmlDevice,
   NvmlError,
@@ -28,13 +28,13 @@ export {
   type GpuSample,
   type GpuProcess,
   type TopologyLink,
-} from './nvml';
-export { Stream, type StreamOptions, type CaptureOptions } from './Stream';
-export { Event, type EventOptions } from './Event';
-export { DeviceBuffer, type HostData, type CopyOptions, type MemoryKind, type MemoryLocation, type ManagedAdvice } from './DeviceBuffer';
-export { HostBuffer, setPinnedMemoryAllocator, getPinnedMemoryAllocator, type HostBufferOptions, type PinnedAllocator } from './HostBuffer';
-export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './PinnedMemoryPool';
-export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './MemoryPool';
+} from './nvml/NvmlDevice';
+export { Stream, type StreamOptions, type CaptureOptions } from './device/Stream';
+export { Event, type EventOptions } from './device/Event';
+export { DeviceBuffer, type HostData, type CopyOptions, type MemoryKind, type MemoryLocation, type ManagedAdvice } from './memory/DeviceBuffer';
+export { HostBuffer, setPinnedMemoryAllocator, getPinnedMemoryAllocator, type HostBufferOptions, type PinnedAllocator } from './memory/HostBuffer';
+export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
+export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './memory/MemoryPool';
 export {
   CachingAllocator,
   setAllocator,
@@ -42,23 +42,23 @@ export {
   type Allocator,
   type AllocateOptions,
   type CachingAllocatorOptions,
-} from './CachingAllocator';
-export { MemoryHook, type MemoryEvent, type MemoryHookPhase, type MemoryHookOptions } from './MemoryHook';
-export { DebugPrintHook, type DebugPrintHookOptions } from './DebugPrintHook';
-export { LineProfileHook, type LineProfileRow } from './LineProfileHook';
-export { IpcMemoryHandle } from './IpcMemoryHandle';
-export { IpcEventHandle } from './IpcEventHandle';
-export { IpcBufferDescriptor } from './IpcBufferDescriptor';
-export { IpcMemoryPool, type IpcMemoryPoolOptions } from './IpcMemoryPool';
-export { ManagedMemoryPool, type ManagedMemoryPoolOptions } from './ManagedMemoryPool';
+} from './memory/CachingAllocator';
+export { MemoryHook, type MemoryEvent, type MemoryHookPhase, type MemoryHookOptions } from './memory/MemoryHook';
+export { DebugPrintHook, type DebugPrintHookOptions } from './memory/DebugPrintHook';
+export { LineProfileHook, type LineProfileRow } from './memory/LineProfileHook';
+export { IpcMemoryHandle } from './ipc/IpcMemoryHandle';
+export { IpcEventHandle } from './ipc/IpcEventHandle';
+export { IpcBufferDescriptor } from './ipc/IpcBufferDescriptor';
+export { IpcMemoryPool, type IpcMemoryPoolOptions } from './ipc/IpcMemoryPool';
+export { ManagedMemoryPool, type ManagedMemoryPoolOptions } from './memory/ManagedMemoryPool';
 export {
   VirtualMemoryResource,
   type VirtualMemoryResourceOptions,
   type VirtualAllocateOptions,
   type VirtualHandleType,
   type VirtualAccess,
-} from './VirtualMemoryResource';
-export { VirtualBuffer } from './VirtualBuffer';
+} from './memory/VirtualMemoryResource';
+export { VirtualBuffer } from './memory/VirtualBuffer';
 export {
   Context,
   type ContextOptions,
@@ -67,18 +67,18 @@ export {
   type ContextScheduling,
   type CacheConfig,
   type SharedMemConfig,
-} from './Context';
-export { DeviceResources, type SMSplit } from './DeviceResources';
-export { SMResource } from './SMResource';
-export { GreenContext } from './GreenContext';
-export { Program, type ProgramOptions, type CompileAsyncOptions } from './Program';
-export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './Module';
+} from './device/Context';
+export { DeviceResources, type SMSplit } from './device/DeviceResources';
+export { SMResource } from './device/SMResource';
+export { GreenContext } from './device/GreenContext';
+export { Program, type ProgramOptions, type CompileAsyncOptions } from './compile/Program';
+export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './launch/Module';
 export type { WaitOptions } from '../ffi/waits';
-export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './ObjectCode';
-export { Linker, type LinkerOptions } from './Linker';
-export { Kernel, type LaunchConfig, type Dim, type KernelArgument, type KernelAttributes, type SettableKernelAttribute } from './Kernel';
-export { ElementwiseKernel, type ElementwiseOptions } from './ElementwiseKernel';
-export { Graph, GraphExec } from './Graph';
+export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
+export { Linker, type LinkerOptions } from './compile/Linker';
+export { Kernel, type LaunchConfig, type Dim, type KernelArgument, type KernelAttributes, type SettableKernelAttribute } from './launch/Kernel';
+export { ElementwiseKernel, type ElementwiseOptions } from './compile/ElementwiseKernel';
+export { Graph, GraphExec } from './graph/Graph';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */
 export { i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, ptr, KernelArg, KernelArgs } from '../runtime';
 export {
@@ -93,24 +93,24 @@ export {
   type CollectiveOptions,
   type ReduceOptions,
   type RootOptions,
-} from './Communicator';
-export { rendezvous, rendezvousFromEnv, parseMaster, type RendezvousOptions } from './rendezvous';
-export { HostArgument, In, Out, InOut, type HostArgumentDirection } from './HostArgument';
-export { type PreparedLaunch, type PreparedArgument } from './PreparedLaunch';
-export { parseSignature, type ParamType } from './signature';
-export { GraphBuilder, type NodeOptions, type KernelNodeConfig, type IfNode, type WhileNode, type SwitchNode } from './GraphBuilder';
-export { GraphNode, type GraphNodeKind } from './GraphNode';
-export { ConditionalHandle } from './ConditionalHandle';
-export { ChannelFormatDescriptor, type ChannelKind, type ChannelType } from './ChannelFormatDescriptor';
-export { CudaArray, type CudaArrayOptions } from './CudaArray';
-export { ResourceDescriptor, type ResourceKind } from './ResourceDescriptor';
-export { TextureDescriptor, type TextureOptions, type AddressMode } from './TextureDescriptor';
-export { TextureObject } from './TextureObject';
-export { SurfaceObject } from './SurfaceObject';
+} from './nccl/Communicator';
+export { rendezvous, rendezvousFromEnv, parseMaster, type RendezvousOptions } from './nccl/rendezvous';
+export { HostArgument, In, Out, InOut, type HostArgumentDirection } from './launch/HostArgument';
+export { type PreparedLaunch, type PreparedArgument } from './launch/PreparedLaunch';
+export { parseSignature, type ParamType } from './launch/signature';
+export { GraphBuilder, type NodeOptions, type KernelNodeConfig, type IfNode, type WhileNode, type SwitchNode } from './graph/GraphBuilder';
+export { GraphNode, type GraphNodeKind } from './graph/GraphNode';
+export { ConditionalHandle } from './graph/ConditionalHandle';
+export { ChannelFormatDescriptor, type ChannelKind, type ChannelType } from './texture/ChannelFormatDescriptor';
+export { CudaArray, type CudaArrayOptions } from './texture/CudaArray';
+export { ResourceDescriptor, type ResourceKind } from './texture/ResourceDescriptor';
+export { TextureDescriptor, type TextureOptions, type AddressMode } from './texture/TextureDescriptor';
+export { TextureObject } from './texture/TextureObject';
+export { SurfaceObject } from './texture/SurfaceObject';
 export {
   TensorMapDescriptor,
   type TensorMapDataType,
   type TensorMapCommonOptions,
   type TiledTensorMapOptions,
   type Im2colTensorMapOptions,
-} from './TensorMapDescriptor';
+} from './texture/TensorMapDescriptor';

@@ -3,7 +3,7 @@
 // and HostBuffer.as takes only a TypedArray class or DataView. What needs a device runs on the fake
 // libcudart (test/cpu/helpers/fake-cudart.ts); the rest fails before any CUDA call.
 import { core, cudart } from '../../src';
-import { checkOptions } from '../../src/core/options';
+import { checkOptions } from '../../src/core/base/options';
 import { removeFakeCudart, runOnFake } from './helpers/fake-cudart';
 
 afterAll(() => removeFakeCudart());

@@ -4,7 +4,7 @@
 // kernels run on the CPU.
 import * as fs from 'node:fs';
 import { core } from '../../src';
-import { Kernel } from '../../src/core/Kernel';
+import { Kernel } from '../../src/core/launch/Kernel';
 import { buildFakeCudart, runWithFake } from './helpers/fake-cudart';
 
 const { parseSignature, In, Out, InOut } = core;

@@ -48,7 +48,7 @@ test('tiled and im2col maps pass shapes, strides, boxes and modes to C innermost
     const im2col = { type: e[0], rank: e[1], cpp: e[6], ppc: e.readUInt32LE(96), dims: [0, 1, 2, 3].map((i) => e.readUInt32LE(16 + 4 * i)), strides: [0, 1, 2].map((i) => e.readUInt32LE(36 + 4 * i)),
       lo: [e.readInt32LE(52), e.readInt32LE(56)], hi: [e.readInt32LE(64), e.readInt32LE(68)], es: [0, 1, 2, 3].map((i) => e.readUInt32LE(76 + 4 * i)) };
     // By value in a launch: the fake launch (handle 0x101) records the first 16 bytes of its argument.
-    const { Kernel } = require('./src/core/Kernel');
+    const { Kernel } = require('./src/core/launch/Kernel');
     const koffi = require('koffi');
     const k = new Kernel(0x101n, 'tma', { isClosed: false });
     k.launch({ grid: 1, block: 1 }, m);

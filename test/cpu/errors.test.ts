@@ -193,10 +193,10 @@ const unloadable = (label: string) => () => {
 
 describe('an error being built never hides the failure it reports', () => {
   test("NcclError: a libnccl that cannot give ncclGetErrorString leaves the status, the call and NCCL's last error", () => {
-    const { NcclError } = withFacade<typeof import('../../src/core/Communicator')>(
+    const { NcclError } = withFacade<typeof import('../../src/core/nccl/Communicator')>(
       '../../src/nccl',
       { ncclGetErrorString: unloadable('libnccl') },
-      '../../src/core/Communicator',
+      '../../src/core/nccl/Communicator',
     );
     let e: InstanceType<typeof NcclError> | undefined;
     expect(() => (e = new NcclError(2, 'ncclSystemError', 'ncclAllReduce', 'socket closed'))).not.toThrow();
@@ -212,10 +212,10 @@ describe('an error being built never hides the failure it reports', () => {
   });
 
   test('NcclError: with the text, the message is what it was', () => {
-    const { NcclError } = withFacade<typeof import('../../src/core/Communicator')>(
+    const { NcclError } = withFacade<typeof import('../../src/core/nccl/Communicator')>(
       '../../src/nccl',
       { ncclGetErrorString: () => [0, 'invalid argument'] },
-      '../../src/core/Communicator',
+      '../../src/core/nccl/Communicator',
     );
     expect(new NcclError(4, 'ncclInvalidArgument', 'ncclCommInitRankConfig', 'one rank only').message).toBe(
       'ncclInvalidArgument: invalid argument (one rank only) (in ncclCommInitRankConfig)',
@@ -223,10 +223,10 @@ describe('an error being built never hides the failure it reports', () => {
   });
 
   test('runtimeError: a libcudart that cannot name the status gives a CudaError named by the enum', () => {
-    const { runtimeError, CudaError } = withFacade<typeof import('../../src/core/errors')>(
+    const { runtimeError, CudaError } = withFacade<typeof import('../../src/core/base/errors')>(
       '../../src/runtime',
       { cudaGetErrorName: unloadable('libcudart'), cudaGetErrorString: unloadable('libcudart') },
-      '../../src/core/errors',
+      '../../src/core/base/errors',
     );
     const e = runtimeError(2, 'cudaMalloc');
     expect(e).toBeInstanceOf(CudaError);
@@ -235,16 +235,16 @@ describe('an error being built never hides the failure it reports', () => {
   });
 
   test('driverError and nvrtcError: the same when libcuda or libnvrtc cannot describe the status', () => {
-    const { driverError } = withFacade<typeof import('../../src/core/errors')>(
+    const { driverError } = withFacade<typeof import('../../src/core/base/errors')>(
       '../../src/driver',
       { cuGetErrorString: unloadable('libcuda') },
-      '../../src/core/errors',
+      '../../src/core/base/errors',
     );
     expect(driverError(100, 'cuInit').message).toBe('CUDA_ERROR_NO_DEVICE: unknown error (in cuInit)');
-    const { nvrtcError } = withFacade<typeof import('../../src/core/errors')>(
+    const { nvrtcError } = withFacade<typeof import('../../src/core/base/errors')>(
       '../../src/nvrtc',
       { nvrtcGetErrorString: unloadable('libnvrtc') },
-      '../../src/core/errors',
+      '../../src/core/base/errors',
     );
     expect(nvrtcError(6, 'nvrtcCompileProgram').message).toBe('NVRTC_ERROR_COMPILATION: unknown error (in nvrtcCompileProgram)');
   });

@@ -14,10 +14,10 @@ process.env.CUDA_BINDINGS_NVFATBIN = libs.nvfatbin;
 process.env.CUDA_BINDINGS_CUDA = libs.cuda;
 
 import { nvjitlink, nvfatbin } from '../../src';
-import { ObjectCode } from '../../src/core/ObjectCode';
-import { Linker, nvJitLinkOptions } from '../../src/core/Linker';
-import { CudaBindingsError, LinkError } from '../../src/core/errors';
-import { Program } from '../../src/core/Program';
+import { ObjectCode } from '../../src/core/compile/ObjectCode';
+import { Linker, nvJitLinkOptions } from '../../src/core/compile/Linker';
+import { CudaBindingsError, LinkError } from '../../src/core/base/errors';
+import { Program } from '../../src/core/compile/Program';
 
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -456,7 +456,7 @@ describe('Linker without nvJitLink', () => {
           throw new Error('libnvJitLink: could not load the library. Tried:\n  - libnvJitLink.so.13: cannot open shared object file');
         },
       }));
-      mods = { Linker: require('../../src/core/Linker').Linker, ObjectCode: require('../../src/core/ObjectCode').ObjectCode };
+      mods = { Linker: require('../../src/core/compile/Linker').Linker, ObjectCode: require('../../src/core/compile/ObjectCode').ObjectCode };
     });
     return mods!;
   };

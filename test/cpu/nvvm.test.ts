@@ -4,8 +4,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { nvvm } from '../../src';
-import { Program } from '../../src/core/Program';
-import { NvvmError } from '../../src/core/errors';
+import { Program } from '../../src/core/compile/Program';
+import { NvvmError } from '../../src/core/base/errors';
 
 let missing = '';
 try {
@@ -189,7 +189,7 @@ suite(`Program.compile with { language: 'nvvm' }${why}`, () => {
   });
 
   test('bitcode is taken as bytes, and target ltoir gives LTO-IR for a Linker', () => {
-    const lib = fs.readFileSync(path.join(path.dirname(require('../../src/core/Program').libdevicePath(true)), 'libdevice.10.bc'));
+    const lib = fs.readFileSync(path.join(path.dirname(require('../../src/core/compile/Program').libdevicePath(true)), 'libdevice.10.bc'));
     expect(lib.subarray(0, 4).toString('hex')).toBe('4243c0de');
     const p = Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', target: 'ltoir', libdevice: true, cache: false });
     expect(p.objectCode.kind).toBe('ltoir');

@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { isLoopback, masterAddress, rendezvous, rendezvousFromEnv, parseMaster } from '../../src/core/rendezvous';
-import * as wire from '../../src/core/rendezvous-protocol';
+import { isLoopback, masterAddress, rendezvous, rendezvousFromEnv, parseMaster } from '../../src/core/nccl/rendezvous';
+import * as wire from '../../src/core/nccl/rendezvous-protocol';
 import { uniqueIdFromBuffer } from '../../src/nccl/helpers';
 import type { ncclUniqueId } from '../../src/nccl';
 

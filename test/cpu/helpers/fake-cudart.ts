@@ -80,7 +80,7 @@ export function runWithFake(lib: string, body: string, nodeArgs: string[] = []):
   const script = `
     const koffi = require('koffi');
     const { core, cudart } = require('./src');
-    const { Kernel } = require('./src/core/Kernel');
+    const { Kernel } = require('./src/core/launch/Kernel');
     const L = koffi.load(${JSON.stringify(lib)});
     const fake = { last: L.func('void fake_last(void *)'), launches: L.func('long fake_launches(void)'), live: L.func('long fake_live_allocations(void)'),
       config: L.func('void fake_last_config(void *)'), args: L.func('void *fake_last_args(void)'),

@@ -1,6 +1,6 @@
 // One rank of the rendezvous test: gets the unique id through rendezvousFromEnv and prints it as
 // base64 (rank 0 serves the id in RENDEZVOUS_ID), or prints the error.
-import { rendezvous, rendezvousFromEnv } from '../../../src/core/rendezvous';
+import { rendezvous, rendezvousFromEnv } from '../../../src/core/nccl/rendezvous';
 import { uniqueIdFromBase64, uniqueIdToBase64 } from '../../../src/nccl/helpers';
 
 const o = rendezvousFromEnv();

@@ -1,0 +1,196 @@
+// The lifetime every core resource shares: close() (safe twice), isClosed, `using`, a finalizer.
+import { whenNoHostFunctionsPending } from '../../ffi/host-callbacks';
+
+/** Frees now, or (when a JS host function is pending and the free could wait for the device) later. */
+export function release(free: () => void): void {
+  whenNoHostFunctionsPending(() => {
+    try {
+      free();
+    } catch {
+      // A free must not throw out of a finalizer; the process may be exiting and CUDA gone.
+    }
+  });
+}
+
+const finalizer = new FinalizationRegistry<() => void>(release);
+
+let warnLeaks = false;
+/** Print a line to stderr when a resource is freed by the garbage collector rather than close(). */
+export function warnOnLeaks(on: boolean): void {
+  warnLeaks = on;
+}
+
+/**
+ * @internal The method by which work that C runs later (an executable graph's nodes) holds an
+ * object open: while it is held, close() marks the object closed (nothing new can use it) but its
+ * memory is freed only when the last hold is let go. It returns the function that lets go (once).
+ */
+export const holdOpen = Symbol('holdOpen');
+
+/** @internal An object that can be held open (a Resource, a HostBuffer). */
+export interface Holdable {
+  [holdOpen](): () => void;
+}
+
+/**
+ * @internal The holds on one object (see holdOpen), made at its first hold: while any is taken,
+ * what its close() would free waits here for the last one to be let go.
+ */
+export class Holds {
+  private count = 0;
+  private deferred: (() => void) | null = null;
+
+  /** Whether a hold is taken. */
+  get held(): boolean {
+    return this.count > 0;
+  }
+
+  /** Takes a hold; the function returned lets go of it (once). */
+  take(): () => void {
+    this.count++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.count > 0 || this.deferred === null) return;
+      const f = this.deferred;
+      this.deferred = null;
+      f();
+    };
+  }
+
+  /** Leaves `free` to the last hold let go (call it while held). */
+  defer(free: () => void): void {
+    this.deferred = free;
+  }
+}
+
+/** A resource's keep list (module-private: set in Resource's static block). */
+let keepOf: (r: Resource) => readonly unknown[];
+
+/**
+ * What every core object that owns a C resource (a stream, a buffer, a module, …) shares: close()
+ * frees it now and may be called twice, `using` closes it at the end of a block, and a finalizer
+ * frees it when the object is garbage-collected unclosed (see warnOnLeaks). Methods of a closed
+ * resource throw Error.
+ *
+ * Work that C runs later can hold a resource open (an executable graph holds what its nodes use):
+ * close() then marks it closed at once, but frees it only when the last such user lets go.
+ */
+export abstract class Resource {
+  private closed = false;
+  private readonly token = {};
+  /** The holds on it (see holdOpen), once one was taken; while any is, close() leaves the freeing to the last. */
+  private holds: Holds | null = null;
+
+  static {
+    keepOf = (r) => r.keep;
+  }
+
+  /**
+   * `free` releases the C resource; it is also registered with the garbage collector, so a
+   * resource nobody closes is freed when it is collected. `keep` are the resources this one needs
+   * (a buffer keeps its device's context), held as long as it lives.
+   */
+  protected constructor(
+    private readonly free: () => void,
+    /** The objects this resource needs alive (its device, its parent allocation, …), held as long as it lives. */
+    protected readonly keep: unknown[] = [],
+  ) {
+    const what = this.constructor.name;
+    finalizer.register(
+      this,
+      () => {
+        if (warnLeaks) process.stderr.write(`cuda-bindings: a ${what} was not closed; the garbage collector freed it\n`);
+        free();
+      },
+      this.token,
+    );
+  }
+
+  /** Whether close() was called. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Frees the resource now (or, while work C runs later holds it, when that work lets go); later calls do nothing. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    finalizer.unregister(this.token);
+    if (this.holds?.held) this.holds.defer(() => release(this.free));
+    else release(this.free);
+  }
+
+  /** @internal See holdOpen. */
+  [holdOpen](): () => void {
+    return (this.holds ??= new Holds()).take();
+  }
+
+  /** Calls close(): `using x = …` closes the resource when the block ends. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** Calls close(): `await using x = …` closes the resource when the block ends. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.close();
+  }
+
+  /** Throws when the resource was closed: using it then would reach freed C memory. */
+  protected live(what: string): void {
+    if (this.isClosed) throw new Error(`${this.constructor.name}.${what}: the ${this.constructor.name} was closed`);
+  }
+}
+
+/** Whether `v`'s class, or one it extends, is called `kind`. */
+function isKind(v: object, kind: string): boolean {
+  for (let p = Object.getPrototypeOf(v); p && p !== Resource.prototype; p = Object.getPrototypeOf(p))
+    if (p.constructor.name === kind) return true;
+  return false;
+}
+
+/** @internal 'a' or 'an', for a class name in an error message. */
+export function article(kind: string): string {
+  return /^[aeiou]/i.test(kind) ? 'an' : 'a';
+}
+
+/**
+ * Throws unless `v` is an open core resource of class `kind` (a Stream, an Event, …): a closed one's
+ * handle would reach C after it was freed. `where` names the method and `param` the argument.
+ */
+export function openArg(v: unknown, kind: string, where: string, param: string): void {
+  if (!(v instanceof Resource) || !isKind(v, kind)) {
+    const got = v === null || typeof v !== 'object' ? String(v) : `a ${v.constructor?.name ?? 'object'}`;
+    throw new TypeError(`${where}: parameter '${param}' must be ${article(kind)} ${kind}, got ${got}`);
+  }
+  if (v.isClosed) throw new Error(`${where}: parameter '${param}' is ${article(kind)} ${kind} that was closed`);
+}
+
+/** openArg for an optional argument: absent (undefined) is fine. */
+export function openOptionalArg(v: unknown, kind: string, where: string, param: string): void {
+  if (v !== undefined) openArg(v, kind, where, param);
+}
+
+/**
+ * @internal Holds open (see holdOpen) every Resource or other Holdable among `items` and, through
+ * each Resource's keep list, what it needs in turn (a view's allocation, a texture's array, a pool
+ * buffer's pool): returns the function that lets go of them all, once.
+ */
+export function holdAll(items: Iterable<unknown>): () => void {
+  const seen = new Set<unknown>();
+  const letGo: (() => void)[] = [];
+  const visit = (x: unknown): void => {
+    if (x === null || typeof x !== 'object' || seen.has(x)) return;
+    seen.add(x);
+    if (holdOpen in x) letGo.push((x as Holdable)[holdOpen]());
+    if (x instanceof Resource) for (const k of keepOf(x)) visit(k);
+  };
+  for (const x of items) visit(x);
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    for (const f of letGo) f();
+  };
+}

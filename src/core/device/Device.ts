@@ -1,0 +1,241 @@
+// A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
+import * as cudart from '../../runtime';
+import { deviceSynchronize } from '../../runtime/async';
+import type { WaitOptions } from '../../ffi/waits';
+import * as cuda from '../../driver';
+import { check, driverError } from '../base/errors';
+import { Stream, STREAM_OPTIONS, type StreamOptions } from './Stream';
+import { Event, EVENT_OPTIONS, type EventOptions } from './Event';
+import { DeviceBuffer } from '../memory/DeviceBuffer';
+import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from '../memory/MemoryPool';
+import { getAllocator } from '../memory/CachingAllocator';
+import { NvmlDevice, type GpuHealth } from '../nvml/NvmlDevice';
+import { openOptionalArg } from '../base/lifetime';
+import { checkOptions } from '../base/options';
+
+/** A device attribute's name: the enum's (`'cudaDevAttrMultiProcessorCount'`) or without its prefix (`'MultiProcessorCount'`). */
+export type DeviceAttributeName = keyof typeof cudart.cudaDeviceAttr | Unprefixed<keyof typeof cudart.cudaDeviceAttr>;
+type Unprefixed<K> = K extends `cudaDevAttr${infer R}` ? R : never;
+
+const devices = new Map<number, Device>();
+
+/**
+ * A CUDA device (a GPU as this process numbers it, after CUDA_VISIBLE_DEVICES): its properties and
+ * attributes, and the factory of the streams, events, buffers and memory pools that live on it.
+ *
+ * There is one Device object per device number, got from {@link Device.get}, {@link Device.all}
+ * or {@link Device.current}; it is never closed (it stands for the device's primary context, which
+ * lives as long as the process). What it creates must be closed by you (or is freed by the garbage
+ * collector) and keeps the Device alive. Calls that reach CUDA throw {@link CudaError}; with no
+ * driver that is `cudaErrorInsufficientDriver` (35), with no GPU `cudaErrorNoDevice` (100).
+ *
+ * @example
+ * ```ts
+ * import { Device } from 'cuda-bindings/core';
+ * const dev = Device.get(0);
+ * console.log(dev.name, dev.computeCapability, dev.memoryInfo().free / 2 ** 30, 'GiB free');
+ * using stream = dev.createStream();
+ * using buf = dev.allocate(1024 * 4); // bytes
+ * buf.copyFrom(new Float32Array(1024), { stream });
+ * await stream.synchronize();
+ * ```
+ */
+export class Device {
+  private props?: cudart.cudaDeviceProp;
+  private pool?: MemoryPool;
+  private nvmlDevice?: NvmlDevice;
+
+  private constructor(
+    /** The device number, 0-based, as the runtime counts devices (cudaSetDevice's argument). */
+    readonly ordinal: number,
+  ) {}
+
+  /** How many CUDA devices this process sees (cudaGetDeviceCount); throws CudaError when CUDA cannot start (no driver, no device). */
+  static count(): number {
+    return check(cudart.cudaGetDeviceCount(), 'cudaGetDeviceCount');
+  }
+
+  /** Every device this process sees, in device-number order; throws as {@link Device.count} does. */
+  static all(): Device[] {
+    return Array.from({ length: Device.count() }, (_, i) => Device.get(i));
+  }
+
+  /**
+   * Device `n` (default 0). The same object every time for the same `n`. Throws RangeError when `n`
+   * is not a non-negative integer or the machine has fewer devices, CudaError when CUDA cannot start.
+   */
+  static get(n = 0): Device {
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`Device.get: parameter 'n' must be a device number, got ${n}`);
+    let d = devices.get(n);
+    if (!d) {
+      const count = Device.count();
+      if (n >= count) throw new RangeError(`Device.get: no device ${n}; this machine has ${count}`);
+      devices.set(n, (d = new Device(n)));
+    }
+    return d;
+  }
+
+  /** The device the calling (JS) thread uses now (cudaGetDevice): 0 until something makes another current. */
+  static current(): Device {
+    return Device.get(check(cudart.cudaGetDevice(), 'cudaGetDevice'));
+  }
+
+  /** The properties (cudaGetDeviceProperties), read on first use and cached: a struct with `name`, `totalGlobalMem` (bytes), `multiProcessorCount`, … */
+  get properties(): cudart.cudaDeviceProp {
+    return (this.props ??= check(cudart.cudaGetDeviceProperties(this.ordinal), 'cudaGetDeviceProperties'));
+  }
+
+  /** The product name, e.g. `'NVIDIA H100 80GB HBM3'`. */
+  get name(): string {
+    return this.properties.name;
+  }
+
+  /** The compute capability as `[major, minor]`, e.g. `[9, 0]` for an H100 (sm_90). */
+  get computeCapability(): [number, number] {
+    return [this.properties.major, this.properties.minor];
+  }
+
+  /** The device's UUID as `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as nvidia-smi prints it; stable across device renumbering. */
+  get uuid(): string {
+    const h = Array.from(this.properties.uuid.bytes, (x) => x.toString(16).padStart(2, '0')).join('');
+    return `GPU-${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
+
+  /** The PCI address as `domain:bus:device.function` (e.g. `'0000:1B:00.0'`, cudaDeviceGetPCIBusId); read each time. */
+  get pciBusId(): string {
+    return check(cudart.cudaDeviceGetPCIBusId(32, this.ordinal), 'cudaDeviceGetPCIBusId');
+  }
+
+  /**
+   * The same GPU as NVML sees it, matched by UUID (then PCI bus id), never by index: CUDA's order
+   * and CUDA_VISIBLE_DEVICES differ from NVML's. Initialises NVML on first use.
+   */
+  get nvml(): NvmlDevice {
+    return (this.nvmlDevice ??= NvmlDevice.forCuda(this.uuid, () => this.pciBusId));
+  }
+
+  /**
+   * A snapshot of utilization, temperature, power, clocks, memory, links, errors and processes (see
+   * GpuHealth) through NVML; `pcieThroughput: false` skips the PCIe throughput sample (on by default).
+   * Throws NvmlError when NVML cannot be loaded or the device is not found there.
+   */
+  health(options: { pcieThroughput?: boolean } = {}): GpuHealth {
+    checkOptions('Device.health', options, { pcieThroughput: true });
+    return this.nvml.health(options);
+  }
+
+  /**
+   * An attribute (cudaDeviceGetAttribute) by its name (`'cudaDevAttrMultiProcessorCount'` or
+   * `'MultiProcessorCount'`) or its cudaDeviceAttr value. Throws RangeError for an unknown name,
+   * CudaError when the device rejects the value.
+   */
+  attribute(attr: DeviceAttributeName | cudart.cudaDeviceAttr | number): number {
+    const value =
+      typeof attr === 'number'
+        ? attr
+        : (cudart.cudaDeviceAttr as unknown as Record<string, number>)[attr.startsWith('cudaDevAttr') ? attr : `cudaDevAttr${attr}`];
+    if (value === undefined) throw new RangeError(`Device.attribute: no attribute named '${attr}'`);
+    return check(cudart.cudaDeviceGetAttribute(value, this.ordinal), 'cudaDeviceGetAttribute');
+  }
+
+  /** Free and total device memory in bytes (cudaMemGetInfo); makes this device current. */
+  memoryInfo(): { free: number; total: number } {
+    this.makeCurrent();
+    const [free, total] = check(cudart.cudaMemGetInfo(), 'cudaMemGetInfo');
+    return { free, total };
+  }
+
+  /**
+   * The device's primary context (the one the runtime and this layer use), for driver API calls;
+   * it makes this device current and creates the context if it did not exist yet.
+   */
+  get primaryContext(): cuda.CUcontext {
+    this.makeCurrent();
+    check(cudart.cudaFree(null), 'cudaFree(NULL) (context creation)');
+    const [err, ctx] = cuda.cuCtxGetCurrent();
+    if (err !== cuda.CUresult.CUDA_SUCCESS || ctx === null) throw driverError(err, 'cuCtxGetCurrent');
+    return ctx;
+  }
+
+  /** Makes this the calling thread's current device (cudaSetDevice, only when it changes); returns this device. */
+  makeCurrent(): this {
+    // cudaSetDevice only when the device changes: every factory calls this, and on an H100 a
+    // cudaSetDevice before each cudaMalloc+cudaFree pair made the pair 69 µs instead of 3 µs.
+    const [err, current] = cudart.cudaGetDevice();
+    if (err !== 0 || current !== this.ordinal) check(cudart.cudaSetDevice(this.ordinal), 'cudaSetDevice');
+    return this;
+  }
+
+  /**
+   * Waits, without blocking the event loop or holding a pool thread, until all work queued on this
+   * device so far is done. `options.signal`/`timeout` reject with an AbortError/TimeoutError; the GPU
+   * work is not cancelled.
+   */
+  async synchronize(options?: WaitOptions): Promise<void> {
+    this.makeCurrent();
+    check(await deviceSynchronize('Device.synchronize', options), 'cudaDeviceSynchronize');
+  }
+
+  /** Whether this device can read and write `peer`'s memory directly (cudaDeviceCanAccessPeer); see {@link Device.enablePeerAccess}. */
+  canAccessPeer(peer: Device): boolean {
+    return check(cudart.cudaDeviceCanAccessPeer(this.ordinal, peer.ordinal), 'cudaDeviceCanAccessPeer') === 1;
+  }
+
+  /** Lets this device access `peer`'s memory (cudaDeviceEnablePeerAccess; already enabled is fine); throws CudaError when the pair cannot. */
+  enablePeerAccess(peer: Device): void {
+    this.makeCurrent();
+    const [err] = cudart.cudaDeviceEnablePeerAccess(peer.ordinal, 0);
+    if (err === cudart.cudaError_t.cudaErrorPeerAccessAlreadyEnabled) cudart.cudaGetLastError();
+    else check([err], 'cudaDeviceEnablePeerAccess');
+  }
+
+  /** A new stream on this device (cudaStreamCreateWithPriority); close it, or let `using` do so, when done. */
+  createStream(options: StreamOptions = {}): Stream {
+    checkOptions('Device.createStream', options, STREAM_OPTIONS);
+    this.makeCurrent();
+    return Stream.create(this, options);
+  }
+
+  /** A new event on this device (cudaEventCreateWithFlags); by default it records timing. Close it when done. */
+  createEvent(options: EventOptions = {}): Event {
+    checkOptions('Device.createEvent', options, EVENT_OPTIONS);
+    this.makeCurrent();
+    return Event.create(this, options);
+  }
+
+  /**
+   * `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc.
+   * `stream` is the stream the memory is used on: a caching allocator reuses it at once only there.
+   * The buffer keeps this device alive; close it to free the memory. Throws CudaError
+   * (`cudaErrorMemoryAllocation`) when the device is out of memory, TypeError for a closed stream.
+   */
+  allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
+    checkOptions('Device.allocate', options, { stream: true });
+    openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
+    this.makeCurrent();
+    const allocator = getAllocator();
+    return allocator ? allocator.allocate(size, { device: this, stream: options.stream }) : DeviceBuffer.allocate(this, size);
+  }
+
+  /**
+   * `size` bytes of managed memory (cudaMallocManaged), reachable from the host and every device;
+   * `attachHost` starts it attached to the host rather than to all streams. `size` is in bytes; close
+   * the buffer to free it.
+   */
+  allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {
+    checkOptions('Device.allocateManaged', options, { attachHost: true });
+    this.makeCurrent();
+    return DeviceBuffer.allocateManaged(this, size, options.attachHost ?? false);
+  }
+
+  /** The device's default stream-ordered memory pool (what cudaMallocAsync uses); shared, never destroyed by close(). */
+  get memoryPool(): MemoryPool {
+    return (this.pool ??= MemoryPool.defaultFor(this));
+  }
+
+  /** A new stream-ordered memory pool of this device's memory (cudaMemPoolCreate); closing it destroys the pool. */
+  createMemoryPool(options: MemoryPoolOptions = {}): MemoryPool {
+    checkOptions('Device.createMemoryPool', options, MEMORY_POOL_OPTIONS);
+    return MemoryPool.create(this, options);
+  }
+}

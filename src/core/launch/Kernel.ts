@@ -1,0 +1,253 @@
+// A kernel of a loaded Module: its attributes, occupancy, and launches with typed arguments.
+import * as cudart from '../../runtime';
+import { check, runtimeError } from '../base/errors';
+import type { DeviceBuffer } from '../memory/DeviceBuffer';
+import type { HostBuffer } from '../memory/HostBuffer';
+import { Device } from '../device/Device';
+import type { Module } from './Module';
+import type { Stream } from '../device/Stream';
+import { openArg } from '../base/lifetime';
+import { HostArgument, hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
+import { prepareLaunch, type PreparedLaunch } from './PreparedLaunch';
+import { completion } from '../base/completion';
+import type { ParamType } from './signature';
+import type { TextureObject } from '../texture/TextureObject';
+import { kernelArgument } from './kernel-argument';
+import type { SurfaceObject } from '../texture/SurfaceObject';
+import type { TensorMapDescriptor } from '../texture/TensorMapDescriptor';
+import type { ConditionalHandle } from '../graph/ConditionalHandle';
+import { checkOptions, LAUNCH_CONFIG_KEYS } from '../base/options';
+import { setDim } from './dims';
+
+/** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
+export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
+
+/** Where and how big a launch is: `kernel.launch({ grid: 64, block: 256, stream }, ...args)`. */
+export interface LaunchConfig {
+  /** Blocks in the grid. */
+  grid: Dim;
+  /** Threads in a block. */
+  block: Dim;
+  /** Dynamic shared memory per block, in bytes (default 0). */
+  sharedMem?: number;
+  /** The stream to queue the launch on (default: the legacy default stream). */
+  stream?: Stream;
+}
+
+/**
+ * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
+ * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …) or a struct passed by value.
+ */
+export type KernelArgument =
+  | DeviceBuffer
+  | HostBuffer
+  | HostArgument
+  | TextureObject
+  | SurfaceObject
+  | TensorMapDescriptor
+  | ConditionalHandle
+  | cudart.KernelArgInput;
+
+/** What cudaFuncGetAttributes says about a kernel on a device. */
+export interface KernelAttributes {
+  /** The most threads a block of this kernel may have (limited by its register use). */
+  maxThreadsPerBlock: number;
+  /** Registers each thread uses. */
+  numRegs: number;
+  /** Bytes of static shared memory per block (`__shared__` arrays of fixed size). */
+  sharedSizeBytes: number;
+  /** Bytes of `__constant__` memory the kernel uses. */
+  constSizeBytes: number;
+  /** Bytes of local memory per thread (register spills, local arrays). */
+  localSizeBytes: number;
+  /** The most dynamic shared memory a launch may ask for, in bytes (raise it with setAttribute('MaxDynamicSharedMemorySize', n)). */
+  maxDynamicSharedSizeBytes: number;
+  /** The PTX ISA version it was compiled for, as major * 10 + minor (e.g. 90 for sm_90's). */
+  ptxVersion: number;
+  /** The architecture of its binary code, as major * 10 + minor (e.g. 90 for sm_90). */
+  binaryVersion: number;
+}
+
+/** Attributes a kernel can be given (cudaFuncAttribute without its prefix). */
+export type SettableKernelAttribute =
+  | 'MaxDynamicSharedMemorySize'
+  | 'PreferredSharedMemoryCarveout'
+  | 'RequiredClusterWidth'
+  | 'RequiredClusterHeight'
+  | 'RequiredClusterDepth'
+  | 'NonPortableClusterSizeAllowed'
+  | 'ClusterSchedulingPolicyPreference';
+
+/** The device a kernel method is about: `device`, or the current one when absent. */
+function deviceArg(device: Device | undefined, where: string): Device {
+  if (device === undefined) return Device.current();
+  if (!(device instanceof Device)) throw new TypeError(`${where}: parameter 'device' must be a Device, got ${String(device)}`);
+  return device;
+}
+
+/**
+ * A kernel (a `__global__` function) of a loaded {@link Module}, got with `module.kernel(name)`:
+ * launches with typed arguments, its attributes, and occupancy.
+ *
+ * Arguments go in the order of the C parameters: a {@link DeviceBuffer} (its address), a mapped
+ * {@link HostBuffer}, a typed scalar (`i32(n)`, `f32(x)`, … — a plain number is refused because its C
+ * type is unknown), a bigint pointer, a texture or surface object, a tensor map, or `In`/`Out`/`InOut`
+ * host arrays (copied in and back), or a graph's ConditionalHandle (in stream work captured into it). Lifetime: the kernel has nothing to free; it is usable while its
+ * Module is open and keeps the Module alive. A failed launch throws {@link CudaError}; errors inside
+ * the kernel surface at the next synchronize.
+ *
+ * @example
+ * ```ts
+ * const program = Program.compile(`extern "C" __global__ void scale(float *x, float a, int n) {
+ *   int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= a; }`);
+ * using module = program.load();
+ * const scale = module.kernel('scale');
+ * scale.launch({ grid: Math.ceil(n / 256), block: 256, stream }, buf, f32(2), i32(n));
+ * await stream.synchronize();
+ * ```
+ */
+export class Kernel {
+  private readonly grid = new cudart.dim3();
+  private readonly block = new cudart.dim3();
+  /** `Kernel.launch(<name>)`, formatted once: the config check of every launch names it. */
+  private readonly launchName: string;
+
+  /** @internal Use module.kernel(name). */
+  constructor(
+    /** The runtime handle (cudaKernel_t), for the `cuda-bindings/runtime` facade; valid while the module is open. */
+    readonly handle: cudart.cudaKernel_t,
+    /** The kernel's name as the module exports it (the mangled name unless declared `extern "C"`). */
+    readonly name: string,
+    /** The module it is in (kept alive by the kernel). */
+    readonly module: Module,
+  ) {
+    this.launchName = `Kernel.launch(${name})`;
+  }
+
+  /** Throws when the kernel's module was closed: the kernel's handle is gone with it. */
+  private live(what: string): void {
+    if (this.module.isClosed) throw new Error(`Kernel.${what}(${this.name}): the Module it belongs to was closed`);
+  }
+
+  /** Whether the module the kernel belongs to was closed (the kernel cannot be used then). */
+  get isClosed(): boolean {
+    return this.module.isClosed;
+  }
+
+  /**
+   * Queues the kernel on `config.stream` with `args` (in the order of its C parameters) and returns
+   * at once (cudaLaunchKernel). Throws RangeError for a bad grid or block, TypeError for an argument
+   * of no known C type (a plain number), Error for a closed buffer or module, CudaError when the
+   * launch is refused (too many threads, too much shared memory, …).
+   */
+  launch(config: LaunchConfig, ...args: KernelArgument[]): void {
+    this.live('launch');
+    // In/Out/InOut host arrays go through temporary device buffers (HostArgument.ts).
+    if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
+    if (!config || typeof config !== 'object')
+      throw new TypeError(
+        `Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`,
+      );
+    checkOptions(this.launchName, config, LAUNCH_CONFIG_KEYS, 'config');
+    if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
+    const sharedMem = config.sharedMem ?? 0;
+    const err = cudart.cudaLaunchKernel(
+      this.handle,
+      setDim(this.grid, config.grid, 'grid', 'Kernel.launch'),
+      setDim(this.block, config.block, 'block', 'Kernel.launch'),
+      this.pack(args),
+      sharedMem,
+      config.stream?.handle ?? null,
+    );
+    // The call's name is formatted only on failure: this is the launch's hot path.
+    if (err[0] !== cudart.cudaError_t.cudaSuccess) throw runtimeError(err[0], `cudaLaunchKernel(${this.name})`);
+  }
+
+  /**
+   * Launches and resolves once the kernel is done, waiting off the JS thread; In/Out/InOut host
+   * arrays are copied in and back off the JS thread too.
+   */
+  async launchAsync(config: LaunchConfig, ...args: KernelArgument[]): Promise<void> {
+    if (hasHostArguments(args)) return launchWithHostArgumentsAsync(this, config, args);
+    this.launch(config, ...args);
+    await completion(config.stream?.handle ?? null);
+  }
+
+  /**
+   * The kernel with its parameter types fixed (PyCUDA's prepare): `types` as an array (`['ptr',
+   * 'ptr', 'f32', 'i32']`) or the kernel's C signature (`'void saxpy(float *x, float *y, float a,
+   * int n)'`). The result is called with plain numbers, `f(config, x, y, 2.0, n)`, packed into
+   * memory reused by every call; `f.timed(…)` resolves with the kernel's milliseconds and
+   * `f.async(…)` once it is done.
+   */
+  prepare(types: string | readonly ParamType[]): PreparedLaunch {
+    if (this.module.isClosed) throw new Error(`Kernel.prepare(${this.name}): the Module it belongs to was closed`);
+    return prepareLaunch(this, types);
+  }
+
+  /** What the compiler and the driver say about the kernel on `device` (default: the current one): registers, shared, local and constant memory, limits (cudaFuncGetAttributes). */
+  attributes(device?: Device): KernelAttributes {
+    this.live('attributes');
+    device = deviceArg(device, 'Kernel.attributes');
+    device.makeCurrent();
+    const a = check(cudart.cudaFuncGetAttributes(this.handle), 'cudaFuncGetAttributes');
+    return {
+      maxThreadsPerBlock: a.maxThreadsPerBlock,
+      numRegs: a.numRegs,
+      sharedSizeBytes: a.sharedSizeBytes,
+      constSizeBytes: a.constSizeBytes,
+      localSizeBytes: a.localSizeBytes,
+      maxDynamicSharedSizeBytes: a.maxDynamicSharedSizeBytes,
+      ptxVersion: a.ptxVersion,
+      binaryVersion: a.binaryVersion,
+    };
+  }
+
+  /**
+   * Sets an attribute of the kernel for `device` (default: the current one), e.g.
+   * `setAttribute('MaxDynamicSharedMemorySize', 100 * 1024)` (bytes) before a launch that needs more
+   * than 48 KiB. Returns the kernel; throws RangeError for an unknown attribute, CudaError for a value the device refuses.
+   */
+  setAttribute(attr: SettableKernelAttribute, value: number, device?: Device): this {
+    this.live('setAttribute');
+    device = deviceArg(device, 'Kernel.setAttribute');
+    const code = (cudart.cudaFuncAttribute as unknown as Record<string, number>)[`cudaFuncAttribute${attr}`];
+    if (code === undefined) throw new RangeError(`Kernel.setAttribute: no attribute named '${attr}'`);
+    check(cudart.cudaKernelSetAttributeForDevice(this.handle, code, value, device.ordinal), 'cudaKernelSetAttributeForDevice');
+    return this;
+  }
+
+  /** How many blocks of `blockSize` threads (with `sharedMem` bytes of dynamic shared memory each) fit on one multiprocessor of the current device at once. */
+  maxActiveBlocksPerMultiprocessor(blockSize: number, sharedMem = 0): number {
+    this.live('maxActiveBlocksPerMultiprocessor');
+    return check(
+      cudart.cudaOccupancyMaxActiveBlocksPerMultiprocessor(this.handle, blockSize, sharedMem),
+      'cudaOccupancyMaxActiveBlocksPerMultiprocessor',
+    );
+  }
+
+  /**
+   * The block size that keeps the most threads resident on the current device, and the smallest
+   * grid that fills it (what cudaOccupancyMaxPotentialBlockSize computes in C++).
+   */
+  suggestedBlockSize(sharedMem = 0): { blockSize: number; minGridSize: number } {
+    this.live('suggestedBlockSize');
+    const device = Device.current();
+    const limit = this.attributes(device).maxThreadsPerBlock;
+    const warp = device.properties.warpSize;
+    let best = { blockSize: 0, blocks: 0 };
+    for (let size = Math.floor(limit / warp) * warp; size > 0; size -= warp) {
+      const blocks = this.maxActiveBlocksPerMultiprocessor(size, sharedMem);
+      if (blocks * size > best.blocks * best.blockSize) best = { blockSize: size, blocks };
+    }
+    return { blockSize: best.blockSize, minGridSize: best.blocks * device.properties.multiProcessorCount };
+  }
+
+  /** The arguments as the facade takes them (it packs them into the last launch's memory when the types match). */
+  private pack(args: KernelArgument[]): cudart.KernelArgInput[] | null {
+    if (args.length === 0) return null;
+    const values = new Array<cudart.KernelArgInput>(args.length);
+    for (let i = 0; i < args.length; i++) values[i] = kernelArgument(args[i], i, this.launchName);
+    return values;
+  }
+}

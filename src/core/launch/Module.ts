@@ -1,0 +1,158 @@
+// Loaded device code (cubin, PTX or fatbin) and the kernels in it. A module is a CUDA library
+// (cudaLibraryLoadData): it belongs to no context, so its kernels run on any device.
+import * as fs from 'node:fs';
+import * as cudart from '../../runtime';
+import { check } from '../base/errors';
+import { Resource } from '../base/lifetime';
+import { Kernel } from './Kernel';
+import { checkOptions } from '../base/options';
+import { libraryLoad } from '../../runtime/async';
+import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
+import { checkPtxText, isOwnName } from '../../ffi/checks';
+
+/** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
+export interface ModuleOptions {
+  /** Names to look kernels up by → the symbols they stand for (a Program's name expressions → lowered names). */
+  names?: Readonly<Record<string, string>>;
+}
+
+const ELF = [0x7f, 0x45, 0x4c, 0x46];
+const FATBIN = [0x50, 0xed, 0x55, 0xba];
+
+/** Whether `b` starts with `magic`. */
+function startsWith(b: Uint8Array, magic: number[]): boolean {
+  return magic.every((x, i) => b[i] === x);
+}
+
+/** The options of `Module.loadAsync`: a load's, and when to give up waiting for it. */
+export interface ModuleLoadAsyncOptions extends ModuleOptions, WaitOptions {}
+
+/** The image to load: PTX gets the NUL the loader reads up to, which a JS buffer need not have. */
+function loadImage(code: Uint8Array, fn: string): Uint8Array {
+  if (!(code instanceof Uint8Array))
+    throw new TypeError(
+      `${fn}: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`,
+    );
+  if (code.length === 0) throw new RangeError(`${fn}: parameter 'code' is empty`);
+  if (startsWith(code, ELF) || startsWith(code, FATBIN)) return code;
+  // Anything else is PTX text, which the driver reads up to its first NUL.
+  checkPtxText(code, fn, 'code');
+  if (code[code.length - 1] === 0) return code;
+  const image = new Uint8Array(code.length + 1);
+  image.set(code);
+  return image;
+}
+
+/**
+ * Loaded device code (a cubin, fatbin or PTX) and the kernels in it. It is a CUDA library
+ * (cudaLibraryLoadData), bound to no context, so its kernels run on any device. Made by
+ * {@link Module.load}, `program.load()`, `objectCode.load()` or a Linker's output.
+ *
+ * Lifetime: close() unloads it (cudaLibraryUnload); its {@link Kernel}s keep it alive but cannot be
+ * launched after it is closed (they throw Error). Loading code the driver rejects throws
+ * {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * using module = Module.load('kernels.cubin');          // or the bytes of a cubin, fatbin or PTX
+ * console.log(module.kernelNames());
+ * module.kernel('saxpy').launch({ grid: 256, block: 256 }, x, y, f32(2), i32(n));
+ * ```
+ */
+export class Module extends Resource {
+  private readonly kernels = new Map<string, Kernel>();
+
+  private constructor(
+    /** The runtime handle (cudaLibrary_t), for the `cuda-bindings/runtime` facade; valid until close(). */
+    readonly handle: cudart.cudaLibrary_t,
+    private readonly names: Readonly<Record<string, string>>,
+    image: Uint8Array | null,
+  ) {
+    super(() => void cudart.cudaLibraryUnload(handle), image ? [image] : []);
+  }
+
+  /**
+   * Loads device code: a file path, or the bytes of a cubin, a fatbin or PTX text (PTX is
+   * JIT-compiled for the device here). Throws Error for a missing file, TypeError or RangeError for
+   * other input, CudaError when the driver rejects the code.
+   */
+  static load(code: string | Uint8Array, options: ModuleOptions = {}): Module {
+    checkOptions('Module.load', options, { names: true });
+    const names = options.names ?? {};
+    if (typeof code === 'string') {
+      if (!fs.existsSync(code)) throw new Error(`Module.load: no file ${code}`);
+      return new Module(
+        check(cudart.cudaLibraryLoadFromFile(code, null, null, 0, null, null, 0), `cudaLibraryLoadFromFile(${code})`),
+        names,
+        null,
+      );
+    }
+    const image = loadImage(code, 'Module.load');
+    return new Module(check(cudart.cudaLibraryLoadData(image, null, null, 0, null, null, 0), 'cudaLibraryLoadData'), names, image);
+  }
+
+  /**
+   * Module.load off the JS thread, on the thread pool (loading PTX JIT-compiles it, which takes
+   * long). `options.signal`/`timeout` reject with an AbortError/TimeoutError; the load itself is not
+   * cancelled (what it loads is unloaded once it is done).
+   */
+  static async loadAsync(code: string | Uint8Array, options: ModuleLoadAsyncOptions = {}): Promise<Module> {
+    const fn = 'Module.loadAsync';
+    const o = checkWaitOptions(options, fn, ['names']);
+    const names = options.names ?? {};
+    let image: Uint8Array | null = null;
+    if (typeof code === 'string') {
+      if (!fs.existsSync(code)) throw new Error(`${fn}: no file ${code}`);
+    } else image = loadImage(code, fn);
+    const work = libraryLoad(fn, image ?? (code as string), {});
+    let gaveUp = false;
+    // A load that finishes after the caller gave up is unloaded.
+    void work.then(
+      ([err, h]) => {
+        if (gaveUp && err === 0) cudart.cudaLibraryUnload(h!);
+      },
+      () => undefined,
+    );
+    let result: [cudart.cudaError_t, cudart.cudaLibrary_t | null];
+    try {
+      result = await unlessGivenUp(fn, o, work);
+    } catch (e) {
+      gaveUp = true;
+      throw e;
+    }
+    return new Module(check(result, image ? 'cudaLibraryLoadData' : `cudaLibraryLoadFromFile(${code as string})`), names, image);
+  }
+
+  /**
+   * The kernel called `name` (a C symbol, or a name expression of the Program it came from); the same
+   * Kernel object each time. Throws Error listing the module's kernels when there is none of that name.
+   */
+  kernel(name: string): Kernel {
+    this.live('kernel');
+    if (typeof name !== 'string' || name === '')
+      throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);
+    let k = this.kernels.get(name);
+    if (!k) {
+      const symbol = isOwnName(this.names, name) ? this.names[name] : name;
+      const [err, h] = cudart.cudaLibraryGetKernel(this.handle, symbol);
+      if (err === cudart.cudaError_t.cudaErrorSymbolNotFound) {
+        cudart.cudaGetLastError();
+        throw new Error(
+          `Module.kernel: no kernel '${name}'${symbol !== name ? ` (${symbol})` : ''} in this module; it has ${this.kernelNames().join(', ') || 'none'}`,
+        );
+      }
+      k = new Kernel(check([err, h], `cudaLibraryGetKernel(${name})`), name, this);
+      this.kernels.set(name, k);
+    }
+    return k;
+  }
+
+  /** The C names of the kernels in the module. */
+  kernelNames(): string[] {
+    this.live('kernelNames');
+    const n = check(cudart.cudaLibraryGetKernelCount(this.handle), 'cudaLibraryGetKernelCount');
+    if (n === 0) return [];
+    const handles = check(cudart.cudaLibraryEnumerateKernels(n, this.handle), 'cudaLibraryEnumerateKernels');
+    return handles.map((h) => check(cudart.cudaFuncGetName(h), 'cudaFuncGetName'));
+  }
+}

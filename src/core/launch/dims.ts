@@ -1,0 +1,48 @@
+// Grid and block sizes (a Dim: a number, [x, y?, z?] or { x, y?, z? }) read once for every launch
+// path: Kernel.launch, prepared launches and graph kernel nodes.
+import type * as cudart from '../../runtime';
+import type { Dim } from './Kernel';
+
+/**
+ * Reads a Dim into out[0], out[1], out[2] (y and z default to 1) and returns true, or returns false
+ * (out unchanged) when a size is not an integer within [1, 2^32 - 1]: the caller says where.
+ */
+export function readDim(v: Dim, out: number[]): boolean {
+  let x: unknown,
+    y: unknown = 1,
+    z: unknown = 1;
+  if (typeof v === 'number') x = v;
+  else if (Array.isArray(v)) {
+    x = v[0];
+    if (v.length > 1 && v[1] !== undefined) y = v[1];
+    if (v.length > 2 && v[2] !== undefined) z = v[2];
+  } else if (v && typeof v === 'object') {
+    const o = v as { x: unknown; y?: unknown; z?: unknown };
+    x = o.x;
+    if (o.y !== undefined) y = o.y;
+    if (o.z !== undefined) z = o.z;
+  }
+  if (!isDim(x) || !isDim(y) || !isDim(z)) return false;
+  out[0] = x;
+  out[1] = y;
+  out[2] = z;
+  return true;
+}
+
+function isDim(n: unknown): n is number {
+  return typeof n === 'number' && n >= 1 && n <= 0xffffffff && Math.floor(n) === n;
+}
+
+const xyz = [1, 1, 1];
+
+/**
+ * Sets `d` from a Dim, writing only what changed (launches in a loop mostly repeat their sizes);
+ * throws a RangeError `<fn>: '<what>' must be …` naming the Dim.
+ */
+export function setDim(d: cudart.dim3, v: Dim, what: string, fn: string): cudart.dim3 {
+  if (!readDim(v, xyz)) throw new RangeError(`${fn}: '${what}' must be a positive integer or [x, y, z] of them, got ${JSON.stringify(v)}`);
+  if (d.x !== xyz[0]) d.x = xyz[0];
+  if (d.y !== xyz[1]) d.y = xyz[1];
+  if (d.z !== xyz[2]) d.z = xyz[2];
+  return d;
+}

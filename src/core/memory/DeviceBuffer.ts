@@ -1,0 +1,352 @@
+// Device memory: an allocation, or a view of part of one that keeps it alive.
+import * as cudart from '../../runtime';
+import { memcpy } from '../../runtime/async';
+import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
+import { check } from '../base/errors';
+import { Resource, openArg, openOptionalArg } from '../base/lifetime';
+import type { Device } from '../device/Device';
+import type { Stream } from '../device/Stream';
+import { POOL_THREADS, stagedUpload } from './staging';
+import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import { checkOptions, type OptionKeys } from '../base/options';
+import { lookupName } from '../../ffi/checks';
+
+/** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
+export type HostData = ArrayBufferView | ArrayBuffer;
+
+/** Options of DeviceBuffer's copies and fill: synchronous by default, queued on a stream when given one. */
+export interface CopyOptions {
+  /** Queue the copy on this stream and return at once (the host memory must stay untouched until it is done). */
+  stream?: Stream;
+}
+
+/** The keys of CopyOptions, for checkOptions. */
+export const COPY_OPTIONS: OptionKeys<CopyOptions> = { stream: true };
+
+const D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice;
+const H2D = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice;
+const D2H = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost;
+
+/** How a DeviceBuffer's memory came to be: it decides how it is freed and what it can do. */
+export type MemoryKind = 'device' | 'managed' | 'pool' | 'cached' | 'ipc' | 'virtual';
+
+/** Where managed memory should live or be read from: a device, or the host. */
+export type MemoryLocation = Device | 'host';
+
+/** Hints for managed memory (cudaMemAdvise): set with `advise(hint, where)`, cleared with `advise(hint, where, false)`. */
+export type ManagedAdvice = 'readMostly' | 'preferredLocation' | 'accessedBy';
+
+const ADVICE: Record<ManagedAdvice, [cudart.cudaMemoryAdvise, cudart.cudaMemoryAdvise]> = {
+  readMostly: [cudart.cudaMemoryAdvise.cudaMemAdviseSetReadMostly, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetReadMostly],
+  preferredLocation: [
+    cudart.cudaMemoryAdvise.cudaMemAdviseSetPreferredLocation,
+    cudart.cudaMemoryAdvise.cudaMemAdviseUnsetPreferredLocation,
+  ],
+  accessedBy: [cudart.cudaMemoryAdvise.cudaMemAdviseSetAccessedBy, cudart.cudaMemoryAdvise.cudaMemAdviseUnsetAccessedBy],
+};
+
+function location(where: MemoryLocation, what: string): cudart.cudaMemLocationInit {
+  if (where === 'host') return { type: cudart.cudaMemLocationType.cudaMemLocationTypeHost, id: 0 };
+  if (where && typeof where === 'object' && Number.isInteger((where as Device).ordinal))
+    return { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: where.ordinal };
+  throw new TypeError(
+    `DeviceBuffer.${what}: parameter 'where' must be a Device or 'host', got ${typeof where === 'object' ? JSON.stringify(where) : String(where)}`,
+  );
+}
+
+/**
+ * Device memory: an allocation (from {@link Device.allocate}, {@link Device.allocateManaged}, a
+ * {@link MemoryPool}, a {@link CachingAllocator}, an IPC mapping or a {@link VirtualMemoryResource}),
+ * or a view of part of one ({@link DeviceBuffer.slice}). Sizes and offsets are in bytes; pass the
+ * buffer itself as a kernel argument (it goes as its device address, {@link DeviceBuffer.ptr}).
+ *
+ * Lifetime: close() frees the memory the way its {@link DeviceBuffer.kind} needs (cudaFree,
+ * cudaFreeAsync, back to the cache, …); closing a view does nothing to the allocation, and the
+ * allocation stays alive while a view of it is open. Use after close throws Error. Out of memory
+ * throws {@link CudaError} (`cudaErrorMemoryAllocation`); sizes past the buffer throw RangeError.
+ *
+ * @example
+ * ```ts
+ * const dev = Device.get(0);
+ * const host = new Float32Array(1 << 20).fill(1);
+ * using buf = dev.allocate(host.byteLength);
+ * buf.copyFrom(host);                      // synchronous
+ * const back = buf.copyTo(new Float32Array(host.length));
+ * using tail = buf.slice(4 * 1000);        // a view from byte 4000 to the end
+ * tail.fill(0);
+ * ```
+ */
+export class DeviceBuffer extends Resource {
+  /** @internal Use device.allocate() or another allocator (protected so that VirtualBuffer can grow). */
+  protected constructor(
+    private readonly address: bigint,
+    /** The buffer's length in bytes. */
+    readonly size: number,
+    /** The device whose memory this is (kept alive by the buffer). */
+    readonly device: Device,
+    /** The allocation a view belongs to (kept alive by it), or null for an allocation. */
+    readonly parent: DeviceBuffer | null,
+    /** How the memory was allocated: cudaMalloc, cudaMallocManaged, a stream-ordered pool, a caching allocator, an IPC mapping, or the virtual memory API. */
+    readonly kind: MemoryKind,
+    free: () => void,
+    keep: unknown[],
+  ) {
+    super(free, keep);
+  }
+
+  /** @internal Use device.allocate(). */
+  static allocate(device: Device, size: number): DeviceBuffer {
+    checkSize(size, 'Device.allocate');
+    const p = hookedCudaAllocation('cudaMalloc', device.ordinal, size, () => check(cudart.cudaMalloc(size), 'cudaMalloc'));
+    return new DeviceBuffer(
+      p,
+      size,
+      device,
+      null,
+      'device',
+      hookedFree('cudaMalloc', device.ordinal, size, size, p, () => void cudart.cudaFree(p)),
+      [device],
+    );
+  }
+
+  /** @internal Use device.allocateManaged(). */
+  static allocateManaged(device: Device, size: number, attachHost: boolean): DeviceBuffer {
+    checkSize(size, 'Device.allocateManaged');
+    if (size === 0) throw new RangeError("Device.allocateManaged: parameter 'size' must be positive (cudaMallocManaged refuses 0 bytes)");
+    const p = hookedCudaAllocation('cudaMallocManaged', device.ordinal, size, () =>
+      check(cudart.cudaMallocManaged(size, attachHost ? cudart.cudaMemAttachHost : cudart.cudaMemAttachGlobal), 'cudaMallocManaged'),
+    );
+    return new DeviceBuffer(
+      p,
+      size,
+      device,
+      null,
+      'managed',
+      hookedFree('cudaMallocManaged', device.ordinal, size, size, p, () => void cudart.cudaFree(p)),
+      [device],
+    );
+  }
+
+  /**
+   * @internal Wraps memory an allocator owns: `free` gives it back (called once, by close() or the
+   * garbage collector); `keep` are what the memory needs alive (its pool, its device).
+   */
+  static fromAllocation(address: bigint, size: number, device: Device, kind: MemoryKind, free: () => void, keep: unknown[]): DeviceBuffer {
+    return new DeviceBuffer(address, size, device, null, kind, free, keep);
+  }
+
+  /** Whether close() was called on the buffer, or (for a view) on the allocation it belongs to. */
+  override get isClosed(): boolean {
+    return super.isClosed || (this.parent !== null && this.parent.isClosed);
+  }
+
+  /** The device address, as a bigint for the runtime facade (throws Error once the buffer or its allocation is closed). */
+  get ptr(): bigint {
+    this.alive('ptr');
+    return this.address;
+  }
+
+  /** @internal The device address, or null once the buffer or its allocation is closed (one test for a launch's hot path). */
+  openAddress(): bigint | null {
+    return this.isClosed ? null : this.address;
+  }
+
+  private alive(what: string): void {
+    if (this.parent?.isClosed) throw new Error(`DeviceBuffer.${what}: the allocation this view belongs to was closed`);
+    this.live(what);
+  }
+
+  /**
+   * A view of `length` bytes (default: to the end) from byte `offset`, no copy; it keeps the
+   * allocation alive, and its close() frees nothing. Throws RangeError when the range goes past the buffer.
+   */
+  slice(offset: number, length = this.size - offset): DeviceBuffer {
+    this.alive('slice');
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset > this.size)
+      throw new RangeError(`DeviceBuffer.slice: offset ${offset} is outside the buffer's ${this.size} bytes`);
+    if (!Number.isSafeInteger(length) || length < 0 || offset + length > this.size)
+      throw new RangeError(`DeviceBuffer.slice: ${length} bytes from ${offset} go past the buffer's ${this.size} bytes`);
+    const parent = this.parent ?? this;
+    return new DeviceBuffer(this.address + BigInt(offset), length, this.device, parent, this.kind, () => undefined, [parent]);
+  }
+
+  /**
+   * Copies all of `src` (host memory or another DeviceBuffer) into the start of this buffer: waits
+   * for the copy (cudaMemcpy), or queues it on `options.stream` (cudaMemcpyAsync). Returns this
+   * buffer. Throws RangeError when `src` is larger than the buffer, CudaError when the copy fails.
+   */
+  copyFrom(src: HostData | DeviceBuffer, options: CopyOptions = {}): this {
+    this.alive('copyFrom');
+    checkOptions('DeviceBuffer.copyFrom', options, COPY_OPTIONS);
+    if (src instanceof DeviceBuffer) openArg(src, 'DeviceBuffer', 'DeviceBuffer.copyFrom', 'src');
+    else hostOrDevice(src, 'copyFrom', 'src');
+    openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyFrom', 'options.stream');
+    const n = src instanceof DeviceBuffer ? src.size : src.byteLength;
+    if (n > this.size) throw new RangeError(`DeviceBuffer.copyFrom: the source has ${n} bytes, more than the buffer's ${this.size}`);
+    const from = src instanceof DeviceBuffer ? src.ptr : src;
+    this.copy(this.address, from, n, src instanceof DeviceBuffer ? D2D : H2D, options, 'copyFrom');
+    return this;
+  }
+
+  /**
+   * Copies the start of this buffer into `dst` (host memory or another DeviceBuffer), as many bytes
+   * as `dst` holds, and returns `dst`: synchronous, or queued on `options.stream` (then read `dst`
+   * only after the stream is synchronized). Throws RangeError when `dst` is larger than the buffer.
+   */
+  copyTo<T extends HostData | DeviceBuffer>(dst: T, options: CopyOptions = {}): T {
+    this.alive('copyTo');
+    checkOptions('DeviceBuffer.copyTo', options, COPY_OPTIONS);
+    if (dst instanceof DeviceBuffer) openArg(dst, 'DeviceBuffer', 'DeviceBuffer.copyTo', 'dst');
+    else hostOrDevice(dst, 'copyTo', 'dst');
+    openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.copyTo', 'options.stream');
+    const n = dst instanceof DeviceBuffer ? dst.size : (dst as HostData).byteLength;
+    if (n > this.size) throw new RangeError(`DeviceBuffer.copyTo: the destination has ${n} bytes, more than the buffer's ${this.size}`);
+    const to = dst instanceof DeviceBuffer ? dst.ptr : (dst as HostData);
+    this.copy(to, this.address, n, dst instanceof DeviceBuffer ? D2D : D2H, options, 'copyTo');
+    return dst;
+  }
+
+  private copy(dst: cudart.Pointer, src: cudart.Pointer, n: number, kind: cudart.cudaMemcpyKind, o: CopyOptions, what: string): void {
+    if (o.stream) check(cudart.cudaMemcpyAsync(dst, src, n, kind, o.stream.handle), `DeviceBuffer.${what} (cudaMemcpyAsync)`);
+    else check(cudart.cudaMemcpy(dst, src, n, kind), `DeviceBuffer.${what} (cudaMemcpy)`);
+  }
+
+  /**
+   * Copies host memory into the start of this buffer off the JS thread and resolves when it is in.
+   * From 32 MiB up, the thread pool's threads stage it through pinned memory in parallel (one
+   * cudaMemcpy from pageable memory stages it on one thread, at a fraction of the bus's speed).
+   * `src` must stay untouched until the copy is over. `options.signal`/`timeout` reject with an
+   * AbortError/TimeoutError, but the copy is not cancelled (and `src` is still read until it is over).
+   */
+  async copyFromAsync(src: HostData, options?: WaitOptions): Promise<this> {
+    const fn = 'DeviceBuffer.copyFromAsync';
+    this.alive('copyFromAsync');
+    const n = hostBytes(src, 'copyFromAsync', 'src');
+    if (n > this.size) throw new RangeError(`DeviceBuffer.copyFromAsync: the source has ${n} bytes, more than the buffer's ${this.size}`);
+    const o = checkWaitOptions(options, fn);
+    const work =
+      n >= STAGED_MIN
+        ? stagedUpload(this.device, this.address, hostSlice(src, 0, n))
+        : inPieces(n, (at, len) => memcpy(fn, this.address + BigInt(at), hostSlice(src, at, len), len, H2D), fn);
+    await unlessGivenUp(fn, o, work);
+    return this;
+  }
+
+  /**
+   * Copies the start of this buffer into `dst` off the JS thread, in parallel pieces on the thread
+   * pool; resolves with `dst`. `options.signal`/`timeout` reject with an AbortError/TimeoutError, but
+   * the copy is not cancelled (`dst` is still written until it is over).
+   */
+  async copyToAsync<T extends HostData>(dst: T, options?: WaitOptions): Promise<T> {
+    const fn = 'DeviceBuffer.copyToAsync';
+    this.alive('copyToAsync');
+    const n = hostBytes(dst, 'copyToAsync', 'dst');
+    if (n > this.size)
+      throw new RangeError(`DeviceBuffer.copyToAsync: the destination has ${n} bytes, more than the buffer's ${this.size}`);
+    const o = checkWaitOptions(options, fn);
+    await unlessGivenUp(
+      fn,
+      o,
+      inPieces(n, (at, len) => memcpy(fn, hostSlice(dst, at, len), this.address + BigInt(at), len, D2H), fn),
+    );
+    return dst;
+  }
+
+  /**
+   * Sets every byte of the buffer to `value` (0–255): synchronous (cudaMemset) or queued on
+   * `options.stream` (cudaMemsetAsync). Returns this buffer; throws RangeError for another value.
+   */
+  fill(value: number, options: CopyOptions = {}): this {
+    this.alive('fill');
+    checkOptions('DeviceBuffer.fill', options, COPY_OPTIONS);
+    openOptionalArg(options.stream, 'Stream', 'DeviceBuffer.fill', 'options.stream');
+    if (!Number.isInteger(value) || value < 0 || value > 255)
+      throw new RangeError(`DeviceBuffer.fill: parameter 'value' must be a byte (0 to 255), got ${value}`);
+    if (options.stream)
+      check(cudart.cudaMemsetAsync(this.address, value, this.size, options.stream.handle), 'DeviceBuffer.fill (cudaMemsetAsync)');
+    else check(cudart.cudaMemset(this.address, value, this.size), 'DeviceBuffer.fill (cudaMemset)');
+    return this;
+  }
+
+  /** Moves managed memory to `where` ahead of its use, queued on `stream` (the legacy default stream when absent). */
+  prefetch(where: MemoryLocation, stream?: Stream): this {
+    this.managedOnly('prefetch');
+    openOptionalArg(stream, 'Stream', 'DeviceBuffer.prefetch', 'stream');
+    check(
+      cudart.cudaMemPrefetchAsync(this.address, this.size, location(where, 'prefetch'), 0, stream?.handle ?? null),
+      'DeviceBuffer.prefetch (cudaMemPrefetchAsync)',
+    );
+    return this;
+  }
+
+  /** Gives the driver a hint about managed memory (on = false clears it); see ManagedAdvice. */
+  advise(advice: ManagedAdvice, where: MemoryLocation, on = true): this {
+    this.managedOnly('advise');
+    const pair = lookupName(ADVICE, advice, 'DeviceBuffer.advise', "parameter 'advice'");
+    check(
+      cudart.cudaMemAdvise(this.address, this.size, pair[on ? 0 : 1], location(where, 'advise')),
+      'DeviceBuffer.advise (cudaMemAdvise)',
+    );
+    return this;
+  }
+
+  private managedOnly(what: string): void {
+    this.alive(what);
+    if (this.kind !== 'managed')
+      throw new Error(
+        `DeviceBuffer.${what}: only managed memory (device.allocateManaged) can be ${what === 'advise' ? 'advised' : 'prefetched'}; this buffer is ${this.kind} memory`,
+      );
+  }
+}
+
+/** Copies smaller than this go in one piece. */
+const PIECE_MIN = 4 << 20;
+/** Uploads from this size up are staged through pinned memory (see staging.ts). */
+const STAGED_MIN = 32 << 20;
+
+/** Runs `copy` over [0, n) in up to one piece per pool thread at once; throws the first failure as a CudaError. */
+async function inPieces(n: number, copy: (at: number, len: number) => Promise<[cudart.cudaError_t]>, what: string): Promise<void> {
+  const pieces = Math.max(1, Math.min(POOL_THREADS, Math.floor(n / PIECE_MIN)));
+  const step = Math.ceil(n / pieces / 4096) * 4096;
+  const results = await Promise.all(
+    Array.from({ length: pieces }, (_, i) =>
+      i * step < n ? copy(i * step, Math.min(step, n - i * step)) : Promise.resolve([0] as [cudart.cudaError_t]),
+    ),
+  );
+  for (const r of results) check(r, `${what} (cudaMemcpy)`);
+}
+
+function hostBytes(v: HostData, what: string, p: string): number {
+  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer))
+    throw new TypeError(
+      `DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${Object.prototype.toString.call(v)}`,
+    );
+  return v.byteLength;
+}
+
+/** Throws a TypeError naming DeviceBuffer.`what` unless `v` is host memory (a DeviceBuffer was handled before). */
+function hostOrDevice(v: unknown, what: string, p: string): void {
+  if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer)) {
+    const got =
+      v === null
+        ? 'null'
+        : Array.isArray(v)
+          ? 'an Array (copy it into a TypedArray first, e.g. new Float32Array(array))'
+          : typeof v === 'object'
+            ? `a ${v.constructor?.name ?? 'object'}`
+            : `${typeof v} ${String(v)}`;
+    throw new TypeError(
+      `DeviceBuffer.${what}: parameter '${p}' must be a DeviceBuffer, Buffer, TypedArray, DataView or ArrayBuffer, got ${got}`,
+    );
+  }
+}
+
+/** Bytes [at, at + len) of host memory, as a view (no copy). */
+function hostSlice(v: HostData, at: number, len: number): Uint8Array {
+  return ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset + at, len) : new Uint8Array(v, at, len);
+}
+
+/** Throws unless `size` is a byte count. */
+export function checkSize(size: number, fn: string): void {
+  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`${fn}: parameter 'size' must be a non-negative integer, got ${size}`);
+}

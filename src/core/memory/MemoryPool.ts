@@ -1,0 +1,161 @@
+// A stream-ordered memory pool (cudaMallocAsync): allocations and frees are queued on a stream, and
+// freed memory stays in the pool for the next allocation until it is trimmed.
+import * as cudart from '../../runtime';
+import { check } from '../base/errors';
+import { Resource, openArg } from '../base/lifetime';
+import { DeviceBuffer, checkSize } from './DeviceBuffer';
+import type { Device } from '../device/Device';
+import type { Stream } from '../device/Stream';
+import { hookedCudaAllocation, hookedFree } from './MemoryHook';
+import type { OptionKeys } from '../base/options';
+
+/** How {@link Device.createMemoryPool} makes a pool (sizes in bytes). */
+export interface MemoryPoolOptions {
+  /** Bytes the pool keeps reserved after a synchronize instead of giving them back (default 0). */
+  releaseThreshold?: number;
+  /** The most the pool may reserve, in bytes (0 or absent: no limit but the device's memory). */
+  maxSize?: number;
+}
+
+/** The keys of MemoryPoolOptions, for checkOptions. */
+export const MEMORY_POOL_OPTIONS: OptionKeys<MemoryPoolOptions> = { releaseThreshold: true, maxSize: true };
+
+/** What a pool holds now and at most, in bytes. */
+export interface MemoryPoolStats {
+  /** Memory the pool has reserved from the device. */
+  reservedBytes: number;
+  /** The most it has reserved since the peaks were last reset. */
+  reservedHighBytes: number;
+  /** Memory in allocations the pool has handed out. */
+  usedBytes: number;
+  /** The most in use since the peaks were last reset. */
+  usedHighBytes: number;
+}
+
+const A = cudart.cudaMemPoolAttr;
+
+/**
+ * A stream-ordered memory pool (cudaMallocAsync): an allocation and its free are queued on a stream,
+ * so memory freed there is reused by later work on that stream without a synchronize, and freed
+ * memory stays reserved in the pool (up to `releaseThreshold`) for the next allocation.
+ * `device.memoryPool` is the device's default pool; {@link Device.createMemoryPool} makes others.
+ *
+ * Lifetime: close() destroys a created pool (cudaMemPoolDestroy) and does nothing to the default
+ * pool; buffers allocated from it keep it alive and are freed (cudaFreeAsync) in their stream's order
+ * at their own close(). Out of memory throws {@link CudaError}.
+ *
+ * @example
+ * ```ts
+ * const pool = dev.memoryPool;
+ * pool.releaseThreshold = 1 << 30;           // keep up to 1 GiB reserved between synchronizes
+ * using tmp = pool.allocate(64 << 20, stream); // 64 MiB, usable by work queued on `stream`
+ * console.log(pool.stats.usedBytes);
+ * ```
+ */
+export class MemoryPool extends Resource {
+  private constructor(
+    /** The runtime handle (cudaMemPool_t), for the `cuda-bindings/runtime` facade; valid until close(). */
+    readonly handle: cudart.cudaMemPool_t,
+    /** The device whose memory the pool holds. */
+    readonly device: Device,
+    /** Whether this is the device's default pool (shared by every cudaMallocAsync; close() leaves it be). */
+    readonly isDefault: boolean,
+  ) {
+    super(isDefault ? () => undefined : () => void cudart.cudaMemPoolDestroy(handle), [device]);
+  }
+
+  /** @internal Use device.memoryPool. */
+  static defaultFor(device: Device): MemoryPool {
+    return new MemoryPool(check(cudart.cudaDeviceGetDefaultMemPool(device.ordinal), 'cudaDeviceGetDefaultMemPool'), device, true);
+  }
+
+  /** @internal Use device.createMemoryPool(). */
+  static create(device: Device, o: MemoryPoolOptions): MemoryPool {
+    if (o.maxSize !== undefined) checkSize(o.maxSize, 'Device.createMemoryPool (maxSize)');
+    const props = new cudart.cudaMemPoolProps({
+      allocType: cudart.cudaMemAllocationType.cudaMemAllocationTypePinned,
+      handleTypes: cudart.cudaMemAllocationHandleType.cudaMemHandleTypeNone,
+      location: { type: cudart.cudaMemLocationType.cudaMemLocationTypeDevice, id: device.ordinal },
+      maxSize: o.maxSize ?? 0,
+    });
+    const pool = new MemoryPool(check(cudart.cudaMemPoolCreate(props), 'cudaMemPoolCreate'), device, false);
+    if (o.releaseThreshold !== undefined) pool.releaseThreshold = o.releaseThreshold;
+    return pool;
+  }
+
+  /** `size` bytes from the pool, ready when the work queued on `stream` before it is done; close() frees it on the same stream. */
+  allocate(size: number, stream: Stream): DeviceBuffer {
+    this.live('allocate');
+    checkSize(size, 'MemoryPool.allocate');
+    openArg(stream, 'Stream', 'MemoryPool.allocate', 'stream');
+    return allocateFromPool(this, size, stream, 'pool', 'MemoryPool', 'cudaMallocFromPoolAsync');
+  }
+
+  /** Gives reserved memory back to the device until the pool holds at most `keepBytes` (0: all it can). */
+  trim(keepBytes = 0): void {
+    this.live('trim');
+    checkSize(keepBytes, 'MemoryPool.trim');
+    check(cudart.cudaMemPoolTrimTo(this.handle, keepBytes), 'cudaMemPoolTrimTo');
+  }
+
+  /** Reserved and used bytes, now and at their peak. */
+  get stats(): MemoryPoolStats {
+    this.live('stats');
+    return {
+      reservedBytes: this.attribute(A.cudaMemPoolAttrReservedMemCurrent),
+      reservedHighBytes: this.attribute(A.cudaMemPoolAttrReservedMemHigh),
+      usedBytes: this.attribute(A.cudaMemPoolAttrUsedMemCurrent),
+      usedHighBytes: this.attribute(A.cudaMemPoolAttrUsedMemHigh),
+    };
+  }
+
+  /** Starts the peaks of `stats` again from the current figures. */
+  resetPeaks(): void {
+    this.live('resetPeaks');
+    check(cudart.cudaMemPoolSetAttribute(this.handle, A.cudaMemPoolAttrReservedMemHigh, 0n), 'cudaMemPoolSetAttribute');
+    check(cudart.cudaMemPoolSetAttribute(this.handle, A.cudaMemPoolAttrUsedMemHigh, 0n), 'cudaMemPoolSetAttribute');
+  }
+
+  /** Bytes the pool keeps reserved after a synchronize rather than give back. */
+  get releaseThreshold(): number {
+    this.live('releaseThreshold');
+    return this.attribute(A.cudaMemPoolAttrReleaseThreshold);
+  }
+
+  /** Sets the bytes kept reserved (cudaMemPoolAttrReleaseThreshold); throws RangeError unless a byte count. */
+  set releaseThreshold(bytes: number) {
+    this.live('releaseThreshold');
+    checkSize(bytes, 'MemoryPool.releaseThreshold');
+    check(cudart.cudaMemPoolSetAttribute(this.handle, A.cudaMemPoolAttrReleaseThreshold, BigInt(bytes)), 'cudaMemPoolSetAttribute');
+  }
+
+  /** Destroys a pool made by createMemoryPool(); the default pool stays (it is the device's). */
+  override close(): void {
+    if (!this.isDefault) super.close();
+  }
+
+  private attribute(attr: cudart.cudaMemPoolAttr): number {
+    return Number(check(cudart.cudaMemPoolGetAttribute(this.handle, attr), 'cudaMemPoolGetAttribute'));
+  }
+}
+
+/**
+ * `size` bytes of a cudaMemPool in `stream`'s order, seen by the memory hooks as allocator `hookName`;
+ * close() frees them in the stream's order (once the stream is closed, the legacy default stream's).
+ * `stream` is checked by the caller; the buffer keeps the pool and the stream alive.
+ */
+export function allocateFromPool(
+  pool: Resource & { readonly handle: cudart.cudaMemPool_t; readonly device: Device },
+  size: number,
+  stream: Stream,
+  kind: 'pool' | 'managed',
+  hookName: string,
+  call: string,
+): DeviceBuffer {
+  const ordinal = pool.device.ordinal;
+  const p = hookedCudaAllocation(hookName, ordinal, size, () =>
+    check(cudart.cudaMallocFromPoolAsync(size, pool.handle, stream.handle), call),
+  );
+  const free = () => void cudart.cudaFreeAsync(p, stream.isClosed ? null : stream.handle);
+  return DeviceBuffer.fromAllocation(p, size, pool.device, kind, hookedFree(hookName, ordinal, size, size, p, free), [pool, stream]);
+}
