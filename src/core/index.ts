@@ -31,8 +31,21 @@ export {
 } from './nvml/NvmlDevice';
 export { Stream, type StreamOptions, type CaptureOptions } from './device/Stream';
 export { Event, type EventOptions } from './device/Event';
-export { DeviceBuffer, type HostData, type CopyOptions, type MemoryKind, type MemoryLocation, type ManagedAdvice } from './memory/DeviceBuffer';
-export { HostBuffer, setPinnedMemoryAllocator, getPinnedMemoryAllocator, type HostBufferOptions, type PinnedAllocator } from './memory/HostBuffer';
+export {
+  DeviceBuffer,
+  type HostData,
+  type CopyOptions,
+  type MemoryKind,
+  type MemoryLocation,
+  type ManagedAdvice,
+} from './memory/DeviceBuffer';
+export {
+  HostBuffer,
+  setPinnedMemoryAllocator,
+  getPinnedMemoryAllocator,
+  type HostBufferOptions,
+  type PinnedAllocator,
+} from './memory/HostBuffer';
 export { PinnedMemoryPool, type PinnedMemoryPoolOptions } from './memory/PinnedMemoryPool';
 export { MemoryPool, type MemoryPoolOptions, type MemoryPoolStats } from './memory/MemoryPool';
 export {
@@ -76,7 +89,14 @@ export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './launc
 export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
 export { Linker, type LinkerOptions } from './compile/Linker';
-export { Kernel, type LaunchConfig, type Dim, type KernelArgument, type KernelAttributes, type SettableKernelAttribute } from './launch/Kernel';
+export {
+  Kernel,
+  type LaunchConfig,
+  type Dim,
+  type KernelArgument,
+  type KernelAttributes,
+  type SettableKernelAttribute,
+} from './launch/Kernel';
 export { ElementwiseKernel, type ElementwiseOptions } from './compile/ElementwiseKernel';
 export { Graph, GraphExec } from './graph/Graph';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */

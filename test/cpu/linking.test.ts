@@ -456,7 +456,10 @@ describe('Linker without nvJitLink', () => {
           throw new Error('libnvJitLink: could not load the library. Tried:\n  - libnvJitLink.so.13: cannot open shared object file');
         },
       }));
-      mods = { Linker: require('../../src/core/compile/Linker').Linker, ObjectCode: require('../../src/core/compile/ObjectCode').ObjectCode };
+      mods = {
+        Linker: require('../../src/core/compile/Linker').Linker,
+        ObjectCode: require('../../src/core/compile/ObjectCode').ObjectCode,
+      };
     });
     return mods!;
   };
