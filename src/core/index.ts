@@ -2,6 +2,11 @@
  * Objects that throw, free themselves and read like JavaScript, over the runtime.
  * @module cuda-bindings/core
  */
+// The methods each room adds to the classes of the rooms below it (base/extend.ts): loaded with core.
+import './device/extensions';
+import './memory/extensions';
+import './launch/extensions';
+import './graph/extensions';
 export {
   CudaBindingsError,
   CudaError,
@@ -29,7 +34,7 @@ export {
   type GpuProcess,
   type TopologyLink,
 } from './nvml/NvmlDevice';
-export { Stream, type StreamOptions, type CaptureOptions } from './device/Stream';
+export { Stream, type StreamOptions } from './device/Stream';
 export { Event, type EventOptions } from './device/Event';
 export {
   DeviceBuffer,
@@ -89,14 +94,9 @@ export { Module, type ModuleOptions, type ModuleLoadAsyncOptions } from './launc
 export type { WaitOptions } from '../ffi/waits';
 export { ObjectCode, type CodeKind, type ObjectCodeOptions, type FatbinOptions } from './compile/ObjectCode';
 export { Linker, type LinkerOptions } from './compile/Linker';
-export {
-  Kernel,
-  type LaunchConfig,
-  type Dim,
-  type KernelArgument,
-  type KernelAttributes,
-  type SettableKernelAttribute,
-} from './launch/Kernel';
+export { Kernel, type KernelAttributes, type SettableKernelAttribute } from './launch/Kernel';
+export type { LaunchConfig, Dim } from './launch/launch-config';
+export type { KernelArgument } from './launch/kernel-argument';
 export { ElementwiseKernel, type ElementwiseOptions } from './compile/ElementwiseKernel';
 export { Graph, GraphExec } from './graph/Graph';
 /** Typed kernel arguments: `kernel.launch(config, buf, i32(n), f32(x))`. */
@@ -118,9 +118,18 @@ export { rendezvous, rendezvousFromEnv, parseMaster, type RendezvousOptions } fr
 export { HostArgument, In, Out, InOut, type HostArgumentDirection } from './launch/HostArgument';
 export { type PreparedLaunch, type PreparedArgument } from './launch/PreparedLaunch';
 export { parseSignature, type ParamType } from './launch/signature';
-export { GraphBuilder, type NodeOptions, type KernelNodeConfig, type IfNode, type WhileNode, type SwitchNode } from './graph/GraphBuilder';
-export { GraphNode, type GraphNodeKind } from './graph/GraphNode';
-export { ConditionalHandle } from './graph/ConditionalHandle';
+export {
+  GraphBuilder,
+  GraphNode,
+  ConditionalHandle,
+  type GraphNodeKind,
+  type CaptureOptions,
+  type NodeOptions,
+  type KernelNodeConfig,
+  type IfNode,
+  type WhileNode,
+  type SwitchNode,
+} from './graph/GraphBuilder';
 export { ChannelFormatDescriptor, type ChannelKind, type ChannelType } from './texture/ChannelFormatDescriptor';
 export { CudaArray, type CudaArrayOptions } from './texture/CudaArray';
 export { ResourceDescriptor, type ResourceKind } from './texture/ResourceDescriptor';

@@ -334,7 +334,7 @@ test('serialised handles are checked: length, kind, version, base64', () => {
     new TypeError("IpcEventHandle.from: parameter 'data' must be base64 text or bytes; the string is not base64"),
   );
   expect(() => core.IpcEventHandle.from(42 as never)).toThrow(
-    new TypeError("IpcEventHandle.from: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got [object Number]"),
+    new TypeError("IpcEventHandle.from: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got 42"),
   );
   expect(() => new core.IpcBufferDescriptor(new Uint8Array(8), 1)).toThrow(
     new TypeError("IpcBufferDescriptor: parameter 'bytes' must be 64 bytes, got 8 bytes"),
@@ -442,7 +442,7 @@ test('a hook installs at construction unless told not to, close() uninstalls, wi
   b.close();
   expect(() => b.with(42 as never)).toThrow(new TypeError("Quiet.with: parameter 'fn' must be a function, got 42"));
   expect(() => new core.DebugPrintHook({ write: 'stdout' as never })).toThrow(
-    new TypeError("DebugPrintHook: option 'write' must be a function, got stdout"),
+    new TypeError('DebugPrintHook: option \'write\' must be a function, got the string "stdout"'),
   );
 });
 
@@ -561,17 +561,17 @@ test("names looked up in a table are the table's own: Object.prototype's are ref
 
 test('new classes refuse bad input by method and parameter before any call', () => {
   expect(() => new core.VirtualMemoryResource({} as never)).toThrow(
-    new TypeError("VirtualMemoryResource: parameter 'device' must be a Device, got [object Object]"),
+    new TypeError("VirtualMemoryResource: parameter 'device' must be a Device, got an object (Object)"),
   );
   expect(() => core.Context.create(3 as never)).toThrow(new TypeError("Context.create: parameter 'device' must be a Device, got 3"));
   expect(() => core.Context.primary(null as never)).toThrow(
     new TypeError("Context.primary: parameter 'device' must be a Device, got null"),
   );
   expect(() => core.DeviceResources.of('0' as never)).toThrow(
-    new TypeError("DeviceResources.of: parameter 'device' must be a Device, got 0"),
+    new TypeError('DeviceResources.of: parameter \'device\' must be a Device, got the string "0"'),
   );
   expect(() => core.IpcMemoryPool.create({} as never)).toThrow(
-    new TypeError("IpcMemoryPool.create: parameter 'device' must be a Device, got [object Object]"),
+    new TypeError("IpcMemoryPool.create: parameter 'device' must be a Device, got an object (Object)"),
   );
   expect(() => core.IpcMemoryPool.import(-1)).toThrow(
     new RangeError("IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got -1"),
@@ -580,10 +580,10 @@ test('new classes refuse bad input by method and parameter before any call', () 
     new TypeError("ManagedMemoryPool.create: parameter 'device' must be a Device, got undefined"),
   );
   expect(() => core.IpcMemoryHandle.export({} as never)).toThrow(
-    new TypeError("IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got [object Object]"),
+    new TypeError("IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got an object (Object)"),
   );
   expect(() => core.IpcEventHandle.export(null as never)).toThrow(
-    new TypeError("IpcEventHandle.export: parameter 'event' must be an Event, got [object Null]"),
+    new TypeError("IpcEventHandle.export: parameter 'event' must be an Event, got null"),
   );
 });
 
@@ -697,7 +697,7 @@ test('DeviceResources: SMs queried and split; a green context from a group, its 
       "RangeError: DeviceResources.splitSM: parameter 'minCount' must be a positive integer, got 0",
       "RangeError: DeviceResources.splitSM: parameter 'groups' must be a positive integer, got 1.5",
       "TypeError: DeviceResources.createGreenContext: parameter 'resources' must be an SMResource or a non-empty array of them",
-      "TypeError: DeviceResources.splitSM: parameter 'from' must be an SMResource, got [object Object]",
+      "TypeError: DeviceResources.splitSM: parameter 'from' must be an SMResource, got an object (Object)",
     ],
     // CU_GREEN_CTX_DEFAULT_STREAM (1); green streams are CU_STREAM_NON_BLOCKING (1)
     log: ['desc 48 1', 'green de5c 1', 'green-stream 1 ffffffffffffffff', 'green-destroy 9a0 0'],

@@ -38,7 +38,7 @@ test('TextureDescriptor: defaults, per-dimension address modes, and refused comb
     "TextureDescriptor: address modes 'wrap' and 'mirror' need normalizedCoords: true",
   );
   expect(() => new TextureDescriptor({ filterMode: 'cubic' as never })).toThrow(
-    "TextureDescriptor: option 'filterMode' must be 'point' or 'linear', got cubic",
+    "TextureDescriptor: option 'filterMode' must be 'point' or 'linear', got the string \"cubic\"",
   );
   expect(() => new TextureDescriptor({ addressMode: ['clamp', 'edge' as never] })).toThrow(
     "TextureDescriptor: option 'addressMode[1]' must be one of 'wrap', 'clamp', 'mirror', 'border', got the string \"edge\"",

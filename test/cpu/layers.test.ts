@@ -1,6 +1,7 @@
 // The layers import one way (the README's "Layout" section): ffi -> ffi (the struct base and support
 // among them); each facade -> ffi, itself (its struct classes too) and another facade's enums and handles; core -> facades, ffi; cli -> core and the facades (what the package root re-exports).
-// Nothing under src/ imports src/index.ts, and no module reaches itself again through value imports.
+// Nothing under src/ imports src/index.ts, and no module reaches itself again, through value or
+// type-only imports. src/core is grouped into rooms (base, device, memory, …) that import one way.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
@@ -125,16 +126,14 @@ test('nothing under src/ imports src/index.ts', () => {
   expect(all.filter((e) => e.to === front).map((e) => path.relative(src, e.from))).toEqual([]);
 });
 
-test('no module reaches itself again through value imports', () => {
-  const next = new Map<string, string[]>();
-  for (const e of all) if (!e.typeOnly) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
-  // Tarjan's strongly connected components; any with two or more modules is a cycle.
+/** The strongly connected components of two or more nodes of a graph (Tarjan's algorithm): its loops. */
+function loops(next: Map<string, string[]>, nodes: Iterable<string>): string[][] {
   let index = 0;
   const idx = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
   const on = new Set<string>();
-  const cycles: string[][] = [];
+  const found: string[][] = [];
   const strong = (v: string): void => {
     idx.set(v, index);
     low.set(v, index++);
@@ -152,11 +151,63 @@ test('no module reaches itself again through value imports', () => {
       do {
         w = stack.pop()!;
         on.delete(w);
-        comp.push(path.relative(src, w));
+        comp.push(w);
       } while (w !== v);
-      if (comp.length > 1) cycles.push(comp.sort());
+      if (comp.length > 1) found.push(comp.sort());
     }
   };
-  for (const f of sourceFiles(src)) if (!idx.has(f)) strong(f);
-  expect(cycles).toEqual([]);
+  for (const v of nodes) if (!idx.has(v)) strong(v);
+  return found;
+}
+
+function graphOf(pairs: Iterable<[string, string]>): Map<string, string[]> {
+  const next = new Map<string, string[]>();
+  for (const [a, b] of pairs) if (a !== b) next.set(a, [...(next.get(a) ?? []), b]);
+  return next;
+}
+
+test('no module reaches itself again, through value or type-only imports', () => {
+  const next = graphOf(all.map((e) => [path.relative(src, e.from), path.relative(src, e.to)]));
+  expect(
+    loops(
+      next,
+      sourceFiles(src).map((f) => path.relative(src, f)),
+    ),
+  ).toEqual([]);
+});
+
+const core = path.join(src, 'core');
+/** The room of a core file: its folder under src/core ('' for src/core/index.ts). */
+const roomOf = (f: string) => {
+  const rel = path.relative(core, f);
+  return rel.includes(path.sep) ? rel.split(path.sep)[0] : '';
+};
+const coreEdges = all.filter((e) => layerOf(e.from) === 'core' && layerOf(e.to) === 'core');
+
+test('core is grouped into rooms: every module but the index sits in a folder named for its concern', () => {
+  const loose = sourceFiles(core)
+    .filter((f) => roomOf(f) === '')
+    .map((f) => path.relative(src, f));
+  expect(loose).toEqual(['core/index.ts']);
+  expect(new Set(sourceFiles(core).map(roomOf).filter(Boolean)).size).toBeGreaterThanOrEqual(8);
+});
+
+test('the rooms of core import one way: no loop between rooms, and no room imports the index', () => {
+  expect(coreEdges.filter((e) => roomOf(e.from) !== '' && roomOf(e.to) === '').map((e) => path.relative(src, e.from))).toEqual([]);
+  const rooms = coreEdges.filter((e) => roomOf(e.from) !== '').map((e): [string, string] => [roomOf(e.from), roomOf(e.to)]);
+  expect(loops(graphOf(rooms), new Set(rooms.flat()))).toEqual([]);
+});
+
+test('the loop checks find a loop (sanity check of the checks themselves)', () => {
+  expect(
+    loops(
+      graphOf([
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'a'],
+        ['c', 'd'],
+      ]),
+      ['a', 'b', 'c', 'd'],
+    ),
+  ).toEqual([['a', 'b', 'c']]);
 });

@@ -177,7 +177,7 @@ describe('ObjectCode', () => {
       new RangeError("ObjectCode.fromBytes: parameter 'code' is empty"),
     );
     expect(() => ObjectCode.fromBytes(Buffer.from('x'), 'elf' as never)).toThrow(
-      "ObjectCode.fromBytes: parameter 'kind' must be one of cubin, ptx, ltoir, fatbin, object, library, got elf",
+      'ObjectCode.fromBytes: parameter \'kind\' must be one of cubin, ptx, ltoir, fatbin, object, library, got the string "elf"',
     );
   });
 
@@ -423,12 +423,12 @@ describe('Linker', () => {
 
   test('the constructor checks its arguments and options', () => {
     expect(() => new Linker()).toThrow('new Linker: nothing to link; pass one ObjectCode or more');
-    expect(() => new Linker(ptx, 'x' as never, {})).toThrow('new Linker: argument 1 must be an ObjectCode, got [object String]');
+    expect(() => new Linker(ptx, 'x' as never, {})).toThrow('new Linker: argument 1 must be an ObjectCode, got the string "x"');
     expect(() => new Linker(ptx, { arch: 'sm_90', lto: 1 } as never)).toThrow("new Linker: option 'lto' must be a boolean, got 1");
     expect(() => new Linker(ptx, { maxRegisters: 0 })).toThrow("new Linker: option 'maxRegisters' must be an integer from 1 to 255, got 0");
     expect(() => new Linker(ptx, { optimization: 4 })).toThrow("new Linker: option 'optimization' must be 0, 1, 2 or 3, got 4");
     expect(() => new Linker(ptx, { arch: 'hopper' })).toThrow(
-      "new Linker: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got hopper",
+      "new Linker: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got the string \"hopper\"",
     );
     expect(() => new Linker(ptx, { lineinfo: true } as never)).toThrow(
       /^new Linker: unknown option 'lineinfo' \(did you mean 'lineInfo'\?\); the options are /,
@@ -437,10 +437,10 @@ describe('Linker', () => {
       `new Linker: option 'kernelsUsed' must be an array of non-empty strings, got "k"`,
     );
     expect(() => new Linker(ptx, { backend: 'cuda' } as never)).toThrow(
-      "new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got cuda",
+      "new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got the string \"cuda\"",
     );
     expect(() => new Linker(ptx, {}).link('fatbin' as never)).toThrow(
-      "Linker.link: parameter 'target' must be 'cubin' or 'ptx', got fatbin",
+      "Linker.link: parameter 'target' must be 'cubin' or 'ptx', got the string \"fatbin\"",
     );
   });
 });

@@ -254,7 +254,7 @@ suite(`Program.compile with { language: 'nvvm' }${why}`, () => {
       "Program.compile: NVVM IR compiles to 'ptx' or 'ltoir', not cubin; link the PTX for a cubin",
     );
     expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', compiler: 'nvcc' })).toThrow(
-      "Program.compile: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got nvcc",
+      "Program.compile: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got the string \"nvcc\"",
     );
     expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: '/nowhere/libdevice.10.bc' })).toThrow(
       "Program.compile: option 'libdevice' names /nowhere/libdevice.10.bc, which does not exist",
@@ -263,7 +263,7 @@ suite(`Program.compile with { language: 'nvvm' }${why}`, () => {
       "Program.compile: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got an empty string",
     );
     expect(() => Program.compile('x', { language: 'fortran' as never })).toThrow(
-      "Program.compile: option 'language' must be 'c++' or 'nvvm', got fortran",
+      "Program.compile: option 'language' must be 'c++' or 'nvvm', got the string \"fortran\"",
     );
     expect(() => Program.compile('__global__ void k() {}', { libdevice: true })).toThrow(
       "Program.compile: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself",

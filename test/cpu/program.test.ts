@@ -130,7 +130,7 @@ test('compileAsync checks its arguments and options as compile does, rejecting w
     new TypeError("Program.compileAsync: parameter 'source' must be CUDA C++ text, got an empty string"),
   );
   await expect(Program.compileAsync(source, { arch: 'volta' })).rejects.toThrow(
-    "Program.compileAsync: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got volta",
+    "Program.compileAsync: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got the string \"volta\"",
   );
   await expect(Program.compileAsync(source, { arch: 'sm_90', compiler: 'nvrtc' })).rejects.toThrow(
     /^Program\.compileAsync: NVRTC is not available: /,
@@ -172,16 +172,16 @@ test('options are checked before any compiler runs', () => {
     "Program.compile: parameter 'source' must be CUDA C++ text, got an empty string",
   );
   expect(() => Program.compile(source, { arch: 'volta' })).toThrow(
-    "Program.compile: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got volta",
+    "Program.compile: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got the string \"volta\"",
   );
   expect(() => Program.compile(source, { arch: 'sm_90', target: 'sass' as 'ptx' })).toThrow(
-    "Program.compile: option 'target' must be 'cubin', 'ptx' or 'ltoir', got sass",
+    "Program.compile: option 'target' must be 'cubin', 'ptx' or 'ltoir', got the string \"sass\"",
   );
   expect(() => Program.compile(source, { arch: 'sm_90', options: '-O3' as unknown as string[] })).toThrow(
     /option 'options' must be an array of strings/,
   );
   expect(() => Program.compile(source, { arch: 'sm_90', compiler: 'clang' as 'nvcc' })).toThrow(
-    "Program.compile: option 'compiler' must be 'auto', 'nvrtc' or 'nvcc', got clang",
+    "Program.compile: option 'compiler' must be 'auto', 'nvrtc' or 'nvcc', got the string \"clang\"",
   );
   expect(() => Program.compile(source, { arch: 'sm_90', compiler: 'nvrtc' })).toThrow(/^Program\.compile: NVRTC is not available: /);
 });
@@ -225,7 +225,7 @@ describe('ElementwiseKernel', () => {
     );
     expect(() => new ElementwiseKernel('float x', 'float x', 'x = x')).toThrow("ElementwiseKernel: parameter name 'x' is used twice");
     expect(() => new ElementwiseKernel('float x', 'float y', 'y = x', 'not a name')).toThrow(
-      "ElementwiseKernel: parameter 'name' must be a C identifier, got not a name",
+      'ElementwiseKernel: parameter \'name\' must be a C identifier, got the string "not a name"',
     );
     const k = new ElementwiseKernel('float x', 'float y', 'y = x');
     expect(() => k.call(1)).toThrow('ElementwiseKernel(elementwise): it takes 2 arguments (x, y), got 1');

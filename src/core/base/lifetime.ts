@@ -139,8 +139,13 @@ export abstract class Resource {
 
   /** Throws when the resource was closed: using it then would reach freed C memory. */
   protected live(what: string): void {
-    if (this.isClosed) throw new Error(`${this.constructor.name}.${what}: the ${this.constructor.name} was closed`);
+    assertOpen(this, what);
   }
+}
+
+/** @internal Throws Error `<Class>.<what>: the <Class> was closed` when `r` was closed (Resource's live(), for the methods a room adds to a class). */
+export function assertOpen(r: { readonly isClosed: boolean }, what: string): void {
+  if (r.isClosed) throw new Error(`${r.constructor.name}.${what}: the ${r.constructor.name} was closed`);
 }
 
 /** Whether `v`'s class, or one it extends, is called `kind`. */

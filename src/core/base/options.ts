@@ -1,7 +1,6 @@
 // One check for every options bag in core: a misspelt option ({ limti: 5 }, { nonblocking: true })
 // is a TypeError naming the method and the key, as the struct constructors refuse unknown fields,
 // instead of being ignored in silence.
-import type { LaunchConfig } from '../launch/Kernel';
 
 /** Every key of an options type, each mapped to true: the list of what a method accepts, checked complete by the compiler. */
 export type OptionKeys<T> = { readonly [K in keyof Required<T>]: true };
@@ -58,6 +57,3 @@ function editDistance(a: string, b: string): number {
   }
   return d[a.length][b.length];
 }
-
-/** The keys of a kernel launch's config (Kernel.launch, PreparedLaunch), here so that both can import it without a cycle. */
-export const LAUNCH_CONFIG_KEYS: OptionKeys<LaunchConfig> = { grid: true, block: true, sharedMem: true, stream: true };

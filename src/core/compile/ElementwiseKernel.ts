@@ -6,10 +6,11 @@ import { Device } from '../device/Device';
 import { Program } from './Program';
 import type { Kernel } from '../launch/Kernel';
 import type { Module } from '../launch/Module';
+import '../launch/extensions'; // module.kernel()
 import type { Stream } from '../device/Stream';
 import { openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
-import { isOwnName } from '../../ffi/checks';
+import { describe, isOwnName } from '../../ffi/checks';
 
 /** Options of an {@link ElementwiseKernel}: compile-time ones at construction, `stream` at call. */
 export interface ElementwiseOptions {
@@ -47,7 +48,7 @@ interface Param {
 function parseParams(list: string, out: boolean): Param[] {
   if (typeof list !== 'string')
     throw new TypeError(
-      `ElementwiseKernel: the ${out ? 'output' : 'input'} parameters must be a string such as 'float x, float y', got ${String(list)}`,
+      `ElementwiseKernel: the ${out ? 'output' : 'input'} parameters must be a string such as 'float x, float y', got ${describe(list)}`,
     );
   if (list.trim() === '') return [];
   return list.split(',').map((p) => {
@@ -106,7 +107,7 @@ export class ElementwiseKernel {
     if (typeof operation !== 'string' || operation.trim() === '')
       throw new TypeError("ElementwiseKernel: parameter 'operation' must be C++ code such as 'z = x + y'");
     if (!/^[A-Za-z_]\w*$/.test(name))
-      throw new RangeError(`ElementwiseKernel: parameter 'name' must be a C identifier, got ${String(name)}`);
+      throw new RangeError(`ElementwiseKernel: parameter 'name' must be a C identifier, got ${describe(name)}`);
   }
 
   /** The CUDA C++ source for one choice of array ('a') and scalar ('s') parameters. */

@@ -12,7 +12,7 @@ import { statusText } from '../../ffi/errors';
 import { ObjectCode, archDigits, withNul, type CodeKind } from './ObjectCode';
 import { cacheDir, readCache, writeCache } from './Program';
 import { checkOptions, type OptionKeys } from '../base/options';
-import { checkPtxText } from '../../ffi/checks';
+import { describe, checkPtxText } from '../../ffi/checks';
 
 /** How a {@link Linker} links (all optional). */
 export interface LinkerOptions {
@@ -122,10 +122,9 @@ export class Linker {
     const objects = hasOptions ? args.slice(0, -1) : args;
     const options = (hasOptions ? last : {}) as LinkerOptions;
     if (options === null || typeof options !== 'object' || Array.isArray(options))
-      throw new TypeError(`new Linker: the last argument must be an ObjectCode or the options object, got ${String(options)}`);
+      throw new TypeError(`new Linker: the last argument must be an ObjectCode or the options object, got ${describe(options)}`);
     objects.forEach((o, i) => {
-      if (!(o instanceof ObjectCode))
-        throw new TypeError(`new Linker: argument ${i} must be an ObjectCode, got ${Object.prototype.toString.call(o)}`);
+      if (!(o instanceof ObjectCode)) throw new TypeError(`new Linker: argument ${i} must be an ObjectCode, got ${describe(o)}`);
     });
     if (objects.length === 0) throw new TypeError('new Linker: nothing to link; pass one ObjectCode or more');
     checkLinkerOptions(options);
@@ -136,7 +135,7 @@ export class Linker {
   /** Links the inputs into a cubin (the default) or PTX (nvJitLink with `lto`); throws a LinkError with the logs on failure. */
   link(target: 'cubin' | 'ptx' = 'cubin'): ObjectCode {
     if (target !== 'cubin' && target !== 'ptx')
-      throw new RangeError(`Linker.link: parameter 'target' must be 'cubin' or 'ptx', got ${String(target)}`);
+      throw new RangeError(`Linker.link: parameter 'target' must be 'cubin' or 'ptx', got ${describe(target)}`);
     const o = this.options;
     if (target === 'ptx' && !o.lto)
       throw new RangeError("Linker.link: target 'ptx' needs { lto: true } (nvJitLink writes PTX only after link-time optimisation)");
@@ -295,18 +294,18 @@ function checkLinkerOptions(o: LinkerOptions): void {
     if (o[k] !== undefined && typeof o[k] !== 'boolean')
       throw new TypeError(`new Linker: option '${k}' must be a boolean, got ${String(o[k])}`);
   if (o.maxRegisters !== undefined && !(Number.isInteger(o.maxRegisters) && o.maxRegisters > 0 && o.maxRegisters <= 255))
-    throw new RangeError(`new Linker: option 'maxRegisters' must be an integer from 1 to 255, got ${String(o.maxRegisters)}`);
+    throw new RangeError(`new Linker: option 'maxRegisters' must be an integer from 1 to 255, got ${describe(o.maxRegisters)}`);
   if (o.optimization !== undefined && !(Number.isInteger(o.optimization) && o.optimization >= 0 && o.optimization <= 3))
-    throw new RangeError(`new Linker: option 'optimization' must be 0, 1, 2 or 3, got ${String(o.optimization)}`);
+    throw new RangeError(`new Linker: option 'optimization' must be 0, 1, 2 or 3, got ${describe(o.optimization)}`);
   for (const k of ['kernelsUsed', 'variablesUsed', 'ptxasOptions'] as const) {
     const v = o[k];
     if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === '')))
       throw new TypeError(`new Linker: option '${k}' must be an array of non-empty strings, got ${JSON.stringify(v)}`);
   }
   if (o.backend !== undefined && !['auto', 'nvjitlink', 'driver'].includes(o.backend))
-    throw new RangeError(`new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got ${String(o.backend)}`);
+    throw new RangeError(`new Linker: option 'backend' must be 'auto', 'nvjitlink' or 'driver', got ${describe(o.backend)}`);
   if (o.cache !== undefined && typeof o.cache !== 'boolean' && typeof o.cache !== 'string')
-    throw new TypeError(`new Linker: option 'cache' must be a boolean or a directory, got ${String(o.cache)}`);
+    throw new TypeError(`new Linker: option 'cache' must be a boolean or a directory, got ${describe(o.cache)}`);
   if (o.arch !== undefined) archDigits(o.arch, 'new Linker');
 }
 

@@ -8,7 +8,7 @@ import { Device } from '../device/Device';
 import { Module, type ModuleOptions } from '../launch/Module';
 import { checkOptions, type OptionKeys } from '../base/options';
 import { CudaBindingsError, statusMessage, statusText } from '../../ffi/errors';
-import { checkPtxText } from '../../ffi/checks';
+import { describe, checkPtxText } from '../../ffi/checks';
 
 /** What an ObjectCode holds. */
 export type CodeKind = 'cubin' | 'ptx' | 'ltoir' | 'fatbin' | 'object' | 'library';
@@ -92,12 +92,10 @@ export class ObjectCode {
     checkOptions('ObjectCode.fromBytes', options, OBJECT_CODE_OPTIONS);
     const bytes = typeof code === 'string' ? new TextEncoder().encode(code) : code;
     if (!(bytes instanceof Uint8Array))
-      throw new TypeError(
-        `ObjectCode.fromBytes: parameter 'code' must be a Uint8Array or PTX text, got ${Object.prototype.toString.call(code)}`,
-      );
+      throw new TypeError(`ObjectCode.fromBytes: parameter 'code' must be a Uint8Array or PTX text, got ${describe(code)}`);
     if (bytes.length === 0) throw new RangeError("ObjectCode.fromBytes: parameter 'code' is empty");
     if (kind !== undefined && !CODE_KINDS.includes(kind))
-      throw new RangeError(`ObjectCode.fromBytes: parameter 'kind' must be one of ${CODE_KINDS.join(', ')}, got ${String(kind)}`);
+      throw new RangeError(`ObjectCode.fromBytes: parameter 'kind' must be one of ${CODE_KINDS.join(', ')}, got ${describe(kind)}`);
     const k = kind ?? sniff(bytes);
     if (!k)
       throw new TypeError(
@@ -110,7 +108,7 @@ export class ObjectCode {
   /** Reads a file; the kind comes from its ending (.cubin, .ptx, .ltoir, .fatbin, .o, .a) unless given. */
   static fromFile(file: string, kind?: CodeKind, options: ObjectCodeOptions = {}): ObjectCode {
     checkOptions('ObjectCode.fromFile', options, OBJECT_CODE_OPTIONS);
-    if (typeof file !== 'string') throw new TypeError(`ObjectCode.fromFile: parameter 'file' must be a path, got ${String(file)}`);
+    if (typeof file !== 'string') throw new TypeError(`ObjectCode.fromFile: parameter 'file' must be a path, got ${describe(file)}`);
     if (!fs.existsSync(file)) throw new Error(`ObjectCode.fromFile: no file ${file}`);
     const k = kind ?? EXTENSIONS[path.extname(file).toLowerCase()];
     const bytes = new Uint8Array(fs.readFileSync(file));
@@ -131,7 +129,7 @@ export class ObjectCode {
     if (opts.some((o) => typeof o !== 'string'))
       throw new TypeError(`ObjectCode.fatbin: option 'options' must be an array of strings, got ${JSON.stringify(options.options)}`);
     objects.forEach((o, i) => {
-      if (!(o instanceof ObjectCode)) throw new TypeError(`ObjectCode.fatbin: objects[${i}] must be an ObjectCode, got ${String(o)}`);
+      if (!(o instanceof ObjectCode)) throw new TypeError(`ObjectCode.fatbin: objects[${i}] must be an ObjectCode, got ${describe(o)}`);
       if (o.kind !== 'cubin' && o.kind !== 'ptx' && o.kind !== 'ltoir')
         throw new RangeError(`ObjectCode.fatbin: objects[${i}] ('${o.name}') is ${o.kind}; a fatbin holds cubins, PTX and LTO-IR`);
       if (!o.arch) throw new RangeError(`ObjectCode.fatbin: objects[${i}] ('${o.name}') has no arch; make it with { arch: 'sm_90' }`);
@@ -226,6 +224,6 @@ export function archDigits(arch: Device | string | undefined, fn: string, what =
     return d.computeCapability.join('');
   }
   const m = typeof arch === 'string' ? /^(?:sm_|compute_|lto_)?(\d{2,3}[af]?)$/.exec(arch) : null;
-  if (!m) throw new RangeError(`${fn}: ${what} must be a Device or an architecture such as 'sm_90' or '90', got ${String(arch)}`);
+  if (!m) throw new RangeError(`${fn}: ${what} must be a Device or an architecture such as 'sm_90' or '90', got ${describe(arch)}`);
   return m[1];
 }

@@ -16,7 +16,7 @@ import { Device } from '../device/Device';
 import { Module } from '../launch/Module';
 import { ObjectCode } from './ObjectCode';
 import { checkOptions, type OptionKeys } from '../base/options';
-import { isOwnName } from '../../ffi/checks';
+import { describe, isOwnName } from '../../ffi/checks';
 
 /** How {@link Program.compile} compiles: all optional. */
 export interface ProgramOptions {
@@ -226,7 +226,7 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
   checkOptions(fn, options, PROGRAM_OPTIONS);
   const language = options.language ?? 'c++';
   if (language !== 'c++' && language !== 'nvvm')
-    throw new RangeError(`${fn}: option 'language' must be 'c++' or 'nvvm', got ${String(language)}`);
+    throw new RangeError(`${fn}: option 'language' must be 'c++' or 'nvvm', got ${describe(language)}`);
   if (language === 'nvvm') return planNvvm(source, options, fn);
   if (options.libdevice !== undefined)
     throw new RangeError(`${fn}: option 'libdevice' is for NVVM IR ({ language: 'nvvm' }); CUDA C++ links libdevice itself`);
@@ -236,7 +236,7 @@ function planCompile(source: string | Uint8Array, options: ProgramOptions, fn: s
     );
   const target = options.target ?? 'cubin';
   if (target !== 'cubin' && target !== 'ptx' && target !== 'ltoir')
-    throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${String(target)}`);
+    throw new RangeError(`${fn}: option 'target' must be 'cubin', 'ptx' or 'ltoir', got ${describe(target)}`);
   const o = {
     name: options.name ?? 'program.cu',
     options: stringList(options.options, 'options', fn),
@@ -303,7 +303,7 @@ function archName(arch: Device | string | undefined, target: 'cubin' | 'ptx' | '
     digits = d.computeCapability.join('');
   } else {
     const m = typeof arch === 'string' ? /^(?:sm_|compute_)?(\d{2,3}[af]?)$/.exec(arch) : null;
-    if (!m) throw new RangeError(`${fn}: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got ${String(arch)}`);
+    if (!m) throw new RangeError(`${fn}: option 'arch' must be a Device or an architecture such as 'sm_90' or '90', got ${describe(arch)}`);
     digits = m[1];
   }
   return `${target === 'cubin' ? 'sm' : 'compute'}_${digits}`;
@@ -314,7 +314,7 @@ let nvccCompiler: Compiler | Error | undefined;
 
 function pickCompiler(which: 'auto' | 'nvrtc' | 'nvcc', needNames: boolean, fn: string): Compiler {
   if (which !== 'auto' && which !== 'nvrtc' && which !== 'nvcc')
-    throw new RangeError(`${fn}: option 'compiler' must be 'auto', 'nvrtc' or 'nvcc', got ${String(which)}`);
+    throw new RangeError(`${fn}: option 'compiler' must be 'auto', 'nvrtc' or 'nvcc', got ${describe(which)}`);
   const rtc = which === 'nvcc' ? null : (nvrtcCompiler ??= loadNvrtc());
   if (rtc && !(rtc instanceof Error)) return rtc;
   if (which === 'nvrtc') throw new Error(`${fn}: NVRTC is not available: ${(rtc as Error).message}`);
@@ -563,7 +563,7 @@ export function cacheDir(option: boolean | string | undefined, fn = 'Program.com
   if (option === false || (option === undefined && process.env.CUDA_BINDINGS_CACHE === '0')) return null;
   if (typeof option === 'string') return option;
   if (option !== undefined && option !== true)
-    throw new TypeError(`${fn}: option 'cache' must be a boolean or a directory, got ${String(option)}`);
+    throw new TypeError(`${fn}: option 'cache' must be a boolean or a directory, got ${describe(option)}`);
   return (
     process.env.CUDA_BINDINGS_CACHE_DIR ||
     path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'cuda-bindings', 'kernels')
@@ -605,7 +605,7 @@ function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: stri
   const bytes = typeof source === 'string' ? new TextEncoder().encode(source) : source;
   if (!(bytes instanceof Uint8Array) || bytes.length === 0 || (typeof source === 'string' && source.trim() === '')) {
     throw new TypeError(
-      `${fn}: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got ${typeof source === 'string' ? 'an empty string' : Object.prototype.toString.call(source)}`,
+      `${fn}: parameter 'source' must be NVVM IR (text or a Uint8Array of bitcode), got ${typeof source === 'string' ? 'an empty string' : describe(source)}`,
     );
   }
   const target = options.target ?? 'ptx';
@@ -614,7 +614,7 @@ function planNvvm(source: string | Uint8Array, options: ProgramOptions, fn: stri
   if (options.headers !== undefined || options.nameExpressions !== undefined)
     throw new RangeError(`${fn}: options 'headers' and 'nameExpressions' are for CUDA C++, not NVVM IR`);
   if (options.compiler !== undefined && options.compiler !== 'auto')
-    throw new RangeError(`${fn}: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got ${String(options.compiler)}`);
+    throw new RangeError(`${fn}: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got ${describe(options.compiler)}`);
   const name = options.name ?? 'program.ll';
   const userOptions = stringList(options.options, 'options', fn);
   const arch = archName(options.arch, 'ptx', fn);
@@ -718,7 +718,7 @@ export function libdevicePath(option: true | string, fn = 'Program.compile'): st
     if (!fs.existsSync(option)) throw new Error(`${fn}: option 'libdevice' names ${option}, which does not exist`);
     return option;
   }
-  if (option !== true) throw new TypeError(`${fn}: option 'libdevice' must be true or a path, got ${String(option)}`);
+  if (option !== true) throw new TypeError(`${fn}: option 'libdevice' must be true or a path, got ${describe(option)}`);
   const tried: string[] = [];
   let lib = '';
   try {

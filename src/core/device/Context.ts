@@ -7,7 +7,7 @@ import { driverError } from '../base/errors';
 import { driverGet, driverOk } from '../base/driver-check';
 import { Resource } from '../base/lifetime';
 import { checkOptions } from '../base/options';
-import { lookupName } from '../../ffi/checks';
+import { describe, lookupName } from '../../ffi/checks';
 
 /** How a thread waits for the device: let CUDA choose, spin, yield, or block. */
 export type ContextScheduling = 'auto' | 'spin' | 'yield' | 'blockingSync';
@@ -129,7 +129,7 @@ export class Context extends Resource {
    * context instead, which the runtime shares.
    */
   static create(device: Device, options: ContextOptions = {}): Context {
-    if (!(device instanceof Device)) throw new TypeError(`Context.create: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device)) throw new TypeError(`Context.create: parameter 'device' must be a Device, got ${describe(device)}`);
     checkOptions('Context.create', options, { scheduling: true, lmemResizeToMax: true });
     const sched = lookupName(SCHEDULING, options.scheduling ?? 'auto', 'Context.create', "option 'scheduling'");
     init('Context.create');
@@ -139,7 +139,7 @@ export class Context extends Resource {
 
   /** `device`'s primary context, retained until close() (cuDevicePrimaryCtxRetain / Release); not made current. */
   static primary(device: Device): Context {
-    if (!(device instanceof Device)) throw new TypeError(`Context.primary: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device)) throw new TypeError(`Context.primary: parameter 'device' must be a Device, got ${describe(device)}`);
     init('Context.primary');
     return new Context(
       driverGet(cuda.cuDevicePrimaryCtxRetain(device.ordinal), 'Context.primary (cuDevicePrimaryCtxRetain)'),
@@ -192,7 +192,7 @@ export class Context extends Resource {
   /** Runs `fn` with this context current, pushing and popping it around the call when it is not current already. */
   run<T>(fn: () => T): T {
     this.live('run');
-    if (typeof fn !== 'function') throw new TypeError(`Context.run: parameter 'fn' must be a function, got ${String(fn)}`);
+    if (typeof fn !== 'function') throw new TypeError(`Context.run: parameter 'fn' must be a function, got ${describe(fn)}`);
     if (this.isCurrent) return fn();
     this.push();
     try {

@@ -1,16 +1,12 @@
-// A CUDA device: its properties, its primary context, and the factory of its streams, events and buffers.
+// A CUDA device: its properties and its primary context. The rooms above add the methods that make
+// what lives on it (createStream, createEvent: device/extensions.ts; allocate, memoryPool, …:
+// memory/extensions.ts), so that this module imports none of them.
 import * as cudart from '../../runtime';
 import { deviceSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import * as cuda from '../../driver';
 import { check, driverError } from '../base/errors';
-import { Stream, STREAM_OPTIONS, type StreamOptions } from './Stream';
-import { Event, EVENT_OPTIONS, type EventOptions } from './Event';
-import { DeviceBuffer } from '../memory/DeviceBuffer';
-import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from '../memory/MemoryPool';
-import { getAllocator } from '../memory/CachingAllocator';
 import { NvmlDevice, type GpuHealth } from '../nvml/NvmlDevice';
-import { openOptionalArg } from '../base/lifetime';
 import { checkOptions } from '../base/options';
 
 /** A device attribute's name: the enum's (`'cudaDevAttrMultiProcessorCount'`) or without its prefix (`'MultiProcessorCount'`). */
@@ -42,7 +38,6 @@ const devices = new Map<number, Device>();
  */
 export class Device {
   private props?: cudart.cudaDeviceProp;
-  private pool?: MemoryPool;
   private nvmlDevice?: NvmlDevice;
 
   private constructor(
@@ -187,55 +182,5 @@ export class Device {
     const [err] = cudart.cudaDeviceEnablePeerAccess(peer.ordinal, 0);
     if (err === cudart.cudaError_t.cudaErrorPeerAccessAlreadyEnabled) cudart.cudaGetLastError();
     else check([err], 'cudaDeviceEnablePeerAccess');
-  }
-
-  /** A new stream on this device (cudaStreamCreateWithPriority); close it, or let `using` do so, when done. */
-  createStream(options: StreamOptions = {}): Stream {
-    checkOptions('Device.createStream', options, STREAM_OPTIONS);
-    this.makeCurrent();
-    return Stream.create(this, options);
-  }
-
-  /** A new event on this device (cudaEventCreateWithFlags); by default it records timing. Close it when done. */
-  createEvent(options: EventOptions = {}): Event {
-    checkOptions('Device.createEvent', options, EVENT_OPTIONS);
-    this.makeCurrent();
-    return Event.create(this, options);
-  }
-
-  /**
-   * `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc.
-   * `stream` is the stream the memory is used on: a caching allocator reuses it at once only there.
-   * The buffer keeps this device alive; close it to free the memory. Throws CudaError
-   * (`cudaErrorMemoryAllocation`) when the device is out of memory, TypeError for a closed stream.
-   */
-  allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
-    checkOptions('Device.allocate', options, { stream: true });
-    openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
-    this.makeCurrent();
-    const allocator = getAllocator();
-    return allocator ? allocator.allocate(size, { device: this, stream: options.stream }) : DeviceBuffer.allocate(this, size);
-  }
-
-  /**
-   * `size` bytes of managed memory (cudaMallocManaged), reachable from the host and every device;
-   * `attachHost` starts it attached to the host rather than to all streams. `size` is in bytes; close
-   * the buffer to free it.
-   */
-  allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {
-    checkOptions('Device.allocateManaged', options, { attachHost: true });
-    this.makeCurrent();
-    return DeviceBuffer.allocateManaged(this, size, options.attachHost ?? false);
-  }
-
-  /** The device's default stream-ordered memory pool (what cudaMallocAsync uses); shared, never destroyed by close(). */
-  get memoryPool(): MemoryPool {
-    return (this.pool ??= MemoryPool.defaultFor(this));
-  }
-
-  /** A new stream-ordered memory pool of this device's memory (cudaMemPoolCreate); closing it destroys the pool. */
-  createMemoryPool(options: MemoryPoolOptions = {}): MemoryPool {
-    checkOptions('Device.createMemoryPool', options, MEMORY_POOL_OPTIONS);
-    return MemoryPool.create(this, options);
   }
 }

@@ -1,5 +1,6 @@
 // cuda.core 1.2's device resources: what a device's SMs are, split into groups, and green contexts
 // made from the groups.
+import { describe } from '../../ffi/checks';
 import * as cuda from '../../driver';
 import { Device } from './Device';
 import { driverGet } from '../base/driver-check';
@@ -38,7 +39,8 @@ export class DeviceResources {
 
   /** The resources of `device`. */
   static of(device: Device): DeviceResources {
-    if (!(device instanceof Device)) throw new TypeError(`DeviceResources.of: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`DeviceResources.of: parameter 'device' must be a Device, got ${describe(device)}`);
     return new DeviceResources(device);
   }
 
@@ -61,7 +63,7 @@ export class DeviceResources {
     if (!Number.isInteger(groups) || groups <= 0)
       throw new RangeError(`DeviceResources.splitSM: parameter 'groups' must be a positive integer, got ${groups}`);
     if (!(from instanceof SMResource))
-      throw new TypeError(`DeviceResources.splitSM: parameter 'from' must be an SMResource, got ${String(from)}`);
+      throw new TypeError(`DeviceResources.splitSM: parameter 'from' must be an SMResource, got ${describe(from)}`);
     if (from.device !== this.device)
       throw new RangeError(`DeviceResources.splitSM: parameter 'from' is of device ${from.device.ordinal}, not ${this.device.ordinal}`);
     const out = new Uint8Array(RESOURCE_BYTES * groups);

@@ -3,15 +3,9 @@ import * as cudart from '../../runtime';
 import { streamSynchronize } from '../../runtime/async';
 import type { WaitOptions } from '../../ffi/waits';
 import { check } from '../base/errors';
-import { Resource, openArg } from '../base/lifetime';
-import { claimCapturedHostFns, releaseHostFns } from '../../ffi/host-callbacks';
+import { Resource } from '../base/lifetime';
 import type { Device } from './Device';
-import type { Event } from './Event';
-import { Graph } from '../graph/Graph';
-import type { GraphBuilder, NodeOptions } from '../graph/GraphBuilder';
-import type { GraphNode } from '../graph/GraphNode';
-import { checkOptions, type OptionKeys } from '../base/options';
-import { lookupName } from '../../ffi/checks';
+import type { OptionKeys } from '../base/options';
 
 /** How {@link Device.createStream} makes a stream. */
 export interface StreamOptions {
@@ -23,24 +17,6 @@ export interface StreamOptions {
 
 /** The keys of StreamOptions, for checkOptions. */
 export const STREAM_OPTIONS: OptionKeys<StreamOptions> = { nonBlocking: true, priority: true };
-
-/** How {@link Stream.capture} records a graph. */
-export interface CaptureOptions {
-  /**
-   * Which unsafe calls from other code are refused while capturing (cudaStreamCaptureMode):
-   * 'global' (the default), 'threadLocal' or 'relaxed'.
-   */
-  mode?: 'global' | 'threadLocal' | 'relaxed';
-}
-
-/** The keys of CaptureOptions, for checkOptions. */
-export const CAPTURE_OPTIONS: OptionKeys<CaptureOptions> = { mode: true };
-
-const CAPTURE_MODES = {
-  global: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal,
-  threadLocal: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal,
-  relaxed: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
-};
 
 /**
  * A CUDA stream: work queued on it (copies, kernels, host functions) runs in order; work on
@@ -106,16 +82,6 @@ export class Stream extends Resource {
   }
 
   /**
-   * Makes work queued on this stream from now on wait until `event`'s recorded point is reached
-   * (cudaStreamWaitEvent); the JS thread does not wait. Throws TypeError unless `event` is an open Event.
-   */
-  waitEvent(event: Event): void {
-    this.live('waitEvent');
-    openArg(event, 'Event', 'Stream.waitEvent', 'event');
-    check(cudart.cudaStreamWaitEvent(this.handle, event.handle, 0), 'cudaStreamWaitEvent');
-  }
-
-  /**
    * Runs `fn` on the JS thread once the work queued so far is done (cudaLaunchHostFunc). Work queued
    * after it waits for `fn` to return, so do not wait synchronously on the stream meanwhile; an
    * exception thrown by `fn` ends the process (use {@link Stream.hostCallback} to get it back).
@@ -140,57 +106,5 @@ export class Stream extends Resource {
         }
       });
     });
-  }
-
-  /**
-   * Records the work `work` queues on this stream (kernels, copies, host functions) into a Graph
-   * instead of running it. If `work` throws, the capture ends, its graph is dropped and the error
-   * is rethrown. JS host functions captured (onComplete, cudaLaunchHostFunc) run at every launch of
-   * the graph and are kept until the Graph and the GraphExecs made from it are closed or collected.
-   */
-  async capture(work: (stream: this) => unknown, options: CaptureOptions = {}): Promise<Graph> {
-    this.live('capture');
-    checkOptions('Stream.capture', options, CAPTURE_OPTIONS);
-    const mode = lookupName(CAPTURE_MODES, options.mode ?? 'global', 'Stream.capture', "option 'mode'");
-    if (typeof work !== 'function')
-      throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${String(work)}`);
-    check(cudart.cudaStreamBeginCapture(this.handle, mode), 'cudaStreamBeginCapture');
-    let failure: unknown = null;
-    try {
-      await work(this);
-    } catch (e) {
-      failure = e ?? new Error('Stream.capture: the work threw a nullish value');
-    }
-    const [err, graph] = cudart.cudaStreamEndCapture(this.handle);
-    const hostFns = claimCapturedHostFns(this.handle);
-    if (failure !== null || err !== cudart.cudaError_t.cudaSuccess) {
-      if (graph !== null) cudart.cudaGraphDestroy(graph);
-      releaseHostFns(hostFns);
-    }
-    if (failure !== null) {
-      if (err !== cudart.cudaError_t.cudaSuccess) cudart.cudaGetLastError();
-      throw failure;
-    }
-    return new Graph(check([err, graph], 'cudaStreamEndCapture'), this.device, hostFns);
-  }
-
-  /**
-   * Records the work `work` queues on this stream into `builder`'s graph (after `options.after`),
-   * as `builder.capture(stream, work)` does; resolves with the nodes the captured work ends in.
-   */
-  captureInto(builder: GraphBuilder, work: (stream: this) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
-    this.live('captureInto');
-    checkOptions('Stream.captureInto', options, { after: true, mode: true });
-    if (
-      builder === null ||
-      typeof builder !== 'object' ||
-      typeof (builder as { capture?: unknown }).capture !== 'function' ||
-      builder.constructor?.name !== 'GraphBuilder'
-    ) {
-      throw new TypeError(
-        `Stream.captureInto: parameter 'builder' must be a GraphBuilder, got ${builder === null ? 'null' : typeof builder === 'object' ? `a ${(builder as object).constructor?.name ?? 'object'}` : typeof builder}`,
-      );
-    }
-    return builder.capture(this, work as (stream: Stream) => unknown, options);
   }
 }

@@ -10,16 +10,81 @@ import { DeviceBuffer } from '../memory/DeviceBuffer';
 import { HostBuffer } from '../memory/HostBuffer';
 import { Event } from '../device/Event';
 import { Graph, GraphExec } from './Graph';
-import { Kernel, type Dim, type KernelArgument } from '../launch/Kernel';
-import { Stream, type CaptureOptions } from '../device/Stream';
-import { GraphNode, type GraphNodeKind } from './GraphNode';
-import { ConditionalHandle } from './ConditionalHandle';
-import { kernelArgument } from '../launch/kernel-argument';
-import { setDim } from '../launch/dims';
+import { Kernel } from '../launch/Kernel';
+import { Stream } from '../device/Stream';
+import { asKernelArgument, kernelArgument, type KernelArgument, type KernelArgumentObject } from '../launch/kernel-argument';
+import { setDim, type Dim } from '../launch/launch-config';
 import { debugDot } from './debug-dot';
 import { describe } from '../../ffi/checks';
 import { closedObject } from '../texture/TextureObject';
 import { checkOptions, type OptionKeys } from '../base/options';
+
+/** What kind of work a node does. */
+export type GraphNodeKind =
+  'kernel' | 'copy' | 'memset' | 'host' | 'eventRecord' | 'eventWait' | 'child' | 'empty' | 'if' | 'while' | 'switch' | 'captured';
+
+/**
+ * A node of a graph made with {@link GraphBuilder}: pass it in a later node's `after` to make that
+ * node wait for it. It owns nothing (the graph does) and is valid while its builder is open.
+ */
+export class GraphNode {
+  /** @internal Made by GraphBuilder's node methods. */
+  constructor(
+    /** The runtime handle (cudaGraphNode_t), for the `cuda-bindings/runtime` facade. */
+    readonly handle: cudart.cudaGraphNode_t,
+    /** What the node does: 'kernel', 'copy', 'memset', 'host', 'if', … */
+    readonly kind: GraphNodeKind,
+    /** The builder whose graph holds the node. */
+    readonly builder: GraphBuilder,
+  ) {}
+}
+
+/**
+ * The value a conditional graph node (if, while, switch) reads, made by
+ * `builder.conditionalHandle({ default })`: pass it to a kernel node as an argument, and the kernel
+ * sets it with `cudaGraphSetConditional(handle, value)`. It owns nothing; it lives with its graph.
+ */
+export class ConditionalHandle implements KernelArgumentObject {
+  /** @internal Use builder.conditionalHandle(). */
+  constructor(
+    /** The 64-bit handle a kernel takes as a `cudaGraphConditionalHandle` (a `u64`) parameter. */
+    readonly handle: cudart.cudaGraphConditionalHandle,
+    /** The value set at each launch, or null when a kernel must set it each time. */
+    readonly defaultValue: number | null,
+    /** The builder whose graph it belongs to. */
+    readonly builder: GraphBuilder,
+  ) {}
+
+  /** Whether the graph it belongs to was closed. */
+  get isClosed(): boolean {
+    return this.builder.isClosed;
+  }
+
+  /** @internal Its 64-bit handle as a `u64` kernel argument; throws Error once its graph was closed. */
+  [asKernelArgument](i: number, where: string): cudart.KernelArgInput {
+    if (this.isClosed) throw new Error(`${where}: argument ${i} is a ConditionalHandle of a graph that was closed`);
+    return cudart.u64(this.handle);
+  }
+}
+
+/** How {@link Stream.capture} and {@link GraphBuilder.capture} record a graph. */
+export interface CaptureOptions {
+  /**
+   * Which unsafe calls from other code are refused while capturing (cudaStreamCaptureMode):
+   * 'global' (the default), 'threadLocal' or 'relaxed'.
+   */
+  mode?: 'global' | 'threadLocal' | 'relaxed';
+}
+
+/** The keys of CaptureOptions, for checkOptions. */
+export const CAPTURE_OPTIONS: OptionKeys<CaptureOptions> = { mode: true };
+
+/** @internal cudaStreamCaptureMode by the names CaptureOptions.mode takes. */
+export const CAPTURE_MODES = {
+  global: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal,
+  threadLocal: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal,
+  relaxed: cudart.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed,
+};
 
 /** Where a node goes: after which nodes of the same graph (none: it may run first). */
 export interface NodeOptions {
@@ -266,7 +331,7 @@ export class GraphBuilder extends Resource {
     if (!(dst instanceof DeviceBuffer)) throw new TypeError("GraphBuilder.memset: parameter 'dst' must be a DeviceBuffer");
     const size = options.elementSize ?? 1;
     if (size !== 1 && size !== 2 && size !== 4)
-      throw new RangeError(`GraphBuilder.memset: option 'elementSize' must be 1, 2 or 4, got ${String(size)}`);
+      throw new RangeError(`GraphBuilder.memset: option 'elementSize' must be 1, 2 or 4, got ${describe(size)}`);
     const max = 2 ** (8 * size) - 1;
     if (!Number.isInteger(value) || value < 0 || value > max)
       throw new RangeError(
@@ -450,7 +515,9 @@ export class GraphBuilder extends Resource {
     const modes = { global: 0, threadLocal: 1, relaxed: 2 } as const;
     const mode = modes[options.mode ?? 'global'];
     if (mode === undefined)
-      throw new RangeError(`GraphBuilder.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${String(options.mode)}`);
+      throw new RangeError(
+        `GraphBuilder.capture: option 'mode' must be 'global', 'threadLocal' or 'relaxed', got ${describe(options.mode)}`,
+      );
     const deps = this.deps(options, 'capture', CAPTURE_NODE_OPTIONS);
     check(
       cudart.cudaStreamBeginCaptureToGraph(stream.handle, this.handle, deps, null, deps?.length ?? 0, mode),

@@ -1,6 +1,7 @@
 // An event shared between processes (cudaIpcGetEventHandle / cudaIpcOpenEventHandle): one process
 // records it, another waits on it.
 import * as cudart from '../../runtime';
+import { describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { Event } from '../device/Event';
 import { Device } from '../device/Device';
@@ -21,8 +22,7 @@ export class IpcEventHandle {
 
   /** The handle of `event` (cudaIpcGetEventHandle); `event` stays the owner. */
   static export(event: Event): IpcEventHandle {
-    if (!(event instanceof Event))
-      throw new TypeError(`IpcEventHandle.export: parameter 'event' must be an Event, got ${Object.prototype.toString.call(event)}`);
+    if (!(event instanceof Event)) throw new TypeError(`IpcEventHandle.export: parameter 'event' must be an Event, got ${describe(event)}`);
     if (event.isClosed) throw new Error("IpcEventHandle.export: parameter 'event' was closed");
     if (!event.interprocess)
       throw new TypeError(
@@ -49,7 +49,8 @@ export class IpcEventHandle {
 
   /** Opens the event in this process, on `device` (default: the current one); close() on it lets this process's reference go. */
   open(device: Device = Device.current()): Event {
-    if (!(device instanceof Device)) throw new TypeError(`IpcEventHandle.open: parameter 'device' must be a Device, got ${String(device)}`);
+    if (!(device instanceof Device))
+      throw new TypeError(`IpcEventHandle.open: parameter 'device' must be a Device, got ${describe(device)}`);
     device.makeCurrent();
     const h = check(
       cudart.cudaIpcOpenEventHandle(new cudart.cudaIpcEventHandle_st({ reserved: this.bytes })),

@@ -1,6 +1,7 @@
 // PyCUDA's IPCMemoryHandle / CUDA IPC: a device allocation made by cudaMalloc, exported as 64 bytes
 // that another process opens to get the same memory.
 import * as cudart from '../../runtime';
+import { describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import { Device } from '../device/Device';
@@ -28,9 +29,7 @@ export class IpcMemoryHandle {
   /** The handle of `buffer`'s memory (cudaIpcGetMemHandle); `buffer` stays the owner. */
   static export(buffer: DeviceBuffer): IpcMemoryHandle {
     if (!(buffer instanceof DeviceBuffer))
-      throw new TypeError(
-        `IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`,
-      );
+      throw new TypeError(`IpcMemoryHandle.export: parameter 'buffer' must be a DeviceBuffer, got ${describe(buffer)}`);
     if (buffer.isClosed || buffer.parent?.isClosed) throw new Error("IpcMemoryHandle.export: parameter 'buffer' was closed");
     const ptr = buffer.ptr;
     if (buffer.kind !== 'device' && buffer.kind !== 'cached')
@@ -71,7 +70,7 @@ export class IpcMemoryHandle {
    */
   open(device: Device = Device.current()): DeviceBuffer {
     if (!(device instanceof Device))
-      throw new TypeError(`IpcMemoryHandle.open: parameter 'device' must be a Device, got ${String(device)}`);
+      throw new TypeError(`IpcMemoryHandle.open: parameter 'device' must be a Device, got ${describe(device)}`);
     device.makeCurrent();
     const handle = new cudart.cudaIpcMemHandle_st({ reserved: this.bytes });
     const base = check(

@@ -2,6 +2,7 @@
 // processes can open. The pool is shared as a POSIX file descriptor (passed to a child in `spawn`'s
 // `stdio`), each allocation as an IpcBufferDescriptor.
 import * as cudart from '../../runtime';
+import { describe } from '../../ffi/checks';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
 import { DeviceBuffer, checkSize } from '../memory/DeviceBuffer';
@@ -55,7 +56,7 @@ export class IpcMemoryPool extends Resource {
   /** A new pool of `device`'s memory that can be shared (cudaMemPoolCreate with POSIX file descriptor handles). */
   static create(device: Device, options: IpcMemoryPoolOptions = {}): IpcMemoryPool {
     if (!(device instanceof Device))
-      throw new TypeError(`IpcMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
+      throw new TypeError(`IpcMemoryPool.create: parameter 'device' must be a Device, got ${describe(device)}`);
     checkOptions('IpcMemoryPool.create', options, { maxSize: true });
     if (options.maxSize !== undefined) checkSize(options.maxSize, 'IpcMemoryPool.create (options.maxSize)');
     const props = new cudart.cudaMemPoolProps({
@@ -76,7 +77,7 @@ export class IpcMemoryPool extends Resource {
       throw new RangeError(`IpcMemoryPool.import: parameter 'fd' must be a file descriptor (a non-negative integer), got ${fd}`);
     if (device === undefined) device = Device.current();
     if (!(device instanceof Device))
-      throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${String(device)}`);
+      throw new TypeError(`IpcMemoryPool.import: parameter 'device' must be a Device, got ${describe(device)}`);
     device.makeCurrent();
     // For a POSIX descriptor the "handle" is the descriptor itself, cast to a pointer.
     const h = check(
@@ -106,7 +107,7 @@ export class IpcMemoryPool extends Resource {
     this.live('allocate');
     checkSize(size, 'IpcMemoryPool.allocate');
     if (!(stream instanceof Stream))
-      throw new TypeError(`IpcMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
+      throw new TypeError(`IpcMemoryPool.allocate: parameter 'stream' must be a Stream, got ${describe(stream)}`);
     if (stream.isClosed) throw new Error("IpcMemoryPool.allocate: parameter 'stream' was closed");
     if (this.isImported)
       throw new Error(
@@ -119,9 +120,7 @@ export class IpcMemoryPool extends Resource {
   exportBuffer(buffer: DeviceBuffer): IpcBufferDescriptor {
     this.live('exportBuffer');
     if (!(buffer instanceof DeviceBuffer))
-      throw new TypeError(
-        `IpcMemoryPool.exportBuffer: parameter 'buffer' must be a DeviceBuffer, got ${Object.prototype.toString.call(buffer)}`,
-      );
+      throw new TypeError(`IpcMemoryPool.exportBuffer: parameter 'buffer' must be a DeviceBuffer, got ${describe(buffer)}`);
     if (buffer.isClosed) throw new Error("IpcMemoryPool.exportBuffer: parameter 'buffer' was closed");
     if (buffer.kind !== 'pool' || buffer.parent !== null)
       throw new TypeError(
@@ -141,10 +140,10 @@ export class IpcMemoryPool extends Resource {
     this.live('importBuffer');
     if (!(descriptor instanceof IpcBufferDescriptor))
       throw new TypeError(
-        `IpcMemoryPool.importBuffer: parameter 'descriptor' must be an IpcBufferDescriptor (IpcBufferDescriptor.from(bytes)), got ${Object.prototype.toString.call(descriptor)}`,
+        `IpcMemoryPool.importBuffer: parameter 'descriptor' must be an IpcBufferDescriptor (IpcBufferDescriptor.from(bytes)), got ${describe(descriptor)}`,
       );
     if (stream !== undefined && !(stream instanceof Stream))
-      throw new TypeError(`IpcMemoryPool.importBuffer: parameter 'stream' must be a Stream or absent, got ${String(stream)}`);
+      throw new TypeError(`IpcMemoryPool.importBuffer: parameter 'stream' must be a Stream or absent, got ${describe(stream)}`);
     if (stream?.isClosed) throw new Error("IpcMemoryPool.importBuffer: parameter 'stream' was closed");
     this.device.makeCurrent();
     const p = check(

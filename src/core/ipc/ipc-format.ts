@@ -1,5 +1,6 @@
 // The byte layout every IPC handle of the core layer serialises to: a 4-letter tag, a version,
 // some 64-bit numbers, then the handle's bytes. Base64 of it passes through any message channel.
+import { describe } from '../../ffi/checks';
 
 const VERSION = 1;
 
@@ -21,7 +22,7 @@ export function hostBytes(data: Uint8Array | string, fn: string): Uint8Array {
     return Buffer.from(data, 'base64');
   }
   if (data instanceof Uint8Array) return data;
-  throw new TypeError(`${fn}: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got ${Object.prototype.toString.call(data)}`);
+  throw new TypeError(`${fn}: parameter 'data' must be a Buffer, a Uint8Array or base64 text, got ${describe(data)}`);
 }
 
 /** @internal Reads serialise()'s layout back: `count` numbers and the 64 handle bytes. */

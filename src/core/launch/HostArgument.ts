@@ -7,7 +7,13 @@ import { Device } from '../device/Device';
 import { DeviceBuffer } from '../memory/DeviceBuffer';
 import { getAllocator } from '../memory/CachingAllocator';
 import { completion } from '../base/completion';
-import type { Kernel, KernelArgument, LaunchConfig } from './Kernel';
+import type { LaunchConfig } from './launch-config';
+
+/** What the In/Out/InOut launch needs of a Kernel (Kernel imports this module, so it is named by shape). */
+interface Launchable {
+  readonly name: string;
+  launch(config: LaunchConfig, ...args: unknown[]): void;
+}
 
 /** Which way a HostArgument's data goes: to the device before the launch, back after it, or both. */
 export type HostArgumentDirection = 'in' | 'out' | 'inout';
@@ -64,14 +70,14 @@ export function hasHostArguments(args: readonly unknown[]): boolean {
 }
 
 interface Staged {
-  args: KernelArgument[];
+  args: unknown[];
   temps: { arg: HostArgument; buf: DeviceBuffer }[];
 }
 
 /** Temporary device buffers for the HostArguments of `args`, from the current allocator. */
-function stage(fn: string, config: LaunchConfig, args: readonly KernelArgument[]): Staged {
+function stage(fn: string, config: LaunchConfig, args: readonly unknown[]): Staged {
   if (config === null || typeof config !== 'object')
-    throw new TypeError(`${fn}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`);
+    throw new TypeError(`${fn}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${describe(config)}`);
   const stream = config.stream;
   if (stream?.isClosed) throw new Error(`${fn}: parameter 'config.stream' is a Stream that was closed`);
   const device = stream?.device ?? Device.current();
@@ -105,7 +111,7 @@ function view(a: HostArgument): Uint8Array {
  * @internal kernel.launch with In/Out/InOut arguments: copies in on the launch's stream, launches,
  * copies back and waits for the stream (the host arrays hold the results on return).
  */
-export function launchWithHostArguments(kernel: Kernel, config: LaunchConfig, args: readonly KernelArgument[]): void {
+export function launchWithHostArguments(kernel: Launchable, config: LaunchConfig, args: readonly unknown[]): void {
   const fn = `Kernel.launch(${kernel.name})`;
   const s = stage(fn, config, args);
   try {
@@ -127,7 +133,7 @@ export function launchWithHostArguments(kernel: Kernel, config: LaunchConfig, ar
  * @internal kernel.launchAsync: the same with every wait off the JS thread; resolves once the
  * kernel is done and the Out/InOut data is back in the host arrays.
  */
-export async function launchWithHostArgumentsAsync(kernel: Kernel, config: LaunchConfig, args: readonly KernelArgument[]): Promise<void> {
+export async function launchWithHostArgumentsAsync(kernel: Launchable, config: LaunchConfig, args: readonly unknown[]): Promise<void> {
   const fn = `Kernel.launchAsync(${kernel.name})`;
   const s = stage(fn, config, args);
   try {

@@ -1,52 +1,16 @@
 // A kernel of a loaded Module: its attributes, occupancy, and launches with typed arguments.
+// module.kernel(name) and kernel.prepare() are added by launch/extensions.ts (see base/extend.ts).
+import { describe } from '../../ffi/checks';
 import * as cudart from '../../runtime';
 import { check, runtimeError } from '../base/errors';
-import type { DeviceBuffer } from '../memory/DeviceBuffer';
-import type { HostBuffer } from '../memory/HostBuffer';
 import { Device } from '../device/Device';
 import type { Module } from './Module';
-import type { Stream } from '../device/Stream';
 import { openArg } from '../base/lifetime';
-import { HostArgument, hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
-import { prepareLaunch, type PreparedLaunch } from './PreparedLaunch';
+import { hasHostArguments, launchWithHostArguments, launchWithHostArgumentsAsync } from './HostArgument';
 import { completion } from '../base/completion';
-import type { ParamType } from './signature';
-import type { TextureObject } from '../texture/TextureObject';
-import { kernelArgument } from './kernel-argument';
-import type { SurfaceObject } from '../texture/SurfaceObject';
-import type { TensorMapDescriptor } from '../texture/TensorMapDescriptor';
-import type { ConditionalHandle } from '../graph/ConditionalHandle';
-import { checkOptions, LAUNCH_CONFIG_KEYS } from '../base/options';
-import { setDim } from './dims';
-
-/** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
-export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
-
-/** Where and how big a launch is: `kernel.launch({ grid: 64, block: 256, stream }, ...args)`. */
-export interface LaunchConfig {
-  /** Blocks in the grid. */
-  grid: Dim;
-  /** Threads in a block. */
-  block: Dim;
-  /** Dynamic shared memory per block, in bytes (default 0). */
-  sharedMem?: number;
-  /** The stream to queue the launch on (default: the legacy default stream). */
-  stream?: Stream;
-}
-
-/**
- * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
- * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …) or a struct passed by value.
- */
-export type KernelArgument =
-  | DeviceBuffer
-  | HostBuffer
-  | HostArgument
-  | TextureObject
-  | SurfaceObject
-  | TensorMapDescriptor
-  | ConditionalHandle
-  | cudart.KernelArgInput;
+import { kernelArgument, type KernelArgument } from './kernel-argument';
+import { checkOptions } from '../base/options';
+import { LAUNCH_CONFIG_KEYS, setDim, type LaunchConfig } from './launch-config';
 
 /** What cudaFuncGetAttributes says about a kernel on a device. */
 export interface KernelAttributes {
@@ -81,7 +45,7 @@ export type SettableKernelAttribute =
 /** The device a kernel method is about: `device`, or the current one when absent. */
 function deviceArg(device: Device | undefined, where: string): Device {
   if (device === undefined) return Device.current();
-  if (!(device instanceof Device)) throw new TypeError(`${where}: parameter 'device' must be a Device, got ${String(device)}`);
+  if (!(device instanceof Device)) throw new TypeError(`${where}: parameter 'device' must be a Device, got ${describe(device)}`);
   return device;
 }
 
@@ -146,7 +110,7 @@ export class Kernel {
     if (hasHostArguments(args)) return launchWithHostArguments(this, config, args);
     if (!config || typeof config !== 'object')
       throw new TypeError(
-        `Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`,
+        `Kernel.launch(${this.name}): the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${describe(config)}`,
       );
     checkOptions(this.launchName, config, LAUNCH_CONFIG_KEYS, 'config');
     if (config.stream !== undefined) openArg(config.stream, 'Stream', 'Kernel.launch', 'config.stream');
@@ -171,18 +135,6 @@ export class Kernel {
     if (hasHostArguments(args)) return launchWithHostArgumentsAsync(this, config, args);
     this.launch(config, ...args);
     await completion(config.stream?.handle ?? null);
-  }
-
-  /**
-   * The kernel with its parameter types fixed (PyCUDA's prepare): `types` as an array (`['ptr',
-   * 'ptr', 'f32', 'i32']`) or the kernel's C signature (`'void saxpy(float *x, float *y, float a,
-   * int n)'`). The result is called with plain numbers, `f(config, x, y, 2.0, n)`, packed into
-   * memory reused by every call; `f.timed(…)` resolves with the kernel's milliseconds and
-   * `f.async(…)` once it is done.
-   */
-  prepare(types: string | readonly ParamType[]): PreparedLaunch {
-    if (this.module.isClosed) throw new Error(`Kernel.prepare(${this.name}): the Module it belongs to was closed`);
-    return prepareLaunch(this, types);
   }
 
   /** What the compiler and the driver say about the kernel on `device` (default: the current one): registers, shared, local and constant memory, limits (cudaFuncGetAttributes). */

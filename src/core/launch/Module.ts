@@ -4,11 +4,10 @@ import * as fs from 'node:fs';
 import * as cudart from '../../runtime';
 import { check } from '../base/errors';
 import { Resource } from '../base/lifetime';
-import { Kernel } from './Kernel';
 import { checkOptions } from '../base/options';
 import { libraryLoad } from '../../runtime/async';
 import { checkWaitOptions, unlessGivenUp, type WaitOptions } from '../../ffi/waits';
-import { checkPtxText, isOwnName } from '../../ffi/checks';
+import { describe, checkPtxText, isOwnName } from '../../ffi/checks';
 
 /** How {@link Module.load} (and ObjectCode.load) maps names to the module's symbols. */
 export interface ModuleOptions {
@@ -30,9 +29,7 @@ export interface ModuleLoadAsyncOptions extends ModuleOptions, WaitOptions {}
 /** The image to load: PTX gets the NUL the loader reads up to, which a JS buffer need not have. */
 function loadImage(code: Uint8Array, fn: string): Uint8Array {
   if (!(code instanceof Uint8Array))
-    throw new TypeError(
-      `${fn}: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${Object.prototype.toString.call(code)}`,
-    );
+    throw new TypeError(`${fn}: parameter 'code' must be a file path or a Uint8Array of a cubin, fatbin or PTX, got ${describe(code)}`);
   if (code.length === 0) throw new RangeError(`${fn}: parameter 'code' is empty`);
   if (startsWith(code, ELF) || startsWith(code, FATBIN)) return code;
   // Anything else is PTX text, which the driver reads up to its first NUL.
@@ -60,8 +57,6 @@ function loadImage(code: Uint8Array, fn: string): Uint8Array {
  * ```
  */
 export class Module extends Resource {
-  private readonly kernels = new Map<string, Kernel>();
-
   private constructor(
     /** The runtime handle (cudaLibrary_t), for the `cuda-bindings/runtime` facade; valid until close(). */
     readonly handle: cudart.cudaLibrary_t,
@@ -124,27 +119,23 @@ export class Module extends Resource {
   }
 
   /**
-   * The kernel called `name` (a C symbol, or a name expression of the Program it came from); the same
-   * Kernel object each time. Throws Error listing the module's kernels when there is none of that name.
+   * @internal The handle of the kernel called `name` (a C symbol, or a name expression of the
+   * Program it came from), for module.kernel(name) (launch/extensions.ts). Throws Error listing the
+   * module's kernels when there is none of that name.
    */
-  kernel(name: string): Kernel {
+  kernelHandle(name: string): cudart.cudaKernel_t {
     this.live('kernel');
     if (typeof name !== 'string' || name === '')
-      throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${String(name)}`);
-    let k = this.kernels.get(name);
-    if (!k) {
-      const symbol = isOwnName(this.names, name) ? this.names[name] : name;
-      const [err, h] = cudart.cudaLibraryGetKernel(this.handle, symbol);
-      if (err === cudart.cudaError_t.cudaErrorSymbolNotFound) {
-        cudart.cudaGetLastError();
-        throw new Error(
-          `Module.kernel: no kernel '${name}'${symbol !== name ? ` (${symbol})` : ''} in this module; it has ${this.kernelNames().join(', ') || 'none'}`,
-        );
-      }
-      k = new Kernel(check([err, h], `cudaLibraryGetKernel(${name})`), name, this);
-      this.kernels.set(name, k);
+      throw new TypeError(`Module.kernel: parameter 'name' must be a kernel's name, got ${describe(name)}`);
+    const symbol = isOwnName(this.names, name) ? this.names[name] : name;
+    const [err, h] = cudart.cudaLibraryGetKernel(this.handle, symbol);
+    if (err === cudart.cudaError_t.cudaErrorSymbolNotFound) {
+      cudart.cudaGetLastError();
+      throw new Error(
+        `Module.kernel: no kernel '${name}'${symbol !== name ? ` (${symbol})` : ''} in this module; it has ${this.kernelNames().join(', ') || 'none'}`,
+      );
     }
-    return k;
+    return check([err, h], `cudaLibraryGetKernel(${name})`);
   }
 
   /** The C names of the kernels in the module. */

@@ -8,16 +8,15 @@ import { DeviceBuffer } from '../memory/DeviceBuffer';
 import type { HostBuffer } from '../memory/HostBuffer';
 import type { TextureObject } from '../texture/TextureObject';
 import type { SurfaceObject } from '../texture/SurfaceObject';
-import type { ConditionalHandle } from '../graph/ConditionalHandle';
 import type { TensorMapDescriptor } from '../texture/TensorMapDescriptor';
 import { Stream } from '../device/Stream';
 import { checkParamTypes, parseSignature, type ParamType } from './signature';
 import { libcudart as library } from '../../ffi/cudart-lib.gen';
 import type { KoffiFunction } from '../../ffi/binding';
-import type { Kernel, LaunchConfig, Dim } from './Kernel';
-import { checkOptions, LAUNCH_CONFIG_KEYS } from '../base/options';
-import { readDim, setDim } from './dims';
-import { coreArgument } from './kernel-argument';
+import type { Kernel } from './Kernel';
+import { checkOptions } from '../base/options';
+import { LAUNCH_CONFIG_KEYS, readDim, setDim, type Dim, type LaunchConfig } from './launch-config';
+import { coreArgument, type KernelArgumentObject } from './kernel-argument';
 import { describe } from '../../ffi/checks';
 import { completion } from '../base/completion';
 
@@ -35,7 +34,7 @@ export type PreparedArgument =
   | HostBuffer
   | TextureObject
   | SurfaceObject
-  | ConditionalHandle
+  | KernelArgumentObject
   | TensorMapDescriptor
   | cudart.KernelArgInput;
 
@@ -185,7 +184,7 @@ class Prepared {
     if (this.kernel.module.isClosed) throw new Error(`${this.what}: the Module the kernel belongs to was closed`);
     if (config === null || typeof config !== 'object')
       throw new TypeError(
-        `${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${String(config)}`,
+        `${this.what}: the first parameter must be a launch config { grid, block, sharedMem?, stream? }, got ${describe(config)}`,
       );
     // Its keys once per config object: a launch loop passes the same one every time. (Its values,
     // which a loop may change in place, are read and checked on every launch.)
@@ -237,7 +236,7 @@ class Prepared {
   sharedMem(v: unknown): number {
     if (v === undefined) return 0;
     if (typeof v === 'number' && v >= 0 && v <= 0xffffffff && Math.floor(v) === v) return v;
-    throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${String(v)}`);
+    throw new RangeError(`${this.what}: 'config.sharedMem' must be a byte count, got ${describe(v)}`);
   }
 
   /** Throws the CudaError of a refused launch. */

@@ -9,7 +9,33 @@ import { HostArgument } from './HostArgument';
 import { TextureObject, closedObject } from '../texture/TextureObject';
 import { SurfaceObject } from '../texture/SurfaceObject';
 import { TensorMapDescriptor } from '../texture/TensorMapDescriptor';
-import { ConditionalHandle } from '../graph/ConditionalHandle';
+
+/**
+ * The method through which an object of a room above launch (a graph's ConditionalHandle) passes
+ * itself to a kernel: launch cannot name those classes (they import launch), so they come to it.
+ */
+export const asKernelArgument: unique symbol = Symbol('cuda-bindings.asKernelArgument');
+
+/** An object that passes itself to a kernel (a graph's ConditionalHandle, as its 64-bit handle). */
+export interface KernelArgumentObject {
+  /** Argument `i` of the launch `where` as the runtime facade's KernelArgs takes it; throws Error, naming both, when the object can no longer be passed. */
+  [asKernelArgument](i: number, where: string): cudart.KernelArgInput;
+}
+
+/**
+ * One kernel argument: a DeviceBuffer (its address), a mapped HostBuffer (its device address), a
+ * pointer as a bigint, a typed scalar (`i32(n)`, `f32(x)`, …), a struct passed by value, a texture or
+ * surface object, a tensor map, In/Out/InOut host arrays, or a graph's ConditionalHandle.
+ */
+export type KernelArgument =
+  | DeviceBuffer
+  | HostBuffer
+  | HostArgument
+  | TextureObject
+  | SurfaceObject
+  | TensorMapDescriptor
+  | KernelArgumentObject
+  | cudart.KernelArgInput;
 
 /**
  * A core object as a kernel argument, or undefined when `a` is not one of core's objects (a typed
@@ -37,10 +63,7 @@ export function coreArgument(a: unknown, i: number, where: string): cudart.Kerne
     if (a.isClosed) throw new Error(`${where}: argument ${i} is ${closedObject(a)}`);
     return cudart.u64(a.handle);
   }
-  if (a instanceof ConditionalHandle) {
-    if (a.isClosed) throw new Error(`${where}: argument ${i} is a ConditionalHandle of a graph that was closed`);
-    return cudart.u64(a.handle);
-  }
+  if (a !== null && typeof a === 'object' && asKernelArgument in a) return (a as KernelArgumentObject)[asKernelArgument](i, where);
   if (a instanceof TensorMapDescriptor) {
     if (a.isClosed) throw new Error(`${where}: argument ${i} is a TensorMapDescriptor whose DeviceBuffer was closed`);
     return a;

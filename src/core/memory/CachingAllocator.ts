@@ -6,6 +6,7 @@
 // close(). So a freed block is reusable at once on that stream only (its later work runs after the
 // earlier work); for another stream, an event is recorded on the block's stream when it is freed,
 // and the block is handed out there only once that event has completed.
+import { describe } from '../../ffi/checks';
 import * as cudart from '../../runtime';
 import { check, CudaError, runtimeError } from '../base/errors';
 import { DeviceBuffer, checkSize } from './DeviceBuffer';
@@ -112,7 +113,7 @@ export class CachingAllocator implements Allocator {
     checkOptions('CachingAllocator.allocate', options, { device: true, stream: true });
     const device = options?.device;
     if (!device || typeof device.ordinal !== 'number')
-      throw new TypeError(`CachingAllocator.allocate: parameter 'options.device' must be a Device, got ${String(device)}`);
+      throw new TypeError(`CachingAllocator.allocate: parameter 'options.device' must be a Device, got ${describe(device)}`);
     const stream = options.stream;
     openOptionalArg(stream, 'Stream', 'CachingAllocator.allocate', 'options.stream');
     const rounded = Math.max(UNIT, Math.ceil(size / UNIT) * UNIT);
@@ -278,7 +279,7 @@ let installed: Allocator | null = null;
 export function setAllocator(allocator: Allocator | null): Allocator | null {
   if (allocator !== null && typeof allocator?.allocate !== 'function')
     throw new TypeError(
-      `setAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${String(allocator)}`,
+      `setAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${describe(allocator)}`,
     );
   const previous = installed;
   installed = allocator;

@@ -1,4 +1,5 @@
 // CuPy's DebugPrintHook: one JSON line per hook call.
+import { describe } from '../../ffi/checks';
 import { MemoryHook, type MemoryEvent, type MemoryHookOptions, type MemoryHookPhase } from './MemoryHook';
 import { checkOptions } from '../base/options';
 
@@ -31,7 +32,7 @@ export class DebugPrintHook extends MemoryHook {
   constructor(options: DebugPrintHookOptions = {}) {
     checkOptions('new DebugPrintHook', options, { install: true, write: true, pre: true });
     if (options.write !== undefined && typeof options.write !== 'function')
-      throw new TypeError(`DebugPrintHook: option 'write' must be a function, got ${String(options.write)}`);
+      throw new TypeError(`DebugPrintHook: option 'write' must be a function, got ${describe(options.write)}`);
     super({ install: false });
     this.write = options.write ?? ((line) => void process.stdout.write(line));
     this.pre = options.pre ?? false;

@@ -9,7 +9,7 @@ import type { Stream } from '../device/Stream';
 import { POOL_THREADS, stagedUpload } from './staging';
 import { hookedCudaAllocation, hookedFree } from './MemoryHook';
 import { checkOptions, type OptionKeys } from '../base/options';
-import { lookupName } from '../../ffi/checks';
+import { describe, lookupName } from '../../ffi/checks';
 
 /** Host memory a copy reads or writes: a Buffer, any TypedArray, a DataView or an ArrayBuffer. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -318,9 +318,7 @@ async function inPieces(n: number, copy: (at: number, len: number) => Promise<[c
 
 function hostBytes(v: HostData, what: string, p: string): number {
   if (!(ArrayBuffer.isView(v) || v instanceof ArrayBuffer))
-    throw new TypeError(
-      `DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${Object.prototype.toString.call(v)}`,
-    );
+    throw new TypeError(`DeviceBuffer.${what}: parameter '${p}' must be a Buffer, TypedArray, DataView or ArrayBuffer, got ${describe(v)}`);
   return v.byteLength;
 }
 

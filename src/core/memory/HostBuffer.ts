@@ -1,6 +1,7 @@
 // Pinned (page-locked) host memory, seen from JS as a TypedArray. The memory is freed only when no
 // JS view of it can be reached: close() gives it up, and the garbage collector frees it once the
 // views are gone, so a view never points at freed memory.
+import { describe } from '../../ffi/checks';
 import koffi from 'koffi';
 import * as cudart from '../../runtime';
 import { check } from '../base/errors';
@@ -41,7 +42,7 @@ let pinnedAllocator: PinnedAllocator | null = null;
 export function setPinnedMemoryAllocator(allocator: PinnedAllocator | null): PinnedAllocator | null {
   if (allocator !== null && typeof allocator?.allocate !== 'function')
     throw new TypeError(
-      `setPinnedMemoryAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${String(allocator)}`,
+      `setPinnedMemoryAllocator: parameter 'allocator' must have an allocate(size, options) method or be null, got ${describe(allocator)}`,
     );
   const previous = pinnedAllocator;
   pinnedAllocator = allocator;

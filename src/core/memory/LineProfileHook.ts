@@ -1,4 +1,5 @@
 // CuPy's LineProfileHook, for JavaScript: bytes requested, summed by the call site that asked.
+import { describe } from '../../ffi/checks';
 import * as path from 'node:path';
 import { MemoryHook, type MemoryEvent, type MemoryHookOptions } from './MemoryHook';
 import { checkOptions } from '../base/options';
@@ -72,7 +73,7 @@ export class LineProfileHook extends MemoryHook {
   /** Writes format() (default: to process.stdout). */
   print(write: (text: string) => void = (t) => void process.stdout.write(t)): void {
     if (typeof write !== 'function')
-      throw new TypeError(`LineProfileHook.print: parameter 'write' must be a function, got ${String(write)}`);
+      throw new TypeError(`LineProfileHook.print: parameter 'write' must be a function, got ${describe(write)}`);
     write(this.format());
   }
 }

@@ -1,6 +1,7 @@
 // cuda.core's ManagedMemoryResource: stream-ordered managed (unified) memory from a cudaMemPool whose
 // allocation type is managed (CUDA 13). Its buffers are managed memory: reachable from the host and
 // every device, and prefetch()/advise() work on them.
+import { describe } from '../../ffi/checks';
 import * as cudart from '../../runtime';
 import { CudaError, check, runtimeError } from '../base/errors';
 import { Resource } from '../base/lifetime';
@@ -49,11 +50,11 @@ export class ManagedMemoryPool extends Resource {
    */
   static create(device: Device, options: ManagedMemoryPoolOptions = {}): ManagedMemoryPool {
     if (!(device instanceof Device))
-      throw new TypeError(`ManagedMemoryPool.create: parameter 'device' must be a Device, got ${String(device)}`);
+      throw new TypeError(`ManagedMemoryPool.create: parameter 'device' must be a Device, got ${describe(device)}`);
     checkOptions('ManagedMemoryPool.create', options, { preferredLocation: true, releaseThreshold: true });
     const where = options.preferredLocation ?? device;
     if (where !== 'host' && !(where instanceof Device))
-      throw new TypeError(`ManagedMemoryPool.create: option 'preferredLocation' must be a Device or 'host', got ${String(where)}`);
+      throw new TypeError(`ManagedMemoryPool.create: option 'preferredLocation' must be a Device or 'host', got ${describe(where)}`);
     if (options.releaseThreshold !== undefined) checkSize(options.releaseThreshold, 'ManagedMemoryPool.create (options.releaseThreshold)');
     const unsupported = (why: string) =>
       new CudaError(
@@ -97,7 +98,7 @@ export class ManagedMemoryPool extends Resource {
     this.live('allocate');
     checkSize(size, 'ManagedMemoryPool.allocate');
     if (!(stream instanceof Stream))
-      throw new TypeError(`ManagedMemoryPool.allocate: parameter 'stream' must be a Stream, got ${String(stream)}`);
+      throw new TypeError(`ManagedMemoryPool.allocate: parameter 'stream' must be a Stream, got ${describe(stream)}`);
     if (stream.isClosed) throw new Error("ManagedMemoryPool.allocate: parameter 'stream' was closed");
     return allocateFromPool(this, size, stream, 'managed', 'ManagedMemoryPool', 'ManagedMemoryPool.allocate (cudaMallocFromPoolAsync)');
   }

@@ -2,6 +2,7 @@
 // they are installed. `alloc*` brackets memory taken from CUDA itself (cudaMalloc, cudaHostAlloc,
 // cuMemCreate, …); `malloc*` brackets a request to an allocator, served from CUDA or from a cache;
 // `free*` brackets giving a block back (to CUDA or to the allocator's cache).
+import { describe } from '../../ffi/checks';
 
 /** One allocation or free, as a hook sees it. */
 export interface MemoryEvent {
@@ -43,7 +44,7 @@ export abstract class MemoryHook {
   /** Makes the hook and installs it unless `options.install` is false; throws TypeError when `options` is not an object. */
   constructor(options: MemoryHookOptions = {}) {
     if (options === null || typeof options !== 'object')
-      throw new TypeError(`${this.constructor.name}: parameter 'options' must be an object, got ${String(options)}`);
+      throw new TypeError(`${this.constructor.name}: parameter 'options' must be an object, got ${describe(options)}`);
     if (options.install ?? true) this.install();
   }
 
@@ -88,7 +89,7 @@ export abstract class MemoryHook {
    */
   with<T>(fn: () => T): T {
     if (typeof fn !== 'function')
-      throw new TypeError(`${this.constructor.name}.with: parameter 'fn' must be a function, got ${String(fn)}`);
+      throw new TypeError(`${this.constructor.name}.with: parameter 'fn' must be a function, got ${describe(fn)}`);
     const was = this.isInstalled;
     this.install();
     const done = () => {

@@ -5,11 +5,9 @@ import { DeviceBuffer } from './DeviceBuffer';
 import type { Device } from '../device/Device';
 import { driverGet, driverOk } from '../base/driver-check';
 import { freshAllocation, hookedAllocation, hookedFree } from './MemoryHook';
-import { lookupName } from '../../ffi/checks';
-import type { VirtualMemoryResource } from './VirtualMemoryResource';
+import { describe, lookupName } from '../../ffi/checks';
+import type { VirtualAccess, VirtualMemoryResource } from './VirtualMemoryResource';
 
-/** Access a device gets to a virtual buffer's memory. */
-export type VirtualAccess = 'readwrite' | 'read' | 'none';
 /** @internal cuMemSetAccess's flags for an access name. */
 export const ACCESS: Record<VirtualAccess, cuda.CUmemAccess_flags> = {
   readwrite: cuda.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
@@ -159,7 +157,7 @@ export class VirtualBuffer extends DeviceBuffer {
   setAccess(device: Device, access: VirtualAccess = 'readwrite'): this {
     this.live('setAccess');
     if (!device || typeof device.ordinal !== 'number')
-      throw new TypeError(`VirtualBuffer.setAccess: parameter 'device' must be a Device, got ${String(device)}`);
+      throw new TypeError(`VirtualBuffer.setAccess: parameter 'device' must be a Device, got ${describe(device)}`);
     const flags = lookupName(ACCESS, access, 'VirtualBuffer.setAccess', "parameter 'access'");
     if (device === this.device && access !== 'readwrite')
       throw new RangeError("VirtualBuffer.setAccess: the buffer's own device keeps read/write access");

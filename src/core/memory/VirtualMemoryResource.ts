@@ -5,16 +5,16 @@
 import * as cuda from '../../driver';
 import { Device } from '../device/Device';
 import { driverGet } from '../base/driver-check';
-import { VirtualBuffer } from './VirtualBuffer';
 import { checkOptions } from '../base/options';
-import { lookupName } from '../../ffi/checks';
-export type { VirtualAccess } from './VirtualBuffer';
+import { describe, lookupName } from '../../ffi/checks';
 
 /** How the physical memory can be shared with other processes: not at all, as a POSIX file descriptor, or as a fabric handle. */
 export type VirtualHandleType = 'none' | 'posixFd' | 'fabric';
 
 /** Who may touch a mapping: read and write, read only, or nothing. */
+export type VirtualAccess = 'readwrite' | 'read' | 'none';
 
+/** How `new VirtualMemoryResource(device, options)` makes a resource. */
 export interface VirtualMemoryResourceOptions {
   /** What exportHandles() gives (default 'none'). */
   handleType?: VirtualHandleType;
@@ -61,7 +61,7 @@ export class VirtualMemoryResource {
     options: VirtualMemoryResourceOptions = {},
   ) {
     if (!(device instanceof Device))
-      throw new TypeError(`VirtualMemoryResource: parameter 'device' must be a Device, got ${String(device)}`);
+      throw new TypeError(`VirtualMemoryResource: parameter 'device' must be a Device, got ${describe(device)}`);
     checkOptions('new VirtualMemoryResource', options, { handleType: true, peers: true, granularity: true });
     const handleType = options.handleType ?? 'none';
     const requestedHandleTypes = lookupName(HANDLE_TYPES, handleType, 'VirtualMemoryResource', "option 'handleType'");
@@ -70,7 +70,7 @@ export class VirtualMemoryResource {
       throw new TypeError("VirtualMemoryResource: option 'peers' must be an array of Devices");
     const g = options.granularity ?? 'recommended';
     if (g !== 'minimum' && g !== 'recommended')
-      throw new RangeError(`VirtualMemoryResource: option 'granularity' must be 'minimum' or 'recommended', got ${String(g)}`);
+      throw new RangeError(`VirtualMemoryResource: option 'granularity' must be 'minimum' or 'recommended', got ${describe(g)}`);
     this.granularityKind =
       g === 'minimum'
         ? cuda.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM
@@ -91,41 +91,6 @@ export class VirtualMemoryResource {
       cuda.cuMemGetAllocationGranularity(this.props, this.granularityKind),
       'VirtualMemoryResource.granularity (cuMemGetAllocationGranularity)',
     ));
-  }
-
-  /** `size` bytes (rounded up to the granularity) in a range of `options.reserve` bytes reserved for growth. */
-  allocate(size: number, options: VirtualAllocateOptions = {}): VirtualBuffer {
-    if (!Number.isSafeInteger(size) || size <= 0)
-      throw new RangeError(`VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got ${size}`);
-    checkOptions('VirtualMemoryResource.allocate', options, { reserve: true });
-    if (options.reserve !== undefined && (!Number.isSafeInteger(options.reserve) || options.reserve < size))
-      throw new RangeError(
-        `VirtualMemoryResource.allocate: option 'reserve' must be an integer of at least 'size' (${size}), got ${options.reserve}`,
-      );
-    void this.device.primaryContext; // the driver calls below need a context current
-    return VirtualBuffer.create(this, size, this.roundUp(options.reserve ?? size));
-  }
-
-  /**
-   * Maps memory another process exported with `buffer.exportHandles()` (its POSIX file descriptors,
-   * received here, with their sizes, in the same order) as one VirtualBuffer of this resource's
-   * device. close() unmaps it; the descriptors stay the caller's to close.
-   */
-  importHandles(handles: readonly { fd: number; size: number }[]): VirtualBuffer {
-    if (!Array.isArray(handles) || handles.length === 0)
-      throw new TypeError("VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }");
-    handles.forEach((h, i) => {
-      if (!h || typeof h !== 'object' || !Number.isInteger(h.fd) || h.fd < 0)
-        throw new RangeError(
-          `VirtualMemoryResource.importHandles: parameter 'handles[${i}].fd' must be a file descriptor (a non-negative integer), got ${h && typeof h === 'object' ? h.fd : String(h)}`,
-        );
-      if (!Number.isSafeInteger(h.size) || h.size <= 0 || h.size % this.granularity !== 0)
-        throw new RangeError(
-          `VirtualMemoryResource.importHandles: parameter 'handles[${i}].size' must be a positive multiple of the granularity (${this.granularity}), got ${h.size}`,
-        );
-    });
-    void this.device.primaryContext; // the driver calls below need a context current
-    return VirtualBuffer.importChunks(this, handles);
   }
 
   /** @internal `n` rounded up to the granularity. */

@@ -1,7 +1,7 @@
 // The element format of a CUDA array or a texture (CuPy's ChannelFormatDescriptor): bits per
 // channel and whether they are signed, unsigned or floating point.
 import * as cudart from '../../runtime';
-import { lookupName } from '../../ffi/checks';
+import { describe, lookupName } from '../../ffi/checks';
 
 /** How a channel's bits are read. */
 export type ChannelKind = 'signed' | 'unsigned' | 'float';
@@ -74,7 +74,7 @@ export class ChannelFormatDescriptor {
   static of(type: ChannelType, channels: 1 | 2 | 4 = 1): ChannelFormatDescriptor {
     const t = lookupName(TYPES, type, 'ChannelFormatDescriptor.of', "parameter 'type'");
     if (channels !== 1 && channels !== 2 && channels !== 4)
-      throw new RangeError(`ChannelFormatDescriptor.of: parameter 'channels' must be 1, 2 or 4, got ${String(channels)}`);
+      throw new RangeError(`ChannelFormatDescriptor.of: parameter 'channels' must be 1, 2 or 4, got ${describe(channels)}`);
     const [b, kind] = t;
     return new ChannelFormatDescriptor(b, channels > 1 ? b : 0, channels > 2 ? b : 0, channels > 2 ? b : 0, kind);
   }

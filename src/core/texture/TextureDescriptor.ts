@@ -2,7 +2,7 @@
 // normalised coordinates, border colour.
 import * as cudart from '../../runtime';
 import { checkOptions } from '../base/options';
-import { lookupName } from '../../ffi/checks';
+import { describe, lookupName } from '../../ffi/checks';
 
 /** What a coordinate outside the texture reads: wrap around, clamp to the edge, mirror, or the border colour. */
 export type AddressMode = 'wrap' | 'clamp' | 'mirror' | 'border';
@@ -74,10 +74,10 @@ export class TextureDescriptor {
       throw new RangeError(`${fn}: address modes 'wrap' and 'mirror' need normalizedCoords: true`);
     const filterMode = options.filterMode ?? 'point';
     if (filterMode !== 'point' && filterMode !== 'linear')
-      throw new RangeError(`${fn}: option 'filterMode' must be 'point' or 'linear', got ${String(filterMode)}`);
+      throw new RangeError(`${fn}: option 'filterMode' must be 'point' or 'linear', got ${describe(filterMode)}`);
     const readMode = options.readMode ?? 'element';
     if (readMode !== 'element' && readMode !== 'normalizedFloat')
-      throw new RangeError(`${fn}: option 'readMode' must be 'element' or 'normalizedFloat', got ${String(readMode)}`);
+      throw new RangeError(`${fn}: option 'readMode' must be 'element' or 'normalizedFloat', got ${describe(readMode)}`);
     const borderColor = options.borderColor ?? [0, 0, 0, 0];
     if (!Array.isArray(borderColor) || borderColor.length !== 4 || borderColor.some((c) => typeof c !== 'number'))
       throw new TypeError(`${fn}: option 'borderColor' must be 4 numbers`);

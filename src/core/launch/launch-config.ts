@@ -1,7 +1,27 @@
-// Grid and block sizes (a Dim: a number, [x, y?, z?] or { x, y?, z? }) read once for every launch
-// path: Kernel.launch, prepared launches and graph kernel nodes.
+// What a launch is given: its grid and block sizes (a Dim: a number, [x, y?, z?] or { x, y?, z? }),
+// shared memory and stream, read once for every launch path: Kernel.launch, prepared launches and
+// graph kernel nodes.
 import type * as cudart from '../../runtime';
-import type { Dim } from './Kernel';
+import type { Stream } from '../device/Stream';
+import type { OptionKeys } from '../base/options';
+
+/** A grid or block size: `n`, `[x, y, z]` (y and z default to 1), or `{ x, y, z }`. */
+export type Dim = number | readonly [number, number?, number?] | { x: number; y?: number; z?: number };
+
+/** Where and how big a launch is: `kernel.launch({ grid: 64, block: 256, stream }, ...args)`. */
+export interface LaunchConfig {
+  /** Blocks in the grid. */
+  grid: Dim;
+  /** Threads in a block. */
+  block: Dim;
+  /** Dynamic shared memory per block, in bytes (default 0). */
+  sharedMem?: number;
+  /** The stream to queue the launch on (default: the legacy default stream). */
+  stream?: Stream;
+}
+
+/** The keys a LaunchConfig may have, for checkOptions. */
+export const LAUNCH_CONFIG_KEYS: OptionKeys<LaunchConfig> = { grid: true, block: true, sharedMem: true, stream: true };
 
 /**
  * Reads a Dim into out[0], out[1], out[2] (y and z default to 1) and returns true, or returns false

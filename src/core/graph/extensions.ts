@@ -1,0 +1,73 @@
+// What the graph room adds to Stream: capturing its work into a Graph, or into a GraphBuilder's
+// graph. Stream.ts imports nothing of graphs for it (see base/extend.ts).
+import * as cudart from '../../runtime';
+import { claimCapturedHostFns, releaseHostFns } from '../../ffi/host-callbacks';
+import { describe, lookupName } from '../../ffi/checks';
+import { check } from '../base/errors';
+import { extend } from '../base/extend';
+import { assertOpen } from '../base/lifetime';
+import { checkOptions } from '../base/options';
+import { Stream } from '../device/Stream';
+import { Graph } from './Graph';
+import { CAPTURE_MODES, CAPTURE_OPTIONS, type CaptureOptions, type GraphBuilder, type GraphNode, type NodeOptions } from './GraphBuilder';
+
+declare module '../device/Stream' {
+  interface Stream {
+    /**
+     * Records the work `work` queues on this stream (kernels, copies, host functions) into a Graph
+     * instead of running it. If `work` throws, the capture ends, its graph is dropped and the error
+     * is rethrown. JS host functions captured (onComplete, cudaLaunchHostFunc) run at every launch of
+     * the graph and are kept until the Graph and the GraphExecs made from it are closed or collected.
+     */
+    capture(work: (stream: this) => unknown, options?: CaptureOptions): Promise<Graph>;
+    /**
+     * Records the work `work` queues on this stream into `builder`'s graph (after `options.after`),
+     * as `builder.capture(stream, work)` does; resolves with the nodes the captured work ends in.
+     */
+    captureInto(builder: GraphBuilder, work: (stream: this) => unknown, options?: NodeOptions & CaptureOptions): Promise<GraphNode[]>;
+  }
+}
+
+extend(Stream, {
+  async capture(work: (stream: Stream) => unknown, options: CaptureOptions = {}): Promise<Graph> {
+    assertOpen(this, 'capture');
+    checkOptions('Stream.capture', options, CAPTURE_OPTIONS);
+    const mode = lookupName(CAPTURE_MODES, options.mode ?? 'global', 'Stream.capture', "option 'mode'");
+    if (typeof work !== 'function')
+      throw new TypeError(`Stream.capture: parameter 'work' must be a function that queues work on the stream, got ${describe(work)}`);
+    check(cudart.cudaStreamBeginCapture(this.handle, mode), 'cudaStreamBeginCapture');
+    let failure: unknown = null;
+    try {
+      await work(this);
+    } catch (e) {
+      failure = e ?? new Error('Stream.capture: the work threw a nullish value');
+    }
+    const [err, graph] = cudart.cudaStreamEndCapture(this.handle);
+    const hostFns = claimCapturedHostFns(this.handle);
+    if (failure !== null || err !== cudart.cudaError_t.cudaSuccess) {
+      if (graph !== null) cudart.cudaGraphDestroy(graph);
+      releaseHostFns(hostFns);
+    }
+    if (failure !== null) {
+      if (err !== cudart.cudaError_t.cudaSuccess) cudart.cudaGetLastError();
+      throw failure;
+    }
+    return new Graph(check([err, graph], 'cudaStreamEndCapture'), this.device, hostFns);
+  },
+
+  captureInto(builder: GraphBuilder, work: (stream: Stream) => unknown, options: NodeOptions & CaptureOptions = {}): Promise<GraphNode[]> {
+    assertOpen(this, 'captureInto');
+    checkOptions('Stream.captureInto', options, { after: true, mode: true });
+    if (
+      builder === null ||
+      typeof builder !== 'object' ||
+      typeof (builder as { capture?: unknown }).capture !== 'function' ||
+      builder.constructor?.name !== 'GraphBuilder'
+    ) {
+      throw new TypeError(
+        `Stream.captureInto: parameter 'builder' must be a GraphBuilder, got ${builder === null ? 'null' : typeof builder === 'object' ? `a ${(builder as object).constructor?.name ?? 'object'}` : typeof builder}`,
+      );
+    }
+    return builder.capture(this, work, options);
+  },
+});

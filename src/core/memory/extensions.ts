@@ -1,0 +1,109 @@
+// What the memory room adds to Device (allocate, allocateManaged, memoryPool, createMemoryPool) and
+// to VirtualMemoryResource (the VirtualBuffers it makes): Device.ts and VirtualMemoryResource.ts
+// import none of these classes for it (see base/extend.ts).
+import { extend } from '../base/extend';
+import { openOptionalArg } from '../base/lifetime';
+import { checkOptions } from '../base/options';
+import { Device } from '../device/Device';
+import type { Stream } from '../device/Stream';
+import { DeviceBuffer } from './DeviceBuffer';
+import { MemoryPool, MEMORY_POOL_OPTIONS, type MemoryPoolOptions } from './MemoryPool';
+import { getAllocator } from './CachingAllocator';
+import { VirtualMemoryResource, type VirtualAllocateOptions } from './VirtualMemoryResource';
+import { VirtualBuffer } from './VirtualBuffer';
+
+declare module '../device/Device' {
+  interface Device {
+    /**
+     * `size` bytes of device memory, from the allocator setAllocator() installed or else cudaMalloc.
+     * `stream` is the stream the memory is used on: a caching allocator reuses it at once only there.
+     * The buffer keeps this device alive; close it to free the memory. Throws CudaError
+     * (`cudaErrorMemoryAllocation`) when the device is out of memory, TypeError for a closed stream.
+     */
+    allocate(size: number, options?: { stream?: Stream }): DeviceBuffer;
+    /**
+     * `size` bytes of managed memory (cudaMallocManaged), reachable from the host and every device;
+     * `attachHost` starts it attached to the host rather than to all streams. `size` is in bytes; close
+     * the buffer to free it.
+     */
+    allocateManaged(size: number, options?: { attachHost?: boolean }): DeviceBuffer;
+    /** The device's default stream-ordered memory pool (what cudaMallocAsync uses); shared, never destroyed by close(). */
+    readonly memoryPool: MemoryPool;
+    /** A new stream-ordered memory pool of this device's memory (cudaMemPoolCreate); closing it destroys the pool. */
+    createMemoryPool(options?: MemoryPoolOptions): MemoryPool;
+  }
+}
+
+declare module './VirtualMemoryResource' {
+  interface VirtualMemoryResource {
+    /** `size` bytes (rounded up to the granularity) in a range of `options.reserve` bytes reserved for growth. */
+    allocate(size: number, options?: VirtualAllocateOptions): VirtualBuffer;
+    /**
+     * Maps memory another process exported with `buffer.exportHandles()` (its POSIX file descriptors,
+     * received here, with their sizes, in the same order) as one VirtualBuffer of this resource's
+     * device. close() unmaps it; the descriptors stay the caller's to close.
+     */
+    importHandles(handles: readonly { fd: number; size: number }[]): VirtualBuffer;
+  }
+}
+
+/** Each device's default pool, made on first use. */
+const defaultPools = new WeakMap<Device, MemoryPool>();
+
+extend(Device, {
+  allocate(size: number, options: { stream?: Stream } = {}): DeviceBuffer {
+    checkOptions('Device.allocate', options, { stream: true });
+    openOptionalArg(options.stream, 'Stream', 'Device.allocate', 'options.stream');
+    this.makeCurrent();
+    const allocator = getAllocator();
+    return allocator ? allocator.allocate(size, { device: this, stream: options.stream }) : DeviceBuffer.allocate(this, size);
+  },
+
+  allocateManaged(size: number, options: { attachHost?: boolean } = {}): DeviceBuffer {
+    checkOptions('Device.allocateManaged', options, { attachHost: true });
+    this.makeCurrent();
+    return DeviceBuffer.allocateManaged(this, size, options.attachHost ?? false);
+  },
+
+  get memoryPool(): MemoryPool {
+    let pool = defaultPools.get(this);
+    if (!pool) defaultPools.set(this, (pool = MemoryPool.defaultFor(this)));
+    return pool;
+  },
+
+  createMemoryPool(options: MemoryPoolOptions = {}): MemoryPool {
+    checkOptions('Device.createMemoryPool', options, MEMORY_POOL_OPTIONS);
+    return MemoryPool.create(this, options);
+  },
+});
+
+extend(VirtualMemoryResource, {
+  allocate(size: number, options: VirtualAllocateOptions = {}): VirtualBuffer {
+    if (!Number.isSafeInteger(size) || size <= 0)
+      throw new RangeError(`VirtualMemoryResource.allocate: parameter 'size' must be a positive integer, got ${size}`);
+    checkOptions('VirtualMemoryResource.allocate', options, { reserve: true });
+    if (options.reserve !== undefined && (!Number.isSafeInteger(options.reserve) || options.reserve < size))
+      throw new RangeError(
+        `VirtualMemoryResource.allocate: option 'reserve' must be an integer of at least 'size' (${size}), got ${options.reserve}`,
+      );
+    void this.device.primaryContext; // the driver calls below need a context current
+    return VirtualBuffer.create(this, size, this.roundUp(options.reserve ?? size));
+  },
+
+  importHandles(handles: readonly { fd: number; size: number }[]): VirtualBuffer {
+    if (!Array.isArray(handles) || handles.length === 0)
+      throw new TypeError("VirtualMemoryResource.importHandles: parameter 'handles' must be a non-empty array of { fd, size }");
+    handles.forEach((h, i) => {
+      if (!h || typeof h !== 'object' || !Number.isInteger(h.fd) || h.fd < 0)
+        throw new RangeError(
+          `VirtualMemoryResource.importHandles: parameter 'handles[${i}].fd' must be a file descriptor (a non-negative integer), got ${h && typeof h === 'object' ? h.fd : String(h)}`,
+        );
+      if (!Number.isSafeInteger(h.size) || h.size <= 0 || h.size % this.granularity !== 0)
+        throw new RangeError(
+          `VirtualMemoryResource.importHandles: parameter 'handles[${i}].size' must be a positive multiple of the granularity (${this.granularity}), got ${h.size}`,
+        );
+    });
+    void this.device.primaryContext; // the driver calls below need a context current
+    return VirtualBuffer.importChunks(this, handles);
+  },
+});
