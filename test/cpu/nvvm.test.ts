@@ -254,7 +254,7 @@ suite(`Program.compile with { language: 'nvvm' }${why}`, () => {
       "Program.compile: NVVM IR compiles to 'ptx' or 'ltoir', not cubin; link the PTX for a cubin",
     );
     expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', compiler: 'nvcc' })).toThrow(
-      "Program.compile: NVVM IR is compiled by libNVVM; option 'compiler' must be left out, got the string \"nvcc\"",
+      'Program.compile: NVVM IR is compiled by libNVVM; option \'compiler\' must be left out, got the string "nvcc"',
     );
     expect(() => Program.compile(SCALE, { language: 'nvvm', arch: 'sm_90', libdevice: '/nowhere/libdevice.10.bc' })).toThrow(
       "Program.compile: option 'libdevice' names /nowhere/libdevice.10.bc, which does not exist",
